@@ -1,0 +1,54 @@
+"""The ``regio`` command.
+
+Each subsystem registers its own subcommands through a ``register(subparsers)`` function in its
+``cli`` module, so this file stays a dispatcher. Exit status: 0 on success, 2 on invalid input
+(a bad blueprint, a malformed trace), 1 on other errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+__all__ = ["build_parser", "main"]
+
+#: Modules that add subcommands, in the order their commands are listed in ``regio --help``.
+COMMAND_MODULES = (
+    "regio.bench.cli",  # demo, bench
+    "regio.tokens.cli",  # count
+    "regio.blueprint.cli",  # validate, schema
+    "regio.traces.cli",  # traces import / show
+    "regio.runtime.cli",  # inspect
+    "regio.agent.cli",  # run
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every registered subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="regio",
+        description="Typed context-window regions and a cache-aware prompt layout for LLM agents.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(name)
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    status: int = handler(args)
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,340 @@
+"""Content model: blocks, messages, entries and turn groups.
+
+Everything here is data that travels (saved state, traces, snapshots), so it is made of frozen
+msgspec Structs. The vocabulary follows the providers' own terms:
+
+* a **block** is one content unit: :class:`Text`, :class:`ToolUse` (a tool call),
+  :class:`ToolResult` (the answer to one call) or :class:`Thinking` (opaque reasoning that is
+  kept with its assistant turn);
+* a **message** is a role plus blocks. regio uses the role ``"tool"`` for a message that carries
+  only tool results (OpenAI's ``role: tool``; renderers turn it into an Anthropic ``user``
+  message);
+* an **entry** is what a region holds: an id, blocks, an optional key, a token count measured
+  once, the turn it was written in and the turn group it belongs to;
+* a **turn group** is an assistant message with tool calls plus every tool result that answers
+  one of its call ids, wherever those results are. Groups are evicted, compacted and rendered as
+  one unit. A group whose calls are not all answered is **open**.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+import msgspec
+
+__all__ = [
+    "Block",
+    "Entry",
+    "Grouping",
+    "Message",
+    "Role",
+    "Text",
+    "Thinking",
+    "ToolResult",
+    "ToolUse",
+    "TurnGroup",
+    "block_text",
+    "canonical_json",
+    "content_hash",
+    "group_entries",
+    "group_messages",
+]
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class Text(msgspec.Struct, frozen=True, tag="text", tag_field="type"):
+    """Plain text."""
+
+    text: str
+
+
+class ToolUse(msgspec.Struct, frozen=True, tag="tool_use", tag_field="type"):
+    """A tool call made by the assistant: call ``id``, tool ``name`` and its JSON ``input``."""
+
+    id: str
+    name: str
+    input: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class ToolResult(msgspec.Struct, frozen=True, tag="tool_result", tag_field="type"):
+    """The result of one tool call, answering ``tool_use_id``."""
+
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+
+
+class Thinking(msgspec.Struct, frozen=True, tag="thinking", tag_field="type"):
+    """Opaque model reasoning. It is never edited and always stays with its assistant message."""
+
+    thinking: str
+    signature: str = ""
+
+
+Block = Text | ToolUse | ToolResult | Thinking
+
+
+class Message(msgspec.Struct, frozen=True):
+    """A role and its blocks.
+
+    ``role`` is ``system``, ``user``, ``assistant`` or ``tool`` (a message holding only
+    :class:`ToolResult` blocks).
+    """
+
+    role: Role
+    blocks: tuple[Block, ...]
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        """A user message with one text block."""
+        return cls("user", (Text(text),))
+
+    @classmethod
+    def system(cls, text: str) -> Message:
+        """A system message with one text block."""
+        return cls("system", (Text(text),))
+
+    @classmethod
+    def assistant(
+        cls,
+        text: str = "",
+        tool_calls: Sequence[ToolUse] = (),
+        thinking: Sequence[Thinking] = (),
+    ) -> Message:
+        """An assistant message: thinking blocks first, then text (when not empty), then calls."""
+        blocks: list[Block] = list(thinking)
+        if text:
+            blocks.append(Text(text))
+        blocks.extend(tool_calls)
+        return cls("assistant", tuple(blocks))
+
+    @classmethod
+    def tool(cls, results: Sequence[ToolResult]) -> Message:
+        """A message carrying tool results only."""
+        return cls("tool", tuple(results))
+
+    @property
+    def tool_calls(self) -> tuple[ToolUse, ...]:
+        """The :class:`ToolUse` blocks of this message, in order."""
+        return tuple(b for b in self.blocks if isinstance(b, ToolUse))
+
+    @property
+    def tool_results(self) -> tuple[ToolResult, ...]:
+        """The :class:`ToolResult` blocks of this message, in order."""
+        return tuple(b for b in self.blocks if isinstance(b, ToolResult))
+
+    @property
+    def text(self) -> str:
+        """All text of the message (text blocks and tool result content), joined by newlines."""
+        return "\n".join(t for t in (block_text(b) for b in self.blocks) if t)
+
+
+class Entry(msgspec.Struct, frozen=True):
+    """What a region holds.
+
+    * ``id``: unique within the window;
+    * ``blocks``: the content;
+    * ``role``: set when the entry is a conversation message, else ``None``;
+    * ``key``: for keyed regions (and checklist item ids);
+    * ``tokens``: the token count, measured once when the entry is made;
+    * ``turn``: the turn index it was written in;
+    * ``group``: the turn group id (conversation entries), else ``None``;
+    * ``meta``: small JSON-able annotations (checklist status, summary coverage, ...).
+    """
+
+    id: str
+    blocks: tuple[Block, ...]
+    role: Role | None = None
+    key: str | None = None
+    tokens: int = 0
+    turn: int = 0
+    group: str | None = None
+    meta: dict[str, Any] = msgspec.field(default_factory=dict)
+
+    @property
+    def message(self) -> Message:
+        """This entry as a message (role ``user`` when the entry has none)."""
+        return Message(self.role or "user", self.blocks)
+
+    @property
+    def text(self) -> str:
+        """All text of the entry joined by newlines."""
+        return "\n".join(t for t in (block_text(b) for b in self.blocks) if t)
+
+    @property
+    def digest(self) -> str:
+        """sha256 of the canonical JSON of role, key and blocks (not id, tokens or turn)."""
+        return content_hash([self.role, self.key, list(self.blocks)])
+
+
+def block_text(block: Block) -> str:
+    """The text a block contributes: text, thinking, tool result content, or the call as JSON."""
+    if isinstance(block, Text):
+        return block.text
+    if isinstance(block, ToolResult):
+        return block.content
+    if isinstance(block, Thinking):
+        return block.thinking
+    return f"{block.name}({canonical_json(block.input).decode()})"
+
+
+_encoder = msgspec.json.Encoder(order="sorted")
+
+
+def canonical_json(value: Any) -> bytes:
+    """JSON with sorted keys and no whitespace, so equal values give equal bytes."""
+    return _encoder.encode(value)
+
+
+def content_hash(value: Any) -> str:
+    """Hex sha256 of :func:`canonical_json` of ``value``."""
+    return hashlib.sha256(canonical_json(value)).hexdigest()
+
+
+class TurnGroup(msgspec.Struct, frozen=True):
+    """One unit of the conversation.
+
+    ``id`` is ``g:<first call id>`` for a tool-calling group and ``m:<index>`` (``m:<entry id>``
+    under :func:`group_entries`) for a standalone message; ``members`` are the indexes of
+    its messages in order; ``call_ids`` the calls it made; ``answered`` the call ids that have a
+    result; ``open`` is true while some call has no result.
+    """
+
+    id: str
+    members: tuple[int, ...]
+    call_ids: tuple[str, ...] = ()
+    answered: tuple[str, ...] = ()
+
+    @property
+    def open(self) -> bool:
+        """True while at least one call of the group has no result."""
+        return len(self.answered) < len(self.call_ids)
+
+    @property
+    def pending(self) -> tuple[str, ...]:
+        """Call ids without a result."""
+        done = set(self.answered)
+        return tuple(c for c in self.call_ids if c not in done)
+
+
+class Grouping(msgspec.Struct, frozen=True):
+    """The result of :func:`group_messages`.
+
+    ``groups`` in order of their first message; ``assignment[i]`` is the index in ``groups`` of
+    message ``i``; ``open_groups`` the ids of groups with unanswered calls; ``orphan_results``
+    ``(message index, tool_use_id)`` for results whose call is absent (or comes later).
+    """
+
+    groups: tuple[TurnGroup, ...]
+    assignment: tuple[int, ...]
+    open_groups: tuple[str, ...]
+    orphan_results: tuple[tuple[int, str], ...]
+
+    def group_of(self, index: int) -> TurnGroup:
+        """The group of message ``index``."""
+        return self.groups[self.assignment[index]]
+
+
+def group_messages(messages: Sequence[Message]) -> Grouping:
+    """Assign every message to its turn group.
+
+    An assistant message with tool calls opens a group; every later message whose tool results
+    answer one of its call ids joins it, even when results are not adjacent, arrive in several
+    messages, or arrive in another order. A message holding results for calls of two groups joins
+    the earliest of them and the groups merge (so no unit is ever split). Thinking blocks stay in
+    their assistant message. A result whose call is absent (or only appears later) is an orphan;
+    its message stands alone as its own unit. Every other message is a unit of its own.
+
+    Runs in O(n + calls).
+    """
+    return _group([(m.role, m.blocks) for m in messages])
+
+
+def group_entries(entries: Sequence[Entry]) -> Grouping:
+    """:func:`group_messages` over entries; standalone groups are named ``m:<entry id>``."""
+    return _group([(e.role or "user", e.blocks) for e in entries], [e.id for e in entries])
+
+
+def _group(
+    items: Sequence[tuple[str, Iterable[Block]]], names: Sequence[str] | None = None
+) -> Grouping:
+    parent: list[int] = []  # union-find over provisional group indexes
+    members: list[list[int]] = []
+    calls: list[list[str]] = []
+    answered: list[set[str]] = []
+    first_call: list[str | None] = []
+    call_owner: dict[str, int] = {}
+    assignment: list[int] = []
+    orphans: list[tuple[int, str]] = []
+
+    def find(g: int) -> int:
+        while parent[g] != g:
+            parent[g] = parent[parent[g]]
+            g = parent[g]
+        return g
+
+    def new_group(first: str | None) -> int:
+        parent.append(len(parent))
+        members.append([])
+        calls.append([])
+        answered.append(set())
+        first_call.append(first)
+        return len(parent) - 1
+
+    for index, (_role, blocks) in enumerate(items):
+        blocks = tuple(blocks)
+        uses = [b.id for b in blocks if isinstance(b, ToolUse)]
+        results = [b.tool_use_id for b in blocks if isinstance(b, ToolResult)]
+        owners = sorted({find(call_owner[r]) for r in results if r in call_owner})
+        for r in results:
+            if r not in call_owner:
+                orphans.append((index, r))
+        if owners:
+            g = owners[0]
+            for other in owners[1:]:
+                parent[other] = g
+                members[g].extend(members[other])
+                calls[g].extend(calls[other])
+                answered[g] |= answered[other]
+        else:
+            g = new_group(uses[0] if uses else None)
+        for r in results:
+            if r in call_owner:
+                answered[g].add(r)
+        for u in uses:
+            if u not in call_owner:
+                call_owner[u] = g
+                calls[g].append(u)
+        members[g].append(index)
+        assignment.append(g)
+
+    roots: dict[int, int] = {}
+    groups: list[TurnGroup] = []
+    final_assignment: list[int] = []
+    for g in assignment:
+        root = find(g)
+        if root not in roots:
+            roots[root] = len(groups)
+            ids = calls[root]
+            first = min(members[root])
+            label = names[first] if names is not None else str(first)
+            gid = f"g:{first_call[root]}" if first_call[root] else f"m:{label}"
+            groups.append(
+                TurnGroup(
+                    id=gid,
+                    members=tuple(sorted(members[root])),
+                    call_ids=tuple(ids),
+                    answered=tuple(c for c in ids if c in answered[root]),
+                )
+            )
+        final_assignment.append(roots[root])
+    open_groups = tuple(g.id for g in groups if g.open)
+    return Grouping(
+        groups=tuple(groups),
+        assignment=tuple(final_assignment),
+        open_groups=open_groups,
+        orphan_results=tuple(orphans),
+    )
