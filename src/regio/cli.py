@@ -33,7 +33,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        module = importlib.import_module(name)
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:  # a subsystem not installed in this build
+            if exc.name is None or not name.startswith(exc.name):
+                raise
+            continue
         module.register(subparsers)
     return parser
 
@@ -46,7 +51,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 2
-    status: int = handler(args)
+    try:
+        status: int = handler(args)
+    except BrokenPipeError:  # e.g. `regio traces import ... | head`: the reader went away
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     return status
 
 

