@@ -1,0 +1,105 @@
+"""Cache-aware layout: window -> provider-neutral request -> provider payloads.
+
+* :func:`assemble` — the pure layout (strategies ``naive``, ``kind``, ``volatility``,
+  ``regio``; DESIGN.md section 3) returning a :class:`Request` with blocks, prefix hashes,
+  planned breakpoints, events and the next :class:`LayoutState`;
+* renderers — :func:`render_anthropic`, :func:`render_openai_chat`,
+  :func:`render_openai_responses`, :func:`render_text`;
+* :func:`repair` and the W/L checks :func:`check_anthropic`, :func:`check_openai_chat`;
+* :func:`classify` — prefix stability between consecutive requests;
+* :func:`fork_for_summary` — summarizer requests that share the main request's prefix;
+* :func:`to_cache_request` — input for :mod:`regio.cache`.
+"""
+
+from __future__ import annotations
+
+from .assemble import DEFAULT_MIN_CACHE_TOKENS, assemble, note_text, prompt_cache_key
+from .breakpoints import LOOKBACK, MAX_BREAKPOINTS, plan_breakpoints, positions
+from .cachebridge import to_cache_request
+from .chunks import DEFAULT_CHUNK_TOKENS, pack_chunks
+from .events import (
+    BreakpointNeverRead,
+    BreakpointPlan,
+    LayoutEvent,
+    NotesSettled,
+    OrphanResultDropped,
+    Repaired,
+    ResultSynthesized,
+    StableRegionChanged,
+)
+from .fork import fork_for_summary
+from .model import (
+    Breakpoint,
+    ChunkState,
+    LayoutBlock,
+    LayoutState,
+    Note,
+    Request,
+    ToolSpec,
+)
+from .render_anthropic import count_cache_markers, render_anthropic
+from .render_common import CONTINUE_TEXT
+from .render_openai import render_openai_chat, render_openai_responses
+from .render_text import render_prompt, render_text
+from .repair import (
+    CONVERSATION_START,
+    MISSING_RESULT,
+    PENDING_RESULT,
+    LayoutError,
+    PMessage,
+    check_anthropic,
+    check_openai_chat,
+    repair,
+)
+from .sections import STRATEGIES
+from .settle import DEFAULT_SETTLE_SHARE
+from .stability import Stability, classify
+
+__all__ = [
+    "CONTINUE_TEXT",
+    "CONVERSATION_START",
+    "DEFAULT_CHUNK_TOKENS",
+    "DEFAULT_MIN_CACHE_TOKENS",
+    "DEFAULT_SETTLE_SHARE",
+    "LOOKBACK",
+    "MAX_BREAKPOINTS",
+    "MISSING_RESULT",
+    "PENDING_RESULT",
+    "STRATEGIES",
+    "Breakpoint",
+    "BreakpointNeverRead",
+    "BreakpointPlan",
+    "ChunkState",
+    "LayoutBlock",
+    "LayoutError",
+    "LayoutEvent",
+    "LayoutState",
+    "Note",
+    "NotesSettled",
+    "OrphanResultDropped",
+    "PMessage",
+    "Repaired",
+    "Request",
+    "ResultSynthesized",
+    "Stability",
+    "StableRegionChanged",
+    "ToolSpec",
+    "assemble",
+    "check_anthropic",
+    "check_openai_chat",
+    "classify",
+    "count_cache_markers",
+    "fork_for_summary",
+    "note_text",
+    "pack_chunks",
+    "plan_breakpoints",
+    "positions",
+    "prompt_cache_key",
+    "render_anthropic",
+    "render_openai_chat",
+    "render_openai_responses",
+    "render_prompt",
+    "render_text",
+    "repair",
+    "to_cache_request",
+]

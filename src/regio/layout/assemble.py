@@ -1,0 +1,321 @@
+"""``assemble(window, strategy) -> Request``: the pure, provider-neutral layout.
+
+Order of a request: ``tools -> system -> messages -> tail`` (DESIGN.md section 3). Per block the
+request carries its tokens, a digest of its content and the chained prefix hash, so two requests
+can be compared block by block (:func:`regio.layout.classify`) and fed to a cache model
+(:func:`regio.layout.to_cache_request`). ``assemble`` never mutates the window or the state it
+is given; the new :class:`LayoutState` is ``request.state``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import msgspec
+
+from regio.content import Block, Entry, Text, block_text, content_hash
+
+from .breakpoints import plan_breakpoints
+from .chunks import DEFAULT_CHUNK_TOKENS
+from .events import (
+    BreakpointNeverRead,
+    BreakpointPlan,
+    LayoutEvent,
+    NotesSettled,
+    StableRegionChanged,
+)
+from .model import (
+    CHAIN_ROOT,
+    BreakpointStat,
+    LayoutBlock,
+    LayoutState,
+    Level,
+    Request,
+    ToolSpec,
+    block_digest,
+    chain_hash,
+)
+from .protocols import count_text
+from .repair import LayoutError, PMessage, repair
+from .sections import STRATEGIES, system_and_tail
+from .settle import DEFAULT_SETTLE_SHARE, plan_settling
+
+__all__ = ["DEFAULT_MIN_CACHE_TOKENS", "assemble", "note_text", "prompt_cache_key"]
+
+DEFAULT_MIN_CACHE_TOKENS = 1024
+#: Requests a breakpoint slot must have been placed in, with its prefix never surviving, before
+#: :class:`BreakpointNeverRead` is reported.
+NEVER_READ_AFTER = 3
+
+
+def note_text(region: str, entry: Entry) -> str:
+    """The text of an unsettled grows-region entry travelling in the conversation."""
+    return f"[context note -> region '{region}']\n{entry.text}"
+
+
+def prompt_cache_key(blocks: Sequence[LayoutBlock], session_id: str | None = None) -> str:
+    """OpenAI ``prompt_cache_key``: ``regio-`` + 24 hex digits of sha256 over the session id
+    when one is given, else over the prefix hash at the end of the leading run of tool and
+    stable-region blocks (so sessions sharing tools and stable prompt share a routing key)."""
+    if session_id:
+        return "regio-" + content_hash(["session", session_id])[:24]
+    h = CHAIN_ROOT
+    for b in blocks:
+        if b.level == "tools" or (b.level == "system" and b.source.startswith("stable:")):
+            h = b.prefix_hash
+        else:
+            break
+    return "regio-" + content_hash(["prefix", h])[:24]
+
+
+def _min_tokens(model: str | None, rules: Any) -> int:
+    if not model:
+        return DEFAULT_MIN_CACHE_TOKENS
+    try:
+        from regio.cache.rules import resolve
+
+        rule = resolve("anthropic", model, rules=rules)
+    except Exception:  # unknown model or no rules packaged: the documented default
+        return DEFAULT_MIN_CACHE_TOKENS
+    return int(rule.min_tokens or DEFAULT_MIN_CACHE_TOKENS)
+
+
+def _split(tokens: int, blocks: Sequence[Block]) -> list[int]:
+    """Share an entry's token count over its blocks by text length (sum preserved)."""
+    if not blocks:
+        return []
+    lengths = [max(1, len(block_text(b))) for b in blocks]
+    total = sum(lengths)
+    out = [tokens * n // total for n in lengths]
+    out[-1] += tokens - sum(out)
+    return out
+
+
+def assemble(
+    window: Any,
+    strategy: str = "regio",
+    *,
+    tools: Iterable[ToolSpec] = (),
+    state: LayoutState | None = None,
+    previous: Request | None = None,
+    ttl: str = "5m",
+    stable_ttl: str | None = None,
+    min_cache_tokens: int | None = None,
+    model: str | None = None,
+    rules: Any = None,
+    chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+    settle_share: float = DEFAULT_SETTLE_SHARE,
+    session_id: str | None = None,
+) -> Request:
+    """Lay ``window`` out as a provider-neutral :class:`Request`.
+
+    * ``window``: ``regions`` (declaration order) and ``max_tokens``; see
+      :class:`regio.layout.protocols.WindowLike`.
+    * ``strategy``: ``naive`` | ``kind`` | ``volatility`` | ``regio`` (DESIGN.md section 3).
+    * ``tools``: tool definitions, kept in the given order.
+    * ``state`` (or ``previous.state``): the previous request's :class:`LayoutState`.
+    * ``ttl`` / ``stable_ttl``: marker TTLs (``5m`` | ``1h``) for the conversation and for the
+      stable/settled prefix (``stable_ttl`` defaults to ``ttl``; it may not be shorter).
+    * ``min_cache_tokens``: minimum cacheable prefix (tokens); default from the cache rules for
+      ``model`` (``regio.cache.rules.resolve``), else 1,024.
+    * ``chunk_tokens``: target chunk size of grows regions (tokens).
+    * ``settle_share``: share of ``window.max_tokens`` unsettled notes may reach (``regio``).
+    * ``session_id``: seeds the OpenAI ``prompt_cache_key``.
+
+    Raises :class:`LayoutError` (a ``ValueError``) for an unknown strategy, duplicate tool names,
+    a bad tool schema, a state from another strategy, or a system-role conversation message.
+    """
+    if strategy not in STRATEGIES:
+        raise LayoutError(
+            f"unknown layout strategy {strategy!r}; use one of {', '.join(STRATEGIES)}"
+        )
+    if state is None and previous is not None:
+        state = previous.state
+    if state is not None and state.requests and state.strategy != strategy:
+        raise LayoutError(
+            f"layout state was produced by strategy {state.strategy!r}, not {strategy!r}; "
+            "keep one state per strategy"
+        )
+    tool_list = list(tools)
+    names: set[str] = set()
+    for t in tool_list:
+        try:
+            t.validate()
+        except ValueError as exc:
+            raise LayoutError(str(exc)) from exc
+        if t.name in names:
+            raise LayoutError(f"tool name {t.name!r} is given twice; tool names must be unique")
+        names.add(t.name)
+    min_tokens = min_cache_tokens if min_cache_tokens is not None else _min_tokens(model, rules)
+
+    regions = list(window.regions)
+    conv_region = next((r for r in regions if r.is_conversation), None)
+    others = [r for r in regions if r is not conv_region]
+    conversation: list[Entry] = list(conv_region.entries) if conv_region is not None else []
+    events: list[LayoutEvent] = []
+    prev_state = state if state is not None and state.requests else None
+
+    # --- settling (regio) and sections
+    settled_map = None
+    notes: list = []
+    settle_state_settled: dict[str, tuple[str, ...]] = {}
+    if strategy == "regio":
+        grows = [r for r in others if r.volatility == "grows" and r.kind != "custom"]
+        plan = plan_settling(
+            grows,
+            conversation,
+            prev_state,
+            window_tokens=int(window.max_tokens),
+            settle_share=settle_share,
+        )
+        settled_map = plan.settled
+        notes = plan.notes
+        if plan.reason is not None:
+            ids = tuple(
+                e.id
+                for r in grows
+                for e in r.entries
+                if prev_state is not None and e.id not in set(prev_state.settled.get(r.name, ()))
+            )
+            events.append(NotesSettled(plan.reason, ids))
+        settle_state_settled = {k: tuple(e.id for e in v) for k, v in plan.settled.items()}
+    system, tail, chunks_used = system_and_tail(
+        window,
+        strategy,
+        others,
+        settled=settled_map,
+        previous_chunks=prev_state.chunks if prev_state is not None else None,
+        chunk_tokens=chunk_tokens,
+    )
+
+    # --- conversation projection + repair
+    tokens_of: dict[int, int] = {}
+    projected: list[PMessage] = []
+    by_anchor: dict[str | None, list[PMessage]] = {}
+    for note, entry in notes:
+        text = note_text(note.region, entry)
+        block = Text(text)
+        tokens_of[id(block)] = entry.tokens + count_text(
+            window, text[: len(text) - len(entry.text)]
+        )
+        by_anchor.setdefault(note.anchor, []).append(PMessage("user", (block,), f"note:{entry.id}"))
+    projected.extend(by_anchor.get(None, []))
+    for e in conversation:
+        for b, n in zip(e.blocks, _split(e.tokens, e.blocks), strict=True):
+            tokens_of[id(b)] = n
+        projected.append(PMessage(e.role or "user", e.blocks, e.id))
+        projected.extend(by_anchor.get(e.id, []))
+    messages, repair_events = repair(projected)
+    events.extend(repair_events)
+
+    # --- blocks with digests and chained prefix hashes
+    raw: list[
+        tuple[Level, str, Block | None, ToolSpec | None, int, str | None, int | None, str]
+    ] = []
+    for t in tool_list:
+        text = msgspec.json.encode([t.name, t.description, t.canonical_schema()]).decode()
+        raw.append(
+            ("tools", "system", None, t, count_text(window, text), None, None, f"tool:{t.name}")
+        )
+    for s in system:
+        raw.append(("system", "system", Text(s.text), None, s.tokens, s.region, None, s.source))
+    for mi, msg in enumerate(messages):
+        for b in msg.blocks:
+            known = tokens_of.get(id(b))
+            n = known if known is not None else count_text(window, block_text(b))
+            raw.append(("messages", msg.role, b, None, n, None, mi, msg.source))
+    for s in tail:
+        raw.append(("tail", "user", Text(s.text), None, s.tokens, s.region, None, s.source))
+    blocks: list[LayoutBlock] = []
+    h = CHAIN_ROOT
+    for level, role, blk, tool, ntok, region, msg_i, source in raw:
+        dg = block_digest(level, role, blk, tool)
+        h = chain_hash(h, dg)
+        blocks.append(
+            LayoutBlock(
+                level=level,
+                role=role,
+                tokens=ntok,
+                digest=dg,
+                prefix_hash=h,
+                block=blk,
+                tool=tool,
+                region=region,
+                message=msg_i,
+                source=source,
+            )
+        )
+    system_end = next(
+        (b.prefix_hash for b in reversed(blocks) if b.level in ("tools", "system")), CHAIN_ROOT
+    )
+
+    # --- stable-region change warnings (once per region)
+    stable_digests: dict[str, tuple[int, str]] = {}
+    warned = list(prev_state.stable_warned) if prev_state is not None else []
+    for r in others:
+        if r.volatility != "stable":
+            continue
+        dg = content_hash(r.render_text())
+        stable_digests[r.name] = (int(r.version), dg)
+        old = prev_state.stable_digests.get(r.name) if prev_state is not None else None
+        if old is not None and old[1] != dg and r.name not in warned:
+            warned.append(r.name)
+            events.append(StableRegionChanged(r.name, explicit_edit=old[0] != int(r.version)))
+
+    # --- breakpoints
+    try:
+        marks = plan_breakpoints(
+            strategy,
+            blocks,
+            ttl=ttl,
+            stable_ttl=stable_ttl,
+            min_tokens=min_tokens,
+            previous_newest=prev_state.newest_hash if prev_state is not None else None,
+            system_changed=prev_state is not None
+            and prev_state.system_hash is not None
+            and prev_state.system_hash != system_end,
+        )
+    except ValueError as exc:
+        raise LayoutError(str(exc)) from exc
+    for m in marks:
+        blocks[m.index] = msgspec.structs.replace(blocks[m.index], breakpoint=m.ttl)
+    events.append(BreakpointPlan(strategy, tuple((m.index, m.ttl, m.slot) for m in marks)))
+
+    # --- never-read breakpoints: did last request's marked prefixes survive into this one?
+    stats = dict(prev_state.stats) if prev_state is not None else {}
+    if prev_state is not None:
+        present = {b.prefix_hash for b in blocks}
+        for slot, ph in prev_state.marks:
+            st = stats.get(slot, BreakpointStat())
+            st = BreakpointStat(st.marks + 1, st.survived + (ph in present), st.warned)
+            if st.marks + 1 >= NEVER_READ_AFTER and st.survived == 0 and not st.warned:
+                events.append(BreakpointNeverRead(slot, st.marks + 1))
+                st = BreakpointStat(st.marks, st.survived, True)
+            stats[slot] = st
+
+    newest = next((m for m in marks if m.slot == "newest"), None)
+    new_state = LayoutState(
+        strategy=strategy,
+        requests=(state.requests if state is not None else 0) + 1,
+        chunks=chunks_used,
+        settled=settle_state_settled,
+        notes=tuple(n for n, _ in notes),
+        first_message=conversation[0].digest if conversation else None,
+        stable_digests=stable_digests,
+        stable_warned=tuple(warned),
+        system_hash=system_end,
+        marks=tuple((m.slot, blocks[m.index].prefix_hash) for m in marks),
+        newest_hash=blocks[newest.index].prefix_hash if newest is not None else None,
+        stats=stats,
+    )
+    return Request(
+        strategy=strategy,
+        blocks=tuple(blocks),
+        breakpoints=tuple(marks),
+        ttl=ttl,  # type: ignore[arg-type]
+        state=new_state,
+        events=tuple(events),
+        prompt_cache_key=prompt_cache_key(blocks, session_id),
+        min_cache_tokens=min_tokens,
+    )

@@ -1,0 +1,74 @@
+"""Conversion of a layout :class:`Request` into the cache simulator's ``CacheRequest``.
+
+Each :class:`LayoutBlock` becomes one ``CacheBlock``: ``kind`` from the block type (tool
+definitions count as ``text``), ``level`` (the tail is part of ``messages``), ``tokens``,
+``digest`` (the block digest; equal digests mean equal bytes), ``mark`` (the planned breakpoint
+TTL), ``role`` and ``message`` (tail blocks carry the index of the user message they close).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from regio.content import Thinking, ToolResult, ToolUse
+
+from .model import LayoutBlock, Request
+
+__all__ = ["to_cache_request"]
+
+
+def _kind(b: LayoutBlock) -> Any:
+    if isinstance(b.block, ToolUse):
+        return "tool_use"
+    if isinstance(b.block, ToolResult):
+        return "tool_result"
+    if isinstance(b.block, Thinking):
+        return "thinking"
+    return "text"
+
+
+def to_cache_request(
+    request: Request,
+    *,
+    t_start: float,
+    id: str | None = None,
+    model: str = "",
+    scope: str = "default",
+    ttft: float = 1.0,
+    t_end: float | None = None,
+    output_tokens: int = 0,
+    key: str | None = None,
+    **extra: Any,
+) -> Any:
+    """A ``regio.cache.CacheRequest`` for ``request`` sent at ``t_start`` (simulated seconds).
+
+    ``id`` defaults to ``"t<t_start>"``; ``key`` to ``request.prompt_cache_key``; other keyword
+    arguments go to ``CacheRequest`` unchanged (``params``, ``auto_mark``, ...).
+    """
+    from regio.cache.types import CacheBlock, CacheRequest
+
+    last_msg = max((b.message for b in request.blocks if b.message is not None), default=-1)
+    blocks = tuple(
+        CacheBlock(
+            tokens=b.tokens,
+            digest=b.digest,
+            kind=_kind(b),
+            level="messages" if b.level == "tail" else b.level,
+            mark=b.breakpoint,
+            role=("tool" if b.role == "tool" else b.role) if b.level != "tools" else None,
+            message=b.message if b.level != "tail" else last_msg + 1,
+        )
+        for b in request.blocks
+    )
+    return CacheRequest(
+        id=id if id is not None else f"t{t_start:.6f}",
+        blocks=blocks,
+        scope=scope,
+        key=key if key is not None else (request.prompt_cache_key or None),
+        model=model,
+        t_start=t_start,
+        ttft=ttft,
+        t_end=t_end,
+        output_tokens=output_tokens,
+        **extra,
+    )

@@ -1,0 +1,90 @@
+"""Events the layout emits (subclasses of :class:`regio.events.Event`).
+
+They travel inside :class:`regio.layout.Request` (``request.events``) so the runtime can forward
+them to its :class:`regio.events.EventBus`; they are never emitted by the pure layout itself.
+"""
+
+from __future__ import annotations
+
+from regio.events import Event
+
+__all__ = [
+    "BreakpointNeverRead",
+    "BreakpointPlan",
+    "LayoutEvent",
+    "NotesSettled",
+    "OrphanResultDropped",
+    "Repaired",
+    "ResultSynthesized",
+    "StableRegionChanged",
+]
+
+
+class Repaired(Event, frozen=True, tag="repaired"):
+    """The repair pass changed the projection: ``action`` (``moved_results``,
+    ``duplicate_result_dropped``, ``duplicate_call_dropped``, ``merged``, ``conversation_start``)
+    and the ``tool_use_id`` concerned (empty when none). The canonical log is unchanged."""
+
+    action: str
+    tool_use_id: str = ""
+    message: int = -1
+
+
+class OrphanResultDropped(Event, frozen=True, tag="orphan_result_dropped"):
+    """A ``tool_result`` whose ``tool_use`` is absent (or only comes later) was dropped from the
+    projection (field cases FC-07(b), FC-09(b)). ``message`` is its index in the source list."""
+
+    tool_use_id: str
+    message: int
+
+
+class ResultSynthesized(Event, frozen=True, tag="result_synthesized"):
+    """A call with no result got a fixed neutral result in the projection only. ``pending`` is
+    true for a call of the open current-turn group (FC-10), false for a historical one
+    (FC-07(b))."""
+
+    tool_use_id: str
+    pending: bool
+
+
+class StableRegionChanged(Event, frozen=True, tag="stable_region_changed"):
+    """A region declared ``stable`` rendered different bytes than last time (reported once per
+    region; FC-27 part 3). ``explicit_edit`` is true when the region's version changed."""
+
+    region: str
+    explicit_edit: bool
+
+
+class BreakpointNeverRead(Event, frozen=True, tag="breakpoint_never_read"):
+    """A breakpoint slot whose marked prefix changed on every request so far (``requests``
+    requests): its cache writes are paid and never read."""
+
+    slot: str
+    requests: int
+
+
+class BreakpointPlan(Event, frozen=True, tag="breakpoint_plan"):
+    """The planned markers: ``marks`` as (block index, TTL, slot)."""
+
+    strategy: str
+    marks: tuple[tuple[int, str, str], ...]
+
+
+class NotesSettled(Event, frozen=True, tag="notes_settled"):
+    """Unsettled grows-region notes were moved into their regions' chunks. ``reason``:
+    ``prefix_rewritten`` (first conversation message changed), ``share`` (notes passed the
+    declared share of the window), ``region_rewritten``, ``anchor_lost`` or ``note_removed``."""
+
+    reason: str
+    entries: tuple[str, ...]
+
+
+LayoutEvent = (
+    Repaired
+    | OrphanResultDropped
+    | ResultSynthesized
+    | StableRegionChanged
+    | BreakpointNeverRead
+    | BreakpointPlan
+    | NotesSettled
+)

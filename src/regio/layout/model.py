@@ -1,0 +1,256 @@
+"""Data that travels out of the layout: tool specs, layout blocks, breakpoints, the request and
+the layout state carried between requests (frozen msgspec Structs).
+
+Shapes (token counts are ints, in tokens):
+
+* :class:`ToolSpec` — one tool definition (``name``, ``description``, JSON Schema
+  ``input_schema``). Tools keep the order they are given; their JSON is serialized with sorted
+  keys, so a dict built in another insertion order gives the same bytes.
+* :class:`LayoutBlock` — one content block of the prompt, in provider order
+  ``tools -> system -> messages -> tail``. Exactly one of ``tool`` (level ``tools``) or
+  ``block`` (every other level) is set. ``message`` is the index of the (repaired) conversation
+  message the block belongs to; tail blocks belong to the last user turn.
+* :class:`Breakpoint` — a planned cache marker: the index of the block it sits on, its TTL
+  (``"5m"`` | ``"1h"``) and the slot that asked for it (``stable``, ``settled``, ``newest``,
+  ``spare``, ``system``, ``message``).
+* :class:`Request` — the provider-neutral result of :func:`regio.layout.assemble`.
+* :class:`LayoutState` — what the ``regio`` strategy remembers between requests (chunk
+  boundaries, settled entry ids, notes and their anchors, stable-region digests, breakpoint
+  read statistics). It is passed in and returned, so ``assemble`` stays pure.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from regio.content import Block, Text, Thinking, canonical_json, content_hash
+
+from .events import LayoutEvent
+
+__all__ = [
+    "LEVELS",
+    "TTLS",
+    "Breakpoint",
+    "BreakpointStat",
+    "ChunkState",
+    "LayoutBlock",
+    "LayoutState",
+    "Level",
+    "Note",
+    "Request",
+    "ToolSpec",
+    "Ttl",
+    "block_digest",
+    "chain_hash",
+]
+
+Level = Literal["tools", "system", "messages", "tail"]
+Ttl = Literal["5m", "1h"]
+LEVELS: tuple[str, ...] = ("tools", "system", "messages", "tail")
+TTLS: tuple[str, ...] = ("5m", "1h")
+
+#: Root of the prefix-hash chain (h_0); the chain is h_k = sha256(h_{k-1} + digest_k).
+CHAIN_ROOT = content_hash("regio.layout.prefix.v1")
+
+
+class ToolSpec(msgspec.Struct, frozen=True):
+    """A tool definition: ``name``, ``description`` and ``input_schema`` (a JSON Schema object).
+
+    Raises ``ValueError`` from :meth:`validate` when the name is empty or the schema is not an
+    object schema (``{"type": "object", ...}``).
+    """
+
+    name: str
+    description: str = ""
+    input_schema: dict[str, Any] = msgspec.field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` naming the tool when the definition is unusable."""
+        if not self.name:
+            raise ValueError("ToolSpec.name is empty; give every tool a unique name")
+        if self.input_schema.get("type") != "object":
+            raise ValueError(
+                f"tool {self.name!r}: input_schema must be a JSON Schema object "
+                '(set "type": "object")'
+            )
+
+    def canonical_schema(self) -> dict[str, Any]:
+        """``input_schema`` with keys in sorted order at every depth (stable JSON key order)."""
+        out: dict[str, Any] = msgspec.json.decode(canonical_json(self.input_schema))
+        return out
+
+
+class LayoutBlock(msgspec.Struct, frozen=True):
+    """One block of a request (see module docstring).
+
+    * ``level``: ``tools`` | ``system`` | ``messages`` | ``tail``;
+    * ``role``: ``system`` for tools and system blocks, the message role (``user``,
+      ``assistant``, ``tool``) for messages, ``user`` for the tail;
+    * ``block`` / ``tool``: the content;
+    * ``tokens``: token count of the content;
+    * ``region``: the region it came from (``None`` for tools and repair insertions);
+    * ``message``: message index (messages and tail levels), else ``None``;
+    * ``source``: entry id, ``note:<entry id>``, ``chunk:<region>:<n>``, ``synthetic:<reason>``
+      or ``tool:<name>``;
+    * ``digest``: sha256 of the canonical JSON of level, role and content;
+    * ``prefix_hash``: chained sha256 through this block (equal hash, equal prefix);
+    * ``breakpoint``: the TTL of a planned cache marker on this block, else ``None``;
+    * ``separate``: the renderer must not merge this block's message into the previous one
+      (used by :func:`regio.layout.fork_for_summary`).
+    """
+
+    level: Level
+    role: str
+    tokens: int
+    digest: str
+    prefix_hash: str = ""
+    block: Block | None = None
+    tool: ToolSpec | None = None
+    region: str | None = None
+    message: int | None = None
+    source: str = ""
+    breakpoint: Ttl | None = None
+    separate: bool = False
+
+    @property
+    def cacheable(self) -> bool:
+        """Whether a ``cache_control`` marker may sit here (not thinking, not empty text)."""
+        if isinstance(self.block, Thinking):
+            return False
+        return not (isinstance(self.block, Text) and not self.block.text)
+
+
+def block_digest(level: str, role: str, block: Block | None, tool: ToolSpec | None) -> str:
+    """sha256 of the canonical JSON of ``[level, role, content]`` (the marker is not hashed)."""
+    if tool is not None:
+        payload: Any = [
+            "tool",
+            tool.name,
+            tool.description,
+            tool.canonical_schema(),
+        ]
+    else:
+        payload = block
+    # tail blocks hash like message blocks of the same role: where a block sits is carried by
+    # the chain, not by its own digest.
+    lvl = "messages" if level == "tail" else level
+    return content_hash([lvl, role, payload])
+
+
+def chain_hash(previous: str, digest: str) -> str:
+    """h_k = sha256(h_{k-1} + digest_k) as hex."""
+    return content_hash([previous, digest])
+
+
+class Breakpoint(msgspec.Struct, frozen=True):
+    """A planned cache marker: ``index`` into ``Request.blocks``, ``ttl``, ``slot`` (why)."""
+
+    index: int
+    ttl: Ttl
+    slot: str
+
+
+class ChunkState(msgspec.Struct, frozen=True):
+    """Frozen chunk boundaries of one grows region: entry ids per chunk and their digests."""
+
+    entry_ids: tuple[str, ...]
+    digests: tuple[str, ...]
+    tokens: int
+
+
+class Note(msgspec.Struct, frozen=True):
+    """An unsettled grows-region entry travelling in the conversation.
+
+    ``entry_id`` / ``region``; ``anchor``: the conversation entry id it is placed after
+    (``None``: before the first message); ``digest``: the entry digest when first placed.
+    """
+
+    entry_id: str
+    region: str
+    anchor: str | None
+    digest: str
+
+
+class BreakpointStat(msgspec.Struct, frozen=True):
+    """Per slot: requests seen with a mark, how many marks' prefixes survived into the next
+    request, and whether the "never read" warning was already given."""
+
+    marks: int = 0
+    survived: int = 0
+    warned: bool = False
+
+
+class LayoutState(msgspec.Struct, frozen=True):
+    """State carried between requests (serializable with ``msgspec.json``).
+
+    * ``strategy``: the strategy that produced it (a state is only reused by the same one);
+    * ``requests``: how many requests were assembled with this state chain;
+    * ``chunks``: region -> frozen chunks (settled entries only);
+    * ``settled``: region -> settled entry ids, in settle order;
+    * ``notes``: unsettled entries placed in the conversation;
+    * ``first_message``: digest of the first conversation entry last time (a change means the
+      prefix was rewritten: compaction or eviction);
+    * ``stable_digests``: stable region -> (version, digest of its rendered bytes);
+    * ``stable_warned``: stable regions already reported as changed;
+    * ``system_hash``: prefix hash at the end of the system level last time;
+    * ``marks``: (slot, prefix hash) of last request's breakpoints; ``stats`` per slot.
+    """
+
+    strategy: str = ""
+    requests: int = 0
+    chunks: dict[str, tuple[ChunkState, ...]] = msgspec.field(default_factory=dict)
+    settled: dict[str, tuple[str, ...]] = msgspec.field(default_factory=dict)
+    notes: tuple[Note, ...] = ()
+    first_message: str | None = None
+    stable_digests: dict[str, tuple[int, str]] = msgspec.field(default_factory=dict)
+    stable_warned: tuple[str, ...] = ()
+    system_hash: str | None = None
+    marks: tuple[tuple[str, str], ...] = ()
+    newest_hash: str | None = None
+    stats: dict[str, BreakpointStat] = msgspec.field(default_factory=dict)
+
+    def to_json(self) -> bytes:
+        """The state as JSON bytes."""
+        return msgspec.json.encode(self)
+
+    @classmethod
+    def from_json(cls, data: bytes | str) -> LayoutState:
+        """Load a state saved with :meth:`to_json`."""
+        return msgspec.json.decode(data, type=cls)
+
+
+class Request(msgspec.Struct, frozen=True):
+    """The provider-neutral request (see module docstring).
+
+    ``blocks`` in prompt order; ``breakpoints`` planned markers (also mirrored on
+    ``LayoutBlock.breakpoint``); ``ttl`` the TTL of the conversation markers; ``state`` the
+    new :class:`LayoutState`; ``events`` the layout's decisions and warnings;
+    ``prompt_cache_key`` the OpenAI routing key (see :func:`regio.layout.prompt_cache_key`);
+    ``min_cache_tokens`` the minimum cacheable prefix the planner used.
+    """
+
+    strategy: str
+    blocks: tuple[LayoutBlock, ...]
+    breakpoints: tuple[Breakpoint, ...] = ()
+    ttl: Ttl = "5m"
+    state: LayoutState = msgspec.field(default_factory=LayoutState)
+    events: tuple[LayoutEvent, ...] = ()
+    prompt_cache_key: str = ""
+    min_cache_tokens: int = 1024
+
+    @property
+    def tokens(self) -> int:
+        """Total prompt tokens."""
+        return sum(b.tokens for b in self.blocks)
+
+    def level(self, level: str) -> tuple[LayoutBlock, ...]:
+        """The blocks of one level, in order."""
+        return tuple(b for b in self.blocks if b.level == level)
+
+    def prefix_tokens(self, index: int) -> int:
+        """Tokens of blocks ``0..index`` inclusive."""
+        return sum(b.tokens for b in self.blocks[: index + 1])

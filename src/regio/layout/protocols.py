@@ -1,0 +1,60 @@
+"""What the layout reads from regions and the window (the names fixed in docs/architecture.md).
+
+The layout depends only on these attributes, so any object with them (the real
+:class:`regio.regions.Region` / ``Window``, or a test double) can be laid out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from regio.content import Entry
+
+__all__ = ["RegionLike", "WindowLike", "count_text"]
+
+
+@runtime_checkable
+class RegionLike(Protocol):
+    """A region as the layout sees it."""
+
+    name: str
+    kind: str
+    volatility: str
+    description: str
+    version: int
+
+    @property
+    def entries(self) -> Sequence[Entry]: ...
+
+    @property
+    def used_tokens(self) -> int: ...
+
+    @property
+    def is_conversation(self) -> bool: ...
+
+    def content_hash(self) -> str: ...
+
+    def render_text(self) -> str: ...
+
+
+@runtime_checkable
+class WindowLike(Protocol):
+    """A window as the layout sees it: regions in declaration order and the budget (tokens)."""
+
+    @property
+    def regions(self) -> Sequence[Any]: ...
+
+    @property
+    def max_tokens(self) -> int: ...
+
+
+def count_text(window: Any, text: str) -> int:
+    """Tokens of ``text`` with the window's counter (``window.counter.count``) when it has one,
+    else the 4-characters-per-token estimate (rounded up)."""
+    counter = getattr(window, "counter", None)
+    count = getattr(counter, "count", None)
+    if callable(count):
+        return int(count(text))
+    return math.ceil(len(text) / 4)

@@ -1,0 +1,120 @@
+"""Anthropic Messages renderer (``POST /v1/messages``; cache-rules.md section 2.1).
+
+* ``tools``: ``{name, description, input_schema}`` in the request's order, schema keys sorted;
+* ``system``: a list of text blocks;
+* ``messages``: ``tool`` messages become ``user`` messages whose ``tool_result`` blocks come
+  first; consecutive messages of one role are merged (unless a block is ``separate``); the tail
+  is the last block of the last user message; a request that would end with the assistant gets
+  the fixed user turn :data:`CONTINUE_TEXT`;
+* each planned breakpoint becomes ``cache_control: {"type": "ephemeral", "ttl": <ttl>}`` on its
+  block. Markers are counted after rendering; more than 4 raises :class:`LayoutError`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from regio.content import Text, Thinking, ToolResult, ToolUse
+
+from .breakpoints import MAX_BREAKPOINTS
+from .model import LayoutBlock, Request
+from .render_common import CONTINUE_TEXT, canonical_input, group_messages_of
+from .repair import LayoutError, check_anthropic
+
+__all__ = ["count_cache_markers", "render_anthropic"]
+
+
+def _marker(b: LayoutBlock, out: dict[str, Any]) -> dict[str, Any]:
+    if b.breakpoint is not None:
+        out["cache_control"] = {"type": "ephemeral", "ttl": b.breakpoint}
+    return out
+
+
+def _content(b: LayoutBlock) -> dict[str, Any]:
+    blk = b.block
+    if isinstance(blk, Text):
+        return _marker(b, {"type": "text", "text": blk.text})
+    if isinstance(blk, ToolUse):
+        return _marker(
+            b,
+            {
+                "type": "tool_use",
+                "id": blk.id,
+                "name": blk.name,
+                "input": canonical_input(blk.input),
+            },
+        )
+    if isinstance(blk, ToolResult):
+        out: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": blk.tool_use_id,
+            "content": blk.content,
+        }
+        if blk.is_error:
+            out["is_error"] = True
+        return _marker(b, out)
+    if isinstance(blk, Thinking):
+        return {"type": "thinking", "thinking": blk.thinking, "signature": blk.signature}
+    raise LayoutError(f"block {b.source!r} has no content to render")
+
+
+def count_cache_markers(payload: dict[str, Any]) -> int:
+    """Number of ``cache_control`` markers in a rendered Anthropic payload."""
+    n = sum(1 for t in payload.get("tools", []) if "cache_control" in t)
+    system = payload.get("system", [])
+    if isinstance(system, list):
+        n += sum(1 for s in system if "cache_control" in s)
+    for m in payload.get("messages", []):
+        if isinstance(m["content"], list):
+            n += sum(1 for c in m["content"] if "cache_control" in c)
+    return n + (1 if "cache_control" in payload else 0)
+
+
+def render_anthropic(
+    request: Request, *, model: str, max_tokens: int = 1024, **extra: Any
+) -> dict[str, Any]:
+    """The ``messages.create`` payload of ``request`` (``model``, ``max_tokens`` in tokens,
+    ``system``, ``messages``, ``tools`` when any; ``extra`` keys are added as given).
+
+    Raises :class:`LayoutError` when the result has more than 4 markers or breaks W-A / L.
+    """
+    payload: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
+    tools = [
+        _marker(
+            b,
+            {
+                "name": b.tool.name,
+                "description": b.tool.description,
+                "input_schema": b.tool.canonical_schema(),
+            },
+        )
+        for b in request.blocks
+        if b.level == "tools" and b.tool is not None
+    ]
+    system = [_content(b) for b in request.level("system")]
+    messages: list[dict[str, Any]] = []
+    for m in group_messages_of(request):
+        role = "user" if m.role == "tool" else m.role
+        content = [_content(b) for b in m.blocks]
+        if messages and messages[-1]["role"] == role and not m.separate:
+            messages[-1]["content"].extend(content)
+        else:
+            messages.append({"role": role, "content": content})
+    if not messages or messages[-1]["role"] != "user":
+        messages.append({"role": "user", "content": [{"type": "text", "text": CONTINUE_TEXT}]})
+    if system:
+        payload["system"] = system
+    payload["messages"] = messages
+    if tools:
+        payload["tools"] = tools
+    payload.update(extra)
+    n = count_cache_markers(payload)
+    if n > MAX_BREAKPOINTS:
+        raise LayoutError(
+            f"rendered Anthropic request has {n} cache_control markers; the API allows "
+            f"{MAX_BREAKPOINTS} (remove a top-level cache_control from extra)"
+        )
+    problems = check_anthropic(payload)
+    if problems:
+        raise LayoutError("rendered Anthropic request is malformed: " + "; ".join(problems))
+    return payload

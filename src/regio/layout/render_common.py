@@ -1,0 +1,54 @@
+"""Helpers shared by the renderers: messages regrouped from a request's blocks, canonical JSON
+of tool inputs, and the fixed user turn that ends an Anthropic request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import msgspec
+
+from regio.content import canonical_json
+
+from .model import LayoutBlock, Request
+
+__all__ = ["CONTINUE_TEXT", "RenderedMessage", "canonical_input", "group_messages_of"]
+
+#: Fixed user turn appended when an Anthropic request would otherwise end with the assistant.
+CONTINUE_TEXT = "[Continue.]"
+
+
+@attrs.frozen
+class RenderedMessage:
+    """A message rebuilt from request blocks: ``role`` and ``blocks``; ``separate`` when it
+    must not be merged into the previous message."""
+
+    role: str
+    blocks: tuple[LayoutBlock, ...]
+    separate: bool = False
+    tail: bool = False
+
+
+def group_messages_of(request: Request) -> list[RenderedMessage]:
+    """The conversation of ``request`` as messages in block order: consecutive message blocks
+    with one message index form a message; consecutive tail blocks form one ``user`` message
+    with ``tail=True``."""
+    out: list[RenderedMessage] = []
+    current: object = None
+    for b in request.blocks:
+        if b.level not in ("messages", "tail"):
+            continue
+        key = ("tail",) if b.level == "tail" else b.message
+        if out and key == current:
+            last = out[-1]
+            out[-1] = RenderedMessage(last.role, (*last.blocks, b), last.separate, last.tail)
+        else:
+            out.append(RenderedMessage(b.role, (b,), b.separate, b.level == "tail"))
+            current = key
+    return out
+
+
+def canonical_input(value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` with keys sorted at every depth (stable JSON key order)."""
+    out: dict[str, Any] = msgspec.json.decode(canonical_json(value))
+    return out

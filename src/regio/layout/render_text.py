@@ -1,0 +1,47 @@
+"""Plain-text renderer for completion endpoints (``POST /v1/completions``, llama.cpp
+``/completion``).
+
+The prompt is the system text, then one paragraph per message (``User:``, ``Assistant:``,
+``Tool result <id>:``; a call is written ``[call <name> <id> <canonical JSON input>]``), the tail
+as a final ``User:`` paragraph, and a closing ``Assistant:`` cue. Thinking is left out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from regio.content import Text, ToolResult, ToolUse, canonical_json
+
+from .model import Request
+from .render_common import group_messages_of
+from .render_openai import system_text
+
+__all__ = ["render_prompt", "render_text"]
+
+
+def render_prompt(request: Request) -> str:
+    """The prompt string of ``request``."""
+    parts: list[str] = []
+    sys = system_text(request)
+    if sys:
+        parts.append(sys)
+    for m in group_messages_of(request):
+        for b in m.blocks:
+            blk = b.block
+            if isinstance(blk, Text) and blk.text:
+                label = "Assistant" if m.role == "assistant" else "User"
+                parts.append(f"{label}: {blk.text}")
+            elif isinstance(blk, ToolUse):
+                parts.append(
+                    f"Assistant: [call {blk.name} {blk.id} {canonical_json(blk.input).decode()}]"
+                )
+            elif isinstance(blk, ToolResult):
+                flag = " (error)" if blk.is_error else ""
+                parts.append(f"Tool result {blk.tool_use_id}{flag}: {blk.content}")
+    parts.append("Assistant:")
+    return "\n\n".join(parts)
+
+
+def render_text(request: Request, *, model: str = "", max_tokens: int = 256) -> dict[str, Any]:
+    """The completion payload: ``model``, ``prompt``, ``max_tokens`` (tokens)."""
+    return {"model": model, "prompt": render_prompt(request), "max_tokens": max_tokens}

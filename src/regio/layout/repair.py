@@ -1,0 +1,263 @@
+"""Validate-and-repair of the conversation projection (field-cases.md section 0, rules W and L).
+
+:func:`repair` works on the provider-neutral message list, so the Anthropic and OpenAI renderers
+render the same repaired conversation (FC-07(b), FC-30). It never edits the canonical log: it
+returns a new list and the events describing each change.
+
+Rules, in order:
+
+1. Empty text blocks and empty messages are dropped (providers refuse them).
+2. A ``tool_use`` id seen before is dropped from the later message (W-A.4).
+3. A ``tool_result`` whose call is absent, or only appears later, is dropped
+   (:class:`OrphanResultDropped`, naming the id). A second result for one call is dropped.
+4. Every call's result is moved into one ``tool`` message directly after the calling assistant
+   message, in call order (W-A.1-3, W-O.1-2). A call with no result gets a fixed neutral result:
+   :data:`PENDING_RESULT` for a call of the open current-turn group (FC-10), else
+   :data:`MISSING_RESULT` (FC-07(b)). The strings carry no timestamp, id or counter.
+5. Adjacent messages of the same role merge (unless the later one is ``separate``).
+6. If the conversation would start with an assistant message, the fixed user message
+   :data:`CONVERSATION_START` is inserted first (rule L; FC-09 item 4).
+
+The pass is idempotent and deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from regio.content import Block, Role, Text, ToolResult, ToolUse
+
+from .events import (
+    LayoutEvent,
+    OrphanResultDropped,
+    Repaired,
+    ResultSynthesized,
+)
+
+__all__ = [
+    "CONVERSATION_START",
+    "MISSING_RESULT",
+    "PENDING_RESULT",
+    "LayoutError",
+    "PMessage",
+    "check_anthropic",
+    "check_first_message",
+    "check_openai_chat",
+    "repair",
+]
+
+MISSING_RESULT = "[no result was recorded for this tool call]"
+PENDING_RESULT = "[result pending: this tool call has not returned yet]"
+CONVERSATION_START = "[The conversation continues from the context above.]"
+
+
+class LayoutError(ValueError):
+    """Input the layout cannot turn into a request; the message names the place and the fix."""
+
+
+class PMessage(msgspec.Struct, frozen=True):
+    """A projected message: ``role``, ``blocks``, ``source`` (entry id, ``note:<id>`` or
+    ``synthetic:<reason>``) and ``separate`` (never merged into the previous message)."""
+
+    role: Role
+    blocks: tuple[Block, ...]
+    source: str = ""
+    separate: bool = False
+
+
+def _is_user_text(m: PMessage) -> bool:
+    return m.role == "user" and any(not isinstance(b, ToolResult) for b in m.blocks)
+
+
+def repair(messages: Sequence[PMessage]) -> tuple[list[PMessage], list[LayoutEvent]]:
+    """Repair a projected conversation; returns ``(messages, events)``.
+
+    Raises :class:`LayoutError` for a ``system`` message in the conversation (system content
+    belongs in a pinned region; FC-17).
+    """
+    events: list[LayoutEvent] = []
+    cleaned: list[PMessage] = []
+    for i, m in enumerate(messages):
+        if m.role == "system":
+            raise LayoutError(
+                f"conversation message {i} (source {m.source!r}) has role 'system'; "
+                "put system content in a pinned region instead"
+            )
+        blocks = tuple(b for b in m.blocks if not (isinstance(b, Text) and not b.text))
+        if blocks:
+            cleaned.append(PMessage(m.role, blocks, m.source, m.separate))
+
+    # where each call is made; duplicate call ids dropped
+    call_at: dict[str, int] = {}
+    deduped: list[PMessage] = []
+    for i, m in enumerate(cleaned):
+        kept: list[Block] = []
+        for b in m.blocks:
+            if isinstance(b, ToolUse):
+                if b.id in call_at or m.role != "assistant":
+                    events.append(Repaired("duplicate_call_dropped", b.id, i))
+                    continue
+                call_at[b.id] = i
+            kept.append(b)
+        deduped.append(PMessage(m.role, tuple(kept), m.source, m.separate))
+
+    # assign results to their calls
+    result_for: dict[str, ToolResult] = {}
+    result_from: dict[str, int] = {}
+    for j, m in enumerate(deduped):
+        for b in m.blocks:
+            if not isinstance(b, ToolResult):
+                continue
+            at = call_at.get(b.tool_use_id)
+            if at is None or at >= j:
+                events.append(OrphanResultDropped(b.tool_use_id, j))
+            elif b.tool_use_id in result_for:
+                events.append(Repaired("duplicate_result_dropped", b.tool_use_id, j))
+            else:
+                result_for[b.tool_use_id] = b
+                result_from[b.tool_use_id] = j
+
+    last_user_text = max((i for i, m in enumerate(deduped) if _is_user_text(m)), default=-1)
+
+    placed: list[PMessage] = []
+    for i, m in enumerate(deduped):
+        rest = tuple(b for b in m.blocks if not isinstance(b, ToolResult))
+        if rest:
+            placed.append(
+                PMessage(m.role if m.role != "tool" else "user", rest, m.source, m.separate)
+            )
+        calls = [b for b in m.blocks if isinstance(b, ToolUse)]
+        if not calls:
+            continue
+        results: list[Block] = []
+        pending_any = False
+        for call in calls:
+            found = result_for.get(call.id)
+            if found is None:
+                pending = i > last_user_text
+                pending_any = pending_any or pending
+                events.append(ResultSynthesized(call.id, pending))
+                found = ToolResult(call.id, PENDING_RESULT if pending else MISSING_RESULT)
+            elif result_from[call.id] != i + 1:
+                events.append(Repaired("moved_results", call.id, result_from[call.id]))
+            results.append(found)
+        pending_any = pending_any or any(
+            isinstance(r, ToolResult) and r.content == PENDING_RESULT for r in results
+        )
+        tag = "pending" if pending_any else "results"
+        placed.append(PMessage("tool", tuple(results), f"{tag}:{calls[0].id}"))
+
+    merged: list[PMessage] = []
+    for m in placed:
+        if merged and merged[-1].role == m.role and not m.separate:
+            prev = merged[-1]
+            events.append(Repaired("merged", "", len(merged)))
+            merged[-1] = PMessage(prev.role, prev.blocks + m.blocks, prev.source, prev.separate)
+        else:
+            merged.append(m)
+
+    if merged and merged[0].role == "assistant":
+        events.append(Repaired("conversation_start", "", 0))
+        merged.insert(0, PMessage("user", (Text(CONVERSATION_START),), "synthetic:start"))
+    return merged, events
+
+
+# ---------------------------------------------------------------- checks on rendered payloads
+
+
+def _blocks_of(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return list(content or [])
+
+
+def check_anthropic(payload: dict[str, Any]) -> list[str]:
+    """Problems of an Anthropic Messages payload under W-A and L (empty list: well formed)."""
+    problems: list[str] = []
+    messages = payload.get("messages", [])
+    seen_uses: set[str] = set()
+    for n, msg in enumerate(messages):
+        blocks = _blocks_of(msg)
+        if msg["role"] == "assistant":
+            ids = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+            for cid in ids:
+                if cid in seen_uses:
+                    problems.append(f"W-A.4: tool_use id {cid} appears twice")
+                seen_uses.add(cid)
+            if ids:
+                nxt = _blocks_of(messages[n + 1]) if n + 1 < len(messages) else []
+                answers = [b["tool_use_id"] for b in nxt if b.get("type") == "tool_result"]
+                for cid in ids:
+                    if answers.count(cid) != 1:
+                        problems.append(
+                            f"W-A.2: tool_use {cid} not answered once in message {n + 1}"
+                        )
+        else:
+            prev = (
+                _blocks_of(messages[n - 1])
+                if n > 0 and messages[n - 1]["role"] == "assistant"
+                else []
+            )
+            prev_ids = {b["id"] for b in prev if b.get("type") == "tool_use"}
+            seen_other = False
+            for b in blocks:
+                if b.get("type") == "tool_result":
+                    if b["tool_use_id"] not in prev_ids:
+                        problems.append(
+                            f"W-A.1: tool_result {b['tool_use_id']} in message {n} "
+                            "does not answer the message before it"
+                        )
+                    if seen_other:
+                        problems.append(f"W-A.3: tool_result after other content in message {n}")
+                else:
+                    seen_other = True
+    if messages and any(b.get("type") == "tool_result" for b in _blocks_of(messages[0])):
+        problems.append("L: the first message carries a tool_result")
+    return problems
+
+
+def check_openai_chat(payload: dict[str, Any]) -> list[str]:
+    """Problems of an OpenAI Chat Completions payload under W-O and L (empty: well formed)."""
+    problems: list[str] = []
+    messages = payload.get("messages", [])
+    open_calls: list[str] = []
+    answered: set[str] = set()
+    prev_role = None
+    first_conv = True
+    for n, msg in enumerate(messages):
+        role = msg["role"]
+        if role != "system" and first_conv:
+            first_conv = False
+            if role == "tool":
+                problems.append("L: the first conversational message has role tool")
+        if role == "tool":
+            if prev_role in ("system", "user"):
+                problems.append(f"W-O.3: tool message {n} directly after a {prev_role} message")
+            cid = msg.get("tool_call_id")
+            if cid not in open_calls:
+                problems.append(f"W-O.1: tool message {n} answers {cid}, not a pending call")
+            elif cid in answered:
+                problems.append(f"W-O.2: {cid} answered twice")
+            answered.add(cid)
+        else:
+            missing = [c for c in open_calls if c not in answered]
+            if missing:
+                problems.append(f"W-O.2: calls {missing} unanswered before message {n}")
+            open_calls = []
+            answered = set()
+            if role == "assistant":
+                open_calls = [c["id"] for c in msg.get("tool_calls") or []]
+        prev_role = role
+    missing = [c for c in open_calls if c not in answered]
+    if missing:
+        problems.append(f"W-O.2: calls {missing} unanswered at the end")
+    return problems
+
+
+def check_first_message(messages: Sequence[PMessage]) -> bool:
+    """Rule L on a projected list: the first message carries no tool result."""
+    return not messages or not any(isinstance(b, ToolResult) for b in messages[0].blocks)

@@ -1,0 +1,113 @@
+"""Log-structured settling of ``grows`` regions (DESIGN.md section 3, rule 5).
+
+A grows region sits before the conversation, so appending to it in place would invalidate the
+whole conversation. Under the ``regio`` strategy an entry written mid-run first travels in the
+conversation as an append-only **note** (placed after the newest conversation entry at the time
+it first appears) and is **settled** into its region's chunks only when the prefix is rewritten
+anyway, or when unsettled notes pass ``settle_share`` of the window. Reasons to settle:
+
+* ``prefix_rewritten`` — the first conversation entry changed (compaction or eviction);
+* ``region_rewritten`` — a settled entry of a grows region was removed or changed;
+* ``note_removed`` — an unsettled entry was removed or changed (the conversation changes anyway);
+* ``anchor_lost`` — the conversation entry a note follows is gone;
+* ``share`` — unsettled note tokens > ``settle_share`` x window ``max_tokens``.
+
+On the first request every entry is settled. Each entry is shown exactly once: in its chunk
+when settled, as a note otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from regio.content import Entry
+
+from .model import LayoutState, Note
+
+__all__ = ["DEFAULT_SETTLE_SHARE", "Settling", "plan_settling"]
+
+DEFAULT_SETTLE_SHARE = 0.05
+
+
+@attrs.frozen
+class Settling:
+    """Result of :func:`plan_settling`: settled entries per region (region order), notes with
+    their entries (placement order), and the settle ``reason`` (``None`` when nothing settled
+    beyond what was already settled)."""
+
+    settled: dict[str, list[Entry]]
+    notes: list[tuple[Note, Entry]]
+    reason: str | None
+
+
+def plan_settling(
+    grows: Sequence[Any],
+    conversation: Sequence[Entry],
+    state: LayoutState | None,
+    *,
+    window_tokens: int,
+    settle_share: float = DEFAULT_SETTLE_SHARE,
+) -> Settling:
+    """Decide which grows-region entries are settled and which travel as notes.
+
+    ``grows``: regions (``name``, ``entries``); ``conversation``: conversation entries in order;
+    ``state``: the previous :class:`LayoutState` (``None`` on the first request).
+    Raises ``ValueError`` when ``settle_share`` is not in (0, 1].
+    """
+    if not 0 < settle_share <= 1:
+        raise ValueError(f"settle_share must be in (0, 1], got {settle_share}")
+    everything = {r.name: list(r.entries) for r in grows}
+    if state is None or state.requests == 0:
+        return Settling(everything, [], None)
+
+    first = conversation[0].digest if conversation else None
+    conv_ids = {e.id for e in conversation}
+    reason: str | None = None
+    if state.first_message is not None and first != state.first_message:
+        reason = "prefix_rewritten"
+
+    settled: dict[str, list[Entry]] = {}
+    fresh: list[Entry] = []
+    fresh_region: dict[str, str] = {}
+    for r in grows:
+        by_id = {e.id: e for e in r.entries}
+        ids = set(state.settled.get(r.name, ()))
+        known = {
+            eid: dg
+            for c in state.chunks.get(r.name, ())
+            for eid, dg in zip(c.entry_ids, c.digests, strict=True)
+        }
+        for eid, dg in known.items():
+            e = by_id.get(eid)
+            if e is None or e.digest != dg:
+                reason = reason or "region_rewritten"
+        settled[r.name] = [e for e in r.entries if e.id in ids]
+        for e in r.entries:
+            if e.id not in ids:
+                fresh.append(e)
+                fresh_region[e.id] = r.name
+
+    fresh_by_id = {e.id: e for e in fresh}
+    notes: list[tuple[Note, Entry]] = []
+    noted: set[str] = set()
+    for note in state.notes:
+        e = fresh_by_id.get(note.entry_id)
+        if e is None or e.digest != note.digest:
+            reason = reason or "note_removed"
+            continue
+        if note.anchor is not None and note.anchor not in conv_ids:
+            reason = reason or "anchor_lost"
+        notes.append((note, e))
+        noted.add(e.id)
+    anchor = conversation[-1].id if conversation else None
+    for e in fresh:
+        if e.id not in noted:
+            notes.append((Note(e.id, fresh_region[e.id], anchor, e.digest), e))
+    if notes and sum(e.tokens for _, e in notes) > settle_share * window_tokens:
+        reason = reason or "share"
+    if reason is not None:
+        return Settling(everything, [], reason if notes else None)
+    return Settling(settled, notes, None)
