@@ -1,0 +1,105 @@
+"""The cache-model interface every simulator implements.
+
+A model is an attrs object holding one :class:`~regio.cache.rules.Rule` and its mutable store.
+``process(request) -> CacheOutcome`` simulates one request at ``request.t_start`` (callers keep
+requests in time order); ``run(requests) -> CacheReport`` sorts by ``(t_start, id)`` (spec 4.0),
+processes them all and aggregates; ``reset()`` empties the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import attrs
+
+from regio.cache.rules import Rule
+from regio.cache.types import CacheOutcome, CacheReport, CacheRequest, CacheRequestError
+
+__all__ = ["CacheModel", "order_requests"]
+
+
+def order_requests(requests: Iterable[CacheRequest]) -> list[CacheRequest]:
+    """Requests sorted by ``t_start``, ties by ``id`` (spec 4.0)."""
+    return sorted(requests, key=lambda r: (r.t_start, r.id))
+
+
+@attrs.define
+class CacheModel:
+    """Base class: ``rule`` + helpers for accounting. Subclasses implement :meth:`process`."""
+
+    rule: Rule
+
+    @property
+    def name(self) -> str:
+        """The rule id the model simulates."""
+        return self.rule.id
+
+    def process(self, request: CacheRequest) -> CacheOutcome:  # pragma: no cover - abstract
+        """Simulate one request; see subclasses."""
+        raise NotImplementedError
+
+    def reset(self) -> None:  # pragma: no cover - abstract
+        """Forget every stored entry."""
+        raise NotImplementedError
+
+    def run(self, requests: Iterable[CacheRequest]) -> CacheReport:
+        """Process requests in ``(t_start, id)`` order and aggregate a :class:`CacheReport`."""
+        outs = [self.process(r) for r in order_requests(requests)]
+        return CacheReport.from_outcomes(self.rule.id, outs)
+
+    def check(self, request: CacheRequest) -> None:
+        """Reject malformed input (negative tokens, token ids of the wrong length)."""
+        for i, b in enumerate(request.blocks):
+            if b.tokens < 0:
+                raise CacheRequestError(
+                    f"request {request.id!r}: blocks[{i}].tokens = {b.tokens} < 0; counts are >= 0"
+                )
+            if b.token_ids is not None and len(b.token_ids) != b.tokens:
+                raise CacheRequestError(
+                    f"request {request.id!r}: blocks[{i}] has {len(b.token_ids)} token_ids but "
+                    f"tokens = {b.tokens}; make them agree"
+                )
+        if request.output_tokens < 0:
+            raise CacheRequestError(f"request {request.id!r}: output_tokens < 0")
+
+    def outcome(
+        self,
+        request: CacheRequest,
+        n: int,
+        *,
+        read: int = 0,
+        write_5m: int = 0,
+        write_1h: int = 0,
+        write: int = 0,
+        read_mult: float | None = None,
+    ) -> CacheOutcome:
+        """Build an outcome; ``uncached = n - read - writes``; cost by spec 4.0."""
+        uncached = n - read - write_5m - write_1h - write
+        if uncached < 0:
+            raise AssertionError(f"{self.rule.id}: accounting exceeds prompt ({request.id})")
+        r = self.rule
+        units = (
+            (r.m("read") if read_mult is None else read_mult) * read
+            + r.m("write_5m", 1.25) * write_5m
+            + r.m("write_1h", 2.0) * write_1h
+            + r.m("write", 1.25) * write
+            + r.m("plain") * uncached
+        )
+        cost = None
+        if r.price.input is not None:
+            cost = r.price.input / 1e6 * units
+            if r.price.output is not None:
+                cost += r.price.output / 1e6 * request.output_tokens
+        return CacheOutcome(
+            id=request.id,
+            rule_id=r.id,
+            prompt_tokens=n,
+            read=read,
+            uncached=uncached,
+            write_5m=write_5m,
+            write_1h=write_1h,
+            write=write,
+            output_tokens=request.output_tokens,
+            input_units=units,
+            cost_usd=cost,
+        )
