@@ -1,0 +1,121 @@
+"""Per-turn overhead of the replay path (window writes + the regio layout) at turn 100 and
+turn 1,000 of a long synthetic session.
+
+The runtime Engine was not available when this was written, so the turn is what
+:mod:`regio.bench.replay` does per model call: ``Window.add_message`` for the new messages,
+one captured region write, then ``assemble(window, "regio")`` with the carried state. The
+time ratio (turn 1,000 / turn 100) is printed; the assertion is on work counts only: the
+token counter is called for the new content of the turn, never for the whole window, so
+the number of counter calls per turn is the same at turn 100 and turn 1,000.
+
+Run with ``pytest benchmarks/test_bench_engine.py --benchmark-enable -s``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import attrs
+import pytest
+
+from regio.blueprint import load_blueprint
+from regio.blueprint.build import build_window
+from regio.content import Message
+from regio.layout import assemble
+from regio.tokens import get_counter
+
+BLUEPRINT = """
+version: 1
+name: long-session
+model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 1000000,
+        max_output_tokens: 8000}
+regions:
+  - {name: system, kind: pinned, volatility: stable, budget: 4000, seed: "You are a helper."}
+  - {name: env_state, kind: keyed, volatility: rewritten, budget: 500}
+  - {name: conversation, kind: sliding_window, budget: "90%"}
+"""
+
+
+@attrs.define
+class CountingCounter:
+    """Wraps a token counter and counts its calls (``count`` and ``count_entry``)."""
+
+    inner: Any
+    calls: int = 0
+
+    def count(self, text: str) -> int:
+        self.calls += 1
+        return int(self.inner.count(text))
+
+    def count_entry(self, entry: Any) -> int:
+        self.calls += 1
+        return int(self.inner.count_entry(entry))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class Session:
+    """A synthetic session: one user message, one assistant reply and one state write a turn."""
+
+    def __init__(self) -> None:
+        self.counter = CountingCounter(get_counter("heuristic"))
+        self.window = build_window(load_blueprint(BLUEPRINT), counter=self.counter)
+        self.state: Any = None
+        self.turns = 0
+
+    def turn(self) -> int:
+        """Play one turn; returns the counter calls it made."""
+        before = self.counter.calls
+        i = self.turns
+        self.window.add_message(Message.user(f"turn {i}: please check item {i} and report"))
+        self.window.write("env_state", f"cwd=/repo step={i}", key="env")
+        request = assemble(self.window, "regio", state=self.state, model="claude-sonnet-4-5")
+        self.state = request.state
+        self.window.add_message(Message.assistant(f"item {i} checked: status ok, next {i + 1}"))
+        self.turns += 1
+        return self.counter.calls - before
+
+    def advance_to(self, n: int) -> None:
+        while self.turns < n:
+            self.turn()
+
+
+@pytest.fixture(scope="module")
+def sessions() -> dict[int, Session]:
+    out = {}
+    for n in (100, 1000):
+        s = Session()
+        s.advance_to(n - 1)
+        out[n] = s
+    return out
+
+
+def _timed_turns(session: Session, k: int = 20) -> tuple[float, list[int]]:
+    calls = []
+    start = time.perf_counter()
+    for _ in range(k):
+        calls.append(session.turn())
+    return (time.perf_counter() - start) / k, calls
+
+
+def test_counter_work_per_turn_is_flat_from_turn_100_to_turn_1000(
+    sessions: dict[int, Session],
+) -> None:
+    t100, calls100 = _timed_turns(sessions[100])
+    t1000, calls1000 = _timed_turns(sessions[1000])
+    print(
+        f"\nper-turn time: turn 100 {t100 * 1e3:.2f} ms, turn 1,000 {t1000 * 1e3:.2f} ms, "
+        f"ratio {t1000 / t100:.2f}; counter calls per turn {calls100[0]} vs {calls1000[0]}"
+    )
+    assert max(calls1000) == max(calls100)
+    assert min(calls1000) == min(calls100)
+
+
+@pytest.mark.parametrize("at", [100, 1000])
+def test_turn_overhead(benchmark: Any, at: int) -> None:
+    session = Session()
+    session.advance_to(at - 1)
+    calls = benchmark.pedantic(session.turn, rounds=10, iterations=1)
+    assert calls > 0

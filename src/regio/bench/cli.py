@@ -1,0 +1,200 @@
+"""``regio bench`` and ``regio demo``.
+
+``regio bench --trace PATH... --blueprint PATH [--layouts a,b] [--cache m1,m2] [--json OUT]
+[--plot OUT.png]`` replays traces (any format :func:`regio.traces.import_file` reads) under one
+blueprint and prints per-group and total tables. ``regio demo`` benches the bundled traces
+(``examples/traces``) with the example blueprints (``coding-agent`` for SWE-agent and
+mini-swe-agent, ``support-agent`` for tau-bench) under ``anthropic:claude-sonnet-4-5`` and
+``openai:gpt-4o``, writing ``out/demo.json`` and, with matplotlib, ``out/demo.png``.
+Exit status: 0 success, 2 invalid input (unknown layout or cache model, unreadable trace or
+blueprint), 1 other errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import Progress
+
+from regio.bench.output import plot_available, print_report, write_plot
+from regio.bench.replay import ALL_LAYOUTS
+from regio.bench.report import BenchReport, write_report
+from regio.bench.run import DEFAULT_CACHE_MODELS, check_cache_models, run_bench
+from regio.cache.types import CacheError
+from regio.traces.format import Trace
+
+__all__ = ["DEMO_GROUPS", "examples_dir", "main_bench", "main_demo", "register"]
+
+#: Bundled trace folder -> example blueprint used by ``regio demo``.
+DEMO_GROUPS: dict[str, str] = {
+    "swe-agent": "coding-agent.yaml",
+    "mini-swe-agent": "coding-agent.yaml",
+    "tau-bench": "support-agent.yaml",
+}
+
+
+def examples_dir(start: Path | None = None) -> Path:
+    """``<repo>/examples`` found by walking up from this module (or ``start``); raises
+    ``FileNotFoundError`` naming where it looked and the fix."""
+    here = (start or Path(__file__)).resolve()
+    for parent in here.parents:
+        candidate = parent / "examples"
+        if (candidate / "traces").is_dir() and (candidate / "blueprints").is_dir():
+            return candidate
+    raise FileNotFoundError(
+        f"examples/ (with traces/ and blueprints/) not found above {here.parent}: the demo "
+        "data ships with the source repository, not the installed package; run from a clone"
+    )
+
+
+def _names(value: str) -> list[str]:
+    return [x.strip() for x in value.split(",") if x.strip()]
+
+
+def register(subparsers: Any) -> None:
+    """Add ``bench`` and ``demo`` to the ``regio`` command."""
+    bench = subparsers.add_parser(
+        "bench",
+        help="replay traces through every layout and cache model; report hit rate and cost",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    bench.add_argument(
+        "--trace",
+        nargs="+",
+        required=True,
+        metavar="PATH",
+        help="trace files or folders (SWE-agent, mini-swe-agent, tau-bench, "
+        "OpenAI messages, regio JSONL)",
+    )
+    bench.add_argument("--blueprint", required=True, metavar="PATH", help="blueprint YAML")
+    bench.add_argument(
+        "--layouts",
+        default=",".join(ALL_LAYOUTS),
+        help=f"comma-separated layouts and baselines (default {','.join(ALL_LAYOUTS)})",
+    )
+    bench.add_argument(
+        "--cache",
+        default=",".join(DEFAULT_CACHE_MODELS),
+        help="comma-separated cache models provider[:model], e.g. "
+        "anthropic:claude-sonnet-4-5,openai:gpt-4o,vllm,llamacpp,oracle",
+    )
+    bench.add_argument("--json", metavar="OUT", help="write the JSON report here")
+    bench.add_argument("--plot", metavar="OUT.png", help="write the cumulative hit-rate plot")
+    bench.add_argument("--per-trace", action="store_true", help="also print one table per trace")
+    bench.set_defaults(handler=main_bench)
+    demo = subparsers.add_parser(
+        "demo",
+        help="bench the bundled real agent traces (offline, under a minute)",
+        description="Run `regio bench` on examples/traces with the example blueprints.",
+    )
+    demo.add_argument("--out", default="out", metavar="DIR", help="folder for demo.json / demo.png")
+    demo.add_argument(
+        "--cache",
+        default=",".join(DEFAULT_CACHE_MODELS),
+        help="comma-separated cache models (default: the Anthropic and OpenAI ones)",
+    )
+    demo.set_defaults(handler=main_demo)
+
+
+def _load_traces(paths: Sequence[str]) -> list[Trace]:
+    from regio.traces.detect import expand_sources, import_file
+
+    traces: list[Trace] = []
+    for path in expand_sources([Path(p) for p in paths]):
+        traces.extend(import_file(path).traces)
+    return traces
+
+
+def _run(
+    console: Console, jobs: list[tuple[Trace, Any]], layouts: list[str], caches: list[str]
+) -> BenchReport:
+    if console.is_terminal and len(jobs) > 1:
+        with Progress(console=console, transient=True) as progress:
+            task = progress.add_task("replaying traces", total=len(jobs))
+            return run_bench(
+                jobs,
+                layouts=layouts,
+                cache_models=caches,
+                progress=lambda _id: progress.advance(task),
+            )
+    return run_bench(jobs, layouts=layouts, cache_models=caches)
+
+
+def _finish(
+    console: Console, report: BenchReport, json_out: str | None, plot_out: str | None
+) -> None:
+    print_report(report, console)
+    if json_out:
+        console.print(f"wrote {write_report(report, json_out)}")
+    if plot_out:
+        if plot_available():
+            console.print(f"wrote {write_plot(report, plot_out)}")
+        else:
+            console.print("[yellow]note:[/] matplotlib is not installed (extra 'bench'); no plot")
+
+
+def main_bench(args: argparse.Namespace) -> int:
+    """Handler of ``regio bench``."""
+    from regio.blueprint import BlueprintError, load_blueprint
+    from regio.traces.errors import TraceFormatError
+
+    console = Console()
+    layouts = _names(args.layouts)
+    caches = _names(args.cache)
+    bad = [x for x in layouts if x not in ALL_LAYOUTS]
+    try:
+        if bad or not layouts:
+            raise ValueError(f"--layouts: unknown {bad}; use names from {', '.join(ALL_LAYOUTS)}")
+        check_cache_models(caches)
+        blueprint = load_blueprint(Path(args.blueprint))
+        traces = _load_traces(args.trace)
+        if not traces:
+            raise ValueError(f"--trace {' '.join(args.trace)}: no traces found")
+    except (ValueError, CacheError, BlueprintError, TraceFormatError, OSError) as exc:
+        console.print(f"[red]error:[/] {exc}")
+        return 2
+    report = _run(console, [(t, blueprint) for t in traces], layouts, caches)
+    _finish(console, report, args.json, args.plot)
+    return 0
+
+
+def main_demo(args: argparse.Namespace) -> int:
+    """Handler of ``regio demo``."""
+    from regio.blueprint import load_blueprint
+
+    console = Console()
+    try:
+        root = examples_dir()
+        caches = _names(args.cache)
+        check_cache_models(caches)
+    except (FileNotFoundError, CacheError) as exc:
+        console.print(f"[red]error:[/] {exc}")
+        return 2
+    jobs: list[tuple[Trace, Any]] = []
+    for folder, blueprint_file in DEMO_GROUPS.items():
+        path = root / "traces" / folder
+        if not path.is_dir():
+            continue
+        blueprint = load_blueprint(root / "blueprints" / blueprint_file)
+        jobs.extend((t, blueprint) for t in _load_traces([str(path)]))
+    if not jobs:
+        console.print(f"[red]error:[/] no bundled traces under {root / 'traces'}")
+        return 2
+    report = _run(console, jobs, list(ALL_LAYOUTS), caches)
+    out = Path(args.out)
+    _finish(
+        console, report, str(out / "demo.json"), str(out / "demo.png") if plot_available() else None
+    )
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    from regio.cli import main
+
+    sys.exit(main(["demo"]))

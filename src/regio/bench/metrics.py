@@ -1,0 +1,159 @@
+"""Benchmark metrics (spec ``cache-rules.md`` section 5).
+
+* hit rate H = sum read / sum n (tokens);
+* the oracle bound of a request sequence, H_max = sum c_i / sum n_i with
+  c_i = Q(max_{j<i} LCP(x_i, S_j)), computed by :class:`regio.cache.oracle.OracleCache`
+  quantized for the same provider (:func:`oracle_report`);
+* the share of the bound reached, H / H_max (:func:`oracle_share`);
+* the append-only bound of a trace, H_max = 1 - n_N / sum_{i=1..N} n_i
+  (:func:`append_only_hit_rate`);
+* cumulative hit rate per request, for plots (:func:`cumulative_hit_rates`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from regio.bench.report import LayoutResult, ModelResult
+from regio.cache.registry import cache_model_for
+from regio.cache.types import CacheReport, CacheRequest
+
+__all__ = [
+    "append_only_hit_rate",
+    "cumulative_hit_rates",
+    "hit_rate",
+    "layout_result",
+    "oracle_name",
+    "oracle_report",
+    "oracle_share",
+    "sum_layout_results",
+    "total_models",
+]
+
+
+def hit_rate(read: int, prompt_tokens: int) -> float:
+    """read / prompt tokens; 0.0 for an empty sequence. Raises ``ValueError`` for negative
+    counts or read > prompt tokens."""
+    if read < 0 or prompt_tokens < 0:
+        raise ValueError(f"hit_rate: counts must be >= 0 (read={read}, n={prompt_tokens})")
+    if read > prompt_tokens:
+        raise ValueError(f"hit_rate: read {read} exceeds the prompt tokens {prompt_tokens}")
+    return read / prompt_tokens if prompt_tokens else 0.0
+
+
+def append_only_hit_rate(prompt_tokens: Sequence[int]) -> float:
+    """The append-only bound 1 - n_N / sum n_i of request sizes ``prompt_tokens`` (tokens, in
+    request order; spec section 5). 0.0 for no requests or no tokens. This is the request-side
+    bound without quantization: with x_i = x_{i-1} + y_{i-1} + o_i every request can at best
+    read the whole previous prompt."""
+    if any(n < 0 for n in prompt_tokens):
+        raise ValueError("append_only_hit_rate: request sizes must be >= 0")
+    total = sum(prompt_tokens)
+    if not prompt_tokens or total == 0:
+        return 0.0
+    return 1.0 - prompt_tokens[-1] / total
+
+
+def oracle_share(rate: float, bound: float) -> float:
+    """H / H_max. When the bound is 0 nothing was reusable, so nothing was missed: 1.0."""
+    if bound <= 0.0:
+        return 1.0
+    return rate / bound
+
+
+def cumulative_hit_rates(reads: Sequence[int], prompts: Sequence[int]) -> list[float]:
+    """Cumulative hit rate after each request: sum read_1..i / sum n_1..i (0 while no tokens).
+    Raises ``ValueError`` when the sequences differ in length."""
+    if len(reads) != len(prompts):
+        raise ValueError(
+            f"cumulative_hit_rates: {len(reads)} read counts but {len(prompts)} prompt sizes"
+        )
+    out: list[float] = []
+    r_sum = n_sum = 0
+    for r, n in zip(reads, prompts, strict=True):
+        r_sum += r
+        n_sum += n
+        out.append(r_sum / n_sum if n_sum else 0.0)
+    return out
+
+
+def oracle_name(cache_model: str) -> str:
+    """The oracle quantized like ``cache_model`` (``anthropic:claude-sonnet-4-5`` ->
+    ``oracle:anthropic:claude-sonnet-4-5``; an oracle name is its own oracle)."""
+    if cache_model == "oracle" or cache_model.startswith("oracle:"):
+        return cache_model
+    return f"oracle:{cache_model}"
+
+
+def oracle_report(cache_model: str, requests: Iterable[CacheRequest]) -> CacheReport:
+    """The section-5 bound of ``requests`` for the provider of ``cache_model`` (a fresh
+    :class:`~regio.cache.oracle.OracleCache`: no TTL, no capacity, ideal marks)."""
+    return cache_model_for(oracle_name(cache_model)).run(requests)
+
+
+def layout_result(name: str, report: CacheReport, bound: CacheReport) -> LayoutResult:
+    """A :class:`LayoutResult` from a cache model's report and the oracle report of the same
+    requests. Writes are ``write_5m + write_1h + write`` (all written tokens)."""
+    outs = report.outcomes
+    return LayoutResult(
+        layout=name,
+        requests=report.requests,
+        prompt_tokens=report.prompt_tokens,
+        cache_read_tokens=report.read,
+        cache_write_tokens=report.creation,
+        uncached_tokens=report.uncached,
+        hit_rate=report.hit_rate,
+        cost_usd=report.cost_usd,
+        oracle_hit_rate=bound.hit_rate,
+        oracle_share=oracle_share(report.hit_rate, bound.hit_rate),
+        read_per_request=tuple(o.read for o in outs),
+        prompt_per_request=tuple(o.prompt_tokens for o in outs),
+    )
+
+
+def sum_layout_results(name: str, items: Sequence[LayoutResult]) -> LayoutResult:
+    """Totals of one layout over several traces: counts and costs summed, rates recomputed
+    from the sums (the oracle rate from the summed bound reads). Per-request series are
+    concatenated in the given order."""
+    prompt = sum(x.prompt_tokens for x in items)
+    read = sum(x.cache_read_tokens for x in items)
+    bound_read = sum(x.oracle_hit_rate * x.prompt_tokens for x in items)
+    costs = [x.cost_usd for x in items]
+    cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+    rate = read / prompt if prompt else 0.0
+    bound = bound_read / prompt if prompt else 0.0
+    return LayoutResult(
+        layout=name,
+        requests=sum(x.requests for x in items),
+        prompt_tokens=prompt,
+        cache_read_tokens=read,
+        cache_write_tokens=sum(x.cache_write_tokens for x in items),
+        uncached_tokens=sum(x.uncached_tokens for x in items),
+        hit_rate=rate,
+        cost_usd=cost,
+        oracle_hit_rate=bound,
+        oracle_share=oracle_share(rate, bound),
+        read_per_request=tuple(r for x in items for r in x.read_per_request),
+        prompt_per_request=tuple(n for x in items for n in x.prompt_per_request),
+    )
+
+
+def total_models(per_trace: Sequence[Sequence[ModelResult]]) -> tuple[ModelResult, ...]:
+    """Totals per cache model and layout over traces (each trace's list of model results),
+    keeping first-seen order of models and layouts."""
+    order: dict[str, str] = {}
+    layouts: dict[str, dict[str, list[LayoutResult]]] = {}
+    for models in per_trace:
+        for m in models:
+            order.setdefault(m.cache_model, m.rule_id)
+            per = layouts.setdefault(m.cache_model, {})
+            for item in m.layouts:
+                per.setdefault(item.layout, []).append(item)
+    return tuple(
+        ModelResult(
+            cache_model=name,
+            rule_id=rule,
+            layouts=tuple(sum_layout_results(k, v) for k, v in layouts[name].items()),
+        )
+        for name, rule in order.items()
+    )

@@ -1,0 +1,65 @@
+"""Blueprints: declare a whole context window in one YAML file (DESIGN §1-§4).
+
+``load_blueprint(path_or_text) -> Blueprint`` reads and validates a blueprint (every error names
+the YAML path and line), ``dump_blueprint(bp) -> str`` writes it back, ``blueprint_json_schema()``
+exports the JSON Schema for editors and ``build_window(bp)`` builds the runtime
+:class:`regio.regions.Window`. The key reference is ``docs/blueprint.md``.
+"""
+
+from __future__ import annotations
+
+from regio.blueprint.build import build_window
+from regio.blueprint.errors import BlueprintError, BlueprintIssue, BlueprintWarning
+from regio.blueprint.loader import dump_blueprint, load_blueprint, validate_blueprint
+from regio.blueprint.schema import blueprint_json_schema
+from regio.blueprint.spec import (
+    Blueprint,
+    CacheSpec,
+    ChecklistSpec,
+    ClearableSpec,
+    CompactHistorySpec,
+    CompactingSpec,
+    CustomSpec,
+    EvictionSpec,
+    KeyedSpec,
+    LayoutSpec,
+    ModelSpec,
+    PinnedSpec,
+    RegionSpec,
+    SeedEntry,
+    SeedFile,
+    SlidingWindowSpec,
+    SummarizerSpec,
+    TemporarySpec,
+    WindowSpec,
+)
+
+__all__ = [
+    "Blueprint",
+    "BlueprintError",
+    "BlueprintIssue",
+    "BlueprintWarning",
+    "CacheSpec",
+    "ChecklistSpec",
+    "ClearableSpec",
+    "CompactHistorySpec",
+    "CompactingSpec",
+    "CustomSpec",
+    "EvictionSpec",
+    "KeyedSpec",
+    "LayoutSpec",
+    "ModelSpec",
+    "PinnedSpec",
+    "RegionSpec",
+    "SeedEntry",
+    "SeedFile",
+    "SlidingWindowSpec",
+    "SummarizerSpec",
+    "TemporarySpec",
+    "WindowSpec",
+    "blueprint_json_schema",
+    "build_window",
+    "dump_blueprint",
+    "load_blueprint",
+    "validate_blueprint",
+]

@@ -1,0 +1,168 @@
+"""Building the runtime :class:`regio.regions.Window` from a blueprint, seeds included."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from regio.blueprint.errors import BlueprintError, BlueprintIssue
+from regio.blueprint.source import format_path
+from regio.blueprint.spec import (
+    Blueprint,
+    ChecklistSpec,
+    CompactHistorySpec,
+    CompactingSpec,
+    CustomSpec,
+    KeyedSpec,
+    RegionSpec,
+    SeedEntry,
+    SeedFile,
+    SlidingWindowSpec,
+)
+from regio.content import Message, Text
+from regio.errors import (
+    CustomHooksNotAllowedError,
+    RegionConfigError,
+    RegionFullError,
+    WindowConfigError,
+)
+from regio.regions import Refusal, Region, Window, make_region
+from regio.tokens import chat_format_for_model, get_counter
+
+__all__ = ["build_window", "region_options"]
+
+
+def region_options(spec: RegionSpec) -> dict[str, Any]:
+    """The keyword options of :func:`regio.regions.make_region` for one region spec.
+
+    ``compacting.target`` has no region option (the runtime's compaction flush reads it from
+    the blueprint).
+    """
+    options: dict[str, Any] = {
+        "name": spec.name,
+        "budget": spec.budget,
+        "volatility": spec.volatility,
+        "admission": spec.admission,
+        "description": spec.description,
+    }
+    if spec.min_tokens is not None or spec.max_tokens is not None:
+        options["budget"] = {
+            **_budget_dict(spec.budget),
+            "min_tokens": spec.min_tokens,
+            "max_tokens": spec.max_tokens,
+        }
+    if isinstance(spec, SlidingWindowSpec):
+        eviction = spec.eviction
+        extra = {
+            "bulk": {"overflow": eviction.overflow},
+            "compact": {"compact_count": eviction.compact_count},
+        }.get(eviction.strategy, {})
+        options["max_items"] = spec.max_items
+        options["eviction"] = {"name": eviction.strategy, **extra}
+    elif isinstance(spec, CompactingSpec):
+        options["compact_at"] = spec.compact_at
+        options["threshold_tokens"] = spec.threshold_tokens
+    elif isinstance(spec, CompactHistorySpec):
+        options["source"] = spec.source
+    elif isinstance(spec, ChecklistSpec):
+        options["gate"] = spec.gate
+        options["max_entries"] = None
+    elif isinstance(spec, KeyedSpec):
+        options["max_entries"] = spec.max_entries
+    elif isinstance(spec, CustomSpec):
+        options["render"] = spec.render
+        options["on_write"] = spec.on_write
+        options["on_overflow"] = spec.on_overflow
+    return options
+
+
+def _budget_dict(budget: int | str) -> dict[str, Any]:
+    if isinstance(budget, int):
+        return {"tokens": budget}
+    return {"percent": float(budget.rstrip("%"))}
+
+
+def _seed_entries(spec: RegionSpec) -> list[tuple[tuple[str | int, ...], SeedEntry]]:
+    if spec.seed is None:
+        return []
+    if isinstance(spec.seed, SeedFile):
+        return [(("seed", "file"), SeedEntry(text=spec.seed.text or ""))]
+    if len(spec.seed) == 1:
+        return [(("seed",), spec.seed[0])]
+    return [(("seed", i), entry) for i, entry in enumerate(spec.seed)]
+
+
+def _issue(bp: Blueprint, path: tuple[str | int, ...], message: str) -> BlueprintError:
+    source = bp.source
+    line = source.line(path) if source is not None else None
+    file = source.file if source is not None else "<blueprint>"
+    return BlueprintError([BlueprintIssue(format_path(path), line, message)], file)
+
+
+def _seed(window: Window, region: Region, spec: RegionSpec, bp: Blueprint, index: int) -> None:
+    for sub, entry in _seed_entries(spec):
+        path = ("regions", index, *sub)
+        if not entry.text.strip():
+            continue
+        try:
+            if isinstance(spec, SlidingWindowSpec):
+                message = Message(entry.role or "user", (Text(entry.text),))  # type: ignore[arg-type]
+                result = window.add_message(message, region=region, strict=True)
+            elif isinstance(spec, ChecklistSpec):
+                result = window.todo_add(region, entry.text)
+                if isinstance(result, Refusal):
+                    raise result.error()
+            else:
+                result = window.write(region, entry.text, key=entry.key, strict=True)
+        except RegionFullError as exc:
+            raise _issue(
+                bp,
+                path,
+                f"the seed does not fit region {spec.name!r}: {exc}; raise the budget or "
+                "shorten the seed",
+            ) from exc
+        del result
+
+
+def build_window(
+    blueprint: Blueprint, *, counter: Any = None, allow_custom_hooks: bool = False
+) -> Window:
+    """A fresh :class:`regio.regions.Window` for ``blueprint``, with every seed written.
+
+    * regions are made with :func:`regio.regions.make_region` in declaration order, budgets
+      resolved against :attr:`Blueprint.window_tokens` (the window's ``max_tokens``);
+    * ``counter`` is a :class:`regio.tokens.TokenCounter`; default: ``blueprint.tokenizer``
+      with the model's chat format (:func:`regio.tokens.get_counter`);
+    * ``custom`` regions load their hooks only when ``allow_custom_hooks`` is true, otherwise
+      :class:`regio.errors.CustomHooksNotAllowedError` is raised.
+
+    Raises :class:`BlueprintError` (naming ``regions[i]`` or ``regions[i].seed`` and its line)
+    when a region option is refused or a seed does not fit its region.
+    """
+    if counter is None:
+        counter = get_counter(
+            blueprint.tokenizer, chat_format=chat_format_for_model(blueprint.model.name)
+        )
+    regions: list[Region] = []
+    for index, spec in enumerate(blueprint.regions):
+        try:
+            regions.append(
+                make_region(
+                    spec.kind, allow_custom_hooks=allow_custom_hooks, **region_options(spec)
+                )
+            )
+        except CustomHooksNotAllowedError:
+            raise
+        except RegionConfigError as exc:
+            raise _issue(blueprint, ("regions", index), str(exc)) from exc
+    try:
+        window = Window(
+            regions=regions,
+            max_tokens=blueprint.window_tokens,
+            counter=counter,
+            high_water=blueprint.window.high_water,
+        )
+    except (RegionConfigError, WindowConfigError) as exc:
+        raise _issue(blueprint, ("regions",), str(exc)) from exc
+    for index, (region, spec) in enumerate(zip(regions, blueprint.regions, strict=True)):
+        _seed(window, region, spec, blueprint, index)
+    return window

@@ -1,0 +1,55 @@
+"""Blueprint problems: issues (errors) and warnings, each naming a YAML path and line."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from regio.errors import RegioError
+
+__all__ = ["BlueprintError", "BlueprintIssue", "BlueprintWarning", "format_problem"]
+
+
+class BlueprintIssue(msgspec.Struct, frozen=True):
+    """One reason a blueprint is invalid.
+
+    ``path`` is the YAML path (``regions[3].budget``, ``<root>`` for the document), ``line``
+    the 1-based line in the blueprint file (``None`` when the blueprint did not come from YAML),
+    ``message`` says what is wrong and what is allowed.
+    """
+
+    path: str
+    line: int | None
+    message: str
+
+
+class BlueprintWarning(msgspec.Struct, frozen=True):
+    """A blueprint that loads but probably does not do what its author wants (same shape as
+    :class:`BlueprintIssue`). Returned on ``Blueprint.warnings``, never raised."""
+
+    path: str
+    line: int | None
+    message: str
+
+
+def format_problem(file: str, problem: BlueprintIssue | BlueprintWarning) -> str:
+    """``FILE:LINE: path: message`` (``FILE: path: message`` when the line is unknown); a
+    warning's message is prefixed with ``warning: ``."""
+    where = f"{file}:{problem.line}" if problem.line is not None else file
+    prefix = "warning: " if isinstance(problem, BlueprintWarning) else ""
+    return f"{where}: {problem.path}: {prefix}{problem.message}"
+
+
+class BlueprintError(RegioError, ValueError):
+    """A blueprint failed to load. ``issues`` lists every problem found (not only the first);
+    ``file`` is the blueprint's file name (``<blueprint>`` for text). ``str()`` prints one issue
+    per line as ``FILE:LINE: regions[3].budget: message``."""
+
+    def __init__(self, issues: Iterable[BlueprintIssue], file: str = "<blueprint>") -> None:
+        self.issues: list[BlueprintIssue] = list(issues)
+        self.file = file
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return "\n".join(format_problem(self.file, issue) for issue in self.issues)

@@ -1,0 +1,191 @@
+"""Loading and dumping blueprint YAML.
+
+``load_blueprint`` runs four stages and stops at the first stage that finds problems, reporting
+all problems of that stage at once in one :class:`BlueprintError`:
+
+1. YAML syntax (PyYAML safe loader), duplicate keys;
+2. structure: known keys, required keys, value types and ranges (:mod:`.check`);
+3. seed files exist and are UTF-8 text (relative to the blueprint's folder);
+4. semantics across keys (:mod:`.validate`).
+
+Warnings are attached to the result as ``Blueprint.warnings``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path as FsPath
+from typing import Any
+
+import attrs
+import yaml
+
+from regio.blueprint.check import check_document
+from regio.blueprint.convert import structure_blueprint, unstructure_spec
+from regio.blueprint.errors import BlueprintError, BlueprintIssue, BlueprintWarning
+from regio.blueprint.source import Located, format_path, parse_yaml
+from regio.blueprint.spec import Blueprint, RegionSpec, SeedEntry, SeedFile
+from regio.blueprint.validate import validate_semantics
+
+__all__ = ["BlueprintSource", "dump_blueprint", "load_blueprint", "validate_blueprint"]
+
+
+@attrs.frozen
+class BlueprintSource:
+    """Where a blueprint came from: ``file`` (display name), ``base_dir`` (for seed files) and
+    the parsed document with its line map."""
+
+    file: str
+    base_dir: FsPath
+    located: Located | None = None
+
+    def line(self, path: Any) -> int | None:
+        """The line of a YAML path, or ``None``."""
+        return self.located.line(path) if self.located is not None else None
+
+
+def _read_source(
+    source: str | os.PathLike[str], base_dir: str | os.PathLike[str] | None
+) -> tuple[str, str, FsPath]:
+    """(text, display name, base dir) of a path or of YAML text."""
+    is_path = isinstance(source, os.PathLike)
+    if isinstance(source, str) and "\n" not in source:
+        is_path = source.endswith((".yaml", ".yml")) or os.path.isfile(source)
+    if is_path:
+        path = FsPath(source)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise BlueprintError(
+                [BlueprintIssue("<root>", None, f"cannot read the blueprint file: {exc.strerror}")],
+                str(path),
+            ) from exc
+        except UnicodeDecodeError as exc:
+            raise BlueprintError(
+                [BlueprintIssue("<root>", None, f"the file is not UTF-8 text: {exc.reason}")],
+                str(path),
+            ) from exc
+        return text, str(path), FsPath(base_dir) if base_dir is not None else path.parent
+    return str(source), "<blueprint>", FsPath(base_dir) if base_dir is not None else FsPath.cwd()
+
+
+def _parse(text: str, file: str) -> Located:
+    try:
+        return parse_yaml(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        problem = exc.problem or "invalid YAML"
+        context = f" ({exc.context})" if exc.context else ""
+        raise BlueprintError(
+            [BlueprintIssue("<root>", line, f"YAML syntax error: {problem}{context}")], file
+        ) from exc
+    except yaml.YAMLError as exc:
+        raise BlueprintError([BlueprintIssue("<root>", None, f"YAML error: {exc}")], file) from exc
+
+
+def _resolve_seed_files(bp: Blueprint, source: BlueprintSource) -> Blueprint:
+    issues: list[BlueprintIssue] = []
+    regions: list[RegionSpec] = []
+    for index, spec in enumerate(bp.regions):
+        if isinstance(spec.seed, SeedFile):
+            path = ("regions", index, "seed", "file")
+            target = source.base_dir / spec.seed.file
+            try:
+                text = target.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                reason = exc.reason if isinstance(exc, UnicodeDecodeError) else exc.strerror
+                issues.append(
+                    BlueprintIssue(
+                        format_path(path),
+                        source.line(path),
+                        f"cannot read seed file {str(target)!r} ({reason}); seed files are "
+                        "UTF-8 text, relative to the blueprint file's folder",
+                    )
+                )
+                regions.append(spec)
+                continue
+            spec = attrs.evolve(spec, seed=attrs.evolve(spec.seed, text=text))
+        regions.append(spec)
+    if issues:
+        raise BlueprintError(issues, source.file)
+    return attrs.evolve(bp, regions=tuple(regions))
+
+
+def load_blueprint(
+    source: str | os.PathLike[str], *, base_dir: str | os.PathLike[str] | None = None
+) -> Blueprint:
+    """Load and validate a blueprint.
+
+    ``source`` is a path (``os.PathLike``, or a one-line string that ends in ``.yaml``/``.yml``
+    or names an existing file) or YAML text. Seed files resolve against ``base_dir`` (default:
+    the blueprint file's folder, or the working directory for text).
+
+    Returns the :class:`Blueprint` with ``warnings`` (tuple of :class:`BlueprintWarning`) and
+    ``source`` attached. Raises :class:`BlueprintError` listing every issue of the first stage
+    that failed, each as ``FILE:LINE: path: message``.
+    """
+    text, file, base = _read_source(source, base_dir)
+    located = _parse(text, file)
+    issues = check_document(located)
+    if issues:
+        raise BlueprintError(_by_line(issues), file)
+    bp_source = BlueprintSource(file, base, located)
+    blueprint = structure_blueprint(located.data)
+    blueprint = _resolve_seed_files(blueprint, bp_source)
+    errors, warnings = validate_semantics(blueprint, bp_source.line)
+    if errors:
+        raise BlueprintError(_by_line(errors), file)
+    return attrs.evolve(blueprint, warnings=tuple(_by_line(warnings)), source=bp_source)
+
+
+def _by_line(problems: list[Any]) -> list[Any]:
+    """Problems in file order (stable; problems without a line last)."""
+    return sorted(problems, key=lambda p: (p.line is None, p.line or 0))
+
+
+def validate_blueprint(blueprint: Blueprint) -> list[BlueprintWarning]:
+    """Re-run the semantic checks on a blueprint built or changed in code.
+
+    Returns the warnings; raises :class:`BlueprintError` when there are errors. Lines are
+    reported when the blueprint was loaded from YAML.
+    """
+    source = blueprint.source if isinstance(blueprint.source, BlueprintSource) else None
+    errors, warnings = validate_semantics(blueprint, source.line if source else None)
+    if errors:
+        raise BlueprintError(errors, source.file if source else "<blueprint>")
+    return warnings
+
+
+class _Dumper(yaml.SafeDumper):
+    """Safe dumper writing multi-line strings as literal blocks."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def dump_blueprint(blueprint: Blueprint, *, inline_seeds: bool = False) -> str:
+    """The blueprint as YAML text (keys in declaration order, defaults omitted).
+
+    Loading the result gives an equal :class:`Blueprint`; seed files stay ``{file: path}``
+    references (resolved against ``base_dir`` on load). With ``inline_seeds`` every seed file
+    that was read is written as its text instead, so the YAML stands alone (e.g. in saved
+    engine state); the reloaded blueprint then has literal seeds with the same text.
+    """
+    if inline_seeds:
+        blueprint = attrs.evolve(
+            blueprint,
+            regions=tuple(
+                attrs.evolve(r, seed=(SeedEntry(text=r.seed.text),))
+                if isinstance(r.seed, SeedFile) and r.seed.text is not None
+                else r
+                for r in blueprint.regions
+            ),
+        )
+    data = unstructure_spec(blueprint)
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)

@@ -1,0 +1,150 @@
+"""A one-screen summary of a blueprint: its regions with resolved budgets and policies, and the
+order in which its layout strategy places them (DESIGN §3). Used by ``regio validate``."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from regio.blueprint.spec import (
+    VOLATILITIES,
+    Blueprint,
+    ChecklistSpec,
+    CompactHistorySpec,
+    CompactingSpec,
+    CustomSpec,
+    KeyedSpec,
+    RegionSpec,
+    SlidingWindowSpec,
+)
+from regio.blueprint.validate import never_shrinks, resolved_budget
+
+__all__ = ["KIND_ORDER", "layout_order", "policy_text", "render_summary"]
+
+#: Kind order of the ``kind`` baseline layout (DESIGN §3); also breaks ties in ``volatility``.
+KIND_ORDER = (
+    "pinned",
+    "compact_history",
+    "keyed",
+    "checklist",
+    "compacting",
+    "custom",
+    "temporary",
+    "clearable",
+)
+
+
+def _conversation(bp: Blueprint) -> RegionSpec | None:
+    return next((r for r in bp.regions if isinstance(r, SlidingWindowSpec)), None)
+
+
+def _kind_rank(spec: RegionSpec) -> int:
+    return KIND_ORDER.index(spec.kind) if spec.kind in KIND_ORDER else len(KIND_ORDER)
+
+
+def layout_order(bp: Blueprint) -> list[tuple[str, list[str]]]:
+    """``(slot, region names)`` in request order under ``bp.layout.strategy``.
+
+    * ``regio``: tools, stable, grows (chunked), compact_history, conversation, tail
+      (rewritten regions after the conversation);
+    * ``naive``: system (declaration order), conversation;
+    * ``kind``: system in :data:`KIND_ORDER`, conversation;
+    * ``volatility``: system sorted stable, grows, rewritten (kind order breaks ties),
+      conversation.
+
+    Empty slots are kept so the shape of the strategy shows; ``tools`` holds no region (the
+    agent's tool schemas go there).
+    """
+    conversation = _conversation(bp)
+    convo = [conversation.name] if conversation is not None else []
+    rest = [r for r in bp.regions if r is not conversation]
+    strategy = bp.layout.strategy
+    if strategy == "naive":
+        return [("system", [r.name for r in rest]), ("conversation", convo)]
+    if strategy == "kind":
+        ordered = sorted(rest, key=_kind_rank)
+        return [("system", [r.name for r in ordered]), ("conversation", convo)]
+    if strategy == "volatility":
+        ordered = sorted(rest, key=lambda r: (VOLATILITIES.index(r.volatility), _kind_rank(r)))
+        return [("system", [r.name for r in ordered]), ("conversation", convo)]
+    histories = [r.name for r in rest if isinstance(r, CompactHistorySpec)]
+    others = [r for r in rest if not isinstance(r, CompactHistorySpec)]
+    return [
+        ("tools", []),
+        ("stable", [r.name for r in others if r.volatility == "stable"]),
+        ("grows", [r.name for r in others if r.volatility == "grows"]),
+        ("compact_history", histories),
+        ("conversation", convo),
+        ("tail", [r.name for r in others if r.volatility == "rewritten"]),
+    ]
+
+
+def policy_text(spec: RegionSpec) -> str:
+    """Short text of a region's kind-specific policy (eviction, trigger, source, ...)."""
+    if isinstance(spec, SlidingWindowSpec):
+        ev = spec.eviction
+        detail = {"per_item": "", "bulk": f"(+{ev.overflow})", "compact": f"({ev.compact_count})"}
+        items = f", max {spec.max_items} items" if spec.max_items else ""
+        return f"{ev.strategy}{detail[ev.strategy]}{items}"
+    if isinstance(spec, CompactingSpec):
+        trigger = (
+            f"{spec.threshold_tokens} tok"
+            if spec.threshold_tokens is not None
+            else f"{spec.compact_at:.0%}"
+        )
+        return f"compact at {trigger} -> {spec.target:.0%}"
+    if isinstance(spec, CompactHistorySpec):
+        return f"from {spec.source}; merge oldest"
+    if isinstance(spec, KeyedSpec):
+        return f"LRU, max {spec.max_entries} keys" if spec.max_entries else "LRU by update"
+    if isinstance(spec, ChecklistSpec):
+        return "gate: no open items" if spec.gate else "todo tools"
+    if isinstance(spec, CustomSpec):
+        hooks = [h for h in ("render", "on_write", "on_overflow") if getattr(spec, h)]
+        return "hooks: " + (", ".join(hooks) or "none")
+    return {"pinned": "never", "temporary": "oldest first", "clearable": "wipe whole"}.get(
+        spec.kind, ""
+    )
+
+
+def render_summary(bp: Blueprint, console: Console) -> None:
+    """Print the summary of a valid blueprint (and its warnings) to ``console``."""
+    window = bp.window_tokens
+    table = Table(title=f"{bp.name}: {len(bp.regions)} regions", title_justify="left")
+    for column in ("region", "kind", "budget", "tokens", "volatility", "admission", "eviction"):
+        table.add_column(column, justify="right" if column == "tokens" else "left")
+    total = fixed = 0
+    for spec in bp.regions:
+        tokens = resolved_budget(spec, window)
+        total += tokens
+        fixed += tokens if never_shrinks(spec) else 0
+        table.add_row(
+            spec.name,
+            spec.kind,
+            str(spec.budget),
+            f"{tokens:,}",
+            spec.volatility,
+            spec.admission,
+            policy_text(spec),
+        )
+    model = bp.model
+    facts = Text(
+        f"model {model.provider}:{model.name} (window {model.context_window:,}, output "
+        f"{model.max_output_tokens:,}) | regions share {window:,} tokens | budgets sum "
+        f"{total:,} ({total / window:.0%}) | never-shrinking {fixed:,} | reclaim at "
+        f"{bp.window.high_water:.0%}\n"
+        f"tokenizer {bp.tokenizer} | cache {bp.cache_profile} ttl {bp.cache.ttl} | "
+        f"summarizer {bp.summarizer.model or model.name} ({bp.summarizer.max_summary_tokens:,} "
+        "tok max)"
+    )
+    order = Text(f"layout ({bp.layout.strategy}): ")
+    parts = [f"[{slot}: {', '.join(names) or '-'}]" for slot, names in layout_order(bp)]
+    order.append(" ".join(parts))
+    console.print(Group(table, facts, order))
+    for warning in bp.warnings:
+        where = f"{bp.source.file}:{warning.line}" if bp.source and warning.line else ""
+        prefix = f"{where}: " if where else ""
+        console.print(Text(f"{prefix}{warning.path}: warning: {warning.message}", style="yellow"))
+    status = "valid" + (f", {len(bp.warnings)} warning(s)" if bp.warnings else "")
+    console.print(Text(status, style="green"))

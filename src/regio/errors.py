@@ -1,0 +1,75 @@
+"""Error types of regio.
+
+Every error regio raises on purpose derives from :class:`RegioError` (itself an
+:class:`Exception`), so ``except RegioError`` (or ``except Exception``) catches them all and
+nothing ever ends the process (FC-26). Layers add their own subclasses here.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CompactionError",
+    "CustomHooksNotAllowedError",
+    "ProtectedEntryError",
+    "RegioError",
+    "RegionConfigError",
+    "RegionError",
+    "RegionFullError",
+    "SystemRoleError",
+    "WindowConfigError",
+    "WindowStateError",
+]
+
+
+class RegioError(Exception):
+    """Base of every error regio raises on purpose."""
+
+
+class RegionError(RegioError):
+    """Base of the errors of the regions layer (:mod:`regio.regions`)."""
+
+
+class RegionConfigError(RegionError, ValueError):
+    """A region was declared with an invalid option (the message names the option and the fix)."""
+
+
+class RegionFullError(RegionError):
+    """A write did not fit its region and admission refused it.
+
+    ``region`` is the region name, ``requested`` the tokens of the refused entry and
+    ``available`` the tokens the region (or window) had free; ``refusal`` is the structured
+    :class:`regio.regions.Refusal` with what can be released.
+    """
+
+    def __init__(
+        self, message: str, *, region: str, requested: int, available: int, refusal: object = None
+    ) -> None:
+        super().__init__(message)
+        self.region = region
+        self.requested = requested
+        self.available = available
+        self.refusal = refusal
+
+
+class SystemRoleError(RegionError):
+    """A ``system``-role entry was written into a region that is not ``pinned`` (FC-17)."""
+
+
+class ProtectedEntryError(RegionError):
+    """An explicit release/clear named an entry that is protected (open group or current turn)."""
+
+
+class CustomHooksNotAllowedError(RegionError):
+    """A ``custom`` region names Python hooks but custom hooks were not allowed."""
+
+
+class WindowConfigError(RegionError):
+    """The window's regions cannot work together (e.g. the floors exceed the window, FC-05 d)."""
+
+
+class WindowStateError(RegionError):
+    """A saved window state does not match the window it is loaded into."""
+
+
+class CompactionError(RegionError):
+    """A pending compaction cannot be completed as asked (unknown id, bad summary, ...)."""

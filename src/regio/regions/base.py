@@ -1,0 +1,487 @@
+"""The :class:`Region` base, write results and refusals.
+
+Public constructor surface (keyword-only, shared by every kind)::
+
+    Region(name: str, budget: int | str | Budget | dict, volatility="rewritten",
+           admission="evict", description="", max_entry_tokens: int | None = None,
+           min_tokens: int | None = None, max_tokens: int | None = None)
+
+``min_tokens`` / ``max_tokens`` clamp the budget (the floor wins).
+
+Writes go through ``plan_write(entry) -> WritePlan | Refusal`` (pure: nothing changes) and
+``commit(plan) -> WriteResult``; :meth:`Region.write` does both. The window inserts a
+window-level check between the two, so a refused write never changes anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+import attrs
+import msgspec
+
+from regio.content import Entry
+from regio.errors import ProtectedEntryError, RegionConfigError, SystemRoleError
+from regio.events import EventBus
+from regio.policies import ADMISSIONS, VOLATILITIES, Budget, UnitAnalysis, analyze
+from regio.regions import events as ev
+from regio.regions.pending import CompactionQueue, PendingCompaction
+from regio.regions.results import Refusal, Releasable, WritePlan, WriteResult
+from regio.regions.results import preview as _preview
+
+__all__ = ["Refusal", "Region", "Releasable", "WritePlan", "WriteResult"]
+
+
+def _coerce_budget(value: Any) -> Budget:
+    return Budget.coerce(value)
+
+
+@attrs.define(eq=False, kw_only=True)
+class Region:
+    """Base of all region kinds (attrs, mutable). See docs/architecture.md ``regio.regions``.
+
+    ``budget`` reads the resolved budget in tokens (a percent budget resolves once the region
+    is in a :class:`regio.regions.Window`); ``budget_spec`` is the declared :class:`Budget`.
+    """
+
+    kind: ClassVar[str] = "region"
+    never_shrinks_kind: ClassVar[bool] = False
+    """Kinds whose content the window can never reclaim (their floor counts at load time)."""
+
+    name: str = attrs.field()
+    budget_spec: Budget = attrs.field(alias="budget", converter=_coerce_budget)
+    volatility: str = attrs.field(default="rewritten", validator=attrs.validators.in_(VOLATILITIES))
+    admission: str = attrs.field(default="evict", validator=attrs.validators.in_(ADMISSIONS))
+    description: str = ""
+    max_entry_tokens: int | None = None
+    min_tokens: int | None = None
+    max_tokens: int | None = None
+
+    entries: list[Entry] = attrs.field(factory=list, init=False)
+    version: int = attrs.field(default=0, init=False)
+    events: EventBus = attrs.field(factory=EventBus, init=False, repr=False)
+    queue: CompactionQueue = attrs.field(factory=CompactionQueue, init=False, repr=False)
+    _window_tokens: int | None = attrs.field(default=None, init=False, repr=False)
+    _used: int = attrs.field(default=0, init=False, repr=False)
+    _hash: str | None = attrs.field(default=None, init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        if self.min_tokens is not None or self.max_tokens is not None:
+            self.budget_spec = Budget.of(
+                self.budget_spec,
+                min_tokens=self.min_tokens
+                if self.min_tokens is not None
+                else self.budget_spec.min_tokens,
+                max_tokens=self.max_tokens
+                if self.max_tokens is not None
+                else self.budget_spec.max_tokens,
+            )
+        if not self.name or not isinstance(self.name, str):
+            raise RegionConfigError(f"region name must be a non-empty string, got {self.name!r}")
+        if self.max_entry_tokens is not None and self.max_entry_tokens < 1:
+            raise RegionConfigError(
+                f"region {self.name!r}: max_entry_tokens must be >= 1, got {self.max_entry_tokens}"
+            )
+
+    # ----- read-only surface used by other layers -------------------------------------------
+    @property
+    def budget(self) -> int:
+        """Resolved budget in tokens."""
+        return self.budget_spec.resolve(self._window_tokens)
+
+    @property
+    def used_tokens(self) -> int:
+        """Sum of entry tokens (kept incrementally)."""
+        return self._used
+
+    @property
+    def is_conversation(self) -> bool:
+        """True for ``sliding_window`` (entries are messages with roles)."""
+        return False
+
+    @property
+    def never_shrinks(self) -> bool:
+        """True when window reclaim can never take tokens from this region."""
+        return self.never_shrinks_kind or self.admission == "reject"
+
+    def content_hash(self) -> str:
+        """sha256 (hex) over the entry digests, in order."""
+        if self._hash is None:
+            h = hashlib.sha256()
+            for e in self.entries:
+                h.update(e.digest.encode())
+            self._hash = h.hexdigest()
+        return self._hash
+
+    def render_entry(self, entry: Entry) -> str:
+        """Text of one entry inside :meth:`render_text`."""
+        return entry.text
+
+    def render_text(self) -> str:
+        """The region as placed in a system prompt: ``## <description or name>`` + entries."""
+        lines = [f"## {self.description or self.name}"]
+        lines.extend(self.render_entry(e) for e in self.entries)
+        return "\n".join(lines)
+
+    def pending(self) -> list[PendingCompaction]:
+        """Pending compactions of this region (read from the queue, the single source)."""
+        return self.queue.for_region(self.name)
+
+    def bind(self, window_tokens: int | None, events: EventBus, queue: CompactionQueue) -> None:
+        """Attach to a window: resolve percent budgets, share its event bus and queue."""
+        self._window_tokens = window_tokens
+        self.events = events
+        self.queue = queue
+
+    # ----- writes ----------------------------------------------------------------------------
+    def write(self, entry: Entry, *, strict: bool = False) -> WriteResult | Refusal:
+        """Admit ``entry`` (plan + commit). With ``strict`` a refusal raises
+        :class:`RegionFullError` instead of being returned. Raises :class:`SystemRoleError`
+        for a ``system`` entry outside ``pinned``."""
+        plan = self.plan_write(entry)
+        if isinstance(plan, Refusal):
+            self.emit_refusal(plan)
+            if strict:
+                raise plan.error()
+            return plan
+        return self.commit(plan)
+
+    def plan_write(self, entry: Entry) -> WritePlan | Refusal:
+        """Decide what writing ``entry`` would do, changing nothing."""
+        if entry.role == "system" and self.kind != "pinned":
+            raise SystemRoleError(
+                f"region {self.name!r} ({self.kind}) cannot hold a system-role entry; system "
+                "instructions belong in a pinned region (FC-17)"
+            )
+        if self.max_entry_tokens is not None and entry.tokens > self.max_entry_tokens:
+            return self.refusal(entry, "entry_limit")
+        if entry.tokens > self.budget:
+            return self.refusal(entry, "too_large")
+        return self._plan(entry)
+
+    def _plan(self, entry: Entry) -> WritePlan | Refusal:
+        """Kind-specific planning (default: roll off oldest units under ``evict``)."""
+        return self.plan_rolloff(entry)
+
+    def plan_rolloff(
+        self,
+        entry: Entry,
+        *,
+        keep_items: int | None = None,
+        count_units: bool = False,
+        fallback: bool = False,
+        item_reason: str = "max_items",
+    ) -> WritePlan | Refusal:
+        """Plan appending ``entry``, dropping the fewest oldest whole units so the region fits
+        its token budget and (soft) at most ``keep_items`` items. Refuses under ``reject`` or
+        when only protected units could make room."""
+        fits = self._used + entry.tokens <= self.budget
+        if self.admission == "reject":
+            if not fits:
+                return self.refusal(entry, "region_full")
+            if keep_items is not None and len(self.entries) + 1 > keep_items:
+                return self.refusal(entry, "max_items")
+            return WritePlan(entry)
+        if fits and keep_items is None:
+            return WritePlan(entry)
+        cand = [*self.entries, entry]
+        info = analyze(cand)
+        n_old = len(self.entries)
+        # never cut past the old entries: the new entry (and a unit it joins) stays whole
+        k_tok = info.smallest_cut(max_tokens=self.budget, max_cut=n_old)
+        if k_tok is None:
+            return self.refusal(entry, "region_full", info=info)
+        k, over, reason = k_tok, None, "tokens"
+        if keep_items is not None:
+            caps = {"max_units": keep_items} if count_units else {"max_entries": keep_items}
+            k_items = info.smallest_cut(max_cut=n_old, **caps)
+            if k_items is None:
+                k_items = info.largest_cut(upto=n_old)
+                over = item_reason
+            if k_items > k:
+                k, reason = k_items, item_reason
+        if fallback and reason != "tokens":
+            reason = "compaction_fallback"
+        ids = tuple(e.id for e in cand[:k])
+        return WritePlan(
+            entry, evict_ids=ids, evict_reason=reason, fallback=fallback, over_budget_reason=over
+        )
+
+    def commit(self, plan: WritePlan) -> WriteResult:
+        """Apply a plan from :meth:`plan_write` and emit its events."""
+        entry = plan.entry
+        if plan.unchanged:
+            existing = self.entries[plan.replace_index] if plan.replace_index is not None else entry
+            self.events.emit(ev.Unchanged(self.name, entry.key or "", existing.id))
+            return WriteResult(self.name, existing.id, self.version, unchanged=True)
+        if plan.evict_ids:
+            removed = self.remove_ids(plan.evict_ids)
+            self.events.emit(
+                ev.Evicted(
+                    self.name,
+                    tuple(e.id for e in removed),
+                    sum(e.tokens for e in removed),
+                    plan.evict_reason,
+                )
+            )
+            self._drop_pending(
+                plan.evict_ids, fallback=True, reason=f"entries evicted ({plan.evict_reason})"
+            )
+        replaced: str | None = None
+        if plan.replace_index is not None:
+            old = self.entries[plan.replace_index]
+            replaced = old.id
+            self.entries[plan.replace_index] = entry
+            self._used += entry.tokens - old.tokens
+            self.events.emit(
+                ev.Replaced(
+                    self.name,
+                    entry.key or "",
+                    entry.id,
+                    old.text,
+                    entry.text,
+                    old.tokens,
+                    entry.tokens,
+                )
+            )
+        else:
+            self.entries.append(entry)
+            self._used += entry.tokens
+        self._changed()
+        self.events.emit(
+            ev.Written(self.name, entry.id, entry.tokens, self._used, self.budget, self.version)
+        )
+        if plan.over_budget_reason:
+            self.events.emit(
+                ev.RegionOverBudget(
+                    self.name, len(self.entries), self.budget, plan.over_budget_reason
+                )
+            )
+        self._after_write()
+        return WriteResult(
+            self.name, entry.id, self.version, evicted=plan.evict_ids, replaced=replaced
+        )
+
+    def _after_write(self) -> None:
+        """Kind hook run after every committed write (e.g. queue a compaction)."""
+
+    # ----- removal ---------------------------------------------------------------------------
+    def _changed(self) -> None:
+        self.version += 1
+        self._hash = None
+
+    def remove_ids(self, ids: Iterable[str]) -> list[Entry]:
+        """Remove the entries with ``ids`` (no events, no pending handling); returns them."""
+        gone = set(ids)
+        removed = [e for e in self.entries if e.id in gone]
+        if removed:
+            self.entries = [e for e in self.entries if e.id not in gone]
+            self._used -= sum(e.tokens for e in removed)
+            self._changed()
+        return removed
+
+    def insert(self, index: int, entry: Entry) -> None:
+        """Insert ``entry`` at ``index`` (used by merge compactions); emits ``written``."""
+        self.entries.insert(index, entry)
+        self._used += entry.tokens
+        self._changed()
+        self.events.emit(
+            ev.Written(self.name, entry.id, entry.tokens, self._used, self.budget, self.version)
+        )
+
+    def _drop_pending(self, ids: Iterable[str], *, fallback: bool, reason: str) -> None:
+        for p in self.queue.touching(self.name, ids):
+            self.queue.remove(p.id)
+            if fallback:
+                self.events.emit(ev.CompactionFallback(p.id, self.name, p.entry_ids, reason))
+            else:
+                self.events.emit(ev.CompactionFailed(p.id, self.name, reason, True))
+
+    def analysis(self) -> UnitAnalysis:
+        """Unit analysis of the current entries (:func:`regio.policies.analyze`)."""
+        return analyze(self.entries)
+
+    def release(
+        self, *, key: str | None = None, index: int | None = None, oldest: int | None = None
+    ) -> list[Entry]:
+        """Release by ``key``, by ``index`` (the whole unit of that entry) or the ``oldest`` N
+        units. Returns the removed entries. Raises :class:`ProtectedEntryError` for a protected
+        unit, ``KeyError`` for an unknown key and ``IndexError`` for a bad index."""
+        given = [x is not None for x in (key, index, oldest)]
+        if sum(given) != 1:
+            raise ValueError("release needs exactly one of key=, index= or oldest=")
+        info = self.analysis()
+        if oldest is not None:
+            if oldest < 0:
+                raise ValueError(f"release(oldest=N) needs N >= 0, got {oldest}")
+            total = info.units_from[0]
+            k = info.smallest_cut(max_units=total - oldest) if oldest else 0
+            ids = [e.id for e in self.entries[: info.largest_cut() if k is None else k]]
+        else:
+            if key is not None:
+                matches = [i for i, e in enumerate(self.entries) if e.key == key]
+                if not matches:
+                    known = ", ".join(sorted(e.key for e in self.entries if e.key)) or "none"
+                    raise KeyError(f"region {self.name!r} has no key {key!r} (keys: {known})")
+                index = matches[0]
+            assert index is not None
+            n = len(self.entries)
+            if not -n <= index < n:
+                raise IndexError(f"region {self.name!r} has {n} entries; index {index} is out")
+            index %= n
+            unit = info.unit_of[index]
+            members = [i for i, u in enumerate(info.unit_of) if u == unit]
+            if any(i >= info.limit for i in members):
+                raise ProtectedEntryError(
+                    f"entry {self.entries[index].id!r} of region {self.name!r} is in the current "
+                    "turn or an open tool-call group and cannot be released"
+                )
+            ids = [self.entries[i].id for i in members]
+        removed = self.remove_ids(ids)
+        if removed:
+            self.events.emit(
+                ev.Released(self.name, tuple(e.id for e in removed), sum(e.tokens for e in removed))
+            )
+            self._drop_pending(ids, fallback=False, reason="entries released")
+        return removed
+
+    def trim(self, *, max_tokens: int | None = None, max_items: int | None = None) -> list[Entry]:
+        """Evict the fewest oldest whole units so the region fits ``max_tokens`` (default: its
+        budget) and ``max_items`` entries; protected units are never evicted, so the result may
+        stay above the cap (event ``region_over_budget``). Returns the evicted entries."""
+        cap = self.budget if max_tokens is None else max_tokens
+        info = self.analysis()
+        k = info.smallest_cut(max_tokens=cap, max_entries=max_items)
+        over = k is None
+        if k is None:
+            k = info.largest_cut()
+        ids = [e.id for e in self.entries[:k]]
+        removed = self.remove_ids(ids)
+        if removed:
+            self.events.emit(
+                ev.Evicted(self.name, tuple(ids), sum(e.tokens for e in removed), "trim")
+            )
+            self._drop_pending(ids, fallback=True, reason="entries evicted (trim)")
+        if over:
+            self.events.emit(ev.RegionOverBudget(self.name, self.used_tokens, cap, "protected"))
+        return removed
+
+    def clear(self) -> list[Entry]:
+        """Remove every unit that is not protected; returns the removed entries."""
+        info = self.analysis()
+        ids = [e.id for e in self.entries[: info.largest_cut()]]
+        removed = self.remove_ids(ids)
+        if removed:
+            self.events.emit(
+                ev.Cleared(self.name, tuple(e.id for e in removed), sum(e.tokens for e in removed))
+            )
+            self._drop_pending(ids, fallback=False, reason="region cleared")
+        return removed
+
+    # ----- refusals --------------------------------------------------------------------------
+    def releasable(
+        self, info: UnitAnalysis | None = None, limit: int = 5
+    ) -> tuple[Releasable, ...]:
+        """The oldest releasable units (first entry id, unit tokens, key), up to ``limit``."""
+        if not self.entries:
+            return ()
+        info = info or self.analysis()
+        out: list[Releasable] = []
+        cuts = info.safe_cuts()
+        for a, b in itertools.pairwise(cuts):
+            if b > len(self.entries):
+                break
+            first = self.entries[a]
+            out.append(
+                Releasable(
+                    first.id,
+                    info.suffix_tokens[a] - info.suffix_tokens[b],
+                    first.key,
+                    _preview(first),
+                )
+            )
+            if len(out) >= limit:
+                break
+        return tuple(out)
+
+    def refusal(
+        self,
+        entry: Entry,
+        reason: str,
+        *,
+        info: UnitAnalysis | None = None,
+        window: tuple[int, int] | None = None,
+    ) -> Refusal:
+        """Build the :class:`Refusal` for ``entry`` (``window``: (used, max) of the window)."""
+        used, budget = window if window else (self._used, self.budget)
+        available = max(0, budget - used)
+        if info is not None and info.size > len(self.entries):
+            info = analyze(self.entries)
+        rel = self.releasable(info) if reason != "too_large" else ()
+        where = "the window" if window else f"region {self.name!r}"
+        if reason == "too_large":
+            msg = (
+                f"{where} refused an entry of {entry.tokens} tokens: it is larger than the "
+                f"whole region ({budget} tokens). Shorten or split it."
+            )
+        elif reason == "entry_limit":
+            msg = (
+                f"{where} refused an entry of {entry.tokens} tokens: entries are limited to "
+                f"{self.max_entry_tokens} tokens. Shorten it."
+            )
+        elif reason == "max_items":
+            msg = (
+                f"{where} is full: {len(self.entries)} entries is its limit "
+                f"({used}/{budget} tokens used). Release an entry first."
+            )
+        elif reason == "hook":
+            msg = f"{where} refused the entry: its on_write hook declined it."
+        else:
+            msg = (
+                f"{where} is full: {used}/{budget} tokens used, {available} free; the entry "
+                f"needs {entry.tokens}."
+            )
+        if rel and reason not in ("too_large", "entry_limit", "hook"):
+            names = ", ".join(
+                (f"key {r.key!r}" if r.key else f"entry {r.entry_id!r}") + f" ({r.tokens} tokens)"
+                for r in rel
+            )
+            msg += f" Release oldest first: {names}; or write something shorter."
+        return Refusal(self.name, used, budget, entry.tokens, available, rel, reason, msg)
+
+    def emit_refusal(self, refusal: Refusal) -> None:
+        """Emit the ``refused`` event for ``refusal``."""
+        self.events.emit(
+            ev.Refused(
+                refusal.region,
+                refusal.entry_tokens,
+                refusal.used,
+                refusal.budget,
+                refusal.available,
+                refusal.reason,
+                refusal.message,
+            )
+        )
+
+    # ----- state -----------------------------------------------------------------------------
+    def options(self) -> dict[str, Any]:
+        """Constructor keywords that rebuild this region (JSON-able)."""
+        out: dict[str, Any] = {}
+        for f in attrs.fields(type(self)):
+            if f.init:
+                out[f.alias or f.name] = msgspec.to_builtins(getattr(self, f.name))
+        return out
+
+    def state_extra(self) -> dict[str, Any]:
+        """Kind-specific counters to persist (JSON-able)."""
+        return {}
+
+    def load_state(self, entries: list[Entry], version: int, extra: dict[str, Any]) -> None:
+        """Restore entries, version and kind-specific counters."""
+        self.entries = list(entries)
+        self._used = sum(e.tokens for e in entries)
+        self.version = version
+        self._hash = None

@@ -1,0 +1,158 @@
+"""``compacting`` and ``compact_history`` regions (DESIGN.md section 2).
+
+Constructors (keyword-only)::
+
+    Compacting(name=, budget=, compact_at: float | None = 0.8,
+               threshold_tokens: int | None = None, admission="evict", ...)
+    CompactHistory(name=, budget=, source: str, admission="evict", volatility="grows", ...)
+
+A ``compacting`` region over ``compact_at * budget`` (or over ``threshold_tokens``) queues its
+whole compactable content (complete units only: never the newest user message nor an open
+group) as one :class:`PendingCompaction` for its paired ``compact_history`` (the one whose
+``source`` names it). A ``compact_history`` over budget queues a ``merge`` of its oldest
+summaries (never drops them); until the merge completes it may stay over budget (event
+``region_over_budget``).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+
+from regio.content import Entry
+from regio.errors import RegionConfigError
+from regio.regions import events as ev
+from regio.regions.base import Refusal, Region, WritePlan
+from regio.regions.pending import PendingCompaction
+
+__all__ = ["CompactHistory", "Compacting"]
+
+
+@attrs.define(eq=False, kw_only=True)
+class Compacting(Region):
+    """Working notes (or history) that may be summarized; window reclaim phase 3."""
+
+    kind: ClassVar[str] = "compacting"
+
+    compact_at: float | None = 0.8
+    threshold_tokens: int | None = None
+    compact_target: str | None = attrs.field(default=None, init=False)
+    """Name of the paired ``compact_history`` (set by the window)."""
+
+    def __attrs_post_init__(self) -> None:
+        super().__attrs_post_init__()
+        if self.compact_at is not None and not 0 < self.compact_at <= 1:
+            raise RegionConfigError(
+                f"region {self.name!r}: compact_at is a fraction of the budget in (0, 1], "
+                f"got {self.compact_at}"
+            )
+        if self.threshold_tokens is not None and self.threshold_tokens < 1:
+            raise RegionConfigError(
+                f"region {self.name!r}: threshold_tokens must be >= 1, got {self.threshold_tokens}"
+            )
+
+    @property
+    def trigger_tokens(self) -> int | None:
+        """The smallest trigger in tokens (``compact_at * budget`` or ``threshold_tokens``)."""
+        triggers = []
+        if self.compact_at is not None:
+            triggers.append(int(self.compact_at * self.budget))
+        if self.threshold_tokens is not None:
+            triggers.append(self.threshold_tokens)
+        return min(triggers) if triggers else None
+
+    @property
+    def over_threshold(self) -> bool:
+        """True when used tokens pass the trigger."""
+        trigger = self.trigger_tokens
+        return trigger is not None and self.used_tokens > trigger
+
+    def _after_write(self) -> None:
+        if self.over_threshold and not self.pending():
+            self.request_compaction(reason="threshold")
+
+    def request_compaction(self, *, reason: str = "manual") -> PendingCompaction | None:
+        """Queue the whole compactable content (complete units before the protected tail).
+
+        Returns the queued item, or None when nothing is compactable or an item is already
+        pending for this region (one at a time, so no entry is ever summarized twice).
+        """
+        if self.pending():
+            return None
+        k = self.analysis().largest_cut()
+        if k == 0:
+            return None
+        marked = self.entries[:k]
+        p = self.queue.add(
+            region=self.name,
+            entry_ids=[e.id for e in marked],
+            target=self.compact_target,
+            reason=reason,
+            tokens=sum(e.tokens for e in marked),
+        )
+        self.events.emit(
+            ev.CompactionQueued(
+                p.id, self.name, p.target, p.entry_ids, p.tokens, reason, p.operation
+            )
+        )
+        return p
+
+
+@attrs.define(eq=False, kw_only=True)
+class CompactHistory(Region):
+    """Summaries, append-only. Never rolls off, never reclaimed; over budget its oldest
+    summaries are queued to be merged into one (``operation="merge"``)."""
+
+    kind: ClassVar[str] = "compact_history"
+    never_shrinks_kind: ClassVar[bool] = True
+
+    source: str | None = None
+    volatility: str = attrs.field(
+        default="grows", validator=attrs.validators.in_(("stable", "grows", "rewritten"))
+    )
+
+    def _plan(self, entry: Entry) -> WritePlan | Refusal:
+        if self.admission == "reject" and self.used_tokens + entry.tokens > self.budget:
+            return self.refusal(entry, "region_full")
+        return WritePlan(entry)
+
+    def _after_write(self) -> None:
+        self.check_merge()
+
+    def check_merge(self) -> PendingCompaction | None:
+        """Queue a merge of the oldest summaries when over budget and none is pending."""
+        over = self.used_tokens - self.budget
+        if over <= 0 or self.pending():
+            return None
+        taken: list[Entry] = []
+        for e in self.entries:
+            taken.append(e)
+            if len(taken) >= 2 and sum(t.tokens for t in taken) > over:
+                break
+        if len(taken) < 2:
+            self.events.emit(
+                ev.RegionOverBudget(
+                    self.name, self.used_tokens, self.budget, "one summary left; nothing to merge"
+                )
+            )
+            return None
+        p = self.queue.add(
+            region=self.name,
+            entry_ids=[e.id for e in taken],
+            target=self.name,
+            reason="history_over_budget",
+            tokens=sum(e.tokens for e in taken),
+            operation="merge",
+        )
+        self.events.emit(
+            ev.CompactionQueued(
+                p.id, self.name, p.target, p.entry_ids, p.tokens, p.reason, p.operation
+            )
+        )
+        self.events.emit(
+            ev.RegionOverBudget(
+                self.name, self.used_tokens, self.budget, "waiting for merge compaction"
+            )
+        )
+        return p

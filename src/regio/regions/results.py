@@ -1,0 +1,95 @@
+"""Results of writes: :class:`WriteResult`, :class:`Refusal` (+ :class:`Releasable`) and the
+internal :class:`WritePlan` a region computes before committing."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+import msgspec
+
+from regio.content import Entry
+from regio.errors import RegionFullError
+
+if TYPE_CHECKING:
+    from regio.regions.base import Region
+
+__all__ = ["Refusal", "Releasable", "WritePlan", "WriteResult", "preview"]
+
+
+class Releasable(msgspec.Struct, frozen=True):
+    """Something the caller may release to make room: an entry (its unit), key and size."""
+
+    entry_id: str
+    tokens: int
+    key: str | None = None
+    preview: str = ""
+
+
+class Refusal(msgspec.Struct, frozen=True):
+    """A refused write. Nothing changed (entries, hash and version are as before).
+
+    ``used``/``budget``/``available`` are the region's (or, for ``reason == "window_full"``,
+    the window's) tokens; ``entry_tokens`` the refused entry; ``releasable`` the oldest
+    releasable units (oldest first, up to 5); ``message`` tells an agent how full the region is
+    and what to release. ``reason``: ``region_full`` | ``too_large`` | ``window_full`` |
+    ``entry_limit`` | ``max_items`` | ``hook``.
+    """
+
+    region: str
+    used: int
+    budget: int
+    entry_tokens: int
+    available: int
+    releasable: tuple[Releasable, ...]
+    reason: str
+    message: str
+
+    def error(self) -> RegionFullError:
+        """This refusal as a :class:`RegionFullError` (for callers that prefer raising)."""
+        return RegionFullError(
+            self.message,
+            region=self.region,
+            requested=self.entry_tokens,
+            available=self.available,
+            refusal=self,
+        )
+
+
+class WriteResult(msgspec.Struct, frozen=True):
+    """An admitted write: ``entry_id`` now in ``region``; ``evicted`` ids that rolled off;
+    ``replaced`` the id of the entry replaced in place; ``unchanged`` for a no-op write."""
+
+    region: str
+    entry_id: str
+    version: int
+    evicted: tuple[str, ...] = ()
+    replaced: str | None = None
+    unchanged: bool = False
+
+
+@attrs.define
+class WritePlan:
+    """What a write will do once committed (computed without changing anything)."""
+
+    entry: Entry
+    evict_ids: tuple[str, ...] = ()
+    evict_reason: str = "tokens"
+    replace_index: int | None = None
+    unchanged: bool = False
+    fallback: bool = False
+    over_budget_reason: str | None = None
+
+    def delta_tokens(self, region: Region) -> int:
+        """Change of the region's used tokens when committed."""
+        if self.unchanged:
+            return 0
+        gone = sum(e.tokens for e in region.entries if e.id in set(self.evict_ids))
+        if self.replace_index is not None:
+            gone += region.entries[self.replace_index].tokens
+        return self.entry.tokens - gone
+
+
+def preview(entry: Entry, width: int = 60) -> str:
+    text = " ".join(entry.text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,50 @@
+"""Simple kinds: ``pinned``, ``temporary``, ``clearable`` (DESIGN.md section 2).
+
+Constructors (keyword-only; every kind also takes the :class:`Region` options)::
+
+    Pinned(name=, budget=, volatility="rewritten", description="")
+    Temporary(name=, budget=, admission="evict", ...)
+    Clearable(name=, budget=, admission="evict", ...)
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+
+from regio.content import Entry
+from regio.regions.base import Refusal, Region, WritePlan
+
+__all__ = ["Clearable", "Pinned", "Temporary"]
+
+
+@attrs.define(eq=False, kw_only=True)
+class Pinned(Region):
+    """Task, identity, instructions. Never rolls off and is never reclaimed: a write that does
+    not fit is refused (reason ``region_full``) with a message naming region, used and budget.
+    The only region that may hold ``system``-role entries."""
+
+    kind: ClassVar[str] = "pinned"
+    never_shrinks_kind: ClassVar[bool] = True
+
+    def _plan(self, entry: Entry) -> WritePlan | Refusal:
+        if self.used_tokens + entry.tokens > self.budget:
+            return self.refusal(entry, "region_full")
+        return WritePlan(entry)
+
+
+@attrs.define(eq=False, kw_only=True)
+class Temporary(Region):
+    """Raw tool output, lookups (the default kind). Rolls off oldest units first; window
+    reclaim phase 2 takes its oldest units, round-robin across temporary regions."""
+
+    kind: ClassVar[str] = "temporary"
+
+
+@attrs.define(eq=False, kw_only=True)
+class Clearable(Region):
+    """Scratch. Rolls off oldest units; ``clear()`` wipes it; window reclaim phase 1 wipes it
+    whole."""
+
+    kind: ClassVar[str] = "clearable"

@@ -1,0 +1,473 @@
+"""The :class:`Window`: all regions of one agent, the total budget and the reclaim cascade.
+
+Constructor (keyword-only)::
+
+    Window(regions: list[Region], max_tokens: int, counter: TokenCounter | None = None,
+           high_water: float = 0.9)
+
+``counter`` is anything with ``count_entry(entry) -> int`` (see :mod:`regio.tokens`); without
+one, :meth:`Window.make_entry` needs ``tokens=``. Load-time check (FC-05 d): the floors of the
+regions that never shrink (``pinned``, ``keyed``, ``checklist``, ``compact_history`` and every
+``reject`` region) must fit the window, else :class:`WindowConfigError` with the numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import msgspec
+
+from regio.content import Block, Entry, Message, Text, Thinking, ToolResult, ToolUse
+from regio.errors import (
+    RegionConfigError,
+    SystemRoleError,
+    WindowConfigError,
+    WindowStateError,
+)
+from regio.events import EventBus
+from regio.policies import Compact, is_user_turn_start
+from regio.regions import events as ev
+from regio.regions import flush, todo
+from regio.regions.base import Refusal, Region, WritePlan, WriteResult
+from regio.regions.compaction import CompactHistory, Compacting
+from regio.regions.conversation import SlidingWindow
+from regio.regions.custom import Custom
+from regio.regions.pending import CompactionQueue, PendingCompaction
+from regio.regions.registry import make_region
+from regio.regions.state import FinishGate, RegionState, WindowState
+
+__all__ = ["Window"]
+
+Content = str | Block | Sequence[Block]
+
+
+def _blocks(content: Content) -> tuple[Block, ...]:
+    if isinstance(content, str):
+        return (Text(content),)
+    if isinstance(content, Text | ToolUse | ToolResult | Thinking):
+        return (content,)
+    return tuple(content)
+
+
+@attrs.define(eq=False, kw_only=True)
+class Window:
+    """All regions of one agent (attrs). Every decision is an event on ``events``."""
+
+    regions: list[Region]
+    max_tokens: int
+    counter: Any = None
+    high_water: float = 0.9
+    events: EventBus = attrs.field(factory=EventBus)
+    queue: CompactionQueue = attrs.field(factory=CompactionQueue, repr=False)
+    turn: int = 0
+    next_entry: int = 1
+    call_groups: dict[str, str] = attrs.field(factory=dict, repr=False)
+    _by_name: dict[str, Region] = attrs.field(factory=dict, init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        if self.max_tokens < 1:
+            raise WindowConfigError(f"window max_tokens must be >= 1, got {self.max_tokens}")
+        if not 0 < self.high_water <= 1:
+            raise WindowConfigError(f"window high_water must be in (0, 1], got {self.high_water}")
+        for r in self.regions:
+            if r.name in self._by_name:
+                raise WindowConfigError(f"two regions are named {r.name!r}; names must be unique")
+            self._by_name[r.name] = r
+            r.bind(self.max_tokens, self.events, self.queue)
+        self._pair_histories()
+        self._check_floors()
+
+    def _pair_histories(self) -> None:
+        for h in self.regions:
+            if not isinstance(h, CompactHistory):
+                continue
+            if h.source is None:
+                continue
+            src = self._by_name.get(h.source)
+            if not isinstance(src, Compacting | SlidingWindow):
+                raise WindowConfigError(
+                    f"compact_history {h.name!r}: source {h.source!r} is not a compacting or "
+                    f"sliding_window region (regions: {', '.join(self._by_name)})"
+                )
+            if src.compact_target is not None:
+                raise WindowConfigError(
+                    f"region {src.name!r} has two compact_history regions "
+                    f"({src.compact_target!r}, {h.name!r}); pair exactly one"
+                )
+            src.compact_target = h.name
+        for r in self.regions:
+            needs = isinstance(r, Compacting) or (
+                isinstance(r, SlidingWindow) and isinstance(r.eviction, Compact)
+            )
+            if needs and r.compact_target is None:  # type: ignore[attr-defined]
+                raise WindowConfigError(
+                    f"region {r.name!r} queues compactions but no compact_history has "
+                    f"source: {r.name}; add one to receive its summaries"
+                )
+
+    def _check_floors(self) -> None:
+        fixed = [
+            (r.name, r.kind, r.budget_spec.floor(self.max_tokens))
+            for r in self.regions
+            if r.never_shrinks
+        ]
+        total = sum(f for _, _, f in fixed)
+        if total > self.max_tokens:
+            parts = ", ".join(f"{n} ({k}) {f}" for n, k, f in fixed)
+            raise WindowConfigError(
+                f"regions that never shrink need {total} tokens but the window is "
+                f"{self.max_tokens}: {parts}. Raise the window or lower these budgets"
+            )
+
+    # ----- lookup -------------------------------------------------------------------------
+    def region(self, name: str | Region) -> Region:
+        """The region called ``name``; ``KeyError`` naming the known regions."""
+        if isinstance(name, Region):
+            return name
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise KeyError(f"no region {name!r}; regions: {', '.join(self._by_name)}") from None
+
+    @property
+    def conversation(self) -> Region | None:
+        """The first ``sliding_window`` region, or None."""
+        return next((r for r in self.regions if r.is_conversation), None)
+
+    @property
+    def used_tokens(self) -> int:
+        """Sum of the regions' used tokens."""
+        return sum(r.used_tokens for r in self.regions)
+
+    @property
+    def high_water_tokens(self) -> int:
+        """``high_water * max_tokens`` (tokens); reclaim runs above it."""
+        return int(self.high_water * self.max_tokens)
+
+    # ----- entries ------------------------------------------------------------------------
+    def make_entry(
+        self,
+        content: Content,
+        *,
+        role: str | None = None,
+        key: str | None = None,
+        tokens: int | None = None,
+        meta: dict[str, Any] | None = None,
+        group: str | None = None,
+    ) -> Entry:
+        """Build an entry with a fresh id (``e<n>``) and the current turn; counts it once with
+        ``counter.count_entry`` unless ``tokens`` is given. Raises :class:`RegionConfigError`
+        without either."""
+        entry = Entry(
+            id=f"e{self.next_entry}",
+            blocks=_blocks(content),
+            role=role,  # type: ignore[arg-type]
+            key=key,
+            tokens=0,
+            turn=self.turn,
+            group=group,
+            meta=dict(meta or {}),
+        )
+        if tokens is None:
+            if self.counter is None:
+                raise RegionConfigError(
+                    "Window has no token counter: pass counter= to Window or tokens= to make_entry"
+                )
+            tokens = int(self.counter.count_entry(entry))
+        self.next_entry += 1
+        return msgspec.structs.replace(entry, tokens=tokens)
+
+    def write(
+        self,
+        region: str | Region,
+        content: Entry | Content,
+        *,
+        key: str | None = None,
+        role: str | None = None,
+        tokens: int | None = None,
+        strict: bool = False,
+    ) -> WriteResult | Refusal:
+        """Admit an entry (or content made into one) into ``region``.
+
+        Returns :class:`WriteResult` or a :class:`Refusal` (nothing changed); with ``strict`` a
+        refusal raises :class:`regio.errors.RegionFullError`. After the write, reclaim runs when
+        the window passes its high-water mark. A write the window cannot make room for (even
+        after reclaiming every ``clearable`` and ``temporary`` token) is refused with reason
+        ``window_full``.
+        """
+        r = self.region(region)
+        entry = (
+            content
+            if isinstance(content, Entry)
+            else self.make_entry(content, role=role, key=key, tokens=tokens)
+        )
+        if entry.role == "system" and r.kind != "pinned":
+            raise SystemRoleError(
+                f"region {r.name!r} ({r.kind}) cannot hold a system-role entry; system "
+                "instructions belong in a pinned region (FC-17)"
+            )
+        plan = r.plan_write(entry)
+        if isinstance(plan, WritePlan):
+            delta = plan.delta_tokens(r)
+            if delta > 0 and self.used_tokens + delta > self.max_tokens:
+                spare = self._reclaimable(exclude=r)
+                if self.used_tokens + delta - spare > self.max_tokens:
+                    plan = r.refusal(
+                        entry, "window_full", window=(self.used_tokens, self.max_tokens)
+                    )
+        if isinstance(plan, Refusal):
+            r.emit_refusal(plan)
+            if strict:
+                raise plan.error()
+            return plan
+        result = r.commit(plan)
+        self.reclaim(keep=entry.id)
+        return result
+
+    append = write
+    """Alias of :meth:`write` (the name used for ``grows`` regions)."""
+
+    def add_message(
+        self,
+        message: Message,
+        *,
+        region: str | Region | None = None,
+        tokens: int | None = None,
+        strict: bool = False,
+    ) -> WriteResult | Refusal:
+        """Append a message to the conversation region (or ``region``).
+
+        Group ids: an assistant message with calls opens ``g:<first call id>``; a message with
+        results for known calls joins that group (FC-10 step 3); any other message is
+        ``m:<entry id>``. A user message that is not only tool results starts a new turn.
+        Raises :class:`SystemRoleError` for a system message (FC-17).
+        """
+        target = self.region(region) if region is not None else self.conversation
+        if target is None:
+            raise RegionConfigError("add_message needs a sliding_window region (or region=)")
+        if message.role == "system":
+            raise SystemRoleError(
+                f"region {target.name!r} cannot hold a system message; put system instructions "
+                "in a pinned region (FC-17)"
+            )
+        known = [
+            self.call_groups[b.tool_use_id]
+            for b in message.tool_results
+            if b.tool_use_id in self.call_groups
+        ]
+        probe = Entry(id="", blocks=message.blocks, role=message.role)
+        turn_start = is_user_turn_start(probe)
+        if turn_start:
+            self.turn += 1
+        entry = self.make_entry(message.blocks, role=message.role, tokens=tokens)
+        calls = message.tool_calls
+        group = known[0] if known else (f"g:{calls[0].id}" if calls else f"m:{entry.id}")
+        entry = msgspec.structs.replace(entry, group=group)
+        result = self.write(target, entry, strict=strict)
+        if isinstance(result, WriteResult):
+            for c in calls:
+                self.call_groups.setdefault(c.id, group)
+        elif turn_start:
+            self.turn -= 1
+        return result
+
+    def release(
+        self,
+        region: str | Region,
+        *,
+        key: str | None = None,
+        index: int | None = None,
+        oldest: int | None = None,
+    ) -> list[Entry]:
+        """Release entries explicitly (see :meth:`Region.release`)."""
+        return self.region(region).release(key=key, index=index, oldest=oldest)
+
+    def clear(self, region: str | Region) -> list[Entry]:
+        """Clear a region (protected units stay; see :meth:`Region.clear`)."""
+        return self.region(region).clear()
+
+    # ----- reclaim ------------------------------------------------------------------------
+    def _reclaimable(self, exclude: Region | None = None) -> int:
+        return sum(
+            r.used_tokens
+            for r in self.regions
+            if r is not exclude and r.admission == "evict" and r.kind in ("clearable", "temporary")
+        )
+
+    def reclaim(self, *, keep: str | None = None) -> int:
+        """Run the reclaim cascade if the window is above its high-water mark; returns tokens
+        freed. Phases (DESIGN.md section 2): 1 wipe ``clearable``; 1.5 custom ``on_overflow``;
+        2 ``temporary`` oldest unit first, round-robin; 3 queue ``compacting`` regions. Never
+        touches ``sliding_window``, ``pinned``, ``compact_history``, ``keyed``, ``checklist`` or
+        ``reject`` regions. ``keep``: an entry id never reclaimed (the one just written)."""
+        mark = self.high_water_tokens
+        before = self.used_tokens
+        if before <= mark:
+            return 0
+        evictable = [r for r in self.regions if r.admission == "evict"]
+        for r in evictable:
+            if self.used_tokens <= mark:
+                break
+            if r.kind == "clearable" and r.entries and all(e.id != keep for e in r.entries):
+                self._reclaimed(r, "1", r.clear())
+        for r in evictable:
+            if self.used_tokens <= mark:
+                break
+            if isinstance(r, Custom) and r.has_overflow_hook:
+                ids = [i for i in r.overflow_ids(self.used_tokens - mark) if i != keep]
+                self._reclaimed(r, "1.5", r.remove_ids(ids))
+        temps = [r for r in evictable if r.kind == "temporary"]
+        cuts = {r.name: r.analysis().safe_cuts() for r in temps}
+        progress = True
+        while self.used_tokens > mark and progress:
+            progress = False
+            for r in temps:
+                if self.used_tokens <= mark:
+                    break
+                c = cuts[r.name]
+                if len(c) < 2:
+                    continue
+                k = c[1] - c[0]
+                ids = [e.id for e in r.entries[:k]]
+                if keep in ids:
+                    continue
+                cuts[r.name] = [x - k for x in c[1:]]
+                self._reclaimed(r, "2", r.remove_ids(ids))
+                progress = True
+        if self.used_tokens > mark:
+            for r in evictable:
+                if isinstance(r, Compacting):
+                    p = r.request_compaction(reason="reclaim")
+                    if p is not None:
+                        self.events.emit(
+                            ev.Reclaimed(r.name, "3", p.entry_ids, p.tokens, self.used_tokens, mark)
+                        )
+        if self.used_tokens > self.max_tokens:
+            self.events.emit(
+                ev.RegionOverBudget(
+                    "<window>", self.used_tokens, self.max_tokens, "nothing reclaimable left"
+                )
+            )
+        return before - self.used_tokens
+
+    def _reclaimed(self, r: Region, phase: str, removed: list[Entry]) -> None:
+        if not removed:
+            return
+        ids = tuple(e.id for e in removed)
+        for p in self.queue.touching(r.name, ids):
+            self.queue.remove(p.id)
+            self.events.emit(ev.CompactionFailed(p.id, r.name, "entries reclaimed", True))
+        self.events.emit(
+            ev.Reclaimed(
+                r.name,
+                phase,
+                ids,
+                sum(e.tokens for e in removed),
+                self.used_tokens,
+                self.high_water_tokens,
+            )
+        )
+
+    # ----- compaction queue ---------------------------------------------------------------
+    def pending_compactions(self) -> list[PendingCompaction]:
+        """The pending-compaction queue, oldest first (the single source of truth)."""
+        return self.queue.all()
+
+    def request_compaction(
+        self,
+        region: str | Region,
+        *,
+        reason: str = "manual",
+    ) -> PendingCompaction | None:
+        """Queue the compactable content of a ``compacting`` or ``sliding_window`` region now
+        (None when nothing is compactable or one is already pending)."""
+        r = self.region(region)
+        if isinstance(r, Compacting):
+            return r.request_compaction(reason=reason)
+        if isinstance(r, SlidingWindow):
+            if r.pending() or r.compact_target is None:
+                return None
+            before = len(self.queue.items)
+            r.mark_oldest(r.item_count(), reason=reason)
+            return r.pending()[-1] if len(self.queue.items) > before else None
+        raise RegionConfigError(f"region {r.name!r} ({r.kind}) cannot be compacted")
+
+    def complete_compaction(
+        self, pending_id: str, summary: Entry | str, *, tokens: int | None = None
+    ) -> Entry:
+        """Commit a summary for a pending compaction (see :mod:`regio.regions.flush`)."""
+        return flush.complete_compaction(self, pending_id, summary, tokens=tokens)
+
+    def fail_compaction(self, pending_id: str, reason: str, *, drop: bool = True) -> None:
+        """Record a failed compaction (see :func:`regio.regions.flush.fail_compaction`)."""
+        flush.fail_compaction(self, pending_id, reason, drop=drop)
+
+    # ----- checklist ----------------------------------------------------------------------
+    def todo_add(self, region: str | Region, text: str) -> WriteResult | Refusal:
+        """Add an open item; the same text as an open item is a no-op (``unchanged``)."""
+        return todo.todo_add(self, region, text)
+
+    def todo_done(self, region: str | Region, item_id: str) -> WriteResult | Refusal:
+        """Mark an item done (a no-op when it already is)."""
+        return todo.todo_done(self, region, item_id)
+
+    def todo_note(self, region: str | Region, item_id: str, note: str) -> WriteResult | Refusal:
+        """Add a note to an item."""
+        return todo.todo_note(self, region, item_id, note)
+
+    def finish_gate(self) -> FinishGate:
+        """Whether a gated checklist blocks finishing (the agent loop asks before stopping)."""
+        return todo.finish_gate(self)
+
+    # ----- state --------------------------------------------------------------------------
+    def snapshot_state(self) -> WindowState:
+        """Lossless state (msgspec; encode with ``msgspec.json.encode``)."""
+        return WindowState(
+            max_tokens=self.max_tokens,
+            high_water=self.high_water,
+            regions=[
+                RegionState(
+                    r.kind, r.name, r.options(), list(r.entries), r.version, r.state_extra()
+                )
+                for r in self.regions
+            ],
+            pending=self.queue.all(),
+            next_entry=self.next_entry,
+            next_pending=self.queue.next_seq,
+            turn=self.turn,
+            call_groups=dict(self.call_groups),
+        )
+
+    @classmethod
+    def from_state(
+        cls, state: WindowState, *, counter: Any = None, allow_custom_hooks: bool = False
+    ) -> Window:
+        """Rebuild a window from :meth:`snapshot_state` output (regions from their options)."""
+        regions = [
+            make_region(rs.kind, allow_custom_hooks=allow_custom_hooks, **rs.options)
+            for rs in state.regions
+        ]
+        window = cls(
+            regions=regions,
+            max_tokens=state.max_tokens,
+            counter=counter,
+            high_water=state.high_water,
+        )
+        window.restore_state(state)
+        return window
+
+    def restore_state(self, state: WindowState) -> None:
+        """Load ``state`` into this window (same region names and kinds, in order); raises
+        :class:`WindowStateError` on a mismatch."""
+        names = [(r.name, r.kind) for r in self.regions]
+        saved = [(rs.name, rs.kind) for rs in state.regions]
+        if names != saved:
+            raise WindowStateError(f"saved regions {saved} do not match this window's {names}")
+        for r, rs in zip(self.regions, state.regions, strict=True):
+            r.load_state(list(rs.entries), rs.version, dict(rs.extra))
+        self.queue.items = {p.id: p for p in state.pending}
+        self.queue.next_seq = state.next_pending
+        self.next_entry, self.turn = state.next_entry, state.turn
+        self.call_groups = dict(state.call_groups)

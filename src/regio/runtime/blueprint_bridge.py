@@ -1,0 +1,84 @@
+"""Engine options from a blueprint (``Engine.from_blueprint``).
+
+Mapping (DESIGN.md section 4, blueprint reference ``docs/blueprint.md``):
+
+* ``model.provider`` / ``model.name`` -> default provider and model of requests;
+  ``model.context_window`` and ``model.max_output_tokens`` -> budget truth (the output reserve);
+* ``layout.strategy`` / ``chunk_tokens`` / ``settle_share`` and ``cache.ttl`` -> the layout;
+* ``summarizer.max_summary_tokens`` / ``context_window`` (default: the agent model's window) size
+  the default :class:`ExtractiveSummarizer`; ``summarizer.instructions`` is added to the
+  standing summary requirements (never replacing them);
+* ``compacting.target`` (share of the region budget) -> the region's hysteresis target.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from regio.blueprint import Blueprint, CompactingSpec, build_window, dump_blueprint, load_blueprint
+from regio.tokens import chat_format_for_model, get_counter
+
+from .extractive import ExtractiveSummarizer
+from .summarizer import DEFAULT_STANDING_INSTRUCTIONS
+
+__all__ = ["engine_options", "standing_instructions"]
+
+
+def standing_instructions(blueprint: Blueprint) -> str:
+    """The built-in summary requirements plus the blueprint's own (added, never replacing)."""
+    extra = blueprint.summarizer.instructions.strip()
+    if not extra:
+        return DEFAULT_STANDING_INSTRUCTIONS
+    return f"{DEFAULT_STANDING_INSTRUCTIONS}\n\nAlso required by this blueprint:\n{extra}"
+
+
+def _load(blueprint: Any) -> Blueprint:
+    if isinstance(blueprint, Blueprint):
+        return blueprint
+    if isinstance(blueprint, Path):
+        return load_blueprint(blueprint)
+    return load_blueprint(str(blueprint))
+
+
+def engine_options(
+    blueprint: Any,
+    *,
+    summarizer: Any = None,
+    token_counter: Any = None,
+    allow_custom_hooks: bool = False,
+) -> dict[str, Any]:
+    """Keyword arguments of :class:`regio.runtime.Engine` for ``blueprint`` (path, YAML text
+    or :class:`Blueprint`). Raises :class:`regio.blueprint.BlueprintError` when invalid."""
+    bp = _load(blueprint)
+    counter = token_counter
+    if counter is None:
+        counter = get_counter(bp.tokenizer, chat_format=chat_format_for_model(bp.model.name))
+    window = build_window(bp, counter=counter, allow_custom_hooks=allow_custom_hooks)
+    if summarizer is None:
+        summarizer = ExtractiveSummarizer(
+            context_window=bp.summarizer.context_window or bp.model.context_window,
+            max_summary_tokens=bp.summarizer.max_summary_tokens,
+        )
+    targets: dict[str, int] = {}
+    for spec in bp.regions:
+        if isinstance(spec, CompactingSpec):
+            region = window.region(spec.name)
+            targets[spec.name] = int(spec.target * region.budget)
+    return {
+        "window": window,
+        "summarizer": summarizer,
+        "provider": bp.model.provider,
+        "model": bp.model.name,
+        "context_window": bp.model.context_window,
+        "output_reserve": bp.model.max_output_tokens,
+        "strategy": bp.layout.strategy,
+        "ttl": bp.cache.ttl,
+        "chunk_tokens": bp.layout.chunk_tokens,
+        "settle_share": bp.layout.settle_share,
+        "targets": targets,
+        "standing_instructions": standing_instructions(bp),
+        "blueprint_text": dump_blueprint(bp),
+        "tokenizer": bp.tokenizer,
+        "allow_custom_hooks": allow_custom_hooks,
+    }

@@ -1,0 +1,99 @@
+"""Budget truth of the engine (DESIGN.md section 4; field cases FC-18, FC-19).
+
+``ceiling = min(window max, model context window) - output reserve - tool schemas - system
+overhead``. Sizes are raw estimates from the token counter, corrected by
+:class:`regio.tokens.Calibration` per ``provider:model`` (only ever tightened).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from regio.layout import Request, ToolSpec
+from regio.regions import Window
+from regio.tokens import Calibration
+
+__all__ = ["BudgetMixin"]
+
+
+class BudgetMixin:
+    """Counting and budget methods of :class:`regio.runtime.Engine` (all sizes in tokens)."""
+
+    window: Window
+    calibration: Calibration
+    provider: str
+    model: str
+    context_window: int | None
+    output_reserve: int
+    extra_tools: tuple[ToolSpec, ...]
+
+    # ----- counting and budget truth -----------------------------------------------------
+    @property
+    def counter(self) -> Any:
+        """The token counter (the window's)."""
+        return self.window.counter
+
+    def count_text(self, text: str) -> int:
+        """Tokens of ``text`` with the engine's counter."""
+        return int(self.counter.count(text))
+
+    def tool_specs(self, extra: Iterable[ToolSpec] = ()) -> list[ToolSpec]:
+        """The context tools followed by the application's tools."""
+        from .tools import context_tool_specs
+
+        return [*context_tool_specs(self), *self.extra_tools, *extra]  # type: ignore[arg-type]
+
+    def tools_tokens(self, extra: Iterable[ToolSpec] = ()) -> int:
+        """Tokens of the tool schemas sent with every request (FC-18: never zero when there
+        are tools)."""
+        total = 0
+        for t in self.tool_specs(extra):
+            text = msgspec.json.encode([t.name, t.description, t.canonical_schema()]).decode()
+            total += self.count_text(text)
+        return total
+
+    @property
+    def system_overhead(self) -> int:
+        """Per-request framing tokens of the chat format (system message + reply priming)."""
+        overhead = getattr(self.counter, "overhead", None)
+        if overhead is None:
+            return 0
+        return int(overhead.message()) + int(overhead.reply_priming)
+
+    @property
+    def limit(self) -> int:
+        """``min(window max, model context window - output reserve)`` in tokens."""
+        model_room = (
+            self.context_window - self.output_reserve
+            if self.context_window is not None
+            else self.window.max_tokens
+        )
+        return min(self.window.max_tokens, model_room)
+
+    def ceiling(self, extra_tools: Iterable[ToolSpec] = ()) -> int:
+        """Room for window content: :attr:`limit` minus tool schemas and system overhead."""
+        return self.limit - self.tools_tokens(extra_tools) - self.system_overhead
+
+    def calibration_key(self, provider: str | None = None, model: str | None = None) -> str:
+        """``provider:model`` of the calibration factor in use."""
+        return f"{provider or self.provider}:{(model or self.model) or 'default'}"
+
+    def estimate(self, provider: str | None = None, model: str | None = None) -> int:
+        """Raw estimate of the next request: window content + tools + overhead (tokens)."""
+        del provider, model
+        return self.window.used_tokens + self.tools_tokens() + self.system_overhead
+
+    def calibrated(self, raw: int, provider: str | None = None, model: str | None = None) -> int:
+        """``raw`` corrected by the calibration factor (and margin) of ``provider:model``."""
+        return self.calibration.correct(self.calibration_key(provider, model), raw)
+
+    def size(self, provider: str | None = None, model: str | None = None) -> int:
+        """Calibrated estimate of the next request (tokens)."""
+        return self.calibrated(self.estimate(provider, model), provider, model)
+
+    def request_estimate(self, request: Request) -> int:
+        """Raw estimate of ``request``: its blocks plus the system overhead (tokens)."""
+        return request.tokens + self.system_overhead

@@ -1,0 +1,393 @@
+"""The compaction flush (DESIGN.md section 4, "Compaction flush"; field cases FC-06, FC-08,
+FC-10..FC-14, FC-21, FC-23..FC-25, FC-28).
+
+The window's regions queue :class:`regio.regions.PendingCompaction` items; the engine flushes
+them here, at turn boundaries. Rules:
+
+* **Units only.** A pending item is always a prefix of whole units before the protected tail
+  (the newest user message and every open group never enter it; :mod:`regio.policies.units`).
+* **Hysteresis.** A ``threshold`` / ``reclaim`` / ``manual`` / ``window`` item is narrowed to the
+  shortest prefix of whole units that brings its region to the region's *target* (default half
+  its budget, never above half its trigger) -- FC-08, FC-28. A ``compact_count`` item
+  (``sliding_window`` eviction) and a ``merge`` are flushed as queued.
+* **Carry-forward.** A compaction's summarizer input is the previous summary of the same
+  source (if any), verbatim, followed by exactly the units it replaces (FC-11 part 4,
+  FC-12). With ``carry_forward="replace"`` the new summary supersedes the previous one in the
+  ``compact_history`` (a rolling summary whose ``meta["covers_all"]`` lists every id it
+  stands for); with ``"append"`` (default) summaries accumulate.
+* **Commit gate.** An empty, whitespace-only, refusal-like or oversized summary changes
+  nothing (:func:`regio.runtime.summarizer.check_summary`); the item stays queued and a strike
+  is counted. ``no_progress_limit`` (N = 3) strikes in a row raise
+  :class:`CompactionNoProgressError` (event ``compaction_no_progress``) instead of looping
+  (FC-25); the exhausted content is not retried until it changes, and strikes reset only after a
+  compaction brings the region below its trigger.
+
+The flush is a generator that yields summarizer jobs, so :meth:`Engine.flush` and
+:meth:`Engine.aflush` share every rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from regio.content import Entry, content_hash
+from regio.errors import CompactionError
+from regio.policies import is_user_turn_start
+from regio.regions import CompactHistory, Compacting, PendingCompaction, SlidingWindow
+
+from .errors import CompactionNoProgressError, SummarizerError, SummaryRejected
+from .events import CompactionFinished, CompactionNoProgress, CompactionRejected, CompactionStarted
+from .hierarchy import SummaryOutcome
+from .summarizer import check_summary
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+__all__ = ["CompactionBook", "CompactionResult", "SummaryJob", "flush_steps", "region_target"]
+
+#: Preview length of a summary in results and events (characters).
+PREVIEW_CHARS = 160
+
+
+class CompactionResult(msgspec.Struct, frozen=True):
+    """What one flush or manual compaction did.
+
+    ``replaced_ids`` left the prompt view (they stay in the transcript), ``kept_ids`` are the
+    ids still in the compacted regions; ``tokens_before`` / ``tokens_after`` are the window's
+    used tokens; ``summary_ids`` the committed summaries; ``summary_preview`` the start of the
+    first one; ``summarizer_calls`` all requests made (hierarchical ones included);
+    ``rejected`` the reasons of refused summaries along the way.
+    """
+
+    trigger: str
+    replaced_ids: tuple[str, ...]
+    kept_ids: tuple[str, ...]
+    tokens_before: int
+    tokens_after: int
+    summary_ids: tuple[str, ...] = ()
+    summary_preview: str = ""
+    summarizer_calls: int = 0
+    rejected: tuple[str, ...] = ()
+
+    @property
+    def freed(self) -> int:
+        """Tokens freed (``tokens_before - tokens_after``)."""
+        return self.tokens_before - self.tokens_after
+
+
+class CompactionBook(msgspec.Struct):
+    """Compaction bookkeeping that is saved with the engine.
+
+    ``strikes``: no-progress strikes per region; ``blocked``: digests of content that exhausted
+    its attempts; ``floor_warned``: the whole-context trigger warning was given;
+    ``versions``: summary version per source region; ``last``: the last result;
+    ``scheduled``: instructions of a compaction scheduled by the ``compact`` tool (flushed at the
+    next turn boundary), ``None`` when none is scheduled.
+    """
+
+    strikes: dict[str, int] = msgspec.field(default_factory=dict)
+    blocked: list[str] = msgspec.field(default_factory=list)
+    floor_warned: bool = False
+    versions: dict[str, int] = msgspec.field(default_factory=dict)
+    last: CompactionResult | None = None
+    scheduled: str | None = None
+
+
+class SummaryJob(msgspec.Struct, frozen=True):
+    """One summarization the flush needs: ``entries`` (previous summary first, if any),
+    ``extra`` instructions."""
+
+    entries: tuple[Entry, ...]
+    extra: str | None
+
+
+def region_target(engine: Engine, region: Any) -> int:
+    """Low-water mark of ``region`` in tokens (hysteresis target; see module doc)."""
+    explicit = engine.targets.get(region.name)
+    if explicit is not None:
+        return int(explicit)
+    target = region.budget // 2
+    trigger = getattr(region, "trigger_tokens", None)
+    if trigger is not None:
+        target = min(target, trigger // 2)
+    return target
+
+
+def _blocked_key(p: PendingCompaction) -> str:
+    return f"{p.region}:{content_hash(list(p.entry_ids))}"
+
+
+def _narrow(engine: Engine, p: PendingCompaction, target: int) -> PendingCompaction | None:
+    """``p`` cut down to the shortest prefix of whole units leaving ``<= target`` tokens in its
+    region; ``None`` when nothing needs to go."""
+    region = engine.window.region(p.region)
+    ids = list(p.entry_ids)
+    entries = region.entries
+    k = len(ids)
+    if [e.id for e in entries[:k]] != ids:  # not a prefix: flush as queued
+        return p
+    info = region.analysis()
+    cut = None
+    # with ``cut_at_turns`` prefer a cut where a user turn starts (whole turns go, the view
+    # starts with a user message); else (and as a fallback) any unit boundary
+    for at_turn in (True, False) if engine.cut_at_turns else (False,):
+        for j in range(0, k + 1):
+            if not info.safe[j] or info.suffix_tokens[j] > target:
+                continue
+            if at_turn and j < len(entries) and not is_user_turn_start(entries[j]):
+                continue
+            cut = j
+            break
+        if cut is not None:
+            break
+    if cut is None:
+        cut = k
+    if cut == 0:
+        return None
+    if cut == k:
+        return p
+    narrowed = msgspec.structs.replace(
+        p, entry_ids=tuple(ids[:cut]), tokens=sum(e.tokens for e in entries[:cut])
+    )
+    engine.window.queue.put(narrowed)  # same id, same queue position
+    return narrowed
+
+
+def _previous_summary(engine: Engine, p: PendingCompaction) -> Entry | None:
+    if p.operation != "compact" or p.target is None:
+        return None
+    history = engine.window.region(p.target)
+    for entry in reversed(history.entries):
+        if entry.meta.get("source") == p.region:
+            return entry
+    return None
+
+
+def _trigger_of(region: Any) -> int | None:
+    return getattr(region, "trigger_tokens", None)
+
+
+def _check_triggers(engine: Engine) -> None:
+    """Queue compactions for regions at or over their trigger (FC-19: ``>=``)."""
+    for region in engine.window.regions:
+        if isinstance(region, Compacting) and not region.pending():
+            trigger = region.trigger_tokens
+            if trigger is not None and region.used_tokens >= trigger:
+                engine.window.request_compaction(region, reason="threshold")
+
+
+def flush_steps(
+    engine: Engine,
+    *,
+    trigger: str,
+    extra: str | None = None,
+    targets: dict[str, int] | None = None,
+    check_triggers: bool = True,
+) -> Generator[SummaryJob, SummaryOutcome, CompactionResult | None]:
+    """Flush the pending-compaction queue (module doc). Yields :class:`SummaryJob` s and
+    receives their :class:`SummaryOutcome` (or has the summarizer's exception thrown in).
+
+    Returns ``None`` when there was nothing to flush, else a :class:`CompactionResult`.
+    Raises :class:`CompactionNoProgressError` after ``engine.no_progress_limit`` strikes.
+    """
+    window = engine.window
+    book = engine.book
+    if check_triggers:
+        _check_triggers(engine)
+    if not window.pending_compactions():
+        return None
+    before = window.used_tokens
+    replaced: list[str] = []
+    summaries: list[Entry] = []
+    touched: list[str] = []
+    rejected: list[str] = []
+    calls = 0
+    seen: set[str] = set()
+    passes = 0
+    while True:
+        queue = [p for p in window.pending_compactions() if p.id not in seen]
+        if not queue or passes > 4 * len(window.regions) + 16:
+            break
+        passes += 1
+        p = queue[0]
+        seen.add(p.id)
+        key = _blocked_key(p)
+        if key in book.blocked:
+            window.fail_compaction(p.id, "no progress earlier on the same content", drop=True)
+            continue
+        region = window.region(p.region)
+        if p.operation == "compact" and p.reason != "compact_count":
+            goal = (targets or {}).get(p.region, region_target(engine, region))
+            narrowed = _narrow(engine, p, goal)
+            if narrowed is None:
+                window.fail_compaction(p.id, f"already at or below its target ({goal})", drop=True)
+                continue
+            p = narrowed
+        by_id = {e.id: e for e in region.entries}
+        entries = [by_id[i] for i in p.entry_ids if i in by_id]
+        previous = _previous_summary(engine, p)
+        inputs = ((previous,) if previous is not None else ()) + tuple(entries)
+        if region.name not in touched:
+            touched.append(region.name)
+        engine.emit(CompactionStarted(trigger, (p.id,), p.tokens, region_target(engine, region)))
+        while True:
+            calls_before = calls
+            try:
+                outcome = yield SummaryJob(inputs, extra)
+                calls += len(outcome.calls)
+                summary = _accept(engine, p, outcome, previous)
+            except (SummaryRejected, SummarizerError, CompactionError, Exception) as exc:
+                if calls == calls_before:
+                    calls += 1
+                reason = exc.reason if isinstance(exc, SummaryRejected) else "error"
+                rejected.append(reason)
+                strikes = book.strikes.get(region.name, 0) + 1
+                book.strikes[region.name] = strikes
+                engine.emit(CompactionRejected(p.id, region.name, reason, str(exc), strikes))
+                if strikes >= engine.no_progress_limit:
+                    window.fail_compaction(p.id, "no progress", drop=True)
+                    book.blocked.append(key)
+                    size = region.used_tokens
+                    trig = _trigger_of(region) or region.budget
+                    engine.emit(CompactionNoProgress(region.name, strikes, size, trig))
+                    raise CompactionNoProgressError(
+                        f"compaction of region {region.name!r} made no progress in {strikes} "
+                        f"attempts in a row (last: {reason}: {exc}); the region holds {size} "
+                        f"tokens against a trigger of {trig}. Use a summarizer that shortens its "
+                        "input, raise the region's budget, or release entries",
+                        region=region.name,
+                        attempts=strikes,
+                        size=size,
+                        trigger=trig,
+                    ) from exc
+                window.fail_compaction(p.id, f"summary rejected ({reason})", drop=False)
+                continue
+            break
+        replaced.extend(p.entry_ids)
+        summaries.append(summary)
+        region_trigger = _trigger_of(region)
+        if region_trigger is None or region.used_tokens < region_trigger:
+            book.strikes.pop(region.name, None)
+            book.blocked = [b for b in book.blocked if not b.startswith(f"{region.name}:")]
+    if not replaced and not summaries:
+        return None
+    kept = tuple(e.id for name in touched for e in window.region(name).entries)
+    result = CompactionResult(
+        trigger=trigger,
+        replaced_ids=tuple(replaced),
+        kept_ids=kept,
+        tokens_before=before,
+        tokens_after=window.used_tokens,
+        summary_ids=tuple(s.id for s in summaries),
+        summary_preview=summaries[0].text[:PREVIEW_CHARS] if summaries else "",
+        summarizer_calls=calls,
+        rejected=tuple(rejected),
+    )
+    book.last = result
+    engine.emit(
+        CompactionFinished(
+            trigger,
+            result.replaced_ids,
+            kept,
+            before,
+            result.tokens_after,
+            result.summary_ids,
+            calls,
+            result.summary_preview,
+        )
+    )
+    return result
+
+
+def _accept(
+    engine: Engine, p: PendingCompaction, outcome: SummaryOutcome, previous: Entry | None
+) -> Entry:
+    """Check and commit one summary; raises (changing nothing) when it is refused."""
+    window = engine.window
+    text = outcome.text
+    tokens = engine.count_text(text)
+    check_summary(text, summary_tokens=tokens, replaced_tokens=p.tokens)
+    target = window.region(p.target) if p.target else None
+    if target is None:
+        raise CompactionError(f"{p.id}: region {p.region!r} has no compact_history")
+    if tokens > target.budget:
+        raise SummaryRejected(
+            f"the summary ({tokens} tokens) is larger than region {target.name!r} "
+            f"({target.budget} tokens); nothing was changed",
+            reason="oversized",
+            summary_tokens=tokens,
+            replaced_tokens=p.tokens,
+        )
+    version = engine.book.versions.get(p.region, 0) + 1
+    meta: dict[str, Any] = {"summary": True, "version": version}
+    rolling = (
+        engine.carry_forward == "replace" and previous is not None and p.operation == "compact"
+    )
+    if p.operation == "compact":
+        covered = (
+            list(previous.meta.get("covers_all", previous.meta.get("covers", [])))
+            if (previous is not None and rolling)
+            else []
+        )
+        meta["covers_all"] = covered + list(p.entry_ids)
+    entry = window.make_entry(text, tokens=tokens, meta=meta)
+    superseded: tuple[int, Entry] | None = None
+    if rolling and previous is not None and isinstance(target, CompactHistory):
+        # the new summary carries the previous one forward: take it out first, so the
+        # history's merge check sees only what stays
+        superseded = (target.entries.index(previous), previous)
+        target.remove_ids([previous.id])
+    try:
+        committed = window.complete_compaction(p.id, entry)
+    except Exception:
+        if superseded is not None:
+            target.insert(*superseded)
+        raise
+    engine.book.versions[p.region] = version
+    engine.record("compaction", p.region, entry=committed, ids=p.entry_ids)
+    return committed
+
+
+def compactable_regions(engine: Engine) -> list[Any]:
+    """Regions whose content compaction can shrink: ``compacting`` regions and ``sliding_window``
+    regions paired with a ``compact_history`` (working notes first, the conversation last)."""
+    regions = engine.window.regions
+    notes = [r for r in regions if isinstance(r, Compacting) and r.compact_target]
+    convo = [r for r in regions if isinstance(r, SlidingWindow) and r.compact_target]
+    return [*notes, *convo]
+
+
+def compactable_tokens(engine: Engine) -> int:
+    """Tokens compaction could remove right now (whole units before each protected tail)."""
+    total = 0
+    for region in compactable_regions(engine):
+        info = region.analysis()
+        cut = info.largest_cut()
+        total += sum(e.tokens for e in region.entries[:cut])
+    return total
+
+
+def plan_targets(engine: Engine, free_raw: int) -> dict[str, int]:
+    """Per-region targets that free at least ``free_raw`` tokens (raw, uncalibrated), taken from
+    working notes first and from the conversation last."""
+    targets: dict[str, int] = {}
+    need = max(0, free_raw)
+    for region in compactable_regions(engine):
+        if need <= 0:
+            break
+        targets[region.name] = max(0, region.used_tokens - need)
+        need -= region.used_tokens
+    return targets
+
+
+def queue_everything(engine: Engine, reason: str) -> list[PendingCompaction]:
+    """Ask every compactable region to queue its compactable content (``reason``)."""
+    queued = []
+    for region in compactable_regions(engine):
+        p = engine.window.request_compaction(region, reason=reason)
+        if p is not None:
+            queued.append(p)
+    return queued

@@ -1,0 +1,145 @@
+"""Events of the runtime (:class:`regio.events.Event` subclasses, tag in ``kind``).
+
+The window emits the region-level decisions (``written``, ``refused``, ``evicted``,
+``compaction_queued``, ``compaction_completed``, ``compaction_failed``, ...); the engine adds
+the ones below on the same bus. Token figures are tokens, costs USD.
+"""
+
+from __future__ import annotations
+
+from regio.events import Event
+
+__all__ = [
+    "CalibrationUpdated",
+    "CompactionFinished",
+    "CompactionNoProgress",
+    "CompactionRejected",
+    "CompactionStarted",
+    "OverBudget",
+    "OverflowFailed",
+    "OverflowRecovered",
+    "StreamCallDiscarded",
+    "ToolCallHandled",
+    "TriggerBelowFloor",
+    "UsageObserved",
+]
+
+
+class CompactionStarted(Event, frozen=True, tag="compaction_started"):
+    """A compaction pass begins. ``trigger``: ``auto`` | ``manual`` | ``overflow``;
+    ``pending_ids`` the queue items it works on; ``tokens`` the compactable size before;
+    ``target_tokens`` the size it aims for (hysteresis)."""
+
+    trigger: str
+    pending_ids: tuple[str, ...]
+    tokens: int
+    target_tokens: int
+
+
+class CompactionFinished(Event, frozen=True, tag="compaction_finished"):
+    """A compaction pass ended. ``replaced_ids`` left the prompt view, ``kept_ids`` stayed;
+    ``tokens_before`` / ``tokens_after`` are the window's used tokens; ``summary_ids`` the new
+    summaries; ``summarizer_calls`` the requests made; ``preview`` the first summary's start."""
+
+    trigger: str
+    replaced_ids: tuple[str, ...]
+    kept_ids: tuple[str, ...]
+    tokens_before: int
+    tokens_after: int
+    summary_ids: tuple[str, ...]
+    summarizer_calls: int
+    preview: str
+
+
+class CompactionRejected(Event, frozen=True, tag="compaction_rejected"):
+    """A summary was refused and nothing changed. ``reason``: ``empty`` | ``refusal`` |
+    ``oversized`` | ``error``; ``strikes`` the no-progress strikes so far."""
+
+    pending_id: str
+    region: str
+    reason: str
+    message: str
+    strikes: int
+
+
+class CompactionNoProgress(Event, frozen=True, tag="compaction_no_progress"):
+    """``attempts`` passes in a row freed nothing; :class:`CompactionNoProgressError` follows."""
+
+    region: str | None
+    attempts: int
+    size: int
+    trigger: int
+
+
+class TriggerBelowFloor(Event, frozen=True, tag="trigger_below_floor"):
+    """A whole-context trigger is below what can never shrink (FC-23 b); emitted once."""
+
+    floor: int
+    trigger: int
+
+
+class OverBudget(Event, frozen=True, tag="over_budget"):
+    """The prompt view is over the ceiling after every compaction the engine could run."""
+
+    used: int
+    ceiling: int
+
+
+class OverflowRecovered(Event, frozen=True, tag="overflow_recovered"):
+    """A provider length refusal was answered by a compaction; the caller retries once.
+    ``reported`` / ``maximum`` from the provider, ``tokens_before`` / ``tokens_after`` the
+    engine's calibrated estimate of the prompt."""
+
+    reported: int | None
+    maximum: int | None
+    tokens_before: int
+    tokens_after: int
+    factor: float
+
+
+class OverflowFailed(Event, frozen=True, tag="overflow_failed"):
+    """A second length refusal (or a first one with nothing left to compact)."""
+
+    reported: int | None
+    maximum: int | None
+    estimated: int
+    reason: str
+
+
+class UsageObserved(Event, frozen=True, tag="usage_observed"):
+    """Provider usage of one call (see :class:`regio.runtime.usage.UsageRecord`)."""
+
+    index: int
+    provider: str
+    model: str
+    prompt_tokens: int
+    cache_read_tokens: int
+    cache_creation_tokens: int
+    output_tokens: int
+    estimated_tokens: int | None
+    cost_usd: float | None
+
+
+class CalibrationUpdated(Event, frozen=True, tag="calibration_updated"):
+    """The calibration factor of ``key`` (``provider:model``) is now ``factor``."""
+
+    key: str
+    factor: float
+    estimated: int
+    reported: int
+
+
+class ToolCallHandled(Event, frozen=True, tag="tool_call_handled"):
+    """A context tool ran; ``ok`` is false when its result tells the agent about a mistake."""
+
+    name: str
+    ok: bool
+    message: str
+
+
+class StreamCallDiscarded(Event, frozen=True, tag="stream_call_discarded"):
+    """A streamed tool call whose arguments never finished was not saved (FC-32 part 4)."""
+
+    call_id: str
+    name: str
+    received_chars: int

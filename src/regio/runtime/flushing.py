@@ -1,0 +1,189 @@
+"""Turn-boundary compaction of the engine: triggers, flush, manual compaction (sync and async).
+
+The rules live in :mod:`regio.runtime.compaction`; this mixin drives its generator with the
+engine's summarizer, either synchronously or awaiting an async summarizer.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from . import compaction as cp
+from .events import TriggerBelowFloor
+from .hierarchy import SummaryOutcome, asummarize_entries, summarize_entries
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+__all__ = ["FlushMixin"]
+
+
+def _e(obj: Any) -> Engine:
+    """The mixin's instance as the :class:`Engine` it is part of."""
+    return cast("Engine", obj)
+
+
+class FlushMixin:
+    """Compaction methods of :class:`regio.runtime.Engine`."""
+
+    def _turn_boundary(self, provider: str, model: str) -> None:
+        """Trigger checks and the compaction flush (sync)."""
+        _e(self)._compact_now(
+            "auto",
+            _e(self)._whole_trigger_targets(provider, model),
+            _e(self)._take_scheduled(),
+        )
+
+    def _take_scheduled(self) -> str | None:
+        scheduled = _e(self).book.scheduled
+        _e(self).book.scheduled = None
+        return scheduled
+
+    def _whole_trigger_targets(self, provider: str, model: str) -> dict[str, int] | None:
+        """FC-18 / FC-23 b: the whole-context trigger, measured in calibrated tokens."""
+        trigger = _e(self).compact_trigger
+        if trigger is None:
+            return None
+        raw = _e(self).estimate(provider, model)
+        shrinkable = cp.compactable_tokens(_e(self))
+        floor = _e(self).calibrated(raw - shrinkable, provider, model)
+        if floor >= trigger:
+            if not _e(self).book.floor_warned:
+                _e(self).book.floor_warned = True
+                _e(self).emit(TriggerBelowFloor(floor, trigger))
+            return None
+        sized = _e(self).calibrated(raw, provider, model)
+        if sized < trigger:
+            return None
+        factor = _e(self).calibration.factor(_e(self).calibration_key(provider, model))
+        goal = max(floor, trigger // 2)
+        targets = cp.plan_targets(_e(self), int((sized - goal) / factor) + 1)
+        cp.queue_everything(_e(self), "window_trigger")
+        return targets
+
+    def _run(self, steps: Any) -> Any:
+        try:
+            job = next(steps)
+            while True:
+                try:
+                    outcome = summarize_entries(
+                        _e(self).summarizer,
+                        job.entries,
+                        _e(self).standing_instructions,
+                        job.extra,
+                        _e(self).counter,
+                    )
+                except Exception as exc:  # a failed summary is a strike, handled by the flush
+                    job = steps.throw(exc)
+                    continue
+                job = steps.send(outcome)
+        except StopIteration as stop:
+            return stop.value
+
+    async def _arun(self, steps: Any) -> Any:
+        try:
+            job = next(steps)
+            while True:
+                try:
+                    outcome: SummaryOutcome = await asummarize_entries(
+                        _e(self).summarizer,
+                        job.entries,
+                        _e(self).standing_instructions,
+                        job.extra,
+                        _e(self).counter,
+                    )
+                except Exception as exc:
+                    job = steps.throw(exc)
+                    continue
+                job = steps.send(outcome)
+        except StopIteration as stop:
+            return stop.value
+
+    def _compact_now(
+        self, trigger: str, targets: dict[str, int] | None, extra: str | None
+    ) -> cp.CompactionResult | None:
+        if targets:
+            cp.queue_everything(_e(self), trigger)
+        return _e(self)._run(
+            cp.flush_steps(_e(self), trigger=trigger, extra=extra, targets=targets)
+        )
+
+    # ----- compaction API ----------------------------------------------------------------
+    def pending(self) -> list[Any]:
+        """The window's pending-compaction queue, oldest first."""
+        return _e(self).window.pending_compactions()
+
+    def flush(self) -> cp.CompactionResult | None:
+        """Flush pending compactions now (call at a turn boundary; :meth:`request` does it).
+        Returns what was done, or ``None`` when nothing was pending. Raises
+        :class:`CompactionNoProgressError` after N passes that free nothing."""
+        return _e(self)._run(
+            cp.flush_steps(_e(self), trigger="auto", extra=_e(self)._take_scheduled())
+        )
+
+    async def aflush(self) -> cp.CompactionResult | None:
+        """Async twin of :meth:`flush` (for async summarizers)."""
+        return await _e(self)._arun(
+            cp.flush_steps(_e(self), trigger="auto", extra=_e(self)._take_scheduled())
+        )
+
+    def _manual_targets(self, keep_tokens: int | None) -> dict[str, int]:
+        cp.queue_everything(_e(self), "manual")
+        if keep_tokens is None:
+            return {r.name: cp.region_target(_e(self), r) for r in cp.compactable_regions(_e(self))}
+        return {r.name: keep_tokens for r in cp.compactable_regions(_e(self))}
+
+    def compact(
+        self, instructions: str | None = None, *, keep_tokens: int | None = None
+    ) -> cp.CompactionResult | None:
+        """Compact now, on demand. ``instructions`` are added to the standing summary
+        requirements (never replace them); ``keep_tokens`` overrides every region's target
+        (0 compacts everything compactable). Returns a :class:`CompactionResult`, or ``None``
+        when there is nothing to compact; ``compaction_started`` / ``compaction_finished``
+        events are emitted either way."""
+        before = _e(self).window.used_tokens
+        targets = _e(self)._manual_targets(keep_tokens)
+        result = _e(self)._run(
+            cp.flush_steps(
+                _e(self),
+                trigger="manual",
+                extra=instructions,
+                targets=targets,
+                check_triggers=False,
+            )
+        )
+        return _e(self)._manual_done(result, before)
+
+    async def acompact(
+        self, instructions: str | None = None, *, keep_tokens: int | None = None
+    ) -> cp.CompactionResult | None:
+        """Async twin of :meth:`compact`."""
+        before = _e(self).window.used_tokens
+        targets = _e(self)._manual_targets(keep_tokens)
+        result = await _e(self)._arun(
+            cp.flush_steps(
+                _e(self),
+                trigger="manual",
+                extra=instructions,
+                targets=targets,
+                check_triggers=False,
+            )
+        )
+        return _e(self)._manual_done(result, before)
+
+    def _manual_done(
+        self, result: cp.CompactionResult | None, before: int
+    ) -> cp.CompactionResult | None:
+        if result is None:
+            from .events import CompactionFinished, CompactionStarted
+
+            _e(self).emit(CompactionStarted("manual", (), 0, 0))
+            _e(self).emit(CompactionFinished("manual", (), (), before, before, (), 0, ""))
+        return result
+
+    def schedule_compaction(self, instructions: str | None = None) -> None:
+        """Compact at the next turn boundary (used by the agent's ``compact`` tool, which runs
+        mid-turn): queues the compactable content; ``instructions`` are added to the standing
+        requirements."""
+        cp.queue_everything(_e(self), "manual")
+        _e(self).book.scheduled = (instructions or "").strip() or None

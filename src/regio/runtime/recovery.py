@@ -1,0 +1,96 @@
+"""Overflow recovery (DESIGN.md section 4; field cases FC-20, FC-26 b).
+
+A provider refusal for length triggers one compaction to half the allowance and one retry:
+
+1. :func:`regio.runtime.overflow.classify_overflow` decides; anything else is not touched (an
+   exception is re-raised as is, FC-20 c/d).
+2. When the provider reported the prompt size, the calibration of ``provider:model`` is
+   rescaled to it (the estimate of the failed request becomes the reported size, FC-20 a).
+3. Compactable content is compacted until the calibrated size is at most half the allowance
+   (``limit // 2``), working notes first, the conversation last.
+4. A :class:`RetryToken` tells the caller to retry once. A second refusal before a successful
+   call (or a refusal with compaction off, or nothing left to compact) raises
+   :class:`ContextOverflowError` with the numbers and the provider's error attached.
+
+Only the prompt view shrinks; the transcript keeps everything.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from . import compaction as cp
+from .errors import ContextOverflowError
+from .events import OverflowFailed, OverflowRecovered
+from .overflow import OverflowInfo, classify_overflow
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+__all__ = ["RetryToken", "recover"]
+
+
+class RetryToken(msgspec.Struct, frozen=True):
+    """Retry the failed call once. ``info`` is the recognised refusal; ``tokens_before`` /
+    ``tokens_after`` the calibrated size of the prompt before and after the compaction;
+    ``ceiling`` the engine's limit (tokens); ``compaction`` what was compacted."""
+
+    info: OverflowInfo
+    tokens_before: int
+    tokens_after: int
+    ceiling: int
+    compaction: cp.CompactionResult | None = None
+
+
+def _fail(engine: Engine, info: OverflowInfo, error: Any, reason: str, estimated: int) -> None:
+    engine.emit(OverflowFailed(info.reported, info.maximum, estimated, reason))
+    raise ContextOverflowError(
+        f"the provider refused the request for length ({reason}): reported "
+        f"{info.reported if info.reported is not None else 'unknown'} tokens, maximum "
+        f"{info.maximum if info.maximum is not None else 'unknown'}; the engine estimated "
+        f"{estimated} against a ceiling of {engine.limit}",
+        reported=info.reported,
+        maximum=info.maximum,
+        estimated=estimated,
+        ceiling=engine.limit,
+        provider_error=error,
+    ) from (error if isinstance(error, BaseException) else None)
+
+
+def recover(engine: Engine, error: Any) -> RetryToken | None:
+    """See the module doc; :meth:`Engine.recover_overflow` calls this."""
+    info = classify_overflow(error)
+    if info is None:
+        if isinstance(error, BaseException):
+            raise error
+        return None
+    provider = engine.last_provider or engine.provider
+    model = engine.last_model or engine.model
+    key = engine.calibration_key(provider, model)
+    raw = engine.last_estimate or engine.estimate(provider, model)
+    if engine.overflow_retry:
+        _fail(engine, info, error, "second refusal after a compaction and retry", raw)
+    if not engine.auto_compact:
+        _fail(engine, info, error, "compaction is off", raw)
+    # rescale: the failed request measured ``reported`` where the engine estimated ``raw``
+    scale = engine.calibration.factor(key)
+    if info.reported is not None and raw > 0:
+        engine.calibration.observe(key, raw, info.reported)
+        scale = max(scale, engine.calibration.factor(key), info.reported / raw)
+    current = engine.estimate(provider, model)
+    before = info.reported if info.reported is not None else int(current * scale)
+    goal = engine.limit // 2
+    need = int((current * scale - goal) / scale) + 1 if current * scale > goal else 0
+    result = None
+    if need > 0:
+        result = engine._compact_now("overflow", cp.plan_targets(engine, need), None)
+    after = int(engine.estimate(provider, model) * scale + 0.999999)
+    if after > engine.limit or (result is None and need > 0):
+        _fail(engine, info, error, "nothing left to compact", after)
+    engine.overflow_retry = True
+    engine.emit(OverflowRecovered(info.reported, info.maximum, before, after, scale))
+    return RetryToken(
+        info=info, tokens_before=before, tokens_after=after, ceiling=engine.limit, compaction=result
+    )

@@ -1,0 +1,140 @@
+"""``Engine.snapshot()``: a readable breakdown of the window (DESIGN.md section 4).
+
+Per region: kind, entries, tokens, budget, volatility, content hash, pending compaction work
+and the last request's cache outcome (``read`` when all of the region's blocks were inside the
+prefix the provider reported as read from cache, ``partial`` when some were, ``written`` /
+``uncached`` otherwise, ``None`` before any observed request). Totals: used, ceiling,
+calibrated size, tools, usage totals; and the last compaction.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from regio.layout import Request
+
+from .compaction import CompactionResult
+from .usage import UsageRecord, UsageTotals
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+__all__ = ["EngineSnapshot", "RegionSnapshot", "cache_outcomes", "take_snapshot"]
+
+
+class RegionSnapshot(msgspec.Struct, frozen=True):
+    """One region (tokens): ``cache`` is the last request's outcome for its blocks and
+    ``request_tokens`` the tokens it had in that request."""
+
+    name: str
+    kind: str
+    entries: int
+    tokens: int
+    budget: int
+    volatility: str
+    admission: str
+    content_hash: str
+    pending_ids: tuple[str, ...] = ()
+    pending_tokens: int = 0
+    cache: str | None = None
+    request_tokens: int = 0
+
+
+class EngineSnapshot(msgspec.Struct, frozen=True):
+    """The whole engine at a glance (tokens; USD)."""
+
+    provider: str
+    model: str
+    turn: int
+    regions: tuple[RegionSnapshot, ...]
+    used_tokens: int
+    window_tokens: int
+    limit: int
+    ceiling: int
+    tools_tokens: int
+    calibrated_tokens: int
+    calibration_factor: float
+    transcript_records: int
+    usage: UsageTotals
+    last_compaction: CompactionResult | None = None
+    last_request_tokens: int = 0
+    last_cache_read_tokens: int = 0
+
+
+def cache_outcomes(
+    req: Request | None, record: UsageRecord | None
+) -> tuple[dict[str, str], dict[str, int]]:
+    """Per region: the cache outcome of its blocks in ``req`` given the provider's reported
+    usage ``record`` (``read`` | ``partial`` | ``written`` | ``uncached``), and its tokens."""
+    outcome: dict[str, str] = {}
+    sizes: dict[str, int] = {}
+    if req is None:
+        return outcome, sizes
+    spans: dict[str, list[tuple[int, int]]] = {}
+    pos = 0
+    for block in req.blocks:
+        start, pos = pos, pos + block.tokens
+        if block.region is not None:
+            spans.setdefault(block.region, []).append((start, pos))
+            sizes[block.region] = sizes.get(block.region, 0) + block.tokens
+    if record is None or record.api == "none":
+        return outcome, sizes
+    read = record.cache_read_tokens
+    written = read + record.cache_creation_tokens
+    for region, parts in spans.items():
+        inside = sum(1 for _, end in parts if end <= read)
+        if inside == len(parts):
+            outcome[region] = "read"
+        elif inside:
+            outcome[region] = "partial"
+        elif all(end <= written for _, end in parts):
+            outcome[region] = "written"
+        else:
+            outcome[region] = "uncached"
+    return outcome, sizes
+
+
+def take_snapshot(engine: Engine) -> EngineSnapshot:
+    """Build the :class:`EngineSnapshot` of ``engine``."""
+    cache, sizes = cache_outcomes(engine.last_request, engine.ledger.last)
+    pending = engine.window.pending_compactions()
+    regions = []
+    for r in engine.window.regions:
+        mine = [p for p in pending if p.region == r.name]
+        regions.append(
+            RegionSnapshot(
+                name=r.name,
+                kind=r.kind,
+                entries=len(r.entries),
+                tokens=r.used_tokens,
+                budget=r.budget,
+                volatility=r.volatility,
+                admission=r.admission,
+                content_hash=r.content_hash(),
+                pending_ids=tuple(p.id for p in mine),
+                pending_tokens=sum(p.tokens for p in mine),
+                cache=cache.get(r.name),
+                request_tokens=sizes.get(r.name, 0),
+            )
+        )
+    record = engine.ledger.last
+    return EngineSnapshot(
+        provider=engine.provider,
+        model=engine.model,
+        turn=engine.window.turn,
+        regions=tuple(regions),
+        used_tokens=engine.window.used_tokens,
+        window_tokens=engine.window.max_tokens,
+        limit=engine.limit,
+        ceiling=engine.ceiling(),
+        tools_tokens=engine.tools_tokens(),
+        calibrated_tokens=engine.size(),
+        calibration_factor=engine.calibration.factor(engine.calibration_key()),
+        transcript_records=len(engine.transcript_log),
+        usage=engine.ledger.totals(),
+        last_compaction=engine.book.last,
+        last_request_tokens=engine.last_request.tokens if engine.last_request else 0,
+        last_cache_read_tokens=record.cache_read_tokens if record else 0,
+    )

@@ -1,0 +1,140 @@
+"""Streamed assistant turns (field case FC-32).
+
+:class:`AssistantStream` collects the deltas of one streamed assistant message -- text,
+thinking and tool calls whose JSON arguments arrive in pieces -- and appends the message to the
+conversation (and the transcript) as soon as it completes, so a cancelled turn never loses what
+already finished. Usage::
+
+    with engine.stream_assistant() as stream:
+        stream.text("Let me look.")
+        stream.tool_call_start("c1", "read_file")
+        stream.tool_call_delta("c1", '{"path": ')
+        stream.tool_call_delta("c1", '"a.py"}')
+        stream.tool_call_end("c1")
+    # the assistant message a{c1} is in the log here; run the tool, add_tool_result(...)
+
+A call whose arguments never finished (no :meth:`tool_call_end`, or JSON that does not parse
+to an object) is never saved as a complete call: it is dropped and a
+``stream_call_discarded`` event says so. Leaving the ``with`` block by an exception cancels the
+stream: completed content is kept, unfinished calls are dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from regio.content import Entry, Thinking, ToolUse
+
+from .events import StreamCallDiscarded
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+__all__ = ["AssistantStream"]
+
+
+@attrs.define
+class _Call:
+    id: str
+    name: str
+    pieces: list[str] = attrs.field(factory=list)
+    done: bool = False
+
+
+@attrs.define(eq=False)
+class AssistantStream:
+    """Accumulates one streamed assistant message (see module doc)."""
+
+    engine: Engine
+    _text: list[str] = attrs.field(factory=list)
+    _thinking: list[str] = attrs.field(factory=list)
+    _signature: str = ""
+    _calls: dict[str, _Call] = attrs.field(factory=dict)
+    entry: Entry | None = None
+    closed: bool = False
+
+    def text(self, delta: str) -> None:
+        """Add a text delta."""
+        self._check_open()
+        self._text.append(delta)
+
+    def thinking(self, delta: str, signature: str | None = None) -> None:
+        """Add a thinking delta (and its signature when it arrives)."""
+        self._check_open()
+        self._thinking.append(delta)
+        if signature:
+            self._signature = signature
+
+    def tool_call_start(self, call_id: str, name: str = "") -> None:
+        """A tool call begins (its id; the name may come here or in :meth:`tool_call_name`)."""
+        self._check_open()
+        if call_id in self._calls:
+            raise ValueError(f"tool call {call_id!r} was already started in this stream")
+        self._calls[call_id] = _Call(call_id, name)
+
+    def tool_call_name(self, call_id: str, name: str) -> None:
+        """The name of call ``call_id`` (some APIs stream it separately)."""
+        self._call(call_id).name = name
+
+    def tool_call_delta(self, call_id: str, piece: str) -> None:
+        """A piece of call ``call_id``'s JSON arguments."""
+        self._call(call_id).pieces.append(piece)
+
+    def tool_call_end(self, call_id: str) -> None:
+        """The arguments of ``call_id`` are complete."""
+        self._call(call_id).done = True
+
+    def _call(self, call_id: str) -> _Call:
+        self._check_open()
+        try:
+            return self._calls[call_id]
+        except KeyError:
+            raise ValueError(
+                f"tool call {call_id!r} was not started; call tool_call_start first"
+            ) from None
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise ValueError("this assistant stream is already finished")
+
+    def _complete_calls(self) -> list[ToolUse]:
+        calls: list[ToolUse] = []
+        for call in self._calls.values():
+            raw = "".join(call.pieces)
+            args: Any = None
+            if call.done and call.name:
+                try:
+                    args = json.loads(raw or "{}")
+                except ValueError:
+                    args = None
+            if not isinstance(args, dict):
+                self.engine.emit(StreamCallDiscarded(call.id, call.name, len(raw)))
+                continue
+            calls.append(ToolUse(call.id, call.name, args))
+        return calls
+
+    def finish(self) -> Entry | None:
+        """Append the completed message (``None`` when nothing completed); idempotent."""
+        if self.closed:
+            return self.entry
+        self.closed = True
+        calls = self._complete_calls()
+        text = "".join(self._text)
+        thinking = [Thinking("".join(self._thinking), self._signature)] if self._thinking else []
+        if not text and not calls and not thinking:
+            return None
+        self.entry = self.engine.add_assistant(text, calls, thinking=thinking)
+        return self.entry
+
+    def cancel(self) -> Entry | None:
+        """Stop the stream: keep what completed, drop unfinished calls."""
+        return self.finish()
+
+    def __enter__(self) -> AssistantStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.finish()

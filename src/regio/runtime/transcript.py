@@ -1,0 +1,91 @@
+"""The canonical transcript: an append-only log of everything that happened (field case FC-31).
+
+The prompt view (the window's regions, laid out) is shaped by eviction, compaction, clearing
+and reclaim; the transcript is not. Every conversation message, region write, release, clear
+and compaction adds a :class:`TranscriptRecord`; nothing is ever removed or edited, so the
+full history stays available after the view has shrunk (DESIGN.md section 4: "only the prompt
+view is compacted; the full transcript is kept").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+import attrs
+import msgspec
+
+from regio.content import Entry, Message
+
+__all__ = ["RecordKind", "Transcript", "TranscriptRecord"]
+
+RecordKind = Literal["message", "write", "release", "clear", "compaction"]
+
+
+class TranscriptRecord(msgspec.Struct, frozen=True):
+    """One log record.
+
+    * ``seq``: position in the log (0-based); ``turn``: the window's turn index;
+    * ``kind``: ``message`` (a conversation message; ``entry`` is the admitted entry),
+      ``write`` (a region write; ``entry``), ``release`` / ``clear`` (``ids`` removed from the
+      view), ``compaction`` (``ids`` replaced by the summary ``entry``);
+    * ``region``: the region concerned; ``at``: the engine clock's time (seconds).
+    """
+
+    seq: int
+    turn: int
+    kind: RecordKind
+    region: str
+    entry: Entry | None = None
+    ids: tuple[str, ...] = ()
+    at: float = 0.0
+
+
+@attrs.define(eq=False)
+class Transcript:
+    """Append-only list of :class:`TranscriptRecord` s."""
+
+    records: list[TranscriptRecord] = attrs.field(factory=list)
+
+    def add(
+        self,
+        kind: RecordKind,
+        region: str,
+        *,
+        turn: int,
+        entry: Entry | None = None,
+        ids: Iterable[str] = (),
+        at: float = 0.0,
+    ) -> TranscriptRecord:
+        """Append one record and return it."""
+        record = TranscriptRecord(
+            seq=len(self.records),
+            turn=turn,
+            kind=kind,
+            region=region,
+            entry=entry,
+            ids=tuple(ids),
+            at=at,
+        )
+        self.records.append(record)
+        return record
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def messages(self) -> list[Entry]:
+        """Every conversation message ever admitted, in order (the full conversation log)."""
+        return [r.entry for r in self.records if r.kind == "message" and r.entry is not None]
+
+    def new_items(self, turn: int) -> list[Entry]:
+        """The conversation messages admitted in ``turn``, in order (from the log, never from
+        the view)."""
+        return [
+            r.entry
+            for r in self.records
+            if r.kind == "message" and r.turn == turn and r.entry is not None
+        ]
+
+    def export(self) -> list[Message]:
+        """The conversation log as messages (what really happened, uncompacted)."""
+        return [e.message for e in self.messages()]

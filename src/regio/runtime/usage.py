@@ -1,0 +1,301 @@
+"""The usage ledger: provider-reported usage, normalized per call, with its cost.
+
+:func:`normalize_usage` reads the usage of any of the supported APIs -- objects from the SDKs
+(attributes) or plain dicts -- into one :class:`UsageRecord`:
+
+* Anthropic Messages: ``input_tokens`` (the *uncached* part), ``cache_read_input_tokens``,
+  ``cache_creation_input_tokens`` with the optional breakdown ``cache_creation.
+  ephemeral_5m_input_tokens`` / ``ephemeral_1h_input_tokens``, ``output_tokens``. The prompt
+  size is the sum of the three input fields (Anthropic docs, "Prompt caching: tracking cache
+  performance");
+* OpenAI Chat Completions: ``prompt_tokens`` (all of the prompt),
+  ``prompt_tokens_details.cached_tokens``, ``completion_tokens``;
+* OpenAI Responses: ``input_tokens`` (all of the prompt), ``input_tokens_details.
+  cached_tokens``, ``output_tokens``.
+
+A response object with a ``usage`` attribute / key is accepted too. Cost uses the prices of
+the cache rules (spec ``cache-rules.md`` section 4.0: ``price.input/1e6 * sum(mult_c *
+count_c) + price.output/1e6 * output_tokens``), looked up through a :data:`PriceLookup`
+(:func:`rule_prices` by default, which reads :mod:`regio.cache.rules`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+import msgspec
+
+__all__ = [
+    "PriceLookup",
+    "Pricing",
+    "UsageLedger",
+    "UsageRecord",
+    "UsageTotals",
+    "normalize_usage",
+    "rule_prices",
+]
+
+
+class Pricing(msgspec.Struct, frozen=True):
+    """Prices of one model: ``input`` / ``output`` in USD per million tokens (``None`` when
+    unknown) and multipliers of the input price per token class (``read``, ``write_5m``,
+    ``write_1h``, ``write``, ``plain``); ``rule_id`` names the cache rule they came from."""
+
+    input: float | None
+    output: float | None = None
+    mult: dict[str, float] = msgspec.field(default_factory=dict)
+    rule_id: str | None = None
+
+    def m(self, kind: str, default: float = 1.0) -> float:
+        """Multiplier of ``kind`` (``default`` when the rule does not list it)."""
+        return float(self.mult.get(kind, default))
+
+
+#: ``(provider, model) -> Pricing | None``.
+PriceLookup = Callable[[str, str], "Pricing | None"]
+
+
+def rule_prices(provider: str, model: str) -> Pricing | None:
+    """Prices from the packaged cache rules (``regio.cache.rules.resolve``); ``None`` when no
+    rule matches or the rules are not available."""
+    try:
+        from regio.cache.rules import resolve
+    except ImportError:
+        return None
+    try:
+        rule = resolve(provider, model)
+    except (ValueError, LookupError, OSError):
+        return None
+    return Pricing(
+        input=rule.price.input, output=rule.price.output, mult=dict(rule.mult), rule_id=rule.id
+    )
+
+
+class UsageRecord(msgspec.Struct, frozen=True):
+    """One provider call's usage (tokens; USD).
+
+    ``prompt_tokens`` = ``uncached + cache_read + cache_write_5m + cache_write_1h +
+    cache_write``; ``estimated_tokens`` is the engine's own estimate of the request (``None``
+    when unknown); ``cost_usd`` is ``None`` without an input price; ``api`` the usage shape
+    recognised (``anthropic`` | ``openai_chat`` | ``openai_responses`` | ``none``).
+    """
+
+    index: int
+    provider: str
+    model: str
+    api: str
+    prompt_tokens: int
+    uncached_tokens: int
+    cache_read_tokens: int
+    cache_write_5m_tokens: int = 0
+    cache_write_1h_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+    estimated_tokens: int | None = None
+    cost_usd: float | None = None
+    rule_id: str | None = None
+
+    @property
+    def cache_creation_tokens(self) -> int:
+        """All tokens written to the cache."""
+        return self.cache_write_5m_tokens + self.cache_write_1h_tokens + self.cache_write_tokens
+
+    @property
+    def hit_rate(self) -> float:
+        """``cache_read / prompt_tokens`` (0.0 for an empty prompt)."""
+        return self.cache_read_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+
+class UsageTotals(msgspec.Struct, frozen=True):
+    """Sums over a ledger (tokens; USD, ``None`` if some call had no price)."""
+
+    calls: int
+    prompt_tokens: int
+    cache_read_tokens: int
+    cache_creation_tokens: int
+    uncached_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+
+
+def _get(obj: Any, key: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def _int(value: Any, place: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"usage field {place} must be a token count, got {value!r}")
+    if value < 0:
+        raise ValueError(f"usage field {place} must be >= 0, got {value!r}")
+    return int(value)
+
+
+def _has(obj: Any, key: str) -> bool:
+    return _get(obj, key) is not None
+
+
+def normalize_usage(usage: Any) -> dict[str, Any]:
+    """The token fields of ``usage`` (module doc) as a dict: ``api``, ``prompt_tokens``,
+    ``uncached_tokens``, ``cache_read_tokens``, ``cache_write_5m_tokens``,
+    ``cache_write_1h_tokens``, ``cache_write_tokens``, ``output_tokens``.
+
+    ``None`` gives ``api="none"`` and zeros. Raises ``ValueError`` naming the field for a
+    negative or non-numeric count, or when the shape is not recognised.
+    """
+    zero = {
+        "api": "none",
+        "prompt_tokens": 0,
+        "uncached_tokens": 0,
+        "cache_read_tokens": 0,
+        "cache_write_5m_tokens": 0,
+        "cache_write_1h_tokens": 0,
+        "cache_write_tokens": 0,
+        "output_tokens": 0,
+    }
+    if usage is None:
+        return zero
+    if not _has(usage, "input_tokens") and not _has(usage, "prompt_tokens"):
+        inner = _get(usage, "usage")
+        if inner is not None:
+            return normalize_usage(inner)
+        if isinstance(usage, Mapping) and not usage:
+            return zero
+        raise ValueError(
+            f"unrecognised usage {usage!r}: expected Anthropic (input_tokens, "
+            "cache_read_input_tokens, ...) or OpenAI (prompt_tokens / input_tokens_details) fields"
+        )
+    out = dict(zero)
+    if _has(usage, "prompt_tokens"):
+        details = _get(usage, "prompt_tokens_details")
+        total = _int(_get(usage, "prompt_tokens"), "prompt_tokens")
+        cached = _int(_get(details, "cached_tokens"), "prompt_tokens_details.cached_tokens")
+        out.update(
+            api="openai_chat",
+            prompt_tokens=total,
+            cache_read_tokens=cached,
+            uncached_tokens=max(0, total - cached),
+            output_tokens=_int(_get(usage, "completion_tokens"), "completion_tokens"),
+        )
+        return out
+    anthropic = (
+        _has(usage, "cache_read_input_tokens")
+        or _has(usage, "cache_creation_input_tokens")
+        or _has(usage, "cache_creation")
+    )
+    if anthropic or not _has(usage, "input_tokens_details"):
+        uncached = _int(_get(usage, "input_tokens"), "input_tokens")
+        read = _int(_get(usage, "cache_read_input_tokens"), "cache_read_input_tokens")
+        created = _int(_get(usage, "cache_creation_input_tokens"), "cache_creation_input_tokens")
+        breakdown = _get(usage, "cache_creation")
+        w5 = _int(
+            _get(breakdown, "ephemeral_5m_input_tokens") or _get(breakdown, "ephemeral_5m"),
+            "cache_creation.ephemeral_5m_input_tokens",
+        )
+        w1 = _int(
+            _get(breakdown, "ephemeral_1h_input_tokens") or _get(breakdown, "ephemeral_1h"),
+            "cache_creation.ephemeral_1h_input_tokens",
+        )
+        if w5 + w1 == 0:
+            w5 = created  # no breakdown: Anthropic's default TTL is 5 minutes
+        out.update(
+            api="anthropic",
+            prompt_tokens=uncached + read + w5 + w1,
+            uncached_tokens=uncached,
+            cache_read_tokens=read,
+            cache_write_5m_tokens=w5,
+            cache_write_1h_tokens=w1,
+            output_tokens=_int(_get(usage, "output_tokens"), "output_tokens"),
+        )
+        return out
+    details = _get(usage, "input_tokens_details")
+    total = _int(_get(usage, "input_tokens"), "input_tokens")
+    cached = _int(_get(details, "cached_tokens"), "input_tokens_details.cached_tokens")
+    out.update(
+        api="openai_responses",
+        prompt_tokens=total,
+        cache_read_tokens=cached,
+        uncached_tokens=max(0, total - cached),
+        output_tokens=_int(_get(usage, "output_tokens"), "output_tokens"),
+    )
+    return out
+
+
+def _cost(fields: Mapping[str, int], pricing: Pricing | None) -> float | None:
+    if pricing is None or pricing.input is None:
+        return None
+    units = (
+        fields["uncached_tokens"] * pricing.m("plain")
+        + fields["cache_read_tokens"] * pricing.m("read")
+        + fields["cache_write_5m_tokens"] * pricing.m("write_5m", pricing.m("write"))
+        + fields["cache_write_1h_tokens"] * pricing.m("write_1h", pricing.m("write"))
+        + fields["cache_write_tokens"] * pricing.m("write")
+    )
+    cost = pricing.input / 1e6 * units
+    if pricing.output is not None:
+        cost += pricing.output / 1e6 * fields["output_tokens"]
+    return cost
+
+
+@attrs.define(eq=False)
+class UsageLedger:
+    """Every observed call, in order, with its cost.
+
+    ``prices`` looks up prices per ``(provider, model)`` (default :func:`rule_prices`; results
+    are memoized per key).
+    """
+
+    prices: PriceLookup = rule_prices
+    records: list[UsageRecord] = attrs.field(factory=list)
+    _price_cache: dict[tuple[str, str], Pricing | None] = attrs.field(factory=dict, repr=False)
+
+    def pricing(self, provider: str, model: str) -> Pricing | None:
+        """Prices of ``(provider, model)`` (memoized)."""
+        key = (provider, model)
+        if key not in self._price_cache:
+            self._price_cache[key] = self.prices(provider, model) if provider and model else None
+        return self._price_cache[key]
+
+    def observe(
+        self, usage: Any, *, provider: str = "", model: str = "", estimated: int | None = None
+    ) -> UsageRecord:
+        """Append and return the :class:`UsageRecord` of one call (see :func:`normalize_usage`
+        for accepted shapes and errors)."""
+        fields = normalize_usage(usage)
+        pricing = self.pricing(provider, model)
+        record = UsageRecord(
+            index=len(self.records),
+            provider=provider,
+            model=model,
+            estimated_tokens=estimated,
+            cost_usd=_cost(fields, pricing),
+            rule_id=pricing.rule_id if pricing is not None else None,
+            **fields,
+        )
+        self.records.append(record)
+        return record
+
+    @property
+    def last(self) -> UsageRecord | None:
+        """The newest record."""
+        return self.records[-1] if self.records else None
+
+    def totals(self) -> UsageTotals:
+        """Sums over every record."""
+        costs = [r.cost_usd for r in self.records]
+        return UsageTotals(
+            calls=len(self.records),
+            prompt_tokens=sum(r.prompt_tokens for r in self.records),
+            cache_read_tokens=sum(r.cache_read_tokens for r in self.records),
+            cache_creation_tokens=sum(r.cache_creation_tokens for r in self.records),
+            uncached_tokens=sum(r.uncached_tokens for r in self.records),
+            output_tokens=sum(r.output_tokens for r in self.records),
+            cost_usd=None if any(c is None for c in costs) else sum(c or 0.0 for c in costs),
+        )

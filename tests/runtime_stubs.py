@@ -1,0 +1,79 @@
+"""Stubs shared by the runtime tests (field-cases.md section 0: stub counter, stub summarizer)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from regio.content import Block, Entry, Message, block_text
+from regio.regions import Window
+from regio.runtime import Engine
+
+
+class StubCounter:
+    """One token per whitespace-separated word; counts how often it is called."""
+
+    name = "stub"
+    chat_format = None
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def count(self, text: str) -> int:
+        self.calls += 1
+        return len(text.split())
+
+    def count_blocks(self, blocks: Iterable[Block]) -> int:
+        return sum(self.count(block_text(b)) for b in blocks)
+
+    def count_message(self, message: Message) -> int:
+        return self.count_blocks(message.blocks)
+
+    def count_entry(self, entry: Entry) -> int:
+        return self.count_blocks(entry.blocks)
+
+
+class StubSummarizer:
+    """Records every input; returns a fixed text of ``size`` words (no facts)."""
+
+    def __init__(
+        self, size: int = 10, *, window: int = 1_000_000, reserve: int = 0, text: str | None = None
+    ) -> None:
+        self.size = size
+        self.context_window = window
+        self.reserve_tokens = reserve
+        self.max_summary_tokens = max(size, 1)
+        self.inputs: list[list[Entry]] = []
+        self.extras: list[str | None] = []
+        self.text = text
+
+    def __call__(self, entries: Sequence[Entry], standing: str, extra: str | None) -> str:
+        total = sum(e.tokens for e in entries)
+        if total + self.reserve_tokens > self.context_window:
+            raise RuntimeError(
+                f"stub summarizer overflow: {total} + {self.reserve_tokens} > {self.context_window}"
+            )
+        self.inputs.append(list(entries))
+        self.extras.append(extra)
+        if self.text is not None:
+            return self.text
+        return " ".join(f"sum{i}" for i in range(self.size))
+
+
+def make_engine(
+    regions: list[Any],
+    *,
+    max_tokens: int = 100_000,
+    summarizer: Any = None,
+    counter: Any = None,
+    **options: Any,
+) -> Engine:
+    window = Window(regions=regions, max_tokens=max_tokens, counter=counter or StubCounter())
+    options.setdefault("provider", "anthropic")
+    options.setdefault("model", "stub-model")
+    return Engine(window=window, summarizer=summarizer or StubSummarizer(), **options)
+
+
+def words(n: int, tag: str = "w") -> str:
+    """A text of exactly ``n`` words."""
+    return " ".join(f"{tag}{i}" for i in range(n))

@@ -1,0 +1,108 @@
+"""Acceptance targets on the bundled real traces (DESIGN.md section 6), under the Anthropic and
+OpenAI cache models, each trace with the demo's blueprint:
+
+1. the ``regio`` layout reaches at least 97% of its own oracle hit rate;
+2. it costs no more than any other layout or baseline;
+3. it costs strictly less than ``volatility`` whenever regions are written during the run.
+
+Targets 2 and 3 are MISSED on tau-bench (both models).
+Cause (measured, layout layer): the ``regio`` strategy always places ``rewritten`` regions in
+the tail (DESIGN.md section 3.4), so their tokens are sent uncached on every request; the
+captured regions here (``customer`` lookups, the ``clock``, a parked ``tool_output``) change
+on a minority of turns, so ``kind`` (which keeps them in the system prompt and pays one
+conversation rewrite per change) is cheaper. Those cases are strict xfails: they turn into
+failures the day the layout meets the target, so the marker cannot silently outlive the fix.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from regio.bench.cli import DEMO_GROUPS, examples_dir
+from regio.bench.report import BenchReport, TraceResult
+from regio.bench.run import run_bench
+from regio.blueprint import load_blueprint
+from regio.traces.detect import expand_sources, import_file
+
+MODELS = ("anthropic:claude-sonnet-4-5", "openai:gpt-4o")
+CASES = [(g, m) for g in DEMO_GROUPS for m in MODELS]
+TAIL_COST = (
+    "layout layer: regio keeps rarely-changed rewritten regions in the tail, uncached on "
+    "every request (see module doc)"
+)
+COST_MISSES = {
+    ("tau-bench", "anthropic:claude-sonnet-4-5"),
+    ("tau-bench", "openai:gpt-4o"),
+}
+
+
+@pytest.fixture(scope="module")
+def report() -> BenchReport:
+    root = examples_dir()
+    jobs = []
+    for folder, blueprint_file in DEMO_GROUPS.items():
+        bp = load_blueprint(root / "blueprints" / blueprint_file)
+        for path in expand_sources([root / "traces" / folder]):
+            jobs.extend((t, bp) for t in import_file(path).traces)
+    return run_bench(jobs, cache_models=MODELS)
+
+
+def _group(report: BenchReport, group: str) -> list[TraceResult]:
+    items = [t for t in report.traces if t.group == group]
+    assert items, f"no bundled {group} traces"
+    return items
+
+
+def _cases(misses: set[tuple[str, str]]) -> list[object]:
+    return [
+        pytest.param(g, m, marks=pytest.mark.xfail(strict=True, reason=TAIL_COST))
+        if (g, m) in misses
+        else pytest.param(g, m)
+        for g, m in CASES
+    ]
+
+
+@pytest.mark.parametrize(("group", "model"), CASES)
+def test_regio_reaches_97_percent_of_its_own_oracle(
+    report: BenchReport, group: str, model: str
+) -> None:
+    low = [
+        (t.trace, round(t.model(model).layout("regio").oracle_share, 4))
+        for t in _group(report, group)
+        if t.model(model).layout("regio").oracle_share < 0.97
+    ]
+    assert low == []
+
+
+@pytest.mark.parametrize(("group", "model"), _cases(COST_MISSES))
+def test_regio_costs_no_more_than_any_other_layout(
+    report: BenchReport, group: str, model: str
+) -> None:
+    worse = []
+    for t in _group(report, group):
+        m = t.model(model)
+        mine = m.layout("regio").cost_usd
+        assert mine is not None
+        for other in m.layouts:
+            if other.cost_usd is not None and other.cost_usd < mine - 1e-12:
+                worse.append((t.trace, other.layout, round(mine - other.cost_usd, 6)))
+    assert worse == []
+
+
+@pytest.mark.parametrize(("group", "model"), _cases(COST_MISSES))
+def test_regio_costs_less_than_volatility_when_regions_are_written(
+    report: BenchReport, group: str, model: str
+) -> None:
+    written = [t for t in _group(report, group) if t.region_writes > 0]
+    not_cheaper = [
+        t.trace
+        for t in written
+        if not t.model(model).layout("regio").cost_usd
+        < t.model(model).layout("volatility").cost_usd  # type: ignore[operator]
+    ]
+    assert not_cheaper == []
+
+
+def test_the_bundled_runs_write_regions_during_the_run(report: BenchReport) -> None:
+    assert sum(t.region_writes for t in _group(report, "swe-agent")) > 0
+    assert sum(t.region_writes for t in _group(report, "tau-bench")) > 0
