@@ -1,0 +1,196 @@
+"""``regio run``: drive an agent loop against a real provider and show the cache per step.
+
+::
+
+    regio run examples/blueprints/coding-agent.yaml --provider openai-compatible \\
+        --base-url http://127.0.0.1:18080/v1 --model gemma --task "Say hello" --layout regio
+
+Per step it prints (a rich table): prompt tokens and cached tokens as the server reported them,
+what the cache simulator predicted, the server's prompt-processing time (llama.cpp
+``timings.prompt_ms``) and the window's state (tokens used / the engine's limit).
+
+Prediction: ``--predict llamacpp`` uses the llama.cpp slot model with the exact prompt tokens
+from the server's ``/apply-template`` and ``/tokenize``; ``--predict profile`` uses the
+blueprint's cache profile on the layout's blocks; ``auto`` (default) picks ``llamacpp`` when an
+OpenAI-compatible ``--base-url`` answers ``/apply-template``, else ``profile``; ``none`` turns
+it off. Exit status: 0 on success, 2 for invalid input (blueprint, options), 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = ["build_provider", "register", "run_command"]
+
+PROVIDERS = ("openai-compatible", "openai", "anthropic")
+LAYOUTS = ("naive", "kind", "volatility", "regio")
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``run`` subcommand."""
+    parser = subparsers.add_parser(
+        "run",
+        help="run an agent loop against a real provider and show the cache per step",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+    )
+    parser.add_argument("blueprint", help="path to the blueprint YAML")
+    parser.add_argument("--provider", choices=PROVIDERS, default="openai-compatible")
+    parser.add_argument(
+        "--base-url",
+        default=None,
+        help="API base URL, e.g. http://127.0.0.1:18080/v1 for llama.cpp",
+    )
+    parser.add_argument("--model", default=None, help="model name (default: the blueprint's)")
+    parser.add_argument("--api-key", default=None, help="API key (default: the SDK's env var)")
+    parser.add_argument("--task", required=True, help="the task, sent as the first user message")
+    parser.add_argument(
+        "--layout", choices=LAYOUTS, default=None, help="layout strategy (default: the blueprint's)"
+    )
+    parser.add_argument("--max-steps", type=int, default=10, help="provider calls (default 10)")
+    parser.add_argument(
+        "--max-tokens", type=int, default=256, help="output tokens per call (default 256)"
+    )
+    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument(
+        "--predict",
+        choices=("auto", "llamacpp", "profile", "none"),
+        default="auto",
+        help="cache prediction (see the command's help)",
+    )
+    parser.set_defaults(handler=run_command)
+
+
+def build_provider(args: argparse.Namespace, model: str) -> Any:
+    """The provider named by ``--provider``."""
+    from regio.agent.providers import AnthropicProvider, OpenAICompatibleProvider
+
+    if args.provider == "anthropic":
+        return AnthropicProvider(
+            model=model,
+            max_tokens=args.max_tokens,
+            temperature=args.temperature,
+            api_key=args.api_key,
+            base_url=args.base_url,
+        )
+    if args.provider == "openai-compatible" and not args.base_url:
+        raise ValueError(
+            "--provider openai-compatible needs --base-url (e.g. http://127.0.0.1:18080/v1)"
+        )
+    return OpenAICompatibleProvider(
+        model=model,
+        base_url=args.base_url,
+        api_key=args.api_key,
+        max_tokens=args.max_tokens,
+        temperature=args.temperature,
+    )
+
+
+def _predictor(args: argparse.Namespace, profile: str) -> Any:
+    from regio.agent.llamacpp import LlamaCppServer, LlamaCppSlotPredictor
+    from regio.agent.predict import CacheModelPredictor
+    from regio.cache import cache_model_for
+
+    choice = args.predict
+    if choice == "none":
+        return None
+    if choice in ("auto", "llamacpp") and args.base_url and args.provider == "openai-compatible":
+        server = LlamaCppServer(args.base_url, timeout=60.0)
+        try:
+            server.apply_template({"messages": [{"role": "user", "content": "ping"}]})
+            return LlamaCppSlotPredictor(server, cache_model_for("llamacpp"))
+        except Exception:
+            if choice == "llamacpp":
+                raise
+    if choice == "llamacpp":
+        raise ValueError("--predict llamacpp needs --provider openai-compatible --base-url")
+    return CacheModelPredictor.named(profile)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Handler of ``regio run``; returns the exit status."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from regio.agent import AgentLoop
+    from regio.agent.events import StepCompleted
+    from regio.blueprint import BlueprintError, load_blueprint
+    from regio.runtime.engine import Engine
+
+    console = Console()
+    err = Console(stderr=True)
+    if args.max_steps < 1:
+        err.print("[red]error:[/red] --max-steps must be >= 1")
+        return 2
+    try:
+        blueprint = load_blueprint(args.blueprint)
+    except (BlueprintError, OSError) as exc:
+        err.print(f"[red]invalid blueprint:[/red] {exc}")
+        return 2
+    model = args.model or blueprint.model.name
+    options: dict[str, Any] = {}
+    if args.layout:
+        options["strategy"] = args.layout
+    try:
+        engine = Engine.from_blueprint(blueprint, **options)
+        provider = build_provider(args, model)
+        predictor = _predictor(args, blueprint.cache_profile)
+    except (ValueError, ImportError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        return 2
+
+    table = Table(title=f"regio run · layout {engine.strategy} · {provider.api}:{model}")
+    for column in (
+        "step",
+        "prompt",
+        "cached (server)",
+        "predicted",
+        "prompt ms",
+        "window",
+        "tools",
+    ):
+        table.add_column(column, justify="right" if column != "tools" else "left")
+
+    def on_event(event: Any) -> None:
+        if isinstance(event, StepCompleted):
+            predicted = (
+                "-" if event.predicted_cached_tokens is None else str(event.predicted_cached_tokens)
+            )
+            ms = "-" if event.prompt_ms is None else f"{event.prompt_ms:.1f}"
+            table.add_row(
+                str(event.step),
+                str(event.prompt_tokens),
+                str(event.cached_tokens),
+                predicted,
+                ms,
+                f"{event.window_used}/{event.window_budget}",
+                ", ".join(event.tool_calls) or "-",
+            )
+
+    loop = AgentLoop(engine, provider, (), max_steps=args.max_steps, predictor=predictor)
+    unsubscribe = loop.events.subscribe(on_event)
+    try:
+        result = loop.run(args.task)
+    except Exception as exc:
+        console.print(table)
+        err.print(f"[red]run failed:[/red] {type(exc).__name__}: {exc}")
+        return 1
+    finally:
+        unsubscribe()
+    console.print(table)
+    share = result.cached_share * 100
+    console.print(
+        f"stop: {result.stop_reason} · steps {len(result.steps)} · prompt "
+        f"{result.usage.prompt_tokens} · cached {result.usage.cached_tokens} ({share:.1f}%)"
+    )
+    if result.final_text:
+        console.print(f"answer: {result.final_text}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    parser = argparse.ArgumentParser(prog="regio")
+    register(parser.add_subparsers())
+    ns = parser.parse_args()
+    sys.exit(ns.handler(ns))

@@ -1,0 +1,158 @@
+"""The loop's view of the engine: the handful of :class:`regio.runtime.Engine` calls it makes.
+
+Keeping them in one place documents the contract between :mod:`regio.agent` and
+:mod:`regio.runtime`:
+
+* ``tools()`` -> context tool specs, ``handle_tool_call(name, arguments)`` -> an outcome with
+  ``text`` (and ``is_error`` or ``ok``);
+* ``add_user(text)``, ``add_message(message)`` (assistant turns and tool results, kept
+  block for block; parallel results travel in one ``tool`` message);
+* ``request(provider, model, tools=..., max_tokens=...)`` -> ``(Request, payload)``; it
+  flushes pending compactions at the turn boundary itself;
+* ``flush()`` / ``aflush()``, ``recover_overflow(error)``, ``observe(usage)``;
+* ``request_estimate(request)``, ``window.used_tokens`` and ``limit`` for the step figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import attrs
+
+from regio.content import Message, ToolResult
+from regio.layout import ToolSpec
+
+from .tools import ToolOutcome
+from .types import Completion, ProviderUsage
+
+__all__ = ["EnginePort", "usage_for_engine"]
+
+
+def usage_for_engine(usage: ProviderUsage, api: str) -> dict[str, Any]:
+    """The usage in the provider's own shape, for ``Engine.observe``.
+
+    The provider's raw usage object is passed as recorded (minus llama.cpp ``timings``); when
+    there is none (scripted, replayed), it is rebuilt: Anthropic shape (``input_tokens`` net of
+    the cache) for the ``anthropic`` API or when cache writes were reported, else Chat
+    Completions shape.
+    """
+    raw = {k: v for k, v in usage.raw.items() if k != "timings"}
+    if raw:
+        return raw
+    if api == "anthropic" or usage.cache_write_tokens:
+        return {
+            "input_tokens": usage.uncached_tokens,
+            "cache_read_input_tokens": usage.cached_tokens,
+            "cache_creation_input_tokens": usage.cache_write_tokens,
+            "output_tokens": usage.output_tokens,
+        }
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
+    }
+
+
+def _outcome(value: Any) -> ToolOutcome:
+    """A :class:`ToolOutcome` from whatever ``handle_tool_call`` returned."""
+    if isinstance(value, str):
+        return ToolOutcome(value)
+    text = getattr(value, "text", None)
+    if text is None:
+        text = getattr(value, "content", None)
+    if text is None:
+        text = str(value)
+    is_error = getattr(value, "is_error", None)
+    if is_error is None:
+        ok = getattr(value, "ok", True)
+        is_error = not ok
+    return ToolOutcome(str(text), bool(is_error))
+
+
+@attrs.define
+class EnginePort:
+    """Wraps one engine (see module docstring); ``user_tools`` are sent with every request."""
+
+    engine: Any
+    user_tools: tuple[ToolSpec, ...] = ()
+
+    def register_user_tools(self, specs: Iterable[dict[str, Any]]) -> None:
+        """Send these tool definitions (``name``, ``description``, ``input_schema``) with
+        every request, after the context tools."""
+        self.user_tools = tuple(
+            ToolSpec(name=s["name"], description=s["description"], input_schema=s["input_schema"])
+            for s in specs
+        )
+
+    def context_tool_names(self) -> list[str]:
+        """Names of the engine's context tools."""
+        return [t.name for t in self.engine.tools()]
+
+    def add_user(self, text: str) -> None:
+        """Start a turn with a user message."""
+        self.engine.add_user(text)
+
+    def add_assistant(self, message: Message) -> None:
+        """Record the assistant turn block for block (thinking, text, tool_use)."""
+        self.engine.add_message(message)
+
+    def add_tool_results(self, results: Sequence[ToolResult]) -> None:
+        """Record the results of one turn's tool calls in one ``tool`` message."""
+        if results:
+            self.engine.add_message(Message.tool(tuple(results)))
+
+    def request(
+        self, api: str, model: str, max_tokens: int | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Assemble and render the next request (the engine flushes at the turn boundary)."""
+        result: tuple[Any, dict[str, Any]] = self.engine.request(
+            api, model, tools=self.user_tools, max_tokens=max_tokens
+        )
+        return result
+
+    def request_tokens(self, request: Any) -> int:
+        """The engine's estimate of ``request`` (tokens)."""
+        return int(self.engine.request_estimate(request))
+
+    def calibrated_tokens(self, raw: int, api: str, model: str) -> int:
+        """``raw`` corrected by the engine's calibration from reported usage (tokens)."""
+        calibrated = getattr(self.engine, "calibrated", None)
+        if calibrated is None:
+            return raw
+        return int(calibrated(raw, api, model))
+
+    def window_state(self) -> tuple[int, int]:
+        """``(tokens used by the window, the engine's limit)``."""
+        return int(self.engine.window.used_tokens), int(self.engine.limit)
+
+    def flush(self) -> None:
+        """Flush pending compactions (a turn boundary)."""
+        self.engine.flush()
+
+    async def aflush(self) -> None:
+        """Async twin of :meth:`flush`."""
+        aflush = getattr(self.engine, "aflush", None)
+        if aflush is not None:
+            await aflush()
+        else:
+            self.engine.flush()
+
+    def recover_overflow(self, error: Exception) -> Any:
+        """Hand a length refusal to the engine (compacts, or raises on a second refusal)."""
+        return self.engine.recover_overflow(error)
+
+    def observe(self, completion: Completion, api: str) -> None:
+        """Report the call's usage to the engine (calibration, ledger)."""
+        self.engine.observe(usage_for_engine(completion.usage, api))
+
+    def handle_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        """Run a context tool; refusals come back as instructive text."""
+        return _outcome(self.engine.handle_tool_call(name, arguments))
+
+    async def ahandle_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        """Async twin of :meth:`handle_tool_call` (the engine's async twin when it has one)."""
+        handler = getattr(self.engine, "ahandle_tool_call", None)
+        if handler is not None:
+            return _outcome(await handler(name, arguments))
+        return self.handle_tool_call(name, arguments)

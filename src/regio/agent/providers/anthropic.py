@@ -1,0 +1,108 @@
+"""Anthropic Messages API provider over the official ``anthropic`` SDK (extra ``providers``).
+
+The payload is the engine's rendered Messages request (``system``, ``messages``, ``tools``
+with planned ``cache_control`` breakpoints); the provider adds ``model`` and ``max_tokens``
+(required by the API; default 1,024) where the payload does not set them. Keys the SDK's
+``create`` does not know travel in ``extra_body``.
+
+Usage: ``input_tokens`` is net of the cache, so the prompt is ``input_tokens +
+cache_read_input_tokens + cache_creation_input_tokens`` (Anthropic prompt-caching docs,
+cache-rules.md section 2.1). Refusals are raised as ``anthropic.BadRequestError`` (``prompt is
+too long: N tokens > M maximum``), recognised by
+:func:`regio.runtime.overflow.classify_overflow`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import attrs
+
+from ..types import Completion
+from .base import require_sdk, to_dict
+from .wire import anthropic_completion
+
+__all__ = ["AnthropicProvider"]
+
+
+@attrs.define
+class AnthropicProvider:
+    """Messages API over the ``anthropic`` SDK.
+
+    * ``model``: e.g. ``claude-sonnet-4-5``;
+    * ``max_tokens``: output cap sent unless the payload sets one (tokens, default 1,024);
+    * ``temperature``: sent unless the payload sets it (``None``: omitted);
+    * ``api_key`` (default ``$ANTHROPIC_API_KEY``), ``base_url``, ``timeout`` (seconds),
+      ``max_retries``: passed to the SDK client;
+    * ``extra_body``: extra JSON fields; ``client`` / ``async_client``: ready SDK clients.
+
+    Raises :class:`regio.agent.errors.ProviderNotInstalledError` on first use when
+    ``anthropic`` is not installed.
+    """
+
+    model: str
+    max_tokens: int = 1024
+    temperature: float | None = None
+    api_key: str | None = None
+    base_url: str | None = None
+    timeout: float = 600.0
+    max_retries: int = 2
+    extra_body: dict[str, Any] = attrs.field(factory=dict)
+    client: Any = None
+    async_client: Any = None
+    api: str = "anthropic"
+
+    def _client_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"timeout": self.timeout, "max_retries": self.max_retries}
+        if self.base_url:
+            kwargs["base_url"] = self.base_url
+        if self.api_key is not None:
+            kwargs["api_key"] = self.api_key
+        return kwargs
+
+    def _sync_client(self) -> Any:
+        if self.client is None:
+            sdk = require_sdk("anthropic")
+            self.client = sdk.Anthropic(**self._client_kwargs())
+        return self.client
+
+    def _async_client(self) -> Any:
+        if self.async_client is None:
+            sdk = require_sdk("anthropic")
+            self.async_client = sdk.AsyncAnthropic(**self._client_kwargs())
+        return self.async_client
+
+    def request_kwargs(self, payload: dict[str, Any], create: Any) -> dict[str, Any]:
+        """Keyword arguments for ``messages.create``: the payload plus ``model``,
+        ``max_tokens``, ``temperature`` and ``extra_body`` (unknown keys go there)."""
+        body = dict(payload)
+        body.setdefault("model", self.model)
+        body.setdefault("max_tokens", self.max_tokens)
+        if self.temperature is not None:
+            body.setdefault("temperature", self.temperature)
+        body.pop("prompt_cache_key", None)  # an OpenAI field; the Messages API has none
+        known = set(inspect.signature(create).parameters)
+        extra = dict(self.extra_body)
+        extra.update(body.pop("extra_body", None) or {})
+        kwargs: dict[str, Any] = {}
+        for key, value in body.items():
+            if key in known:
+                kwargs[key] = value
+            else:
+                extra[key] = value
+        if extra:
+            kwargs["extra_body"] = extra
+        return kwargs
+
+    def complete(self, payload: dict[str, Any]) -> Completion:
+        """One Messages call; SDK exceptions propagate unchanged."""
+        create = self._sync_client().messages.create
+        response = create(**self.request_kwargs(payload, create))
+        return anthropic_completion(to_dict(response))
+
+    async def acomplete(self, payload: dict[str, Any]) -> Completion:
+        """Async twin of :meth:`complete`."""
+        create = self._async_client().messages.create
+        response = await create(**self.request_kwargs(payload, create))
+        return anthropic_completion(to_dict(response))

@@ -1,0 +1,77 @@
+"""The provider protocol and the helpers every adapter shares.
+
+A provider turns a rendered payload (the second value of
+:meth:`regio.runtime.Engine.request`) into a :class:`regio.agent.types.Completion`. It names
+the wire ``api`` whose renderer the engine must use (``"openai"`` for Chat Completions,
+``"anthropic"`` for the Messages API) and the ``model`` it asks for.
+
+The SDKs are optional (extra ``providers``); :func:`require_sdk` imports one lazily and raises
+:class:`regio.agent.errors.ProviderNotInstalledError` naming ``pip install regio[providers]``
+when it is absent.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any, Protocol, runtime_checkable
+
+from ..errors import ProviderNotInstalledError
+from ..types import Completion
+
+__all__ = ["Provider", "require_sdk", "to_dict"]
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """What the agent loop needs from a provider.
+
+    * ``api``: ``"openai"`` or ``"anthropic"``: the payload format it accepts;
+    * ``model``: the model name sent with every request;
+    * ``complete(payload)`` / ``acomplete(payload)``: one call; provider refusals are raised
+      as the SDK's own exception (or :class:`regio.agent.errors.ProviderHTTPError`), never
+      swallowed, so the loop can hand a context-length refusal to
+      :meth:`regio.runtime.Engine.recover_overflow`.
+    """
+
+    api: str
+    model: str
+
+    def complete(self, payload: dict[str, Any]) -> Completion:
+        """Send one request and return the answer."""
+        ...
+
+    async def acomplete(self, payload: dict[str, Any]) -> Completion:
+        """Async twin of :meth:`complete`."""
+        ...
+
+
+def require_sdk(module: str) -> ModuleType:
+    """Import the SDK ``module`` (``"openai"`` or ``"anthropic"``).
+
+    Raises :class:`ProviderNotInstalledError` with the install command when it is missing.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ProviderNotInstalledError(
+            f"the {module!r} package is needed for this provider but is not installed; "
+            "install the optional extra with: pip install regio[providers]"
+        ) from exc
+
+
+def to_dict(obj: Any) -> dict[str, Any]:
+    """A JSON-able dict of an SDK response object (pydantic ``model_dump``) or a dict."""
+    if isinstance(obj, dict):
+        return obj
+    dump = getattr(obj, "model_dump", None)
+    if callable(dump):
+        out = dump(mode="json", exclude_none=False)
+        if isinstance(out, dict):
+            return out
+    to_json = getattr(obj, "to_dict", None)
+    if callable(to_json):
+        out = to_json()
+        if isinstance(out, dict):
+            return out
+    raise TypeError(f"cannot read a provider response of type {type(obj).__name__}")

@@ -1,0 +1,149 @@
+"""User tools for the agent loop: a name, a description, a JSON Schema and a Python callable.
+
+A :class:`Tool` is what the agent may call besides the engine's own context tools
+(``context_write``, ``todo_add``, ... from :meth:`regio.runtime.Engine.tools`). The callable
+receives the call's arguments as keyword arguments and returns the tool result: a ``str`` (used
+as is) or any JSON-able value (serialized as JSON). It may be a coroutine function; the sync
+loop then runs it to completion with :func:`asyncio.run`.
+
+Errors never escape into the loop: an exception raised by the callable, arguments that are not a
+JSON object, or missing required arguments come back to the agent as an error tool result
+(``is_error=True``) whose text says what went wrong and what to do (DESIGN.md section 4, "Tool
+errors come back to the agent as text").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from regio.content import ToolResult, canonical_json
+
+from .errors import AgentConfigError
+
+__all__ = ["Tool", "ToolOutcome"]
+
+
+@attrs.frozen
+class ToolOutcome:
+    """The text a tool call produced and whether it is an error."""
+
+    content: str
+    is_error: bool = False
+
+    def result(self, tool_use_id: str) -> ToolResult:
+        """This outcome as the :class:`ToolResult` answering ``tool_use_id``."""
+        return ToolResult(tool_use_id=tool_use_id, content=self.content, is_error=self.is_error)
+
+
+def _check_schema(instance: Tool, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not isinstance(value, dict) or value.get("type") != "object":
+        raise AgentConfigError(
+            f"Tool {instance.name!r}: input_schema must be a JSON Schema object "
+            '(a dict with "type": "object"); got ' + repr(value)[:80]
+        )
+
+
+def _check_name(instance: Tool, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not isinstance(value, str) or not value or len(value) > 64:
+        raise AgentConfigError(
+            f"Tool name {value!r} is invalid: give a non-empty name of at most 64 characters"
+        )
+    if not all(c.isalnum() or c in "_-" for c in value):
+        raise AgentConfigError(
+            f"Tool name {value!r} is invalid: use only letters, digits, '_' and '-' "
+            "(the providers' tool-name pattern)"
+        )
+
+
+@attrs.define(frozen=True)
+class Tool:
+    """A user tool.
+
+    * ``name``: letters, digits, ``_`` and ``-`` (at most 64; the providers' pattern);
+    * ``description``: what it does, shown to the model;
+    * ``input_schema``: a JSON Schema object (``{"type": "object", "properties": ...}``);
+    * ``fn``: ``fn(**arguments) -> str | JSON-able`` (sync or async).
+
+    Raises :class:`regio.agent.errors.AgentConfigError` for an invalid name or schema.
+    """
+
+    name: str = attrs.field(validator=_check_name)
+    description: str
+    input_schema: dict[str, Any] = attrs.field(validator=_check_schema)
+    fn: Callable[..., Any]
+
+    def spec(self) -> dict[str, Any]:
+        """The tool definition: ``{"name", "description", "input_schema"}``."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
+
+    def _check_arguments(self, arguments: Any) -> str | None:
+        if not isinstance(arguments, dict):
+            return (
+                f"Error: the arguments of {self.name} must be a JSON object; got "
+                f"{type(arguments).__name__}. Call {self.name} again with an object."
+            )
+        required = self.input_schema.get("required", ())
+        missing = [k for k in required if k not in arguments]
+        if missing:
+            return (
+                f"Error: {self.name} is missing required argument(s) {', '.join(missing)}. "
+                f"Call {self.name} again with them."
+            )
+        return None
+
+    def _format(self, value: Any) -> ToolOutcome:
+        if isinstance(value, ToolOutcome):
+            return value
+        if isinstance(value, str):
+            return ToolOutcome(value)
+        try:
+            return ToolOutcome(canonical_json(value).decode())
+        except (TypeError, ValueError):
+            return ToolOutcome(json.dumps(value, default=str, sort_keys=True))
+
+    def _error(self, exc: BaseException) -> ToolOutcome:
+        return ToolOutcome(
+            f"Error: {self.name} failed with {type(exc).__name__}: {exc}. "
+            "Check the arguments and try again, or continue without this result.",
+            is_error=True,
+        )
+
+    def call(self, arguments: Any) -> ToolOutcome:
+        """Run the tool synchronously; errors come back as an error :class:`ToolOutcome`."""
+        problem = self._check_arguments(arguments)
+        if problem is not None:
+            return ToolOutcome(problem, is_error=True)
+        try:
+            value = self.fn(**arguments)
+            if inspect.isawaitable(value):
+                value = asyncio.run(_await(value))
+        except Exception as exc:
+            return self._error(exc)
+        return self._format(value)
+
+    async def acall(self, arguments: Any) -> ToolOutcome:
+        """Run the tool, awaiting it when it is async; errors come back as text."""
+        problem = self._check_arguments(arguments)
+        if problem is not None:
+            return ToolOutcome(problem, is_error=True)
+        try:
+            value = self.fn(**arguments)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as exc:
+            return self._error(exc)
+        return self._format(value)
+
+
+async def _await(value: Any) -> Any:
+    return await value
