@@ -1,12 +1,12 @@
-"""Per-turn overhead of the replay path (window writes + the regio layout) at turn 100 and
-turn 1,000 of a long synthetic session.
+"""Per-turn overhead of the engine at turn 100 and turn 1,000 of a long synthetic session.
 
-The runtime Engine was not available when this was written, so the turn is what
-:mod:`regio.bench.replay` does per model call: ``Window.add_message`` for the new messages,
-one captured region write, then ``assemble(window, "regio")`` with the carried state. The
-time ratio (turn 1,000 / turn 100) is printed; the assertion is on work counts only: the
-token counter is called for the new content of the turn, never for the whole window, so
-the number of counter calls per turn is the same at turn 100 and turn 1,000.
+A turn is what :mod:`regio.bench.replay` does per model call, through
+:class:`regio.runtime.Engine` (``regio`` layout): ``add_user``, one captured region write
+(``Engine.write``), ``Engine.request`` (turn-boundary flush, layout with the carried state,
+budget check, rendering for Anthropic) and ``add_assistant``. The time ratio (turn 1,000 /
+turn 100) is printed; the assertion is on work counts only: the token counter is called for
+the new content of the turn, never for the whole window, so the number of counter calls per
+turn is the same at turn 100 and turn 1,000 (DESIGN.md section 6, engine overhead).
 
 Run with ``pytest benchmarks/test_bench_engine.py --benchmark-enable -s``.
 """
@@ -19,10 +19,7 @@ from typing import Any
 import attrs
 import pytest
 
-from regio.blueprint import load_blueprint
-from regio.blueprint.build import build_window
-from regio.content import Message
-from regio.layout import assemble
+from regio.runtime import Engine, ExtractiveSummarizer
 from regio.tokens import get_counter
 
 BLUEPRINT = """
@@ -57,23 +54,27 @@ class CountingCounter:
 
 
 class Session:
-    """A synthetic session: one user message, one assistant reply and one state write a turn."""
+    """A synthetic session: one user message, one state write, one request and one assistant
+    reply a turn, through the engine."""
 
     def __init__(self) -> None:
         self.counter = CountingCounter(get_counter("heuristic"))
-        self.window = build_window(load_blueprint(BLUEPRINT), counter=self.counter)
-        self.state: Any = None
+        self.engine = Engine.from_blueprint(
+            BLUEPRINT,
+            token_counter=self.counter,
+            summarizer=ExtractiveSummarizer(counter=self.counter),
+            clock=lambda: 0.0,
+        )
         self.turns = 0
 
     def turn(self) -> int:
         """Play one turn; returns the counter calls it made."""
         before = self.counter.calls
         i = self.turns
-        self.window.add_message(Message.user(f"turn {i}: please check item {i} and report"))
-        self.window.write("env_state", f"cwd=/repo step={i}", key="env")
-        request = assemble(self.window, "regio", state=self.state, model="claude-sonnet-4-5")
-        self.state = request.state
-        self.window.add_message(Message.assistant(f"item {i} checked: status ok, next {i + 1}"))
+        self.engine.add_user(f"turn {i}: please check item {i} and report")
+        self.engine.write("env_state", f"cwd=/repo step={i}", key="env")
+        self.engine.request("anthropic", "claude-sonnet-4-5")
+        self.engine.add_assistant(f"item {i} checked: status ok, next {i + 1}")
         self.turns += 1
         return self.counter.calls - before
 

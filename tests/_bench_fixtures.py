@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from regio.bench.capture import SWE_AGENT_FOOTER
 from regio.blueprint import load_blueprint
 from regio.content import Text, ToolResult, ToolUse
 from regio.traces.format import (
@@ -13,17 +14,33 @@ from regio.traces.format import (
     UserMessage,
 )
 
-BLUEPRINT = """
+BLUEPRINT = r"""
 version: 1
 name: tiny
 model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 60000,
         max_output_tokens: 4000}
 regions:
-  - {name: system, kind: pinned, volatility: stable, budget: 8000}
-  - {name: env_state, kind: pinned, volatility: rewritten, budget: 200}
-  - {name: customer, kind: keyed, volatility: rewritten, budget: 4000}
+  - name: system
+    kind: pinned
+    volatility: stable
+    budget: 8000
+    capture: [{rule: system_prompt}]
+  - name: env_state
+    kind: pinned
+    volatility: rewritten
+    budget: 200
+    capture:
+      - rule: footer
+        pattern: 'SWE_AGENT_FOOTER'
+  - name: customer
+    kind: keyed
+    volatility: rewritten
+    budget: 4000
+    capture:
+      - {rule: lookup, tools: [get_user_details], key: "user:{user_id}"}
+      - {rule: lookup, tools: [get_reservation_details], key: "reservation:{reservation_id}"}
   - {name: conversation, kind: sliding_window, budget: "60%"}
-"""
+""".replace("SWE_AGENT_FOOTER", SWE_AGENT_FOOTER)
 
 FOOTER = "\n(Open file: {f})\n(Current directory: /repo)\nbash-$"
 

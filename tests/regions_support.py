@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Iterable, Sequence
 
@@ -121,3 +122,65 @@ def drop_largest(region: Region, tokens_to_free: int) -> list[str]:
         out.append(e.id)
         freed += e.tokens
     return out
+
+
+# ----- generated histories and well-formedness (FC-33, P1) ---------------------------------------
+def generated_history(rng: random.Random, turns: int) -> list[Message]:
+    """FC-33 generator: ``turns`` turns cycling through a plain turn, a single-call turn, a
+    parallel turn and a two-round tool turn (sizes from ``rng``; fixed seeds in tests)."""
+    msgs: list[Message] = []
+    for i in range(turns):
+        shape = i % 4
+        n = i + 1
+        msgs.append(u(f"u{i} [{rng.randint(1, 9)}]"))
+        if shape == 0:
+            msgs.append(a(f"a{i} [{rng.randint(1, 9)}]"))
+        elif shape == 1:
+            msgs += [
+                a(f"a{i} [3]", f"c{n}"),
+                t(f"c{n}", f"r{n} [{rng.randint(1, 30)}]"),
+                a(f"b{i} [2]"),
+            ]
+        elif shape == 2:
+            msgs += [
+                a(f"a{i} [3]", f"c{n}", f"d{n}"),
+                t(f"c{n}", f"r{n} [7]"),
+                t(f"d{n}", f"s{n} [5]"),
+                a(f"b{i} [2]"),
+            ]
+        else:
+            msgs += [
+                a(f"a{i} [3]", f"c{n}"),
+                t(f"c{n}", f"r{n} [4]"),
+                a(f"e{i} [3]", f"x{n}"),
+                t(f"x{n}", f"y{n} [4]"),
+                a(f"b{i} [2]"),
+            ]
+    return msgs
+
+
+def assert_well_formed(kept: Sequence[Message], full: Sequence[Message]) -> None:
+    """W and L (field-cases.md section 0) of a kept list of contiguous groups: the first message
+    is not a tool result; every assistant message with calls is followed directly by the
+    messages answering exactly those calls (unless the call is still open in ``full``); no tool
+    message follows a user message; each call and result is kept with its partner."""
+    answered_in_full = {b.tool_use_id for m in full for b in m.tool_results}
+    if kept:
+        assert not kept[0].tool_results, "L: the first message is a tool result"
+    i = 0
+    while i < len(kept):
+        m = kept[i]
+        if m.role == "user" and i + 1 < len(kept):
+            assert kept[i + 1].role != "tool", "W-O 3: a tool message right after a user message"
+        calls = [c.id for c in m.tool_calls]
+        if calls:
+            j, got = i + 1, []
+            while j < len(kept) and kept[j].tool_results and not kept[j].tool_calls:
+                got.extend(b.tool_use_id for b in kept[j].tool_results)
+                j += 1
+            expected = [c for c in calls if c in answered_in_full]
+            assert sorted(got) == sorted(expected), f"W: calls {calls} answered by {got}"
+            i = j
+            continue
+        assert not m.tool_results, f"W: orphan results {[b.tool_use_id for b in m.tool_results]}"
+        i += 1

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+import pytest
 
-from _bench_fixtures import swe_trace, tau_trace
+from _bench_fixtures import swe_trace, tau_trace, tiny_blueprint
 from regio.bench.capture import (
+    SWE_AGENT_FOOTER,
     TIME_LINE,
     AddMessage,
     Call,
@@ -18,6 +19,7 @@ from regio.bench.capture import (
     capture_stream,
     rules_for,
 )
+from regio.blueprint import load_blueprint
 from regio.content import ToolUse
 
 
@@ -54,7 +56,11 @@ def test_footer_split_leaves_text_without_a_footer_alone() -> None:
 
 
 def test_lookup_results_go_to_the_keyed_region_and_stay_in_the_conversation() -> None:
-    items = list(capture_stream(tau_trace(), [LookupRule("customer")], _count))
+    rules = [
+        LookupRule("customer", ("get_user_details",), key="user:{user_id}"),
+        LookupRule("customer", ("get_reservation_details",), key="reservation:{reservation_id}"),
+    ]
+    items = list(capture_stream(tau_trace(), rules, _count))
     ops = [i for i in items if isinstance(i, RegionOp)]
     assert [(op.region, op.key) for op in ops] == [
         ("customer", "user:mia_li_3668"),
@@ -64,8 +70,31 @@ def test_lookup_results_go_to_the_keyed_region_and_stay_in_the_conversation() ->
     assert results[0].tool_results[0].content == '{"name": "Mia Li", "tier": "gold"}'
 
 
-def test_lookup_key_is_none_for_other_tools() -> None:
-    assert LookupRule("c").key(ToolUse("x", "book_flight", {"a": 1})) is None
+def test_a_lookup_rule_ignores_other_tools_and_calls_missing_a_key_argument() -> None:
+    rule = LookupRule("c", ("get_user_details",), key="user:{user_id}")
+    assert not rule.applies(ToolUse("x", "book_flight", {"user_id": "u1"}))
+    assert not rule.applies(ToolUse("x", "get_user_details", {"name": "Mia"}))
+    assert rule.key_of(ToolUse("x", "get_user_details", {"user_id": "u1"})) == "user:u1"
+
+
+def test_an_unkeyed_lookup_writes_without_a_key() -> None:
+    items = list(capture_stream(tau_trace(), [LookupRule("notes", ("get_user_details",))], _count))
+    ops = [i for i in items if isinstance(i, RegionOp)]
+    assert [(op.region, op.key, op.action) for op in ops] == [("notes", None, "write")]
+
+
+def test_a_footer_without_strip_stays_in_the_observation() -> None:
+    rule = FooterRule("env_state", strip=False)
+    text = "out\n(Open file: a.py)\n(Current directory: /repo)\nbash-$"
+    kept, state = rule.split(text)
+    assert kept == text and state == "(Open file: a.py)\n(Current directory: /repo)"
+
+
+def test_a_footer_pattern_without_a_state_group_writes_the_whole_match() -> None:
+    assert FooterRule("s", pattern=r"\[cwd=[^\]]*\]\s*\Z").split("ls\n[cwd=/a]") == (
+        "ls\n",
+        "[cwd=/a]",
+    )
 
 
 def test_a_large_output_is_parked_and_replaced_by_a_stub() -> None:
@@ -90,20 +119,62 @@ def test_one_call_item_per_assistant_step_with_trace_times() -> None:
     assert [(c.t, c.t_end) for c in calls] == [(0.0, 2.0), (4.0, 6.0), (16.0, 18.0), (20.0, 22.0)]
 
 
-def _region(name: str, kind: str = "keyed", volatility: str = "rewritten") -> SimpleNamespace:
-    return SimpleNamespace(name=name, kind=kind, volatility=volatility)
+CAPTURING = """
+version: 1
+name: capturing
+model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 60000}
+regions:
+  - {name: policy, kind: pinned, volatility: stable, budget: 8000,
+     capture: [{rule: system_prompt}]}
+  - name: clock
+    kind: pinned
+    budget: 100
+    capture: [{rule: system_prompt, pattern: '(?m)^The current time is [^\\n]*\\n*'}]
+  - name: file_notes
+    kind: keyed
+    budget: 2000
+    capture: [{rule: footer, key: environment, pattern: 'x\\Z', strip: false}]
+  - name: customer
+    kind: keyed
+    budget: 2000
+    capture: [{rule: lookup, tools: [get_user_details, get_flight_status], key: "{tool}"}]
+  - {name: parked, kind: temporary, budget: 4000, capture: [{rule: park, keep: 2}]}
+  - {name: conversation, kind: sliding_window, budget: "50%"}
+"""
 
 
-def test_rules_are_chosen_by_region_name() -> None:
-    rules = rules_for(
-        [_region("policy", "pinned", "stable"), _region("customer"), _region("clock", "pinned")]
+def test_rules_come_from_the_blueprint_capture_lists() -> None:
+    rules = rules_for(load_blueprint(CAPTURING))
+    first = rules[0]
+    assert isinstance(first, SystemPromptRule) and first.region == "policy"
+    assert first.extract == (Extract(TIME_LINE, "clock"),)
+    assert rules[1:] == (
+        FooterRule("file_notes", key="environment", pattern=r"x\Z", strip=False),
+        LookupRule("customer", ("get_user_details", "get_flight_status"), key="{tool}"),
+        ParkRule("parked", min_tokens=1500, keep=2),
     )
-    assert isinstance(rules[0], SystemPromptRule) and rules[0].extract[0].region == "clock"
-    assert any(isinstance(r, LookupRule) and r.region == "customer" for r in rules)
 
 
-def test_file_notes_gets_the_footer_only_without_an_env_state_region() -> None:
-    alone = rules_for([_region("file_notes")])
-    both = rules_for([_region("file_notes"), _region("env_state", "pinned")])
-    assert [r.region for r in alone if isinstance(r, FooterRule)] == ["file_notes"]
-    assert [r.region for r in both if isinstance(r, FooterRule)] == ["env_state"]
+def test_a_blueprint_without_capture_lists_captures_nothing() -> None:
+    bp = load_blueprint(
+        "version: 1\nname: plain\n"
+        "model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 60000}\n"
+        "regions:\n"
+        "  - {name: policy, kind: pinned, volatility: stable, budget: 8000}\n"
+        "  - {name: customer, kind: keyed, budget: 2000}\n"
+        '  - {name: conversation, kind: sliding_window, budget: "50%"}\n'
+    )
+    assert rules_for(bp) == ()
+
+
+def test_the_fixture_blueprint_strips_the_swe_agent_footer() -> None:
+    rules = rules_for(tiny_blueprint())
+    footer = next(r for r in rules if isinstance(r, FooterRule))
+    assert footer.pattern == SWE_AGENT_FOOTER and footer.key is None
+
+
+@pytest.mark.parametrize("count", [1, 3])
+def test_the_system_prompt_rule_without_a_target_only_extracts(count: int) -> None:
+    rule = SystemPromptRule(None, (Extract(TIME_LINE, "clock"),) * count)
+    ops = rule.system("a\nThe current time is now.\nb")
+    assert [op.region for op in ops] == ["clock"]

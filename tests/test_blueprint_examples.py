@@ -65,7 +65,7 @@ def test_the_regio_layout_order_puts_stable_first_and_rewritten_in_the_tail() ->
     assert order["stable"] == ["system", "task"]
     assert order["compact_history"] == ["notes_history", "conversation_history"]
     assert order["grows"] == ["tool_output", "scratch"]
-    assert order["tail"] == ["file_notes", "plan"]
+    assert order["tail"] == ["file_notes", "env_state", "plan"]
 
 
 def test_the_baseline_layout_orders_follow_their_rules() -> None:

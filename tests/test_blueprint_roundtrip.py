@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from regio.blueprint import (
     Blueprint,
     CacheSpec,
+    CaptureSpec,
     ChecklistSpec,
     ClearableSpec,
     CompactHistorySpec,
@@ -78,10 +79,48 @@ def seeds(draw: Any, keyed: bool = False, roles: bool = False) -> Any:
     return tuple(entries) or None
 
 
+PATTERNS = st.sampled_from(
+    [r"\n*(?P<state>\(Open file: [^\n]*\))\s*\Z", r"(?m)^The time is [^\n]*\n*", "x: 'y'"]
+)
+TOOLS = st.lists(NAMES, min_size=1, max_size=3, unique=True).map(tuple)
+
+
+def captures(draw: Any, kind: str) -> tuple[CaptureSpec, ...]:
+    """Valid capture rules for a region of ``kind`` (keys only in keyed regions)."""
+    key = kind == "keyed"
+    options = [
+        st.builds(CaptureSpec, rule=st.just("system_prompt"), pattern=PATTERNS),
+        st.builds(
+            CaptureSpec,
+            rule=st.just("footer"),
+            pattern=PATTERNS,
+            strip=st.none() | st.booleans(),
+            key=NAMES if key else st.none(),
+        ),
+        st.builds(
+            CaptureSpec,
+            rule=st.just("lookup"),
+            tools=TOOLS,
+            key=st.sampled_from(["user:{user_id}", "{tool}", "f:{a}:{b}"]) if key else st.none(),
+        ),
+    ]
+    if kind in ("temporary", "clearable"):
+        options.append(
+            st.builds(
+                CaptureSpec,
+                rule=st.just("park"),
+                min_tokens=st.none() | st.integers(1, 5000),
+                keep=st.none() | st.integers(1, 9),
+            )
+        )
+    return tuple(draw(st.lists(st.one_of(options), max_size=2)))
+
+
 @st.composite
 def simple_region(draw: Any, name: str) -> RegionSpec:
     kind = draw(st.sampled_from(["pinned", "temporary", "clearable", "keyed", "checklist"]))
     fields = common(draw, name)
+    fields["capture"] = captures(draw, kind)
     if kind == "keyed":
         return KeyedSpec(
             **fields, seed=seeds(draw, keyed=True), max_entries=draw(st.none() | st.integers(1, 50))

@@ -27,7 +27,9 @@ from regions_support import (
     ProviderBackedCounter,
     StubCounter,
     a,
+    assert_well_formed,
     check_units,
+    generated_history,
     t,
     texts,
     u,
@@ -98,7 +100,7 @@ def test_fc_02_trim_never_hands_the_counter_an_invalid_slice():
 def test_fc_02_count_of_the_whole_list_equals_the_sum_of_units():
     rng = random.Random(2)
     counter = ProviderBackedCounter()
-    msgs = _generated_history(rng, 40)
+    msgs = generated_history(rng, 40)
     _, conv = _loaded(msgs, counter=counter)
     assert counter.count_messages([e.message for e in conv.entries]) == conv.used_tokens
 
@@ -207,12 +209,25 @@ def test_fc_10_an_open_call_is_never_evicted_and_its_result_joins_its_group():
         assert isinstance(w.add_message(m), WriteResult)
     conv = w.region("conv")
     assert isinstance(w.add_message(u("u4 [10]")), WriteResult)
-    assert texts(conv)[:2] == ["a1", "u2"]  # u1 went; the open group blocks every later cut
-    with pytest.raises(RegionFullError):
-        w.add_message(u("u5 [10]"), strict=True)
-    assert "a1" in texts(conv)
+    assert texts(conv)[:2] == ["a1", "u2"]  # u1 went first: it is the oldest unit
+    # the open group is skipped, never evicted: the units after it go next ("evicts elsewhere")
+    assert isinstance(w.add_message(u("u5 [10]")), WriteResult)
+    assert texts(conv) == ["a1", "a2", "u3", "a3", "u4", "u5"]
     r = w.add_message(t("c1", "approved [10]"))
-    assert isinstance(r, Refusal)  # still no room: the call group stays whole
+    assert isinstance(r, WriteResult)  # the late result joins its group; a2 made room
+    assert texts(conv) == ["a1", "u3", "a3", "u4", "u5", "approved"]
+    assert conv.entries[0].group == conv.entries[-1].group == "g:c1"
+    # only protected units left (the newest user message and the group being completed)
+    tight = Window(
+        regions=[SlidingWindow(name="conv", budget=20)], max_tokens=1000, counter=StubCounter()
+    )
+    for m in [u("u1 [10]"), a("a1 [10]", "c1"), u("u2 [10]")]:
+        assert isinstance(tight.add_message(m), WriteResult)
+    assert texts(tight.region("conv")) == ["a1", "u2"]
+    with pytest.raises(RegionFullError):
+        tight.add_message(t("c1", "approved [10]"), strict=True)
+    assert isinstance(tight.add_message(t("c1", "approved [10]")), Refusal)
+    assert texts(tight.region("conv")) == ["a1", "u2"]  # the call stays, nothing else changed
     w2 = Window(
         regions=[SlidingWindow(name="conv", budget=80)], max_tokens=1000, counter=StubCounter()
     )
@@ -349,40 +364,8 @@ def test_fc_26_a_reject_region_raises_a_typed_catchable_error(monkeypatch):
     assert (list(region.entries), region.content_hash(), region.version) == before
 
 
-def _generated_history(rng: random.Random, turns: int) -> list[Message]:
-    msgs: list[Message] = []
-    for i in range(turns):
-        shape = i % 4
-        n = i + 1
-        msgs.append(u(f"u{i} [{rng.randint(1, 9)}]"))
-        if shape == 0:
-            msgs.append(a(f"a{i} [{rng.randint(1, 9)}]"))
-        elif shape == 1:
-            msgs += [
-                a(f"a{i} [3]", f"c{n}"),
-                t(f"c{n}", f"r{n} [{rng.randint(1, 30)}]"),
-                a(f"b{i} [2]"),
-            ]
-        elif shape == 2:
-            msgs += [
-                a(f"a{i} [3]", f"c{n}", f"d{n}"),
-                t(f"c{n}", f"r{n} [7]"),
-                t(f"d{n}", f"s{n} [5]"),
-                a(f"b{i} [2]"),
-            ]
-        else:
-            msgs += [
-                a(f"a{i} [3]", f"c{n}"),
-                t(f"c{n}", f"r{n} [4]"),
-                a(f"e{i} [3]", f"x{n}"),
-                t(f"x{n}", f"y{n} [4]"),
-                a(f"b{i} [2]"),
-            ]
-    return msgs
-
-
 def test_fc_33_message_windows_never_cut_inside_a_group():
-    msgs = _generated_history(random.Random(33), 36)
+    msgs = generated_history(random.Random(33), 36)
     assert len(msgs) >= 120
     _, full = _loaded(msgs)
     entries = list(full.entries)
@@ -406,8 +389,8 @@ def test_fc_33_message_windows_never_cut_inside_a_group():
                 assert not earlier
 
 
-def test_fc_33_token_windows_never_cut_inside_a_group():
-    msgs = _generated_history(random.Random(7), 32)
+def test_fc_33_token_windows_remove_whole_units_oldest_first_and_keep_the_question():
+    msgs = generated_history(random.Random(7), 32)
     _, full = _loaded(msgs)
     entries = list(full.entries)
     for length in range(4, len(entries) + 1, 9):
@@ -418,6 +401,9 @@ def test_fc_33_token_windows_never_cut_inside_a_group():
             region = SlidingWindow(name="c", budget=10**6)
             region.load_state(prefix, 0, {})
             region.trim(max_tokens=cap)
-            start = length - len(region.entries)
-            assert info.safe[start]
-            check_units(region.entries)
+            kept = {e.id for e in region.entries}
+            removed = [i for i, e in enumerate(prefix) if e.id not in kept]
+            j = info.fewest_removals(max_tokens=cap)
+            assert removed == info.removal(info.removable_count if j is None else j)
+            assert prefix[info.turn_start].id in kept  # the newest user message stays
+            assert_well_formed([e.message for e in region.entries], [e.message for e in prefix])

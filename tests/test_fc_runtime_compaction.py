@@ -211,9 +211,10 @@ def test_fc_12_each_flush_summarizes_the_previous_summary_plus_exactly_the_evict
         carry_forward="replace",
     )
     engine.add_user("go")
-    # u1 is a note here: the units policy protects the whole current turn after the newest
-    # user message, so a leading user message would pin everything after it (see report)
-    appended = [put(engine, "work", None, "u1", 20).id]
+    # u1 is the newest user message of the region: protected, while the completed tool rounds
+    # after it (the same turn) are compacted (field-cases.md section 0)
+    u1 = put(engine, "work", "user", "u1", 20)
+    appended = [u1.id]
     flushes = 0
     previous: Entry | None = None
     for i in range(12):
@@ -226,7 +227,9 @@ def test_fc_12_each_flush_summarizes_the_previous_summary_plus_exactly_the_evict
             flushes += 1
             inp = stub.inputs[-1]
             evicted = list(done.replaced_ids)
-            assert evicted == work_before[: len(evicted)]
+            assert evicted == [i for i in work_before if i in set(evicted)]  # in order
+            assert evicted == work_before[1 : 1 + len(evicted)]  # the oldest rounds after u1
+            assert u1.id not in evicted and ids(engine.window.region("work").entries)[0] == u1.id
             expected = ([previous.id] if previous is not None else []) + evicted
             assert ids(inp) == expected
             hist = engine.window.region("hist").entries

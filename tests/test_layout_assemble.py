@@ -226,7 +226,7 @@ def test_a_breakpoint_whose_prefix_changes_every_request_is_reported_as_never_re
     assert [(e.slot, e.requests) for e in seen] == [("system", 3)]
 
 
-def test_the_spare_marker_lands_on_the_previous_newest_block_when_it_falls_out_of_lookback():
+def test_the_spare_marker_lands_on_the_previous_newest_marker_when_it_falls_out_of_lookback():
     w = make_window()
     say(w, "user", "start")
     r1 = assemble(w, "regio", tools=TOOLS)
@@ -236,7 +236,11 @@ def test_the_spare_marker_lands_on_the_previous_newest_block_when_it_falls_out_o
     r2 = assemble(w, "regio", tools=TOOLS, state=r1.state)
     spare = [m for m in r2.breakpoints if m.slot == "spare"]
     assert len(spare) == 1
-    assert r2.blocks[spare[0].index].prefix_hash == r1.state.newest_hash
+    # r1's newest surviving marker is the one on its tail: the unchanged scratch copy is
+    # frozen after "start", so the spare reads it back
+    on = r2.blocks[spare[0].index]
+    assert on.source.startswith("frozen:") and on.region == "scratch"
+    assert (("tail", on.prefix_hash)) in r1.state.marks
     assert len(r2.breakpoints) <= 4
 
 

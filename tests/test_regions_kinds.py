@@ -275,6 +275,9 @@ def test_a_reject_region_refusal_says_what_to_release():
 def test_volatility_defaults_to_rewritten_and_history_to_grows():
     assert Temporary(name="t", budget=1).volatility == "rewritten"
     assert CompactHistory(name="h", budget=1, source="x").volatility == "grows"
+    assert CompactHistory(name="h", budget=1, source="x", volatility="rewritten").volatility == (
+        "rewritten"
+    )
     with pytest.raises(ValueError):
         Temporary(name="t", budget=1, volatility="sometimes")
 

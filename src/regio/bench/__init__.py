@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 from regio.bench.capture import (
-    RULES_BY_REGION,
     Extract,
     FooterRule,
     LookupRule,
@@ -46,7 +45,6 @@ __all__ = [
     "DEFAULT_CACHE_MODELS",
     "LAYOUTS",
     "REPORT_SCHEMA",
-    "RULES_BY_REGION",
     "BenchReport",
     "Extract",
     "FooterRule",

@@ -82,11 +82,15 @@ def plain_request(
     scope: str = "default",
     model: str = "",
     ttl: Any = "5m",
+    tools: tuple[str, int] = ("", 0),
 ) -> CacheRequest:
-    """A plain system + messages request: ``system`` is (text, tokens), ``messages`` are
-    (message, tokens). Breakpoints (``ttl``) on the system block and on the last message
-    block. Digests hash level, role and content, so equal content gives equal digests."""
+    """A plain [tools] + system + messages request: ``tools`` is (canonical JSON of the tool
+    schemas, tokens), ``system`` is (text, tokens), ``messages`` are (message, tokens).
+    Breakpoints (``ttl``) on the system block and on the last message block. Digests hash
+    level, role and content, so equal content gives equal digests."""
     blocks: list[CacheBlock] = []
+    if tools[0]:
+        blocks.append(CacheBlock(tools[1], content_hash(["tools", tools[0]]), "text", "tools"))
     text, tokens = system
     if text:
         blocks.append(

@@ -6,34 +6,33 @@ regio would make them, with declarative rules. :func:`capture_stream` runs the r
 yields one stream of :data:`ReplayItem` s; the **same** stream drives every layout and every
 baseline, so comparisons are fair.
 
-Rules (each names its target region):
+Rules come from the blueprint: each region's ``capture`` list (``system_prompt``, ``footer``,
+``lookup``, ``park``; the schema and its checks are :mod:`regio.blueprint.capturespec`, the
+reference ``docs/blueprint.md#capture``). :func:`rules_for` turns them into rule objects:
 
-* :class:`SystemPromptRule` — the trace's system prompt replaces the seed of a ``pinned``
-  region (the agent's real instructions), after :class:`Extract` patterns moved per-run values
-  out of it (tau-bench's ``The current time is ...`` line goes to a ``clock`` region, so a
-  clock never sits inside a stable prefix).
+* :class:`SystemPromptRule` — the trace's system prompt replaces the seed of the region that
+  declares ``{rule: system_prompt}`` (the agent's real instructions), after each
+  :class:`Extract` (a ``system_prompt`` rule with ``pattern``) moved its match to its own
+  region (tau-bench's ``The current time is ...`` line goes to a clock region, so a clock
+  never sits inside a stable prefix).
 * :class:`FooterRule` — SWE-agent observations end with an environment status footer
   ``(Open file: X)\\n(Current directory: Y)\\nbash-$``: state that changes every step. The
   footer is stripped from the observation kept in the conversation and written to a region
   (under ``key`` for keyed regions, else replacing the region's content).
-* :class:`LookupRule` — results of lookup tools (tau-bench ``get_user_details``,
-  ``get_reservation_details``, ``get_flight_status``) are written to a keyed region under a key
-  built from the call's arguments (``user:mia_li_3668``) and also kept as tool results.
+* :class:`LookupRule` — results of lookup tools (tau-bench ``get_user_details``, ...) are
+  written to a region (a keyed one under a key built from the call's arguments,
+  ``user:mia_li_3668``) and also kept as tool results.
 * :class:`ParkRule` — a tool output of at least ``min_tokens`` is parked in a ``temporary``
   region (the newest ``keep`` parked outputs stay there) and the conversation keeps a stub with
   its first line and where the rest went.
 
-Selection (:func:`rules_for`): the blueprint format has no ``capture`` option, so rules are
-chosen by **region name** with :data:`RULES_BY_REGION` (``env_state`` / ``file_notes``,
-``customer``, ``tool_output`` / ``lookups``, ``clock``); a region absent from the blueprint
-gets no rule. ``FooterRule`` goes to ``env_state`` when the blueprint has one, else to
-``file_notes`` under the key ``environment``.
+A blueprint without ``capture`` lists replays the trace as recorded (messages only).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -52,9 +51,7 @@ from regio.traces.format import (
 )
 
 __all__ = [
-    "RULES_BY_REGION",
     "SWE_AGENT_FOOTER",
-    "TAU_LOOKUPS",
     "TIME_LINE",
     "AddMessage",
     "Call",
@@ -76,12 +73,6 @@ SWE_AGENT_FOOTER = (
 )
 #: tau-bench's clock line in the system prompt.
 TIME_LINE = r"(?m)^The current time is [^\n]*\n*"
-#: tau-bench lookup tools -> (key label, argument names forming the key).
-TAU_LOOKUPS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "get_user_details": ("user", ("user_id",)),
-    "get_reservation_details": ("reservation", ("reservation_id",)),
-    "get_flight_status": ("flight", ("flight_number", "date")),
-}
 
 
 class Call(msgspec.Struct, frozen=True, tag="call", tag_field="op"):
@@ -128,10 +119,10 @@ class Extract:
 
 @attrs.frozen
 class SystemPromptRule:
-    """The trace's system prompt replaces the content of ``region`` (a pinned region), after
-    each :class:`Extract` moved its match elsewhere."""
+    """The trace's system prompt replaces the content of ``region`` (``None``: no region takes
+    the rest), after each :class:`Extract` moved its match elsewhere."""
 
-    region: str
+    region: str | None
     extract: tuple[Extract, ...] = ()
     name: str = "system_prompt"
 
@@ -143,45 +134,62 @@ class SystemPromptRule:
                 continue
             ops.append(RegionOp("replace", ex.region, found.group(0).strip(), rule=self.name))
             text = text[: found.start()] + text[found.end() :]
-        ops.insert(0, RegionOp("replace", self.region, text.strip(), rule=self.name))
+        if self.region is not None:
+            ops.insert(0, RegionOp("replace", self.region, text.strip(), rule=self.name))
         return ops
 
 
 @attrs.frozen
 class FooterRule:
-    """Strip an environment footer (regex ``pattern`` with a group ``state``) from
-    observations and tool results, writing the state to ``region`` (under ``key`` when set,
-    else replacing the region's content). A write whose state equals the last one is skipped
-    (an agent does not rewrite an unchanged fact)."""
+    """Find a state footer (regex ``pattern``; its group ``state`` when it has one, else the
+    whole match) in observations and tool results and write the state to ``region`` (under
+    ``key`` when set, else replacing the region's content); with ``strip`` the match is
+    removed from the text kept in the conversation. A write whose state equals the last one
+    is skipped (an agent does not rewrite an unchanged fact)."""
 
     region: str
     key: str | None = None
     pattern: str = SWE_AGENT_FOOTER
-    name: str = "env_footer"
+    strip: bool = True
+    name: str = "footer"
 
     def split(self, text: str) -> tuple[str, str | None]:
+        """(text kept in the conversation, state or ``None`` when there is no footer)."""
         found = re.search(self.pattern, text)
         if found is None:
             return text, None
-        return text[: found.start()], found.group("state")
+        state = found.group("state") if "state" in found.re.groupindex else found.group(0)
+        kept = text[: found.start()] + text[found.end() :] if self.strip else text
+        return kept, state.strip()
 
 
 @attrs.frozen
 class LookupRule:
-    """Results of the lookup ``tools`` (tool name -> (key label, argument names)) are written
-    to the keyed ``region`` under ``label:arg1:arg2`` and also kept as tool results."""
+    """Results of calls to ``tools`` are written to ``region`` and also kept as tool results.
+    ``key`` is a template of the call's arguments (``"user:{user_id}"``, ``{tool}`` = the
+    tool name) for keyed regions, ``None`` for others."""
 
     region: str
-    tools: Mapping[str, tuple[str, tuple[str, ...]]] = attrs.field(factory=lambda: TAU_LOOKUPS)
+    tools: tuple[str, ...]
+    key: str | None = None
     name: str = "lookup"
 
-    def key(self, call: ToolUse) -> str | None:
-        spec = self.tools.get(call.name)
-        if spec is None:
+    def applies(self, call: ToolUse) -> bool:
+        """True when ``call`` is one of ``tools`` and has every argument the key names."""
+        if call.name not in self.tools:
+            return False
+        return self.key is None or self.key_of(call) is not None
+
+    def key_of(self, call: ToolUse) -> str | None:
+        """The entry key for ``call`` (``None``: unkeyed rule, or an argument is missing)."""
+        if self.key is None:
             return None
-        label, args = spec
-        values = [str(call.input.get(a, "")) for a in args]
-        return ":".join([label, *values])
+        values = {k: str(v) for k, v in call.input.items()}
+        values["tool"] = call.name
+        try:
+            return self.key.format_map(values)
+        except (KeyError, IndexError, ValueError):
+            return None
 
 
 @attrs.frozen
@@ -202,39 +210,42 @@ class ParkRule:
 
 CaptureRule = SystemPromptRule | FooterRule | LookupRule | ParkRule
 
-#: Bench-side selection by region name (the blueprint has no ``capture`` option yet).
-RULES_BY_REGION: dict[str, Callable[[], CaptureRule]] = {
-    "env_state": lambda: FooterRule("env_state"),
-    "file_notes": lambda: FooterRule("file_notes", key="environment"),
-    "customer": lambda: LookupRule("customer"),
-    "tool_output": lambda: ParkRule("tool_output"),
-    "lookups": lambda: ParkRule("lookups"),
-}
 
-
-def rules_for(regions: Sequence[Any]) -> tuple[CaptureRule, ...]:
-    """Capture rules for a window's regions (objects with ``name``, ``kind`` and
-    ``volatility``), chosen by :data:`RULES_BY_REGION`.
-
-    The system prompt goes to the first ``pinned`` ``stable`` region (if any), with the clock
-    line extracted to a region named ``clock`` when there is one. ``file_notes`` only gets the
-    footer when there is no ``env_state`` region.
-    """
-    names = {r.name for r in regions}
+def rules_for(blueprint: Any) -> tuple[CaptureRule, ...]:
+    """The capture rules a blueprint declares (each region's ``capture`` list, see
+    :mod:`regio.blueprint.capturespec`), in region order. ``system_prompt`` rules are merged
+    into one :class:`SystemPromptRule` (the pattern-less region takes the rest of the prompt,
+    each ``pattern`` becomes an :class:`Extract`); a region without ``capture`` gets nothing."""
+    whole: str | None = None
+    extract: list[Extract] = []
     rules: list[CaptureRule] = []
-    target = next(
-        (r.name for r in regions if r.kind == "pinned" and r.volatility == "stable"), None
-    )
-    if target is not None:
-        extract = (Extract(TIME_LINE, "clock"),) if "clock" in names else ()
-        rules.append(SystemPromptRule(target, extract))
-    for r in regions:
-        make = RULES_BY_REGION.get(r.name)
-        if make is None:
-            continue
-        if r.name == "file_notes" and "env_state" in names:
-            continue
-        rules.append(make())
+    for spec in blueprint.regions:
+        keyed = spec.kind == "keyed"
+        for cap in spec.capture:
+            if cap.rule == "system_prompt":
+                if cap.pattern is None:
+                    whole = spec.name
+                else:
+                    extract.append(Extract(cap.pattern, spec.name))
+            elif cap.rule == "footer":
+                rules.append(
+                    FooterRule(
+                        spec.name,
+                        key=cap.key if keyed else None,
+                        pattern=cap.pattern or SWE_AGENT_FOOTER,
+                        strip=cap.strip is not False,
+                    )
+                )
+            elif cap.rule == "lookup":
+                rules.append(
+                    LookupRule(spec.name, tuple(cap.tools or ()), key=cap.key if keyed else None)
+                )
+            elif cap.rule == "park":
+                rules.append(
+                    ParkRule(spec.name, min_tokens=cap.min_tokens or 1500, keep=cap.keep or 1)
+                )
+    if whole is not None or extract:
+        rules.insert(0, SystemPromptRule(whole, tuple(extract)))
     return tuple(rules)
 
 
@@ -302,8 +313,8 @@ def capture_stream(
             for res in event.results:
                 call = calls.get(res.tool_use_id)
                 for lookup in lookups:
-                    key = lookup.key(call) if call is not None else None
-                    if key is not None and not res.is_error:
+                    if call is not None and not res.is_error and lookup.applies(call):
+                        key = lookup.key_of(call)
                         ops.append(
                             RegionOp("write", lookup.region, res.content, key, rule=lookup.name)
                         )

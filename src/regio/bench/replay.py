@@ -5,13 +5,17 @@ layout produces at that point and converts it to the cache model input
 (:class:`regio.cache.types.CacheRequest`) with deterministic timestamps from the trace clock
 (``t_start`` = when the call was sent, ``t_end`` = when the reply completed, seconds).
 
-The window is driven directly (a :class:`regio.regions.Window` built by
-:func:`regio.blueprint.build.build_window`): messages go through ``Window.add_message``,
-captured state through ``Window.write`` (:mod:`regio.bench.capture`), and pending compactions
-are flushed at turn boundaries with the :class:`~regio.runtime.extractive.ExtractiveSummarizer`
-(what the engine does). The layout is pure, so one window serves all four strategies; each
-strategy keeps its own :class:`regio.layout.LayoutState`. The baselines see the same captured
-stream (:mod:`regio.bench.baselines`).
+The requests are what :class:`regio.runtime.Engine` produces: one engine per layout strategy
+(``Engine.from_blueprint(bp, strategy=..., summarizer=ExtractiveSummarizer(...),
+token_counter=...)``, the trace clock as its clock) is driven through the captured stream
+(:mod:`regio.bench.capture`, rules from the blueprint's ``capture`` lists): messages through
+``Engine.add_message``, captured state through ``Engine.write`` / ``release`` / ``clear``,
+pending compactions flushed at turn boundaries (after a user message or tool results, and by
+``Engine.request`` itself), and at each model call ``Engine.request(provider, model,
+tools=...)`` with the blueprint's provider and model and the trace's recorded tools. Each
+request therefore carries the engine's context tools (``context_write``, ...) too. The
+baselines (:mod:`regio.bench.baselines`) see the same captured stream, the same system
+content and the same tool schemas.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+import msgspec
 
 from regio.bench.baselines import (
     BASELINES,
@@ -32,10 +37,11 @@ from regio.bench.baselines import (
 from regio.bench.capture import AddMessage, Call, CaptureRule, RegionOp, capture_stream, rules_for
 from regio.cache.types import CacheRequest
 from regio.content import Entry, Message, canonical_json
-from regio.errors import CompactionError
-from regio.layout import assemble, to_cache_request
-from regio.regions import Refusal, Window
+from regio.layout import ToolSpec, to_cache_request
+from regio.regions import Refusal
+from regio.runtime import Engine
 from regio.runtime.extractive import ExtractiveSummarizer
+from regio.tokens import chat_format_for_model, get_counter
 from regio.traces.format import Trace
 
 __all__ = ["ALL_LAYOUTS", "LAYOUTS", "ReplayOutput", "raw_request_sizes", "replay"]
@@ -90,42 +96,65 @@ def _message_tokens(counter: Any, message: Message) -> int:
     return found
 
 
-def _system_text(window: Window) -> tuple[str, int]:
+def trace_tools(trace: Trace) -> tuple[ToolSpec, ...]:
+    """The tool schemas recorded in the trace header as :class:`ToolSpec` s (Anthropic
+    ``{name, description, input_schema}``, OpenAI ``{type: function, function: {name,
+    description, parameters}}`` or ``{name, parameters}``); unusable entries are skipped."""
+    out: list[ToolSpec] = []
+    for tool in trace.header.tools:
+        spec = tool.get("function", tool) if isinstance(tool, dict) else {}
+        name = spec.get("name")
+        schema = spec.get("input_schema", spec.get("parameters"))
+        if not isinstance(name, str) or not name:
+            continue
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            schema = {"type": "object", "properties": {}}
+        out.append(ToolSpec(name, str(spec.get("description", "")), schema))
+    return tuple(out)
+
+
+def _system_text(engine: Engine) -> tuple[str, int]:
+    window = engine.window
     parts = [r.render_text() for r in window.regions if not r.is_conversation and r.entries]
     text = "\n\n".join(p for p in parts if p)
     return text, int(window.counter.count(text)) if text else 0
 
 
-def _apply(window: Window, op: RegionOp) -> bool:
-    """Apply one region operation; False when the region refused the write."""
-    region = window.region(op.region)
+def _tools_text(engine: Engine, tools: Sequence[ToolSpec]) -> tuple[str, int]:
+    specs = engine.tool_specs(tools)
+    if not specs:
+        return "", 0
+    text = canonical_json([msgspec.to_builtins(t) for t in specs]).decode()
+    return text, engine.tools_tokens(tools)
+
+
+def _apply(engine: Engine, op: RegionOp) -> bool:
+    """Apply one region operation through the engine; False when the region refused it."""
     if op.action == "release":
         if op.key is not None:
             with contextlib.suppress(KeyError):
-                window.release(region, key=op.key)
+                engine.release(op.region, key=op.key)
         else:
-            window.clear(region)
+            engine.clear(op.region)
         return True
     if op.action == "replace":
-        window.clear(region)
+        engine.clear(op.region)
     elif op.action == "trim" and op.keep is not None:
-        extra = len(region.entries) - (op.keep - 1)
+        extra = len(engine.window.region(op.region).entries) - (op.keep - 1)
         if extra > 0:
-            window.release(region, oldest=extra)
-    result = window.write(region, op.text, key=op.key)
+            engine.release(op.region, oldest=extra)
+    result = engine.write(op.region, op.text, key=op.key)
     return not isinstance(result, Refusal)
 
 
-def _flush(window: Window, summarizer: ExtractiveSummarizer, instructions: str) -> None:
-    for pending in window.pending_compactions():
-        region = window.region(pending.region)
-        wanted = set(pending.entry_ids)
-        entries = [e for e in region.entries if e.id in wanted]
-        try:
-            text = summarizer(entries, instructions, None)
-            window.complete_compaction(pending.id, text)
-        except CompactionError as exc:
-            window.fail_compaction(pending.id, str(exc))
+@attrs.define
+class _Clock:
+    """The trace clock (seconds) the engines read."""
+
+    now: float = 0.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
 def replay(
@@ -139,25 +168,43 @@ def replay(
     """Replay ``trace`` under ``blueprint`` (a :class:`regio.blueprint.Blueprint`).
 
     ``layouts``: names from :data:`ALL_LAYOUTS`; ``rules``: capture rules (default
-    :func:`regio.bench.capture.rules_for` the blueprint's regions); ``counter``: token counter
-    (default: the blueprint's). The ``trim`` baseline is skipped with a note when
-    langchain-core is not installed. Raises ``ValueError`` for an unknown layout name and the
-    layout's :class:`regio.layout.LayoutError` for a request it cannot build.
+    :func:`regio.bench.capture.rules_for` the blueprint); ``counter``: token counter
+    (default: the blueprint's tokenizer). The ``trim`` baseline is skipped with a note when
+    langchain-core is not installed. Raises ``ValueError`` for an unknown layout name, the
+    layout's :class:`regio.layout.LayoutError` for a request it cannot build and the engine's
+    :class:`regio.runtime.errors.ContextOverflowError` for one that cannot fit the window.
     """
-    from regio.blueprint.build import build_window
-
     unknown = [x for x in layouts if x not in ALL_LAYOUTS]
     if unknown:
         raise ValueError(f"unknown layouts {unknown}; use names from {', '.join(ALL_LAYOUTS)}")
-    window = build_window(blueprint, counter=counter)
-    counter = window.counter
+    clock = _Clock()
+    strategies = [x for x in layouts if x in LAYOUTS]
+
+    if counter is None:
+        counter = get_counter(
+            blueprint.tokenizer, chat_format=chat_format_for_model(blueprint.model.name)
+        )
+
+    def make(strategy: str) -> Engine:
+        summarizer = ExtractiveSummarizer(
+            context_window=blueprint.summarizer.context_window or blueprint.model.context_window,
+            max_summary_tokens=blueprint.summarizer.max_summary_tokens,
+            counter=counter,
+        )
+        return Engine.from_blueprint(
+            blueprint,
+            summarizer=summarizer,
+            token_counter=counter,
+            clock=clock,
+            strategy=strategy,
+        )
+
+    first = make(strategies[0] if strategies else "regio")
+    engines = {s: first if i == 0 else make(s) for i, s in enumerate(strategies)}
+    driven = list(engines.values()) or [first]
     notes: list[str] = []
-    chosen = rules if rules is not None else rules_for(window.regions)
-    summarizer = ExtractiveSummarizer(
-        max_summary_tokens=blueprint.summarizer.max_summary_tokens, counter=counter
-    )
-    instructions = blueprint.summarizer.instructions
-    conv = window.conversation
+    chosen = rules if rules is not None else rules_for(blueprint)
+    conv = first.window.conversation
     conv_budget = conv.budget if conv is not None else blueprint.window_tokens
     baselines: dict[str, Any] = {}
     if "trim" in layouts:
@@ -169,48 +216,41 @@ def replay(
         baselines["summarize"] = SummarizeBaseline(
             blueprint.window_tokens,
             counter.count,
-            summarizer=summarizer,
-            instructions=instructions,
+            summarizer=first.summarizer,
+            instructions=first.standing_instructions,
         )
-    strategies = [x for x in layouts if x in LAYOUTS]
-    states: dict[str, Any] = dict.fromkeys(strategies)
     requests: dict[str, list[CacheRequest]] = {x: [] for x in strategies}
     requests.update({x: [] for x in baselines})
+    tools = trace_tools(trace)
+    tools_text = _tools_text(first, tools) if baselines else ("", 0)
     history: list[tuple[Message, int]] = []
+    names = {r.name for r in first.window.regions}
     writes = refused = 0
     started = False
-    model = blueprint.model.name
+    provider, model = blueprint.model.provider, blueprint.model.name
     ttl = blueprint.cache.ttl
     for item in capture_stream(trace, chosen, counter.count):
         if isinstance(item, RegionOp):
-            if item.region not in {r.name for r in window.regions}:
+            if item.region not in names:
                 notes.append(f"{item.rule}: region {item.region!r} is not in the blueprint")
                 continue
-            ok = _apply(window, item)
+            ok = all([_apply(engine, item) for engine in driven])
             writes += started
             refused += not ok
-            _flush(window, summarizer, instructions)
         elif isinstance(item, AddMessage):
             n = _message_tokens(counter, item.message)
             history.append((item.message, n))
-            window.add_message(item.message, tokens=n)
-            if item.message.role != "assistant":
-                _flush(window, summarizer, instructions)
+            for engine in driven:
+                engine.add_message(item.message, tokens=n)
+                if item.message.role != "assistant" and engine.pending():
+                    engine.flush()
         elif isinstance(item, Call):
             started = True
+            clock.now = item.t
             rid = f"{item.index:05d}"
             out = _message_tokens(counter, item.reply)
-            for s in strategies:
-                req = assemble(
-                    window,
-                    s,
-                    state=states[s],
-                    model=model,
-                    ttl=ttl,
-                    chunk_tokens=blueprint.layout.chunk_tokens,
-                    settle_share=blueprint.layout.settle_share,
-                )
-                states[s] = req.state
+            for s, engine in engines.items():
+                req, _payload = engine.request(provider, model, tools=tools)
                 requests[s].append(
                     to_cache_request(
                         req,
@@ -222,7 +262,8 @@ def replay(
                         output_tokens=out,
                     )
                 )
-            system = _system_text(window)
+            if baselines:
+                system = _system_text(first)
             for name, base in baselines.items():
                 requests[name].append(
                     plain_request(
@@ -235,8 +276,10 @@ def replay(
                         scope=trace.id,
                         model=model,
                         ttl=ttl,
+                        tools=tools_text,
                     )
                 )
+            clock.now = item.t_end
     return ReplayOutput(
         trace=trace.id,
         requests=requests,

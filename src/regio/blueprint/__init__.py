@@ -9,6 +9,7 @@ exports the JSON Schema for editors and ``build_window(bp)`` builds the runtime
 from __future__ import annotations
 
 from regio.blueprint.build import build_window
+from regio.blueprint.capturespec import CaptureSpec
 from regio.blueprint.errors import BlueprintError, BlueprintIssue, BlueprintWarning
 from regio.blueprint.loader import dump_blueprint, load_blueprint, validate_blueprint
 from regio.blueprint.schema import blueprint_json_schema
@@ -40,6 +41,7 @@ __all__ = [
     "BlueprintIssue",
     "BlueprintWarning",
     "CacheSpec",
+    "CaptureSpec",
     "ChecklistSpec",
     "ClearableSpec",
     "CompactHistorySpec",

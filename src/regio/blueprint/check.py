@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from regio.blueprint.capturespec import CaptureSpec
 from regio.blueprint.errors import BlueprintIssue
 from regio.blueprint.source import Located, Path, format_path
 from regio.blueprint.spec import (
@@ -31,7 +32,7 @@ from regio.blueprint.spec import (
 __all__ = ["check_document", "describe_schema", "suggest"]
 
 #: ``$ref`` targets used in field schemas.
-REFS: dict[str, type] = {"SeedEntry": SeedEntry, "SeedFile": SeedFile}
+REFS: dict[str, type] = {"SeedEntry": SeedEntry, "SeedFile": SeedFile, "Capture": CaptureSpec}
 
 
 def suggest(word: str, choices: Sequence[str]) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 import cattrs
 
+from regio.blueprint.capturespec import CaptureSpec
 from regio.blueprint.spec import (
     KIND_ALIASES,
     REGION_CLASSES,
@@ -35,6 +36,7 @@ __all__ = ["converter", "structure_blueprint", "unstructure_spec"]
 for _cls in (
     Blueprint,
     CacheSpec,
+    CaptureSpec,
     EvictionSpec,
     LayoutSpec,
     ModelSpec,
@@ -116,10 +118,12 @@ def unstructure_spec(spec: Any) -> dict[str, Any]:
             continue
         if attribute.name == "seed" and value is not None:
             out["seed"] = _unstructure_seed(value)
-        elif attribute.name == "regions":
-            out["regions"] = [unstructure_spec(region) for region in value]
+        elif attribute.name in ("regions", "capture"):
+            out[attribute.name] = [unstructure_spec(item) for item in value]
         elif attrs.has(type(value)):
             out[attribute.name] = unstructure_spec(value)
+        elif isinstance(value, tuple):
+            out[attribute.name] = list(value)
         else:
             out[attribute.name] = value
         if attribute.name == "name" and isinstance(spec, RegionSpec):

@@ -11,6 +11,7 @@ import json
 import sys
 from typing import Any
 
+from regio.blueprint.capturespec import CAPTURE_KEYS, CAPTURE_RULES, CaptureSpec, required_keys
 from regio.blueprint.check import describe_schema
 from regio.blueprint.schema import DEF_NAMES, blueprint_json_schema, kind_def_name
 from regio.blueprint.spec import (
@@ -66,9 +67,11 @@ Complete, commented examples live in `examples/blueprints/`.
 ```python
 from regio.blueprint import load_blueprint, build_window, dump_blueprint
 
-bp = load_blueprint("agent.yaml")      # raises BlueprintError; bp.warnings holds warnings
+bp = load_blueprint("examples/blueprints/coding-agent.yaml")  # raises BlueprintError
+assert bp.warnings == ()               # warnings are kept here, never raised
 window = build_window(bp)              # regio.regions.Window, seeds written
-text = dump_blueprint(bp)              # YAML again; load_blueprint(text) == bp
+text = dump_blueprint(bp)              # YAML again
+assert load_blueprint(text, base_dir="examples/blueprints") == bp
 ```
 
 On the command line, `regio validate agent.yaml` prints a one-screen summary (regions, resolved
@@ -102,6 +105,10 @@ Checks across keys (errors):
   `{{ time }}`, `{current_time}`, `{date}`, ...): a time value in the cached prefix breaks the
   cache on every turn. Put it in a `rewritten` region, which the layout places in the tail;
 - keyed seed entries have keys (and only they do); only `sliding_window` seeds have roles;
+- `capture` rules take only their own keys (see [Capture](#capture)), their patterns compile,
+  `key` is given exactly for keyed regions, `park` targets a `temporary` or `clearable`
+  region, nothing captures into the conversation, and one region at most takes the whole
+  system prompt;
 - `model.max_output_tokens` leaves room for a prompt; a summary fits the summarizer's window;
 - an explicit `cache.profile` resolves in regio's cache rules data (a profile derived from
   `model` that does not resolve is only a warning).
@@ -128,12 +135,49 @@ benchmark compares against.
 """
 
 
+CAPTURE_INTRO = """\
+## Capture
+
+A region's `capture` list declares content that the engine or a trace replay (`regio bench`)
+copies into the region, instead of leaving it where the agent's loop put it: a clock line in
+the system prompt, an environment footer at the end of every observation, lookup results in
+the tool results, a huge tool output in the conversation. Each item is one rule:
+
+```yaml
+regions:
+  - name: env_state               # SWE-agent's "(Open file: X)\\n(Current directory: Y)"
+    kind: pinned
+    volatility: rewritten
+    budget: 300
+    capture:
+      - rule: footer
+        pattern: '\\n*(?P<state>\\(Open file: [^\\n]*\\)\\n\\(Current directory: [^\\n]*\\))\\s*\\Z'
+        strip: true               # drop it from the observation kept in the conversation
+  - name: customer
+    kind: keyed
+    budget: 3000
+    capture:                      # lookup results, by key, also kept as tool results
+      - {rule: lookup, tools: [get_user_details], key: "user:{user_id}"}
+  - name: tool_output
+    kind: temporary
+    budget: 8000
+    capture:                      # outputs of 800+ tokens move here; the newest 2 stay
+      - {rule: park, min_tokens: 800, keep: 2}
+```
+
+`system_prompt` writes the agent's system prompt to the region; with `pattern` only the
+matching text, which is then cut out of the prompt the pattern-less `system_prompt` region
+gets (e.g. a `The current time is ...` line moved to a small `rewritten` clock region, so the
+policy stays a stable prefix). A `footer` write is skipped when the state did not change."""
+
+
 def _describes() -> dict[tuple[str, str], str]:
     """``(def name, key) -> describe`` text of fields that phrase what they allow."""
     classes: dict[str, type] = {"": Blueprint}
     for name in ("Model", "Window", "Cache", "Layout", "Summarizer", "Eviction"):
         classes[name] = next(c for c, n in DEF_NAMES.items() if n == name)
     classes["SeedEntry"], classes["SeedFile"] = SeedEntry, SeedFile
+    classes["Capture"] = CaptureSpec
     for kind, cls in REGION_CLASSES.items():
         classes[kind_def_name(kind)] = cls
     out: dict[tuple[str, str], str] = {}
@@ -222,6 +266,15 @@ def generate_docs() -> str:
     out += _table(defs["SeedEntry"], def_name="SeedEntry")
     out += ["", "### SeedFile", ""]
     out += _table(defs["SeedFile"], def_name="SeedFile")
+    out += ["", CAPTURE_INTRO, ""]
+    out += _table(defs["Capture"], def_name="Capture")
+    out += ["", "| rule | required keys | optional keys |", "|---|---|---|"]
+    for rule in CAPTURE_RULES:
+        need = required_keys(rule)
+        rest = [k for k in CAPTURE_KEYS[rule] if k not in need]
+        show = ", ".join(f"`{k}`" for k in need) or "-"
+        opt = ", ".join(f"`{k}`" for k in rest) or "-"
+        out.append(f"| `{rule}` | {show} | {opt} |")
     return "\n".join(out) + "\n"
 
 

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 import attrs
 
+from regio.blueprint.capturespec import CaptureSpec
 from regio.blueprint.fields import (
     _INT1,
     _OPT_INT0,
@@ -110,6 +111,14 @@ class RegionSpec:
         schema=SEED_SCHEMA,
         default=None,
         describe="a string, a list of strings / {text, key, role} entries, or {file: path}",
+    )
+    capture: tuple[CaptureSpec, ...] = _field(
+        "Content the engine or a trace replay copies into this region: a list of rules "
+        "(`system_prompt`, `footer`, `lookup`, `park`; see [Capture](#capture)). Omitted: "
+        "nothing is captured; the region holds what the agent writes.",
+        schema={"type": "array", "items": {"$ref": "#/$defs/Capture"}},
+        factory=tuple,
+        describe="a list of capture rules ([Capture](#capture))",
     )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from regio.blueprint.capturespec import CAPTURE_KEYS, CAPTURE_RULES, CaptureSpec, required_keys
 from regio.blueprint.spec import (
     KIND_ALIASES,
     REGION_CLASSES,
@@ -42,6 +43,7 @@ DEF_NAMES: dict[type, str] = {
     EvictionSpec: "Eviction",
     SeedEntry: "SeedEntry",
     SeedFile: "SeedFile",
+    CaptureSpec: "Capture",
 }
 
 
@@ -106,6 +108,22 @@ def _region_schema(kind: str) -> dict[str, Any]:
     return schema
 
 
+def _capture_rules() -> list[dict[str, Any]]:
+    """Per-rule constraints of a capture item: required keys, and keys the rule does not
+    take (``if rule == r then ...``)."""
+    optional = [f.name for f in yaml_fields(CaptureSpec) if f.name != "rule"]
+    out: list[dict[str, Any]] = []
+    for rule in CAPTURE_RULES:
+        then: dict[str, Any] = {}
+        if required_keys(rule):
+            then["required"] = list(required_keys(rule))
+        foreign = [k for k in optional if k not in CAPTURE_KEYS[rule]]
+        if foreign:
+            then["not"] = {"anyOf": [{"required": [k]} for k in foreign]}
+        out.append({"if": {"properties": {"rule": {"const": rule}}}, "then": then})
+    return out
+
+
 def blueprint_json_schema() -> dict[str, Any]:
     """The JSON Schema of a blueprint file (a fresh dict each call).
 
@@ -115,6 +133,7 @@ def blueprint_json_schema() -> dict[str, Any]:
     defs: dict[str, Any] = {name: _object_schema(cls) for cls, name in DEF_NAMES.items()}
     for kind in REGION_CLASSES:
         defs[kind_def_name(kind)] = _region_schema(kind)
+    defs["Capture"]["allOf"] = _capture_rules()
     defs["Region"] = {
         "description": "One region; `kind` selects its options.",
         "oneOf": [{"$ref": f"#/$defs/{kind_def_name(k)}"} for k in REGION_CLASSES],

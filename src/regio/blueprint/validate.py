@@ -13,7 +13,9 @@ Errors (returned as :class:`BlueprintIssue`, raised together by the loader):
   with their budgets and the window size (FC-05 d);
 * a ``stable`` or ``grows`` region's seed holds no clock template variable (``{now}``,
   ``{{ time }}``, ...): it would change the cached prefix on every turn (FC-27);
-* seeds fit their kind (keyed entries need a key, only a conversation has roles).
+* seeds fit their kind (keyed entries need a key, only a conversation has roles);
+* ``capture`` rules take only their own keys, patterns compile, keys fit the region kind
+  (:func:`regio.blueprint.capturespec.check_captures`).
 
 Warnings (:class:`BlueprintWarning`): no region can ever shrink; a ``stable`` region of a kind
 written every turn; a window larger than the model's; clamps that conflict; a custom region
@@ -25,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from regio.blueprint.capturespec import check_captures
 from regio.blueprint.check import suggest
 from regio.blueprint.errors import BlueprintIssue, BlueprintWarning
 from regio.blueprint.source import format_path
@@ -147,6 +150,7 @@ def validate_semantics(
     _check_floors(blueprint, budgets, report)
     _check_volatility(blueprint, report)
     _check_seeds(blueprint, report)
+    check_captures(blueprint.regions, report.error)
     _check_misc(blueprint, budgets, report)
     _check_cache_profile(blueprint, report)
     return report.issues, report.warnings

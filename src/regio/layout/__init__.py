@@ -26,6 +26,7 @@ from .events import (
     Repaired,
     ResultSynthesized,
     StableRegionChanged,
+    TailSettled,
 )
 from .fork import fork_for_summary
 from .model import (
@@ -35,6 +36,7 @@ from .model import (
     LayoutState,
     Note,
     Request,
+    TailCopy,
     ToolSpec,
 )
 from .render_anthropic import count_cache_markers, render_anthropic
@@ -83,6 +85,8 @@ __all__ = [
     "ResultSynthesized",
     "Stability",
     "StableRegionChanged",
+    "TailCopy",
+    "TailSettled",
     "ToolSpec",
     "assemble",
     "check_anthropic",

@@ -24,22 +24,26 @@ from .events import (
     LayoutEvent,
     NotesSettled,
     StableRegionChanged,
+    TailSettled,
 )
+from .memo import ByIdentity, ByKey, register
 from .model import (
     CHAIN_ROOT,
     BreakpointStat,
     LayoutBlock,
     LayoutState,
     Level,
+    Note,
     Request,
     ToolSpec,
     block_digest,
     chain_hash,
 )
 from .protocols import count_text
-from .repair import LayoutError, PMessage, repair
-from .sections import STRATEGIES, system_and_tail
-from .settle import DEFAULT_SETTLE_SHARE, plan_settling
+from .repair import FROZEN, LayoutError, PMessage, repair
+from .sections import STRATEGIES, Section, system_and_tail
+from .settle import DEFAULT_SETTLE_SHARE, Settling, plan_settling
+from .tail import TailPlan, plan_tail, stale_tokens
 
 __all__ = ["DEFAULT_MIN_CACHE_TOKENS", "assemble", "note_text", "prompt_cache_key"]
 
@@ -79,6 +83,39 @@ def _min_tokens(model: str | None, rules: Any) -> int:
     except Exception:  # unknown model or no rules packaged: the documented default
         return DEFAULT_MIN_CACHE_TOKENS
     return int(rule.min_tokens or DEFAULT_MIN_CACHE_TOKENS)
+
+
+_SPLITS: ByIdentity[list[int]] = register(ByIdentity())
+_BLOCK_DIGESTS: ByIdentity[str] = register(ByIdentity())
+_TEXT_DIGESTS: ByKey[str] = register(ByKey())
+_CHAIN: ByKey[str] = register(ByKey())
+
+
+def _entry_split(e: Entry) -> list[int]:
+    return _split(e.tokens, e.blocks)
+
+
+def _digest(level: str, role: str, blk: Block | None, tool: ToolSpec | None) -> str:
+    """:func:`block_digest`, memoized: conversation blocks by object identity (the same
+    frozen block object comes back on every request), text built per request by its bytes."""
+    lvl = "messages" if level == "tail" else level
+    if tool is not None:
+        return _BLOCK_DIGESTS.get(tool, lambda t: block_digest(lvl, role, None, t), (lvl, role))
+    if isinstance(blk, Text):
+        return _TEXT_DIGESTS.get((lvl, role, blk.text), lambda: block_digest(lvl, role, blk, None))
+    return _BLOCK_DIGESTS.get(blk, lambda b: block_digest(lvl, role, b, None), (lvl, role))
+
+
+def _chain(previous: str, digest: str) -> str:
+    """:func:`chain_hash`, memoized per (previous hash, digest): an unchanged prefix is a
+    chain of look-ups, so only the blocks after the first difference are hashed."""
+    return _CHAIN.get((previous, digest), lambda: chain_hash(previous, digest))
+
+
+def _order(item: tuple[int, int, PMessage]) -> tuple[int, int]:
+    # notes and frozen tail copies after one anchor: in the order they were placed, notes of a
+    # request before its tail copies (the notes preceded that request's tail)
+    return item[0], item[1]
 
 
 def _split(tokens: int, blocks: Sequence[Block]) -> list[int]:
@@ -156,60 +193,78 @@ def assemble(
     events: list[LayoutEvent] = []
     prev_state = state if state is not None and state.requests else None
 
+    placed = (state.requests if state is not None else 0) + 1
+    first_digest = conversation[0].digest if conversation else None
+
     # --- settling (regio) and sections
-    settled_map = None
-    notes: list = []
-    settle_state_settled: dict[str, tuple[str, ...]] = {}
-    if strategy == "regio":
-        grows = [r for r in others if r.volatility == "grows" and r.kind != "custom"]
-        plan = plan_settling(
+    grows = [r for r in others if r.volatility == "grows" and r.kind != "custom"]
+
+    def settle(force: str | None) -> Settling | None:
+        if strategy != "regio":
+            return None
+        return plan_settling(
             grows,
             conversation,
             prev_state,
             window_tokens=int(window.max_tokens),
             settle_share=settle_share,
+            force=force,
+            placed=placed,
         )
-        settled_map = plan.settled
-        notes = plan.notes
-        if plan.reason is not None:
-            ids = tuple(
-                e.id
-                for r in grows
-                for e in r.entries
-                if prev_state is not None and e.id not in set(prev_state.settled.get(r.name, ()))
-            )
-            events.append(NotesSettled(plan.reason, ids))
-        settle_state_settled = {k: tuple(e.id for e in v) for k, v in plan.settled.items()}
-    system, tail, chunks_used = system_and_tail(
-        window,
-        strategy,
-        others,
-        settled=settled_map,
-        previous_chunks=prev_state.chunks if prev_state is not None else None,
-        chunk_tokens=chunk_tokens,
-    )
 
-    # --- conversation projection + repair
-    tokens_of: dict[int, int] = {}
-    projected: list[PMessage] = []
-    by_anchor: dict[str | None, list[PMessage]] = {}
-    for note, entry in notes:
-        text = note_text(note.region, entry)
-        block = Text(text)
-        tokens_of[id(block)] = entry.tokens + count_text(
-            window, text[: len(text) - len(entry.text)]
+    def sections(plan: Settling | None) -> tuple[list[Section], list[Section], dict[str, Any]]:
+        return system_and_tail(
+            window,
+            strategy,
+            others,
+            settled=plan.settled if plan is not None else None,
+            previous_chunks=prev_state.chunks if prev_state is not None else None,
+            chunk_tokens=chunk_tokens,
         )
-        by_anchor.setdefault(note.anchor, []).append(PMessage("user", (block,), f"note:{entry.id}"))
-    projected.extend(by_anchor.get(None, []))
-    for e in conversation:
-        for b, n in zip(e.blocks, _split(e.tokens, e.blocks), strict=True):
-            tokens_of[id(b)] = n
-        projected.append(PMessage(e.role or "user", e.blocks, e.id))
-        projected.extend(by_anchor.get(e.id, []))
-    messages, repair_events = repair(projected)
-    events.extend(repair_events)
 
-    # --- blocks with digests and chained prefix hashes
+    plan = settle(None)
+    system, tail_sections, chunks_used = sections(plan)
+
+    # --- the freezing tail (regio): which copies stay frozen, which go to the tail
+    tail_plan: TailPlan | None = None
+    gc_reason: str | None = None
+    anchor = conversation[-1].id if conversation else None
+    turn = int(conversation[-1].turn) if conversation else 0
+
+    def tail_for(gc: bool) -> TailPlan:
+        return plan_tail(
+            window,
+            tail_sections,
+            prev_state,
+            anchor=anchor,
+            turn=turn,
+            placed=placed,
+            gc=gc,
+            regions={r.name: r for r in others},
+        )
+
+    if strategy == "regio":
+        copies = (*prev_state.frozen, *prev_state.tail) if prev_state is not None else ()
+        if copies and prev_state is not None:
+            conv_ids = {e.id for e in conversation}
+            if plan is not None and plan.reason is not None:
+                gc_reason = plan.reason
+            elif prev_state.first_message is not None and first_digest != prev_state.first_message:
+                gc_reason = "prefix_rewritten"
+            elif any(c.anchor is not None and c.anchor not in conv_ids for c in copies):
+                gc_reason = "anchor_lost"
+        tail_plan = tail_for(gc_reason is not None)
+        if (
+            gc_reason is None
+            and stale_tokens(tail_plan.frozen, tail_plan.tail) > settle_share * window.max_tokens
+        ):
+            gc_reason = "share"
+            tail_plan = tail_for(True)
+            if plan is not None and plan.notes:  # the prefix is rewritten anyway: settle too
+                plan = settle("tail_share")
+                system, tail_sections, chunks_used = sections(plan)
+
+    # --- tools and system blocks
     raw: list[
         tuple[Level, str, Block | None, ToolSpec | None, int, str | None, int | None, str]
     ] = []
@@ -220,18 +275,105 @@ def assemble(
         )
     for s in system:
         raw.append(("system", "system", Text(s.text), None, s.tokens, s.region, None, s.source))
+    system_end = CHAIN_ROOT
+    for level, role, blk, tool, *_ in raw:
+        system_end = _chain(system_end, _digest(level, role, blk, tool))
+    if (
+        tail_plan is not None
+        and gc_reason is None
+        and prev_state is not None
+        and (prev_state.frozen or prev_state.tail)
+        and prev_state.system_hash is not None
+        and prev_state.system_hash != system_end
+    ):
+        gc_reason = "system_changed"
+        tail_plan = tail_for(True)
+    if tail_plan is not None and tail_plan.dropped:
+        events.append(
+            TailSettled(
+                gc_reason or "prefix_rewritten",
+                tuple(c.region for c in tail_plan.dropped),
+                stale_tokens(tail_plan.dropped, tail_plan.tail),
+            )
+        )
+
+    settle_state_settled: dict[str, tuple[str, ...]] = {}
+    notes: list[tuple[Note, Entry]] = []
+    if plan is not None:
+        notes = plan.notes
+        if plan.reason is not None:
+            ids = tuple(
+                e.id
+                for r in grows
+                for e in r.entries
+                if prev_state is not None and e.id not in set(prev_state.settled.get(r.name, ()))
+            )
+            events.append(NotesSettled(plan.reason, ids))
+        settle_state_settled = {k: tuple(e.id for e in v) for k, v in plan.settled.items()}
+
+    # --- conversation projection (notes and frozen tail copies after their anchors) + repair
+    tokens_of: dict[int, int] = {}
+    region_of: dict[int, str] = {}
+    by_anchor: dict[str | None, list[tuple[int, int, PMessage]]] = {}
+    for note, entry in notes:
+        text = note_text(note.region, entry)
+        block = Text(text)
+        tokens_of[id(block)] = entry.tokens + count_text(
+            window, text[: len(text) - len(entry.text)]
+        )
+        by_anchor.setdefault(note.anchor, []).append(
+            (note.placed, 0, PMessage("user", (block,), f"note:{entry.id}"))
+        )
+    if tail_plan is not None:
+        groups: dict[tuple[str | None, int], list[Block]] = {}
+        for c in tail_plan.frozen:
+            block = Text(c.text)
+            tokens_of[id(block)] = c.tokens
+            region_of[id(block)] = c.region
+            groups.setdefault((c.anchor, c.placed), []).append(block)
+        for (anc, when), blks in groups.items():
+            by_anchor.setdefault(anc, []).append(
+                (when, 1, PMessage("user", tuple(blks), f"{FROZEN}{when}"))
+            )
+    projected: list[PMessage] = [m for *_, m in sorted(by_anchor.get(None, []), key=_order)]
+    for e in conversation:
+        for b, n in zip(e.blocks, _SPLITS.get(e, _entry_split), strict=True):
+            tokens_of[id(b)] = n
+        projected.append(PMessage(e.role or "user", e.blocks, e.id))
+        projected.extend(m for *_, m in sorted(by_anchor.get(e.id, []), key=_order))
+    messages, repair_events = repair(projected)
+    events.extend(repair_events)
+
+    # --- blocks with digests and chained prefix hashes
     for mi, msg in enumerate(messages):
         for b in msg.blocks:
             known = tokens_of.get(id(b))
             n = known if known is not None else count_text(window, block_text(b))
-            raw.append(("messages", msg.role, b, None, n, None, mi, msg.source))
-    for s in tail:
-        raw.append(("tail", "user", Text(s.text), None, s.tokens, s.region, None, s.source))
+            raw.append(("messages", msg.role, b, None, n, region_of.get(id(b)), mi, msg.source))
+    tail_index: int | None = None
+    if tail_plan is not None:
+        for c in tail_plan.tail:
+            tail_index = len(raw)
+            raw.append(
+                (
+                    "tail",
+                    "user",
+                    Text(c.text),
+                    None,
+                    c.tokens,
+                    c.region,
+                    None,
+                    f"rewritten:{c.region}",
+                )
+            )
+    else:
+        for s in tail_sections:
+            raw.append(("tail", "user", Text(s.text), None, s.tokens, s.region, None, s.source))
     blocks: list[LayoutBlock] = []
     h = CHAIN_ROOT
     for level, role, blk, tool, ntok, region, msg_i, source in raw:
-        dg = block_digest(level, role, blk, tool)
-        h = chain_hash(h, dg)
+        dg = _digest(level, role, blk, tool)
+        h = _chain(h, dg)
         blocks.append(
             LayoutBlock(
                 level=level,
@@ -246,9 +388,6 @@ def assemble(
                 source=source,
             )
         )
-    system_end = next(
-        (b.prefix_hash for b in reversed(blocks) if b.level in ("tools", "system")), CHAIN_ROOT
-    )
 
     # --- stable-region change warnings (once per region)
     stable_digests: dict[str, tuple[int, str]] = {}
@@ -272,6 +411,10 @@ def assemble(
             stable_ttl=stable_ttl,
             min_tokens=min_tokens,
             previous_newest=prev_state.newest_hash if prev_state is not None else None,
+            previous_marks=tuple(ph for _, ph in prev_state.marks)
+            if prev_state is not None
+            else (),
+            tail_index=tail_index,
             system_changed=prev_state is not None
             and prev_state.system_hash is not None
             and prev_state.system_hash != system_end,
@@ -301,13 +444,15 @@ def assemble(
         chunks=chunks_used,
         settled=settle_state_settled,
         notes=tuple(n for n, _ in notes),
-        first_message=conversation[0].digest if conversation else None,
+        first_message=first_digest,
         stable_digests=stable_digests,
         stable_warned=tuple(warned),
         system_hash=system_end,
         marks=tuple((m.slot, blocks[m.index].prefix_hash) for m in marks),
         newest_hash=blocks[newest.index].prefix_hash if newest is not None else None,
         stats=stats,
+        tail=tail_plan.tail if tail_plan is not None else (),
+        frozen=tail_plan.frozen if tail_plan is not None else (),
     )
     return Request(
         strategy=strategy,

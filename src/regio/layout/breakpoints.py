@@ -17,8 +17,11 @@ end of the system prompt and the last message block; ``volatility`` the end of t
 all-stable prefix (>= 1,024 tokens) and the deepest non-rewritten system block, plus every 16th
 conversation block (the last 2), none in a request whose system prefix changed; ``regio`` marks
 the end of the stable prefix (``stable``), the end of the settled chunks (``settled``), the
-newest conversation block (``newest``), and — when the blocks added since the previous request
-put the previous newest marker 20 or more positions back — that previous marker (``spare``).
+newest conversation block (``newest``), — when the blocks added since the previous request
+put the previous request's newest surviving marker 20 or more positions back — that previous
+marker (``spare``), and, when a slot is free, the last tail copy of a region that did not also
+change on the previous request (``tail``), so the copy is read back once it freezes into the
+conversation (:mod:`regio.layout.tail`).
 """
 
 from __future__ import annotations
@@ -75,11 +78,19 @@ def plan_breakpoints(
     min_tokens: int = 1024,
     previous_newest: str | None = None,
     system_changed: bool = False,
+    previous_marks: Sequence[str] = (),
+    tail_index: int | None = None,
 ) -> list[Breakpoint]:
     """Plan the markers of one request; returns them in block order (at most 4).
 
     ``previous_newest``: prefix hash of the previous request's ``newest`` marker (``regio``);
-    ``system_changed``: the system prefix differs from the previous request's (``volatility``).
+    ``system_changed``: the system prefix differs from the previous request's (``volatility``);
+    ``previous_marks``: prefix hashes of every marker of the previous request (``regio``: the
+    ``spare`` goes on the newest of them still present when it is 20 or more positions back);
+    ``tail_index``: the tail block to mark (``regio``: the last tail copy of a region that did
+    not also change on the previous request, so an unchanged copy is read once frozen).
+    When more than 4 are wanted, ``regio`` keeps them by priority ``stable``, ``newest``,
+    ``spare``, ``settled``, ``tail``.
     Raises ``ValueError`` for an unknown strategy or TTL, or a ``stable_ttl`` shorter than
     ``ttl`` (1h markers must precede 5m markers).
     """
@@ -131,18 +142,35 @@ def plan_breakpoints(
         if settled_msgs:
             newest = settled_msgs[-1]
             wanted.append((newest, ttl, "newest"))
+            hashes = set(previous_marks)
             if previous_newest is not None:
+                hashes.add(previous_newest)
+            if hashes:
                 pos = positions(blocks)
-                prev = next((k for k in msg_idx if blocks[k].prefix_hash == previous_newest), None)
+                prev = next(
+                    (
+                        k
+                        for k in reversed(msg_idx)
+                        if k < newest and blocks[k].prefix_hash in hashes
+                    ),
+                    None,
+                )
                 if prev is not None and pos[newest] - pos[prev] >= LOOKBACK:
                     wanted.append((prev, ttl, "spare"))
+        if tail_index is not None and blocks[tail_index].level == "tail":
+            wanted.append((tail_index, ttl, "tail"))
     else:
         raise ValueError(
             f"unknown layout strategy {strategy!r}; use naive, kind, volatility or regio"
         )
 
+    if strategy == "regio":
+        rank = {"stable": 0, "newest": 1, "spare": 2, "settled": 3, "tail": 4}
+        wanted.sort(key=lambda w: rank[w[2]])
     out: dict[int, Breakpoint] = {}
     for index, t, slot in wanted:
+        if len(out) >= MAX_BREAKPOINTS:
+            break
         k = _cacheable_at_or_before(blocks, index)
         if k is None or k in out:
             continue

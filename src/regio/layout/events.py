@@ -17,6 +17,7 @@ __all__ = [
     "Repaired",
     "ResultSynthesized",
     "StableRegionChanged",
+    "TailSettled",
 ]
 
 
@@ -79,6 +80,18 @@ class NotesSettled(Event, frozen=True, tag="notes_settled"):
     entries: tuple[str, ...]
 
 
+class TailSettled(Event, frozen=True, tag="tail_settled"):
+    """The freezing tail's copies were dropped from the conversation and the current values
+    re-emitted in the tail (:mod:`regio.layout.tail`). ``reason``: ``prefix_rewritten``
+    (compaction or eviction), ``anchor_lost``, ``system_changed``, a notes-settling reason, or
+    ``share`` (stale copies passed the declared ``settle_share`` of the window); ``regions``:
+    the region of each dropped copy; ``stale_tokens``: tokens of the stale copies dropped."""
+
+    reason: str
+    regions: tuple[str, ...]
+    stale_tokens: int
+
+
 LayoutEvent = (
     Repaired
     | OrphanResultDropped
@@ -87,4 +100,5 @@ LayoutEvent = (
     | BreakpointNeverRead
     | BreakpointPlan
     | NotesSettled
+    | TailSettled
 )

@@ -40,6 +40,7 @@ __all__ = [
     "Level",
     "Note",
     "Request",
+    "TailCopy",
     "ToolSpec",
     "Ttl",
     "block_digest",
@@ -173,6 +174,36 @@ class Note(msgspec.Struct, frozen=True):
     region: str
     anchor: str | None
     digest: str
+    placed: int = 0
+
+
+class TailCopy(msgspec.Struct, frozen=True):
+    """One copy of a rewritten region's value in the freezing tail (``regio``; docs/layout.md).
+
+    * ``region``: the region name; ``digest``: sha256 of the region's rendered text (``""``
+      rendered as the empty-region notice);
+    * ``text``: the exact block text (constant-format header + the region's rendered text);
+    * ``tokens``: token count of ``text``;
+    * ``turn``: the conversation turn the value was set in (shown in the header);
+    * ``anchor``: the conversation entry id the copy follows (``None``: before the first
+      message) — the newest conversation entry of the request that emitted it;
+    * ``placed``: the request number (``LayoutState.requests`` + 1) that emitted it; copies
+      and notes with one anchor are placed in ``placed`` order;
+    * ``entries``: (entry id, entry digest) of the region entries the copy shows (empty when
+      the region's rendering cannot be split into entries);
+    * ``delta``: the copy shows only entries appended since the region's earlier copies (it
+      adds to them; a full copy supersedes them).
+    """
+
+    region: str
+    digest: str
+    text: str
+    tokens: int
+    turn: int
+    anchor: str | None
+    placed: int
+    entries: tuple[tuple[str, str], ...] = ()
+    delta: bool = False
 
 
 class BreakpointStat(msgspec.Struct, frozen=True):
@@ -197,7 +228,9 @@ class LayoutState(msgspec.Struct, frozen=True):
     * ``stable_digests``: stable region -> (version, digest of its rendered bytes);
     * ``stable_warned``: stable regions already reported as changed;
     * ``system_hash``: prefix hash at the end of the system level last time;
-    * ``marks``: (slot, prefix hash) of last request's breakpoints; ``stats`` per slot.
+    * ``marks``: (slot, prefix hash) of last request's breakpoints; ``stats`` per slot;
+    * ``tail``: the rewritten-region copies emitted in the tail of the last request;
+    * ``frozen``: copies frozen into the conversation (current and stale), in placement order.
     """
 
     strategy: str = ""
@@ -212,6 +245,8 @@ class LayoutState(msgspec.Struct, frozen=True):
     marks: tuple[tuple[str, str], ...] = ()
     newest_hash: str | None = None
     stats: dict[str, BreakpointStat] = msgspec.field(default_factory=dict)
+    tail: tuple[TailCopy, ...] = ()
+    frozen: tuple[TailCopy, ...] = ()
 
     def to_json(self) -> bytes:
         """The state as JSON bytes."""

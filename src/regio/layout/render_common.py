@@ -32,7 +32,8 @@ class RenderedMessage:
 def group_messages_of(request: Request) -> list[RenderedMessage]:
     """The conversation of ``request`` as messages in block order: consecutive message blocks
     with one message index form a message; consecutive tail blocks form one ``user`` message
-    with ``tail=True``."""
+    with ``tail=True``, and so does a frozen tail copy (source ``frozen:``), so it renders
+    exactly as it did when it was the tail."""
     out: list[RenderedMessage] = []
     current: object = None
     for b in request.blocks:
@@ -43,7 +44,8 @@ def group_messages_of(request: Request) -> list[RenderedMessage]:
             last = out[-1]
             out[-1] = RenderedMessage(last.role, (*last.blocks, b), last.separate, last.tail)
         else:
-            out.append(RenderedMessage(b.role, (b,), b.separate, b.level == "tail"))
+            tail = b.level == "tail" or b.source.startswith("frozen:")
+            out.append(RenderedMessage(b.role, (b,), b.separate, tail))
             current = key
     return out
 

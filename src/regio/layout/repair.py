@@ -14,7 +14,9 @@ Rules, in order:
    message, in call order (W-A.1-3, W-O.1-2). A call with no result gets a fixed neutral result:
    :data:`PENDING_RESULT` for a call of the open current-turn group (FC-10), else
    :data:`MISSING_RESULT` (FC-07(b)). The strings carry no timestamp, id or counter.
-5. Adjacent messages of the same role merge (unless the later one is ``separate``).
+5. Adjacent messages of the same role merge (unless the later one is ``separate``, or either
+   is a frozen tail copy — source ``frozen:``, see :mod:`regio.layout.tail` — which keeps its
+   own message so it renders exactly as it did in the tail).
 6. If the conversation would start with an assistant message, the fixed user message
    :data:`CONVERSATION_START` is inserted first (rule L; FC-09 item 4).
 
@@ -68,8 +70,19 @@ class PMessage(msgspec.Struct, frozen=True):
     separate: bool = False
 
 
+#: Source prefix of frozen tail copies (:mod:`regio.layout.tail`): never merged with a
+#: neighbour, and not a user turn (they do not close the open current-turn group).
+FROZEN = "frozen:"
+
+
+def _frozen(m: PMessage) -> bool:
+    return m.source.startswith(FROZEN)
+
+
 def _is_user_text(m: PMessage) -> bool:
-    return m.role == "user" and any(not isinstance(b, ToolResult) for b in m.blocks)
+    return (
+        m.role == "user" and not _frozen(m) and any(not isinstance(b, ToolResult) for b in m.blocks)
+    )
 
 
 def repair(messages: Sequence[PMessage]) -> tuple[list[PMessage], list[LayoutEvent]]:
@@ -152,7 +165,13 @@ def repair(messages: Sequence[PMessage]) -> tuple[list[PMessage], list[LayoutEve
 
     merged: list[PMessage] = []
     for m in placed:
-        if merged and merged[-1].role == m.role and not m.separate:
+        if (
+            merged
+            and merged[-1].role == m.role
+            and not m.separate
+            and not _frozen(m)
+            and not _frozen(merged[-1])
+        ):
             prev = merged[-1]
             events.append(Repaired("merged", "", len(merged)))
             merged[-1] = PMessage(prev.role, prev.blocks + m.blocks, prev.source, prev.separate)

@@ -10,7 +10,9 @@ anyway, or when unsettled notes pass ``settle_share`` of the window. Reasons to 
 * ``region_rewritten`` — a settled entry of a grows region was removed or changed;
 * ``note_removed`` — an unsettled entry was removed or changed (the conversation changes anyway);
 * ``anchor_lost`` — the conversation entry a note follows is gone;
-* ``share`` — unsettled note tokens > ``settle_share`` x window ``max_tokens``.
+* ``share`` — unsettled note tokens > ``settle_share`` x window ``max_tokens``;
+* a reason forced by the caller (``tail_share``: the freezing tail's stale copies passed
+  ``settle_share``; the prefix is rewritten anyway, see :mod:`regio.layout.tail`).
 
 On the first request every entry is settled. Each entry is shown exactly once: in its chunk
 when settled, as a note otherwise.
@@ -50,12 +52,16 @@ def plan_settling(
     *,
     window_tokens: int,
     settle_share: float = DEFAULT_SETTLE_SHARE,
+    force: str | None = None,
+    placed: int = 0,
 ) -> Settling:
     """Decide which grows-region entries are settled and which travel as notes.
 
     ``grows``: regions (``name``, ``entries``); ``conversation``: conversation entries in order;
-    ``state``: the previous :class:`LayoutState` (``None`` on the first request).
-    Raises ``ValueError`` when ``settle_share`` is not in (0, 1].
+    ``state``: the previous :class:`LayoutState` (``None`` on the first request);
+    ``force``: a settle reason decided by the caller (the prefix is rewritten anyway, e.g. the
+    freezing tail's stale copies passed their share); ``placed``: this request's number,
+    recorded on new notes. Raises ``ValueError`` when ``settle_share`` is not in (0, 1].
     """
     if not 0 < settle_share <= 1:
         raise ValueError(f"settle_share must be in (0, 1], got {settle_share}")
@@ -65,8 +71,8 @@ def plan_settling(
 
     first = conversation[0].digest if conversation else None
     conv_ids = {e.id for e in conversation}
-    reason: str | None = None
-    if state.first_message is not None and first != state.first_message:
+    reason: str | None = force
+    if reason is None and state.first_message is not None and first != state.first_message:
         reason = "prefix_rewritten"
 
     settled: dict[str, list[Entry]] = {}
@@ -105,7 +111,7 @@ def plan_settling(
     anchor = conversation[-1].id if conversation else None
     for e in fresh:
         if e.id not in noted:
-            notes.append((Note(e.id, fresh_region[e.id], anchor, e.digest), e))
+            notes.append((Note(e.id, fresh_region[e.id], anchor, e.digest, placed), e))
     if notes and sum(e.tokens for _, e in notes) > settle_share * window_tokens:
         reason = reason or "share"
     if reason is not None:

@@ -14,7 +14,7 @@ from regio.policies.eviction import (
     PerItem,
     parse_eviction,
 )
-from regio.policies.units import UnitAnalysis, analyze, is_user_turn_start
+from regio.policies.units import HistoryCaps, UnitAnalysis, analyze, is_user_turn_start
 
 ADMISSIONS: tuple[str, ...] = ("evict", "reject")
 """Admission policies: ``evict`` makes room by the region's rules, ``reject`` refuses."""
@@ -30,6 +30,7 @@ __all__ = [
     "Compact",
     "EvictionDecision",
     "EvictionStrategy",
+    "HistoryCaps",
     "PerItem",
     "UnitAnalysis",
     "analyze",

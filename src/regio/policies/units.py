@@ -1,24 +1,47 @@
-"""Unit boundaries of a region's entries: where a cut may fall, and what is protected.
+"""Unit boundaries of a region's entries: what may be removed, in which order, and what is
+protected.
 
 A **unit** is a standalone entry or a whole turn group (:func:`regio.content.group_entries`;
 a group may be non-contiguous). Every eviction, compaction mark, release and clear removes a
-prefix ``entries[:k]`` where ``k`` is a **safe cut**: no group has members on both sides of
-``k``. So what is kept is always a suffix of whole units (field cases FC-01, FC-04, FC-33).
+union of whole units, so no group is ever split (field cases FC-01, FC-04, FC-33).
 
-**Protected** (field-cases.md section 0): the current turn (the newest ``user`` message that is
-not only tool results, and everything after it) and every open group (calls without results)
-are never evicted or compacted. ``limit`` is the largest position a cut may reach.
+**Protected** (field-cases.md section 0): the newest user message (a ``user`` entry that is not
+only tool results; plain-text agents that send observations as ``user`` messages protect their
+newest observation) and every open group (calls without results) are never summarized,
+cleared or evicted. Completed groups after the newest user message (a long single-turn tool
+loop) are *not* protected: they may be compacted or evicted.
+
+Two kinds of removal:
+
+* **Removal order** (token caps, compaction, clear, ``release(oldest=N)``): the units that are
+  not protected, ordered by their first entry, oldest first. A removal always takes the first
+  ``j`` units of that order. What is kept is therefore the protected units plus the newest
+  unprotected units, in their original relative order. Before the newest user message this is
+  exactly a suffix of whole units; past it, the cut skips over the protected user message and
+  any open group and continues into the completed groups of the current turn.
+* **History windows** (``max_items``, ``max_turns``, ``max_tool_calls``; FC-33): windows
+  select from earlier turns only, the current turn is always kept in full. A history window
+  is a *cut* ``k``: ``entries[:k]`` goes, ``entries[k:]`` stays. ``k`` is **safe** (no group
+  has members on both sides) and at most ``limit`` (the newest user message, or the first entry
+  of an open group if one starts earlier). At a safe ``k <= limit``, ``entries[:k]`` is exactly
+  the first :meth:`UnitAnalysis.units_before` units of the removal order, so both kinds compose.
+
+The kept list stays well-formed (W and L of field-cases.md section 0): whole units keep every
+tool result with its call, and the first kept entry is the first entry of a unit (a user
+message, a standalone message or an assistant message with calls), never a tool result,
+unless the input already held an orphan result (the layout's repair handles those).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import bisect
+from collections.abc import Collection, Sequence
 
 import msgspec
 
-from regio.content import Entry, ToolResult, group_entries
+from regio.content import Entry, ToolResult, ToolUse, group_entries
 
-__all__ = ["UnitAnalysis", "analyze", "is_user_turn_start"]
+__all__ = ["HistoryCaps", "UnitAnalysis", "analyze", "is_user_turn_start"]
 
 
 def is_user_turn_start(entry: Entry) -> bool:
@@ -28,22 +51,67 @@ def is_user_turn_start(entry: Entry) -> bool:
     return not entry.blocks or not all(isinstance(b, ToolResult) for b in entry.blocks)
 
 
+class HistoryCaps(msgspec.Struct, frozen=True):
+    """Caps of a history window (FC-33); ``None`` means no cap.
+
+    * ``max_entries``: kept entries (the whole region, current turn included);
+    * ``max_units``: kept units (the whole region, current turn included);
+    * ``max_turns``: earlier turns kept (a turn starts at a user message; the current turn is
+      not counted and always kept);
+    * ``max_tool_calls``: ``tool_use`` blocks kept in earlier turns (each call goes with its
+      results, oldest first).
+    """
+
+    max_entries: int | None = None
+    max_units: int | None = None
+    max_turns: int | None = None
+    max_tool_calls: int | None = None
+
+    @property
+    def empty(self) -> bool:
+        """True when no cap is set."""
+        return (
+            self.max_entries is None
+            and self.max_units is None
+            and self.max_turns is None
+            and self.max_tool_calls is None
+        )
+
+
 class UnitAnalysis(msgspec.Struct, frozen=True):
-    """Unit structure of a list of entries (n entries).
+    """Unit structure of a list of ``n`` entries.
 
     * ``safe[k]`` for ``k`` in ``0..n``: cutting before entry ``k`` splits no group;
-    * ``limit``: protected content starts here (cuts must be ``<= limit``);
+    * ``limit``: history windows cut at most here (newest user message or earliest open group);
+    * ``turn_start``: index of the newest user message (``n`` when there is none);
+    * ``turn_starts``: indexes of every user message that starts a turn, increasing;
     * ``suffix_tokens[k]``: tokens of ``entries[k:]``;
     * ``units_from[k]``: number of whole units in ``entries[k:]`` (valid at safe ``k``);
-    * ``unit_of[i]``: index of the unit of entry ``i``;
+    * ``unit_of[i]``: index of the unit of entry ``i`` (units ordered by first entry);
+    * ``units[u]``: entry indexes of unit ``u``, increasing;
+    * ``unit_tokens[u]``: tokens of unit ``u``;
+    * ``protected[u]``: unit ``u`` is protected (newest user message or open group);
+    * ``removable``: unprotected unit indexes in removal order (oldest first);
+    * ``removed_tokens[j]`` / ``removed_entries[j]``: tokens / entries of the first ``j``
+      removable units;
+    * ``calls_before[k]``: ``tool_use`` blocks in ``entries[:k]``;
     * ``open_groups``: ids of open groups.
     """
 
     safe: tuple[bool, ...]
     limit: int
+    turn_start: int
+    turn_starts: tuple[int, ...]
     suffix_tokens: tuple[int, ...]
     units_from: tuple[int, ...]
     unit_of: tuple[int, ...]
+    units: tuple[tuple[int, ...], ...]
+    unit_tokens: tuple[int, ...]
+    protected: tuple[bool, ...]
+    removable: tuple[int, ...]
+    removed_tokens: tuple[int, ...]
+    removed_entries: tuple[int, ...]
+    calls_before: tuple[int, ...]
     open_groups: tuple[str, ...]
 
     @property
@@ -51,6 +119,58 @@ class UnitAnalysis(msgspec.Struct, frozen=True):
         """Number of entries analysed."""
         return len(self.safe) - 1
 
+    @property
+    def total_tokens(self) -> int:
+        """Tokens of all entries."""
+        return self.suffix_tokens[0]
+
+    # ----- removal order ------------------------------------------------------------------
+    @property
+    def removable_count(self) -> int:
+        """Number of units that may be removed (the length of the removal order)."""
+        return len(self.removable)
+
+    def is_protected(self, index: int) -> bool:
+        """True when entry ``index`` belongs to a protected unit."""
+        return self.protected[self.unit_of[index]]
+
+    def removal(self, j: int) -> list[int]:
+        """Entry indexes (increasing) of the first ``j`` units of the removal order."""
+        out: list[int] = []
+        for u in self.removable[: max(0, j)]:
+            out.extend(self.units[u])
+        out.sort()
+        return out
+
+    def fewest_removals(
+        self,
+        *,
+        max_tokens: int | None = None,
+        max_entries: int | None = None,
+        max_units: int | None = None,
+        min_removals: int = 0,
+    ) -> int | None:
+        """Smallest ``j >= min_removals`` such that, after removing the first ``j`` units of the
+        removal order, the kept tokens are ``<= max_tokens``, the kept entries
+        ``<= max_entries`` and the kept units ``<= max_units``. ``None`` when even removing every
+        removable unit does not meet the caps."""
+        n, total, units = self.size, self.total_tokens, len(self.units)
+        for j in range(max(0, min_removals), len(self.removable) + 1):
+            if max_tokens is not None and total - self.removed_tokens[j] > max_tokens:
+                continue
+            if max_entries is not None and n - self.removed_entries[j] > max_entries:
+                continue
+            if max_units is not None and units - j > max_units:
+                continue
+            return j
+        return None
+
+    def units_before(self, cut: int) -> int:
+        """Removable units whose first entry is before ``cut``: at a safe ``cut <= limit``,
+        removing that many units of the removal order removes exactly ``entries[:cut]``."""
+        return sum(1 for u in self.removable if self.units[u][0] < cut)
+
+    # ----- history windows (suffix cuts) --------------------------------------------------
     def safe_cuts(self) -> list[int]:
         """All safe cuts ``0..limit`` in increasing order (0 is always one)."""
         return [k for k in range(self.limit + 1) if self.safe[k]]
@@ -99,18 +219,75 @@ class UnitAnalysis(msgspec.Struct, frozen=True):
                 return k
         return None
 
+    def turns_kept(self, cut: int) -> int:
+        """Earlier turns (before ``turn_start``) that keep at least one entry after ``cut``;
+        entries before the first user message count as one turn."""
+        if cut >= self.turn_start:
+            return 0
+        starts = self.turn_starts
+        lo = bisect.bisect_left(starts, cut)
+        hi = bisect.bisect_left(starts, self.turn_start)
+        inside = 0 if lo < len(starts) and starts[lo] == cut else 1
+        return hi - lo + inside
 
-def analyze(entries: Sequence[Entry], *, protect_current_turn: bool = True) -> UnitAnalysis:
+    def calls_kept(self, cut: int) -> int:
+        """``tool_use`` blocks of earlier turns kept by ``cut`` (``entries[cut:turn_start]``)."""
+        if cut >= self.turn_start:
+            return 0
+        return self.calls_before[self.turn_start] - self.calls_before[cut]
+
+    def history_cut(self, caps: HistoryCaps) -> tuple[int, bool]:
+        """The history window of ``caps``: the smallest safe cut ``k <= limit`` that meets every
+        cap (so as much as possible is kept), and whether the caps are met.
+
+        With ``max_turns`` the window starts on a user message (the cut is moved forward to
+        the next turn start that is a safe cut, or to ``limit``). When no cut meets the caps
+        (only the current turn and open groups are left) the result is the largest allowed
+        cut and ``False``.
+        """
+        if caps.empty:
+            return 0, True
+        starts = set(self.turn_starts)
+        chosen: int | None = None
+        for k in range(self.limit + 1):
+            if not self.safe[k]:
+                continue
+            if caps.max_turns is not None and not (k in starts or k == 0 or k == self.limit):
+                continue
+            if caps.max_entries is not None and self.size - k > caps.max_entries:
+                continue
+            if caps.max_units is not None and self.units_from[k] > caps.max_units:
+                continue
+            if caps.max_turns is not None and self.turns_kept(k) > caps.max_turns:
+                continue
+            if caps.max_tool_calls is not None and self.calls_kept(k) > caps.max_tool_calls:
+                continue
+            chosen = k
+            break
+        if chosen is None:
+            return self.largest_cut(), False
+        return chosen, True
+
+
+def analyze(
+    entries: Sequence[Entry],
+    *,
+    protect_current_turn: bool = True,
+    also_protect: Collection[int] = (),
+) -> UnitAnalysis:
     """Analyse ``entries`` into units. O(n + calls).
 
-    With ``protect_current_turn`` the newest :func:`is_user_turn_start` entry and everything
-    after it is protected; open groups are always protected.
+    With ``protect_current_turn`` the newest :func:`is_user_turn_start` entry is protected and
+    history windows keep the current turn whole (``limit``). Open groups are always protected.
+    ``also_protect``: entry indexes whose units are protected too (a region planning a write
+    protects the entry being written).
     """
     n = len(entries)
     grouping = group_entries(entries)
+    groups = grouping.groups
     last_member = [0] * n
     first_member = [0] * n
-    for group in grouping.groups:
+    for group in groups:
         lo, hi = group.members[0], group.members[-1]
         for m in group.members:
             last_member[m] = hi
@@ -120,14 +297,17 @@ def analyze(entries: Sequence[Entry], *, protect_current_turn: bool = True) -> U
     for k in range(1, n + 1):
         reach = max(reach, last_member[k - 1])
         safe[k] = reach < k
-    limit = n
-    if protect_current_turn:
-        for i in range(n - 1, -1, -1):
-            if is_user_turn_start(entries[i]):
-                limit = i
-                break
-    for group in grouping.groups:
-        if group.open:
+    turn_starts = tuple(i for i, e in enumerate(entries) if is_user_turn_start(e))
+    turn_start = turn_starts[-1] if (turn_starts and protect_current_turn) else n
+    protected = [g.open for g in groups]
+    if turn_start < n:
+        protected[grouping.assignment[turn_start]] = True
+    for i in also_protect:
+        if 0 <= i < n:
+            protected[grouping.assignment[i]] = True
+    limit = turn_start
+    for u, group in enumerate(groups):
+        if protected[u]:
             limit = min(limit, group.members[0])
     suffix = [0] * (n + 1)
     for i in range(n - 1, -1, -1):
@@ -135,16 +315,34 @@ def analyze(entries: Sequence[Entry], *, protect_current_turn: bool = True) -> U
     units_from = [0] * (n + 1)
     seen: set[int] = set()
     for i in range(n - 1, -1, -1):
-        g = grouping.assignment[i]
         # a unit is counted at its first member, so units_from[k] is exact at safe cuts
         if first_member[i] == i:
-            seen.add(g)
+            seen.add(grouping.assignment[i])
         units_from[i] = len(seen)
+    unit_tokens = tuple(sum(entries[m].tokens for m in g.members) for g in groups)
+    removable = tuple(u for u in range(len(groups)) if not protected[u])
+    removed_tokens = [0]
+    removed_entries = [0]
+    for u in removable:
+        removed_tokens.append(removed_tokens[-1] + unit_tokens[u])
+        removed_entries.append(removed_entries[-1] + len(groups[u].members))
+    calls = [0] * (n + 1)
+    for i, e in enumerate(entries):
+        calls[i + 1] = calls[i] + sum(1 for b in e.blocks if isinstance(b, ToolUse))
     return UnitAnalysis(
         safe=tuple(safe),
         limit=limit,
+        turn_start=turn_start,
+        turn_starts=turn_starts,
         suffix_tokens=tuple(suffix),
         units_from=tuple(units_from),
         unit_of=tuple(grouping.assignment),
+        units=tuple(tuple(g.members) for g in groups),
+        unit_tokens=unit_tokens,
+        protected=tuple(protected),
+        removable=removable,
+        removed_tokens=tuple(removed_tokens),
+        removed_entries=tuple(removed_entries),
+        calls_before=tuple(calls),
         open_groups=grouping.open_groups,
     )

@@ -16,7 +16,6 @@ window-level check between the two, so a refused write never changes anything.
 from __future__ import annotations
 
 import hashlib
-import itertools
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
@@ -26,7 +25,14 @@ import msgspec
 from regio.content import Entry
 from regio.errors import ProtectedEntryError, RegionConfigError, SystemRoleError
 from regio.events import EventBus
-from regio.policies import ADMISSIONS, VOLATILITIES, Budget, UnitAnalysis, analyze
+from regio.policies import (
+    ADMISSIONS,
+    VOLATILITIES,
+    Budget,
+    HistoryCaps,
+    UnitAnalysis,
+    analyze,
+)
 from regio.regions import events as ev
 from regio.regions.pending import CompactionQueue, PendingCompaction
 from regio.regions.results import Refusal, Releasable, WritePlan, WriteResult
@@ -170,42 +176,45 @@ class Region:
         self,
         entry: Entry,
         *,
-        keep_items: int | None = None,
-        count_units: bool = False,
+        history: HistoryCaps | None = None,
         fallback: bool = False,
         item_reason: str = "max_items",
     ) -> WritePlan | Refusal:
-        """Plan appending ``entry``, dropping the fewest oldest whole units so the region fits
-        its token budget and (soft) at most ``keep_items`` items. Refuses under ``reject`` or
-        when only protected units could make room."""
+        """Plan appending ``entry``, removing the fewest units of the removal order
+        (:mod:`regio.policies.units`) so the region fits its token budget, and at least the
+        units outside the history window ``history`` (soft: the current turn and open groups
+        always stay, event ``region_over_budget``). The entry being written (and the unit it
+        joins) is never removed. Refuses under ``reject`` when anything would have to go, or when
+        only protected units could make room."""
         fits = self._used + entry.tokens <= self.budget
+        caps = history if history is not None and not history.empty else None
+        n_old = len(self.entries)
         if self.admission == "reject":
             if not fits:
                 return self.refusal(entry, "region_full")
-            if keep_items is not None and len(self.entries) + 1 > keep_items:
-                return self.refusal(entry, "max_items")
+            if caps is not None:
+                cut, met = analyze([*self.entries, entry], also_protect=(n_old,)).history_cut(caps)
+                if cut > 0 or not met:
+                    return self.refusal(entry, item_reason)
             return WritePlan(entry)
-        if fits and keep_items is None:
+        if fits and caps is None:
             return WritePlan(entry)
         cand = [*self.entries, entry]
-        info = analyze(cand)
-        n_old = len(self.entries)
-        # never cut past the old entries: the new entry (and a unit it joins) stays whole
-        k_tok = info.smallest_cut(max_tokens=self.budget, max_cut=n_old)
-        if k_tok is None:
+        info = analyze(cand, also_protect=(n_old,))
+        j_tok = info.fewest_removals(max_tokens=self.budget)
+        if j_tok is None:
             return self.refusal(entry, "region_full", info=info)
-        k, over, reason = k_tok, None, "tokens"
-        if keep_items is not None:
-            caps = {"max_units": keep_items} if count_units else {"max_entries": keep_items}
-            k_items = info.smallest_cut(max_cut=n_old, **caps)
-            if k_items is None:
-                k_items = info.largest_cut(upto=n_old)
+        j, over, reason = j_tok, None, "tokens"
+        if caps is not None:
+            cut, met = info.history_cut(caps)
+            j_hist = info.units_before(cut)
+            if not met:
                 over = item_reason
-            if k_items > k:
-                k, reason = k_items, item_reason
+            if j_hist > j:
+                j, reason = j_hist, item_reason
         if fallback and reason != "tokens":
             reason = "compaction_fallback"
-        ids = tuple(e.id for e in cand[:k])
+        ids = tuple(cand[i].id for i in info.removal(j))
         return WritePlan(
             entry, evict_ids=ids, evict_reason=reason, fallback=fallback, over_budget_reason=over
         )
@@ -308,8 +317,10 @@ class Region:
         self, *, key: str | None = None, index: int | None = None, oldest: int | None = None
     ) -> list[Entry]:
         """Release by ``key``, by ``index`` (the whole unit of that entry) or the ``oldest`` N
-        units. Returns the removed entries. Raises :class:`ProtectedEntryError` for a protected
-        unit, ``KeyError`` for an unknown key and ``IndexError`` for a bad index."""
+        units of the removal order (protected units are skipped). Returns the removed entries.
+        Raises :class:`ProtectedEntryError` for a protected unit (the newest user message or an
+        open tool-call group), ``KeyError`` for an unknown key and ``IndexError`` for a bad
+        index."""
         given = [x is not None for x in (key, index, oldest)]
         if sum(given) != 1:
             raise ValueError("release needs exactly one of key=, index= or oldest=")
@@ -317,9 +328,7 @@ class Region:
         if oldest is not None:
             if oldest < 0:
                 raise ValueError(f"release(oldest=N) needs N >= 0, got {oldest}")
-            total = info.units_from[0]
-            k = info.smallest_cut(max_units=total - oldest) if oldest else 0
-            ids = [e.id for e in self.entries[: info.largest_cut() if k is None else k]]
+            ids = [self.entries[i].id for i in info.removal(min(oldest, info.removable_count))]
         else:
             if key is not None:
                 matches = [i for i, e in enumerate(self.entries) if e.key == key]
@@ -333,13 +342,12 @@ class Region:
                 raise IndexError(f"region {self.name!r} has {n} entries; index {index} is out")
             index %= n
             unit = info.unit_of[index]
-            members = [i for i, u in enumerate(info.unit_of) if u == unit]
-            if any(i >= info.limit for i in members):
+            if info.protected[unit]:
                 raise ProtectedEntryError(
-                    f"entry {self.entries[index].id!r} of region {self.name!r} is in the current "
-                    "turn or an open tool-call group and cannot be released"
+                    f"entry {self.entries[index].id!r} of region {self.name!r} is the newest "
+                    "user message or in an open tool-call group and cannot be released"
                 )
-            ids = [self.entries[i].id for i in members]
+            ids = [self.entries[i].id for i in info.units[unit]]
         removed = self.remove_ids(ids)
         if removed:
             self.events.emit(
@@ -348,17 +356,31 @@ class Region:
             self._drop_pending(ids, fallback=False, reason="entries released")
         return removed
 
-    def trim(self, *, max_tokens: int | None = None, max_items: int | None = None) -> list[Entry]:
-        """Evict the fewest oldest whole units so the region fits ``max_tokens`` (default: its
-        budget) and ``max_items`` entries; protected units are never evicted, so the result may
-        stay above the cap (event ``region_over_budget``). Returns the evicted entries."""
+    def trim(
+        self,
+        *,
+        max_tokens: int | None = None,
+        max_items: int | None = None,
+        max_units: int | None = None,
+        max_turns: int | None = None,
+        max_tool_calls: int | None = None,
+    ) -> list[Entry]:
+        """Evict so the region fits ``max_tokens`` (default: its budget) and the history window
+        of ``max_items`` entries / ``max_units`` units / ``max_turns`` earlier turns /
+        ``max_tool_calls`` earlier calls (:class:`regio.policies.HistoryCaps`). History windows
+        cut before the current turn only; the token cap removes the fewest units of the removal
+        order. Protected units are never evicted, so the result may stay above a cap (event
+        ``region_over_budget``). Returns the evicted entries."""
         cap = self.budget if max_tokens is None else max_tokens
         info = self.analysis()
-        k = info.smallest_cut(max_tokens=cap, max_entries=max_items)
-        over = k is None
-        if k is None:
-            k = info.largest_cut()
-        ids = [e.id for e in self.entries[:k]]
+        caps = HistoryCaps(max_items, max_units, max_turns, max_tool_calls)
+        cut, met = info.history_cut(caps)
+        j_hist = info.units_before(cut)
+        j = info.fewest_removals(max_tokens=cap, min_removals=j_hist)
+        over = j is None or not met
+        if j is None:
+            j = info.removable_count
+        ids = [self.entries[i].id for i in info.removal(j)]
         removed = self.remove_ids(ids)
         if removed:
             self.events.emit(
@@ -372,7 +394,7 @@ class Region:
     def clear(self) -> list[Entry]:
         """Remove every unit that is not protected; returns the removed entries."""
         info = self.analysis()
-        ids = [e.id for e in self.entries[: info.largest_cut()]]
+        ids = [self.entries[i].id for i in info.removal(info.removable_count)]
         removed = self.remove_ids(ids)
         if removed:
             self.events.emit(
@@ -385,26 +407,16 @@ class Region:
     def releasable(
         self, info: UnitAnalysis | None = None, limit: int = 5
     ) -> tuple[Releasable, ...]:
-        """The oldest releasable units (first entry id, unit tokens, key), up to ``limit``."""
+        """The oldest releasable units of the removal order (first entry id, unit tokens, key),
+        up to ``limit``."""
         if not self.entries:
             return ()
-        info = info or self.analysis()
+        if info is None or info.size != len(self.entries):
+            info = self.analysis()
         out: list[Releasable] = []
-        cuts = info.safe_cuts()
-        for a, b in itertools.pairwise(cuts):
-            if b > len(self.entries):
-                break
-            first = self.entries[a]
-            out.append(
-                Releasable(
-                    first.id,
-                    info.suffix_tokens[a] - info.suffix_tokens[b],
-                    first.key,
-                    _preview(first),
-                )
-            )
-            if len(out) >= limit:
-                break
+        for u in info.removable[:limit]:
+            first = self.entries[info.units[u][0]]
+            out.append(Releasable(first.id, info.unit_tokens[u], first.key, _preview(first)))
         return tuple(out)
 
     def refusal(
@@ -436,6 +448,12 @@ class Region:
             msg = (
                 f"{where} is full: {len(self.entries)} entries is its limit "
                 f"({used}/{budget} tokens used). Release an entry first."
+            )
+        elif reason == "history_window":
+            msg = (
+                f"{where} is full: its history window (max_items / max_turns / "
+                f"max_tool_calls) would have to drop entries ({used}/{budget} tokens used). "
+                "Release an entry first."
             )
         elif reason == "hook":
             msg = f"{where} refused the entry: its on_write hook declined it."

@@ -8,10 +8,20 @@ Constructors (keyword-only)::
 
 A ``compacting`` region over ``compact_at * budget`` (or over ``threshold_tokens``) queues its
 whole compactable content (complete units only: never the newest user message nor an open
-group) as one :class:`PendingCompaction` for its paired ``compact_history`` (the one whose
-``source`` names it). A ``compact_history`` over budget queues a ``merge`` of its oldest
+group; completed groups after the newest user message are compactable) as one
+:class:`PendingCompaction` for its paired ``compact_history`` (the one whose ``source`` names
+it). A ``compact_history`` over budget queues a ``merge`` of its oldest
 summaries (never drops them); until the merge completes it may stay over budget (event
 ``region_over_budget``).
+
+A ``compact_history`` defaults to ``volatility="grows"``, the one exception to the
+``rewritten`` default (DESIGN.md section 3). DESIGN.md section 2 defines it as "summaries,
+append-only", and the section 3 layout gives it its slot right before the conversation: a
+summary stands for turns older than the conversation, so it must come before them, and the
+request must end with the current question after the summary (FC-13). A ``rewritten`` history
+would go to the tail, after the question. Its prefix changes only when a compaction commits
+(a merge of its oldest summaries, or a rolling summary with ``supersedes``), and a compaction
+rewrites the conversation prefix anyway, so the cache loses nothing extra.
 """
 
 from __future__ import annotations
@@ -73,17 +83,18 @@ class Compacting(Region):
             self.request_compaction(reason="threshold")
 
     def request_compaction(self, *, reason: str = "manual") -> PendingCompaction | None:
-        """Queue the whole compactable content (complete units before the protected tail).
+        """Queue the whole compactable content: every unit of the removal order (all but the
+        newest user message and open groups; :mod:`regio.policies.units`).
 
         Returns the queued item, or None when nothing is compactable or an item is already
         pending for this region (one at a time, so no entry is ever summarized twice).
         """
         if self.pending():
             return None
-        k = self.analysis().largest_cut()
-        if k == 0:
+        info = self.analysis()
+        if info.removable_count == 0:
             return None
-        marked = self.entries[:k]
+        marked = [self.entries[i] for i in info.removal(info.removable_count)]
         p = self.queue.add(
             region=self.name,
             entry_ids=[e.id for e in marked],

@@ -5,13 +5,21 @@ Constructor (keyword-only)::
     SlidingWindow(name=, budget=, max_items: int | None = None,
                   eviction: "per_item" | {"bulk": {"overflow": N}} |
                             {"compact": {"compact_count": N}} = "per_item",
-                  count_units: bool = False, admission="evict", volatility="rewritten",
-                  description="")
+                  count_units: bool = False, max_turns: int | None = None,
+                  max_tool_calls: int | None = None, admission="evict",
+                  volatility="rewritten", description="")
 
 ``max_items`` counts entries (messages); with ``count_units=True`` it counts units (a whole
 turn group is one item, the "extend back to the start of the group" reading of FC-07 a).
-The token budget is a hard cap under every strategy; ``max_items`` is soft when only protected
-units (current turn, open groups) are left (event ``region_over_budget``).
+``max_turns`` (N >= 0) keeps the last N turns of earlier history (a turn starts at a user
+message; the window starts on one); ``max_tool_calls`` (K >= 0) keeps at most K tool calls of
+earlier history (each with its results; oldest go first). Both are history windows (FC-33):
+they select from earlier turns only, the current turn is always kept in full, and they are
+enforced on every write whatever the eviction strategy (they move only when a new turn
+starts). ``max_items`` under ``bulk`` / ``compact`` follows the strategy. History windows are
+soft when only protected units (current turn, open groups) are left (event
+``region_over_budget``). The token budget is a hard cap under every strategy and may also
+evict completed groups of the current turn (the newest user message and open groups stay).
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ import attrs
 
 from regio.content import Entry
 from regio.errors import RegionConfigError
-from regio.policies import EvictionStrategy, PerItem, analyze, parse_eviction
+from regio.policies import EvictionStrategy, HistoryCaps, PerItem, analyze, parse_eviction
 from regio.regions import events as ev
 from regio.regions.base import Refusal, Region, WritePlan
 
@@ -39,6 +47,8 @@ class SlidingWindow(Region):
     max_items: int | None = None
     eviction: EvictionStrategy = attrs.field(factory=PerItem, converter=parse_eviction)
     count_units: bool = False
+    max_turns: int | None = None
+    max_tool_calls: int | None = None
     compact_target: str | None = attrs.field(default=None, init=False)
     """Name of the paired ``compact_history`` (set by the window)."""
 
@@ -48,6 +58,12 @@ class SlidingWindow(Region):
             raise RegionConfigError(
                 f"region {self.name!r}: max_items must be >= 1, got {self.max_items}"
             )
+        for option in ("max_turns", "max_tool_calls"):
+            value = getattr(self, option)
+            if value is not None and (not isinstance(value, int) or value < 0):
+                raise RegionConfigError(
+                    f"region {self.name!r}: {option} must be an integer >= 0, got {value!r}"
+                )
 
     @property
     def is_conversation(self) -> bool:
@@ -61,16 +77,26 @@ class SlidingWindow(Region):
             return len(entries)
         return analyze(entries).units_from[0] if entries else 0
 
+    def history_caps(self, keep_items: int | None = None) -> HistoryCaps:
+        """The history window of this region with ``keep_items`` as the item cap."""
+        return HistoryCaps(
+            max_entries=None if self.count_units else keep_items,
+            max_units=keep_items if self.count_units else None,
+            max_turns=self.max_turns,
+            max_tool_calls=self.max_tool_calls,
+        )
+
     def _plan(self, entry: Entry) -> WritePlan | Refusal:
         count = (
             self.item_count([*self.entries, entry]) if self.count_units else len(self.entries) + 1
         )
         decision = self.eviction.decide(count, self.max_items, bool(self.pending()))
+        turn_caps = self.max_turns is not None or self.max_tool_calls is not None
         return self.plan_rolloff(
             entry,
-            keep_items=decision.keep_items,
-            count_units=self.count_units,
+            history=self.history_caps(decision.keep_items),
             fallback=decision.fallback,
+            item_reason="history_window" if turn_caps else "max_items",
         )
 
     def _after_write(self) -> None:
@@ -79,18 +105,19 @@ class SlidingWindow(Region):
             self.mark_oldest(decision.mark_items, reason="compact_count")
 
     def mark_oldest(self, items: int, *, reason: str) -> None:
-        """Queue the oldest ``items`` items (extended to a unit boundary, never protected ones)
-        as one :class:`PendingCompaction` targeting the paired ``compact_history``."""
+        """Queue the oldest ``items`` items of the removal order (extended to a unit boundary,
+        never the newest user message nor an open group; completed groups of the current turn
+        may be taken) as one :class:`PendingCompaction` targeting the paired
+        ``compact_history``."""
         info = self.analysis()
-        caps = (
-            {"max_units": info.units_from[0] - items}
-            if self.count_units
-            else {"max_entries": len(self.entries) - items}
-        )
-        k = info.smallest_cut(**caps)
-        if k is None:
-            k = info.largest_cut()
-        if k == 0:
+        if self.count_units:
+            j = min(items, info.removable_count)
+        else:
+            j = next(
+                (x for x, done in enumerate(info.removed_entries) if done >= items),
+                info.removable_count,
+            )
+        if j == 0:
             self.events.emit(
                 ev.RegionOverBudget(
                     self.name,
@@ -100,7 +127,7 @@ class SlidingWindow(Region):
                 )
             )
             return
-        marked = self.entries[:k]
+        marked = [self.entries[i] for i in info.removal(j)]
         p = self.queue.add(
             region=self.name,
             entry_ids=[e.id for e in marked],

@@ -9,7 +9,9 @@ __all__ = [
     "CompactionCompleted",
     "CompactionFailed",
     "CompactionFallback",
+    "CompactionNarrowed",
     "CompactionQueued",
+    "CompactionRefreshed",
     "Evicted",
     "Reclaimed",
     "Refused",
@@ -135,6 +137,29 @@ class CompactionCompleted(Event, frozen=True, tag="compaction_completed"):
     summary_id: str
     tokens_before: int
     tokens_after: int
+    superseded: tuple[str, ...] = ()
+    """Summaries of ``target`` the new one carried forward and replaced (rolling summary)."""
+
+
+class CompactionRefreshed(Event, frozen=True, tag="compaction_refreshed"):
+    """A queued compaction was re-marked with its region's whole current compactable content
+    (units protected when it was queued may have become compactable)."""
+
+    pending_id: str
+    region: str
+    entry_ids: tuple[str, ...]
+    tokens: int
+
+
+class CompactionNarrowed(Event, frozen=True, tag="compaction_narrowed"):
+    """A queued compaction was cut down to ``entry_ids`` (hysteresis); ``released`` tokens are
+    no longer marked."""
+
+    pending_id: str
+    region: str
+    entry_ids: tuple[str, ...]
+    tokens: int
+    released: int
 
 
 class CompactionFailed(Event, frozen=True, tag="compaction_failed"):

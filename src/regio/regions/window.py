@@ -319,21 +319,22 @@ class Window:
                 ids = [i for i in r.overflow_ids(self.used_tokens - mark) if i != keep]
                 self._reclaimed(r, "1.5", r.remove_ids(ids))
         temps = [r for r in evictable if r.kind == "temporary"]
-        cuts = {r.name: r.analysis().safe_cuts() for r in temps}
+        order: dict[str, list[list[str]]] = {}
+        for r in temps:
+            info = r.analysis()
+            order[r.name] = [[r.entries[i].id for i in info.units[u]] for u in info.removable]
         progress = True
         while self.used_tokens > mark and progress:
             progress = False
             for r in temps:
                 if self.used_tokens <= mark:
                     break
-                c = cuts[r.name]
-                if len(c) < 2:
+                units = order[r.name]
+                while units and keep in units[0]:
+                    units.pop(0)
+                if not units:
                     continue
-                k = c[1] - c[0]
-                ids = [e.id for e in r.entries[:k]]
-                if keep in ids:
-                    continue
-                cuts[r.name] = [x - k for x in c[1:]]
+                ids = units.pop(0)
                 self._reclaimed(r, "2", r.remove_ids(ids))
                 progress = True
         if self.used_tokens > mark:
@@ -395,10 +396,30 @@ class Window:
         raise RegionConfigError(f"region {r.name!r} ({r.kind}) cannot be compacted")
 
     def complete_compaction(
-        self, pending_id: str, summary: Entry | str, *, tokens: int | None = None
+        self,
+        pending_id: str,
+        summary: Entry | str,
+        *,
+        tokens: int | None = None,
+        supersedes: Sequence[str] = (),
     ) -> Entry:
-        """Commit a summary for a pending compaction (see :mod:`regio.regions.flush`)."""
-        return flush.complete_compaction(self, pending_id, summary, tokens=tokens)
+        """Commit a summary for a pending compaction; ``supersedes`` names summaries of the
+        target history it carries forward and replaces (see
+        :func:`regio.regions.flush.complete_compaction`)."""
+        return flush.complete_compaction(
+            self, pending_id, summary, tokens=tokens, supersedes=supersedes
+        )
+
+    def refresh_compaction(self, pending_id: str) -> PendingCompaction | None:
+        """Re-mark a queued compaction with its region's whole current compactable content,
+        keeping its id and queue position; ``None`` when nothing is compactable (see
+        :func:`regio.regions.flush.refresh_compaction`)."""
+        return flush.refresh_compaction(self, pending_id)
+
+    def narrow_compaction(self, pending_id: str, entry_ids: Sequence[str]) -> PendingCompaction:
+        """Cut a queued compaction down to ``entry_ids`` (whole units), keeping its id and
+        queue position (see :func:`regio.regions.flush.narrow_compaction`)."""
+        return flush.narrow_compaction(self, pending_id, entry_ids)
 
     def fail_compaction(self, pending_id: str, reason: str, *, drop: bool = True) -> None:
         """Record a failed compaction (see :func:`regio.regions.flush.fail_compaction`)."""

@@ -78,7 +78,7 @@ def engine_options(
         "settle_share": bp.layout.settle_share,
         "targets": targets,
         "standing_instructions": standing_instructions(bp),
-        "blueprint_text": dump_blueprint(bp),
+        "blueprint_text": dump_blueprint(bp, inline_seeds=True),
         "tokenizer": bp.tokenizer,
         "allow_custom_hooks": allow_custom_hooks,
     }

@@ -4,17 +4,22 @@ FC-10..FC-14, FC-21, FC-23..FC-25, FC-28).
 The window's regions queue :class:`regio.regions.PendingCompaction` items; the engine flushes
 them here, at turn boundaries. Rules:
 
-* **Units only.** A pending item is always a prefix of whole units before the protected tail
-  (the newest user message and every open group never enter it; :mod:`regio.policies.units`).
-* **Hysteresis.** A ``threshold`` / ``reclaim`` / ``manual`` / ``window`` item is narrowed to the
-  shortest prefix of whole units that brings its region to the region's *target* (default half
-  its budget, never above half its trigger) -- FC-08, FC-28. A ``compact_count`` item
-  (``sliding_window`` eviction) and a ``merge`` are flushed as queued.
+* **Units only.** A pending item is always the oldest whole units of its region's removal order
+  (the newest user message and every open group never enter it; completed groups after the
+  newest user message do, so a long single-turn tool loop can be compacted;
+  :mod:`regio.policies.units`).
+* **Hysteresis.** A ``threshold`` / ``reclaim`` / ``manual`` / ``window`` item is refreshed
+  (``Window.refresh_compaction``: units protected when it was queued may be compactable now)
+  and narrowed (``Window.narrow_compaction``) to its fewest oldest units that bring its
+  region to the region's *target* (default half its budget, never above half its trigger)
+  -- FC-08, FC-28. A ``compact_count`` item (``sliding_window`` eviction) and a ``merge``
+  are flushed as queued.
 * **Carry-forward.** A compaction's summarizer input is the previous summary of the same
   source (if any), verbatim, followed by exactly the units it replaces (FC-11 part 4,
   FC-12). With ``carry_forward="replace"`` the new summary supersedes the previous one in the
-  ``compact_history`` (a rolling summary whose ``meta["covers_all"]`` lists every id it
-  stands for); with ``"append"`` (default) summaries accumulate.
+  ``compact_history`` (``Window.complete_compaction(..., supersedes=...)``: a rolling summary
+  whose ``meta["covers_all"]`` lists every id it stands for, size-checked against the units
+  plus the summary it replaces); with ``"append"`` (default) summaries accumulate.
 * **Commit gate.** An empty, whitespace-only, refusal-like or oversized summary changes
   nothing (:func:`regio.runtime.summarizer.check_summary`); the item stays queued and a strike
   is counted. ``no_progress_limit`` (N = 3) strikes in a row raise
@@ -36,7 +41,7 @@ import msgspec
 from regio.content import Entry, content_hash
 from regio.errors import CompactionError
 from regio.policies import is_user_turn_start
-from regio.regions import CompactHistory, Compacting, PendingCompaction, SlidingWindow
+from regio.regions import Compacting, PendingCompaction, SlidingWindow
 
 from .errors import CompactionNoProgressError, SummarizerError, SummaryRejected
 from .events import CompactionFinished, CompactionNoProgress, CompactionRejected, CompactionStarted
@@ -121,39 +126,47 @@ def _blocked_key(p: PendingCompaction) -> str:
 
 
 def _narrow(engine: Engine, p: PendingCompaction, target: int) -> PendingCompaction | None:
-    """``p`` cut down to the shortest prefix of whole units leaving ``<= target`` tokens in its
-    region; ``None`` when nothing needs to go."""
+    """``p`` cut down to its fewest oldest units (in the region's removal order) that leave
+    ``<= target`` tokens in its region; ``None`` when nothing needs to go or none of its units
+    is still compactable."""
     region = engine.window.region(p.region)
-    ids = list(p.entry_ids)
     entries = region.entries
-    k = len(ids)
-    if [e.id for e in entries[:k]] != ids:  # not a prefix: flush as queued
-        return p
     info = region.analysis()
+    index = {e.id: i for i, e in enumerate(entries)}
+    marked = {index[i] for i in p.entry_ids if i in index}
+    units = [info.units[u] for u in info.removable if set(info.units[u]) <= marked]
+    if not units:
+        return None
+    used = region.used_tokens
+    removed = [0]
+    for members in units:
+        removed.append(removed[-1] + sum(entries[m].tokens for m in members))
+
+    def first_kept(j: int) -> int | None:
+        gone = {m for members in units[:j] for m in members}
+        return next((i for i in range(len(entries)) if i not in gone), None)
+
     cut = None
-    # with ``cut_at_turns`` prefer a cut where a user turn starts (whole turns go, the view
-    # starts with a user message); else (and as a fallback) any unit boundary
+    # with ``cut_at_turns`` prefer a cut after which the view starts with a user turn (whole
+    # turns go); else (and as a fallback) any unit boundary of the removal order
     for at_turn in (True, False) if engine.cut_at_turns else (False,):
-        for j in range(0, k + 1):
-            if not info.safe[j] or info.suffix_tokens[j] > target:
+        for j in range(0, len(units) + 1):
+            if used - removed[j] > target:
                 continue
-            if at_turn and j < len(entries) and not is_user_turn_start(entries[j]):
-                continue
+            if at_turn:
+                first = first_kept(j)
+                if first is None or not is_user_turn_start(entries[first]):
+                    continue
             cut = j
             break
         if cut is not None:
             break
     if cut is None:
-        cut = k
+        cut = len(units)
     if cut == 0:
         return None
-    if cut == k:
-        return p
-    narrowed = msgspec.structs.replace(
-        p, entry_ids=tuple(ids[:cut]), tokens=sum(e.tokens for e in entries[:cut])
-    )
-    engine.window.queue.put(narrowed)  # same id, same queue position
-    return narrowed
+    ids = [entries[m].id for members in units[:cut] for m in members]
+    return engine.window.narrow_compaction(p.id, ids)
 
 
 def _previous_summary(engine: Engine, p: PendingCompaction) -> Entry | None:
@@ -221,9 +234,14 @@ def flush_steps(
         region = window.region(p.region)
         if p.operation == "compact" and p.reason != "compact_count":
             goal = (targets or {}).get(p.region, region_target(engine, region))
-            narrowed = _narrow(engine, p, goal)
+            fresh = window.refresh_compaction(p.id)
+            narrowed = _narrow(engine, fresh, goal) if fresh is not None else None
             if narrowed is None:
-                window.fail_compaction(p.id, f"already at or below its target ({goal})", drop=True)
+                window.fail_compaction(
+                    p.id,
+                    f"already at or below its target ({goal}) or nothing compactable",
+                    drop=True,
+                )
                 continue
             p = narrowed
         by_id = {e.id: e for e in region.entries}
@@ -309,7 +327,11 @@ def _accept(
     window = engine.window
     text = outcome.text
     tokens = engine.count_text(text)
-    check_summary(text, summary_tokens=tokens, replaced_tokens=p.tokens)
+    rolling = (
+        engine.carry_forward == "replace" and previous is not None and p.operation == "compact"
+    )
+    replaced = p.tokens + (previous.tokens if (rolling and previous is not None) else 0)
+    check_summary(text, summary_tokens=tokens, replaced_tokens=replaced)
     target = window.region(p.target) if p.target else None
     if target is None:
         raise CompactionError(f"{p.id}: region {p.region!r} has no compact_history")
@@ -319,13 +341,10 @@ def _accept(
             f"({target.budget} tokens); nothing was changed",
             reason="oversized",
             summary_tokens=tokens,
-            replaced_tokens=p.tokens,
+            replaced_tokens=replaced,
         )
     version = engine.book.versions.get(p.region, 0) + 1
     meta: dict[str, Any] = {"summary": True, "version": version}
-    rolling = (
-        engine.carry_forward == "replace" and previous is not None and p.operation == "compact"
-    )
     if p.operation == "compact":
         covered = (
             list(previous.meta.get("covers_all", previous.meta.get("covers", [])))
@@ -334,18 +353,10 @@ def _accept(
         )
         meta["covers_all"] = covered + list(p.entry_ids)
     entry = window.make_entry(text, tokens=tokens, meta=meta)
-    superseded: tuple[int, Entry] | None = None
-    if rolling and previous is not None and isinstance(target, CompactHistory):
-        # the new summary carries the previous one forward: take it out first, so the
-        # history's merge check sees only what stays
-        superseded = (target.entries.index(previous), previous)
-        target.remove_ids([previous.id])
-    try:
-        committed = window.complete_compaction(p.id, entry)
-    except Exception:
-        if superseded is not None:
-            target.insert(*superseded)
-        raise
+    # a rolling summary carries the previous one forward: the regions layer removes it in the
+    # same commit and checks the size against everything the new summary replaces
+    supersedes = (previous.id,) if (rolling and previous is not None) else ()
+    committed = window.complete_compaction(p.id, entry, supersedes=supersedes)
     engine.book.versions[p.region] = version
     engine.record("compaction", p.region, entry=committed, ids=p.entry_ids)
     return committed
@@ -365,8 +376,7 @@ def compactable_tokens(engine: Engine) -> int:
     total = 0
     for region in compactable_regions(engine):
         info = region.analysis()
-        cut = info.largest_cut()
-        total += sum(e.tokens for e in region.entries[:cut])
+        total += info.removed_tokens[-1]
     return total
 
 

@@ -1,0 +1,208 @@
+"""The freezing tail of the ``regio`` strategy (DESIGN.md section 3, rules 4 and 5; docs/layout.md).
+
+A rewritten region goes to the tail (after the conversation) when its value changes, so the
+change invalidates nothing before it. The tail is log-structured like the grows-region notes:
+
+* **emit** — a region whose rendered text differs from its newest copy (or that has no copy
+  yet) gets a new copy in the tail of this request. A region's first copy is its plain
+  rendering (byte-identical to the region in a system prompt: nothing is added); a copy that
+  supersedes an earlier, frozen copy opens with :func:`header` (region name and the turn the
+  value was set; deterministic, no timestamps), so the newest copy always declares itself
+  current;
+* **freeze** — on the next request, a tail copy whose region did not change stays exactly
+  where it was (after the same conversation entry, same bytes): it is now part of the
+  conversation, hence of the cached prefix, and no new tail copy is emitted for that region;
+  a tail copy whose region changed again is simply replaced (a region that changes on every
+  request never freezes, so it never leaves stale copies behind);
+* **stale** — when a frozen region changes later, the frozen copy is not edited or removed
+  (that would change bytes before the tail): it stays as a labelled stale copy and the new
+  value goes to the tail again. A region emptied after being frozen gets an empty-region
+  notice as its new copy;
+* **garbage collection** — stale copies are dropped only when the prefix is rewritten anyway
+  (conversation compaction or eviction, notes settling, a system-prompt change, a lost anchor)
+  or when stale tokens pass ``settle_share`` of the window (reason ``share``); all copies are
+  dropped and every current value is emitted once more in the tail (keeping its turn label).
+
+The model therefore sees each current value exactly once as the newest copy of its region,
+plus stale copies, each followed later in the prompt by a copy whose header supersedes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import msgspec
+
+from regio.content import content_hash
+
+from .model import LayoutState, TailCopy
+from .protocols import count_text
+
+__all__ = ["EMPTY_TEXT", "TailPlan", "header", "plan_tail", "stale_tokens"]
+
+#: Body of the copy that supersedes a frozen copy once its region is empty.
+EMPTY_TEXT = "(this region is now empty)"
+#: Digest recorded for an empty region.
+EMPTY_DIGEST = content_hash(["regio.layout.tail.empty"])
+
+
+def header(region: str, turn: int) -> str:
+    """The constant-format first line of a tail copy (deterministic; no timestamps)."""
+    return f"[context region '{region}' \u2014 as of turn {turn}; a later copy supersedes this one]"
+
+
+@attrs.frozen
+class TailPlan:
+    """Result of :func:`plan_tail`: ``frozen`` copies in placement order (current and stale),
+    ``tail`` copies emitted at the end of this request (region order), and ``dropped`` the
+    copies garbage-collected by this request (empty unless ``gc``)."""
+
+    frozen: tuple[TailCopy, ...]
+    tail: tuple[TailCopy, ...]
+    dropped: tuple[TailCopy, ...]
+
+
+def stale_tokens(frozen: Sequence[TailCopy], tail: Sequence[TailCopy] = ()) -> int:
+    """Tokens of frozen copies superseded by a later full copy of their region (tokens); a
+    delta copy adds to the copies before it and supersedes none."""
+    copies = (*frozen, *tail)
+    last_full: dict[str, int] = {}
+    for i, c in enumerate(copies):
+        if not c.delta:
+            last_full[c.region] = i
+    return sum(c.tokens for i, c in enumerate(frozen) if i < last_full.get(c.region, -1))
+
+
+def delta_header(region: str, turn: int) -> str:
+    """The constant-format first line of a delta copy (entries appended to a region)."""
+    return (
+        f"[context region '{region}' \u2014 as of turn {turn}; "
+        "adds to the earlier copies of this region]"
+    )
+
+
+def _entry_lines(region: Any, text: str) -> list[str] | None:
+    """The region's rendered line per entry when ``text`` is exactly its heading followed by
+    those lines (so a copy can show a suffix of the entries), else ``None``."""
+    render = getattr(region, "render_entry", None)
+    if region is None or not callable(render) or getattr(region, "kind", "") == "custom":
+        return None
+    lines = [str(render(e)) for e in region.entries]
+    head = text.split("\n", 1)[0]
+    return lines if "\n".join([head, *lines]) == text else None
+
+
+def _covered(copies: Sequence[TailCopy], region: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for c in copies:
+        if c.region == region:
+            out = [*out, *c.entries] if c.delta else list(c.entries)
+    return out
+
+
+def _copy(
+    window: Any,
+    region: str,
+    body: str,
+    digest: str,
+    turn: int,
+    anchor: str | None,
+    placed: int,
+    body_tokens: int | None = None,
+    *,
+    supersedes: bool,
+) -> TailCopy:
+    if not supersedes:  # the only copy: exactly the region's own rendering, no extra tokens
+        tokens = count_text(window, body) if body_tokens is None else body_tokens
+        return TailCopy(region, digest, body, tokens, turn, anchor, placed)
+    head = header(region, turn)
+    text = f"{head}\n{body}"
+    if body_tokens is None:
+        tokens = count_text(window, text)
+    else:  # the body was counted once when its entries were written: count the header only
+        tokens = body_tokens + count_text(window, head + "\n")
+    return TailCopy(region, digest, text, tokens, turn, anchor, placed)
+
+
+def plan_tail(
+    window: Any,
+    sections: Sequence[Any],
+    state: LayoutState | None,
+    *,
+    anchor: str | None,
+    turn: int,
+    placed: int,
+    gc: bool,
+    regions: dict[str, Any] | None = None,
+) -> TailPlan:
+    """Plan the frozen copies and the tail of one ``regio`` request.
+
+    ``sections``: the rewritten regions' current sections (``region``, ``text``, ``tokens``)
+    in tail order; ``state``: the previous :class:`LayoutState` (``None`` on a first
+    request); ``anchor``: the newest conversation entry id now; ``turn``: its turn index;
+    ``placed``: this request's number; ``gc``: drop every frozen copy (the prefix is rewritten
+    anyway); ``regions``: name -> region (``entries``, ``render_entry``) for delta copies: when
+    a region's only change since its frozen copies is entries appended at its end, the tail
+    shows just those entries under :func:`delta_header`. Pure: never changes ``state``.
+    """
+    current = {s.region: (s.text, content_hash(s.text), int(s.tokens)) for s in sections}
+    order = [s.region for s in sections]
+    prev_tail = state.tail if state is not None else ()
+    prev_frozen = state.frozen if state is not None else ()
+    before: dict[str, TailCopy] = {}
+    for c in (*prev_frozen, *prev_tail):
+        before[c.region] = c
+
+    dropped: tuple[TailCopy, ...] = ()
+    if gc:
+        frozen: list[TailCopy] = []
+        dropped = tuple(prev_frozen)
+    else:
+        frozen = list(prev_frozen)
+        for c in prev_tail:
+            now = current.get(c.region)
+            if (now[1] if now is not None else EMPTY_DIGEST) == c.digest:
+                frozen.append(c)
+    latest: dict[str, TailCopy] = {}
+    for c in frozen:
+        latest[c.region] = c
+
+    tail: list[TailCopy] = []
+    for name in order:
+        body, dg, ntok = current[name]
+        have = latest.get(name)
+        if have is not None and have.digest == dg:
+            continue
+        old = before.get(name)
+        set_turn = old.turn if old is not None and old.digest == dg else turn
+        region = (regions or {}).get(name)
+        lines = _entry_lines(region, body)
+        ids: tuple[tuple[str, str], ...] = ()
+        if lines is not None and region is not None:
+            ids = tuple((e.id, e.digest) for e in region.entries)
+        if have is not None and lines is not None and region is not None:
+            covered = _covered(frozen, name)
+            k = len(covered)
+            if covered and len(ids) > k and list(ids[:k]) == covered:
+                head = delta_header(name, turn)
+                text = "\n".join([head, *lines[k:]])
+                tokens = sum(int(e.tokens) for e in region.entries[k:]) + count_text(
+                    window, head + "\n"
+                )
+                tail.append(
+                    TailCopy(name, dg, text, tokens, turn, anchor, placed, ids[k:], delta=True)
+                )
+                continue
+        c = _copy(
+            window, name, body, dg, set_turn, anchor, placed, ntok, supersedes=have is not None
+        )
+        tail.append(msgspec.structs.replace(c, entries=ids))
+    # a frozen region that is now empty gets an explicit notice, so no stale copy reads current
+    for name, have in latest.items():
+        if name not in current and have.digest != EMPTY_DIGEST:
+            tail.append(
+                _copy(window, name, EMPTY_TEXT, EMPTY_DIGEST, turn, anchor, placed, supersedes=True)
+            )
+    return TailPlan(tuple(frozen), tuple(tail), dropped)
