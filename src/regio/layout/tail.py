@@ -49,8 +49,12 @@ EMPTY_DIGEST = content_hash(["regio.layout.tail.empty"])
 
 
 def header(region: str, turn: int) -> str:
-    """The constant-format first line of a tail copy (deterministic; no timestamps)."""
-    return f"[context region '{region}' \u2014 as of turn {turn}; a later copy supersedes this one]"
+    """The constant-format first line of a copy that supersedes earlier copies of its region
+    (deterministic; no timestamps)."""
+    return (
+        f"[context region '{region}' \u2014 as of turn {turn}; "
+        "supersedes every earlier copy of this region]"
+    )
 
 
 @attrs.frozen
