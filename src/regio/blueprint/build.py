@@ -57,6 +57,8 @@ def region_options(spec: RegionSpec) -> dict[str, Any]:
             "compact": {"compact_count": eviction.compact_count},
         }.get(eviction.strategy, {})
         options["max_items"] = spec.max_items
+        options["max_turns"] = spec.max_turns
+        options["max_tool_calls"] = spec.max_tool_calls
         options["eviction"] = {"name": eviction.strategy, **extra}
     elif isinstance(spec, CompactingSpec):
         options["compact_at"] = spec.compact_at

@@ -164,6 +164,18 @@ class SlidingWindowSpec(RegionSpec):
         schema=_OPT_INT1,
         default=None,
     )
+    max_turns: int | None = _field(
+        "Keep the last N turns of earlier history (a turn starts at a user message); the "
+        "current turn is always kept whole. Omitted: no turn limit.",
+        schema=_OPT_INT0,
+        default=None,
+    )
+    max_tool_calls: int | None = _field(
+        "Keep at most K tool calls of earlier history; the oldest go first, each with its "
+        "results. Omitted: no limit.",
+        schema=_OPT_INT0,
+        default=None,
+    )
     eviction: EvictionSpec = _field(  # noqa: RUF009
         "Eviction strategy and its options.", nested=EvictionSpec, factory=EvictionSpec
     )
