@@ -9,7 +9,8 @@ from regio.blueprint import BlueprintError, build_window, load_blueprint
 TEXT = """\
 version: 1
 name: t
-model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 200000, max_output_tokens: 8000}
+model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 200000,
+        max_output_tokens: 8000}
 regions:
   - {name: system, kind: pinned, budget: 2000, volatility: stable, seed: "You are helpful."}
   - name: conversation
@@ -29,4 +30,4 @@ def test_max_turns_and_max_tool_calls_reach_the_conversation_region() -> None:
 def test_a_bad_history_window_names_its_path_and_line() -> None:
     with pytest.raises(BlueprintError) as err:
         load_blueprint(TEXT.replace("{turns}", "-1").replace("{calls}", "4"))
-    assert ":9: regions[1].max_turns" in str(err.value)
+    assert ":10: regions[1].max_turns" in str(err.value)
