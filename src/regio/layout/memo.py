@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
-__all__ = ["ByIdentity", "ByKey", "clear_memos"]
+__all__ = ["ByIdentity", "ByKey", "clear_memos", "register"]
 
 V = TypeVar("V")
 #: Default bound of each table (entries).
