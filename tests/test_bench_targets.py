@@ -5,15 +5,11 @@ OpenAI cache models, each trace with the demo's blueprint:
 2. it costs no more than any other layout or baseline;
 3. it costs strictly less than ``volatility`` whenever regions are written during the run.
 
-Targets 2 and 3 are MISSED on tau-bench under OpenAI only (measured with the engine-driven
-replay and the layout's freezing tail): on trace ``#7`` (12 calls, 4 captured writes) ``regio``
-costs $0.0826 against $0.0734 for ``kind`` / ``volatility`` (the captured ``customer``
-entries change in the rewritten tail while OpenAI's free cache writes make ``kind``'s
-conversation rewrites cost nothing), and on trace ``#23`` (no region writes) it costs
-$0.000045 more than the ``trim`` / ``summarize`` baselines (the 128-token granularity of
-OpenAI's cached prefix falls on a different block boundary). Cause: layout layer. Those
-cases are strict xfails: they turn into failures the day the layout meets the target, so the
-marker cannot silently outlive the fix. Under Anthropic every target is met.
+All three hold on every bundled trace. Two layout decisions carry them: the freezing tail
+(a rewritten region's unchanged value joins the cached prefix) and the ski-rental rule that
+drops stale tail copies once keeping them has cost as much as the rewrite (both in
+``regio.layout.tail``). The baselines send exactly the naive layout's tools and system blocks,
+so costs differ only by what each does to the conversation.
 """
 
 from __future__ import annotations
@@ -33,7 +29,7 @@ TAIL_COST = (
     "kind's free conversation rewrites ($0.0826 vs $0.0734); trace #23 is $0.000045 above "
     "trim on the 128-token cache grid (see module doc)"
 )
-COST_MISSES = {("tau-bench", "openai:gpt-4o")}
+COST_MISSES: set[tuple[str, str]] = set()
 
 
 @pytest.fixture(scope="module")

@@ -36,8 +36,8 @@ from regio.bench.baselines import (
 )
 from regio.bench.capture import AddMessage, Call, CaptureRule, RegionOp, capture_stream, rules_for
 from regio.cache.types import CacheRequest
-from regio.content import Entry, Message, canonical_json
-from regio.layout import ToolSpec, to_cache_request
+from regio.content import Entry, Message, block_text, canonical_json
+from regio.layout import ToolSpec, assemble, to_cache_request
 from regio.regions import Refusal
 from regio.runtime import Engine
 from regio.runtime.extractive import ExtractiveSummarizer
@@ -113,19 +113,20 @@ def trace_tools(trace: Trace) -> tuple[ToolSpec, ...]:
     return tuple(out)
 
 
-def _system_text(engine: Engine) -> tuple[str, int]:
-    window = engine.window
-    parts = [r.render_text() for r in window.regions if not r.is_conversation and r.entries]
-    text = "\n\n".join(p for p in parts if p)
-    return text, int(window.counter.count(text)) if text else 0
-
-
-def _tools_text(engine: Engine, tools: Sequence[ToolSpec]) -> tuple[str, int]:
-    specs = engine.tool_specs(tools)
-    if not specs:
-        return "", 0
-    text = canonical_json([msgspec.to_builtins(t) for t in specs]).decode()
-    return text, engine.tools_tokens(tools)
+def _system_and_tools(engine: Engine, tools: Sequence[ToolSpec]) -> tuple[tuple[str, int], ...]:
+    """The baselines' (system text, tokens) and (tools text, tokens): exactly what the ``naive``
+    layout sends before the conversation (regions in declaration order, tool schemas in the
+    given order), with the same token accounting, so a baseline differs from the layouts only
+    in what it does to the conversation."""
+    req = assemble(engine.window, "naive", tools=engine.tool_specs(tools))
+    system = [b for b in req.blocks if b.level == "system"]
+    tool_blocks = [b for b in req.blocks if b.level == "tools"]
+    system_text = "\n\n".join(block_text(b.block) for b in system if b.block is not None)
+    tools_text = canonical_json([msgspec.to_builtins(b.tool) for b in tool_blocks]).decode()
+    return (
+        (system_text, sum(b.tokens for b in system)),
+        (tools_text if tool_blocks else "", sum(b.tokens for b in tool_blocks)),
+    )
 
 
 def _apply(engine: Engine, op: RegionOp) -> bool:
@@ -222,7 +223,7 @@ def replay(
     requests: dict[str, list[CacheRequest]] = {x: [] for x in strategies}
     requests.update({x: [] for x in baselines})
     tools = trace_tools(trace)
-    tools_text = _tools_text(first, tools) if baselines else ("", 0)
+    tools_text = _system_and_tools(first, tools)[1] if baselines else ("", 0)
     history: list[tuple[Message, int]] = []
     names = {r.name for r in first.window.regions}
     writes = refused = 0
@@ -263,7 +264,7 @@ def replay(
                     )
                 )
             if baselines:
-                system = _system_text(first)
+                system = _system_and_tools(first, tools)[0]
             for name, base in baselines.items():
                 requests[name].append(
                     plain_request(

@@ -43,7 +43,7 @@ from .protocols import count_text
 from .repair import FROZEN, LayoutError, PMessage, repair
 from .sections import STRATEGIES, Section, system_and_tail
 from .settle import DEFAULT_SETTLE_SHARE, Settling, plan_settling
-from .tail import TailPlan, plan_tail, stale_tokens
+from .tail import TailPlan, gc_ratio, plan_tail, rent_due, stale_tokens
 
 __all__ = ["DEFAULT_MIN_CACHE_TOKENS", "assemble", "note_text", "prompt_cache_key"]
 
@@ -140,6 +140,7 @@ def assemble(
     stable_ttl: str | None = None,
     min_cache_tokens: int | None = None,
     model: str | None = None,
+    provider: str | None = None,
     rules: Any = None,
     chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
     settle_share: float = DEFAULT_SETTLE_SHARE,
@@ -156,6 +157,8 @@ def assemble(
       stable/settled prefix (``stable_ttl`` defaults to ``ttl``; it may not be shorter).
     * ``min_cache_tokens``: minimum cacheable prefix (tokens); default from the cache rules for
       ``model`` (``regio.cache.rules.resolve``), else 1,024.
+    * ``provider``: with ``model``, picks the cache multipliers that decide when the freezing
+      tail drops stale copies (:func:`regio.layout.tail.gc_ratio`; Anthropic's by default).
     * ``chunk_tokens``: target chunk size of grows regions (tokens).
     * ``settle_share``: share of ``window.max_tokens`` unsettled notes may reach (``regio``).
     * ``session_id``: seeds the OpenAI ``prompt_cache_key``.
@@ -228,6 +231,7 @@ def assemble(
     # --- the freezing tail (regio): which copies stay frozen, which go to the tail
     tail_plan: TailPlan | None = None
     gc_reason: str | None = None
+    stale_rent = 0
     anchor = conversation[-1].id if conversation else None
     turn = int(conversation[-1].turn) if conversation else 0
 
@@ -263,6 +267,19 @@ def assemble(
             if plan is not None and plan.notes:  # the prefix is rewritten anyway: settle too
                 plan = settle("tail_share")
                 system, tail_sections, chunks_used = sections(plan)
+        if gc_reason is None:
+            stale_rent = (prev_state.stale_rent if prev_state is not None else 0) + stale_tokens(
+                tail_plan.frozen, tail_plan.tail
+            )
+            if stale_rent and rent_due(
+                stale_rent,
+                tail_plan.frozen,
+                tail_plan.tail,
+                conversation,
+                gc_ratio(provider, model, rules),
+            ):
+                gc_reason = "rent"
+                tail_plan = tail_for(True)
 
     # --- tools and system blocks
     raw: list[
@@ -453,6 +470,7 @@ def assemble(
         stats=stats,
         tail=tail_plan.tail if tail_plan is not None else (),
         frozen=tail_plan.frozen if tail_plan is not None else (),
+        stale_rent=stale_rent if gc_reason is None else 0,
     )
     return Request(
         strategy=strategy,

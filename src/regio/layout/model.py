@@ -230,7 +230,9 @@ class LayoutState(msgspec.Struct, frozen=True):
     * ``system_hash``: prefix hash at the end of the system level last time;
     * ``marks``: (slot, prefix hash) of last request's breakpoints; ``stats`` per slot;
     * ``tail``: the rewritten-region copies emitted in the tail of the last request;
-    * ``frozen``: copies frozen into the conversation (current and stale), in placement order.
+    * ``frozen``: copies frozen into the conversation (current and stale), in placement order;
+    * ``stale_rent``: stale tokens summed over the requests since the last garbage collection
+      (the ski-rental rule of :mod:`regio.layout.tail`).
     """
 
     strategy: str = ""
@@ -247,6 +249,7 @@ class LayoutState(msgspec.Struct, frozen=True):
     stats: dict[str, BreakpointStat] = msgspec.field(default_factory=dict)
     tail: tuple[TailCopy, ...] = ()
     frozen: tuple[TailCopy, ...] = ()
+    stale_rent: int = 0
 
     def to_json(self) -> bytes:
         """The state as JSON bytes."""

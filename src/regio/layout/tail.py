@@ -18,10 +18,23 @@ change invalidates nothing before it. The tail is log-structured like the grows-
   (that would change bytes before the tail): it stays as a labelled stale copy and the new
   value goes to the tail again. A region emptied after being frozen gets an empty-region
   notice as its new copy;
-* **garbage collection** — stale copies are dropped only when the prefix is rewritten anyway
-  (conversation compaction or eviction, notes settling, a system-prompt change, a lost anchor)
-  or when stale tokens pass ``settle_share`` of the window (reason ``share``); all copies are
-  dropped and every current value is emitted once more in the tail (keeping its turn label).
+* **garbage collection** — stale copies are dropped when the prefix is rewritten anyway
+  (conversation compaction or eviction, notes settling, a system-prompt change, a lost anchor),
+  when stale tokens pass ``settle_share`` of the window (reason ``share``), or when keeping them
+  has cost as much as dropping them would (reason ``rent``, below); all copies are dropped and
+  every current value is emitted once more in the tail (keeping its turn label).
+
+**When to drop stale copies (reason ``rent``).** Keeping a stale copy of ``S`` tokens costs
+``m_read * S`` per request (it is read from the cache every time); dropping it costs one
+rewrite of everything after it, ``(m_write - m_read) * B`` for the ``B`` tokens that follow the
+first stale copy (they turn from cache reads into cache writes). How many more requests will come
+is unknown, so the layout uses the classic ski-rental rule: it keeps the stale copies until the
+accumulated rent ``m_read * sum(S over requests)`` reaches the price of dropping them, then drops
+them. Whatever the future holds this pays at most twice the best offline choice (Karlin et al.,
+"Competitive snoopy caching", 1988). The multipliers come from the cache rules of the request's
+provider and model (``mult.read`` and ``mult.write_5m``; providers without a write fee such as
+OpenAI's automatic caching use ``mult.plain``); :func:`gc_ratio` gives
+``(m_write - m_read) / m_read``, 11.5 for Anthropic's 1.25 / 0.1 and 1.0 for gpt-4o's 1.0 / 0.5.
 
 The model therefore sees each current value exactly once as the newest copy of its region,
 plus stale copies, each followed later in the prompt by a copy whose header supersedes it.
@@ -40,7 +53,19 @@ from regio.content import content_hash
 from .model import LayoutState, TailCopy
 from .protocols import count_text
 
-__all__ = ["EMPTY_TEXT", "TailPlan", "header", "plan_tail", "stale_tokens"]
+__all__ = [
+    "DEFAULT_GC_RATIO",
+    "EMPTY_TEXT",
+    "TailPlan",
+    "gc_ratio",
+    "header",
+    "plan_tail",
+    "rent_due",
+    "stale_tokens",
+]
+
+#: :func:`gc_ratio` when the provider's multipliers are unknown: Anthropic's (1.25 - 0.1) / 0.1.
+DEFAULT_GC_RATIO = 11.5
 
 #: Body of the copy that supersedes a frozen copy once its region is empty.
 EMPTY_TEXT = "(this region is now empty)"
@@ -77,6 +102,57 @@ def stale_tokens(frozen: Sequence[TailCopy], tail: Sequence[TailCopy] = ()) -> i
         if not c.delta:
             last_full[c.region] = i
     return sum(c.tokens for i, c in enumerate(frozen) if i < last_full.get(c.region, -1))
+
+
+def gc_ratio(provider: str | None, model: str | None, rules: Any = None) -> float:
+    """``(m_write - m_read) / m_read`` of the cache rule for ``provider`` / ``model`` (see the
+    module docstring): how many stale-token-requests of rent equal one token of rewrite.
+
+    ``m_write`` is ``mult.write_5m`` (Anthropic), else ``mult.write`` (GPT-5.6), else
+    ``mult.plain`` (automatic caches without a write fee); ``m_read`` is ``mult.read``. Returns
+    :data:`DEFAULT_GC_RATIO` when the provider, model or multipliers are unknown.
+    """
+    if not provider or not model:
+        return DEFAULT_GC_RATIO
+    try:
+        from regio.cache.rules import resolve
+
+        rule = resolve(provider, model, rules=rules)
+    except Exception:  # unknown provider or model: the documented default
+        return DEFAULT_GC_RATIO
+    mult = getattr(rule, "mult", None) or {}
+    read = mult.get("read")
+    write = mult.get("write_5m", mult.get("write", mult.get("plain", 1.0)))
+    if not read or write is None or write <= read:
+        return DEFAULT_GC_RATIO
+    return float((write - read) / read)
+
+
+def rent_due(
+    rent: int,
+    frozen: Sequence[TailCopy],
+    tail: Sequence[TailCopy],
+    conversation: Sequence[Any],
+    ratio: float,
+) -> bool:
+    """True when the accumulated ``rent`` (sum of stale tokens over the requests since the
+    last garbage collection, this one included) has reached the price of dropping the stale
+    copies now: ``ratio`` x the tokens placed after the first stale copy (conversation entries
+    after its anchor plus the copies that follow it, tokens)."""
+    copies = (*frozen, *tail)
+    last_full: dict[str, int] = {}
+    for i, c in enumerate(copies):
+        if not c.delta:
+            last_full[c.region] = i
+    first = next((i for i, c in enumerate(frozen) if i < last_full.get(c.region, -1)), None)
+    if first is None:
+        return False
+    anchor = frozen[first].anchor
+    ids = [e.id for e in conversation]
+    start = ids.index(anchor) + 1 if anchor in ids else 0
+    after = sum(int(e.tokens) for e in conversation[start:])
+    after += sum(c.tokens for c in copies[first + 1 :])
+    return rent >= ratio * after
 
 
 def delta_header(region: str, turn: int) -> str:

@@ -283,7 +283,7 @@ class Engine(BudgetMixin, FlushMixin):
         return AssistantStream(self)
 
     # ----- requests ----------------------------------------------------------------------
-    def _assemble(self, tools: Sequence[ToolSpec], model: str) -> Request:
+    def _assemble(self, tools: Sequence[ToolSpec], model: str, provider: str = "") -> Request:
         return assemble(
             self.window,
             self.strategy,
@@ -291,6 +291,7 @@ class Engine(BudgetMixin, FlushMixin):
             state=self.layout_state,
             ttl=self.ttl,
             model=model or None,
+            provider=provider or self.provider or None,
             chunk_tokens=self.chunk_tokens,
             settle_share=self.settle_share,
             session_id=self.session_id,
@@ -321,7 +322,7 @@ class Engine(BudgetMixin, FlushMixin):
         if flush and self.auto_compact:
             self._turn_boundary(provider, model)
         specs = self.tool_specs(tools)
-        req = self._assemble(specs, model)
+        req = self._assemble(specs, model, provider)
         raw = self.request_estimate(req)
         limit = self.limit
         if self.calibrated(raw, provider, model) > limit:
@@ -330,7 +331,7 @@ class Engine(BudgetMixin, FlushMixin):
                 goal = limit // 2
                 need = int((self.calibrated(raw, provider, model) - goal) / factor) + 1
                 self._compact_now("ceiling", cp.plan_targets(self, need), None)
-                req = self._assemble(specs, model)
+                req = self._assemble(specs, model, provider)
                 raw = self.request_estimate(req)
             sized = self.calibrated(raw, provider, model)
             if sized > limit:
