@@ -56,7 +56,7 @@ def test_bench_refuses_an_unknown_layout(capsys: pytest.CaptureFixture[str]) -> 
         ]
     )
     assert status == 2
-    assert "best" in capsys.readouterr().out
+    assert "best" in capsys.readouterr().err
 
 
 def test_bench_refuses_an_unknown_cache_model(capsys: pytest.CaptureFixture[str]) -> None:
@@ -72,7 +72,7 @@ def test_bench_refuses_an_unknown_cache_model(capsys: pytest.CaptureFixture[str]
         ]
     )
     assert status == 2
-    assert "acme" in capsys.readouterr().out
+    assert "acme" in capsys.readouterr().err
 
 
 def test_demo_benches_every_bundled_trace(

@@ -18,6 +18,7 @@ from regio.content import Block, Entry, Text, block_text, content_hash
 
 from .breakpoints import plan_breakpoints
 from .chunks import DEFAULT_CHUNK_TOKENS
+from .convcache import Extra, conversation_blocks, frozen_message, note_message
 from .events import (
     BreakpointNeverRead,
     BreakpointPlan,
@@ -40,7 +41,7 @@ from .model import (
     chain_hash,
 )
 from .protocols import count_text
-from .repair import FROZEN, LayoutError, PMessage, repair
+from .repair import LayoutError
 from .sections import STRATEGIES, Section, system_and_tail
 from .settle import DEFAULT_SETTLE_SHARE, Settling, plan_settling
 from .tail import TailPlan, gc_ratio, plan_tail, rent_due, stale_tokens
@@ -112,10 +113,10 @@ def _chain(previous: str, digest: str) -> str:
     return _CHAIN.get((previous, digest), lambda: chain_hash(previous, digest))
 
 
-def _order(item: tuple[int, int, PMessage]) -> tuple[int, int]:
+def _order(item: Extra) -> tuple[int, int]:
     # notes and frozen tail copies after one anchor: in the order they were placed, notes of a
     # request before its tail copies (the notes preceded that request's tail)
-    return item[0], item[1]
+    return item[0]
 
 
 def _split(tokens: int, blocks: Sequence[Block]) -> list[int]:
@@ -328,45 +329,43 @@ def assemble(
             events.append(NotesSettled(plan.reason, ids))
         settle_state_settled = {k: tuple(e.id for e in v) for k, v in plan.settled.items()}
 
-    # --- conversation projection (notes and frozen tail copies after their anchors) + repair
-    tokens_of: dict[int, int] = {}
-    region_of: dict[int, str] = {}
-    by_anchor: dict[str | None, list[tuple[int, int, PMessage]]] = {}
+    # --- conversation projection (notes and frozen tail copies after their anchors), repair
+    # and message blocks, reusing the previous request's work for the unchanged prefix
+    by_anchor: dict[str | None, list[Extra]] = {}
     for note, entry in notes:
         text = note_text(note.region, entry)
-        block = Text(text)
-        tokens_of[id(block)] = entry.tokens + count_text(
-            window, text[: len(text) - len(entry.text)]
-        )
-        by_anchor.setdefault(note.anchor, []).append(
-            (note.placed, 0, PMessage("user", (block,), f"note:{entry.id}"))
-        )
+        ntok = entry.tokens + count_text(window, text[: len(text) - len(entry.text)])
+        pm = note_message(text, ntok, entry.id)
+        by_anchor.setdefault(note.anchor, []).append(((note.placed, 0), pm, (ntok,), (None,)))
     if tail_plan is not None:
-        groups: dict[tuple[str | None, int], list[Block]] = {}
+        groups: dict[tuple[str | None, int], list[tuple[str, int, str]]] = {}
         for c in tail_plan.frozen:
-            block = Text(c.text)
-            tokens_of[id(block)] = c.tokens
-            region_of[id(block)] = c.region
-            groups.setdefault((c.anchor, c.placed), []).append(block)
-        for (anc, when), blks in groups.items():
+            groups.setdefault((c.anchor, c.placed), []).append((c.text, c.tokens, c.region))
+        for (anc, when), frozen_copies in groups.items():
             by_anchor.setdefault(anc, []).append(
-                (when, 1, PMessage("user", tuple(blks), f"{FROZEN}{when}"))
+                (
+                    (when, 1),
+                    frozen_message(when, frozen_copies),
+                    tuple(n for _, n, _ in frozen_copies),
+                    tuple(r for _, _, r in frozen_copies),
+                )
             )
-    projected: list[PMessage] = [m for *_, m in sorted(by_anchor.get(None, []), key=_order)]
-    for e in conversation:
-        for b, n in zip(e.blocks, _SPLITS.get(e, _entry_split), strict=True):
-            tokens_of[id(b)] = n
-        projected.append(PMessage(e.role or "user", e.blocks, e.id))
-        projected.extend(m for *_, m in sorted(by_anchor.get(e.id, []), key=_order))
-    messages, repair_events = repair(projected)
+    for extras in by_anchor.values():
+        extras.sort(key=_order)
+    message_blocks, repair_events = conversation_blocks(
+        window,
+        strategy,
+        conversation,
+        by_anchor,
+        system_end,
+        lambda e: _SPLITS.get(e, _entry_split),
+        lambda level, role, b: _digest(level, role, b, None),
+        _chain,
+    )
     events.extend(repair_events)
 
     # --- blocks with digests and chained prefix hashes
-    for mi, msg in enumerate(messages):
-        for b in msg.blocks:
-            known = tokens_of.get(id(b))
-            n = known if known is not None else count_text(window, block_text(b))
-            raw.append(("messages", msg.role, b, None, n, region_of.get(id(b)), mi, msg.source))
+    n_system = len(raw)
     tail_index: int | None = None
     if tail_plan is not None:
         for c in tail_plan.tail:
@@ -388,7 +387,29 @@ def assemble(
             raw.append(("tail", "user", Text(s.text), None, s.tokens, s.region, None, s.source))
     blocks: list[LayoutBlock] = []
     h = CHAIN_ROOT
-    for level, role, blk, tool, ntok, region, msg_i, source in raw:
+    for level, role, blk, tool, ntok, region, msg_i, source in raw[:n_system]:
+        dg = _digest(level, role, blk, tool)
+        h = _chain(h, dg)
+        blocks.append(
+            LayoutBlock(
+                level=level,
+                role=role,
+                tokens=ntok,
+                digest=dg,
+                prefix_hash=h,
+                block=blk,
+                tool=tool,
+                region=region,
+                message=msg_i,
+                source=source,
+            )
+        )
+    blocks.extend(message_blocks)
+    if message_blocks:
+        h = message_blocks[-1].prefix_hash
+    if tail_index is not None:
+        tail_index += len(message_blocks)
+    for level, role, blk, tool, ntok, region, msg_i, source in raw[n_system:]:
         dg = _digest(level, role, blk, tool)
         h = _chain(h, dg)
         blocks.append(

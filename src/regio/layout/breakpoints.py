@@ -146,7 +146,6 @@ def plan_breakpoints(
             if previous_newest is not None:
                 hashes.add(previous_newest)
             if hashes:
-                pos = positions(blocks)
                 prev = next(
                     (
                         k
@@ -155,7 +154,7 @@ def plan_breakpoints(
                     ),
                     None,
                 )
-                if prev is not None and pos[newest] - pos[prev] >= LOOKBACK:
+                if prev is not None and positions(blocks[prev : newest + 1])[-1] - 1 >= LOOKBACK:
                     wanted.append((prev, ttl, "spare"))
         if tail_index is not None and blocks[tail_index].level == "tail":
             wanted.append((tail_index, ttl, "tail"))
@@ -174,7 +173,7 @@ def plan_breakpoints(
         k = _cacheable_at_or_before(blocks, index)
         if k is None or k in out:
             continue
-        if sum(b.tokens for b in blocks[: k + 1]) < min_tokens:
+        if _prefix_tokens(blocks, k, min_tokens) < min_tokens:
             continue
         out[k] = Breakpoint(k, t, slot)  # type: ignore[arg-type]
     marks = sorted(out.values(), key=lambda m: m.index)
@@ -188,6 +187,17 @@ def plan_breakpoints(
             m = Breakpoint(m.index, "5m", m.slot)
         fixed.append(m)
     return fixed[:MAX_BREAKPOINTS]
+
+
+def _prefix_tokens(blocks: Sequence[LayoutBlock], k: int, enough: int) -> int:
+    """Tokens of ``blocks[: k + 1]``, summed until ``enough`` is reached (then a lower bound
+    that is ``>= enough``, which is all the minimum-prefix rule needs)."""
+    total = 0
+    for i in range(k + 1):
+        total += blocks[i].tokens
+        if total >= enough:
+            break
+    return total
 
 
 def _vol(b: LayoutBlock) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 __all__ = ["ByIdentity", "ByKey", "clear_memos", "register"]
 
@@ -82,10 +82,16 @@ class ByKey(Generic[V]):
         return len(self._items)
 
 
-_TABLES: list[ByIdentity[Any] | ByKey[Any]] = []
+class Clearable(Protocol):
+    """Anything :func:`clear_memos` can clear."""
+
+    def clear(self) -> None: ...
 
 
-def register(table: ByIdentity[Any] | ByKey[Any]) -> Any:
+_TABLES: list[Clearable] = []
+
+
+def register(table: Clearable) -> Any:
     """Register a table so :func:`clear_memos` clears it; returns it."""
     _TABLES.append(table)
     return table

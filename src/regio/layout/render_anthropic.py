@@ -17,6 +17,7 @@ from typing import Any
 from regio.content import Text, Thinking, ToolResult, ToolUse
 
 from .breakpoints import MAX_BREAKPOINTS
+from .memo import ByIdentity, register
 from .model import LayoutBlock, Request
 from .render_common import CONTINUE_TEXT, canonical_input, group_messages_of
 from .repair import LayoutError, check_anthropic
@@ -30,7 +31,20 @@ def _marker(b: LayoutBlock, out: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: Rendered content blocks of unmarked layout blocks, per block object. A cached dict is never
+#: mutated: a marked block (``cache_control``) is always rendered fresh.
+_RENDERED: ByIdentity[dict[str, Any]] = register(ByIdentity())
+
+
 def _content(b: LayoutBlock) -> dict[str, Any]:
+    """The content-block dict of ``b`` (shared between payloads when ``b`` carries no marker:
+    treat payload block dicts as read-only)."""
+    if b.breakpoint is None:
+        return _RENDERED.get(b, _render_block)
+    return _render_block(b)
+
+
+def _render_block(b: LayoutBlock) -> dict[str, Any]:
     blk = b.block
     if isinstance(blk, Text):
         return _marker(b, {"type": "text", "text": blk.text})

@@ -34,19 +34,22 @@ def group_messages_of(request: Request) -> list[RenderedMessage]:
     with one message index form a message; consecutive tail blocks form one ``user`` message
     with ``tail=True``, and so does a frozen tail copy (source ``frozen:``), so it renders
     exactly as it did when it was the tail."""
-    out: list[RenderedMessage] = []
+    runs: list[list[LayoutBlock]] = []
     current: object = None
     for b in request.blocks:
-        if b.level not in ("messages", "tail"):
+        if b.level != "messages" and b.level != "tail":
             continue
         key = ("tail",) if b.level == "tail" else b.message
-        if out and key == current:
-            last = out[-1]
-            out[-1] = RenderedMessage(last.role, (*last.blocks, b), last.separate, last.tail)
+        if runs and key == current:
+            runs[-1].append(b)
         else:
-            tail = b.level == "tail" or b.source.startswith("frozen:")
-            out.append(RenderedMessage(b.role, (b,), b.separate, tail))
+            runs.append([b])
             current = key
+    out: list[RenderedMessage] = []
+    for run in runs:
+        b = run[0]
+        tail = b.level == "tail" or b.source.startswith("frozen:")
+        out.append(RenderedMessage(b.role, tuple(run), b.separate, tail))
     return out
 
 

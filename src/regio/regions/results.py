@@ -84,7 +84,8 @@ class WritePlan:
         """Change of the region's used tokens when committed."""
         if self.unchanged:
             return 0
-        gone = sum(e.tokens for e in region.entries if e.id in set(self.evict_ids))
+        evicted = set(self.evict_ids)
+        gone = sum(e.tokens for e in region.entries if e.id in evicted) if evicted else 0
         if self.replace_index is not None:
             gone += region.entries[self.replace_index].tokens
         return self.entry.tokens - gone

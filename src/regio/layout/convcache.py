@@ -1,0 +1,221 @@
+"""The conversation part of :func:`regio.layout.assemble`, reusing the previous request's work
+for the unchanged prefix (DESIGN.md section 6: per-turn cost proportional to what changed).
+
+Per request the conversation is *projected* (entries, with unsettled notes and frozen tail copies
+after their anchors), *repaired* (:mod:`regio.layout.repair`) and turned into
+:class:`LayoutBlock` s with digests and chained prefix hashes. :func:`conversation_blocks` keeps,
+per window, one :class:`_Slot` with all three results and redoes only:
+
+* the projection from the first entry that is not the same object as last time, or whose
+  anchored notes / frozen copies changed (extras are memoized by value, so an unchanged note or
+  copy is the same message object on every request);
+* the repair from the latest safe checkpoint inside the unchanged prefix
+  (:func:`regio.layout.increment.repair_resume`);
+* the layout blocks from the first repaired message that is not the same object as last time,
+  when the chain root (the hash at the end of the system level) is unchanged.
+
+Purity: the result equals a fresh computation (tests compare payload bytes with the caches
+cleared and warm); a slot is only read through identity checks and never mutated — a new slot
+replaces it.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from regio.content import Block, Entry, Text, block_text
+
+from .increment import RepairTrace, common_prefix, repair_resume
+from .memo import ByKey, register
+from .model import LayoutBlock
+from .protocols import count_text
+from .repair import FROZEN, PMessage
+
+__all__ = ["Extra", "clear_slots", "conversation_blocks", "frozen_message", "note_message"]
+
+#: One message placed after an anchor: (order key, message, tokens per block, region per block).
+Extra = tuple[tuple[int, int], PMessage, tuple[int, ...], tuple[str | None, ...]]
+
+_EXTRAS: ByKey[PMessage] = register(ByKey())
+_MAX_SLOTS = 8
+
+
+def note_message(text: str, tokens: int, entry_id: str) -> PMessage:
+    """The (memoized) user message carrying an unsettled note."""
+    return _EXTRAS.get(
+        ("note", text, tokens, entry_id),
+        lambda: PMessage("user", (Text(text),), f"note:{entry_id}"),
+    )
+
+
+def frozen_message(when: int, copies: Sequence[tuple[str, int, str]]) -> PMessage:
+    """The (memoized) user message of the frozen tail copies ``(text, tokens, region)`` placed
+    by request ``when``."""
+    key = ("frozen", when, tuple(copies))
+    return _EXTRAS.get(
+        key, lambda: PMessage("user", tuple(Text(t) for t, _, _ in copies), f"{FROZEN}{when}")
+    )
+
+
+@attrs.frozen
+class _Slot:
+    window: Any
+    entries: list[Entry]
+    extras: dict[str | None, list[Extra]]
+    projected: list[PMessage]
+    seg_start: list[int]
+    seg_flat: list[int]
+    flat_blocks: list[Block]
+    flat_tokens: list[int]
+    flat_regions: list[str | None]
+    trace: RepairTrace
+    root: str
+    blocks: list[LayoutBlock]
+    out_start: list[int]
+
+
+_SLOTS: OrderedDict[tuple[int, str], _Slot] = register(OrderedDict())
+
+
+def clear_slots() -> None:
+    """Forget every window's slot (tests; frees memory)."""
+    _SLOTS.clear()
+
+
+def _first_change(
+    slot: _Slot, conversation: Sequence[Entry], extras: dict[str | None, list[Extra]]
+) -> int:
+    """Index of the first entry whose segment (entry + anchored extras) must be rebuilt; ``-1``
+    when the extras before the first entry changed."""
+    if extras.get(None) != slot.extras.get(None):
+        return -1
+    first = common_prefix(conversation, slot.entries)
+    changed = {a for a in extras.keys() | slot.extras.keys() if extras.get(a) != slot.extras.get(a)}
+    changed.discard(None)
+    if changed:
+        for i in range(first):
+            if conversation[i].id in changed:
+                return i
+    return first
+
+
+def conversation_blocks(
+    window: Any,
+    strategy: str,
+    conversation: Sequence[Entry],
+    extras: dict[str | None, list[Extra]],
+    root: str,
+    split: Callable[[Entry], list[int]],
+    digest: Callable[[str, str, Block], str],
+    chain: Callable[[str, str], str],
+) -> tuple[list[LayoutBlock], list[Any]]:
+    """The message-level layout blocks of ``conversation`` (with ``extras``: anchor ->
+    messages in placement order) chained from ``root``, and the repair events.
+
+    ``split(entry)`` shares an entry's tokens over its blocks; ``digest(level, role, block)``
+    and ``chain(previous, digest)`` are the (memoized) block digest and prefix-hash step.
+    """
+    key = (id(window), strategy)
+    slot = _SLOTS.get(key)
+    if slot is not None and slot.window is not window:
+        slot = None
+    start = _first_change(slot, conversation, extras) if slot is not None else -1
+    if slot is None or start < 0:
+        projected: list[PMessage] = []
+        seg_start: list[int] = []
+        seg_flat: list[int] = []
+        flat_blocks: list[Block] = []
+        flat_tokens: list[int] = []
+        flat_regions: list[str | None] = []
+        begin = 0
+        for _, pm, toks, regs in extras.get(None, []):
+            projected.append(pm)
+            flat_blocks.extend(pm.blocks)
+            flat_tokens.extend(toks)
+            flat_regions.extend(regs)
+    else:
+        begin = start
+        if start < len(slot.entries):
+            p, f = slot.seg_start[start], slot.seg_flat[start]
+        else:
+            p, f = len(slot.projected), len(slot.flat_blocks)
+        projected = slot.projected[:p]
+        seg_start = slot.seg_start[:start]
+        seg_flat = slot.seg_flat[:start]
+        flat_blocks = slot.flat_blocks[:f]
+        flat_tokens = slot.flat_tokens[:f]
+        flat_regions = slot.flat_regions[:f]
+    for i in range(begin, len(conversation)):
+        e = conversation[i]
+        seg_start.append(len(projected))
+        seg_flat.append(len(flat_blocks))
+        projected.append(PMessage(e.role or "user", e.blocks, e.id))
+        flat_blocks.extend(e.blocks)
+        flat_tokens.extend(split(e))
+        flat_regions.extend([None] * len(e.blocks))
+        for _, pm, toks, regs in extras.get(e.id, ()):
+            projected.append(pm)
+            flat_blocks.extend(pm.blocks)
+            flat_tokens.extend(toks)
+            flat_regions.extend(regs)
+
+    messages, events, trace = repair_resume(projected, slot.trace if slot is not None else None)
+
+    ids = list(map(id, flat_blocks))
+    tokens_of = dict(zip(ids, flat_tokens, strict=True))
+    region_of = dict(zip(ids, flat_regions, strict=True))
+    reuse = 0
+    if slot is not None and slot.root == root and len(tokens_of) == len(flat_blocks):
+        reuse = common_prefix(messages, slot.trace.output)
+    if reuse:
+        blocks = slot.blocks[: slot.out_start[reuse]] if slot is not None else []
+        out_start = slot.out_start[: reuse + 1] if slot is not None else [0]
+    else:
+        blocks, out_start = [], [0]
+    h = blocks[-1].prefix_hash if blocks else root
+    for mi in range(reuse, len(messages)):
+        msg = messages[mi]
+        for b in msg.blocks:
+            known = tokens_of.get(id(b))
+            n = known if known is not None else count_text(window, block_text(b))
+            dg = digest("messages", msg.role, b)
+            h = chain(h, dg)
+            blocks.append(
+                LayoutBlock(
+                    level="messages",
+                    role=msg.role,
+                    tokens=n,
+                    digest=dg,
+                    prefix_hash=h,
+                    block=b,
+                    tool=None,
+                    region=region_of.get(id(b)),
+                    message=mi,
+                    source=msg.source,
+                )
+            )
+        out_start.append(len(blocks))
+
+    _SLOTS[key] = _Slot(
+        window=window,
+        entries=list(conversation),
+        extras=extras,
+        projected=projected,
+        seg_start=seg_start,
+        seg_flat=seg_flat,
+        flat_blocks=flat_blocks,
+        flat_tokens=flat_tokens,
+        flat_regions=flat_regions,
+        trace=trace,
+        root=root,
+        blocks=blocks,
+        out_start=out_start,
+    )
+    _SLOTS.move_to_end(key)
+    while len(_SLOTS) > _MAX_SLOTS:
+        _SLOTS.popitem(last=False)
+    return list(blocks), events

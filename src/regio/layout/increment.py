@@ -1,0 +1,323 @@
+"""Incremental repair: :func:`regio.layout.repair.repair` resumed from the previous request's
+work (DESIGN.md section 6: per-turn cost proportional to what changed, not to the window).
+
+The conversation projection is append-mostly: between two requests the messages before the
+newest turn are the very same objects. :func:`repair_resume` keeps a :class:`RepairTrace` of a
+run — every intermediate list of the repair passes, append-only per input position — and
+*checkpoints* at safe cuts. A cut before input ``p`` is safe when the repair of the inputs
+before ``p`` can no longer depend on what follows (field-cases.md section 0, rules W and L):
+
+* every ``tool_use`` recorded before ``p`` is answered before ``p``, or is *decided missing*:
+  it has no result before ``p`` but a user text message follows it before ``p`` (so its
+  synthesized result is :data:`MISSING_RESULT` whatever comes later) — a later result for such
+  a call invalidates the checkpoint (checked while resuming; the run then starts over);
+* the merge pass is resumed with the last merged message of the prefix, which may still absorb
+  the next message.
+
+Everything else the later inputs need from the prefix is the set of call ids seen and of calls
+answered. Resuming therefore gives exactly what a full :func:`repair` gives — messages and
+events, in the same order (each pass's events are kept per pass). Purity: a trace is never
+mutated; a resumed run copies the prefix of the trace's lists (C-level slices) and extends the
+copies.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+
+import attrs
+
+from regio.content import Block, Text, ToolResult, ToolUse
+
+from .events import LayoutEvent, OrphanResultDropped, Repaired, ResultSynthesized
+from .repair import (
+    CONVERSATION_START,
+    MISSING_RESULT,
+    PENDING_RESULT,
+    LayoutError,
+    PMessage,
+    _frozen,
+    _is_user_text,
+)
+
+__all__ = ["Checkpoint", "RepairTrace", "common_prefix", "repair_resume"]
+
+
+@attrs.frozen
+class Checkpoint:
+    """Lengths of every trace list after the inputs before ``inputs`` (a safe cut), the last
+    merged message at that point and the decided-missing call ids before it."""
+
+    inputs: int
+    deduped: int
+    calls: int
+    results: int
+    ev_dedup: int
+    ev_results: int
+    ev_place: int
+    merged: int
+    merged_last: PMessage | None
+    ev_merge: int
+    user_texts: int
+    missing: frozenset[str]
+
+
+#: The fixed first message of a conversation that would start with the assistant (one object,
+#: so an unchanged conversation is the same message list on every request).
+_START_MESSAGE = PMessage("user", (Text(CONVERSATION_START),), "synthetic:start")
+
+_START = Checkpoint(0, 0, 0, 0, 0, 0, 0, 0, None, 0, 0, frozenset())
+
+
+@attrs.frozen
+class RepairTrace:
+    """Everything one repair run derived, per pass, in input order (read-only)."""
+
+    inputs: list[PMessage]
+    deduped: list[PMessage]
+    call_ids: list[str]
+    call_pos: list[int]
+    result_ids: list[str]
+    result_blocks: list[ToolResult]
+    result_pos: list[int]
+    ev_dedup: list[LayoutEvent]
+    ev_dedup_pos: list[int]
+    ev_results: list[LayoutEvent]
+    ev_results_pos: list[int]
+    ev_place: list[LayoutEvent]
+    merged: list[PMessage]
+    ev_merge: list[LayoutEvent]
+    user_texts: list[int]
+    checkpoints: list[Checkpoint]
+    checkpoint_inputs: list[int]
+    output: list[PMessage]
+    events: list[LayoutEvent]
+
+
+def common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
+    """Length of the longest common prefix of ``a`` and ``b`` by object identity."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x is not y:
+            break
+        n += 1
+    return n
+
+
+def _resume_point(messages: Sequence[PMessage], trace: RepairTrace | None) -> Checkpoint:
+    if trace is None:
+        return _START
+    same = common_prefix(messages, trace.inputs)
+    k = bisect_right(trace.checkpoint_inputs, same) - 1
+    return trace.checkpoints[k] if k >= 0 else _START
+
+
+def repair_resume(
+    messages: Sequence[PMessage], trace: RepairTrace | None = None
+) -> tuple[list[PMessage], list[LayoutEvent], RepairTrace]:
+    """:func:`regio.layout.repair.repair` of ``messages``, reusing ``trace`` (the trace of an
+    earlier run) up to the latest safe cut inside the common prefix; returns
+    ``(messages, events, trace)`` with the same messages and events a full repair gives.
+
+    Raises :class:`LayoutError` for a ``system`` message (as :func:`repair` does).
+    """
+    cp = _resume_point(messages, trace)
+    if cp is not _START and trace is not None:
+        out = _run(messages, cp, trace)
+        if out is not None:
+            return out
+    out = _run(messages, _START, None)
+    assert out is not None
+    return out
+
+
+def _run(
+    messages: Sequence[PMessage], cp: Checkpoint, trace: RepairTrace | None
+) -> tuple[list[PMessage], list[LayoutEvent], RepairTrace] | None:
+    """One run from checkpoint ``cp`` of ``trace`` (``_START``: a full run). ``None`` when a
+    later result answers a call the checkpoint took as missing."""
+    t = trace
+    deduped = t.deduped[: cp.deduped] if t else []
+    call_ids = t.call_ids[: cp.calls] if t else []
+    call_pos = t.call_pos[: cp.calls] if t else []
+    result_ids = t.result_ids[: cp.results] if t else []
+    result_blocks = t.result_blocks[: cp.results] if t else []
+    result_pos = t.result_pos[: cp.results] if t else []
+    ev_dedup = t.ev_dedup[: cp.ev_dedup] if t else []
+    ev_dedup_pos = t.ev_dedup_pos[: cp.ev_dedup] if t else []
+    ev_results = t.ev_results[: cp.ev_results] if t else []
+    ev_results_pos = t.ev_results_pos[: cp.ev_results] if t else []
+    ev_place = t.ev_place[: cp.ev_place] if t else []
+    merged = t.merged[: cp.merged] if t else []
+    if cp.merged_last is not None:
+        merged[-1] = cp.merged_last
+    ev_merge = t.ev_merge[: cp.ev_merge] if t else []
+    user_texts = t.user_texts[: cp.user_texts] if t else []
+    n_cp = bisect_right(t.checkpoint_inputs, cp.inputs) if t else 0
+    checkpoints = t.checkpoints[:n_cp] if t else []
+    checkpoint_inputs = t.checkpoint_inputs[:n_cp] if t else []
+    call_at = dict(zip(call_ids, call_pos, strict=True))
+    answered = set(result_ids)
+    missing = cp.missing
+
+    # pass 1+2: clean (drop empty text blocks / messages) and drop duplicate calls
+    start_d = len(deduped)
+    input_of: list[int] = []  # input position of each new deduped message
+    for p in range(cp.inputs, len(messages)):
+        m = messages[p]
+        if m.role == "system":
+            raise LayoutError(
+                f"conversation message {p} (source {m.source!r}) has role 'system'; "
+                "put system content in a pinned region instead"
+            )
+        blocks = tuple(b for b in m.blocks if not (isinstance(b, Text) and not b.text))
+        if not blocks:
+            continue
+        i = len(deduped)
+        kept: list[Block] = []
+        for b in blocks:
+            if isinstance(b, ToolUse):
+                if b.id in call_at or m.role != "assistant":
+                    ev_dedup.append(Repaired("duplicate_call_dropped", b.id, i))
+                    ev_dedup_pos.append(i)
+                    continue
+                call_at[b.id] = i
+                call_ids.append(b.id)
+                call_pos.append(i)
+            kept.append(b)
+        deduped.append(PMessage(m.role, tuple(kept), m.source, m.separate))
+        input_of.append(p)
+
+    # pass 3: assign results to their calls
+    result_for = dict(zip(result_ids, result_blocks, strict=True))
+    result_from = dict(zip(result_ids, result_pos, strict=True))
+    for j in range(start_d, len(deduped)):
+        for b in deduped[j].blocks:
+            if not isinstance(b, ToolResult):
+                continue
+            cid = b.tool_use_id
+            at = call_at.get(cid)
+            if at is None or at >= j:
+                ev_results.append(OrphanResultDropped(cid, j))
+                ev_results_pos.append(j)
+            elif cid in result_for:
+                ev_results.append(Repaired("duplicate_result_dropped", cid, j))
+                ev_results_pos.append(j)
+            else:
+                if cid in missing:
+                    return None
+                result_for[cid] = b
+                result_from[cid] = j
+                result_ids.append(cid)
+                result_blocks.append(b)
+                result_pos.append(j)
+                answered.add(cid)
+        if _is_user_text(deduped[j]):
+            user_texts.append(j)
+    last_user_text = user_texts[-1] if user_texts else -1
+
+    # pass 4+5: place results after their calls, then merge same-role neighbours; record a
+    # checkpoint after every input where the prefix no longer depends on what follows
+    open_calls: set[str] = set()
+    n_user = cp.user_texts
+    for k in range(start_d, len(deduped)):
+        m = deduped[k]
+        rest = tuple(b for b in m.blocks if not isinstance(b, ToolResult))
+        new_placed: list[PMessage] = []
+        if rest:
+            new_placed.append(
+                PMessage(m.role if m.role != "tool" else "user", rest, m.source, m.separate)
+            )
+        calls = [b for b in m.blocks if isinstance(b, ToolUse)]
+        if calls:
+            results: list[Block] = []
+            pending_any = False
+            for call in calls:
+                found = result_for.get(call.id)
+                if found is None:
+                    pending = k > last_user_text
+                    pending_any = pending_any or pending
+                    ev_place.append(ResultSynthesized(call.id, pending))
+                    found = ToolResult(call.id, PENDING_RESULT if pending else MISSING_RESULT)
+                elif result_from[call.id] != k + 1:
+                    ev_place.append(Repaired("moved_results", call.id, result_from[call.id]))
+                results.append(found)
+                open_calls.add(call.id)
+            pending_any = pending_any or any(
+                isinstance(r, ToolResult) and r.content == PENDING_RESULT for r in results
+            )
+            tag = "pending" if pending_any else "results"
+            new_placed.append(PMessage("tool", tuple(results), f"{tag}:{calls[0].id}"))
+        for pm in new_placed:
+            if (
+                merged
+                and merged[-1].role == pm.role
+                and not pm.separate
+                and not _frozen(pm)
+                and not _frozen(merged[-1])
+            ):
+                prev = merged[-1]
+                ev_merge.append(Repaired("merged", "", len(merged)))
+                merged[-1] = PMessage(
+                    prev.role, prev.blocks + pm.blocks, prev.source, prev.separate
+                )
+            else:
+                merged.append(pm)
+        # calls answered by a result in this message are settled
+        for b in m.blocks:
+            if isinstance(b, ToolResult) and result_from.get(b.tool_use_id) == k:
+                open_calls.discard(b.tool_use_id)
+        if n_user < len(user_texts) and user_texts[n_user] == k:
+            n_user += 1
+            unanswered = open_calls - answered
+            if unanswered:
+                missing = missing | unanswered
+                open_calls -= unanswered
+        if not open_calls:
+            at = input_of[k - start_d] + 1
+            checkpoints.append(
+                Checkpoint(
+                    inputs=at,
+                    deduped=k + 1,
+                    calls=bisect_right(call_pos, k),
+                    results=bisect_right(result_pos, k),
+                    ev_dedup=bisect_right(ev_dedup_pos, k),
+                    ev_results=bisect_right(ev_results_pos, k),
+                    ev_place=len(ev_place),
+                    merged=len(merged),
+                    merged_last=merged[-1] if merged else None,
+                    ev_merge=len(ev_merge),
+                    user_texts=n_user,
+                    missing=missing,
+                )
+            )
+            checkpoint_inputs.append(at)
+
+    output = list(merged)
+    events: list[LayoutEvent] = [*ev_dedup, *ev_results, *ev_place, *ev_merge]
+    if output and output[0].role == "assistant":
+        events.append(Repaired("conversation_start", "", 0))
+        output.insert(0, _START_MESSAGE)
+    new_trace = RepairTrace(
+        inputs=list(messages),
+        deduped=deduped,
+        call_ids=call_ids,
+        call_pos=call_pos,
+        result_ids=result_ids,
+        result_blocks=result_blocks,
+        result_pos=result_pos,
+        ev_dedup=ev_dedup,
+        ev_dedup_pos=ev_dedup_pos,
+        ev_results=ev_results,
+        ev_results_pos=ev_results_pos,
+        ev_place=ev_place,
+        merged=merged,
+        ev_merge=ev_merge,
+        user_texts=user_texts,
+        checkpoints=checkpoints,
+        checkpoint_inputs=checkpoint_inputs,
+        output=output,
+        events=events,
+    )
+    return output, events, new_trace
