@@ -55,9 +55,7 @@ def test_a_stale_copy_is_dropped_once_its_rent_reaches_the_price_of_the_rewrite(
     assert requests[dropped_at].state.stale_rent == 0
     # after the drop the current value is the only copy of the region again
     copies = [
-        c
-        for c in (*requests[-1].state.frozen, *requests[-1].state.tail)
-        if c.region == "scratch"
+        c for c in (*requests[-1].state.frozen, *requests[-1].state.tail) if c.region == "scratch"
     ]
     assert len(copies) == 1
 
