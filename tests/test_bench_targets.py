@@ -24,12 +24,6 @@ from regio.traces.detect import expand_sources, import_file
 
 MODELS = ("anthropic:claude-sonnet-4-5", "openai:gpt-4o")
 CASES = [(g, m) for g in DEMO_GROUPS for m in MODELS]
-TAIL_COST = (
-    "layout layer, OpenAI only: on tau-bench trace #7 the rewritten tail costs more than "
-    "kind's free conversation rewrites ($0.0826 vs $0.0734); trace #23 is $0.000045 above "
-    "trim on the 128-token cache grid (see module doc)"
-)
-COST_MISSES: set[tuple[str, str]] = set()
 
 
 @pytest.fixture(scope="module")
@@ -49,15 +43,6 @@ def _group(report: BenchReport, group: str) -> list[TraceResult]:
     return items
 
 
-def _cases(misses: set[tuple[str, str]]) -> list[object]:
-    return [
-        pytest.param(g, m, marks=pytest.mark.xfail(strict=True, reason=TAIL_COST))
-        if (g, m) in misses
-        else pytest.param(g, m)
-        for g, m in CASES
-    ]
-
-
 @pytest.mark.parametrize(("group", "model"), CASES)
 def test_regio_reaches_97_percent_of_its_own_oracle(
     report: BenchReport, group: str, model: str
@@ -70,7 +55,7 @@ def test_regio_reaches_97_percent_of_its_own_oracle(
     assert low == []
 
 
-@pytest.mark.parametrize(("group", "model"), _cases(COST_MISSES))
+@pytest.mark.parametrize(("group", "model"), CASES)
 def test_regio_costs_no_more_than_any_other_layout(
     report: BenchReport, group: str, model: str
 ) -> None:
@@ -85,7 +70,7 @@ def test_regio_costs_no_more_than_any_other_layout(
     assert worse == []
 
 
-@pytest.mark.parametrize(("group", "model"), _cases(COST_MISSES))
+@pytest.mark.parametrize(("group", "model"), CASES)
 def test_regio_costs_less_than_volatility_when_regions_are_written(
     report: BenchReport, group: str, model: str
 ) -> None:

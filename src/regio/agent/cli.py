@@ -110,16 +110,16 @@ def _predictor(args: argparse.Namespace, profile: str) -> Any:
 
 def run_command(args: argparse.Namespace) -> int:
     """Handler of ``regio run``; returns the exit status."""
-    from rich.console import Console
     from rich.table import Table
 
     from regio.agent import AgentLoop
     from regio.agent.events import StepCompleted
     from regio.blueprint import BlueprintError, load_blueprint
+    from regio.console import stderr_console, stdout_console
     from regio.runtime.engine import Engine
 
-    console = Console()
-    err = Console(stderr=True)
+    console = stdout_console()
+    err = stderr_console()
     if args.max_steps < 1:
         err.print("[red]error:[/red] --max-steps must be >= 1")
         return 2

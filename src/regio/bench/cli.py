@@ -26,6 +26,7 @@ from regio.bench.replay import ALL_LAYOUTS
 from regio.bench.report import BenchReport, write_report
 from regio.bench.run import DEFAULT_CACHE_MODELS, check_cache_models, run_bench
 from regio.cache.types import CacheError
+from regio.console import stderr_console, stdout_console
 from regio.traces.format import Trace
 
 __all__ = ["DEMO_GROUPS", "examples_dir", "main_bench", "main_demo", "register"]
@@ -139,18 +140,12 @@ def _finish(
             console.print("[yellow]note:[/] matplotlib is not installed (extra 'bench'); no plot")
 
 
-def _console() -> Console:
-    """stdout console; when stdout is not a terminal (a pipe, a file, CI) the tables get the
-    width they need instead of rich's 80-column default."""
-    return Console() if sys.stdout.isatty() else Console(width=110)
-
-
 def main_bench(args: argparse.Namespace) -> int:
     """Handler of ``regio bench``."""
     from regio.blueprint import BlueprintError, load_blueprint
     from regio.traces.errors import TraceFormatError
 
-    console = _console()
+    console = stdout_console()
     layouts = _names(args.layouts)
     caches = _names(args.cache)
     bad = [x for x in layouts if x not in ALL_LAYOUTS]
@@ -163,7 +158,7 @@ def main_bench(args: argparse.Namespace) -> int:
         if not traces:
             raise ValueError(f"--trace {' '.join(args.trace)}: no traces found")
     except (ValueError, CacheError, BlueprintError, TraceFormatError, OSError) as exc:
-        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        stderr_console().print(f"[red]error:[/] {exc}")
         return 2
     report = _run(console, [(t, blueprint) for t in traces], layouts, caches)
     _finish(console, report, args.json, args.plot)
@@ -174,13 +169,13 @@ def main_demo(args: argparse.Namespace) -> int:
     """Handler of ``regio demo``."""
     from regio.blueprint import load_blueprint
 
-    console = _console()
+    console = stdout_console()
     try:
         root = examples_dir()
         caches = _names(args.cache)
         check_cache_models(caches)
     except (FileNotFoundError, CacheError) as exc:
-        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        stderr_console().print(f"[red]error:[/] {exc}")
         return 2
     jobs: list[tuple[Trace, Any]] = []
     for folder, blueprint_file in DEMO_GROUPS.items():
@@ -190,13 +185,11 @@ def main_demo(args: argparse.Namespace) -> int:
         blueprint = load_blueprint(root / "blueprints" / blueprint_file)
         jobs.extend((t, blueprint) for t in _load_traces([str(path)]))
     if not jobs:
-        Console(stderr=True).print(f"[red]error:[/] no bundled traces under {root / 'traces'}")
+        stderr_console().print(f"[red]error:[/] no bundled traces under {root / 'traces'}")
         return 2
     report = _run(console, jobs, list(ALL_LAYOUTS), caches)
     out = Path(args.out)
-    _finish(
-        console, report, str(out / "demo.json"), str(out / "demo.png") if plot_available() else None
-    )
+    _finish(console, report, str(out / "demo.json"), str(out / "demo.png"))
     return 0
 
 

@@ -17,6 +17,7 @@ from rich.table import Table
 
 from regio.bench.metrics import cumulative_hit_rates, total_models
 from regio.bench.report import BenchReport, ModelResult, TraceResult
+from regio.console import stdout_console
 
 __all__ = ["group_table", "model_table", "plot_available", "print_report", "write_plot"]
 
@@ -69,7 +70,7 @@ def print_report(
 ) -> None:
     """Print totals per trace group (source format) and over everything; with
     ``per_trace`` also one table per trace."""
-    console = console or Console()
+    console = console or stdout_console()
     groups: dict[str, list[TraceResult]] = {}
     for t in report.traces:
         groups.setdefault(f"{t.group} ({t.blueprint})", []).append(t)

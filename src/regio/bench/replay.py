@@ -281,6 +281,16 @@ def replay(
                     )
                 )
             clock.now = item.t_end
+    if "trim" in baselines and baselines["trim"].trimmed_turns == 0:
+        notes.append(
+            "trim baseline: trim_messages never cut (every conversation fit the blueprint's "
+            "conversation budget); its rows show the untrimmed system + messages request"
+        )
+    if "summarize" in baselines and baselines["summarize"].compactions == 0:
+        notes.append(
+            "summarize baseline: never reached its threshold (80% of the window); its rows "
+            "show the uncompacted system + messages request"
+        )
     return ReplayOutput(
         trace=trace.id,
         requests=requests,

@@ -8,6 +8,7 @@ output price; the output is the recorded reply, identical for every layout.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -83,7 +84,8 @@ def run_bench(
         results.append(bench_trace(trace, blueprint, layouts=layouts, cache_models=cache_models))
         if progress is not None:
             progress(trace.id)
-    notes = tuple(dict.fromkeys(n for r in results for n in r.notes))
+    seen = Counter(n for r in results for n in dict.fromkeys(r.notes))
+    notes = tuple(f"{n} ({k} of {len(results)} traces)" for n, k in seen.items())
     return BenchReport(
         traces=tuple(results), totals=total_models([r.models for r in results]), notes=notes
     )

@@ -13,6 +13,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from regio.console import stderr_console, stdout_console
+
 from .errors import RuntimeStateError
 from .persistence import read_state
 from .snapshot import EngineSnapshot, RegionSnapshot, cache_outcomes
@@ -113,7 +115,7 @@ def _bar(used: int, budget: int) -> str:
 
 def render_snapshot(snapshot: EngineSnapshot, console: Console | None = None) -> None:
     """Print ``snapshot`` as a table with one bar per region."""
-    console = console or Console()
+    console = console or stdout_console()
     console.print(
         f"[bold]{snapshot.provider}:{snapshot.model}[/bold]  turn {snapshot.turn}  "
         f"{snapshot.used_tokens:,}/{snapshot.window_tokens:,} tokens "
@@ -121,9 +123,9 @@ def render_snapshot(snapshot: EngineSnapshot, console: Console | None = None) ->
         f"{snapshot.ceiling:,}  calibration x{snapshot.calibration_factor:.3f}"
     )
     table = Table(show_edge=False, pad_edge=False)
-    table.add_column("region", overflow="fold", min_width=8)
-    table.add_column("kind", overflow="fold")
-    table.add_column("volatility", overflow="fold")
+    table.add_column("region", no_wrap=True, min_width=8)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("volatility", no_wrap=True)
     table.add_column("", no_wrap=True, min_width=BAR_WIDTH)
     for column in ("tokens", "budget", "entries", "pending"):
         table.add_column(column, justify="right", overflow="fold")
@@ -160,8 +162,14 @@ def render_snapshot(snapshot: EngineSnapshot, console: Console | None = None) ->
 def _run(args: argparse.Namespace) -> int:
     try:
         snapshot = snapshot_from_file(args.state_file)
-    except (RuntimeStateError, FileNotFoundError) as exc:
-        Console(stderr=True).print(f"[red]error:[/red] {exc}")
+    except FileNotFoundError:
+        stderr_console().print(
+            f"[red]error:[/red] {args.state_file}: no such state file "
+            "(an engine writes one with Engine.save(path))"
+        )
+        return 2
+    except RuntimeStateError as exc:
+        stderr_console().print(f"[red]error:[/red] {exc}")
         return 2
     render_snapshot(snapshot)
     return 0
