@@ -27,6 +27,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+import attrs
+
 from regio.blueprint.capturespec import check_captures
 from regio.blueprint.check import suggest
 from regio.blueprint.errors import BlueprintIssue, BlueprintWarning
@@ -195,10 +197,13 @@ def _check_window(bp: Blueprint, report: _Report) -> None:
     summarizer = bp.summarizer
     summarizer_window = summarizer.context_window or model.context_window
     if summarizer.max_summary_tokens >= summarizer_window:
+        default = attrs.fields(type(summarizer)).max_summary_tokens.default
+        source = ", the default" if summarizer.max_summary_tokens == default else ""
         report.error(
             ("summarizer", "max_summary_tokens"),
-            f"max_summary_tokens ({summarizer.max_summary_tokens}) must be below the summarizer's "
-            f"context window ({summarizer_window} tokens)",
+            f"max_summary_tokens ({summarizer.max_summary_tokens}{source}) must be below the "
+            f"summarizer's context window ({summarizer_window} tokens); set "
+            f"summarizer.max_summary_tokens to at most {max(1, summarizer_window // 4)}",
         )
 
 
@@ -241,6 +246,15 @@ def _check_budgets(bp: Blueprint, report: _Report) -> dict[int, int]:
                 f"window ({window} tokens = min(window.max_tokens, model.context_window) - "
                 "model.max_output_tokens); lower the budget or its min_tokens",
             )
+    total = sum(budgets.values())
+    if window > 0 and total > window:
+        report.warn(
+            ("regions",),
+            f"the region budgets add up to {total} tokens, {total / window:.0%} of the "
+            f"{window}-token window: the regions cannot all be full at once, so the window "
+            "reclaims (clearable, temporary, compacting) at its high-water mark and refuses "
+            "writes past it; lower some budgets if every region must fit",
+        )
     return budgets
 
 
