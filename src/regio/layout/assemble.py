@@ -9,7 +9,8 @@ is given; the new :class:`LayoutState` is ``request.state``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -90,6 +91,20 @@ _SPLITS: ByIdentity[list[int]] = register(ByIdentity())
 _BLOCK_DIGESTS: ByIdentity[str] = register(ByIdentity())
 _TEXT_DIGESTS: ByKey[str] = register(ByKey())
 _CHAIN: ByKey[str] = register(ByKey())
+#: Marked copies of blocks, per (unmarked block object, TTL): a block that keeps its marker is
+#: the same object on every request, so the renderers reuse its rendered message.
+_MARKED: ByIdentity[LayoutBlock] = register(ByIdentity())
+
+
+_PREFIX_HASH = attrgetter("prefix_hash")
+_ID = attrgetter("id")
+
+
+def _marked_with(ttl: str) -> Callable[[LayoutBlock], LayoutBlock]:
+    def mark(b: LayoutBlock) -> LayoutBlock:
+        return msgspec.structs.replace(b, breakpoint=ttl)
+
+    return mark
 
 
 def _entry_split(e: Entry) -> list[int]:
@@ -251,7 +266,7 @@ def assemble(
     if strategy == "regio":
         copies = (*prev_state.frozen, *prev_state.tail) if prev_state is not None else ()
         if copies and prev_state is not None:
-            conv_ids = {e.id for e in conversation}
+            conv_ids = set(map(_ID, conversation))
             if plan is not None and plan.reason is not None:
                 gc_reason = plan.reason
             elif prev_state.first_message is not None and first_digest != prev_state.first_message:
@@ -460,13 +475,13 @@ def assemble(
     except ValueError as exc:
         raise LayoutError(str(exc)) from exc
     for m in marks:
-        blocks[m.index] = msgspec.structs.replace(blocks[m.index], breakpoint=m.ttl)
+        blocks[m.index] = _MARKED.get(blocks[m.index], _marked_with(m.ttl), m.ttl)
     events.append(BreakpointPlan(strategy, tuple((m.index, m.ttl, m.slot) for m in marks)))
 
     # --- never-read breakpoints: did last request's marked prefixes survive into this one?
     stats = dict(prev_state.stats) if prev_state is not None else {}
     if prev_state is not None:
-        present = {b.prefix_hash for b in blocks}
+        present = set(map(_PREFIX_HASH, blocks))
         for slot, ph in prev_state.marks:
             st = stats.get(slot, BreakpointStat())
             st = BreakpointStat(st.marks + 1, st.survived + (ph in present), st.warned)

@@ -105,8 +105,16 @@ def plan_breakpoints(
         )
     if not blocks:
         return []
-    sys_idx = [k for k, b in enumerate(blocks) if b.level in ("tools", "system")]
-    msg_idx = [k for k, b in enumerate(blocks) if b.level == "messages"]
+    # levels are in order tools -> system -> messages -> tail: the tool and system blocks are
+    # the leading run, the message blocks the run after it (found without reading the rest)
+    n_sys = 0
+    while n_sys < len(blocks) and blocks[n_sys].level in ("tools", "system"):
+        n_sys += 1
+    msg_end = len(blocks)
+    while msg_end > n_sys and blocks[msg_end - 1].level == "tail":
+        msg_end -= 1
+    sys_idx = range(n_sys)
+    msg_idx = range(n_sys, msg_end)
     last_sys = sys_idx[-1] if sys_idx else None
     wanted: list[tuple[int, str, str]] = []  # (index, ttl, slot)
 
@@ -138,9 +146,10 @@ def plan_breakpoints(
             wanted.append((stable_end, stable_ttl, "stable"))
         if last_sys is not None and (stable_end is None or last_sys > stable_end):
             wanted.append((last_sys, stable_ttl, "settled"))
-        settled_msgs = [k for k in msg_idx if not blocks[k].source.startswith("pending:")]
-        if settled_msgs:
-            newest = settled_msgs[-1]
+        settled = (k for k in reversed(msg_idx) if not blocks[k].source.startswith("pending:"))
+        newest_or_none = next(settled, None)
+        if newest_or_none is not None:
+            newest = newest_or_none
             wanted.append((newest, ttl, "newest"))
             hashes = set(previous_marks)
             if previous_newest is not None:

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import compress, count
+from operator import is_not
 
 import attrs
 
@@ -96,13 +98,9 @@ class RepairTrace:
 
 
 def common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
-    """Length of the longest common prefix of ``a`` and ``b`` by object identity."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x is not y:
-            break
-        n += 1
-    return n
+    """Length of the longest common prefix of ``a`` and ``b`` by object identity (a C-level
+    scan: no Python code runs per element)."""
+    return next(compress(count(), map(is_not, a, b)), min(len(a), len(b)))
 
 
 def _resume_point(messages: Sequence[PMessage], trace: RepairTrace | None) -> Checkpoint:

@@ -21,6 +21,7 @@ Shapes (token counts are ints, in tokens):
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any, Literal
 
 import msgspec
@@ -46,6 +47,8 @@ __all__ = [
     "block_digest",
     "chain_hash",
 ]
+
+_TOKENS = attrgetter("tokens")
 
 Level = Literal["tools", "system", "messages", "tail"]
 Ttl = Literal["5m", "1h"]
@@ -283,7 +286,7 @@ class Request(msgspec.Struct, frozen=True):
     @property
     def tokens(self) -> int:
         """Total prompt tokens."""
-        return sum(b.tokens for b in self.blocks)
+        return sum(map(_TOKENS, self.blocks))
 
     def level(self, level: str) -> tuple[LayoutBlock, ...]:
         """The blocks of one level, in order."""

@@ -21,6 +21,7 @@ when settled, as a note otherwise.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 import attrs
@@ -43,6 +44,9 @@ class Settling:
     settled: dict[str, list[Entry]]
     notes: list[tuple[Note, Entry]]
     reason: str | None
+
+
+_ID = attrgetter("id")
 
 
 def plan_settling(
@@ -70,7 +74,7 @@ def plan_settling(
         return Settling(everything, [], None)
 
     first = conversation[0].digest if conversation else None
-    conv_ids = {e.id for e in conversation}
+    conv_ids = set(map(_ID, conversation)) if state.notes else set()
     reason: str | None = force
     if reason is None and state.first_message is not None and first != state.first_message:
         reason = "prefix_rewritten"

@@ -148,8 +148,11 @@ def rent_due(
     if first is None:
         return False
     anchor = frozen[first].anchor
-    ids = [e.id for e in conversation]
-    start = ids.index(anchor) + 1 if anchor in ids else 0
+    start = 0  # entry ids are unique: search back from the newest entry (anchors are recent)
+    for i in range(len(conversation) - 1, -1, -1):
+        if conversation[i].id == anchor:
+            start = i + 1
+            break
     after = sum(int(e.tokens) for e in conversation[start:])
     after += sum(c.tokens for c in copies[first + 1 :])
     return rent >= ratio * after
