@@ -34,10 +34,18 @@ class StubCounter:
 
 
 class StubSummarizer:
-    """Records every input; returns a fixed text of ``size`` words (no facts)."""
+    """Records every input (``inputs``) and output (``outputs``); returns a text of ``size``
+    words with no facts: the same text every call, or with ``distinct`` a different one per call
+    (``s<call>w<i>`` words), so carry-forward checks cannot pass by accident."""
 
     def __init__(
-        self, size: int = 10, *, window: int = 1_000_000, reserve: int = 0, text: str | None = None
+        self,
+        size: int = 10,
+        *,
+        window: int = 1_000_000,
+        reserve: int = 0,
+        text: str | None = None,
+        distinct: bool = False,
     ) -> None:
         self.size = size
         self.context_window = window
@@ -46,6 +54,8 @@ class StubSummarizer:
         self.inputs: list[list[Entry]] = []
         self.extras: list[str | None] = []
         self.text = text
+        self.distinct = distinct
+        self.outputs: list[str] = []
 
     def __call__(self, entries: Sequence[Entry], standing: str, extra: str | None) -> str:
         total = sum(e.tokens for e in entries)
@@ -56,8 +66,13 @@ class StubSummarizer:
         self.inputs.append(list(entries))
         self.extras.append(extra)
         if self.text is not None:
-            return self.text
-        return " ".join(f"sum{i}" for i in range(self.size))
+            out = self.text
+        elif self.distinct:
+            out = " ".join(f"s{len(self.inputs)}w{i}" for i in range(self.size))
+        else:
+            out = " ".join(f"sum{i}" for i in range(self.size))
+        self.outputs.append(out)
+        return out
 
 
 def make_engine(

@@ -8,11 +8,13 @@ a refused write changes nothing; no eviction splits a turn group or touches an o
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from regio.content import Message, ToolResult, ToolUse
+from regio.errors import CompactionError
 from regio.regions import (
     Checklist,
     Clearable,
@@ -151,7 +153,15 @@ class WindowMachine(RuleBasedStateMachine):
         if p.tokens < 2:
             self._do(lambda: self.w.fail_compaction(p.id, "too small"))
             return
-        size = data.draw(st.integers(1, min(p.tokens - 1, 30)))
+        size = data.draw(st.integers(1, min(p.tokens - 1, 60)))
+        target = self.w.region(p.target)
+        if size > target.budget:
+            # a single summary larger than its compact_history is refused, changing nothing
+            before = self._snap()
+            with pytest.raises(CompactionError, match="larger than region"):
+                self.w.complete_compaction(p.id, f"s{self.n} [{size}]")
+            assert self._snap() == before
+            return
         if p.operation == "merge":
             for i in p.entry_ids:
                 self.kept[p.region].discard(i)
@@ -160,9 +170,16 @@ class WindowMachine(RuleBasedStateMachine):
     # ----- invariants ------------------------------------------------------------------------
     @invariant()
     def regions_within_budget(self):
+        # documented rule (regions.compaction): a compact_history may exceed its budget only
+        # while a merge of its oldest summaries is queued; no single entry is ever larger than
+        # its region (complete_compaction and write refuse it)
         for r in self.w.regions:
-            merging = any(p.operation == "merge" for p in r.pending())
-            if isinstance(r, CompactHistory) and (merging or len(r.entries) == 1):
+            assert all(e.tokens <= r.budget for e in r.entries), (r.name, r.budget)
+            merges = [p for p in r.pending() if p.operation == "merge"]
+            if isinstance(r, CompactHistory) and merges:
+                assert [e.id for e in r.entries[: len(merges[0].entry_ids)]] == list(
+                    merges[0].entry_ids
+                )  # the merge takes its oldest summaries
                 continue
             assert r.used_tokens <= r.budget, (r.name, r.used_tokens, r.budget)
 

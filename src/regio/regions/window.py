@@ -229,6 +229,16 @@ class Window:
     append = write
     """Alias of :meth:`write` (the name used for ``grows`` regions)."""
 
+    def write_many(
+        self, region: str, items: Sequence[Any], *, strict: bool = False
+    ) -> list[WriteResult] | Refusal:
+        """Write ``(key, content)`` pairs into ``region`` all or nothing: one
+        :class:`WriteResult` per item, or the first :class:`Refusal` with nothing changed and no
+        event emitted (:func:`regio.regions.batch.write_many`)."""
+        from regio.regions.batch import write_many
+
+        return write_many(self, region, items, strict=strict)
+
     def add_message(
         self,
         message: Message,

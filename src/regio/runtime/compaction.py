@@ -51,7 +51,15 @@ from .summarizer import check_summary
 if TYPE_CHECKING:
     from .engine import Engine
 
-__all__ = ["CompactionBook", "CompactionResult", "SummaryJob", "flush_steps", "region_target"]
+__all__ = [
+    "CompactionBook",
+    "CompactionResult",
+    "SummaryJob",
+    "flush_steps",
+    "manual_targets",
+    "region_target",
+    "room_steps",
+]
 
 #: Preview length of a summary in results and events (characters).
 PREVIEW_CHARS = 160
@@ -125,10 +133,18 @@ def _blocked_key(p: PendingCompaction) -> str:
     return f"{p.region}:{content_hash(list(p.entry_ids))}"
 
 
-def _narrow(engine: Engine, p: PendingCompaction, target: int) -> PendingCompaction | None:
+def _narrow(
+    engine: Engine, p: PendingCompaction, target: int, keep_messages: int | None = None
+) -> PendingCompaction | None:
     """``p`` cut down to its fewest oldest units (in the region's removal order) that leave
-    ``<= target`` tokens in its region; ``None`` when nothing needs to go or none of its units
-    is still compactable."""
+    ``<= target`` tokens and, with ``keep_messages``, ``<= keep_messages`` entries in its region;
+    ``None`` when nothing needs to go or none of its units is still compactable.
+
+    A keep limit that falls inside a unit (a parallel call and its results, FC-03; a call and
+    its result, FC-09) *shrinks* the kept tail to the unit boundary: the whole unit is
+    summarized, never a part of it, and the kept tail never starts with a tool result. The
+    protected units (newest user message, open groups) are always kept, even above the
+    limits."""
     region = engine.window.region(p.region)
     entries = region.entries
     info = region.analysis()
@@ -139,8 +155,15 @@ def _narrow(engine: Engine, p: PendingCompaction, target: int) -> PendingCompact
         return None
     used = region.used_tokens
     removed = [0]
+    removed_count = [0]
     for members in units:
         removed.append(removed[-1] + sum(entries[m].tokens for m in members))
+        removed_count.append(removed_count[-1] + len(members))
+
+    def fits(j: int) -> bool:
+        if used - removed[j] > target:
+            return False
+        return keep_messages is None or len(entries) - removed_count[j] <= keep_messages
 
     def first_kept(j: int) -> int | None:
         gone = {m for members in units[:j] for m in members}
@@ -151,7 +174,7 @@ def _narrow(engine: Engine, p: PendingCompaction, target: int) -> PendingCompact
     # turns go); else (and as a fallback) any unit boundary of the removal order
     for at_turn in (True, False) if engine.cut_at_turns else (False,):
         for j in range(0, len(units) + 1):
-            if used - removed[j] > target:
+            if not fits(j):
                 continue
             if at_turn:
                 first = first_kept(j)
@@ -199,9 +222,16 @@ def flush_steps(
     extra: str | None = None,
     targets: dict[str, int] | None = None,
     check_triggers: bool = True,
+    keep_messages: int | None = None,
+    only: str | None = None,
 ) -> Generator[SummaryJob, SummaryOutcome, CompactionResult | None]:
     """Flush the pending-compaction queue (module doc). Yields :class:`SummaryJob` s and
     receives their :class:`SummaryOutcome` (or has the summarizer's exception thrown in).
+
+    ``targets``: region -> tokens to keep (overrides :func:`region_target`);
+    ``keep_messages``: at most this many entries kept verbatim in each compacted region (a
+    manual "keep the last N messages", shrunk to a unit boundary, see ``_narrow``); ``only``:
+    flush only the items of this region (the rest stay queued).
 
     Returns ``None`` when there was nothing to flush, else a :class:`CompactionResult`.
     Raises :class:`CompactionNoProgressError` after ``engine.no_progress_limit`` strikes.
@@ -210,7 +240,7 @@ def flush_steps(
     book = engine.book
     if check_triggers:
         _check_triggers(engine)
-    if not window.pending_compactions():
+    if not [p for p in window.pending_compactions() if only is None or p.region == only]:
         return None
     before = window.used_tokens
     replaced: list[str] = []
@@ -221,7 +251,11 @@ def flush_steps(
     seen: set[str] = set()
     passes = 0
     while True:
-        queue = [p for p in window.pending_compactions() if p.id not in seen]
+        queue = [
+            p
+            for p in window.pending_compactions()
+            if p.id not in seen and (only is None or p.region == only)
+        ]
         if not queue or passes > 4 * len(window.regions) + 16:
             break
         passes += 1
@@ -235,7 +269,7 @@ def flush_steps(
         if p.operation == "compact" and p.reason != "compact_count":
             goal = (targets or {}).get(p.region, region_target(engine, region))
             fresh = window.refresh_compaction(p.id)
-            narrowed = _narrow(engine, fresh, goal) if fresh is not None else None
+            narrowed = _narrow(engine, fresh, goal, keep_messages) if fresh is not None else None
             if narrowed is None:
                 window.fail_compaction(
                     p.id,
@@ -401,3 +435,57 @@ def queue_everything(engine: Engine, reason: str) -> list[PendingCompaction]:
         if p is not None:
             queued.append(p)
     return queued
+
+
+def manual_targets(
+    engine: Engine, keep_tokens: int | None = None, keep_fraction: float | None = None
+) -> dict[str, int]:
+    """Queue every compactable region (reason ``manual``) and return its token target.
+
+    ``keep_tokens``: tokens kept verbatim per region (0 compacts everything compactable);
+    ``keep_fraction``: the fraction in ``[0, 1]`` of each region's current size kept verbatim
+    (``int(fraction * used tokens)``); both given: the smaller wins; neither: the region's
+    hysteresis target (:func:`region_target`). Raises :class:`ValueError` for a negative
+    ``keep_tokens`` or a fraction outside ``[0, 1]``."""
+    if keep_tokens is not None and keep_tokens < 0:
+        raise ValueError(f"keep_tokens must be >= 0, got {keep_tokens}")
+    if keep_fraction is not None and not 0 <= keep_fraction <= 1:
+        raise ValueError(f"keep_fraction is a fraction in [0, 1], got {keep_fraction}")
+    queue_everything(engine, "manual")
+    targets: dict[str, int] = {}
+    for region in compactable_regions(engine):
+        limits = []
+        if keep_tokens is not None:
+            limits.append(keep_tokens)
+        if keep_fraction is not None:
+            limits.append(int(keep_fraction * region.used_tokens))
+        targets[region.name] = min(limits) if limits else region_target(engine, region)
+    return targets
+
+
+def room_steps(
+    engine: Engine, region_name: str, tokens: int
+) -> Generator[SummaryJob, SummaryOutcome, CompactionResult | None] | None:
+    """Compaction that makes room for a write of ``tokens`` into ``region_name`` (FC-12).
+
+    A ``compacting`` region paired with a ``compact_history`` (admission ``evict``) would
+    otherwise roll its oldest units off to fit the write, and they would never reach the
+    summary. Instead, its fewest oldest compactable units that bring it to its hysteresis
+    target (:func:`region_target`), and at least leave room for the write, are summarized first
+    (previous summary carried forward, as in every flush). Returns the flush
+    generator to drive, or ``None`` when the write fits (or the region is not such a region);
+    units that cannot be compacted (the newest user message, open groups) stay, and the write
+    then rolls off or is refused by the region as usual."""
+    region = engine.window.region(region_name)
+    if not isinstance(region, Compacting) or region.compact_target is None:
+        return None
+    if region.admission != "evict" or region.used_tokens + tokens <= region.budget:
+        return None
+    engine.window.request_compaction(region, reason="room")
+    return flush_steps(
+        engine,
+        trigger="room",
+        targets={region.name: max(0, min(region_target(engine, region), region.budget - tokens))},
+        check_triggers=False,
+        only=region.name,
+    )

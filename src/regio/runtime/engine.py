@@ -36,7 +36,7 @@ from regio.tokens import Calibration
 from . import compaction as cp
 from .budget import BudgetMixin
 from .errors import ContextOverflowError
-from .events import CalibrationUpdated, OverBudget, UsageObserved
+from .events import CalibrationUpdated, OrphanToolResult, OverBudget, UsageObserved
 from .extractive import ExtractiveSummarizer
 from .flushing import FlushMixin
 from .overflow import classify_overflow
@@ -196,7 +196,15 @@ class Engine(BudgetMixin, FlushMixin):
     ) -> WriteResult | Refusal:
         """Write into ``region`` (a key replaces in keyed regions). Returns the window's
         :class:`WriteResult` or :class:`Refusal` (nothing changed); ``strict`` raises
-        :class:`regio.errors.RegionFullError` instead (FC-26 a)."""
+        :class:`regio.errors.RegionFullError` instead (FC-26 a). A write that does not fit a
+        ``compacting`` region paired with a ``compact_history`` first summarizes the region's
+        oldest units to make room, so nothing rolls off unsummarized (FC-12;
+        :func:`regio.runtime.compaction.room_steps`)."""
+        if not isinstance(content, Entry):
+            content = self.window.make_entry(content, key=key)
+        steps = cp.room_steps(self, region, content.tokens)
+        if steps is not None:
+            self._run(steps)
         result = self.window.write(region, content, key=key, strict=strict)
         entry = self._entry_of(region, result)
         if entry is not None and not (isinstance(result, WriteResult) and result.unchanged):
@@ -238,9 +246,16 @@ class Engine(BudgetMixin, FlushMixin):
         conv = self.window.conversation
         if conv is None:
             raise ValueError("this window has no sliding_window region to hold the conversation")
+        orphans = [
+            b.tool_use_id
+            for b in message.tool_results
+            if b.tool_use_id not in self.window.call_groups
+        ]
         result = self.window.add_message(message, tokens=tokens, strict=True)
         entry = self._entry_of(conv.name, result)
         assert entry is not None
+        for call_id in orphans:
+            self.emit(OrphanToolResult(call_id, entry.id))
         if message.role == "user" and any(not isinstance(b, ToolResult) for b in message.blocks):
             self.overflow_retry = False
         self.record("message", conv.name, entry=entry)
@@ -270,7 +285,9 @@ class Engine(BudgetMixin, FlushMixin):
         is_error: bool = False,
         tokens: int | None = None,
     ) -> Entry:
-        """Append the result of call ``tool_use_id`` (joins the call's turn group)."""
+        """Append the result of call ``tool_use_id`` (joins the call's turn group). A result for
+        an id no assistant message issued is kept as received and emits the warning event
+        ``orphan_tool_result`` naming the id (:class:`OrphanToolResult`)."""
         return self.add_message(
             Message.tool((ToolResult(tool_use_id, content, is_error),)), tokens=tokens
         )

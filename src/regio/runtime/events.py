@@ -15,6 +15,7 @@ __all__ = [
     "CompactionNoProgress",
     "CompactionRejected",
     "CompactionStarted",
+    "OrphanToolResult",
     "OverBudget",
     "OverflowFailed",
     "OverflowRecovered",
@@ -143,3 +144,13 @@ class StreamCallDiscarded(Event, frozen=True, tag="stream_call_discarded"):
     call_id: str
     name: str
     received_chars: int
+
+
+class OrphanToolResult(Event, frozen=True, tag="orphan_tool_result"):
+    """A tool result was added for a call id no assistant message issued (warning). The entry
+    ``entry_id`` stays in the conversation and the log as received (the log is append-only,
+    FC-31); the layout's repair drops it from every rendered request (FC-07 b). Check the
+    call id your loop passes to ``Engine.add_tool_result``."""
+
+    tool_use_id: str
+    entry_id: str

@@ -127,22 +127,29 @@ class FlushMixin:
             cp.flush_steps(_e(self), trigger="auto", extra=_e(self)._take_scheduled())
         )
 
-    def _manual_targets(self, keep_tokens: int | None) -> dict[str, int]:
-        cp.queue_everything(_e(self), "manual")
-        if keep_tokens is None:
-            return {r.name: cp.region_target(_e(self), r) for r in cp.compactable_regions(_e(self))}
-        return {r.name: keep_tokens for r in cp.compactable_regions(_e(self))}
-
     def compact(
-        self, instructions: str | None = None, *, keep_tokens: int | None = None
+        self,
+        instructions: str | None = None,
+        *,
+        keep_tokens: int | None = None,
+        keep_messages: int | None = None,
+        keep_fraction: float | None = None,
     ) -> cp.CompactionResult | None:
         """Compact now, on demand. ``instructions`` are added to the standing summary
-        requirements (never replace them); ``keep_tokens`` overrides every region's target
-        (0 compacts everything compactable). Returns a :class:`CompactionResult`, or ``None``
-        when there is nothing to compact; ``compaction_started`` / ``compaction_finished``
-        events are emitted either way."""
+        requirements (never replace them). Keep limits, per compacted region, all optional
+        and combined (the tightest wins): ``keep_tokens`` (tokens kept verbatim; 0 compacts
+        everything compactable), ``keep_messages`` (entries kept verbatim: "keep the last N
+        messages"), ``keep_fraction`` (fraction in ``[0, 1]`` of the region's current size);
+        none: each region's hysteresis target. A limit that falls inside a unit (a call and its
+        results) shrinks the kept tail to that unit's boundary: the whole unit is summarized
+        (FC-03, FC-09; :func:`regio.runtime.compaction.flush_steps`). Returns a
+        :class:`CompactionResult`, or ``None`` when there is nothing to compact;
+        ``compaction_started`` / ``compaction_finished`` events are emitted either way. Raises
+        :class:`ValueError` for a negative limit or a fraction outside ``[0, 1]``."""
         before = _e(self).window.used_tokens
-        targets = _e(self)._manual_targets(keep_tokens)
+        if keep_messages is not None and keep_messages < 0:
+            raise ValueError(f"keep_messages must be >= 0, got {keep_messages}")
+        targets = cp.manual_targets(_e(self), keep_tokens, keep_fraction)
         result = _e(self)._run(
             cp.flush_steps(
                 _e(self),
@@ -150,16 +157,24 @@ class FlushMixin:
                 extra=instructions,
                 targets=targets,
                 check_triggers=False,
+                keep_messages=keep_messages,
             )
         )
         return _e(self)._manual_done(result, before)
 
     async def acompact(
-        self, instructions: str | None = None, *, keep_tokens: int | None = None
+        self,
+        instructions: str | None = None,
+        *,
+        keep_tokens: int | None = None,
+        keep_messages: int | None = None,
+        keep_fraction: float | None = None,
     ) -> cp.CompactionResult | None:
         """Async twin of :meth:`compact`."""
         before = _e(self).window.used_tokens
-        targets = _e(self)._manual_targets(keep_tokens)
+        if keep_messages is not None and keep_messages < 0:
+            raise ValueError(f"keep_messages must be >= 0, got {keep_messages}")
+        targets = cp.manual_targets(_e(self), keep_tokens, keep_fraction)
         result = await _e(self)._arun(
             cp.flush_steps(
                 _e(self),
@@ -167,6 +182,7 @@ class FlushMixin:
                 extra=instructions,
                 targets=targets,
                 check_triggers=False,
+                keep_messages=keep_messages,
             )
         )
         return _e(self)._manual_done(result, before)

@@ -5,7 +5,9 @@ Tools: ``context_write``, ``context_append``, ``context_read``, ``context_delete
 :class:`ToolOutcome` whose ``text`` is the tool result the agent sees. Mistakes (unknown tool,
 bad arguments, a region the agent may not write) and refusals (a full region) come back as
 text that says how full the region is, what can be released and which regions are writable;
-they are never raised into the agent loop.
+they are never raised into the agent loop. Arguments are checked against the tool's JSON schema
+first (:func:`regio.runtime.toolargs.check_arguments`: no unknown keys, required keys present,
+types, minimums and enums), and a wrong one is named with the fix.
 
 ``compact`` runs mid-turn (inside the assistant's tool call), so it only *schedules* the
 compaction: the engine flushes it at the next turn boundary (:meth:`Engine.request`), never
@@ -27,6 +29,7 @@ from regio.layout import ToolSpec, note_text
 from regio.regions import Checklist, Refusal, WriteResult
 
 from .events import ToolCallHandled
+from .toolargs import check_arguments
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -368,6 +371,11 @@ def handle_tool_call(engine: Engine, name: str, arguments: Any) -> ToolOutcome:
         args = _args(arguments)
     except (ValueError, TypeError) as exc:
         return _mistake(engine, name, f"arguments are not a JSON object ({exc})")
+    spec = next((s for s in context_tool_specs(engine) if s.name == name), None)
+    if spec is not None:
+        problem = check_arguments(name, spec.input_schema, args)
+        if problem is not None:
+            return _mistake(engine, name, problem)
     if name in ("context_write", "context_append"):
         return _write(engine, name, args)
     if name == "context_read":
