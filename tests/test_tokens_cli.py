@@ -17,10 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _traces_dir() -> Path:
-    for candidate in (ROOT / "examples" / "traces", ROOT.parent / "shared" / "traces" / "raw"):
-        if candidate.is_dir():
-            return candidate
-    pytest.skip("no real traces found in examples/traces or ../shared/traces/raw")
+    path = ROOT / "examples" / "traces"  # bundled with the repository
+    assert path.is_dir(), f"the bundled traces are missing: {path}"
+    return path
 
 
 def _trace_files() -> list[Path]:
