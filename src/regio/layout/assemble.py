@@ -19,7 +19,7 @@ from regio.content import Block, Entry, Text, block_text, content_hash
 
 from .breakpoints import plan_breakpoints
 from .chunks import DEFAULT_CHUNK_TOKENS
-from .convcache import Extra, conversation_blocks, frozen_message, note_message
+from .convcache import Extra, conversation_blocks, entry_ids, frozen_message, note_message
 from .events import (
     BreakpointNeverRead,
     BreakpointPlan,
@@ -97,7 +97,6 @@ _MARKED: ByIdentity[LayoutBlock] = register(ByIdentity())
 
 
 _PREFIX_HASH = attrgetter("prefix_hash")
-_ID = attrgetter("id")
 
 
 def _marked_with(ttl: str) -> Callable[[LayoutBlock], LayoutBlock]:
@@ -266,7 +265,7 @@ def assemble(
     if strategy == "regio":
         copies = (*prev_state.frozen, *prev_state.tail) if prev_state is not None else ()
         if copies and prev_state is not None:
-            conv_ids = set(map(_ID, conversation))
+            conv_ids = entry_ids(window, conversation)
             if plan is not None and plan.reason is not None:
                 gc_reason = plan.reason
             elif prev_state.first_message is not None and first_digest != prev_state.first_message:
@@ -367,7 +366,7 @@ def assemble(
             )
     for extras in by_anchor.values():
         extras.sort(key=_order)
-    message_blocks, repair_events = conversation_blocks(
+    message_blocks, repair_events, message_hashes = conversation_blocks(
         window,
         strategy,
         conversation,
@@ -481,10 +480,15 @@ def assemble(
     # --- never-read breakpoints: did last request's marked prefixes survive into this one?
     stats = dict(prev_state.stats) if prev_state is not None else {}
     if prev_state is not None:
-        present = set(map(_PREFIX_HASH, blocks))
+        # the message blocks' hashes come carried forward from the conversation cache; the
+        # tools / system / tail blocks are few
+        n_msg = len(message_blocks)
+        present = set(map(_PREFIX_HASH, blocks[:n_system]))
+        present.update(map(_PREFIX_HASH, blocks[n_system + n_msg :]))
         for slot, ph in prev_state.marks:
             st = stats.get(slot, BreakpointStat())
-            st = BreakpointStat(st.marks + 1, st.survived + (ph in present), st.warned)
+            survived = ph in present or ph in message_hashes
+            st = BreakpointStat(st.marks + 1, st.survived + survived, st.warned)
             if st.marks + 1 >= NEVER_READ_AFTER and st.survived == 0 and not st.warned:
                 events.append(BreakpointNeverRead(slot, st.marks + 1))
                 st = BreakpointStat(st.marks, st.survived, True)

@@ -14,15 +14,25 @@ per window, one :class:`_Slot` with all three results and redoes only:
 * the layout blocks from the first repaired message that is not the same object as last time,
   when the chain root (the hash at the end of the system level) is unchanged.
 
+The per-block look-ups (tokens and region by block object, the set of prefix hashes) are carried
+forward: when the previous request's flat blocks (or layout blocks) are a prefix of this one's,
+the previous look-up is extended in place with the new blocks only (the dropped rest, if any,
+is removed); otherwise it is rebuilt. :func:`entry_ids` does the same for the ids of the
+conversation entries.
+
 Purity: the result equals a fresh computation (tests compare payload bytes with the caches
-cleared and warm); a slot is only read through identity checks and never mutated — a new slot
-replaces it.
+cleared and warm). A slot is taken *out* of the cache before its lists, dicts and sets are
+truncated and extended in place, and the new slot (the same containers) is stored once the
+request is built: nothing else holds them (the returned blocks and hash set are read-only and
+valid until the next call for the window; :func:`regio.layout.assemble` copies the blocks into
+its own tuple), and an exception leaves no slot behind, so the next call starts afresh.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
+from operator import attrgetter
 from typing import Any
 
 import attrs
@@ -35,7 +45,14 @@ from .model import LayoutBlock
 from .protocols import count_text
 from .repair import FROZEN, PMessage
 
-__all__ = ["Extra", "clear_slots", "conversation_blocks", "frozen_message", "note_message"]
+__all__ = [
+    "Extra",
+    "clear_slots",
+    "conversation_blocks",
+    "entry_ids",
+    "frozen_message",
+    "note_message",
+]
 
 #: One message placed after an anchor: (order key, message, tokens per block, region per block).
 Extra = tuple[tuple[int, int], PMessage, tuple[int, ...], tuple[str | None, ...]]
@@ -72,18 +89,61 @@ class _Slot:
     flat_blocks: list[Block]
     flat_tokens: list[int]
     flat_regions: list[str | None]
+    #: tokens / region per ``id`` of each block of ``flat_blocks`` (the objects stay alive
+    #: through ``flat_blocks``, so an id is never reused while it is a key here)
+    tokens_of: dict[int, int]
+    region_of: dict[int, str | None]
     trace: RepairTrace
     root: str
     blocks: list[LayoutBlock]
     out_start: list[int]
+    #: the prefix hashes of ``blocks``
+    hashes: set[str]
 
 
 _SLOTS: OrderedDict[tuple[int, str], _Slot] = register(OrderedDict())
 
 
+@attrs.frozen
+class _Ids:
+    window: Any
+    entries: list[Entry]
+    ids: set[str]
+
+
+_IDS: OrderedDict[int, _Ids] = register(OrderedDict())
+_ENTRY_ID = attrgetter("id")
+_PREFIX_HASH = attrgetter("prefix_hash")
+
+
 def clear_slots() -> None:
     """Forget every window's slot (tests; frees memory)."""
     _SLOTS.clear()
+    _IDS.clear()
+
+
+def entry_ids(window: Any, conversation: Sequence[Entry]) -> Set[str]:
+    """The set of ``Entry.id`` of ``conversation``: read-only, and valid until the next call
+    for the same window. Carried forward per window: when the previous call's entries are a
+    prefix (same objects) of ``conversation``, that set is extended in place with the new ids
+    only (it leaves the cache while it is extended); otherwise it is rebuilt."""
+    old = _IDS.pop(id(window), None)
+    n = len(old.entries) if old is not None else 0
+    if (
+        old is not None
+        and old.window is window
+        and n <= len(conversation)
+        and common_prefix(conversation, old.entries) == n
+    ):
+        entries, ids = old.entries, old.ids
+        entries.extend(conversation[n:])
+        ids.update(map(_ENTRY_ID, conversation[n:]))
+    else:
+        entries, ids = list(conversation), set(map(_ENTRY_ID, conversation))
+    _IDS[id(window)] = _Ids(window, entries, ids)
+    while len(_IDS) > _MAX_SLOTS:
+        _IDS.popitem(last=False)
+    return ids
 
 
 def _first_change(
@@ -112,19 +172,37 @@ def conversation_blocks(
     split: Callable[[Entry], list[int]],
     digest: Callable[[str, str, Block], str],
     chain: Callable[[str, str], str],
-) -> tuple[list[LayoutBlock], list[Any]]:
+) -> tuple[Sequence[LayoutBlock], list[Any], Set[str]]:
     """The message-level layout blocks of ``conversation`` (with ``extras``: anchor ->
-    messages in placement order) chained from ``root``, and the repair events.
+    messages in placement order) chained from ``root``, the repair events and the set of the
+    blocks' prefix hashes. The blocks and the set are the cache's own: read-only.
 
     ``split(entry)`` shares an entry's tokens over its blocks; ``digest(level, role, block)``
     and ``chain(previous, digest)`` are the (memoized) block digest and prefix-hash step.
     """
     key = (id(window), strategy)
-    slot = _SLOTS.get(key)
+    # the slot leaves the cache: from here on this call owns its lists and extends them in
+    # place (an exception leaves no slot behind, so the next call starts afresh)
+    slot = _SLOTS.pop(key, None)
     if slot is not None and slot.window is not window:
         slot = None
     start = _first_change(slot, conversation, extras) if slot is not None else -1
+    # tokens / region per block object: carried forward from the slot when its flat blocks up
+    # to ``f0`` are kept (the dropped rest is removed: proportional to what changed)
+    f0 = 0
+    if slot is not None and start >= 0 and len(slot.tokens_of) == len(slot.flat_blocks):
+        f0 = len(slot.flat_blocks) if start >= len(slot.entries) else slot.seg_flat[start]
+    if f0:
+        assert slot is not None
+        tokens_of = slot.tokens_of
+        region_of = slot.region_of
+        for b in slot.flat_blocks[f0:]:
+            del tokens_of[id(b)]
+            del region_of[id(b)]
+    else:
+        tokens_of, region_of = {}, {}
     if slot is None or start < 0:
+        entries: list[Entry] = list(conversation)
         projected: list[PMessage] = []
         seg_start: list[int] = []
         seg_flat: list[int] = []
@@ -143,12 +221,21 @@ def conversation_blocks(
             p, f = slot.seg_start[start], slot.seg_flat[start]
         else:
             p, f = len(slot.projected), len(slot.flat_blocks)
-        projected = slot.projected[:p]
-        seg_start = slot.seg_start[:start]
-        seg_flat = slot.seg_flat[:start]
-        flat_blocks = slot.flat_blocks[:f]
-        flat_tokens = slot.flat_tokens[:f]
-        flat_regions = slot.flat_regions[:f]
+        entries = slot.entries
+        del entries[start:]
+        entries.extend(conversation[start:])
+        projected = slot.projected
+        del projected[p:]
+        seg_start = slot.seg_start
+        del seg_start[start:]
+        seg_flat = slot.seg_flat
+        del seg_flat[start:]
+        flat_blocks = slot.flat_blocks
+        del flat_blocks[f:]
+        flat_tokens = slot.flat_tokens
+        del flat_tokens[f:]
+        flat_regions = slot.flat_regions
+        del flat_regions[f:]
     for i in range(begin, len(conversation)):
         e = conversation[i]
         seg_start.append(len(projected))
@@ -165,17 +252,22 @@ def conversation_blocks(
 
     messages, events, trace = repair_resume(projected, slot.trace if slot is not None else None)
 
-    ids = list(map(id, flat_blocks))
-    tokens_of = dict(zip(ids, flat_tokens, strict=True))
-    region_of = dict(zip(ids, flat_regions, strict=True))
+    new_ids = list(map(id, flat_blocks[f0:]))
+    tokens_of.update(zip(new_ids, flat_tokens[f0:], strict=True))
+    region_of.update(zip(new_ids, flat_regions[f0:], strict=True))
     reuse = 0
     if slot is not None and slot.root == root and len(tokens_of) == len(flat_blocks):
         reuse = common_prefix(messages, slot.trace.output)
-    if reuse:
-        blocks = slot.blocks[: slot.out_start[reuse]] if slot is not None else []
-        out_start = slot.out_start[: reuse + 1] if slot is not None else [0]
+    if reuse and slot is not None:
+        cut = slot.out_start[reuse]
+        blocks = slot.blocks
+        hashes = slot.hashes
+        hashes.difference_update(map(_PREFIX_HASH, blocks[cut:]))
+        del blocks[cut:]
+        out_start = slot.out_start
+        del out_start[reuse + 1 :]
     else:
-        blocks, out_start = [], [0]
+        blocks, out_start, hashes = [], [0], set()
     h = blocks[-1].prefix_hash if blocks else root
     for mi in range(reuse, len(messages)):
         msg = messages[mi]
@@ -184,6 +276,7 @@ def conversation_blocks(
             n = known if known is not None else count_text(window, block_text(b))
             dg = digest("messages", msg.role, b)
             h = chain(h, dg)
+            hashes.add(h)
             blocks.append(
                 LayoutBlock(
                     level="messages",
@@ -202,7 +295,7 @@ def conversation_blocks(
 
     _SLOTS[key] = _Slot(
         window=window,
-        entries=list(conversation),
+        entries=entries,
         extras=extras,
         projected=projected,
         seg_start=seg_start,
@@ -210,12 +303,15 @@ def conversation_blocks(
         flat_blocks=flat_blocks,
         flat_tokens=flat_tokens,
         flat_regions=flat_regions,
+        tokens_of=tokens_of,
+        region_of=region_of,
         trace=trace,
         root=root,
         blocks=blocks,
         out_start=out_start,
+        hashes=hashes,
     )
     _SLOTS.move_to_end(key)
     while len(_SLOTS) > _MAX_SLOTS:
         _SLOTS.popitem(last=False)
-    return list(blocks), events
+    return blocks, events, hashes
