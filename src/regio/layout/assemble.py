@@ -207,7 +207,8 @@ def assemble(
     regions = list(window.regions)
     conv_region = next((r for r in regions if r.is_conversation), None)
     others = [r for r in regions if r is not conv_region]
-    conversation: list[Entry] = list(conv_region.entries) if conv_region is not None else []
+    source = conv_region.entries if conv_region is not None else None
+    conversation: list[Entry] = list(source) if source is not None else []
     events: list[LayoutEvent] = []
     prev_state = state if state is not None and state.requests else None
 
@@ -265,7 +266,7 @@ def assemble(
     if strategy == "regio":
         copies = (*prev_state.frozen, *prev_state.tail) if prev_state is not None else ()
         if copies and prev_state is not None:
-            conv_ids = entry_ids(window, conversation)
+            conv_ids = entry_ids(window, conversation, source)
             if plan is not None and plan.reason is not None:
                 gc_reason = plan.reason
             elif prev_state.first_message is not None and first_digest != prev_state.first_message:
@@ -375,6 +376,7 @@ def assemble(
         lambda e: _SPLITS.get(e, _entry_split),
         lambda level, role, b: _digest(level, role, b, None),
         _chain,
+        source,
     )
     events.extend(repair_events)
 

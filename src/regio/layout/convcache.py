@@ -81,6 +81,10 @@ def frozen_message(when: int, copies: Sequence[tuple[str, int, str]]) -> PMessag
 @attrs.frozen
 class _Slot:
     window: Any
+    #: the live entry list ``entries`` was copied from, its ``rewrite_epoch`` then (None: no
+    #: append-only signal) -- see :func:`_appended_only`
+    source: Any
+    epoch: int | None
     entries: list[Entry]
     extras: dict[str | None, list[Extra]]
     projected: list[PMessage]
@@ -107,6 +111,8 @@ _SLOTS: OrderedDict[tuple[int, str], _Slot] = register(OrderedDict())
 @attrs.frozen
 class _Ids:
     window: Any
+    source: Any
+    epoch: int | None
     entries: list[Entry]
     ids: set[str]
 
@@ -122,38 +128,71 @@ def clear_slots() -> None:
     _IDS.clear()
 
 
-def entry_ids(window: Any, conversation: Sequence[Entry]) -> Set[str]:
+def _epoch(source: Any) -> int | None:
+    return getattr(source, "rewrite_epoch", None) if source is not None else None
+
+
+def _appended_only(source: Any, old_source: Any, old_epoch: int | None, old_len: int) -> bool:
+    """True when ``source`` (the live entry list the conversation is a copy of) is the list a
+    cache entry was built from and was only appended to since (its ``rewrite_epoch`` is
+    unchanged: :class:`regio.regions.entrylist.EntryList`): its first ``old_len`` entries are
+    then the same objects as before, with no scan."""
+    return (
+        source is not None
+        and old_source is source
+        and old_epoch is not None
+        and _epoch(source) == old_epoch
+        and len(source) >= old_len
+    )
+
+
+def entry_ids(
+    window: Any, conversation: Sequence[Entry], source: Sequence[Entry] | None = None
+) -> Set[str]:
     """The set of ``Entry.id`` of ``conversation``: read-only, and valid until the next call
     for the same window. Carried forward per window: when the previous call's entries are a
     prefix (same objects) of ``conversation``, that set is extended in place with the new ids
-    only (it leaves the cache while it is extended); otherwise it is rebuilt."""
+    only (it leaves the cache while it is extended); otherwise it is rebuilt.
+
+    ``source``: optional, the live entry list ``conversation`` is a copy of (an
+    :class:`regio.regions.entrylist.EntryList`); when it was only appended to since the last
+    call, the prefix check is O(1) instead of a scan."""
     old = _IDS.pop(id(window), None)
     n = len(old.entries) if old is not None else 0
     if (
         old is not None
         and old.window is window
         and n <= len(conversation)
-        and common_prefix(conversation, old.entries) == n
+        and (
+            _appended_only(source, old.source, old.epoch, n)
+            or common_prefix(conversation, old.entries) == n
+        )
     ):
         entries, ids = old.entries, old.ids
         entries.extend(conversation[n:])
         ids.update(map(_ENTRY_ID, conversation[n:]))
     else:
         entries, ids = list(conversation), set(map(_ENTRY_ID, conversation))
-    _IDS[id(window)] = _Ids(window, entries, ids)
+    _IDS[id(window)] = _Ids(window, source, _epoch(source), entries, ids)
     while len(_IDS) > _MAX_SLOTS:
         _IDS.popitem(last=False)
     return ids
 
 
 def _first_change(
-    slot: _Slot, conversation: Sequence[Entry], extras: dict[str | None, list[Extra]]
+    slot: _Slot,
+    conversation: Sequence[Entry],
+    extras: dict[str | None, list[Extra]],
+    source: Sequence[Entry] | None,
 ) -> int:
     """Index of the first entry whose segment (entry + anchored extras) must be rebuilt; ``-1``
     when the extras before the first entry changed."""
     if extras.get(None) != slot.extras.get(None):
         return -1
-    first = common_prefix(conversation, slot.entries)
+    if _appended_only(source, slot.source, slot.epoch, len(slot.entries)):
+        first = len(slot.entries)
+    else:
+        first = common_prefix(conversation, slot.entries)
     changed = {a for a in extras.keys() | slot.extras.keys() if extras.get(a) != slot.extras.get(a)}
     changed.discard(None)
     if changed:
@@ -172,6 +211,7 @@ def conversation_blocks(
     split: Callable[[Entry], list[int]],
     digest: Callable[[str, str, Block], str],
     chain: Callable[[str, str], str],
+    source: Sequence[Entry] | None = None,
 ) -> tuple[Sequence[LayoutBlock], list[Any], Set[str]]:
     """The message-level layout blocks of ``conversation`` (with ``extras``: anchor ->
     messages in placement order) chained from ``root``, the repair events and the set of the
@@ -179,6 +219,8 @@ def conversation_blocks(
 
     ``split(entry)`` shares an entry's tokens over its blocks; ``digest(level, role, block)``
     and ``chain(previous, digest)`` are the (memoized) block digest and prefix-hash step.
+    ``source``: optional, the live entry list ``conversation`` is a copy of (see
+    :func:`entry_ids`); lets an append-only conversation skip the prefix scan.
     """
     key = (id(window), strategy)
     # the slot leaves the cache: from here on this call owns its lists and extends them in
@@ -186,7 +228,9 @@ def conversation_blocks(
     slot = _SLOTS.pop(key, None)
     if slot is not None and slot.window is not window:
         slot = None
-    start = _first_change(slot, conversation, extras) if slot is not None else -1
+    start = _first_change(slot, conversation, extras, source) if slot is not None else -1
+    # the projected messages before ``same`` are the slot's own objects (None: unknown)
+    same: int | None = None
     # tokens / region per block object: carried forward from the slot when its flat blocks up
     # to ``f0`` are kept (the dropped rest is removed: proportional to what changed)
     f0 = 0
@@ -221,6 +265,7 @@ def conversation_blocks(
             p, f = slot.seg_start[start], slot.seg_flat[start]
         else:
             p, f = len(slot.projected), len(slot.flat_blocks)
+        same = p
         entries = slot.entries
         del entries[start:]
         entries.extend(conversation[start:])
@@ -250,14 +295,17 @@ def conversation_blocks(
             flat_tokens.extend(toks)
             flat_regions.extend(regs)
 
-    messages, events, trace = repair_resume(projected, slot.trace if slot is not None else None)
+    messages, events, trace = repair_resume(
+        projected, slot.trace if slot is not None else None, same=same, consume=True
+    )
 
     new_ids = list(map(id, flat_blocks[f0:]))
     tokens_of.update(zip(new_ids, flat_tokens[f0:], strict=True))
     region_of.update(zip(new_ids, flat_regions[f0:], strict=True))
     reuse = 0
     if slot is not None and slot.root == root and len(tokens_of) == len(flat_blocks):
-        reuse = common_prefix(messages, slot.trace.output)
+        # the trace was handed over (the slot left the cache): ``stable`` is exact
+        reuse = trace.stable
     if reuse and slot is not None:
         cut = slot.out_start[reuse]
         blocks = slot.blocks
@@ -295,6 +343,8 @@ def conversation_blocks(
 
     _SLOTS[key] = _Slot(
         window=window,
+        source=source,
+        epoch=_epoch(source),
         entries=entries,
         extras=extras,
         projected=projected,

@@ -16,9 +16,11 @@ before ``p`` can no longer depend on what follows (field-cases.md section 0, rul
 
 Everything else the later inputs need from the prefix is the set of call ids seen and of calls
 answered. Resuming therefore gives exactly what a full :func:`repair` gives — messages and
-events, in the same order (each pass's events are kept per pass). Purity: a trace is never
-mutated; a resumed run copies the prefix of the trace's lists (C-level slices) and extends the
-copies.
+events, in the same order (each pass's events are kept per pass). Purity: by default a trace
+is never mutated; a resumed run copies the prefix of the trace's lists (C-level slices) and
+extends the copies. A caller that owns the trace (:mod:`regio.layout.convcache` takes it out of
+its cache first) passes ``consume=True``: the lists are then cut and extended in place, so a
+resumed run costs what changed, not the length of the conversation.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import compress, count
 from operator import is_not
+from typing import TypeVar
 
 import attrs
 
@@ -43,7 +46,7 @@ from .repair import (
     _is_user_text,
 )
 
-__all__ = ["Checkpoint", "RepairTrace", "common_prefix", "repair_resume"]
+__all__ = ["Checkpoint", "RepairTrace", "common_prefix", "extend_prefix", "repair_resume"]
 
 
 @attrs.frozen
@@ -64,6 +67,8 @@ class Checkpoint:
     user_texts: int
     missing: frozenset[str]
 
+
+_T = TypeVar("_T")
 
 #: The fixed first message of a conversation that would start with the assistant (one object,
 #: so an unchanged conversation is the same message list on every request).
@@ -95,6 +100,9 @@ class RepairTrace:
     checkpoint_inputs: list[int]
     output: list[PMessage]
     events: list[LayoutEvent]
+    #: how many leading ``output`` messages are certainly the same objects as in the output of
+    #: the trace this run resumed from (a lower bound; 0 for a run from the start)
+    stable: int = 0
 
 
 def common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
@@ -103,26 +111,56 @@ def common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
     return next(compress(count(), map(is_not, a, b)), min(len(a), len(b)))
 
 
-def _resume_point(messages: Sequence[PMessage], trace: RepairTrace | None) -> Checkpoint:
+def extend_prefix(a: Sequence[object], b: Sequence[object], known: int) -> int:
+    """:func:`common_prefix` of ``a`` and ``b`` given that their first ``known`` items are
+    already known to be the same objects: only the items from ``known`` on are compared (a
+    Python loop that stops at the first difference, so the cost is what changed, not the
+    length)."""
+    n = min(len(a), len(b))
+    k = min(known, n)
+    while k < n and a[k] is b[k]:
+        k += 1
+    return k
+
+
+def _resume_point(
+    messages: Sequence[PMessage], trace: RepairTrace | None, same: int | None
+) -> Checkpoint:
     if trace is None:
         return _START
-    same = common_prefix(messages, trace.inputs)
+    if same is None:
+        same = common_prefix(messages, trace.inputs)
+    else:
+        same = extend_prefix(messages, trace.inputs, same)
     k = bisect_right(trace.checkpoint_inputs, same) - 1
     return trace.checkpoints[k] if k >= 0 else _START
 
 
 def repair_resume(
-    messages: Sequence[PMessage], trace: RepairTrace | None = None
+    messages: Sequence[PMessage],
+    trace: RepairTrace | None = None,
+    *,
+    same: int | None = None,
+    consume: bool = False,
 ) -> tuple[list[PMessage], list[LayoutEvent], RepairTrace]:
     """:func:`regio.layout.repair.repair` of ``messages``, reusing ``trace`` (the trace of an
     earlier run) up to the latest safe cut inside the common prefix; returns
     ``(messages, events, trace)`` with the same messages and events a full repair gives.
 
+    ``same``: optional; the caller knows that ``messages[:same]`` are the same objects as
+    ``trace.inputs[:same]`` (then only the rest is compared, instead of the whole prefix).
+    The new trace's ``stable`` tells how many leading output messages are the same objects as
+    in ``trace.output`` (a lower bound; exact with ``consume``).
+
+    ``consume``: the caller hands ``trace`` over (nothing else holds it): its lists are cut
+    and extended in place instead of copied, and ``trace`` must not be used afterwards (also
+    not after an exception). Without it ``trace`` is never mutated.
+
     Raises :class:`LayoutError` for a ``system`` message (as :func:`repair` does).
     """
-    cp = _resume_point(messages, trace)
+    cp = _resume_point(messages, trace, same)
     if cp is not _START and trace is not None:
-        out = _run(messages, cp, trace)
+        out = _run(messages, cp, trace, consume)
         if out is not None:
             return out
     out = _run(messages, _START, None)
@@ -130,31 +168,44 @@ def repair_resume(
     return out
 
 
+def _prefix(items: list[_T], n: int, consume: bool) -> list[_T]:
+    """The first ``n`` items of ``items``: the list itself cut in place when it is consumed,
+    else a copy (a C-level slice)."""
+    if consume:
+        del items[n:]
+        return items
+    return items[:n]
+
+
 def _run(
-    messages: Sequence[PMessage], cp: Checkpoint, trace: RepairTrace | None
+    messages: Sequence[PMessage],
+    cp: Checkpoint,
+    trace: RepairTrace | None,
+    consume: bool = False,
 ) -> tuple[list[PMessage], list[LayoutEvent], RepairTrace] | None:
     """One run from checkpoint ``cp`` of ``trace`` (``_START``: a full run). ``None`` when a
-    later result answers a call the checkpoint took as missing."""
+    later result answers a call the checkpoint took as missing. With ``consume`` the trace's
+    lists are cut and extended in place (the trace is left unusable)."""
     t = trace
-    deduped = t.deduped[: cp.deduped] if t else []
-    call_ids = t.call_ids[: cp.calls] if t else []
-    call_pos = t.call_pos[: cp.calls] if t else []
-    result_ids = t.result_ids[: cp.results] if t else []
-    result_blocks = t.result_blocks[: cp.results] if t else []
-    result_pos = t.result_pos[: cp.results] if t else []
-    ev_dedup = t.ev_dedup[: cp.ev_dedup] if t else []
-    ev_dedup_pos = t.ev_dedup_pos[: cp.ev_dedup] if t else []
-    ev_results = t.ev_results[: cp.ev_results] if t else []
-    ev_results_pos = t.ev_results_pos[: cp.ev_results] if t else []
-    ev_place = t.ev_place[: cp.ev_place] if t else []
-    merged = t.merged[: cp.merged] if t else []
+    deduped = _prefix(t.deduped, cp.deduped, consume) if t else []
+    call_ids = _prefix(t.call_ids, cp.calls, consume) if t else []
+    call_pos = _prefix(t.call_pos, cp.calls, consume) if t else []
+    result_ids = _prefix(t.result_ids, cp.results, consume) if t else []
+    result_blocks = _prefix(t.result_blocks, cp.results, consume) if t else []
+    result_pos = _prefix(t.result_pos, cp.results, consume) if t else []
+    ev_dedup = _prefix(t.ev_dedup, cp.ev_dedup, consume) if t else []
+    ev_dedup_pos = _prefix(t.ev_dedup_pos, cp.ev_dedup, consume) if t else []
+    ev_results = _prefix(t.ev_results, cp.ev_results, consume) if t else []
+    ev_results_pos = _prefix(t.ev_results_pos, cp.ev_results, consume) if t else []
+    ev_place = _prefix(t.ev_place, cp.ev_place, consume) if t else []
+    merged = _prefix(t.merged, cp.merged, consume) if t else []
     if cp.merged_last is not None:
         merged[-1] = cp.merged_last
-    ev_merge = t.ev_merge[: cp.ev_merge] if t else []
-    user_texts = t.user_texts[: cp.user_texts] if t else []
+    ev_merge = _prefix(t.ev_merge, cp.ev_merge, consume) if t else []
+    user_texts = _prefix(t.user_texts, cp.user_texts, consume) if t else []
     n_cp = bisect_right(t.checkpoint_inputs, cp.inputs) if t else 0
-    checkpoints = t.checkpoints[:n_cp] if t else []
-    checkpoint_inputs = t.checkpoint_inputs[:n_cp] if t else []
+    checkpoints = _prefix(t.checkpoints, n_cp, consume) if t else []
+    checkpoint_inputs = _prefix(t.checkpoint_inputs, n_cp, consume) if t else []
     call_at = dict(zip(call_ids, call_pos, strict=True))
     answered = set(result_ids)
     missing = cp.missing
@@ -292,13 +343,34 @@ def _run(
             )
             checkpoint_inputs.append(at)
 
-    output = list(merged)
     events: list[LayoutEvent] = [*ev_dedup, *ev_results, *ev_place, *ev_merge]
-    if output and output[0].role == "assistant":
+    start = bool(merged) and merged[0].role == "assistant"
+    if start:
         events.append(Repaired("conversation_start", "", 0))
-        output.insert(0, _START_MESSAGE)
+    # merged[: cp.merged - 1] are the resumed trace's own objects; from cp.merged >= 2 on the
+    # first message (so the synthetic start message) is the same too
+    stable = max(0, cp.merged - 1) if t is not None else 0
+    old = t.output if t is not None and consume else None
+    if old is not None and bool(old) and (old[0] is _START_MESSAGE) == start and stable:
+        # extend the previous output in place: keep its identical front, then the new rest
+        s0 = 1 if start else 0
+        k, n = stable, min(len(merged), len(old) - s0)
+        while k < n and merged[k] is old[k + s0]:
+            k += 1
+        del old[k + s0 :]
+        old.extend(merged[k:])
+        output, stable = old, k + s0
+    else:
+        output = [_START_MESSAGE, *merged] if start else list(merged)
+        stable = min(stable, len(output))
+    if consume and t is not None:
+        inputs = t.inputs
+        del inputs[cp.inputs :]
+        inputs.extend(messages[cp.inputs :])
+    else:
+        inputs = list(messages)
     new_trace = RepairTrace(
-        inputs=list(messages),
+        inputs=inputs,
         deduped=deduped,
         call_ids=call_ids,
         call_pos=call_pos,
@@ -317,5 +389,6 @@ def _run(
         checkpoint_inputs=checkpoint_inputs,
         output=output,
         events=events,
+        stable=stable,
     )
     return output, events, new_trace

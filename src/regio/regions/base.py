@@ -34,6 +34,7 @@ from regio.policies import (
     analyze,
 )
 from regio.regions import events as ev
+from regio.regions.entrylist import EntryList, as_entry_list
 from regio.regions.pending import CompactionQueue, PendingCompaction
 from regio.regions.results import Refusal, Releasable, WritePlan, WriteResult
 from regio.regions.results import preview as _preview
@@ -66,7 +67,9 @@ class Region:
     min_tokens: int | None = None
     max_tokens: int | None = None
 
-    entries: list[Entry] = attrs.field(factory=list, init=False)
+    #: an :class:`EntryList` (assigning any list converts it): its ``rewrite_epoch`` tells the
+    #: layout caches whether the entries were only appended to since they last looked
+    entries: list[Entry] = attrs.field(factory=EntryList, init=False, converter=as_entry_list)
     version: int = attrs.field(default=0, init=False)
     events: EventBus = attrs.field(factory=EventBus, init=False, repr=False)
     queue: CompactionQueue = attrs.field(factory=CompactionQueue, init=False, repr=False)
