@@ -69,6 +69,28 @@ class EngineConfig(msgspec.Struct):
     cut_at_turns: bool = False
 
 
+#: Engine options saved and restored as they are (``targets`` and ``extra_tools`` are copied).
+_OPTIONS = (
+    "provider",
+    "model",
+    "context_window",
+    "output_reserve",
+    "strategy",
+    "ttl",
+    "chunk_tokens",
+    "settle_share",
+    "compact_trigger",
+    "auto_compact",
+    "no_progress_limit",
+    "carry_forward",
+    "standing_instructions",
+    "session_id",
+    "blueprint_text",
+    "tokenizer",
+    "cut_at_turns",
+)
+
+
 class EngineState(msgspec.Struct):
     """Everything an engine needs to continue (``format`` is :data:`FORMAT`)."""
 
@@ -97,29 +119,13 @@ def _state(engine: Any) -> EngineState:
     return EngineState(
         format=FORMAT,
         config=EngineConfig(
-            provider=engine.provider,
-            model=engine.model,
-            context_window=engine.context_window,
-            output_reserve=engine.output_reserve,
-            strategy=engine.strategy,
-            ttl=engine.ttl,
-            chunk_tokens=engine.chunk_tokens,
-            settle_share=engine.settle_share,
+            **{name: getattr(engine, name) for name in _OPTIONS},
             targets=dict(engine.targets),
-            compact_trigger=engine.compact_trigger,
-            auto_compact=engine.auto_compact,
-            no_progress_limit=engine.no_progress_limit,
-            carry_forward=engine.carry_forward,
-            standing_instructions=engine.standing_instructions,
-            session_id=engine.session_id,
-            blueprint_text=engine.blueprint_text,
-            tokenizer=engine.tokenizer,
             counter_name=str(getattr(counter, "name", "")),
             chat_format=getattr(counter, "chat_format", None),
             summarizer_window=window,
             summarizer_max_tokens=max_summary,
             extra_tools=list(engine.extra_tools),
-            cut_at_turns=engine.cut_at_turns,
         ),
         window=engine.window.snapshot_state(),
         layout_state=engine.layout_state,
@@ -221,25 +227,9 @@ def load_engine(
     return cls(
         window=window,
         summarizer=summarizer,
-        provider=config.provider,
-        model=config.model,
-        context_window=config.context_window,
-        output_reserve=config.output_reserve,
-        strategy=config.strategy,
-        ttl=config.ttl,
-        chunk_tokens=config.chunk_tokens,
-        settle_share=config.settle_share,
+        **{name: getattr(config, name) for name in _OPTIONS},
         targets=dict(config.targets),
-        compact_trigger=config.compact_trigger,
-        auto_compact=config.auto_compact,
-        no_progress_limit=config.no_progress_limit,
-        carry_forward=config.carry_forward,
-        standing_instructions=config.standing_instructions,
-        session_id=config.session_id,
-        blueprint_text=config.blueprint_text,
-        tokenizer=config.tokenizer,
         extra_tools=tuple(config.extra_tools),
-        cut_at_turns=config.cut_at_turns,
         calibration=Calibration.from_state(state.calibration),
         ledger=ledger,
         transcript_log=Transcript(list(state.transcript)),
