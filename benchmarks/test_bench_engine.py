@@ -3,7 +3,8 @@
 A turn is what :mod:`regio.bench.replay` does per model call, through
 :class:`regio.runtime.Engine` (``regio`` layout): ``add_user``, one captured region write
 (``Engine.write``), ``Engine.request`` (turn-boundary flush, layout with the carried state,
-budget check, rendering for Anthropic) and ``add_assistant``. The median-based time ratio
+budget check, rendering for the provider: Anthropic or OpenAI Chat, parametrized) and
+``add_assistant``. The median-based time ratio
 (turn 1,000 / turn 100) is printed; the assertion is on work counts only: the token counter
 is called for the new content of the turn, never for the whole window, so the number of
 counter calls per turn is the same at turn 100 and turn 1,000 (DESIGN.md section 6, engine
@@ -59,7 +60,9 @@ class Session:
     """A synthetic session: one user message, one state write, one request and one assistant
     reply a turn, through the engine."""
 
-    def __init__(self) -> None:
+    def __init__(self, provider: str = "anthropic") -> None:
+        self.provider = provider
+        self.model = "claude-sonnet-4-5" if provider == "anthropic" else "gpt-4o"
         self.counter = CountingCounter(get_counter("heuristic"))
         self.engine = Engine.from_blueprint(
             BLUEPRINT,
@@ -75,7 +78,7 @@ class Session:
         i = self.turns
         self.engine.add_user(f"turn {i}: please check item {i} and report")
         self.engine.write("env_state", f"cwd=/repo step={i}", key="env")
-        self.engine.request("anthropic", "claude-sonnet-4-5")
+        self.engine.request(self.provider, self.model)
         self.engine.add_assistant(f"item {i} checked: status ok, next {i + 1}")
         self.turns += 1
         return self.counter.calls - before
@@ -85,11 +88,14 @@ class Session:
             self.turn()
 
 
-@pytest.fixture(scope="module")
-def sessions() -> dict[int, Session]:
+PROVIDERS = ["anthropic", "openai"]
+
+
+@pytest.fixture(scope="module", params=PROVIDERS)
+def sessions(request: Any) -> dict[int, Session]:
     out = {}
     for n in (100, 1000):
-        s = Session()
+        s = Session(request.param)
         s.advance_to(n - 1)
         out[n] = s
     return out
@@ -112,7 +118,8 @@ def test_counter_work_per_turn_is_flat_from_turn_100_to_turn_1000(
     t100, calls100 = _timed_turns(sessions[100])
     t1000, calls1000 = _timed_turns(sessions[1000])
     print(
-        f"\nmedian per-turn time: turn 100 {t100 * 1e3:.2f} ms, turn 1,000 {t1000 * 1e3:.2f} ms,"
+        f"\n{sessions[100].provider}: median per-turn time: turn 100 {t100 * 1e3:.2f} ms, "
+        f"turn 1,000 {t1000 * 1e3:.2f} ms,"
         f" median ratio {t1000 / t100:.2f}; counter calls per turn {calls100[0]} vs "
         f"{calls1000[0]}"
     )
@@ -120,9 +127,10 @@ def test_counter_work_per_turn_is_flat_from_turn_100_to_turn_1000(
     assert min(calls1000) == min(calls100)
 
 
+@pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("at", [100, 1000])
-def test_turn_overhead(benchmark: Any, at: int) -> None:
-    session = Session()
+def test_turn_overhead(benchmark: Any, at: int, provider: str) -> None:
+    session = Session(provider)
     session.advance_to(at - 1)
     calls = benchmark.pedantic(session.turn, rounds=10, iterations=1)
     assert calls > 0

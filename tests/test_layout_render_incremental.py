@@ -7,17 +7,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regio.content import ToolUse
+from regio.content import ToolResult, ToolUse
 from regio.layout import (
+    LayoutError,
     check_anthropic,
     check_openai_chat,
     render_anthropic,
     render_openai_chat,
     render_openai_responses,
 )
+from regio.layout.fork import fork_for_summary
 from regio.layout.memo import clear_memos
 from regio.layout.wellformed import (
     ChatState,
@@ -39,6 +43,18 @@ regions:
   - {name: conversation, kind: sliding_window, budget: 1500}
 """
 
+#: BLUEPRINT plus a compact_history region the conversation's evictions are compacted into.
+COMPACTING = BLUEPRINT.replace(
+    "  - {name: conversation, kind: sliding_window, budget: 1500}",
+    "  - {name: history, kind: compact_history, source: conversation, volatility: grows,\n"
+    "     budget: 1500}\n"
+    "  - name: conversation\n"
+    "    kind: sliding_window\n"
+    "    budget: 1500\n"
+    "    max_items: 36\n"
+    "    eviction: {strategy: compact, compact_count: 20}",
+)
+
 
 def _renders(req: Any) -> list[bytes]:
     return [
@@ -48,19 +64,35 @@ def _renders(req: Any) -> list[bytes]:
     ]
 
 
-def _play(turns: int, clear_each_turn: bool) -> tuple[list[bytes], dict[str, int]]:
+def _play(
+    turns: int, clear_each_turn: bool, blueprint: str = BLUEPRINT
+) -> tuple[list[bytes], dict[str, int]]:
     from regio.runtime import Engine, ExtractiveSummarizer
+    from regio.runtime.events import CompactionFinished
     from regio.tokens import get_counter
 
     counter = get_counter("heuristic")
     engine = Engine.from_blueprint(
-        BLUEPRINT,
+        blueprint,
         token_counter=counter,
-        summarizer=ExtractiveSummarizer(counter=counter),
+        summarizer=ExtractiveSummarizer(counter=counter, max_summary_tokens=120),
         clock=lambda: 0.0,
     )
     out: list[bytes] = []
-    seen = {"note": 0, "frozen": 0, "tool_use": 0, "prefix_rewritten": 0}
+    seen = {
+        "note": 0,
+        "frozen": 0,
+        "tool_use": 0,
+        "parallel": 0,
+        "env_changed": 0,
+        "prefix_rewritten": 0,
+        "compaction": 0,
+    }
+
+    def on_event(event: object) -> None:
+        seen["compaction"] += isinstance(event, CompactionFinished)
+
+    engine.subscribe(on_event)
     first_id = None
     for i in range(turns):
         if clear_each_turn:
@@ -68,6 +100,7 @@ def _play(turns: int, clear_each_turn: bool) -> tuple[list[bytes], dict[str, int
         engine.add_user(f"turn {i}: look at item {i} " + "word " * (i % 7))
         if i % 5 == 0:
             engine.write("env_state", f"step={i}", key="env")
+            seen["env_changed"] += 1
         if i % 4 == 1:
             engine.append("notes", f"note {i}")
         req, payload = engine.request("anthropic", "claude-sonnet-4-5")
@@ -75,6 +108,10 @@ def _play(turns: int, clear_each_turn: bool) -> tuple[list[bytes], dict[str, int
         if clear_each_turn:
             clear_memos()
         out.extend(_renders(req))
+        # the precomputed total is the sum of the blocks' tokens, and a fork keeps it so
+        assert req.tokens == sum(b.tokens for b in req.blocks)
+        forked = fork_for_summary(req, "summarize")
+        assert forked.tokens == sum(b.tokens for b in forked.blocks)
         sources = [b.source for b in req.blocks]
         seen["note"] += bool(req.state.notes) and any(
             "[context note" in getattr(b.block, "text", "") for b in req.blocks
@@ -85,7 +122,14 @@ def _play(turns: int, clear_each_turn: bool) -> tuple[list[bytes], dict[str, int
         if first_id is not None and conv.entries and conv.entries[0].id != first_id:
             seen["prefix_rewritten"] += 1
         first_id = conv.entries[0].id if conv.entries else None
-        if i % 2:
+        if i % 6 == 3:  # parallel calls, answered in order
+            engine.add_assistant(
+                f"two looks {i}", [ToolUse(f"p{i}", "ls", {"p": i}), ToolUse(f"q{i}", "cat", {})]
+            )
+            engine.add_tool_result(f"p{i}", f"listing {i} " + "z " * 10)
+            engine.add_tool_result(f"q{i}", f"content {i}")
+            seen["parallel"] += 1
+        elif i % 2:
             engine.add_assistant("", [ToolUse(f"c{i}", "ls", {"p": i})])
             engine.add_tool_result(f"c{i}", f"files {i} " + "x " * 20)
             seen["tool_use"] += 1
@@ -94,17 +138,27 @@ def _play(turns: int, clear_each_turn: bool) -> tuple[list[bytes], dict[str, int
     return out, seen
 
 
-def test_payloads_with_warm_render_caches_are_byte_identical_to_cold_ones() -> None:
-    warm, seen = _play(60, clear_each_turn=False)
-    cold, _ = _play(60, clear_each_turn=True)
-    # the session really exercises notes, frozen tail copies, tool calls and compaction
+@pytest.mark.parametrize("blueprint", [BLUEPRINT, COMPACTING], ids=["evicting", "compacting"])
+def test_payloads_with_warm_render_caches_are_byte_identical_to_cold_ones(blueprint: str) -> None:
+    """Anthropic, OpenAI Chat and OpenAI Responses payloads of every turn, warm vs cold."""
+    warm, seen = _play(60, clear_each_turn=False, blueprint=blueprint)
+    cold, seen_cold = _play(60, clear_each_turn=True, blueprint=blueprint)
+    assert seen == seen_cold
+    # the session really exercises notes, a changing rewritten region, frozen tail copies,
+    # single and parallel tool calls and a rewritten conversation prefix
     assert seen["note"] > 0
+    assert seen["env_changed"] > 0
     assert seen["frozen"] > 0
     assert seen["tool_use"] > 0
+    assert seen["parallel"] > 0
     assert seen["prefix_rewritten"] > 0
+    if blueprint is COMPACTING:
+        assert seen["compaction"] > 0
     assert len(warm) == len(cold)
     for n, (w, c) in enumerate(zip(warm, cold, strict=True)):
-        assert w == c, f"payload {n} differs"
+        assert w == c, (
+            f"payload {n} ({('engine', 'anthropic', 'chat', 'responses')[n % 4]}) differs"
+        )
 
 
 def test_the_unchanged_front_is_shared_and_a_moved_marker_renders_its_message_fresh() -> None:
@@ -133,6 +187,65 @@ def test_the_unchanged_front_is_shared_and_a_moved_marker_renders_its_message_fr
     assert all(all(m is not x for x in a) for m in marked)
     # nothing reused was mutated by later renders: every payload still has its bytes
     assert [json.dumps(p) for p in payloads] == snaps
+
+
+@pytest.mark.parametrize("kind", ["chat", "responses"])
+def test_openai_payloads_share_their_unchanged_front_and_never_mutate_it(kind: str) -> None:
+    from regio.runtime import Engine, ExtractiveSummarizer
+    from regio.tokens import get_counter
+
+    counter = get_counter("heuristic")
+    engine = Engine.from_blueprint(
+        BLUEPRINT, token_counter=counter, summarizer=ExtractiveSummarizer(counter=counter)
+    )
+    render = render_openai_chat if kind == "chat" else render_openai_responses
+    field = "messages" if kind == "chat" else "input"
+    payloads: list[dict[str, Any]] = []
+    snaps: list[str] = []
+    for i in range(6):
+        engine.add_user(f"u{i}")
+        req, _ = engine.request("anthropic", "claude-sonnet-4-5")
+        payloads.append(render(req, model="m"))
+        snaps.append(json.dumps(payloads[-1]))
+        engine.add_assistant(f"a{i}", [ToolUse(f"c{i}", "ls", {"i": i})])
+        engine.add_tool_result(f"c{i}", f"r{i}")
+    a, b = payloads[-2][field], payloads[-1][field]
+    assert len(b) > len(a) > 3
+    # the first conversation message is the same dict; the tail (changed) is a new one
+    start = 1 if kind == "chat" else 0
+    assert a[start] is b[start]
+    assert b[-1] is not a[-1]
+    assert [json.dumps(p) for p in payloads] == snaps
+
+
+def test_a_warm_chat_render_still_rejects_a_changed_tail_that_breaks_w_o() -> None:
+    from regio.layout.model import LayoutBlock
+    from regio.runtime import Engine, ExtractiveSummarizer
+    from regio.tokens import get_counter
+
+    counter = get_counter("heuristic")
+    engine = Engine.from_blueprint(
+        BLUEPRINT, token_counter=counter, summarizer=ExtractiveSummarizer(counter=counter)
+    )
+    for i in range(4):
+        engine.add_user(f"u{i}")
+        engine.add_assistant(f"a{i}")
+    req, _ = engine.request("anthropic", "claude-sonnet-4-5")
+    render_openai_chat(req, model="m")  # warms the slot
+    last = max(b.message for b in req.blocks if b.message is not None)
+    orphan = LayoutBlock(
+        level="messages",
+        role="tool",
+        tokens=3,
+        digest="d",
+        prefix_hash="h",
+        block=ToolResult("nope", "r"),
+        message=last + 1,
+        source="x",
+    )
+    bad = msgspec.structs.replace(req, blocks=(*req.blocks, orphan), total_tokens=-1)
+    with pytest.raises(LayoutError, match=r"W-O\.1"):
+        render_openai_chat(bad, model="m")
 
 
 # ----------------------------------------------------------------- resumable checks (property)

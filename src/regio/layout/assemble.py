@@ -19,7 +19,14 @@ from regio.content import Block, Entry, Text, block_text, content_hash
 
 from .breakpoints import plan_breakpoints
 from .chunks import DEFAULT_CHUNK_TOKENS
-from .convcache import Extra, conversation_blocks, entry_ids, frozen_message, note_message
+from .convcache import (
+    Extra,
+    conversation_blocks,
+    conversation_tokens,
+    entry_ids,
+    frozen_message,
+    note_message,
+)
 from .events import (
     BreakpointNeverRead,
     BreakpointPlan,
@@ -443,6 +450,10 @@ def assemble(
             )
         )
 
+    # the request's total: the few tools / system / tail blocks plus the conversation cache's
+    # running sum (no pass over the whole conversation)
+    total_tokens = sum(r[4] for r in raw) + conversation_tokens(window, strategy, message_blocks)
+
     # --- stable-region change warnings (once per region)
     stable_digests: dict[str, tuple[int, str]] = {}
     warned = list(prev_state.stable_warned) if prev_state is not None else []
@@ -523,4 +534,5 @@ def assemble(
         events=tuple(events),
         prompt_cache_key=prompt_cache_key(blocks, session_id),
         min_cache_tokens=min_tokens,
+        total_tokens=total_tokens,
     )

@@ -49,6 +49,7 @@ __all__ = [
     "Extra",
     "clear_slots",
     "conversation_blocks",
+    "conversation_tokens",
     "entry_ids",
     "frozen_message",
     "note_message",
@@ -103,6 +104,8 @@ class _Slot:
     out_start: list[int]
     #: the prefix hashes of ``blocks``
     hashes: set[str]
+    #: ``cum[i]``: tokens of ``blocks[:i]`` (one longer than ``blocks``)
+    cum: list[int]
 
 
 _SLOTS: OrderedDict[tuple[int, str], _Slot] = register(OrderedDict())
@@ -314,8 +317,10 @@ def conversation_blocks(
         del blocks[cut:]
         out_start = slot.out_start
         del out_start[reuse + 1 :]
+        cum = slot.cum
+        del cum[cut + 1 :]
     else:
-        blocks, out_start, hashes = [], [0], set()
+        blocks, out_start, hashes, cum = [], [0], set(), [0]
     h = blocks[-1].prefix_hash if blocks else root
     for mi in range(reuse, len(messages)):
         msg = messages[mi]
@@ -325,6 +330,7 @@ def conversation_blocks(
             dg = digest("messages", msg.role, b)
             h = chain(h, dg)
             hashes.add(h)
+            cum.append(cum[-1] + n)
             blocks.append(
                 LayoutBlock(
                     level="messages",
@@ -360,8 +366,19 @@ def conversation_blocks(
         blocks=blocks,
         out_start=out_start,
         hashes=hashes,
+        cum=cum,
     )
     _SLOTS.move_to_end(key)
     while len(_SLOTS) > _MAX_SLOTS:
         _SLOTS.popitem(last=False)
     return blocks, events, hashes
+
+
+def conversation_tokens(window: Any, strategy: str, blocks: Sequence[LayoutBlock]) -> int:
+    """Total tokens of ``blocks``, the sequence :func:`conversation_blocks` last returned for
+    ``(window, strategy)``: read from the running sum the cache keeps (O(1)); summed when
+    ``blocks`` is not that sequence."""
+    slot = _SLOTS.get((id(window), strategy))
+    if slot is not None and slot.window is window and slot.blocks is blocks:
+        return slot.cum[-1]
+    return sum(b.tokens for b in blocks)

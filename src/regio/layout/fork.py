@@ -42,4 +42,6 @@ def fork_for_summary(request: Request, instruction_text: str) -> Request:
         source="synthetic:summary_instruction",
         separate=True,
     )
-    return msgspec.structs.replace(request, blocks=(*request.blocks, extra))
+    return msgspec.structs.replace(
+        request, blocks=(*request.blocks, extra), total_tokens=request.tokens + extra.tokens
+    )

@@ -271,7 +271,10 @@ class Request(msgspec.Struct, frozen=True):
     ``LayoutBlock.breakpoint``); ``ttl`` the TTL of the conversation markers; ``state`` the
     new :class:`LayoutState`; ``events`` the layout's decisions and warnings;
     ``prompt_cache_key`` the OpenAI routing key (see :func:`regio.layout.prompt_cache_key`);
-    ``min_cache_tokens`` the minimum cacheable prefix the planner used.
+    ``min_cache_tokens`` the minimum cacheable prefix the planner used; ``total_tokens`` the
+    sum of the blocks' tokens: left at ``-1`` it is summed once when the request is built (a
+    builder that knows the total, like :func:`regio.layout.assemble`, passes it; a
+    ``msgspec.structs.replace`` that changes ``blocks`` must pass the new total or ``-1``).
     """
 
     strategy: str
@@ -282,11 +285,16 @@ class Request(msgspec.Struct, frozen=True):
     events: tuple[LayoutEvent, ...] = ()
     prompt_cache_key: str = ""
     min_cache_tokens: int = 1024
+    total_tokens: int = -1
+
+    def __post_init__(self) -> None:
+        if self.total_tokens < 0:
+            msgspec.structs.force_setattr(self, "total_tokens", sum(map(_TOKENS, self.blocks)))
 
     @property
     def tokens(self) -> int:
-        """Total prompt tokens."""
-        return sum(map(_TOKENS, self.blocks))
+        """Total prompt tokens (precomputed: O(1))."""
+        return self.total_tokens
 
     def level(self, level: str) -> tuple[LayoutBlock, ...]:
         """The blocks of one level, in order."""
