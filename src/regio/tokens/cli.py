@@ -54,6 +54,8 @@ def run_count(args: argparse.Namespace) -> int:
         counter = counter_for_model(args.model)
     else:
         counter = get_counter(args.encoding or "o200k_base")
+    if path.is_dir():
+        return _fail(f"{path}: is a directory; name a text file or a JSON / JSONL transcript")
     if not path.is_file():
         return _fail(f"{path}: no such file")
     try:

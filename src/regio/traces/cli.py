@@ -115,8 +115,15 @@ def _cmd_show(args: argparse.Namespace) -> int:
     except TraceFormatError as exc:
         print(f"error: {exc} (to convert a source run, use `regio traces import`)", file=sys.stderr)
         return 2
+    except FileNotFoundError:
+        print(
+            f"error: {args.trace}: no such file (`regio traces import SRC --out DIR` writes "
+            "traces)",
+            file=sys.stderr,
+        )
+        return 2
     except OSError as exc:
-        print(f"error: {args.trace}: {exc}", file=sys.stderr)
+        print(f"error: {args.trace}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     header = trace.header
     print(f"trace      {header.id}")
