@@ -65,11 +65,12 @@ def test_a_summary_quoting_a_refusal_later_is_accepted() -> None:
 
 
 def test_extractive_keeps_first_last_lines_and_identifiers_verbatim() -> None:
+    filler = "\n".join("plain filler words without any identifier here" for _ in range(20))
     body = (
         "Opening line\nthe order ORD-4471 ships to db-07.internal\n"
-        "see src/app/main.py at 64\nClosing line"
+        f"see src/app/main.py at 64\n{filler}\nClosing line"
     )
-    entry = Entry(id="u1", blocks=(Text(body),), role="user", tokens=40)
+    entry = Entry(id="u1", blocks=(Text(body),), role="user", tokens=200)
     summary = ExtractiveSummarizer()([entry], "", None)
     for fact in (
         "Opening line",
@@ -89,13 +90,17 @@ def test_extractive_carries_a_previous_summary_forward_verbatim() -> None:
         tokens=10,
         meta={"summary": True},
     )
-    summary = ExtractiveSummarizer()([previous, _entry(1, 5)], "", None)
+    summary = ExtractiveSummarizer()([previous, _entry(1, 200)], "", None)
     assert summary.startswith("Goal: ship Bluefin\nDeadline 2025-03-14")
 
 
 def test_extractive_shows_tool_calls_and_results() -> None:
-    call = Entry(id="a1", blocks=(ToolUse("c1", "read_file", {"path": "a.py"}),), role="assistant")
-    result = Entry(id="t1", blocks=(ToolResult("c1", "line one\nline two"),), role="tool")
+    call = Entry(
+        id="a1",
+        blocks=(ToolUse("c1", "read_file", {"path": "a.py"}), Text("reading " * 40)),
+        role="assistant",
+    )
+    result = Entry(id="t1", blocks=(ToolResult("c1", "line one\n" * 30 + "line two"),), role="tool")
     summary = ExtractiveSummarizer()([call, result], "", None)
     assert 'call read_file(c1) {"path":"a.py"}' in summary
     assert "result(c1): line one" in summary

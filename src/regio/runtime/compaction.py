@@ -41,28 +41,56 @@ import msgspec
 from regio.content import Entry, content_hash
 from regio.errors import CompactionError
 from regio.policies import is_user_turn_start
-from regio.regions import Compacting, PendingCompaction, SlidingWindow
+from regio.regions import Compacting, PendingCompaction
 
 from .errors import CompactionNoProgressError, SummarizerError, SummaryRejected
 from .events import CompactionFinished, CompactionNoProgress, CompactionRejected, CompactionStarted
+from .fallback import bulk_fallback, fallback_point, fired_trigger
 from .hierarchy import SummaryOutcome
-from .summarizer import check_summary
+from .planning import (
+    compactable_regions,
+    compactable_tokens,
+    manual_targets,
+    plan_targets,
+    queue_everything,
+    region_target,
+)
+from .summarizer import check_summary, summarizer_limits
 
 if TYPE_CHECKING:
     from .engine import Engine
 
 __all__ = [
+    "BUG_TYPES",
     "CompactionBook",
     "CompactionResult",
     "SummaryJob",
+    "compactable_regions",
+    "compactable_tokens",
     "flush_steps",
     "manual_targets",
+    "plan_targets",
+    "queue_everything",
     "region_target",
     "room_steps",
 ]
 
 #: Preview length of a summary in results and events (characters).
 PREVIEW_CHARS = 160
+
+#: Exceptions that are programming errors, not summarizer failures: raised by the summarizer
+#: they propagate unchanged instead of counting as a no-progress strike.
+BUG_TYPES: tuple[type[BaseException], ...] = (
+    LookupError,
+    AttributeError,
+    TypeError,
+    NameError,
+    AssertionError,
+    ArithmeticError,
+    NotImplementedError,
+    RecursionError,
+)
+_BUG_TYPES = BUG_TYPES
 
 
 class CompactionResult(msgspec.Struct, frozen=True):
@@ -115,18 +143,6 @@ class SummaryJob(msgspec.Struct, frozen=True):
 
     entries: tuple[Entry, ...]
     extra: str | None
-
-
-def region_target(engine: Engine, region: Any) -> int:
-    """Low-water mark of ``region`` in tokens (hysteresis target; see module doc)."""
-    explicit = engine.targets.get(region.name)
-    if explicit is not None:
-        return int(explicit)
-    target = region.budget // 2
-    trigger = getattr(region, "trigger_tokens", None)
-    if trigger is not None:
-        target = min(target, trigger // 2)
-    return target
 
 
 def _blocked_key(p: PendingCompaction) -> str:
@@ -202,6 +218,50 @@ def _previous_summary(engine: Engine, p: PendingCompaction) -> Entry | None:
     return None
 
 
+def _as_input(engine: Engine, previous: Entry) -> Entry:
+    """The previous summary as summarizer input. With ``carry_forward="append"`` it stays in
+    the history and the new summary replaces only the new units, so it is passed as context
+    (``meta["context_only"]``): a summarizer must not copy it (the extractive one uses it only
+    to skip identifiers it already holds, and sizes its output on the replaced units)."""
+    if engine.carry_forward == "replace":
+        return previous
+    return msgspec.structs.replace(previous, meta={**previous.meta, "context_only": True})
+
+
+#: A merge's input is widened to at least this many times the summarizer's
+#: ``max_summary_tokens`` (when the history holds that much), so a summary at the cap still
+#: makes progress.
+MERGE_INPUT_FACTOR = 2
+
+
+def _widen_merge(engine: Engine, p: PendingCompaction) -> PendingCompaction:
+    """``p`` (a ``merge``) extended to the history's oldest summaries that hold more than
+    ``MERGE_INPUT_FACTOR * max_summary_tokens`` (or all of them): a merge whose input is near
+    the summary cap could never shrink it."""
+    history = engine.window.region(p.region)
+    try:
+        cap = summarizer_limits(engine.summarizer)[2]
+    except ValueError:
+        return p
+    floor = MERGE_INPUT_FACTOR * cap
+    if p.tokens > floor:
+        return p
+    taken: list[Entry] = []
+    for entry in history.entries:
+        taken.append(entry)
+        if sum(e.tokens for e in taken) > floor and len(taken) >= len(p.entry_ids):
+            break
+    if len(taken) <= len(p.entry_ids) or [e.id for e in taken[: len(p.entry_ids)]] != list(
+        p.entry_ids
+    ):
+        return p
+    wider = msgspec.structs.replace(
+        p, entry_ids=tuple(e.id for e in taken), tokens=sum(e.tokens for e in taken)
+    )
+    engine.window.queue.put(wider)
+    return wider
+
+
 def _trigger_of(region: Any) -> int | None:
     return getattr(region, "trigger_tokens", None)
 
@@ -224,6 +284,7 @@ def flush_steps(
     check_triggers: bool = True,
     keep_messages: int | None = None,
     only: str | None = None,
+    tolerate_fallback: bool = False,
 ) -> Generator[SummaryJob, SummaryOutcome, CompactionResult | None]:
     """Flush the pending-compaction queue (module doc). Yields :class:`SummaryJob` s and
     receives their :class:`SummaryOutcome` (or has the summarizer's exception thrown in).
@@ -231,10 +292,17 @@ def flush_steps(
     ``targets``: region -> tokens to keep (overrides :func:`region_target`);
     ``keep_messages``: at most this many entries kept verbatim in each compacted region (a
     manual "keep the last N messages", shrunk to a unit boundary, see ``_narrow``); ``only``:
-    flush only the items of this region (the rest stay queued).
+    flush only the items of this region (the rest stay queued); ``tolerate_fallback`` (the
+    automatic flush of :meth:`Engine.request`): a region that declares a bulk fallback
+    (``sliding_window`` with ``compact`` eviction) does not raise after its strikes; the
+    failure is reported by events and the region falls back to bulk eviction past
+    ``max_items + 2*compact_count`` (:mod:`regio.runtime.fallback`).
 
     Returns ``None`` when there was nothing to flush, else a :class:`CompactionResult`.
-    Raises :class:`CompactionNoProgressError` after ``engine.no_progress_limit`` strikes.
+    Raises :class:`CompactionNoProgressError` after ``engine.no_progress_limit`` strikes (the
+    message names the trigger that fired: items for a ``compact_count`` batch, tokens
+    otherwise). Exceptions of :data:`BUG_TYPES` raised by the summarizer (``KeyError``,
+    ``TypeError``, ...) are programming errors: they propagate unchanged and count no strike.
     """
     window = engine.window
     book = engine.book
@@ -264,8 +332,12 @@ def flush_steps(
         key = _blocked_key(p)
         if key in book.blocked:
             window.fail_compaction(p.id, "no progress earlier on the same content", drop=True)
+            if p.reason == "compact_count":
+                bulk_fallback(engine, window.region(p.region), p, "no progress earlier")
             continue
         region = window.region(p.region)
+        if p.operation == "merge":
+            p = _widen_merge(engine, p)
         if p.operation == "compact" and p.reason != "compact_count":
             goal = (targets or {}).get(p.region, region_target(engine, region))
             fresh = window.refresh_compaction(p.id)
@@ -281,17 +353,25 @@ def flush_steps(
         by_id = {e.id: e for e in region.entries}
         entries = [by_id[i] for i in p.entry_ids if i in by_id]
         previous = _previous_summary(engine, p)
-        inputs = ((previous,) if previous is not None else ()) + tuple(entries)
+        inputs = ((_as_input(engine, previous),) if previous is not None else ()) + tuple(entries)
         if region.name not in touched:
             touched.append(region.name)
         engine.emit(CompactionStarted(trigger, (p.id,), p.tokens, region_target(engine, region)))
+        summary: Entry | None = None
         while True:
             calls_before = calls
             try:
-                outcome = yield SummaryJob(inputs, extra)
+                try:
+                    outcome = yield SummaryJob(inputs, extra)
+                except _BUG_TYPES:
+                    raise  # a programming error in the summarizer surfaces unchanged (L7)
+                except Exception as exc:  # the summarizer call failed: a strike
+                    if isinstance(exc, (SummarizerError, SummaryRejected)):
+                        raise
+                    raise SummarizerError(f"the summarizer raised {exc!r}", cause=exc) from exc
                 calls += len(outcome.calls)
                 summary = _accept(engine, p, outcome, previous)
-            except (SummaryRejected, SummarizerError, CompactionError, Exception) as exc:
+            except (SummaryRejected, SummarizerError, CompactionError) as exc:
                 if calls == calls_before:
                     calls += 1
                 reason = exc.reason if isinstance(exc, SummaryRejected) else "error"
@@ -299,25 +379,39 @@ def flush_steps(
                 strikes = book.strikes.get(region.name, 0) + 1
                 book.strikes[region.name] = strikes
                 engine.emit(CompactionRejected(p.id, region.name, reason, str(exc), strikes))
-                if strikes >= engine.no_progress_limit:
-                    window.fail_compaction(p.id, "no progress", drop=True)
-                    book.blocked.append(key)
-                    size = region.used_tokens
-                    trig = _trigger_of(region) or region.budget
-                    engine.emit(CompactionNoProgress(region.name, strikes, size, trig))
-                    raise CompactionNoProgressError(
-                        f"compaction of region {region.name!r} made no progress in {strikes} "
-                        f"attempts in a row (last: {reason}: {exc}); the region holds {size} "
-                        f"tokens against a trigger of {trig}. Use a summarizer that shortens its "
-                        "input, raise the region's budget, or release entries",
-                        region=region.name,
-                        attempts=strikes,
-                        size=size,
-                        trigger=trig,
-                    ) from exc
-                window.fail_compaction(p.id, f"summary rejected ({reason})", drop=False)
-                continue
-            break
+                if strikes < engine.no_progress_limit:
+                    window.fail_compaction(p.id, f"summary rejected ({reason})", drop=False)
+                    continue
+                window.fail_compaction(p.id, "no progress", drop=True)
+                book.blocked.append(key)
+                size, trig, unit = fired_trigger(engine, region, p)
+                engine.emit(CompactionNoProgress(region.name, strikes, size, trig))
+                fell_back = (
+                    bulk_fallback(engine, region, p, "no progress")
+                    if p.reason == "compact_count"
+                    else ()
+                )
+                if tolerate_fallback and fallback_point(region) is not None:
+                    # the region declares a bulk fallback (armed, or just taken): the turn goes
+                    # on; the request's ceiling check still raises if the window is too large
+                    break
+                cause = exc.cause if isinstance(exc, SummarizerError) and exc.cause else exc
+                raise CompactionNoProgressError(
+                    f"compaction of region {region.name!r} made no progress in {strikes} "
+                    f"attempts in a row (last: {reason}: {exc}); the region holds {size} "
+                    f"{unit} against a trigger of {trig} {unit}"
+                    + (f"; {len(fell_back)} entries were bulk-evicted instead" if fell_back else "")
+                    + ". Use a summarizer that shortens its input, raise the region's budget, or "
+                    "release entries",
+                    region=region.name,
+                    attempts=strikes,
+                    size=size,
+                    trigger=trig,
+                ) from cause
+            else:
+                break
+        if summary is None:
+            continue
         replaced.extend(p.entry_ids)
         summaries.append(summary)
         region_trigger = _trigger_of(region)
@@ -394,73 +488,6 @@ def _accept(
     engine.book.versions[p.region] = version
     engine.record("compaction", p.region, entry=committed, ids=p.entry_ids)
     return committed
-
-
-def compactable_regions(engine: Engine) -> list[Any]:
-    """Regions whose content compaction can shrink: ``compacting`` regions and ``sliding_window``
-    regions paired with a ``compact_history`` (working notes first, the conversation last)."""
-    regions = engine.window.regions
-    notes = [r for r in regions if isinstance(r, Compacting) and r.compact_target]
-    convo = [r for r in regions if isinstance(r, SlidingWindow) and r.compact_target]
-    return [*notes, *convo]
-
-
-def compactable_tokens(engine: Engine) -> int:
-    """Tokens compaction could remove right now (whole units before each protected tail)."""
-    total = 0
-    for region in compactable_regions(engine):
-        info = region.analysis()
-        total += info.removed_tokens[-1]
-    return total
-
-
-def plan_targets(engine: Engine, free_raw: int) -> dict[str, int]:
-    """Per-region targets that free at least ``free_raw`` tokens (raw, uncalibrated), taken from
-    working notes first and from the conversation last."""
-    targets: dict[str, int] = {}
-    need = max(0, free_raw)
-    for region in compactable_regions(engine):
-        if need <= 0:
-            break
-        targets[region.name] = max(0, region.used_tokens - need)
-        need -= region.used_tokens
-    return targets
-
-
-def queue_everything(engine: Engine, reason: str) -> list[PendingCompaction]:
-    """Ask every compactable region to queue its compactable content (``reason``)."""
-    queued = []
-    for region in compactable_regions(engine):
-        p = engine.window.request_compaction(region, reason=reason)
-        if p is not None:
-            queued.append(p)
-    return queued
-
-
-def manual_targets(
-    engine: Engine, keep_tokens: int | None = None, keep_fraction: float | None = None
-) -> dict[str, int]:
-    """Queue every compactable region (reason ``manual``) and return its token target.
-
-    ``keep_tokens``: tokens kept verbatim per region (0 compacts everything compactable);
-    ``keep_fraction``: the fraction in ``[0, 1]`` of each region's current size kept verbatim
-    (``int(fraction * used tokens)``); both given: the smaller wins; neither: the region's
-    hysteresis target (:func:`region_target`). Raises :class:`ValueError` for a negative
-    ``keep_tokens`` or a fraction outside ``[0, 1]``."""
-    if keep_tokens is not None and keep_tokens < 0:
-        raise ValueError(f"keep_tokens must be >= 0, got {keep_tokens}")
-    if keep_fraction is not None and not 0 <= keep_fraction <= 1:
-        raise ValueError(f"keep_fraction is a fraction in [0, 1], got {keep_fraction}")
-    queue_everything(engine, "manual")
-    targets: dict[str, int] = {}
-    for region in compactable_regions(engine):
-        limits = []
-        if keep_tokens is not None:
-            limits.append(keep_tokens)
-        if keep_fraction is not None:
-            limits.append(int(keep_fraction * region.used_tokens))
-        targets[region.name] = min(limits) if limits else region_target(engine, region)
-    return targets
 
 
 def room_steps(

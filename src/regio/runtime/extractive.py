@@ -1,17 +1,29 @@
 """A summarizer that needs no model: :class:`ExtractiveSummarizer`.
 
 Deterministic and offline, so every runtime path (compaction, overflow recovery, examples,
-tests) runs without a provider. For each entry it keeps:
+tests) runs without a provider.
 
-* the first and the last non-empty line (tool calls as ``call name(id) {json}``);
-* every identifier-like token of the lines in between: file paths (``src/app/main.py``),
-  ids (``ORD-4471``, ``TCK-9902``), dotted or snake/camel names with digits or separators,
-  URLs, hosts, dates and numbers -- verbatim, in first-seen order, without duplicates.
+**Size rule.** The output is strictly smaller than what it replaces whenever that is
+non-trivial: its budget is ``min(max_summary_tokens, replaced // 2)`` tokens, where
+``replaced`` is the size of the input entries (their stored ``tokens``, or the ``counter``'s
+count when smaller), the previous summary included unless it is passed as context only
+(``meta["context_only"]``, ``carry_forward="append"``: it stays in the history, so it is neither
+copied nor counted). Output is measured with ``counter`` (the heuristic counter by default).
 
-A previous summary (first entry with ``meta["summary"]``) is carried forward verbatim first
-(FC-11 part 4). Output is bounded by ``max_summary_tokens`` measured with ``counter`` (the
-heuristic counter by default): lines are kept in order until the budget is reached and the cut
-is marked with ``[... N lines omitted]``.
+**Forms**, most detailed first; the first that fits the budget is returned:
+
+1. ``detailed``: the previous summary verbatim, then per entry one line ``role: first line``
+   (tool calls as ``call name(id) {json}``); an entry of several lines adds ``ids:`` (the
+   identifier-like tokens of its middle lines) and ``last:`` (its last line);
+2. ``compact``: the previous summary verbatim, then one line per entry: ``role: first line``
+   cut to :data:`COMPACT_LINE_CHARS` plus the new identifiers of the rest (no labels);
+3. ``identifiers``: one line of every identifier of the input (previous summary included), in
+   first-seen order, cut at the budget with a ``[+N more]`` marker.
+
+Identifiers are file paths (``src/app/main.py``), ids (``ORD-4471``, ``TCK-9902``), dotted or
+snake/camel names with digits or separators, URLs, hosts, dates and numbers -- verbatim, in
+first-seen order, without duplicates (FC-11: concrete facts survive re-summarization as far
+as the budget allows).
 """
 
 from __future__ import annotations
@@ -70,18 +82,26 @@ def _lines(entry: Entry) -> list[str]:
 MAX_LINE_CHARS = 240
 #: Most identifiers kept per entry.
 MAX_IDENTIFIERS = 40
+#: Longest first line kept per entry in the ``compact`` form (characters).
+COMPACT_LINE_CHARS = 80
 
 
-def _clip(line: str) -> str:
-    return line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS - 1] + "\u2026"
+def _clip(line: str, limit: int = MAX_LINE_CHARS) -> str:
+    return line if len(line) <= limit else line[: limit - 1] + "\u2026"
+
+
+def _label(entry: Entry) -> str:
+    return entry.role or (f"note {entry.key}" if entry.key else "note")
 
 
 @attrs.define(eq=False)
 class ExtractiveSummarizer:
-    """Keeps first/last lines and identifiers of each entry; needs no model (see module doc).
+    """Keeps first/last lines and identifiers of each entry, within half of what it replaces;
+    needs no model (see module doc).
 
     ``context_window`` / ``max_summary_tokens`` / ``reserve_tokens`` are tokens, as for every
-    summarizer; ``counter`` measures the output bound.
+    summarizer; ``counter`` measures the input and the output bound. Calling it returns the
+    summary text (never raises for well-formed entries).
     """
 
     context_window: int = DEFAULT_CONTEXT_WINDOW
@@ -89,18 +109,34 @@ class ExtractiveSummarizer:
     reserve_tokens: int | None = None
     counter: TokenCounter = attrs.field(factory=HeuristicCounter)
 
+    def replaced_tokens(self, entries: Sequence[Entry]) -> int:
+        """Tokens the summary replaces: every entry but a context-only previous summary,
+        each at the smaller of its stored ``tokens`` and the ``counter``'s count."""
+        total = 0
+        for entry in entries:
+            if entry.meta.get("context_only"):
+                continue
+            counted = self.counter.count_entry(entry)
+            total += min(entry.tokens, counted) if entry.tokens > 0 else counted
+        return total
+
+    def budget(self, entries: Sequence[Entry]) -> int:
+        """Output budget in tokens: ``min(max_summary_tokens, replaced_tokens // 2)``, at
+        least 1."""
+        return max(1, min(self.max_summary_tokens, self.replaced_tokens(entries) // 2))
+
     def summary_lines(self, entries: Sequence[Entry]) -> list[str]:
-        """All lines the summary would hold before the size bound."""
+        """Lines of the ``detailed`` form (before the size bound)."""
         out: list[str] = []
         for entry in entries:
             if entry.meta.get("summary"):
-                out.extend(ln for ln in entry.text.splitlines() if ln.strip())
+                if not entry.meta.get("context_only"):
+                    out.extend(ln for ln in entry.text.splitlines() if ln.strip())
                 continue
             lines = _lines(entry)
             if not lines:
                 continue
-            label = entry.role or (f"note {entry.key}" if entry.key else "note")
-            out.append(f"- {label} {entry.id}: {_clip(lines[0])}")
+            out.append(f"{_label(entry)}: {_clip(lines[0])}")
             middle = lines[1:-1]
             if middle:
                 idents = extract_identifiers("\n".join(middle))[:MAX_IDENTIFIERS]
@@ -110,19 +146,81 @@ class ExtractiveSummarizer:
                 out.append(f"  last: {_clip(lines[-1])}")
         return out
 
+    def compact_lines(self, entries: Sequence[Entry]) -> list[str]:
+        """Lines of the ``compact`` form: one per entry, no labels beyond the role."""
+        out: list[str] = []
+        seen: set[str] = set()
+        for entry in entries:
+            if entry.meta.get("summary"):
+                if entry.meta.get("context_only"):
+                    seen.update(extract_identifiers(entry.text))
+                else:
+                    out.extend(ln for ln in entry.text.splitlines() if ln.strip())
+                continue
+            lines = _lines(entry)
+            if not lines:
+                continue
+            head = _clip(lines[0], COMPACT_LINE_CHARS)
+            seen.update(extract_identifiers(head))
+            rest = [t for t in extract_identifiers("\n".join(lines[1:])) if t not in seen][
+                :MAX_IDENTIFIERS
+            ]
+            seen.update(rest)
+            out.append(f"{_label(entry)}: {head}" + (" | " + " ".join(rest) if rest else ""))
+        return out
+
+    def identifier_line(self, entries: Sequence[Entry], budget: int) -> str:
+        """The ``identifiers`` form cut to ``budget`` tokens (a ``[+N more]`` marker when
+        identifiers are left out; the text itself cut when even one does not fit)."""
+        context: set[str] = set()
+        text_parts: list[str] = []
+        for entry in entries:
+            if entry.meta.get("context_only"):
+                context.update(extract_identifiers(entry.text))
+            elif entry.meta.get("summary"):
+                text_parts.append(entry.text)
+            else:
+                text_parts.append("\n".join(_lines(entry)))
+        idents = [t for t in extract_identifiers("\n".join(text_parts)) if t not in context]
+        if not idents:
+            words = " ".join(" ".join(text_parts).split())
+            return self._cut(words, budget)
+        kept: list[str] = []
+        for index, token in enumerate(idents):
+            marker = f" [+{len(idents) - index - 1} more]" if index + 1 < len(idents) else ""
+            candidate = " ".join([*kept, token]) + marker
+            if self.counter.count(candidate) > budget:
+                break
+            kept.append(token)
+        if not kept:
+            return self._cut(idents[0], budget)
+        line = " ".join(kept)
+        if len(kept) < len(idents):
+            line += f" [+{len(idents) - len(kept)} more]"
+        return line
+
+    def _cut(self, text: str, budget: int) -> str:
+        """``text`` cut (at a character) to at most ``budget`` tokens."""
+        if self.counter.count(text) <= budget:
+            return text
+        lo, hi = 0, len(text)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.counter.count(text[:mid]) <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        return text[:lo]
+
     def __call__(
         self, entries: Sequence[Entry], standing_instructions: str, extra_instructions: str | None
     ) -> str:
-        lines = self.summary_lines(entries)
-        kept: list[str] = []
-        used = 0
-        budget = self.max_summary_tokens
-        for index, line in enumerate(lines):
-            cost = self.counter.count(line + "\n")
-            # keep room for the omission marker
-            if used + cost > budget - 8:
-                kept.append(f"[... {len(lines) - index} lines omitted]")
-                break
-            kept.append(line)
-            used += cost
-        return "\n".join(kept)
+        budget = self.budget(entries)
+        for lines in (self.summary_lines(entries), self.compact_lines(entries)):
+            text = "\n".join(lines)
+            if text and self.counter.count(text) <= budget:
+                return text
+        line = self.identifier_line(entries, budget)
+        if line.strip():
+            return line
+        return self._cut(" ".join(self.summary_lines(entries)), budget)

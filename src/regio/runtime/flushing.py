@@ -27,11 +27,19 @@ class FlushMixin:
     """Compaction methods of :class:`regio.runtime.Engine`."""
 
     def _turn_boundary(self, provider: str, model: str) -> None:
-        """Trigger checks and the compaction flush (sync)."""
+        """Trigger checks and the compaction flush (sync) of :meth:`Engine.request`.
+
+        A region with a declared bulk fallback (``sliding_window`` with ``compact`` eviction)
+        whose summary fails does not end the turn: the failure is reported by events
+        (``compaction_rejected``, ``compaction_no_progress``) and the region falls back to bulk
+        eviction past ``max_items + 2*compact_count``; the request's ceiling check still raises
+        when the window is too large. Other regions raise
+        :class:`CompactionNoProgressError` (FC-25)."""
         _e(self)._compact_now(
             "auto",
             _e(self)._whole_trigger_targets(provider, model),
             _e(self)._take_scheduled(),
+            tolerate_fallback=True,
         )
 
     def _take_scheduled(self) -> str | None:
@@ -100,12 +108,23 @@ class FlushMixin:
             return stop.value
 
     def _compact_now(
-        self, trigger: str, targets: dict[str, int] | None, extra: str | None
+        self,
+        trigger: str,
+        targets: dict[str, int] | None,
+        extra: str | None,
+        *,
+        tolerate_fallback: bool = False,
     ) -> cp.CompactionResult | None:
         if targets:
             cp.queue_everything(_e(self), trigger)
         return _e(self)._run(
-            cp.flush_steps(_e(self), trigger=trigger, extra=extra, targets=targets)
+            cp.flush_steps(
+                _e(self),
+                trigger=trigger,
+                extra=extra,
+                targets=targets,
+                tolerate_fallback=tolerate_fallback,
+            )
         )
 
     # ----- compaction API ----------------------------------------------------------------

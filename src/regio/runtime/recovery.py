@@ -6,8 +6,10 @@ A provider refusal for length triggers one compaction to half the allowance and 
    exception is re-raised as is, FC-20 c/d).
 2. When the provider reported the prompt size, the calibration of ``provider:model`` is
    rescaled to it (the estimate of the failed request becomes the reported size, FC-20 a).
-3. Compactable content is compacted until the calibrated size is at most half the allowance
-   (``limit // 2``), working notes first, the conversation last.
+3. Compactable content is compacted toward half the allowance (``limit // 2``, calibrated),
+   working notes first, the conversation last, pass after pass while a pass frees tokens
+   (at most :data:`MAX_RECOVERY_PASSES`). Recovery succeeds when the calibrated size is then
+   at most the ceiling (``limit``), even if it is still above half of it.
 4. A :class:`RetryToken` tells the caller to retry once. A second refusal before a successful
    call (or a refusal with compaction off, or nothing left to compact) raises
    :class:`ContextOverflowError` with the numbers and the provider's error attached.
@@ -29,7 +31,23 @@ from .overflow import OverflowInfo, classify_overflow
 if TYPE_CHECKING:
     from .engine import Engine
 
-__all__ = ["RetryToken", "recover"]
+__all__ = ["MAX_RECOVERY_PASSES", "RetryToken", "recover"]
+
+#: Most compaction passes of one overflow recovery.
+MAX_RECOVERY_PASSES = 4
+
+
+def _merged(first: cp.CompactionResult, later: cp.CompactionResult) -> cp.CompactionResult:
+    """One result for two passes: ids and summaries of both, sizes from first to last."""
+    return msgspec.structs.replace(
+        first,
+        replaced_ids=first.replaced_ids + later.replaced_ids,
+        kept_ids=later.kept_ids,
+        tokens_after=later.tokens_after,
+        summary_ids=first.summary_ids + later.summary_ids,
+        summarizer_calls=first.summarizer_calls + later.summarizer_calls,
+        rejected=first.rejected + later.rejected,
+    )
 
 
 class RetryToken(msgspec.Struct, frozen=True):
@@ -84,8 +102,15 @@ def recover(engine: Engine, error: Any) -> RetryToken | None:
     goal = engine.limit // 2
     need = int((current * scale - goal) / scale) + 1 if current * scale > goal else 0
     result = None
-    if need > 0:
-        result = engine._compact_now("overflow", cp.plan_targets(engine, need), None)
+    passes = 0
+    while need > 0 and passes < MAX_RECOVERY_PASSES:
+        passes += 1
+        done = engine._compact_now("overflow", cp.plan_targets(engine, need), None)
+        if done is None or done.freed <= 0:
+            break
+        result = done if result is None else _merged(result, done)
+        current = engine.estimate(provider, model)
+        need = int((current * scale - goal) / scale) + 1 if current * scale > goal else 0
     after = int(engine.estimate(provider, model) * scale + 0.999999)
     if after > engine.limit or (result is None and need > 0):
         _fail(engine, info, error, "nothing left to compact", after)

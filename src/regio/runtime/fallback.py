@@ -1,0 +1,102 @@
+"""What a failed compaction leaves behind (DESIGN.md section 2, ``compact{compact_count}``;
+section 4, "Compaction flush"; field case FC-25).
+
+* :func:`fired_trigger`: the trigger that queued a pending compaction, in its own unit
+  (items for a ``compact_count`` batch, tokens otherwise), for the no-progress error.
+* :func:`bulk_fallback`: the declared fallback of a ``sliding_window`` with ``compact``
+  eviction. DESIGN.md section 2: "If the runtime has not flushed by ``max_items +
+  2*compact_count``, fall back to bulk eviction (and emit an event saying so)". A summary that
+  fails (rejected ``no_progress_limit`` times, or content blocked after such a failure) must
+  never leave the conversation unbounded, so the flush calls this after every failure of such a
+  batch: past the fallback point the oldest units of the removal order (completed groups of the
+  current turn included, as for the compaction itself; never the newest user message nor an
+  open group) are evicted down to ``max_items``, with events ``evicted`` (reason
+  ``compaction_fallback``) and ``compaction_fallback``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from regio.policies.eviction import Compact
+from regio.regions import PendingCompaction, SlidingWindow
+from regio.regions import events as rev
+
+from .planning import region_target
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+__all__ = ["bulk_fallback", "fallback_point", "fired_trigger"]
+
+
+def fallback_point(region: Any) -> int | None:
+    """Item count past which ``region`` falls back to bulk eviction (``max_items +
+    2*compact_count``), or ``None`` when it declares no such fallback (not a
+    ``sliding_window`` with ``compact`` eviction and ``max_items``)."""
+    if not isinstance(region, SlidingWindow) or region.max_items is None:
+        return None
+    if not isinstance(region.eviction, Compact):
+        return None
+    return region.max_items + 2 * region.eviction.compact_count
+
+
+def fired_trigger(engine: Engine, region: Any, p: PendingCompaction) -> tuple[int, int, str]:
+    """``(size, trigger, unit)`` of the trigger that queued ``p``: a ``compact_count`` batch
+    fires on the item count (``max_items + compact_count`` items); a ``merge`` on the history's
+    budget; a whole-context trigger on the window's tokens against ``compact_trigger``; a
+    ``threshold`` on the region's trigger tokens; anything else (manual, reclaim, room, overflow,
+    ceiling) is measured against the region's hysteresis target (tokens)."""
+    eviction = getattr(region, "eviction", None)
+    max_items = getattr(region, "max_items", None)
+    if p.reason == "compact_count" and isinstance(eviction, Compact) and max_items is not None:
+        return region.item_count(), max_items + eviction.compact_count, "items"
+    if p.operation == "merge":
+        return region.used_tokens, region.budget, "tokens"
+    if p.reason == "window_trigger" and engine.compact_trigger is not None:
+        return engine.window.used_tokens, int(engine.compact_trigger), "tokens"
+    trigger = getattr(region, "trigger_tokens", None)
+    if p.reason == "threshold" and trigger is not None:
+        return region.used_tokens, int(trigger), "tokens"
+    return region.used_tokens, region_target(engine, region), "tokens"
+
+
+def bulk_fallback(
+    engine: Engine, region: Any, p: PendingCompaction, reason: str
+) -> tuple[str, ...]:
+    """Evict ``region`` down to ``max_items`` when it is past its :func:`fallback_point` after
+    the compaction ``p`` failed (module doc). Returns the evicted entry ids (empty when the
+    region is not past the point or declares no fallback). Pending items that covered evicted
+    entries leave the queue with a ``compaction_fallback`` event; ``p`` itself (already out of
+    the queue) is reported the same way."""
+    point = fallback_point(region)
+    if point is None or region.item_count() <= point:
+        return ()
+    keep = region.max_items
+    info = region.analysis()
+    count = region.item_count()
+    if region.count_units:
+        j = min(count - keep, info.removable_count)
+    else:
+        j = next(
+            (x for x, done in enumerate(info.removed_entries) if count - done <= keep),
+            info.removable_count,
+        )
+    ids = tuple(region.entries[i].id for i in info.removal(j))
+    if not ids:
+        return ()
+    removed = region.remove_ids(ids)
+    events = engine.window.events
+    events.emit(
+        rev.Evicted(region.name, ids, sum(e.tokens for e in removed), "compaction_fallback")
+    )
+    why = f"compaction failed ({reason}); bulk eviction to max_items={keep}"
+    queue = engine.window.queue
+    reported = {p.id}
+    events.emit(rev.CompactionFallback(p.id, region.name, tuple(p.entry_ids), why))
+    for other in queue.touching(region.name, ids):
+        queue.remove(other.id)
+        if other.id not in reported:
+            reported.add(other.id)
+            events.emit(rev.CompactionFallback(other.id, region.name, tuple(other.entry_ids), why))
+    return ids

@@ -1,0 +1,102 @@
+"""Which regions to compact and how far (DESIGN.md section 4, "Compaction flush"; FC-08,
+FC-18, FC-28): hysteresis targets, compactable regions and tokens, per-region targets that
+free a given amount, and the targets of a manual compaction. Re-exported by
+:mod:`regio.runtime.compaction`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from regio.regions import Compacting, PendingCompaction, SlidingWindow
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+__all__ = [
+    "compactable_regions",
+    "compactable_tokens",
+    "manual_targets",
+    "plan_targets",
+    "queue_everything",
+    "region_target",
+]
+
+
+def region_target(engine: Engine, region: Any) -> int:
+    """Low-water mark of ``region`` in tokens (hysteresis target; see module doc)."""
+    explicit = engine.targets.get(region.name)
+    if explicit is not None:
+        return int(explicit)
+    target = region.budget // 2
+    trigger = getattr(region, "trigger_tokens", None)
+    if trigger is not None:
+        target = min(target, trigger // 2)
+    return target
+
+
+def compactable_regions(engine: Engine) -> list[Any]:
+    """Regions whose content compaction can shrink: ``compacting`` regions and ``sliding_window``
+    regions paired with a ``compact_history`` (working notes first, the conversation last)."""
+    regions = engine.window.regions
+    notes = [r for r in regions if isinstance(r, Compacting) and r.compact_target]
+    convo = [r for r in regions if isinstance(r, SlidingWindow) and r.compact_target]
+    return [*notes, *convo]
+
+
+def compactable_tokens(engine: Engine) -> int:
+    """Tokens compaction could remove right now (whole units before each protected tail)."""
+    total = 0
+    for region in compactable_regions(engine):
+        info = region.analysis()
+        total += info.removed_tokens[-1]
+    return total
+
+
+def plan_targets(engine: Engine, free_raw: int) -> dict[str, int]:
+    """Per-region targets that free at least ``free_raw`` tokens (raw, uncalibrated), taken from
+    working notes first and from the conversation last."""
+    targets: dict[str, int] = {}
+    need = max(0, free_raw)
+    for region in compactable_regions(engine):
+        if need <= 0:
+            break
+        targets[region.name] = max(0, region.used_tokens - need)
+        need -= region.used_tokens
+    return targets
+
+
+def queue_everything(engine: Engine, reason: str) -> list[PendingCompaction]:
+    """Ask every compactable region to queue its compactable content (``reason``)."""
+    queued = []
+    for region in compactable_regions(engine):
+        p = engine.window.request_compaction(region, reason=reason)
+        if p is not None:
+            queued.append(p)
+    return queued
+
+
+def manual_targets(
+    engine: Engine, keep_tokens: int | None = None, keep_fraction: float | None = None
+) -> dict[str, int]:
+    """Queue every compactable region (reason ``manual``) and return its token target.
+
+    ``keep_tokens``: tokens kept verbatim per region (0 compacts everything compactable);
+    ``keep_fraction``: the fraction in ``[0, 1]`` of each region's current size kept verbatim
+    (``int(fraction * used tokens)``); both given: the smaller wins; neither: the region's
+    hysteresis target (:func:`region_target`). Raises :class:`ValueError` for a negative
+    ``keep_tokens`` or a fraction outside ``[0, 1]``."""
+    if keep_tokens is not None and keep_tokens < 0:
+        raise ValueError(f"keep_tokens must be >= 0, got {keep_tokens}")
+    if keep_fraction is not None and not 0 <= keep_fraction <= 1:
+        raise ValueError(f"keep_fraction is a fraction in [0, 1], got {keep_fraction}")
+    queue_everything(engine, "manual")
+    targets: dict[str, int] = {}
+    for region in compactable_regions(engine):
+        limits = []
+        if keep_tokens is not None:
+            limits.append(keep_tokens)
+        if keep_fraction is not None:
+            limits.append(int(keep_fraction * region.used_tokens))
+        targets[region.name] = min(limits) if limits else region_target(engine, region)
+    return targets
