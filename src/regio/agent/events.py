@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from regio.events import Event
 
+from .types import StepRecord
+
 __all__ = ["RunFinished", "StepCompleted", "StepStarted"]
 
 
@@ -23,28 +25,15 @@ class StepStarted(Event, frozen=True, tag="step_started"):
     window_budget: int
 
 
-class StepCompleted(Event, frozen=True, tag="step_completed"):
-    """Step ``step`` finished.
+class StepCompleted(Event, StepRecord, frozen=True, tag="step_completed"):
+    """Step ``step`` finished; its fields are those of :class:`regio.agent.types.StepRecord`
+    (one definition), in the same order.
 
     ``prompt_tokens`` / ``cached_tokens`` / ``cache_write_tokens`` / ``output_tokens`` as the
     provider reported them; ``predicted_cached_tokens`` what the attached cache predictor
     computed (``None`` without one); ``tool_calls`` the tool names called; ``overflow_retries``
     the context-overflow recoveries this step needed.
     """
-
-    step: int
-    prompt_tokens: int
-    cached_tokens: int
-    cache_write_tokens: int
-    output_tokens: int
-    predicted_cached_tokens: int | None
-    estimated_prompt_tokens: int
-    window_used: int
-    window_budget: int
-    tool_calls: tuple[str, ...] = ()
-    overflow_retries: int = 0
-    cost_usd: float | None = None
-    prompt_ms: float | None = None
 
 
 class RunFinished(Event, frozen=True, tag="run_finished"):

@@ -134,6 +134,33 @@ def _chain(previous: str, digest: str) -> str:
     return _CHAIN.get((previous, digest), lambda: chain_hash(previous, digest))
 
 
+#: A block before hashing: level, role, block, tool, tokens, region, message index, source.
+_Raw = tuple[Level, str, Block | None, ToolSpec | None, int, str | None, int | None, str]
+
+
+def _chain_blocks(raw: Iterable[_Raw], h: str, out: list[LayoutBlock]) -> str:
+    """Append a :class:`LayoutBlock` per item of ``raw`` to ``out``, chaining each block's
+    ``prefix_hash`` from ``h`` (the hash of everything before them); returns the last hash."""
+    for level, role, blk, tool, ntok, region, msg_i, source in raw:
+        dg = _digest(level, role, blk, tool)
+        h = _chain(h, dg)
+        out.append(
+            LayoutBlock(
+                level=level,
+                role=role,
+                tokens=ntok,
+                digest=dg,
+                prefix_hash=h,
+                block=blk,
+                tool=tool,
+                region=region,
+                message=msg_i,
+                source=source,
+            )
+        )
+    return h
+
+
 def _order(item: Extra) -> tuple[int, int]:
     # notes and frozen tail copies after one anchor: in the order they were placed, notes of a
     # request before its tail copies (the notes preceded that request's tail)
@@ -305,9 +332,7 @@ def assemble(
                 tail_plan = tail_for(True)
 
     # --- tools and system blocks
-    raw: list[
-        tuple[Level, str, Block | None, ToolSpec | None, int, str | None, int | None, str]
-    ] = []
+    raw: list[_Raw] = []
     for t in tool_list:
         text = msgspec.json.encode([t.name, t.description, t.canonical_schema()]).decode()
         raw.append(
@@ -410,45 +435,13 @@ def assemble(
             raw.append(("tail", "user", Text(s.text), None, s.tokens, s.region, None, s.source))
     blocks: list[LayoutBlock] = []
     h = CHAIN_ROOT
-    for level, role, blk, tool, ntok, region, msg_i, source in raw[:n_system]:
-        dg = _digest(level, role, blk, tool)
-        h = _chain(h, dg)
-        blocks.append(
-            LayoutBlock(
-                level=level,
-                role=role,
-                tokens=ntok,
-                digest=dg,
-                prefix_hash=h,
-                block=blk,
-                tool=tool,
-                region=region,
-                message=msg_i,
-                source=source,
-            )
-        )
+    h = _chain_blocks(raw[:n_system], h, blocks)
     blocks.extend(message_blocks)
     if message_blocks:
         h = message_blocks[-1].prefix_hash
     if tail_index is not None:
         tail_index += len(message_blocks)
-    for level, role, blk, tool, ntok, region, msg_i, source in raw[n_system:]:
-        dg = _digest(level, role, blk, tool)
-        h = _chain(h, dg)
-        blocks.append(
-            LayoutBlock(
-                level=level,
-                role=role,
-                tokens=ntok,
-                digest=dg,
-                prefix_hash=h,
-                block=blk,
-                tool=tool,
-                region=region,
-                message=msg_i,
-                source=source,
-            )
-        )
+    _chain_blocks(raw[n_system:], h, blocks)
 
     # the request's total: the few tools / system / tail blocks plus the conversation cache's
     # running sum (no pass over the whole conversation)

@@ -35,15 +35,14 @@ import attrs
 
 from regio.content import Block, Text, ToolResult, ToolUse
 
-from .events import LayoutEvent, OrphanResultDropped, Repaired, ResultSynthesized
+from .events import LayoutEvent, OrphanResultDropped, Repaired
 from .repair import (
     CONVERSATION_START,
-    MISSING_RESULT,
-    PENDING_RESULT,
     LayoutError,
     PMessage,
-    _frozen,
     _is_user_text,
+    _merge_into,
+    _place,
 )
 
 __all__ = ["Checkpoint", "RepairTrace", "common_prefix", "extend_prefix", "repair_resume"]
@@ -272,47 +271,9 @@ def _run(
     n_user = cp.user_texts
     for k in range(start_d, len(deduped)):
         m = deduped[k]
-        rest = tuple(b for b in m.blocks if not isinstance(b, ToolResult))
-        new_placed: list[PMessage] = []
-        if rest:
-            new_placed.append(
-                PMessage(m.role if m.role != "tool" else "user", rest, m.source, m.separate)
-            )
-        calls = [b for b in m.blocks if isinstance(b, ToolUse)]
-        if calls:
-            results: list[Block] = []
-            pending_any = False
-            for call in calls:
-                found = result_for.get(call.id)
-                if found is None:
-                    pending = k > last_user_text
-                    pending_any = pending_any or pending
-                    ev_place.append(ResultSynthesized(call.id, pending))
-                    found = ToolResult(call.id, PENDING_RESULT if pending else MISSING_RESULT)
-                elif result_from[call.id] != k + 1:
-                    ev_place.append(Repaired("moved_results", call.id, result_from[call.id]))
-                results.append(found)
-                open_calls.add(call.id)
-            pending_any = pending_any or any(
-                isinstance(r, ToolResult) and r.content == PENDING_RESULT for r in results
-            )
-            tag = "pending" if pending_any else "results"
-            new_placed.append(PMessage("tool", tuple(results), f"{tag}:{calls[0].id}"))
-        for pm in new_placed:
-            if (
-                merged
-                and merged[-1].role == pm.role
-                and not pm.separate
-                and not _frozen(pm)
-                and not _frozen(merged[-1])
-            ):
-                prev = merged[-1]
-                ev_merge.append(Repaired("merged", "", len(merged)))
-                merged[-1] = PMessage(
-                    prev.role, prev.blocks + pm.blocks, prev.source, prev.separate
-                )
-            else:
-                merged.append(pm)
+        for pm in _place(m, k, result_for, result_from, last_user_text, ev_place):
+            _merge_into(merged, pm, ev_merge)
+        open_calls.update(b.id for b in m.blocks if isinstance(b, ToolUse))
         # calls answered by a result in this message are settled
         for b in m.blocks:
             if isinstance(b, ToolResult) and result_from.get(b.tool_use_id) == k:

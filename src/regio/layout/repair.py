@@ -38,6 +38,13 @@ from .events import (
     Repaired,
     ResultSynthesized,
 )
+from .wellformed import (
+    ChatState,
+    anthropic_first_message,
+    anthropic_range,
+    openai_chat_end,
+    openai_chat_range,
+)
 
 __all__ = [
     "CONVERSATION_START",
@@ -83,6 +90,61 @@ def _is_user_text(m: PMessage) -> bool:
     return (
         m.role == "user" and not _frozen(m) and any(not isinstance(b, ToolResult) for b in m.blocks)
     )
+
+
+def _place(
+    m: PMessage,
+    i: int,
+    result_for: dict[str, ToolResult],
+    result_from: dict[str, int],
+    last_user_text: int,
+    events: list[LayoutEvent],
+) -> list[PMessage]:
+    """Rule 4 for deduplicated message ``i``: the message without its tool results (a ``tool``
+    message becomes ``user``), then, if it makes calls, one ``tool`` message with each call's
+    result in call order (a synthesized one when absent). Appends the events to ``events``."""
+    placed: list[PMessage] = []
+    rest = tuple(b for b in m.blocks if not isinstance(b, ToolResult))
+    if rest:
+        placed.append(PMessage(m.role if m.role != "tool" else "user", rest, m.source, m.separate))
+    calls = [b for b in m.blocks if isinstance(b, ToolUse)]
+    if not calls:
+        return placed
+    results: list[Block] = []
+    pending_any = False
+    for call in calls:
+        found = result_for.get(call.id)
+        if found is None:
+            pending = i > last_user_text
+            pending_any = pending_any or pending
+            events.append(ResultSynthesized(call.id, pending))
+            found = ToolResult(call.id, PENDING_RESULT if pending else MISSING_RESULT)
+        elif result_from[call.id] != i + 1:
+            events.append(Repaired("moved_results", call.id, result_from[call.id]))
+        results.append(found)
+    pending_any = pending_any or any(
+        isinstance(r, ToolResult) and r.content == PENDING_RESULT for r in results
+    )
+    tag = "pending" if pending_any else "results"
+    placed.append(PMessage("tool", tuple(results), f"{tag}:{calls[0].id}"))
+    return placed
+
+
+def _merge_into(merged: list[PMessage], m: PMessage, events: list[LayoutEvent]) -> None:
+    """Rule 5: append ``m`` to ``merged``, or merge it into the last message when both have the
+    same role, ``m`` is not ``separate`` and neither is a frozen tail copy (event appended)."""
+    if (
+        merged
+        and merged[-1].role == m.role
+        and not m.separate
+        and not _frozen(m)
+        and not _frozen(merged[-1])
+    ):
+        prev = merged[-1]
+        events.append(Repaired("merged", "", len(merged)))
+        merged[-1] = PMessage(prev.role, prev.blocks + m.blocks, prev.source, prev.separate)
+    else:
+        merged.append(m)
 
 
 def repair(messages: Sequence[PMessage]) -> tuple[list[PMessage], list[LayoutEvent]]:
@@ -137,46 +199,11 @@ def repair(messages: Sequence[PMessage]) -> tuple[list[PMessage], list[LayoutEve
 
     placed: list[PMessage] = []
     for i, m in enumerate(deduped):
-        rest = tuple(b for b in m.blocks if not isinstance(b, ToolResult))
-        if rest:
-            placed.append(
-                PMessage(m.role if m.role != "tool" else "user", rest, m.source, m.separate)
-            )
-        calls = [b for b in m.blocks if isinstance(b, ToolUse)]
-        if not calls:
-            continue
-        results: list[Block] = []
-        pending_any = False
-        for call in calls:
-            found = result_for.get(call.id)
-            if found is None:
-                pending = i > last_user_text
-                pending_any = pending_any or pending
-                events.append(ResultSynthesized(call.id, pending))
-                found = ToolResult(call.id, PENDING_RESULT if pending else MISSING_RESULT)
-            elif result_from[call.id] != i + 1:
-                events.append(Repaired("moved_results", call.id, result_from[call.id]))
-            results.append(found)
-        pending_any = pending_any or any(
-            isinstance(r, ToolResult) and r.content == PENDING_RESULT for r in results
-        )
-        tag = "pending" if pending_any else "results"
-        placed.append(PMessage("tool", tuple(results), f"{tag}:{calls[0].id}"))
+        placed += _place(m, i, result_for, result_from, last_user_text, events)
 
     merged: list[PMessage] = []
     for m in placed:
-        if (
-            merged
-            and merged[-1].role == m.role
-            and not m.separate
-            and not _frozen(m)
-            and not _frozen(merged[-1])
-        ):
-            prev = merged[-1]
-            events.append(Repaired("merged", "", len(merged)))
-            merged[-1] = PMessage(prev.role, prev.blocks + m.blocks, prev.source, prev.separate)
-        else:
-            merged.append(m)
+        _merge_into(merged, m, events)
 
     if merged and merged[0].role == "assistant":
         events.append(Repaired("conversation_start", "", 0))
@@ -187,94 +214,26 @@ def repair(messages: Sequence[PMessage]) -> tuple[list[PMessage], list[LayoutEve
 # ---------------------------------------------------------------- checks on rendered payloads
 
 
-def _blocks_of(message: dict[str, Any]) -> list[dict[str, Any]]:
-    content = message.get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return list(content or [])
-
-
 def check_anthropic(payload: dict[str, Any]) -> list[str]:
-    """Problems of an Anthropic Messages payload under W-A and L (empty list: well formed)."""
-    problems: list[str] = []
+    """Problems of an Anthropic Messages payload under W-A and L (empty list: well formed).
+
+    The resumable check (:func:`regio.layout.wellformed.anthropic_range`) run over every
+    message, then rule L (:func:`regio.layout.wellformed.anthropic_first_message`).
+    """
     messages = payload.get("messages", [])
-    seen_uses: set[str] = set()
-    for n, msg in enumerate(messages):
-        blocks = _blocks_of(msg)
-        if msg["role"] == "assistant":
-            ids = [b["id"] for b in blocks if b.get("type") == "tool_use"]
-            for cid in ids:
-                if cid in seen_uses:
-                    problems.append(f"W-A.4: tool_use id {cid} appears twice")
-                seen_uses.add(cid)
-            if ids:
-                nxt = _blocks_of(messages[n + 1]) if n + 1 < len(messages) else []
-                answers = [b["tool_use_id"] for b in nxt if b.get("type") == "tool_result"]
-                for cid in ids:
-                    if answers.count(cid) != 1:
-                        problems.append(
-                            f"W-A.2: tool_use {cid} not answered once in message {n + 1}"
-                        )
-        else:
-            prev = (
-                _blocks_of(messages[n - 1])
-                if n > 0 and messages[n - 1]["role"] == "assistant"
-                else []
-            )
-            prev_ids = {b["id"] for b in prev if b.get("type") == "tool_use"}
-            seen_other = False
-            for b in blocks:
-                if b.get("type") == "tool_result":
-                    if b["tool_use_id"] not in prev_ids:
-                        problems.append(
-                            f"W-A.1: tool_result {b['tool_use_id']} in message {n} "
-                            "does not answer the message before it"
-                        )
-                    if seen_other:
-                        problems.append(f"W-A.3: tool_result after other content in message {n}")
-                else:
-                    seen_other = True
-    if messages and any(b.get("type") == "tool_result" for b in _blocks_of(messages[0])):
-        problems.append("L: the first message carries a tool_result")
-    return problems
+    return anthropic_range(messages, 0, {}) + anthropic_first_message(messages)
 
 
 def check_openai_chat(payload: dict[str, Any]) -> list[str]:
-    """Problems of an OpenAI Chat Completions payload under W-O and L (empty: well formed)."""
-    problems: list[str] = []
+    """Problems of an OpenAI Chat Completions payload under W-O and L (empty: well formed).
+
+    The resumable check (:func:`regio.layout.wellformed.openai_chat_range`) run over every
+    message from the empty :class:`~regio.layout.wellformed.ChatState`, then the
+    end-of-payload problems (:func:`regio.layout.wellformed.openai_chat_end`).
+    """
     messages = payload.get("messages", [])
-    open_calls: list[str] = []
-    answered: set[str] = set()
-    prev_role = None
-    first_conv = True
-    for n, msg in enumerate(messages):
-        role = msg["role"]
-        if role != "system" and first_conv:
-            first_conv = False
-            if role == "tool":
-                problems.append("L: the first conversational message has role tool")
-        if role == "tool":
-            if prev_role in ("system", "user"):
-                problems.append(f"W-O.3: tool message {n} directly after a {prev_role} message")
-            cid = msg.get("tool_call_id")
-            if cid not in open_calls:
-                problems.append(f"W-O.1: tool message {n} answers {cid}, not a pending call")
-            elif cid in answered:
-                problems.append(f"W-O.2: {cid} answered twice")
-            answered.add(cid)
-        else:
-            missing = [c for c in open_calls if c not in answered]
-            if missing:
-                problems.append(f"W-O.2: calls {missing} unanswered before message {n}")
-            open_calls = []
-            answered = set()
-            if role == "assistant":
-                open_calls = [c["id"] for c in msg.get("tool_calls") or []]
-        prev_role = role
-    missing = [c for c in open_calls if c not in answered]
-    if missing:
-        problems.append(f"W-O.2: calls {missing} unanswered at the end")
-    return problems
+    problems, states = openai_chat_range(messages, 0, ChatState())
+    return problems + openai_chat_end(states[-1] if states else ChatState())
 
 
 def check_first_message(messages: Sequence[PMessage]) -> bool:

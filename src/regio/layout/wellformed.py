@@ -1,10 +1,10 @@
 """Resumable W/L checks of rendered payloads (field-cases.md section 0, rules W-A, W-O and L).
 
-:func:`regio.layout.repair.check_anthropic` and :func:`regio.layout.repair.check_openai_chat`
-check a whole payload. The functions here give the same problems, in the same order, for a
-range of messages, from a state carried over the messages before it, so a renderer that reuses
-the front of the previous payload (:mod:`regio.layout.rendercache`) validates only the changed
-tail:
+This is the one implementation of those rules. :func:`regio.layout.repair.check_anthropic` and
+:func:`regio.layout.repair.check_openai_chat` run it over a whole payload; the functions here
+check a range of messages, from a state carried over the messages before it, so a renderer that
+reuses the front of the previous payload (:mod:`regio.layout.rendercache`) validates only the
+changed tail:
 
 * Anthropic: the problems of message ``n`` depend on messages ``n - 1`` and ``n + 1`` and on the
   ``tool_use`` ids of messages ``< n`` (``seen``: id -> first message index);
@@ -12,7 +12,7 @@ tail:
   by the messages before it; :func:`openai_chat_end` gives the end-of-payload problems.
 
 ``full = range(0, s) + range(s, len)`` (plus rule L) holds for every split ``s``; the property
-tests check it against the whole-payload functions.
+tests check a split at a random point against the single whole-range run.
 """
 
 from __future__ import annotations
