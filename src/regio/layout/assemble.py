@@ -367,11 +367,13 @@ def assemble(
     if plan is not None:
         notes = plan.notes
         if plan.reason is not None:
+            before = prev_state.settled if prev_state is not None else {}
             ids = tuple(
                 e.id
                 for r in grows
+                for was in (frozenset(before.get(r.name, ())),)
                 for e in r.entries
-                if prev_state is not None and e.id not in set(prev_state.settled.get(r.name, ()))
+                if prev_state is not None and e.id not in was
             )
             events.append(NotesSettled(plan.reason, ids))
         settle_state_settled = {k: tuple(e.id for e in v) for k, v in plan.settled.items()}

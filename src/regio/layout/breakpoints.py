@@ -138,8 +138,13 @@ def plan_breakpoints(
         if deep and (first is None or deep[-1] > first):
             wanted.append((deep[-1], stable_ttl, "system"))
         if not system_changed:
-            every = [k for n, k in enumerate(msg_idx) if (n + 1) % MESSAGE_MARK_EVERY == 0]
-            wanted.extend((k, ttl, "message") for k in every[-2:])
+            # every 16th content block of the conversation, the last 2 kept (computed, not
+            # scanned: no pass over the conversation per request)
+            last = len(msg_idx) // MESSAGE_MARK_EVERY
+            wanted.extend(
+                (n_sys + m * MESSAGE_MARK_EVERY - 1, ttl, "message")
+                for m in range(max(1, last - 1), last + 1)
+            )
     elif strategy == "regio":
         stable_end = _stable_run_end(blocks)
         if stable_end is not None:

@@ -24,23 +24,20 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from itertools import compress, count
-from operator import is_not
 from typing import Any
 
 import attrs
 
+from .increment import common_prefix
 from .memo import register
 from .model import LayoutBlock, Request
 from .render_common import RenderedMessage
 
 __all__ = [
     "RenderSlot",
-    "clear_render_slots",
     "conversation_start",
     "find_slot",
     "group_runs",
-    "identity_prefix",
     "reusable_units",
     "store_slot",
 ]
@@ -68,19 +65,8 @@ class RenderSlot:
     data: Any = None
 
 
+#: Cleared by :func:`regio.layout.memo.clear_memos` (registered there).
 _SLOTS: OrderedDict[tuple[str, int], RenderSlot] = register(OrderedDict())
-
-
-def clear_render_slots() -> None:
-    """Forget every renderer slot (tests; frees memory)."""
-    _SLOTS.clear()
-
-
-def identity_prefix(a: Sequence[object], b: Sequence[object]) -> int:
-    """Length of the longest common prefix of ``a`` and ``b`` by object identity (C-level
-    scan)."""
-    n = min(len(a), len(b))
-    return next(compress(count(), map(is_not, a, b)), n)
 
 
 def conversation_start(request: Request) -> int:
@@ -125,7 +111,7 @@ def reusable_units(slot: RenderSlot | None, blocks: Sequence[LayoutBlock]) -> in
     inside the identity prefix of ``blocks`` and ``slot.blocks`` (0 without a slot)."""
     if slot is None:
         return 0
-    p = identity_prefix(blocks, slot.blocks)
+    p = common_prefix(blocks, slot.blocks)
     if p == len(blocks) == len(slot.blocks):
         return len(slot.outputs)
     # units 0..k-1 are reusable when starts[k] < p (unit k-1 ends before the first change and
