@@ -14,7 +14,13 @@ from regio.policies.eviction import (
     PerItem,
     parse_eviction,
 )
-from regio.policies.units import HistoryCaps, UnitAnalysis, analyze, is_user_turn_start
+from regio.policies.units import (
+    HistoryCaps,
+    HistoryCounts,
+    UnitAnalysis,
+    analyze,
+    is_user_turn_start,
+)
 
 ADMISSIONS: tuple[str, ...] = ("evict", "reject")
 """Admission policies: ``evict`` makes room by the region's rules, ``reject`` refuses."""
@@ -31,6 +37,7 @@ __all__ = [
     "EvictionDecision",
     "EvictionStrategy",
     "HistoryCaps",
+    "HistoryCounts",
     "PerItem",
     "UnitAnalysis",
     "analyze",

@@ -81,11 +81,6 @@ class Budget(msgspec.Struct, frozen=True):
             return msgspec.convert(value, cls)
         return cls.of(value)
 
-    @property
-    def is_relative(self) -> bool:
-        """True when the budget is a share of the window (needs the window size to resolve)."""
-        return self.percent is not None
-
     def resolve(self, window_tokens: int | None = None) -> int:
         """The budget in tokens for a window of ``window_tokens``.
 

@@ -41,7 +41,7 @@ import msgspec
 
 from regio.content import Entry, ToolResult, ToolUse, group_entries
 
-__all__ = ["HistoryCaps", "UnitAnalysis", "analyze", "is_user_turn_start"]
+__all__ = ["HistoryCaps", "HistoryCounts", "UnitAnalysis", "analyze", "is_user_turn_start"]
 
 
 def is_user_turn_start(entry: Entry) -> bool:
@@ -76,6 +76,55 @@ class HistoryCaps(msgspec.Struct, frozen=True):
             and self.max_turns is None
             and self.max_tool_calls is None
         )
+
+
+class HistoryCounts(msgspec.Struct, frozen=True):
+    """Running counts of an entry list that decide whether its history window keeps
+    everything (cut 0), updated in O(1) per appended entry (the per-turn fast path of
+    ``sliding_window`` writes with ``max_turns`` / ``max_tool_calls``).
+
+    ``entries``: entries counted; ``starts``: user turn starts (:func:`is_user_turn_start`);
+    ``first_is_start``: entry 0 is a turn start; ``calls``: ``tool_use`` blocks in all entries;
+    ``calls_at_last_start``: ``tool_use`` blocks before the newest turn start.
+    """
+
+    entries: int = 0
+    starts: int = 0
+    first_is_start: bool = False
+    calls: int = 0
+    calls_at_last_start: int = 0
+
+    def extend(self, entry: Entry) -> HistoryCounts:
+        """The counts with ``entry`` appended."""
+        calls = sum(1 for b in entry.blocks if isinstance(b, ToolUse))
+        if is_user_turn_start(entry):
+            return HistoryCounts(
+                self.entries + 1,
+                self.starts + 1,
+                self.first_is_start or self.entries == 0,
+                self.calls + calls,
+                self.calls,
+            )
+        return HistoryCounts(
+            self.entries + 1,
+            self.starts,
+            self.first_is_start,
+            self.calls + calls,
+            self.calls_at_last_start,
+        )
+
+    def keeps_all(self, max_turns: int | None, max_tool_calls: int | None) -> bool:
+        """True when :meth:`UnitAnalysis.history_cut` with only these caps is ``(0, True)``:
+        ``turns_kept(0) <= max_turns`` and ``calls_kept(0) <= max_tool_calls``."""
+        if self.starts:
+            turns = self.starts - 1 + (0 if self.first_is_start else 1)
+            calls = self.calls_at_last_start
+        else:
+            turns = 1 if self.entries else 0
+            calls = self.calls
+        if max_turns is not None and turns > max_turns:
+            return False
+        return max_tool_calls is None or calls <= max_tool_calls
 
 
 class UnitAnalysis(msgspec.Struct, frozen=True):
@@ -171,39 +220,6 @@ class UnitAnalysis(msgspec.Struct, frozen=True):
         return sum(1 for u in self.removable if self.units[u][0] < cut)
 
     # ----- history windows (suffix cuts) --------------------------------------------------
-    def safe_cuts(self) -> list[int]:
-        """All safe cuts ``0..limit`` in increasing order (0 is always one)."""
-        return [k for k in range(self.limit + 1) if self.safe[k]]
-
-    def smallest_cut(
-        self,
-        *,
-        min_cut: int = 0,
-        max_tokens: int | None = None,
-        max_units: int | None = None,
-        max_entries: int | None = None,
-        max_cut: int | None = None,
-    ) -> int | None:
-        """Smallest safe cut ``k >= min_cut``, ``k <= limit`` whose suffix meets every given cap.
-
-        ``max_tokens`` caps ``suffix_tokens[k]``, ``max_entries`` caps ``n - k`` and
-        ``max_units`` caps ``units_from[k]``; ``max_cut`` caps ``k`` below ``limit``. ``None``
-        when no allowed cut meets them.
-        """
-        n = self.size
-        top = self.limit if max_cut is None else min(max_cut, self.limit)
-        for k in range(max(0, min_cut), top + 1):
-            if not self.safe[k]:
-                continue
-            if max_tokens is not None and self.suffix_tokens[k] > max_tokens:
-                continue
-            if max_entries is not None and n - k > max_entries:
-                continue
-            if max_units is not None and self.units_from[k] > max_units:
-                continue
-            return k
-        return None
-
     def largest_cut(self, upto: int | None = None) -> int:
         """Largest safe cut ``<= min(upto, limit)`` (0 when nothing may go)."""
         top = self.limit if upto is None else min(upto, self.limit)
@@ -211,13 +227,6 @@ class UnitAnalysis(msgspec.Struct, frozen=True):
             if self.safe[k]:
                 return k
         return 0
-
-    def unit_cut_after(self, index: int) -> int | None:
-        """Smallest safe cut that removes entry ``index`` (and so its whole unit), or None."""
-        for k in range(index + 1, self.size + 1):
-            if self.safe[k]:
-                return k
-        return None
 
     def turns_kept(self, cut: int) -> int:
         """Earlier turns (before ``turn_start``) that keep at least one entry after ``cut``;

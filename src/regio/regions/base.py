@@ -30,6 +30,7 @@ from regio.policies import (
     VOLATILITIES,
     Budget,
     HistoryCaps,
+    HistoryCounts,
     UnitAnalysis,
     analyze,
 )
@@ -76,6 +77,9 @@ class Region:
     _window_tokens: int | None = attrs.field(default=None, init=False, repr=False)
     _used: int = attrs.field(default=0, init=False, repr=False)
     _hash: str | None = attrs.field(default=None, init=False, repr=False)
+    _counts: tuple[EntryList, int, HistoryCounts] | None = attrs.field(
+        default=None, init=False, repr=False
+    )
 
     def __attrs_post_init__(self) -> None:
         if self.min_tokens is not None or self.max_tokens is not None:
@@ -202,6 +206,14 @@ class Region:
             return WritePlan(entry)
         if fits and caps is None:
             return WritePlan(entry)
+        if (
+            fits
+            and caps is not None
+            and caps.max_entries is None
+            and caps.max_units is None
+            and self.history_counts().extend(entry).keeps_all(caps.max_turns, caps.max_tool_calls)
+        ):
+            return WritePlan(entry)  # the history window keeps everything: O(1) per write
         cand = [*self.entries, entry]
         info = analyze(cand, also_protect=(n_old,))
         j_tok = info.fewest_removals(max_tokens=self.budget)
@@ -221,6 +233,26 @@ class Region:
         return WritePlan(
             entry, evict_ids=ids, evict_reason=reason, fallback=fallback, over_budget_reason=over
         )
+
+    def history_counts(self) -> HistoryCounts:
+        """:class:`HistoryCounts` of the current entries, kept incrementally: appends since the
+        last call are counted in O(appended); any other change recounts (O(entries))."""
+        ents = self.entries
+        assert isinstance(ents, EntryList)
+        cached = self._counts
+        if cached is not None and cached[0] is ents and cached[1] == ents.rewrite_epoch:
+            counts = cached[2]
+            if counts.entries > len(ents):
+                counts = HistoryCounts()
+                start = 0
+            else:
+                start = counts.entries
+        else:
+            counts, start = HistoryCounts(), 0
+        for e in ents[start:]:
+            counts = counts.extend(e)
+        self._counts = (ents, ents.rewrite_epoch, counts)
+        return counts
 
     def commit(self, plan: WritePlan) -> WriteResult:
         """Apply a plan from :meth:`plan_write` and emit its events."""

@@ -94,10 +94,6 @@ class CompactionQueue:
         """Items whose entries belong to ``region``."""
         return [p for p in self.items.values() if p.region == region]
 
-    def marked_ids(self, region: str) -> set[str]:
-        """Entry ids of ``region`` that are marked pending compaction."""
-        return {i for p in self.items.values() if p.region == region for i in p.entry_ids}
-
     def touching(self, region: str, entry_ids: Iterable[str]) -> list[PendingCompaction]:
         """Items of ``region`` that cover any of ``entry_ids``."""
         ids = set(entry_ids)
