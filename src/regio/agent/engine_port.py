@@ -9,7 +9,8 @@ Keeping them in one place documents the contract between :mod:`regio.agent` and
   block for block; parallel results travel in one ``tool`` message);
 * ``request(provider, model, tools=..., max_tokens=...)`` -> ``(Request, payload)``; it
   flushes pending compactions at the turn boundary itself;
-* ``flush()`` / ``aflush()``, ``recover_overflow(error)``, ``observe(usage)``;
+* ``aturn_boundary(provider, model)`` (else ``aflush()``) before an async step, then
+  ``request(..., flush=False)``; ``recover_overflow(error)``, ``observe(usage)``;
 * ``request_estimate(request)``, ``window.used_tokens`` and ``limit`` for the step figures.
 """
 
@@ -76,6 +77,7 @@ class EnginePort:
 
     engine: Any
     user_tools: tuple[ToolSpec, ...] = ()
+    _flushed: bool = attrs.field(default=False, init=False)
 
     def register_user_tools(self, specs: Iterable[dict[str, Any]]) -> None:
         """Send these tool definitions (``name``, ``description``, ``input_schema``) with
@@ -106,9 +108,11 @@ class EnginePort:
         self, api: str, model: str, max_tokens: int | None = None
     ) -> tuple[Any, dict[str, Any]]:
         """Assemble and render the next request (the engine flushes at the turn boundary)."""
-        result: tuple[Any, dict[str, Any]] = self.engine.request(
-            api, model, tools=self.user_tools, max_tokens=max_tokens
-        )
+        kwargs: dict[str, Any] = {"tools": self.user_tools, "max_tokens": max_tokens}
+        if self._flushed:
+            kwargs["flush"] = False  # aflush already ran this turn boundary's flush
+            self._flushed = False
+        result: tuple[Any, dict[str, Any]] = self.engine.request(api, model, **kwargs)
         return result
 
     def request_tokens(self, request: Any) -> int:
@@ -130,8 +134,16 @@ class EnginePort:
         """Flush pending compactions (a turn boundary)."""
         self.engine.flush()
 
-    async def aflush(self) -> None:
-        """Async twin of :meth:`flush`."""
+    async def aflush(self, api: str, model: str) -> None:
+        """Async twin of the turn-boundary flush of :meth:`request`: awaits the engine's
+        ``aturn_boundary(api, model)`` (whole-context trigger, async summarizer) and makes the
+        next :meth:`request` skip its own flush; engines without it get ``aflush()`` (or
+        ``flush()``)."""
+        boundary = getattr(self.engine, "aturn_boundary", None)
+        if boundary is not None:
+            await boundary(api, model)
+            self._flushed = True
+            return
         aflush = getattr(self.engine, "aflush", None)
         if aflush is not None:
             await aflush()

@@ -3,7 +3,8 @@
 One **step** is one provider call:
 
 1. at the turn boundary, flush pending compactions (``engine.request`` does it before laying
-   out; :meth:`AgentLoop.arun` awaits ``engine.aflush()`` first; never mid-turn);
+   out; :meth:`AgentLoop.arun` awaits ``engine.aturn_boundary()`` instead, so an async
+   summarizer is awaited; never mid-turn);
 2. assemble and render the request (``engine.request(provider.api, provider.model)``);
 3. stop before sending when the request would pass ``max_prompt_tokens``;
 4. call the provider; on a context-length refusal (recognised by
@@ -150,58 +151,78 @@ class AgentLoop:
         """The engine's calibrated expectation of the reported prompt size (tokens)."""
         return self.port.calibrated_tokens(estimate, self.provider.api, self.provider.model)
 
-    def _begin(self, step: int) -> tuple[Any, dict[str, Any], int]:
+    def _stop_before(self, run: _Run, step: int) -> RunResult | None:
+        """The result when a budget is already spent before ``step`` starts, else ``None``."""
+        stop = self._budget_stop(run.totals)
+        return None if stop is None else self._result(run, stop)
+
+    def _open(self, run: _Run, step: int) -> _Attempt | RunResult:
+        """Lay out step ``step`` (flushing at the turn boundary), emit ``step_started`` and
+        stop when the calibrated estimate would pass ``max_prompt_tokens``."""
         request, payload = self._request()
         estimate = self.port.request_tokens(request)
         used, budget = self.port.window_state()
         self.events.emit(StepStarted(step, estimate, used, budget))
-        return request, payload, estimate
+        if self._budget_stop(run.totals, self._expected(estimate)) is not None:
+            return self._result(run, "max_prompt_tokens")
+        return _Attempt(step, request, payload, estimate)
 
-    def _record(
-        self,
-        step: int,
-        request: Any,
-        payload: dict[str, Any],
-        completion: Completion,
-        estimate: int,
-        retries: int,
-    ) -> tuple[int | None, float | None]:
+    def _retry(self, attempt: _Attempt, error: Exception) -> None:
+        """Recover from a length refusal and re-lay the request, or raise (see
+        :meth:`_overflow_or_raise`)."""
+        self._overflow_or_raise(error, attempt.retries, attempt.estimate)
+        attempt.retries += 1
+        attempt.request, attempt.payload = self._request()
+        attempt.estimate = self.port.request_tokens(attempt.request)
+
+    def _accept(self, run: _Run, attempt: _Attempt, completion: Completion) -> list[ToolUse]:
+        """Observe usage, predict, price and record the assistant turn; returns its tool
+        calls (empty: final answer)."""
         self.port.observe(completion, self.provider.api)
-        predicted = None
         if self.predictor is not None:
-            predicted = self.predictor.predict(request, payload, completion)
-        cost = self.pricing.cost(completion.usage) if self.pricing is not None else None
+            attempt.predicted = self.predictor.predict(attempt.request, attempt.payload, completion)
+        if self.pricing is not None:
+            attempt.cost = self.pricing.cost(completion.usage)
         self.port.add_assistant(completion.message)
-        return predicted, cost
+        run.text = assistant_text(completion.message) or run.text
+        return list(completion.message.tool_calls)
 
-    def _finish_step(
+    def _close(
         self,
-        step: int,
+        run: _Run,
+        attempt: _Attempt,
         completion: Completion,
-        estimate: int,
-        retries: int,
-        predicted: int | None,
-        cost: float | None,
-    ) -> StepRecord:
+        results: list[ToolResult],
+    ) -> RunResult | None:
+        """Record the tool results, emit ``step_completed`` and return the result when the
+        turn was the final answer (no tool calls), else ``None``."""
+        if results:
+            self.port.add_tool_results(results)
         usage = completion.usage
         used, budget = self.port.window_state()
         record = StepRecord(
-            step=step,
+            step=attempt.step,
             prompt_tokens=usage.prompt_tokens,
             cached_tokens=usage.cached_tokens,
             cache_write_tokens=usage.cache_write_tokens,
             output_tokens=usage.output_tokens,
-            predicted_cached_tokens=predicted,
-            estimated_prompt_tokens=estimate,
+            predicted_cached_tokens=attempt.predicted,
+            estimated_prompt_tokens=attempt.estimate,
             window_used=used,
             window_budget=budget,
             tool_calls=tuple(c.name for c in completion.message.tool_calls),
-            overflow_retries=retries,
-            cost_usd=cost,
+            overflow_retries=attempt.retries,
+            cost_usd=attempt.cost,
             prompt_ms=usage.prompt_ms,
         )
         self.events.emit(StepCompleted(**{f: getattr(record, f) for f in record.__struct_fields__}))
-        return record
+        run.steps.append(record)
+        run.totals = run.totals.add(record)
+        return None if completion.message.tool_calls else self._result(run, "final_answer")
+
+    def _exhausted(self, run: _Run) -> RunResult:
+        """The result after ``max_steps`` steps without a final answer."""
+        return self._result(run, self._budget_stop(run.totals) or "max_steps")
 
     def _bad_call(self, call: ToolUse) -> ToolOutcome | None:
         if INVALID_ARGUMENTS_KEY in call.input:
@@ -220,13 +241,18 @@ class AgentLoop:
             )
         return None
 
-    def _result(
-        self, step: int, steps: list[StepRecord], totals: UsageTotals, reason: str, text: str
-    ) -> RunResult:
+    def _result(self, run: _Run, reason: str) -> RunResult:
         self.events.emit(
-            RunFinished(reason, len(steps), totals.prompt_tokens, totals.cached_tokens)
+            RunFinished(reason, len(run.steps), run.totals.prompt_tokens, run.totals.cached_tokens)
         )
-        return RunResult(final_text=text, stop_reason=reason, steps=tuple(steps), usage=totals)
+        return RunResult(
+            final_text=run.text, stop_reason=reason, steps=tuple(run.steps), usage=run.totals
+        )
+
+    def _start(self, task: str | None) -> _Run:
+        if task is not None:
+            self.port.add_user(task)
+        return _Run()
 
     # ------------------------------------------------------------------ sync driver
 
@@ -247,40 +273,25 @@ class AgentLoop:
         :class:`regio.runtime.errors.ContextOverflowError` on a second length refusal in one
         step and re-raises any other provider error.
         """
-        if task is not None:
-            self.port.add_user(task)
-        steps: list[StepRecord] = []
-        totals = UsageTotals()
-        text = ""
+        run = self._start(task)
         for step in range(1, self.max_steps + 1):
-            stop = self._budget_stop(totals)
-            if stop is not None:
-                return self._result(step, steps, totals, stop, text)
-            request, payload, estimate = self._begin(step)  # flushes at the turn boundary
-            if self._budget_stop(totals, self._expected(estimate)) is not None:
-                return self._result(step, steps, totals, "max_prompt_tokens", text)
-            retries = 0
+            done = self._stop_before(run, step)
+            if done is not None:
+                return done
+            attempt = self._open(run, step)  # engine.request flushes at the turn boundary
+            if isinstance(attempt, RunResult):
+                return attempt
             while True:
                 try:
-                    completion = self.provider.complete(payload)
+                    completion = self.provider.complete(attempt.payload)
                     break
                 except Exception as exc:
-                    self._overflow_or_raise(exc, retries, estimate)
-                    retries += 1
-                    request, payload = self._request()
-                    estimate = self.port.request_tokens(request)
-            predicted, cost = self._record(step, request, payload, completion, estimate, retries)
-            text = assistant_text(completion.message) or text
-            calls = completion.message.tool_calls
-            if calls:
-                self.port.add_tool_results([self._call_tool(c) for c in calls])
-            record = self._finish_step(step, completion, estimate, retries, predicted, cost)
-            steps.append(record)
-            totals = totals.add(record)
-            if not calls:
-                return self._result(step, steps, totals, "final_answer", text)
-        stop = self._budget_stop(totals) or "max_steps"
-        return self._result(self.max_steps, steps, totals, stop, text)
+                    self._retry(attempt, exc)
+            calls = self._accept(run, attempt, completion)
+            done = self._close(run, attempt, completion, [self._call_tool(c) for c in calls])
+            if done is not None:
+                return done
+        return self._exhausted(run)
 
     # ------------------------------------------------------------------ async driver
 
@@ -297,41 +308,49 @@ class AgentLoop:
     async def arun(self, task: str | None = None) -> RunResult:
         """Async twin of :meth:`run` (provider ``acomplete``, async tools and the engine's
         async twins where it has them)."""
-        if task is not None:
-            self.port.add_user(task)
-        steps: list[StepRecord] = []
-        totals = UsageTotals()
-        text = ""
+        run = self._start(task)
         for step in range(1, self.max_steps + 1):
-            stop = self._budget_stop(totals)
-            if stop is not None:
-                return self._result(step, steps, totals, stop, text)
-            await self.port.aflush()
-            request, payload, estimate = self._begin(step)
-            if self._budget_stop(totals, self._expected(estimate)) is not None:
-                return self._result(step, steps, totals, "max_prompt_tokens", text)
-            retries = 0
+            done = self._stop_before(run, step)
+            if done is not None:
+                return done
+            await self.port.aflush(self.provider.api, self.provider.model)
+            attempt = self._open(run, step)
+            if isinstance(attempt, RunResult):
+                return attempt
             while True:
                 try:
-                    completion = await self.provider.acomplete(payload)
+                    completion = await self.provider.acomplete(attempt.payload)
                     break
                 except Exception as exc:
-                    self._overflow_or_raise(exc, retries, estimate)
-                    retries += 1
-                    request, payload = self._request()
-                    estimate = self.port.request_tokens(request)
-            predicted, cost = self._record(step, request, payload, completion, estimate, retries)
-            text = assistant_text(completion.message) or text
-            calls = completion.message.tool_calls
-            if calls:
-                self.port.add_tool_results([await self._acall_tool(c) for c in calls])
-            record = self._finish_step(step, completion, estimate, retries, predicted, cost)
-            steps.append(record)
-            totals = totals.add(record)
-            if not calls:
-                return self._result(step, steps, totals, "final_answer", text)
-        stop = self._budget_stop(totals) or "max_steps"
-        return self._result(self.max_steps, steps, totals, stop, text)
+                    self._retry(attempt, exc)
+            calls = self._accept(run, attempt, completion)
+            done = self._close(run, attempt, completion, [await self._acall_tool(c) for c in calls])
+            if done is not None:
+                return done
+        return self._exhausted(run)
+
+
+@attrs.define
+class _Run:
+    """The state of one run: steps recorded so far, their usage totals, the last text."""
+
+    steps: list[StepRecord] = attrs.Factory(list)
+    totals: UsageTotals = attrs.Factory(UsageTotals)
+    text: str = ""
+
+
+@attrs.define
+class _Attempt:
+    """One step's request as sent (re-laid after an overflow recovery) and what the loop
+    learnt about it."""
+
+    step: int
+    request: Any
+    payload: dict[str, Any]
+    estimate: int
+    retries: int = 0
+    predicted: int | None = None
+    cost: float | None = None
 
 
 def assistant_text(message: Message) -> str:

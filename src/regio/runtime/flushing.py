@@ -26,8 +26,9 @@ def _e(obj: Any) -> Engine:
 class FlushMixin:
     """Compaction methods of :class:`regio.runtime.Engine`."""
 
-    def _turn_boundary(self, provider: str, model: str) -> None:
-        """Trigger checks and the compaction flush (sync) of :meth:`Engine.request`.
+    def _boundary_steps(self, provider: str, model: str) -> Any:
+        """The flush generator of a turn boundary (shared by :meth:`Engine.request` and
+        :meth:`aturn_boundary`): the whole-context trigger, then the pending queue.
 
         A region with a declared bulk fallback (``sliding_window`` with ``compact`` eviction)
         whose summary fails does not end the turn: the failure is reported by events
@@ -35,12 +36,32 @@ class FlushMixin:
         eviction past ``max_items + 2*compact_count``; the request's ceiling check still raises
         when the window is too large. Other regions raise
         :class:`CompactionNoProgressError` (FC-25)."""
-        _e(self)._compact_now(
-            "auto",
-            _e(self)._whole_trigger_targets(provider, model),
-            _e(self)._take_scheduled(),
+        targets = _e(self)._whole_trigger_targets(provider, model)
+        if targets:
+            cp.queue_everything(_e(self), "auto")
+        return cp.flush_steps(
+            _e(self),
+            trigger="auto",
+            extra=_e(self)._take_scheduled(),
+            targets=targets,
             tolerate_fallback=True,
         )
+
+    def _turn_boundary(self, provider: str, model: str) -> None:
+        """The turn-boundary flush of :meth:`Engine.request` (sync summarizer)."""
+        _e(self)._run(_e(self)._boundary_steps(provider, model))
+
+    async def aturn_boundary(
+        self, provider: str | None = None, model: str | None = None
+    ) -> cp.CompactionResult | None:
+        """Async twin of the flush :meth:`Engine.request` runs at a turn boundary (whole-context
+        trigger measured for ``provider`` / ``model``, default the engine's; tolerated bulk
+        fallback), awaiting an async summarizer. Call it, then ``request(..., flush=False)``.
+        Returns what was done, or ``None`` when nothing was pending. Raises
+        :class:`CompactionNoProgressError` as :meth:`Engine.request` does."""
+        provider = provider or _e(self).provider
+        model = model or _e(self).model
+        return await _e(self)._arun(_e(self)._boundary_steps(provider, model))
 
     def _take_scheduled(self) -> str | None:
         scheduled = _e(self).book.scheduled
@@ -112,19 +133,11 @@ class FlushMixin:
         trigger: str,
         targets: dict[str, int] | None,
         extra: str | None,
-        *,
-        tolerate_fallback: bool = False,
     ) -> cp.CompactionResult | None:
         if targets:
             cp.queue_everything(_e(self), trigger)
         return _e(self)._run(
-            cp.flush_steps(
-                _e(self),
-                trigger=trigger,
-                extra=extra,
-                targets=targets,
-                tolerate_fallback=tolerate_fallback,
-            )
+            cp.flush_steps(_e(self), trigger=trigger, extra=extra, targets=targets)
         )
 
     # ----- compaction API ----------------------------------------------------------------

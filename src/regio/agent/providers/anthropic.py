@@ -14,13 +14,12 @@ too long: N tokens > M maximum``), recognised by
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import attrs
 
 from ..types import Completion
-from .base import require_sdk, to_dict
+from .base import create_kwargs, sdk_client, to_dict
 from .wire import anthropic_completion
 
 __all__ = ["AnthropicProvider"]
@@ -62,16 +61,10 @@ class AnthropicProvider:
         return kwargs
 
     def _sync_client(self) -> Any:
-        if self.client is None:
-            sdk = require_sdk("anthropic")
-            self.client = sdk.Anthropic(**self._client_kwargs())
-        return self.client
+        return sdk_client(self, "client", "anthropic", "Anthropic")
 
     def _async_client(self) -> Any:
-        if self.async_client is None:
-            sdk = require_sdk("anthropic")
-            self.async_client = sdk.AsyncAnthropic(**self._client_kwargs())
-        return self.async_client
+        return sdk_client(self, "async_client", "anthropic", "AsyncAnthropic")
 
     def request_kwargs(self, payload: dict[str, Any], create: Any) -> dict[str, Any]:
         """Keyword arguments for ``messages.create``: the payload plus ``model``,
@@ -82,18 +75,7 @@ class AnthropicProvider:
         if self.temperature is not None:
             body.setdefault("temperature", self.temperature)
         body.pop("prompt_cache_key", None)  # an OpenAI field; the Messages API has none
-        known = set(inspect.signature(create).parameters)
-        extra = dict(self.extra_body)
-        extra.update(body.pop("extra_body", None) or {})
-        kwargs: dict[str, Any] = {}
-        for key, value in body.items():
-            if key in known:
-                kwargs[key] = value
-            else:
-                extra[key] = value
-        if extra:
-            kwargs["extra_body"] = extra
-        return kwargs
+        return create_kwargs(body, create, self.extra_body)
 
     def complete(self, payload: dict[str, Any]) -> Completion:
         """One Messages call; SDK exceptions propagate unchanged."""

@@ -13,13 +13,14 @@ when it is absent.
 from __future__ import annotations
 
 import importlib
+import inspect
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ProviderNotInstalledError
 from ..types import Completion
 
-__all__ = ["Provider", "require_sdk", "to_dict"]
+__all__ = ["Provider", "create_kwargs", "require_sdk", "sdk_client", "to_dict"]
 
 
 @runtime_checkable
@@ -58,6 +59,38 @@ def require_sdk(module: str) -> ModuleType:
             f"the {module!r} package is needed for this provider but is not installed; "
             "install the optional extra with: pip install regio[providers]"
         ) from exc
+
+
+def sdk_client(provider: Any, slot: str, module: str, class_name: str) -> Any:
+    """The SDK client held in ``provider.<slot>`` (``"client"`` / ``"async_client"``),
+    built on first use as ``<module>.<class_name>(**provider._client_kwargs())`` (e.g.
+    ``"anthropic"``, ``"AsyncAnthropic"``) and kept there.
+
+    Raises :class:`ProviderNotInstalledError` when ``module`` is missing.
+    """
+    client = getattr(provider, slot)
+    if client is None:
+        client = getattr(require_sdk(module), class_name)(**provider._client_kwargs())
+        setattr(provider, slot, client)
+    return client
+
+
+def create_kwargs(body: dict[str, Any], create: Any, extra_body: dict[str, Any]) -> dict[str, Any]:
+    """Split a request ``body`` into keyword arguments for the SDK's ``create``: keys its
+    signature names travel as themselves, every other key (plus ``extra_body`` and the body's
+    own ``extra_body``) travels in ``extra_body`` (omitted when empty). ``body`` is consumed."""
+    known = set(inspect.signature(create).parameters)
+    extra = dict(extra_body)
+    extra.update(body.pop("extra_body", None) or {})
+    kwargs: dict[str, Any] = {}
+    for key, value in body.items():
+        if key in known:
+            kwargs[key] = value
+        else:
+            extra[key] = value
+    if extra:
+        kwargs["extra_body"] = extra
+    return kwargs
 
 
 def to_dict(obj: Any) -> dict[str, Any]:

@@ -17,14 +17,13 @@ and ``body``), which :func:`regio.runtime.overflow.classify_overflow` recognises
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 from urllib.parse import urlparse
 
 import attrs
 
 from ..types import Completion
-from .base import require_sdk, to_dict
+from .base import create_kwargs, sdk_client, to_dict
 from .wire import openai_chat_completion
 
 __all__ = ["OpenAICompatibleProvider", "is_openai_host"]
@@ -94,16 +93,10 @@ class OpenAICompatibleProvider:
         return kwargs
 
     def _sync_client(self) -> Any:
-        if self.client is None:
-            openai = require_sdk("openai")
-            self.client = openai.OpenAI(**self._client_kwargs())
-        return self.client
+        return sdk_client(self, "client", "openai", "OpenAI")
 
     def _async_client(self) -> Any:
-        if self.async_client is None:
-            openai = require_sdk("openai")
-            self.async_client = openai.AsyncOpenAI(**self._client_kwargs())
-        return self.async_client
+        return sdk_client(self, "async_client", "openai", "AsyncOpenAI")
 
     def request_kwargs(self, payload: dict[str, Any], create: Any) -> dict[str, Any]:
         """The keyword arguments for ``chat.completions.create``: the payload plus ``model``,
@@ -116,18 +109,7 @@ class OpenAICompatibleProvider:
             body.setdefault("temperature", self.temperature)
         if not self.sends_prompt_cache_key:
             body.pop("prompt_cache_key", None)
-        known = set(inspect.signature(create).parameters)
-        extra = dict(self.extra_body)
-        extra.update(body.pop("extra_body", None) or {})
-        kwargs: dict[str, Any] = {}
-        for key, value in body.items():
-            if key in known:
-                kwargs[key] = value
-            else:
-                extra[key] = value
-        if extra:
-            kwargs["extra_body"] = extra
-        return kwargs
+        return create_kwargs(body, create, self.extra_body)
 
     def complete(self, payload: dict[str, Any]) -> Completion:
         """One Chat Completions call; SDK exceptions propagate unchanged."""
