@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _traces_support import raw_traces_dir
 from regio.content import ToolUse
 from regio.traces import (
     ImportResult,
@@ -26,8 +27,6 @@ from regio.traces import (
     load_source,
 )
 from regio.traces.builder import NO_RESULT
-
-RAW = Path("/work/shared/traces/raw")
 
 # Counts verified by reading the source files (see the PROVENANCE.md table): number of traces,
 # conversation messages (source messages minus the system prompt) and tool calls.
@@ -61,9 +60,9 @@ def _all_traces(results: dict[str, ImportResult]) -> list[Trace]:
 
 
 def test_the_bundled_copies_are_byte_identical_to_the_shared_raw_traces() -> None:
-    root = bundled_traces_dir()
+    root, raw = bundled_traces_dir(), raw_traces_dir()
     for rel in EXPECTED:
-        assert (root / rel).read_bytes() == (RAW / rel).read_bytes(), rel
+        assert (root / rel).read_bytes() == (raw / rel).read_bytes(), rel
     for folder in ("swe-agent", "mini-swe-agent", "tau-bench"):
         assert list((root / folder).glob("LICENSE*")), f"{folder} lost its licence"
     assert (root / "PROVENANCE.md").is_file()
