@@ -42,14 +42,14 @@ def test_claude_code_lines_of_one_message_id_are_one_model_call_with_its_usage()
     trace = import_file(CLAUDE).traces[0]
     first = next(e for e in trace.events if isinstance(e, AssistantMessage))
     assert [type(b) for b in first.blocks] == [Thinking, Text, ToolUse]
-    assert first.usage == Usage("anthropic", 4, 96, 0, 5210)
+    assert first.usage == Usage.anthropic(4, 96, 0, 5210)
     assert len(trace.steps()) == 4  # msg_01A, msg_01B, msg_01C, msg_01D; the sidechain is out
 
 
 def test_claude_code_keeps_every_recorded_usage_and_its_cache_fields() -> None:
     result = import_file(CLAUDE)
     usages = recorded_usage(result.traces[0])
-    assert [u.cache_read_input_tokens for u in usages if u] == [0, 5210, 5622, 1890]
+    assert [u.reported["cache_read_input_tokens"] for u in usages if u] == [0, 5210, 5622, 1890]
     totals = usage_totals(usages)
     assert totals.recorded == totals.calls == 4
     assert totals.prompt_tokens == (4 + 5210) + (6 + 412 + 5210) + (5 + 655 + 5622) + (3 + 1890)
@@ -107,9 +107,9 @@ def test_codex_rollouts_are_detected() -> None:
 def test_codex_token_counts_become_the_usage_of_the_call_they_close() -> None:
     trace = import_file(CODEX).traces[0]
     assert recorded_usage(trace) == [
-        Usage("openai", 4120, 210, cached_tokens=0),
-        Usage("openai", 4710, 96, cached_tokens=4096),
-        Usage("openai", 5020, 58, cached_tokens=4608),
+        Usage.openai(4120, 210, cached_tokens=0),
+        Usage.openai(4710, 96, cached_tokens=4096),
+        Usage.openai(5020, 58, cached_tokens=4608),
     ]
     assert usage_totals(recorded_usage(trace)).hit_rate == pytest.approx(8704 / 13850)
 
@@ -167,11 +167,8 @@ def test_openhands_real_anthropic_usage_is_kept_per_call(name: str) -> None:
     trace = result.traces[0]
     model, calls, expected = OPENHANDS[name]
     assert (trace.header.model, len(trace.steps())) == (model, calls)
-    got = [
-        (u.input_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens)
-        for u in recorded_usage(trace)
-        if u is not None
-    ]
+    keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    got = [tuple(u.reported[k] for k in keys) for u in recorded_usage(trace) if u is not None]
     assert got == expected
     assert trace.problems() == []
     assert loads_trace(dumps_trace(trace)) == trace
@@ -181,7 +178,7 @@ def test_openhands_openai_usage_keeps_cached_tokens() -> None:
     trace = import_file(raw_traces_dir() / "openhands" / "basic_interactions.json").traces[0]
     usages = recorded_usage(trace)
     assert usages[:2] == [None, None]  # plain replies logged without a model response
-    assert usages[2] == Usage("openai", 2473, 10, cached_tokens=2304)
+    assert usages[2] == Usage.openai(2473, 10, cached_tokens=2304)
 
 
 def test_openhands_multi_call_responses_are_one_model_call(tmp_path: Path) -> None:

@@ -93,7 +93,7 @@ def anthropic_usage(raw: Any, builder: TraceBuilder, record: int, field: str) ->
     if bad:
         builder.issue(record, field, f"usage {bad} not non-negative integers; dropped", "warning")
         return None
-    return Usage("anthropic", **{k: int(v or 0) for k, v in counts.items()})
+    return Usage.anthropic(**{k: int(v or 0) for k, v in counts.items()})
 
 
 def _block_text(content: Any) -> str:

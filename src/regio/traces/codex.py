@@ -154,7 +154,7 @@ class _Rollout:
                 n, "payload.info", "token_count without a model call before it; ignored", "warning"
             )
             return
-        self.flush(Usage("openai", counts[0], counts[1], cached_tokens=counts[2]))
+        self.flush(Usage.openai(counts[0], counts[1], cached_tokens=counts[2]))
 
     def line(self, n: int, obj: Any) -> None:
         if not isinstance(obj, dict):

@@ -67,9 +67,7 @@ __all__ = [
 ]
 
 #: Version of the JSONL layout written into every header.
-FORMAT_VERSION = 2
-# Version 2 (this one) keeps the provider's own usage fields (:class:`Usage`); version 1 had
-# ``prompt_tokens`` / ``cached_tokens`` / ``cache_write_tokens`` which no importer ever filled.
+FORMAT_VERSION = 1
 
 
 class Header(msgspec.Struct, frozen=True, tag="header", tag_field="type"):
@@ -99,61 +97,89 @@ class Header(msgspec.Struct, frozen=True, tag="header", tag_field="type"):
     version: int = FORMAT_VERSION
 
 
-class Usage(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=True):
-    """Provider-reported usage of one model call, in tokens, kept in the provider's own terms.
+class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
+    """Recorded provider usage of one model call, in tokens.
 
-    ``provider`` says how to read the counts, because the two APIs count differently:
+    The first four fields are the same for every provider: ``prompt_tokens`` is the whole
+    prompt (cached included), ``cached_tokens`` the part read from the provider's prefix cache,
+    ``cache_write_tokens`` the part written to it, ``output_tokens`` the completion.
+    ``provider`` (``"anthropic"`` / ``"openai"``, ``None`` when unknown) and ``reported`` keep
+    the counts as the provider reported them, under the provider's own names:
 
-    * ``"anthropic"`` (Messages API ``usage``, https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching#tracking-cache-performance):
-      ``input_tokens`` are the input tokens **after** the last cache breakpoint (neither read
-      from nor written to the cache), ``cache_read_input_tokens`` were read from the cache,
-      ``cache_creation_input_tokens`` were written to it; the whole prompt is their sum.
-    * ``"openai"`` (Chat Completions ``usage.prompt_tokens`` /
-      ``prompt_tokens_details.cached_tokens``; Responses API ``usage.input_tokens`` /
-      ``input_tokens_details.cached_tokens``, https://platform.openai.com/docs/guides/prompt-caching):
-      ``input_tokens`` is the whole prompt and ``cached_tokens`` the part of it read from the
-      cache; OpenAI reports no cache writes.
+    * Anthropic Messages API ``usage``
+      (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching): ``input_tokens``
+      (after the last cache breakpoint, neither read nor written), ``cache_read_input_tokens``,
+      ``cache_creation_input_tokens``, ``output_tokens``; the prompt is their sum;
+    * OpenAI (https://platform.openai.com/docs/guides/prompt-caching): ``input_tokens`` (the
+      whole prompt: Chat Completions ``prompt_tokens``, Responses ``input_tokens``),
+      ``cached_tokens`` (``prompt_tokens_details.cached_tokens`` /
+      ``input_tokens_details.cached_tokens``, part of the prompt), ``output_tokens``; OpenAI
+      reports no cache writes.
 
-    ``output_tokens`` is the completion (reasoning included where the provider counts it
-    there). The derived properties give the same figures for both providers.
-    Raises nothing; counts are non-negative integers (the importers check them).
+    Build them with :meth:`anthropic` and :meth:`openai`.
     """
 
-    provider: Literal["anthropic", "openai"] = "anthropic"
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_input_tokens: int = 0
-    cache_creation_input_tokens: int = 0
+    prompt_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+    provider: Literal["anthropic", "openai"] | None = None
+    reported: dict[str, int] = msgspec.field(default_factory=dict)
 
-    @property
-    def prompt_tokens(self) -> int:
-        """The whole prompt of the call, in tokens (cached and uncached)."""
-        if self.provider == "openai":
-            return self.input_tokens
-        return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+    @classmethod
+    def anthropic(
+        cls,
+        input_tokens: int,
+        output_tokens: int,
+        cache_read_input_tokens: int = 0,
+        cache_creation_input_tokens: int = 0,
+    ) -> Usage:
+        """An Anthropic ``usage`` (``input_tokens`` excludes the cache reads and writes)."""
+        return cls(
+            input_tokens + cache_read_input_tokens + cache_creation_input_tokens,
+            cache_read_input_tokens,
+            cache_creation_input_tokens,
+            output_tokens,
+            "anthropic",
+            {
+                "input_tokens": input_tokens,
+                "cache_read_input_tokens": cache_read_input_tokens,
+                "cache_creation_input_tokens": cache_creation_input_tokens,
+                "output_tokens": output_tokens,
+            },
+        )
+
+    @classmethod
+    def openai(cls, input_tokens: int, output_tokens: int, cached_tokens: int = 0) -> Usage:
+        """An OpenAI usage (``input_tokens`` is the whole prompt, ``cached_tokens`` part of
+        it)."""
+        return cls(
+            input_tokens,
+            cached_tokens,
+            0,
+            output_tokens,
+            "openai",
+            {
+                "input_tokens": input_tokens,
+                "cached_tokens": cached_tokens,
+                "output_tokens": output_tokens,
+            },
+        )
 
     @property
     def cache_read_tokens(self) -> int:
-        """Prompt tokens read from the provider's prefix cache."""
-        return self.cached_tokens if self.provider == "openai" else self.cache_read_input_tokens
-
-    @property
-    def cache_write_tokens(self) -> int:
-        """Prompt tokens written to the cache (Anthropic ``cache_creation_input_tokens``; 0 for
-        OpenAI, which does not report writes)."""
-        return 0 if self.provider == "openai" else self.cache_creation_input_tokens
+        """Prompt tokens read from the cache (= ``cached_tokens``)."""
+        return self.cached_tokens
 
     @property
     def uncached_tokens(self) -> int:
         """Prompt tokens neither read from nor written to the cache."""
-        return self.prompt_tokens - self.cache_read_tokens - self.cache_write_tokens
+        return self.prompt_tokens - self.cached_tokens - self.cache_write_tokens
 
     @property
     def hit_rate(self) -> float:
-        """``cache_read_tokens / prompt_tokens`` (0.0 for an empty prompt)."""
-        total = self.prompt_tokens
-        return self.cache_read_tokens / total if total else 0.0
+        """``cached_tokens / prompt_tokens`` (0.0 for an empty prompt)."""
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
 
 class SystemPrompt(msgspec.Struct, frozen=True, tag="system", tag_field="type"):

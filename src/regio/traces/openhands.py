@@ -78,8 +78,8 @@ def litellm_usage(raw: Any, builder: TraceBuilder, record: int) -> Usage | None:
         if uncached < 0:
             builder.issue(record, "usage", "cache tokens exceed prompt_tokens; dropped")
             return None
-        return Usage("anthropic", uncached, output, read, write)
-    return Usage("openai", prompt, output, cached_tokens=cached_n or 0)
+        return Usage.anthropic(uncached, output, read, write)
+    return Usage.openai(prompt, output, cached_tokens=cached_n or 0)
 
 
 def _reply(response: dict[str, Any]) -> dict[str, Any]:
