@@ -419,3 +419,17 @@ def test_imported_traces_never_hold_orphan_results_or_reused_ids(
     assert problems == [], problems
     times = [e.t for e in trace.events]
     assert times == sorted(times)
+
+
+def test_trace_code_and_tests_name_no_absolute_path_of_a_machine() -> None:
+    # The shared traces are found from the project root (../shared), never by a fixed path.
+    root = Path(__file__).resolve().parents[1]
+    needle = "/" + "work" + "/"
+    files = [
+        *sorted((root / "tests").glob("test_traces_*.py")),
+        root / "tests" / "_traces_support.py",
+        *sorted((root / "src" / "regio" / "traces").glob("*.py")),
+        root / "docs" / "traces.md",
+    ]
+    offenders = [f.name for f in files if needle in f.read_text(encoding="utf-8")]
+    assert offenders == []

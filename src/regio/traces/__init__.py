@@ -4,6 +4,9 @@
   :func:`write_trace`;
 * :mod:`regio.traces.detect` — :func:`import_file` with format auto-detection;
 * :mod:`regio.traces.importers` — SWE-agent, mini-swe-agent, tau-bench, OpenAI messages;
+  :mod:`regio.traces.claudecode`, :mod:`regio.traces.codex`, :mod:`regio.traces.openhands` —
+  Claude Code sessions, Codex CLI rollouts, OpenHands trajectories (with recorded usage);
+* :mod:`regio.traces.source`, :mod:`regio.traces.safejson` — bounded reading of untrusted files;
 * :mod:`regio.traces.builder` — call-id repair and the synthetic clock (:class:`Timing`);
 * :mod:`regio.traces.bundled` — the real runs shipped in ``examples/traces``;
 * :mod:`regio.traces.usage` — recorded provider usage per model call;

@@ -74,7 +74,8 @@ class Header(msgspec.Struct, frozen=True, tag="header", tag_field="type"):
     """First line of a trace file.
 
     ``id`` names the trace (unique within a corpus); ``source_format`` is the importer that made
-    it (``swe-agent``, ``mini-swe-agent``, ``tau-bench``, ``openai`` or ``regio``);
+    it (``claude-code``, ``codex``, ``openhands``, ``swe-agent``, ``mini-swe-agent``,
+    ``tau-bench``, ``openai``, ``synth`` or ``regio``);
     ``source_file`` the file it came from and ``record`` the run's index in that file (tau-bench
     result lists hold many runs); ``agent`` / ``model`` when the source says; ``license`` and
     ``provenance`` say where the data comes from and under which terms; ``tools`` the tool
