@@ -204,3 +204,16 @@ def test_openhands_times_are_the_recorded_ones() -> None:
     trace = import_file(raw_traces_dir() / "openhands" / "basic.json").traces[0]
     assert trace.header.timing.startswith("recorded")
     assert trace.duration == pytest.approx(21.505)
+
+
+def test_a_claude_code_subagent_transcript_is_imported_as_its_own_trace(tmp_path: Path) -> None:
+    lines = [json.loads(x) for x in CLAUDE.read_text().splitlines()]
+    conversation = [x for x in lines if x.get("type") in ("user", "assistant")][:5]
+    for line in conversation:
+        line["isSidechain"], line["agentId"] = True, "a1b2"
+    path = tmp_path / "agent-a1b2.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in conversation))
+    trace = import_file(path).traces[0]
+    assert trace.id == "claude-code/7d3c1c52-5b7e-4d43-9a1e-2f0c5b0e9a11/agent-a1b2"
+    assert len(trace.steps()) == 1
+    assert recorded_usage(trace) == [Usage.anthropic(4, 96, 0, 5210)]

@@ -2,12 +2,12 @@
 
 * ``regio traces import SRC... [--format auto|claude-code|codex|openhands|swe-agent|...]``
   ``[--out DIR] [-v]`` imports source files (directories are searched recursively), prints one
-  line per trace (id, messages, tool calls, issues, and the recorded usage when the source has
-  it: calls with usage, prompt / cached / written tokens, cache hit rate) and, with ``--out``,
-  writes one regio JSONL file per trace. ``-v`` also prints every issue. A file that cannot be
-  imported is one line ``error: <file>: <place>: <why>`` on stderr (never a traceback) and the
-  other files are still imported. Exit 0 when every file imported, 2 when any failed or
-  nothing was imported.
+  line per trace (id, messages, tool calls, issues, model calls, and the recorded usage when
+  the source has it: calls with usage, prompt / cached / written tokens, cache hit rate) and,
+  with ``--out``, writes one regio JSONL file per trace. ``-v`` also prints every issue. A file
+  that cannot be imported is one line ``error: <file>: <place>: <why>`` on stderr (never a
+  traceback) and the other files are still imported. Exit 0 when every file imported, 2 when
+  any failed or nothing was imported.
 * ``regio traces synth --calls N --seed S --out DIR`` writes one generated coding session
   (:func:`regio.traces.synth.synthesize`) as ``DIR/synth__coding-N-seedS.jsonl`` (or to
   ``--out`` itself when it ends ``.jsonl``). Exit 2 for ``--calls`` below 1.
@@ -113,7 +113,8 @@ def _import_one(path: Path, args: argparse.Namespace) -> int:
         own = _issues_of(trace, result.issues, multi)
         line = (
             f"{trace.id}  [{result.format}]  messages={len(trace.messages())}  "
-            f"tool_calls={len(trace.tool_calls())}  issues={len(own)}{_usage_note(trace)}"
+            f"tool_calls={len(trace.tool_calls())}  issues={len(own)}  "
+            f"calls={len(trace.steps())}{_usage_note(trace)}"
         )
         if args.out is not None:
             target = write_trace(trace, args.out / trace_filename(trace))

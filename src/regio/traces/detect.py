@@ -32,7 +32,7 @@ from typing import Any, Literal
 import msgspec
 
 from regio.traces.builder import Timing
-from regio.traces.claudecode import import_claude_code
+from regio.traces.claudecode import import_claude_code, is_subagent_transcript
 from regio.traces.codex import ROLLOUT_TYPES, import_codex
 from regio.traces.errors import ImportIssue, TraceFormatError
 from regio.traces.format import Trace, parse_trace_lines
@@ -176,7 +176,8 @@ def _import_jsonl(
 ) -> tuple[list[Trace], list[ImportIssue]]:
     p = Path(source.path)
     if chosen == "claude-code":
-        return import_claude_code(source.records(), p)
+        subagent = is_subagent_transcript(source.head or ())
+        return import_claude_code(source.records(), p, sidechain=subagent)
     if chosen == "codex":
         return import_codex(source.records(), p)
     lines = source.materialize()
