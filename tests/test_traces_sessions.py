@@ -217,3 +217,22 @@ def test_a_claude_code_subagent_transcript_is_imported_as_its_own_trace(tmp_path
     assert trace.id == "claude-code/7d3c1c52-5b7e-4d43-9a1e-2f0c5b0e9a11/agent-a1b2"
     assert len(trace.steps()) == 1
     assert recorded_usage(trace) == [Usage.anthropic(4, 96, 0, 5210)]
+
+
+def test_codex_token_count_after_the_tool_output_still_bills_its_call(tmp_path: Path) -> None:
+    lines = CODEX.read_text().splitlines()
+    objs = [json.loads(x) for x in lines]
+    first_count = next(
+        i
+        for i, o in enumerate(objs)
+        if o["payload"].get("type") == "token_count" and o["payload"]["info"]
+    )
+    output = next(
+        i for i, o in enumerate(objs) if o["payload"].get("type") == "function_call_output"
+    )
+    objs[first_count], objs[output] = objs[output], objs[first_count]  # output, then the count
+    path = tmp_path / "rollout-reordered.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in objs))
+    result = import_file(path)
+    assert recorded_usage(result.traces[0]) == recorded_usage(import_file(CODEX).traces[0])
+    assert not [i for i in result.issues if "token_count" in i.message]
