@@ -260,3 +260,14 @@ def test_tool_use_inputs_deeper_than_the_limit_cannot_be_written_back_silently()
     trace = Trace(Header("x", "regio"), (AssistantMessage(0.0, (ToolUse("c", "n", deep),)),))
     with pytest.raises(TraceFormatError, match="line 2"):
         loads_trace(dumps_trace(trace))
+
+
+def test_a_one_line_regio_trace_or_session_is_read_as_jsonl(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text(HEADER)
+    assert import_file(path).traces[0].events == ()
+    one = tmp_path / "one.jsonl"
+    line = {"type": "user", "sessionId": "s", "parentUuid": None, "message": {"content": "hi"}}
+    one.write_text(json.dumps(line) + "\n")
+    result = import_file(one)
+    assert (result.format, result.traces[0].messages()[0].text) == ("claude-code", "hi")
