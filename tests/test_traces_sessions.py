@@ -236,3 +236,23 @@ def test_codex_token_count_after_the_tool_output_still_bills_its_call(tmp_path: 
     result = import_file(path)
     assert recorded_usage(result.traces[0]) == recorded_usage(import_file(CODEX).traces[0])
     assert not [i for i in result.issues if "token_count" in i.message]
+
+
+def test_openhands_evaluation_runs_are_read_as_objects_and_as_jsonl(tmp_path: Path) -> None:
+    events = json.loads((raw_traces_dir() / "openhands" / "wrong_initial_state.json").read_text())
+    single = tmp_path / "run.json"
+    single.write_text(json.dumps({"instance_id": "repo__1", "history": events}))
+    one = import_file(single)
+    assert one.format == "openhands"
+    assert one.traces[0].header.meta["instance_id"] == "repo__1"
+    output = tmp_path / "output.jsonl"
+    runs = [{"instance_id": f"repo__{k}", "history": events} for k in (1, 2)]
+    output.write_text("".join(json.dumps(r) + "\n" for r in runs) + '{"history": 3}\n')
+    result = import_file(output)
+    assert result.format == "openhands"
+    assert [t.id for t in result.traces] == ["openhands/repo__1", "openhands/repo__2"]
+    assert [i.record for i in result.issues] == [3]
+    expected = recorded_usage(
+        import_file(raw_traces_dir() / "openhands" / "wrong_initial_state.json").traces[0]
+    )
+    assert all(recorded_usage(t) == expected for t in result.traces)

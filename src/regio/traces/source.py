@@ -186,7 +186,8 @@ def load_source(path: str | os.PathLike[str], limits: TraceLimits = DEFAULT_LIMI
         source.data, replaced = parse_json(raw, p, "", limits)
     except TraceFormatError as exc:
         raise TraceFormatError(p, f"not valid JSON or JSONL: {exc.reason}") from None
-    if second is None and isinstance(source.data, dict) and source.data.get("type") in LINE_TYPES:
+    kind = source.data.get("type") if isinstance(source.data, dict) else None
+    if second is None and isinstance(kind, str) and kind in LINE_TYPES:
         source.head, source.data = [(first[0], source.data)], None  # a one-line JSONL file
         return source
     if replaced:
