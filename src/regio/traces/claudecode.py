@@ -42,11 +42,11 @@ from regio.traces.errors import ImportIssue
 from regio.traces.format import Compaction, Header, Trace, Usage
 
 __all__ = [
+    "RecordedClock",
     "anthropic_usage",
     "import_claude_code",
     "is_subagent_transcript",
     "parse_timestamp",
-    "recorded_clock",
 ]
 
 RECORDED_TIMING = "recorded: source timestamps, seconds from the first record"
@@ -67,7 +67,7 @@ def parse_timestamp(value: Any) -> float | None:
 
 
 @attrs.define
-class recorded_clock:
+class RecordedClock:
     """Turns recorded timestamps into ``t`` on a builder (seconds from the first one)."""
 
     builder: TraceBuilder
@@ -132,7 +132,7 @@ class _Call:
 @attrs.define
 class _Session:
     builder: TraceBuilder
-    clock: recorded_clock
+    clock: RecordedClock
     sidechain: bool = False
     meta: dict[str, Any] = attrs.field(factory=dict)
     model: str | None = None
@@ -262,10 +262,10 @@ def import_claude_code(
 ) -> tuple[list[Trace], list[ImportIssue]]:
     """A Claude Code session JSONL (streamed ``(line, object)`` records) → one trace; with
     ``sidechain`` the file is a subagent's transcript (see the module doc)."""
-    from regio.traces.importers import _header, trace_stem
+    from regio.traces.importers import source_header, trace_stem
 
     builder = TraceBuilder(str(path), RECORDED)
-    session = _Session(builder, recorded_clock(builder), sidechain)
+    session = _Session(builder, RecordedClock(builder), sidechain)
     for n, obj in records:
         session.line(n, obj)
     session.flush()
@@ -273,7 +273,7 @@ def import_claude_code(
     trace_id = f"claude-code/{session.meta.get('sessionId') or trace_stem(path)}"
     if sidechain:
         trace_id += f"/agent-{session.meta.get('agentId') or trace_stem(path)}"
-    header: Header = _header(
+    header: Header = source_header(
         path,
         trace_id,
         "claude-code",

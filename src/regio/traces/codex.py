@@ -40,7 +40,7 @@ import msgspec
 
 from regio.content import Thinking
 from regio.traces.builder import RECORDED, CallSpec, ResultSpec, TraceBuilder
-from regio.traces.claudecode import RECORDED_TIMING, recorded_clock
+from regio.traces.claudecode import RECORDED_TIMING, RecordedClock
 from regio.traces.errors import ImportIssue
 from regio.traces.format import AssistantMessage, Compaction, Trace, Usage
 from regio.traces.openai_chat import parse_arguments
@@ -75,7 +75,7 @@ def _output_text(output: Any) -> str:
 @attrs.define
 class _Rollout:
     builder: TraceBuilder
-    clock: recorded_clock
+    clock: RecordedClock
     meta: dict[str, Any] = attrs.field(factory=dict)
     model: str | None = None
     record: int = 0
@@ -217,15 +217,15 @@ def import_codex(
     records: Iterable[tuple[int, Any]], path: Path
 ) -> tuple[list[Trace], list[ImportIssue]]:
     """A Codex CLI rollout JSONL (streamed ``(line, object)`` records) → one trace."""
-    from regio.traces.importers import _header, trace_stem
+    from regio.traces.importers import source_header, trace_stem
 
     builder = TraceBuilder(str(path), RECORDED)
-    rollout = _Rollout(builder, recorded_clock(builder))
+    rollout = _Rollout(builder, RecordedClock(builder))
     for n, obj in records:
         rollout.line(n, obj)
     rollout.flush()
     version = rollout.meta.get("cli_version")
-    header = _header(
+    header = source_header(
         path,
         f"codex/{rollout.meta.get('id') or trace_stem(path)}",
         "codex",

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from regio.traces.builder import RECORDED, CallSpec, ResultSpec, TraceBuilder
-from regio.traces.claudecode import RECORDED_TIMING, recorded_clock
+from regio.traces.claudecode import RECORDED_TIMING, RecordedClock
 from regio.traces.errors import ImportIssue, TraceFormatError
 from regio.traces.format import Trace, Usage
 from regio.traces.openai_chat import parse_arguments
@@ -124,10 +124,10 @@ def _agent_call(builder: TraceBuilder, j: int, meta: dict[str, Any]) -> None:
 def _events_trace(
     events: list[Any], path: Path, trace_id: str, record: int | None, meta: dict[str, Any]
 ) -> tuple[Trace, list[ImportIssue]]:
-    from regio.traces.importers import _header
+    from regio.traces.importers import source_header
 
     builder = TraceBuilder(str(path), RECORDED)
-    clock = recorded_clock(builder)
+    clock = RecordedClock(builder)
     seen: set[str] = set()
     model: str | None = None
     for j, event in enumerate(events):
@@ -158,7 +158,7 @@ def _events_trace(
             builder.tool_results([result], record=where, field="tool_call_metadata.tool_call_id")
         elif kind == "error":
             builder.user(content, observation=True, record=where)
-    header = _header(
+    header = source_header(
         path,
         trace_id,
         "openhands",
