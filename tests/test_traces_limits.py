@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from regio.cli import main
 from regio.content import Text, ToolUse
@@ -182,12 +185,16 @@ def test_any_file_over_the_file_limit_is_refused(tmp_path: Path) -> None:
         import_file(path, limits=TraceLimits(max_file_bytes=100))
 
 
-def test_streamed_jsonl_import_equals_the_in_memory_reading(tmp_path: Path) -> None:
+@settings(max_examples=15, deadline=None)
+@given(calls=st.integers(1, 120), seed=st.integers(0, 10**6))
+def test_streamed_jsonl_import_equals_the_in_memory_reading(calls: int, seed: int) -> None:
     from regio.traces import synthesize
 
-    trace = synthesize(200, 4)
-    path = write_trace(trace, tmp_path / "s.jsonl")
-    assert import_file(path).traces[0] == trace == loads_trace(path.read_bytes())
+    trace = synthesize(calls, seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_trace(trace, Path(tmp) / "s.jsonl")
+        assert import_file(path).traces[0] == trace == loads_trace(path.read_bytes())
+        assert read_trace(path) == trace
 
 
 def test_a_newer_trace_format_version_is_refused_with_the_fix() -> None:

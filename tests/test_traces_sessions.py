@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from _traces_support import raw_traces_dir
 from regio.content import Text, Thinking, ToolUse
@@ -256,3 +259,50 @@ def test_openhands_evaluation_runs_are_read_as_objects_and_as_jsonl(tmp_path: Pa
         import_file(raw_traces_dir() / "openhands" / "wrong_initial_state.json").traces[0]
     )
     assert all(recorded_usage(t) == expected for t in result.traces)
+
+
+@settings(max_examples=30, deadline=None)
+@given(cuts=st.lists(st.booleans(), min_size=2, max_size=2))
+def test_claude_code_any_split_of_a_message_over_lines_is_the_same_model_call(
+    cuts: list[bool],
+) -> None:
+    lines = [json.loads(x) for x in CLAUDE.read_text().splitlines()]
+    parts = [x for x in lines if x.get("message", {}).get("id") == "msg_01A"]
+    blocks = [b for p in parts for b in p["message"]["content"]]
+    groups: list[list[dict[str, object]]] = [[blocks[0]]]
+    for block, cut in zip(blocks[1:], cuts, strict=True):
+        if cut:
+            groups.append([])
+        groups[-1].append(block)
+    rebuilt = []
+    for group in groups:
+        line = json.loads(json.dumps(parts[0]))
+        line["message"]["content"] = group
+        rebuilt.append(line)
+    start = lines.index(parts[0])
+    new_lines = lines[:start] + rebuilt + lines[start + len(parts) :]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / CLAUDE.name
+        path.write_text("".join(json.dumps(x) + "\n" for x in new_lines))
+        got = import_file(path).traces[0]
+    want = import_file(CLAUDE).traces[0]
+    assert got.events == want.events
+
+
+@settings(max_examples=30, deadline=None)
+@given(repeats=st.lists(st.integers(0, 3), min_size=3, max_size=3))
+def test_codex_repeated_token_counts_do_not_change_the_usage(repeats: list[int]) -> None:
+    lines = [json.loads(x) for x in CODEX.read_text().splitlines()]
+    out: list[object] = []
+    k = 0
+    for line in lines:
+        out.append(line)
+        payload = line["payload"]
+        if payload.get("type") == "token_count" and payload.get("info"):
+            out.extend([line] * repeats[min(k, 2)])
+            k += 1
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / CODEX.name
+        path.write_text("".join(json.dumps(x) + "\n" for x in out))
+        got = recorded_usage(import_file(path).traces[0])
+    assert got == recorded_usage(import_file(CODEX).traces[0])
