@@ -32,9 +32,7 @@ def test_import_of_the_whole_bundle_reports_every_trace(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["traces", "import", str(bundled_traces_dir())]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 50  # 10 single-run files + 40 runs
-    assert sum("usage=" in line for line in lines) == 3  # the OpenHands runs record usage
+    assert len(capsys.readouterr().out.splitlines()) == 47  # 7 single-run files + 40 runs
 
 
 def test_verbose_import_prints_each_issue_with_file_record_and_field(

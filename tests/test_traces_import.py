@@ -40,10 +40,6 @@ EXPECTED = {
     "swe-agent/marshmallow-1867__function_calling_replace.traj": ("swe-agent", 1, 23, 11),
     # 40 runs; 1,222 messages of which 40 system prompts; 254 tool calls and 254 tool messages
     "tau-bench/gpt-4o-airline.first40.json": ("tau-bench", 40, 1182, 254),
-    # OpenHands events: user messages, one assistant message per model response, observations
-    "openhands/basic.json": ("openhands", 1, 4, 2),
-    "openhands/basic_interactions.json": ("openhands", 1, 6, 1),
-    "openhands/wrong_initial_state.json": ("openhands", 1, 8, 4),
 }
 
 
@@ -67,7 +63,7 @@ def test_the_bundled_copies_are_byte_identical_to_the_shared_raw_traces() -> Non
     root, raw = bundled_traces_dir(), raw_traces_dir()
     for rel in EXPECTED:
         assert (root / rel).read_bytes() == (raw / rel).read_bytes(), rel
-    for folder in ("swe-agent", "mini-swe-agent", "tau-bench", "openhands"):
+    for folder in ("swe-agent", "mini-swe-agent", "tau-bench"):
         assert list((root / folder).glob("LICENSE*")), f"{folder} lost its licence"
     assert (root / "PROVENANCE.md").is_file()
 
