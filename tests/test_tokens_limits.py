@@ -21,7 +21,7 @@ SETTINGS = settings(max_examples=200, deadline=None)
 ENCODINGS = ("o200k_base", "cl100k_base")
 # letters (both cases), digits, whitespace, punctuation incl. the apostrophe and "/", CJK,
 # a combining mark and an emoji: every class the pre-tokenizer patterns treat differently
-ALPHABET = list("aaabbZXy019 \n\t\r.,;'!/_-\"") + ["中", "文", "é", "\u0301", "😀"]
+ALPHABET = [*"aaabbZXy019 \n\t\r.,;'!/_-\"", "中", "文", "é", "\u0301", "😀"]
 
 
 def exact(name: str, text: str) -> int:
@@ -111,13 +111,17 @@ def test_a_too_small_chunk_setting_is_refused() -> None:
 
 structured = st.recursive(
     st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=10),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.dictionaries(st.text(max_size=5), structured, max_size=4) | st.lists(structured, max_size=4))
+@given(
+    st.dictionaries(st.text(max_size=5), structured, max_size=4) | st.lists(structured, max_size=4)
+)
 def test_property_structured_tool_result_content_counts_as_its_json(value: object) -> None:
     block = ToolResult("call_1", value)  # type: ignore[arg-type]
     text = canonical_json(value).decode()
@@ -130,7 +134,7 @@ def test_property_structured_tool_result_content_counts_as_its_json(value: objec
 
 
 def test_content_that_is_not_json_able_is_refused_with_a_regio_error() -> None:
-    with pytest.raises(ContentTypeError, match="call_9.*neither text nor JSON-able"):
+    with pytest.raises(ContentTypeError, match=r"call_9.*neither text nor JSON-able"):
         ToolResult("call_9", object())  # type: ignore[arg-type]
 
 

@@ -22,8 +22,8 @@ evidence: one wild report must not poison a session):
 
 Examples: 100,000 estimated and 122,000 reported give 1.22 after one report. A single report
 of 250,000 tokens for a 694-token estimate (ratio 360) moves a fresh factor to 1.5, not 360;
-an established factor of 1.1 learned from two or more reports of 1.1 does not move at all. A saved factor
-outside ``[1.0, max_ratio]`` is corrupt (:meth:`Calibration.from_state`).
+an established factor of 1.1 learned from two or more reports of 1.1 does not move at all.
+A saved factor outside ``[1.0, max_ratio]`` is corrupt (:meth:`Calibration.from_state`).
 """
 
 from __future__ import annotations
@@ -195,10 +195,8 @@ class Calibration:
         previous = record.factor if record is not None else 1.0
         recent = [*(record.recent if record is not None else []), bounded][-self.window :]
         evidence = _median(recent)
-        if record is None:
-            proposal = evidence
-        else:
-            proposal = previous + self.smoothing * (evidence - previous)
+        moved = previous + self.smoothing * (evidence - previous)
+        proposal = evidence if record is None else moved
         step = 1.0 + self.max_step
         factor = min(max(proposal, previous / step), previous * step)
         factor = min(max(factor, 1.0), self.max_ratio)
@@ -211,6 +209,7 @@ class Calibration:
             recent=recent,
         )
         return factor
+
     def factor(self, key: CalibrationKey) -> float:
         """The learned factor of ``key`` (1.0 before any observation), without the margin."""
         record = self._records.get(calibration_key(key))

@@ -10,12 +10,13 @@ Where the chunks are cut (:func:`split_for_tokenizer`):
 
 * **Safe cuts** (the count stays exact): between a letter or digit (Unicode category ``L*`` or
   ``N*``) and a following character that is none of a letter, digit, combining mark (``M*``),
-  unassigned code point or the ASCII apostrophe (a space, newline, punctuation, symbol, ...). Both bundled encodings
-  (``o200k_base``, ``cl100k_base``) pre-tokenize so that no piece crosses such a point, their
-  patterns have no look-behind, and the only look-ahead (``\\s+(?!\\S)``) and end anchor
-  (``\\s++$``) concern whitespace at the very end of the first part, which a cut after a letter
-  or digit never leaves. Each chunk therefore splits into exactly the pieces the whole text
-  splits into, and BPE runs per piece: the sum of the chunk counts is the count of the text.
+  unassigned code point or the ASCII apostrophe (a space, newline, punctuation, symbol, ...).
+  Both bundled encodings (``o200k_base``, ``cl100k_base``) pre-tokenize so that no piece
+  crosses such a point, their patterns have no look-behind, and the only look-ahead
+  (``\\s+(?!\\S)``) and end anchor (``\\s++$``) concern whitespace at the very end of the
+  first part, which a cut after a letter or digit never leaves. Each chunk therefore splits
+  into exactly the pieces the whole text splits into, and BPE runs per piece: the sum of the
+  chunk counts is the count of the text.
   The latest safe cut inside the chunk is used, so chunks stay close to ``max_chars``.
 * **Forced cuts**: a run of ``max_chars`` characters with no safe cut (one huge word, a long
   run of spaces or of punctuation, CJK text without punctuation) is cut at ``max_chars``. A
@@ -75,7 +76,9 @@ def _last_safe_cut(text: str, start: int, end: int) -> int | None:
     return None
 
 
-def split_for_tokenizer(text: str, max_chars: int = DEFAULT_MAX_CHUNK_CHARS) -> tuple[list[str], int]:
+def split_for_tokenizer(
+    text: str, max_chars: int = DEFAULT_MAX_CHUNK_CHARS
+) -> tuple[list[str], int]:
     """``text`` cut into chunks of at most ``max_chars`` characters (module doc).
 
     Returns ``(chunks, forced_cuts)``: ``"".join(chunks) == text``; ``forced_cuts`` counts the
