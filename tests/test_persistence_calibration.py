@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from persistence_support import driven_engine
 
+from persistence_support import driven_engine
 from regio.runtime import Engine
 from regio.runtime.errors import ContextOverflowError, RuntimeStateError
 from regio.tokens import CalibrationResetWarning

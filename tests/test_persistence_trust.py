@@ -12,8 +12,8 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from persistence_support import HOOK, blueprint_text, driven_engine
 
+from persistence_support import HOOK, blueprint_text, driven_engine
 from regio.errors import RegioError
 from regio.runtime import Engine
 from regio.runtime.errors import RuntimeStateError
@@ -103,9 +103,7 @@ def test_a_hook_added_to_a_hookless_region_is_refused(tmp_path: Path, probe: str
     assert PROBE not in sys.modules
 
 
-def test_a_blueprint_that_differs_from_the_saved_one_is_refused(
-    tmp_path: Path, probe: str
-) -> None:
+def test_a_blueprint_that_differs_from_the_saved_one_is_refused(tmp_path: Path, probe: str) -> None:
     path = driven_engine().save(tmp_path / "state.json")
     other = blueprint_text(hook=probe)
     with pytest.raises(RuntimeStateError, match="sha256"):
