@@ -26,7 +26,7 @@ def blueprint_text(*, hook: str | None = HOOK, name: str = "persist") -> str:
         "    kind: custom\n"
         "    budget: 500\n"
         f"{render}"
-        "  - {name: conversation, kind: sliding_window, budget: 20000}\n"
+        "  - {name: conversation, kind: sliding_window, budget: 150000}\n"
     )
 
 

@@ -167,3 +167,10 @@ def test_property_any_hook_reference_edited_into_a_state_is_refused(
         Engine.load(path, allow_custom_hooks=True, **kwargs)  # type: ignore[arg-type]
     assert isinstance(caught.value, RuntimeStateError) and str(path) in str(caught.value)
     assert set(sys.modules) == imported
+
+
+def test_a_window_that_is_not_the_blueprints_is_refused(tmp_path: Path) -> None:
+    path = driven_engine().save(tmp_path / "state.json")
+    _edit(path, lambda s: s["window"]["regions"].reverse())
+    with pytest.raises(RuntimeStateError, match="are not the blueprint's"):
+        Engine.load(path, blueprint=blueprint_text(), allow_custom_hooks=True)

@@ -48,6 +48,7 @@ import msgspec
 from regio.errors import RegioError
 from regio.layout import LayoutState, Request, ToolSpec
 from regio.regions import Window, WindowState
+from regio.regions.registry import KIND_ALIASES
 from regio.regions.state import RegionState
 from regio.tokens import (
     COUNTER_NAMES,
@@ -426,6 +427,15 @@ def _trusted_regions(
     """``state.regions`` with every custom region's hooks taken from the trusted blueprint
     (module doc, trust model); the state's own hook references never select code."""
     specs = {spec.name: spec for spec in blueprint.regions} if blueprint is not None else {}
+    if blueprint is not None:
+        declared = [
+            (spec.name, KIND_ALIASES.get(spec.kind, spec.kind)) for spec in blueprint.regions
+        ]
+        saved = [(rs.name, KIND_ALIASES.get(rs.kind, rs.kind)) for rs in state.regions]
+        if declared != saved:
+            raise RuntimeStateError(
+                f"{source}: the saved regions {saved} are not the blueprint's {declared}"
+            )
     regions: list[RegionState] = []
     for rs in state.regions:
         if rs.kind != "custom":
