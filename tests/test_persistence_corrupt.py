@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from persistence_support import driven_engine
@@ -61,6 +61,25 @@ def _set_in(tree: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str
     return tree
 
 
+_MARK = "DEEP-VALUE-MARK"
+
+
+def _with_mark(tree: dict[str, Any]) -> dict[str, Any]:
+    """``tree`` with the marker string as a metadata value of the first entry (an ``Any``
+    field, where nothing but the depth limit bounds the nesting)."""
+    tree["window"]["regions"][0]["entries"][0]["meta"] = {"x": _MARK}
+    return tree
+
+
+def _deep_json(tree: dict[str, Any], depth: int) -> bytes:
+    return _json(_with_mark(tree)).replace(json.dumps(_MARK).encode(), b"[" * depth + b"]" * depth)
+
+
+def _deep_msgpack(tree: dict[str, Any], depth: int) -> bytes:
+    marker = msgspec.msgpack.encode(_MARK)
+    return msgspec.msgpack.encode(_with_mark(tree)).replace(marker, b"\x91" * depth + b"\xc0")
+
+
 def _region(tree: dict[str, Any], name: str) -> dict[str, Any]:
     region: dict[str, Any] = next(r for r in tree["window"]["regions"] if r["name"] == name)
     return region
@@ -89,12 +108,10 @@ KINDS: dict[str, tuple[str, Callable[[dict[str, Any], bytes], bytes]]] = {
         ".msgpack",
         lambda t, b: msgspec.msgpack.encode(_set_in(t, ("window", "regions"), {"a": 1})),
     ),
-    "huge_nesting_json": (".json", lambda t, b: b"[" * 100_000 + b"]" * 100_000),
-    "huge_nesting_msgpack": (".msgpack", lambda t, b: b"\x91" * 100_000 + b"\xc0"),
-    "deep_tool_input": (
-        ".json",
-        lambda t, b: _json(_set_in(t, ("config", "targets"), {"x": _deep(MAX_STATE_DEPTH + 5)})),
-    ),
+    "huge_nesting_json": (".json", lambda t, b: _deep_json(t, 100_000)),
+    "huge_nesting_msgpack": (".msgpack", lambda t, b: _deep_msgpack(t, 100_000)),
+    "nesting_over_the_limit": (".json", lambda t, b: _deep_json(t, MAX_STATE_DEPTH)),
+    "top_level_nesting_json": (".json", lambda t, b: b"[" * 100_000 + b"]" * 100_000),
     "huge_integer": (
         ".json",
         lambda t, b: b.replace(b'"turn":', b'"turn":' + b"9" * 5000 + b',"x":', 1),
@@ -172,17 +189,20 @@ def test_a_path_that_is_not_a_regular_file_is_refused_without_reading_it(
         Engine.load(path)
 
 
-def test_the_depth_limit_accepts_what_a_save_writes_and_refuses_one_level_more(
+def test_the_depth_limit_accepts_exactly_its_depth_and_refuses_one_level_more(
     tmp_path: Path,
 ) -> None:
-    for suffix in (".json", ".msgpack"):
-        path = _ENGINE.save(tmp_path / f"ok{suffix}")
-        Engine.load(path)
-    tree = _tree(tmp_path)
-    # config.targets is a dict[str, int]: nesting there is refused by depth before its type
-    path = _write(tmp_path, ".json", _json(_set_in(tree, ("extra",), _deep(MAX_STATE_DEPTH))))
-    with pytest.raises(RuntimeStateError, match="nested more than 200 levels"):
-        Engine.load(path)
+    # the marker sits 7 levels down: state, window, regions, region, entries, entry, meta
+    for suffix, deep in ((".json", _deep_json), (".msgpack", _deep_msgpack)):
+        path = _write(tmp_path, suffix, deep(_tree(tmp_path), MAX_STATE_DEPTH - 7))
+        loaded = Engine.load(path)
+        value, depth = loaded.window.regions[0].entries[0].meta["x"], 0
+        while isinstance(value, list):
+            value, depth = (value[0] if value else None), depth + 1
+        assert depth == MAX_STATE_DEPTH - 7
+        path = _write(tmp_path, suffix, deep(_tree(tmp_path), MAX_STATE_DEPTH - 6))
+        with pytest.raises(RuntimeStateError, match="nested more than 200 levels"):
+            Engine.load(path)
 
 
 # ----- fuzzers -----------------------------------------------------------------------------
@@ -269,5 +289,8 @@ def test_fuzz_structurally_mutated_states_load_or_raise_a_regio_error(
             del parent[path[-1]]
         else:
             parent[path[-1]] = value
-    data = msgspec.msgpack.encode(tree) if suffix == ".msgpack" else _json(tree)
+    try:
+        data = msgspec.msgpack.encode(tree) if suffix == ".msgpack" else _json(tree)
+    except OverflowError:  # msgpack holds 64-bit integers only; JSON takes any
+        reject()
     _assert_refused_or_loaded(_write(tmp_path, suffix, data))
