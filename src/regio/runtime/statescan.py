@@ -49,28 +49,29 @@ _CONTAINERS = {0xDC: (2, 1), 0xDD: (4, 1), 0xDE: (2, 2), 0xDF: (4, 2)}
 
 
 def _item(data: bytes, pos: int) -> tuple[int, int] | None:
-    """``(next position, items the value contains)`` of the msgpack value at ``pos``, or
-    ``None`` when the data ends or the byte is invalid."""
+    """``(next position, items the value contains)`` of the msgpack value at ``pos`` (items
+    is -1 for a scalar, 0 for an empty array or map), or ``None`` when the data ends or the
+    byte is invalid."""
     end = len(data)
     if pos >= end:
         return None
     first = data[pos]
     pos += 1
     if first <= 0x7F or first >= 0xE0:
-        return pos, 0
+        return pos, -1
     if first <= 0x8F:
         return pos, 2 * (first & 0x0F)
     if first <= 0x9F:
         return pos, first & 0x0F
     if first <= 0xBF:
-        return pos + (first & 0x1F), 0
+        return pos + (first & 0x1F), -1
     if first in _FIXED:
-        return pos + _FIXED[first], 0
+        return pos + _FIXED[first], -1
     if first in _SIZED:
         width, extra = _SIZED[first]
         if pos + width > end:
             return None
-        return pos + width + extra + int.from_bytes(data[pos : pos + width], "big"), 0
+        return pos + width + extra + int.from_bytes(data[pos : pos + width], "big"), -1
     if first in _CONTAINERS:
         width, per = _CONTAINERS[first]
         if pos + width > end:
@@ -92,11 +93,12 @@ def max_msgpack_depth(data: bytes, limit: int) -> int:
         pos, contains = step
         if remaining:
             remaining[-1] -= 1
-        if contains:
-            remaining.append(contains)
-            deepest = max(deepest, len(remaining))
+        if contains >= 0:  # an array or a map, empty or not
+            deepest = max(deepest, len(remaining) + 1)
             if deepest > limit:
                 return deepest
+            if contains:
+                remaining.append(contains)
         while remaining and remaining[-1] == 0:
             remaining.pop()
         if not remaining:
