@@ -174,3 +174,9 @@ def test_a_window_that_is_not_the_blueprints_is_refused(tmp_path: Path) -> None:
     _edit(path, lambda s: s["window"]["regions"].reverse())
     with pytest.raises(RuntimeStateError, match="are not the blueprint's"):
         Engine.load(path, blueprint=blueprint_text(), allow_custom_hooks=True)
+
+
+def test_an_invalid_blueprint_given_to_load_is_reported_as_such(tmp_path: Path) -> None:
+    path = driven_engine().save(tmp_path / "state.json")
+    with pytest.raises(RuntimeStateError, match="blueprint given to load is invalid"):
+        Engine.load(path, blueprint="version: 1\nregions: 5\n", allow_custom_hooks=True)

@@ -404,11 +404,14 @@ def _given_blueprint(source: Path, config: EngineConfig, blueprint: Any) -> Any:
             f"{source}: the engine was not created from a blueprint, so blueprint= cannot "
             "apply; load without it"
         )
-    if isinstance(blueprint, Blueprint):
-        bp = blueprint
-    else:
-        bp = load_blueprint(blueprint if isinstance(blueprint, Path) else str(blueprint))
-    given = text_sha256(dump_blueprint(bp, inline_seeds=True))
+    try:
+        if isinstance(blueprint, Blueprint):
+            bp = blueprint
+        else:
+            bp = load_blueprint(blueprint if isinstance(blueprint, Path) else str(blueprint))
+        given = text_sha256(dump_blueprint(bp, inline_seeds=True))
+    except RegioError as exc:
+        raise RuntimeStateError(f"{source}: the blueprint given to load is invalid: {exc}") from exc
     if given != saved:
         raise RuntimeStateError(
             f"{source}: saved with blueprint sha256 {saved[:12]}..., but the blueprint given "
