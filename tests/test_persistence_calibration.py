@@ -39,13 +39,13 @@ def test_one_overflow_report_far_above_the_estimate_does_not_block_later_request
     with contextlib.suppress(ContextOverflowError):
         engine.recover_overflow(_overflow(250_000))
     key = engine.calibration_key()
-    assert engine.calibration.factor(key) <= 1.5
+    assert engine.calibration.factor(key) <= 2.0
     for _ in range(3):
         engine.add_user("and again")
         engine.request()  # never ContextOverflowError
         engine.observe({"input_tokens": engine.last_estimate, "output_tokens": 1})
     loaded = Engine.load(engine.save(tmp_path / "state.json"))
-    assert loaded.calibration.factor(key) <= 1.5
+    assert loaded.calibration.factor(key) <= 2.0
     loaded.request()
 
 

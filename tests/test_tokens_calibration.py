@@ -193,8 +193,8 @@ def test_property_over_count_evidence_converges_to_exactly_one(
 def test_one_report_far_above_the_estimate_moves_a_fresh_factor_by_one_bounded_step() -> None:
     calibration = Calibration()
     calibration.observe(KEY, estimated=694, reported=250_000)  # ratio 360
-    assert calibration.factor(KEY) == pytest.approx(1.5)
-    assert calibration.correct(KEY, 694) == 1041
+    assert calibration.factor(KEY) == pytest.approx(2.0)
+    assert calibration.correct(KEY, 694) == 1388
 
 
 def test_one_outlier_after_consistent_reports_does_not_move_the_factor() -> None:
@@ -209,9 +209,9 @@ def test_one_outlier_after_consistent_reports_does_not_move_the_factor() -> None
 
 def test_consistent_evidence_of_a_large_ratio_is_learned_up_to_the_bound() -> None:
     calibration = Calibration(smoothing=1.0)
-    seen = [calibration.observe(KEY, 1_000, 3_000) for _ in range(6)]
-    assert seen[:3] == pytest.approx([1.5, 2.25, 3.0])
-    assert seen[-1] == pytest.approx(3.0)
+    seen = [calibration.observe(KEY, 1_000, 3_500) for _ in range(6)]
+    assert seen[:3] == pytest.approx([2.0, 3.5, 3.5])
+    assert seen[-1] == pytest.approx(3.5)
     for _ in range(10):
         calibration.observe(KEY, 1_000, 1_000_000)
     assert calibration.factor(KEY) == pytest.approx(calibration.max_ratio)

@@ -16,12 +16,13 @@ evidence: one wild report must not poison a session):
 * the first observation sets the factor to that median, later ones move it as an exponential
   moving average toward it, ``f += smoothing * (median - f)``;
 * every step is **bounded**: one observation multiplies or divides the factor by at most
-  ``1 + max_step`` (default 0.5), and the factor always stays in ``[1.0, max_ratio]``;
+  ``1 + max_step`` (default 1.0: at most doubled or halved), and the factor always stays in
+  ``[1.0, max_ratio]``;
 * an optional ``margin`` (0.05 = 5%) is added on top; each provider and model keeps its own
   factor.
 
 Examples: 100,000 estimated and 122,000 reported give 1.22 after one report. A single report
-of 250,000 tokens for a 694-token estimate (ratio 360) moves a fresh factor to 1.5, not 360;
+of 250,000 tokens for a 694-token estimate (ratio 360) moves a fresh factor to 2.0, not 360;
 an established factor of 1.1 learned from two or more reports of 1.1 does not move at all.
 A saved factor outside ``[1.0, max_ratio]`` is corrupt (:meth:`Calibration.from_state`).
 """
@@ -91,7 +92,7 @@ class CalibrationState(msgspec.Struct):
     margin: float
     records: dict[str, CalibrationRecord] = msgspec.field(default_factory=dict)
     max_ratio: float = 4.0
-    max_step: float = 0.5
+    max_step: float = 1.0
     window: int = 5
 
 
@@ -120,7 +121,7 @@ def _check_max_ratio(_instance: object, _attribute: object, value: float) -> Non
 
 def _check_max_step(_instance: object, _attribute: object, value: float) -> None:
     if not 0.0 < value <= 10.0:
-        raise ValueError(f"Calibration max_step must be in (0, 10] (0.5 = x1.5), got {value}")
+        raise ValueError(f"Calibration max_step must be in (0, 10] (1.0 = x2), got {value}")
 
 
 def _check_window(_instance: object, _attribute: object, value: int) -> None:
@@ -161,7 +162,7 @@ class Calibration:
     ``smoothing`` is the weight of new evidence in the moving average (0 < s <= 1);
     ``margin`` is a safety margin added to every corrected estimate (0.05 = +5%);
     ``max_ratio`` bounds each observation and the factor (1..1000); ``max_step`` bounds the
-    relative move per observation (0.5: at most x1.5 or /1.5); ``window`` is the number of
+    relative move per observation (1.0: at most x2 or /2); ``window`` is the number of
     recent observations whose median is the evidence. Raises ``ValueError`` for a setting out
     of its range.
     """
@@ -169,7 +170,7 @@ class Calibration:
     smoothing: float = attrs.field(default=0.3, validator=_check_smoothing)
     margin: float = attrs.field(default=0.0, validator=_check_margin)
     max_ratio: float = attrs.field(default=4.0, validator=_check_max_ratio, kw_only=True)
-    max_step: float = attrs.field(default=0.5, validator=_check_max_step, kw_only=True)
+    max_step: float = attrs.field(default=1.0, validator=_check_max_step, kw_only=True)
     window: int = attrs.field(default=5, validator=_check_window, kw_only=True)
     _records: dict[str, CalibrationRecord] = attrs.field(factory=dict, init=False)
 
