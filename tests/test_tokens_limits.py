@@ -4,6 +4,7 @@ JSON form."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -143,3 +144,35 @@ def test_counting_a_value_that_is_not_text_raises_a_regio_error() -> None:
     with pytest.raises(TokenCountError, match="can only count text, got dict") as caught:
         counter.count({"a": 1})  # type: ignore[arg-type]
     assert isinstance(caught.value, RegioError)
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "text"])
+def test_structured_tool_result_content_renders_as_its_json_text(provider: str) -> None:
+    from regio.content import ToolUse
+    from regio.regions import SlidingWindow, Window
+    from regio.runtime import Engine
+
+    window = Window(
+        regions=[SlidingWindow(name="conversation", budget=10_000)],
+        max_tokens=20_000,
+        counter=get_counter("heuristic"),
+    )
+    engine = Engine(window=window, model="m")
+    engine.add_user("run it")
+    engine.add_assistant("", tool_calls=[ToolUse("call_1", "job", {})])
+    engine.add_tool_result("call_1", {"status": "done", "rows": [1, 2]}, tokens=7)
+    _, payload = engine.request(provider)
+    texts = _strings(payload)
+    assert any('{"rows":[1,2],"status":"done"}' in t for t in texts)
+    assert not any("{'rows'" in t for t in texts)
+    json.dumps(payload)  # a valid JSON payload
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _strings(v)]
+    return []
