@@ -459,9 +459,11 @@ class Engine(BudgetMixin, FlushMixin):
         allow_custom_hooks: bool = False,
         clock: Callable[[], float] | None = None,
         prices: PriceLookup | None = None,
+        blueprint: Any = None,
     ) -> Engine:
         """Restore an engine saved with :meth:`save` (pending compactions, layout state,
-        calibration, transcript and ledger included). Raises
+        calibration, transcript and ledger included). Custom hooks come only from
+        ``blueprint``, the blueprint the engine was created with (its hash is checked). Raises
         :class:`regio.runtime.errors.RuntimeStateError` for a file that is not an engine
         state."""
         from .persistence import load_engine
@@ -474,4 +476,5 @@ class Engine(BudgetMixin, FlushMixin):
             allow_custom_hooks=allow_custom_hooks,
             clock=clock,
             prices=prices or rule_prices,
+            blueprint=blueprint,
         )
