@@ -202,7 +202,7 @@ def test_an_overflow_refusal_compacts_once_and_the_retry_succeeds():
     used_before = engine.window.used_tokens
 
     def refuse(payload: dict[str, Any]) -> ProviderHTTPError:
-        return overflow_error(int(engine.last_estimate * 1.05), 3000)
+        return overflow_error(int(engine.state.last_estimate * 1.05), 3000)
 
     provider = ScriptedProvider([refuse, reply("ok", prompt_tokens=200)])
     result = AgentLoop(engine, provider, []).run("one more task")
@@ -219,7 +219,7 @@ def test_a_second_overflow_refusal_raises_with_the_numbers():
     _fill(engine)
 
     def refuse(payload: dict[str, Any]) -> ProviderHTTPError:
-        return overflow_error(int(engine.last_estimate * 1.05), 3000)
+        return overflow_error(int(engine.state.last_estimate * 1.05), 3000)
 
     provider = ScriptedProvider([refuse, refuse])
     with pytest.raises(ContextOverflowError) as caught:

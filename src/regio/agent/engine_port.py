@@ -11,7 +11,8 @@ Keeping them in one place documents the contract between :mod:`regio.agent` and
   flushes pending compactions at the turn boundary itself;
 * ``aturn_boundary(provider, model)`` (else ``aflush()``) before an async step, then
   ``request(..., flush=False)``; ``recover_overflow(error)``, ``observe(usage)``;
-* ``request_estimate(request)``, ``window.used_tokens`` and ``limit`` for the step figures.
+* ``budget.request_estimate(request)``, ``budget.calibrated(raw, provider, model)``,
+  ``window.used_tokens`` and ``limit`` for the step figures.
 """
 
 from __future__ import annotations
@@ -117,14 +118,11 @@ class EnginePort:
 
     def request_tokens(self, request: Any) -> int:
         """The engine's estimate of ``request`` (tokens)."""
-        return int(self.engine.request_estimate(request))
+        return int(self.engine.budget.request_estimate(request))
 
     def calibrated_tokens(self, raw: int, api: str, model: str) -> int:
         """``raw`` corrected by the engine's calibration from reported usage (tokens)."""
-        calibrated = getattr(self.engine, "calibrated", None)
-        if calibrated is None:
-            return raw
-        return int(calibrated(raw, api, model))
+        return int(self.engine.budget.calibrated(raw, api, model))
 
     def window_state(self) -> tuple[int, int]:
         """``(tokens used by the window, the engine's limit)``."""

@@ -22,18 +22,33 @@ stream: completed content is kept, unfinished calls are dropped.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import attrs
 
 from regio.content import Entry, Thinking, ToolUse
+from regio.events import Event
 
 from .events import StreamCallDiscarded
 
-if TYPE_CHECKING:
-    from .engine import Engine
+__all__ = ["AssistantStream", "StreamHost"]
 
-__all__ = ["AssistantStream"]
+
+class StreamHost(Protocol):
+    """Where a finished stream goes: the conversation's ``add_assistant`` and the event bus
+    (:class:`regio.runtime.Engine` is one)."""
+
+    def emit(self, event: Event) -> None: ...
+
+    def add_assistant(
+        self,
+        text: str = "",
+        tool_calls: Sequence[ToolUse] = (),
+        *,
+        thinking: Sequence[Thinking] = (),
+        tokens: int | None = None,
+    ) -> Entry: ...
 
 
 @attrs.define
@@ -48,7 +63,7 @@ class _Call:
 class AssistantStream:
     """Accumulates one streamed assistant message (see module doc)."""
 
-    engine: Engine
+    engine: StreamHost
     _text: list[str] = attrs.field(factory=list)
     _thinking: list[str] = attrs.field(factory=list)
     _signature: str = ""
