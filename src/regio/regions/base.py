@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from enum import StrEnum
 from typing import Any, ClassVar
 
 import attrs
@@ -40,7 +41,35 @@ from regio.regions.pending import CompactionQueue, PendingCompaction
 from regio.regions.results import Refusal, Releasable, WritePlan, WriteResult
 from regio.regions.results import preview as _preview
 
-__all__ = ["Refusal", "Region", "Releasable", "WritePlan", "WriteResult"]
+__all__ = [
+    "ReclaimPhase",
+    "Refusal",
+    "Region",
+    "Releasable",
+    "WritePlan",
+    "WriteResult",
+    "declared_kinds",
+]
+
+#: Kind name -> class, filled as kind classes are defined (``Region.__init_subclass__``).
+_DECLARED: dict[str, type[Region]] = {}
+
+
+def declared_kinds() -> dict[str, type[Region]]:
+    """Every region kind defined so far: kind name -> class (a copy)."""
+    return dict(_DECLARED)
+
+
+class ReclaimPhase(StrEnum):
+    """The phase of the window's reclaim cascade that takes tokens from a kind (the value is
+    the ``phase`` of ``reclaimed`` events): ``WIPE`` clears the region whole, ``HOOK`` asks the
+    region's ``on_overflow`` hook, ``OLDEST`` takes its oldest units round-robin, ``QUEUE``
+    queues its content for compaction."""
+
+    WIPE = "1"
+    HOOK = "1.5"
+    OLDEST = "2"
+    QUEUE = "3"
 
 
 def _coerce_budget(value: Any) -> Budget:
@@ -56,8 +85,27 @@ class Region:
     """
 
     kind: ClassVar[str] = "region"
+    """The kind's name in blueprints, states and events."""
     never_shrinks_kind: ClassVar[bool] = False
     """Kinds whose content the window can never reclaim (their floor counts at load time)."""
+    reclaim_phase: ClassVar[ReclaimPhase | None] = None
+    """The reclaim phase that takes tokens from this kind; ``None``: never reclaimed."""
+    agent_writable: ClassVar[bool] = False
+    """The agent may write it with ``context_write`` / ``context_append``."""
+    agent_releasable: ClassVar[bool] = True
+    """The agent may release from it with ``context_delete``."""
+    holds_system: ClassVar[bool] = False
+    """It may hold ``system``-role entries (only ``pinned``)."""
+    kind_rank: ClassVar[int] = 1
+    """Order in the ``kind`` comparison layout's system prompt (lower first; ties keep the
+    blueprint's order)."""
+    compaction_order: ClassVar[int | None] = None
+    """Order in which compaction shrinks this kind when it is paired with a
+    ``compact_history`` (lower first: working notes before the conversation); ``None``: it
+    never is a compaction source."""
+    summarizes_before_rolloff: ClassVar[bool] = False
+    """A write that does not fit first summarizes the oldest units (paired, ``evict``), so
+    nothing rolls off unsummarized."""
 
     name: str = attrs.field()
     budget_spec: Budget = attrs.field(alias="budget", converter=_coerce_budget)
@@ -74,12 +122,21 @@ class Region:
     version: int = attrs.field(default=0, init=False)
     events: EventBus = attrs.field(factory=EventBus, init=False, repr=False)
     queue: CompactionQueue = attrs.field(factory=CompactionQueue, init=False, repr=False)
+    compact_target: str | None = attrs.field(default=None, init=False)
+    """Name of the paired ``compact_history`` (set by the window)."""
     _window_tokens: int | None = attrs.field(default=None, init=False, repr=False)
     _used: int = attrs.field(default=0, init=False, repr=False)
     _hash: str | None = attrs.field(default=None, init=False, repr=False)
     _counts: tuple[EntryList, int, HistoryCounts] | None = attrs.field(
         default=None, init=False, repr=False
     )
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Declare the subclass's kind (a class that sets ``kind``); the attrs class that
+        replaces it under the same name is the one kept."""
+        super().__init_subclass__(**kwargs)
+        if "kind" in cls.__dict__:
+            _DECLARED[cls.kind] = cls
 
     def __attrs_post_init__(self) -> None:
         if self.min_tokens is not None or self.max_tokens is not None:
@@ -114,6 +171,33 @@ class Region:
     def is_conversation(self) -> bool:
         """True for ``sliding_window`` (entries are messages with roles)."""
         return False
+
+    @property
+    def trigger_tokens(self) -> int | None:
+        """Token count at which the region queues its own compaction (``None``: it never
+        does)."""
+        return None
+
+    @property
+    def needs_history(self) -> bool:
+        """True when the region queues compactions, so it needs a paired ``compact_history``."""
+        return False
+
+    def fallback_point(self) -> int | None:
+        """Item count past which a failed compaction falls back to bulk eviction (``None``: no
+        such fallback is declared)."""
+        return None
+
+    def overflow_ids(self, tokens_to_free: int) -> list[str]:
+        """Entry ids the kind gives up in the reclaim phase ``HOOK`` (default: none)."""
+        del tokens_to_free
+        return []
+
+    def request_compaction(self, *, reason: str = "manual") -> PendingCompaction | None:
+        """Queue the region's compactable content (``None`` when nothing is compactable or one
+        is already pending). Raises :class:`RegionConfigError` for a kind that cannot be
+        compacted."""
+        raise RegionConfigError(f"region {self.name!r} ({self.kind}) cannot be compacted")
 
     @property
     def never_shrinks(self) -> bool:
@@ -164,7 +248,7 @@ class Region:
 
     def plan_write(self, entry: Entry) -> WritePlan | Refusal:
         """Decide what writing ``entry`` would do, changing nothing."""
-        if entry.role == "system" and self.kind != "pinned":
+        if entry.role == "system" and not self.holds_system:
             raise SystemRoleError(
                 f"region {self.name!r} ({self.kind}) cannot hold a system-role entry; system "
                 "instructions belong in a pinned region (FC-17)"

@@ -41,6 +41,7 @@ class Keyed(Region):
 
     kind: ClassVar[str] = "keyed"
     never_shrinks_kind: ClassVar[bool] = True
+    agent_writable: ClassVar[bool] = True
 
     max_entries: int | None = None
     _touched: dict[str, int] = attrs.field(factory=dict, init=False, repr=False)
@@ -169,6 +170,7 @@ class Checklist(Keyed):
 
     kind: ClassVar[str] = "checklist"
     evicts_lru: ClassVar[bool] = False
+    agent_writable: ClassVar[bool] = False
 
     gate: bool = False
     _next_item: int = attrs.field(default=1, init=False, repr=False)

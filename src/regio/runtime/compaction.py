@@ -42,7 +42,7 @@ import msgspec
 from regio.content import Entry, content_hash
 from regio.errors import CompactionError
 from regio.policies import is_user_turn_start
-from regio.regions import Compacting, PendingCompaction
+from regio.regions import PendingCompaction
 
 from .compactor import CompactionBook, CompactionResult, Compactor, Steps, SummaryJob
 from .errors import CompactionNoProgressError, SummarizerError, SummaryRejected
@@ -210,17 +210,12 @@ def _widen_merge(c: Compactor, p: PendingCompaction) -> PendingCompaction:
     return wider
 
 
-def _trigger_of(region: Any) -> int | None:
-    return getattr(region, "trigger_tokens", None)
-
-
 def _check_triggers(c: Compactor) -> None:
     """Queue compactions for regions at or over their trigger (FC-19: ``>=``)."""
     for region in c.window.regions:
-        if isinstance(region, Compacting) and not region.pending():
-            trigger = region.trigger_tokens
-            if trigger is not None and region.used_tokens >= trigger:
-                c.window.request_compaction(region, reason="threshold")
+        trigger = region.trigger_tokens
+        if trigger is not None and not region.pending() and region.used_tokens >= trigger:
+            c.window.request_compaction(region, reason="threshold")
 
 
 @attrs.frozen(kw_only=True)
@@ -331,7 +326,7 @@ def flush_steps(c: Compactor, policy: FlushPolicy) -> Steps[CompactionResult | N
         region = window.region(p.region)
         tally.replaced.extend(p.entry_ids)
         tally.summaries.append(summary)
-        region_trigger = _trigger_of(region)
+        region_trigger = region.trigger_tokens
         if region_trigger is None or region.used_tokens < region_trigger:
             c.book.strikes.pop(region.name, None)
             c.book.blocked = [b for b in c.book.blocked if not b.startswith(f"{region.name}:")]
@@ -535,7 +530,7 @@ def room_steps(
     units that cannot be compacted (the newest user message, open groups) stay, and the write
     then rolls off or is refused by the region as usual."""
     region = c.window.region(region_name)
-    if not isinstance(region, Compacting) or region.compact_target is None:
+    if not region.summarizes_before_rolloff or region.compact_target is None:
         return None
     if region.admission != "evict" or region.used_tokens + tokens <= region.budget:
         return None

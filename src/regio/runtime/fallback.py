@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from regio.policies.eviction import Compact
-from regio.regions import PendingCompaction, SlidingWindow
+from regio.regions import PendingCompaction, Region
 from regio.regions import events as rev
 
 from .planning import region_target
@@ -30,15 +30,11 @@ if TYPE_CHECKING:
 __all__ = ["bulk_fallback", "fallback_point", "fired_trigger"]
 
 
-def fallback_point(region: Any) -> int | None:
-    """Item count past which ``region`` falls back to bulk eviction (``max_items +
-    2*compact_count``), or ``None`` when it declares no such fallback (not a
-    ``sliding_window`` with ``compact`` eviction and ``max_items``)."""
-    if not isinstance(region, SlidingWindow) or region.max_items is None:
-        return None
-    if not isinstance(region.eviction, Compact):
-        return None
-    return region.max_items + 2 * region.eviction.compact_count
+def fallback_point(region: Region) -> int | None:
+    """Item count past which ``region`` falls back to bulk eviction (its
+    :meth:`Region.fallback_point`: ``max_items + 2*compact_count`` for a ``sliding_window``
+    with ``compact`` eviction), or ``None`` when it declares no such fallback."""
+    return region.fallback_point()
 
 
 def fired_trigger(c: Compactor, region: Any, p: PendingCompaction) -> tuple[int, int, str]:
@@ -55,7 +51,7 @@ def fired_trigger(c: Compactor, region: Any, p: PendingCompaction) -> tuple[int,
         return region.used_tokens, region.budget, "tokens"
     if p.reason == "window_trigger" and c.options.compact_trigger is not None:
         return c.window.used_tokens, int(c.options.compact_trigger), "tokens"
-    trigger = getattr(region, "trigger_tokens", None)
+    trigger = region.trigger_tokens
     if p.reason == "threshold" and trigger is not None:
         return region.used_tokens, int(trigger), "tokens"
     return region.used_tokens, region_target(c, region), "tokens"

@@ -36,16 +36,12 @@ from .toolargs import check_arguments
 from .transcript import RecordKind, TranscriptRecord
 
 __all__ = [
-    "AGENT_WRITABLE_KINDS",
     "TOOL_NAMES",
     "ContextToolOutcome",
     "ToolHost",
     "context_tool_specs",
     "handle_tool_call",
 ]
-
-#: Region kinds the agent may write with ``context_write`` / ``context_append``.
-AGENT_WRITABLE_KINDS = ("keyed", "temporary", "clearable", "compacting", "custom")
 
 TOOL_NAMES = (
     "context_write",
@@ -110,7 +106,7 @@ def _int(desc: str) -> dict[str, Any]:
 
 
 def _writable(window: Window) -> list[str]:
-    return [r.name for r in window.regions if r.kind in AGENT_WRITABLE_KINDS]
+    return [r.name for r in window.regions if r.agent_writable]
 
 
 def _checklists(window: Window) -> list[str]:
@@ -346,7 +342,7 @@ def _delete(host: ToolHost, args: dict[str, Any]) -> ContextToolOutcome:
     if len(chosen) != 1:
         return _mistake(host, "context_delete", "give exactly one of 'key', 'index' or 'oldest'")
     r = host.window.region(region)
-    if r.kind in ("pinned", "compact_history", "sliding_window"):
+    if not r.agent_releasable:
         return _mistake(
             host,
             "context_delete",
