@@ -44,8 +44,8 @@ from .events import RunFinished, StepCompleted, StepStarted
 from .predict import CachePredictor
 from .providers.base import Provider
 from .providers.wire import INVALID_ARGUMENTS_KEY
-from .tools import Tool, ToolOutcome
-from .types import Completion, Pricing, RunResult, StepRecord, UsageTotals
+from .tools import Tool, UserToolOutcome
+from .types import Completion, LoopPricing, RunResult, RunTotals, StepRecord
 
 __all__ = ["STOP_REASONS", "AgentLoop"]
 
@@ -83,7 +83,7 @@ class AgentLoop:
     max_steps: int = attrs.field(default=20, validator=_check_positive)
     max_prompt_tokens: int | None = attrs.field(default=None, validator=_check_positive)
     max_usd: float | None = attrs.field(default=None, validator=_check_positive)
-    pricing: Pricing | None = None
+    pricing: LoopPricing | None = None
     predictor: CachePredictor | None = None
     events: EventBus = attrs.field(default=None)
     port: EnginePort = attrs.field(init=False)
@@ -96,7 +96,7 @@ class AgentLoop:
             self.events = bus if isinstance(bus, EventBus) else EventBus()
         if self.max_usd is not None and self.pricing is None:
             raise AgentConfigError(
-                "AgentLoop.max_usd needs pricing=Pricing(input=..., output=...) to price calls"
+                "AgentLoop.max_usd needs pricing=LoopPricing(input=..., output=...) to price calls"
             )
         context = set(self.port.context_tool_names())
         for tool in self.tools:
@@ -112,7 +112,7 @@ class AgentLoop:
 
     # ------------------------------------------------------------------ shared pieces
 
-    def _budget_stop(self, totals: UsageTotals, estimate: int | None = None) -> str | None:
+    def _budget_stop(self, totals: RunTotals, estimate: int | None = None) -> str | None:
         if self.max_prompt_tokens is not None:
             upcoming = totals.prompt_tokens + (estimate or 0)
             if totals.prompt_tokens >= self.max_prompt_tokens or (
@@ -224,9 +224,9 @@ class AgentLoop:
         """The result after ``max_steps`` steps without a final answer."""
         return self._result(run, self._budget_stop(run.totals) or "max_steps")
 
-    def _bad_call(self, call: ToolUse) -> ToolOutcome | None:
+    def _bad_call(self, call: ToolUse) -> UserToolOutcome | None:
         if INVALID_ARGUMENTS_KEY in call.input:
-            return ToolOutcome(
+            return UserToolOutcome(
                 f"Error: the arguments of {call.name} were not a valid JSON object "
                 f"({call.input[INVALID_ARGUMENTS_KEY][:200]!r}). Call {call.name} again with "
                 "a JSON object.",
@@ -234,7 +234,7 @@ class AgentLoop:
             )
         if call.name not in self._by_name and call.name not in self.port.context_tool_names():
             known = sorted({*self._by_name, *self.port.context_tool_names()})
-            return ToolOutcome(
+            return UserToolOutcome(
                 f"Error: there is no tool named {call.name!r}. Available tools: "
                 f"{', '.join(known) or '(none)'}.",
                 is_error=True,
@@ -335,7 +335,7 @@ class _Run:
     """The state of one run: steps recorded so far, their usage totals, the last text."""
 
     steps: list[StepRecord] = attrs.Factory(list)
-    totals: UsageTotals = attrs.Factory(UsageTotals)
+    totals: RunTotals = attrs.Factory(RunTotals)
     text: str = ""
 
 

@@ -13,13 +13,13 @@ Typical loop::
     engine.add_assistant(...); engine.add_tool_result(...)
 
 Parts (none of them knows the engine): :class:`EngineOptions` (every option, frozen),
-:class:`Budget` (counting and budget truth), :class:`Compactor` (the compaction flush and its
+:class:`EngineBudget` (counting and budget truth), :class:`Compactor` (the compaction flush and its
 bookkeeping, sync and async drivers of one generator), :class:`SessionState` (last request,
 layout state), :class:`UsageLedger`, overflow recovery (:func:`regio.runtime.recovery.recover`),
 the context tools (:mod:`regio.runtime.tools`) and persistence
 (:mod:`regio.runtime.persistence`). Events go through the window's bus.
 
-Budget truth: ``ceiling = min(window max, model context window) - output reserve - tool
+EngineBudget truth: ``ceiling = min(window max, model context window) - output reserve - tool
 schemas - system overhead``, compared with the request's estimate corrected by
 :class:`regio.tokens.Calibration`.
 """
@@ -41,7 +41,7 @@ from regio.tokens import Calibration, TokenCounter
 
 from . import compaction as cp
 from . import flushing
-from .budget import Budget
+from .budget import EngineBudget
 from .compactor import CompactionBook, CompactionResult, Compactor
 from .events import OrphanToolResult
 from .extractive import ExtractiveSummarizer
@@ -98,7 +98,9 @@ class Engine:
         opts = attrs.evolve(options or EngineOptions(), **overrides)
         self.window = window
         self.options = opts
-        self.budget = Budget(window=window, options=opts, calibration=calibration or Calibration())
+        self.budget = EngineBudget(
+            window=window, options=opts, calibration=calibration or Calibration()
+        )
         self.compactor = Compactor(
             window=window,
             options=opts,
@@ -178,15 +180,15 @@ class Engine:
 
     @property
     def limit(self) -> int:
-        """:attr:`Budget.limit` (tokens)."""
+        """:attr:`EngineBudget.limit` (tokens)."""
         return self.budget.limit
 
     def ceiling(self, extra_tools: Iterable[ToolSpec] = ()) -> int:
-        """:meth:`Budget.ceiling` (tokens)."""
+        """:meth:`EngineBudget.ceiling` (tokens)."""
         return self.budget.ceiling(extra_tools)
 
     def size(self, provider: str | None = None, model: str | None = None) -> int:
-        """:meth:`Budget.size`: calibrated estimate of the next request (tokens)."""
+        """:meth:`EngineBudget.size`: calibrated estimate of the next request (tokens)."""
         return self.budget.size(provider, model)
 
     def tool_specs(self, extra: Iterable[ToolSpec] = ()) -> list[ToolSpec]:

@@ -14,7 +14,7 @@ The rules themselves live in :mod:`regio.runtime.compaction`.
 from __future__ import annotations
 
 from . import compaction as cp
-from .budget import Budget
+from .budget import EngineBudget
 from .compactor import CompactionResult, Compactor, Steps
 from .events import CompactionFinished, CompactionStarted, TriggerBelowFloor
 
@@ -29,7 +29,7 @@ __all__ = [
 
 
 def whole_trigger_targets(
-    c: Compactor, budget: Budget, provider: str, model: str
+    c: Compactor, budget: EngineBudget, provider: str, model: str
 ) -> dict[str, int] | None:
     """Targets of the whole-context trigger (``options.compact_trigger``, calibrated tokens)
     when the next request of ``provider`` / ``model`` reaches it, else ``None``. A trigger the
@@ -57,7 +57,7 @@ def whole_trigger_targets(
 
 
 def boundary_steps(
-    c: Compactor, budget: Budget, provider: str, model: str
+    c: Compactor, budget: EngineBudget, provider: str, model: str
 ) -> Steps[CompactionResult | None]:
     """The flush of a turn boundary: the whole-context trigger, then the pending queue.
 

@@ -28,8 +28,8 @@ import attrs
 import msgspec
 
 __all__ = [
+    "ModelPricing",
     "PriceLookup",
-    "Pricing",
     "UsageLedger",
     "UsageRecord",
     "UsageTotals",
@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 
-class Pricing(msgspec.Struct, frozen=True):
+class ModelPricing(msgspec.Struct, frozen=True):
     """Prices of one model: ``input`` / ``output`` in USD per million tokens (``None`` when
     unknown) and multipliers of the input price per token class (``read``, ``write_5m``,
     ``write_1h``, ``write``, ``plain``); ``rule_id`` names the cache rule they came from."""
@@ -53,11 +53,11 @@ class Pricing(msgspec.Struct, frozen=True):
         return float(self.mult.get(kind, default))
 
 
-#: ``(provider, model) -> Pricing | None``.
-PriceLookup = Callable[[str, str], "Pricing | None"]
+#: ``(provider, model) -> ModelPricing | None``.
+PriceLookup = Callable[[str, str], "ModelPricing | None"]
 
 
-def rule_prices(provider: str, model: str) -> Pricing | None:
+def rule_prices(provider: str, model: str) -> ModelPricing | None:
     """Prices from the packaged cache rules (``regio.cache.rules.resolve``); ``None`` when no
     rule matches or the rules are not available."""
     try:
@@ -68,7 +68,7 @@ def rule_prices(provider: str, model: str) -> Pricing | None:
         rule = resolve(provider, model)
     except (ValueError, LookupError, OSError):
         return None
-    return Pricing(
+    return ModelPricing(
         input=rule.price.input, output=rule.price.output, mult=dict(rule.mult), rule_id=rule.id
     )
 
@@ -228,7 +228,7 @@ def normalize_usage(usage: Any) -> dict[str, Any]:
     return out
 
 
-def _cost(fields: Mapping[str, int], pricing: Pricing | None) -> float | None:
+def _cost(fields: Mapping[str, int], pricing: ModelPricing | None) -> float | None:
     if pricing is None or pricing.input is None:
         return None
     units = (
@@ -254,9 +254,9 @@ class UsageLedger:
 
     prices: PriceLookup = rule_prices
     records: list[UsageRecord] = attrs.field(factory=list)
-    _price_cache: dict[tuple[str, str], Pricing | None] = attrs.field(factory=dict, repr=False)
+    _price_cache: dict[tuple[str, str], ModelPricing | None] = attrs.field(factory=dict, repr=False)
 
-    def pricing(self, provider: str, model: str) -> Pricing | None:
+    def pricing(self, provider: str, model: str) -> ModelPricing | None:
         """Prices of ``(provider, model)`` (memoized)."""
         key = (provider, model)
         if key not in self._price_cache:
