@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from enum import StrEnum
 from typing import Any, ClassVar
 
 import attrs
@@ -32,13 +31,14 @@ from regio.policies import (
     Budget,
     HistoryCaps,
     HistoryCounts,
+    ReclaimPhase,
     UnitAnalysis,
     analyze,
 )
 from regio.regions import events as ev
 from regio.regions.entrylist import EntryList, as_entry_list
 from regio.regions.pending import CompactionQueue, PendingCompaction
-from regio.regions.results import Refusal, Releasable, WritePlan, WriteResult
+from regio.regions.results import Refusal, Releasable, WritePlan, WriteResult, refusal_message
 from regio.regions.results import preview as _preview
 
 __all__ = [
@@ -58,18 +58,6 @@ _DECLARED: dict[str, type[Region]] = {}
 def declared_kinds() -> dict[str, type[Region]]:
     """Every region kind defined so far: kind name -> class (a copy)."""
     return dict(_DECLARED)
-
-
-class ReclaimPhase(StrEnum):
-    """The phase of the window's reclaim cascade that takes tokens from a kind (the value is
-    the ``phase`` of ``reclaimed`` events): ``WIPE`` clears the region whole, ``HOOK`` asks the
-    region's ``on_overflow`` hook, ``OLDEST`` takes its oldest units round-robin, ``QUEUE``
-    queues its content for compaction."""
-
-    WIPE = "1"
-    HOOK = "1.5"
-    OLDEST = "2"
-    QUEUE = "3"
 
 
 def _coerce_budget(value: Any) -> Budget:
@@ -558,40 +546,16 @@ class Region:
             info = analyze(self.entries)
         rel = self.releasable(info) if reason != "too_large" else ()
         where = "the window" if window else f"region {self.name!r}"
-        if reason == "too_large":
-            msg = (
-                f"{where} refused an entry of {entry.tokens} tokens: it is larger than the "
-                f"whole region ({budget} tokens). Shorten or split it."
-            )
-        elif reason == "entry_limit":
-            msg = (
-                f"{where} refused an entry of {entry.tokens} tokens: entries are limited to "
-                f"{self.max_entry_tokens} tokens. Shorten it."
-            )
-        elif reason == "max_items":
-            msg = (
-                f"{where} is full: {len(self.entries)} entries is its limit "
-                f"({used}/{budget} tokens used). Release an entry first."
-            )
-        elif reason == "history_window":
-            msg = (
-                f"{where} is full: its history window (max_items / max_turns / "
-                f"max_tool_calls) would have to drop entries ({used}/{budget} tokens used). "
-                "Release an entry first."
-            )
-        elif reason == "hook":
-            msg = f"{where} refused the entry: its on_write hook declined it."
-        else:
-            msg = (
-                f"{where} is full: {used}/{budget} tokens used, {available} free; the entry "
-                f"needs {entry.tokens}."
-            )
-        if rel and reason not in ("too_large", "entry_limit", "hook"):
-            names = ", ".join(
-                (f"key {r.key!r}" if r.key else f"entry {r.entry_id!r}") + f" ({r.tokens} tokens)"
-                for r in rel
-            )
-            msg += f" Release oldest first: {names}; or write something shorter."
+        msg = refusal_message(
+            where,
+            reason,
+            entry_tokens=entry.tokens,
+            entries=len(self.entries),
+            used=used,
+            budget=budget,
+            max_entry_tokens=self.max_entry_tokens,
+            releasable=rel,
+        )
         return Refusal(self.name, used, budget, entry.tokens, available, rel, reason, msg)
 
     def emit_refusal(self, refusal: Refusal) -> None:

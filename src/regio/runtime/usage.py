@@ -191,29 +191,7 @@ def normalize_usage(usage: Any) -> dict[str, Any]:
         or _has(usage, "cache_creation")
     )
     if anthropic or not _has(usage, "input_tokens_details"):
-        uncached = _int(_get(usage, "input_tokens"), "input_tokens")
-        read = _int(_get(usage, "cache_read_input_tokens"), "cache_read_input_tokens")
-        created = _int(_get(usage, "cache_creation_input_tokens"), "cache_creation_input_tokens")
-        breakdown = _get(usage, "cache_creation")
-        w5 = _int(
-            _get(breakdown, "ephemeral_5m_input_tokens") or _get(breakdown, "ephemeral_5m"),
-            "cache_creation.ephemeral_5m_input_tokens",
-        )
-        w1 = _int(
-            _get(breakdown, "ephemeral_1h_input_tokens") or _get(breakdown, "ephemeral_1h"),
-            "cache_creation.ephemeral_1h_input_tokens",
-        )
-        if w5 + w1 == 0:
-            w5 = created  # no breakdown: Anthropic's default TTL is 5 minutes
-        out.update(
-            api="anthropic",
-            prompt_tokens=uncached + read + w5 + w1,
-            uncached_tokens=uncached,
-            cache_read_tokens=read,
-            cache_write_5m_tokens=w5,
-            cache_write_1h_tokens=w1,
-            output_tokens=_int(_get(usage, "output_tokens"), "output_tokens"),
-        )
+        out.update(_anthropic_fields(usage))
         return out
     details = _get(usage, "input_tokens_details")
     total = _int(_get(usage, "input_tokens"), "input_tokens")
@@ -226,6 +204,33 @@ def normalize_usage(usage: Any) -> dict[str, Any]:
         output_tokens=_int(_get(usage, "output_tokens"), "output_tokens"),
     )
     return out
+
+
+def _anthropic_fields(usage: Any) -> dict[str, Any]:
+    """The token fields of an Anthropic Messages ``usage`` (cache writes split by TTL)."""
+    uncached = _int(_get(usage, "input_tokens"), "input_tokens")
+    read = _int(_get(usage, "cache_read_input_tokens"), "cache_read_input_tokens")
+    created = _int(_get(usage, "cache_creation_input_tokens"), "cache_creation_input_tokens")
+    breakdown = _get(usage, "cache_creation")
+    w5 = _int(
+        _get(breakdown, "ephemeral_5m_input_tokens") or _get(breakdown, "ephemeral_5m"),
+        "cache_creation.ephemeral_5m_input_tokens",
+    )
+    w1 = _int(
+        _get(breakdown, "ephemeral_1h_input_tokens") or _get(breakdown, "ephemeral_1h"),
+        "cache_creation.ephemeral_1h_input_tokens",
+    )
+    if w5 + w1 == 0:
+        w5 = created  # no breakdown: Anthropic's default TTL is 5 minutes
+    return {
+        "api": "anthropic",
+        "prompt_tokens": uncached + read + w5 + w1,
+        "uncached_tokens": uncached,
+        "cache_read_tokens": read,
+        "cache_write_5m_tokens": w5,
+        "cache_write_1h_tokens": w1,
+        "output_tokens": _int(_get(usage, "output_tokens"), "output_tokens"),
+    }
 
 
 def _cost(fields: Mapping[str, int], pricing: ModelPricing | None) -> float | None:
