@@ -28,7 +28,7 @@ or when a budget is spent (``max_prompt_tokens``: reported prompt tokens summed 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 import attrs
@@ -254,6 +254,35 @@ class AgentLoop:
             self.port.add_user(task)
         return _Run()
 
+    # ------------------------------------------------------------------ the run, as steps
+
+    def _steps(self, task: str | None) -> Generator[_Effect, Any, RunResult]:
+        """The whole run as one generator (see module docstring): it yields the effects that
+        differ between sync and async (turn-boundary flush, provider call, tool call) and
+        receives their results; a provider error is thrown in at its call."""
+        run = self._start(task)
+        for step in range(1, self.max_steps + 1):
+            done = self._stop_before(run, step)
+            if done is not None:
+                return done
+            yield _Flush()
+            attempt = self._open(run, step)
+            if isinstance(attempt, RunResult):
+                return attempt
+            while True:
+                try:
+                    completion = yield _Complete(attempt.payload)
+                    break
+                except Exception as exc:
+                    self._retry(attempt, exc)
+            results = []
+            for call in self._accept(run, attempt, completion):
+                results.append((yield _CallTool(call)))
+            done = self._close(run, attempt, completion, results)
+            if done is not None:
+                return done
+        return self._exhausted(run)
+
     # ------------------------------------------------------------------ sync driver
 
     def _call_tool(self, call: ToolUse) -> ToolResult:
@@ -265,6 +294,13 @@ class AgentLoop:
             return tool.call(dict(call.input)).result(call.id)
         return self.port.handle_tool_call(call.name, dict(call.input)).result(call.id)
 
+    def _do(self, effect: _Effect) -> Any:
+        if isinstance(effect, _Complete):
+            return self.provider.complete(effect.payload)
+        if isinstance(effect, _CallTool):
+            return self._call_tool(effect.call)
+        return None  # engine.request flushes at the turn boundary itself
+
     def run(self, task: str | None = None) -> RunResult:
         """Run until a final answer or a limit (see module docstring).
 
@@ -273,25 +309,19 @@ class AgentLoop:
         :class:`regio.runtime.errors.ContextOverflowError` on a second length refusal in one
         step and re-raises any other provider error.
         """
-        run = self._start(task)
-        for step in range(1, self.max_steps + 1):
-            done = self._stop_before(run, step)
-            if done is not None:
-                return done
-            attempt = self._open(run, step)  # engine.request flushes at the turn boundary
-            if isinstance(attempt, RunResult):
-                return attempt
+        steps = self._steps(task)
+        try:
+            effect = next(steps)
             while True:
                 try:
-                    completion = self.provider.complete(attempt.payload)
-                    break
+                    value = self._do(effect)
                 except Exception as exc:
-                    self._retry(attempt, exc)
-            calls = self._accept(run, attempt, completion)
-            done = self._close(run, attempt, completion, [self._call_tool(c) for c in calls])
-            if done is not None:
-                return done
-        return self._exhausted(run)
+                    effect = steps.throw(exc)
+                    continue
+                effect = steps.send(value)
+        except StopIteration as stop:
+            result: RunResult = stop.value
+            return result
 
     # ------------------------------------------------------------------ async driver
 
@@ -305,29 +335,52 @@ class AgentLoop:
         outcome = await self.port.ahandle_tool_call(call.name, dict(call.input))
         return outcome.result(call.id)
 
+    async def _ado(self, effect: _Effect) -> Any:
+        if isinstance(effect, _Complete):
+            return await self.provider.acomplete(effect.payload)
+        if isinstance(effect, _CallTool):
+            return await self._acall_tool(effect.call)
+        await self.port.aflush(self.provider.api, self.provider.model)
+        return None
+
     async def arun(self, task: str | None = None) -> RunResult:
-        """Async twin of :meth:`run` (provider ``acomplete``, async tools and the engine's
-        async twins where it has them)."""
-        run = self._start(task)
-        for step in range(1, self.max_steps + 1):
-            done = self._stop_before(run, step)
-            if done is not None:
-                return done
-            await self.port.aflush(self.provider.api, self.provider.model)
-            attempt = self._open(run, step)
-            if isinstance(attempt, RunResult):
-                return attempt
+        """:meth:`run` with provider ``acomplete``, async tools, and the turn-boundary flush
+        awaited (``engine.aturn_boundary``) so an async summarizer is awaited."""
+        steps = self._steps(task)
+        try:
+            effect = next(steps)
             while True:
                 try:
-                    completion = await self.provider.acomplete(attempt.payload)
-                    break
+                    value = await self._ado(effect)
                 except Exception as exc:
-                    self._retry(attempt, exc)
-            calls = self._accept(run, attempt, completion)
-            done = self._close(run, attempt, completion, [await self._acall_tool(c) for c in calls])
-            if done is not None:
-                return done
-        return self._exhausted(run)
+                    effect = steps.throw(exc)
+                    continue
+                effect = steps.send(value)
+        except StopIteration as stop:
+            result: RunResult = stop.value
+            return result
+
+
+@attrs.frozen
+class _Flush:
+    """Effect: the turn-boundary flush before a step is laid out."""
+
+
+@attrs.frozen
+class _Complete:
+    """Effect: one provider call with ``payload``; answers with a :class:`Completion`."""
+
+    payload: dict[str, Any]
+
+
+@attrs.frozen
+class _CallTool:
+    """Effect: run one tool call; answers with its :class:`ToolResult`."""
+
+    call: ToolUse
+
+
+_Effect = _Flush | _Complete | _CallTool
 
 
 @attrs.define
