@@ -35,6 +35,7 @@ import attrs
 
 from regio.content import Message, Text, ToolResult, ToolUse
 from regio.events import EventBus
+from regio.runtime.drive import adrive, drive
 from regio.runtime.errors import ContextOverflowError
 from regio.runtime.overflow import classify_overflow
 
@@ -309,19 +310,7 @@ class AgentLoop:
         :class:`regio.runtime.errors.ContextOverflowError` on a second length refusal in one
         step and re-raises any other provider error.
         """
-        steps = self._steps(task)
-        try:
-            effect = next(steps)
-            while True:
-                try:
-                    value = self._do(effect)
-                except Exception as exc:
-                    effect = steps.throw(exc)
-                    continue
-                effect = steps.send(value)
-        except StopIteration as stop:
-            result: RunResult = stop.value
-            return result
+        return drive(self._steps(task), self._do)
 
     # ------------------------------------------------------------------ async driver
 
@@ -346,19 +335,7 @@ class AgentLoop:
     async def arun(self, task: str | None = None) -> RunResult:
         """:meth:`run` with provider ``acomplete``, async tools, and the turn-boundary flush
         awaited (``engine.aturn_boundary``) so an async summarizer is awaited."""
-        steps = self._steps(task)
-        try:
-            effect = next(steps)
-            while True:
-                try:
-                    value = await self._ado(effect)
-                except Exception as exc:
-                    effect = steps.throw(exc)
-                    continue
-                effect = steps.send(value)
-        except StopIteration as stop:
-            result: RunResult = stop.value
-            return result
+        return await adrive(self._steps(task), self._ado)
 
 
 @attrs.frozen

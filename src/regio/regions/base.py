@@ -36,6 +36,7 @@ from regio.policies import (
     analyze,
 )
 from regio.regions import events as ev
+from regio.regions import rolloff
 from regio.regions.entrylist import EntryList, as_entry_list
 from regio.regions.pending import CompactionQueue, PendingCompaction
 from regio.regions.results import Refusal, Releasable, WritePlan, WriteResult, refusal_message
@@ -265,45 +266,8 @@ class Region:
         always stay, event ``region_over_budget``). The entry being written (and the unit it
         joins) is never removed. Refuses under ``reject`` when anything would have to go, or when
         only protected units could make room."""
-        fits = self._used + entry.tokens <= self.budget
-        caps = history if history is not None and not history.empty else None
-        n_old = len(self.entries)
-        if self.admission == "reject":
-            if not fits:
-                return self.refusal(entry, "region_full")
-            if caps is not None:
-                cut, met = analyze([*self.entries, entry], also_protect=(n_old,)).history_cut(caps)
-                if cut > 0 or not met:
-                    return self.refusal(entry, item_reason)
-            return WritePlan(entry)
-        if fits and caps is None:
-            return WritePlan(entry)
-        if (
-            fits
-            and caps is not None
-            and caps.max_entries is None
-            and caps.max_units is None
-            and self.history_counts().extend(entry).keeps_all(caps.max_turns, caps.max_tool_calls)
-        ):
-            return WritePlan(entry)  # the history window keeps everything: O(1) per write
-        cand = [*self.entries, entry]
-        info = analyze(cand, also_protect=(n_old,))
-        j_tok = info.fewest_removals(max_tokens=self.budget)
-        if j_tok is None:
-            return self.refusal(entry, "region_full", info=info)
-        j, over, reason = j_tok, None, "tokens"
-        if caps is not None:
-            cut, met = info.history_cut(caps)
-            j_hist = info.units_before(cut)
-            if not met:
-                over = item_reason
-            if j_hist > j:
-                j, reason = j_hist, item_reason
-        if fallback and reason != "tokens":
-            reason = "compaction_fallback"
-        ids = tuple(cand[i].id for i in info.removal(j))
-        return WritePlan(
-            entry, evict_ids=ids, evict_reason=reason, fallback=fallback, over_budget_reason=over
+        return rolloff.plan_rolloff(
+            self, entry, history=history, fallback=fallback, item_reason=item_reason
         )
 
     def history_counts(self) -> HistoryCounts:
@@ -335,15 +299,7 @@ class Region:
             self.events.emit(ev.Unchanged(self.name, entry.key or "", existing.id))
             return WriteResult(self.name, existing.id, self.version, unchanged=True)
         if plan.evict_ids:
-            removed = self.remove_ids(plan.evict_ids)
-            self.events.emit(
-                ev.Evicted(
-                    self.name,
-                    tuple(e.id for e in removed),
-                    sum(e.tokens for e in removed),
-                    plan.evict_reason,
-                )
-            )
+            self.evict(plan.evict_ids, plan.evict_reason)
             self._drop_pending(
                 plan.evict_ids, fallback=True, reason=f"entries evicted ({plan.evict_reason})"
             )
@@ -381,6 +337,33 @@ class Region:
         return WriteResult(
             self.name, entry.id, self.version, evicted=plan.evict_ids, replaced=replaced
         )
+
+    def evict(self, ids: Iterable[str], reason: str) -> list[Entry]:
+        """Remove ``ids`` and emit ``evicted`` (``reason``); returns the removed entries."""
+        removed = self.remove_ids(ids)
+        self.events.emit(
+            ev.Evicted(
+                self.name, tuple(e.id for e in removed), sum(e.tokens for e in removed), reason
+            )
+        )
+        return removed
+
+    def queue_compaction(self, marked: list[Entry], reason: str) -> PendingCompaction:
+        """Queue ``marked`` (whole units of this region) for compaction into the paired
+        ``compact_history`` and emit ``compaction_queued``; returns the queued item."""
+        p = self.queue.add(
+            region=self.name,
+            entry_ids=[e.id for e in marked],
+            target=self.compact_target,
+            reason=reason,
+            tokens=sum(e.tokens for e in marked),
+        )
+        self.events.emit(
+            ev.CompactionQueued(
+                p.id, self.name, p.target, p.entry_ids, p.tokens, reason, p.operation
+            )
+        )
+        return p
 
     def _after_write(self) -> None:
         """Kind hook run after every committed write (e.g. queue a compaction)."""

@@ -102,19 +102,7 @@ class Compacting(Region):
         if info.removable_count == 0:
             return None
         marked = [self.entries[i] for i in info.removal(info.removable_count)]
-        p = self.queue.add(
-            region=self.name,
-            entry_ids=[e.id for e in marked],
-            target=self.compact_target,
-            reason=reason,
-            tokens=sum(e.tokens for e in marked),
-        )
-        self.events.emit(
-            ev.CompactionQueued(
-                p.id, self.name, p.target, p.entry_ids, p.tokens, reason, p.operation
-            )
-        )
-        return p
+        return self.queue_compaction(marked, reason)
 
 
 @attrs.define(eq=False, kw_only=True)

@@ -157,15 +157,4 @@ class SlidingWindow(Region):
             )
             return
         marked = [self.entries[i] for i in info.removal(j)]
-        p = self.queue.add(
-            region=self.name,
-            entry_ids=[e.id for e in marked],
-            target=self.compact_target,
-            reason=reason,
-            tokens=sum(e.tokens for e in marked),
-        )
-        self.events.emit(
-            ev.CompactionQueued(
-                p.id, self.name, p.target, p.entry_ids, p.tokens, reason, p.operation
-            )
-        )
+        self.queue_compaction(marked, reason)

@@ -73,6 +73,7 @@ __all__ = [
     "queue_everything",
     "region_target",
     "room_steps",
+    "schedule_compaction",
 ]
 
 #: Preview length of a summary in results and events (characters).
@@ -537,3 +538,10 @@ def room_steps(
     c.window.request_compaction(region, reason="room")
     target = max(0, min(region_target(c, region), region.budget - tokens))
     return flush_steps(c, FlushPolicy.room(region.name, target))
+
+
+def schedule_compaction(c: Compactor, instructions: str | None) -> None:
+    """Queue the compactable content for the next turn boundary with ``instructions`` added to
+    the standing requirements (the ``compact`` tool runs mid-turn)."""
+    queue_everything(c, "manual")
+    c.book.scheduled = (instructions or "").strip() or None

@@ -53,8 +53,9 @@ from .snapshot import EngineSnapshot, take_snapshot
 from .state import SessionState
 from .streaming import AssistantStream
 from .tools import ContextToolOutcome, context_tool_specs, handle_tool_call
-from .transcript import RecordKind, Transcript, TranscriptRecord
+from .transcript import Transcript, TranscriptRecord
 from .usage import PriceLookup, UsageLedger, UsageRecord, rule_prices
+from .writes import clear_region, entry_of, release_from, write_to
 
 __all__ = ["Engine"]
 
@@ -209,17 +210,6 @@ class Engine:
         """Emit a runtime event on the window's bus."""
         self.window.events.emit(event)
 
-    def record(
-        self,
-        kind: RecordKind,
-        region: str,
-        *,
-        entry: Entry | None = None,
-        ids: Iterable[str] = (),
-    ) -> TranscriptRecord:
-        """Append a record to the transcript."""
-        return self.compactor.record(kind, region, entry=entry, ids=ids)
-
     def transcript(self) -> tuple[TranscriptRecord, ...]:
         """The full canonical log (append-only; views and compaction never change it)."""
         return tuple(self.transcript_log.records)
@@ -229,12 +219,6 @@ class Engine:
         return self.transcript_log.new_items(self.window.turn if turn is None else turn)
 
     # ----- writes ------------------------------------------------------------------------
-    def _entry_of(self, region: str, result: WriteResult | Refusal) -> Entry | None:
-        if not isinstance(result, WriteResult):
-            return None
-        r = self.window.region(region)
-        return next((e for e in reversed(r.entries) if e.id == result.entry_id), None)
-
     @transactional
     def write(
         self,
@@ -250,16 +234,7 @@ class Engine:
         ``compacting`` region paired with a ``compact_history`` first summarizes the region's
         oldest units to make room, so nothing rolls off unsummarized
         (:func:`regio.runtime.compaction.room_steps`)."""
-        if not isinstance(content, Entry):
-            content = self.window.make_entry(content, key=key)
-        steps = cp.room_steps(self.compactor, region, content.tokens)
-        if steps is not None:
-            self.compactor.run(steps)
-        result = self.window.write(region, content, key=key, strict=strict)
-        entry = self._entry_of(region, result)
-        if entry is not None and not (isinstance(result, WriteResult) and result.unchanged):
-            self.record("write", region, entry=entry)
-        return result
+        return write_to(self.compactor, region, content, key=key, strict=strict)
 
     def append(
         self, region: str, content: str | Block | Sequence[Block], *, strict: bool = False
@@ -278,18 +253,12 @@ class Engine:
     ) -> list[Entry]:
         """Release by ``key``, ``index`` (its whole unit) or the ``oldest`` N units; returns the
         removed entries (they stay in the transcript)."""
-        removed = self.window.release(region, key=key, index=index, oldest=oldest)
-        if removed:
-            self.record("release", region, ids=[e.id for e in removed])
-        return removed
+        return release_from(self.compactor, region, key=key, index=index, oldest=oldest)
 
     @transactional
     def clear(self, region: str) -> list[Entry]:
         """Clear ``region`` (protected units stay); returns the removed entries."""
-        removed = self.window.clear(region)
-        if removed:
-            self.record("clear", region, ids=[e.id for e in removed])
-        return removed
+        return clear_region(self.compactor, region)
 
     # ----- conversation ------------------------------------------------------------------
     @transactional
@@ -305,13 +274,13 @@ class Engine:
             if b.tool_use_id not in self.window.call_groups
         ]
         result = self.window.add_message(message, tokens=tokens, strict=True)
-        entry = self._entry_of(conv.name, result)
+        entry = entry_of(self.compactor, conv.name, result)
         assert entry is not None
         for call_id in orphans:
             self.emit(OrphanToolResult(call_id, entry.id))
         if message.role == "user" and any(not isinstance(b, ToolResult) for b in message.blocks):
             self.state.overflow_retry = False
-        self.record("message", conv.name, entry=entry)
+        self.compactor.record("message", conv.name, entry=entry)
         return entry
 
     def add_user(self, text: str | Sequence[Block], *, tokens: int | None = None) -> Entry:
@@ -348,7 +317,7 @@ class Engine:
     def stream_assistant(self) -> AssistantStream:
         """An :class:`AssistantStream` that appends the streamed assistant message when it
         completes; see :mod:`regio.runtime.streaming`."""
-        return AssistantStream(self)
+        return AssistantStream(self.add_message, self.emit)
 
     # ----- requests ----------------------------------------------------------------------
     @transactional
@@ -495,7 +464,7 @@ class Engine:
         """Compact at the next turn boundary (used by the agent's ``compact`` tool, which runs
         mid-turn): queues the compactable content; ``instructions`` are added to the standing
         requirements."""
-        flushing.schedule_compaction(self.compactor, instructions)
+        cp.schedule_compaction(self.compactor, instructions)
 
     # ----- tools -------------------------------------------------------------------------
     def tools(self) -> list[ToolSpec]:
@@ -507,7 +476,7 @@ class Engine:
         """Run a context tool; returns a :class:`ContextToolOutcome` whose ``text`` goes back
         to the agent. Mistakes and refusals come back as instructive text, never as
         exceptions."""
-        return handle_tool_call(self, name, arguments)
+        return handle_tool_call(self.compactor, name, arguments)
 
     # ----- snapshot and persistence ------------------------------------------------------
     def snapshot(self) -> EngineSnapshot:

@@ -23,7 +23,6 @@ __all__ = [
     "manual_steps",
     "pressure_steps",
     "queued_steps",
-    "schedule_compaction",
     "whole_trigger_targets",
 ]
 
@@ -107,10 +106,3 @@ def manual_steps(
         c.emit(CompactionStarted("manual", (), 0, 0))
         c.emit(CompactionFinished("manual", (), (), before, before, (), 0, ""))
     return result
-
-
-def schedule_compaction(c: Compactor, instructions: str | None) -> None:
-    """Queue the compactable content for the next turn boundary with ``instructions`` added to
-    the standing requirements (the ``compact`` tool runs mid-turn)."""
-    cp.queue_everything(c, "manual")
-    c.book.scheduled = (instructions or "").strip() or None
