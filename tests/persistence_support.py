@@ -42,5 +42,5 @@ def driven_engine(*, hook: str | None = HOOK, payload_words: int = 20) -> Engine
     )
     engine.add_tool_result("call_1", {"status": "failed", "lines": ["E assert 1 == 2"]})
     engine.request()
-    engine.observe({"input_tokens": engine.last_estimate + 3, "output_tokens": 5})
+    engine.observe({"input_tokens": engine.state.last_estimate + 3, "output_tokens": 5})
     return engine

@@ -34,16 +34,16 @@ def test_one_overflow_report_far_above_the_estimate_does_not_block_later_request
 ) -> None:
     engine = driven_engine(hook=None)
     engine.request()
-    estimate = engine.last_estimate
+    estimate = engine.state.last_estimate
     assert estimate < 2_000
     with contextlib.suppress(ContextOverflowError):
         engine.recover_overflow(_overflow(250_000))
-    key = engine.calibration_key()
+    key = engine.budget.calibration_key()
     assert engine.calibration.factor(key) <= 2.0
     for _ in range(3):
         engine.add_user("and again")
         engine.request()  # never ContextOverflowError
-        engine.observe({"input_tokens": engine.last_estimate, "output_tokens": 1})
+        engine.observe({"input_tokens": engine.state.last_estimate, "output_tokens": 1})
     loaded = Engine.load(engine.save(tmp_path / "state.json"))
     assert loaded.calibration.factor(key) <= 2.0
     loaded.request()
@@ -55,7 +55,7 @@ def test_a_poisoned_factor_in_an_old_state_file_is_reset_with_a_warning_naming_t
     engine = driven_engine(hook=None)
     path = engine.save(tmp_path / "state.json")
     state = json.loads(path.read_text())
-    key = engine.calibration_key()
+    key = engine.budget.calibration_key()
     state["calibration"]["records"][key]["factor"] = 360.23
     path.write_text(json.dumps(state))
     with pytest.warns(CalibrationResetWarning, match=r"state\.json.*factor 360\.23"):
@@ -84,7 +84,7 @@ def test_property_no_sequence_of_usage_reports_blocks_a_small_request(
     for reported in reports:
         engine.request()
         engine.observe({"input_tokens": reported, "output_tokens": 1})
-        factor = engine.calibration.factor(engine.calibration_key())
+        factor = engine.calibration.factor(engine.budget.calibration_key())
         assert 1.0 <= factor <= engine.calibration.max_ratio
     engine.request()  # a ~100-token prompt fits a 199,000-token ceiling whatever was reported
     again = Engine.load(engine.save(tmp_path / "state.json"))

@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+import attrs
 import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -141,7 +142,7 @@ def test_a_saved_blueprint_that_does_not_match_its_hash_is_corrupt(tmp_path: Pat
 
 def test_a_blueprint_cannot_be_given_for_an_engine_built_without_one(tmp_path: Path) -> None:
     engine = driven_engine(hook=None)
-    engine.blueprint_text = None
+    engine.options = attrs.evolve(engine.options, blueprint_text=None)
     path = engine.save(tmp_path / "state.json")
     assert Engine.load(path).request()[1] == engine.request()[1]
     with pytest.raises(RuntimeStateError, match="not created from a blueprint"):

@@ -218,7 +218,7 @@ def replay(
             blueprint.window_tokens,
             counter.count,
             summarizer=first.summarizer,
-            instructions=first.standing_instructions,
+            instructions=first.options.standing_instructions,
         )
     requests: dict[str, list[CacheRequest]] = {x: [] for x in strategies}
     requests.update({x: [] for x in baselines})

@@ -174,29 +174,29 @@ def _state(engine: Any) -> EngineState:
     window, reserve, max_summary = summarizer_limits(engine.summarizer)
     del reserve
     counter = engine.counter
-    last = engine.last_request
+    last = engine.state.last_request
     if last is not None:
         last = msgspec.structs.replace(last, events=())
-    blueprint_text = engine.blueprint_text
+    blueprint_text = engine.options.blueprint_text
     return EngineState(
         format=FORMAT,
         config=EngineConfig(
-            **{name: getattr(engine, name) for name in _OPTIONS},
-            targets=dict(engine.targets),
+            **{name: getattr(engine.options, name) for name in _OPTIONS},
+            targets=dict(engine.options.targets),
             counter_name=str(getattr(counter, "name", "")),
             chat_format=getattr(counter, "chat_format", None),
             summarizer_window=window,
             summarizer_max_tokens=max_summary,
-            extra_tools=list(engine.extra_tools),
+            extra_tools=list(engine.options.extra_tools),
             blueprint_sha256=text_sha256(blueprint_text) if blueprint_text is not None else None,
         ),
         window=engine.window.snapshot_state(),
-        layout_state=engine.layout_state,
+        layout_state=engine.state.layout_state,
         last_request=last,
-        last_estimate=engine.last_estimate,
-        last_provider=engine.last_provider,
-        last_model=engine.last_model,
-        overflow_retry=engine.overflow_retry,
+        last_estimate=engine.state.last_estimate,
+        last_provider=engine.state.last_provider,
+        last_model=engine.state.last_model,
+        overflow_retry=engine.state.overflow_retry,
         calibration=engine.calibration.to_state(),
         ledger=list(engine.ledger.records),
         transcript=list(engine.transcript_log.records),
