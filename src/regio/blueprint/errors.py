@@ -34,11 +34,15 @@ class BlueprintWarning(msgspec.Struct, frozen=True):
 
 
 def format_problem(file: str, problem: BlueprintIssue | BlueprintWarning) -> str:
-    """``FILE:LINE: path: message`` (``FILE: path: message`` when the line is unknown); a
-    warning's message is prefixed with ``warning: ``."""
+    """``FILE:LINE: path: message`` (``FILE: path: message`` when the line is unknown) on one
+    line (line breaks and other unprintable characters in a message or path are written as
+    escapes such as ``\\n``); a warning's message is prefixed with ``warning: ``."""
     where = f"{file}:{problem.line}" if problem.line is not None else file
     prefix = "warning: " if isinstance(problem, BlueprintWarning) else ""
-    return f"{where}: {problem.path}: {prefix}{problem.message}"
+    text = f"{where}: {problem.path}: {prefix}{problem.message}"
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
 class BlueprintError(RegioError, ValueError):

@@ -133,7 +133,7 @@ class PinnedSpec(RegionSpec):
 
 @attrs.frozen(kw_only=True)
 class EvictionSpec:
-    """How a `sliding_window` drops its oldest turn groups (DESIGN §2 eviction strategies)."""
+    """How a `sliding_window` drops its oldest turn groups (its eviction strategy)."""
 
     strategy: str = _field(
         "`per_item` (drop the oldest group while over), `bulk` (wait until `max_items + "
@@ -218,6 +218,12 @@ class CompactHistorySpec(RegionSpec):
         "Name of the region whose summaries it receives (a `compacting` region or a "
         "`sliding_window` with `compact` eviction).",
         schema={"type": "string", "pattern": NAME_PATTERN},
+    )
+    volatility: str = _field(
+        "`grows` (the default for this kind: summaries are appended, so the history extends "
+        "the cached prefix), `stable` or `rewritten`. Decides the region's place in the layout.",
+        schema={"type": "string", "enum": list(VOLATILITIES)},
+        default="grows",
     )
 
 

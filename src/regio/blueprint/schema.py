@@ -8,6 +8,7 @@ checking; ``regio schema`` prints it. The same field metadata drives the loader'
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -29,9 +30,20 @@ from regio.blueprint.spec import (
     yaml_fields,
 )
 
-__all__ = ["DEF_NAMES", "SCHEMA_ID", "blueprint_json_schema", "def_name", "kind_def_name"]
+__all__ = [
+    "DEF_NAMES",
+    "SCHEMA_FILE",
+    "SCHEMA_ID",
+    "blueprint_json_schema",
+    "def_name",
+    "kind_def_name",
+]
 
-SCHEMA_ID = "https://regio.dev/schema/blueprint-1.json"
+#: A stable name, not a URL: the schema is shipped in the package, nothing is fetched.
+SCHEMA_ID = "urn:regio:schema:blueprint:1"
+#: The generated schema shipped as package data (a test keeps it equal to
+#: :func:`blueprint_json_schema`); editors point at it with a ``yaml-language-server`` comment.
+SCHEMA_FILE = Path(__file__).resolve().parents[1] / "data" / "blueprint.schema.json"
 
 #: ``$defs`` name of each section class.
 DEF_NAMES: dict[type, str] = {

@@ -116,7 +116,7 @@ class ModelSpec:
 
 @attrs.frozen(kw_only=True)
 class WindowSpec:
-    """The window budget and its reclaim mark (DESIGN §2 window reclaim)."""
+    """The window budget and its reclaim mark (window reclaim)."""
 
     max_tokens: int | None = _field(
         "Total prompt budget in tokens. Omitted: the model's context window. Budgets resolve "
@@ -152,7 +152,7 @@ class CacheSpec:
 
 @attrs.frozen(kw_only=True)
 class LayoutSpec:
-    """How the window is laid out into a request (DESIGN §3)."""
+    """How the window is laid out into a request (`layout.md`)."""
 
     strategy: str = _field(
         "Layout strategy: `naive`, `kind`, `volatility` (the baselines) or `regio`.",
@@ -174,7 +174,7 @@ class LayoutSpec:
 
 @attrs.frozen(kw_only=True)
 class SummarizerSpec:
-    """The model that writes compaction summaries (DESIGN §4 compaction flush)."""
+    """The model that writes compaction summaries (the compaction flush)."""
 
     model: str | None = _field(
         "Summarizer model name. Omitted: the agent's own model.",
