@@ -12,8 +12,13 @@ import sys
 from typing import Any
 
 from regio.blueprint.capturespec import CAPTURE_KEYS, CAPTURE_RULES, CaptureSpec, required_keys
-from regio.blueprint.check import describe_schema
-from regio.blueprint.schema import DEF_NAMES, blueprint_json_schema, kind_def_name
+from regio.blueprint.schema import (
+    DEF_NAMES,
+    blueprint_json_schema,
+    describe_schema,
+    kind_def_name,
+    rule_describe,
+)
 from regio.blueprint.spec import (
     KINDS,
     REGION_CLASSES,
@@ -224,19 +229,24 @@ def _describes() -> dict[tuple[str, str], str]:
     out: dict[tuple[str, str], str] = {}
     for def_name, cls in classes.items():
         for f in yaml_fields(cls):
-            if f.metadata.get("describe"):
-                out[(def_name, f.name)] = f.metadata["describe"]
+            describe = rule_describe(f.type)
+            if describe:
+                out[(def_name, f.name)] = describe
     return out
 
 
 def _allowed(prop: dict[str, Any], describe: str | None = None) -> str:
+    ref = prop.get("items", {}).get("$ref", "")
+    if ref.endswith("/Region"):
+        return "non-empty list of regions ([Regions](#regions))"
+    if ref:
+        name = ref.rsplit("/", 1)[-1]
+        return f"list of rules ([{name}](#{name.lower()}))"
     if describe:
         return describe.replace("|", "\\|")
     if "$ref" in prop:
         name = prop["$ref"].rsplit("/", 1)[-1]
         return f"mapping ([{name}](#{name.lower()}))"
-    if prop.get("items", {}).get("$ref", "").endswith("/Region"):
-        return "list of regions ([Regions](#regions))"
     return describe_schema(prop).replace("|", "\\|")
 
 

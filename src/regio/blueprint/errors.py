@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import difflib
+from collections.abc import Iterable, Sequence
 
 import msgspec
 
 from regio.errors import RegioError
 
-__all__ = ["BlueprintError", "BlueprintIssue", "BlueprintWarning", "format_problem"]
+__all__ = ["BlueprintError", "BlueprintIssue", "BlueprintWarning", "format_problem", "suggest"]
+
+
+def suggest(word: str, choices: Sequence[str]) -> str:
+    """``" Did you mean 'x'?"`` for the closest of ``choices`` (difflib ratio >= 0.6, else a
+    choice that starts with ``word``), or ``""``."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    if not close and len(word) >= 3:  # an abbreviation: "convo" for "conversation"
+        close = [c for c in choices if c.startswith(word)][:1]
+    return f" Did you mean {close[0]!r}?" if close else ""
 
 
 class BlueprintIssue(msgspec.Struct, frozen=True):

@@ -5,7 +5,8 @@ all problems of that stage at once in one :class:`BlueprintError`:
 
 1. limits (size, nesting depth, alias expansion, integer length; :mod:`.limits`), YAML syntax
    (PyYAML safe loader), duplicate keys;
-2. structure: known keys, required keys, value types and ranges (:mod:`.check`);
+2. structure: known keys, required keys, value types and ranges, region kinds (cattrs with
+   detailed validation, :mod:`.convert`; issues phrased by :mod:`.messages`);
 3. seed files are regular UTF-8 files under the blueprint's folder (or an allowed root), within
    the size cap;
 4. semantics across keys (:mod:`.validate`).
@@ -21,11 +22,12 @@ from typing import Any
 
 import attrs
 import yaml
+from cattrs.errors import ClassValidationError, IterableValidationError
 
-from regio.blueprint.check import check_document
-from regio.blueprint.convert import structure_blueprint, unstructure_spec
+from regio.blueprint.convert import ValueProblem, structure_blueprint, unstructure_spec
 from regio.blueprint.errors import BlueprintError, BlueprintIssue, BlueprintWarning
 from regio.blueprint.limits import LimitProblem, LoaderLimits, read_text_file, scan_events
+from regio.blueprint.messages import structure_issues
 from regio.blueprint.source import Located, format_path, parse_yaml
 from regio.blueprint.spec import Blueprint, RegionSpec, SeedEntry, SeedFile
 from regio.blueprint.validate import validate_semantics
@@ -171,16 +173,25 @@ def load_blueprint(
     limits = limits if limits is not None else LoaderLimits()
     text, file, base = _read_source(source, base_dir, limits)
     located = _parse(text, file, limits)
-    issues = check_document(located)
-    if issues:
+    blueprint, issues = _structure(located)
+    if blueprint is None or issues:
         raise BlueprintError(_by_line(issues), file)
     bp_source = BlueprintSource(file, base, located)
-    blueprint = structure_blueprint(located.data)
     blueprint = _resolve_seed_files(blueprint, bp_source, limits)
     errors, warnings = validate_semantics(blueprint, bp_source.line)
     if errors:
         raise BlueprintError(_by_line(errors), file)
     return attrs.evolve(blueprint, warnings=tuple(_by_line(warnings)), source=bp_source)
+
+
+def _structure(located: Located) -> tuple[Blueprint | None, list[BlueprintIssue]]:
+    """The structured blueprint (or ``None``) and every structural issue: duplicate keys, then
+    what cattrs refused (unknown and missing keys, types, ranges, kinds)."""
+    issues = [BlueprintIssue(format_path(i.path), i.line, i.message) for i in located.issues]
+    try:
+        return structure_blueprint(located.data), issues
+    except (ClassValidationError, IterableValidationError, ValueProblem) as exc:
+        return None, [*issues, *structure_issues(exc, located)]
 
 
 def _by_line(problems: list[Any]) -> list[Any]:
