@@ -4,8 +4,9 @@ Structuring uses cattrs' detailed validation, so one pass collects *every* probl
 document, each with its path (``regions[3].budget``) in the exception notes, and
 ``forbid_extra_keys`` reports unknown keys. On top of cattrs' defaults the hooks here are:
 
-* strict scalars: ``int`` takes an integer (not ``true``, ``"5"`` or ``1.5``), ``float`` an
-  integer or float, ``str`` a string, ``bool`` ``true``/``false``;
+* strict scalars: ``int`` takes an integer (or an integral float such as ``4096.0``, as JSON
+  Schema does; not ``true``, ``"5"`` or ``1.5``), ``float`` an integer or float, ``str`` a
+  string, ``bool`` ``true``/``false``;
 * ``Literal[...]`` takes exactly one of its words; ``Annotated[T, Rule(...)]`` structures ``T``
   and checks the rule (:class:`regio.blueprint.fields.Rule`); a union of scalars picks the
   member whose type the value has; ``tuple[X, ...]`` takes a YAML list;
@@ -79,6 +80,8 @@ def _scalar(kind: type, words: str) -> Callable[[Any, Any], Any]:
             raise ValueProblem(value, words)
         if kind is float and isinstance(value, (int, float)):
             return float(value)
+        if kind is int and isinstance(value, float) and value.is_integer():
+            return int(value)  # 4096.0: an integer to JSON Schema too
         if not isinstance(value, kind):
             raise ValueProblem(value, words)
         return value
@@ -136,6 +139,8 @@ def _scalar_union(tp: Any) -> Callable[[Any, Any], Any]:
         bare = str if get_origin(bare) is Literal else bare
         if isinstance(value, bool):
             return bare is bool
+        if bare is int and isinstance(value, float):
+            return value.is_integer()
         return isinstance(value, (int, float)) if bare is float else isinstance(value, bare)
 
     def hook(value: Any, _: Any) -> Any:

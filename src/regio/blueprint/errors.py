@@ -9,7 +9,14 @@ import msgspec
 
 from regio.errors import RegioError
 
-__all__ = ["BlueprintError", "BlueprintIssue", "BlueprintWarning", "format_problem", "suggest"]
+__all__ = [
+    "BlueprintError",
+    "BlueprintIssue",
+    "BlueprintWarning",
+    "UnknownRegionError",
+    "format_problem",
+    "suggest",
+]
 
 
 def suggest(word: str, choices: Sequence[str]) -> str:
@@ -67,3 +74,12 @@ class BlueprintError(RegioError, ValueError):
 
     def __str__(self) -> str:
         return "\n".join(format_problem(self.file, issue) for issue in self.issues)
+
+
+class UnknownRegionError(RegioError, KeyError):
+    """:meth:`regio.blueprint.Blueprint.region` was asked for a name the blueprint does not
+    declare; the message lists the declared regions (and the closest name). A ``KeyError``
+    too, for callers that catch that."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""

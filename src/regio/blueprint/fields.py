@@ -96,7 +96,11 @@ class Rule:
         return {k: v for k, v in keywords.items() if v is not None}
 
     def holds(self, value: Any) -> bool:
-        """True when ``value`` (already of the right type) meets the constraint."""
+        """True when ``value`` (already of the right type) meets the constraint; NaN meets no
+        bound."""
+        bounded = self.ge is not None or self.gt is not None or self.le is not None
+        if bounded and value != value:  # NaN: every comparison is false, so refuse it here
+            return False
         if self.ge is not None and value < self.ge:
             return False
         if self.gt is not None and value <= self.gt:

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 import attrs
 
 from regio.blueprint.capturespec import CaptureSpec
+from regio.blueprint.errors import UnknownRegionError, suggest
 from regio.blueprint.fields import (
     ADMISSIONS,
     CLOCK_WORDS,
@@ -242,12 +243,16 @@ class Blueprint:
         return self.cache.profile or f"{self.model.provider}:{self.model.name}"
 
     def region(self, name: str) -> RegionSpec:
-        """The region spec called ``name``; KeyError naming the known regions."""
+        """The region spec called ``name``; raises :class:`UnknownRegionError` (a
+        ``RegioError`` and ``KeyError``) naming the known regions."""
         for spec in self.regions:
             if spec.name == name:
                 return spec
-        known = ", ".join(r.name for r in self.regions)
-        raise KeyError(f"no region {name!r} in blueprint {self.name!r} (regions: {known})")
+        names = [r.name for r in self.regions]
+        raise UnknownRegionError(
+            f"no region {name!r} in blueprint {self.name!r}.{suggest(name, names)} "
+            f"Regions: {', '.join(names)}"
+        )
 
 
 #: Every spec class; their string annotations are resolved here (``Annotated`` rules kept),

@@ -308,7 +308,7 @@ def _check_compaction_pairs(bp: Blueprint, names: dict[str, int], report: _Repor
             report.error(
                 ("regions", index, "target"),
                 f"target ({spec.target}) must be below compact_at ({spec.compact_at}); a "
-                "compaction has to free room (hysteresis, DESIGN §4)",
+                "compaction has to free room (hysteresis)",
             )
 
 
@@ -357,7 +357,7 @@ def _check_seeds(bp: Blueprint, report: _Report) -> None:
                         (*base, *sub),
                         f"{spec.volatility} region {spec.name!r} has the clock variable "
                         f"{', '.join(clocks)} in its seed; a time value changes the cached prefix "
-                        "on every turn (FC-27). Move it to a region with volatility: rewritten "
+                        "on every turn. Move it to a region with volatility: rewritten "
                         "(laid out in the tail)",
                     )
         if spec.seed is None or isinstance(spec.seed, SeedFile):
