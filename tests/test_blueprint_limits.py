@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from blueprint_support import HEAD, REGIONS, line_of
 from regio.blueprint import BlueprintError, LoaderLimits, blueprint_json_schema, load_blueprint
-from regio.blueprint.limits import LimitProblem, scan_events
+from regio.blueprint import limits as limits_module
+from regio.blueprint.limits import MAX_DEPTH_CEILING, LimitProblem, scan_events
 from regio.blueprint.schema import SCHEMA_FILE
 from regio.cli import main
 
@@ -50,10 +51,27 @@ def test_an_alias_inside_its_own_anchor_is_refused() -> None:
     assert issue.line == 1 and "infinite" in issue.message
 
 
-def test_yaml_nested_a_thousand_deep_is_a_blueprint_error_not_a_recursion_error() -> None:
-    for text in ("a: " + "[" * 1000 + "]" * 1000 + "\n", "a: " + "{b: " * 1000 + "}" * 1000):
-        [issue] = refusal(text).issues
-        assert issue.line == 1 and "LoaderLimits.max_depth" in issue.message
+@pytest.mark.parametrize("parser", ["libyaml", "pure-python"])
+def test_yaml_nested_a_thousand_deep_is_a_blueprint_error_not_a_recursion_error(
+    parser: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if parser == "pure-python":
+        monkeypatch.setattr(limits_module, "_EventLoader", yaml.SafeLoader)
+    elif not getattr(yaml, "__with_libyaml__", False):
+        pytest.skip("PyYAML was built without libyaml")
+    for depth in (40, 999, 1000, 2048):
+        for text in ("a: " + "[" * depth + "]" * depth + "\n", "a: " + "{b: " * depth):
+            [issue] = refusal(text).issues
+            assert issue.line == 1 and "LoaderLimits.max_depth" in issue.message, depth
+
+
+def test_max_depth_cannot_be_raised_past_what_the_yaml_composer_can_nest() -> None:
+    with pytest.raises(ValueError):
+        LoaderLimits(max_depth=MAX_DEPTH_CEILING + 1)
+    deepest = MAX_DEPTH_CEILING - 1  # under the root mapping
+    text = "a: " + "[" * deepest + "]" * deepest + "\n"
+    error = refusal(text, limits=LoaderLimits(max_depth=MAX_DEPTH_CEILING))
+    assert "max_depth" not in str(error)  # composed without a RecursionError, refused as data
 
 
 def test_block_nesting_past_the_depth_limit_names_the_line_where_it_is_passed() -> None:

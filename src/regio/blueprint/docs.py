@@ -109,7 +109,7 @@ going past one is refused with a `BlueprintError` that names the file, the line 
 | limit | default | what it bounds |
 |---|---|---|
 | `max_bytes` | 4 MiB | size of the blueprint file or text, in bytes |
-| `max_depth` | 32 | nesting of mappings and lists (a blueprint needs about 6) |
+| `max_depth` | 32 (at most 100) | nesting of mappings and lists (a blueprint needs about 6) |
 | `max_nodes` | 20,000 | YAML nodes after alias expansion (an alias counts its whole value) |
 | `max_int_digits` | 30 | characters of an integer literal |
 | `max_seed_bytes` | 1 MiB | size of one seed file, in bytes |

@@ -19,13 +19,17 @@ import os
 import stat
 from collections.abc import Sequence
 from pathlib import Path as FsPath
+from typing import Any
 
 import attrs
 import yaml
 
-__all__ = ["LimitProblem", "LoaderLimits", "read_text_file", "scan_events"]
+__all__ = ["MAX_DEPTH_CEILING", "LimitProblem", "LoaderLimits", "read_text_file", "scan_events"]
 
 _INT_TAG = "tag:yaml.org,2002:int"
+#: Highest ``max_depth`` allowed: PyYAML composes recursively (about 3 Python frames a level),
+#: so deeper documents would reach Python's recursion limit (1,000 frames).
+MAX_DEPTH_CEILING = 100
 _positive = [attrs.validators.instance_of(int), attrs.validators.ge(1)]
 
 
@@ -40,7 +44,8 @@ class LoaderLimits:
     """Bounds applied by :func:`regio.blueprint.load_blueprint` (pass ``limits=``).
 
     * ``max_bytes`` — largest blueprint file or text, in bytes (UTF-8). Default 4 MiB.
-    * ``max_depth`` — deepest nesting of mappings and lists. Default 32 (a blueprint needs 6).
+    * ``max_depth`` — deepest nesting of mappings and lists. Default 32 (a blueprint needs 6);
+      at most 100 (:data:`MAX_DEPTH_CEILING`).
     * ``max_nodes`` — YAML nodes after alias expansion (every scalar, mapping and list counts
       once per place it is used). Default 20,000.
     * ``max_int_digits`` — longest integer literal, in characters. Default 30 (token counts
@@ -54,7 +59,9 @@ class LoaderLimits:
     """
 
     max_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
-    max_depth: int = attrs.field(default=32, validator=_positive)
+    max_depth: int = attrs.field(
+        default=32, validator=[*_positive, attrs.validators.le(MAX_DEPTH_CEILING)]
+    )
     max_nodes: int = attrs.field(default=20_000, validator=_positive)
     max_int_digits: int = attrs.field(default=30, validator=_positive)
     max_seed_bytes: int = attrs.field(default=1024 * 1024, validator=_positive)
@@ -76,16 +83,49 @@ def _line(event: yaml.Event) -> int | None:
     return int(mark.line) + 1 if mark is not None else None
 
 
+#: libyaml's parser when PyYAML was built with it: the same events, and its scanner stays linear
+#: on thousands of open ``[`` where the pure-Python one looks ahead quadratically (0.3 s for a
+#: 4 KiB line of them).
+_EventLoader: Any = (
+    yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else yaml.SafeLoader
+)
+
+
 def scan_events(text: str, limits: LoaderLimits) -> None:
     """Walk the YAML events of ``text`` once and raise :class:`LimitProblem` at the first
     limit passed (depth, expanded node count, self-referring alias, integer length).
 
-    Syntax errors are left to the composer (this pass stops quietly at the first one).
+    Syntax errors are left to the composer (this pass stops quietly at the first one). libyaml
+    is used when present; when it refuses the text, the pure-Python parser diagnoses it, except
+    for libyaml's own nesting limit (1,000 levels), which is past every ``max_depth``.
     """
+    if _EventLoader is not yaml.SafeLoader:
+        try:
+            _scan(_EventLoader(text), limits)
+            return
+        except yaml.MarkedYAMLError as exc:
+            if "maximum nesting depth" in str(exc.problem):
+                mark = exc.problem_mark
+                raise LimitProblem(
+                    int(mark.line) + 1 if mark is not None else None, _depth_message(limits)
+                ) from None
+        except yaml.YAMLError:
+            pass
     try:
-        loader = yaml.SafeLoader(text)
+        _scan(yaml.SafeLoader(text), limits)
     except yaml.YAMLError:
-        return  # a character YAML refuses: reported with its line by the composer
+        return  # reported with its line by the composer
+
+
+def _depth_message(limits: LoaderLimits) -> str:
+    return (
+        f"nesting deeper than {limits.max_depth} levels of mappings and lists "
+        "(LoaderLimits.max_depth); a blueprint needs about 6, flatten the data"
+    )
+
+
+def _scan(loader: Any, limits: LoaderLimits) -> None:
+    """The event walk of :func:`scan_events` (raises ``LimitProblem`` or ``yaml.YAMLError``)."""
     open_starts: list[tuple[int, str | None]] = []  # (expanded count at start, anchor)
     sizes: dict[str, int] = {}  # expanded node count of each finished anchored node
     unfinished: set[str] = set()
@@ -96,11 +136,7 @@ def scan_events(text: str, limits: LoaderLimits) -> None:
             if isinstance(event, yaml.CollectionStartEvent):
                 expanded += 1
                 if len(open_starts) >= limits.max_depth:
-                    raise LimitProblem(
-                        _line(event),
-                        f"nesting deeper than {limits.max_depth} levels of mappings and lists "
-                        "(LoaderLimits.max_depth); a blueprint needs about 6, flatten the data",
-                    )
+                    raise LimitProblem(_line(event), _depth_message(limits))
                 open_starts.append((expanded - 1, event.anchor))
                 if event.anchor:
                     unfinished.add(event.anchor)
@@ -129,13 +165,11 @@ def scan_events(text: str, limits: LoaderLimits) -> None:
                     "(LoaderLimits.max_nodes; aliases count once per use); write repeated "
                     "values out instead of nesting aliases",
                 )
-    except yaml.YAMLError:
-        return  # reported with its line by the composer
     finally:
         loader.dispose()
 
 
-def _check_int(loader: yaml.SafeLoader, event: yaml.ScalarEvent, limits: LoaderLimits) -> None:
+def _check_int(loader: Any, event: yaml.ScalarEvent, limits: LoaderLimits) -> None:
     if len(event.value) <= limits.max_int_digits:
         return
     tag = event.tag
