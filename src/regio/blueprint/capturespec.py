@@ -35,7 +35,7 @@ from typing import Annotated, Literal, get_args
 
 import attrs
 
-from regio.blueprint.fields import Int1, NonEmpty, Rule, _field
+from regio.blueprint.fields import FieldRule, Int1, NonEmpty, _field
 
 __all__ = [
     "CAPTURE_KEYS",
@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 CaptureRule = Literal["system_prompt", "footer", "lookup", "park"]
-#: Rule names, in documentation order (the words of :data:`CaptureRule`).
+#: FieldRule names, in documentation order (the words of :data:`CaptureRule`).
 CAPTURE_RULES: tuple[str, ...] = get_args(CaptureRule)
 #: Which optional keys each rule takes (``rule`` itself is always allowed).
 CAPTURE_KEYS: dict[str, tuple[str, ...]] = {
@@ -63,7 +63,9 @@ _REQUIRED: dict[str, tuple[str, ...]] = {"footer": ("pattern",), "lookup": ("too
 _OPTIONAL = ("pattern", "tools", "key", "strip", "min_tokens", "keep")
 
 
-Pattern = Annotated[str, Rule(min_length=1, describe="a regular expression (Python re syntax)")]
+Pattern = Annotated[
+    str, FieldRule(min_length=1, describe="a regular expression (Python re syntax)")
+]
 
 
 @attrs.frozen(kw_only=True)

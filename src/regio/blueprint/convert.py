@@ -7,8 +7,8 @@ document, each with its path (``regions[3].budget``) in the exception notes, and
 * strict scalars: ``int`` takes an integer (or an integral float such as ``4096.0``, as JSON
   Schema does; not ``true``, ``"5"`` or ``1.5``), ``float`` an integer or float, ``str`` a
   string, ``bool`` ``true``/``false``;
-* ``Literal[...]`` takes exactly one of its words; ``Annotated[T, Rule(...)]`` structures ``T``
-  and checks the rule (:class:`regio.blueprint.fields.Rule`); a union of scalars picks the
+* ``Literal[...]`` takes exactly one of its words; ``Annotated[T, FieldRule(...)]`` structures ``T``
+  and checks the rule (:class:`regio.blueprint.fields.FieldRule`); a union of scalars picks the
   member whose type the value has; ``tuple[X, ...]`` takes a YAML list;
 * regions are a tagged union on ``kind`` (``cattrs.strategies.configure_tagged_union``) over
   :data:`~regio.blueprint.regionspec.REGION_CLASSES`, ``temporary`` when ``kind`` is omitted,
@@ -32,7 +32,7 @@ from cattrs.errors import IterableValidationError, IterableValidationNote
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.strategies import configure_tagged_union
 
-from regio.blueprint.fields import Rule
+from regio.blueprint.fields import FieldRule
 from regio.blueprint.regionspec import Seed
 from regio.blueprint.schema import describe_type
 from regio.blueprint.spec import (
@@ -108,7 +108,7 @@ def _literal(tp: Any) -> Callable[[Any, Any], Any]:
 
 def _annotated(tp: Any) -> Callable[[Any, Any], Any]:
     base, *extras = get_args(tp)
-    rules = [r for r in extras if isinstance(r, Rule)]
+    rules = [r for r in extras if isinstance(r, FieldRule)]
     words = next((r.describe for r in rules if r.describe), None) or describe_type(tp)
 
     def hook(value: Any, _: Any) -> Any:
@@ -262,7 +262,7 @@ def _structure_seed(value: Any, _: Any) -> tuple[SeedEntry, ...] | SeedFile | No
         items = [{"text": item} if isinstance(item, str) else item for item in value]
         entries: tuple[SeedEntry, ...] = converter.structure(items, tuple[SeedEntry, ...])
         return entries
-    raise ValueProblem(value, "a seed")  # described by the field's Rule
+    raise ValueProblem(value, "a seed")  # described by the field's FieldRule
 
 
 def _unstructure_seed(seed: tuple[SeedEntry, ...] | SeedFile | None) -> Any:

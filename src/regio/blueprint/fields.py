@@ -2,7 +2,7 @@
 
 A spec field's *type* says everything the loader checks and the JSON Schema states: ``int``,
 ``str``, ``bool``, ``float``, ``Literal[...]`` for a fixed set of words, ``X | None``,
-``tuple[X, ...]`` for a list, a spec class for a mapping, and ``Annotated[T, Rule(...)]`` for
+``tuple[X, ...]`` for a list, a spec class for a mapping, and ``Annotated[T, FieldRule(...)]`` for
 a range, a pattern or a minimum length. :mod:`regio.blueprint.convert` structures YAML data by
 these types with cattrs and :mod:`regio.blueprint.schema` writes the JSON Schema from them;
 :func:`_field` only adds the key's documentation.
@@ -23,7 +23,7 @@ __all__ = [
     "TOKENIZERS",
     "TTLS",
     "VOLATILITIES",
-    "Rule",
+    "FieldRule",
     "yaml_fields",
 ]
 
@@ -64,8 +64,8 @@ PROFILE_PATTERN = r"^[a-z][a-z0-9_]*:[A-Za-z0-9][A-Za-z0-9._*-]*$"
 
 
 @attrs.frozen(kw_only=True)
-class Rule:
-    """A constraint declared in a field's type: ``Annotated[int, Rule(ge=1)]``.
+class FieldRule:
+    """A constraint declared in a field's type: ``Annotated[int, FieldRule(ge=1)]``.
 
     ``ge``/``gt``/``le`` bound a number, ``pattern`` (a regex, full match) and ``min_length``
     a string, ``min_items`` a list. ``describe`` phrases what is allowed for error messages and
@@ -114,21 +114,23 @@ class Rule:
         return self.min_items is None or len(value) >= self.min_items
 
 
-Int0 = Annotated[int, Rule(ge=0)]
-Int1 = Annotated[int, Rule(ge=1)]
-Share = Annotated[float, Rule(gt=0, le=1)]
-NonEmpty = Annotated[str, Rule(min_length=1)]
+Int0 = Annotated[int, FieldRule(ge=0)]
+Int1 = Annotated[int, FieldRule(ge=1)]
+Share = Annotated[float, FieldRule(gt=0, le=1)]
+NonEmpty = Annotated[str, FieldRule(min_length=1)]
 Name = Annotated[
     str,
-    Rule(
+    FieldRule(
         pattern=NAME_PATTERN,
         describe="a name of letters, digits, '_' and '-', starting with a letter or '_'",
     ),
 ]
-Hook = Annotated[str, Rule(pattern=HOOK_PATTERN, describe="a hook reference 'module:function'")]
+Hook = Annotated[
+    str, FieldRule(pattern=HOOK_PATTERN, describe="a hook reference 'module:function'")
+]
 Budget = Annotated[
-    Annotated[int, Rule(ge=0)] | Annotated[str, Rule(pattern=PERCENT_PATTERN)],
-    Rule(describe='a number of tokens (integer >= 0) or a share of the window such as "12%"'),
+    Annotated[int, FieldRule(ge=0)] | Annotated[str, FieldRule(pattern=PERCENT_PATTERN)],
+    FieldRule(describe='a number of tokens (integer >= 0) or a share of the window such as "12%"'),
 ]
 
 

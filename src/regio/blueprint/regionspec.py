@@ -20,12 +20,12 @@ from regio.blueprint.fields import (
     Admission,
     Budget,
     EvictionStrategy,
+    FieldRule,
     Hook,
     Int0,
     Int1,
     Name,
     NonEmpty,
-    Rule,
     Share,
     Volatility,
     _field,
@@ -82,7 +82,7 @@ class SeedFile:
 #: entries or a :class:`SeedFile`.
 Seed = Annotated[
     tuple[SeedEntry, ...] | SeedFile | None,
-    Rule(
+    FieldRule(
         describe="a string, a list of strings / {text, key, role} entries, or {file: path}",
         accepts=str | tuple[str | SeedEntry, ...] | SeedFile | None,
     ),

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 import attrs
 
 from regio.blueprint.capturespec import CAPTURE_KEYS, CAPTURE_RULES, CaptureSpec, required_keys
-from regio.blueprint.fields import Rule
+from regio.blueprint.fields import FieldRule
 from regio.blueprint.spec import (
     KIND_ALIASES,
     REGION_CLASSES,
@@ -103,14 +103,14 @@ def _union_schema(members: tuple[Any, ...]) -> dict[str, Any]:
 def type_schema(tp: Any) -> dict[str, Any]:
     """The JSON Schema of a spec field type (``$ref`` to ``#/$defs/...`` for spec classes).
 
-    ``Annotated[T, Rule(...)]`` adds the rule's keywords to ``T``'s schema (or to the schema of
-    ``Rule.accepts``, the YAML form); ``Literal`` gives an ``enum``; ``X | None`` a type list
+    ``Annotated[T, FieldRule(...)]`` adds the rule's keywords to ``T``'s schema (or to the schema of
+    ``FieldRule.accepts``, the YAML form); ``Literal`` gives an ``enum``; ``X | None`` a type list
     with ``null``; other unions ``anyOf``; ``tuple[X, ...]`` an array of ``X``.
     """
     origin = get_origin(tp)
     if origin is Annotated:
         base, *extras = get_args(tp)
-        rules = [r for r in extras if isinstance(r, Rule)]
+        rules = [r for r in extras if isinstance(r, FieldRule)]
         accepts = next((r.accepts for r in rules if r.accepts is not None), None)
         schema = type_schema(accepts if accepts is not None else base)
         for rule in rules:
@@ -131,7 +131,7 @@ def type_schema(tp: Any) -> dict[str, Any]:
 
 
 def rule_describe(tp: Any) -> str | None:
-    """The ``Rule.describe`` phrase of a field type (also inside ``X | None``), or ``None``."""
+    """The ``FieldRule.describe`` phrase of a field type (also inside ``X | None``), or ``None``."""
     if get_origin(tp) is Annotated:
         return next((r.describe for r in get_args(tp)[1:] if getattr(r, "describe", None)), None)
     if get_origin(tp) in (Union, types.UnionType):

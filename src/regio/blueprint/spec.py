@@ -28,11 +28,11 @@ from regio.blueprint.fields import (
     TOKENIZERS,
     TTLS,
     VOLATILITIES,
+    FieldRule,
     Int0,
     Int1,
     LayoutStrategy,
     NonEmpty,
-    Rule,
     Share,
     Tokenizer,
     Ttl,
@@ -95,22 +95,22 @@ __all__ = [
 
 Provider = Annotated[
     str,
-    Rule(
+    FieldRule(
         pattern=r"^[a-z][a-z0-9_]*$",
         describe="a lower-case provider name such as 'anthropic' or 'openai'",
     ),
 ]
 Profile = Annotated[
     str,
-    Rule(
+    FieldRule(
         pattern=PROFILE_PATTERN,
         describe="a 'provider:model' string such as 'anthropic:claude-sonnet-4-5'",
     ),
 ]
-Version = Annotated[Literal[1], Rule(describe="version 1 (the one format this regio reads)")]
+Version = Annotated[Literal[1], FieldRule(describe="version 1 (the one format this regio reads)")]
 Regions = Annotated[
     tuple[RegionSpec, ...],
-    Rule(
+    FieldRule(
         min_items=1,
         describe="a non-empty list of regions, each a mapping with at least name, kind and budget",
     ),
