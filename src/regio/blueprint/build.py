@@ -52,10 +52,13 @@ def region_options(spec: RegionSpec) -> dict[str, Any]:
         }
     if isinstance(spec, SlidingWindowSpec):
         eviction = spec.eviction
-        extra = {
+        extra: dict[str, Any] = {
             "bulk": {"overflow": eviction.overflow},
             "compact": {"compact_count": eviction.compact_count},
         }.get(eviction.strategy, {})
+        if eviction.strategy in ("bulk", "compact"):
+            marks = {"trigger": eviction.trigger, "target": eviction.target}
+            extra.update({k: v for k, v in marks.items() if v is not None})
         options["max_items"] = spec.max_items
         options["max_turns"] = spec.max_turns
         options["max_tool_calls"] = spec.max_tool_calls

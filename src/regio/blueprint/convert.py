@@ -81,6 +81,7 @@ def _structure_regions(value: list[Any], _: Any) -> tuple[RegionSpec, ...]:
 
 converter.register_structure_hook_func(lambda t: t == _SEED_TYPE, _structure_seed)
 converter.register_structure_hook_func(lambda t: t == _BUDGET_TYPE, lambda v, _: v)
+converter.register_structure_hook_func(lambda t: t == (int | str | None), lambda v, _: v)
 converter.register_structure_hook_func(lambda t: t is RegionSpec, _structure_region)
 converter.register_structure_hook_func(
     lambda t: t == attrs.fields(Blueprint).regions.type, _structure_regions

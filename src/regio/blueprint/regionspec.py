@@ -62,6 +62,13 @@ SEED_SCHEMA: dict[str, Any] = {
 BUDGET_SCHEMA: dict[str, Any] = {
     "anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": PERCENT_PATTERN}]
 }
+MARK_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {"type": "integer", "minimum": 1},
+        {"type": "string", "pattern": PERCENT_PATTERN},
+        {"type": "null"},
+    ]
+}
 
 
 @attrs.frozen(kw_only=True)
@@ -151,6 +158,20 @@ class EvictionSpec:
         "`compact`: how many of the oldest items one compaction takes.",
         schema=_INT1,
         default=10,
+    )
+    trigger: int | str | None = _field(
+        "`bulk` / `compact`: token high-water mark, tokens or a share of the region budget "
+        '(`"90%"`). Passing it frees down to `target` in one step (one compaction, or one '
+        "bulk eviction). Omitted: 90% of the budget for `compact`, the budget for `bulk`.",
+        schema=MARK_SCHEMA,
+        default=None,
+    )
+    target: int | str | None = _field(
+        "`bulk` / `compact`: token low-water target of that step, tokens or a share of the "
+        'region budget. Omitted: derived from the cache prices (docs/runtime.md, "Token '
+        'hysteresis").',
+        schema=MARK_SCHEMA,
+        default=None,
     )
 
 

@@ -186,13 +186,16 @@ class Region:
         history: HistoryCaps | None = None,
         fallback: bool = False,
         item_reason: str = "max_items",
+        token_goal: int | None = None,
     ) -> WritePlan | Refusal:
         """Plan appending ``entry``, removing the fewest units of the removal order
-        (:mod:`regio.policies.units`) so the region fits its token budget, and at least the
-        units outside the history window ``history`` (soft: the current turn and open groups
-        always stay, event ``region_over_budget``). The entry being written (and the unit it
-        joins) is never removed. Refuses under ``reject`` when anything would have to go, or when
-        only protected units could make room."""
+        (:mod:`regio.policies.units`) so the region fits its token budget -- or, with
+        ``token_goal`` (tokens, token hysteresis), so it keeps at most ``token_goal`` tokens
+        (the entry included), in one step -- and at least the units outside the history window
+        ``history`` (soft: the current turn and open groups always stay, event
+        ``region_over_budget``). The entry being written (and the unit it joins) is never
+        removed. Refuses under ``reject`` when anything would have to go, or when only
+        protected units could make room."""
         fits = self._used + entry.tokens <= self.budget
         caps = history if history is not None and not history.empty else None
         n_old = len(self.entries)
@@ -204,10 +207,12 @@ class Region:
                 if cut > 0 or not met:
                     return self.refusal(entry, item_reason)
             return WritePlan(entry)
-        if fits and caps is None:
+        step = token_goal is not None
+        if fits and caps is None and not step:
             return WritePlan(entry)
         if (
             fits
+            and not step
             and caps is not None
             and caps.max_entries is None
             and caps.max_units is None
@@ -219,6 +224,9 @@ class Region:
         j_tok = info.fewest_removals(max_tokens=self.budget)
         if j_tok is None:
             return self.refusal(entry, "region_full", info=info)
+        if token_goal is not None and token_goal < self.budget:
+            deeper = info.fewest_removals(max_tokens=token_goal)
+            j_tok = info.removable_count if deeper is None else max(j_tok, deeper)
         j, over, reason = j_tok, None, "tokens"
         if caps is not None:
             cut, met = info.history_cut(caps)
@@ -227,7 +235,7 @@ class Region:
                 over = item_reason
             if j_hist > j:
                 j, reason = j_hist, item_reason
-        if fallback and reason != "tokens":
+        if fallback and (reason != "tokens" or step):
             reason = "compaction_fallback"
         ids = tuple(cand[i].id for i in info.removal(j))
         return WritePlan(

@@ -41,8 +41,8 @@ import msgspec
 
 from regio.content import Entry, content_hash
 from regio.errors import CompactionError
-from regio.policies import is_user_turn_start
-from regio.regions import Compacting, PendingCompaction
+from regio.policies import Compact, is_user_turn_start
+from regio.regions import Compacting, PendingCompaction, SlidingWindow
 
 from .compactor import CompactionBook, CompactionResult, Compactor, Steps, SummaryJob
 from .errors import CompactionNoProgressError, SummarizerError, SummaryRejected
@@ -211,13 +211,19 @@ def _widen_merge(c: Compactor, p: PendingCompaction) -> PendingCompaction:
 
 
 def _trigger_of(region: Any) -> int | None:
+    if isinstance(region, SlidingWindow):
+        return region.token_trigger
     return getattr(region, "trigger_tokens", None)
 
 
 def _check_triggers(c: Compactor) -> None:
-    """Queue compactions for regions at or over their trigger (FC-19: ``>=``)."""
+    """Queue compactions for regions at or over their trigger (FC-19: ``>=``): ``compacting``
+    regions by their ``trigger_tokens``, ``sliding_window`` regions under ``compact`` eviction
+    by their token trigger (token hysteresis)."""
     for region in c.window.regions:
-        if isinstance(region, Compacting) and not region.pending():
+        if isinstance(region, SlidingWindow):
+            region.check_token_trigger()
+        elif isinstance(region, Compacting) and not region.pending():
             trigger = region.trigger_tokens
             if trigger is not None and region.used_tokens >= trigger:
                 c.window.request_compaction(region, reason="threshold")
@@ -274,9 +280,16 @@ class FlushPolicy:
         )
 
     @classmethod
-    def room(cls, region: str, target: int) -> FlushPolicy:
-        """Room for a write into ``region``: only its items, down to ``target`` tokens."""
-        return cls(trigger="room", targets={region: target}, check_triggers=False, only=region)
+    def room(cls, region: str, target: int, *, tolerate_fallback: bool = False) -> FlushPolicy:
+        """Room for a write into ``region``: only its items, down to ``target`` tokens
+        (``tolerate_fallback``: the region declares a fallback eviction, see the class doc)."""
+        return cls(
+            trigger="room",
+            targets={region: target},
+            check_triggers=False,
+            only=region,
+            tolerate_fallback=tolerate_fallback,
+        )
 
 
 @attrs.define
@@ -347,8 +360,7 @@ def _prepared(
     region = window.region(p.region)
     if key in c.book.blocked:
         window.fail_compaction(p.id, "no progress earlier on the same content", drop=True)
-        if p.reason == "compact_count":
-            bulk_fallback(c, region, p, "no progress earlier")
+        bulk_fallback(c, region, p, "no progress earlier")
         return None
     if p.operation == "merge":
         p = _widen_merge(c, p)
@@ -425,7 +437,7 @@ def _strike(
     book.blocked.append(key)
     size, trig, unit = fired_trigger(c, region, p)
     c.emit(CompactionNoProgress(region.name, strikes, size, trig))
-    fell_back = bulk_fallback(c, region, p, "no progress") if p.reason == "compact_count" else ()
+    fell_back = bulk_fallback(c, region, p, "no progress")
     if policy.tolerate_fallback and fallback_point(region) is not None:
         # the region declares a bulk fallback (armed, or just taken): the turn goes on; the
         # request's ceiling check still raises if the window is too large
@@ -526,19 +538,23 @@ def room_steps(
 ) -> Steps[CompactionResult | None] | None:
     """Compaction that makes room for a write of ``tokens`` into ``region_name`` (FC-12).
 
-    A ``compacting`` region paired with a ``compact_history`` (admission ``evict``) would
-    otherwise roll its oldest units off to fit the write, and they would never reach the
-    summary. Instead, its fewest oldest compactable units that bring it to its hysteresis
-    target (:func:`region_target`), and at least leave room for the write, are summarized first
-    (previous summary carried forward, as in every flush). Returns the flush
+    A ``compacting`` region paired with a ``compact_history`` (admission ``evict``), or a
+    ``sliding_window`` under ``compact`` eviction whose token-trigger compaction has not been
+    flushed yet, would otherwise roll its oldest units off to fit the write, and they would
+    never reach the summary. Instead, its fewest oldest compactable units that bring it to its
+    hysteresis target (:func:`region_target`), and at least leave room for the write, are
+    summarized first (previous summary carried forward, as in every flush). Returns the flush
     generator to drive, or ``None`` when the write fits (or the region is not such a region);
     units that cannot be compacted (the newest user message, open groups) stay, and the write
     then rolls off or is refused by the region as usual."""
     region = c.window.region(region_name)
-    if not isinstance(region, Compacting) or region.compact_target is None:
+    hysteresis = isinstance(region, SlidingWindow) and isinstance(region.eviction, Compact)
+    if not isinstance(region, Compacting | SlidingWindow) or region.compact_target is None:
+        return None
+    if isinstance(region, SlidingWindow) and not hysteresis:
         return None
     if region.admission != "evict" or region.used_tokens + tokens <= region.budget:
         return None
     c.window.request_compaction(region, reason="room")
     target = max(0, min(region_target(c, region), region.budget - tokens))
-    return flush_steps(c, FlushPolicy.room(region.name, target))
+    return flush_steps(c, FlushPolicy.room(region.name, target, tolerate_fallback=hysteresis))

@@ -36,12 +36,13 @@ import attrs
 from regio.content import Block, Entry, Message, Text, Thinking, ToolResult, ToolUse
 from regio.events import Event, EventBus
 from regio.layout import Request, ToolSpec
-from regio.regions import PendingCompaction, Refusal, Window, WriteResult
+from regio.regions import PendingCompaction, Refusal, SlidingWindow, Window, WriteResult
 from regio.tokens import Calibration, TokenCounter
 
 from . import compaction as cp
 from . import flushing
 from .budget import Budget
+from .cacheprices import cache_terms
 from .compactor import CompactionBook, CompactionResult, Compactor
 from .events import OrphanToolResult
 from .extractive import ExtractiveSummarizer
@@ -109,6 +110,10 @@ class Engine:
         )
         self.ledger = ledger or UsageLedger()
         self.state = SessionState(**state)
+        terms = cache_terms(opts.provider, opts.model, opts.ttl)
+        for region in window.regions:
+            if isinstance(region, SlidingWindow):
+                region.cache_multipliers = (terms.write, terms.read)
 
     # ----- construction ------------------------------------------------------------------
     @classmethod
@@ -298,6 +303,7 @@ class Engine:
             for b in message.tool_results
             if b.tool_use_id not in self.window.call_groups
         ]
+        self._make_room(conv, message, tokens)
         result = self.window.add_message(message, tokens=tokens, strict=True)
         entry = self._entry_of(conv.name, result)
         assert entry is not None
@@ -307,6 +313,20 @@ class Engine:
             self.state.overflow_retry = False
         self.record("message", conv.name, entry=entry)
         return entry
+
+    def _make_room(self, conv: Any, message: Message, tokens: int | None) -> None:
+        """Token hysteresis: a message that would pass the budget of a ``compact``
+        conversation first compacts it down to its token target (the queued compaction has not
+        been flushed yet), so nothing rolls off unsummarized unless the summarizer fails."""
+        if not self.options.auto_compact or getattr(conv, "token_trigger", None) is None:
+            return
+        if tokens is None:
+            tokens = int(
+                self.counter.count_entry(Entry(id="", blocks=message.blocks, role=message.role))
+            )
+        steps = cp.room_steps(self.compactor, conv.name, tokens)
+        if steps is not None:
+            self.compactor.run(steps)
 
     def add_user(self, text: str | Sequence[Block], *, tokens: int | None = None) -> Entry:
         """Append a user message (starts a new turn)."""

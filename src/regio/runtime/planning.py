@@ -24,10 +24,15 @@ __all__ = [
 
 
 def region_target(c: Compactor, region: Any) -> int:
-    """Low-water mark of ``region`` in tokens (hysteresis target; see module doc)."""
+    """Low-water mark of ``region`` in tokens (hysteresis target): the engine's explicit
+    target, else a ``sliding_window``'s token target (``bulk`` / ``compact`` eviction,
+    :mod:`regio.policies.hysteresis`), else half the budget, never above half the trigger."""
     explicit = c.options.targets.get(region.name)
     if explicit is not None:
         return int(explicit)
+    token_target = getattr(region, "token_target", None)
+    if isinstance(region, SlidingWindow) and token_target is not None:
+        return int(token_target)
     target = region.budget // 2
     trigger = getattr(region, "trigger_tokens", None)
     if trigger is not None:
