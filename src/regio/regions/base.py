@@ -24,7 +24,7 @@ import msgspec
 
 from regio.content import Entry
 from regio.errors import ProtectedEntryError, RegionConfigError, SystemRoleError
-from regio.events import EventBus
+from regio.events import EventBus, transactional
 from regio.policies import (
     ADMISSIONS,
     VOLATILITIES,
@@ -262,6 +262,7 @@ class Region:
         self._counts = (ents, ents.rewrite_epoch, counts)
         return counts
 
+    @transactional
     def commit(self, plan: WritePlan) -> WriteResult:
         """Apply a plan from :meth:`plan_write` and emit its events."""
         entry = plan.entry
@@ -335,6 +336,7 @@ class Region:
             self._changed()
         return removed
 
+    @transactional
     def insert(self, index: int, entry: Entry) -> None:
         """Insert ``entry`` at ``index`` (used by merge compactions); emits ``written``."""
         self.entries.insert(index, entry)
@@ -356,6 +358,7 @@ class Region:
         """Unit analysis of the current entries (:func:`regio.policies.analyze`)."""
         return analyze(self.entries)
 
+    @transactional
     def release(
         self, *, key: str | None = None, index: int | None = None, oldest: int | None = None
     ) -> list[Entry]:
@@ -399,6 +402,7 @@ class Region:
             self._drop_pending(ids, fallback=False, reason="entries released")
         return removed
 
+    @transactional
     def trim(
         self,
         *,
@@ -434,6 +438,7 @@ class Region:
             self.events.emit(ev.RegionOverBudget(self.name, self.used_tokens, cap, "protected"))
         return removed
 
+    @transactional
     def clear(self) -> list[Entry]:
         """Remove every unit that is not protected; returns the removed entries."""
         info = self.analysis()

@@ -25,6 +25,7 @@ import attrs
 
 from regio.content import Entry
 from regio.errors import RegionConfigError
+from regio.events import transactional
 from regio.policies import UnitAnalysis
 from regio.regions import events as ev
 from regio.regions.base import Region
@@ -109,6 +110,7 @@ class Keyed(Region):
 
     evicts_lru: ClassVar[bool] = True
 
+    @transactional
     def commit(self, plan: WritePlan) -> WriteResult:
         """Commit, keeping the replaced key's position and updating its LRU stamp."""
         if plan.replace_index is not None and plan.evict_ids and not plan.unchanged:

@@ -26,7 +26,7 @@ from regio.errors import (
     WindowConfigError,
     WindowStateError,
 )
-from regio.events import EventBus
+from regio.events import EventBus, transactional
 from regio.policies import Compact, is_user_turn_start
 from regio.regions import events as ev
 from regio.regions import flush, todo
@@ -179,6 +179,7 @@ class Window:
         self.next_entry += 1
         return msgspec.structs.replace(entry, tokens=tokens)
 
+    @transactional
     def write(
         self,
         region: str | Region,
@@ -229,6 +230,7 @@ class Window:
     append = write
     """Alias of :meth:`write` (the name used for ``grows`` regions)."""
 
+    @transactional
     def write_many(
         self, region: str, items: Sequence[Any], *, strict: bool = False
     ) -> list[WriteResult] | Refusal:
@@ -239,6 +241,7 @@ class Window:
 
         return write_many(self, region, items, strict=strict)
 
+    @transactional
     def add_message(
         self,
         message: Message,
@@ -283,6 +286,7 @@ class Window:
             self.turn -= 1
         return result
 
+    @transactional
     def release(
         self,
         region: str | Region,
@@ -294,6 +298,7 @@ class Window:
         """Release entries explicitly (see :meth:`Region.release`)."""
         return self.region(region).release(key=key, index=index, oldest=oldest)
 
+    @transactional
     def clear(self, region: str | Region) -> list[Entry]:
         """Clear a region (protected units stay; see :meth:`Region.clear`)."""
         return self.region(region).clear()
@@ -306,6 +311,7 @@ class Window:
             if r is not exclude and r.admission == "evict" and r.kind in ("clearable", "temporary")
         )
 
+    @transactional
     def reclaim(self, *, keep: str | None = None) -> int:
         """Run the reclaim cascade if the window is above its high-water mark; returns tokens
         freed. Phases (DESIGN.md section 2): 1 wipe ``clearable``; 1.5 custom ``on_overflow``;
@@ -386,6 +392,7 @@ class Window:
         """The pending-compaction queue, oldest first (the single source of truth)."""
         return self.queue.all()
 
+    @transactional
     def request_compaction(
         self,
         region: str | Region,
@@ -405,6 +412,7 @@ class Window:
             return r.pending()[-1] if len(self.queue.items) > before else None
         raise RegionConfigError(f"region {r.name!r} ({r.kind}) cannot be compacted")
 
+    @transactional
     def complete_compaction(
         self,
         pending_id: str,
@@ -420,30 +428,36 @@ class Window:
             self, pending_id, summary, tokens=tokens, supersedes=supersedes
         )
 
+    @transactional
     def refresh_compaction(self, pending_id: str) -> PendingCompaction | None:
         """Re-mark a queued compaction with its region's whole current compactable content,
         keeping its id and queue position; ``None`` when nothing is compactable (see
         :func:`regio.regions.flush.refresh_compaction`)."""
         return flush.refresh_compaction(self, pending_id)
 
+    @transactional
     def narrow_compaction(self, pending_id: str, entry_ids: Sequence[str]) -> PendingCompaction:
         """Cut a queued compaction down to ``entry_ids`` (whole units), keeping its id and
         queue position (see :func:`regio.regions.flush.narrow_compaction`)."""
         return flush.narrow_compaction(self, pending_id, entry_ids)
 
+    @transactional
     def fail_compaction(self, pending_id: str, reason: str, *, drop: bool = True) -> None:
         """Record a failed compaction (see :func:`regio.regions.flush.fail_compaction`)."""
         flush.fail_compaction(self, pending_id, reason, drop=drop)
 
     # ----- checklist ----------------------------------------------------------------------
+    @transactional
     def todo_add(self, region: str | Region, text: str) -> WriteResult | Refusal:
         """Add an open item; the same text as an open item is a no-op (``unchanged``)."""
         return todo.todo_add(self, region, text)
 
+    @transactional
     def todo_done(self, region: str | Region, item_id: str) -> WriteResult | Refusal:
         """Mark an item done (a no-op when it already is)."""
         return todo.todo_done(self, region, item_id)
 
+    @transactional
     def todo_note(self, region: str | Region, item_id: str, note: str) -> WriteResult | Refusal:
         """Add a note to an item."""
         return todo.todo_note(self, region, item_id, note)

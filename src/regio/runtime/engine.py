@@ -34,7 +34,7 @@ from typing import Any
 import attrs
 
 from regio.content import Block, Entry, Message, Text, Thinking, ToolResult, ToolUse
-from regio.events import Event, EventBus
+from regio.events import Event, EventBus, atransactional, transactional
 from regio.layout import Request, ToolSpec
 from regio.regions import PendingCompaction, Refusal, SlidingWindow, Window, WriteResult
 from regio.tokens import Calibration, TokenCounter
@@ -238,6 +238,7 @@ class Engine:
         r = self.window.region(region)
         return next((e for e in reversed(r.entries) if e.id == result.entry_id), None)
 
+    @transactional
     def write(
         self,
         region: str,
@@ -269,6 +270,7 @@ class Engine:
         """Append to ``region`` (the name used for ``grows`` regions); see :meth:`write`."""
         return self.write(region, content, strict=strict)
 
+    @transactional
     def release(
         self,
         region: str,
@@ -284,6 +286,7 @@ class Engine:
             self.record("release", region, ids=[e.id for e in removed])
         return removed
 
+    @transactional
     def clear(self, region: str) -> list[Entry]:
         """Clear ``region`` (protected units stay); returns the removed entries."""
         removed = self.window.clear(region)
@@ -292,6 +295,7 @@ class Engine:
         return removed
 
     # ----- conversation ------------------------------------------------------------------
+    @transactional
     def add_message(self, message: Message, *, tokens: int | None = None) -> Entry:
         """Append ``message`` to the conversation and the transcript; returns its entry.
         Raises :class:`regio.errors.RegionFullError` when the conversation refuses it."""
@@ -365,6 +369,7 @@ class Engine:
         return AssistantStream(self)
 
     # ----- requests ----------------------------------------------------------------------
+    @transactional
     def request(
         self,
         provider: str | None = None,
@@ -402,6 +407,7 @@ class Engine:
             extra=extra,
         )
 
+    @atransactional
     async def aturn_boundary(
         self, provider: str | None = None, model: str | None = None
     ) -> CompactionResult | None:
@@ -419,6 +425,7 @@ class Engine:
         return await self.compactor.arun(steps)
 
     # ----- overflow recovery and usage ---------------------------------------------------
+    @transactional
     def recover_overflow(self, error: Any) -> RetryToken | None:
         """Answer a provider error. A context-length refusal compacts to half the allowance
         and returns a :class:`RetryToken` (retry the call once); a second refusal raises
@@ -431,6 +438,7 @@ class Engine:
         context-length refusal, or ``None``."""
         return classify_overflow(error)
 
+    @transactional
     def observe(
         self, usage: Any, *, provider: str | None = None, model: str | None = None
     ) -> UsageRecord:
@@ -447,16 +455,19 @@ class Engine:
         """The window's pending-compaction queue, oldest first."""
         return self.window.pending_compactions()
 
+    @transactional
     def flush(self) -> CompactionResult | None:
         """Flush pending compactions now (call at a turn boundary; :meth:`request` does it).
         Returns what was done, or ``None`` when nothing was pending. Raises
         :class:`CompactionNoProgressError` after N passes that free nothing."""
         return self.compactor.run(flushing.queued_steps(self.compactor))
 
+    @atransactional
     async def aflush(self) -> CompactionResult | None:
         """:meth:`flush` awaiting an async summarizer."""
         return await self.compactor.arun(flushing.queued_steps(self.compactor))
 
+    @transactional
     def compact(
         self,
         instructions: str | None = None,
@@ -481,6 +492,7 @@ class Engine:
             )
         )
 
+    @atransactional
     async def acompact(
         self,
         instructions: str | None = None,
@@ -496,6 +508,7 @@ class Engine:
             )
         )
 
+    @transactional
     def schedule_compaction(self, instructions: str | None = None) -> None:
         """Compact at the next turn boundary (used by the agent's ``compact`` tool, which runs
         mid-turn): queues the compactable content; ``instructions`` are added to the standing
@@ -507,6 +520,7 @@ class Engine:
         """Definitions of the context tools (JSON schemas) for the agent."""
         return context_tool_specs(self.window)
 
+    @transactional
     def handle_tool_call(self, name: str, arguments: Any) -> ContextToolOutcome:
         """Run a context tool; returns a :class:`ContextToolOutcome` whose ``text`` goes back
         to the agent. Mistakes and refusals come back as instructive text, never as
