@@ -204,3 +204,26 @@ def test_token_pressure_never_drops_a_compact_entry_without_its_summary(
     } - {e.id for e in engine.window.region("conversation").entries}
     evicted = {i for e in events if e.kind == "evicted" for i in e.entry_ids}
     assert gone <= summarized | evicted
+
+
+@given(
+    trigger=st.integers(min_value=1000, max_value=500_000),
+    growth=st.floats(min_value=10, max_value=20_000),
+    write=st.floats(min_value=1.0, max_value=2.0),
+    read=st.floats(min_value=0.01, max_value=0.5),
+    share=st.floats(min_value=0.01, max_value=1.0),
+)
+def test_cost_target_balances_the_rewrite_against_the_reads(
+    trigger: int, growth: float, write: float, read: float, share: float
+) -> None:
+    kept = cost_target(trigger, growth, multipliers=(write, read), rewrite_share=share)
+    assert 0 <= kept < trigger
+
+    def gap(r: float) -> float:  # rewrite spread over the cycle minus its share of reads
+        return write * r * growth / (trigger - r) - share * read * (trigger + r) / 2
+
+    if 0 < kept < trigger - 1:  # the balance point lies between kept and kept + 1
+        assert gap(kept) <= 1e-6 * trigger
+        assert gap(kept + 1) >= -1e-6 * trigger
+    more = cost_target(trigger, growth * 2, multipliers=(write, read), rewrite_share=share)
+    assert more <= kept
