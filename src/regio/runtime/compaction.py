@@ -20,7 +20,8 @@ them here, at turn boundaries. Rules:
   ``compact_history`` (``Window.complete_compaction(..., supersedes=...)``: a rolling summary
   whose ``meta["covers_all"]`` lists every id it stands for, size-checked against the units
   plus the summary it replaces); with ``"append"`` (default) summaries accumulate.
-* **Commit gate.** An empty, whitespace-only, refusal-like or oversized summary changes
+* **Commit gate.** A summary that is empty, the error text of a failed call, a refusal, a
+  request for more input, over ``max_summary_tokens`` or not smaller than its input changes
   nothing (:func:`regio.runtime.summarizer.check_summary`); the item stays queued and a strike
   is counted. ``no_progress_limit`` (N = 3) strikes in a row raise
   :class:`CompactionNoProgressError` (event ``compaction_no_progress``) instead of looping
@@ -502,7 +503,11 @@ def _accept(
         c.options.carry_forward == "replace" and previous is not None and p.operation == "compact"
     )
     replaced = p.tokens + (previous.tokens if (rolling and previous is not None) else 0)
-    check_summary(text, summary_tokens=tokens, replaced_tokens=replaced)
+    try:
+        cap: int | None = summarizer_limits(c.summarizer)[2]
+    except ValueError:
+        cap = None
+    check_summary(text, summary_tokens=tokens, replaced_tokens=replaced, max_summary_tokens=cap)
     target = window.region(p.target) if p.target else None
     if target is None:
         raise CompactionError(f"{p.id}: region {p.region!r} has no compact_history")

@@ -97,13 +97,18 @@ class Engine:
         if rest:
             raise TypeError(f"Engine() got unknown keyword arguments: {', '.join(sorted(rest))}")
         opts = attrs.evolve(options or EngineOptions(), **overrides)
+        if summarizer is None:
+            summarizer = ExtractiveSummarizer(counter=window.counter)
+        elif isinstance(summarizer, ExtractiveSummarizer) and summarizer.counter is None:
+            # the summary bound holds in the engine's tokens (the commit gate counts with them)
+            summarizer = attrs.evolve(summarizer, counter=window.counter)
         self.window = window
         self.options = opts
         self.budget = Budget(window=window, options=opts, calibration=calibration or Calibration())
         self.compactor = Compactor(
             window=window,
             options=opts,
-            summarizer=summarizer if summarizer is not None else ExtractiveSummarizer(),
+            summarizer=summarizer,
             book=book or CompactionBook(),
             transcript=transcript_log or Transcript(),
             clock=clock,
