@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from regio.agent import (
     AgentConfigError,
     AgentLoop,
-    Pricing,
+    LoopPricing,
     ProviderHTTPError,
     ScriptedProvider,
     Tool,
@@ -268,7 +268,7 @@ def test_the_usd_budget_stops_the_run_and_prices_every_step():
         )
         for i in range(5)
     ]
-    pricing = Pricing(input=300.0, output=1500.0, cached=30.0)
+    pricing = LoopPricing(input=300.0, output=1500.0, cached=30.0)
     loop = AgentLoop(engine, ScriptedProvider(script), [add_tool()], max_usd=0.15, pricing=pricing)
     result = loop.run("loop")
     assert result.stop_reason == "max_usd"

@@ -32,8 +32,8 @@ from .providers import (
     ScriptedProvider,
     reply,
 )
-from .tools import Tool, ToolOutcome
-from .types import Completion, Pricing, ProviderUsage, RunResult, StepRecord, UsageTotals
+from .tools import Tool, UserToolOutcome
+from .types import Completion, LoopPricing, ProviderUsage, RunResult, RunTotals, StepRecord
 
 __all__ = [
     "STOP_REASONS",
@@ -44,8 +44,8 @@ __all__ = [
     "Completion",
     "LlamaCppServer",
     "LlamaCppSlotPredictor",
+    "LoopPricing",
     "OpenAICompatibleProvider",
-    "Pricing",
     "Provider",
     "ProviderHTTPError",
     "ProviderNotInstalledError",
@@ -55,14 +55,14 @@ __all__ = [
     "ReplayProvider",
     "RunFinished",
     "RunResult",
+    "RunTotals",
     "ScriptExhaustedError",
     "ScriptedProvider",
     "StepCompleted",
     "StepRecord",
     "StepStarted",
     "Tool",
-    "ToolOutcome",
-    "UsageTotals",
+    "UserToolOutcome",
     "assistant_text",
     "reply",
     "server_root",

@@ -25,7 +25,7 @@ import attrs
 from regio.content import Message, ToolResult
 from regio.layout import ToolSpec
 
-from .tools import ToolOutcome
+from .tools import UserToolOutcome
 from .types import Completion, ProviderUsage
 
 __all__ = ["EnginePort", "usage_for_engine"]
@@ -56,10 +56,10 @@ def usage_for_engine(usage: ProviderUsage, api: str) -> dict[str, Any]:
     }
 
 
-def _outcome(value: Any) -> ToolOutcome:
-    """A :class:`ToolOutcome` from whatever ``handle_tool_call`` returned."""
+def _outcome(value: Any) -> UserToolOutcome:
+    """A :class:`UserToolOutcome` from whatever ``handle_tool_call`` returned."""
     if isinstance(value, str):
-        return ToolOutcome(value)
+        return UserToolOutcome(value)
     text = getattr(value, "text", None)
     if text is None:
         text = getattr(value, "content", None)
@@ -69,7 +69,7 @@ def _outcome(value: Any) -> ToolOutcome:
     if is_error is None:
         ok = getattr(value, "ok", True)
         is_error = not ok
-    return ToolOutcome(str(text), bool(is_error))
+    return UserToolOutcome(str(text), bool(is_error))
 
 
 @attrs.define
@@ -156,11 +156,11 @@ class EnginePort:
         """Report the call's usage to the engine (calibration, ledger)."""
         self.engine.observe(usage_for_engine(completion.usage, api))
 
-    def handle_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+    def handle_tool_call(self, name: str, arguments: dict[str, Any]) -> UserToolOutcome:
         """Run a context tool; refusals come back as instructive text."""
         return _outcome(self.engine.handle_tool_call(name, arguments))
 
-    async def ahandle_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+    async def ahandle_tool_call(self, name: str, arguments: dict[str, Any]) -> UserToolOutcome:
         """Async twin of :meth:`handle_tool_call` (the engine's async twin when it has one)."""
         handler = getattr(self.engine, "ahandle_tool_call", None)
         if handler is not None:

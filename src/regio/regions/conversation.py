@@ -50,6 +50,7 @@ from regio.policies import (
 from regio.policies import hysteresis as hy
 from regio.regions import events as ev
 from regio.regions.base import Refusal, Region, WritePlan
+from regio.regions.pending import PendingCompaction
 
 __all__ = ["SlidingWindow"]
 
@@ -60,14 +61,14 @@ class SlidingWindow(Region):
     eviction strategy; ``compact`` marks oldest items in the window's pending queue."""
 
     kind: ClassVar[str] = "sliding_window"
+    agent_releasable: ClassVar[bool] = False
+    compaction_order: ClassVar[int | None] = 1
 
     max_items: int | None = None
     eviction: EvictionStrategy = attrs.field(factory=PerItem, converter=parse_eviction)
     count_units: bool = False
     max_turns: int | None = None
     max_tool_calls: int | None = None
-    compact_target: str | None = attrs.field(default=None, init=False)
-    """Name of the paired ``compact_history`` (set by the window)."""
     cache_multipliers: tuple[float, float] = attrs.field(default=hy.DEFAULT_MULTIPLIERS, init=False)
     """``(write, read)`` cache multipliers the default token target is priced with (an engine
     sets its provider's)."""
@@ -107,6 +108,12 @@ class SlidingWindow(Region):
         )
 
     # ----- token hysteresis ----------------------------------------------------------------
+    @property
+    def trigger_tokens(self) -> int | None:
+        """The token trigger under ``compact`` eviction (the region queues its own compaction
+        there), else ``None``."""
+        return self.token_trigger if isinstance(self.eviction, Compact) else None
+
     @property
     def token_trigger(self) -> int | None:
         """High-water mark in tokens under ``bulk`` / ``compact`` eviction (``None`` under
@@ -177,6 +184,30 @@ class SlidingWindow(Region):
             info.removed_entries[j] if not self.count_units else j, reason="token_trigger"
         )
 
+    @property
+    def needs_history(self) -> bool:
+        """True with ``compact`` eviction (its marked items are summarized)."""
+        return isinstance(self.eviction, Compact)
+
+    def fallback_point(self) -> int | None:
+        """``max_items + 2*compact_count`` (items) with ``compact`` eviction and ``max_items``,
+        else the token trigger (tokens) with ``compact`` eviction: past it a failed compaction
+        falls back to bulk eviction; ``None`` otherwise."""
+        if not isinstance(self.eviction, Compact):
+            return None
+        if self.max_items is None:
+            return self.token_trigger
+        return self.max_items + 2 * self.eviction.compact_count
+
+    def request_compaction(self, *, reason: str = "manual") -> PendingCompaction | None:
+        """Queue every compactable item now (``None`` when unpaired, nothing is compactable or
+        a compaction is already pending)."""
+        if self.pending() or self.compact_target is None:
+            return None
+        before = len(self.queue.items)
+        self.mark_oldest(self.item_count(), reason=reason)
+        return self.pending()[-1] if len(self.queue.items) > before else None
+
     def mark_oldest(self, items: int, *, reason: str) -> None:
         """Queue the oldest ``items`` items of the removal order (extended to a unit boundary,
         never the newest user message nor an open group; completed groups of the current turn
@@ -201,15 +232,4 @@ class SlidingWindow(Region):
             )
             return
         marked = [self.entries[i] for i in info.removal(j)]
-        p = self.queue.add(
-            region=self.name,
-            entry_ids=[e.id for e in marked],
-            target=self.compact_target,
-            reason=reason,
-            tokens=sum(e.tokens for e in marked),
-        )
-        self.events.emit(
-            ev.CompactionQueued(
-                p.id, self.name, p.target, p.entry_ids, p.tokens, reason, p.operation
-            )
-        )
+        self.queue_compaction(marked, reason)

@@ -27,7 +27,6 @@ from regio.content import Entry
 from regio.errors import RegionConfigError
 from regio.events import transactional
 from regio.policies import UnitAnalysis
-from regio.regions import events as ev
 from regio.regions.base import Region
 from regio.regions.results import Refusal, Releasable, WritePlan, WriteResult
 from regio.regions.results import preview as _preview
@@ -41,6 +40,7 @@ class Keyed(Region):
 
     kind: ClassVar[str] = "keyed"
     never_shrinks_kind: ClassVar[bool] = True
+    agent_writable: ClassVar[bool] = True
 
     max_entries: int | None = None
     _touched: dict[str, int] = attrs.field(factory=dict, init=False, repr=False)
@@ -117,15 +117,7 @@ class Keyed(Region):
             key = plan.entry.key
             gone = set(plan.evict_ids)
             plan.replace_index = [e.key for e in self.entries if e.id not in gone].index(key)
-            removed = self.remove_ids(plan.evict_ids)
-            self.events.emit(
-                ev.Evicted(
-                    self.name,
-                    tuple(e.id for e in removed),
-                    sum(e.tokens for e in removed),
-                    plan.evict_reason,
-                )
-            )
+            self.evict(plan.evict_ids, plan.evict_reason)
             plan.evict_ids = ()
         result = super().commit(plan)
         if not plan.unchanged and plan.entry.key is not None:
@@ -169,6 +161,7 @@ class Checklist(Keyed):
 
     kind: ClassVar[str] = "checklist"
     evicts_lru: ClassVar[bool] = False
+    agent_writable: ClassVar[bool] = False
 
     gate: bool = False
     _next_item: int = attrs.field(default=1, init=False, repr=False)

@@ -27,13 +27,11 @@ from regio.errors import (
     WindowStateError,
 )
 from regio.events import EventBus, transactional
-from regio.policies import Compact, is_user_turn_start
+from regio.policies import is_user_turn_start
 from regio.regions import events as ev
 from regio.regions import flush, todo
-from regio.regions.base import Refusal, Region, WritePlan, WriteResult
-from regio.regions.compaction import CompactHistory, Compacting
-from regio.regions.conversation import SlidingWindow
-from regio.regions.custom import Custom
+from regio.regions.base import ReclaimPhase, Refusal, Region, WritePlan, WriteResult
+from regio.regions.compaction import CompactHistory
 from regio.regions.pending import CompactionQueue, PendingCompaction
 from regio.regions.registry import make_region
 from regio.regions.state import FinishGate, RegionState, WindowState
@@ -81,12 +79,10 @@ class Window:
 
     def _pair_histories(self) -> None:
         for h in self.regions:
-            if not isinstance(h, CompactHistory):
-                continue
-            if h.source is None:
+            if not isinstance(h, CompactHistory) or h.source is None:
                 continue
             src = self._by_name.get(h.source)
-            if not isinstance(src, Compacting | SlidingWindow):
+            if src is None or src.compaction_order is None:
                 raise WindowConfigError(
                     f"compact_history {h.name!r}: source {h.source!r} is not a compacting or "
                     f"sliding_window region (regions: {', '.join(self._by_name)})"
@@ -98,10 +94,7 @@ class Window:
                 )
             src.compact_target = h.name
         for r in self.regions:
-            needs = isinstance(r, Compacting) or (
-                isinstance(r, SlidingWindow) and isinstance(r.eviction, Compact)
-            )
-            if needs and r.compact_target is None:  # type: ignore[attr-defined]
+            if r.needs_history and r.compact_target is None:
                 raise WindowConfigError(
                     f"region {r.name!r} queues compactions but no compact_history has "
                     f"source: {r.name}; add one to receive its summaries"
@@ -204,7 +197,7 @@ class Window:
             if isinstance(content, Entry)
             else self.make_entry(content, role=role, key=key, tokens=tokens)
         )
-        if entry.role == "system" and r.kind != "pinned":
+        if entry.role == "system" and not r.holds_system:
             raise SystemRoleError(
                 f"region {r.name!r} ({r.kind}) cannot hold a system-role entry; system "
                 "instructions belong in a pinned region (FC-17)"
@@ -308,7 +301,9 @@ class Window:
         return sum(
             r.used_tokens
             for r in self.regions
-            if r is not exclude and r.admission == "evict" and r.kind in ("clearable", "temporary")
+            if r is not exclude
+            and r.admission == "evict"
+            and r.reclaim_phase in (ReclaimPhase.WIPE, ReclaimPhase.OLDEST)
         )
 
     @transactional
@@ -326,15 +321,16 @@ class Window:
         for r in evictable:
             if self.used_tokens <= mark:
                 break
-            if r.kind == "clearable" and r.entries and all(e.id != keep for e in r.entries):
-                self._reclaimed(r, "1", r.clear())
+            wipe = r.reclaim_phase == ReclaimPhase.WIPE
+            if wipe and r.entries and all(e.id != keep for e in r.entries):
+                self._reclaimed(r, ReclaimPhase.WIPE, r.clear())
         for r in evictable:
             if self.used_tokens <= mark:
                 break
-            if isinstance(r, Custom) and r.has_overflow_hook:
+            if r.reclaim_phase == ReclaimPhase.HOOK:
                 ids = [i for i in r.overflow_ids(self.used_tokens - mark) if i != keep]
-                self._reclaimed(r, "1.5", r.remove_ids(ids))
-        temps = [r for r in evictable if r.kind == "temporary"]
+                self._reclaimed(r, ReclaimPhase.HOOK, r.remove_ids(ids))
+        temps = [r for r in evictable if r.reclaim_phase == ReclaimPhase.OLDEST]
         order: dict[str, list[list[str]]] = {}
         for r in temps:
             info = r.analysis()
@@ -351,15 +347,22 @@ class Window:
                 if not units:
                     continue
                 ids = units.pop(0)
-                self._reclaimed(r, "2", r.remove_ids(ids))
+                self._reclaimed(r, ReclaimPhase.OLDEST, r.remove_ids(ids))
                 progress = True
         if self.used_tokens > mark:
             for r in evictable:
-                if isinstance(r, Compacting):
+                if r.reclaim_phase == ReclaimPhase.QUEUE:
                     p = r.request_compaction(reason="reclaim")
                     if p is not None:
                         self.events.emit(
-                            ev.Reclaimed(r.name, "3", p.entry_ids, p.tokens, self.used_tokens, mark)
+                            ev.Reclaimed(
+                                r.name,
+                                str(ReclaimPhase.QUEUE),
+                                p.entry_ids,
+                                p.tokens,
+                                self.used_tokens,
+                                mark,
+                            )
                         )
         if self.used_tokens > self.max_tokens:
             self.events.emit(
@@ -369,7 +372,7 @@ class Window:
             )
         return before - self.used_tokens
 
-    def _reclaimed(self, r: Region, phase: str, removed: list[Entry]) -> None:
+    def _reclaimed(self, r: Region, phase: ReclaimPhase, removed: list[Entry]) -> None:
         if not removed:
             return
         ids = tuple(e.id for e in removed)
@@ -379,7 +382,7 @@ class Window:
         self.events.emit(
             ev.Reclaimed(
                 r.name,
-                phase,
+                str(phase),
                 ids,
                 sum(e.tokens for e in removed),
                 self.used_tokens,
@@ -399,18 +402,10 @@ class Window:
         *,
         reason: str = "manual",
     ) -> PendingCompaction | None:
-        """Queue the compactable content of a ``compacting`` or ``sliding_window`` region now
-        (None when nothing is compactable or one is already pending)."""
-        r = self.region(region)
-        if isinstance(r, Compacting):
-            return r.request_compaction(reason=reason)
-        if isinstance(r, SlidingWindow):
-            if r.pending() or r.compact_target is None:
-                return None
-            before = len(self.queue.items)
-            r.mark_oldest(r.item_count(), reason=reason)
-            return r.pending()[-1] if len(self.queue.items) > before else None
-        raise RegionConfigError(f"region {r.name!r} ({r.kind}) cannot be compacted")
+        """Queue the compactable content of a region now (``Region.request_compaction``; None
+        when nothing is compactable or one is already pending). Raises
+        :class:`RegionConfigError` for a kind that cannot be compacted."""
+        return self.region(region).request_compaction(reason=reason)
 
     @transactional
     def complete_compaction(

@@ -34,7 +34,7 @@ from .streaming import AssistantStream
 from .summarizer import FunctionSummarizer, Summarizer, check_summary
 from .tools import ContextToolOutcome
 from .transcript import TranscriptRecord
-from .usage import Pricing, UsageLedger, UsageRecord, normalize_usage
+from .usage import ModelPricing, UsageLedger, UsageRecord, normalize_usage
 
 __all__ = [
     "AssistantStream",
@@ -48,8 +48,8 @@ __all__ = [
     "ExtractiveSummarizer",
     "FunctionSummarizer",
     "LLMSummarizer",
+    "ModelPricing",
     "OverflowInfo",
-    "Pricing",
     "RegionSnapshot",
     "RetryToken",
     "RuntimeStateError",

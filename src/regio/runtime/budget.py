@@ -20,11 +20,11 @@ from regio.tokens import Calibration
 from .options import EngineOptions
 from .tools import context_tool_specs
 
-__all__ = ["Budget"]
+__all__ = ["EngineBudget"]
 
 
 @attrs.define(eq=False, kw_only=True)
-class Budget:
+class EngineBudget:
     """Counting and budget truth of one engine (all sizes in tokens): reads the window, the
     options (provider, model, context window, output reserve, application tools) and the
     calibration it corrects estimates with."""

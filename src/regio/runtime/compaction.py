@@ -42,8 +42,8 @@ import msgspec
 
 from regio.content import Entry, content_hash
 from regio.errors import CompactionError
-from regio.policies import Compact, is_user_turn_start
-from regio.regions import Compacting, PendingCompaction, SlidingWindow
+from regio.policies import is_user_turn_start
+from regio.regions import PendingCompaction, SlidingWindow
 
 from .compactor import CompactionBook, CompactionResult, Compactor, Steps, SummaryJob
 from .errors import CompactionNoProgressError, SummarizerError, SummaryRejected
@@ -74,6 +74,7 @@ __all__ = [
     "queue_everything",
     "region_target",
     "room_steps",
+    "schedule_compaction",
 ]
 
 #: Preview length of a summary in results and events (characters).
@@ -211,23 +212,14 @@ def _widen_merge(c: Compactor, p: PendingCompaction) -> PendingCompaction:
     return wider
 
 
-def _trigger_of(region: Any) -> int | None:
-    if isinstance(region, SlidingWindow):
-        return region.token_trigger
-    return getattr(region, "trigger_tokens", None)
-
-
 def _check_triggers(c: Compactor) -> None:
-    """Queue compactions for regions at or over their trigger (FC-19: ``>=``): ``compacting``
-    regions by their ``trigger_tokens``, ``sliding_window`` regions under ``compact`` eviction
-    by their token trigger (token hysteresis)."""
+    """Queue compactions for regions at or over their trigger (FC-19: ``>=``): a region's
+    ``trigger_tokens`` (``compacting`` working notes; a ``sliding_window`` under ``compact``
+    eviction by its token trigger, token hysteresis)."""
     for region in c.window.regions:
-        if isinstance(region, SlidingWindow):
-            region.check_token_trigger()
-        elif isinstance(region, Compacting) and not region.pending():
-            trigger = region.trigger_tokens
-            if trigger is not None and region.used_tokens >= trigger:
-                c.window.request_compaction(region, reason="threshold")
+        trigger = region.trigger_tokens
+        if trigger is not None and not region.pending() and region.used_tokens >= trigger:
+            c.window.request_compaction(region, reason="threshold")
 
 
 @attrs.frozen(kw_only=True)
@@ -345,7 +337,7 @@ def flush_steps(c: Compactor, policy: FlushPolicy) -> Steps[CompactionResult | N
         region = window.region(p.region)
         tally.replaced.extend(p.entry_ids)
         tally.summaries.append(summary)
-        region_trigger = _trigger_of(region)
+        region_trigger = region.trigger_tokens
         if region_trigger is None or region.used_tokens < region_trigger:
             c.book.strikes.pop(region.name, None)
             c.book.blocked = [b for b in c.book.blocked if not b.startswith(f"{region.name}:")]
@@ -553,13 +545,21 @@ def room_steps(
     units that cannot be compacted (the newest user message, open groups) stay, and the write
     then rolls off or is refused by the region as usual."""
     region = c.window.region(region_name)
-    hysteresis = isinstance(region, SlidingWindow) and isinstance(region.eviction, Compact)
-    if not isinstance(region, Compacting | SlidingWindow) or region.compact_target is None:
-        return None
-    if isinstance(region, SlidingWindow) and not hysteresis:
+    # a conversation under ``compact`` eviction summarizes before it rolls off (token
+    # hysteresis); its declared fallback eviction tolerates a failed summary
+    conversation = isinstance(region, SlidingWindow) and region.needs_history
+    summarizes = region.summarizes_before_rolloff or conversation
+    if not summarizes or region.compact_target is None:
         return None
     if region.admission != "evict" or region.used_tokens + tokens <= region.budget:
         return None
     c.window.request_compaction(region, reason="room")
     target = max(0, min(region_target(c, region), region.budget - tokens))
-    return flush_steps(c, FlushPolicy.room(region.name, target, tolerate_fallback=hysteresis))
+    return flush_steps(c, FlushPolicy.room(region.name, target, tolerate_fallback=conversation))
+
+
+def schedule_compaction(c: Compactor, instructions: str | None) -> None:
+    """Queue the compactable content for the next turn boundary with ``instructions`` added to
+    the standing requirements (the ``compact`` tool runs mid-turn)."""
+    queue_everything(c, "manual")
+    c.book.scheduled = (instructions or "").strip() or None

@@ -21,6 +21,7 @@ from regio.content import Entry
 from regio.events import Event
 from regio.regions import Window
 
+from .drive import adrive, drive
 from .hierarchy import SummaryOutcome, asummarize_entries, summarize_entries
 from .options import EngineOptions
 from .transcript import RecordKind, Transcript, TranscriptRecord
@@ -136,37 +137,20 @@ class Compactor:
             self.window.counter,
         )
 
+    async def _asummarize(self, job: SummaryJob) -> SummaryOutcome:
+        return await asummarize_entries(
+            self.summarizer,
+            job.entries,
+            self.options.standing_instructions,
+            job.extra,
+            self.window.counter,
+        )
+
     def run(self, steps: Steps[T]) -> T:
         """Drive ``steps`` with the summarizer (sync); a summarizer exception is thrown into
         the generator, which counts it as a strike or re-raises it."""
-        try:
-            job = next(steps)
-            while True:
-                try:
-                    outcome = self._summarize(job)
-                except Exception as exc:  # a failed summary is a strike, handled by the flush
-                    job = steps.throw(exc)
-                    continue
-                job = steps.send(outcome)
-        except StopIteration as stop:
-            return stop.value
+        return drive(steps, self._summarize)
 
     async def arun(self, steps: Steps[T]) -> T:
         """:meth:`run` awaiting an async (or sync) summarizer."""
-        try:
-            job = next(steps)
-            while True:
-                try:
-                    outcome = await asummarize_entries(
-                        self.summarizer,
-                        job.entries,
-                        self.options.standing_instructions,
-                        job.extra,
-                        self.window.counter,
-                    )
-                except Exception as exc:
-                    job = steps.throw(exc)
-                    continue
-                job = steps.send(outcome)
-        except StopIteration as stop:
-            return stop.value
+        return await adrive(steps, self._asummarize)

@@ -13,13 +13,13 @@ Typical loop::
     engine.add_assistant(...); engine.add_tool_result(...)
 
 Parts (none of them knows the engine): :class:`EngineOptions` (every option, frozen),
-:class:`Budget` (counting and budget truth), :class:`Compactor` (the compaction flush and its
+:class:`EngineBudget` (counting and budget truth), :class:`Compactor` (the compaction flush and its
 bookkeeping, sync and async drivers of one generator), :class:`SessionState` (last request,
 layout state), :class:`UsageLedger`, overflow recovery (:func:`regio.runtime.recovery.recover`),
 the context tools (:mod:`regio.runtime.tools`) and persistence
 (:mod:`regio.runtime.persistence`). Events go through the window's bus.
 
-Budget truth: ``ceiling = min(window max, model context window) - output reserve - tool
+EngineBudget truth: ``ceiling = min(window max, model context window) - output reserve - tool
 schemas - system overhead``, compared with the request's estimate corrected by
 :class:`regio.tokens.Calibration`.
 """
@@ -41,7 +41,7 @@ from regio.tokens import Calibration, TokenCounter
 
 from . import compaction as cp
 from . import flushing
-from .budget import Budget
+from .budget import EngineBudget
 from .cacheprices import cache_terms
 from .compactor import CompactionBook, CompactionResult, Compactor
 from .events import OrphanToolResult
@@ -54,8 +54,9 @@ from .snapshot import EngineSnapshot, take_snapshot
 from .state import SessionState
 from .streaming import AssistantStream
 from .tools import ContextToolOutcome, context_tool_specs, handle_tool_call
-from .transcript import RecordKind, Transcript, TranscriptRecord
+from .transcript import Transcript, TranscriptRecord
 from .usage import PriceLookup, UsageLedger, UsageRecord, rule_prices
+from .writes import clear_region, entry_of, release_from, write_to
 
 __all__ = ["Engine"]
 
@@ -104,7 +105,9 @@ class Engine:
             summarizer = attrs.evolve(summarizer, counter=window.counter)
         self.window = window
         self.options = opts
-        self.budget = Budget(window=window, options=opts, calibration=calibration or Calibration())
+        self.budget = EngineBudget(
+            window=window, options=opts, calibration=calibration or Calibration()
+        )
         self.compactor = Compactor(
             window=window,
             options=opts,
@@ -188,15 +191,15 @@ class Engine:
 
     @property
     def limit(self) -> int:
-        """:attr:`Budget.limit` (tokens)."""
+        """:attr:`EngineBudget.limit` (tokens)."""
         return self.budget.limit
 
     def ceiling(self, extra_tools: Iterable[ToolSpec] = ()) -> int:
-        """:meth:`Budget.ceiling` (tokens)."""
+        """:meth:`EngineBudget.ceiling` (tokens)."""
         return self.budget.ceiling(extra_tools)
 
     def size(self, provider: str | None = None, model: str | None = None) -> int:
-        """:meth:`Budget.size`: calibrated estimate of the next request (tokens)."""
+        """:meth:`EngineBudget.size`: calibrated estimate of the next request (tokens)."""
         return self.budget.size(provider, model)
 
     def tool_specs(self, extra: Iterable[ToolSpec] = ()) -> list[ToolSpec]:
@@ -217,17 +220,6 @@ class Engine:
         """Emit a runtime event on the window's bus."""
         self.window.events.emit(event)
 
-    def record(
-        self,
-        kind: RecordKind,
-        region: str,
-        *,
-        entry: Entry | None = None,
-        ids: Iterable[str] = (),
-    ) -> TranscriptRecord:
-        """Append a record to the transcript."""
-        return self.compactor.record(kind, region, entry=entry, ids=ids)
-
     def transcript(self) -> tuple[TranscriptRecord, ...]:
         """The full canonical log (append-only; views and compaction never change it)."""
         return tuple(self.transcript_log.records)
@@ -237,12 +229,6 @@ class Engine:
         return self.transcript_log.new_items(self.window.turn if turn is None else turn)
 
     # ----- writes ------------------------------------------------------------------------
-    def _entry_of(self, region: str, result: WriteResult | Refusal) -> Entry | None:
-        if not isinstance(result, WriteResult):
-            return None
-        r = self.window.region(region)
-        return next((e for e in reversed(r.entries) if e.id == result.entry_id), None)
-
     @transactional
     def write(
         self,
@@ -258,16 +244,7 @@ class Engine:
         ``compacting`` region paired with a ``compact_history`` first summarizes the region's
         oldest units to make room, so nothing rolls off unsummarized
         (:func:`regio.runtime.compaction.room_steps`)."""
-        if not isinstance(content, Entry):
-            content = self.window.make_entry(content, key=key)
-        steps = cp.room_steps(self.compactor, region, content.tokens)
-        if steps is not None:
-            self.compactor.run(steps)
-        result = self.window.write(region, content, key=key, strict=strict)
-        entry = self._entry_of(region, result)
-        if entry is not None and not (isinstance(result, WriteResult) and result.unchanged):
-            self.record("write", region, entry=entry)
-        return result
+        return write_to(self.compactor, region, content, key=key, strict=strict)
 
     def append(
         self, region: str, content: str | Block | Sequence[Block], *, strict: bool = False
@@ -286,18 +263,12 @@ class Engine:
     ) -> list[Entry]:
         """Release by ``key``, ``index`` (its whole unit) or the ``oldest`` N units; returns the
         removed entries (they stay in the transcript)."""
-        removed = self.window.release(region, key=key, index=index, oldest=oldest)
-        if removed:
-            self.record("release", region, ids=[e.id for e in removed])
-        return removed
+        return release_from(self.compactor, region, key=key, index=index, oldest=oldest)
 
     @transactional
     def clear(self, region: str) -> list[Entry]:
         """Clear ``region`` (protected units stay); returns the removed entries."""
-        removed = self.window.clear(region)
-        if removed:
-            self.record("clear", region, ids=[e.id for e in removed])
-        return removed
+        return clear_region(self.compactor, region)
 
     # ----- conversation ------------------------------------------------------------------
     @transactional
@@ -314,13 +285,13 @@ class Engine:
         ]
         self._make_room(conv, message, tokens)
         result = self.window.add_message(message, tokens=tokens, strict=True)
-        entry = self._entry_of(conv.name, result)
+        entry = entry_of(self.compactor, conv.name, result)
         assert entry is not None
         for call_id in orphans:
             self.emit(OrphanToolResult(call_id, entry.id))
         if message.role == "user" and any(not isinstance(b, ToolResult) for b in message.blocks):
             self.state.overflow_retry = False
-        self.record("message", conv.name, entry=entry)
+        self.compactor.record("message", conv.name, entry=entry)
         return entry
 
     def _make_room(self, conv: Any, message: Message, tokens: int | None) -> None:
@@ -371,7 +342,7 @@ class Engine:
     def stream_assistant(self) -> AssistantStream:
         """An :class:`AssistantStream` that appends the streamed assistant message when it
         completes; see :mod:`regio.runtime.streaming`."""
-        return AssistantStream(self)
+        return AssistantStream(self.add_message, self.emit)
 
     # ----- requests ----------------------------------------------------------------------
     @transactional
@@ -518,7 +489,7 @@ class Engine:
         """Compact at the next turn boundary (used by the agent's ``compact`` tool, which runs
         mid-turn): queues the compactable content; ``instructions`` are added to the standing
         requirements."""
-        flushing.schedule_compaction(self.compactor, instructions)
+        cp.schedule_compaction(self.compactor, instructions)
 
     # ----- tools -------------------------------------------------------------------------
     def tools(self) -> list[ToolSpec]:
@@ -530,7 +501,7 @@ class Engine:
         """Run a context tool; returns a :class:`ContextToolOutcome` whose ``text`` goes back
         to the agent. Mistakes and refusals come back as instructive text, never as
         exceptions."""
-        return handle_tool_call(self, name, arguments)
+        return handle_tool_call(self.compactor, name, arguments)
 
     # ----- snapshot and persistence ------------------------------------------------------
     def snapshot(self) -> EngineSnapshot:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from regio.policies.eviction import Compact
-from regio.regions import PendingCompaction, SlidingWindow
+from regio.regions import PendingCompaction, Region, SlidingWindow
 from regio.regions import events as rev
 
 from .planning import region_target
@@ -32,16 +32,12 @@ if TYPE_CHECKING:
 __all__ = ["bulk_fallback", "fallback_point", "fired_trigger"]
 
 
-def fallback_point(region: Any) -> int | None:
-    """Item count past which ``region`` falls back to bulk eviction (``max_items +
-    2*compact_count``; without ``max_items``, the region's token trigger in tokens), or
-    ``None`` when it declares no such fallback (not a ``sliding_window`` with ``compact``
-    eviction)."""
-    if not isinstance(region, SlidingWindow) or not isinstance(region.eviction, Compact):
-        return None
-    if region.max_items is None:
-        return region.token_trigger
-    return region.max_items + 2 * region.eviction.compact_count
+def fallback_point(region: Region) -> int | None:
+    """Point past which ``region`` falls back to bulk eviction (its
+    :meth:`Region.fallback_point`: ``max_items + 2*compact_count`` items for a
+    ``sliding_window`` with ``compact`` eviction, its token trigger without ``max_items``), or
+    ``None`` when it declares no such fallback."""
+    return region.fallback_point()
 
 
 def _token_fallback(region: SlidingWindow) -> list[int]:
@@ -71,7 +67,7 @@ def fired_trigger(c: Compactor, region: Any, p: PendingCompaction) -> tuple[int,
         return c.window.used_tokens, int(c.options.compact_trigger), "tokens"
     if p.reason == "token_trigger" and isinstance(region, SlidingWindow):
         return region.used_tokens, int(region.token_trigger or 0), "tokens"
-    trigger = getattr(region, "trigger_tokens", None)
+    trigger = region.trigger_tokens
     if p.reason == "threshold" and trigger is not None:
         return region.used_tokens, int(trigger), "tokens"
     return region.used_tokens, region_target(c, region), "tokens"

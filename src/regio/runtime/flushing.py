@@ -14,7 +14,7 @@ The rules themselves live in :mod:`regio.runtime.compaction`.
 from __future__ import annotations
 
 from . import compaction as cp
-from .budget import Budget
+from .budget import EngineBudget
 from .compactor import CompactionResult, Compactor, Steps
 from .events import CompactionFinished, CompactionStarted, TriggerBelowFloor
 
@@ -23,13 +23,12 @@ __all__ = [
     "manual_steps",
     "pressure_steps",
     "queued_steps",
-    "schedule_compaction",
     "whole_trigger_targets",
 ]
 
 
 def whole_trigger_targets(
-    c: Compactor, budget: Budget, provider: str, model: str
+    c: Compactor, budget: EngineBudget, provider: str, model: str
 ) -> dict[str, int] | None:
     """Targets of the whole-context trigger (``options.compact_trigger``, calibrated tokens)
     when the next request of ``provider`` / ``model`` reaches it, else ``None``. A trigger the
@@ -57,7 +56,7 @@ def whole_trigger_targets(
 
 
 def boundary_steps(
-    c: Compactor, budget: Budget, provider: str, model: str
+    c: Compactor, budget: EngineBudget, provider: str, model: str
 ) -> Steps[CompactionResult | None]:
     """The flush of a turn boundary: the whole-context trigger, then the pending queue.
 
@@ -107,10 +106,3 @@ def manual_steps(
         c.emit(CompactionStarted("manual", (), 0, 0))
         c.emit(CompactionFinished("manual", (), (), before, before, (), 0, ""))
     return result
-
-
-def schedule_compaction(c: Compactor, instructions: str | None) -> None:
-    """Queue the compactable content for the next turn boundary with ``instructions`` added to
-    the standing requirements (the ``compact`` tool runs mid-turn)."""
-    cp.queue_everything(c, "manual")
-    c.book.scheduled = (instructions or "").strip() or None

@@ -6,9 +6,9 @@ free a given amount, and the targets of a manual compaction. Re-exported by
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from regio.regions import Compacting, PendingCompaction, SlidingWindow
+from regio.regions import PendingCompaction, Region, SlidingWindow
 
 if TYPE_CHECKING:
     from .compactor import Compactor
@@ -23,30 +23,28 @@ __all__ = [
 ]
 
 
-def region_target(c: Compactor, region: Any) -> int:
+def region_target(c: Compactor, region: Region) -> int:
     """Low-water mark of ``region`` in tokens (hysteresis target): the engine's explicit
     target, else a ``sliding_window``'s token target (``bulk`` / ``compact`` eviction,
     :mod:`regio.policies.hysteresis`), else half the budget, never above half the trigger."""
     explicit = c.options.targets.get(region.name)
     if explicit is not None:
         return int(explicit)
-    token_target = getattr(region, "token_target", None)
-    if isinstance(region, SlidingWindow) and token_target is not None:
-        return int(token_target)
+    if isinstance(region, SlidingWindow) and region.token_target is not None:
+        return int(region.token_target)
     target = region.budget // 2
-    trigger = getattr(region, "trigger_tokens", None)
+    trigger = region.trigger_tokens
     if trigger is not None:
         target = min(target, trigger // 2)
     return target
 
 
-def compactable_regions(c: Compactor) -> list[Any]:
-    """Regions whose content compaction can shrink: ``compacting`` regions and ``sliding_window``
-    regions paired with a ``compact_history`` (working notes first, the conversation last)."""
-    regions = c.window.regions
-    notes = [r for r in regions if isinstance(r, Compacting) and r.compact_target]
-    convo = [r for r in regions if isinstance(r, SlidingWindow) and r.compact_target]
-    return [*notes, *convo]
+def compactable_regions(c: Compactor) -> list[Region]:
+    """Regions whose content compaction can shrink: kinds with a ``compaction_order`` paired
+    with a ``compact_history``, in that order (working notes first, the conversation last;
+    blueprint order within a kind)."""
+    paired = [r for r in c.window.regions if r.compaction_order is not None and r.compact_target]
+    return sorted(paired, key=lambda r: r.compaction_order or 0)
 
 
 def compactable_tokens(c: Compactor) -> int:

@@ -24,7 +24,7 @@ from typing import Any
 import msgspec
 
 from . import compaction as cp
-from .budget import Budget
+from .budget import EngineBudget
 from .compactor import Compactor
 from .errors import ContextOverflowError
 from .events import OverflowFailed, OverflowRecovered
@@ -64,7 +64,7 @@ class RetryToken(msgspec.Struct, frozen=True):
 
 
 def _fail(
-    c: Compactor, budget: Budget, info: OverflowInfo, error: Any, reason: str, estimated: int
+    c: Compactor, budget: EngineBudget, info: OverflowInfo, error: Any, reason: str, estimated: int
 ) -> None:
     c.emit(OverflowFailed(info.reported, info.maximum, estimated, reason))
     raise ContextOverflowError(
@@ -80,7 +80,9 @@ def _fail(
     ) from (error if isinstance(error, BaseException) else None)
 
 
-def recover(c: Compactor, budget: Budget, state: SessionState, error: Any) -> RetryToken | None:
+def recover(
+    c: Compactor, budget: EngineBudget, state: SessionState, error: Any
+) -> RetryToken | None:
     """Answer ``error`` (module doc): compact toward half the allowance and return a
     :class:`RetryToken`, return ``None`` / re-raise for anything that is not a length refusal,
     or raise :class:`ContextOverflowError`. ``Engine.recover_overflow`` calls this."""

@@ -11,7 +11,7 @@ from regio.events import Event
 from regio.layout import Request, ToolSpec, assemble
 
 from . import compaction as cp
-from .budget import Budget
+from .budget import EngineBudget
 from .compactor import Compactor
 from .errors import ContextOverflowError
 from .events import CalibrationUpdated, OverBudget, UsageObserved
@@ -43,7 +43,7 @@ def _assemble(
 
 def lay_out(
     c: Compactor,
-    budget: Budget,
+    budget: EngineBudget,
     state: SessionState,
     provider: str,
     model: str,
@@ -95,7 +95,7 @@ def lay_out(
 
 def observe_usage(
     ledger: UsageLedger,
-    budget: Budget,
+    budget: EngineBudget,
     state: SessionState,
     emit: Callable[[Event], None],
     usage: Any,

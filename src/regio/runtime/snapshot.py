@@ -13,7 +13,7 @@ import msgspec
 
 from regio.layout import Request
 
-from .budget import Budget
+from .budget import EngineBudget
 from .compactor import CompactionResult, Compactor
 from .usage import UsageLedger, UsageRecord, UsageTotals
 
@@ -93,7 +93,7 @@ def cache_outcomes(
 
 
 def take_snapshot(
-    c: Compactor, budget: Budget, ledger: UsageLedger, last_request: Request | None
+    c: Compactor, budget: EngineBudget, ledger: UsageLedger, last_request: Request | None
 ) -> EngineSnapshot:
     """The :class:`EngineSnapshot` of an engine's parts: its compactor (window, transcript,
     book), budget, usage ledger and last request."""

@@ -22,33 +22,17 @@ stream: completed content is kept, unfinished calls are dropped.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
-from regio.content import Entry, Thinking, ToolUse
+from regio.content import Entry, Message, Thinking, ToolUse
 from regio.events import Event
 
 from .events import StreamCallDiscarded
 
-__all__ = ["AssistantStream", "StreamHost"]
-
-
-class StreamHost(Protocol):
-    """Where a finished stream goes: the conversation's ``add_assistant`` and the event bus
-    (:class:`regio.runtime.Engine` is one)."""
-
-    def emit(self, event: Event) -> None: ...
-
-    def add_assistant(
-        self,
-        text: str = "",
-        tool_calls: Sequence[ToolUse] = (),
-        *,
-        thinking: Sequence[Thinking] = (),
-        tokens: int | None = None,
-    ) -> Entry: ...
+__all__ = ["AssistantStream"]
 
 
 @attrs.define
@@ -61,9 +45,11 @@ class _Call:
 
 @attrs.define(eq=False)
 class AssistantStream:
-    """Accumulates one streamed assistant message (see module doc)."""
+    """Accumulates one streamed assistant message (see module doc): ``add`` appends the
+    finished message to the conversation (``Engine.add_message``), ``emit`` reports events."""
 
-    engine: StreamHost
+    add: Callable[[Message], Entry]
+    emit: Callable[[Event], None]
     _text: list[str] = attrs.field(factory=list)
     _thinking: list[str] = attrs.field(factory=list)
     _signature: str = ""
@@ -126,7 +112,7 @@ class AssistantStream:
                 except ValueError:
                     args = None
             if not isinstance(args, dict):
-                self.engine.emit(StreamCallDiscarded(call.id, call.name, len(raw)))
+                self.emit(StreamCallDiscarded(call.id, call.name, len(raw)))
                 continue
             calls.append(ToolUse(call.id, call.name, args))
         return calls
@@ -141,7 +127,7 @@ class AssistantStream:
         thinking = [Thinking("".join(self._thinking), self._signature)] if self._thinking else []
         if not text and not calls and not thinking:
             return None
-        self.entry = self.engine.add_assistant(text, calls, thinking=thinking)
+        self.entry = self.add(Message.assistant(text, calls, thinking))
         return self.entry
 
     def cancel(self) -> Entry | None:

@@ -21,31 +21,25 @@ confirms the write (``ContextToolOutcome.note`` carries the note text for loops 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any
 
 import msgspec
 
-from regio.content import Entry
-from regio.events import Event
 from regio.layout import ToolSpec, note_text
-from regio.regions import Checklist, PendingCompaction, Refusal, Window, WriteResult
+from regio.regions import Checklist, Refusal, Window, WriteResult
 
+from .compaction import schedule_compaction
+from .compactor import Compactor
 from .events import ToolCallHandled
 from .toolargs import check_arguments
-from .transcript import RecordKind, TranscriptRecord
+from .writes import release_from, write_to
 
 __all__ = [
-    "AGENT_WRITABLE_KINDS",
     "TOOL_NAMES",
     "ContextToolOutcome",
-    "ToolHost",
     "context_tool_specs",
     "handle_tool_call",
 ]
-
-#: Region kinds the agent may write with ``context_write`` / ``context_append``.
-AGENT_WRITABLE_KINDS = ("keyed", "temporary", "clearable", "compacting", "custom")
 
 TOOL_NAMES = (
     "context_write",
@@ -70,37 +64,6 @@ class ContextToolOutcome(msgspec.Struct, frozen=True):
     note: str | None = None
 
 
-class ToolHost(Protocol):
-    """What the context tools call: the window, writes and releases that record in the
-    transcript, events, and the compaction schedule (:class:`regio.runtime.Engine` is one)."""
-
-    @property
-    def window(self) -> Window: ...
-
-    def emit(self, event: Event) -> None: ...
-
-    def write(
-        self, region: str, content: str, *, key: str | None = None, strict: bool = False
-    ) -> WriteResult | Refusal: ...
-
-    def release(
-        self,
-        region: str,
-        *,
-        key: str | None = None,
-        index: int | None = None,
-        oldest: int | None = None,
-    ) -> list[Entry]: ...
-
-    def record(
-        self, kind: RecordKind, region: str, *, entry: Entry | None = None, ids: Iterable[str] = ()
-    ) -> TranscriptRecord: ...
-
-    def schedule_compaction(self, instructions: str | None = None) -> None: ...
-
-    def pending(self) -> list[PendingCompaction]: ...
-
-
 def _str(desc: str) -> dict[str, Any]:
     return {"type": "string", "description": desc}
 
@@ -110,7 +73,7 @@ def _int(desc: str) -> dict[str, Any]:
 
 
 def _writable(window: Window) -> list[str]:
-    return [r.name for r in window.regions if r.kind in AGENT_WRITABLE_KINDS]
+    return [r.name for r in window.regions if r.agent_writable]
 
 
 def _checklists(window: Window) -> list[str]:
@@ -238,10 +201,10 @@ def _todo_specs(lists: list[str]) -> list[ToolSpec]:
     ]
 
 
-def _listing(host: ToolHost) -> str:
-    writable = set(_writable(host.window))
-    lines = [f"window: {host.window.used_tokens}/{host.window.max_tokens} tokens used"]
-    for r in host.window.regions:
+def _listing(c: Compactor) -> str:
+    writable = set(_writable(c.window))
+    lines = [f"window: {c.window.used_tokens}/{c.window.max_tokens} tokens used"]
+    for r in c.window.regions:
         access = (
             "writable"
             if r.name in writable
@@ -254,14 +217,14 @@ def _listing(host: ToolHost) -> str:
     return "\n".join(lines)
 
 
-def _mistake(host: ToolHost, name: str, message: str) -> ContextToolOutcome:
-    text = f"{name}: {message}\n{_listing(host)}"
-    host.emit(ToolCallHandled(name, False, message))
+def _mistake(c: Compactor, name: str, message: str) -> ContextToolOutcome:
+    text = f"{name}: {message}\n{_listing(c)}"
+    c.emit(ToolCallHandled(name, False, message))
     return ContextToolOutcome(text, ok=False)
 
 
-def _ok(host: ToolHost, name: str, text: str, **data: Any) -> ContextToolOutcome:
-    host.emit(ToolCallHandled(name, True, text.splitlines()[0] if text else ""))
+def _ok(c: Compactor, name: str, text: str, **data: Any) -> ContextToolOutcome:
+    c.emit(ToolCallHandled(name, True, text.splitlines()[0] if text else ""))
     return ContextToolOutcome(text, ok=True, data=data)
 
 
@@ -275,32 +238,32 @@ def _args(arguments: Any) -> dict[str, Any]:
     return value
 
 
-def _write(host: ToolHost, name: str, args: dict[str, Any]) -> ContextToolOutcome:
+def _write(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutcome:
     region, text = args.get("region"), args.get("text")
     if not isinstance(region, str) or not isinstance(text, str) or not text.strip():
-        return _mistake(host, name, "needs 'region' (a writable region) and a non-empty 'text'")
-    writable = _writable(host.window)
+        return _mistake(c, name, "needs 'region' (a writable region) and a non-empty 'text'")
+    writable = _writable(c.window)
     if region not in writable:
         return _mistake(
-            host,
+            c,
             name,
             f"region {region!r} is not writable; writable regions: {', '.join(writable) or 'none'}",
         )
     key = args.get("key") if name == "context_write" else None
     if key is not None and not isinstance(key, str):
-        return _mistake(host, name, "'key' must be a string")
-    result = host.write(region, text, key=key)
+        return _mistake(c, name, "'key' must be a string")
+    result = write_to(c, region, text, key=key)
     if isinstance(result, Refusal):
-        return _mistake(host, name, result.message)
+        return _mistake(c, name, result.message)
     assert isinstance(result, WriteResult)
-    r = host.window.region(region)
+    r = c.window.region(region)
     where = f"{r.used_tokens}/{r.budget} tokens used in {region!r}"
     if result.unchanged:
-        return _ok(host, name, f"unchanged: {region!r} already holds this value ({where})")
+        return _ok(c, name, f"unchanged: {region!r} already holds this value ({where})")
     verb = "replaced" if result.replaced else "written"
     extra = f"; rolled off {len(result.evicted)} older entries" if result.evicted else ""
     outcome = _ok(
-        host,
+        c,
         name,
         f"{verb} {result.entry_id} ({where}{extra})",
         entry_id=result.entry_id,
@@ -312,55 +275,55 @@ def _write(host: ToolHost, name: str, args: dict[str, Any]) -> ContextToolOutcom
     return outcome
 
 
-def _read(host: ToolHost, args: dict[str, Any]) -> ContextToolOutcome:
+def _read(c: Compactor, args: dict[str, Any]) -> ContextToolOutcome:
     region = args.get("region")
-    if not isinstance(region, str) or region not in [r.name for r in host.window.regions]:
-        return _mistake(host, "context_read", f"unknown region {region!r}")
-    r = host.window.region(region)
+    if not isinstance(region, str) or region not in [r.name for r in c.window.regions]:
+        return _mistake(c, "context_read", f"unknown region {region!r}")
+    r = c.window.region(region)
     key = args.get("key")
     if key is not None:
         found = [e for e in r.entries if e.key == key]
         if not found:
             keys = [e.key for e in r.entries if e.key]
             return _mistake(
-                host,
+                c,
                 "context_read",
                 f"region {region!r} has no key {key!r}; keys: {', '.join(keys) or 'none'}",
             )
-        return _ok(host, "context_read", found[-1].text)
+        return _ok(c, "context_read", found[-1].text)
     body = "\n".join(
         f"[{i}] " + (f"{e.key}: " if e.key else "") + e.text for i, e in enumerate(r.entries)
     )
     return _ok(
-        host,
+        c,
         "context_read",
         f"{region} ({r.used_tokens}/{r.budget} tokens):\n" + (body or "(empty)"),
     )
 
 
-def _delete(host: ToolHost, args: dict[str, Any]) -> ContextToolOutcome:
+def _delete(c: Compactor, args: dict[str, Any]) -> ContextToolOutcome:
     region = args.get("region")
-    if not isinstance(region, str) or region not in [r.name for r in host.window.regions]:
-        return _mistake(host, "context_delete", f"unknown region {region!r}")
+    if not isinstance(region, str) or region not in [r.name for r in c.window.regions]:
+        return _mistake(c, "context_delete", f"unknown region {region!r}")
     chosen = {k: args[k] for k in ("key", "index", "oldest") if args.get(k) is not None}
     if len(chosen) != 1:
-        return _mistake(host, "context_delete", "give exactly one of 'key', 'index' or 'oldest'")
-    r = host.window.region(region)
-    if r.kind in ("pinned", "compact_history", "sliding_window"):
+        return _mistake(c, "context_delete", "give exactly one of 'key', 'index' or 'oldest'")
+    r = c.window.region(region)
+    if not r.agent_releasable:
         return _mistake(
-            host,
+            c,
             "context_delete",
             f"region {region!r} ({r.kind}) cannot be released by the agent",
         )
     try:
-        removed = host.release(region, **chosen)
+        removed = release_from(c, region, **chosen)
     except (KeyError, IndexError, ValueError) as exc:
-        return _mistake(host, "context_delete", str(exc).strip("'\""))
+        return _mistake(c, "context_delete", str(exc).strip("'\""))
     except Exception as exc:  # ProtectedEntryError and other refusals
-        return _mistake(host, "context_delete", str(exc))
+        return _mistake(c, "context_delete", str(exc))
     freed = sum(e.tokens for e in removed)
     return _ok(
-        host,
+        c,
         "context_delete",
         f"released {len(removed)} entries ({freed} tokens); "
         f"{r.used_tokens}/{r.budget} tokens used in {region!r}",
@@ -368,74 +331,74 @@ def _delete(host: ToolHost, args: dict[str, Any]) -> ContextToolOutcome:
     )
 
 
-def _todo(host: ToolHost, name: str, args: dict[str, Any]) -> ContextToolOutcome:
-    lists = _checklists(host.window)
+def _todo(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutcome:
+    lists = _checklists(c.window)
     region = args.get("region") or (lists[0] if lists else None)
     if region not in lists:
         return _mistake(
-            host,
+            c,
             name,
             f"no checklist region {region!r}; checklists: {', '.join(lists) or 'none'}",
         )
     try:
         if name == "todo_add":
-            result = host.window.todo_add(region, str(args.get("text", "")))
+            result = c.window.todo_add(region, str(args.get("text", "")))
         elif name == "todo_done":
-            result = host.window.todo_done(region, str(args.get("item_id", "")))
+            result = c.window.todo_done(region, str(args.get("item_id", "")))
         else:
             note = str(args.get("note", "")).strip()
             if not note:
-                return _mistake(host, name, "needs a non-empty 'note'")
-            result = host.window.todo_note(region, str(args.get("item_id", "")), note)
+                return _mistake(c, name, "needs a non-empty 'note'")
+            result = c.window.todo_note(region, str(args.get("item_id", "")), note)
     except (KeyError, ValueError) as exc:
-        return _mistake(host, name, str(exc).strip("'\""))
+        return _mistake(c, name, str(exc).strip("'\""))
     except Exception as exc:
-        return _mistake(host, name, str(exc))
+        return _mistake(c, name, str(exc))
     if isinstance(result, Refusal):
-        return _mistake(host, name, result.message)
-    r = host.window.region(region)
+        return _mistake(c, name, result.message)
+    r = c.window.region(region)
     entry = next((e for e in r.entries if e.id == result.entry_id), None)
     if entry is not None and not result.unchanged:
-        host.record("write", region, entry=entry)
+        c.record("write", region, entry=entry)
     item = entry.key if entry is not None else "?"
     return _ok(
-        host,
+        c,
         name,
         f"{name.split('_')[1]}: item {item} in {region!r}\n" + r.render_text(),
         item_id=item,
     )
 
 
-def handle_tool_call(host: ToolHost, name: str, arguments: Any) -> ContextToolOutcome:
+def handle_tool_call(c: Compactor, name: str, arguments: Any) -> ContextToolOutcome:
     """Run context tool ``name`` with ``arguments`` (a dict or JSON text); never raises for the
     agent's mistakes (module doc)."""
     try:
         args = _args(arguments)
     except (ValueError, TypeError) as exc:
-        return _mistake(host, name, f"arguments are not a JSON object ({exc})")
-    spec = next((s for s in context_tool_specs(host.window) if s.name == name), None)
+        return _mistake(c, name, f"arguments are not a JSON object ({exc})")
+    spec = next((s for s in context_tool_specs(c.window) if s.name == name), None)
     if spec is not None:
         problem = check_arguments(name, spec.input_schema, args)
         if problem is not None:
-            return _mistake(host, name, problem)
+            return _mistake(c, name, problem)
     if name in ("context_write", "context_append"):
-        return _write(host, name, args)
+        return _write(c, name, args)
     if name == "context_read":
-        return _read(host, args)
+        return _read(c, args)
     if name == "context_delete":
-        return _delete(host, args)
+        return _delete(c, args)
     if name == "context_list":
-        return _ok(host, name, _listing(host))
+        return _ok(c, name, _listing(c))
     if name in ("todo_add", "todo_done", "todo_note"):
-        return _todo(host, name, args)
+        return _todo(c, name, args)
     if name == "compact":
         instructions = args.get("instructions")
-        host.schedule_compaction(instructions if isinstance(instructions, str) else None)
-        pending = sum(p.tokens for p in host.pending())
+        schedule_compaction(c, instructions if isinstance(instructions, str) else None)
+        pending = sum(p.tokens for p in c.window.pending_compactions())
         return _ok(
-            host,
+            c,
             name,
             f"compaction scheduled: up to {pending} tokens will be "
             "summarized before your next turn",
         )
-    return _mistake(host, name, f"unknown tool {name!r}; context tools: {', '.join(TOOL_NAMES)}")
+    return _mistake(c, name, f"unknown tool {name!r}; context tools: {', '.join(TOOL_NAMES)}")
