@@ -138,8 +138,9 @@ def test_no_invalid_summary_is_ever_stored(script: list[str]) -> None:
     for entry in history.entries:
         assert summary_defect(entry.text) is None
         assert entry.tokens <= 50
-    defective = [t for t in script if summary_defect(t) is not None or len(t.split()) > 50]
-    if defective and summarizer.inputs:
+    used = script[: len(summarizer.inputs)]  # the texts the summarizer really returned
+    defective = [t for t in used if summary_defect(t) is not None or len(t.split()) > 50]
+    if defective:
         assert rejected, "a defective summary was not reported"
         assert {e.reason for e in rejected} <= {
             "empty",
