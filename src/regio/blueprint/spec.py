@@ -176,6 +176,19 @@ class LayoutSpec:
 class SummarizerSpec:
     """The model that writes compaction summaries (DESIGN §4 compaction flush)."""
 
+    provider: str = _field(
+        "`extractive` (offline, no model: the default), `anthropic` or `openai` (an LLM "
+        "summarizer through the provider adapters; with the agent's own model it forks the "
+        "agent's last request so the summary reads the provider cache).",
+        schema={"type": "string", "enum": ["extractive", "anthropic", "openai"]},
+        default="extractive",
+    )
+    base_url: str | None = _field(
+        "`openai`: base URL of an OpenAI-compatible server (a local llama.cpp server, ...). "
+        "Omitted: the provider's own endpoint.",
+        schema={"type": ["string", "null"], "minLength": 1},
+        default=None,
+    )
     model: str | None = _field(
         "Summarizer model name. Omitted: the agent's own model.",
         schema={"type": ["string", "null"], "minLength": 1},

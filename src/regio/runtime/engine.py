@@ -119,6 +119,8 @@ class Engine:
         self.ledger = ledger or UsageLedger()
         self.state = SessionState(**state)
         terms = cache_terms(opts.provider, opts.model, opts.ttl)
+        self.compactor.session = self.state
+        self.compactor.cache_ttl_s = terms.ttl_s
         for region in window.regions:
             if isinstance(region, SlidingWindow):
                 region.cache_multipliers = (terms.write, terms.read)

@@ -88,6 +88,8 @@ def lay_out(
     )
     state.layout_state = req.state
     state.last_request = req
+    state.last_sent_at = float(c.clock())
+    state.last_next_entry = c.window.next_entry
     state.last_estimate = raw
     state.last_provider, state.last_model = provider, model
     return req, payload

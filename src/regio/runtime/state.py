@@ -26,3 +26,11 @@ class SessionState:
     last_provider: str = ""
     last_model: str = ""
     overflow_retry: bool = False
+    #: The last forked summarizer request (:mod:`regio.runtime.forking`), ``None`` before one;
+    #: what a bill of the compaction's own calls needs. Not saved.
+    last_summary_request: Request | None = None
+    #: Clock time (seconds) the last request was laid out at; ``None`` before one. Not saved.
+    last_sent_at: float | None = None
+    #: The window's next entry number when the last request was laid out: every entry
+    #: numbered below it that is still in the window was in that request. Not saved.
+    last_next_entry: int = 0
