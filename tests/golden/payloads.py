@@ -6,7 +6,8 @@ For every trace under ``examples/traces`` x every layout strategy (``naive``, ``
 replay drives it (:func:`regio.bench.replay.replay`: the same engine construction, the same
 captured stream, the same flushes) and at every model call ``Engine.request(provider, model,
 tools=..., api=...)`` is made. Each payload is hashed as the bytes ``json.dumps(payload)``
-produces (key order as built, no sorting): that is what a client sends.
+produces (key order as built, no sorting): that is what a client sends. The synthetic sessions
+of :mod:`.synthetic` (compaction, eviction, settling, repair) are hashed the same way.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from regio.runtime.extractive import ExtractiveSummarizer
 from regio.tokens import chat_format_for_model, get_counter
 from regio.traces.detect import expand_sources, import_file
 from regio.traces.format import Trace
+
+from .synthetic import SYNTHETIC, synthetic_hashes
 
 __all__ = ["APIS", "GOLDEN_FILE", "collect", "differences", "payload_bytes", "replay_hashes"]
 
@@ -96,6 +99,14 @@ def combined(hashes: list[str]) -> str:
     return hashlib.sha256("\n".join(hashes).encode()).hexdigest()
 
 
+def _entry(hashes: list[str]) -> dict[str, Any]:
+    return {
+        "requests": len(hashes),
+        "sha256": combined(hashes),
+        "each": " ".join(h[:SHORT] for h in hashes),
+    }
+
+
 def collect() -> dict[str, Any]:
     """``{trace id: {strategy: {api: {"requests": n, "sha256": combined, "each": short}}}}``
     (``each``: the first :data:`SHORT` hex digits of every request's hash, space-separated)."""
@@ -105,14 +116,13 @@ def collect() -> dict[str, Any]:
         for strategy in LAYOUTS:
             per_api: dict[str, Any] = {}
             for api in APIS:
-                hashes = replay_hashes(trace, blueprint, strategy, api)
-                per_api[api] = {
-                    "requests": len(hashes),
-                    "sha256": combined(hashes),
-                    "each": " ".join(h[:SHORT] for h in hashes),
-                }
+                per_api[api] = _entry(replay_hashes(trace, blueprint, strategy, api))
             per_trace[strategy] = per_api
         result[trace.id] = per_trace
+    for name in SYNTHETIC:
+        result[name] = {
+            s: {api: _entry(synthetic_hashes(name, s, api)) for api in APIS} for s in LAYOUTS
+        }
     return result
 
 
