@@ -29,7 +29,8 @@ import attrs
 
 from regio.content import Block, Entry, Message, Text, Thinking, ToolResult, ToolUse
 from regio.events import Event, EventBus
-from regio.layout import LayoutState, Request, ToolSpec, assemble
+from regio.layout import LayoutState, RenderLog, Request, ToolSpec, assemble
+from regio.providers import economics_for
 from regio.regions import Refusal, Window, WriteResult
 from regio.tokens import Calibration
 
@@ -94,6 +95,7 @@ class Engine(BudgetMixin, FlushMixin):
     extra_tools: tuple[ToolSpec, ...] = ()
     book: cp.CompactionBook = attrs.field(factory=cp.CompactionBook)
     layout_state: LayoutState | None = None
+    render_log: RenderLog = attrs.field(factory=RenderLog, repr=False)
     last_request: Request | None = None
     last_estimate: int = 0
     last_provider: str = ""
@@ -307,11 +309,11 @@ class Engine(BudgetMixin, FlushMixin):
             tools=tools,
             state=self.layout_state,
             ttl=self.ttl,
-            model=model or None,
-            provider=provider or self.provider or None,
+            economics=economics_for(provider or self.provider or None, model or None),
             chunk_tokens=self.chunk_tokens,
             settle_share=self.settle_share,
             session_id=self.session_id,
+            log=self.render_log,
         )
 
     def request(
@@ -366,6 +368,7 @@ class Engine(BudgetMixin, FlushMixin):
             api=api,
             model=model,
             max_tokens=max_tokens or self.output_reserve or None,
+            log=self.render_log,
             **extra,
         )
         self.layout_state = req.state
