@@ -46,6 +46,8 @@ from .render_anthropic import count_cache_markers, render_anthropic
 from .render_common import CONTINUE_TEXT
 from .render_openai import render_openai_chat, render_openai_responses
 from .render_text import render_prompt, render_text
+from .renderers import Renderer, register_renderer, renderer_for, renderers
+from .renderlog import RenderLog
 from .repair import (
     CONVERSATION_START,
     MISSING_RESULT,
@@ -56,8 +58,6 @@ from .repair import (
     check_openai_chat,
     repair,
 )
-from .renderers import Renderer, register_renderer, renderer_for, renderers
-from .renderlog import RenderLog
 from .sections import kind_rank
 from .settle import DEFAULT_SETTLE_SHARE
 from .stability import Stability, classify

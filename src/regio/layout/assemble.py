@@ -135,13 +135,31 @@ def _head(job: Job, tool_list: Sequence[ToolSpec], plan: RegionPlan) -> list[_Ra
     for t in tool_list:
         text = msgspec.json.encode([t.name, t.description, t.canonical_schema()]).decode()
         raw.append(
-            _Raw("tools", "system", None, t, count_text(job.window, text), None, f"tool:{t.name}",
-                 "tool")
+            _Raw(
+                "tools",
+                "system",
+                None,
+                t,
+                count_text(job.window, text),
+                None,
+                f"tool:{t.name}",
+                "tool",
+            )
         )
     for s in plan.system:
         raw.append(
-            _Raw("system", "system", Text(s.text), None, s.tokens, s.region, s.source, "region",
-                 s.volatility, s.chunk)
+            _Raw(
+                "system",
+                "system",
+                Text(s.text),
+                None,
+                s.tokens,
+                s.region,
+                s.source,
+                "region",
+                s.volatility,
+                s.chunk,
+            )
         )
     return raw
 
@@ -176,15 +194,54 @@ def _tail_raw(plan: RegionPlan) -> tuple[list[_Raw], bool]:
     """The tail blocks, and whether they are freezing-tail copies."""
     if plan.tail_plan is not None:
         return [
-            _Raw("tail", "user", Text(c.text), None, c.tokens, c.region, f"rewritten:{c.region}",
-                 "tail", "rewritten")
+            _Raw(
+                "tail",
+                "user",
+                Text(c.text),
+                None,
+                c.tokens,
+                c.region,
+                f"rewritten:{c.region}",
+                "tail",
+                "rewritten",
+            )
             for c in plan.tail_plan.tail
         ], True
     return [
-        _Raw("tail", "user", Text(s.text), None, s.tokens, s.region, s.source, "region",
-             s.volatility, s.chunk)
+        _Raw(
+            "tail",
+            "user",
+            Text(s.text),
+            None,
+            s.tokens,
+            s.region,
+            s.source,
+            "region",
+            s.volatility,
+            s.chunk,
+        )
         for s in plan.tail_sections
     ], False
+
+
+def _conversation_and_tail(
+    job: Job, plan: RegionPlan, blocks: list[LayoutBlock], system_end: str
+) -> tuple[ConversationView, int, int | None]:
+    """Append the conversation blocks (from the log) and the tail blocks to ``blocks``;
+    returns the conversation view, the tail's tokens and the tail block to mark (the last
+    freezing-tail copy) if any."""
+    view = job.log.conversation(
+        job.strategy.name,
+        extras_of(job, plan),
+        system_end,
+        _entry_split,
+        lambda b: count_text(job.window, block_text(b)),
+    )
+    blocks.extend(view.blocks)
+    tail, copies = _tail_raw(plan)
+    _chain(tail, blocks[-1].prefix_hash if blocks else CHAIN_ROOT, job.log, blocks)
+    tail_index = len(blocks) - 1 if copies and tail else None
+    return view, sum(r.tokens for r in tail), tail_index
 
 
 def _stable_warnings(
@@ -345,18 +402,8 @@ def assemble(
     blocks: list[LayoutBlock] = []
     system_end = _chain(head, CHAIN_ROOT, job.log, blocks)
     refresh_tail(job, plan, system_end)
-    view = job.log.conversation(
-        strat.name,
-        extras_of(job, plan),
-        system_end,
-        _entry_split,
-        lambda b: count_text(window, block_text(b)),
-    )
+    view, tail_tokens, tail_index = _conversation_and_tail(job, plan, blocks, system_end)
     events: list[LayoutEvent] = [*plan.events, *view.events]
-    blocks.extend(view.blocks)
-    tail, copies = _tail_raw(plan)
-    _chain(tail, blocks[-1].prefix_hash if blocks else CHAIN_ROOT, job.log, blocks)
-    tail_index = len(blocks) - 1 if copies and tail else None
     stable = _stable_warnings(job, events)
     marks = _breakpoints(job, blocks, tail_index, system_end)
     events.append(BreakpointPlan(strat.name, tuple((m.index, m.ttl, m.slot) for m in marks)))
@@ -370,5 +417,5 @@ def assemble(
         events=tuple(events),
         prompt_cache_key=prompt_cache_key(blocks, session_id),
         min_cache_tokens=job.min_tokens,
-        total_tokens=sum(r.tokens for r in head) + view.tokens + sum(r.tokens for r in tail),
+        total_tokens=sum(r.tokens for r in head) + view.tokens + tail_tokens,
     )

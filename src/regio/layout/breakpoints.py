@@ -114,7 +114,9 @@ def levels(blocks: Sequence[LayoutBlock]) -> tuple[range, range]:
     return range(n_sys), range(n_sys, msg_end)
 
 
-def plan_breakpoints(strategy: Any, blocks: Sequence[LayoutBlock], **options: Any) -> list[Breakpoint]:
+def plan_breakpoints(
+    strategy: Any, blocks: Sequence[LayoutBlock], **options: Any
+) -> list[Breakpoint]:
     """The markers ``strategy`` (a name or a :class:`regio.layout.LayoutStrategy`) plans for
     ``blocks``; ``options`` as for :meth:`LayoutStrategy.plan_breakpoints` (``ttl``,
     ``stable_ttl``, ``min_tokens``, ``previous_newest``, ``previous_marks``, ``tail_index``,

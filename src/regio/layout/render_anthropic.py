@@ -23,6 +23,7 @@ from .render_common import (
     RenderedMessage,
     canonical_input,
     conversation_start,
+    fresh_copy,
     group_runs,
     rendered_units,
 )
@@ -130,7 +131,7 @@ def render_anthropic(
     payload["messages"] = messages
     if tools:
         payload["tools"] = tools
-    payload.update(extra)
+    payload.update(fresh_copy(extra))
     n = count_cache_markers(payload)
     if n > MAX_BREAKPOINTS:
         raise LayoutError(

@@ -26,7 +26,13 @@ from typing import Any
 from regio.content import Text, Thinking, ToolResult, ToolUse, canonical_json
 
 from .model import LayoutBlock, Request
-from .render_common import RenderedMessage, conversation_start, group_runs, rendered_units
+from .render_common import (
+    RenderedMessage,
+    conversation_start,
+    fresh_copy,
+    group_runs,
+    rendered_units,
+)
 from .renderers import register_renderer
 from .repair import LayoutError, check_openai_chat
 
@@ -101,9 +107,7 @@ def _chat_unit(m: RenderedMessage) -> list[dict[str, Any]]:
     return [{"role": "user", "content": content}]
 
 
-def _chat_messages(
-    conv: tuple[LayoutBlock, ...], system: str, log: Any
-) -> list[dict[str, Any]]:
+def _chat_messages(conv: tuple[LayoutBlock, ...], system: str, log: Any) -> list[dict[str, Any]]:
     """The Chat messages of ``system`` and the conversation blocks ``conv``."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     for _, unit in rendered_units("openai_chat", group_runs(conv), _chat_unit, log):
@@ -153,7 +157,7 @@ def render_openai_chat(
         payload["max_completion_tokens"] = max_tokens
     if request.prompt_cache_key:
         payload["prompt_cache_key"] = request.prompt_cache_key
-    payload.update(extra)
+    payload.update(fresh_copy(extra))
     problems = check_openai_chat(payload)
     if problems:
         raise LayoutError("rendered OpenAI chat request is malformed: " + "; ".join(problems))
@@ -254,7 +258,7 @@ def render_openai_responses(
         payload["max_output_tokens"] = max_tokens
     if request.prompt_cache_key:
         payload["prompt_cache_key"] = request.prompt_cache_key
-    payload.update(extra)
+    payload.update(fresh_copy(extra))
     return payload
 
 

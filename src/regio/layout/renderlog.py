@@ -60,9 +60,7 @@ def note_message(text: str, entry_id: str) -> PMessage:
 def frozen_message(when: int, copies: Sequence[tuple[str, int, str]]) -> PMessage:
     """The user message of the frozen tail copies ``(text, tokens, region)`` placed by request
     ``when``."""
-    return PMessage(
-        "user", tuple(Text(t) for t, _, _ in copies), f"frozen:{when}", origin="frozen"
-    )
+    return PMessage("user", tuple(Text(t) for t, _, _ in copies), f"frozen:{when}", origin="frozen")
 
 
 def _same_prefix(a: Sequence[object], b: Sequence[object]) -> int:
@@ -141,7 +139,11 @@ class RenderLog:
             and epoch == self.epoch
             and len(conversation) >= n
         )
-        if n and not appended and (len(conversation) < n or _same_prefix(conversation, self.entries) < n):
+        if (
+            n
+            and not appended
+            and (len(conversation) < n or _same_prefix(conversation, self.entries) < n)
+        ):
             self.reset()
         self.source, self.epoch = source, epoch
         self._pending_ids = {e.id for e in conversation[len(self.entries) :]}
@@ -154,10 +156,14 @@ class RenderLog:
     def head_digest(self, level: str, role: str, blk: Block | None, tool: ToolSpec | None) -> str:
         """:func:`block_digest` of a tools / system / tail block, remembered by value for the
         blocks of the previous request (the head changes rarely)."""
-        key = (level, role, tool.name, tool.description, repr(tool.input_schema)) if tool else (
-            level,
-            role,
-            block_text(blk) if isinstance(blk, Text) else repr(blk),
+        key = (
+            (level, role, tool.name, tool.description, repr(tool.input_schema))
+            if tool
+            else (
+                level,
+                role,
+                block_text(blk) if isinstance(blk, Text) else repr(blk),
+            )
         )
         found = self.head.get(key)
         if found is None:
@@ -233,8 +239,11 @@ class RenderLog:
         count_block: Callable[[Block], int],
     ) -> ConversationView:
         inputs, starts, info = self._project(extras, split)
-        info.update(zip(map(id, self.front.carry.blocks), self.carry_info, strict=True)
-                    if self.front.carry is not None else ())
+        info.update(
+            zip(map(id, self.front.carry.blocks), self.carry_info, strict=True)
+            if self.front.carry is not None
+            else ()
+        )
         # the watermark: the last segment boundary before the newest entry with no open call
         cuts = set(starts[1:])
         k = next((m for m in reversed(watermarks(inputs, self.front)) if m in cuts), 0)
@@ -312,7 +321,9 @@ class RenderLog:
             if e.id in extras:
                 self.extras[e.id] = extras[e.id]
 
-    def _view(self, run: RepairRun, info: _Info, count_block: Callable[[Block], int]) -> ConversationView:
+    def _view(
+        self, run: RepairRun, info: _Info, count_block: Callable[[Block], int]
+    ) -> ConversationView:
         messages = run.messages
         if self.front.first_role is None and messages and messages[0].role == "assistant":
             messages = [START_MESSAGE, *messages]

@@ -33,13 +33,13 @@ import msgspec
 
 from regio.content import Block, Role, Text, ToolResult, ToolUse
 
-from .model import Origin
 from .events import (
     LayoutEvent,
     OrphanResultDropped,
     Repaired,
     ResultSynthesized,
 )
+from .model import Origin
 from .wellformed import anthropic_problems, openai_chat_problems
 
 __all__ = [
@@ -405,9 +405,7 @@ def repair(messages: Sequence[PMessage]) -> tuple[list[PMessage], list[LayoutEve
 
 
 #: The fixed first message of a conversation that would start with the assistant.
-START_MESSAGE = PMessage(
-    "user", (Text(CONVERSATION_START),), "synthetic:start", origin="synthetic"
-)
+START_MESSAGE = PMessage("user", (Text(CONVERSATION_START),), "synthetic:start", origin="synthetic")
 
 
 # ---------------------------------------------------------------- checks on rendered payloads

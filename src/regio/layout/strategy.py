@@ -92,7 +92,18 @@ class StrategyBase:
     settles = False
     freezing_tail = False
 
-    def wanted(self, blocks: Sequence[LayoutBlock], **options: Any) -> list[Wanted]:
+    def wanted(
+        self,
+        blocks: Sequence[LayoutBlock],
+        *,
+        ttl: str,
+        stable_ttl: str,
+        previous_newest: str | None = None,
+        previous_marks: Sequence[str] = (),
+        tail_index: int | None = None,
+        system_changed: bool = False,
+    ) -> list[Wanted]:
+        """The markers this strategy asks for, ``(index, ttl, slot)``, in priority order."""
         raise NotImplementedError
 
     def plan_breakpoints(
@@ -146,8 +157,25 @@ class RegioStrategy(StrategyBase):
         tail = [s for s in (whole_section(window, r) for r in rewritten) if s]
         return system, tail, chunks_used
 
-    def wanted(self, blocks: Sequence[LayoutBlock], **options: Any) -> list[Wanted]:
-        return regio_wanted(blocks, **options)
+    def wanted(
+        self,
+        blocks: Sequence[LayoutBlock],
+        *,
+        ttl: str,
+        stable_ttl: str,
+        previous_newest: str | None = None,
+        previous_marks: Sequence[str] = (),
+        tail_index: int | None = None,
+        system_changed: bool = False,
+    ) -> list[Wanted]:
+        return regio_wanted(
+            blocks,
+            ttl=ttl,
+            stable_ttl=stable_ttl,
+            previous_newest=previous_newest,
+            previous_marks=previous_marks,
+            tail_index=tail_index,
+        )
 
 
 REGIO = RegioStrategy()
