@@ -24,7 +24,13 @@ from typing import Any
 from regio.content import Entry
 from regio.layout.breakpoints import MESSAGE_MARK_EVERY, Wanted, levels, stable_run_end
 from regio.layout.model import ChunkState, LayoutBlock
-from regio.layout.sections import Section, chunked_sections, kind_rank, whole_section
+from regio.layout.sections import (
+    LayoutMemo,
+    Section,
+    chunked_sections,
+    kind_rank,
+    whole_section,
+)
 from regio.layout.strategy import StrategyBase, register_strategy
 
 __all__ = ["KIND", "NAIVE", "VOLATILITY", "KindLayout", "NaiveLayout", "VolatilityLayout"]
@@ -111,6 +117,7 @@ class VolatilityLayout(StrategyBase):
         settled: Mapping[str, Sequence[Entry]] | None = None,
         previous_chunks: Mapping[str, Sequence[ChunkState]],
         chunk_tokens: int,
+        memo: LayoutMemo,
     ) -> _Sections:
         ordered = sorted(
             _shown(regions), key=lambda r: (_VOL_RANK.get(r.volatility, 2), kind_rank(r))
@@ -120,7 +127,9 @@ class VolatilityLayout(StrategyBase):
         for r in ordered:
             if r.volatility == "grows":
                 system.extend(
-                    chunked_sections(window, r, None, previous_chunks, chunk_tokens, chunks_used)
+                    chunked_sections(
+                        window, r, None, previous_chunks, chunk_tokens, chunks_used, memo
+                    )
                 )
             else:
                 s = whole_section(window, r)

@@ -114,6 +114,7 @@ def _settle(job: Job, force: str | None) -> Settling | None:
         force=force,
         placed=job.placed,
         has_entry=job.log.has_entry,
+        digest=job.log.entry_digest,
     )
 
 
@@ -126,6 +127,7 @@ def _sections(job: Job, plan: RegionPlan) -> None:
         settled=settling.settled if settling is not None else None,
         previous_chunks=prev.chunks if prev is not None else {},
         chunk_tokens=job.chunk_tokens,
+        memo=job.log,
     )
 
 
@@ -238,7 +240,7 @@ def extras_of(job: Job, plan: RegionPlan) -> dict[str | None, list[Extra]]:
     for note, entry in plan.notes:
         text = note_text(note.region, entry)
         ntok = entry.tokens + count_text(job.window, text[: len(text) - len(entry.text)])
-        pm = note_message(text, entry.id)
+        pm = note_message(text, ntok, entry.id)
         by_anchor.setdefault(note.anchor, []).append(((note.placed, 0), pm, (ntok,), (None,)))
     if plan.tail_plan is not None:
         groups: dict[tuple[str | None, int], list[tuple[str, int, str]]] = {}

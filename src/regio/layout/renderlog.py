@@ -21,7 +21,7 @@ Shapes: tokens are ints; hashes are hex sha256 strings (:func:`regio.layout.mode
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from itertools import compress, count
 from operator import is_not
 from typing import Any
@@ -48,19 +48,24 @@ __all__ = ["ConversationView", "Extra", "RenderLog", "frozen_message", "note_mes
 
 #: One message placed after an anchor: (order key, message, tokens per block, region per block).
 Extra = tuple[tuple[int, int], PMessage, tuple[int, ...], tuple[str | None, ...]]
-#: Tokens and region of a block, by the block's ``id`` (the blocks of one call only).
-_Info = dict[int, tuple[int, str | None]]
 
 
-def note_message(text: str, entry_id: str) -> PMessage:
-    """The user message carrying an unsettled note."""
-    return PMessage("user", (Text(text),), f"note:{entry_id}", origin="note")
+def note_message(text: str, tokens: int, entry_id: str) -> PMessage:
+    """The user message carrying an unsettled note (``tokens``: of ``text``)."""
+    info = ((tokens, None),)
+    return PMessage("user", (Text(text),), f"note:{entry_id}", origin="note", info=info)
 
 
 def frozen_message(when: int, copies: Sequence[tuple[str, int, str]]) -> PMessage:
     """The user message of the frozen tail copies ``(text, tokens, region)`` placed by request
     ``when``."""
-    return PMessage("user", tuple(Text(t) for t, _, _ in copies), f"frozen:{when}", origin="frozen")
+    return PMessage(
+        "user",
+        tuple(Text(t) for t, _, _ in copies),
+        f"frozen:{when}",
+        origin="frozen",
+        info=tuple((n, r) for _, n, r in copies),
+    )
 
 
 def _same_prefix(a: Sequence[object], b: Sequence[object]) -> int:
@@ -101,11 +106,16 @@ class RenderLog:
     cum: list[int] = attrs.field(factory=lambda: [0])
     hashes: set[str] = attrs.field(factory=set)
     messages: int = 0
-    carry_info: list[tuple[int, str | None]] = attrs.field(factory=list)
     rendered: dict[str, dict[int, tuple[LayoutBlock, Any]]] = attrs.field(factory=dict)
     head: dict[Any, str] = attrs.field(factory=dict)
     _conversation: Sequence[Entry] = ()
     _pending_ids: set[str] = attrs.field(factory=set)
+    #: entry digests of this request and the previous one: entry id -> (entry, digest)
+    _digests: dict[str, tuple[Entry, str]] = attrs.field(factory=dict)
+    _digests_before: dict[str, tuple[Entry, str]] = attrs.field(factory=dict)
+    #: sections of closed chunks of this request and the previous one, by value key
+    _sections: dict[Hashable, Any] = attrs.field(factory=dict)
+    _sections_before: dict[Hashable, Any] = attrs.field(factory=dict)
 
     # ----- the one invalidation point ----------------------------------------------------
     def reset(self) -> None:
@@ -120,7 +130,6 @@ class RenderLog:
         self.cum = [0]
         self.hashes = set()
         self.messages = 0
-        self.carry_info = []
         self.rendered = {}
         self._pending_ids = {e.id for e in self._conversation}
 
@@ -130,6 +139,8 @@ class RenderLog:
         copied from, an :class:`regio.regions.entrylist.EntryList`: when it was only appended
         to, no scan is needed). Resets the log when the consumed entries are not a prefix."""
         self._conversation = conversation
+        self._digests_before, self._digests = self._digests, {}
+        self._sections_before, self._sections = self._sections, {}
         n = len(self.entries)
         epoch = getattr(source, "rewrite_epoch", None)
         appended = (
@@ -151,6 +162,28 @@ class RenderLog:
     def has_entry(self, entry_id: str | None) -> bool:
         """Whether an entry of the synced conversation has id ``entry_id``."""
         return entry_id in self.entry_index or entry_id in self._pending_ids
+
+    def entry_digest(self, entry: Entry) -> str:
+        """``entry.digest``, computed once per entry object while the requests keep using it
+        (entries are immutable; the digests of the previous request are kept)."""
+        found = self._digests.get(entry.id)
+        if found is None or found[0] is not entry:
+            found = self._digests_before.get(entry.id)
+            if found is None or found[0] is not entry:
+                found = (entry, entry.digest)
+            self._digests[entry.id] = found
+        return found[1]
+
+    def section(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        """``build()`` remembered under the value ``key`` while the requests keep using it
+        (the sections of closed chunks: their text depends only on the key)."""
+        found = self._sections.get(key)
+        if found is None:
+            found = self._sections_before.get(key)
+            if found is None:
+                found = build()
+            self._sections[key] = found
+        return found
 
     # ----- head digests --------------------------------------------------------------------
     def head_digest(self, level: str, role: str, blk: Block | None, tool: ToolSpec | None) -> str:
@@ -210,27 +243,19 @@ class RenderLog:
 
     def _project(
         self, extras: dict[str | None, list[Extra]], split: Callable[[Entry], list[int]]
-    ) -> tuple[list[PMessage], list[int], _Info]:
-        """Inputs after the log's entries, where each entry's segment starts, and the
-        tokens / region of their blocks."""
+    ) -> tuple[list[PMessage], list[int]]:
+        """Inputs after the log's entries (each block with its tokens and region) and where
+        each entry's segment starts."""
         inputs: list[PMessage] = []
         starts: list[int] = []
-        info: _Info = {}
-
-        def put(pm: PMessage, toks: Sequence[int], regs: Sequence[str | None]) -> None:
-            inputs.append(pm)
-            for b, n, r in zip(pm.blocks, toks, regs, strict=True):
-                info[id(b)] = (n, r)
-
         if not self.entries:
-            for _, pm, toks, regs in extras.get(None, ()):
-                put(pm, toks, regs)
+            inputs.extend(pm for _, pm, _, _ in extras.get(None, ()))
         for e in self._conversation[len(self.entries) :]:
             starts.append(len(inputs))
-            put(PMessage(e.role or "user", e.blocks, e.id), split(e), [None] * len(e.blocks))
-            for _, pm, toks, regs in extras.get(e.id, ()):
-                put(pm, toks, regs)
-        return inputs, starts, info
+            info = tuple((n, None) for n in split(e))
+            inputs.append(PMessage(e.role or "user", e.blocks, e.id, info=info))
+            inputs.extend(pm for _, pm, _, _ in extras.get(e.id, ()))
+        return inputs, starts
 
     def _build(
         self,
@@ -238,34 +263,27 @@ class RenderLog:
         split: Callable[[Entry], list[int]],
         count_block: Callable[[Block], int],
     ) -> ConversationView:
-        inputs, starts, info = self._project(extras, split)
-        info.update(
-            zip(map(id, self.front.carry.blocks), self.carry_info, strict=True)
-            if self.front.carry is not None
-            else ()
-        )
+        inputs, starts = self._project(extras, split)
         # the watermark: the last segment boundary before the newest entry with no open call
         cuts = set(starts[1:])
         k = next((m for m in reversed(watermarks(inputs, self.front)) if m in cuts), 0)
         if k:
             run = repair_after(self.front, inputs[:k])
-            self._commit(run, k, info, count_block, extras, starts.index(k))
+            self._commit(run, k, count_block, extras, starts.index(k))
             inputs = inputs[k:]
         run = repair_after(self.front, inputs)
-        return self._view(run, info, count_block)
+        return self._view(run, count_block)
 
     def _layout_blocks(
         self,
         messages: Sequence[PMessage],
         first_index: int,
         h: str,
-        info: _Info,
         count_block: Callable[[Block], int],
     ) -> list[LayoutBlock]:
         out: list[LayoutBlock] = []
         for mi, msg in enumerate(messages, first_index):
-            for b in msg.blocks:
-                known = info.get(id(b))
+            for b, known in msg.pairs():
                 n, region = known if known is not None else (count_block(b), None)
                 dg = block_digest("messages", msg.role, b, None)
                 h = chain_hash(h, dg)
@@ -292,7 +310,6 @@ class RenderLog:
         self,
         run: RepairRun,
         inputs: int,
-        info: _Info,
         count_block: Callable[[Block], int],
         extras: dict[str | None, list[Extra]],
         entries: int,
@@ -302,16 +319,12 @@ class RenderLog:
         final = advance(self.front, run, inputs)
         if was_first is None and self.front.first_role == "assistant":
             final = [START_MESSAGE, *final]
-        new = self._layout_blocks(final, self.messages, self._end_hash(), info, count_block)
+        new = self._layout_blocks(final, self.messages, self._end_hash(), count_block)
         self.messages += len(final)
         for b in new:
             self.blocks.append(b)
             self.cum.append(self.cum[-1] + b.tokens)
             self.hashes.add(b.prefix_hash)
-        carry = self.front.carry
-        self.carry_info = (
-            [info.get(id(b)) or (count_block(b), None) for b in carry.blocks] if carry else []
-        )
         if not self.entries and None in extras:
             self.extras[None] = extras[None]
         for e in self._conversation[len(self.entries) : len(self.entries) + entries]:
@@ -321,13 +334,11 @@ class RenderLog:
             if e.id in extras:
                 self.extras[e.id] = extras[e.id]
 
-    def _view(
-        self, run: RepairRun, info: _Info, count_block: Callable[[Block], int]
-    ) -> ConversationView:
+    def _view(self, run: RepairRun, count_block: Callable[[Block], int]) -> ConversationView:
         messages = run.messages
         if self.front.first_role is None and messages and messages[0].role == "assistant":
             messages = [START_MESSAGE, *messages]
-        fresh = self._layout_blocks(messages, self.messages, self._end_hash(), info, count_block)
+        fresh = self._layout_blocks(messages, self.messages, self._end_hash(), count_block)
         return ConversationView(
             blocks=[*self.blocks, *fresh],
             events=run_events(self.front, run),

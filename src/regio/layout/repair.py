@@ -46,6 +46,7 @@ __all__ = [
     "CONVERSATION_START",
     "MISSING_RESULT",
     "PENDING_RESULT",
+    "BlockInfo",
     "LayoutError",
     "PMessage",
     "RepairFront",
@@ -70,6 +71,10 @@ class LayoutError(ValueError):
     """Input the layout cannot turn into a request; the message names the place and the fix."""
 
 
+#: What the caller knows of a block: its tokens and the region it came from.
+BlockInfo = tuple[int, str | None]
+
+
 class PMessage(msgspec.Struct, frozen=True):
     """A projected message: ``role``, ``blocks``, ``source`` (entry id, ``note:<id>`` or
     ``synthetic:<reason>``: a label), ``separate`` (never merged into the previous message)
@@ -80,6 +85,29 @@ class PMessage(msgspec.Struct, frozen=True):
     source: str = ""
     separate: bool = False
     origin: Origin = "entry"
+    #: per block, ``(tokens, region)`` when the caller knows them (``None``: unknown; an empty
+    #: tuple: unknown for every block). The repair carries them with their blocks.
+    info: tuple[BlockInfo | None, ...] = ()
+
+    def pairs(self) -> list[tuple[Block, BlockInfo | None]]:
+        """``(block, info)`` for every block."""
+        if len(self.info) == len(self.blocks):
+            return list(zip(self.blocks, self.info, strict=True))
+        return [(b, None) for b in self.blocks]
+
+    def rebuilt(
+        self, pairs: Sequence[tuple[Block, BlockInfo | None]], role: Role | None = None
+    ) -> PMessage:
+        """This message with other ``(block, info)`` pairs (and ``role``)."""
+        infos = tuple(i for _, i in pairs)
+        return PMessage(
+            role or self.role,
+            tuple(b for b, _ in pairs),
+            self.source,
+            self.separate,
+            self.origin,
+            infos if any(i is not None for i in infos) else (),
+        )
 
 
 #: Source prefix of frozen tail copies (:mod:`regio.layout.tail`): never merged with a
@@ -100,7 +128,7 @@ def _is_user_text(m: PMessage) -> bool:
 def _place(
     m: PMessage,
     i: int,
-    result_for: dict[str, ToolResult],
+    result_for: dict[str, tuple[ToolResult, BlockInfo | None]],
     result_from: dict[str, int],
     last_user_text: int,
     events: list[LayoutEvent],
@@ -109,14 +137,13 @@ def _place(
     message becomes ``user``), then, if it makes calls, one ``tool`` message with each call's
     result in call order (a synthesized one when absent). Appends the events to ``events``."""
     placed: list[PMessage] = []
-    rest = tuple(b for b in m.blocks if not isinstance(b, ToolResult))
+    rest = [(b, n) for b, n in m.pairs() if not isinstance(b, ToolResult)]
     if rest:
-        role = m.role if m.role != "tool" else "user"
-        placed.append(PMessage(role, rest, m.source, m.separate, m.origin))
+        placed.append(m.rebuilt(rest, m.role if m.role != "tool" else "user"))
     calls = [b for b in m.blocks if isinstance(b, ToolUse)]
     if not calls:
         return placed
-    results: list[Block] = []
+    results: list[tuple[Block, BlockInfo | None]] = []
     pending_any = False
     for call in calls:
         found = result_for.get(call.id)
@@ -124,15 +151,16 @@ def _place(
             pending = i > last_user_text
             pending_any = pending_any or pending
             events.append(ResultSynthesized(call.id, pending))
-            found = ToolResult(call.id, PENDING_RESULT if pending else MISSING_RESULT)
+            found = (ToolResult(call.id, PENDING_RESULT if pending else MISSING_RESULT), None)
         elif result_from[call.id] != i + 1:
             events.append(Repaired("moved_results", call.id, result_from[call.id]))
         results.append(found)
     pending_any = pending_any or any(
-        isinstance(r, ToolResult) and r.content == PENDING_RESULT for r in results
+        isinstance(r, ToolResult) and r.content == PENDING_RESULT for r, _ in results
     )
     tag: Origin = "pending" if pending_any else "results"
-    placed.append(PMessage("tool", tuple(results), f"{tag}:{calls[0].id}", origin=tag))
+    shell = PMessage("tool", (), f"{tag}:{calls[0].id}", origin=tag)
+    placed.append(shell.rebuilt(results))
     return placed
 
 
@@ -151,9 +179,7 @@ def _merge_into(
     ):
         prev = merged[-1]
         events.append(Repaired("merged", "", offset + len(merged)))
-        merged[-1] = PMessage(
-            prev.role, prev.blocks + m.blocks, prev.source, prev.separate, prev.origin
-        )
+        merged[-1] = prev.rebuilt(prev.pairs() + m.pairs())
     else:
         merged.append(m)
 
@@ -215,9 +241,9 @@ def _clean(messages: Sequence[PMessage], front: RepairFront) -> list[PMessage]:
                 f"conversation message {front.inputs + p} (source {m.source!r}) has role "
                 "'system'; put system content in a pinned region instead"
             )
-        blocks = tuple(b for b in m.blocks if not (isinstance(b, Text) and not b.text))
-        if blocks:
-            cleaned.append(PMessage(m.role, blocks, m.source, m.separate, m.origin))
+        pairs = [(b, n) for b, n in m.pairs() if not (isinstance(b, Text) and not b.text)]
+        if pairs:
+            cleaned.append(m.rebuilt(pairs))
     return cleaned
 
 
@@ -230,28 +256,28 @@ def _dedup(
     deduped: list[PMessage] = []
     for k, m in enumerate(cleaned):
         i = front.cleaned + k
-        kept: list[Block] = []
-        for b in m.blocks:
+        kept: list[tuple[Block, BlockInfo | None]] = []
+        for b, n in m.pairs():
             if isinstance(b, ToolUse):
                 if b.id in call_at or b.id in front.calls or m.role != "assistant":
                     events.append(Repaired("duplicate_call_dropped", b.id, i))
                     continue
                 call_at[b.id] = i
-            kept.append(b)
-        deduped.append(PMessage(m.role, tuple(kept), m.source, m.separate, m.origin))
+            kept.append((b, n))
+        deduped.append(m.rebuilt(kept))
     return deduped, call_at
 
 
 def _assign(
     deduped: list[PMessage], call_at: dict[str, int], front: RepairFront, events: list[LayoutEvent]
-) -> tuple[dict[str, ToolResult], dict[str, int]]:
+) -> tuple[dict[str, tuple[ToolResult, BlockInfo | None]], dict[str, int]]:
     """Rule 3: each result assigned to its call, orphans and second results dropped. Raises
     :class:`StaleFront` for a result of a call the front took as missing."""
-    result_for: dict[str, ToolResult] = {}
+    result_for: dict[str, tuple[ToolResult, BlockInfo | None]] = {}
     result_from: dict[str, int] = {}
     for k, m in enumerate(deduped):
         j = front.cleaned + k
-        for b in m.blocks:
+        for b, n in m.pairs():
             if not isinstance(b, ToolResult):
                 continue
             cid = b.tool_use_id
@@ -266,7 +292,7 @@ def _assign(
             elif cid in result_for:
                 events.append(Repaired("duplicate_result_dropped", cid, j))
             else:
-                result_for[cid] = b
+                result_for[cid] = (b, n)
                 result_from[cid] = j
     return result_for, result_from
 

@@ -9,8 +9,9 @@ region's entries into frozen chunks (:mod:`regio.layout.chunks`). Strategies
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from functools import partial
+from typing import Any, Protocol
 
 import attrs
 
@@ -20,7 +21,15 @@ from .chunks import chunk_text, heading, pack_chunks
 from .model import ChunkState
 from .protocols import count_text
 
-__all__ = ["Section", "chunked_sections", "kind_rank", "system_and_tail", "whole_section"]
+__all__ = [
+    "NO_MEMO",
+    "LayoutMemo",
+    "Section",
+    "chunked_sections",
+    "kind_rank",
+    "system_and_tail",
+    "whole_section",
+]
 
 #: Order of region kinds in the ``kind`` layout (and the tie-break of the ``volatility``
 #: layout): instructions and history first, working state next, disposable content last.
@@ -43,6 +52,33 @@ def kind_rank(region: Any) -> int:
     if isinstance(declared, int):
         return declared
     return _KIND_RANK.get(region.kind, 1)
+
+
+class LayoutMemo(Protocol):
+    """What a session remembers between its requests to lay regions out (the render log,
+    :class:`regio.layout.RenderLog`): entry digests and the sections of closed chunks. Both
+    return exactly what computing afresh returns."""
+
+    def entry_digest(self, entry: Entry) -> str:
+        """``entry.digest``."""
+        ...
+
+    def section(self, key: Hashable, build: Callable[[], Section]) -> Section:
+        """``build()``, remembered under the value ``key`` (all ``build`` depends on)."""
+        ...
+
+
+class _NoMemo:
+    """Remembers nothing (a single request)."""
+
+    def entry_digest(self, entry: Entry) -> str:
+        return entry.digest
+
+    def section(self, key: Hashable, build: Callable[[], Section]) -> Section:
+        return build()
+
+
+NO_MEMO: LayoutMemo = _NoMemo()
 
 
 @attrs.frozen
@@ -75,25 +111,32 @@ def chunked_sections(
     previous: Mapping[str, Sequence[ChunkState]],
     chunk_tokens: int,
     chunks_used: dict[str, tuple[ChunkState, ...]],
+    memo: LayoutMemo | None = None,
 ) -> list[Section]:
     """Grows region ``r`` as frozen chunks of its ``settled`` entries (all entries when
     ``settled`` is ``None``), reusing the ``previous`` boundaries; records the chunks in
-    ``chunks_used``. A custom region (its render hook owns the text) is one section."""
+    ``chunks_used`` (``memo``: the session's :class:`LayoutMemo`, default none). A custom region
+    (its render hook owns the text) is one section."""
+    memo = memo or NO_MEMO
     if r.kind == "custom":
         s = whole_section(window, r)
         return [s] if s else []
     entries = list(settled[r.name]) if settled is not None else list(r.entries)
-    chunks = pack_chunks(entries, previous.get(r.name, ()), chunk_tokens)
+    chunks = pack_chunks(entries, previous.get(r.name, ()), chunk_tokens, memo.entry_digest)
     chunks_used[r.name] = tuple(chunks)
     by_id = {e.id: e for e in entries}
-    out = []
-    for n, c in enumerate(chunks):
+
+    def build(n: int, c: ChunkState) -> Section:
         members = [by_id[i] for i in c.entry_ids]
         text = chunk_text(r.name, r.description, n, members)
         label = text[: len(text) - len("\n".join(e.text for e in members))]
         tokens = c.tokens + count_text(window, label)
-        out.append(Section(text, tokens, r.name, f"grows:{r.name}#{n}", "grows", n))
-    return out
+        return Section(text, tokens, r.name, f"grows:{r.name}#{n}", "grows", n)
+
+    return [
+        memo.section((r.name, r.description, n, c), partial(build, n, c))
+        for n, c in enumerate(chunks)
+    ]
 
 
 def system_and_tail(
@@ -104,6 +147,7 @@ def system_and_tail(
     settled: Mapping[str, Sequence[Entry]] | None = None,
     previous_chunks: Mapping[str, Sequence[ChunkState]] | None = None,
     chunk_tokens: int,
+    memo: LayoutMemo | None = None,
 ) -> tuple[list[Section], list[Section], dict[str, tuple[ChunkState, ...]]]:
     """System sections, tail sections and the chunk boundaries used by ``strategy`` (a name or
     a :class:`regio.layout.LayoutStrategy`) for ``regions`` (the window's non-conversation
@@ -116,4 +160,5 @@ def system_and_tail(
         settled=settled,
         previous_chunks=previous_chunks or {},
         chunk_tokens=chunk_tokens,
+        memo=memo or NO_MEMO,
     )

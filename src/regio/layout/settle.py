@@ -59,15 +59,18 @@ def plan_settling(
     force: str | None = None,
     placed: int = 0,
     has_entry: Callable[[str], bool] | None = None,
+    digest: Callable[[Entry], str] = attrgetter("digest"),
 ) -> Settling:
     """Decide which grows-region entries are settled and which travel as notes.
 
-    ``grows``: regions (``name``, ``entries``); ``conversation``: conversation entries in order;
-    ``state``: the previous :class:`LayoutState` (``None`` on the first request);
-    ``force``: a settle reason decided by the caller (the prefix is rewritten anyway, e.g. the
-    freezing tail's stale copies passed their share); ``placed``: this request's number,
-    recorded on new notes; ``has_entry``: whether a conversation entry has an id (default: a
-    scan of ``conversation``). Raises ``ValueError`` when ``settle_share`` is not in (0, 1].
+        ``grows``: regions (``name``, ``entries``); ``conversation``: conversation entries in order;
+        ``state``: the previous :class:`LayoutState` (``None`` on the first request);
+        ``force``: a settle reason decided by the caller (the prefix is rewritten anyway, e.g. the
+        freezing tail's stale copies passed their share); ``placed``: this request's number,
+        recorded on new notes; ``has_entry``: whether a conversation entry has an id (default: a
+    scan of ``conversation``); ``digest``: an entry's digest (default ``Entry.digest``; a
+    session passes its render log's, computed once per entry). Raises ``ValueError`` when
+    ``settle_share`` is not in (0, 1].
     """
     if not 0 < settle_share <= 1:
         raise ValueError(f"settle_share must be in (0, 1], got {settle_share}")
@@ -96,7 +99,7 @@ def plan_settling(
         }
         for eid, dg in known.items():
             e = by_id.get(eid)
-            if e is None or e.digest != dg:
+            if e is None or digest(e) != dg:
                 reason = reason or "region_rewritten"
         settled[r.name] = [e for e in r.entries if e.id in ids]
         for e in r.entries:
@@ -109,7 +112,7 @@ def plan_settling(
     noted: set[str] = set()
     for note in state.notes:
         e = fresh_by_id.get(note.entry_id)
-        if e is None or e.digest != note.digest:
+        if e is None or digest(e) != note.digest:
             reason = reason or "note_removed"
             continue
         if note.anchor is not None and not has_entry(note.anchor):
@@ -119,7 +122,7 @@ def plan_settling(
     anchor = conversation[-1].id if conversation else None
     for e in fresh:
         if e.id not in noted:
-            notes.append((Note(e.id, fresh_region[e.id], anchor, e.digest, placed), e))
+            notes.append((Note(e.id, fresh_region[e.id], anchor, digest(e), placed), e))
     if notes and sum(e.tokens for _, e in notes) > settle_share * window_tokens:
         reason = reason or "share"
     if reason is not None:

@@ -22,7 +22,7 @@ from regio.content import Entry
 from .breakpoints import Wanted, place_marks, regio_wanted
 from .model import Breakpoint, ChunkState, LayoutBlock
 from .repair import LayoutError
-from .sections import Section, chunked_sections, whole_section
+from .sections import LayoutMemo, Section, chunked_sections, whole_section
 
 __all__ = [
     "REGIO",
@@ -60,9 +60,11 @@ class LayoutStrategy(Protocol):
         settled: Mapping[str, Sequence[Entry]] | None,
         previous_chunks: Mapping[str, Sequence[ChunkState]],
         chunk_tokens: int,
+        memo: LayoutMemo,
     ) -> tuple[list[Section], list[Section], dict[str, tuple[ChunkState, ...]]]:
         """System sections, tail sections and the chunk boundaries used for ``regions`` (the
-        non-conversation regions in declaration order)."""
+        non-conversation regions in declaration order; ``settled``: the settled entries of
+        each grows region, ``None``: all; ``memo``: the session's :class:`LayoutMemo`)."""
         ...
 
     def wanted(
@@ -141,6 +143,7 @@ class RegioStrategy(StrategyBase):
         settled: Mapping[str, Sequence[Entry]] | None,
         previous_chunks: Mapping[str, Sequence[ChunkState]],
         chunk_tokens: int,
+        memo: LayoutMemo,
     ) -> tuple[list[Section], list[Section], dict[str, tuple[ChunkState, ...]]]:
         chunks_used: dict[str, tuple[ChunkState, ...]] = {}
         shown = [r for r in regions if r.entries or r.kind == "custom"]
@@ -151,7 +154,9 @@ class RegioStrategy(StrategyBase):
         system = [s for s in stable if s]
         for r in ordered:
             system.extend(
-                chunked_sections(window, r, settled, previous_chunks, chunk_tokens, chunks_used)
+                chunked_sections(
+                    window, r, settled, previous_chunks, chunk_tokens, chunks_used, memo
+                )
             )
         rewritten = [r for r in shown if r.volatility not in ("stable", "grows")]
         tail = [s for s in (whole_section(window, r) for r in rewritten) if s]
