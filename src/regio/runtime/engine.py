@@ -35,7 +35,7 @@ import attrs
 
 from regio.content import Block, Entry, Message, Text, Thinking, ToolResult, ToolUse
 from regio.events import Event, EventBus, atransactional, transactional
-from regio.layout import Request, ToolSpec
+from regio.layout import RenderLog, Request, ToolSpec
 from regio.regions import PendingCompaction, Refusal, SlidingWindow, Window, WriteResult
 from regio.tokens import Calibration, TokenCounter
 
@@ -168,6 +168,15 @@ class Engine:
     @summarizer.setter
     def summarizer(self, value: Any) -> None:
         self.compactor.summarizer = value
+
+    @property
+    def render_log(self) -> RenderLog:
+        """The session's :class:`regio.layout.RenderLog` (assignable)."""
+        return self.state.render_log
+
+    @render_log.setter
+    def render_log(self, value: RenderLog) -> None:
+        self.state.render_log = value
 
     @property
     def calibration(self) -> Calibration:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from regio.layout import LayoutState, Request
+from regio.layout import LayoutState, RenderLog, Request
 
 __all__ = ["SessionState"]
 
@@ -21,6 +21,9 @@ class SessionState:
     refusal before then raises)."""
 
     layout_state: LayoutState | None = None
+    #: The session's render log (what the layout and the renderers carry from request to
+    #: request; reset at the one point where the conversation is rewritten). Not saved.
+    render_log: RenderLog = attrs.field(factory=RenderLog, repr=False)
     last_request: Request | None = None
     last_estimate: int = 0
     last_provider: str = ""
