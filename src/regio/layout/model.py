@@ -55,10 +55,20 @@ _TOKENS = attrgetter("tokens")
 Level = Literal["tools", "system", "messages", "tail"]
 #: Where a block comes from: a tool definition, a region section (system or tail), a
 #: freezing-tail copy, a conversation entry, an unsettled note, a frozen tail copy in the
-#: conversation, a call's results (``pending``: one of them is still pending), or a message the
-#: layout inserted (``synthetic``).
+#: conversation, a call's results (``pending``: one of them is still pending), a
+#: ``compact_history`` summary opening the messages (``summary``), or a message the layout
+#: inserted (``synthetic``).
 Origin = Literal[
-    "tool", "region", "tail", "entry", "note", "frozen", "results", "pending", "synthetic"
+    "tool",
+    "region",
+    "tail",
+    "entry",
+    "note",
+    "frozen",
+    "results",
+    "pending",
+    "summary",
+    "synthetic",
 ]
 Ttl = Literal["5m", "1h"]
 LEVELS: tuple[str, ...] = ("tools", "system", "messages", "tail")

@@ -20,7 +20,7 @@ from regio.content import Entry
 from .events import LayoutEvent, NotesSettled, TailSettled
 from .model import ChunkState, LayoutState, Note
 from .protocols import count_text
-from .renderlog import Extra, RenderLog, frozen_message, note_message
+from .renderlog import Extra, RenderLog, frozen_message, note_message, summary_message
 from .sections import Section
 from .settle import Settling, plan_settling
 from .strategy import LayoutStrategy
@@ -233,10 +233,38 @@ def note_text(region: str, entry: Entry) -> str:
     return f"[context note -> region '{region}']\n{entry.text}"
 
 
+def summary_text(region: str, entry: Entry) -> str:
+    """The text of a ``compact_history`` summary opening the messages."""
+    return f"[summary of earlier context -> region '{region}']\n{entry.text}"
+
+
+def summary_extras(job: Job) -> list[Extra]:
+    """The ``compact_history`` summaries, oldest first, as messages that open the
+    conversation (anchor ``None``), when the strategy puts them there
+    (``summaries_in_messages``): never joined into the system text, so a compaction leaves the
+    system bytes as they were and earlier summaries stay byte-identical, appended."""
+    if not getattr(job.strategy, "summaries_in_messages", False):
+        return []
+    out: list[Extra] = []
+    for region in job.window.regions:
+        if region.kind != "compact_history":
+            continue
+        for entry in region.entries:
+            text = summary_text(region.name, entry)
+            ntok = entry.tokens + count_text(job.window, text[: len(text) - len(entry.text)])
+            pm = summary_message(text, ntok, entry.id, region.name)
+            out.append(((-1, len(out)), pm, (ntok,), (region.name,)))
+    return out
+
+
 def extras_of(job: Job, plan: RegionPlan) -> dict[str | None, list[Extra]]:
     """Anchor -> the notes and frozen tail copies placed after it, in placement order (notes
-    of a request before its copies: the notes preceded that request's tail)."""
+    of a request before its copies: the notes preceded that request's tail); the
+    ``compact_history`` summaries open the conversation (:func:`summary_extras`)."""
     by_anchor: dict[str | None, list[Extra]] = {}
+    summaries = summary_extras(job)
+    if summaries:
+        by_anchor[None] = summaries
     for note, entry in plan.notes:
         text = note_text(note.region, entry)
         ntok = entry.tokens + count_text(job.window, text[: len(text) - len(entry.text)])

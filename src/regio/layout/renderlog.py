@@ -56,6 +56,13 @@ def note_message(text: str, tokens: int, entry_id: str) -> PMessage:
     return PMessage("user", (Text(text),), f"note:{entry_id}", origin="note", info=info)
 
 
+def summary_message(text: str, tokens: int, entry_id: str, region: str) -> PMessage:
+    """The user message carrying one ``compact_history`` summary at the opening of the
+    messages (``tokens``: of ``text``; ``region``: the history region)."""
+    info = ((tokens, region),)
+    return PMessage("user", (Text(text),), f"summary:{entry_id}", origin="summary", info=info)
+
+
 def frozen_message(when: int, copies: Sequence[tuple[str, int, str]]) -> PMessage:
     """The user message of the frozen tail copies ``(text, tokens, region)`` placed by request
     ``when``."""

@@ -4,8 +4,9 @@ A :class:`LayoutStrategy` decides where each region goes (:meth:`~LayoutStrategy
 and where the cache markers go (:meth:`~LayoutStrategy.plan_breakpoints`), and says whether
 it settles ``grows`` notes and keeps a freezing tail. The production strategy is
 :data:`REGIO` (``regio``): stable regions, then grows regions in frozen chunks (settled entries
-only), then grows ``compact_history`` regions, all in the system prompt; rewritten regions in
-the freezing tail after the conversation (docs/layout.md). The comparison layouts the bench
+only), all in the system prompt; the ``compact_history`` summaries open the messages (never
+joined into the system text); rewritten regions in the freezing tail after the conversation
+(docs/layout.md). The comparison layouts the bench
 measures it against (``naive``, ``kind``, ``volatility``) live in :mod:`regio.bench.layouts`
 and are registered when that module is imported (:func:`strategy_for` imports it for their
 names).
@@ -93,6 +94,8 @@ class StrategyBase:
     name = ""
     settles = False
     freezing_tail = False
+    #: ``compact_history`` summaries open the messages instead of sitting in the system.
+    summaries_in_messages = False
 
     def wanted(
         self,
@@ -134,6 +137,7 @@ class RegioStrategy(StrategyBase):
     name = "regio"
     settles = True
     freezing_tail = True
+    summaries_in_messages = True
 
     def sections(
         self,
@@ -146,10 +150,10 @@ class RegioStrategy(StrategyBase):
         memo: LayoutMemo,
     ) -> tuple[list[Section], list[Section], dict[str, tuple[ChunkState, ...]]]:
         chunks_used: dict[str, tuple[ChunkState, ...]] = {}
+        # compact_history summaries open the messages (regio.layout.plan.summary_extras)
+        regions = [r for r in regions if r.kind != "compact_history"]
         shown = [r for r in regions if r.entries or r.kind == "custom"]
-        grows = [r for r in regions if r.volatility == "grows"]
-        ordered = [r for r in grows if r.kind != "compact_history"]
-        ordered += [r for r in grows if r.kind == "compact_history"]
+        ordered = [r for r in regions if r.volatility == "grows"]
         stable = (whole_section(window, r) for r in shown if r.volatility == "stable")
         system = [s for s in stable if s]
         for r in ordered:
