@@ -112,18 +112,23 @@ def test_100_interleaved_engines_cost_within_1_5x_of_one_per_turn() -> None:
     for n in range(1, 301):  # advance them interleaved, as an agent server does
         for s in many:
             s.advance_to(n)
-    t_one = _median_turn([one], 100)
-    t_many = _median_turn(many, 2)
+    # five back-to-back pairs of measurements; the median pair ratio is robust to a pair
+    # disturbed by other processes on a shared machine
+    pairs = [(_median_turn([one], 100), _median_turn(many, 1)) for _ in range(5)]
+    ratios = sorted(m / o for o, m in pairs)
+    t_one, t_many = statistics.median(o for o, _ in pairs), statistics.median(m for _, m in pairs)
     print(
         f"\nper-turn time at turn 300: one engine {t_one * 1e3:.3f} ms, 100 interleaved "
-        f"{t_many * 1e3:.3f} ms, ratio {t_many / t_one:.2f}"
+        f"{t_many * 1e3:.3f} ms; pair ratios {', '.join(f'{r:.2f}' for r in ratios)}"
     )
-    assert t_many / t_one <= 1.5
+    assert ratios[2] <= 1.5
 
 
-def _retained(turns: int) -> tuple[int, int]:
-    """Bytes retained by one session after ``turns`` turns: in total, and without its
-    transcript (measured by dropping the transcript and collecting)."""
+def _retained(turns: int) -> tuple[int, int, int]:
+    """Bytes retained by one session after ``turns`` turns: in total, without its transcript,
+    and also without the window's index of every tool call id ever made (``call_groups``,
+    which the regions layer never prunes); each measured by dropping the part and
+    collecting."""
     gc.collect()
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
@@ -134,17 +139,22 @@ def _retained(turns: int) -> tuple[int, int]:
     s.engine.transcript_log = Transcript()
     gc.collect()
     without = tracemalloc.get_traced_memory()[0] - base
+    s.engine.window.call_groups = {}
+    gc.collect()
+    bare = tracemalloc.get_traced_memory()[0] - base
     tracemalloc.stop()
-    return total, without
+    return total, without, bare
 
 
 def test_memory_retained_at_10000_turns_is_within_1_2x_of_1000_turns() -> None:
-    total_1k, window_1k = _retained(1_000)
-    total_10k, window_10k = _retained(10_000)
+    total_1k, window_1k, bare_1k = _retained(1_000)
+    total_10k, window_10k, bare_10k = _retained(10_000)
+    mib = 2**20
     print(
-        f"\nretained per session: 1,000 turns {total_1k / 2**20:.2f} MiB "
-        f"({window_1k / 2**20:.2f} MiB without the transcript), 10,000 turns "
-        f"{total_10k / 2**20:.2f} MiB ({window_10k / 2**20:.2f} MiB without the transcript); "
-        f"ratio without the transcript {window_10k / window_1k:.2f}"
+        f"\nretained per session: 1,000 turns {total_1k / mib:.2f} MiB "
+        f"({window_1k / mib:.2f} without the transcript, {bare_1k / mib:.2f} also without "
+        f"call_groups), 10,000 turns {total_10k / mib:.2f} MiB ({window_10k / mib:.2f}, "
+        f"{bare_10k / mib:.2f}); ratios without the transcript {window_10k / window_1k:.2f}, "
+        f"also without call_groups {bare_10k / bare_1k:.2f}"
     )
     assert window_10k / window_1k <= 1.2
