@@ -166,8 +166,13 @@ def test_fc_09b_a_history_starting_with_a_result_drops_it_with_one_warning_namin
     an = render_anthropic(req, model="m")
     oa = render_openai_chat(req, model="m")
     assert check_anthropic(an) == [] and check_openai_chat(oa) == []
-    assert "s1:" in an["system"][-1]["text"]  # the summary is rendered before the history
-    assert an["messages"][0]["content"][0]["text"] == CONVERSATION_START
+    # the summary opens the messages, before the history, never inside the system text
+    assert all("s1:" not in block["text"] for block in an["system"])
+    assert an["messages"][0]["role"] == "user"
+    assert "s1:" in an["messages"][0]["content"][0]["text"]
+    assert an["messages"][1]["role"] == "assistant"
+    bare = render_anthropic(assemble(history_window([t("c1"), a(2), u(2)]), "regio"), model="m")
+    assert bare["messages"][0]["content"][0]["text"] == CONVERSATION_START
     again = render_anthropic(assemble(w, "regio"), model="m")
     assert again["messages"][0] == an["messages"][0]  # the insertion has the same bytes
 

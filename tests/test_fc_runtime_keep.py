@@ -192,7 +192,9 @@ def test_fc_09a_a_cut_asked_right_after_the_call_moves_to_after_its_result() -> 
         _, oa = engine.request("openai", "m")
         assert check_anthropic(an) == [] and check_openai_chat(oa) == []
         summary = engine.window.region("hist").entries[0].text
-        assert summary in an["system"][-1]["text"]  # the summary comes before the history
+        # the summary opens the messages, before the history (never in the system text)
+        assert summary in an["messages"][0]["content"][0]["text"]
+        assert all(summary not in b["text"] for b in an.get("system", []))
         outcomes.append((an, oa))
     assert outcomes[0] == outcomes[1]
 

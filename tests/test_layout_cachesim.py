@@ -7,6 +7,7 @@ from layout_support import TOOLS, answer, call, make_window, say
 from regio.cache.registry import cache_model_for
 from regio.cache.types import CacheReport
 from regio.layout import assemble, to_cache_request
+from regio.providers import economics_for
 
 MODEL = "claude-sonnet-4-5"
 
@@ -23,7 +24,9 @@ def _run(strategy: str, turns: int = 25) -> CacheReport:
             w.write("notes", f"fact {n} " * 40, tokens=120)
         w.clear("scratch")
         w.write("scratch", f"step {n}", tokens=4)
-        req = assemble(w, strategy, tools=TOOLS, state=state, model=MODEL)
+        req = assemble(
+            w, strategy, tools=TOOLS, state=state, economics=economics_for("anthropic", MODEL)
+        )
         state = req.state
         cr = to_cache_request(req, t_start=n * 20.0, id=f"r{n:03d}", model=MODEL)
         outs.append(sim.process(cr))

@@ -20,6 +20,7 @@ from regio.layout import (
     render_openai_chat,
     to_cache_request,
 )
+from regio.providers import economics_for
 from regio.regions import Keyed, Pinned, SlidingWindow, Window
 
 PROP = settings(max_examples=50, deadline=None)
@@ -194,7 +195,9 @@ def _run(strategy: str, turns: int = 24) -> CacheReport:
         answer(w, f"c{n}")
         if n % 8 == 0:
             _set_scratch(w, f"customer record v{n} " * 200)
-        req = assemble(w, strategy, tools=TOOLS, state=state, model=MODEL)
+        req = assemble(
+            w, strategy, tools=TOOLS, state=state, economics=economics_for("anthropic", MODEL)
+        )
         state = req.state
         assert len(req.breakpoints) <= 4
         outs.append(sim.process(to_cache_request(req, t_start=n * 20.0, id=f"r{n:03d}")))

@@ -9,7 +9,12 @@ from hypothesis import strategies as st
 
 from layout_support import TOOLS, make_window, say
 from regio.layout import assemble
-from regio.layout.tail import DEFAULT_GC_RATIO, gc_ratio
+from regio.layout.tail import DEFAULT_GC_RATIO
+from regio.providers import economics_for
+
+
+def gc_ratio(provider: str | None, model: str | None) -> float:
+    return economics_for(provider, model).gc_ratio
 
 
 def _set_scratch(w, text: str) -> None:
@@ -34,7 +39,8 @@ def _session(provider: str, model: str, turns: int) -> list:
         say(w, "user", f"question {n}")
         if n == 2:
             _set_scratch(w, "final plan " * 400)
-        req = assemble(w, "regio", tools=TOOLS, state=state, provider=provider, model=model)
+        econ = economics_for(provider, model)
+        req = assemble(w, "regio", tools=TOOLS, state=state, economics=econ)
         requests.append(req)
         state = req.state
         say(w, "assistant", f"answer {n}")
@@ -75,7 +81,8 @@ def test_only_a_collection_ever_changes_bytes_before_the_tail(changes: list[bool
         say(w, "user", f"q{n}")
         if change:
             _set_scratch(w, f"value {n} " * 200)
-        req = assemble(w, "regio", tools=TOOLS, state=state, provider="openai", model="gpt-4o")
+        econ = economics_for("openai", "gpt-4o")
+        req = assemble(w, "regio", tools=TOOLS, state=state, economics=econ)
         if prev is not None and not [e for e in req.events if e.kind == "tail_settled"]:
             body = [b.prefix_hash for b in prev.blocks if b.level != "tail"]
             assert [b.prefix_hash for b in req.blocks[: len(body)]] == body

@@ -1,8 +1,5 @@
-"""Pinned W-A / W-O / L problems (field-cases.md section 0) of the one W/L implementation.
-
-The property tests in test_layout_render_incremental.py check that a split run equals the
-whole-range run; these examples pin what that run reports, rule by rule.
-"""
+"""Pinned W-A / W-O / L problems (field-cases.md section 0) of the one W/L implementation:
+these examples pin what the whole-payload checks report, rule by rule."""
 
 from __future__ import annotations
 

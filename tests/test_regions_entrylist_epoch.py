@@ -1,7 +1,7 @@
 """The append-only signal of a region's entry list (DESIGN.md section 6, engine overhead):
 ``EntryList.rewrite_epoch`` changes on every mutation that is not an append and never on an
-append; the conversation cache that trusts it equals a fresh computation after any in-place
-edits of the live list."""
+append; the render log that trusts it equals a fresh computation after any in-place edits of
+the live list."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.content import Entry, Text
-from regio.layout.assemble import _chain, _digest, _entry_split
-from regio.layout.convcache import clear_slots, conversation_blocks, entry_ids
+from regio.layout import RenderLog
+from regio.layout.assemble import _entry_split
 from regio.layout.model import CHAIN_ROOT
 from regio.regions import SlidingWindow
 from regio.regions.entrylist import EntryList
@@ -96,40 +96,28 @@ class _Window:
     regions: tuple[Any, ...] = ()
 
 
-def _view(window: Any, conv: list[Entry], source: Any) -> tuple[Any, ...]:
-    blocks, events, hashes = conversation_blocks(
-        window,
-        "regio",
-        conv,
-        {},
-        CHAIN_ROOT,
-        _entry_split,
-        lambda level, role, b: _digest(level, role, b, None),
-        _chain,
-        source,
-    )
+def _view(log: RenderLog, conv: list[Entry], source: Any) -> tuple[Any, ...]:
+    log.sync(conv, source)
+    view = log.conversation("regio", {}, CHAIN_ROOT, _entry_split, lambda b: 1)
     return (
-        [(b.prefix_hash, b.tokens, b.region, b.message, b.source) for b in blocks],
-        [repr(e) for e in events],
-        sorted(hashes),
-        sorted(entry_ids(window, conv, source)),
+        [(b.prefix_hash, b.tokens, b.region, b.message, b.source) for b in view.blocks],
+        [repr(e) for e in view.events],
+        view.tokens,
+        sorted(e.id for e in conv if log.has_entry(e.id)),
     )
 
 
 @settings(max_examples=80, deadline=None)
 @given(st.lists(ops, min_size=1, max_size=10))
-def test_the_conversation_cache_trusting_the_epoch_equals_a_fresh_computation(
+def test_the_render_log_trusting_the_epoch_equals_a_fresh_computation(
     steps: list[tuple[str, int, int]],
 ) -> None:
-    clear_slots()
-    window = _Window()
-    fresh: list[_Window] = []  # kept alive, so no fresh window reuses another's id
+    log = RenderLog()
     live = EntryList([_POOL[0], _POOL[1]])
     for op, a, b in [("append", 0, 2), *steps]:
         _mutate(live, op, a, b)
         conv = list(live)
-        warm = _view(window, conv, live)  # append-only steps skip the prefix scan
-        fresh.append(_Window())
-        cold = _view(fresh[-1], conv, None)
+        warm = _view(log, conv, live)  # append-only steps skip the prefix scan
+        cold = _view(RenderLog(), conv, None)
         assert warm == cold
-        assert warm[3] == sorted({e.id for e in conv})
+        assert warm[3] == sorted(e.id for e in conv)

@@ -70,29 +70,31 @@ class ReplayOutput:
     notes: tuple[str, ...] = ()
 
 
-def raw_request_sizes(trace: Trace, counter: Any) -> list[int]:
+def raw_request_sizes(
+    trace: Trace, counter: Any, memo: dict[bytes, int] | None = None
+) -> list[int]:
     """Prompt tokens of each model call's raw request: system prompt + every message
-    recorded before the call, counted with ``counter`` (``count`` / ``count_entry``)."""
+    recorded before the call, counted with ``counter`` (``count`` / ``count_entry``);
+    ``memo``: counts of this counter by message bytes (one per replay)."""
+    memo = {} if memo is None else memo
     sizes: list[int] = []
     for step in trace.steps():
         n = int(counter.count(step.system)) if step.system else 0
         for m in step.messages:
-            n += _message_tokens(counter, m)
+            n += _message_tokens(counter, m, memo)
         sizes.append(n)
     return sizes
 
 
-_COUNT_CACHE: dict[tuple[int, bytes], int] = {}
-
-
-def _message_tokens(counter: Any, message: Message) -> int:
-    key = (id(counter), canonical_json([message.role, list(message.blocks)]))
-    found = _COUNT_CACHE.get(key)
+def _message_tokens(counter: Any, message: Message, memo: dict[bytes, int] | None = None) -> int:
+    """Tokens of ``message`` with ``counter``; ``memo`` (message bytes -> tokens) belongs to
+    one counter (one replay)."""
+    key = canonical_json([message.role, list(message.blocks)])
+    found = memo.get(key) if memo is not None else None
     if found is None:
         found = int(counter.count_entry(Entry(id="", blocks=message.blocks, role=message.role)))
-        if len(_COUNT_CACHE) > 200_000:
-            _COUNT_CACHE.clear()
-        _COUNT_CACHE[key] = found
+        if memo is not None:
+            memo[key] = found
     return found
 
 
@@ -225,6 +227,7 @@ def replay(
     tools = trace_tools(trace)
     tools_text = _system_and_tools(first, tools)[1] if baselines else ("", 0)
     history: list[tuple[Message, int]] = []
+    memo: dict[bytes, int] = {}
     names = {r.name for r in first.window.regions}
     writes = refused = 0
     started = False
@@ -239,7 +242,7 @@ def replay(
             writes += started
             refused += not ok
         elif isinstance(item, AddMessage):
-            n = _message_tokens(counter, item.message)
+            n = _message_tokens(counter, item.message, memo)
             history.append((item.message, n))
             for engine in driven:
                 engine.add_message(item.message, tokens=n)
@@ -249,7 +252,7 @@ def replay(
             started = True
             clock.now = item.t
             rid = f"{item.index:05d}"
-            out = _message_tokens(counter, item.reply)
+            out = _message_tokens(counter, item.reply, memo)
             for s, engine in engines.items():
                 req, _payload = engine.request(provider, model, tools=tools)
                 requests[s].append(
@@ -294,7 +297,7 @@ def replay(
     return ReplayOutput(
         trace=trace.id,
         requests=requests,
-        raw_sizes=raw_request_sizes(trace, counter),
+        raw_sizes=raw_request_sizes(trace, counter, memo),
         region_writes=writes,
         refused_writes=refused,
         notes=tuple(dict.fromkeys(notes)),

@@ -175,9 +175,10 @@ model.max_output_tokens`. A budget is tokens (`8000`) or a share of those window
 
 `layout.strategy: regio` (the default) places regions by volatility so the provider's prefix
 cache keeps hitting: tools, `stable` regions, `grows` regions (in frozen chunks of
-`chunk_tokens`), `compact_history`, the conversation, then `rewritten` regions in the tail
-(after the conversation). `naive`, `kind` and `volatility` reproduce the baseline layouts the
-benchmark compares against.
+`chunk_tokens`) in the system prompt; then the messages, opened by the `compact_history`
+summaries (never joined into the system text), the conversation, then `rewritten` regions in
+the tail (after the conversation). `naive`, `kind` and `volatility` reproduce the baseline
+layouts the benchmark compares against.
 """
 
 

@@ -133,6 +133,13 @@ Budget = Annotated[
     FieldRule(describe='a number of tokens (integer >= 0) or a share of the window such as "12%"'),
 ]
 
+#: A token high-water mark or low-water target: tokens (integer >= 1) or a share of the
+#: region's budget such as ``"90%"``.
+Mark = Annotated[
+    Annotated[int, FieldRule(ge=1)] | Annotated[str, FieldRule(pattern=PERCENT_PATTERN)],
+    FieldRule(describe='a number of tokens (integer >= 1) or a share of the budget such as "90%"'),
+]
+
 
 def _field(doc: str, *, default: Any = attrs.NOTHING, factory: Any = None) -> Any:
     """An attrs field that is a YAML key, documented by ``doc`` (its type does the rest)."""

@@ -24,6 +24,7 @@ from regio.blueprint.fields import (
     Hook,
     Int0,
     Int1,
+    Mark,
     Name,
     NonEmpty,
     Share,
@@ -205,6 +206,18 @@ class EvictionSpec:
     compact_count: Int1 = _field(
         "`compact`: how many of the oldest items one compaction takes.", default=10
     )
+    trigger: Mark | None = _field(
+        "`bulk` / `compact`: token high-water mark, tokens or a share of the region budget "
+        '(`"90%"`). Passing it frees down to `target` in one step (one compaction, or one '
+        "bulk eviction). Omitted: 90% of the budget for `compact`, the budget for `bulk`.",
+        default=None,
+    )
+    target: Mark | None = _field(
+        "`bulk` / `compact`: token low-water target of that step, tokens or a share of the "
+        'region budget. Omitted: derived from the cache prices (docs/runtime.md, "Token '
+        'hysteresis").',
+        default=None,
+    )
 
 
 @region_kind
@@ -232,10 +245,13 @@ class SlidingWindowSpec(RegionSpec):
 
     def region_options(self) -> dict[str, Any]:
         eviction = self.eviction
-        extra = {
+        extra: dict[str, Any] = {
             "bulk": {"overflow": eviction.overflow},
             "compact": {"compact_count": eviction.compact_count},
         }.get(eviction.strategy, {})
+        if eviction.strategy in ("bulk", "compact"):
+            marks = {"trigger": eviction.trigger, "target": eviction.target}
+            extra.update({k: v for k, v in marks.items() if v is not None})
         return {
             **super().region_options(),
             "max_items": self.max_items,

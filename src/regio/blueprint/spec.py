@@ -186,6 +186,17 @@ class LayoutSpec:
 class SummarizerSpec:
     """The model that writes compaction summaries (the compaction flush)."""
 
+    provider: Literal["extractive", "anthropic", "openai"] = _field(
+        "`extractive` (offline, no model: the default), `anthropic` or `openai` (an LLM "
+        "summarizer through the provider adapters; with the agent's own model it forks the "
+        "agent's last request so the summary reads the provider cache).",
+        default="extractive",
+    )
+    base_url: NonEmpty | None = _field(
+        "`openai`: base URL of an OpenAI-compatible server (a local llama.cpp server, ...). "
+        "Omitted: the provider's own endpoint.",
+        default=None,
+    )
     model: NonEmpty | None = _field(
         "Summarizer model name. Omitted: the agent's own model.", default=None
     )

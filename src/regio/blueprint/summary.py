@@ -7,6 +7,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from regio.blueprint.pressure import pressure_notes
 from regio.blueprint.spec import (
     VOLATILITIES,
     Blueprint,
@@ -115,7 +116,9 @@ def render_summary(bp: Blueprint, console: Console) -> None:
     order = Text(f"layout ({bp.layout.strategy}): ")
     parts = [f"[{slot}: {', '.join(names) or '-'}]" for slot, names in layout_order(bp)]
     order.append(" ".join(parts))
-    console.print(Group(table, facts, order))
+    budgets = {i: resolved_budget(spec, window) for i, spec in enumerate(bp.regions)}
+    pressure = Text("\n".join(f"token pressure: {n}" for n in pressure_notes(bp, budgets)))
+    console.print(Group(table, facts, order, pressure))
     for warning in bp.warnings:
         where = f"{bp.source.file}:{warning.line}" if bp.source and warning.line else ""
         prefix = f"{where}: " if where else ""

@@ -19,7 +19,8 @@ Errors (returned as :class:`BlueprintIssue`, raised together by the loader):
 
 Warnings (:class:`BlueprintWarning`): no region can ever shrink; a ``stable`` region of a kind
 written every turn; a window larger than the model's; clamps that conflict; a custom region
-without hooks; a trigger above its budget; more than one conversation.
+without hooks; a trigger above its budget; more than one conversation; a conversation that
+evicts or compacts on every turn (:mod:`regio.blueprint.pressure`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import attrs
 
 from regio.blueprint.capturespec import check_captures
 from regio.blueprint.errors import BlueprintIssue, BlueprintWarning, suggest
+from regio.blueprint.pressure import check_pressure
 from regio.blueprint.source import format_path
 from regio.blueprint.spec import (
     CLOCK_WORDS,
@@ -152,6 +154,7 @@ def validate_semantics(
     check_captures(blueprint.regions, report.error)
     _check_misc(blueprint, budgets, report)
     _check_cache_profile(blueprint, report)
+    check_pressure(blueprint, budgets, report.warn)
     return report.issues, report.warnings
 
 

@@ -1,10 +1,12 @@
 """Cache-aware layout: window -> provider-neutral request -> provider payloads.
 
-* :func:`assemble` — the pure layout (strategies ``naive``, ``kind``, ``volatility``,
-  ``regio``; DESIGN.md section 3) returning a :class:`Request` with blocks, prefix hashes,
-  planned breakpoints, events and the next :class:`LayoutState`;
-* renderers — :func:`render_anthropic`, :func:`render_openai_chat`,
-  :func:`render_openai_responses`, :func:`render_text`;
+* :func:`assemble` — the layout (a :class:`LayoutStrategy`: ``regio``, or the comparison
+  layouts of :mod:`regio.bench.layouts`) returning a :class:`Request` with blocks, prefix
+  hashes, planned breakpoints, events and the next :class:`LayoutState`; the session's
+  :class:`RenderLog` keeps what is unchanged between requests;
+* renderers behind one :class:`Renderer` protocol, by API (:func:`renderer_for`):
+  :func:`render_anthropic`, :func:`render_openai_chat`, :func:`render_openai_responses`,
+  :func:`render_text`;
 * :func:`repair` and the W/L checks :func:`check_anthropic`, :func:`check_openai_chat`;
 * :func:`classify` — prefix stability between consecutive requests;
 * :func:`fork_for_summary` — summarizer requests that share the main request's prefix;
@@ -31,6 +33,7 @@ from .events import (
 from .fork import fork_for_summary
 from .model import (
     Breakpoint,
+    CacheEconomics,
     ChunkState,
     LayoutBlock,
     LayoutState,
@@ -43,6 +46,8 @@ from .render_anthropic import count_cache_markers, render_anthropic
 from .render_common import CONTINUE_TEXT
 from .render_openai import render_openai_chat, render_openai_responses
 from .render_text import render_prompt, render_text
+from .renderers import Renderer, register_renderer, renderer_for, renderers
+from .renderlog import RenderLog
 from .repair import (
     CONVERSATION_START,
     MISSING_RESULT,
@@ -53,9 +58,10 @@ from .repair import (
     check_openai_chat,
     repair,
 )
-from .sections import STRATEGIES
+from .sections import kind_rank
 from .settle import DEFAULT_SETTLE_SHARE
 from .stability import Stability, classify
+from .strategy import STRATEGIES, LayoutStrategy, register_strategy, strategy_for
 
 __all__ = [
     "CONTINUE_TEXT",
@@ -71,15 +77,19 @@ __all__ = [
     "Breakpoint",
     "BreakpointNeverRead",
     "BreakpointPlan",
+    "CacheEconomics",
     "ChunkState",
     "LayoutBlock",
     "LayoutError",
     "LayoutEvent",
     "LayoutState",
+    "LayoutStrategy",
     "Note",
     "NotesSettled",
     "OrphanResultDropped",
     "PMessage",
+    "RenderLog",
+    "Renderer",
     "Repaired",
     "Request",
     "ResultSynthesized",
@@ -94,16 +104,22 @@ __all__ = [
     "classify",
     "count_cache_markers",
     "fork_for_summary",
+    "kind_rank",
     "note_text",
     "pack_chunks",
     "plan_breakpoints",
     "positions",
     "prompt_cache_key",
+    "register_renderer",
+    "register_strategy",
     "render_anthropic",
     "render_openai_chat",
     "render_openai_responses",
     "render_prompt",
     "render_text",
+    "renderer_for",
+    "renderers",
     "repair",
+    "strategy_for",
     "to_cache_request",
 ]

@@ -11,7 +11,8 @@ the region heading, every continuation chunk the constant label
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from operator import attrgetter
 
 from regio.content import Entry
 
@@ -20,6 +21,7 @@ from .model import ChunkState
 __all__ = ["DEFAULT_CHUNK_TOKENS", "chunk_text", "heading", "pack_chunks"]
 
 DEFAULT_CHUNK_TOKENS = 2048
+_DIGEST: Callable[[Entry], str] = attrgetter("digest")
 
 
 def heading(name: str, description: str) -> str:
@@ -43,8 +45,11 @@ def pack_chunks(
     entries: Sequence[Entry],
     previous: Sequence[ChunkState] = (),
     chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+    digest: Callable[[Entry], str] = _DIGEST,
 ) -> list[ChunkState]:
-    """Pack ``entries`` into chunks, keeping the closed chunks of ``previous`` that still match.
+    """Pack ``entries`` into chunks, keeping the closed chunks of ``previous`` that still match
+    (``digest``: an entry's digest, default ``Entry.digest``; a session passes its render
+    log's, which computes each entry's once).
 
     Raises ``ValueError`` when ``chunk_tokens`` is not positive.
     """
@@ -56,7 +61,7 @@ def pack_chunks(
         n = len(chunk.entry_ids)
         window = entries[i : i + n]
         if len(window) != n or any(
-            e.id != eid or e.digest != dg
+            e.id != eid or digest(e) != dg
             for e, eid, dg in zip(window, chunk.entry_ids, chunk.digests, strict=True)
         ):
             break
@@ -66,18 +71,18 @@ def pack_chunks(
     cur_tokens = 0
     for e in entries[i:]:
         if cur and cur_tokens + e.tokens > chunk_tokens:
-            out.append(_state(cur))
+            out.append(_state(cur, digest))
             cur, cur_tokens = [], 0
         cur.append(e)
         cur_tokens += e.tokens
     if cur:
-        out.append(_state(cur))
+        out.append(_state(cur, digest))
     return out
 
 
-def _state(entries: Sequence[Entry]) -> ChunkState:
+def _state(entries: Sequence[Entry], digest: Callable[[Entry], str]) -> ChunkState:
     return ChunkState(
         entry_ids=tuple(e.id for e in entries),
-        digests=tuple(e.digest for e in entries),
+        digests=tuple(digest(e) for e in entries),
         tokens=sum(e.tokens for e in entries),
     )

@@ -41,6 +41,7 @@ def fork_for_summary(request: Request, instruction_text: str) -> Request:
         message=last + 1,
         source="synthetic:summary_instruction",
         separate=True,
+        origin="synthetic",
     )
     return msgspec.structs.replace(
         request, blocks=(*request.blocks, extra), total_tokens=request.tokens + extra.tokens

@@ -35,11 +35,13 @@ __all__ = [
     "TTLS",
     "Breakpoint",
     "BreakpointStat",
+    "CacheEconomics",
     "ChunkState",
     "LayoutBlock",
     "LayoutState",
     "Level",
     "Note",
+    "Origin",
     "Request",
     "TailCopy",
     "ToolSpec",
@@ -51,6 +53,23 @@ __all__ = [
 _TOKENS = attrgetter("tokens")
 
 Level = Literal["tools", "system", "messages", "tail"]
+#: Where a block comes from: a tool definition, a region section (system or tail), a
+#: freezing-tail copy, a conversation entry, an unsettled note, a frozen tail copy in the
+#: conversation, a call's results (``pending``: one of them is still pending), a
+#: ``compact_history`` summary opening the messages (``summary``), or a message the layout
+#: inserted (``synthetic``).
+Origin = Literal[
+    "tool",
+    "region",
+    "tail",
+    "entry",
+    "note",
+    "frozen",
+    "results",
+    "pending",
+    "summary",
+    "synthetic",
+]
 Ttl = Literal["5m", "1h"]
 LEVELS: tuple[str, ...] = ("tools", "system", "messages", "tail")
 TTLS: tuple[str, ...] = ("5m", "1h")
@@ -104,7 +123,10 @@ class LayoutBlock(msgspec.Struct, frozen=True):
     * ``prefix_hash``: chained sha256 through this block (equal hash, equal prefix);
     * ``breakpoint``: the TTL of a planned cache marker on this block, else ``None``;
     * ``separate``: the renderer must not merge this block's message into the previous one
-      (used by :func:`regio.layout.fork_for_summary`).
+      (used by :func:`regio.layout.fork_for_summary`);
+    * ``origin``: where the block comes from (:data:`Origin`); ``volatility``: the region's
+      volatility for region sections (``stable``, ``grows``, ``rewritten``; ``mixed`` for a
+      section joining several); ``chunk``: the chunk number of a grows-region chunk.
     """
 
     level: Level
@@ -119,6 +141,9 @@ class LayoutBlock(msgspec.Struct, frozen=True):
     source: str = ""
     breakpoint: Ttl | None = None
     separate: bool = False
+    origin: Origin = "entry"
+    volatility: str | None = None
+    chunk: int | None = None
 
     @property
     def cacheable(self) -> bool:
@@ -148,6 +173,22 @@ def block_digest(level: str, role: str, block: Block | None, tool: ToolSpec | No
 def chain_hash(previous: str, digest: str) -> str:
     """h_k = sha256(h_{k-1} + digest_k) as hex."""
     return content_hash([previous, digest])
+
+
+class CacheEconomics(msgspec.Struct, frozen=True):
+    """What the layout needs to know of a provider's cache pricing, passed in by the caller
+    (the provider table, :func:`regio.providers.economics_for`).
+
+    * ``min_cache_tokens``: the shortest prefix the provider caches (tokens; Anthropic's
+      documented 1,024 for Sonnet-class models by default,
+      https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching);
+    * ``gc_ratio``: ``(m_write - m_read) / m_read`` of its price multipliers, how many
+      stale-token-requests of rent equal one token of rewrite (the freezing tail's ski-rental
+      rule, :mod:`regio.layout.tail`; default Anthropic's (1.25 - 0.1) / 0.1 = 11.5).
+    """
+
+    min_cache_tokens: int = 1024
+    gc_ratio: float = 11.5
 
 
 class Breakpoint(msgspec.Struct, frozen=True):

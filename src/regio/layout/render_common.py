@@ -1,8 +1,10 @@
-"""Helpers shared by the renderers: messages regrouped from a request's blocks, canonical JSON
-of tool inputs, and the fixed user turn that ends an Anthropic request."""
+"""Helpers shared by the renderers: messages regrouped from a request's blocks, rendered units
+reused from the session's render log, fresh payload containers, canonical JSON of tool inputs,
+and the fixed user turn that ends an Anthropic request."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -12,7 +14,16 @@ from regio.content import canonical_json
 
 from .model import LayoutBlock, Request
 
-__all__ = ["CONTINUE_TEXT", "RenderedMessage", "canonical_input", "group_messages_of"]
+__all__ = [
+    "CONTINUE_TEXT",
+    "RenderedMessage",
+    "canonical_input",
+    "conversation_start",
+    "fresh_copy",
+    "group_messages_of",
+    "group_runs",
+    "rendered_units",
+]
 
 #: Fixed user turn appended when an Anthropic request would otherwise end with the assistant.
 CONTINUE_TEXT = "[Continue.]"
@@ -21,7 +32,8 @@ CONTINUE_TEXT = "[Continue.]"
 @attrs.frozen
 class RenderedMessage:
     """A message rebuilt from request blocks: ``role`` and ``blocks``; ``separate`` when it
-    must not be merged into the previous message."""
+    must not be merged into the previous message; ``tail`` for the tail and frozen tail
+    copies (they render as the tail did)."""
 
     role: str
     blocks: tuple[LayoutBlock, ...]
@@ -29,28 +41,75 @@ class RenderedMessage:
     tail: bool = False
 
 
-def group_messages_of(request: Request) -> list[RenderedMessage]:
-    """The conversation of ``request`` as messages in block order: consecutive message blocks
-    with one message index form a message; consecutive tail blocks form one ``user`` message
-    with ``tail=True``, and so does a frozen tail copy (source ``frozen:``), so it renders
-    exactly as it did when it was the tail."""
-    runs: list[list[LayoutBlock]] = []
-    current: object = None
-    for b in request.blocks:
-        if b.level != "messages" and b.level != "tail":
-            continue
-        key = ("tail",) if b.level == "tail" else b.message
-        if runs and key == current:
-            runs[-1].append(b)
-        else:
-            runs.append([b])
-            current = key
+def conversation_start(request: Request) -> int:
+    """Index of the first conversation-level block of ``request`` (levels are in order
+    ``tools -> system -> messages -> tail``, so only the tools and system blocks are read)."""
+    blocks = request.blocks
+    k = 0
+    n = len(blocks)
+    while k < n and blocks[k].level in ("tools", "system"):
+        k += 1
+    return k
+
+
+def group_runs(blocks: Sequence[LayoutBlock], start: int = 0) -> list[RenderedMessage]:
+    """The conversation-level ``blocks[start:]`` as messages in block order: consecutive
+    message blocks with one message index form a message; consecutive tail blocks form one
+    ``user`` message with ``tail=True``, and so does a frozen tail copy, so it renders exactly
+    as it did when it was the tail."""
     out: list[RenderedMessage] = []
-    for run in runs:
-        b = run[0]
-        tail = b.level == "tail" or b.source.startswith("frozen:")
-        out.append(RenderedMessage(b.role, tuple(run), b.separate, tail))
+    n = len(blocks)
+    k = start
+    while k < n:
+        b = blocks[k]
+        key = ("tail",) if b.level == "tail" else b.message
+        j = k + 1
+        while j < n:
+            c = blocks[j]
+            if (("tail",) if c.level == "tail" else c.message) != key:
+                break
+            j += 1
+        tail = b.level == "tail" or b.origin == "frozen"
+        out.append(RenderedMessage(b.role, tuple(blocks[k:j]), b.separate, tail))
+        k = j
     return out
+
+
+def group_messages_of(request: Request) -> list[RenderedMessage]:
+    """The conversation of ``request`` as messages (:func:`group_runs`)."""
+    return group_runs(request.blocks, conversation_start(request))
+
+
+def fresh_copy(value: Any) -> Any:
+    """``value`` with every dict and list copied (at every depth); strings, numbers and other
+    leaves are shared. What a payload gets from the render log, so the caller owns it."""
+    if isinstance(value, dict):
+        return {k: fresh_copy(v) if isinstance(v, (dict, list)) else v for k, v in value.items()}
+    if isinstance(value, list):
+        return [fresh_copy(v) if isinstance(v, (dict, list)) else v for v in value]
+    return value
+
+
+def rendered_units(
+    api: str,
+    messages: Sequence[RenderedMessage],
+    render: Callable[[RenderedMessage], Any],
+    log: Any = None,
+) -> Iterator[tuple[RenderedMessage, Any]]:
+    """Each message with its rendered unit (``render(message)``). With the session's render
+    log, a final message without markers is rendered once and then copied from the log
+    (:func:`fresh_copy`: the payload never shares a container with the log)."""
+    for m in messages:
+        first = m.blocks[0]
+        if log is None or first.level != "messages" or any(b.breakpoint for b in m.blocks):
+            yield m, render(m)
+            continue
+        index = first.message or 0
+        unit = log.rendered_unit(api, index, first)
+        if unit is None:
+            unit = render(m)
+            log.keep_unit(api, index, first, unit)
+        yield m, fresh_copy(unit)
 
 
 def canonical_input(value: dict[str, Any]) -> dict[str, Any]:

@@ -13,15 +13,9 @@ messages, ``function_call`` (``call_id``, ``name``, ``arguments``) and
 
 Both carry the request's ``prompt_cache_key`` (see :func:`regio.layout.prompt_cache_key`).
 
-Incremental rendering (DESIGN.md section 6; :mod:`regio.layout.rendercache`): a *unit* is one
-message group of the request (:func:`regio.layout.rendercache.group_runs`); it renders to zero
-or more Chat messages / Responses items that depend on its blocks only (OpenAI requests merge
-nothing across groups and carry no ``cache_control`` markers). The units whose blocks are the
-same objects as in the previous request rendered here are reused (their dicts are shared
-between payloads: treat payloads as read-only; a cached dict is never mutated); the rest are
-rendered fresh, and the Chat check (W-O, L) resumes from the :class:`ChatState` before the
-first fresh unit (:func:`regio.layout.wellformed.openai_chat_range`). The output is
-byte-identical to a render with every cache cleared.
+With the session's render log, final message groups are rendered once and copied afterwards
+(:func:`regio.layout.render_common.rendered_units`): a payload shares no container with the log
+or another payload. Chat payloads are checked against W-O and L.
 """
 
 from __future__ import annotations
@@ -32,19 +26,25 @@ from typing import Any
 from regio.content import Text, Thinking, ToolResult, ToolUse, canonical_json
 
 from .model import LayoutBlock, Request
-from .render_common import RenderedMessage
-from .rendercache import (
-    RenderSlot,
+from .render_common import (
+    RenderedMessage,
     conversation_start,
-    find_slot,
+    fresh_copy,
     group_runs,
-    reusable_units,
-    store_slot,
+    rendered_units,
 )
+from .renderers import register_renderer
 from .repair import LayoutError, check_openai_chat
-from .wellformed import ChatState, openai_chat_end, openai_chat_range
 
-__all__ = ["render_openai_chat", "render_openai_responses", "system_text"]
+__all__ = [
+    "OPENAI_CHAT",
+    "OPENAI_RESPONSES",
+    "OpenAIChatRenderer",
+    "OpenAIResponsesRenderer",
+    "render_openai_chat",
+    "render_openai_responses",
+    "system_text",
+]
 
 
 def _head(request: Request) -> tuple[LayoutBlock, ...]:
@@ -107,58 +107,12 @@ def _chat_unit(m: RenderedMessage) -> list[dict[str, Any]]:
     return [{"role": "user", "content": content}]
 
 
-def _chat_messages(
-    conv: tuple[LayoutBlock, ...], system: str
-) -> tuple[list[dict[str, Any]], list[str], RenderSlot]:
-    """The Chat messages of ``system`` and the conversation blocks ``conv``, the W-O / L
-    problems of the whole list, and the new slot.
-
-    Slot layout: ``outputs[u]`` is the index among the conversation messages where unit ``u``
-    starts, ``states[u]`` the :class:`ChatState` before it, ``data`` the conversation messages
-    (a tuple, never mutated) with the state after them, and ``context`` the number of leading
-    system messages (0 or 1: it shifts the message indices named in problems and sets the
-    first state).
-    """
-    head: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-    n_head = len(head)
-    slot = find_slot("openai_chat", conv, n_head)
-    k = reusable_units(slot, conv)
-    messages = head
-    if slot is not None and k:
-        at = slot.starts[k]
-        kept, end = slot.data
-        messages.extend(kept[: slot.outputs[k]] if k < len(slot.outputs) else kept)
-        starts, offsets, states = slot.starts[:k], slot.outputs[:k], slot.states[:k]
-        state: ChatState = slot.states[k] if k < len(slot.states) else end
-        # the reused front was checked when it was rendered (a slot is only stored for a
-        # payload without problems), and its problems depend only on the messages before it
-        problems: list[str] = []
-    else:
-        at, starts, offsets, states = 0, [], [], []
-        problems, after = openai_chat_range(messages, 0, ChatState())
-        state = after[-1] if after else ChatState()
-    for begin, m in group_runs(conv, at):
-        rendered = _chat_unit(m)
-        starts.append(begin)
-        offsets.append(len(messages) - n_head)
-        states.append(state)
-        if rendered:
-            first = len(messages)
-            messages.extend(rendered)
-            found, after = openai_chat_range(messages, first, state)
-            problems += found
-            state = after[-1]
-    starts.append(len(conv))
-    problems += openai_chat_end(state)
-    new_slot = RenderSlot(
-        blocks=conv,
-        starts=starts,
-        outputs=offsets,
-        states=states,
-        context=n_head,
-        data=(tuple(messages[n_head:]), state),
-    )
-    return messages, problems, new_slot
+def _chat_messages(conv: tuple[LayoutBlock, ...], system: str, log: Any) -> list[dict[str, Any]]:
+    """The Chat messages of ``system`` and the conversation blocks ``conv``."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for _, unit in rendered_units("openai_chat", group_runs(conv), _chat_unit, log):
+        messages.extend(unit)
+    return messages
 
 
 def _chat_tools(head: Sequence[LayoutBlock]) -> list[dict[str, Any]]:
@@ -177,20 +131,24 @@ def _chat_tools(head: Sequence[LayoutBlock]) -> list[dict[str, Any]]:
 
 
 def render_openai_chat(
-    request: Request, *, model: str, max_tokens: int | None = None, **extra: Any
+    request: Request,
+    *,
+    model: str,
+    max_tokens: int | None = None,
+    log: Any = None,
+    **extra: Any,
 ) -> dict[str, Any]:
     """The ``chat.completions.create`` payload (``model``, ``messages``, ``tools`` when any,
     ``max_completion_tokens`` (tokens) when given, ``prompt_cache_key``; ``extra`` added as
     given).
 
-    Message groups whose blocks are the same objects as in the previous request rendered here
-    are reused, and only the changed tail is checked (see the module docstring).
+    ``log``: the session's render log (see the module docstring).
 
-    Raises :class:`LayoutError` when the result breaks W-O or L (field-cases.md section 0).
+    Raises :class:`LayoutError` when the result breaks W-O or L.
     """
     lo = conversation_start(request)
     head = request.blocks[:lo]
-    messages, problems, slot = _chat_messages(request.blocks[lo:], _system_text_of(head))
+    messages = _chat_messages(request.blocks[lo:], _system_text_of(head), log)
     payload: dict[str, Any] = {"model": model, "messages": messages}
     tools = _chat_tools(head)
     if tools:
@@ -199,14 +157,10 @@ def render_openai_chat(
         payload["max_completion_tokens"] = max_tokens
     if request.prompt_cache_key:
         payload["prompt_cache_key"] = request.prompt_cache_key
-    payload.update(extra)
-    overridden = "messages" in extra
-    if overridden:
-        problems = check_openai_chat(payload)
+    payload.update(fresh_copy(extra))
+    problems = check_openai_chat(payload)
     if problems:
         raise LayoutError("rendered OpenAI chat request is malformed: " + "; ".join(problems))
-    if not overridden:
-        store_slot("openai_chat", slot)
     return payload
 
 
@@ -255,43 +209,33 @@ def _responses_unit(m: RenderedMessage) -> list[dict[str, Any]]:
     return items
 
 
-def _responses_items(conv: tuple[LayoutBlock, ...]) -> tuple[list[dict[str, Any]], RenderSlot]:
-    """The input items of the conversation blocks ``conv`` and the new slot (``outputs[u]``:
-    the index in the item list where unit ``u`` starts; ``data``: the whole item list as a
-    tuple, never mutated)."""
-    slot = find_slot("openai_responses", conv)
-    k = reusable_units(slot, conv)
-    if slot is not None and k:
-        at = slot.starts[k]
-        kept: tuple[dict[str, Any], ...] = slot.data
-        items = list(kept[: slot.outputs[k]] if k < len(slot.outputs) else kept)
-        starts, offsets = slot.starts[:k], slot.outputs[:k]
-    else:
-        items, at, starts, offsets = [], 0, [], []
-    for begin, m in group_runs(conv, at):
-        starts.append(begin)
-        offsets.append(len(items))
-        items.extend(_responses_unit(m))
-    starts.append(len(conv))
-    new_slot = RenderSlot(blocks=conv, starts=starts, outputs=offsets, states=[], data=tuple(items))
-    return items, new_slot
+def _responses_items(conv: tuple[LayoutBlock, ...], log: Any) -> list[dict[str, Any]]:
+    """The input items of the conversation blocks ``conv``."""
+    items: list[dict[str, Any]] = []
+    for _, unit in rendered_units("openai_responses", group_runs(conv), _responses_unit, log):
+        items.extend(unit)
+    return items
 
 
 def render_openai_responses(
-    request: Request, *, model: str, max_tokens: int | None = None, **extra: Any
+    request: Request,
+    *,
+    model: str,
+    max_tokens: int | None = None,
+    log: Any = None,
+    **extra: Any,
 ) -> dict[str, Any]:
     """The ``responses.create`` payload (``model``, ``instructions`` when any, ``input`` items,
     ``tools`` when any, ``max_output_tokens`` (tokens) when given, ``prompt_cache_key``;
     ``extra`` added as given).
 
-    Message groups whose blocks are the same objects as in the previous request rendered here
-    are reused (see the module docstring).
+    ``log``: the session's render log (see the module docstring).
 
     Raises :class:`LayoutError` for a thinking block outside an assistant message.
     """
     lo = conversation_start(request)
     head = request.blocks[:lo]
-    items, slot = _responses_items(request.blocks[lo:])
+    items = _responses_items(request.blocks[lo:], log)
     payload: dict[str, Any] = {"model": model}
     sys = _system_text_of(head)
     if sys:
@@ -314,6 +258,65 @@ def render_openai_responses(
         payload["max_output_tokens"] = max_tokens
     if request.prompt_cache_key:
         payload["prompt_cache_key"] = request.prompt_cache_key
-    payload.update(extra)
-    store_slot("openai_responses", slot)
+    payload.update(fresh_copy(extra))
     return payload
+
+
+class OpenAIChatRenderer:
+    """OpenAI Chat Completions (see the module docstring)."""
+
+    api = "openai_chat"
+    default_max_tokens: int | None = None
+
+    def render(
+        self,
+        request: Request,
+        *,
+        model: str,
+        max_tokens: int | None = None,
+        log: Any = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        """:func:`render_openai_chat`."""
+        return render_openai_chat(request, model=model, max_tokens=max_tokens, log=log, **extra)
+
+    def check(self, payload: dict[str, Any]) -> list[str]:
+        """:func:`regio.layout.check_openai_chat`."""
+        return check_openai_chat(payload)
+
+
+class OpenAIResponsesRenderer:
+    """OpenAI Responses (see the module docstring)."""
+
+    api = "openai_responses"
+    default_max_tokens: int | None = None
+
+    def render(
+        self,
+        request: Request,
+        *,
+        model: str,
+        max_tokens: int | None = None,
+        log: Any = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        """:func:`render_openai_responses`."""
+        return render_openai_responses(
+            request, model=model, max_tokens=max_tokens, log=log, **extra
+        )
+
+    def check(self, payload: dict[str, Any]) -> list[str]:
+        """Problems of a Responses payload: every ``function_call_output`` answers an earlier
+        ``function_call`` (empty: well formed)."""
+        calls: set[str] = set()
+        problems: list[str] = []
+        for n, item in enumerate(payload.get("input", [])):
+            if item.get("type") == "function_call":
+                calls.add(item["call_id"])
+            elif item.get("type") == "function_call_output" and item["call_id"] not in calls:
+                problems.append(f"input item {n} answers {item['call_id']}, not an earlier call")
+        return problems
+
+
+OPENAI_CHAT = register_renderer(OpenAIChatRenderer())
+OPENAI_RESPONSES = register_renderer(OpenAIResponsesRenderer())

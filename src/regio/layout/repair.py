@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
 import msgspec
 
 from regio.content import Block, Role, Text, ToolResult, ToolUse
@@ -38,24 +39,27 @@ from .events import (
     Repaired,
     ResultSynthesized,
 )
-from .wellformed import (
-    ChatState,
-    anthropic_first_message,
-    anthropic_range,
-    openai_chat_end,
-    openai_chat_range,
-)
+from .model import Origin
+from .wellformed import anthropic_problems, openai_chat_problems
 
 __all__ = [
     "CONVERSATION_START",
     "MISSING_RESULT",
     "PENDING_RESULT",
+    "BlockInfo",
     "LayoutError",
     "PMessage",
+    "RepairFront",
+    "RepairRun",
+    "StaleFront",
+    "advance",
     "check_anthropic",
     "check_first_message",
     "check_openai_chat",
     "repair",
+    "repair_after",
+    "run_events",
+    "watermarks",
 ]
 
 MISSING_RESULT = "[no result was recorded for this tool call]"
@@ -67,14 +71,43 @@ class LayoutError(ValueError):
     """Input the layout cannot turn into a request; the message names the place and the fix."""
 
 
+#: What the caller knows of a block: its tokens and the region it came from.
+BlockInfo = tuple[int, str | None]
+
+
 class PMessage(msgspec.Struct, frozen=True):
     """A projected message: ``role``, ``blocks``, ``source`` (entry id, ``note:<id>`` or
-    ``synthetic:<reason>``) and ``separate`` (never merged into the previous message)."""
+    ``synthetic:<reason>``: a label), ``separate`` (never merged into the previous message)
+    and ``origin`` (where it comes from, :data:`regio.layout.model.Origin`)."""
 
     role: Role
     blocks: tuple[Block, ...]
     source: str = ""
     separate: bool = False
+    origin: Origin = "entry"
+    #: per block, ``(tokens, region)`` when the caller knows them (``None``: unknown; an empty
+    #: tuple: unknown for every block). The repair carries them with their blocks.
+    info: tuple[BlockInfo | None, ...] = ()
+
+    def pairs(self) -> list[tuple[Block, BlockInfo | None]]:
+        """``(block, info)`` for every block."""
+        if len(self.info) == len(self.blocks):
+            return list(zip(self.blocks, self.info, strict=True))
+        return [(b, None) for b in self.blocks]
+
+    def rebuilt(
+        self, pairs: Sequence[tuple[Block, BlockInfo | None]], role: Role | None = None
+    ) -> PMessage:
+        """This message with other ``(block, info)`` pairs (and ``role``)."""
+        infos = tuple(i for _, i in pairs)
+        return PMessage(
+            role or self.role,
+            tuple(b for b, _ in pairs),
+            self.source,
+            self.separate,
+            self.origin,
+            infos if any(i is not None for i in infos) else (),
+        )
 
 
 #: Source prefix of frozen tail copies (:mod:`regio.layout.tail`): never merged with a
@@ -83,7 +116,7 @@ FROZEN = "frozen:"
 
 
 def _frozen(m: PMessage) -> bool:
-    return m.source.startswith(FROZEN)
+    return m.origin == "frozen"
 
 
 def _is_user_text(m: PMessage) -> bool:
@@ -95,7 +128,7 @@ def _is_user_text(m: PMessage) -> bool:
 def _place(
     m: PMessage,
     i: int,
-    result_for: dict[str, ToolResult],
+    result_for: dict[str, tuple[ToolResult, BlockInfo | None]],
     result_from: dict[str, int],
     last_user_text: int,
     events: list[LayoutEvent],
@@ -104,13 +137,13 @@ def _place(
     message becomes ``user``), then, if it makes calls, one ``tool`` message with each call's
     result in call order (a synthesized one when absent). Appends the events to ``events``."""
     placed: list[PMessage] = []
-    rest = tuple(b for b in m.blocks if not isinstance(b, ToolResult))
+    rest = [(b, n) for b, n in m.pairs() if not isinstance(b, ToolResult)]
     if rest:
-        placed.append(PMessage(m.role if m.role != "tool" else "user", rest, m.source, m.separate))
+        placed.append(m.rebuilt(rest, m.role if m.role != "tool" else "user"))
     calls = [b for b in m.blocks if isinstance(b, ToolUse)]
     if not calls:
         return placed
-    results: list[Block] = []
+    results: list[tuple[Block, BlockInfo | None]] = []
     pending_any = False
     for call in calls:
         found = result_for.get(call.id)
@@ -118,21 +151,25 @@ def _place(
             pending = i > last_user_text
             pending_any = pending_any or pending
             events.append(ResultSynthesized(call.id, pending))
-            found = ToolResult(call.id, PENDING_RESULT if pending else MISSING_RESULT)
+            found = (ToolResult(call.id, PENDING_RESULT if pending else MISSING_RESULT), None)
         elif result_from[call.id] != i + 1:
             events.append(Repaired("moved_results", call.id, result_from[call.id]))
         results.append(found)
     pending_any = pending_any or any(
-        isinstance(r, ToolResult) and r.content == PENDING_RESULT for r in results
+        isinstance(r, ToolResult) and r.content == PENDING_RESULT for r, _ in results
     )
-    tag = "pending" if pending_any else "results"
-    placed.append(PMessage("tool", tuple(results), f"{tag}:{calls[0].id}"))
+    tag: Origin = "pending" if pending_any else "results"
+    shell = PMessage("tool", (), f"{tag}:{calls[0].id}", origin=tag)
+    placed.append(shell.rebuilt(results))
     return placed
 
 
-def _merge_into(merged: list[PMessage], m: PMessage, events: list[LayoutEvent]) -> None:
+def _merge_into(
+    merged: list[PMessage], m: PMessage, events: list[LayoutEvent], offset: int = 0
+) -> None:
     """Rule 5: append ``m`` to ``merged``, or merge it into the last message when both have the
-    same role, ``m`` is not ``separate`` and neither is a frozen tail copy (event appended)."""
+    same role, ``m`` is not ``separate`` and neither is a frozen tail copy (event appended;
+    ``offset``: merged messages before ``merged[0]``, for the event's message index)."""
     if (
         merged
         and merged[-1].role == m.role
@@ -141,10 +178,242 @@ def _merge_into(merged: list[PMessage], m: PMessage, events: list[LayoutEvent]) 
         and not _frozen(merged[-1])
     ):
         prev = merged[-1]
-        events.append(Repaired("merged", "", len(merged)))
-        merged[-1] = PMessage(prev.role, prev.blocks + m.blocks, prev.source, prev.separate)
+        events.append(Repaired("merged", "", offset + len(merged)))
+        merged[-1] = prev.rebuilt(prev.pairs() + m.pairs())
     else:
         merged.append(m)
+
+
+class StaleFront(Exception):
+    """A result arrived for a call the repaired front took as missing: the front must be
+    repaired again from the start (the caller resets its :class:`RepairFront`)."""
+
+
+@attrs.define(eq=False)
+class RepairFront:
+    """What the repaired front of a conversation leaves for the messages after it.
+
+    A front ends at a *watermark*: a point where every call made before it is answered before
+    it or is decided missing (a user text follows it), so nothing after the point can change
+    how the front is repaired — except a late result for a decided-missing call, which raises
+    :class:`StaleFront`. Counters are message counts (inputs, cleaned messages, final merged
+    messages); ``carry`` is the last merged message, which may still absorb the next one;
+    the four event lists are the front's events per repair pass.
+    """
+
+    inputs: int = 0
+    cleaned: int = 0
+    merged: int = 0
+    first_role: str | None = None
+    calls: set[str] = attrs.field(factory=set)
+    answered: set[str] = attrs.field(factory=set)
+    missing: set[str] = attrs.field(factory=set)
+    carry: PMessage | None = None
+    ev_dedup: list[LayoutEvent] = attrs.field(factory=list)
+    ev_results: list[LayoutEvent] = attrs.field(factory=list)
+    ev_place: list[LayoutEvent] = attrs.field(factory=list)
+    ev_merge: list[LayoutEvent] = attrs.field(factory=list)
+
+
+@attrs.frozen
+class RepairRun:
+    """One :func:`repair_after` run: ``messages`` (the front's ``carry`` first, when there is
+    one; without the conversation-start message), the events of this run per pass, and the
+    bookkeeping :meth:`RepairFront` needs to advance over the run's inputs."""
+
+    messages: list[PMessage]
+    ev_dedup: list[LayoutEvent]
+    ev_results: list[LayoutEvent]
+    ev_place: list[LayoutEvent]
+    ev_merge: list[LayoutEvent]
+    cleaned: int
+    calls: list[str]
+    answered: list[str]
+    unanswered: list[str]
+
+
+def _clean(messages: Sequence[PMessage], front: RepairFront) -> list[PMessage]:
+    """Rule 1: empty text blocks and empty messages dropped; a system message refused."""
+    cleaned: list[PMessage] = []
+    for p, m in enumerate(messages):
+        if m.role == "system":
+            raise LayoutError(
+                f"conversation message {front.inputs + p} (source {m.source!r}) has role "
+                "'system'; put system content in a pinned region instead"
+            )
+        pairs = [(b, n) for b, n in m.pairs() if not (isinstance(b, Text) and not b.text)]
+        if pairs:
+            cleaned.append(m.rebuilt(pairs))
+    return cleaned
+
+
+def _dedup(
+    cleaned: list[PMessage], front: RepairFront, events: list[LayoutEvent]
+) -> tuple[list[PMessage], dict[str, int]]:
+    """Rule 2: a call id seen before (here or in the front) is dropped; returns the messages and
+    where each new call is made (cleaned index)."""
+    call_at: dict[str, int] = {}
+    deduped: list[PMessage] = []
+    for k, m in enumerate(cleaned):
+        i = front.cleaned + k
+        kept: list[tuple[Block, BlockInfo | None]] = []
+        for b, n in m.pairs():
+            if isinstance(b, ToolUse):
+                if b.id in call_at or b.id in front.calls or m.role != "assistant":
+                    events.append(Repaired("duplicate_call_dropped", b.id, i))
+                    continue
+                call_at[b.id] = i
+            kept.append((b, n))
+        deduped.append(m.rebuilt(kept))
+    return deduped, call_at
+
+
+def _assign(
+    deduped: list[PMessage], call_at: dict[str, int], front: RepairFront, events: list[LayoutEvent]
+) -> tuple[dict[str, tuple[ToolResult, BlockInfo | None]], dict[str, int]]:
+    """Rule 3: each result assigned to its call, orphans and second results dropped. Raises
+    :class:`StaleFront` for a result of a call the front took as missing."""
+    result_for: dict[str, tuple[ToolResult, BlockInfo | None]] = {}
+    result_from: dict[str, int] = {}
+    for k, m in enumerate(deduped):
+        j = front.cleaned + k
+        for b, n in m.pairs():
+            if not isinstance(b, ToolResult):
+                continue
+            cid = b.tool_use_id
+            if cid in front.calls:
+                if cid in front.missing:
+                    raise StaleFront(cid)
+                events.append(Repaired("duplicate_result_dropped", cid, j))
+                continue
+            at = call_at.get(cid)
+            if at is None or at >= j:
+                events.append(OrphanResultDropped(cid, j))
+            elif cid in result_for:
+                events.append(Repaired("duplicate_result_dropped", cid, j))
+            else:
+                result_for[cid] = (b, n)
+                result_from[cid] = j
+    return result_for, result_from
+
+
+def repair_after(front: RepairFront, messages: Sequence[PMessage]) -> RepairRun:
+    """Repair ``messages``, the projected conversation after ``front`` (a fresh
+    :class:`RepairFront`: the whole conversation). The result equals what :func:`repair` gives
+    for the front's inputs followed by ``messages``, from the front's last merged message on.
+
+    Raises :class:`LayoutError` for a ``system`` message and :class:`StaleFront` when a result
+    answers a call the front took as missing.
+    """
+    ev_dedup: list[LayoutEvent] = []
+    ev_results: list[LayoutEvent] = []
+    ev_place: list[LayoutEvent] = []
+    ev_merge: list[LayoutEvent] = []
+    cleaned = _clean(messages, front)
+    deduped, call_at = _dedup(cleaned, front, ev_dedup)
+    result_for, result_from = _assign(deduped, call_at, front, ev_results)
+    last_user_text = max(
+        (front.cleaned + k for k, m in enumerate(deduped) if _is_user_text(m)), default=-1
+    )
+    merged: list[PMessage] = [front.carry] if front.carry is not None else []
+    offset = front.merged
+    for k, m in enumerate(deduped):
+        for pm in _place(m, front.cleaned + k, result_for, result_from, last_user_text, ev_place):
+            _merge_into(merged, pm, ev_merge, offset)
+    return RepairRun(
+        messages=merged,
+        ev_dedup=ev_dedup,
+        ev_results=ev_results,
+        ev_place=ev_place,
+        ev_merge=ev_merge,
+        cleaned=len(cleaned),
+        calls=list(call_at),
+        answered=list(result_for),
+        unanswered=[c for c in call_at if c not in result_for],
+    )
+
+
+def advance(front: RepairFront, run: RepairRun, inputs: int) -> list[PMessage]:
+    """Move ``front`` over the ``inputs`` messages ``run`` repaired (they must end at a
+    watermark); returns the messages that became final (all of ``run.messages`` but the last,
+    which is the new ``carry``)."""
+    front.inputs += inputs
+    front.cleaned += run.cleaned
+    front.calls.update(run.calls)
+    front.answered.update(run.answered)
+    front.missing.update(run.unanswered)
+    front.ev_dedup.extend(run.ev_dedup)
+    front.ev_results.extend(run.ev_results)
+    front.ev_place.extend(run.ev_place)
+    front.ev_merge.extend(run.ev_merge)
+    if not run.messages:
+        return []
+    if front.first_role is None:
+        front.first_role = run.messages[0].role
+    final = run.messages[:-1]
+    front.merged += len(final)
+    front.carry = run.messages[-1]
+    return final
+
+
+def run_events(front: RepairFront, run: RepairRun) -> list[LayoutEvent]:
+    """The events of a whole repair: the front's and the run's, pass by pass, then the
+    conversation-start insertion when the conversation starts with the assistant."""
+    events: list[LayoutEvent] = [
+        *front.ev_dedup,
+        *run.ev_dedup,
+        *front.ev_results,
+        *run.ev_results,
+        *front.ev_place,
+        *run.ev_place,
+        *front.ev_merge,
+        *run.ev_merge,
+    ]
+    first = front.first_role or (run.messages[0].role if run.messages else None)
+    if first == "assistant":
+        events.append(Repaired("conversation_start", "", 0))
+    return events
+
+
+def _user_text_input(m: PMessage) -> bool:
+    """Whether input ``m`` is a user text once cleaned and deduplicated (:func:`_is_user_text`
+    of what rules 1 and 2 leave of it)."""
+    return (
+        m.role == "user"
+        and not _frozen(m)
+        and any(
+            not isinstance(b, (ToolResult, ToolUse)) and not (isinstance(b, Text) and not b.text)
+            for b in m.blocks
+        )
+    )
+
+
+def watermarks(messages: Sequence[PMessage], front: RepairFront) -> list[int]:
+    """The input positions ``p`` (``0 < p <= len(messages)``) after which no call made in
+    ``messages[:p]`` is still open: each is answered in ``messages[:p]`` or a user text follows
+    it there, and no later message of ``messages`` answers a call so decided missing."""
+    open_at: dict[str, int] = {}
+    decided: dict[str, int] = {}
+    seen = set(front.calls)
+    marks: list[int] = []
+    for p, m in enumerate(messages):
+        for b in m.blocks:
+            if isinstance(b, ToolUse) and m.role == "assistant" and b.id not in seen:
+                seen.add(b.id)
+                open_at[b.id] = p
+            elif isinstance(b, ToolResult):
+                cid = b.tool_use_id
+                if open_at.get(cid, p) < p:
+                    del open_at[cid]
+                elif cid in decided:  # a late answer: cuts after its call were not safe
+                    at = decided.pop(cid)
+                    marks = [q for q in marks if q <= at]
+        if _user_text_input(m):
+            decided.update(open_at)
+            open_at.clear()
+        if not open_at:
+            marks.append(p + 1)
+    return marks
 
 
 def repair(messages: Sequence[PMessage]) -> tuple[list[PMessage], list[LayoutEvent]]:
@@ -153,87 +422,31 @@ def repair(messages: Sequence[PMessage]) -> tuple[list[PMessage], list[LayoutEve
     Raises :class:`LayoutError` for a ``system`` message in the conversation (system content
     belongs in a pinned region; FC-17).
     """
-    events: list[LayoutEvent] = []
-    cleaned: list[PMessage] = []
-    for i, m in enumerate(messages):
-        if m.role == "system":
-            raise LayoutError(
-                f"conversation message {i} (source {m.source!r}) has role 'system'; "
-                "put system content in a pinned region instead"
-            )
-        blocks = tuple(b for b in m.blocks if not (isinstance(b, Text) and not b.text))
-        if blocks:
-            cleaned.append(PMessage(m.role, blocks, m.source, m.separate))
-
-    # where each call is made; duplicate call ids dropped
-    call_at: dict[str, int] = {}
-    deduped: list[PMessage] = []
-    for i, m in enumerate(cleaned):
-        kept: list[Block] = []
-        for b in m.blocks:
-            if isinstance(b, ToolUse):
-                if b.id in call_at or m.role != "assistant":
-                    events.append(Repaired("duplicate_call_dropped", b.id, i))
-                    continue
-                call_at[b.id] = i
-            kept.append(b)
-        deduped.append(PMessage(m.role, tuple(kept), m.source, m.separate))
-
-    # assign results to their calls
-    result_for: dict[str, ToolResult] = {}
-    result_from: dict[str, int] = {}
-    for j, m in enumerate(deduped):
-        for b in m.blocks:
-            if not isinstance(b, ToolResult):
-                continue
-            at = call_at.get(b.tool_use_id)
-            if at is None or at >= j:
-                events.append(OrphanResultDropped(b.tool_use_id, j))
-            elif b.tool_use_id in result_for:
-                events.append(Repaired("duplicate_result_dropped", b.tool_use_id, j))
-            else:
-                result_for[b.tool_use_id] = b
-                result_from[b.tool_use_id] = j
-
-    last_user_text = max((i for i, m in enumerate(deduped) if _is_user_text(m)), default=-1)
-
-    placed: list[PMessage] = []
-    for i, m in enumerate(deduped):
-        placed += _place(m, i, result_for, result_from, last_user_text, events)
-
-    merged: list[PMessage] = []
-    for m in placed:
-        _merge_into(merged, m, events)
-
+    front = RepairFront()
+    run = repair_after(front, messages)
+    merged = list(run.messages)
     if merged and merged[0].role == "assistant":
-        events.append(Repaired("conversation_start", "", 0))
-        merged.insert(0, PMessage("user", (Text(CONVERSATION_START),), "synthetic:start"))
-    return merged, events
+        merged.insert(0, START_MESSAGE)
+    return merged, run_events(front, run)
+
+
+#: The fixed first message of a conversation that would start with the assistant.
+START_MESSAGE = PMessage("user", (Text(CONVERSATION_START),), "synthetic:start", origin="synthetic")
 
 
 # ---------------------------------------------------------------- checks on rendered payloads
 
 
 def check_anthropic(payload: dict[str, Any]) -> list[str]:
-    """Problems of an Anthropic Messages payload under W-A and L (empty list: well formed).
-
-    The resumable check (:func:`regio.layout.wellformed.anthropic_range`) run over every
-    message, then rule L (:func:`regio.layout.wellformed.anthropic_first_message`).
-    """
-    messages = payload.get("messages", [])
-    return anthropic_range(messages, 0, {}) + anthropic_first_message(messages)
+    """Problems of an Anthropic Messages payload under W-A and L (empty list: well formed);
+    see :func:`regio.layout.wellformed.anthropic_problems`."""
+    return anthropic_problems(payload.get("messages", []))
 
 
 def check_openai_chat(payload: dict[str, Any]) -> list[str]:
-    """Problems of an OpenAI Chat Completions payload under W-O and L (empty: well formed).
-
-    The resumable check (:func:`regio.layout.wellformed.openai_chat_range`) run over every
-    message from the empty :class:`~regio.layout.wellformed.ChatState`, then the
-    end-of-payload problems (:func:`regio.layout.wellformed.openai_chat_end`).
-    """
-    messages = payload.get("messages", [])
-    problems, states = openai_chat_range(messages, 0, ChatState())
-    return problems + openai_chat_end(states[-1] if states else ChatState())
+    """Problems of an OpenAI Chat Completions payload under W-O and L (empty: well formed);
+    see :func:`regio.layout.wellformed.openai_chat_problems`."""
+    return openai_chat_problems(payload.get("messages", []))
 
 
 def check_first_message(messages: Sequence[PMessage]) -> bool:

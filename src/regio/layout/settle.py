@@ -20,7 +20,7 @@ when settled, as a note otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -58,14 +58,19 @@ def plan_settling(
     settle_share: float = DEFAULT_SETTLE_SHARE,
     force: str | None = None,
     placed: int = 0,
+    has_entry: Callable[[str], bool] | None = None,
+    digest: Callable[[Entry], str] = attrgetter("digest"),
 ) -> Settling:
     """Decide which grows-region entries are settled and which travel as notes.
 
-    ``grows``: regions (``name``, ``entries``); ``conversation``: conversation entries in order;
-    ``state``: the previous :class:`LayoutState` (``None`` on the first request);
-    ``force``: a settle reason decided by the caller (the prefix is rewritten anyway, e.g. the
-    freezing tail's stale copies passed their share); ``placed``: this request's number,
-    recorded on new notes. Raises ``ValueError`` when ``settle_share`` is not in (0, 1].
+        ``grows``: regions (``name``, ``entries``); ``conversation``: conversation entries in order;
+        ``state``: the previous :class:`LayoutState` (``None`` on the first request);
+        ``force``: a settle reason decided by the caller (the prefix is rewritten anyway, e.g. the
+        freezing tail's stale copies passed their share); ``placed``: this request's number,
+        recorded on new notes; ``has_entry``: whether a conversation entry has an id (default: a
+    scan of ``conversation``); ``digest``: an entry's digest (default ``Entry.digest``; a
+    session passes its render log's, computed once per entry). Raises ``ValueError`` when
+    ``settle_share`` is not in (0, 1].
     """
     if not 0 < settle_share <= 1:
         raise ValueError(f"settle_share must be in (0, 1], got {settle_share}")
@@ -74,7 +79,9 @@ def plan_settling(
         return Settling(everything, [], None)
 
     first = conversation[0].digest if conversation else None
-    conv_ids = set(map(_ID, conversation)) if state.notes else set()
+    if has_entry is None:
+        conv_ids = set(map(_ID, conversation)) if state.notes else set()
+        has_entry = conv_ids.__contains__
     reason: str | None = force
     if reason is None and state.first_message is not None and first != state.first_message:
         reason = "prefix_rewritten"
@@ -92,7 +99,7 @@ def plan_settling(
         }
         for eid, dg in known.items():
             e = by_id.get(eid)
-            if e is None or e.digest != dg:
+            if e is None or digest(e) != dg:
                 reason = reason or "region_rewritten"
         settled[r.name] = [e for e in r.entries if e.id in ids]
         for e in r.entries:
@@ -105,17 +112,17 @@ def plan_settling(
     noted: set[str] = set()
     for note in state.notes:
         e = fresh_by_id.get(note.entry_id)
-        if e is None or e.digest != note.digest:
+        if e is None or digest(e) != note.digest:
             reason = reason or "note_removed"
             continue
-        if note.anchor is not None and note.anchor not in conv_ids:
+        if note.anchor is not None and not has_entry(note.anchor):
             reason = reason or "anchor_lost"
         notes.append((note, e))
         noted.add(e.id)
     anchor = conversation[-1].id if conversation else None
     for e in fresh:
         if e.id not in noted:
-            notes.append((Note(e.id, fresh_region[e.id], anchor, e.digest, placed), e))
+            notes.append((Note(e.id, fresh_region[e.id], anchor, digest(e), placed), e))
     if notes and sum(e.tokens for _, e in notes) > settle_share * window_tokens:
         reason = reason or "share"
     if reason is not None:

@@ -33,7 +33,9 @@ accumulated rent ``m_read * sum(S over requests)`` reaches the price of dropping
 them. Whatever the future holds this pays at most twice the best offline choice (Karlin et al.,
 "Competitive snoopy caching", 1988). The multipliers come from the cache rules of the request's
 provider and model (``mult.read`` and ``mult.write_5m``; providers without a write fee such as
-OpenAI's automatic caching use ``mult.plain``); :func:`gc_ratio` gives
+OpenAI's automatic caching use ``mult.plain``); the caller passes
+``(m_write - m_read) / m_read`` in (:class:`regio.layout.CacheEconomics`,
+:func:`regio.providers.economics_for`):
 ``(m_write - m_read) / m_read``, 11.5 for Anthropic's 1.25 / 0.1 and 1.0 for gpt-4o's 1.0 / 0.5.
 
 The model therefore sees each current value exactly once as the newest copy of its region,
@@ -57,14 +59,13 @@ __all__ = [
     "DEFAULT_GC_RATIO",
     "EMPTY_TEXT",
     "TailPlan",
-    "gc_ratio",
     "header",
     "plan_tail",
     "rent_due",
     "stale_tokens",
 ]
 
-#: :func:`gc_ratio` when the provider's multipliers are unknown: Anthropic's (1.25 - 0.1) / 0.1.
+#: The rent ratio when the provider's multipliers are unknown: Anthropic's (1.25 - 0.1) / 0.1.
 DEFAULT_GC_RATIO = 11.5
 
 #: Body of the copy that supersedes a frozen copy once its region is empty.
@@ -102,30 +103,6 @@ def stale_tokens(frozen: Sequence[TailCopy], tail: Sequence[TailCopy] = ()) -> i
         if not c.delta:
             last_full[c.region] = i
     return sum(c.tokens for i, c in enumerate(frozen) if i < last_full.get(c.region, -1))
-
-
-def gc_ratio(provider: str | None, model: str | None, rules: Any = None) -> float:
-    """``(m_write - m_read) / m_read`` of the cache rule for ``provider`` / ``model`` (see the
-    module docstring): how many stale-token-requests of rent equal one token of rewrite.
-
-    ``m_write`` is ``mult.write_5m`` (Anthropic), else ``mult.write`` (GPT-5.6), else
-    ``mult.plain`` (automatic caches without a write fee); ``m_read`` is ``mult.read``. Returns
-    :data:`DEFAULT_GC_RATIO` when the provider, model or multipliers are unknown.
-    """
-    if not provider or not model:
-        return DEFAULT_GC_RATIO
-    try:
-        from regio.cache.rules import resolve
-
-        rule = resolve(provider, model, rules=rules)
-    except Exception:  # unknown provider or model: the documented default
-        return DEFAULT_GC_RATIO
-    mult = getattr(rule, "mult", None) or {}
-    read = mult.get("read")
-    write = mult.get("write_5m", mult.get("write", mult.get("plain", 1.0)))
-    if not read or write is None or write <= read:
-        return DEFAULT_GC_RATIO
-    return float((write - read) / read)
 
 
 def rent_due(

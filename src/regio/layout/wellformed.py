@@ -1,18 +1,12 @@
-"""Resumable W/L checks of rendered payloads (field-cases.md section 0, rules W-A, W-O and L).
+"""W/L checks of rendered payloads (rules W-A, W-O and L of the tool-call pairing rules).
 
-This is the one implementation of those rules. :func:`regio.layout.repair.check_anthropic` and
-:func:`regio.layout.repair.check_openai_chat` run it over a whole payload; the functions here
-check a range of messages, from a state carried over the messages before it, so a renderer that
-reuses the front of the previous payload (:mod:`regio.layout.rendercache`) validates only the
-changed tail:
-
-* Anthropic: the problems of message ``n`` depend on messages ``n - 1`` and ``n + 1`` and on the
-  ``tool_use`` ids of messages ``< n`` (``seen``: id -> first message index);
-* OpenAI Chat: the problems of message ``n`` depend on a small state (:class:`ChatState`) left
-  by the messages before it; :func:`openai_chat_end` gives the end-of-payload problems.
-
-``full = range(0, s) + range(s, len)`` (plus rule L) holds for every split ``s``; the property
-tests check a split at a random point against the single whole-range run.
+The one implementation of those rules, run over a whole payload's messages:
+:func:`anthropic_problems` (Anthropic Messages: every ``tool_use`` answered once in the next
+message, results first in their message, no id twice, no result in the first message) and
+:func:`openai_chat_problems` (Chat Completions: ``tool`` messages answer the pending calls of
+the assistant message before them, each once, none after a user or system message, the first
+conversational message is not a ``tool`` message). :func:`regio.layout.check_anthropic` and
+:func:`regio.layout.check_openai_chat` apply them to a payload.
 """
 
 from __future__ import annotations
@@ -20,16 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import attrs
-
-__all__ = [
-    "ChatState",
-    "anthropic_first_message",
-    "anthropic_range",
-    "openai_chat_end",
-    "openai_chat_range",
-    "tool_use_ids",
-]
+__all__ = ["anthropic_problems", "openai_chat_problems", "tool_use_ids"]
 
 
 def _blocks_of(message: dict[str, Any]) -> list[dict[str, Any]]:
@@ -46,20 +31,12 @@ def tool_use_ids(message: dict[str, Any]) -> tuple[str, ...]:
     return tuple(b["id"] for b in _blocks_of(message) if b.get("type") == "tool_use")
 
 
-def anthropic_range(
-    messages: Sequence[dict[str, Any]],
-    start: int,
-    seen: dict[str, int],
-    stop: int | None = None,
-) -> list[str]:
-    """W-A problems of ``messages[start:stop]`` (Anthropic Messages; their neighbours outside
-    the range are read), in message order.
-
-    ``seen`` maps every ``tool_use`` id of ``messages[:start]`` to the first message carrying
-    it; it is updated in place with the ids of the checked messages.
-    """
+def anthropic_problems(messages: Sequence[dict[str, Any]]) -> list[str]:
+    """W-A and L problems of an Anthropic Messages list, in message order (empty: well
+    formed)."""
+    seen: dict[str, int] = {}
     problems: list[str] = []
-    for n in range(start, len(messages) if stop is None else stop):
+    for n in range(len(messages)):
         msg = messages[n]
         blocks = _blocks_of(msg)
         if msg["role"] == "assistant":
@@ -93,42 +70,20 @@ def anthropic_range(
                     problems.append(f"W-A.3: tool_result after other content in message {n}")
             else:
                 seen_other = True
+    if messages and any(b.get("type") == "tool_result" for b in _blocks_of(messages[0])):
+        problems.append("L: the first message carries a tool_result")
     return problems
 
 
-def anthropic_first_message(messages: Sequence[dict[str, Any]]) -> list[str]:
-    """Rule L on an Anthropic payload: the first message carries no ``tool_result``."""
-    if messages and any(b.get("type") == "tool_result" for b in _blocks_of(messages[0])):
-        return ["L: the first message carries a tool_result"]
-    return []
-
-
-@attrs.frozen
-class ChatState:
-    """What the OpenAI Chat check carries between messages: the calls of the last assistant
-    message (``open_calls``), those answered since (``answered``), the previous role and
-    whether the first conversational message is still to come."""
-
-    open_calls: tuple[str, ...] = ()
-    answered: frozenset[str] = frozenset()
-    prev_role: str | None = None
-    first_conv: bool = True
-
-
-def openai_chat_range(
-    messages: Sequence[dict[str, Any]], start: int, state: ChatState
-) -> tuple[list[str], list[ChatState]]:
-    """W-O and L problems of ``messages[start:]`` (OpenAI Chat Completions) from ``state``
-    (the state before ``messages[start]``); returns the problems and the state after each
-    checked message."""
+def openai_chat_problems(messages: Sequence[dict[str, Any]]) -> list[str]:
+    """W-O and L problems of an OpenAI Chat Completions message list, in message order
+    (empty: well formed)."""
     problems: list[str] = []
-    states: list[ChatState] = []
-    open_calls = list(state.open_calls)
-    answered = set(state.answered)
-    prev_role = state.prev_role
-    first_conv = state.first_conv
-    for n in range(start, len(messages)):
-        msg = messages[n]
+    open_calls: list[str] = []
+    answered: set[str] = set()
+    prev_role: str | None = None
+    first_conv = True
+    for n, msg in enumerate(messages):
         role = msg["role"]
         if role != "system" and first_conv:
             first_conv = False
@@ -152,12 +107,7 @@ def openai_chat_range(
             if role == "assistant":
                 open_calls = [c["id"] for c in msg.get("tool_calls") or []]
         prev_role = role
-        states.append(ChatState(tuple(open_calls), frozenset(answered), prev_role, first_conv))
-    return problems, states
-
-
-def openai_chat_end(state: ChatState) -> list[str]:
-    """End-of-payload problems from the state after the last message (calls never
-    answered)."""
-    missing = [c for c in state.open_calls if c not in state.answered]
-    return [f"W-O.2: calls {missing} unanswered at the end"] if missing else []
+    missing = [c for c in open_calls if c not in answered]
+    if missing:
+        problems.append(f"W-O.2: calls {missing} unanswered at the end")
+    return problems

@@ -9,8 +9,11 @@
   fall back to bulk eviction back to ``max_items`` (event ``compaction_fallback``).
 
 A strategy only decides *how many items* to keep; the region turns that into a cut at a unit
-boundary (:mod:`regio.policies.units`). The token budget is always a hard cap, whatever the
-strategy: a write that would pass it drops the fewest oldest units that make it fit.
+boundary (:mod:`regio.policies.units`). Tokens (:mod:`regio.policies.hysteresis`): ``bulk``
+and ``compact`` carry a token ``trigger`` and ``target`` (tokens or ``"N%"`` of the region
+budget). Past the trigger ``compact`` queues a compaction down to the target and ``bulk``
+evicts down to the target in one step; ``per_item`` drops the fewest oldest units that make a
+write fit, on every write that needs it.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any, Literal
 import msgspec
 
 from regio.errors import RegionConfigError
+from regio.policies.hysteresis import Mark, check_mark
 
 __all__ = ["Bulk", "Compact", "EvictionDecision", "EvictionStrategy", "PerItem", "parse_eviction"]
 
@@ -51,10 +55,17 @@ class Bulk(msgspec.Struct, frozen=True, tag="bulk", tag_field="name"):
     """Hold still until ``max_items + overflow`` items, then drop back to ``max_items``."""
 
     overflow: int = 10
+    #: Token high-water mark: a write that would pass it evicts down to ``target``;
+    #: ``None``: the region budget.
+    trigger: Mark | None = None
+    #: Token low-water target of a bulk eviction; ``None``: the cost-derived default.
+    target: Mark | None = None
 
     def __post_init__(self) -> None:
         if self.overflow < 1:
             raise RegionConfigError(f"bulk eviction: overflow must be >= 1, got {self.overflow}")
+        check_mark(self.trigger, "bulk eviction: trigger")
+        check_mark(self.target, "bulk eviction: target")
 
     def decide(self, count: int, max_items: int | None, pending: bool) -> EvictionDecision:
         """Decision for ``count`` items."""
@@ -67,12 +78,19 @@ class Compact(msgspec.Struct, frozen=True, tag="compact", tag_field="name"):
     """Mark the oldest ``compact_count`` items for compaction; bulk fallback if not flushed."""
 
     compact_count: int = 10
+    #: Token high-water mark: at or over it a compaction down to ``target`` is queued;
+    #: ``None``: 90% of the region budget.
+    trigger: Mark | None = None
+    #: Token low-water target of that compaction; ``None``: the cost-derived default.
+    target: Mark | None = None
 
     def __post_init__(self) -> None:
         if self.compact_count < 1:
             raise RegionConfigError(
                 f"compact eviction: compact_count must be >= 1, got {self.compact_count}"
             )
+        check_mark(self.trigger, "compact eviction: trigger")
+        check_mark(self.target, "compact eviction: target")
 
     def decide(self, count: int, max_items: int | None, pending: bool) -> EvictionDecision:
         """Decision for ``count`` items."""

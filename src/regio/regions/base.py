@@ -259,15 +259,23 @@ class Region:
         history: HistoryCaps | None = None,
         fallback: bool = False,
         item_reason: str = "max_items",
+        token_goal: int | None = None,
     ) -> WritePlan | Refusal:
         """Plan appending ``entry``, removing the fewest units of the removal order
-        (:mod:`regio.policies.units`) so the region fits its token budget, and at least the
-        units outside the history window ``history`` (soft: the current turn and open groups
-        always stay, event ``region_over_budget``). The entry being written (and the unit it
-        joins) is never removed. Refuses under ``reject`` when anything would have to go, or when
-        only protected units could make room."""
+        (:mod:`regio.policies.units`) so the region fits its token budget -- or, with
+        ``token_goal`` (tokens, token hysteresis), so it keeps at most ``token_goal`` tokens
+        (the entry included), in one step -- and at least the units outside the history window
+        ``history`` (soft: the current turn and open groups always stay, event
+        ``region_over_budget``). The entry being written (and the unit it joins) is never
+        removed. Refuses under ``reject`` when anything would have to go, or when only
+        protected units could make room."""
         return rolloff.plan_rolloff(
-            self, entry, history=history, fallback=fallback, item_reason=item_reason
+            self,
+            entry,
+            history=history,
+            fallback=fallback,
+            item_reason=item_reason,
+            token_goal=token_goal,
         )
 
     def history_counts(self) -> HistoryCounts:

@@ -20,6 +20,14 @@ starts). ``max_items`` under ``bulk`` / ``compact`` follows the strategy. Histor
 soft when only protected units (current turn, open groups) are left (event
 ``region_over_budget``). The token budget is a hard cap under every strategy and may also
 evict completed groups of the current turn (the newest user message and open groups stay).
+
+Token hysteresis (:mod:`regio.policies.hysteresis`): under ``bulk`` a write that would pass
+the token trigger (default: the budget) evicts down to the token target in one step; under
+``compact`` a write that reaches the trigger (default 90% of the budget) queues a compaction
+(reason ``token_trigger``) that the runtime flushes down to the target; only a write that
+would pass the budget itself before that flush evicts down to the target, as the declared
+compaction fallback (events ``evicted`` with reason ``compaction_fallback`` and
+``compaction_fallback``). ``per_item`` drops the fewest oldest units that make a write fit.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ import attrs
 from regio.content import Entry
 from regio.errors import RegionConfigError
 from regio.policies import (
+    Bulk,
     Compact,
     EvictionStrategy,
     HistoryCaps,
@@ -38,6 +47,7 @@ from regio.policies import (
     analyze,
     parse_eviction,
 )
+from regio.policies import hysteresis as hy
 from regio.regions import events as ev
 from regio.regions.base import Refusal, Region, WritePlan
 from regio.regions.pending import PendingCompaction
@@ -59,6 +69,9 @@ class SlidingWindow(Region):
     count_units: bool = False
     max_turns: int | None = None
     max_tool_calls: int | None = None
+    cache_multipliers: tuple[float, float] = attrs.field(default=hy.DEFAULT_MULTIPLIERS, init=False)
+    """``(write, read)`` cache multipliers the default token target is priced with (an engine
+    sets its provider's)."""
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -94,23 +107,82 @@ class SlidingWindow(Region):
             max_tool_calls=self.max_tool_calls,
         )
 
+    # ----- token hysteresis ----------------------------------------------------------------
+    @property
+    def trigger_tokens(self) -> int | None:
+        """The token trigger under ``compact`` eviction (the region queues its own compaction
+        there), else ``None``."""
+        return self.token_trigger if isinstance(self.eviction, Compact) else None
+
+    @property
+    def token_trigger(self) -> int | None:
+        """High-water mark in tokens under ``bulk`` / ``compact`` eviction (``None`` under
+        ``per_item``)."""
+        ev_ = self.eviction
+        if not isinstance(ev_, Bulk | Compact):
+            return None
+        default = hy.DEFAULT_BULK_TRIGGER if isinstance(ev_, Bulk) else hy.DEFAULT_COMPACT_TRIGGER
+        mark = hy.resolve_mark(ev_.trigger if ev_.trigger is not None else default, self.budget)
+        return max(1, min(mark, self.budget))
+
+    @property
+    def token_target(self) -> int | None:
+        """Low-water target in tokens (below :attr:`token_trigger`): the declared one, else
+        :func:`regio.policies.hysteresis.cost_target` with the mean tokens of a unit of the
+        current content as the growth per request. ``None`` under ``per_item``."""
+        trigger = self.token_trigger
+        if trigger is None:
+            return None
+        declared = self.eviction.target  # type: ignore[union-attr]
+        if declared is not None:
+            return min(hy.resolve_mark(declared, self.budget), trigger - 1)
+        units = len(self.analysis().units) if self.entries else 0
+        growth = self.used_tokens / units if units else 0.0
+        return hy.cost_target(trigger, growth, multipliers=self.cache_multipliers)
+
     def _plan(self, entry: Entry) -> WritePlan | Refusal:
         count = (
             self.item_count([*self.entries, entry]) if self.count_units else len(self.entries) + 1
         )
         decision = self.eviction.decide(count, self.max_items, bool(self.pending()))
         turn_caps = self.max_turns is not None or self.max_tool_calls is not None
+        fallback = decision.fallback
+        goal = None
+        trigger = self.token_trigger
+        mark = trigger if isinstance(self.eviction, Bulk) else self.budget
+        if trigger is not None and self.used_tokens + entry.tokens > (mark or 0):
+            goal = self.token_target
+            fallback = fallback or isinstance(self.eviction, Compact)
         return self.plan_rolloff(
             entry,
             history=self.history_caps(decision.keep_items),
-            fallback=decision.fallback,
+            fallback=fallback,
             item_reason="history_window" if turn_caps else "max_items",
+            token_goal=goal,
         )
 
     def _after_write(self) -> None:
         decision = self.eviction.decide(self.item_count(), self.max_items, bool(self.pending()))
         if decision.mark_items:
             self.mark_oldest(decision.mark_items, reason="compact_count")
+        self.check_token_trigger()
+
+    def check_token_trigger(self) -> None:
+        """Under ``compact`` eviction, queue a compaction down to :attr:`token_target`
+        (reason ``token_trigger``) when the region is at or over :attr:`token_trigger` and
+        nothing of it is queued yet."""
+        trigger = self.token_trigger
+        if not isinstance(self.eviction, Compact) or trigger is None:
+            return
+        if self.compact_target is None or self.pending() or self.used_tokens < trigger:
+            return
+        target = self.token_target or 0
+        info = self.analysis()
+        j = info.fewest_removals(max_tokens=target)
+        j = info.removable_count if j is None else j
+        self.mark_oldest(
+            info.removed_entries[j] if not self.count_units else j, reason="token_trigger"
+        )
 
     @property
     def needs_history(self) -> bool:
@@ -118,10 +190,13 @@ class SlidingWindow(Region):
         return isinstance(self.eviction, Compact)
 
     def fallback_point(self) -> int | None:
-        """``max_items + 2*compact_count`` with ``compact`` eviction and ``max_items``: past it
-        a failed compaction falls back to bulk eviction; ``None`` otherwise."""
-        if self.max_items is None or not isinstance(self.eviction, Compact):
+        """``max_items + 2*compact_count`` (items) with ``compact`` eviction and ``max_items``,
+        else the token trigger (tokens) with ``compact`` eviction: past it a failed compaction
+        falls back to bulk eviction; ``None`` otherwise."""
+        if not isinstance(self.eviction, Compact):
             return None
+        if self.max_items is None:
+            return self.token_trigger
         return self.max_items + 2 * self.eviction.compact_count
 
     def request_compaction(self, *, reason: str = "manual") -> PendingCompaction | None:

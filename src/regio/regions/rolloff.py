@@ -22,8 +22,10 @@ def plan_rolloff(
     history: HistoryCaps | None = None,
     fallback: bool = False,
     item_reason: str = "max_items",
+    token_goal: int | None = None,
 ) -> WritePlan | Refusal:
-    """See :meth:`regio.regions.Region.plan_rolloff`."""
+    """See :meth:`regio.regions.Region.plan_rolloff` (``token_goal``: token hysteresis, free
+    down to this many tokens in one step)."""
     fits = region.used_tokens + entry.tokens <= region.budget
     caps = history if history is not None and not history.empty else None
     n_old = len(region.entries)
@@ -35,10 +37,12 @@ def plan_rolloff(
             if cut > 0 or not met:
                 return region.refusal(entry, item_reason)
         return WritePlan(entry)
-    if fits and caps is None:
+    step = token_goal is not None
+    if fits and caps is None and not step:
         return WritePlan(entry)
     if (
         fits
+        and not step
         and caps is not None
         and caps.max_entries is None
         and caps.max_units is None
@@ -50,6 +54,9 @@ def plan_rolloff(
     j_tok = info.fewest_removals(max_tokens=region.budget)
     if j_tok is None:
         return region.refusal(entry, "region_full", info=info)
+    if token_goal is not None and token_goal < region.budget:
+        deeper = info.fewest_removals(max_tokens=token_goal)
+        j_tok = info.removable_count if deeper is None else max(j_tok, deeper)
     j, over, reason = j_tok, None, "tokens"
     if caps is not None:
         cut, met = info.history_cut(caps)
@@ -58,7 +65,7 @@ def plan_rolloff(
             over = item_reason
         if j_hist > j:
             j, reason = j_hist, item_reason
-    if fallback and reason != "tokens":
+    if fallback and (reason != "tokens" or step):
         reason = "compaction_fallback"
     ids = tuple(cand[i].id for i in info.removal(j))
     return WritePlan(

@@ -5,8 +5,10 @@ Mapping (DESIGN.md section 4, blueprint reference ``docs/blueprint.md``):
 * ``model.provider`` / ``model.name`` -> default provider and model of requests;
   ``model.context_window`` and ``model.max_output_tokens`` -> budget truth (the output reserve);
 * ``layout.strategy`` / ``chunk_tokens`` / ``settle_share`` and ``cache.ttl`` -> the layout;
-* ``summarizer.max_summary_tokens`` / ``context_window`` (default: the agent model's window) size
-  the default :class:`ExtractiveSummarizer`; ``summarizer.instructions`` is added to the
+* ``summarizer.provider`` picks the summarizer (``extractive``, offline, by default; ``anthropic``
+  / ``openai``: a :class:`regio.runtime.forking.ForkSummarizer` on ``summarizer.model``);
+  ``summarizer.max_summary_tokens`` / ``context_window`` (default: the agent model's window)
+  size it; ``summarizer.instructions`` is added to the
   standing summary requirements (never replacing them);
 * ``compacting.target`` (share of the region budget) -> the region's hysteresis target.
 """
@@ -20,10 +22,11 @@ from regio.blueprint import Blueprint, CompactingSpec, build_window, dump_bluepr
 from regio.tokens import chat_format_for_model, get_counter
 
 from .extractive import ExtractiveSummarizer
+from .forking import ForkSummarizer
 from .options import EngineOptions
 from .summarizer import DEFAULT_STANDING_INSTRUCTIONS
 
-__all__ = ["engine_options", "standing_instructions"]
+__all__ = ["blueprint_summarizer", "engine_options", "standing_instructions"]
 
 
 def standing_instructions(blueprint: Blueprint) -> str:
@@ -32,6 +35,33 @@ def standing_instructions(blueprint: Blueprint) -> str:
     if not extra:
         return DEFAULT_STANDING_INSTRUCTIONS
     return f"{DEFAULT_STANDING_INSTRUCTIONS}\n\nAlso required by this blueprint:\n{extra}"
+
+
+def blueprint_summarizer(bp: Blueprint) -> Any:
+    """The summarizer the blueprint's ``summarizer`` section declares: the offline
+    :class:`ExtractiveSummarizer` (``provider: extractive``, the default), or a
+    :class:`regio.runtime.forking.ForkSummarizer` over the ``anthropic`` / ``openai`` provider
+    adapter of :mod:`regio.agent.providers` asking for ``summarizer.model`` (default: the
+    agent's model). The SDK and its API key are needed only when a summary is written."""
+    spec = bp.summarizer
+    window = spec.context_window or bp.model.context_window
+    if spec.provider == "extractive":
+        return ExtractiveSummarizer(
+            context_window=window, max_summary_tokens=spec.max_summary_tokens
+        )
+    from regio.agent.providers import AnthropicProvider, OpenAICompatibleProvider
+
+    model = spec.model or bp.model.name
+    provider: Any
+    if spec.provider == "anthropic":
+        provider = AnthropicProvider(model=model, max_tokens=spec.max_summary_tokens)
+    else:
+        provider = OpenAICompatibleProvider(
+            model=model, base_url=spec.base_url, max_tokens=spec.max_summary_tokens
+        )
+    return ForkSummarizer(
+        provider, context_window=window, max_summary_tokens=spec.max_summary_tokens
+    )
 
 
 def _load(blueprint: Any) -> Blueprint:
@@ -58,10 +88,7 @@ def engine_options(
         counter = get_counter(bp.tokenizer, chat_format=chat_format_for_model(bp.model.name))
     window = build_window(bp, counter=counter, allow_custom_hooks=allow_custom_hooks)
     if summarizer is None:
-        summarizer = ExtractiveSummarizer(
-            context_window=bp.summarizer.context_window or bp.model.context_window,
-            max_summary_tokens=bp.summarizer.max_summary_tokens,
-        )
+        summarizer = blueprint_summarizer(bp)
     targets: dict[str, int] = {}
     for spec in bp.regions:
         if isinstance(spec, CompactingSpec):

@@ -20,7 +20,8 @@ them here, at turn boundaries. Rules:
   ``compact_history`` (``Window.complete_compaction(..., supersedes=...)``: a rolling summary
   whose ``meta["covers_all"]`` lists every id it stands for, size-checked against the units
   plus the summary it replaces); with ``"append"`` (default) summaries accumulate.
-* **Commit gate.** An empty, whitespace-only, refusal-like or oversized summary changes
+* **Commit gate.** A summary that is empty, the error text of a failed call, a refusal, a
+  request for more input, over ``max_summary_tokens`` or not smaller than its input changes
   nothing (:func:`regio.runtime.summarizer.check_summary`); the item stays queued and a strike
   is counted. ``no_progress_limit`` (N = 3) strikes in a row raise
   :class:`CompactionNoProgressError` (event ``compaction_no_progress``) instead of looping
@@ -42,7 +43,7 @@ import msgspec
 from regio.content import Entry, content_hash
 from regio.errors import CompactionError
 from regio.policies import is_user_turn_start
-from regio.regions import PendingCompaction
+from regio.regions import PendingCompaction, SlidingWindow
 
 from .compactor import CompactionBook, CompactionResult, Compactor, Steps, SummaryJob
 from .errors import CompactionNoProgressError, SummarizerError, SummaryRejected
@@ -212,7 +213,9 @@ def _widen_merge(c: Compactor, p: PendingCompaction) -> PendingCompaction:
 
 
 def _check_triggers(c: Compactor) -> None:
-    """Queue compactions for regions at or over their trigger (FC-19: ``>=``)."""
+    """Queue compactions for regions at or over their trigger (FC-19: ``>=``): a region's
+    ``trigger_tokens`` (``compacting`` working notes; a ``sliding_window`` under ``compact``
+    eviction by its token trigger, token hysteresis)."""
     for region in c.window.regions:
         trigger = region.trigger_tokens
         if trigger is not None and not region.pending() and region.used_tokens >= trigger:
@@ -270,9 +273,16 @@ class FlushPolicy:
         )
 
     @classmethod
-    def room(cls, region: str, target: int) -> FlushPolicy:
-        """Room for a write into ``region``: only its items, down to ``target`` tokens."""
-        return cls(trigger="room", targets={region: target}, check_triggers=False, only=region)
+    def room(cls, region: str, target: int, *, tolerate_fallback: bool = False) -> FlushPolicy:
+        """Room for a write into ``region``: only its items, down to ``target`` tokens
+        (``tolerate_fallback``: the region declares a fallback eviction, see the class doc)."""
+        return cls(
+            trigger="room",
+            targets={region: target},
+            check_triggers=False,
+            only=region,
+            tolerate_fallback=tolerate_fallback,
+        )
 
 
 @attrs.define
@@ -343,8 +353,7 @@ def _prepared(
     region = window.region(p.region)
     if key in c.book.blocked:
         window.fail_compaction(p.id, "no progress earlier on the same content", drop=True)
-        if p.reason == "compact_count":
-            bulk_fallback(c, region, p, "no progress earlier")
+        bulk_fallback(c, region, p, "no progress earlier")
         return None
     if p.operation == "merge":
         p = _widen_merge(c, p)
@@ -421,7 +430,7 @@ def _strike(
     book.blocked.append(key)
     size, trig, unit = fired_trigger(c, region, p)
     c.emit(CompactionNoProgress(region.name, strikes, size, trig))
-    fell_back = bulk_fallback(c, region, p, "no progress") if p.reason == "compact_count" else ()
+    fell_back = bulk_fallback(c, region, p, "no progress")
     if policy.tolerate_fallback and fallback_point(region) is not None:
         # the region declares a bulk fallback (armed, or just taken): the turn goes on; the
         # request's ceiling check still raises if the window is too large
@@ -486,7 +495,11 @@ def _accept(
         c.options.carry_forward == "replace" and previous is not None and p.operation == "compact"
     )
     replaced = p.tokens + (previous.tokens if (rolling and previous is not None) else 0)
-    check_summary(text, summary_tokens=tokens, replaced_tokens=replaced)
+    try:
+        cap: int | None = summarizer_limits(c.summarizer)[2]
+    except ValueError:
+        cap = None
+    check_summary(text, summary_tokens=tokens, replaced_tokens=replaced, max_summary_tokens=cap)
     target = window.region(p.target) if p.target else None
     if target is None:
         raise CompactionError(f"{p.id}: region {p.region!r} has no compact_history")
@@ -522,22 +535,27 @@ def room_steps(
 ) -> Steps[CompactionResult | None] | None:
     """Compaction that makes room for a write of ``tokens`` into ``region_name`` (FC-12).
 
-    A ``compacting`` region paired with a ``compact_history`` (admission ``evict``) would
-    otherwise roll its oldest units off to fit the write, and they would never reach the
-    summary. Instead, its fewest oldest compactable units that bring it to its hysteresis
-    target (:func:`region_target`), and at least leave room for the write, are summarized first
-    (previous summary carried forward, as in every flush). Returns the flush
+    A ``compacting`` region paired with a ``compact_history`` (admission ``evict``), or a
+    ``sliding_window`` under ``compact`` eviction whose token-trigger compaction has not been
+    flushed yet, would otherwise roll its oldest units off to fit the write, and they would
+    never reach the summary. Instead, its fewest oldest compactable units that bring it to its
+    hysteresis target (:func:`region_target`), and at least leave room for the write, are
+    summarized first (previous summary carried forward, as in every flush). Returns the flush
     generator to drive, or ``None`` when the write fits (or the region is not such a region);
     units that cannot be compacted (the newest user message, open groups) stay, and the write
     then rolls off or is refused by the region as usual."""
     region = c.window.region(region_name)
-    if not region.summarizes_before_rolloff or region.compact_target is None:
+    # a conversation under ``compact`` eviction summarizes before it rolls off (token
+    # hysteresis); its declared fallback eviction tolerates a failed summary
+    conversation = isinstance(region, SlidingWindow) and region.needs_history
+    summarizes = region.summarizes_before_rolloff or conversation
+    if not summarizes or region.compact_target is None:
         return None
     if region.admission != "evict" or region.used_tokens + tokens <= region.budget:
         return None
     c.window.request_compaction(region, reason="room")
     target = max(0, min(region_target(c, region), region.budget - tokens))
-    return flush_steps(c, FlushPolicy.room(region.name, target))
+    return flush_steps(c, FlushPolicy.room(region.name, target, tolerate_fallback=conversation))
 
 
 def schedule_compaction(c: Compactor, instructions: str | None) -> None:

@@ -22,8 +22,10 @@ from regio.events import Event
 from regio.regions import Window
 
 from .drive import adrive, drive
-from .hierarchy import SummaryOutcome, asummarize_entries, summarize_entries
+from .forking import fork_payload
+from .hierarchy import SummaryCall, SummaryOutcome, asummarize_entries, summarize_entries
 from .options import EngineOptions
+from .state import SessionState
 from .transcript import RecordKind, Transcript, TranscriptRecord
 
 __all__ = ["CompactionBook", "CompactionResult", "Compactor", "Steps", "SummaryJob"]
@@ -98,6 +100,11 @@ class Compactor:
     book: CompactionBook = attrs.field(factory=CompactionBook)
     transcript: Transcript = attrs.field(factory=Transcript)
     clock: Callable[[], float] = time.time
+    session: SessionState | None = None
+    """The engine's session state: its last request is what a forking summarizer forks."""
+    cache_ttl_s: float | None = None
+    """Seconds an unused cached prefix of the provider lives (cache rules data); ``None``:
+    unknown, no idle compaction."""
 
     def emit(self, event: Event) -> None:
         """Emit ``event`` on the window's bus."""
@@ -128,7 +135,36 @@ class Compactor:
         self.book.scheduled = None
         return scheduled
 
+    def _fork(self, job: SummaryJob) -> tuple[dict[str, Any], int] | None:
+        """Payload and prompt tokens of the forked request for ``job``
+        (:func:`regio.runtime.forking.fork_payload`; kept as the session's
+        ``last_summary_request``), or ``None``."""
+        if self.session is None:
+            return None
+        forked = fork_payload(
+            self.summarizer,
+            self.session,
+            job.entries,
+            self.options.standing_instructions,
+            job.extra,
+        )
+        if forked is None:
+            return None
+        payload, request = forked
+        self.session.last_summary_request = request
+        return payload, request.tokens
+
+    def _forked(self, job: SummaryJob, text: str, prompt_tokens: int) -> SummaryOutcome:
+        """The outcome of one forked summarizer call (checked by the flush's commit gate)."""
+        ids = tuple(e.id for e in job.entries if not e.meta.get("summary"))
+        tokens = self.count_text(text) if text.strip() else 0
+        return SummaryOutcome(text, tokens, (SummaryCall(0, ids, prompt_tokens, tokens),))
+
     def _summarize(self, job: SummaryJob) -> SummaryOutcome:
+        forked = self._fork(job)
+        if forked is not None:
+            payload, prompt_tokens = forked
+            return self._forked(job, self.summarizer.fork(payload), prompt_tokens)
         return summarize_entries(
             self.summarizer,
             job.entries,
@@ -138,6 +174,12 @@ class Compactor:
         )
 
     async def _asummarize(self, job: SummaryJob) -> SummaryOutcome:
+        forked = self._fork(job)
+        if forked is not None:
+            payload, prompt_tokens = forked
+            afork = getattr(self.summarizer, "afork", None)
+            text = await afork(payload) if afork is not None else self.summarizer.fork(payload)
+            return self._forked(job, text, prompt_tokens)
         return await asummarize_entries(
             self.summarizer,
             job.entries,

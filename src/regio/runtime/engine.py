@@ -35,13 +35,14 @@ import attrs
 
 from regio.content import Block, Entry, Message, Text, Thinking, ToolResult, ToolUse
 from regio.events import Event, EventBus, atransactional, transactional
-from regio.layout import Request, ToolSpec
-from regio.regions import PendingCompaction, Refusal, Window, WriteResult
+from regio.layout import RenderLog, Request, ToolSpec
+from regio.regions import PendingCompaction, Refusal, SlidingWindow, Window, WriteResult
 from regio.tokens import Calibration, TokenCounter
 
 from . import compaction as cp
 from . import flushing
 from .budget import EngineBudget
+from .cacheprices import cache_terms
 from .compactor import CompactionBook, CompactionResult, Compactor
 from .events import OrphanToolResult
 from .extractive import ExtractiveSummarizer
@@ -97,6 +98,11 @@ class Engine:
         if rest:
             raise TypeError(f"Engine() got unknown keyword arguments: {', '.join(sorted(rest))}")
         opts = attrs.evolve(options or EngineOptions(), **overrides)
+        if summarizer is None:
+            summarizer = ExtractiveSummarizer(counter=window.counter)
+        elif isinstance(summarizer, ExtractiveSummarizer) and summarizer.counter is None:
+            # the summary bound holds in the engine's tokens (the commit gate counts with them)
+            summarizer = attrs.evolve(summarizer, counter=window.counter)
         self.window = window
         self.options = opts
         self.budget = EngineBudget(
@@ -105,13 +111,19 @@ class Engine:
         self.compactor = Compactor(
             window=window,
             options=opts,
-            summarizer=summarizer if summarizer is not None else ExtractiveSummarizer(),
+            summarizer=summarizer,
             book=book or CompactionBook(),
             transcript=transcript_log or Transcript(),
             clock=clock,
         )
         self.ledger = ledger or UsageLedger()
         self.state = SessionState(**state)
+        terms = cache_terms(opts.provider, opts.model, opts.ttl)
+        self.compactor.session = self.state
+        self.compactor.cache_ttl_s = terms.ttl_s
+        for region in window.regions:
+            if isinstance(region, SlidingWindow):
+                region.cache_multipliers = (terms.write, terms.read)
 
     # ----- construction ------------------------------------------------------------------
     @classmethod
@@ -156,6 +168,15 @@ class Engine:
     @summarizer.setter
     def summarizer(self, value: Any) -> None:
         self.compactor.summarizer = value
+
+    @property
+    def render_log(self) -> RenderLog:
+        """The session's :class:`regio.layout.RenderLog` (assignable)."""
+        return self.state.render_log
+
+    @render_log.setter
+    def render_log(self, value: RenderLog) -> None:
+        self.state.render_log = value
 
     @property
     def calibration(self) -> Calibration:
@@ -273,6 +294,7 @@ class Engine:
             for b in message.tool_results
             if b.tool_use_id not in self.window.call_groups
         ]
+        self._make_room(conv, message, tokens)
         result = self.window.add_message(message, tokens=tokens, strict=True)
         entry = entry_of(self.compactor, conv.name, result)
         assert entry is not None
@@ -282,6 +304,20 @@ class Engine:
             self.state.overflow_retry = False
         self.compactor.record("message", conv.name, entry=entry)
         return entry
+
+    def _make_room(self, conv: Any, message: Message, tokens: int | None) -> None:
+        """Token hysteresis: a message that would pass the budget of a ``compact``
+        conversation first compacts it down to its token target (the queued compaction has not
+        been flushed yet), so nothing rolls off unsummarized unless the summarizer fails."""
+        if not self.options.auto_compact or getattr(conv, "token_trigger", None) is None:
+            return
+        if tokens is None:
+            tokens = int(
+                self.counter.count_entry(Entry(id="", blocks=message.blocks, role=message.role))
+            )
+        steps = cp.room_steps(self.compactor, conv.name, tokens)
+        if steps is not None:
+            self.compactor.run(steps)
 
     def add_user(self, text: str | Sequence[Block], *, tokens: int | None = None) -> Entry:
         """Append a user message (starts a new turn)."""

@@ -34,9 +34,11 @@ class SummarizerError(RegioError):
 class SummaryRejected(RegioError):
     """A summary was refused before it was committed (DESIGN.md section 4, "Compaction flush").
 
-    ``reason`` is one of ``empty`` (empty or whitespace only), ``refusal`` (reads like a model
-    refusal: "I can't help with that", "I'm sorry, but ..."), ``oversized`` (not smaller than
-    what it replaces); ``summary_tokens`` and ``replaced_tokens`` are in tokens.
+    ``reason`` is one of ``empty`` (empty or whitespace only), ``error`` (the text of a failed
+    call: an exception, an HTTP error, a stack trace), ``refusal`` (a refusal or apology: "I
+    can't help with that", "I'm sorry, but ..."), ``request`` (asks for more input),
+    ``over_cap`` (longer than ``max_summary_tokens``), ``oversized`` (not smaller than what it
+    replaces); ``summary_tokens`` and ``replaced_tokens`` are in tokens.
     """
 
     def __init__(

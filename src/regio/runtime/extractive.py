@@ -10,15 +10,22 @@ count when smaller), the previous summary included unless it is passed as contex
 (``meta["context_only"]``, ``carry_forward="append"``: it stays in the history, so it is neither
 copied nor counted). Output is measured with ``counter`` (the heuristic counter by default).
 
-**Forms**, most detailed first; the first that fits the budget is returned:
+**Salient sections first** (:mod:`regio.runtime.salience`): ``Constraints:`` (user
+instructions and constraints, verbatim), ``Decisions:``, ``Errors:`` (with their messages),
+``Open items:``, each a list of ``- `` lines, in that order; a line that does not fit is
+skipped, so a constraint only ever gives way to other constraints, never to identifiers. A
+previous summary in the input is parsed back into its sections (its constraints stay first
+and verbatim through every later compaction); its other lines are carried verbatim after them.
+
+**Then the rest**, in the budget that is left: the first of these forms that fits:
 
 1. ``detailed``: the previous summary verbatim, then per entry one line ``role: first line``
    (tool calls as ``call name(id) {json}``); an entry of several lines adds ``ids:`` (the
    identifier-like tokens of its middle lines) and ``last:`` (its last line);
 2. ``compact``: the previous summary verbatim, then one line per entry: ``role: first line``
    cut to :data:`COMPACT_LINE_CHARS` plus the new identifiers of the rest (no labels);
-3. ``identifiers``: one line of every identifier of the input (previous summary included), in
-   first-seen order, cut at the budget with a ``[+N more]`` marker.
+3. ``identifiers``: ``Facts:`` and one line of every identifier of the input (previous
+   summary included), in first-seen order, cut at the budget with a ``[+N more]`` marker.
 
 Identifiers are file paths (``src/app/main.py``), ids (``ORD-4471``, ``TCK-9902``), dotted or
 snake/camel names with digits or separators, URLs, hosts, dates and numbers -- verbatim, in
@@ -36,6 +43,7 @@ import attrs
 from regio.content import Entry, Text, ToolResult, ToolUse, canonical_json
 from regio.tokens import HeuristicCounter, TokenCounter
 
+from .salience import SECTIONS, sort_entries
 from .summarizer import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_SUMMARY_TOKENS
 
 __all__ = ["ExtractiveSummarizer", "extract_identifiers"]
@@ -100,14 +108,22 @@ class ExtractiveSummarizer:
     needs no model (see module doc).
 
     ``context_window`` / ``max_summary_tokens`` / ``reserve_tokens`` are tokens, as for every
-    summarizer; ``counter`` measures the input and the output bound. Calling it returns the
-    summary text (never raises for well-formed entries).
+    summarizer; ``counter`` measures the input and the output bound (``None``: the heuristic
+    counter; an engine gives a summarizer without one its own counter, so the bound holds in
+    the engine's tokens). Calling it returns the summary text (never raises for well-formed
+    entries).
     """
 
     context_window: int = DEFAULT_CONTEXT_WINDOW
     max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS
     reserve_tokens: int | None = None
-    counter: TokenCounter = attrs.field(factory=HeuristicCounter)
+    counter: TokenCounter | None = None
+    _heuristic: TokenCounter = attrs.field(factory=HeuristicCounter, init=False, repr=False)
+
+    @property
+    def measure(self) -> TokenCounter:
+        """The counter in use (``counter``, else the heuristic one)."""
+        return self.counter if self.counter is not None else self._heuristic
 
     def replaced_tokens(self, entries: Sequence[Entry]) -> int:
         """Tokens the summary replaces: every entry but a context-only previous summary,
@@ -116,7 +132,7 @@ class ExtractiveSummarizer:
         for entry in entries:
             if entry.meta.get("context_only"):
                 continue
-            counted = self.counter.count_entry(entry)
+            counted = self.measure.count_entry(entry)
             total += min(entry.tokens, counted) if entry.tokens > 0 else counted
         return total
 
@@ -189,7 +205,7 @@ class ExtractiveSummarizer:
         for index, token in enumerate(idents):
             marker = f" [+{len(idents) - index - 1} more]" if index + 1 < len(idents) else ""
             candidate = " ".join([*kept, token]) + marker
-            if self.counter.count(candidate) > budget:
+            if self.measure.count(candidate) > budget:
                 break
             kept.append(token)
         if not kept:
@@ -201,26 +217,63 @@ class ExtractiveSummarizer:
 
     def _cut(self, text: str, budget: int) -> str:
         """``text`` cut (at a character) to at most ``budget`` tokens."""
-        if self.counter.count(text) <= budget:
+        if self.measure.count(text) <= budget:
             return text
         lo, hi = 0, len(text)
         while lo < hi:
             mid = (lo + hi + 1) // 2
-            if self.counter.count(text[:mid]) <= budget:
+            if self.measure.count(text[:mid]) <= budget:
                 lo = mid
             else:
                 hi = mid - 1
         return text[:lo]
 
+    def salient_lines(self, entries: Sequence[Entry], budget: int) -> tuple[list[str], str]:
+        """The salient sections of ``entries`` (module doc) within ``budget`` tokens, and the
+        carried lines of previous summaries that did not fit verbatim (their identifiers go
+        to the rest)."""
+        salient = sort_entries(entries)
+        lines: list[str] = []
+        for title in SECTIONS:
+            header = False
+            for item in salient.sections[title]:
+                candidate = [*lines, *([] if header else [f"{title}:"]), f"- {_clip(item)}"]
+                if self.measure.count("\n".join(candidate)) <= budget:
+                    lines, header = candidate, True
+        carried = [*lines, *salient.carried]
+        if self.measure.count("\n".join(carried)) <= budget:
+            return carried, ""
+        return lines, "\n".join(salient.carried)
+
+    def _rest(self, entries: Sequence[Entry], leftover: str, budget: int) -> str:
+        """The best form of the non-summary entries that fits ``budget`` tokens (module doc);
+        ``leftover``: carried lines that did not fit verbatim."""
+        fresh = [e for e in entries if not e.meta.get("summary") or e.meta.get("context_only")]
+        if budget <= 0:
+            return ""
+        if not leftover:
+            for lines in (self.summary_lines(fresh), self.compact_lines(fresh)):
+                text = "\n".join(lines)
+                if text and self.measure.count(text) <= budget:
+                    return text
+        pool = list(fresh)
+        if leftover:
+            pool.insert(0, Entry(id="carried", blocks=(Text(leftover),), meta={"summary": True}))
+        head = "Facts: "
+        line = self.identifier_line(pool, budget - self.measure.count(head))
+        return head + line if line.strip() else ""
+
     def __call__(
         self, entries: Sequence[Entry], standing_instructions: str, extra_instructions: str | None
     ) -> str:
         budget = self.budget(entries)
-        for lines in (self.summary_lines(entries), self.compact_lines(entries)):
-            text = "\n".join(lines)
-            if text and self.counter.count(text) <= budget:
-                return text
-        line = self.identifier_line(entries, budget)
-        if line.strip():
-            return line
+        head, leftover = self.salient_lines(entries, budget)
+        head_text = "\n".join(head)
+        used = self.measure.count(head_text) + (1 if head else 0)
+        rest = self._rest(entries, leftover, budget - used)
+        text = "\n".join(part for part in (head_text, rest) if part)
+        if text.strip() and self.measure.count(text) <= budget:
+            return text
+        if head_text.strip():
+            return head_text
         return self._cut(" ".join(self.summary_lines(entries)), budget)

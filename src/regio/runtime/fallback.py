@@ -11,7 +11,9 @@ section 4, "Compaction flush"; field case FC-25).
   batch: past the fallback point the oldest units of the removal order (completed groups of the
   current turn included, as for the compaction itself; never the newest user message nor an
   open group) are evicted down to ``max_items``, with events ``evicted`` (reason
-  ``compaction_fallback``) and ``compaction_fallback``.
+  ``compaction_fallback``) and ``compaction_fallback``. A batch its token trigger queued
+  (token hysteresis) falls back the same way, by tokens: at or over the token trigger, the
+  oldest units are evicted down to the token target.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from regio.policies.eviction import Compact
-from regio.regions import PendingCompaction, Region
+from regio.regions import PendingCompaction, Region, SlidingWindow
 from regio.regions import events as rev
 
 from .planning import region_target
@@ -31,10 +33,22 @@ __all__ = ["bulk_fallback", "fallback_point", "fired_trigger"]
 
 
 def fallback_point(region: Region) -> int | None:
-    """Item count past which ``region`` falls back to bulk eviction (its
-    :meth:`Region.fallback_point`: ``max_items + 2*compact_count`` for a ``sliding_window``
-    with ``compact`` eviction), or ``None`` when it declares no such fallback."""
+    """Point past which ``region`` falls back to bulk eviction (its
+    :meth:`Region.fallback_point`: ``max_items + 2*compact_count`` items for a
+    ``sliding_window`` with ``compact`` eviction, its token trigger without ``max_items``), or
+    ``None`` when it declares no such fallback."""
     return region.fallback_point()
+
+
+def _token_fallback(region: SlidingWindow) -> list[int]:
+    """Entry indexes to evict so ``region`` (at or over its token trigger) keeps at most its
+    token target; empty below the trigger."""
+    trigger, target = region.token_trigger, region.token_target
+    if trigger is None or target is None or region.used_tokens < trigger:
+        return []
+    info = region.analysis()
+    j = info.fewest_removals(max_tokens=target)
+    return info.removal(info.removable_count if j is None else j)
 
 
 def fired_trigger(c: Compactor, region: Any, p: PendingCompaction) -> tuple[int, int, str]:
@@ -51,6 +65,8 @@ def fired_trigger(c: Compactor, region: Any, p: PendingCompaction) -> tuple[int,
         return region.used_tokens, region.budget, "tokens"
     if p.reason == "window_trigger" and c.options.compact_trigger is not None:
         return c.window.used_tokens, int(c.options.compact_trigger), "tokens"
+    if p.reason == "token_trigger" and isinstance(region, SlidingWindow):
+        return region.used_tokens, int(region.token_trigger or 0), "tokens"
     trigger = region.trigger_tokens
     if p.reason == "threshold" and trigger is not None:
         return region.used_tokens, int(trigger), "tokens"
@@ -63,20 +79,30 @@ def bulk_fallback(c: Compactor, region: Any, p: PendingCompaction, reason: str) 
     region is not past the point or declares no fallback). Pending items that covered evicted
     entries leave the queue with a ``compaction_fallback`` event; ``p`` itself (already out of
     the queue) is reported the same way."""
-    point = fallback_point(region)
-    if point is None or region.item_count() <= point:
+    if not isinstance(region, SlidingWindow) or not isinstance(region.eviction, Compact):
         return ()
     keep = region.max_items
-    info = region.analysis()
-    count = region.item_count()
-    if region.count_units:
-        j = min(count - keep, info.removable_count)
+    if p.reason == "compact_count" and keep is not None:
+        if region.item_count() <= keep + 2 * region.eviction.compact_count:
+            return ()
+        info = region.analysis()
+        count = region.item_count()
+        if region.count_units:
+            j = min(count - keep, info.removable_count)
+        else:
+            j = next(
+                (x for x, done in enumerate(info.removed_entries) if count - done <= keep),
+                info.removable_count,
+            )
+        indexes = info.removal(j)
+        why = f"compaction failed ({reason}); bulk eviction to max_items={keep}"
     else:
-        j = next(
-            (x for x, done in enumerate(info.removed_entries) if count - done <= keep),
-            info.removable_count,
+        indexes = _token_fallback(region)
+        why = (
+            f"compaction failed ({reason}); bulk eviction to the token target "
+            f"{region.token_target} (trigger {region.token_trigger} tokens)"
         )
-    ids = tuple(region.entries[i].id for i in info.removal(j))
+    ids = tuple(region.entries[i].id for i in indexes)
     if not ids:
         return ()
     removed = region.remove_ids(ids)
@@ -84,7 +110,6 @@ def bulk_fallback(c: Compactor, region: Any, p: PendingCompaction, reason: str) 
     events.emit(
         rev.Evicted(region.name, ids, sum(e.tokens for e in removed), "compaction_fallback")
     )
-    why = f"compaction failed ({reason}); bulk eviction to max_items={keep}"
     queue = c.window.queue
     reported = {p.id}
     events.emit(rev.CompactionFallback(p.id, region.name, tuple(p.entry_ids), why))

@@ -13,6 +13,8 @@ The rules themselves live in :mod:`regio.runtime.compaction`.
 
 from __future__ import annotations
 
+from regio.regions import PendingCompaction, SlidingWindow
+
 from . import compaction as cp
 from .budget import EngineBudget
 from .compactor import CompactionResult, Compactor, Steps
@@ -22,7 +24,9 @@ __all__ = [
     "boundary_steps",
     "manual_steps",
     "pressure_steps",
+    "queue_expired",
     "queued_steps",
+    "soft_mark",
     "whole_trigger_targets",
 ]
 
@@ -65,10 +69,42 @@ def boundary_steps(
     (``compaction_rejected``, ``compaction_no_progress``) and the region falls back to bulk
     eviction past ``max_items + 2*compact_count``; the request's ceiling check still raises
     when the window is too large. Other regions raise :class:`CompactionNoProgressError`."""
+    queue_expired(c)
     targets = whole_trigger_targets(c, budget, provider, model)
     if targets:
         cp.queue_everything(c, "auto")
     return cp.flush_steps(c, cp.FlushPolicy.boundary(c.take_scheduled(), targets))
+
+
+def soft_mark(region: SlidingWindow) -> int | None:
+    """Tokens past which an expired cache compacts ``region`` early: half way from its token
+    target to its token trigger (``None`` without token hysteresis under ``compact``)."""
+    trigger, target = region.trigger_tokens, region.token_target
+    if trigger is None or target is None:
+        return None
+    return target + (trigger - target) // 2
+
+
+def queue_expired(c: Compactor) -> list[PendingCompaction]:
+    """Timing (``docs/runtime.md``, "Compaction's own cost"): when the cached prefix has
+    expired -- the clock is past the last request's time plus the cache TTL
+    (``c.cache_ttl_s``) -- the next request rewrites the cache anyway, so a conversation above
+    its :func:`soft_mark` is queued for compaction now (reason ``cache_expired``)."""
+    session, ttl = c.session, c.cache_ttl_s
+    if session is None or ttl is None or session.last_sent_at is None:
+        return []
+    if float(c.clock()) - session.last_sent_at <= ttl:
+        return []
+    queued = []
+    for region in c.window.regions:
+        if not isinstance(region, SlidingWindow) or region.pending():
+            continue
+        mark = soft_mark(region)
+        if mark is not None and region.compact_target and region.used_tokens >= mark:
+            p = c.window.request_compaction(region, reason="cache_expired")
+            if p is not None:
+                queued.append(p)
+    return queued
 
 
 def queued_steps(c: Compactor) -> Steps[CompactionResult | None]:

@@ -32,7 +32,8 @@ from regio.tokens import TokenCounter
 from .drive import adrive, drive
 from .errors import SummarizerError, SummaryRejected
 from .overflow import classify_overflow
-from .summarizer import is_refusal, summarizer_limits
+from .summarizer import summarizer_limits
+from .validity import summary_defect
 
 __all__ = [
     "MAX_LEVELS",
@@ -181,13 +182,12 @@ def _drive(
             for index, chunk in enumerate(chunks):
                 size = sum(_entry_tokens(e, counter) for e in chunk) + instructions
                 text = yield chunk, size
-                if not isinstance(text, str) or not text.strip() or is_refusal(text):
+                defect = summary_defect(text)
+                if defect is not None:
                     raise SummaryRejected(
-                        f"the summarizer returned an unusable summary at level {level} "
-                        f"(chunk {index + 1} of {len(chunks)}); nothing was changed",
-                        reason="empty"
-                        if not isinstance(text, str) or not text.strip()
-                        else "refusal",
+                        f"the summarizer returned an unusable summary ({defect}) at level "
+                        f"{level} (chunk {index + 1} of {len(chunks)}); nothing was changed",
+                        reason=defect,
                     )
                 tokens = counter.count(text)
                 calls.append(SummaryCall(level, tuple(e.id for e in chunk), size, tokens))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from regio.regions import PendingCompaction, Region
+from regio.regions import PendingCompaction, Region, SlidingWindow
 
 if TYPE_CHECKING:
     from .compactor import Compactor
@@ -24,10 +24,14 @@ __all__ = [
 
 
 def region_target(c: Compactor, region: Region) -> int:
-    """Low-water mark of ``region`` in tokens (hysteresis target; see module doc)."""
+    """Low-water mark of ``region`` in tokens (hysteresis target): the engine's explicit
+    target, else a ``sliding_window``'s token target (``bulk`` / ``compact`` eviction,
+    :mod:`regio.policies.hysteresis`), else half the budget, never above half the trigger."""
     explicit = c.options.targets.get(region.name)
     if explicit is not None:
         return int(explicit)
+    if isinstance(region, SlidingWindow) and region.token_target is not None:
+        return int(region.token_target)
     target = region.budget // 2
     trigger = region.trigger_tokens
     if trigger is not None:

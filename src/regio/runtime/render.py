@@ -1,45 +1,30 @@
-"""Choosing the renderer for a provider and rendering a laid-out request."""
+"""The seam where the engine renders a laid-out request: the provider table picks the API, the
+renderer registry renders it (:mod:`regio.layout.renderers`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from regio.layout import (
-    Request,
-    render_anthropic,
-    render_openai_chat,
-    render_openai_responses,
-    render_text,
-)
+from regio.layout import Request, renderer_for, renderers
+from regio.providers import PROVIDERS
 
 __all__ = ["APIS", "API_OF_PROVIDER", "api_for", "render_payload"]
 
-#: Renderer names.
-APIS: tuple[str, ...] = ("anthropic", "openai_chat", "openai_responses", "text")
+#: Renderer names (the registered APIs).
+APIS: tuple[str, ...] = renderers()
 
-#: The API each provider speaks by default (OpenAI-compatible servers use Chat Completions).
-API_OF_PROVIDER: dict[str, str] = {
-    "anthropic": "anthropic",
-    "openai": "openai_chat",
-    "openai_responses": "openai_responses",
-    "openai_compatible": "openai_chat",
-    "llamacpp": "openai_chat",
-    "vllm": "openai_chat",
-    "sglang": "openai_chat",
-    "deepseek": "openai_chat",
-    "google": "openai_chat",
-    "text": "text",
-}
+#: The API each provider speaks by default (from :data:`regio.providers.PROVIDERS`).
+API_OF_PROVIDER: dict[str, str] = {name: p.api for name, p in PROVIDERS.items()}
 
 
 def api_for(provider: str, api: str | None = None) -> str:
     """The renderer for ``provider`` (or ``api`` when given). Raises ``ValueError`` naming the
     known providers and APIs."""
     chosen = api or API_OF_PROVIDER.get(provider)
-    if chosen not in APIS:
+    if chosen not in renderers():
         raise ValueError(
             f"no renderer for provider {provider!r} (api {api!r}); providers: "
-            f"{', '.join(API_OF_PROVIDER)}; or pass api= one of {', '.join(APIS)}"
+            f"{', '.join(API_OF_PROVIDER)}; or pass api= one of {', '.join(renderers())}"
         )
     return chosen
 
@@ -51,14 +36,11 @@ def render_payload(
     api: str | None = None,
     model: str = "",
     max_tokens: int | None = None,
+    log: Any = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """The provider payload of ``request`` (``max_tokens`` is the output reserve, tokens)."""
-    chosen = api_for(provider, api)
-    if chosen == "anthropic":
-        return render_anthropic(request, model=model, max_tokens=max_tokens or 1024, **extra)
-    if chosen == "openai_chat":
-        return render_openai_chat(request, model=model, max_tokens=max_tokens, **extra)
-    if chosen == "openai_responses":
-        return render_openai_responses(request, model=model, max_tokens=max_tokens, **extra)
-    return render_text(request, model=model, max_tokens=max_tokens or 256)
+    """The provider payload of ``request`` (``max_tokens``: the output reserve, tokens; the
+    renderer's default when ``None``; ``log``: the session's :class:`regio.layout.RenderLog`).
+    The payload is the caller's: it shares no container with the engine or another payload."""
+    renderer = renderer_for(api_for(provider, api))
+    return renderer.render(request, model=model, max_tokens=max_tokens, log=log, **extra)

@@ -9,6 +9,7 @@ from typing import Any
 
 from regio.events import Event
 from regio.layout import Request, ToolSpec, assemble
+from regio.providers import economics_for
 
 from . import compaction as cp
 from .budget import EngineBudget
@@ -33,11 +34,11 @@ def _assemble(
         tools=specs,
         state=state.layout_state,
         ttl=options.ttl,
-        model=model or None,
-        provider=provider or options.provider or None,
+        economics=economics_for(provider or options.provider or None, model or None),
         chunk_tokens=options.chunk_tokens,
         settle_share=options.settle_share,
         session_id=options.session_id,
+        log=state.render_log,
     )
 
 
@@ -84,10 +85,13 @@ def lay_out(
         api=api,
         model=model,
         max_tokens=max_tokens or c.options.output_reserve or None,
+        log=state.render_log,
         **extra,
     )
     state.layout_state = req.state
     state.last_request = req
+    state.last_sent_at = float(c.clock())
+    state.last_next_entry = c.window.next_entry
     state.last_estimate = raw
     state.last_provider, state.last_model = provider, model
     return req, payload

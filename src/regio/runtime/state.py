@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from regio.layout import LayoutState, Request
+from regio.layout import LayoutState, RenderLog, Request
 
 __all__ = ["SessionState"]
 
@@ -21,8 +21,19 @@ class SessionState:
     refusal before then raises)."""
 
     layout_state: LayoutState | None = None
+    #: The session's render log (what the layout and the renderers carry from request to
+    #: request; reset at the one point where the conversation is rewritten). Not saved.
+    render_log: RenderLog = attrs.field(factory=RenderLog, repr=False)
     last_request: Request | None = None
     last_estimate: int = 0
     last_provider: str = ""
     last_model: str = ""
     overflow_retry: bool = False
+    #: The last forked summarizer request (:mod:`regio.runtime.forking`), ``None`` before one;
+    #: what a bill of the compaction's own calls needs. Not saved.
+    last_summary_request: Request | None = None
+    #: Clock time (seconds) the last request was laid out at; ``None`` before one. Not saved.
+    last_sent_at: float | None = None
+    #: The window's next entry number when the last request was laid out: every entry
+    #: numbered below it that is still in the window was in that request. Not saved.
+    last_next_entry: int = 0

@@ -17,13 +17,14 @@ for its output) and ``max_summary_tokens`` (the longest summary it should produc
 function gets them through :class:`FunctionSummarizer`. Attributes missing on a custom object
 fall back to :data:`DEFAULT_CONTEXT_WINDOW` and :data:`DEFAULT_MAX_SUMMARY_TOKENS`.
 
-:func:`check_summary` is the commit gate: an empty, whitespace-only, refusal-like or oversized
-summary (not smaller than what it replaces) raises :class:`SummaryRejected` and changes nothing.
+:func:`check_summary` is the commit gate: a summary that is empty or whitespace, the error text
+of a failed call, a refusal or apology, a request for more input (classes of
+:mod:`regio.runtime.validity`), longer than ``max_summary_tokens`` or not smaller than what it
+replaces raises :class:`SummaryRejected` and changes nothing.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -32,6 +33,7 @@ import attrs
 from regio.content import Entry
 
 from .errors import SummaryRejected
+from .validity import summary_defect
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
@@ -113,41 +115,51 @@ def summarizer_limits(summarizer: Any) -> tuple[int, int, int]:
     return window, reserve, max_summary
 
 
-_REFUSAL = re.compile(
-    r"^\W*(?:"
-    r"i(?:'|\u2019)?m sorry|i am sorry|sorry,|i apologi[sz]e|"
-    r"i can(?:'|\u2019)?t|i cannot|i can not|i(?:'|\u2019)?m unable|i am unable|"
-    r"i(?:'|\u2019)?m not able|i am not able|i won(?:'|\u2019)?t|i will not|"
-    r"as an ai\b|unfortunately,? i"
-    r")",
-    re.IGNORECASE,
-)
-
-
 def is_refusal(text: str) -> bool:
-    """True when ``text`` opens like a model refusal ("I can't help with that", "I'm sorry,
-    but ...", "As an AI ..."). Only the opening is checked, so a summary that quotes a refusal
-    later on is accepted."""
-    return bool(_REFUSAL.match(text.strip()))
+    """True when ``text`` opens like a model refusal or apology ("I can't help with that",
+    "I'm sorry, but ...", "As an AI ..."). Only the opening is checked, so a summary that
+    quotes a refusal later on is accepted."""
+    return summary_defect(text) == "refusal"
 
 
-def check_summary(text: Any, *, summary_tokens: int, replaced_tokens: int) -> str:
+_MESSAGES = {
+    "empty": "the summarizer returned an empty or whitespace-only summary",
+    "error": "the summarizer returned the text of a failed call (an exception, an HTTP error or "
+    "a stack trace), not a summary",
+    "refusal": "the summarizer refused or apologised",
+    "request": "the summarizer asked for more input instead of summarizing",
+}
+
+
+def check_summary(
+    text: Any,
+    *,
+    summary_tokens: int,
+    replaced_tokens: int,
+    max_summary_tokens: int | None = None,
+) -> str:
     """Return ``text`` when it may replace ``replaced_tokens`` tokens, else raise.
 
-    Raises :class:`SummaryRejected` with ``reason`` ``empty`` (not a string, empty or
-    whitespace), ``refusal`` (:func:`is_refusal`) or ``oversized`` (``summary_tokens >=
+    Raises :class:`SummaryRejected` whose ``reason`` is the class of the defect:
+    ``empty`` / ``error`` / ``refusal`` / ``request``
+    (:func:`regio.runtime.validity.summary_defect`), ``over_cap`` (more than
+    ``max_summary_tokens``, when given) or ``oversized`` (``summary_tokens >=
     replaced_tokens``: a summary must be smaller than what it replaces, DESIGN.md section 4).
     """
-    if not isinstance(text, str) or not text.strip():
+    defect = summary_defect(text)
+    if defect is not None:
+        start = text.strip()[:60] if isinstance(text, str) else type(text).__name__
         raise SummaryRejected(
-            "the summarizer returned an empty or whitespace-only summary; nothing was changed",
-            reason="empty",
+            f"{_MESSAGES[defect]} ({start!r}); nothing was changed",
+            reason=defect,
+            summary_tokens=summary_tokens if defect != "empty" else 0,
             replaced_tokens=replaced_tokens,
         )
-    if is_refusal(text):
+    if max_summary_tokens is not None and summary_tokens > max_summary_tokens:
         raise SummaryRejected(
-            f"the summarizer refused ({text.strip()[:60]!r}); nothing was changed",
-            reason="refusal",
+            f"the summary ({summary_tokens} tokens) is longer than the summarizer's "
+            f"max_summary_tokens ({max_summary_tokens}); nothing was changed",
+            reason="over_cap",
             summary_tokens=summary_tokens,
             replaced_tokens=replaced_tokens,
         )

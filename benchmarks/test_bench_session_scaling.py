@@ -1,0 +1,160 @@
+"""Per-turn time and retained memory of long sessions, and of many sessions in one process.
+
+A turn is what an agent does per model call, through :class:`regio.runtime.Engine` (``regio``
+layout, Anthropic payload): a user message, a state write, an assistant tool call and its
+result, ``Engine.request`` and the assistant's answer. The conversation compacts (``compact``
+eviction past 60 messages), so the window stays bounded while the session goes on.
+
+Targets (ratios within one run, medians of many turns):
+
+* per-turn time at turn 10,000 / at turn 100 <= 1.5 (one session);
+* per-turn time with 100 engines interleaved in one process <= 1.5x one engine's;
+* memory retained per session at 10,000 turns <= 1.2x at 1,000 turns (tracemalloc), not
+  counting the transcript kept for persistence (which grows with the turns by design); both
+  figures are printed.
+
+Run with ``pytest benchmarks/test_bench_session_scaling.py -s`` (minutes: it plays 10,000
+turns twice).
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+import tracemalloc
+
+from regio.content import ToolUse
+from regio.runtime import Engine, ExtractiveSummarizer
+from regio.runtime.transcript import Transcript
+from regio.tokens import get_counter
+
+BLUEPRINT = """
+version: 1
+name: long-session
+model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 200000,
+        max_output_tokens: 8000}
+regions:
+  - {name: system, kind: pinned, volatility: stable, budget: 4000,
+     seed: "You are a careful engineer."}
+  - {name: env_state, kind: keyed, volatility: rewritten, budget: 500}
+  - {name: history, kind: compact_history, source: conversation, volatility: grows,
+     budget: 3000}
+  - name: conversation
+    kind: sliding_window
+    budget: 40000
+    max_items: 60
+    eviction: {strategy: compact, compact_count: 20}
+"""
+
+
+#: Token counts the session's counter keeps (texts). The counter's cache is the session's too;
+#: sized to a few windows' worth of texts, it stays bounded long before the default 100,000.
+COUNT_CACHE = 4096
+
+
+class Session:
+    """One synthetic agent session (see the module docstring)."""
+
+    def __init__(self, count_cache: int = COUNT_CACHE) -> None:
+        counter = get_counter("heuristic", cache_size=count_cache)
+        self.engine = Engine.from_blueprint(
+            BLUEPRINT,
+            token_counter=counter,
+            summarizer=ExtractiveSummarizer(counter=counter, max_summary_tokens=200),
+            clock=lambda: 0.0,
+        )
+        self.turns = 0
+
+    def turn(self) -> None:
+        e, i = self.engine, self.turns
+        e.add_user(f"turn {i}: please check item {i} and report")
+        e.write("env_state", f"cwd=/repo step={i}", key="env")
+        e.add_assistant(f"checking {i}", [ToolUse(f"c{i}", "read", {"item": i})])
+        e.add_tool_result(f"c{i}", f"item {i}: status ok, size {i * 7}")
+        e.request("anthropic", "claude-sonnet-4-5")
+        e.add_assistant(f"item {i} checked: status ok, next {i + 1}")
+        self.turns += 1
+
+    def advance_to(self, n: int) -> None:
+        while self.turns < n:
+            self.turn()
+
+
+def _median_turn(sessions: list[Session], rounds: int) -> float:
+    """Median seconds per turn over ``rounds`` rounds of one turn per session (interleaved)."""
+    times = []
+    for _ in range(rounds):
+        for s in sessions:
+            start = time.perf_counter()
+            s.turn()
+            times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def test_per_turn_time_at_turn_10000_is_within_1_5x_of_turn_100() -> None:
+    early, late = Session(), Session()
+    early.advance_to(100)
+    t100 = _median_turn([early], 200)
+    late.advance_to(10_000)
+    t10k = _median_turn([late], 200)
+    print(
+        f"\nper-turn time: turn 100 {t100 * 1e3:.3f} ms, turn 10,000 {t10k * 1e3:.3f} ms, "
+        f"ratio {t10k / t100:.2f}"
+    )
+    assert t10k / t100 <= 1.5
+
+
+def test_100_interleaved_engines_cost_within_1_5x_of_one_per_turn() -> None:
+    one = Session()
+    one.advance_to(300)
+    many = [Session() for _ in range(100)]
+    for n in range(1, 301):  # advance them interleaved, as an agent server does
+        for s in many:
+            s.advance_to(n)
+    # five back-to-back pairs of measurements; the median pair ratio is robust to a pair
+    # disturbed by other processes on a shared machine
+    pairs = [(_median_turn([one], 100), _median_turn(many, 1)) for _ in range(5)]
+    ratios = sorted(m / o for o, m in pairs)
+    t_one, t_many = statistics.median(o for o, _ in pairs), statistics.median(m for _, m in pairs)
+    print(
+        f"\nper-turn time at turn 300: one engine {t_one * 1e3:.3f} ms, 100 interleaved "
+        f"{t_many * 1e3:.3f} ms; pair ratios {', '.join(f'{r:.2f}' for r in ratios)}"
+    )
+    assert ratios[2] <= 1.5
+
+
+def _retained(turns: int) -> tuple[int, int, int]:
+    """Bytes retained by one session after ``turns`` turns: in total, without its transcript,
+    and also without the window's index of every tool call id ever made (``call_groups``,
+    which the regions layer never prunes); each measured by dropping the part and
+    collecting."""
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    s = Session()
+    s.advance_to(turns)
+    gc.collect()
+    total = tracemalloc.get_traced_memory()[0] - base
+    s.engine.transcript_log = Transcript()
+    gc.collect()
+    without = tracemalloc.get_traced_memory()[0] - base
+    s.engine.window.call_groups = {}
+    gc.collect()
+    bare = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    return total, without, bare
+
+
+def test_memory_retained_at_10000_turns_is_within_1_2x_of_1000_turns() -> None:
+    total_1k, window_1k, bare_1k = _retained(1_000)
+    total_10k, window_10k, bare_10k = _retained(10_000)
+    mib = 2**20
+    print(
+        f"\nretained per session: 1,000 turns {total_1k / mib:.2f} MiB "
+        f"({window_1k / mib:.2f} without the transcript, {bare_1k / mib:.2f} also without "
+        f"call_groups), 10,000 turns {total_10k / mib:.2f} MiB ({window_10k / mib:.2f}, "
+        f"{bare_10k / mib:.2f}); ratios without the transcript {window_10k / window_1k:.2f}, "
+        f"also without call_groups {bare_10k / bare_1k:.2f}"
+    )
+    assert window_10k / window_1k <= 1.2

@@ -1,0 +1,178 @@
+"""The comparison layouts the bench measures ``regio`` against (registered on import).
+
+* ``naive``: every non-conversation region in declaration order, joined into one system
+  block; one marker at the end of the system prompt.
+* ``kind``: one system block per region, ordered by kind (:func:`regio.layout.kind_rank`:
+  pinned, compact_history; keyed, checklist, compacting, custom; temporary, clearable),
+  declaration order within a rank; markers at the end of the system prompt and on the last
+  message block.
+* ``volatility``: one system block per region sorted by volatility (stable, grows, rewritten;
+  kind rank breaks ties), grows regions in frozen chunks, everything in the system prompt;
+  markers at the end of the longest all-stable prefix (>= 1,024 tokens) and on the deepest
+  non-rewritten system block, plus every 16th conversation block (the last 2), none in a
+  request whose system prefix changed.
+
+None of them settles notes or keeps a freezing tail. They are not production layouts: they
+exist so the bench can show what each of the ``regio`` rules buys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from regio.content import Entry
+from regio.layout.breakpoints import MESSAGE_MARK_EVERY, Wanted, levels, stable_run_end
+from regio.layout.model import ChunkState, LayoutBlock
+from regio.layout.sections import (
+    LayoutMemo,
+    Section,
+    chunked_sections,
+    kind_rank,
+    whole_section,
+)
+from regio.layout.strategy import StrategyBase, register_strategy
+
+__all__ = ["KIND", "NAIVE", "VOLATILITY", "KindLayout", "NaiveLayout", "VolatilityLayout"]
+
+_Sections = tuple[list[Section], list[Section], dict[str, tuple[ChunkState, ...]]]
+_VOL_RANK: dict[str, int] = {"stable": 0, "grows": 1, "rewritten": 2}
+
+
+def _shown(regions: Sequence[Any]) -> list[Any]:
+    return [r for r in regions if r.entries or r.kind == "custom"]
+
+
+def _last_system(blocks: Sequence[LayoutBlock], ttl: str) -> list[Wanted]:
+    sys_idx, _ = levels(blocks)
+    return [(sys_idx[-1], ttl, "system")] if sys_idx else []
+
+
+class NaiveLayout(StrategyBase):
+    """Declaration order, one system block (see the module docstring)."""
+
+    name = "naive"
+
+    def sections(self, window: Any, regions: Sequence[Any], **_: Any) -> _Sections:
+        shown = _shown(regions)
+        parts = [s for s in (whole_section(window, r) for r in shown) if s]
+        if not parts:
+            return [], [], {}
+        vol = "stable" if all(r.volatility == "stable" for r in shown) else "mixed"
+        text = "\n\n".join(p.text for p in parts)
+        tokens = sum(p.tokens for p in parts)
+        return [Section(text, tokens, None, f"{vol}:naive", vol)], [], {}
+
+    def wanted(
+        self,
+        blocks: Sequence[LayoutBlock],
+        *,
+        ttl: str,
+        stable_ttl: str,
+        previous_newest: str | None = None,
+        previous_marks: Sequence[str] = (),
+        tail_index: int | None = None,
+        system_changed: bool = False,
+    ) -> list[Wanted]:
+        return _last_system(blocks, ttl)
+
+
+class KindLayout(StrategyBase):
+    """Regions ordered by kind (see the module docstring)."""
+
+    name = "kind"
+
+    def sections(self, window: Any, regions: Sequence[Any], **_: Any) -> _Sections:
+        ordered = sorted(_shown(regions), key=kind_rank)
+        return [s for s in (whole_section(window, r) for r in ordered) if s], [], {}
+
+    def wanted(
+        self,
+        blocks: Sequence[LayoutBlock],
+        *,
+        ttl: str,
+        stable_ttl: str,
+        previous_newest: str | None = None,
+        previous_marks: Sequence[str] = (),
+        tail_index: int | None = None,
+        system_changed: bool = False,
+    ) -> list[Wanted]:
+        msg_idx = levels(blocks)[1]
+        out = _last_system(blocks, ttl)
+        if msg_idx:
+            out.append((msg_idx[-1], ttl, "message"))
+        return out
+
+
+class VolatilityLayout(StrategyBase):
+    """Regions sorted by volatility, grows regions chunked (see the module docstring)."""
+
+    name = "volatility"
+
+    def sections(
+        self,
+        window: Any,
+        regions: Sequence[Any],
+        *,
+        settled: Mapping[str, Sequence[Entry]] | None = None,
+        previous_chunks: Mapping[str, Sequence[ChunkState]],
+        chunk_tokens: int,
+        memo: LayoutMemo,
+    ) -> _Sections:
+        ordered = sorted(
+            _shown(regions), key=lambda r: (_VOL_RANK.get(r.volatility, 2), kind_rank(r))
+        )
+        chunks_used: dict[str, tuple[ChunkState, ...]] = {}
+        system: list[Section] = []
+        for r in ordered:
+            if r.volatility == "grows":
+                system.extend(
+                    chunked_sections(
+                        window, r, None, previous_chunks, chunk_tokens, chunks_used, memo
+                    )
+                )
+            else:
+                s = whole_section(window, r)
+                if s:
+                    system.append(s)
+        return system, [], chunks_used
+
+    def wanted(
+        self,
+        blocks: Sequence[LayoutBlock],
+        *,
+        ttl: str,
+        stable_ttl: str,
+        previous_newest: str | None = None,
+        previous_marks: Sequence[str] = (),
+        tail_index: int | None = None,
+        system_changed: bool = False,
+    ) -> list[Wanted]:
+        sys_idx, msg_idx = levels(blocks)
+        out: list[Wanted] = []
+        stable_end = stable_run_end(blocks)
+        cum = sum(b.tokens for b in blocks[: stable_end + 1]) if stable_end is not None else 0
+        first = stable_end if stable_end is not None and cum >= 1024 else None
+        if first is not None:
+            out.append((first, stable_ttl, "stable"))
+        deep = [k for k in sys_idx if blocks[k].level == "tools" or _vol(blocks[k]) != "rewritten"]
+        if deep and (first is None or deep[-1] > first):
+            out.append((deep[-1], stable_ttl, "system"))
+        if not system_changed:
+            # every 16th content block of the conversation, the last 2 kept (computed, not
+            # scanned: no pass over the conversation per request)
+            last = len(msg_idx) // MESSAGE_MARK_EVERY
+            out.extend(
+                (msg_idx.start + m * MESSAGE_MARK_EVERY - 1, ttl, "message")
+                for m in range(max(1, last - 1), last + 1)
+            )
+        return out
+
+
+def _vol(b: LayoutBlock) -> str:
+    return b.volatility or ""
+
+
+NAIVE = register_strategy(NaiveLayout())
+KIND = register_strategy(KindLayout())
+VOLATILITY = register_strategy(VolatilityLayout())

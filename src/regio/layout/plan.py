@@ -1,0 +1,288 @@
+"""Planning the regions of one request: settled notes, sections and the freezing tail.
+
+:func:`plan_regions` decides, for the strategy of a :class:`Job`, which grows entries are
+settled and which travel as notes (:mod:`regio.layout.settle`), the system and tail sections
+(:meth:`regio.layout.LayoutStrategy.sections`) and — for a strategy with a freezing tail — which
+rewritten-region copies stay frozen and which go to the tail, and whether the stale copies are
+collected now (:mod:`regio.layout.tail`). :func:`refresh_tail` applies the one check that needs
+the system blocks (a changed system prefix collects the tail too); :func:`extras_of` places the
+notes and frozen copies after their anchors in the conversation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from regio.content import Entry
+
+from .events import LayoutEvent, NotesSettled, TailSettled
+from .model import ChunkState, LayoutState, Note
+from .protocols import count_text
+from .renderlog import Extra, RenderLog, frozen_message, note_message, summary_message
+from .sections import Section
+from .settle import Settling, plan_settling
+from .strategy import LayoutStrategy
+from .tail import TailPlan, plan_tail, rent_due, stale_tokens
+
+__all__ = ["Job", "RegionPlan", "extras_of", "plan_regions", "refresh_tail"]
+
+
+@attrs.frozen
+class Job:
+    """What one :func:`regio.layout.assemble` call works with (read-only): the window, the
+    strategy, the previous state (``None`` on a first request), the options (tokens unless
+    noted) and the session's render log, plus the window's regions split once."""
+
+    window: Any
+    strategy: LayoutStrategy
+    prev_state: LayoutState | None
+    placed: int
+    ttl: str
+    stable_ttl: str | None
+    min_tokens: int
+    gc_ratio: float
+    chunk_tokens: int
+    settle_share: float
+    log: RenderLog
+    others: list[Any]
+    conversation: list[Entry]
+
+    @classmethod
+    def build(
+        cls, window: Any, strategy: LayoutStrategy, *, state: LayoutState | None, **options: Any
+    ) -> Job:
+        """A job for ``window``; syncs the log with the conversation's entries."""
+        regions = list(window.regions)
+        conv = next((r for r in regions if r.is_conversation), None)
+        source = conv.entries if conv is not None else None
+        conversation: list[Entry] = list(source) if source is not None else []
+        log: RenderLog = options["log"]
+        log.sync(conversation, source)
+        return cls(
+            window=window,
+            strategy=strategy,
+            prev_state=state if state is not None and state.requests else None,
+            placed=(state.requests if state is not None else 0) + 1,
+            others=[r for r in regions if r is not conv],
+            conversation=conversation,
+            **options,
+        )
+
+    @property
+    def grows(self) -> list[Any]:
+        """The grows regions whose entries can settle (custom regions own their text)."""
+        return [r for r in self.others if r.volatility == "grows" and r.kind != "custom"]
+
+
+@attrs.define
+class RegionPlan:
+    """The regions' part of one request (see the module docstring)."""
+
+    settling: Settling | None
+    system: list[Section]
+    tail_sections: list[Section]
+    chunks_used: dict[str, tuple[ChunkState, ...]]
+    tail_plan: TailPlan | None = None
+    gc_reason: str | None = None
+    stale_rent: int = 0
+    events: list[LayoutEvent] = attrs.field(factory=list)
+
+    @property
+    def notes(self) -> list[tuple[Note, Entry]]:
+        """Unsettled notes with their entries, in placement order."""
+        return self.settling.notes if self.settling is not None else []
+
+    @property
+    def settled_ids(self) -> dict[str, tuple[str, ...]]:
+        """Region -> settled entry ids."""
+        if self.settling is None:
+            return {}
+        return {k: tuple(e.id for e in v) for k, v in self.settling.settled.items()}
+
+
+def _settle(job: Job, force: str | None) -> Settling | None:
+    if not job.strategy.settles:
+        return None
+    return plan_settling(
+        job.grows,
+        job.conversation,
+        job.prev_state,
+        window_tokens=int(job.window.max_tokens),
+        settle_share=job.settle_share,
+        force=force,
+        placed=job.placed,
+        has_entry=job.log.has_entry,
+        digest=job.log.entry_digest,
+    )
+
+
+def _sections(job: Job, plan: RegionPlan) -> None:
+    settling = plan.settling
+    prev = job.prev_state
+    plan.system, plan.tail_sections, plan.chunks_used = job.strategy.sections(
+        job.window,
+        job.others,
+        settled=settling.settled if settling is not None else None,
+        previous_chunks=prev.chunks if prev is not None else {},
+        chunk_tokens=job.chunk_tokens,
+        memo=job.log,
+    )
+
+
+def _tail_for(job: Job, plan: RegionPlan, gc: bool) -> TailPlan:
+    conv = job.conversation
+    return plan_tail(
+        job.window,
+        plan.tail_sections,
+        job.prev_state,
+        anchor=conv[-1].id if conv else None,
+        turn=int(conv[-1].turn) if conv else 0,
+        placed=job.placed,
+        gc=gc,
+        regions={r.name: r for r in job.others},
+    )
+
+
+def _first_reason(job: Job, plan: RegionPlan) -> str | None:
+    """Why the freezing tail is collected before looking at its size: the prefix is rewritten
+    anyway (settled notes, a changed first message, a lost anchor)."""
+    prev = job.prev_state
+    copies = (*prev.frozen, *prev.tail) if prev is not None else ()
+    if not copies or prev is None:
+        return None
+    if plan.settling is not None and plan.settling.reason is not None:
+        return plan.settling.reason
+    first = job.conversation[0].digest if job.conversation else None
+    if prev.first_message is not None and first != prev.first_message:
+        return "prefix_rewritten"
+    if any(c.anchor is not None and not job.log.has_entry(c.anchor) for c in copies):
+        return "anchor_lost"
+    return None
+
+
+def _freezing_tail(job: Job, plan: RegionPlan) -> None:
+    prev = job.prev_state
+    plan.gc_reason = _first_reason(job, plan)
+    tail = plan.tail_plan = _tail_for(job, plan, plan.gc_reason is not None)
+    share = job.settle_share * job.window.max_tokens
+    if plan.gc_reason is None and stale_tokens(tail.frozen, tail.tail) > share:
+        plan.gc_reason = "share"
+        tail = plan.tail_plan = _tail_for(job, plan, True)
+        if plan.notes:  # the prefix is rewritten anyway: settle too
+            plan.settling = _settle(job, "tail_share")
+            _sections(job, plan)
+    if plan.gc_reason is None:
+        before = prev.stale_rent if prev is not None else 0
+        plan.stale_rent = before + stale_tokens(tail.frozen, tail.tail)
+        if plan.stale_rent and rent_due(
+            plan.stale_rent, tail.frozen, tail.tail, job.conversation, job.gc_ratio
+        ):
+            plan.gc_reason = "rent"
+            plan.tail_plan = _tail_for(job, plan, True)
+
+
+def plan_regions(job: Job) -> RegionPlan:
+    """Settling, sections and (for a freezing-tail strategy) the tail plan of ``job``."""
+    plan = RegionPlan(_settle(job, None), [], [], {})
+    _sections(job, plan)
+    if job.strategy.freezing_tail:
+        _freezing_tail(job, plan)
+    return plan
+
+
+def refresh_tail(job: Job, plan: RegionPlan, system_end: str) -> None:
+    """Collect the freezing tail when the system prefix (hash ``system_end``) changed, then
+    record the tail and settling events."""
+    prev = job.prev_state
+    if (
+        plan.tail_plan is not None
+        and plan.gc_reason is None
+        and prev is not None
+        and (prev.frozen or prev.tail)
+        and prev.system_hash is not None
+        and prev.system_hash != system_end
+    ):
+        plan.gc_reason = "system_changed"
+        plan.tail_plan = _tail_for(job, plan, True)
+    tail = plan.tail_plan
+    if tail is not None and tail.dropped:
+        plan.events.append(
+            TailSettled(
+                plan.gc_reason or "prefix_rewritten",
+                tuple(c.region for c in tail.dropped),
+                stale_tokens(tail.dropped, tail.tail),
+            )
+        )
+    settling = plan.settling
+    if settling is not None and settling.reason is not None:
+        before = prev.settled if prev is not None else {}
+        ids = tuple(
+            e.id
+            for r in job.grows
+            for was in (frozenset(before.get(r.name, ())),)
+            for e in r.entries
+            if prev is not None and e.id not in was
+        )
+        plan.events.append(NotesSettled(settling.reason, ids))
+
+
+def note_text(region: str, entry: Entry) -> str:
+    """The text of an unsettled grows-region entry travelling in the conversation."""
+    return f"[context note -> region '{region}']\n{entry.text}"
+
+
+def summary_text(region: str, entry: Entry) -> str:
+    """The text of a ``compact_history`` summary opening the messages."""
+    return f"[summary of earlier context -> region '{region}']\n{entry.text}"
+
+
+def summary_extras(job: Job) -> list[Extra]:
+    """The ``compact_history`` summaries, oldest first, as messages that open the
+    conversation (anchor ``None``), when the strategy puts them there
+    (``summaries_in_messages``): never joined into the system text, so a compaction leaves the
+    system bytes as they were and earlier summaries stay byte-identical, appended."""
+    if not getattr(job.strategy, "summaries_in_messages", False):
+        return []
+    out: list[Extra] = []
+    for region in job.window.regions:
+        if region.kind != "compact_history":
+            continue
+        for entry in region.entries:
+            text = summary_text(region.name, entry)
+            ntok = entry.tokens + count_text(job.window, text[: len(text) - len(entry.text)])
+            pm = summary_message(text, ntok, entry.id, region.name)
+            out.append(((-1, len(out)), pm, (ntok,), (region.name,)))
+    return out
+
+
+def extras_of(job: Job, plan: RegionPlan) -> dict[str | None, list[Extra]]:
+    """Anchor -> the notes and frozen tail copies placed after it, in placement order (notes
+    of a request before its copies: the notes preceded that request's tail); the
+    ``compact_history`` summaries open the conversation (:func:`summary_extras`)."""
+    by_anchor: dict[str | None, list[Extra]] = {}
+    summaries = summary_extras(job)
+    if summaries:
+        by_anchor[None] = summaries
+    for note, entry in plan.notes:
+        text = note_text(note.region, entry)
+        ntok = entry.tokens + count_text(job.window, text[: len(text) - len(entry.text)])
+        pm = note_message(text, ntok, entry.id)
+        by_anchor.setdefault(note.anchor, []).append(((note.placed, 0), pm, (ntok,), (None,)))
+    if plan.tail_plan is not None:
+        groups: dict[tuple[str | None, int], list[tuple[str, int, str]]] = {}
+        for c in plan.tail_plan.frozen:
+            groups.setdefault((c.anchor, c.placed), []).append((c.text, c.tokens, c.region))
+        for (anchor, when), copies in groups.items():
+            by_anchor.setdefault(anchor, []).append(
+                (
+                    (when, 1),
+                    frozen_message(when, copies),
+                    tuple(n for _, n, _ in copies),
+                    tuple(r for _, _, r in copies),
+                )
+            )
+    for extras in by_anchor.values():
+        extras.sort(key=lambda item: item[0])
+    return by_anchor

@@ -1,0 +1,387 @@
+"""One render log per session: what the layout derived from the conversation so far.
+
+A :class:`RenderLog` belongs to one engine (``Engine.render_log``); :func:`regio.layout.assemble`
+and the renderers read and extend it, so a request costs what is new since the previous one:
+
+* the conversation entries consumed so far, with the notes and frozen tail copies placed after
+  them (the *projection*);
+* the repaired messages up to the *watermark*, the last point where no tool call is open
+  (:class:`regio.layout.repair.RepairFront`): nothing after it can change them;
+* their :class:`LayoutBlock` s with digests, chained prefix hashes and running token sums;
+* per renderer API, the rendered form of each of those messages (``rendered``).
+
+Everything after the watermark (usually the newest turn) is projected, repaired and hashed
+again on every request. There is one invalidation point, :meth:`RenderLog.reset`: it is called
+when the conversation is rewritten (compaction, eviction, release, settled notes, collected
+tail copies), when the system prefix or the strategy changes, and when a late result answers a
+call the log took as missing. Each of those is a cache miss the provider charges anyway.
+
+Shapes: tokens are ints; hashes are hex sha256 strings (:func:`regio.layout.model.chain_hash`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from itertools import compress, count
+from operator import is_not
+from typing import Any
+
+import attrs
+
+from regio.content import Block, Entry, Text, block_text
+
+from .events import LayoutEvent
+from .model import LayoutBlock, ToolSpec, block_digest, chain_hash
+from .repair import (
+    START_MESSAGE,
+    PMessage,
+    RepairFront,
+    RepairRun,
+    StaleFront,
+    advance,
+    repair_after,
+    run_events,
+    watermarks,
+)
+
+__all__ = ["ConversationView", "Extra", "RenderLog", "frozen_message", "note_message"]
+
+#: One message placed after an anchor: (order key, message, tokens per block, region per block).
+Extra = tuple[tuple[int, int], PMessage, tuple[int, ...], tuple[str | None, ...]]
+
+
+def note_message(text: str, tokens: int, entry_id: str) -> PMessage:
+    """The user message carrying an unsettled note (``tokens``: of ``text``)."""
+    info = ((tokens, None),)
+    return PMessage("user", (Text(text),), f"note:{entry_id}", origin="note", info=info)
+
+
+def summary_message(text: str, tokens: int, entry_id: str, region: str) -> PMessage:
+    """The user message carrying one ``compact_history`` summary at the opening of the
+    messages (``tokens``: of ``text``; ``region``: the history region)."""
+    info = ((tokens, region),)
+    return PMessage("user", (Text(text),), f"summary:{entry_id}", origin="summary", info=info)
+
+
+def frozen_message(when: int, copies: Sequence[tuple[str, int, str]]) -> PMessage:
+    """The user message of the frozen tail copies ``(text, tokens, region)`` placed by request
+    ``when``."""
+    return PMessage(
+        "user",
+        tuple(Text(t) for t, _, _ in copies),
+        f"frozen:{when}",
+        origin="frozen",
+        info=tuple((n, r) for _, n, r in copies),
+    )
+
+
+def _same_prefix(a: Sequence[object], b: Sequence[object]) -> int:
+    """Length of the common prefix of ``a`` and ``b`` by object identity (C-level scan)."""
+    return next(compress(count(), map(is_not, a, b)), min(len(a), len(b)))
+
+
+@attrs.frozen
+class ConversationView:
+    """The conversation part of one request: ``blocks`` (message level, in order; the log's
+    final blocks followed by this request's fresh ones), the repair ``events``, ``tokens`` (sum
+    over ``blocks``) and ``final`` (how many leading blocks are the log's final ones)."""
+
+    blocks: list[LayoutBlock]
+    events: list[LayoutEvent]
+    tokens: int
+    final: int
+    fresh_hashes: frozenset[str]
+
+
+@attrs.define(eq=False)
+class RenderLog:
+    """The render log of one session (see the module docstring). Create one per engine (or per
+    sequence of requests); never share it between sessions.
+
+    ``resets`` counts the invalidations (how often the conversation was rewritten)."""
+
+    resets: int = 0
+    strategy: str | None = None
+    root: str | None = None
+    source: Any = None
+    epoch: int | None = None
+    entries: list[Entry] = attrs.field(factory=list)
+    entry_index: dict[str, int] = attrs.field(factory=dict)
+    extras: dict[str | None, list[Extra]] = attrs.field(factory=dict)
+    front: RepairFront = attrs.field(factory=RepairFront)
+    blocks: list[LayoutBlock] = attrs.field(factory=list)
+    cum: list[int] = attrs.field(factory=lambda: [0])
+    hashes: set[str] = attrs.field(factory=set)
+    messages: int = 0
+    rendered: dict[str, dict[int, tuple[LayoutBlock, Any]]] = attrs.field(factory=dict)
+    head: dict[Any, str] = attrs.field(factory=dict)
+    _conversation: Sequence[Entry] = ()
+    _pending_ids: set[str] = attrs.field(factory=set)
+    #: entry digests of this request and the previous one: entry id -> (entry, digest)
+    _digests: dict[str, tuple[Entry, str]] = attrs.field(factory=dict)
+    _digests_before: dict[str, tuple[Entry, str]] = attrs.field(factory=dict)
+    #: sections of closed chunks of this request and the previous one, by value key
+    _sections: dict[Hashable, Any] = attrs.field(factory=dict)
+    _sections_before: dict[Hashable, Any] = attrs.field(factory=dict)
+
+    # ----- the one invalidation point ----------------------------------------------------
+    def reset(self) -> None:
+        """Forget everything derived from the conversation (it was rewritten)."""
+        self.resets += 1
+        self.source, self.epoch = None, None
+        self.entries = []
+        self.entry_index = {}
+        self.extras = {}
+        self.front = RepairFront()
+        self.blocks = []
+        self.cum = [0]
+        self.hashes = set()
+        self.messages = 0
+        self.rendered = {}
+        self._pending_ids = {e.id for e in self._conversation}
+
+    # ----- entries -------------------------------------------------------------------------
+    def sync(self, conversation: Sequence[Entry], source: Any = None) -> None:
+        """Take the conversation's current entries (``source``: the live entry list they were
+        copied from, an :class:`regio.regions.entrylist.EntryList`: when it was only appended
+        to, no scan is needed). Resets the log when the consumed entries are not a prefix."""
+        self._conversation = conversation
+        self._digests_before, self._digests = self._digests, {}
+        self._sections_before, self._sections = self._sections, {}
+        n = len(self.entries)
+        epoch = getattr(source, "rewrite_epoch", None)
+        appended = (
+            source is not None
+            and source is self.source
+            and epoch is not None
+            and epoch == self.epoch
+            and len(conversation) >= n
+        )
+        if (
+            n
+            and not appended
+            and (len(conversation) < n or _same_prefix(conversation, self.entries) < n)
+        ):
+            self.reset()
+        self.source, self.epoch = source, epoch
+        self._pending_ids = {e.id for e in conversation[len(self.entries) :]}
+
+    def has_entry(self, entry_id: str | None) -> bool:
+        """Whether an entry of the synced conversation has id ``entry_id``."""
+        return entry_id in self.entry_index or entry_id in self._pending_ids
+
+    def entry_digest(self, entry: Entry) -> str:
+        """``entry.digest``, computed once per entry object while the requests keep using it
+        (entries are immutable; the digests of the previous request are kept)."""
+        found = self._digests.get(entry.id)
+        if found is None or found[0] is not entry:
+            found = self._digests_before.get(entry.id)
+            if found is None or found[0] is not entry:
+                found = (entry, entry.digest)
+            self._digests[entry.id] = found
+        return found[1]
+
+    def section(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        """``build()`` remembered under the value ``key`` while the requests keep using it
+        (the sections of closed chunks: their text depends only on the key)."""
+        found = self._sections.get(key)
+        if found is None:
+            found = self._sections_before.get(key)
+            if found is None:
+                found = build()
+            self._sections[key] = found
+        return found
+
+    # ----- head digests --------------------------------------------------------------------
+    def head_digest(self, level: str, role: str, blk: Block | None, tool: ToolSpec | None) -> str:
+        """:func:`block_digest` of a tools / system / tail block, remembered by value for the
+        blocks of the previous request (the head changes rarely)."""
+        key = (
+            (level, role, tool.name, tool.description, repr(tool.input_schema))
+            if tool
+            else (
+                level,
+                role,
+                block_text(blk) if isinstance(blk, Text) else repr(blk),
+            )
+        )
+        found = self.head.get(key)
+        if found is None:
+            lvl = "messages" if level == "tail" else level
+            found = block_digest(lvl, role, blk, tool)
+            if len(self.head) > 256:
+                self.head.clear()
+            self.head[key] = found
+        return found
+
+    # ----- the conversation ----------------------------------------------------------------
+    def conversation(
+        self,
+        strategy: str,
+        extras: dict[str | None, list[Extra]],
+        root: str,
+        split: Callable[[Entry], list[int]],
+        count_block: Callable[[Block], int],
+    ) -> ConversationView:
+        """The message blocks of the synced conversation with ``extras`` (anchor -> messages
+        in placement order) chained from ``root`` (the prefix hash after the system level).
+        ``split(entry)`` shares an entry's tokens over its blocks; ``count_block`` counts a
+        block the repair synthesized. Raises :class:`regio.layout.LayoutError` for a system
+        message in the conversation."""
+        if strategy != self.strategy or root != self.root or self._extras_changed(extras):
+            if self.entries or self.messages or self.front.inputs:
+                self.reset()
+            self.strategy, self.root = strategy, root
+        try:
+            return self._build(extras, split, count_block)
+        except StaleFront:
+            self.reset()
+            return self._build(extras, split, count_block)
+
+    def _extras_changed(self, extras: dict[str | None, list[Extra]]) -> bool:
+        if not self.entries:
+            return False
+        index = self.entry_index
+        for anchor in extras.keys() | self.extras.keys():
+            final = anchor is None or anchor in index
+            if final and extras.get(anchor, []) != self.extras.get(anchor, []):
+                return True
+        return False
+
+    def _project(
+        self, extras: dict[str | None, list[Extra]], split: Callable[[Entry], list[int]]
+    ) -> tuple[list[PMessage], list[int]]:
+        """Inputs after the log's entries (each block with its tokens and region) and where
+        each entry's segment starts."""
+        inputs: list[PMessage] = []
+        starts: list[int] = []
+        if not self.entries:
+            inputs.extend(pm for _, pm, _, _ in extras.get(None, ()))
+        for e in self._conversation[len(self.entries) :]:
+            starts.append(len(inputs))
+            info = tuple((n, None) for n in split(e))
+            inputs.append(PMessage(e.role or "user", e.blocks, e.id, info=info))
+            inputs.extend(pm for _, pm, _, _ in extras.get(e.id, ()))
+        return inputs, starts
+
+    def _build(
+        self,
+        extras: dict[str | None, list[Extra]],
+        split: Callable[[Entry], list[int]],
+        count_block: Callable[[Block], int],
+    ) -> ConversationView:
+        inputs, starts = self._project(extras, split)
+        # the watermark: the last segment boundary before the newest entry with no open call
+        cuts = set(starts[1:])
+        k = next((m for m in reversed(watermarks(inputs, self.front)) if m in cuts), 0)
+        if k:
+            run = repair_after(self.front, inputs[:k])
+            self._commit(run, k, count_block, extras, starts.index(k))
+            inputs = inputs[k:]
+        run = repair_after(self.front, inputs)
+        return self._view(run, count_block)
+
+    def _layout_blocks(
+        self,
+        messages: Sequence[PMessage],
+        first_index: int,
+        h: str,
+        count_block: Callable[[Block], int],
+    ) -> list[LayoutBlock]:
+        out: list[LayoutBlock] = []
+        for mi, msg in enumerate(messages, first_index):
+            for b, known in msg.pairs():
+                n, region = known if known is not None else (count_block(b), None)
+                dg = block_digest("messages", msg.role, b, None)
+                h = chain_hash(h, dg)
+                out.append(
+                    LayoutBlock(
+                        level="messages",
+                        role=msg.role,
+                        tokens=n,
+                        digest=dg,
+                        prefix_hash=h,
+                        block=b,
+                        region=region,
+                        message=mi,
+                        source=msg.source,
+                        origin=msg.origin,
+                    )
+                )
+        return out
+
+    def _end_hash(self) -> str:
+        return self.blocks[-1].prefix_hash if self.blocks else (self.root or "")
+
+    def _commit(
+        self,
+        run: RepairRun,
+        inputs: int,
+        count_block: Callable[[Block], int],
+        extras: dict[str | None, list[Extra]],
+        entries: int,
+    ) -> None:
+        """Move the watermark over ``inputs`` inputs (the segments of ``entries`` entries)."""
+        was_first = self.front.first_role
+        final = advance(self.front, run, inputs)
+        if was_first is None and self.front.first_role == "assistant":
+            final = [START_MESSAGE, *final]
+        new = self._layout_blocks(final, self.messages, self._end_hash(), count_block)
+        self.messages += len(final)
+        for b in new:
+            self.blocks.append(b)
+            self.cum.append(self.cum[-1] + b.tokens)
+            self.hashes.add(b.prefix_hash)
+        if not self.entries and None in extras:
+            self.extras[None] = extras[None]
+        for e in self._conversation[len(self.entries) : len(self.entries) + entries]:
+            self.entry_index[e.id] = len(self.entries)
+            self.entries.append(e)
+            self._pending_ids.discard(e.id)
+            if e.id in extras:
+                self.extras[e.id] = extras[e.id]
+
+    def _view(self, run: RepairRun, count_block: Callable[[Block], int]) -> ConversationView:
+        messages = run.messages
+        if self.front.first_role is None and messages and messages[0].role == "assistant":
+            messages = [START_MESSAGE, *messages]
+        fresh = self._layout_blocks(messages, self.messages, self._end_hash(), count_block)
+        return ConversationView(
+            blocks=[*self.blocks, *fresh],
+            events=run_events(self.front, run),
+            tokens=self.cum[-1] + sum(b.tokens for b in fresh),
+            final=len(self.blocks),
+            fresh_hashes=frozenset(b.prefix_hash for b in fresh),
+        )
+
+    def has_hash(self, prefix_hash: str, view: ConversationView) -> bool:
+        """Whether a message block of ``view`` has prefix hash ``prefix_hash``."""
+        return prefix_hash in self.hashes or prefix_hash in view.fresh_hashes
+
+    # ----- rendered form per API -----------------------------------------------------------
+    def rendered_unit(self, api: str, message: int, first: LayoutBlock) -> Any:
+        """The rendered form ``api`` stored for final message ``message`` whose first block is
+        ``first`` (the log's own block object), else ``None``."""
+        found = self.rendered.get(api, {}).get(message)
+        if found is None or found[0] is not first:
+            return None
+        return found[1]
+
+    def keep_unit(self, api: str, message: int, first: LayoutBlock, unit: Any) -> None:
+        """Store the rendered form of message ``message`` when it is final (before the
+        watermark) and ``first`` is the log's own block (no marker on it)."""
+        if message < self.messages and self._final_block(first):
+            self.rendered.setdefault(api, {})[message] = (first, unit)
+
+    def _final_block(self, b: LayoutBlock) -> bool:
+        # final message blocks are the log's own objects; find by running sums is not needed:
+        # the message index says where to look
+        lo = 0
+        hi = len(self.blocks)
+        while lo < hi:  # first block of message b.message
+            mid = (lo + hi) // 2
+            if (self.blocks[mid].message or 0) < (b.message or 0):
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo < len(self.blocks) and self.blocks[lo] is b

@@ -1,0 +1,212 @@
+"""Layout strategies as objects, and the registry that finds one by name.
+
+A :class:`LayoutStrategy` decides where each region goes (:meth:`~LayoutStrategy.sections`)
+and where the cache markers go (:meth:`~LayoutStrategy.plan_breakpoints`), and says whether
+it settles ``grows`` notes and keeps a freezing tail. The production strategy is
+:data:`REGIO` (``regio``): stable regions, then grows regions in frozen chunks (settled entries
+only), all in the system prompt; the ``compact_history`` summaries open the messages (never
+joined into the system text); rewritten regions in the freezing tail after the conversation
+(docs/layout.md). The comparison layouts the bench
+measures it against (``naive``, ``kind``, ``volatility``) live in :mod:`regio.bench.layouts`
+and are registered when that module is imported (:func:`strategy_for` imports it for their
+names).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from regio.content import Entry
+
+from .breakpoints import Wanted, place_marks, regio_wanted
+from .model import Breakpoint, ChunkState, LayoutBlock
+from .repair import LayoutError
+from .sections import LayoutMemo, Section, chunked_sections, whole_section
+
+__all__ = [
+    "REGIO",
+    "STRATEGIES",
+    "LayoutStrategy",
+    "RegioStrategy",
+    "register_strategy",
+    "strategy_for",
+]
+
+#: Strategy names, in report order (the comparison layouts first).
+STRATEGIES: tuple[str, ...] = ("naive", "kind", "volatility", "regio")
+#: Where the strategies that are not registered at import live.
+_PROVIDED_BY: dict[str, str] = {
+    "naive": "regio.bench.layouts",
+    "kind": "regio.bench.layouts",
+    "volatility": "regio.bench.layouts",
+}
+
+
+class LayoutStrategy(Protocol):
+    """Where regions and cache markers go. ``name``: the registry name; ``settles``: grows
+    entries written mid-run travel as notes until they settle; ``freezing_tail``: rewritten
+    regions go to the freezing tail."""
+
+    name: str
+    settles: bool
+    freezing_tail: bool
+
+    def sections(
+        self,
+        window: Any,
+        regions: Sequence[Any],
+        *,
+        settled: Mapping[str, Sequence[Entry]] | None,
+        previous_chunks: Mapping[str, Sequence[ChunkState]],
+        chunk_tokens: int,
+        memo: LayoutMemo,
+    ) -> tuple[list[Section], list[Section], dict[str, tuple[ChunkState, ...]]]:
+        """System sections, tail sections and the chunk boundaries used for ``regions`` (the
+        non-conversation regions in declaration order; ``settled``: the settled entries of
+        each grows region, ``None``: all; ``memo``: the session's :class:`LayoutMemo`)."""
+        ...
+
+    def wanted(
+        self,
+        blocks: Sequence[LayoutBlock],
+        *,
+        ttl: str,
+        stable_ttl: str,
+        previous_newest: str | None,
+        previous_marks: Sequence[str],
+        tail_index: int | None,
+        system_changed: bool,
+    ) -> list[Wanted]:
+        """The markers this strategy asks for, ``(index, ttl, slot)``, in priority order."""
+        ...
+
+    def plan_breakpoints(self, blocks: Sequence[LayoutBlock], **options: Any) -> list[Breakpoint]:
+        """The markers of one request (see :func:`regio.layout.breakpoints.place_marks`)."""
+        ...
+
+
+class StrategyBase:
+    """Shared :meth:`plan_breakpoints`: the strategy's wanted markers, placed by the common
+    rules (at most 4, minimum prefix, cacheable blocks, 1h before 5m)."""
+
+    name = ""
+    settles = False
+    freezing_tail = False
+    #: ``compact_history`` summaries open the messages instead of sitting in the system.
+    summaries_in_messages = False
+
+    def wanted(
+        self,
+        blocks: Sequence[LayoutBlock],
+        *,
+        ttl: str,
+        stable_ttl: str,
+        previous_newest: str | None = None,
+        previous_marks: Sequence[str] = (),
+        tail_index: int | None = None,
+        system_changed: bool = False,
+    ) -> list[Wanted]:
+        """The markers this strategy asks for, ``(index, ttl, slot)``, in priority order."""
+        raise NotImplementedError
+
+    def plan_breakpoints(
+        self,
+        blocks: Sequence[LayoutBlock],
+        *,
+        ttl: str = "5m",
+        stable_ttl: str | None = None,
+        min_tokens: int = 1024,
+        **options: Any,
+    ) -> list[Breakpoint]:
+        """Plan the markers of one request; returns them in block order (at most 4). Raises
+        ``ValueError`` for an unknown TTL or a ``stable_ttl`` shorter than ``ttl``."""
+        from .breakpoints import check_ttls
+
+        stable = check_ttls(ttl, stable_ttl)
+        if not blocks:
+            return []
+        wanted = self.wanted(blocks, ttl=ttl, stable_ttl=stable, **options)
+        return place_marks(blocks, wanted, min_tokens)
+
+
+class RegioStrategy(StrategyBase):
+    """The production layout (see the module docstring)."""
+
+    name = "regio"
+    settles = True
+    freezing_tail = True
+    summaries_in_messages = True
+
+    def sections(
+        self,
+        window: Any,
+        regions: Sequence[Any],
+        *,
+        settled: Mapping[str, Sequence[Entry]] | None,
+        previous_chunks: Mapping[str, Sequence[ChunkState]],
+        chunk_tokens: int,
+        memo: LayoutMemo,
+    ) -> tuple[list[Section], list[Section], dict[str, tuple[ChunkState, ...]]]:
+        chunks_used: dict[str, tuple[ChunkState, ...]] = {}
+        # compact_history summaries open the messages (regio.layout.plan.summary_extras)
+        regions = [r for r in regions if r.kind != "compact_history"]
+        shown = [r for r in regions if r.entries or r.kind == "custom"]
+        ordered = [r for r in regions if r.volatility == "grows"]
+        stable = (whole_section(window, r) for r in shown if r.volatility == "stable")
+        system = [s for s in stable if s]
+        for r in ordered:
+            system.extend(
+                chunked_sections(
+                    window, r, settled, previous_chunks, chunk_tokens, chunks_used, memo
+                )
+            )
+        rewritten = [r for r in shown if r.volatility not in ("stable", "grows")]
+        tail = [s for s in (whole_section(window, r) for r in rewritten) if s]
+        return system, tail, chunks_used
+
+    def wanted(
+        self,
+        blocks: Sequence[LayoutBlock],
+        *,
+        ttl: str,
+        stable_ttl: str,
+        previous_newest: str | None = None,
+        previous_marks: Sequence[str] = (),
+        tail_index: int | None = None,
+        system_changed: bool = False,
+    ) -> list[Wanted]:
+        return regio_wanted(
+            blocks,
+            ttl=ttl,
+            stable_ttl=stable_ttl,
+            previous_newest=previous_newest,
+            previous_marks=previous_marks,
+            tail_index=tail_index,
+        )
+
+
+REGIO = RegioStrategy()
+_REGISTRY: dict[str, LayoutStrategy] = {REGIO.name: REGIO}
+
+
+def register_strategy(strategy: LayoutStrategy) -> LayoutStrategy:
+    """Register ``strategy`` under its ``name`` (a later registration replaces it)."""
+    _REGISTRY[strategy.name] = strategy
+    return strategy
+
+
+def strategy_for(strategy: str | LayoutStrategy) -> LayoutStrategy:
+    """The strategy object for ``strategy`` (an object is returned as is). Raises
+    :class:`LayoutError` naming the known strategies for an unknown name."""
+    if not isinstance(strategy, str):
+        return strategy
+    found = _REGISTRY.get(strategy)
+    if found is None and strategy in _PROVIDED_BY:
+        importlib.import_module(_PROVIDED_BY[strategy])
+        found = _REGISTRY.get(strategy)
+    if found is None:
+        names = dict.fromkeys([*STRATEGIES, *_REGISTRY])
+        raise LayoutError(f"unknown layout strategy {strategy!r}; use one of {', '.join(names)}")
+    return found

@@ -1,0 +1,173 @@
+"""A summarizer that reads the provider cache: :class:`ForkSummarizer` (``docs/runtime.md``,
+"Compaction's own cost").
+
+A compaction is a model call. Sent as a fresh prompt (instructions + transcript), it pays for
+every summarized token again at the full input price. :class:`ForkSummarizer` instead sends
+the agent's last request byte for byte (tools, system, every message, the cache markers) with
+the summary instruction appended as a final user message
+(:func:`regio.layout.fork_for_summary`), so the provider serves the whole prefix from its
+cache and only the instruction and the reply are new. The engine builds that request
+(:func:`fork_payload`) when the last request holds every entry to summarize, the summarizer
+asks for the agent's own model (a prefix cache is per model) and the fork fits the
+summarizer's window; otherwise the summarizer falls back to the chunked transcript prompt of
+:class:`regio.runtime.LLMSummarizer`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from regio.content import Entry, Text
+from regio.layout import Request, fork_for_summary
+
+from .llm_summarizer import LLMSummarizer
+from .render import render_payload
+from .state import SessionState
+from .summarizer import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_SUMMARY_TOKENS, summarizer_limits
+
+__all__ = ["ForkSummarizer", "fork_instruction", "fork_payload"]
+
+#: Characters of a message quoted to name where the summarized range starts and ends.
+QUOTE_CHARS = 80
+
+
+def _quote(entry: Entry) -> str:
+    text = " ".join(entry.text.split()) or f"[{entry.role or 'entry'} {entry.id}]"
+    return text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 1] + "\u2026"
+
+
+def fork_instruction(
+    entries: Sequence[Entry], standing: str, extra: str | None, max_summary_tokens: int
+) -> str:
+    """The final user message of a forked summary request: which messages to summarize (the
+    first and last quoted), the standing requirements (plus ``extra``, added) and the size."""
+    fresh = [e for e in entries if not e.meta.get("summary")]
+    first, last = fresh[0], fresh[-1]
+    text = (
+        "Pause the task. Summarize, for your own later use, the part of this conversation "
+        f"from the message that starts \u201c{_quote(first)}\u201d through the message that "
+        f"starts \u201c{_quote(last)}\u201d ({len(fresh)} messages); those messages will be "
+        "replaced by your summary, the rest of the context stays as it is.\n\n"
+        f"{standing.strip()}\n\n"
+        f"Keep the summary under {max_summary_tokens} tokens. Reply with the summary only."
+    )
+    if extra and extra.strip():
+        text += f"\n\nAdditional requirements for this summary:\n{extra.strip()}"
+    return text
+
+
+def _reply_text(completion: Any) -> str:
+    message = getattr(completion, "message", completion)
+    if isinstance(message, str):
+        return message
+    return "".join(b.text for b in getattr(message, "blocks", ()) if isinstance(b, Text))
+
+
+@attrs.define(eq=False)
+class ForkSummarizer:
+    """An LLM summarizer over a :class:`regio.agent.providers.Provider` (``api``, ``model``,
+    ``complete(payload)`` / ``acomplete(payload)``).
+
+    ``fork(payload)`` sends a forked request (see module doc) and returns the reply text;
+    calling the summarizer like any other sends the transcript prompt instead (chunked by the
+    engine when it would overflow ``context_window``). ``context_window``,
+    ``max_summary_tokens`` and ``reserve_tokens`` are tokens of the summarizer's model.
+    Provider errors propagate (the engine counts them as a failed summary).
+    """
+
+    provider: Any
+    context_window: int = DEFAULT_CONTEXT_WINDOW
+    max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS
+    reserve_tokens: int | None = None
+
+    @property
+    def model(self) -> str:
+        """The model the provider asks for."""
+        return str(getattr(self.provider, "model", "") or "")
+
+    @property
+    def api(self) -> str:
+        """The payload format the provider accepts (``anthropic`` / ``openai``)."""
+        return str(getattr(self.provider, "api", "anthropic"))
+
+    def transcript_payload(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        """The transcript prompt (system + user messages) as a payload of :attr:`api`."""
+        payload: dict[str, Any] = {"model": self.model, "max_tokens": self.max_summary_tokens}
+        if self.api == "anthropic":
+            payload["system"] = messages[0]["content"]
+            payload["messages"] = [{"role": "user", "content": messages[1]["content"]}]
+        else:
+            payload["messages"] = messages
+        return payload
+
+    def fork(self, payload: dict[str, Any]) -> str:
+        """Send a forked request payload (sync)."""
+        return _reply_text(self.provider.complete(payload))
+
+    async def afork(self, payload: dict[str, Any]) -> str:
+        """:meth:`fork` awaiting the provider's ``acomplete``."""
+        return _reply_text(await self.provider.acomplete(payload))
+
+    def __call__(
+        self, entries: Sequence[Entry], standing_instructions: str, extra_instructions: str | None
+    ) -> str:
+        llm = LLMSummarizer(
+            lambda messages: self.fork(self.transcript_payload(messages)),
+            context_window=self.context_window,
+            max_summary_tokens=self.max_summary_tokens,
+            reserve_tokens=self.reserve_tokens,
+            model=self.model,
+        )
+        reply = llm(entries, standing_instructions, extra_instructions)
+        assert isinstance(reply, str)
+        return reply
+
+
+def _number(entry_id: str) -> int | None:
+    digits = entry_id[1:] if entry_id.startswith("e") else ""
+    return int(digits) if digits.isdigit() else None
+
+
+def _holds(state: SessionState, entries: Sequence[Entry]) -> bool:
+    """Every entry to summarize was in the window when the last request was laid out (entry
+    numbers grow; the request rendered the whole window)."""
+    fresh = [_number(e.id) for e in entries if not e.meta.get("summary")]
+    return bool(fresh) and all(n is not None and n < state.last_next_entry for n in fresh)
+
+
+def fork_payload(
+    summarizer: Any,
+    state: SessionState,
+    entries: Sequence[Entry],
+    standing: str,
+    extra: str | None,
+) -> tuple[dict[str, Any], Request] | None:
+    """``(payload, request)`` of the forked request that summarizes ``entries``, or
+    ``None`` when the summarizer cannot fork (no ``fork`` method, another model than the
+    agent's last request), there is no last request, it does not hold every entry, or the
+    fork would overflow the summarizer's window (``context_window - reserve_tokens``)."""
+    request = state.last_request
+    if request is None or not callable(getattr(summarizer, "fork", None)):
+        return None
+    model = str(getattr(summarizer, "model", "") or "")
+    if model and state.last_model and model != state.last_model:
+        return None
+    if not _holds(state, entries):
+        return None
+    window, reserve, cap = summarizer_limits(summarizer)
+    forked = fork_for_summary(request, fork_instruction(entries, standing, extra, cap))
+    if forked.tokens + reserve > window:
+        return None
+    api = getattr(summarizer, "api", None)
+    api = {"openai": "openai_chat"}.get(api, api) if isinstance(api, str) else None
+    payload = render_payload(
+        forked,
+        state.last_provider or "anthropic",
+        api=api,
+        model=model or state.last_model,
+        max_tokens=cap,
+    )
+    return payload, forked

@@ -1,0 +1,182 @@
+"""What a summary keeps first: sentences of the summarized entries sorted into the sections of
+an extractive summary, most important first (``docs/runtime.md``, "Summarizers").
+
+1. ``Constraints``: user instructions and constraints, verbatim -- a sentence of a user's (or
+   the agent's own) text with a modal of obligation or prohibition (must, never, do not,
+   only, always, should not, make sure, ...);
+2. ``Decisions``: choices stated in the conversation (decided, we will, going with, switch
+   to, instead of, ...);
+3. ``Errors``: lines reporting an error, with their message (exception names, ``error:``,
+   ``failed``, ``Traceback``, non-zero exit codes);
+4. ``Open items``: todos and next steps (``TODO``, ``- [ ]``, next step, still need to, ...).
+
+A previous summary given as input is parsed back into these sections, so what it kept stays
+in the same section (and first) when it is summarized again; its lines outside any section
+are carried verbatim.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import attrs
+
+from regio.content import Entry, Text, ToolResult
+
+__all__ = ["SECTIONS", "Salient", "sentences", "sort_entries"]
+
+#: Section titles, in the order a summary lists them.
+SECTIONS = ("Constraints", "Decisions", "Errors", "Open items")
+
+_CONSTRAINT = re.compile(
+    r"\b(?:must|mustn(?:'|\u2019)?t|never|do\s+not|don(?:'|\u2019)?t|does\s+not|only|always|"
+    r"should\s+not|shouldn(?:'|\u2019)?t|shall\s+not|cannot|can(?:'|\u2019)?t|may\s+not|"
+    r"required?|requirements?|make\s+sure|ensure|avoid|forbidden|not\s+allowed|prohibited|"
+    r"at\s+most|at\s+least|no\s+more\s+than|no\s+later\s+than|without)\b",
+    re.IGNORECASE,
+)
+_DECISION = re.compile(
+    r"\b(?:decided|decide|decision|we(?:'|\u2019)?ll|we\s+will|i(?:'|\u2019)?ll|i\s+will|"
+    r"going\s+with|go\s+with|chose|chosen|choose|switch(?:ed)?\s+to|instead\s+of|"
+    r"settled\s+on|agreed|approach|plan\s+is)\b",
+    re.IGNORECASE,
+)
+_ERROR = re.compile(
+    r"(?:\b[A-Z]\w*(?:Error|Exception)\b|\berror\b|\bexception\b|\btraceback\b|\bfailed\b|"
+    r"\bfailure\b|\bfatal\b|\bpanic\b|\bexit\s+(?:code|status)\s+[1-9]\d*|\bFAILED\b)",
+    re.IGNORECASE,
+)
+#: An error line of tool output (stronger than ``_ERROR``: source code that merely names an
+#: exception is not a failure report).
+_TOOL_ERROR = re.compile(
+    r"(?:^\W{0,3}(?:[\w.]*(?:Error|Exception)|error|fatal|FAILED|ERROR|E)\b\s*[:\s]"
+    r"|Traceback \(most recent call last\)|\bexit\s+(?:code|status)\s+[1-9]\d*"
+    r"|\b\d+\s+(?:failed|errors?)\b)"
+)
+#: Most error lines kept from one tool result.
+MAX_TOOL_ERRORS = 3
+_TODO = re.compile(
+    r"(?:\bTODO\b|\bFIXME\b|-\s*\[\s\]|\bnext\s+steps?\b|\bstill\s+(?:need|have)\s+to\b|"
+    r"\bremaining\b|\bopen\s+items?\b|\bpending\b|\bnot\s+(?:yet\s+)?done\b|\bto\s+do\b)",
+    re.IGNORECASE,
+)
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+_HEADER = re.compile(rf"^({'|'.join(SECTIONS)}):\s*$")
+
+#: Longest sentence kept (characters): a longer one is not an instruction but a paragraph, and
+#: is kept only through its identifiers.
+MAX_SENTENCE_CHARS = 400
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` split into sentences (at line breaks and sentence ends), stripped, non-empty."""
+    out: list[str] = []
+    for line in text.splitlines():
+        out.extend(s.strip() for s in _SPLIT.split(line.strip()) if s.strip())
+    return out
+
+
+@attrs.define
+class Salient:
+    """Sorted sentences: ``sections`` (title -> lines, first-seen order, no duplicates),
+    ``carried`` (previous summaries' lines outside any section, verbatim) and ``known`` (lines
+    a context-only previous summary already holds: not repeated)."""
+
+    sections: dict[str, list[str]] = attrs.field(factory=lambda: {s: [] for s in SECTIONS})
+    carried: list[str] = attrs.field(factory=list)
+    known: set[str] = attrs.field(factory=set)
+
+    def add(self, section: str, line: str) -> None:
+        """Add ``line`` to ``section`` unless it is already kept anywhere."""
+        if line in self.known or any(line in lines for lines in self.sections.values()):
+            return
+        self.sections[section].append(line)
+
+
+def _parse_summary(text: str) -> tuple[dict[str, list[str]], list[str]]:
+    sections: dict[str, list[str]] = {s: [] for s in SECTIONS}
+    carried: list[str] = []
+    current: str | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        header = _HEADER.match(line)
+        if header:
+            current = header.group(1)
+            continue
+        if current is not None and line.startswith("- "):
+            sections[current].append(line[2:])
+            continue
+        current = None
+        carried.append(line)
+    return sections, carried
+
+
+def _texts(entry: Entry) -> list[tuple[str, bool]]:
+    """``(text, is_tool_output)`` of the entry's text-bearing blocks."""
+    out: list[tuple[str, bool]] = []
+    for block in entry.blocks:
+        if isinstance(block, Text):
+            out.append((block.text, False))
+        elif isinstance(block, ToolResult):
+            out.append((block.content, True))
+    return out
+
+
+_STRONG = re.compile(r"\b(?:must|never|do\s+not|always)\b", re.IGNORECASE)
+
+
+def _sort_sentence(out: Salient, role: str | None, sentence: str) -> None:
+    """Sort one sentence of a user's or the agent's own text."""
+    if len(sentence) > MAX_SENTENCE_CHARS:
+        return
+    if _CONSTRAINT.search(sentence) and (role == "user" or _STRONG.search(sentence)):
+        out.add("Constraints", sentence)
+    elif _ERROR.search(sentence):
+        out.add("Errors", sentence)
+    elif _TODO.search(sentence):
+        out.add("Open items", sentence)
+    elif _DECISION.search(sentence):
+        out.add("Decisions", sentence)
+
+
+def _sort_tool_output(out: Salient, text: str) -> None:
+    """Keep the first error lines of one tool result (never constraints: tool output has no
+    authority to instruct)."""
+    kept = 0
+    for line in text.splitlines():
+        line = line.strip()
+        ok = kept < MAX_TOOL_ERRORS and line and len(line) <= MAX_SENTENCE_CHARS
+        if ok and _TOOL_ERROR.search(line):
+            out.add("Errors", line)
+            kept += 1
+
+
+def sort_entries(entries: Sequence[Entry]) -> Salient:
+    """Sort the sentences of ``entries`` into sections (module doc). A summary entry
+    (``meta["summary"]``) is parsed back into its sections; a context-only one only marks its
+    lines as already kept."""
+    out = Salient()
+    for entry in entries:
+        if not entry.meta.get("summary"):
+            continue
+        sections, carried = _parse_summary(entry.text)
+        if entry.meta.get("context_only"):
+            out.known.update(line for lines in sections.values() for line in lines)
+            continue
+        for title, lines in sections.items():
+            for line in lines:
+                out.add(title, line)
+        out.carried.extend(line for line in carried if line not in out.carried)
+    for entry in entries:
+        if entry.meta.get("summary"):
+            continue
+        for text, tool_output in _texts(entry):
+            if tool_output or entry.role == "tool":
+                _sort_tool_output(out, text)
+                continue
+            for sentence in sentences(text):
+                _sort_sentence(out, entry.role, sentence)
+    return out

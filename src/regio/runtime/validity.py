@@ -1,0 +1,96 @@
+"""What a summary must not be, by class (the commit gate of ``docs/runtime.md``, "Compaction
+flush"): :func:`summary_defect` names the first class a text falls into, or ``None``.
+
+Classes (checked in this order, each a shape of text rather than a list of phrases):
+
+* ``empty``: not a string, empty, or whitespace only;
+* ``error``: the text of a failed call instead of a summary: it opens like an exception
+  (``ValueError: ...``, ``openai.RateLimitError``, ``Exception``, ``Error ...`` / ``Failed
+  to ...``), an HTTP failure (``HTTP 429``, ``502 Bad Gateway``, ``status code 500``), a JSON
+  error object (``{"error": ...}``, ``{"type": "error", ...}``), or it holds a stack trace
+  (``Traceback (most recent call last):``, two or more ``File "...", line N`` / ``at
+  f (file:line)`` frames);
+* ``refusal``: it opens with a first-person refusal or apology (``I can't``, ``I'm sorry``,
+  ``Unfortunately, I``, ``As an AI``);
+* ``request``: it asks for input instead of summarizing: it opens with a request addressed to
+  the reader (``Please provide ...``, ``Could you share ...``, ``I need the ...``), says there
+  is nothing to summarize (``There is no conversation ...``, ``No content was provided``), or
+  it is one short question to the reader.
+
+The size classes (``over_cap``: more than ``max_summary_tokens``; ``oversized``: not smaller
+than what it replaces) need the token counts and are checked by
+:func:`regio.runtime.summarizer.check_summary`.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["DEFECTS", "summary_defect"]
+
+#: Text classes :func:`summary_defect` recognises, in checking order.
+DEFECTS = ("empty", "error", "refusal", "request")
+
+_APOS = "(?:'|\u2019)?"
+
+_ERROR_OPENING = re.compile(
+    r"^\W{0,3}(?:"
+    r"(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exceeded|Timeout)\b"  # ValueError: ...
+    r"|(?:error|exception|fatal|failure)\b"  # Error generating summary: ...
+    r"|failed\s+to\b|could\s+not\s+(?:connect|complete|generate|reach)\b"
+    r"|HTTP(?:/\d(?:\.\d)?)?\s*[45]\d\d\b"  # HTTP 429, HTTP/1.1 503
+    r"|[45]\d\d\s+(?:bad|internal|service|gateway|too|not|forbidden|unauthori[sz]ed)\b"
+    r"|(?:status|error)(?:\s+code)?\s*[:=]?\s*[45]\d\d\b"
+    r"|\{\s*\"(?:error|type\"\s*:\s*\"error)\""  # {"error": ...}, {"type": "error"...
+    r"|<html\b|<!doctype\s+html"
+    r")",
+    re.IGNORECASE,
+)
+_TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
+_FRAME = re.compile(r"^\s*(?:File \"[^\"]+\", line \d+|at [\w$.<>]+ \([^)]*:\d+(?::\d+)?\))", re.M)
+
+_REFUSAL = re.compile(
+    r"^\W*(?:"
+    rf"i{_APOS}m\s+sorry|i\s+am\s+sorry|sorry,|my\s+apologies|i\s+apologi[sz]e|"
+    rf"i\s+can{_APOS}t|i\s+cannot|i\s+can\s+not|i{_APOS}m\s+unable|i\s+am\s+unable|"
+    rf"i{_APOS}m\s+not\s+able|i\s+am\s+not\s+able|i\s+won{_APOS}t|i\s+will\s+not|"
+    rf"i\s+(?:must|have\s+to)\s+decline|as\s+an\s+ai\b|unfortunately,?\s+i\b"
+    r")",
+    re.IGNORECASE,
+)
+
+_VERBS = r"(?:provide|share|send|give|paste|upload|supply|specify|clarify|include|attach)"
+_REQUEST = re.compile(
+    r"^\W*(?:"
+    rf"(?:please|kindly)\s+(?:\w+\s+){{0,2}}{_VERBS}\b"
+    rf"|(?:could|can|would|will)\s+you\s+(?:please\s+)?{_VERBS}\b"
+    r"|i\s+(?:need|require|would\s+need)\s+(?:more|the|some|additional|a)\b"
+    r"|there\s+(?:is|are|was|were)\s+no\s+(?:\w+\s+){0,2}(?:conversation|messages?|content|"
+    r"text|entries|input|transcript)"
+    r"|no\s+(?:\w+\s+){0,2}(?:conversation|messages?|content|text|input|transcript)\s+"
+    r"(?:was|were|has\s+been|have\s+been)?\s*(?:provided|given|supplied|included|found)"
+    r"|(?:what|which)\s+(?:would|do)\s+you\s+(?:like|want)"
+    r")",
+    re.IGNORECASE,
+)
+_QUESTION_TO_READER = re.compile(r"\b(?:you|your)\b.*\?\s*$", re.IGNORECASE | re.S)
+
+#: A text this short (characters) that is one question to the reader is a request for input.
+SHORT_QUESTION_CHARS = 200
+
+
+def summary_defect(text: object) -> str | None:
+    """The first class of :data:`DEFECTS` that ``text`` falls into (module doc), or ``None``
+    for a usable summary."""
+    if not isinstance(text, str) or not text.strip():
+        return "empty"
+    body = text.strip()
+    if _ERROR_OPENING.match(body) or _TRACEBACK.search(body) or len(_FRAME.findall(body)) >= 2:
+        return "error"
+    if _REFUSAL.match(body):
+        return "refusal"
+    if _REQUEST.match(body):
+        return "request"
+    if len(body) <= SHORT_QUESTION_CHARS and "\n" not in body and _QUESTION_TO_READER.search(body):
+        return "request"
+    return None

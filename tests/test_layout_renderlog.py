@@ -1,0 +1,199 @@
+"""The session's render log: a request built on a warm log is exactly the request built from
+scratch, the log is reset only when the conversation is rewritten, and a turn costs what it
+adds, not what the window holds."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from regio.content import Text, ToolResult, ToolUse
+from regio.layout import RenderLog, repair
+from regio.layout import renderlog as renderlog_module
+from regio.layout.repair import (
+    START_MESSAGE,
+    PMessage,
+    RepairFront,
+    StaleFront,
+    advance,
+    repair_after,
+    run_events,
+    watermarks,
+)
+from regio.runtime import Engine, ExtractiveSummarizer
+from regio.tokens import get_counter
+
+IDS = ["c1", "c2", "c3", "c4", "c5"]
+
+
+@st.composite
+def pmessages(draw: st.DrawFn) -> PMessage:
+    role = draw(st.sampled_from(["user", "assistant", "tool", "user", "assistant"]))
+    blocks = draw(
+        st.lists(
+            st.one_of(
+                st.builds(Text, st.sampled_from(["", "a", "bb"])),
+                st.builds(ToolUse, st.sampled_from(IDS), st.just("t")),
+                st.builds(ToolResult, st.sampled_from(IDS), st.sampled_from(["r", "s"])),
+            ),
+            max_size=3,
+        )
+    )
+    origin = draw(st.sampled_from(["entry", "note", "frozen"]))
+    return PMessage(role, tuple(blocks), "e", draw(st.booleans()), origin)
+
+
+def _resumed(messages: list[PMessage], cuts: list[int]) -> tuple[list[PMessage], list[Any]]:
+    """Repair ``messages`` moving the watermark as far as allowed before each cut."""
+    front = RepairFront()
+    final: list[PMessage] = []
+    pos = 0
+    for cut in cuts:
+        marks = [m for m in watermarks(messages[pos:], front) if pos + m <= cut]
+        if not marks:
+            continue
+        run = repair_after(front, messages[pos : pos + marks[-1]])
+        final += advance(front, run, marks[-1])
+        pos += marks[-1]
+    run = repair_after(front, messages[pos:])
+    out = final + run.messages
+    first = front.first_role or (run.messages[0].role if run.messages else None)
+    return ([START_MESSAGE, *out] if first == "assistant" else out), run_events(front, run)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(pmessages(), max_size=30), st.lists(st.integers(0, 30), max_size=4))
+def test_a_repair_resumed_at_watermarks_equals_a_full_repair(
+    messages: list[PMessage], cuts: list[int]
+) -> None:
+    assert _resumed(messages, sorted(cuts)) == repair(messages)
+
+
+def test_a_late_result_for_a_call_taken_as_missing_invalidates_the_front() -> None:
+    history = [
+        PMessage("user", (Text("q"),), "e1"),
+        PMessage("assistant", (ToolUse("c1", "t"),), "e2"),
+        PMessage("user", (Text("again"),), "e3"),
+    ]
+    front = RepairFront()
+    advance(front, repair_after(front, history), len(history))
+    assert "c1" in front.missing
+    with pytest.raises(StaleFront):
+        repair_after(front, [PMessage("tool", (ToolResult("c1", "late"),), "e4")])
+
+
+BLUEPRINT = """
+version: 1
+name: t
+model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 30000,
+        max_output_tokens: 1000}
+regions:
+  - {name: system, kind: pinned, volatility: stable, budget: 2000, seed: "You help."}
+  - {name: env_state, kind: keyed, volatility: rewritten, budget: 300}
+  - {name: notes, kind: temporary, volatility: grows, budget: 1500, admission: evict}
+  - {name: history, kind: compact_history, source: conversation, volatility: grows,
+     budget: 1500}
+  - name: conversation
+    kind: sliding_window
+    budget: BUDGET
+    max_items: ITEMS
+    eviction: {strategy: compact, compact_count: 10}
+"""
+
+#: One turn's action: 0 plain reply, 1 call answered, 2 call never answered, 3 orphan result,
+#: 4 note written, 5 env state changed, 6 note released, 7 parallel calls answered late.
+actions = st.lists(st.integers(0, 7), min_size=1, max_size=60)
+
+
+def _engine(budget: str = "3000", items: int = 40) -> Engine:
+    counter = get_counter("heuristic")
+    return Engine.from_blueprint(
+        BLUEPRINT.replace("BUDGET", budget).replace("ITEMS", str(items)),
+        token_counter=counter,
+        summarizer=ExtractiveSummarizer(counter=counter, max_summary_tokens=100),
+        clock=lambda: 0.0,
+    )
+
+
+def _turn(engine: Engine, i: int, action: int) -> None:
+    engine.add_user(f"turn {i}: look at item {i} " + "word " * (i % 5))
+    if action == 1 or action == 2:
+        engine.add_assistant(f"checking {i}", [ToolUse(f"c{i}", "ls", {"i": i})])
+        if action == 1:
+            engine.add_tool_result(f"c{i}", f"files {i} " * 3)
+    elif action == 3:
+        engine.add_tool_result(f"ghost{i}", "nobody asked")
+    elif action == 4:
+        engine.write("notes", f"note {i}: " + "fact " * (i % 11))
+    elif action == 5:
+        engine.write("env_state", f"cwd=/repo/{i}", key="env")
+    elif action == 6 and engine.window.region("notes").entries:
+        engine.release("notes", oldest=1)
+    elif action == 7:
+        engine.add_assistant("", [ToolUse(f"p{i}", "a", {}), ToolUse(f"q{i}", "b", {})])
+        engine.add_tool_result(f"q{i}", "second first")
+        engine.add_tool_result(f"p{i}", "first second")
+
+
+def _play(steps: list[int], api: str, cold: bool) -> list[tuple[bytes, list[str]]]:
+    engine = _engine()
+    out = []
+    for i, action in enumerate(steps):
+        _turn(engine, i, action)
+        if cold:
+            engine.render_log = RenderLog()
+        req, payload = engine.request("anthropic", "claude-sonnet-4-5", api=api)
+        out.append((json.dumps(payload).encode(), [repr(e) for e in req.events]))
+        engine.add_assistant(f"done {i}")
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(actions, st.sampled_from(["anthropic", "openai_chat", "openai_responses"]))
+def test_requests_on_a_warm_log_equal_requests_built_from_scratch(
+    steps: list[int], api: str
+) -> None:
+    assert _play(steps, api, cold=False) == _play(steps, api, cold=True)
+
+
+def test_the_log_is_reset_only_when_the_conversation_is_rewritten() -> None:
+    engine = _engine(budget='"80%"', items=1000)
+    for i in range(30):
+        _turn(engine, i, 1)
+        engine.request("anthropic", "claude-sonnet-4-5")
+        engine.add_assistant(f"done {i}")
+    assert engine.render_log.resets == 0  # append-only: the watermark only moves forward
+    assert engine.render_log.messages > 50
+    small = _engine()
+    compactions = []
+    small.subscribe(lambda e: compactions.append(e) if e.kind == "compaction_finished" else None)
+    for i in range(80):
+        _turn(small, i, 1)
+        small.request("anthropic", "claude-sonnet-4-5")
+        small.add_assistant(f"done {i}")
+    assert compactions
+    assert 0 < small.render_log.resets <= 2 * len(compactions)
+
+
+def test_a_turn_hashes_only_what_it_adds(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = [0]
+    real = renderlog_module.block_digest
+
+    def counting(*args: Any) -> str:
+        calls[0] += 1
+        return real(*args)
+
+    monkeypatch.setattr(renderlog_module, "block_digest", counting)
+    engine = _engine(budget='"80%"', items=1000)
+    per_turn = []
+    for i in range(120):
+        before = calls[0]
+        _turn(engine, i, 1)
+        engine.request("anthropic", "claude-sonnet-4-5")
+        engine.add_assistant(f"done {i}")
+        per_turn.append(calls[0] - before)
+    assert max(per_turn[100:]) == max(per_turn[10:20])  # flat, not growing with the window
