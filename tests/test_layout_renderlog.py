@@ -197,3 +197,19 @@ def test_a_turn_hashes_only_what_it_adds(monkeypatch: pytest.MonkeyPatch) -> Non
         engine.add_assistant(f"done {i}")
         per_turn.append(calls[0] - before)
     assert max(per_turn[100:]) == max(per_turn[10:20])  # flat, not growing with the window
+
+
+def test_a_dropped_engine_takes_its_render_log_with_it() -> None:
+    import gc
+    import weakref
+
+    engine = _engine()
+    for i in range(5):
+        _turn(engine, i, 1)
+        engine.request("anthropic", "claude-sonnet-4-5", api="openai_chat")
+        engine.add_assistant(f"done {i}")
+    log = weakref.ref(engine.render_log)
+    window = weakref.ref(engine.window)
+    del engine
+    gc.collect()
+    assert log() is None and window() is None  # nothing module-level keeps a session alive

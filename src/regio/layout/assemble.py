@@ -51,8 +51,6 @@ from .repair import LayoutError
 from .settle import DEFAULT_SETTLE_SHARE
 from .strategy import LayoutStrategy, strategy_for
 
-_ = note_text  # re-exported: the note text is part of the layout's documented output
-
 __all__ = ["DEFAULT_MIN_CACHE_TOKENS", "assemble", "note_text", "prompt_cache_key"]
 
 DEFAULT_MIN_CACHE_TOKENS = CacheEconomics().min_cache_tokens
