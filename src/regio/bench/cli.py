@@ -5,7 +5,10 @@
 blueprint and prints per-group and total tables. ``regio demo`` benches the bundled traces
 (``examples/traces``) with the example blueprints (``coding-agent`` for SWE-agent and
 mini-swe-agent, ``support-agent`` for tau-bench) under ``anthropic:claude-sonnet-4-5`` and
-``openai:gpt-4o``, writing ``out/demo.json`` and, with matplotlib, ``out/demo.png``.
+``openai:gpt-4o``, writing ``out/demo.json`` and, with matplotlib, ``out/demo.png``, then the
+same traces under pressure (an 8,192-token window, canaries planted) to
+``out/demo-pressure.json`` / ``.png``, and prints both tables. ``--window-tokens N`` runs any
+bench under pressure; ``--canaries`` measures retention.
 Exit status: 0 success, 2 invalid input (unknown layout or cache model, unreadable trace or
 blueprint), 1 other errors.
 """
@@ -21,7 +24,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import Progress
 
-from regio.bench.output import plot_available, print_report, write_plot
+from regio.bench.output import model_table, plot_available, print_report, write_plot
+from regio.bench.pressure import scale_blueprint
 from regio.bench.replay import ALL_LAYOUTS
 from regio.bench.report import BenchReport, write_report
 from regio.bench.run import DEFAULT_CACHE_MODELS, check_cache_models, run_bench
@@ -29,7 +33,18 @@ from regio.cache.types import CacheError
 from regio.console import stderr_console, stdout_console
 from regio.traces.format import Trace
 
-__all__ = ["DEMO_GROUPS", "examples_dir", "main_bench", "main_demo", "register"]
+__all__ = [
+    "DEMO_GROUPS",
+    "DEMO_WINDOW_TOKENS",
+    "examples_dir",
+    "main_bench",
+    "main_demo",
+    "register",
+]
+
+#: Window of the demo's pressure run (tokens): small enough that every bundled trace
+#: compacts or evicts.
+DEMO_WINDOW_TOKENS = 8192
 
 #: Bundled trace folder -> example blueprint used by ``regio demo``.
 DEMO_GROUPS: dict[str, str] = {
@@ -85,6 +100,17 @@ def register(subparsers: Any) -> None:
         help="comma-separated cache models provider[:model], e.g. "
         "anthropic:claude-sonnet-4-5,openai:gpt-4o,vllm,llamacpp,oracle",
     )
+    bench.add_argument(
+        "--window-tokens",
+        type=int,
+        metavar="N",
+        help="run under pressure: scale the blueprint's window and budgets to N tokens",
+    )
+    bench.add_argument(
+        "--canaries",
+        action="store_true",
+        help="plant canaries and probe the trace's own facts; report retention",
+    )
     bench.add_argument("--json", metavar="OUT", help="write the JSON report here")
     bench.add_argument("--plot", metavar="OUT.png", help="write the cumulative hit-rate plot")
     bench.add_argument("--per-trace", action="store_true", help="also print one table per trace")
@@ -103,17 +129,27 @@ def register(subparsers: Any) -> None:
     demo.set_defaults(handler=main_demo)
 
 
-def _load_traces(paths: Sequence[str]) -> list[Trace]:
+def _load_traces(paths: Sequence[str], skipped: list[str]) -> list[Trace]:
+    """Traces of every file under ``paths``; a file that cannot be read or parsed is added
+    to ``skipped`` with the reason and left out."""
     from regio.traces.detect import expand_sources, import_file
+    from regio.traces.errors import TraceFormatError
 
     traces: list[Trace] = []
     for path in expand_sources([Path(p) for p in paths]):
-        traces.extend(import_file(path).traces)
+        try:
+            traces.extend(import_file(path).traces)
+        except (TraceFormatError, OSError, ValueError, UnicodeDecodeError) as exc:
+            skipped.append(f"{path}: {exc}")
     return traces
 
 
 def _run(
-    console: Console, jobs: list[tuple[Trace, Any]], layouts: list[str], caches: list[str]
+    console: Console,
+    jobs: list[tuple[Trace, Any]],
+    layouts: list[str],
+    caches: list[str],
+    **options: Any,
 ) -> BenchReport:
     if console.is_terminal and len(jobs) > 1:
         with Progress(console=console, transient=True) as progress:
@@ -123,14 +159,21 @@ def _run(
                 layouts=layouts,
                 cache_models=caches,
                 progress=lambda _id: progress.advance(task),
+                **options,
             )
-    return run_bench(jobs, layouts=layouts, cache_models=caches)
+    return run_bench(jobs, layouts=layouts, cache_models=caches, **options)
 
 
 def _finish(
-    console: Console, report: BenchReport, json_out: str | None, plot_out: str | None
+    console: Console,
+    report: BenchReport,
+    json_out: str | None,
+    plot_out: str | None,
+    *,
+    show: bool = True,
 ) -> None:
-    print_report(report, console)
+    if show:
+        print_report(report, console)
     if json_out:
         console.print(f"wrote {write_report(report, json_out)}")
     if plot_out:
@@ -154,13 +197,24 @@ def main_bench(args: argparse.Namespace) -> int:
             raise ValueError(f"--layouts: unknown {bad}; use names from {', '.join(ALL_LAYOUTS)}")
         check_cache_models(caches)
         blueprint = load_blueprint(Path(args.blueprint))
-        traces = _load_traces(args.trace)
+        if args.window_tokens is not None:
+            scale_blueprint(blueprint, args.window_tokens)
+        skipped: list[str] = []
+        traces = _load_traces(args.trace, skipped)
         if not traces:
-            raise ValueError(f"--trace {' '.join(args.trace)}: no traces found")
+            raise ValueError(f"--trace {' '.join(args.trace)}: no traces found ({skipped})")
     except (ValueError, CacheError, BlueprintError, TraceFormatError, OSError) as exc:
         stderr_console().print(f"[red]error:[/] {exc}")
         return 2
-    report = _run(console, [(t, blueprint) for t in traces], layouts, caches)
+    report = _run(
+        console,
+        [(t, blueprint) for t in traces],
+        layouts,
+        caches,
+        window_tokens=args.window_tokens,
+        canaries=args.canaries,
+        skipped=skipped,
+    )
     _finish(console, report, args.json, args.plot)
     return 0
 
@@ -178,18 +232,32 @@ def main_demo(args: argparse.Namespace) -> int:
         stderr_console().print(f"[red]error:[/] {exc}")
         return 2
     jobs: list[tuple[Trace, Any]] = []
+    skipped: list[str] = []
     for folder, blueprint_file in DEMO_GROUPS.items():
         path = root / "traces" / folder
         if not path.is_dir():
             continue
         blueprint = load_blueprint(root / "blueprints" / blueprint_file)
-        jobs.extend((t, blueprint) for t in _load_traces([str(path)]))
+        jobs.extend((t, blueprint) for t in _load_traces([str(path)], skipped))
     if not jobs:
         stderr_console().print(f"[red]error:[/] no bundled traces under {root / 'traces'}")
         return 2
-    report = _run(console, jobs, list(ALL_LAYOUTS), caches)
     out = Path(args.out)
-    _finish(console, report, str(out / "demo.json"), str(out / "demo.png"))
+    report = _run(console, jobs, list(ALL_LAYOUTS), caches, skipped=skipped)
+    _finish(console, report, str(out / "demo.json"), str(out / "demo.png"), show=False)
+    pressure = _run(
+        console,
+        jobs,
+        list(ALL_LAYOUTS),
+        caches,
+        window_tokens=DEMO_WINDOW_TOKENS,
+        canaries=True,
+        skipped=skipped,
+    )
+    _finish(console, pressure, str(out / "demo-pressure.json"), str(out / "demo-pressure.png"))
+    console.rule(f"as recorded (no pressure) — beside the {DEMO_WINDOW_TOKENS:,}-token run above")
+    for m in report.totals:
+        console.print(model_table(f"all {len(report.traces)} traces", m))
     return 0
 
 

@@ -12,13 +12,28 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from regio.bench.metrics import append_only_hit_rate, layout_result, oracle_report, total_models
+from regio.bench.metrics import (
+    append_only_hit_rate,
+    layout_result,
+    oracle_report,
+    total_models,
+    window_capped_bound,
+)
+from regio.bench.peers import PEERS, peer_versions
 from regio.bench.replay import ALL_LAYOUTS, ReplayOutput, replay
+from regio.bench.retention import Probe, plant_canaries, trace_facts
 from regio.bench.report import BenchReport, ModelResult, TraceResult
 from regio.cache.registry import cache_model_for
 from regio.traces.format import Trace
 
-__all__ = ["DEFAULT_CACHE_MODELS", "bench_trace", "check_cache_models", "run_bench", "score"]
+__all__ = [
+    "DEFAULT_CACHE_MODELS",
+    "bench_trace",
+    "check_cache_models",
+    "run_bench",
+    "score",
+    "trace_bound_of",
+]
 
 #: Cache models used when none are named (the demo's two).
 DEFAULT_CACHE_MODELS: tuple[str, ...] = ("anthropic:claude-sonnet-4-5", "openai:gpt-4o")
@@ -32,18 +47,44 @@ def check_cache_models(names: Sequence[str]) -> None:
 
 
 def score(out: ReplayOutput, cache_models: Sequence[str]) -> tuple[ModelResult, ...]:
-    """Simulate every layout's requests of ``out`` under each cache model."""
+    """Simulate every strategy's requests of ``out`` under each cache model (a fresh model
+    per strategy, and another for its summarizer's requests)."""
+    trace_bound = trace_bound_of(out)
     results = []
     for name in cache_models:
         rule_id = ""
         items = []
-        for layout, requests in out.requests.items():
+        for layout, run in out.runs.items():
             model = cache_model_for(name)
             rule_id = model.rule.id
-            report = model.run(requests)
-            items.append(layout_result(layout, report, oracle_report(name, requests)))
+            report = model.run(run.requests)
+            compaction = (
+                cache_model_for(name).run(run.compaction_requests)
+                if run.compaction_requests
+                else None
+            )
+            items.append(
+                layout_result(
+                    layout,
+                    report,
+                    oracle_report(name, run.requests),
+                    trace_bound=trace_bound,
+                    compaction=compaction,
+                    summarizer=run.summarizer,
+                    retention=run.retention,
+                    broken_requests=run.broken_requests,
+                )
+            )
         results.append(ModelResult(cache_model=name, rule_id=rule_id, layouts=tuple(items)))
     return tuple(results)
+
+
+def trace_bound_of(out: ReplayOutput) -> float:
+    """The bound of the trace: append-only on the recorded request sizes, or window-capped
+    at ``out.window`` for a pressure run."""
+    if out.window is None:
+        return append_only_hit_rate(out.raw_sizes)
+    return window_capped_bound(out.raw_sizes, out.window)
 
 
 def bench_trace(
@@ -53,9 +94,20 @@ def bench_trace(
     layouts: Sequence[str] = ALL_LAYOUTS,
     cache_models: Sequence[str] = DEFAULT_CACHE_MODELS,
     rules: Any = None,
+    window_tokens: int | None = None,
+    canaries: bool = False,
+    seed: int = 0,
 ) -> TraceResult:
-    """Replay and score one trace (see :func:`regio.bench.replay.replay`)."""
-    out = replay(trace, blueprint, layouts=layouts, rules=rules)
+    """Replay and score one trace (see :func:`regio.bench.replay.replay`); with
+    ``canaries`` the trace gets canaries planted (:func:`regio.bench.retention.plant_canaries`,
+    ``seed``) and its own facts probed."""
+    probes: tuple[Probe, ...] = ()
+    if canaries:
+        trace, planted = plant_canaries(trace, seed)
+        probes = planted + trace_facts(trace)
+    out = replay(
+        trace, blueprint, layouts=layouts, rules=rules, window_tokens=window_tokens, probes=probes
+    )
     return TraceResult(
         trace=trace.id,
         group=trace.header.source_format,
@@ -66,6 +118,8 @@ def bench_trace(
         refused_writes=out.refused_writes,
         models=score(out, cache_models),
         notes=out.notes,
+        window_tokens=window_tokens,
+        bound_hit_rate=trace_bound_of(out),
     )
 
 
@@ -75,17 +129,42 @@ def run_bench(
     layouts: Sequence[str] = ALL_LAYOUTS,
     cache_models: Sequence[str] = DEFAULT_CACHE_MODELS,
     progress: Callable[[str], None] | None = None,
+    window_tokens: int | None = None,
+    canaries: bool = False,
+    skipped: Sequence[str] = (),
 ) -> BenchReport:
     """Bench every (trace, blueprint) job; ``progress(trace_id)`` is called after each one.
-    Totals sum over all traces per cache model and layout."""
+    A trace that cannot be replayed is reported in ``skipped`` (with the error) and left out,
+    never aborting the run; ``skipped`` starts with the given reasons (e.g. unreadable
+    files). Totals sum over the benched traces per cache model and layout."""
     check_cache_models(cache_models)
     results = []
+    lost = list(skipped)
     for trace, blueprint in jobs:
-        results.append(bench_trace(trace, blueprint, layouts=layouts, cache_models=cache_models))
+        try:
+            results.append(
+                bench_trace(
+                    trace,
+                    blueprint,
+                    layouts=layouts,
+                    cache_models=cache_models,
+                    window_tokens=window_tokens,
+                    canaries=canaries,
+                )
+            )
+        except Exception as exc:  # a bad trace is reported, never aborts the run
+            lost.append(f"{trace.id}: {type(exc).__name__}: {exc}")
         if progress is not None:
             progress(trace.id)
     seen = Counter(n for r in results for n in dict.fromkeys(r.notes))
     notes = tuple(f"{n} ({k} of {len(results)} traces)" for n, k in seen.items())
+    used = [x for x in layouts if x in PEERS]
+    versions = {k: v for k, v in peer_versions().items() if used}
     return BenchReport(
-        traces=tuple(results), totals=total_models([r.models for r in results]), notes=notes
+        traces=tuple(results),
+        totals=total_models([r.models for r in results]),
+        notes=notes,
+        skipped=tuple(lost),
+        versions=versions,
+        window_tokens=window_tokens,
     )
