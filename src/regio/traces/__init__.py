@@ -5,7 +5,9 @@
 * :mod:`regio.traces.detect` — :func:`import_file` with format auto-detection;
 * :mod:`regio.traces.importers` — SWE-agent, mini-swe-agent, tau-bench, OpenAI messages;
 * :mod:`regio.traces.builder` — call-id repair and the synthetic clock (:class:`Timing`);
-* :mod:`regio.traces.bundled` — the real runs shipped in ``examples/traces``.
+* :mod:`regio.traces.bundled` — the real runs shipped in ``examples/traces``;
+* :mod:`regio.traces.usage` — recorded provider usage per model call;
+* :mod:`regio.traces.synth` — the seeded long-session generator (:func:`synthesize`).
 """
 
 from __future__ import annotations
@@ -33,8 +35,12 @@ from regio.traces.format import (
     read_trace,
     write_trace,
 )
+from regio.traces.synth import CODING_PROFILE, synthesize
+from regio.traces.synthprofile import SynthProfile, profile_from_traces
+from regio.traces.usage import UsageTotals, recorded_usage, usage_totals
 
 __all__ = [
+    "CODING_PROFILE",
     "FORMATS",
     "AssistantMessage",
     "Compaction",
@@ -45,6 +51,7 @@ __all__ = [
     "RegionRelease",
     "RegionWrite",
     "Step",
+    "SynthProfile",
     "SystemPrompt",
     "Timing",
     "ToolResults",
@@ -53,6 +60,7 @@ __all__ = [
     "TraceEvent",
     "TraceFormatError",
     "Usage",
+    "UsageTotals",
     "UserMessage",
     "bundled_trace_paths",
     "bundled_traces_dir",
@@ -62,6 +70,10 @@ __all__ = [
     "load_bundled_traces",
     "load_source",
     "loads_trace",
+    "profile_from_traces",
     "read_trace",
+    "recorded_usage",
+    "synthesize",
+    "usage_totals",
     "write_trace",
 ]

@@ -5,6 +5,9 @@
   line per trace (id, messages, tool calls, issues) and, with ``--out``, writes one regio JSONL
   file per trace. ``-v`` also prints every issue. Exit 0 when at least one trace was imported,
   2 when none was (every file failed or produced nothing).
+* ``regio traces synth --calls N --seed S --out DIR`` writes one generated coding session
+  (:func:`regio.traces.synth.synthesize`) as ``DIR/synth__coding-N-seedS.jsonl`` (or to
+  ``--out`` itself when it ends ``.jsonl``). Exit 2 for ``--calls`` below 1.
 * ``regio traces show TRACE.jsonl`` prints a summary: events by type, messages, tool calls,
   model calls, duration, whether the trace is append-only, and consistency problems. Exit 2
   for a file that is not a regio trace.
@@ -52,6 +55,16 @@ def register(subparsers: Any) -> None:
     )
     imp.add_argument("-v", "--verbose", action="store_true", help="print every issue")
     imp.set_defaults(handler=_cmd_import)
+
+    synth = sub.add_parser(
+        "synth", help="generate a seeded long coding session shaped by the bundled real runs"
+    )
+    synth.add_argument("--calls", type=int, default=1000, help="model calls (default 1000)")
+    synth.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    synth.add_argument(
+        "--out", type=Path, required=True, help="directory (or .jsonl file) to write the trace to"
+    )
+    synth.set_defaults(handler=_cmd_synth)
 
     show = sub.add_parser("show", help="summarize a regio trace file")
     show.add_argument("trace", type=Path, metavar="TRACE.jsonl")
@@ -106,6 +119,28 @@ def _cmd_import(args: argparse.Namespace) -> int:
     if imported == 0:
         print("error: nothing was imported", file=sys.stderr)
         return 2
+    return 0
+
+
+def _cmd_synth(args: argparse.Namespace) -> int:
+    from regio.traces.synth import synthesize
+
+    if args.calls < 1:
+        print(f"error: --calls must be at least 1, got {args.calls}", file=sys.stderr)
+        return 2
+    trace = synthesize(args.calls, args.seed)
+    out: Path = args.out
+    target = out if out.suffix == ".jsonl" else out / trace_filename(trace)
+    try:
+        written = write_trace(trace, target)
+    except OSError as exc:
+        print(f"error: {target}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    counts = trace.counts()
+    print(
+        f"{trace.id}  calls={args.calls}  episodes={trace.header.meta['episodes']}  "
+        f"tool_results={counts.get('tool_results', 0)}  -> {written}"
+    )
     return 0
 
 

@@ -33,7 +33,7 @@ import os
 import tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -62,7 +62,9 @@ __all__ = [
 ]
 
 #: Version of the JSONL layout written into every header.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# Version 2 (this one) keeps the provider's own usage fields (:class:`Usage`); version 1 had
+# ``prompt_tokens`` / ``cached_tokens`` / ``cache_write_tokens`` which no importer ever filled.
 
 
 class Header(msgspec.Struct, frozen=True, tag="header", tag_field="type"):
@@ -92,18 +94,61 @@ class Header(msgspec.Struct, frozen=True, tag="header", tag_field="type"):
     version: int = FORMAT_VERSION
 
 
-class Usage(msgspec.Struct, frozen=True):
-    """Recorded provider usage of one model call, in tokens.
+class Usage(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=True):
+    """Provider-reported usage of one model call, in tokens, kept in the provider's own terms.
 
-    ``prompt_tokens`` is the whole prompt (cached included), ``cached_tokens`` the part read from
-    the provider's prefix cache, ``cache_write_tokens`` the part written to it, and
-    ``output_tokens`` the completion.
+    ``provider`` says how to read the counts, because the two APIs count differently:
+
+    * ``"anthropic"`` (Messages API ``usage``, https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching#tracking-cache-performance):
+      ``input_tokens`` are the input tokens **after** the last cache breakpoint (neither read
+      from nor written to the cache), ``cache_read_input_tokens`` were read from the cache,
+      ``cache_creation_input_tokens`` were written to it; the whole prompt is their sum.
+    * ``"openai"`` (Chat Completions ``usage.prompt_tokens`` /
+      ``prompt_tokens_details.cached_tokens``; Responses API ``usage.input_tokens`` /
+      ``input_tokens_details.cached_tokens``, https://platform.openai.com/docs/guides/prompt-caching):
+      ``input_tokens`` is the whole prompt and ``cached_tokens`` the part of it read from the
+      cache; OpenAI reports no cache writes.
+
+    ``output_tokens`` is the completion (reasoning included where the provider counts it
+    there). The derived properties give the same figures for both providers.
+    Raises nothing; counts are non-negative integers (the importers check them).
     """
 
-    prompt_tokens: int = 0
-    cached_tokens: int = 0
-    cache_write_tokens: int = 0
+    provider: Literal["anthropic", "openai"] = "anthropic"
+    input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cached_tokens: int = 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        """The whole prompt of the call, in tokens (cached and uncached)."""
+        if self.provider == "openai":
+            return self.input_tokens
+        return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+
+    @property
+    def cache_read_tokens(self) -> int:
+        """Prompt tokens read from the provider's prefix cache."""
+        return self.cached_tokens if self.provider == "openai" else self.cache_read_input_tokens
+
+    @property
+    def cache_write_tokens(self) -> int:
+        """Prompt tokens written to the cache (Anthropic ``cache_creation_input_tokens``; 0 for
+        OpenAI, which does not report writes)."""
+        return 0 if self.provider == "openai" else self.cache_creation_input_tokens
+
+    @property
+    def uncached_tokens(self) -> int:
+        """Prompt tokens neither read from nor written to the cache."""
+        return self.prompt_tokens - self.cache_read_tokens - self.cache_write_tokens
+
+    @property
+    def hit_rate(self) -> float:
+        """``cache_read_tokens / prompt_tokens`` (0.0 for an empty prompt)."""
+        total = self.prompt_tokens
+        return self.cache_read_tokens / total if total else 0.0
 
 
 class SystemPrompt(msgspec.Struct, frozen=True, tag="system", tag_field="type"):
