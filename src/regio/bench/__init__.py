@@ -34,7 +34,6 @@ from regio.bench.metrics import (
 )
 from regio.bench.peers import PEERS
 from regio.bench.pressure import scale_blueprint
-from regio.bench.retention import Probe, RetentionMeter, plant_canaries, trace_facts
 from regio.bench.replay import ALL_LAYOUTS, LAYOUTS, ReplayOutput, replay
 from regio.bench.report import (
     REPORT_SCHEMA,
@@ -46,12 +45,14 @@ from regio.bench.report import (
     report_json,
     write_report,
 )
+from regio.bench.retention import Probe, RetentionMeter, plant_canaries, trace_facts
 from regio.bench.run import DEFAULT_CACHE_MODELS, bench_trace, run_bench
 
 __all__ = [
     "ALL_LAYOUTS",
     "DEFAULT_CACHE_MODELS",
     "LAYOUTS",
+    "PEERS",
     "REPORT_SCHEMA",
     "BenchReport",
     "Extract",
@@ -59,7 +60,6 @@ __all__ = [
     "LayoutResult",
     "LookupRule",
     "ModelResult",
-    "PEERS",
     "ParkRule",
     "Probe",
     "ReplayOutput",

@@ -35,8 +35,8 @@ from regio.content import (
 
 __all__ = [
     "MessageCounts",
-    "RecordedBaseline",
     "PlainMessage",
+    "RecordedBaseline",
     "plain_message",
     "plain_request",
     "split_tokens",

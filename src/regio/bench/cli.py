@@ -1,13 +1,15 @@
 """``regio bench`` and ``regio demo``.
 
-``regio bench --trace PATH... --blueprint PATH [--layouts a,b] [--cache m1,m2] [--json OUT]
-[--plot OUT.png]`` replays traces (any format :func:`regio.traces.import_file` reads) under one
+``regio bench --trace PATH... --blueprint PATH [--layouts a,b] [--cache m1,m2]
+[--window-tokens N] [--canaries] [--json OUT] [--plot OUT.png]`` replays traces (any format
+:func:`regio.traces.import_file` reads) under one
 blueprint and prints per-group and total tables. ``regio demo`` benches the bundled traces
 (``examples/traces``) with the example blueprints (``coding-agent`` for SWE-agent and
 mini-swe-agent, ``support-agent`` for tau-bench) under ``anthropic:claude-sonnet-4-5`` and
-``openai:gpt-4o``, writing ``out/demo.json`` and, with matplotlib, ``out/demo.png``, then the
-same traces under pressure (an 8,192-token window, canaries planted) to
-``out/demo-pressure.json`` / ``.png``, and prints both tables. ``--window-tokens N`` runs any
+``openai:gpt-4o``, writing ``out/demo.json`` and, with matplotlib, ``out/demo.png``, then each
+group under pressure (:data:`DEMO_WINDOW_TOKENS`, canaries planted) to
+``out/demo-pressure-<blueprint>.json`` / ``.png``, and prints both kinds of table.
+``--window-tokens N`` runs any
 bench under pressure; ``--canaries`` measures retention.
 Exit status: 0 success, 2 invalid input (unknown layout or cache model, unreadable trace or
 blueprint), 1 other errors.
@@ -24,7 +26,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import Progress
 
-from regio.bench.output import model_table, plot_available, print_report, write_plot
+from regio.bench.output import plot_available, print_report, write_plot
 from regio.bench.pressure import scale_blueprint
 from regio.bench.replay import ALL_LAYOUTS
 from regio.bench.report import BenchReport, write_report
@@ -42,9 +44,9 @@ __all__ = [
     "register",
 ]
 
-#: Window of the demo's pressure run (tokens): small enough that every bundled trace
-#: compacts or evicts.
-DEMO_WINDOW_TOKENS = 8192
+#: Window of the demo's pressure runs per example blueprint (tokens): small enough that the
+#: bundled traces trim, evict or compact, large enough for the pinned instructions.
+DEMO_WINDOW_TOKENS: dict[str, int] = {"coding-agent.yaml": 12288, "support-agent.yaml": 6144}
 
 #: Bundled trace folder -> example blueprint used by ``regio demo``.
 DEMO_GROUPS: dict[str, str] = {
@@ -232,32 +234,31 @@ def main_demo(args: argparse.Namespace) -> int:
         stderr_console().print(f"[red]error:[/] {exc}")
         return 2
     jobs: list[tuple[Trace, Any]] = []
+    by_file: dict[str, list[tuple[Trace, Any]]] = {}
     skipped: list[str] = []
     for folder, blueprint_file in DEMO_GROUPS.items():
         path = root / "traces" / folder
         if not path.is_dir():
             continue
         blueprint = load_blueprint(root / "blueprints" / blueprint_file)
-        jobs.extend((t, blueprint) for t in _load_traces([str(path)], skipped))
+        found = [(t, blueprint) for t in _load_traces([str(path)], skipped)]
+        jobs.extend(found)
+        by_file.setdefault(blueprint_file, []).extend(found)
     if not jobs:
         stderr_console().print(f"[red]error:[/] no bundled traces under {root / 'traces'}")
         return 2
     out = Path(args.out)
     report = _run(console, jobs, list(ALL_LAYOUTS), caches, skipped=skipped)
-    _finish(console, report, str(out / "demo.json"), str(out / "demo.png"), show=False)
-    pressure = _run(
-        console,
-        jobs,
-        list(ALL_LAYOUTS),
-        caches,
-        window_tokens=DEMO_WINDOW_TOKENS,
-        canaries=True,
-        skipped=skipped,
-    )
-    _finish(console, pressure, str(out / "demo-pressure.json"), str(out / "demo-pressure.png"))
-    console.rule(f"as recorded (no pressure) — beside the {DEMO_WINDOW_TOKENS:,}-token run above")
-    for m in report.totals:
-        console.print(model_table(f"all {len(report.traces)} traces", m))
+    _finish(console, report, str(out / "demo.json"), str(out / "demo.png"))
+    for blueprint_file, group in by_file.items():
+        window = DEMO_WINDOW_TOKENS[blueprint_file]
+        stem = Path(blueprint_file).stem
+        console.rule(f"under pressure: {stem} at a {window:,}-token window, canaries planted")
+        pressure = _run(
+            console, group, list(ALL_LAYOUTS), caches, window_tokens=window, canaries=True
+        )
+        name = f"demo-pressure-{stem}"
+        _finish(console, pressure, str(out / f"{name}.json"), str(out / f"{name}.png"))
     return 0
 
 

@@ -46,13 +46,13 @@ def _retention(x: LayoutResult) -> str:
 
 def _compaction(x: LayoutResult) -> str:
     if x.summarizer == "offline":
-        return f"{x.compaction_calls} ($0 offline)"
+        return f"{x.compaction_calls} offline $0"
     if x.compaction_calls == 0:
         return "0"
     return f"{x.compaction_calls} ({_money(x.compaction_cost_usd)})"
 
 
-def _savings(model: ModelResult) -> dict[str, str]:
+def _savings(model: ModelResult) -> dict[str, tuple[str, str]]:
     """Per strategy: its total cost against ``recorded`` and against the cheapest unbroken
     peer (negative = cheaper)."""
     costs = {x.layout: x.total_cost_usd for x in model.layouts}
@@ -65,12 +65,12 @@ def _savings(model: ModelResult) -> dict[str, str]:
         and (c := x.total_cost_usd) is not None
     ]
     best = min(peers, default=None)
-    out: dict[str, str] = {}
+    out: dict[str, tuple[str, str]] = {}
     for name, cost in costs.items():
-        parts = []
-        for ref in (recorded, best):
-            parts.append("—" if cost is None or not ref else f"{cost / ref - 1:+.1%}")
-        out[name] = " / ".join(parts)
+        rec, peer = (
+            "—" if cost is None or not ref else f"{cost / ref - 1:+.1%}" for ref in (recorded, best)
+        )
+        out[name] = (rec, peer)
     return out
 
 
@@ -79,10 +79,10 @@ def model_table(title: str, model: ModelResult) -> Table:
     placement check, compaction calls and cost, retention, broken requests, total cost and
     the difference to ``recorded`` / the best unbroken peer. The cheapest unbroken
     strategy's cost is green; broken strategies are shown and never ranked."""
-    table = Table(title=f"{title} — {model.cache_model}", title_justify="left")
+    table = Table(title=f"{title} — {model.cache_model}", title_justify="left", padding=(0, 1))
     table.add_column("strategy", no_wrap=True)
-    columns = ("calls", "prompt", "read", "write", "hit", "bound", "of bound", "placement")
-    for col in (*columns, "summaries", "retained", "broken", "cost", "vs rec / peer"):
+    columns = ("calls", "prompt", "hit", "bound", "of bnd", "marks")
+    for col in (*columns, "summaries", "kept", "broken", "cost", "vs rec", "vs peer"):
         table.add_column(col, justify="right", no_wrap=True)
     ranked = [x for x in model.layouts if x.broken_requests == 0]
     cheapest = min((c for x in ranked if (c := x.total_cost_usd) is not None), default=None)
@@ -96,8 +96,6 @@ def model_table(title: str, model: ModelResult) -> Table:
             name,
             str(x.requests),
             _tok(x.prompt_tokens),
-            _tok(x.cache_read_tokens),
-            _tok(x.cache_write_tokens),
             _share(x.hit_rate),
             _share(x.bound_hit_rate),
             _share(x.bound_share),
@@ -106,7 +104,7 @@ def model_table(title: str, model: ModelResult) -> Table:
             _retention(x),
             str(x.broken_requests),
             cost,
-            savings.get(x.layout, ""),
+            *savings.get(x.layout, ("", "")),
         )
     return table
 
@@ -208,7 +206,10 @@ def write_plot(report: BenchReport, path: str | os.PathLike[str]) -> Path:
         side.grid(alpha=0.3)
         if unplotted:
             side.text(
-                0.01, 0.02, "no compaction: " + ", ".join(unplotted), fontsize=7,
+                0.01,
+                0.02,
+                "no compaction: " + ", ".join(unplotted),
+                fontsize=7,
                 transform=side.transAxes,
             )
     fig.tight_layout()

@@ -167,7 +167,6 @@ class _Clock:
         return self.now
 
 
-
 def _message_text(message: Message) -> str:
     return "\n".join(block_text(b) for b in message.blocks)
 
@@ -400,13 +399,21 @@ def _raw_pass(
             out = setup.counts(Message("assistant", event.blocks))
             system, messages = recorded.view()
 
-            def emit(name: str, shown: list[PlainMessage], t0: float = last_t) -> CacheRequest:
+            def emit(
+                name: str,
+                shown: list[PlainMessage],
+                t0: float = last_t,
+                t1: float = event.t,
+                system: tuple[str, int] = system,
+                rid: str = rid,
+                out: int = out,
+            ) -> CacheRequest:
                 return plain_request(
                     system,
                     shown,
                     id=rid,
                     t_start=t0,
-                    t_end=event.t,
+                    t_end=t1,
                     output_tokens=out,
                     scope=trace.id,
                     model=model,
@@ -438,9 +445,9 @@ def _raw_pass(
                     call,
                     has,
                     view.summary,
-                    lambda v=view: system[0]
-                    + "\n"
-                    + "\n".join(_message_text(m.message) for m in v.messages),
+                    lambda v=view, head=system[0]: (
+                        head + "\n" + "\n".join(_message_text(m.message) for m in v.messages)
+                    ),
                 )
             call += 1
         message = event_message(event)

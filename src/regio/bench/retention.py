@@ -26,12 +26,13 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 import msgspec
 
 from regio.content import Text, ToolResult
-from regio.traces.format import AssistantMessage, SystemPrompt, ToolResults, Trace, UserMessage
+from regio.traces.format import SystemPrompt, ToolResults, Trace, UserMessage
 
 __all__ = ["PROBE_TYPES", "Probe", "RetentionMeter", "plant_canaries", "trace_facts"]
 
@@ -76,6 +77,16 @@ def _append_result(event: ToolResults, text: str) -> ToolResults:
     return msgspec.structs.replace(event, results=(changed, *rest))
 
 
+def _append(event: Any, text: str) -> Any:
+    """``event`` with ``text`` added: a user message gets a text block, tool results get it
+    at the end of the first result."""
+    if isinstance(event, UserMessage):
+        return _append_user(event, text)
+    if isinstance(event, ToolResults):
+        return _append_result(event, text)
+    return event
+
+
 def plant_canaries(trace: Trace, seed: int = 0) -> tuple[Trace, tuple[Probe, ...]]:
     """``trace`` with canaries planted (module doc) and the probes that find them. The same
     ``seed`` plants the same canaries. A trace without tool results or user turns gets only
@@ -98,7 +109,7 @@ def plant_canaries(trace: Trace, seed: int = 0) -> tuple[Trace, tuple[Probe, ...
         needle = code("F")
         line = f"Reference code for this result: {needle}"
         e = events[i]
-        events[i] = _append_result(e, line) if isinstance(e, ToolResults) else _append_user(e, line)  # type: ignore[arg-type]
+        events[i] = _append(e, line)
         probes.append(Probe("fact", needle, i, position=where))
     # User turns: with few of them, the later user-visible messages carry the canaries.
     carriers = users if len(users) >= 3 else sorted(set(users) | set(outputs))
@@ -109,16 +120,19 @@ def plant_canaries(trace: Trace, seed: int = 0) -> tuple[Trace, tuple[Probe, ...
             f"Constraint: every reply must cite ticket {needle}.\n"
             f"Open TODO {todo}: confirm the change with the requester before closing."
         )
-        events[i] = _append_user(e, text) if isinstance(e, UserMessage) else _append_result(e, text)  # type: ignore[arg-type]
+        events[i] = _append(e, text)
         probes.append(Probe("constraint", needle, i, position=where))
         probes.append(Probe("todo", todo, i, position=where))
     spots = _positions(carriers)
     if "top" in spots and "bottom" in spots and spots["top"] < spots["bottom"]:
         old, new = code("U"), code("U")
         first, later = spots["top"], spots["bottom"]
-        for i, text in ((first, f"The deploy target is {old}."), (later, f"Update: the deploy target is now {new}.")):
+        for i, text in (
+            (first, f"The deploy target is {old}."),
+            (later, f"Update: the deploy target is now {new}."),
+        ):
             e = events[i]
-            events[i] = _append_user(e, text) if isinstance(e, UserMessage) else _append_result(e, text)  # type: ignore[arg-type]
+            events[i] = _append(e, text)
         probes.append(Probe("update", old, first, until=later, position="top"))
         probes.append(Probe("update", new, later, position="bottom"))
     system = next((i for i, e in enumerate(events) if isinstance(e, SystemPrompt)), None)

@@ -21,8 +21,8 @@ from regio.bench.metrics import (
 )
 from regio.bench.peers import PEERS, peer_versions
 from regio.bench.replay import ALL_LAYOUTS, ReplayOutput, replay
-from regio.bench.retention import Probe, plant_canaries, trace_facts
 from regio.bench.report import BenchReport, ModelResult, TraceResult
+from regio.bench.retention import Probe, plant_canaries, trace_facts
 from regio.cache.registry import cache_model_for
 from regio.traces.format import Trace
 
