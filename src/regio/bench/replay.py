@@ -368,6 +368,35 @@ def _summary_request(call: Any, rid: str, t: float, scope: str, model: str) -> C
     )
 
 
+def _peer_step(
+    setup: _Setup,
+    peer: Any,
+    tracker: _Tracker,
+    call: int,
+    empty: CacheRequest,
+    emit: Any,
+    system_text: str,
+) -> None:
+    """One model call of a peer: its view, its new summarizer calls, its request."""
+    view = peer.view()
+    tracker.compacted = view.compacted
+    for k, c in enumerate(peer.calls[len(tracker.compaction_requests) :]):
+        tracker.compaction_requests.append(
+            _summary_request(c, f"{empty.id}.{k}", empty.t_start, setup.trace.id, empty.model)
+        )
+    tracker.compaction_calls = len(tracker.compaction_requests)
+    tracker.requests.append(emit("", view.messages))
+    has = any(
+        m.message.role == "user" and _message_text(m.message) in setup.tasks for m in view.messages
+    )
+    tracker.seen(
+        call,
+        has,
+        view.summary,
+        lambda: system_text + "\n" + "\n".join(_message_text(m.message) for m in view.messages),
+    )
+
+
 def _raw_pass(
     setup: _Setup, names: Sequence[str], notes: list[str]
 ) -> tuple[dict[str, _Tracker], list[int]]:
@@ -428,27 +457,7 @@ def _raw_pass(
                 has = any(_message_text(m.message) in setup.tasks for m in messages)
                 trackers["recorded"].seen(call, has, False, lambda: "")
             for name, peer in peers.items():
-                view = peer.view()
-                tracker = trackers[name]
-                tracker.compacted = view.compacted
-                for k, c in enumerate(peer.calls[len(tracker.compaction_requests) :]):
-                    tracker.compaction_requests.append(
-                        _summary_request(c, f"{rid}.{k}", last_t, trace.id, model)
-                    )
-                tracker.compaction_calls = len(tracker.compaction_requests)
-                tracker.requests.append(emit(name, view.messages))
-                has = any(
-                    m.message.role == "user" and _message_text(m.message) in setup.tasks
-                    for m in view.messages
-                )
-                tracker.seen(
-                    call,
-                    has,
-                    view.summary,
-                    lambda v=view, head=system[0]: (
-                        head + "\n" + "\n".join(_message_text(m.message) for m in v.messages)
-                    ),
-                )
+                _peer_step(setup, peer, trackers[name], call, emit(name, []), emit, system[0])
             call += 1
         message = event_message(event)
         if message is not None:
