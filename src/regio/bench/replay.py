@@ -173,12 +173,14 @@ def _message_text(message: Message) -> str:
 
 def task_texts(trace: Trace) -> frozenset[str]:
     """Texts of the trace's task messages: user messages that are not environment
-    observations (the human, simulated user or task instance)."""
-    return frozenset(
-        _message_text(Message("user", e.blocks))
-        for e in trace.events
-        if isinstance(e, UserMessage) and not e.observation
-    )
+    observations (the human, simulated user or task instance), whole and per block (the
+    engines' requests carry blocks)."""
+    out: set[str] = set()
+    for e in trace.events:
+        if isinstance(e, UserMessage) and not e.observation:
+            out.add(_message_text(Message("user", e.blocks)))
+            out.update(b.text for b in e.blocks if b.text.strip())
+    return frozenset(out)
 
 
 @attrs.define
