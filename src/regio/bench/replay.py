@@ -420,6 +420,7 @@ def _raw_pass(
             )
             trackers[name].summarizer = "llm" if name == "summarization-middleware" else "none"
     sizes: list[int] = []
+    sent, has_task = 0, False  # recorded: message tokens so far, a task message seen
     last_t, call = 0.0, 0
     ttl, model = bp.cache.ttl, bp.model.name
     for event in trace.events:
@@ -428,7 +429,7 @@ def _raw_pass(
         elif isinstance(event, AssistantMessage):
             rid = f"{call:05d}"
             out = setup.counts(Message("assistant", event.blocks))
-            system, messages = recorded.view()
+            system, messages = recorded.system, recorded.messages
 
             def emit(
                 name: str,
@@ -452,12 +453,10 @@ def _raw_pass(
                     tools=tools,
                 )
 
-            req = emit("recorded", messages)
-            sizes.append(sum(b.tokens for b in req.blocks))
+            sizes.append(tools[1] + system[1] + sent)
             if "recorded" in trackers:
-                trackers["recorded"].requests.append(req)
-                has = any(_message_text(m.message) in setup.tasks for m in messages)
-                trackers["recorded"].seen(call, has, False, lambda: "")
+                trackers["recorded"].requests.append(emit("recorded", messages))
+                trackers["recorded"].seen(call, has_task, False, lambda: "")
             for name, peer in peers.items():
                 _peer_step(setup, peer, trackers[name], call, emit(name, []), emit, system[0])
             call += 1
@@ -465,6 +464,10 @@ def _raw_pass(
         if message is not None:
             pm = plain_message(message, setup.counts(message))
             recorded.add(pm)
+            sent += pm.tokens
+            has_task = has_task or (
+                message.role == "user" and _message_text(message) in setup.tasks
+            )
             if peers and pm.tokens > allowance:
                 notes.append(
                     f"a {message.role} message of {pm.tokens} tokens is larger than the peers' "
