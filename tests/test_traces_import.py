@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _traces_support import raw_traces_dir
 from regio.content import ToolUse
 from regio.traces import (
     ImportResult,
@@ -26,8 +27,6 @@ from regio.traces import (
     load_source,
 )
 from regio.traces.builder import NO_RESULT
-
-RAW = Path("/work/shared/traces/raw")
 
 # Counts verified by reading the source files (see the PROVENANCE.md table): number of traces,
 # conversation messages (source messages minus the system prompt) and tool calls.
@@ -61,9 +60,9 @@ def _all_traces(results: dict[str, ImportResult]) -> list[Trace]:
 
 
 def test_the_bundled_copies_are_byte_identical_to_the_shared_raw_traces() -> None:
-    root = bundled_traces_dir()
+    root, raw = bundled_traces_dir(), raw_traces_dir()
     for rel in EXPECTED:
-        assert (root / rel).read_bytes() == (RAW / rel).read_bytes(), rel
+        assert (root / rel).read_bytes() == (raw / rel).read_bytes(), rel
     for folder in ("swe-agent", "mini-swe-agent", "tau-bench"):
         assert list((root / folder).glob("LICENSE*")), f"{folder} lost its licence"
     assert (root / "PROVENANCE.md").is_file()
@@ -420,3 +419,17 @@ def test_imported_traces_never_hold_orphan_results_or_reused_ids(
     assert problems == [], problems
     times = [e.t for e in trace.events]
     assert times == sorted(times)
+
+
+def test_trace_code_and_tests_name_no_absolute_path_of_a_machine() -> None:
+    # The shared traces are found from the project root (../shared), never by a fixed path.
+    root = Path(__file__).resolve().parents[1]
+    needle = "/" + "work" + "/"
+    files = [
+        *sorted((root / "tests").glob("test_traces_*.py")),
+        root / "tests" / "_traces_support.py",
+        *sorted((root / "src" / "regio" / "traces").glob("*.py")),
+        root / "docs" / "traces.md",
+    ]
+    offenders = [f.name for f in files if needle in f.read_text(encoding="utf-8")]
+    assert offenders == []

@@ -4,6 +4,9 @@
   :func:`write_trace`;
 * :mod:`regio.traces.detect` — :func:`import_file` with format auto-detection;
 * :mod:`regio.traces.importers` — SWE-agent, mini-swe-agent, tau-bench, OpenAI messages;
+  :mod:`regio.traces.claudecode`, :mod:`regio.traces.codex`, :mod:`regio.traces.openhands` —
+  Claude Code sessions, Codex CLI rollouts, OpenHands trajectories (with recorded usage);
+* :mod:`regio.traces.source`, :mod:`regio.traces.safejson` — bounded reading of untrusted files;
 * :mod:`regio.traces.builder` — call-id repair and the synthetic clock (:class:`Timing`);
 * :mod:`regio.traces.bundled` — the real runs shipped in ``examples/traces``;
 * :mod:`regio.traces.usage` — recorded provider usage per model call;
@@ -15,7 +18,7 @@ from __future__ import annotations
 from regio.traces.builder import Timing, TraceBuilder
 from regio.traces.bundled import bundled_trace_paths, bundled_traces_dir, load_bundled_traces
 from regio.traces.detect import FORMATS, ImportResult, detect_format, import_file, load_source
-from regio.traces.errors import ImportIssue, TraceFormatError
+from regio.traces.errors import ImportIssue, TraceError, TraceFormatError
 from regio.traces.format import (
     AssistantMessage,
     Compaction,
@@ -35,12 +38,14 @@ from regio.traces.format import (
     read_trace,
     write_trace,
 )
+from regio.traces.safejson import DEFAULT_LIMITS, TraceLimits
 from regio.traces.synth import CODING_PROFILE, synthesize
 from regio.traces.synthprofile import SynthProfile, profile_from_traces
 from regio.traces.usage import UsageTotals, recorded_usage, usage_totals
 
 __all__ = [
     "CODING_PROFILE",
+    "DEFAULT_LIMITS",
     "FORMATS",
     "AssistantMessage",
     "Compaction",
@@ -57,8 +62,10 @@ __all__ = [
     "ToolResults",
     "Trace",
     "TraceBuilder",
+    "TraceError",
     "TraceEvent",
     "TraceFormatError",
+    "TraceLimits",
     "Usage",
     "UsageTotals",
     "UserMessage",

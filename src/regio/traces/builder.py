@@ -15,6 +15,7 @@ emits the events of :mod:`regio.traces.format` and keeps the trace consistent:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,7 +35,7 @@ from regio.traces.format import (
     UserMessage,
 )
 
-__all__ = ["NO_RESULT", "CallSpec", "ResultSpec", "Timing", "TraceBuilder"]
+__all__ = ["NO_RESULT", "RECORDED", "CallSpec", "ResultSpec", "Timing", "TraceBuilder"]
 
 #: Content of the synthetic error result given to a call the source never answered.
 NO_RESULT = "[no result recorded]"
@@ -69,6 +70,11 @@ class Timing(msgspec.Struct, frozen=True):
             f"{self.output_chars_per_s}; tool result {self.tool_s}s; "
             f"observation {self.tool_s}s; user reply {self.user_s}s"
         )
+
+
+#: The clock of sources that record timestamps: no synthetic time passes, importers call
+#: :meth:`TraceBuilder.at` with the recorded time (seconds from the first record) instead.
+RECORDED = Timing(0.0, math.inf, 0.0, 0.0)
 
 
 class CallSpec(msgspec.Struct, frozen=True):
@@ -117,6 +123,12 @@ class TraceBuilder:
     def _advance(self, seconds: float) -> float:
         self.clock = round(self.clock + seconds, 3)
         return self.clock
+
+    def at(self, t: float) -> None:
+        """Move the clock to the recorded time ``t`` (seconds); never backwards, so a source
+        whose timestamps go back keeps its order (the times stay monotonic)."""
+        if math.isfinite(t) and t > self.clock:
+            self.clock = round(t, 3)
 
     # -- events -------------------------------------------------------------------------------
     @property

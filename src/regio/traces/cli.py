@@ -1,10 +1,13 @@
 """``regio traces import`` and ``regio traces show``.
 
-* ``regio traces import SRC... [--format auto|swe-agent|mini-swe-agent|tau-bench|openai]
-  [--out DIR] [-v]`` imports source files (directories are searched recursively), prints one
-  line per trace (id, messages, tool calls, issues) and, with ``--out``, writes one regio JSONL
-  file per trace. ``-v`` also prints every issue. Exit 0 when at least one trace was imported,
-  2 when none was (every file failed or produced nothing).
+* ``regio traces import SRC... [--format auto|claude-code|codex|openhands|swe-agent|...]``
+  ``[--out DIR] [-v]`` imports source files (directories are searched recursively), prints one
+  line per trace (id, messages, tool calls, issues, and the recorded usage when the source has
+  it: calls with usage, prompt / cached / written tokens, cache hit rate) and, with ``--out``,
+  writes one regio JSONL file per trace. ``-v`` also prints every issue. A file that cannot be
+  imported is one line ``error: <file>: <place>: <why>`` on stderr (never a traceback) and the
+  other files are still imported. Exit 0 when every file imported, 2 when any failed or
+  nothing was imported.
 * ``regio traces synth --calls N --seed S --out DIR`` writes one generated coding session
   (:func:`regio.traces.synth.synthesize`) as ``DIR/synth__coding-N-seedS.jsonl`` (or to
   ``--out`` itself when it ends ``.jsonl``). Exit 2 for ``--calls`` below 1.
@@ -21,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from regio.traces.detect import FORMATS, expand_sources, import_file
-from regio.traces.errors import ImportIssue, TraceFormatError
+from regio.traces.errors import ImportIssue, TraceError, TraceFormatError
 from regio.traces.format import Trace, read_trace, write_trace
+from regio.traces.usage import recorded_usage, usage_totals
 
 __all__ = ["register", "trace_filename"]
 
@@ -38,7 +42,9 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=lambda args: _usage(parser))
 
     imp = sub.add_parser(
-        "import", help="import SWE-agent, mini-swe-agent, tau-bench or OpenAI-format runs"
+        "import",
+        help="import Claude Code, Codex CLI, OpenHands, SWE-agent, mini-swe-agent, tau-bench or "
+        "OpenAI-format runs",
     )
     imp.add_argument("sources", nargs="+", metavar="SRC", help="files or directories")
     imp.add_argument(
@@ -88,38 +94,58 @@ def _issues_of(trace: Trace, issues: tuple[ImportIssue, ...], multi: bool) -> li
     return [i for i in issues if i.record == trace.header.record]
 
 
+def _usage_note(trace: Trace) -> str:
+    totals = usage_totals(recorded_usage(trace))
+    if not totals.recorded:
+        return ""
+    return (
+        f"  usage={totals.recorded}/{totals.calls}  prompt={totals.prompt_tokens}  "
+        f"cached={totals.cache_read_tokens}  written={totals.cache_write_tokens}  "
+        f"hit={totals.hit_rate:.1%}"
+    )
+
+
+def _import_one(path: Path, args: argparse.Namespace) -> int:
+    """Import and report one file; returns the number of traces (raises TraceError, OSError)."""
+    result = import_file(path, args.format)
+    multi = len(result.traces) > 1
+    for trace in result.traces:
+        own = _issues_of(trace, result.issues, multi)
+        line = (
+            f"{trace.id}  [{result.format}]  messages={len(trace.messages())}  "
+            f"tool_calls={len(trace.tool_calls())}  issues={len(own)}{_usage_note(trace)}"
+        )
+        if args.out is not None:
+            target = write_trace(trace, args.out / trace_filename(trace))
+            line += f"  -> {target}"
+        print(line)
+    if args.verbose:
+        for issue in result.issues:
+            print(f"  {issue}")
+    return len(result.traces)
+
+
 def _cmd_import(args: argparse.Namespace) -> int:
     try:
         paths = expand_sources(args.sources)
-    except TraceFormatError as exc:
+    except TraceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    imported = 0
+    imported = failed = 0
     for path in paths:
         try:
-            result = import_file(path, args.format)
-        except TraceFormatError as exc:
+            imported += _import_one(path, args)
+        except TraceError as exc:
             print(f"error: {exc}", file=sys.stderr)
-            continue
-        multi = len(result.traces) > 1
-        for trace in result.traces:
-            own = _issues_of(trace, result.issues, multi)
-            line = (
-                f"{trace.id}  [{result.format}]  messages={len(trace.messages())}  "
-                f"tool_calls={len(trace.tool_calls())}  issues={len(own)}"
-            )
-            if args.out is not None:
-                target = write_trace(trace, args.out / trace_filename(trace))
-                line += f"  -> {target}"
-            print(line)
-            imported += 1
-        if args.verbose:
-            for issue in result.issues:
-                print(f"  {issue}")
+            failed += 1
+        except OSError as exc:
+            where = exc.filename or path
+            print(f"error: {where}: {exc.strerror or exc}", file=sys.stderr)
+            failed += 1
     if imported == 0:
         print("error: nothing was imported", file=sys.stderr)
         return 2
-    return 0
+    return 2 if failed else 0
 
 
 def _cmd_synth(args: argparse.Namespace) -> int:
@@ -170,6 +196,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
     print(f"messages   {len(trace.messages())}")
     print(f"tool calls {len(trace.tool_calls())}")
     print(f"model calls {len(trace.steps())}")
+    note = _usage_note(trace)
+    if note:
+        print(f"recorded  {note.strip()}")
     print(f"duration   {trace.duration:.3f} s")
     print(f"append-only {'yes' if trace.is_append_only() else 'no'}")
     problems = trace.problems()

@@ -5,11 +5,17 @@ object per line), picks the importer (``format="auto"`` uses :func:`detect_forma
 an :class:`ImportResult` with the traces and the issues found. Detection rules, in order:
 
 1. JSONL whose first object is ``{"type": "header", ...}`` → ``regio`` (already a regio trace);
-2. an object with a ``history`` list → ``swe-agent``;
-3. an object with ``trajectory_format`` starting ``mini-swe-agent``, or with ``messages`` and an
+2. JSONL whose first lines have a Codex ``RolloutItem`` tag (``session_meta``,
+   ``response_item``, ``event_msg``, ``turn_context``, ``compacted``) with a ``payload`` →
+   ``codex``; JSONL lines of ``type`` ``user`` / ``assistant`` with a ``message`` object and a
+   ``sessionId`` or ``parentUuid`` (or ``summary`` lines with a ``leafUuid``) →
+   ``claude-code``;
+3. a JSON list of events with ``source`` and ``action`` / ``observation`` → ``openhands``;
+4. an object with a ``history`` list → ``swe-agent``;
+5. an object with ``trajectory_format`` starting ``mini-swe-agent``, or with ``messages`` and an
    ``info`` holding ``mini_version`` → ``mini-swe-agent``;
-4. a list (or JSONL) of objects with ``traj`` → ``tau-bench``;
-5. a list of ``{role, content}`` messages (or an object with ``messages``) whose file name ends
+6. a list (or JSONL) of objects with ``traj`` → ``tau-bench``;
+7. a list of ``{role, content}`` messages (or an object with ``messages``) whose file name ends
    ``.traj.json`` or whose text holds mini-swe-agent's markers (``mswea_bash_command``,
    ``<returncode>``) → ``mini-swe-agent``; otherwise → ``openai``.
 
@@ -18,7 +24,6 @@ Anything else raises :class:`TraceFormatError` suggesting ``--format``.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -27,14 +32,19 @@ from typing import Any, Literal
 import msgspec
 
 from regio.traces.builder import Timing
+from regio.traces.claudecode import import_claude_code
+from regio.traces.codex import ROLLOUT_TYPES, import_codex
 from regio.traces.errors import ImportIssue, TraceFormatError
-from regio.traces.format import Trace, loads_trace
+from regio.traces.format import Trace, parse_trace_lines
 from regio.traces.importers import (
     import_mini_swe_agent,
     import_openai,
     import_swe_agent,
     import_tau_bench,
 )
+from regio.traces.openhands import import_openhands, looks_openhands
+from regio.traces.safejson import DEFAULT_LIMITS, TraceLimits
+from regio.traces.source import SourceFile, iter_lines, load_source
 
 __all__ = [
     "FORMATS",
@@ -47,26 +57,36 @@ __all__ = [
     "load_source",
 ]
 
-Format = Literal["regio", "swe-agent", "mini-swe-agent", "tau-bench", "openai"]
+Format = Literal[
+    "regio",
+    "swe-agent",
+    "mini-swe-agent",
+    "tau-bench",
+    "openai",
+    "claude-code",
+    "codex",
+    "openhands",
+]
 
 #: Format names accepted by :func:`import_file` (besides ``"auto"``).
-FORMATS: tuple[str, ...] = ("swe-agent", "mini-swe-agent", "tau-bench", "openai", "regio")
+FORMATS: tuple[str, ...] = (
+    "swe-agent",
+    "mini-swe-agent",
+    "tau-bench",
+    "openai",
+    "claude-code",
+    "codex",
+    "openhands",
+    "regio",
+)
+
+#: JSONL formats imported while streaming the file (memory bounded by the trace built).
+STREAMED = ("regio", "claude-code", "codex")
 
 #: File name endings taken when a directory is given to :func:`expand_sources`.
 SOURCE_SUFFIXES = (".traj", ".json", ".jsonl")
 
 _MINI_MARKERS = ("mswea_bash_command", "<returncode>")
-
-
-class SourceFile(msgspec.Struct, frozen=True):
-    """A parsed source file: ``data`` for a JSON document, or ``lines`` (1-based line number,
-    object) for JSONL; ``raw`` is the text; ``issues`` are lines that did not parse."""
-
-    path: str
-    raw: str
-    data: Any = None
-    lines: list[tuple[int, Any]] | None = None
-    issues: tuple[ImportIssue, ...] = ()
 
 
 class ImportResult(msgspec.Struct, frozen=True):
@@ -77,36 +97,6 @@ class ImportResult(msgspec.Struct, frozen=True):
     format: str
     traces: tuple[Trace, ...]
     issues: tuple[ImportIssue, ...]
-
-
-def load_source(path: str | os.PathLike[str]) -> SourceFile:
-    """Parse a source file as one JSON document, or else as JSONL.
-
-    In JSONL, a line that is not valid JSON becomes an :class:`ImportIssue` (record = line
-    number) and the other lines are kept. Raises :class:`TraceFormatError` when the file cannot
-    be read, is empty, or no line is valid JSON.
-    """
-    p = Path(path)
-    try:
-        raw = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TraceFormatError(str(p), f"cannot read the file: {exc}") from None
-    if not raw.strip():
-        raise TraceFormatError(str(p), "the file is empty")
-    try:
-        return SourceFile(str(p), raw, data=json.loads(raw))
-    except ValueError as whole_error:
-        lines: list[tuple[int, Any]] = []
-        issues: list[ImportIssue] = []
-        numbered = [(n, ln) for n, ln in enumerate(raw.splitlines(), start=1) if ln.strip()]
-        for number, line in numbered:
-            try:
-                lines.append((number, json.loads(line)))
-            except ValueError as exc:
-                issues.append(ImportIssue(str(p), number, "", f"not valid JSON: {exc}; skipped"))
-        if not lines or len(numbered) == 1:
-            raise TraceFormatError(str(p), f"not valid JSON or JSONL: {whole_error}") from None
-        return SourceFile(str(p), raw, lines=lines, issues=tuple(issues))
 
 
 def _looks_mini(path: Path, messages: Any) -> bool:
@@ -121,23 +111,40 @@ def _looks_mini(path: Path, messages: Any) -> bool:
     return False
 
 
+def _jsonl_format(source: SourceFile) -> Format:
+    head = [obj for _, obj in source.head or ()]
+    first = head[0] if head else None
+    if isinstance(first, dict) and first.get("type") == "header":
+        return "regio"
+    dicts = [obj for obj in head if isinstance(obj, dict)]
+    if any(d.get("type") in ROLLOUT_TYPES and isinstance(d.get("payload"), dict) for d in dicts):
+        return "codex"
+    if any(
+        (d.get("type") in ("user", "assistant") and isinstance(d.get("message"), dict))
+        and ("sessionId" in d or "parentUuid" in d)
+        for d in dicts
+    ) or any(d.get("type") == "summary" and "leafUuid" in d for d in dicts):
+        return "claude-code"
+    if dicts and all("traj" in d for d in dicts):
+        return "tau-bench"
+    if isinstance(first, dict) and ("role" in first or "messages" in first):
+        return "openai"
+    raise TraceFormatError(
+        source.path,
+        "line 1: JSONL lines are not a regio trace, Claude Code session, Codex rollout, "
+        "OpenAI messages or tau-bench runs; pass --format",
+    )
+
+
 def detect_format(source: SourceFile) -> Format:
     """The format of a parsed source (rules: module docstring). Raises
     :class:`TraceFormatError` when no rule matches."""
     path = Path(source.path)
-    if source.lines is not None:
-        first = source.lines[0][1]
-        if isinstance(first, dict) and first.get("type") == "header":
-            return "regio"
-        if all(isinstance(obj, dict) and "traj" in obj for _, obj in source.lines):
-            return "tau-bench"
-        if isinstance(first, dict) and ("role" in first or "messages" in first):
-            return "openai"
-        raise TraceFormatError(
-            source.path,
-            "JSONL lines are neither messages, conversations nor tau-bench runs; pass --format",
-        )
+    if source.is_jsonl:
+        return _jsonl_format(source)
     data = source.data
+    if looks_openhands(data):
+        return "openhands"
     if isinstance(data, dict):
         if isinstance(data.get("history"), list):
             return "swe-agent"
@@ -159,46 +166,79 @@ def detect_format(source: SourceFile) -> Format:
     raise TraceFormatError(
         source.path,
         "cannot tell the trace format (expected a SWE-agent .traj, a mini-swe-agent "
-        ".traj.json, a tau-bench result list or OpenAI messages); pass --format",
+        ".traj.json, a tau-bench result list, an OpenHands event list or OpenAI messages); "
+        "pass --format",
     )
 
 
+def _import_jsonl(
+    source: SourceFile, chosen: str, timing: Timing
+) -> tuple[list[Trace], list[ImportIssue]]:
+    p = Path(source.path)
+    if chosen == "claude-code":
+        return import_claude_code(source.records(), p)
+    if chosen == "codex":
+        return import_codex(source.records(), p)
+    lines = source.materialize()
+    if chosen == "tau-bench":
+        return import_tau_bench([obj for _, obj in lines], p, timing)
+    if chosen == "openai":
+        return import_openai(None, p, timing, lines=lines)
+    raise TraceFormatError(source.path, f"a {chosen} file is one JSON document, not JSONL")
+
+
+def _import_document(
+    source: SourceFile, chosen: str, timing: Timing
+) -> tuple[list[Trace], list[ImportIssue]]:
+    p, data = Path(source.path), source.data
+    if chosen == "swe-agent":
+        return import_swe_agent(data, p, timing)
+    if chosen == "mini-swe-agent":
+        return import_mini_swe_agent(data, p, timing)
+    if chosen == "tau-bench":
+        return import_tau_bench(data, p, timing)
+    if chosen == "openhands":
+        return import_openhands(data, p)
+    if chosen == "openai":
+        return import_openai(data, p, timing)
+    raise TraceFormatError(source.path, f"a {chosen} file is JSONL, not one JSON document")
+
+
 def import_file(
-    path: str | os.PathLike[str], format: str = "auto", *, timing: Timing | None = None
+    path: str | os.PathLike[str],
+    format: str = "auto",
+    *,
+    timing: Timing | None = None,
+    limits: TraceLimits = DEFAULT_LIMITS,
 ) -> ImportResult:
     """Import one source file.
 
-    ``format`` is ``"auto"`` or one of :data:`FORMATS`; ``timing`` the synthetic clock
-    (default :class:`Timing`). Raises :class:`TraceFormatError` when the file cannot be
-    imported at all (unreadable, not JSON/JSONL, wrong shape for the format, unknown format
-    name); record-level problems are returned as ``issues``.
+    ``format`` is ``"auto"`` or one of :data:`FORMATS`; ``timing`` the synthetic clock for
+    sources without timestamps (default :class:`Timing`; Claude Code, Codex and OpenHands logs
+    keep their recorded times); ``limits`` the :class:`~regio.traces.safejson.TraceLimits`.
+    Raises :class:`TraceFormatError` (a :class:`regio.errors.RegioError`) when the file cannot
+    be imported at all (unreadable, over a size limit, not JSON/JSONL, nested too deep, wrong
+    shape for the format, unknown format name); record-level problems are returned as
+    ``issues``. Never raises another exception for a file's content.
     """
     timing = timing or Timing()
     if format != "auto" and format not in FORMATS:
         raise TraceFormatError(
             str(path), f"unknown format {format!r}; use auto or one of {', '.join(FORMATS)}"
         )
-    source = load_source(path)
+    source = load_source(path, limits)
     chosen = detect_format(source) if format == "auto" else format
-    p = Path(source.path)
-    issues = list(source.issues)
     if chosen == "regio":
-        return ImportResult(source.path, chosen, (loads_trace(source.raw, source.path),), ())
-    data = source.data
-    if source.lines is not None and chosen != "openai":
-        if chosen == "tau-bench":
-            data = [obj for _, obj in source.lines]
-        else:
-            raise TraceFormatError(source.path, f"a {chosen} file is one JSON document, not JSONL")
-    if chosen == "swe-agent":
-        traces, found = import_swe_agent(data, p, timing)
-    elif chosen == "mini-swe-agent":
-        traces, found = import_mini_swe_agent(data, p, timing)
-    elif chosen == "tau-bench":
-        traces, found = import_tau_bench(data, p, timing)
+        if not source.is_jsonl:
+            raise TraceFormatError(source.path, "a regio trace is JSONL, not one JSON document")
+        with open(source.path, "rb") as handle:
+            trace = parse_trace_lines(iter_lines(handle, source.path, limits), source.path, limits)
+        return ImportResult(source.path, chosen, (trace,), ())
+    if source.is_jsonl:
+        traces, found = _import_jsonl(source, chosen, timing)
     else:
-        traces, found = import_openai(data, p, timing, lines=source.lines)
-    issues.extend(found)
+        traces, found = _import_document(source, chosen, timing)
+    issues = [*source.issues, *found]
     if not any(trace.events for trace in traces):
         first = f" (first issue: {issues[0]})" if issues else ""
         raise TraceFormatError(source.path, f"no {chosen} message could be imported{first}")

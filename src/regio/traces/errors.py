@@ -1,5 +1,6 @@
 """Errors and import issues of the trace layer.
 
+* :class:`TraceError` is the base of the trace layer's errors (a :class:`regio.errors.RegioError`);
 * :class:`TraceFormatError` is raised when a file cannot be read or imported at all; its message
   names the file (and the line or record when there is one) and says why.
 * :class:`ImportIssue` is a problem found in one record of a file that was otherwise imported:
@@ -12,12 +13,18 @@ from typing import Literal
 
 import msgspec
 
-__all__ = ["ImportIssue", "Severity", "TraceFormatError"]
+from regio.errors import RegioError
+
+__all__ = ["ImportIssue", "Severity", "TraceError", "TraceFormatError"]
 
 Severity = Literal["warning", "error"]
 
 
-class TraceFormatError(ValueError):
+class TraceError(RegioError, ValueError):
+    """Base of the errors of :mod:`regio.traces` (also a ``ValueError``, as before)."""
+
+
+class TraceFormatError(TraceError):
     """A trace file that cannot be read or imported at all.
 
     ``file`` is the path as given; ``reason`` says what is wrong and, where possible, how to fix

@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tempfile
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,6 +41,8 @@ import msgspec
 
 from regio.content import Message, Text, Thinking, ToolResult, ToolUse, group_messages
 from regio.traces.errors import TraceFormatError
+from regio.traces.safejson import DEFAULT_LIMITS, TraceLimits, check_depth
+from regio.traces.source import iter_lines
 
 __all__ = [
     "FORMAT_VERSION",
@@ -57,21 +61,21 @@ __all__ = [
     "UserMessage",
     "dumps_trace",
     "loads_trace",
+    "parse_trace_lines",
     "read_trace",
     "write_trace",
 ]
 
 #: Version of the JSONL layout written into every header.
-FORMAT_VERSION = 2
-# Version 2 (this one) keeps the provider's own usage fields (:class:`Usage`); version 1 had
-# ``prompt_tokens`` / ``cached_tokens`` / ``cache_write_tokens`` which no importer ever filled.
+FORMAT_VERSION = 1
 
 
 class Header(msgspec.Struct, frozen=True, tag="header", tag_field="type"):
     """First line of a trace file.
 
     ``id`` names the trace (unique within a corpus); ``source_format`` is the importer that made
-    it (``swe-agent``, ``mini-swe-agent``, ``tau-bench``, ``openai`` or ``regio``);
+    it (``claude-code``, ``codex``, ``openhands``, ``swe-agent``, ``mini-swe-agent``,
+    ``tau-bench``, ``openai``, ``synth`` or ``regio``);
     ``source_file`` the file it came from and ``record`` the run's index in that file (tau-bench
     result lists hold many runs); ``agent`` / ``model`` when the source says; ``license`` and
     ``provenance`` say where the data comes from and under which terms; ``tools`` the tool
@@ -94,61 +98,89 @@ class Header(msgspec.Struct, frozen=True, tag="header", tag_field="type"):
     version: int = FORMAT_VERSION
 
 
-class Usage(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=True):
-    """Provider-reported usage of one model call, in tokens, kept in the provider's own terms.
+class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
+    """Recorded provider usage of one model call, in tokens.
 
-    ``provider`` says how to read the counts, because the two APIs count differently:
+    The first four fields are the same for every provider: ``prompt_tokens`` is the whole
+    prompt (cached included), ``cached_tokens`` the part read from the provider's prefix cache,
+    ``cache_write_tokens`` the part written to it, ``output_tokens`` the completion.
+    ``provider`` (``"anthropic"`` / ``"openai"``, ``None`` when unknown) and ``reported`` keep
+    the counts as the provider reported them, under the provider's own names:
 
-    * ``"anthropic"`` (Messages API ``usage``, https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching#tracking-cache-performance):
-      ``input_tokens`` are the input tokens **after** the last cache breakpoint (neither read
-      from nor written to the cache), ``cache_read_input_tokens`` were read from the cache,
-      ``cache_creation_input_tokens`` were written to it; the whole prompt is their sum.
-    * ``"openai"`` (Chat Completions ``usage.prompt_tokens`` /
-      ``prompt_tokens_details.cached_tokens``; Responses API ``usage.input_tokens`` /
-      ``input_tokens_details.cached_tokens``, https://platform.openai.com/docs/guides/prompt-caching):
-      ``input_tokens`` is the whole prompt and ``cached_tokens`` the part of it read from the
-      cache; OpenAI reports no cache writes.
+    * Anthropic Messages API ``usage``
+      (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching): ``input_tokens``
+      (after the last cache breakpoint, neither read nor written), ``cache_read_input_tokens``,
+      ``cache_creation_input_tokens``, ``output_tokens``; the prompt is their sum;
+    * OpenAI (https://platform.openai.com/docs/guides/prompt-caching): ``input_tokens`` (the
+      whole prompt: Chat Completions ``prompt_tokens``, Responses ``input_tokens``),
+      ``cached_tokens`` (``prompt_tokens_details.cached_tokens`` /
+      ``input_tokens_details.cached_tokens``, part of the prompt), ``output_tokens``; OpenAI
+      reports no cache writes.
 
-    ``output_tokens`` is the completion (reasoning included where the provider counts it
-    there). The derived properties give the same figures for both providers.
-    Raises nothing; counts are non-negative integers (the importers check them).
+    Build them with :meth:`anthropic` and :meth:`openai`.
     """
 
-    provider: Literal["anthropic", "openai"] = "anthropic"
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_input_tokens: int = 0
-    cache_creation_input_tokens: int = 0
+    prompt_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+    provider: Literal["anthropic", "openai"] | None = None
+    reported: dict[str, int] = msgspec.field(default_factory=dict)
 
-    @property
-    def prompt_tokens(self) -> int:
-        """The whole prompt of the call, in tokens (cached and uncached)."""
-        if self.provider == "openai":
-            return self.input_tokens
-        return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+    @classmethod
+    def anthropic(
+        cls,
+        input_tokens: int,
+        output_tokens: int,
+        cache_read_input_tokens: int = 0,
+        cache_creation_input_tokens: int = 0,
+    ) -> Usage:
+        """An Anthropic ``usage`` (``input_tokens`` excludes the cache reads and writes)."""
+        return cls(
+            input_tokens + cache_read_input_tokens + cache_creation_input_tokens,
+            cache_read_input_tokens,
+            cache_creation_input_tokens,
+            output_tokens,
+            "anthropic",
+            {
+                "input_tokens": input_tokens,
+                "cache_read_input_tokens": cache_read_input_tokens,
+                "cache_creation_input_tokens": cache_creation_input_tokens,
+                "output_tokens": output_tokens,
+            },
+        )
+
+    @classmethod
+    def openai(cls, input_tokens: int, output_tokens: int, cached_tokens: int = 0) -> Usage:
+        """An OpenAI usage (``input_tokens`` is the whole prompt, ``cached_tokens`` part of
+        it)."""
+        return cls(
+            input_tokens,
+            cached_tokens,
+            0,
+            output_tokens,
+            "openai",
+            {
+                "input_tokens": input_tokens,
+                "cached_tokens": cached_tokens,
+                "output_tokens": output_tokens,
+            },
+        )
 
     @property
     def cache_read_tokens(self) -> int:
-        """Prompt tokens read from the provider's prefix cache."""
-        return self.cached_tokens if self.provider == "openai" else self.cache_read_input_tokens
-
-    @property
-    def cache_write_tokens(self) -> int:
-        """Prompt tokens written to the cache (Anthropic ``cache_creation_input_tokens``; 0 for
-        OpenAI, which does not report writes)."""
-        return 0 if self.provider == "openai" else self.cache_creation_input_tokens
+        """Prompt tokens read from the cache (= ``cached_tokens``)."""
+        return self.cached_tokens
 
     @property
     def uncached_tokens(self) -> int:
         """Prompt tokens neither read from nor written to the cache."""
-        return self.prompt_tokens - self.cache_read_tokens - self.cache_write_tokens
+        return self.prompt_tokens - self.cached_tokens - self.cache_write_tokens
 
     @property
     def hit_rate(self) -> float:
-        """``cache_read_tokens / prompt_tokens`` (0.0 for an empty prompt)."""
-        total = self.prompt_tokens
-        return self.cache_read_tokens / total if total else 0.0
+        """``cached_tokens / prompt_tokens`` (0.0 for an empty prompt)."""
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
 
 class SystemPrompt(msgspec.Struct, frozen=True, tag="system", tag_field="type"):
@@ -395,36 +427,88 @@ class Trace(msgspec.Struct, frozen=True):
 
 _line_decoder = msgspec.json.Decoder(Header | TraceEvent)
 _encoder = msgspec.json.Encoder()
+_SURROGATE_PAIR = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _has_lone_surrogate(line: bytes) -> bool:
+    return _SURROGATE_ESCAPE.search(_SURROGATE_PAIR.sub(b"", line)) is not None
 
 
 def dumps_trace(trace: Trace) -> str:
-    """The trace as JSONL text: the header line, then one line per event, newline-terminated."""
-    lines = [_encoder.encode(trace.header)]
-    lines.extend(_encoder.encode(event) for event in trace.events)
+    """The trace as JSONL text: the header line, then one line per event, newline-terminated.
+
+    Raises :class:`TraceFormatError` when a string holds a lone UTF-16 surrogate (no UTF-8
+    encoding exists; importers replace them, see :mod:`regio.traces.safejson`)."""
+    lines = []
+    for index, item in enumerate((trace.header, *trace.events)):
+        try:
+            lines.append(_encoder.encode(item))
+        except UnicodeEncodeError as exc:
+            where = "the header" if index == 0 else f"event {index - 1}"
+            raise TraceFormatError(
+                trace.header.id,
+                f"{where} holds a lone UTF-16 surrogate ({exc.reason}); replace it (e.g. with "
+                "U+FFFD) before writing",
+            ) from None
     return b"\n".join(lines).decode() + "\n"
 
 
-def loads_trace(text: str | bytes, name: str = "<string>") -> Trace:
-    """Parse JSONL text into a :class:`Trace`.
+def _decode_line(line: bytes, name: str, number: int, limits: TraceLimits) -> Any:
+    try:
+        item = _line_decoder.decode(line)
+    except RecursionError:
+        raise TraceFormatError(
+            name, f"line {number}: JSON nested deeper than {limits.max_depth} levels; refused"
+        ) from None
+    except msgspec.DecodeError as exc:
+        if _has_lone_surrogate(line):
+            raise TraceFormatError(
+                name,
+                f"line {number}: a lone UTF-16 surrogate escape (no UTF-8 encoding exists); "
+                "regio traces refuse them, re-import the source (importers replace them)",
+            ) from None
+        raise TraceFormatError(name, f"line {number}: {exc}") from None
+    _check_nesting(item, name, number, limits)
+    return item
 
-    Blank lines are skipped. Raises :class:`TraceFormatError` naming ``name`` and the line when
-    a line is not valid JSON or not a known event, when the first line is not a header, when a
-    header appears twice, or when ``t`` is not finite or goes backwards.
-    """
-    raw = text.encode() if isinstance(text, str) else text
+
+def _check_nesting(item: Any, name: str, number: int, limits: TraceLimits) -> None:
+    values: list[Any] = []
+    if isinstance(item, Header):
+        values = [item.meta, list(item.tools)]
+    elif isinstance(item, AssistantMessage):
+        values = [b.input for b in item.blocks if isinstance(b, ToolUse)]
+    for value in values:
+        depth = check_depth(value, limits.max_depth)
+        if depth is not None:
+            raise TraceFormatError(
+                name,
+                f"line {number}: JSON nested {depth}+ levels deep (the limit is "
+                f"{limits.max_depth}); refused",
+            )
+
+
+def parse_trace_lines(
+    lines: Iterable[tuple[int, bytes]], name: str = "<string>", limits: TraceLimits = DEFAULT_LIMITS
+) -> Trace:
+    """Build a :class:`Trace` from numbered JSONL lines (see :func:`loads_trace`)."""
     header: Header | None = None
     events: list[Any] = []
     last_t = 0.0
-    for number, line in enumerate(raw.splitlines(), start=1):
+    for number, line in lines:
         if not line.strip():
             continue
-        try:
-            item = _line_decoder.decode(line)
-        except msgspec.DecodeError as exc:
-            raise TraceFormatError(name, f"line {number}: {exc}") from None
+        item = _decode_line(line, name, number, limits)
         if isinstance(item, Header):
             if header is not None:
                 raise TraceFormatError(name, f"line {number}: a second header line")
+            if item.version > FORMAT_VERSION:
+                raise TraceFormatError(
+                    name,
+                    f"line {number}: trace format version {item.version} is newer than this "
+                    f"regio reads ({FORMAT_VERSION}); upgrade regio",
+                )
             header = item
             continue
         if header is None:
@@ -442,11 +526,37 @@ def loads_trace(text: str | bytes, name: str = "<string>") -> Trace:
     return Trace(header, tuple(events))
 
 
-def read_trace(path: str | os.PathLike[str]) -> Trace:
-    """Read a regio trace file (JSONL). Raises :class:`TraceFormatError` (see
-    :func:`loads_trace`) or ``OSError`` when the file cannot be opened."""
+def loads_trace(
+    text: str | bytes, name: str = "<string>", limits: TraceLimits = DEFAULT_LIMITS
+) -> Trace:
+    """Parse JSONL text into a :class:`Trace`.
+
+    Blank lines are skipped. Raises :class:`TraceFormatError` naming ``name`` and the line when
+    a line is not valid JSON or not a known event, when the first line is not a header, when a
+    header appears twice or is of a newer format version, when ``t`` is not finite or goes
+    backwards, when a value nests deeper than ``limits.max_depth``, or when a string holds a
+    lone UTF-16 surrogate escape.
+    """
+    try:
+        raw = text.encode() if isinstance(text, str) else text
+    except UnicodeEncodeError as exc:
+        raise TraceFormatError(name, f"the text holds a lone surrogate: {exc.reason}") from None
+    return parse_trace_lines(enumerate(raw.splitlines(), start=1), name, limits)
+
+
+def read_trace(path: str | os.PathLike[str], limits: TraceLimits = DEFAULT_LIMITS) -> Trace:
+    """Read a regio trace file (JSONL), streamed line by line (each line at most
+    ``limits.max_line_bytes``, the file at most ``limits.max_file_bytes``). Raises
+    :class:`TraceFormatError` (see :func:`loads_trace`) or ``OSError`` when the file cannot be
+    opened."""
     p = Path(path)
-    return loads_trace(p.read_bytes(), str(p))
+    size = p.stat().st_size
+    if size > limits.max_file_bytes:
+        raise TraceFormatError(
+            str(p), f"{size} bytes is over the {limits.max_file_bytes}-byte max_file_bytes"
+        )
+    with open(p, "rb") as handle:
+        return parse_trace_lines(iter_lines(handle, str(p), limits), str(p), limits)
 
 
 def write_trace(trace: Trace, path: str | os.PathLike[str]) -> Path:

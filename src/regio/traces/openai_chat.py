@@ -26,6 +26,12 @@ from typing import Any
 
 from regio.content import Thinking
 from regio.traces.builder import CallSpec, ResultSpec, TraceBuilder
+from regio.traces.errors import TraceFormatError
+from regio.traces.safejson import clean_value, parse_json, replace_surrogates
+
+#: Python-literal strings longer than this are not evaluated (``ast.literal_eval`` builds the
+#: whole syntax tree first).
+_MAX_LITERAL_CHARS = 4 * 2**20
 
 __all__ = [
     "content_text",
@@ -55,12 +61,12 @@ def parse_arguments(
         return {}
     if isinstance(raw, str):
         try:
-            value = json.loads(raw)
-        except ValueError as exc:
+            value, _ = parse_json(raw, builder.file, field)
+        except TraceFormatError as exc:
             builder.issue(
-                record, field, f"arguments are not valid JSON ({exc}); kept as _raw", "warning"
+                record, field, f"arguments refused ({exc.reason}); kept as _raw", "warning"
             )
-            return {"_raw": raw}
+            return {"_raw": replace_surrogates(raw)[0]}
         if isinstance(value, dict):
             return value
         builder.issue(
@@ -76,12 +82,18 @@ def loose_literal(value: Any) -> Any:
     if not isinstance(value, str):
         return value
     try:
-        return json.loads(value)
-    except ValueError:
+        return parse_json(value, "")[0]
+    except TraceFormatError:
         pass
+    if len(value) > _MAX_LITERAL_CHARS:
+        return value
     try:
-        return ast.literal_eval(value)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        parsed = ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return value
+    try:
+        return clean_value(parsed)[0]
+    except TraceFormatError:
         return value
 
 

@@ -1,0 +1,261 @@
+"""Claude Code session transcripts (``~/.claude/projects/<project>/<session-id>.jsonl``).
+
+Anthropic documents where Claude Code keeps sessions but calls the record format internal, so
+this follows the format as public tools read it: simonw/claude-code-transcripts
+(``src/claude_code_transcripts/__init__.py``) and the reverse-engineered reference of
+skillsynchq/txcript (``docs/formats/claude-code.md``). One JSON object per line:
+
+* ``{"type": "user" | "assistant", "uuid", "parentUuid", "sessionId", "timestamp", "cwd",
+  "version", "gitBranch", "isSidechain", "message": {...}}`` — ``message`` is an Anthropic
+  Messages API message: ``role``, ``content`` (a string, or blocks ``text`` / ``thinking`` /
+  ``tool_use`` / ``tool_result`` / ``image``), and on assistant lines ``id``, ``model`` and
+  ``usage`` (``input_tokens``, ``cache_creation_input_tokens``, ``cache_read_input_tokens``,
+  ``output_tokens``);
+* Claude Code writes **one assistant line per content block**, each repeating the message
+  ``id`` and its ``usage``: consecutive assistant lines with the same ``message.id`` are one
+  model call here (blocks in order, the last line's usage);
+* tool results come back as ``user`` lines whose content holds ``tool_result`` blocks;
+* ``isSidechain: true`` lines belong to a subagent's own conversation and are skipped (counted
+  in ``meta.sidechain_lines``); ``summary`` lines give ``meta.summary``; a ``system`` line with
+  ``subtype: "compact_boundary"`` becomes a ``compact`` event (the conversation was compacted
+  there); other line types (``file-history-snapshot``, ``progress``, ...) are skipped.
+
+Timestamps are recorded (seconds from the first line). Assistant lines whose model is
+``<synthetic>`` (messages Claude Code writes itself, e.g. API errors) keep no usage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from regio.content import Thinking
+from regio.traces.builder import RECORDED, CallSpec, ResultSpec, TraceBuilder
+from regio.traces.errors import ImportIssue
+from regio.traces.format import Compaction, Header, Trace, Usage
+
+__all__ = ["anthropic_usage", "import_claude_code", "parse_timestamp", "recorded_clock"]
+
+RECORDED_TIMING = "recorded: source timestamps, seconds from the first record"
+
+
+def parse_timestamp(value: Any) -> float | None:
+    """An ISO 8601 timestamp (``Z`` or an offset; naive = UTC) as POSIX seconds, else None."""
+    if not isinstance(value, str) or not value:
+        return None
+    text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+@attrs.define
+class recorded_clock:
+    """Turns recorded timestamps into ``t`` on a builder (seconds from the first one)."""
+
+    builder: TraceBuilder
+    start: float | None = None
+
+    def __call__(self, value: Any) -> None:
+        seconds = parse_timestamp(value)
+        if seconds is None:
+            return
+        if self.start is None:
+            self.start = seconds
+        self.builder.at(seconds - self.start)
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def anthropic_usage(raw: Any, builder: TraceBuilder, record: int, field: str) -> Usage | None:
+    """An Anthropic ``usage`` object → :class:`Usage` (missing counts are 0); a usage whose
+    counts are not non-negative integers is dropped with a warning."""
+    if not isinstance(raw, dict):
+        return None
+    keys = (
+        "input_tokens",
+        "output_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+    )
+    counts = {k: _count(raw.get(k, 0) or 0) for k in keys}
+    bad = [k for k, v in counts.items() if v is None]
+    if bad:
+        builder.issue(record, field, f"usage {bad} not non-negative integers; dropped", "warning")
+        return None
+    return Usage.anthropic(**{k: int(v or 0) for k, v in counts.items()})
+
+
+def _block_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+            elif isinstance(block, dict) and block.get("type") == "image":
+                parts.append("[image]")
+        return "\n".join(parts)
+    return "" if content is None else str(content)
+
+
+@attrs.define
+class _Call:
+    message_id: str
+    record: int
+    text: list[str] = attrs.field(factory=list)
+    thinking: list[Thinking] = attrs.field(factory=list)
+    calls: list[CallSpec] = attrs.field(factory=list)
+    usage: Usage | None = None
+
+
+@attrs.define
+class _Session:
+    builder: TraceBuilder
+    clock: recorded_clock
+    meta: dict[str, Any] = attrs.field(factory=dict)
+    model: str | None = None
+    call: _Call | None = None
+    done_ids: set[str] = attrs.field(factory=set)
+
+    def flush(self) -> None:
+        call, self.call = self.call, None
+        if call is None:
+            return
+        self.builder.assistant(
+            "\n".join(t for t in call.text if t),
+            call.calls,
+            thinking=call.thinking,
+            usage=call.usage,
+            record=call.record,
+        )
+        self.done_ids.add(call.message_id)
+
+    def assistant(self, n: int, message: dict[str, Any]) -> None:
+        message_id = str(message.get("id") or f"line-{n}")
+        if self.call is None or self.call.message_id != message_id:
+            self.flush()
+            self.call = _Call(message_id, n)
+        call = self.call
+        model = message.get("model")
+        if isinstance(model, str) and model != "<synthetic>":
+            self.model = self.model or model
+            usage = anthropic_usage(message.get("usage"), self.builder, n, "message.usage")
+            if message_id in self.done_ids:
+                self.builder.issue(
+                    n,
+                    "message.id",
+                    f"message {message_id!r} continues after other lines; its usage was "
+                    "already counted, kept without usage",
+                    "warning",
+                )
+                usage = None
+            call.usage = usage or call.usage
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        for k, block in enumerate(blocks):
+            self._block(n, k, block, call)
+
+    def _block(self, n: int, k: int, block: Any, call: _Call) -> None:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text":
+            call.text.append(str(block.get("text") or ""))
+        elif kind == "thinking":
+            call.thinking.append(
+                Thinking(str(block.get("thinking", "")), str(block.get("signature", "")))
+            )
+        elif kind == "tool_use":
+            raw_input = block.get("input")
+            call.calls.append(
+                CallSpec(
+                    str(block["id"]) if block.get("id") else None,
+                    str(block.get("name") or "tool"),
+                    raw_input if isinstance(raw_input, dict) else {"_raw": raw_input},
+                )
+            )
+        else:
+            self.builder.issue(
+                n, f"message.content[{k}]", f"block type {kind!r} not kept", "warning"
+            )
+
+    def user(self, n: int, message: dict[str, Any]) -> None:
+        self.flush()
+        content = message.get("content")
+        if not isinstance(content, list):
+            self.builder.user(_block_text(content), record=n, field="message.content")
+            return
+        results = [
+            ResultSpec(
+                str(b["tool_use_id"]) if b.get("tool_use_id") else None,
+                _block_text(b.get("content")),
+                bool(b.get("is_error", False)),
+            )
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        ]
+        if results:
+            self.builder.tool_results(results, record=n, field="message.content")
+        rest = [b for b in content if not (isinstance(b, dict) and b.get("type") == "tool_result")]
+        if rest:
+            self.builder.user(_block_text(rest), record=n, field="message.content")
+
+    def line(self, n: int, obj: Any) -> None:
+        if not isinstance(obj, dict):
+            self.builder.issue(n, "", "line is not a JSON object; skipped")
+            return
+        kind = obj.get("type")
+        if obj.get("isSidechain"):
+            self.meta["sidechain_lines"] = self.meta.get("sidechain_lines", 0) + 1
+            return
+        if kind == "summary":
+            self.meta.setdefault("summary", obj.get("summary"))
+            return
+        self.clock(obj.get("timestamp"))
+        for key in ("sessionId", "cwd", "version", "gitBranch"):
+            if key in obj and key not in self.meta:
+                self.meta[key] = obj[key]
+        message = obj.get("message")
+        if kind in ("user", "assistant") and not isinstance(message, dict):
+            self.builder.issue(n, "message", f"{kind} line without a message object; skipped")
+        elif kind == "assistant" and isinstance(message, dict):
+            self.assistant(n, message)
+        elif kind == "user" and isinstance(message, dict):
+            self.user(n, message)
+        elif kind == "system" and obj.get("subtype") == "compact_boundary":
+            self.flush()
+            self.builder.events.append(Compaction(self.builder.clock, None))
+
+
+def import_claude_code(
+    records: Iterable[tuple[int, Any]], path: Path
+) -> tuple[list[Trace], list[ImportIssue]]:
+    """A Claude Code session JSONL (streamed ``(line, object)`` records) → one trace."""
+    from regio.traces.importers import _header, trace_stem
+
+    builder = TraceBuilder(str(path), RECORDED)
+    session = _Session(builder, recorded_clock(builder))
+    for n, obj in records:
+        session.line(n, obj)
+    session.flush()
+    version = session.meta.get("version")
+    header: Header = _header(
+        path,
+        f"claude-code/{session.meta.get('sessionId') or trace_stem(path)}",
+        "claude-code",
+        agent=f"Claude Code {version}" if isinstance(version, str) else "Claude Code",
+        model=session.model,
+        timing=RECORDED_TIMING,
+        meta=session.meta,
+    )
+    return [builder.build(header)], builder.issues

@@ -1,0 +1,167 @@
+"""OpenHands event trajectories: a JSON list of serialized events.
+
+The format is OpenHands' event serialization, All-Hands-AI/OpenHands
+``openhands/events/serialization/event.py`` (``event_to_dict``: ``id``, ``timestamp``,
+``source`` = ``user`` / ``agent`` / ``environment``, ``message``, and either ``action`` +
+``args`` or ``observation`` + ``content`` + ``extras``, ``cause`` = the id of the action an
+observation answers) and ``openhands/events/tool.py`` (``ToolCallMetadata``:
+``function_name``, ``tool_call_id``, ``model_response``, ``total_calls_in_response``), as in
+the test trajectories ``tests/runtime/trajs/*.json`` of that repository.
+
+* a ``user`` ``message`` action → a user message (``args.content``, else ``message``);
+* an ``agent`` action with ``tool_call_metadata`` → one model call per ``model_response.id``:
+  the reply text and **all** tool calls of ``model_response.choices[0].message`` (an agent
+  step that made several calls logs one action per call, all with the same response; the
+  first one emits the call, the rest are skipped), and the response's ``usage``;
+* an ``agent`` ``message`` action without metadata → a plain reply without usage;
+* an observation with ``tool_call_metadata.tool_call_id`` → that call's tool result
+  (``content``; ``is_error`` for ``observation: "error"``); an ``error`` observation without
+  one → a user observation; other observations (state changes, recalls) are skipped.
+
+``model_response.usage`` is LiteLLM's OpenAI-shaped usage. For Anthropic models LiteLLM adds
+``cache_creation_input_tokens`` and ``cache_read_input_tokens`` and counts both inside
+``prompt_tokens`` (checked on the real files: 3,486 = 4 + 0 + 3,482), so the Anthropic
+``input_tokens`` is ``prompt_tokens - cache_read - cache_creation``; without those keys the
+usage is OpenAI's (``prompt_tokens_details.cached_tokens``). The system prompt and tool
+schemas are not logged. Timestamps are recorded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from regio.traces.builder import RECORDED, CallSpec, ResultSpec, TraceBuilder
+from regio.traces.claudecode import RECORDED_TIMING, recorded_clock
+from regio.traces.errors import ImportIssue, TraceFormatError
+from regio.traces.format import Trace, Usage
+from regio.traces.openai_chat import parse_arguments
+
+__all__ = ["import_openhands", "litellm_usage", "looks_openhands"]
+
+
+def looks_openhands(data: Any) -> bool:
+    """True for a non-empty list of objects with ``source`` and ``action`` / ``observation``."""
+    return (
+        isinstance(data, list)
+        and bool(data)
+        and all(isinstance(e, dict) for e in data)
+        and all("source" in e and ("action" in e or "observation" in e) for e in data)
+    )
+
+
+def _int(value: Any) -> int | None:
+    if value is None:
+        return 0
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def litellm_usage(raw: Any, builder: TraceBuilder, record: int) -> Usage | None:
+    """LiteLLM's ``usage`` → :class:`Usage` (see the module doc); ``None`` when absent or
+    malformed (a warning)."""
+    if not isinstance(raw, dict):
+        return None
+    details = raw.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else 0
+    prompt, output = _int(raw.get("prompt_tokens")), _int(raw.get("completion_tokens"))
+    read, write = (
+        _int(raw.get("cache_read_input_tokens")),
+        _int(raw.get("cache_creation_input_tokens")),
+    )
+    cached_n = _int(cached)
+    if None in (prompt, output, read, write, cached_n):
+        builder.issue(record, "usage", "token counts are not non-negative integers; dropped")
+        return None
+    assert prompt is not None and output is not None and read is not None and write is not None
+    if "cache_read_input_tokens" in raw or "cache_creation_input_tokens" in raw:
+        uncached = prompt - read - write
+        if uncached < 0:
+            builder.issue(record, "usage", "cache tokens exceed prompt_tokens; dropped")
+            return None
+        return Usage.anthropic(uncached, output, read, write)
+    return Usage.openai(prompt, output, cached_tokens=cached_n or 0)
+
+
+def _reply(response: dict[str, Any]) -> dict[str, Any]:
+    choices = response.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = first.get("message") if isinstance(first, dict) else None
+    return message if isinstance(message, dict) else {}
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list):
+        return "\n".join(str(p.get("text", "")) for p in value if isinstance(p, dict))
+    return "" if value is None else str(value)
+
+
+def _agent_call(builder: TraceBuilder, j: int, meta: dict[str, Any]) -> None:
+    response = meta.get("model_response")
+    response = response if isinstance(response, dict) else {}
+    reply = _reply(response)
+    calls = []
+    raw_calls = reply.get("tool_calls")
+    for k, call in enumerate(raw_calls if isinstance(raw_calls, list) else []):
+        if not isinstance(call, dict):
+            continue
+        raw_function = call.get("function")
+        function: dict[str, Any] = raw_function if isinstance(raw_function, dict) else {}
+        where = f"tool_call_metadata.model_response.choices[0].message.tool_calls[{k}]"
+        args = parse_arguments(function.get("arguments"), builder, j, f"{where}.arguments")
+        call_id = call.get("id")
+        calls.append(CallSpec(str(call_id) if call_id else None, str(function.get("name")), args))
+    if not calls and meta.get("tool_call_id"):
+        calls.append(CallSpec(str(meta["tool_call_id"]), str(meta.get("function_name")), {}))
+    usage = litellm_usage(response.get("usage"), builder, j)
+    builder.assistant(_text(reply.get("content")), calls, usage=usage, record=j)
+
+
+def import_openhands(data: Any, path: Path) -> tuple[list[Trace], list[ImportIssue]]:
+    """An OpenHands event list → one trace (see the module doc). Raises
+    :class:`TraceFormatError` when ``data`` is not such a list."""
+    from regio.traces.importers import _header, trace_stem
+
+    if not looks_openhands(data):
+        raise TraceFormatError(
+            str(path), "not an OpenHands trajectory: expected a list of events with source"
+        )
+    builder = TraceBuilder(str(path), RECORDED)
+    clock = recorded_clock(builder)
+    seen: set[str] = set()
+    model: str | None = None
+    for j, event in enumerate(data):
+        clock(event.get("timestamp"))
+        meta = event.get("tool_call_metadata")
+        meta = meta if isinstance(meta, dict) else None
+        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        if "action" in event:
+            if event.get("source") == "user" and event["action"] == "message":
+                builder.user(_text(args.get("content", event.get("message"))), record=j)
+            elif event.get("source") == "agent" and meta is not None:
+                response = meta.get("model_response")
+                rid = str(response.get("id")) if isinstance(response, dict) else f"event-{j}"
+                if rid in seen:
+                    continue
+                seen.add(rid)
+                if isinstance(response, dict) and isinstance(response.get("model"), str):
+                    model = model or response["model"]
+                _agent_call(builder, j, meta)
+            elif event.get("source") == "agent" and event["action"] == "message":
+                builder.assistant(_text(args.get("content", event.get("message"))), record=j)
+            continue
+        kind = event.get("observation")
+        content = _text(event.get("content"))
+        if meta is not None and meta.get("tool_call_id"):
+            result = ResultSpec(str(meta["tool_call_id"]), content, kind == "error")
+            builder.tool_results([result], record=j, field="tool_call_metadata.tool_call_id")
+        elif kind == "error":
+            builder.user(content, observation=True, record=j)
+    header = _header(
+        path,
+        f"openhands/{trace_stem(path)}",
+        "openhands",
+        agent="OpenHands",
+        model=model,
+        timing=RECORDED_TIMING,
+    )
+    return [builder.build(header)], builder.issues

@@ -1,0 +1,173 @@
+"""Reading a source file under limits: one JSON document, or JSONL streamed line by line.
+
+:func:`load_source` decides the shape from the first line: when it is a complete JSON value and
+more non-blank lines follow, the file is JSONL; otherwise it is one JSON document. A JSON
+document is read whole, so it must fit ``max_document_bytes``; JSONL is never read whole:
+:meth:`SourceFile.records` streams it again line by line (each line at most
+``max_line_bytes``), which keeps the memory of an import bounded by the trace it builds, not by
+the file. Every value goes through :func:`regio.traces.safejson.parse_json` (depth, integer
+and surrogate limits).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import attrs
+
+from regio.traces.errors import ImportIssue, TraceFormatError
+from regio.traces.safejson import DEFAULT_LIMITS, TraceLimits, parse_json
+
+__all__ = ["HEAD_LINES", "SourceFile", "iter_lines", "load_source"]
+
+#: JSONL lines parsed up front for format detection.
+HEAD_LINES = 32
+
+
+@attrs.define
+class SourceFile:
+    """A source file: ``data`` for a JSON document, or, for JSONL, ``head`` (the first
+    :data:`HEAD_LINES` parsed lines as (1-based line number, object)) and :meth:`records`.
+    ``issues`` collects lines that did not parse and replaced surrogates; ``size`` is in
+    bytes."""
+
+    path: str
+    size: int
+    limits: TraceLimits = DEFAULT_LIMITS
+    data: Any = None
+    head: list[tuple[int, Any]] | None = None
+    issues: list[ImportIssue] = attrs.field(factory=list)
+
+    @property
+    def is_jsonl(self) -> bool:
+        """True when the file is JSONL."""
+        return self.head is not None
+
+    def records(self) -> Iterator[tuple[int, Any]]:
+        """Every JSONL line as (line number, object), streamed from the file. A line that is
+        not valid JSON (or breaks a limit other than the line size) is added to ``issues``
+        and skipped; a line over ``max_line_bytes`` raises :class:`TraceFormatError`."""
+        with _open(self.path) as handle:
+            for number, line in iter_lines(handle, self.path, self.limits):
+                value = self._parse_line(number, line)
+                if value is not _SKIP:
+                    yield number, value
+
+    def _parse_line(self, number: int, line: bytes) -> Any:
+        try:
+            value, replaced = parse_json(line, self.path, f"line {number}", self.limits)
+        except TraceFormatError as exc:
+            self.issues.append(ImportIssue(self.path, number, "", f"{exc.reason}; skipped"))
+            return _SKIP
+        if replaced:
+            self.issues.append(_surrogate_issue(self.path, number, replaced))
+        return value
+
+    def materialize(self) -> list[tuple[int, Any]]:
+        """All JSONL records as a list, for the formats that need the whole file (OpenAI
+        message lists, tau-bench runs); refused above ``max_document_bytes``."""
+        _check_size(self.path, self.size, self.limits.max_document_bytes, "this JSONL format")
+        return list(self.records())
+
+
+_SKIP = object()
+
+
+def _surrogate_issue(path: str, record: int | None, count: int) -> ImportIssue:
+    return ImportIssue(
+        path,
+        record,
+        "",
+        f"{count} lone UTF-16 surrogate(s) replaced by U+FFFD (no UTF-8 encoding exists)",
+        "warning",
+    )
+
+
+def _open(path: str) -> IO[bytes]:
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise TraceFormatError(path, f"cannot read the file: {exc.strerror or exc}") from None
+
+
+def iter_lines(handle: IO[bytes], path: str, limits: TraceLimits) -> Iterator[tuple[int, bytes]]:
+    """Non-blank lines with their 1-based numbers, each at most ``max_line_bytes``."""
+    cap = limits.max_line_bytes
+    number = 0
+    while True:
+        try:
+            line = handle.readline(cap + 1)
+        except OSError as exc:
+            raise TraceFormatError(path, f"cannot read the file: {exc}") from None
+        if not line:
+            return
+        number += 1
+        if len(line) > cap and not line.endswith(b"\n"):
+            raise TraceFormatError(
+                path, f"line {number}: longer than {cap} bytes (max_line_bytes); refused"
+            )
+        if line.strip():
+            yield number, line
+
+
+def _parses(line: bytes, limits: TraceLimits, kind: type = object) -> bool:
+    try:
+        value, _ = parse_json(line, "", "", limits)
+    except TraceFormatError:
+        return False
+    return isinstance(value, kind)
+
+
+def _check_size(path: str, size: int, cap: int, what: str) -> None:
+    if size > cap:
+        raise TraceFormatError(
+            path,
+            f"{size} bytes is over the {cap}-byte limit for {what}; refused (raise the limit "
+            "with TraceLimits, or convert the file to JSONL)",
+        )
+
+
+def load_source(path: str | os.PathLike[str], limits: TraceLimits = DEFAULT_LIMITS) -> SourceFile:
+    """Open a source file and parse what detection needs (see the module doc).
+
+    Raises :class:`TraceFormatError` when the file cannot be read, is not a regular file, is
+    empty, is over ``max_file_bytes`` (or a JSON document over ``max_document_bytes``), or is
+    neither valid JSON nor JSONL.
+    """
+    p = str(Path(path))
+    try:
+        stat = os.stat(p)
+    except OSError as exc:
+        raise TraceFormatError(p, f"cannot read the file: {exc.strerror or exc}") from None
+    if not Path(p).is_file():
+        raise TraceFormatError(p, "not a regular file")
+    _check_size(p, stat.st_size, limits.max_file_bytes, "any trace file")
+    source = SourceFile(p, stat.st_size, limits)
+    with _open(p) as handle:
+        lines = iter_lines(handle, p, limits)
+        first = next(lines, None)
+        second = next(lines, None)
+    if first is None:
+        raise TraceFormatError(p, "the file is empty")
+    if second is not None and (_parses(first[1], limits) or _parses(second[1], limits, dict)):
+        source.head = [rec for rec, _ in zip(source.records(), range(HEAD_LINES), strict=False)]
+        source.issues.clear()  # records() reports them again when the file is imported
+        if not source.head:
+            raise TraceFormatError(p, "no line is valid JSON")
+        return source
+    _check_size(p, stat.st_size, limits.max_document_bytes, "a whole-document JSON file")
+    raw = Path(p).read_bytes()
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TraceFormatError(p, f"cannot read the file: not UTF-8 ({exc})") from None
+    try:
+        source.data, replaced = parse_json(raw, p, "", limits)
+    except TraceFormatError as exc:
+        raise TraceFormatError(p, f"not valid JSON or JSONL: {exc.reason}") from None
+    if replaced:
+        source.issues.append(_surrogate_issue(p, None, replaced))
+    return source
