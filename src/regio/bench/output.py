@@ -23,7 +23,9 @@ __all__ = ["group_table", "model_table", "plot_available", "print_report", "writ
 
 
 def _money(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:.4f}"
+    if value is None:
+        return "n/a"
+    return f"${value:.4f}" if value < 100 else f"${value:,.0f}"
 
 
 def _tok(n: int) -> str:
@@ -35,7 +37,7 @@ def _tok(n: int) -> str:
 
 
 def _share(value: float) -> str:
-    return f"{value:.1%}"
+    return f"{value:.0%}" if value >= 9.995 else f"{value:.1%}"
 
 
 def _retention(x: LayoutResult) -> str:
@@ -46,10 +48,11 @@ def _retention(x: LayoutResult) -> str:
 
 def _compaction(x: LayoutResult) -> str:
     if x.summarizer == "offline":
-        return f"{x.compaction_calls} offline $0"
+        return f"{x.compaction_calls} ext $0"
     if x.compaction_calls == 0:
         return "0"
-    return f"{x.compaction_calls} ({_money(x.compaction_cost_usd)})"
+    cost = "n/a" if x.compaction_cost_usd is None else f"${x.compaction_cost_usd:.3f}"
+    return f"{x.compaction_calls} {cost}"
 
 
 def _savings(model: ModelResult) -> dict[str, tuple[str, str]]:
@@ -82,7 +85,7 @@ def model_table(title: str, model: ModelResult) -> Table:
     table = Table(title=f"{title} — {model.cache_model}", title_justify="left", padding=(0, 1))
     table.add_column("strategy", no_wrap=True)
     columns = ("calls", "prompt", "hit", "bound", "of bnd", "marks")
-    for col in (*columns, "summaries", "kept", "broken", "cost", "vs rec", "vs peer"):
+    for col in (*columns, "summ.", "kept", "broken", "cost", "vs rec", "vs peer"):
         table.add_column(col, justify="right", no_wrap=True)
     ranked = [x for x in model.layouts if x.broken_requests == 0]
     cheapest = min((c for x in ranked if (c := x.total_cost_usd) is not None), default=None)
@@ -109,6 +112,24 @@ def model_table(title: str, model: ModelResult) -> Table:
     return table
 
 
+#: Columns the strategy tables need; used off a terminal (a pipe or a file), where nothing
+#: else decides the width.
+TABLE_WIDTH = 140
+
+
+def _print_table(console: Console, table: Table) -> None:
+    """Print ``table``; off a terminal at :data:`TABLE_WIDTH` columns so nothing is cut."""
+    if console.is_terminal or console.width >= TABLE_WIDTH:
+        console.print(table)
+        return
+    width = console.width
+    console.width = TABLE_WIDTH
+    try:
+        console.print(table)
+    finally:
+        console.width = width
+
+
 def group_table(title: str, traces: Sequence[TraceResult]) -> list[Table]:
     """Tables of the totals over ``traces`` (one per cache model)."""
     return [model_table(title, m) for m in total_models([t.models for t in traces])]
@@ -126,7 +147,7 @@ def print_report(
     if per_trace:
         for t in report.traces:
             for m in t.models:
-                console.print(model_table(t.trace, m))
+                _print_table(console, model_table(t.trace, m))
     for name, items in groups.items():
         mean_bound = sum(t.bound_hit_rate for t in items) / len(items)
         window = items[0].window_tokens
@@ -138,9 +159,21 @@ def print_report(
             f"mean {kind} {mean_bound:.1%}"
         )
         for table in group_table(name, items):
-            console.print(table)
+            _print_table(console, table)
     for m in report.totals:
-        console.print(model_table(f"all {len(report.traces)} traces", m))
+        _print_table(console, model_table(f"all {len(report.traces)} traces", m))
+    agreed = [t.usage_agreement for t in report.traces if t.usage_agreement is not None]
+    if agreed:
+        rec = sum(a.recorded_read_tokens for a in agreed)
+        sim = sum(a.simulated_read_tokens for a in agreed)
+        n = sum(a.requests for a in agreed)
+        err = sum(a.mean_share_error * a.requests for a in agreed) / n
+        console.print(
+            f"recorded usage ({len(agreed)} traces, {n} calls): simulated cache reads "
+            f"{_tok(sim)} vs recorded {_tok(rec)}"
+            + (f" ({sim / rec - 1:+.1%})" if rec else "")
+            + f"; mean per-request difference of the cached share {err:.1%}"
+        )
     if report.versions:
         used = ", ".join(f"{k} {v}" for k, v in report.versions.items())
         console.print(f"peers ran on: {used}")

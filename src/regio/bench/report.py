@@ -45,6 +45,7 @@ __all__ = [
     "LayoutResult",
     "ModelResult",
     "TraceResult",
+    "UsageAgreement",
     "load_report",
     "report_json",
     "write_report",
@@ -117,6 +118,21 @@ class ModelResult(msgspec.Struct, frozen=True):
         raise KeyError(f"no layout {name!r} in {self.cache_model} results (layouts: {known})")
 
 
+class UsageAgreement(msgspec.Struct, frozen=True):
+    """The simulator against the provider's recorded usage, on the ``recorded`` requests of
+    one trace under ``cache_model``: over the ``requests`` that have recorded usage, the
+    summed prompt and cache-read tokens both ways (tokens) and the mean per-request absolute
+    difference of the cached share (read / prompt, in [0, 1])."""
+
+    cache_model: str
+    requests: int
+    recorded_prompt_tokens: int
+    simulated_prompt_tokens: int
+    recorded_read_tokens: int
+    simulated_read_tokens: int
+    mean_share_error: float
+
+
 class TraceResult(msgspec.Struct, frozen=True):
     """One trace replayed under one blueprint.
 
@@ -126,7 +142,9 @@ class TraceResult(msgspec.Struct, frozen=True):
     (a blueprint with ``region_writes > 0`` has regions written during the run);
     ``refused_writes`` writes a region refused; ``notes`` what was skipped or approximated;
     ``window_tokens`` the window of a pressure run (``None``: the blueprint's own);
-    ``bound_hit_rate`` the trace's bound (append-only, or window-capped).
+    ``bound_hit_rate`` the trace's bound (append-only, or window-capped);
+    ``usage_agreement`` the simulator against the recorded provider usage (``None`` when the
+    trace recorded none or ``recorded`` was not run).
     """
 
     trace: str
@@ -140,6 +158,7 @@ class TraceResult(msgspec.Struct, frozen=True):
     notes: tuple[str, ...] = ()
     window_tokens: int | None = None
     bound_hit_rate: float = 0.0
+    usage_agreement: UsageAgreement | None = None
 
     def model(self, name: str) -> ModelResult:
         """The results under cache model ``name``; ``KeyError`` naming the ones present."""

@@ -21,10 +21,11 @@ from regio.bench.metrics import (
 )
 from regio.bench.peers import PEERS, peer_versions
 from regio.bench.replay import ALL_LAYOUTS, ReplayOutput, replay
-from regio.bench.report import BenchReport, ModelResult, TraceResult
+from regio.bench.report import BenchReport, ModelResult, TraceResult, UsageAgreement
 from regio.bench.retention import Probe, plant_canaries, trace_facts
 from regio.cache.registry import cache_model_for
 from regio.traces.format import Trace
+from regio.traces.usage import recorded_usage
 
 __all__ = [
     "DEFAULT_CACHE_MODELS",
@@ -33,6 +34,7 @@ __all__ = [
     "run_bench",
     "score",
     "trace_bound_of",
+    "usage_agreement",
 ]
 
 #: Cache models used when none are named (the demo's two).
@@ -87,6 +89,37 @@ def trace_bound_of(out: ReplayOutput) -> float:
     return window_capped_bound(out.raw_sizes, out.window)
 
 
+def usage_agreement(
+    trace: Trace, out: ReplayOutput, models: Sequence[ModelResult]
+) -> UsageAgreement | None:
+    """Compare the ``recorded`` requests' simulated usage with the usage the provider
+    recorded (:func:`regio.traces.usage.recorded_usage`), under the first cache model of the
+    recorded provider (else the first cache model). ``None`` without recorded usage."""
+    usages = recorded_usage(trace)
+    if "recorded" not in out.runs or not any(u is not None for u in usages) or not models:
+        return None
+    provider = next((u.provider for u in usages if u is not None and u.provider), None)
+    model = next((m for m in models if provider and m.cache_model.startswith(provider)), models[0])
+    sim = model.layout("recorded")
+    pairs = [
+        (u, r, n)
+        for u, r, n in zip(usages, sim.read_per_request, sim.prompt_per_request, strict=False)
+        if u is not None and u.prompt_tokens > 0 and n > 0
+    ]
+    if not pairs:
+        return None
+    error = sum(abs(r / n - u.cached_tokens / u.prompt_tokens) for u, r, n in pairs) / len(pairs)
+    return UsageAgreement(
+        cache_model=model.cache_model,
+        requests=len(pairs),
+        recorded_prompt_tokens=sum(u.prompt_tokens for u, _, _ in pairs),
+        simulated_prompt_tokens=sum(n for _, _, n in pairs),
+        recorded_read_tokens=sum(u.cached_tokens for u, _, _ in pairs),
+        simulated_read_tokens=sum(r for _, r, _ in pairs),
+        mean_share_error=error,
+    )
+
+
 def bench_trace(
     trace: Trace,
     blueprint: Any,
@@ -108,6 +141,7 @@ def bench_trace(
     out = replay(
         trace, blueprint, layouts=layouts, rules=rules, window_tokens=window_tokens, probes=probes
     )
+    models = score(out, cache_models)
     return TraceResult(
         trace=trace.id,
         group=trace.header.source_format,
@@ -116,10 +150,11 @@ def bench_trace(
         append_only_hit_rate=append_only_hit_rate(out.raw_sizes),
         region_writes=out.region_writes,
         refused_writes=out.refused_writes,
-        models=score(out, cache_models),
+        models=models,
         notes=out.notes,
         window_tokens=window_tokens,
         bound_hit_rate=trace_bound_of(out),
+        usage_agreement=usage_agreement(trace, out, models),
     )
 
 
