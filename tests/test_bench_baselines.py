@@ -3,6 +3,7 @@ pressure scaling and the canaries."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -182,3 +183,83 @@ def test_trace_facts_pick_paths_numbers_and_error_lines() -> None:
     )
     facts = {p.needle for p in trace_facts(Trace(Header(id="f", source_format="regio"), events))}
     assert {"src/pkg/mod.py", "4242", "Traceback (most recent call last)"} <= facts
+
+
+@needs_langchain
+@given(
+    st.lists(st.tuples(st.sampled_from(["user", "assistant"]), st.integers(1, 400)), max_size=40),
+    st.integers(1, 3000),
+)
+def test_trim_on_the_cut_suffix_equals_trim_on_the_whole_list(
+    turns: list[tuple[str, int]], allowance: int
+) -> None:
+    from langchain_core.messages import SystemMessage, trim_messages
+
+    peer = TrimPeer(allowance=allowance, system_tokens=7)
+    for role, n in turns:
+        message = Message.user(f"u{n}") if role == "user" else Message.assistant(f"a{n}")
+        peer.add(plain_message(message, n))
+    whole = trim_messages(
+        [SystemMessage(content="", id="system"), *peer.log.lc],
+        max_tokens=allowance + 7,
+        token_counter=peer._count,
+        strategy="last",
+        start_on="human",
+        include_system=True,
+    )
+    assert peer.view().messages == peer.log.regio_messages(whole)
+
+
+@needs_langchain
+def test_summarizer_calls_of_the_middleware_are_billed() -> None:
+    from regio.bench.run import score
+
+    if not peer_available("summarization-middleware"):
+        pytest.skip("langchain v1 (extra 'bench') is not installed")
+    out = replay(
+        swe_trace(steps=40),
+        tiny_blueprint(),
+        layouts=("summarization-middleware",),
+        window_tokens=4000,
+    )
+    run = out.runs["summarization-middleware"]
+    assert run.summarizer == "llm" and run.compaction_calls == len(run.compaction_requests) > 0
+    plain = replay(swe_trace(steps=2), tiny_blueprint(), layouts=("regio",))
+    assert plain.runs["regio"].summarizer == "offline"
+    item = score(out, ["anthropic:claude-sonnet-4-5"])[0].layout("summarization-middleware")
+    assert item.compaction_calls > 0 and (item.compaction_cost_usd or 0) > 0
+    assert item.total_cost_usd == pytest.approx((item.cost_usd or 0) + item.compaction_cost_usd)
+
+
+def test_recorded_usage_is_compared_with_the_simulated_reads() -> None:
+    from regio.traces.format import Usage
+
+    trace = tau_trace()
+    events = [
+        msgspec.structs.replace(e, usage=Usage(prompt_tokens=1000, cached_tokens=500))
+        if isinstance(e, AssistantMessage)
+        else e
+        for e in trace.events
+    ]
+    trace = msgspec.structs.replace(trace, events=tuple(events))
+    report = run_bench([(trace, tiny_blueprint())], layouts=("recorded",))
+    agreement = report.traces[0].usage_agreement
+    assert agreement is not None and agreement.requests == len(trace.steps())
+    assert agreement.recorded_read_tokens == 500 * agreement.requests
+    assert 0.0 <= agreement.mean_share_error <= 1.0
+
+
+def test_agent_framework_truncation_keeps_the_conversation_inside_its_allowance() -> None:
+    if not peer_available("agent-framework-truncation"):
+        pytest.skip("agent-framework-core (extra 'bench') is not installed")
+    from regio.bench.peers import AgentFrameworkPeer
+
+    counter = get_counter("o200k_base")
+    peer = AgentFrameworkPeer(allowance=600, count=counter.count)
+    peer.add(plain_message(Message.user("Fix the bug."), 5))
+    for i in range(10):
+        peer.add(plain_message(Message.assistant(f"step {i}", [ToolUse(f"c{i}", "ls", {})]), 10))
+        body = "output " * 60
+        peer.add(plain_message(Message.tool((ToolResult(f"c{i}", body),)), counter.count(body)))
+        view = peer.view()
+    assert view.compacted and sum(m.tokens for m in view.messages) <= 600

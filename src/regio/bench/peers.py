@@ -23,6 +23,11 @@ rendered as a :func:`regio.bench.baselines.plain_request`.
   (``token_limit`` = allowance, its defaults otherwise: ``chat_history_token_ratio=0.7`` and
   its token flush), one ``put`` per message and ``get()`` before every call; no memory blocks,
   so flushed messages are archived and nothing summarizes them.
+* ``agent-framework-truncation`` (:class:`AgentFrameworkPeer`) — Microsoft Agent Framework's
+  compaction (``agent_framework.apply_compaction`` with ``TruncationStrategy(max_n=allowance,
+  compact_to=allowance // 2, tokenizer=regio's counter)``, experimental in Python,
+  https://learn.microsoft.com/agent-framework/agents/conversations/compaction) on the message
+  list it keeps, before every call: whole tool-call groups are excluded oldest first.
 
 Token counts are regio's (the blueprint's tokenizer) for every peer. Each peer raises
 ``ImportError`` at construction when its package is missing; :func:`peer_available` says
@@ -44,6 +49,7 @@ from regio.runtime.extractive import ExtractiveSummarizer
 __all__ = [
     "PEERS",
     "PEER_PACKAGES",
+    "AgentFrameworkPeer",
     "CompactionCall",
     "MemoryPeer",
     "PeerView",
@@ -55,12 +61,18 @@ __all__ = [
 ]
 
 #: Peer names, in report order.
-PEERS: tuple[str, ...] = ("trim", "summarization-middleware", "llamaindex-memory")
+PEERS: tuple[str, ...] = (
+    "trim",
+    "summarization-middleware",
+    "llamaindex-memory",
+    "agent-framework-truncation",
+)
 #: Peer -> (module imported to check it, distribution name for its version).
 PEER_PACKAGES: dict[str, tuple[str, str]] = {
     "trim": ("langchain_core.messages", "langchain-core"),
     "summarization-middleware": ("langchain.agents.middleware", "langchain"),
     "llamaindex-memory": ("llama_index.core.memory", "llama-index-core"),
+    "agent-framework-truncation": ("agent_framework", "agent-framework-core"),
 }
 
 
@@ -344,7 +356,87 @@ class MemoryPeer:
         return PeerView(messages, summary=False, compacted=self.compacted)
 
 
-Peer = TrimPeer | SummarizationPeer | MemoryPeer
+class _AgentFrameworkTokenizer:
+    """``TokenizerProtocol`` of agent_framework with regio's counter (text -> tokens)."""
+
+    def __init__(self, count: Any) -> None:
+        self.count = count
+
+    def count_tokens(self, text: str) -> int:
+        return int(self.count(text))
+
+
+def _to_agent_framework(index: int, pm: PlainMessage) -> Any:
+    """An ``agent_framework.Message`` of one regio message, tagged with its index."""
+    from agent_framework import Content
+    from agent_framework import Message as AFMessage
+
+    message = pm.message
+    tag = {"regio_message": index}
+    if message.tool_results:
+        contents = [
+            Content.from_function_result(r.tool_use_id, result=r.content)
+            for r in message.tool_results
+        ]
+        return AFMessage("tool", contents, additional_properties=tag)
+    if message.role == "assistant":
+        contents = [Content.from_text(b.text) for b in message.blocks if isinstance(b, Text)]
+        contents += [
+            Content.from_function_call(b.id, b.name, arguments=dict(b.input))
+            for b in message.blocks
+            if isinstance(b, ToolUse)
+        ]
+        return AFMessage("assistant", contents, additional_properties=tag)
+    return AFMessage("user", [Content.from_text(message.text)], additional_properties=tag)
+
+
+@attrs.define
+class AgentFrameworkPeer:
+    """Microsoft Agent Framework ``TruncationStrategy`` through ``apply_compaction`` (module
+    doc). ``allowance``: conversation tokens; ``count``: text -> tokens."""
+
+    allowance: int
+    count: Any
+    plain: list[PlainMessage] = attrs.field(factory=list)
+    messages: list[Any] = attrs.field(factory=list)
+    calls: list[CompactionCall] = attrs.field(factory=list)
+    compacted: bool = False
+    strategy: Any = None
+    tokenizer: Any = None
+
+    def __attrs_post_init__(self) -> None:
+        from agent_framework import TruncationStrategy
+
+        self.tokenizer = _AgentFrameworkTokenizer(self.count)
+        limit = max(2, self.allowance)
+        self.strategy = TruncationStrategy(
+            max_n=limit, compact_to=limit // 2, tokenizer=self.tokenizer
+        )
+
+    def add(self, pm: PlainMessage) -> None:
+        """A recorded message."""
+        self.messages.append(_to_agent_framework(len(self.plain), pm))
+        self.plain.append(pm)
+
+    def view(self) -> PeerView:
+        """``apply_compaction`` on the kept list; the included messages are sent."""
+        import asyncio
+
+        from agent_framework import apply_compaction
+
+        kept = asyncio.run(
+            apply_compaction(self.messages, strategy=self.strategy, tokenizer=self.tokenizer)
+        )
+        # Truncation never includes an excluded message again, so the excluded ones are
+        # dropped from the list it is handed next time (its cost stays O(window) per call).
+        self.messages = list(kept)
+        owners = dict.fromkeys(int(m.additional_properties["regio_message"]) for m in kept)
+        messages = [self.plain[i] for i in owners]
+        self.compacted = self.compacted or len(messages) < len(self.plain)
+        return PeerView(messages, summary=False, compacted=self.compacted)
+
+
+Peer = TrimPeer | SummarizationPeer | MemoryPeer | AgentFrameworkPeer
 
 
 def make_peer(
@@ -358,4 +450,6 @@ def make_peer(
         return SummarizationPeer(allowance, summarizer, count)
     if name == "llamaindex-memory":
         return MemoryPeer(allowance, count)
+    if name == "agent-framework-truncation":
+        return AgentFrameworkPeer(allowance, count)
     raise ValueError(f"unknown peer {name!r}; use one of {', '.join(PEERS)}")
