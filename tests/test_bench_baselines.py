@@ -263,3 +263,22 @@ def test_agent_framework_truncation_keeps_the_conversation_inside_its_allowance(
         peer.add(plain_message(Message.tool((ToolResult(f"c{i}", body),)), counter.count(body)))
         view = peer.view()
     assert view.compacted and sum(m.tokens for m in view.messages) <= 600
+
+
+def test_memory_on_the_list_store_keeps_what_it_keeps_on_its_sqlite_store() -> None:
+    if not peer_available("llamaindex-memory"):
+        pytest.skip("llama-index-core (extra 'bench') is not installed")
+    from llama_index.core.memory import Memory
+
+    from regio.bench.peers import MemoryPeer
+
+    counter = get_counter("o200k_base")
+    fast = MemoryPeer(allowance=400, count=counter.count)
+    slow = MemoryPeer(allowance=400, count=counter.count)
+    slow.memory = Memory.from_defaults(token_limit=400, tokenizer_fn=slow._tokenize)
+    for i in range(12):
+        for peer in (fast, slow):
+            peer.add(plain_message(Message.user(f"question {i} " * 10), 30))
+            peer.add(plain_message(Message.assistant(f"answer {i} " * 20), 60))
+        assert fast.view() == slow.view()
+    assert fast.view().compacted

@@ -132,12 +132,17 @@ def layout_result(
     summarizer: str = "none",
     retention: dict[str, float] | None = None,
     broken_requests: int = 0,
+    compaction_calls: int | None = None,
 ) -> LayoutResult:
     """A :class:`LayoutResult` from a cache model's report, the oracle report of the same
     requests, the trace's bound ``trace_bound`` and the report of the summarizer's requests
-    (``compaction``). Writes are ``write_5m + write_1h + write`` (all written tokens)."""
+    (``compaction``); ``compaction_calls`` defaults to that report's requests (an offline
+    summarizer sends none, so its calls are passed in). Writes are ``write_5m + write_1h +
+    write`` (all written tokens)."""
     outs = report.outcomes
     calls = compaction.requests if compaction is not None else 0
+    if compaction_calls is not None:
+        calls = compaction_calls
     return LayoutResult(
         layout=name,
         requests=report.requests,

@@ -22,7 +22,8 @@ rendered as a :func:`regio.bench.baselines.plain_request`.
 * ``llamaindex-memory`` (:class:`MemoryPeer`) — ``llama_index.core.memory.Memory``
   (``token_limit`` = allowance, its defaults otherwise: ``chat_history_token_ratio=0.7`` and
   its token flush), one ``put`` per message and ``get()`` before every call; no memory blocks,
-  so flushed messages are archived and nothing summarizes them.
+  so flushed messages are archived and nothing summarizes them. Its messages are kept in an
+  in-process chat store (:func:`list_chat_store`) instead of its default SQLite one.
 * ``agent-framework-truncation`` (:class:`AgentFrameworkPeer`) — Microsoft Agent Framework's
   compaction (``agent_framework.apply_compaction`` with ``TruncationStrategy(max_n=allowance,
   compact_to=allowance // 2, tokenizer=regio's counter)``, experimental in Python,
@@ -307,6 +308,83 @@ class SummarizationPeer:
         return PeerView(messages, summary=summary, compacted=self.compacted)
 
 
+def list_chat_store() -> Any:
+    """An in-process ``llama_index.core.storage.chat_store.base_db.AsyncDBChatStore`` (the
+    store interface ``Memory.from_defaults(chat_store=...)`` accepts): active and archived
+    messages kept in lists. Memory's default store is SQLite through SQLAlchemy (about 35 ms
+    per ``put`` here); the flush logic, which is what is compared, is the same."""
+    from llama_index.core.storage.chat_store.base_db import AsyncDBChatStore, MessageStatus
+    from pydantic import Field
+
+    class ListChatStore(AsyncDBChatStore):
+        rows: dict[str, list[tuple[Any, Any]]] = Field(default_factory=dict)
+
+        def _of(self, key: str, status: Any) -> list[Any]:
+            rows = self.rows.get(key, [])
+            return [m for m, st in rows if status is None or st == status]
+
+        async def get_messages(
+            self,
+            key: str,
+            status: Any = MessageStatus.ACTIVE,
+            limit: Any = None,
+            offset: Any = None,
+        ) -> list[Any]:
+            found = self._of(key, status)[offset or 0 :]
+            return found[:limit] if limit is not None else found
+
+        async def count_messages(self, key: str, status: Any = MessageStatus.ACTIVE) -> int:
+            return len(self._of(key, status))
+
+        async def add_message(
+            self, key: str, message: Any, status: Any = MessageStatus.ACTIVE
+        ) -> None:
+            self.rows.setdefault(key, []).append((message, status))
+
+        async def add_messages(
+            self, key: str, messages: Any, status: Any = MessageStatus.ACTIVE
+        ) -> None:
+            self.rows.setdefault(key, []).extend((m, status) for m in messages)
+
+        async def set_messages(
+            self, key: str, messages: Any, status: Any = MessageStatus.ACTIVE
+        ) -> None:
+            self.rows[key] = [(m, status) for m in messages]
+
+        async def delete_message(self, key: str, idx: int) -> Any:
+            rows = self.rows.get(key, [])
+            return rows.pop(idx)[0] if 0 <= idx < len(rows) else None
+
+        async def delete_messages(self, key: str, status: Any = None) -> None:
+            rows = self.rows.get(key, [])
+            self.rows[key] = [r for r in rows if status is not None and r[1] != status]
+
+        async def _take_oldest(self, key: str, n: int, archive: bool) -> list[Any]:
+            rows = self.rows.get(key, [])
+            taken: list[Any] = []
+            kept: list[tuple[Any, Any]] = []
+            for m, st in rows:
+                if st == MessageStatus.ACTIVE and len(taken) < n:
+                    taken.append(m)
+                    if archive:
+                        kept.append((m, MessageStatus.ARCHIVED))
+                else:
+                    kept.append((m, st))
+            self.rows[key] = kept
+            return taken
+
+        async def delete_oldest_messages(self, key: str, n: int) -> list[Any]:
+            return await self._take_oldest(key, n, archive=False)
+
+        async def archive_oldest_messages(self, key: str, n: int) -> list[Any]:
+            return await self._take_oldest(key, n, archive=True)
+
+        async def get_keys(self) -> list[str]:
+            return list(self.rows)
+
+    return ListChatStore()
+
+
 @attrs.define
 class MemoryPeer:
     """llama-index-core ``Memory`` with its token flush (module doc). ``allowance``:
@@ -324,7 +402,9 @@ class MemoryPeer:
         from llama_index.core.memory import Memory
 
         self.memory = Memory.from_defaults(
-            token_limit=max(1, self.allowance), tokenizer_fn=self._tokenize
+            token_limit=max(1, self.allowance),
+            tokenizer_fn=self._tokenize,
+            chat_store=list_chat_store(),
         )
 
     def _tokenize(self, text: str) -> list[int]:

@@ -75,6 +75,7 @@ def score(out: ReplayOutput, cache_models: Sequence[str]) -> tuple[ModelResult, 
                     summarizer=run.summarizer,
                     retention=run.retention,
                     broken_requests=run.broken_requests,
+                    compaction_calls=run.compaction_calls,
                 )
             )
         results.append(ModelResult(cache_model=name, rule_id=rule_id, layouts=tuple(items)))
