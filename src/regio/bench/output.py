@@ -220,12 +220,14 @@ def write_plot(report: BenchReport, path: str | os.PathLike[str]) -> Path:
                 ys.append(total)
             every = max(1, len(ys) // 12)
             label = x.layout + (" (broken)" if x.broken_requests else "")
-            ax.plot(range(1, len(ys) + 1), ys, label=label, markevery=every, **style)
+            (line,) = ax.plot(range(1, len(ys) + 1), ys, label=label, markevery=every, **style)
             cost = x.total_cost_usd
             if x.retention is None or cost is None:
                 unplotted.append(x.layout)
                 continue
-            side.scatter([cost], [x.retention["overall"]], marker=style["marker"], label=label)
+            side.scatter(
+                [cost], [x.retention["overall"]], marker=style["marker"], color=line.get_color()
+            )
             side.annotate(x.layout, (cost, x.retention["overall"]), fontsize=7)
         ax.set_title(f"cumulative cost per request — {model.cache_model}", fontsize=10)
         ax.set_xlabel("request (all traces, in order)")
