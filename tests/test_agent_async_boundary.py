@@ -24,9 +24,8 @@ class AsyncExtractive(ExtractiveSummarizer):
 
 def _engine(summarizer: Any) -> Engine:
     text = BLUEPRINT.replace("MAX_ITEMS", "200").replace("COMPACT_COUNT", "20")
-    engine = Engine.from_blueprint(text, summarizer=summarizer)
-    engine.compact_trigger = 1800  # whole-context trigger, calibrated tokens
-    return engine
+    # whole-context trigger, calibrated tokens
+    return Engine.from_blueprint(text, summarizer=summarizer, compact_trigger=1800)
 
 
 def _script(turns: int) -> list[Any]:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from regio.agent import (
     AgentConfigError,
     AgentLoop,
-    Pricing,
+    LoopPricing,
     ProviderHTTPError,
     ScriptedProvider,
     Tool,
@@ -202,7 +202,7 @@ def test_an_overflow_refusal_compacts_once_and_the_retry_succeeds():
     used_before = engine.window.used_tokens
 
     def refuse(payload: dict[str, Any]) -> ProviderHTTPError:
-        return overflow_error(int(engine.last_estimate * 1.05), 3000)
+        return overflow_error(int(engine.state.last_estimate * 1.05), 3000)
 
     provider = ScriptedProvider([refuse, reply("ok", prompt_tokens=200)])
     result = AgentLoop(engine, provider, []).run("one more task")
@@ -219,7 +219,7 @@ def test_a_second_overflow_refusal_raises_with_the_numbers():
     _fill(engine)
 
     def refuse(payload: dict[str, Any]) -> ProviderHTTPError:
-        return overflow_error(int(engine.last_estimate * 1.05), 3000)
+        return overflow_error(int(engine.state.last_estimate * 1.05), 3000)
 
     provider = ScriptedProvider([refuse, refuse])
     with pytest.raises(ContextOverflowError) as caught:
@@ -268,7 +268,7 @@ def test_the_usd_budget_stops_the_run_and_prices_every_step():
         )
         for i in range(5)
     ]
-    pricing = Pricing(input=300.0, output=1500.0, cached=30.0)
+    pricing = LoopPricing(input=300.0, output=1500.0, cached=30.0)
     loop = AgentLoop(engine, ScriptedProvider(script), [add_tool()], max_usd=0.15, pricing=pricing)
     result = loop.run("loop")
     assert result.stop_reason == "max_usd"

@@ -35,7 +35,7 @@ from regio.agent.providers import (
     reply,
     require_sdk,
 )
-from regio.agent.types import Pricing, ProviderUsage
+from regio.agent.types import LoopPricing, ProviderUsage
 from regio.content import Message, Text, ToolUse
 from regio.runtime.overflow import classify_overflow
 
@@ -323,7 +323,7 @@ def test_pricing_never_charges_more_than_full_price_when_reads_are_discounted(
 ):
     cached = int(prompt * cached_share)
     usage = ProviderUsage(prompt_tokens=prompt, cached_tokens=cached, output_tokens=out)
-    pricing = Pricing(input=3.0, output=15.0, cached=0.3)
+    pricing = LoopPricing(input=3.0, output=15.0, cached=0.3)
     full = (prompt * 3.0 + out * 15.0) / 1e6
     assert pricing.cost(usage) <= full + 1e-12
 

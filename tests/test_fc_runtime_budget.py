@@ -48,19 +48,21 @@ def test_fc_18_calibration_makes_the_trigger_fire_before_the_request_is_sent() -
     engine = _convo_engine(
         stub, context_window=200_000, output_reserve=8_000, compact_trigger=170_000
     )
-    _fill(engine, 100_000 - engine.estimate(), "t1")
+    _fill(engine, 100_000 - engine.budget.estimate(), "t1")
     _fill(engine, 1, "pad")
     engine.request()
     assert stub.inputs == []
-    estimate = engine.last_estimate
+    estimate = engine.state.last_estimate
     engine.observe({"input_tokens": round(estimate * 1.22), "output_tokens": 10})
-    assert engine.calibration.factor(engine.calibration_key()) == pytest.approx(1.22, abs=0.001)
+    assert engine.calibration.factor(engine.budget.calibration_key()) == pytest.approx(
+        1.22, abs=0.001
+    )
     _fill(engine, 40_000, "t2")
     engine.add_user("next question", tokens=2)
     assert engine.size() >= 170_000  # a raw 140,000 would not have fired
     engine.request()
     assert len(stub.inputs) >= 1
-    assert engine.calibrated(engine.last_estimate) <= 192_000
+    assert engine.budget.calibrated(engine.state.last_estimate) <= 192_000
 
 
 def test_fc_18_a_safety_margin_fires_the_trigger_earlier() -> None:
@@ -70,17 +72,17 @@ def test_fc_18_a_safety_margin_fires_the_trigger_earlier() -> None:
         StubSummarizer(100), compact_trigger=170_000, calibration=Calibration(margin=0.05)
     )
     _fill(engine, 162_000, "m")
-    assert engine.size() >= 170_000 > engine.estimate()
+    assert engine.size() >= 170_000 > engine.budget.estimate()
 
 
 def test_fc_18_tool_schemas_are_counted_and_each_model_keeps_its_own_factor() -> None:
     engine = _convo_engine(StubSummarizer(10))
-    assert engine.tools_tokens() > 0
+    assert engine.budget.tools_tokens() > 0
     engine.add_user(words(100))
     engine.request("anthropic", "claude-sonnet-4-5")
-    engine.observe({"input_tokens": engine.last_estimate * 2})
+    engine.observe({"input_tokens": engine.state.last_estimate * 2})
     engine.request("openai", "gpt-4o")
-    engine.observe({"prompt_tokens": engine.last_estimate})
+    engine.observe({"prompt_tokens": engine.state.last_estimate})
     assert engine.calibration.factor("anthropic:claude-sonnet-4-5") == pytest.approx(2.0)
     assert engine.calibration.factor("openai:gpt-4o") == 1.0
 
@@ -110,7 +112,7 @@ def test_fc_19_the_trigger_fires_on_the_tenth_append_for_every_adapter(adapter: 
     for i in range(1, 13):
         engine.write("work", words(100, f"n{i}_"))
         engine.request()
-        engine.observe(USAGE[adapter](engine.last_estimate))
+        engine.observe(USAGE[adapter](engine.state.last_estimate))
         if stub.inputs and fired_at is None:
             fired_at = i
     assert fired_at == 10
@@ -121,7 +123,7 @@ def test_fc_19_over_the_hard_budget_the_engine_compacts_or_raises_in_the_same_tu
     _fill(engine, 6_000, "h")
     engine.add_user("q", tokens=1)
     engine.request()
-    assert engine.calibrated(engine.last_estimate) <= 5_000
+    assert engine.budget.calibrated(engine.state.last_estimate) <= 5_000
     stuck = _convo_engine(StubSummarizer(10), context_window=5_000, auto_compact=False)
     _fill(stuck, 6_000, "h")
     with pytest.raises(ContextOverflowError):

@@ -165,7 +165,7 @@ def _run(engine: Engine, steps: list[tuple[str, int]]) -> None:
             engine.request("anthropic" if n else "openai", "m")
         else:
             engine.request()
-            engine.observe({"input_tokens": engine.last_estimate * n, "output_tokens": 1})
+            engine.observe({"input_tokens": engine.state.last_estimate * n, "output_tokens": 1})
 
 
 @settings(

@@ -148,17 +148,17 @@ def test_fc_18_cjk_and_json_heavy_requests_are_corrected_by_the_observed_factor(
     engine.add_assistant("", [ToolUse("c1", "edit", JSON_ARGS)])
     engine.add_tool_result("c1", json.dumps(JSON_ARGS))
     engine.request("anthropic", "claude-sonnet-4-5")
-    estimate = engine.last_estimate
+    estimate = engine.state.last_estimate
     reported = round(estimate * 1.45)  # the heuristic under-counts CJK + JSON by 45%
     engine.observe({"input_tokens": reported}, provider="anthropic", model="claude-sonnet-4-5")
-    key = engine.calibration_key("anthropic", "claude-sonnet-4-5")
+    key = engine.budget.calibration_key("anthropic", "claude-sonnet-4-5")
     assert engine.calibration.factor(key) == pytest.approx(1.45, abs=0.002)
-    before_raw = engine.estimate()
+    before_raw = engine.budget.estimate()
     engine.add_user(CJK)
-    added_raw = engine.estimate() - before_raw
+    added_raw = engine.budget.estimate() - before_raw
     sized = engine.size("anthropic", "claude-sonnet-4-5")
     assert sized >= reported + int(added_raw * 1.45) - 2
-    assert sized > engine.estimate()  # the raw estimate would under-count
+    assert sized > engine.budget.estimate()  # the raw estimate would under-count
 
 
 def test_fc_18_tool_schemas_and_tool_call_arguments_are_counted() -> None:
@@ -170,7 +170,7 @@ def test_fc_18_tool_schemas_and_tool_call_arguments_are_counted() -> None:
     engine.add_tool_result("c1", "ok")
     engine.add_tool_result("c2", "ok")
     engine.add_user("next")
-    assert engine.tools_tokens() > 0
+    assert engine.budget.tools_tokens() > 0
     schema = {
         "type": "object",
         "properties": {
@@ -180,7 +180,7 @@ def test_fc_18_tool_schemas_and_tool_call_arguments_are_counted() -> None:
     big_tool = ToolSpec("big_tool", "A tool with a large schema.", schema)
     req_plain, _ = engine.request("anthropic", "m")
     req_tools, _ = engine.request("anthropic", "m", tools=[big_tool])
-    assert engine.tools_tokens([big_tool]) - engine.tools_tokens() > 100
+    assert engine.budget.tools_tokens([big_tool]) - engine.budget.tools_tokens() > 100
     assert req_tools.tokens > req_plain.tokens
 
 
@@ -195,12 +195,12 @@ def test_fc_18_each_provider_and_model_keeps_its_own_factor_through_the_engine()
     for (provider, model), f in factors.items():
         engine.request(provider, model)
         usage_key = "input_tokens" if provider == "anthropic" else "prompt_tokens"
-        engine.observe({usage_key: round(engine.last_estimate * f)})
-    raw = engine.estimate()
+        engine.observe({usage_key: round(engine.state.last_estimate * f)})
+    raw = engine.budget.estimate()
     for (provider, model), f in factors.items():
         assert engine.calibration.factor(f"{provider}:{model}") == pytest.approx(f, abs=0.002)
         assert engine.size(provider, model) >= int(raw * f) - 1
-    assert engine.size("openai", "gpt-4.1") == engine.calibrated(raw, "openai", "gpt-4.1")
+    assert engine.size("openai", "gpt-4.1") == engine.budget.calibrated(raw, "openai", "gpt-4.1")
     assert engine.size("openai", "gpt-4.1") < engine.size("anthropic", "claude-sonnet-4-5")
 
 

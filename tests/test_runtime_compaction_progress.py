@@ -126,7 +126,7 @@ def test_a_compact_history_merge_always_makes_progress(sizes: list[int], seed: i
     for n, size in enumerate(sizes):
         words = " ".join(f"src/m{seed}_{n}_{k}.py line {k}" for k in range(size // 8))
         entry = engine.window.make_entry(
-            words, tokens=engine.count_text(words), meta={"summary": True}
+            words, tokens=engine.budget.count_text(words), meta={"summary": True}
         )
         engine.window.write(history, entry)
     before = history.used_tokens

@@ -50,10 +50,14 @@ def test_observe_calibrates_from_reported_prompt_tokens_and_records_usage() -> N
     engine = _engine()
     engine.add_user(words(100))
     req, _ = engine.request()
-    reported = int(engine.last_estimate * 1.5)
+    reported = int(engine.state.last_estimate * 1.5)
     record = engine.observe({"input_tokens": reported, "output_tokens": 5})
-    assert record.prompt_tokens == reported and record.estimated_tokens == engine.last_estimate
-    assert engine.calibration.factor(engine.calibration_key()) == pytest.approx(1.5, abs=0.01)
+    assert (
+        record.prompt_tokens == reported and record.estimated_tokens == engine.state.last_estimate
+    )
+    assert engine.calibration.factor(engine.budget.calibration_key()) == pytest.approx(
+        1.5, abs=0.01
+    )
     assert engine.events.of_kind("usage_observed") and engine.events.of_kind("calibration_updated")
     assert req.tokens > 0
 
@@ -61,8 +65,8 @@ def test_observe_calibrates_from_reported_prompt_tokens_and_records_usage() -> N
 def test_the_ceiling_subtracts_output_reserve_tool_schemas_and_overhead() -> None:
     engine = _engine(context_window=6_000, output_reserve=1_000)
     assert engine.limit == 5_000
-    assert engine.tools_tokens() > 0
-    assert engine.ceiling() == 5_000 - engine.tools_tokens() - engine.system_overhead
+    assert engine.budget.tools_tokens() > 0
+    assert engine.ceiling() == 5_000 - engine.budget.tools_tokens() - engine.budget.system_overhead
 
 
 def test_a_refused_tool_write_returns_instructive_text_not_an_exception() -> None:
@@ -131,9 +135,9 @@ def test_subscribers_receive_runtime_events() -> None:
 
 def test_from_blueprint_builds_a_working_engine() -> None:
     engine = Engine.from_blueprint("examples/blueprints/coding-agent.yaml")
-    assert engine.provider == "anthropic" and engine.output_reserve > 0
+    assert engine.options.provider == "anthropic" and engine.options.output_reserve > 0
     scratch = engine.window.region("scratch")
-    assert 0 < engine.targets["scratch"] < scratch.trigger_tokens  # type: ignore[attr-defined]
+    assert 0 < engine.options.targets["scratch"] < scratch.trigger_tokens  # type: ignore[attr-defined]
     engine.add_user("Fix the bug in src/app.py")
     req, payload = engine.request()
     assert payload["model"] == "claude-sonnet-4-5" and req.tokens < engine.limit

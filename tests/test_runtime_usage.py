@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from openai.types import CompletionUsage
 
-from regio.runtime.usage import Pricing, UsageLedger, normalize_usage
+from regio.runtime.usage import ModelPricing, UsageLedger, normalize_usage
 
-PRICES = Pricing(
+PRICES = ModelPricing(
     input=3.0,
     output=15.0,
     mult={"read": 0.1, "write_5m": 1.25, "write_1h": 2.0, "plain": 1.0},

@@ -9,7 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regio.tokens import Calibration, CalibrationState
+from regio.tokens import (
+    Calibration,
+    CalibrationRecord,
+    CalibrationResetWarning,
+    CalibrationState,
+    CalibrationStateError,
+)
 
 SETTINGS = settings(max_examples=80, deadline=None)
 KEY = ("anthropic", "claude-sonnet-4")
@@ -46,11 +52,12 @@ def test_fc_18_each_provider_and_model_keeps_its_own_factor() -> None:
     assert calibration.correct(("openai", "gpt-5"), 1_000) == 1_000
 
 
-def test_the_factor_moves_as_a_moving_average_over_later_reports() -> None:
+def test_the_factor_moves_as_a_moving_average_toward_the_median_of_recent_reports() -> None:
     calibration = Calibration(smoothing=0.5)
     calibration.observe(KEY, 100, 120)
     calibration.observe(KEY, 100, 140)
-    assert calibration.factor(KEY) == pytest.approx(1.30)
+    # median(1.2, 1.4) = 1.3; 1.2 + 0.5 * (1.3 - 1.2) = 1.25
+    assert calibration.factor(KEY) == pytest.approx(1.25)
     record = calibration.record(KEY)
     assert record is not None
     assert record.observations == 2
@@ -60,8 +67,9 @@ def test_the_factor_moves_as_a_moving_average_over_later_reports() -> None:
 def test_over_count_evidence_moves_the_factor_toward_one_but_never_below() -> None:
     calibration = Calibration(smoothing=0.5)
     calibration.observe(KEY, 100, 140)
-    calibration.observe(KEY, 100, 50)  # we over-counted this time
-    assert calibration.factor(KEY) == pytest.approx(1.2)
+    calibration.observe(KEY, 100, 50)  # we over-counted this time: counts as 1.0
+    # median(1.4, 1.0) = 1.2; 1.4 + 0.5 * (1.2 - 1.4) = 1.3
+    assert calibration.factor(KEY) == pytest.approx(1.3)
     for _ in range(50):
         calibration.observe(KEY, 100, 50)
     assert calibration.factor(KEY) == pytest.approx(1.0)
@@ -161,9 +169,10 @@ def test_property_the_factor_converges_to_a_steady_observed_ratio(
     reported = round(100_000 * ratio)
     observed = reported / 100_000
     gaps = []
-    for _ in range(200):
+    for step in range(200):
         calibration.observe(KEY, 100_000, reported)
-        gaps.append(abs(calibration.factor(KEY) - observed))
+        if step >= calibration.window // 2:  # the median window holds mostly the steady ratio
+            gaps.append(abs(calibration.factor(KEY) - observed))
     assert all(later <= earlier + 1e-12 for earlier, later in itertools.pairwise(gaps))
     assert gaps[-1] < 1e-3
 
@@ -179,3 +188,88 @@ def test_property_over_count_evidence_converges_to_exactly_one(
         calibration.observe(KEY, 100_000, max(1, round(100_000 * ratio)))
         assert calibration.factor(KEY) >= 1.0
     assert calibration.factor(KEY) == pytest.approx(1.0, abs=1e-3)
+
+
+def test_one_report_far_above_the_estimate_moves_a_fresh_factor_by_one_bounded_step() -> None:
+    calibration = Calibration()
+    calibration.observe(KEY, estimated=694, reported=250_000)  # ratio 360
+    assert calibration.factor(KEY) == pytest.approx(2.0)
+    assert calibration.correct(KEY, 694) == 1388
+
+
+def test_one_outlier_after_consistent_reports_does_not_move_the_factor() -> None:
+    calibration = Calibration()
+    for _ in range(2):
+        calibration.observe(KEY, 100_000, 110_000)
+    before = calibration.factor(KEY)
+    calibration.observe(KEY, 694, 250_000)
+    assert calibration.factor(KEY) == pytest.approx(before)
+    assert calibration.factor(KEY) == pytest.approx(1.1)
+
+
+def test_consistent_evidence_of_a_large_ratio_is_learned_up_to_the_bound() -> None:
+    calibration = Calibration(smoothing=1.0)
+    seen = [calibration.observe(KEY, 1_000, 3_500) for _ in range(6)]
+    assert seen[:3] == pytest.approx([2.0, 3.5, 3.5])
+    assert seen[-1] == pytest.approx(3.5)
+    for _ in range(10):
+        calibration.observe(KEY, 1_000, 1_000_000)
+    assert calibration.factor(KEY) == pytest.approx(calibration.max_ratio)
+
+
+@pytest.mark.parametrize("factor", [360.0, 0.5, float("nan"), float("inf"), 4.01])
+def test_a_loaded_factor_out_of_range_is_refused_or_reset_by_choice(factor: float) -> None:
+    state = CalibrationState(
+        smoothing=0.3,
+        margin=0.0,
+        records={"p:m": CalibrationRecord(factor, 1, factor, 694, 250_000)},
+    )
+    with pytest.raises(CalibrationStateError, match=r"state\.json: calibration record 'p:m'"):
+        Calibration.from_state(state, source="state.json")
+    with pytest.warns(CalibrationResetWarning, match="reset to 1.0"):
+        reset = Calibration.from_state(state, source="state.json", reset_invalid=True)
+    assert reset.factor("p:m") == 1.0 and reset.keys == ()
+
+
+def test_loaded_settings_out_of_range_are_refused() -> None:
+    state = CalibrationState(smoothing=0.3, margin=0.0, max_ratio=0.5)
+    with pytest.raises(CalibrationStateError, match="max_ratio"):
+        Calibration.from_state(state, reset_invalid=True)
+
+
+reports = st.tuples(st.integers(1, 10**6), st.integers(1, 10**9))
+
+
+@SETTINGS
+@given(st.lists(reports, min_size=1, max_size=40), st.floats(0.05, 1.0), st.floats(0.05, 2.0))
+def test_property_every_observation_moves_the_factor_by_a_bounded_step_within_range(
+    seen: list[tuple[int, int]], smoothing: float, max_step: float
+) -> None:
+    calibration = Calibration(smoothing=smoothing, max_step=max_step)
+    previous = 1.0
+    for estimated, reported in seen:
+        factor = calibration.observe(KEY, estimated, reported)
+        assert 1.0 <= factor <= calibration.max_ratio
+        assert previous / (1 + max_step) - 1e-9 <= factor <= previous * (1 + max_step) + 1e-9
+        previous = factor
+    again = Calibration.from_state(calibration.to_state())
+    assert again.factor(KEY) == calibration.factor(KEY)
+
+
+@SETTINGS
+@given(
+    st.floats(1.0, 4.0),
+    st.integers(2, 10),
+    st.integers(1, 10**9),
+    st.integers(1, 10**5),
+)
+def test_property_a_single_outlier_never_moves_an_established_factor(
+    ratio: float, consistent: int, outlier_reported: int, outlier_estimated: int
+) -> None:
+    calibration = Calibration()
+    for _ in range(consistent):
+        calibration.observe(KEY, 100_000, round(100_000 * ratio))
+    before = calibration.factor(KEY)
+    target = round(100_000 * ratio) / 100_000
+    calibration.observe(KEY, outlier_estimated, outlier_reported)
+    assert abs(calibration.factor(KEY) - target) <= abs(before - target) + 1e-9

@@ -3,8 +3,10 @@
 Inputs are random bytes, random JSON, and mutations of real records of every format (the
 Claude Code and Codex fixtures, the bundled SWE-agent / mini-swe-agent / tau-bench runs, OpenAI
 messages, regio traces, and OpenHands events when ../shared is present). An imported trace
-must also be writable and read back equal. Example counts: ``REGIO_FUZZ_EXAMPLES`` (default 40
-per test in CI; e.g. ``REGIO_FUZZ_EXAMPLES=5000`` for a long run).
+must also be writable, read back equal, and consistent when it was converted
+(``Trace.problems()`` empty: the builder's repairs hold for any input). Example counts:
+``REGIO_FUZZ_EXAMPLES`` (default 40 per test in CI; e.g. ``REGIO_FUZZ_EXAMPLES=5000`` for a
+long run).
 """
 
 from __future__ import annotations
@@ -124,6 +126,8 @@ def _check(name: str, payload: bytes, fmt: str) -> None:
             return
         for trace in result.traces:
             assert loads_trace(dumps_trace(trace)) == trace
+            if result.format != "regio":  # regio traces are read as written, not repaired
+                assert trace.problems() == [], trace.problems()
 
 
 formats = st.one_of(st.just("auto"), st.sampled_from(FORMATS))

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from regio.cli import main
 from regio.content import Text, ToolUse
@@ -182,12 +185,16 @@ def test_any_file_over_the_file_limit_is_refused(tmp_path: Path) -> None:
         import_file(path, limits=TraceLimits(max_file_bytes=100))
 
 
-def test_streamed_jsonl_import_equals_the_in_memory_reading(tmp_path: Path) -> None:
+@settings(max_examples=15, deadline=None)
+@given(calls=st.integers(1, 120), seed=st.integers(0, 10**6))
+def test_streamed_jsonl_import_equals_the_in_memory_reading(calls: int, seed: int) -> None:
     from regio.traces import synthesize
 
-    trace = synthesize(200, 4)
-    path = write_trace(trace, tmp_path / "s.jsonl")
-    assert import_file(path).traces[0] == trace == loads_trace(path.read_bytes())
+    trace = synthesize(calls, seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_trace(trace, Path(tmp) / "s.jsonl")
+        assert import_file(path).traces[0] == trace == loads_trace(path.read_bytes())
+        assert read_trace(path) == trace
 
 
 def test_a_newer_trace_format_version_is_refused_with_the_fix() -> None:
@@ -260,3 +267,14 @@ def test_tool_use_inputs_deeper_than_the_limit_cannot_be_written_back_silently()
     trace = Trace(Header("x", "regio"), (AssistantMessage(0.0, (ToolUse("c", "n", deep),)),))
     with pytest.raises(TraceFormatError, match="line 2"):
         loads_trace(dumps_trace(trace))
+
+
+def test_a_one_line_regio_trace_or_session_is_read_as_jsonl(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text(HEADER)
+    assert import_file(path).traces[0].events == ()
+    one = tmp_path / "one.jsonl"
+    line = {"type": "user", "sessionId": "s", "parentUuid": None, "message": {"content": "hi"}}
+    one.write_text(json.dumps(line) + "\n")
+    result = import_file(one)
+    assert (result.format, result.traces[0].messages()[0].text) == ("claude-code", "hi")

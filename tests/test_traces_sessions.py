@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from _traces_support import raw_traces_dir
 from regio.content import Text, Thinking, ToolUse
@@ -204,3 +207,102 @@ def test_openhands_times_are_the_recorded_ones() -> None:
     trace = import_file(raw_traces_dir() / "openhands" / "basic.json").traces[0]
     assert trace.header.timing.startswith("recorded")
     assert trace.duration == pytest.approx(21.505)
+
+
+def test_a_claude_code_subagent_transcript_is_imported_as_its_own_trace(tmp_path: Path) -> None:
+    lines = [json.loads(x) for x in CLAUDE.read_text().splitlines()]
+    conversation = [x for x in lines if x.get("type") in ("user", "assistant")][:5]
+    for line in conversation:
+        line["isSidechain"], line["agentId"] = True, "a1b2"
+    path = tmp_path / "agent-a1b2.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in conversation))
+    trace = import_file(path).traces[0]
+    assert trace.id == "claude-code/7d3c1c52-5b7e-4d43-9a1e-2f0c5b0e9a11/agent-a1b2"
+    assert len(trace.steps()) == 1
+    assert recorded_usage(trace) == [Usage.anthropic(4, 96, 0, 5210)]
+
+
+def test_codex_token_count_after_the_tool_output_still_bills_its_call(tmp_path: Path) -> None:
+    lines = CODEX.read_text().splitlines()
+    objs = [json.loads(x) for x in lines]
+    first_count = next(
+        i
+        for i, o in enumerate(objs)
+        if o["payload"].get("type") == "token_count" and o["payload"]["info"]
+    )
+    output = next(
+        i for i, o in enumerate(objs) if o["payload"].get("type") == "function_call_output"
+    )
+    objs[first_count], objs[output] = objs[output], objs[first_count]  # output, then the count
+    path = tmp_path / "rollout-reordered.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in objs))
+    result = import_file(path)
+    assert recorded_usage(result.traces[0]) == recorded_usage(import_file(CODEX).traces[0])
+    assert not [i for i in result.issues if "token_count" in i.message]
+
+
+def test_openhands_evaluation_runs_are_read_as_objects_and_as_jsonl(tmp_path: Path) -> None:
+    events = json.loads((raw_traces_dir() / "openhands" / "wrong_initial_state.json").read_text())
+    single = tmp_path / "run.json"
+    single.write_text(json.dumps({"instance_id": "repo__1", "history": events}))
+    one = import_file(single)
+    assert one.format == "openhands"
+    assert one.traces[0].header.meta["instance_id"] == "repo__1"
+    output = tmp_path / "output.jsonl"
+    runs = [{"instance_id": f"repo__{k}", "history": events} for k in (1, 2)]
+    output.write_text("".join(json.dumps(r) + "\n" for r in runs) + '{"history": 3}\n')
+    result = import_file(output)
+    assert result.format == "openhands"
+    assert [t.id for t in result.traces] == ["openhands/repo__1", "openhands/repo__2"]
+    assert [i.record for i in result.issues] == [3]
+    expected = recorded_usage(
+        import_file(raw_traces_dir() / "openhands" / "wrong_initial_state.json").traces[0]
+    )
+    assert all(recorded_usage(t) == expected for t in result.traces)
+
+
+@settings(max_examples=30, deadline=None)
+@given(cuts=st.lists(st.booleans(), min_size=2, max_size=2))
+def test_claude_code_any_split_of_a_message_over_lines_is_the_same_model_call(
+    cuts: list[bool],
+) -> None:
+    lines = [json.loads(x) for x in CLAUDE.read_text().splitlines()]
+    parts = [x for x in lines if x.get("message", {}).get("id") == "msg_01A"]
+    blocks = [b for p in parts for b in p["message"]["content"]]
+    groups: list[list[dict[str, object]]] = [[blocks[0]]]
+    for block, cut in zip(blocks[1:], cuts, strict=True):
+        if cut:
+            groups.append([])
+        groups[-1].append(block)
+    rebuilt = []
+    for group in groups:
+        line = json.loads(json.dumps(parts[0]))
+        line["message"]["content"] = group
+        rebuilt.append(line)
+    start = lines.index(parts[0])
+    new_lines = lines[:start] + rebuilt + lines[start + len(parts) :]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / CLAUDE.name
+        path.write_text("".join(json.dumps(x) + "\n" for x in new_lines))
+        got = import_file(path).traces[0]
+    want = import_file(CLAUDE).traces[0]
+    assert got.events == want.events
+
+
+@settings(max_examples=30, deadline=None)
+@given(repeats=st.lists(st.integers(0, 3), min_size=3, max_size=3))
+def test_codex_repeated_token_counts_do_not_change_the_usage(repeats: list[int]) -> None:
+    lines = [json.loads(x) for x in CODEX.read_text().splitlines()]
+    out: list[object] = []
+    k = 0
+    for line in lines:
+        out.append(line)
+        payload = line["payload"]
+        if payload.get("type") == "token_count" and payload.get("info"):
+            out.extend([line] * repeats[min(k, 2)])
+            k += 1
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / CODEX.name
+        path.write_text("".join(json.dumps(x) + "\n" for x in out))
+        got = recorded_usage(import_file(path).traces[0])
+    assert got == recorded_usage(import_file(CODEX).traces[0])

@@ -136,3 +136,24 @@ def test_synth_cli_refuses_zero_calls_with_exit_2(tmp_path, capsys) -> None:  # 
 
     assert main(["traces", "synth", "--calls", "0", "--out", str(tmp_path)]) == 2
     assert "--calls" in capsys.readouterr().err
+
+
+def test_synth_cli_can_take_its_profile_from_given_traces(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from regio.cli import main
+    from regio.traces import bundled_traces_dir, import_file
+
+    source = bundled_traces_dir() / "tau-bench" / "gpt-4o-airline.first40.json"
+    out = tmp_path / "like.jsonl"
+    assert main(["traces", "synth", "--calls", "30", "--like", str(source), "--out", str(out)]) == 0
+    profile = profile_from_traces(import_file(source).traces)
+    assert out.read_text() == dumps_trace(synthesize(30, 0, profile=profile))
+    assert profile.tool_names["get_user_details"] > 0
+
+
+def test_synth_cli_refuses_a_like_source_that_does_not_import(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from regio.cli import main
+
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert main(["traces", "synth", "--like", str(bad), "--out", str(tmp_path)]) == 2
+    assert f"error: {bad}: " in capsys.readouterr().err

@@ -24,8 +24,11 @@ from typing import Any, Literal
 
 import msgspec
 
+from regio.errors import RegioError
+
 __all__ = [
     "Block",
+    "ContentTypeError",
     "Entry",
     "Grouping",
     "Message",
@@ -45,6 +48,10 @@ __all__ = [
 Role = Literal["system", "user", "assistant", "tool"]
 
 
+class ContentTypeError(RegioError, TypeError):
+    """A block was given a value it cannot hold (the message names the block and the type)."""
+
+
 class Text(msgspec.Struct, frozen=True, tag="text", tag_field="type"):
     """Plain text."""
 
@@ -60,11 +67,27 @@ class ToolUse(msgspec.Struct, frozen=True, tag="tool_use", tag_field="type"):
 
 
 class ToolResult(msgspec.Struct, frozen=True, tag="tool_result", tag_field="type"):
-    """The result of one tool call, answering ``tool_use_id``."""
+    """The result of one tool call, answering ``tool_use_id``.
+
+    ``content`` is text; structured content (a dict, list, number, ...) is kept as its
+    :func:`canonical_json` text, so it is counted, rendered and saved as that text. Raises
+    :class:`ContentTypeError` for content that is not JSON-able.
+    """
 
     tool_use_id: str
     content: str
     is_error: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.content, str):
+            try:
+                text = canonical_json(self.content).decode()
+            except (TypeError, ValueError) as exc:
+                raise ContentTypeError(
+                    f"tool_result {self.tool_use_id!r}: content of type "
+                    f"{type(self.content).__name__} is neither text nor JSON-able ({exc})"
+                ) from exc
+            msgspec.structs.force_setattr(self, "content", text)
 
 
 class Thinking(msgspec.Struct, frozen=True, tag="thinking", tag_field="type"):

@@ -15,6 +15,7 @@ __all__ = [
     "RegionConfigError",
     "RegionError",
     "RegionFullError",
+    "SubscriberError",
     "SystemRoleError",
     "WindowConfigError",
     "WindowStateError",
@@ -73,3 +74,22 @@ class WindowStateError(RegionError):
 
 class CompactionError(RegionError):
     """A pending compaction cannot be completed as asked (unknown id, bad summary, ...)."""
+
+
+class SubscriberError(RegioError):
+    """One or more event subscribers raised while events were delivered.
+
+    Events are delivered after the change they describe has committed, so the change stands:
+    the window is exactly as it would be with no subscriber. ``errors`` lists
+    ``(event, exception)`` pairs in delivery order; every subscriber still received every
+    event. The first exception is also the ``__cause__``.
+    """
+
+    def __init__(self, errors: tuple[tuple[object, BaseException], ...]) -> None:
+        first = errors[0][1]
+        kinds = ", ".join(sorted({str(getattr(e, "kind", type(e).__name__)) for e, _ in errors}))
+        super().__init__(
+            f"{len(errors)} event subscriber call(s) raised (events: {kinds}); the change "
+            f"they were told about is committed. First: {first!r}"
+        )
+        self.errors = errors

@@ -27,13 +27,13 @@ from .predict import CachePredictor
 from .providers import (
     AnthropicProvider,
     OpenAICompatibleProvider,
-    Provider,
+    ProviderAdapter,
     ReplayProvider,
     ScriptedProvider,
     reply,
 )
-from .tools import Tool, ToolOutcome
-from .types import Completion, Pricing, ProviderUsage, RunResult, StepRecord, UsageTotals
+from .tools import Tool, UserToolOutcome
+from .types import Completion, LoopPricing, ProviderUsage, RunResult, RunTotals, StepRecord
 
 __all__ = [
     "STOP_REASONS",
@@ -44,9 +44,9 @@ __all__ = [
     "Completion",
     "LlamaCppServer",
     "LlamaCppSlotPredictor",
+    "LoopPricing",
     "OpenAICompatibleProvider",
-    "Pricing",
-    "Provider",
+    "ProviderAdapter",
     "ProviderHTTPError",
     "ProviderNotInstalledError",
     "ProviderResponseError",
@@ -55,14 +55,14 @@ __all__ = [
     "ReplayProvider",
     "RunFinished",
     "RunResult",
+    "RunTotals",
     "ScriptExhaustedError",
     "ScriptedProvider",
     "StepCompleted",
     "StepRecord",
     "StepStarted",
     "Tool",
-    "ToolOutcome",
-    "UsageTotals",
+    "UserToolOutcome",
     "assistant_text",
     "reply",
     "server_root",

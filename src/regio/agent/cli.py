@@ -140,7 +140,7 @@ def run_command(args: argparse.Namespace) -> int:
         err.print(f"[red]error:[/red] {exc}")
         return 2
 
-    table = Table(title=f"regio run · layout {engine.strategy} · {provider.api}:{model}")
+    table = Table(title=f"regio run · layout {engine.options.strategy} · {provider.api}:{model}")
     for column in (
         "step",
         "prompt",

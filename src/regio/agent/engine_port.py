@@ -11,7 +11,8 @@ Keeping them in one place documents the contract between :mod:`regio.agent` and
   flushes pending compactions at the turn boundary itself;
 * ``aturn_boundary(provider, model)`` (else ``aflush()``) before an async step, then
   ``request(..., flush=False)``; ``recover_overflow(error)``, ``observe(usage)``;
-* ``request_estimate(request)``, ``window.used_tokens`` and ``limit`` for the step figures.
+* ``budget.request_estimate(request)``, ``budget.calibrated(raw, provider, model)``,
+  ``window.used_tokens`` and ``limit`` for the step figures.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import attrs
 from regio.content import Message, ToolResult
 from regio.layout import ToolSpec
 
-from .tools import ToolOutcome
+from .tools import UserToolOutcome
 from .types import Completion, ProviderUsage
 
 __all__ = ["EnginePort", "usage_for_engine"]
@@ -55,10 +56,10 @@ def usage_for_engine(usage: ProviderUsage, api: str) -> dict[str, Any]:
     }
 
 
-def _outcome(value: Any) -> ToolOutcome:
-    """A :class:`ToolOutcome` from whatever ``handle_tool_call`` returned."""
+def _outcome(value: Any) -> UserToolOutcome:
+    """A :class:`UserToolOutcome` from whatever ``handle_tool_call`` returned."""
     if isinstance(value, str):
-        return ToolOutcome(value)
+        return UserToolOutcome(value)
     text = getattr(value, "text", None)
     if text is None:
         text = getattr(value, "content", None)
@@ -68,7 +69,7 @@ def _outcome(value: Any) -> ToolOutcome:
     if is_error is None:
         ok = getattr(value, "ok", True)
         is_error = not ok
-    return ToolOutcome(str(text), bool(is_error))
+    return UserToolOutcome(str(text), bool(is_error))
 
 
 @attrs.define
@@ -117,14 +118,11 @@ class EnginePort:
 
     def request_tokens(self, request: Any) -> int:
         """The engine's estimate of ``request`` (tokens)."""
-        return int(self.engine.request_estimate(request))
+        return int(self.engine.budget.request_estimate(request))
 
     def calibrated_tokens(self, raw: int, api: str, model: str) -> int:
         """``raw`` corrected by the engine's calibration from reported usage (tokens)."""
-        calibrated = getattr(self.engine, "calibrated", None)
-        if calibrated is None:
-            return raw
-        return int(calibrated(raw, api, model))
+        return int(self.engine.budget.calibrated(raw, api, model))
 
     def window_state(self) -> tuple[int, int]:
         """``(tokens used by the window, the engine's limit)``."""
@@ -158,11 +156,11 @@ class EnginePort:
         """Report the call's usage to the engine (calibration, ledger)."""
         self.engine.observe(usage_for_engine(completion.usage, api))
 
-    def handle_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+    def handle_tool_call(self, name: str, arguments: dict[str, Any]) -> UserToolOutcome:
         """Run a context tool; refusals come back as instructive text."""
         return _outcome(self.engine.handle_tool_call(name, arguments))
 
-    async def ahandle_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+    async def ahandle_tool_call(self, name: str, arguments: dict[str, Any]) -> UserToolOutcome:
         """Async twin of :meth:`handle_tool_call` (the engine's async twin when it has one)."""
         handler = getattr(self.engine, "ahandle_tool_call", None)
         if handler is not None:

@@ -28,13 +28,14 @@ or when a budget is spent (``max_prompt_tokens``: reported prompt tokens summed 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 import attrs
 
 from regio.content import Message, Text, ToolResult, ToolUse
 from regio.events import EventBus
+from regio.runtime.drive import adrive, drive
 from regio.runtime.errors import ContextOverflowError
 from regio.runtime.overflow import classify_overflow
 
@@ -42,10 +43,10 @@ from .engine_port import EnginePort
 from .errors import AgentConfigError
 from .events import RunFinished, StepCompleted, StepStarted
 from .predict import CachePredictor
-from .providers.base import Provider
+from .providers.base import ProviderAdapter
 from .providers.wire import INVALID_ARGUMENTS_KEY
-from .tools import Tool, ToolOutcome
-from .types import Completion, Pricing, RunResult, StepRecord, UsageTotals
+from .tools import Tool, UserToolOutcome
+from .types import Completion, LoopPricing, RunResult, RunTotals, StepRecord
 
 __all__ = ["STOP_REASONS", "AgentLoop"]
 
@@ -64,7 +65,7 @@ class AgentLoop:
 
     * ``engine``: a :class:`regio.runtime.Engine` (anything offering the calls listed in
       :class:`regio.agent.engine_port.EnginePort`);
-    * ``provider``: a :class:`regio.agent.providers.Provider`;
+    * ``provider``: a :class:`regio.agent.providers.ProviderAdapter`;
     * ``tools``: user tools; their names must differ from the engine's context tools;
     * ``max_steps``: provider calls per run (default 20);
     * ``max_prompt_tokens``: budget of reported prompt tokens over the run (``None``: none);
@@ -78,12 +79,12 @@ class AgentLoop:
     """
 
     engine: Any
-    provider: Provider
+    provider: ProviderAdapter
     tools: Sequence[Tool] = ()
     max_steps: int = attrs.field(default=20, validator=_check_positive)
     max_prompt_tokens: int | None = attrs.field(default=None, validator=_check_positive)
     max_usd: float | None = attrs.field(default=None, validator=_check_positive)
-    pricing: Pricing | None = None
+    pricing: LoopPricing | None = None
     predictor: CachePredictor | None = None
     events: EventBus = attrs.field(default=None)
     port: EnginePort = attrs.field(init=False)
@@ -96,7 +97,7 @@ class AgentLoop:
             self.events = bus if isinstance(bus, EventBus) else EventBus()
         if self.max_usd is not None and self.pricing is None:
             raise AgentConfigError(
-                "AgentLoop.max_usd needs pricing=Pricing(input=..., output=...) to price calls"
+                "AgentLoop.max_usd needs pricing=LoopPricing(input=..., output=...) to price calls"
             )
         context = set(self.port.context_tool_names())
         for tool in self.tools:
@@ -112,7 +113,7 @@ class AgentLoop:
 
     # ------------------------------------------------------------------ shared pieces
 
-    def _budget_stop(self, totals: UsageTotals, estimate: int | None = None) -> str | None:
+    def _budget_stop(self, totals: RunTotals, estimate: int | None = None) -> str | None:
         if self.max_prompt_tokens is not None:
             upcoming = totals.prompt_tokens + (estimate or 0)
             if totals.prompt_tokens >= self.max_prompt_tokens or (
@@ -224,9 +225,9 @@ class AgentLoop:
         """The result after ``max_steps`` steps without a final answer."""
         return self._result(run, self._budget_stop(run.totals) or "max_steps")
 
-    def _bad_call(self, call: ToolUse) -> ToolOutcome | None:
+    def _bad_call(self, call: ToolUse) -> UserToolOutcome | None:
         if INVALID_ARGUMENTS_KEY in call.input:
-            return ToolOutcome(
+            return UserToolOutcome(
                 f"Error: the arguments of {call.name} were not a valid JSON object "
                 f"({call.input[INVALID_ARGUMENTS_KEY][:200]!r}). Call {call.name} again with "
                 "a JSON object.",
@@ -234,7 +235,7 @@ class AgentLoop:
             )
         if call.name not in self._by_name and call.name not in self.port.context_tool_names():
             known = sorted({*self._by_name, *self.port.context_tool_names()})
-            return ToolOutcome(
+            return UserToolOutcome(
                 f"Error: there is no tool named {call.name!r}. Available tools: "
                 f"{', '.join(known) or '(none)'}.",
                 is_error=True,
@@ -254,6 +255,35 @@ class AgentLoop:
             self.port.add_user(task)
         return _Run()
 
+    # ------------------------------------------------------------------ the run, as steps
+
+    def _steps(self, task: str | None) -> Generator[_Effect, Any, RunResult]:
+        """The whole run as one generator (see module docstring): it yields the effects that
+        differ between sync and async (turn-boundary flush, provider call, tool call) and
+        receives their results; a provider error is thrown in at its call."""
+        run = self._start(task)
+        for step in range(1, self.max_steps + 1):
+            done = self._stop_before(run, step)
+            if done is not None:
+                return done
+            yield _Flush()
+            attempt = self._open(run, step)
+            if isinstance(attempt, RunResult):
+                return attempt
+            while True:
+                try:
+                    completion = yield _Complete(attempt.payload)
+                    break
+                except Exception as exc:
+                    self._retry(attempt, exc)
+            results = []
+            for call in self._accept(run, attempt, completion):
+                results.append((yield _CallTool(call)))
+            done = self._close(run, attempt, completion, results)
+            if done is not None:
+                return done
+        return self._exhausted(run)
+
     # ------------------------------------------------------------------ sync driver
 
     def _call_tool(self, call: ToolUse) -> ToolResult:
@@ -265,6 +295,13 @@ class AgentLoop:
             return tool.call(dict(call.input)).result(call.id)
         return self.port.handle_tool_call(call.name, dict(call.input)).result(call.id)
 
+    def _do(self, effect: _Effect) -> Any:
+        if isinstance(effect, _Complete):
+            return self.provider.complete(effect.payload)
+        if isinstance(effect, _CallTool):
+            return self._call_tool(effect.call)
+        return None  # engine.request flushes at the turn boundary itself
+
     def run(self, task: str | None = None) -> RunResult:
         """Run until a final answer or a limit (see module docstring).
 
@@ -273,25 +310,7 @@ class AgentLoop:
         :class:`regio.runtime.errors.ContextOverflowError` on a second length refusal in one
         step and re-raises any other provider error.
         """
-        run = self._start(task)
-        for step in range(1, self.max_steps + 1):
-            done = self._stop_before(run, step)
-            if done is not None:
-                return done
-            attempt = self._open(run, step)  # engine.request flushes at the turn boundary
-            if isinstance(attempt, RunResult):
-                return attempt
-            while True:
-                try:
-                    completion = self.provider.complete(attempt.payload)
-                    break
-                except Exception as exc:
-                    self._retry(attempt, exc)
-            calls = self._accept(run, attempt, completion)
-            done = self._close(run, attempt, completion, [self._call_tool(c) for c in calls])
-            if done is not None:
-                return done
-        return self._exhausted(run)
+        return drive(self._steps(task), self._do)
 
     # ------------------------------------------------------------------ async driver
 
@@ -305,29 +324,40 @@ class AgentLoop:
         outcome = await self.port.ahandle_tool_call(call.name, dict(call.input))
         return outcome.result(call.id)
 
+    async def _ado(self, effect: _Effect) -> Any:
+        if isinstance(effect, _Complete):
+            return await self.provider.acomplete(effect.payload)
+        if isinstance(effect, _CallTool):
+            return await self._acall_tool(effect.call)
+        await self.port.aflush(self.provider.api, self.provider.model)
+        return None
+
     async def arun(self, task: str | None = None) -> RunResult:
-        """Async twin of :meth:`run` (provider ``acomplete``, async tools and the engine's
-        async twins where it has them)."""
-        run = self._start(task)
-        for step in range(1, self.max_steps + 1):
-            done = self._stop_before(run, step)
-            if done is not None:
-                return done
-            await self.port.aflush(self.provider.api, self.provider.model)
-            attempt = self._open(run, step)
-            if isinstance(attempt, RunResult):
-                return attempt
-            while True:
-                try:
-                    completion = await self.provider.acomplete(attempt.payload)
-                    break
-                except Exception as exc:
-                    self._retry(attempt, exc)
-            calls = self._accept(run, attempt, completion)
-            done = self._close(run, attempt, completion, [await self._acall_tool(c) for c in calls])
-            if done is not None:
-                return done
-        return self._exhausted(run)
+        """:meth:`run` with provider ``acomplete``, async tools, and the turn-boundary flush
+        awaited (``engine.aturn_boundary``) so an async summarizer is awaited."""
+        return await adrive(self._steps(task), self._ado)
+
+
+@attrs.frozen
+class _Flush:
+    """Effect: the turn-boundary flush before a step is laid out."""
+
+
+@attrs.frozen
+class _Complete:
+    """Effect: one provider call with ``payload``; answers with a :class:`Completion`."""
+
+    payload: dict[str, Any]
+
+
+@attrs.frozen
+class _CallTool:
+    """Effect: run one tool call; answers with its :class:`ToolResult`."""
+
+    call: ToolUse
+
+
+_Effect = _Flush | _Complete | _CallTool
 
 
 @attrs.define
@@ -335,7 +365,7 @@ class _Run:
     """The state of one run: steps recorded so far, their usage totals, the last text."""
 
     steps: list[StepRecord] = attrs.Factory(list)
-    totals: UsageTotals = attrs.Factory(UsageTotals)
+    totals: RunTotals = attrs.Factory(RunTotals)
     text: str = ""
 
 

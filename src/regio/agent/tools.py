@@ -26,11 +26,11 @@ from regio.content import ToolResult, canonical_json
 
 from .errors import AgentConfigError
 
-__all__ = ["Tool", "ToolOutcome"]
+__all__ = ["Tool", "UserToolOutcome"]
 
 
 @attrs.frozen
-class ToolOutcome:
+class UserToolOutcome:
     """The text a tool call produced and whether it is an error."""
 
     content: str
@@ -101,28 +101,28 @@ class Tool:
             )
         return None
 
-    def _format(self, value: Any) -> ToolOutcome:
-        if isinstance(value, ToolOutcome):
+    def _format(self, value: Any) -> UserToolOutcome:
+        if isinstance(value, UserToolOutcome):
             return value
         if isinstance(value, str):
-            return ToolOutcome(value)
+            return UserToolOutcome(value)
         try:
-            return ToolOutcome(canonical_json(value).decode())
+            return UserToolOutcome(canonical_json(value).decode())
         except (TypeError, ValueError):
-            return ToolOutcome(json.dumps(value, default=str, sort_keys=True))
+            return UserToolOutcome(json.dumps(value, default=str, sort_keys=True))
 
-    def _error(self, exc: BaseException) -> ToolOutcome:
-        return ToolOutcome(
+    def _error(self, exc: BaseException) -> UserToolOutcome:
+        return UserToolOutcome(
             f"Error: {self.name} failed with {type(exc).__name__}: {exc}. "
             "Check the arguments and try again, or continue without this result.",
             is_error=True,
         )
 
-    def call(self, arguments: Any) -> ToolOutcome:
-        """Run the tool synchronously; errors come back as an error :class:`ToolOutcome`."""
+    def call(self, arguments: Any) -> UserToolOutcome:
+        """Run the tool synchronously; errors come back as an error :class:`UserToolOutcome`."""
         problem = self._check_arguments(arguments)
         if problem is not None:
-            return ToolOutcome(problem, is_error=True)
+            return UserToolOutcome(problem, is_error=True)
         try:
             value = self.fn(**arguments)
             if inspect.isawaitable(value):
@@ -131,11 +131,11 @@ class Tool:
             return self._error(exc)
         return self._format(value)
 
-    async def acall(self, arguments: Any) -> ToolOutcome:
+    async def acall(self, arguments: Any) -> UserToolOutcome:
         """Run the tool, awaiting it when it is async; errors come back as text."""
         problem = self._check_arguments(arguments)
         if problem is not None:
-            return ToolOutcome(problem, is_error=True)
+            return UserToolOutcome(problem, is_error=True)
         try:
             value = self.fn(**arguments)
             if inspect.isawaitable(value):

@@ -24,11 +24,11 @@ from regio.content import Message
 
 __all__ = [
     "Completion",
-    "Pricing",
+    "LoopPricing",
     "ProviderUsage",
     "RunResult",
+    "RunTotals",
     "StepRecord",
-    "UsageTotals",
 ]
 
 
@@ -71,7 +71,7 @@ class Completion(msgspec.Struct, frozen=True):
     raw: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-class Pricing(msgspec.Struct, frozen=True):
+class LoopPricing(msgspec.Struct, frozen=True):
     """Prices in USD per million tokens, used for the loop's ``max_usd`` budget.
 
     ``cached`` and ``cache_write`` default to ``None``, meaning "same as ``input``" (no
@@ -109,7 +109,7 @@ class StepRecord(msgspec.Struct, frozen=True):
       budget;
     * ``tool_calls``: names of the tools called in this step, in order;
     * ``overflow_retries``: how many context-overflow recoveries this step needed (0 or 1);
-    * ``cost_usd``: priced with the loop's :class:`Pricing` (``None`` without one);
+    * ``cost_usd``: priced with the loop's :class:`LoopPricing` (``None`` without one);
     * ``prompt_ms``: server-reported prompt-processing time, when reported.
     """
 
@@ -128,7 +128,7 @@ class StepRecord(msgspec.Struct, frozen=True):
     prompt_ms: float | None = None
 
 
-class UsageTotals(msgspec.Struct, frozen=True):
+class RunTotals(msgspec.Struct, frozen=True):
     """Sums over the steps of a run (tokens; USD, ``None`` when no pricing was given)."""
 
     prompt_tokens: int = 0
@@ -137,12 +137,12 @@ class UsageTotals(msgspec.Struct, frozen=True):
     output_tokens: int = 0
     cost_usd: float | None = None
 
-    def add(self, record: StepRecord) -> UsageTotals:
+    def add(self, record: StepRecord) -> RunTotals:
         """These totals plus one step."""
         cost = self.cost_usd
         if record.cost_usd is not None:
             cost = (cost or 0.0) + record.cost_usd
-        return UsageTotals(
+        return RunTotals(
             prompt_tokens=self.prompt_tokens + record.prompt_tokens,
             cached_tokens=self.cached_tokens + record.cached_tokens,
             cache_write_tokens=self.cache_write_tokens + record.cache_write_tokens,
@@ -162,7 +162,7 @@ class RunResult(msgspec.Struct, frozen=True):
     final_text: str
     stop_reason: str
     steps: tuple[StepRecord, ...]
-    usage: UsageTotals
+    usage: RunTotals
 
     @property
     def cached_share(self) -> float:

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from regio.blueprint.build import build_window
 from regio.blueprint.capturespec import CaptureSpec
-from regio.blueprint.errors import BlueprintError, BlueprintIssue, BlueprintWarning
+from regio.blueprint.errors import (
+    BlueprintError,
+    BlueprintIssue,
+    BlueprintWarning,
+    UnknownRegionError,
+)
+from regio.blueprint.limits import LoaderLimits
 from regio.blueprint.loader import dump_blueprint, load_blueprint, validate_blueprint
 from regio.blueprint.schema import blueprint_json_schema
 from regio.blueprint.spec import (
@@ -50,6 +56,7 @@ __all__ = [
     "EvictionSpec",
     "KeyedSpec",
     "LayoutSpec",
+    "LoaderLimits",
     "ModelSpec",
     "PinnedSpec",
     "RegionSpec",
@@ -58,6 +65,7 @@ __all__ = [
     "SlidingWindowSpec",
     "SummarizerSpec",
     "TemporarySpec",
+    "UnknownRegionError",
     "WindowSpec",
     "blueprint_json_schema",
     "build_window",

@@ -9,10 +9,6 @@ from regio.blueprint.source import format_path
 from regio.blueprint.spec import (
     Blueprint,
     ChecklistSpec,
-    CompactHistorySpec,
-    CompactingSpec,
-    CustomSpec,
-    KeyedSpec,
     RegionSpec,
     SeedEntry,
     SeedFile,
@@ -32,55 +28,9 @@ __all__ = ["build_window", "region_options"]
 
 
 def region_options(spec: RegionSpec) -> dict[str, Any]:
-    """The keyword options of :func:`regio.regions.make_region` for one region spec.
-
-    ``compacting.target`` has no region option (the runtime's compaction flush reads it from
-    the blueprint).
-    """
-    options: dict[str, Any] = {
-        "name": spec.name,
-        "budget": spec.budget,
-        "volatility": spec.volatility,
-        "admission": spec.admission,
-        "description": spec.description,
-    }
-    if spec.min_tokens is not None or spec.max_tokens is not None:
-        options["budget"] = {
-            **_budget_dict(spec.budget),
-            "min_tokens": spec.min_tokens,
-            "max_tokens": spec.max_tokens,
-        }
-    if isinstance(spec, SlidingWindowSpec):
-        eviction = spec.eviction
-        extra = {
-            "bulk": {"overflow": eviction.overflow},
-            "compact": {"compact_count": eviction.compact_count},
-        }.get(eviction.strategy, {})
-        options["max_items"] = spec.max_items
-        options["max_turns"] = spec.max_turns
-        options["max_tool_calls"] = spec.max_tool_calls
-        options["eviction"] = {"name": eviction.strategy, **extra}
-    elif isinstance(spec, CompactingSpec):
-        options["compact_at"] = spec.compact_at
-        options["threshold_tokens"] = spec.threshold_tokens
-    elif isinstance(spec, CompactHistorySpec):
-        options["source"] = spec.source
-    elif isinstance(spec, ChecklistSpec):
-        options["gate"] = spec.gate
-        options["max_entries"] = None
-    elif isinstance(spec, KeyedSpec):
-        options["max_entries"] = spec.max_entries
-    elif isinstance(spec, CustomSpec):
-        options["render"] = spec.render
-        options["on_write"] = spec.on_write
-        options["on_overflow"] = spec.on_overflow
-    return options
-
-
-def _budget_dict(budget: int | str) -> dict[str, Any]:
-    if isinstance(budget, int):
-        return {"tokens": budget}
-    return {"percent": float(budget.rstrip("%"))}
+    """The keyword options of :func:`regio.regions.make_region` for one region spec (each
+    kind's :meth:`~regio.blueprint.regionspec.RegionSpec.region_options`)."""
+    return spec.region_options()
 
 
 def _seed_entries(spec: RegionSpec) -> list[tuple[tuple[str | int, ...], SeedEntry]]:
@@ -107,7 +57,7 @@ def _seed(window: Window, region: Region, spec: RegionSpec, bp: Blueprint, index
             continue
         try:
             if isinstance(spec, SlidingWindowSpec):
-                message = Message(entry.role or "user", (Text(entry.text),))  # type: ignore[arg-type]
+                message = Message(entry.role or "user", (Text(entry.text),))
                 result = window.add_message(message, region=region, strict=True)
             elif isinstance(spec, ChecklistSpec):
                 result = window.todo_add(region, entry.text)

@@ -31,22 +31,25 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Callable, Sequence
+from typing import Annotated, Literal, get_args
 
 import attrs
 
-from regio.blueprint.fields import _field
+from regio.blueprint.fields import FieldRule, Int1, NonEmpty, _field
 
 __all__ = [
     "CAPTURE_KEYS",
     "CAPTURE_RULES",
+    "CaptureRule",
     "CaptureSpec",
     "check_captures",
     "key_fields",
     "required_keys",
 ]
 
-#: Rule names, in documentation order.
-CAPTURE_RULES = ("system_prompt", "footer", "lookup", "park")
+CaptureRule = Literal["system_prompt", "footer", "lookup", "park"]
+#: FieldRule names, in documentation order (the words of :data:`CaptureRule`).
+CAPTURE_RULES: tuple[str, ...] = get_args(CaptureRule)
 #: Which optional keys each rule takes (``rule`` itself is always allowed).
 CAPTURE_KEYS: dict[str, tuple[str, ...]] = {
     "system_prompt": ("pattern",),
@@ -60,51 +63,45 @@ _REQUIRED: dict[str, tuple[str, ...]] = {"footer": ("pattern",), "lookup": ("too
 _OPTIONAL = ("pattern", "tools", "key", "strip", "min_tokens", "keep")
 
 
+Pattern = Annotated[
+    str, FieldRule(min_length=1, describe="a regular expression (Python re syntax)")
+]
+
+
 @attrs.frozen(kw_only=True)
 class CaptureSpec:
     """One capture rule: content the engine or replay copies into the region."""
 
-    rule: str = _field(
+    rule: CaptureRule = _field(
         "`system_prompt` (the agent's system prompt, or the part `pattern` matches), "
         "`footer` (a state footer found by `pattern` in observations and tool results), "
         "`lookup` (results of the calls to `tools`) or `park` (tool results of at least "
-        "`min_tokens`).",
-        schema={"type": "string", "enum": list(CAPTURE_RULES)},
+        "`min_tokens`)."
     )
-    pattern: str | None = _field(
+    pattern: Pattern | None = _field(
         "`system_prompt`, `footer`: a Python regular expression. `footer` writes the match "
         "(its named group `state` if it has one); `system_prompt` takes the match out of the "
         "prompt into this region.",
-        schema={"type": ["string", "null"], "minLength": 1},
         default=None,
-        describe="a regular expression (Python re syntax)",
     )
-    tools: tuple[str, ...] | None = _field(
-        "`lookup`: names of the tools whose results are copied here.",
-        schema={"type": ["array", "null"], "items": {"type": "string", "minLength": 1}},
-        default=None,
-        describe="a list of tool names",
+    tools: tuple[NonEmpty, ...] | None = _field(
+        "`lookup`: names of the tools whose results are copied here.", default=None
     )
-    key: str | None = _field(
+    key: NonEmpty | None = _field(
         "`footer`, `lookup`: key of the written entry in a keyed region (required there, not "
         'allowed elsewhere). For `lookup` a template of the call\'s arguments: `"user:{user_id}"`; '
         "`{tool}` is the tool's name.",
-        schema={"type": ["string", "null"], "minLength": 1},
         default=None,
     )
     strip: bool | None = _field(
         "`footer`: remove the footer from the text kept in the conversation. Omitted: true.",
-        schema={"type": ["boolean", "null"]},
         default=None,
     )
-    min_tokens: int | None = _field(
-        "`park`: smallest tool result (tokens) that is parked. Omitted: 1500.",
-        schema={"type": ["integer", "null"], "minimum": 1},
-        default=None,
+    min_tokens: Int1 | None = _field(
+        "`park`: smallest tool result (tokens) that is parked. Omitted: 1500.", default=None
     )
-    keep: int | None = _field(
+    keep: Int1 | None = _field(
         "`park`: how many parked outputs the region keeps (newest first). Omitted: 1.",
-        schema={"type": ["integer", "null"], "minimum": 1},
         default=None,
     )
 

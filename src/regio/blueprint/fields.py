@@ -1,39 +1,46 @@
-"""Field helpers and vocabulary of the blueprint spec classes (DESIGN §1-§3 names).
+"""Field helpers and vocabulary of the blueprint spec classes.
 
-Every spec field is declared with :func:`_field`, which stores its documentation and the JSON
-Schema of its value in attrs metadata; :func:`yaml_fields` lists the fields that are YAML keys.
+A spec field's *type* says everything the loader checks and the JSON Schema states: ``int``,
+``str``, ``bool``, ``float``, ``Literal[...]`` for a fixed set of words, ``X | None``,
+``tuple[X, ...]`` for a list, a spec class for a mapping, and ``Annotated[T, FieldRule(...)]`` for
+a range, a pattern or a minimum length. :mod:`regio.blueprint.convert` structures YAML data by
+these types with cattrs and :mod:`regio.blueprint.schema` writes the JSON Schema from them;
+:func:`_field` only adds the key's documentation.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Annotated, Any, Literal, get_args
 
 import attrs
 
-KINDS = (
-    "pinned",
-    "sliding_window",
-    "compacting",
-    "compact_history",
-    "keyed",
-    "temporary",
-    "clearable",
-    "checklist",
-    "custom",
-)
-#: Accepted spellings that are normalised on load (DESIGN §2: ``keyed`` alias ``hashmap``).
-KIND_ALIASES = {"hashmap": "keyed"}
-VOLATILITIES = ("stable", "grows", "rewritten")
-ADMISSIONS = ("evict", "reject")
-EVICTION_STRATEGIES = ("per_item", "bulk", "compact")
-LAYOUT_STRATEGIES = ("naive", "kind", "volatility", "regio")
-TOKENIZERS = ("o200k_base", "cl100k_base", "heuristic")
-TTLS = ("5m", "1h")
-#: Kinds that window reclaim never touches (DESIGN §2); any ``admission: reject`` region joins them.
-NEVER_SHRINKING_KINDS = ("pinned", "keyed", "checklist", "compact_history")
-#: Kinds whose content is written every turn, so ``volatility: stable`` is a contradiction.
-PER_TURN_KINDS = ("sliding_window", "temporary", "clearable", "compacting", "checklist")
-#: Words that mark a template variable as a clock value (FC-27).
+__all__ = [
+    "ADMISSIONS",
+    "CLOCK_WORDS",
+    "EVICTION_STRATEGIES",
+    "LAYOUT_STRATEGIES",
+    "TOKENIZERS",
+    "TTLS",
+    "VOLATILITIES",
+    "FieldRule",
+    "yaml_fields",
+]
+
+Volatility = Literal["stable", "grows", "rewritten"]
+Admission = Literal["evict", "reject"]
+EvictionStrategy = Literal["per_item", "bulk", "compact"]
+LayoutStrategy = Literal["naive", "kind", "volatility", "regio"]
+Tokenizer = Literal["o200k_base", "cl100k_base", "heuristic"]
+Ttl = Literal["5m", "1h"]
+
+VOLATILITIES: tuple[str, ...] = get_args(Volatility)
+ADMISSIONS: tuple[str, ...] = get_args(Admission)
+EVICTION_STRATEGIES: tuple[str, ...] = get_args(EvictionStrategy)
+LAYOUT_STRATEGIES: tuple[str, ...] = get_args(LayoutStrategy)
+TOKENIZERS: tuple[str, ...] = get_args(Tokenizer)
+TTLS: tuple[str, ...] = get_args(Ttl)
+#: Words that mark a template variable as a clock value (a time in a cached prefix).
 CLOCK_WORDS = frozenset(
     {
         "now",
@@ -55,28 +62,83 @@ HOOK_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$"
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 PROFILE_PATTERN = r"^[a-z][a-z0-9_]*:[A-Za-z0-9][A-Za-z0-9._*-]*$"
 
-_INT0 = {"type": "integer", "minimum": 0}
-_INT1 = {"type": "integer", "minimum": 1}
-_SHARE = {"type": "number", "exclusiveMinimum": 0, "maximum": 1}
-_OPT_INT1 = {"type": ["integer", "null"], "minimum": 1}
-_OPT_INT0 = {"type": ["integer", "null"], "minimum": 0}
+
+@attrs.frozen(kw_only=True)
+class FieldRule:
+    """A constraint declared in a field's type: ``Annotated[int, FieldRule(ge=1)]``.
+
+    ``ge``/``gt``/``le`` bound a number, ``pattern`` (a regex, full match) and ``min_length``
+    a string, ``min_items`` a list. ``describe`` phrases what is allowed for error messages and
+    the docs (otherwise written from the JSON Schema). ``accepts`` is the type of the YAML
+    value when it differs from the Python one (a shorthand the converter expands); the schema
+    is generated from it.
+    """
+
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    pattern: str | None = None
+    min_length: int | None = None
+    min_items: int | None = None
+    describe: str | None = None
+    accepts: Any = None
+
+    def schema(self) -> dict[str, Any]:
+        """The JSON Schema keywords of the constraint."""
+        keywords = {
+            "minimum": self.ge,
+            "exclusiveMinimum": self.gt,
+            "maximum": self.le,
+            "pattern": self.pattern,
+            "minLength": self.min_length,
+            "minItems": self.min_items,
+        }
+        return {k: v for k, v in keywords.items() if v is not None}
+
+    def holds(self, value: Any) -> bool:
+        """True when ``value`` (already of the right type) meets the constraint; NaN meets no
+        bound."""
+        bounded = self.ge is not None or self.gt is not None or self.le is not None
+        if bounded and value != value:  # NaN: every comparison is false, so refuse it here
+            return False
+        if self.ge is not None and value < self.ge:
+            return False
+        if self.gt is not None and value <= self.gt:
+            return False
+        if self.le is not None and value > self.le:
+            return False
+        if self.pattern is not None and re.fullmatch(self.pattern, value) is None:
+            return False
+        if self.min_length is not None and len(value) < self.min_length:
+            return False
+        return self.min_items is None or len(value) >= self.min_items
 
 
-def _field(
-    doc: str,
-    *,
-    schema: dict[str, Any] | None = None,
-    default: Any = attrs.NOTHING,
-    factory: Any = None,
-    nested: type | None = None,
-    describe: str | None = None,
-) -> Any:
-    """An attrs field whose metadata documents it (``doc``), types it (``schema`` or ``nested``
-    class) and, optionally, phrases what is allowed (``describe``)."""
-    metadata = {"doc": doc, "schema": schema, "nested": nested, "describe": describe}
+Int0 = Annotated[int, FieldRule(ge=0)]
+Int1 = Annotated[int, FieldRule(ge=1)]
+Share = Annotated[float, FieldRule(gt=0, le=1)]
+NonEmpty = Annotated[str, FieldRule(min_length=1)]
+Name = Annotated[
+    str,
+    FieldRule(
+        pattern=NAME_PATTERN,
+        describe="a name of letters, digits, '_' and '-', starting with a letter or '_'",
+    ),
+]
+Hook = Annotated[
+    str, FieldRule(pattern=HOOK_PATTERN, describe="a hook reference 'module:function'")
+]
+Budget = Annotated[
+    Annotated[int, FieldRule(ge=0)] | Annotated[str, FieldRule(pattern=PERCENT_PATTERN)],
+    FieldRule(describe='a number of tokens (integer >= 0) or a share of the window such as "12%"'),
+]
+
+
+def _field(doc: str, *, default: Any = attrs.NOTHING, factory: Any = None) -> Any:
+    """An attrs field that is a YAML key, documented by ``doc`` (its type does the rest)."""
     if factory is not None:
-        return attrs.field(factory=factory, metadata=metadata)
-    return attrs.field(default=default, metadata=metadata)
+        return attrs.field(factory=factory, metadata={"doc": doc})
+    return attrs.field(default=default, metadata={"doc": doc})
 
 
 def yaml_fields(cls: type) -> list[attrs.Attribute[Any]]:

@@ -3,9 +3,12 @@
 ``load_blueprint`` runs four stages and stops at the first stage that finds problems, reporting
 all problems of that stage at once in one :class:`BlueprintError`:
 
-1. YAML syntax (PyYAML safe loader), duplicate keys;
-2. structure: known keys, required keys, value types and ranges (:mod:`.check`);
-3. seed files exist and are UTF-8 text (relative to the blueprint's folder);
+1. limits (size, nesting depth, alias expansion, integer length; :mod:`.limits`), YAML syntax
+   (PyYAML safe loader), duplicate keys;
+2. structure: known keys, required keys, value types and ranges, region kinds (cattrs with
+   detailed validation, :mod:`.convert`; issues phrased by :mod:`.messages`);
+3. seed files are regular UTF-8 files under the blueprint's folder (or an allowed root), within
+   the size cap;
 4. semantics across keys (:mod:`.validate`).
 
 Warnings are attached to the result as ``Blueprint.warnings``.
@@ -19,10 +22,12 @@ from typing import Any
 
 import attrs
 import yaml
+from cattrs.errors import ClassValidationError, IterableValidationError
 
-from regio.blueprint.check import check_document
-from regio.blueprint.convert import structure_blueprint, unstructure_spec
+from regio.blueprint.convert import ValueProblem, structure_blueprint, unstructure_spec
 from regio.blueprint.errors import BlueprintError, BlueprintIssue, BlueprintWarning
+from regio.blueprint.limits import LimitProblem, LoaderLimits, read_text_file, scan_events
+from regio.blueprint.messages import structure_issues
 from regio.blueprint.source import Located, format_path, parse_yaml
 from regio.blueprint.spec import Blueprint, RegionSpec, SeedEntry, SeedFile
 from regio.blueprint.validate import validate_semantics
@@ -44,32 +49,48 @@ class BlueprintSource:
         return self.located.line(path) if self.located is not None else None
 
 
+def _refuse(file: str, line: int | None, message: str, path: str = "<root>") -> BlueprintError:
+    return BlueprintError([BlueprintIssue(path, line, message)], file)
+
+
 def _read_source(
-    source: str | os.PathLike[str], base_dir: str | os.PathLike[str] | None
+    source: str | os.PathLike[str], base_dir: str | os.PathLike[str] | None, limits: LoaderLimits
 ) -> tuple[str, str, FsPath]:
-    """(text, display name, base dir) of a path or of YAML text."""
+    """(text, display name, base dir) of a path or of YAML text, at most ``limits.max_bytes``."""
     is_path = isinstance(source, os.PathLike)
     if isinstance(source, str) and "\n" not in source:
         is_path = source.endswith((".yaml", ".yml")) or os.path.isfile(source)
     if is_path:
         path = FsPath(source)
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise BlueprintError(
-                [BlueprintIssue("<root>", None, f"cannot read the blueprint file: {exc.strerror}")],
-                str(path),
-            ) from exc
-        except UnicodeDecodeError as exc:
-            raise BlueprintError(
-                [BlueprintIssue("<root>", None, f"the file is not UTF-8 text: {exc.reason}")],
-                str(path),
-            ) from exc
+            text = read_text_file(path, limits.max_bytes, "the blueprint file")
+        except LimitProblem as exc:
+            raise _refuse(str(path), None, exc.message) from None
         return text, str(path), FsPath(base_dir) if base_dir is not None else path.parent
-    return str(source), "<blueprint>", FsPath(base_dir) if base_dir is not None else FsPath.cwd()
+    text = str(source)
+    if (
+        len(text) > limits.max_bytes
+        or len(text.encode("utf-8", "surrogatepass")) > limits.max_bytes
+    ):
+        raise _refuse(
+            "<blueprint>",
+            None,
+            f"the blueprint text has more than {limits.max_bytes} bytes (LoaderLimits.max_bytes); "
+            "shorten it or raise the limit",
+        )
+    return text, "<blueprint>", FsPath(base_dir) if base_dir is not None else FsPath.cwd()
 
 
-def _parse(text: str, file: str) -> Located:
+def _reader_line(text: str, exc: yaml.reader.ReaderError) -> int | None:
+    position = getattr(exc, "position", None)
+    return text.count("\n", 0, position) + 1 if isinstance(position, int) else None
+
+
+def _parse(text: str, file: str, limits: LoaderLimits) -> Located:
+    try:
+        scan_events(text, limits)
+    except LimitProblem as exc:
+        raise _refuse(file, exc.line, exc.message) from None
     try:
         return parse_yaml(text)
     except yaml.MarkedYAMLError as exc:
@@ -77,30 +98,48 @@ def _parse(text: str, file: str) -> Located:
         line = mark.line + 1 if mark is not None else None
         problem = exc.problem or "invalid YAML"
         context = f" ({exc.context})" if exc.context else ""
-        raise BlueprintError(
-            [BlueprintIssue("<root>", line, f"YAML syntax error: {problem}{context}")], file
+        raise _refuse(file, line, f"YAML syntax error: {problem}{context}") from exc
+    except yaml.reader.ReaderError as exc:
+        raise _refuse(
+            file, _reader_line(text, exc), f"YAML error: {exc.reason} (character {exc.character!r})"
         ) from exc
     except yaml.YAMLError as exc:
-        raise BlueprintError([BlueprintIssue("<root>", None, f"YAML error: {exc}")], file) from exc
+        raise _refuse(file, None, f"YAML error: {exc}") from exc
 
 
-def _resolve_seed_files(bp: Blueprint, source: BlueprintSource) -> Blueprint:
+def _seed_target(spec_file: str, source: BlueprintSource, limits: LoaderLimits) -> FsPath:
+    """The resolved path of a seed file, refused (:class:`LimitProblem`) when it lies outside
+    the blueprint's folder and every allowed root (``..``, absolute paths, symlinks out)."""
+    base = source.base_dir.resolve()
+    roots = [base, *(root.resolve() for root in limits.seed_roots)]
+    target = (base / spec_file).resolve()
+    if not any(target == root or target.is_relative_to(root) for root in roots):
+        allowed = ", ".join(repr(str(r)) for r in roots)
+        raise LimitProblem(
+            None,
+            f"seed file {spec_file!r} resolves to {str(target)!r}, outside the folders seed files "
+            f"may be read from ({allowed}); move it under the blueprint's folder or allow its "
+            "folder with LoaderLimits(seed_roots=...)",
+        )
+    return target
+
+
+def _resolve_seed_files(bp: Blueprint, source: BlueprintSource, limits: LoaderLimits) -> Blueprint:
     issues: list[BlueprintIssue] = []
     regions: list[RegionSpec] = []
     for index, spec in enumerate(bp.regions):
         if isinstance(spec.seed, SeedFile):
             path = ("regions", index, "seed", "file")
-            target = source.base_dir / spec.seed.file
             try:
-                text = target.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                reason = exc.reason if isinstance(exc, UnicodeDecodeError) else exc.strerror
+                target = _seed_target(spec.seed.file, source, limits)
+                text = read_text_file(target, limits.max_seed_bytes, "seed file")
+            except LimitProblem as exc:
                 issues.append(
                     BlueprintIssue(
                         format_path(path),
                         source.line(path),
-                        f"cannot read seed file {str(target)!r} ({reason}); seed files are "
-                        "UTF-8 text, relative to the blueprint file's folder",
+                        f"{exc.message} (seed files are regular UTF-8 text files, relative to "
+                        "the blueprint file's folder)",
                     )
                 )
                 regions.append(spec)
@@ -113,30 +152,46 @@ def _resolve_seed_files(bp: Blueprint, source: BlueprintSource) -> Blueprint:
 
 
 def load_blueprint(
-    source: str | os.PathLike[str], *, base_dir: str | os.PathLike[str] | None = None
+    source: str | os.PathLike[str],
+    *,
+    base_dir: str | os.PathLike[str] | None = None,
+    limits: LoaderLimits | None = None,
 ) -> Blueprint:
     """Load and validate a blueprint.
 
     ``source`` is a path (``os.PathLike``, or a one-line string that ends in ``.yaml``/``.yml``
     or names an existing file) or YAML text. Seed files resolve against ``base_dir`` (default:
-    the blueprint file's folder, or the working directory for text).
+    the blueprint file's folder, or the working directory for text) and must lie under it or
+    under one of ``limits.seed_roots``. ``limits`` (:class:`LoaderLimits`, default
+    ``LoaderLimits()``) bounds the file size, nesting depth, alias expansion, integer length
+    and seed file size (``docs/security.md``).
 
     Returns the :class:`Blueprint` with ``warnings`` (tuple of :class:`BlueprintWarning`) and
     ``source`` attached. Raises :class:`BlueprintError` listing every issue of the first stage
     that failed, each as ``FILE:LINE: path: message``.
     """
-    text, file, base = _read_source(source, base_dir)
-    located = _parse(text, file)
-    issues = check_document(located)
-    if issues:
+    limits = limits if limits is not None else LoaderLimits()
+    text, file, base = _read_source(source, base_dir, limits)
+    located = _parse(text, file, limits)
+    blueprint, issues = _structure(located)
+    if blueprint is None or issues:
         raise BlueprintError(_by_line(issues), file)
     bp_source = BlueprintSource(file, base, located)
-    blueprint = structure_blueprint(located.data)
-    blueprint = _resolve_seed_files(blueprint, bp_source)
+    blueprint = _resolve_seed_files(blueprint, bp_source, limits)
     errors, warnings = validate_semantics(blueprint, bp_source.line)
     if errors:
         raise BlueprintError(_by_line(errors), file)
     return attrs.evolve(blueprint, warnings=tuple(_by_line(warnings)), source=bp_source)
+
+
+def _structure(located: Located) -> tuple[Blueprint | None, list[BlueprintIssue]]:
+    """The structured blueprint (or ``None``) and every structural issue: duplicate keys, then
+    what cattrs refused (unknown and missing keys, types, ranges, kinds)."""
+    issues = [BlueprintIssue(format_path(i.path), i.line, i.message) for i in located.issues]
+    try:
+        return structure_blueprint(located.data), issues
+    except (ClassValidationError, IterableValidationError, ValueProblem) as exc:
+        return None, [*issues, *structure_issues(exc, located)]
 
 
 def _by_line(problems: list[Any]) -> list[Any]:

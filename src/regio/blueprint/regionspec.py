@@ -1,42 +1,69 @@
-"""Region spec classes: the fields every region has, and each kind's own options (DESIGN §2)."""
+"""Region spec classes: the fields every region has, and each kind's own options.
+
+Each kind is one class: it declares its ``kind`` word (and ``aliases``), a one-line
+``summary``, whether window reclaim ever shrinks it (``never_shrinks``) and whether it is
+written every turn (``written_every_turn``), its own YAML keys as typed attrs fields, and
+:meth:`RegionSpec.region_options` (the :func:`regio.regions.make_region` options) and
+:meth:`RegionSpec.policy` (its summary line in ``regio validate``). :func:`region_kind`
+registers it; the loader's tagged union on ``kind``, the JSON Schema and the docs read the
+registry, so a new kind is one class here.
+"""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 import attrs
 
 from regio.blueprint.capturespec import CaptureSpec
 from regio.blueprint.fields import (
-    _INT1,
-    _OPT_INT0,
-    _OPT_INT1,
-    _SHARE,
-    ADMISSIONS,
-    EVICTION_STRATEGIES,
-    HOOK_PATTERN,
-    NAME_PATTERN,
-    PERCENT_PATTERN,
-    VOLATILITIES,
+    Admission,
+    Budget,
+    EvictionStrategy,
+    FieldRule,
+    Hook,
+    Int0,
+    Int1,
+    Name,
+    NonEmpty,
+    Share,
+    Volatility,
     _field,
 )
+
+__all__ = [
+    "KINDS",
+    "KIND_ALIASES",
+    "REGION_CLASSES",
+    "ChecklistSpec",
+    "ClearableSpec",
+    "CompactHistorySpec",
+    "CompactingSpec",
+    "CustomSpec",
+    "EvictionSpec",
+    "KeyedSpec",
+    "PinnedSpec",
+    "RegionSpec",
+    "SeedEntry",
+    "SeedFile",
+    "SlidingWindowSpec",
+    "TemporarySpec",
+    "region_kind",
+]
 
 
 @attrs.frozen(kw_only=True)
 class SeedEntry:
     """One seeded entry. In YAML a plain string is shorthand for ``{text: ...}``."""
 
-    text: str = _field("The entry's text.", schema={"type": "string"})
-    key: str | None = _field(
+    text: str = _field("The entry's text.")
+    key: NonEmpty | None = _field(
         "Key of the entry (required in keyed regions; checklist items are numbered by the "
         "region and take no key).",
-        schema={"type": ["string", "null"], "minLength": 1},
         default=None,
     )
-    role: str | None = _field(
-        "Message role for a `sliding_window` seed: `user` or `assistant`.",
-        schema={"type": ["string", "null"], "enum": ["user", "assistant", None]},
-        default=None,
+    role: Literal["user", "assistant"] | None = _field(
+        "Message role for a `sliding_window` seed: `user` or `assistant`.", default=None
     )
 
 
@@ -44,84 +71,111 @@ class SeedEntry:
 class SeedFile:
     """Seed text read from a file, relative to the blueprint file's folder."""
 
-    file: str = _field(
-        "Path of a UTF-8 text file, relative to the blueprint file.",
-        schema={"type": "string", "minLength": 1},
+    file: NonEmpty = _field(
+        "Path of a regular UTF-8 text file, relative to the blueprint file and under its folder "
+        "(or a root the caller allows)."
     )
     text: str | None = attrs.field(default=None, eq=False, repr=False)
 
 
-SEED_SCHEMA: dict[str, Any] = {
-    "anyOf": [
-        {"type": "string"},
-        {"type": "array", "items": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/SeedEntry"}]}},
-        {"$ref": "#/$defs/SeedFile"},
-        {"type": "null"},
-    ]
-}
-BUDGET_SCHEMA: dict[str, Any] = {
-    "anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": PERCENT_PATTERN}]
-}
+#: A seed in YAML: a string, a list of strings and entries, or ``{file: path}``; loaded as
+#: entries or a :class:`SeedFile`.
+Seed = Annotated[
+    tuple[SeedEntry, ...] | SeedFile | None,
+    FieldRule(
+        describe="a string, a list of strings / {text, key, role} entries, or {file: path}",
+        accepts=str | tuple[str | SeedEntry, ...] | SeedFile | None,
+    ),
+]
 
 
 @attrs.frozen(kw_only=True)
 class RegionSpec:
-    """Fields shared by every region kind (DESIGN §2)."""
+    """Fields shared by every region kind."""
 
     kind: ClassVar[str] = ""
+    #: Other spellings of ``kind`` accepted on load (normalised to ``kind``).
+    aliases: ClassVar[tuple[str, ...]] = ()
     #: The kind's one-line description, for docs and the schema.
     summary: ClassVar[str] = ""
+    #: Window reclaim never shrinks the kind (any ``admission: reject`` region joins them).
+    never_shrinks: ClassVar[bool] = False
+    #: The kind's content changes every turn, so ``volatility: stable`` is a contradiction.
+    written_every_turn: ClassVar[bool] = False
 
-    name: str = _field(
-        "Unique region name (letters, digits, `_`, `-`).",
-        schema={"type": "string", "pattern": NAME_PATTERN},
-        describe="a name of letters, digits, '_' and '-', starting with a letter or '_'",
-    )
-    budget: int | str = _field(
-        'Budget: tokens (`8000`) or a share of the window (`"12%"`).',
-        schema=BUDGET_SCHEMA,
-        describe='a number of tokens (integer >= 0) or a share of the window such as "12%"',
-    )
-    min_tokens: int | None = _field(
+    name: Name = _field("Unique region name (letters, digits, `_`, `-`).")
+    budget: Budget = _field('Budget: tokens (`8000`) or a share of the window (`"12%"`).')
+    min_tokens: Int0 | None = _field(
         "Floor on the resolved budget in tokens (the floor wins over `max_tokens`).",
-        schema=_OPT_INT0,
         default=None,
     )
-    max_tokens: int | None = _field(
-        "Ceiling on the resolved budget in tokens.", schema=_OPT_INT0, default=None
-    )
-    admission: str = _field(
+    max_tokens: Int0 | None = _field("Ceiling on the resolved budget in tokens.", default=None)
+    admission: Admission = _field(
         "`evict` makes room by the kind's rules; `reject` refuses a write that does not fit "
         "and exempts the region from window reclaim.",
-        schema={"type": "string", "enum": list(ADMISSIONS)},
         default="evict",
     )
-    volatility: str = _field(
+    volatility: Volatility = _field(
         "`stable` (set once), `grows` (append-only) or `rewritten` (changes in place). Decides "
         "the region's place in the layout.",
-        schema={"type": "string", "enum": list(VOLATILITIES)},
         default="rewritten",
     )
-    description: str = _field(
-        "Shown as the region's heading in the prompt.", schema={"type": "string"}, default=""
-    )
-    seed: tuple[SeedEntry, ...] | SeedFile | None = _field(  # noqa: RUF009
+    description: str = _field("Shown as the region's heading in the prompt.", default="")
+    seed: Seed = _field(
         "Initial content: a string, a list of entries (strings or `{text, key, role}`), or "
         "`{file: path}`.",
-        schema=SEED_SCHEMA,
         default=None,
-        describe="a string, a list of strings / {text, key, role} entries, or {file: path}",
     )
     capture: tuple[CaptureSpec, ...] = _field(
         "Content the engine or a trace replay copies into this region: a list of rules "
         "(`system_prompt`, `footer`, `lookup`, `park`; see [Capture](#capture)). Omitted: "
         "nothing is captured; the region holds what the agent writes.",
-        schema={"type": "array", "items": {"$ref": "#/$defs/Capture"}},
         factory=tuple,
-        describe="a list of capture rules ([Capture](#capture))",
     )
 
+    def region_options(self) -> dict[str, Any]:
+        """The keyword options of :func:`regio.regions.make_region` for this region (the
+        common ones; kinds add theirs)."""
+        options: dict[str, Any] = {
+            "name": self.name,
+            "budget": self.budget,
+            "volatility": self.volatility,
+            "admission": self.admission,
+            "description": self.description,
+        }
+        if self.min_tokens is not None or self.max_tokens is not None:
+            tokens = (
+                {"tokens": self.budget}
+                if isinstance(self.budget, int)
+                else {"percent": float(self.budget.rstrip("%"))}
+            )
+            options["budget"] = {
+                **tokens,
+                "min_tokens": self.min_tokens,
+                "max_tokens": self.max_tokens,
+            }
+        return options
 
+    def policy(self) -> str:
+        """Short text of the kind's policy (eviction, trigger, source, ...)."""
+        return ""
+
+
+#: Spec class per kind, in registration (documentation) order.
+REGION_CLASSES: dict[str, type[RegionSpec]] = {}
+#: Accepted spellings normalised on load (``hashmap`` -> ``keyed``).
+KIND_ALIASES: dict[str, str] = {}
+_R = TypeVar("_R", bound=type[RegionSpec])
+
+
+def region_kind(cls: _R) -> _R:
+    """Register a region spec class under its ``kind`` (and ``aliases``)."""
+    REGION_CLASSES[cls.kind] = cls
+    KIND_ALIASES.update(dict.fromkeys(cls.aliases, cls.kind))
+    return cls
+
+
+@region_kind
 @attrs.frozen(kw_only=True)
 class PinnedSpec(RegionSpec):
     kind: ClassVar[str] = "pinned"
@@ -129,58 +183,75 @@ class PinnedSpec(RegionSpec):
         "Task, identity, instructions. Never rolls off or reclaimed; a write that does not fit "
         "fails."
     )
+    never_shrinks: ClassVar[bool] = True
+
+    def policy(self) -> str:
+        return "never"
 
 
 @attrs.frozen(kw_only=True)
 class EvictionSpec:
-    """How a `sliding_window` drops its oldest turn groups (DESIGN §2 eviction strategies)."""
+    """How a `sliding_window` drops its oldest turn groups (its eviction strategy)."""
 
-    strategy: str = _field(
+    strategy: EvictionStrategy = _field(
         "`per_item` (drop the oldest group while over), `bulk` (wait until `max_items + "
         "overflow`, then drop back to `max_items`) or `compact` (summarize the oldest "
         "`compact_count` items into the paired `compact_history`).",
-        schema={"type": "string", "enum": list(EVICTION_STRATEGIES)},
         default="per_item",
     )
-    overflow: int = _field(
-        "`bulk`: items allowed above `max_items` before one bulk eviction.",
-        schema=_INT1,
-        default=10,
+    overflow: Int1 = _field(
+        "`bulk`: items allowed above `max_items` before one bulk eviction.", default=10
     )
-    compact_count: int = _field(
-        "`compact`: how many of the oldest items one compaction takes.",
-        schema=_INT1,
-        default=10,
+    compact_count: Int1 = _field(
+        "`compact`: how many of the oldest items one compaction takes.", default=10
     )
 
 
+@region_kind
 @attrs.frozen(kw_only=True)
 class SlidingWindowSpec(RegionSpec):
     kind: ClassVar[str] = "sliding_window"
     summary: ClassVar[str] = "The conversation as typed messages; evicts whole turn groups."
+    written_every_turn: ClassVar[bool] = True
 
-    max_items: int | None = _field(
+    max_items: Int1 | None = _field(
         "Most messages kept (turn groups are never split). Omitted: limited by tokens only.",
-        schema=_OPT_INT1,
         default=None,
     )
-    max_turns: int | None = _field(
+    max_turns: Int0 | None = _field(
         "Keep the last N turns of earlier history (a turn starts at a user message); the "
         "current turn is always kept whole. Omitted: no turn limit.",
-        schema=_OPT_INT0,
         default=None,
     )
-    max_tool_calls: int | None = _field(
+    max_tool_calls: Int0 | None = _field(
         "Keep at most K tool calls of earlier history; the oldest go first, each with its "
         "results. Omitted: no limit.",
-        schema=_OPT_INT0,
         default=None,
     )
-    eviction: EvictionSpec = _field(  # noqa: RUF009
-        "Eviction strategy and its options.", nested=EvictionSpec, factory=EvictionSpec
-    )
+    eviction: EvictionSpec = _field("Eviction strategy and its options.", factory=EvictionSpec)
+
+    def region_options(self) -> dict[str, Any]:
+        eviction = self.eviction
+        extra = {
+            "bulk": {"overflow": eviction.overflow},
+            "compact": {"compact_count": eviction.compact_count},
+        }.get(eviction.strategy, {})
+        return {
+            **super().region_options(),
+            "max_items": self.max_items,
+            "max_turns": self.max_turns,
+            "max_tool_calls": self.max_tool_calls,
+            "eviction": {"name": eviction.strategy, **extra},
+        }
+
+    def policy(self) -> str:
+        ev = self.eviction
+        detail = {"per_item": "", "bulk": f"(+{ev.overflow})", "compact": f"({ev.compact_count})"}
+        items = f", max {self.max_items} items" if self.max_items else ""
+        return f"{ev.strategy}{detail[ev.strategy]}{items}"
 
 
+@region_kind
 @attrs.frozen(kw_only=True)
 class CompactingSpec(RegionSpec):
     kind: ClassVar[str] = "compacting"
@@ -188,79 +259,127 @@ class CompactingSpec(RegionSpec):
         "Working notes; past the trigger the whole content is summarized into the paired "
         "`compact_history`, then cleared."
     )
+    written_every_turn: ClassVar[bool] = True
 
-    compact_at: float = _field(
-        "Trigger: share of the budget at which the region queues a compaction.",
-        schema=_SHARE,
-        default=0.8,
+    compact_at: Share = _field(
+        "Trigger: share of the budget at which the region queues a compaction.", default=0.8
     )
-    threshold_tokens: int | None = _field(
-        "Trigger in tokens; with `compact_at`, whichever is reached first fires.",
-        schema=_OPT_INT1,
-        default=None,
+    threshold_tokens: Int1 | None = _field(
+        "Trigger in tokens; with `compact_at`, whichever is reached first fires.", default=None
     )
-    target: float = _field(
+    target: Share = _field(
         "Low-water mark: share of the budget a compaction brings the region down to "
         "(hysteresis; below `compact_at`); read by the runtime's compaction flush.",
-        schema=_SHARE,
         default=0.5,
     )
 
+    def region_options(self) -> dict[str, Any]:
+        """``target`` has no region option (the runtime's compaction flush reads it from the
+        blueprint)."""
+        return {
+            **super().region_options(),
+            "compact_at": self.compact_at,
+            "threshold_tokens": self.threshold_tokens,
+        }
 
+    def policy(self) -> str:
+        trigger = (
+            f"{self.threshold_tokens} tok"
+            if self.threshold_tokens is not None
+            else f"{self.compact_at:.0%}"
+        )
+        return f"compact at {trigger} -> {self.target:.0%}"
+
+
+@region_kind
 @attrs.frozen(kw_only=True)
 class CompactHistorySpec(RegionSpec):
     kind: ClassVar[str] = "compact_history"
     summary: ClassVar[str] = (
         "Append-only summaries from its `source`; over budget, its oldest summaries are merged."
     )
+    never_shrinks: ClassVar[bool] = True
 
-    source: str = _field(
+    source: Name = _field(
         "Name of the region whose summaries it receives (a `compacting` region or a "
-        "`sliding_window` with `compact` eviction).",
-        schema={"type": "string", "pattern": NAME_PATTERN},
+        "`sliding_window` with `compact` eviction)."
+    )
+    volatility: Volatility = _field(
+        "`grows` (the default for this kind: summaries are appended, so the history extends "
+        "the cached prefix), `stable` or `rewritten`. Decides the region's place in the layout.",
+        default="grows",
     )
 
+    def region_options(self) -> dict[str, Any]:
+        return {**super().region_options(), "source": self.source}
 
+    def policy(self) -> str:
+        return f"from {self.source}; merge oldest"
+
+
+@region_kind
 @attrs.frozen(kw_only=True)
 class KeyedSpec(RegionSpec):
     kind: ClassVar[str] = "keyed"
+    aliases: ClassVar[tuple[str, ...]] = ("hashmap",)
     summary: ClassVar[str] = (
         "Facts by key (alias `hashmap`); a write with an existing key replaces it in place."
     )
+    never_shrinks: ClassVar[bool] = True
 
-    max_entries: int | None = _field(
-        "Most keys kept; past it the least recently updated key is dropped.",
-        schema=_OPT_INT1,
-        default=None,
+    max_entries: Int1 | None = _field(
+        "Most keys kept; past it the least recently updated key is dropped.", default=None
     )
 
+    def region_options(self) -> dict[str, Any]:
+        return {**super().region_options(), "max_entries": self.max_entries}
 
+    def policy(self) -> str:
+        return f"LRU, max {self.max_entries} keys" if self.max_entries else "LRU by update"
+
+
+@region_kind
 @attrs.frozen(kw_only=True)
 class TemporarySpec(RegionSpec):
     kind: ClassVar[str] = "temporary"
     summary: ClassVar[str] = (
         "Raw tool output and lookups; reclaimed oldest-first. The default kind."
     )
+    written_every_turn: ClassVar[bool] = True
+
+    def policy(self) -> str:
+        return "oldest first"
 
 
+@region_kind
 @attrs.frozen(kw_only=True)
 class ClearableSpec(RegionSpec):
     kind: ClassVar[str] = "clearable"
     summary: ClassVar[str] = "Scratch space; wiped whole first when the window is full."
+    written_every_turn: ClassVar[bool] = True
+
+    def policy(self) -> str:
+        return "wipe whole"
 
 
+@region_kind
 @attrs.frozen(kw_only=True)
 class ChecklistSpec(RegionSpec):
     kind: ClassVar[str] = "checklist"
     summary: ClassVar[str] = "Todo items (open/done, notes) managed by the todo_* tools."
+    never_shrinks: ClassVar[bool] = True
+    written_every_turn: ClassVar[bool] = True
 
-    gate: bool = _field(
-        "When true, the agent may not finish while items are open.",
-        schema={"type": "boolean"},
-        default=False,
-    )
+    gate: bool = _field("When true, the agent may not finish while items are open.", default=False)
+
+    def region_options(self) -> dict[str, Any]:
+        return {**super().region_options(), "gate": self.gate, "max_entries": None}
+
+    def policy(self) -> str:
+        return "gate: no open items" if self.gate else "todo tools"
 
 
+@region_kind
 @attrs.frozen(kw_only=True)
 class CustomSpec(RegionSpec):
     kind: ClassVar[str] = "custom"
@@ -268,40 +387,32 @@ class CustomSpec(RegionSpec):
         "Author-defined behaviour through Python hooks, loaded only when custom hooks are allowed."
     )
 
-    render: str | None = _field(
-        "Hook `module:function(region) -> str` that renders the region's text.",
-        schema={"type": ["string", "null"], "pattern": HOOK_PATTERN},
-        default=None,
-        describe="a hook reference 'module:function'",
+    render: Hook | None = _field(
+        "Hook `module:function(region) -> str` that renders the region's text.", default=None
     )
-    on_write: str | None = _field(
+    on_write: Hook | None = _field(
         "Hook `module:function(region, entry) -> Entry | None` run before each write; it may "
         "transform the entry, or refuse it by returning None.",
-        schema={"type": ["string", "null"], "pattern": HOOK_PATTERN},
         default=None,
-        describe="a hook reference 'module:function'",
     )
-    on_overflow: str | None = _field(
+    on_overflow: Hook | None = _field(
         "Hook `module:function(region, tokens_to_free) -> list of entry ids` to drop, used by "
         "window reclaim phase 1.5.",
-        schema={"type": ["string", "null"], "pattern": HOOK_PATTERN},
         default=None,
-        describe="a hook reference 'module:function'",
     )
 
+    def region_options(self) -> dict[str, Any]:
+        return {
+            **super().region_options(),
+            "render": self.render,
+            "on_write": self.on_write,
+            "on_overflow": self.on_overflow,
+        }
 
-#: Spec class per kind, in the order of :data:`KINDS`.
-REGION_CLASSES: dict[str, type[RegionSpec]] = {
-    cls.kind: cls
-    for cls in (
-        PinnedSpec,
-        SlidingWindowSpec,
-        CompactingSpec,
-        CompactHistorySpec,
-        KeyedSpec,
-        TemporarySpec,
-        ClearableSpec,
-        ChecklistSpec,
-        CustomSpec,
-    )
-}
+    def policy(self) -> str:
+        hooks = [h for h in ("render", "on_write", "on_overflow") if getattr(self, h)]
+        return "hooks: " + (", ".join(hooks) or "none")
+
+
+#: Kind names, in registration order.
+KINDS: tuple[str, ...] = tuple(REGION_CLASSES)

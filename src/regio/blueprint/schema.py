@@ -1,18 +1,23 @@
-"""JSON Schema (draft 2020-12) of blueprint files, generated from the spec classes.
+"""JSON Schema (draft 2020-12) of blueprint files, generated from the spec classes' types.
 
 Editors that understand JSON Schema (VS Code YAML, JetBrains) use it for completion and
-checking; ``regio schema`` prints it. The same field metadata drives the loader's checks and
-``docs/blueprint.md``, so the three agree by construction.
+checking; ``regio schema`` prints it and the package ships it as
+``regio/data/blueprint.schema.json``. :func:`type_schema` maps each field type
+(:mod:`regio.blueprint.fields`) to its schema; :func:`describe_schema` phrases a schema in
+words for error messages and ``docs/blueprint.md``. The loader structures YAML by the same
+types (:mod:`regio.blueprint.convert`), so the three agree by construction.
 """
 
 from __future__ import annotations
 
-import copy
-from typing import Any
+import types
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import attrs
 
 from regio.blueprint.capturespec import CAPTURE_KEYS, CAPTURE_RULES, CaptureSpec, required_keys
+from regio.blueprint.fields import FieldRule
 from regio.blueprint.spec import (
     KIND_ALIASES,
     REGION_CLASSES,
@@ -29,9 +34,24 @@ from regio.blueprint.spec import (
     yaml_fields,
 )
 
-__all__ = ["DEF_NAMES", "SCHEMA_ID", "blueprint_json_schema", "def_name", "kind_def_name"]
+__all__ = [
+    "DEF_NAMES",
+    "SCHEMA_FILE",
+    "SCHEMA_ID",
+    "blueprint_json_schema",
+    "def_name",
+    "describe_schema",
+    "describe_type",
+    "kind_def_name",
+    "rule_describe",
+    "type_schema",
+]
 
-SCHEMA_ID = "https://regio.dev/schema/blueprint-1.json"
+#: A stable name, not a URL: the schema is shipped in the package, nothing is fetched.
+SCHEMA_ID = "urn:regio:schema:blueprint:1"
+#: The generated schema shipped as package data (a test keeps it equal to
+#: :func:`blueprint_json_schema`); editors point at it with a ``yaml-language-server`` comment.
+SCHEMA_FILE = Path(__file__).resolve().parents[1] / "data" / "blueprint.schema.json"
 
 #: ``$defs`` name of each section class.
 DEF_NAMES: dict[type, str] = {
@@ -59,6 +79,142 @@ def kind_def_name(kind: str) -> str:
     return f"Region_{kind}"
 
 
+_JSON_TYPES: dict[Any, str] = {
+    int: "integer",
+    float: "number",
+    str: "string",
+    bool: "boolean",
+    type(None): "null",
+}
+
+
+def _union_schema(members: tuple[Any, ...]) -> dict[str, Any]:
+    options = [type_schema(m) for m in members if m is not type(None)]
+    nullable = len(options) < len(members)
+    if nullable and len(options) == 1 and isinstance(options[0].get("type"), str):
+        merged = dict(options[0])
+        merged["type"] = [merged["type"], "null"]
+        if "enum" in merged:
+            merged["enum"] = [*merged["enum"], None]
+        return merged
+    return {"anyOf": [*options, {"type": "null"}] if nullable else options}
+
+
+def type_schema(tp: Any) -> dict[str, Any]:
+    """The JSON Schema of a spec field type (``$ref`` to ``#/$defs/...`` for spec classes).
+
+    ``Annotated[T, FieldRule(...)]`` adds the rule's keywords to ``T``'s schema (or to the schema of
+    ``FieldRule.accepts``, the YAML form); ``Literal`` gives an ``enum``; ``X | None`` a type list
+    with ``null``; other unions ``anyOf``; ``tuple[X, ...]`` an array of ``X``.
+    """
+    origin = get_origin(tp)
+    if origin is Annotated:
+        base, *extras = get_args(tp)
+        rules = [r for r in extras if isinstance(r, FieldRule)]
+        accepts = next((r.accepts for r in rules if r.accepts is not None), None)
+        schema = type_schema(accepts if accepts is not None else base)
+        for rule in rules:
+            schema.update(rule.schema())
+        return schema
+    if origin is Literal:
+        values = list(get_args(tp))
+        return {"type": _JSON_TYPES[type(values[0])], "enum": values}
+    if origin in (Union, types.UnionType):
+        return _union_schema(get_args(tp))
+    if origin is tuple:
+        return {"type": "array", "items": type_schema(get_args(tp)[0])}
+    if tp is RegionSpec:
+        return {"$ref": "#/$defs/Region"}
+    if isinstance(tp, type) and attrs.has(tp):
+        return {"$ref": f"#/$defs/{def_name(tp)}"}
+    return {"type": _JSON_TYPES[tp]}
+
+
+def rule_describe(tp: Any) -> str | None:
+    """The ``FieldRule.describe`` phrase of a field type (also inside ``X | None``), or ``None``."""
+    if get_origin(tp) is Annotated:
+        return next((r.describe for r in get_args(tp)[1:] if getattr(r, "describe", None)), None)
+    if get_origin(tp) in (Union, types.UnionType):
+        found = [rule_describe(m) for m in get_args(tp) if m is not type(None)]
+        return found[0] if len(found) == 1 else None
+    return None
+
+
+def describe_type(tp: Any) -> str:
+    """What a field type allows, in words (``an integer >= 1``)."""
+    return describe_schema(type_schema(tp))
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "null"
+    return repr(value)
+
+
+_TYPE_WORDS = {
+    "integer": "an integer",
+    "number": "a number",
+    "string": "a string",
+    "boolean": "true or false",
+    "null": "null",
+    "array": "a list",
+    "object": "a mapping",
+}
+
+
+def _classes_by_def() -> dict[str, type]:
+    out: dict[str, type] = {name: cls for cls, name in DEF_NAMES.items()}
+    out.update({kind_def_name(kind): cls for kind, cls in REGION_CLASSES.items()})
+    return out
+
+
+def _bounds(schema: dict[str, Any]) -> str:
+    words = []
+    for key, sign in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<=")):
+        if key in schema:
+            words.append(f"{sign} {schema[key]}")
+    return " " + " and ".join(words) if words else ""
+
+
+def _plural(items: dict[str, Any]) -> str:
+    """``strings``, ``Capture mappings``, ... for the items of a list."""
+    if "$ref" in items:
+        return f"{items['$ref'].rsplit('/', 1)[-1]} mappings"
+    if items.get("type") == "string":
+        return "non-empty strings" if "minLength" in items else "strings"
+    return "values (" + describe_schema(items) + ")"
+
+
+def describe_schema(schema: dict[str, Any]) -> str:
+    """Plain-English text of what a (generated) JSON Schema allows, e.g. ``an integer >= 1``."""
+    if "anyOf" in schema:
+        return " or ".join(describe_schema(s) for s in schema["anyOf"])
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        cls = _classes_by_def().get(name)
+        keys = ", ".join(f.name for f in yaml_fields(cls)) if cls else name
+        return f"a mapping with keys {keys}"
+    if "enum" in schema:
+        values = [v for v in schema["enum"] if v is not None]
+        text = "one of " + ", ".join(_show(v) for v in values)
+        return text + (" or null" if None in schema["enum"] else "")
+    types_ = schema.get("type", "any value")
+    types_ = [types_] if isinstance(types_, str) else list(types_)
+    words = [_TYPE_WORDS.get(t, t) for t in types_ if t != "null"]
+    text = (" or ".join(words) if words else "null") + _bounds(schema)
+    if "pattern" in schema:
+        text += f" matching {schema['pattern']}"
+    if "minLength" in schema:
+        text = "a non-empty string" if text == "a string" else text
+    if "items" in schema:
+        text = text.replace("a list", f"a list of {_plural(schema['items'])}", 1)
+    if "minItems" in schema:
+        text += f" with at least {schema['minItems']} item"
+    if "null" in types_ and words:
+        text += " (or null for the default)"
+    return text
+
+
 def _default(attribute: attrs.Attribute[Any]) -> tuple[bool, Any]:
     default = attribute.default
     if default is attrs.NOTHING:
@@ -69,12 +225,8 @@ def _default(attribute: attrs.Attribute[Any]) -> tuple[bool, Any]:
 
 
 def _property(attribute: attrs.Attribute[Any]) -> dict[str, Any]:
-    meta = attribute.metadata
-    if meta.get("nested") is not None:
-        prop: dict[str, Any] = {"$ref": f"#/$defs/{def_name(meta['nested'])}"}
-    else:
-        prop = copy.deepcopy(meta["schema"])
-    prop["description"] = meta["doc"]
+    prop = type_schema(attribute.type)
+    prop["description"] = attribute.metadata["doc"]
     has_default, default = _default(attribute)
     if has_default:
         prop["default"] = default

@@ -68,7 +68,31 @@ class Located:
 
 
 class _SafeLineLoader(yaml.SafeLoader):
-    """The PyYAML safe loader; only used to compose and construct plain data."""
+    """The PyYAML safe loader; only used to compose and construct plain data.
+
+    A value the safe constructors cannot build (``2001-13-40`` read as a timestamp, ``!!int ""``,
+    an integer past Python's digit limit) raises a builtin error inside PyYAML (``ValueError``,
+    ``IndexError``, ``AttributeError``, ...); it is re-raised as a
+    :class:`yaml.constructor.ConstructorError` marked with the node's line.
+    """
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ArithmeticError, AttributeError, LookupError, ValueError, TypeError) as exc:
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"cannot read the value {_brief(node)} ({exc}); quote it to make it a string",
+                node.start_mark,
+            ) from exc
+
+
+def _brief(node: yaml.Node) -> str:
+    if isinstance(node, yaml.ScalarNode):
+        text = repr(node.value)
+        return text if len(text) <= 40 else text[:37] + "..."
+    return "here"
 
 
 def _walk(node: yaml.Node, path: Path, lines: dict[Path, int], issues: list[SourceIssue]) -> None:
@@ -101,13 +125,13 @@ def parse_yaml(text: str) -> Located:
     """Parse one YAML document with the safe loader, recording lines.
 
     Raises :class:`yaml.YAMLError` (with ``problem_mark``) on a syntax error. An empty document
-    gives ``data=None``.
+    gives ``data=None`` (line 1).
     """
     loader = _SafeLineLoader(text)
     try:
         node = loader.get_single_node()
         if node is None:
-            return Located(None, {})
+            return Located(None, {(): 1})
         lines: dict[Path, int] = {}
         issues: list[SourceIssue] = []
         _walk(node, (), lines, issues)

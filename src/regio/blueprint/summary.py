@@ -10,11 +10,7 @@ from rich.text import Text
 from regio.blueprint.spec import (
     VOLATILITIES,
     Blueprint,
-    ChecklistSpec,
     CompactHistorySpec,
-    CompactingSpec,
-    CustomSpec,
-    KeyedSpec,
     RegionSpec,
     SlidingWindowSpec,
 )
@@ -81,31 +77,9 @@ def layout_order(bp: Blueprint) -> list[tuple[str, list[str]]]:
 
 
 def policy_text(spec: RegionSpec) -> str:
-    """Short text of a region's kind-specific policy (eviction, trigger, source, ...)."""
-    if isinstance(spec, SlidingWindowSpec):
-        ev = spec.eviction
-        detail = {"per_item": "", "bulk": f"(+{ev.overflow})", "compact": f"({ev.compact_count})"}
-        items = f", max {spec.max_items} items" if spec.max_items else ""
-        return f"{ev.strategy}{detail[ev.strategy]}{items}"
-    if isinstance(spec, CompactingSpec):
-        trigger = (
-            f"{spec.threshold_tokens} tok"
-            if spec.threshold_tokens is not None
-            else f"{spec.compact_at:.0%}"
-        )
-        return f"compact at {trigger} -> {spec.target:.0%}"
-    if isinstance(spec, CompactHistorySpec):
-        return f"from {spec.source}; merge oldest"
-    if isinstance(spec, KeyedSpec):
-        return f"LRU, max {spec.max_entries} keys" if spec.max_entries else "LRU by update"
-    if isinstance(spec, ChecklistSpec):
-        return "gate: no open items" if spec.gate else "todo tools"
-    if isinstance(spec, CustomSpec):
-        hooks = [h for h in ("render", "on_write", "on_overflow") if getattr(spec, h)]
-        return "hooks: " + (", ".join(hooks) or "none")
-    return {"pinned": "never", "temporary": "oldest first", "clearable": "wipe whole"}.get(
-        spec.kind, ""
-    )
+    """Short text of a region's kind-specific policy (eviction, trigger, source, ...; each
+    kind's :meth:`~regio.blueprint.regionspec.RegionSpec.policy`)."""
+    return spec.policy()
 
 
 def render_summary(bp: Blueprint, console: Console) -> None:

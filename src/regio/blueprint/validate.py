@@ -30,13 +30,10 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from regio.blueprint.capturespec import check_captures
-from regio.blueprint.check import suggest
-from regio.blueprint.errors import BlueprintIssue, BlueprintWarning
+from regio.blueprint.errors import BlueprintIssue, BlueprintWarning, suggest
 from regio.blueprint.source import format_path
 from regio.blueprint.spec import (
     CLOCK_WORDS,
-    NEVER_SHRINKING_KINDS,
-    PER_TURN_KINDS,
     Blueprint,
     CompactHistorySpec,
     CompactingSpec,
@@ -95,7 +92,7 @@ def produces_summaries(spec: RegionSpec) -> bool:
 
 def never_shrinks(spec: RegionSpec) -> bool:
     """True for a region that window reclaim never touches (DESIGN §2)."""
-    return spec.kind in NEVER_SHRINKING_KINDS or spec.admission == "reject"
+    return type(spec).never_shrinks or spec.admission == "reject"
 
 
 def _can_shrink(spec: RegionSpec) -> bool:
@@ -311,7 +308,7 @@ def _check_compaction_pairs(bp: Blueprint, names: dict[str, int], report: _Repor
             report.error(
                 ("regions", index, "target"),
                 f"target ({spec.target}) must be below compact_at ({spec.compact_at}); a "
-                "compaction has to free room (hysteresis, DESIGN §4)",
+                "compaction has to free room (hysteresis)",
             )
 
 
@@ -340,7 +337,7 @@ def _check_floors(bp: Blueprint, budgets: dict[int, int], report: _Report) -> No
 
 def _check_volatility(bp: Blueprint, report: _Report) -> None:
     for index, spec in enumerate(bp.regions):
-        if spec.volatility == "stable" and spec.kind in PER_TURN_KINDS:
+        if spec.volatility == "stable" and type(spec).written_every_turn:
             report.warn(
                 ("regions", index, "volatility"),
                 f"region {spec.name!r} is declared stable but {spec.kind} regions are written "
@@ -360,7 +357,7 @@ def _check_seeds(bp: Blueprint, report: _Report) -> None:
                         (*base, *sub),
                         f"{spec.volatility} region {spec.name!r} has the clock variable "
                         f"{', '.join(clocks)} in its seed; a time value changes the cached prefix "
-                        "on every turn (FC-27). Move it to a region with volatility: rewritten "
+                        "on every turn. Move it to a region with volatility: rewritten "
                         "(laid out in the tail)",
                     )
         if spec.seed is None or isinstance(spec.seed, SeedFile):

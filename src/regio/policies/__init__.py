@@ -1,4 +1,5 @@
-"""Policies used by regions: budgets, unit boundaries, eviction strategies, admission, volatility.
+"""Policies used by regions: budgets, unit boundaries, eviction strategies, admission, volatility,
+reclaim phases.
 
 See ``docs/regions.md`` for when to pick which.
 """
@@ -14,6 +15,7 @@ from regio.policies.eviction import (
     PerItem,
     parse_eviction,
 )
+from regio.policies.reclaim import ReclaimPhase
 from regio.policies.units import (
     HistoryCaps,
     HistoryCounts,
@@ -39,6 +41,7 @@ __all__ = [
     "HistoryCaps",
     "HistoryCounts",
     "PerItem",
+    "ReclaimPhase",
     "UnitAnalysis",
     "analyze",
     "is_user_turn_start",

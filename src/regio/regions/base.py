@@ -24,23 +24,41 @@ import msgspec
 
 from regio.content import Entry
 from regio.errors import ProtectedEntryError, RegionConfigError, SystemRoleError
-from regio.events import EventBus
+from regio.events import EventBus, transactional
 from regio.policies import (
     ADMISSIONS,
     VOLATILITIES,
     Budget,
     HistoryCaps,
     HistoryCounts,
+    ReclaimPhase,
     UnitAnalysis,
     analyze,
 )
 from regio.regions import events as ev
+from regio.regions import rolloff
 from regio.regions.entrylist import EntryList, as_entry_list
 from regio.regions.pending import CompactionQueue, PendingCompaction
-from regio.regions.results import Refusal, Releasable, WritePlan, WriteResult
+from regio.regions.results import Refusal, Releasable, WritePlan, WriteResult, refusal_message
 from regio.regions.results import preview as _preview
 
-__all__ = ["Refusal", "Region", "Releasable", "WritePlan", "WriteResult"]
+__all__ = [
+    "ReclaimPhase",
+    "Refusal",
+    "Region",
+    "Releasable",
+    "WritePlan",
+    "WriteResult",
+    "declared_kinds",
+]
+
+#: Kind name -> class, filled as kind classes are defined (``Region.__init_subclass__``).
+_DECLARED: dict[str, type[Region]] = {}
+
+
+def declared_kinds() -> dict[str, type[Region]]:
+    """Every region kind defined so far: kind name -> class (a copy)."""
+    return dict(_DECLARED)
 
 
 def _coerce_budget(value: Any) -> Budget:
@@ -56,8 +74,27 @@ class Region:
     """
 
     kind: ClassVar[str] = "region"
+    """The kind's name in blueprints, states and events."""
     never_shrinks_kind: ClassVar[bool] = False
     """Kinds whose content the window can never reclaim (their floor counts at load time)."""
+    reclaim_phase: ClassVar[ReclaimPhase | None] = None
+    """The reclaim phase that takes tokens from this kind; ``None``: never reclaimed."""
+    agent_writable: ClassVar[bool] = False
+    """The agent may write it with ``context_write`` / ``context_append``."""
+    agent_releasable: ClassVar[bool] = True
+    """The agent may release from it with ``context_delete``."""
+    holds_system: ClassVar[bool] = False
+    """It may hold ``system``-role entries (only ``pinned``)."""
+    kind_rank: ClassVar[int] = 1
+    """Order in the ``kind`` comparison layout's system prompt (lower first; ties keep the
+    blueprint's order)."""
+    compaction_order: ClassVar[int | None] = None
+    """Order in which compaction shrinks this kind when it is paired with a
+    ``compact_history`` (lower first: working notes before the conversation); ``None``: it
+    never is a compaction source."""
+    summarizes_before_rolloff: ClassVar[bool] = False
+    """A write that does not fit first summarizes the oldest units (paired, ``evict``), so
+    nothing rolls off unsummarized."""
 
     name: str = attrs.field()
     budget_spec: Budget = attrs.field(alias="budget", converter=_coerce_budget)
@@ -74,12 +111,21 @@ class Region:
     version: int = attrs.field(default=0, init=False)
     events: EventBus = attrs.field(factory=EventBus, init=False, repr=False)
     queue: CompactionQueue = attrs.field(factory=CompactionQueue, init=False, repr=False)
+    compact_target: str | None = attrs.field(default=None, init=False)
+    """Name of the paired ``compact_history`` (set by the window)."""
     _window_tokens: int | None = attrs.field(default=None, init=False, repr=False)
     _used: int = attrs.field(default=0, init=False, repr=False)
     _hash: str | None = attrs.field(default=None, init=False, repr=False)
     _counts: tuple[EntryList, int, HistoryCounts] | None = attrs.field(
         default=None, init=False, repr=False
     )
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Declare the subclass's kind (a class that sets ``kind``); the attrs class that
+        replaces it under the same name is the one kept."""
+        super().__init_subclass__(**kwargs)
+        if "kind" in cls.__dict__:
+            _DECLARED[cls.kind] = cls
 
     def __attrs_post_init__(self) -> None:
         if self.min_tokens is not None or self.max_tokens is not None:
@@ -114,6 +160,33 @@ class Region:
     def is_conversation(self) -> bool:
         """True for ``sliding_window`` (entries are messages with roles)."""
         return False
+
+    @property
+    def trigger_tokens(self) -> int | None:
+        """Token count at which the region queues its own compaction (``None``: it never
+        does)."""
+        return None
+
+    @property
+    def needs_history(self) -> bool:
+        """True when the region queues compactions, so it needs a paired ``compact_history``."""
+        return False
+
+    def fallback_point(self) -> int | None:
+        """Item count past which a failed compaction falls back to bulk eviction (``None``: no
+        such fallback is declared)."""
+        return None
+
+    def overflow_ids(self, tokens_to_free: int) -> list[str]:
+        """Entry ids the kind gives up in the reclaim phase ``HOOK`` (default: none)."""
+        del tokens_to_free
+        return []
+
+    def request_compaction(self, *, reason: str = "manual") -> PendingCompaction | None:
+        """Queue the region's compactable content (``None`` when nothing is compactable or one
+        is already pending). Raises :class:`RegionConfigError` for a kind that cannot be
+        compacted."""
+        raise RegionConfigError(f"region {self.name!r} ({self.kind}) cannot be compacted")
 
     @property
     def never_shrinks(self) -> bool:
@@ -164,7 +237,7 @@ class Region:
 
     def plan_write(self, entry: Entry) -> WritePlan | Refusal:
         """Decide what writing ``entry`` would do, changing nothing."""
-        if entry.role == "system" and self.kind != "pinned":
+        if entry.role == "system" and not self.holds_system:
             raise SystemRoleError(
                 f"region {self.name!r} ({self.kind}) cannot hold a system-role entry; system "
                 "instructions belong in a pinned region (FC-17)"
@@ -193,45 +266,8 @@ class Region:
         always stay, event ``region_over_budget``). The entry being written (and the unit it
         joins) is never removed. Refuses under ``reject`` when anything would have to go, or when
         only protected units could make room."""
-        fits = self._used + entry.tokens <= self.budget
-        caps = history if history is not None and not history.empty else None
-        n_old = len(self.entries)
-        if self.admission == "reject":
-            if not fits:
-                return self.refusal(entry, "region_full")
-            if caps is not None:
-                cut, met = analyze([*self.entries, entry], also_protect=(n_old,)).history_cut(caps)
-                if cut > 0 or not met:
-                    return self.refusal(entry, item_reason)
-            return WritePlan(entry)
-        if fits and caps is None:
-            return WritePlan(entry)
-        if (
-            fits
-            and caps is not None
-            and caps.max_entries is None
-            and caps.max_units is None
-            and self.history_counts().extend(entry).keeps_all(caps.max_turns, caps.max_tool_calls)
-        ):
-            return WritePlan(entry)  # the history window keeps everything: O(1) per write
-        cand = [*self.entries, entry]
-        info = analyze(cand, also_protect=(n_old,))
-        j_tok = info.fewest_removals(max_tokens=self.budget)
-        if j_tok is None:
-            return self.refusal(entry, "region_full", info=info)
-        j, over, reason = j_tok, None, "tokens"
-        if caps is not None:
-            cut, met = info.history_cut(caps)
-            j_hist = info.units_before(cut)
-            if not met:
-                over = item_reason
-            if j_hist > j:
-                j, reason = j_hist, item_reason
-        if fallback and reason != "tokens":
-            reason = "compaction_fallback"
-        ids = tuple(cand[i].id for i in info.removal(j))
-        return WritePlan(
-            entry, evict_ids=ids, evict_reason=reason, fallback=fallback, over_budget_reason=over
+        return rolloff.plan_rolloff(
+            self, entry, history=history, fallback=fallback, item_reason=item_reason
         )
 
     def history_counts(self) -> HistoryCounts:
@@ -254,6 +290,7 @@ class Region:
         self._counts = (ents, ents.rewrite_epoch, counts)
         return counts
 
+    @transactional
     def commit(self, plan: WritePlan) -> WriteResult:
         """Apply a plan from :meth:`plan_write` and emit its events."""
         entry = plan.entry
@@ -262,15 +299,7 @@ class Region:
             self.events.emit(ev.Unchanged(self.name, entry.key or "", existing.id))
             return WriteResult(self.name, existing.id, self.version, unchanged=True)
         if plan.evict_ids:
-            removed = self.remove_ids(plan.evict_ids)
-            self.events.emit(
-                ev.Evicted(
-                    self.name,
-                    tuple(e.id for e in removed),
-                    sum(e.tokens for e in removed),
-                    plan.evict_reason,
-                )
-            )
+            self.evict(plan.evict_ids, plan.evict_reason)
             self._drop_pending(
                 plan.evict_ids, fallback=True, reason=f"entries evicted ({plan.evict_reason})"
             )
@@ -309,6 +338,33 @@ class Region:
             self.name, entry.id, self.version, evicted=plan.evict_ids, replaced=replaced
         )
 
+    def evict(self, ids: Iterable[str], reason: str) -> list[Entry]:
+        """Remove ``ids`` and emit ``evicted`` (``reason``); returns the removed entries."""
+        removed = self.remove_ids(ids)
+        self.events.emit(
+            ev.Evicted(
+                self.name, tuple(e.id for e in removed), sum(e.tokens for e in removed), reason
+            )
+        )
+        return removed
+
+    def queue_compaction(self, marked: list[Entry], reason: str) -> PendingCompaction:
+        """Queue ``marked`` (whole units of this region) for compaction into the paired
+        ``compact_history`` and emit ``compaction_queued``; returns the queued item."""
+        p = self.queue.add(
+            region=self.name,
+            entry_ids=[e.id for e in marked],
+            target=self.compact_target,
+            reason=reason,
+            tokens=sum(e.tokens for e in marked),
+        )
+        self.events.emit(
+            ev.CompactionQueued(
+                p.id, self.name, p.target, p.entry_ids, p.tokens, reason, p.operation
+            )
+        )
+        return p
+
     def _after_write(self) -> None:
         """Kind hook run after every committed write (e.g. queue a compaction)."""
 
@@ -327,6 +383,7 @@ class Region:
             self._changed()
         return removed
 
+    @transactional
     def insert(self, index: int, entry: Entry) -> None:
         """Insert ``entry`` at ``index`` (used by merge compactions); emits ``written``."""
         self.entries.insert(index, entry)
@@ -348,6 +405,7 @@ class Region:
         """Unit analysis of the current entries (:func:`regio.policies.analyze`)."""
         return analyze(self.entries)
 
+    @transactional
     def release(
         self, *, key: str | None = None, index: int | None = None, oldest: int | None = None
     ) -> list[Entry]:
@@ -391,6 +449,7 @@ class Region:
             self._drop_pending(ids, fallback=False, reason="entries released")
         return removed
 
+    @transactional
     def trim(
         self,
         *,
@@ -426,6 +485,7 @@ class Region:
             self.events.emit(ev.RegionOverBudget(self.name, self.used_tokens, cap, "protected"))
         return removed
 
+    @transactional
     def clear(self) -> list[Entry]:
         """Remove every unit that is not protected; returns the removed entries."""
         info = self.analysis()
@@ -469,40 +529,16 @@ class Region:
             info = analyze(self.entries)
         rel = self.releasable(info) if reason != "too_large" else ()
         where = "the window" if window else f"region {self.name!r}"
-        if reason == "too_large":
-            msg = (
-                f"{where} refused an entry of {entry.tokens} tokens: it is larger than the "
-                f"whole region ({budget} tokens). Shorten or split it."
-            )
-        elif reason == "entry_limit":
-            msg = (
-                f"{where} refused an entry of {entry.tokens} tokens: entries are limited to "
-                f"{self.max_entry_tokens} tokens. Shorten it."
-            )
-        elif reason == "max_items":
-            msg = (
-                f"{where} is full: {len(self.entries)} entries is its limit "
-                f"({used}/{budget} tokens used). Release an entry first."
-            )
-        elif reason == "history_window":
-            msg = (
-                f"{where} is full: its history window (max_items / max_turns / "
-                f"max_tool_calls) would have to drop entries ({used}/{budget} tokens used). "
-                "Release an entry first."
-            )
-        elif reason == "hook":
-            msg = f"{where} refused the entry: its on_write hook declined it."
-        else:
-            msg = (
-                f"{where} is full: {used}/{budget} tokens used, {available} free; the entry "
-                f"needs {entry.tokens}."
-            )
-        if rel and reason not in ("too_large", "entry_limit", "hook"):
-            names = ", ".join(
-                (f"key {r.key!r}" if r.key else f"entry {r.entry_id!r}") + f" ({r.tokens} tokens)"
-                for r in rel
-            )
-            msg += f" Release oldest first: {names}; or write something shorter."
+        msg = refusal_message(
+            where,
+            reason,
+            entry_tokens=entry.tokens,
+            entries=len(self.entries),
+            used=used,
+            budget=budget,
+            max_entry_tokens=self.max_entry_tokens,
+            releasable=rel,
+        )
         return Refusal(self.name, used, budget, entry.tokens, available, rel, reason, msg)
 
     def emit_refusal(self, refusal: Refusal) -> None:

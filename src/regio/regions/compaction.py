@@ -33,7 +33,7 @@ import attrs
 from regio.content import Entry
 from regio.errors import RegionConfigError
 from regio.regions import events as ev
-from regio.regions.base import Refusal, Region, WritePlan
+from regio.regions.base import ReclaimPhase, Refusal, Region, WritePlan
 from regio.regions.pending import PendingCompaction
 
 __all__ = ["CompactHistory", "Compacting"]
@@ -44,11 +44,13 @@ class Compacting(Region):
     """Working notes (or history) that may be summarized; window reclaim phase 3."""
 
     kind: ClassVar[str] = "compacting"
+    reclaim_phase: ClassVar[ReclaimPhase | None] = ReclaimPhase.QUEUE
+    agent_writable: ClassVar[bool] = True
+    compaction_order: ClassVar[int | None] = 0
+    summarizes_before_rolloff: ClassVar[bool] = True
 
     compact_at: float | None = 0.8
     threshold_tokens: int | None = None
-    compact_target: str | None = attrs.field(default=None, init=False)
-    """Name of the paired ``compact_history`` (set by the window)."""
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -82,6 +84,11 @@ class Compacting(Region):
         if self.over_threshold and not self.pending():
             self.request_compaction(reason="threshold")
 
+    @property
+    def needs_history(self) -> bool:
+        """Always true: a compacting region's summaries go to its ``compact_history``."""
+        return True
+
     def request_compaction(self, *, reason: str = "manual") -> PendingCompaction | None:
         """Queue the whole compactable content: every unit of the removal order (all but the
         newest user message and open groups; :mod:`regio.policies.units`).
@@ -95,19 +102,7 @@ class Compacting(Region):
         if info.removable_count == 0:
             return None
         marked = [self.entries[i] for i in info.removal(info.removable_count)]
-        p = self.queue.add(
-            region=self.name,
-            entry_ids=[e.id for e in marked],
-            target=self.compact_target,
-            reason=reason,
-            tokens=sum(e.tokens for e in marked),
-        )
-        self.events.emit(
-            ev.CompactionQueued(
-                p.id, self.name, p.target, p.entry_ids, p.tokens, reason, p.operation
-            )
-        )
-        return p
+        return self.queue_compaction(marked, reason)
 
 
 @attrs.define(eq=False, kw_only=True)
@@ -117,6 +112,8 @@ class CompactHistory(Region):
 
     kind: ClassVar[str] = "compact_history"
     never_shrinks_kind: ClassVar[bool] = True
+    agent_releasable: ClassVar[bool] = False
+    kind_rank: ClassVar[int] = 0
 
     source: str | None = None
     volatility: str = attrs.field(

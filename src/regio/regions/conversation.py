@@ -30,9 +30,17 @@ import attrs
 
 from regio.content import Entry
 from regio.errors import RegionConfigError
-from regio.policies import EvictionStrategy, HistoryCaps, PerItem, analyze, parse_eviction
+from regio.policies import (
+    Compact,
+    EvictionStrategy,
+    HistoryCaps,
+    PerItem,
+    analyze,
+    parse_eviction,
+)
 from regio.regions import events as ev
 from regio.regions.base import Refusal, Region, WritePlan
+from regio.regions.pending import PendingCompaction
 
 __all__ = ["SlidingWindow"]
 
@@ -43,14 +51,14 @@ class SlidingWindow(Region):
     eviction strategy; ``compact`` marks oldest items in the window's pending queue."""
 
     kind: ClassVar[str] = "sliding_window"
+    agent_releasable: ClassVar[bool] = False
+    compaction_order: ClassVar[int | None] = 1
 
     max_items: int | None = None
     eviction: EvictionStrategy = attrs.field(factory=PerItem, converter=parse_eviction)
     count_units: bool = False
     max_turns: int | None = None
     max_tool_calls: int | None = None
-    compact_target: str | None = attrs.field(default=None, init=False)
-    """Name of the paired ``compact_history`` (set by the window)."""
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -104,6 +112,27 @@ class SlidingWindow(Region):
         if decision.mark_items:
             self.mark_oldest(decision.mark_items, reason="compact_count")
 
+    @property
+    def needs_history(self) -> bool:
+        """True with ``compact`` eviction (its marked items are summarized)."""
+        return isinstance(self.eviction, Compact)
+
+    def fallback_point(self) -> int | None:
+        """``max_items + 2*compact_count`` with ``compact`` eviction and ``max_items``: past it
+        a failed compaction falls back to bulk eviction; ``None`` otherwise."""
+        if self.max_items is None or not isinstance(self.eviction, Compact):
+            return None
+        return self.max_items + 2 * self.eviction.compact_count
+
+    def request_compaction(self, *, reason: str = "manual") -> PendingCompaction | None:
+        """Queue every compactable item now (``None`` when unpaired, nothing is compactable or
+        a compaction is already pending)."""
+        if self.pending() or self.compact_target is None:
+            return None
+        before = len(self.queue.items)
+        self.mark_oldest(self.item_count(), reason=reason)
+        return self.pending()[-1] if len(self.queue.items) > before else None
+
     def mark_oldest(self, items: int, *, reason: str) -> None:
         """Queue the oldest ``items`` items of the removal order (extended to a unit boundary,
         never the newest user message nor an open group; completed groups of the current turn
@@ -128,15 +157,4 @@ class SlidingWindow(Region):
             )
             return
         marked = [self.entries[i] for i in info.removal(j)]
-        p = self.queue.add(
-            region=self.name,
-            entry_ids=[e.id for e in marked],
-            target=self.compact_target,
-            reason=reason,
-            tokens=sum(e.tokens for e in marked),
-        )
-        self.events.emit(
-            ev.CompactionQueued(
-                p.id, self.name, p.target, p.entry_ids, p.tokens, reason, p.operation
-            )
-        )
+        self.queue_compaction(marked, reason)

@@ -26,7 +26,7 @@ import attrs
 
 from regio.content import Entry
 from regio.errors import CustomHooksNotAllowedError, RegionConfigError
-from regio.regions.base import Refusal, Region, WritePlan
+from regio.regions.base import ReclaimPhase, Refusal, Region, WritePlan
 
 __all__ = ["Custom", "load_hook"]
 
@@ -59,6 +59,8 @@ class Custom(Region):
     """A region whose behaviour is given by the author's hooks."""
 
     kind: ClassVar[str] = "custom"
+    reclaim_phase: ClassVar[ReclaimPhase | None] = ReclaimPhase.HOOK
+    agent_writable: ClassVar[bool] = True
 
     render: str | None = None
     on_write: str | None = None

@@ -47,6 +47,20 @@ def _check_units(src: Region, p: PendingCompaction, ids: Sequence[str]) -> None:
             )
 
 
+def _superseded(p: PendingCompaction, target: Region, supersedes: Sequence[str]) -> list[Entry]:
+    """The summaries of ``target`` named by ``supersedes`` (checked: a ``compact`` only, every
+    id present)."""
+    if not supersedes:
+        return []
+    if p.operation != "compact":
+        raise CompactionError(f"{p.id}: a merge cannot supersede other summaries")
+    in_target = {e.id: e for e in target.entries}
+    unknown = [i for i in supersedes if i not in in_target]
+    if unknown:
+        raise CompactionError(f"{p.id}: superseded summaries {unknown} are not in {target.name!r}")
+    return [in_target[i] for i in dict.fromkeys(supersedes)]
+
+
 def complete_compaction(
     window: Window,
     pending_id: str,
@@ -87,17 +101,7 @@ def complete_compaction(
     target = window.region(p.target) if p.target else None
     if target is None:
         raise CompactionError(f"{pending_id}: region {src.name!r} has no compact_history")
-    superseded: list[Entry] = []
-    if supersedes:
-        if p.operation != "compact":
-            raise CompactionError(f"{pending_id}: a merge cannot supersede other summaries")
-        in_target = {e.id: e for e in target.entries}
-        unknown = [i for i in supersedes if i not in in_target]
-        if unknown:
-            raise CompactionError(
-                f"{pending_id}: superseded summaries {unknown} are not in {target.name!r}"
-            )
-        superseded = [in_target[i] for i in dict.fromkeys(supersedes)]
+    superseded = _superseded(p, target, supersedes)
     replaced = p.tokens + sum(e.tokens for e in superseded)
     if entry.tokens >= replaced:
         what = f"{p.tokens} tokens" + (
@@ -112,6 +116,20 @@ def complete_compaction(
             f"{pending_id}: the summary ({entry.tokens} tokens) is larger than region "
             f"{target.name!r} ({target.budget} tokens)"
         )
+    return _commit(window, p, src, target, entry, superseded, present)
+
+
+def _commit(
+    window: Window,
+    p: PendingCompaction,
+    src: Region,
+    target: Region,
+    entry: Entry,
+    superseded: list[Entry],
+    present: dict[str, int],
+) -> Entry:
+    """Apply a checked compaction: the summary replaces the marked entries (and the
+    superseded summaries); returns the stored summary."""
     meta = {**entry.meta, "covers": list(p.entry_ids), "source": p.region}
     if superseded:
         meta["supersedes"] = [e.id for e in superseded]

@@ -25,8 +25,8 @@ import attrs
 
 from regio.content import Entry
 from regio.errors import RegionConfigError
+from regio.events import transactional
 from regio.policies import UnitAnalysis
-from regio.regions import events as ev
 from regio.regions.base import Region
 from regio.regions.results import Refusal, Releasable, WritePlan, WriteResult
 from regio.regions.results import preview as _preview
@@ -40,6 +40,7 @@ class Keyed(Region):
 
     kind: ClassVar[str] = "keyed"
     never_shrinks_kind: ClassVar[bool] = True
+    agent_writable: ClassVar[bool] = True
 
     max_entries: int | None = None
     _touched: dict[str, int] = attrs.field(factory=dict, init=False, repr=False)
@@ -109,21 +110,14 @@ class Keyed(Region):
 
     evicts_lru: ClassVar[bool] = True
 
+    @transactional
     def commit(self, plan: WritePlan) -> WriteResult:
         """Commit, keeping the replaced key's position and updating its LRU stamp."""
         if plan.replace_index is not None and plan.evict_ids and not plan.unchanged:
             key = plan.entry.key
             gone = set(plan.evict_ids)
             plan.replace_index = [e.key for e in self.entries if e.id not in gone].index(key)
-            removed = self.remove_ids(plan.evict_ids)
-            self.events.emit(
-                ev.Evicted(
-                    self.name,
-                    tuple(e.id for e in removed),
-                    sum(e.tokens for e in removed),
-                    plan.evict_reason,
-                )
-            )
+            self.evict(plan.evict_ids, plan.evict_reason)
             plan.evict_ids = ()
         result = super().commit(plan)
         if not plan.unchanged and plan.entry.key is not None:
@@ -167,6 +161,7 @@ class Checklist(Keyed):
 
     kind: ClassVar[str] = "checklist"
     evicts_lru: ClassVar[bool] = False
+    agent_writable: ClassVar[bool] = False
 
     gate: bool = False
     _next_item: int = attrs.field(default=1, init=False, repr=False)

@@ -4,31 +4,35 @@ from __future__ import annotations
 
 from typing import Any
 
-from regio.errors import RegionConfigError
-from regio.regions.base import Region
-from regio.regions.compaction import CompactHistory, Compacting
-from regio.regions.conversation import SlidingWindow
-from regio.regions.custom import Custom
-from regio.regions.keyed import Checklist, Keyed
-from regio.regions.simple import Clearable, Pinned, Temporary
+import attrs
 
-__all__ = ["KIND_ALIASES", "REGION_KINDS", "make_region"]
+from regio.errors import RegionConfigError
+from regio.regions import (  # noqa: F401 (declare kinds)
+    compaction,
+    conversation,
+    custom,
+    keyed,
+    simple,
+)
+from regio.regions.base import Region, declared_kinds
+
+__all__ = ["KIND_ALIASES", "REGION_KINDS", "kind_class", "make_region"]
+
+#: Other names of kinds: ``hashmap`` is ``keyed``.
+KIND_ALIASES: dict[str, str] = {"hashmap": "keyed"}
 
 REGION_KINDS: dict[str, type[Region]] = {
-    "pinned": Pinned,
-    "sliding_window": SlidingWindow,
-    "compacting": Compacting,
-    "compact_history": CompactHistory,
-    "keyed": Keyed,
-    "hashmap": Keyed,
-    "temporary": Temporary,
-    "clearable": Clearable,
-    "checklist": Checklist,
-    "custom": Custom,
+    **declared_kinds(),
+    **{alias: declared_kinds()[kind] for alias, kind in KIND_ALIASES.items()},
 }
-"""Kind name -> class. ``hashmap`` is an alias of ``keyed``."""
+"""Kind name -> class of the kinds in this package (each kind class declares itself by its
+``kind``). A new kind is one module defining a :class:`Region` subclass; :func:`make_region`
+finds every kind defined so far, in this package or elsewhere."""
 
-KIND_ALIASES: dict[str, str] = {"hashmap": "keyed"}
+
+def kind_class(kind: str) -> type[Region] | None:
+    """The class of ``kind`` (an alias resolved), or ``None``."""
+    return declared_kinds().get(KIND_ALIASES.get(kind, kind))
 
 
 def make_region(kind: str, *, allow_custom_hooks: bool = False, **options: Any) -> Region:
@@ -37,20 +41,17 @@ def make_region(kind: str, *, allow_custom_hooks: bool = False, **options: Any) 
     ``allow_custom_hooks`` is passed to ``custom`` regions only. Raises
     :class:`RegionConfigError` for an unknown kind or an unknown option (naming the valid ones).
     """
-    cls = REGION_KINDS.get(kind)
+    cls = kind_class(kind)
     if cls is None:
-        raise RegionConfigError(
-            f"unknown region kind {kind!r}; known kinds: {', '.join(sorted(REGION_KINDS))}"
-        )
-    if cls is Custom:
+        known = sorted({*declared_kinds(), *KIND_ALIASES})
+        raise RegionConfigError(f"unknown region kind {kind!r}; known kinds: {', '.join(known)}")
+    if any(f.name == "allow_custom_hooks" for f in attrs.fields(cls)):
         options["allow_custom_hooks"] = allow_custom_hooks or options.get(
             "allow_custom_hooks", False
         )
     try:
         return cls(**options)
     except TypeError as exc:
-        import attrs
-
         valid = sorted(f.alias or f.name for f in attrs.fields(cls) if f.init)
         raise RegionConfigError(
             f"region kind {kind!r}: {exc}; valid options: {', '.join(valid)}"

@@ -14,7 +14,7 @@ from regio.errors import RegionFullError
 if TYPE_CHECKING:
     from regio.regions.base import Region
 
-__all__ = ["Refusal", "Releasable", "WritePlan", "WriteResult", "preview"]
+__all__ = ["Refusal", "Releasable", "WritePlan", "WriteResult", "preview", "refusal_message"]
 
 
 class Releasable(msgspec.Struct, frozen=True):
@@ -94,3 +94,54 @@ class WritePlan:
 def preview(entry: Entry, width: int = 60) -> str:
     text = " ".join(entry.text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def refusal_message(
+    where: str,
+    reason: str,
+    *,
+    entry_tokens: int,
+    entries: int,
+    used: int,
+    budget: int,
+    max_entry_tokens: int | None,
+    releasable: tuple[Releasable, ...],
+) -> str:
+    """The message of a :class:`Refusal` (tokens): what was refused by ``where`` (``region
+    'x'`` or ``the window``), why (``reason``) and what can be released, oldest first."""
+    available = max(0, budget - used)
+    if reason == "too_large":
+        msg = (
+            f"{where} refused an entry of {entry_tokens} tokens: it is larger than the "
+            f"whole region ({budget} tokens). Shorten or split it."
+        )
+    elif reason == "entry_limit":
+        msg = (
+            f"{where} refused an entry of {entry_tokens} tokens: entries are limited to "
+            f"{max_entry_tokens} tokens. Shorten it."
+        )
+    elif reason == "max_items":
+        msg = (
+            f"{where} is full: {entries} entries is its limit "
+            f"({used}/{budget} tokens used). Release an entry first."
+        )
+    elif reason == "history_window":
+        msg = (
+            f"{where} is full: its history window (max_items / max_turns / "
+            f"max_tool_calls) would have to drop entries ({used}/{budget} tokens used). "
+            "Release an entry first."
+        )
+    elif reason == "hook":
+        msg = f"{where} refused the entry: its on_write hook declined it."
+    else:
+        msg = (
+            f"{where} is full: {used}/{budget} tokens used, {available} free; the entry "
+            f"needs {entry_tokens}."
+        )
+    if releasable and reason not in ("too_large", "entry_limit", "hook"):
+        names = ", ".join(
+            (f"key {r.key!r}" if r.key else f"entry {r.entry_id!r}") + f" ({r.tokens} tokens)"
+            for r in releasable
+        )
+        msg += f" Release oldest first: {names}; or write something shorter."
+    return msg

@@ -14,7 +14,7 @@ from typing import ClassVar
 import attrs
 
 from regio.content import Entry
-from regio.regions.base import Refusal, Region, WritePlan
+from regio.regions.base import ReclaimPhase, Refusal, Region, WritePlan
 
 __all__ = ["Clearable", "Pinned", "Temporary"]
 
@@ -27,6 +27,9 @@ class Pinned(Region):
 
     kind: ClassVar[str] = "pinned"
     never_shrinks_kind: ClassVar[bool] = True
+    agent_releasable: ClassVar[bool] = False
+    holds_system: ClassVar[bool] = True
+    kind_rank: ClassVar[int] = 0
 
     def _plan(self, entry: Entry) -> WritePlan | Refusal:
         if self.used_tokens + entry.tokens > self.budget:
@@ -40,6 +43,9 @@ class Temporary(Region):
     reclaim phase 2 takes its oldest units, round-robin across temporary regions."""
 
     kind: ClassVar[str] = "temporary"
+    reclaim_phase: ClassVar[ReclaimPhase | None] = ReclaimPhase.OLDEST
+    agent_writable: ClassVar[bool] = True
+    kind_rank: ClassVar[int] = 2
 
 
 @attrs.define(eq=False, kw_only=True)
@@ -48,3 +54,6 @@ class Clearable(Region):
     whole."""
 
     kind: ClassVar[str] = "clearable"
+    reclaim_phase: ClassVar[ReclaimPhase | None] = ReclaimPhase.WIPE
+    agent_writable: ClassVar[bool] = True
+    kind_rank: ClassVar[int] = 2

@@ -26,14 +26,12 @@ from regio.errors import (
     WindowConfigError,
     WindowStateError,
 )
-from regio.events import EventBus
-from regio.policies import Compact, is_user_turn_start
+from regio.events import EventBus, transactional
+from regio.policies import is_user_turn_start
 from regio.regions import events as ev
 from regio.regions import flush, todo
-from regio.regions.base import Refusal, Region, WritePlan, WriteResult
-from regio.regions.compaction import CompactHistory, Compacting
-from regio.regions.conversation import SlidingWindow
-from regio.regions.custom import Custom
+from regio.regions.base import ReclaimPhase, Refusal, Region, WritePlan, WriteResult
+from regio.regions.compaction import CompactHistory
 from regio.regions.pending import CompactionQueue, PendingCompaction
 from regio.regions.registry import make_region
 from regio.regions.state import FinishGate, RegionState, WindowState
@@ -81,12 +79,10 @@ class Window:
 
     def _pair_histories(self) -> None:
         for h in self.regions:
-            if not isinstance(h, CompactHistory):
-                continue
-            if h.source is None:
+            if not isinstance(h, CompactHistory) or h.source is None:
                 continue
             src = self._by_name.get(h.source)
-            if not isinstance(src, Compacting | SlidingWindow):
+            if src is None or src.compaction_order is None:
                 raise WindowConfigError(
                     f"compact_history {h.name!r}: source {h.source!r} is not a compacting or "
                     f"sliding_window region (regions: {', '.join(self._by_name)})"
@@ -98,10 +94,7 @@ class Window:
                 )
             src.compact_target = h.name
         for r in self.regions:
-            needs = isinstance(r, Compacting) or (
-                isinstance(r, SlidingWindow) and isinstance(r.eviction, Compact)
-            )
-            if needs and r.compact_target is None:  # type: ignore[attr-defined]
+            if r.needs_history and r.compact_target is None:
                 raise WindowConfigError(
                     f"region {r.name!r} queues compactions but no compact_history has "
                     f"source: {r.name}; add one to receive its summaries"
@@ -179,6 +172,7 @@ class Window:
         self.next_entry += 1
         return msgspec.structs.replace(entry, tokens=tokens)
 
+    @transactional
     def write(
         self,
         region: str | Region,
@@ -203,7 +197,7 @@ class Window:
             if isinstance(content, Entry)
             else self.make_entry(content, role=role, key=key, tokens=tokens)
         )
-        if entry.role == "system" and r.kind != "pinned":
+        if entry.role == "system" and not r.holds_system:
             raise SystemRoleError(
                 f"region {r.name!r} ({r.kind}) cannot hold a system-role entry; system "
                 "instructions belong in a pinned region (FC-17)"
@@ -229,6 +223,7 @@ class Window:
     append = write
     """Alias of :meth:`write` (the name used for ``grows`` regions)."""
 
+    @transactional
     def write_many(
         self, region: str, items: Sequence[Any], *, strict: bool = False
     ) -> list[WriteResult] | Refusal:
@@ -239,6 +234,7 @@ class Window:
 
         return write_many(self, region, items, strict=strict)
 
+    @transactional
     def add_message(
         self,
         message: Message,
@@ -283,6 +279,7 @@ class Window:
             self.turn -= 1
         return result
 
+    @transactional
     def release(
         self,
         region: str | Region,
@@ -294,6 +291,7 @@ class Window:
         """Release entries explicitly (see :meth:`Region.release`)."""
         return self.region(region).release(key=key, index=index, oldest=oldest)
 
+    @transactional
     def clear(self, region: str | Region) -> list[Entry]:
         """Clear a region (protected units stay; see :meth:`Region.clear`)."""
         return self.region(region).clear()
@@ -303,9 +301,12 @@ class Window:
         return sum(
             r.used_tokens
             for r in self.regions
-            if r is not exclude and r.admission == "evict" and r.kind in ("clearable", "temporary")
+            if r is not exclude
+            and r.admission == "evict"
+            and r.reclaim_phase in (ReclaimPhase.WIPE, ReclaimPhase.OLDEST)
         )
 
+    @transactional
     def reclaim(self, *, keep: str | None = None) -> int:
         """Run the reclaim cascade if the window is above its high-water mark; returns tokens
         freed. Phases (DESIGN.md section 2): 1 wipe ``clearable``; 1.5 custom ``on_overflow``;
@@ -320,15 +321,16 @@ class Window:
         for r in evictable:
             if self.used_tokens <= mark:
                 break
-            if r.kind == "clearable" and r.entries and all(e.id != keep for e in r.entries):
-                self._reclaimed(r, "1", r.clear())
+            wipe = r.reclaim_phase == ReclaimPhase.WIPE
+            if wipe and r.entries and all(e.id != keep for e in r.entries):
+                self._reclaimed(r, ReclaimPhase.WIPE, r.clear())
         for r in evictable:
             if self.used_tokens <= mark:
                 break
-            if isinstance(r, Custom) and r.has_overflow_hook:
+            if r.reclaim_phase == ReclaimPhase.HOOK:
                 ids = [i for i in r.overflow_ids(self.used_tokens - mark) if i != keep]
-                self._reclaimed(r, "1.5", r.remove_ids(ids))
-        temps = [r for r in evictable if r.kind == "temporary"]
+                self._reclaimed(r, ReclaimPhase.HOOK, r.remove_ids(ids))
+        temps = [r for r in evictable if r.reclaim_phase == ReclaimPhase.OLDEST]
         order: dict[str, list[list[str]]] = {}
         for r in temps:
             info = r.analysis()
@@ -345,15 +347,22 @@ class Window:
                 if not units:
                     continue
                 ids = units.pop(0)
-                self._reclaimed(r, "2", r.remove_ids(ids))
+                self._reclaimed(r, ReclaimPhase.OLDEST, r.remove_ids(ids))
                 progress = True
         if self.used_tokens > mark:
             for r in evictable:
-                if isinstance(r, Compacting):
+                if r.reclaim_phase == ReclaimPhase.QUEUE:
                     p = r.request_compaction(reason="reclaim")
                     if p is not None:
                         self.events.emit(
-                            ev.Reclaimed(r.name, "3", p.entry_ids, p.tokens, self.used_tokens, mark)
+                            ev.Reclaimed(
+                                r.name,
+                                str(ReclaimPhase.QUEUE),
+                                p.entry_ids,
+                                p.tokens,
+                                self.used_tokens,
+                                mark,
+                            )
                         )
         if self.used_tokens > self.max_tokens:
             self.events.emit(
@@ -363,7 +372,7 @@ class Window:
             )
         return before - self.used_tokens
 
-    def _reclaimed(self, r: Region, phase: str, removed: list[Entry]) -> None:
+    def _reclaimed(self, r: Region, phase: ReclaimPhase, removed: list[Entry]) -> None:
         if not removed:
             return
         ids = tuple(e.id for e in removed)
@@ -373,7 +382,7 @@ class Window:
         self.events.emit(
             ev.Reclaimed(
                 r.name,
-                phase,
+                str(phase),
                 ids,
                 sum(e.tokens for e in removed),
                 self.used_tokens,
@@ -386,25 +395,19 @@ class Window:
         """The pending-compaction queue, oldest first (the single source of truth)."""
         return self.queue.all()
 
+    @transactional
     def request_compaction(
         self,
         region: str | Region,
         *,
         reason: str = "manual",
     ) -> PendingCompaction | None:
-        """Queue the compactable content of a ``compacting`` or ``sliding_window`` region now
-        (None when nothing is compactable or one is already pending)."""
-        r = self.region(region)
-        if isinstance(r, Compacting):
-            return r.request_compaction(reason=reason)
-        if isinstance(r, SlidingWindow):
-            if r.pending() or r.compact_target is None:
-                return None
-            before = len(self.queue.items)
-            r.mark_oldest(r.item_count(), reason=reason)
-            return r.pending()[-1] if len(self.queue.items) > before else None
-        raise RegionConfigError(f"region {r.name!r} ({r.kind}) cannot be compacted")
+        """Queue the compactable content of a region now (``Region.request_compaction``; None
+        when nothing is compactable or one is already pending). Raises
+        :class:`RegionConfigError` for a kind that cannot be compacted."""
+        return self.region(region).request_compaction(reason=reason)
 
+    @transactional
     def complete_compaction(
         self,
         pending_id: str,
@@ -420,30 +423,36 @@ class Window:
             self, pending_id, summary, tokens=tokens, supersedes=supersedes
         )
 
+    @transactional
     def refresh_compaction(self, pending_id: str) -> PendingCompaction | None:
         """Re-mark a queued compaction with its region's whole current compactable content,
         keeping its id and queue position; ``None`` when nothing is compactable (see
         :func:`regio.regions.flush.refresh_compaction`)."""
         return flush.refresh_compaction(self, pending_id)
 
+    @transactional
     def narrow_compaction(self, pending_id: str, entry_ids: Sequence[str]) -> PendingCompaction:
         """Cut a queued compaction down to ``entry_ids`` (whole units), keeping its id and
         queue position (see :func:`regio.regions.flush.narrow_compaction`)."""
         return flush.narrow_compaction(self, pending_id, entry_ids)
 
+    @transactional
     def fail_compaction(self, pending_id: str, reason: str, *, drop: bool = True) -> None:
         """Record a failed compaction (see :func:`regio.regions.flush.fail_compaction`)."""
         flush.fail_compaction(self, pending_id, reason, drop=drop)
 
     # ----- checklist ----------------------------------------------------------------------
+    @transactional
     def todo_add(self, region: str | Region, text: str) -> WriteResult | Refusal:
         """Add an open item; the same text as an open item is a no-op (``unchanged``)."""
         return todo.todo_add(self, region, text)
 
+    @transactional
     def todo_done(self, region: str | Region, item_id: str) -> WriteResult | Refusal:
         """Mark an item done (a no-op when it already is)."""
         return todo.todo_done(self, region, item_id)
 
+    @transactional
     def todo_note(self, region: str | Region, item_id: str, note: str) -> WriteResult | Refusal:
         """Add a note to an item."""
         return todo.todo_note(self, region, item_id, note)

@@ -26,27 +26,30 @@ from .errors import (
 from .extractive import ExtractiveSummarizer
 from .hierarchy import SummaryCall, SummaryOutcome, asummarize_entries, summarize_entries
 from .llm_summarizer import LLMSummarizer
+from .options import EngineOptions
 from .overflow import OverflowInfo, classify_overflow
 from .recovery import RetryToken
 from .snapshot import EngineSnapshot, RegionSnapshot
 from .streaming import AssistantStream
 from .summarizer import FunctionSummarizer, Summarizer, check_summary
-from .tools import ToolOutcome
+from .tools import ContextToolOutcome
 from .transcript import TranscriptRecord
-from .usage import Pricing, UsageLedger, UsageRecord, normalize_usage
+from .usage import ModelPricing, UsageLedger, UsageRecord, normalize_usage
 
 __all__ = [
     "AssistantStream",
     "CompactionNoProgressError",
     "CompactionResult",
     "ContextOverflowError",
+    "ContextToolOutcome",
     "Engine",
+    "EngineOptions",
     "EngineSnapshot",
     "ExtractiveSummarizer",
     "FunctionSummarizer",
     "LLMSummarizer",
+    "ModelPricing",
     "OverflowInfo",
-    "Pricing",
     "RegionSnapshot",
     "RetryToken",
     "RuntimeStateError",
@@ -55,7 +58,6 @@ __all__ = [
     "SummaryCall",
     "SummaryOutcome",
     "SummaryRejected",
-    "ToolOutcome",
     "TranscriptRecord",
     "UsageLedger",
     "UsageRecord",

@@ -20,6 +20,7 @@ from regio.blueprint import Blueprint, CompactingSpec, build_window, dump_bluepr
 from regio.tokens import chat_format_for_model, get_counter
 
 from .extractive import ExtractiveSummarizer
+from .options import EngineOptions
 from .summarizer import DEFAULT_STANDING_INSTRUCTIONS
 
 __all__ = ["engine_options", "standing_instructions"]
@@ -49,7 +50,8 @@ def engine_options(
     allow_custom_hooks: bool = False,
 ) -> dict[str, Any]:
     """Keyword arguments of :class:`regio.runtime.Engine` for ``blueprint`` (path, YAML text
-    or :class:`Blueprint`). Raises :class:`regio.blueprint.BlueprintError` when invalid."""
+    or :class:`Blueprint`): ``window``, ``summarizer`` and the :class:`EngineOptions` the
+    blueprint declares. Raises :class:`regio.blueprint.BlueprintError` when invalid."""
     bp = _load(blueprint)
     counter = token_counter
     if counter is None:
@@ -65,20 +67,19 @@ def engine_options(
         if isinstance(spec, CompactingSpec):
             region = window.region(spec.name)
             targets[spec.name] = int(spec.target * region.budget)
-    return {
-        "window": window,
-        "summarizer": summarizer,
-        "provider": bp.model.provider,
-        "model": bp.model.name,
-        "context_window": bp.model.context_window,
-        "output_reserve": bp.model.max_output_tokens,
-        "strategy": bp.layout.strategy,
-        "ttl": bp.cache.ttl,
-        "chunk_tokens": bp.layout.chunk_tokens,
-        "settle_share": bp.layout.settle_share,
-        "targets": targets,
-        "standing_instructions": standing_instructions(bp),
-        "blueprint_text": dump_blueprint(bp, inline_seeds=True),
-        "tokenizer": bp.tokenizer,
-        "allow_custom_hooks": allow_custom_hooks,
-    }
+    options = EngineOptions(
+        provider=bp.model.provider,
+        model=bp.model.name,
+        context_window=bp.model.context_window,
+        output_reserve=bp.model.max_output_tokens,
+        strategy=bp.layout.strategy,
+        ttl=bp.cache.ttl,
+        chunk_tokens=bp.layout.chunk_tokens,
+        settle_share=bp.layout.settle_share,
+        targets=targets,
+        standing_instructions=standing_instructions(bp),
+        blueprint_text=dump_blueprint(bp, inline_seeds=True),
+        tokenizer=bp.tokenizer,
+        allow_custom_hooks=allow_custom_hooks,
+    )
+    return {"window": window, "summarizer": summarizer, "options": options}

@@ -10,25 +10,28 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import attrs
 import msgspec
 
 from regio.layout import Request, ToolSpec
 from regio.regions import Window
 from regio.tokens import Calibration
 
-__all__ = ["BudgetMixin"]
+from .options import EngineOptions
+from .tools import context_tool_specs
+
+__all__ = ["EngineBudget"]
 
 
-class BudgetMixin:
-    """Counting and budget methods of :class:`regio.runtime.Engine` (all sizes in tokens)."""
+@attrs.define(eq=False, kw_only=True)
+class EngineBudget:
+    """Counting and budget truth of one engine (all sizes in tokens): reads the window, the
+    options (provider, model, context window, output reserve, application tools) and the
+    calibration it corrects estimates with."""
 
     window: Window
-    calibration: Calibration
-    provider: str
-    model: str
-    context_window: int | None
-    output_reserve: int
-    extra_tools: tuple[ToolSpec, ...]
+    options: EngineOptions
+    calibration: Calibration = attrs.field(factory=Calibration)
 
     # ----- counting and budget truth -----------------------------------------------------
     @property
@@ -42,9 +45,7 @@ class BudgetMixin:
 
     def tool_specs(self, extra: Iterable[ToolSpec] = ()) -> list[ToolSpec]:
         """The context tools followed by the application's tools."""
-        from .tools import context_tool_specs
-
-        return [*context_tool_specs(self), *self.extra_tools, *extra]  # type: ignore[arg-type]
+        return [*context_tool_specs(self.window), *self.options.extra_tools, *extra]
 
     def tools_tokens(self, extra: Iterable[ToolSpec] = ()) -> int:
         """Tokens of the tool schemas sent with every request (FC-18: never zero when there
@@ -66,9 +67,10 @@ class BudgetMixin:
     @property
     def limit(self) -> int:
         """``min(window max, model context window - output reserve)`` in tokens."""
+        context_window = self.options.context_window
         model_room = (
-            self.context_window - self.output_reserve
-            if self.context_window is not None
+            context_window - self.options.output_reserve
+            if context_window is not None
             else self.window.max_tokens
         )
         return min(self.window.max_tokens, model_room)
@@ -79,7 +81,8 @@ class BudgetMixin:
 
     def calibration_key(self, provider: str | None = None, model: str | None = None) -> str:
         """``provider:model`` of the calibration factor in use."""
-        return f"{provider or self.provider}:{(model or self.model) or 'default'}"
+        options = self.options
+        return f"{provider or options.provider}:{(model or options.model) or 'default'}"
 
     def estimate(self, provider: str | None = None, model: str | None = None) -> int:
         """Raw estimate of the next request: window content + tools + overhead (tokens)."""

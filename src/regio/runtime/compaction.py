@@ -27,22 +27,24 @@ them here, at turn boundaries. Rules:
   (FC-25); the exhausted content is not retried until it changes, and strikes reset only after a
   compaction brings the region below its trigger.
 
-The flush is a generator that yields summarizer jobs, so :meth:`Engine.flush` and
-:meth:`Engine.aflush` share every rule.
+The flush is one generator that yields summarizer jobs, steered by one :class:`FlushPolicy`
+value, so the sync and async drivers of :class:`regio.runtime.compactor.Compactor` share
+every rule.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import attrs
 import msgspec
 
 from regio.content import Entry, content_hash
 from regio.errors import CompactionError
 from regio.policies import is_user_turn_start
-from regio.regions import Compacting, PendingCompaction
+from regio.regions import PendingCompaction
 
+from .compactor import CompactionBook, CompactionResult, Compactor, Steps, SummaryJob
 from .errors import CompactionNoProgressError, SummarizerError, SummaryRejected
 from .events import CompactionFinished, CompactionNoProgress, CompactionRejected, CompactionStarted
 from .fallback import bulk_fallback, fallback_point, fired_trigger
@@ -57,13 +59,11 @@ from .planning import (
 )
 from .summarizer import check_summary, summarizer_limits
 
-if TYPE_CHECKING:
-    from .engine import Engine
-
 __all__ = [
     "BUG_TYPES",
     "CompactionBook",
     "CompactionResult",
+    "FlushPolicy",
     "SummaryJob",
     "compactable_regions",
     "compactable_tokens",
@@ -73,6 +73,7 @@ __all__ = [
     "queue_everything",
     "region_target",
     "room_steps",
+    "schedule_compaction",
 ]
 
 #: Preview length of a summary in results and events (characters).
@@ -93,64 +94,12 @@ BUG_TYPES: tuple[type[BaseException], ...] = (
 _BUG_TYPES = BUG_TYPES
 
 
-class CompactionResult(msgspec.Struct, frozen=True):
-    """What one flush or manual compaction did.
-
-    ``replaced_ids`` left the prompt view (they stay in the transcript), ``kept_ids`` are the
-    ids still in the compacted regions; ``tokens_before`` / ``tokens_after`` are the window's
-    used tokens; ``summary_ids`` the committed summaries; ``summary_preview`` the start of the
-    first one; ``summarizer_calls`` all requests made (hierarchical ones included);
-    ``rejected`` the reasons of refused summaries along the way.
-    """
-
-    trigger: str
-    replaced_ids: tuple[str, ...]
-    kept_ids: tuple[str, ...]
-    tokens_before: int
-    tokens_after: int
-    summary_ids: tuple[str, ...] = ()
-    summary_preview: str = ""
-    summarizer_calls: int = 0
-    rejected: tuple[str, ...] = ()
-
-    @property
-    def freed(self) -> int:
-        """Tokens freed (``tokens_before - tokens_after``)."""
-        return self.tokens_before - self.tokens_after
-
-
-class CompactionBook(msgspec.Struct):
-    """Compaction bookkeeping that is saved with the engine.
-
-    ``strikes``: no-progress strikes per region; ``blocked``: digests of content that exhausted
-    its attempts; ``floor_warned``: the whole-context trigger warning was given;
-    ``versions``: summary version per source region; ``last``: the last result;
-    ``scheduled``: instructions of a compaction scheduled by the ``compact`` tool (flushed at the
-    next turn boundary), ``None`` when none is scheduled.
-    """
-
-    strikes: dict[str, int] = msgspec.field(default_factory=dict)
-    blocked: list[str] = msgspec.field(default_factory=list)
-    floor_warned: bool = False
-    versions: dict[str, int] = msgspec.field(default_factory=dict)
-    last: CompactionResult | None = None
-    scheduled: str | None = None
-
-
-class SummaryJob(msgspec.Struct, frozen=True):
-    """One summarization the flush needs: ``entries`` (previous summary first, if any),
-    ``extra`` instructions."""
-
-    entries: tuple[Entry, ...]
-    extra: str | None
-
-
 def _blocked_key(p: PendingCompaction) -> str:
     return f"{p.region}:{content_hash(list(p.entry_ids))}"
 
 
 def _narrow(
-    engine: Engine, p: PendingCompaction, target: int, keep_messages: int | None = None
+    c: Compactor, p: PendingCompaction, target: int, keep_messages: int | None = None
 ) -> PendingCompaction | None:
     """``p`` cut down to its fewest oldest units (in the region's removal order) that leave
     ``<= target`` tokens and, with ``keep_messages``, ``<= keep_messages`` entries in its region;
@@ -161,7 +110,7 @@ def _narrow(
     summarized, never a part of it, and the kept tail never starts with a tool result. The
     protected units (newest user message, open groups) are always kept, even above the
     limits."""
-    region = engine.window.region(p.region)
+    region = c.window.region(p.region)
     entries = region.entries
     info = region.analysis()
     index = {e.id: i for i, e in enumerate(entries)}
@@ -188,7 +137,7 @@ def _narrow(
     cut = None
     # with ``cut_at_turns`` prefer a cut after which the view starts with a user turn (whole
     # turns go); else (and as a fallback) any unit boundary of the removal order
-    for at_turn in (True, False) if engine.cut_at_turns else (False,):
+    for at_turn in (True, False) if c.options.cut_at_turns else (False,):
         for j in range(0, len(units) + 1):
             if not fits(j):
                 continue
@@ -205,25 +154,25 @@ def _narrow(
     if cut == 0:
         return None
     ids = [entries[m].id for members in units[:cut] for m in members]
-    return engine.window.narrow_compaction(p.id, ids)
+    return c.window.narrow_compaction(p.id, ids)
 
 
-def _previous_summary(engine: Engine, p: PendingCompaction) -> Entry | None:
+def _previous_summary(c: Compactor, p: PendingCompaction) -> Entry | None:
     if p.operation != "compact" or p.target is None:
         return None
-    history = engine.window.region(p.target)
+    history = c.window.region(p.target)
     for entry in reversed(history.entries):
         if entry.meta.get("source") == p.region:
             return entry
     return None
 
 
-def _as_input(engine: Engine, previous: Entry) -> Entry:
+def _as_input(c: Compactor, previous: Entry) -> Entry:
     """The previous summary as summarizer input. With ``carry_forward="append"`` it stays in
     the history and the new summary replaces only the new units, so it is passed as context
     (``meta["context_only"]``): a summarizer must not copy it (the extractive one uses it only
     to skip identifiers it already holds, and sizes its output on the replaced units)."""
-    if engine.carry_forward == "replace":
+    if c.options.carry_forward == "replace":
         return previous
     return msgspec.structs.replace(previous, meta={**previous.meta, "context_only": True})
 
@@ -234,13 +183,13 @@ def _as_input(engine: Engine, previous: Entry) -> Entry:
 MERGE_INPUT_FACTOR = 2
 
 
-def _widen_merge(engine: Engine, p: PendingCompaction) -> PendingCompaction:
+def _widen_merge(c: Compactor, p: PendingCompaction) -> PendingCompaction:
     """``p`` (a ``merge``) extended to the history's oldest summaries that hold more than
     ``MERGE_INPUT_FACTOR * max_summary_tokens`` (or all of them): a merge whose input is near
     the summary cap could never shrink it."""
-    history = engine.window.region(p.region)
+    history = c.window.region(p.region)
     try:
-        cap = summarizer_limits(engine.summarizer)[2]
+        cap = summarizer_limits(c.summarizer)[2]
     except ValueError:
         return p
     floor = MERGE_INPUT_FACTOR * cap
@@ -258,64 +207,104 @@ def _widen_merge(engine: Engine, p: PendingCompaction) -> PendingCompaction:
     wider = msgspec.structs.replace(
         p, entry_ids=tuple(e.id for e in taken), tokens=sum(e.tokens for e in taken)
     )
-    engine.window.queue.put(wider)
+    c.window.queue.put(wider)
     return wider
 
 
-def _trigger_of(region: Any) -> int | None:
-    return getattr(region, "trigger_tokens", None)
-
-
-def _check_triggers(engine: Engine) -> None:
+def _check_triggers(c: Compactor) -> None:
     """Queue compactions for regions at or over their trigger (FC-19: ``>=``)."""
-    for region in engine.window.regions:
-        if isinstance(region, Compacting) and not region.pending():
-            trigger = region.trigger_tokens
-            if trigger is not None and region.used_tokens >= trigger:
-                engine.window.request_compaction(region, reason="threshold")
+    for region in c.window.regions:
+        trigger = region.trigger_tokens
+        if trigger is not None and not region.pending() and region.used_tokens >= trigger:
+            c.window.request_compaction(region, reason="threshold")
 
 
-def flush_steps(
-    engine: Engine,
-    *,
-    trigger: str,
-    extra: str | None = None,
-    targets: dict[str, int] | None = None,
-    check_triggers: bool = True,
-    keep_messages: int | None = None,
-    only: str | None = None,
-    tolerate_fallback: bool = False,
-) -> Generator[SummaryJob, SummaryOutcome, CompactionResult | None]:
-    """Flush the pending-compaction queue (module doc). Yields :class:`SummaryJob` s and
-    receives their :class:`SummaryOutcome` (or has the summarizer's exception thrown in).
+@attrs.frozen(kw_only=True)
+class FlushPolicy:
+    """How one flush runs: ``trigger`` names it in results and events; ``extra`` instructions
+    are added to the standing ones; ``targets``: region -> tokens to keep (overrides
+    :func:`region_target`); ``check_triggers``: queue regions at their trigger first;
+    ``keep_messages``: at most this many entries kept verbatim per compacted region (a manual
+    "keep the last N messages", shrunk to a unit boundary, see ``_narrow``); ``only``: flush
+    only this region's items (the rest stay queued); ``tolerate_fallback``: a region that
+    declares a bulk fallback (``sliding_window`` with ``compact`` eviction) does not raise after
+    its strikes, the failure is reported by events and the region falls back to bulk eviction
+    past ``max_items + 2*compact_count`` (:mod:`regio.runtime.fallback`).
 
-    ``targets``: region -> tokens to keep (overrides :func:`region_target`);
-    ``keep_messages``: at most this many entries kept verbatim in each compacted region (a
-    manual "keep the last N messages", shrunk to a unit boundary, see ``_narrow``); ``only``:
-    flush only the items of this region (the rest stay queued); ``tolerate_fallback`` (the
-    automatic flush of :meth:`Engine.request`): a region that declares a bulk fallback
-    (``sliding_window`` with ``compact`` eviction) does not raise after its strikes; the
-    failure is reported by events and the region falls back to bulk eviction past
-    ``max_items + 2*compact_count`` (:mod:`regio.runtime.fallback`).
+    Build one with the constructor named after the caller."""
+
+    trigger: str
+    extra: str | None = None
+    targets: dict[str, int] | None = None
+    check_triggers: bool = True
+    keep_messages: int | None = None
+    only: str | None = None
+    tolerate_fallback: bool = False
+
+    @classmethod
+    def boundary(cls, extra: str | None, targets: dict[str, int] | None) -> FlushPolicy:
+        """The automatic flush at a turn boundary (tolerates a declared bulk fallback)."""
+        return cls(trigger="auto", extra=extra, targets=targets, tolerate_fallback=True)
+
+    @classmethod
+    def queued(cls, extra: str | None) -> FlushPolicy:
+        """An explicit flush of the queue (``Engine.flush``)."""
+        return cls(trigger="auto", extra=extra)
+
+    @classmethod
+    def pressure(cls, trigger: str, targets: dict[str, int] | None) -> FlushPolicy:
+        """A compaction forced by size (``ceiling``, ``overflow``) toward ``targets``."""
+        return cls(trigger=trigger, targets=targets)
+
+    @classmethod
+    def manual(
+        cls, extra: str | None, targets: dict[str, int], keep_messages: int | None
+    ) -> FlushPolicy:
+        """A compaction on demand (``Engine.compact``): no trigger check."""
+        return cls(
+            trigger="manual",
+            extra=extra,
+            targets=targets,
+            check_triggers=False,
+            keep_messages=keep_messages,
+        )
+
+    @classmethod
+    def room(cls, region: str, target: int) -> FlushPolicy:
+        """Room for a write into ``region``: only its items, down to ``target`` tokens."""
+        return cls(trigger="room", targets={region: target}, check_triggers=False, only=region)
+
+
+@attrs.define
+class _Tally:
+    """What one flush has done so far."""
+
+    before: int
+    replaced: list[str] = attrs.field(factory=list)
+    summaries: list[Entry] = attrs.field(factory=list)
+    touched: list[str] = attrs.field(factory=list)
+    rejected: list[str] = attrs.field(factory=list)
+    calls: int = 0
+
+
+def flush_steps(c: Compactor, policy: FlushPolicy) -> Steps[CompactionResult | None]:
+    """Flush the pending-compaction queue as ``policy`` says (module doc). Yields
+    :class:`SummaryJob` s and receives their :class:`SummaryOutcome` (or has the summarizer's
+    exception thrown in).
 
     Returns ``None`` when there was nothing to flush, else a :class:`CompactionResult`.
-    Raises :class:`CompactionNoProgressError` after ``engine.no_progress_limit`` strikes (the
+    Raises :class:`CompactionNoProgressError` after ``options.no_progress_limit`` strikes (the
     message names the trigger that fired: items for a ``compact_count`` batch, tokens
     otherwise). Exceptions of :data:`BUG_TYPES` raised by the summarizer (``KeyError``,
     ``TypeError``, ...) are programming errors: they propagate unchanged and count no strike.
     """
-    window = engine.window
-    book = engine.book
-    if check_triggers:
-        _check_triggers(engine)
+    window = c.window
+    only = policy.only
+    if policy.check_triggers:
+        _check_triggers(c)
     if not [p for p in window.pending_compactions() if only is None or p.region == only]:
         return None
-    before = window.used_tokens
-    replaced: list[str] = []
-    summaries: list[Entry] = []
-    touched: list[str] = []
-    rejected: list[str] = []
-    calls = 0
+    tally = _Tally(before=window.used_tokens)
     seen: set[str] = set()
     passes = 0
     while True:
@@ -327,121 +316,159 @@ def flush_steps(
         if not queue or passes > 4 * len(window.regions) + 16:
             break
         passes += 1
-        p = queue[0]
-        seen.add(p.id)
-        key = _blocked_key(p)
-        if key in book.blocked:
-            window.fail_compaction(p.id, "no progress earlier on the same content", drop=True)
-            if p.reason == "compact_count":
-                bulk_fallback(engine, window.region(p.region), p, "no progress earlier")
+        seen.add(queue[0].id)
+        key = _blocked_key(queue[0])
+        p = _prepared(c, queue[0], key, policy)
+        if p is None:
             continue
-        region = window.region(p.region)
-        if p.operation == "merge":
-            p = _widen_merge(engine, p)
-        if p.operation == "compact" and p.reason != "compact_count":
-            goal = (targets or {}).get(p.region, region_target(engine, region))
-            fresh = window.refresh_compaction(p.id)
-            narrowed = _narrow(engine, fresh, goal, keep_messages) if fresh is not None else None
-            if narrowed is None:
-                window.fail_compaction(
-                    p.id,
-                    f"already at or below its target ({goal}) or nothing compactable",
-                    drop=True,
-                )
-                continue
-            p = narrowed
-        by_id = {e.id: e for e in region.entries}
-        entries = [by_id[i] for i in p.entry_ids if i in by_id]
-        previous = _previous_summary(engine, p)
-        inputs = ((_as_input(engine, previous),) if previous is not None else ()) + tuple(entries)
-        if region.name not in touched:
-            touched.append(region.name)
-        engine.emit(CompactionStarted(trigger, (p.id,), p.tokens, region_target(engine, region)))
-        summary: Entry | None = None
-        while True:
-            calls_before = calls
-            try:
-                try:
-                    outcome = yield SummaryJob(inputs, extra)
-                except _BUG_TYPES:
-                    raise  # a programming error in the summarizer surfaces unchanged (L7)
-                except Exception as exc:  # the summarizer call failed: a strike
-                    if isinstance(exc, (SummarizerError, SummaryRejected)):
-                        raise
-                    raise SummarizerError(f"the summarizer raised {exc!r}", cause=exc) from exc
-                calls += len(outcome.calls)
-                summary = _accept(engine, p, outcome, previous)
-            except (SummaryRejected, SummarizerError, CompactionError) as exc:
-                if calls == calls_before:
-                    calls += 1
-                reason = exc.reason if isinstance(exc, SummaryRejected) else "error"
-                rejected.append(reason)
-                strikes = book.strikes.get(region.name, 0) + 1
-                book.strikes[region.name] = strikes
-                engine.emit(CompactionRejected(p.id, region.name, reason, str(exc), strikes))
-                if strikes < engine.no_progress_limit:
-                    window.fail_compaction(p.id, f"summary rejected ({reason})", drop=False)
-                    continue
-                window.fail_compaction(p.id, "no progress", drop=True)
-                book.blocked.append(key)
-                size, trig, unit = fired_trigger(engine, region, p)
-                engine.emit(CompactionNoProgress(region.name, strikes, size, trig))
-                fell_back = (
-                    bulk_fallback(engine, region, p, "no progress")
-                    if p.reason == "compact_count"
-                    else ()
-                )
-                if tolerate_fallback and fallback_point(region) is not None:
-                    # the region declares a bulk fallback (armed, or just taken): the turn goes
-                    # on; the request's ceiling check still raises if the window is too large
-                    break
-                cause = exc.cause if isinstance(exc, SummarizerError) and exc.cause else exc
-                raise CompactionNoProgressError(
-                    f"compaction of region {region.name!r} made no progress in {strikes} "
-                    f"attempts in a row (last: {reason}: {exc}); the region holds {size} "
-                    f"{unit} against a trigger of {trig} {unit}"
-                    + (f"; {len(fell_back)} entries were bulk-evicted instead" if fell_back else "")
-                    + ". Use a summarizer that shortens its input, raise the region's budget, or "
-                    "release entries",
-                    region=region.name,
-                    attempts=strikes,
-                    size=size,
-                    trigger=trig,
-                ) from cause
-            else:
-                break
+        summary = yield from _summary_steps(c, p, key, policy, tally)
         if summary is None:
             continue
-        replaced.extend(p.entry_ids)
-        summaries.append(summary)
-        region_trigger = _trigger_of(region)
+        region = window.region(p.region)
+        tally.replaced.extend(p.entry_ids)
+        tally.summaries.append(summary)
+        region_trigger = region.trigger_tokens
         if region_trigger is None or region.used_tokens < region_trigger:
-            book.strikes.pop(region.name, None)
-            book.blocked = [b for b in book.blocked if not b.startswith(f"{region.name}:")]
-    if not replaced and not summaries:
+            c.book.strikes.pop(region.name, None)
+            c.book.blocked = [b for b in c.book.blocked if not b.startswith(f"{region.name}:")]
+    return _finish(c, policy.trigger, tally)
+
+
+def _prepared(
+    c: Compactor, p: PendingCompaction, key: str, policy: FlushPolicy
+) -> PendingCompaction | None:
+    """``p`` as it will be summarized (a merge widened, a compaction refreshed and narrowed to
+    its target), or ``None`` when it left the queue instead."""
+    window = c.window
+    region = window.region(p.region)
+    if key in c.book.blocked:
+        window.fail_compaction(p.id, "no progress earlier on the same content", drop=True)
+        if p.reason == "compact_count":
+            bulk_fallback(c, region, p, "no progress earlier")
         return None
-    kept = tuple(e.id for name in touched for e in window.region(name).entries)
+    if p.operation == "merge":
+        p = _widen_merge(c, p)
+    if p.operation == "compact" and p.reason != "compact_count":
+        goal = (policy.targets or {}).get(p.region, region_target(c, region))
+        fresh = window.refresh_compaction(p.id)
+        narrowed = _narrow(c, fresh, goal, policy.keep_messages) if fresh is not None else None
+        if narrowed is None:
+            window.fail_compaction(
+                p.id,
+                f"already at or below its target ({goal}) or nothing compactable",
+                drop=True,
+            )
+            return None
+        p = narrowed
+    return p
+
+
+def _summary_steps(
+    c: Compactor, p: PendingCompaction, key: str, policy: FlushPolicy, tally: _Tally
+) -> Steps[Entry | None]:
+    """Summarize and commit ``p``, retrying a refused summary until the strikes run out;
+    returns the committed summary, or ``None`` when the region's fallback took over."""
+    region = c.window.region(p.region)
+    by_id = {e.id: e for e in region.entries}
+    entries = [by_id[i] for i in p.entry_ids if i in by_id]
+    previous = _previous_summary(c, p)
+    inputs = ((_as_input(c, previous),) if previous is not None else ()) + tuple(entries)
+    if region.name not in tally.touched:
+        tally.touched.append(region.name)
+    c.emit(CompactionStarted(policy.trigger, (p.id,), p.tokens, region_target(c, region)))
+    while True:
+        calls_before = tally.calls
+        try:
+            try:
+                outcome = yield SummaryJob(inputs, policy.extra)
+            except _BUG_TYPES:
+                raise  # a programming error in the summarizer surfaces unchanged (L7)
+            except Exception as exc:  # the summarizer call failed: a strike
+                if isinstance(exc, (SummarizerError, SummaryRejected)):
+                    raise
+                raise SummarizerError(f"the summarizer raised {exc!r}", cause=exc) from exc
+            tally.calls += len(outcome.calls)
+            return _accept(c, p, outcome, previous)
+        except (SummaryRejected, SummarizerError, CompactionError) as exc:
+            if tally.calls == calls_before:
+                tally.calls += 1
+            if not _strike(c, p, key, exc, policy, tally):
+                return None
+
+
+def _strike(
+    c: Compactor,
+    p: PendingCompaction,
+    key: str,
+    exc: SummaryRejected | SummarizerError | CompactionError,
+    policy: FlushPolicy,
+    tally: _Tally,
+) -> bool:
+    """Count a refused summary of ``p``: ``True`` to try again, ``False`` when the region's
+    declared bulk fallback took over (``policy.tolerate_fallback``); raises
+    :class:`CompactionNoProgressError` when the strikes ran out otherwise."""
+    window, book = c.window, c.book
+    region = window.region(p.region)
+    reason = exc.reason if isinstance(exc, SummaryRejected) else "error"
+    tally.rejected.append(reason)
+    strikes = book.strikes.get(region.name, 0) + 1
+    book.strikes[region.name] = strikes
+    c.emit(CompactionRejected(p.id, region.name, reason, str(exc), strikes))
+    if strikes < c.options.no_progress_limit:
+        window.fail_compaction(p.id, f"summary rejected ({reason})", drop=False)
+        return True
+    window.fail_compaction(p.id, "no progress", drop=True)
+    book.blocked.append(key)
+    size, trig, unit = fired_trigger(c, region, p)
+    c.emit(CompactionNoProgress(region.name, strikes, size, trig))
+    fell_back = bulk_fallback(c, region, p, "no progress") if p.reason == "compact_count" else ()
+    if policy.tolerate_fallback and fallback_point(region) is not None:
+        # the region declares a bulk fallback (armed, or just taken): the turn goes on; the
+        # request's ceiling check still raises if the window is too large
+        return False
+    cause = exc.cause if isinstance(exc, SummarizerError) and exc.cause else exc
+    raise CompactionNoProgressError(
+        f"compaction of region {region.name!r} made no progress in {strikes} "
+        f"attempts in a row (last: {reason}: {exc}); the region holds {size} "
+        f"{unit} against a trigger of {trig} {unit}"
+        + (f"; {len(fell_back)} entries were bulk-evicted instead" if fell_back else "")
+        + ". Use a summarizer that shortens its input, raise the region's budget, or "
+        "release entries",
+        region=region.name,
+        attempts=strikes,
+        size=size,
+        trigger=trig,
+    ) from cause
+
+
+def _finish(c: Compactor, trigger: str, tally: _Tally) -> CompactionResult | None:
+    """The flush's result (kept as ``book.last``) and its ``compaction_finished`` event."""
+    if not tally.replaced and not tally.summaries:
+        return None
+    window = c.window
+    kept = tuple(e.id for name in tally.touched for e in window.region(name).entries)
+    summaries = tally.summaries
     result = CompactionResult(
         trigger=trigger,
-        replaced_ids=tuple(replaced),
+        replaced_ids=tuple(tally.replaced),
         kept_ids=kept,
-        tokens_before=before,
+        tokens_before=tally.before,
         tokens_after=window.used_tokens,
         summary_ids=tuple(s.id for s in summaries),
         summary_preview=summaries[0].text[:PREVIEW_CHARS] if summaries else "",
-        summarizer_calls=calls,
-        rejected=tuple(rejected),
+        summarizer_calls=tally.calls,
+        rejected=tuple(tally.rejected),
     )
-    book.last = result
-    engine.emit(
+    c.book.last = result
+    c.emit(
         CompactionFinished(
             trigger,
             result.replaced_ids,
             kept,
-            before,
+            tally.before,
             result.tokens_after,
             result.summary_ids,
-            calls,
+            tally.calls,
             result.summary_preview,
         )
     )
@@ -449,14 +476,14 @@ def flush_steps(
 
 
 def _accept(
-    engine: Engine, p: PendingCompaction, outcome: SummaryOutcome, previous: Entry | None
+    c: Compactor, p: PendingCompaction, outcome: SummaryOutcome, previous: Entry | None
 ) -> Entry:
     """Check and commit one summary; raises (changing nothing) when it is refused."""
-    window = engine.window
+    window = c.window
     text = outcome.text
-    tokens = engine.count_text(text)
+    tokens = c.count_text(text)
     rolling = (
-        engine.carry_forward == "replace" and previous is not None and p.operation == "compact"
+        c.options.carry_forward == "replace" and previous is not None and p.operation == "compact"
     )
     replaced = p.tokens + (previous.tokens if (rolling and previous is not None) else 0)
     check_summary(text, summary_tokens=tokens, replaced_tokens=replaced)
@@ -471,7 +498,7 @@ def _accept(
             summary_tokens=tokens,
             replaced_tokens=replaced,
         )
-    version = engine.book.versions.get(p.region, 0) + 1
+    version = c.book.versions.get(p.region, 0) + 1
     meta: dict[str, Any] = {"summary": True, "version": version}
     if p.operation == "compact":
         covered = (
@@ -485,14 +512,14 @@ def _accept(
     # same commit and checks the size against everything the new summary replaces
     supersedes = (previous.id,) if (rolling and previous is not None) else ()
     committed = window.complete_compaction(p.id, entry, supersedes=supersedes)
-    engine.book.versions[p.region] = version
-    engine.record("compaction", p.region, entry=committed, ids=p.entry_ids)
+    c.book.versions[p.region] = version
+    c.record("compaction", p.region, entry=committed, ids=p.entry_ids)
     return committed
 
 
 def room_steps(
-    engine: Engine, region_name: str, tokens: int
-) -> Generator[SummaryJob, SummaryOutcome, CompactionResult | None] | None:
+    c: Compactor, region_name: str, tokens: int
+) -> Steps[CompactionResult | None] | None:
     """Compaction that makes room for a write of ``tokens`` into ``region_name`` (FC-12).
 
     A ``compacting`` region paired with a ``compact_history`` (admission ``evict``) would
@@ -503,16 +530,18 @@ def room_steps(
     generator to drive, or ``None`` when the write fits (or the region is not such a region);
     units that cannot be compacted (the newest user message, open groups) stay, and the write
     then rolls off or is refused by the region as usual."""
-    region = engine.window.region(region_name)
-    if not isinstance(region, Compacting) or region.compact_target is None:
+    region = c.window.region(region_name)
+    if not region.summarizes_before_rolloff or region.compact_target is None:
         return None
     if region.admission != "evict" or region.used_tokens + tokens <= region.budget:
         return None
-    engine.window.request_compaction(region, reason="room")
-    return flush_steps(
-        engine,
-        trigger="room",
-        targets={region.name: max(0, min(region_target(engine, region), region.budget - tokens))},
-        check_triggers=False,
-        only=region.name,
-    )
+    c.window.request_compaction(region, reason="room")
+    target = max(0, min(region_target(c, region), region.budget - tokens))
+    return flush_steps(c, FlushPolicy.room(region.name, target))
+
+
+def schedule_compaction(c: Compactor, instructions: str | None) -> None:
+    """Queue the compactable content for the next turn boundary with ``instructions`` added to
+    the standing requirements (the ``compact`` tool runs mid-turn)."""
+    queue_everything(c, "manual")
+    c.book.scheduled = (instructions or "").strip() or None

@@ -1,5 +1,4 @@
-"""The :class:`Engine`: owns a window, admits writes, flushes compactions, recovers from
-overflow, records usage and emits events (DESIGN.md section 4).
+"""The :class:`Engine`: a thin front over the parts that drive one agent's window.
 
 Typical loop::
 
@@ -13,9 +12,16 @@ Typical loop::
     engine.observe(response.usage)                 # calibration + usage ledger
     engine.add_assistant(...); engine.add_tool_result(...)
 
-Budget truth (DESIGN.md section 4): ``ceiling = min(window max, model context window) - output
-reserve - tool schemas - system overhead``, compared with the request's estimate corrected by
-:class:`regio.tokens.Calibration` (FC-18).
+Parts (none of them knows the engine): :class:`EngineOptions` (every option, frozen),
+:class:`EngineBudget` (counting and budget truth), :class:`Compactor` (the compaction flush and its
+bookkeeping, sync and async drivers of one generator), :class:`SessionState` (last request,
+layout state), :class:`UsageLedger`, overflow recovery (:func:`regio.runtime.recovery.recover`),
+the context tools (:mod:`regio.runtime.tools`) and persistence
+(:mod:`regio.runtime.persistence`). Events go through the window's bus.
+
+EngineBudget truth: ``ceiling = min(window max, model context window) - output reserve - tool
+schemas - system overhead``, compared with the request's estimate corrected by
+:class:`regio.tokens.Calibration`.
 """
 
 from __future__ import annotations
@@ -28,87 +34,84 @@ from typing import Any
 import attrs
 
 from regio.content import Block, Entry, Message, Text, Thinking, ToolResult, ToolUse
-from regio.events import Event, EventBus
-from regio.layout import LayoutState, Request, ToolSpec, assemble
-from regio.regions import Refusal, Window, WriteResult
-from regio.tokens import Calibration
+from regio.events import Event, EventBus, atransactional, transactional
+from regio.layout import Request, ToolSpec
+from regio.regions import PendingCompaction, Refusal, Window, WriteResult
+from regio.tokens import Calibration, TokenCounter
 
 from . import compaction as cp
-from .budget import BudgetMixin
-from .errors import ContextOverflowError
-from .events import CalibrationUpdated, OrphanToolResult, OverBudget, UsageObserved
+from . import flushing
+from .budget import EngineBudget
+from .compactor import CompactionBook, CompactionResult, Compactor
+from .events import OrphanToolResult
 from .extractive import ExtractiveSummarizer
-from .flushing import FlushMixin
-from .overflow import classify_overflow
+from .options import EngineOptions
+from .overflow import OverflowInfo, classify_overflow
 from .recovery import RetryToken, recover
-from .render import render_payload
-from .summarizer import DEFAULT_STANDING_INSTRUCTIONS
-from .transcript import RecordKind, Transcript, TranscriptRecord
+from .requests import lay_out, observe_usage
+from .snapshot import EngineSnapshot, take_snapshot
+from .state import SessionState
+from .streaming import AssistantStream
+from .tools import ContextToolOutcome, context_tool_specs, handle_tool_call
+from .transcript import Transcript, TranscriptRecord
 from .usage import PriceLookup, UsageLedger, UsageRecord, rule_prices
+from .writes import clear_region, entry_of, release_from, write_to
 
 __all__ = ["Engine"]
 
+#: Keyword arguments of :class:`Engine` that are session state (:class:`SessionState`).
+_STATE_NAMES = tuple(a.name for a in attrs.fields(SessionState))
 
-@attrs.define(eq=False, kw_only=True)
-class Engine(BudgetMixin, FlushMixin):
-    """Drives one agent's window (see module doc). Build with :meth:`from_blueprint` or directly
-    from a :class:`regio.regions.Window`.
 
-    Options (tokens unless noted): ``provider`` / ``model`` (defaults for :meth:`request`),
-    ``context_window`` (the model's window; default the window's ``max_tokens`` plus
-    ``output_reserve``), ``output_reserve`` (kept for the answer), ``strategy`` (layout
-    strategy), ``ttl``, ``chunk_tokens``, ``settle_share``, ``targets`` (region -> hysteresis
-    target), ``compact_trigger`` (whole-context trigger in calibrated tokens, or ``None``),
-    ``auto_compact`` (flush and recover automatically), ``no_progress_limit`` (N),
-    ``carry_forward`` (``append`` | ``replace``), ``cut_at_turns`` (hysteresis cuts prefer
-    user-turn starts, so whole turns go), ``standing_instructions``,
-    ``clock`` (seconds; the engine reads time only from it).
-    """
+class Engine:
+    """Drives one agent's window (see module doc). Build with :meth:`from_blueprint`, or from a
+    :class:`regio.regions.Window` (with a token counter) and :class:`EngineOptions`; option
+    keywords (``Engine(window, strategy="naive")``) override ``options``.
 
-    window: Window
-    summarizer: Any = attrs.field(factory=ExtractiveSummarizer)
-    provider: str = "anthropic"
-    model: str = ""
-    context_window: int | None = None
-    output_reserve: int = 0
-    strategy: str = "regio"
-    ttl: str = "5m"
-    chunk_tokens: int = 1024
-    settle_share: float = 0.1
-    targets: dict[str, int] = attrs.field(factory=dict)
-    compact_trigger: int | None = None
-    auto_compact: bool = True
-    no_progress_limit: int = 3
-    cut_at_turns: bool = False
-    carry_forward: str = attrs.field(
-        default="append", validator=attrs.validators.in_(("append", "replace"))
-    )
-    standing_instructions: str = DEFAULT_STANDING_INSTRUCTIONS
-    calibration: Calibration = attrs.field(factory=Calibration)
-    ledger: UsageLedger = attrs.field(factory=UsageLedger)
-    transcript_log: Transcript = attrs.field(factory=Transcript)
-    clock: Callable[[], float] = time.time
-    session_id: str | None = None
-    blueprint_text: str | None = None
-    tokenizer: str | None = None
-    extra_tools: tuple[ToolSpec, ...] = ()
-    book: cp.CompactionBook = attrs.field(factory=cp.CompactionBook)
-    layout_state: LayoutState | None = None
-    last_request: Request | None = None
-    last_estimate: int = 0
-    last_provider: str = ""
-    last_model: str = ""
-    overflow_retry: bool = False
-    allow_custom_hooks: bool = False
+    ``summarizer`` (default :class:`ExtractiveSummarizer`) is any sync or async summarizer;
+    ``clock`` (seconds) is the only time source. ``calibration``, ``ledger``,
+    ``transcript_log``, ``book`` and the :class:`SessionState` fields restore a saved engine.
+    Raises :class:`ValueError` for a window without a token counter or an option out of
+    range, :class:`TypeError` for an unknown keyword."""
 
-    def __attrs_post_init__(self) -> None:
-        if self.no_progress_limit < 1:
-            raise ValueError(f"no_progress_limit must be >= 1, got {self.no_progress_limit}")
-        if self.window.counter is None:
+    def __init__(
+        self,
+        window: Window,
+        *,
+        options: EngineOptions | None = None,
+        summarizer: Any = None,
+        clock: Callable[[], float] = time.time,
+        calibration: Calibration | None = None,
+        ledger: UsageLedger | None = None,
+        transcript_log: Transcript | None = None,
+        book: CompactionBook | None = None,
+        **values: Any,
+    ) -> None:
+        if window.counter is None:
             raise ValueError(
                 "the engine's window needs a token counter (Window(counter=...)); entries are "
                 "counted once when written"
             )
+        overrides, rest = EngineOptions.split(values)
+        state = {k: rest.pop(k) for k in _STATE_NAMES if k in rest}
+        if rest:
+            raise TypeError(f"Engine() got unknown keyword arguments: {', '.join(sorted(rest))}")
+        opts = attrs.evolve(options or EngineOptions(), **overrides)
+        self.window = window
+        self.options = opts
+        self.budget = EngineBudget(
+            window=window, options=opts, calibration=calibration or Calibration()
+        )
+        self.compactor = Compactor(
+            window=window,
+            options=opts,
+            summarizer=summarizer if summarizer is not None else ExtractiveSummarizer(),
+            book=book or CompactionBook(),
+            transcript=transcript_log or Transcript(),
+            clock=clock,
+        )
+        self.ledger = ledger or UsageLedger()
+        self.state = SessionState(**state)
 
     # ----- construction ------------------------------------------------------------------
     @classmethod
@@ -117,7 +120,7 @@ class Engine(BudgetMixin, FlushMixin):
         blueprint: Any,
         *,
         summarizer: Any = None,
-        token_counter: Any = None,
+        token_counter: TokenCounter | None = None,
         allow_custom_hooks: bool = False,
         clock: Callable[[], float] | None = None,
         prices: PriceLookup | None = None,
@@ -126,8 +129,9 @@ class Engine(BudgetMixin, FlushMixin):
         """An engine for ``blueprint`` (a path, YAML text or a loaded
         :class:`regio.blueprint.Blueprint`). ``summarizer`` defaults to an
         :class:`ExtractiveSummarizer` sized by the blueprint's ``summarizer`` section;
-        ``token_counter`` to the blueprint's tokenizer; ``options`` override engine options.
-        Raises :class:`regio.blueprint.BlueprintError` for an invalid blueprint."""
+        ``token_counter`` to the blueprint's tokenizer; ``options`` are :class:`EngineOptions`
+        fields that override the blueprint's. Raises :class:`regio.blueprint.BlueprintError`
+        for an invalid blueprint."""
         from .blueprint_bridge import engine_options
 
         kwargs = engine_options(
@@ -143,7 +147,56 @@ class Engine(BudgetMixin, FlushMixin):
         kwargs.update(options)
         return cls(**kwargs)
 
-    # ----- events ------------------------------------------------------------------------
+    # ----- parts -------------------------------------------------------------------------
+    @property
+    def summarizer(self) -> Any:
+        """The summarizer compactions call (assignable)."""
+        return self.compactor.summarizer
+
+    @summarizer.setter
+    def summarizer(self, value: Any) -> None:
+        self.compactor.summarizer = value
+
+    @property
+    def calibration(self) -> Calibration:
+        """Estimate corrections per ``provider:model`` (the budget's)."""
+        return self.budget.calibration
+
+    @property
+    def book(self) -> CompactionBook:
+        """Compaction bookkeeping (strikes, versions, the last result)."""
+        return self.compactor.book
+
+    @property
+    def transcript_log(self) -> Transcript:
+        """The canonical append-only log."""
+        return self.compactor.transcript
+
+    @property
+    def counter(self) -> TokenCounter:
+        """The token counter (the window's)."""
+        counter = self.window.counter
+        assert counter is not None
+        return counter
+
+    @property
+    def limit(self) -> int:
+        """:attr:`EngineBudget.limit` (tokens)."""
+        return self.budget.limit
+
+    def ceiling(self, extra_tools: Iterable[ToolSpec] = ()) -> int:
+        """:meth:`EngineBudget.ceiling` (tokens)."""
+        return self.budget.ceiling(extra_tools)
+
+    def size(self, provider: str | None = None, model: str | None = None) -> int:
+        """:meth:`EngineBudget.size`: calibrated estimate of the next request (tokens)."""
+        return self.budget.size(provider, model)
+
+    def tool_specs(self, extra: Iterable[ToolSpec] = ()) -> list[ToolSpec]:
+        """The context tools followed by the application's tools."""
+        return self.budget.tool_specs(extra)
+
+    # ----- events and transcript ---------------------------------------------------------
     @property
     def events(self) -> EventBus:
         """The window's event bus (regions, layout and runtime events, in order)."""
@@ -157,20 +210,6 @@ class Engine(BudgetMixin, FlushMixin):
         """Emit a runtime event on the window's bus."""
         self.window.events.emit(event)
 
-    # ----- transcript --------------------------------------------------------------------
-    def record(
-        self,
-        kind: RecordKind,
-        region: str,
-        *,
-        entry: Entry | None = None,
-        ids: Iterable[str] = (),
-    ) -> TranscriptRecord:
-        """Append a record to the transcript."""
-        return self.transcript_log.add(
-            kind, region, turn=self.window.turn, entry=entry, ids=ids, at=float(self.clock())
-        )
-
     def transcript(self) -> tuple[TranscriptRecord, ...]:
         """The full canonical log (append-only; views and compaction never change it)."""
         return tuple(self.transcript_log.records)
@@ -180,12 +219,7 @@ class Engine(BudgetMixin, FlushMixin):
         return self.transcript_log.new_items(self.window.turn if turn is None else turn)
 
     # ----- writes ------------------------------------------------------------------------
-    def _entry_of(self, region: str, result: WriteResult | Refusal) -> Entry | None:
-        if not isinstance(result, WriteResult):
-            return None
-        r = self.window.region(region)
-        return next((e for e in reversed(r.entries) if e.id == result.entry_id), None)
-
+    @transactional
     def write(
         self,
         region: str,
@@ -196,20 +230,11 @@ class Engine(BudgetMixin, FlushMixin):
     ) -> WriteResult | Refusal:
         """Write into ``region`` (a key replaces in keyed regions). Returns the window's
         :class:`WriteResult` or :class:`Refusal` (nothing changed); ``strict`` raises
-        :class:`regio.errors.RegionFullError` instead (FC-26 a). A write that does not fit a
+        :class:`regio.errors.RegionFullError` instead. A write that does not fit a
         ``compacting`` region paired with a ``compact_history`` first summarizes the region's
-        oldest units to make room, so nothing rolls off unsummarized (FC-12;
-        :func:`regio.runtime.compaction.room_steps`)."""
-        if not isinstance(content, Entry):
-            content = self.window.make_entry(content, key=key)
-        steps = cp.room_steps(self, region, content.tokens)
-        if steps is not None:
-            self._run(steps)
-        result = self.window.write(region, content, key=key, strict=strict)
-        entry = self._entry_of(region, result)
-        if entry is not None and not (isinstance(result, WriteResult) and result.unchanged):
-            self.record("write", region, entry=entry)
-        return result
+        oldest units to make room, so nothing rolls off unsummarized
+        (:func:`regio.runtime.compaction.room_steps`)."""
+        return write_to(self.compactor, region, content, key=key, strict=strict)
 
     def append(
         self, region: str, content: str | Block | Sequence[Block], *, strict: bool = False
@@ -217,6 +242,7 @@ class Engine(BudgetMixin, FlushMixin):
         """Append to ``region`` (the name used for ``grows`` regions); see :meth:`write`."""
         return self.write(region, content, strict=strict)
 
+    @transactional
     def release(
         self,
         region: str,
@@ -227,19 +253,15 @@ class Engine(BudgetMixin, FlushMixin):
     ) -> list[Entry]:
         """Release by ``key``, ``index`` (its whole unit) or the ``oldest`` N units; returns the
         removed entries (they stay in the transcript)."""
-        removed = self.window.release(region, key=key, index=index, oldest=oldest)
-        if removed:
-            self.record("release", region, ids=[e.id for e in removed])
-        return removed
+        return release_from(self.compactor, region, key=key, index=index, oldest=oldest)
 
+    @transactional
     def clear(self, region: str) -> list[Entry]:
         """Clear ``region`` (protected units stay); returns the removed entries."""
-        removed = self.window.clear(region)
-        if removed:
-            self.record("clear", region, ids=[e.id for e in removed])
-        return removed
+        return clear_region(self.compactor, region)
 
     # ----- conversation ------------------------------------------------------------------
+    @transactional
     def add_message(self, message: Message, *, tokens: int | None = None) -> Entry:
         """Append ``message`` to the conversation and the transcript; returns its entry.
         Raises :class:`regio.errors.RegionFullError` when the conversation refuses it."""
@@ -252,13 +274,13 @@ class Engine(BudgetMixin, FlushMixin):
             if b.tool_use_id not in self.window.call_groups
         ]
         result = self.window.add_message(message, tokens=tokens, strict=True)
-        entry = self._entry_of(conv.name, result)
+        entry = entry_of(self.compactor, conv.name, result)
         assert entry is not None
         for call_id in orphans:
             self.emit(OrphanToolResult(call_id, entry.id))
         if message.role == "user" and any(not isinstance(b, ToolResult) for b in message.blocks):
-            self.overflow_retry = False
-        self.record("message", conv.name, entry=entry)
+            self.state.overflow_retry = False
+        self.compactor.record("message", conv.name, entry=entry)
         return entry
 
     def add_user(self, text: str | Sequence[Block], *, tokens: int | None = None) -> Entry:
@@ -292,28 +314,13 @@ class Engine(BudgetMixin, FlushMixin):
             Message.tool((ToolResult(tool_use_id, content, is_error),)), tokens=tokens
         )
 
-    def stream_assistant(self) -> Any:
+    def stream_assistant(self) -> AssistantStream:
         """An :class:`AssistantStream` that appends the streamed assistant message when it
-        completes (FC-32); see :mod:`regio.runtime.streaming`."""
-        from .streaming import AssistantStream
-
-        return AssistantStream(self)
+        completes; see :mod:`regio.runtime.streaming`."""
+        return AssistantStream(self.add_message, self.emit)
 
     # ----- requests ----------------------------------------------------------------------
-    def _assemble(self, tools: Sequence[ToolSpec], model: str, provider: str = "") -> Request:
-        return assemble(
-            self.window,
-            self.strategy,
-            tools=tools,
-            state=self.layout_state,
-            ttl=self.ttl,
-            model=model or None,
-            provider=provider or self.provider or None,
-            chunk_tokens=self.chunk_tokens,
-            settle_share=self.settle_share,
-            session_id=self.session_id,
-        )
-
+    @transactional
     def request(
         self,
         provider: str | None = None,
@@ -329,118 +336,152 @@ class Engine(BudgetMixin, FlushMixin):
         ``openai_responses``, ``openai_compatible``, ``llamacpp``, ``text``, ...).
 
         At this turn boundary the pending compactions are flushed first (``flush``). A request
-        whose calibrated size is over :meth:`ceiling` is compacted to half the allowance and
-        laid out again; if it is still over, :class:`ContextOverflowError` is raised (FC-19
-        part 3), never only a warning. Returns ``(request, payload)``; the layout state is
-        kept for the next call.
-        """
-        provider = provider or self.provider
-        model = model or self.model
-        if flush and self.auto_compact:
-            self._turn_boundary(provider, model)
-        specs = self.tool_specs(tools)
-        req = self._assemble(specs, model, provider)
-        raw = self.request_estimate(req)
-        limit = self.limit
-        if self.calibrated(raw, provider, model) > limit:
-            if self.auto_compact:
-                factor = self.calibration.factor(self.calibration_key(provider, model))
-                goal = limit // 2
-                need = int((self.calibrated(raw, provider, model) - goal) / factor) + 1
-                self._compact_now("ceiling", cp.plan_targets(self, need), None)
-                req = self._assemble(specs, model, provider)
-                raw = self.request_estimate(req)
-            sized = self.calibrated(raw, provider, model)
-            if sized > limit:
-                self.emit(OverBudget(sized, limit))
-                raise ContextOverflowError(
-                    f"the request needs {sized} calibrated tokens but the ceiling is {limit} "
-                    f"(window {self.window.max_tokens}, output reserve {self.output_reserve}); "
-                    "nothing more can be compacted: release entries or raise the budget",
-                    estimated=sized,
-                    ceiling=limit,
-                )
-        payload = render_payload(
-            req,
+        whose calibrated size is over :attr:`limit` is compacted to half the allowance and
+        laid out again; if it is still over, :class:`ContextOverflowError` is raised, never
+        only a warning. Returns ``(request, payload)``; the layout state is kept for the next
+        call."""
+        provider = provider or self.options.provider
+        model = model or self.options.model
+        if flush and self.options.auto_compact:
+            self.compactor.run(
+                flushing.boundary_steps(self.compactor, self.budget, provider, model)
+            )
+        return lay_out(
+            self.compactor,
+            self.budget,
+            self.state,
             provider,
+            model,
+            tools=tools,
             api=api,
-            model=model,
-            max_tokens=max_tokens or self.output_reserve or None,
-            **extra,
+            max_tokens=max_tokens,
+            extra=extra,
         )
-        self.layout_state = req.state
-        self.last_request = req
-        self.last_estimate = raw
-        self.last_provider, self.last_model = provider, model
-        return req, payload
 
-    # ----- overflow recovery -------------------------------------------------------------
+    @atransactional
+    async def aturn_boundary(
+        self, provider: str | None = None, model: str | None = None
+    ) -> CompactionResult | None:
+        """The flush :meth:`request` runs at a turn boundary (whole-context trigger measured for
+        ``provider`` / ``model``, default the engine's; tolerated bulk fallback), awaiting an
+        async summarizer. Call it, then ``request(..., flush=False)``. Returns what was done,
+        or ``None`` when nothing was pending. Raises :class:`CompactionNoProgressError` as
+        :meth:`request` does."""
+        steps = flushing.boundary_steps(
+            self.compactor,
+            self.budget,
+            provider or self.options.provider,
+            model or self.options.model,
+        )
+        return await self.compactor.arun(steps)
+
+    # ----- overflow recovery and usage ---------------------------------------------------
+    @transactional
     def recover_overflow(self, error: Any) -> RetryToken | None:
-        """Answer a provider error (FC-20). A context-length refusal compacts to half the
-        allowance and returns a :class:`RetryToken` (retry the call once); a second refusal
-        raises :class:`ContextOverflowError` with the numbers and the provider's error. Any
-        other error is re-raised unchanged when it is an exception, else ``None`` is
-        returned."""
-        return recover(self, error)
+        """Answer a provider error. A context-length refusal compacts to half the allowance
+        and returns a :class:`RetryToken` (retry the call once); a second refusal raises
+        :class:`ContextOverflowError` with the numbers and the provider's error. Any other
+        error is re-raised unchanged when it is an exception, else ``None`` is returned."""
+        return recover(self.compactor, self.budget, self.state, error)
 
-    def classify(self, error: Any) -> Any:
-        """:func:`regio.runtime.overflow.classify_overflow` of ``error``."""
+    def classify(self, error: Any) -> OverflowInfo | None:
+        """:func:`regio.runtime.overflow.classify_overflow` of ``error``: the recognised
+        context-length refusal, or ``None``."""
         return classify_overflow(error)
 
-    # ----- usage -------------------------------------------------------------------------
+    @transactional
     def observe(
         self, usage: Any, *, provider: str | None = None, model: str | None = None
     ) -> UsageRecord:
         """Record the provider-reported usage of the last request (Anthropic or OpenAI shapes,
         objects or dicts; ``None`` when the provider reports none). Feeds
         :class:`regio.tokens.Calibration` with the last request's estimate and returns the
-        :class:`UsageRecord` (cost from the cache rules' prices)."""
-        provider = provider or self.last_provider or self.provider
-        model = model or self.last_model or self.model
-        estimated = self.last_estimate or None
-        record = self.ledger.observe(usage, provider=provider, model=model, estimated=estimated)
-        self.emit(
-            UsageObserved(
-                record.index,
-                provider,
-                model,
-                record.prompt_tokens,
-                record.cache_read_tokens,
-                record.cache_creation_tokens,
-                record.output_tokens,
-                estimated,
-                record.cost_usd,
+        :class:`UsageRecord` (cost in USD from the cache rules' prices)."""
+        return observe_usage(
+            self.ledger, self.budget, self.state, self.emit, usage, provider, model
+        )
+
+    # ----- compaction --------------------------------------------------------------------
+    def pending(self) -> list[PendingCompaction]:
+        """The window's pending-compaction queue, oldest first."""
+        return self.window.pending_compactions()
+
+    @transactional
+    def flush(self) -> CompactionResult | None:
+        """Flush pending compactions now (call at a turn boundary; :meth:`request` does it).
+        Returns what was done, or ``None`` when nothing was pending. Raises
+        :class:`CompactionNoProgressError` after N passes that free nothing."""
+        return self.compactor.run(flushing.queued_steps(self.compactor))
+
+    @atransactional
+    async def aflush(self) -> CompactionResult | None:
+        """:meth:`flush` awaiting an async summarizer."""
+        return await self.compactor.arun(flushing.queued_steps(self.compactor))
+
+    @transactional
+    def compact(
+        self,
+        instructions: str | None = None,
+        *,
+        keep_tokens: int | None = None,
+        keep_messages: int | None = None,
+        keep_fraction: float | None = None,
+    ) -> CompactionResult | None:
+        """Compact now, on demand. ``instructions`` are added to the standing summary
+        requirements (never replace them). Keep limits, per compacted region, all optional
+        and combined (the tightest wins): ``keep_tokens`` (tokens kept verbatim; 0 compacts
+        everything compactable), ``keep_messages`` (entries kept verbatim: "keep the last N
+        messages"), ``keep_fraction`` (fraction in ``[0, 1]`` of the region's current size);
+        none: each region's hysteresis target. A limit that falls inside a unit (a call and its
+        results) shrinks the kept tail to that unit's boundary: the whole unit is summarized.
+        Returns a :class:`CompactionResult`, or ``None`` when there is nothing to compact;
+        ``compaction_started`` / ``compaction_finished`` events are emitted either way. Raises
+        :class:`ValueError` for a negative limit or a fraction outside ``[0, 1]``."""
+        return self.compactor.run(
+            flushing.manual_steps(
+                self.compactor, instructions, keep_tokens, keep_messages, keep_fraction
             )
         )
-        if record.prompt_tokens > 0 and estimated:
-            key = self.calibration_key(provider, model)
-            factor = self.calibration.observe(key, estimated, record.prompt_tokens)
-            self.emit(CalibrationUpdated(key, factor, estimated, record.prompt_tokens))
-        if record.prompt_tokens > 0:
-            self.overflow_retry = False
-        return record
+
+    @atransactional
+    async def acompact(
+        self,
+        instructions: str | None = None,
+        *,
+        keep_tokens: int | None = None,
+        keep_messages: int | None = None,
+        keep_fraction: float | None = None,
+    ) -> CompactionResult | None:
+        """:meth:`compact` awaiting an async summarizer."""
+        return await self.compactor.arun(
+            flushing.manual_steps(
+                self.compactor, instructions, keep_tokens, keep_messages, keep_fraction
+            )
+        )
+
+    @transactional
+    def schedule_compaction(self, instructions: str | None = None) -> None:
+        """Compact at the next turn boundary (used by the agent's ``compact`` tool, which runs
+        mid-turn): queues the compactable content; ``instructions`` are added to the standing
+        requirements."""
+        cp.schedule_compaction(self.compactor, instructions)
 
     # ----- tools -------------------------------------------------------------------------
     def tools(self) -> list[ToolSpec]:
         """Definitions of the context tools (JSON schemas) for the agent."""
-        from .tools import context_tool_specs
+        return context_tool_specs(self.window)
 
-        return context_tool_specs(self)
-
-    def handle_tool_call(self, name: str, arguments: Any) -> Any:
-        """Run a context tool; returns a :class:`regio.runtime.tools.ToolOutcome` whose
-        ``text`` goes back to the agent. Mistakes and refusals come back as instructive text,
-        never as exceptions."""
-        from .tools import handle_tool_call
-
-        return handle_tool_call(self, name, arguments)
+    @transactional
+    def handle_tool_call(self, name: str, arguments: Any) -> ContextToolOutcome:
+        """Run a context tool; returns a :class:`ContextToolOutcome` whose ``text`` goes back
+        to the agent. Mistakes and refusals come back as instructive text, never as
+        exceptions."""
+        return handle_tool_call(self.compactor, name, arguments)
 
     # ----- snapshot and persistence ------------------------------------------------------
-    def snapshot(self) -> Any:
-        """A :class:`regio.runtime.snapshot.EngineSnapshot` (per-region breakdown)."""
-        from .snapshot import take_snapshot
-
-        return take_snapshot(self)
+    def snapshot(self) -> EngineSnapshot:
+        """A per-region breakdown of the window (:class:`EngineSnapshot`)."""
+        return take_snapshot(self.compactor, self.budget, self.ledger, self.state.last_request)
 
     def save(self, path: str | Path) -> Path:
         """Save the whole engine state atomically (JSON, or msgpack for ``.msgpack`` /
@@ -455,18 +496,20 @@ class Engine(BudgetMixin, FlushMixin):
         path: str | Path,
         *,
         summarizer: Any = None,
-        token_counter: Any = None,
+        token_counter: TokenCounter | None = None,
         allow_custom_hooks: bool = False,
         clock: Callable[[], float] | None = None,
         prices: PriceLookup | None = None,
+        blueprint: Any = None,
     ) -> Engine:
         """Restore an engine saved with :meth:`save` (pending compactions, layout state,
-        calibration, transcript and ledger included). Raises
+        calibration, transcript and ledger included). Custom hooks come only from
+        ``blueprint``, the blueprint the engine was created with (its hash is checked). Raises
         :class:`regio.runtime.errors.RuntimeStateError` for a file that is not an engine
         state."""
         from .persistence import load_engine
 
-        return load_engine(
+        engine: Engine = load_engine(
             cls,
             path,
             summarizer=summarizer,
@@ -474,4 +517,6 @@ class Engine(BudgetMixin, FlushMixin):
             allow_custom_hooks=allow_custom_hooks,
             clock=clock,
             prices=prices or rule_prices,
+            blueprint=blueprint,
         )
+        return engine

@@ -19,29 +19,25 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from regio.policies.eviction import Compact
-from regio.regions import PendingCompaction, SlidingWindow
+from regio.regions import PendingCompaction, Region
 from regio.regions import events as rev
 
 from .planning import region_target
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from .compactor import Compactor
 
 __all__ = ["bulk_fallback", "fallback_point", "fired_trigger"]
 
 
-def fallback_point(region: Any) -> int | None:
-    """Item count past which ``region`` falls back to bulk eviction (``max_items +
-    2*compact_count``), or ``None`` when it declares no such fallback (not a
-    ``sliding_window`` with ``compact`` eviction and ``max_items``)."""
-    if not isinstance(region, SlidingWindow) or region.max_items is None:
-        return None
-    if not isinstance(region.eviction, Compact):
-        return None
-    return region.max_items + 2 * region.eviction.compact_count
+def fallback_point(region: Region) -> int | None:
+    """Item count past which ``region`` falls back to bulk eviction (its
+    :meth:`Region.fallback_point`: ``max_items + 2*compact_count`` for a ``sliding_window``
+    with ``compact`` eviction), or ``None`` when it declares no such fallback."""
+    return region.fallback_point()
 
 
-def fired_trigger(engine: Engine, region: Any, p: PendingCompaction) -> tuple[int, int, str]:
+def fired_trigger(c: Compactor, region: Any, p: PendingCompaction) -> tuple[int, int, str]:
     """``(size, trigger, unit)`` of the trigger that queued ``p``: a ``compact_count`` batch
     fires on the item count (``max_items + compact_count`` items); a ``merge`` on the history's
     budget; a whole-context trigger on the window's tokens against ``compact_trigger``; a
@@ -53,17 +49,15 @@ def fired_trigger(engine: Engine, region: Any, p: PendingCompaction) -> tuple[in
         return region.item_count(), max_items + eviction.compact_count, "items"
     if p.operation == "merge":
         return region.used_tokens, region.budget, "tokens"
-    if p.reason == "window_trigger" and engine.compact_trigger is not None:
-        return engine.window.used_tokens, int(engine.compact_trigger), "tokens"
-    trigger = getattr(region, "trigger_tokens", None)
+    if p.reason == "window_trigger" and c.options.compact_trigger is not None:
+        return c.window.used_tokens, int(c.options.compact_trigger), "tokens"
+    trigger = region.trigger_tokens
     if p.reason == "threshold" and trigger is not None:
         return region.used_tokens, int(trigger), "tokens"
-    return region.used_tokens, region_target(engine, region), "tokens"
+    return region.used_tokens, region_target(c, region), "tokens"
 
 
-def bulk_fallback(
-    engine: Engine, region: Any, p: PendingCompaction, reason: str
-) -> tuple[str, ...]:
+def bulk_fallback(c: Compactor, region: Any, p: PendingCompaction, reason: str) -> tuple[str, ...]:
     """Evict ``region`` down to ``max_items`` when it is past its :func:`fallback_point` after
     the compaction ``p`` failed (module doc). Returns the evicted entry ids (empty when the
     region is not past the point or declares no fallback). Pending items that covered evicted
@@ -86,12 +80,12 @@ def bulk_fallback(
     if not ids:
         return ()
     removed = region.remove_ids(ids)
-    events = engine.window.events
+    events = c.window.events
     events.emit(
         rev.Evicted(region.name, ids, sum(e.tokens for e in removed), "compaction_fallback")
     )
     why = f"compaction failed ({reason}); bulk eviction to max_items={keep}"
-    queue = engine.window.queue
+    queue = c.window.queue
     reported = {p.id}
     events.emit(rev.CompactionFallback(p.id, region.name, tuple(p.entry_ids), why))
     for other in queue.touching(region.name, ids):

@@ -29,6 +29,7 @@ import msgspec
 from regio.content import Entry, Text
 from regio.tokens import TokenCounter
 
+from .drive import adrive, drive
 from .errors import SummarizerError, SummaryRejected
 from .overflow import classify_overflow
 from .summarizer import is_refusal, summarizer_limits
@@ -239,29 +240,21 @@ def summarize_entries(
     :func:`asummarize_entries`) or does not converge, :class:`SummaryRejected` for an empty or
     refusal-like partial summary; the summarizer's own errors propagate.
     """
+
+    def reply(job: tuple[Sequence[Entry], int]) -> str:
+        answer = summarizer(job[0], standing_instructions, extra_instructions)
+        if inspect.isawaitable(answer):
+            close = getattr(answer, "close", None)
+            if close is not None:
+                close()
+            raise SummarizerError(
+                "the summarizer is async; call the engine's async twin (aflush / "
+                "acompact) instead of flush / compact"
+            )
+        return answer
+
     driver = _drive(summarizer, entries, standing_instructions, extra_instructions, counter)
-    try:
-        chunk, _size = next(driver)
-        while True:
-            try:
-                reply = summarizer(chunk, standing_instructions, extra_instructions)
-                if inspect.isawaitable(reply):
-                    close = getattr(reply, "close", None)
-                    if close is not None:
-                        close()
-                    raise SummarizerError(
-                        "the summarizer is async; call the engine's async twin (aflush / "
-                        "acompact) instead of flush / compact"
-                    )
-            except SummarizerError:
-                raise
-            except Exception as exc:
-                chunk, _size = driver.throw(exc)
-                continue
-            chunk, _size = driver.send(reply)
-    except StopIteration as stop:
-        outcome: SummaryOutcome = stop.value
-        return outcome
+    return drive(driver, reply)
 
 
 async def asummarize_entries(
@@ -272,18 +265,12 @@ async def asummarize_entries(
     counter: TokenCounter,
 ) -> SummaryOutcome:
     """:func:`summarize_entries` for sync or async summarizers (awaits awaitable replies)."""
+
+    async def reply(job: tuple[Sequence[Entry], int]) -> str:
+        answer = summarizer(job[0], standing_instructions, extra_instructions)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        return answer
+
     driver = _drive(summarizer, entries, standing_instructions, extra_instructions, counter)
-    try:
-        chunk, _size = next(driver)
-        while True:
-            try:
-                reply = summarizer(chunk, standing_instructions, extra_instructions)
-                if inspect.isawaitable(reply):
-                    reply = await reply
-            except Exception as exc:
-                chunk, _size = driver.throw(exc)
-                continue
-            chunk, _size = driver.send(reply)
-    except StopIteration as stop:
-        outcome: SummaryOutcome = stop.value
-        return outcome
+    return await adrive(driver, reply)

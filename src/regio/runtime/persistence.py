@@ -1,48 +1,103 @@
-"""Saving and loading an engine (DESIGN.md section 4, "Persistence").
+"""Saving and loading an engine (``Engine.save`` / ``Engine.load``).
 
 :func:`save_engine` writes an :class:`EngineState` (msgspec) as JSON, or msgpack when the file
-name ends in ``.msgpack`` / ``.mpk``, atomically: a temporary file in the same directory, then
-``os.replace`` (a crash leaves the old file or the new one, never half of one).
-:func:`load_engine` restores everything: the window (entries, versions, pending compactions,
-counters), the layout state, calibration, transcript, usage ledger and compaction bookkeeping,
-so a loaded engine renders the same bytes as the one that was saved.
+name ends in ``.msgpack`` / ``.mpk``. :func:`load_engine` restores everything: the window
+(entries, versions, pending compactions, counters), the layout state, calibration, transcript,
+usage ledger and compaction bookkeeping, so a loaded engine renders the same bytes as the one
+that was saved.
 
-The token counter and the summarizer are code, not data: a counter named by a known tokenizer
-(``o200k_base``, ``cl100k_base``, ``heuristic``) is rebuilt; any other must be passed to
-:func:`load_engine`. The summarizer defaults to an :class:`ExtractiveSummarizer` with the saved
-limits.
+**Atomic, no debris.** A save writes a temporary file in the target's directory, named
+``.<target name>.<pid>.<random>.regio-tmp``, fsyncs it, renames it over the target with
+``os.replace`` and fsyncs the directory: a crash leaves the previous save or the new one, never
+half of one. A failed save removes its temporary. A process killed during a save (``kill -9``)
+cannot remove its own; the next save or load of the same target removes every temporary of a
+process that no longer runs (and temporaries of older regio versions, ``.<name>.*.tmp``, an hour
+after they were written). Temporaries are never read.
+
+**A state file is data, never code** (trust model). A custom region's hooks (``module:function``)
+come only from the blueprint the engine was created with: the state records the sha256 of that
+blueprint (``config.blueprint_sha256``), and a state with hooked custom regions loads only when
+the caller passes that blueprint (``blueprint=``, whose hash must match) and allows custom hooks;
+the hook references written in the state must then equal the blueprint's. The token counter and
+the summarizer are code too: a counter named by a known tokenizer (``o200k_base``,
+``cl100k_base``, ``heuristic``) is rebuilt, any other must be passed to :func:`load_engine`; the
+summarizer defaults to an :class:`ExtractiveSummarizer` with the saved limits.
+
+**Corrupt, truncated or foreign files** raise :class:`RuntimeStateError` naming the file and the
+problem, never another exception: not a regular file, larger than :data:`MAX_STATE_BYTES`,
+nested deeper than :data:`MAX_STATE_DEPTH`, undecodable, of another format or version, or
+decodable but inconsistent (the objects it describes cannot be rebuilt). A calibration factor
+outside its range is reset with a :class:`regio.tokens.CalibrationResetWarning` naming the file
+(the factor is learned again; the session is not lost for it).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import stat
 import tempfile
+import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from regio.errors import RegioError
 from regio.layout import LayoutState, Request, ToolSpec
 from regio.regions import Window, WindowState
-from regio.tokens import COUNTER_NAMES, Calibration, CalibrationState, get_counter
+from regio.regions.registry import KIND_ALIASES
+from regio.regions.state import RegionState
+from regio.tokens import (
+    COUNTER_NAMES,
+    Calibration,
+    CalibrationResetWarning,
+    CalibrationState,
+    get_counter,
+)
 
 from .compaction import CompactionBook
 from .errors import RuntimeStateError
 from .extractive import ExtractiveSummarizer
+from .statescan import max_json_depth, max_msgpack_depth
 from .summarizer import summarizer_limits
 from .transcript import Transcript, TranscriptRecord
 from .usage import PriceLookup, UsageLedger, UsageRecord
 
-__all__ = ["FORMAT", "EngineConfig", "EngineState", "load_engine", "save_engine"]
+__all__ = [
+    "FORMAT",
+    "MAX_STATE_BYTES",
+    "MAX_STATE_DEPTH",
+    "TEMP_SUFFIX",
+    "EngineConfig",
+    "EngineState",
+    "load_engine",
+    "read_state",
+    "save_engine",
+]
 
 #: Identifies an engine state file.
 FORMAT = "regio.engine/1"
 _MSGPACK_SUFFIXES = (".msgpack", ".mpk")
 
+#: Largest state file :func:`read_state` reads (bytes, 1 GiB); a larger one is refused.
+MAX_STATE_BYTES = 1 << 30
+
+#: Deepest nesting of arrays / objects (maps) accepted in a state file. regio's own structures
+#: use about 10 levels; the rest is tool-call input and metadata. Checked before decoding.
+MAX_STATE_DEPTH = 200
+
+#: Ending of the temporary files a save writes (module doc).
+TEMP_SUFFIX = ".regio-tmp"
+_LEGACY_TEMP_AGE = 3600.0  # seconds before an old-style ``.<name>.*.tmp`` counts as stale
+_HOOKS = ("render", "on_write", "on_overflow")
+
 
 class EngineConfig(msgspec.Struct):
-    """The engine's options (see :class:`regio.runtime.Engine`)."""
+    """The engine's options (see :class:`regio.runtime.Engine`); ``blueprint_sha256`` is the
+    hex sha256 of ``blueprint_text`` (``None`` for an engine built without a blueprint)."""
 
     provider: str
     model: str
@@ -67,6 +122,7 @@ class EngineConfig(msgspec.Struct):
     summarizer_max_tokens: int
     extra_tools: list[ToolSpec] = msgspec.field(default_factory=list)
     cut_at_turns: bool = False
+    blueprint_sha256: str | None = None
 
 
 #: Engine options saved and restored as they are (``targets`` and ``extra_tools`` are copied).
@@ -109,31 +165,38 @@ class EngineState(msgspec.Struct):
     book: CompactionBook
 
 
+def text_sha256(text: str) -> str:
+    """Hex sha256 of the UTF-8 bytes of ``text`` (the blueprint hash of a state)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _state(engine: Any) -> EngineState:
     window, reserve, max_summary = summarizer_limits(engine.summarizer)
     del reserve
     counter = engine.counter
-    last = engine.last_request
+    last = engine.state.last_request
     if last is not None:
         last = msgspec.structs.replace(last, events=())
+    blueprint_text = engine.options.blueprint_text
     return EngineState(
         format=FORMAT,
         config=EngineConfig(
-            **{name: getattr(engine, name) for name in _OPTIONS},
-            targets=dict(engine.targets),
+            **{name: getattr(engine.options, name) for name in _OPTIONS},
+            targets=dict(engine.options.targets),
             counter_name=str(getattr(counter, "name", "")),
             chat_format=getattr(counter, "chat_format", None),
             summarizer_window=window,
             summarizer_max_tokens=max_summary,
-            extra_tools=list(engine.extra_tools),
+            extra_tools=list(engine.options.extra_tools),
+            blueprint_sha256=text_sha256(blueprint_text) if blueprint_text is not None else None,
         ),
         window=engine.window.snapshot_state(),
-        layout_state=engine.layout_state,
+        layout_state=engine.state.layout_state,
         last_request=last,
-        last_estimate=engine.last_estimate,
-        last_provider=engine.last_provider,
-        last_model=engine.last_model,
-        overflow_retry=engine.overflow_retry,
+        last_estimate=engine.state.last_estimate,
+        last_provider=engine.state.last_provider,
+        last_model=engine.state.last_model,
+        overflow_retry=engine.state.overflow_retry,
         calibration=engine.calibration.to_state(),
         ledger=list(engine.ledger.records),
         transcript=list(engine.transcript_log.records),
@@ -147,12 +210,82 @@ def encode_state(engine: Any, *, msgpack: bool = False) -> bytes:
     return msgspec.msgpack.encode(state) if msgpack else msgspec.json.encode(state)
 
 
+# ----- temporaries -------------------------------------------------------------------------
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # exists (another user's) or unknown: keep its file
+    return True
+
+
+def _is_stale(path: Path, prefix: str, now: float) -> bool:
+    name = path.name
+    if name.endswith(TEMP_SUFFIX):
+        pid_text = name[len(prefix) :].split(".", 1)[0]
+        if not pid_text.isdigit():
+            return False
+        pid = int(pid_text)
+        return pid != os.getpid() and not _pid_alive(pid)
+    if name.endswith(".tmp"):  # written by regio before temporaries carried a pid
+        try:
+            return now - path.stat().st_mtime > _LEGACY_TEMP_AGE
+        except OSError:
+            return False
+    return False
+
+
+def stale_temporaries(target: str | os.PathLike[str]) -> list[Path]:
+    """Temporaries left next to ``target`` by saves of processes that no longer run (and old-
+    style ones over an hour old); see the module doc."""
+    target = Path(target)
+    prefix = f".{target.name}."
+    try:
+        candidates = [p for p in target.parent.iterdir() if p.name.startswith(prefix)]
+    except OSError:
+        return []
+    now = time.time()
+    return sorted(p for p in candidates if _is_stale(p, prefix, now))
+
+
+def remove_stale_temporaries(target: str | os.PathLike[str]) -> int:
+    """Delete :func:`stale_temporaries` of ``target``; returns how many were removed."""
+    removed = 0
+    for path in stale_temporaries(target):
+        try:
+            path.unlink()
+            removed += 1
+        except OSError:
+            pass  # gone already, or not ours to delete: it is never read either way
+    return removed
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def save_engine(engine: Any, path: str | os.PathLike[str]) -> Path:
     """Write the engine's state to ``path`` atomically (module doc); returns the path."""
     target = Path(path)
     data = encode_state(engine, msgpack=target.suffix.lower() in _MSGPACK_SUFFIXES)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    remove_stale_temporaries(target)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{target.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=target.parent
+    )
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -163,22 +296,66 @@ def save_engine(engine: Any, path: str | os.PathLike[str]) -> Path:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    _fsync_dir(target.parent)
     return target
 
 
-def read_state(path: str | os.PathLike[str]) -> EngineState:
-    """Decode an engine state file (JSON or msgpack by suffix). Raises
-    :class:`RuntimeStateError` naming the file for anything that is not an engine state."""
-    source = Path(path)
-    data = source.read_bytes()
+# ----- reading -----------------------------------------------------------------------------
+def _read_bytes(source: Path, max_bytes: int) -> bytes:
     try:
-        if source.suffix.lower() in _MSGPACK_SUFFIXES:
+        info = source.stat()
+    except OSError as exc:
+        raise RuntimeStateError(f"{source}: cannot read the state file ({exc.strerror})") from exc
+    if not stat.S_ISREG(info.st_mode):
+        raise RuntimeStateError(
+            f"{source}: not a regular file; a state file is a file written by Engine.save()"
+        )
+    if info.st_size > max_bytes:
+        raise RuntimeStateError(
+            f"{source}: {info.st_size:,} bytes is over the state file limit of {max_bytes:,}"
+        )
+    try:
+        with source.open("rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise RuntimeStateError(f"{source}: cannot read the state file ({exc.strerror})") from exc
+    if len(data) > max_bytes:
+        raise RuntimeStateError(f"{source}: the state file grew over {max_bytes:,} bytes")
+    return data
+
+
+def read_state(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int = MAX_STATE_BYTES,
+    max_depth: int = MAX_STATE_DEPTH,
+) -> EngineState:
+    """Decode an engine state file (JSON or msgpack by suffix). Raises
+    :class:`RuntimeStateError` naming the file for anything that is not an engine state
+    (module doc); ``max_bytes`` / ``max_depth`` override the limits."""
+    source = Path(path)
+    data = _read_bytes(source, max_bytes)
+    if not data:
+        raise RuntimeStateError(f"{source}: the state file is empty; save one with Engine.save()")
+    msgpack = source.suffix.lower() in _MSGPACK_SUFFIXES
+    depth = max_msgpack_depth(data, max_depth) if msgpack else max_json_depth(data, max_depth)
+    if depth > max_depth:
+        raise RuntimeStateError(
+            f"{source}: values nested more than {max_depth} levels deep; not a state written "
+            "by Engine.save()"
+        )
+    try:
+        if msgpack:
             state = msgspec.msgpack.decode(data, type=EngineState)
         else:
             state = msgspec.json.decode(data, type=EngineState)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise RuntimeStateError(
             f"{source}: not a regio engine state ({exc}); save one with Engine.save()"
+        ) from exc
+    except (RecursionError, ValueError, TypeError, OverflowError) as exc:
+        raise RuntimeStateError(
+            f"{source}: not a regio engine state ({type(exc).__name__}: {exc})"
         ) from exc
     if state.format != FORMAT:
         raise RuntimeStateError(
@@ -188,15 +365,161 @@ def read_state(path: str | os.PathLike[str]) -> EngineState:
     return state
 
 
-def _counter(config: EngineConfig, given: Any) -> Any:
+def _counter(source: Path, config: EngineConfig, given: Any) -> Any:
     if given is not None:
         return given
     name = config.tokenizer or config.counter_name
     if name in COUNTER_NAMES:
         return get_counter(name, chat_format=config.chat_format or "openai_chat")
     raise RuntimeStateError(
-        f"the saved engine used token counter {config.counter_name!r}, which regio cannot "
-        "rebuild; pass token_counter= to Engine.load"
+        f"{source}: the saved engine used token counter {config.counter_name!r}, which regio "
+        "cannot rebuild; pass token_counter= to Engine.load"
+    )
+
+
+def _blueprint_hash(source: Path, config: EngineConfig) -> str | None:
+    """The saved blueprint's hash, checked against the saved text."""
+    text, saved = config.blueprint_text, config.blueprint_sha256
+    if text is None:
+        if saved is not None:
+            raise RuntimeStateError(f"{source}: a blueprint hash is saved without its blueprint")
+        return None
+    actual = text_sha256(text)
+    if saved is not None and saved != actual:
+        raise RuntimeStateError(
+            f"{source}: the saved blueprint does not match its saved sha256 (the file was "
+            "edited or damaged)"
+        )
+    return actual
+
+
+def _given_blueprint(source: Path, config: EngineConfig, blueprint: Any) -> Any:
+    """The caller's blueprint, loaded, after checking it is the one the engine was created
+    with."""
+    from regio.blueprint import Blueprint, dump_blueprint, load_blueprint
+
+    saved = _blueprint_hash(source, config)
+    if saved is None:
+        raise RuntimeStateError(
+            f"{source}: the engine was not created from a blueprint, so blueprint= cannot "
+            "apply; load without it"
+        )
+    try:
+        if isinstance(blueprint, Blueprint):
+            bp = blueprint
+        else:
+            bp = load_blueprint(blueprint if isinstance(blueprint, Path) else str(blueprint))
+        given = text_sha256(dump_blueprint(bp, inline_seeds=True))
+    except RegioError as exc:
+        raise RuntimeStateError(f"{source}: the blueprint given to load is invalid: {exc}") from exc
+    if given != saved:
+        raise RuntimeStateError(
+            f"{source}: saved with blueprint sha256 {saved[:12]}..., but the blueprint given "
+            f"hashes to {given[:12]}...; pass the blueprint the engine was created with"
+        )
+    return bp
+
+
+def _hooks_of(options: dict[str, Any]) -> dict[str, str]:
+    return {h: options[h] for h in _HOOKS if options.get(h)}
+
+
+def _trusted_regions(
+    source: Path, state: WindowState, blueprint: Any, allow_custom_hooks: bool
+) -> list[RegionState]:
+    """``state.regions`` with every custom region's hooks taken from the trusted blueprint
+    (module doc, trust model); the state's own hook references never select code."""
+    specs = {spec.name: spec for spec in blueprint.regions} if blueprint is not None else {}
+    if blueprint is not None:
+        declared = [
+            (spec.name, KIND_ALIASES.get(spec.kind, spec.kind)) for spec in blueprint.regions
+        ]
+        saved = [(rs.name, KIND_ALIASES.get(rs.kind, rs.kind)) for rs in state.regions]
+        if declared != saved:
+            raise RuntimeStateError(
+                f"{source}: the saved regions {saved} are not the blueprint's {declared}"
+            )
+    regions: list[RegionState] = []
+    for rs in state.regions:
+        if rs.kind != "custom":
+            regions.append(rs)
+            continue
+        options = {k: v for k, v in rs.options.items() if k != "allow_custom_hooks"}
+        named = _hooks_of(options)
+        if named:
+            where = f"{source}: custom region {rs.name!r} has hooks ({', '.join(named)})"
+            if blueprint is None:
+                raise RuntimeStateError(
+                    f"{where}; hooks come only from the blueprint the engine was created with, "
+                    "never from a state file: pass blueprint= and allow_custom_hooks=True"
+                )
+            if not allow_custom_hooks:
+                raise RuntimeStateError(
+                    f"{where}; pass allow_custom_hooks=True if you trust the blueprint's code"
+                )
+            spec = specs.get(rs.name)
+            trusted = {h: getattr(spec, h, None) for h in _HOOKS} if spec is not None else {}
+            trusted = {h: ref for h, ref in trusted.items() if ref}
+            if spec is None or spec.kind != "custom" or trusted != named:
+                raise RuntimeStateError(
+                    f"{where} that the blueprint does not declare ({trusted or 'none'}); the "
+                    "state file was edited: refusing to import code it names"
+                )
+        regions.append(msgspec.structs.replace(rs, options=options))
+    return regions
+
+
+def _calibration(source: Path, state: CalibrationState) -> Calibration:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CalibrationResetWarning)
+        calibration = Calibration.from_state(state, source=str(source), reset_invalid=True)
+    for warning in caught:
+        warnings.warn(warning.message, CalibrationResetWarning, stacklevel=4)
+    return calibration
+
+
+def _build(
+    cls: Any,
+    source: Path,
+    state: EngineState,
+    options: dict[str, Any],
+    blueprint: Any,
+    allow_custom_hooks: bool,
+) -> Any:
+    config = state.config
+    counter = _counter(source, config, options.pop("token_counter"))
+    _blueprint_hash(source, config)
+    trusted = _given_blueprint(source, config, blueprint) if blueprint is not None else None
+    regions = _trusted_regions(source, state.window, trusted, allow_custom_hooks)
+    window = Window.from_state(
+        msgspec.structs.replace(state.window, regions=regions),
+        counter=counter,
+        allow_custom_hooks=allow_custom_hooks and trusted is not None,
+    )
+    if options.get("summarizer") is None:
+        options["summarizer"] = ExtractiveSummarizer(
+            context_window=config.summarizer_window, max_summary_tokens=config.summarizer_max_tokens
+        )
+    prices = options.pop("prices")
+    ledger = UsageLedger(prices=prices) if prices is not None else UsageLedger()
+    ledger.records = list(state.ledger)
+    return cls(
+        window=window,
+        **options,
+        **{name: getattr(config, name) for name in _OPTIONS},
+        targets=dict(config.targets),
+        extra_tools=tuple(config.extra_tools),
+        calibration=_calibration(source, state.calibration),
+        ledger=ledger,
+        transcript_log=Transcript(list(state.transcript)),
+        book=state.book,
+        layout_state=state.layout_state,
+        last_request=state.last_request,
+        last_estimate=state.last_estimate,
+        last_provider=state.last_provider,
+        last_model=state.last_model,
+        overflow_retry=state.overflow_retry,
+        allow_custom_hooks=allow_custom_hooks and trusted is not None,
     )
 
 
@@ -209,37 +532,34 @@ def load_engine(
     allow_custom_hooks: bool = False,
     clock: Callable[[], float] | None = None,
     prices: PriceLookup | None = None,
+    blueprint: Any = None,
 ) -> Any:
-    """Rebuild an engine of class ``cls`` from ``path`` (see module doc)."""
-    state = read_state(path)
-    config = state.config
-    counter = _counter(config, token_counter)
-    window = Window.from_state(state.window, counter=counter, allow_custom_hooks=allow_custom_hooks)
-    if summarizer is None:
-        summarizer = ExtractiveSummarizer(
-            context_window=config.summarizer_window, max_summary_tokens=config.summarizer_max_tokens
-        )
-    options: dict[str, Any] = {}
+    """Rebuild an engine of class ``cls`` from ``path`` (see module doc).
+
+    ``blueprint`` (a path, YAML text or :class:`regio.blueprint.Blueprint`) is the blueprint
+    the engine was created with; it is needed, with ``allow_custom_hooks=True``, only when a
+    custom region has hooks, and when given its hash must match the saved one. Stale
+    temporaries of earlier saves are removed first. Raises :class:`RuntimeStateError` naming
+    the file for every state that cannot be loaded (module doc).
+    """
+    source = Path(path)
+    remove_stale_temporaries(source)
+    state = read_state(source)
+    options: dict[str, Any] = {
+        "summarizer": summarizer,
+        "token_counter": token_counter,
+        "prices": prices,
+    }
     if clock is not None:
         options["clock"] = clock
-    ledger = UsageLedger(prices=prices) if prices is not None else UsageLedger()
-    ledger.records = list(state.ledger)
-    return cls(
-        window=window,
-        summarizer=summarizer,
-        **{name: getattr(config, name) for name in _OPTIONS},
-        targets=dict(config.targets),
-        extra_tools=tuple(config.extra_tools),
-        calibration=Calibration.from_state(state.calibration),
-        ledger=ledger,
-        transcript_log=Transcript(list(state.transcript)),
-        book=state.book,
-        layout_state=state.layout_state,
-        last_request=state.last_request,
-        last_estimate=state.last_estimate,
-        last_provider=state.last_provider,
-        last_model=state.last_model,
-        overflow_retry=state.overflow_retry,
-        allow_custom_hooks=allow_custom_hooks,
-        **options,
-    )
+    try:
+        return _build(cls, source, state, options, blueprint, allow_custom_hooks)
+    except RuntimeStateError:
+        raise
+    except RegioError as exc:
+        raise RuntimeStateError(f"{source}: the saved state cannot be restored: {exc}") from exc
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError) as exc:
+        # decodable but inconsistent: the objects it describes refuse their own values
+        raise RuntimeStateError(
+            f"{source}: the saved state is inconsistent ({type(exc).__name__}: {exc})"
+        ) from exc

@@ -6,12 +6,12 @@ free a given amount, and the targets of a manual compaction. Re-exported by
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from regio.regions import Compacting, PendingCompaction, SlidingWindow
+from regio.regions import PendingCompaction, Region
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from .compactor import Compactor
 
 __all__ = [
     "compactable_regions",
@@ -23,42 +23,41 @@ __all__ = [
 ]
 
 
-def region_target(engine: Engine, region: Any) -> int:
+def region_target(c: Compactor, region: Region) -> int:
     """Low-water mark of ``region`` in tokens (hysteresis target; see module doc)."""
-    explicit = engine.targets.get(region.name)
+    explicit = c.options.targets.get(region.name)
     if explicit is not None:
         return int(explicit)
     target = region.budget // 2
-    trigger = getattr(region, "trigger_tokens", None)
+    trigger = region.trigger_tokens
     if trigger is not None:
         target = min(target, trigger // 2)
     return target
 
 
-def compactable_regions(engine: Engine) -> list[Any]:
-    """Regions whose content compaction can shrink: ``compacting`` regions and ``sliding_window``
-    regions paired with a ``compact_history`` (working notes first, the conversation last)."""
-    regions = engine.window.regions
-    notes = [r for r in regions if isinstance(r, Compacting) and r.compact_target]
-    convo = [r for r in regions if isinstance(r, SlidingWindow) and r.compact_target]
-    return [*notes, *convo]
+def compactable_regions(c: Compactor) -> list[Region]:
+    """Regions whose content compaction can shrink: kinds with a ``compaction_order`` paired
+    with a ``compact_history``, in that order (working notes first, the conversation last;
+    blueprint order within a kind)."""
+    paired = [r for r in c.window.regions if r.compaction_order is not None and r.compact_target]
+    return sorted(paired, key=lambda r: r.compaction_order or 0)
 
 
-def compactable_tokens(engine: Engine) -> int:
+def compactable_tokens(c: Compactor) -> int:
     """Tokens compaction could remove right now (whole units before each protected tail)."""
     total = 0
-    for region in compactable_regions(engine):
+    for region in compactable_regions(c):
         info = region.analysis()
         total += info.removed_tokens[-1]
     return total
 
 
-def plan_targets(engine: Engine, free_raw: int) -> dict[str, int]:
+def plan_targets(c: Compactor, free_raw: int) -> dict[str, int]:
     """Per-region targets that free at least ``free_raw`` tokens (raw, uncalibrated), taken from
     working notes first and from the conversation last."""
     targets: dict[str, int] = {}
     need = max(0, free_raw)
-    for region in compactable_regions(engine):
+    for region in compactable_regions(c):
         if need <= 0:
             break
         targets[region.name] = max(0, region.used_tokens - need)
@@ -66,18 +65,18 @@ def plan_targets(engine: Engine, free_raw: int) -> dict[str, int]:
     return targets
 
 
-def queue_everything(engine: Engine, reason: str) -> list[PendingCompaction]:
+def queue_everything(c: Compactor, reason: str) -> list[PendingCompaction]:
     """Ask every compactable region to queue its compactable content (``reason``)."""
     queued = []
-    for region in compactable_regions(engine):
-        p = engine.window.request_compaction(region, reason=reason)
+    for region in compactable_regions(c):
+        p = c.window.request_compaction(region, reason=reason)
         if p is not None:
             queued.append(p)
     return queued
 
 
 def manual_targets(
-    engine: Engine, keep_tokens: int | None = None, keep_fraction: float | None = None
+    c: Compactor, keep_tokens: int | None = None, keep_fraction: float | None = None
 ) -> dict[str, int]:
     """Queue every compactable region (reason ``manual``) and return its token target.
 
@@ -90,13 +89,13 @@ def manual_targets(
         raise ValueError(f"keep_tokens must be >= 0, got {keep_tokens}")
     if keep_fraction is not None and not 0 <= keep_fraction <= 1:
         raise ValueError(f"keep_fraction is a fraction in [0, 1], got {keep_fraction}")
-    queue_everything(engine, "manual")
+    queue_everything(c, "manual")
     targets: dict[str, int] = {}
-    for region in compactable_regions(engine):
+    for region in compactable_regions(c):
         limits = []
         if keep_tokens is not None:
             limits.append(keep_tokens)
         if keep_fraction is not None:
             limits.append(int(keep_fraction * region.used_tokens))
-        targets[region.name] = min(limits) if limits else region_target(engine, region)
+        targets[region.name] = min(limits) if limits else region_target(c, region)
     return targets

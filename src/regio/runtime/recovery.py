@@ -19,17 +19,18 @@ Only the prompt view shrinks; the transcript keeps everything.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
 from . import compaction as cp
+from .budget import EngineBudget
+from .compactor import Compactor
 from .errors import ContextOverflowError
 from .events import OverflowFailed, OverflowRecovered
+from .flushing import pressure_steps
 from .overflow import OverflowInfo, classify_overflow
-
-if TYPE_CHECKING:
-    from .engine import Engine
+from .state import SessionState
 
 __all__ = ["MAX_RECOVERY_PASSES", "RetryToken", "recover"]
 
@@ -62,60 +63,66 @@ class RetryToken(msgspec.Struct, frozen=True):
     compaction: cp.CompactionResult | None = None
 
 
-def _fail(engine: Engine, info: OverflowInfo, error: Any, reason: str, estimated: int) -> None:
-    engine.emit(OverflowFailed(info.reported, info.maximum, estimated, reason))
+def _fail(
+    c: Compactor, budget: EngineBudget, info: OverflowInfo, error: Any, reason: str, estimated: int
+) -> None:
+    c.emit(OverflowFailed(info.reported, info.maximum, estimated, reason))
     raise ContextOverflowError(
         f"the provider refused the request for length ({reason}): reported "
         f"{info.reported if info.reported is not None else 'unknown'} tokens, maximum "
         f"{info.maximum if info.maximum is not None else 'unknown'}; the engine estimated "
-        f"{estimated} against a ceiling of {engine.limit}",
+        f"{estimated} against a ceiling of {budget.limit}",
         reported=info.reported,
         maximum=info.maximum,
         estimated=estimated,
-        ceiling=engine.limit,
+        ceiling=budget.limit,
         provider_error=error,
     ) from (error if isinstance(error, BaseException) else None)
 
 
-def recover(engine: Engine, error: Any) -> RetryToken | None:
-    """See the module doc; :meth:`Engine.recover_overflow` calls this."""
+def recover(
+    c: Compactor, budget: EngineBudget, state: SessionState, error: Any
+) -> RetryToken | None:
+    """Answer ``error`` (module doc): compact toward half the allowance and return a
+    :class:`RetryToken`, return ``None`` / re-raise for anything that is not a length refusal,
+    or raise :class:`ContextOverflowError`. ``Engine.recover_overflow`` calls this."""
     info = classify_overflow(error)
     if info is None:
         if isinstance(error, BaseException):
             raise error
         return None
-    provider = engine.last_provider or engine.provider
-    model = engine.last_model or engine.model
-    key = engine.calibration_key(provider, model)
-    raw = engine.last_estimate or engine.estimate(provider, model)
-    if engine.overflow_retry:
-        _fail(engine, info, error, "second refusal after a compaction and retry", raw)
-    if not engine.auto_compact:
-        _fail(engine, info, error, "compaction is off", raw)
+    provider = state.last_provider or c.options.provider
+    model = state.last_model or c.options.model
+    key = budget.calibration_key(provider, model)
+    raw = state.last_estimate or budget.estimate(provider, model)
+    if state.overflow_retry:
+        _fail(c, budget, info, error, "second refusal after a compaction and retry", raw)
+    if not c.options.auto_compact:
+        _fail(c, budget, info, error, "compaction is off", raw)
     # rescale: the failed request measured ``reported`` where the engine estimated ``raw``
-    scale = engine.calibration.factor(key)
+    scale = budget.calibration.factor(key)
     if info.reported is not None and raw > 0:
-        engine.calibration.observe(key, raw, info.reported)
-        scale = max(scale, engine.calibration.factor(key), info.reported / raw)
-    current = engine.estimate(provider, model)
+        budget.calibration.observe(key, raw, info.reported)
+        scale = max(scale, budget.calibration.factor(key), info.reported / raw)
+    current = budget.estimate(provider, model)
     before = info.reported if info.reported is not None else int(current * scale)
-    goal = engine.limit // 2
+    goal = budget.limit // 2
     need = int((current * scale - goal) / scale) + 1 if current * scale > goal else 0
     result = None
     passes = 0
     while need > 0 and passes < MAX_RECOVERY_PASSES:
         passes += 1
-        done = engine._compact_now("overflow", cp.plan_targets(engine, need), None)
+        done = c.run(pressure_steps(c, "overflow", cp.plan_targets(c, need)))
         if done is None or done.freed <= 0:
             break
         result = done if result is None else _merged(result, done)
-        current = engine.estimate(provider, model)
+        current = budget.estimate(provider, model)
         need = int((current * scale - goal) / scale) + 1 if current * scale > goal else 0
-    after = int(engine.estimate(provider, model) * scale + 0.999999)
-    if after > engine.limit or (result is None and need > 0):
-        _fail(engine, info, error, "nothing left to compact", after)
-    engine.overflow_retry = True
-    engine.emit(OverflowRecovered(info.reported, info.maximum, before, after, scale))
+    after = int(budget.estimate(provider, model) * scale + 0.999999)
+    if after > budget.limit or (result is None and need > 0):
+        _fail(c, budget, info, error, "nothing left to compact", after)
+    state.overflow_retry = True
+    c.emit(OverflowRecovered(info.reported, info.maximum, before, after, scale))
     return RetryToken(
-        info=info, tokens_before=before, tokens_after=after, ceiling=engine.limit, compaction=result
+        info=info, tokens_before=before, tokens_after=after, ceiling=budget.limit, compaction=result
     )

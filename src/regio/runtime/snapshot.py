@@ -9,17 +9,13 @@ calibrated size, tools, usage totals; and the last compaction.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import msgspec
 
 from regio.layout import Request
 
-from .compaction import CompactionResult
-from .usage import UsageRecord, UsageTotals
-
-if TYPE_CHECKING:
-    from .engine import Engine
+from .budget import EngineBudget
+from .compactor import CompactionResult, Compactor
+from .usage import UsageLedger, UsageRecord, UsageTotals
 
 __all__ = ["EngineSnapshot", "RegionSnapshot", "cache_outcomes", "take_snapshot"]
 
@@ -96,12 +92,16 @@ def cache_outcomes(
     return outcome, sizes
 
 
-def take_snapshot(engine: Engine) -> EngineSnapshot:
-    """Build the :class:`EngineSnapshot` of ``engine``."""
-    cache, sizes = cache_outcomes(engine.last_request, engine.ledger.last)
-    pending = engine.window.pending_compactions()
+def take_snapshot(
+    c: Compactor, budget: EngineBudget, ledger: UsageLedger, last_request: Request | None
+) -> EngineSnapshot:
+    """The :class:`EngineSnapshot` of an engine's parts: its compactor (window, transcript,
+    book), budget, usage ledger and last request."""
+    window = c.window
+    cache, sizes = cache_outcomes(last_request, ledger.last)
+    pending = window.pending_compactions()
     regions = []
-    for r in engine.window.regions:
+    for r in window.regions:
         mine = [p for p in pending if p.region == r.name]
         regions.append(
             RegionSnapshot(
@@ -119,22 +119,22 @@ def take_snapshot(engine: Engine) -> EngineSnapshot:
                 request_tokens=sizes.get(r.name, 0),
             )
         )
-    record = engine.ledger.last
+    record = ledger.last
     return EngineSnapshot(
-        provider=engine.provider,
-        model=engine.model,
-        turn=engine.window.turn,
+        provider=c.options.provider,
+        model=c.options.model,
+        turn=window.turn,
         regions=tuple(regions),
-        used_tokens=engine.window.used_tokens,
-        window_tokens=engine.window.max_tokens,
-        limit=engine.limit,
-        ceiling=engine.ceiling(),
-        tools_tokens=engine.tools_tokens(),
-        calibrated_tokens=engine.size(),
-        calibration_factor=engine.calibration.factor(engine.calibration_key()),
-        transcript_records=len(engine.transcript_log),
-        usage=engine.ledger.totals(),
-        last_compaction=engine.book.last,
-        last_request_tokens=engine.last_request.tokens if engine.last_request else 0,
+        used_tokens=window.used_tokens,
+        window_tokens=window.max_tokens,
+        limit=budget.limit,
+        ceiling=budget.ceiling(),
+        tools_tokens=budget.tools_tokens(),
+        calibrated_tokens=budget.size(),
+        calibration_factor=budget.calibration.factor(budget.calibration_key()),
+        transcript_records=len(c.transcript),
+        usage=ledger.totals(),
+        last_compaction=c.book.last,
+        last_request_tokens=last_request.tokens if last_request else 0,
         last_cache_read_tokens=record.cache_read_tokens if record else 0,
     )

@@ -22,16 +22,15 @@ stream: completed content is kept, unfinished calls are dropped.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
-from regio.content import Entry, Thinking, ToolUse
+from regio.content import Entry, Message, Thinking, ToolUse
+from regio.events import Event
 
 from .events import StreamCallDiscarded
-
-if TYPE_CHECKING:
-    from .engine import Engine
 
 __all__ = ["AssistantStream"]
 
@@ -46,9 +45,11 @@ class _Call:
 
 @attrs.define(eq=False)
 class AssistantStream:
-    """Accumulates one streamed assistant message (see module doc)."""
+    """Accumulates one streamed assistant message (see module doc): ``add`` appends the
+    finished message to the conversation (``Engine.add_message``), ``emit`` reports events."""
 
-    engine: Engine
+    add: Callable[[Message], Entry]
+    emit: Callable[[Event], None]
     _text: list[str] = attrs.field(factory=list)
     _thinking: list[str] = attrs.field(factory=list)
     _signature: str = ""
@@ -111,7 +112,7 @@ class AssistantStream:
                 except ValueError:
                     args = None
             if not isinstance(args, dict):
-                self.engine.emit(StreamCallDiscarded(call.id, call.name, len(raw)))
+                self.emit(StreamCallDiscarded(call.id, call.name, len(raw)))
                 continue
             calls.append(ToolUse(call.id, call.name, args))
         return calls
@@ -126,7 +127,7 @@ class AssistantStream:
         thinking = [Thinking("".join(self._thinking), self._signature)] if self._thinking else []
         if not text and not calls and not thinking:
             return None
-        self.entry = self.engine.add_assistant(text, calls, thinking=thinking)
+        self.entry = self.add(Message.assistant(text, calls, thinking))
         return self.entry
 
     def cancel(self) -> Entry | None:

@@ -2,12 +2,12 @@
 
 Tools: ``context_write``, ``context_append``, ``context_read``, ``context_delete``,
 ``context_list``, ``todo_add``, ``todo_done``, ``todo_note``, ``compact``. Every call returns a
-:class:`ToolOutcome` whose ``text`` is the tool result the agent sees. Mistakes (unknown tool,
-bad arguments, a region the agent may not write) and refusals (a full region) come back as
-text that says how full the region is, what can be released and which regions are writable;
-they are never raised into the agent loop. Arguments are checked against the tool's JSON schema
-first (:func:`regio.runtime.toolargs.check_arguments`: no unknown keys, required keys present,
-types, minimums and enums), and a wrong one is named with the fix.
+:class:`ContextToolOutcome` whose ``text`` is the tool result the agent sees. Mistakes
+(unknown tool, bad arguments, a region the agent may not write) and refusals (a full region)
+come back as text that says how full the region is, what can be released and which regions are
+writable; they are never raised into the agent loop. Arguments are checked against the tool's
+JSON schema first (:func:`regio.runtime.toolargs.check_arguments`: no unknown keys, required
+keys present, types, minimums and enums), and a wrong one is named with the fix.
 
 ``compact`` runs mid-turn (inside the assistant's tool call), so it only *schedules* the
 compaction: the engine flushes it at the next turn boundary (:meth:`Engine.request`), never
@@ -15,35 +15,31 @@ touching the open group the call belongs to.
 
 A write into a ``grows`` region travels in the conversation as a note until the layout settles
 it (DESIGN.md section 3, rule 5); the layout places that note itself, so the tool result only
-confirms the write (``ToolOutcome.note`` carries the note text for loops that want it).
+confirms the write (``ContextToolOutcome.note`` carries the note text for loops that want it).
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
 from regio.layout import ToolSpec, note_text
-from regio.regions import Checklist, Refusal, WriteResult
+from regio.regions import Checklist, Refusal, Window, WriteResult
 
+from .compaction import schedule_compaction
+from .compactor import Compactor
 from .events import ToolCallHandled
 from .toolargs import check_arguments
-
-if TYPE_CHECKING:
-    from .engine import Engine
+from .writes import release_from, write_to
 
 __all__ = [
-    "AGENT_WRITABLE_KINDS",
     "TOOL_NAMES",
-    "ToolOutcome",
+    "ContextToolOutcome",
     "context_tool_specs",
     "handle_tool_call",
 ]
-
-#: Region kinds the agent may write with ``context_write`` / ``context_append``.
-AGENT_WRITABLE_KINDS = ("keyed", "temporary", "clearable", "compacting", "custom")
 
 TOOL_NAMES = (
     "context_write",
@@ -58,7 +54,7 @@ TOOL_NAMES = (
 )
 
 
-class ToolOutcome(msgspec.Struct, frozen=True):
+class ContextToolOutcome(msgspec.Struct, frozen=True):
     """Result of one context tool call: ``text`` for the agent, ``ok`` false for a mistake or
     refusal, ``data`` structured details, ``note`` the note text of a grows-region write."""
 
@@ -76,51 +72,67 @@ def _int(desc: str) -> dict[str, Any]:
     return {"type": "integer", "minimum": 0, "description": desc}
 
 
-def _writable(engine: Engine) -> list[str]:
-    return [r.name for r in engine.window.regions if r.kind in AGENT_WRITABLE_KINDS]
+def _writable(window: Window) -> list[str]:
+    return [r.name for r in window.regions if r.agent_writable]
 
 
-def _checklists(engine: Engine) -> list[str]:
-    return [r.name for r in engine.window.regions if isinstance(r, Checklist)]
+def _checklists(window: Window) -> list[str]:
+    return [r.name for r in window.regions if isinstance(r, Checklist)]
 
 
-def context_tool_specs(engine: Engine) -> list[ToolSpec]:
+def context_tool_specs(window: Window) -> list[ToolSpec]:
     """The tool definitions (JSON Schema ``input_schema``), in a fixed order. Region names are
     listed as ``enum`` s so the model sees what exists; tools with no target region (no
     checklist, no writable region) are left out."""
-    writable = _writable(engine)
-    every = [r.name for r in engine.window.regions]
-    lists = _checklists(engine)
+    writable = _writable(window)
+    lists = _checklists(window)
+    specs = _write_specs(writable) if writable else []
+    specs += _region_specs([r.name for r in window.regions])
+    if lists:
+        specs += _todo_specs(lists)
+    specs.append(
+        ToolSpec(
+            "compact",
+            "Summarize older context to free room before your next "
+            "turn. Optional instructions say what the summary must keep.",
+            {"type": "object", "properties": {"instructions": _str("What to keep.")}},
+        )
+    )
+    return specs
+
+
+def _write_specs(writable: list[str]) -> list[ToolSpec]:
     region_w = {"type": "string", "enum": writable, "description": "Region to write."}
+    return [
+        ToolSpec(
+            "context_write",
+            "Write a note into a context region. In a keyed region "
+            "the key replaces the previous value.",
+            {
+                "type": "object",
+                "required": ["region", "text"],
+                "properties": {
+                    "region": region_w,
+                    "text": _str("The content."),
+                    "key": _str("Key (keyed regions)."),
+                },
+            },
+        ),
+        ToolSpec(
+            "context_append",
+            "Append text to a context region.",
+            {
+                "type": "object",
+                "required": ["region", "text"],
+                "properties": {"region": region_w, "text": _str("The content.")},
+            },
+        ),
+    ]
+
+
+def _region_specs(every: list[str]) -> list[ToolSpec]:
     region_any = {"type": "string", "enum": every, "description": "Region name."}
-    specs: list[ToolSpec] = []
-    if writable:
-        specs += [
-            ToolSpec(
-                "context_write",
-                "Write a note into a context region. In a keyed region "
-                "the key replaces the previous value.",
-                {
-                    "type": "object",
-                    "required": ["region", "text"],
-                    "properties": {
-                        "region": region_w,
-                        "text": _str("The content."),
-                        "key": _str("Key (keyed regions)."),
-                    },
-                },
-            ),
-            ToolSpec(
-                "context_append",
-                "Append text to a context region.",
-                {
-                    "type": "object",
-                    "required": ["region", "text"],
-                    "properties": {"region": region_w, "text": _str("The content.")},
-                },
-            ),
-        ]
-    specs += [
+    return [
         ToolSpec(
             "context_read",
             "Read a region, or one key of it.",
@@ -150,56 +162,49 @@ def context_tool_specs(engine: Engine) -> list[ToolSpec]:
             {"type": "object", "properties": {}},
         ),
     ]
-    if lists:
-        region_c = {"type": "string", "enum": lists, "description": "Checklist region."}
-        specs += [
-            ToolSpec(
-                "todo_add",
-                "Add an open item to the plan.",
-                {
-                    "type": "object",
-                    "required": ["text"],
-                    "properties": {"text": _str("The item."), "region": region_c},
-                },
-            ),
-            ToolSpec(
-                "todo_done",
-                "Mark an item done.",
-                {
-                    "type": "object",
-                    "required": ["item_id"],
-                    "properties": {"item_id": _str("Item id."), "region": region_c},
-                },
-            ),
-            ToolSpec(
-                "todo_note",
-                "Add a note to an item.",
-                {
-                    "type": "object",
-                    "required": ["item_id", "note"],
-                    "properties": {
-                        "item_id": _str("Item id."),
-                        "note": _str("The note."),
-                        "region": region_c,
-                    },
-                },
-            ),
-        ]
-    specs.append(
+
+
+def _todo_specs(lists: list[str]) -> list[ToolSpec]:
+    region_c = {"type": "string", "enum": lists, "description": "Checklist region."}
+    return [
         ToolSpec(
-            "compact",
-            "Summarize older context to free room before your next "
-            "turn. Optional instructions say what the summary must keep.",
-            {"type": "object", "properties": {"instructions": _str("What to keep.")}},
-        )
-    )
-    return specs
+            "todo_add",
+            "Add an open item to the plan.",
+            {
+                "type": "object",
+                "required": ["text"],
+                "properties": {"text": _str("The item."), "region": region_c},
+            },
+        ),
+        ToolSpec(
+            "todo_done",
+            "Mark an item done.",
+            {
+                "type": "object",
+                "required": ["item_id"],
+                "properties": {"item_id": _str("Item id."), "region": region_c},
+            },
+        ),
+        ToolSpec(
+            "todo_note",
+            "Add a note to an item.",
+            {
+                "type": "object",
+                "required": ["item_id", "note"],
+                "properties": {
+                    "item_id": _str("Item id."),
+                    "note": _str("The note."),
+                    "region": region_c,
+                },
+            },
+        ),
+    ]
 
 
-def _listing(engine: Engine) -> str:
-    writable = set(_writable(engine))
-    lines = [f"window: {engine.window.used_tokens}/{engine.window.max_tokens} tokens used"]
-    for r in engine.window.regions:
+def _listing(c: Compactor) -> str:
+    writable = set(_writable(c.window))
+    lines = [f"window: {c.window.used_tokens}/{c.window.max_tokens} tokens used"]
+    for r in c.window.regions:
         access = (
             "writable"
             if r.name in writable
@@ -212,15 +217,15 @@ def _listing(engine: Engine) -> str:
     return "\n".join(lines)
 
 
-def _mistake(engine: Engine, name: str, message: str) -> ToolOutcome:
-    text = f"{name}: {message}\n{_listing(engine)}"
-    engine.emit(ToolCallHandled(name, False, message))
-    return ToolOutcome(text, ok=False)
+def _mistake(c: Compactor, name: str, message: str) -> ContextToolOutcome:
+    text = f"{name}: {message}\n{_listing(c)}"
+    c.emit(ToolCallHandled(name, False, message))
+    return ContextToolOutcome(text, ok=False)
 
 
-def _ok(engine: Engine, name: str, text: str, **data: Any) -> ToolOutcome:
-    engine.emit(ToolCallHandled(name, True, text.splitlines()[0] if text else ""))
-    return ToolOutcome(text, ok=True, data=data)
+def _ok(c: Compactor, name: str, text: str, **data: Any) -> ContextToolOutcome:
+    c.emit(ToolCallHandled(name, True, text.splitlines()[0] if text else ""))
+    return ContextToolOutcome(text, ok=True, data=data)
 
 
 def _args(arguments: Any) -> dict[str, Any]:
@@ -233,32 +238,32 @@ def _args(arguments: Any) -> dict[str, Any]:
     return value
 
 
-def _write(engine: Engine, name: str, args: dict[str, Any]) -> ToolOutcome:
+def _write(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutcome:
     region, text = args.get("region"), args.get("text")
     if not isinstance(region, str) or not isinstance(text, str) or not text.strip():
-        return _mistake(engine, name, "needs 'region' (a writable region) and a non-empty 'text'")
-    writable = _writable(engine)
+        return _mistake(c, name, "needs 'region' (a writable region) and a non-empty 'text'")
+    writable = _writable(c.window)
     if region not in writable:
         return _mistake(
-            engine,
+            c,
             name,
             f"region {region!r} is not writable; writable regions: {', '.join(writable) or 'none'}",
         )
     key = args.get("key") if name == "context_write" else None
     if key is not None and not isinstance(key, str):
-        return _mistake(engine, name, "'key' must be a string")
-    result = engine.write(region, text, key=key)
+        return _mistake(c, name, "'key' must be a string")
+    result = write_to(c, region, text, key=key)
     if isinstance(result, Refusal):
-        return _mistake(engine, name, result.message)
+        return _mistake(c, name, result.message)
     assert isinstance(result, WriteResult)
-    r = engine.window.region(region)
+    r = c.window.region(region)
     where = f"{r.used_tokens}/{r.budget} tokens used in {region!r}"
     if result.unchanged:
-        return _ok(engine, name, f"unchanged: {region!r} already holds this value ({where})")
+        return _ok(c, name, f"unchanged: {region!r} already holds this value ({where})")
     verb = "replaced" if result.replaced else "written"
     extra = f"; rolled off {len(result.evicted)} older entries" if result.evicted else ""
     outcome = _ok(
-        engine,
+        c,
         name,
         f"{verb} {result.entry_id} ({where}{extra})",
         entry_id=result.entry_id,
@@ -270,55 +275,55 @@ def _write(engine: Engine, name: str, args: dict[str, Any]) -> ToolOutcome:
     return outcome
 
 
-def _read(engine: Engine, args: dict[str, Any]) -> ToolOutcome:
+def _read(c: Compactor, args: dict[str, Any]) -> ContextToolOutcome:
     region = args.get("region")
-    if not isinstance(region, str) or region not in [r.name for r in engine.window.regions]:
-        return _mistake(engine, "context_read", f"unknown region {region!r}")
-    r = engine.window.region(region)
+    if not isinstance(region, str) or region not in [r.name for r in c.window.regions]:
+        return _mistake(c, "context_read", f"unknown region {region!r}")
+    r = c.window.region(region)
     key = args.get("key")
     if key is not None:
         found = [e for e in r.entries if e.key == key]
         if not found:
             keys = [e.key for e in r.entries if e.key]
             return _mistake(
-                engine,
+                c,
                 "context_read",
                 f"region {region!r} has no key {key!r}; keys: {', '.join(keys) or 'none'}",
             )
-        return _ok(engine, "context_read", found[-1].text)
+        return _ok(c, "context_read", found[-1].text)
     body = "\n".join(
         f"[{i}] " + (f"{e.key}: " if e.key else "") + e.text for i, e in enumerate(r.entries)
     )
     return _ok(
-        engine,
+        c,
         "context_read",
         f"{region} ({r.used_tokens}/{r.budget} tokens):\n" + (body or "(empty)"),
     )
 
 
-def _delete(engine: Engine, args: dict[str, Any]) -> ToolOutcome:
+def _delete(c: Compactor, args: dict[str, Any]) -> ContextToolOutcome:
     region = args.get("region")
-    if not isinstance(region, str) or region not in [r.name for r in engine.window.regions]:
-        return _mistake(engine, "context_delete", f"unknown region {region!r}")
+    if not isinstance(region, str) or region not in [r.name for r in c.window.regions]:
+        return _mistake(c, "context_delete", f"unknown region {region!r}")
     chosen = {k: args[k] for k in ("key", "index", "oldest") if args.get(k) is not None}
     if len(chosen) != 1:
-        return _mistake(engine, "context_delete", "give exactly one of 'key', 'index' or 'oldest'")
-    r = engine.window.region(region)
-    if r.kind in ("pinned", "compact_history", "sliding_window"):
+        return _mistake(c, "context_delete", "give exactly one of 'key', 'index' or 'oldest'")
+    r = c.window.region(region)
+    if not r.agent_releasable:
         return _mistake(
-            engine,
+            c,
             "context_delete",
             f"region {region!r} ({r.kind}) cannot be released by the agent",
         )
     try:
-        removed = engine.release(region, **chosen)
+        removed = release_from(c, region, **chosen)
     except (KeyError, IndexError, ValueError) as exc:
-        return _mistake(engine, "context_delete", str(exc).strip("'\""))
+        return _mistake(c, "context_delete", str(exc).strip("'\""))
     except Exception as exc:  # ProtectedEntryError and other refusals
-        return _mistake(engine, "context_delete", str(exc))
+        return _mistake(c, "context_delete", str(exc))
     freed = sum(e.tokens for e in removed)
     return _ok(
-        engine,
+        c,
         "context_delete",
         f"released {len(removed)} entries ({freed} tokens); "
         f"{r.used_tokens}/{r.budget} tokens used in {region!r}",
@@ -326,74 +331,74 @@ def _delete(engine: Engine, args: dict[str, Any]) -> ToolOutcome:
     )
 
 
-def _todo(engine: Engine, name: str, args: dict[str, Any]) -> ToolOutcome:
-    lists = _checklists(engine)
+def _todo(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutcome:
+    lists = _checklists(c.window)
     region = args.get("region") or (lists[0] if lists else None)
     if region not in lists:
         return _mistake(
-            engine,
+            c,
             name,
             f"no checklist region {region!r}; checklists: {', '.join(lists) or 'none'}",
         )
     try:
         if name == "todo_add":
-            result = engine.window.todo_add(region, str(args.get("text", "")))
+            result = c.window.todo_add(region, str(args.get("text", "")))
         elif name == "todo_done":
-            result = engine.window.todo_done(region, str(args.get("item_id", "")))
+            result = c.window.todo_done(region, str(args.get("item_id", "")))
         else:
             note = str(args.get("note", "")).strip()
             if not note:
-                return _mistake(engine, name, "needs a non-empty 'note'")
-            result = engine.window.todo_note(region, str(args.get("item_id", "")), note)
+                return _mistake(c, name, "needs a non-empty 'note'")
+            result = c.window.todo_note(region, str(args.get("item_id", "")), note)
     except (KeyError, ValueError) as exc:
-        return _mistake(engine, name, str(exc).strip("'\""))
+        return _mistake(c, name, str(exc).strip("'\""))
     except Exception as exc:
-        return _mistake(engine, name, str(exc))
+        return _mistake(c, name, str(exc))
     if isinstance(result, Refusal):
-        return _mistake(engine, name, result.message)
-    r = engine.window.region(region)
+        return _mistake(c, name, result.message)
+    r = c.window.region(region)
     entry = next((e for e in r.entries if e.id == result.entry_id), None)
     if entry is not None and not result.unchanged:
-        engine.record("write", region, entry=entry)
+        c.record("write", region, entry=entry)
     item = entry.key if entry is not None else "?"
     return _ok(
-        engine,
+        c,
         name,
         f"{name.split('_')[1]}: item {item} in {region!r}\n" + r.render_text(),
         item_id=item,
     )
 
 
-def handle_tool_call(engine: Engine, name: str, arguments: Any) -> ToolOutcome:
+def handle_tool_call(c: Compactor, name: str, arguments: Any) -> ContextToolOutcome:
     """Run context tool ``name`` with ``arguments`` (a dict or JSON text); never raises for the
     agent's mistakes (module doc)."""
     try:
         args = _args(arguments)
     except (ValueError, TypeError) as exc:
-        return _mistake(engine, name, f"arguments are not a JSON object ({exc})")
-    spec = next((s for s in context_tool_specs(engine) if s.name == name), None)
+        return _mistake(c, name, f"arguments are not a JSON object ({exc})")
+    spec = next((s for s in context_tool_specs(c.window) if s.name == name), None)
     if spec is not None:
         problem = check_arguments(name, spec.input_schema, args)
         if problem is not None:
-            return _mistake(engine, name, problem)
+            return _mistake(c, name, problem)
     if name in ("context_write", "context_append"):
-        return _write(engine, name, args)
+        return _write(c, name, args)
     if name == "context_read":
-        return _read(engine, args)
+        return _read(c, args)
     if name == "context_delete":
-        return _delete(engine, args)
+        return _delete(c, args)
     if name == "context_list":
-        return _ok(engine, name, _listing(engine))
+        return _ok(c, name, _listing(c))
     if name in ("todo_add", "todo_done", "todo_note"):
-        return _todo(engine, name, args)
+        return _todo(c, name, args)
     if name == "compact":
         instructions = args.get("instructions")
-        engine.schedule_compaction(instructions if isinstance(instructions, str) else None)
-        pending = sum(p.tokens for p in engine.pending())
+        schedule_compaction(c, instructions if isinstance(instructions, str) else None)
+        pending = sum(p.tokens for p in c.window.pending_compactions())
         return _ok(
-            engine,
+            c,
             name,
             f"compaction scheduled: up to {pending} tokens will be "
             "summarized before your next turn",
         )
-    return _mistake(engine, name, f"unknown tool {name!r}; context tools: {', '.join(TOOL_NAMES)}")
+    return _mistake(c, name, f"unknown tool {name!r}; context tools: {', '.join(TOOL_NAMES)}")

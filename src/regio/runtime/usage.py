@@ -28,8 +28,8 @@ import attrs
 import msgspec
 
 __all__ = [
+    "ModelPricing",
     "PriceLookup",
-    "Pricing",
     "UsageLedger",
     "UsageRecord",
     "UsageTotals",
@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 
-class Pricing(msgspec.Struct, frozen=True):
+class ModelPricing(msgspec.Struct, frozen=True):
     """Prices of one model: ``input`` / ``output`` in USD per million tokens (``None`` when
     unknown) and multipliers of the input price per token class (``read``, ``write_5m``,
     ``write_1h``, ``write``, ``plain``); ``rule_id`` names the cache rule they came from."""
@@ -53,11 +53,11 @@ class Pricing(msgspec.Struct, frozen=True):
         return float(self.mult.get(kind, default))
 
 
-#: ``(provider, model) -> Pricing | None``.
-PriceLookup = Callable[[str, str], "Pricing | None"]
+#: ``(provider, model) -> ModelPricing | None``.
+PriceLookup = Callable[[str, str], "ModelPricing | None"]
 
 
-def rule_prices(provider: str, model: str) -> Pricing | None:
+def rule_prices(provider: str, model: str) -> ModelPricing | None:
     """Prices from the packaged cache rules (``regio.cache.rules.resolve``); ``None`` when no
     rule matches or the rules are not available."""
     try:
@@ -68,7 +68,7 @@ def rule_prices(provider: str, model: str) -> Pricing | None:
         rule = resolve(provider, model)
     except (ValueError, LookupError, OSError):
         return None
-    return Pricing(
+    return ModelPricing(
         input=rule.price.input, output=rule.price.output, mult=dict(rule.mult), rule_id=rule.id
     )
 
@@ -191,29 +191,7 @@ def normalize_usage(usage: Any) -> dict[str, Any]:
         or _has(usage, "cache_creation")
     )
     if anthropic or not _has(usage, "input_tokens_details"):
-        uncached = _int(_get(usage, "input_tokens"), "input_tokens")
-        read = _int(_get(usage, "cache_read_input_tokens"), "cache_read_input_tokens")
-        created = _int(_get(usage, "cache_creation_input_tokens"), "cache_creation_input_tokens")
-        breakdown = _get(usage, "cache_creation")
-        w5 = _int(
-            _get(breakdown, "ephemeral_5m_input_tokens") or _get(breakdown, "ephemeral_5m"),
-            "cache_creation.ephemeral_5m_input_tokens",
-        )
-        w1 = _int(
-            _get(breakdown, "ephemeral_1h_input_tokens") or _get(breakdown, "ephemeral_1h"),
-            "cache_creation.ephemeral_1h_input_tokens",
-        )
-        if w5 + w1 == 0:
-            w5 = created  # no breakdown: Anthropic's default TTL is 5 minutes
-        out.update(
-            api="anthropic",
-            prompt_tokens=uncached + read + w5 + w1,
-            uncached_tokens=uncached,
-            cache_read_tokens=read,
-            cache_write_5m_tokens=w5,
-            cache_write_1h_tokens=w1,
-            output_tokens=_int(_get(usage, "output_tokens"), "output_tokens"),
-        )
+        out.update(_anthropic_fields(usage))
         return out
     details = _get(usage, "input_tokens_details")
     total = _int(_get(usage, "input_tokens"), "input_tokens")
@@ -228,7 +206,34 @@ def normalize_usage(usage: Any) -> dict[str, Any]:
     return out
 
 
-def _cost(fields: Mapping[str, int], pricing: Pricing | None) -> float | None:
+def _anthropic_fields(usage: Any) -> dict[str, Any]:
+    """The token fields of an Anthropic Messages ``usage`` (cache writes split by TTL)."""
+    uncached = _int(_get(usage, "input_tokens"), "input_tokens")
+    read = _int(_get(usage, "cache_read_input_tokens"), "cache_read_input_tokens")
+    created = _int(_get(usage, "cache_creation_input_tokens"), "cache_creation_input_tokens")
+    breakdown = _get(usage, "cache_creation")
+    w5 = _int(
+        _get(breakdown, "ephemeral_5m_input_tokens") or _get(breakdown, "ephemeral_5m"),
+        "cache_creation.ephemeral_5m_input_tokens",
+    )
+    w1 = _int(
+        _get(breakdown, "ephemeral_1h_input_tokens") or _get(breakdown, "ephemeral_1h"),
+        "cache_creation.ephemeral_1h_input_tokens",
+    )
+    if w5 + w1 == 0:
+        w5 = created  # no breakdown: Anthropic's default TTL is 5 minutes
+    return {
+        "api": "anthropic",
+        "prompt_tokens": uncached + read + w5 + w1,
+        "uncached_tokens": uncached,
+        "cache_read_tokens": read,
+        "cache_write_5m_tokens": w5,
+        "cache_write_1h_tokens": w1,
+        "output_tokens": _int(_get(usage, "output_tokens"), "output_tokens"),
+    }
+
+
+def _cost(fields: Mapping[str, int], pricing: ModelPricing | None) -> float | None:
     if pricing is None or pricing.input is None:
         return None
     units = (
@@ -254,9 +259,9 @@ class UsageLedger:
 
     prices: PriceLookup = rule_prices
     records: list[UsageRecord] = attrs.field(factory=list)
-    _price_cache: dict[tuple[str, str], Pricing | None] = attrs.field(factory=dict, repr=False)
+    _price_cache: dict[tuple[str, str], ModelPricing | None] = attrs.field(factory=dict, repr=False)
 
-    def pricing(self, provider: str, model: str) -> Pricing | None:
+    def pricing(self, provider: str, model: str) -> ModelPricing | None:
         """Prices of ``(provider, model)`` (memoized)."""
         key = (provider, model)
         if key not in self._price_cache:

@@ -17,10 +17,14 @@ from .calibration import (
     Calibration,
     CalibrationKey,
     CalibrationRecord,
+    CalibrationResetWarning,
     CalibrationState,
+    CalibrationStateError,
     calibration_key,
 )
+from .chunking import DEFAULT_MAX_CHUNK_CHARS, split_for_tokenizer
 from .countcache import DEFAULT_CACHE_SIZE, CacheStats, CountCache
+from .errors import TokenCountError
 from .heuristic import HeuristicCounter, estimate_tokens
 from .overhead import CHAT_FORMATS, ChatFormatOverhead, chat_overhead
 from .protocol import CachedCounter, TokenCounter
@@ -38,16 +42,20 @@ __all__ = [
     "CHAT_FORMATS",
     "COUNTER_NAMES",
     "DEFAULT_CACHE_SIZE",
+    "DEFAULT_MAX_CHUNK_CHARS",
     "CacheStats",
     "CachedCounter",
     "Calibration",
     "CalibrationKey",
     "CalibrationRecord",
+    "CalibrationResetWarning",
     "CalibrationState",
+    "CalibrationStateError",
     "ChatFormatOverhead",
     "CountCache",
     "HeuristicCounter",
     "TiktokenCounter",
+    "TokenCountError",
     "TokenCounter",
     "VocabularyIntegrityError",
     "calibration_key",
@@ -58,4 +66,5 @@ __all__ = [
     "encoding_for_model",
     "estimate_tokens",
     "get_counter",
+    "split_for_tokenizer",
 ]

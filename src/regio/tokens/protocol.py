@@ -5,7 +5,8 @@ What each block contributes (the rule every counter follows):
 * ``text``: its text;
 * ``tool_use``: the tool ``name`` plus the canonical JSON of ``input`` (sorted keys, no spaces,
   :func:`regio.content.canonical_json`);
-* ``tool_result``: its ``content``;
+* ``tool_result``: its ``content`` (structured content is held as its canonical JSON text,
+  :class:`regio.content.ToolResult`);
 * ``thinking``: its ``thinking`` text (the signature is opaque and not counted).
 
 A message adds the per-message overhead of the counter's chat format
@@ -23,6 +24,7 @@ import attrs
 from regio.content import Block, Entry, Message, Text, Thinking, ToolResult, ToolUse, canonical_json
 
 from .countcache import DEFAULT_CACHE_SIZE, CacheStats, CountCache
+from .errors import TokenCountError
 from .overhead import ChatFormatOverhead, chat_overhead
 
 __all__ = ["CachedCounter", "TokenCounter"]
@@ -78,7 +80,14 @@ class CachedCounter:
         raise NotImplementedError
 
     def count(self, text: str) -> int:
-        """Tokens of ``text``; each distinct text is tokenized once (cache keyed by sha256)."""
+        """Tokens of ``text``; each distinct text is tokenized once (cache keyed by sha256).
+
+        Raises :class:`regio.tokens.TokenCountError` when ``text`` is not a ``str``."""
+        if not isinstance(text, str):
+            raise TokenCountError(
+                f"{self.name}: can only count text, got {type(text).__name__}; pass "
+                "structured content as a ToolResult (kept as its JSON text) or as JSON text"
+            )
         if not text:
             return 0
         return self.cache.get_or_count(text, self._tokenize)

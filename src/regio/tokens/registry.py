@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from .chunking import DEFAULT_MAX_CHUNK_CHARS
 from .countcache import DEFAULT_CACHE_SIZE
 from .heuristic import HeuristicCounter
 from .protocol import CachedCounter
@@ -63,14 +64,19 @@ def get_counter(
     *,
     chat_format: str = "openai_chat",
     cache_size: int = DEFAULT_CACHE_SIZE,
+    max_chunk_chars: int = DEFAULT_MAX_CHUNK_CHARS,
 ) -> CachedCounter:
     """A new counter ``name`` (``o200k_base``, ``cl100k_base`` or ``heuristic``).
 
     Each call returns a fresh counter with its own count cache; the tiktoken encodings behind
-    them are shared per process. Raises ``ValueError`` listing the known names.
+    them are shared per process. ``max_chunk_chars`` bounds the characters handed to tiktoken
+    at once (:mod:`regio.tokens.chunking`; the heuristic needs no bound). Raises
+    ``ValueError`` listing the known names.
     """
     if name in ENCODING_NAMES:
-        return TiktokenCounter(name, chat_format=chat_format, cache_size=cache_size)
+        return TiktokenCounter(
+            name, chat_format=chat_format, cache_size=cache_size, max_chunk_chars=max_chunk_chars
+        )
     if name == "heuristic":
         return HeuristicCounter(chat_format=chat_format, cache_size=cache_size)
     raise ValueError(f"unknown token counter {name!r}; known: {', '.join(COUNTER_NAMES)}")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import attrs
 import tiktoken
 
+from .chunking import DEFAULT_MAX_CHUNK_CHARS, MIN_CHUNK_CHARS, split_for_tokenizer
+from .errors import TokenCountError
 from .protocol import CachedCounter
 from .vocab import ENCODING_NAMES, get_encoding
 
@@ -17,13 +19,24 @@ class TiktokenCounter(CachedCounter):
 
     Text is encoded as ordinary text: special-token strings such as ``<|endoftext|>`` inside
     content are counted as the characters they are, never rejected. The encoding is built on
-    first use and shared by every counter of the process. Raises ``ValueError`` for another name.
+    first use and shared by every counter of the process. No more than ``max_chunk_chars``
+    characters (default :data:`regio.tokens.chunking.DEFAULT_MAX_CHUNK_CHARS`, at least
+    :data:`~regio.tokens.chunking.MIN_CHUNK_CHARS`) go to tiktoken at once; longer texts are
+    counted in chunks cut where the count stays exact (:mod:`regio.tokens.chunking`), so a
+    100 MB string is counted, never a process abort. Raises ``ValueError`` for another name or
+    a too-small chunk, :class:`regio.tokens.TokenCountError` if tiktoken still fails.
     """
+
+    max_chunk_chars: int = attrs.field(default=DEFAULT_MAX_CHUNK_CHARS, kw_only=True)
 
     def __attrs_post_init__(self) -> None:
         if self.name not in ENCODING_NAMES:
             raise ValueError(
                 f"unknown tiktoken encoding {self.name!r}; known: {', '.join(ENCODING_NAMES)}"
+            )
+        if self.max_chunk_chars < MIN_CHUNK_CHARS:
+            raise ValueError(
+                f"max_chunk_chars must be at least {MIN_CHUNK_CHARS}, got {self.max_chunk_chars}"
             )
         super().__attrs_post_init__()
 
@@ -32,9 +45,27 @@ class TiktokenCounter(CachedCounter):
         """The shared ``tiktoken.Encoding`` (built lazily, offline)."""
         return get_encoding(self.name)
 
+    def _encode_chunk(self, chunk: str) -> list[int]:
+        try:
+            return self.encoding.encode_ordinary(chunk)
+        except BaseException as exc:  # pyo3 PanicException derives from BaseException only
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise
+            raise TokenCountError(
+                f"{self.name}: tiktoken failed on a chunk of {len(chunk):,} characters "
+                f"({type(exc).__name__}: {exc}); lower max_chunk_chars "
+                f"(now {self.max_chunk_chars:,})"
+            ) from exc
+
     def encode(self, text: str) -> list[int]:
-        """Token ids of ``text`` (uncached; for cache models that compare token prefixes)."""
-        return self.encoding.encode_ordinary(text)
+        """Token ids of ``text`` (uncached; for cache models that compare token prefixes),
+        encoded chunk by chunk like :meth:`count`."""
+        chunks, _forced = split_for_tokenizer(text, self.max_chunk_chars)
+        ids: list[int] = []
+        for chunk in chunks:
+            ids.extend(self._encode_chunk(chunk))
+        return ids
 
     def _tokenize(self, text: str) -> int:
-        return len(self.encoding.encode_ordinary(text))
+        chunks, _forced = split_for_tokenizer(text, self.max_chunk_chars)
+        return sum(len(self._encode_chunk(chunk)) for chunk in chunks)

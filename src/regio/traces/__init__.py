@@ -41,7 +41,7 @@ from regio.traces.format import (
 from regio.traces.safejson import DEFAULT_LIMITS, TraceLimits
 from regio.traces.synth import CODING_PROFILE, synthesize
 from regio.traces.synthprofile import SynthProfile, profile_from_traces
-from regio.traces.usage import UsageTotals, recorded_usage, usage_totals
+from regio.traces.usage import RecordedUsageTotals, recorded_usage, usage_totals
 
 __all__ = [
     "CODING_PROFILE",
@@ -52,6 +52,7 @@ __all__ = [
     "Header",
     "ImportIssue",
     "ImportResult",
+    "RecordedUsageTotals",
     "RegionAppend",
     "RegionRelease",
     "RegionWrite",
@@ -67,7 +68,6 @@ __all__ = [
     "TraceFormatError",
     "TraceLimits",
     "Usage",
-    "UsageTotals",
     "UserMessage",
     "bundled_trace_paths",
     "bundled_traces_dir",

@@ -16,9 +16,12 @@ skillsynchq/txcript (``docs/formats/claude-code.md``). One JSON object per line:
   model call here (blocks in order, the last line's usage);
 * tool results come back as ``user`` lines whose content holds ``tool_result`` blocks;
 * ``isSidechain: true`` lines belong to a subagent's own conversation and are skipped (counted
-  in ``meta.sidechain_lines``); ``summary`` lines give ``meta.summary``; a ``system`` line with
-  ``subtype: "compact_boundary"`` becomes a ``compact`` event (the conversation was compacted
-  there); other line types (``file-history-snapshot``, ``progress``, ...) are skipped.
+  in ``meta.sidechain_lines``), unless the file is a subagent's own transcript (its first
+  conversation line is a sidechain line, as in ``<session-id>/subagents/agent-<id>.jsonl``):
+  then the sidechain lines are the trace and the others are skipped; ``summary`` lines give
+  ``meta.summary``; a ``system`` line with ``subtype: "compact_boundary"`` becomes a
+  ``compact`` event (the conversation was compacted there); other line types
+  (``file-history-snapshot``, ``progress``, ...) are skipped.
 
 Timestamps are recorded (seconds from the first line). Assistant lines whose model is
 ``<synthetic>`` (messages Claude Code writes itself, e.g. API errors) keep no usage.
@@ -38,7 +41,13 @@ from regio.traces.builder import RECORDED, CallSpec, ResultSpec, TraceBuilder
 from regio.traces.errors import ImportIssue
 from regio.traces.format import Compaction, Header, Trace, Usage
 
-__all__ = ["anthropic_usage", "import_claude_code", "parse_timestamp", "recorded_clock"]
+__all__ = [
+    "RecordedClock",
+    "anthropic_usage",
+    "import_claude_code",
+    "is_subagent_transcript",
+    "parse_timestamp",
+]
 
 RECORDED_TIMING = "recorded: source timestamps, seconds from the first record"
 
@@ -58,7 +67,7 @@ def parse_timestamp(value: Any) -> float | None:
 
 
 @attrs.define
-class recorded_clock:
+class RecordedClock:
     """Turns recorded timestamps into ``t`` on a builder (seconds from the first one)."""
 
     builder: TraceBuilder
@@ -123,7 +132,8 @@ class _Call:
 @attrs.define
 class _Session:
     builder: TraceBuilder
-    clock: recorded_clock
+    clock: RecordedClock
+    sidechain: bool = False
     meta: dict[str, Any] = attrs.field(factory=dict)
     model: str | None = None
     call: _Call | None = None
@@ -215,14 +225,15 @@ class _Session:
             self.builder.issue(n, "", "line is not a JSON object; skipped")
             return
         kind = obj.get("type")
-        if obj.get("isSidechain"):
-            self.meta["sidechain_lines"] = self.meta.get("sidechain_lines", 0) + 1
+        if bool(obj.get("isSidechain")) != self.sidechain and kind in ("user", "assistant"):
+            key = "main_lines" if self.sidechain else "sidechain_lines"
+            self.meta[key] = self.meta.get(key, 0) + 1
             return
         if kind == "summary":
             self.meta.setdefault("summary", obj.get("summary"))
             return
         self.clock(obj.get("timestamp"))
-        for key in ("sessionId", "cwd", "version", "gitBranch"):
+        for key in ("sessionId", "agentId", "cwd", "version", "gitBranch"):
             if key in obj and key not in self.meta:
                 self.meta[key] = obj[key]
         message = obj.get("message")
@@ -237,21 +248,34 @@ class _Session:
             self.builder.events.append(Compaction(self.builder.clock, None))
 
 
+def is_subagent_transcript(head: Iterable[tuple[int, Any]]) -> bool:
+    """True when the first user / assistant line of ``head`` is a sidechain line (the file is
+    a subagent's own transcript)."""
+    for _, obj in head:
+        if isinstance(obj, dict) and obj.get("type") in ("user", "assistant"):
+            return bool(obj.get("isSidechain"))
+    return False
+
+
 def import_claude_code(
-    records: Iterable[tuple[int, Any]], path: Path
+    records: Iterable[tuple[int, Any]], path: Path, *, sidechain: bool = False
 ) -> tuple[list[Trace], list[ImportIssue]]:
-    """A Claude Code session JSONL (streamed ``(line, object)`` records) → one trace."""
-    from regio.traces.importers import _header, trace_stem
+    """A Claude Code session JSONL (streamed ``(line, object)`` records) → one trace; with
+    ``sidechain`` the file is a subagent's transcript (see the module doc)."""
+    from regio.traces.importers import source_header, trace_stem
 
     builder = TraceBuilder(str(path), RECORDED)
-    session = _Session(builder, recorded_clock(builder))
+    session = _Session(builder, RecordedClock(builder), sidechain)
     for n, obj in records:
         session.line(n, obj)
     session.flush()
     version = session.meta.get("version")
-    header: Header = _header(
+    trace_id = f"claude-code/{session.meta.get('sessionId') or trace_stem(path)}"
+    if sidechain:
+        trace_id += f"/agent-{session.meta.get('agentId') or trace_stem(path)}"
+    header: Header = source_header(
         path,
-        f"claude-code/{session.meta.get('sessionId') or trace_stem(path)}",
+        trace_id,
         "claude-code",
         agent=f"Claude Code {version}" if isinstance(version, str) else "Claude Code",
         model=session.model,

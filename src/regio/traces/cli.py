@@ -2,15 +2,17 @@
 
 * ``regio traces import SRC... [--format auto|claude-code|codex|openhands|swe-agent|...]``
   ``[--out DIR] [-v]`` imports source files (directories are searched recursively), prints one
-  line per trace (id, messages, tool calls, issues, and the recorded usage when the source has
-  it: calls with usage, prompt / cached / written tokens, cache hit rate) and, with ``--out``,
-  writes one regio JSONL file per trace. ``-v`` also prints every issue. A file that cannot be
-  imported is one line ``error: <file>: <place>: <why>`` on stderr (never a traceback) and the
-  other files are still imported. Exit 0 when every file imported, 2 when any failed or
-  nothing was imported.
+  line per trace (id, messages, tool calls, issues, model calls, and the recorded usage when
+  the source has it: calls with usage, prompt / cached / written tokens, cache hit rate) and,
+  with ``--out``, writes one regio JSONL file per trace. ``-v`` also prints every issue. A file
+  that cannot be imported is one line ``error: <file>: <place>: <why>`` on stderr (never a
+  traceback) and the other files are still imported. Exit 0 when every file imported, 2 when
+  any failed or nothing was imported.
 * ``regio traces synth --calls N --seed S --out DIR`` writes one generated coding session
   (:func:`regio.traces.synth.synthesize`) as ``DIR/synth__coding-N-seedS.jsonl`` (or to
-  ``--out`` itself when it ends ``.jsonl``). Exit 2 for ``--calls`` below 1.
+  ``--out`` itself when it ends ``.jsonl``); ``--like SRC...`` measures the profile from those
+  traces instead of the bundled coding runs. Exit 2 for ``--calls`` below 1 or a ``--like``
+  source that does not import.
 * ``regio traces show TRACE.jsonl`` prints a summary: events by type, messages, tool calls,
   model calls, duration, whether the trace is append-only, and consistency problems. Exit 2
   for a file that is not a regio trace.
@@ -70,6 +72,14 @@ def register(subparsers: Any) -> None:
     synth.add_argument(
         "--out", type=Path, required=True, help="directory (or .jsonl file) to write the trace to"
     )
+    synth.add_argument(
+        "--like",
+        nargs="+",
+        metavar="SRC",
+        default=None,
+        help="measure the profile from these traces (any importable format) instead of the "
+        "bundled coding runs",
+    )
     synth.set_defaults(handler=_cmd_synth)
 
     show = sub.add_parser("show", help="summarize a regio trace file")
@@ -113,7 +123,8 @@ def _import_one(path: Path, args: argparse.Namespace) -> int:
         own = _issues_of(trace, result.issues, multi)
         line = (
             f"{trace.id}  [{result.format}]  messages={len(trace.messages())}  "
-            f"tool_calls={len(trace.tool_calls())}  issues={len(own)}{_usage_note(trace)}"
+            f"tool_calls={len(trace.tool_calls())}  issues={len(own)}  "
+            f"calls={len(trace.steps())}{_usage_note(trace)}"
         )
         if args.out is not None:
             target = write_trace(trace, args.out / trace_filename(trace))
@@ -149,12 +160,24 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_synth(args: argparse.Namespace) -> int:
-    from regio.traces.synth import synthesize
+    from regio.traces.synth import CODING_PROFILE, synthesize
+    from regio.traces.synthprofile import profile_from_traces
 
     if args.calls < 1:
         print(f"error: --calls must be at least 1, got {args.calls}", file=sys.stderr)
         return 2
-    trace = synthesize(args.calls, args.seed)
+    profile = CODING_PROFILE
+    if args.like:
+        try:
+            sources = [t for p in expand_sources(args.like) for t in import_file(p).traces]
+            profile = profile_from_traces(sources)
+        except TraceError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        except ValueError as exc:
+            print(f"error: --like: {exc}", file=sys.stderr)
+            return 2
+    trace = synthesize(args.calls, args.seed, profile=profile)
     out: Path = args.out
     target = out if out.suffix == ".jsonl" else out / trace_filename(trace)
     try:

@@ -21,8 +21,10 @@ tagged ``#[serde(tag = "type", content = "payload")]``: ``session_meta``, ``resp
   Other ``event_msg`` lines repeat response items for the UI and are skipped.
 
 A model call is the run of output items (assistant message, reasoning, tool calls) between two
-input items; a ``token_count`` closes it. ``developer`` messages are imported as user messages
-(they sit in the request's input in that order). Older rollouts without the ``payload``
+input items; a ``token_count`` closes it, or, when the tool's output was recorded first (a
+tool that ran while the response streamed), gives its usage to the call just before.
+``developer`` messages are imported as user messages (they sit in the request's input in that
+order). Older rollouts without the ``payload``
 wrapper (a bare ``{id, timestamp, instructions}`` first line, then bare response items) are
 read too. ``compacted`` lines become ``compact`` events. Timestamps are recorded.
 """
@@ -34,12 +36,13 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import msgspec
 
 from regio.content import Thinking
 from regio.traces.builder import RECORDED, CallSpec, ResultSpec, TraceBuilder
-from regio.traces.claudecode import RECORDED_TIMING, recorded_clock
+from regio.traces.claudecode import RECORDED_TIMING, RecordedClock
 from regio.traces.errors import ImportIssue
-from regio.traces.format import Compaction, Trace, Usage
+from regio.traces.format import AssistantMessage, Compaction, Trace, Usage
 from regio.traces.openai_chat import parse_arguments
 
 __all__ = ["ROLLOUT_TYPES", "import_codex"]
@@ -72,7 +75,7 @@ def _output_text(output: Any) -> str:
 @attrs.define
 class _Rollout:
     builder: TraceBuilder
-    clock: recorded_clock
+    clock: RecordedClock
     meta: dict[str, Any] = attrs.field(factory=dict)
     model: str | None = None
     record: int = 0
@@ -81,6 +84,7 @@ class _Rollout:
     calls: list[CallSpec] = attrs.field(factory=list)
     open: bool = False
     last_total: Any = None
+    unbilled: int | None = None  # index in builder.events of the last call still without usage
 
     def flush(self, usage: Usage | None = None) -> None:
         if not self.open:
@@ -92,7 +96,20 @@ class _Rollout:
             usage=usage,
             record=self.record,
         )
+        self.unbilled = None if usage is not None else len(self.builder.events) - 1
         self.text, self.thinking, self.calls, self.open = [], [], [], False
+
+    def _bill_last(self, usage: Usage) -> bool:
+        """Give ``usage`` to the last call when it has none yet (its tool output was recorded
+        before the token count, as happens when a tool runs while the response streams)."""
+        index, self.unbilled = self.unbilled, None
+        if index is None:
+            return False
+        event = self.builder.events[index]
+        if not isinstance(event, AssistantMessage) or event.usage is not None:
+            return False
+        self.builder.events[index] = msgspec.structs.replace(event, usage=usage)
+        return True
 
     def _start(self, n: int) -> None:
         if not self.open:
@@ -149,12 +166,13 @@ class _Rollout:
         if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts):
             self.builder.issue(n, "payload.info.last_token_usage", "counts invalid; dropped")
             return
-        if not self.open:
+        usage = Usage.openai(counts[0], counts[1], cached_tokens=counts[2])
+        if self.open:
+            self.flush(usage)
+        elif not self._bill_last(usage):
             self.builder.issue(
                 n, "payload.info", "token_count without a model call before it; ignored", "warning"
             )
-            return
-        self.flush(Usage.openai(counts[0], counts[1], cached_tokens=counts[2]))
 
     def line(self, n: int, obj: Any) -> None:
         if not isinstance(obj, dict):
@@ -199,15 +217,15 @@ def import_codex(
     records: Iterable[tuple[int, Any]], path: Path
 ) -> tuple[list[Trace], list[ImportIssue]]:
     """A Codex CLI rollout JSONL (streamed ``(line, object)`` records) → one trace."""
-    from regio.traces.importers import _header, trace_stem
+    from regio.traces.importers import source_header, trace_stem
 
     builder = TraceBuilder(str(path), RECORDED)
-    rollout = _Rollout(builder, recorded_clock(builder))
+    rollout = _Rollout(builder, RecordedClock(builder))
     for n, obj in records:
         rollout.line(n, obj)
     rollout.flush()
     version = rollout.meta.get("cli_version")
-    header = _header(
+    header = source_header(
         path,
         f"codex/{rollout.meta.get('id') or trace_stem(path)}",
         "codex",

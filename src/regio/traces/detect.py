@@ -10,7 +10,8 @@ an :class:`ImportResult` with the traces and the issues found. Detection rules, 
    ``codex``; JSONL lines of ``type`` ``user`` / ``assistant`` with a ``message`` object and a
    ``sessionId`` or ``parentUuid`` (or ``summary`` lines with a ``leafUuid``) →
    ``claude-code``;
-3. a JSON list of events with ``source`` and ``action`` / ``observation`` → ``openhands``;
+3. a JSON list of events with ``source`` and ``action`` / ``observation``, an object whose
+   ``history`` is such a list, or JSONL of such objects → ``openhands``;
 4. an object with a ``history`` list → ``swe-agent``;
 5. an object with ``trajectory_format`` starting ``mini-swe-agent``, or with ``messages`` and an
    ``info`` holding ``mini_version`` → ``mini-swe-agent``;
@@ -32,7 +33,7 @@ from typing import Any, Literal
 import msgspec
 
 from regio.traces.builder import Timing
-from regio.traces.claudecode import import_claude_code
+from regio.traces.claudecode import import_claude_code, is_subagent_transcript
 from regio.traces.codex import ROLLOUT_TYPES, import_codex
 from regio.traces.errors import ImportIssue, TraceFormatError
 from regio.traces.format import Trace, parse_trace_lines
@@ -42,7 +43,7 @@ from regio.traces.importers import (
     import_swe_agent,
     import_tau_bench,
 )
-from regio.traces.openhands import import_openhands, looks_openhands
+from regio.traces.openhands import import_openhands, import_openhands_runs, looks_openhands
 from regio.traces.safejson import DEFAULT_LIMITS, TraceLimits
 from regio.traces.source import SourceFile, iter_lines, load_source
 
@@ -127,6 +128,8 @@ def _jsonl_format(source: SourceFile) -> Format:
         return "claude-code"
     if dicts and all("traj" in d for d in dicts):
         return "tau-bench"
+    if any(looks_openhands(d.get("history")) for d in dicts):
+        return "openhands"
     if isinstance(first, dict) and ("role" in first or "messages" in first):
         return "openai"
     raise TraceFormatError(
@@ -143,7 +146,7 @@ def detect_format(source: SourceFile) -> Format:
     if source.is_jsonl:
         return _jsonl_format(source)
     data = source.data
-    if looks_openhands(data):
+    if looks_openhands(data) or (isinstance(data, dict) and looks_openhands(data.get("history"))):
         return "openhands"
     if isinstance(data, dict):
         if isinstance(data.get("history"), list):
@@ -176,9 +179,12 @@ def _import_jsonl(
 ) -> tuple[list[Trace], list[ImportIssue]]:
     p = Path(source.path)
     if chosen == "claude-code":
-        return import_claude_code(source.records(), p)
+        subagent = is_subagent_transcript(source.head or ())
+        return import_claude_code(source.records(), p, sidechain=subagent)
     if chosen == "codex":
         return import_codex(source.records(), p)
+    if chosen == "openhands":
+        return import_openhands_runs(source.records(), p)
     lines = source.materialize()
     if chosen == "tau-bench":
         return import_tau_bench([obj for _, obj in lines], p, timing)

@@ -47,6 +47,7 @@ __all__ = [
     "import_openai",
     "import_swe_agent",
     "import_tau_bench",
+    "source_header",
     "source_notes",
     "trace_stem",
 ]
@@ -98,7 +99,9 @@ def _dict_field(data: dict[str, Any], key: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _header(path: Path, trace_id: str, fmt: str, **fields: Any) -> Header:
+def source_header(path: Path, trace_id: str, fmt: str, **fields: Any) -> Header:
+    """A :class:`Header` for a trace imported from ``path`` (licence and provenance notes from
+    :func:`source_notes`); ``fields`` are the other header fields."""
     license_note, provenance = source_notes(path)
     return Header(
         id=trace_id,
@@ -170,7 +173,7 @@ def import_swe_agent(
     if agent_names:
         meta["agent_names"] = agent_names
     trace = builder.build(
-        _header(
+        source_header(
             path,
             f"swe-agent/{trace_stem(path)}",
             "swe-agent",
@@ -221,7 +224,7 @@ def import_mini_swe_agent(
         model = name if isinstance(name, str) else None
     meta = {k: info[k] for k in ("exit_status", "mini_version") if k in info}
     trace = builder.build(
-        _header(
+        source_header(
             path,
             f"mini-swe-agent/{trace_stem(path)}",
             "mini-swe-agent",
@@ -268,7 +271,7 @@ def import_tau_bench(
             meta["user_cost_usd"] = run_info["user_cost"]
         traces.append(
             builder.build(
-                _header(
+                source_header(
                     path,
                     f"tau-bench/{stem}#{i}",
                     "tau-bench",
@@ -300,7 +303,7 @@ def _conversation(
     builder = TraceBuilder(str(path), timing)
     feed_openai_messages(builder, messages, locate)
     tool_schemas = tuple(t for t in tools if isinstance(t, dict)) if isinstance(tools, list) else ()
-    header = _header(
+    header = source_header(
         path,
         trace_id,
         "openai",

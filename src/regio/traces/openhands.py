@@ -1,4 +1,8 @@
-"""OpenHands event trajectories: a JSON list of serialized events.
+"""OpenHands event trajectories: a JSON list of serialized events (or runs holding one).
+
+Accepted: a JSON list of events (``tests/runtime/trajs/*.json``, a saved trajectory), a JSON
+object ``{"history": [events], "instance_id": ...}`` (one evaluation run), or JSONL with one
+such run per line (an evaluation ``output.jsonl``: one trace per run, streamed).
 
 The format is OpenHands' event serialization, All-Hands-AI/OpenHands
 ``openhands/events/serialization/event.py`` (``event_to_dict``: ``id``, ``timestamp``,
@@ -28,16 +32,17 @@ schemas are not logged. Timestamps are recorded.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from regio.traces.builder import RECORDED, CallSpec, ResultSpec, TraceBuilder
-from regio.traces.claudecode import RECORDED_TIMING, recorded_clock
+from regio.traces.claudecode import RECORDED_TIMING, RecordedClock
 from regio.traces.errors import ImportIssue, TraceFormatError
 from regio.traces.format import Trace, Usage
 from regio.traces.openai_chat import parse_arguments
 
-__all__ = ["import_openhands", "litellm_usage", "looks_openhands"]
+__all__ = ["import_openhands", "import_openhands_runs", "litellm_usage", "looks_openhands"]
 
 
 def looks_openhands(data: Any) -> bool:
@@ -116,52 +121,94 @@ def _agent_call(builder: TraceBuilder, j: int, meta: dict[str, Any]) -> None:
     builder.assistant(_text(reply.get("content")), calls, usage=usage, record=j)
 
 
-def import_openhands(data: Any, path: Path) -> tuple[list[Trace], list[ImportIssue]]:
-    """An OpenHands event list → one trace (see the module doc). Raises
-    :class:`TraceFormatError` when ``data`` is not such a list."""
-    from regio.traces.importers import _header, trace_stem
+def _events_trace(
+    events: list[Any], path: Path, trace_id: str, record: int | None, meta: dict[str, Any]
+) -> tuple[Trace, list[ImportIssue]]:
+    from regio.traces.importers import source_header
 
-    if not looks_openhands(data):
-        raise TraceFormatError(
-            str(path), "not an OpenHands trajectory: expected a list of events with source"
-        )
     builder = TraceBuilder(str(path), RECORDED)
-    clock = recorded_clock(builder)
+    clock = RecordedClock(builder)
     seen: set[str] = set()
     model: str | None = None
-    for j, event in enumerate(data):
+    for j, event in enumerate(events):
+        where = j if record is None else record
         clock(event.get("timestamp"))
-        meta = event.get("tool_call_metadata")
-        meta = meta if isinstance(meta, dict) else None
+        tool_meta = event.get("tool_call_metadata")
+        tool_meta = tool_meta if isinstance(tool_meta, dict) else None
         args = event.get("args") if isinstance(event.get("args"), dict) else {}
         if "action" in event:
             if event.get("source") == "user" and event["action"] == "message":
-                builder.user(_text(args.get("content", event.get("message"))), record=j)
-            elif event.get("source") == "agent" and meta is not None:
-                response = meta.get("model_response")
+                builder.user(_text(args.get("content", event.get("message"))), record=where)
+            elif event.get("source") == "agent" and tool_meta is not None:
+                response = tool_meta.get("model_response")
                 rid = str(response.get("id")) if isinstance(response, dict) else f"event-{j}"
                 if rid in seen:
                     continue
                 seen.add(rid)
                 if isinstance(response, dict) and isinstance(response.get("model"), str):
                     model = model or response["model"]
-                _agent_call(builder, j, meta)
+                _agent_call(builder, where, tool_meta)
             elif event.get("source") == "agent" and event["action"] == "message":
-                builder.assistant(_text(args.get("content", event.get("message"))), record=j)
+                builder.assistant(_text(args.get("content", event.get("message"))), record=where)
             continue
         kind = event.get("observation")
         content = _text(event.get("content"))
-        if meta is not None and meta.get("tool_call_id"):
-            result = ResultSpec(str(meta["tool_call_id"]), content, kind == "error")
-            builder.tool_results([result], record=j, field="tool_call_metadata.tool_call_id")
+        if tool_meta is not None and tool_meta.get("tool_call_id"):
+            result = ResultSpec(str(tool_meta["tool_call_id"]), content, kind == "error")
+            builder.tool_results([result], record=where, field="tool_call_metadata.tool_call_id")
         elif kind == "error":
-            builder.user(content, observation=True, record=j)
-    header = _header(
+            builder.user(content, observation=True, record=where)
+    header = source_header(
         path,
-        f"openhands/{trace_stem(path)}",
+        trace_id,
         "openhands",
+        record=record,
         agent="OpenHands",
         model=model,
         timing=RECORDED_TIMING,
+        meta=meta,
     )
-    return [builder.build(header)], builder.issues
+    return builder.build(header), builder.issues
+
+
+def _run_meta(run: dict[str, Any]) -> dict[str, Any]:
+    return {k: run[k] for k in ("instance_id", "instruction") if isinstance(run.get(k), str)}
+
+
+def import_openhands(data: Any, path: Path) -> tuple[list[Trace], list[ImportIssue]]:
+    """An OpenHands event list, or a run object ``{"history": [events], "instance_id": ...}``
+    (an evaluation output record), → one trace (see the module doc). Raises
+    :class:`TraceFormatError` when ``data`` is neither."""
+    from regio.traces.importers import trace_stem
+
+    meta: dict[str, Any] = {}
+    if isinstance(data, dict) and looks_openhands(data.get("history")):
+        data, meta = data["history"], _run_meta(data)
+    if not looks_openhands(data):
+        raise TraceFormatError(
+            str(path), "not an OpenHands trajectory: expected a list of events with source"
+        )
+    trace, issues = _events_trace(data, path, f"openhands/{trace_stem(path)}", None, meta)
+    return [trace], issues
+
+
+def import_openhands_runs(
+    records: Iterable[tuple[int, Any]], path: Path
+) -> tuple[list[Trace], list[ImportIssue]]:
+    """OpenHands evaluation output JSONL (``output.jsonl``: one run ``{"instance_id",
+    "history": [events], ...}`` per line, streamed) → one trace per run; a line whose
+    ``history`` is not an event list is an issue."""
+    from regio.traces.importers import trace_stem
+
+    traces: list[Trace] = []
+    issues: list[ImportIssue] = []
+    for n, run in records:
+        if not (isinstance(run, dict) and looks_openhands(run.get("history"))):
+            issues.append(ImportIssue(str(path), n, "history", "not an OpenHands event list"))
+            continue
+        meta = _run_meta(run)
+        name = meta.get("instance_id") or f"{trace_stem(path)}#{n}"
+        trace, found = _events_trace(run["history"], path, f"openhands/{name}", n, meta)
+        traces.append(trace)
+        issues.extend(found)
+    return traces, issues

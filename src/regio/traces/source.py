@@ -1,7 +1,8 @@
 """Reading a source file under limits: one JSON document, or JSONL streamed line by line.
 
 :func:`load_source` decides the shape from the first line: when it is a complete JSON value and
-more non-blank lines follow, the file is JSONL; otherwise it is one JSON document. A JSON
+more non-blank lines follow, the file is JSONL; a single line holding a record of a JSONL format
+(``type`` in :data:`LINE_TYPES`) is JSONL too; otherwise it is one JSON document. A JSON
 document is read whole, so it must fit ``max_document_bytes``; JSONL is never read whole:
 :meth:`SourceFile.records` streams it again line by line (each line at most
 ``max_line_bytes``), which keeps the memory of an import bounded by the trace it builds, not by
@@ -21,10 +22,27 @@ import attrs
 from regio.traces.errors import ImportIssue, TraceFormatError
 from regio.traces.safejson import DEFAULT_LIMITS, TraceLimits, parse_json
 
-__all__ = ["HEAD_LINES", "SourceFile", "iter_lines", "load_source"]
+__all__ = ["HEAD_LINES", "LINE_TYPES", "SourceFile", "iter_lines", "load_source"]
 
 #: JSONL lines parsed up front for format detection.
 HEAD_LINES = 32
+
+#: ``type`` tags of a JSONL record (regio, Claude Code, Codex): a one-line file holding one of
+#: them is JSONL, not a JSON document.
+LINE_TYPES = frozenset(
+    {
+        "header",
+        "user",
+        "assistant",
+        "summary",
+        "system",
+        "session_meta",
+        "response_item",
+        "event_msg",
+        "turn_context",
+        "compacted",
+    }
+)
 
 
 @attrs.define
@@ -168,6 +186,10 @@ def load_source(path: str | os.PathLike[str], limits: TraceLimits = DEFAULT_LIMI
         source.data, replaced = parse_json(raw, p, "", limits)
     except TraceFormatError as exc:
         raise TraceFormatError(p, f"not valid JSON or JSONL: {exc.reason}") from None
+    kind = source.data.get("type") if isinstance(source.data, dict) else None
+    if second is None and isinstance(kind, str) and kind in LINE_TYPES:
+        source.head, source.data = [(first[0], source.data)], None  # a one-line JSONL file
+        return source
     if replaced:
         source.issues.append(_surrogate_issue(p, None, replaced))
     return source

@@ -15,7 +15,7 @@ import msgspec
 
 from regio.traces.format import AssistantMessage, Trace, Usage
 
-__all__ = ["UsageTotals", "recorded_usage", "usage_totals"]
+__all__ = ["RecordedUsageTotals", "recorded_usage", "usage_totals"]
 
 
 def recorded_usage(trace: Trace) -> list[Usage | None]:
@@ -24,7 +24,7 @@ def recorded_usage(trace: Trace) -> list[Usage | None]:
     return [e.usage for e in trace.events if isinstance(e, AssistantMessage)]
 
 
-class UsageTotals(msgspec.Struct, frozen=True):
+class RecordedUsageTotals(msgspec.Struct, frozen=True):
     """Sums over model calls, in tokens.
 
     ``calls`` counts every model call, ``recorded`` those with usage; the token sums and
@@ -46,7 +46,7 @@ class UsageTotals(msgspec.Struct, frozen=True):
         return self.cache_read_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
 
-def usage_totals(usages: Iterable[Usage | None]) -> UsageTotals:
+def usage_totals(usages: Iterable[Usage | None]) -> RecordedUsageTotals:
     """Sum per-call usages (``None`` entries count as calls without usage)."""
     calls = recorded = prompt = read = write = uncached = output = 0
     for usage in usages:
@@ -59,4 +59,4 @@ def usage_totals(usages: Iterable[Usage | None]) -> UsageTotals:
         write += usage.cache_write_tokens
         uncached += usage.uncached_tokens
         output += usage.output_tokens
-    return UsageTotals(calls, recorded, prompt, read, write, uncached, output)
+    return RecordedUsageTotals(calls, recorded, prompt, read, write, uncached, output)

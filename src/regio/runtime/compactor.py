@@ -1,0 +1,156 @@
+"""The compaction part of an engine: :class:`Compactor` holds what a flush reads and changes
+(window, options, bookkeeping, summarizer, transcript) and drives a flush generator with the
+summarizer, synchronously (:meth:`Compactor.run`) or awaiting an async one
+(:meth:`Compactor.arun`). The rules of a flush are one generator
+(:func:`regio.runtime.compaction.flush_steps`), shared by both drivers.
+
+Also the compaction records saved with the engine: :class:`CompactionResult`,
+:class:`CompactionBook`, :class:`SummaryJob`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Generator, Iterable
+from typing import Any, TypeVar
+
+import attrs
+import msgspec
+
+from regio.content import Entry
+from regio.events import Event
+from regio.regions import Window
+
+from .drive import adrive, drive
+from .hierarchy import SummaryOutcome, asummarize_entries, summarize_entries
+from .options import EngineOptions
+from .transcript import RecordKind, Transcript, TranscriptRecord
+
+__all__ = ["CompactionBook", "CompactionResult", "Compactor", "Steps", "SummaryJob"]
+
+
+class CompactionResult(msgspec.Struct, frozen=True):
+    """What one flush or manual compaction did.
+
+    ``replaced_ids`` left the prompt view (they stay in the transcript), ``kept_ids`` are the
+    ids still in the compacted regions; ``tokens_before`` / ``tokens_after`` are the window's
+    used tokens; ``summary_ids`` the committed summaries; ``summary_preview`` the start of the
+    first one; ``summarizer_calls`` all requests made (hierarchical ones included);
+    ``rejected`` the reasons of refused summaries along the way.
+    """
+
+    trigger: str
+    replaced_ids: tuple[str, ...]
+    kept_ids: tuple[str, ...]
+    tokens_before: int
+    tokens_after: int
+    summary_ids: tuple[str, ...] = ()
+    summary_preview: str = ""
+    summarizer_calls: int = 0
+    rejected: tuple[str, ...] = ()
+
+    @property
+    def freed(self) -> int:
+        """Tokens freed (``tokens_before - tokens_after``)."""
+        return self.tokens_before - self.tokens_after
+
+
+class CompactionBook(msgspec.Struct):
+    """Compaction bookkeeping that is saved with the engine.
+
+    ``strikes``: no-progress strikes per region; ``blocked``: digests of content that exhausted
+    its attempts; ``floor_warned``: the whole-context trigger warning was given;
+    ``versions``: summary version per source region; ``last``: the last result;
+    ``scheduled``: instructions of a compaction scheduled by the ``compact`` tool (flushed at the
+    next turn boundary), ``None`` when none is scheduled.
+    """
+
+    strikes: dict[str, int] = msgspec.field(default_factory=dict)
+    blocked: list[str] = msgspec.field(default_factory=list)
+    floor_warned: bool = False
+    versions: dict[str, int] = msgspec.field(default_factory=dict)
+    last: CompactionResult | None = None
+    scheduled: str | None = None
+
+
+class SummaryJob(msgspec.Struct, frozen=True):
+    """One summarization the flush needs: ``entries`` (previous summary first, if any),
+    ``extra`` instructions."""
+
+    entries: tuple[Entry, ...]
+    extra: str | None
+
+
+T = TypeVar("T")
+
+#: A flush generator: yields summarizer jobs, receives their outcomes, returns a value.
+Steps = Generator[SummaryJob, SummaryOutcome, T]
+
+
+@attrs.define(eq=False, kw_only=True)
+class Compactor:
+    """What the compaction rules read and change; ``summarizer`` is any sync or async
+    :class:`regio.runtime.Summarizer`; ``clock`` (seconds) stamps transcript records."""
+
+    window: Window
+    options: EngineOptions
+    summarizer: Any
+    book: CompactionBook = attrs.field(factory=CompactionBook)
+    transcript: Transcript = attrs.field(factory=Transcript)
+    clock: Callable[[], float] = time.time
+
+    def emit(self, event: Event) -> None:
+        """Emit ``event`` on the window's bus."""
+        self.window.events.emit(event)
+
+    def count_text(self, text: str) -> int:
+        """Tokens of ``text`` with the window's counter."""
+        counter = self.window.counter
+        assert counter is not None
+        return int(counter.count(text))
+
+    def record(
+        self,
+        kind: RecordKind,
+        region: str,
+        *,
+        entry: Entry | None = None,
+        ids: Iterable[str] = (),
+    ) -> TranscriptRecord:
+        """Append a record (stamped with the window's turn and the clock) to the transcript."""
+        return self.transcript.add(
+            kind, region, turn=self.window.turn, entry=entry, ids=ids, at=float(self.clock())
+        )
+
+    def take_scheduled(self) -> str | None:
+        """Instructions of the compaction the ``compact`` tool scheduled (cleared)."""
+        scheduled = self.book.scheduled
+        self.book.scheduled = None
+        return scheduled
+
+    def _summarize(self, job: SummaryJob) -> SummaryOutcome:
+        return summarize_entries(
+            self.summarizer,
+            job.entries,
+            self.options.standing_instructions,
+            job.extra,
+            self.window.counter,
+        )
+
+    async def _asummarize(self, job: SummaryJob) -> SummaryOutcome:
+        return await asummarize_entries(
+            self.summarizer,
+            job.entries,
+            self.options.standing_instructions,
+            job.extra,
+            self.window.counter,
+        )
+
+    def run(self, steps: Steps[T]) -> T:
+        """Drive ``steps`` with the summarizer (sync); a summarizer exception is thrown into
+        the generator, which counts it as a strike or re-raises it."""
+        return drive(steps, self._summarize)
+
+    async def arun(self, steps: Steps[T]) -> T:
+        """:meth:`run` awaiting an async (or sync) summarizer."""
+        return await adrive(steps, self._asummarize)

@@ -1,0 +1,114 @@
+"""Every option of an engine, with its default declared once: :class:`EngineOptions`.
+
+Options are data: they are saved with the engine as they are and never change while it runs
+(build a new value with :func:`attrs.evolve`). What changes while an engine runs lives in
+:class:`regio.runtime.state.EngineState`; code the engine calls (token counter, summarizer,
+clock, price lookup) is passed to :class:`regio.runtime.Engine` beside the options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from regio.layout import ToolSpec
+
+from .summarizer import DEFAULT_STANDING_INSTRUCTIONS
+
+__all__ = ["CARRY_FORWARD_MODES", "EngineOptions"]
+
+#: ``carry_forward`` values: ``append`` keeps every summary, ``replace`` keeps one rolling
+#: summary per source region.
+CARRY_FORWARD_MODES = ("append", "replace")
+
+
+def _targets(value: Mapping[str, int] | None) -> dict[str, int]:
+    return {str(k): int(v) for k, v in (value or {}).items()}
+
+
+def _at_least_one(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
+    if value < 1:
+        raise ValueError(f"{attribute.name} must be >= 1, got {value}")
+
+
+def _share(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
+    if not 0 < value <= 1:
+        raise ValueError(f"{attribute.name} is a share of the window in (0, 1], got {value}")
+
+
+@attrs.frozen(kw_only=True)
+class EngineOptions:
+    """The options of one engine (sizes in tokens). Raises :class:`ValueError` for a value out
+    of range (``no_progress_limit`` < 1, ``chunk_tokens`` < 1, ``settle_share`` outside
+    ``(0, 1]``, an unknown ``carry_forward``)."""
+
+    #: Provider of :meth:`Engine.request` when none is given (``anthropic``, ``openai``, ...).
+    #: Anthropic's Messages API is the one whose cache rules regio was first measured on.
+    provider: str = "anthropic"
+    #: Model of requests when none is given; empty: the provider's default pricing row.
+    model: str = ""
+    #: The model's context window; ``None``: the window's ``max_tokens`` is the only limit.
+    context_window: int | None = None
+    #: Tokens kept free for the answer (the request's ``max_tokens``); 0: not reserved.
+    output_reserve: int = 0
+    #: Layout strategy (``regio``, or the comparison layouts ``naive``, ``kind``,
+    #: ``volatility``); ``regio`` is the cache-aware layout of ``docs/layout.md``.
+    strategy: str = "regio"
+    #: Cache TTL the layout plans breakpoints for: ``5m`` or ``1h`` (the two TTLs of
+    #: https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching).
+    ttl: str = "5m"
+    #: Size of the frozen chunks ``grows`` regions are packed into. 1024 is the smallest prefix
+    #: Anthropic caches for most models and the base of OpenAI's 1024 + 128k caching grid
+    #: (https://platform.openai.com/docs/guides/prompt-caching), so each closed chunk can be a
+    #: cache hit on its own; it is also the blueprint's ``layout.chunk_tokens`` default.
+    chunk_tokens: int = attrs.field(default=1024, validator=_at_least_one)
+    #: Share of the window unsettled ``grows`` notes may reach in the conversation before they
+    #: are settled into their region. 0.1 is the blueprint's ``layout.settle_share`` default and
+    #: what every blueprint-built engine and every bench run has laid out with, so choosing it
+    #: changes no payload byte (the layout's own fallback of 0.05 was never reached through an
+    #: engine).
+    settle_share: float = attrs.field(default=0.1, validator=_share)
+    #: Region name -> hysteresis target (tokens kept after a compaction); a region not named
+    #: keeps half its budget, never more than half its trigger (``docs/runtime.md``).
+    targets: Mapping[str, int] = attrs.field(factory=dict, converter=_targets)
+    #: Whole-context compaction trigger in calibrated tokens; ``None``: off.
+    compact_trigger: int | None = None
+    #: Flush pending compactions at every turn boundary and recover from overflow by
+    #: compacting; off: the caller calls :meth:`Engine.flush` / :meth:`Engine.compact`.
+    auto_compact: bool = True
+    #: Rejected summaries in a row before :class:`CompactionNoProgressError` (the
+    #: no-progress rule of ``docs/runtime.md``: three strikes stop a loop that frees nothing).
+    no_progress_limit: int = attrs.field(default=3, validator=_at_least_one)
+    #: Hysteresis cuts prefer user-turn starts, so whole turns go.
+    cut_at_turns: bool = False
+    #: ``append`` (summaries accumulate) or ``replace`` (one rolling summary per source).
+    carry_forward: str = attrs.field(
+        default="append", validator=attrs.validators.in_(CARRY_FORWARD_MODES)
+    )
+    #: Requirements every summary must meet (the blueprint's instructions are added to them).
+    standing_instructions: str = DEFAULT_STANDING_INSTRUCTIONS
+    #: Session id passed to the layout (provider cache routing keys); ``None``: none.
+    session_id: str | None = None
+    #: The blueprint the engine was built from, as YAML (saved so a state file stands alone).
+    blueprint_text: str | None = None
+    #: Tokenizer name of the blueprint (rebuilds the counter on load).
+    tokenizer: str | None = None
+    #: Application tools sent with every request after the context tools.
+    extra_tools: tuple[ToolSpec, ...] = attrs.field(default=(), converter=tuple)
+    #: Custom region hooks (``module:function``) may be imported.
+    allow_custom_hooks: bool = False
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The option names, in declaration order."""
+        return tuple(a.name for a in attrs.fields(cls))
+
+    @classmethod
+    def split(cls, values: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``values`` split into ``(options, the rest)`` by :meth:`names`."""
+        names = set(cls.names())
+        options = {k: v for k, v in values.items() if k in names}
+        rest = {k: v for k, v in values.items() if k not in names}
+        return options, rest
