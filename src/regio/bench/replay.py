@@ -50,7 +50,7 @@ from regio.bench.peers import PEERS, make_peer, peer_available
 from regio.bench.pressure import scale_blueprint
 from regio.bench.retention import Probe, RetentionMeter
 from regio.cache.types import CacheBlock, CacheRequest
-from regio.content import Message, block_text, content_hash
+from regio.content import Entry, Message, block_text, content_hash
 from regio.layout import ToolSpec, to_cache_request
 from regio.regions import Refusal
 from regio.runtime import Engine
@@ -165,6 +165,12 @@ class _Clock:
 
     def __call__(self) -> float:
         return self.now
+
+
+def _message_tokens(counter: Any, message: Message) -> int:
+    """Tokens of ``message`` counted by ``counter.count_entry`` (no cache: a replay keeps its
+    counts in its own :class:`regio.bench.baselines.MessageCounts`)."""
+    return int(counter.count_entry(Entry(id="", blocks=message.blocks, role=message.role)))
 
 
 def _message_text(message: Message) -> str:
