@@ -282,3 +282,34 @@ def test_memory_on_the_list_store_keeps_what_it_keeps_on_its_sqlite_store() -> N
             peer.add(plain_message(Message.assistant(f"answer {i} " * 20), 60))
         assert fast.view() == slow.view()
     assert fast.view().compacted
+
+
+@given(st.integers(1024, 59_000))
+def test_pressure_never_grows_a_budget_and_keeps_pinned_ones(window: int) -> None:
+    bp = tiny_blueprint()
+    small = scale_blueprint(bp, window)
+    assert small.model.context_window == window
+    for old, new in zip(bp.regions, small.regions, strict=True):
+        if old.kind == "pinned" or not isinstance(old.budget, int):
+            assert new.budget == old.budget
+        else:
+            assert 1 <= new.budget <= old.budget
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["fact", "todo", "update"]), st.integers(0, 20)), max_size=12
+    ),
+    st.lists(st.text(alphabet="AB C", max_size=12), min_size=1, max_size=5),
+)
+def test_retention_is_a_share_per_type_and_overall(
+    planted: list[tuple[str, int]], texts: list[str]
+) -> None:
+    probes = tuple(Probe(kind, f"AB{i}", event) for i, (kind, event) in enumerate(planted))
+    meter = RetentionMeter(probes, call_events=[5 * (k + 1) for k in range(len(texts))])
+    for call, text in enumerate(texts):
+        meter.observe(call, text)
+    result = meter.result()
+    if result is not None:
+        assert all(0.0 <= v <= 1.0 for v in result.values())
+        assert set(result) <= {"overall", "fact", "todo", "update"}
