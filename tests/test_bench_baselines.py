@@ -1,67 +1,35 @@
-"""The trim and summarize baselines."""
+"""The recorded baseline, the peers, the broken-request rule, skip-on-oversize, the bounds,
+pressure scaling and the canaries."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from regio.bench.baselines import (
-    SUMMARY_HEADING,
-    SummarizeBaseline,
-    TrimBaseline,
-    plain_request,
-    split_tokens,
-    trim_available,
+from _bench_fixtures import swe_trace, tau_trace, tiny_blueprint
+from regio.bench.baselines import plain_message, plain_request, split_tokens
+from regio.bench.metrics import append_only_hit_rate, window_capped_bound
+from regio.bench.peers import TrimPeer, peer_available
+from regio.bench.pressure import scale_blueprint
+from regio.bench.replay import replay
+from regio.bench.retention import Probe, RetentionMeter, plant_canaries, trace_facts
+from regio.bench.run import run_bench
+from regio.content import Message, Text, ToolResult, ToolUse, content_hash
+from regio.tokens import get_counter
+from regio.traces.format import (
+    AssistantMessage,
+    Header,
+    SystemPrompt,
+    ToolResults,
+    Trace,
+    UserMessage,
 )
-from regio.content import Message, ToolResult, ToolUse
-from regio.runtime.extractive import ExtractiveSummarizer
 
-
-def _count(text: str) -> int:
-    return max(1, len(text) // 4)
-
-
-def _conversation(turns: int) -> list[tuple[Message, int]]:
-    out: list[tuple[Message, int]] = []
-    for i in range(turns):
-        out.append((Message.user(f"question {i} " * 20), 60))
-        out.append((Message.assistant("", [ToolUse(f"c{i}", "look", {"q": i})]), 10))
-        out.append((Message.tool([ToolResult(f"c{i}", f"answer {i} " * 20)]), 60))
-        out.append((Message.assistant(f"reply {i} " * 10), 30))
-    return out
-
-
-@pytest.mark.skipif(not trim_available(), reason="langchain-core not installed")
-def test_trim_keeps_a_suffix_that_starts_on_a_user_message() -> None:
-    base = TrimBaseline(max_tokens=300, count=_count)
-    history = _conversation(6)
-    kept = base.view(("system", 2), history)
-    assert 0 < len(kept) < len(history)
-    assert kept == history[len(history) - len(kept) :]
-    assert kept[0][0].role == "user"
-    assert base.trimmed_turns == 1
-
-
-@pytest.mark.skipif(not trim_available(), reason="langchain-core not installed")
-def test_trim_keeps_everything_under_the_budget() -> None:
-    history = _conversation(2)
-    assert TrimBaseline(max_tokens=100_000, count=_count).view(("s", 1), history) == history
-
-
-def test_summarize_replaces_the_whole_conversation_past_the_threshold() -> None:
-    base = SummarizeBaseline(
-        window_tokens=1000,
-        count=_count,
-        threshold=0.8,
-        summarizer=ExtractiveSummarizer(max_summary_tokens=200),
-    )
-    history = _conversation(2)
-    assert base.view(("s", 10), history) == history  # 320 + 10 tokens: under 800
-    history = _conversation(6)
-    view = base.view(("s", 10), history)
-    assert len(view) == 1 and view[0][0].text.startswith(SUMMARY_HEADING)
-    assert base.compactions == 1
-    more = [*history, (Message.user("next"), 5)]
-    assert base.view(("s", 10), more) == [view[0], more[-1]]
+needs_langchain = pytest.mark.skipif(
+    not peer_available("trim"), reason="langchain-core (extra 'bench') is not installed"
+)
 
 
 def test_split_tokens_keeps_the_sum() -> None:
@@ -70,7 +38,278 @@ def test_split_tokens_keeps_the_sum() -> None:
 
 
 def test_a_plain_request_marks_the_system_and_the_last_message() -> None:
-    req = plain_request(("sys", 3), _conversation(1), id="r", t_start=1.0)
-    marked = [i for i, b in enumerate(req.blocks) if b.mark]
-    assert marked == [0, len(req.blocks) - 1]
-    assert req.prompt_tokens == 3 + 160
+    msgs = [plain_message(Message.user("hi " * 20), 20), plain_message(Message.user("x"), 1)]
+    req = plain_request(("sys", 3), msgs, id="r", t_start=1.0)
+    assert [i for i, b in enumerate(req.blocks) if b.mark] == [0, len(req.blocks) - 1]
+    assert req.prompt_tokens == 3 + 21
+
+
+def test_recorded_requests_carry_exactly_the_traces_messages() -> None:
+    trace = tau_trace()
+    out = replay(trace, tiny_blueprint(), layouts=("recorded",))
+    steps = trace.steps()
+    assert len(out.requests["recorded"]) == len(steps)
+    for req, step in zip(out.requests["recorded"], steps, strict=True):
+        system = [b for b in req.blocks if b.level == "system"]
+        assert [b.digest for b in system] == [content_hash(["system", step.system])]
+        expected = [
+            content_hash(["messages", m.role, block]) for m in step.messages for block in m.blocks
+        ]
+        assert [b.digest for b in req.blocks if b.level == "messages"] == expected
+        assert sum(b.tokens for b in req.blocks) == out.raw_sizes[step.index]
+
+
+def test_append_only_bound_on_a_hand_made_vector() -> None:
+    assert append_only_hit_rate([100, 200, 300]) == pytest.approx(1 - 300 / 600)
+
+
+def test_window_capped_bound_on_a_hand_made_vector() -> None:
+    # sizes 100, 200, 300 in a 250-token window: m = 100, 200, 250; new = 100, 100, 100
+    assert window_capped_bound([100, 200, 300], 250) == pytest.approx(1 - 300 / 550)
+
+
+@given(st.lists(st.integers(0, 10_000), min_size=1, max_size=30).map(sorted))
+def test_window_capped_bound_without_a_cap_is_the_append_only_bound(sizes: list[int]) -> None:
+    huge = max(sizes) + 1
+    assert window_capped_bound(sizes, huge) == pytest.approx(append_only_hit_rate(sizes))
+
+
+@given(st.lists(st.integers(0, 10_000), min_size=1, max_size=30), st.integers(1, 20_000))
+def test_window_capped_bound_is_a_share(sizes: list[int], window: int) -> None:
+    assert 0.0 <= window_capped_bound(sizes, window) <= 1.0
+
+
+def test_pressure_scales_non_pinned_budgets_and_keeps_pinned_ones() -> None:
+    bp = tiny_blueprint()
+    small = scale_blueprint(bp, 6000)
+    assert small.model.context_window == 6000
+    assert small.region("system").budget == bp.region("system").budget
+    assert small.region("customer").budget == round(4000 * 6000 / 60000)
+    with pytest.raises(ValueError, match="already has"):
+        scale_blueprint(bp, 90_000)
+
+
+@needs_langchain
+def test_trim_that_drops_the_only_user_message_sends_broken_requests() -> None:
+    counter = get_counter("o200k_base")
+    peer = TrimPeer(allowance=200, system_tokens=10)
+    peer.add(plain_message(Message.user("Fix the bug."), 5))
+    for i in range(6):
+        peer.add(plain_message(Message.assistant(f"step {i}", [ToolUse(f"c{i}", "ls", {})]), 10))
+        body = "output " * 60
+        peer.add(plain_message(Message.tool((ToolResult(f"c{i}", body),)), counter.count(body)))
+    view = peer.view()
+    assert view.messages == [] and not view.summary and view.compacted
+
+
+@needs_langchain
+def test_a_replay_counts_the_requests_that_lost_the_task() -> None:
+    out = replay(
+        swe_trace(steps=40), tiny_blueprint(), layouts=("recorded", "trim"), window_tokens=4000
+    )
+    assert out.runs["recorded"].broken_requests == 0
+    # the observations are user messages, but not the task: once trim cut the task message
+    # every later request is broken
+    assert out.runs["trim"].broken_requests > 0
+
+
+def _oversized_trace() -> Trace:
+    huge = "word " * 50_000
+    events = [
+        SystemPrompt(0.0, "Be brief."),
+        UserMessage(0.0, (Text("Hello"),)),
+        AssistantMessage(1.0, (ToolUse("c1", "cat", {}),)),
+        ToolResults(2.0, (ToolResult("c1", huge),)),
+        AssistantMessage(3.0, (Text("That file is long."),)),
+        UserMessage(4.0, (Text("Thanks"),)),
+        AssistantMessage(5.0, (Text("Bye"),)),
+    ]
+    return Trace(Header(id="tiny/huge", source_format="regio"), tuple(events))
+
+
+def test_a_message_larger_than_the_conversation_region_is_skipped_with_a_note() -> None:
+    out = replay(_oversized_trace(), tiny_blueprint(), layouts=("recorded", "regio"))
+    assert any("larger than the conversation region" in n for n in out.notes)
+    assert len(out.requests["regio"]) == 3
+    # the recorded requests keep it: it was sent
+    assert out.raw_sizes[1] > 50_000
+
+
+def test_a_trace_that_cannot_be_replayed_is_skipped_and_the_run_goes_on() -> None:
+    bad = Trace(
+        Header(id="tiny/bad", source_format="regio"),
+        (UserMessage(0.0, (Text("hi"),)), AssistantMessage(1.0, (Text("x"),))),
+    )
+    report = run_bench(
+        [(bad, tiny_blueprint()), (tau_trace(), tiny_blueprint())],
+        layouts=("recorded", "regio"),
+        window_tokens=500,
+    )
+    assert [t.trace for t in report.traces] == []
+    assert len(report.skipped) == 2 and "tiny/bad" in report.skipped[0]
+
+
+def test_canaries_are_planted_once_each_and_found_where_planted() -> None:
+    trace, probes = plant_canaries(swe_trace(steps=12), seed=3)
+    again, same = plant_canaries(swe_trace(steps=12), seed=3)
+    assert probes == same and trace == again
+    text = "\n".join(
+        b.text for e in trace.events for b in getattr(e, "blocks", ()) if isinstance(b, Text)
+    )
+    system = next(e.text for e in trace.events if isinstance(e, SystemPrompt))
+    for p in probes:
+        assert (text + system).count(p.needle) == 1, p
+    assert {p.type for p in probes} >= {"fact", "constraint", "todo", "update"}
+
+
+def test_the_meter_counts_only_probes_planted_before_the_request() -> None:
+    probes = (
+        Probe("fact", "AAA", event=0),
+        Probe("fact", "BBB", event=5),
+        Probe("update", "OLD", event=0, until=2),
+    )
+    meter = RetentionMeter(probes, call_events=[1, 3, 9])
+    meter.observe(1, "AAA OLD")  # at event 3: AAA counts, OLD expired, BBB not yet
+    meter.observe(2, "BBB")  # at event 9: AAA lost, BBB kept
+    assert meter.result() == {"overall": 2 / 3, "fact": 2 / 3}
+
+
+def test_trace_facts_pick_paths_numbers_and_error_lines() -> None:
+    events = (
+        ToolResults(
+            1.0,
+            (ToolResult("c", "Traceback (most recent call last)\nsrc/pkg/mod.py line 4242"),),
+        ),
+    )
+    facts = {p.needle for p in trace_facts(Trace(Header(id="f", source_format="regio"), events))}
+    assert {"src/pkg/mod.py", "4242", "Traceback (most recent call last)"} <= facts
+
+
+@needs_langchain
+@given(
+    st.lists(st.tuples(st.sampled_from(["user", "assistant"]), st.integers(1, 400)), max_size=40),
+    st.integers(1, 3000),
+)
+def test_trim_on_the_cut_suffix_equals_trim_on_the_whole_list(
+    turns: list[tuple[str, int]], allowance: int
+) -> None:
+    from langchain_core.messages import SystemMessage, trim_messages
+
+    peer = TrimPeer(allowance=allowance, system_tokens=7)
+    for role, n in turns:
+        message = Message.user(f"u{n}") if role == "user" else Message.assistant(f"a{n}")
+        peer.add(plain_message(message, n))
+    whole = trim_messages(
+        [SystemMessage(content="", id="system"), *peer.log.lc],
+        max_tokens=allowance + 7,
+        token_counter=peer._count,
+        strategy="last",
+        start_on="human",
+        include_system=True,
+    )
+    assert peer.view().messages == peer.log.regio_messages(whole)
+
+
+@needs_langchain
+def test_summarizer_calls_of_the_middleware_are_billed() -> None:
+    from regio.bench.run import score
+
+    if not peer_available("summarization-middleware"):
+        pytest.skip("langchain v1 (extra 'bench') is not installed")
+    out = replay(
+        swe_trace(steps=40),
+        tiny_blueprint(),
+        layouts=("summarization-middleware",),
+        window_tokens=4000,
+    )
+    run = out.runs["summarization-middleware"]
+    assert run.summarizer == "llm" and run.compaction_calls == len(run.compaction_requests) > 0
+    plain = replay(swe_trace(steps=2), tiny_blueprint(), layouts=("regio",))
+    assert plain.runs["regio"].summarizer == "offline"
+    item = score(out, ["anthropic:claude-sonnet-4-5"])[0].layout("summarization-middleware")
+    assert item.compaction_calls > 0 and (item.compaction_cost_usd or 0) > 0
+    assert item.total_cost_usd == pytest.approx((item.cost_usd or 0) + item.compaction_cost_usd)
+
+
+def test_recorded_usage_is_compared_with_the_simulated_reads() -> None:
+    from regio.traces.format import Usage
+
+    trace = tau_trace()
+    events = [
+        msgspec.structs.replace(e, usage=Usage(prompt_tokens=1000, cached_tokens=500))
+        if isinstance(e, AssistantMessage)
+        else e
+        for e in trace.events
+    ]
+    trace = msgspec.structs.replace(trace, events=tuple(events))
+    report = run_bench([(trace, tiny_blueprint())], layouts=("recorded",))
+    agreement = report.traces[0].usage_agreement
+    assert agreement is not None and agreement.requests == len(trace.steps())
+    assert agreement.recorded_read_tokens == 500 * agreement.requests
+    assert 0.0 <= agreement.mean_share_error <= 1.0
+
+
+def test_agent_framework_truncation_keeps_the_conversation_inside_its_allowance() -> None:
+    if not peer_available("agent-framework-truncation"):
+        pytest.skip("agent-framework-core (extra 'bench') is not installed")
+    from regio.bench.peers import AgentFrameworkPeer
+
+    counter = get_counter("o200k_base")
+    peer = AgentFrameworkPeer(allowance=600, count=counter.count)
+    peer.add(plain_message(Message.user("Fix the bug."), 5))
+    for i in range(10):
+        peer.add(plain_message(Message.assistant(f"step {i}", [ToolUse(f"c{i}", "ls", {})]), 10))
+        body = "output " * 60
+        peer.add(plain_message(Message.tool((ToolResult(f"c{i}", body),)), counter.count(body)))
+        view = peer.view()
+    assert view.compacted and sum(m.tokens for m in view.messages) <= 600
+
+
+def test_memory_on_the_list_store_keeps_what_it_keeps_on_its_sqlite_store() -> None:
+    if not peer_available("llamaindex-memory"):
+        pytest.skip("llama-index-core (extra 'bench') is not installed")
+    from llama_index.core.memory import Memory
+
+    from regio.bench.peers import MemoryPeer
+
+    counter = get_counter("o200k_base")
+    fast = MemoryPeer(allowance=400, count=counter.count)
+    slow = MemoryPeer(allowance=400, count=counter.count)
+    slow.memory = Memory.from_defaults(token_limit=400, tokenizer_fn=slow._tokenize)
+    for i in range(12):
+        for peer in (fast, slow):
+            peer.add(plain_message(Message.user(f"question {i} " * 10), 30))
+            peer.add(plain_message(Message.assistant(f"answer {i} " * 20), 60))
+        assert fast.view() == slow.view()
+    assert fast.view().compacted
+
+
+@given(st.integers(1024, 59_000))
+def test_pressure_never_grows_a_budget_and_keeps_pinned_ones(window: int) -> None:
+    bp = tiny_blueprint()
+    small = scale_blueprint(bp, window)
+    assert small.model.context_window == window
+    for old, new in zip(bp.regions, small.regions, strict=True):
+        if old.kind == "pinned" or not isinstance(old.budget, int):
+            assert new.budget == old.budget
+        else:
+            assert 1 <= new.budget <= old.budget
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["fact", "todo", "update"]), st.integers(0, 20)), max_size=12
+    ),
+    st.lists(st.text(alphabet="AB C", max_size=12), min_size=1, max_size=5),
+)
+def test_retention_is_a_share_per_type_and_overall(
+    planted: list[tuple[str, int]], texts: list[str]
+) -> None:
+    probes = tuple(Probe(kind, f"AB{i}", event) for i, (kind, event) in enumerate(planted))
+    meter = RetentionMeter(probes, call_events=[5 * (k + 1) for k in range(len(texts))])
+    for call, text in enumerate(texts):
+        meter.observe(call, text)
+    result = meter.result()
+    if result is not None:
+        assert all(0.0 <= v <= 1.0 for v in result.values())
+        assert set(result) <= {"overall", "fact", "todo", "update"}

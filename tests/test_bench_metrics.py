@@ -89,7 +89,7 @@ def test_layout_result_reports_the_share_of_its_own_oracle() -> None:
     assert item.cache_write_tokens == 2000 + 1000 + 7000
     assert item.uncached_tokens == 0
     assert item.oracle_hit_rate == pytest.approx(5000 / 12000)
-    assert item.oracle_share == pytest.approx(2000 / 5000)
+    assert item.placement_share == pytest.approx(2000 / 5000)
     assert item.read_per_request == (0, 2000, 0)
     assert item.cost_usd == pytest.approx(0.0075 + 0.00435 + 0.02625)
 

@@ -36,11 +36,12 @@ def test_the_regio_requests_are_what_a_hand_driven_engine_produces() -> None:
     assert got == [[(b.digest, b.tokens, b.mark) for b in r.blocks] for r in mine]
 
 
-def test_every_request_carries_the_same_tool_schemas_first() -> None:
-    out = replay(tau_trace(), tiny_blueprint(), layouts=("kind", "regio", "summarize"))
+def test_every_request_of_a_strategy_starts_with_the_same_block() -> None:
+    out = replay(tau_trace(), tiny_blueprint(), layouts=("kind", "regio", "recorded", "trim"))
     firsts = {name: {r.blocks[0].digest for r in reqs} for name, reqs in out.requests.items()}
     assert all(len(d) == 1 for d in firsts.values())
-    assert all(r.blocks[0].level == "tools" for reqs in out.requests.values() for r in reqs)
+    layouts = [out.requests["kind"], out.requests["regio"]]
+    assert all(r.blocks[0].level == "tools" for reqs in layouts for r in reqs)
 
 
 def test_captured_lookups_land_in_the_engine_window() -> None:

@@ -21,9 +21,17 @@ LAYOUT_KEYS = {
     "hit_rate",
     "cost_usd",
     "oracle_hit_rate",
-    "oracle_share",
+    "placement_share",
+    "bound_hit_rate",
+    "bound_share",
+    "compaction_calls",
+    "compaction_cost_usd",
+    "summarizer",
+    "retention",
+    "broken_requests",
     "read_per_request",
     "prompt_per_request",
+    "cost_per_request",
 }
 
 

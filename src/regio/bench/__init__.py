@@ -1,9 +1,12 @@
 """Replay real agent traces through every layout and cache model; report hit rate and cost.
 
 * :mod:`regio.bench.capture` — rules that turn recorded content into region writes;
-* :mod:`regio.bench.replay` — :func:`replay`: one request sequence per layout and baseline;
-* :mod:`regio.bench.baselines` — the ``trim`` (langchain-core) and ``summarize`` baselines;
-* :mod:`regio.bench.metrics` — hit rate, oracle bound and share, append-only bound;
+* :mod:`regio.bench.replay` — :func:`replay`: one request sequence per strategy;
+* :mod:`regio.bench.baselines` — the ``recorded`` baseline and the plain request;
+* :mod:`regio.bench.peers` — ``trim``, ``summarization-middleware``, ``llamaindex-memory``;
+* :mod:`regio.bench.pressure` — ``--window-tokens``: a blueprint scaled to a smaller window;
+* :mod:`regio.bench.retention` — canaries, the trace's own facts and their retention;
+* :mod:`regio.bench.metrics` — hit rate, oracle and placement share, the trace bounds;
 * :mod:`regio.bench.run` — :func:`run_bench` -> :class:`BenchReport`;
 * :mod:`regio.bench.report` — the JSON report; :mod:`regio.bench.output` — tables and plot;
 * :mod:`regio.bench.cli` — ``regio bench`` and ``regio demo``.
@@ -22,11 +25,15 @@ from regio.bench.capture import (
 )
 from regio.bench.metrics import (
     append_only_hit_rate,
+    bound_share,
     cumulative_hit_rates,
     hit_rate,
     oracle_report,
     oracle_share,
+    window_capped_bound,
 )
+from regio.bench.peers import PEERS
+from regio.bench.pressure import scale_blueprint
 from regio.bench.replay import ALL_LAYOUTS, LAYOUTS, ReplayOutput, replay
 from regio.bench.report import (
     REPORT_SCHEMA,
@@ -38,12 +45,14 @@ from regio.bench.report import (
     report_json,
     write_report,
 )
+from regio.bench.retention import Probe, RetentionMeter, plant_canaries, trace_facts
 from regio.bench.run import DEFAULT_CACHE_MODELS, bench_trace, run_bench
 
 __all__ = [
     "ALL_LAYOUTS",
     "DEFAULT_CACHE_MODELS",
     "LAYOUTS",
+    "PEERS",
     "REPORT_SCHEMA",
     "BenchReport",
     "Extract",
@@ -52,20 +61,27 @@ __all__ = [
     "LookupRule",
     "ModelResult",
     "ParkRule",
+    "Probe",
     "ReplayOutput",
+    "RetentionMeter",
     "SystemPromptRule",
     "TraceResult",
     "append_only_hit_rate",
     "bench_trace",
+    "bound_share",
     "capture_stream",
     "cumulative_hit_rates",
     "hit_rate",
     "load_report",
     "oracle_report",
     "oracle_share",
+    "plant_canaries",
     "replay",
     "report_json",
     "rules_for",
     "run_bench",
+    "scale_blueprint",
+    "trace_facts",
+    "window_capped_bound",
     "write_report",
 ]

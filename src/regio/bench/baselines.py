@@ -1,18 +1,16 @@
-"""The two baselines of what users run today, at the same window budget as the layouts.
+"""The ``recorded`` baseline and the plain request every baseline renders.
 
-Both render a **plain request**: one system block (every non-conversation region rendered in
-declaration order, the same content the layouts carry) and the messages, with one cache
-breakpoint at the end of the system prompt and one on the last message block (what typical
-agent frameworks send: a cached system prompt plus "cache the conversation so far").
+A **plain request** is what agent frameworks send: the tool schemas, one system block and the
+messages, with one cache breakpoint at the end of the system prompt and one on the last
+message block (Anthropic's documented placement for a multi-turn agent: "cache the system
+prompt" plus "cache the conversation so far", https://docs.anthropic.com/en/docs/build-with-
+claude/prompt-caching; OpenAI caches prefixes automatically and ignores the marks).
 
-* ``trim`` — the last-N-tokens trim applied on every turn, computed by the real
-  ``langchain_core.messages.trim_messages`` (``strategy="last"``, ``include_system=True``,
-  ``start_on="human"``, ``token_counter`` = regio's counter, ``max_tokens`` = the
-  conversation region's budget plus the system prompt's tokens). Needs the optional ``bench``
-  extra (``langchain-core``); :func:`trim_available` says whether it is importable.
-* ``summarize`` — summarize-at-threshold compaction: when system + conversation pass
-  ``threshold`` (default 80%) of the window, the whole conversation so far is replaced by one
-  summary message written by :class:`regio.runtime.extractive.ExtractiveSummarizer`.
+``recorded`` (:class:`RecordedBaseline`) is the reference row of every bench table: per model
+call of a trace, the request the recorded agent really sent: the trace's own system prompt
+and tool schemas, every message recorded before the call untouched, no regions, no capture.
+The peers (:mod:`regio.bench.peers`) render their kept messages with the same
+:func:`plain_request`.
 """
 
 from __future__ import annotations
@@ -21,34 +19,56 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+import msgspec
 
 from regio.cache.types import CacheBlock, CacheRequest
-from regio.content import Block, Entry, Message, Text, ToolResult, ToolUse, block_text, content_hash
-from regio.runtime.extractive import ExtractiveSummarizer
+from regio.content import (
+    Block,
+    Entry,
+    Message,
+    ToolResult,
+    ToolUse,
+    block_text,
+    canonical_json,
+    content_hash,
+)
 
 __all__ = [
-    "BASELINES",
-    "SUMMARY_HEADING",
-    "SummarizeBaseline",
-    "TrimBaseline",
+    "MessageCounts",
+    "PlainMessage",
+    "RecordedBaseline",
+    "plain_message",
     "plain_request",
     "split_tokens",
-    "trim_available",
+    "tools_text",
 ]
 
-#: Baseline names, in report order.
-BASELINES: tuple[str, ...] = ("trim", "summarize")
-#: First line of the summary message of the ``summarize`` baseline.
-SUMMARY_HEADING = "[Summary of the conversation so far]"
+
+class MessageCounts:
+    """Token counts of messages for one replay (state of that run only): ``count(message)``
+    counts with ``counter.count_entry`` once per distinct content (canonical JSON of role and
+    blocks), so a message seen by several strategies is counted once."""
+
+    def __init__(self, counter: Any) -> None:
+        self.counter = counter
+        self._seen: dict[bytes, int] = {}
+
+    def __call__(self, message: Message) -> int:
+        key = canonical_json([message.role, list(message.blocks)])
+        found = self._seen.get(key)
+        if found is None:
+            entry = Entry(id="", blocks=message.blocks, role=message.role)
+            found = int(self.counter.count_entry(entry))
+            self._seen[key] = found
+        return found
 
 
-def trim_available() -> bool:
-    """True when ``langchain_core.messages.trim_messages`` can be imported."""
-    try:
-        from langchain_core.messages import trim_messages  # noqa: F401
-    except ImportError:
-        return False
-    return True
+def tools_text(tools: Sequence[Any], count: Any) -> tuple[str, int]:
+    """(canonical JSON of the recorded tool schemas, tokens); ``("", 0)`` without tools."""
+    if not tools:
+        return "", 0
+    text = canonical_json(list(tools)).decode()
+    return text, int(count(text))
 
 
 def split_tokens(tokens: int, blocks: Sequence[Block]) -> list[int]:
@@ -71,9 +91,33 @@ def _kind(block: Block) -> Any:
     return "text"
 
 
+class PlainMessage(msgspec.Struct, frozen=True):
+    """A message ready for :func:`plain_request`: the message, its tokens and its cache
+    blocks (digests of level, role and content, computed once; ``message`` index unset)."""
+
+    message: Message
+    tokens: int
+    blocks: tuple[CacheBlock, ...]
+
+
+def plain_message(message: Message, tokens: int) -> PlainMessage:
+    """:class:`PlainMessage` of ``message`` (``tokens`` shared over its blocks by length)."""
+    blocks = tuple(
+        CacheBlock(
+            k,
+            content_hash(["messages", message.role, block]),
+            _kind(block),
+            "messages",
+            role=message.role,
+        )
+        for block, k in zip(message.blocks, split_tokens(tokens, message.blocks), strict=True)
+    )
+    return PlainMessage(message, tokens, blocks)
+
+
 def plain_request(
     system: tuple[str, int],
-    messages: Sequence[tuple[Message, int]],
+    messages: Sequence[PlainMessage],
     *,
     id: str,
     t_start: float,
@@ -85,7 +129,7 @@ def plain_request(
     tools: tuple[str, int] = ("", 0),
 ) -> CacheRequest:
     """A plain [tools] + system + messages request: ``tools`` is (canonical JSON of the tool
-    schemas, tokens), ``system`` is (text, tokens), ``messages`` are (message, tokens).
+    schemas, tokens), ``system`` is (text, tokens), ``messages`` are :class:`PlainMessage` s.
     Breakpoints (``ttl``) on the system block and on the last message block. Digests hash
     level, role and content, so equal content gives equal digests."""
     blocks: list[CacheBlock] = []
@@ -96,29 +140,11 @@ def plain_request(
         blocks.append(
             CacheBlock(tokens, content_hash(["system", text]), "text", "system", ttl, role="system")
         )
-    for index, (message, n) in enumerate(messages):
-        for block, k in zip(message.blocks, split_tokens(n, message.blocks), strict=True):
-            blocks.append(
-                CacheBlock(
-                    k,
-                    content_hash(["messages", message.role, block]),
-                    _kind(block),
-                    "messages",
-                    role=message.role,
-                    message=index,
-                )
-            )
+    replace = msgspec.structs.replace
+    for index, pm in enumerate(messages):
+        blocks.extend(replace(b, message=index) for b in pm.blocks)
     if messages and blocks and blocks[-1].level == "messages":
-        last = blocks[-1]
-        blocks[-1] = CacheBlock(
-            last.tokens,
-            last.digest,
-            last.kind,
-            last.level,
-            ttl,
-            role=last.role,
-            message=last.message,
-        )
+        blocks[-1] = replace(blocks[-1], mark=ttl)
     return CacheRequest(
         id=id,
         blocks=tuple(blocks),
@@ -131,122 +157,24 @@ def plain_request(
 
 
 @attrs.define
-class TrimBaseline:
-    """Last-N-tokens trim by ``langchain_core`` on every turn (see module doc).
+class RecordedBaseline:
+    """The requests the recorded agent sent (see module doc), built incrementally: feed every
+    recorded message with :meth:`add` and the system prompt with :meth:`set_system`;
+    :meth:`view` is the (system, messages) of the next model call. ``count`` counts text in
+    tokens."""
 
-    ``max_tokens``: the conversation budget (tokens); ``count``: regio's text counter.
-    Raises ``ImportError`` at construction when langchain-core is not installed.
-    """
-
-    max_tokens: int
     count: Any
-    trimmed_turns: int = 0
+    system: tuple[str, int] = ("", 0)
+    messages: list[PlainMessage] = attrs.field(factory=list)
 
-    def __attrs_post_init__(self) -> None:
-        from langchain_core.messages import trim_messages  # noqa: F401
+    def set_system(self, text: str) -> None:
+        """The system prompt was set or replaced."""
+        self.system = (text, int(self.count(text)) if text else 0)
 
-    def view(
-        self, system: tuple[str, int], messages: Sequence[tuple[Message, int]]
-    ) -> list[tuple[Message, int]]:
-        """The messages kept this turn (a suffix starting on a user message)."""
-        from langchain_core.messages import (
-            AIMessage,
-            BaseMessage,
-            HumanMessage,
-            SystemMessage,
-            ToolMessage,
-            trim_messages,
-        )
+    def add(self, message: PlainMessage) -> None:
+        """A recorded message."""
+        self.messages.append(message)
 
-        lc: list[BaseMessage] = [SystemMessage(content=system[0], id="system")]
-        for i, (message, _) in enumerate(messages):
-            if message.role == "assistant":
-                lc.append(
-                    AIMessage(
-                        content="\n".join(b.text for b in message.blocks if isinstance(b, Text)),
-                        tool_calls=[
-                            {"name": c.name, "args": dict(c.input), "id": c.id}
-                            for c in message.tool_calls
-                        ],
-                        id=f"m{i}",
-                    )
-                )
-            elif message.role == "tool" or message.tool_results:
-                for j, r in enumerate(message.tool_results):
-                    lc.append(
-                        ToolMessage(content=r.content, tool_call_id=r.tool_use_id, id=f"m{i}:{j}")
-                    )
-            else:
-                lc.append(HumanMessage(content=message.text, id=f"m{i}"))
-
-        def counter(items: list[BaseMessage]) -> int:
-            total = 0
-            for m in items:
-                total += int(self.count(str(m.content)))
-                for call in getattr(m, "tool_calls", None) or []:
-                    total += int(self.count(f"{call['name']}{call['args']}"))
-            return total
-
-        kept = trim_messages(
-            lc,
-            max_tokens=self.max_tokens + system[1],
-            token_counter=counter,
-            strategy="last",
-            include_system=True,
-            start_on="human",
-        )
-        indexes = [int(str(m.id)[1:].split(":")[0]) for m in kept if m.id != "system"]
-        start = min(indexes) if indexes else len(messages)
-        if start > 0:
-            self.trimmed_turns += 1
-        return list(messages[start:])
-
-
-@attrs.define
-class SummarizeBaseline:
-    """Summarize-at-threshold compaction (see module doc).
-
-    ``window_tokens``: the window (tokens); ``threshold``: share of it that triggers a
-    compaction; ``summarizer``: an :class:`ExtractiveSummarizer`; ``count``: text counter;
-    ``instructions``: standing summary instructions.
-    """
-
-    window_tokens: int
-    count: Any
-    threshold: float = 0.8
-    summarizer: ExtractiveSummarizer = attrs.field(factory=ExtractiveSummarizer)
-    instructions: str = ""
-    summary: tuple[Message, int] | None = None
-    start: int = 0
-    compactions: int = 0
-
-    def view(
-        self, system: tuple[str, int], messages: Sequence[tuple[Message, int]]
-    ) -> list[tuple[Message, int]]:
-        """The summary (if any) plus the messages since the last compaction; compacts first
-        when they pass ``threshold * window_tokens``."""
-        live = list(messages[self.start :])
-        head = [self.summary] if self.summary is not None else []
-        total = system[1] + sum(n for _, n in head) + sum(n for _, n in live)
-        if live and total > self.threshold * self.window_tokens:
-            entries = [
-                Entry(id=f"m{self.start + i}", blocks=m.blocks, role=m.role, tokens=n)
-                for i, (m, n) in enumerate(live)
-            ]
-            if self.summary is not None:
-                entries.insert(
-                    0,
-                    Entry(
-                        id="summary",
-                        blocks=self.summary[0].blocks,
-                        tokens=self.summary[1],
-                        meta={"summary": True},
-                    ),
-                )
-            text = self.summarizer(entries, self.instructions, None)
-            body = f"{SUMMARY_HEADING}\n{text}"
-            self.summary = (Message.user(body), int(self.count(body)))
-            self.start = len(messages)
-            self.compactions += 1
-            return [self.summary]
-        return head + live
+    def view(self) -> tuple[tuple[str, int], list[PlainMessage]]:
+        """(system, messages) of the request sent now (the list is a copy)."""
+        return self.system, list(self.messages)

@@ -1,11 +1,16 @@
 """``regio bench`` and ``regio demo``.
 
-``regio bench --trace PATH... --blueprint PATH [--layouts a,b] [--cache m1,m2] [--json OUT]
-[--plot OUT.png]`` replays traces (any format :func:`regio.traces.import_file` reads) under one
+``regio bench --trace PATH... --blueprint PATH [--layouts a,b] [--cache m1,m2]
+[--window-tokens N] [--canaries] [--json OUT] [--plot OUT.png]`` replays traces (any format
+:func:`regio.traces.import_file` reads) under one
 blueprint and prints per-group and total tables. ``regio demo`` benches the bundled traces
 (``examples/traces``) with the example blueprints (``coding-agent`` for SWE-agent and
 mini-swe-agent, ``support-agent`` for tau-bench) under ``anthropic:claude-sonnet-4-5`` and
-``openai:gpt-4o``, writing ``out/demo.json`` and, with matplotlib, ``out/demo.png``.
+``openai:gpt-4o``, writing ``out/demo.json`` and, with matplotlib, ``out/demo.png``, then each
+group under pressure (:data:`DEMO_WINDOW_TOKENS`, canaries planted) to
+``out/demo-pressure-<blueprint>.json`` / ``.png``, and prints both kinds of table.
+``--window-tokens N`` runs any
+bench under pressure; ``--canaries`` measures retention.
 Exit status: 0 success, 2 invalid input (unknown layout or cache model, unreadable trace or
 blueprint), 1 other errors.
 """
@@ -22,6 +27,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from regio.bench.output import plot_available, print_report, write_plot
+from regio.bench.pressure import scale_blueprint
 from regio.bench.replay import ALL_LAYOUTS
 from regio.bench.report import BenchReport, write_report
 from regio.bench.run import DEFAULT_CACHE_MODELS, check_cache_models, run_bench
@@ -29,7 +35,18 @@ from regio.cache.types import CacheError
 from regio.console import stderr_console, stdout_console
 from regio.traces.format import Trace
 
-__all__ = ["DEMO_GROUPS", "examples_dir", "main_bench", "main_demo", "register"]
+__all__ = [
+    "DEMO_GROUPS",
+    "DEMO_WINDOW_TOKENS",
+    "examples_dir",
+    "main_bench",
+    "main_demo",
+    "register",
+]
+
+#: Window of the demo's pressure runs per example blueprint (tokens): small enough that the
+#: bundled traces trim, evict or compact, large enough for the pinned instructions.
+DEMO_WINDOW_TOKENS: dict[str, int] = {"coding-agent.yaml": 12288, "support-agent.yaml": 6144}
 
 #: Bundled trace folder -> example blueprint used by ``regio demo``.
 DEMO_GROUPS: dict[str, str] = {
@@ -85,6 +102,17 @@ def register(subparsers: Any) -> None:
         help="comma-separated cache models provider[:model], e.g. "
         "anthropic:claude-sonnet-4-5,openai:gpt-4o,vllm,llamacpp,oracle",
     )
+    bench.add_argument(
+        "--window-tokens",
+        type=int,
+        metavar="N",
+        help="run under pressure: scale the blueprint's window and budgets to N tokens",
+    )
+    bench.add_argument(
+        "--canaries",
+        action="store_true",
+        help="plant canaries and probe the trace's own facts; report retention",
+    )
     bench.add_argument("--json", metavar="OUT", help="write the JSON report here")
     bench.add_argument("--plot", metavar="OUT.png", help="write the cumulative hit-rate plot")
     bench.add_argument("--per-trace", action="store_true", help="also print one table per trace")
@@ -103,17 +131,27 @@ def register(subparsers: Any) -> None:
     demo.set_defaults(handler=main_demo)
 
 
-def _load_traces(paths: Sequence[str]) -> list[Trace]:
+def _load_traces(paths: Sequence[str], skipped: list[str]) -> list[Trace]:
+    """Traces of every file under ``paths``; a file that cannot be read or parsed is added
+    to ``skipped`` with the reason and left out."""
     from regio.traces.detect import expand_sources, import_file
+    from regio.traces.errors import TraceFormatError
 
     traces: list[Trace] = []
     for path in expand_sources([Path(p) for p in paths]):
-        traces.extend(import_file(path).traces)
+        try:
+            traces.extend(import_file(path).traces)
+        except (TraceFormatError, OSError, ValueError, UnicodeDecodeError) as exc:
+            skipped.append(f"{path}: {exc}")
     return traces
 
 
 def _run(
-    console: Console, jobs: list[tuple[Trace, Any]], layouts: list[str], caches: list[str]
+    console: Console,
+    jobs: list[tuple[Trace, Any]],
+    layouts: list[str],
+    caches: list[str],
+    **options: Any,
 ) -> BenchReport:
     if console.is_terminal and len(jobs) > 1:
         with Progress(console=console, transient=True) as progress:
@@ -123,14 +161,21 @@ def _run(
                 layouts=layouts,
                 cache_models=caches,
                 progress=lambda _id: progress.advance(task),
+                **options,
             )
-    return run_bench(jobs, layouts=layouts, cache_models=caches)
+    return run_bench(jobs, layouts=layouts, cache_models=caches, **options)
 
 
 def _finish(
-    console: Console, report: BenchReport, json_out: str | None, plot_out: str | None
+    console: Console,
+    report: BenchReport,
+    json_out: str | None,
+    plot_out: str | None,
+    *,
+    show: bool = True,
 ) -> None:
-    print_report(report, console)
+    if show:
+        print_report(report, console)
     if json_out:
         console.print(f"wrote {write_report(report, json_out)}")
     if plot_out:
@@ -154,13 +199,24 @@ def main_bench(args: argparse.Namespace) -> int:
             raise ValueError(f"--layouts: unknown {bad}; use names from {', '.join(ALL_LAYOUTS)}")
         check_cache_models(caches)
         blueprint = load_blueprint(Path(args.blueprint))
-        traces = _load_traces(args.trace)
+        if args.window_tokens is not None:
+            scale_blueprint(blueprint, args.window_tokens)
+        skipped: list[str] = []
+        traces = _load_traces(args.trace, skipped)
         if not traces:
-            raise ValueError(f"--trace {' '.join(args.trace)}: no traces found")
+            raise ValueError(f"--trace {' '.join(args.trace)}: no traces found ({skipped})")
     except (ValueError, CacheError, BlueprintError, TraceFormatError, OSError) as exc:
         stderr_console().print(f"[red]error:[/] {exc}")
         return 2
-    report = _run(console, [(t, blueprint) for t in traces], layouts, caches)
+    report = _run(
+        console,
+        [(t, blueprint) for t in traces],
+        layouts,
+        caches,
+        window_tokens=args.window_tokens,
+        canaries=args.canaries,
+        skipped=skipped,
+    )
     _finish(console, report, args.json, args.plot)
     return 0
 
@@ -178,18 +234,31 @@ def main_demo(args: argparse.Namespace) -> int:
         stderr_console().print(f"[red]error:[/] {exc}")
         return 2
     jobs: list[tuple[Trace, Any]] = []
+    by_file: dict[str, list[tuple[Trace, Any]]] = {}
+    skipped: list[str] = []
     for folder, blueprint_file in DEMO_GROUPS.items():
         path = root / "traces" / folder
         if not path.is_dir():
             continue
         blueprint = load_blueprint(root / "blueprints" / blueprint_file)
-        jobs.extend((t, blueprint) for t in _load_traces([str(path)]))
+        found = [(t, blueprint) for t in _load_traces([str(path)], skipped)]
+        jobs.extend(found)
+        by_file.setdefault(blueprint_file, []).extend(found)
     if not jobs:
         stderr_console().print(f"[red]error:[/] no bundled traces under {root / 'traces'}")
         return 2
-    report = _run(console, jobs, list(ALL_LAYOUTS), caches)
     out = Path(args.out)
+    report = _run(console, jobs, list(ALL_LAYOUTS), caches, skipped=skipped)
     _finish(console, report, str(out / "demo.json"), str(out / "demo.png"))
+    for blueprint_file, group in by_file.items():
+        window = DEMO_WINDOW_TOKENS[blueprint_file]
+        stem = Path(blueprint_file).stem
+        console.rule(f"under pressure: {stem} at a {window:,}-token window, canaries planted")
+        pressure = _run(
+            console, group, list(ALL_LAYOUTS), caches, window_tokens=window, canaries=True
+        )
+        name = f"demo-pressure-{stem}"
+        _finish(console, pressure, str(out / f"{name}.json"), str(out / f"{name}.png"))
     return 0
 
 

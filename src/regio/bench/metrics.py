@@ -6,7 +6,7 @@
   quantized for the same provider (:func:`oracle_report`);
 * the share of the bound reached, H / H_max (:func:`oracle_share`);
 * the append-only bound of a trace, H_max = 1 - n_N / sum_{i=1..N} n_i
-  (:func:`append_only_hit_rate`);
+  (:func:`append_only_hit_rate`) and the window-capped bound (:func:`window_capped_bound`);
 * cumulative hit rate per request, for plots (:func:`cumulative_hit_rates`).
 """
 
@@ -20,6 +20,7 @@ from regio.cache.types import CacheReport, CacheRequest
 
 __all__ = [
     "append_only_hit_rate",
+    "bound_share",
     "cumulative_hit_rates",
     "hit_rate",
     "layout_result",
@@ -28,6 +29,7 @@ __all__ = [
     "oracle_share",
     "sum_layout_results",
     "total_models",
+    "window_capped_bound",
 ]
 
 
@@ -52,6 +54,35 @@ def append_only_hit_rate(prompt_tokens: Sequence[int]) -> float:
     if not prompt_tokens or total == 0:
         return 0.0
     return 1.0 - prompt_tokens[-1] / total
+
+
+def window_capped_bound(prompt_tokens: Sequence[int], window: int | None) -> float:
+    """The best hit rate of requests that may hold at most ``window`` tokens (tokens): every
+    request is filled to the window (``m_i = min(n_i, window)``) and only the tokens new since
+    the previous request (``d_i = max(0, n_i - n_{i-1})``, ``d_1 = n_1``) are uncached:
+    ``1 - sum min(m_i, d_i) / sum m_i``. ``window=None`` gives the append-only bound
+    ``1 - n_N / sum n_i`` for append-only sizes. Raises ``ValueError`` for negative sizes or a
+    window < 1."""
+    if any(n < 0 for n in prompt_tokens):
+        raise ValueError("window_capped_bound: request sizes must be >= 0")
+    if window is None:
+        return append_only_hit_rate(prompt_tokens)
+    if window < 1:
+        raise ValueError(f"window_capped_bound: window must be >= 1 token, got {window}")
+    total = uncached = 0
+    previous = 0
+    for n in prompt_tokens:
+        m = min(n, window)
+        total += m
+        uncached += min(m, max(0, n - previous))
+        previous = n
+    return 1.0 - uncached / total if total else 0.0
+
+
+def bound_share(rate: float, bound: float) -> float:
+    """H / bound of the trace (may pass 1.0 when a strategy sends fewer or more reusable
+    tokens than the recorded requests); 0.0 when the bound is 0."""
+    return rate / bound if bound > 0.0 else 0.0
 
 
 def oracle_share(rate: float, bound: float) -> float:
@@ -91,10 +122,27 @@ def oracle_report(cache_model: str, requests: Iterable[CacheRequest]) -> CacheRe
     return cache_model_for(oracle_name(cache_model)).run(requests)
 
 
-def layout_result(name: str, report: CacheReport, bound: CacheReport) -> LayoutResult:
-    """A :class:`LayoutResult` from a cache model's report and the oracle report of the same
-    requests. Writes are ``write_5m + write_1h + write`` (all written tokens)."""
+def layout_result(
+    name: str,
+    report: CacheReport,
+    bound: CacheReport,
+    *,
+    trace_bound: float = 0.0,
+    compaction: CacheReport | None = None,
+    summarizer: str = "none",
+    retention: dict[str, float] | None = None,
+    broken_requests: int = 0,
+    compaction_calls: int | None = None,
+) -> LayoutResult:
+    """A :class:`LayoutResult` from a cache model's report, the oracle report of the same
+    requests, the trace's bound ``trace_bound`` and the report of the summarizer's requests
+    (``compaction``); ``compaction_calls`` defaults to that report's requests (an offline
+    summarizer sends none, so its calls are passed in). Writes are ``write_5m + write_1h +
+    write`` (all written tokens)."""
     outs = report.outcomes
+    calls = compaction.requests if compaction is not None else 0
+    if compaction_calls is not None:
+        calls = compaction_calls
     return LayoutResult(
         layout=name,
         requests=report.requests,
@@ -105,23 +153,50 @@ def layout_result(name: str, report: CacheReport, bound: CacheReport) -> LayoutR
         hit_rate=report.hit_rate,
         cost_usd=report.cost_usd,
         oracle_hit_rate=bound.hit_rate,
-        oracle_share=oracle_share(report.hit_rate, bound.hit_rate),
+        placement_share=oracle_share(report.hit_rate, bound.hit_rate),
+        bound_hit_rate=trace_bound,
+        bound_share=bound_share(report.hit_rate, trace_bound),
+        compaction_calls=calls,
+        compaction_cost_usd=compaction.cost_usd if compaction is not None else 0.0,
+        summarizer=summarizer,
+        retention=retention,
+        broken_requests=broken_requests,
         read_per_request=tuple(o.read for o in outs),
         prompt_per_request=tuple(o.prompt_tokens for o in outs),
+        cost_per_request=tuple(o.cost_usd or 0.0 for o in outs),
     )
+
+
+def _sum_costs(values: Sequence[float | None]) -> float | None:
+    return None if any(c is None for c in values) else sum(c for c in values if c is not None)
+
+
+def _sum_retention(items: Sequence[LayoutResult]) -> dict[str, float] | None:
+    """Mean retention per key, weighted by requests, over the items that measured it."""
+    measured = [x for x in items if x.retention]
+    if not measured:
+        return None
+    out: dict[str, float] = {}
+    for key in dict.fromkeys(k for x in measured for k in x.retention or {}):
+        have = [x for x in measured if x.retention and key in x.retention]
+        weight = sum(x.requests for x in have) or 1
+        out[key] = sum((x.retention or {})[key] * x.requests for x in have) / weight
+    return out
 
 
 def sum_layout_results(name: str, items: Sequence[LayoutResult]) -> LayoutResult:
     """Totals of one layout over several traces: counts and costs summed, rates recomputed
-    from the sums (the oracle rate from the summed bound reads). Per-request series are
+    from the sums (the oracle rate from the summed bound reads, the trace bound weighted by
+    prompt tokens), retention averaged weighted by requests. Per-request series are
     concatenated in the given order."""
     prompt = sum(x.prompt_tokens for x in items)
     read = sum(x.cache_read_tokens for x in items)
     bound_read = sum(x.oracle_hit_rate * x.prompt_tokens for x in items)
-    costs = [x.cost_usd for x in items]
-    cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+    trace_read = sum(x.bound_hit_rate * x.prompt_tokens for x in items)
     rate = read / prompt if prompt else 0.0
     bound = bound_read / prompt if prompt else 0.0
+    trace_bound = trace_read / prompt if prompt else 0.0
+    kinds = {x.summarizer for x in items} - {"none"}
     return LayoutResult(
         layout=name,
         requests=sum(x.requests for x in items),
@@ -130,11 +205,19 @@ def sum_layout_results(name: str, items: Sequence[LayoutResult]) -> LayoutResult
         cache_write_tokens=sum(x.cache_write_tokens for x in items),
         uncached_tokens=sum(x.uncached_tokens for x in items),
         hit_rate=rate,
-        cost_usd=cost,
+        cost_usd=_sum_costs([x.cost_usd for x in items]),
         oracle_hit_rate=bound,
-        oracle_share=oracle_share(rate, bound),
+        placement_share=oracle_share(rate, bound),
+        bound_hit_rate=trace_bound,
+        bound_share=bound_share(rate, trace_bound),
+        compaction_calls=sum(x.compaction_calls for x in items),
+        compaction_cost_usd=_sum_costs([x.compaction_cost_usd for x in items]),
+        summarizer=next(iter(kinds)) if len(kinds) == 1 else ("mixed" if kinds else "none"),
+        retention=_sum_retention(items),
+        broken_requests=sum(x.broken_requests for x in items),
         read_per_request=tuple(r for x in items for r in x.read_per_request),
         prompt_per_request=tuple(n for x in items for n in x.prompt_per_request),
+        cost_per_request=tuple(c for x in items for c in x.cost_per_request),
     )
 
 

@@ -1,9 +1,9 @@
-"""Showing a :class:`BenchReport`: rich tables and the cumulative hit-rate plot.
+"""Showing a :class:`BenchReport`: rich tables and the plot.
 
-The plot (matplotlib, Agg backend, optional ``bench`` extra) has one panel per cache model:
-x is the request number over all traces of the report in order, y the cumulative hit rate
-sum read / sum prompt tokens up to that request, one line per layout. A line that runs higher
-reads more of its prompts from the cache; the gap to 1.0 is what was written or uncached.
+Tables: one row per strategy with cost and retention side by side, the trace bound and the
+share of it, and the cost against ``recorded`` and the best unbroken peer. The plot
+(matplotlib, Agg backend, optional ``bench`` extra) has two panels per cache model: the
+cumulative cost per request and cost against retention (:func:`write_plot`).
 """
 
 from __future__ import annotations
@@ -15,15 +15,17 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from regio.bench.metrics import cumulative_hit_rates, total_models
-from regio.bench.report import BenchReport, ModelResult, TraceResult
+from regio.bench.metrics import total_models
+from regio.bench.report import BenchReport, LayoutResult, ModelResult, TraceResult
 from regio.console import stdout_console
 
 __all__ = ["group_table", "model_table", "plot_available", "print_report", "write_plot"]
 
 
 def _money(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:.4f}"
+    if value is None:
+        return "n/a"
+    return f"${value:.4f}" if value < 100 else f"${value:,.0f}"
 
 
 def _tok(n: int) -> str:
@@ -34,30 +36,98 @@ def _tok(n: int) -> str:
     return f"{n:,}"
 
 
+def _share(value: float) -> str:
+    return f"{value:.0%}" if value >= 9.995 else f"{value:.1%}"
+
+
+def _retention(x: LayoutResult) -> str:
+    if x.retention is None:
+        return "—"
+    return f"{x.retention.get('overall', 0.0):.0%}"
+
+
+def _compaction(x: LayoutResult) -> str:
+    if x.summarizer == "offline":
+        return f"{x.compaction_calls} ext $0"
+    if x.compaction_calls == 0:
+        return "0"
+    cost = "n/a" if x.compaction_cost_usd is None else f"${x.compaction_cost_usd:.3f}"
+    return f"{x.compaction_calls} {cost}"
+
+
+def _savings(model: ModelResult) -> dict[str, tuple[str, str]]:
+    """Per strategy: its total cost against ``recorded`` and against the cheapest unbroken
+    peer (negative = cheaper)."""
+    costs = {x.layout: x.total_cost_usd for x in model.layouts}
+    recorded = costs.get("recorded")
+    peers = [
+        c
+        for x in model.layouts
+        if x.layout not in ("recorded", "naive", "kind", "volatility", "regio")
+        and x.broken_requests == 0
+        and (c := x.total_cost_usd) is not None
+    ]
+    best = min(peers, default=None)
+    out: dict[str, tuple[str, str]] = {}
+    for name, cost in costs.items():
+        rec, peer = (
+            "—" if cost is None or not ref else f"{cost / ref - 1:+.1%}" for ref in (recorded, best)
+        )
+        out[name] = (rec, peer)
+    return out
+
+
 def model_table(title: str, model: ModelResult) -> Table:
-    """One row per layout: requests, tokens, hit rate, oracle share and cost."""
-    table = Table(title=f"{title} — {model.cache_model}", title_justify="left")
-    table.add_column("layout", no_wrap=True)
-    for col in ("calls", "prompt", "read", "write", "uncached", "hit", "oracle", "share", "cost"):
+    """One row per strategy: calls, tokens, hit rate, the trace bound and the share of it,
+    placement check, compaction calls and cost, retention, broken requests, total cost and
+    the difference to ``recorded`` / the best unbroken peer. The cheapest unbroken
+    strategy's cost is green; broken strategies are shown and never ranked."""
+    table = Table(title=f"{title} — {model.cache_model}", title_justify="left", padding=(0, 1))
+    table.add_column("strategy", no_wrap=True)
+    columns = ("calls", "prompt", "hit", "bound", "of bnd", "marks")
+    for col in (*columns, "summ.", "kept", "broken", "cost", "vs rec", "vs peer"):
         table.add_column(col, justify="right", no_wrap=True)
-    cheapest = min((x.cost_usd for x in model.layouts if x.cost_usd is not None), default=None)
+    ranked = [x for x in model.layouts if x.broken_requests == 0]
+    cheapest = min((c for x in ranked if (c := x.total_cost_usd) is not None), default=None)
+    savings = _savings(model)
     for x in model.layouts:
-        cost = _money(x.cost_usd)
-        if cheapest is not None and x.cost_usd == cheapest:
+        cost = _money(x.total_cost_usd)
+        if x.broken_requests == 0 and cheapest is not None and x.total_cost_usd == cheapest:
             cost = f"[bold green]{cost}[/]"
+        name = x.layout if x.broken_requests == 0 else f"[red]{x.layout} (broken)[/]"
         table.add_row(
-            x.layout,
+            name,
             str(x.requests),
             _tok(x.prompt_tokens),
-            _tok(x.cache_read_tokens),
-            _tok(x.cache_write_tokens),
-            _tok(x.uncached_tokens),
-            f"{x.hit_rate:.1%}",
-            f"{x.oracle_hit_rate:.1%}",
-            f"{x.oracle_share:.1%}",
+            _share(x.hit_rate),
+            _share(x.bound_hit_rate),
+            _share(x.bound_share),
+            _share(x.placement_share),
+            _compaction(x),
+            _retention(x),
+            str(x.broken_requests),
             cost,
+            *savings.get(x.layout, ("", "")),
         )
     return table
+
+
+#: Columns the strategy tables need; used off a terminal (a pipe or a file), where nothing
+#: else decides the width.
+TABLE_WIDTH = 140
+
+
+def _print_table(console: Console, table: Table) -> None:
+    """Print ``table``; off a terminal at :data:`TABLE_WIDTH` columns so nothing is cut."""
+    if console.is_terminal or console.width >= TABLE_WIDTH:
+        console.print(table)
+        return
+    width = console.width
+    console.width = TABLE_WIDTH
+    try:
+        console.print(table)
+    finally:
+        console.width = width
 
 
 def group_table(title: str, traces: Sequence[TraceResult]) -> list[Table]:
@@ -77,21 +147,40 @@ def print_report(
     if per_trace:
         for t in report.traces:
             for m in t.models:
-                console.print(model_table(t.trace, m))
+                _print_table(console, model_table(t.trace, m))
     for name, items in groups.items():
-        mean_bound = sum(t.append_only_hit_rate for t in items) / len(items)
+        mean_bound = sum(t.bound_hit_rate for t in items) / len(items)
+        window = items[0].window_tokens
+        kind = f"window-capped bound at {window:,} tokens" if window else "append-only bound"
         console.print(
             f"[bold]{name}[/]: {len(items)} traces, "
             f"{sum(t.requests for t in items)} model calls, "
             f"{sum(t.region_writes for t in items)} region writes during the run, "
-            f"mean append-only bound {mean_bound:.1%}"
+            f"mean {kind} {mean_bound:.1%}"
         )
         for table in group_table(name, items):
-            console.print(table)
+            _print_table(console, table)
     for m in report.totals:
-        console.print(model_table(f"all {len(report.traces)} traces", m))
+        _print_table(console, model_table(f"all {len(report.traces)} traces", m))
+    agreed = [t.usage_agreement for t in report.traces if t.usage_agreement is not None]
+    if agreed:
+        rec = sum(a.recorded_read_tokens for a in agreed)
+        sim = sum(a.simulated_read_tokens for a in agreed)
+        n = sum(a.requests for a in agreed)
+        err = sum(a.mean_share_error * a.requests for a in agreed) / n
+        console.print(
+            f"recorded usage ({len(agreed)} traces, {n} calls): simulated cache reads "
+            f"{_tok(sim)} vs recorded {_tok(rec)}"
+            + (f" ({sim / rec - 1:+.1%})" if rec else "")
+            + f"; mean per-request difference of the cached share {err:.1%}"
+        )
+    if report.versions:
+        used = ", ".join(f"{k} {v}" for k, v in report.versions.items())
+        console.print(f"peers ran on: {used}")
     for note in report.notes:
         console.print(f"[yellow]note:[/] {note}")
+    for reason in report.skipped:
+        console.print(f"[yellow]skipped:[/] {reason}")
 
 
 def plot_available() -> bool:
@@ -103,26 +192,61 @@ def plot_available() -> bool:
     return True
 
 
+_STYLES = ("-", "--", "-.", ":")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
 def write_plot(report: BenchReport, path: str | os.PathLike[str]) -> Path:
-    """Write the cumulative hit-rate plot (PNG) to ``path``; returns the path. Raises
-    ``ImportError`` when matplotlib is not installed."""
+    """Write the plot (PNG) to ``path``; returns the path. Per cache model: the cumulative
+    cost (USD) per request over all traces in order, one line per strategy (each with its
+    own line style and marker, so identical series stay visible), and cost against
+    retention per strategy (strategies with no compaction measured are listed, not plotted).
+    Raises ``ImportError`` when matplotlib is not installed."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     models = report.totals
-    fig, axes = plt.subplots(len(models), 1, figsize=(9, 3.2 * max(1, len(models))), squeeze=False)
-    for ax, model in zip(axes[:, 0], models, strict=True):
-        for x in model.layouts:
-            ys = cumulative_hit_rates(x.read_per_request, x.prompt_per_request)
-            ax.plot(range(1, len(ys) + 1), ys, label=f"{x.layout} ({x.hit_rate:.1%})")
-        ax.set_title(f"cumulative cache hit rate — {model.cache_model}", fontsize=10)
+    rows = max(1, len(models))
+    fig, axes = plt.subplots(rows, 2, figsize=(13, 3.6 * rows), squeeze=False)
+    for (ax, side), model in zip(axes, models, strict=False):
+        unplotted: list[str] = []
+        for k, x in enumerate(model.layouts):
+            style = {"linestyle": _STYLES[k % 4], "marker": _MARKERS[k % 8]}
+            ys, total = [], 0.0
+            for c in x.cost_per_request:
+                total += c
+                ys.append(total)
+            every = max(1, len(ys) // 12)
+            label = x.layout + (" (broken)" if x.broken_requests else "")
+            (line,) = ax.plot(range(1, len(ys) + 1), ys, label=label, markevery=every, **style)
+            cost = x.total_cost_usd
+            if x.retention is None or cost is None:
+                unplotted.append(x.layout)
+                continue
+            side.scatter(
+                [cost], [x.retention["overall"]], marker=style["marker"], color=line.get_color()
+            )
+            side.annotate(x.layout, (cost, x.retention["overall"]), fontsize=7)
+        ax.set_title(f"cumulative cost per request — {model.cache_model}", fontsize=10)
         ax.set_xlabel("request (all traces, in order)")
-        ax.set_ylabel("hit rate")
-        ax.set_ylim(0, 1)
+        ax.set_ylabel("USD")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="lower right")
+        ax.legend(fontsize=7, loc="upper left")
+        side.set_title(f"cost vs retention (upper bound) — {model.cache_model}", fontsize=10)
+        side.set_xlabel("total cost incl. summarizer calls (USD)")
+        side.set_ylabel("retained after compaction")
+        side.set_ylim(0, 1.05)
+        side.grid(alpha=0.3)
+        if unplotted:
+            side.text(
+                0.01,
+                0.02,
+                "no compaction: " + ", ".join(unplotted),
+                fontsize=7,
+                transform=side.transAxes,
+            )
     fig.tight_layout()
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)

@@ -1,21 +1,32 @@
-"""Replay: a trace under a blueprint -> one request sequence per layout and baseline.
+"""Replay: a trace under a blueprint -> one request sequence per strategy.
 
 For every model call of the trace (each assistant step), replay builds the request each
-layout produces at that point and converts it to the cache model input
+strategy sends at that point and converts it to the cache model input
 (:class:`regio.cache.types.CacheRequest`) with deterministic timestamps from the trace clock
 (``t_start`` = when the call was sent, ``t_end`` = when the reply completed, seconds).
 
-The requests are what :class:`regio.runtime.Engine` produces: one engine per layout strategy
-(``Engine.from_blueprint(bp, strategy=..., summarizer=ExtractiveSummarizer(...),
-token_counter=...)``, the trace clock as its clock) is driven through the captured stream
-(:mod:`regio.bench.capture`, rules from the blueprint's ``capture`` lists): messages through
-``Engine.add_message``, captured state through ``Engine.write`` / ``release`` / ``clear``,
-pending compactions flushed at turn boundaries (after a user message or tool results, and by
-``Engine.request`` itself), and at each model call ``Engine.request(provider, model,
-tools=...)`` with the blueprint's provider and model and the trace's recorded tools. Each
-request therefore carries the engine's context tools (``context_write``, ...) too. The
-baselines (:mod:`regio.bench.baselines`) see the same captured stream, the same system
-content and the same tool schemas.
+Strategies (:data:`ALL_LAYOUTS`):
+
+* ``recorded`` — the request the recorded agent sent (:class:`regio.bench.baselines.
+  RecordedBaseline`), the reference of every table;
+* the layouts ``naive``, ``kind``, ``volatility``, ``regio`` — what
+  :class:`regio.runtime.Engine` produces: one engine per layout
+  (``Engine.from_blueprint(bp, strategy=..., summarizer=ExtractiveSummarizer(...),
+  token_counter=...)``, the trace clock as its clock) driven through the captured stream
+  (:mod:`regio.bench.capture`): messages through ``Engine.add_message``, captured state
+  through ``Engine.write`` / ``release`` / ``clear``, pending compactions flushed at turn
+  boundaries, and at each model call ``Engine.request(provider, model, tools=...)`` with the
+  trace's recorded tools (the engine adds its context tools);
+* the peers ``trim``, ``summarization-middleware``, ``llamaindex-memory``
+  (:mod:`regio.bench.peers`), fed the recorded messages untouched, at the same window.
+
+Per strategy the replay also counts summarizer calls (``compaction_requests``: the requests a
+summarizer was sent), **broken** requests (no task message left: no user message that is not
+an environment observation, and no summary standing for the dropped ones) and, with probes
+(:mod:`regio.bench.retention`), the retention after its first compaction.
+
+A message larger than the conversation region (or the peers' allowance) is skipped for the
+strategies it cannot fit, with a note; the recorded requests keep it (it was sent).
 """
 
 from __future__ import annotations
@@ -25,77 +36,89 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
-import msgspec
 
 from regio.bench.baselines import (
-    BASELINES,
-    SummarizeBaseline,
-    TrimBaseline,
+    MessageCounts,
+    PlainMessage,
+    RecordedBaseline,
+    plain_message,
     plain_request,
-    trim_available,
+    tools_text,
 )
 from regio.bench.capture import AddMessage, Call, CaptureRule, RegionOp, capture_stream, rules_for
-from regio.cache.types import CacheRequest
-from regio.content import Entry, Message, block_text, canonical_json
-from regio.layout import ToolSpec, assemble, to_cache_request
+from regio.bench.peers import PEERS, make_peer, peer_available
+from regio.bench.pressure import scale_blueprint
+from regio.bench.retention import Probe, RetentionMeter
+from regio.cache.types import CacheBlock, CacheRequest
+from regio.content import Entry, Message, block_text, content_hash
+from regio.layout import ToolSpec, to_cache_request
 from regio.regions import Refusal
 from regio.runtime import Engine
 from regio.runtime.extractive import ExtractiveSummarizer
 from regio.tokens import chat_format_for_model, get_counter
-from regio.traces.format import Trace
+from regio.traces.format import (
+    AssistantMessage,
+    SystemPrompt,
+    Trace,
+    UserMessage,
+    event_message,
+)
 
-__all__ = ["ALL_LAYOUTS", "LAYOUTS", "ReplayOutput", "raw_request_sizes", "replay"]
+__all__ = [
+    "ALL_LAYOUTS",
+    "LAYOUTS",
+    "ReplayOutput",
+    "StrategyRun",
+    "replay",
+    "trace_tools",
+]
 
-#: Layout strategies of :func:`regio.layout.assemble`, in report order.
+#: Layout strategies of the engine, in report order.
 LAYOUTS: tuple[str, ...] = ("naive", "kind", "volatility", "regio")
-#: Layouts and baselines.
-ALL_LAYOUTS: tuple[str, ...] = LAYOUTS + BASELINES
+#: Every strategy: the recorded baseline, the layouts and the peers.
+ALL_LAYOUTS: tuple[str, ...] = ("recorded", *LAYOUTS, *PEERS)
+#: Requests measured for retention per strategy and trace (evenly spaced).
+RETENTION_SAMPLES = 64
+
+
+@attrs.frozen
+class StrategyRun:
+    """One strategy on one trace. ``requests``: its model calls; ``compaction_requests``:
+    its summarizer calls as requests; ``summarizer``: ``"none"`` (never summarizes),
+    ``"offline"`` (regio's extractive summarizer: no request, zero cost) or ``"llm"`` (billed
+    requests); ``compaction_calls``: summarizer calls; ``broken_requests``: requests that
+    lost the task; ``retention``: :meth:`RetentionMeter.result` or ``None``."""
+
+    requests: list[CacheRequest]
+    compaction_requests: list[CacheRequest] = attrs.field(factory=list)
+    summarizer: str = "none"
+    compaction_calls: int = 0
+    broken_requests: int = 0
+    retention: dict[str, float] | None = None
 
 
 @attrs.frozen
 class ReplayOutput:
     """What :func:`replay` produced for one trace.
 
-    ``requests``: layout or baseline name -> its requests in order; ``raw_sizes``: prompt
-    tokens of the raw (append-only, uncaptured) request of each call; ``region_writes``:
-    region operations made after the first call; ``refused_writes``: writes a region refused;
-    ``notes``: what was skipped or approximated.
+    ``runs``: strategy -> :class:`StrategyRun`; ``raw_sizes``: prompt tokens of each recorded
+    request (tokens); ``window``: the window the run was limited to (``None``: the
+    blueprint's own); ``region_writes``: region operations made after the first call;
+    ``refused_writes``: writes a region refused; ``notes``: what was skipped or approximated.
     """
 
     trace: str
-    requests: dict[str, list[CacheRequest]]
+    runs: dict[str, StrategyRun]
     raw_sizes: list[int]
     region_writes: int
     refused_writes: int
+    window: int | None = None
     notes: tuple[str, ...] = ()
 
-
-def raw_request_sizes(
-    trace: Trace, counter: Any, memo: dict[bytes, int] | None = None
-) -> list[int]:
-    """Prompt tokens of each model call's raw request: system prompt + every message
-    recorded before the call, counted with ``counter`` (``count`` / ``count_entry``);
-    ``memo``: counts of this counter by message bytes (one per replay)."""
-    memo = {} if memo is None else memo
-    sizes: list[int] = []
-    for step in trace.steps():
-        n = int(counter.count(step.system)) if step.system else 0
-        for m in step.messages:
-            n += _message_tokens(counter, m, memo)
-        sizes.append(n)
-    return sizes
-
-
-def _message_tokens(counter: Any, message: Message, memo: dict[bytes, int] | None = None) -> int:
-    """Tokens of ``message`` with ``counter``; ``memo`` (message bytes -> tokens) belongs to
-    one counter (one replay)."""
-    key = canonical_json([message.role, list(message.blocks)])
-    found = memo.get(key) if memo is not None else None
-    if found is None:
-        found = int(counter.count_entry(Entry(id="", blocks=message.blocks, role=message.role)))
-        if memo is not None:
-            memo[key] = found
-    return found
+    @property
+    def requests(self) -> dict[str, list[CacheRequest]]:
+        """Strategy -> its requests."""
+        return {k: v.requests for k, v in self.runs.items()}
 
 
 def trace_tools(trace: Trace) -> tuple[ToolSpec, ...]:
@@ -113,22 +136,6 @@ def trace_tools(trace: Trace) -> tuple[ToolSpec, ...]:
             schema = {"type": "object", "properties": {}}
         out.append(ToolSpec(name, str(spec.get("description", "")), schema))
     return tuple(out)
-
-
-def _system_and_tools(engine: Engine, tools: Sequence[ToolSpec]) -> tuple[tuple[str, int], ...]:
-    """The baselines' (system text, tokens) and (tools text, tokens): exactly what the ``naive``
-    layout sends before the conversation (regions in declaration order, tool schemas in the
-    given order), with the same token accounting, so a baseline differs from the layouts only
-    in what it does to the conversation."""
-    req = assemble(engine.window, "naive", tools=engine.tool_specs(tools))
-    system = [b for b in req.blocks if b.level == "system"]
-    tool_blocks = [b for b in req.blocks if b.level == "tools"]
-    system_text = "\n\n".join(block_text(b.block) for b in system if b.block is not None)
-    tools_text = canonical_json([msgspec.to_builtins(b.tool) for b in tool_blocks]).decode()
-    return (
-        (system_text, sum(b.tokens for b in system)),
-        (tools_text if tool_blocks else "", sum(b.tokens for b in tool_blocks)),
-    )
 
 
 def _apply(engine: Engine, op: RegionOp) -> bool:
@@ -160,6 +167,325 @@ class _Clock:
         return self.now
 
 
+def _message_tokens(counter: Any, message: Message) -> int:
+    """Tokens of ``message`` counted by ``counter.count_entry`` (no cache: a replay keeps its
+    counts in its own :class:`regio.bench.baselines.MessageCounts`)."""
+    return int(counter.count_entry(Entry(id="", blocks=message.blocks, role=message.role)))
+
+
+def _message_text(message: Message) -> str:
+    return "\n".join(block_text(b) for b in message.blocks)
+
+
+def task_texts(trace: Trace) -> frozenset[str]:
+    """Texts of the trace's task messages: user messages that are not environment
+    observations (the human, simulated user or task instance), whole and per block (the
+    engines' requests carry blocks)."""
+    out: set[str] = set()
+    for e in trace.events:
+        if isinstance(e, UserMessage) and not e.observation:
+            out.add(_message_text(Message("user", e.blocks)))
+            out.update(b.text for b in e.blocks if b.text.strip())
+    return frozenset(out)
+
+
+@attrs.define
+class _Tracker:
+    """Per strategy: its requests, broken count, compaction flag and retention meter."""
+
+    meter: RetentionMeter
+    requests: list[CacheRequest] = attrs.field(factory=list)
+    compaction_requests: list[CacheRequest] = attrs.field(factory=list)
+    summarizer: str = "none"
+    compaction_calls: int = 0
+    broken: int = 0
+    compacted: bool = False
+
+    def seen(self, call: int, has_task: bool, summary: bool, text: Any) -> None:
+        """Account for request ``call``: broken when it has neither the task nor a summary;
+        ``text()`` (the request's text) is measured after a compaction."""
+        if not has_task and not summary:
+            self.broken += 1
+        if self.compacted and self.meter.wants(call):
+            self.meter.observe(call, text())
+
+    def run(self) -> StrategyRun:
+        return StrategyRun(
+            self.requests,
+            self.compaction_requests,
+            self.summarizer,
+            self.compaction_calls,
+            self.broken,
+            self.meter.result(),
+        )
+
+
+@attrs.frozen
+class _Setup:
+    """What every pass of one replay shares."""
+
+    trace: Trace
+    blueprint: Any
+    counter: Any
+    counts: MessageCounts
+    tools: tuple[ToolSpec, ...]
+    tasks: frozenset[str]
+    probes: tuple[Probe, ...]
+    call_events: tuple[int, ...]
+
+    def tracker(self) -> _Tracker:
+        every = max(1, len(self.call_events) // RETENTION_SAMPLES)
+        return _Tracker(RetentionMeter(self.probes, self.call_events, every))
+
+    def summarizer(self) -> ExtractiveSummarizer:
+        bp = self.blueprint
+        return ExtractiveSummarizer(
+            context_window=bp.summarizer.context_window or bp.model.context_window,
+            max_summary_tokens=bp.summarizer.max_summary_tokens,
+            counter=self.counter,
+        )
+
+
+_COMPACTING_EVENTS = ("evicted", "reclaimed", "compaction_completed", "compaction_finished")
+
+
+def _watch(engine: Engine, tracker: _Tracker) -> None:
+    """Mark ``tracker`` compacted on the engine's eviction / compaction events and count its
+    summarizer calls."""
+
+    def on_event(event: Any) -> None:
+        tag = type(event).__struct_config__.tag if hasattr(type(event), "__struct_config__") else ""
+        if tag in _COMPACTING_EVENTS:
+            tracker.compacted = True
+        if tag == "compaction_finished":
+            tracker.compaction_calls += int(event.summarizer_calls)
+
+    engine.subscribe(on_event)
+
+
+def _engine_has_task(
+    engine: Engine, req: Any, tasks: frozenset[str], summary_regions: set[str]
+) -> tuple[bool, bool]:
+    """(the request holds a task message, a summary stands in it: a block of a
+    ``compact_history`` region or a conversation entry marked as a summary)."""
+    conv = engine.window.conversation
+    summaries = {e.id for e in conv.entries if e.meta.get("summary")} if conv is not None else set()
+    has_task = summary = False
+    for b in req.blocks:
+        if b.block is None:
+            continue
+        if b.role == "user" and not has_task and block_text(b.block) in tasks:
+            has_task = True
+        if b.region in summary_regions or b.source in summaries:
+            summary = True
+    return has_task, summary
+
+
+def _engine_pass(
+    setup: _Setup, strategies: Sequence[str], rules: Sequence[CaptureRule], notes: list[str]
+) -> tuple[dict[str, _Tracker], int, int]:
+    """Drive one engine per layout through the captured stream."""
+    bp, counter = setup.blueprint, setup.counter
+    clock = _Clock()
+    summary_regions = {r.name for r in bp.regions if r.kind == "compact_history"}
+    engines: dict[str, Engine] = {}
+    trackers: dict[str, _Tracker] = {}
+    for s in strategies:
+        engines[s] = Engine.from_blueprint(
+            bp, summarizer=setup.summarizer(), token_counter=counter, clock=clock, strategy=s
+        )
+        trackers[s] = setup.tracker()
+        trackers[s].summarizer = "offline"
+        _watch(engines[s], trackers[s])
+    first = next(iter(engines.values()))
+    conv = first.window.conversation
+    conv_budget = conv.budget if conv is not None else bp.window_tokens
+    names = {r.name for r in first.window.regions}
+    writes = refused = 0
+    started = False
+    provider, model = bp.model.provider, bp.model.name
+    for item in capture_stream(setup.trace, rules, counter.count):
+        if isinstance(item, RegionOp):
+            if item.region not in names:
+                notes.append(f"{item.rule}: region {item.region!r} is not in the blueprint")
+                continue
+            ok = all([_apply(engine, item) for engine in engines.values()])
+            writes += started
+            refused += not ok
+        elif isinstance(item, AddMessage):
+            n = setup.counts(item.message)
+            if n > conv_budget:
+                notes.append(
+                    f"a {item.message.role} message of {n} tokens is larger than the "
+                    f"conversation region ({conv_budget} tokens): skipped by the layouts"
+                )
+                continue
+            for engine in engines.values():
+                engine.add_message(item.message, tokens=n)
+                if item.message.role != "assistant" and engine.pending():
+                    engine.flush()
+        elif isinstance(item, Call):
+            started = True
+            clock.now = item.t
+            out = setup.counts(item.reply)
+            for s, engine in engines.items():
+                req, _payload = engine.request(provider, model, tools=setup.tools)
+                tracker = trackers[s]
+                has_task, summary = _engine_has_task(engine, req, setup.tasks, summary_regions)
+                tracker.requests.append(
+                    to_cache_request(
+                        req,
+                        t_start=item.t,
+                        t_end=item.t_end,
+                        id=f"{item.index:05d}",
+                        model=model,
+                        scope=setup.trace.id,
+                        output_tokens=out,
+                    )
+                )
+                tracker.seen(
+                    item.index,
+                    has_task,
+                    summary,
+                    lambda req=req: "\n".join(
+                        block_text(b.block) for b in req.blocks if b.block is not None
+                    ),
+                )
+            clock.now = item.t_end
+    return trackers, writes, refused
+
+
+def _summary_request(call: Any, rid: str, t: float, scope: str, model: str) -> CacheRequest:
+    """A summarizer call as the request an LLM summarizer receives: one user message."""
+    block = CacheBlock(
+        call.prompt_tokens,
+        content_hash(["messages", "user", call.prompt]),
+        "text",
+        "messages",
+        role="user",
+        message=0,
+    )
+    return CacheRequest(
+        id=rid,
+        blocks=(block,),
+        scope=f"{scope}#summarizer",
+        model=model,
+        t_start=t,
+        t_end=t,
+        output_tokens=call.output_tokens,
+    )
+
+
+def _peer_step(
+    setup: _Setup,
+    peer: Any,
+    tracker: _Tracker,
+    call: int,
+    empty: CacheRequest,
+    emit: Any,
+    system_text: str,
+) -> None:
+    """One model call of a peer: its view, its new summarizer calls, its request."""
+    view = peer.view()
+    tracker.compacted = view.compacted
+    for k, c in enumerate(peer.calls[len(tracker.compaction_requests) :]):
+        tracker.compaction_requests.append(
+            _summary_request(c, f"{empty.id}.{k}", empty.t_start, setup.trace.id, empty.model)
+        )
+    tracker.compaction_calls = len(tracker.compaction_requests)
+    tracker.requests.append(emit("", view.messages))
+    has = any(
+        m.message.role == "user" and _message_text(m.message) in setup.tasks for m in view.messages
+    )
+    tracker.seen(
+        call,
+        has,
+        view.summary,
+        lambda: system_text + "\n" + "\n".join(_message_text(m.message) for m in view.messages),
+    )
+
+
+def _raw_pass(
+    setup: _Setup, names: Sequence[str], notes: list[str]
+) -> tuple[dict[str, _Tracker], list[int]]:
+    """The recorded requests and the peers, fed the trace's messages untouched."""
+    bp, counter, trace = setup.blueprint, setup.counter, setup.trace
+    recorded = RecordedBaseline(counter.count)
+    tools = tools_text(trace.header.tools, counter.count)
+    trackers = {n: setup.tracker() for n in names}
+    for event in trace.events:
+        if isinstance(event, SystemPrompt):
+            recorded.set_system(event.text)
+            break
+    peers: dict[str, Any] = {}
+    allowance = bp.window_tokens - recorded.system[1] - tools[1]
+    for name in names:
+        if name != "recorded":
+            peers[name] = make_peer(
+                name, allowance, recorded.system[1], counter.count, setup.summarizer()
+            )
+            trackers[name].summarizer = "llm" if name == "summarization-middleware" else "none"
+    sizes: list[int] = []
+    sent, has_task = 0, False  # recorded: message tokens so far, a task message seen
+    last_t, call = 0.0, 0
+    ttl, model = bp.cache.ttl, bp.model.name
+    for event in trace.events:
+        if isinstance(event, SystemPrompt):
+            recorded.set_system(event.text)
+        elif isinstance(event, AssistantMessage):
+            rid = f"{call:05d}"
+            out = setup.counts(Message("assistant", event.blocks))
+            system, messages = recorded.system, recorded.messages
+
+            def emit(
+                name: str,
+                shown: list[PlainMessage],
+                t0: float = last_t,
+                t1: float = event.t,
+                system: tuple[str, int] = system,
+                rid: str = rid,
+                out: int = out,
+            ) -> CacheRequest:
+                return plain_request(
+                    system,
+                    shown,
+                    id=rid,
+                    t_start=t0,
+                    t_end=t1,
+                    output_tokens=out,
+                    scope=trace.id,
+                    model=model,
+                    ttl=ttl,
+                    tools=tools,
+                )
+
+            sizes.append(tools[1] + system[1] + sent)
+            if "recorded" in trackers:
+                trackers["recorded"].requests.append(emit("recorded", messages))
+                trackers["recorded"].seen(call, has_task, False, lambda: "")
+            for name, peer in peers.items():
+                _peer_step(setup, peer, trackers[name], call, emit(name, []), emit, system[0])
+            call += 1
+        message = event_message(event)
+        if message is not None:
+            pm = plain_message(message, setup.counts(message))
+            recorded.add(pm)
+            sent += pm.tokens
+            has_task = has_task or (
+                message.role == "user" and _message_text(message) in setup.tasks
+            )
+            if peers and pm.tokens > allowance:
+                notes.append(
+                    f"a {message.role} message of {pm.tokens} tokens is larger than the peers' "
+                    f"conversation allowance ({allowance} tokens): skipped by the peers"
+                )
+            else:
+                for peer in peers.values():
+                    peer.add(pm)
+        last_t = event.t
+    return trackers, sizes
+
+
 def replay(
     trace: Trace,
     blueprint: Any,
@@ -167,138 +493,59 @@ def replay(
     layouts: Sequence[str] = ALL_LAYOUTS,
     rules: Sequence[CaptureRule] | None = None,
     counter: Any = None,
+    window_tokens: int | None = None,
+    probes: Sequence[Probe] = (),
 ) -> ReplayOutput:
     """Replay ``trace`` under ``blueprint`` (a :class:`regio.blueprint.Blueprint`).
 
     ``layouts``: names from :data:`ALL_LAYOUTS`; ``rules``: capture rules (default
     :func:`regio.bench.capture.rules_for` the blueprint); ``counter``: token counter
-    (default: the blueprint's tokenizer). The ``trim`` baseline is skipped with a note when
-    langchain-core is not installed. Raises ``ValueError`` for an unknown layout name, the
-    layout's :class:`regio.layout.LayoutError` for a request it cannot build and the engine's
+    (default: the blueprint's tokenizer); ``window_tokens``: run under pressure
+    (:func:`regio.bench.pressure.scale_blueprint`); ``probes``: retention probes
+    (:mod:`regio.bench.retention`). A peer whose package is missing is skipped with a note.
+    Raises ``ValueError`` for an unknown name, the layout's :class:`regio.layout.LayoutError`
+    for a request it cannot build and the engine's
     :class:`regio.runtime.errors.ContextOverflowError` for one that cannot fit the window.
     """
     unknown = [x for x in layouts if x not in ALL_LAYOUTS]
     if unknown:
         raise ValueError(f"unknown layouts {unknown}; use names from {', '.join(ALL_LAYOUTS)}")
-    clock = _Clock()
-    strategies = [x for x in layouts if x in LAYOUTS]
-
+    if window_tokens is not None:
+        blueprint = scale_blueprint(blueprint, window_tokens)
     if counter is None:
         counter = get_counter(
             blueprint.tokenizer, chat_format=chat_format_for_model(blueprint.model.name)
         )
-
-    def make(strategy: str) -> Engine:
-        summarizer = ExtractiveSummarizer(
-            context_window=blueprint.summarizer.context_window or blueprint.model.context_window,
-            max_summary_tokens=blueprint.summarizer.max_summary_tokens,
-            counter=counter,
-        )
-        return Engine.from_blueprint(
-            blueprint,
-            summarizer=summarizer,
-            token_counter=counter,
-            clock=clock,
-            strategy=strategy,
-        )
-
-    first = make(strategies[0] if strategies else "regio")
-    engines = {s: first if i == 0 else make(s) for i, s in enumerate(strategies)}
-    driven = list(engines.values()) or [first]
     notes: list[str] = []
-    chosen = rules if rules is not None else rules_for(blueprint)
-    conv = first.window.conversation
-    conv_budget = conv.budget if conv is not None else blueprint.window_tokens
-    baselines: dict[str, Any] = {}
-    if "trim" in layouts:
-        if trim_available():
-            baselines["trim"] = TrimBaseline(conv_budget, counter.count)
+    raw_names = [x for x in layouts if x == "recorded"]
+    for name in (x for x in layouts if x in PEERS):
+        if peer_available(name):
+            raw_names.append(name)
         else:
-            notes.append("trim baseline skipped: langchain-core is not installed (extra 'bench')")
-    if "summarize" in layouts:
-        baselines["summarize"] = SummarizeBaseline(
-            blueprint.window_tokens,
-            counter.count,
-            summarizer=first.summarizer,
-            instructions=first.options.standing_instructions,
-        )
-    requests: dict[str, list[CacheRequest]] = {x: [] for x in strategies}
-    requests.update({x: [] for x in baselines})
-    tools = trace_tools(trace)
-    tools_text = _system_and_tools(first, tools)[1] if baselines else ("", 0)
-    history: list[tuple[Message, int]] = []
-    memo: dict[bytes, int] = {}
-    names = {r.name for r in first.window.regions}
-    writes = refused = 0
-    started = False
-    provider, model = blueprint.model.provider, blueprint.model.name
-    ttl = blueprint.cache.ttl
-    for item in capture_stream(trace, chosen, counter.count):
-        if isinstance(item, RegionOp):
-            if item.region not in names:
-                notes.append(f"{item.rule}: region {item.region!r} is not in the blueprint")
-                continue
-            ok = all([_apply(engine, item) for engine in driven])
-            writes += started
-            refused += not ok
-        elif isinstance(item, AddMessage):
-            n = _message_tokens(counter, item.message, memo)
-            history.append((item.message, n))
-            for engine in driven:
-                engine.add_message(item.message, tokens=n)
-                if item.message.role != "assistant" and engine.pending():
-                    engine.flush()
-        elif isinstance(item, Call):
-            started = True
-            clock.now = item.t
-            rid = f"{item.index:05d}"
-            out = _message_tokens(counter, item.reply, memo)
-            for s, engine in engines.items():
-                req, _payload = engine.request(provider, model, tools=tools)
-                requests[s].append(
-                    to_cache_request(
-                        req,
-                        t_start=item.t,
-                        t_end=item.t_end,
-                        id=rid,
-                        model=model,
-                        scope=trace.id,
-                        output_tokens=out,
-                    )
-                )
-            if baselines:
-                system = _system_and_tools(first, tools)[0]
-            for name, base in baselines.items():
-                requests[name].append(
-                    plain_request(
-                        system,
-                        base.view(system, history),
-                        id=rid,
-                        t_start=item.t,
-                        t_end=item.t_end,
-                        output_tokens=out,
-                        scope=trace.id,
-                        model=model,
-                        ttl=ttl,
-                        tools=tools_text,
-                    )
-                )
-            clock.now = item.t_end
-    if "trim" in baselines and baselines["trim"].trimmed_turns == 0:
-        notes.append(
-            "trim baseline: trim_messages never cut (every conversation fit the blueprint's "
-            "conversation budget); its rows show the untrimmed system + messages request"
-        )
-    if "summarize" in baselines and baselines["summarize"].compactions == 0:
-        notes.append(
-            "summarize baseline: never reached its threshold (80% of the window); its rows "
-            "show the uncompacted system + messages request"
-        )
+            notes.append(f"{name} skipped: its package is not installed (extra 'bench')")
+    setup = _Setup(
+        trace,
+        blueprint,
+        counter,
+        MessageCounts(counter),
+        trace_tools(trace),
+        task_texts(trace),
+        tuple(probes),
+        tuple(i for i, e in enumerate(trace.events) if isinstance(e, AssistantMessage)),
+    )
+    strategies = [x for x in layouts if x in LAYOUTS]
+    chosen = rules if rules is not None else rules_for(blueprint)
+    engine_runs, writes, refused = (
+        _engine_pass(setup, strategies, chosen, notes) if strategies else ({}, 0, 0)
+    )
+    raw_runs, sizes = _raw_pass(setup, raw_names, notes)
+    runs = {**engine_runs, **raw_runs}
     return ReplayOutput(
         trace=trace.id,
-        requests=requests,
-        raw_sizes=raw_request_sizes(trace, counter, memo),
+        runs={x: runs[x].run() for x in layouts if x in runs},
+        raw_sizes=sizes,
         region_writes=writes,
         refused_writes=refused,
+        window=window_tokens,
         notes=tuple(dict.fromkeys(notes)),
     )

@@ -2,7 +2,7 @@
 
 Shape of ``regio bench --json OUT`` (all token counts in tokens, costs in USD, rates in [0, 1])::
 
-    {"schema": "regio.bench-report/1",
+    {"schema": "regio.bench-report/2",
      "traces": [
        {"trace": "swe-agent/function_calling_simple", "group": "swe-agent",
         "blueprint": "coding-agent", "requests": 5, "append_only_hit_rate": 0.71,
@@ -13,16 +13,23 @@ Shape of ``regio bench --json OUT`` (all token counts in tokens, costs in USD, r
              {"layout": "regio", "requests": 5, "prompt_tokens": 20311,
               "cache_read_tokens": 14012, "cache_write_tokens": 6100,
               "uncached_tokens": 199, "hit_rate": 0.69, "cost_usd": 0.0312,
-              "oracle_hit_rate": 0.70, "oracle_share": 0.98,
-              "read_per_request": [...], "prompt_per_request": [...]}, ...]}]}],
+              "oracle_hit_rate": 0.70, "placement_share": 0.98,
+              "bound_hit_rate": 0.71, "bound_share": 0.97, "compaction_calls": 0,
+              "compaction_cost_usd": 0.0, "summarizer": "offline",
+              "retention": {"overall": 0.9, "fact": 1.0, ...}, "broken_requests": 0,
+              "read_per_request": [...], "prompt_per_request": [...],
+              "cost_per_request": [...]}, ...]}]}],
      "totals": [ {"cache_model": ..., "layouts": [...]} ],
-     "notes": ["..."]}
+     "notes": ["..."], "skipped": ["..."], "versions": {"langchain-core": "1.8.3"},
+     "window_tokens": null}
 
-``hit_rate`` = read / prompt tokens (spec ``cache-rules.md`` section 5); ``oracle_hit_rate`` is
-the bound of section 5 computed on the same layout's own requests; ``oracle_share`` =
-``hit_rate / oracle_hit_rate`` (1.0 when the bound is 0: nothing was reusable, nothing was
-missed); ``append_only_hit_rate`` = ``1 - n_N / sum n_i`` on the raw, append-only request
-sequence of the trace (section 5, "Append-only").
+``hit_rate`` = read / prompt tokens; ``oracle_hit_rate`` is the prefix-cache bound computed on
+the same strategy's own requests; ``placement_share`` = ``hit_rate / oracle_hit_rate`` (1.0
+when that bound is 0), a check of breakpoint placement; ``append_only_hit_rate`` =
+``1 - n_N / sum n_i`` on the recorded requests of the trace and ``bound_hit_rate`` the bound
+the trace is held to (that one, or the window-capped bound under ``--window-tokens``; both
+defined in docs/benchmark.md). Schema 2 renamed ``oracle_share`` to ``placement_share`` and
+added the bound, compaction, retention and broken-request fields.
 """
 
 from __future__ import annotations
@@ -38,20 +45,31 @@ __all__ = [
     "LayoutResult",
     "ModelResult",
     "TraceResult",
+    "UsageAgreement",
     "load_report",
     "report_json",
     "write_report",
 ]
 
-REPORT_SCHEMA = "regio.bench-report/1"
+REPORT_SCHEMA = "regio.bench-report/2"
 
 
 class LayoutResult(msgspec.Struct, frozen=True):
     """One layout (or baseline) under one cache model: totals over its requests.
 
     Token counts in tokens, ``cost_usd`` in USD (``None`` when the cache rule has no input
-    price, e.g. local engines), rates in [0, 1]. ``read_per_request`` / ``prompt_per_request``
-    hold the per-request read and prompt tokens in request order (for cumulative plots).
+    price, e.g. local engines), rates in [0, 1]. ``oracle_hit_rate`` is the bound of the
+    strategy's own requests, ``placement_share`` = hit rate / that bound: a check of
+    breakpoint placement (100% = the marks caught everything those requests allowed), not of
+    what the requests contain. ``bound_hit_rate`` is the trace's bound (append-only, or
+    window-capped under ``--window-tokens``, computed on the recorded requests) and
+    ``bound_share`` = hit rate / bound. ``compaction_calls`` / ``compaction_cost_usd``: the
+    summarizer's calls and their cost under the same cache model (0 for ``summarizer ==
+    "offline"``, regio's extractive summarizer, which sends no request). ``retention``:
+    ``{"overall": share, <probe type>: share}`` after the first compaction (``None``: no
+    compaction measured). ``broken_requests``: requests that lost the task.
+    ``read_per_request`` / ``prompt_per_request`` / ``cost_per_request`` hold the
+    per-request figures in request order (for cumulative plots).
     """
 
     layout: str
@@ -63,9 +81,24 @@ class LayoutResult(msgspec.Struct, frozen=True):
     hit_rate: float
     cost_usd: float | None
     oracle_hit_rate: float
-    oracle_share: float
+    placement_share: float
+    bound_hit_rate: float = 0.0
+    bound_share: float = 0.0
+    compaction_calls: int = 0
+    compaction_cost_usd: float | None = 0.0
+    summarizer: str = "none"
+    retention: dict[str, float] | None = None
+    broken_requests: int = 0
     read_per_request: tuple[int, ...] = ()
     prompt_per_request: tuple[int, ...] = ()
+    cost_per_request: tuple[float, ...] = ()
+
+    @property
+    def total_cost_usd(self) -> float | None:
+        """Requests plus summarizer calls (USD); ``None`` without prices."""
+        if self.cost_usd is None or self.compaction_cost_usd is None:
+            return None
+        return self.cost_usd + self.compaction_cost_usd
 
 
 class ModelResult(msgspec.Struct, frozen=True):
@@ -85,6 +118,21 @@ class ModelResult(msgspec.Struct, frozen=True):
         raise KeyError(f"no layout {name!r} in {self.cache_model} results (layouts: {known})")
 
 
+class UsageAgreement(msgspec.Struct, frozen=True):
+    """The simulator against the provider's recorded usage, on the ``recorded`` requests of
+    one trace under ``cache_model``: over the ``requests`` that have recorded usage, the
+    summed prompt and cache-read tokens both ways (tokens) and the mean per-request absolute
+    difference of the cached share (read / prompt, in [0, 1])."""
+
+    cache_model: str
+    requests: int
+    recorded_prompt_tokens: int
+    simulated_prompt_tokens: int
+    recorded_read_tokens: int
+    simulated_read_tokens: int
+    mean_share_error: float
+
+
 class TraceResult(msgspec.Struct, frozen=True):
     """One trace replayed under one blueprint.
 
@@ -92,7 +140,11 @@ class TraceResult(msgspec.Struct, frozen=True):
     ``requests`` the model calls replayed; ``append_only_hit_rate`` the bound of the raw trace;
     ``region_writes`` how many region writes the capture policy made after the first request
     (a blueprint with ``region_writes > 0`` has regions written during the run);
-    ``refused_writes`` writes a region refused; ``notes`` what was skipped or approximated.
+    ``refused_writes`` writes a region refused; ``notes`` what was skipped or approximated;
+    ``window_tokens`` the window of a pressure run (``None``: the blueprint's own);
+    ``bound_hit_rate`` the trace's bound (append-only, or window-capped);
+    ``usage_agreement`` the simulator against the recorded provider usage (``None`` when the
+    trace recorded none or ``recorded`` was not run).
     """
 
     trace: str
@@ -104,6 +156,9 @@ class TraceResult(msgspec.Struct, frozen=True):
     refused_writes: int
     models: tuple[ModelResult, ...]
     notes: tuple[str, ...] = ()
+    window_tokens: int | None = None
+    bound_hit_rate: float = 0.0
+    usage_agreement: UsageAgreement | None = None
 
     def model(self, name: str) -> ModelResult:
         """The results under cache model ``name``; ``KeyError`` naming the ones present."""
@@ -116,11 +171,16 @@ class TraceResult(msgspec.Struct, frozen=True):
 
 class BenchReport(msgspec.Struct, frozen=True):
     """A whole run: per-trace results, totals per cache model and layout (sums over traces;
-    rates recomputed from the sums), and run-level notes."""
+    rates recomputed from the sums), run-level notes, ``skipped`` (traces that could not be
+    read or replayed, each with the reason), ``versions`` (peer packages used) and the
+    ``window_tokens`` of a pressure run."""
 
     traces: tuple[TraceResult, ...]
     totals: tuple[ModelResult, ...]
     notes: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
+    versions: dict[str, str] = msgspec.field(default_factory=dict)
+    window_tokens: int | None = None
     schema: str = REPORT_SCHEMA
 
 

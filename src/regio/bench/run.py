@@ -12,13 +12,30 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from regio.bench.metrics import append_only_hit_rate, layout_result, oracle_report, total_models
+from regio.bench.metrics import (
+    append_only_hit_rate,
+    layout_result,
+    oracle_report,
+    total_models,
+    window_capped_bound,
+)
+from regio.bench.peers import PEERS, peer_versions
 from regio.bench.replay import ALL_LAYOUTS, ReplayOutput, replay
-from regio.bench.report import BenchReport, ModelResult, TraceResult
+from regio.bench.report import BenchReport, ModelResult, TraceResult, UsageAgreement
+from regio.bench.retention import Probe, plant_canaries, trace_facts
 from regio.cache.registry import cache_model_for
 from regio.traces.format import Trace
+from regio.traces.usage import recorded_usage
 
-__all__ = ["DEFAULT_CACHE_MODELS", "bench_trace", "check_cache_models", "run_bench", "score"]
+__all__ = [
+    "DEFAULT_CACHE_MODELS",
+    "bench_trace",
+    "check_cache_models",
+    "run_bench",
+    "score",
+    "trace_bound_of",
+    "usage_agreement",
+]
 
 #: Cache models used when none are named (the demo's two).
 DEFAULT_CACHE_MODELS: tuple[str, ...] = ("anthropic:claude-sonnet-4-5", "openai:gpt-4o")
@@ -32,18 +49,76 @@ def check_cache_models(names: Sequence[str]) -> None:
 
 
 def score(out: ReplayOutput, cache_models: Sequence[str]) -> tuple[ModelResult, ...]:
-    """Simulate every layout's requests of ``out`` under each cache model."""
+    """Simulate every strategy's requests of ``out`` under each cache model (a fresh model
+    per strategy, and another for its summarizer's requests)."""
+    trace_bound = trace_bound_of(out)
     results = []
     for name in cache_models:
         rule_id = ""
         items = []
-        for layout, requests in out.requests.items():
+        for layout, run in out.runs.items():
             model = cache_model_for(name)
             rule_id = model.rule.id
-            report = model.run(requests)
-            items.append(layout_result(layout, report, oracle_report(name, requests)))
+            report = model.run(run.requests)
+            compaction = (
+                cache_model_for(name).run(run.compaction_requests)
+                if run.compaction_requests
+                else None
+            )
+            items.append(
+                layout_result(
+                    layout,
+                    report,
+                    oracle_report(name, run.requests),
+                    trace_bound=trace_bound,
+                    compaction=compaction,
+                    summarizer=run.summarizer,
+                    retention=run.retention,
+                    broken_requests=run.broken_requests,
+                    compaction_calls=run.compaction_calls,
+                )
+            )
         results.append(ModelResult(cache_model=name, rule_id=rule_id, layouts=tuple(items)))
     return tuple(results)
+
+
+def trace_bound_of(out: ReplayOutput) -> float:
+    """The bound of the trace: append-only on the recorded request sizes, or window-capped
+    at ``out.window`` for a pressure run."""
+    if out.window is None:
+        return append_only_hit_rate(out.raw_sizes)
+    return window_capped_bound(out.raw_sizes, out.window)
+
+
+def usage_agreement(
+    trace: Trace, out: ReplayOutput, models: Sequence[ModelResult]
+) -> UsageAgreement | None:
+    """Compare the ``recorded`` requests' simulated usage with the usage the provider
+    recorded (:func:`regio.traces.usage.recorded_usage`), under the first cache model of the
+    recorded provider (else the first cache model). ``None`` without recorded usage."""
+    usages = recorded_usage(trace)
+    if "recorded" not in out.runs or not any(u is not None for u in usages) or not models:
+        return None
+    provider = next((u.provider for u in usages if u is not None and u.provider), None)
+    model = next((m for m in models if provider and m.cache_model.startswith(provider)), models[0])
+    sim = model.layout("recorded")
+    pairs = [
+        (u, r, n)
+        for u, r, n in zip(usages, sim.read_per_request, sim.prompt_per_request, strict=False)
+        if u is not None and u.prompt_tokens > 0 and n > 0
+    ]
+    if not pairs:
+        return None
+    error = sum(abs(r / n - u.cached_tokens / u.prompt_tokens) for u, r, n in pairs) / len(pairs)
+    return UsageAgreement(
+        cache_model=model.cache_model,
+        requests=len(pairs),
+        recorded_prompt_tokens=sum(u.prompt_tokens for u, _, _ in pairs),
+        simulated_prompt_tokens=sum(n for _, _, n in pairs),
+        recorded_read_tokens=sum(u.cached_tokens for u, _, _ in pairs),
+        simulated_read_tokens=sum(r for _, r, _ in pairs),
+        mean_share_error=error,
+    )
 
 
 def bench_trace(
@@ -53,9 +128,21 @@ def bench_trace(
     layouts: Sequence[str] = ALL_LAYOUTS,
     cache_models: Sequence[str] = DEFAULT_CACHE_MODELS,
     rules: Any = None,
+    window_tokens: int | None = None,
+    canaries: bool = False,
+    seed: int = 0,
 ) -> TraceResult:
-    """Replay and score one trace (see :func:`regio.bench.replay.replay`)."""
-    out = replay(trace, blueprint, layouts=layouts, rules=rules)
+    """Replay and score one trace (see :func:`regio.bench.replay.replay`); with
+    ``canaries`` the trace gets canaries planted (:func:`regio.bench.retention.plant_canaries`,
+    ``seed``) and its own facts probed."""
+    probes: tuple[Probe, ...] = ()
+    if canaries:
+        trace, planted = plant_canaries(trace, seed)
+        probes = planted + trace_facts(trace)
+    out = replay(
+        trace, blueprint, layouts=layouts, rules=rules, window_tokens=window_tokens, probes=probes
+    )
+    models = score(out, cache_models)
     return TraceResult(
         trace=trace.id,
         group=trace.header.source_format,
@@ -64,8 +151,11 @@ def bench_trace(
         append_only_hit_rate=append_only_hit_rate(out.raw_sizes),
         region_writes=out.region_writes,
         refused_writes=out.refused_writes,
-        models=score(out, cache_models),
+        models=models,
         notes=out.notes,
+        window_tokens=window_tokens,
+        bound_hit_rate=trace_bound_of(out),
+        usage_agreement=usage_agreement(trace, out, models),
     )
 
 
@@ -75,17 +165,42 @@ def run_bench(
     layouts: Sequence[str] = ALL_LAYOUTS,
     cache_models: Sequence[str] = DEFAULT_CACHE_MODELS,
     progress: Callable[[str], None] | None = None,
+    window_tokens: int | None = None,
+    canaries: bool = False,
+    skipped: Sequence[str] = (),
 ) -> BenchReport:
     """Bench every (trace, blueprint) job; ``progress(trace_id)`` is called after each one.
-    Totals sum over all traces per cache model and layout."""
+    A trace that cannot be replayed is reported in ``skipped`` (with the error) and left out,
+    never aborting the run; ``skipped`` starts with the given reasons (e.g. unreadable
+    files). Totals sum over the benched traces per cache model and layout."""
     check_cache_models(cache_models)
     results = []
+    lost = list(skipped)
     for trace, blueprint in jobs:
-        results.append(bench_trace(trace, blueprint, layouts=layouts, cache_models=cache_models))
+        try:
+            results.append(
+                bench_trace(
+                    trace,
+                    blueprint,
+                    layouts=layouts,
+                    cache_models=cache_models,
+                    window_tokens=window_tokens,
+                    canaries=canaries,
+                )
+            )
+        except Exception as exc:  # a bad trace is reported, never aborts the run
+            lost.append(f"{trace.id}: {type(exc).__name__}: {exc}")
         if progress is not None:
             progress(trace.id)
     seen = Counter(n for r in results for n in dict.fromkeys(r.notes))
     notes = tuple(f"{n} ({k} of {len(results)} traces)" for n, k in seen.items())
+    used = [x for x in layouts if x in PEERS]
+    versions = {k: v for k, v in peer_versions().items() if used}
     return BenchReport(
-        traces=tuple(results), totals=total_models([r.models for r in results]), notes=notes
+        traces=tuple(results),
+        totals=total_models([r.models for r in results]),
+        notes=notes,
+        skipped=tuple(lost),
+        versions=versions,
+        window_tokens=window_tokens,
     )

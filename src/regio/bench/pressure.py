@@ -1,0 +1,72 @@
+"""Pressure: a blueprint scaled to a smaller window so that compaction and eviction fire.
+
+``regio bench --window-tokens N`` replays a trace under :func:`scale_blueprint` ``(bp, N)``:
+
+* the model's ``context_window`` becomes ``N`` (and ``window.max_tokens`` is dropped);
+* ``max_output_tokens`` and every token count that sizes a non-pinned region (integer
+  ``budget``, ``min_tokens``, ``max_tokens``) and the summarizer's ``max_summary_tokens`` are
+  multiplied by ``f = N / old window`` (rounded, at least 1); percent budgets (``"50%"``)
+  already follow the window;
+* pinned regions keep their budgets: they hold the agent's fixed instructions, which do not
+  shrink with the window (a smaller budget would refuse the system prompt, not compress it).
+
+Item limits (``max_items``, ``max_entries``) are kept: token pressure is what is tested.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+__all__ = ["scale_blueprint"]
+
+
+def _scaled(value: Any, factor: float) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return value
+    return max(1, round(value * factor))
+
+
+def scale_blueprint(blueprint: Any, window_tokens: int) -> Any:
+    """``blueprint`` (a :class:`regio.blueprint.Blueprint`) with a ``window_tokens`` window
+    (module doc). Raises ``ValueError`` when ``window_tokens`` is below 1,024 tokens or not
+    smaller than the blueprint's window."""
+    old = blueprint.model.context_window
+    if blueprint.window.max_tokens is not None:
+        old = min(old, blueprint.window.max_tokens)
+    if window_tokens < 1024:
+        raise ValueError(f"--window-tokens {window_tokens}: use at least 1024 tokens")
+    if window_tokens >= old:
+        raise ValueError(
+            f"--window-tokens {window_tokens}: the blueprint {blueprint.name!r} already has a "
+            f"{old}-token window; give a smaller one to put it under pressure"
+        )
+    factor = window_tokens / old
+    model = attrs.evolve(
+        blueprint.model,
+        context_window=window_tokens,
+        max_output_tokens=_scaled(blueprint.model.max_output_tokens, factor),
+    )
+    regions = tuple(
+        spec
+        if spec.kind == "pinned"
+        else attrs.evolve(
+            spec,
+            budget=_scaled(spec.budget, factor),
+            min_tokens=_scaled(spec.min_tokens, factor),
+            max_tokens=_scaled(spec.max_tokens, factor),
+        )
+        for spec in blueprint.regions
+    )
+    summarizer = attrs.evolve(
+        blueprint.summarizer,
+        max_summary_tokens=_scaled(blueprint.summarizer.max_summary_tokens, factor),
+    )
+    return attrs.evolve(
+        blueprint,
+        model=model,
+        window=attrs.evolve(blueprint.window, max_tokens=None),
+        regions=regions,
+        summarizer=summarizer,
+    )
