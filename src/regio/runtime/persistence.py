@@ -34,7 +34,15 @@ from .summarizer import summarizer_limits
 from .transcript import Transcript, TranscriptRecord
 from .usage import PriceLookup, UsageLedger, UsageRecord
 
-__all__ = ["FORMAT", "EngineConfig", "EngineState", "load_engine", "save_engine"]
+__all__ = [
+    "FORMAT",
+    "EngineConfig",
+    "EngineState",
+    "engine_state",
+    "load_engine",
+    "restore_engine",
+    "save_engine",
+]
 
 #: Identifies an engine state file.
 FORMAT = "regio.engine/1"
@@ -109,7 +117,8 @@ class EngineState(msgspec.Struct):
     book: CompactionBook
 
 
-def _state(engine: Any) -> EngineState:
+def engine_state(engine: Any) -> EngineState:
+    """The :class:`EngineState` of ``engine`` (what :func:`save_engine` writes)."""
     window, reserve, max_summary = summarizer_limits(engine.summarizer)
     del reserve
     counter = engine.counter
@@ -143,7 +152,7 @@ def _state(engine: Any) -> EngineState:
 
 def encode_state(engine: Any, *, msgpack: bool = False) -> bytes:
     """The engine's state as JSON (default) or msgpack bytes."""
-    state = _state(engine)
+    state = engine_state(engine)
     return msgspec.msgpack.encode(state) if msgpack else msgspec.json.encode(state)
 
 
@@ -211,7 +220,28 @@ def load_engine(
     prices: PriceLookup | None = None,
 ) -> Any:
     """Rebuild an engine of class ``cls`` from ``path`` (see module doc)."""
-    state = read_state(path)
+    return restore_engine(
+        cls,
+        read_state(path),
+        summarizer=summarizer,
+        token_counter=token_counter,
+        allow_custom_hooks=allow_custom_hooks,
+        clock=clock,
+        prices=prices,
+    )
+
+
+def restore_engine(
+    cls: Any,
+    state: EngineState,
+    *,
+    summarizer: Any = None,
+    token_counter: Any = None,
+    allow_custom_hooks: bool = False,
+    clock: Callable[[], float] | None = None,
+    prices: PriceLookup | None = None,
+) -> Any:
+    """Rebuild an engine of class ``cls`` from a decoded :class:`EngineState` (module doc)."""
     config = state.config
     counter = _counter(config, token_counter)
     window = Window.from_state(state.window, counter=counter, allow_custom_hooks=allow_custom_hooks)
