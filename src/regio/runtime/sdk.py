@@ -131,9 +131,9 @@ def responses_message(data: dict[str, Any]) -> Message:
     for index, item in enumerate(data.get("output") or []):
         kind = item.get("type") if isinstance(item, dict) else None
         if kind == "reasoning":
-            text = "".join(str(s.get("text", "")) for s in item.get("summary") or [])
-            if text:
-                blocks.append(Thinking(text))
+            summary = "".join(str(s.get("text", "")) for s in item.get("summary") or [])
+            if summary:
+                blocks.append(Thinking(summary))
         elif kind == "message":
             for part in item.get("content") or []:
                 text: Any = part.get("text") if part.get("type") == "output_text" else None
