@@ -106,7 +106,8 @@ class RedisStore:
 
     def sessions(self) -> list[str]:
         """The stored session ids, sorted (a ``SCAN`` over the prefix)."""
-        found = self._call("list sessions", list, self.client.scan_iter(f"{self.prefix}*:meta"))
+        pattern = "".join("\\" + c if c in "*?[]\\" else c for c in self.prefix) + "*:meta"
+        found = self._call("list sessions", list, self.client.scan_iter(pattern))
         out = []
         for key in found:
             text = key.decode() if isinstance(key, bytes) else str(key)
