@@ -29,9 +29,13 @@ def payload(engine: Any, *, model: str | None = None, tools: Any = ()) -> dict[s
 def completion(engine: Any, *, model: str | None = None, tools: Any = (), **kwargs: Any) -> Any:
     """``litellm.completion(**payload(engine), **kwargs)``, then the reply is appended to the
     engine (``add_response(..., observe=True)``); returns LiteLLM's ``ModelResponse``.
-    ``kwargs`` go to LiteLLM (``mock_response=`` for tests, ``api_base=``, ...)."""
+    ``kwargs`` go to LiteLLM (``mock_response=`` for tests, ``api_base=``, ...);
+    ``drop_params`` defaults to true so OpenAI-only fields of the payload (``prompt_cache_key``)
+    are dropped for providers that refuse them
+    (https://docs.litellm.ai/docs/completion/drop_params)."""
     import litellm
 
+    kwargs.setdefault("drop_params", True)
     response = litellm.completion(**payload(engine, model=model, tools=tools), **kwargs)
     engine.add_response(response, observe=True)
     return response
