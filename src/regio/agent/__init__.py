@@ -27,7 +27,7 @@ from .predict import CachePredictor
 from .providers import (
     AnthropicProvider,
     OpenAICompatibleProvider,
-    Provider,
+    ProviderAdapter,
     ReplayProvider,
     ScriptedProvider,
     reply,
@@ -46,7 +46,7 @@ __all__ = [
     "LlamaCppSlotPredictor",
     "LoopPricing",
     "OpenAICompatibleProvider",
-    "Provider",
+    "ProviderAdapter",
     "ProviderHTTPError",
     "ProviderNotInstalledError",
     "ProviderResponseError",

@@ -43,7 +43,7 @@ from .engine_port import EnginePort
 from .errors import AgentConfigError
 from .events import RunFinished, StepCompleted, StepStarted
 from .predict import CachePredictor
-from .providers.base import Provider
+from .providers.base import ProviderAdapter
 from .providers.wire import INVALID_ARGUMENTS_KEY
 from .tools import Tool, UserToolOutcome
 from .types import Completion, LoopPricing, RunResult, RunTotals, StepRecord
@@ -65,7 +65,7 @@ class AgentLoop:
 
     * ``engine``: a :class:`regio.runtime.Engine` (anything offering the calls listed in
       :class:`regio.agent.engine_port.EnginePort`);
-    * ``provider``: a :class:`regio.agent.providers.Provider`;
+    * ``provider``: a :class:`regio.agent.providers.ProviderAdapter`;
     * ``tools``: user tools; their names must differ from the engine's context tools;
     * ``max_steps``: provider calls per run (default 20);
     * ``max_prompt_tokens``: budget of reported prompt tokens over the run (``None``: none);
@@ -79,7 +79,7 @@ class AgentLoop:
     """
 
     engine: Any
-    provider: Provider
+    provider: ProviderAdapter
     tools: Sequence[Tool] = ()
     max_steps: int = attrs.field(default=20, validator=_check_positive)
     max_prompt_tokens: int | None = attrs.field(default=None, validator=_check_positive)

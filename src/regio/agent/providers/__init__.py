@@ -6,7 +6,7 @@ The SDK-backed providers import their SDK lazily (optional extra ``providers``).
 from __future__ import annotations
 
 from .anthropic import AnthropicProvider
-from .base import Provider, require_sdk
+from .base import ProviderAdapter, require_sdk
 from .openai_compat import OpenAICompatibleProvider, is_openai_host
 from .replay import ReplayProvider
 from .scripted import ScriptedProvider, ScriptItem, reply
@@ -22,7 +22,7 @@ __all__ = [
     "INVALID_ARGUMENTS_KEY",
     "AnthropicProvider",
     "OpenAICompatibleProvider",
-    "Provider",
+    "ProviderAdapter",
     "ReplayProvider",
     "ScriptItem",
     "ScriptedProvider",

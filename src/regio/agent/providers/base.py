@@ -20,11 +20,11 @@ from typing import Any, Protocol, runtime_checkable
 from ..errors import ProviderNotInstalledError
 from ..types import Completion
 
-__all__ = ["Provider", "create_kwargs", "require_sdk", "sdk_client", "to_dict"]
+__all__ = ["ProviderAdapter", "create_kwargs", "require_sdk", "sdk_client", "to_dict"]
 
 
 @runtime_checkable
-class Provider(Protocol):
+class ProviderAdapter(Protocol):
     """What the agent loop needs from a provider.
 
     * ``api``: ``"openai"`` or ``"anthropic"``: the payload format it accepts;
