@@ -303,3 +303,12 @@ def test_regio_inspect_names_a_missing_session(tmp_path, capsys, suffix):
     assert main(["inspect", f"sqlite:///{tmp_path / 'e.db'}{suffix}"]) == 2
     err = capsys.readouterr().err
     assert "missing" in err if suffix else "#" in err
+
+
+def test_regio_inspect_of_a_missing_database_creates_nothing(tmp_path, capsys):
+    from regio.cli import main
+
+    missing = tmp_path / "typo.db"
+    assert main(["inspect", f"sqlite:///{missing}#s"]) == 2
+    assert "no such session database" in capsys.readouterr().err
+    assert not missing.exists()

@@ -173,7 +173,7 @@ def _snapshot(target: str) -> EngineSnapshot:
     from regio.store import load_state, open_store, split_url
 
     url, session = split_url(target)
-    return snapshot_from_state(load_state(open_store(url), session)[0])
+    return snapshot_from_state(load_state(open_store(url, create=False), session)[0])
 
 
 def _run(args: argparse.Namespace) -> int:

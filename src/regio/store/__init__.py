@@ -19,6 +19,7 @@ Saves are optimistic: a save by an engine that did not see the last stored versi
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from .base import (
@@ -51,14 +52,17 @@ __all__ = [
 ]
 
 
-def open_store(url: str) -> SessionStore:
+def open_store(url: str, *, create: bool = True) -> SessionStore:
     """The store at ``url``: ``sqlite:///relative.db``, ``sqlite:////abs/path.db`` or
-    ``redis://host:port/db``. Raises :class:`SessionStoreError` for another scheme."""
+    ``redis://host:port/db``; with ``create=False`` a missing SQLite file is an error instead
+    of a new store. Raises :class:`SessionStoreError` for another scheme or a missing file."""
     if url.startswith("sqlite://"):
         path = url[len("sqlite://") :]
         path = path[1:] if path.startswith("/") else path
         if not path:
             raise SessionStoreError(f"{url}: give a file, e.g. sqlite:///sessions.db")
+        if not create and not os.path.exists(path):
+            raise SessionStoreError(f"{url}: no such session database ({path})")
         return SQLiteStore(path)
     if url.startswith(("redis://", "rediss://", "unix://")):
         return RedisStore.from_url(url)
