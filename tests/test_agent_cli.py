@@ -101,7 +101,7 @@ def test_regio_run_prints_the_server_cache_and_the_prediction_per_step(
 
 
 def test_regio_run_without_a_base_url_is_an_input_error(blueprint, capsys):
-    status = main(["run", blueprint, "--task", "x"])
+    status = main(["run", blueprint, "--provider", "openai-compatible", "--task", "x"])
     assert status == 2
     assert "--base-url" in capsys.readouterr().err
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["build_parser", "main"]
 
@@ -25,16 +27,52 @@ COMMAND_MODULES = (
 )
 
 
+#: reStructuredText roles and literals in docstrings reused as help texts.
+_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
+_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def plain_text(text: str) -> str:
+    """``text`` without reStructuredText markup (roles and double-backquoted literals)."""
+    return _LITERAL.sub(r"\1", _ROLE.sub(r"\1", text))
+
+
+class _PlainHelp:
+    """Formatter mixin: help and descriptions are shown without reStructuredText markup."""
+
+    def _format_text(self, text: str) -> str:
+        return super()._format_text(plain_text(text))  # type: ignore[misc]
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        return plain_text(super()._expand_help(action))  # type: ignore[misc]
+
+
+def _plain_help(parser: argparse.ArgumentParser) -> None:
+    """Give ``parser`` and its subcommands' parsers (at any depth) plain help texts."""
+    base: Any = parser.formatter_class
+    if not issubclass(base, _PlainHelp):
+        plain: Any = type(f"Plain{base.__name__}", (_PlainHelp, base), {})
+        parser.formatter_class = plain
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _plain_help(sub)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every registered subcommand."""
     parser = argparse.ArgumentParser(
         prog="regio",
         description="Typed context-window regions and a cache-aware prompt layout for LLM agents.",
     )
+    from regio import __version__
+
+    parser.add_argument("--version", action="version", version=f"regio {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
     parser.set_defaults(_subparsers=subparsers)
+    _plain_help(parser)
     return parser
 
 

@@ -1,9 +1,14 @@
-"""``regio run``: drive an agent loop against a real provider and show the cache per step.
+"""``regio run``: drive an agent loop and show the prompt cache per step.
 
 ::
 
+    regio run examples/blueprints/coding-agent.yaml --provider replay      # offline
     regio run examples/blueprints/coding-agent.yaml --provider openai-compatible \\
         --base-url http://127.0.0.1:18080/v1 --model gemma --task "Say hello" --layout regio
+
+The provider defaults to the blueprint's ``model.provider`` and the model to its
+``model.name``; a ``--provider`` that does not match the blueprint is warned about. The offline
+providers ``scripted`` and ``replay`` need no server (:mod:`regio.agent.offline`).
 
 Per step it prints (a rich table): prompt tokens and cached tokens as the server reported them,
 what the cache simulator predicted, the server's prompt-processing time (llama.cpp
@@ -22,9 +27,9 @@ import argparse
 import sys
 from typing import Any
 
-__all__ = ["build_provider", "register", "run_command"]
+__all__ = ["build_provider", "describe_failure", "register", "resolve_provider", "run_command"]
 
-PROVIDERS = ("openai-compatible", "openai", "anthropic")
+PROVIDERS = ("openai-compatible", "openai", "anthropic", "scripted", "replay")
 LAYOUTS = ("naive", "kind", "volatility", "regio")
 
 
@@ -32,11 +37,29 @@ def register(subparsers: Any) -> None:
     """Add the ``run`` subcommand."""
     parser = subparsers.add_parser(
         "run",
-        help="run an agent loop against a real provider and show the cache per step",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        help="run an agent loop (a real provider, or scripted / replay offline) and show the "
+        "cache per step",
+        description="Run an agent loop on a blueprint and show, per provider call, the prompt "
+        "and cached tokens, the cache prediction and the window. The provider and model default "
+        "to the blueprint's; scripted and replay run offline.",
     )
     parser.add_argument("blueprint", help="path to the blueprint YAML")
-    parser.add_argument("--provider", choices=PROVIDERS, default="openai-compatible")
+    parser.add_argument(
+        "--provider",
+        choices=PROVIDERS,
+        default=None,
+        help="who answers: a real API, or scripted / replay offline (default: the "
+        "blueprint's model.provider)",
+    )
+    parser.add_argument(
+        "--script", default=None, help="YAML list of replies for --provider scripted"
+    )
+    parser.add_argument(
+        "--trace",
+        default=None,
+        help="recorded run for --provider replay (any format regio traces import reads; "
+        "default: a bundled trace)",
+    )
     parser.add_argument(
         "--base-url",
         default=None,
@@ -44,7 +67,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--model", default=None, help="model name (default: the blueprint's)")
     parser.add_argument("--api-key", default=None, help="API key (default: the SDK's env var)")
-    parser.add_argument("--task", required=True, help="the task, sent as the first user message")
+    parser.add_argument(
+        "--task",
+        default="",
+        help="the first user message (needed for a real provider; replay uses the trace's)",
+    )
     parser.add_argument(
         "--layout", choices=LAYOUTS, default=None, help="layout strategy (default: the blueprint's)"
     )
@@ -52,12 +79,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--max-tokens", type=int, default=256, help="output tokens per call (default 256)"
     )
-    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument(
+        "--temperature", type=float, default=0.0, help="sampling temperature (default 0)"
+    )
     parser.add_argument(
         "--predict",
         choices=("auto", "llamacpp", "profile", "none"),
         default="auto",
-        help="cache prediction (see the command's help)",
+        help="cache prediction: llamacpp (the server's slot, exact tokens), profile (the "
+        "blueprint's cache profile), auto (llamacpp when the server offers it), none",
     )
     parser.set_defaults(handler=run_command)
 
@@ -87,6 +117,49 @@ def build_provider(args: argparse.Namespace, model: str) -> Any:
     )
 
 
+def resolve_provider(args: argparse.Namespace, blueprint: Any, err: Any) -> tuple[Any, str, str]:
+    """``(provider, model, task)``: ``--provider`` or the blueprint's ``model.provider``,
+    ``--model`` or the blueprint's ``model.name``. A real ``--provider`` other than the
+    blueprint's is warned about on ``err``. Raises ``ValueError`` for a real provider without
+    ``--task``, :class:`regio.agent.errors.AgentConfigError` for an unreadable script/trace."""
+    from .offline import OFFLINE_PROVIDERS, offline_provider, provider_for_blueprint
+
+    declared = blueprint.model.provider
+    expected = provider_for_blueprint(declared)
+    if args.provider is None:
+        args.provider = expected or "openai-compatible"
+    elif expected and args.provider not in (*OFFLINE_PROVIDERS, expected):
+        err.print(
+            f"[yellow]warning:[/yellow] --provider {args.provider} but the blueprint is for "
+            f"{declared} ({blueprint.model.name}); its cache profile and budgets may not apply"
+        )
+    model = args.model or blueprint.model.name
+    if args.provider in OFFLINE_PROVIDERS:
+        api = "anthropic" if expected == "anthropic" else "openai"
+        provider, task = offline_provider(
+            args.provider, args.task, model=model, api=api, script=args.script, trace=args.trace
+        )
+        return provider, model, task
+    if not args.task:
+        raise ValueError(f"--provider {args.provider} needs --task TEXT (the first user message)")
+    return build_provider(args, model), model, args.task
+
+
+def describe_failure(exc: BaseException, args: argparse.Namespace) -> str:
+    """The message of a failed run; a connection error names the URL that did not answer."""
+    name = type(exc).__name__
+    if "Connection" in name or "Connect" in name or isinstance(exc, ConnectionError):
+        url = args.base_url or {
+            "anthropic": "https://api.anthropic.com",
+            "openai": "https://api.openai.com/v1",
+        }.get(args.provider, "the provider")
+        return (
+            f"cannot reach {url} ({name}: {exc}); check that the server is running and "
+            "--base-url, or try offline with --provider replay"
+        )
+    return f"{name}: {exc}"
+
+
 def _predictor(args: argparse.Namespace, profile: str) -> Any:
     from regio.agent.llamacpp import LlamaCppServer, LlamaCppSlotPredictor
     from regio.agent.predict import CacheModelPredictor
@@ -113,6 +186,7 @@ def run_command(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from regio.agent import AgentLoop
+    from regio.agent.errors import AgentConfigError
     from regio.agent.events import StepCompleted
     from regio.blueprint import BlueprintError, load_blueprint
     from regio.console import stderr_console, stdout_console
@@ -128,15 +202,14 @@ def run_command(args: argparse.Namespace) -> int:
     except (BlueprintError, OSError) as exc:
         err.print(f"[red]invalid blueprint:[/red] {exc}")
         return 2
-    model = args.model or blueprint.model.name
     options: dict[str, Any] = {}
     if args.layout:
         options["strategy"] = args.layout
     try:
+        provider, model, task = resolve_provider(args, blueprint, err)
         engine = Engine.from_blueprint(blueprint, **options)
-        provider = build_provider(args, model)
         predictor = _predictor(args, blueprint.cache_profile)
-    except (ValueError, ImportError) as exc:
+    except (ValueError, ImportError, AgentConfigError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         return 2
 
@@ -168,13 +241,14 @@ def run_command(args: argparse.Namespace) -> int:
                 ", ".join(event.tool_calls) or "-",
             )
 
-    loop = AgentLoop(engine, provider, (), max_steps=args.max_steps, predictor=predictor)
+    steps = min(args.max_steps, getattr(provider, "remaining", args.max_steps))
+    loop = AgentLoop(engine, provider, (), max_steps=steps, predictor=predictor)
     unsubscribe = loop.events.subscribe(on_event)
     try:
-        result = loop.run(args.task)
+        result = loop.run(task)
     except Exception as exc:
         console.print(table)
-        err.print(f"[red]run failed:[/red] {type(exc).__name__}: {exc}")
+        err.print(f"[red]run failed:[/red] {describe_failure(exc, args)}")
         return 1
     finally:
         unsubscribe()

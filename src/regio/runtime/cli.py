@@ -31,19 +31,27 @@ def register(subparsers: Any) -> None:
         help="show a saved engine state as a per-region window breakdown",
         description="Show a saved engine state (Engine.save) as a per-region breakdown.",
     )
-    parser.add_argument("state_file", help="file written by Engine.save (.json or .msgpack)")
+    parser.add_argument(
+        "state_file",
+        help="file written by Engine.save (.json or .msgpack), or a stored session: "
+        "sqlite:///sessions.db#SESSION or redis://host:6379/0#SESSION",
+    )
     parser.set_defaults(handler=_run)
 
 
 def snapshot_from_file(path: str) -> EngineSnapshot:
     """The :class:`EngineSnapshot` of a saved state, without needing its token counter (the
     saved entries carry their counts)."""
+    return snapshot_from_state(read_state(path))
+
+
+def snapshot_from_state(state: Any) -> EngineSnapshot:
+    """The :class:`EngineSnapshot` of a decoded :class:`regio.runtime.persistence.EngineState`
+    (from a file or a session store)."""
     from regio.regions import Window
 
     from .compaction import CompactionBook
     from .usage import UsageLedger
-
-    state = read_state(path)
 
     class _Saved:
         """Counts nothing new: a saved window is only read."""
@@ -159,9 +167,23 @@ def render_snapshot(snapshot: EngineSnapshot, console: Console | None = None) ->
         )
 
 
+def _snapshot(target: str) -> EngineSnapshot:
+    if "://" not in target:
+        return snapshot_from_file(target)
+    from regio.store import load_state, open_store, split_url
+
+    url, session = split_url(target)
+    return snapshot_from_state(load_state(open_store(url, create=False), session)[0])
+
+
 def _run(args: argparse.Namespace) -> int:
+    from regio.store import SessionStoreError
+
     try:
-        snapshot = snapshot_from_file(args.state_file)
+        snapshot = _snapshot(args.state_file)
+    except SessionStoreError as exc:
+        stderr_console().print(f"[red]error:[/red] {exc}")
+        return 2
     except FileNotFoundError:
         stderr_console().print(
             f"[red]error:[/red] {args.state_file}: no such state file "

@@ -50,6 +50,7 @@ from .options import EngineOptions
 from .overflow import OverflowInfo, classify_overflow
 from .recovery import RetryToken, recover
 from .requests import lay_out, observe_usage
+from .sdk import response_message, tool_specs, usage_of
 from .snapshot import EngineSnapshot, take_snapshot
 from .state import SessionState
 from .streaming import AssistantStream
@@ -124,6 +125,8 @@ class Engine:
         for region in window.regions:
             if isinstance(region, SlidingWindow):
                 region.cache_multipliers = (terms.write, terms.read)
+        #: Where this engine stands in a session store (:class:`regio.store.StoreMark`).
+        self.store_mark: Any = None
 
     # ----- construction ------------------------------------------------------------------
     @classmethod
@@ -350,6 +353,17 @@ class Engine:
             Message.tool((ToolResult(tool_use_id, content, is_error),)), tokens=tokens
         )
 
+    def add_response(self, response: Any, *, observe: bool = False) -> Entry:
+        """Append the assistant message of a provider response: an Anthropic ``Message``, an
+        OpenAI ``ChatCompletion`` or a Responses ``Response``, as SDK object or dict
+        (:func:`regio.runtime.sdk.response_message`). With ``observe`` its usage is also
+        recorded (:meth:`observe`). Raises :class:`regio.runtime.sdk.SDKInputError` naming the
+        type for anything else."""
+        message, usage = response_message(response)
+        if observe:
+            self.observe(usage)
+        return self.add_message(message)
+
     def stream_assistant(self) -> AssistantStream:
         """An :class:`AssistantStream` that appends the streamed assistant message when it
         completes; see :mod:`regio.runtime.streaming`."""
@@ -362,7 +376,7 @@ class Engine:
         provider: str | None = None,
         model: str | None = None,
         *,
-        tools: Sequence[ToolSpec] = (),
+        tools: Sequence[Any] = (),
         api: str | None = None,
         max_tokens: int | None = None,
         flush: bool = True,
@@ -374,8 +388,10 @@ class Engine:
         At this turn boundary the pending compactions are flushed first (``flush``). A request
         whose calibrated size is over :attr:`limit` is compacted to half the allowance and
         laid out again; if it is still over, :class:`ContextOverflowError` is raised, never
-        only a warning. Returns ``(request, payload)``; the layout state is kept for the next
-        call."""
+        only a warning. ``tools`` are :class:`ToolSpec` s or the SDKs' tool dicts
+        (:func:`regio.runtime.sdk.tool_specs`). Returns ``(request, payload)``; the layout
+        state is kept for the next call."""
+        tools = tool_specs(tools)
         provider = provider or self.options.provider
         model = model or self.options.model
         if flush and self.options.auto_compact:
@@ -432,9 +448,11 @@ class Engine:
         """Record the provider-reported usage of the last request (Anthropic or OpenAI shapes,
         objects or dicts; ``None`` when the provider reports none). Feeds
         :class:`regio.tokens.Calibration` with the last request's estimate and returns the
-        :class:`UsageRecord` (cost in USD from the cache rules' prices)."""
+        :class:`UsageRecord` (cost in USD from the cache rules' prices). SDK usage objects and
+        whole responses are read by :func:`regio.runtime.sdk.usage_of`; anything else raises
+        :class:`regio.runtime.sdk.SDKInputError`."""
         return observe_usage(
-            self.ledger, self.budget, self.state, self.emit, usage, provider, model
+            self.ledger, self.budget, self.state, self.emit, usage_of(usage), provider, model
         )
 
     # ----- compaction --------------------------------------------------------------------
@@ -525,6 +543,29 @@ class Engine:
         from .persistence import save_engine
 
         return save_engine(self, path)
+
+    def save_to(self, store: Any, session_id: str | None = None) -> int:
+        """Save incrementally into a :class:`regio.store.SessionStore` as ``session_id``
+        (default the ``session_id`` option): only the records since this engine's last load or
+        save, plus the window state. Returns the stored version. Raises
+        :class:`regio.store.SessionConflictError` (nothing written) when another writer saved
+        the session since, and :class:`ValueError` without a session id."""
+        from regio.store import save_session
+
+        sid = session_id or self.options.session_id
+        if not sid:
+            raise ValueError("save_to needs a session_id (or the session_id engine option)")
+        return save_session(self, store, sid).version
+
+    @classmethod
+    def load_from(cls, store: Any, session_id: str, **kwargs: Any) -> Engine:
+        """Restore ``session_id`` from a :class:`regio.store.SessionStore` (keywords as
+        :meth:`load`). Raises :class:`regio.store.SessionNotFoundError`."""
+        from regio.store import load_session
+
+        kwargs.setdefault("prices", rule_prices)
+        engine: Engine = load_session(cls, store, session_id, **kwargs)
+        return engine
 
     @classmethod
     def load(

@@ -73,8 +73,10 @@ __all__ = [
     "TEMP_SUFFIX",
     "EngineConfig",
     "EngineState",
+    "engine_state",
     "load_engine",
     "read_state",
+    "restore_engine",
     "save_engine",
 ]
 
@@ -170,7 +172,8 @@ def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _state(engine: Any) -> EngineState:
+def engine_state(engine: Any) -> EngineState:
+    """The :class:`EngineState` of ``engine`` (what :func:`save_engine` writes)."""
     window, reserve, max_summary = summarizer_limits(engine.summarizer)
     del reserve
     counter = engine.counter
@@ -206,7 +209,7 @@ def _state(engine: Any) -> EngineState:
 
 def encode_state(engine: Any, *, msgpack: bool = False) -> bytes:
     """The engine's state as JSON (default) or msgpack bytes."""
-    state = _state(engine)
+    state = engine_state(engine)
     return msgspec.msgpack.encode(state) if msgpack else msgspec.json.encode(state)
 
 
@@ -544,7 +547,36 @@ def load_engine(
     """
     source = Path(path)
     remove_stale_temporaries(source)
-    state = read_state(source)
+    return restore_engine(
+        cls,
+        read_state(source),
+        source=source,
+        summarizer=summarizer,
+        token_counter=token_counter,
+        allow_custom_hooks=allow_custom_hooks,
+        clock=clock,
+        prices=prices,
+        blueprint=blueprint,
+    )
+
+
+def restore_engine(
+    cls: Any,
+    state: EngineState,
+    *,
+    source: str | os.PathLike[str] = "the saved state",
+    summarizer: Any = None,
+    token_counter: Any = None,
+    allow_custom_hooks: bool = False,
+    clock: Callable[[], float] | None = None,
+    prices: PriceLookup | None = None,
+    blueprint: Any = None,
+) -> Any:
+    """Rebuild an engine of class ``cls`` from a decoded :class:`EngineState` (what
+    :func:`load_engine` does after reading the file; session stores call it directly).
+    ``source`` names the state in errors. Raises :class:`RuntimeStateError` as
+    :func:`load_engine`."""
+    where = Path(source)
     options: dict[str, Any] = {
         "summarizer": summarizer,
         "token_counter": token_counter,
@@ -553,13 +585,13 @@ def load_engine(
     if clock is not None:
         options["clock"] = clock
     try:
-        return _build(cls, source, state, options, blueprint, allow_custom_hooks)
+        return _build(cls, where, state, options, blueprint, allow_custom_hooks)
     except RuntimeStateError:
         raise
     except RegioError as exc:
-        raise RuntimeStateError(f"{source}: the saved state cannot be restored: {exc}") from exc
+        raise RuntimeStateError(f"{where}: the saved state cannot be restored: {exc}") from exc
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError) as exc:
         # decodable but inconsistent: the objects it describes refuse their own values
         raise RuntimeStateError(
-            f"{source}: the saved state is inconsistent ({type(exc).__name__}: {exc})"
+            f"{where}: the saved state is inconsistent ({type(exc).__name__}: {exc})"
         ) from exc

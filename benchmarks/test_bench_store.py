@@ -1,0 +1,87 @@
+"""The SQLite session store at scale: 1,000 sessions x 100 turns in one file.
+
+Measured and printed (run ``pytest benchmarks/test_bench_store.py -s``; ``REGIO_BENCH_SESSIONS``
+overrides the session count):
+
+* bytes written per save at turn 10 and turn 100, split into the appended records (the new
+  turn: user message, assistant tool_use, tool_result, one usage record) and the head (the
+  window state, bounded by the window: it grows until the window is full, then stays flat);
+* load time per session (mean over all sessions, seconds) and the file size.
+
+Asserted as ratios within the run: the appended bytes of turn 100 are within 1.5x of turn 10
+(a save's cost follows the turn, not the session), and the head at turn 100 is within 1.5x of
+the head of a session whose window is just full (it does not grow with the transcript).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from regio.content import ToolUse
+from regio.regions import Pinned, SlidingWindow
+from regio.runtime import Engine
+from regio.store import SQLiteStore, encode_save
+from runtime_stubs import StubCounter, make_engine
+
+SESSIONS = int(os.environ.get("REGIO_BENCH_SESSIONS", "1000"))
+TURNS = 100
+
+
+def _engine(sid: str) -> Engine:
+    return make_engine(
+        [
+            Pinned(name="system", budget=2_000),
+            SlidingWindow(name="conversation", budget=8_000),
+        ],
+        max_tokens=12_000,
+        session_id=sid,
+    )
+
+
+def _turn(engine: Engine, turn: int) -> None:
+    engine.add_user(f"turn {turn} " + " ".join(f"u{turn}w{i}" for i in range(60)))
+    engine.add_assistant("ok", [ToolUse(id=f"c{turn}", name="read", input={"path": f"f{turn}"})])
+    engine.add_tool_result(f"c{turn}", " ".join(f"r{turn}w{i}" for i in range(150)))
+    engine.observe({"input_tokens": 100 * turn, "output_tokens": 5})
+
+
+def test_sqlite_store_saves_follow_the_turn_not_the_session(tmp_path: Any) -> None:
+    db = SQLiteStore(tmp_path / "bench.db")
+    sizes: dict[int, list[tuple[int, int]]] = {10: [], 50: [], 100: []}
+    start = time.perf_counter()
+    for s in range(SESSIONS):
+        engine = _engine(f"session-{s:04d}")
+        for turn in range(1, TURNS + 1):
+            _turn(engine, turn)
+            if turn in sizes:
+                rec = encode_save(engine, engine.store_mark)
+                sizes[turn].append((rec.size - len(rec.head), len(rec.head)))
+            engine.save_to(db)
+    save_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    for s in range(SESSIONS):
+        Engine.load_from(db, f"session-{s:04d}", token_counter=StubCounter())
+    load_seconds = (time.perf_counter() - start) / SESSIONS
+    db.close()
+    mean = {
+        t: (statistics.mean(r for r, _ in v), statistics.mean(h for _, h in v))
+        for t, v in sizes.items()
+    }
+    file_bytes = sum(p.stat().st_size for p in tmp_path.iterdir())
+    print(
+        f"\nSQLite store, {SESSIONS} sessions x {TURNS} turns "
+        f"({SESSIONS * TURNS} saves in {save_seconds:.1f} s, "
+        f"{1000 * save_seconds / (SESSIONS * TURNS):.2f} ms per turn incl. the engine)"
+    )
+    for turn, (records, head) in mean.items():
+        print(f"  save at turn {turn:3d}: {records:7.0f} B appended records + {head:7.0f} B head")
+    print(f"  load: {1000 * load_seconds:.2f} ms per session; file {file_bytes / 1e6:.1f} MB")
+    assert mean[100][0] <= 1.5 * mean[10][0]
+    assert mean[100][1] <= 1.5 * mean[50][1]

@@ -1,0 +1,213 @@
+"""Provider SDK objects in and out of the engine.
+
+Three readers, each taking an SDK object (a pydantic model with ``model_dump``) or the plain
+dict of one (``model_dump()`` / the JSON body):
+
+* :func:`response_message` reads a response into a :class:`regio.content.Message`: an Anthropic
+  Messages ``Message`` (``{"type": "message", "content": [...]}``), an OpenAI Chat Completions
+  ``ChatCompletion`` (``{"object": "chat.completion", "choices": [...]}``, first choice) or an
+  OpenAI Responses ``Response`` (``{"object": "response", "output": [...]}``). The first two go
+  through :func:`regio.agent.providers.anthropic_completion` /
+  :func:`regio.agent.providers.openai_chat_completion` (one converter each, shared with the
+  agent loop's providers).
+* :func:`tool_specs` reads tool definitions into :class:`regio.layout.ToolSpec`: Anthropic
+  ``{"name", "description", "input_schema"}``
+  (https://docs.anthropic.com/en/docs/build-with-claude/tool-use), Chat Completions
+  ``{"type": "function", "function": {"name", "description", "parameters"}}``
+  (https://platform.openai.com/docs/guides/function-calling) and Responses
+  ``{"type": "function", "name", "description", "parameters"}``.
+* :func:`usage_of` reads a usage report: the SDK's usage object or dict of any of the three
+  APIs, or a whole response (its ``usage``), or ``None``.
+
+Anything else raises :class:`SDKInputError` naming the type and the accepted shapes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from regio.content import Block, Message, Text, Thinking, ToolUse
+from regio.errors import RegioError
+from regio.layout import ToolSpec
+
+__all__ = [
+    "ACCEPTED_RESPONSES",
+    "ACCEPTED_TOOLS",
+    "ACCEPTED_USAGE",
+    "SDKInputError",
+    "response_message",
+    "tool_specs",
+    "usage_of",
+]
+
+ACCEPTED_RESPONSES = (
+    "anthropic.types.Message, openai.types.chat.ChatCompletion, "
+    "openai.types.responses.Response, or the dict of one (model_dump())"
+)
+ACCEPTED_TOOLS = (
+    "regio.layout.ToolSpec, an Anthropic tool dict {name, description, input_schema}, a Chat "
+    "Completions tool {type: 'function', function: {name, description, parameters}} or a "
+    "Responses tool {type: 'function', name, description, parameters}"
+)
+ACCEPTED_USAGE = (
+    "None, a usage object or dict of the Anthropic Messages API (input_tokens, "
+    "cache_read_input_tokens, ...), Chat Completions (prompt_tokens, completion_tokens) or "
+    "Responses (input_tokens, input_tokens_details), or a response carrying one in .usage"
+)
+
+
+class SDKInputError(RegioError, TypeError):
+    """An SDK object or dict regio cannot read; the message names the type, the place and the
+    accepted shapes."""
+
+
+def _as_dict(obj: Any, what: str, accepted: str) -> dict[str, Any]:
+    if isinstance(obj, Mapping):
+        return dict(obj)
+    dump = getattr(obj, "model_dump", None)
+    if callable(dump):
+        out = dump(mode="json", exclude_none=False)
+        if isinstance(out, dict):
+            return out
+    raise SDKInputError(f"{what}: cannot read a {type(obj).__name__}; expected {accepted}")
+
+
+def _kind(data: dict[str, Any]) -> str:
+    if data.get("object") == "chat.completion" or "choices" in data:
+        return "chat"
+    if data.get("object") == "response" or "output" in data:
+        return "responses"
+    if data.get("type") == "message" or (
+        "content" in data and data.get("role") == "assistant" and "stop_reason" in data
+    ):
+        return "anthropic"
+    return ""
+
+
+def response_message(response: Any) -> tuple[Message, Any]:
+    """``(message, usage)`` of an SDK response (module doc); ``usage`` is the response's usage
+    dict or ``None``. Raises :class:`SDKInputError` for another type or shape and
+    :class:`regio.agent.errors.ProviderResponseError` for a response without content."""
+    from regio.agent.providers.wire import anthropic_completion, openai_chat_completion
+
+    data = _as_dict(response, "add_response", ACCEPTED_RESPONSES)
+    kind = _kind(data)
+    if kind == "anthropic":
+        return anthropic_completion(data).message, data.get("usage")
+    if kind == "chat":
+        return openai_chat_completion(data).message, data.get("usage")
+    if kind == "responses":
+        return responses_message(data), data.get("usage")
+    keys = ", ".join(sorted(data)[:8]) or "no keys"
+    raise SDKInputError(
+        f"add_response: a {type(response).__name__} with {keys} is not a provider response; "
+        f"expected {ACCEPTED_RESPONSES}"
+    )
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    from regio.agent.providers.wire import INVALID_ARGUMENTS_KEY
+
+    if isinstance(raw, dict):
+        return raw
+    if raw in (None, ""):
+        return {}
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError):
+        return {INVALID_ARGUMENTS_KEY: str(raw)}
+    return value if isinstance(value, dict) else {INVALID_ARGUMENTS_KEY: str(raw)}
+
+
+def responses_message(data: dict[str, Any]) -> Message:
+    """The assistant :class:`Message` of a Responses API ``Response`` dict: ``reasoning`` items
+    become thinking (their summary text), ``message`` items text (``output_text`` parts; a
+    ``refusal`` part is kept as text), ``function_call`` items tool_use blocks (``call_id``
+    is the id a ``function_call_output`` answers). Other items (built-in tool calls) are
+    skipped. Source: https://platform.openai.com/docs/api-reference/responses/object."""
+    blocks: list[Block] = []
+    for index, item in enumerate(data.get("output") or []):
+        kind = item.get("type") if isinstance(item, dict) else None
+        if kind == "reasoning":
+            summary = "".join(str(s.get("text", "")) for s in item.get("summary") or [])
+            if summary:
+                blocks.append(Thinking(summary))
+        elif kind == "message":
+            for part in item.get("content") or []:
+                text: Any = part.get("text") if part.get("type") == "output_text" else None
+                if part.get("type") == "refusal":
+                    text = part.get("refusal")
+                if text:
+                    blocks.append(Text(str(text)))
+        elif kind == "function_call":
+            call_id = item.get("call_id") or item.get("id") or f"call_{index}"
+            blocks.append(
+                ToolUse(
+                    id=str(call_id),
+                    name=str(item.get("name")),
+                    input=_arguments(item.get("arguments")),
+                )
+            )
+    return Message("assistant", tuple(blocks))
+
+
+def _tool(tool: Any, index: int) -> ToolSpec:
+    if isinstance(tool, ToolSpec):
+        return tool
+    data = _as_dict(tool, f"tools[{index}]", ACCEPTED_TOOLS)
+    if data.get("type") == "function" and isinstance(data.get("function"), Mapping):
+        data = dict(data["function"])
+    schema = data.get("input_schema", data.get("parameters"))
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise SDKInputError(
+            f"tools[{index}]: a {type(tool).__name__} with keys {sorted(data)} has no tool name "
+            f"(server tools such as web_search are not supported); expected {ACCEPTED_TOOLS}"
+        )
+    if schema is None:
+        schema = {"type": "object", "properties": {}}
+    if not isinstance(schema, Mapping):
+        raise SDKInputError(
+            f"tools[{index}] ({name!r}): the schema is a {type(schema).__name__}, not a JSON "
+            "Schema object"
+        )
+    spec = ToolSpec(name, str(data.get("description") or ""), dict(schema))
+    try:
+        spec.validate()
+    except ValueError as exc:
+        raise SDKInputError(f"tools[{index}]: {exc}") from exc
+    return spec
+
+
+def tool_specs(tools: Iterable[Any]) -> tuple[ToolSpec, ...]:
+    """The :class:`ToolSpec` of every tool in ``tools`` (module doc). Raises
+    :class:`SDKInputError` naming the index for a tool regio cannot read."""
+    if isinstance(tools, (str, bytes, Mapping)):
+        raise SDKInputError(
+            f"tools: expected a list of tools, got a {type(tools).__name__}; wrap one in a list"
+        )
+    return tuple(_tool(tool, index) for index, tool in enumerate(tools))
+
+
+_USAGE_KEYS = ("input_tokens", "prompt_tokens", "output_tokens", "completion_tokens")
+
+
+def usage_of(usage: Any) -> Any:
+    """``usage`` as the engine's usage ledger reads it: ``None``, a dict, or an SDK usage object
+    turned into its dict; a whole response gives its ``usage``. Raises :class:`SDKInputError`
+    naming the type otherwise."""
+    if usage is None:
+        return None
+    if not isinstance(usage, Mapping):
+        usage = _as_dict(usage, "observe", ACCEPTED_USAGE)
+    if not usage or any(k in usage for k in _USAGE_KEYS):
+        return dict(usage)
+    inner = usage.get("usage")
+    if inner is not None or _kind(dict(usage)):
+        return usage_of(inner)
+    raise SDKInputError(
+        f"observe: a mapping with keys {sorted(usage)[:8]} is not a usage report; expected "
+        f"{ACCEPTED_USAGE}"
+    )

@@ -1,0 +1,114 @@
+"""Session stores: many engine sessions saved incrementally by id.
+
+::
+
+    from regio.store import SQLiteStore
+
+    store = SQLiteStore("sessions.db")
+    engine.save_to(store, "user-42")               # appends this turn's records
+    engine = Engine.load_from(store, "user-42")    # the same window, transcript and ledger
+
+* :class:`SQLiteStore`: embedded default (standard library), many sessions in one WAL-mode
+  file, safe across processes on one machine;
+* :class:`RedisStore`: for agent servers whose workers share sessions (extra ``regio[redis]``);
+* :func:`open_store` opens either from a URL (``sqlite:///path.db``, ``redis://host:6379/0``).
+
+Saves are optimistic: a save by an engine that did not see the last stored version raises
+:class:`SessionConflictError` and writes nothing (see :mod:`regio.store.base`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .base import (
+    SessionConflictError,
+    SessionNotFoundError,
+    SessionRecords,
+    SessionStore,
+    SessionStoreError,
+    StoreMark,
+    decode_session,
+    encode_save,
+)
+from .redis_store import RedisStore
+from .sqlite import SQLiteStore
+
+__all__ = [
+    "RedisStore",
+    "SQLiteStore",
+    "SessionConflictError",
+    "SessionNotFoundError",
+    "SessionRecords",
+    "SessionStore",
+    "SessionStoreError",
+    "StoreMark",
+    "load_session",
+    "load_state",
+    "open_store",
+    "save_session",
+    "split_url",
+]
+
+
+def open_store(url: str, *, create: bool = True) -> SessionStore:
+    """The store at ``url``: ``sqlite:///relative.db``, ``sqlite:////abs/path.db`` or
+    ``redis://host:port/db``; with ``create=False`` a missing SQLite file is an error instead
+    of a new store. Raises :class:`SessionStoreError` for another scheme or a missing file."""
+    if url.startswith("sqlite://"):
+        path = url[len("sqlite://") :]
+        path = path[1:] if path.startswith("/") else path
+        if not path:
+            raise SessionStoreError(f"{url}: give a file, e.g. sqlite:///sessions.db")
+        if not create and not os.path.exists(path):
+            raise SessionStoreError(f"{url}: no such session database ({path})")
+        return SQLiteStore(path)
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        return RedisStore.from_url(url)
+    raise SessionStoreError(
+        f"{url!r} is not a session store URL; use sqlite:///path.db or redis://host:6379/0"
+    )
+
+
+def split_url(target: str) -> tuple[str, str]:
+    """``(store URL, session id)`` of ``URL#session``. Raises :class:`SessionStoreError`
+    when the ``#session`` part is missing."""
+    url, sep, session = target.rpartition("#")
+    if not sep or not url or not session:
+        raise SessionStoreError(f"{target!r}: name the session after '#', e.g. {target}#my-session")
+    return url, session
+
+
+def save_session(engine: Any, store: SessionStore, session_id: str) -> StoreMark:
+    """Save ``engine`` as ``session_id`` in ``store`` incrementally (the records after the
+    engine's :class:`StoreMark` for that store and session, and the head). Returns the new mark
+    (also kept as ``engine.store_mark``). Raises :class:`SessionConflictError`."""
+    mark = getattr(engine, "store_mark", None)
+    if mark is not None and (mark.store, mark.session_id) != (store.url, session_id):
+        mark = None
+    records = encode_save(engine, mark)
+    version = store.save(session_id, records, expected=mark.version if mark else 0)
+    new = StoreMark(store.url, session_id, version, records.transcript_count, records.ledger_count)
+    engine.store_mark = new
+    return new
+
+
+def load_state(store: SessionStore, session_id: str) -> tuple[Any, StoreMark]:
+    """The stored :class:`regio.runtime.persistence.EngineState` of ``session_id`` and its
+    mark. Raises :class:`SessionNotFoundError` / :class:`SessionStoreError`."""
+    head, transcript, ledger, version = store.load(session_id)
+    state = decode_session(f"{store.url}#{session_id}", head, transcript, ledger)
+    mark = StoreMark(store.url, session_id, version, len(transcript), len(ledger))
+    return state, mark
+
+
+def load_session(cls: Any, store: SessionStore, session_id: str, **kwargs: Any) -> Any:
+    """An engine of class ``cls`` restored from ``session_id`` (keywords as
+    ``Engine.load``), carrying its :class:`StoreMark`."""
+    from regio.runtime.persistence import restore_engine
+
+    state, mark = load_state(store, session_id)
+    engine = restore_engine(cls, state, **kwargs)
+    engine.store_mark = mark
+    return engine

@@ -1,0 +1,159 @@
+"""The embedded session store: SQLite (standard library ``sqlite3``).
+
+Many sessions in one file. Tables: ``sessions`` (id, version, head, record counts, updated
+time in seconds since the epoch) and ``records`` (append-only: session, kind ``t`` transcript /
+``l`` usage, sequence number, encoded record). A save is one ``BEGIN IMMEDIATE`` transaction
+that checks the version, appends the new records and replaces the head, so its cost follows the
+turn, not the session (module :mod:`regio.store.base`).
+
+The file is opened in WAL mode (readers never block the writer; https://sqlite.org/wal.html)
+with a busy timeout, so several processes on one machine can share it: writes are serialized
+by SQLite's lock and a lost race raises :class:`SessionConflictError`. A store object may be
+shared by threads (one connection guarded by a lock).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from .base import SessionNotFoundError, SessionRecords, SessionStoreError, conflict
+
+__all__ = ["SQLiteStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    head BLOB NOT NULL,
+    transcript_count INTEGER NOT NULL,
+    ledger_count INTEGER NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS records (
+    session TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (session, kind, seq)
+) WITHOUT ROWID;
+"""
+
+
+class SQLiteStore:
+    """Sessions in the SQLite file ``path`` (created with its directory when missing).
+    ``timeout`` (seconds) is how long a writer waits for another process's lock. Raises
+    :class:`SessionStoreError` naming the file when it is not a database."""
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+        self.path = Path(path)
+        self.url = f"sqlite:///{self.path}"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(
+                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise SessionStoreError(f"{self.path}: not a regio session database ({exc})") from exc
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def save(self, session_id: str, records: SessionRecords, *, expected: int) -> int:
+        """Append ``records`` and replace the head when the session is at version
+        ``expected`` (0: new). Returns the new version; raises :class:`SessionConflictError`
+        (nothing written) otherwise."""
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                row = db.execute(
+                    "SELECT version, transcript_count, ledger_count FROM sessions WHERE id = ?",
+                    (session_id,),
+                ).fetchone()
+                found = row[0] if row else 0
+                if found != expected:
+                    raise conflict(self.url, session_id, expected, found)
+                t_start = records.transcript_count - len(records.transcript)
+                l_start = records.ledger_count - len(records.ledger)
+                stored = (row[1], row[2]) if row else (0, 0)
+                if stored != (t_start, l_start):
+                    raise conflict(self.url, session_id, expected, found)
+                db.executemany(
+                    "INSERT INTO records VALUES (?, ?, ?, ?)",
+                    [(session_id, "t", t_start + i, d) for i, d in enumerate(records.transcript)]
+                    + [(session_id, "l", l_start + i, d) for i, d in enumerate(records.ledger)],
+                )
+                db.execute(
+                    "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        session_id,
+                        expected + 1,
+                        records.head,
+                        records.transcript_count,
+                        records.ledger_count,
+                        time.time(),
+                    ),
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return expected + 1
+
+    def load(self, session_id: str) -> tuple[bytes, list[bytes], list[bytes], int]:
+        """The head, transcript records, usage records and version of ``session_id`` (one read
+        transaction). Raises :class:`SessionNotFoundError`."""
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN")
+            try:
+                row = db.execute(
+                    "SELECT head, version FROM sessions WHERE id = ?", (session_id,)
+                ).fetchone()
+                rows = db.execute(
+                    "SELECT kind, data FROM records WHERE session = ? ORDER BY kind, seq",
+                    (session_id,),
+                ).fetchall()
+            finally:
+                db.execute("COMMIT")
+        if row is None:
+            raise SessionNotFoundError(f"{self.url}: no session {session_id!r}")
+        transcript = [bytes(d) for k, d in rows if k == "t"]
+        ledger = [bytes(d) for k, d in rows if k == "l"]
+        return bytes(row[0]), transcript, ledger, int(row[1])
+
+    def sessions(self) -> list[str]:
+        """The stored session ids, sorted."""
+        with self._lock:
+            rows = self._db.execute("SELECT id FROM sessions ORDER BY id").fetchall()
+        return [r[0] for r in rows]
+
+    def delete(self, session_id: str) -> bool:
+        """Remove ``session_id`` and its records; ``False`` when there was none."""
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                gone = db.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount
+                db.execute("DELETE FROM records WHERE session = ?", (session_id,))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return bool(gone)
