@@ -5,7 +5,7 @@ Offline (no network, scripted answers)::
     python examples/agent_loop.py
 
 Against a real OpenAI-compatible server (a local llama.cpp server started with
-``../shared/tools/local-llm.sh start``, vLLM, or OpenAI itself)::
+``scripts/live-server.sh start``, vLLM, or OpenAI itself)::
 
     python examples/agent_loop.py --base-url http://127.0.0.1:18080/v1 --model gemma-3-270m
 

@@ -2,7 +2,7 @@
 
 Every error regio raises on purpose derives from :class:`RegioError` (itself an
 :class:`Exception`), so ``except RegioError`` (or ``except Exception``) catches them all and
-nothing ever ends the process (FC-26). Layers add their own subclasses here.
+nothing ever ends the process. Layers add their own subclasses here.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class RegionFullError(RegionError):
 
 
 class SystemRoleError(RegionError):
-    """A ``system``-role entry was written into a region that is not ``pinned`` (FC-17)."""
+    """A ``system``-role entry was written into a region that is not ``pinned``."""
 
 
 class ProtectedEntryError(RegionError):
@@ -65,7 +65,7 @@ class CustomHooksNotAllowedError(RegionError):
 
 
 class WindowConfigError(RegionError):
-    """The window's regions cannot work together (e.g. the floors exceed the window, FC-05 d)."""
+    """The window's regions cannot work together (e.g. the floors exceed the window)."""
 
 
 class WindowStateError(RegionError):

@@ -10,7 +10,7 @@ under ``/v1`` and its own endpoints at the root:
 * ``GET /health``, ``GET /props``, ``POST /slots/{id}?action=erase``.
 
 Together they give the exact token sequence the server evaluated for a chat request, which a
-per-token prefix-cache simulator needs (cache-rules.md sections 2.8 and 4.6: the slot keeps the
+per-token prefix-cache simulator needs (llama.cpp server slots: the slot keeps the
 prompt plus every generated token but the last; ``cache_n`` is the longest common prefix with
 the slot, minus one when it covers the whole prompt).
 
@@ -23,7 +23,7 @@ text; it is padded so that the slot model drops it as the last sampled token.
 Sliding-window attention (Gemma 3, ...): by default llama.cpp keeps only a window-sized KV cache
 for the SWA layers, so it can reuse a prefix only when the prompt diverges from the slot close to
 the slot's end; otherwise it re-processes the whole prompt (``cache_n = 0``). Start the server
-with ``--swa-full`` for the plain slot rule of cache-rules.md section 2.8 (see docs/live.md).
+with ``--swa-full`` for the plain slot rule (see docs/live.md).
 
 Only the standard library is used (``urllib``), so this works without the ``providers`` extra.
 """

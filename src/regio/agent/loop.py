@@ -10,8 +10,8 @@ One **step** is one provider call:
 4. call the provider; on a context-length refusal (recognised by
    :func:`regio.runtime.overflow.classify_overflow`) hand the error to
    ``engine.recover_overflow`` (one compaction to half the allowance) and retry **once**; a
-   second refusal raises :class:`regio.runtime.errors.ContextOverflowError` (DESIGN.md
-   section 4, "Overflow recovery"). Any other provider error propagates unchanged;
+   second refusal raises :class:`regio.runtime.errors.ContextOverflowError`
+   (see ``docs/runtime.md``). Any other provider error propagates unchanged;
 5. report usage to ``engine.observe`` and ask the attached :class:`CachePredictor` (if any)
    what it predicted;
 6. record the assistant turn (``engine.add_assistant``); without tool calls it is the final

@@ -4,8 +4,8 @@ reports.
 A :class:`CachePredictor` is attached to an :class:`regio.agent.AgentLoop`; after each provider
 call the loop asks it for the predicted cached tokens of that request (the prediction never
 looks at the provider's reported figure; it runs after the call only because
-output-persisting caches such as llama.cpp's slot keep the generated tokens, cache-rules.md
-section 2.8, so the simulator must learn them before the next request).
+output-persisting caches such as llama.cpp's slot keep the generated tokens, so the
+simulator must learn them before the next request).
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ class CacheModelPredictor:
     """Predicts with any :class:`regio.cache.CacheModel` from the layout's blocks.
 
     Each request becomes a ``CacheRequest`` through :func:`regio.layout.to_cache_request`
-    (block digests, planned breakpoints; no token ids, so prefixes match in whole blocks,
-    cache-rules.md section 4.0). ``clock`` gives the simulated start time in seconds (default:
-    one second per request); ``outcomes`` keeps every :class:`regio.cache.CacheOutcome`.
+    (block digests, planned breakpoints; no token ids, so prefixes match in whole blocks).
+    ``clock`` gives the simulated start time in seconds (default: one second per request);
+    ``outcomes`` keeps every :class:`regio.cache.CacheOutcome`.
     """
 
     model: Any

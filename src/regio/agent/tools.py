@@ -8,8 +8,7 @@ loop then runs it to completion with :func:`asyncio.run`.
 
 Errors never escape into the loop: an exception raised by the callable, arguments that are not a
 JSON object, or missing required arguments come back to the agent as an error tool result
-(``is_error=True``) whose text says what went wrong and what to do (DESIGN.md section 4, "Tool
-errors come back to the agent as text").
+(``is_error=True``) whose text says what went wrong and what to do.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Benchmark metrics (spec ``cache-rules.md`` section 5).
+"""Benchmark metrics.
 
 * hit rate H = sum read / sum n (tokens);
 * the oracle bound of a request sequence, H_max = sum c_i / sum n_i with
@@ -45,7 +45,8 @@ def hit_rate(read: int, prompt_tokens: int) -> float:
 
 def append_only_hit_rate(prompt_tokens: Sequence[int]) -> float:
     """The append-only bound 1 - n_N / sum n_i of request sizes ``prompt_tokens`` (tokens, in
-    request order; spec section 5). 0.0 for no requests or no tokens. This is the request-side
+    request order; see ``docs/cache.md``). 0.0 for no requests or no tokens. This is the
+    request-side
     bound without quantization: with x_i = x_{i-1} + y_{i-1} + o_i every request can at best
     read the whole previous prompt."""
     if any(n < 0 for n in prompt_tokens):

@@ -1,4 +1,4 @@
-"""Blueprints: declare a whole context window in one YAML file (DESIGN §1-§4).
+"""Blueprints: declare a whole context window in one YAML file.
 
 ``load_blueprint(path_or_text) -> Blueprint`` reads and validates a blueprint (every error names
 the YAML path and line), ``dump_blueprint(bp) -> str`` writes it back, ``blueprint_json_schema()``

@@ -280,7 +280,7 @@ def blueprint_json_schema() -> dict[str, Any]:
     """The JSON Schema of a blueprint file (a fresh dict each call).
 
     Regions are a ``oneOf`` over one definition per kind (``Region_pinned``, ...), told apart by
-    ``kind``; a region without ``kind`` is ``temporary`` (the default kind, DESIGN §2).
+    ``kind``; a region without ``kind`` is ``temporary`` (the default kind).
     """
     defs: dict[str, Any] = {name: _object_schema(cls) for cls, name in DEF_NAMES.items()}
     for kind in REGION_CLASSES:

@@ -242,7 +242,7 @@ class Blueprint:
     @property
     def window_tokens(self) -> int:
         """Tokens the regions share: min(window.max_tokens, context_window) - max_output_tokens
-        (DESIGN §4 budget truth; tool schemas are subtracted later, by the runtime)."""
+        (budget truth; tool schemas are subtracted later, by the runtime)."""
         limit = self.model.context_window
         if self.window.max_tokens is not None:
             limit = min(limit, self.window.max_tokens)

@@ -1,5 +1,5 @@
 """A one-screen summary of a blueprint: its regions with resolved budgets and policies, and the
-order in which its layout strategy places them (DESIGN §3). Used by ``regio validate``."""
+order in which its layout strategy places them. Used by ``regio validate``."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from regio.blueprint.validate import never_shrinks, resolved_budget
 
 __all__ = ["KIND_ORDER", "layout_order", "policy_text", "render_summary"]
 
-#: Kind order of the ``kind`` baseline layout (DESIGN §3); also breaks ties in ``volatility``.
+#: Kind order of the ``kind`` baseline layout; also breaks ties in ``volatility``.
 KIND_ORDER = (
     "pinned",
     "compact_history",

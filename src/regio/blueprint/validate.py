@@ -9,10 +9,10 @@ Errors (returned as :class:`BlueprintIssue`, raised together by the loader):
   region or a ``sliding_window`` with ``compact`` eviction), and every summary producer has
   exactly one ``compact_history`` receiving it;
 * the regions that never shrink (``pinned``, ``keyed``, ``checklist``, ``compact_history`` and
-  any ``admission: reject`` region; DESIGN §2) fit in the window, else the error lists them
-  with their budgets and the window size (FC-05 d);
+  any ``admission: reject`` region) fit in the window, else the error lists them
+  with their budgets and the window size;
 * a ``stable`` or ``grows`` region's seed holds no clock template variable (``{now}``,
-  ``{{ time }}``, ...): it would change the cached prefix on every turn (FC-27);
+  ``{{ time }}``, ...): it would change the cached prefix on every turn;
 * seeds fit their kind (keyed entries need a key, only a conversation has roles);
 * ``capture`` rules take only their own keys, patterns compile, keys fit the region kind
   (:func:`regio.blueprint.capturespec.check_captures`).
@@ -69,7 +69,7 @@ _TEMPLATE_VARS = re.compile(
 
 
 def clock_variables(text: str) -> list[str]:
-    """Template placeholders in ``text`` that stand for a clock value (FC-27), as written
+    """Template placeholders in ``text`` that stand for a clock value, as written
     (``{now}``, ``{{ time }}``, ``{current_time}``, ``${date}``, ``%(timestamp)s``).
 
     A placeholder counts when one of the words of its name (split at ``_``, ``.``, ``-``) is in
@@ -93,7 +93,7 @@ def produces_summaries(spec: RegionSpec) -> bool:
 
 
 def never_shrinks(spec: RegionSpec) -> bool:
-    """True for a region that window reclaim never touches (DESIGN §2)."""
+    """True for a region that window reclaim never touches."""
     return type(spec).never_shrinks or spec.admission == "reject"
 
 
@@ -159,7 +159,7 @@ def validate_semantics(
 
 
 def _check_cache_profile(bp: Blueprint, report: _Report) -> None:
-    """The cache profile must resolve in regio's cache rules data (spec/cache-rules.md §3): an
+    """The cache profile must resolve in regio's cache rules data: an
     error for an explicit ``cache.profile``, a warning for the one derived from ``model``."""
     from regio.cache.registry import cache_model_for
     from regio.cache.types import CacheRuleError

@@ -7,7 +7,7 @@ units, cost in USD) and a :class:`CacheReport` (totals, ``hit_rate``, ``eps``). 
 :func:`cache_model_for` (``"anthropic:claude-sonnet-4-5"``, ``"openai:gpt-4o"``, ``"vllm"``,
 ``"oracle"``, ...) and feed it with ``model.run(requests)`` or ``model.process(request)``.
 Rules: :func:`load_rules` / :func:`resolve` over ``regio/data/cache-rules.yaml`` or your own
-file. Spec: ``cache-rules.md``; docs: ``docs/cache.md``.
+file. Docs: ``docs/cache.md``.
 """
 
 from __future__ import annotations

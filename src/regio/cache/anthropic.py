@@ -1,4 +1,4 @@
-"""Anthropic Messages API prompt cache (spec ``cache-rules.md`` 2.1 and 4.1).
+"""Anthropic Messages API prompt cache.
 
 Breakpoints are explicit ``cache_control`` marks plus the automatic mark (top-level
 ``cache_control`` -> last cacheable block). Each breakpoint at or above ``min_tokens`` writes one
@@ -36,7 +36,7 @@ class _Entry:
 
 def positions(kinds: list[str], collapse: tuple[str, ...]) -> list[int]:
     """Lookback position (1-based) of each block: a block continuing a run of the same
-    collapsible kind shares its predecessor's position (spec 4.1 step 2 [D])."""
+    collapsible kind shares its predecessor's position."""
     out: list[int] = []
     for i, k in enumerate(kinds):
         if i and k == kinds[i - 1] and k in collapse:
@@ -51,7 +51,7 @@ def breakpoints(
 ) -> list[tuple[int, str]]:
     """``[(block index, ttl)]`` in block order: explicit marks plus the automatic mark.
 
-    Raises :class:`BreakpointError` for the provider's 400 cases (spec 2.1): a mark on a
+    Raises :class:`BreakpointError` for the provider's 400 cases: a mark on a
     thinking or empty block, more than ``max_breakpoints`` marks, a 1h mark after a 5m mark,
     automatic mode with another TTL already on the last cacheable block or with all slots used,
     or automatic mode on a platform without it.
@@ -128,7 +128,7 @@ class AnthropicCache(CacheModel):
         self.store = {h: e for h, e in self.store.items() if e.expires_at > t}
 
     def process(self, request: CacheRequest) -> CacheOutcome:
-        """Simulate one request at ``request.t_start`` (spec 4.1); O(blocks)."""
+        """Simulate one request at ``request.t_start``; O(blocks)."""
         self.check(request)
         rule = self.rule
         bps = breakpoints(request, rule.max_breakpoints or 4, rule.automatic_mode)

@@ -1,6 +1,7 @@
 """Automatic whole-prompt prefix caches: OpenAI up to GPT-5.5 and Gemini implicit.
 
-OpenAI (spec 2.2, 4.2; mechanism ``auto_prefix_grid``): a request is routed by
+OpenAI (https://platform.openai.com/docs/guides/prompt-caching; mechanism
+``auto_prefix_grid``): a request is routed by
 ``sha256(scope, prompt_cache_key, first 256 tokens)`` to its home machine, or, beyond
 ``overflow_per_min`` starts of that routing key in the last 60 s, to one of
 ``sim.overflow_machines`` overflow machines chosen by an RNG seeded with the request id. On that
@@ -11,7 +12,8 @@ prefix L with a readable entry gives ``cached = q(L)`` = 0 below the minimum, el
 minimum is stored (readable after the writer's first token). With retention ``24h`` only
 ``max_s = 86400`` applies [D].
 
-Gemini implicit (spec 2.4, 4.4; mechanism ``auto_prefix``): one store per (project, model), no
+Gemini implicit (https://ai.google.dev/gemini-api/docs/caching; mechanism ``auto_prefix``):
+one store per (project, model), no
 routing, ``cached = g * floor(L / g)`` when L >= min (g = ``sim.granularity``), idle expiry
 ``sim.idle_s``.
 """
@@ -33,7 +35,7 @@ __all__ = ["AutoPrefixCache", "openai_q"]
 
 
 def openai_q(tokens: int, minimum: int = 1024, base: int = 1024, step: int = 128) -> int:
-    """OpenAI's reported ``cached_tokens`` for a shared prefix of ``tokens`` (spec 4.2 step 3):
+    """OpenAI's reported ``cached_tokens`` for a shared prefix of ``tokens``:
     0 below ``max(minimum, base)``, else ``base + step * floor((tokens - base) / step)``."""
     if tokens < max(minimum, base):
         return 0
@@ -192,7 +194,7 @@ class AutoPrefixCache(CacheModel):
         return rk, 0
 
     def process(self, request: CacheRequest) -> CacheOutcome:
-        """Simulate one request (spec 4.2 / 4.4); O(blocks) plus amortized expiry."""
+        """Simulate one request; O(blocks) plus amortized expiry."""
         self.check(request)
         units = units_of(request)
         n = sum(u.tokens for u in units)

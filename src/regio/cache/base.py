@@ -2,7 +2,7 @@
 
 A model is an attrs object holding one :class:`~regio.cache.rules.Rule` and its mutable store.
 ``process(request) -> CacheOutcome`` simulates one request at ``request.t_start`` (callers keep
-requests in time order); ``run(requests) -> CacheReport`` sorts by ``(t_start, id)`` (spec 4.0),
+requests in time order); ``run(requests) -> CacheReport`` sorts by ``(t_start, id)``,
 processes them all and aggregates; ``reset()`` empties the store.
 """
 
@@ -19,7 +19,7 @@ __all__ = ["CacheModel", "order_requests"]
 
 
 def order_requests(requests: Iterable[CacheRequest]) -> list[CacheRequest]:
-    """Requests sorted by ``t_start``, ties by ``id`` (spec 4.0)."""
+    """Requests sorted by ``t_start``, ties by ``id``."""
     return sorted(requests, key=lambda r: (r.t_start, r.id))
 
 
@@ -73,7 +73,7 @@ class CacheModel:
         write: int = 0,
         read_mult: float | None = None,
     ) -> CacheOutcome:
-        """Build an outcome; ``uncached = n - read - writes``; cost by spec 4.0."""
+        """Build an outcome; ``uncached = n - read - writes``; cost"""
         uncached = n - read - write_5m - write_1h - write
         if uncached < 0:
             raise AssertionError(f"{self.rule.id}: accounting exceeds prompt ({request.id})")

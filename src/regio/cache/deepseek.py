@@ -1,4 +1,4 @@
-"""DeepSeek context caching on disk (spec ``cache-rules.md`` 2.5 and 4.5).
+"""DeepSeek context caching on disk.
 
 2024 rule (mechanism ``unit_prefix``): per user (``scope``); L = longest common prefix with a
 stored prompt built by ``t_start`` (writer's ``t_start + sim.build_s``) and not older than
@@ -50,7 +50,7 @@ class DeepSeekCache(CacheModel):
         )
 
     def process(self, request: CacheRequest) -> CacheOutcome:
-        """Simulate one request (spec 4.5)."""
+        """Simulate one request."""
         self.check(request)
         if self.rule.mechanism == "persisted_units":
             return self._v4(request)

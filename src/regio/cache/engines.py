@@ -1,4 +1,4 @@
-"""Self-hosted inference engines: vLLM, SGLang, llama.cpp (spec ``cache-rules.md`` 2.6-2.8, 4.6).
+"""Self-hosted inference engines: vLLM, SGLang, llama.cpp.
 
 All three work on token ids. A block without ``token_ids`` gets deterministic stand-in ids
 derived from its digest (equal digests give equal ids; different digests differ from the first
@@ -82,7 +82,7 @@ class PagedCache(CacheModel):
         return out
 
     def process(self, request: CacheRequest) -> CacheOutcome:
-        """Simulate one request (spec 4.6)."""
+        """Simulate one request."""
         self.check(request)
         ids = prompt_ids(request)
         n = len(ids)
@@ -137,7 +137,7 @@ class SlotCache(CacheModel):
         return [s.tokens for s in self.state.get(scope, [])]
 
     def process(self, request: CacheRequest) -> CacheOutcome:
-        """Simulate one request (spec 2.8, 4.6)."""
+        """Simulate one request."""
         self.check(request)
         ids = prompt_ids(request)
         n = len(ids)

@@ -1,4 +1,4 @@
-"""Gemini explicit context caches (``cachedContents``; spec ``cache-rules.md`` 2.4 and 4.4).
+"""Gemini explicit context caches (``cachedContents``).
 
 Implicit Gemini caching is :class:`regio.cache.auto_prefix.AutoPrefixCache` with a rule of
 mechanism ``auto_prefix``. Here a cache object is created explicitly with :meth:`create`

@@ -1,5 +1,4 @@
-"""OpenAI GPT-5.6+ breakpoint cache (spec ``cache-rules.md`` 2.3 and 4.3, a [D] reading of the
-newest doc copy).
+"""OpenAI GPT-5.6+ breakpoint cache.
 
 Entries exist only at breakpoints and a read is an exact prefix at a breakpoint (no walk-back).
 Candidates: explicit marks (any ``CacheBlock.mark``); ``implicit`` mode adds the last block of
@@ -56,7 +55,7 @@ class BreakpointExactCache(CacheModel):
         self.store.clear()
 
     def process(self, request: CacheRequest) -> CacheOutcome:
-        """Simulate one request (spec 4.3); O(blocks)."""
+        """Simulate one request; O(blocks)."""
         self.check(request)
         rule = self.rule
         cum = list(accumulate(b.tokens for b in request.blocks))

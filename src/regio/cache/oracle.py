@@ -1,4 +1,4 @@
-"""The oracle bound (spec ``cache-rules.md`` section 5).
+"""The oracle bound.
 
 For requests in one scope (and model), with no capacity or TTL limits and sequential requests,
 the best any cache can read for request i is ``c_i = Q(max_{j<i} LCP(x_i, S_j))`` where ``S_j``
@@ -81,7 +81,7 @@ class OracleCache(CacheModel):
         self.seen.clear()
 
     def q(self, lcp: int, request: CacheRequest) -> int:
-        """Q(L) for ``request`` (spec section 5)."""
+        """Q(L) for ``request``."""
         n = request.prompt_tokens
         minimum = self.rule.min_tokens or 0
         kind = self.quantize

@@ -1,6 +1,6 @@
 """Prefix keys and longest-common-prefix (LCP) lookup shared by the cache models.
 
-* :func:`block_hashes`: the chained prefix hash of spec 4.0, ``h_0 = sha256(provider, scope,
+* :func:`block_hashes`: the chained prefix hash, ``h_0 = sha256(provider, scope,
   model)``, ``h_k = sha256(h_{k-1}, salt_k, digest_k)``; ``salt_k`` is the digest of the request
   parameters whose ``render_level`` is the level that block k opens (empty otherwise); a level
   with no block of its own salts the next level that opens (so a ``system``-level parameter
@@ -9,7 +9,7 @@
   optional token ids. Two units match fully when their ids are equal (with ids on both sides)
   or their digests and token counts are equal; a partial match (same digest, fewer tokens, or
   a common run of ids) counts the shared tokens and stops. Without token ids a prefix is
-  therefore matched in whole blocks, a lower bound (spec 4.0 [D]).
+  therefore matched in whole blocks, a lower bound.
 * :class:`PrefixIndex`: stored sequences indexed by chained unit hashes; ``lcp`` finds the
   deepest stored prefix in O(units) and refines the next unit per token against the distinct
   continuations stored there.
@@ -57,7 +57,7 @@ def level_salts(params: Mapping[str, str], render_level: Mapping[str, str]) -> d
 def block_hashes(
     req: CacheRequest, provider: str, render_level: Mapping[str, str] | None = None
 ) -> list[bytes]:
-    """Chained prefix hashes ``[h_1 .. h_n]`` of the request's blocks (spec 4.0)."""
+    """Chained prefix hashes ``[h_1 .. h_n]`` of the request's blocks."""
     salts = level_salts(req.params, render_level or {}) if req.params else {}
     h = hashlib.sha256(f"{provider}\x00{req.scope}\x00{req.model}".encode()).digest()
     out: list[bytes] = []

@@ -1,7 +1,7 @@
 """Cache models by CLI name (``anthropic:claude-sonnet-4-5``, ``openai:gpt-4o``, ``vllm``,
 ``oracle``, ...).
 
-``cache_model_for(name)`` parses ``provider[:model]``, resolves the rule (spec section 3) and
+``cache_model_for(name)`` parses ``provider[:model]``, resolves the rule and
 builds the model class for the rule's mechanism. Providers: ``anthropic``, ``openai``,
 ``gemini`` (= rules provider ``google``; implicit caching unless ``mechanism="explicit_object"``),
 ``deepseek``, ``vllm``, ``sglang``, ``llamacpp`` (``llama.cpp``). ``oracle[:provider[:model]]``

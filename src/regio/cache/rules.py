@@ -1,4 +1,4 @@
-"""Provider cache rules as dated data (spec ``cache-rules.md`` section 3).
+"""Provider cache rules as dated data.
 
 A rules file is YAML (``schema: regio.cache-rules/1``) with a list of ``rules``. Each rule is
 keyed by ``provider`` + ``platform`` + ``model_family`` (fnmatch globs) + ``as_of`` (the date of
@@ -76,7 +76,7 @@ def parse_period(value: str) -> _dt.date:
 
 @attrs.frozen
 class Price:
-    """Base prices in USD per million tokens; ``None`` = not given by the spec."""
+    """Base prices in USD per million tokens; ``None`` = not recorded."""
 
     input: float | None = None
     output: float | None = None
@@ -183,7 +183,7 @@ class RuleSet:
         sim_date: str | None = None,
         mechanism: str | None = None,
     ) -> Rule:
-        """Pick the rule for (provider, model, platform, sim_date) by spec section 3.
+        """Pick the rule for (provider, model, platform, sim_date)
 
         ``mechanism`` optionally restricts the choice (e.g. ``explicit_object`` for Gemini
         explicit caches). Raises :class:`CacheRuleError` when nothing matches.

@@ -7,7 +7,7 @@ Input
 ``mark`` (``"5m"`` | ``"1h"``, Anthropic ``cache_control``; any mark is an explicit
 ``prompt_cache_breakpoint`` for GPT-5.6) and optional token ids (used by the engine models
 and for per-token longest-common-prefix; without them a prefix is matched in whole blocks,
-spec ``cache-rules.md`` section 4.0). Times are simulated seconds; ``t_start`` is when the
+a lower bound). Times are simulated seconds; ``t_start`` is when the
 request was sent, ``ttft`` the seconds until its first output token (a fresh entry becomes
 readable at ``t_start + ttft``).
 
@@ -16,7 +16,7 @@ Output
 Every model returns one :class:`CacheOutcome` per request (read, write_5m, write_1h, write,
 uncached tokens; ``read + write_5m + write_1h + write + uncached == prompt_tokens``; input
 units ``sum(mult_c * count_c)`` and cost in USD) and :class:`CacheReport` aggregates them
-(totals, ``hit_rate`` H, effective input cost ``eps``; spec section 5).
+(totals, ``hit_rate`` H, effective input cost ``eps``).
 
 Errors
 ------
@@ -66,14 +66,15 @@ class CacheRequestError(CacheError):
 
 
 class BreakpointError(CacheError):
-    """The provider would refuse the request with HTTP 400 (spec 2.1: more than 4
+    """The provider would refuse the request with HTTP 400 (more than 4
     ``cache_control`` marks, a 1h mark after a 5m mark, a mark on a thinking or empty block,
-    automatic mode with another TTL already on the last cacheable block)."""
+    automatic mode with another TTL already on the last cacheable block; Anthropic
+    prompt-caching docs: https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching)."""
 
 
 class CacheExpiredError(CacheError):
     """A request names an explicit cache (Gemini ``cachedContents``) that does not exist or
-    whose TTL has run out (spec 4.4)."""
+    whose TTL has run out."""
 
 
 class CacheBlock(msgspec.Struct, frozen=True):
@@ -101,7 +102,7 @@ class CacheBlock(msgspec.Struct, frozen=True):
 
 
 class CacheRequest(msgspec.Struct, frozen=True):
-    """One request in a trace (spec 4.0).
+    """One request in a trace.
 
     * ``id``: unique id (ties at equal ``t_start`` are processed by id; seeds RNG choices).
     * ``blocks``: the prompt in order.
@@ -170,7 +171,7 @@ class CacheOutcome(msgspec.Struct, frozen=True):
 
 
 class CacheReport(msgspec.Struct, frozen=True):
-    """Totals over a sequence of outcomes (spec section 5).
+    """Totals over a sequence of outcomes.
 
     ``hit_rate`` H = read / prompt tokens; ``eps`` = input units / prompt tokens (1 = no
     saving, > 1 possible when writes are never read); ``cost_usd`` is ``None`` if any outcome

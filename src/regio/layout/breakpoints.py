@@ -1,4 +1,4 @@
-"""Breakpoint planning for Anthropic prompt caching (cache-rules.md 2.1 and 4.1; DESIGN.md 3.6).
+"""Breakpoint planning for Anthropic prompt caching.
 
 Rules used:
 
@@ -62,7 +62,7 @@ def _run_kind(b: LayoutBlock) -> str | None:
 
 def positions(blocks: Sequence[LayoutBlock]) -> list[int]:
     """Anthropic lookback positions (1-based): consecutive tool_use or tool_result blocks share
-    one position (cache-rules.md 4.1 step 2)."""
+    one position."""
     out: list[int] = []
     for k, b in enumerate(blocks):
         if k == 0:

@@ -1,4 +1,4 @@
-"""Frozen chunks for ``grows`` regions (DESIGN.md section 3, rule 2).
+"""Frozen chunks for ``grows`` regions.
 
 Entries are packed greedily into chunks of about ``chunk_tokens`` tokens: an entry joins the open
 chunk unless that would pass ``chunk_tokens`` and the chunk is not empty. Chunks kept in the

@@ -33,7 +33,7 @@ class Repaired(Event, frozen=True, tag="repaired"):
 
 class OrphanResultDropped(Event, frozen=True, tag="orphan_result_dropped"):
     """A ``tool_result`` whose ``tool_use`` is absent (or only comes later) was dropped from the
-    projection (field cases FC-07(b), FC-09(b)). ``message`` is its index in the source list."""
+    projection. ``message`` is its index in the source list."""
 
     tool_use_id: str
     message: int
@@ -41,8 +41,7 @@ class OrphanResultDropped(Event, frozen=True, tag="orphan_result_dropped"):
 
 class ResultSynthesized(Event, frozen=True, tag="result_synthesized"):
     """A call with no result got a fixed neutral result in the projection only. ``pending`` is
-    true for a call of the open current-turn group (FC-10), false for a historical one
-    (FC-07(b))."""
+    true for a call of the open current-turn group, false for a historical one."""
 
     tool_use_id: str
     pending: bool
@@ -50,7 +49,7 @@ class ResultSynthesized(Event, frozen=True, tag="result_synthesized"):
 
 class StableRegionChanged(Event, frozen=True, tag="stable_region_changed"):
     """A region declared ``stable`` rendered different bytes than last time (reported once per
-    region; FC-27 part 3). ``explicit_edit`` is true when the region's version changed."""
+    region). ``explicit_edit`` is true when the region's version changed."""
 
     region: str
     explicit_edit: bool

@@ -1,4 +1,4 @@
-"""Summarizer requests that fork the main request (field cases FC-29, FC-30).
+"""Summarizer requests that fork the main request.
 
 :func:`fork_for_summary` keeps every block of the main request, markers included, and appends
 the instruction as a new final user message that renderers never merge into the previous one.

@@ -1,4 +1,5 @@
-"""Anthropic Messages renderer (``POST /v1/messages``; cache-rules.md section 2.1).
+"""Anthropic Messages renderer (``POST /v1/messages``; prompt caching:
+https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching).
 
 * ``tools``: ``{name, description, input_schema}`` in the request's order, schema keys sorted;
 * ``system``: a list of text blocks;

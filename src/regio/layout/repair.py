@@ -1,7 +1,7 @@
-"""Validate-and-repair of the conversation projection (field-cases.md section 0, rules W and L).
+"""Validate-and-repair of the conversation projection.
 
 :func:`repair` works on the provider-neutral message list, so the Anthropic and OpenAI renderers
-render the same repaired conversation (FC-07(b), FC-30). It never edits the canonical log: it
+render the same repaired conversation. It never edits the canonical log: it
 returns a new list and the events describing each change.
 
 Rules, in order:
@@ -12,13 +12,14 @@ Rules, in order:
    (:class:`OrphanResultDropped`, naming the id). A second result for one call is dropped.
 4. Every call's result is moved into one ``tool`` message directly after the calling assistant
    message, in call order (W-A.1-3, W-O.1-2). A call with no result gets a fixed neutral result:
-   :data:`PENDING_RESULT` for a call of the open current-turn group (FC-10), else
-   :data:`MISSING_RESULT` (FC-07(b)). The strings carry no timestamp, id or counter.
+   :data:`PENDING_RESULT` for a call of the open current-turn group, else
+   :data:`MISSING_RESULT`. The strings carry no timestamp, id or counter.
 5. Adjacent messages of the same role merge (unless the later one is ``separate``, or either
    is a frozen tail copy — source ``frozen:``, see :mod:`regio.layout.tail` — which keeps its
    own message so it renders exactly as it did in the tail).
 6. If the conversation would start with an assistant message, the fixed user message
-   :data:`CONVERSATION_START` is inserted first (rule L; FC-09 item 4).
+   :data:`CONVERSATION_START` is inserted first (a conversation starts with a
+   user message).
 
 The pass is idempotent and deterministic.
 """
@@ -420,7 +421,7 @@ def repair(messages: Sequence[PMessage]) -> tuple[list[PMessage], list[LayoutEve
     """Repair a projected conversation; returns ``(messages, events)``.
 
     Raises :class:`LayoutError` for a ``system`` message in the conversation (system content
-    belongs in a pinned region; FC-17).
+    belongs in a pinned region).
     """
     front = RepairFront()
     run = repair_after(front, messages)

@@ -1,4 +1,4 @@
-"""Log-structured settling of ``grows`` regions (DESIGN.md section 3, rule 5).
+"""Log-structured settling of ``grows`` regions.
 
 A grows region sits before the conversation, so appending to it in place would invalidate the
 whole conversation. Under the ``regio`` strategy an entry written mid-run first travels in the

@@ -1,4 +1,4 @@
-"""Prefix-stability classifier for consecutive requests (field-cases.md section 0, prefix check).
+"""Prefix-stability classifier for consecutive requests.
 
 :func:`classify` compares two requests block by block through their chained prefix hashes:
 

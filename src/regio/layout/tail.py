@@ -1,4 +1,4 @@
-"""The freezing tail of the ``regio`` strategy (DESIGN.md section 3, rules 4 and 5; docs/layout.md).
+"""The freezing tail of the ``regio`` strategy.
 
 A rewritten region goes to the tail (after the conversation) when its value changes, so the
 change invalidates nothing before it. The tail is log-structured like the grows-region notes:

@@ -28,7 +28,7 @@ ADMISSIONS: tuple[str, ...] = ("evict", "reject")
 """Admission policies: ``evict`` makes room by the region's rules, ``reject`` refuses."""
 
 VOLATILITIES: tuple[str, ...] = ("stable", "grows", "rewritten")
-"""Volatility of a region (DESIGN.md section 3); ``rewritten`` is the default."""
+"""Volatility of a region; ``rewritten`` is the default."""
 
 __all__ = [
     "ADMISSIONS",

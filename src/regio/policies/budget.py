@@ -1,7 +1,7 @@
 """Region budgets: absolute tokens or a share of the window, with floor / ceiling clamps.
 
-DESIGN.md section 2: "Budgets are tokens or a percentage of the window (``"12%"``), with
-optional ``min_tokens`` / ``max_tokens`` clamps (the floor wins)."
+Budgets are tokens or a percentage of the window (``"12%"``), with optional ``min_tokens`` /
+``max_tokens`` clamps (the floor wins).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Eviction strategies of ``sliding_window`` regions (DESIGN.md section 2).
+"""Eviction strategies of ``sliding_window`` regions.
 
 * ``per_item``: while over ``max_items`` (or tokens), drop the oldest unit.
 * ``bulk{overflow}``: nothing happens until ``max_items + overflow`` items, then drop back to

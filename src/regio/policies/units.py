@@ -3,9 +3,9 @@ protected.
 
 A **unit** is a standalone entry or a whole turn group (:func:`regio.content.group_entries`;
 a group may be non-contiguous). Every eviction, compaction mark, release and clear removes a
-union of whole units, so no group is ever split (field cases FC-01, FC-04, FC-33).
+union of whole units, so no group is ever split.
 
-**Protected** (field-cases.md section 0): the newest user message (a ``user`` entry that is not
+**Protected**: the newest user message (a ``user`` entry that is not
 only tool results; plain-text agents that send observations as ``user`` messages protect their
 newest observation) and every open group (calls without results) are never summarized,
 cleared or evicted. Completed groups after the newest user message (a long single-turn tool
@@ -19,14 +19,14 @@ Two kinds of removal:
   unprotected units, in their original relative order. Before the newest user message this is
   exactly a suffix of whole units; past it, the cut skips over the protected user message and
   any open group and continues into the completed groups of the current turn.
-* **History windows** (``max_items``, ``max_turns``, ``max_tool_calls``; FC-33): windows
+* **History windows** (``max_items``, ``max_turns``, ``max_tool_calls``): windows
   select from earlier turns only, the current turn is always kept in full. A history window
   is a *cut* ``k``: ``entries[:k]`` goes, ``entries[k:]`` stays. ``k`` is **safe** (no group
   has members on both sides) and at most ``limit`` (the newest user message, or the first entry
   of an open group if one starts earlier). At a safe ``k <= limit``, ``entries[:k]`` is exactly
   the first :meth:`UnitAnalysis.units_before` units of the removal order, so both kinds compose.
 
-The kept list stays well-formed (W and L of field-cases.md section 0): whole units keep every
+The kept list stays well-formed: whole units keep every
 tool result with its call, and the first kept entry is the first entry of a unit (a user
 message, a standalone message or an assistant message with calls), never a tool result,
 unless the input already held an orphan result (the layout's repair handles those).
@@ -52,7 +52,7 @@ def is_user_turn_start(entry: Entry) -> bool:
 
 
 class HistoryCaps(msgspec.Struct, frozen=True):
-    """Caps of a history window (FC-33); ``None`` means no cap.
+    """Caps of a history window; ``None`` means no cap.
 
     * ``max_entries``: kept entries (the whole region, current turn included);
     * ``max_units``: kept units (the whole region, current turn included);

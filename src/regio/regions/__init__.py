@@ -1,4 +1,4 @@
-"""Region kinds and the :class:`Window` (DESIGN.md section 2; contracts in architecture.md).
+"""Region kinds and the :class:`Window`.
 
 Public names: :class:`Region` and its kinds (:class:`Pinned`, :class:`SlidingWindow`,
 :class:`Compacting`, :class:`CompactHistory`, :class:`Keyed`, :class:`Temporary`,

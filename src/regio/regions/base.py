@@ -240,7 +240,7 @@ class Region:
         if entry.role == "system" and not self.holds_system:
             raise SystemRoleError(
                 f"region {self.name!r} ({self.kind}) cannot hold a system-role entry; system "
-                "instructions belong in a pinned region (FC-17)"
+                "instructions belong in a pinned region"
             )
         if self.max_entry_tokens is not None and entry.tokens > self.max_entry_tokens:
             return self.refusal(entry, "entry_limit")

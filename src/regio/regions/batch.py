@@ -1,5 +1,4 @@
-"""All-or-nothing batches of writes (field case FC-15 "Also cover": a batch of keyed operations
-is all or nothing).
+"""All-or-nothing batches of writes.
 
 :func:`write_many` first plays the batch on a throw-away copy of the window (same state, its
 own event bus, so nothing is emitted); only when every write is admitted there does it apply

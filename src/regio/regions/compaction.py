@@ -1,4 +1,4 @@
-"""``compacting`` and ``compact_history`` regions (DESIGN.md section 2).
+"""``compacting`` and ``compact_history`` regions.
 
 Constructors (keyword-only)::
 
@@ -15,10 +15,10 @@ summaries (never drops them); until the merge completes it may stay over budget 
 ``region_over_budget``).
 
 A ``compact_history`` defaults to ``volatility="grows"``, the one exception to the
-``rewritten`` default (DESIGN.md section 3). DESIGN.md section 2 defines it as "summaries,
-append-only", and the section 3 layout gives it its slot right before the conversation: a
+``rewritten`` default. It holds summaries, append-only, and
+the layout gives it its slot right before the conversation: a
 summary stands for turns older than the conversation, so it must come before them, and the
-request must end with the current question after the summary (FC-13). A ``rewritten`` history
+request must end with the current question after the summary. A ``rewritten`` history
 would go to the tail, after the question. Its prefix changes only when a compaction commits
 (a merge of its oldest summaries, or a rolling summary with ``supersedes``), and a compaction
 rewrites the conversation prefix anyway, so the cache loses nothing extra.

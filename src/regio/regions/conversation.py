@@ -1,4 +1,4 @@
-"""``sliding_window``: the conversation as typed messages (DESIGN.md section 2).
+"""``sliding_window``: the conversation as typed messages.
 
 Constructor (keyword-only)::
 
@@ -10,10 +10,10 @@ Constructor (keyword-only)::
                   volatility="rewritten", description="")
 
 ``max_items`` counts entries (messages); with ``count_units=True`` it counts units (a whole
-turn group is one item, the "extend back to the start of the group" reading of FC-07 a).
+turn group is one item, extended back to the start of the group).
 ``max_turns`` (N >= 0) keeps the last N turns of earlier history (a turn starts at a user
 message; the window starts on one); ``max_tool_calls`` (K >= 0) keeps at most K tool calls of
-earlier history (each with its results; oldest go first). Both are history windows (FC-33):
+earlier history (each with its results; oldest go first). Both are history windows:
 they select from earlier turns only, the current turn is always kept in full, and they are
 enforced on every write whatever the eviction strategy (they move only when a new turn
 starts). ``max_items`` under ``bulk`` / ``compact`` follows the strategy. History windows are

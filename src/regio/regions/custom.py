@@ -1,4 +1,4 @@
-"""``custom`` regions: Python hooks named by ``module:function`` (DESIGN.md section 2).
+"""``custom`` regions: Python hooks named by ``module:function``.
 
 Constructor (keyword-only)::
 

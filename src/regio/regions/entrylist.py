@@ -1,4 +1,4 @@
-"""The list that holds a region's entries and counts its rewrites (DESIGN.md section 6: the
+"""The list that holds a region's entries and counts its rewrites (the
 layout caches need an O(1) answer to "was this conversation only appended to since the last
 request?").
 

@@ -1,4 +1,4 @@
-"""Events emitted by regions and the window (every decision is one; see DESIGN.md section 4)."""
+"""Events emitted by regions and the window (every decision is one)."""
 
 from __future__ import annotations
 

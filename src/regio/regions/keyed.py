@@ -1,4 +1,4 @@
-"""``keyed`` (alias ``hashmap``) and ``checklist`` regions (DESIGN.md section 2).
+"""``keyed`` (alias ``hashmap``) and ``checklist`` regions.
 
 Constructors (keyword-only)::
 
@@ -8,7 +8,7 @@ Constructors (keyword-only)::
 
 ``keyed``: a write with an existing key replaces that entry in place (one ``replaced`` event
 with old and new value); the same value again is a no-op (hash, version unchanged, one
-``unchanged`` event; FC-15 / FC-16). Over budget or ``max_entries`` it drops the least
+``unchanged`` event). Over budget or ``max_entries`` it drops the least
 recently *updated* keys (LRU) under ``evict``, or refuses under ``reject``.
 
 ``checklist``: todo items with ids (``"1"``, ``"2"``, ...), status ``open``/``done`` and notes,

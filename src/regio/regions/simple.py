@@ -1,4 +1,4 @@
-"""Simple kinds: ``pinned``, ``temporary``, ``clearable`` (DESIGN.md section 2).
+"""Simple kinds: ``pinned``, ``temporary``, ``clearable``.
 
 Constructors (keyword-only; every kind also takes the :class:`Region` options)::
 

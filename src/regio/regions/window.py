@@ -6,7 +6,7 @@ Constructor (keyword-only)::
            high_water: float = 0.9)
 
 ``counter`` is anything with ``count_entry(entry) -> int`` (see :mod:`regio.tokens`); without
-one, :meth:`Window.make_entry` needs ``tokens=``. Load-time check (FC-05 d): the floors of the
+one, :meth:`Window.make_entry` needs ``tokens=``. Load-time check: the floors of the
 regions that never shrink (``pinned``, ``keyed``, ``checklist``, ``compact_history`` and every
 ``reject`` region) must fit the window, else :class:`WindowConfigError` with the numbers.
 """
@@ -200,7 +200,7 @@ class Window:
         if entry.role == "system" and not r.holds_system:
             raise SystemRoleError(
                 f"region {r.name!r} ({r.kind}) cannot hold a system-role entry; system "
-                "instructions belong in a pinned region (FC-17)"
+                "instructions belong in a pinned region"
             )
         plan = r.plan_write(entry)
         if isinstance(plan, WritePlan):
@@ -246,9 +246,9 @@ class Window:
         """Append a message to the conversation region (or ``region``).
 
         Group ids: an assistant message with calls opens ``g:<first call id>``; a message with
-        results for known calls joins that group (FC-10 step 3); any other message is
+        results for known calls joins that group; any other message is
         ``m:<entry id>``. A user message that is not only tool results starts a new turn.
-        Raises :class:`SystemRoleError` for a system message (FC-17).
+        Raises :class:`SystemRoleError` for a system message.
         """
         target = self.region(region) if region is not None else self.conversation
         if target is None:
@@ -256,7 +256,7 @@ class Window:
         if message.role == "system":
             raise SystemRoleError(
                 f"region {target.name!r} cannot hold a system message; put system instructions "
-                "in a pinned region (FC-17)"
+                "in a pinned region"
             )
         known = [
             self.call_groups[b.tool_use_id]
@@ -309,7 +309,7 @@ class Window:
     @transactional
     def reclaim(self, *, keep: str | None = None) -> int:
         """Run the reclaim cascade if the window is above its high-water mark; returns tokens
-        freed. Phases (DESIGN.md section 2): 1 wipe ``clearable``; 1.5 custom ``on_overflow``;
+        freed. Phases: 1 wipe ``clearable``; 1.5 custom ``on_overflow``;
         2 ``temporary`` oldest unit first, round-robin; 3 queue ``compacting`` regions. Never
         touches ``sliding_window``, ``pinned``, ``compact_history``, ``keyed``, ``checklist`` or
         ``reject`` regions. ``keep``: an entry id never reclaimed (the one just written)."""

@@ -1,4 +1,4 @@
-"""The runtime: the :class:`Engine` and what it is made of (DESIGN.md section 4).
+"""The runtime: the :class:`Engine` and what it is made of.
 
 * :class:`Engine` -- writes, conversation, ``request`` (layout + renderer), ``observe``
   (usage ledger + calibration), the compaction flush, overflow recovery, context tools,

@@ -1,6 +1,6 @@
 """Engine options from a blueprint (``Engine.from_blueprint``).
 
-Mapping (DESIGN.md section 4, blueprint reference ``docs/blueprint.md``):
+Mapping:
 
 * ``model.provider`` / ``model.name`` -> default provider and model of requests;
   ``model.context_window`` and ``model.max_output_tokens`` -> budget truth (the output reserve);

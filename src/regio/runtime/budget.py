@@ -1,4 +1,4 @@
-"""Budget truth of the engine (DESIGN.md section 4; field cases FC-18, FC-19).
+"""Budget truth of the engine.
 
 ``ceiling = min(window max, model context window) - output reserve - tool schemas - system
 overhead``. Sizes are raw estimates from the token counter, corrected by
@@ -48,7 +48,7 @@ class EngineBudget:
         return [*context_tool_specs(self.window), *self.options.extra_tools, *extra]
 
     def tools_tokens(self, extra: Iterable[ToolSpec] = ()) -> int:
-        """Tokens of the tool schemas sent with every request (FC-18: never zero when there
+        """Tokens of the tool schemas sent with every request (never zero when there
         are tools)."""
         total = 0
         for t in self.tool_specs(extra):

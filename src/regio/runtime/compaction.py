@@ -1,5 +1,4 @@
-"""The compaction flush (DESIGN.md section 4, "Compaction flush"; field cases FC-06, FC-08,
-FC-10..FC-14, FC-21, FC-23..FC-25, FC-28).
+"""The compaction flush.
 
 The window's regions queue :class:`regio.regions.PendingCompaction` items; the engine flushes
 them here, at turn boundaries. Rules:
@@ -11,12 +10,12 @@ them here, at turn boundaries. Rules:
 * **Hysteresis.** A ``threshold`` / ``reclaim`` / ``manual`` / ``window`` item is refreshed
   (``Window.refresh_compaction``: units protected when it was queued may be compactable now)
   and narrowed (``Window.narrow_compaction``) to its fewest oldest units that bring its
-  region to the region's *target* (default half its budget, never above half its trigger)
-  -- FC-08, FC-28. A ``compact_count`` item (``sliding_window`` eviction) and a ``merge``
+  region to the region's *target* (default half its budget, never above half its trigger).
+  A ``compact_count`` item (``sliding_window`` eviction) and a ``merge``
   are flushed as queued.
 * **Carry-forward.** A compaction's summarizer input is the previous summary of the same
-  source (if any), verbatim, followed by exactly the units it replaces (FC-11 part 4,
-  FC-12). With ``carry_forward="replace"`` the new summary supersedes the previous one in the
+  source (if any), verbatim, followed by exactly the units it replaces.
+  With ``carry_forward="replace"`` the new summary supersedes the previous one in the
   ``compact_history`` (``Window.complete_compaction(..., supersedes=...)``: a rolling summary
   whose ``meta["covers_all"]`` lists every id it stands for, size-checked against the units
   plus the summary it replaces); with ``"append"`` (default) summaries accumulate.
@@ -24,8 +23,8 @@ them here, at turn boundaries. Rules:
   request for more input, over ``max_summary_tokens`` or not smaller than its input changes
   nothing (:func:`regio.runtime.summarizer.check_summary`); the item stays queued and a strike
   is counted. ``no_progress_limit`` (N = 3) strikes in a row raise
-  :class:`CompactionNoProgressError` (event ``compaction_no_progress``) instead of looping
-  (FC-25); the exhausted content is not retried until it changes, and strikes reset only after a
+  :class:`CompactionNoProgressError` (event ``compaction_no_progress``) instead of looping;
+  the exhausted content is not retried until it changes, and strikes reset only after a
   compaction brings the region below its trigger.
 
 The flush is one generator that yields summarizer jobs, steered by one :class:`FlushPolicy`
@@ -106,8 +105,8 @@ def _narrow(
     ``<= target`` tokens and, with ``keep_messages``, ``<= keep_messages`` entries in its region;
     ``None`` when nothing needs to go or none of its units is still compactable.
 
-    A keep limit that falls inside a unit (a parallel call and its results, FC-03; a call and
-    its result, FC-09) *shrinks* the kept tail to the unit boundary: the whole unit is
+    A keep limit that falls inside a unit (a parallel call and its results; a call and
+    its result) *shrinks* the kept tail to the unit boundary: the whole unit is
     summarized, never a part of it, and the kept tail never starts with a tool result. The
     protected units (newest user message, open groups) are always kept, even above the
     limits."""
@@ -213,7 +212,7 @@ def _widen_merge(c: Compactor, p: PendingCompaction) -> PendingCompaction:
 
 
 def _check_triggers(c: Compactor) -> None:
-    """Queue compactions for regions at or over their trigger (FC-19: ``>=``): a region's
+    """Queue compactions for regions at or over their trigger (``>=``): a region's
     ``trigger_tokens`` (``compacting`` working notes; a ``sliding_window`` under ``compact``
     eviction by its token trigger, token hysteresis)."""
     for region in c.window.regions:
@@ -533,7 +532,7 @@ def _accept(
 def room_steps(
     c: Compactor, region_name: str, tokens: int
 ) -> Steps[CompactionResult | None] | None:
-    """Compaction that makes room for a write of ``tokens`` into ``region_name`` (FC-12).
+    """Compaction that makes room for a write of ``tokens`` into ``region_name``.
 
     A ``compacting`` region paired with a ``compact_history`` (admission ``evict``), or a
     ``sliding_window`` under ``compact`` eviction whose token-trigger compaction has not been

@@ -1,8 +1,7 @@
 """Error types of the runtime (:mod:`regio.runtime`).
 
 All derive from :class:`regio.errors.RegioError` (an :class:`Exception`), so ``except
-RegioError`` catches every error the engine raises on purpose and nothing ends the process
-(field case FC-26).
+RegioError`` catches every error the engine raises on purpose and nothing ends the process.
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ class SummarizerError(RegioError):
 
 
 class SummaryRejected(RegioError):
-    """A summary was refused before it was committed (DESIGN.md section 4, "Compaction flush").
+    """A summary was refused before it was committed.
 
     ``reason`` is one of ``empty`` (empty or whitespace only), ``error`` (the text of a failed
     call: an exception, an HTTP error, a stack trace), ``refusal`` (a refusal or apology: "I
@@ -51,7 +50,7 @@ class SummaryRejected(RegioError):
 
 
 class CompactionNoProgressError(RegioError):
-    """``attempts`` compaction passes in a row freed nothing (field case FC-25).
+    """``attempts`` compaction passes in a row freed nothing.
 
     Raised instead of looping. ``region`` names the compacted region (or ``None`` for the whole
     window), ``size`` is its compactable size in tokens and ``trigger`` the threshold it is over.
@@ -69,7 +68,7 @@ class CompactionNoProgressError(RegioError):
 
 
 class ContextOverflowError(RegioError):
-    """The provider refused a request for length and recovery cannot help (FC-20, FC-26 b).
+    """The provider refused a request for length and recovery cannot help.
 
     ``reported`` is the prompt size the provider reported (tokens, ``None`` when it did not
     say), ``maximum`` its limit, ``estimated`` the engine's own estimate of the request and

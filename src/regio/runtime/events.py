@@ -73,7 +73,7 @@ class CompactionNoProgress(Event, frozen=True, tag="compaction_no_progress"):
 
 
 class TriggerBelowFloor(Event, frozen=True, tag="trigger_below_floor"):
-    """A whole-context trigger is below what can never shrink (FC-23 b); emitted once."""
+    """A whole-context trigger is below what can never shrink; emitted once."""
 
     floor: int
     trigger: int
@@ -139,7 +139,7 @@ class ToolCallHandled(Event, frozen=True, tag="tool_call_handled"):
 
 
 class StreamCallDiscarded(Event, frozen=True, tag="stream_call_discarded"):
-    """A streamed tool call whose arguments never finished was not saved (FC-32 part 4)."""
+    """A streamed tool call whose arguments never finished was not saved."""
 
     call_id: str
     name: str
@@ -148,8 +148,8 @@ class StreamCallDiscarded(Event, frozen=True, tag="stream_call_discarded"):
 
 class OrphanToolResult(Event, frozen=True, tag="orphan_tool_result"):
     """A tool result was added for a call id no assistant message issued (warning). The entry
-    ``entry_id`` stays in the conversation and the log as received (the log is append-only,
-    FC-31); the layout's repair drops it from every rendered request (FC-07 b). Check the
+    ``entry_id`` stays in the conversation and the log as received (the log is
+    append-only); the layout's repair drops it from every rendered request. Check the
     call id your loop passes to ``Engine.add_tool_result``."""
 
     tool_use_id: str

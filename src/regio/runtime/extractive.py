@@ -29,7 +29,7 @@ and verbatim through every later compaction); its other lines are carried verbat
 
 Identifiers are file paths (``src/app/main.py``), ids (``ORD-4471``, ``TCK-9902``), dotted or
 snake/camel names with digits or separators, URLs, hosts, dates and numbers -- verbatim, in
-first-seen order, without duplicates (FC-11: concrete facts survive re-summarization as far
+first-seen order, without duplicates (concrete facts survive re-summarization as far
 as the budget allows).
 """
 

@@ -1,11 +1,11 @@
-"""What a failed compaction leaves behind (DESIGN.md section 2, ``compact{compact_count}``;
-section 4, "Compaction flush"; field case FC-25).
+"""What a failed compaction leaves behind (``compact{compact_count}`` eviction, the
+compaction flush).
 
 * :func:`fired_trigger`: the trigger that queued a pending compaction, in its own unit
   (items for a ``compact_count`` batch, tokens otherwise), for the no-progress error.
 * :func:`bulk_fallback`: the declared fallback of a ``sliding_window`` with ``compact``
-  eviction. DESIGN.md section 2: "If the runtime has not flushed by ``max_items +
-  2*compact_count``, fall back to bulk eviction (and emit an event saying so)". A summary that
+  eviction: if the runtime has not flushed by ``max_items + 2*compact_count``, it falls back
+  to bulk eviction (and emits an event saying so). A summary that
   fails (rejected ``no_progress_limit`` times, or content blocked after such a failure) must
   never leave the conversation unbounded, so the flush calls this after every failure of such a
   batch: past the fallback point the oldest units of the removal order (completed groups of the

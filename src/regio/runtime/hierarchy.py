@@ -1,9 +1,9 @@
 """Hierarchical summarization: input that does not fit the summarizer's own window is chunked.
 
-Sizing (field cases FC-21, FC-24): a summarizer request may hold at most ``context_window -
+Sizing: a summarizer request may hold at most ``context_window -
 reserve_tokens`` of the *summarizer's* window (never the agent's cap), minus the instructions
-and :data:`PROMPT_OVERHEAD`. Entries are measured by their stored ``tokens`` (counted once,
-FC-22); instructions and summaries with the engine's counter.
+and :data:`PROMPT_OVERHEAD`. Entries are measured by their stored ``tokens`` (counted
+once); instructions and summaries with the engine's counter.
 
 1. When everything fits, one call.
 2. Otherwise entries are packed in order into chunks that fit (an entry larger than a whole

@@ -1,4 +1,4 @@
-"""Recognising a provider's context-length refusal (field case FC-20).
+"""Recognising a provider's context-length refusal.
 
 :func:`classify_overflow` looks at an error the provider returned and says whether it is a
 refusal *for length* (the prompt did not fit the model's context window), parsing the reported

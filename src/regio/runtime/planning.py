@@ -1,5 +1,5 @@
-"""Which regions to compact and how far (DESIGN.md section 4, "Compaction flush"; FC-08,
-FC-18, FC-28): hysteresis targets, compactable regions and tokens, per-region targets that
+"""Which regions to compact and how far: hysteresis targets, compactable regions and tokens,
+per-region targets that
 free a given amount, and the targets of a manual compaction. Re-exported by
 :mod:`regio.runtime.compaction`.
 """

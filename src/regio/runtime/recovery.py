@@ -1,11 +1,11 @@
-"""Overflow recovery (DESIGN.md section 4; field cases FC-20, FC-26 b).
+"""Overflow recovery.
 
 A provider refusal for length triggers one compaction to half the allowance and one retry:
 
 1. :func:`regio.runtime.overflow.classify_overflow` decides; anything else is not touched (an
-   exception is re-raised as is, FC-20 c/d).
+   exception is re-raised as is).
 2. When the provider reported the prompt size, the calibration of ``provider:model`` is
-   rescaled to it (the estimate of the failed request becomes the reported size, FC-20 a).
+   rescaled to it (the estimate of the failed request becomes the reported size).
 3. Compactable content is compacted toward half the allowance (``limit // 2``, calibrated),
    working notes first, the conversation last, pass after pass while a pass frees tokens
    (at most :data:`MAX_RECOVERY_PASSES`). Recovery succeeds when the calibrated size is then

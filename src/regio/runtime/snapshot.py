@@ -1,4 +1,4 @@
-"""``Engine.snapshot()``: a readable breakdown of the window (DESIGN.md section 4).
+"""``Engine.snapshot()``: a readable breakdown of the window.
 
 Per region: kind, entries, tokens, budget, volatility, content hash, pending compaction work
 and the last request's cache outcome (``read`` when all of the region's blocks were inside the

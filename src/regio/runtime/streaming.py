@@ -1,4 +1,4 @@
-"""Streamed assistant turns (field case FC-32).
+"""Streamed assistant turns.
 
 :class:`AssistantStream` collects the deltas of one streamed assistant message -- text,
 thinking and tool calls whose JSON arguments arrive in pieces -- and appends the message to the

@@ -6,13 +6,13 @@ A summarizer is any callable, sync or async::
 
 * ``entries``: the entries to summarize, in order (:class:`regio.content.Entry`). When a
   region already has a running summary, the first entry is that summary (``meta["summary"]``
-  is true) and it must be carried forward (field cases FC-11 part 4, FC-12);
+  is true) and it must be carried forward;
 * ``standing_instructions``: the blueprint's standing summary requirements (always present);
 * ``extra_instructions``: instructions added for this compaction (``compact(instructions)``),
   or ``None``.
 
-It also carries its own window (DESIGN.md section 4: "the summarizer has its own model and
-window"; FC-21): ``context_window`` (tokens its model accepts), ``reserve_tokens`` (kept free
+It also carries its own window (the summarizer has its own model
+and window): ``context_window`` (tokens its model accepts), ``reserve_tokens`` (kept free
 for its output) and ``max_summary_tokens`` (the longest summary it should produce). A plain
 function gets them through :class:`FunctionSummarizer`. Attributes missing on a custom object
 fall back to :data:`DEFAULT_CONTEXT_WINDOW` and :data:`DEFAULT_MAX_SUMMARY_TOKENS`.
@@ -52,7 +52,7 @@ DEFAULT_CONTEXT_WINDOW = 128_000
 #: Longest summary asked for when the summarizer declares nothing (tokens).
 DEFAULT_MAX_SUMMARY_TOKENS = 2_000
 
-#: What every summary must keep (DESIGN.md section 4: facts verbatim).
+#: What every summary must keep (facts verbatim).
 DEFAULT_STANDING_INSTRUCTIONS = (
     "Write a structured summary with these sections: Goal; Progress; Decisions; Constraints "
     "(quote them verbatim); Files and identifiers (copy paths, ids, names and numbers "
@@ -144,7 +144,7 @@ def check_summary(
     ``empty`` / ``error`` / ``refusal`` / ``request``
     (:func:`regio.runtime.validity.summary_defect`), ``over_cap`` (more than
     ``max_summary_tokens``, when given) or ``oversized`` (``summary_tokens >=
-    replaced_tokens``: a summary must be smaller than what it replaces, DESIGN.md section 4).
+    replaced_tokens``: a summary must be smaller than what it replaces).
     """
     defect = summary_defect(text)
     if defect is not None:

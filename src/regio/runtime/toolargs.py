@@ -1,5 +1,5 @@
-"""Validation of context-tool arguments against the tool's JSON schema (DESIGN.md section 4:
-agent mistakes come back as instructive text, never as exceptions).
+"""Validation of context-tool arguments against the tool's JSON schema (agent
+mistakes come back as instructive text, never as exceptions).
 
 Supported schema subset (what :func:`regio.runtime.tools.context_tool_specs` uses): an object
 with ``properties`` of type ``string`` or ``integer`` (optionally ``minimum``), a ``required``

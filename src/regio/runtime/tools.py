@@ -1,4 +1,4 @@
-"""The agent's context tools (DESIGN.md section 4): definitions and their handler.
+"""The agent's context tools: definitions and their handler.
 
 Tools: ``context_write``, ``context_append``, ``context_read``, ``context_delete``,
 ``context_list``, ``todo_add``, ``todo_done``, ``todo_note``, ``compact``. Every call returns a
@@ -14,7 +14,7 @@ compaction: the engine flushes it at the next turn boundary (:meth:`Engine.reque
 touching the open group the call belongs to.
 
 A write into a ``grows`` region travels in the conversation as a note until the layout settles
-it (DESIGN.md section 3, rule 5); the layout places that note itself, so the tool result only
+it; the layout places that note itself, so the tool result only
 confirms the write (``ContextToolOutcome.note`` carries the note text for loops that want it).
 """
 

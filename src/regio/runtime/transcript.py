@@ -1,10 +1,10 @@
-"""The canonical transcript: an append-only log of everything that happened (field case FC-31).
+"""The canonical transcript: an append-only log of everything that happened.
 
 The prompt view (the window's regions, laid out) is shaped by eviction, compaction, clearing
 and reclaim; the transcript is not. Every conversation message, region write, release, clear
 and compaction adds a :class:`TranscriptRecord`; nothing is ever removed or edited, so the
-full history stays available after the view has shrunk (DESIGN.md section 4: "only the prompt
-view is compacted; the full transcript is kept").
+full history stays available after the view has shrunk (only the prompt view is
+compacted; the full transcript is kept).
 """
 
 from __future__ import annotations

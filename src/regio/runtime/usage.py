@@ -14,8 +14,7 @@
   cached_tokens``, ``output_tokens``.
 
 A response object with a ``usage`` attribute / key is accepted too. Cost uses the prices of
-the cache rules (spec ``cache-rules.md`` section 4.0: ``price.input/1e6 * sum(mult_c *
-count_c) + price.output/1e6 * output_tokens``), looked up through a :data:`PriceLookup`
+the cache rules, looked up through a :data:`PriceLookup`
 (:func:`rule_prices` by default, which reads :mod:`regio.cache.rules`).
 """
 

@@ -1,4 +1,4 @@
-"""A bounded LRU of token counts keyed by the sha256 of the text (FC-22: count once).
+"""A bounded LRU of token counts keyed by the sha256 of the text (count once).
 
 Every counter owns one :class:`CountCache`. A text is tokenized only on a miss; the cache keeps
 the newest ``maxsize`` counts. :class:`CacheStats` exposes hits, misses and tokenize calls so

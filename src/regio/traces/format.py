@@ -246,7 +246,7 @@ class RegionRelease(msgspec.Struct, frozen=True, tag="region_release", tag_field
 
 class Compaction(msgspec.Struct, frozen=True, tag="compact", tag_field="type"):
     """A manual compaction request; ``instructions`` are added to the standing summary
-    requirements (DESIGN.md §4)."""
+    requirements."""
 
     t: float
     instructions: str | None = None

@@ -7,8 +7,8 @@ with planned ``cache_control`` breakpoints); the provider adds ``model`` and ``m
 
 Usage: ``input_tokens`` is net of the cache, so the prompt is ``input_tokens +
 cache_read_input_tokens + cache_creation_input_tokens`` (Anthropic prompt-caching docs,
-cache-rules.md section 2.1). Refusals are raised as ``anthropic.BadRequestError`` (``prompt is
-too long: N tokens > M maximum``), recognised by
+https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching). Refusals are raised as
+``anthropic.BadRequestError`` (``prompt is too long: N tokens > M maximum``), recognised by
 :func:`regio.runtime.overflow.classify_overflow`.
 """
 

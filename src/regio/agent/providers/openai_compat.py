@@ -6,7 +6,8 @@ the provider adds ``model`` and its own sampling defaults (``max_tokens``, ``tem
 where the payload does not set them. Keys the SDK's ``create`` does not know (llama.cpp's
 ``cache_prompt``, ``id_slot``, ``n_probs``, ...) travel in ``extra_body``.
 
-``prompt_cache_key`` (OpenAI's cache-routing key, cache-rules.md section 4.2) is sent only to
+``prompt_cache_key`` (OpenAI's cache-routing key,
+https://platform.openai.com/docs/guides/prompt-caching) is sent only to
 OpenAI itself (no ``base_url``, or a host under ``openai.com``): other servers may reject an
 unknown field, and it has no meaning for them.
 
