@@ -20,7 +20,7 @@ BLUEPRINT = Path(__file__).parent / "blueprints" / "coding-agent.yaml"
 INLINE = """
 version: 1
 name: inline-demo
-model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 200000,
+model: {provider: anthropic, name: claude-sonnet-4-6, context_window: 200000,
         max_output_tokens: 8000}
 tokenizer: o200k_base
 regions:

@@ -140,4 +140,4 @@ def test_from_blueprint_builds_a_working_engine() -> None:
     assert 0 < engine.options.targets["scratch"] < scratch.trigger_tokens  # type: ignore[attr-defined]
     engine.add_user("Fix the bug in src/app.py")
     req, payload = engine.request()
-    assert payload["model"] == "claude-sonnet-4-5" and req.tokens < engine.limit
+    assert payload["model"] == "claude-sonnet-4-6" and req.tokens < engine.limit

@@ -45,8 +45,8 @@ summarizer, and an ordered list of **regions** with their budgets and policies
 ```yaml
 version: 1
 name: tiny-agent
-model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 200000}
-cache: {profile: "anthropic:claude-sonnet-4-5", ttl: 5m}
+model: {provider: anthropic, name: claude-sonnet-4-6, context_window: 200000}
+cache: {profile: "anthropic:claude-sonnet-4-6", ttl: 5m}
 regions:
   - name: system                 # who the agent is; never changes
     kind: pinned

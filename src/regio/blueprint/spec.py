@@ -104,7 +104,7 @@ Profile = Annotated[
     str,
     FieldRule(
         pattern=PROFILE_PATTERN,
-        describe="a 'provider:model' string such as 'anthropic:claude-sonnet-4-5'",
+        describe="a 'provider:model' string such as 'anthropic:claude-sonnet-4-6'",
     ),
 ]
 Version = Annotated[Literal[1], FieldRule(describe="version 1 (the one format this regio reads)")]
@@ -125,7 +125,7 @@ class ModelSpec:
         "Provider name: `anthropic`, `openai`, `google`, `deepseek`, `openai_compatible`, "
         "`llamacpp`, ... (used to pick the renderer and defaults)."
     )
-    name: NonEmpty = _field("The provider's model name, e.g. `claude-sonnet-4-5` or `gpt-4o`.")
+    name: NonEmpty = _field("The provider's model name, e.g. `claude-sonnet-4-6` or `gpt-4o`.")
     context_window: Int1 = _field("The model's context window in tokens (input + output).")
     max_output_tokens: Int0 = _field(
         "Tokens reserved for the model's answer; subtracted from the window.", default=4096
@@ -154,7 +154,7 @@ class CacheSpec:
 
     profile: Profile | None = _field(
         "Key into regio's cache rules data, `provider:model` (e.g. "
-        "`anthropic:claude-sonnet-4-5`). Omitted: `<model.provider>:<model.name>`.",
+        "`anthropic:claude-sonnet-4-6`). Omitted: `<model.provider>:<model.name>`.",
         default=None,
     )
     ttl: Ttl = _field(

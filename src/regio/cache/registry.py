@@ -1,4 +1,4 @@
-"""Cache models by CLI name (``anthropic:claude-sonnet-4-5``, ``openai:gpt-4o``, ``vllm``,
+"""Cache models by CLI name (``anthropic:claude-sonnet-4-6``, ``openai:gpt-4o``, ``vllm``,
 ``oracle``, ...).
 
 ``cache_model_for(name)`` parses ``provider[:model]``, resolves the rule and

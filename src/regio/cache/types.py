@@ -108,7 +108,7 @@ class CacheRequest(msgspec.Struct, frozen=True):
     * ``blocks``: the prompt in order.
     * ``scope``: cache scope (workspace / organization / project / user / slot); nothing crosses it.
     * ``key``: ``prompt_cache_key`` (OpenAI routing; GPT-5.6 scope).
-    * ``model``: model name, e.g. ``claude-sonnet-4-5``.
+    * ``model``: model name, e.g. ``claude-sonnet-4-6``.
     * ``t_start``, ``ttft`` (default 1.0), ``t_end``: simulated seconds.
     * ``output_tokens``: sampled tokens; ``output_token_ids`` optional ids (engines keep them);
       ``output_digest``: digest the answer will carry when re-sent as a block (lets

@@ -29,7 +29,7 @@ __all__ = ["AnthropicProvider"]
 class AnthropicProvider:
     """Messages API over the ``anthropic`` SDK.
 
-    * ``model``: e.g. ``claude-sonnet-4-5``;
+    * ``model``: e.g. ``claude-sonnet-4-6``;
     * ``max_tokens``: output cap sent unless the payload sets one (tokens, default 1,024);
     * ``temperature``: sent unless the payload sets it (``None``: omitted);
     * ``api_key`` (default ``$ANTHROPIC_API_KEY``), ``base_url``, ``timeout`` (seconds),
