@@ -17,9 +17,16 @@ from rich.table import Table
 
 from regio.bench.metrics import total_models
 from regio.bench.report import BenchReport, LayoutResult, ModelResult, TraceResult
-from regio.console import stdout_console
+from regio.console import TableColumn, compact_number, fit_tables, stdout_console
 
-__all__ = ["group_table", "model_table", "plot_available", "print_report", "write_plot"]
+__all__ = [
+    "group_table",
+    "model_table",
+    "model_tables",
+    "plot_available",
+    "print_report",
+    "write_plot",
+]
 
 
 def _money(value: float | None) -> str:
@@ -29,11 +36,7 @@ def _money(value: float | None) -> str:
 
 
 def _tok(n: int) -> str:
-    if n >= 1_000_000:
-        return f"{n / 1e6:.2f}M"
-    if n >= 10_000:
-        return f"{n / 1e3:.0f}k"
-    return f"{n:,}"
+    return compact_number(n)
 
 
 def _share(value: float) -> str:
@@ -77,57 +80,82 @@ def _savings(model: ModelResult) -> dict[str, tuple[str, str]]:
     return out
 
 
-def model_table(title: str, model: ModelResult) -> Table:
-    """One row per strategy: calls, tokens, hit rate, the trace bound and the share of it,
-    placement check, compaction calls and cost, retention, broken requests, total cost and
-    the difference to ``recorded`` / the best unbroken peer. The cheapest unbroken
-    strategy's cost is green; broken strategies are shown and never ranked."""
-    table = Table(title=f"{title} — {model.cache_model}", title_justify="left", padding=(0, 1))
-    table.add_column("strategy", no_wrap=True)
-    columns = ("calls", "prompt", "hit", "bound", "of bnd", "marks")
-    for col in (*columns, "summ.", "kept", "broken", "cost", "vs rec", "vs peer"):
-        table.add_column(col, justify="right", no_wrap=True)
+#: Columns of the strategy tables; the strategy name is the key repeated when they split.
+_COLUMNS = (
+    TableColumn("strategy"),
+    *(
+        TableColumn(c, justify="right")
+        for c in (
+            *("calls", "prompt", "hit", "bound", "of bnd", "marks", "summ.", "kept"),
+            *("broken", "cost", "vs rec", "vs peer"),
+        )
+    ),
+)
+
+
+def _model_rows(model: ModelResult) -> list[list[str]]:
     ranked = [x for x in model.layouts if x.broken_requests == 0]
     cheapest = min((c for x in ranked if (c := x.total_cost_usd) is not None), default=None)
     savings = _savings(model)
+    rows = []
     for x in model.layouts:
         cost = _money(x.total_cost_usd)
         if x.broken_requests == 0 and cheapest is not None and x.total_cost_usd == cheapest:
             cost = f"[bold green]{cost}[/]"
         name = x.layout if x.broken_requests == 0 else f"[red]{x.layout} (broken)[/]"
-        table.add_row(
-            name,
-            str(x.requests),
-            _tok(x.prompt_tokens),
-            _share(x.hit_rate),
-            _share(x.bound_hit_rate),
-            _share(x.bound_share),
-            _share(x.placement_share),
-            _compaction(x),
-            _retention(x),
-            str(x.broken_requests),
-            cost,
-            *savings.get(x.layout, ("", "")),
+        rows.append(
+            [
+                name,
+                str(x.requests),
+                _tok(x.prompt_tokens),
+                _share(x.hit_rate),
+                _share(x.bound_hit_rate),
+                _share(x.bound_share),
+                _share(x.placement_share),
+                _compaction(x),
+                _retention(x),
+                str(x.broken_requests),
+                cost,
+                *savings.get(x.layout, ("", "")),
+            ]
         )
-    return table
+    return rows
 
 
-#: Columns the strategy tables need; used off a terminal (a pipe or a file), where nothing
-#: else decides the width.
+def model_tables(title: str, model: ModelResult, width: int = 10_000) -> list[Table]:
+    """One row per strategy: calls, tokens, hit rate, the trace bound and the share of it,
+    placement check, compaction calls and cost, retention, broken requests, total cost and
+    the difference to ``recorded`` / the best unbroken peer. The cheapest unbroken
+    strategy's cost is green; broken strategies are shown and never ranked. Narrower than
+    the columns need (``width``, in characters), the columns split over several tables that
+    each start with the strategy (:func:`regio.console.fit_tables`); no cell is cut."""
+    heading = f"{title} — {model.cache_model}"
+    return fit_tables(heading, _COLUMNS, _model_rows(model), width)
+
+
+def model_table(title: str, model: ModelResult) -> Table:
+    """:func:`model_tables` as one table, however wide."""
+    return model_tables(title, model)[0]
+
+
+#: Columns the strategy tables need; used off a terminal (a pipe or a file) when ``$COLUMNS``
+#: is not set, where nothing else decides the width.
 TABLE_WIDTH = 140
 
 
-def _print_table(console: Console, table: Table) -> None:
-    """Print ``table``; off a terminal at :data:`TABLE_WIDTH` columns so nothing is cut."""
-    if console.is_terminal or console.width >= TABLE_WIDTH:
-        console.print(table)
-        return
+def _print_table(console: Console, title: str, model: ModelResult) -> None:
+    """Print the strategy tables of ``model`` at the console's width (off a terminal and
+    without ``$COLUMNS``: at least :data:`TABLE_WIDTH`)."""
     width = console.width
-    console.width = TABLE_WIDTH
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        width = max(width, TABLE_WIDTH)
+    saved = console.width
+    console.width = max(saved, width)
     try:
-        console.print(table)
+        for table in model_tables(title, model, width):
+            console.print(table)
     finally:
-        console.width = width
+        console.width = saved
 
 
 def group_table(title: str, traces: Sequence[TraceResult]) -> list[Table]:
@@ -147,7 +175,7 @@ def print_report(
     if per_trace:
         for t in report.traces:
             for m in t.models:
-                _print_table(console, model_table(t.trace, m))
+                _print_table(console, t.trace, m)
     for name, items in groups.items():
         mean_bound = sum(t.bound_hit_rate for t in items) / len(items)
         window = items[0].window_tokens
@@ -158,10 +186,10 @@ def print_report(
             f"{sum(t.region_writes for t in items)} region writes during the run, "
             f"mean {kind} {mean_bound:.1%}"
         )
-        for table in group_table(name, items):
-            _print_table(console, table)
+        for m in total_models([t.models for t in items]):
+            _print_table(console, name, m)
     for m in report.totals:
-        _print_table(console, model_table(f"all {len(report.traces)} traces", m))
+        _print_table(console, f"all {len(report.traces)} traces", m)
     agreed = [t.usage_agreement for t in report.traces if t.usage_agreement is not None]
     if agreed:
         rec = sum(a.recorded_read_tokens for a in agreed)

@@ -15,12 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from regio.blueprint.errors import BlueprintError
 from regio.blueprint.loader import load_blueprint
 from regio.blueprint.schema import SCHEMA_FILE, blueprint_json_schema
 from regio.blueprint.summary import render_summary
+from regio.console import stdout_console
 
 __all__ = ["register", "run_schema", "run_validate"]
 
@@ -35,10 +34,7 @@ def run_validate(args: argparse.Namespace) -> int:
         if count > 1:
             print(f"{exc.file}: invalid blueprint ({count} errors)", file=sys.stderr)
         return 2
-    console = Console(highlight=False)
-    if not console.is_terminal:  # files and pipes: wide enough for the table on one screen
-        console = Console(highlight=False, width=120)
-    render_summary(blueprint, console)
+    render_summary(blueprint, stdout_console(highlight=False))
     return 0
 
 

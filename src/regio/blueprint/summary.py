@@ -4,7 +4,7 @@ order in which its layout strategy places them. Used by ``regio validate``."""
 from __future__ import annotations
 
 from rich.console import Console, Group
-from rich.table import Table
+from rich.markup import escape
 from rich.text import Text
 
 from regio.blueprint.pressure import pressure_notes
@@ -16,6 +16,7 @@ from regio.blueprint.spec import (
     SlidingWindowSpec,
 )
 from regio.blueprint.validate import never_shrinks, resolved_budget
+from regio.console import TableColumn, fit_tables
 
 __all__ = ["KIND_ORDER", "layout_order", "policy_text", "render_summary"]
 
@@ -83,26 +84,39 @@ def policy_text(spec: RegionSpec) -> str:
     return spec.policy()
 
 
+#: Columns of the region table; the policy text wraps, every other cell keeps its width.
+_COLUMNS = (
+    TableColumn("region"),
+    TableColumn("kind"),
+    TableColumn("budget"),
+    TableColumn("tokens", justify="right"),
+    TableColumn("volatility"),
+    TableColumn("admission"),
+    TableColumn("eviction", wrap=True),
+)
+
+
 def render_summary(bp: Blueprint, console: Console) -> None:
     """Print the summary of a valid blueprint (and its warnings) to ``console``."""
     window = bp.window_tokens
-    table = Table(title=f"{bp.name}: {len(bp.regions)} regions", title_justify="left")
-    for column in ("region", "kind", "budget", "tokens", "volatility", "admission", "eviction"):
-        table.add_column(column, justify="right" if column == "tokens" else "left")
+    rows = []
     total = fixed = 0
     for spec in bp.regions:
         tokens = resolved_budget(spec, window)
         total += tokens
         fixed += tokens if never_shrinks(spec) else 0
-        table.add_row(
-            spec.name,
-            spec.kind,
-            str(spec.budget),
-            f"{tokens:,}",
-            spec.volatility,
-            spec.admission,
-            policy_text(spec),
+        rows.append(
+            [
+                escape(spec.name),
+                spec.kind,
+                escape(str(spec.budget)),
+                f"{tokens:,}",
+                spec.volatility,
+                spec.admission,
+                escape(policy_text(spec)),
+            ]
         )
+    tables = fit_tables(f"{bp.name}: {len(bp.regions)} regions", _COLUMNS, rows, console.width)
     model = bp.model
     facts = Text(
         f"model {model.provider}:{model.name} (window {model.context_window:,}, output "
@@ -118,7 +132,7 @@ def render_summary(bp: Blueprint, console: Console) -> None:
     order.append(" ".join(parts))
     budgets = {i: resolved_budget(spec, window) for i, spec in enumerate(bp.regions)}
     pressure = Text("\n".join(f"token pressure: {n}" for n in pressure_notes(bp, budgets)))
-    console.print(Group(table, facts, order, pressure))
+    console.print(Group(*tables, facts, order, pressure))
     for warning in bp.warnings:
         where = f"{bp.source.file}:{warning.line}" if bp.source and warning.line else ""
         prefix = f"{where}: " if where else ""
