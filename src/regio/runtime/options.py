@@ -16,6 +16,7 @@ import attrs
 from regio.layout import ToolSpec
 
 from .summarizer import DEFAULT_STANDING_INSTRUCTIONS
+from .toolargs import DEFAULT_TOOL_LIMITS, ToolLimits
 
 __all__ = ["CARRY_FORWARD_MODES", "EngineOptions"]
 
@@ -99,6 +100,9 @@ class EngineOptions:
     extra_tools: tuple[ToolSpec, ...] = attrs.field(default=(), converter=tuple)
     #: Custom region hooks (``module:function``) may be imported.
     allow_custom_hooks: bool = False
+    #: Bounds on the agent's context-tool arguments: echoed length (200 characters), nesting
+    #: (32), integer digits (64), JSON text (1 MiB); see :mod:`regio.runtime.toolargs`.
+    tool_limits: ToolLimits = DEFAULT_TOOL_LIMITS
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
