@@ -3,10 +3,12 @@ compaction of ``recover_overflow`` scales by the bounded ratio of the calibratio
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from persistence_support import driven_engine
+from regio.runtime.options import EngineOptions
 from regio.runtime.recovery import RetryToken
 
 
@@ -42,3 +44,9 @@ def test_a_small_prompt_always_recovers_whatever_ratio_is_reported(ratio: float)
     assert isinstance(token, RetryToken) and token.tokens_after <= token.ceiling
     scale = token.tokens_after / max(engine.budget.estimate(), 1)
     assert scale <= engine.calibration.max_ratio + 0.01
+
+
+@pytest.mark.parametrize("window", [0, -1, -200_000, True, 1.5])
+def test_a_non_positive_context_window_is_refused_where_it_is_given(window: object) -> None:
+    with pytest.raises(ValueError, match="context_window"):
+        EngineOptions(context_window=window)  # type: ignore[arg-type]

@@ -34,6 +34,14 @@ def _at_least_one(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
         raise ValueError(f"{attribute.name} must be >= 1, got {value}")
 
 
+def _window(_: Any, attribute: attrs.Attribute[int | None], value: int | None) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ValueError(
+            f"{attribute.name} is the model's context window in tokens and must be a positive "
+            f"integer (or None for no limit beyond the window), got {value!r}"
+        )
+
+
 def _share(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
     if not 0 < value <= 1:
         raise ValueError(f"{attribute.name} is a share of the window in (0, 1], got {value}")
@@ -42,8 +50,8 @@ def _share(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
 @attrs.frozen(kw_only=True)
 class EngineOptions:
     """The options of one engine (sizes in tokens). Raises :class:`ValueError` for a value out
-    of range (``no_progress_limit`` < 1, ``chunk_tokens`` < 1, ``settle_share`` outside
-    ``(0, 1]``, an unknown ``carry_forward``)."""
+    of range (``context_window`` < 1, ``no_progress_limit`` < 1, ``chunk_tokens`` < 1,
+    ``settle_share`` outside ``(0, 1]``, an unknown ``carry_forward``)."""
 
     #: Provider of :meth:`Engine.request` when none is given (``anthropic``, ``openai``, ...).
     #: Anthropic's Messages API is the one whose cache rules regio was first measured on.
@@ -51,7 +59,7 @@ class EngineOptions:
     #: Model of requests when none is given; empty: the provider's default pricing row.
     model: str = ""
     #: The model's context window; ``None``: the window's ``max_tokens`` is the only limit.
-    context_window: int | None = None
+    context_window: int | None = attrs.field(default=None, validator=_window)
     #: Tokens kept free for the answer (the request's ``max_tokens``); 0: not reserved.
     output_reserve: int = 0
     #: Layout strategy (``regio``, or the comparison layouts ``naive``, ``kind``,
