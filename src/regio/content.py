@@ -267,7 +267,9 @@ def group_messages(messages: Sequence[Message]) -> Grouping:
     An assistant message with tool calls opens a group; every later message whose tool results
     answer one of its call ids joins it, even when results are not adjacent, arrive in several
     messages, or arrive in another order. A message holding results for calls of two groups joins
-    the earliest of them and the groups merge (so no unit is ever split). Thinking blocks stay in
+    the earliest of them and the groups merge (so no unit is ever split); groups whose messages
+    interleave (``a1{c1}, a2{c2}, t(c1), t(c2)``, or any message between a call and its result)
+    merge too (a plain message between them stays its own unit). Thinking blocks stay in
     their assistant message. A result whose call is absent (or only appears later) is an orphan;
     its message stands alone as its own unit. Every other message is a unit of its own.
 
@@ -279,6 +281,39 @@ def group_messages(messages: Sequence[Message]) -> Grouping:
 def group_entries(entries: Sequence[Entry]) -> Grouping:
     """:func:`group_messages` over entries; standalone groups are named ``m:<entry id>``."""
     return _group([(e.role or "user", e.blocks) for e in entries], [e.id for e in entries])
+
+
+def _merge_interleaved(
+    assignment: list[int],
+    find: Any,
+    parent: list[int],
+    members: list[list[int]],
+    calls: list[list[str]],
+    answered: list[set[str]],
+) -> None:
+    """Merge every tool-calling group with each tool-calling group whose message span it
+    overlaps (``a1{c1}, a2{c2}, t(c1), t(c2)`` is one unit), so no cut between two messages
+    leaves a call of one and the result of the other: eviction, compaction and kept tails
+    alike."""
+    reach = -1  # the last message index the current run must extend to
+    run: int | None = None
+    last: dict[int, int] = {}
+    for index, g in enumerate(assignment):
+        last[find(g)] = index
+    for index, g in enumerate(assignment):
+        root = find(g)
+        if not calls[root]:
+            continue  # a standalone message between a call and its result stays its own unit
+        if run is not None and index <= reach and find(run) != root:
+            keep, gone = find(run), root
+            parent[gone] = keep
+            members[keep].extend(members[gone])
+            calls[keep].extend(calls[gone])
+            answered[keep] |= answered[gone]
+            reach = max(reach, last.get(gone, index))
+            last[keep] = max(last.get(keep, index), last.get(gone, index))
+        elif run is None or index > reach:
+            run, reach = root, last[root]
 
 
 def _group(
@@ -334,6 +369,7 @@ def _group(
         members[g].append(index)
         assignment.append(g)
 
+    _merge_interleaved(assignment, find, parent, members, calls, answered)
     roots: dict[int, int] = {}
     groups: list[TurnGroup] = []
     final_assignment: list[int] = []

@@ -10,6 +10,8 @@ from __future__ import annotations
 __all__ = [
     "CompactionError",
     "CustomHooksNotAllowedError",
+    "EntryIndexError",
+    "NoSuchRegionError",
     "ProtectedEntryError",
     "RegioError",
     "RegionConfigError",
@@ -17,6 +19,7 @@ __all__ = [
     "RegionFullError",
     "SubscriberError",
     "SystemRoleError",
+    "UnknownKeyError",
     "WindowConfigError",
     "WindowStateError",
 ]
@@ -32,6 +35,28 @@ class RegionError(RegioError):
 
 class RegionConfigError(RegionError, ValueError):
     """A region was declared with an invalid option (the message names the option and the fix)."""
+
+
+class _LookupMessage(LookupError):
+    """``str()`` is the message itself (a builtin ``KeyError`` would quote it)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class NoSuchRegionError(RegionError, _LookupMessage, KeyError):
+    """A region name that the window does not have (the message lists the regions). Also a
+    :class:`KeyError`, which it was before it was a :class:`RegioError`."""
+
+
+class UnknownKeyError(RegionError, _LookupMessage, KeyError):
+    """A key (or checklist item id) that the region does not hold (the message lists the keys).
+    Also a :class:`KeyError`."""
+
+
+class EntryIndexError(RegionError, _LookupMessage, IndexError):
+    """An entry index outside the region (the message gives the entry count). Also an
+    :class:`IndexError`."""
 
 
 class RegionFullError(RegionError):

@@ -38,6 +38,7 @@ from regio.events import EventBus
 from regio.runtime.drive import adrive, drive
 from regio.runtime.errors import ContextOverflowError
 from regio.runtime.overflow import classify_overflow
+from regio.runtime.toolargs import echo
 
 from .engine_port import EnginePort
 from .errors import AgentConfigError
@@ -236,7 +237,7 @@ class AgentLoop:
         if call.name not in self._by_name and call.name not in self.port.context_tool_names():
             known = sorted({*self._by_name, *self.port.context_tool_names()})
             return UserToolOutcome(
-                f"Error: there is no tool named {call.name!r}. Available tools: "
+                f"Error: there is no tool named {echo(call.name)}. Available tools: "
                 f"{', '.join(known) or '(none)'}.",
                 is_error=True,
             )

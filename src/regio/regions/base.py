@@ -23,7 +23,13 @@ import attrs
 import msgspec
 
 from regio.content import Entry
-from regio.errors import ProtectedEntryError, RegionConfigError, SystemRoleError
+from regio.errors import (
+    EntryIndexError,
+    ProtectedEntryError,
+    RegionConfigError,
+    SystemRoleError,
+    UnknownKeyError,
+)
 from regio.events import EventBus, transactional
 from regio.policies import (
     ADMISSIONS,
@@ -424,23 +430,25 @@ class Region:
         index."""
         given = [x is not None for x in (key, index, oldest)]
         if sum(given) != 1:
-            raise ValueError("release needs exactly one of key=, index= or oldest=")
+            raise RegionConfigError("release needs exactly one of key=, index= or oldest=")
         info = self.analysis()
         if oldest is not None:
             if oldest < 0:
-                raise ValueError(f"release(oldest=N) needs N >= 0, got {oldest}")
+                raise RegionConfigError(f"release(oldest=N) needs N >= 0, got {oldest}")
             ids = [self.entries[i].id for i in info.removal(min(oldest, info.removable_count))]
         else:
             if key is not None:
                 matches = [i for i, e in enumerate(self.entries) if e.key == key]
                 if not matches:
                     known = ", ".join(sorted(e.key for e in self.entries if e.key)) or "none"
-                    raise KeyError(f"region {self.name!r} has no key {key!r} (keys: {known})")
+                    raise UnknownKeyError(
+                        f"region {self.name!r} has no key {key!r} (keys: {known})"
+                    )
                 index = matches[0]
             assert index is not None
             n = len(self.entries)
             if not -n <= index < n:
-                raise IndexError(f"region {self.name!r} has {n} entries; index {index} is out")
+                raise EntryIndexError(f"region {self.name!r} has {n} entries; index {index} is out")
             index %= n
             unit = info.unit_of[index]
             if info.protected[unit]:

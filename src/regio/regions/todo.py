@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from regio.content import Entry
-from regio.errors import RegionConfigError
+from regio.errors import RegionConfigError, UnknownKeyError
 from regio.regions import events as ev
 from regio.regions.base import Region
 from regio.regions.keyed import Checklist
@@ -67,7 +67,7 @@ def _update_item(
     cl = _checklist(window, region)
     old = cl.get(item_id)
     if old is None:
-        raise KeyError(
+        raise UnknownKeyError(
             f"checklist {cl.name!r} has no item {item_id!r} (items: "
             f"{', '.join(cl.keys()) or 'none'})"
         )

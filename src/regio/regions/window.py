@@ -21,6 +21,7 @@ import msgspec
 
 from regio.content import Block, Entry, Message, Text, Thinking, ToolResult, ToolUse
 from regio.errors import (
+    NoSuchRegionError,
     RegionConfigError,
     SystemRoleError,
     WindowConfigError,
@@ -116,13 +117,16 @@ class Window:
 
     # ----- lookup -------------------------------------------------------------------------
     def region(self, name: str | Region) -> Region:
-        """The region called ``name``; ``KeyError`` naming the known regions."""
+        """The region called ``name``; :class:`NoSuchRegionError` (a ``KeyError``) naming the
+        known regions."""
         if isinstance(name, Region):
             return name
         try:
             return self._by_name[name]
         except KeyError:
-            raise KeyError(f"no region {name!r}; regions: {', '.join(self._by_name)}") from None
+            raise NoSuchRegionError(
+                f"no region {name!r}; regions: {', '.join(self._by_name)}"
+            ) from None
 
     @property
     def conversation(self) -> Region | None:

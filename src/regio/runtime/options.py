@@ -16,6 +16,7 @@ import attrs
 from regio.layout import ToolSpec
 
 from .summarizer import DEFAULT_STANDING_INSTRUCTIONS
+from .toolargs import DEFAULT_TOOL_LIMITS, ToolLimits
 
 __all__ = ["CARRY_FORWARD_MODES", "EngineOptions"]
 
@@ -33,6 +34,14 @@ def _at_least_one(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
         raise ValueError(f"{attribute.name} must be >= 1, got {value}")
 
 
+def _window(_: Any, attribute: attrs.Attribute[int | None], value: int | None) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ValueError(
+            f"{attribute.name} is the model's context window in tokens and must be a positive "
+            f"integer (or None for no limit beyond the window), got {value!r}"
+        )
+
+
 def _share(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
     if not 0 < value <= 1:
         raise ValueError(f"{attribute.name} is a share of the window in (0, 1], got {value}")
@@ -41,8 +50,8 @@ def _share(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
 @attrs.frozen(kw_only=True)
 class EngineOptions:
     """The options of one engine (sizes in tokens). Raises :class:`ValueError` for a value out
-    of range (``no_progress_limit`` < 1, ``chunk_tokens`` < 1, ``settle_share`` outside
-    ``(0, 1]``, an unknown ``carry_forward``)."""
+    of range (``context_window`` < 1, ``no_progress_limit`` < 1, ``chunk_tokens`` < 1,
+    ``settle_share`` outside ``(0, 1]``, an unknown ``carry_forward``)."""
 
     #: Provider of :meth:`Engine.request` when none is given (``anthropic``, ``openai``, ...).
     #: Anthropic's Messages API is the one whose cache rules regio was first measured on.
@@ -50,7 +59,7 @@ class EngineOptions:
     #: Model of requests when none is given; empty: the provider's default pricing row.
     model: str = ""
     #: The model's context window; ``None``: the window's ``max_tokens`` is the only limit.
-    context_window: int | None = None
+    context_window: int | None = attrs.field(default=None, validator=_window)
     #: Tokens kept free for the answer (the request's ``max_tokens``); 0: not reserved.
     output_reserve: int = 0
     #: Layout strategy (``regio``, or the comparison layouts ``naive``, ``kind``,
@@ -99,6 +108,9 @@ class EngineOptions:
     extra_tools: tuple[ToolSpec, ...] = attrs.field(default=(), converter=tuple)
     #: Custom region hooks (``module:function``) may be imported.
     allow_custom_hooks: bool = False
+    #: Bounds on the agent's context-tool arguments: echoed length (200 characters), nesting
+    #: (32), integer digits (64), JSON text (1 MiB); see :mod:`regio.runtime.toolargs`.
+    tool_limits: ToolLimits = DEFAULT_TOOL_LIMITS
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -165,6 +165,7 @@ class EngineState(msgspec.Struct):
     ledger: list[UsageRecord]
     transcript: list[TranscriptRecord]
     book: CompactionBook
+    layout_input: tuple[str | None, LayoutState | None] = (None, None)  # (fingerprint, state)
 
 
 def text_sha256(text: str) -> str:
@@ -174,8 +175,7 @@ def text_sha256(text: str) -> str:
 
 def engine_state(engine: Any) -> EngineState:
     """The :class:`EngineState` of ``engine`` (what :func:`save_engine` writes)."""
-    window, reserve, max_summary = summarizer_limits(engine.summarizer)
-    del reserve
+    window, _reserve, max_summary = summarizer_limits(engine.summarizer)
     counter = engine.counter
     last = engine.state.last_request
     if last is not None:
@@ -195,6 +195,7 @@ def engine_state(engine: Any) -> EngineState:
         ),
         window=engine.window.snapshot_state(),
         layout_state=engine.state.layout_state,
+        layout_input=(engine.state.layout_fingerprint, engine.state.layout_input),
         last_request=last,
         last_estimate=engine.state.last_estimate,
         last_provider=engine.state.last_provider,
@@ -517,6 +518,8 @@ def _build(
         transcript_log=Transcript(list(state.transcript)),
         book=state.book,
         layout_state=state.layout_state,
+        layout_fingerprint=state.layout_input[0],
+        layout_input=state.layout_input[1],
         last_request=state.last_request,
         last_estimate=state.last_estimate,
         last_provider=state.last_provider,

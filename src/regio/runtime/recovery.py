@@ -4,8 +4,10 @@ A provider refusal for length triggers one compaction to half the allowance and 
 
 1. :func:`regio.runtime.overflow.classify_overflow` decides; anything else is not touched (an
    exception is re-raised as is).
-2. When the provider reported the prompt size, the calibration of ``provider:model`` is
-   rescaled to it (the estimate of the failed request becomes the reported size).
+2. When the provider reported the prompt size, it is one observation of the calibration of
+   ``provider:model`` (bounded, :class:`regio.tokens.Calibration`), and this recovery scales
+   its estimates by the larger of the calibrated factor and the bounded ratio of the report
+   (at most ``Calibration.max_ratio``, default 4), never by the raw ratio.
 3. Compactable content is compacted toward half the allowance (``limit // 2``, calibrated),
    working notes first, the conversation last, pass after pass while a pass frees tokens
    (at most :data:`MAX_RECOVERY_PASSES`). Recovery succeeds when the calibrated size is then
@@ -63,6 +65,14 @@ class RetryToken(msgspec.Struct, frozen=True):
     compaction: cp.CompactionResult | None = None
 
 
+def _bounded_ratio(budget: EngineBudget, raw: int, info: OverflowInfo) -> float:
+    """The reported / estimated ratio of this refusal, bounded as one calibration observation
+    is (``[1, Calibration.max_ratio]``, default 4): one report far above the estimate (250k
+    for a 694-token prompt) must not make this recovery aim at an impossible size."""
+    assert info.reported is not None
+    return min(max(info.reported / raw, 1.0), budget.calibration.max_ratio)
+
+
 def _fail(
     c: Compactor, budget: EngineBudget, info: OverflowInfo, error: Any, reason: str, estimated: int
 ) -> None:
@@ -103,7 +113,7 @@ def recover(
     scale = budget.calibration.factor(key)
     if info.reported is not None and raw > 0:
         budget.calibration.observe(key, raw, info.reported)
-        scale = max(scale, budget.calibration.factor(key), info.reported / raw)
+        scale = max(scale, budget.calibration.factor(key), _bounded_ratio(budget, raw, info))
     current = budget.estimate(provider, model)
     before = info.reported if info.reported is not None else int(current * scale)
     goal = budget.limit // 2

@@ -4,11 +4,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import msgspec
+
 from regio.events import Event
-from regio.layout import Request, ToolSpec, assemble
+from regio.layout import LayoutState, Request, ToolSpec, assemble
 from regio.providers import economics_for
 
 from . import compaction as cp
@@ -21,18 +24,50 @@ from .render import render_payload
 from .state import SessionState
 from .usage import UsageLedger, UsageRecord
 
-__all__ = ["lay_out", "observe_usage"]
+__all__ = ["lay_out", "observe_usage", "request_fingerprint"]
+
+
+def request_fingerprint(
+    c: Compactor, specs: Sequence[ToolSpec], provider: str, model: str, api: str | None
+) -> str:
+    """sha256 (hex) of everything a layout reads apart from the carried layout state: every
+    region's name, version and content hash, the window's turn, next entry number and pending
+    compactions, the tool specs, ``provider`` / ``model`` / ``api`` and the layout options.
+    Equal fingerprints mean the same window state (stable across processes: no ``hash()``)."""
+    o = c.options
+    h = hashlib.sha256()
+    for r in c.window.regions:
+        h.update(f"{r.name}\0{r.version}\0{r.content_hash()}\0".encode("utf-8", "surrogatepass"))
+    pending = [(p.id, p.region, tuple(p.entry_ids)) for p in c.window.pending_compactions()]
+    h.update(
+        msgspec.json.encode(
+            [
+                c.window.turn,
+                c.window.next_entry,
+                pending,
+                [[t.name, t.description, t.input_schema] for t in specs],
+                [provider, model, api, o.strategy, o.ttl, o.chunk_tokens, o.settle_share],
+                o.session_id,
+            ]
+        )
+    )
+    return h.hexdigest()
 
 
 def _assemble(
-    c: Compactor, state: SessionState, specs: Sequence[ToolSpec], provider: str, model: str
+    c: Compactor,
+    state: SessionState,
+    specs: Sequence[ToolSpec],
+    provider: str,
+    model: str,
+    carried: LayoutState | None,
 ) -> Request:
     options = c.options
     return assemble(
         c.window,
         options.strategy,
         tools=specs,
-        state=state.layout_state,
+        state=carried,
         ttl=options.ttl,
         economics=economics_for(provider or options.provider or None, model or None),
         chunk_tokens=options.chunk_tokens,
@@ -57,9 +92,17 @@ def lay_out(
     """Lay the window out for ``provider`` / ``model`` and render the payload. A request whose
     calibrated size is over ``budget.limit`` is compacted to half the allowance (with
     ``auto_compact``) and laid out again; still over: :class:`ContextOverflowError`. Keeps the
-    layout state, request and raw estimate in ``state``."""
+    layout state, request and raw estimate in ``state``.
+
+    Same state, same bytes: when :func:`request_fingerprint` equals the last request's (a
+    retry, or a second call with nothing changed), the layout starts again from the layout
+    state the last request started from, so the payload, cache markers included, is the same
+    byte for byte (the layout's breakpoint planning reads the previous request's marks)."""
     specs = budget.tool_specs(tools)
-    req = _assemble(c, state, specs, provider, model)
+    fingerprint = request_fingerprint(c, specs, provider, model, api)
+    same = fingerprint == state.layout_fingerprint
+    carried = state.layout_input if same else state.layout_state
+    req = _assemble(c, state, specs, provider, model, carried)
     raw = budget.request_estimate(req)
     limit = budget.limit
     if budget.calibrated(raw, provider, model) > limit:
@@ -67,7 +110,9 @@ def lay_out(
             factor = budget.calibration.factor(budget.calibration_key(provider, model))
             need = int((budget.calibrated(raw, provider, model) - limit // 2) / factor) + 1
             c.run(pressure_steps(c, "ceiling", cp.plan_targets(c, need)))
-            req = _assemble(c, state, specs, provider, model)
+            fingerprint = request_fingerprint(c, specs, provider, model, api)
+            carried = state.layout_state  # the window changed: carry on from the last request
+            req = _assemble(c, state, specs, provider, model, carried)
             raw = budget.request_estimate(req)
         sized = budget.calibrated(raw, provider, model)
         if sized > limit:
@@ -88,6 +133,7 @@ def lay_out(
         log=state.render_log,
         **extra,
     )
+    state.layout_input, state.layout_fingerprint = carried, fingerprint
     state.layout_state = req.state
     state.last_request = req
     state.last_sent_at = float(c.clock())

@@ -21,6 +21,11 @@ class SessionState:
     refusal before then raises)."""
 
     layout_state: LayoutState | None = None
+    #: The layout state the last request started from and the fingerprint of the window it
+    #: was laid out for (:func:`regio.runtime.requests.request_fingerprint`): a request on an
+    #: unchanged window starts from ``layout_input`` again, so it renders the same bytes.
+    layout_input: LayoutState | None = None
+    layout_fingerprint: str | None = None
     #: The session's render log (what the layout and the renderers carry from request to
     #: request; reset at the one point where the conversation is rewritten). Not saved.
     render_log: RenderLog = attrs.field(factory=RenderLog, repr=False)

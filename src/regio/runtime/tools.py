@@ -7,7 +7,11 @@ Tools: ``context_write``, ``context_append``, ``context_read``, ``context_delete
 come back as text that says how full the region is, what can be released and which regions are
 writable; they are never raised into the agent loop. Arguments are checked against the tool's
 JSON schema first (:func:`regio.runtime.toolargs.check_arguments`: no unknown keys, required
-keys present, types, minimums and enums), and a wrong one is named with the fix.
+keys present, types, minimums and enums), and a wrong one is named with the fix. Arguments are
+bounded (nesting, integer digits, length) and every agent value quoted in a reply is cut to
+``EngineOptions.tool_limits.echo_chars`` characters (default 200, :mod:`regio.runtime.toolargs`).
+Any :class:`regio.errors.RegioError` a region raises for the call (a keyed region written without
+a key, an unknown key, a protected entry) becomes such a reply too.
 
 ``compact`` runs mid-turn (inside the assistant's tool call), so it only *schedules* the
 compaction: the engine flushes it at the next turn boundary (:meth:`Engine.request`), never
@@ -20,18 +24,18 @@ confirms the write (``ContextToolOutcome.note`` carries the note text for loops 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import msgspec
 
+from regio.errors import RegioError
 from regio.layout import ToolSpec, note_text
 from regio.regions import Checklist, Refusal, Window, WriteResult
 
 from .compaction import schedule_compaction
 from .compactor import Compactor
 from .events import ToolCallHandled
-from .toolargs import check_arguments
+from .toolargs import ToolArgumentError, check_arguments, echo, parse_arguments
 from .writes import release_from, write_to
 
 __all__ = [
@@ -217,25 +221,28 @@ def _listing(c: Compactor) -> str:
     return "\n".join(lines)
 
 
+def _echo_chars(c: Compactor) -> int:
+    return c.options.tool_limits.echo_chars
+
+
+def _q(c: Compactor, value: Any) -> str:
+    """``value`` (agent input) quoted, bounded."""
+    return echo(value, _echo_chars(c))
+
+
 def _mistake(c: Compactor, name: str, message: str) -> ContextToolOutcome:
-    text = f"{name}: {message}\n{_listing(c)}"
-    c.emit(ToolCallHandled(name, False, message))
+    limit = _echo_chars(c)
+    tool = name if isinstance(name, str) and len(name) <= limit else echo(name, limit)
+    if len(message) > 8 * limit + 400:  # a backstop: every agent value in it is already cut
+        message = message[: 8 * limit + 400] + f"... ({len(message)} characters)"
+    text = f"{tool}: {message}\n{_listing(c)}"
+    c.emit(ToolCallHandled(tool, False, message))
     return ContextToolOutcome(text, ok=False)
 
 
 def _ok(c: Compactor, name: str, text: str, **data: Any) -> ContextToolOutcome:
     c.emit(ToolCallHandled(name, True, text.splitlines()[0] if text else ""))
     return ContextToolOutcome(text, ok=True, data=data)
-
-
-def _args(arguments: Any) -> dict[str, Any]:
-    if arguments is None:
-        return {}
-    text = isinstance(arguments, str | bytes)
-    value = json.loads(arguments or "{}") if text else dict(arguments)
-    if not isinstance(value, dict):
-        raise ValueError("arguments must be a JSON object")
-    return value
 
 
 def _write(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutcome:
@@ -247,7 +254,8 @@ def _write(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutcome:
         return _mistake(
             c,
             name,
-            f"region {region!r} is not writable; writable regions: {', '.join(writable) or 'none'}",
+            f"region {_q(c, region)} is not writable; writable regions: "
+            f"{', '.join(writable) or 'none'}",
         )
     key = args.get("key") if name == "context_write" else None
     if key is not None and not isinstance(key, str):
@@ -278,7 +286,7 @@ def _write(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutcome:
 def _read(c: Compactor, args: dict[str, Any]) -> ContextToolOutcome:
     region = args.get("region")
     if not isinstance(region, str) or region not in [r.name for r in c.window.regions]:
-        return _mistake(c, "context_read", f"unknown region {region!r}")
+        return _mistake(c, "context_read", f"unknown region {_q(c, region)}")
     r = c.window.region(region)
     key = args.get("key")
     if key is not None:
@@ -288,7 +296,7 @@ def _read(c: Compactor, args: dict[str, Any]) -> ContextToolOutcome:
             return _mistake(
                 c,
                 "context_read",
-                f"region {region!r} has no key {key!r}; keys: {', '.join(keys) or 'none'}",
+                f"region {region!r} has no key {_q(c, key)}; keys: {', '.join(keys) or 'none'}",
             )
         return _ok(c, "context_read", found[-1].text)
     body = "\n".join(
@@ -304,7 +312,7 @@ def _read(c: Compactor, args: dict[str, Any]) -> ContextToolOutcome:
 def _delete(c: Compactor, args: dict[str, Any]) -> ContextToolOutcome:
     region = args.get("region")
     if not isinstance(region, str) or region not in [r.name for r in c.window.regions]:
-        return _mistake(c, "context_delete", f"unknown region {region!r}")
+        return _mistake(c, "context_delete", f"unknown region {_q(c, region)}")
     chosen = {k: args[k] for k in ("key", "index", "oldest") if args.get(k) is not None}
     if len(chosen) != 1:
         return _mistake(c, "context_delete", "give exactly one of 'key', 'index' or 'oldest'")
@@ -315,12 +323,7 @@ def _delete(c: Compactor, args: dict[str, Any]) -> ContextToolOutcome:
             "context_delete",
             f"region {region!r} ({r.kind}) cannot be released by the agent",
         )
-    try:
-        removed = release_from(c, region, **chosen)
-    except (KeyError, IndexError, ValueError) as exc:
-        return _mistake(c, "context_delete", str(exc).strip("'\""))
-    except Exception as exc:  # ProtectedEntryError and other refusals
-        return _mistake(c, "context_delete", str(exc))
+    removed = release_from(c, region, **chosen)  # a RegioError becomes a reply (the caller)
     freed = sum(e.tokens for e in removed)
     return _ok(
         c,
@@ -338,22 +341,17 @@ def _todo(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutcome:
         return _mistake(
             c,
             name,
-            f"no checklist region {region!r}; checklists: {', '.join(lists) or 'none'}",
+            f"no checklist region {_q(c, region)}; checklists: {', '.join(lists) or 'none'}",
         )
-    try:
-        if name == "todo_add":
-            result = c.window.todo_add(region, str(args.get("text", "")))
-        elif name == "todo_done":
-            result = c.window.todo_done(region, str(args.get("item_id", "")))
-        else:
-            note = str(args.get("note", "")).strip()
-            if not note:
-                return _mistake(c, name, "needs a non-empty 'note'")
-            result = c.window.todo_note(region, str(args.get("item_id", "")), note)
-    except (KeyError, ValueError) as exc:
-        return _mistake(c, name, str(exc).strip("'\""))
-    except Exception as exc:
-        return _mistake(c, name, str(exc))
+    if name == "todo_add":
+        result = c.window.todo_add(region, str(args.get("text", "")))
+    elif name == "todo_done":
+        result = c.window.todo_done(region, str(args.get("item_id", "")))
+    else:
+        note = str(args.get("note", "")).strip()
+        if not note:
+            return _mistake(c, name, "needs a non-empty 'note'")
+        result = c.window.todo_note(region, str(args.get("item_id", "")), note)
     if isinstance(result, Refusal):
         return _mistake(c, name, result.message)
     r = c.window.region(region)
@@ -371,16 +369,37 @@ def _todo(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutcome:
 
 def handle_tool_call(c: Compactor, name: str, arguments: Any) -> ContextToolOutcome:
     """Run context tool ``name`` with ``arguments`` (a dict or JSON text); never raises for the
-    agent's mistakes (module doc)."""
+    agent's mistakes (module doc): a bad name or argument, or a :class:`RegioError` the call
+    provokes, comes back as a :class:`ContextToolOutcome` with ``ok`` false."""
+    if not isinstance(name, str) or name not in TOOL_NAMES:
+        return _mistake(
+            c, str(name), f"unknown tool {_q(c, name)}; context tools: {', '.join(TOOL_NAMES)}"
+        )
     try:
-        args = _args(arguments)
-    except (ValueError, TypeError) as exc:
-        return _mistake(c, name, f"arguments are not a JSON object ({exc})")
+        args = parse_arguments(arguments, c.options.tool_limits)
+    except ToolArgumentError as exc:
+        return _mistake(c, name, f"{exc}; call {name} again with a JSON object")
     spec = next((s for s in context_tool_specs(c.window) if s.name == name), None)
     if spec is not None:
-        problem = check_arguments(name, spec.input_schema, args)
+        problem = check_arguments(name, spec.input_schema, args, _echo_chars(c))
         if problem is not None:
             return _mistake(c, name, problem)
+    try:
+        return _dispatch(c, name, args)
+    except RegioError as exc:  # the call's own refusal (keyed without a key, unknown key, ...)
+        return _mistake(c, name, _cut_echoes(c, str(exc), args))
+
+
+def _cut_echoes(c: Compactor, message: str, args: dict[str, Any]) -> str:
+    """``message`` with every long agent string of ``args`` it quotes cut to the echo bound."""
+    limit = _echo_chars(c)
+    for value in args.values():
+        if isinstance(value, str) and len(value) > limit and value in message:
+            message = message.replace(value, f"{value[:limit]}... ({len(value)} characters)")
+    return message
+
+
+def _dispatch(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutcome:
     if name in ("context_write", "context_append"):
         return _write(c, name, args)
     if name == "context_read":
@@ -401,4 +420,4 @@ def handle_tool_call(c: Compactor, name: str, arguments: Any) -> ContextToolOutc
             f"compaction scheduled: up to {pending} tokens will be "
             "summarized before your next turn",
         )
-    return _mistake(c, name, f"unknown tool {name!r}; context tools: {', '.join(TOOL_NAMES)}")
+    return _mistake(c, name, f"tool {name!r} is not offered by this window")
