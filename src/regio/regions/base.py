@@ -88,6 +88,11 @@ class Region:
     kind_rank: ClassVar[int] = 1
     """Order in the ``kind`` comparison layout's system prompt (lower first; ties keep the
     blueprint's order)."""
+    renders_itself: ClassVar[bool] = False
+    """Its text comes from its own render hook: the layout places it as one section and never
+    settles or chunks its entries."""
+    holds_summaries: ClassVar[bool] = False
+    """It holds compaction summaries (the layout may open the conversation with them)."""
     compaction_order: ClassVar[int | None] = None
     """Order in which compaction shrinks this kind when it is paired with a
     ``compact_history`` (lower first: working notes before the conversation); ``None``: it
