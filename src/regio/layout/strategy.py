@@ -173,25 +173,10 @@ class RegioStrategy(StrategyBase):
         tail = [s for s in (whole_section(window, r) for r in rewritten) if s]
         return system, tail, chunks_used
 
-    def wanted(
-        self,
-        blocks: Sequence[LayoutBlock],
-        *,
-        ttl: str,
-        stable_ttl: str,
-        previous_newest: str | None = None,
-        previous_marks: Sequence[str] = (),
-        tail_index: int | None = None,
-        system_changed: bool = False,
-    ) -> list[Wanted]:
-        return regio_wanted(
-            blocks,
-            ttl=ttl,
-            stable_ttl=stable_ttl,
-            previous_newest=previous_newest,
-            previous_marks=previous_marks,
-            tail_index=tail_index,
-        )
+    def wanted(self, blocks: Sequence[LayoutBlock], **options: Any) -> list[Wanted]:
+        """:func:`regio.layout.breakpoints.regio_wanted` (``options`` as for
+        :meth:`StrategyBase.wanted`)."""
+        return regio_wanted(blocks, **options)
 
 
 REGIO = RegioStrategy()

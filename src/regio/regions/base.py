@@ -257,15 +257,7 @@ class Region:
         """Kind-specific planning (default: roll off oldest units under ``evict``)."""
         return self.plan_rolloff(entry)
 
-    def plan_rolloff(
-        self,
-        entry: Entry,
-        *,
-        history: HistoryCaps | None = None,
-        fallback: bool = False,
-        item_reason: str = "max_items",
-        token_goal: int | None = None,
-    ) -> WritePlan | Refusal:
+    def plan_rolloff(self, entry: Entry, **options: Any) -> WritePlan | Refusal:
         """Plan appending ``entry``, removing the fewest units of the removal order
         (:mod:`regio.policies.units`) so the region fits its token budget -- or, with
         ``token_goal`` (tokens, token hysteresis), so it keeps at most ``token_goal`` tokens
@@ -273,15 +265,10 @@ class Region:
         ``history`` (soft: the current turn and open groups always stay, event
         ``region_over_budget``). The entry being written (and the unit it joins) is never
         removed. Refuses under ``reject`` when anything would have to go, or when only
-        protected units could make room."""
-        return rolloff.plan_rolloff(
-            self,
-            entry,
-            history=history,
-            fallback=fallback,
-            item_reason=item_reason,
-            token_goal=token_goal,
-        )
+        protected units could make room. ``options``: ``history`` (:class:`HistoryCaps`),
+        ``fallback``, ``item_reason``, ``token_goal`` (see
+        :func:`regio.regions.rolloff.plan_rolloff`)."""
+        return rolloff.plan_rolloff(self, entry, **options)
 
     def history_counts(self) -> HistoryCounts:
         """:class:`HistoryCounts` of the current entries, kept incrementally: appends since the
