@@ -16,7 +16,7 @@ window-level check between the two, so a refused write never changes anything.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 import attrs
@@ -475,12 +475,12 @@ class Region:
         if j is None:
             j = info.removable_count
         ids = [self.entries[i].id for i in info.removal(j)]
-        removed = self.remove_ids(ids)
-        if removed:
-            self.events.emit(
-                ev.Evicted(self.name, tuple(ids), sum(e.tokens for e in removed), "trim")
-            )
-            self._drop_pending(ids, fallback=True, reason="entries evicted (trim)")
+        removed = self._remove_and_emit(
+            ids,
+            lambda gone: ev.Evicted(self.name, tuple(ids), sum(e.tokens for e in gone), "trim"),
+            fallback=True,
+            reason="entries evicted (trim)",
+        )
         if over:
             self.events.emit(ev.RegionOverBudget(self.name, self.used_tokens, cap, "protected"))
         return removed
@@ -490,12 +490,24 @@ class Region:
         """Remove every unit that is not protected; returns the removed entries."""
         info = self.analysis()
         ids = [self.entries[i].id for i in info.removal(info.removable_count)]
+        return self._remove_and_emit(
+            ids,
+            lambda gone: ev.Cleared(
+                self.name, tuple(e.id for e in gone), sum(e.tokens for e in gone)
+            ),
+            fallback=False,
+            reason="region cleared",
+        )
+
+    def _remove_and_emit(
+        self, ids: list[str], event: Callable[[list[Entry]], Any], *, fallback: bool, reason: str
+    ) -> list[Entry]:
+        """Remove ``ids``; when any went, emit ``event(removed)`` and settle the pending
+        compactions that marked them (``fallback``, ``reason``: see :meth:`_drop_pending`)."""
         removed = self.remove_ids(ids)
         if removed:
-            self.events.emit(
-                ev.Cleared(self.name, tuple(e.id for e in removed), sum(e.tokens for e in removed))
-            )
-            self._drop_pending(ids, fallback=False, reason="region cleared")
+            self.events.emit(event(removed))
+            self._drop_pending(ids, fallback=fallback, reason=reason)
         return removed
 
     # ----- refusals --------------------------------------------------------------------------
