@@ -1,5 +1,5 @@
 """Why the blueprint loader structures with cattrs rather than msgspec: the figures quoted in
-``docs/blueprint-internals.md``.
+``docs/architecture.md`` ("Why cattrs and not msgspec").
 
 Run with ``python benchmarks/blueprint_backends.py``. It prints
 

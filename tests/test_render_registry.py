@@ -20,6 +20,7 @@ from regio.layout import (
 )
 from regio.layout.strategy import REGIO
 from regio.providers import PROVIDERS, economics_for
+from regio.regions.base import declared_kinds
 from regio.runtime import Engine, ExtractiveSummarizer
 from regio.runtime.render import api_for
 from regio.tokens import get_counter
@@ -109,13 +110,15 @@ def test_strategies_are_objects_found_by_name() -> None:
 
 class _Ranked:
     kind = "pinned"
-    layout_rank = 7
+    kind_rank = 7
 
 
 class _Plain:
     kind = "temporary"
 
 
-def test_the_kind_order_is_one_function_a_kind_can_declare() -> None:
+def test_the_kind_order_is_the_rank_each_kind_declares() -> None:
     assert kind_rank(_Ranked()) == 7
-    assert kind_rank(_Plain()) == 2
+    assert kind_rank(_Plain()) == 1  # no declared rank: the middle, whatever its kind string
+    for cls in declared_kinds().values():
+        assert kind_rank(cls.__new__(cls)) == cls.kind_rank

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from regio.content import Entry, Message, Text, Thinking, ToolResult, ToolUse, canonical_json
 from regio.tokens import (
     CHAT_FORMATS,
+    DEFAULT_CACHE_SIZE,
+    ENTRY_BYTES,
     CountCache,
     HeuristicCounter,
     TokenCounter,
@@ -189,6 +191,26 @@ def test_the_cache_is_bounded_and_drops_the_least_recently_used() -> None:
     assert "a" in cache and "c" in cache and "b" not in cache
     assert cache.stats.evictions == 1
     assert len(cache) == 2
+
+
+@settings(max_examples=30, deadline=None)
+@given(maxsize=st.integers(1, 50), texts=st.lists(st.text(max_size=12), max_size=200))
+def test_the_cache_holds_at_most_maxsize_counts_whatever_it_is_fed(maxsize, texts) -> None:
+    cache = CountCache(maxsize=maxsize)
+    for t in texts:
+        assert cache.get_or_count(t, len) == len(t)
+        assert len(cache) <= maxsize
+    stats = cache.stats
+    assert stats.size == len(cache) == min(maxsize, len(set(texts)))
+    assert stats.bytes == stats.size * ENTRY_BYTES
+
+
+def test_a_counter_s_default_cache_is_sized_by_the_window_not_the_session() -> None:
+    counter = get_counter("heuristic")
+    for i in range(3 * DEFAULT_CACHE_SIZE):
+        counter.count(f"turn {i}")
+    assert counter.stats.size == DEFAULT_CACHE_SIZE
+    assert counter.stats.bytes < 1 << 20  # under 1 MiB per counter
 
 
 def test_a_cache_of_size_zero_is_refused() -> None:

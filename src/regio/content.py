@@ -19,7 +19,7 @@ msgspec Structs. The vocabulary follows the providers' own terms:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -370,6 +370,21 @@ def _group(
         assignment.append(g)
 
     _merge_interleaved(assignment, find, parent, members, calls, answered)
+    return _finish_grouping(assignment, find, members, calls, answered, first_call, names, orphans)
+
+
+def _finish_grouping(
+    assignment: list[int],
+    find: Callable[[int], int],
+    members: list[list[int]],
+    calls: list[list[str]],
+    answered: list[set[str]],
+    first_call: list[str | None],
+    names: Sequence[str] | None,
+    orphans: list[tuple[int, str]],
+) -> Grouping:
+    """The :class:`Grouping` of the union-find built by :func:`_group`: one
+    :class:`TurnGroup` per root, in order of first member."""
     roots: dict[int, int] = {}
     groups: list[TurnGroup] = []
     final_assignment: list[int] = []

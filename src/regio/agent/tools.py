@@ -117,30 +117,39 @@ class Tool:
             is_error=True,
         )
 
-    def call(self, arguments: Any) -> UserToolOutcome:
-        """Run the tool synchronously; errors come back as an error :class:`UserToolOutcome`."""
+    def _start(self, arguments: Any) -> tuple[UserToolOutcome | None, Any]:
+        """``(outcome, None)`` when the arguments are refused or the call raised, else
+        ``(None, value)`` with the tool's value (an awaitable for an async tool)."""
         problem = self._check_arguments(arguments)
         if problem is not None:
-            return UserToolOutcome(problem, is_error=True)
+            return UserToolOutcome(problem, is_error=True), None
         try:
-            value = self.fn(**arguments)
-            if inspect.isawaitable(value):
-                value = asyncio.run(_await(value))
+            return None, self.fn(**arguments)
         except Exception as exc:
-            return self._error(exc)
+            return self._error(exc), None
+
+    def call(self, arguments: Any) -> UserToolOutcome:
+        """Run the tool synchronously; errors come back as an error :class:`UserToolOutcome`."""
+        done, value = self._start(arguments)
+        if done is not None:
+            return done
+        if inspect.isawaitable(value):
+            try:
+                value = asyncio.run(_await(value))
+            except Exception as exc:
+                return self._error(exc)
         return self._format(value)
 
     async def acall(self, arguments: Any) -> UserToolOutcome:
         """Run the tool, awaiting it when it is async; errors come back as text."""
-        problem = self._check_arguments(arguments)
-        if problem is not None:
-            return UserToolOutcome(problem, is_error=True)
-        try:
-            value = self.fn(**arguments)
-            if inspect.isawaitable(value):
+        done, value = self._start(arguments)
+        if done is not None:
+            return done
+        if inspect.isawaitable(value):
+            try:
                 value = await value
-        except Exception as exc:
-            return self._error(exc)
+            except Exception as exc:
+                return self._error(exc)
         return self._format(value)
 
 

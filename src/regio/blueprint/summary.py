@@ -3,6 +3,8 @@ order in which its layout strategy places them. Used by ``regio validate``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.text import Text
@@ -17,20 +19,11 @@ from regio.blueprint.spec import (
 )
 from regio.blueprint.validate import never_shrinks, resolved_budget
 from regio.console import TableColumn, fit_tables
+from regio.regions.base import declared_kinds
 
-__all__ = ["KIND_ORDER", "layout_order", "policy_text", "render_summary"]
+__all__ = ["layout_order", "policy_text", "render_summary"]
 
-#: Kind order of the ``kind`` baseline layout; also breaks ties in ``volatility``.
-KIND_ORDER = (
-    "pinned",
-    "compact_history",
-    "keyed",
-    "checklist",
-    "compacting",
-    "custom",
-    "temporary",
-    "clearable",
-)
+Slots = list[tuple[str, list[str]]]
 
 
 def _conversation(bp: Blueprint) -> RegionSpec | None:
@@ -38,34 +31,21 @@ def _conversation(bp: Blueprint) -> RegionSpec | None:
 
 
 def _kind_rank(spec: RegionSpec) -> int:
-    return KIND_ORDER.index(spec.kind) if spec.kind in KIND_ORDER else len(KIND_ORDER)
+    """The ``kind_rank`` its region kind declares (:attr:`regio.regions.Region.kind_rank`),
+    the order the ``kind`` layout uses; 1 for a kind not defined."""
+    return int(getattr(declared_kinds().get(spec.kind), "kind_rank", 1))
 
 
-def layout_order(bp: Blueprint) -> list[tuple[str, list[str]]]:
-    """``(slot, region names)`` in request order under ``bp.layout.strategy``.
+def _system_only(order: Callable[[list[RegionSpec]], list[RegionSpec]]) -> Callable[..., Slots]:
+    """A comparison layout: one system slot in ``order``, then the conversation."""
 
-    * ``regio``: tools, stable, grows (chunked), compact_history, conversation, tail
-      (rewritten regions after the conversation);
-    * ``naive``: system (declaration order), conversation;
-    * ``kind``: system in :data:`KIND_ORDER`, conversation;
-    * ``volatility``: system sorted stable, grows, rewritten (kind order breaks ties),
-      conversation.
+    def slots(rest: list[RegionSpec], convo: list[str]) -> Slots:
+        return [("system", [r.name for r in order(rest)]), ("conversation", convo)]
 
-    Empty slots are kept so the shape of the strategy shows; ``tools`` holds no region (the
-    agent's tool schemas go there).
-    """
-    conversation = _conversation(bp)
-    convo = [conversation.name] if conversation is not None else []
-    rest = [r for r in bp.regions if r is not conversation]
-    strategy = bp.layout.strategy
-    if strategy == "naive":
-        return [("system", [r.name for r in rest]), ("conversation", convo)]
-    if strategy == "kind":
-        ordered = sorted(rest, key=_kind_rank)
-        return [("system", [r.name for r in ordered]), ("conversation", convo)]
-    if strategy == "volatility":
-        ordered = sorted(rest, key=lambda r: (VOLATILITIES.index(r.volatility), _kind_rank(r)))
-        return [("system", [r.name for r in ordered]), ("conversation", convo)]
+    return slots
+
+
+def _regio_slots(rest: list[RegionSpec], convo: list[str]) -> Slots:
     histories = [r.name for r in rest if isinstance(r, CompactHistorySpec)]
     others = [r for r in rest if not isinstance(r, CompactHistorySpec)]
     return [
@@ -76,6 +56,35 @@ def layout_order(bp: Blueprint) -> list[tuple[str, list[str]]]:
         ("conversation", convo),
         ("tail", [r.name for r in others if r.volatility == "rewritten"]),
     ]
+
+
+#: Slots of each layout strategy by name (``regio`` for any other).
+_SLOTS: dict[str, Callable[[list[RegionSpec], list[str]], Slots]] = {
+    "naive": _system_only(list),
+    "kind": _system_only(lambda rest: sorted(rest, key=_kind_rank)),
+    "volatility": _system_only(
+        lambda rest: sorted(rest, key=lambda r: (VOLATILITIES.index(r.volatility), _kind_rank(r)))
+    ),
+}
+
+
+def layout_order(bp: Blueprint) -> Slots:
+    """``(slot, region names)`` in request order under ``bp.layout.strategy``.
+
+    * ``regio``: tools, stable, grows (chunked), compact_history, conversation, tail
+      (rewritten regions after the conversation);
+    * ``naive``: system (declaration order), conversation;
+    * ``kind``: system by each kind's ``kind_rank`` (ties in declaration order), conversation;
+    * ``volatility``: system sorted stable, grows, rewritten (kind rank breaks ties),
+      conversation.
+
+    Empty slots are kept so the shape of the strategy shows; ``tools`` holds no region (the
+    agent's tool schemas go there).
+    """
+    conversation = _conversation(bp)
+    convo = [conversation.name] if conversation is not None else []
+    rest = [r for r in bp.regions if r is not conversation]
+    return _SLOTS.get(bp.layout.strategy, _regio_slots)(rest, convo)
 
 
 def policy_text(spec: RegionSpec) -> str:

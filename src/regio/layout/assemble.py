@@ -48,6 +48,7 @@ from .plan import Job, RegionPlan, extras_of, note_text, plan_regions, refresh_t
 from .protocols import count_text
 from .renderlog import ConversationView, RenderLog
 from .repair import LayoutError
+from .sections import Section
 from .settle import DEFAULT_SETTLE_SHARE
 from .strategy import LayoutStrategy, strategy_for
 
@@ -105,6 +106,22 @@ class _Raw:
     chunk: int | None = None
 
 
+def _section_raw(level: Level, role: str, s: Section) -> _Raw:
+    """The block of a region's section at ``level`` (``system`` or ``tail``)."""
+    return _Raw(
+        level,
+        role,
+        Text(s.text),
+        None,
+        s.tokens,
+        s.region,
+        s.source,
+        "region",
+        s.volatility,
+        s.chunk,
+    )
+
+
 def _inputs(
     strategy: LayoutStrategy, state: LayoutState | None, tools: Iterable[ToolSpec]
 ) -> list[ToolSpec]:
@@ -144,21 +161,7 @@ def _head(job: Job, tool_list: Sequence[ToolSpec], plan: RegionPlan) -> list[_Ra
                 "tool",
             )
         )
-    for s in plan.system:
-        raw.append(
-            _Raw(
-                "system",
-                "system",
-                Text(s.text),
-                None,
-                s.tokens,
-                s.region,
-                s.source,
-                "region",
-                s.volatility,
-                s.chunk,
-            )
-        )
+    raw.extend(_section_raw("system", "system", s) for s in plan.system)
     return raw
 
 
@@ -205,21 +208,7 @@ def _tail_raw(plan: RegionPlan) -> tuple[list[_Raw], bool]:
             )
             for c in plan.tail_plan.tail
         ], True
-    return [
-        _Raw(
-            "tail",
-            "user",
-            Text(s.text),
-            None,
-            s.tokens,
-            s.region,
-            s.source,
-            "region",
-            s.volatility,
-            s.chunk,
-        )
-        for s in plan.tail_sections
-    ], False
+    return [_section_raw("tail", "user", s) for s in plan.tail_sections], False
 
 
 def _conversation_and_tail(

@@ -21,7 +21,7 @@ from .events import LayoutEvent, NotesSettled, TailSettled
 from .model import ChunkState, LayoutState, Note
 from .protocols import count_text
 from .renderlog import Extra, RenderLog, frozen_message, note_message, summary_message
-from .sections import Section
+from .sections import Section, holds_summaries, renders_itself
 from .settle import Settling, plan_settling
 from .strategy import LayoutStrategy
 from .tail import TailPlan, plan_tail, rent_due, stale_tokens
@@ -73,7 +73,7 @@ class Job:
     @property
     def grows(self) -> list[Any]:
         """The grows regions whose entries can settle (custom regions own their text)."""
-        return [r for r in self.others if r.volatility == "grows" and r.kind != "custom"]
+        return [r for r in self.others if r.volatility == "grows" and not renders_itself(r)]
 
 
 @attrs.define
@@ -247,7 +247,7 @@ def summary_extras(job: Job) -> list[Extra]:
         return []
     out: list[Extra] = []
     for region in job.window.regions:
-        if region.kind != "compact_history":
+        if not holds_summaries(region):
             continue
         for entry in region.entries:
             text = summary_text(region.name, entry)

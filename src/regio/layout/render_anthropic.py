@@ -28,10 +28,10 @@ from .render_common import (
     group_runs,
     rendered_units,
 )
-from .renderers import register_renderer
+from .renderers import FunctionRenderer, register_renderer
 from .repair import LayoutError, check_anthropic
 
-__all__ = ["ANTHROPIC", "AnthropicRenderer", "count_cache_markers", "render_anthropic"]
+__all__ = ["ANTHROPIC", "count_cache_markers", "render_anthropic"]
 
 
 def _marker(b: LayoutBlock, out: dict[str, Any]) -> dict[str, Any]:
@@ -145,29 +145,6 @@ def render_anthropic(
     return payload
 
 
-class AnthropicRenderer:
-    """Anthropic Messages (see the module docstring)."""
-
-    api = "anthropic"
-    default_max_tokens: int | None = 1024
-
-    def render(
-        self,
-        request: Request,
-        *,
-        model: str,
-        max_tokens: int | None = None,
-        log: Any = None,
-        **extra: Any,
-    ) -> dict[str, Any]:
-        """:func:`render_anthropic`."""
-        return render_anthropic(
-            request, model=model, max_tokens=max_tokens or 1024, log=log, **extra
-        )
-
-    def check(self, payload: dict[str, Any]) -> list[str]:
-        """:func:`regio.layout.check_anthropic`."""
-        return check_anthropic(payload)
-
-
-ANTHROPIC = register_renderer(AnthropicRenderer())
+ANTHROPIC = register_renderer(
+    FunctionRenderer("anthropic", render_anthropic, check_anthropic, default_max_tokens=1024)
+)

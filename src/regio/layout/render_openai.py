@@ -33,14 +33,13 @@ from .render_common import (
     group_runs,
     rendered_units,
 )
-from .renderers import register_renderer
+from .renderers import FunctionRenderer, register_renderer
 from .repair import LayoutError, check_openai_chat
 
 __all__ = [
     "OPENAI_CHAT",
     "OPENAI_RESPONSES",
-    "OpenAIChatRenderer",
-    "OpenAIResponsesRenderer",
+    "check_openai_responses",
     "render_openai_chat",
     "render_openai_responses",
     "system_text",
@@ -262,61 +261,22 @@ def render_openai_responses(
     return payload
 
 
-class OpenAIChatRenderer:
-    """OpenAI Chat Completions (see the module docstring)."""
-
-    api = "openai_chat"
-    default_max_tokens: int | None = None
-
-    def render(
-        self,
-        request: Request,
-        *,
-        model: str,
-        max_tokens: int | None = None,
-        log: Any = None,
-        **extra: Any,
-    ) -> dict[str, Any]:
-        """:func:`render_openai_chat`."""
-        return render_openai_chat(request, model=model, max_tokens=max_tokens, log=log, **extra)
-
-    def check(self, payload: dict[str, Any]) -> list[str]:
-        """:func:`regio.layout.check_openai_chat`."""
-        return check_openai_chat(payload)
+def check_openai_responses(payload: dict[str, Any]) -> list[str]:
+    """Problems of a Responses payload: every ``function_call_output`` answers an earlier
+    ``function_call`` (empty: well formed)."""
+    calls: set[str] = set()
+    problems: list[str] = []
+    for n, item in enumerate(payload.get("input", [])):
+        if item.get("type") == "function_call":
+            calls.add(item["call_id"])
+        elif item.get("type") == "function_call_output" and item["call_id"] not in calls:
+            problems.append(f"input item {n} answers {item['call_id']}, not an earlier call")
+    return problems
 
 
-class OpenAIResponsesRenderer:
-    """OpenAI Responses (see the module docstring)."""
-
-    api = "openai_responses"
-    default_max_tokens: int | None = None
-
-    def render(
-        self,
-        request: Request,
-        *,
-        model: str,
-        max_tokens: int | None = None,
-        log: Any = None,
-        **extra: Any,
-    ) -> dict[str, Any]:
-        """:func:`render_openai_responses`."""
-        return render_openai_responses(
-            request, model=model, max_tokens=max_tokens, log=log, **extra
-        )
-
-    def check(self, payload: dict[str, Any]) -> list[str]:
-        """Problems of a Responses payload: every ``function_call_output`` answers an earlier
-        ``function_call`` (empty: well formed)."""
-        calls: set[str] = set()
-        problems: list[str] = []
-        for n, item in enumerate(payload.get("input", [])):
-            if item.get("type") == "function_call":
-                calls.add(item["call_id"])
-            elif item.get("type") == "function_call_output" and item["call_id"] not in calls:
-                problems.append(f"input item {n} answers {item['call_id']}, not an earlier call")
-        return problems
-
-
-OPENAI_CHAT = register_renderer(OpenAIChatRenderer())
-OPENAI_RESPONSES = register_renderer(OpenAIResponsesRenderer())
+OPENAI_CHAT = register_renderer(
+    FunctionRenderer("openai_chat", render_openai_chat, check_openai_chat)
+)
+OPENAI_RESPONSES = register_renderer(
+    FunctionRenderer("openai_responses", render_openai_responses, check_openai_responses)
+)

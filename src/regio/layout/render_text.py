@@ -15,9 +15,9 @@ from regio.content import Text, ToolResult, ToolUse, canonical_json
 from .model import Request
 from .render_common import group_messages_of
 from .render_openai import system_text
-from .renderers import register_renderer
+from .renderers import FunctionRenderer, register_renderer
 
-__all__ = ["TEXT", "TextRenderer", "render_prompt", "render_text"]
+__all__ = ["TEXT", "check_text", "render_prompt", "render_text"]
 
 
 def render_prompt(request: Request) -> str:
@@ -48,27 +48,15 @@ def render_text(request: Request, *, model: str = "", max_tokens: int = 256) -> 
     return {"model": model, "prompt": render_prompt(request), "max_tokens": max_tokens}
 
 
-class TextRenderer:
-    """Plain-text completion prompts (see the module docstring)."""
-
-    api = "text"
-    default_max_tokens: int | None = 256
-
-    def render(
-        self,
-        request: Request,
-        *,
-        model: str,
-        max_tokens: int | None = None,
-        log: Any = None,
-        **extra: Any,
-    ) -> dict[str, Any]:
-        """:func:`render_text` (``log`` and ``extra`` are not used: a prompt is one string)."""
-        return render_text(request, model=model, max_tokens=max_tokens or 256)
-
-    def check(self, payload: dict[str, Any]) -> list[str]:
-        """A prompt has no structure to break: problems only for a missing prompt string."""
-        return [] if isinstance(payload.get("prompt"), str) else ["prompt is not a string"]
+def check_text(payload: dict[str, Any]) -> list[str]:
+    """A prompt has no structure to break: problems only for a missing prompt string."""
+    return [] if isinstance(payload.get("prompt"), str) else ["prompt is not a string"]
 
 
-TEXT = register_renderer(TextRenderer())
+def _render(request: Request, *, model: str, max_tokens: int, **_: Any) -> dict[str, Any]:
+    """:func:`render_text` (the render log and extra keys are not used: a prompt is one
+    string)."""
+    return render_text(request, model=model, max_tokens=max_tokens)
+
+
+TEXT = register_renderer(FunctionRenderer("text", _render, check_text, default_max_tokens=256))

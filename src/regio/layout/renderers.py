@@ -10,12 +10,15 @@ renderer").
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
+
+import attrs
 
 from .model import Request
 from .repair import LayoutError
 
-__all__ = ["Renderer", "register_renderer", "renderer_for", "renderers"]
+__all__ = ["FunctionRenderer", "Renderer", "register_renderer", "renderer_for", "renderers"]
 
 
 class Renderer(Protocol):
@@ -25,8 +28,15 @@ class Renderer(Protocol):
     caller gives none (tokens; ``None``: the field is left out).
     """
 
-    api: str
-    default_max_tokens: int | None
+    @property
+    def api(self) -> str:
+        """The registry name."""
+        ...
+
+    @property
+    def default_max_tokens(self) -> int | None:
+        """The output reserve used when the caller gives none (tokens)."""
+        ...
 
     def render(
         self,
@@ -45,6 +55,33 @@ class Renderer(Protocol):
     def check(self, payload: dict[str, Any]) -> list[str]:
         """Problems of ``payload`` under the API's rules (empty: well formed)."""
         ...
+
+
+@attrs.frozen
+class FunctionRenderer:
+    """A :class:`Renderer` made of two functions (the built-in renderers are these).
+
+    ``render_payload(request, *, model, max_tokens, log, **extra) -> payload`` and
+    ``check_payload(payload) -> problems``; with a ``default_max_tokens``, a missing (or 0)
+    ``max_tokens`` becomes it (tokens), else it is passed on as given.
+    """
+
+    api: str
+    render_payload: Callable[..., dict[str, Any]]
+    check_payload: Callable[[dict[str, Any]], list[str]]
+    default_max_tokens: int | None = None
+
+    def render(self, request: Request, *, model: str, **options: Any) -> dict[str, Any]:
+        """``render_payload`` of ``request`` (``options``: ``max_tokens``, ``log`` and extra
+        keys; see :meth:`Renderer.render`)."""
+        max_tokens = options.pop("max_tokens", None)
+        if self.default_max_tokens is not None:
+            max_tokens = max_tokens or self.default_max_tokens
+        return self.render_payload(request, model=model, max_tokens=max_tokens, **options)
+
+    def check(self, payload: dict[str, Any]) -> list[str]:
+        """``check_payload(payload)`` (see :meth:`Renderer.check`)."""
+        return self.check_payload(payload)
 
 
 _REGISTRY: dict[str, Renderer] = {}

@@ -26,32 +26,30 @@ __all__ = [
     "LayoutMemo",
     "Section",
     "chunked_sections",
+    "holds_summaries",
     "kind_rank",
+    "renders_itself",
     "system_and_tail",
     "whole_section",
 ]
 
-#: Order of region kinds in the ``kind`` layout (and the tie-break of the ``volatility``
-#: layout): instructions and history first, working state next, disposable content last.
-_KIND_RANK: dict[str, int] = {
-    "pinned": 0,
-    "compact_history": 0,
-    "keyed": 1,
-    "checklist": 1,
-    "compacting": 1,
-    "custom": 1,
-    "temporary": 2,
-    "clearable": 2,
-}
-
 
 def kind_rank(region: Any) -> int:
-    """The rank of ``region``'s kind in the ``kind`` layout (lower first; unknown kinds 1). A
-    region kind that declares ``layout_rank`` (a class attribute) gives it itself."""
-    declared = getattr(type(region), "layout_rank", None)
-    if isinstance(declared, int):
-        return declared
-    return _KIND_RANK.get(region.kind, 1)
+    """The rank of ``region``'s kind in the ``kind`` layout (lower first), the class attribute
+    :attr:`regio.regions.Region.kind_rank` its kind declares (1 for an object without one)."""
+    return int(getattr(type(region), "kind_rank", 1))
+
+
+def renders_itself(region: Any) -> bool:
+    """Whether ``region``'s kind owns its text (``custom``'s render hook): laid out as one
+    section, never settled or chunked (:attr:`regio.regions.Region.renders_itself`)."""
+    return bool(getattr(type(region), "renders_itself", False))
+
+
+def holds_summaries(region: Any) -> bool:
+    """Whether ``region``'s kind holds compaction summaries (``compact_history``;
+    :attr:`regio.regions.Region.holds_summaries`)."""
+    return bool(getattr(type(region), "holds_summaries", False))
 
 
 class LayoutMemo(Protocol):
@@ -118,7 +116,7 @@ def chunked_sections(
     ``chunks_used`` (``memo``: the session's :class:`LayoutMemo`, default none). A custom region
     (its render hook owns the text) is one section."""
     memo = memo or NO_MEMO
-    if r.kind == "custom":
+    if renders_itself(r):
         s = whole_section(window, r)
         return [s] if s else []
     entries = list(settled[r.name]) if settled is not None else list(r.entries)

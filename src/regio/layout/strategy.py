@@ -23,7 +23,14 @@ from regio.content import Entry
 from .breakpoints import Wanted, place_marks, regio_wanted
 from .model import Breakpoint, ChunkState, LayoutBlock
 from .repair import LayoutError
-from .sections import LayoutMemo, Section, chunked_sections, whole_section
+from .sections import (
+    LayoutMemo,
+    Section,
+    chunked_sections,
+    holds_summaries,
+    renders_itself,
+    whole_section,
+)
 
 __all__ = [
     "REGIO",
@@ -151,8 +158,8 @@ class RegioStrategy(StrategyBase):
     ) -> tuple[list[Section], list[Section], dict[str, tuple[ChunkState, ...]]]:
         chunks_used: dict[str, tuple[ChunkState, ...]] = {}
         # compact_history summaries open the messages (regio.layout.plan.summary_extras)
-        regions = [r for r in regions if r.kind != "compact_history"]
-        shown = [r for r in regions if r.entries or r.kind == "custom"]
+        regions = [r for r in regions if not holds_summaries(r)]
+        shown = [r for r in regions if r.entries or renders_itself(r)]
         ordered = [r for r in regions if r.volatility == "grows"]
         stable = (whole_section(window, r) for r in shown if r.volatility == "stable")
         system = [s for s in stable if s]
@@ -166,25 +173,10 @@ class RegioStrategy(StrategyBase):
         tail = [s for s in (whole_section(window, r) for r in rewritten) if s]
         return system, tail, chunks_used
 
-    def wanted(
-        self,
-        blocks: Sequence[LayoutBlock],
-        *,
-        ttl: str,
-        stable_ttl: str,
-        previous_newest: str | None = None,
-        previous_marks: Sequence[str] = (),
-        tail_index: int | None = None,
-        system_changed: bool = False,
-    ) -> list[Wanted]:
-        return regio_wanted(
-            blocks,
-            ttl=ttl,
-            stable_ttl=stable_ttl,
-            previous_newest=previous_newest,
-            previous_marks=previous_marks,
-            tail_index=tail_index,
-        )
+    def wanted(self, blocks: Sequence[LayoutBlock], **options: Any) -> list[Wanted]:
+        """:func:`regio.layout.breakpoints.regio_wanted` (``options`` as for
+        :meth:`StrategyBase.wanted`)."""
+        return regio_wanted(blocks, **options)
 
 
 REGIO = RegioStrategy()

@@ -54,6 +54,7 @@ from regio.content import content_hash
 
 from .model import LayoutState, TailCopy
 from .protocols import count_text
+from .sections import renders_itself
 
 __all__ = [
     "DEFAULT_GC_RATIO",
@@ -147,7 +148,7 @@ def _entry_lines(region: Any, text: str) -> list[str] | None:
     """The region's rendered line per entry when ``text`` is exactly its heading followed by
     those lines (so a copy can show a suffix of the entries), else ``None``."""
     render = getattr(region, "render_entry", None)
-    if region is None or not callable(render) or getattr(region, "kind", "") == "custom":
+    if region is None or not callable(render) or renders_itself(region):
         return None
     lines = [str(render(e)) for e in region.entries]
     head = text.split("\n", 1)[0]

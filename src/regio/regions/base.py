@@ -16,7 +16,7 @@ window-level check between the two, so a refused write never changes anything.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 import attrs
@@ -94,6 +94,11 @@ class Region:
     kind_rank: ClassVar[int] = 1
     """Order in the ``kind`` comparison layout's system prompt (lower first; ties keep the
     blueprint's order)."""
+    renders_itself: ClassVar[bool] = False
+    """Its text comes from its own render hook: the layout places it as one section and never
+    settles or chunks its entries."""
+    holds_summaries: ClassVar[bool] = False
+    """It holds compaction summaries (the layout may open the conversation with them)."""
     compaction_order: ClassVar[int | None] = None
     """Order in which compaction shrinks this kind when it is paired with a
     ``compact_history`` (lower first: working notes before the conversation); ``None``: it
@@ -258,15 +263,7 @@ class Region:
         """Kind-specific planning (default: roll off oldest units under ``evict``)."""
         return self.plan_rolloff(entry)
 
-    def plan_rolloff(
-        self,
-        entry: Entry,
-        *,
-        history: HistoryCaps | None = None,
-        fallback: bool = False,
-        item_reason: str = "max_items",
-        token_goal: int | None = None,
-    ) -> WritePlan | Refusal:
+    def plan_rolloff(self, entry: Entry, **options: Any) -> WritePlan | Refusal:
         """Plan appending ``entry``, removing the fewest units of the removal order
         (:mod:`regio.policies.units`) so the region fits its token budget -- or, with
         ``token_goal`` (tokens, token hysteresis), so it keeps at most ``token_goal`` tokens
@@ -274,15 +271,10 @@ class Region:
         ``history`` (soft: the current turn and open groups always stay, event
         ``region_over_budget``). The entry being written (and the unit it joins) is never
         removed. Refuses under ``reject`` when anything would have to go, or when only
-        protected units could make room."""
-        return rolloff.plan_rolloff(
-            self,
-            entry,
-            history=history,
-            fallback=fallback,
-            item_reason=item_reason,
-            token_goal=token_goal,
-        )
+        protected units could make room. ``options``: ``history`` (:class:`HistoryCaps`),
+        ``fallback``, ``item_reason``, ``token_goal`` (see
+        :func:`regio.regions.rolloff.plan_rolloff`)."""
+        return rolloff.plan_rolloff(self, entry, **options)
 
     def history_counts(self) -> HistoryCounts:
         """:class:`HistoryCounts` of the current entries, kept incrementally: appends since the
@@ -491,12 +483,12 @@ class Region:
         if j is None:
             j = info.removable_count
         ids = [self.entries[i].id for i in info.removal(j)]
-        removed = self.remove_ids(ids)
-        if removed:
-            self.events.emit(
-                ev.Evicted(self.name, tuple(ids), sum(e.tokens for e in removed), "trim")
-            )
-            self._drop_pending(ids, fallback=True, reason="entries evicted (trim)")
+        removed = self._remove_and_emit(
+            ids,
+            lambda gone: ev.Evicted(self.name, tuple(ids), sum(e.tokens for e in gone), "trim"),
+            fallback=True,
+            reason="entries evicted (trim)",
+        )
         if over:
             self.events.emit(ev.RegionOverBudget(self.name, self.used_tokens, cap, "protected"))
         return removed
@@ -506,12 +498,24 @@ class Region:
         """Remove every unit that is not protected; returns the removed entries."""
         info = self.analysis()
         ids = [self.entries[i].id for i in info.removal(info.removable_count)]
+        return self._remove_and_emit(
+            ids,
+            lambda gone: ev.Cleared(
+                self.name, tuple(e.id for e in gone), sum(e.tokens for e in gone)
+            ),
+            fallback=False,
+            reason="region cleared",
+        )
+
+    def _remove_and_emit(
+        self, ids: list[str], event: Callable[[list[Entry]], Any], *, fallback: bool, reason: str
+    ) -> list[Entry]:
+        """Remove ``ids``; when any went, emit ``event(removed)`` and settle the pending
+        compactions that marked them (``fallback``, ``reason``: see :meth:`_drop_pending`)."""
         removed = self.remove_ids(ids)
         if removed:
-            self.events.emit(
-                ev.Cleared(self.name, tuple(e.id for e in removed), sum(e.tokens for e in removed))
-            )
-            self._drop_pending(ids, fallback=False, reason="region cleared")
+            self.events.emit(event(removed))
+            self._drop_pending(ids, fallback=fallback, reason=reason)
         return removed
 
     # ----- refusals --------------------------------------------------------------------------

@@ -114,6 +114,7 @@ class CompactHistory(Region):
     never_shrinks_kind: ClassVar[bool] = True
     agent_releasable: ClassVar[bool] = False
     kind_rank: ClassVar[int] = 0
+    holds_summaries: ClassVar[bool] = True
 
     source: str | None = None
     volatility: str = attrs.field(

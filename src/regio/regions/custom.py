@@ -61,6 +61,7 @@ class Custom(Region):
     kind: ClassVar[str] = "custom"
     reclaim_phase: ClassVar[ReclaimPhase | None] = ReclaimPhase.HOOK
     agent_writable: ClassVar[bool] = True
+    renders_itself: ClassVar[bool] = True
 
     render: str | None = None
     on_write: str | None = None

@@ -61,6 +61,21 @@ def _superseded(p: PendingCompaction, target: Region, supersedes: Sequence[str])
     return [in_target[i] for i in dict.fromkeys(supersedes)]
 
 
+def _queued(
+    window: Window, pending_id: str, *, refuse_merge: str | None = None
+) -> PendingCompaction:
+    """The queued item ``pending_id``. Raises :class:`CompactionError` naming the pending ids
+    when it is unknown, and for a ``merge`` when ``refuse_merge`` (what cannot be done to it)
+    is given."""
+    p = window.queue.get(pending_id)
+    if p is None:
+        known = ", ".join(window.queue.items) or "none"
+        raise CompactionError(f"no pending compaction {pending_id!r} (pending: {known})")
+    if refuse_merge is not None and p.operation != "compact":
+        raise CompactionError(f"{pending_id}: a merge cannot be {refuse_merge}")
+    return p
+
+
 def complete_compaction(
     window: Window,
     pending_id: str,
@@ -84,10 +99,7 @@ def complete_compaction(
     than what it replaces (marked entries plus superseded summaries, in tokens), or one larger
     than the whole target region.
     """
-    p = window.queue.get(pending_id)
-    if p is None:
-        known = ", ".join(window.queue.items) or "none"
-        raise CompactionError(f"no pending compaction {pending_id!r} (pending: {known})")
+    p = _queued(window, pending_id)
     src = window.region(p.region)
     present = {e.id: i for i, e in enumerate(src.entries)}
     missing = [i for i in p.entry_ids if i not in present]
@@ -172,12 +184,7 @@ def refresh_compaction(window: Window, pending_id: str) -> PendingCompaction | N
     ``None`` (queue unchanged) when nothing in the region is compactable any more. Raises
     :class:`CompactionError` for an unknown id or a ``merge``.
     """
-    p = window.queue.get(pending_id)
-    if p is None:
-        known = ", ".join(window.queue.items) or "none"
-        raise CompactionError(f"no pending compaction {pending_id!r} (pending: {known})")
-    if p.operation != "compact":
-        raise CompactionError(f"{pending_id}: a merge cannot be refreshed")
+    p = _queued(window, pending_id, refuse_merge="refreshed")
     src = window.region(p.region)
     info = src.analysis()
     marked = [src.entries[i] for i in info.removal(info.removable_count)]
@@ -204,12 +211,7 @@ def narrow_compaction(
     that are not marked in the item or no longer in the region, or a selection that is not
     whole unprotected units.
     """
-    p = window.queue.get(pending_id)
-    if p is None:
-        known = ", ".join(window.queue.items) or "none"
-        raise CompactionError(f"no pending compaction {pending_id!r} (pending: {known})")
-    if p.operation != "compact":
-        raise CompactionError(f"{pending_id}: a merge cannot be narrowed")
+    p = _queued(window, pending_id, refuse_merge="narrowed")
     wanted = set(entry_ids)
     if not wanted:
         raise CompactionError(

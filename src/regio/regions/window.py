@@ -63,6 +63,8 @@ class Window:
     turn: int = 0
     next_entry: int = 1
     call_groups: dict[str, str] = attrs.field(factory=dict, repr=False)
+    _calls_seen: tuple[tuple[int, int], ...] = attrs.field(factory=tuple, init=False, repr=False)
+    _calls_kept: int = attrs.field(default=0, init=False, repr=False)
     _by_name: dict[str, Region] = attrs.field(factory=dict, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -142,6 +144,27 @@ class Window:
     def high_water_tokens(self) -> int:
         """``high_water * max_tokens`` (tokens); reclaim runs above it."""
         return int(self.high_water * self.max_tokens)
+
+    # ----- tool calls ---------------------------------------------------------------------
+    def call_group(self, call_id: str) -> str | None:
+        """The group (``g:<id>``) of the assistant message that made tool call ``call_id``
+        while an entry of that group is still in the window; None for a call never made or
+        whose entries have left (evicted, compacted, released, cleared)."""
+        if call_id not in self.call_groups:
+            return None
+        self._prune_call_groups()
+        return self.call_groups.get(call_id)
+
+    def _prune_call_groups(self) -> None:
+        """Drop the call records whose group has no entry left in any region, so the index
+        is bounded by the window, not by the calls ever made. Skipped while no region changed
+        since the last pass (their versions and lengths are the key)."""
+        seen = tuple((r.version, len(r.entries)) for r in self.regions)
+        if seen == self._calls_seen:
+            return
+        live = {e.group for r in self.regions for e in r.entries if e.group is not None}
+        self.call_groups = {c: g for c, g in self.call_groups.items() if g in live}
+        self._calls_seen, self._calls_kept = seen, len(self.call_groups)
 
     # ----- entries ------------------------------------------------------------------------
     def make_entry(
@@ -262,11 +285,7 @@ class Window:
                 f"region {target.name!r} cannot hold a system message; put system instructions "
                 "in a pinned region"
             )
-        known = [
-            self.call_groups[b.tool_use_id]
-            for b in message.tool_results
-            if b.tool_use_id in self.call_groups
-        ]
+        known = [g for g in (self.call_group(b.tool_use_id) for b in message.tool_results) if g]
         probe = Entry(id="", blocks=message.blocks, role=message.role)
         turn_start = is_user_turn_start(probe)
         if turn_start:
@@ -277,6 +296,8 @@ class Window:
         entry = msgspec.structs.replace(entry, group=group)
         result = self.write(target, entry, strict=strict)
         if isinstance(result, WriteResult):
+            if calls and len(self.call_groups) > 2 * self._calls_kept + 64:
+                self._prune_call_groups()  # calls whose results never came
             for c in calls:
                 self.call_groups.setdefault(c.id, group)
         elif turn_start:
@@ -467,7 +488,9 @@ class Window:
 
     # ----- state --------------------------------------------------------------------------
     def snapshot_state(self) -> WindowState:
-        """Lossless state (msgspec; encode with ``msgspec.json.encode``)."""
+        """Lossless state (msgspec; encode with ``msgspec.json.encode``); ``call_groups``
+        holds the calls whose entries are still in the window."""
+        self._prune_call_groups()
         return WindowState(
             max_tokens=self.max_tokens,
             high_water=self.high_water,
@@ -515,3 +538,4 @@ class Window:
         self.queue.next_seq = state.next_pending
         self.next_entry, self.turn = state.next_entry, state.turn
         self.call_groups = dict(state.call_groups)
+        self._calls_seen, self._calls_kept = (), 0

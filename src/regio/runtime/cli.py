@@ -17,7 +17,7 @@ from regio.console import stderr_console, stdout_console
 
 from .errors import RuntimeStateError
 from .persistence import read_state
-from .snapshot import EngineSnapshot, RegionSnapshot, cache_outcomes
+from .snapshot import EngineSnapshot, cache_outcomes, region_snapshots
 
 __all__ = ["register", "render_snapshot", "snapshot_from_file"]
 
@@ -68,26 +68,9 @@ def snapshot_from_state(state: Any) -> EngineSnapshot:
     ledger = UsageLedger(prices=lambda provider, model: None)
     ledger.records = list(state.ledger)
     book: CompactionBook = state.book
-    pending = window.pending_compactions()
     last = state.last_request
     cache, sizes = cache_outcomes(last, ledger.last)
-    regions = tuple(
-        RegionSnapshot(
-            name=r.name,
-            kind=r.kind,
-            entries=len(r.entries),
-            tokens=r.used_tokens,
-            budget=r.budget,
-            volatility=r.volatility,
-            admission=r.admission,
-            content_hash=r.content_hash(),
-            pending_ids=tuple(p.id for p in pending if p.region == r.name),
-            pending_tokens=sum(p.tokens for p in pending if p.region == r.name),
-            cache=cache.get(r.name),
-            request_tokens=sizes.get(r.name, 0),
-        )
-        for r in window.regions
-    )
+    regions = region_snapshots(window, cache, sizes)
     config = state.config
     key = f"{config.provider}:{config.model or 'default'}"
     record = state.calibration.records.get(key)

@@ -295,7 +295,7 @@ class Engine:
         orphans = [
             b.tool_use_id
             for b in message.tool_results
-            if b.tool_use_id not in self.window.call_groups
+            if self.window.call_group(b.tool_use_id) is None
         ]
         self._make_room(conv, message, tokens)
         result = self.window.add_message(message, tokens=tokens, strict=True)

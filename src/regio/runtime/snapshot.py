@@ -9,6 +9,8 @@ calibrated size, tools, usage totals; and the last compaction.
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from regio.layout import Request
@@ -17,7 +19,13 @@ from .budget import EngineBudget
 from .compactor import CompactionResult, Compactor
 from .usage import UsageLedger, UsageRecord, UsageTotals
 
-__all__ = ["EngineSnapshot", "RegionSnapshot", "cache_outcomes", "take_snapshot"]
+__all__ = [
+    "EngineSnapshot",
+    "RegionSnapshot",
+    "cache_outcomes",
+    "region_snapshots",
+    "take_snapshot",
+]
 
 
 class RegionSnapshot(msgspec.Struct, frozen=True):
@@ -92,6 +100,31 @@ def cache_outcomes(
     return outcome, sizes
 
 
+def region_snapshots(
+    window: Any, cache: dict[str, str], sizes: dict[str, int]
+) -> tuple[RegionSnapshot, ...]:
+    """One :class:`RegionSnapshot` per region of ``window``, in order; ``cache`` and ``sizes``:
+    each region's cache outcome and request tokens (:func:`cache_outcomes`)."""
+    pending = window.pending_compactions()
+    return tuple(
+        RegionSnapshot(
+            name=r.name,
+            kind=r.kind,
+            entries=len(r.entries),
+            tokens=r.used_tokens,
+            budget=r.budget,
+            volatility=r.volatility,
+            admission=r.admission,
+            content_hash=r.content_hash(),
+            pending_ids=tuple(p.id for p in pending if p.region == r.name),
+            pending_tokens=sum(p.tokens for p in pending if p.region == r.name),
+            cache=cache.get(r.name),
+            request_tokens=sizes.get(r.name, 0),
+        )
+        for r in window.regions
+    )
+
+
 def take_snapshot(
     c: Compactor, budget: EngineBudget, ledger: UsageLedger, last_request: Request | None
 ) -> EngineSnapshot:
@@ -99,32 +132,13 @@ def take_snapshot(
     book), budget, usage ledger and last request."""
     window = c.window
     cache, sizes = cache_outcomes(last_request, ledger.last)
-    pending = window.pending_compactions()
-    regions = []
-    for r in window.regions:
-        mine = [p for p in pending if p.region == r.name]
-        regions.append(
-            RegionSnapshot(
-                name=r.name,
-                kind=r.kind,
-                entries=len(r.entries),
-                tokens=r.used_tokens,
-                budget=r.budget,
-                volatility=r.volatility,
-                admission=r.admission,
-                content_hash=r.content_hash(),
-                pending_ids=tuple(p.id for p in mine),
-                pending_tokens=sum(p.tokens for p in mine),
-                cache=cache.get(r.name),
-                request_tokens=sizes.get(r.name, 0),
-            )
-        )
+    regions = region_snapshots(window, cache, sizes)
     record = ledger.last
     return EngineSnapshot(
         provider=c.options.provider,
         model=c.options.model,
         turn=window.turn,
-        regions=tuple(regions),
+        regions=regions,
         used_tokens=window.used_tokens,
         window_tokens=window.max_tokens,
         limit=budget.limit,

@@ -173,16 +173,7 @@ def normalize_usage(usage: Any) -> dict[str, Any]:
         )
     out = dict(zero)
     if _has(usage, "prompt_tokens"):
-        details = _get(usage, "prompt_tokens_details")
-        total = _int(_get(usage, "prompt_tokens"), "prompt_tokens")
-        cached = _int(_get(details, "cached_tokens"), "prompt_tokens_details.cached_tokens")
-        out.update(
-            api="openai_chat",
-            prompt_tokens=total,
-            cache_read_tokens=cached,
-            uncached_tokens=max(0, total - cached),
-            output_tokens=_int(_get(usage, "completion_tokens"), "completion_tokens"),
-        )
+        out.update(_openai_fields(usage, "openai_chat", "prompt", "completion_tokens"))
         return out
     anthropic = (
         _has(usage, "cache_read_input_tokens")
@@ -192,17 +183,24 @@ def normalize_usage(usage: Any) -> dict[str, Any]:
     if anthropic or not _has(usage, "input_tokens_details"):
         out.update(_anthropic_fields(usage))
         return out
-    details = _get(usage, "input_tokens_details")
-    total = _int(_get(usage, "input_tokens"), "input_tokens")
-    cached = _int(_get(details, "cached_tokens"), "input_tokens_details.cached_tokens")
-    out.update(
-        api="openai_responses",
-        prompt_tokens=total,
-        cache_read_tokens=cached,
-        uncached_tokens=max(0, total - cached),
-        output_tokens=_int(_get(usage, "output_tokens"), "output_tokens"),
-    )
+    out.update(_openai_fields(usage, "openai_responses", "input", "output_tokens"))
     return out
+
+
+def _openai_fields(usage: Any, api: str, side: str, output_key: str) -> dict[str, Any]:
+    """The token fields of an OpenAI ``usage``: ``<side>_tokens`` with its
+    ``<side>_tokens_details.cached_tokens`` (``side``: ``prompt`` for Chat Completions,
+    ``input`` for Responses) and ``output_key``."""
+    total = _int(_get(usage, f"{side}_tokens"), f"{side}_tokens")
+    details = _get(usage, f"{side}_tokens_details")
+    cached = _int(_get(details, "cached_tokens"), f"{side}_tokens_details.cached_tokens")
+    return {
+        "api": api,
+        "prompt_tokens": total,
+        "cache_read_tokens": cached,
+        "uncached_tokens": max(0, total - cached),
+        "output_tokens": _int(_get(usage, output_key), output_key),
+    }
 
 
 def _anthropic_fields(usage: Any) -> dict[str, Any]:

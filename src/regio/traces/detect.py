@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import msgspec
 
@@ -70,16 +70,7 @@ Format = Literal[
 ]
 
 #: Format names accepted by :func:`import_file` (besides ``"auto"``).
-FORMATS: tuple[str, ...] = (
-    "swe-agent",
-    "mini-swe-agent",
-    "tau-bench",
-    "openai",
-    "claude-code",
-    "codex",
-    "openhands",
-    "regio",
-)
+FORMATS: tuple[str, ...] = (*get_args(Format)[1:], "regio")
 
 #: JSONL formats imported while streaming the file (memory bounded by the trace built).
 STREAMED = ("regio", "claude-code", "codex")

@@ -143,11 +143,7 @@ def import_swe_agent(
         if isinstance(message.get("agent"), str) and message["agent"] not in agent_names:
             agent_names.append(message["agent"])
         text, _ = content_text(message.get("content"), builder, j, "content")
-        if role == "system":
-            builder.system(text)
-        elif role == "user":
-            builder.user(text, observation=builder.started, record=j, field="content")
-        elif role == "assistant":
+        if role == "assistant":
             calls = parse_tool_calls(message.get("tool_calls"), builder, j, "tool_calls")
             thinking = [
                 Thinking(str(b.get("thinking", "")), str(b.get("signature", "")))
@@ -164,10 +160,8 @@ def import_swe_agent(
             results = [ResultSpec(str(ids[0]) if ids[0] else None, text)]
             results += [ResultSpec(str(i), "") for i in ids[1:]]
             builder.tool_results(results, record=j, field="tool_call_ids")
-        elif role is None:
-            builder.issue(j, "role", "history entry has no role; skipped")
         else:
-            builder.issue(j, "role", f"unknown role {role!r}; skipped")
+            _plain_message(builder, role, text, j, "history entry")
     info = _dict_field(data, "info")
     meta: dict[str, Any] = {k: info[k] for k in ("exit_status", "model_stats") if k in info}
     if agent_names:
@@ -183,6 +177,19 @@ def import_swe_agent(
         )
     )
     return [trace], builder.issues
+
+
+def _plain_message(builder: TraceBuilder, role: Any, text: str, j: int, what: str) -> None:
+    """A ``system`` or ``user`` message of record ``j`` into ``builder``; any other role is an
+    issue (``what``: the record's name in it), the record skipped."""
+    if role == "system":
+        builder.system(text)
+    elif role == "user":
+        builder.user(text, observation=builder.started, record=j, field="content")
+    elif role is None:
+        builder.issue(j, "role", f"{what} has no role; skipped")
+    else:
+        builder.issue(j, "role", f"unknown role {role!r}; skipped")
 
 
 # -- mini-swe-agent ----------------------------------------------------------------------------
@@ -207,16 +214,10 @@ def import_mini_swe_agent(
             continue
         role = message.get("role")
         text, _ = content_text(message.get("content"), builder, j, "content")
-        if role == "system":
-            builder.system(text)
-        elif role == "user":
-            builder.user(text, observation=builder.started, record=j, field="content")
-        elif role == "assistant":
+        if role == "assistant":
             builder.assistant(text, record=j)
-        elif role is None:
-            builder.issue(j, "role", "message has no role; skipped")
         else:
-            builder.issue(j, "role", f"unknown role {role!r}; skipped")
+            _plain_message(builder, role, text, j, "message")
     model = None
     config = info.get("config")
     if isinstance(config, dict) and isinstance(config.get("model"), dict):
