@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from rich.console import Console
 
@@ -93,6 +93,11 @@ numbers = st.integers(0, 10**12).map(lambda n: f"{n:,}")
 @given(
     st.lists(st.tuples(names, numbers, numbers, numbers, numbers), min_size=1, max_size=6),
     st.integers(40, 120),
+)
+@example(  # a wide key and one wide number: the key must wrap so the second table fits
+    [("_", "0", "0", "0", "0")] * 4
+    + [("_", "0", "0", "0", "1,000,000,000"), ("_" * 22, "0", "0", "0", "0")],
+    40,
 )
 def test_fitted_tables_keep_every_cell_whole_at_any_width(rows, width) -> None:
     columns = [TableColumn("name"), *(TableColumn(f"n{i}", justify="right") for i in range(4))]

@@ -76,8 +76,12 @@ def test_fc_18_a_safety_margin_fires_the_trigger_earlier() -> None:
 
 
 def test_fc_18_tool_schemas_are_counted_and_each_model_keeps_its_own_factor() -> None:
-    engine = _convo_engine(StubSummarizer(10))
+    # nothing here is agent-writable, so the default offers no context tool: offer them all
+    engine = _convo_engine(StubSummarizer(10), context_tools="all")
     assert engine.budget.tools_tokens() > 0
+    assert engine.budget.ceiling() == (
+        engine.budget.limit - engine.budget.tools_tokens() - engine.budget.system_overhead
+    )
     engine.add_user(words(100))
     engine.request("anthropic", "claude-sonnet-4-5")
     engine.observe({"input_tokens": engine.state.last_estimate * 2})

@@ -15,8 +15,14 @@ from regio.content import Entry, Text, ToolUse
 from regio.runtime import CompactionNoProgressError, Engine, ExtractiveSummarizer
 from regio.tokens import HeuristicCounter
 
-BLUEPRINT = Path(__file__).resolve().parents[1] / "examples" / "blueprints" / "coding-agent.yaml"
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "blueprints" / "coding-agent.yaml"
 MAX_ITEMS, COMPACT_COUNT = 120, 20
+# The example leaves compaction to the token budget (max_items 1000 is a backstop); these tests
+# exercise the item-count trigger, so they lower it to 120.
+BLUEPRINT = EXAMPLE.read_text(encoding="utf-8").replace(
+    "    max_items: 1000\n", f"    max_items: {MAX_ITEMS}\n"
+)
+assert f"max_items: {MAX_ITEMS}\n" in BLUEPRINT
 FALLBACK_POINT = MAX_ITEMS + 2 * COMPACT_COUNT
 
 

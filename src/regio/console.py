@@ -142,12 +142,17 @@ def _chunks(key: int, least: Sequence[int], width: int) -> list[list[int]]:
 def _key_width(
     natural: int, floor: int, least: Sequence[int], width: int
 ) -> tuple[int, list[list[int]]]:
-    """The key column's width and the column groups: the fewest tables, and among those the
-    widest key (names wrapped as little as possible)."""
+    """The key column's width and the column groups: tables that fit ``width`` first, then
+    the fewest tables, and among those the widest key (names wrapped as little as possible)."""
+
+    def rank(key: int, groups: list[list[int]]) -> tuple[bool, int]:
+        over = any(_span([key, *(least[j] for j in g)]) > width for g in groups)
+        return over, len(groups)
+
     best = natural, _chunks(natural, least, width)
     for key in range(natural - 1, min(natural, floor) - 1, -1):
         groups = _chunks(key, least, width)
-        if len(groups) < len(best[1]):
+        if rank(key, groups) < rank(*best):
             best = key, groups
     return best
 

@@ -38,6 +38,7 @@ from regio.blueprint.spec import (
     SlidingWindowSpec,
     SummarizerSpec,
     TemporarySpec,
+    ToolsSpec,
     WindowSpec,
 )
 
@@ -65,6 +66,7 @@ __all__ = [
     "SlidingWindowSpec",
     "SummarizerSpec",
     "TemporarySpec",
+    "ToolsSpec",
     "UnknownRegionError",
     "WindowSpec",
     "blueprint_json_schema",

@@ -122,6 +122,12 @@ class RegionSpec:
         default="rewritten",
     )
     description: str = _field("Shown as the region's heading in the prompt.", default="")
+    heading: bool = _field(
+        "Open the region's text with `## <description or name>`. `false`: send the entries' "
+        "bytes only, e.g. a region that holds the agent's own system prompt (regions "
+        "rendered whole; the frozen chunks of `grows` regions keep their labels).",
+        default=True,
+    )
     seed: Seed = _field(
         "Initial content: a string, a list of entries (strings or `{text, key, role}`), or "
         "`{file: path}`.",
@@ -143,6 +149,7 @@ class RegionSpec:
             "volatility": self.volatility,
             "admission": self.admission,
             "description": self.description,
+            "heading": self.heading,
         }
         if self.min_tokens is not None or self.max_tokens is not None:
             tokens = (

@@ -30,6 +30,7 @@ from regio.blueprint.spec import (
     SeedEntry,
     SeedFile,
     SummarizerSpec,
+    ToolsSpec,
     WindowSpec,
     yaml_fields,
 )
@@ -60,6 +61,7 @@ DEF_NAMES: dict[type, str] = {
     CacheSpec: "Cache",
     LayoutSpec: "Layout",
     SummarizerSpec: "Summarizer",
+    ToolsSpec: "Tools",
     EvictionSpec: "Eviction",
     SeedEntry: "SeedEntry",
     SeedFile: "SeedFile",

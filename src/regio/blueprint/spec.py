@@ -88,6 +88,7 @@ __all__ = [
     "SlidingWindowSpec",
     "SummarizerSpec",
     "TemporarySpec",
+    "ToolsSpec",
     "WindowSpec",
     "yaml_fields",
 ]
@@ -214,6 +215,19 @@ class SummarizerSpec:
 
 
 @attrs.frozen(kw_only=True)
+class ToolsSpec:
+    """Which of regio's own tools the agent is offered (their schemas ride on every request)."""
+
+    context: Literal["auto", "all", "none"] = _field(
+        "Context tools (`context_write`, `context_read`, `todo_add`, `compact`, ...): `auto` "
+        "offers them when some region is agent-writable and none otherwise, `all` always, "
+        "`none` never (an agent that never calls them does not pay for their schemas on "
+        "every request).",
+        default="auto",
+    )
+
+
+@attrs.frozen(kw_only=True)
 class Blueprint:
     """A whole window declaration (``version: 1``).
 
@@ -235,6 +249,7 @@ class Blueprint:
     cache: CacheSpec = _field("Prefix-cache profile.", factory=CacheSpec)
     layout: LayoutSpec = _field("Layout strategy.", factory=LayoutSpec)
     summarizer: SummarizerSpec = _field("Compaction summarizer.", factory=SummarizerSpec)
+    tools: ToolsSpec = _field("regio's own tools offered to the agent.", factory=ToolsSpec)
     regions: Regions = _field("The regions, in declaration order (an ordered list).")
     warnings: tuple[Any, ...] = attrs.field(default=(), eq=False, repr=False)
     source: Any = attrs.field(default=None, eq=False, repr=False)
@@ -279,6 +294,7 @@ SPEC_CLASSES: tuple[type, ...] = (
     SeedEntry,
     SeedFile,
     SummarizerSpec,
+    ToolsSpec,
     WindowSpec,
     *REGION_CLASSES.values(),
 )

@@ -98,7 +98,8 @@ def whole_section(window: Any, r: Any) -> Section | None:
     text = r.render_text()
     if not text.strip():
         return None
-    tokens = r.used_tokens + count_text(window, heading(r.name, r.description))
+    head = count_text(window, heading(r.name, r.description)) if getattr(r, "heading", True) else 0
+    tokens = r.used_tokens + head
     return Section(text, tokens, r.name, f"{r.volatility}:{r.name}", r.volatility)
 
 

@@ -112,6 +112,9 @@ class Region:
     volatility: str = attrs.field(default="rewritten", validator=attrs.validators.in_(VOLATILITIES))
     admission: str = attrs.field(default="evict", validator=attrs.validators.in_(ADMISSIONS))
     description: str = ""
+    #: ``render_text`` opens with ``## <description or name>``; ``False``: the entries' bytes
+    #: only (a region that holds the agent's own system prompt sends it as the agent wrote it)
+    heading: bool = True
     max_entry_tokens: int | None = None
     min_tokens: int | None = None
     max_tokens: int | None = None
@@ -218,8 +221,9 @@ class Region:
         return entry.text
 
     def render_text(self) -> str:
-        """The region as placed in a system prompt: ``## <description or name>`` + entries."""
-        lines = [f"## {self.description or self.name}"]
+        """The region as placed in a system prompt: ``## <description or name>`` (unless
+        ``heading`` is false) + entries, one per line."""
+        lines = [f"## {self.description or self.name}"] if self.heading else []
         lines.extend(self.render_entry(e) for e in self.entries)
         return "\n".join(lines)
 

@@ -10,6 +10,7 @@ Mapping:
   ``summarizer.max_summary_tokens`` / ``context_window`` (default: the agent model's window)
   size it; ``summarizer.instructions`` is added to the
   standing summary requirements (never replacing them);
+* ``tools.context`` -> ``context_tools`` (which context tools are offered);
 * ``compacting.target`` (share of the region budget) -> the region's hysteresis target.
 """
 
@@ -107,6 +108,7 @@ def engine_options(
         standing_instructions=standing_instructions(bp),
         blueprint_text=dump_blueprint(bp, inline_seeds=True),
         tokenizer=bp.tokenizer,
+        context_tools=bp.tools.context,
         allow_custom_hooks=allow_custom_hooks,
     )
     return {"window": window, "summarizer": summarizer, "options": options}

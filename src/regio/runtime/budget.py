@@ -18,7 +18,7 @@ from regio.regions import Window
 from regio.tokens import Calibration
 
 from .options import EngineOptions
-from .tools import context_tool_specs
+from .tools import offered_tool_specs
 
 __all__ = ["EngineBudget"]
 
@@ -44,8 +44,10 @@ class EngineBudget:
         return int(self.counter.count(text))
 
     def tool_specs(self, extra: Iterable[ToolSpec] = ()) -> list[ToolSpec]:
-        """The context tools followed by the application's tools."""
-        return [*context_tool_specs(self.window), *self.options.extra_tools, *extra]
+        """The offered context tools (``options.context_tools``) followed by the
+        application's tools."""
+        offered = offered_tool_specs(self.window, self.options.context_tools)
+        return [*offered, *self.options.extra_tools, *extra]
 
     def tools_tokens(self, extra: Iterable[ToolSpec] = ()) -> int:
         """Tokens of the tool schemas sent with every request (never zero when there

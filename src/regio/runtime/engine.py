@@ -54,7 +54,7 @@ from .sdk import response_message, tool_specs, usage_of
 from .snapshot import EngineSnapshot, take_snapshot
 from .state import SessionState
 from .streaming import AssistantStream
-from .tools import ContextToolOutcome, context_tool_specs, handle_tool_call
+from .tools import ContextToolOutcome, handle_tool_call, offered_tool_specs
 from .transcript import Transcript, TranscriptRecord
 from .usage import PriceLookup, UsageLedger, UsageRecord, rule_prices
 from .writes import clear_region, entry_of, release_from, write_to
@@ -522,8 +522,9 @@ class Engine:
 
     # ----- tools -------------------------------------------------------------------------
     def tools(self) -> list[ToolSpec]:
-        """Definitions of the context tools (JSON schemas) for the agent."""
-        return context_tool_specs(self.window)
+        """Definitions of the context tools offered to the agent (JSON schemas;
+        ``options.context_tools`` picks them)."""
+        return offered_tool_specs(self.window, self.options.context_tools)
 
     @transactional
     def handle_tool_call(self, name: str, arguments: Any) -> ContextToolOutcome:

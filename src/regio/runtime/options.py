@@ -18,7 +18,23 @@ from regio.layout import ToolSpec
 from .summarizer import DEFAULT_STANDING_INSTRUCTIONS
 from .toolargs import DEFAULT_TOOL_LIMITS, ToolLimits
 
-__all__ = ["CARRY_FORWARD_MODES", "EngineOptions"]
+__all__ = ["CARRY_FORWARD_MODES", "CONTEXT_TOOL_MODES", "TOOL_NAMES", "EngineOptions"]
+
+#: The context tools, in the order they are offered (:mod:`regio.runtime.tools`).
+TOOL_NAMES = (
+    "context_write",
+    "context_append",
+    "context_read",
+    "context_delete",
+    "context_list",
+    "todo_add",
+    "todo_done",
+    "todo_note",
+    "compact",
+)
+
+#: ``context_tools`` modes besides an explicit tuple of tool names.
+CONTEXT_TOOL_MODES = ("auto", "all", "none")
 
 #: ``carry_forward`` values: ``append`` keeps every summary, ``replace`` keeps one rolling
 #: summary per source region.
@@ -27,6 +43,30 @@ CARRY_FORWARD_MODES = ("append", "replace")
 
 def _targets(value: Mapping[str, int] | None) -> dict[str, int]:
     return {str(k): int(v) for k, v in (value or {}).items()}
+
+
+def _context_tools_mode(value: Any) -> str | tuple[str, ...]:
+    if isinstance(value, str):
+        return value
+    return tuple(str(v) for v in value)
+
+
+def _known_context_tools(
+    _: Any, attribute: attrs.Attribute[Any], value: str | tuple[str, ...]
+) -> None:
+    if isinstance(value, str):
+        if value not in CONTEXT_TOOL_MODES:
+            raise ValueError(
+                f"{attribute.name} must be one of {', '.join(CONTEXT_TOOL_MODES)} or a tuple "
+                f"of tool names, got {value!r}"
+            )
+        return
+    unknown = [v for v in value if v not in TOOL_NAMES]
+    if unknown:
+        raise ValueError(
+            f"{attribute.name}: unknown context tool(s) {', '.join(map(repr, unknown))}; "
+            f"known: {', '.join(TOOL_NAMES)}"
+        )
 
 
 def _at_least_one(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
@@ -51,7 +91,7 @@ def _share(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
 class EngineOptions:
     """The options of one engine (sizes in tokens). Raises :class:`ValueError` for a value out
     of range (``context_window`` < 1, ``no_progress_limit`` < 1, ``chunk_tokens`` < 1,
-    ``settle_share`` outside ``(0, 1]``, an unknown ``carry_forward``)."""
+    ``settle_share`` outside ``(0, 1]``, an unknown ``carry_forward`` or ``context_tools``)."""
 
     #: Provider of :meth:`Engine.request` when none is given (``anthropic``, ``openai``, ...).
     #: Anthropic's Messages API is the one whose cache rules regio was first measured on.
@@ -104,6 +144,14 @@ class EngineOptions:
     blueprint_text: str | None = None
     #: Tokenizer name of the blueprint (rebuilds the counter on load).
     tokenizer: str | None = None
+    #: Which context tools are offered (sent with every request and accepted by
+    #: ``handle_tool_call``): ``"auto"`` (every applicable one when some region is
+    #: agent-writable, none otherwise), ``"all"``, ``"none"`` or a tuple of tool names
+    #: (:data:`regio.runtime.tools.TOOL_NAMES`). An agent that never calls them should not pay
+    #: for their schemas on every request (measured in docs/benchmark.md).
+    context_tools: str | tuple[str, ...] = attrs.field(
+        default="auto", converter=_context_tools_mode, validator=_known_context_tools
+    )
     #: Application tools sent with every request after the context tools.
     extra_tools: tuple[ToolSpec, ...] = attrs.field(default=(), converter=tuple)
     #: Custom region hooks (``module:function``) may be imported.

@@ -35,6 +35,7 @@ from regio.regions import Checklist, Refusal, Window, WriteResult
 from .compaction import schedule_compaction
 from .compactor import Compactor
 from .events import ToolCallHandled
+from .options import TOOL_NAMES
 from .toolargs import ToolArgumentError, check_arguments, echo, parse_arguments
 from .writes import release_from, write_to
 
@@ -43,19 +44,8 @@ __all__ = [
     "ContextToolOutcome",
     "context_tool_specs",
     "handle_tool_call",
+    "offered_tool_specs",
 ]
-
-TOOL_NAMES = (
-    "context_write",
-    "context_append",
-    "context_read",
-    "context_delete",
-    "context_list",
-    "todo_add",
-    "todo_done",
-    "todo_note",
-    "compact",
-)
 
 
 class ContextToolOutcome(msgspec.Struct, frozen=True):
@@ -102,6 +92,21 @@ def context_tool_specs(window: Window) -> list[ToolSpec]:
             {"type": "object", "properties": {"instructions": _str("What to keep.")}},
         )
     )
+    return specs
+
+
+def offered_tool_specs(window: Window, mode: str | tuple[str, ...]) -> list[ToolSpec]:
+    """The context tools an engine offers under ``EngineOptions.context_tools`` ``mode``:
+    ``"all"`` every one :func:`context_tool_specs` applies to ``window``; ``"auto"`` the same
+    when some region is agent-writable, none otherwise (an agent with nothing to write has
+    nothing to release or compact on its own); ``"none"`` no tool; a tuple of names the
+    applicable ones among them. Each offered schema is sent with every request, so an agent
+    that never calls them pays for them (docs/benchmark.md measures it)."""
+    if mode == "none" or (mode == "auto" and not _writable(window)):
+        return []
+    specs = context_tool_specs(window)
+    if isinstance(mode, tuple):
+        return [s for s in specs if s.name in mode]
     return specs
 
 
@@ -379,7 +384,16 @@ def handle_tool_call(c: Compactor, name: str, arguments: Any) -> ContextToolOutc
         args = parse_arguments(arguments, c.options.tool_limits)
     except ToolArgumentError as exc:
         return _mistake(c, name, f"{exc}; call {name} again with a JSON object")
-    spec = next((s for s in context_tool_specs(c.window) if s.name == name), None)
+    offered = offered_tool_specs(c.window, c.options.context_tools)
+    spec = next((s for s in offered if s.name == name), None)
+    if spec is None:
+        names = ", ".join(s.name for s in offered) or "none"
+        return _mistake(
+            c,
+            name,
+            f"context tool {name!r} is not offered to this agent (offered: {names}); "
+            "set EngineOptions.context_tools or the blueprint's tools.context to offer it",
+        )
     if spec is not None:
         problem = check_arguments(name, spec.input_schema, args, _echo_chars(c))
         if problem is not None:
