@@ -422,7 +422,12 @@ def _raw_pass(
     for name in names:
         if name != "recorded":
             peers[name] = make_peer(
-                name, allowance, recorded.system[1], counter.count, setup.summarizer()
+                name,
+                allowance,
+                recorded.system[1],
+                counter.count,
+                setup.summarizer(),
+                fixed=recorded.system[1] + tools[1],
             )
             trackers[name].summarizer = "llm" if name == "summarization-middleware" else "none"
     sizes: list[int] = []
@@ -483,6 +488,8 @@ def _raw_pass(
                 for peer in peers.values():
                     peer.add(pm)
         last_t = event.t
+    for peer in peers.values():
+        notes.extend(peer.notes() if hasattr(peer, "notes") else ())
     return trackers, sizes
 
 

@@ -161,7 +161,8 @@ class AppliedEdit:
 class EditResult:
     """What the server does to one request.
 
-    ``messages``: the edited message list (new containers; the input is never changed);
+    ``messages``: the edited message list (new message dicts and block lists; the input is
+    never changed); ``block_tokens``: tokens of each block of ``messages``;
     ``applied``: the applied edits; ``original_input_tokens`` / ``input_tokens``: the prompt
     before and after (tokens, ``count_tokens``' two figures); ``first_edit``: ``(message index,
     block index)`` of the first changed block, ``None`` when nothing changed (the cached
@@ -174,6 +175,7 @@ class EditResult:
     input_tokens: int
     first_edit: tuple[int, int] | None
     cleared_ids: tuple[str, ...] = ()
+    block_tokens: tuple[tuple[int, ...], ...] = ()
 
     def applied_edits(self) -> dict[str, Any]:
         """The response's ``context_management`` field."""
@@ -422,8 +424,12 @@ def apply_edits(
     ``tokens`` (optional, parallel to the blocks) gives the original blocks' counts instead;
     ``fixed_tokens``: tools + system tokens (part of ``input_tokens``); ``thinking_enabled``:
     extended thinking is on (the default thinking edit applies). Deterministic; the input is
-    left untouched."""
-    msgs = [{**m, "content": copy.deepcopy(m.get("content"))} for m in messages]
+    left untouched: messages and block lists are new, an edited block is a new dict and an
+    unchanged one is the input's own (never mutated)."""
+    msgs = [
+        {**m, "content": list(c) if isinstance(c := m.get("content"), list) else c}
+        for m in messages
+    ]
     toks = (
         [list(t) for t in tokens]
         if tokens is not None
@@ -450,7 +456,13 @@ def apply_edits(
                 cleared.extend(ids)
         first = _first(first, where)
     return EditResult(
-        msgs, tuple(applied), original, fixed_tokens + sum(map(sum, toks)), first, tuple(cleared)
+        msgs,
+        tuple(applied),
+        original,
+        fixed_tokens + sum(map(sum, toks)),
+        first,
+        tuple(cleared),
+        tuple(map(tuple, toks)),
     )
 
 
