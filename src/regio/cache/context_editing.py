@@ -59,6 +59,7 @@ __all__ = [
     "ClearThinking",
     "ClearToolUses",
     "ContextEditingError",
+    "Edit",
     "EditResult",
     "apply_edits",
     "edit_payload",
