@@ -37,7 +37,7 @@ class ClearToolUsesSpec:
         default=None,
     )
     exclude_tools: tuple[NonEmpty, ...] = _field(
-        "Tool names whose uses and results are never cleared.", default=()
+        "Tool names whose uses and results are never cleared (default: none).", factory=tuple
     )
     clear_tool_inputs: bool = _field(
         "Also clear the cleared calls' `input` (the call stays, with `{}`).", default=False
