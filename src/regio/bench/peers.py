@@ -29,6 +29,9 @@ rendered as a :func:`regio.bench.baselines.plain_request`.
   compact_to=allowance // 2, tokenizer=regio's counter)``, experimental in Python,
   https://learn.microsoft.com/agent-framework/agents/conversations/compaction) on the message
   list it keeps, before every call: whole tool-call groups are excluded oldest first.
+* ``anthropic-clear-tool-uses`` and ``context-editing-middleware`` — old tool results cleared
+  instead of summarized (Anthropic's server-side edit, simulated; LangChain's
+  ``ContextEditingMiddleware``): :mod:`regio.bench.editing_peers`.
 
 Token counts are regio's (the blueprint's tokenizer) for every peer. Each peer raises
 ``ImportError`` at construction when its package is missing; :func:`peer_available` says
