@@ -11,7 +11,8 @@ Mapping:
   size it; ``summarizer.instructions`` is added to the
   standing summary requirements (never replacing them);
 * ``tools.context`` -> ``context_tools`` (which context tools are offered);
-* ``compacting.target`` (share of the region budget) -> the region's hysteresis target.
+* ``compacting.target`` (share of the region budget) -> the region's hysteresis target;
+* ``context_management`` -> ``context_management`` (the API's ``{"edits": [...]}`` value).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from regio.blueprint import Blueprint, CompactingSpec, build_window, dump_blueprint, load_blueprint
+from regio.blueprint.contextspec import edits_value
 from regio.tokens import chat_format_for_model, get_counter
 
 from .extractive import ExtractiveSummarizer
@@ -109,6 +111,9 @@ def engine_options(
         blueprint_text=dump_blueprint(bp, inline_seeds=True),
         tokenizer=bp.tokenizer,
         context_tools=bp.tools.context,
+        context_management=(
+            edits_value(bp.context_management) if bp.context_management is not None else None
+        ),
         allow_custom_hooks=allow_custom_hooks,
     )
     return {"window": window, "summarizer": summarizer, "options": options}
