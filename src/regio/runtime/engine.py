@@ -345,13 +345,14 @@ class Engine:
         *,
         is_error: bool = False,
         tokens: int | None = None,
+        final: bool = True,
     ) -> Entry:
-        """Append the result of call ``tool_use_id`` (joins the call's turn group). A result for
+        """Append the result of call ``tool_use_id`` (joins the call's turn group); ``final=False``
+        appends a progress report that keeps the group open (:class:`ToolResult`). A result for
         an id no assistant message issued is kept as received and emits the warning event
         ``orphan_tool_result`` naming the id (:class:`OrphanToolResult`)."""
-        return self.add_message(
-            Message.tool((ToolResult(tool_use_id, content, is_error),)), tokens=tokens
-        )
+        result = ToolResult(tool_use_id, content, is_error, final)
+        return self.add_message(Message.tool((result,)), tokens=tokens)
 
     def add_response(self, response: Any, *, observe: bool = False) -> Entry:
         """Append the assistant message of a provider response: an Anthropic ``Message``, an
@@ -437,8 +438,7 @@ class Engine:
         return recover(self.compactor, self.budget, self.state, error)
 
     def classify(self, error: Any) -> OverflowInfo | None:
-        """:func:`regio.runtime.overflow.classify_overflow` of ``error``: the recognised
-        context-length refusal, or ``None``."""
+        """:func:`regio.runtime.overflow.classify_overflow`: the context-length refusal or None."""
         return classify_overflow(error)
 
     @transactional
