@@ -208,8 +208,8 @@ class Engine:
         """:attr:`EngineBudget.limit` (tokens)."""
         return self.budget.limit
 
-    def ceiling(self, extra_tools: Iterable[ToolSpec] = ()) -> int:
-        """:meth:`EngineBudget.ceiling` (tokens)."""
+    def ceiling(self, extra_tools: Iterable[ToolSpec] | None = None) -> int:
+        """:meth:`EngineBudget.ceiling` (tokens; ``None``: with the last request's tools)."""
         return self.budget.ceiling(extra_tools)
 
     def size(self, provider: str | None = None, model: str | None = None) -> int:
@@ -392,7 +392,7 @@ class Engine:
         only a warning. ``tools`` are :class:`ToolSpec` s or the SDKs' tool dicts
         (:func:`regio.runtime.sdk.tool_specs`). Returns ``(request, payload)``; the layout
         state is kept for the next call."""
-        tools = tool_specs(tools)
+        tools = self.budget.request_tools = tuple(tool_specs(tools))  # counted from here on
         provider = provider or self.options.provider
         model = model or self.options.model
         if flush and self.options.auto_compact:
