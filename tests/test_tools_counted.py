@@ -158,3 +158,97 @@ def test_every_tool_sent_is_counted(tools: list[tuple[str, str, int]], provider:
     assert engine.state.last_estimate >= engine.window.used_tokens + counted
     default = engine.budget.tools_tokens()  # the ceiling is the engine's provider's
     assert engine.ceiling() + default + engine.budget.system_overhead == engine.limit
+
+
+# ----- at load time: the context tools are known from the blueprint --------------------------
+
+ROOM = """
+version: 1
+name: room
+model: {{provider: anthropic, name: claude-sonnet-4-5, context_window: 10000,
+         max_output_tokens: 1000}}
+tokenizer: heuristic
+tools: {{context: {context}}}
+regions:
+  - {{name: system, kind: pinned, budget: {pinned}, seed: hi}}
+  - {{name: notes, kind: keyed, budget: 500}}
+  - name: conversation
+    kind: sliding_window
+    budget: {conversation}
+    eviction: {{strategy: compact, compact_count: 6, trigger: {trigger}}}
+  - {{name: history, kind: compact_history, source: conversation, budget: 500}}
+"""
+
+
+def _room(context: str = "auto", pinned: int = 2000, conversation: int = 3000, trigger: int = 0):
+    from regio.blueprint import load_blueprint
+
+    return load_blueprint(
+        ROOM.format(
+            context=context,
+            pinned=pinned,
+            conversation=conversation,
+            trigger=trigger or conversation * 9 // 10,
+        )
+    )
+
+
+def _tool_warnings(bp: Any) -> list[Any]:
+    return [w for w in bp.warnings if "context tools' schemas" in w.message]
+
+
+def test_blueprint_tools_are_counted_as_the_runtime_counts_them() -> None:
+    from regio.blueprint.toolroom import blueprint_tools_tokens
+
+    bp = _room()
+    engine = Engine.from_blueprint(bp)
+    assert blueprint_tools_tokens(bp) == engine.budget.tools_tokens(()) > 0
+    assert blueprint_tools_tokens(_room("none")) == 0
+
+
+def test_validate_warns_when_tool_schemas_take_the_fixed_regions_past_the_window() -> None:
+    from regio.blueprint.toolroom import blueprint_tools_tokens
+
+    tools = blueprint_tools_tokens(_room())
+    window = _room().window_tokens
+    pinned = window - 1000 - tools // 2  # the fixed regions fit, not with the tool schemas
+    bp = _room(pinned=pinned, conversation=400)
+    [warning] = [w for w in _tool_warnings(bp) if w.path == "tools.context"]
+    assert f"{tools} tokens" in warning.message and warning.line is not None
+    assert not _tool_warnings(_room("none", pinned=pinned, conversation=400))
+
+
+def test_validate_warns_when_tool_schemas_put_a_trigger_above_the_room_left() -> None:
+    from regio.blueprint.toolroom import blueprint_tools_tokens
+
+    tools = blueprint_tools_tokens(_room())
+    room = _room().window_tokens - 2000 - 1000  # pinned, keyed and compact_history are fixed
+    bp = _room(conversation=room, trigger=room - tools // 2)
+    [warning] = _tool_warnings(bp)
+    assert warning.path == "regions[2].eviction"
+    assert not _tool_warnings(_room(conversation=room, trigger=room - tools - 10))
+    assert not _tool_warnings(_room("none", conversation=room, trigger=room - tools // 2))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    context=st.sampled_from(["auto", "none", "all"]),
+    pinned=st.integers(100, 8000),
+    trigger_share=st.floats(0.05, 1.0),
+)
+def test_tool_room_warning_iff_the_schemas_make_the_difference(
+    context: str, pinned: int, trigger_share: float
+) -> None:
+    """The load-time warnings fire exactly when the fixed regions or a trigger fit the window
+    without the tool schemas and do not fit with them."""
+    from regio.blueprint.toolroom import blueprint_tools_tokens
+
+    conversation = 3000
+    trigger = max(1, int(conversation * trigger_share))
+    bp = _room(context, pinned=pinned, conversation=conversation, trigger=trigger)
+    tools = blueprint_tools_tokens(bp)
+    need, window = pinned + 500 + 500, bp.window_tokens
+    paths = {w.path for w in _tool_warnings(bp)}
+    assert ("tools.context" in paths) == (need <= window < need + tools)
+    room = window - need
+    assert ("regions[2].eviction" in paths) == (room - tools < trigger <= room)
