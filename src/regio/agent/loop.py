@@ -35,6 +35,7 @@ import attrs
 
 from regio.content import Message, Text, ToolResult, ToolUse
 from regio.events import EventBus
+from regio.runtime.declared import adopt_context_window, declared_context_window
 from regio.runtime.drive import adrive, drive
 from regio.runtime.errors import ContextOverflowError
 from regio.runtime.overflow import classify_overflow
@@ -93,6 +94,9 @@ class AgentLoop:
 
     def __attrs_post_init__(self) -> None:
         self.port = EnginePort(self.engine)
+        declared = declared_context_window(self.provider)
+        if declared is not None:  # the provider's model window, when it declares one
+            adopt_context_window(self.engine, declared, type(self.provider).__name__)
         if self.events is None:
             bus = getattr(self.engine, "events", None)
             self.events = bus if isinstance(bus, EventBus) else EventBus()
