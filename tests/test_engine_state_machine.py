@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from progress_support import call_is_open
 from regio.content import ToolUse
 from regio.runtime import Engine
 
@@ -186,9 +187,8 @@ class EngineMachine(RuleBasedStateMachine):
             assert len(texts) == 1, cid  # exactly one tool_result per tool_use
             if cid in self.latest:
                 assert texts == [self.latest[cid]], cid  # the latest result is rendered
-        open_groups = set(engine.window.conversation.analysis().open_groups)
-        for cid in self.pending:
-            assert engine.window.call_group(cid) in open_groups, cid
+        for cid in self.pending:  # a pending call's group is open and still in the window
+            assert call_is_open(engine, cid), cid
 
     @invariant()
     def nothing_is_silently_lost(self) -> None:

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from progress_support import call_is_open
 from regio.agent.tools import UserToolOutcome
 from regio.content import (
     ContentTypeError,
@@ -273,10 +274,9 @@ def test_every_call_renders_its_latest_result_once(ops: list[tuple[str, Any]]) -
         elif op == "request":
             _req, payload = engine.request(arg)
             _check(payload, arg)
-    open_now = set(engine.window.conversation.analysis().open_groups)
     for cid in calls:
         if cid not in finished:  # an open group is never summarized or evicted away
-            assert engine.window.call_group(cid) in open_now, cid
+            assert call_is_open(engine, cid), cid
     for provider in ("anthropic", "openai"):
         _req, payload = engine.request(provider)
         _check(payload, provider)
@@ -299,3 +299,43 @@ def _unmarked(payload: dict[str, Any]) -> str:
         return value
 
     return json.dumps(strip(payload["messages"]), sort_keys=True)
+
+
+# ----- MCP progress notifications ------------------------------------------------------------
+
+
+def test_mcp_progress_notification_becomes_a_progress_report() -> None:
+    from regio.runtime.progress import mcp_progress_result
+
+    note = {
+        "jsonrpc": "2.0",
+        "method": "notifications/progress",
+        "params": {"progressToken": "abc", "progress": 50, "total": 100, "message": "indexing"},
+    }
+    assert mcp_progress_result("c1", note) == ToolResult(
+        "c1", "progress 50/100: indexing", final=False
+    )
+    assert mcp_progress_result("c1", {"progress": 0.5}).content == "progress 0.5"
+    engine = Engine.from_blueprint(BLUEPRINT)
+    engine.add_user("index the repo")
+    engine.add_assistant("ok", [ToolUse("c1", "index", {})])
+    engine.add_message(Message.tool([mcp_progress_result("c1", note)]))
+    assert engine.window.conversation.analysis().open_groups == ("g:c1",)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"method": "tools/call", "params": {"progress": 1}},
+        {"params": {"total": 3}},
+        {"progress": "half"},
+        {"progress": True},
+        ["progress", 1],
+    ],
+)
+def test_malformed_mcp_progress_is_refused_naming_the_field(bad: Any) -> None:
+    from regio.runtime.progress import mcp_progress_result
+    from regio.runtime.sdk import SDKInputError
+
+    with pytest.raises(SDKInputError, match="MCP progress"):
+        mcp_progress_result("c1", bad)
