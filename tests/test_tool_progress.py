@@ -204,6 +204,8 @@ def test_open_progress_group_is_never_compacted() -> None:
     assert _group_entry_ids(engine, "c1") == held
     engine.compact(keep_tokens=0)
     assert _group_entry_ids(engine, "c1") == held
+    engine.compact(keep_messages=1)  # a kept tail never cuts into the open group
+    assert _group_entry_ids(engine, "c1") == held
     engine.add_tool_result("c1", "build finished")
     engine.compact(keep_tokens=0)
     assert _group_entry_ids(engine, "c1") == set()  # closed: now it may be summarized
