@@ -166,7 +166,7 @@ class AgentLoop:
         """Lay out step ``step`` (flushing at the turn boundary), emit ``step_started`` and
         stop when the calibrated estimate would pass ``max_prompt_tokens``."""
         request, payload = self._request()
-        estimate = self.port.request_tokens(request)
+        estimate = self.port.request_tokens(request, self.provider.api)
         used, budget = self.port.window_state()
         self.events.emit(StepStarted(step, estimate, used, budget))
         if self._budget_stop(run.totals, self._expected(estimate)) is not None:
@@ -179,7 +179,7 @@ class AgentLoop:
         self._overflow_or_raise(error, attempt.retries, attempt.estimate)
         attempt.retries += 1
         attempt.request, attempt.payload = self._request()
-        attempt.estimate = self.port.request_tokens(attempt.request)
+        attempt.estimate = self.port.request_tokens(attempt.request, self.provider.api)
 
     def _accept(self, run: _Run, attempt: _Attempt, completion: Completion) -> list[ToolUse]:
         """Observe usage, predict, price and record the assistant turn; returns its tool
