@@ -3,8 +3,10 @@ context-tool calls (good and bad), refused writes, requests and save/load, with 
 invariants checked after every step:
 
 * no request over the ceiling;
-* every tool_result is preceded by its tool_use and every tool_use is answered unless its call
-  is still pending (its group open);
+* every tool_result is preceded by its tool_use and every tool_use is answered exactly once
+  unless its call is still pending (its group open: no result yet, or only progress reports,
+  ``final=False``); the latest result of a call is the one rendered, and a pending call's
+  group is never compacted or evicted away;
 * no pinned, keyed or checklist entry silently lost, and a compact_history region that holds a
   summary never ends up empty;
 * a reject region is untouched by a refused write;
@@ -26,6 +28,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from progress_support import call_is_open
 from regio.content import ToolUse
 from regio.runtime import Engine
 
@@ -63,6 +66,8 @@ class EngineMachine(RuleBasedStateMachine):
         super().__init__()
         self.engine = Engine.from_blueprint(BLUEPRINT)
         self.pending: list[str] = []
+        self.latest: dict[str, str] = {}
+        self.steps = 0
         self.calls = 0
         self.keys: dict[str, str] = {}
         self.items: set[str] = set()
@@ -91,7 +96,18 @@ class EngineMachine(RuleBasedStateMachine):
     @precondition(lambda self: bool(self.pending))
     def answer(self, which: int, size: int) -> None:
         call = self.pending.pop(which % len(self.pending))
-        self.engine.add_tool_result(call, "out " * size)
+        text = f"done {call} " + "out " * size
+        self.engine.add_tool_result(call, text)
+        self.latest[call] = text
+
+    @rule(which=st.integers(0, 5), size=st.integers(1, 200))
+    @precondition(lambda self: bool(self.pending))
+    def progress(self, which: int, size: int) -> None:
+        call = self.pending[which % len(self.pending)]
+        self.steps += 1
+        text = f"status: running {call} step {self.steps} " + "x " * size
+        self.engine.add_tool_result(call, text, final=False)
+        self.latest[call] = text
 
     @rule(key=st.sampled_from("abcde"), words=st.integers(1, 120))
     def write_fact(self, key: str, words: int) -> None:
@@ -157,14 +173,22 @@ class EngineMachine(RuleBasedStateMachine):
         assert text.count('"cache_control"') <= 4
         assert self._bytes() == text  # same state, same bytes
         seen_uses: set[str] = set()
-        answered: set[str] = set()
+        answered: dict[str, list[str]] = {}
         for _role, block in _blocks(payload):
             if block.get("type") == "tool_use":
                 seen_uses.add(block["id"])
             elif block.get("type") == "tool_result":
                 assert block["tool_use_id"] in seen_uses, block["tool_use_id"]
-                answered.add(block["tool_use_id"])
-        assert seen_uses - answered <= set(self.pending)
+                content = block["content"]
+                text = content if isinstance(content, str) else content[0]["text"]
+                answered.setdefault(block["tool_use_id"], []).append(text)
+        assert seen_uses - set(answered) <= set(self.pending)
+        for cid, texts in answered.items():
+            assert len(texts) == 1, cid  # exactly one tool_result per tool_use
+            if cid in self.latest:
+                assert texts == [self.latest[cid]], cid  # the latest result is rendered
+        for cid in self.pending:  # a pending call's group is open and still in the window
+            assert call_is_open(engine, cid), cid
 
     @invariant()
     def nothing_is_silently_lost(self) -> None:

@@ -180,7 +180,8 @@ def test_fc_18_tool_schemas_and_tool_call_arguments_are_counted() -> None:
     big_tool = ToolSpec("big_tool", "A tool with a large schema.", schema)
     req_plain, _ = engine.request("anthropic", "m")
     req_tools, _ = engine.request("anthropic", "m", tools=[big_tool])
-    assert engine.budget.tools_tokens([big_tool]) - engine.budget.tools_tokens() > 100
+    assert engine.budget.tools_tokens([big_tool]) - engine.budget.tools_tokens(()) > 100
+    assert engine.budget.tools_tokens() == engine.budget.tools_tokens([big_tool])  # last sent
     assert req_tools.tokens > req_plain.tokens
 
 
@@ -196,10 +197,11 @@ def test_fc_18_each_provider_and_model_keeps_its_own_factor_through_the_engine()
         engine.request(provider, model)
         usage_key = "input_tokens" if provider == "anthropic" else "prompt_tokens"
         engine.observe({usage_key: round(engine.state.last_estimate * f)})
-    raw = engine.budget.estimate()
     for (provider, model), f in factors.items():
+        raw = engine.budget.estimate(provider, model)  # tool framing is per provider
         assert engine.calibration.factor(f"{provider}:{model}") == pytest.approx(f, abs=0.002)
         assert engine.size(provider, model) >= int(raw * f) - 1
+    raw = engine.budget.estimate("openai", "gpt-4.1")
     assert engine.size("openai", "gpt-4.1") == engine.budget.calibrated(raw, "openai", "gpt-4.1")
     assert engine.size("openai", "gpt-4.1") < engine.size("anthropic", "claude-sonnet-4-5")
 

@@ -13,7 +13,8 @@ msgspec Structs. The vocabulary follows the providers' own terms:
   once, the turn it was written in and the turn group it belongs to;
 * a **turn group** is an assistant message with tool calls plus every tool result that answers
   one of its call ids, wherever those results are. Groups are evicted, compacted and rendered as
-  one unit. A group whose calls are not all answered is **open**.
+  one unit. A group whose calls are not all answered by a final result is **open** (a
+  progress report, ``ToolResult(final=False)``, joins the group without answering its call).
 """
 
 from __future__ import annotations
@@ -72,13 +73,33 @@ class ToolResult(msgspec.Struct, frozen=True, tag="tool_result", tag_field="type
     ``content`` is text; structured content (a dict, list, number, ...) is kept as its
     :func:`canonical_json` text, so it is counted, rendered and saved as that text. Raises
     :class:`ContentTypeError` for content that is not JSON-able.
+
+    ``final=False`` marks a **progress report** of a long-running or background call
+    (``status: running``, a job id to poll; MCP's ``notifications/progress``,
+    https://modelcontextprotocol.io/specification/2025-06-18/basic/utilities/progress): it does
+    not answer the call, so the call's turn group stays open (never evicted, compacted or cut)
+    until a final result arrives, and the latest result of a call is the one rendered. Read
+    it with :attr:`is_final`; the field itself holds ``False`` or ``msgspec.UNSET`` (final),
+    so a final result encodes exactly as before the field existed.
     """
 
     tool_use_id: str
     content: str
     is_error: bool = False
+    final: bool | msgspec.UnsetType = msgspec.UNSET
+
+    @property
+    def is_final(self) -> bool:
+        """False for a progress report (``final=False``), True for a final result."""
+        return self.final is not False
 
     def __post_init__(self) -> None:
+        if self.final is True:
+            msgspec.structs.force_setattr(self, "final", msgspec.UNSET)
+        elif self.final is not False and self.final is not msgspec.UNSET:
+            raise ContentTypeError(
+                f"tool_result {self.tool_use_id!r}: final must be true or false, got {self.final!r}"
+            )
         if not isinstance(self.content, str):
             try:
                 text = canonical_json(self.content).decode()
@@ -223,7 +244,8 @@ class TurnGroup(msgspec.Struct, frozen=True):
     ``id`` is ``g:<first call id>`` for a tool-calling group and ``m:<index>`` (``m:<entry id>``
     under :func:`group_entries`) for a standalone message; ``members`` are the indexes of
     its messages in order; ``call_ids`` the calls it made; ``answered`` the call ids that have a
-    result; ``open`` is true while some call has no result.
+    final result (a progress report, ``ToolResult(final=False)``, is not one); ``open`` is true
+    while some call has no final result.
     """
 
     id: str
@@ -359,9 +381,9 @@ def _group(
                 answered[g] |= answered[other]
         else:
             g = new_group(uses[0] if uses else None)
-        for r in results:
-            if r in call_owner:
-                answered[g].add(r)
+        for b in blocks:
+            if isinstance(b, ToolResult) and b.is_final and b.tool_use_id in call_owner:
+                answered[g].add(b.tool_use_id)
         for u in uses:
             if u not in call_owner:
                 call_owner[u] = g

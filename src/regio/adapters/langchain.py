@@ -7,6 +7,8 @@ the agent state gained since the last call (the user's input, tool results) are 
 engine, the engine lays out its window (pinned instructions, compacted history, the recent
 turns) and that window replaces the request's messages and system message; the model's reply
 is recorded in the engine. The agent's state keeps its full history; the model sees regio's.
+The model's declared window (its profile's ``max_input_tokens``) is read into the engine on the
+first call (:mod:`regio.adapters.window`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from langchain_core.messages import (
 )
 
 from .chat import chat_messages
+from .window import adopt_framework_window, langchain_window
 
 __all__ = ["RegioMiddleware"]
 
@@ -36,6 +39,7 @@ class RegioMiddleware(AgentMiddleware):
         super().__init__()
         self.engine = engine
         self.seen = 0
+        self.window_read = False
 
     def _sync(self, messages: list[Any]) -> None:
         new = messages[self.seen :]
@@ -46,6 +50,10 @@ class RegioMiddleware(AgentMiddleware):
         self.seen = len(messages)
 
     def _window(self, request: Any) -> Any:
+        if not self.window_read:  # the model's declared window, once
+            self.window_read = True
+            model = getattr(request, "model", None)
+            adopt_framework_window(self.engine, langchain_window(model), "LangChain model profile")
         self._sync(list(request.messages))
         tools = [t for t in request.tools if isinstance(t, dict)]
         body = self.engine.request("openai", tools=tools)[1]

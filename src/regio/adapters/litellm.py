@@ -32,9 +32,15 @@ def completion(engine: Any, *, model: str | None = None, tools: Any = (), **kwar
     ``kwargs`` go to LiteLLM (``mock_response=`` for tests, ``api_base=``, ...);
     ``drop_params`` defaults to true so OpenAI-only fields of the payload (``prompt_cache_key``)
     are dropped for providers that refuse them
-    (https://docs.litellm.ai/docs/completion/drop_params)."""
+    (https://docs.litellm.ai/docs/completion/drop_params). The model's ``max_input_tokens`` in
+    LiteLLM's model map is read into the engine's context window
+    (:mod:`regio.adapters.window`)."""
     import litellm
 
+    from .window import adopt_framework_window, litellm_window
+
+    if model:  # the model map's window, when it knows the model
+        adopt_framework_window(engine, litellm_window(model), f"LiteLLM model map ({model})")
     kwargs.setdefault("drop_params", True)
     response = litellm.completion(**payload(engine, model=model, tools=tools), **kwargs)
     engine.add_response(response, observe=True)

@@ -116,9 +116,10 @@ class EnginePort:
         result: tuple[Any, dict[str, Any]] = self.engine.request(api, model, **kwargs)
         return result
 
-    def request_tokens(self, request: Any) -> int:
-        """The engine's estimate of ``request`` (tokens)."""
-        return int(self.engine.budget.request_estimate(request))
+    def request_tokens(self, request: Any, api: str = "") -> int:
+        """The engine's estimate of ``request`` with its tools counted as ``api`` receives them
+        (tokens; default the engine's provider)."""
+        return int(self.engine.budget.request_estimate(request, api))
 
     def calibrated_tokens(self, raw: int, api: str, model: str) -> int:
         """``raw`` corrected by the engine's calibration from reported usage (tokens)."""

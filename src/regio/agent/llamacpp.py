@@ -99,6 +99,20 @@ class LlamaCppServer:
         out: dict[str, Any] = self._call("/props")
         return out
 
+    def context_window(self) -> int | None:
+        """The server's context window per slot in tokens: ``n_ctx`` of ``GET /props``
+        (``default_generation_settings.n_ctx``, or a top-level ``n_ctx``); ``None`` when the
+        server reports none. Raises :class:`regio.runtime.errors.ContextWindowError` naming
+        the server for a value that is not a positive integer."""
+        from regio.runtime.declared import check_context_window
+
+        props = self.props()
+        settings = props.get("default_generation_settings")
+        value = settings.get("n_ctx") if isinstance(settings, dict) else None
+        if value is None:
+            value = props.get("n_ctx")
+        return check_context_window(value, f"llama.cpp server {self.root} (/props n_ctx)")
+
     def erase_slot(self, slot: int = 0) -> None:
         """Empty slot ``slot`` (``POST /slots/{id}?action=erase``), so its prefix cache starts
         cold; the server must run with the slots endpoint enabled (the default)."""

@@ -35,6 +35,7 @@ import attrs
 
 from regio.content import Message, Text, ToolResult, ToolUse
 from regio.events import EventBus
+from regio.runtime.declared import adopt_context_window, declared_context_window
 from regio.runtime.drive import adrive, drive
 from regio.runtime.errors import ContextOverflowError
 from regio.runtime.overflow import classify_overflow
@@ -93,6 +94,9 @@ class AgentLoop:
 
     def __attrs_post_init__(self) -> None:
         self.port = EnginePort(self.engine)
+        declared = declared_context_window(self.provider)
+        if declared is not None:  # the provider's model window, when it declares one
+            adopt_context_window(self.engine, declared, type(self.provider).__name__)
         if self.events is None:
             bus = getattr(self.engine, "events", None)
             self.events = bus if isinstance(bus, EventBus) else EventBus()
@@ -162,7 +166,7 @@ class AgentLoop:
         """Lay out step ``step`` (flushing at the turn boundary), emit ``step_started`` and
         stop when the calibrated estimate would pass ``max_prompt_tokens``."""
         request, payload = self._request()
-        estimate = self.port.request_tokens(request)
+        estimate = self.port.request_tokens(request, self.provider.api)
         used, budget = self.port.window_state()
         self.events.emit(StepStarted(step, estimate, used, budget))
         if self._budget_stop(run.totals, self._expected(estimate)) is not None:
@@ -175,7 +179,7 @@ class AgentLoop:
         self._overflow_or_raise(error, attempt.retries, attempt.estimate)
         attempt.retries += 1
         attempt.request, attempt.payload = self._request()
-        attempt.estimate = self.port.request_tokens(attempt.request)
+        attempt.estimate = self.port.request_tokens(attempt.request, self.provider.api)
 
     def _accept(self, run: _Run, attempt: _Attempt, completion: Completion) -> list[ToolUse]:
         """Observe usage, predict, price and record the assistant turn; returns its tool

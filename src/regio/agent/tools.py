@@ -30,14 +30,23 @@ __all__ = ["Tool", "UserToolOutcome"]
 
 @attrs.frozen
 class UserToolOutcome:
-    """The text a tool call produced and whether it is an error."""
+    """The text a tool call produced, whether it is an error, and whether it is final.
+
+    A tool of a long-running or background job returns ``UserToolOutcome("status: running,
+    job 42", final=False)``: a progress report that keeps the call's turn group open (never
+    evicted or compacted) until the application adds the final result with
+    ``engine.add_tool_result(call_id, text)``; the latest result of a call is the one
+    rendered (:class:`regio.content.ToolResult`)."""
 
     content: str
     is_error: bool = False
+    final: bool = True
 
     def result(self, tool_use_id: str) -> ToolResult:
         """This outcome as the :class:`ToolResult` answering ``tool_use_id``."""
-        return ToolResult(tool_use_id=tool_use_id, content=self.content, is_error=self.is_error)
+        return ToolResult(
+            tool_use_id=tool_use_id, content=self.content, is_error=self.is_error, final=self.final
+        )
 
 
 def _check_schema(instance: Tool, attribute: attrs.Attribute[Any], value: Any) -> None:

@@ -45,6 +45,7 @@ from regio.blueprint.spec import (
     SeedFile,
     SlidingWindowSpec,
 )
+from regio.blueprint.toolroom import check_tool_room
 from regio.errors import RegionConfigError
 from regio.policies.budget import Budget
 
@@ -156,6 +157,8 @@ def validate_semantics(
     _check_cache_profile(blueprint, report)
     _check_context_management(blueprint, report)
     check_pressure(blueprint, budgets, report.warn)
+    fixed = {i: n for i, n in budgets.items() if never_shrinks(blueprint.regions[i])}
+    check_tool_room(blueprint, budgets, fixed, report.warn)
     return report.issues, report.warnings
 
 

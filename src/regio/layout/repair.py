@@ -9,7 +9,9 @@ Rules, in order:
 1. Empty text blocks and empty messages are dropped (providers refuse them).
 2. A ``tool_use`` id seen before is dropped from the later message (W-A.4).
 3. A ``tool_result`` whose call is absent, or only appears later, is dropped
-   (:class:`OrphanResultDropped`, naming the id). A second result for one call is dropped.
+   (:class:`OrphanResultDropped`, naming the id). Of several results for one call the latest
+   is kept and the earlier ones are dropped: progress reports (``ToolResult(final=False)``)
+   are superseded by later reports and by the final result.
 4. Every call's result is moved into one ``tool`` message directly after the calling assistant
    message, in call order (W-A.1-3, W-O.1-2). A call with no result gets a fixed neutral result:
    :data:`PENDING_RESULT` for a call of the open current-turn group, else
@@ -157,7 +159,8 @@ def _place(
             events.append(Repaired("moved_results", call.id, result_from[call.id]))
         results.append(found)
     pending_any = pending_any or any(
-        isinstance(r, ToolResult) and r.content == PENDING_RESULT for r, _ in results
+        isinstance(r, ToolResult) and (r.content == PENDING_RESULT or not r.is_final)
+        for r, _ in results
     )
     tag: Origin = "pending" if pending_any else "results"
     shell = PMessage("tool", (), f"{tag}:{calls[0].id}", origin=tag)
@@ -272,8 +275,9 @@ def _dedup(
 def _assign(
     deduped: list[PMessage], call_at: dict[str, int], front: RepairFront, events: list[LayoutEvent]
 ) -> tuple[dict[str, tuple[ToolResult, BlockInfo | None]], dict[str, int]]:
-    """Rule 3: each result assigned to its call, orphans and second results dropped. Raises
-    :class:`StaleFront` for a result of a call the front took as missing."""
+    """Rule 3: each result assigned to its call, orphans and earlier results of a call dropped
+    (the latest is kept). Raises :class:`StaleFront` for a result of a call of the front (one
+    it took as missing, or a later result of one it answered)."""
     result_for: dict[str, tuple[ToolResult, BlockInfo | None]] = {}
     result_from: dict[str, int] = {}
     for k, m in enumerate(deduped):
@@ -283,18 +287,15 @@ def _assign(
                 continue
             cid = b.tool_use_id
             if cid in front.calls:
-                if cid in front.missing:
-                    raise StaleFront(cid)
-                events.append(Repaired("duplicate_result_dropped", cid, j))
-                continue
+                raise StaleFront(cid)
             at = call_at.get(cid)
             if at is None or at >= j:
                 events.append(OrphanResultDropped(cid, j))
-            elif cid in result_for:
-                events.append(Repaired("duplicate_result_dropped", cid, j))
-            else:
-                result_for[cid] = (b, n)
-                result_from[cid] = j
+                continue
+            if cid in result_for:
+                events.append(Repaired("duplicate_result_dropped", cid, result_from[cid]))
+            result_for[cid] = (b, n)
+            result_from[cid] = j
     return result_for, result_from
 
 
@@ -392,9 +393,12 @@ def _user_text_input(m: PMessage) -> bool:
 def watermarks(messages: Sequence[PMessage], front: RepairFront) -> list[int]:
     """The input positions ``p`` (``0 < p <= len(messages)``) after which no call made in
     ``messages[:p]`` is still open: each is answered in ``messages[:p]`` or a user text follows
-    it there, and no later message of ``messages`` answers a call so decided missing."""
+    it there, and no later message of ``messages`` answers a call so decided missing or
+    brings a later result of a call answered before it. A progress report
+    (``ToolResult(final=False)``) does not close its call."""
     open_at: dict[str, int] = {}
     decided: dict[str, int] = {}
+    closed: dict[str, int] = {}
     seen = set(front.calls)
     marks: list[int] = []
     for p, m in enumerate(messages):
@@ -405,9 +409,12 @@ def watermarks(messages: Sequence[PMessage], front: RepairFront) -> list[int]:
             elif isinstance(b, ToolResult):
                 cid = b.tool_use_id
                 if open_at.get(cid, p) < p:
-                    del open_at[cid]
-                elif cid in decided:  # a late answer: cuts after its call were not safe
-                    at = decided.pop(cid)
+                    if b.is_final:
+                        closed[cid] = open_at.pop(cid)
+                elif cid in decided or cid in closed:
+                    # a late or later result (the latest is rendered): cuts after its call
+                    # were not safe
+                    at = closed[cid] = decided.pop(cid) if cid in decided else closed[cid]
                     marks = [q for q in marks if q <= at]
         if _user_text_input(m):
             decided.update(open_at)

@@ -3,6 +3,14 @@
 ``ceiling = min(window max, model context window) - output reserve - tool schemas - system
 overhead``. Sizes are raw estimates from the token counter, corrected by
 :class:`regio.tokens.Calibration` per ``provider:model`` (only ever tightened).
+
+Everything that is sent is counted: the tool schemas are the context tools regio offers, the
+application's ``extra_tools`` and the tools passed to the last ``Engine.request(tools=...)``
+(:attr:`EngineBudget.request_tools`, taken as sent again with the next request until another
+request passes others), each rendered in the provider's shape with its hidden framing
+(:func:`regio.tokens.tooldefs.tool_definition_tokens`). They count in the whole-context
+trigger and its fixed floor, in overflow recovery, in :meth:`EngineBudget.ceiling` and in the
+request's ceiling check.
 """
 
 from __future__ import annotations
@@ -11,11 +19,11 @@ from collections.abc import Iterable
 from typing import Any
 
 import attrs
-import msgspec
 
 from regio.layout import Request, ToolSpec
 from regio.regions import Window
 from regio.tokens import Calibration
+from regio.tokens.tooldefs import tool_definition_tokens
 
 from .options import EngineOptions
 from .tools import offered_tool_specs
@@ -32,6 +40,8 @@ class EngineBudget:
     window: Window
     options: EngineOptions
     calibration: Calibration = attrs.field(factory=Calibration)
+    #: The tools passed to the last ``Engine.request(tools=...)`` (counted as sent again).
+    request_tools: tuple[ToolSpec, ...] = ()
 
     # ----- counting and budget truth -----------------------------------------------------
     @property
@@ -43,20 +53,19 @@ class EngineBudget:
         """Tokens of ``text`` with the engine's counter."""
         return int(self.counter.count(text))
 
-    def tool_specs(self, extra: Iterable[ToolSpec] = ()) -> list[ToolSpec]:
+    def tool_specs(self, extra: Iterable[ToolSpec] | None = ()) -> list[ToolSpec]:
         """The offered context tools (``options.context_tools``) followed by the
-        application's tools."""
+        application's tools (``extra``; ``None``: :attr:`request_tools`)."""
         offered = offered_tool_specs(self.window, self.options.context_tools)
-        return [*offered, *self.options.extra_tools, *extra]
+        more = self.request_tools if extra is None else tuple(extra)
+        return [*offered, *self.options.extra_tools, *more]
 
-    def tools_tokens(self, extra: Iterable[ToolSpec] = ()) -> int:
-        """Tokens of the tool schemas sent with every request (never zero when there
-        are tools)."""
-        total = 0
-        for t in self.tool_specs(extra):
-            text = msgspec.json.encode([t.name, t.description, t.canonical_schema()]).decode()
-            total += self.count_text(text)
-        return total
+    def tools_tokens(self, extra: Iterable[ToolSpec] | None = None, provider: str = "") -> int:
+        """Tokens of the tool schemas sent with a request (``extra``: the request's own tools,
+        ``None``: :attr:`request_tools`), rendered for ``provider`` (default the engine's)
+        with its framing; never zero when there are tools."""
+        specs = self.tool_specs(extra)
+        return tool_definition_tokens(specs, provider or self.options.provider, self.count_text)
 
     @property
     def system_overhead(self) -> int:
@@ -77,8 +86,9 @@ class EngineBudget:
         )
         return min(self.window.max_tokens, model_room)
 
-    def ceiling(self, extra_tools: Iterable[ToolSpec] = ()) -> int:
-        """Room for window content: :attr:`limit` minus tool schemas and system overhead."""
+    def ceiling(self, extra_tools: Iterable[ToolSpec] | None = None) -> int:
+        """Room for window content: :attr:`limit` minus tool schemas (``extra_tools``: the
+        request's own; ``None``: :attr:`request_tools`) and system overhead, tokens."""
         return self.limit - self.tools_tokens(extra_tools) - self.system_overhead
 
     def calibration_key(self, provider: str | None = None, model: str | None = None) -> str:
@@ -87,9 +97,11 @@ class EngineBudget:
         return f"{provider or options.provider}:{(model or options.model) or 'default'}"
 
     def estimate(self, provider: str | None = None, model: str | None = None) -> int:
-        """Raw estimate of the next request: window content + tools + overhead (tokens)."""
-        del provider, model
-        return self.window.used_tokens + self.tools_tokens() + self.system_overhead
+        """Raw estimate of the next request: window content + tools (with
+        :attr:`request_tools`, rendered for ``provider``) + overhead (tokens)."""
+        del model
+        tools = self.tools_tokens(None, provider or "")
+        return self.window.used_tokens + tools + self.system_overhead
 
     def calibrated(self, raw: int, provider: str | None = None, model: str | None = None) -> int:
         """``raw`` corrected by the calibration factor (and margin) of ``provider:model``."""
@@ -99,6 +111,13 @@ class EngineBudget:
         """Calibrated estimate of the next request (tokens)."""
         return self.calibrated(self.estimate(provider, model), provider, model)
 
-    def request_estimate(self, request: Request) -> int:
-        """Raw estimate of ``request``: its blocks plus the system overhead (tokens)."""
-        return request.tokens + self.system_overhead
+    def request_estimate(self, request: Request, provider: str = "") -> int:
+        """Raw estimate of ``request``: its blocks, with its tool blocks counted as ``provider``
+        (default the engine's) receives them with their framing, plus the system overhead
+        (tokens)."""
+        specs = [b.tool for b in request.blocks if b.level == "tools" and b.tool is not None]
+        if not specs:
+            return request.tokens + self.system_overhead
+        neutral = sum(b.tokens for b in request.blocks if b.level == "tools")
+        shaped = tool_definition_tokens(specs, provider or self.options.provider, self.count_text)
+        return request.tokens - neutral + shaped + self.system_overhead

@@ -208,8 +208,8 @@ class Engine:
         """:attr:`EngineBudget.limit` (tokens)."""
         return self.budget.limit
 
-    def ceiling(self, extra_tools: Iterable[ToolSpec] = ()) -> int:
-        """:meth:`EngineBudget.ceiling` (tokens)."""
+    def ceiling(self, extra_tools: Iterable[ToolSpec] | None = None) -> int:
+        """:meth:`EngineBudget.ceiling` (tokens; ``None``: with the last request's tools)."""
         return self.budget.ceiling(extra_tools)
 
     def size(self, provider: str | None = None, model: str | None = None) -> int:
@@ -345,13 +345,14 @@ class Engine:
         *,
         is_error: bool = False,
         tokens: int | None = None,
+        final: bool = True,
     ) -> Entry:
-        """Append the result of call ``tool_use_id`` (joins the call's turn group). A result for
+        """Append the result of call ``tool_use_id`` (joins the call's turn group); ``final=False``
+        appends a progress report that keeps the group open (:class:`ToolResult`). A result for
         an id no assistant message issued is kept as received and emits the warning event
         ``orphan_tool_result`` naming the id (:class:`OrphanToolResult`)."""
-        return self.add_message(
-            Message.tool((ToolResult(tool_use_id, content, is_error),)), tokens=tokens
-        )
+        result = ToolResult(tool_use_id, content, is_error, final)
+        return self.add_message(Message.tool((result,)), tokens=tokens)
 
     def add_response(self, response: Any, *, observe: bool = False) -> Entry:
         """Append the assistant message of a provider response: an Anthropic ``Message``, an
@@ -391,7 +392,7 @@ class Engine:
         only a warning. ``tools`` are :class:`ToolSpec` s or the SDKs' tool dicts
         (:func:`regio.runtime.sdk.tool_specs`). Returns ``(request, payload)``; the layout
         state is kept for the next call."""
-        tools = tool_specs(tools)
+        tools = self.budget.request_tools = tuple(tool_specs(tools))  # counted from here on
         provider = provider or self.options.provider
         model = model or self.options.model
         if flush and self.options.auto_compact:
@@ -437,8 +438,7 @@ class Engine:
         return recover(self.compactor, self.budget, self.state, error)
 
     def classify(self, error: Any) -> OverflowInfo | None:
-        """:func:`regio.runtime.overflow.classify_overflow` of ``error``: the recognised
-        context-length refusal, or ``None``."""
+        """:func:`regio.runtime.overflow.classify_overflow`: the context-length refusal or None."""
         return classify_overflow(error)
 
     @transactional

@@ -13,6 +13,7 @@ from regio.errors import RegioError
 __all__ = [
     "CompactionNoProgressError",
     "ContextOverflowError",
+    "ContextWindowError",
     "RuntimeStateError",
     "SummarizerError",
     "SummaryRejected",
@@ -95,3 +96,9 @@ class ContextOverflowError(RegioError):
 
 class RuntimeStateError(RegioError):
     """A saved engine state cannot be loaded (wrong format, version or blueprint mismatch)."""
+
+
+class ContextWindowError(RegioError, ValueError):
+    """A context window that is not a positive integer of tokens; the message names where it
+    was given (blueprint ``model.context_window``, ``EngineOptions.context_window``, a provider
+    adapter's ``context_window``) and what was given."""

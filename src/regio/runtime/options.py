@@ -76,9 +76,11 @@ def _at_least_one(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
 
 def _window(_: Any, attribute: attrs.Attribute[int | None], value: int | None) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise ValueError(
-            f"{attribute.name} is the model's context window in tokens and must be a positive "
-            f"integer (or None for no limit beyond the window), got {value!r}"
+        from .errors import ContextWindowError
+
+        raise ContextWindowError(
+            f"EngineOptions.{attribute.name} is the model's context window in tokens and must "
+            f"be a positive integer (or None for no limit beyond the window), got {value!r}"
         )
 
 

@@ -103,7 +103,7 @@ def lay_out(
     same = fingerprint == state.layout_fingerprint
     carried = state.layout_input if same else state.layout_state
     req = _assemble(c, state, specs, provider, model, carried)
-    raw = budget.request_estimate(req)
+    raw = budget.request_estimate(req, provider)
     limit = budget.limit
     if budget.calibrated(raw, provider, model) > limit:
         if c.options.auto_compact:
@@ -113,7 +113,7 @@ def lay_out(
             fingerprint = request_fingerprint(c, specs, provider, model, api)
             carried = state.layout_state  # the window changed: carry on from the last request
             req = _assemble(c, state, specs, provider, model, carried)
-            raw = budget.request_estimate(req)
+            raw = budget.request_estimate(req, provider)
         sized = budget.calibrated(raw, provider, model)
         if sized > limit:
             c.emit(OverBudget(sized, limit))

@@ -71,7 +71,7 @@ def _writable(window: Window) -> list[str]:
 
 
 def _checklists(window: Window) -> list[str]:
-    return [r.name for r in window.regions if isinstance(r, Checklist)]
+    return [r.name for r in window.regions if r.kind == Checklist.kind]
 
 
 def context_tool_specs(window: Window) -> list[ToolSpec]:

@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 
 from ..types import Completion
-from .base import create_kwargs, sdk_client, to_dict
+from .base import context_window_field, create_kwargs, sdk_client, to_dict
 from .wire import anthropic_completion
 
 __all__ = ["AnthropicProvider"]
@@ -37,7 +37,9 @@ class AnthropicProvider:
     * ``temperature``: sent unless the payload sets it (``None``: omitted);
     * ``api_key`` (default ``$ANTHROPIC_API_KEY``), ``base_url``, ``timeout`` (seconds),
       ``max_retries``: passed to the SDK client;
-    * ``extra_body``: extra JSON fields; ``client`` / ``async_client``: ready SDK clients.
+    * ``extra_body``: extra JSON fields; ``client`` / ``async_client``: ready SDK clients;
+    * ``context_window``: the model's context window in tokens when known (``None``); the
+      agent loop reads it into the engine (:func:`regio.runtime.declared.adopt_context_window`).
 
     Raises :class:`regio.agent.errors.ProviderNotInstalledError` on first use when
     ``anthropic`` is not installed.
@@ -54,6 +56,7 @@ class AnthropicProvider:
     client: Any = None
     async_client: Any = None
     api: str = "anthropic"
+    context_window: int | None = context_window_field()
 
     def _client_kwargs(self) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"timeout": self.timeout, "max_retries": self.max_retries}

@@ -17,10 +17,19 @@ import inspect
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
+import attrs
+
 from ..errors import ProviderNotInstalledError
 from ..types import Completion
 
-__all__ = ["ProviderAdapter", "create_kwargs", "require_sdk", "sdk_client", "to_dict"]
+__all__ = [
+    "ProviderAdapter",
+    "context_window_field",
+    "create_kwargs",
+    "require_sdk",
+    "sdk_client",
+    "to_dict",
+]
 
 
 @runtime_checkable
@@ -108,3 +117,17 @@ def to_dict(obj: Any) -> dict[str, Any]:
         if isinstance(out, dict):
             return out
     raise TypeError(f"cannot read a provider response of type {type(obj).__name__}")
+
+
+def _check_window(instance: Any, attribute: Any, value: Any) -> None:
+    from regio.runtime.declared import check_context_window
+
+    check_context_window(value, f"{type(instance).__name__}({attribute.name}=...)")
+
+
+def context_window_field() -> Any:
+    """An ``attrs`` field for a provider's declared ``context_window`` (tokens, ``None``:
+    unknown); anything but ``None`` or a positive integer raises
+    :class:`regio.runtime.errors.ContextWindowError` naming the provider. The agent loop reads
+    it into the engine (:func:`regio.runtime.declared.adopt_context_window`)."""
+    return attrs.field(default=None, validator=_check_window, kw_only=True)

@@ -24,7 +24,7 @@ from urllib.parse import urlparse
 import attrs
 
 from ..types import Completion
-from .base import create_kwargs, sdk_client, to_dict
+from .base import context_window_field, create_kwargs, sdk_client, to_dict
 from .wire import openai_chat_completion
 
 __all__ = ["OpenAICompatibleProvider", "is_openai_host"]
@@ -54,7 +54,11 @@ class OpenAICompatibleProvider:
     * ``client`` / ``async_client``: ready SDK clients (tests, custom transports);
     * ``api``: the engine's provider name, which picks the renderer and the calibration key
       (default ``openai`` for OpenAI itself, else ``openai_compatible``; ``llamacpp`` and
-      ``vllm`` work too).
+      ``vllm`` work too);
+    * ``context_window``: the model's context window in tokens when known (``None``; for a
+      llama.cpp server :meth:`regio.agent.llamacpp.LlamaCppServer.context_window` reads its
+      ``n_ctx``); the agent loop reads it into the engine
+      (:func:`regio.runtime.declared.adopt_context_window`).
 
     Raises :class:`regio.agent.errors.ProviderNotInstalledError` on first use when ``openai``
     is not installed.
@@ -76,6 +80,7 @@ class OpenAICompatibleProvider:
             takes_self=True,
         )
     )
+    context_window: int | None = context_window_field()
 
     @property
     def sends_prompt_cache_key(self) -> bool:
