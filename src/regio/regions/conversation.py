@@ -184,6 +184,22 @@ class SlidingWindow(Region):
             info.removed_entries[j] if not self.count_units else j, reason="token_trigger"
         )
 
+    def rewrite_entry(self, index: int, entry: Entry) -> None:
+        """Replace the entry at ``index`` in place by ``entry`` (the relief chain's edits of a
+        block's content: same id, role and group, so the turn group stays whole). Bumps the
+        version and the entries' ``rewrite_epoch`` (the cached prefix changes from here on).
+        Raises :class:`RegionConfigError` for an entry with another id, role or group."""
+        old = self.entries[index]
+        if (entry.id, entry.role, entry.group) != (old.id, old.role, old.group):
+            raise RegionConfigError(
+                f"region {self.name!r}: rewrite_entry keeps the entry's id, role and group "
+                f"({old.id}, {old.role}, {old.group}); got ({entry.id}, {entry.role}, "
+                f"{entry.group})"
+            )
+        self.entries[index] = entry
+        self._used += entry.tokens - old.tokens
+        self._changed()
+
     @property
     def needs_history(self) -> bool:
         """True with ``compact`` eviction (its marked items are summarized)."""

@@ -46,7 +46,7 @@ class EngineBudget:
     def tool_specs(self, extra: Iterable[ToolSpec] = ()) -> list[ToolSpec]:
         """The offered context tools (``options.context_tools``) followed by the
         application's tools."""
-        offered = offered_tool_specs(self.window, self.options.context_tools)
+        offered = offered_tool_specs(self.window, self.options.context_tools, self.options.relief)
         return [*offered, *self.options.extra_tools, *extra]
 
     def tools_tokens(self, extra: Iterable[ToolSpec] = ()) -> int:

@@ -57,6 +57,7 @@ from .planning import (
     queue_everything,
     region_target,
 )
+from .relief import relieve_queued
 from .summarizer import check_summary, summarizer_limits
 
 __all__ = [
@@ -311,6 +312,7 @@ def flush_steps(c: Compactor, policy: FlushPolicy) -> Steps[CompactionResult | N
     only = policy.only
     if policy.check_triggers:
         _check_triggers(c)
+    relieve_queued(c, policy.trigger, policy.targets, only)  # cheapest moves first
     if not [p for p in window.pending_compactions() if only is None or p.region == only]:
         return None
     tally = _Tally(before=window.used_tokens)

@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from regio.layout import ToolSpec
+from regio.policies.relief import ReliefPolicy
 
 from .summarizer import DEFAULT_STANDING_INSTRUCTIONS
 from .toolargs import DEFAULT_TOOL_LIMITS, ToolLimits
@@ -31,6 +32,7 @@ TOOL_NAMES = (
     "todo_done",
     "todo_note",
     "compact",
+    "context_restore",
 )
 
 #: ``context_tools`` modes besides an explicit tuple of tool names.
@@ -159,6 +161,11 @@ class EngineOptions:
     #: Bounds on the agent's context-tool arguments: echoed length (200 characters), nesting
     #: (32), integer digits (64), JSON text (1 MiB); see :mod:`regio.runtime.toolargs`.
     tool_limits: ToolLimits = DEFAULT_TOOL_LIMITS
+    #: The relief chain run under token pressure before summarization (clear old tool
+    #: results, trim oversized text, then summarize) and the per-tool admission rules
+    #: (:mod:`regio.runtime.relief`); ``None``: off, token pressure goes straight to the
+    #: region's summarization.
+    relief: ReliefPolicy | None = None
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
