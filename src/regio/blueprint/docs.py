@@ -280,7 +280,16 @@ def generate_docs() -> str:
     defs = schema["$defs"]
     out = [INTRO, "## Top-level keys", ""]
     out += _table(schema)
-    for name in ("Model", "Window", "Cache", "Layout", "Summarizer", "Tools"):
+    for name in (
+        "Model",
+        "Window",
+        "Cache",
+        "Layout",
+        "Summarizer",
+        "Tools",
+        "Relief",
+        "ReliefTool",
+    ):
         out += ["", f"## {name}", "", defs[name]["description"], ""]
         out += _table(defs[name], def_name=name)
     common = [f.name for f in yaml_fields(RegionSpec)]

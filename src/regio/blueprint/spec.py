@@ -57,6 +57,7 @@ from regio.blueprint.regionspec import (
     SlidingWindowSpec,
     TemporarySpec,
 )
+from regio.blueprint.reliefspec import ReliefSpec, ReliefToolSpec
 
 __all__ = [
     "ADMISSIONS",
@@ -83,6 +84,8 @@ __all__ = [
     "ModelSpec",
     "PinnedSpec",
     "RegionSpec",
+    "ReliefSpec",
+    "ReliefToolSpec",
     "SeedEntry",
     "SeedFile",
     "SlidingWindowSpec",
@@ -250,6 +253,9 @@ class Blueprint:
     layout: LayoutSpec = _field("Layout strategy.", factory=LayoutSpec)
     summarizer: SummarizerSpec = _field("Compaction summarizer.", factory=SummarizerSpec)
     tools: ToolsSpec = _field("regio's own tools offered to the agent.", factory=ToolsSpec)
+    relief: ReliefSpec = _field(
+        "Relief before summarization (clear, trim, per-tool rules).", factory=ReliefSpec
+    )
     regions: Regions = _field("The regions, in declaration order (an ordered list).")
     warnings: tuple[Any, ...] = attrs.field(default=(), eq=False, repr=False)
     source: Any = attrs.field(default=None, eq=False, repr=False)
@@ -295,6 +301,8 @@ SPEC_CLASSES: tuple[type, ...] = (
     SeedFile,
     SummarizerSpec,
     ToolsSpec,
+    ReliefSpec,
+    ReliefToolSpec,
     WindowSpec,
     *REGION_CLASSES.values(),
 )

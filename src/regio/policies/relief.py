@@ -83,9 +83,13 @@ class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     ``keep``; ``clear_at_least`` tokens or the stage does not run), stage 2 ``trim`` (text over
     ``trim_over_chars`` characters cut to ``trim_head_chars`` + ``trim_tail_chars`` with a
     marker, the 4,000 / 1,200 / 800 of the agentgo compactor chain; ``trim_at_least`` tokens
-    or the stage does not run), then the region's own summarization. ``tools``: per-tool
-    :class:`ToolRelief`. Raises ``ValueError`` for a negative size or a trim whose head and
-    tail do not fit under its threshold."""
+    or the stage does not run), then the region's own summarization. ``restore_tool``: offer
+    ``context_restore`` whatever ``EngineOptions.context_tools`` says (except a tuple without
+    it). ``clear_after_summary``: when the stages cannot reach the target and the region is
+    summarized, run them on what the summary kept, in the same cache rewrite (cheaper, keeps
+    fewer tool-result facts verbatim). ``tools``: per-tool :class:`ToolRelief`. Raises
+    ``ValueError`` for a negative size or a trim whose head and tail do not fit under its
+    threshold."""
 
     clear: bool = True
     keep_last: int = 3
@@ -95,6 +99,8 @@ class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     trim_head_chars: int = 1200
     trim_tail_chars: int = 800
     trim_at_least: int = 1024
+    restore_tool: bool = True
+    clear_after_summary: bool = False
     tools: dict[str, ToolRelief] = msgspec.field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -129,7 +129,8 @@ class SlidingWindow(Region):
     def token_target(self) -> int | None:
         """Low-water target in tokens (below :attr:`token_trigger`): the declared one, else
         :func:`regio.policies.hysteresis.cost_target` with the mean tokens of a unit of the
-        current content as the growth per request. ``None`` under ``per_item``."""
+        current content, as admitted (before relief edits), as the growth per request.
+        ``None`` under ``per_item``."""
         trigger = self.token_trigger
         if trigger is None:
             return None
@@ -137,7 +138,14 @@ class SlidingWindow(Region):
         if declared is not None:
             return min(hy.resolve_mark(declared, self.budget), trigger - 1)
         units = len(self.analysis().units) if self.entries else 0
-        growth = self.used_tokens / units if units else 0.0
+        # the growth per request is what entries weighed when admitted: a relief edit
+        # (``meta["admitted_tokens"]``) shrinks the content, not what the next turns add
+        admitted = self.used_tokens + sum(
+            e.meta["admitted_tokens"] - e.tokens
+            for e in self.entries
+            if "admitted_tokens" in e.meta
+        )
+        growth = admitted / units if units else 0.0
         return hy.cost_target(trigger, growth, multipliers=self.cache_multipliers)
 
     def _plan(self, entry: Entry) -> WritePlan | Refusal:

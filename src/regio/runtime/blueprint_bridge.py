@@ -11,6 +11,7 @@ Mapping:
   size it; ``summarizer.instructions`` is added to the
   standing summary requirements (never replacing them);
 * ``tools.context`` -> ``context_tools`` (which context tools are offered);
+* ``relief`` -> ``relief`` (:class:`regio.policies.relief.ReliefPolicy`, ``None`` when off);
 * ``compacting.target`` (share of the region budget) -> the region's hysteresis target.
 """
 
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from regio.blueprint import Blueprint, CompactingSpec, build_window, dump_blueprint, load_blueprint
+from regio.blueprint.reliefspec import relief_policy
 from regio.tokens import chat_format_for_model, get_counter
 
 from .extractive import ExtractiveSummarizer
@@ -109,6 +111,7 @@ def engine_options(
         blueprint_text=dump_blueprint(bp, inline_seeds=True),
         tokenizer=bp.tokenizer,
         context_tools=bp.tools.context,
+        relief=relief_policy(bp.relief),
         allow_custom_hooks=allow_custom_hooks,
     )
     return {"window": window, "summarizer": summarizer, "options": options}

@@ -33,10 +33,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import attrs
 import msgspec
 
 from regio.content import Block, Entry, Message, Text, ToolResult, ToolUse, canonical_json
 from regio.events import Event
+from regio.policies import hysteresis as hy
 from regio.policies import relief as rp
 from regio.regions import SlidingWindow
 
@@ -48,6 +50,7 @@ __all__ = [
     "ReliefSkipped",
     "admit",
     "relieve",
+    "relieve_after",
     "relieve_queued",
     "restorable",
     "restore",
@@ -105,21 +108,102 @@ def relieve_queued(
         if reasons <= {"compact_count", "manual"}:
             continue
         target = (targets or {}).get(name, region_target(c, region))
-        freed += relieve(c, region, target)
+        goal = relief_target(c, region, target) if reasons <= TRIGGERED else target
+        freed += relieve(c, region, goal)
+        if goal > target and region.used_tokens <= goal:
+            for p in region.pending():  # relieved: the summarization has nothing left to do
+                c.window.fail_compaction(p.id, "relieved by the relief chain", drop=True)
     return freed
+
+
+def relieve_after(c: Compactor, regions: Sequence[str]) -> int:
+    """With ``clear_after_summary``: after a summarization of the conversations ``regions``
+    (it rewrote their cached prefix from the start), run the stages on what the summary kept,
+    freeing all each can (its minimum still applies) in the same rewrite, so the room costs
+    no extra cache write. Returns the tokens freed."""
+    policy = c.options.relief
+    if policy is None or not policy.clear_after_summary:
+        return 0
+    freed = 0
+    for name in regions:
+        region = c.window.region(name)
+        if isinstance(region, SlidingWindow):
+            for stage in _stages(c, policy):
+                freed += _stage(c, region, 0, stage)
+    return freed
+
+
+#: Pending reasons of a region that passed its own token trigger.
+TRIGGERED = frozenset({"token_trigger", "threshold", "cache_expired"})
+
+
+def relief_target(c: Compactor, region: SlidingWindow, target: int) -> int:
+    """The level (tokens) the relief stages free ``region`` down to when its token trigger
+    fired: the hysteresis target priced for a relief edit. A compaction rewrites the whole
+    kept tail, so its target (``target``) prices that rewrite; an edit rewrites the cache
+    only from its first edited block on, and everything before it -- the results cleared by
+    earlier edits, the turns that are already placeholders -- stays cached. So the edit's
+    target is :func:`regio.policies.hysteresis.cost_target` with the tokens before the first
+    clearable result as its cached ``fixed`` part: at least ``target``, below the trigger."""
+    trigger, policy = region.token_trigger, c.options.relief
+    entries = list(region.entries)
+    first = rp.clear_candidates(entries, policy)[:1] if policy is not None else []
+    if trigger is None or not first:
+        return target
+    fixed = sum(e.tokens for e in entries[: first[0].index])
+    units = len(region.analysis().units)
+    admitted = sum(int(e.meta.get("admitted_tokens", e.tokens)) for e in entries)
+    growth = admitted / units if units else 0.0
+    priced = hy.cost_target(trigger, growth, multipliers=region.cache_multipliers, fixed=fixed)
+    return max(target, min(priced, trigger - 1))
 
 
 def relieve(c: Compactor, region: SlidingWindow, target: int) -> int:
     """Stages 1 and 2 of the chain on ``region`` toward ``target`` tokens (module doc);
-    returns the tokens freed (0 when relief is off or the region is at or below target)."""
+    returns the tokens freed (0 when relief is off or the region is at or below target).
+
+    The stages run only when together they can bring the region to ``target``: otherwise the
+    summarization runs anyway and rewrites the cached prefix from the conversation's start,
+    so an edit before it would buy no room it does not buy itself and only lose detail (each
+    stage is then counted as skipped)."""
     policy = c.options.relief
-    if policy is None:
+    need = region.used_tokens - target
+    if policy is None or need <= 0:
+        return 0
+    stages = _stages(c, policy)
+    reach = {s.name: _available(c, region, s) for s in stages}
+    if sum(reach.values()) < need:
+        for s in stages:
+            if reach[s.name] > 0:
+                c.book.relief.tally(s.name).skipped += 1
+                c.emit(ReliefSkipped(s.name, region.name, reach[s.name], s.at_least, need))
         return 0
     freed = 0
+    for s in stages:
+        if region.used_tokens <= target:
+            break
+        freed += _stage(c, region, target, s)
+    return freed
+
+
+Edit = Callable[[Entry, rp.Candidate], Block]
+Select = Callable[[Sequence[Entry], rp.ReliefPolicy], list[rp.Candidate]]
+
+
+@attrs.frozen
+class _Stage:
+    name: str
+    at_least: int
+    edit: Edit
+    select: Select
+
+
+def _stages(c: Compactor, policy: rp.ReliefPolicy) -> list[_Stage]:
+    """The enabled stages, cheapest first."""
+    out = []
     if policy.clear:
-        place, least = _placeholders(c), policy.clear_at_least
-        freed += _stage(c, region, target, "clear", least, place, rp.clear_candidates)
-    if policy.trim and region.used_tokens > target:
+        out.append(_Stage("clear", policy.clear_at_least, _placeholders(c), rp.clear_candidates))
+    if policy.trim:
 
         def cut(entry: Entry, cand: rp.Candidate) -> Block:
             block = entry.blocks[cand.block]
@@ -130,11 +214,24 @@ def relieve(c: Compactor, region: SlidingWindow, target: int) -> int:
             assert isinstance(block, Text)
             return Text(rp.trim_text(block.text, head, tail))
 
-        freed += _stage(c, region, target, "trim", policy.trim_at_least, cut, rp.trim_candidates)
-    return freed
+        out.append(_Stage("trim", policy.trim_at_least, cut, rp.trim_candidates))
+    return out
 
 
-Edit = Callable[[Entry, rp.Candidate], Block]
+def _gain(c: Compactor, entries: Sequence[Entry], stage: _Stage, cand: rp.Candidate) -> int:
+    """Tokens editing ``cand`` frees (the counter's difference of the block's text)."""
+    old = entries[cand.index].blocks[cand.block]
+    new = stage.edit(entries[cand.index], cand)
+    return c.count_text(_block_text(old)) - c.count_text(_block_text(new))
+
+
+def _available(c: Compactor, region: SlidingWindow, stage: _Stage) -> int:
+    """All ``stage`` could free on ``region`` now (tokens; 0 below its minimum)."""
+    policy = c.options.relief
+    assert policy is not None
+    entries = list(region.entries)
+    total = sum(max(0, _gain(c, entries, stage, x)) for x in stage.select(entries, policy))
+    return total if total >= stage.at_least else 0
 
 
 def _placeholders(c: Compactor) -> Edit:
@@ -155,38 +252,21 @@ def _block_text(block: Block) -> str:
     return block.text if isinstance(block, Text) else ""
 
 
-def _stage(
-    c: Compactor,
-    region: SlidingWindow,
-    target: int,
-    stage: str,
-    at_least: int,
-    edit: Edit,
-    select: Callable[[Sequence[Entry], rp.ReliefPolicy], list[rp.Candidate]],
-) -> int:
+def _stage(c: Compactor, region: SlidingWindow, target: int, stage: _Stage) -> int:
     """One stage: choose its batch (:func:`regio.policies.relief.choose`), apply it, count it."""
     policy = c.options.relief
     assert policy is not None
     need = region.used_tokens - target
-    if need <= 0:
-        return 0
     entries = list(region.entries)
-    candidates = select(entries, policy)
-
-    def gain(cand: rp.Candidate) -> int:
-        old = entries[cand.index].blocks[cand.block]
-        new = edit(entries[cand.index], cand)
-        return c.count_text(_block_text(old)) - c.count_text(_block_text(new))
-
-    chosen, _ = rp.choose(candidates, gain, need, at_least)
-    book = c.book.relief.tally(stage)
+    candidates = stage.select(entries, policy)
+    chosen, _ = rp.choose(candidates, lambda x: _gain(c, entries, stage, x), need, stage.at_least)
     if not chosen:
-        available = sum(max(0, gain(x)) for x in candidates)
+        available = sum(max(0, _gain(c, entries, stage, x)) for x in candidates)
         if available > 0:
-            book.skipped += 1
-            c.emit(ReliefSkipped(stage, region.name, available, at_least, need))
+            c.book.relief.tally(stage.name).skipped += 1
+            c.emit(ReliefSkipped(stage.name, region.name, available, stage.at_least, need))
         return 0
-    return _apply(c, region, stage, chosen, edit)
+    return _apply(c, region, stage.name, chosen, stage.edit)
 
 
 def _apply(
@@ -240,6 +320,7 @@ def _rewrite(
     edit saves (the entry's own count, however it was measured, stays the base)."""
     counter = c.window.counter
     assert counter is not None
+    meta.setdefault("admitted_tokens", entry.tokens)
     new = msgspec.structs.replace(entry, blocks=blocks, meta=meta)
     delta = int(counter.count_entry(entry)) - int(counter.count_entry(new))
     region.rewrite_entry(index, msgspec.structs.replace(new, tokens=max(1, entry.tokens - delta)))
@@ -356,6 +437,34 @@ def _supersede(c: Compactor, conv: SlidingWindow, call: ToolUse) -> None:
         tally.freed_tokens += before - conv.used_tokens
         after = conv.used_tokens
         c.emit(ReliefApplied("dedupe", conv.name, tuple(hit), (), before - after, before, after))
+
+
+def with_originals(c: Compactor, entries: Sequence[Entry]) -> list[Entry]:
+    """``entries`` with every block a relief edit changed given back its original content
+    (the summarizer's input: a summary covers what the turns really held, not placeholders)."""
+    out = []
+    for entry in entries:
+        if rp.CLEARED_META not in entry.meta and rp.TRIMMED_META not in entry.meta:
+            out.append(entry)
+            continue
+        blocks = list(entry.blocks)
+        for j, b in enumerate(blocks):
+            if isinstance(b, ToolResult):
+                original = original_result(c, b.tool_use_id)
+                if original is not None:
+                    blocks[j] = original
+            elif isinstance(b, Text):
+                blocks[j] = _original_text(c, entry, j) or b
+        out.append(msgspec.structs.replace(entry, blocks=tuple(blocks)))
+    return out
+
+
+def _original_text(c: Compactor, entry: Entry, index: int) -> Block | None:
+    for record in reversed(c.transcript.records):
+        if record.kind == "message" and record.entry is not None and record.entry.id == entry.id:
+            blocks = record.entry.blocks
+            return blocks[index] if index < len(blocks) else None
+    return None
 
 
 # ----- restore -----------------------------------------------------------------------------

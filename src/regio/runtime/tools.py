@@ -117,14 +117,13 @@ def offered_tool_specs(
     ``"all"`` every one :func:`context_tool_specs` applies to ``window``; ``"auto"`` the same
     when some region is agent-writable, none otherwise (an agent with nothing to write has
     nothing to release or compact on its own); ``"none"`` no tool; a tuple of names the
-    applicable ones among them. With ``relief`` (an ``EngineOptions.relief`` policy, not
-    ``None``) ``context_restore`` applies too, and ``"auto"`` always offers it (the relief
-    placeholders point at it). Each offered schema is sent with every request, so an agent
-    that never calls them pays for them (docs/benchmark.md measures it)."""
-    restore = [RESTORE_SPEC] if relief is not None else []
-    if mode == "none":
-        return []
-    if mode == "auto" and not _writable(window):
+    applicable ones among them. With ``relief`` (an ``EngineOptions.relief`` policy whose
+    ``restore_tool`` is on) ``context_restore`` is offered under every mode (the relief
+    placeholders point at it), except a tuple that does not name it. Each offered schema is
+    sent with every request, so an agent that never calls them pays for them
+    (docs/benchmark.md measures it)."""
+    restore = [RESTORE_SPEC] if getattr(relief, "restore_tool", False) else []
+    if mode == "none" or (mode == "auto" and not _writable(window)):
         return restore
     specs = context_tool_specs(window) + restore
     if isinstance(mode, tuple):
