@@ -183,10 +183,9 @@ def _last_assistant(entries: Sequence[Entry]) -> int:
 
 
 def _results(entries: Sequence[Entry], tools: Mapping[str, ToolUse]) -> list[Candidate]:
-    """Every live (not yet cleared) tool result the model has already answered, oldest first."""
-    limit = _last_assistant(entries)
+    """Every live (not yet cleared) tool result, oldest first."""
     out = []
-    for i, e in enumerate(entries[: max(limit, 0)]):
+    for i, e in enumerate(entries):
         if e.meta.get("summary"):
             continue
         cleared = set(e.meta.get(CLEARED_META, ()))
@@ -215,10 +214,12 @@ def _kept(results: Sequence[Candidate], policy: ReliefPolicy) -> set[str]:
 
 
 def clear_candidates(entries: Sequence[Entry], policy: ReliefPolicy) -> list[Candidate]:
-    """The tool results stage 1 may clear, oldest first (module doc)."""
+    """The tool results stage 1 may clear, oldest first (module doc): answered by a later
+    assistant message and not among the newest ``keep_last`` (which count every result)."""
     results = _results(entries, call_tools(entries))
     kept = _kept(results, policy)
-    return [c for c in results if c.call_id not in kept]
+    limit = _last_assistant(entries)
+    return [c for c in results if c.call_id not in kept and c.index < limit]
 
 
 def trim_candidates(entries: Sequence[Entry], policy: ReliefPolicy) -> list[Candidate]:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
+import msgspec
 
 from regio.layout import ToolSpec
 from regio.policies.relief import ReliefPolicy
@@ -69,6 +70,13 @@ def _known_context_tools(
             f"{attribute.name}: unknown context tool(s) {', '.join(map(repr, unknown))}; "
             f"known: {', '.join(TOOL_NAMES)}"
         )
+
+
+def _relief(value: Any) -> ReliefPolicy | None:
+    """``None``, a :class:`ReliefPolicy`, or its mapping (a saved state) as one."""
+    if value is None or isinstance(value, ReliefPolicy):
+        return value
+    return msgspec.convert(value, ReliefPolicy)
 
 
 def _at_least_one(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
@@ -165,7 +173,7 @@ class EngineOptions:
     #: results, trim oversized text, then summarize) and the per-tool admission rules
     #: (:mod:`regio.runtime.relief`); ``None``: off, token pressure goes straight to the
     #: region's summarization.
-    relief: ReliefPolicy | None = None
+    relief: ReliefPolicy | None = attrs.field(default=None, converter=_relief)
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -38,7 +38,6 @@ import msgspec
 
 from regio.content import Block, Entry, Message, Text, ToolResult, ToolUse, canonical_json
 from regio.events import Event
-from regio.policies import hysteresis as hy
 from regio.policies import relief as rp
 from regio.regions import SlidingWindow
 
@@ -107,12 +106,7 @@ def relieve_queued(
             continue
         if reasons <= {"compact_count", "manual"}:
             continue
-        target = (targets or {}).get(name, region_target(c, region))
-        goal = relief_target(c, region, target) if reasons <= TRIGGERED else target
-        freed += relieve(c, region, goal)
-        if goal > target and region.used_tokens <= goal:
-            for p in region.pending():  # relieved: the summarization has nothing left to do
-                c.window.fail_compaction(p.id, "relieved by the relief chain", drop=True)
+        freed += relieve(c, region, (targets or {}).get(name, region_target(c, region)))
     return freed
 
 
@@ -133,31 +127,6 @@ def relieve_after(c: Compactor, regions: Sequence[str]) -> int:
     return freed
 
 
-#: Pending reasons of a region that passed its own token trigger.
-TRIGGERED = frozenset({"token_trigger", "threshold", "cache_expired"})
-
-
-def relief_target(c: Compactor, region: SlidingWindow, target: int) -> int:
-    """The level (tokens) the relief stages free ``region`` down to when its token trigger
-    fired: the hysteresis target priced for a relief edit. A compaction rewrites the whole
-    kept tail, so its target (``target``) prices that rewrite; an edit rewrites the cache
-    only from its first edited block on, and everything before it -- the results cleared by
-    earlier edits, the turns that are already placeholders -- stays cached. So the edit's
-    target is :func:`regio.policies.hysteresis.cost_target` with the tokens before the first
-    clearable result as its cached ``fixed`` part: at least ``target``, below the trigger."""
-    trigger, policy = region.token_trigger, c.options.relief
-    entries = list(region.entries)
-    first = rp.clear_candidates(entries, policy)[:1] if policy is not None else []
-    if trigger is None or not first:
-        return target
-    fixed = sum(e.tokens for e in entries[: first[0].index])
-    units = len(region.analysis().units)
-    admitted = sum(int(e.meta.get("admitted_tokens", e.tokens)) for e in entries)
-    growth = admitted / units if units else 0.0
-    priced = hy.cost_target(trigger, growth, multipliers=region.cache_multipliers, fixed=fixed)
-    return max(target, min(priced, trigger - 1))
-
-
 def relieve(c: Compactor, region: SlidingWindow, target: int) -> int:
     """Stages 1 and 2 of the chain on ``region`` toward ``target`` tokens (module doc);
     returns the tokens freed (0 when relief is off or the region is at or below target).
@@ -171,7 +140,11 @@ def relieve(c: Compactor, region: SlidingWindow, target: int) -> int:
     if policy is None or need <= 0:
         return 0
     stages = _stages(c, policy)
-    reach = {s.name: _available(c, region, s) for s in stages}
+    taken: set[str] = set()  # results an earlier stage edits are not a later stage's room
+    reach = {}
+    for s in stages:
+        reach[s.name] = _available(c, region, s, taken)
+        taken |= {x.call_id for x in s.select(list(region.entries), policy) if x.call_id}
     if sum(reach.values()) < need:
         for s in stages:
             if reach[s.name] > 0:
@@ -225,12 +198,14 @@ def _gain(c: Compactor, entries: Sequence[Entry], stage: _Stage, cand: rp.Candid
     return c.count_text(_block_text(old)) - c.count_text(_block_text(new))
 
 
-def _available(c: Compactor, region: SlidingWindow, stage: _Stage) -> int:
-    """All ``stage`` could free on ``region`` now (tokens; 0 below its minimum)."""
+def _available(c: Compactor, region: SlidingWindow, stage: _Stage, taken: set[str]) -> int:
+    """All ``stage`` could free on ``region`` now, leaving out the results in ``taken``
+    (tokens; 0 below its minimum)."""
     policy = c.options.relief
     assert policy is not None
     entries = list(region.entries)
-    total = sum(max(0, _gain(c, entries, stage, x)) for x in stage.select(entries, policy))
+    cands = [x for x in stage.select(entries, policy) if not (x.call_id and x.call_id in taken)]
+    total = sum(max(0, _gain(c, entries, stage, x)) for x in cands)
     return total if total >= stage.at_least else 0
 
 
