@@ -15,7 +15,10 @@ its minimum (``clear_at_least`` / ``trim_at_least`` tokens): every edit rewrites
 cache from the first edited block on, so it must buy enough room to be worth that rewrite
 (the reason of Anthropic's ``clear_at_least``,
 https://docs.anthropic.com/en/docs/build-with-claude/context-editing). The chain stops as soon
-as the target is met; a summarization then finds its region at target and does nothing.
+as the target is met; a summarization then finds its region at target and does nothing. When
+clearing and trimming together cannot reach the target, neither runs (the summary rewrites the
+prefix from the conversation's start anyway); with ``clear_after_summary`` they run on what the
+summary kept, in the same rewrite (:func:`relieve_after`).
 
 On admission (:func:`admit`) a tool result follows its tool's policy: ``route`` writes it to a
 region and leaves a pointer in the conversation; ``max_result_tokens`` trims it (head + tail,
@@ -373,9 +376,9 @@ def _route(c: Compactor, block: ToolResult, call: ToolUse, rule: rp.ToolRelief) 
         return None
     where = f"region {rule.route!r}" + (f" under key {key!r}" if key is not None else "")
     how = (
-        f'call context_restore with call_id "{call.id}" to bring it into the conversation'
+        f'context_restore(call_id="{call.id}") brings it into the conversation'
         if restorable(c)
-        else "the full result is kept in the session transcript"
+        else "kept in the session transcript"
     )
     return f"[result of {call.name} call {call.id} stored in {where}; {how}]"
 
