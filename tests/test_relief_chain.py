@@ -386,3 +386,84 @@ def test_a_saved_engine_keeps_its_relief_policy_tallies_and_originals(tmp_path: 
     assert after == before
     text = words(150, "t0x")
     assert loaded.handle_tool_call("context_restore", {"call_id": "c0"}).text == text
+
+
+def test_the_trim_stage_keeps_head_and_tail_with_a_marker_and_restores_the_original() -> None:
+    policy = ReliefPolicy(
+        clear=False,
+        trim_at_least=10,
+        keep_last=1,
+        trim_over_chars=600,
+        trim_head_chars=120,
+        trim_tail_chars=80,
+    )
+    engine = _engine(policy, target=700)
+    seen = _events(engine)
+    engine.add_user("fix the bug")
+    originals = {}
+    for i in range(12):
+        originals[_step(engine, i, 120)] = words(120, f"t{i}x")
+        engine.request()
+    trims = [e for e in seen if e.kind == "relief_applied"]
+    assert trims and {e.stage for e in trims} == {"trim"}
+    assert "compaction_finished" not in [e.kind for e in seen]
+    conv = engine.window.region("conversation")
+    trimmed = [
+        b
+        for e in conv.entries
+        for b in e.blocks
+        if isinstance(b, ToolResult) and "characters cut to save context" in b.content
+    ]
+    assert trimmed
+    for b in trimmed:
+        original = originals[b.tool_use_id]
+        assert b.content.startswith(original[:120]) and b.content.endswith(original[-80:])
+        assert (
+            engine.handle_tool_call("context_restore", {"call_id": b.tool_use_id}).text == original
+        )
+
+
+def test_a_result_routed_to_a_keyed_region_is_kept_under_its_argument() -> None:
+    from regio.regions import Keyed
+
+    policy = ReliefPolicy(tools={"open": ToolRelief(route="files", route_key="file:{path}")})
+    engine = make_engine(
+        [
+            Pinned(name="system", budget=200, volatility="stable"),
+            Keyed(name="files", budget=3000),
+            SlidingWindow(name="conversation", budget=4000),
+        ],
+        max_tokens=8000,
+        relief=policy,
+    )
+    engine.add_user("read")
+    for i, text in enumerate((words(300, "old"), words(300, "new"))):
+        call = ToolUse(f"o{i}", "open", {"path": "src/app.py"})
+        engine.add_assistant("", [call])
+        engine.add_tool_result(call.id, text)
+    files = engine.window.region("files")
+    assert [e.key for e in files.entries] == ["file:src/app.py"]
+    assert files.entries[0].text == words(300, "new")
+    _, payload = engine.request()
+    assert "old299" not in json.dumps(payload["messages"]) and "new299" not in json.dumps(
+        payload["messages"][:-1]
+    )
+    assert "under key 'file:src/app.py'" in _results(payload)["o1"]
+
+
+def test_a_route_whose_key_argument_is_missing_keeps_the_result_in_the_conversation() -> None:
+    from regio.regions import Keyed
+
+    policy = ReliefPolicy(tools={"open": ToolRelief(route="files", route_key="file:{path}")})
+    engine = make_engine(
+        [Keyed(name="files", budget=3000), SlidingWindow(name="conversation", budget=4000)],
+        max_tokens=8000,
+        relief=policy,
+    )
+    engine.add_user("read")
+    call = ToolUse("o1", "open", {"name": "x"})
+    engine.add_assistant("", [call])
+    engine.add_tool_result(call.id, words(50, "body"))
+    _, payload = engine.request()
+    assert _results(payload)["o1"] == words(50, "body")
+    assert engine.window.region("files").entries == []
