@@ -29,6 +29,9 @@ rendered as a :func:`regio.bench.baselines.plain_request`.
   compact_to=allowance // 2, tokenizer=regio's counter)``, experimental in Python,
   https://learn.microsoft.com/agent-framework/agents/conversations/compaction) on the message
   list it keeps, before every call: whole tool-call groups are excluded oldest first.
+* ``anthropic-clear-tool-uses`` and ``context-editing-middleware`` — old tool results cleared
+  instead of summarized (Anthropic's server-side edit, simulated; LangChain's
+  ``ContextEditingMiddleware``): :mod:`regio.bench.editing_peers`.
 
 Token counts are regio's (the blueprint's tokenizer) for every peer. Each peer raises
 ``ImportError`` at construction when its package is missing; :func:`peer_available` says
@@ -44,6 +47,7 @@ from typing import Any
 import attrs
 
 from regio.bench.baselines import PlainMessage, plain_message
+from regio.bench.editing_peers import EDITING_PEERS, MiddlewareEditPeer, ServerEditPeer
 from regio.content import Entry, Message, Text, ToolUse, block_text
 from regio.runtime.extractive import ExtractiveSummarizer
 
@@ -67,6 +71,7 @@ PEERS: tuple[str, ...] = (
     "summarization-middleware",
     "llamaindex-memory",
     "agent-framework-truncation",
+    *EDITING_PEERS,
 )
 #: Peer -> (module imported to check it, distribution name for its version).
 PEER_PACKAGES: dict[str, tuple[str, str]] = {
@@ -74,6 +79,8 @@ PEER_PACKAGES: dict[str, tuple[str, str]] = {
     "summarization-middleware": ("langchain.agents.middleware", "langchain"),
     "llamaindex-memory": ("llama_index.core.memory", "llama-index-core"),
     "agent-framework-truncation": ("agent_framework", "agent-framework-core"),
+    "anthropic-clear-tool-uses": ("regio.cache.context_editing", "regio"),
+    "context-editing-middleware": ("langchain.agents.middleware", "langchain"),
 }
 
 
@@ -516,13 +523,27 @@ class AgentFrameworkPeer:
         return PeerView(messages, summary=False, compacted=self.compacted)
 
 
-Peer = TrimPeer | SummarizationPeer | MemoryPeer | AgentFrameworkPeer
+Peer = (
+    TrimPeer
+    | SummarizationPeer
+    | MemoryPeer
+    | AgentFrameworkPeer
+    | ServerEditPeer
+    | MiddlewareEditPeer
+)
 
 
 def make_peer(
-    name: str, allowance: int, system_tokens: int, count: Any, summarizer: ExtractiveSummarizer
+    name: str,
+    allowance: int,
+    system_tokens: int,
+    count: Any,
+    summarizer: ExtractiveSummarizer,
+    fixed: int | None = None,
 ) -> Peer:
-    """The peer ``name`` of :data:`PEERS`; ``ImportError`` when its package is missing,
+    """The peer ``name`` of :data:`PEERS`; ``fixed``: system + tool schema tokens (default
+    ``system_tokens``; the context-editing peers' trigger counts them,
+    :mod:`regio.bench.editing_peers`). ``ImportError`` when its package is missing,
     ``ValueError`` for an unknown name."""
     if name == "trim":
         return TrimPeer(allowance, system_tokens)
@@ -532,4 +553,8 @@ def make_peer(
         return MemoryPeer(allowance, count)
     if name == "agent-framework-truncation":
         return AgentFrameworkPeer(allowance, count)
+    if name == "anthropic-clear-tool-uses":
+        return ServerEditPeer(allowance, system_tokens if fixed is None else fixed, count)
+    if name == "context-editing-middleware":
+        return MiddlewareEditPeer(allowance, system_tokens if fixed is None else fixed, count)
     raise ValueError(f"unknown peer {name!r}; use one of {', '.join(PEERS)}")

@@ -430,6 +430,22 @@ def _peer_step(
     )
 
 
+def _make_peers(
+    setup: _Setup, names: Sequence[str], trackers: dict[str, _Tracker], system: int, tools: int
+) -> dict[str, Any]:
+    """The peers of ``names`` at the blueprint's window (``system`` / ``tools``: the system
+    prompt's and tool schemas' tokens), each tracker told how its peer summarizes."""
+    allowance = setup.blueprint.window_tokens - system - tools
+    peers: dict[str, Any] = {}
+    for name in names:
+        if name != "recorded":
+            peers[name] = make_peer(
+                name, allowance, system, setup.counter.count, setup.summarizer(), system + tools
+            )
+            trackers[name].summarizer = "llm" if name == "summarization-middleware" else "none"
+    return peers
+
+
 def _raw_pass(
     setup: _Setup, names: Sequence[str], notes: list[str]
 ) -> tuple[dict[str, _Tracker], list[int]]:
@@ -442,14 +458,8 @@ def _raw_pass(
         if isinstance(event, SystemPrompt):
             recorded.set_system(event.text)
             break
-    peers: dict[str, Any] = {}
     allowance = bp.window_tokens - recorded.system[1] - tools[1]
-    for name in names:
-        if name != "recorded":
-            peers[name] = make_peer(
-                name, allowance, recorded.system[1], counter.count, setup.summarizer()
-            )
-            trackers[name].summarizer = "llm" if name == "summarization-middleware" else "none"
+    peers = _make_peers(setup, names, trackers, recorded.system[1], tools[1])
     sizes: list[int] = []
     sent, has_task = 0, False  # recorded: message tokens so far, a task message seen
     last_t, call = 0.0, 0
@@ -508,6 +518,8 @@ def _raw_pass(
                 for peer in peers.values():
                     peer.add(pm)
         last_t = event.t
+    for peer in peers.values():
+        notes.extend(peer.notes() if hasattr(peer, "notes") else ())
     return trackers, sizes
 
 

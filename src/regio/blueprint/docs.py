@@ -221,7 +221,7 @@ policy stays a stable prefix). A `footer` write is skipped when the state did no
 def _describes() -> dict[tuple[str, str], str]:
     """``(def name, key) -> describe`` text of fields that phrase what they allow."""
     classes: dict[str, type] = {"": Blueprint}
-    for name in ("Model", "Window", "Cache", "Layout", "Summarizer", "Eviction"):
+    for name in ("Model", "Window", "Cache", "Layout", "Summarizer", "Eviction", "ClearToolUses"):
         classes[name] = next(c for c, n in DEF_NAMES.items() if n == name)
     classes["SeedEntry"], classes["SeedFile"] = SeedEntry, SeedFile
     classes["Capture"] = CaptureSpec
@@ -280,16 +280,8 @@ def generate_docs() -> str:
     defs = schema["$defs"]
     out = [INTRO, "## Top-level keys", ""]
     out += _table(schema)
-    for name in (
-        "Model",
-        "Window",
-        "Cache",
-        "Layout",
-        "Summarizer",
-        "Tools",
-        "Relief",
-        "ReliefTool",
-    ):
+    sections = ("Model", "Window", "Cache", "Layout", "Summarizer", "Tools", "Relief", "ReliefTool")
+    for name in (*sections, "ContextManagement", "ClearToolUses", "ClearThinking"):
         out += ["", f"## {name}", "", defs[name]["description"], ""]
         out += _table(defs[name], def_name=name)
     common = [f.name for f in yaml_fields(RegionSpec)]

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 import attrs
 
 from regio.blueprint.capturespec import CaptureSpec
+from regio.blueprint.contextspec import ClearThinkingSpec, ClearToolUsesSpec, ContextManagementSpec
 from regio.blueprint.errors import UnknownRegionError, suggest
 from regio.blueprint.fields import (
     ADMISSIONS,
@@ -74,9 +75,12 @@ __all__ = [
     "Blueprint",
     "CacheSpec",
     "ChecklistSpec",
+    "ClearThinkingSpec",
+    "ClearToolUsesSpec",
     "ClearableSpec",
     "CompactHistorySpec",
     "CompactingSpec",
+    "ContextManagementSpec",
     "CustomSpec",
     "EvictionSpec",
     "KeyedSpec",
@@ -256,6 +260,11 @@ class Blueprint:
     relief: ReliefSpec = _field(
         "Relief before summarization (clear, trim, per-tool rules).", factory=ReliefSpec
     )
+    context_management: ContextManagementSpec | None = _field(
+        "Anthropic server-side context editing sent with every request (Anthropic only). "
+        "Omitted: none.",
+        default=None,
+    )
     regions: Regions = _field("The regions, in declaration order (an ordered list).")
     warnings: tuple[Any, ...] = attrs.field(default=(), eq=False, repr=False)
     source: Any = attrs.field(default=None, eq=False, repr=False)
@@ -293,6 +302,9 @@ SPEC_CLASSES: tuple[type, ...] = (
     Blueprint,
     CacheSpec,
     CaptureSpec,
+    ClearThinkingSpec,
+    ClearToolUsesSpec,
+    ContextManagementSpec,
     EvictionSpec,
     LayoutSpec,
     ModelSpec,

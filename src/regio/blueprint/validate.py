@@ -156,8 +156,30 @@ def validate_semantics(
     check_relief(blueprint.relief, blueprint.regions, report.error)
     _check_misc(blueprint, budgets, report)
     _check_cache_profile(blueprint, report)
+    _check_context_management(blueprint, report)
     check_pressure(blueprint, budgets, report.warn)
     return report.issues, report.warnings
+
+
+def _check_context_management(bp: Blueprint, report: _Report) -> None:
+    """``context_management`` is Anthropic's server-side context editing
+    (https://platform.claude.com/docs/en/build-with-claude/context-editing): an error for any
+    other provider, a warning when it names no edit."""
+    spec = bp.context_management
+    if spec is None:
+        return
+    if bp.model.provider != "anthropic":
+        report.error(
+            ("context_management",),
+            f"context_management is Anthropic's server-side context editing; model.provider is "
+            f"{bp.model.provider!r}, whose API has no such field: remove the section (or use "
+            "an anthropic model)",
+        )
+    elif spec.clear_tool_uses is None and spec.clear_thinking is None:
+        report.warn(
+            ("context_management",),
+            "context_management names no edit (clear_tool_uses, clear_thinking): nothing is sent",
+        )
 
 
 def _check_cache_profile(bp: Blueprint, report: _Report) -> None:

@@ -11,8 +11,9 @@ Mapping:
   size it; ``summarizer.instructions`` is added to the
   standing summary requirements (never replacing them);
 * ``tools.context`` -> ``context_tools`` (which context tools are offered);
+* ``compacting.target`` (share of the region budget) -> the region's hysteresis target;
 * ``relief`` -> ``relief`` (:class:`regio.policies.relief.ReliefPolicy`, ``None`` when off);
-* ``compacting.target`` (share of the region budget) -> the region's hysteresis target.
+* ``context_management`` -> ``context_management`` (the API's ``{"edits": [...]}`` value).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from regio.blueprint import Blueprint, CompactingSpec, build_window, dump_blueprint, load_blueprint
+from regio.blueprint.contextspec import edits_value
 from regio.blueprint.reliefspec import relief_policy
 from regio.tokens import chat_format_for_model, get_counter
 
@@ -112,6 +114,9 @@ def engine_options(
         tokenizer=bp.tokenizer,
         context_tools=bp.tools.context,
         relief=relief_policy(bp.relief),
+        context_management=(
+            edits_value(bp.context_management) if bp.context_management is not None else None
+        ),
         allow_custom_hooks=allow_custom_hooks,
     )
     return {"window": window, "summarizer": summarizer, "options": options}

@@ -92,6 +92,15 @@ def _window(_: Any, attribute: attrs.Attribute[int | None], value: int | None) -
         )
 
 
+def _context_management(value: Any) -> dict[str, Any] | None:
+    """The API value, validated and with every default spelled out (``None`` stays)."""
+    if value is None:
+        return None
+    from regio.cache.context_editing import edits_payload, parse_edits
+
+    return edits_payload(parse_edits(value))
+
+
 def _share(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
     if not 0 < value <= 1:
         raise ValueError(f"{attribute.name} is a share of the window in (0, 1], got {value}")
@@ -166,6 +175,14 @@ class EngineOptions:
     extra_tools: tuple[ToolSpec, ...] = attrs.field(default=(), converter=tuple)
     #: Custom region hooks (``module:function``) may be imported.
     allow_custom_hooks: bool = False
+    #: Anthropic server-side context editing sent with every Anthropic request: the API's
+    #: ``context_management`` value (``{"edits": [{"type": "clear_tool_uses_20250919", ...}]}``,
+    #: https://platform.claude.com/docs/en/build-with-claude/context-editing), validated
+    #: (:class:`regio.cache.context_editing.ContextEditingError`) and stored with its defaults
+    #: spelled out; ``None``: none. A request for another API raises that error.
+    context_management: dict[str, Any] | None = attrs.field(
+        default=None, converter=_context_management
+    )
     #: Bounds on the agent's context-tool arguments: echoed length (200 characters), nesting
     #: (32), integer digits (64), JSON text (1 MiB); see :mod:`regio.runtime.toolargs`.
     tool_limits: ToolLimits = DEFAULT_TOOL_LIMITS

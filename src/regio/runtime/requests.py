@@ -20,7 +20,7 @@ from .compactor import Compactor
 from .errors import ContextOverflowError
 from .events import CalibrationUpdated, OverBudget, UsageObserved
 from .flushing import pressure_steps
-from .render import render_payload
+from .render import api_for, render_payload
 from .state import SessionState
 from .usage import UsageLedger, UsageRecord
 
@@ -124,6 +124,7 @@ def lay_out(
                 estimated=sized,
                 ceiling=limit,
             )
+    extra = _with_context_management(c.options.context_management, provider, api, extra)
     payload = render_payload(
         req,
         provider,
@@ -141,6 +142,25 @@ def lay_out(
     state.last_estimate = raw
     state.last_provider, state.last_model = provider, model
     return req, payload
+
+
+def _with_context_management(
+    value: dict[str, Any] | None, provider: str, api: str | None, extra: Mapping[str, Any]
+) -> Mapping[str, Any]:
+    """``extra`` plus ``context_management`` when the engine sends it; raises
+    :class:`regio.cache.context_editing.ContextEditingError` for an API that has no such field."""
+    if value is None:
+        return extra
+    from regio.cache.context_editing import ContextEditingError
+
+    chosen = api_for(provider, api)
+    if chosen != "anthropic":
+        raise ContextEditingError(
+            f"EngineOptions.context_management is Anthropic's server-side context editing; "
+            f"this request renders for {chosen!r} ({provider!r}), which has no such field: "
+            "leave context_management unset for this engine, or request provider 'anthropic'"
+        )
+    return {**extra, "context_management": value}
 
 
 def observe_usage(

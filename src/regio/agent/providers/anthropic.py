@@ -3,7 +3,10 @@
 The payload is the engine's rendered Messages request (``system``, ``messages``, ``tools``
 with planned ``cache_control`` breakpoints); the provider adds ``model`` and ``max_tokens``
 (required by the API; default 1,024) where the payload does not set them. Keys the SDK's
-``create`` does not know travel in ``extra_body``.
+``create`` does not know travel in ``extra_body``. A payload with ``context_management``
+(server-side context editing, https://platform.claude.com/docs/en/build-with-claude/
+context-editing) goes through ``client.beta.messages.create`` with the beta
+``context-management-2025-06-27`` added to ``betas``.
 
 Usage: ``input_tokens`` is net of the cache, so the prompt is ``input_tokens +
 cache_read_input_tokens + cache_creation_input_tokens`` (Anthropic prompt-caching docs,
@@ -77,14 +80,25 @@ class AnthropicProvider:
         body.pop("prompt_cache_key", None)  # an OpenAI field; the Messages API has none
         return create_kwargs(body, create, self.extra_body)
 
+    def _call(self, client: Any, payload: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """(``create``, its keyword arguments): the beta endpoint with the context-management
+        beta when the payload carries ``context_management``."""
+        if "context_management" not in payload:
+            create = client.messages.create
+            return create, self.request_kwargs(payload, create)
+        from regio.cache.context_editing import BETA
+
+        create = client.beta.messages.create
+        kwargs = self.request_kwargs(payload, create)
+        kwargs["betas"] = sorted({*kwargs.get("betas", ()), BETA})
+        return create, kwargs
+
     def complete(self, payload: dict[str, Any]) -> Completion:
         """One Messages call; SDK exceptions propagate unchanged."""
-        create = self._sync_client().messages.create
-        response = create(**self.request_kwargs(payload, create))
-        return anthropic_completion(to_dict(response))
+        create, kwargs = self._call(self._sync_client(), payload)
+        return anthropic_completion(to_dict(create(**kwargs)))
 
     async def acomplete(self, payload: dict[str, Any]) -> Completion:
         """Async twin of :meth:`complete`."""
-        create = self._async_client().messages.create
-        response = await create(**self.request_kwargs(payload, create))
-        return anthropic_completion(to_dict(response))
+        create, kwargs = self._call(self._async_client(), payload)
+        return anthropic_completion(to_dict(await create(**kwargs)))
