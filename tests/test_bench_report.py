@@ -32,6 +32,7 @@ LAYOUT_KEYS = {
     "read_per_request",
     "prompt_per_request",
     "cost_per_request",
+    "relief",
 }
 
 

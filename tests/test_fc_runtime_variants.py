@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from regio.content import ToolUse
 from regio.layout import ToolSpec
+from regio.policies.relief import ReliefPolicy
 from regio.regions import Checklist, Clearable, Keyed, Pinned, Refusal, SlidingWindow, Temporary
 from regio.runtime import Engine
 from regio.runtime.tools import TOOL_NAMES
@@ -214,7 +215,8 @@ def _tools_engine() -> Engine:
             Keyed(name="facts", budget=500),
             Checklist(name="plan", budget=500),
             SlidingWindow(name="conversation", budget=5_000),
-        ]
+        ],
+        relief=ReliefPolicy(),  # offers context_restore too: every context tool is checked
     )
 
 

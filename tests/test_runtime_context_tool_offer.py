@@ -11,6 +11,9 @@ from hypothesis import strategies as st
 from regio.runtime import Engine
 from regio.runtime.options import TOOL_NAMES, EngineOptions
 
+#: ``context_restore`` applies only to an engine with the relief chain (tests/test_relief_*.py).
+WITHOUT_RELIEF = [n for n in TOOL_NAMES if n != "context_restore"]
+
 WRITABLE = """
 version: 1
 name: t
@@ -39,7 +42,7 @@ def _engine(text: str, **overrides: object) -> Engine:
 
 def test_default_offers_every_applicable_tool_when_a_region_is_writable() -> None:
     names = [t.name for t in _engine(WRITABLE % "auto").tools()]
-    assert names == list(TOOL_NAMES)
+    assert names == WITHOUT_RELIEF
 
 
 def test_default_offers_no_tool_when_no_region_is_writable() -> None:
@@ -77,7 +80,7 @@ def test_unknown_context_tool_mode_is_a_clear_error() -> None:
 def test_named_offer_sends_exactly_those_tools_and_accepts_only_them(chosen: list[str]) -> None:
     engine = _engine(WRITABLE % "auto", context_tools=tuple(chosen))
     offered = [t.name for t in engine.tools()]
-    assert offered == [n for n in TOOL_NAMES if n in chosen]
+    assert offered == [n for n in WITHOUT_RELIEF if n in chosen]
     assert [t.name for t in engine.tool_specs()] == offered
     if "context_list" not in chosen:
         out = engine.handle_tool_call("context_list", {})

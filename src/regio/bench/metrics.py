@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from regio.bench.report import LayoutResult, ModelResult
+from regio.bench.report import LayoutResult, ModelResult, ReliefStage
 from regio.cache.registry import cache_model_for
 from regio.cache.types import CacheReport, CacheRequest
 
@@ -134,11 +134,13 @@ def layout_result(
     retention: dict[str, float] | None = None,
     broken_requests: int = 0,
     compaction_calls: int | None = None,
+    relief: tuple[ReliefStage, ...] = (),
 ) -> LayoutResult:
     """A :class:`LayoutResult` from a cache model's report, the oracle report of the same
     requests, the trace's bound ``trace_bound`` and the report of the summarizer's requests
     (``compaction``); ``compaction_calls`` defaults to that report's requests (an offline
-    summarizer sends none, so its calls are passed in). Writes are ``write_5m + write_1h +
+    summarizer sends none, so its calls are passed in); ``relief``: the relief chain's stage
+    tallies. Writes are ``write_5m + write_1h +
     write`` (all written tokens)."""
     outs = report.outcomes
     calls = compaction.requests if compaction is not None else 0
@@ -165,6 +167,7 @@ def layout_result(
         read_per_request=tuple(o.read for o in outs),
         prompt_per_request=tuple(o.prompt_tokens for o in outs),
         cost_per_request=tuple(o.cost_usd or 0.0 for o in outs),
+        relief=relief,
     )
 
 
@@ -219,7 +222,19 @@ def sum_layout_results(name: str, items: Sequence[LayoutResult]) -> LayoutResult
         read_per_request=tuple(r for x in items for r in x.read_per_request),
         prompt_per_request=tuple(n for x in items for n in x.prompt_per_request),
         cost_per_request=tuple(c for x in items for c in x.cost_per_request),
+        relief=sum_relief([x.relief for x in items]),
     )
+
+
+def sum_relief(parts: Sequence[Sequence[ReliefStage]]) -> tuple[ReliefStage, ...]:
+    """The relief stage tallies of ``parts`` added up per stage (first-seen stage order)."""
+    out: dict[str, list[int]] = {}
+    for part in parts:
+        for s in part:
+            acc = out.setdefault(s.stage, [0, 0, 0, 0])
+            for i, v in enumerate((s.runs, s.skipped, s.freed_tokens, s.blocks)):
+                acc[i] += v
+    return tuple(ReliefStage(k, *v) for k, v in out.items())
 
 
 def total_models(per_trace: Sequence[Sequence[ModelResult]]) -> tuple[ModelResult, ...]:

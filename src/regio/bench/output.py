@@ -163,6 +163,21 @@ def _print_table(console: Console, title: str, model: ModelResult) -> None:
         console.width = saved
 
 
+def relief_lines(model: ModelResult) -> list[str]:
+    """One line per strategy with a relief chain: per stage how often it ran (batches), how
+    often it was skipped below its minimum and the tokens it freed."""
+    out = []
+    for x in model.layouts:
+        if not x.relief:
+            continue
+        stages = "; ".join(
+            f"{s.stage} ran {s.runs}x (skipped {s.skipped}x), freed {s.freed_tokens:,} tokens"
+            for s in x.relief
+        )
+        out.append(f"relief chain of {x.layout} ({model.cache_model}): {stages}")
+    return out
+
+
 def group_table(title: str, traces: Sequence[TraceResult]) -> list[Table]:
     """Tables of the totals over ``traces`` (one per cache model)."""
     return [model_table(title, m) for m in total_models([t.models for t in traces])]
@@ -195,6 +210,8 @@ def print_report(
             _print_table(console, name, m)
     for m in report.totals:
         _print_table(console, f"all {len(report.traces)} traces", m)
+        for line in relief_lines(m):
+            console.print(line, highlight=False)
     agreed = [t.usage_agreement for t in report.traces if t.usage_agreement is not None]
     if agreed:
         rec = sum(a.recorded_read_tokens for a in agreed)

@@ -17,6 +17,8 @@ Strategies (:data:`ALL_LAYOUTS`):
   through ``Engine.write`` / ``release`` / ``clear``, pending compactions flushed at turn
   boundaries, and at each model call ``Engine.request(provider, model, tools=...)`` with the
   trace's recorded tools (the engine adds its context tools);
+* the ablation ``regio-summarize-only`` (:data:`ABLATIONS`): ``regio`` with the relief chain
+  off, so a pressure run measures what the chain adds over summarization alone;
 * the peers ``trim``, ``summarization-middleware``, ``llamaindex-memory``
   (:mod:`regio.bench.peers`), fed the recorded messages untouched, at the same window.
 
@@ -48,6 +50,7 @@ from regio.bench.baselines import (
 from regio.bench.capture import AddMessage, Call, CaptureRule, RegionOp, capture_stream, rules_for
 from regio.bench.peers import PEERS, make_peer, peer_available
 from regio.bench.pressure import scale_blueprint
+from regio.bench.report import ReliefStage
 from regio.bench.retention import Probe, RetentionMeter
 from regio.cache.types import CacheBlock, CacheRequest
 from regio.content import Entry, Message, block_text, content_hash
@@ -65,6 +68,7 @@ from regio.traces.format import (
 )
 
 __all__ = [
+    "ABLATIONS",
     "ALL_LAYOUTS",
     "LAYOUTS",
     "ReplayOutput",
@@ -75,8 +79,13 @@ __all__ = [
 
 #: Layout strategies of the engine, in report order.
 LAYOUTS: tuple[str, ...] = ("naive", "kind", "volatility", "regio")
-#: Every strategy: the recorded baseline, the layouts and the peers.
-ALL_LAYOUTS: tuple[str, ...] = ("recorded", *LAYOUTS, *PEERS)
+#: Ablations of regio: strategy name -> engine options it overrides. ``regio-summarize-only``
+#: is regio with the relief chain off (token pressure goes straight to summarization).
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "regio-summarize-only": {"strategy": "regio", "relief": None},
+}
+#: Every strategy: the recorded baseline, the layouts, the ablations and the peers.
+ALL_LAYOUTS: tuple[str, ...] = ("recorded", *LAYOUTS, *ABLATIONS, *PEERS)
 #: Requests measured for retention per strategy and trace (evenly spaced).
 RETENTION_SAMPLES = 64
 
@@ -87,7 +96,8 @@ class StrategyRun:
     its summarizer calls as requests; ``summarizer``: ``"none"`` (never summarizes),
     ``"offline"`` (regio's extractive summarizer: no request, zero cost) or ``"llm"`` (billed
     requests); ``compaction_calls``: summarizer calls; ``broken_requests``: requests that
-    lost the task; ``retention``: :meth:`RetentionMeter.result` or ``None``."""
+    lost the task; ``retention``: :meth:`RetentionMeter.result` or ``None``; ``relief``: the
+    relief chain's stage tallies (regio strategies whose blueprint enables it)."""
 
     requests: list[CacheRequest]
     compaction_requests: list[CacheRequest] = attrs.field(factory=list)
@@ -95,6 +105,7 @@ class StrategyRun:
     compaction_calls: int = 0
     broken_requests: int = 0
     retention: dict[str, float] | None = None
+    relief: tuple[ReliefStage, ...] = ()
 
 
 @attrs.frozen
@@ -200,6 +211,7 @@ class _Tracker:
     compaction_calls: int = 0
     broken: int = 0
     compacted: bool = False
+    relief: tuple[ReliefStage, ...] = ()
 
     def seen(self, call: int, has_task: bool, summary: bool, text: Any) -> None:
         """Account for request ``call``: broken when it has neither the task nor a summary;
@@ -217,6 +229,7 @@ class _Tracker:
             self.compaction_calls,
             self.broken,
             self.meter.result(),
+            self.relief,
         )
 
 
@@ -246,7 +259,13 @@ class _Setup:
         )
 
 
-_COMPACTING_EVENTS = ("evicted", "reclaimed", "compaction_completed", "compaction_finished")
+_COMPACTING_EVENTS = (
+    "evicted",
+    "reclaimed",
+    "compaction_completed",
+    "compaction_finished",
+    "relief_applied",
+)
 
 
 def _watch(engine: Engine, tracker: _Tracker) -> None:
@@ -291,8 +310,9 @@ def _engine_pass(
     engines: dict[str, Engine] = {}
     trackers: dict[str, _Tracker] = {}
     for s in strategies:
+        options = ABLATIONS.get(s, {"strategy": s})
         engines[s] = Engine.from_blueprint(
-            bp, summarizer=setup.summarizer(), token_counter=counter, clock=clock, strategy=s
+            bp, summarizer=setup.summarizer(), token_counter=counter, clock=clock, **options
         )
         trackers[s] = setup.tracker()
         trackers[s].summarizer = "offline"
@@ -352,6 +372,11 @@ def _engine_pass(
                     ),
                 )
             clock.now = item.t_end
+    for s, engine in engines.items():
+        trackers[s].relief = tuple(
+            ReliefStage(k, v.runs, v.skipped, v.freed_tokens, v.blocks)
+            for k, v in engine.book.relief.stages.items()
+        )
     return trackers, writes, refused
 
 
@@ -545,7 +570,7 @@ def replay(
         tuple(probes),
         tuple(i for i, e in enumerate(trace.events) if isinstance(e, AssistantMessage)),
     )
-    strategies = [x for x in layouts if x in LAYOUTS]
+    strategies = [x for x in layouts if x in LAYOUTS or x in ABLATIONS]
     chosen = rules if rules is not None else rules_for(blueprint)
     engine_runs, writes, refused = (
         _engine_pass(setup, strategies, chosen, notes) if strategies else ({}, 0, 0)

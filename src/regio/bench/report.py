@@ -18,7 +18,9 @@ Shape of ``regio bench --json OUT`` (all token counts in tokens, costs in USD, r
               "compaction_cost_usd": 0.0, "summarizer": "offline",
               "retention": {"overall": 0.9, "fact": 1.0, ...}, "broken_requests": 0,
               "read_per_request": [...], "prompt_per_request": [...],
-              "cost_per_request": [...]}, ...]}]}],
+              "cost_per_request": [...],
+              "relief": [{"stage": "clear", "runs": 12, "skipped": 1,
+                          "freed_tokens": 61040, "blocks": 240, ...}]}, ...]}]}],
      "totals": [ {"cache_model": ..., "layouts": [...]} ],
      "notes": ["..."], "skipped": ["..."], "versions": {"langchain-core": "1.8.3"},
      "window_tokens": null}
@@ -44,6 +46,7 @@ __all__ = [
     "BenchReport",
     "LayoutResult",
     "ModelResult",
+    "ReliefStage",
     "TraceResult",
     "UsageAgreement",
     "load_report",
@@ -52,6 +55,19 @@ __all__ = [
 ]
 
 REPORT_SCHEMA = "regio.bench-report/2"
+
+
+class ReliefStage(msgspec.Struct, frozen=True):
+    """One stage of regio's relief chain on one strategy (``clear``, ``trim`` under token
+    pressure; ``dedupe``, ``admit_trim``, ``route`` on admission): ``runs`` batches applied,
+    ``skipped`` times it would have freed less than its minimum, ``freed_tokens`` (tokens)
+    and ``blocks`` edited."""
+
+    stage: str
+    runs: int
+    skipped: int
+    freed_tokens: int
+    blocks: int
 
 
 class LayoutResult(msgspec.Struct, frozen=True):
@@ -69,7 +85,8 @@ class LayoutResult(msgspec.Struct, frozen=True):
     ``{"overall": share, <probe type>: share}`` after the first compaction (``None``: no
     compaction measured). ``broken_requests``: requests that lost the task.
     ``read_per_request`` / ``prompt_per_request`` / ``cost_per_request`` hold the
-    per-request figures in request order (for cumulative plots).
+    per-request figures in request order (for cumulative plots). ``relief``: what regio's
+    relief chain did, per stage (empty for strategies without one).
     """
 
     layout: str
@@ -92,6 +109,7 @@ class LayoutResult(msgspec.Struct, frozen=True):
     read_per_request: tuple[int, ...] = ()
     prompt_per_request: tuple[int, ...] = ()
     cost_per_request: tuple[float, ...] = ()
+    relief: tuple[ReliefStage, ...] = ()
 
     @property
     def total_cost_usd(self) -> float | None:

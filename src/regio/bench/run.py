@@ -76,6 +76,7 @@ def score(out: ReplayOutput, cache_models: Sequence[str]) -> tuple[ModelResult, 
                     retention=run.retention,
                     broken_requests=run.broken_requests,
                     compaction_calls=run.compaction_calls,
+                    relief=run.relief,
                 )
             )
         results.append(ModelResult(cache_model=name, rule_id=rule_id, layouts=tuple(items)))

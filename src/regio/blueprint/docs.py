@@ -280,7 +280,7 @@ def generate_docs() -> str:
     defs = schema["$defs"]
     out = [INTRO, "## Top-level keys", ""]
     out += _table(schema)
-    sections = ("Model", "Window", "Cache", "Layout", "Summarizer", "Tools")
+    sections = ("Model", "Window", "Cache", "Layout", "Summarizer", "Tools", "Relief", "ReliefTool")
     for name in (*sections, "ContextManagement", "ClearToolUses", "ClearThinking"):
         out += ["", f"## {name}", "", defs[name]["description"], ""]
         out += _table(defs[name], def_name=name)

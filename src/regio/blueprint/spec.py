@@ -58,6 +58,7 @@ from regio.blueprint.regionspec import (
     SlidingWindowSpec,
     TemporarySpec,
 )
+from regio.blueprint.reliefspec import ReliefSpec, ReliefToolSpec
 
 __all__ = [
     "ADMISSIONS",
@@ -87,6 +88,8 @@ __all__ = [
     "ModelSpec",
     "PinnedSpec",
     "RegionSpec",
+    "ReliefSpec",
+    "ReliefToolSpec",
     "SeedEntry",
     "SeedFile",
     "SlidingWindowSpec",
@@ -254,6 +257,9 @@ class Blueprint:
     layout: LayoutSpec = _field("Layout strategy.", factory=LayoutSpec)
     summarizer: SummarizerSpec = _field("Compaction summarizer.", factory=SummarizerSpec)
     tools: ToolsSpec = _field("regio's own tools offered to the agent.", factory=ToolsSpec)
+    relief: ReliefSpec = _field(
+        "Relief before summarization (clear, trim, per-tool rules).", factory=ReliefSpec
+    )
     context_management: ContextManagementSpec | None = _field(
         "Anthropic server-side context editing sent with every request (Anthropic only). "
         "Omitted: none.",
@@ -307,6 +313,8 @@ SPEC_CLASSES: tuple[type, ...] = (
     SeedFile,
     SummarizerSpec,
     ToolsSpec,
+    ReliefSpec,
+    ReliefToolSpec,
     WindowSpec,
     *REGION_CLASSES.values(),
 )

@@ -33,6 +33,7 @@ import attrs
 from regio.blueprint.capturespec import check_captures
 from regio.blueprint.errors import BlueprintIssue, BlueprintWarning, suggest
 from regio.blueprint.pressure import check_pressure
+from regio.blueprint.reliefspec import check_relief
 from regio.blueprint.source import format_path
 from regio.blueprint.spec import (
     CLOCK_WORDS,
@@ -153,6 +154,7 @@ def validate_semantics(
     _check_volatility(blueprint, report)
     _check_seeds(blueprint, report)
     check_captures(blueprint.regions, report.error)
+    check_relief(blueprint.relief, blueprint.regions, report.error)
     _check_misc(blueprint, budgets, report)
     _check_cache_profile(blueprint, report)
     _check_context_management(blueprint, report)

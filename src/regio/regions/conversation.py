@@ -129,7 +129,8 @@ class SlidingWindow(Region):
     def token_target(self) -> int | None:
         """Low-water target in tokens (below :attr:`token_trigger`): the declared one, else
         :func:`regio.policies.hysteresis.cost_target` with the mean tokens of a unit of the
-        current content as the growth per request. ``None`` under ``per_item``."""
+        current content, as admitted (before relief edits), as the growth per request.
+        ``None`` under ``per_item``."""
         trigger = self.token_trigger
         if trigger is None:
             return None
@@ -137,7 +138,14 @@ class SlidingWindow(Region):
         if declared is not None:
             return min(hy.resolve_mark(declared, self.budget), trigger - 1)
         units = len(self.analysis().units) if self.entries else 0
-        growth = self.used_tokens / units if units else 0.0
+        # the growth per request is what entries weighed when admitted: a relief edit
+        # (``meta["admitted_tokens"]``) shrinks the content, not what the next turns add
+        admitted = self.used_tokens + sum(
+            e.meta["admitted_tokens"] - e.tokens
+            for e in self.entries
+            if "admitted_tokens" in e.meta
+        )
+        growth = admitted / units if units else 0.0
         return hy.cost_target(trigger, growth, multipliers=self.cache_multipliers)
 
     def _plan(self, entry: Entry) -> WritePlan | Refusal:
@@ -183,6 +191,22 @@ class SlidingWindow(Region):
         self.mark_oldest(
             info.removed_entries[j] if not self.count_units else j, reason="token_trigger"
         )
+
+    def rewrite_entry(self, index: int, entry: Entry) -> None:
+        """Replace the entry at ``index`` in place by ``entry`` (the relief chain's edits of a
+        block's content: same id, role and group, so the turn group stays whole). Bumps the
+        version and the entries' ``rewrite_epoch`` (the cached prefix changes from here on).
+        Raises :class:`RegionConfigError` for an entry with another id, role or group."""
+        old = self.entries[index]
+        if (entry.id, entry.role, entry.group) != (old.id, old.role, old.group):
+            raise RegionConfigError(
+                f"region {self.name!r}: rewrite_entry keeps the entry's id, role and group "
+                f"({old.id}, {old.role}, {old.group}); got ({entry.id}, {entry.role}, "
+                f"{entry.group})"
+            )
+        self.entries[index] = entry
+        self._used += entry.tokens - old.tokens
+        self._changed()
 
     @property
     def needs_history(self) -> bool:

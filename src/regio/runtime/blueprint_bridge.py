@@ -12,6 +12,7 @@ Mapping:
   standing summary requirements (never replacing them);
 * ``tools.context`` -> ``context_tools`` (which context tools are offered);
 * ``compacting.target`` (share of the region budget) -> the region's hysteresis target;
+* ``relief`` -> ``relief`` (:class:`regio.policies.relief.ReliefPolicy`, ``None`` when off);
 * ``context_management`` -> ``context_management`` (the API's ``{"edits": [...]}`` value).
 """
 
@@ -22,6 +23,7 @@ from typing import Any
 
 from regio.blueprint import Blueprint, CompactingSpec, build_window, dump_blueprint, load_blueprint
 from regio.blueprint.contextspec import edits_value
+from regio.blueprint.reliefspec import relief_policy
 from regio.tokens import chat_format_for_model, get_counter
 
 from .extractive import ExtractiveSummarizer
@@ -111,6 +113,7 @@ def engine_options(
         blueprint_text=dump_blueprint(bp, inline_seeds=True),
         tokenizer=bp.tokenizer,
         context_tools=bp.tools.context,
+        relief=relief_policy(bp.relief),
         context_management=(
             edits_value(bp.context_management) if bp.context_management is not None else None
         ),

@@ -56,7 +56,7 @@ class EngineBudget:
     def tool_specs(self, extra: Iterable[ToolSpec] | None = ()) -> list[ToolSpec]:
         """The offered context tools (``options.context_tools``) followed by the
         application's tools (``extra``; ``None``: :attr:`request_tools`)."""
-        offered = offered_tool_specs(self.window, self.options.context_tools)
+        offered = offered_tool_specs(self.window, self.options.context_tools, self.options.relief)
         more = self.request_tools if extra is None else tuple(extra)
         return [*offered, *self.options.extra_tools, *more]
 

@@ -57,6 +57,7 @@ from .planning import (
     queue_everything,
     region_target,
 )
+from .relief import relieve_after, relieve_queued, with_originals
 from .summarizer import check_summary, summarizer_limits
 
 __all__ = [
@@ -311,6 +312,7 @@ def flush_steps(c: Compactor, policy: FlushPolicy) -> Steps[CompactionResult | N
     only = policy.only
     if policy.check_triggers:
         _check_triggers(c)
+    relieve_queued(c, policy.trigger, policy.targets, only)  # cheapest moves first
     if not [p for p in window.pending_compactions() if only is None or p.region == only]:
         return None
     tally = _Tally(before=window.used_tokens)
@@ -340,6 +342,7 @@ def flush_steps(c: Compactor, policy: FlushPolicy) -> Steps[CompactionResult | N
         if region_trigger is None or region.used_tokens < region_trigger:
             c.book.strikes.pop(region.name, None)
             c.book.blocked = [b for b in c.book.blocked if not b.startswith(f"{region.name}:")]
+    relieve_after(c, tally.touched if tally.summaries else [])  # rides the same rewrite
     return _finish(c, policy.trigger, tally)
 
 
@@ -378,7 +381,7 @@ def _summary_steps(
     returns the committed summary, or ``None`` when the region's fallback took over."""
     region = c.window.region(p.region)
     by_id = {e.id: e for e in region.entries}
-    entries = [by_id[i] for i in p.entry_ids if i in by_id]
+    entries = with_originals(c, [by_id[i] for i in p.entry_ids if i in by_id])
     previous = _previous_summary(c, p)
     inputs = ((_as_input(c, previous),) if previous is not None else ()) + tuple(entries)
     if region.name not in tally.touched:

@@ -25,6 +25,7 @@ from .drive import adrive, drive
 from .forking import fork_payload
 from .hierarchy import SummaryCall, SummaryOutcome, asummarize_entries, summarize_entries
 from .options import EngineOptions
+from .reliefbook import ReliefBook
 from .state import SessionState
 from .transcript import RecordKind, Transcript, TranscriptRecord
 
@@ -64,7 +65,8 @@ class CompactionBook(msgspec.Struct):
     its attempts; ``floor_warned``: the whole-context trigger warning was given;
     ``versions``: summary version per source region; ``last``: the last result;
     ``scheduled``: instructions of a compaction scheduled by the ``compact`` tool (flushed at the
-    next turn boundary), ``None`` when none is scheduled.
+    next turn boundary), ``None`` when none is scheduled; ``relief``: what the relief chain did
+    (:class:`regio.runtime.reliefbook.ReliefBook`).
     """
 
     strikes: dict[str, int] = msgspec.field(default_factory=dict)
@@ -73,6 +75,7 @@ class CompactionBook(msgspec.Struct):
     versions: dict[str, int] = msgspec.field(default_factory=dict)
     last: CompactionResult | None = None
     scheduled: str | None = None
+    relief: ReliefBook = msgspec.field(default_factory=ReliefBook)
 
 
 class SummaryJob(msgspec.Struct, frozen=True):

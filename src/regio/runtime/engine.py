@@ -40,7 +40,7 @@ from regio.regions import PendingCompaction, Refusal, SlidingWindow, Window, Wri
 from regio.tokens import Calibration, TokenCounter
 
 from . import compaction as cp
-from . import flushing
+from . import flushing, relief
 from .budget import EngineBudget
 from .cacheprices import cache_terms
 from .compactor import CompactionBook, CompactionResult, Compactor
@@ -292,6 +292,7 @@ class Engine:
         conv = self.window.conversation
         if conv is None:
             raise ValueError("this window has no sliding_window region to hold the conversation")
+        message, tokens = relief.admit(self.compactor, message, tokens)
         orphans = [
             b.tool_use_id
             for b in message.tool_results
@@ -309,9 +310,8 @@ class Engine:
         return entry
 
     def _make_room(self, conv: Any, message: Message, tokens: int | None) -> None:
-        """Token hysteresis: a message that would pass the budget of a ``compact``
-        conversation first compacts it down to its token target (the queued compaction has not
-        been flushed yet), so nothing rolls off unsummarized unless the summarizer fails."""
+        """Token hysteresis: a message that would pass a ``compact`` conversation's budget
+        first relieves and compacts it to its token target (:func:`cp.room_steps`)."""
         if not self.options.auto_compact or getattr(conv, "token_trigger", None) is None:
             return
         if tokens is None:
@@ -522,9 +522,8 @@ class Engine:
 
     # ----- tools -------------------------------------------------------------------------
     def tools(self) -> list[ToolSpec]:
-        """Definitions of the context tools offered to the agent (JSON schemas;
-        ``options.context_tools`` picks them)."""
-        return offered_tool_specs(self.window, self.options.context_tools)
+        """The context tools offered to the agent (``options.context_tools`` picks them)."""
+        return offered_tool_specs(self.window, self.options.context_tools, self.options.relief)
 
     @transactional
     def handle_tool_call(self, name: str, arguments: Any) -> ContextToolOutcome:

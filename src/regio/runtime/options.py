@@ -12,8 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
+import msgspec
 
 from regio.layout import ToolSpec
+from regio.policies.relief import ReliefPolicy
 
 from .summarizer import DEFAULT_STANDING_INSTRUCTIONS
 from .toolargs import DEFAULT_TOOL_LIMITS, ToolLimits
@@ -31,6 +33,7 @@ TOOL_NAMES = (
     "todo_done",
     "todo_note",
     "compact",
+    "context_restore",
 )
 
 #: ``context_tools`` modes besides an explicit tuple of tool names.
@@ -67,6 +70,13 @@ def _known_context_tools(
             f"{attribute.name}: unknown context tool(s) {', '.join(map(repr, unknown))}; "
             f"known: {', '.join(TOOL_NAMES)}"
         )
+
+
+def _relief(value: Any) -> ReliefPolicy | None:
+    """``None``, a :class:`ReliefPolicy`, or its mapping (a saved state) as one."""
+    if value is None or isinstance(value, ReliefPolicy):
+        return value
+    return msgspec.convert(value, ReliefPolicy)
 
 
 def _at_least_one(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
@@ -178,6 +188,11 @@ class EngineOptions:
     #: Bounds on the agent's context-tool arguments: echoed length (200 characters), nesting
     #: (32), integer digits (64), JSON text (1 MiB); see :mod:`regio.runtime.toolargs`.
     tool_limits: ToolLimits = DEFAULT_TOOL_LIMITS
+    #: The relief chain run under token pressure before summarization (clear old tool
+    #: results, trim oversized text, then summarize) and the per-tool admission rules
+    #: (:mod:`regio.runtime.relief`); ``None``: off, token pressure goes straight to the
+    #: region's summarization.
+    relief: ReliefPolicy | None = attrs.field(default=None, converter=_relief)
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

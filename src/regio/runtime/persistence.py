@@ -125,6 +125,7 @@ class EngineConfig(msgspec.Struct):
     extra_tools: list[ToolSpec] = msgspec.field(default_factory=list)
     cut_at_turns: bool = False
     blueprint_sha256: str | None = None
+    relief: dict[str, Any] | None = None  # EngineOptions.relief (a ReliefPolicy as saved)
 
 
 #: Engine options saved and restored as they are (``targets`` and ``extra_tools`` are copied).
@@ -146,6 +147,7 @@ _OPTIONS = (
     "blueprint_text",
     "tokenizer",
     "cut_at_turns",
+    "relief",
 )
 
 
@@ -244,8 +246,7 @@ def _is_stale(path: Path, prefix: str, now: float) -> bool:
 
 
 def stale_temporaries(target: str | os.PathLike[str]) -> list[Path]:
-    """Temporaries left next to ``target`` by saves of processes that no longer run (and old-
-    style ones over an hour old); see the module doc."""
+    """Temporaries of dead saves next to ``target`` (and old-style ones over an hour old)."""
     target = Path(target)
     prefix = f".{target.name}."
     try:
@@ -398,8 +399,7 @@ def _blueprint_hash(source: Path, config: EngineConfig) -> str | None:
 
 
 def _given_blueprint(source: Path, config: EngineConfig, blueprint: Any) -> Any:
-    """The caller's blueprint, loaded, after checking it is the one the engine was created
-    with."""
+    """The caller's blueprint, loaded, checked to be the one the engine was created with."""
     from regio.blueprint import Blueprint, dump_blueprint, load_blueprint
 
     saved = _blueprint_hash(source, config)

@@ -1,17 +1,18 @@
 """The agent's context tools: definitions and their handler.
 
 Tools: ``context_write``, ``context_append``, ``context_read``, ``context_delete``,
-``context_list``, ``todo_add``, ``todo_done``, ``todo_note``, ``compact``. Every call returns a
-:class:`ContextToolOutcome` whose ``text`` is the tool result the agent sees. Mistakes
-(unknown tool, bad arguments, a region the agent may not write) and refusals (a full region)
-come back as text that says how full the region is, what can be released and which regions are
-writable; they are never raised into the agent loop. Arguments are checked against the tool's
-JSON schema first (:func:`regio.runtime.toolargs.check_arguments`: no unknown keys, required
-keys present, types, minimums and enums), and a wrong one is named with the fix. Arguments are
-bounded (nesting, integer digits, length) and every agent value quoted in a reply is cut to
+``context_list``, ``todo_add``, ``todo_done``, ``todo_note``, ``compact`` and, with the relief
+chain, ``context_restore`` (the full result of a cleared call, appended as its tool result). Every
+call returns a :class:`ContextToolOutcome` whose ``text`` is the tool result the agent sees.
+Mistakes (unknown tool, bad arguments, a region the agent may not write) and refusals (a full
+region) come back as text that says how full the region is, what can be released and which regions
+are writable; they are never raised into the agent loop. Arguments are checked against the tool's
+JSON schema first (:func:`regio.runtime.toolargs.check_arguments`: no unknown keys, required keys
+present, types, minimums and enums), and a wrong one is named with the fix. Arguments are bounded
+(nesting, integer digits, length) and every agent value quoted in a reply is cut to
 ``EngineOptions.tool_limits.echo_chars`` characters (default 200, :mod:`regio.runtime.toolargs`).
-Any :class:`regio.errors.RegioError` a region raises for the call (a keyed region written without
-a key, an unknown key, a protected entry) becomes such a reply too.
+Any :class:`regio.errors.RegioError` a region raises for the call (a keyed region written without a
+key, an unknown key, a protected entry) becomes such a reply too.
 
 ``compact`` runs mid-turn (inside the assistant's tool call), so it only *schedules* the
 compaction: the engine flushes it at the next turn boundary (:meth:`Engine.request`), never
@@ -36,6 +37,7 @@ from .compaction import schedule_compaction
 from .compactor import Compactor
 from .events import ToolCallHandled
 from .options import TOOL_NAMES
+from .relief import restore
 from .toolargs import ToolArgumentError, check_arguments, echo, parse_arguments
 from .writes import release_from, write_to
 
@@ -95,16 +97,35 @@ def context_tool_specs(window: Window) -> list[ToolSpec]:
     return specs
 
 
-def offered_tool_specs(window: Window, mode: str | tuple[str, ...]) -> list[ToolSpec]:
+#: ``context_restore``: offered with the relief chain (:mod:`regio.runtime.relief`).
+RESTORE_SPEC = ToolSpec(
+    "context_restore",
+    "Bring back the full result of an earlier tool call that was cleared, trimmed or moved "
+    "to save context; it comes back as the result of this call.",
+    {
+        "type": "object",
+        "required": ["call_id"],
+        "properties": {"call_id": _str("The call id the placeholder names.")},
+    },
+)
+
+
+def offered_tool_specs(
+    window: Window, mode: str | tuple[str, ...], relief: object = None
+) -> list[ToolSpec]:
     """The context tools an engine offers under ``EngineOptions.context_tools`` ``mode``:
     ``"all"`` every one :func:`context_tool_specs` applies to ``window``; ``"auto"`` the same
     when some region is agent-writable, none otherwise (an agent with nothing to write has
     nothing to release or compact on its own); ``"none"`` no tool; a tuple of names the
-    applicable ones among them. Each offered schema is sent with every request, so an agent
-    that never calls them pays for them (docs/benchmark.md measures it)."""
+    applicable ones among them. With ``relief`` (an ``EngineOptions.relief`` policy whose
+    ``restore_tool`` is on) ``context_restore`` is offered under every mode (the relief
+    placeholders point at it), except a tuple that does not name it. Each offered schema is
+    sent with every request, so an agent that never calls them pays for them
+    (docs/benchmark.md measures it)."""
+    restore = [RESTORE_SPEC] if getattr(relief, "restore_tool", False) else []
     if mode == "none" or (mode == "auto" and not _writable(window)):
-        return []
-    specs = context_tool_specs(window)
+        return restore
+    specs = context_tool_specs(window) + restore
     if isinstance(mode, tuple):
         return [s for s in specs if s.name in mode]
     return specs
@@ -384,7 +405,7 @@ def handle_tool_call(c: Compactor, name: str, arguments: Any) -> ContextToolOutc
         args = parse_arguments(arguments, c.options.tool_limits)
     except ToolArgumentError as exc:
         return _mistake(c, name, f"{exc}; call {name} again with a JSON object")
-    offered = offered_tool_specs(c.window, c.options.context_tools)
+    offered = offered_tool_specs(c.window, c.options.context_tools, c.options.relief)
     spec = next((s for s in offered if s.name == name), None)
     if spec is None:
         names = ", ".join(s.name for s in offered) or "none"
@@ -424,6 +445,11 @@ def _dispatch(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutco
         return _ok(c, name, _listing(c))
     if name in ("todo_add", "todo_done", "todo_note"):
         return _todo(c, name, args)
+    if name == "context_restore":
+        text, ok = restore(c, str(args["call_id"]))
+        if not ok:
+            return _mistake(c, name, _cut_echoes(c, text, args))
+        return _ok(c, name, text, call_id=args["call_id"])
     if name == "compact":
         instructions = args.get("instructions")
         schedule_compaction(c, instructions if isinstance(instructions, str) else None)

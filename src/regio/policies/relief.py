@@ -1,0 +1,278 @@
+"""Relief before summarization: the pure rules of the chain's first two stages.
+
+Under token pressure the relief chain (:mod:`regio.runtime.relief`) frees tokens cheapest
+first: (1) **clear** old tool results (each becomes a short placeholder naming the call), (2)
+**trim** oversized text blocks (head + tail with a marker saying how much was cut), and only
+then (3) summarize. This module decides *what* each stage would touch; it changes nothing.
+
+Rules (the same reasons as Anthropic's ``clear_tool_uses_20250919`` context edit,
+https://docs.anthropic.com/en/docs/build-with-claude/context-editing):
+
+* **Never what the model has not answered yet.** Tool results after the last assistant
+  message are never cleared or trimmed; neither are the newest ``keep_last`` tool results
+  (a tool's own ``keep_last`` keeps that many of its results too), the results of a tool with
+  ``clear: false``, compaction summaries and user text (the user's instructions stay verbatim).
+* **Oldest first, one batch.** Candidates come oldest first; a stage takes the fewest oldest
+  ones that free ``max(need, at_least)`` tokens, all of them when they free less, and nothing
+  when even all of them free less than ``at_least`` (so the cached prefix is rewritten rarely
+  and for a reason: each edit rewrites the cache from the first edited block on).
+* **Groups stay whole.** A stage replaces a block's content, never removes a block: a
+  ``tool_use`` and its ``tool_result`` stay one group in every payload.
+
+Sizes: ``*_chars`` are characters (trimming cuts text, and characters are what stays
+byte-stable across tokenizers), ``*_tokens`` / ``*_at_least`` are tokens of the engine's
+counter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from regio.content import Entry, Text, ToolResult, ToolUse
+
+__all__ = [
+    "CLEARED_META",
+    "TRIMMED_META",
+    "Candidate",
+    "ReliefPolicy",
+    "ToolRelief",
+    "choose",
+    "clear_candidates",
+    "placeholder",
+    "trim_candidates",
+    "trim_marker",
+    "trim_text",
+    "trimmed_to",
+]
+
+#: ``Entry.meta`` key listing the call ids whose results in the entry were cleared.
+CLEARED_META = "relief_cleared"
+#: ``Entry.meta`` key counting the blocks of the entry the trim stage cut.
+TRIMMED_META = "relief_trimmed"
+
+
+class ToolRelief(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Relief policy of one tool (blueprint ``relief.tools.<name>``).
+
+    ``clear``: false excludes the tool's results from clearing and trimming; ``keep_last``:
+    its newest N results are never cleared (``None``: only the chain-wide ``keep_last``);
+    ``max_result_tokens``: a longer result is trimmed on admission (head + tail with the
+    marker; the full result stays restorable); ``dedupe``: a newer call with the same tool and
+    arguments supersedes the older result (cleared on admission of the newer one); ``route``:
+    the name of a region the result goes to instead of the conversation (a pointer is left);
+    ``route_key``: key template of a keyed ``route`` region, e.g. ``"file:{path}"``."""
+
+    clear: bool = True
+    keep_last: int | None = None
+    max_result_tokens: int | None = None
+    dedupe: bool = False
+    route: str | None = None
+    route_key: str | None = None
+
+
+_DEFAULT_TOOL = ToolRelief()
+
+
+class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The relief chain of one engine (``EngineOptions.relief``; blueprint ``relief``).
+
+    Stage 1 ``clear`` (``keep_last`` newest results kept, default 3 as Anthropic's
+    ``keep``; ``clear_at_least`` tokens or the stage does not run), stage 2 ``trim`` (text over
+    ``trim_over_chars`` characters cut to ``trim_head_chars`` + ``trim_tail_chars`` with a
+    marker, the 4,000 / 1,200 / 800 of the agentgo compactor chain; ``trim_at_least`` tokens
+    or the stage does not run), then the region's own summarization. ``restore_tool``: offer
+    ``context_restore`` whatever ``EngineOptions.context_tools`` says (except a tuple without
+    it). ``clear_after_summary``: when the stages cannot reach the target and the region is
+    summarized, run them on what the summary kept, in the same cache rewrite (cheaper, keeps
+    fewer tool-result facts verbatim). ``tools``: per-tool :class:`ToolRelief`. Raises
+    ``ValueError`` for a negative size or a trim whose head and tail do not fit under its
+    threshold."""
+
+    clear: bool = True
+    keep_last: int = 3
+    clear_at_least: int = 1024
+    trim: bool = True
+    trim_over_chars: int = 4000
+    trim_head_chars: int = 1200
+    trim_tail_chars: int = 800
+    trim_at_least: int = 1024
+    restore_tool: bool = True
+    clear_after_summary: bool = False
+    tools: dict[str, ToolRelief] = msgspec.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("keep_last", "clear_at_least", "trim_head_chars", "trim_tail_chars"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"relief.{name} must be >= 0, got {getattr(self, name)}")
+        if self.trim_at_least < 0:
+            raise ValueError(f"relief.trim_at_least must be >= 0, got {self.trim_at_least}")
+        if self.trim_head_chars + self.trim_tail_chars + 200 > self.trim_over_chars:
+            raise ValueError(
+                f"relief.trim_over_chars ({self.trim_over_chars}) must exceed trim_head_chars "
+                f"+ trim_tail_chars ({self.trim_head_chars} + {self.trim_tail_chars}) by at "
+                "least 200 characters, or a trimmed block would be trimmed again"
+            )
+
+    def tool(self, name: str) -> ToolRelief:
+        """The policy of tool ``name`` (the defaults when it has none)."""
+        return self.tools.get(name, _DEFAULT_TOOL)
+
+
+class Candidate(msgspec.Struct, frozen=True):
+    """One block a stage could edit: ``index`` of its entry in the region, ``block`` its index
+    in the entry, ``call_id`` / ``tool`` of a tool result (empty for a text block)."""
+
+    index: int
+    block: int
+    call_id: str = ""
+    tool: str = ""
+
+
+def placeholder(call_id: str, tool: str, *, restorable: bool) -> str:
+    """The text a cleared result becomes. It depends only on the call id, the tool name and
+    whether the engine offers ``context_restore`` (fixed for an engine), so it is
+    byte-identical on every later request."""
+    how = (
+        f'context_restore(call_id="{call_id}") brings it back'
+        if restorable
+        else "kept in the session transcript"
+    )
+    return f"[{tool} result of call {call_id} cleared to save context; {how}]"
+
+
+def trim_marker(cut: int) -> str:
+    """The marker between a trimmed block's head and tail (``cut``: characters removed)."""
+    return f"\n[... {cut} characters cut to save context ...]\n"
+
+
+def trim_text(text: str, head: int, tail: int) -> str:
+    """``text`` cut to its first ``head`` and last ``tail`` characters around
+    :func:`trim_marker` (unchanged when that would not make it shorter)."""
+    cut = len(text) - head - tail
+    if cut <= 0:
+        return text
+    out = text[:head] + trim_marker(cut) + (text[len(text) - tail :] if tail else "")
+    return out if len(out) < len(text) else text
+
+
+def trimmed_to(text: str, tokens: int, max_tokens: int, count: Callable[[str], int]) -> str:
+    """``text`` (``tokens`` tokens) trimmed to at most ``max_tokens`` tokens by ``count``:
+    head (60%) and tail (40%) of the characters that fit, shrunk until the count fits."""
+    if tokens <= max_tokens:
+        return text
+    keep = int(len(text) * max_tokens / max(tokens, 1))
+    for _ in range(8):
+        head = keep * 3 // 5
+        out = trim_text(text, head, keep - head)
+        if count(out) <= max_tokens or keep == 0:
+            return out
+        keep = keep * 4 // 5
+    return trim_text(text, 0, 0)
+
+
+def call_tools(entries: Sequence[Entry]) -> dict[str, ToolUse]:
+    """Call id -> its :class:`ToolUse` over ``entries``."""
+    return {b.id: b for e in entries for b in e.blocks if isinstance(b, ToolUse)}
+
+
+def _last_assistant(entries: Sequence[Entry]) -> int:
+    return max((i for i, e in enumerate(entries) if e.role == "assistant"), default=-1)
+
+
+def _results(entries: Sequence[Entry], tools: Mapping[str, ToolUse]) -> list[Candidate]:
+    """Every live (not yet cleared) tool result, oldest first."""
+    out = []
+    for i, e in enumerate(entries):
+        if e.meta.get("summary"):
+            continue
+        cleared = set(e.meta.get(CLEARED_META, ()))
+        for j, b in enumerate(e.blocks):
+            if isinstance(b, ToolResult) and b.tool_use_id not in cleared:
+                call = tools.get(b.tool_use_id)
+                out.append(Candidate(i, j, b.tool_use_id, call.name if call else ""))
+    return out
+
+
+def _kept(results: Sequence[Candidate], policy: ReliefPolicy) -> set[str]:
+    """Call ids protected by ``keep_last`` (chain-wide and per tool) or ``clear: false``."""
+    newest = results[len(results) - policy.keep_last :] if policy.keep_last else ()
+    kept = {c.call_id for c in newest}
+    per_tool: dict[str, int] = {}
+    for c in reversed(results):
+        rule = policy.tool(c.tool)
+        if not rule.clear:
+            kept.add(c.call_id)
+            continue
+        seen = per_tool.get(c.tool, 0)
+        if rule.keep_last is not None and seen < rule.keep_last:
+            kept.add(c.call_id)
+        per_tool[c.tool] = seen + 1
+    return kept
+
+
+def clear_candidates(entries: Sequence[Entry], policy: ReliefPolicy) -> list[Candidate]:
+    """The tool results stage 1 may clear, oldest first (module doc): answered by a later
+    assistant message and not among the newest ``keep_last`` (which count every result)."""
+    results = _results(entries, call_tools(entries))
+    kept = _kept(results, policy)
+    limit = _last_assistant(entries)
+    return [c for c in results if c.call_id not in kept and c.index < limit]
+
+
+def trim_candidates(entries: Sequence[Entry], policy: ReliefPolicy) -> list[Candidate]:
+    """The blocks stage 2 may trim, oldest first: live tool results stage 1 could clear and
+    assistant text blocks before the last assistant message, longer than
+    ``trim_over_chars`` characters (module doc)."""
+    over = policy.trim_over_chars
+    out = [
+        c
+        for c in clear_candidates(entries, policy)
+        if len(_content(entries[c.index].blocks[c.block])) > over
+    ]
+    limit = _last_assistant(entries)
+    for i, e in enumerate(entries[: max(limit, 0)]):
+        if e.role != "assistant" or e.meta.get("summary"):
+            continue
+        out.extend(
+            Candidate(i, j)
+            for j, b in enumerate(e.blocks)
+            if isinstance(b, Text) and len(b.text) > over
+        )
+    out.sort(key=lambda c: (c.index, c.block))
+    return out
+
+
+def _content(block: Any) -> str:
+    if isinstance(block, ToolResult):
+        return block.content
+    return block.text if isinstance(block, Text) else ""
+
+
+def choose(
+    candidates: Sequence[Candidate],
+    freed: Callable[[Candidate], int],
+    need: int,
+    at_least: int,
+) -> tuple[list[Candidate], int]:
+    """The fewest oldest ``candidates`` that free ``max(need, at_least)`` tokens (``freed``
+    gives each one's tokens), all of them when they free less, and ``([], 0)`` when even all
+    of them free less than ``at_least`` or ``need <= 0``. Returns ``(chosen, tokens freed)``."""
+    if need <= 0:
+        return [], 0
+    goal = max(need, at_least)
+    chosen: list[Candidate] = []
+    total = 0
+    for c in candidates:
+        gain = freed(c)
+        if gain <= 0:
+            continue
+        chosen.append(c)
+        total += gain
+        if total >= goal:
+            break
+    if total < at_least:
+        return [], 0
+    return chosen, total

@@ -1,0 +1,483 @@
+"""The relief chain: cheap moves before summarization (``EngineOptions.relief``).
+
+Under token pressure -- a conversation (``sliding_window`` under ``compact`` eviction) queued
+for compaction by its token trigger, a write that needs room, the whole-context trigger, the
+request ceiling or an overflow -- the flush first runs, toward the same hysteresis target:
+
+1. **clear**: the oldest answered tool results become a placeholder naming the call and how
+   to get it back (:func:`regio.policies.relief.placeholder`, byte-identical forever);
+2. **trim**: tool results and assistant text over ``trim_over_chars`` characters keep their
+   head and tail around a marker saying how many characters were cut;
+3. **summarize**: the region's compaction, for whatever the first two left above the target.
+
+Each stage frees in one batch down to the target, or does not run when it would free less than
+its minimum (``clear_at_least`` / ``trim_at_least`` tokens): every edit rewrites the provider
+cache from the first edited block on, so it must buy enough room to be worth that rewrite
+(the reason of Anthropic's ``clear_at_least``,
+https://docs.anthropic.com/en/docs/build-with-claude/context-editing). The chain stops as soon
+as the target is met; a summarization then finds its region at target and does nothing. When
+clearing and trimming together cannot reach the target, neither runs (the summary rewrites the
+prefix from the conversation's start anyway); with ``clear_after_summary`` they run on what the
+summary kept, in the same rewrite (:func:`relieve_after`).
+
+On admission (:func:`admit`) a tool result follows its tool's policy: ``route`` writes it to a
+region and leaves a pointer in the conversation; ``max_result_tokens`` trims it (head + tail,
+marker); ``dedupe`` supersedes the older results of the same tool with the same arguments.
+
+Nothing is lost: a block's content is replaced, never the block (a ``tool_use`` and its
+``tool_result`` stay one group), the transcript keeps every message as admitted, results
+changed on admission are kept in :class:`regio.runtime.reliefbook.ReliefBook`, and
+:func:`restore` (the ``context_restore`` tool) returns the original text byte for byte, as the
+tool result appended at the end of the conversation, never re-inserted in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+import msgspec
+
+from regio.content import Block, Entry, Message, Text, ToolResult, ToolUse, canonical_json
+from regio.events import Event
+from regio.policies import relief as rp
+from regio.regions import SlidingWindow
+
+from .compactor import Compactor
+from .planning import region_target
+
+__all__ = [
+    "ReliefApplied",
+    "ReliefSkipped",
+    "admit",
+    "relieve",
+    "relieve_after",
+    "relieve_queued",
+    "restorable",
+    "restore",
+]
+
+
+class ReliefApplied(Event, frozen=True, tag="relief_applied"):
+    """A relief stage edited ``region``: ``stage`` (``clear``, ``trim``, ``dedupe``,
+    ``admit_trim``, ``route``), the ``call_ids`` / ``entry_ids`` it touched and the tokens it
+    freed (``tokens_before`` / ``tokens_after``: the region's used tokens)."""
+
+    stage: str
+    region: str
+    call_ids: tuple[str, ...]
+    entry_ids: tuple[str, ...]
+    tokens_freed: int
+    tokens_before: int
+    tokens_after: int
+
+
+class ReliefSkipped(Event, frozen=True, tag="relief_skipped"):
+    """A stage did not run: all it could free (``available`` tokens) is below its minimum
+    ``at_least``; ``need``: tokens above the target."""
+
+    stage: str
+    region: str
+    available: int
+    at_least: int
+    need: int
+
+
+def restorable(c: Compactor) -> bool:
+    """The engine offers ``context_restore`` (placeholders then say to call it)."""
+    from .tools import offered_tool_specs
+
+    offered = offered_tool_specs(c.window, c.options.context_tools, c.options.relief)
+    return any(s.name == "context_restore" for s in offered)
+
+
+# ----- the chain under pressure ------------------------------------------------------------
+def relieve_queued(
+    c: Compactor, trigger: str, targets: dict[str, int] | None, only: str | None = None
+) -> int:
+    """Run the chain on every conversation queued for a compaction that size forced (not a
+    ``manual`` one, not an item-count ``compact_count`` batch), toward its flush target
+    (``targets`` or :func:`region_target`). Returns the tokens freed."""
+    if c.options.relief is None or trigger == "manual":
+        return 0
+    freed = 0
+    for name in dict.fromkeys(p.region for p in c.window.pending_compactions()):
+        region = c.window.region(name)
+        reasons = {p.reason for p in region.pending()}
+        if only not in (None, name) or not isinstance(region, SlidingWindow):
+            continue
+        if reasons <= {"compact_count", "manual"}:
+            continue
+        freed += relieve(c, region, (targets or {}).get(name, region_target(c, region)))
+    return freed
+
+
+def relieve_after(c: Compactor, regions: Sequence[str]) -> int:
+    """With ``clear_after_summary``: after a summarization of the conversations ``regions``
+    (it rewrote their cached prefix from the start), run the stages on what the summary kept,
+    freeing all each can (its minimum still applies) in the same rewrite, so the room costs
+    no extra cache write. Returns the tokens freed."""
+    policy = c.options.relief
+    if policy is None or not policy.clear_after_summary:
+        return 0
+    freed = 0
+    for name in regions:
+        region = c.window.region(name)
+        if isinstance(region, SlidingWindow):
+            for stage in _stages(c, policy):
+                freed += _stage(c, region, 0, stage)
+    return freed
+
+
+def relieve(c: Compactor, region: SlidingWindow, target: int) -> int:
+    """Stages 1 and 2 of the chain on ``region`` toward ``target`` tokens (module doc);
+    returns the tokens freed (0 when relief is off or the region is at or below target).
+
+    The stages run only when together they can bring the region to ``target``: otherwise the
+    summarization runs anyway and rewrites the cached prefix from the conversation's start,
+    so an edit before it would buy no room it does not buy itself and only lose detail (each
+    stage is then counted as skipped)."""
+    policy = c.options.relief
+    need = region.used_tokens - target
+    if policy is None or need <= 0:
+        return 0
+    stages = _stages(c, policy)
+    taken: set[str] = set()  # results an earlier stage edits are not a later stage's room
+    reach = {}
+    for s in stages:
+        reach[s.name] = _available(c, region, s, taken)
+        taken |= {x.call_id for x in s.select(list(region.entries), policy) if x.call_id}
+    if sum(reach.values()) < need:
+        for s in stages:
+            if reach[s.name] > 0:
+                c.book.relief.tally(s.name).skipped += 1
+                c.emit(ReliefSkipped(s.name, region.name, reach[s.name], s.at_least, need))
+        return 0
+    freed = 0
+    for s in stages:
+        if region.used_tokens <= target:
+            break
+        freed += _stage(c, region, target, s)
+    return freed
+
+
+Edit = Callable[[Entry, rp.Candidate], Block]
+Select = Callable[[Sequence[Entry], rp.ReliefPolicy], list[rp.Candidate]]
+
+
+@attrs.frozen
+class _Stage:
+    name: str
+    at_least: int
+    edit: Edit
+    select: Select
+
+
+def _stages(c: Compactor, policy: rp.ReliefPolicy) -> list[_Stage]:
+    """The enabled stages, cheapest first."""
+    out = []
+    if policy.clear:
+        out.append(_Stage("clear", policy.clear_at_least, _placeholders(c), rp.clear_candidates))
+    if policy.trim:
+
+        def cut(entry: Entry, cand: rp.Candidate) -> Block:
+            block = entry.blocks[cand.block]
+            head, tail = policy.trim_head_chars, policy.trim_tail_chars
+            if isinstance(block, ToolResult):
+                trimmed = rp.trim_text(block.content, head, tail)
+                return ToolResult(block.tool_use_id, trimmed, block.is_error)
+            assert isinstance(block, Text)
+            return Text(rp.trim_text(block.text, head, tail))
+
+        out.append(_Stage("trim", policy.trim_at_least, cut, rp.trim_candidates))
+    return out
+
+
+def _gain(c: Compactor, entries: Sequence[Entry], stage: _Stage, cand: rp.Candidate) -> int:
+    """Tokens editing ``cand`` frees (the counter's difference of the block's text)."""
+    old = entries[cand.index].blocks[cand.block]
+    new = stage.edit(entries[cand.index], cand)
+    return c.count_text(_block_text(old)) - c.count_text(_block_text(new))
+
+
+def _available(c: Compactor, region: SlidingWindow, stage: _Stage, taken: set[str]) -> int:
+    """All ``stage`` could free on ``region`` now, leaving out the results in ``taken``
+    (tokens; 0 below its minimum)."""
+    policy = c.options.relief
+    assert policy is not None
+    entries = list(region.entries)
+    cands = [x for x in stage.select(entries, policy) if not (x.call_id and x.call_id in taken)]
+    total = sum(max(0, _gain(c, entries, stage, x)) for x in cands)
+    return total if total >= stage.at_least else 0
+
+
+def _placeholders(c: Compactor) -> Edit:
+    can_restore = restorable(c)
+
+    def clear(entry: Entry, cand: rp.Candidate) -> Block:
+        block = entry.blocks[cand.block]
+        assert isinstance(block, ToolResult)
+        text = rp.placeholder(cand.call_id, cand.tool or "a tool", restorable=can_restore)
+        return ToolResult(block.tool_use_id, text, block.is_error)
+
+    return clear
+
+
+def _block_text(block: Block) -> str:
+    if isinstance(block, ToolResult):
+        return block.content
+    return block.text if isinstance(block, Text) else ""
+
+
+def _stage(c: Compactor, region: SlidingWindow, target: int, stage: _Stage) -> int:
+    """One stage: choose its batch (:func:`regio.policies.relief.choose`), apply it, count it."""
+    policy = c.options.relief
+    assert policy is not None
+    need = region.used_tokens - target
+    entries = list(region.entries)
+    candidates = stage.select(entries, policy)
+    chosen, _ = rp.choose(candidates, lambda x: _gain(c, entries, stage, x), need, stage.at_least)
+    if not chosen:
+        available = sum(max(0, _gain(c, entries, stage, x)) for x in candidates)
+        if available > 0:
+            c.book.relief.tally(stage.name).skipped += 1
+            c.emit(ReliefSkipped(stage.name, region.name, available, stage.at_least, need))
+        return 0
+    return _apply(c, region, stage.name, chosen, stage.edit)
+
+
+def _apply(
+    c: Compactor, region: SlidingWindow, stage: str, chosen: Sequence[rp.Candidate], edit: Edit
+) -> int:
+    """Replace the chosen blocks in their entries (same ids, groups and block order)."""
+    before = region.used_tokens
+    by_entry: dict[int, list[rp.Candidate]] = {}
+    for cand in chosen:
+        by_entry.setdefault(cand.index, []).append(cand)
+    meta_key = rp.CLEARED_META if stage == "clear" else rp.TRIMMED_META
+    for index, cands in by_entry.items():
+        entry = region.entries[index]
+        blocks = list(entry.blocks)
+        for cand in cands:
+            blocks[cand.block] = edit(entry, cand)
+        meta = dict(entry.meta)
+        if stage == "clear":
+            meta[meta_key] = [*meta.get(meta_key, ()), *(x.call_id for x in cands)]
+        else:
+            meta[meta_key] = int(meta.get(meta_key, 0)) + len(cands)
+        _rewrite(c, region, index, entry, tuple(blocks), meta)
+    freed = before - region.used_tokens
+    tally = c.book.relief.tally(stage)
+    tally.runs += 1
+    tally.freed_tokens += freed
+    tally.blocks += len(chosen)
+    c.emit(
+        ReliefApplied(
+            stage,
+            region.name,
+            tuple(x.call_id for x in chosen if x.call_id),
+            tuple(dict.fromkeys(region.entries[i].id for i in by_entry)),
+            freed,
+            before,
+            region.used_tokens,
+        )
+    )
+    return freed
+
+
+def _rewrite(
+    c: Compactor,
+    region: SlidingWindow,
+    index: int,
+    entry: Entry,
+    blocks: tuple[Block, ...],
+    meta: dict[str, Any],
+) -> None:
+    """``entry`` with ``blocks`` in place; its tokens shrink by what the counter measures the
+    edit saves (the entry's own count, however it was measured, stays the base)."""
+    counter = c.window.counter
+    assert counter is not None
+    meta.setdefault("admitted_tokens", entry.tokens)
+    new = msgspec.structs.replace(entry, blocks=blocks, meta=meta)
+    delta = int(counter.count_entry(entry)) - int(counter.count_entry(new))
+    region.rewrite_entry(index, msgspec.structs.replace(new, tokens=max(1, entry.tokens - delta)))
+
+
+# ----- admission ---------------------------------------------------------------------------
+def admit(c: Compactor, message: Message, tokens: int | None) -> tuple[Message, int | None]:
+    """``message`` as the conversation admits it under the tools' relief policies (module
+    doc), with ``tokens`` (``None``: count it again, the message changed)."""
+    policy = c.options.relief
+    conv = c.window.conversation
+    if policy is None or conv is None or not message.tool_results or not policy.tools:
+        return message, tokens
+    blocks: list[Block] = []
+    changed = False
+    for block in message.blocks:
+        is_result = isinstance(block, ToolResult)
+        call = _find_call(conv.entries, block.tool_use_id) if is_result else None  # type: ignore[union-attr]
+        if not isinstance(block, ToolResult) or call is None:
+            blocks.append(block)
+            continue
+        rule = policy.tool(call.name)
+        if rule.dedupe and isinstance(conv, SlidingWindow):
+            _supersede(c, conv, call)
+        new = _admitted(c, block, call, rule)
+        changed = changed or new is not block
+        blocks.append(new)
+    if not changed:
+        return message, tokens
+    return Message(message.role, tuple(blocks)), None
+
+
+def _find_call(entries: Sequence[Entry], call_id: str) -> ToolUse | None:
+    for entry in reversed(entries):
+        for b in entry.blocks:
+            if isinstance(b, ToolUse) and b.id == call_id:
+                return b
+    return None
+
+
+def _admitted(c: Compactor, block: ToolResult, call: ToolUse, rule: rp.ToolRelief) -> ToolResult:
+    """``block`` routed or trimmed by ``rule`` (the original kept for :func:`restore`)."""
+    before = c.count_text(block.content)
+    text = _route(c, block, call, rule) if rule.route else None
+    stage = "route"
+    if text is None and rule.max_result_tokens is not None and before > rule.max_result_tokens:
+        text = rp.trimmed_to(block.content, before, rule.max_result_tokens, c.count_text)
+        stage = "admit_trim"
+    if text is None or text == block.content:
+        return block
+    c.book.relief.originals[block.tool_use_id] = block
+    tally = c.book.relief.tally(stage)
+    tally.runs += 1
+    tally.blocks += 1
+    tally.freed_tokens += max(0, before - c.count_text(text))
+    return ToolResult(block.tool_use_id, text, block.is_error)
+
+
+def _route(c: Compactor, block: ToolResult, call: ToolUse, rule: rp.ToolRelief) -> str | None:
+    """Write ``block`` into ``rule.route``; the pointer left in the conversation, or ``None``
+    (the result stays in the conversation) when the key cannot be built or the region
+    refuses the write."""
+    from regio.regions import WriteResult
+
+    from .writes import write_to
+
+    key = None
+    if rule.route_key is not None:
+        try:
+            key = rule.route_key.format(tool=call.name, **call.input)
+        except (KeyError, IndexError, ValueError, AttributeError):
+            return None
+    result = write_to(c, str(rule.route), block.content, key=key)
+    if not isinstance(result, WriteResult):
+        return None
+    where = f"region {rule.route!r}" + (f" under key {key!r}" if key is not None else "")
+    how = (
+        f'context_restore(call_id="{call.id}") brings it into the conversation'
+        if restorable(c)
+        else "kept in the session transcript"
+    )
+    return f"[result of {call.name} call {call.id} stored in {where}; {how}]"
+
+
+def _supersede(c: Compactor, conv: SlidingWindow, call: ToolUse) -> None:
+    """Clear every live result of an earlier call with ``call``'s tool and arguments."""
+    same = canonical_json([call.name, call.input])
+    calls = rp.call_tools(conv.entries)
+    can_restore = restorable(c)
+    before = conv.used_tokens
+    hit: list[str] = []
+    for index, entry in enumerate(list(conv.entries)):
+        cleared = set(entry.meta.get(rp.CLEARED_META, ()))
+        blocks = list(entry.blocks)
+        ids = []
+        for j, b in enumerate(blocks):
+            old = calls.get(b.tool_use_id) if isinstance(b, ToolResult) else None
+            if old is None or old.id == call.id or b.tool_use_id in cleared:  # type: ignore[union-attr]
+                continue
+            if canonical_json([old.name, old.input]) != same:
+                continue
+            how = rp.placeholder(old.id, old.name, restorable=can_restore)
+            text = f"[superseded by call {call.id} with the same arguments] {how}"
+            blocks[j] = ToolResult(old.id, text, b.is_error)  # type: ignore[union-attr]
+            ids.append(old.id)
+        if ids:
+            meta = {**entry.meta, rp.CLEARED_META: [*cleared, *ids]}
+            _rewrite(c, conv, index, entry, tuple(blocks), meta)
+            hit.extend(ids)
+    if hit:
+        tally = c.book.relief.tally("dedupe")
+        tally.runs += 1
+        tally.blocks += len(hit)
+        tally.freed_tokens += before - conv.used_tokens
+        after = conv.used_tokens
+        c.emit(ReliefApplied("dedupe", conv.name, tuple(hit), (), before - after, before, after))
+
+
+def with_originals(c: Compactor, entries: Sequence[Entry]) -> list[Entry]:
+    """``entries`` with every block a relief edit changed given back its original content
+    (the summarizer's input: a summary covers what the turns really held, not placeholders)."""
+    out = []
+    for entry in entries:
+        if rp.CLEARED_META not in entry.meta and rp.TRIMMED_META not in entry.meta:
+            out.append(entry)
+            continue
+        blocks = list(entry.blocks)
+        for j, b in enumerate(blocks):
+            if isinstance(b, ToolResult):
+                original = original_result(c, b.tool_use_id)
+                if original is not None:
+                    blocks[j] = original
+            elif isinstance(b, Text):
+                blocks[j] = _original_text(c, entry, j) or b
+        out.append(msgspec.structs.replace(entry, blocks=tuple(blocks)))
+    return out
+
+
+def _original_text(c: Compactor, entry: Entry, index: int) -> Block | None:
+    for record in reversed(c.transcript.records):
+        if record.kind == "message" and record.entry is not None and record.entry.id == entry.id:
+            blocks = record.entry.blocks
+            return blocks[index] if index < len(blocks) else None
+    return None
+
+
+# ----- restore -----------------------------------------------------------------------------
+def original_result(c: Compactor, call_id: str) -> ToolResult | None:
+    """The result of call ``call_id`` as it was received (``None``: no such result)."""
+    kept = c.book.relief.originals.get(call_id)
+    if kept is not None:
+        return kept
+    for record in reversed(c.transcript.records):
+        if record.kind != "message" or record.entry is None:
+            continue
+        for b in record.entry.blocks:
+            if isinstance(b, ToolResult) and b.tool_use_id == call_id:
+                return b
+    return None
+
+
+def restore(c: Compactor, call_id: str) -> tuple[str, bool]:
+    """``(text, ok)`` for ``context_restore``: the original result of ``call_id`` byte for
+    byte, or a message saying what is wrong (an unknown id, a result that is in the
+    conversation unchanged)."""
+    original = original_result(c, call_id)
+    if original is None:
+        return (
+            f"no tool result with call_id {call_id!r} in this session; the call ids are the "
+            "ones named in the placeholders ('result of <tool> call <call_id> cleared')",
+            False,
+        )
+    conv = c.window.conversation
+    live = [
+        b
+        for e in (conv.entries if conv is not None else ())
+        for b in e.blocks
+        if isinstance(b, ToolResult) and b.tool_use_id == call_id
+    ]
+    if live and live[-1].content == original.content:
+        return f"the result of call {call_id!r} is in the conversation unchanged", False
+    return original.content, True
