@@ -1,4 +1,4 @@
-"""Cache models by CLI name (``anthropic:claude-sonnet-4-6``, ``openai:gpt-4o``, ``vllm``,
+"""Cache models by CLI name (``anthropic:claude-sonnet-4-6``, ``openai:gpt-5``, ``vllm``,
 ``oracle``, ...).
 
 ``cache_model_for(name)`` parses ``provider[:model]``, resolves the rule and
@@ -42,7 +42,7 @@ MODEL_CLASSES: dict[str, type[CacheModel]] = {
 #: Model used when a name gives only the provider.
 DEFAULT_MODELS = {
     "anthropic": "claude-sonnet-4-6",
-    "openai": "gpt-4o",
+    "openai": "gpt-5",
     "google": "gemini-2.5-flash",
     "deepseek": "deepseek-chat",
     "vllm": "any",
