@@ -354,7 +354,7 @@ def test_responses_payload_uses_input_image_input_file_and_list_outputs():
 def test_eviction_keeps_each_screenshot_with_its_call(provider):
     model = "claude-sonnet-4-6" if provider == "anthropic" else "gpt-5"
     engine = Engine.from_blueprint(blueprint(provider, model, window=12_000))
-    for n in range(12):
+    for n in range(20):
         screenshot_turn(engine, n, png(900, 700))
         _, payload = engine.request(provider)  # raises LayoutError on a malformed payload
         if provider == "anthropic":
@@ -364,7 +364,7 @@ def test_eviction_keeps_each_screenshot_with_its_call(provider):
     kept = engine.window.conversation.entries
     results = {b.tool_use_id for e in kept for b in e.blocks if isinstance(b, ToolResult)}
     calls = {b.id for e in kept for b in e.blocks if isinstance(b, ToolUse)}
-    assert results <= calls and len(results) < 12
+    assert results <= calls and len(results) < 20
 
 
 # --------------------------------------------------------------------------- persistence

@@ -123,6 +123,11 @@ def _image_size(raw: bytes, claimed: str) -> tuple[int, int]:
         with PILImage.open(io.BytesIO(raw)) as img:
             fmt = img.format or ""
             width, height = img.size
+    except PILImage.DecompressionBombError as exc:
+        raise MediaError(
+            f"image ({claimed}): {exc}; no provider accepts it (Anthropic refuses images over "
+            "8000 x 8000 px): scale it down first"
+        ) from exc
     except (UnidentifiedImageError, OSError, ValueError) as exc:
         raise MediaError(
             f"image ({claimed}): the data is not a readable image ({exc}); pass a JPEG, PNG, "
