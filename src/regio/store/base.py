@@ -2,14 +2,17 @@
 
 A session is stored as
 
-* a **head**: the engine's state without its transcript, usage ledger and window entries
-  (layout state, calibration, compaction bookkeeping, options, and the order of each region's
-  entry ids), replaced on every save; a few kB;
+* a **head**: the engine's state without its transcript, usage ledger, window entries and
+  the last request's blocks (layout state, calibration, compaction bookkeeping, options, the
+  order of each region's entry ids, the last request's block keys and their position fields),
+  replaced on every save; a few kB;
 * **window entries**, keyed records ``<region>/<entry id>`` -> the encoded entry: a save puts
   the entries that are new or changed since the last save and drops the ones that left the
   window (eviction, compaction), so the stored set is always exactly the current window and
   there are no old deltas to fold: a load reads the head and the current entries, bounded by
-  the window;
+  the window. The last request's blocks are kept the same way (``@lb/<key>`` records without
+  the prefix hash, message index and breakpoint, which the head holds or the load rebuilds
+  from the digest chain), so the blocks of an unchanged prefix are never rewritten;
 * **records**, append-only: the transcript records and usage records added since the last
   save, one encoded record each.
 
@@ -162,13 +165,81 @@ def conflict(store: str, session_id: str, expected: int, found: int) -> SessionC
 HEAD_FORMAT = "regio.session-head/2"
 
 
+class _RequestIndex(msgspec.Struct, array_like=True):
+    """The last request's blocks as keyed records: each block's record key, and what depends
+    on its position (message index, breakpoint TTL); ``prefix`` holds the prefix hashes only
+    when they are not the chain of the digests (then they are rebuilt on load)."""
+
+    keys: list[str]
+    messages: list[int | None]
+    breakpoints: list[str | None]
+    prefix: list[str] | None = None
+
+
 class _Head(msgspec.Struct):
-    """The stored head: the format tag, each region's entry ids in order, and the engine
-    state (msgpack) whose regions hold no entries."""
+    """The stored head: the format tag, each region's entry ids in order, the engine state
+    (msgpack) whose regions and last request hold no content, and the last request's index."""
 
     format: str
     order: dict[str, list[str]]
     state: msgspec.Raw
+    request: _RequestIndex | None = None
+
+
+def _keyed_request(
+    request: Any, stored: Mapping[str, str], digests: dict[str, str], put: dict[str, bytes]
+) -> tuple[Any, _RequestIndex]:
+    """The last request without its blocks and its :class:`_RequestIndex`; each block goes
+    to ``put`` (without its position fields) when its record is not stored yet."""
+    encode = msgspec.msgpack.encode
+    index = _RequestIndex([], [], [])
+    seen: dict[tuple[str, str], int] = {}
+    prefix = []
+    for b in request.blocks:
+        prefix.append(b.prefix_hash)
+        n = seen[(b.digest, b.source)] = seen.get((b.digest, b.source), -1) + 1
+        tag = hashlib.blake2b(f"{b.digest}|{b.source}|{n}".encode(), digest_size=8).hexdigest()
+        key = f"@lb/{tag}"
+        data = encode(msgspec.structs.replace(b, prefix_hash="", message=None, breakpoint=None))
+        digests[key] = entry_digest(data)
+        if stored.get(key) != digests[key]:
+            put[key] = data
+        index.keys.append(key)
+        index.messages.append(b.message)
+        index.breakpoints.append(b.breakpoint)
+    if prefix != _chain([b.digest for b in request.blocks]):
+        index.prefix = prefix
+    return msgspec.structs.replace(request, blocks=()), index
+
+
+def _chain(digests: Sequence[str]) -> list[str]:
+    from regio.layout.model import CHAIN_ROOT, chain_hash
+
+    out, h = [], CHAIN_ROOT
+    for dg in digests:
+        h = chain_hash(h, dg)
+        out.append(h)
+    return out
+
+
+def _request_of(where: str, request: Any, index: _RequestIndex, entries: Any) -> Any:
+    """The last request with its blocks decoded from the keyed records."""
+    from regio.layout.model import LayoutBlock
+
+    dec = msgspec.msgpack.Decoder(LayoutBlock)
+    missing = [k for k in index.keys if k not in entries]
+    if missing:
+        raise SessionStoreError(
+            f"{where}: the stored last request lacks blocks {missing[:3]}; the session is "
+            "damaged, restore it from a file save"
+        )
+    blocks = [dec.decode(entries[k]) for k in index.keys]
+    prefix = index.prefix or _chain([b.digest for b in blocks])
+    out = tuple(
+        msgspec.structs.replace(b, prefix_hash=p, message=m, breakpoint=t)
+        for b, p, m, t in zip(blocks, prefix, index.messages, index.breakpoints, strict=True)
+    )
+    return msgspec.structs.replace(request, blocks=out, total_tokens=request.total_tokens)
 
 
 def entry_digest(data: bytes) -> str:
@@ -207,7 +278,11 @@ def encode_save(engine: Any, mark: StoreMark | None) -> SessionRecords:
         regions.append(msgspec.structs.replace(region, entries=[]))
     window = msgspec.structs.replace(state.window, regions=regions)
     bare = msgspec.structs.replace(state, transcript=[], ledger=[], window=window)
-    head = encode(_Head(HEAD_FORMAT, order, msgspec.Raw(encode(bare))))
+    index = None
+    if state.last_request is not None:
+        request, index = _keyed_request(state.last_request, stored, digests, put)
+        bare = msgspec.structs.replace(bare, last_request=request)
+    head = encode(_Head(HEAD_FORMAT, order, msgspec.Raw(encode(bare)), index))
     return SessionRecords(
         head=head,
         transcript=[encode(r) for r in state.transcript[done_t:]],
@@ -269,6 +344,9 @@ def decode_session(
         usage = [l_dec.decode(r) for r in ledger]
         if wrapped is not None:
             state = _window_of(where, state, wrapped.order, entries or {})
+            if wrapped.request is not None and state.last_request is not None:
+                request = _request_of(where, state.last_request, wrapped.request, entries or {})
+                state = msgspec.structs.replace(state, last_request=request)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise SessionStoreError(f"{where}: not a regio session ({exc})") from exc
     if state.format != FORMAT:
