@@ -45,7 +45,7 @@ def drive(turns: int, tool_tokens: int, seed: int = 7, **options: object) -> dic
     rng = random.Random(seed)
     kinds: dict[str, int] = {}
     engine.subscribe(lambda e: kinds.__setitem__(e.kind, kinds.get(e.kind, 0) + 1))
-    model = cache_model_for("anthropic:claude-sonnet-4-5")
+    model = cache_model_for("anthropic:claude-sonnet-4-6")
     engine.write("task", "Fix the failing test in tests/test_api.py; never edit migrations.")
     engine.add_user("Please fix the issue. You must not touch the public API.")
     t = 0.0

@@ -33,7 +33,7 @@ def _trace() -> list[CacheRequest]:
                 CacheRequest(
                     id=f"r{i:04d}",
                     blocks=(*head, *conv[: k - 1], last),
-                    model="claude-sonnet-4-5",
+                    model="claude-sonnet-4-6",
                     t_start=30.0 * i,
                     ttft=1.0,
                 )
@@ -48,7 +48,7 @@ def _run(name: str) -> Callable[[], CacheReport]:
     return lambda: cache_model_for(name).run(TRACE)
 
 
-@pytest.mark.parametrize("name", ["anthropic:claude-sonnet-4-5", "oracle"])
+@pytest.mark.parametrize("name", ["anthropic:claude-sonnet-4-6", "oracle"])
 def test_bench_cache_throughput_1000_requests_of_200_blocks(benchmark, name: str) -> None:
     report = benchmark.pedantic(_run(name), rounds=1, iterations=1)
     sizes = [(HEAD + k) * 100 for k in range(1, TURNS + 1)]

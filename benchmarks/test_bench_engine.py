@@ -28,7 +28,7 @@ from regio.tokens import get_counter
 BLUEPRINT = """
 version: 1
 name: long-session
-model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 1000000,
+model: {provider: anthropic, name: claude-sonnet-4-6, context_window: 1000000,
         max_output_tokens: 8000}
 regions:
   - {name: system, kind: pinned, volatility: stable, budget: 4000, seed: "You are a helper."}
@@ -62,7 +62,7 @@ class Session:
 
     def __init__(self, provider: str = "anthropic") -> None:
         self.provider = provider
-        self.model = "claude-sonnet-4-5" if provider == "anthropic" else "gpt-4o"
+        self.model = "claude-sonnet-4-6" if provider == "anthropic" else "gpt-4o"
         self.counter = CountingCounter(get_counter("heuristic"))
         self.engine = Engine.from_blueprint(
             BLUEPRINT,

@@ -34,7 +34,7 @@ from regio.tokens import get_counter
 BLUEPRINT = """
 version: 1
 name: long-session
-model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 200000,
+model: {provider: anthropic, name: claude-sonnet-4-6, context_window: 200000,
         max_output_tokens: 8000}
 regions:
   - {name: system, kind: pinned, volatility: stable, budget: 4000,
@@ -69,7 +69,7 @@ class Session:
         e.write("env_state", f"cwd=/repo step={i}", key="env")
         e.add_assistant(f"checking {i}", [ToolUse(f"c{i}", "read", {"item": i})])
         e.add_tool_result(f"c{i}", f"item {i}: status ok, size {i * 7}")
-        e.request("anthropic", "claude-sonnet-4-5")
+        e.request("anthropic", "claude-sonnet-4-6")
         e.add_assistant(f"item {i} checked: status ok, next {i + 1}")
         self.turns += 1
 

@@ -49,7 +49,7 @@ def test_the_json_report_has_every_documented_field(report) -> None:  # type: ig
     for trace in data["traces"]:
         assert 0.0 <= trace["append_only_hit_rate"] <= 1.0
         assert {m["cache_model"] for m in trace["models"]} == {
-            "anthropic:claude-sonnet-4-5",
+            "anthropic:claude-sonnet-4-6",
             "openai:gpt-4o",
         }
         for model in trace["models"]:
@@ -62,7 +62,7 @@ def test_the_json_report_has_every_documented_field(report) -> None:  # type: ig
                 )
                 assert total == item["prompt_tokens"]
     assert {m["cache_model"] for m in data["totals"]} == {
-        "anthropic:claude-sonnet-4-5",
+        "anthropic:claude-sonnet-4-6",
         "openai:gpt-4o",
     }
 

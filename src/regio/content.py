@@ -4,8 +4,9 @@ Everything here is data that travels (saved state, traces, snapshots), so it is 
 msgspec Structs. The vocabulary follows the providers' own terms:
 
 * a **block** is one content unit: :class:`Text`, :class:`ToolUse` (a tool call),
-  :class:`ToolResult` (the answer to one call) or :class:`Thinking` (opaque reasoning that is
-  kept with its assistant turn);
+  :class:`ToolResult` (the answer to one call), :class:`Thinking` (opaque reasoning that is
+  kept with its assistant turn), or an :class:`Image` / :class:`Document` (:mod:`regio.media`;
+  in user messages and inside a tool result's ``media``);
 * a **message** is a role plus blocks. regio uses the role ``"tool"`` for a message that carries
   only tool results (OpenAI's ``role: tool``; renderers turn it into an Anthropic ``user``
   message);
@@ -26,12 +27,15 @@ from typing import Any, Literal
 import msgspec
 
 from regio.errors import RegioError
+from regio.media import Document, Image, describe
 
 __all__ = [
     "Block",
     "ContentTypeError",
+    "Document",
     "Entry",
     "Grouping",
+    "Image",
     "Message",
     "Role",
     "Text",
@@ -67,11 +71,14 @@ class ToolUse(msgspec.Struct, frozen=True, tag="tool_use", tag_field="type"):
     input: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-class ToolResult(msgspec.Struct, frozen=True, tag="tool_result", tag_field="type"):
+class ToolResult(
+    msgspec.Struct, frozen=True, tag="tool_result", tag_field="type", omit_defaults=True
+):
     """The result of one tool call, answering ``tool_use_id``.
 
     ``content`` is text; structured content (a dict, list, number, ...) is kept as its
-    :func:`canonical_json` text, so it is counted, rendered and saved as that text. Raises
+    :func:`canonical_json` text, so it is counted, rendered and saved as that text. ``media``:
+    images and documents the tool returned (a screenshot, a PDF), after the text. Raises
     :class:`ContentTypeError` for content that is not JSON-able.
 
     ``final=False`` marks a **progress report** of a long-running or background call
@@ -87,6 +94,7 @@ class ToolResult(msgspec.Struct, frozen=True, tag="tool_result", tag_field="type
     content: str
     is_error: bool = False
     final: bool | msgspec.UnsetType = msgspec.UNSET
+    media: tuple[Image | Document, ...] = ()
 
     @property
     def is_final(self) -> bool:
@@ -118,7 +126,7 @@ class Thinking(msgspec.Struct, frozen=True, tag="thinking", tag_field="type"):
     signature: str = ""
 
 
-Block = Text | ToolUse | ToolResult | Thinking
+Block = Text | ToolUse | ToolResult | Thinking | Image | Document
 
 
 class Message(msgspec.Struct, frozen=True):
@@ -132,9 +140,10 @@ class Message(msgspec.Struct, frozen=True):
     blocks: tuple[Block, ...]
 
     @classmethod
-    def user(cls, text: str) -> Message:
-        """A user message with one text block."""
-        return cls("user", (Text(text),))
+    def user(cls, text: str, media: Sequence[Image | Document] = ()) -> Message:
+        """A user message: ``media`` (images, documents) first, as the providers advise,
+        then one text block."""
+        return cls("user", (*media, Text(text)))
 
     @classmethod
     def system(cls, text: str) -> Message:
@@ -215,13 +224,24 @@ class Entry(msgspec.Struct, frozen=True):
 
 
 def block_text(block: Block) -> str:
-    """The text a block contributes: text, thinking, tool result content, or the call as JSON."""
+    """The text a block contributes: text, thinking, tool result content, or the call as JSON.
+
+    Images and documents contribute their :func:`regio.media.describe` line (never their
+    bytes), a plain-text document its text after that line; a tool result's media follow
+    its content."""
     if isinstance(block, Text):
         return block.text
     if isinstance(block, ToolResult):
+        if block.media:
+            return "\n".join([block.content, *(block_text(m) for m in block.media)])
         return block.content
     if isinstance(block, Thinking):
         return block.thinking
+    if isinstance(block, Image):
+        return describe(block)
+    if isinstance(block, Document):
+        text = block.plain_text()
+        return describe(block) if text is None else f"{describe(block)}\n{text}"
     return f"{block.name}({canonical_json(block.input).decode()})"
 
 

@@ -35,9 +35,9 @@ class Provider:
 PROVIDERS: dict[str, Provider] = {
     p.name: p
     for p in (
-        Provider("anthropic", "anthropic", "anthropic", "claude-sonnet-4-5", "anthropic"),
-        Provider("openai", "openai_chat", "openai", "gpt-4o", "openai_chat"),
-        Provider("openai_responses", "openai_responses", "openai", "gpt-4o", "openai_chat"),
+        Provider("anthropic", "anthropic", "anthropic", "claude-sonnet-4-6", "anthropic"),
+        Provider("openai", "openai_chat", "openai", "gpt-5", "openai_chat"),
+        Provider("openai_responses", "openai_responses", "openai", "gpt-5", "openai_chat"),
         Provider("openai_compatible", "openai_chat", "vllm", "any", "openai_chat"),
         Provider("llamacpp", "openai_chat", "llamacpp", "any", "openai_chat"),
         Provider("vllm", "openai_chat", "vllm", "any", "openai_chat"),

@@ -5,7 +5,7 @@
 :func:`regio.traces.import_file` reads) under one
 blueprint and prints per-group and total tables. ``regio demo`` benches the bundled traces
 (``examples/traces``) with the example blueprints (``coding-agent`` for SWE-agent and
-mini-swe-agent, ``support-agent`` for tau-bench) under ``anthropic:claude-sonnet-4-5`` and
+mini-swe-agent, ``support-agent`` for tau-bench) under ``anthropic:claude-sonnet-4-6`` and
 ``openai:gpt-4o``, writing ``out/demo.json`` and, with matplotlib, ``out/demo.png``, then each
 group under pressure (:data:`DEMO_WINDOW_TOKENS`, canaries planted) to
 ``out/demo-pressure-<blueprint>.json`` / ``.png``, and prints both kinds of table.
@@ -100,7 +100,7 @@ def register(subparsers: Any) -> None:
         "--cache",
         default=",".join(DEFAULT_CACHE_MODELS),
         help="comma-separated cache models provider[:model], e.g. "
-        "anthropic:claude-sonnet-4-5,openai:gpt-4o,vllm,llamacpp,oracle",
+        "anthropic:claude-sonnet-4-6,openai:gpt-4o,vllm,llamacpp,oracle",
     )
     bench.add_argument(
         "--window-tokens",

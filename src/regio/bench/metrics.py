@@ -110,8 +110,8 @@ def cumulative_hit_rates(reads: Sequence[int], prompts: Sequence[int]) -> list[f
 
 
 def oracle_name(cache_model: str) -> str:
-    """The oracle quantized like ``cache_model`` (``anthropic:claude-sonnet-4-5`` ->
-    ``oracle:anthropic:claude-sonnet-4-5``; an oracle name is its own oracle)."""
+    """The oracle quantized like ``cache_model`` (``anthropic:claude-sonnet-4-6`` ->
+    ``oracle:anthropic:claude-sonnet-4-6``; an oracle name is its own oracle)."""
     if cache_model == "oracle" or cache_model.startswith("oracle:"):
         return cache_model
     return f"oracle:{cache_model}"

@@ -8,7 +8,7 @@ Shape of ``regio bench --json OUT`` (all token counts in tokens, costs in USD, r
         "blueprint": "coding-agent", "requests": 5, "append_only_hit_rate": 0.71,
         "region_writes": 4, "notes": [...],
         "models": [
-          {"cache_model": "anthropic:claude-sonnet-4-5", "rule_id": "anthropic/...",
+          {"cache_model": "anthropic:claude-sonnet-4-6", "rule_id": "anthropic/...",
            "layouts": [
              {"layout": "regio", "requests": 5, "prompt_tokens": 20311,
               "cache_read_tokens": 14012, "cache_write_tokens": 6100,

@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 #: Cache models used when none are named (the demo's two).
-DEFAULT_CACHE_MODELS: tuple[str, ...] = ("anthropic:claude-sonnet-4-5", "openai:gpt-4o")
+DEFAULT_CACHE_MODELS: tuple[str, ...] = ("anthropic:claude-sonnet-4-6", "openai:gpt-4o")
 
 
 def check_cache_models(names: Sequence[str]) -> None:

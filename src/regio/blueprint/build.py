@@ -92,7 +92,9 @@ def build_window(
     """
     if counter is None:
         counter = get_counter(
-            blueprint.tokenizer, chat_format=chat_format_for_model(blueprint.model.name)
+            blueprint.tokenizer,
+            chat_format=chat_format_for_model(blueprint.model.name),
+            model=blueprint.model.name,
         )
     regions: list[Region] = []
     for index, spec in enumerate(blueprint.regions):

@@ -133,7 +133,7 @@ class ModelSpec:
         "Provider name: `anthropic`, `openai`, `google`, `deepseek`, `openai_compatible`, "
         "`llamacpp`, ... (used to pick the renderer and defaults)."
     )
-    name: NonEmpty = _field("The provider's model name, e.g. `claude-sonnet-4-6` or `gpt-4o`.")
+    name: NonEmpty = _field("The provider's model name, e.g. `claude-sonnet-4-6` or `gpt-5`.")
     context_window: Int1 = _field("The model's context window in tokens (input + output).")
     max_output_tokens: Int0 = _field(
         "Tokens reserved for the model's answer; subtracted from the window.", default=4096

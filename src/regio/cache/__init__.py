@@ -4,7 +4,7 @@ Input: :class:`CacheRequest` (ordered :class:`CacheBlock` s with kind, level, to
 optional ``mark`` "5m"/"1h" and token ids; times in simulated seconds). Output: one
 :class:`CacheOutcome` per request (read, write_5m, write_1h, write, uncached tokens, input
 units, cost in USD) and a :class:`CacheReport` (totals, ``hit_rate``, ``eps``). Build a model with
-:func:`cache_model_for` (``"anthropic:claude-sonnet-4-6"``, ``"openai:gpt-4o"``, ``"vllm"``,
+:func:`cache_model_for` (``"anthropic:claude-sonnet-4-6"``, ``"openai:gpt-5"``, ``"vllm"``,
 ``"oracle"``, ...) and feed it with ``model.run(requests)`` or ``model.process(request)``.
 Rules: :func:`load_rules` / :func:`resolve` over ``regio/data/cache-rules.yaml`` or your own
 file. Docs: ``docs/cache.md``.

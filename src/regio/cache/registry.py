@@ -1,4 +1,4 @@
-"""Cache models by CLI name (``anthropic:claude-sonnet-4-6``, ``openai:gpt-4o``, ``vllm``,
+"""Cache models by CLI name (``anthropic:claude-sonnet-4-6``, ``openai:gpt-5``, ``vllm``,
 ``oracle``, ...).
 
 ``cache_model_for(name)`` parses ``provider[:model]``, resolves the rule and
@@ -6,7 +6,7 @@ builds the model class for the rule's mechanism. Providers: ``anthropic``, ``ope
 ``gemini`` (= rules provider ``google``; implicit caching unless ``mechanism="explicit_object"``),
 ``deepseek``, ``vllm``, ``sglang``, ``llamacpp`` (``llama.cpp``). ``oracle[:provider[:model]]``
 builds the oracle bound quantized for that provider; plain ``oracle`` quantizes request-side at
-Anthropic block boundaries (the Claude Sonnet 4.5 rule, minimum 1,024).
+Anthropic block boundaries (the Claude Sonnet 4.6 rule, minimum 1,024).
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ MODEL_CLASSES: dict[str, type[CacheModel]] = {
 
 #: Model used when a name gives only the provider.
 DEFAULT_MODELS = {
-    "anthropic": "claude-sonnet-4-5",
-    "openai": "gpt-4o",
+    "anthropic": "claude-sonnet-4-6",
+    "openai": "gpt-5",
     "google": "gemini-2.5-flash",
     "deepseek": "deepseek-chat",
     "vllm": "any",

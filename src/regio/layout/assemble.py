@@ -23,6 +23,7 @@ import attrs
 import msgspec
 
 from regio.content import Block, Entry, Text, block_text, content_hash
+from regio.media import split_weight
 
 from .chunks import DEFAULT_CHUNK_TOKENS
 from .events import (
@@ -79,7 +80,7 @@ def _split(tokens: int, blocks: Sequence[Block]) -> list[int]:
     """Share an entry's token count over its blocks by text length (sum preserved)."""
     if not blocks:
         return []
-    lengths = [max(1, len(block_text(b))) for b in blocks]
+    lengths = [max(1, split_weight(b)) for b in blocks]
     total = sum(lengths)
     out = [tokens * n // total for n in lengths]
     out[-1] += tokens - sum(out)

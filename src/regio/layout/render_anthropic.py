@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from regio.content import Text, Thinking, ToolResult, ToolUse
+from regio.content import Document, Image, Text, Thinking, ToolResult, ToolUse
 
 from .breakpoints import MAX_BREAKPOINTS
 from .model import LayoutBlock, Request
@@ -28,6 +28,7 @@ from .render_common import (
     group_runs,
     rendered_units,
 )
+from .render_media import anthropic_media
 from .renderers import FunctionRenderer, register_renderer
 from .repair import LayoutError, check_anthropic
 
@@ -60,11 +61,16 @@ def _render_block(b: LayoutBlock) -> dict[str, Any]:
             "tool_use_id": blk.tool_use_id,
             "content": blk.content,
         }
+        if blk.media:
+            text = [{"type": "text", "text": blk.content}] if blk.content else []
+            out["content"] = text + [anthropic_media(m) for m in blk.media]
         if blk.is_error:
             out["is_error"] = True
         return _marker(b, out)
     if isinstance(blk, Thinking):
         return {"type": "thinking", "thinking": blk.thinking, "signature": blk.signature}
+    if isinstance(blk, Image | Document):
+        return _marker(b, anthropic_media(blk))
     raise LayoutError(f"block {b.source!r} has no content to render")
 
 

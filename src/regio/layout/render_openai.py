@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from regio.content import Text, Thinking, ToolResult, ToolUse, canonical_json
+from regio.content import Document, Image, Text, Thinking, ToolResult, ToolUse, canonical_json
 
 from .model import LayoutBlock, Request
 from .render_common import (
@@ -32,6 +32,13 @@ from .render_common import (
     fresh_copy,
     group_runs,
     rendered_units,
+)
+from .render_media import (
+    MEDIA_FOLLOWS,
+    chat_media_part,
+    chat_tool_media,
+    move_tool_media,
+    responses_media_part,
 )
 from .renderers import FunctionRenderer, register_renderer
 from .repair import LayoutError, check_openai_chat
@@ -92,18 +99,42 @@ def _chat_unit(m: RenderedMessage) -> list[dict[str, Any]]:
             return []  # thinking only: nothing to send
         return [msg]
     if m.role == "tool":
-        return [
-            {"role": "tool", "tool_call_id": b.block.tool_use_id, "content": b.block.content}
-            for b in m.blocks
-            if isinstance(b.block, ToolResult)
-        ]
+        return _chat_tool_messages(m)
     if m.tail:
         return [{"role": "user", "content": "\n\n".join(_texts(m.blocks))}]
     texts = [t for t in _texts(m.blocks) if t]
+    if any(isinstance(b.block, Image | Document) for b in m.blocks):
+        return [{"role": "user", "content": _chat_parts(m)}]
     if not texts:
         return []
     content: Any = texts[0] if len(texts) == 1 else [{"type": "text", "text": t} for t in texts]
     return [{"role": "user", "content": content}]
+
+
+def _chat_parts(m: RenderedMessage) -> list[dict[str, Any]]:
+    """The content parts of a user message holding images or documents, in block order."""
+    parts: list[dict[str, Any]] = []
+    for b in m.blocks:
+        if isinstance(b.block, Text) and b.block.text:
+            parts.append({"type": "text", "text": b.block.text})
+        elif isinstance(b.block, Image | Document):
+            parts.append(chat_media_part(b.block))
+    return parts
+
+
+def _chat_tool_messages(m: RenderedMessage) -> list[dict[str, Any]]:
+    """One ``tool`` message per result; a result's media follow as a ``user`` message
+    (moved after the turn's tool messages by :func:`move_tool_media`)."""
+    out: list[dict[str, Any]] = []
+    for b in m.blocks:
+        if not isinstance(b.block, ToolResult):
+            continue
+        r = b.block
+        text = f"{r.content}\n{MEDIA_FOLLOWS}" if r.media else r.content
+        out.append({"role": "tool", "tool_call_id": r.tool_use_id, "content": text})
+        if r.media:
+            out.append(chat_tool_media(r.tool_use_id, r.media))
+    return out
 
 
 def _chat_messages(conv: tuple[LayoutBlock, ...], system: str, log: Any) -> list[dict[str, Any]]:
@@ -111,7 +142,7 @@ def _chat_messages(conv: tuple[LayoutBlock, ...], system: str, log: Any) -> list
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     for _, unit in rendered_units("openai_chat", group_runs(conv), _chat_unit, log):
         messages.extend(unit)
-    return messages
+    return move_tool_media(messages)
 
 
 def _chat_tools(head: Sequence[LayoutBlock]) -> list[dict[str, Any]]:
@@ -198,14 +229,35 @@ def _responses_unit(m: RenderedMessage) -> list[dict[str, Any]]:
             {
                 "type": "function_call_output",
                 "call_id": b.block.tool_use_id,
-                "output": b.block.content,
+                "output": _responses_output(b.block),
             }
             for b in m.blocks
             if isinstance(b.block, ToolResult)
         )
+    elif any(isinstance(b.block, Image | Document) for b in m.blocks):
+        items.append({"role": "user", "content": _responses_parts(m)})
     elif texts:
         items.append({"role": "user", "content": "\n\n".join(texts)})
     return items
+
+
+def _responses_output(r: ToolResult) -> Any:
+    """A ``function_call_output`` output: the text, or text and media parts."""
+    if not r.media:
+        return r.content
+    head = [{"type": "input_text", "text": r.content}] if r.content else []
+    return head + [responses_media_part(x) for x in r.media]
+
+
+def _responses_parts(m: RenderedMessage) -> list[dict[str, Any]]:
+    """The input content of a user message holding images or documents, in block order."""
+    parts: list[dict[str, Any]] = []
+    for b in m.blocks:
+        if isinstance(b.block, Text) and b.block.text:
+            parts.append({"type": "input_text", "text": b.block.text})
+        elif isinstance(b.block, Image | Document):
+            parts.append(responses_media_part(b.block))
+    return parts
 
 
 def _responses_items(conv: tuple[LayoutBlock, ...], log: Any) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from regio.content import Text, ToolResult, ToolUse, canonical_json
+from regio.content import Document, Image, Text, ToolResult, ToolUse, block_text, canonical_json
 
 from .model import Request
 from .render_common import group_messages_of
@@ -38,7 +38,9 @@ def render_prompt(request: Request) -> str:
                 )
             elif isinstance(blk, ToolResult):
                 flag = " (error)" if blk.is_error else ""
-                parts.append(f"Tool result {blk.tool_use_id}{flag}: {blk.content}")
+                parts.append(f"Tool result {blk.tool_use_id}{flag}: {block_text(blk)}")
+            elif isinstance(blk, Image | Document):
+                parts.append(f"User: {block_text(blk)}")
     parts.append("Assistant:")
     return "\n\n".join(parts)
 

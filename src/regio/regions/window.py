@@ -19,7 +19,17 @@ from typing import Any
 import attrs
 import msgspec
 
-from regio.content import Block, Entry, Message, Text, Thinking, ToolResult, ToolUse
+from regio.content import (
+    Block,
+    Document,
+    Entry,
+    Image,
+    Message,
+    Text,
+    Thinking,
+    ToolResult,
+    ToolUse,
+)
 from regio.errors import (
     NoSuchRegionError,
     RegionConfigError,
@@ -45,7 +55,7 @@ Content = str | Block | Sequence[Block]
 def _blocks(content: Content) -> tuple[Block, ...]:
     if isinstance(content, str):
         return (Text(content),)
-    if isinstance(content, Text | ToolUse | ToolResult | Thinking):
+    if isinstance(content, Text | ToolUse | ToolResult | Thinking | Image | Document):
         return (content,)
     return tuple(content)
 

@@ -90,7 +90,9 @@ def engine_options(
     bp = _load(blueprint)
     counter = token_counter
     if counter is None:
-        counter = get_counter(bp.tokenizer, chat_format=chat_format_for_model(bp.model.name))
+        counter = get_counter(
+            bp.tokenizer, chat_format=chat_format_for_model(bp.model.name), model=bp.model.name
+        )
     window = build_window(bp, counter=counter, allow_custom_hooks=allow_custom_hooks)
     if summarizer is None:
         summarizer = blueprint_summarizer(bp)

@@ -40,7 +40,16 @@ from collections.abc import Sequence
 
 import attrs
 
-from regio.content import Entry, Text, ToolResult, ToolUse, canonical_json
+from regio.content import (
+    Document,
+    Entry,
+    Image,
+    Text,
+    ToolResult,
+    ToolUse,
+    block_text,
+    canonical_json,
+)
 from regio.tokens import HeuristicCounter, TokenCounter
 
 from .salience import SECTIONS, sort_entries
@@ -79,10 +88,12 @@ def _lines(entry: Entry) -> list[str]:
         elif isinstance(block, ToolResult):
             lines.extend(
                 f"result({block.tool_use_id}): {ln}" if i == 0 else ln
-                for i, ln in enumerate(block.content.splitlines() or [""])
+                for i, ln in enumerate(block_text(block).splitlines() or [""])
             )
         elif isinstance(block, ToolUse):
             lines.append(f"call {block.name}({block.id}) {canonical_json(block.input).decode()}")
+        elif isinstance(block, Image | Document):  # its description, never its bytes
+            lines.extend(block_text(block).splitlines())
     return [ln.strip() for ln in lines if ln.strip()]
 
 

@@ -13,7 +13,17 @@ from typing import Any
 
 import attrs
 
-from regio.content import Entry, Text, Thinking, ToolResult, ToolUse, canonical_json
+from regio.content import (
+    Document,
+    Entry,
+    Image,
+    Text,
+    Thinking,
+    ToolResult,
+    ToolUse,
+    block_text,
+    canonical_json,
+)
 
 from .errors import SummarizerError
 from .summarizer import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_SUMMARY_TOKENS
@@ -50,7 +60,9 @@ def entries_as_transcript(entries: Sequence[Entry]) -> str:
                 )
             elif isinstance(block, ToolResult):
                 flag = " error" if block.is_error else ""
-                lines.append(f"result({block.tool_use_id}){flag}: {block.content}")
+                lines.append(f"result({block.tool_use_id}){flag}: {block_text(block)}")
+            elif isinstance(block, Image | Document):  # its description, never its bytes
+                lines.append(block_text(block))
             elif isinstance(block, Thinking):
                 continue
         parts.append("\n".join(lines))

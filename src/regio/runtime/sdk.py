@@ -16,6 +16,8 @@ dict of one (``model_dump()`` / the JSON body):
   ``{"type": "function", "function": {"name", "description", "parameters"}}``
   (https://platform.openai.com/docs/guides/function-calling) and Responses
   ``{"type": "function", "name", "description", "parameters"}``.
+* :func:`message_of` (:mod:`regio.runtime.sdk_media`) reads a request-side message of any of
+  the three APIs, images and documents included, for :meth:`regio.Engine.add_message`.
 * :func:`usage_of` reads a usage report: the SDK's usage object or dict of any of the three
   APIs, or a whole response (its ``usage``), or ``None``.
 
@@ -37,6 +39,7 @@ __all__ = [
     "ACCEPTED_TOOLS",
     "ACCEPTED_USAGE",
     "SDKInputError",
+    "message_of",
     "response_message",
     "tool_specs",
     "usage_of",
@@ -211,3 +214,6 @@ def usage_of(usage: Any) -> Any:
         f"observe: a mapping with keys {sorted(usage)[:8]} is not a usage report; expected "
         f"{ACCEPTED_USAGE}"
     )
+
+
+from .sdk_media import message_of  # noqa: E402  (it raises SDKInputError, defined above)

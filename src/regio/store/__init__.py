@@ -31,6 +31,7 @@ from .base import (
     StoreMark,
     decode_session,
     encode_save,
+    entry_digest,
 )
 from .redis_store import RedisStore
 from .sqlite import SQLiteStore
@@ -89,7 +90,14 @@ def save_session(engine: Any, store: SessionStore, session_id: str) -> StoreMark
         mark = None
     records = encode_save(engine, mark)
     version = store.save(session_id, records, expected=mark.version if mark else 0)
-    new = StoreMark(store.url, session_id, version, records.transcript_count, records.ledger_count)
+    new = StoreMark(
+        store.url,
+        session_id,
+        version,
+        records.transcript_count,
+        records.ledger_count,
+        records.digests,
+    )
     engine.store_mark = new
     return new
 
@@ -97,9 +105,10 @@ def save_session(engine: Any, store: SessionStore, session_id: str) -> StoreMark
 def load_state(store: SessionStore, session_id: str) -> tuple[Any, StoreMark]:
     """The stored :class:`regio.runtime.persistence.EngineState` of ``session_id`` and its
     mark. Raises :class:`SessionNotFoundError` / :class:`SessionStoreError`."""
-    head, transcript, ledger, version = store.load(session_id)
-    state = decode_session(f"{store.url}#{session_id}", head, transcript, ledger)
-    mark = StoreMark(store.url, session_id, version, len(transcript), len(ledger))
+    head, transcript, ledger, version, entries = store.load(session_id)
+    state = decode_session(f"{store.url}#{session_id}", head, transcript, ledger, entries)
+    digests = {key: entry_digest(data) for key, data in entries.items()}
+    mark = StoreMark(store.url, session_id, version, len(transcript), len(ledger), digests)
     return state, mark
 
 

@@ -2,16 +2,26 @@
 
 A session is stored as
 
-* a **head**: the engine's state without its transcript and usage ledger (the window, layout
-  state, calibration, compaction bookkeeping, options). It is bounded by the window, so
-  rewriting it on every save costs what the window holds, not what the session did;
+* a **head**: the engine's state without its transcript, usage ledger, window entries and
+  the last request's blocks (layout state, calibration, compaction bookkeeping, options, the
+  order of each region's entry ids, the last request's block keys and their position fields),
+  replaced on every save; a few kB;
+* **window entries**, keyed records ``<region>/<entry id>`` -> the encoded entry: a save puts
+  the entries that are new or changed since the last save and drops the ones that left the
+  window (eviction, compaction), so the stored set is always exactly the current window and
+  there are no old deltas to fold: a load reads the head and the current entries, bounded by
+  the window. The last request's blocks are kept the same way (``@lb/<key>`` records without
+  the prefix hash, message index and breakpoint, which the head holds or the load rebuilds
+  from the digest chain), so the blocks of an unchanged prefix are never rewritten;
 * **records**, append-only: the transcript records and usage records added since the last
   save, one encoded record each.
 
-A save appends only the records after the :class:`StoreMark` the engine got from its last load
-or save and replaces the head, as one atomic step guarded by the session's version: when
-another writer saved the session in between, the save raises :class:`SessionConflictError`
-and nothing is written (reload with ``Engine.load_from`` and redo the turn).
+A save writes only the records after the :class:`StoreMark` the engine got from its last load
+or save, the entry changes against the mark's entry digests, and the head, as one atomic step
+guarded by the session's version: when another writer saved the session in between, the save
+raises :class:`SessionConflictError` and nothing is written (reload with ``Engine.load_from``
+and redo the turn). So the bytes written per save follow the turn, not the window or the
+session.
 
 The state encoding is :func:`regio.runtime.persistence.engine_state` /
 :func:`regio.runtime.persistence.restore_engine` (the same state ``Engine.save`` writes), in
@@ -20,7 +30,8 @@ msgpack.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import msgspec
@@ -65,28 +76,42 @@ class SessionConflictError(SessionStoreError):
 
 class StoreMark(msgspec.Struct, frozen=True):
     """Where an engine stands in a store: ``store`` (the store's URL), ``session_id``,
-    ``version`` (saves so far) and the transcript / usage record counts already stored."""
+    ``version`` (saves so far), the transcript / usage record counts already stored and
+    ``entries``, the digest of every stored window entry by key (``<region>/<entry id>``)."""
 
     store: str
     session_id: str
     version: int
     transcript: int
     ledger: int
+    entries: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class SessionRecords(msgspec.Struct, frozen=True):
-    """What one save hands to a store: the new ``head`` and the records to append (bytes)."""
+    """What one save hands to a store: the new ``head``, the records to append, the window
+    entries to put (``put``: key -> encoded entry) and to remove (``drop``: keys), all
+    bytes; ``digests`` are the digests of the whole window after the save (for the next
+    :class:`StoreMark`)."""
 
     head: bytes
     transcript: list[bytes]
     ledger: list[bytes]
     transcript_count: int
     ledger_count: int
+    put: dict[str, bytes] = msgspec.field(default_factory=dict)
+    drop: list[str] = msgspec.field(default_factory=list)
+    digests: dict[str, str] = msgspec.field(default_factory=dict)
 
     @property
     def size(self) -> int:
-        """Bytes this save writes (head plus appended records)."""
-        return len(self.head) + sum(map(len, self.transcript)) + sum(map(len, self.ledger))
+        """Bytes this save writes (head, appended records, put entries and dropped keys)."""
+        return (
+            len(self.head)
+            + sum(map(len, self.transcript))
+            + sum(map(len, self.ledger))
+            + sum(len(k) + len(v) for k, v in self.put.items())
+            + sum(map(len, self.drop))
+        )
 
 
 @runtime_checkable
@@ -96,16 +121,19 @@ class SessionStore(Protocol):
     ``save`` raises :class:`SessionConflictError` when ``expected`` (the version the caller
     last saw, 0 for a new session) is not the stored version and returns the new version;
     ``load`` raises :class:`SessionNotFoundError` and returns ``(head, transcript records,
-    ledger records, version)``."""
+    ledger records, version, window entries by key)``."""
 
     url: str
 
     def save(self, session_id: str, records: SessionRecords, *, expected: int) -> int:
-        """Append ``records`` and replace the head if the session is at ``expected``."""
+        """Append ``records``, put / drop the window entries and replace the head if the
+        session is at ``expected``."""
         ...
 
-    def load(self, session_id: str) -> tuple[bytes, list[bytes], list[bytes], int]:
-        """The stored head, records and version of ``session_id``."""
+    def load(
+        self, session_id: str
+    ) -> tuple[bytes, list[bytes], list[bytes], int, dict[str, bytes]]:
+        """The stored head, records, version and window entries of ``session_id``."""
         ...
 
     def sessions(self) -> list[str]:
@@ -133,10 +161,96 @@ def conflict(store: str, session_id: str, expected: int, found: int) -> SessionC
     return SessionConflictError(text, session_id=session_id, expected=expected, found=found)
 
 
+#: Format tag of a head whose window entries are stored as keyed records.
+HEAD_FORMAT = "regio.session-head/2"
+
+
+class _RequestIndex(msgspec.Struct, array_like=True):
+    """The last request's blocks as keyed records: each block's record key, and what depends
+    on its position (message index, breakpoint TTL); ``prefix`` holds the prefix hashes only
+    when they are not the chain of the digests (then they are rebuilt on load)."""
+
+    keys: list[str]
+    messages: list[int | None]
+    breakpoints: list[str | None]
+    prefix: list[str] | None = None
+
+
+class _Head(msgspec.Struct):
+    """The stored head: the format tag, each region's entry ids in order, the engine state
+    (msgpack) whose regions and last request hold no content, and the last request's index."""
+
+    format: str
+    order: dict[str, list[str]]
+    state: msgspec.Raw
+    request: _RequestIndex | None = None
+
+
+def _keyed_request(
+    request: Any, stored: Mapping[str, str], digests: dict[str, str], put: dict[str, bytes]
+) -> tuple[Any, _RequestIndex]:
+    """The last request without its blocks and its :class:`_RequestIndex`; each block goes
+    to ``put`` (without its position fields) when its record is not stored yet."""
+    encode = msgspec.msgpack.encode
+    index = _RequestIndex([], [], [])
+    seen: dict[tuple[str, str], int] = {}
+    prefix = []
+    for b in request.blocks:
+        prefix.append(b.prefix_hash)
+        n = seen[(b.digest, b.source)] = seen.get((b.digest, b.source), -1) + 1
+        tag = hashlib.blake2b(f"{b.digest}|{b.source}|{n}".encode(), digest_size=8).hexdigest()
+        key = f"@lb/{tag}"
+        data = encode(msgspec.structs.replace(b, prefix_hash="", message=None, breakpoint=None))
+        digests[key] = entry_digest(data)
+        if stored.get(key) != digests[key]:
+            put[key] = data
+        index.keys.append(key)
+        index.messages.append(b.message)
+        index.breakpoints.append(b.breakpoint)
+    if prefix != _chain([b.digest for b in request.blocks]):
+        index.prefix = prefix
+    return msgspec.structs.replace(request, blocks=()), index
+
+
+def _chain(digests: Sequence[str]) -> list[str]:
+    from regio.layout.model import CHAIN_ROOT, chain_hash
+
+    out, h = [], CHAIN_ROOT
+    for dg in digests:
+        h = chain_hash(h, dg)
+        out.append(h)
+    return out
+
+
+def _request_of(where: str, request: Any, index: _RequestIndex, entries: Any) -> Any:
+    """The last request with its blocks decoded from the keyed records."""
+    from regio.layout.model import LayoutBlock
+
+    dec = msgspec.msgpack.Decoder(LayoutBlock)
+    missing = [k for k in index.keys if k not in entries]
+    if missing:
+        raise SessionStoreError(
+            f"{where}: the stored last request lacks blocks {missing[:3]}; the session is "
+            "damaged, restore it from a file save"
+        )
+    blocks = [dec.decode(entries[k]) for k in index.keys]
+    prefix = index.prefix or _chain([b.digest for b in blocks])
+    out = tuple(
+        msgspec.structs.replace(b, prefix_hash=p, message=m, breakpoint=t)
+        for b, p, m, t in zip(blocks, prefix, index.messages, index.breakpoints, strict=True)
+    )
+    return msgspec.structs.replace(request, blocks=out, total_tokens=request.total_tokens)
+
+
+def entry_digest(data: bytes) -> str:
+    """Digest of one encoded window entry (blake2b, 24 hex digits)."""
+    return hashlib.blake2b(data, digest_size=12).hexdigest()
+
+
 def encode_save(engine: Any, mark: StoreMark | None) -> SessionRecords:
-    """The head and the records after ``mark`` of ``engine`` (module doc). Raises
-    :class:`SessionStoreError` when the engine has fewer records than ``mark`` says were
-    stored (it is not the engine that was loaded or saved)."""
+    """The head, the records after ``mark`` and the window-entry changes against ``mark`` of
+    ``engine`` (module doc). Raises :class:`SessionStoreError` when the engine has fewer
+    records than ``mark`` says were stored (it is not the engine that was loaded or saved)."""
     from regio.runtime.persistence import engine_state
 
     state = engine_state(engine)
@@ -148,31 +262,91 @@ def encode_save(engine: Any, mark: StoreMark | None) -> SessionRecords:
             "usage records than the store; save it under a new session id"
         )
     encode = msgspec.msgpack.encode
-    head = encode(msgspec.structs.replace(state, transcript=[], ledger=[]))
+    stored = mark.entries if mark else {}
+    order: dict[str, list[str]] = {}
+    digests: dict[str, str] = {}
+    put: dict[str, bytes] = {}
+    regions = []
+    for region in state.window.regions:
+        order[region.name] = [e.id for e in region.entries]
+        for entry in region.entries:
+            key = f"{region.name}/{entry.id}"
+            data = encode(entry)
+            digests[key] = entry_digest(data)
+            if stored.get(key) != digests[key]:
+                put[key] = data
+        regions.append(msgspec.structs.replace(region, entries=[]))
+    window = msgspec.structs.replace(state.window, regions=regions)
+    bare = msgspec.structs.replace(state, transcript=[], ledger=[], window=window)
+    index = None
+    if state.last_request is not None:
+        request, index = _keyed_request(state.last_request, stored, digests, put)
+        bare = msgspec.structs.replace(bare, last_request=request)
+    head = encode(_Head(HEAD_FORMAT, order, msgspec.Raw(encode(bare)), index))
     return SessionRecords(
         head=head,
         transcript=[encode(r) for r in state.transcript[done_t:]],
         ledger=[encode(r) for r in state.ledger[done_l:]],
         transcript_count=len(state.transcript),
         ledger_count=len(state.ledger),
+        put=put,
+        drop=sorted(k for k in stored if k not in digests),
+        digests=digests,
+    )
+
+
+def _window_of(where: str, state: Any, order: Mapping[str, list[str]], entries: Any) -> Any:
+    """``state`` with each region's entries decoded from the keyed records, in stored order."""
+    from regio.content import Entry
+
+    dec = msgspec.msgpack.Decoder(Entry)
+    regions = []
+    for region in state.window.regions:
+        ids = order.get(region.name, [])
+        missing = [i for i in ids if f"{region.name}/{i}" not in entries]
+        if missing:
+            raise SessionStoreError(
+                f"{where}: the stored window lacks entries {missing[:3]} of region "
+                f"{region.name!r}; the session is damaged, restore it from a file save"
+            )
+        items = [dec.decode(entries[f"{region.name}/{i}"]) for i in ids]
+        regions.append(msgspec.structs.replace(region, entries=items))
+    return msgspec.structs.replace(
+        state, window=msgspec.structs.replace(state.window, regions=regions)
     )
 
 
 def decode_session(
-    where: str, head: bytes, transcript: Sequence[bytes], ledger: Sequence[bytes]
+    where: str,
+    head: bytes,
+    transcript: Sequence[bytes],
+    ledger: Sequence[bytes],
+    entries: Mapping[str, bytes] | None = None,
 ) -> Any:
-    """The :class:`regio.runtime.persistence.EngineState` of stored parts. Raises
-    :class:`SessionStoreError` naming ``where`` when they are not a regio session."""
+    """The :class:`regio.runtime.persistence.EngineState` of stored parts (a head of
+    :data:`HEAD_FORMAT` with its keyed window ``entries``, or an older head holding the whole
+    window). Raises :class:`SessionStoreError` naming ``where`` when they are not a regio
+    session."""
     from regio.runtime.persistence import FORMAT, EngineState
     from regio.runtime.transcript import TranscriptRecord
     from regio.runtime.usage import UsageRecord
 
     try:
-        state = msgspec.msgpack.decode(head, type=EngineState)
+        try:
+            wrapped = msgspec.msgpack.decode(head, type=_Head)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            wrapped = None
+        raw = bytes(wrapped.state) if wrapped is not None else head
+        state = msgspec.msgpack.decode(raw, type=EngineState)
         t_dec = msgspec.msgpack.Decoder(TranscriptRecord)
         l_dec = msgspec.msgpack.Decoder(UsageRecord)
         records = [t_dec.decode(r) for r in transcript]
         usage = [l_dec.decode(r) for r in ledger]
+        if wrapped is not None:
+            state = _window_of(where, state, wrapped.order, entries or {})
+            if wrapped.request is not None and state.last_request is not None:
+                request = _request_of(where, state.last_request, wrapped.request, entries or {})
+                state = msgspec.structs.replace(state, last_request=request)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise SessionStoreError(f"{where}: not a regio session ({exc})") from exc
     if state.format != FORMAT:

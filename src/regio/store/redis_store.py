@@ -1,13 +1,16 @@
 """The shared session store: Redis (the ``redis`` package, extra ``regio[redis]``).
 
-For agent servers whose workers share sessions by key. A session ``id`` lives under four keys
+For agent servers whose workers share sessions by key. A session ``id`` lives under five keys
 with one hash tag (so a Redis Cluster keeps them on one slot): ``{prefix}{id}:meta`` (hash:
-``version``, ``transcript``, ``ledger`` counts), ``{prefix}{id}:head``, and the append-only lists
-``{prefix}{id}:t`` (transcript records) and ``{prefix}{id}:l`` (usage records).
+``version``, ``transcript``, ``ledger`` counts), ``{prefix}{id}:head``, the append-only lists
+``{prefix}{id}:t`` (transcript records) and ``{prefix}{id}:l`` (usage records), and the hash
+``{prefix}{id}:e`` of window entries (``<region>/<entry id>`` -> encoded entry; the same keyed
+records as the SQLite store).
 
 A save is one Lua script (atomic on the server, https://redis.io/docs/latest/develop/interact/
 programmability/eval-intro/): it compares the stored version with the one the engine last saw,
-and only when they match appends the records, replaces the head and increments the version.
+and only when they match appends the records, puts and deletes window entries, replaces the
+head and increments the version.
 Two workers racing on one session therefore never lose a write: the second gets
 :class:`SessionConflictError` and reloads. A load reads all keys in one ``MULTI`` transaction.
 """
@@ -31,6 +34,15 @@ local nl = tonumber(ARGV[4])
 if t ~= tonumber(ARGV[5]) or l ~= tonumber(ARGV[6]) then return {-1, version} end
 for i = 1, nt do redis.call('RPUSH', KEYS[3], ARGV[6 + i]) end
 for i = 1, nl do redis.call('RPUSH', KEYS[4], ARGV[6 + nt + i]) end
+local at = 7 + nt + nl
+if version == 0 then redis.call('DEL', KEYS[5]) end
+local np = tonumber(ARGV[at])
+for i = 1, np do
+  redis.call('HSET', KEYS[5], ARGV[at + 2 * i - 1], ARGV[at + 2 * i])
+end
+at = at + 2 * np + 1
+local nd = tonumber(ARGV[at])
+for i = 1, nd do redis.call('HDEL', KEYS[5], ARGV[at + i]) end
 redis.call('SET', KEYS[2], ARGV[2])
 redis.call('HSET', KEYS[1], 'version', version + 1, 'transcript', t + nt, 'ledger', l + nl)
 return {0, version + 1}
@@ -62,7 +74,7 @@ class RedisStore:
 
     def _keys(self, session_id: str) -> list[str]:
         base = f"{self.prefix}{{{session_id}}}"
-        return [f"{base}:meta", f"{base}:head", f"{base}:t", f"{base}:l"]
+        return [f"{base}:meta", f"{base}:head", f"{base}:t", f"{base}:l", f"{base}:e"]
 
     def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         import redis
@@ -87,22 +99,32 @@ class RedisStore:
             l_start,
             *records.transcript,
             *records.ledger,
+            len(records.put),
+            *(x for kv in records.put.items() for x in kv),
+            len(records.drop),
+            *records.drop,
         ]
         status, version = self._call("save", self._save, keys=self._keys(session_id), args=args)
         if int(status) != 0:
             raise conflict(self.url, session_id, expected, int(version))
         return int(version)
 
-    def load(self, session_id: str) -> tuple[bytes, list[bytes], list[bytes], int]:
-        """The head, records and version of ``session_id`` (one ``MULTI``). Raises
-        :class:`SessionNotFoundError`."""
-        meta, head, t_key, l_key = self._keys(session_id)
+    def load(
+        self, session_id: str
+    ) -> tuple[bytes, list[bytes], list[bytes], int, dict[str, bytes]]:
+        """The head, records, version and window entries of ``session_id`` (one ``MULTI``).
+        Raises :class:`SessionNotFoundError`."""
+        meta, head, t_key, l_key, e_key = self._keys(session_id)
         pipe = self.client.pipeline(transaction=True)
         pipe.hget(meta, "version").get(head).lrange(t_key, 0, -1).lrange(l_key, 0, -1)
-        version, data, transcript, ledger = self._call("load", pipe.execute)
+        pipe.hgetall(e_key)
+        version, data, transcript, ledger, entries = self._call("load", pipe.execute)
         if data is None or version is None:
             raise SessionNotFoundError(f"{self.url}: no session {session_id!r}")
-        return bytes(data), list(transcript), list(ledger), int(version)
+        window = {
+            (k.decode() if isinstance(k, bytes) else str(k)): bytes(v) for k, v in entries.items()
+        }
+        return bytes(data), list(transcript), list(ledger), int(version), window
 
     def sessions(self) -> list[str]:
         """The stored session ids, sorted (a ``SCAN`` over the prefix)."""

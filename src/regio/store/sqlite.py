@@ -1,10 +1,12 @@
 """The embedded session store: SQLite (standard library ``sqlite3``).
 
 Many sessions in one file. Tables: ``sessions`` (id, version, head, record counts, updated
-time in seconds since the epoch) and ``records`` (append-only: session, kind ``t`` transcript /
-``l`` usage, sequence number, encoded record). A save is one ``BEGIN IMMEDIATE`` transaction
-that checks the version, appends the new records and replaces the head, so its cost follows the
-turn, not the session (module :mod:`regio.store.base`).
+time in seconds since the epoch), ``records`` (append-only: session, kind ``t`` transcript /
+``l`` usage, sequence number, encoded record) and ``entries`` (keyed: session, ``<region>/<entry
+id>``, encoded window entry). A save is one ``BEGIN IMMEDIATE`` transaction that checks the
+version, appends the new records, puts the new or changed window entries, deletes the ones that
+left the window and replaces the (small) head, so its cost follows the turn, not the window or
+the session (module :mod:`regio.store.base`).
 
 The file is opened in WAL mode (readers never block the writer; https://sqlite.org/wal.html)
 with a busy timeout, so several processes on one machine can share it: writes are serialized
@@ -39,6 +41,12 @@ CREATE TABLE IF NOT EXISTS records (
     seq INTEGER NOT NULL,
     data BLOB NOT NULL,
     PRIMARY KEY (session, kind, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS entries (
+    session TEXT NOT NULL,
+    key TEXT NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (session, key)
 ) WITHOUT ROWID;
 """
 
@@ -99,6 +107,7 @@ class SQLiteStore:
                     [(session_id, "t", t_start + i, d) for i, d in enumerate(records.transcript)]
                     + [(session_id, "l", l_start + i, d) for i, d in enumerate(records.ledger)],
                 )
+                self._write_entries(session_id, records, new=row is None)
                 db.execute(
                     "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?, ?)",
                     (
@@ -116,9 +125,26 @@ class SQLiteStore:
                 raise
         return expected + 1
 
-    def load(self, session_id: str) -> tuple[bytes, list[bytes], list[bytes], int]:
-        """The head, transcript records, usage records and version of ``session_id`` (one read
-        transaction). Raises :class:`SessionNotFoundError`."""
+    def _write_entries(self, session_id: str, records: SessionRecords, *, new: bool) -> None:
+        """Put and drop window entries inside the open save transaction (a new session starts
+        from no entries)."""
+        db = self._db
+        if new:
+            db.execute("DELETE FROM entries WHERE session = ?", (session_id,))
+        db.executemany(
+            "DELETE FROM entries WHERE session = ? AND key = ?",
+            [(session_id, k) for k in records.drop],
+        )
+        db.executemany(
+            "INSERT OR REPLACE INTO entries VALUES (?, ?, ?)",
+            [(session_id, k, d) for k, d in records.put.items()],
+        )
+
+    def load(
+        self, session_id: str
+    ) -> tuple[bytes, list[bytes], list[bytes], int, dict[str, bytes]]:
+        """The head, transcript records, usage records, version and window entries of
+        ``session_id`` (one read transaction). Raises :class:`SessionNotFoundError`."""
         with self._lock:
             db = self._db
             db.execute("BEGIN")
@@ -130,13 +156,17 @@ class SQLiteStore:
                     "SELECT kind, data FROM records WHERE session = ? ORDER BY kind, seq",
                     (session_id,),
                 ).fetchall()
+                entries = db.execute(
+                    "SELECT key, data FROM entries WHERE session = ?", (session_id,)
+                ).fetchall()
             finally:
                 db.execute("COMMIT")
         if row is None:
             raise SessionNotFoundError(f"{self.url}: no session {session_id!r}")
         transcript = [bytes(d) for k, d in rows if k == "t"]
         ledger = [bytes(d) for k, d in rows if k == "l"]
-        return bytes(row[0]), transcript, ledger, int(row[1])
+        window = {str(k): bytes(d) for k, d in entries}
+        return bytes(row[0]), transcript, ledger, int(row[1]), window
 
     def sessions(self) -> list[str]:
         """The stored session ids, sorted."""
@@ -152,6 +182,7 @@ class SQLiteStore:
             try:
                 gone = db.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount
                 db.execute("DELETE FROM records WHERE session = ?", (session_id,))
+                db.execute("DELETE FROM entries WHERE session = ?", (session_id,))
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")

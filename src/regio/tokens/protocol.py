@@ -7,7 +7,9 @@ What each block contributes (the rule every counter follows):
   :func:`regio.content.canonical_json`);
 * ``tool_result``: its ``content`` (structured content is held as its canonical JSON text,
   :class:`regio.content.ToolResult`);
-* ``thinking``: its ``thinking`` text (the signature is opaque and not counted).
+* ``thinking``: its ``thinking`` text (the signature is opaque and not counted);
+* ``image`` / ``document``: the provider's documented rule for the counter's chat format and
+  ``model`` (:mod:`regio.tokens.media`); a tool result adds its ``media`` to its content.
 
 A message adds the per-message overhead of the counter's chat format
 (:mod:`regio.tokens.overhead`); an entry with a role counts as a message, an entry without one
@@ -21,7 +23,18 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from regio.content import Block, Entry, Message, Text, Thinking, ToolResult, ToolUse, canonical_json
+from regio.content import (
+    Block,
+    Document,
+    Entry,
+    Image,
+    Message,
+    Text,
+    Thinking,
+    ToolResult,
+    ToolUse,
+    canonical_json,
+)
 
 from .countcache import DEFAULT_CACHE_SIZE, CacheStats, CountCache
 from .errors import TokenCountError
@@ -63,12 +76,14 @@ class CachedCounter:
 
     Subclasses implement :meth:`_tokenize` (one uncached measurement of a text). ``chat_format``
     picks the overhead row (``openai_chat``, ``anthropic``, ``none``); ``cache_size`` bounds the
-    LRU of counts. Raises ``ValueError`` for an unknown chat format.
+    LRU of counts; ``model`` (keyword) picks the OpenAI image rule (``""``: gpt-4o's). Raises
+    ``ValueError`` for an unknown chat format.
     """
 
     name: str
     chat_format: str = attrs.field(default="openai_chat")
     cache_size: int = attrs.field(default=DEFAULT_CACHE_SIZE)
+    model: str = attrs.field(default="", kw_only=True)
     cache: CountCache = attrs.field(init=False, repr=False)
     overhead: ChatFormatOverhead = attrs.field(init=False, repr=False)
 
@@ -97,14 +112,20 @@ class CachedCounter:
         if isinstance(block, Text):
             return self.count(block.text)
         if isinstance(block, ToolResult):
-            return self.count(block.content)
+            return self.count(block.content) + sum(self.count_block(m) for m in block.media)
         if isinstance(block, Thinking):
             return self.count(block.thinking)
         if isinstance(block, ToolUse):
             return self.count(block.name) + self.count(canonical_json(block.input).decode())
+        if isinstance(block, Image | Document):
+            from .media import media_tokens
+
+            return media_tokens(
+                block, chat_format=self.overhead.name, model=self.model, count=self.count
+            )
         raise TypeError(
-            f"cannot count {type(block).__name__}: expected a Text, ToolUse, ToolResult or "
-            "Thinking block from regio.content"
+            f"cannot count {type(block).__name__}: expected a Text, ToolUse, ToolResult, "
+            "Thinking, Image or Document block from regio.content"
         )
 
     def count_blocks(self, blocks: Iterable[Block]) -> int:

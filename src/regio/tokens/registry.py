@@ -65,6 +65,7 @@ def get_counter(
     chat_format: str = "openai_chat",
     cache_size: int = DEFAULT_CACHE_SIZE,
     max_chunk_chars: int = DEFAULT_MAX_CHUNK_CHARS,
+    model: str = "",
 ) -> CachedCounter:
     """A new counter ``name`` (``o200k_base``, ``cl100k_base`` or ``heuristic``).
 
@@ -75,10 +76,14 @@ def get_counter(
     """
     if name in ENCODING_NAMES:
         return TiktokenCounter(
-            name, chat_format=chat_format, cache_size=cache_size, max_chunk_chars=max_chunk_chars
+            name,
+            chat_format=chat_format,
+            cache_size=cache_size,
+            max_chunk_chars=max_chunk_chars,
+            model=model,
         )
     if name == "heuristic":
-        return HeuristicCounter(chat_format=chat_format, cache_size=cache_size)
+        return HeuristicCounter(chat_format=chat_format, cache_size=cache_size, model=model)
     raise ValueError(f"unknown token counter {name!r}; known: {', '.join(COUNTER_NAMES)}")
 
 
@@ -88,4 +93,5 @@ def counter_for_model(model: str, *, cache_size: int = DEFAULT_CACHE_SIZE) -> Ca
         encoding_for_model(model),
         chat_format=chat_format_for_model(model),
         cache_size=cache_size,
+        model=_bare_model(model),
     )

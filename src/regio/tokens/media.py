@@ -1,0 +1,160 @@
+"""Token counts of image and document blocks, by each provider's documented rule.
+
+Images (:class:`regio.media.Image`):
+
+* **Anthropic** (chat format ``anthropic``): ``ceil(w * h / 750)`` after scaling the long
+  edge to at most 1,568 px and the area to ~1,600 tokens (the largest unscaled size of the
+  guide's table, 784 x 1568; :data:`regio.media.ANTHROPIC_MAX_PIXELS`)
+  (https://platform.claude.com/docs/en/build-with-claude/vision, "Evaluate image size");
+* **OpenAI** (every other chat format), from
+  https://platform.openai.com/docs/guides/images-vision ("Calculating costs"):
+  *tile models* (gpt-4o, gpt-4.1, gpt-4.5, gpt-5, o1, o3; the default when the model is not
+  known: gpt-4o's 85 / 170): ``detail: low`` costs the base tokens; ``high`` and ``auto``
+  scale the image to fit in 2048 x 2048, then its shortest side down to 768 px, and cost base
+  + tile tokens per 512-px tile; *patch models* (gpt-4.1-mini / -nano, gpt-5-mini / -nano,
+  o4-mini): 32-px patches, at most 1,536 (the image scaled down to fit), times the model's
+  multiplier.
+
+Unknown size (a URL source without ``width`` / ``height``; regio never downloads): the
+largest count the rule can give, so the window budget is never short: Anthropic 1,640 (the
+documented "~1,600 tokens" ceiling: the 784 x 1568 table size), OpenAI tile models base + 8
+tiles (768 x 2048 after scaling), patch models 1,536 patches times the multiplier.
+
+Documents (:class:`regio.media.Document`): a PDF counts :data:`PDF_TOKENS_PER_PAGE` per page
+(Anthropic: each page is sent as its extracted text plus an image of the page, "1,500-3,000
+tokens per page" of text plus the page image,
+https://platform.claude.com/docs/en/build-with-claude/pdf-support, "Estimate your costs";
+OpenAI sends the same pair per page, https://platform.openai.com/docs/guides/pdf-files); we
+take the upper end of the text range plus a page image at Anthropic's ceiling. A PDF URL of
+unknown length counts :data:`UNKNOWN_PDF_PAGES` pages (regio's assumption, no provider gives
+one; pass ``pages=`` when you know it). A plain-text document counts its text and title with
+the counter's tokenizer.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+
+from regio.media import ANTHROPIC_MAX_PIXELS, Document, Image, anthropic_image_tokens
+
+__all__ = [
+    "ANTHROPIC_UNKNOWN_IMAGE_TOKENS",
+    "PDF_TOKENS_PER_PAGE",
+    "UNKNOWN_PDF_PAGES",
+    "anthropic_image_tokens",
+    "document_tokens",
+    "image_tokens",
+    "media_tokens",
+    "openai_image_tokens",
+]
+
+#: Anthropic, an image of unknown size: the documented ceiling ("~1,600 tokens"), tokens.
+ANTHROPIC_UNKNOWN_IMAGE_TOKENS = math.ceil(ANTHROPIC_MAX_PIXELS / 750)
+#: One PDF page: 3,000 text tokens (upper end of Anthropic's 1,500-3,000) + a 1,600-token
+#: page image.
+PDF_TOKENS_PER_PAGE = 4600
+#: Pages assumed for a PDF URL of unknown length (regio's assumption, see the module doc).
+UNKNOWN_PDF_PAGES = 10
+
+# (model prefix, base tokens, tile tokens); first match wins, longest prefixes first.
+_TILE_MODELS: tuple[tuple[str, int, int], ...] = (
+    ("gpt-4o-mini", 2833, 5667),
+    ("gpt-5-chat", 70, 140),
+    ("gpt-5", 70, 140),
+    ("gpt-4o", 85, 170),
+    ("chatgpt-4o", 85, 170),
+    ("gpt-4.1", 85, 170),
+    ("gpt-4.5", 85, 170),
+    ("o1", 75, 150),
+    ("o3", 75, 150),
+    ("computer-use", 65, 129),
+)
+# (model prefix, tokens per 32-px patch); checked before the tile models.
+_PATCH_MODELS: tuple[tuple[str, float], ...] = (
+    ("gpt-5-mini", 1.62),
+    ("gpt-5-nano", 2.46),
+    ("gpt-4.1-mini", 1.62),
+    ("gpt-4.1-nano", 2.46),
+    ("o4-mini", 1.72),
+)
+_DEFAULT_TILE = (85, 170)
+_MAX_PATCHES = 1536
+
+
+def _bare(model: str) -> str:
+    return re.sub(r"^(openai/|ft:)", "", model.strip().lower())
+
+
+def _tile_tokens(width: int, height: int, base: int, tile: int) -> int:
+    w, h = float(width), float(height)
+    if max(w, h) > 2048:
+        s = 2048 / max(w, h)
+        w, h = w * s, h * s
+    if min(w, h) > 768:
+        s = 768 / min(w, h)
+        w, h = w * s, h * s
+    tiles = math.ceil(round(w) / 512) * math.ceil(round(h) / 512)
+    return base + tile * max(1, tiles)
+
+
+def _patches(width: int, height: int) -> int:
+    raw = math.ceil(width / 32) * math.ceil(height / 32)
+    if raw <= _MAX_PATCHES:
+        return raw
+    r = math.sqrt(32 * 32 * _MAX_PATCHES / (width * height))
+    r *= min(
+        math.floor(width * r / 32) / (width * r / 32),
+        math.floor(height * r / 32) / (height * r / 32),
+    )
+    return min(_MAX_PATCHES, math.ceil(width * r / 32) * math.ceil(height * r / 32))
+
+
+def openai_image_tokens(
+    width: int | None, height: int | None, detail: str = "auto", model: str = ""
+) -> int:
+    """OpenAI's count for one image, tokens (rules in the module docstring). ``width`` /
+    ``height`` ``None``: the rule's largest count."""
+    bare = _bare(model)
+    for prefix, mult in _PATCH_MODELS:
+        if bare.startswith(prefix):
+            patches = _MAX_PATCHES if width is None or height is None else _patches(width, height)
+            return math.ceil(patches * mult)
+    base, tile = next(((b, t) for p, b, t in _TILE_MODELS if bare.startswith(p)), _DEFAULT_TILE)
+    if detail == "low":
+        return base
+    if width is None or height is None:
+        return base + tile * 8
+    return _tile_tokens(width, height, base, tile)
+
+
+def image_tokens(image: Image, *, chat_format: str, model: str = "") -> int:
+    """Tokens of ``image`` under the provider of ``chat_format`` (``anthropic``: Anthropic's
+    rule, else OpenAI's for ``model``)."""
+    if chat_format == "anthropic":
+        if image.width is None or image.height is None:
+            return ANTHROPIC_UNKNOWN_IMAGE_TOKENS
+        return anthropic_image_tokens(image.width, image.height)
+    return openai_image_tokens(image.width, image.height, image.detail, model)
+
+
+def document_tokens(document: Document, count: Callable[[str], int]) -> int:
+    """Tokens of ``document``: a PDF's pages times :data:`PDF_TOKENS_PER_PAGE`
+    (:data:`UNKNOWN_PDF_PAGES` when unknown); a text document's text and title through
+    ``count`` (the counter's tokenizer)."""
+    title = count(document.title) if document.title else 0
+    text = document.plain_text()
+    if text is not None:
+        return count(text) + title
+    pages = document.pages if document.pages is not None else UNKNOWN_PDF_PAGES
+    return pages * PDF_TOKENS_PER_PAGE + title
+
+
+def media_tokens(
+    block: Image | Document, *, chat_format: str, model: str, count: Callable[[str], int]
+) -> int:
+    """Tokens of an image or document block (:func:`image_tokens`, :func:`document_tokens`)."""
+    if isinstance(block, Image):
+        return image_tokens(block, chat_format=chat_format, model=model)
+    return document_tokens(block, count)

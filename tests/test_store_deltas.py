@@ -1,0 +1,175 @@
+"""Window deltas in the session stores: a save writes the window entries that are new or
+changed and drops the ones that left, so its bytes follow the turn; loads stay exact."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from regio.regions import Pinned, SlidingWindow
+from regio.runtime import Engine
+from regio.runtime.persistence import engine_state
+from regio.store import (
+    RedisStore,
+    SessionConflictError,
+    SessionRecords,
+    SessionStoreError,
+    SQLiteStore,
+    encode_save,
+)
+from runtime_stubs import StubCounter, make_engine
+from store_support import play_turn, redis_url
+
+__all__ = ["redis_url"]
+
+
+def small_engine(session_id: str = "s") -> Engine:
+    """An engine whose conversation is full after a few turns (then it evicts)."""
+    return make_engine(
+        [Pinned(name="system", budget=2_000), SlidingWindow(name="conversation", budget=600)],
+        max_tokens=6_000,
+        session_id=session_id,
+    )
+
+
+def load(store: Any, sid: str = "s") -> Engine:
+    return Engine.load_from(store, sid, summarizer=None, token_counter=StubCounter())
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def store(request: Any, tmp_path: Any) -> Any:
+    if request.param == "sqlite":
+        db = SQLiteStore(tmp_path / "sessions.db")
+        yield db
+        db.close()
+        return
+    url = request.getfixturevalue("redis_url")
+    out = RedisStore.from_url(url, prefix=f"d:{request.node.name}:")
+    for sid in out.sessions():
+        out.delete(sid)
+    yield out
+
+
+def _keys(engine: Engine) -> set[str]:
+    return {f"{r.name}/{e.id}" for r in engine.window.regions for e in r.entries}
+
+
+def window_keys(keys: Any) -> set[str]:
+    """The window-entry keys among record keys (the last request's blocks are ``@lb/...``)."""
+    return {k for k in keys if not k.startswith("@")}
+
+
+def test_a_save_puts_only_the_new_turn_and_drops_what_left_the_window(store):
+    engine = small_engine()
+    for turn in range(1, 20):
+        play_turn(engine, turn)
+        engine.save_to(store)
+    before = _keys(engine)
+    play_turn(engine, 20)
+    records = encode_save(engine, engine.store_mark)
+    after = _keys(engine)
+    assert window_keys(records.put) == after - before
+    assert window_keys(records.drop) == before - after
+    assert records.drop, "the window is full, so the turn evicted something"
+    assert len(window_keys(records.put)) == 3  # user, assistant tool_use, tool_result
+    request_blocks = len(engine.state.last_request.blocks)
+    assert len(records.put) - 3 < request_blocks / 2  # the request's unchanged blocks stay
+
+
+def test_bytes_per_save_follow_the_turn_once_the_window_is_full(store):
+    engine = small_engine()
+    sizes = []
+    for turn in range(1, 61):
+        play_turn(engine, turn)
+        sizes.append(encode_save(engine, engine.store_mark).size)
+        engine.save_to(store)
+    window_bytes = sum(len(msgspec.msgpack.encode(e)) for e in engine.window.conversation.entries)
+    assert max(sizes[40:]) <= 1.3 * sizes[9]
+    delta = encode_save(engine, engine.store_mark)  # nothing changed since the last save
+    assert not delta.put and not delta.drop
+    assert sum(len(v) for v in encode_save(engine, None).put.values()) >= 0.9 * window_bytes
+
+
+def test_an_engine_loaded_from_the_store_saves_deltas_against_what_is_stored(store):
+    engine = small_engine()
+    for turn in range(1, 12):
+        play_turn(engine, turn)
+        engine.save_to(store)
+    loaded = load(store)
+    play_turn(loaded, 12)
+    records = encode_save(loaded, loaded.store_mark)
+    assert len(window_keys(records.put)) == 3
+    loaded.save_to(store)
+    play_turn(engine, 12)  # the same turn on the original engine
+    assert engine_state(load(store)).window == engine_state(engine).window
+
+
+def test_a_conflicting_save_leaves_the_stored_window_untouched(store):
+    engine = small_engine()
+    for turn in range(1, 8):
+        play_turn(engine, turn)
+    engine.save_to(store)
+    stale = load(store)
+    play_turn(engine, 8)
+    engine.save_to(store)
+    play_turn(stale, 8)
+    play_turn(stale, 9)
+    with pytest.raises(SessionConflictError):
+        stale.save_to(store)
+    assert engine_state(load(store)) == engine_state(engine)
+
+
+def test_a_stored_window_missing_an_entry_is_reported_as_damaged(tmp_path):
+    db = SQLiteStore(tmp_path / "s.db")
+    engine = small_engine()
+    play_turn(engine, 1)
+    engine.save_to(db)
+    key = next(iter(engine.store_mark.entries))
+    db._db.execute("DELETE FROM entries WHERE key = ?", (key,))
+    with pytest.raises(SessionStoreError, match="lacks entries"):
+        load(db)
+    db.close()
+
+
+def test_a_session_with_a_whole_window_head_still_loads(tmp_path):
+    # heads written before window entries were keyed records hold the whole EngineState
+    db = SQLiteStore(tmp_path / "s.db")
+    engine = small_engine()
+    for turn in range(1, 4):
+        play_turn(engine, turn)
+    state = engine_state(engine)
+    head = msgspec.msgpack.encode(msgspec.structs.replace(state, transcript=[], ledger=[]))
+    new = encode_save(engine, None)
+    db.save(
+        "s",
+        SessionRecords(head, new.transcript, new.ledger, new.transcript_count, new.ledger_count),
+        expected=0,
+    )
+    assert engine_state(load(db)) == state
+    db.close()
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(plan=st.lists(st.sampled_from(["turn", "save", "reload"]), min_size=1, max_size=25))
+def test_any_mix_of_turns_saves_and_reloads_restores_the_window(tmp_path_factory, plan):
+    db = SQLiteStore(tmp_path_factory.mktemp("deltas") / "s.db")
+    engine = small_engine()
+    turn = 0
+    for step in plan:
+        if step == "turn":
+            turn += 1
+            play_turn(engine, turn)
+        elif step == "save":
+            engine.save_to(db)
+        elif engine.store_mark is not None:
+            engine.save_to(db)
+            engine = load(db)
+    engine.save_to(db)
+    assert engine_state(load(db)) == engine_state(engine)
+    db.close()
