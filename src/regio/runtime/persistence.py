@@ -46,7 +46,7 @@ from typing import Any
 import msgspec
 
 from regio.errors import RegioError
-from regio.layout import LayoutState, Request, ToolSpec
+from regio.layout import LayoutState, Request
 from regio.regions import Window, WindowState
 from regio.regions.registry import KIND_ALIASES
 from regio.regions.state import RegionState
@@ -61,6 +61,8 @@ from regio.tokens import (
 from .compaction import CompactionBook
 from .errors import RuntimeStateError
 from .extractive import ExtractiveSummarizer
+from .savedconfig import SAVED_OPTIONS as _OPTIONS
+from .savedconfig import EngineConfig
 from .statescan import max_json_depth, max_msgpack_depth
 from .summarizer import summarizer_limits
 from .transcript import Transcript, TranscriptRecord
@@ -95,60 +97,6 @@ MAX_STATE_DEPTH = 200
 TEMP_SUFFIX = ".regio-tmp"
 _LEGACY_TEMP_AGE = 3600.0  # seconds before an old-style ``.<name>.*.tmp`` counts as stale
 _HOOKS = ("render", "on_write", "on_overflow")
-
-
-class EngineConfig(msgspec.Struct):
-    """The engine's options (see :class:`regio.runtime.Engine`); ``blueprint_sha256`` is the
-    hex sha256 of ``blueprint_text`` (``None`` for an engine built without a blueprint)."""
-
-    provider: str
-    model: str
-    context_window: int | None
-    output_reserve: int
-    strategy: str
-    ttl: str
-    chunk_tokens: int
-    settle_share: float
-    targets: dict[str, int]
-    compact_trigger: int | None
-    auto_compact: bool
-    no_progress_limit: int
-    carry_forward: str
-    standing_instructions: str
-    session_id: str | None
-    blueprint_text: str | None
-    tokenizer: str | None
-    counter_name: str
-    chat_format: str | None
-    summarizer_window: int
-    summarizer_max_tokens: int
-    extra_tools: list[ToolSpec] = msgspec.field(default_factory=list)
-    cut_at_turns: bool = False
-    blueprint_sha256: str | None = None
-    relief: dict[str, Any] | None = None  # EngineOptions.relief (a ReliefPolicy as saved)
-
-
-#: Engine options saved and restored as they are (``targets`` and ``extra_tools`` are copied).
-_OPTIONS = (
-    "provider",
-    "model",
-    "context_window",
-    "output_reserve",
-    "strategy",
-    "ttl",
-    "chunk_tokens",
-    "settle_share",
-    "compact_trigger",
-    "auto_compact",
-    "no_progress_limit",
-    "carry_forward",
-    "standing_instructions",
-    "session_id",
-    "blueprint_text",
-    "tokenizer",
-    "cut_at_turns",
-    "relief",
-)
 
 
 class EngineState(msgspec.Struct):
@@ -375,7 +323,9 @@ def _counter(source: Path, config: EngineConfig, given: Any) -> Any:
         return given
     name = config.tokenizer or config.counter_name
     if name in COUNTER_NAMES:
-        return get_counter(name, chat_format=config.chat_format or "openai_chat")
+        return get_counter(
+            name, chat_format=config.chat_format or "openai_chat", model=config.model
+        )
     raise RuntimeStateError(
         f"{source}: the saved engine used token counter {config.counter_name!r}, which regio "
         "cannot rebuild; pass token_counter= to Engine.load"
