@@ -392,3 +392,15 @@ def test_sqlite_store_round_trips_media_entries(tmp_path):
     engine.save_to(store, "s1")
     loaded = Engine.load_from(store, "s1")
     assert loaded.window.conversation.entries == engine.window.conversation.entries
+
+
+def test_add_tool_result_carries_the_tools_media_into_the_payload():
+    engine = Engine.from_blueprint(blueprint())
+    engine.add_user("take a screenshot")
+    engine.add_assistant("Taking it.", [ToolUse("call_1", "screenshot", {})])
+    engine.add_tool_result("call_1", "the page", media=(png(),))
+    _, payload = engine.request()
+    check_anthropic(payload)
+    result = payload["messages"][-1]["content"][-1]
+    assert result["type"] == "tool_result"
+    assert [part["type"] for part in result["content"]] == ["text", "image"]

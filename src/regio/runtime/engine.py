@@ -346,12 +346,13 @@ class Engine:
         is_error: bool = False,
         tokens: int | None = None,
         final: bool = True,
+        media: Sequence[Any] = (),
     ) -> Entry:
-        """Append the result of call ``tool_use_id`` (joins the call's turn group); ``final=False``
-        appends a progress report that keeps the group open (:class:`ToolResult`). A result for
-        an id no assistant message issued is kept as received and emits the warning event
-        ``orphan_tool_result`` naming the id (:class:`OrphanToolResult`)."""
-        result = ToolResult(tool_use_id, content, is_error, final)
+        """Append the result of call ``tool_use_id`` (joins the call's turn group); ``media``:
+        :class:`regio.media.Image` / ``Document`` blocks the tool returned; ``final=False`` is
+        a progress report keeping the group open (:class:`ToolResult`). A result for an id no
+        assistant message issued is kept and emits ``orphan_tool_result`` (the id)."""
+        result = ToolResult(tool_use_id, content, is_error, final, tuple(media))
         return self.add_message(Message.tool((result,)), tokens=tokens)
 
     def add_response(self, response: Any, *, observe: bool = False) -> Entry:
