@@ -21,6 +21,7 @@ from .events import LayoutEvent, NotesSettled, TailSettled
 from .model import ChunkState, LayoutState, Note
 from .protocols import count_text
 from .renderlog import Extra, RenderLog, frozen_message, note_message, summary_message
+from .repair import PMessage
 from .sections import Section, holds_summaries, renders_itself
 from .settle import Settling, plan_settling
 from .strategy import LayoutStrategy
@@ -242,19 +243,20 @@ def summary_extras(job: Job) -> list[Extra]:
     """The ``compact_history`` summaries, oldest first, as messages that open the
     conversation (anchor ``None``), when the strategy puts them there
     (``summaries_in_messages``): never joined into the system text, so a compaction leaves the
-    system bytes as they were and earlier summaries stay byte-identical, appended."""
+    system bytes as they were and earlier summaries stay byte-identical, appended. The log
+    keeps the list while the summary regions are unchanged and each entry's message while its
+    entry stays (:meth:`RenderLog.summaries`), so a request costs what is new."""
     if not getattr(job.strategy, "summaries_in_messages", False):
         return []
-    out: list[Extra] = []
-    for region in job.window.regions:
-        if not holds_summaries(region):
-            continue
-        for entry in region.entries:
-            text = summary_text(region.name, entry)
-            ntok = entry.tokens + count_text(job.window, text[: len(text) - len(entry.text)])
-            pm = summary_message(text, ntok, entry.id, region.name)
-            out.append(((-1, len(out)), pm, (ntok,), (region.name,)))
-    return out
+    window = job.window
+
+    def message(region: str, entry: Entry) -> tuple[PMessage, int]:
+        text = summary_text(region, entry)
+        ntok = entry.tokens + count_text(window, text[: len(text) - len(entry.text)])
+        return summary_message(text, ntok, entry.id, region), ntok
+
+    regions = [r for r in window.regions if holds_summaries(r)]
+    return job.log.summaries(regions, message)
 
 
 def extras_of(job: Job, plan: RegionPlan) -> dict[str | None, list[Extra]]:
