@@ -113,7 +113,9 @@ class RenderLog:
     cum: list[int] = attrs.field(factory=lambda: [0])
     hashes: set[str] = attrs.field(factory=set)
     messages: int = 0
-    rendered: dict[str, dict[int, tuple[LayoutBlock, Any]]] = attrs.field(factory=dict)
+    rendered: dict[str, dict[int, tuple[LayoutBlock, Any, Callable[[Any], Any]]]] = attrs.field(
+        factory=dict
+    )
     head: dict[Any, str] = attrs.field(factory=dict)
     _conversation: Sequence[Entry] = ()
     _pending_ids: set[str] = attrs.field(factory=set)
@@ -406,19 +408,25 @@ class RenderLog:
         return prefix_hash in self.hashes or prefix_hash in view.fresh_hashes
 
     # ----- rendered form per API -----------------------------------------------------------
-    def rendered_unit(self, api: str, message: int, first: LayoutBlock) -> Any:
+    def rendered_unit(
+        self, api: str, message: int, first: LayoutBlock
+    ) -> tuple[Any, Callable[[Any], Any]] | None:
         """The rendered form ``api`` stored for final message ``message`` whose first block is
-        ``first`` (the log's own block object), else ``None``."""
+        ``first`` (the log's own block object) with the function that copies it, else
+        ``None``."""
         found = self.rendered.get(api, {}).get(message)
         if found is None or found[0] is not first:
             return None
-        return found[1]
+        return found[1], found[2]
 
-    def keep_unit(self, api: str, message: int, first: LayoutBlock, unit: Any) -> None:
-        """Store the rendered form of message ``message`` when it is final (before the
-        watermark) and ``first`` is the log's own block (no marker on it)."""
+    def keep_unit(
+        self, api: str, message: int, first: LayoutBlock, unit: Any, copy: Callable[[Any], Any]
+    ) -> None:
+        """Store the rendered form of message ``message`` (and ``copy``, the function that
+        gives a payload its own containers of it) when it is final (before the watermark)
+        and ``first`` is the log's own block (no marker on it)."""
         if message < self.messages and self._final_block(first):
-            self.rendered.setdefault(api, {})[message] = (first, unit)
+            self.rendered.setdefault(api, {})[message] = (first, unit, copy)
 
     def _final_block(self, b: LayoutBlock) -> bool:
         # final message blocks are the log's own objects; find by running sums is not needed:
