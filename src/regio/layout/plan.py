@@ -262,11 +262,9 @@ def summary_extras(job: Job) -> list[Extra]:
 def extras_of(job: Job, plan: RegionPlan) -> dict[str | None, list[Extra]]:
     """Anchor -> the notes and frozen tail copies placed after it, in placement order (notes
     of a request before its copies: the notes preceded that request's tail); the
-    ``compact_history`` summaries open the conversation (:func:`summary_extras`)."""
+    ``compact_history`` summaries open the conversation (:func:`summary_extras`; the log's
+    list is never extended in place)."""
     by_anchor: dict[str | None, list[Extra]] = {}
-    summaries = summary_extras(job)
-    if summaries:
-        by_anchor[None] = summaries
     for note, entry in plan.notes:
         text = note_text(note.region, entry)
         ntok = entry.tokens + count_text(job.window, text[: len(text) - len(entry.text)])
@@ -287,4 +285,8 @@ def extras_of(job: Job, plan: RegionPlan) -> dict[str | None, list[Extra]]:
             )
     for extras in by_anchor.values():
         extras.sort(key=lambda item: item[0])
+    summaries = summary_extras(job)  # the log's list, in order (keys (-1, i) sort first)
+    if summaries:
+        after = by_anchor.get(None)
+        by_anchor[None] = [*summaries, *after] if after else summaries
     return by_anchor

@@ -43,24 +43,15 @@ class WindowSurface(Protocol):
         self,
         content: Content,
         *,
-        role: str | None = None,
         key: str | None = None,
         tokens: int | None = None,
         meta: dict[str, Any] | None = None,
-        group: str | None = None,
     ) -> Entry:
         """An entry with a fresh id and the current turn."""
         ...
 
     def write(
-        self,
-        region: str | Region,
-        content: Entry | Content,
-        *,
-        key: str | None = None,
-        role: str | None = None,
-        tokens: int | None = None,
-        strict: bool = False,
+        self, region: str | Region, content: Entry | Content, *, key: str | None = None
     ) -> WriteResult | Refusal:
         """Admit an entry into ``region``."""
         ...

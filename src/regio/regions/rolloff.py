@@ -15,24 +15,26 @@ __all__ = ["RollingRegion", "plan_rolloff"]
 
 class RollingRegion(Protocol):
     """What :func:`plan_rolloff` reads of a region (a :class:`regio.regions.Region`): its
-    entries, tokens (used and budget), admission, history counts and refusals."""
+    admission, entries, tokens (used and budget), history counts and refusals."""
 
     admission: str
 
     @property
     def entries(self) -> Sequence[Entry]: ...
 
+    def history_counts(self) -> HistoryCounts:
+        """The region's :class:`HistoryCounts` (kept incrementally)."""
+        ...
+
     @property
     def used_tokens(self) -> int: ...
-
-    @property
-    def budget(self) -> int: ...
-
-    def history_counts(self) -> HistoryCounts: ...
 
     def refusal(self, entry: Entry, reason: str, *, info: UnitAnalysis | None = None) -> Refusal:
         """The :class:`Refusal` of ``entry`` for ``reason``."""
         ...
+
+    @property
+    def budget(self) -> int: ...
 
 
 def plan_rolloff(
