@@ -11,6 +11,7 @@ notes and frozen copies after their anchors in the conversation.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 import attrs
@@ -28,6 +29,8 @@ from .strategy import LayoutStrategy
 from .tail import TailPlan, plan_tail, rent_due, stale_tokens
 
 __all__ = ["Job", "RegionPlan", "extras_of", "plan_regions", "refresh_tail"]
+
+_ID = attrgetter("id")
 
 
 @attrs.frozen
@@ -100,7 +103,7 @@ class RegionPlan:
         """Region -> settled entry ids."""
         if self.settling is None:
             return {}
-        return {k: tuple(e.id for e in v) for k, v in self.settling.settled.items()}
+        return {k: tuple(map(_ID, v)) for k, v in self.settling.settled.items()}
 
 
 def _settle(job: Job, force: str | None) -> Settling | None:

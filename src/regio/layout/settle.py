@@ -90,17 +90,21 @@ def plan_settling(
     fresh: list[Entry] = []
     fresh_region: dict[str, str] = {}
     for r in grows:
-        by_id = {e.id: e for e in r.entries}
         ids = set(state.settled.get(r.name, ()))
         known = {
             eid: dg
             for c in state.chunks.get(r.name, ())
             for eid, dg in zip(c.entry_ids, c.digests, strict=True)
         }
-        for eid, dg in known.items():
-            e = by_id.get(eid)
-            if e is None or digest(e) != dg:
-                reason = reason or "region_rewritten"
+        if known:
+            by_id = {e.id: e for e in r.entries}
+            for eid, dg in known.items():
+                e = by_id.get(eid)
+                if e is None or digest(e) != dg:
+                    reason = reason or "region_rewritten"
+        if ids.issuperset(map(_ID, r.entries)):  # all settled: the usual request
+            settled[r.name] = list(r.entries)
+            continue
         settled[r.name] = [e for e in r.entries if e.id in ids]
         for e in r.entries:
             if e.id not in ids:
