@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 from .assemble import DEFAULT_MIN_CACHE_TOKENS, assemble, note_text, prompt_cache_key
-from .breakpoints import LOOKBACK, MAX_BREAKPOINTS, plan_breakpoints, positions
+from .breakpoints import LOOKBACK, MAX_BREAKPOINTS, positions
 from .cachebridge import to_cache_request
 from .chunks import DEFAULT_CHUNK_TOKENS, pack_chunks
 from .events import (
@@ -61,7 +61,13 @@ from .repair import (
 from .sections import kind_rank
 from .settle import DEFAULT_SETTLE_SHARE
 from .stability import Stability, classify
-from .strategy import STRATEGIES, LayoutStrategy, register_strategy, strategy_for
+from .strategy import (
+    STRATEGIES,
+    LayoutStrategy,
+    plan_breakpoints,
+    register_strategy,
+    strategy_for,
+)
 
 __all__ = [
     "CONTINUE_TEXT",

@@ -26,7 +26,6 @@ conversation (:mod:`regio.layout.tail`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from regio.content import ToolResult, ToolUse
 
@@ -40,7 +39,6 @@ __all__ = [
     "check_ttls",
     "levels",
     "place_marks",
-    "plan_breakpoints",
     "positions",
     "regio_wanted",
     "stable_run_end",
@@ -112,18 +110,6 @@ def levels(blocks: Sequence[LayoutBlock]) -> tuple[range, range]:
     while msg_end > n_sys and blocks[msg_end - 1].level == "tail":
         msg_end -= 1
     return range(n_sys), range(n_sys, msg_end)
-
-
-def plan_breakpoints(
-    strategy: Any, blocks: Sequence[LayoutBlock], **options: Any
-) -> list[Breakpoint]:
-    """The markers ``strategy`` (a name or a :class:`regio.layout.LayoutStrategy`) plans for
-    ``blocks``; ``options`` as for :meth:`LayoutStrategy.plan_breakpoints` (``ttl``,
-    ``stable_ttl``, ``min_tokens``, ``previous_newest``, ``previous_marks``, ``tail_index``,
-    ``system_changed``). Raises ``ValueError`` for an unknown strategy or TTL."""
-    from .strategy import strategy_for
-
-    return strategy_for(strategy).plan_breakpoints(blocks, **options)
 
 
 def regio_wanted(

@@ -11,6 +11,7 @@ notes and frozen copies after their anchors in the conversation.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 import attrs
@@ -21,12 +22,15 @@ from .events import LayoutEvent, NotesSettled, TailSettled
 from .model import ChunkState, LayoutState, Note
 from .protocols import count_text
 from .renderlog import Extra, RenderLog, frozen_message, note_message, summary_message
+from .repair import PMessage
 from .sections import Section, holds_summaries, renders_itself
 from .settle import Settling, plan_settling
 from .strategy import LayoutStrategy
 from .tail import TailPlan, plan_tail, rent_due, stale_tokens
 
 __all__ = ["Job", "RegionPlan", "extras_of", "plan_regions", "refresh_tail"]
+
+_ID = attrgetter("id")
 
 
 @attrs.frozen
@@ -99,7 +103,7 @@ class RegionPlan:
         """Region -> settled entry ids."""
         if self.settling is None:
             return {}
-        return {k: tuple(e.id for e in v) for k, v in self.settling.settled.items()}
+        return {k: tuple(map(_ID, v)) for k, v in self.settling.settled.items()}
 
 
 def _settle(job: Job, force: str | None) -> Settling | None:
@@ -242,29 +246,28 @@ def summary_extras(job: Job) -> list[Extra]:
     """The ``compact_history`` summaries, oldest first, as messages that open the
     conversation (anchor ``None``), when the strategy puts them there
     (``summaries_in_messages``): never joined into the system text, so a compaction leaves the
-    system bytes as they were and earlier summaries stay byte-identical, appended."""
+    system bytes as they were and earlier summaries stay byte-identical, appended. The log
+    keeps the list while the summary regions are unchanged and each entry's message while its
+    entry stays (:meth:`RenderLog.summaries`), so a request costs what is new."""
     if not getattr(job.strategy, "summaries_in_messages", False):
         return []
-    out: list[Extra] = []
-    for region in job.window.regions:
-        if not holds_summaries(region):
-            continue
-        for entry in region.entries:
-            text = summary_text(region.name, entry)
-            ntok = entry.tokens + count_text(job.window, text[: len(text) - len(entry.text)])
-            pm = summary_message(text, ntok, entry.id, region.name)
-            out.append(((-1, len(out)), pm, (ntok,), (region.name,)))
-    return out
+    window = job.window
+
+    def message(region: str, entry: Entry) -> tuple[PMessage, int]:
+        text = summary_text(region, entry)
+        ntok = entry.tokens + count_text(window, text[: len(text) - len(entry.text)])
+        return summary_message(text, ntok, entry.id, region), ntok
+
+    regions = [r for r in window.regions if holds_summaries(r)]
+    return job.log.summaries(regions, message)
 
 
 def extras_of(job: Job, plan: RegionPlan) -> dict[str | None, list[Extra]]:
     """Anchor -> the notes and frozen tail copies placed after it, in placement order (notes
     of a request before its copies: the notes preceded that request's tail); the
-    ``compact_history`` summaries open the conversation (:func:`summary_extras`)."""
+    ``compact_history`` summaries open the conversation (:func:`summary_extras`; the log's
+    list is never extended in place)."""
     by_anchor: dict[str | None, list[Extra]] = {}
-    summaries = summary_extras(job)
-    if summaries:
-        by_anchor[None] = summaries
     for note, entry in plan.notes:
         text = note_text(note.region, entry)
         ntok = entry.tokens + count_text(job.window, text[: len(text) - len(entry.text)])
@@ -285,4 +288,8 @@ def extras_of(job: Job, plan: RegionPlan) -> dict[str | None, list[Extra]]:
             )
     for extras in by_anchor.values():
         extras.sort(key=lambda item: item[0])
+    summaries = summary_extras(job)  # the log's list, in order (keys (-1, i) sort first)
+    if summaries:
+        after = by_anchor.get(None)
+        by_anchor[None] = [*summaries, *after] if after else summaries
     return by_anchor

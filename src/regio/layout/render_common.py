@@ -19,6 +19,7 @@ __all__ = [
     "RenderedMessage",
     "canonical_input",
     "conversation_start",
+    "copier",
     "fresh_copy",
     "group_messages_of",
     "group_runs",
@@ -90,6 +91,21 @@ def fresh_copy(value: Any) -> Any:
     return value
 
 
+def _copy_leaf_dicts(unit: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return list(map(dict.copy, unit))
+
+
+def copier(unit: Any) -> Callable[[Any], Any]:
+    """The copy function that gives ``unit`` fresh containers (:func:`fresh_copy`'s result),
+    chosen once for a unit the log keeps: a list of dicts whose values are all leaves is copied
+    with ``dict.copy`` per item (about six times faster than the generic walk)."""
+    if isinstance(unit, list) and all(
+        type(d) is dict and not any(isinstance(v, (dict, list)) for v in d.values()) for d in unit
+    ):
+        return _copy_leaf_dicts
+    return fresh_copy
+
+
 def rendered_units(
     api: str,
     messages: Sequence[RenderedMessage],
@@ -98,18 +114,20 @@ def rendered_units(
 ) -> Iterator[tuple[RenderedMessage, Any]]:
     """Each message with its rendered unit (``render(message)``). With the session's render
     log, a final message without markers is rendered once and then copied from the log
-    (:func:`fresh_copy`: the payload never shares a container with the log)."""
+    (:func:`copier`: the payload never shares a container with the log)."""
     for m in messages:
         first = m.blocks[0]
         if log is None or first.level != "messages" or any(b.breakpoint for b in m.blocks):
             yield m, render(m)
             continue
         index = first.message or 0
-        unit = log.rendered_unit(api, index, first)
-        if unit is None:
+        found = log.rendered_unit(api, index, first)
+        if found is None:
             unit = render(m)
-            log.keep_unit(api, index, first, unit)
-        yield m, fresh_copy(unit)
+            found = (unit, copier(unit))
+            log.keep_unit(api, index, first, *found)
+        unit, copy = found
+        yield m, copy(unit)
 
 
 def canonical_input(value: dict[str, Any]) -> dict[str, Any]:

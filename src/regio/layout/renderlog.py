@@ -113,7 +113,9 @@ class RenderLog:
     cum: list[int] = attrs.field(factory=lambda: [0])
     hashes: set[str] = attrs.field(factory=set)
     messages: int = 0
-    rendered: dict[str, dict[int, tuple[LayoutBlock, Any]]] = attrs.field(factory=dict)
+    rendered: dict[str, dict[int, tuple[LayoutBlock, Any, Callable[[Any], Any]]]] = attrs.field(
+        factory=dict
+    )
     head: dict[Any, str] = attrs.field(factory=dict)
     _conversation: Sequence[Entry] = ()
     _pending_ids: set[str] = attrs.field(factory=set)
@@ -123,6 +125,14 @@ class RenderLog:
     #: sections of closed chunks of this request and the previous one, by value key
     _sections: dict[Hashable, Any] = attrs.field(factory=dict)
     _sections_before: dict[Hashable, Any] = attrs.field(factory=dict)
+    #: the summary messages opening the conversation: the regions' entry lists they were
+    #: built from (list, rewrite epoch, length per region), the extras, and per (region,
+    #: entry id) the entry with its message and tokens
+    _summary_key: tuple[tuple[str, Any, int | None, int], ...] | None = None
+    _summary_extras: list[Extra] = attrs.field(factory=list)
+    _summary_messages: dict[tuple[str, str], tuple[Entry, PMessage, int]] = attrs.field(
+        factory=dict
+    )
 
     # ----- the one invalidation point ----------------------------------------------------
     def reset(self) -> None:
@@ -192,6 +202,42 @@ class RenderLog:
             self._sections[key] = found
         return found
 
+    # ----- the summaries opening the conversation ----------------------------------------
+    def summaries(
+        self, regions: Sequence[Any], message: Callable[[str, Entry], tuple[PMessage, int]]
+    ) -> list[Extra]:
+        """The summary extras of ``regions`` (anchor ``None``, oldest first): per entry
+        ``message(region name, entry) -> (message, tokens)``. The same list object is returned
+        while no region's entry list changed (an :class:`regio.regions.entrylist.EntryList`
+        with the same rewrite epoch and length), and each entry's message is built once while
+        the entry stays; a request where nothing changed costs O(regions)."""
+        key = tuple(
+            (r.name, r.entries, getattr(r.entries, "rewrite_epoch", None), len(r.entries))
+            for r in regions
+        )
+        old = self._summary_key
+        if (
+            old is not None
+            and len(old) == len(key)
+            and all(
+                a[0] == b[0] and a[1] is b[1] and a[2] is not None and a[2:] == b[2:]
+                for a, b in zip(old, key, strict=True)
+            )
+        ):
+            return self._summary_extras
+        known, kept = self._summary_messages, {}
+        out: list[Extra] = []
+        for region in regions:
+            for entry in region.entries:
+                at = (region.name, entry.id)
+                found = known.get(at)
+                if found is None or found[0] is not entry:
+                    found = (entry, *message(region.name, entry))
+                kept[at] = found
+                out.append(((-1, len(out)), found[1], (found[2],), (region.name,)))
+        self._summary_key, self._summary_extras, self._summary_messages = key, out, kept
+        return out
+
     # ----- head digests --------------------------------------------------------------------
     def head_digest(self, level: str, role: str, blk: Block | None, tool: ToolSpec | None) -> str:
         """:func:`block_digest` of a tools / system / tail block, remembered by value for the
@@ -244,7 +290,10 @@ class RenderLog:
         index = self.entry_index
         for anchor in extras.keys() | self.extras.keys():
             final = anchor is None or anchor in index
-            if final and extras.get(anchor, []) != self.extras.get(anchor, []):
+            if not final:
+                continue
+            now, was = extras.get(anchor, []), self.extras.get(anchor, [])
+            if now is not was and now != was:
                 return True
         return False
 
@@ -359,19 +408,25 @@ class RenderLog:
         return prefix_hash in self.hashes or prefix_hash in view.fresh_hashes
 
     # ----- rendered form per API -----------------------------------------------------------
-    def rendered_unit(self, api: str, message: int, first: LayoutBlock) -> Any:
+    def rendered_unit(
+        self, api: str, message: int, first: LayoutBlock
+    ) -> tuple[Any, Callable[[Any], Any]] | None:
         """The rendered form ``api`` stored for final message ``message`` whose first block is
-        ``first`` (the log's own block object), else ``None``."""
+        ``first`` (the log's own block object) with the function that copies it, else
+        ``None``."""
         found = self.rendered.get(api, {}).get(message)
         if found is None or found[0] is not first:
             return None
-        return found[1]
+        return found[1], found[2]
 
-    def keep_unit(self, api: str, message: int, first: LayoutBlock, unit: Any) -> None:
-        """Store the rendered form of message ``message`` when it is final (before the
-        watermark) and ``first`` is the log's own block (no marker on it)."""
+    def keep_unit(
+        self, api: str, message: int, first: LayoutBlock, unit: Any, copy: Callable[[Any], Any]
+    ) -> None:
+        """Store the rendered form of message ``message`` (and ``copy``, the function that
+        gives a payload its own containers of it) when it is final (before the watermark)
+        and ``first`` is the log's own block (no marker on it)."""
         if message < self.messages and self._final_block(first):
-            self.rendered.setdefault(api, {})[message] = (first, unit)
+            self.rendered.setdefault(api, {})[message] = (first, unit, copy)
 
     def _final_block(self, b: LayoutBlock) -> bool:
         # final message blocks are the log's own objects; find by running sums is not needed:

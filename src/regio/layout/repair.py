@@ -168,24 +168,44 @@ def _place(
     return placed
 
 
-def _merge_into(
-    merged: list[PMessage], m: PMessage, events: list[LayoutEvent], offset: int = 0
-) -> None:
-    """Rule 5: append ``m`` to ``merged``, or merge it into the last message when both have the
-    same role, ``m`` is not ``separate`` and neither is a frozen tail copy (event appended;
-    ``offset``: merged messages before ``merged[0]``, for the event's message index)."""
-    if (
-        merged
-        and merged[-1].role == m.role
-        and not m.separate
-        and not _frozen(m)
-        and not _frozen(merged[-1])
-    ):
-        prev = merged[-1]
-        events.append(Repaired("merged", "", offset + len(merged)))
-        merged[-1] = prev.rebuilt(prev.pairs() + m.pairs())
-    else:
-        merged.append(m)
+def _mergeable(prev: PMessage, m: PMessage) -> bool:
+    """Rule 5's test: ``m`` merges into ``prev`` when both have the same role, ``m`` is not
+    ``separate`` and neither is a frozen tail copy."""
+    return prev.role == m.role and not m.separate and not _frozen(m) and not _frozen(prev)
+
+
+class _Merged:
+    """Rule 5 over a sequence of messages in linear time: the pairs merged into the last
+    message are collected and the message is rebuilt once (merging one message at a time
+    would copy the growing message again for each one)."""
+
+    def __init__(self, first: PMessage | None, events: list[LayoutEvent], offset: int) -> None:
+        self.done: list[PMessage] = []
+        self.last = first
+        self.extra: list[tuple[Block, BlockInfo | None]] = []
+        self.events = events
+        self.offset = offset  # merged messages before the first, for the events' index
+
+    def add(self, m: PMessage) -> None:
+        """Append ``m``, or merge it into the last message (event appended)."""
+        if self.last is not None and _mergeable(self.last, m):
+            self.events.append(Repaired("merged", "", self.offset + len(self.done) + 1))
+            if not self.extra:
+                self.extra = self.last.pairs()
+            self.extra.extend(m.pairs())
+            return
+        self._close()
+        self.last = m
+
+    def _close(self) -> None:
+        if self.last is not None:
+            self.done.append(self.last.rebuilt(self.extra) if self.extra else self.last)
+        self.last, self.extra = None, []
+
+    def messages(self) -> list[PMessage]:
+        """The merged messages (closes the last one)."""
+        self._close()
+        return self.done
 
 
 class StaleFront(Exception):
@@ -317,13 +337,12 @@ def repair_after(front: RepairFront, messages: Sequence[PMessage]) -> RepairRun:
     last_user_text = max(
         (front.cleaned + k for k, m in enumerate(deduped) if _is_user_text(m)), default=-1
     )
-    merged: list[PMessage] = [front.carry] if front.carry is not None else []
-    offset = front.merged
+    merger = _Merged(front.carry, ev_merge, front.merged)
     for k, m in enumerate(deduped):
         for pm in _place(m, front.cleaned + k, result_for, result_from, last_user_text, ev_place):
-            _merge_into(merged, pm, ev_merge, offset)
+            merger.add(pm)
     return RepairRun(
-        messages=merged,
+        messages=merger.messages(),
         ev_dedup=ev_dedup,
         ev_results=ev_results,
         ev_place=ev_place,

@@ -29,7 +29,6 @@ __all__ = [
     "holds_summaries",
     "kind_rank",
     "renders_itself",
-    "system_and_tail",
     "whole_section",
 ]
 
@@ -136,28 +135,3 @@ def chunked_sections(
         memo.section((r.name, r.description, n, c), partial(build, n, c))
         for n, c in enumerate(chunks)
     ]
-
-
-def system_and_tail(
-    window: Any,
-    strategy: Any,
-    regions: Sequence[Any],
-    *,
-    settled: Mapping[str, Sequence[Entry]] | None = None,
-    previous_chunks: Mapping[str, Sequence[ChunkState]] | None = None,
-    chunk_tokens: int,
-    memo: LayoutMemo | None = None,
-) -> tuple[list[Section], list[Section], dict[str, tuple[ChunkState, ...]]]:
-    """System sections, tail sections and the chunk boundaries used by ``strategy`` (a name or
-    a :class:`regio.layout.LayoutStrategy`) for ``regions`` (the window's non-conversation
-    regions in declaration order). Raises ``ValueError`` for an unknown strategy."""
-    from .strategy import strategy_for
-
-    return strategy_for(strategy).sections(
-        window,
-        regions,
-        settled=settled,
-        previous_chunks=previous_chunks or {},
-        chunk_tokens=chunk_tokens,
-        memo=memo or NO_MEMO,
-    )

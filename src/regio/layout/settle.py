@@ -49,6 +49,25 @@ class Settling:
 _ID = attrgetter("id")
 
 
+def _chunks_rewritten(r: Any, state: LayoutState, digest: Callable[[Entry], str]) -> bool:
+    """Whether an entry of a chunk the previous request sent of region ``r`` is gone or
+    changed."""
+    known = {
+        eid: dg
+        for c in state.chunks.get(r.name, ())
+        for eid, dg in zip(c.entry_ids, c.digests, strict=True)
+    }
+    if not known:
+        return False
+    by_id = {e.id: e for e in r.entries}
+    rewritten = False
+    for eid, dg in known.items():  # every digest is asked for, as the log keeps what is asked
+        e = by_id.get(eid)
+        if e is None or digest(e) != dg:
+            rewritten = True
+    return rewritten
+
+
 def plan_settling(
     grows: Sequence[Any],
     conversation: Sequence[Entry],
@@ -90,17 +109,12 @@ def plan_settling(
     fresh: list[Entry] = []
     fresh_region: dict[str, str] = {}
     for r in grows:
-        by_id = {e.id: e for e in r.entries}
+        if _chunks_rewritten(r, state, digest):
+            reason = reason or "region_rewritten"
         ids = set(state.settled.get(r.name, ()))
-        known = {
-            eid: dg
-            for c in state.chunks.get(r.name, ())
-            for eid, dg in zip(c.entry_ids, c.digests, strict=True)
-        }
-        for eid, dg in known.items():
-            e = by_id.get(eid)
-            if e is None or digest(e) != dg:
-                reason = reason or "region_rewritten"
+        if ids.issuperset(map(_ID, r.entries)):  # all settled: the usual request
+            settled[r.name] = list(r.entries)
+            continue
         settled[r.name] = [e for e in r.entries if e.id in ids]
         for e in r.entries:
             if e.id not in ids:

@@ -20,10 +20,11 @@ from typing import Any, Protocol
 
 from regio.content import Entry
 
-from .breakpoints import Wanted, place_marks, regio_wanted
+from .breakpoints import Wanted, check_ttls, place_marks, regio_wanted
 from .model import Breakpoint, ChunkState, LayoutBlock
 from .repair import LayoutError
 from .sections import (
+    NO_MEMO,
     LayoutMemo,
     Section,
     chunked_sections,
@@ -37,8 +38,10 @@ __all__ = [
     "STRATEGIES",
     "LayoutStrategy",
     "RegioStrategy",
+    "plan_breakpoints",
     "register_strategy",
     "strategy_for",
+    "system_and_tail",
 ]
 
 #: Strategy names, in report order (the comparison layouts first).
@@ -129,8 +132,6 @@ class StrategyBase:
     ) -> list[Breakpoint]:
         """Plan the markers of one request; returns them in block order (at most 4). Raises
         ``ValueError`` for an unknown TTL or a ``stable_ttl`` shorter than ``ttl``."""
-        from .breakpoints import check_ttls
-
         stable = check_ttls(ttl, stable_ttl)
         if not blocks:
             return []
@@ -202,3 +203,36 @@ def strategy_for(strategy: str | LayoutStrategy) -> LayoutStrategy:
         names = dict.fromkeys([*STRATEGIES, *_REGISTRY])
         raise LayoutError(f"unknown layout strategy {strategy!r}; use one of {', '.join(names)}")
     return found
+
+
+def plan_breakpoints(
+    strategy: Any, blocks: Sequence[LayoutBlock], **options: Any
+) -> list[Breakpoint]:
+    """The markers ``strategy`` (a name or a :class:`regio.layout.LayoutStrategy`) plans for
+    ``blocks``; ``options`` as for :meth:`LayoutStrategy.plan_breakpoints` (``ttl``,
+    ``stable_ttl``, ``min_tokens``, ``previous_newest``, ``previous_marks``, ``tail_index``,
+    ``system_changed``). Raises ``ValueError`` for an unknown strategy or TTL."""
+    return strategy_for(strategy).plan_breakpoints(blocks, **options)
+
+
+def system_and_tail(
+    window: Any,
+    strategy: Any,
+    regions: Sequence[Any],
+    *,
+    settled: Mapping[str, Sequence[Entry]] | None = None,
+    previous_chunks: Mapping[str, Sequence[ChunkState]] | None = None,
+    chunk_tokens: int,
+    memo: LayoutMemo | None = None,
+) -> tuple[list[Section], list[Section], dict[str, tuple[ChunkState, ...]]]:
+    """System sections, tail sections and the chunk boundaries used by ``strategy`` (a name or
+    a :class:`regio.layout.LayoutStrategy`) for ``regions`` (the window's non-conversation
+    regions in declaration order). Raises ``ValueError`` for an unknown strategy."""
+    return strategy_for(strategy).sections(
+        window,
+        regions,
+        settled=settled,
+        previous_chunks=previous_chunks or {},
+        chunk_tokens=chunk_tokens,
+        memo=memo or NO_MEMO,
+    )

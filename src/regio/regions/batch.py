@@ -10,13 +10,11 @@ versions, the compaction queue and the event history.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from regio.content import Block, Entry
 from regio.regions.base import Refusal, WriteResult
-
-if TYPE_CHECKING:
-    from regio.regions.window import Window
+from regio.regions.protocols import WindowSurface
 
 __all__ = ["BatchItem", "write_many"]
 
@@ -24,7 +22,7 @@ __all__ = ["BatchItem", "write_many"]
 BatchItem = tuple[str | None, "Entry | str | Block | Sequence[Block]"]
 
 
-def _play(window: Window, region: str, items: Sequence[Any]) -> list[WriteResult] | Refusal:
+def _play(window: WindowSurface, region: str, items: Sequence[Any]) -> list[WriteResult] | Refusal:
     results: list[WriteResult] = []
     for key, content in items:
         result = window.write(region, content, key=key)
@@ -35,7 +33,7 @@ def _play(window: Window, region: str, items: Sequence[Any]) -> list[WriteResult
 
 
 def write_many(
-    window: Window, region: str, items: Sequence[Any], *, strict: bool = False
+    window: WindowSurface, region: str, items: Sequence[Any], *, strict: bool = False
 ) -> list[WriteResult] | Refusal:
     """Write ``items`` (``(key, content)`` pairs, in order) into ``region``, all or nothing.
 
@@ -43,10 +41,8 @@ def write_many(
     was refused (its message names the entry; nothing changed, no event emitted). With
     ``strict`` a refusal raises its :class:`regio.errors.RegionFullError` instead. Raises what
     :meth:`Window.write` raises for a programming error (unknown region, system role)."""
-    from regio.regions.window import Window
-
     # custom regions keep their own allow_custom_hooks option in the state
-    trial = Window.from_state(window.snapshot_state(), counter=window.counter)
+    trial = type(window).from_state(window.snapshot_state(), counter=window.counter)
     played = _play(trial, region, items)
     if isinstance(played, Refusal):
         if strict:

@@ -4,7 +4,6 @@ queue)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -14,10 +13,8 @@ from regio.regions import events as ev
 from regio.regions.base import Region
 from regio.regions.compaction import CompactHistory
 from regio.regions.pending import PendingCompaction
+from regio.regions.protocols import WindowSurface
 from regio.regions.results import WritePlan
-
-if TYPE_CHECKING:
-    from regio.regions.window import Window
 
 __all__ = [
     "complete_compaction",
@@ -62,7 +59,7 @@ def _superseded(p: PendingCompaction, target: Region, supersedes: Sequence[str])
 
 
 def _queued(
-    window: Window, pending_id: str, *, refuse_merge: str | None = None
+    window: WindowSurface, pending_id: str, *, refuse_merge: str | None = None
 ) -> PendingCompaction:
     """The queued item ``pending_id``. Raises :class:`CompactionError` naming the pending ids
     when it is unknown, and for a ``merge`` when ``refuse_merge`` (what cannot be done to it)
@@ -77,7 +74,7 @@ def _queued(
 
 
 def complete_compaction(
-    window: Window,
+    window: WindowSurface,
     pending_id: str,
     summary: Entry | str,
     *,
@@ -132,7 +129,7 @@ def complete_compaction(
 
 
 def _commit(
-    window: Window,
+    window: WindowSurface,
     p: PendingCompaction,
     src: Region,
     target: Region,
@@ -172,7 +169,7 @@ def _commit(
     return entry
 
 
-def refresh_compaction(window: Window, pending_id: str) -> PendingCompaction | None:
+def refresh_compaction(window: WindowSurface, pending_id: str) -> PendingCompaction | None:
     """Re-mark a queued ``compact`` item with the whole current compactable content of its
     region (every unit of the removal order), keeping its id and queue position.
 
@@ -200,7 +197,7 @@ def refresh_compaction(window: Window, pending_id: str) -> PendingCompaction | N
 
 
 def narrow_compaction(
-    window: Window, pending_id: str, entry_ids: Sequence[str]
+    window: WindowSurface, pending_id: str, entry_ids: Sequence[str]
 ) -> PendingCompaction:
     """Cut a queued ``compact`` item down to ``entry_ids`` (hysteresis: compact only part of a
     queued batch). The item keeps its id and queue position; ``tokens`` is recounted and a
@@ -237,7 +234,9 @@ def narrow_compaction(
     return narrowed
 
 
-def fail_compaction(window: Window, pending_id: str, reason: str, *, drop: bool = True) -> None:
+def fail_compaction(
+    window: WindowSurface, pending_id: str, reason: str, *, drop: bool = True
+) -> None:
     """Record a failed compaction; nothing in any region changes.
 
     With ``drop`` (default) the mark leaves the queue and the entries are unmarked (the

@@ -3,7 +3,8 @@ internal :class:`WritePlan` a region computes before committing."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
 import attrs
 import msgspec
@@ -11,10 +12,23 @@ import msgspec
 from regio.content import Entry
 from regio.errors import RegionFullError
 
-if TYPE_CHECKING:
-    from regio.regions.base import Region
+__all__ = [
+    "HoldsEntries",
+    "Refusal",
+    "Releasable",
+    "WritePlan",
+    "WriteResult",
+    "preview",
+    "refusal_message",
+]
 
-__all__ = ["Refusal", "Releasable", "WritePlan", "WriteResult", "preview", "refusal_message"]
+
+class HoldsEntries(Protocol):
+    """What a :class:`WritePlan` reads of the region it was planned for (a
+    :class:`regio.regions.Region`): its entries, in order."""
+
+    @property
+    def entries(self) -> Sequence[Entry]: ...
 
 
 class Releasable(msgspec.Struct, frozen=True):
@@ -80,7 +94,7 @@ class WritePlan:
     fallback: bool = False
     over_budget_reason: str | None = None
 
-    def delta_tokens(self, region: Region) -> int:
+    def delta_tokens(self, region: HoldsEntries) -> int:
         """Change of the region's used tokens when committed."""
         if self.unchanged:
             return 0

@@ -3,20 +3,42 @@ region fits its token budget and its history window (:mod:`regio.policies.units`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
 from regio.content import Entry
-from regio.policies import HistoryCaps, analyze
+from regio.policies import HistoryCaps, HistoryCounts, UnitAnalysis, analyze
 from regio.regions.results import Refusal, WritePlan
 
-if TYPE_CHECKING:
-    from regio.regions.base import Region
+__all__ = ["RollingRegion", "plan_rolloff"]
 
-__all__ = ["plan_rolloff"]
+
+class RollingRegion(Protocol):
+    """What :func:`plan_rolloff` reads of a region (a :class:`regio.regions.Region`): its
+    admission, entries, tokens (used and budget), history counts and refusals."""
+
+    admission: str
+
+    @property
+    def entries(self) -> Sequence[Entry]: ...
+
+    def history_counts(self) -> HistoryCounts:
+        """The region's :class:`HistoryCounts` (kept incrementally)."""
+        ...
+
+    @property
+    def used_tokens(self) -> int: ...
+
+    def refusal(self, entry: Entry, reason: str, *, info: UnitAnalysis | None = None) -> Refusal:
+        """The :class:`Refusal` of ``entry`` for ``reason``."""
+        ...
+
+    @property
+    def budget(self) -> int: ...
 
 
 def plan_rolloff(
-    region: Region,
+    region: RollingRegion,
     entry: Entry,
     *,
     history: HistoryCaps | None = None,

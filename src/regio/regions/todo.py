@@ -3,23 +3,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from regio.content import Entry
 from regio.errors import RegionConfigError, UnknownKeyError
 from regio.regions import events as ev
 from regio.regions.base import Region
 from regio.regions.keyed import Checklist
+from regio.regions.protocols import WindowSurface
 from regio.regions.results import Refusal, WriteResult
 from regio.regions.state import FinishGate, OpenItem
-
-if TYPE_CHECKING:
-    from regio.regions.window import Window
 
 __all__ = ["finish_gate", "todo_add", "todo_done", "todo_note"]
 
 
-def _checklist(window: Window, region: str | Region) -> Checklist:
+def _checklist(window: WindowSurface, region: str | Region) -> Checklist:
     r = window.region(region)
     if not isinstance(r, Checklist):
         raise RegionConfigError(f"region {r.name!r} is a {r.kind}, not a checklist")
@@ -27,7 +23,12 @@ def _checklist(window: Window, region: str | Region) -> Checklist:
 
 
 def _item(
-    window: Window, cl: Checklist, item_id: str, text: str, status: str, notes: tuple[str, ...]
+    window: WindowSurface,
+    cl: Checklist,
+    item_id: str,
+    text: str,
+    status: str,
+    notes: tuple[str, ...],
 ) -> Entry:
     line = Checklist.item_line(item_id, text, status, notes)
     meta = {"status": status, "text": text, "notes": list(notes)}
@@ -39,7 +40,7 @@ def _item(
     )
 
 
-def todo_add(window: Window, region: str | Region, text: str) -> WriteResult | Refusal:
+def todo_add(window: WindowSurface, region: str | Region, text: str) -> WriteResult | Refusal:
     """Add an open item; the same text as an open item is a no-op (``unchanged``)."""
     cl = _checklist(window, region)
     text = text.strip()
@@ -57,7 +58,7 @@ def todo_add(window: Window, region: str | Region, text: str) -> WriteResult | R
 
 
 def _update_item(
-    window: Window,
+    window: WindowSurface,
     region: str | Region,
     item_id: str,
     *,
@@ -77,19 +78,19 @@ def _update_item(
     )
 
 
-def todo_done(window: Window, region: str | Region, item_id: str) -> WriteResult | Refusal:
+def todo_done(window: WindowSurface, region: str | Region, item_id: str) -> WriteResult | Refusal:
     """Mark an item done (a no-op when it already is)."""
     return _update_item(window, region, item_id, status="done")
 
 
 def todo_note(
-    window: Window, region: str | Region, item_id: str, note: str
+    window: WindowSurface, region: str | Region, item_id: str, note: str
 ) -> WriteResult | Refusal:
     """Add a note to an item."""
     return _update_item(window, region, item_id, note=note.strip())
 
 
-def finish_gate(window: Window) -> FinishGate:
+def finish_gate(window: WindowSurface) -> FinishGate:
     """Whether a gated checklist blocks finishing (the agent loop asks before stopping)."""
     items = tuple(
         OpenItem(r.name, e.key or "", e.meta.get("text", ""))

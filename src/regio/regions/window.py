@@ -39,17 +39,16 @@ from regio.errors import (
 )
 from regio.events import EventBus, transactional
 from regio.policies import is_user_turn_start
+from regio.regions import batch, flush, todo
 from regio.regions import events as ev
-from regio.regions import flush, todo
 from regio.regions.base import ReclaimPhase, Refusal, Region, WritePlan, WriteResult
 from regio.regions.compaction import CompactHistory
 from regio.regions.pending import CompactionQueue, PendingCompaction
+from regio.regions.protocols import Content
 from regio.regions.registry import make_region
 from regio.regions.state import FinishGate, RegionState, WindowState
 
 __all__ = ["Window"]
-
-Content = str | Block | Sequence[Block]
 
 
 def _blocks(content: Content) -> tuple[Block, ...]:
@@ -267,9 +266,7 @@ class Window:
         """Write ``(key, content)`` pairs into ``region`` all or nothing: one
         :class:`WriteResult` per item, or the first :class:`Refusal` with nothing changed and no
         event emitted (:func:`regio.regions.batch.write_many`)."""
-        from regio.regions.batch import write_many
-
-        return write_many(self, region, items, strict=strict)
+        return batch.write_many(self, region, items, strict=strict)
 
     @transactional
     def add_message(

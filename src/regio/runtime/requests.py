@@ -21,23 +21,30 @@ from .errors import ContextOverflowError
 from .events import CalibrationUpdated, OverBudget, UsageObserved
 from .flushing import pressure_steps
 from .render import api_for, render_payload
-from .state import SessionState
+from .state import RegionHashes, SessionState
 from .usage import UsageLedger, UsageRecord
 
 __all__ = ["lay_out", "observe_usage", "request_fingerprint"]
 
 
 def request_fingerprint(
-    c: Compactor, specs: Sequence[ToolSpec], provider: str, model: str, api: str | None
+    c: Compactor,
+    specs: Sequence[ToolSpec],
+    provider: str,
+    model: str,
+    api: str | None,
+    hashes: RegionHashes | None = None,
 ) -> str:
     """sha256 (hex) of everything a layout reads apart from the carried layout state: every
     region's name, version and content hash, the window's turn, next entry number and pending
     compactions, the tool specs, ``provider`` / ``model`` / ``api`` and the layout options.
-    Equal fingerprints mean the same window state (stable across processes: no ``hash()``)."""
+    Equal fingerprints mean the same window state (stable across processes: no ``hash()``).
+    ``hashes``: the session's :class:`RegionHashes`, so the content hashes cost what is new."""
     o = c.options
     h = hashlib.sha256()
+    content_hash = hashes.content_hash if hashes is not None else (lambda r: r.content_hash())
     for r in c.window.regions:
-        h.update(f"{r.name}\0{r.version}\0{r.content_hash()}\0".encode("utf-8", "surrogatepass"))
+        h.update(f"{r.name}\0{r.version}\0{content_hash(r)}\0".encode("utf-8", "surrogatepass"))
     pending = [(p.id, p.region, tuple(p.entry_ids)) for p in c.window.pending_compactions()]
     h.update(
         msgspec.json.encode(
@@ -99,7 +106,7 @@ def lay_out(
     state the last request started from, so the payload, cache markers included, is the same
     byte for byte (the layout's breakpoint planning reads the previous request's marks)."""
     specs = budget.tool_specs(tools)
-    fingerprint = request_fingerprint(c, specs, provider, model, api)
+    fingerprint = request_fingerprint(c, specs, provider, model, api, state.region_hashes)
     same = fingerprint == state.layout_fingerprint
     carried = state.layout_input if same else state.layout_state
     req = _assemble(c, state, specs, provider, model, carried)
@@ -110,7 +117,7 @@ def lay_out(
             factor = budget.calibration.factor(budget.calibration_key(provider, model))
             need = int((budget.calibrated(raw, provider, model) - limit // 2) / factor) + 1
             c.run(pressure_steps(c, "ceiling", cp.plan_targets(c, need)))
-            fingerprint = request_fingerprint(c, specs, provider, model, api)
+            fingerprint = request_fingerprint(c, specs, provider, model, api, state.region_hashes)
             carried = state.layout_state  # the window changed: carry on from the last request
             req = _assemble(c, state, specs, provider, model, carried)
             raw = budget.request_estimate(req, provider)

@@ -6,11 +6,47 @@ request, the overflow retry flag). Options that never change are
 
 from __future__ import annotations
 
+import hashlib
+from typing import Any
+
 import attrs
 
 from regio.layout import LayoutState, RenderLog, Request
 
-__all__ = ["SessionState"]
+__all__ = ["RegionHashes", "SessionState"]
+
+
+@attrs.define(eq=False)
+class RegionHashes:
+    """The content hashes of one window's regions, kept from request to request: a region
+    whose entry list was only appended to since the last call (the same
+    :class:`regio.regions.entrylist.EntryList`, the same ``rewrite_epoch``) costs the digests of
+    its new entries, so :func:`regio.runtime.requests.request_fingerprint` is O(new) per
+    request. Each value equals :meth:`regio.regions.Region.content_hash` (sha256, hex, over the
+    entry digests in order)."""
+
+    #: region name -> (entry list, rewrite epoch, entries hashed, sha256 state, hex digest)
+    _seen: dict[str, tuple[Any, int, int, Any, str]] = attrs.field(factory=dict)
+
+    def content_hash(self, region: Any) -> str:
+        """``region.content_hash()``, from what was hashed before when only appended to."""
+        entries = region.entries
+        epoch = getattr(entries, "rewrite_epoch", None)
+        if epoch is None:
+            return str(region.content_hash())
+        n = len(entries)
+        found = self._seen.get(region.name)
+        if found is not None and found[0] is entries and found[1] == epoch and found[2] <= n:
+            if found[2] == n:
+                return found[4]
+            h, start = found[3].copy(), found[2]
+        else:
+            h, start = hashlib.sha256(), 0
+        for e in entries[start:]:
+            h.update(e.digest.encode())
+        digest = h.hexdigest()
+        self._seen[region.name] = (entries, epoch, n, h, digest)
+        return digest
 
 
 @attrs.define(eq=False, kw_only=True)
@@ -29,6 +65,8 @@ class SessionState:
     #: The session's render log (what the layout and the renderers carry from request to
     #: request; reset at the one point where the conversation is rewritten). Not saved.
     render_log: RenderLog = attrs.field(factory=RenderLog, repr=False)
+    #: The regions' content hashes the request fingerprint reads, kept incrementally. Not saved.
+    region_hashes: RegionHashes = attrs.field(factory=RegionHashes, repr=False)
     last_request: Request | None = None
     last_estimate: int = 0
     last_provider: str = ""
