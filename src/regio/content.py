@@ -21,13 +21,14 @@ msgspec Structs. The vocabulary follows the providers' own terms:
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 import msgspec
 
 from regio.errors import RegioError
-from regio.media import Document, Image, describe
+from regio.media import ANTHROPIC_MAX_PIXELS, Document, Image, anthropic_image_tokens, describe
 
 __all__ = [
     "Block",
@@ -48,6 +49,7 @@ __all__ = [
     "content_hash",
     "group_entries",
     "group_messages",
+    "split_weight",
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -454,3 +456,19 @@ def _finish_grouping(
         open_groups=open_groups,
         orphan_results=tuple(orphans),
     )
+
+
+def split_weight(block: object) -> int:
+    """The share weight of ``block`` when an entry's measured tokens are spread over its
+    blocks (characters of its text; an image or document weighs four characters per
+    estimated token, so a screenshot beside a caption gets the screenshot's share)."""
+    if isinstance(block, Image):
+        if block.width is None or block.height is None:
+            return 4 * math.ceil(ANTHROPIC_MAX_PIXELS / 750)
+        return 4 * anthropic_image_tokens(block.width, block.height)
+    if isinstance(block, Document):
+        text = block.plain_text()
+        return len(text) if text is not None else 4 * 4600 * (block.pages or 10)
+    if isinstance(block, ToolResult) and block.media:
+        return len(block.content) + sum(split_weight(m) for m in block.media)
+    return len(block_text(block))  # type: ignore[arg-type]

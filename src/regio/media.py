@@ -48,7 +48,6 @@ __all__ = [
     "URLSource",
     "anthropic_image_tokens",
     "describe",
-    "split_weight",
 ]
 
 #: Image media types all three APIs accept (Anthropic vision guide; OpenAI images guide).
@@ -318,21 +317,3 @@ def describe(block: Image | Document, tokens: int | None = None) -> str:
     if block.pages is None:
         return f"[{head}, pages unknown]"
     return f"[{head}, {block.pages} page{'s' if block.pages != 1 else ''}]"
-
-
-def split_weight(block: object) -> int:
-    """The share weight of ``block`` when an entry's measured tokens are spread over its
-    blocks (characters of its text; an image or document weighs four characters per
-    estimated token, so a screenshot beside a caption gets the screenshot's share)."""
-    from regio.content import ToolResult, block_text
-
-    if isinstance(block, Image):
-        if block.width is None or block.height is None:
-            return 4 * math.ceil(ANTHROPIC_MAX_PIXELS / 750)
-        return 4 * anthropic_image_tokens(block.width, block.height)
-    if isinstance(block, Document):
-        text = block.plain_text()
-        return len(text) if text is not None else 4 * 4600 * (block.pages or 10)
-    if isinstance(block, ToolResult) and block.media:
-        return len(block.content) + sum(split_weight(m) for m in block.media)
-    return len(block_text(block))  # type: ignore[arg-type]

@@ -41,6 +41,7 @@ import attrs
 import msgspec
 
 from regio.bench.baselines import PlainMessage
+from regio.bench.peerview import PeerView, _LangChainLog, _owner
 from regio.cache.context_editing import ClearToolUses, apply_edits
 from regio.cache.types import CacheBlock
 from regio.content import Block, Message, ToolResult, canonical_json, content_hash
@@ -162,7 +163,6 @@ class ServerEditPeer:
 
     def view(self) -> Any:
         """The edited request the model sees (the fallback of the module doc applied)."""
-        from regio.bench.peers import PeerView
 
         self.requests += 1
         out = apply_edits(
@@ -204,8 +204,6 @@ class MiddlewareEditPeer:
     def __attrs_post_init__(self) -> None:
         from langchain.agents.middleware import ClearToolUsesEdit, ContextEditingMiddleware
         from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-
-        from regio.bench.peers import _LangChainLog
 
         self.log = _LangChainLog()
         window = self.allowance + self.fixed
@@ -269,7 +267,6 @@ class MiddlewareEditPeer:
 
     def view(self) -> Any:
         """Run ``wrap_model_call``; the messages it hands the model are sent."""
-        from regio.bench.peers import PeerView, _owner
 
         self.requests += 1
         seen = self._run_hook()

@@ -48,6 +48,7 @@ import attrs
 
 from regio.bench.baselines import PlainMessage, plain_message
 from regio.bench.editing_peers import EDITING_PEERS, MiddlewareEditPeer, ServerEditPeer
+from regio.bench.peerview import CompactionCall, PeerView, _LangChainLog, _owner
 from regio.content import Entry, Message, Text, ToolUse, block_text
 from regio.runtime.extractive import ExtractiveSummarizer
 
@@ -106,77 +107,8 @@ def peer_versions() -> dict[str, str]:
     return out
 
 
-@attrs.frozen
-class CompactionCall:
-    """One summarizer call: the prompt text it was sent and its tokens, the summary's
-    tokens (its output)."""
-
-    prompt: str
-    prompt_tokens: int
-    output_tokens: int
-
-
-@attrs.frozen
-class PeerView:
-    """What a peer sends at one call: its kept messages, whether a summary stands for
-    dropped ones, and whether it has dropped anything so far (``compacted``)."""
-
-    messages: list[PlainMessage]
-    summary: bool
-    compacted: bool
-
-
 def _text(message: Message) -> str:
     return "\n".join(block_text(b) for b in message.blocks)
-
-
-def _to_langchain(index: int, pm: PlainMessage) -> list[Any]:
-    """LangChain messages of one regio message (ids ``m<index>:<part>``)."""
-    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-
-    message = pm.message
-    if message.role == "assistant":
-        calls = [
-            {"name": b.name, "args": dict(b.input), "id": b.id}
-            for b in message.blocks
-            if isinstance(b, ToolUse)
-        ]
-        text = "\n".join(b.text for b in message.blocks if isinstance(b, Text))
-        return [AIMessage(content=text, tool_calls=calls, id=f"m{index}:0")]
-    if message.tool_results:
-        return [
-            ToolMessage(content=r.content, tool_call_id=r.tool_use_id, id=f"m{index}:{j}")
-            for j, r in enumerate(message.tool_results)
-        ]
-    return [HumanMessage(content=message.text, id=f"m{index}:0")]
-
-
-def _owner(lc_id: Any) -> int:
-    return int(str(lc_id)[1:].split(":")[0])
-
-
-@attrs.define
-class _LangChainLog:
-    """The run's messages as regio and LangChain messages, with each LangChain message's
-    tokens (the regio message's tokens shared over its parts)."""
-
-    plain: list[PlainMessage] = attrs.field(factory=list)
-    lc: list[Any] = attrs.field(factory=list)
-    tokens: dict[str, int] = attrs.field(factory=dict)
-
-    def add(self, pm: PlainMessage) -> list[Any]:
-        index = len(self.plain)
-        self.plain.append(pm)
-        parts = _to_langchain(index, pm)
-        share, rest = divmod(pm.tokens, len(parts))
-        for j, m in enumerate(parts):
-            self.tokens[str(m.id)] = share + (rest if j == len(parts) - 1 else 0)
-        self.lc.extend(parts)
-        return parts
-
-    def regio_messages(self, kept: Sequence[Any]) -> list[PlainMessage]:
-        owners = dict.fromkeys(_owner(m.id) for m in kept if str(m.id).startswith("m"))
-        return [self.plain[i] for i in owners]
 
 
 @attrs.define

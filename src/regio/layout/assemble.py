@@ -22,8 +22,7 @@ from typing import Any
 import attrs
 import msgspec
 
-from regio.content import Block, Entry, Text, block_text, content_hash
-from regio.media import split_weight
+from regio.content import Block, Entry, Text, block_text, content_hash, split_weight
 
 from .chunks import DEFAULT_CHUNK_TOKENS
 from .events import (

@@ -15,6 +15,7 @@ __all__ = [
     "ContextOverflowError",
     "ContextWindowError",
     "RuntimeStateError",
+    "SDKInputError",
     "SummarizerError",
     "SummaryRejected",
 ]
@@ -102,3 +103,8 @@ class ContextWindowError(RegioError, ValueError):
     """A context window that is not a positive integer of tokens; the message names where it
     was given (blueprint ``model.context_window``, ``EngineOptions.context_window``, a provider
     adapter's ``context_window``) and what was given."""
+
+
+class SDKInputError(RegioError, TypeError):
+    """An SDK object or dict regio cannot read; the message names the type, the place and the
+    accepted shapes."""

@@ -31,8 +31,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from regio.content import Block, Message, Text, Thinking, ToolUse
-from regio.errors import RegioError
 from regio.layout import ToolSpec
+
+from .errors import SDKInputError
+from .sdk_media import message_of
 
 __all__ = [
     "ACCEPTED_RESPONSES",
@@ -59,11 +61,6 @@ ACCEPTED_USAGE = (
     "cache_read_input_tokens, ...), Chat Completions (prompt_tokens, completion_tokens) or "
     "Responses (input_tokens, input_tokens_details), or a response carrying one in .usage"
 )
-
-
-class SDKInputError(RegioError, TypeError):
-    """An SDK object or dict regio cannot read; the message names the type, the place and the
-    accepted shapes."""
 
 
 def _as_dict(obj: Any, what: str, accepted: str) -> dict[str, Any]:
@@ -214,6 +211,3 @@ def usage_of(usage: Any) -> Any:
         f"observe: a mapping with keys {sorted(usage)[:8]} is not a usage report; expected "
         f"{ACCEPTED_USAGE}"
     )
-
-
-from .sdk_media import message_of  # noqa: E402  (it raises SDKInputError, defined above)

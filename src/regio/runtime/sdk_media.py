@@ -29,6 +29,8 @@ from typing import Any
 from regio.content import Block, Document, Image, Message, Text, Thinking, ToolResult, ToolUse
 from regio.media import Base64Source, TextSource, URLSource
 
+from .errors import SDKInputError
+
 __all__ = ["ACCEPTED_MESSAGES", "media_of_part", "message_of"]
 
 ACCEPTED_MESSAGES = (
@@ -39,8 +41,6 @@ ACCEPTED_MESSAGES = (
 
 
 def _error(where: str, what: str) -> Exception:
-    from .sdk import SDKInputError
-
     return SDKInputError(f"{where}: {what}; expected {ACCEPTED_MESSAGES}")
 
 
