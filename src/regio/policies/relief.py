@@ -86,8 +86,8 @@ class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     or the stage does not run), then the region's own summarization. ``restore_tool``: offer
     ``context_restore`` whatever ``EngineOptions.context_tools`` says (except a tuple without
     it). ``clear_after_summary``: when the stages cannot reach the target and the region is
-    summarized, run them on what the summary kept, in the same cache rewrite (cheaper, keeps
-    fewer tool-result facts verbatim). ``placeholder_extract_tokens``: a cleared result's
+    summarized, run them on what the summary kept, in the same cache rewrite (cheaper: the
+    next compaction comes later). ``placeholder_extract_tokens``: a cleared result's
     placeholder also carries up to this many tokens of the result's salient items (error
     lines, paths, ids, numbers; 0: none). ``tools``: per-tool :class:`ToolRelief`. Raises
     ``ValueError`` for a negative size or a trim whose head and tail do not fit under its
@@ -102,8 +102,8 @@ class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     trim_tail_chars: int = 800
     trim_at_least: int = 1024
     restore_tool: bool = True
-    clear_after_summary: bool = False
-    placeholder_extract_tokens: int = 48
+    clear_after_summary: bool = True
+    placeholder_extract_tokens: int = 200
     tools: dict[str, ToolRelief] = msgspec.field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -1,4 +1,4 @@
-"""What a cleared tool result's placeholder keeps: a short, deterministic extract of its
+"""What a cleared tool result's placeholder keeps: a bounded, deterministic extract of its
 salient lines (``ReliefPolicy.placeholder_extract_tokens``).
 
 A placeholder alone keeps none of the result's facts; a summary keeps its identifiers. The
@@ -6,9 +6,9 @@ extract closes that gap with the extractive summarizer's own salience rules
 (:mod:`regio.runtime.salience`, :func:`regio.runtime.extractive.extract_identifiers`), in
 this order, each item once:
 
-1. error lines of the output (exception names, ``error:``, ``FAILED``, non-zero exit codes;
-   at most :data:`regio.runtime.salience.MAX_TOOL_ERRORS`), cut to
-   :data:`MAX_ERROR_CHARS` characters;
+1. error lines of the output (a line the summarizer files under ``Errors``: exception
+   names, ``error``, ``failed``, ``Traceback``, non-zero exit codes; at most
+   :data:`MAX_ERROR_LINES`), cut to :data:`MAX_ERROR_CHARS` characters;
 2. identifiers: file paths, ids with separators (``ORD-4471``, ``db-07.internal``,
    ``snake_case``), camelCase names, upper-case codes, then numbers of 3+ digits; within a
    class, the result's last lines first (an output ends with its outcome: the test summary,
@@ -25,12 +25,16 @@ import re
 from collections.abc import Callable
 
 from .extractive import extract_identifiers
-from .salience import _TOOL_ERROR, MAX_TOOL_ERRORS
+from .salience import _ERROR, _TOOL_ERROR
 
-__all__ = ["MAX_ERROR_CHARS", "MAX_ITEMS", "salient_extract"]
+__all__ = ["MAX_ERROR_CHARS", "MAX_ERROR_LINES", "MAX_ITEMS", "salient_extract"]
 
 #: Most items tried for one extract (the output's first errors and identifiers).
 MAX_ITEMS = 40
+#: Most error lines kept from one result (twice what a summary keeps of one result: the
+#: placeholder is all that stays of it until the summary covers it; measured on the bench's
+#: generated coding sessions, docs/relief.md).
+MAX_ERROR_LINES = 6
 #: Longest error line kept in an extract (characters); longer ones are cut with an ellipsis.
 MAX_ERROR_CHARS = 120
 
@@ -54,7 +58,7 @@ def _rank(token: str) -> int | None:
 def _items(text: str) -> list[str]:
     """Error lines, then identifiers by class (module doc), each once."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    errors = [ln for ln in lines if _TOOL_ERROR.search(ln)][:MAX_TOOL_ERRORS]
+    errors = [ln for ln in lines if _TOOL_ERROR.search(ln) or _ERROR.search(ln)][:MAX_ERROR_LINES]
     items = [
         ln if len(ln) <= MAX_ERROR_CHARS else ln[: MAX_ERROR_CHARS - 1] + "\u2026" for ln in errors
     ]
