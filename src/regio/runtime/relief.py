@@ -5,7 +5,9 @@ for compaction by its token trigger, a write that needs room, the whole-context 
 request ceiling or an overflow -- the flush first runs, toward the same hysteresis target:
 
 1. **clear**: the oldest answered tool results become a placeholder naming the call and how
-   to get it back (:func:`regio.policies.relief.placeholder`, byte-identical forever);
+   to get it back, with the result's salient items
+   (:func:`regio.runtime.reliefextract.salient_extract`; :func:`regio.policies.relief.placeholder`,
+   byte-identical forever);
 2. **trim**: tool results and assistant text over ``trim_over_chars`` characters keep their
    head and tail around a marker saying how many characters were cut;
 3. **summarize**: the region's compaction, for whatever the first two left above the target.
