@@ -5,7 +5,9 @@ for compaction by its token trigger, a write that needs room, the whole-context 
 request ceiling or an overflow -- the flush first runs, toward the same hysteresis target:
 
 1. **clear**: the oldest answered tool results become a placeholder naming the call and how
-   to get it back (:func:`regio.policies.relief.placeholder`, byte-identical forever);
+   to get it back, with the result's salient items
+   (:func:`regio.runtime.reliefextract.salient_extract`; :func:`regio.policies.relief.placeholder`,
+   byte-identical forever);
 2. **trim**: tool results and assistant text over ``trim_over_chars`` characters keep their
    head and tail around a marker saying how many characters were cut;
 3. **summarize**: the region's compaction, for whatever the first two left above the target.
@@ -46,6 +48,7 @@ from regio.regions import SlidingWindow
 
 from .compactor import Compactor
 from .planning import region_target
+from .reliefextract import salient_extract
 
 __all__ = [
     "ReliefApplied",
@@ -213,12 +216,19 @@ def _available(c: Compactor, region: SlidingWindow, stage: _Stage, taken: set[st
 
 
 def _placeholders(c: Compactor) -> Edit:
+    """The clear stage's edit: the result's placeholder with its salient extract (of the
+    result as received: :func:`original_result` when admission changed it)."""
     can_restore = restorable(c)
+    policy = c.options.relief
+    budget = policy.placeholder_extract_tokens if policy is not None else 0
 
     def clear(entry: Entry, cand: rp.Candidate) -> Block:
         block = entry.blocks[cand.block]
         assert isinstance(block, ToolResult)
-        text = rp.placeholder(cand.call_id, cand.tool or "a tool", restorable=can_restore)
+        source = c.book.relief.originals.get(block.tool_use_id, block).content
+        extract = salient_extract(source, budget, c.count_text)
+        tool = cand.tool or "a tool"
+        text = rp.placeholder(cand.call_id, tool, restorable=can_restore, extract=extract)
         return ToolResult(block.tool_use_id, text, block.is_error)
 
     return clear
