@@ -9,12 +9,12 @@ messages are skipped: the blueprint's pinned regions hold the instructions.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from regio.content import Block, Message, Text, ToolResult, ToolUse
 from regio.runtime.sdk import SDKInputError
+from regio.runtime.sdk_read import call_args
 
 __all__ = ["chat_messages", "content_text", "response_items"]
 
@@ -31,16 +31,6 @@ def content_text(content: Any) -> str:
             for p in content
         )
     return str(content)
-
-
-def _args(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, Mapping):
-        return dict(raw)
-    try:
-        value = json.loads(raw or "{}")
-    except (TypeError, ValueError):
-        return {"_invalid_arguments": str(raw)}
-    return value if isinstance(value, dict) else {"_invalid_arguments": str(raw)}
 
 
 def chat_messages(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
@@ -61,7 +51,7 @@ def chat_messages(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
             for call in m.get("tool_calls") or []:
                 fn = call.get("function") or {}
                 blocks.append(
-                    ToolUse(str(call["id"]), str(fn.get("name")), _args(fn.get("arguments")))
+                    ToolUse(str(call["id"]), str(fn.get("name")), call_args(fn.get("arguments")))
                 )
             out.append(Message("assistant", tuple(blocks)))
         elif role == "tool":
@@ -85,7 +75,9 @@ def response_items(items: Iterable[Mapping[str, Any]]) -> list[Message]:
         if kind == "message" and role in ("user", "assistant"):
             out.append(Message(role, (Text(content_text(item.get("content"))),)))
         elif kind == "function_call":
-            call = ToolUse(str(item["call_id"]), str(item["name"]), _args(item.get("arguments")))
+            call = ToolUse(
+                str(item["call_id"]), str(item["name"]), call_args(item.get("arguments"))
+            )
             if out and out[-1].role == "assistant":
                 out[-1] = Message("assistant", (*out[-1].blocks, call))
             else:

@@ -96,25 +96,20 @@ def build_provider(args: argparse.Namespace, model: str) -> Any:
     """The provider named by ``--provider``."""
     from regio.agent.providers import AnthropicProvider, OpenAICompatibleProvider
 
+    options: dict[str, Any] = {
+        "model": model,
+        "max_tokens": args.max_tokens,
+        "temperature": args.temperature,
+        "api_key": args.api_key,
+        "base_url": args.base_url,
+    }
     if args.provider == "anthropic":
-        return AnthropicProvider(
-            model=model,
-            max_tokens=args.max_tokens,
-            temperature=args.temperature,
-            api_key=args.api_key,
-            base_url=args.base_url,
-        )
+        return AnthropicProvider(**options)
     if args.provider == "openai-compatible" and not args.base_url:
         raise ValueError(
             "--provider openai-compatible needs --base-url (e.g. http://127.0.0.1:18080/v1)"
         )
-    return OpenAICompatibleProvider(
-        model=model,
-        base_url=args.base_url,
-        api_key=args.api_key,
-        max_tokens=args.max_tokens,
-        temperature=args.temperature,
-    )
+    return OpenAICompatibleProvider(**options)
 
 
 def resolve_provider(args: argparse.Namespace, blueprint: Any, err: Any) -> tuple[Any, str, str]:

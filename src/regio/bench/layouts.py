@@ -63,17 +63,7 @@ class NaiveLayout(StrategyBase):
         tokens = sum(p.tokens for p in parts)
         return [Section(text, tokens, None, f"{vol}:naive", vol)], [], {}
 
-    def wanted(
-        self,
-        blocks: Sequence[LayoutBlock],
-        *,
-        ttl: str,
-        stable_ttl: str,
-        previous_newest: str | None = None,
-        previous_marks: Sequence[str] = (),
-        tail_index: int | None = None,
-        system_changed: bool = False,
-    ) -> list[Wanted]:
+    def wanted(self, blocks: Sequence[LayoutBlock], *, ttl: str, **_: Any) -> list[Wanted]:
         return _last_system(blocks, ttl)
 
 
@@ -86,17 +76,7 @@ class KindLayout(StrategyBase):
         ordered = sorted(_shown(regions), key=kind_rank)
         return [s for s in (whole_section(window, r) for r in ordered) if s], [], {}
 
-    def wanted(
-        self,
-        blocks: Sequence[LayoutBlock],
-        *,
-        ttl: str,
-        stable_ttl: str,
-        previous_newest: str | None = None,
-        previous_marks: Sequence[str] = (),
-        tail_index: int | None = None,
-        system_changed: bool = False,
-    ) -> list[Wanted]:
+    def wanted(self, blocks: Sequence[LayoutBlock], *, ttl: str, **_: Any) -> list[Wanted]:
         msg_idx = levels(blocks)[1]
         out = _last_system(blocks, ttl)
         if msg_idx:
@@ -143,10 +123,8 @@ class VolatilityLayout(StrategyBase):
         *,
         ttl: str,
         stable_ttl: str,
-        previous_newest: str | None = None,
-        previous_marks: Sequence[str] = (),
-        tail_index: int | None = None,
         system_changed: bool = False,
+        **_: Any,
     ) -> list[Wanted]:
         sys_idx, msg_idx = levels(blocks)
         out: list[Wanted] = []

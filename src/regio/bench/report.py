@@ -37,7 +37,9 @@ added the bound, compaction, retention and broken-request fields.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import msgspec
 
@@ -55,6 +57,20 @@ __all__ = [
 ]
 
 REPORT_SCHEMA = "regio.bench-report/2"
+
+_T = TypeVar("_T")
+
+
+def _named(
+    items: tuple[_T, ...], name_of: Callable[[_T], str], name: str, missing: str, plural: str
+) -> _T:
+    """The item of ``items`` whose ``name_of`` is ``name``; raises ``KeyError`` with
+    ``missing`` and the names present (``plural``: what they are)."""
+    for item in items:
+        if name_of(item) == name:
+            return item
+    known = ", ".join(name_of(x) for x in items)
+    raise KeyError(f"{missing} ({plural}: {known})")
 
 
 class ReliefStage(msgspec.Struct, frozen=True):
@@ -129,11 +145,8 @@ class ModelResult(msgspec.Struct, frozen=True):
 
     def layout(self, name: str) -> LayoutResult:
         """The result of layout ``name``; ``KeyError`` naming the layouts present."""
-        for item in self.layouts:
-            if item.layout == name:
-                return item
-        known = ", ".join(x.layout for x in self.layouts)
-        raise KeyError(f"no layout {name!r} in {self.cache_model} results (layouts: {known})")
+        missing = f"no layout {name!r} in {self.cache_model} results"
+        return _named(self.layouts, lambda x: x.layout, name, missing, "layouts")
 
 
 class UsageAgreement(msgspec.Struct, frozen=True):
@@ -180,11 +193,8 @@ class TraceResult(msgspec.Struct, frozen=True):
 
     def model(self, name: str) -> ModelResult:
         """The results under cache model ``name``; ``KeyError`` naming the ones present."""
-        for item in self.models:
-            if item.cache_model == name:
-                return item
-        known = ", ".join(m.cache_model for m in self.models)
-        raise KeyError(f"no cache model {name!r} in trace {self.trace!r} (models: {known})")
+        missing = f"no cache model {name!r} in trace {self.trace!r}"
+        return _named(self.models, lambda m: m.cache_model, name, missing, "models")
 
 
 class BenchReport(msgspec.Struct, frozen=True):

@@ -20,7 +20,7 @@ or another payload. Chat payloads are checked against W-O and L.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from regio.content import Document, Image, Text, Thinking, ToolResult, ToolUse, canonical_json
@@ -104,21 +104,25 @@ def _chat_unit(m: RenderedMessage) -> list[dict[str, Any]]:
         return [{"role": "user", "content": "\n\n".join(_texts(m.blocks))}]
     texts = [t for t in _texts(m.blocks) if t]
     if any(isinstance(b.block, Image | Document) for b in m.blocks):
-        return [{"role": "user", "content": _chat_parts(m)}]
+        return [{"role": "user", "content": _media_parts(m, "text", chat_media_part)}]
     if not texts:
         return []
     content: Any = texts[0] if len(texts) == 1 else [{"type": "text", "text": t} for t in texts]
     return [{"role": "user", "content": content}]
 
 
-def _chat_parts(m: RenderedMessage) -> list[dict[str, Any]]:
-    """The content parts of a user message holding images or documents, in block order."""
+def _media_parts(
+    m: RenderedMessage, text_type: str, media_part: Callable[[Image | Document], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The content parts of a user message holding images or documents, in block order: text
+    blocks as ``{"type": text_type, "text": ...}``, media as ``media_part`` makes them (Chat
+    Completions ``text`` parts, Responses ``input_text`` parts)."""
     parts: list[dict[str, Any]] = []
     for b in m.blocks:
         if isinstance(b.block, Text) and b.block.text:
-            parts.append({"type": "text", "text": b.block.text})
+            parts.append({"type": text_type, "text": b.block.text})
         elif isinstance(b.block, Image | Document):
-            parts.append(chat_media_part(b.block))
+            parts.append(media_part(b.block))
     return parts
 
 
@@ -235,7 +239,9 @@ def _responses_unit(m: RenderedMessage) -> list[dict[str, Any]]:
             if isinstance(b.block, ToolResult)
         )
     elif any(isinstance(b.block, Image | Document) for b in m.blocks):
-        items.append({"role": "user", "content": _responses_parts(m)})
+        items.append(
+            {"role": "user", "content": _media_parts(m, "input_text", responses_media_part)}
+        )
     elif texts:
         items.append({"role": "user", "content": "\n\n".join(texts)})
     return items
@@ -247,17 +253,6 @@ def _responses_output(r: ToolResult) -> Any:
         return r.content
     head = [{"type": "input_text", "text": r.content}] if r.content else []
     return head + [responses_media_part(x) for x in r.media]
-
-
-def _responses_parts(m: RenderedMessage) -> list[dict[str, Any]]:
-    """The input content of a user message holding images or documents, in block order."""
-    parts: list[dict[str, Any]] = []
-    for b in m.blocks:
-        if isinstance(b.block, Text) and b.block.text:
-            parts.append({"type": "input_text", "text": b.block.text})
-        elif isinstance(b.block, Image | Document):
-            parts.append(responses_media_part(b.block))
-    return parts
 
 
 def _responses_items(conv: tuple[LayoutBlock, ...], log: Any) -> list[dict[str, Any]]:

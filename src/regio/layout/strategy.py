@@ -108,17 +108,12 @@ class StrategyBase:
     summaries_in_messages = False
 
     def wanted(
-        self,
-        blocks: Sequence[LayoutBlock],
-        *,
-        ttl: str,
-        stable_ttl: str,
-        previous_newest: str | None = None,
-        previous_marks: Sequence[str] = (),
-        tail_index: int | None = None,
-        system_changed: bool = False,
+        self, blocks: Sequence[LayoutBlock], *, ttl: str, stable_ttl: str, **options: Any
     ) -> list[Wanted]:
-        """The markers this strategy asks for, ``(index, ttl, slot)``, in priority order."""
+        """The markers this strategy asks for, ``(index, ttl, slot)``, in priority order;
+        ``options``: ``previous_newest``, ``previous_marks``, ``tail_index`` and
+        ``system_changed`` as :meth:`LayoutStrategy.wanted` declares them (a strategy names
+        the ones it reads and takes the rest as ``**_``)."""
         raise NotImplementedError
 
     def plan_breakpoints(

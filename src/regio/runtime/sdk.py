@@ -35,6 +35,7 @@ from regio.layout import ToolSpec
 
 from .errors import SDKInputError
 from .sdk_media import message_of
+from .sdk_read import plain_dict
 
 __all__ = [
     "ACCEPTED_RESPONSES",
@@ -64,14 +65,10 @@ ACCEPTED_USAGE = (
 
 
 def _as_dict(obj: Any, what: str, accepted: str) -> dict[str, Any]:
-    if isinstance(obj, Mapping):
-        return dict(obj)
-    dump = getattr(obj, "model_dump", None)
-    if callable(dump):
-        out = dump(mode="json", exclude_none=False)
-        if isinstance(out, dict):
-            return out
-    raise SDKInputError(f"{what}: cannot read a {type(obj).__name__}; expected {accepted}")
+    out = plain_dict(obj, exclude_none=False)
+    if out is None:
+        raise SDKInputError(f"{what}: cannot read a {type(obj).__name__}; expected {accepted}")
+    return out
 
 
 def _kind(data: dict[str, Any]) -> str:

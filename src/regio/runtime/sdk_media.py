@@ -22,7 +22,6 @@ data raises :class:`regio.media.MediaError`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +29,7 @@ from regio.content import Block, Document, Image, Message, Text, Thinking, ToolR
 from regio.media import Base64Source, TextSource, URLSource
 
 from .errors import SDKInputError
+from .sdk_read import call_args, plain_dict
 
 __all__ = ["ACCEPTED_MESSAGES", "media_of_part", "message_of"]
 
@@ -149,24 +149,10 @@ def _anthropic_block(part: Mapping[str, Any], where: str) -> Block:
 
 
 def _as_mapping(obj: Any) -> dict[str, Any]:
-    if isinstance(obj, Mapping):
-        return dict(obj)
-    dump = getattr(obj, "model_dump", None)
-    if callable(dump):
-        out = dump(mode="json", exclude_none=True)
-        if isinstance(out, dict):
-            return out
-    raise _error("add_message", f"cannot read a {type(obj).__name__}")
-
-
-def _arguments(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, Mapping):
-        return dict(raw)
-    try:
-        value = json.loads(raw or "{}")
-    except (TypeError, ValueError):
-        value = None
-    return value if isinstance(value, dict) else {"_invalid_arguments": str(raw)}
+    out = plain_dict(obj, exclude_none=True)
+    if out is None:
+        raise _error("add_message", f"cannot read a {type(obj).__name__}")
+    return out
 
 
 def message_of(message: Any) -> Message:
@@ -176,7 +162,7 @@ def message_of(message: Any) -> Message:
     if kind == "function_call":
         return Message(
             "assistant",
-            (ToolUse(str(data["call_id"]), str(data["name"]), _arguments(data.get("arguments"))),),
+            (ToolUse(str(data["call_id"]), str(data["name"]), call_args(data.get("arguments"))),),
         )
     if kind == "function_call_output":
         return Message("tool", (_tool_result(str(data["call_id"]), data.get("output"), "output"),))
@@ -198,9 +184,7 @@ def message_of(message: Any) -> Message:
         blocks = _parts(content, "content")
     for call in data.get("tool_calls") or []:
         fn = call.get("function") or {}
-        blocks.append(
-            ToolUse(str(call["id"]), str(fn.get("name")), _arguments(fn.get("arguments")))
-        )
+        blocks.append(ToolUse(str(call["id"]), str(fn.get("name")), call_args(fn.get("arguments"))))
     out_role = "system" if role == "developer" else role
     if out_role == "user" and blocks and all(isinstance(b, ToolResult) for b in blocks):
         out_role = "tool"

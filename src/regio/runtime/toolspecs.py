@@ -24,6 +24,21 @@ def _str(desc: str) -> dict[str, Any]:
     return {"type": "string", "description": desc}
 
 
+def _enum(values: list[str], desc: str) -> dict[str, Any]:
+    return {"type": "string", "enum": values, "description": desc}
+
+
+def _params(properties: dict[str, Any], *required: str) -> dict[str, Any]:
+    """The JSON Schema ``object`` of a tool's input: ``properties``, and ``required`` naming
+    the ones every call must give
+    (https://json-schema.org/understanding-json-schema/reference/object)."""
+    schema: dict[str, Any] = {"type": "object"}
+    if required:
+        schema["required"] = list(required)
+    schema["properties"] = properties
+    return schema
+
+
 def _int(desc: str) -> dict[str, Any]:
     return {"type": "integer", "minimum": 0, "description": desc}
 
@@ -51,7 +66,7 @@ def context_tool_specs(window: Window) -> list[ToolSpec]:
             "compact",
             "Summarize older context to free room before your next "
             "turn. Optional instructions say what the summary must keep.",
-            {"type": "object", "properties": {"instructions": _str("What to keep.")}},
+            _params({"instructions": _str("What to keep.")}),
         )
     )
     return specs
@@ -62,11 +77,7 @@ RESTORE_SPEC = ToolSpec(
     "context_restore",
     "Bring back the full result of an earlier tool call that was cleared, trimmed or moved "
     "to save context; it comes back as the result of this call.",
-    {
-        "type": "object",
-        "required": ["call_id"],
-        "properties": {"call_id": _str("The call id the placeholder names.")},
-    },
+    _params({"call_id": _str("The call id the placeholder names.")}, "call_id"),
 )
 
 
@@ -92,100 +103,83 @@ def offered_tool_specs(
 
 
 def _write_specs(writable: list[str]) -> list[ToolSpec]:
-    region_w = {"type": "string", "enum": writable, "description": "Region to write."}
+    region_w = _enum(writable, "Region to write.")
     return [
         ToolSpec(
             "context_write",
             "Write a note into a context region. In a keyed region "
             "the key replaces the previous value.",
-            {
-                "type": "object",
-                "required": ["region", "text"],
-                "properties": {
+            _params(
+                {
                     "region": region_w,
                     "text": _str("The content."),
                     "key": _str("Key (keyed regions)."),
                 },
-            },
+                "region",
+                "text",
+            ),
         ),
         ToolSpec(
             "context_append",
             "Append text to a context region.",
-            {
-                "type": "object",
-                "required": ["region", "text"],
-                "properties": {"region": region_w, "text": _str("The content.")},
-            },
+            _params({"region": region_w, "text": _str("The content.")}, "region", "text"),
         ),
     ]
 
 
 def _region_specs(every: list[str]) -> list[ToolSpec]:
-    region_any = {"type": "string", "enum": every, "description": "Region name."}
+    region_any = _enum(every, "Region name.")
     return [
         ToolSpec(
             "context_read",
             "Read a region, or one key of it.",
-            {
-                "type": "object",
-                "required": ["region"],
-                "properties": {"region": region_any, "key": _str("Only this key.")},
-            },
+            _params({"region": region_any, "key": _str("Only this key.")}, "region"),
         ),
         ToolSpec(
             "context_delete",
             "Release entries from a region to free room: by key, by index, or the oldest N.",
-            {
-                "type": "object",
-                "required": ["region"],
-                "properties": {
+            _params(
+                {
                     "region": region_any,
                     "key": _str("Key to release."),
                     "index": _int("Entry index (0 = oldest)."),
                     "oldest": _int("Release the oldest N entries."),
                 },
-            },
+                "region",
+            ),
         ),
         ToolSpec(
             "context_list",
             "List the regions with their use, budget and whether you may write them.",
-            {"type": "object", "properties": {}},
+            _params({}),
         ),
     ]
 
 
 def _todo_specs(lists: list[str]) -> list[ToolSpec]:
-    region_c = {"type": "string", "enum": lists, "description": "Checklist region."}
+    region_c = _enum(lists, "Checklist region.")
     return [
         ToolSpec(
             "todo_add",
             "Add an open item to the plan.",
-            {
-                "type": "object",
-                "required": ["text"],
-                "properties": {"text": _str("The item."), "region": region_c},
-            },
+            _params({"text": _str("The item."), "region": region_c}, "text"),
         ),
         ToolSpec(
             "todo_done",
             "Mark an item done.",
-            {
-                "type": "object",
-                "required": ["item_id"],
-                "properties": {"item_id": _str("Item id."), "region": region_c},
-            },
+            _params({"item_id": _str("Item id."), "region": region_c}, "item_id"),
         ),
         ToolSpec(
             "todo_note",
             "Add a note to an item.",
-            {
-                "type": "object",
-                "required": ["item_id", "note"],
-                "properties": {
+            _params(
+                {
                     "item_id": _str("Item id."),
                     "note": _str("The note."),
                     "region": region_c,
                 },
-            },
+                "item_id",
+                "note",
+            ),
         ),
     ]

@@ -262,24 +262,50 @@ def import_claude_code(
 ) -> tuple[list[Trace], list[ImportIssue]]:
     """A Claude Code session JSONL (streamed ``(line, object)`` records) → one trace; with
     ``sidechain`` the file is a subagent's transcript (see the module doc)."""
-    from regio.traces.importers import source_header, trace_stem
+    from regio.traces.importers import trace_stem
 
     builder = TraceBuilder(str(path), RECORDED)
     session = _Session(builder, RecordedClock(builder), sidechain)
     for n, obj in records:
         session.line(n, obj)
     session.flush()
-    version = session.meta.get("version")
     trace_id = f"claude-code/{session.meta.get('sessionId') or trace_stem(path)}"
     if sidechain:
         trace_id += f"/agent-{session.meta.get('agentId') or trace_stem(path)}"
-    header: Header = source_header(
+    version = session.meta.get("version")
+    return recorded_trace(
+        builder,
         path,
         trace_id,
         "claude-code",
-        agent=f"Claude Code {version}" if isinstance(version, str) else "Claude Code",
-        model=session.model,
+        ("Claude Code", version),
+        session.model,
+        session.meta,
+    )
+
+
+def recorded_trace(
+    builder: TraceBuilder,
+    path: Path,
+    trace_id: str,
+    fmt: str,
+    agent: tuple[str, Any],
+    model: str | None,
+    meta: dict[str, Any],
+) -> tuple[list[Trace], list[ImportIssue]]:
+    """The one trace of a recorded session read into ``builder``, and its issues: the header
+    of source format ``fmt`` names ``agent`` (a product name and the version the source gave;
+    the version is added when it is a string), ``model`` and ``meta``, with recorded timing."""
+    from regio.traces.importers import source_header
+
+    name, version = agent
+    header: Header = source_header(
+        path,
+        trace_id,
+        fmt,
+        agent=f"{name} {version}" if isinstance(version, str) else name,
+        model=model,
         timing=RECORDED_TIMING,
-        meta=session.meta,
+        meta=meta,
     )
     return [builder.build(header)], builder.issues

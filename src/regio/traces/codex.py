@@ -40,7 +40,7 @@ import msgspec
 
 from regio.content import Thinking
 from regio.traces.builder import RECORDED, CallSpec, ResultSpec, TraceBuilder
-from regio.traces.claudecode import RECORDED_TIMING, RecordedClock
+from regio.traces.claudecode import RecordedClock, recorded_trace
 from regio.traces.errors import ImportIssue
 from regio.traces.format import AssistantMessage, Compaction, Trace, Usage
 from regio.traces.openai_chat import parse_arguments
@@ -217,21 +217,15 @@ def import_codex(
     records: Iterable[tuple[int, Any]], path: Path
 ) -> tuple[list[Trace], list[ImportIssue]]:
     """A Codex CLI rollout JSONL (streamed ``(line, object)`` records) → one trace."""
-    from regio.traces.importers import source_header, trace_stem
+    from regio.traces.importers import trace_stem
 
     builder = TraceBuilder(str(path), RECORDED)
     rollout = _Rollout(builder, RecordedClock(builder))
     for n, obj in records:
         rollout.line(n, obj)
     rollout.flush()
+    trace_id = f"codex/{rollout.meta.get('id') or trace_stem(path)}"
     version = rollout.meta.get("cli_version")
-    header = source_header(
-        path,
-        f"codex/{rollout.meta.get('id') or trace_stem(path)}",
-        "codex",
-        agent=f"Codex CLI {version}" if isinstance(version, str) else "Codex CLI",
-        model=rollout.model,
-        timing=RECORDED_TIMING,
-        meta=rollout.meta,
+    return recorded_trace(
+        builder, path, trace_id, "codex", ("Codex CLI", version), rollout.model, rollout.meta
     )
-    return [builder.build(header)], builder.issues
