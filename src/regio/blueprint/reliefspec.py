@@ -97,9 +97,17 @@ class ReliefSpec:
     clear_after_summary: bool = _field(
         "When clearing and trimming cannot reach the target and the conversation is "
         "summarized, also clear and trim what the summary kept, in the same cache rewrite: "
-        "cheaper (longer between compactions), but fewer tool-result facts stay verbatim "
-        "(docs/relief.md has the figures).",
-        default=False,
+        "cheaper (longer between compactions); with salient placeholders "
+        "(`placeholder_extract_tokens`) the facts stay (docs/relief.md has the figures). "
+        "`false`: the tool results the summary kept stay verbatim.",
+        default=True,
+    )
+    placeholder_extract_tokens: Int0 = _field(
+        "A cleared result's placeholder also carries up to this many tokens of the result's "
+        "salient items (error lines, file paths, ids, numbers), so its facts stay in the "
+        "context; the extract depends only on the result, so the placeholder never changes. "
+        "0: the placeholder names the call only.",
+        default=200,
     )
     tools: tuple[ReliefToolSpec, ...] = _field(
         "Per-tool rules (see [ReliefTool](#relieftool)). Omitted: none.", factory=tuple
@@ -134,6 +142,7 @@ def relief_policy(spec: ReliefSpec) -> Any:
         trim_at_least=spec.trim_at_least,
         restore_tool=spec.restore_tool,
         clear_after_summary=spec.clear_after_summary,
+        placeholder_extract_tokens=spec.placeholder_extract_tokens,
         tools=tools,
     )
 

@@ -30,7 +30,7 @@ def blueprint_tool_specs(bp: Blueprint) -> list[Any]:
     list, the runtime's own :func:`regio.runtime.tools.offered_tool_specs` over the region
     kinds; an unknown kind offers nothing)."""
     from regio.regions.registry import kind_class
-    from regio.runtime.tools import offered_tool_specs
+    from regio.runtime.toolspecs import offered_tool_specs
 
     regions = []
     for spec in bp.regions:

@@ -86,8 +86,10 @@ class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     or the stage does not run), then the region's own summarization. ``restore_tool``: offer
     ``context_restore`` whatever ``EngineOptions.context_tools`` says (except a tuple without
     it). ``clear_after_summary``: when the stages cannot reach the target and the region is
-    summarized, run them on what the summary kept, in the same cache rewrite (cheaper, keeps
-    fewer tool-result facts verbatim). ``tools``: per-tool :class:`ToolRelief`. Raises
+    summarized, run them on what the summary kept, in the same cache rewrite (cheaper: the
+    next compaction comes later). ``placeholder_extract_tokens``: a cleared result's
+    placeholder also carries up to this many tokens of the result's salient items (error
+    lines, paths, ids, numbers; 0: none). ``tools``: per-tool :class:`ToolRelief`. Raises
     ``ValueError`` for a negative size or a trim whose head and tail do not fit under its
     threshold."""
 
@@ -100,11 +102,18 @@ class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     trim_tail_chars: int = 800
     trim_at_least: int = 1024
     restore_tool: bool = True
-    clear_after_summary: bool = False
+    clear_after_summary: bool = True
+    placeholder_extract_tokens: int = 200
     tools: dict[str, ToolRelief] = msgspec.field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for name in ("keep_last", "clear_at_least", "trim_head_chars", "trim_tail_chars"):
+        for name in (
+            "keep_last",
+            "clear_at_least",
+            "trim_head_chars",
+            "trim_tail_chars",
+            "placeholder_extract_tokens",
+        ):
             if getattr(self, name) < 0:
                 raise ValueError(f"relief.{name} must be >= 0, got {getattr(self, name)}")
         if self.trim_at_least < 0:
@@ -131,16 +140,18 @@ class Candidate(msgspec.Struct, frozen=True):
     tool: str = ""
 
 
-def placeholder(call_id: str, tool: str, *, restorable: bool) -> str:
-    """The text a cleared result becomes. It depends only on the call id, the tool name and
-    whether the engine offers ``context_restore`` (fixed for an engine), so it is
-    byte-identical on every later request."""
+def placeholder(call_id: str, tool: str, *, restorable: bool, extract: str = "") -> str:
+    """The text a cleared result becomes. It depends only on the call id, the tool name,
+    whether the engine offers ``context_restore`` (fixed for an engine) and ``extract`` (the
+    result's salient items, :func:`regio.runtime.reliefextract.salient_extract`, a function
+    of the immutable result text), so it is byte-identical on every later request."""
     how = (
         f'context_restore(call_id="{call_id}") brings it back'
         if restorable
         else "kept in the session transcript"
     )
-    return f"[{tool} result of call {call_id} cleared to save context; {how}]"
+    held = f"; it held: {extract}" if extract else ""
+    return f"[{tool} result of call {call_id} cleared to save context; {how}{held}]"
 
 
 def trim_marker(cut: int) -> str:

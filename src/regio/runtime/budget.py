@@ -26,7 +26,7 @@ from regio.tokens import Calibration
 from regio.tokens.tooldefs import tool_definition_tokens
 
 from .options import EngineOptions
-from .tools import offered_tool_specs
+from .toolspecs import offered_tool_specs
 
 __all__ = ["EngineBudget"]
 

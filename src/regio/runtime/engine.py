@@ -40,7 +40,7 @@ from regio.regions import PendingCompaction, Refusal, SlidingWindow, Window, Wri
 from regio.tokens import Calibration, TokenCounter
 
 from . import compaction as cp
-from . import flushing, relief
+from . import flushing, reliefadmit
 from .budget import EngineBudget
 from .cacheprices import cache_terms
 from .compactor import CompactionBook, CompactionResult, Compactor
@@ -292,7 +292,7 @@ class Engine:
         conv = self.window.conversation
         if conv is None:
             raise ValueError("this window has no sliding_window region to hold the conversation")
-        message, tokens = relief.admit(self.compactor, message, tokens)
+        message, tokens = reliefadmit.admit(self.compactor, message, tokens)
         orphans = [
             b.tool_use_id
             for b in message.tool_results

@@ -5,7 +5,9 @@ for compaction by its token trigger, a write that needs room, the whole-context 
 request ceiling or an overflow -- the flush first runs, toward the same hysteresis target:
 
 1. **clear**: the oldest answered tool results become a placeholder naming the call and how
-   to get it back (:func:`regio.policies.relief.placeholder`, byte-identical forever);
+   to get it back, with the result's salient items
+   (:func:`regio.runtime.reliefextract.salient_extract`; :func:`regio.policies.relief.placeholder`,
+   byte-identical forever);
 2. **trim**: tool results and assistant text over ``trim_over_chars`` characters keep their
    head and tail around a marker saying how many characters were cut;
 3. **summarize**: the region's compaction, for whatever the first two left above the target.
@@ -39,23 +41,25 @@ from typing import Any
 import attrs
 import msgspec
 
-from regio.content import Block, Entry, Message, Text, ToolResult, ToolUse, canonical_json
+from regio.content import Block, Entry, Text, ToolResult
 from regio.events import Event
 from regio.policies import relief as rp
 from regio.regions import SlidingWindow
 
 from .compactor import Compactor
 from .planning import region_target
+from .reliefextract import salient_extract
+from .toolspecs import offered_tool_specs
 
 __all__ = [
     "ReliefApplied",
     "ReliefSkipped",
-    "admit",
     "relieve",
     "relieve_after",
     "relieve_queued",
     "restorable",
     "restore",
+    "rewrite_block_entry",
 ]
 
 
@@ -86,8 +90,6 @@ class ReliefSkipped(Event, frozen=True, tag="relief_skipped"):
 
 def restorable(c: Compactor) -> bool:
     """The engine offers ``context_restore`` (placeholders then say to call it)."""
-    from .tools import offered_tool_specs
-
     offered = offered_tool_specs(c.window, c.options.context_tools, c.options.relief)
     return any(s.name == "context_restore" for s in offered)
 
@@ -213,12 +215,19 @@ def _available(c: Compactor, region: SlidingWindow, stage: _Stage, taken: set[st
 
 
 def _placeholders(c: Compactor) -> Edit:
+    """The clear stage's edit: the result's placeholder with its salient extract (of the
+    result as received: :func:`original_result` when admission changed it)."""
     can_restore = restorable(c)
+    policy = c.options.relief
+    budget = policy.placeholder_extract_tokens if policy is not None else 0
 
     def clear(entry: Entry, cand: rp.Candidate) -> Block:
         block = entry.blocks[cand.block]
         assert isinstance(block, ToolResult)
-        text = rp.placeholder(cand.call_id, cand.tool or "a tool", restorable=can_restore)
+        source = c.book.relief.originals.get(block.tool_use_id, block).content
+        extract = salient_extract(source, budget, c.count_text)
+        tool = cand.tool or "a tool"
+        text = rp.placeholder(cand.call_id, tool, restorable=can_restore, extract=extract)
         return ToolResult(block.tool_use_id, text, block.is_error)
 
     return clear
@@ -266,7 +275,7 @@ def _apply(
             meta[meta_key] = [*meta.get(meta_key, ()), *(x.call_id for x in cands)]
         else:
             meta[meta_key] = int(meta.get(meta_key, 0)) + len(cands)
-        _rewrite(c, region, index, entry, tuple(blocks), meta)
+        rewrite_block_entry(c, region, index, entry, tuple(blocks), meta)
     freed = before - region.used_tokens
     tally = c.book.relief.tally(stage)
     tally.runs += 1
@@ -286,7 +295,7 @@ def _apply(
     return freed
 
 
-def _rewrite(
+def rewrite_block_entry(
     c: Compactor,
     region: SlidingWindow,
     index: int,
@@ -302,119 +311,6 @@ def _rewrite(
     new = msgspec.structs.replace(entry, blocks=blocks, meta=meta)
     delta = int(counter.count_entry(entry)) - int(counter.count_entry(new))
     region.rewrite_entry(index, msgspec.structs.replace(new, tokens=max(1, entry.tokens - delta)))
-
-
-# ----- admission ---------------------------------------------------------------------------
-def admit(c: Compactor, message: Message, tokens: int | None) -> tuple[Message, int | None]:
-    """``message`` as the conversation admits it under the tools' relief policies (module
-    doc), with ``tokens`` (``None``: count it again, the message changed)."""
-    policy = c.options.relief
-    conv = c.window.conversation
-    if policy is None or conv is None or not message.tool_results or not policy.tools:
-        return message, tokens
-    blocks: list[Block] = []
-    changed = False
-    for block in message.blocks:
-        is_result = isinstance(block, ToolResult)
-        call = _find_call(conv.entries, block.tool_use_id) if is_result else None  # type: ignore[union-attr]
-        if not isinstance(block, ToolResult) or call is None:
-            blocks.append(block)
-            continue
-        rule = policy.tool(call.name)
-        if rule.dedupe and isinstance(conv, SlidingWindow):
-            _supersede(c, conv, call)
-        new = _admitted(c, block, call, rule)
-        changed = changed or new is not block
-        blocks.append(new)
-    if not changed:
-        return message, tokens
-    return Message(message.role, tuple(blocks)), None
-
-
-def _find_call(entries: Sequence[Entry], call_id: str) -> ToolUse | None:
-    for entry in reversed(entries):
-        for b in entry.blocks:
-            if isinstance(b, ToolUse) and b.id == call_id:
-                return b
-    return None
-
-
-def _admitted(c: Compactor, block: ToolResult, call: ToolUse, rule: rp.ToolRelief) -> ToolResult:
-    """``block`` routed or trimmed by ``rule`` (the original kept for :func:`restore`)."""
-    before = c.count_text(block.content)
-    text = _route(c, block, call, rule) if rule.route else None
-    stage = "route"
-    if text is None and rule.max_result_tokens is not None and before > rule.max_result_tokens:
-        text = rp.trimmed_to(block.content, before, rule.max_result_tokens, c.count_text)
-        stage = "admit_trim"
-    if text is None or text == block.content:
-        return block
-    c.book.relief.originals[block.tool_use_id] = block
-    tally = c.book.relief.tally(stage)
-    tally.runs += 1
-    tally.blocks += 1
-    tally.freed_tokens += max(0, before - c.count_text(text))
-    return ToolResult(block.tool_use_id, text, block.is_error)
-
-
-def _route(c: Compactor, block: ToolResult, call: ToolUse, rule: rp.ToolRelief) -> str | None:
-    """Write ``block`` into ``rule.route``; the pointer left in the conversation, or ``None``
-    (the result stays in the conversation) when the key cannot be built or the region
-    refuses the write."""
-    from regio.regions import WriteResult
-
-    from .writes import write_to
-
-    key = None
-    if rule.route_key is not None:
-        try:
-            key = rule.route_key.format(tool=call.name, **call.input)
-        except (KeyError, IndexError, ValueError, AttributeError):
-            return None
-    result = write_to(c, str(rule.route), block.content, key=key)
-    if not isinstance(result, WriteResult):
-        return None
-    where = f"region {rule.route!r}" + (f" under key {key!r}" if key is not None else "")
-    how = (
-        f'context_restore(call_id="{call.id}") brings it into the conversation'
-        if restorable(c)
-        else "kept in the session transcript"
-    )
-    return f"[result of {call.name} call {call.id} stored in {where}; {how}]"
-
-
-def _supersede(c: Compactor, conv: SlidingWindow, call: ToolUse) -> None:
-    """Clear every live result of an earlier call with ``call``'s tool and arguments."""
-    same = canonical_json([call.name, call.input])
-    calls = rp.call_tools(conv.entries)
-    can_restore = restorable(c)
-    before = conv.used_tokens
-    hit: list[str] = []
-    for index, entry in enumerate(list(conv.entries)):
-        cleared = set(entry.meta.get(rp.CLEARED_META, ()))
-        blocks = list(entry.blocks)
-        ids = []
-        for j, b in enumerate(blocks):
-            old = calls.get(b.tool_use_id) if isinstance(b, ToolResult) else None
-            if old is None or old.id == call.id or b.tool_use_id in cleared:  # type: ignore[union-attr]
-                continue
-            if canonical_json([old.name, old.input]) != same:
-                continue
-            how = rp.placeholder(old.id, old.name, restorable=can_restore)
-            text = f"[superseded by call {call.id} with the same arguments] {how}"
-            blocks[j] = ToolResult(old.id, text, b.is_error)  # type: ignore[union-attr]
-            ids.append(old.id)
-        if ids:
-            meta = {**entry.meta, rp.CLEARED_META: [*cleared, *ids]}
-            _rewrite(c, conv, index, entry, tuple(blocks), meta)
-            hit.extend(ids)
-    if hit:
-        tally = c.book.relief.tally("dedupe")
-        tally.runs += 1
-        tally.blocks += len(hit)
-        tally.freed_tokens += before - conv.used_tokens
-        after = conv.used_tokens
-        c.emit(ReliefApplied("dedupe", conv.name, tuple(hit), (), before - after, before, after))
 
 
 def with_originals(c: Compactor, entries: Sequence[Entry]) -> list[Entry]:

@@ -30,8 +30,8 @@ from typing import Any
 import msgspec
 
 from regio.errors import RegioError
-from regio.layout import ToolSpec, note_text
-from regio.regions import Checklist, Refusal, Window, WriteResult
+from regio.layout import note_text
+from regio.regions import Checklist, Refusal, WriteResult
 
 from .compaction import schedule_compaction
 from .compactor import Compactor
@@ -39,6 +39,12 @@ from .events import ToolCallHandled
 from .options import TOOL_NAMES
 from .relief import restore
 from .toolargs import ToolArgumentError, check_arguments, echo, parse_arguments
+from .toolspecs import (
+    checklist_regions,
+    context_tool_specs,
+    offered_tool_specs,
+    writable_regions,
+)
 from .writes import release_from, write_to
 
 __all__ = [
@@ -60,179 +66,8 @@ class ContextToolOutcome(msgspec.Struct, frozen=True):
     note: str | None = None
 
 
-def _str(desc: str) -> dict[str, Any]:
-    return {"type": "string", "description": desc}
-
-
-def _int(desc: str) -> dict[str, Any]:
-    return {"type": "integer", "minimum": 0, "description": desc}
-
-
-def _writable(window: Window) -> list[str]:
-    return [r.name for r in window.regions if r.agent_writable]
-
-
-def _checklists(window: Window) -> list[str]:
-    return [r.name for r in window.regions if r.kind == Checklist.kind]
-
-
-def context_tool_specs(window: Window) -> list[ToolSpec]:
-    """The tool definitions (JSON Schema ``input_schema``), in a fixed order. Region names are
-    listed as ``enum`` s so the model sees what exists; tools with no target region (no
-    checklist, no writable region) are left out."""
-    writable = _writable(window)
-    lists = _checklists(window)
-    specs = _write_specs(writable) if writable else []
-    specs += _region_specs([r.name for r in window.regions])
-    if lists:
-        specs += _todo_specs(lists)
-    specs.append(
-        ToolSpec(
-            "compact",
-            "Summarize older context to free room before your next "
-            "turn. Optional instructions say what the summary must keep.",
-            {"type": "object", "properties": {"instructions": _str("What to keep.")}},
-        )
-    )
-    return specs
-
-
-#: ``context_restore``: offered with the relief chain (:mod:`regio.runtime.relief`).
-RESTORE_SPEC = ToolSpec(
-    "context_restore",
-    "Bring back the full result of an earlier tool call that was cleared, trimmed or moved "
-    "to save context; it comes back as the result of this call.",
-    {
-        "type": "object",
-        "required": ["call_id"],
-        "properties": {"call_id": _str("The call id the placeholder names.")},
-    },
-)
-
-
-def offered_tool_specs(
-    window: Window, mode: str | tuple[str, ...], relief: object = None
-) -> list[ToolSpec]:
-    """The context tools an engine offers under ``EngineOptions.context_tools`` ``mode``:
-    ``"all"`` every one :func:`context_tool_specs` applies to ``window``; ``"auto"`` the same
-    when some region is agent-writable, none otherwise (an agent with nothing to write has
-    nothing to release or compact on its own); ``"none"`` no tool; a tuple of names the
-    applicable ones among them. With ``relief`` (an ``EngineOptions.relief`` policy whose
-    ``restore_tool`` is on) ``context_restore`` is offered under every mode (the relief
-    placeholders point at it), except a tuple that does not name it. Each offered schema is
-    sent with every request, so an agent that never calls them pays for them
-    (docs/benchmark.md measures it)."""
-    restore = [RESTORE_SPEC] if getattr(relief, "restore_tool", False) else []
-    if mode == "none" or (mode == "auto" and not _writable(window)):
-        return restore
-    specs = context_tool_specs(window) + restore
-    if isinstance(mode, tuple):
-        return [s for s in specs if s.name in mode]
-    return specs
-
-
-def _write_specs(writable: list[str]) -> list[ToolSpec]:
-    region_w = {"type": "string", "enum": writable, "description": "Region to write."}
-    return [
-        ToolSpec(
-            "context_write",
-            "Write a note into a context region. In a keyed region "
-            "the key replaces the previous value.",
-            {
-                "type": "object",
-                "required": ["region", "text"],
-                "properties": {
-                    "region": region_w,
-                    "text": _str("The content."),
-                    "key": _str("Key (keyed regions)."),
-                },
-            },
-        ),
-        ToolSpec(
-            "context_append",
-            "Append text to a context region.",
-            {
-                "type": "object",
-                "required": ["region", "text"],
-                "properties": {"region": region_w, "text": _str("The content.")},
-            },
-        ),
-    ]
-
-
-def _region_specs(every: list[str]) -> list[ToolSpec]:
-    region_any = {"type": "string", "enum": every, "description": "Region name."}
-    return [
-        ToolSpec(
-            "context_read",
-            "Read a region, or one key of it.",
-            {
-                "type": "object",
-                "required": ["region"],
-                "properties": {"region": region_any, "key": _str("Only this key.")},
-            },
-        ),
-        ToolSpec(
-            "context_delete",
-            "Release entries from a region to free room: by key, by index, or the oldest N.",
-            {
-                "type": "object",
-                "required": ["region"],
-                "properties": {
-                    "region": region_any,
-                    "key": _str("Key to release."),
-                    "index": _int("Entry index (0 = oldest)."),
-                    "oldest": _int("Release the oldest N entries."),
-                },
-            },
-        ),
-        ToolSpec(
-            "context_list",
-            "List the regions with their use, budget and whether you may write them.",
-            {"type": "object", "properties": {}},
-        ),
-    ]
-
-
-def _todo_specs(lists: list[str]) -> list[ToolSpec]:
-    region_c = {"type": "string", "enum": lists, "description": "Checklist region."}
-    return [
-        ToolSpec(
-            "todo_add",
-            "Add an open item to the plan.",
-            {
-                "type": "object",
-                "required": ["text"],
-                "properties": {"text": _str("The item."), "region": region_c},
-            },
-        ),
-        ToolSpec(
-            "todo_done",
-            "Mark an item done.",
-            {
-                "type": "object",
-                "required": ["item_id"],
-                "properties": {"item_id": _str("Item id."), "region": region_c},
-            },
-        ),
-        ToolSpec(
-            "todo_note",
-            "Add a note to an item.",
-            {
-                "type": "object",
-                "required": ["item_id", "note"],
-                "properties": {
-                    "item_id": _str("Item id."),
-                    "note": _str("The note."),
-                    "region": region_c,
-                },
-            },
-        ),
-    ]
-
-
 def _listing(c: Compactor) -> str:
-    writable = set(_writable(c.window))
+    writable = set(writable_regions(c.window))
     lines = [f"window: {c.window.used_tokens}/{c.window.max_tokens} tokens used"]
     for r in c.window.regions:
         access = (
@@ -275,7 +110,7 @@ def _write(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutcome:
     region, text = args.get("region"), args.get("text")
     if not isinstance(region, str) or not isinstance(text, str) or not text.strip():
         return _mistake(c, name, "needs 'region' (a writable region) and a non-empty 'text'")
-    writable = _writable(c.window)
+    writable = writable_regions(c.window)
     if region not in writable:
         return _mistake(
             c,
@@ -361,7 +196,7 @@ def _delete(c: Compactor, args: dict[str, Any]) -> ContextToolOutcome:
 
 
 def _todo(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutcome:
-    lists = _checklists(c.window)
+    lists = checklist_regions(c.window)
     region = args.get("region") or (lists[0] if lists else None)
     if region not in lists:
         return _mistake(
