@@ -1,16 +1,14 @@
-"""A relief edit changes a tool result's text only: it keeps whether the result is final and
-the images / documents it carried.
+"""A relief edit on admission changes a tool result's text only: a trimmed or routed result
+keeps whether it is final and the images / documents it carried; a superseded one (dedupe)
+stays a progress report when it was one and drops its media with its text.
 
-Known defect (runtime/relief.py, being edited on another branch): every edit rebuilds the
-result as ``ToolResult(id, text, is_error)``, so an admission trim of a progress report makes
-it final (its call's group closes while the call runs) and a trimmed screenshot result loses
-its image. The tests are strict xfails until relief.py keeps the fields
-(``msgspec.structs.replace(block, content=text)``); then remove the marks.
+(They were rebuilt as ``ToolResult(id, text, is_error)``: an admission trim of a progress
+report made it final, closing its call's group while the call ran, and a trimmed screenshot
+result lost its image.)
 """
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,14 +18,14 @@ from regio.policies.relief import ReliefPolicy, ToolRelief
 from regio.regions import Pinned, SlidingWindow
 from runtime_stubs import make_engine
 
-DEFECT = "runtime/relief.py rebuilds edited results as ToolResult(id, text, is_error)"
-
 
 def _engine():
     return make_engine(
         [Pinned(name="system", budget=2_000), SlidingWindow(name="conversation", budget=60_000)],
         max_tokens=80_000,
-        relief=ReliefPolicy(tools={"cat": ToolRelief(max_result_tokens=30)}),
+        relief=ReliefPolicy(
+            tools={"cat": ToolRelief(max_result_tokens=30), "poll": ToolRelief(dedupe=True)}
+        ),
     )
 
 
@@ -36,7 +34,6 @@ def _kept_result(engine, call_id: str) -> ToolResult:
     return [b for b in blocks if isinstance(b, ToolResult) and b.tool_use_id == call_id][-1]
 
 
-@pytest.mark.xfail(strict=True, reason=DEFECT)
 @settings(max_examples=10, deadline=None)
 @given(st.integers(min_value=100, max_value=600))
 def test_an_admission_trimmed_progress_report_stays_a_progress_report(words):
@@ -50,7 +47,6 @@ def test_an_admission_trimmed_progress_report_stays_a_progress_report(words):
     assert not kept.is_final
 
 
-@pytest.mark.xfail(strict=True, reason=DEFECT)
 def test_an_admission_trimmed_result_keeps_its_image():
     engine = _engine()
     engine.add_user("look")
@@ -58,3 +54,17 @@ def test_an_admission_trimmed_result_keeps_its_image():
     shot = png(64, 48)
     engine.add_tool_result("c1", " ".join(f"dom{i}" for i in range(400)), media=(shot,))
     assert _kept_result(engine, "c1").media == (shot,)
+
+
+def test_a_superseded_progress_report_stays_non_final_and_drops_its_media():
+    engine = _engine()
+    engine.add_user("poll the job")
+    engine.add_assistant("", [ToolUse("c1", "poll", {"job": 7})])
+    engine.add_message(
+        Message.tool([ToolResult("c1", "running", final=False, media=(png(32, 32),))])
+    )
+    engine.add_assistant("", [ToolUse("c2", "poll", {"job": 7})])
+    engine.add_tool_result("c2", "done")
+    old = _kept_result(engine, "c1")
+    assert old.content.startswith("[superseded by call c2")
+    assert not old.is_final and old.media == ()
