@@ -229,7 +229,8 @@ class Document(msgspec.Struct, frozen=True, tag="document", tag_field="type"):
     base64 PDF when not given; ``None`` for a URL of unknown length).
 
     Raises :class:`MediaError` for a media type other than ``application/pdf`` or
-    ``text/plain``, data that is not base64 or not a readable PDF, or ``pages`` below 1.
+    ``text/plain``, data that is not base64 or not a readable PDF, or ``pages`` that is not
+    an integer of at least 1.
     """
 
     source: DocumentSource
@@ -255,8 +256,11 @@ class Document(msgspec.Struct, frozen=True, tag="document", tag_field="type"):
                         f"document (text/plain): the data is not UTF-8 text ({exc}); decode it "
                         "and pass a TextSource"
                     ) from exc
-        if self.pages is not None and self.pages < 1:
-            raise MediaError(f"document: pages must be at least 1, not {self.pages}")
+        pages = self.pages
+        if pages is not None and (
+            isinstance(pages, bool) or not isinstance(pages, int) or pages < 1
+        ):
+            raise MediaError(f"document: pages must be an integer of at least 1, not {pages!r}")
 
     @classmethod
     def pdf(cls, data: bytes, *, title: str | None = None) -> Document:
