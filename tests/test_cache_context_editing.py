@@ -371,3 +371,17 @@ def test_edits_keep_pairs_are_deterministic_and_use_the_placeholder(
 def test_edits_payload_parses_back_to_the_same_edits(edit: ClearToolUses, keep: int | None) -> None:
     edits = (ClearThinking(keep=keep), edit)
     assert parse_edits(edits_payload(edits)) == edits
+
+
+@pytest.mark.parametrize("keep", ["all", {"type": "all"}])
+def test_clear_thinking_keep_all_is_read_in_both_forms_the_api_takes(keep: Any) -> None:
+    # the SDK's Keep: BetaThinkingTurnsParam | BetaAllThinkingTurnsParam ({"type": "all"}) | "all"
+    edits = parse_edits({"edits": [{"type": CLEAR_THINKING, "keep": keep}]})
+    assert edits == (ClearThinking(keep=None),)
+
+
+def test_clear_thinking_keep_of_another_type_is_refused_naming_the_field() -> None:
+    with pytest.raises(ContextEditingError, match="keep"):
+        parse_edits(
+            {"edits": [{"type": CLEAR_THINKING, "keep": {"type": "tool_uses", "value": 1}}]}
+        )

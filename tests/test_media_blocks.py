@@ -199,7 +199,14 @@ def test_image_count_is_monotone_in_size_and_capped(w, h, k, model):
         openai_image_tokens(w, h, "high", model),
         openai_image_tokens(w * k, h * k, "high", model),
     )
-    assert o_small <= o_big <= openai_image_tokens(None, None, "high", model)
+    cap = openai_image_tokens(None, None, "high", model)
+    if model == "gpt-5-mini":
+        # patch models are not monotone at the cap: an image of exactly 1,536 patches is
+        # sent as is, a larger one is scaled with floored patch counts (1516 x 1015: 1,536
+        # patches; x4: 47 x 32 = 1,504); both stay at or under the cap
+        assert o_small <= cap and o_big <= cap
+    else:
+        assert o_small <= o_big <= cap
 
 
 @SETTINGS

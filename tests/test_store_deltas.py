@@ -173,3 +173,55 @@ def test_any_mix_of_turns_saves_and_reloads_restores_the_window(tmp_path_factory
     engine.save_to(db)
     assert engine_state(load(db)) == engine_state(engine)
     db.close()
+
+
+def _relief_engine(session_id: str = "s") -> Engine:
+    """An engine whose relief chain trims every ``cat`` result on admission (so it keeps the
+    original for ``context_restore``)."""
+    from regio.policies.relief import ReliefPolicy, ToolRelief
+
+    return make_engine(
+        [Pinned(name="system", budget=2_000), SlidingWindow(name="conversation", budget=60_000)],
+        max_tokens=80_000,
+        session_id=session_id,
+        relief=ReliefPolicy(tools={"cat": ToolRelief(max_result_tokens=30)}),
+    )
+
+
+def _cat(engine: Engine, i: int) -> str:
+    from regio.content import ToolUse
+
+    text = "\n".join(f"line {j} of file {i} " + "x" * 40 for j in range(60))
+    engine.add_assistant("", [ToolUse(f"c{i}", "cat", {"path": f"f{i}.py"})])
+    engine.add_tool_result(f"c{i}", text)
+    return text
+
+
+def test_relief_originals_are_written_once_not_with_every_head(store: Any) -> None:
+    engine = _relief_engine()
+    engine.add_user("read the files")
+    heads = []
+    for i in range(12):
+        _cat(engine, i)
+        records = encode_save(engine, engine.store_mark)
+        heads.append(len(records.head))
+        assert sum(k.startswith("@ro/") for k in records.put) == 1  # only the new original
+        engine.save_to(store, "s")
+    assert len(engine.compactor.book.relief.originals) == 12
+    # each original is ~3 kB: a head that carried them would grow by that per turn
+    assert heads[-1] - heads[0] < 1_000
+
+
+def test_relief_originals_survive_a_store_round_trip_byte_for_byte(store: Any) -> None:
+    engine = _relief_engine()
+    engine.add_user("read the files")
+    texts = [_cat(engine, i) for i in range(3)]
+    engine.save_to(store, "s")
+    loaded = load(store)
+    for i, text in enumerate(texts):
+        assert loaded.handle_tool_call("context_restore", {"call_id": f"c{i}"}).text == text
+    texts.append(_cat(loaded, 3))
+    loaded.save_to(store, "s")
+    again = load(store)
+    assert again.handle_tool_call("context_restore", {"call_id": "c3"}).text == texts[3]
+    assert engine_state(again).book == engine_state(loaded).book

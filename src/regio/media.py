@@ -63,6 +63,9 @@ ANTHROPIC_MAX_LONG_EDGE = 1568
 #: megapixels" is a latency recommendation, not the resize threshold), pixels.
 ANTHROPIC_MAX_PIXELS = 1_229_312
 
+#: The ``detail`` values OpenAI accepts for an image input (images guide).
+_DETAILS = ("auto", "low", "high")
+
 _PIL_FORMATS = {"JPEG": "image/jpeg", "PNG": "image/png", "GIF": "image/gif", "WEBP": "image/webp"}
 
 
@@ -150,7 +153,9 @@ class Image(msgspec.Struct, frozen=True, tag="image", tag_field="type"):
     :mod:`regio.tokens.media`).
 
     Raises :class:`MediaError` for a media type other than JPEG, PNG, GIF or WebP, data that
-    is not base64 or not that image, or a non-positive size.
+    is not base64 or not that image, a ``detail`` other than ``auto`` / ``low`` / ``high``
+    (the values OpenAI accepts, https://platform.openai.com/docs/guides/images-vision), or a
+    size that is not a positive integer of pixels.
     """
 
     source: ImageSource
@@ -160,6 +165,10 @@ class Image(msgspec.Struct, frozen=True, tag="image", tag_field="type"):
 
     def __post_init__(self) -> None:
         src = self.source
+        if self.detail not in _DETAILS:
+            raise MediaError(
+                f"image: detail {self.detail!r} is not accepted; use one of {', '.join(_DETAILS)}"
+            )
         if src.media_type and src.media_type not in IMAGE_MEDIA_TYPES:
             raise MediaError(
                 f"image: media_type {src.media_type!r} is not accepted; use one of "
@@ -174,8 +183,12 @@ class Image(msgspec.Struct, frozen=True, tag="image", tag_field="type"):
                 msgspec.structs.force_setattr(self, "height", h)
         for name in ("width", "height"):
             value = getattr(self, name)
-            if value is not None and value <= 0:
-                raise MediaError(f"image: {name} must be a positive number of pixels, not {value}")
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value <= 0
+            ):
+                raise MediaError(
+                    f"image: {name} must be a positive integer of pixels, not {value!r}"
+                )
 
     @classmethod
     def from_bytes(cls, data: bytes, media_type: str, **kw: object) -> Image:
@@ -216,7 +229,8 @@ class Document(msgspec.Struct, frozen=True, tag="document", tag_field="type"):
     base64 PDF when not given; ``None`` for a URL of unknown length).
 
     Raises :class:`MediaError` for a media type other than ``application/pdf`` or
-    ``text/plain``, data that is not base64 or not a readable PDF, or ``pages`` below 1.
+    ``text/plain``, data that is not base64 or not a readable PDF, or ``pages`` that is not
+    an integer of at least 1.
     """
 
     source: DocumentSource
@@ -242,8 +256,11 @@ class Document(msgspec.Struct, frozen=True, tag="document", tag_field="type"):
                         f"document (text/plain): the data is not UTF-8 text ({exc}); decode it "
                         "and pass a TextSource"
                     ) from exc
-        if self.pages is not None and self.pages < 1:
-            raise MediaError(f"document: pages must be at least 1, not {self.pages}")
+        pages = self.pages
+        if pages is not None and (
+            isinstance(pages, bool) or not isinstance(pages, int) or pages < 1
+        ):
+            raise MediaError(f"document: pages must be an integer of at least 1, not {pages!r}")
 
     @classmethod
     def pdf(cls, data: bytes, *, title: str | None = None) -> Document:

@@ -259,8 +259,8 @@ def _parse_thinking(raw: Mapping[str, Any], where: str) -> ClearThinking:
     keep = raw.get("keep")
     if keep is None:
         return ClearThinking()
-    if keep == "all":
-        return ClearThinking(keep=None)
+    if keep == "all" or (isinstance(keep, Mapping) and dict(keep) == {"type": "all"}):
+        return ClearThinking(keep=None)  # both forms the API takes ("all", {"type": "all"})
     value = _typed_value(keep, ("thinking_turns",), f"{where}.keep")[1]
     if value < 1:
         raise ContextEditingError(f"{where}.keep: thinking_turns must be > 0 (or 'all')")

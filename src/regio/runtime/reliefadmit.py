@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import msgspec
+
 from regio.content import Block, Entry, Message, ToolResult, ToolUse, canonical_json
 from regio.policies import relief as rp
 from regio.regions import SlidingWindow, WriteResult
@@ -69,7 +71,8 @@ def _admitted(c: Compactor, block: ToolResult, call: ToolUse, rule: rp.ToolRelie
     tally.runs += 1
     tally.blocks += 1
     tally.freed_tokens += max(0, before - c.count_text(text))
-    return ToolResult(block.tool_use_id, text, block.is_error)
+    # only the text changes: a progress report stays one, and the media stay with the result
+    return msgspec.structs.replace(block, content=text)
 
 
 def _route(c: Compactor, block: ToolResult, call: ToolUse, rule: rp.ToolRelief) -> str | None:
@@ -114,7 +117,8 @@ def _supersede(c: Compactor, conv: SlidingWindow, call: ToolUse) -> None:
                 continue
             how = rp.placeholder(old.id, old.name, restorable=can_restore)
             text = f"[superseded by call {call.id} with the same arguments] {how}"
-            blocks[j] = ToolResult(old.id, text, b.is_error)  # type: ignore[union-attr]
+            # superseded: its media go too, a progress report stays non-final (group open)
+            blocks[j] = msgspec.structs.replace(b, content=text, media=())
             ids.append(old.id)
         if ids:
             meta = {**entry.meta, rp.CLEARED_META: [*cleared, *ids]}

@@ -12,7 +12,9 @@ A session is stored as
   there are no old deltas to fold: a load reads the head and the current entries, bounded by
   the window. The last request's blocks are kept the same way (``@lb/<key>`` records without
   the prefix hash, message index and breakpoint, which the head holds or the load rebuilds
-  from the digest chain), so the blocks of an unchanged prefix are never rewritten;
+  from the digest chain), so the blocks of an unchanged prefix are never rewritten; and the
+  relief chain's kept originals (the tool results it changed on admission, for
+  ``context_restore``) are ``@ro/<call id>`` records, each written once;
 * **records**, append-only: the transcript records and usage records added since the last
   save, one encoded record each.
 
@@ -184,6 +186,7 @@ class _Head(msgspec.Struct):
     order: dict[str, list[str]]
     state: msgspec.Raw
     request: _RequestIndex | None = None
+    originals: list[str] | None = None  # call ids of the relief originals, in order
 
 
 def _keyed_request(
@@ -242,6 +245,46 @@ def _request_of(where: str, request: Any, index: _RequestIndex, entries: Any) ->
     return msgspec.structs.replace(request, blocks=out, total_tokens=request.total_tokens)
 
 
+def _keyed_originals(
+    state: Any, stored: Mapping[str, str], digests: dict[str, str], put: dict[str, bytes]
+) -> tuple[Any, list[str] | None]:
+    """``state`` without the relief originals (``book.relief.originals``) and their call ids;
+    each original goes to ``put`` as ``@ro/<call id>`` when its record is not stored yet (so
+    the head does not grow with every result the chain changed on admission)."""
+    relief = state.book.relief
+    if not relief.originals:
+        return state, None
+    for call_id, result in relief.originals.items():
+        key = f"{_ORIGINAL}{call_id}"
+        data = msgspec.msgpack.encode(result)
+        digests[key] = entry_digest(data)
+        if stored.get(key) != digests[key]:
+            put[key] = data
+    book = msgspec.structs.replace(state.book, relief=msgspec.structs.replace(relief, originals={}))
+    return msgspec.structs.replace(state, book=book), list(relief.originals)
+
+
+def _originals_of(where: str, state: Any, call_ids: Sequence[str], entries: Any) -> Any:
+    """``state`` with the relief originals decoded from their ``@ro/`` records."""
+    from regio.content import ToolResult
+
+    missing = [c for c in call_ids if f"{_ORIGINAL}{c}" not in entries]
+    if missing:
+        raise SessionStoreError(
+            f"{where}: the stored relief originals lack calls {missing[:3]}; the session is "
+            "damaged, restore it from a file save"
+        )
+    dec = msgspec.msgpack.Decoder(ToolResult)
+    originals = {c: dec.decode(entries[f"{_ORIGINAL}{c}"]) for c in call_ids}
+    relief = msgspec.structs.replace(state.book.relief, originals=originals)
+    book = msgspec.structs.replace(state.book, relief=relief)
+    return msgspec.structs.replace(state, book=book)
+
+
+#: Record key prefix of a relief original (``@ro/<call id>``).
+_ORIGINAL = "@ro/"
+
+
 def entry_digest(data: bytes) -> str:
     """Digest of one encoded window entry (blake2b, 24 hex digits)."""
     return hashlib.blake2b(data, digest_size=12).hexdigest()
@@ -282,7 +325,8 @@ def encode_save(engine: Any, mark: StoreMark | None) -> SessionRecords:
     if state.last_request is not None:
         request, index = _keyed_request(state.last_request, stored, digests, put)
         bare = msgspec.structs.replace(bare, last_request=request)
-    head = encode(_Head(HEAD_FORMAT, order, msgspec.Raw(encode(bare)), index))
+    bare, originals = _keyed_originals(bare, stored, digests, put)
+    head = encode(_Head(HEAD_FORMAT, order, msgspec.Raw(encode(bare)), index, originals))
     return SessionRecords(
         head=head,
         transcript=[encode(r) for r in state.transcript[done_t:]],
@@ -347,6 +391,8 @@ def decode_session(
             if wrapped.request is not None and state.last_request is not None:
                 request = _request_of(where, state.last_request, wrapped.request, entries or {})
                 state = msgspec.structs.replace(state, last_request=request)
+            if wrapped.originals:
+                state = _originals_of(where, state, wrapped.originals, entries or {})
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise SessionStoreError(f"{where}: not a regio session ({exc})") from exc
     if state.format != FORMAT:

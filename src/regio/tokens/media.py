@@ -108,7 +108,11 @@ def _patches(width: int, height: int) -> int:
         math.floor(width * r / 32) / (width * r / 32),
         math.floor(height * r / 32) / (height * r / 32),
     )
-    return min(_MAX_PATCHES, math.ceil(width * r / 32) * math.ceil(height * r / 32))
+    # rounded before ceil: width * r is a whole number of patches by construction, and float
+    # error (22.000000000000004) must not add a row of patches
+    cols = math.ceil(round(width * r / 32, 9))
+    rows = math.ceil(round(height * r / 32, 9))
+    return min(_MAX_PATCHES, cols * rows)
 
 
 def openai_image_tokens(
