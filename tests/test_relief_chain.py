@@ -477,3 +477,24 @@ def test_a_route_whose_key_argument_is_missing_keeps_the_result_in_the_conversat
     _, payload = engine.request()
     assert _results(payload)["o1"] == words(50, "body")
     assert engine.window.region("files").entries == []
+
+
+def test_the_trim_stage_keeps_a_results_images_and_clearing_drops_them_until_restored() -> None:
+    from media_support import png
+
+    policy = ReliefPolicy(
+        clear=False, trim_at_least=10, keep_last=1, trim_over_chars=600,
+        trim_head_chars=120, trim_tail_chars=80,
+    )  # fmt: skip
+    engine = _engine(policy, target=700)
+    engine.add_user("fix the bug")
+    for i in range(12):
+        call = ToolUse(f"c{i}", "screenshot", {"n": i})
+        engine.add_assistant(f"step {i}", [call])
+        engine.add_tool_result(call.id, words(120, f"t{i}x"), media=(png(64, 64),))
+        engine.request()
+    conv = engine.window.region("conversation")
+    results = [b for e in conv.entries for b in e.blocks if isinstance(b, ToolResult)]
+    trimmed = [b for b in results if "characters cut to save context" in b.content]
+    assert trimmed
+    assert all(len(b.media) == 1 for b in trimmed)

@@ -9,7 +9,6 @@ result lost its image.)
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -71,11 +70,6 @@ def test_a_superseded_progress_report_stays_non_final_and_drops_its_media():
     assert not old.is_final and old.media == ()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="runtime/relief.py clear/trim stages rebuild ToolResult(id, text, is_error) "
-    "(fix on the relief branch: msgspec.structs.replace(block, content=...)); then unmark",
-)
 def test_clearing_a_running_calls_progress_report_keeps_its_group_open():
     from regio.policies import Compact
     from regio.regions import CompactHistory

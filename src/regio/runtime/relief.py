@@ -188,7 +188,7 @@ def _stages(c: Compactor, policy: rp.ReliefPolicy) -> list[_Stage]:
             head, tail = policy.trim_head_chars, policy.trim_tail_chars
             if isinstance(block, ToolResult):
                 trimmed = rp.trim_text(block.content, head, tail)
-                return ToolResult(block.tool_use_id, trimmed, block.is_error)
+                return msgspec.structs.replace(block, content=trimmed)  # keeps final, media
             assert isinstance(block, Text)
             return Text(rp.trim_text(block.text, head, tail))
 
@@ -228,7 +228,9 @@ def _placeholders(c: Compactor) -> Edit:
         extract = salient_extract(source, budget, c.count_text)
         tool = cand.tool or "a tool"
         text = rp.placeholder(cand.call_id, tool, restorable=can_restore, extract=extract)
-        return ToolResult(block.tool_use_id, text, block.is_error)
+        # the progress flag stays (a running call's group stays open); the media go with
+        # the content they belong to (restore brings both back)
+        return msgspec.structs.replace(block, content=text, media=())
 
     return clear
 
