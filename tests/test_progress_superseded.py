@@ -1,16 +1,14 @@
-"""Superseded progress reports must not take window room the request never sends.
+"""Superseded progress reports take no window room the request never sends.
 
-Known defect (not fixed here: it is a change to how the conversation region stores results):
-every ``final=False`` report stays an entry of the conversation, counted in its budget, while
-the render sends only the latest result of the call; the call's group is open, so none of
-them can be evicted. A long job's MCP progress stream (one notification per percent) fills the
-window with tokens that are never sent. Strict xfail until a report or final result replaces
-the call's earlier reports in the region; then remove the mark.
+The render sends only the latest result of a call, and the call's group is open (none of its
+reports can be evicted), so every earlier ``final=False`` report kept in the conversation would
+count against the window. A newer report or the final result replaces the call's earlier
+reports in the region: a long job's progress stream (one notification per percent) costs one
+report's worth of window, not one per notification.
 """
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +17,6 @@ from regio.regions import Pinned, SlidingWindow
 from runtime_stubs import make_engine
 
 
-@pytest.mark.xfail(strict=True, reason="superseded progress reports stay counted in the window")
 @settings(max_examples=10, deadline=None)
 @given(st.integers(min_value=5, max_value=60))
 def test_window_use_follows_the_latest_progress_report_not_their_number(reports):

@@ -35,6 +35,7 @@ from regio.errors import RegionConfigError
 from regio.regions import events as ev
 from regio.regions.base import ReclaimPhase, Refusal, Region, WritePlan
 from regio.regions.pending import PendingCompaction
+from regio.regions.settle import settle_marks
 
 __all__ = ["CompactHistory", "Compacting"]
 
@@ -81,6 +82,7 @@ class Compacting(Region):
         return trigger is not None and self.used_tokens > trigger
 
     def _after_write(self) -> None:
+        settle_marks(self)
         if self.over_threshold and not self.pending():
             self.request_compaction(reason="threshold")
 

@@ -51,6 +51,7 @@ from regio.policies import hysteresis as hy
 from regio.regions import events as ev
 from regio.regions.base import Refusal, Region, WritePlan
 from regio.regions.pending import PendingCompaction
+from regio.regions.settle import settle_marks
 
 __all__ = ["SlidingWindow"]
 
@@ -170,6 +171,7 @@ class SlidingWindow(Region):
         )
 
     def _after_write(self) -> None:
+        settle_marks(self)
         decision = self.eviction.decide(self.item_count(), self.max_items, bool(self.pending()))
         if decision.mark_items:
             self.mark_oldest(decision.mark_items, reason="compact_count")

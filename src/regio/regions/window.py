@@ -47,6 +47,7 @@ from regio.regions.pending import CompactionQueue, PendingCompaction
 from regio.regions.protocols import Content
 from regio.regions.registry import make_region
 from regio.regions.state import FinishGate, RegionState, WindowState
+from regio.regions.superseded import drop_superseded_progress
 
 __all__ = ["Window"]
 
@@ -303,6 +304,7 @@ class Window:
         entry = msgspec.structs.replace(entry, group=group)
         result = self.write(target, entry, strict=strict)
         if isinstance(result, WriteResult):
+            drop_superseded_progress(target, entry, self.counter)
             if calls and len(self.call_groups) > 2 * self._calls_kept + 64:
                 self._prune_call_groups()  # calls whose results never came
             for c in calls:
