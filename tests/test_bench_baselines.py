@@ -3,6 +3,8 @@ pressure scaling and the canaries."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import msgspec
 import pytest
 from hypothesis import given
@@ -16,6 +18,7 @@ from regio.bench.pressure import scale_blueprint
 from regio.bench.replay import replay
 from regio.bench.retention import Probe, RetentionMeter, plant_canaries, trace_facts
 from regio.bench.run import run_bench
+from regio.blueprint import load_blueprint
 from regio.content import Message, Text, ToolResult, ToolUse, content_hash
 from regio.tokens import get_counter
 from regio.traces.format import (
@@ -26,10 +29,13 @@ from regio.traces.format import (
     Trace,
     UserMessage,
 )
+from regio.traces.synth import synthesize
 
 needs_langchain = pytest.mark.skipif(
     not peer_available("trim"), reason="langchain-core (extra 'bench') is not installed"
 )
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "blueprints"
 
 
 def test_split_tokens_keeps_the_sum() -> None:
@@ -211,7 +217,7 @@ def test_trim_on_the_cut_suffix_equals_trim_on_the_whole_list(
 
 
 @needs_langchain
-def test_summarizer_calls_of_the_middleware_are_billed() -> None:
+def test_summarizer_calls_of_regio_and_the_middleware_are_billed_alike() -> None:
     from regio.bench.run import score
 
     if not peer_available("summarization-middleware"):
@@ -222,13 +228,18 @@ def test_summarizer_calls_of_the_middleware_are_billed() -> None:
         layouts=("summarization-middleware",),
         window_tokens=4000,
     )
-    run = out.runs["summarization-middleware"]
-    assert run.summarizer == "llm" and run.compaction_calls == len(run.compaction_requests) > 0
-    plain = replay(swe_trace(steps=2), tiny_blueprint(), layouts=("regio",))
-    assert plain.runs["regio"].summarizer == "offline"
-    item = score(out, ["anthropic:claude-sonnet-4-5"])[0].layout("summarization-middleware")
-    assert item.compaction_calls > 0 and (item.compaction_cost_usd or 0) > 0
-    assert item.total_cost_usd == pytest.approx((item.cost_usd or 0) + item.compaction_cost_usd)
+    ours = replay(
+        synthesize(150, 3),
+        load_blueprint(EXAMPLES / "coding-agent.yaml"),
+        layouts=("regio",),
+        window_tokens=16384,
+    )
+    for name, result in (("summarization-middleware", out), ("regio", ours)):
+        run = result.runs[name]
+        assert run.summarizer == "llm" and run.compaction_calls == len(run.compaction_requests) > 0
+        item = score(result, ["anthropic:claude-sonnet-4-5"])[0].layout(name)
+        assert item.compaction_calls > 0 and (item.compaction_cost_usd or 0) > 0
+        assert item.total_cost_usd == pytest.approx((item.cost_usd or 0) + item.compaction_cost_usd)
 
 
 def test_recorded_usage_is_compared_with_the_simulated_reads() -> None:

@@ -9,7 +9,7 @@ never splits a turn group.
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from regio.content import Message, ToolResult, ToolUse, group_entries
@@ -109,6 +109,11 @@ _STEP = st.one_of(
 
 
 @settings(max_examples=300, deadline=None)
+@example(  # found at 4,000 examples with the re-planning disabled; kept so it always runs
+    steps=[("user", 1), ("assistant", 1), ("assistant", 1), ("result", 1), ("result", 0)],
+    max_items=2,
+    compact_count=1,
+)
 @given(
     steps=st.lists(_STEP, min_size=1, max_size=40),
     max_items=st.integers(2, 4),

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from regio.bench.metrics import total_models
+from regio.bench.peers import PEER_PACKAGES, PEERS
 from regio.bench.report import BenchReport, LayoutResult, ModelResult, TraceResult
 from regio.console import TableColumn, compact_number, fit_tables, stdout_console
 
@@ -65,13 +66,15 @@ def _compaction(x: LayoutResult) -> str:
 
 def _savings(model: ModelResult) -> dict[str, tuple[str, str]]:
     """Per strategy: its total cost against ``recorded`` and against the cheapest unbroken
-    peer (negative = cheaper)."""
+    real peer (a third-party package; never regio's layouts, its ablation or the simulated
+    server-side edit), negative = cheaper."""
     costs = {x.layout: x.total_cost_usd for x in model.layouts}
     recorded = costs.get("recorded")
     peers = [
         c
         for x in model.layouts
-        if x.layout not in ("recorded", "naive", "kind", "volatility", "regio")
+        if x.layout in PEERS
+        and PEER_PACKAGES[x.layout][1] != "regio"  # real peers only (not simulated ones)
         and x.broken_requests == 0
         and (c := x.total_cost_usd) is not None
     ]

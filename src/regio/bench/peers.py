@@ -95,11 +95,14 @@ def peer_available(name: str) -> bool:
 
 
 def peer_versions() -> dict[str, str]:
-    """Installed distribution versions of the peers' packages (missing ones left out)."""
+    """Installed distribution versions of the peers' third-party packages (missing ones left
+    out; ``anthropic-clear-tool-uses`` is simulated by regio, so regio is not listed)."""
     from importlib.metadata import PackageNotFoundError, version
 
     out: dict[str, str] = {}
     for _module, dist in PEER_PACKAGES.values():
+        if dist == "regio":
+            continue
         try:
             out[dist] = version(dist)
         except PackageNotFoundError:

@@ -47,13 +47,14 @@ from regio.bench.baselines import (
     plain_request,
     tools_text,
 )
+from regio.bench.billing import BilledExtractive, bill, summary_request
 from regio.bench.capture import AddMessage, Call, CaptureRule, RegionOp, capture_stream, rules_for
 from regio.bench.peers import PEERS, make_peer, peer_available
 from regio.bench.pressure import scale_blueprint
 from regio.bench.report import ReliefStage
 from regio.bench.retention import Probe, RetentionMeter
-from regio.cache.types import CacheBlock, CacheRequest
-from regio.content import Entry, Message, block_text, content_hash
+from regio.cache.types import CacheRequest
+from regio.content import Entry, Message, block_text
 from regio.layout import ToolSpec, to_cache_request
 from regio.regions import Refusal
 from regio.runtime import Engine
@@ -94,7 +95,7 @@ RETENTION_SAMPLES = 64
 class StrategyRun:
     """One strategy on one trace. ``requests``: its model calls; ``compaction_requests``:
     its summarizer calls as requests; ``summarizer``: ``"none"`` (never summarizes),
-    ``"offline"`` (regio's extractive summarizer: no request, zero cost) or ``"llm"`` (billed
+    ``"offline"`` (an extractive summarizer not billed) or ``"llm"`` (billed
     requests); ``compaction_calls``: summarizer calls; ``broken_requests``: requests that
     lost the task; ``retention``: :meth:`RetentionMeter.result` or ``None``; ``relief``: the
     relief chain's stage tallies (regio strategies whose blueprint enables it)."""
@@ -250,9 +251,19 @@ class _Setup:
         every = max(1, len(self.call_events) // RETENTION_SAMPLES)
         return _Tracker(RetentionMeter(self.probes, self.call_events, every))
 
-    def summarizer(self) -> ExtractiveSummarizer:
+    def engine(self, clock: Any, options: dict[str, Any]) -> Engine:
+        """A regio engine for one layout, its summarizer's calls billed (:mod:`.billing`)."""
+        return Engine.from_blueprint(
+            self.blueprint,
+            summarizer=self.summarizer(BilledExtractive),
+            token_counter=self.counter,
+            clock=clock,
+            **options,
+        )
+
+    def summarizer(self, cls: type[ExtractiveSummarizer] = ExtractiveSummarizer) -> Any:
         bp = self.blueprint
-        return ExtractiveSummarizer(
+        return cls(
             context_window=bp.summarizer.context_window or bp.model.context_window,
             max_summary_tokens=bp.summarizer.max_summary_tokens,
             counter=self.counter,
@@ -311,11 +322,9 @@ def _engine_pass(
     trackers: dict[str, _Tracker] = {}
     for s in strategies:
         options = ABLATIONS.get(s, {"strategy": s})
-        engines[s] = Engine.from_blueprint(
-            bp, summarizer=setup.summarizer(), token_counter=counter, clock=clock, **options
-        )
+        engines[s] = setup.engine(clock, options)
         trackers[s] = setup.tracker()
-        trackers[s].summarizer = "offline"
+        trackers[s].summarizer = "llm"  # billed like the peers' summarizer calls (billing.py)
         _watch(engines[s], trackers[s])
     first = next(iter(engines.values()))
     conv = first.window.conversation
@@ -351,6 +360,7 @@ def _engine_pass(
             for s, engine in engines.items():
                 req, _payload = engine.request(provider, model, tools=setup.tools)
                 tracker = trackers[s]
+                bill(engine.summarizer, tracker.compaction_requests, item, setup.trace.id, model)
                 has_task, summary = _engine_has_task(engine, req, setup.tasks, summary_regions)
                 tracker.requests.append(
                     to_cache_request(
@@ -380,27 +390,6 @@ def _engine_pass(
     return trackers, writes, refused
 
 
-def _summary_request(call: Any, rid: str, t: float, scope: str, model: str) -> CacheRequest:
-    """A summarizer call as the request an LLM summarizer receives: one user message."""
-    block = CacheBlock(
-        call.prompt_tokens,
-        content_hash(["messages", "user", call.prompt]),
-        "text",
-        "messages",
-        role="user",
-        message=0,
-    )
-    return CacheRequest(
-        id=rid,
-        blocks=(block,),
-        scope=f"{scope}#summarizer",
-        model=model,
-        t_start=t,
-        t_end=t,
-        output_tokens=call.output_tokens,
-    )
-
-
 def _peer_step(
     setup: _Setup,
     peer: Any,
@@ -415,7 +404,7 @@ def _peer_step(
     tracker.compacted = view.compacted
     for k, c in enumerate(peer.calls[len(tracker.compaction_requests) :]):
         tracker.compaction_requests.append(
-            _summary_request(c, f"{empty.id}.{k}", empty.t_start, setup.trace.id, empty.model)
+            summary_request(c, f"{empty.id}.{k}", empty.t_start, setup.trace.id, empty.model)
         )
     tracker.compaction_calls = len(tracker.compaction_requests)
     tracker.requests.append(emit("", view.messages))
