@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from regio.callargs import function_arguments
 from regio.content import Block, Message, Text, ToolResult, ToolUse
 from regio.runtime.sdk import SDKInputError
-from regio.runtime.sdk_read import call_args
 
 __all__ = ["chat_messages", "content_text", "response_items"]
 
@@ -51,7 +51,11 @@ def chat_messages(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
             for call in m.get("tool_calls") or []:
                 fn = call.get("function") or {}
                 blocks.append(
-                    ToolUse(str(call["id"]), str(fn.get("name")), call_args(fn.get("arguments")))
+                    ToolUse(
+                        str(call["id"]),
+                        str(fn.get("name")),
+                        function_arguments(fn.get("arguments")),
+                    )
                 )
             out.append(Message("assistant", tuple(blocks)))
         elif role == "tool":
@@ -76,7 +80,7 @@ def response_items(items: Iterable[Mapping[str, Any]]) -> list[Message]:
             out.append(Message(role, (Text(content_text(item.get("content"))),)))
         elif kind == "function_call":
             call = ToolUse(
-                str(item["call_id"]), str(item["name"]), call_args(item.get("arguments"))
+                str(item["call_id"]), str(item["name"]), function_arguments(item.get("arguments"))
             )
             if out and out[-1].role == "assistant":
                 out[-1] = Message("assistant", (*out[-1].blocks, call))

@@ -26,10 +26,10 @@ Anything else raises :class:`SDKInputError` naming the type and the accepted sha
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from regio.callargs import function_arguments
 from regio.content import Block, Message, Text, Thinking, ToolUse
 from regio.layout import ToolSpec
 
@@ -104,20 +104,6 @@ def response_message(response: Any) -> tuple[Message, Any]:
     )
 
 
-def _arguments(raw: Any) -> dict[str, Any]:
-    from regio.agent.providers.wire import INVALID_ARGUMENTS_KEY
-
-    if isinstance(raw, dict):
-        return raw
-    if raw in (None, ""):
-        return {}
-    try:
-        value = json.loads(raw)
-    except (TypeError, ValueError):
-        return {INVALID_ARGUMENTS_KEY: str(raw)}
-    return value if isinstance(value, dict) else {INVALID_ARGUMENTS_KEY: str(raw)}
-
-
 def responses_message(data: dict[str, Any]) -> Message:
     """The assistant :class:`Message` of a Responses API ``Response`` dict: ``reasoning`` items
     become thinking (their summary text), ``message`` items text (``output_text`` parts; a
@@ -144,7 +130,7 @@ def responses_message(data: dict[str, Any]) -> Message:
                 ToolUse(
                     id=str(call_id),
                     name=str(item.get("name")),
-                    input=_arguments(item.get("arguments")),
+                    input=function_arguments(item.get("arguments")),
                 )
             )
     return Message("assistant", tuple(blocks))

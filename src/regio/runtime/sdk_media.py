@@ -25,11 +25,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from regio.callargs import function_arguments
 from regio.content import Block, Document, Image, Message, Text, Thinking, ToolResult, ToolUse
 from regio.media import Base64Source, TextSource, URLSource
 
 from .errors import SDKInputError
-from .sdk_read import call_args, plain_dict
+from .sdk_read import plain_dict
 
 __all__ = ["ACCEPTED_MESSAGES", "media_of_part", "message_of"]
 
@@ -162,7 +163,13 @@ def message_of(message: Any) -> Message:
     if kind == "function_call":
         return Message(
             "assistant",
-            (ToolUse(str(data["call_id"]), str(data["name"]), call_args(data.get("arguments"))),),
+            (
+                ToolUse(
+                    str(data["call_id"]),
+                    str(data["name"]),
+                    function_arguments(data.get("arguments")),
+                ),
+            ),
         )
     if kind == "function_call_output":
         return Message("tool", (_tool_result(str(data["call_id"]), data.get("output"), "output"),))
@@ -184,7 +191,9 @@ def message_of(message: Any) -> Message:
         blocks = _parts(content, "content")
     for call in data.get("tool_calls") or []:
         fn = call.get("function") or {}
-        blocks.append(ToolUse(str(call["id"]), str(fn.get("name")), call_args(fn.get("arguments"))))
+        blocks.append(
+            ToolUse(str(call["id"]), str(fn.get("name")), function_arguments(fn.get("arguments")))
+        )
     out_role = "system" if role == "developer" else role
     if out_role == "user" and blocks and all(isinstance(b, ToolResult) for b in blocks):
         out_role = "tool"

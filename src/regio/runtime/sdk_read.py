@@ -6,11 +6,10 @@ This module imports nothing of regio, so each of them can use it without an impo
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["call_args", "plain_dict"]
+__all__ = ["plain_dict"]
 
 
 def plain_dict(obj: Any, *, exclude_none: bool) -> dict[str, Any] | None:
@@ -25,16 +24,3 @@ def plain_dict(obj: Any, *, exclude_none: bool) -> dict[str, Any] | None:
         if isinstance(out, dict):
             return out
     return None
-
-
-def call_args(raw: Any) -> dict[str, Any]:
-    """The arguments of an OpenAI function call: a ``Mapping`` as a dict, a JSON object string
-    parsed (``None`` or ``""`` is ``{}``); anything else is kept as text under
-    ``_invalid_arguments`` so the agent sees what it sent."""
-    if isinstance(raw, Mapping):
-        return dict(raw)
-    try:
-        value = json.loads(raw or "{}")
-    except (TypeError, ValueError):
-        value = None
-    return value if isinstance(value, dict) else {"_invalid_arguments": str(raw)}

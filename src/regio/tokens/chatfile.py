@@ -26,6 +26,7 @@ from typing import Any
 
 import msgspec
 
+from regio.callargs import function_arguments
 from regio.content import Block, Message, Role, Text, Thinking, ToolResult, ToolUse, canonical_json
 
 __all__ = ["ChatItem", "TranscriptError", "parse_transcript", "read_transcript"]
@@ -69,18 +70,6 @@ def _is_message_list(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(_is_message(m) for m in value)
 
 
-def _arguments(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, dict):
-        return raw
-    if isinstance(raw, str):
-        try:
-            parsed = json.loads(raw) if raw.strip() else {}
-        except json.JSONDecodeError:
-            return {"arguments": raw}
-        return parsed if isinstance(parsed, dict) else {"arguments": parsed}
-    return {} if raw is None else {"arguments": raw}
-
-
 def _tool_calls(raw: Any, where: str) -> list[Block]:
     if isinstance(raw, str):
         text = raw.strip()
@@ -106,7 +95,7 @@ def _tool_calls(raw: Any, where: str) -> list[Block]:
             ToolUse(
                 id=str(call.get("id", "")),
                 name=str(function.get("name", "")),
-                input=_arguments(function.get("arguments", function.get("input"))),
+                input=function_arguments(function.get("arguments", function.get("input"))),
             )
         )
     return blocks
@@ -148,7 +137,7 @@ def _content_blocks(content: Any, where: str) -> list[Block]:
                 ToolUse(
                     id=str(part.get("id", "")),
                     name=str(part.get("name", "")),
-                    input=_arguments(part.get("input")),
+                    input=function_arguments(part.get("input")),
                 )
             )
         elif isinstance(part, dict) and kind == "tool_result":

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from regio.callargs import INVALID_ARGUMENTS_KEY, function_arguments
 from regio.content import Block, Message, Text, Thinking, ToolUse
 
 from ..errors import ProviderResponseError
@@ -27,10 +28,6 @@ __all__ = [
     "openai_chat_completion",
     "openai_usage",
 ]
-
-#: Key under which a tool call's undecodable ``arguments`` string is kept (the loop answers
-#: such a call with an error tool result instead of running the tool).
-INVALID_ARGUMENTS_KEY = "_invalid_arguments"
 
 
 def _int(value: Any) -> int:
@@ -66,22 +63,6 @@ def openai_usage(
     )
 
 
-def _arguments(call: dict[str, Any]) -> dict[str, Any]:
-    function = call.get("function") or {}
-    arguments = function.get("arguments")
-    if arguments is None or arguments == "":
-        return {}
-    if isinstance(arguments, dict):
-        return arguments
-    try:
-        value = json.loads(arguments)
-    except (TypeError, ValueError):
-        return {INVALID_ARGUMENTS_KEY: str(arguments)}
-    if not isinstance(value, dict):
-        return {INVALID_ARGUMENTS_KEY: str(arguments)}
-    return value
-
-
 def openai_chat_completion(data: dict[str, Any]) -> Completion:
     """A :class:`Completion` from a Chat Completions response dict (first choice).
 
@@ -111,7 +92,13 @@ def openai_chat_completion(data: dict[str, Any]) -> Completion:
         if not isinstance(name, str) or not name:
             raise ProviderResponseError(f"tool_calls[{index}] has no function name", raw=data)
         call_id = call.get("id") or f"call_{index}"
-        blocks.append(ToolUse(id=str(call_id), name=name, input=_arguments(call)))
+        blocks.append(
+            ToolUse(
+                id=str(call_id),
+                name=name,
+                input=function_arguments((call.get("function") or {}).get("arguments")),
+            )
+        )
     timings = data.get("timings") if isinstance(data.get("timings"), dict) else None
     return Completion(
         message=Message("assistant", tuple(blocks)),
