@@ -4,12 +4,21 @@ Chat Completions (``POST /v1/chat/completions``): one ``system`` message (system
 by a blank line); ``user`` messages (a string, or text parts when a message has several
 blocks); ``assistant`` messages with ``content`` (text, or ``null``) and ``tool_calls`` whose
 ``arguments`` are canonical JSON strings (sorted keys, no spaces); one ``role: tool`` message
-per result; the tail as the last user message. Thinking blocks have no Chat Completions form and
-are left out. The result is checked against W-O and L.
+per result; the tail as the last user message. The result is checked against W-O and L.
 
 Responses (``POST /v1/responses``): ``instructions`` = the system text; ``input`` items:
 messages, ``function_call`` (``call_id``, ``name``, ``arguments``) and
-``function_call_output`` (``call_id``, ``output``); the tail as the last user item.
+``function_call_output`` (``call_id``, ``output``); the tail as the last user item. The result
+is checked by :func:`check_openai_responses`.
+
+Thinking blocks are left out of both payloads, wherever they stand (an assistant message or,
+by mistake, a user or tool message): Chat Completions has no thinking input, and Responses
+``reasoning`` input items are the server's own (encrypted) items, which regio does not hold.
+The rest of the message is rendered as without them.
+
+Tools, in both: ``{"type": "function", name, description, parameters}`` (the schema's keys
+sorted), nested under ``function`` for Chat Completions, with ``strict: false`` for Responses
+(:func:`function_tools`).
 
 Both carry the request's ``prompt_cache_key`` (see :func:`regio.layout.prompt_cache_key`).
 
@@ -23,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from regio.content import Document, Image, Text, Thinking, ToolResult, ToolUse, canonical_json
+from regio.content import Document, Image, Text, ToolResult, ToolUse, canonical_json
 
 from .model import LayoutBlock, Request
 from .render_common import (
@@ -47,6 +56,7 @@ __all__ = [
     "OPENAI_CHAT",
     "OPENAI_RESPONSES",
     "check_openai_responses",
+    "function_tools",
     "render_openai_chat",
     "render_openai_responses",
     "system_text",
@@ -149,19 +159,25 @@ def _chat_messages(conv: tuple[LayoutBlock, ...], system: str, log: Any) -> list
     return move_tool_media(messages)
 
 
-def _chat_tools(head: Sequence[LayoutBlock]) -> list[dict[str, Any]]:
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": b.tool.name,
-                "description": b.tool.description,
-                "parameters": b.tool.canonical_schema(),
-            },
+def function_tools(head: Sequence[LayoutBlock], api: str) -> list[dict[str, Any]]:
+    """The function tools of the tools blocks in ``head``, in their order, for ``api``
+    (``openai_chat``: ``{"type": "function", "function": {name, description, parameters}}``;
+    ``openai_responses``: ``{"type": "function", name, description, parameters, "strict":
+    false}``; https://platform.openai.com/docs/guides/function-calling)."""
+    out: list[dict[str, Any]] = []
+    for b in head:
+        if b.level != "tools" or b.tool is None:
+            continue
+        fn = {
+            "name": b.tool.name,
+            "description": b.tool.description,
+            "parameters": b.tool.canonical_schema(),
         }
-        for b in head
-        if b.level == "tools" and b.tool is not None
-    ]
+        if api == "openai_chat":
+            out.append({"type": "function", "function": fn})
+        else:
+            out.append({"type": "function", **fn, "strict": False})
+    return out
 
 
 def render_openai_chat(
@@ -184,7 +200,7 @@ def render_openai_chat(
     head = request.blocks[:lo]
     messages = _chat_messages(request.blocks[lo:], _system_text_of(head), log)
     payload: dict[str, Any] = {"model": model, "messages": messages}
-    tools = _chat_tools(head)
+    tools = function_tools(head, "openai_chat")
     if tools:
         payload["tools"] = tools
     if max_tokens is not None:
@@ -202,10 +218,8 @@ def render_openai_chat(
 
 
 def _responses_unit(m: RenderedMessage) -> list[dict[str, Any]]:
-    """The Responses input items of one message group (possibly none).
-
-    Raises :class:`LayoutError` for a thinking block outside an assistant message.
-    """
+    """The Responses input items of one message group (possibly none; thinking is left
+    out, see the module docstring)."""
     items: list[dict[str, Any]] = []
     texts = [t for t in _texts(m.blocks) if t]
     if m.role == "assistant":
@@ -222,12 +236,6 @@ def _responses_unit(m: RenderedMessage) -> list[dict[str, Any]]:
             if isinstance(b.block, ToolUse)
         )
         return items
-    if any(isinstance(b.block, Thinking) for b in m.blocks):
-        where = m.blocks[0].source or "?"
-        raise LayoutError(
-            f"thinking block outside an assistant message (source {where!r}); thinking "
-            "belongs to the assistant turn that produced it"
-        )
     if m.role == "tool":
         items.extend(
             {
@@ -277,7 +285,7 @@ def render_openai_responses(
 
     ``log``: the session's render log (see the module docstring).
 
-    Raises :class:`LayoutError` for a thinking block outside an assistant message.
+    Raises :class:`LayoutError` when the result breaks :func:`check_openai_responses`.
     """
     lo = conversation_start(request)
     head = request.blocks[:lo]
@@ -287,17 +295,7 @@ def render_openai_responses(
     if sys:
         payload["instructions"] = sys
     payload["input"] = items
-    tools = [
-        {
-            "type": "function",
-            "name": b.tool.name,
-            "description": b.tool.description,
-            "parameters": b.tool.canonical_schema(),
-            "strict": False,
-        }
-        for b in head
-        if b.level == "tools" and b.tool is not None
-    ]
+    tools = function_tools(head, "openai_responses")
     if tools:
         payload["tools"] = tools
     if max_tokens is not None:
@@ -305,6 +303,9 @@ def render_openai_responses(
     if request.prompt_cache_key:
         payload["prompt_cache_key"] = request.prompt_cache_key
     payload.update(fresh_copy(extra))
+    problems = check_openai_responses(payload)
+    if problems:
+        raise LayoutError("rendered OpenAI Responses request is malformed: " + "; ".join(problems))
     return payload
 
 
