@@ -23,6 +23,11 @@ from typing import Any
 
 from regio.content import Document, Image
 from regio.media import Base64Source, TextSource, URLSource, describe
+from regio.tokens.media import (
+    CHAT_MEDIA_CARRIER_PREFIX,
+    CHAT_MEDIA_FOLLOWS,
+    chat_media_carrier_text,
+)
 
 __all__ = [
     "MEDIA_FOLLOWS",
@@ -32,8 +37,9 @@ __all__ = [
     "responses_media_part",
 ]
 
-#: Appended to a Chat ``tool`` message whose result carried media (they follow as a user turn).
-MEDIA_FOLLOWS = "[the images and documents of this result follow in the next user message]"
+#: Appended to a Chat ``tool`` message whose result carried media (they follow as a user turn);
+#: defined with the token rule that counts it (:mod:`regio.tokens.media`).
+MEDIA_FOLLOWS = CHAT_MEDIA_FOLLOWS
 
 
 def _filename(doc: Document) -> str:
@@ -102,7 +108,7 @@ def _is_media_carrier(msg: dict[str, Any]) -> bool:
         msg.get("role") == "user"
         and isinstance(content, list)
         and bool(content)
-        and content[0].get("text", "").startswith("[media of tool result ")
+        and content[0].get("text", "").startswith(CHAT_MEDIA_CARRIER_PREFIX)
     )
 
 
@@ -128,7 +134,7 @@ def chat_tool_media(tool_use_id: str, media: tuple[Image | Document, ...]) -> di
     return {
         "role": "user",
         "content": [
-            {"type": "text", "text": f"[media of tool result {tool_use_id}]"},
+            {"type": "text", "text": chat_media_carrier_text(tool_use_id)},
             *(chat_media_part(m) for m in media),
         ],
     }

@@ -9,7 +9,10 @@ What each block contributes (the rule every counter follows):
   :class:`regio.content.ToolResult`);
 * ``thinking``: its ``thinking`` text (the signature is opaque and not counted);
 * ``image`` / ``document``: the provider's documented rule for the counter's chat format and
-  ``model`` (:mod:`regio.tokens.media`); a tool result adds its ``media`` to its content.
+  ``model`` (:mod:`regio.tokens.media`); a tool result adds its ``media`` to its content, and in
+  the ``openai_chat`` format also the wrapper that carries them
+  (:func:`regio.tokens.media.chat_media_wrapper_tokens`: a ``tool`` message takes text only,
+  so the media travel in one more ``user`` message).
 
 A message adds the per-message overhead of the counter's chat format
 (:mod:`regio.tokens.overhead`); an entry with a role counts as a message, an entry without one
@@ -112,7 +115,14 @@ class CachedCounter:
         if isinstance(block, Text):
             return self.count(block.text)
         if isinstance(block, ToolResult):
-            return self.count(block.content) + sum(self.count_block(m) for m in block.media)
+            n = self.count(block.content) + sum(self.count_block(m) for m in block.media)
+            if block.media and self.overhead.name == "openai_chat":
+                from .media import chat_media_wrapper_tokens
+
+                n += chat_media_wrapper_tokens(
+                    block.tool_use_id, self.count, self.overhead.tokens_per_message
+                )
+            return n
         if isinstance(block, Thinking):
             return self.count(block.thinking)
         if isinstance(block, ToolUse):

@@ -1,0 +1,130 @@
+"""Image token rules by provider: Gemini's own rule (not OpenAI's) for Gemini models, and the
+Chat Completions wrapper of a tool result's media counted in the budget."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from media_support import png
+from regio.content import Message, ToolResult, ToolUse
+from regio.media import Image, URLSource
+from regio.runtime import Engine
+from regio.tokens import counter_for_model, get_counter
+from regio.tokens.media import (
+    CHAT_MEDIA_FOLLOWS,
+    GEMINI_IMAGE_TOKENS,
+    GEMINI_UNKNOWN_IMAGE_TILES,
+    chat_media_carrier_text,
+    gemini_image_tokens,
+    image_tokens,
+    openai_image_tokens,
+)
+
+SIDES = st.integers(1, 8000)
+
+
+def test_a_small_gemini_image_counts_258_tokens():
+    assert gemini_image_tokens(384, 384) == 258
+    assert gemini_image_tokens(1, 300) == 258
+
+
+def test_a_large_gemini_image_counts_258_per_768_pixel_tile():
+    assert gemini_image_tokens(1920, 1080) == 3 * 2 * 258
+    assert gemini_image_tokens(385, 100) == 258
+    assert gemini_image_tokens(769, 769) == 4 * 258
+
+
+@settings(max_examples=200, deadline=None)
+@given(w=SIDES, h=SIDES)
+def test_gemini_count_is_whole_tiles_and_grows_with_each_side(w, h):
+    n = gemini_image_tokens(w, h)
+    assert n % GEMINI_IMAGE_TOKENS == 0 and n >= GEMINI_IMAGE_TOKENS
+    assert n == max(1, math.ceil(w / 768) * math.ceil(h / 768)) * GEMINI_IMAGE_TOKENS
+    assert gemini_image_tokens(w + 1, h) >= n and gemini_image_tokens(w, h + 1) >= n
+
+
+@settings(max_examples=50, deadline=None)
+@given(w=SIDES, h=SIDES, detail=st.sampled_from(["auto", "low", "high"]))
+def test_gemini_models_never_use_the_openai_rule(w, h, detail):
+    image = Image(URLSource("https://example.invalid/a.png"), detail=detail, width=w, height=h)
+    for model in ("gemini-2.5-flash", "google/gemini-2.5-pro", "models/gemini-2.0-flash"):
+        for chat_format in ("openai_chat", "anthropic", "none"):
+            got = image_tokens(image, chat_format=chat_format, model=model)
+            assert got == gemini_image_tokens(w, h)
+
+
+def test_a_gemini_counter_counts_a_screenshot_by_gemini_rule():
+    counter = counter_for_model("gemini-2.5-flash")
+    shot = png(1920, 1080)
+    assert counter.count_block(shot) == 1548
+    assert counter.count_block(shot) != openai_image_tokens(1920, 1080, "auto", "")
+
+
+def test_a_gemini_image_of_unknown_size_counts_the_assumed_tiles():
+    url = Image(URLSource("https://example.invalid/a.png"))
+    got = counter_for_model("gemini-2.5-flash").count_block(url)
+    assert got == GEMINI_UNKNOWN_IMAGE_TILES * GEMINI_IMAGE_TOKENS
+
+
+# ------------------------------------------------------- the Chat wrapper of tool media
+
+
+def test_a_chat_tool_result_with_media_counts_the_wrapper_message():
+    c = get_counter("o200k_base", chat_format="openai_chat")
+    image = png(64, 64)
+    bare = ToolResult("call_7", "the page")
+    with_media = ToolResult("call_7", "the page", media=(image,))
+    wrapper = (
+        c.count("\n" + CHAT_MEDIA_FOLLOWS)
+        + c.count(chat_media_carrier_text("call_7"))
+        + c.overhead.tokens_per_message
+    )
+    assert c.count_block(with_media) == c.count_block(bare) + c.count_block(image) + wrapper
+
+
+def test_formats_without_the_wrapper_count_only_text_and_media():
+    image = png(64, 64)
+    for chat_format in ("anthropic", "none"):
+        c = get_counter("o200k_base", chat_format=chat_format)
+        result = ToolResult("call_7", "the page", media=(image,))
+        assert c.count_block(result) == c.count("the page") + c.count_block(image)
+
+
+def _blueprint(model: str) -> str:
+    return (
+        "version: 1\nname: media\n"
+        f"model: {{provider: openai, name: {model}, context_window: 200000, "
+        "max_output_tokens: 1000}\n"
+        "tokenizer: o200k_base\n"
+        "regions:\n"
+        '  - {name: system, kind: pinned, volatility: stable, budget: 1000, seed: "Be careful."}\n'
+        "  - {name: conversation, kind: sliding_window, budget: 190000}\n"
+    )
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(1, 4), call_id=st.text("abcdefgh_0123456789", min_size=1, max_size=12))
+def test_the_budget_holds_every_text_the_chat_wrapper_adds(n, call_id):
+    engine = Engine.from_blueprint(_blueprint("gpt-5"))
+    counter = engine.counter
+    engine.add_user("take screenshots")
+    calls = [ToolUse(f"{call_id}{k}", "shot", {}) for k in range(n)]
+    engine.add_assistant("", calls)
+    before = engine.window.used_tokens
+    for call in calls:
+        engine.add_message(Message.tool((ToolResult(call.id, "ok", media=(png(32, 32),)),)))
+    added = engine.window.used_tokens - before
+    _, payload = engine.request("openai")
+    tools = [m for m in payload["messages"] if m["role"] == "tool"]
+    carriers = [m for m in payload["messages"] if m["role"] == "user"][-n:]
+    assert all(m["content"].endswith("\n" + CHAT_MEDIA_FOLLOWS) for m in tools)
+    rendered = sum(
+        counter.count(m["content"]) + counter.count(c["content"][0]["text"])
+        for m, c in zip(tools, carriers, strict=True)
+    )
+    media = n * counter.count_block(png(32, 32))
+    overhead = 2 * n * counter.overhead.tokens_per_message  # tool + carrier message
+    assert added >= rendered + media + overhead - n  # tokenizing the suffix apart: <= 1 each
