@@ -5,6 +5,14 @@ Chat Completions messages (https://platform.openai.com/docs/api-reference/chat/c
 input items (https://platform.openai.com/docs/api-reference/responses/create): messages with a
 ``role``, ``function_call`` and ``function_call_output`` items. ``system`` / ``developer``
 messages are skipped: the blueprint's pinned regions hold the instructions.
+
+Content (a string or a list of parts), by :func:`content_blocks`: text parts (``text``,
+``input_text``, ``output_text``, ``refusal``) that follow each other become one text block,
+joined by a blank line; image and file parts (Chat ``image_url`` / ``file``, Responses
+``input_image`` / ``input_file``, Anthropic ``image`` / ``document``) become
+:class:`regio.media.Image` / :class:`regio.media.Document` blocks in their place
+(:func:`regio.runtime.sdk_media.media_of_part`); in a tool result they are the result's
+``media``. Any other part (audio, a file id) raises :class:`SDKInputError` naming its index.
 """
 
 from __future__ import annotations
@@ -13,36 +21,98 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from regio.callargs import function_arguments
-from regio.content import Block, Message, Text, ToolResult, ToolUse
+from regio.content import Block, Document, Image, Message, Text, ToolResult, ToolUse
 from regio.runtime.sdk import SDKInputError
+from regio.runtime.sdk_media import media_of_part
 
-__all__ = ["chat_messages", "content_text", "response_items"]
+__all__ = ["chat_messages", "content_blocks", "content_text", "response_items"]
+
+_TEXT_PARTS = ("text", "input_text", "output_text")
+
+
+def _part_text(part: Any) -> str | None:
+    """The text of a text or refusal part (a bare string counts), else ``None``."""
+    if isinstance(part, str):
+        return part
+    if not isinstance(part, Mapping):
+        return None
+    if part.get("type") in _TEXT_PARTS:
+        return str(part.get("text") or "")
+    if part.get("type") == "refusal":
+        return str(part.get("refusal") or "")
+    if "type" not in part and "text" in part:
+        return str(part["text"])
+    return None
 
 
 def content_text(content: Any) -> str:
-    """The text of a message ``content``: a string, or a list of parts with ``text``."""
+    """The text of a message ``content``: a string, or the text parts of a part list joined by
+    a blank line (``"\\n\\n"``); image and file parts have no text and are not part of it."""
     if content is None:
         return ""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(
-            str(p.get("text") or p.get("refusal") or "") if isinstance(p, Mapping) else str(p)
-            for p in content
-        )
+        texts = [_part_text(p) for p in content]
+        return "\n\n".join(t for t in texts if t)
     return str(content)
+
+
+def content_blocks(content: Any, where: str = "content") -> list[Block]:
+    """The text, image and document blocks of a message ``content`` (module doc), in order.
+    Raises :class:`SDKInputError` naming ``where[index]`` for a part that is neither text nor
+    an image or file, and :class:`regio.media.MediaError` for bad media data."""
+    if content is None:
+        return []
+    if not isinstance(content, list):
+        text = content_text(content)
+        return [Text(text)] if text else []
+    blocks: list[Block] = []
+    texts: list[str] = []
+    for n, part in enumerate(content):
+        part_text = _part_text(part)
+        if part_text is not None:
+            if part_text:
+                texts.append(part_text)
+            continue
+        media = media_of_part(part, f"{where}[{n}]") if isinstance(part, Mapping) else None
+        if media is None:
+            kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
+            raise SDKInputError(
+                f"{where}[{n}]: cannot read a {kind!r} part; regio reads text, image and file parts"
+            )
+        if texts:
+            blocks.append(Text("\n\n".join(texts)))
+            texts = []
+        blocks.append(media)
+    if texts:
+        blocks.append(Text("\n\n".join(texts)))
+    return blocks
+
+
+def _user(content: Any, where: str) -> Message:
+    blocks = content_blocks(content, where)
+    return Message("user", tuple(blocks) if blocks else (Text(""),))
+
+
+def _tool_result(call_id: str, content: Any, where: str) -> Message:
+    blocks = content_blocks(content, where)
+    text = "\n\n".join(b.text for b in blocks if isinstance(b, Text))
+    media = tuple(b for b in blocks if isinstance(b, Image | Document))
+    return Message.tool((ToolResult(call_id, text, media=media),))
 
 
 def chat_messages(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
     """regio messages of Chat Completions message dicts (module doc). Raises
-    :class:`SDKInputError` naming the index for an unknown role."""
+    :class:`SDKInputError` naming the index for an unknown role or part."""
     out: list[Message] = []
     for index, m in enumerate(messages):
         role = m.get("role")
+        where = f"messages[{index}].content"
         if role in ("system", "developer"):
             continue
         if role == "user":
-            out.append(Message("user", (Text(content_text(m.get("content"))),)))
+            out.append(_user(m.get("content"), where))
         elif role == "assistant":
             blocks: list[Block] = []
             text = content_text(m.get("content"))
@@ -50,17 +120,11 @@ def chat_messages(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
                 blocks.append(Text(text))
             for call in m.get("tool_calls") or []:
                 fn = call.get("function") or {}
-                blocks.append(
-                    ToolUse(
-                        str(call["id"]),
-                        str(fn.get("name")),
-                        function_arguments(fn.get("arguments")),
-                    )
-                )
+                args = function_arguments(fn.get("arguments"))
+                blocks.append(ToolUse(str(call["id"]), str(fn.get("name")), args))
             out.append(Message("assistant", tuple(blocks)))
         elif role == "tool":
-            result = ToolResult(str(m.get("tool_call_id")), content_text(m.get("content")))
-            out.append(Message.tool((result,)))
+            out.append(_tool_result(str(m.get("tool_call_id")), m.get("content"), where))
         else:
             raise SDKInputError(f"messages[{index}]: unknown role {role!r}")
     return out
@@ -69,31 +133,33 @@ def chat_messages(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
 def response_items(items: Iterable[Mapping[str, Any]]) -> list[Message]:
     """regio messages of Responses input items (module doc); consecutive ``function_call``
     items join the assistant message before them. Raises :class:`SDKInputError` naming the
-    index for an item it cannot read."""
+    index for an item or part it cannot read."""
     out: list[Message] = []
     for index, item in enumerate(items):
         kind = item.get("type", "message")
         role = item.get("role")
+        where = f"items[{index}]"
         if kind == "message" and role in ("system", "developer"):
             continue
-        if kind == "message" and role in ("user", "assistant"):
-            out.append(Message(role, (Text(content_text(item.get("content"))),)))
+        if kind == "message" and role == "user":
+            out.append(_user(item.get("content"), f"{where}.content"))
+        elif kind == "message" and role == "assistant":
+            out.append(Message("assistant", (Text(content_text(item.get("content"))),)))
         elif kind == "function_call":
-            call = ToolUse(
-                str(item["call_id"]), str(item["name"]), function_arguments(item.get("arguments"))
-            )
+            args = function_arguments(item.get("arguments"))
+            call = ToolUse(str(item["call_id"]), str(item["name"]), args)
             if out and out[-1].role == "assistant":
                 out[-1] = Message("assistant", (*out[-1].blocks, call))
             else:
                 out.append(Message("assistant", (call,)))
         elif kind == "function_call_output":
-            result = ToolResult(str(item["call_id"]), content_text(item.get("output")))
-            out.append(Message.tool((result,)))
+            output = item.get("output")
+            out.append(_tool_result(str(item["call_id"]), output, f"{where}.output"))
         elif kind == "reasoning":
             continue
         else:
             raise SDKInputError(
-                f"items[{index}]: cannot read a {kind!r} item (role {role!r}); regio reads "
+                f"{where}: cannot read a {kind!r} item (role {role!r}); regio reads "
                 "messages, function_call and function_call_output items"
             )
     return out

@@ -9,14 +9,24 @@ tool returns) and returns the engine's laid-out window as pydantic-ai messages: 
 instructions as a system prompt, then the compacted history and the recent turns. pydantic-ai
 replaces the run's history with the returned window, so the next call passes the window plus
 what happened since.
+
+Images and documents travel both ways: a ``UserPromptPart``'s ``ImageUrl``, ``DocumentUrl`` and
+``BinaryContent`` (an image, a PDF or plain text) become regio image / document blocks, and the
+window's media come back as ``BinaryContent`` (inline bytes) or ``ImageUrl`` / ``DocumentUrl``
+(https://ai.pydantic.dev/input/). Audio and video have no regio block and raise
+:class:`regio.runtime.sdk.SDKInputError` naming the part.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
 from pydantic_ai.messages import (
+    BinaryContent,
+    DocumentUrl,
+    ImageUrl,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -27,11 +37,67 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from regio.content import Block, Message, Text, ToolResult, ToolUse
+from regio.content import Block, Document, Image, Message, Text, ToolResult, ToolUse
+from regio.media import Base64Source, URLSource
+from regio.runtime.sdk import SDKInputError
 
 from .chat import chat_messages, content_text
 
 __all__ = ["RegioHistory"]
+
+
+def _binary_block(item: BinaryContent, where: str) -> Block:
+    if item.is_image:
+        return Image.from_bytes(item.data, item.media_type)
+    if item.media_type == "application/pdf":
+        return Document.pdf(item.data, title=item.identifier)
+    if item.media_type.startswith("text/"):
+        return Document.text(item.data.decode("utf-8", "replace"), title=item.identifier)
+    raise SDKInputError(
+        f"{where}: cannot read BinaryContent of type {item.media_type!r}; regio reads images, "
+        "PDFs and plain text"
+    )
+
+
+def _user_blocks(content: Any, where: str) -> tuple[Block, ...]:
+    """The blocks of a ``UserPromptPart.content`` (a string or a list of user content)."""
+    if isinstance(content, str):
+        return (Text(content),)
+    blocks: list[Block] = []
+    for n, item in enumerate(content):
+        at = f"{where}[{n}]"
+        if isinstance(item, str):
+            blocks.append(Text(item))
+        elif isinstance(item, ImageUrl):
+            blocks.append(Image(URLSource(item.url, item.media_type or "")))
+        elif isinstance(item, DocumentUrl):
+            blocks.append(Document(URLSource(item.url, item.media_type or "")))
+        elif isinstance(item, BinaryContent):
+            blocks.append(_binary_block(item, at))
+        else:
+            raise SDKInputError(
+                f"{at}: cannot read a {type(item).__name__}; regio reads text, ImageUrl, "
+                "DocumentUrl and BinaryContent (images, PDFs, plain text)"
+            )
+    return tuple(blocks) or (Text(""),)
+
+
+def _user_content(message: Message) -> Any:
+    """A ``UserPromptPart.content`` of a regio user message: its text, or text and media."""
+    if not any(isinstance(b, Image | Document) for b in message.blocks):
+        return message.text
+    out: list[Any] = []
+    for b in message.blocks:
+        if isinstance(b, Text):
+            out.append(b.text)
+        elif isinstance(b, Image | Document) and isinstance(b.source, URLSource):
+            kind = ImageUrl if isinstance(b, Image) else DocumentUrl
+            out.append(kind(b.source.url, media_type=b.source.media_type or None))
+        elif isinstance(b, Image | Document) and isinstance(b.source, Base64Source):
+            data = base64.b64decode(b.source.data)
+            title = b.title if isinstance(b, Document) else None
+            out.append(BinaryContent(data, media_type=b.source.media_type, identifier=title))
+    return out
 
 
 def _to_regio(message: Any) -> list[Message]:
@@ -44,9 +110,9 @@ def _to_regio(message: Any) -> list[Message]:
             elif isinstance(part, ToolCallPart):
                 blocks.append(ToolUse(part.tool_call_id, part.tool_name, part.args_as_dict()))
         return [Message("assistant", tuple(blocks))] if blocks else []
-    for part in message.parts:
+    for n, part in enumerate(message.parts):
         if isinstance(part, UserPromptPart):
-            out.append(Message("user", (Text(content_text(part.content)),)))
+            out.append(Message("user", _user_blocks(part.content, f"parts[{n}].content")))
         elif isinstance(part, ToolReturnPart):
             result = ToolResult(part.tool_call_id, part.model_response_str())
             out.append(Message.tool((result,)))
@@ -75,7 +141,7 @@ def _from_chat(messages: list[dict[str, Any]]) -> list[ModelMessage]:
                 name = names.get(r.tool_use_id, "tool")
                 request.append(ToolReturnPart(name, r.content, tool_call_id=r.tool_use_id))
         else:
-            request.append(UserPromptPart(message.text))
+            request.append(UserPromptPart(_user_content(message)))
     if request:
         out.append(ModelRequest(parts=request))
     return out
