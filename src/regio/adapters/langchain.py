@@ -9,37 +9,186 @@ turns) and that window replaces the request's messages and system message; the m
 is recorded in the engine. The agent's state keeps its full history; the model sees regio's.
 The model's declared window (its profile's ``max_input_tokens``) is read into the engine on the
 first call (:mod:`regio.adapters.window`).
+
+**The provider's format.** The window is rendered in the format of the wrapped chat model
+(:func:`chat_model_provider`):
+
+* ``anthropic`` (langchain-anthropic's ``ChatAnthropic``, also from ``init_chat_model
+  ("anthropic:...")``, and any chat model whose ``_llm_type`` names Anthropic): regio's
+  Anthropic Messages payload, passed as Anthropic content blocks, which langchain-anthropic
+  sends as they are (``cache_control`` kept on ``text``, ``image``, ``document`` and
+  ``tool_result`` blocks and on system blocks; the tools as Anthropic tool dicts, their
+  ``cache_control`` kept). So every planned breakpoint reaches the API
+  (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching). One exception:
+  langchain-anthropic rebuilds ``tool_use`` blocks without ``cache_control``, so a breakpoint
+  planned on a ``tool_use`` block is moved to the first block of the next message (the result
+  that answers the call): the cached prefix then ends one block later, and Anthropic's lookback
+  still finds it on the next request.
+* ``openai`` (langchain-openai's ``ChatOpenAI`` / ``AzureChatOpenAI``, and the fallback for
+  every other chat model): regio's Chat Completions payload, as LangChain messages (LangChain's
+  standard message form, which every chat model accepts; OpenAI caches prefixes without
+  markers, https://platform.openai.com/docs/guides/prompt-caching).
+
+Pass ``provider="anthropic"`` or ``"openai"`` to choose instead of detecting.
+
+**The caller's system message** (``create_agent(system_prompt=...)``, or a middleware's) is
+kept, never replaced: with ``system_region`` it is written to that pinned region of the engine
+(replacing its content whenever it changes), so it is counted in the budget and laid out with
+the blueprint's stable content; without, it is sent as the first system block, before regio's
+pinned regions (stable-first: it is set when the agent is built and does not change per call),
+and inside the first cached prefix.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import (
     AIMessage,
+    BaseMessage,
+    HumanMessage,
     SystemMessage,
     convert_to_messages,
     convert_to_openai_messages,
 )
+from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from .chat import chat_messages
+from regio.content import Message, Thinking
+
+from .chat import chat_messages, content_text
 from .window import adopt_framework_window, langchain_window
 
-__all__ = ["RegioMiddleware"]
+__all__ = ["PROVIDERS", "RegioMiddleware", "chat_model_provider"]
+
+#: The formats the middleware renders: Anthropic Messages, OpenAI Chat Completions.
+PROVIDERS = ("anthropic", "openai")
+
+
+def _unwrap(model: Any) -> Any:
+    """The chat model inside ``bind_tools`` / ``with_config`` wrappers (``RunnableBinding``)."""
+    for _ in range(8):
+        inner = getattr(model, "bound", None)
+        if inner is None:
+            return model
+        model = inner
+    return model
+
+
+def chat_model_provider(model: Any) -> str:
+    """``anthropic`` or ``openai``: the payload format for a LangChain chat model.
+
+    The rule, first match: a class from ``langchain_anthropic`` -> ``anthropic``; a class from
+    ``langchain_openai`` -> ``openai``; an ``init_chat_model`` configurable model whose
+    default ``model_provider`` is ``anthropic`` (or whose model is ``anthropic:...`` /
+    ``claude...``) -> ``anthropic``; a ``_llm_type`` containing ``anthropic`` (wrappers built
+    on langchain-anthropic's message format) -> ``anthropic``; anything else -> ``openai``
+    (Chat Completions messages, LangChain's standard form)."""
+    model = _unwrap(model)
+    modules = [c.__module__ for c in type(model).__mro__]
+    if any(m.startswith("langchain_anthropic") for m in modules):
+        return "anthropic"
+    if any(m.startswith("langchain_openai") for m in modules):
+        return "openai"
+    config = getattr(model, "_default_config", None)
+    if isinstance(config, Mapping):
+        name = str(config.get("model") or "")
+        if config.get("model_provider") == "anthropic" or name.startswith(("anthropic:", "claude")):
+            return "anthropic"
+    try:
+        llm_type = str(getattr(model, "_llm_type", "") or "")
+    except Exception:  # a model whose _llm_type property needs configuration
+        llm_type = ""
+    return "anthropic" if "anthropic" in llm_type.lower() else "openai"
+
+
+def _split_tools(tools: list[Any]) -> tuple[list[Any], list[Any]]:
+    """(function tools for the engine: ``BaseTool`` s and functions as Chat Completions dicts,
+    function tool dicts as given; provider built-in tool dicts, without a schema, passed on
+    unchanged: ``{"type": "web_search_20250305", "name": "web_search"}``)."""
+    functions: list[Any] = []
+    builtin: list[Any] = []
+    for tool in tools:
+        if isinstance(tool, Mapping):
+            if tool.get("type") == "function" or "input_schema" in tool or "parameters" in tool:
+                functions.append(dict(tool))
+            else:
+                builtin.append(tool)
+        else:
+            functions.append(convert_to_openai_tool(tool))
+    return functions, builtin
+
+
+def _tool_name(tool: Mapping[str, Any]) -> str:
+    fn = tool.get("function")
+    return str(fn.get("name") if isinstance(fn, Mapping) else tool.get("name"))
+
+
+def _move_tool_use_markers(messages: list[dict[str, Any]]) -> None:
+    """Move each ``cache_control`` of a ``tool_use`` block to the first block of the next
+    message (module doc), in place; a marker already there is kept and the moved one
+    dropped."""
+    for n, message in enumerate(messages[:-1]):
+        for block in message["content"]:
+            if block.get("type") != "tool_use" or "cache_control" not in block:
+                continue
+            marker = block.pop("cache_control")
+            first = messages[n + 1]["content"][0]
+            first.setdefault("cache_control", marker)
+
+
+def _anthropic_window(body: dict[str, Any]) -> list[BaseMessage]:
+    """LangChain messages carrying the Anthropic payload's messages as content blocks."""
+    messages = [
+        {"role": m["role"], "content": [dict(b) for b in m["content"]]} for m in body["messages"]
+    ]
+    _move_tool_use_markers(messages)
+    return [
+        HumanMessage(m["content"]) if m["role"] == "user" else AIMessage(m["content"])
+        for m in messages
+    ]
+
+
+def _reply(message: AIMessage) -> Message | None:
+    """The regio message of a model reply: its text and tool calls, and its thinking blocks
+    (Anthropic's, with their signatures: they go back with the turn)."""
+    converted = chat_messages(convert_to_openai_messages([message]))
+    if not converted:
+        return None
+    content = message.content if isinstance(message.content, list) else []
+    thinking = [
+        Thinking(str(b.get("thinking", "")), str(b.get("signature", "")))
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "thinking"
+    ]
+    return Message("assistant", (*thinking, *converted[0].blocks))
 
 
 class RegioMiddleware(AgentMiddleware):
-    """Middleware over ``engine`` (module doc); one per conversation thread. ``provider``
-    is the payload format regio renders before converting to LangChain messages (``openai``
-    Chat Completions)."""
+    """Middleware over ``engine`` (module doc); one per conversation thread.
 
-    def __init__(self, engine: Any) -> None:
+    ``provider``: ``anthropic`` or ``openai``, the format regio renders (``None``: detected
+    from the request's model, :func:`chat_model_provider`). ``system_region``: the pinned
+    region the caller's system message is written to (``None``: sent as the first system
+    block). Raises ``ValueError`` for another provider and
+    :class:`regio.runtime.sdk.SDKInputError` for a message part regio cannot read."""
+
+    def __init__(
+        self, engine: Any, *, provider: str | None = None, system_region: str | None = None
+    ) -> None:
         super().__init__()
+        if provider is not None and provider not in PROVIDERS:
+            raise ValueError(
+                f"RegioMiddleware(provider={provider!r}): use one of {', '.join(PROVIDERS)}, "
+                "or None to detect it from the chat model"
+            )
         self.engine = engine
+        self.provider = provider
+        self.system_region = system_region
         self.seen = 0
         self.window_read = False
+        self.system_written: str | None = None
 
     def _sync(self, messages: list[Any]) -> None:
         new = messages[self.seen :]
@@ -49,23 +198,58 @@ class RegioMiddleware(AgentMiddleware):
             self.engine.add_message(message)
         self.seen = len(messages)
 
+    def _caller_system(self, request: Any) -> str:
+        """The caller's system text to send as the first system block ("" when there is none
+        or it lives in ``system_region``)."""
+        system = getattr(request, "system_message", None)
+        text = content_text(system.content) if system is not None else ""
+        if self.system_region is None:
+            return text
+        if text != (self.system_written or ""):
+            self.engine.clear(self.system_region)
+            if text:
+                self.engine.write(self.system_region, text, strict=True)
+            self.system_written = text
+        return ""
+
     def _window(self, request: Any) -> Any:
+        model = getattr(request, "model", None)
         if not self.window_read:  # the model's declared window, once
             self.window_read = True
-            model = getattr(request, "model", None)
             adopt_framework_window(self.engine, langchain_window(model), "LangChain model profile")
         self._sync(list(request.messages))
-        tools = [t for t in request.tools if isinstance(t, dict)]
-        body = self.engine.request("openai", tools=tools)[1]
+        caller = self._caller_system(request)
+        functions, builtin = _split_tools(list(request.tools))
+        if (self.provider or chat_model_provider(model)) == "anthropic":
+            return self._anthropic(request, caller, functions, builtin)
+        body = self.engine.request("openai", tools=functions)[1]
         window = convert_to_messages(body["messages"])
-        system = [m for m in window if isinstance(m, SystemMessage)]
+        regio_system = [content_text(m.content) for m in window if isinstance(m, SystemMessage)]
         rest = [m for m in window if not isinstance(m, SystemMessage)]
-        return request.override(messages=rest, system_message=system[0] if system else None)
+        text = "\n\n".join(t for t in (caller, *regio_system) if t)
+        return request.override(messages=rest, system_message=SystemMessage(text) if text else None)
+
+    def _anthropic(
+        self, request: Any, caller: str, functions: list[Any], builtin: list[Any]
+    ) -> Any:
+        body = self.engine.request("anthropic", tools=functions)[1]
+        system: list[str | dict[Any, Any]] = [dict(b) for b in body.get("system") or []]
+        if caller:
+            system.insert(0, {"type": "text", "text": caller})
+        offered = {_tool_name(t) for t in functions}
+        tools = [dict(t) for t in body.get("tools") or [] if t["name"] in offered]
+        return request.override(
+            messages=_anthropic_window(body),
+            system_message=SystemMessage(system) if system else None,
+            tools=[*tools, *builtin] if functions else list(request.tools),
+        )
 
     def _record(self, response: Any) -> Any:
         replies = [m for m in response.result if isinstance(m, AIMessage)]
-        for message in chat_messages(convert_to_openai_messages(replies)):
-            self.engine.add_message(message)
+        for reply in replies:
+            message = _reply(reply)
+            if message is not None:
+                self.engine.add_message(message)
         self.seen += len(replies)
         return response
 
