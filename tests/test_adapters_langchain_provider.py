@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("langchain.agents")
 pytest.importorskip("langchain_anthropic")
@@ -286,3 +288,47 @@ def test_a_breakpoint_on_a_tool_use_moves_to_the_result_that_answers_it():
     wire = model._get_request_payload(_anthropic_window(body))
     assert _markers(wire) == [("user tool_result toolu_1", marker)]
     assert "cache_control" in body["messages"][1]["content"][1]  # the engine's payload is untouched
+
+
+IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}
+
+
+@st.composite
+def anthropic_bodies(draw: Any) -> dict[str, Any]:
+    """Anthropic payload messages (user first and last, roles alternating) of text, image,
+    tool_use and tool_result blocks, with cache_control on up to 4 of them."""
+    turns = draw(st.integers(0, 4))
+    messages: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": "go"}]}]
+    for n in range(turns):
+        calls = draw(st.integers(0, 2))
+        said = [{"type": "text", "text": f"step {n}"}] if draw(st.booleans()) or not calls else []
+        uses = [
+            {"type": "tool_use", "id": f"toolu_{n}_{k}", "name": "read_file", "input": {"k": k}}
+            for k in range(calls)
+        ]
+        messages.append({"role": "assistant", "content": said + uses})
+        answers = [
+            {"type": "tool_result", "tool_use_id": u["id"], "content": f"out {n}"} for u in uses
+        ]
+        extra = [IMAGE] if draw(st.booleans()) else []
+        messages.append(
+            {"role": "user", "content": answers + extra + [{"type": "text", "text": f"next {n}"}]}
+        )
+    blocks = [b for m in messages for b in m["content"]]
+    marked = draw(st.lists(st.sampled_from(range(len(blocks))), max_size=4, unique=True))
+    for i in marked:
+        blocks[i]["cache_control"] = {
+            "type": "ephemeral",
+            "ttl": draw(st.sampled_from(["5m", "1h"])),
+        }
+    return {"messages": messages}
+
+
+@settings(max_examples=60, deadline=None)
+@given(anthropic_bodies())
+def test_langchain_anthropic_sends_every_marker_of_any_payload(body):
+    from regio.adapters.langchain import _anthropic_window
+
+    model = ChatAnthropic(model="claude-sonnet-4-6", api_key="x", max_tokens=1024)
+    wire = model._get_request_payload(_anthropic_window(body))
+    assert _markers(wire) == _planned(body)
