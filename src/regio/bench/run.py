@@ -37,8 +37,10 @@ __all__ = [
     "usage_agreement",
 ]
 
-#: Cache models used when none are named (the demo's two).
-DEFAULT_CACHE_MODELS: tuple[str, ...] = ("anthropic:claude-sonnet-4-6", "openai:gpt-4o")
+#: Cache models used when none are named (the demo's two). ``openai:gpt-5`` is the OpenAI
+#: default of :data:`regio.cache.registry.DEFAULT_MODELS` (its rule carries a price);
+#: ``openai:gpt-4o`` stays selectable with ``--cache``.
+DEFAULT_CACHE_MODELS: tuple[str, ...] = ("anthropic:claude-sonnet-4-6", "openai:gpt-5")
 
 
 def check_cache_models(names: Sequence[str]) -> None:
