@@ -3,11 +3,13 @@ not applied, and the output saying so."""
 
 from __future__ import annotations
 
+import pytest
 from rich.console import Console
 
 from _bench_fixtures import swe_trace, tiny_blueprint
 from regio.bench.output import AS_SENT, print_report, recorded_window_line
 from regio.bench.run import run_bench
+from regio.cli import main
 
 WINDOW = 10_000
 
@@ -51,3 +53,12 @@ def test_without_a_window_the_recorded_row_is_plain_and_has_no_window_line() -> 
     text = _printed(report)
     assert AS_SENT not in text and "window not applied" not in text
     assert any(r.split("│")[1].strip() == "recorded" for r in text.splitlines() if "│" in r)
+
+
+def test_the_window_option_help_says_the_recorded_row_stays_as_sent(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "the recorded row stays as sent: the window is not applied to it" in text

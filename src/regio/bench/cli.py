@@ -107,7 +107,8 @@ def register(subparsers: Any) -> None:
         "--window-tokens",
         type=int,
         metavar="N",
-        help="run under pressure: scale the blueprint's window and budgets to N tokens",
+        help="run under pressure: scale the blueprint's window and budgets to N tokens "
+        "(the recorded row stays as sent: the window is not applied to it)",
     )
     bench.add_argument(
         "--canaries",
