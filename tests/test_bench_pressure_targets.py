@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from regio.bench.cli import DEMO_WINDOW_TOKENS, examples_dir
-from regio.bench.peers import PEERS, peer_available
+from regio.bench.peers import PEER_PACKAGES, PEERS, peer_available
 from regio.bench.report import BenchReport, ModelResult
 from regio.bench.run import DEFAULT_CACHE_MODELS, run_bench
 from regio.blueprint import load_blueprint
@@ -25,7 +25,11 @@ from regio.traces.detect import expand_sources, import_file
 MODELS = DEFAULT_CACHE_MODELS  # anthropic:claude-sonnet-4-6, openai:gpt-5
 AVAILABLE = tuple(p for p in PEERS if peer_available(p))
 
-pytestmark = pytest.mark.skipif(not AVAILABLE, reason="no peer package installed (bench extra)")
+# the simulated server-side edit always imports; the targets need the third-party peers
+THIRD_PARTY = [p for p in AVAILABLE if PEER_PACKAGES[p][1] != "regio"]
+pytestmark = pytest.mark.skipif(
+    not THIRD_PARTY, reason="no third-party peer package installed (bench extra)"
+)
 
 
 @pytest.fixture(scope="module")
