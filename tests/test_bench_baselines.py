@@ -4,6 +4,7 @@ pressure scaling and the canaries."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -16,7 +17,13 @@ from regio.bench.metrics import append_only_hit_rate, window_capped_bound
 from regio.bench.peers import TrimPeer, peer_available
 from regio.bench.pressure import scale_blueprint
 from regio.bench.replay import replay
-from regio.bench.retention import Probe, RetentionMeter, plant_canaries, trace_facts
+from regio.bench.retention import (
+    PROBE_TYPES,
+    Probe,
+    RetentionMeter,
+    plant_canaries,
+    trace_facts,
+)
 from regio.bench.run import run_bench
 from regio.blueprint import load_blueprint
 from regio.content import Message, Text, ToolResult, ToolUse, content_hash
@@ -307,20 +314,54 @@ def test_pressure_never_grows_a_budget_and_keeps_pinned_ones(window: int) -> Non
             assert 1 <= new.budget <= old.budget
 
 
-@given(
-    st.lists(
-        st.tuples(st.sampled_from(["fact", "todo", "update"]), st.integers(0, 20)), max_size=12
+_PLANTED = st.lists(
+    st.tuples(
+        st.sampled_from(PROBE_TYPES), st.integers(0, 40), st.one_of(st.none(), st.integers(0, 40))
     ),
-    st.lists(st.text(alphabet="AB C", max_size=12), min_size=1, max_size=5),
+    max_size=10,
 )
-def test_retention_is_a_share_per_type_and_overall(
-    planted: list[tuple[str, int]], texts: list[str]
+_KEPT = st.lists(st.sets(st.integers(0, 9)), min_size=1, max_size=6)
+
+
+def _needle(i: int) -> str:
+    return f"<canary-{i}>"  # closed, so no needle is a substring of another
+
+
+def _measure(probes: tuple[Probe, ...], events: list[int], kept: list[set[int]]) -> Any:
+    meter = RetentionMeter(probes, call_events=events)
+    for call, keep in enumerate(kept):
+        meter.observe(call, " ".join(_needle(i) for i in sorted(keep)))
+    return meter.result()
+
+
+@given(_PLANTED, _KEPT, st.data())
+def test_retention_is_the_kept_share_of_the_canaries_planted_before_each_request(
+    planted: list[tuple[str, int, int | None]], kept: list[set[int]], data: st.DataObject
 ) -> None:
-    probes = tuple(Probe(kind, f"AB{i}", event) for i, (kind, event) in enumerate(planted))
-    meter = RetentionMeter(probes, call_events=[5 * (k + 1) for k in range(len(texts))])
-    for call, text in enumerate(texts):
-        meter.observe(call, text)
-    result = meter.result()
-    if result is not None:
-        assert all(0.0 <= v <= 1.0 for v in result.values())
-        assert set(result) <= {"overall", "fact", "todo", "update"}
+    probes = tuple(
+        Probe(kind, _needle(i), event, until) for i, (kind, event, until) in enumerate(planted)
+    )
+    events = [7 * (k + 1) for k in range(len(kept))]
+    result = _measure(probes, events, kept)
+    # counted independently: a canary counts in a request when it was planted before the
+    # request and not yet replaced (``until``), and is kept when its text is in the request
+    total: dict[str, int] = {}
+    found: dict[str, int] = {}
+    for call, at in enumerate(events):
+        for i, p in enumerate(probes):
+            if p.event < at and (p.until is None or p.until >= at):
+                total[p.type] = total.get(p.type, 0) + 1
+                found[p.type] = found.get(p.type, 0) + (i in kept[call])
+    if not total:
+        assert result is None
+        return
+    expected = {"overall": sum(found.values()) / sum(total.values())}
+    expected.update({k: found[k] / n for k, n in total.items()})
+    assert result == pytest.approx(expected)
+    # keeping more canaries in any request never lowers a share; all of them is 100%
+    more = [keep | data.draw(st.sets(st.integers(0, 9))) for keep in kept]
+    bigger = _measure(probes, events, more)
+    assert all(bigger[k] >= v - 1e-12 for k, v in result.items())
+    assert _measure(probes, events, [set(range(10))] * len(kept)) == pytest.approx(
+        dict.fromkeys(expected, 1.0)
+    )

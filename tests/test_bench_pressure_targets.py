@@ -5,9 +5,10 @@ planted), under the Anthropic and OpenAI cache models, with the support-agent ex
    canaries (overall retention share);
 2. regio costs less than the unbroken peer that keeps the most canaries.
 
-The generated 1,000-call sessions (32k and 64k windows) are measured by the bench itself
-(docs/benchmark.md); they take minutes, so they are not a unit test. The coding runs do not
-compact at the smallest window the coding-agent example fits (12,288 tokens).
+The generated 1,000-call sessions (32k and 64k windows) are measured in full by the bench
+itself (docs/benchmark.md); the same targets on a generated session sized for CI are in
+``test_bench_long_session_targets.py``. The bundled coding runs do not compact at the smallest
+window the coding-agent example fits (12,288 tokens).
 """
 
 from __future__ import annotations
@@ -15,16 +16,20 @@ from __future__ import annotations
 import pytest
 
 from regio.bench.cli import DEMO_WINDOW_TOKENS, examples_dir
-from regio.bench.peers import PEERS, peer_available
+from regio.bench.peers import PEER_PACKAGES, PEERS, peer_available
 from regio.bench.report import BenchReport, ModelResult
-from regio.bench.run import run_bench
+from regio.bench.run import DEFAULT_CACHE_MODELS, run_bench
 from regio.blueprint import load_blueprint
 from regio.traces.detect import expand_sources, import_file
 
-MODELS = ("anthropic:claude-sonnet-4-5", "openai:gpt-4o")
+MODELS = DEFAULT_CACHE_MODELS  # anthropic:claude-sonnet-4-6, openai:gpt-5
 AVAILABLE = tuple(p for p in PEERS if peer_available(p))
 
-pytestmark = pytest.mark.skipif(not AVAILABLE, reason="no peer package installed (bench extra)")
+# the simulated server-side edit always imports; the targets need the third-party peers
+THIRD_PARTY = [p for p in AVAILABLE if PEER_PACKAGES[p][1] != "regio"]
+pytestmark = pytest.mark.skipif(
+    not THIRD_PARTY, reason="no third-party peer package installed (bench extra)"
+)
 
 
 @pytest.fixture(scope="module")

@@ -24,11 +24,11 @@ import pytest
 
 from regio.bench.cli import DEMO_GROUPS, examples_dir
 from regio.bench.report import BenchReport, TraceResult
-from regio.bench.run import run_bench
+from regio.bench.run import DEFAULT_CACHE_MODELS, run_bench
 from regio.blueprint import load_blueprint
 from regio.traces.detect import expand_sources, import_file
 
-MODELS = ("anthropic:claude-sonnet-4-5", "openai:gpt-4o")
+MODELS = DEFAULT_CACHE_MODELS  # anthropic:claude-sonnet-4-6, openai:gpt-5
 CASES = [(g, m) for g in DEMO_GROUPS for m in MODELS]
 
 
@@ -94,7 +94,7 @@ def test_regio_costs_less_than_volatility_when_regions_are_written(
     assert not_cheaper == []
 
 
-def test_the_bundled_runs_write_regions_during_the_run(report: BenchReport) -> None:
+def test_the_capture_writes_regions_during_the_swe_agent_runs(report: BenchReport) -> None:
     assert sum(t.region_writes for t in _group(report, "swe-agent")) > 0
 
 

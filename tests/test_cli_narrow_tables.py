@@ -76,7 +76,7 @@ def test_compact_number_is_short_and_reads_back_within_rounding(n: int) -> None:
     assert abs(value - n) <= 0.05 * scale
 
 
-def test_compact_number_examples() -> None:
+def test_compact_numbers_from_a_thousand_show_one_decimal_and_a_k_or_m_suffix() -> None:
     assert [compact_number(n) for n in (999, 1000, 43_210, 999_950, 2_300_000)] == [
         "999",
         "1.0k",

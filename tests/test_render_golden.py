@@ -11,7 +11,7 @@ import json
 from golden.payloads import GOLDEN_FILE, collect, differences
 
 
-def test_payload_bytes_match_golden() -> None:
+def test_every_layout_sends_the_golden_payload_bytes_on_the_bundled_traces() -> None:
     expected = json.loads(GOLDEN_FILE.read_text())
     actual = collect()
     changed = differences(expected, actual)

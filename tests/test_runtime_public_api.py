@@ -61,7 +61,7 @@ def _public_classes() -> dict[str, set[str]]:
     return where
 
 
-def test_public_api_names() -> None:
+def test_the_package_exports_exactly_the_documented_names_from_their_home_modules() -> None:
     assert set(regio.__all__) == NEEDED | {"__version__"}
     for name in NEEDED:
         value = getattr(regio, name)

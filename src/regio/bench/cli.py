@@ -2,15 +2,16 @@
 
 ``regio bench --trace PATH... --blueprint PATH [--layouts a,b] [--cache m1,m2]
 [--window-tokens N] [--canaries] [--json OUT] [--plot OUT.png]`` replays traces (any format
-:func:`regio.traces.import_file` reads) under one
-blueprint and prints per-group and total tables. ``regio demo`` benches the bundled traces
-(``examples/traces``) with the example blueprints (``coding-agent`` for SWE-agent and
-mini-swe-agent, ``support-agent`` for tau-bench) under ``anthropic:claude-sonnet-4-6`` and
-``openai:gpt-4o``, writing ``out/demo.json`` and, with matplotlib, ``out/demo.png``, then each
-group under pressure (:data:`DEMO_WINDOW_TOKENS`, canaries planted) to
+:func:`regio.traces.import_file` reads) under one blueprint and prints per-group and total
+tables. ``regio demo`` benches the bundled traces (``examples/traces``) with the example
+blueprints (``coding-agent`` for SWE-agent and mini-swe-agent, ``support-agent`` for
+tau-bench) under the default cache models ``anthropic:claude-sonnet-4-6`` and
+``openai:gpt-5`` (:data:`regio.bench.run.DEFAULT_CACHE_MODELS`; ``--cache`` picks others,
+e.g. ``openai:gpt-4o``), writing ``out/demo.json`` and, with matplotlib, ``out/demo.png``,
+then each group under pressure (:data:`DEMO_WINDOW_TOKENS`, canaries planted) to
 ``out/demo-pressure-<blueprint>.json`` / ``.png``, and prints both kinds of table.
-``--window-tokens N`` runs any
-bench under pressure; ``--canaries`` measures retention.
+``--window-tokens N`` runs any bench under pressure (the ``recorded`` row stays the requests
+as sent: the window is not applied to them); ``--canaries`` measures retention.
 Exit status: 0 success, 2 invalid input (unknown layout or cache model, unreadable trace or
 blueprint), 1 other errors.
 """
@@ -99,14 +100,15 @@ def register(subparsers: Any) -> None:
     bench.add_argument(
         "--cache",
         default=",".join(DEFAULT_CACHE_MODELS),
-        help="comma-separated cache models provider[:model], e.g. "
-        "anthropic:claude-sonnet-4-6,openai:gpt-4o,vllm,llamacpp,oracle",
+        help="comma-separated cache models provider[:model] (default "
+        f"{','.join(DEFAULT_CACHE_MODELS)}; others e.g. openai:gpt-4o,vllm,llamacpp,oracle)",
     )
     bench.add_argument(
         "--window-tokens",
         type=int,
         metavar="N",
-        help="run under pressure: scale the blueprint's window and budgets to N tokens",
+        help="run under pressure: scale the blueprint's window and budgets to N tokens "
+        "(the recorded row stays as sent: the window is not applied to it)",
     )
     bench.add_argument(
         "--canaries",
@@ -126,7 +128,7 @@ def register(subparsers: Any) -> None:
     demo.add_argument(
         "--cache",
         default=",".join(DEFAULT_CACHE_MODELS),
-        help="comma-separated cache models (default: the Anthropic and OpenAI ones)",
+        help=f"comma-separated cache models (default {','.join(DEFAULT_CACHE_MODELS)})",
     )
     demo.set_defaults(handler=main_demo)
 

@@ -24,12 +24,15 @@ from regio.bench.report import BenchReport, LayoutResult, ModelResult, TraceResu
 from regio.console import TableColumn, compact_number, fit_tables, stdout_console
 
 __all__ = [
+    "AS_SENT",
+    "agreement_lines",
     "cumulative_series",
     "group_table",
     "model_table",
     "model_tables",
     "plot_available",
     "print_report",
+    "recorded_window_line",
     "series_style",
     "write_plot",
 ]
@@ -101,7 +104,11 @@ _COLUMNS = (
 )
 
 
-def _model_rows(model: ModelResult) -> list[list[str]]:
+#: The ``recorded`` row's label in a pressure run: the agents' requests cannot be re-windowed.
+AS_SENT = "recorded (as sent)"
+
+
+def _model_rows(model: ModelResult, windowed: bool = False) -> list[list[str]]:
     ranked = [x for x in model.layouts if x.broken_requests == 0]
     cheapest = min((c for x in ranked if (c := x.total_cost_usd) is not None), default=None)
     savings = _savings(model)
@@ -111,6 +118,9 @@ def _model_rows(model: ModelResult) -> list[list[str]]:
         if x.broken_requests == 0 and cheapest is not None and x.total_cost_usd == cheapest:
             cost = f"[bold green]{cost}[/]"
         name = x.layout if x.broken_requests == 0 else f"[red]{x.layout} (broken)[/]"
+        as_sent = windowed and x.layout == "recorded"
+        if as_sent:
+            name = AS_SENT
         rows.append(
             [
                 name,
@@ -118,7 +128,7 @@ def _model_rows(model: ModelResult) -> list[list[str]]:
                 _tok(x.prompt_tokens),
                 _share(x.hit_rate),
                 _share(x.bound_hit_rate),
-                _share(x.bound_share),
+                "—" if as_sent else _share(x.bound_share),
                 _share(x.placement_share),
                 _compaction(x),
                 _retention(x),
@@ -130,20 +140,47 @@ def _model_rows(model: ModelResult) -> list[list[str]]:
     return rows
 
 
-def model_tables(title: str, model: ModelResult, width: int = 10_000) -> list[Table]:
+def model_tables(
+    title: str, model: ModelResult, width: int = 10_000, *, window: int | None = None
+) -> list[Table]:
     """One row per strategy: calls, tokens, hit rate, the trace bound and the share of it,
     placement check, compaction calls and cost, retention, broken requests, total cost and
     the difference to ``recorded`` / the best unbroken peer. The cheapest unbroken
-    strategy's cost is green; broken strategies are shown and never ranked. Narrower than
-    the columns need (``width``, in characters), the columns split over several tables that
-    each start with the strategy (:func:`regio.console.fit_tables`); no cell is cut."""
+    strategy's cost is green; broken strategies are shown and never ranked. With a pressure
+    ``window`` (tokens) the ``recorded`` row reads :data:`AS_SENT` and has no share of the
+    window-capped bound: it is what the agents sent, the window not applied
+    (:func:`recorded_window_line`). Narrower than the columns need (``width``, in
+    characters), the columns split over several tables that each start with the strategy
+    (:func:`regio.console.fit_tables`); no cell is cut."""
     heading = f"{title} — {model.cache_model}"
-    return fit_tables(heading, _COLUMNS, _model_rows(model), width)
+    return fit_tables(heading, _COLUMNS, _model_rows(model, window is not None), width)
 
 
-def model_table(title: str, model: ModelResult) -> Table:
+def model_table(title: str, model: ModelResult, *, window: int | None = None) -> Table:
     """:func:`model_tables` as one table, however wide."""
-    return model_tables(title, model)[0]
+    return model_tables(title, model, window=window)[0]
+
+
+def recorded_window_line(traces: Sequence[TraceResult], window: int) -> str | None:
+    """The line printed under a pressure run's tables about the ``recorded`` row: the
+    agents' requests as sent, the ``window`` (tokens) not applied, with how many of them
+    exceed it and the largest (prompt tokens, under the first cache model). ``None`` when
+    ``recorded`` was not run."""
+    sizes = [
+        n
+        for t in traces
+        if t.models and any(x.layout == "recorded" for x in t.models[0].layouts)
+        for n in t.models[0].layout("recorded").prompt_per_request
+    ]
+    if not sizes:
+        return None
+    over = sum(n > window for n in sizes)
+    return (
+        f"{AS_SENT}: the requests the agents really sent, window not applied (a recorded "
+        f"request cannot be re-windowed): {over} of {len(sizes)} exceed the {window:,}-token "
+        f"window, the largest is {max(sizes):,} tokens; 'vs rec' compares each strategy with "
+        "these requests, and their share of the window-capped bound is not shown"
+    )
 
 
 #: Columns the strategy tables need; used off a terminal (a pipe or a file) when ``$COLUMNS``
@@ -151,7 +188,9 @@ def model_table(title: str, model: ModelResult) -> Table:
 TABLE_WIDTH = 140
 
 
-def _print_table(console: Console, title: str, model: ModelResult) -> None:
+def _print_table(
+    console: Console, title: str, model: ModelResult, window: int | None = None
+) -> None:
     """Print the strategy tables of ``model`` at the console's width (off a terminal and
     without ``$COLUMNS``: at least :data:`TABLE_WIDTH`)."""
     width = console.width
@@ -160,7 +199,7 @@ def _print_table(console: Console, title: str, model: ModelResult) -> None:
     saved = console.width
     console.width = max(saved, width)
     try:
-        for table in model_tables(title, model, width):
+        for table in model_tables(title, model, width, window=window):
             console.print(table)
     finally:
         console.width = saved
@@ -181,9 +220,55 @@ def relief_lines(model: ModelResult) -> list[str]:
     return out
 
 
-def group_table(title: str, traces: Sequence[TraceResult]) -> list[Table]:
-    """Tables of the totals over ``traces`` (one per cache model)."""
-    return [model_table(title, m) for m in total_models([t.models for t in traces])]
+def group_table(
+    title: str, traces: Sequence[TraceResult], *, window: int | None = None
+) -> list[Table]:
+    """Tables of the totals over ``traces`` (one per cache model); ``window``: see
+    :func:`model_tables`."""
+    return [model_table(title, m, window=window) for m in total_models([t.models for t in traces])]
+
+
+def agreement_lines(traces: Sequence[TraceResult]) -> list[str]:
+    """The lines comparing the simulator with the recorded provider usage
+    (:mod:`regio.bench.agreement`): the totals over the comparable traces, saying what was
+    compared (an estimated unlogged prefix, the added tokens), then one line per trace that
+    is not comparable, with the reason. Empty without recorded usage."""
+    found = [(t.trace, a) for t in traces if (a := t.usage_agreement) is not None]
+    agreed = [a for _, a in found if a.comparable and a.requests]
+    out: list[str] = []
+    if agreed:
+        rec = sum(a.recorded_read_tokens for a in agreed)
+        sim = sum(a.simulated_read_tokens for a in agreed)
+        n = sum(a.requests for a in agreed)
+        err = sum(a.mean_share_error * a.requests for a in agreed) / n
+        out.append(
+            f"recorded usage ({len(agreed)} of {len(found)} traces comparable, {n} calls): "
+            f"simulated cache reads {_tok(sim)} vs recorded {_tok(rec)}"
+            + (f" ({sim / rec - 1:+.1%})" if rec else "")
+            + f"; mean per-request difference of the cached share {err:.1%}"
+        )
+        estimated = [a for a in agreed if a.unlogged_prefix_tokens]
+        if estimated:
+            sizes = ", ".join(f"{a.unlogged_prefix_tokens:,}" for a in estimated)
+            out.append(
+                f"  {len(estimated)} of them log no system prompt or tool schemas: a constant "
+                f"prefix estimated from each trace's first recorded prompt ({sizes} tokens) is "
+                "added to its replayed requests, and only the calls after that first one are "
+                "compared"
+            )
+        pairs = sum(a.added_pairs for a in agreed)
+        if pairs:
+            added_rec = sum(a.recorded_added_tokens for a in agreed)
+            added_sim = sum(a.simulated_added_tokens for a in agreed)
+            out.append(
+                f"  tokens added between consecutive calls ({pairs} pairs, the part both sides "
+                f"see): replayed {_tok(added_sim)} vs recorded {_tok(added_rec)}"
+                + (f" ({added_sim / added_rec - 1:+.1%})" if added_rec > 0 else "")
+            )
+    for trace, a in found:
+        if not a.comparable:
+            out.append(f"recorded usage of {trace} not comparable: {a.reason}")
+    return out
 
 
 def print_report(
@@ -198,7 +283,7 @@ def print_report(
     if per_trace:
         for t in report.traces:
             for m in t.models:
-                _print_table(console, t.trace, m)
+                _print_table(console, t.trace, m, t.window_tokens)
     for name, items in groups.items():
         mean_bound = sum(t.bound_hit_rate for t in items) / len(items)
         window = items[0].window_tokens
@@ -210,23 +295,17 @@ def print_report(
             f"mean {kind} {mean_bound:.1%}"
         )
         for m in total_models([t.models for t in items]):
-            _print_table(console, name, m)
+            _print_table(console, name, m, window)
     for m in report.totals:
-        _print_table(console, f"all {len(report.traces)} traces", m)
+        _print_table(console, f"all {len(report.traces)} traces", m, report.window_tokens)
         for line in relief_lines(m):
             console.print(line, highlight=False)
-    agreed = [t.usage_agreement for t in report.traces if t.usage_agreement is not None]
-    if agreed:
-        rec = sum(a.recorded_read_tokens for a in agreed)
-        sim = sum(a.simulated_read_tokens for a in agreed)
-        n = sum(a.requests for a in agreed)
-        err = sum(a.mean_share_error * a.requests for a in agreed) / n
-        console.print(
-            f"recorded usage ({len(agreed)} traces, {n} calls): simulated cache reads "
-            f"{_tok(sim)} vs recorded {_tok(rec)}"
-            + (f" ({sim / rec - 1:+.1%})" if rec else "")
-            + f"; mean per-request difference of the cached share {err:.1%}"
-        )
+    if report.window_tokens is not None:
+        as_sent = recorded_window_line(report.traces, report.window_tokens)
+        if as_sent is not None:
+            console.print(as_sent, highlight=False)
+    for line in agreement_lines(report.traces):
+        console.print(line, highlight=False)
     if report.versions:
         used = ", ".join(f"{k} {v}" for k, v in report.versions.items())
         console.print(f"peers ran on: {used}")

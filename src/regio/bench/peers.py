@@ -2,9 +2,9 @@
 
 Every peer sees the recorded trace as the agent sent it (the trace's system prompt and tool
 schemas, the messages untouched: no regions, no capture) and keeps the conversation inside
-the same window as the layouts: ``allowance`` = the blueprint's window (tokens, after
-``--window-tokens``) minus the system prompt and tool schema tokens. Its kept messages are
-rendered as a :func:`regio.bench.baselines.plain_request`.
+the same window as the layouts: ``allowance`` (:func:`peer_allowance`) = the blueprint's
+window (tokens, after ``--window-tokens``) minus the system prompt and tool schema tokens.
+Its kept messages are rendered as a :func:`regio.bench.baselines.plain_request`.
 
 * ``trim`` (:class:`TrimPeer`) — ``langchain_core.messages.trim_messages`` with its
   documented recipe (``strategy="last"``, ``start_on="human"``, ``include_system=True``,
@@ -62,6 +62,7 @@ __all__ = [
     "SummarizationPeer",
     "TrimPeer",
     "make_peer",
+    "peer_allowance",
     "peer_available",
     "peer_versions",
 ]
@@ -83,6 +84,14 @@ PEER_PACKAGES: dict[str, tuple[str, str]] = {
     "anthropic-clear-tool-uses": ("regio.cache.context_editing", "regio"),
     "context-editing-middleware": ("langchain.agents.middleware", "langchain"),
 }
+
+
+def peer_allowance(window_tokens: int, system_tokens: int, tool_tokens: int) -> int:
+    """The conversation allowance of every peer (tokens): the blueprint's window
+    ``window_tokens`` (after ``--window-tokens``) minus the system prompt's
+    ``system_tokens`` and the tool schemas' ``tool_tokens``. A message larger than it is
+    skipped by the peers (:func:`regio.bench.replay.replay` notes it)."""
+    return window_tokens - system_tokens - tool_tokens
 
 
 def peer_available(name: str) -> bool:

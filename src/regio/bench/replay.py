@@ -19,8 +19,11 @@ Strategies (:data:`ALL_LAYOUTS`):
   trace's recorded tools (the engine adds its context tools);
 * the ablation ``regio-summarize-only`` (:data:`ABLATIONS`): ``regio`` with the relief chain
   off, so a pressure run measures what the chain adds over summarization alone;
-* the peers ``trim``, ``summarization-middleware``, ``llamaindex-memory``
-  (:mod:`regio.bench.peers`), fed the recorded messages untouched, at the same window.
+* the peers (:data:`regio.bench.peers.PEERS`, each on its real package: :mod:`regio.bench.peers`
+  and :mod:`regio.bench.editing_peers`) ``trim``, ``summarization-middleware``,
+  ``llamaindex-memory``, ``agent-framework-truncation``, ``anthropic-clear-tool-uses`` and
+  ``context-editing-middleware``, fed the recorded messages untouched, at the same window:
+  their conversation allowance is :func:`regio.bench.peers.peer_allowance`.
 
 Per strategy the replay also counts summarizer calls (``compaction_requests``: the requests a
 summarizer was sent), **broken** requests (no task message left: no user message that is not
@@ -49,7 +52,7 @@ from regio.bench.baselines import (
 )
 from regio.bench.billing import BilledExtractive, bill, summary_request
 from regio.bench.capture import AddMessage, Call, CaptureRule, RegionOp, capture_stream, rules_for
-from regio.bench.peers import PEERS, make_peer, peer_available
+from regio.bench.peers import PEERS, make_peer, peer_allowance, peer_available
 from regio.bench.pressure import scale_blueprint
 from regio.bench.report import ReliefStage
 from regio.bench.retention import Probe, RetentionMeter
@@ -420,11 +423,16 @@ def _peer_step(
 
 
 def _make_peers(
-    setup: _Setup, names: Sequence[str], trackers: dict[str, _Tracker], system: int, tools: int
+    setup: _Setup,
+    names: Sequence[str],
+    trackers: dict[str, _Tracker],
+    allowance: int,
+    system: int,
+    tools: int,
 ) -> dict[str, Any]:
-    """The peers of ``names`` at the blueprint's window (``system`` / ``tools``: the system
-    prompt's and tool schemas' tokens), each tracker told how its peer summarizes."""
-    allowance = setup.blueprint.window_tokens - system - tools
+    """The peers of ``names`` with a conversation ``allowance`` (tokens,
+    :func:`regio.bench.peers.peer_allowance`; ``system`` / ``tools``: the system prompt's and
+    tool schemas' tokens), each tracker told how its peer summarizes."""
     peers: dict[str, Any] = {}
     for name in names:
         if name != "recorded":
@@ -447,8 +455,8 @@ def _raw_pass(
         if isinstance(event, SystemPrompt):
             recorded.set_system(event.text)
             break
-    allowance = bp.window_tokens - recorded.system[1] - tools[1]
-    peers = _make_peers(setup, names, trackers, recorded.system[1], tools[1])
+    allowance = peer_allowance(bp.window_tokens, recorded.system[1], tools[1])
+    peers = _make_peers(setup, names, trackers, allowance, recorded.system[1], tools[1])
     sizes: list[int] = []
     sent, has_task = 0, False  # recorded: message tokens so far, a task message seen
     last_t, call = 0.0, 0

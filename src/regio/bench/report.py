@@ -2,7 +2,7 @@
 
 Shape of ``regio bench --json OUT`` (all token counts in tokens, costs in USD, rates in [0, 1])::
 
-    {"schema": "regio.bench-report/2",
+    {"schema": "regio.bench-report/3",
      "traces": [
        {"trace": "swe-agent/function_calling_simple", "group": "swe-agent",
         "blueprint": "coding-agent", "requests": 5, "append_only_hit_rate": 0.71,
@@ -31,7 +31,9 @@ when that bound is 0), a check of breakpoint placement; ``append_only_hit_rate``
 ``1 - n_N / sum n_i`` on the recorded requests of the trace and ``bound_hit_rate`` the bound
 the trace is held to (that one, or the window-capped bound under ``--window-tokens``; both
 defined in docs/benchmark.md). Schema 2 renamed ``oracle_share`` to ``placement_share`` and
-added the bound, compaction, retention and broken-request fields.
+added the bound, compaction, retention and broken-request fields. Schema 3 added to
+``usage_agreement`` the unlogged-prefix estimate, the added-token comparison and
+``comparable`` / ``reason`` (:class:`UsageAgreement`).
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ __all__ = [
     "write_report",
 ]
 
-REPORT_SCHEMA = "regio.bench-report/2"
+REPORT_SCHEMA = "regio.bench-report/3"
 
 _T = TypeVar("_T")
 
@@ -151,9 +153,17 @@ class ModelResult(msgspec.Struct, frozen=True):
 
 class UsageAgreement(msgspec.Struct, frozen=True):
     """The simulator against the provider's recorded usage, on the ``recorded`` requests of
-    one trace under ``cache_model``: over the ``requests`` that have recorded usage, the
-    summed prompt and cache-read tokens both ways (tokens) and the mean per-request absolute
-    difference of the cached share (read / prompt, in [0, 1])."""
+    one trace under ``cache_model`` (:mod:`regio.bench.agreement`): over the ``requests``
+    compared, the summed prompt and cache-read tokens both ways (tokens) and the mean
+    per-request absolute difference of the cached share (read / prompt, in [0, 1]).
+
+    ``unlogged_prefix_tokens``: the system prompt and tool schemas the log did not keep,
+    estimated from the first call's recorded prompt and added to every replayed request for
+    this comparison (0: nothing estimated; that first call is then not compared).
+    ``added_pairs`` consecutive calls with usage, over which ``recorded_added_tokens`` (the
+    recorded prompt's growth) and ``simulated_added_tokens`` (the replayed request's growth,
+    the added messages as regio counts them) compare the part both sides see.
+    ``comparable=False`` with a ``reason`` when nothing could be compared honestly."""
 
     cache_model: str
     requests: int
@@ -162,6 +172,12 @@ class UsageAgreement(msgspec.Struct, frozen=True):
     recorded_read_tokens: int
     simulated_read_tokens: int
     mean_share_error: float
+    comparable: bool = True
+    reason: str = ""
+    unlogged_prefix_tokens: int = 0
+    added_pairs: int = 0
+    recorded_added_tokens: int = 0
+    simulated_added_tokens: int = 0
 
 
 class TraceResult(msgspec.Struct, frozen=True):

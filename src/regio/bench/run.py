@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from regio.bench.agreement import usage_agreement
 from regio.bench.metrics import (
     append_only_hit_rate,
     layout_result,
@@ -21,11 +22,10 @@ from regio.bench.metrics import (
 )
 from regio.bench.peers import PEERS, peer_versions
 from regio.bench.replay import ALL_LAYOUTS, ReplayOutput, replay
-from regio.bench.report import BenchReport, ModelResult, TraceResult, UsageAgreement
+from regio.bench.report import BenchReport, ModelResult, TraceResult
 from regio.bench.retention import Probe, plant_canaries, trace_facts
 from regio.cache.registry import cache_model_for
 from regio.traces.format import Trace
-from regio.traces.usage import recorded_usage
 
 __all__ = [
     "DEFAULT_CACHE_MODELS",
@@ -37,8 +37,10 @@ __all__ = [
     "usage_agreement",
 ]
 
-#: Cache models used when none are named (the demo's two).
-DEFAULT_CACHE_MODELS: tuple[str, ...] = ("anthropic:claude-sonnet-4-6", "openai:gpt-4o")
+#: Cache models used when none are named (the demo's two). ``openai:gpt-5`` is the OpenAI
+#: default of :data:`regio.cache.registry.DEFAULT_MODELS` (its rule carries a price);
+#: ``openai:gpt-4o`` stays selectable with ``--cache``.
+DEFAULT_CACHE_MODELS: tuple[str, ...] = ("anthropic:claude-sonnet-4-6", "openai:gpt-5")
 
 
 def check_cache_models(names: Sequence[str]) -> None:
@@ -89,37 +91,6 @@ def trace_bound_of(out: ReplayOutput) -> float:
     if out.window is None:
         return append_only_hit_rate(out.raw_sizes)
     return window_capped_bound(out.raw_sizes, out.window)
-
-
-def usage_agreement(
-    trace: Trace, out: ReplayOutput, models: Sequence[ModelResult]
-) -> UsageAgreement | None:
-    """Compare the ``recorded`` requests' simulated usage with the usage the provider
-    recorded (:func:`regio.traces.usage.recorded_usage`), under the first cache model of the
-    recorded provider (else the first cache model). ``None`` without recorded usage."""
-    usages = recorded_usage(trace)
-    if "recorded" not in out.runs or not any(u is not None for u in usages) or not models:
-        return None
-    provider = next((u.provider for u in usages if u is not None and u.provider), None)
-    model = next((m for m in models if provider and m.cache_model.startswith(provider)), models[0])
-    sim = model.layout("recorded")
-    pairs = [
-        (u, r, n)
-        for u, r, n in zip(usages, sim.read_per_request, sim.prompt_per_request, strict=False)
-        if u is not None and u.prompt_tokens > 0 and n > 0
-    ]
-    if not pairs:
-        return None
-    error = sum(abs(r / n - u.cached_tokens / u.prompt_tokens) for u, r, n in pairs) / len(pairs)
-    return UsageAgreement(
-        cache_model=model.cache_model,
-        requests=len(pairs),
-        recorded_prompt_tokens=sum(u.prompt_tokens for u, _, _ in pairs),
-        simulated_prompt_tokens=sum(n for _, _, n in pairs),
-        recorded_read_tokens=sum(u.cached_tokens for u, _, _ in pairs),
-        simulated_read_tokens=sum(r for _, r, _ in pairs),
-        mean_share_error=error,
-    )
 
 
 def bench_trace(
