@@ -313,7 +313,10 @@ def group_messages(messages: Sequence[Message]) -> Grouping:
     messages, or arrive in another order. A message holding results for calls of two groups joins
     the earliest of them and the groups merge (so no unit is ever split); groups whose messages
     interleave (``a1{c1}, a2{c2}, t(c1), t(c2)``, or any message between a call and its result)
-    merge too (a plain message between them stays its own unit). Thinking blocks stay in
+    merge too (a plain message between them stays its own unit). A message holding only progress
+    reports of a call with no final result does not widen its group's span: the open group
+    keeps the call and its reports, and the complete groups between them stay units of their
+    own (an open background job does not merge the session into one unit). Thinking blocks stay in
     their assistant message. A result whose call is absent (or only appears later) is an orphan;
     its message stands alone as its own unit. Every other message is a unit of its own.
 
