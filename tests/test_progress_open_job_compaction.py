@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -116,6 +117,43 @@ def test_interleaved_calls_with_a_progress_report_stay_well_formed_units() -> No
     assert joined.group_of(1).members == (1, 2, 3)
 
 
+HISTORY = """
+version: 1
+name: background
+model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 200000}
+tokenizer: heuristic
+regions:
+  - {name: system, kind: pinned, volatility: stable, budget: 400, seed: "You are careful."}
+  - {name: conversation, kind: sliding_window, budget: 60000, CAP}
+"""
+
+
+@pytest.mark.parametrize("cap", ["max_items: 30", "max_turns: 5", "max_tool_calls: 6"])
+def test_history_windows_evict_around_an_open_background_job(cap: str) -> None:
+    sizes = {}
+    for open_job in (True, False):
+        engine = Engine.from_blueprint(HISTORY.replace("CAP", cap))
+        engine.add_user("start the build in the background")
+        engine.add_assistant("starting", [ToolUse("bg", "build", {})])
+        engine.add_tool_result("bg", "status: running", final=False)
+        if not open_job:
+            engine.add_tool_result("bg", "build finished")
+        for i in range(200):
+            engine.add_user(f"question {i}")
+            engine.add_assistant("", [ToolUse(f"c{i}", "ls", {})])
+            engine.add_tool_result(f"c{i}", "ok")
+            if open_job:
+                engine.add_tool_result("bg", f"status: running, {i}% done", final=False)
+            engine.add_assistant(f"answer {i}")
+        sizes[open_job] = len(engine.window.conversation.entries)
+        if open_job:
+            blocks = _blocks(engine)
+            assert any(isinstance(b, ToolUse) and b.id == "bg" for b in blocks)
+            reports = [b for b in blocks if isinstance(b, ToolResult) and b.tool_use_id == "bg"]
+            assert [r.content for r in reports] == ["status: running, 199% done"]
+    assert sizes[True] <= sizes[False] + 3  # the job's call and report (was 802 against 29)
+
+
 # ----- property: random sessions with open background jobs -----------------------------------
 
 _OPS = st.lists(
@@ -149,15 +187,26 @@ def _check_window(engine: Engine, latest: dict[str, str], finished: set[str]) ->
         assert reports and reports[-1].content == text, job
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops=_OPS)
+_CONFIGS = st.sampled_from(
+    [
+        BLUEPRINT.replace("BUDGET", "1500").replace("ITEMS", "12"),
+        HISTORY.replace("CAP", "max_items: 8"),
+        HISTORY.replace("CAP", "max_turns: 2"),
+        HISTORY.replace("CAP", "max_tool_calls: 2").replace("60000", "600"),
+    ]
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=_OPS, blueprint=_CONFIGS)
 def test_open_jobs_keep_their_call_and_latest_report_through_every_compaction(
-    ops: list[tuple[str, int]],
+    ops: list[tuple[str, int]], blueprint: str
 ) -> None:
-    """After every step of a random session with background jobs: every tool_result in the
-    window is preceded by its tool_use, and each open job keeps its call and its latest
-    report, whatever was compacted or evicted around them."""
-    engine = _engine(budget=1500, items=12)
+    """After every step of a random session with background jobs, under compaction, item,
+    turn and tool-call windows and a token cap: every tool_result in the window is preceded
+    by its tool_use, and each open job keeps its call and its latest report, whatever was
+    compacted or evicted around them."""
+    engine = Engine.from_blueprint(blueprint)
     jobs: list[str] = []
     latest: dict[str, str] = {}
     finished: set[str] = set()
