@@ -38,7 +38,12 @@ def pmessages(draw: st.DrawFn) -> PMessage:
             st.one_of(
                 st.builds(Text, st.sampled_from(["", "a", "bb"])),
                 st.builds(ToolUse, st.sampled_from(IDS), st.just("t")),
-                st.builds(ToolResult, st.sampled_from(IDS), st.sampled_from(["r", "s"])),
+                st.builds(
+                    ToolResult,
+                    st.sampled_from(IDS),
+                    st.sampled_from(["r", "s"]),
+                    final=st.booleans(),  # progress reports and final results
+                ),
             ),
             max_size=3,
         )
@@ -105,8 +110,10 @@ regions:
 """
 
 #: One turn's action: 0 plain reply, 1 call answered, 2 call never answered, 3 orphan result,
-#: 4 note written, 5 env state changed, 6 note released, 7 parallel calls answered late.
-actions = st.lists(st.integers(0, 7), min_size=1, max_size=60)
+#: 4 note written, 5 env state changed, 6 note released, 7 parallel calls answered late,
+#: 8 background job started (a progress report), 9 progress report of an open job,
+#: 10 final result of an open job, 11 progress report then reply in the same turn.
+actions = st.lists(st.integers(0, 11), min_size=1, max_size=60)
 
 
 def _engine(budget: str = "3000", items: int = 40) -> Engine:
@@ -119,7 +126,8 @@ def _engine(budget: str = "3000", items: int = 40) -> Engine:
     )
 
 
-def _turn(engine: Engine, i: int, action: int) -> None:
+def _turn(engine: Engine, i: int, action: int, jobs: list[str] | None = None) -> None:
+    jobs = [] if jobs is None else jobs
     engine.add_user(f"turn {i}: look at item {i} " + "word " * (i % 5))
     if action == 1 or action == 2:
         engine.add_assistant(f"checking {i}", [ToolUse(f"c{i}", "ls", {"i": i})])
@@ -137,17 +145,31 @@ def _turn(engine: Engine, i: int, action: int) -> None:
         engine.add_assistant("", [ToolUse(f"p{i}", "a", {}), ToolUse(f"q{i}", "b", {})])
         engine.add_tool_result(f"q{i}", "second first")
         engine.add_tool_result(f"p{i}", "first second")
+    elif action == 8:
+        engine.add_assistant(f"starting job {i}", [ToolUse(f"j{i}", "build", {})])
+        engine.add_tool_result(f"j{i}", f"job {i}: running", final=False)
+        jobs.append(f"j{i}")
+    elif action in (9, 11) and jobs:
+        job = jobs[i % len(jobs)]
+        engine.add_tool_result(job, f"{job}: {i}% done", final=False)
+        if action == 11:
+            engine.add_assistant(f"still running at turn {i}")
+    elif action == 10 and jobs:
+        job = jobs.pop(i % len(jobs))
+        engine.add_tool_result(job, f"{job} finished at turn {i}")
 
 
-def _play(steps: list[int], api: str, cold: bool) -> list[tuple[bytes, list[str]]]:
+def _play(steps: list[int], api: str, cold: bool) -> list[tuple[bytes, list[str], list[Any]]]:
     engine = _engine()
     out = []
+    jobs: list[str] = []
     for i, action in enumerate(steps):
-        _turn(engine, i, action)
+        _turn(engine, i, action, jobs)
         if cold:
             engine.render_log = RenderLog()
         req, payload = engine.request("anthropic", "claude-sonnet-4-5", api=api)
-        out.append((json.dumps(payload).encode(), [repr(e) for e in req.events]))
+        blocks = [(b.prefix_hash, b.tokens, b.source, b.origin, b.message) for b in req.blocks]
+        out.append((json.dumps(payload).encode(), [repr(e) for e in req.events], blocks))
         engine.add_assistant(f"done {i}")
     return out
 
@@ -213,3 +235,38 @@ def test_a_dropped_engine_takes_its_render_log_with_it() -> None:
     del engine
     gc.collect()
     assert log() is None and window() is None  # nothing module-level keeps a session alive
+
+
+def test_a_newer_progress_report_is_patched_in_without_resetting_the_log(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A background job reporting once a turn: each newer report replaces the earlier one in
+    the call's tool message; the log is not reset, a turn hashes what it adds (flat, not
+    growing with the session) and the request equals one built from scratch."""
+    calls = [0]
+    real = renderlog_module.block_digest
+
+    def counting(*args: Any) -> str:
+        calls[0] += 1
+        return real(*args)
+
+    monkeypatch.setattr(renderlog_module, "block_digest", counting)
+    engine = _engine(budget='"80%"', items=1000)
+    engine.add_user("start the build in the background")
+    engine.add_assistant("starting", [ToolUse("bg", "build", {})])
+    engine.add_tool_result("bg", "status: running", final=False)
+    per_turn = []
+    for i in range(120):
+        before = calls[0]
+        _turn(engine, i, 1)
+        engine.add_tool_result("bg", f"status: running, {i}% done", final=False)
+        engine.add_assistant(f"still running {i}")
+        warm = engine.request("anthropic", "claude-sonnet-4-5")[1]
+        per_turn.append(calls[0] - before)
+    assert engine.render_log.resets == 0
+    assert max(per_turn[100:]) <= max(per_turn[10:20])
+    engine.add_tool_result("bg", "build finished")
+    warm = engine.request("anthropic", "claude-sonnet-4-5")[1]
+    assert engine.render_log.resets == 0
+    engine.render_log = RenderLog()
+    assert json.dumps(engine.request("anthropic", "claude-sonnet-4-5")[1]) == json.dumps(warm)

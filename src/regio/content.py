@@ -313,7 +313,10 @@ def group_messages(messages: Sequence[Message]) -> Grouping:
     messages, or arrive in another order. A message holding results for calls of two groups joins
     the earliest of them and the groups merge (so no unit is ever split); groups whose messages
     interleave (``a1{c1}, a2{c2}, t(c1), t(c2)``, or any message between a call and its result)
-    merge too (a plain message between them stays its own unit). Thinking blocks stay in
+    merge too (a plain message between them stays its own unit). A message holding only progress
+    reports of a call with no final result does not widen its group's span: the open group
+    keeps the call and its reports, and the complete groups between them stay units of their
+    own (an open background job does not merge the session into one unit). Thinking blocks stay in
     their assistant message. A result whose call is absent (or only appears later) is an orphan;
     its message stands alone as its own unit. Every other message is a unit of its own.
 
@@ -334,19 +337,30 @@ def _merge_interleaved(
     members: list[list[int]],
     calls: list[list[str]],
     answered: list[set[str]],
+    progress: Sequence[tuple[str, ...]],
 ) -> None:
     """Merge every tool-calling group with each tool-calling group whose message span it
     overlaps (``a1{c1}, a2{c2}, t(c1), t(c2)`` is one unit), so no cut between two messages
     leaves a call of one and the result of the other: eviction, compaction and kept tails
-    alike."""
+    alike.
+
+    ``progress[i]`` names the calls of message ``i`` when it holds only progress reports
+    (``ToolResult(final=False)``, no call). Such a message of a call with no final result
+    anywhere takes no part in the spans: it stays in its call's (open, protected) group, but
+    the group does not reach over the later complete groups up to its latest report (a
+    background job reporting once a turn would otherwise merge the whole session into one
+    open unit that nothing can compact)."""
+    finals: set[str] = set().union(*answered) if answered else set()
+    skip = [bool(p) and not any(c in finals for c in p) for p in progress]
     reach = -1  # the last message index the current run must extend to
     run: int | None = None
     last: dict[int, int] = {}
     for index, g in enumerate(assignment):
-        last[find(g)] = index
+        if not skip[index]:
+            last[find(g)] = index
     for index, g in enumerate(assignment):
         root = find(g)
-        if not calls[root]:
+        if not calls[root] or skip[index]:
             continue  # a standalone message between a call and its result stays its own unit
         if run is not None and index <= reach and find(run) != root:
             keep, gone = find(run), root
@@ -357,7 +371,7 @@ def _merge_interleaved(
             reach = max(reach, last.get(gone, index))
             last[keep] = max(last.get(keep, index), last.get(gone, index))
         elif run is None or index > reach:
-            run, reach = root, last[root]
+            run, reach = root, last.get(root, index)
 
 
 def _group(
@@ -371,6 +385,7 @@ def _group(
     call_owner: dict[str, int] = {}
     assignment: list[int] = []
     orphans: list[tuple[int, str]] = []
+    progress: list[tuple[str, ...]] = []  # per message: its calls when it holds only reports
 
     def find(g: int) -> int:
         while parent[g] != g:
@@ -394,6 +409,11 @@ def _group(
         for r in results:
             if r not in call_owner:
                 orphans.append((index, r))
+        reports = not uses and all(
+            isinstance(b, ToolResult) and not b.is_final and b.tool_use_id in call_owner
+            for b in blocks
+        )
+        progress.append(tuple(results) if reports and results else ())
         if owners:
             g = owners[0]
             for other in owners[1:]:
@@ -413,7 +433,7 @@ def _group(
         members[g].append(index)
         assignment.append(g)
 
-    _merge_interleaved(assignment, find, parent, members, calls, answered)
+    _merge_interleaved(assignment, find, parent, members, calls, answered, progress)
     return _finish_grouping(assignment, find, members, calls, answered, first_call, names, orphans)
 
 

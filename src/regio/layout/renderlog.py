@@ -14,7 +14,10 @@ Everything after the watermark (usually the newest turn) is projected, repaired 
 again on every request. There is one invalidation point, :meth:`RenderLog.reset`: it is called
 when the conversation is rewritten (compaction, eviction, release, settled notes, collected
 tail copies), when the system prefix or the strategy changes, and when a late result answers a
-call the log took as missing. Each of those is a cache miss the provider charges anyway.
+call the log took as missing. Each of those is a cache miss the provider charges anyway. A
+newer result of a call whose latest result was a progress report (``ToolResult(final=False)``)
+does not reset the log: it is patched into the call's tool message, and the superseded report's
+entry leaving the window is taken out of the log (:mod:`regio.layout.progresslog`).
 
 Shapes: tokens are ints; hashes are hex sha256 strings (:func:`regio.layout.model.chain_hash`).
 """
@@ -32,6 +35,7 @@ from regio.content import Block, Entry, Text, block_text
 
 from .events import LayoutEvent
 from .model import LayoutBlock, ToolSpec, block_digest, chain_hash
+from .progresslog import drop_removed_reports, show_latest
 from .repair import (
     START_MESSAGE,
     PMessage,
@@ -167,12 +171,10 @@ class RenderLog:
             and epoch == self.epoch
             and len(conversation) >= n
         )
-        if (
-            n
-            and not appended
-            and (len(conversation) < n or _same_prefix(conversation, self.entries) < n)
-        ):
-            self.reset()
+        if n and not appended:
+            same = _same_prefix(conversation, self.entries)
+            if same < n and not drop_removed_reports(self, conversation, same):
+                self.reset()
         self.source, self.epoch = source, epoch
         self._pending_ids = {e.id for e in conversation[len(self.entries) :]}
 
@@ -325,9 +327,11 @@ class RenderLog:
         k = next((m for m in reversed(watermarks(inputs, self.front)) if m in cuts), 0)
         if k:
             run = repair_after(self.front, inputs[:k])
+            show_latest(self, run.late, count_block, complete=False)
             self._commit(run, k, count_block, extras, starts.index(k))
             inputs = inputs[k:]
         run = repair_after(self.front, inputs)
+        show_latest(self, run.late, count_block, complete=True)
         return self._view(run, count_block)
 
     def _layout_blocks(

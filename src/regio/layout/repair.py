@@ -52,6 +52,7 @@ __all__ = [
     "BlockInfo",
     "LayoutError",
     "PMessage",
+    "ProgressCall",
     "RepairFront",
     "RepairRun",
     "StaleFront",
@@ -135,6 +136,7 @@ def _place(
     result_from: dict[str, int],
     last_user_text: int,
     events: list[LayoutEvent],
+    marks: dict[str, ProgressCall] | None = None,
 ) -> list[PMessage]:
     """Rule 4 for deduplicated message ``i``: the message without its tool results (a ``tool``
     message becomes ``user``), then, if it makes calls, one ``tool`` message with each call's
@@ -148,8 +150,11 @@ def _place(
         return placed
     results: list[tuple[Block, BlockInfo | None]] = []
     pending_any = False
-    for call in calls:
+    for order, call in enumerate(calls):
         found = result_for.get(call.id)
+        if marks is not None and found is not None and not found[0].is_final:
+            moved = result_from[call.id] != i + 1
+            marks[call.id] = ProgressCall(i, order, calls[0].id, len(events), moved)
         if found is None:
             pending = i > last_user_text
             pending_any = pending_any or pending
@@ -208,6 +213,29 @@ class _Merged:
         return self.done
 
 
+@attrs.define(eq=False)
+class ProgressCall:
+    """A call of the front whose result may still be replaced (its latest result was a
+    progress report, ``ToolResult(final=False)``, when it was committed): a later result
+    changes only the call's ``tool`` message (its *shell*) and one place event, so the render
+    log patches them instead of starting over.
+
+    ``call_i``: cleaned index of the calling message; ``order``: the call's position among
+    its calls; ``first``: the first call id of that message (the shell's source is
+    ``pending:<first>`` or ``results:<first>``); ``ev_at``: index in the front's place events of
+    its ``moved_results`` event (``has_ev``), or where it goes; ``committed``: the latest result
+    in the front's inputs as ``(result, info, cleaned index, source)`` (``None`` after the
+    render log removed it); ``shown``: the result the front's shell holds."""
+
+    call_i: int
+    order: int
+    first: str
+    ev_at: int
+    has_ev: bool
+    committed: tuple[ToolResult, BlockInfo | None, int, str] | None = None
+    shown: tuple[ToolResult, BlockInfo | None, int] | None = None
+
+
 class StaleFront(Exception):
     """A result arrived for a call the repaired front took as missing: the front must be
     repaired again from the start (the caller resets its :class:`RepairFront`)."""
@@ -237,6 +265,7 @@ class RepairFront:
     ev_results: list[LayoutEvent] = attrs.field(factory=list)
     ev_place: list[LayoutEvent] = attrs.field(factory=list)
     ev_merge: list[LayoutEvent] = attrs.field(factory=list)
+    progress: dict[str, ProgressCall] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -254,6 +283,11 @@ class RepairRun:
     calls: list[str]
     answered: list[str]
     unanswered: list[str]
+    #: the latest result in this run of each call of the front's ``progress`` (``(result,
+    #: info, cleaned index, source)``), and the calls of this run whose latest result is a
+    #: progress report (their :class:`ProgressCall`, place-event index within this run)
+    late: dict[str, tuple[ToolResult, BlockInfo | None, int, str]] = attrs.field(factory=dict)
+    progress: dict[str, ProgressCall] = attrs.field(factory=dict)
 
 
 def _clean(messages: Sequence[PMessage], front: RepairFront) -> list[PMessage]:
@@ -293,11 +327,17 @@ def _dedup(
 
 
 def _assign(
-    deduped: list[PMessage], call_at: dict[str, int], front: RepairFront, events: list[LayoutEvent]
+    deduped: list[PMessage],
+    call_at: dict[str, int],
+    front: RepairFront,
+    events: list[LayoutEvent],
+    sources: dict[str, str],
 ) -> tuple[dict[str, tuple[ToolResult, BlockInfo | None]], dict[str, int]]:
     """Rule 3: each result assigned to its call, orphans and earlier results of a call dropped
-    (the latest is kept). Raises :class:`StaleFront` for a result of a call of the front (one
-    it took as missing, or a later result of one it answered)."""
+    (the latest is kept; ``sources``: the source of each call's latest result). A result of a
+    call of the front's ``progress`` is assigned to it too. Raises :class:`StaleFront` for a
+    result of another call of the front (one it took as missing, or a later result of one
+    it answered)."""
     result_for: dict[str, tuple[ToolResult, BlockInfo | None]] = {}
     result_from: dict[str, int] = {}
     for k, m in enumerate(deduped):
@@ -306,6 +346,13 @@ def _assign(
             if not isinstance(b, ToolResult):
                 continue
             cid = b.tool_use_id
+            tracked = front.progress.get(cid)
+            if tracked is not None:
+                before = result_from.get(cid, tracked.committed[2] if tracked.committed else None)
+                if before is not None:
+                    events.append(Repaired("duplicate_result_dropped", cid, before))
+                result_for[cid], result_from[cid], sources[cid] = (b, n), j, m.source
+                continue
             if cid in front.calls:
                 raise StaleFront(cid)
             at = call_at.get(cid)
@@ -316,6 +363,7 @@ def _assign(
                 events.append(Repaired("duplicate_result_dropped", cid, result_from[cid]))
             result_for[cid] = (b, n)
             result_from[cid] = j
+            sources[cid] = m.source
     return result_for, result_from
 
 
@@ -333,14 +381,23 @@ def repair_after(front: RepairFront, messages: Sequence[PMessage]) -> RepairRun:
     ev_merge: list[LayoutEvent] = []
     cleaned = _clean(messages, front)
     deduped, call_at = _dedup(cleaned, front, ev_dedup)
-    result_for, result_from = _assign(deduped, call_at, front, ev_results)
+    sources: dict[str, str] = {}
+    result_for, result_from = _assign(deduped, call_at, front, ev_results, sources)
     last_user_text = max(
         (front.cleaned + k for k, m in enumerate(deduped) if _is_user_text(m)), default=-1
     )
     merger = _Merged(front.carry, ev_merge, front.merged)
+    marks: dict[str, ProgressCall] = {}
     for k, m in enumerate(deduped):
-        for pm in _place(m, front.cleaned + k, result_for, result_from, last_user_text, ev_place):
+        i = front.cleaned + k
+        for pm in _place(m, i, result_for, result_from, last_user_text, ev_place, marks):
             merger.add(pm)
+    for cid, pc in marks.items():
+        pc.committed = (*result_for[cid], result_from[cid], sources[cid])
+        pc.shown = (*result_for[cid], result_from[cid])
+    late = {
+        c: (*result_for[c], result_from[c], sources[c]) for c in result_for if c in front.progress
+    }
     return RepairRun(
         messages=merger.messages(),
         ev_dedup=ev_dedup,
@@ -349,8 +406,10 @@ def repair_after(front: RepairFront, messages: Sequence[PMessage]) -> RepairRun:
         ev_merge=ev_merge,
         cleaned=len(cleaned),
         calls=list(call_at),
-        answered=list(result_for),
+        answered=[c for c in result_for if c in call_at],
         unanswered=[c for c in call_at if c not in result_for],
+        late=late,
+        progress=marks,
     )
 
 
@@ -363,6 +422,14 @@ def advance(front: RepairFront, run: RepairRun, inputs: int) -> list[PMessage]:
     front.calls.update(run.calls)
     front.answered.update(run.answered)
     front.missing.update(run.unanswered)
+    for cid, late in run.late.items():
+        if late[0].is_final:
+            del front.progress[cid]  # answered: a later result starts over (StaleFront)
+        else:
+            front.progress[cid].committed = late
+    for cid, pc in run.progress.items():
+        pc.ev_at += len(front.ev_place)
+        front.progress[cid] = pc
     front.ev_dedup.extend(run.ev_dedup)
     front.ev_results.extend(run.ev_results)
     front.ev_place.extend(run.ev_place)

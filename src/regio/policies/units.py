@@ -25,6 +25,9 @@ Two kinds of removal:
   has members on both sides) and at most ``limit`` (the newest user message, or the first entry
   of an open group if one starts earlier). At a safe ``k <= limit``, ``entries[:k]`` is exactly
   the first :meth:`UnitAnalysis.units_before` units of the removal order, so both kinds compose.
+  The open group of a running job (a call with progress reports, ``ToolResult(final=False)``)
+  neither limits nor blocks a cut: the removal skips it, so it stays whole (its call and
+  latest report) while the history window evicts the complete units around it.
 
 The kept list stays well-formed: whole units keep every
 tool result with its call, and the first kept entry is the first entry of a unit (a user
@@ -39,7 +42,7 @@ from collections.abc import Collection, Sequence
 
 import msgspec
 
-from regio.content import Entry, ToolResult, ToolUse, group_entries
+from regio.content import Entry, ToolResult, ToolUse, TurnGroup, group_entries
 
 __all__ = ["HistoryCaps", "HistoryCounts", "UnitAnalysis", "analyze", "is_user_turn_start"]
 
@@ -278,6 +281,17 @@ class UnitAnalysis(msgspec.Struct, frozen=True):
         return chosen, True
 
 
+def _reports_progress(group: TurnGroup, entries: Sequence[Entry]) -> bool:
+    """Whether ``group`` is open and holds a progress report (``ToolResult(final=False)``):
+    a running background job, whose call and reports stay while history windows cut
+    around them."""
+    return group.open and any(
+        isinstance(b, ToolResult) and not b.is_final
+        for m in group.members[1:]
+        for b in entries[m].blocks
+    )
+
+
 def analyze(
     entries: Sequence[Entry],
     *,
@@ -296,10 +310,12 @@ def analyze(
     groups = grouping.groups
     last_member = [0] * n
     first_member = [0] * n
-    for group in groups:
+    running = [_reports_progress(group, entries) for group in groups]
+    for u, group in enumerate(groups):
         lo, hi = group.members[0], group.members[-1]
         for m in group.members:
-            last_member[m] = hi
+            # a running job's open group is kept whole wherever a cut falls: it blocks none
+            last_member[m] = m if running[u] else hi
             first_member[m] = lo
     safe = [True] * (n + 1)
     reach = -1
@@ -316,7 +332,7 @@ def analyze(
             protected[grouping.assignment[i]] = True
     limit = turn_start
     for u, group in enumerate(groups):
-        if protected[u]:
+        if protected[u] and not running[u]:
             limit = min(limit, group.members[0])
     suffix = [0] * (n + 1)
     for i in range(n - 1, -1, -1):

@@ -9,12 +9,19 @@ never sent. When a newer result (progress or final) of a call is admitted,
 :func:`drop_superseded_progress` takes the call's earlier reports out of the region: an entry
 that held only such reports leaves, an entry that also holds other blocks (results of parallel
 calls) keeps them under its id, role and group. The canonical transcript keeps every report.
+
+Finding the earlier reports does not scan the window: a :class:`ProgressIndex`, owned by the
+window for each conversation region, maps every call with reports in the region to the
+entries holding them. It follows appends in O(appended) and is rebuilt (O(entries)) only after
+another change of the entry list (compaction, eviction, release, a rewrite, a loaded state),
+each of which already cost O(entries); a write that supersedes nothing costs O(1) amortised.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import attrs
 import msgspec
 
 from regio.content import Entry, ToolResult
@@ -25,29 +32,134 @@ if TYPE_CHECKING:
     from regio.regions.base import Region
     from regio.tokens import TokenCounter
 
-__all__ = ["drop_superseded_progress"]
+__all__ = ["ProgressIndex", "drop_superseded_progress", "open_reports"]
 
 
 def _superseded(block: object, calls: set[str]) -> bool:
     return isinstance(block, ToolResult) and not block.is_final and block.tool_use_id in calls
 
 
+def _report_calls(entry: Entry) -> list[str]:
+    return [b.tool_use_id for b in entry.blocks if isinstance(b, ToolResult) and not b.is_final]
+
+
+def open_reports(entries: Any) -> dict[str, list[str]]:
+    """The full scan: call id -> ids of the entries of ``entries`` holding a progress report
+    (``final=False``) of that call, oldest first (O(entries))."""
+    out: dict[str, list[str]] = {}
+    for e in entries:
+        for cid in _report_calls(e):
+            ids = out.setdefault(cid, [])
+            if not ids or ids[-1] != e.id:
+                ids.append(e.id)
+    return out
+
+
+@attrs.define(eq=False)
+class ProgressIndex:
+    """Which entries of one region hold progress reports, per call id (see module docstring).
+
+    State of the session that owns the region (the :class:`regio.regions.window.Window`); never
+    saved: :meth:`sync` rebuilds it from the entries after a load. ``rebuilds`` counts the
+    full scans."""
+
+    reports: dict[str, list[str]] = attrs.field(factory=dict)
+    rebuilds: int = 0
+    _entries: Any = None
+    _epoch: int | None = None
+    _seen: int = 0
+
+    def sync(self, region: Region) -> dict[str, list[str]]:
+        """Bring the index up to ``region``'s entries and return it: O(appended) after
+        appends only (same entry list, same ``rewrite_epoch``), else a full rebuild."""
+        entries = region.entries
+        epoch = getattr(entries, "rewrite_epoch", None)
+        if (
+            entries is not self._entries
+            or epoch is None
+            or epoch != self._epoch
+            or len(entries) < self._seen
+        ):
+            self.reports, self._seen = {}, 0
+            self.rebuilds += 1
+        for e in entries[self._seen :]:
+            for cid in _report_calls(e):
+                ids = self.reports.setdefault(cid, [])
+                if not ids or ids[-1] != e.id:
+                    ids.append(e.id)
+        self._entries, self._epoch, self._seen = entries, epoch, len(entries)
+        return self.reports
+
+    def _forget(self, region: Region, calls: set[str], keep: str) -> None:
+        """After :func:`drop_superseded_progress` removed the reports of ``calls`` except those
+        of entry ``keep``: the index follows without a rescan."""
+        for cid in calls:
+            ids = [i for i in self.reports.get(cid, ()) if i == keep]
+            if ids:
+                self.reports[cid] = ids
+            else:
+                self.reports.pop(cid, None)
+        entries = region.entries
+        self._entries, self._epoch = entries, getattr(entries, "rewrite_epoch", None)
+        self._seen = len(entries)
+
+
+def _positions(region: Region, ids: set[str]) -> list[int]:
+    """Indexes of the entries with ``ids``, scanning from the newest (earlier reports of a
+    running job are usually recent)."""
+    found: list[int] = []
+    entries = region.entries
+    for index in range(len(entries) - 1, -1, -1):
+        if entries[index].id in ids:
+            found.append(index)
+            if len(found) == len(ids):
+                break
+    return found[::-1]
+
+
 def drop_superseded_progress(
-    region: Region, entry: Entry, counter: TokenCounter | None
+    region: Region,
+    entry: Entry,
+    counter: TokenCounter | None,
+    index: ProgressIndex | None = None,
 ) -> tuple[str, ...]:
     """Remove from ``region`` the progress reports that ``entry`` (just admitted) supersedes:
     every ``final=False`` result, in an earlier entry, of a call that ``entry`` holds a result
     for. A partly superseded entry is rewritten in place and recounted with ``counter`` (its
     tokens scaled by the blocks kept without one). Emits ``evicted`` (reason
     ``superseded_progress``) with the ids of the entries touched and the tokens freed; returns
-    those ids (empty when nothing was superseded)."""
+    those ids (empty when nothing was superseded). With ``index`` (the region's
+    :class:`ProgressIndex`) the earlier reports are looked up, not scanned for."""
     calls = {b.tool_use_id for b in entry.blocks if isinstance(b, ToolResult)}
     if not calls or not isinstance(region, SlidingWindow):
         return ()
+    positions: list[int]
+    if index is None:
+        positions = list(range(len(region.entries)))
+    else:
+        reports = index.sync(region)
+        ids = {i for c in calls for i in reports.get(c, ()) if i != entry.id}
+        if not ids:
+            return ()
+        positions = _positions(region, ids)
+    touched = _drop(region, entry, calls, counter, positions)
+    if index is not None:
+        index._forget(region, calls, entry.id)
+    return touched
+
+
+def _drop(
+    region: SlidingWindow,
+    entry: Entry,
+    calls: set[str],
+    counter: TokenCounter | None,
+    positions: list[int],
+) -> tuple[str, ...]:
     gone: list[str] = []
     touched: list[str] = []
     freed = 0
-    for index, old in enumerate(list(region.entries)):
+    for index in positions:
+        old = region.entries[index]
         if old.id == entry.id or not any(_superseded(b, calls) for b in old.blocks):
             continue
         kept = tuple(b for b in old.blocks if not _superseded(b, calls))

@@ -47,7 +47,7 @@ from regio.regions.pending import CompactionQueue, PendingCompaction
 from regio.regions.protocols import Content
 from regio.regions.registry import make_region
 from regio.regions.state import FinishGate, RegionState, WindowState
-from regio.regions.superseded import drop_superseded_progress
+from regio.regions.superseded import ProgressIndex, drop_superseded_progress
 
 __all__ = ["Window"]
 
@@ -76,6 +76,8 @@ class Window:
     _calls_seen: tuple[tuple[int, int], ...] = attrs.field(factory=tuple, init=False, repr=False)
     _calls_kept: int = attrs.field(default=0, init=False, repr=False)
     _by_name: dict[str, Region] = attrs.field(factory=dict, init=False, repr=False)
+    #: per conversation region, the calls with progress reports (never saved; rebuilt on load)
+    _progress: dict[str, ProgressIndex] = attrs.field(factory=dict, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         if self.max_tokens < 1:
@@ -175,6 +177,16 @@ class Window:
         live = {e.group for r in self.regions for e in r.entries if e.group is not None}
         self.call_groups = {c: g for c, g in self.call_groups.items() if g in live}
         self._calls_seen, self._calls_kept = seen, len(self.call_groups)
+
+    def progress_index(self, region: str | Region) -> ProgressIndex:
+        """The :class:`ProgressIndex` of ``region`` (which entries hold progress reports of
+        which calls), brought up to date with its entries."""
+        r = self.region(region)
+        index = self._progress.get(r.name)
+        if index is None:
+            index = self._progress[r.name] = ProgressIndex()
+        index.sync(r)
+        return index
 
     # ----- entries ------------------------------------------------------------------------
     def make_entry(
@@ -304,7 +316,7 @@ class Window:
         entry = msgspec.structs.replace(entry, group=group)
         result = self.write(target, entry, strict=strict)
         if isinstance(result, WriteResult):
-            drop_superseded_progress(target, entry, self.counter)
+            drop_superseded_progress(target, entry, self.counter, self.progress_index(target))
             if calls and len(self.call_groups) > 2 * self._calls_kept + 64:
                 self._prune_call_groups()  # calls whose results never came
             for c in calls:
@@ -548,3 +560,7 @@ class Window:
         self.next_entry, self.turn = state.next_entry, state.turn
         self.call_groups = dict(state.call_groups)
         self._calls_seen, self._calls_kept = (), 0
+        self._progress = {}  # rebuilt from the loaded entries
+        for r in self.regions:
+            if r.is_conversation:
+                self.progress_index(r)

@@ -1,0 +1,108 @@
+"""Per-turn cost of a session with an open background job.
+
+A background job (one tool call) reports progress once a turn (``ToolResult(final=False)``)
+while the agent keeps working: a user message, a tool call and its result, the job's newer
+report, the assistant's answer and ``Engine.request``. The conversation compacts (``compact``
+eviction past 60 messages, 40 at a time).
+
+Targets (ratios within one run, medians of many turns):
+
+* per-request time with the job open <= 2x with the job closed, at turns 300-400 (a newer
+  report is patched into the render log, not rebuilt from the start);
+* per-request time with the job open at turns 300-400 <= 1.5x at turns 50-100;
+* superseding nothing costs the same in a window of 2,000 entries as in one of 200 (the
+  window's progress index, not a scan): ratio <= 1.5.
+
+Run with ``pytest benchmarks/test_bench_progress.py -s`` (the figures are printed).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any
+
+from regio.content import Message, ToolResult, ToolUse
+from regio.regions.superseded import drop_superseded_progress
+from regio.runtime import Engine
+
+BLUEPRINT = """
+version: 1
+name: background
+model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 200000}
+tokenizer: heuristic
+regions:
+  - {name: system, kind: pinned, volatility: stable, budget: 400, seed: "You are careful."}
+  - {name: history, kind: compact_history, source: conversation, budget: 1500}
+  - name: conversation
+    kind: sliding_window
+    budget: 60000
+    max_items: 60
+    eviction: {strategy: compact, compact_count: 40}
+"""
+
+
+def _request_times(open_job: bool, turns: int) -> list[float]:
+    engine = Engine.from_blueprint(BLUEPRINT)
+    engine.add_user("start the build in the background")
+    engine.add_assistant("starting", [ToolUse("bg", "build", {})])
+    engine.add_tool_result("bg", "status: running", final=False)
+    if not open_job:
+        engine.add_tool_result("bg", "build finished")
+    times = []
+    for i in range(1, turns + 1):
+        engine.add_user(f"question {i} " + "word " * 10)
+        engine.add_assistant(f"look {i}", [ToolUse(f"c{i}", "ls", {"i": i})])
+        engine.add_tool_result(f"c{i}", f"files {i} " * 5)
+        if open_job:
+            engine.add_tool_result("bg", f"status: running, {i}% done", final=False)
+        engine.add_assistant(f"so {i}")
+        start = time.perf_counter()
+        engine.request()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def test_an_open_background_job_costs_within_2x_of_a_closed_one_per_request() -> None:
+    opened = _request_times(True, 400)
+    closed = _request_times(False, 400)
+    open_late, closed_late = statistics.median(opened[300:]), statistics.median(closed[300:])
+    open_early = statistics.median(opened[50:100])
+    print(
+        f"\nper request: open job {open_early * 1e3:.2f} ms (turns 50-100), "
+        f"{open_late * 1e3:.2f} ms (turns 300-400); closed {closed_late * 1e3:.2f} ms"
+    )
+    assert open_late / closed_late <= 2.0
+    assert open_late / open_early <= 1.5
+
+
+def _window_with(entries: int) -> tuple[Any, Any]:
+    engine = Engine.from_blueprint(
+        BLUEPRINT.replace("budget: 60000", "budget: 150000").replace("60", str(entries * 2))
+    )
+    engine.add_user("start")
+    engine.add_assistant("", [ToolUse("bg", "build", {})])
+    engine.add_tool_result("bg", "running", final=False)
+    for i in range(entries // 2):
+        engine.add_assistant("", [ToolUse(f"c{i}", "ls", {})])
+        engine.add_tool_result(f"c{i}", "ok")
+    return engine.window, engine.window.conversation
+
+
+def _drop_time(entries: int) -> float:
+    window, conv = _window_with(entries)
+    index = window.progress_index(conv)
+    entry = window.make_entry(Message.tool([ToolResult("c0", "again")]).blocks, tokens=2)
+    runs = []
+    for _ in range(7):
+        start = time.perf_counter()
+        for _ in range(200):
+            drop_superseded_progress(conv, entry, None, index)
+        runs.append((time.perf_counter() - start) / 200)
+    return statistics.median(runs)
+
+
+def test_superseding_nothing_costs_the_same_in_a_large_window() -> None:
+    small, large = _drop_time(200), _drop_time(2000)
+    print(f"\nsupersede check: {small * 1e6:.1f} us (200 entries), {large * 1e6:.1f} us (2,000)")
+    assert large / small <= 1.5
