@@ -46,7 +46,7 @@ from typing import Any
 import msgspec
 
 from regio.errors import RegioError
-from regio.layout import LayoutState, Request
+from regio.layout import LayoutState, Request, ToolSpec
 from regio.regions import Window, WindowState
 from regio.regions.registry import KIND_ALIASES
 from regio.regions.state import RegionState
@@ -61,8 +61,7 @@ from regio.tokens import (
 from .compaction import CompactionBook
 from .errors import RuntimeStateError
 from .extractive import ExtractiveSummarizer
-from .savedconfig import SAVED_OPTIONS as _OPTIONS
-from .savedconfig import EngineConfig
+from .savedconfig import ConfigExtras, EngineConfig, config_options, engine_config
 from .statescan import max_json_depth, max_msgpack_depth
 from .summarizer import summarizer_limits
 from .transcript import Transcript, TranscriptRecord
@@ -99,13 +98,19 @@ _LEGACY_TEMP_AGE = 3600.0  # seconds before an old-style ``.<name>.*.tmp`` count
 _HOOKS = ("render", "on_write", "on_overflow")
 
 
-class EngineState(msgspec.Struct):
-    """Everything an engine needs to continue (``format`` is :data:`FORMAT`)."""
+class EngineState(msgspec.Struct, omit_defaults=True):
+    """Everything an engine needs to continue (``format`` is :data:`FORMAT`).
+
+    The layout state carried to the next request is saved once, as ``last_request.state``;
+    ``layout_state`` holds it only when it is not that one (an engine restored with a layout
+    state and no request yet), and files of regio before 2026-12 hold it in both (either
+    loads). ``request_tools`` are the tools of the last ``Engine.request(tools=...)``, counted
+    as sent again until a request passes others (:class:`regio.runtime.budget.EngineBudget`);
+    files without them load with none."""
 
     format: str
     config: EngineConfig
     window: WindowState
-    layout_state: LayoutState | None
     last_request: Request | None
     last_estimate: int
     last_provider: str
@@ -116,6 +121,16 @@ class EngineState(msgspec.Struct):
     transcript: list[TranscriptRecord]
     book: CompactionBook
     layout_input: tuple[str | None, LayoutState | None] = (None, None)  # (fingerprint, state)
+    layout_state: LayoutState | None = None
+    request_tools: list[ToolSpec] = msgspec.field(default_factory=list)
+
+
+def saved_layout_state(state: EngineState) -> LayoutState | None:
+    """The layout state the next request of ``state`` carries on from (module doc of
+    :class:`EngineState`: saved once, as the last request's)."""
+    if state.layout_state is not None or state.last_request is None:
+        return state.layout_state
+    return state.last_request.state
 
 
 def text_sha256(text: str) -> str:
@@ -130,21 +145,23 @@ def engine_state(engine: Any) -> EngineState:
     last = engine.state.last_request
     if last is not None:
         last = msgspec.structs.replace(last, events=())
+    layout_state = engine.state.layout_state
+    if last is not None and layout_state == last.state:
+        layout_state = None  # saved once, as the last request's
     blueprint_text = engine.options.blueprint_text
+    extras = ConfigExtras(
+        counter_name=str(getattr(counter, "name", "")),
+        chat_format=getattr(counter, "chat_format", None),
+        summarizer_window=window,
+        summarizer_max_tokens=max_summary,
+        blueprint_sha256=text_sha256(blueprint_text) if blueprint_text is not None else None,
+    )
     return EngineState(
         format=FORMAT,
-        config=EngineConfig(
-            **{name: getattr(engine.options, name) for name in _OPTIONS},
-            targets=dict(engine.options.targets),
-            counter_name=str(getattr(counter, "name", "")),
-            chat_format=getattr(counter, "chat_format", None),
-            summarizer_window=window,
-            summarizer_max_tokens=max_summary,
-            extra_tools=list(engine.options.extra_tools),
-            blueprint_sha256=text_sha256(blueprint_text) if blueprint_text is not None else None,
-        ),
+        config=engine_config(engine.options, extras),
         window=engine.window.snapshot_state(),
-        layout_state=engine.state.layout_state,
+        layout_state=layout_state,
+        request_tools=list(engine.budget.request_tools),
         layout_input=(engine.state.layout_fingerprint, engine.state.layout_input),
         last_request=last,
         last_estimate=engine.state.last_estimate,
@@ -457,17 +474,15 @@ def _build(
     prices = options.pop("prices")
     ledger = UsageLedger(prices=prices) if prices is not None else UsageLedger()
     ledger.records = list(state.ledger)
-    return cls(
+    engine = cls(
         window=window,
         **options,
-        **{name: getattr(config, name) for name in _OPTIONS},
-        targets=dict(config.targets),
-        extra_tools=tuple(config.extra_tools),
+        **config_options(config),
         calibration=_calibration(source, state.calibration),
         ledger=ledger,
         transcript_log=Transcript(list(state.transcript)),
         book=state.book,
-        layout_state=state.layout_state,
+        layout_state=saved_layout_state(state),
         layout_fingerprint=state.layout_input[0],
         layout_input=state.layout_input[1],
         last_request=state.last_request,
@@ -477,6 +492,8 @@ def _build(
         overflow_retry=state.overflow_retry,
         allow_custom_hooks=allow_custom_hooks and trusted is not None,
     )
+    engine.budget.request_tools = tuple(state.request_tools)
+    return engine
 
 
 def load_engine(
