@@ -138,8 +138,10 @@ def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def engine_state(engine: Any) -> EngineState:
-    """The :class:`EngineState` of ``engine`` (what :func:`save_engine` writes)."""
+def engine_state(engine: Any, *, transcript: bool = True) -> EngineState:
+    """The :class:`EngineState` of ``engine`` (what :func:`save_engine` writes); without
+    ``transcript`` its transcript is left empty (a session store appends the new records
+    itself, without decoding the ones a lazily loaded transcript has not read yet)."""
     window, _reserve, max_summary = summarizer_limits(engine.summarizer)
     counter = engine.counter
     last = engine.state.last_request
@@ -170,7 +172,7 @@ def engine_state(engine: Any) -> EngineState:
         overflow_retry=engine.state.overflow_retry,
         calibration=engine.calibration.to_state(),
         ledger=list(engine.ledger.records),
-        transcript=list(engine.transcript_log.records),
+        transcript=list(engine.transcript_log.records) if transcript else [],
         book=engine.book,
     )
 
@@ -459,6 +461,7 @@ def _build(
 ) -> Any:
     config = state.config
     counter = _counter(source, config, options.pop("token_counter"))
+    transcript = options.pop("transcript", None) or Transcript(list(state.transcript))
     _blueprint_hash(source, config)
     trusted = _given_blueprint(source, config, blueprint) if blueprint is not None else None
     regions = _trusted_regions(source, state.window, trusted, allow_custom_hooks)
@@ -480,7 +483,7 @@ def _build(
         **config_options(config),
         calibration=_calibration(source, state.calibration),
         ledger=ledger,
-        transcript_log=Transcript(list(state.transcript)),
+        transcript_log=transcript,
         book=state.book,
         layout_state=saved_layout_state(state),
         layout_fingerprint=state.layout_input[0],
@@ -541,16 +544,19 @@ def restore_engine(
     clock: Callable[[], float] | None = None,
     prices: PriceLookup | None = None,
     blueprint: Any = None,
+    transcript: Transcript | None = None,
 ) -> Any:
     """Rebuild an engine of class ``cls`` from a decoded :class:`EngineState` (what
     :func:`load_engine` does after reading the file; session stores call it directly).
-    ``source`` names the state in errors. Raises :class:`RuntimeStateError` as
-    :func:`load_engine`."""
+    ``source`` names the state in errors; ``transcript``, when given, is the engine's
+    transcript instead of ``state.transcript`` (a store's, decoded on first use). Raises
+    :class:`RuntimeStateError` as :func:`load_engine`."""
     where = Path(source)
     options: dict[str, Any] = {
         "summarizer": summarizer,
         "token_counter": token_counter,
         "prices": prices,
+        "transcript": transcript,
     }
     if clock is not None:
         options["clock"] = clock

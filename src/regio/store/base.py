@@ -33,7 +33,7 @@ msgpack.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import msgspec
@@ -296,10 +296,11 @@ def encode_save(engine: Any, mark: StoreMark | None) -> SessionRecords:
     records than ``mark`` says were stored (it is not the engine that was loaded or saved)."""
     from regio.runtime.persistence import engine_state
 
-    state = engine_state(engine)
+    state = engine_state(engine, transcript=False)
+    log = engine.transcript_log
     done_t = mark.transcript if mark else 0
     done_l = mark.ledger if mark else 0
-    if len(state.transcript) < done_t or len(state.ledger) < done_l:
+    if len(log) < done_t or len(state.ledger) < done_l:
         raise SessionStoreError(
             f"session {mark.session_id if mark else '?'}: the engine has fewer transcript or "
             "usage records than the store; save it under a new session id"
@@ -329,9 +330,9 @@ def encode_save(engine: Any, mark: StoreMark | None) -> SessionRecords:
     head = encode(_Head(HEAD_FORMAT, order, msgspec.Raw(encode(bare)), index, originals))
     return SessionRecords(
         head=head,
-        transcript=[encode(r) for r in state.transcript[done_t:]],
+        transcript=[encode(r) for r in log.since(done_t)],
         ledger=[encode(r) for r in state.ledger[done_l:]],
-        transcript_count=len(state.transcript),
+        transcript_count=len(log),
         ledger_count=len(state.ledger),
         put=put,
         drop=sorted(k for k in stored if k not in digests),
@@ -360,17 +361,43 @@ def _window_of(where: str, state: Any, order: Mapping[str, list[str]], entries: 
     )
 
 
+def lazy_transcript(
+    where: str, transcript: Sequence[bytes] | Callable[[], Sequence[bytes]], count: int
+) -> Any:
+    """A :class:`regio.runtime.transcript.Transcript` of ``count`` stored records
+    (``transcript``: their bytes, or a function reading them from the store), read and
+    decoded on first use (a damaged record raises :class:`SessionStoreError` naming ``where``
+    then); counting and appending never read them."""
+    from regio.runtime.transcript import Transcript, TranscriptRecord
+
+    def decode() -> list[TranscriptRecord]:
+        dec = msgspec.msgpack.Decoder(TranscriptRecord)
+        raw = transcript() if callable(transcript) else transcript
+        try:
+            return [dec.decode(r) for r in raw]
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise SessionStoreError(
+                f"{where}: a stored transcript record is damaged ({exc}); the window is intact, "
+                "restore the history from a file save"
+            ) from exc
+
+    return Transcript(pending=decode, pending_count=count)
+
+
 def decode_session(
     where: str,
     head: bytes,
     transcript: Sequence[bytes],
     ledger: Sequence[bytes],
     entries: Mapping[str, bytes] | None = None,
+    *,
+    lazy: bool = False,
 ) -> Any:
     """The :class:`regio.runtime.persistence.EngineState` of stored parts (a head of
     :data:`HEAD_FORMAT` with its keyed window ``entries``, or an older head holding the whole
-    window). Raises :class:`SessionStoreError` naming ``where`` when they are not a regio
-    session."""
+    window). With ``lazy`` its transcript is left empty (:func:`lazy_transcript` decodes the
+    records on first use). Raises :class:`SessionStoreError` naming ``where`` when they are
+    not a regio session."""
     from regio.runtime.persistence import FORMAT, EngineState
     from regio.runtime.transcript import TranscriptRecord
     from regio.runtime.usage import UsageRecord
@@ -384,7 +411,7 @@ def decode_session(
         state = msgspec.msgpack.decode(raw, type=EngineState)
         t_dec = msgspec.msgpack.Decoder(TranscriptRecord)
         l_dec = msgspec.msgpack.Decoder(UsageRecord)
-        records = [t_dec.decode(r) for r in transcript]
+        records = [] if lazy else [t_dec.decode(r) for r in transcript]
         usage = [l_dec.decode(r) for r in ledger]
         if wrapped is not None:
             state = _window_of(where, state, wrapped.order, entries or {})
