@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from regio.regions import Pinned, SlidingWindow
 from regio.runtime import Engine
 from regio.store import RedisStore, SessionStoreError, SQLiteStore
-from regio.regions import Pinned, SlidingWindow
 from runtime_stubs import StubCounter, make_engine
 from store_support import play_turn, redis_url
 
@@ -94,7 +94,7 @@ def test_a_transcript_of_a_session_deleted_since_the_load_is_a_clear_error(
     _saved(db, 3)
     loaded = _load(db)
     db.delete("s")
-    with pytest.raises(SessionStoreError, match="'s'.*deleted since"):
+    with pytest.raises(SessionStoreError, match=r"'s'.*deleted since"):
         loaded.transcript()
     assert len(loaded.window.conversation.entries) > 0  # the window is intact
     db.close()
