@@ -166,6 +166,13 @@ def conflict(store: str, session_id: str, expected: int, found: int) -> SessionC
 #: Format tag of a head whose window entries are stored as keyed records.
 HEAD_FORMAT = "regio.session-head/2"
 
+#: Record keys of the head's parts that are sized by the window (:func:`_keyed_parts`): each
+#: region's entry ids in order (``@order/<region>``), the last request's block index (``@ri``),
+#: its layout state (``@ls``), the layout state it started from (``@li``) and the window's
+#: index of tool calls to their turn groups (``@cg``).
+_ORDER, _INDEX, _LAYOUT, _INPUT, _CALLS = "@order/", "@ri", "@ls", "@li", "@cg"
+HEAD_PARTS = (_ORDER, _INDEX, _LAYOUT, _INPUT, _CALLS)
+
 
 class _RequestIndex(msgspec.Struct, array_like=True):
     """The last request's blocks as keyed records: each block's record key, and what depends
@@ -187,6 +194,84 @@ class _Head(msgspec.Struct):
     state: msgspec.Raw
     request: _RequestIndex | None = None
     originals: list[str] | None = None  # call ids of the relief originals, in order
+    parts: list[str] | None = None  # keys of the parts kept as records (_keyed_parts)
+
+
+def _keep(
+    key: str, data: bytes, stored: Mapping[str, str], digests: dict[str, str], put: dict[str, bytes]
+) -> str:
+    """Record ``data`` under ``key``: into ``put`` only when its stored digest differs."""
+    digests[key] = entry_digest(data)
+    if stored.get(key) != digests[key]:
+        put[key] = data
+    return key
+
+
+def _keyed_parts(
+    bare: Any,
+    order: Mapping[str, list[str]],
+    index: _RequestIndex | None,
+    stored: Mapping[str, str],
+    digests: dict[str, str],
+    put: dict[str, bytes],
+) -> tuple[Any, list[str]]:
+    """``bare`` without the parts sized by the window (each region's entry order, the call
+    index, the request index, the two layout states, which hold settled entry ids) and the
+    keys of the records they go to, each written only when it changed: the head stays the same
+    size however full the window, and a part that did not change is not written again."""
+    encode = msgspec.msgpack.encode
+    parts = [_keep(_ORDER + name, encode(ids), stored, digests, put) for name, ids in order.items()]
+    if bare.window.call_groups:
+        parts.append(_keep(_CALLS, encode(bare.window.call_groups), stored, digests, put))
+        window = msgspec.structs.replace(bare.window, call_groups={})
+        bare = msgspec.structs.replace(bare, window=window)
+    if index is not None:
+        parts.append(_keep(_INDEX, encode(index), stored, digests, put))
+    request = bare.last_request
+    if request is not None:
+        parts.append(_keep(_LAYOUT, encode(request.state), stored, digests, put))
+        empty = msgspec.structs.replace(request.state, settled={}, chunks={}, notes=())
+        bare = msgspec.structs.replace(
+            bare, last_request=msgspec.structs.replace(request, state=empty)
+        )
+    fingerprint, carried = bare.layout_input
+    if carried is not None:
+        parts.append(_keep(_INPUT, encode(carried), stored, digests, put))
+        bare = msgspec.structs.replace(bare, layout_input=(fingerprint, None))
+    return bare, parts
+
+
+def _parts_of(
+    where: str, state: Any, parts: Sequence[str], entries: Mapping[str, bytes]
+) -> tuple[Any, dict[str, list[str]], _RequestIndex | None]:
+    """``state`` with its layout states from the part records, each region's entry order and
+    the request index (the inverse of :func:`_keyed_parts`)."""
+    from regio.layout import LayoutState
+
+    missing = [k for k in parts if k not in entries]
+    if missing:
+        raise SessionStoreError(
+            f"{where}: the stored head lacks its parts {missing[:3]}; the session is damaged, "
+            "restore it from a file save"
+        )
+    decode = msgspec.msgpack.decode
+    order = {
+        k[len(_ORDER) :]: decode(entries[k], type=list[str]) for k in parts if k.startswith(_ORDER)
+    }
+    index = decode(entries[_INDEX], type=_RequestIndex) if _INDEX in parts else None
+    if _CALLS in parts:
+        calls = decode(entries[_CALLS], type=dict[str, str])
+        state = msgspec.structs.replace(
+            state, window=msgspec.structs.replace(state.window, call_groups=calls)
+        )
+    if _LAYOUT in parts and state.last_request is not None:
+        layout = decode(entries[_LAYOUT], type=LayoutState)
+        request = msgspec.structs.replace(state.last_request, state=layout)
+        state = msgspec.structs.replace(state, last_request=request)
+    if _INPUT in parts:
+        carried = decode(entries[_INPUT], type=LayoutState)
+        state = msgspec.structs.replace(state, layout_input=(state.layout_input[0], carried))
+    return state, order, index
 
 
 def _keyed_request(
@@ -327,7 +412,8 @@ def encode_save(engine: Any, mark: StoreMark | None) -> SessionRecords:
         request, index = _keyed_request(state.last_request, stored, digests, put)
         bare = msgspec.structs.replace(bare, last_request=request)
     bare, originals = _keyed_originals(bare, stored, digests, put)
-    head = encode(_Head(HEAD_FORMAT, order, msgspec.Raw(encode(bare)), index, originals))
+    bare, parts = _keyed_parts(bare, order, index, stored, digests, put)
+    head = encode(_Head(HEAD_FORMAT, {}, msgspec.Raw(encode(bare)), None, originals, parts))
     return SessionRecords(
         head=head,
         transcript=[encode(r) for r in log.since(done_t)],
@@ -414,9 +500,12 @@ def decode_session(
         records = [] if lazy else [t_dec.decode(r) for r in transcript]
         usage = [l_dec.decode(r) for r in ledger]
         if wrapped is not None:
-            state = _window_of(where, state, wrapped.order, entries or {})
-            if wrapped.request is not None and state.last_request is not None:
-                request = _request_of(where, state.last_request, wrapped.request, entries or {})
+            order, index = wrapped.order, wrapped.request
+            if wrapped.parts is not None:
+                state, order, index = _parts_of(where, state, wrapped.parts, entries or {})
+            state = _window_of(where, state, order, entries or {})
+            if index is not None and state.last_request is not None:
+                request = _request_of(where, state.last_request, index, entries or {})
                 state = msgspec.structs.replace(state, last_request=request)
             if wrapped.originals:
                 state = _originals_of(where, state, wrapped.originals, entries or {})
