@@ -4,10 +4,9 @@ A session whose window is full after a few turns (a system prompt and an 8,000-t
 conversation that evicts its oldest turns; each turn a user message, a tool call and its
 result, a request and its usage) is saved every turn; at turn 100 and at turn 2,000, with the
 same window and 20x the history, ``Engine.load_from`` is timed (pytest-benchmark, 15 rounds
-each). The
-transcript is decoded on first use (:class:`regio.runtime.transcript.Transcript`), so a load
-decodes the head, the window entries and the usage records; the transcript's stored records
-are fetched as bytes.
+each). The transcript is read and decoded on first use
+(:class:`regio.runtime.transcript.Transcript`, ``SQLiteStore.transcript_records``), so a load
+reads the head and its parts, the window entries and the usage records.
 
 Asserted as a ratio within the run: load time at turn 2,000 <= 3x the load time at turn 100
 (the session's history is 20x longer). Printed: both times and the ratio. Run with

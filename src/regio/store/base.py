@@ -2,10 +2,12 @@
 
 A session is stored as
 
-* a **head**: the engine's state without its transcript, usage ledger, window entries and
-  the last request's blocks (layout state, calibration, compaction bookkeeping, options, the
-  order of each region's entry ids, the last request's block keys and their position fields),
-  replaced on every save; a few kB;
+* a **head**: the engine's state without its transcript, usage ledger, window entries, the
+  last request's blocks and the parts sized by the window (options, calibration, counters,
+  compaction bookkeeping), replaced on every save; a few kB however full the window;
+* the head's **parts** sized by the window, keyed records written only when they change
+  (:func:`_keyed_parts`): each region's entry ids in order, the window's call index, the last
+  request's block keys with their position fields, and its two layout states;
 * **window entries**, keyed records ``<region>/<entry id>`` -> the encoded entry: a save puts
   the entries that are new or changed since the last save and drops the ones that left the
   window (eviction, compaction), so the stored set is always exactly the current window and
@@ -16,7 +18,8 @@ A session is stored as
   relief chain's kept originals (the tool results it changed on admission, for
   ``context_restore``) are ``@ro/<call id>`` records, each written once;
 * **records**, append-only: the transcript records and usage records added since the last
-  save, one encoded record each.
+  save, one encoded record each. A load reads the transcript on first use
+  (:func:`lazy_transcript`).
 
 A save writes only the records after the :class:`StoreMark` the engine got from its last load
 or save, the entry changes against the mark's entry digests, and the head, as one atomic step
