@@ -461,7 +461,9 @@ def _build(
 ) -> Any:
     config = state.config
     counter = _counter(source, config, options.pop("token_counter"))
-    transcript = options.pop("transcript", None) or Transcript(list(state.transcript))
+    transcript = options.pop("transcript", None)
+    if transcript is None:
+        transcript = Transcript(list(state.transcript))
     _blueprint_hash(source, config)
     trusted = _given_blueprint(source, config, blueprint) if blueprint is not None else None
     regions = _trusted_regions(source, state.window, trusted, allow_custom_hooks)
