@@ -62,6 +62,7 @@ from .compaction import CompactionBook
 from .errors import RuntimeStateError
 from .extractive import ExtractiveSummarizer
 from .savedconfig import ConfigExtras, EngineConfig, config_options, engine_config
+from .stateread import lazy_state_type, split_transcript
 from .statescan import max_json_depth, max_msgpack_depth
 from .summarizer import summarizer_limits
 from .transcript import Transcript, TranscriptRecord
@@ -123,6 +124,10 @@ class EngineState(msgspec.Struct, omit_defaults=True):
     layout_input: tuple[str | None, LayoutState | None] = (None, None)  # (fingerprint, state)
     layout_state: LayoutState | None = None
     request_tools: list[ToolSpec] = msgspec.field(default_factory=list)
+
+
+#: :class:`EngineState` with the transcript's records left raw (decoded on first use).
+_LAZY_STATE = lazy_state_type(EngineState)
 
 
 def saved_layout_state(state: EngineState) -> LayoutState | None:
@@ -301,10 +306,12 @@ def read_state(
     *,
     max_bytes: int = MAX_STATE_BYTES,
     max_depth: int = MAX_STATE_DEPTH,
-) -> EngineState:
+    state_type: Any = EngineState,
+) -> Any:
     """Decode an engine state file (JSON or msgpack by suffix). Raises
     :class:`RuntimeStateError` naming the file for anything that is not an engine state
-    (module doc); ``max_bytes`` / ``max_depth`` override the limits."""
+    (module doc); ``max_bytes`` / ``max_depth`` override the limits; ``state_type`` is
+    :class:`EngineState` or its :func:`regio.runtime.stateread.lazy_state_type`."""
     source = Path(path)
     data = _read_bytes(source, max_bytes)
     if not data:
@@ -318,9 +325,9 @@ def read_state(
         )
     try:
         if msgpack:
-            state = msgspec.msgpack.decode(data, type=EngineState)
+            state = msgspec.msgpack.decode(data, type=state_type)
         else:
-            state = msgspec.json.decode(data, type=EngineState)
+            state = msgspec.json.decode(data, type=state_type)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise RuntimeStateError(
             f"{source}: not a regio engine state ({exc}); save one with Engine.save()"
@@ -522,9 +529,13 @@ def load_engine(
     """
     source = Path(path)
     remove_stale_temporaries(source)
+    lazy = read_state(source, state_type=_LAZY_STATE)
+    msgpack = source.suffix.lower() in _MSGPACK_SUFFIXES
+    state, transcript = split_transcript(lazy, EngineState, msgpack=msgpack, source=source)
     return restore_engine(
         cls,
-        read_state(source),
+        state,
+        transcript=transcript,
         source=source,
         summarizer=summarizer,
         token_counter=token_counter,
