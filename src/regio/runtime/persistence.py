@@ -26,9 +26,10 @@ summarizer defaults to an :class:`ExtractiveSummarizer` with the saved limits.
 **Corrupt, truncated or foreign files** raise :class:`RuntimeStateError` naming the file and the
 problem, never another exception: not a regular file, larger than :data:`MAX_STATE_BYTES`,
 nested deeper than :data:`MAX_STATE_DEPTH`, undecodable, of another format or version, or
-decodable but inconsistent (the objects it describes cannot be rebuilt). A calibration factor
-outside its range is reset with a :class:`regio.tokens.CalibrationResetWarning` naming the file
-(the factor is learned again; the session is not lost for it).
+decodable but inconsistent (the objects it describes cannot be rebuilt); the transcript's
+records, decoded on first read (:mod:`regio.runtime.stateread`), raise it then. A calibration
+factor outside its range is reset with a :class:`regio.tokens.CalibrationResetWarning` naming
+the file (the factor is learned again; the session is not lost for it).
 """
 
 from __future__ import annotations
