@@ -81,3 +81,57 @@ def redis_url() -> Iterator[str]:
         client.close()
         proc.terminate()
         proc.wait(timeout=10)
+
+
+HISTORY_BLUEPRINT = """
+version: 1
+name: long-session
+model: {provider: anthropic, name: claude-sonnet-4-6, context_window: 200000,
+        max_output_tokens: 8000}
+regions:
+  - {name: system, kind: pinned, volatility: stable, budget: 4000,
+     seed: "You are a careful engineer."}
+  - {name: env_state, kind: keyed, volatility: rewritten, budget: 500}
+  - {name: history, kind: compact_history, source: conversation, volatility: grows,
+     budget: 3000}
+  - name: conversation
+    kind: sliding_window
+    budget: 40000
+    max_items: 60
+    eviction: {strategy: compact, compact_count: 20}
+"""
+
+
+class HistorySession:
+    """A long agent session (the one of ``benchmarks/test_bench_session_scaling.py``): a
+    60-message conversation compacted 20 messages at a time into a summary history, which
+    fills its 3,000 tokens over the first ~1,000 turns."""
+
+    def __init__(self) -> None:
+        from regio.runtime import Engine, ExtractiveSummarizer
+        from regio.tokens import get_counter
+
+        counter = get_counter("heuristic")
+        self.engine = Engine.from_blueprint(
+            HISTORY_BLUEPRINT,
+            token_counter=counter,
+            summarizer=ExtractiveSummarizer(counter=counter, max_summary_tokens=200),
+            clock=lambda: 0.0,
+        )
+        self.turns = 0
+
+    def advance_to(self, n: int) -> None:
+        """Play turns until ``n`` were played: a user message, a state write, a tool call and
+        its result, a request and the answer."""
+        from regio.content import ToolUse
+
+        e = self.engine
+        while self.turns < n:
+            i = self.turns
+            e.add_user(f"turn {i}: please check item {i} and report")
+            e.write("env_state", f"cwd=/repo step={i}", key="env")
+            e.add_assistant(f"checking {i}", [ToolUse(f"c{i}", "read", {"item": i})])
+            e.add_tool_result(f"c{i}", f"item {i}: status ok, size {i * 7}")
+            e.request("anthropic", "claude-sonnet-4-6")
+            e.add_assistant(f"item {i} checked: status ok, next {i + 1}")
+            self.turns += 1

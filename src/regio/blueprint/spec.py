@@ -59,6 +59,8 @@ from regio.blueprint.regionspec import (
     TemporarySpec,
 )
 from regio.blueprint.reliefspec import ReliefSpec, ReliefToolSpec
+from regio.layout.chunks import DEFAULT_CHUNK_TOKENS
+from regio.layout.settle import DEFAULT_SETTLE_SHARE
 
 __all__ = [
     "ADMISSIONS",
@@ -181,12 +183,12 @@ class LayoutSpec:
     )
     chunk_tokens: Int1 = _field(
         "Size in tokens of the frozen chunks that `grows` regions are packed into.",
-        default=1024,
+        default=DEFAULT_CHUNK_TOKENS,
     )
     settle_share: Share = _field(
         "Share of the window that unsettled notes of `grows` regions may reach in the "
         "conversation before they are settled into their region.",
-        default=0.1,
+        default=DEFAULT_SETTLE_SHARE,
     )
 
 

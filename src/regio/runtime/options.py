@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import msgspec
 
-from regio.layout import ToolSpec
+from regio.layout import DEFAULT_CHUNK_TOKENS, DEFAULT_SETTLE_SHARE, ToolSpec
 from regio.policies.relief import ReliefPolicy
 
 from .summarizer import DEFAULT_STANDING_INSTRUCTIONS
@@ -129,17 +129,12 @@ class EngineOptions:
     #: Cache TTL the layout plans breakpoints for: ``5m`` or ``1h`` (the two TTLs of
     #: https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching).
     ttl: str = "5m"
-    #: Size of the frozen chunks ``grows`` regions are packed into. 1024 is the smallest prefix
-    #: Anthropic caches for most models and the base of OpenAI's 1024 + 128k caching grid
-    #: (https://platform.openai.com/docs/guides/prompt-caching), so each closed chunk can be a
-    #: cache hit on its own; it is also the blueprint's ``layout.chunk_tokens`` default.
-    chunk_tokens: int = attrs.field(default=1024, validator=_at_least_one)
+    #: Size of the frozen chunks ``grows`` regions are packed into
+    #: (:data:`regio.layout.DEFAULT_CHUNK_TOKENS`, where the default and its source are declared).
+    chunk_tokens: int = attrs.field(default=DEFAULT_CHUNK_TOKENS, validator=_at_least_one)
     #: Share of the window unsettled ``grows`` notes may reach in the conversation before they
-    #: are settled into their region. 0.1 is the blueprint's ``layout.settle_share`` default and
-    #: what every blueprint-built engine and every bench run has laid out with, so choosing it
-    #: changes no payload byte (the layout's own fallback of 0.05 was never reached through an
-    #: engine).
-    settle_share: float = attrs.field(default=0.1, validator=_share)
+    #: are settled into their region (:data:`regio.layout.DEFAULT_SETTLE_SHARE`).
+    settle_share: float = attrs.field(default=DEFAULT_SETTLE_SHARE, validator=_share)
     #: Region name -> hysteresis target (tokens kept after a compaction); a region not named
     #: keeps half its budget, never more than half its trigger (``docs/runtime.md``).
     targets: Mapping[str, int] = attrs.field(factory=dict, converter=_targets)

@@ -26,9 +26,10 @@ summarizer defaults to an :class:`ExtractiveSummarizer` with the saved limits.
 **Corrupt, truncated or foreign files** raise :class:`RuntimeStateError` naming the file and the
 problem, never another exception: not a regular file, larger than :data:`MAX_STATE_BYTES`,
 nested deeper than :data:`MAX_STATE_DEPTH`, undecodable, of another format or version, or
-decodable but inconsistent (the objects it describes cannot be rebuilt). A calibration factor
-outside its range is reset with a :class:`regio.tokens.CalibrationResetWarning` naming the file
-(the factor is learned again; the session is not lost for it).
+decodable but inconsistent (the objects it describes cannot be rebuilt); the transcript's
+records, decoded on first read (:mod:`regio.runtime.stateread`), raise it then. A calibration
+factor outside its range is reset with a :class:`regio.tokens.CalibrationResetWarning` naming
+the file (the factor is learned again; the session is not lost for it).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from typing import Any
 import msgspec
 
 from regio.errors import RegioError
-from regio.layout import LayoutState, Request
+from regio.layout import LayoutState, Request, ToolSpec
 from regio.regions import Window, WindowState
 from regio.regions.registry import KIND_ALIASES
 from regio.regions.state import RegionState
@@ -61,8 +62,8 @@ from regio.tokens import (
 from .compaction import CompactionBook
 from .errors import RuntimeStateError
 from .extractive import ExtractiveSummarizer
-from .savedconfig import SAVED_OPTIONS as _OPTIONS
-from .savedconfig import EngineConfig
+from .savedconfig import ConfigExtras, EngineConfig, config_options, engine_config
+from .stateread import lazy_state_type, split_transcript
 from .statescan import max_json_depth, max_msgpack_depth
 from .summarizer import summarizer_limits
 from .transcript import Transcript, TranscriptRecord
@@ -99,13 +100,19 @@ _LEGACY_TEMP_AGE = 3600.0  # seconds before an old-style ``.<name>.*.tmp`` count
 _HOOKS = ("render", "on_write", "on_overflow")
 
 
-class EngineState(msgspec.Struct):
-    """Everything an engine needs to continue (``format`` is :data:`FORMAT`)."""
+class EngineState(msgspec.Struct, omit_defaults=True):
+    """Everything an engine needs to continue (``format`` is :data:`FORMAT`).
+
+    The layout state carried to the next request is saved once, as ``last_request.state``;
+    ``layout_state`` holds it only when it is not that one (an engine restored with a layout
+    state and no request yet), and files of regio before 2026-12 hold it in both (either
+    loads). ``request_tools`` are the tools of the last ``Engine.request(tools=...)``, counted
+    as sent again until a request passes others (:class:`regio.runtime.budget.EngineBudget`);
+    files without them load with none."""
 
     format: str
     config: EngineConfig
     window: WindowState
-    layout_state: LayoutState | None
     last_request: Request | None
     last_estimate: int
     last_provider: str
@@ -116,6 +123,20 @@ class EngineState(msgspec.Struct):
     transcript: list[TranscriptRecord]
     book: CompactionBook
     layout_input: tuple[str | None, LayoutState | None] = (None, None)  # (fingerprint, state)
+    layout_state: LayoutState | None = None
+    request_tools: list[ToolSpec] = msgspec.field(default_factory=list)
+
+
+#: :class:`EngineState` with the transcript's records left raw (decoded on first use).
+_LAZY_STATE = lazy_state_type(EngineState)
+
+
+def saved_layout_state(state: EngineState) -> LayoutState | None:
+    """The layout state the next request of ``state`` carries on from (module doc of
+    :class:`EngineState`: saved once, as the last request's)."""
+    if state.layout_state is not None or state.last_request is None:
+        return state.layout_state
+    return state.last_request.state
 
 
 def text_sha256(text: str) -> str:
@@ -123,28 +144,32 @@ def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def engine_state(engine: Any) -> EngineState:
-    """The :class:`EngineState` of ``engine`` (what :func:`save_engine` writes)."""
+def engine_state(engine: Any, *, transcript: bool = True) -> EngineState:
+    """The :class:`EngineState` of ``engine`` (what :func:`save_engine` writes); without
+    ``transcript`` its transcript is left empty (a session store appends the new records
+    itself, without decoding the ones a lazily loaded transcript has not read yet)."""
     window, _reserve, max_summary = summarizer_limits(engine.summarizer)
     counter = engine.counter
     last = engine.state.last_request
     if last is not None:
         last = msgspec.structs.replace(last, events=())
+    layout_state = engine.state.layout_state
+    if last is not None and layout_state == last.state:
+        layout_state = None  # saved once, as the last request's
     blueprint_text = engine.options.blueprint_text
+    extras = ConfigExtras(
+        counter_name=str(getattr(counter, "name", "")),
+        chat_format=getattr(counter, "chat_format", None),
+        summarizer_window=window,
+        summarizer_max_tokens=max_summary,
+        blueprint_sha256=text_sha256(blueprint_text) if blueprint_text is not None else None,
+    )
     return EngineState(
         format=FORMAT,
-        config=EngineConfig(
-            **{name: getattr(engine.options, name) for name in _OPTIONS},
-            targets=dict(engine.options.targets),
-            counter_name=str(getattr(counter, "name", "")),
-            chat_format=getattr(counter, "chat_format", None),
-            summarizer_window=window,
-            summarizer_max_tokens=max_summary,
-            extra_tools=list(engine.options.extra_tools),
-            blueprint_sha256=text_sha256(blueprint_text) if blueprint_text is not None else None,
-        ),
+        config=engine_config(engine.options, extras),
         window=engine.window.snapshot_state(),
-        layout_state=engine.state.layout_state,
+        layout_state=layout_state,
+        request_tools=list(engine.budget.request_tools),
         layout_input=(engine.state.layout_fingerprint, engine.state.layout_input),
         last_request=last,
         last_estimate=engine.state.last_estimate,
@@ -153,7 +178,7 @@ def engine_state(engine: Any) -> EngineState:
         overflow_retry=engine.state.overflow_retry,
         calibration=engine.calibration.to_state(),
         ledger=list(engine.ledger.records),
-        transcript=list(engine.transcript_log.records),
+        transcript=list(engine.transcript_log.records) if transcript else [],
         book=engine.book,
     )
 
@@ -282,10 +307,12 @@ def read_state(
     *,
     max_bytes: int = MAX_STATE_BYTES,
     max_depth: int = MAX_STATE_DEPTH,
-) -> EngineState:
+    state_type: Any = EngineState,
+) -> Any:
     """Decode an engine state file (JSON or msgpack by suffix). Raises
     :class:`RuntimeStateError` naming the file for anything that is not an engine state
-    (module doc); ``max_bytes`` / ``max_depth`` override the limits."""
+    (module doc); ``max_bytes`` / ``max_depth`` override the limits; ``state_type`` is
+    :class:`EngineState` or its :func:`regio.runtime.stateread.lazy_state_type`."""
     source = Path(path)
     data = _read_bytes(source, max_bytes)
     if not data:
@@ -299,9 +326,9 @@ def read_state(
         )
     try:
         if msgpack:
-            state = msgspec.msgpack.decode(data, type=EngineState)
+            state = msgspec.msgpack.decode(data, type=state_type)
         else:
-            state = msgspec.json.decode(data, type=EngineState)
+            state = msgspec.json.decode(data, type=state_type)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise RuntimeStateError(
             f"{source}: not a regio engine state ({exc}); save one with Engine.save()"
@@ -442,6 +469,9 @@ def _build(
 ) -> Any:
     config = state.config
     counter = _counter(source, config, options.pop("token_counter"))
+    transcript = options.pop("transcript", None)
+    if transcript is None:
+        transcript = Transcript(list(state.transcript))
     _blueprint_hash(source, config)
     trusted = _given_blueprint(source, config, blueprint) if blueprint is not None else None
     regions = _trusted_regions(source, state.window, trusted, allow_custom_hooks)
@@ -457,17 +487,15 @@ def _build(
     prices = options.pop("prices")
     ledger = UsageLedger(prices=prices) if prices is not None else UsageLedger()
     ledger.records = list(state.ledger)
-    return cls(
+    engine = cls(
         window=window,
         **options,
-        **{name: getattr(config, name) for name in _OPTIONS},
-        targets=dict(config.targets),
-        extra_tools=tuple(config.extra_tools),
+        **config_options(config),
         calibration=_calibration(source, state.calibration),
         ledger=ledger,
-        transcript_log=Transcript(list(state.transcript)),
+        transcript_log=transcript,
         book=state.book,
-        layout_state=state.layout_state,
+        layout_state=saved_layout_state(state),
         layout_fingerprint=state.layout_input[0],
         layout_input=state.layout_input[1],
         last_request=state.last_request,
@@ -477,6 +505,8 @@ def _build(
         overflow_retry=state.overflow_retry,
         allow_custom_hooks=allow_custom_hooks and trusted is not None,
     )
+    engine.budget.request_tools = tuple(state.request_tools)
+    return engine
 
 
 def load_engine(
@@ -500,9 +530,13 @@ def load_engine(
     """
     source = Path(path)
     remove_stale_temporaries(source)
+    lazy = read_state(source, state_type=_LAZY_STATE)
+    msgpack = source.suffix.lower() in _MSGPACK_SUFFIXES
+    state, transcript = split_transcript(lazy, EngineState, msgpack=msgpack, source=source)
     return restore_engine(
         cls,
-        read_state(source),
+        state,
+        transcript=transcript,
         source=source,
         summarizer=summarizer,
         token_counter=token_counter,
@@ -524,16 +558,19 @@ def restore_engine(
     clock: Callable[[], float] | None = None,
     prices: PriceLookup | None = None,
     blueprint: Any = None,
+    transcript: Transcript | None = None,
 ) -> Any:
     """Rebuild an engine of class ``cls`` from a decoded :class:`EngineState` (what
     :func:`load_engine` does after reading the file; session stores call it directly).
-    ``source`` names the state in errors. Raises :class:`RuntimeStateError` as
-    :func:`load_engine`."""
+    ``source`` names the state in errors; ``transcript``, when given, is the engine's
+    transcript instead of ``state.transcript`` (a store's, decoded on first use). Raises
+    :class:`RuntimeStateError` as :func:`load_engine`."""
     where = Path(source)
     options: dict[str, Any] = {
         "summarizer": summarizer,
         "token_counter": token_counter,
         "prices": prices,
+        "transcript": transcript,
     }
     if clock is not None:
         options["clock"] = clock

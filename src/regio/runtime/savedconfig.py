@@ -1,77 +1,110 @@
-"""The engine options a state file records (:class:`EngineConfig`) and the names of the
-:class:`regio.runtime.EngineOptions` fields saved and restored as they are
-(:data:`SAVED_OPTIONS`). A field added to the options and meant to survive ``Engine.save`` /
-``Engine.load`` is listed here with a default, so state files written before it still load."""
+"""The engine options a state file records: :class:`EngineConfig`, derived from
+:class:`regio.runtime.options.EngineOptions`, the one declaration of every option, its type and
+its default.
+
+Every option field is saved as it is, under its own name, except the ones in
+:data:`NOT_SAVED` (each with the reason). An option added to :class:`EngineOptions` is saved
+from then on with no change here, and a state file written before it existed still loads: the
+saved field's default is the option's default. Beside the options a config records what the
+engine was built with that is not an option (:class:`ConfigExtras`: the token counter's name
+and chat format, the summarizer's limits, the blueprint's hash).
+
+The layout is the one state files have always had (a flat map of option names and the extras),
+so every earlier state file loads.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import typing
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
+import attrs
 import msgspec
 
-from regio.layout import ToolSpec
+from .options import EngineOptions
 
-from .toolargs import ToolLimits
+__all__ = [
+    "NOT_SAVED",
+    "SAVED_OPTIONS",
+    "ConfigExtras",
+    "EngineConfig",
+    "config_options",
+    "engine_config",
+]
 
-__all__ = ["SAVED_OPTIONS", "EngineConfig"]
+#: Options a state file never records, and why.
+NOT_SAVED: Mapping[str, str] = {
+    "allow_custom_hooks": (
+        "trust is the loader's decision: a state file is data and never enables importing "
+        "code (Engine.load(allow_custom_hooks=...))"
+    ),
+}
+
+#: The option names a state file records, in :class:`EngineOptions` order.
+SAVED_OPTIONS: tuple[str, ...] = tuple(n for n in EngineOptions.names() if n not in NOT_SAVED)
 
 
-class EngineConfig(msgspec.Struct):
-    """The engine's options (see :class:`regio.runtime.Engine`); ``blueprint_sha256`` is the
-    hex sha256 of ``blueprint_text`` (``None`` for an engine built without a blueprint)."""
+class ConfigExtras(msgspec.Struct):
+    """What a config records beside the options: ``counter_name`` / ``chat_format`` of the
+    token counter (a known one is rebuilt on load), the summarizer's ``summarizer_window`` and
+    ``summarizer_max_tokens`` (tokens), and ``blueprint_sha256``, the hex sha256 of
+    ``blueprint_text`` (``None`` for an engine built without a blueprint)."""
 
-    provider: str
-    model: str
-    context_window: int | None
-    output_reserve: int
-    strategy: str
-    ttl: str
-    chunk_tokens: int
-    settle_share: float
-    targets: dict[str, int]
-    compact_trigger: int | None
-    auto_compact: bool
-    no_progress_limit: int
-    carry_forward: str
-    standing_instructions: str
-    session_id: str | None
-    blueprint_text: str | None
-    tokenizer: str | None
     counter_name: str
     chat_format: str | None
     summarizer_window: int
     summarizer_max_tokens: int
-    extra_tools: list[ToolSpec] = msgspec.field(default_factory=list)
-    cut_at_turns: bool = False
     blueprint_sha256: str | None = None
-    relief: dict[str, Any] | None = None  # EngineOptions.relief (a ReliefPolicy as saved)
-    context_tools: str | list[str] = "auto"  # EngineOptions.context_tools
-    context_management: dict[str, Any] | None = None  # EngineOptions.context_management
-    tool_limits: ToolLimits = msgspec.field(default_factory=ToolLimits)
 
 
-#: Engine options saved and restored as they are (``targets`` and ``extra_tools`` are copied;
-#: ``allow_custom_hooks`` is never saved: the caller of ``Engine.load`` decides it).
-SAVED_OPTIONS = (
-    "provider",
-    "model",
-    "context_window",
-    "output_reserve",
-    "strategy",
-    "ttl",
-    "chunk_tokens",
-    "settle_share",
-    "compact_trigger",
-    "auto_compact",
-    "no_progress_limit",
-    "carry_forward",
-    "standing_instructions",
-    "session_id",
-    "blueprint_text",
-    "tokenizer",
-    "cut_at_turns",
-    "relief",
-    "context_tools",
-    "context_management",
-    "tool_limits",
-)
+def _saved_field(attribute: attrs.Attribute[Any], hint: Any) -> tuple[str, Any, Any]:
+    """``(name, type, default)`` of one option as a saved field (its default is the option's)."""
+    default: Any = attribute.default
+    if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+        default = msgspec.field(default_factory=default.factory)
+    return attribute.name, hint, default
+
+
+def _config_type() -> Any:
+    hints = typing.get_type_hints(EngineOptions)
+    fields = [
+        _saved_field(a, hints[a.name])
+        for a in attrs.fields(EngineOptions)
+        if a.name in SAVED_OPTIONS
+    ]
+    doc = (
+        "The engine's saved options (every :class:`EngineOptions` field but :data:`NOT_SAVED`, "
+        "same names, types and defaults) and the :class:`ConfigExtras`."
+    )
+    config = msgspec.defstruct("EngineConfig", fields, bases=(ConfigExtras,), module=__name__)
+    config.__doc__ = doc
+    return config
+
+
+if TYPE_CHECKING:
+
+    class EngineConfig(ConfigExtras):
+        """The engine's saved options and the :class:`ConfigExtras` (built from
+        :class:`EngineOptions` at import: one attribute per saved option)."""
+
+        def __init__(self, **fields: Any) -> None: ...
+
+        def __getattr__(self, name: str) -> Any: ...
+
+else:
+    EngineConfig = _config_type()
+
+
+def engine_config(options: EngineOptions, extras: ConfigExtras) -> EngineConfig:
+    """The :class:`EngineConfig` of ``options`` (every saved option as it is; mappings copied,
+    so the config shares no container with the engine) and ``extras``."""
+    values = {name: getattr(options, name) for name in SAVED_OPTIONS}
+    values = {k: dict(v) if isinstance(v, Mapping) else v for k, v in values.items()}
+    return EngineConfig(**values, **msgspec.structs.asdict(extras))
+
+
+def config_options(config: EngineConfig) -> dict[str, Any]:
+    """The saved options of ``config`` as :class:`EngineOptions` keywords (the options'
+    converters turn saved lists back into tuples)."""
+    return {name: getattr(config, name) for name in SAVED_OPTIONS}

@@ -5,11 +5,16 @@ and reclaim; the transcript is not. Every conversation message, region write, re
 and compaction adds a :class:`TranscriptRecord`; nothing is ever removed or edited, so the
 full history stays available after the view has shrunk (only the prompt view is
 compacted; the full transcript is kept).
+
+A loaded session's transcript may be decoded lazily: the records stored before the load are
+``pending`` (a function that decodes them, and their count) until something reads them (the
+records, the messages, ``context_restore`` looking up a result by call id); appending and
+counting never decode them, so a load and the turns after it cost what the window needs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Literal
 
 import attrs
@@ -43,9 +48,42 @@ class TranscriptRecord(msgspec.Struct, frozen=True):
 
 @attrs.define(eq=False)
 class Transcript:
-    """Append-only list of :class:`TranscriptRecord` s."""
+    """Append-only list of :class:`TranscriptRecord` s. ``pending`` decodes the
+    ``pending_count`` records stored before a load (module doc); they come before the ones
+    added since, and are decoded once, on first read (the error of a damaged record is raised
+    then)."""
 
-    records: list[TranscriptRecord] = attrs.field(factory=list)
+    _records: list[TranscriptRecord] = attrs.field(factory=list, alias="records")
+    _pending: Callable[[], list[TranscriptRecord]] | None = attrs.field(
+        default=None, kw_only=True, alias="pending"
+    )
+    _pending_count: int = attrs.field(default=0, kw_only=True, alias="pending_count")
+
+    @property
+    def records(self) -> list[TranscriptRecord]:
+        """Every record, in order (decodes the pending ones on first use)."""
+        if self._pending is not None:
+            earlier = self._pending()
+            if len(earlier) != self._pending_count:
+                raise ValueError(
+                    f"the stored transcript has {len(earlier)} records, not the "
+                    f"{self._pending_count} saved with the session"
+                )
+            self._records[:0] = earlier
+            self._pending, self._pending_count = None, 0
+        return self._records
+
+    @property
+    def decoded(self) -> bool:
+        """Whether every record is in memory (no pending records left to decode)."""
+        return self._pending is None
+
+    def since(self, start: int) -> list[TranscriptRecord]:
+        """The records from position ``start`` on (pending ones are decoded only when
+        ``start`` reaches into them)."""
+        if start >= self._pending_count:
+            return self._records[start - self._pending_count :]
+        return self.records[start:]
 
     def add(
         self,
@@ -59,7 +97,7 @@ class Transcript:
     ) -> TranscriptRecord:
         """Append one record and return it."""
         record = TranscriptRecord(
-            seq=len(self.records),
+            seq=len(self),
             turn=turn,
             kind=kind,
             region=region,
@@ -67,11 +105,11 @@ class Transcript:
             ids=tuple(ids),
             at=at,
         )
-        self.records.append(record)
+        self._records.append(record)
         return record
 
     def __len__(self) -> int:
-        return len(self.records)
+        return self._pending_count + len(self._records)
 
     def messages(self) -> list[Entry]:
         """Every conversation message ever admitted, in order (the full conversation log)."""

@@ -19,6 +19,7 @@ Saves are optimistic: a save by an engine that did not see the last stored versi
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
@@ -32,6 +33,7 @@ from .base import (
     decode_session,
     encode_save,
     entry_digest,
+    lazy_transcript,
 )
 from .redis_store import RedisStore
 from .sqlite import SQLiteStore
@@ -102,22 +104,41 @@ def save_session(engine: Any, store: SessionStore, session_id: str) -> StoreMark
     return new
 
 
-def load_state(store: SessionStore, session_id: str) -> tuple[Any, StoreMark]:
-    """The stored :class:`regio.runtime.persistence.EngineState` of ``session_id`` and its
-    mark. Raises :class:`SessionNotFoundError` / :class:`SessionStoreError`."""
-    head, transcript, ledger, version, entries = store.load(session_id)
-    state = decode_session(f"{store.url}#{session_id}", head, transcript, ledger, entries)
+def _load(store: SessionStore, session_id: str, *, lazy: bool) -> tuple[Any, StoreMark, Any]:
+    """``(state, mark, transcript)``: the stored state (its transcript left empty with
+    ``lazy``), its mark, and with ``lazy`` the transcript decoded on first use (and read on
+    first use from a store that can: ``load_window`` / ``transcript_records``)."""
+    where = f"{store.url}#{session_id}"
+    load_window = getattr(store, "load_window", None) if lazy else None
+    if load_window is not None:
+        head, count, ledger, version, entries = load_window(session_id)
+        records: Any = functools.partial(store.transcript_records, session_id, count)  # type: ignore[attr-defined]
+        transcript: list[bytes] = []
+    else:
+        head, transcript, ledger, version, entries = store.load(session_id)
+        count, records = len(transcript), transcript
+    state = decode_session(where, head, transcript, ledger, entries, lazy=lazy)
     digests = {key: entry_digest(data) for key, data in entries.items()}
-    mark = StoreMark(store.url, session_id, version, len(transcript), len(ledger), digests)
+    mark = StoreMark(store.url, session_id, version, count, len(ledger), digests)
+    return state, mark, lazy_transcript(where, records, count) if lazy else None
+
+
+def load_state(store: SessionStore, session_id: str) -> tuple[Any, StoreMark]:
+    """The stored :class:`regio.runtime.persistence.EngineState` of ``session_id`` (its whole
+    transcript decoded) and its mark. Raises :class:`SessionNotFoundError` /
+    :class:`SessionStoreError`."""
+    state, mark, _ = _load(store, session_id, lazy=False)
     return state, mark
 
 
 def load_session(cls: Any, store: SessionStore, session_id: str, **kwargs: Any) -> Any:
     """An engine of class ``cls`` restored from ``session_id`` (keywords as
-    ``Engine.load``), carrying its :class:`StoreMark`."""
+    ``Engine.load``), carrying its :class:`StoreMark`. The transcript is decoded on first
+    use (:class:`regio.runtime.transcript.Transcript`): a load decodes the head, the window
+    entries and the usage records, not the whole history."""
     from regio.runtime.persistence import restore_engine
 
-    state, mark = load_state(store, session_id)
-    engine = restore_engine(cls, state, **kwargs)
+    state, mark, transcript = _load(store, session_id, lazy=True)
+    engine = restore_engine(cls, state, transcript=transcript, **kwargs)
     engine.store_mark = mark
     return engine

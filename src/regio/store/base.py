@@ -2,10 +2,12 @@
 
 A session is stored as
 
-* a **head**: the engine's state without its transcript, usage ledger, window entries and
-  the last request's blocks (layout state, calibration, compaction bookkeeping, options, the
-  order of each region's entry ids, the last request's block keys and their position fields),
-  replaced on every save; a few kB;
+* a **head**: the engine's state without its transcript, usage ledger, window entries, the
+  last request's blocks and the parts sized by the window (options, calibration, counters,
+  compaction bookkeeping), replaced on every save; a few kB however full the window;
+* the head's **parts** sized by the window, keyed records written only when they change
+  (:func:`_keyed_parts`): each region's entry ids in order, the window's call index, the last
+  request's block keys with their position fields, and its two layout states;
 * **window entries**, keyed records ``<region>/<entry id>`` -> the encoded entry: a save puts
   the entries that are new or changed since the last save and drops the ones that left the
   window (eviction, compaction), so the stored set is always exactly the current window and
@@ -16,7 +18,8 @@ A session is stored as
   relief chain's kept originals (the tool results it changed on admission, for
   ``context_restore``) are ``@ro/<call id>`` records, each written once;
 * **records**, append-only: the transcript records and usage records added since the last
-  save, one encoded record each.
+  save, one encoded record each. A load reads the transcript on first use
+  (:func:`lazy_transcript`).
 
 A save writes only the records after the :class:`StoreMark` the engine got from its last load
 or save, the entry changes against the mark's entry digests, and the head, as one atomic step
@@ -33,7 +36,7 @@ msgpack.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import msgspec
@@ -166,6 +169,13 @@ def conflict(store: str, session_id: str, expected: int, found: int) -> SessionC
 #: Format tag of a head whose window entries are stored as keyed records.
 HEAD_FORMAT = "regio.session-head/2"
 
+#: Record keys of the head's parts that are sized by the window (:func:`_keyed_parts`): each
+#: region's entry ids in order (``@order/<region>``), the last request's block index (``@ri``),
+#: its layout state (``@ls``), the layout state it started from (``@li``) and the window's
+#: index of tool calls to their turn groups (``@cg``).
+_ORDER, _INDEX, _LAYOUT, _INPUT, _CALLS = "@order/", "@ri", "@ls", "@li", "@cg"
+HEAD_PARTS = (_ORDER, _INDEX, _LAYOUT, _INPUT, _CALLS)
+
 
 class _RequestIndex(msgspec.Struct, array_like=True):
     """The last request's blocks as keyed records: each block's record key, and what depends
@@ -187,6 +197,84 @@ class _Head(msgspec.Struct):
     state: msgspec.Raw
     request: _RequestIndex | None = None
     originals: list[str] | None = None  # call ids of the relief originals, in order
+    parts: list[str] | None = None  # keys of the parts kept as records (_keyed_parts)
+
+
+def _keep(
+    key: str, data: bytes, stored: Mapping[str, str], digests: dict[str, str], put: dict[str, bytes]
+) -> str:
+    """Record ``data`` under ``key``: into ``put`` only when its stored digest differs."""
+    digests[key] = entry_digest(data)
+    if stored.get(key) != digests[key]:
+        put[key] = data
+    return key
+
+
+def _keyed_parts(
+    bare: Any,
+    order: Mapping[str, list[str]],
+    index: _RequestIndex | None,
+    stored: Mapping[str, str],
+    digests: dict[str, str],
+    put: dict[str, bytes],
+) -> tuple[Any, list[str]]:
+    """``bare`` without the parts sized by the window (each region's entry order, the call
+    index, the request index, the two layout states, which hold settled entry ids) and the
+    keys of the records they go to, each written only when it changed: the head stays the same
+    size however full the window, and a part that did not change is not written again."""
+    encode = msgspec.msgpack.encode
+    parts = [_keep(_ORDER + name, encode(ids), stored, digests, put) for name, ids in order.items()]
+    if bare.window.call_groups:
+        parts.append(_keep(_CALLS, encode(bare.window.call_groups), stored, digests, put))
+        window = msgspec.structs.replace(bare.window, call_groups={})
+        bare = msgspec.structs.replace(bare, window=window)
+    if index is not None:
+        parts.append(_keep(_INDEX, encode(index), stored, digests, put))
+    request = bare.last_request
+    if request is not None:
+        parts.append(_keep(_LAYOUT, encode(request.state), stored, digests, put))
+        empty = msgspec.structs.replace(request.state, settled={}, chunks={}, notes=())
+        bare = msgspec.structs.replace(
+            bare, last_request=msgspec.structs.replace(request, state=empty)
+        )
+    fingerprint, carried = bare.layout_input
+    if carried is not None:
+        parts.append(_keep(_INPUT, encode(carried), stored, digests, put))
+        bare = msgspec.structs.replace(bare, layout_input=(fingerprint, None))
+    return bare, parts
+
+
+def _parts_of(
+    where: str, state: Any, parts: Sequence[str], entries: Mapping[str, bytes]
+) -> tuple[Any, dict[str, list[str]], _RequestIndex | None]:
+    """``state`` with its layout states from the part records, each region's entry order and
+    the request index (the inverse of :func:`_keyed_parts`)."""
+    from regio.layout import LayoutState
+
+    missing = [k for k in parts if k not in entries]
+    if missing:
+        raise SessionStoreError(
+            f"{where}: the stored head lacks its parts {missing[:3]}; the session is damaged, "
+            "restore it from a file save"
+        )
+    decode = msgspec.msgpack.decode
+    order = {
+        k[len(_ORDER) :]: decode(entries[k], type=list[str]) for k in parts if k.startswith(_ORDER)
+    }
+    index = decode(entries[_INDEX], type=_RequestIndex) if _INDEX in parts else None
+    if _CALLS in parts:
+        calls = decode(entries[_CALLS], type=dict[str, str])
+        state = msgspec.structs.replace(
+            state, window=msgspec.structs.replace(state.window, call_groups=calls)
+        )
+    if _LAYOUT in parts and state.last_request is not None:
+        layout = decode(entries[_LAYOUT], type=LayoutState)
+        request = msgspec.structs.replace(state.last_request, state=layout)
+        state = msgspec.structs.replace(state, last_request=request)
+    if _INPUT in parts:
+        carried = decode(entries[_INPUT], type=LayoutState)
+        state = msgspec.structs.replace(state, layout_input=(state.layout_input[0], carried))
+    return state, order, index
 
 
 def _keyed_request(
@@ -296,10 +384,11 @@ def encode_save(engine: Any, mark: StoreMark | None) -> SessionRecords:
     records than ``mark`` says were stored (it is not the engine that was loaded or saved)."""
     from regio.runtime.persistence import engine_state
 
-    state = engine_state(engine)
+    state = engine_state(engine, transcript=False)
+    log = engine.transcript_log
     done_t = mark.transcript if mark else 0
     done_l = mark.ledger if mark else 0
-    if len(state.transcript) < done_t or len(state.ledger) < done_l:
+    if len(log) < done_t or len(state.ledger) < done_l:
         raise SessionStoreError(
             f"session {mark.session_id if mark else '?'}: the engine has fewer transcript or "
             "usage records than the store; save it under a new session id"
@@ -326,12 +415,13 @@ def encode_save(engine: Any, mark: StoreMark | None) -> SessionRecords:
         request, index = _keyed_request(state.last_request, stored, digests, put)
         bare = msgspec.structs.replace(bare, last_request=request)
     bare, originals = _keyed_originals(bare, stored, digests, put)
-    head = encode(_Head(HEAD_FORMAT, order, msgspec.Raw(encode(bare)), index, originals))
+    bare, parts = _keyed_parts(bare, order, index, stored, digests, put)
+    head = encode(_Head(HEAD_FORMAT, {}, msgspec.Raw(encode(bare)), None, originals, parts))
     return SessionRecords(
         head=head,
-        transcript=[encode(r) for r in state.transcript[done_t:]],
+        transcript=[encode(r) for r in log.since(done_t)],
         ledger=[encode(r) for r in state.ledger[done_l:]],
-        transcript_count=len(state.transcript),
+        transcript_count=len(log),
         ledger_count=len(state.ledger),
         put=put,
         drop=sorted(k for k in stored if k not in digests),
@@ -360,17 +450,43 @@ def _window_of(where: str, state: Any, order: Mapping[str, list[str]], entries: 
     )
 
 
+def lazy_transcript(
+    where: str, transcript: Sequence[bytes] | Callable[[], Sequence[bytes]], count: int
+) -> Any:
+    """A :class:`regio.runtime.transcript.Transcript` of ``count`` stored records
+    (``transcript``: their bytes, or a function reading them from the store), read and
+    decoded on first use (a damaged record raises :class:`SessionStoreError` naming ``where``
+    then); counting and appending never read them."""
+    from regio.runtime.transcript import Transcript, TranscriptRecord
+
+    def decode() -> list[TranscriptRecord]:
+        dec = msgspec.msgpack.Decoder(TranscriptRecord)
+        raw = transcript() if callable(transcript) else transcript
+        try:
+            return [dec.decode(r) for r in raw]
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise SessionStoreError(
+                f"{where}: a stored transcript record is damaged ({exc}); the window is intact, "
+                "restore the history from a file save"
+            ) from exc
+
+    return Transcript(pending=decode, pending_count=count)
+
+
 def decode_session(
     where: str,
     head: bytes,
     transcript: Sequence[bytes],
     ledger: Sequence[bytes],
     entries: Mapping[str, bytes] | None = None,
+    *,
+    lazy: bool = False,
 ) -> Any:
     """The :class:`regio.runtime.persistence.EngineState` of stored parts (a head of
     :data:`HEAD_FORMAT` with its keyed window ``entries``, or an older head holding the whole
-    window). Raises :class:`SessionStoreError` naming ``where`` when they are not a regio
-    session."""
+    window). With ``lazy`` its transcript is left empty (:func:`lazy_transcript` decodes the
+    records on first use). Raises :class:`SessionStoreError` naming ``where`` when they are
+    not a regio session."""
     from regio.runtime.persistence import FORMAT, EngineState
     from regio.runtime.transcript import TranscriptRecord
     from regio.runtime.usage import UsageRecord
@@ -384,12 +500,15 @@ def decode_session(
         state = msgspec.msgpack.decode(raw, type=EngineState)
         t_dec = msgspec.msgpack.Decoder(TranscriptRecord)
         l_dec = msgspec.msgpack.Decoder(UsageRecord)
-        records = [t_dec.decode(r) for r in transcript]
+        records = [] if lazy else [t_dec.decode(r) for r in transcript]
         usage = [l_dec.decode(r) for r in ledger]
         if wrapped is not None:
-            state = _window_of(where, state, wrapped.order, entries or {})
-            if wrapped.request is not None and state.last_request is not None:
-                request = _request_of(where, state.last_request, wrapped.request, entries or {})
+            order, index = wrapped.order, wrapped.request
+            if wrapped.parts is not None:
+                state, order, index = _parts_of(where, state, wrapped.parts, entries or {})
+            state = _window_of(where, state, order, entries or {})
+            if index is not None and state.last_request is not None:
+                request = _request_of(where, state.last_request, index, entries or {})
                 state = msgspec.structs.replace(state, last_request=request)
             if wrapped.originals:
                 state = _originals_of(where, state, wrapped.originals, entries or {})

@@ -61,6 +61,7 @@ class SQLiteStore:
         self.url = f"sqlite:///{self.path}"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self._closed = False
         try:
             self._db = sqlite3.connect(
                 self.path, timeout=timeout, isolation_level=None, check_same_thread=False
@@ -75,6 +76,7 @@ class SQLiteStore:
         """Close the connection."""
         with self._lock:
             self._db.close()
+            self._closed = True
 
     def __enter__(self) -> SQLiteStore:
         return self
@@ -167,6 +169,52 @@ class SQLiteStore:
         ledger = [bytes(d) for k, d in rows if k == "l"]
         window = {str(k): bytes(d) for k, d in entries}
         return bytes(row[0]), transcript, ledger, int(row[1]), window
+
+    def load_window(self, session_id: str) -> tuple[bytes, int, list[bytes], int, dict[str, bytes]]:
+        """As :meth:`load`, but with the transcript's record count in place of its records
+        (read them with :meth:`transcript_records` when they are needed): a load then reads
+        what the window needs, not the session's history. Raises
+        :class:`SessionNotFoundError`."""
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN")
+            try:
+                row = db.execute(
+                    "SELECT head, version, transcript_count FROM sessions WHERE id = ?",
+                    (session_id,),
+                ).fetchone()
+                ledger = db.execute(
+                    "SELECT data FROM records WHERE session = ? AND kind = 'l' ORDER BY seq",
+                    (session_id,),
+                ).fetchall()
+                entries = db.execute(
+                    "SELECT key, data FROM entries WHERE session = ?", (session_id,)
+                ).fetchall()
+            finally:
+                db.execute("COMMIT")
+        if row is None:
+            raise SessionNotFoundError(f"{self.url}: no session {session_id!r}")
+        window = {str(k): bytes(d) for k, d in entries}
+        return bytes(row[0]), int(row[2]), [bytes(d) for (d,) in ledger], int(row[1]), window
+
+    def transcript_records(self, session_id: str, count: int) -> list[bytes]:
+        """The first ``count`` transcript records of ``session_id`` (append-only, so they are
+        the ones a load counted, however many turns were saved since). Works after
+        :meth:`close` (a read-only connection of its own). Raises :class:`SessionStoreError`
+        when fewer are stored (the session was deleted since)."""
+        query = "SELECT data FROM records WHERE session = ? AND kind = 't' AND seq < ? ORDER BY seq"
+        with self._lock:
+            if self._closed:
+                with sqlite3.connect(f"file:{self.path}?mode=ro", uri=True) as db:
+                    rows = db.execute(query, (session_id, count)).fetchall()
+            else:
+                rows = self._db.execute(query, (session_id, count)).fetchall()
+        if len(rows) != count:
+            raise SessionStoreError(
+                f"{self.url}: session {session_id!r} holds {len(rows)} of the {count} "
+                "transcript records it had when it was loaded (it was deleted since); reload it"
+            )
+        return [bytes(d) for (d,) in rows]
 
     def sessions(self) -> list[str]:
         """The stored session ids, sorted."""

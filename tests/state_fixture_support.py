@@ -1,0 +1,83 @@
+"""The session behind the state fixtures saved by an older regio (``tests/fixtures/state``):
+built step by step with a fixed clock, so a test can build it again and compare a loaded
+engine with it. ``python tests/state_fixture_support.py`` writes the fixtures (only ever run
+by the regio version whose format the fixture records)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from persistence_support import blueprint_text
+from regio.content import ToolUse
+from regio.layout import ToolSpec
+from regio.policies.relief import ReliefPolicy, ToolRelief
+from regio.runtime import Engine
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "state"
+#: The tool the application passes to ``request(tools=...)`` in the fixture session.
+SHELL = ToolSpec(
+    "shell", "Run a shell command.", {"type": "object", "properties": {"cmd": {"type": "string"}}}
+)
+
+
+class Ticks:
+    """A clock that advances one second per call (transcript stamps are reproducible)."""
+
+    def __init__(self) -> None:
+        self.now = 1_764_547_200.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+def fixture_engine(turns: int = 6, store: Any = None) -> Engine:
+    """The fixture session: every region kind, tool calls with long results (the relief chain
+    trims them on admission, so relief originals are kept), requests with an application tool
+    and usage observed after each; saved into ``store`` after every turn when given."""
+    engine = Engine.from_blueprint(
+        blueprint_text(hook=None),
+        clock=Ticks(),
+        relief=ReliefPolicy(tools={"shell": ToolRelief(max_result_tokens=120)}),
+        session_id="fixture",
+    )
+    engine.write("facts", "the repo uses pytest", key="runner")
+    engine.handle_tool_call("todo_add", {"region": "todo", "text": "reproduce the failure"})
+    for turn in range(turns):
+        engine.add_user(f"turn {turn}: fix the failing test in tests/test_{turn}.py")
+        call = ToolUse(f"call_{turn}", "shell", {"cmd": f"pytest tests/test_{turn}.py"})
+        engine.add_assistant("Running it.", tool_calls=[call])
+        out = "\n".join(f"line {i} of the test output for turn {turn}" for i in range(40))
+        engine.add_tool_result(f"call_{turn}", out)
+        engine.request(tools=[SHELL])
+        engine.observe({"input_tokens": engine.state.last_estimate + 3, "output_tokens": 7})
+        if store is not None:
+            engine.save_to(store)
+    return engine
+
+
+def write_fixtures(stamp: str) -> list[Path]:
+    """Save :func:`fixture_engine` as ``main-<stamp>.json`` / ``.msgpack`` and into a SQLite
+    store ``main-<stamp>.db`` (session ``fixture``, saved after every turn)."""
+    from regio.store import SQLiteStore
+
+    FIXTURES.mkdir(parents=True, exist_ok=True)
+    engine = fixture_engine()
+    paths = [engine.save(FIXTURES / f"main-{stamp}.json")]
+    paths.append(engine.save(FIXTURES / f"main-{stamp}.msgpack"))
+    db_path = FIXTURES / f"main-{stamp}.db"
+    db_path.unlink(missing_ok=True)
+    store = SQLiteStore(db_path)
+    fixture_engine(store=store)
+    store._db.execute("PRAGMA journal_mode=DELETE")  # one file, no -wal / -shm beside it
+    store._db.execute("VACUUM")
+    store.close()
+    paths.append(db_path)
+    return paths
+
+
+if __name__ == "__main__":
+    for written in write_fixtures(sys.argv[1] if len(sys.argv) > 1 else "20261201"):
+        print(written, written.stat().st_size)

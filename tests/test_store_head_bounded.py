@@ -1,0 +1,76 @@
+"""A stored session's head does not grow with the session: what is sized by the window (each
+region's entry order, the last request's block index, the layout states with their settled
+entry ids) is kept in records written when they change, so the head holds only what every
+session has (options, counters, calibration, bookkeeping)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from regio.runtime import Engine
+from regio.store import SQLiteStore, encode_save
+from regio.store.base import HEAD_PARTS, _Head
+from runtime_stubs import StubCounter
+from store_support import HistorySession, play_turn, store_engine
+
+#: Bytes a head may gain over a session: counters and version numbers gain digits.
+SLACK = 512
+
+
+def _head(engine: Engine) -> int:
+    return len(encode_save(engine, engine.store_mark).head)
+
+
+def test_the_head_at_turn_1500_is_the_size_of_the_head_at_turn_100() -> None:
+    session = HistorySession()  # a summary history that fills over the first ~1,000 turns
+    session.advance_to(100)
+    early = _head(session.engine)
+    session.advance_to(1_500)
+    late = _head(session.engine)
+    assert late <= early + SLACK, (early, late)
+
+
+def test_the_head_holds_no_entry_order_request_index_or_layout_state() -> None:
+    session = HistorySession()
+    session.advance_to(120)
+    head = msgspec.msgpack.decode(encode_save(session.engine, None).head, type=_Head)
+    assert head.order == {} and head.request is None
+    assert head.parts and all(k.startswith(HEAD_PARTS) for k in head.parts)
+    state = msgspec.msgpack.decode(bytes(head.state))
+    assert state["last_request"]["state"].get("settled", {}) == {}
+    assert state.get("layout_input", [None, None])[1] is None
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(turns=st.integers(1, 120), words=st.integers(1, 60))
+def test_property_the_head_size_does_not_follow_the_window_or_the_turns(
+    turns: int, words: int
+) -> None:
+    engine = store_engine()  # a window that is never full: every turn adds to it
+    play_turn(engine, 1, words)
+    first = _head(engine)
+    for turn in range(2, turns + 1):
+        play_turn(engine, turn, words)
+    assert _head(engine) <= first + SLACK
+
+
+def test_a_session_with_its_head_parts_loads_and_renders_the_same(tmp_path: Any) -> None:
+    db = SQLiteStore(tmp_path / "s.db")
+    engine = store_engine()
+    for turn in range(1, 30):
+        play_turn(engine, turn)
+        if turn % 7 == 0:
+            engine.save_to(db)
+    engine.save_to(db)
+    loaded = Engine.load_from(db, "s", token_counter=StubCounter())
+    assert loaded.state.layout_state == engine.state.layout_state
+    assert loaded.state.layout_input == engine.state.layout_input
+    assert loaded.state.last_request == msgspec.structs.replace(
+        engine.state.last_request, events=()
+    )
+    assert loaded.request()[1] == engine.request()[1]
+    db.close()

@@ -1,0 +1,131 @@
+"""A session loaded from a store reads its transcript on first use: counting, appending and
+saving never read or decode the stored records; reading them gives the whole history, in
+order, as the engine that saved it had it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from regio.regions import Pinned, SlidingWindow
+from regio.runtime import Engine
+from regio.store import RedisStore, SessionStoreError, SQLiteStore
+from runtime_stubs import StubCounter, make_engine
+from store_support import play_turn, redis_url
+
+__all__ = ["redis_url"]
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def store(request: Any, tmp_path: Path) -> Any:
+    if request.param == "sqlite":
+        db = SQLiteStore(tmp_path / "sessions.db")
+        yield db
+        db.close()
+        return
+    out = RedisStore.from_url(
+        request.getfixturevalue("redis_url"), prefix=f"lz:{request.node.name}:"
+    )
+    for sid in out.sessions():
+        out.delete(sid)
+    yield out
+
+
+def _clock() -> float:
+    return 1_764_547_200.0
+
+
+def store_engine() -> Engine:
+    regions = [Pinned(name="system", budget=2_000), SlidingWindow(name="conversation", budget=900)]
+    return make_engine(regions, max_tokens=4_000, session_id="s", clock=_clock)
+
+
+def _load(store: Any, sid: str = "s") -> Engine:
+    return Engine.load_from(store, sid, token_counter=StubCounter(), clock=_clock)
+
+
+def _saved(store: Any, turns: int) -> Engine:
+    engine = store_engine()
+    for turn in range(1, turns + 1):
+        play_turn(engine, turn)
+        engine.save_to(store)
+    return engine
+
+
+def test_a_loaded_session_reads_no_transcript_until_it_is_used(store: Any) -> None:
+    engine = _saved(store, 6)
+    loaded = _load(store)
+    assert not loaded.transcript_log.decoded
+    assert len(loaded.transcript_log) == len(engine.transcript_log)
+    assert loaded.snapshot().transcript_records == len(engine.transcript_log)
+    for e in (engine, loaded):
+        play_turn(e, 7)
+    loaded.save_to(store)
+    assert not loaded.transcript_log.decoded  # a turn and an incremental save read nothing
+    assert loaded.transcript() == engine.transcript()
+    assert loaded.transcript_log.decoded
+    assert [r.seq for r in loaded.transcript()] == list(range(len(engine.transcript_log)))
+    assert _load(store).transcript() == engine.transcript()
+
+
+def test_a_loaded_session_gives_the_messages_of_an_earlier_turn(store: Any) -> None:
+    engine = _saved(store, 4)
+    loaded = _load(store)
+    assert loaded.new_items(2) == engine.new_items(2)
+    assert loaded.transcript_log.export() == engine.transcript_log.export()
+
+
+def test_the_transcript_is_read_after_the_sqlite_store_is_closed(tmp_path: Path) -> None:
+    db = SQLiteStore(tmp_path / "s.db")
+    engine = _saved(db, 3)
+    loaded = _load(db)
+    db.close()
+    assert loaded.transcript() == engine.transcript()
+
+
+def test_a_transcript_of_a_session_deleted_since_the_load_is_a_clear_error(
+    tmp_path: Path,
+) -> None:
+    db = SQLiteStore(tmp_path / "s.db")
+    _saved(db, 3)
+    loaded = _load(db)
+    db.delete("s")
+    with pytest.raises(SessionStoreError, match=r"'s'.*deleted since"):
+        loaded.transcript()
+    assert len(loaded.window.conversation.entries) > 0  # the window is intact
+    db.close()
+
+
+ACTIONS = st.lists(st.sampled_from(["turn", "save", "reload", "read"]), min_size=1, max_size=14)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(actions=ACTIONS)
+def test_any_turns_saves_loads_and_reads_keep_the_whole_history_in_order(
+    tmp_path_factory: Any, actions: list[str]
+) -> None:
+    db = SQLiteStore(Path(tmp_path_factory.mktemp("lazy")) / "s.db")
+    reference, engine = store_engine(), store_engine()
+    turn = 0
+    engine.save_to(db)
+    for action in actions:
+        if action == "turn":
+            turn += 1
+            play_turn(reference, turn)
+            play_turn(engine, turn)
+        elif action == "save":
+            engine.save_to(db)
+        elif action == "reload":
+            engine.save_to(db)
+            engine = _load(db)
+        else:
+            assert engine.transcript() == reference.transcript()
+        assert len(engine.transcript_log) == len(reference.transcript_log)
+    engine.save_to(db)
+    assert _load(db).transcript() == reference.transcript()
+    assert engine.transcript() == reference.transcript()
+    db.close()
