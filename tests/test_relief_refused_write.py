@@ -101,3 +101,28 @@ def test_a_refused_write_leaves_every_region_byte_identical(writes: list[Any]) -
         except RegionFullError:
             assert _state(engine) == before
             return
+
+
+def test_a_route_refused_after_the_message_was_admitted_puts_the_full_result_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import regio.runtime.reliefadmit as admission
+    from regio.regions import Refusal
+
+    engine = _engine()
+    engine.add_user("find it")
+    engine.add_assistant("", [ToolUse("g1", "grep", {"p": "x"})])
+    real = admission.write_to
+
+    def refusing(c: Any, region: str, content: Any, **kw: Any) -> Any:
+        if region == "hits":  # the window changed since the trial: the region says no now
+            return Refusal(region, 0, 0, 0, 0, (), "region_full", "full")
+        return real(c, region, content, **kw)
+
+    monkeypatch.setattr(admission, "write_to", refusing)
+    bulky = words(300, "hit")
+    engine.add_tool_result("g1", bulky)
+    kept = engine.window.region("conversation").entries[-1].blocks[0]
+    assert isinstance(kept, ToolResult) and kept.content == bulky  # nothing lost
+    assert list(engine.window.region("hits").entries) == []
+    assert "g1" not in engine.book.relief.originals and "route" not in engine.book.relief.stages
