@@ -283,25 +283,8 @@ def test_no_clearing_or_trimming_ever_separates_a_tool_use_from_its_result(
             assert problems == []
 
 
-@FAST
-@given(st.lists(st.integers(min_value=0, max_value=4), min_size=3, max_size=25))
-def test_with_dedupe_at_most_one_result_per_tool_and_arguments_is_live(args: list[int]) -> None:
-    policy = ReliefPolicy(tools={"cat": ToolRelief(dedupe=True)})
-    engine = _engine(policy, trigger=3000, target=1500)
-    engine.add_user("read the files")
-    for i, a in enumerate(args):
-        _step(engine, i, 8, tool="cat", arg=f"file{a}.py")
-    conv = engine.window.region("conversation")
-    calls = {b.id: b for e in conv.entries for b in e.blocks if isinstance(b, ToolUse)}
-    live: dict[str, list[str]] = {}
-    for e in conv.entries:
-        cleared = set(e.meta.get(CLEARED_META, ()))
-        for b in e.blocks:
-            if isinstance(b, ToolResult) and b.tool_use_id not in cleared:
-                key = json.dumps([calls[b.tool_use_id].name, calls[b.tool_use_id].input])
-                live.setdefault(key, []).append(b.tool_use_id)
-    assert all(len(ids) == 1 for ids in live.values())
-    assert len(live) == len(set(args))
+# dedupe (at most one live result per tool and arguments after a pass in which it ran):
+# tests/test_relief_dedupe.py
 
 
 def test_max_result_tokens_trims_on_admission_with_a_marker_and_keeps_the_original() -> None:

@@ -1,6 +1,6 @@
-"""A relief edit on admission changes a tool result's text only: a trimmed or routed result
-keeps whether it is final and the images / documents it carried; a superseded one (dedupe)
-stays a progress report when it was one and drops its media with its text.
+"""A relief edit changes a tool result's text only: a result trimmed or routed on admission
+keeps whether it is final and the images / documents it carried; a superseded one (the dedupe
+stage) stays a progress report when it was one and drops its media with its text.
 
 (They were rebuilt as ``ToolResult(id, text, is_error)``: an admission trim of a progress
 report made it final, closing its call's group while the call ran, and a trimmed screenshot
@@ -57,16 +57,36 @@ def test_an_admission_trimmed_result_keeps_its_image():
 
 
 def test_a_superseded_progress_report_stays_non_final_and_drops_its_media():
-    engine = _engine()
+    from regio.policies import Compact
+    from regio.regions import CompactHistory
+    from runtime_stubs import StubSummarizer, words
+
+    regions = [
+        Pinned(name="system", budget=200, volatility="stable"),
+        CompactHistory(name="history", source="conversation", budget=600, volatility="grows"),
+        SlidingWindow(
+            name="conversation",
+            budget=4000,
+            eviction=Compact(compact_count=500, trigger=1000, target=400),
+        ),
+    ]
+    # dedupe runs under token pressure, as the chain's first stage
+    relief = ReliefPolicy(
+        dedupe_at_least=10, clear=False, trim=False, tools={"poll": ToolRelief(dedupe=True)}
+    )
+    summarizer = StubSummarizer(size=8, distinct=True)
+    engine = make_engine(regions, max_tokens=6000, summarizer=summarizer, relief=relief)
     engine.add_user("poll the job")
     engine.add_assistant("", [ToolUse("c1", "poll", {"job": 7})])
-    engine.add_message(
-        Message.tool([ToolResult("c1", "running", final=False, media=(png(32, 32),))])
-    )
-    engine.add_assistant("", [ToolUse("c2", "poll", {"job": 7})])
-    engine.add_tool_result("c2", "done")
+    report = ToolResult("c1", words(300, "running"), final=False, media=(png(32, 32),))
+    engine.add_message(Message.tool([report]))
+    for i in range(2, 8):
+        engine.add_assistant("", [ToolUse(f"c{i}", "poll", {"job": 7})])
+        engine.add_tool_result(f"c{i}", words(200, f"done{i}-"))
+        engine.request(provider="anthropic", model="stub-model")
+    assert engine.book.relief.stages["dedupe"].runs > 0
     old = _kept_result(engine, "c1")
-    assert old.content.startswith("[superseded by call c2")
+    assert old.content.startswith("[superseded by call c")
     assert not old.is_final and old.media == ()
 
 

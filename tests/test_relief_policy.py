@@ -5,20 +5,24 @@ marker, and clear errors for a relief section that cannot work."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.blueprint import BlueprintError, load_blueprint
 from regio.blueprint.reliefspec import relief_policy
+from regio.errors import RegioError
 from regio.policies.relief import (
+    MARKER_TOKENS,
     Candidate,
     ReliefPolicy,
+    ToolRelief,
     choose,
     placeholder,
     trim_marker,
     trim_text,
     trimmed_to,
 )
+from regio.tokens import get_counter
 
 
 @given(
@@ -55,18 +59,71 @@ def test_a_trimmed_text_keeps_its_head_and_tail_and_says_how_much_was_cut(
     text: str, head: int, tail: int
 ) -> None:
     out = trim_text(text, head, tail)
-    if out == text:
-        return
     cut = len(text) - head - tail
-    assert out.startswith(text[:head]) and out.endswith(text[len(text) - tail :])
-    assert trim_marker(cut) in out and len(out) < len(text)
+    marker = trim_marker(cut)
+    if cut <= 0 or head + len(marker) + tail >= len(text):
+        assert out == text  # nothing to cut, or the marker would not make it shorter
+        return
+    assert len(out) == head + len(marker) + tail  # exactly head, marker, tail
+    assert out[:head] == text[:head] and out[head : head + len(marker)] == marker
+    assert out[head + len(marker) :] == text[len(text) - tail :]
 
 
-@given(st.integers(min_value=1, max_value=200), st.integers(min_value=50, max_value=2000))
-def test_a_result_trimmed_on_admission_fits_its_token_limit(limit: int, n: int) -> None:
-    text = " ".join(f"w{i}" for i in range(n))
-    out = trimmed_to(text, n, limit, lambda t: len(t.split()))
-    assert len(out.split()) <= max(limit, len(trim_marker(0).split()) + 2) or out == text
+def _word_count(text: str) -> int:
+    return len(text.split())
+
+
+@given(
+    st.integers(min_value=MARKER_TOKENS, max_value=200),
+    st.one_of(st.integers(min_value=-20, max_value=20), st.integers(min_value=-20, max_value=2000)),
+    st.booleans(),
+)
+def test_a_result_trimmed_on_admission_fits_its_token_limit(
+    limit: int, over: int, dense: bool
+) -> None:
+    n = max(1, limit + over)  # words; near the limit as often as far above it
+    # dense: one-character words, a text shorter in characters than the marker alone
+    text = " ".join("a" if dense else f"w{i}" for i in range(n))
+    out = trimmed_to(text, n, limit, _word_count)
+    if n <= limit:
+        assert out == text
+        return
+    assert _word_count(out) <= limit  # the limit itself, not a range around it
+    assert "characters cut to save context" in out
+    kept = out.split(trim_marker(0)[:5])[0]  # the head is the text's own start
+    assert text.startswith(kept)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=3000),
+    st.integers(min_value=MARKER_TOKENS, max_value=400),
+    st.sampled_from(["heuristic", "o200k_base", "cl100k_base"]),
+)
+def test_a_result_trimmed_by_a_real_counter_fits_its_token_limit(
+    text: str, limit: int, name: str
+) -> None:
+    count = get_counter(name).count
+    tokens = count(text)
+    out = trimmed_to(text, tokens, limit, count)
+    assert out == text if tokens <= limit else count(out) <= limit
+
+
+def test_the_trim_marker_fits_marker_tokens_under_every_counter_regio_ships() -> None:
+    for name in ("heuristic", "o200k_base", "cl100k_base"):
+        for cut in (1, 10**6, 10**12):
+            assert get_counter(name).count(trim_marker(cut)) <= MARKER_TOKENS
+
+
+def test_a_max_result_tokens_below_the_marker_size_is_refused() -> None:
+    with pytest.raises(ValueError, match="max_result_tokens must be >= 16"):
+        ToolRelief(max_result_tokens=MARKER_TOKENS - 1)
+    with pytest.raises(BlueprintError) as info:
+        load_blueprint(
+            BASE + "relief:\n  enabled: true\n  tools:\n    - {name: cat, max_result_tokens: 8}\n"
+        )
+    assert isinstance(info.value, RegioError)
+    assert "relief.tools[0].max_result_tokens" in str(info.value) and "16" in str(info.value)
 
 
 @given(st.text(min_size=1, max_size=40), st.text(min_size=1, max_size=20), st.booleans())

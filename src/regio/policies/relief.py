@@ -1,9 +1,11 @@
 """Relief before summarization: the pure rules of the chain's first two stages.
 
 Under token pressure the relief chain (:mod:`regio.runtime.relief`) frees tokens cheapest
-first: (1) **clear** old tool results (each becomes a short placeholder naming the call), (2)
-**trim** oversized text blocks (head + tail with a marker saying how much was cut), and only
-then (3) summarize. This module decides *what* each stage would touch; it changes nothing.
+first: (0) **dedupe** (a result superseded by a newer call with the same tool and arguments,
+for tools with ``dedupe``), (1) **clear** old tool results (each becomes a short placeholder
+naming the call), (2) **trim** oversized text blocks (head + tail with a marker saying how much
+was cut), and only then (3) summarize. This module decides *what* each stage would touch; it
+changes nothing.
 
 Rules (the same reasons as Anthropic's ``clear_tool_uses_20250919`` context edit,
 https://docs.anthropic.com/en/docs/build-with-claude/context-editing):
@@ -31,16 +33,19 @@ from typing import Any
 
 import msgspec
 
-from regio.content import Entry, Text, ToolResult, ToolUse
+from regio.content import Entry, Text, ToolResult, ToolUse, canonical_json
 
 __all__ = [
     "CLEARED_META",
+    "MARKER_TOKENS",
     "TRIMMED_META",
     "Candidate",
     "ReliefPolicy",
     "ToolRelief",
     "choose",
+    "choose_all",
     "clear_candidates",
+    "dedupe_candidates",
     "placeholder",
     "trim_candidates",
     "trim_marker",
@@ -52,6 +57,10 @@ __all__ = [
 CLEARED_META = "relief_cleared"
 #: ``Entry.meta`` key counting the blocks of the entry the trim stage cut.
 TRIMMED_META = "relief_trimmed"
+#: Tokens of :func:`trim_marker` for a cut of up to 10**12 characters under regio's counters
+#: (measured: 16 with ``o200k_base`` and ``cl100k_base``, 14 with ``heuristic``): the smallest
+#: ``max_result_tokens`` a trimmed result can honour (it keeps at least the marker).
+MARKER_TOKENS = 16
 
 
 class ToolRelief(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -61,9 +70,11 @@ class ToolRelief(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     its newest N results are never cleared (``None``: only the chain-wide ``keep_last``);
     ``max_result_tokens``: a longer result is trimmed on admission (head + tail with the
     marker; the full result stays restorable); ``dedupe``: a newer call with the same tool and
-    arguments supersedes the older result (cleared on admission of the newer one); ``route``:
+    arguments supersedes the older result (the chain's dedupe stage, under pressure); ``route``:
     the name of a region the result goes to instead of the conversation (a pointer is left);
-    ``route_key``: key template of a keyed ``route`` region, e.g. ``"file:{path}"``."""
+    ``route_key``: key template of a keyed ``route`` region, e.g. ``"file:{path}"``. Raises
+    ``ValueError`` for a ``max_result_tokens`` below :data:`MARKER_TOKENS` (a trimmed result
+    keeps at least its marker, so it could not honour the limit)."""
 
     clear: bool = True
     keep_last: int | None = None
@@ -72,6 +83,13 @@ class ToolRelief(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     route: str | None = None
     route_key: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.max_result_tokens is not None and self.max_result_tokens < MARKER_TOKENS:
+            raise ValueError(
+                f"max_result_tokens must be >= {MARKER_TOKENS} (the trim marker's size), "
+                f"got {self.max_result_tokens}; raise it or remove it"
+            )
+
 
 _DEFAULT_TOOL = ToolRelief()
 
@@ -79,7 +97,10 @@ _DEFAULT_TOOL = ToolRelief()
 class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The relief chain of one engine (``EngineOptions.relief``; blueprint ``relief``).
 
-    Stage 1 ``clear`` (``keep_last`` newest results kept, default 3 as Anthropic's
+    Stage 0 ``dedupe`` (the tools with ``dedupe``: every result superseded by a newer call
+    with the same tool and arguments, all at once, when together they free
+    ``dedupe_at_least`` tokens), stage 1 ``clear`` (``keep_last`` newest results kept, default
+    3 as Anthropic's
     ``keep``; ``clear_at_least`` tokens or the stage does not run), stage 2 ``trim`` (text over
     ``trim_over_chars`` characters cut to ``trim_head_chars`` + ``trim_tail_chars`` with a
     marker, the 4,000 / 1,200 / 800 of the agentgo compactor chain; ``trim_at_least`` tokens
@@ -93,6 +114,7 @@ class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     ``ValueError`` for a negative size or a trim whose head and tail do not fit under its
     threshold."""
 
+    dedupe_at_least: int = 1024
     clear: bool = True
     keep_last: int = 3
     clear_at_least: int = 1024
@@ -108,6 +130,7 @@ class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
     def __post_init__(self) -> None:
         for name in (
+            "dedupe_at_least",
             "keep_last",
             "clear_at_least",
             "trim_head_chars",
@@ -132,12 +155,14 @@ class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
 class Candidate(msgspec.Struct, frozen=True):
     """One block a stage could edit: ``index`` of its entry in the region, ``block`` its index
-    in the entry, ``call_id`` / ``tool`` of a tool result (empty for a text block)."""
+    in the entry, ``call_id`` / ``tool`` of a tool result (empty for a text block); ``by``: for
+    the dedupe stage, the newer call with the same tool and arguments."""
 
     index: int
     block: int
     call_id: str = ""
     tool: str = ""
+    by: str = ""
 
 
 def placeholder(call_id: str, tool: str, *, restorable: bool, extract: str = "") -> str:
@@ -171,17 +196,20 @@ def trim_text(text: str, head: int, tail: int) -> str:
 
 def trimmed_to(text: str, tokens: int, max_tokens: int, count: Callable[[str], int]) -> str:
     """``text`` (``tokens`` tokens) trimmed to at most ``max_tokens`` tokens by ``count``:
-    head (60%) and tail (40%) of the characters that fit, shrunk until the count fits."""
+    head (60%) and tail (40%) of the characters that fit around :func:`trim_marker`, shrunk
+    until the count fits, else the marker alone. ``text`` itself when ``tokens <=
+    max_tokens``; otherwise at most ``max(max_tokens, count(marker))`` tokens, so exactly
+    ``max_tokens`` for a limit of at least :data:`MARKER_TOKENS` under regio's counters."""
     if tokens <= max_tokens:
         return text
     keep = int(len(text) * max_tokens / max(tokens, 1))
     for _ in range(8):
         head = keep * 3 // 5
         out = trim_text(text, head, keep - head)
-        if count(out) <= max_tokens or keep == 0:
+        if out != text and count(out) <= max_tokens:
             return out
         keep = keep * 4 // 5
-    return trim_text(text, 0, 0)
+    return trim_marker(len(text))  # the marker alone: at most MARKER_TOKENS tokens
 
 
 def call_tools(entries: Sequence[Entry]) -> dict[str, ToolUse]:
@@ -231,6 +259,29 @@ def clear_candidates(entries: Sequence[Entry], policy: ReliefPolicy) -> list[Can
     kept = _kept(results, policy)
     limit = _last_assistant(entries)
     return [c for c in results if c.call_id not in kept and c.index < limit]
+
+
+def dedupe_candidates(entries: Sequence[Entry], policy: ReliefPolicy) -> list[Candidate]:
+    """The live results the dedupe stage may supersede, oldest first: results of a tool with
+    ``dedupe`` whose call has the same tool and arguments (canonical JSON) as a newer call
+    whose result is in ``entries`` too (``Candidate.by``: the newest such call)."""
+    if not any(rule.dedupe for rule in policy.tools.values()):
+        return []
+    tools = call_tools(entries)
+    results = [
+        c for c in _results(entries, tools) if c.call_id in tools and policy.tool(c.tool).dedupe
+    ]
+    newest: dict[bytes, str] = {}
+    keys: dict[str, bytes] = {}
+    for c in results:  # oldest first: the last one seen per key is the newest
+        call = tools[c.call_id]
+        keys[c.call_id] = canonical_json([call.name, call.input])
+        newest[keys[c.call_id]] = c.call_id
+    return [
+        msgspec.structs.replace(c, by=newest[keys[c.call_id]])
+        for c in results
+        if newest[keys[c.call_id]] != c.call_id
+    ]
 
 
 def trim_candidates(entries: Sequence[Entry], policy: ReliefPolicy) -> list[Candidate]:
@@ -285,5 +336,19 @@ def choose(
         if total >= goal:
             break
     if total < at_least:
+        return [], 0
+    return chosen, total
+
+
+def choose_all(
+    candidates: Sequence[Candidate], freed: Callable[[Candidate], int], at_least: int
+) -> tuple[list[Candidate], int]:
+    """Every candidate that frees tokens (``freed(c) > 0``; one whose edit would not free any
+    is never taken), or ``([], 0)`` when together they free less than ``at_least`` (or none).
+    The dedupe stage's batch: when it runs it supersedes every duplicate at once, so the
+    prefix is rewritten once for all of them. Returns ``(chosen, tokens freed)``."""
+    chosen = [c for c in candidates if freed(c) > 0]
+    total = sum(freed(c) for c in chosen)
+    if total <= 0 or total < at_least:
         return [], 0
     return chosen, total

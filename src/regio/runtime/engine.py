@@ -292,7 +292,8 @@ class Engine:
         conv = self.window.conversation
         if conv is None:
             raise ValueError("this window has no sliding_window region to hold the conversation")
-        message, tokens = reliefadmit.admit(self.compactor, message, tokens)
+        admission = reliefadmit.admit(self.compactor, message, tokens)  # changes nothing yet
+        message, tokens = admission.message, admission.tokens
         orphans = [
             b.tool_use_id
             for b in message.tool_results
@@ -307,6 +308,7 @@ class Engine:
         if message.role == "user" and any(not isinstance(b, ToolResult) for b in message.blocks):
             self.state.overflow_retry = False
         self.compactor.record("message", conv.name, entry=entry)
+        reliefadmit.commit(self.compactor, admission, entry)  # admitted: route, keep originals
         return entry
 
     def _make_room(self, conv: Any, message: Message, tokens: int | None) -> None:
@@ -314,10 +316,8 @@ class Engine:
         first relieves and compacts it to its token target (:func:`cp.room_steps`)."""
         if not self.options.auto_compact or getattr(conv, "token_trigger", None) is None:
             return
-        if tokens is None:
-            tokens = int(
-                self.counter.count_entry(Entry(id="", blocks=message.blocks, role=message.role))
-            )
+        probe = Entry(id="", blocks=message.blocks, role=message.role)
+        tokens = int(self.counter.count_entry(probe)) if tokens is None else tokens
         steps = cp.room_steps(self.compactor, conv.name, tokens)
         if steps is not None:
             self.compactor.run(steps)

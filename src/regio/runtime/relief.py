@@ -4,6 +4,9 @@ Under token pressure -- a conversation (``sliding_window`` under ``compact`` evi
 for compaction by its token trigger, a write that needs room, the whole-context trigger, the
 request ceiling or an overflow -- the flush first runs, toward the same hysteresis target:
 
+0. **dedupe** (tools with ``dedupe``): every live result superseded by a newer call with the
+   same tool and arguments becomes a placeholder naming the newer call, all at once, never
+   one whose placeholder is not smaller (:func:`regio.policies.relief.dedupe_candidates`);
 1. **clear**: the oldest answered tool results become a placeholder naming the call and how
    to get it back, with the result's salient items
    (:func:`regio.runtime.reliefextract.salient_extract`; :func:`regio.policies.relief.placeholder`,
@@ -12,8 +15,9 @@ request ceiling or an overflow -- the flush first runs, toward the same hysteres
    head and tail around a marker saying how many characters were cut;
 3. **summarize**: the region's compaction, for whatever the first two left above the target.
 
-Each stage frees in one batch down to the target, or does not run when it would free less than
-its minimum (``clear_at_least`` / ``trim_at_least`` tokens): every edit rewrites the provider
+Each stage frees in one batch down to the target (dedupe: every duplicate), or does not run
+when it would free less than its minimum (``dedupe_at_least`` / ``clear_at_least`` /
+``trim_at_least`` tokens): every edit rewrites the provider
 cache from the first edited block on, so it must buy enough room to be worth that rewrite
 (the reason of Anthropic's ``clear_at_least``,
 https://docs.anthropic.com/en/docs/build-with-claude/context-editing). The chain stops as soon
@@ -22,9 +26,13 @@ clearing and trimming together cannot reach the target, neither runs (the summar
 prefix from the conversation's start anyway); with ``clear_after_summary`` they run on what the
 summary kept, in the same rewrite (:func:`relieve_after`).
 
-On admission (:func:`admit`) a tool result follows its tool's policy: ``route`` writes it to a
-region and leaves a pointer in the conversation; ``max_result_tokens`` trims it (head + tail,
-marker); ``dedupe`` supersedes the older results of the same tool with the same arguments.
+On admission (:func:`regio.runtime.reliefadmit.admit`) a tool result follows its tool's
+policy: ``route`` writes it to a region and leaves a pointer in the conversation;
+``max_result_tokens`` trims it (head + tail, marker). Both take effect only once the
+conversation has admitted the message (a refused write changes nothing).
+
+Each pass (:class:`_Pass`) selects a stage's candidates and computes each candidate's edit and
+gain once, in a memo it owns and drops when it ends.
 
 Nothing is lost: a block's content is replaced, never the block (a ``tool_use`` and its
 ``tool_result`` stay one group), the transcript keeps every message as admitted, results
@@ -35,6 +43,7 @@ tool result appended at the end of the conversation, never re-inserted in place.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -127,13 +136,14 @@ def relieve_after(c: Compactor, regions: Sequence[str]) -> int:
     for name in regions:
         region = c.window.region(name)
         if isinstance(region, SlidingWindow):
-            for stage in _stages(c, policy):
-                freed += _stage(c, region, 0, stage)
+            run = _Pass(c, region, policy, _stages(c, policy))
+            for stage in run.stages:
+                freed += run.stage(stage, 0)
     return freed
 
 
 def relieve(c: Compactor, region: SlidingWindow, target: int) -> int:
-    """Stages 1 and 2 of the chain on ``region`` toward ``target`` tokens (module doc);
+    """Stages 0 to 2 of the chain on ``region`` toward ``target`` tokens (module doc);
     returns the tokens freed (0 when relief is off or the region is at or below target).
 
     The stages run only when together they can bring the region to ``target``: otherwise the
@@ -144,23 +154,25 @@ def relieve(c: Compactor, region: SlidingWindow, target: int) -> int:
     need = region.used_tokens - target
     if policy is None or need <= 0:
         return 0
-    stages = _stages(c, policy)
+    run = _Pass(c, region, policy, _stages(c, policy))
     taken: set[str] = set()  # results an earlier stage edits are not a later stage's room
     reach = {}
-    for s in stages:
-        reach[s.name] = _available(c, region, s, taken)
-        taken |= {x.call_id for x in s.select(list(region.entries), policy) if x.call_id}
+    for s in run.stages:
+        cands = [x for x in run.candidates(s) if not (x.call_id and x.call_id in taken)]
+        total = sum(max(0, run.gain(s, x)) for x in cands)
+        reach[s.name] = total if total >= s.at_least else 0
+        taken |= {x.call_id for x in run.candidates(s) if x.call_id}
     if sum(reach.values()) < need:
-        for s in stages:
+        for s in run.stages:
             if reach[s.name] > 0:
                 c.book.relief.tally(s.name).skipped += 1
                 c.emit(ReliefSkipped(s.name, region.name, reach[s.name], s.at_least, need))
         return 0
     freed = 0
-    for s in stages:
+    for s in run.stages:
         if region.used_tokens <= target:
             break
-        freed += _stage(c, region, target, s)
+        freed += run.stage(s, target)
     return freed
 
 
@@ -174,11 +186,18 @@ class _Stage:
     at_least: int
     edit: Edit
     select: Select
+    #: ``True``: the batch is every candidate (dedupe); ``False``: the fewest oldest that
+    #: reach the target (:func:`regio.policies.relief.choose`)
+    takes_all: bool = False
 
 
 def _stages(c: Compactor, policy: rp.ReliefPolicy) -> list[_Stage]:
     """The enabled stages, cheapest first."""
     out = []
+    if any(rule.dedupe for rule in policy.tools.values()):
+        out.append(
+            _Stage("dedupe", policy.dedupe_at_least, _superseded(c), rp.dedupe_candidates, True)
+        )
     if policy.clear:
         out.append(_Stage("clear", policy.clear_at_least, _placeholders(c), rp.clear_candidates))
     if policy.trim:
@@ -196,22 +215,67 @@ def _stages(c: Compactor, policy: rp.ReliefPolicy) -> list[_Stage]:
     return out
 
 
-def _gain(c: Compactor, entries: Sequence[Entry], stage: _Stage, cand: rp.Candidate) -> int:
-    """Tokens editing ``cand`` frees (the counter's difference of the block's text)."""
-    old = entries[cand.index].blocks[cand.block]
-    new = stage.edit(entries[cand.index], cand)
-    return c.count_text(_block_text(old)) - c.count_text(_block_text(new))
+@attrs.define
+class _Pass:
+    """One relief pass over ``region``: the memo of each stage's candidates and of each
+    candidate's edit and the tokens it frees, computed once for the pass (the salient extract
+    of a placeholder included) and dropped with it. A stage's candidates are selected again
+    only after an earlier stage of the pass edited the region (the edit changes which
+    results are live and which are the newest ``keep_last``)."""
 
+    c: Compactor
+    region: SlidingWindow
+    policy: rp.ReliefPolicy
+    stages: list[_Stage]
+    _selected: dict[str, list[rp.Candidate]] = attrs.field(factory=dict)
+    _edits: dict[tuple[str, str, int], tuple[Block, int]] = attrs.field(factory=dict)
 
-def _available(c: Compactor, region: SlidingWindow, stage: _Stage, taken: set[str]) -> int:
-    """All ``stage`` could free on ``region`` now, leaving out the results in ``taken``
-    (tokens; 0 below its minimum)."""
-    policy = c.options.relief
-    assert policy is not None
-    entries = list(region.entries)
-    cands = [x for x in stage.select(entries, policy) if not (x.call_id and x.call_id in taken)]
-    total = sum(max(0, _gain(c, entries, stage, x)) for x in cands)
-    return total if total >= stage.at_least else 0
+    def candidates(self, stage: _Stage) -> list[rp.Candidate]:
+        """``stage``'s candidates on the region as it is now, oldest first."""
+        if stage.name not in self._selected:
+            self._selected[stage.name] = stage.select(list(self.region.entries), self.policy)
+        return self._selected[stage.name]
+
+    def edit(self, stage: _Stage, cand: rp.Candidate) -> tuple[Block, int]:
+        """``(new block, tokens freed)`` of ``stage`` editing ``cand`` (the counter's
+        difference of the block's text)."""
+        entry = self.region.entries[cand.index]
+        key = (stage.name, entry.id, cand.block)
+        done = self._edits.get(key)
+        if done is None:
+            old = entry.blocks[cand.block]
+            new = stage.edit(entry, cand)
+            gain = self.c.count_text(_block_text(old)) - self.c.count_text(_block_text(new))
+            done = self._edits[key] = (new, gain)
+        return done
+
+    def gain(self, stage: _Stage, cand: rp.Candidate) -> int:
+        return self.edit(stage, cand)[1]
+
+    def stage(self, stage: _Stage, target: int) -> int:
+        """Run ``stage`` toward ``target``: choose its batch, apply it, count it; returns the
+        tokens freed."""
+        need = self.region.used_tokens - target
+        cands = self.candidates(stage)
+        gain = functools.partial(self.gain, stage)
+        if stage.takes_all:
+            chosen, _ = rp.choose_all(cands, gain, stage.at_least) if need > 0 else ([], 0)
+        else:
+            chosen, _ = rp.choose(cands, gain, need, stage.at_least)
+        if not chosen:
+            available = sum(max(0, gain(x)) for x in cands)
+            if available > 0 and need > 0:
+                self.c.book.relief.tally(stage.name).skipped += 1
+                skipped = ReliefSkipped(
+                    stage.name, self.region.name, available, stage.at_least, need
+                )
+                self.c.emit(skipped)
+            return 0
+        freed = _apply(self.c, self.region, stage.name, chosen, lambda e, x: self.edit(stage, x)[0])
+        later = self.stages[self.stages.index(stage) + 1 :]
+        for s in later:  # the region changed: their candidates are chosen again
+            self._selected.pop(s.name, None)
+        return freed
 
 
 def _placeholders(c: Compactor) -> Edit:
@@ -235,27 +299,25 @@ def _placeholders(c: Compactor) -> Edit:
     return clear
 
 
+def _superseded(c: Compactor) -> Edit:
+    """The dedupe stage's edit: the placeholder naming the newer call with the same tool and
+    arguments (``Candidate.by``); byte-identical forever, like every placeholder."""
+    can_restore = restorable(c)
+
+    def supersede(entry: Entry, cand: rp.Candidate) -> Block:
+        block = entry.blocks[cand.block]
+        how = rp.placeholder(cand.call_id, cand.tool, restorable=can_restore)
+        text = f"[superseded by call {cand.by} with the same arguments] {how}"
+        # its media go too; a progress report stays non-final (its group stays open)
+        return msgspec.structs.replace(block, content=text, media=())
+
+    return supersede
+
+
 def _block_text(block: Block) -> str:
     if isinstance(block, ToolResult):
         return block.content
     return block.text if isinstance(block, Text) else ""
-
-
-def _stage(c: Compactor, region: SlidingWindow, target: int, stage: _Stage) -> int:
-    """One stage: choose its batch (:func:`regio.policies.relief.choose`), apply it, count it."""
-    policy = c.options.relief
-    assert policy is not None
-    need = region.used_tokens - target
-    entries = list(region.entries)
-    candidates = stage.select(entries, policy)
-    chosen, _ = rp.choose(candidates, lambda x: _gain(c, entries, stage, x), need, stage.at_least)
-    if not chosen:
-        available = sum(max(0, _gain(c, entries, stage, x)) for x in candidates)
-        if available > 0:
-            c.book.relief.tally(stage.name).skipped += 1
-            c.emit(ReliefSkipped(stage.name, region.name, available, stage.at_least, need))
-        return 0
-    return _apply(c, region, stage.name, chosen, stage.edit)
 
 
 def _apply(
@@ -266,14 +328,15 @@ def _apply(
     by_entry: dict[int, list[rp.Candidate]] = {}
     for cand in chosen:
         by_entry.setdefault(cand.index, []).append(cand)
-    meta_key = rp.CLEARED_META if stage == "clear" else rp.TRIMMED_META
+    clears = stage in ("clear", "dedupe")
+    meta_key = rp.CLEARED_META if clears else rp.TRIMMED_META
     for index, cands in by_entry.items():
         entry = region.entries[index]
         blocks = list(entry.blocks)
         for cand in cands:
             blocks[cand.block] = edit(entry, cand)
         meta = dict(entry.meta)
-        if stage == "clear":
+        if clears:
             meta[meta_key] = [*meta.get(meta_key, ()), *(x.call_id for x in cands)]
         else:
             meta[meta_key] = int(meta.get(meta_key, 0)) + len(cands)
@@ -336,11 +399,10 @@ def with_originals(c: Compactor, entries: Sequence[Entry]) -> list[Entry]:
 
 
 def _original_text(c: Compactor, entry: Entry, index: int) -> Block | None:
-    for record in reversed(c.transcript.records):
-        if record.kind == "message" and record.entry is not None and record.entry.id == entry.id:
-            blocks = record.entry.blocks
-            return blocks[index] if index < len(blocks) else None
-    return None
+    admitted = c.transcript.message(entry.id)
+    if admitted is None or index >= len(admitted.blocks):
+        return None
+    return admitted.blocks[index]
 
 
 # ----- restore -----------------------------------------------------------------------------
@@ -349,13 +411,7 @@ def original_result(c: Compactor, call_id: str) -> ToolResult | None:
     kept = c.book.relief.originals.get(call_id)
     if kept is not None:
         return kept
-    for record in reversed(c.transcript.records):
-        if record.kind != "message" or record.entry is None:
-            continue
-        for b in record.entry.blocks:
-            if isinstance(b, ToolResult) and b.tool_use_id == call_id:
-                return b
-    return None
+    return c.transcript.tool_result(call_id)  # the session's index: no scan
 
 
 def restore(c: Compactor, call_id: str) -> tuple[str, bool]:

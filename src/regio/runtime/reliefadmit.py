@@ -1,51 +1,114 @@
 """Tool results on admission, under each tool's relief policy (``relief.tools[]``):
 ``route`` writes the result into a region and leaves a pointer in the conversation,
-``max_result_tokens`` trims it (head + tail with a marker saying how much was cut), ``dedupe``
-supersedes the older results of the same tool with the same arguments (each becomes a stable
-placeholder). The originals stay in the engine's ``ReliefBook`` and come back with
-``context_restore`` (:func:`regio.runtime.relief.restore`)."""
+``max_result_tokens`` trims it (head + tail with a marker saying how much was cut). The
+originals stay in the engine's ``ReliefBook`` and come back with ``context_restore``
+(:func:`regio.runtime.relief.restore`). (``dedupe`` is not applied here but by the chain's
+first stage under token pressure, :mod:`regio.runtime.relief`: on admission it rewrote an
+earlier message, so the cached prefix, on almost every turn of a session repeating calls.)
+
+Two steps, so that a write the conversation refuses changes nothing: :func:`admit` decides
+what the message becomes and touches no state (a route is tried on a throw-away copy of the
+window); :func:`commit`, called once the conversation has admitted the message, writes the
+routed results into their regions and keeps the originals and the tallies.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import attrs
 import msgspec
 
-from regio.content import Block, Entry, Message, ToolResult, ToolUse, canonical_json
+from regio.content import Block, Entry, Message, ToolResult, ToolUse
 from regio.policies import relief as rp
 from regio.regions import SlidingWindow, WriteResult
 
 from .compactor import Compactor
-from .relief import ReliefApplied, restorable, rewrite_block_entry
+from .relief import restorable, rewrite_block_entry
 from .writes import write_to
 
-__all__ = ["admit"]
+__all__ = ["Admission", "admit", "commit"]
 
 
-def admit(c: Compactor, message: Message, tokens: int | None) -> tuple[Message, int | None]:
+@attrs.frozen
+class _Change:
+    """One result changed on admission: ``original`` as received, the ``stage`` (``route``,
+    ``admit_trim``), the ``freed`` tokens, and for a route the ``region`` and ``key``."""
+
+    original: ToolResult
+    stage: str
+    freed: int
+    region: str | None = None
+    key: str | None = None
+
+
+@attrs.frozen
+class Admission:
+    """``message`` as the conversation admits it, its ``tokens`` (``None``: count it again)
+    and the changes :func:`commit` makes take effect once it is admitted."""
+
+    message: Message
+    tokens: int | None
+    changes: tuple[_Change, ...] = ()
+
+
+def admit(c: Compactor, message: Message, tokens: int | None) -> Admission:
     """``message`` as the conversation admits it under the tools' relief policies (module
-    doc), with ``tokens`` (``None``: count it again, the message changed)."""
+    doc), with ``tokens`` (``None``: count it again, the message changed). Changes no state."""
     policy = c.options.relief
     conv = c.window.conversation
     if policy is None or conv is None or not message.tool_results or not policy.tools:
-        return message, tokens
+        return Admission(message, tokens)
     blocks: list[Block] = []
-    changed = False
+    changes: list[_Change] = []
     for block in message.blocks:
-        is_result = isinstance(block, ToolResult)
-        call = _find_call(conv.entries, block.tool_use_id) if is_result else None  # type: ignore[union-attr]
+        call = (
+            _find_call(conv.entries, block.tool_use_id) if isinstance(block, ToolResult) else None
+        )
         if not isinstance(block, ToolResult) or call is None:
             blocks.append(block)
             continue
-        rule = policy.tool(call.name)
-        if rule.dedupe and isinstance(conv, SlidingWindow):
-            _supersede(c, conv, call)
-        new = _admitted(c, block, call, rule)
-        changed = changed or new is not block
+        new, change = _admitted(c, block, call, policy.tool(call.name))
         blocks.append(new)
-    if not changed:
-        return message, tokens
-    return Message(message.role, tuple(blocks)), None
+        if change is not None:
+            changes.append(change)
+    if not changes:
+        return Admission(message, tokens)
+    return Admission(Message(message.role, tuple(blocks)), None, tuple(changes))
+
+
+def commit(c: Compactor, admission: Admission, entry: Entry) -> None:
+    """Make ``admission``'s changes take effect now that the conversation holds ``entry``:
+    write each routed result into its region, keep each original for ``context_restore``,
+    count each stage. A region that refuses the routed write now (the window changed since
+    :func:`admit` tried it) gets nothing, and the result goes back into ``entry`` in full."""
+    for change in admission.changes:
+        original = change.original
+        if change.region is not None:
+            result = write_to(c, change.region, original.content, key=change.key)
+            if not isinstance(result, WriteResult):
+                _put_back(c, entry, original)
+                continue
+        c.book.relief.originals[original.tool_use_id] = original
+        tally = c.book.relief.tally(change.stage)
+        tally.runs += 1
+        tally.blocks += 1
+        tally.freed_tokens += max(0, change.freed)
+
+
+def _put_back(c: Compactor, entry: Entry, original: ToolResult) -> None:
+    conv = c.window.conversation
+    index = (
+        next((i for i, e in enumerate(conv.entries) if e.id == entry.id), None) if conv else None
+    )
+    if not isinstance(conv, SlidingWindow) or index is None:
+        return
+    current = conv.entries[index]
+    blocks = tuple(
+        original if isinstance(b, ToolResult) and b.tool_use_id == original.tool_use_id else b
+        for b in current.blocks
+    )
+    rewrite_block_entry(c, conv, index, current, blocks, dict(current.meta))
 
 
 def _find_call(entries: Sequence[Entry], call_id: str) -> ToolUse | None:
@@ -56,38 +119,41 @@ def _find_call(entries: Sequence[Entry], call_id: str) -> ToolUse | None:
     return None
 
 
-def _admitted(c: Compactor, block: ToolResult, call: ToolUse, rule: rp.ToolRelief) -> ToolResult:
-    """``block`` routed or trimmed by ``rule`` (the original kept for :func:`restore`)."""
+def _admitted(
+    c: Compactor, block: ToolResult, call: ToolUse, rule: rp.ToolRelief
+) -> tuple[ToolResult, _Change | None]:
+    """``block`` routed or trimmed by ``rule``, and the change to commit (``None``: as is)."""
     before = c.count_text(block.content)
-    text = _route(c, block, call, rule) if rule.route else None
-    stage = "route"
-    if text is None and rule.max_result_tokens is not None and before > rule.max_result_tokens:
+    routed = _route(c, block, call, rule) if rule.route else None
+    if routed is not None:
+        text, key = routed
+        change = _Change(block, "route", before - c.count_text(text), str(rule.route), key)
+    elif rule.max_result_tokens is not None and before > rule.max_result_tokens:
         text = rp.trimmed_to(block.content, before, rule.max_result_tokens, c.count_text)
-        stage = "admit_trim"
-    if text is None or text == block.content:
-        return block
-    c.book.relief.originals[block.tool_use_id] = block
-    tally = c.book.relief.tally(stage)
-    tally.runs += 1
-    tally.blocks += 1
-    tally.freed_tokens += max(0, before - c.count_text(text))
+        change = _Change(block, "admit_trim", before - c.count_text(text))
+    else:
+        return block, None
+    if text == block.content:
+        return block, None
     # only the text changes: a progress report stays one, and the media stay with the result
-    return msgspec.structs.replace(block, content=text)
+    return msgspec.structs.replace(block, content=text), change
 
 
-def _route(c: Compactor, block: ToolResult, call: ToolUse, rule: rp.ToolRelief) -> str | None:
-    """Write ``block`` into ``rule.route``; the pointer left in the conversation, or ``None``
-    (the result stays in the conversation) when the key cannot be built or the region
-    refuses the write."""
-
+def _route(
+    c: Compactor, block: ToolResult, call: ToolUse, rule: rp.ToolRelief
+) -> tuple[str, str | None] | None:
+    """``(pointer, key)`` when ``rule.route`` would take ``block`` (tried on a throw-away copy
+    of the window), or ``None`` (the result stays in the conversation) when the key cannot be
+    built or the region would refuse the write."""
     key = None
     if rule.route_key is not None:
         try:
             key = rule.route_key.format(tool=call.name, **call.input)
         except (KeyError, IndexError, ValueError, AttributeError):
             return None
-    result = write_to(c, str(rule.route), block.content, key=key)
-    if not isinstance(result, WriteResult):
+    window = c.window
+    trial = type(window).from_state(window.snapshot_state(), counter=window.counter)
+    if not isinstance(trial.write(str(rule.route), block.content, key=key), WriteResult):
         return None
     where = f"region {rule.route!r}" + (f" under key {key!r}" if key is not None else "")
     how = (
@@ -95,39 +161,4 @@ def _route(c: Compactor, block: ToolResult, call: ToolUse, rule: rp.ToolRelief) 
         if restorable(c)
         else "kept in the session transcript"
     )
-    return f"[result of {call.name} call {call.id} stored in {where}; {how}]"
-
-
-def _supersede(c: Compactor, conv: SlidingWindow, call: ToolUse) -> None:
-    """Clear every live result of an earlier call with ``call``'s tool and arguments."""
-    same = canonical_json([call.name, call.input])
-    calls = rp.call_tools(conv.entries)
-    can_restore = restorable(c)
-    before = conv.used_tokens
-    hit: list[str] = []
-    for index, entry in enumerate(list(conv.entries)):
-        cleared = set(entry.meta.get(rp.CLEARED_META, ()))
-        blocks = list(entry.blocks)
-        ids = []
-        for j, b in enumerate(blocks):
-            old = calls.get(b.tool_use_id) if isinstance(b, ToolResult) else None
-            if old is None or old.id == call.id or b.tool_use_id in cleared:  # type: ignore[union-attr]
-                continue
-            if canonical_json([old.name, old.input]) != same:
-                continue
-            how = rp.placeholder(old.id, old.name, restorable=can_restore)
-            text = f"[superseded by call {call.id} with the same arguments] {how}"
-            # superseded: its media go too, a progress report stays non-final (group open)
-            blocks[j] = msgspec.structs.replace(b, content=text, media=())
-            ids.append(old.id)
-        if ids:
-            meta = {**entry.meta, rp.CLEARED_META: [*cleared, *ids]}
-            rewrite_block_entry(c, conv, index, entry, tuple(blocks), meta)
-            hit.extend(ids)
-    if hit:
-        tally = c.book.relief.tally("dedupe")
-        tally.runs += 1
-        tally.blocks += len(hit)
-        tally.freed_tokens += before - conv.used_tokens
-        after = conv.used_tokens
-        c.emit(ReliefApplied("dedupe", conv.name, tuple(hit), (), before - after, before, after))
+    return f"[result of {call.name} call {call.id} stored in {where}; {how}]", key

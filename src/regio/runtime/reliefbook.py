@@ -1,8 +1,8 @@
 """What the relief chain did in one session (saved with the engine inside
 :class:`regio.runtime.compactor.CompactionBook`): per stage how often it ran, how often it was
 skipped below its minimum and the tokens it freed; and the full text of every tool result that
-was changed on admission (trimmed to ``max_result_tokens``, routed to a region or superseded),
-so ``context_restore`` can bring it back byte for byte."""
+was changed on admission (trimmed to ``max_result_tokens`` or routed to a region), so
+``context_restore`` can bring it back byte for byte (the transcript holds the others)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from regio.content import ToolResult
 
 __all__ = ["STAGES", "ReliefBook", "StageTally"]
 
-#: Stages of the chain in report order: ``clear`` and ``trim`` run under token pressure;
-#: ``dedupe``, ``admit_trim`` (``max_result_tokens``) and ``route`` run on admission.
-STAGES = ("clear", "trim", "dedupe", "admit_trim", "route")
+#: Stages of the chain in report order: ``dedupe``, ``clear`` and ``trim`` run under token
+#: pressure; ``admit_trim`` (``max_result_tokens``) and ``route`` run on admission.
+STAGES = ("dedupe", "clear", "trim", "admit_trim", "route")
 
 
 class StageTally(msgspec.Struct):

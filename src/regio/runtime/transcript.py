@@ -20,7 +20,7 @@ from typing import Literal
 import attrs
 import msgspec
 
-from regio.content import Entry, Message
+from regio.content import Entry, Message, ToolResult
 
 __all__ = ["RecordKind", "Transcript", "TranscriptRecord"]
 
@@ -51,13 +51,18 @@ class Transcript:
     """Append-only list of :class:`TranscriptRecord` s. ``pending`` decodes the
     ``pending_count`` records stored before a load (module doc); they come before the ones
     added since, and are decoded once, on first read (the error of a damaged record is raised
-    then)."""
+    then). An index of its conversation messages by entry id and by the call id of each tool
+    result they carry is built from the records on first use (so a loaded transcript has it
+    too, after decoding) and extended as records come."""
 
     _records: list[TranscriptRecord] = attrs.field(factory=list, alias="records")
     _pending: Callable[[], list[TranscriptRecord]] | None = attrs.field(
         default=None, kw_only=True, alias="pending"
     )
     _pending_count: int = attrs.field(default=0, kw_only=True, alias="pending_count")
+    _indexed: int = attrs.field(default=0, init=False, repr=False)
+    _by_entry: dict[str, int] = attrs.field(factory=dict, init=False, repr=False)
+    _by_result: dict[str, int] = attrs.field(factory=dict, init=False, repr=False)
 
     @property
     def records(self) -> list[TranscriptRecord]:
@@ -110,6 +115,35 @@ class Transcript:
 
     def __len__(self) -> int:
         return self._pending_count + len(self._records)
+
+    def _catch_up(self) -> None:
+        for i in range(self._indexed, len(self.records)):
+            entry = self.records[i].entry
+            if self.records[i].kind != "message" or entry is None:
+                continue
+            self._by_entry[entry.id] = i
+            for b in entry.blocks:
+                if isinstance(b, ToolResult):
+                    self._by_result[b.tool_use_id] = i
+        self._indexed = len(self.records)
+
+    def message(self, entry_id: str) -> Entry | None:
+        """The conversation message admitted as entry ``entry_id`` (the last one with that id;
+        ``None``: none). O(1) amortized."""
+        self._catch_up()
+        i = self._by_entry.get(entry_id)
+        return self.records[i].entry if i is not None else None
+
+    def tool_result(self, call_id: str) -> ToolResult | None:
+        """The tool result of call ``call_id`` as the conversation admitted it (the last
+        message carrying one; ``None``: none). O(1) amortized."""
+        self._catch_up()
+        i = self._by_result.get(call_id)
+        entry = self.records[i].entry if i is not None else None
+        for b in entry.blocks if entry is not None else ():
+            if isinstance(b, ToolResult) and b.tool_use_id == call_id:
+                return b
+        return None
 
     def messages(self) -> list[Entry]:
         """Every conversation message ever admitted, in order (the full conversation log)."""

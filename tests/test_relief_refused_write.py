@@ -1,0 +1,128 @@
+"""A conversation write that is refused changes nothing: the relief rules applied on admission
+(``route`` into a region, ``max_result_tokens``, and the dedupe that used to run there) take
+effect only once the conversation has admitted the message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from regio.content import Message, ToolResult, ToolUse
+from regio.errors import RegionFullError
+from regio.policies.relief import ReliefPolicy, ToolRelief
+from regio.regions import Keyed, Pinned, SlidingWindow, Temporary
+from runtime_stubs import make_engine, words
+
+FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+POLICY = ReliefPolicy(
+    tools={
+        "grep": ToolRelief(route="hits"),
+        "open": ToolRelief(route="files", route_key="file:{path}"),
+        "cat": ToolRelief(dedupe=True, max_result_tokens=40),
+    }
+)
+
+
+def _engine() -> Any:
+    return make_engine(
+        [
+            Pinned(name="system", budget=200, volatility="stable"),
+            Temporary(name="hits", budget=3000, volatility="rewritten"),
+            Keyed(name="files", budget=3000, volatility="rewritten"),
+            SlidingWindow(name="conversation", budget=600, admission="reject"),
+        ],
+        max_tokens=8000,
+        relief=POLICY,
+    )
+
+
+def _state(engine: Any) -> bytes:
+    """Every region's entries and the relief book, byte for byte."""
+    regions = {r.name: list(r.entries) for r in engine.window.regions}
+    return msgspec.json.encode([regions, engine.book.relief, len(engine.transcript_log)])
+
+
+def _refused(engine: Any, message: Message) -> None:
+    before = _state(engine)
+    with pytest.raises(RegionFullError):
+        engine.add_message(message)
+    assert _state(engine) == before
+
+
+def test_a_refused_write_leaves_the_routed_region_untouched() -> None:
+    engine = _engine()
+    engine.add_user("find it")
+    engine.add_assistant("", [ToolUse("g1", "grep", {"p": "x"}), ToolUse("b1", "bash", {})])
+    # the routed result alone would fit; the bash result beside it does not
+    message = Message.tool([ToolResult("g1", words(300, "hit")), ToolResult("b1", words(900))])
+    _refused(engine, message)
+    assert list(engine.window.region("hits").entries) == []
+
+
+def test_a_refused_write_leaves_an_earlier_duplicate_result_untouched() -> None:
+    engine = _engine()
+    engine.add_user("read it")
+    engine.add_assistant("", [ToolUse("c1", "cat", {"path": "a.py"})])
+    engine.add_tool_result("c1", words(30, "old"))
+    engine.add_assistant("again", [ToolUse("c2", "cat", {"path": "a.py"}), ToolUse("b", "x", {})])
+    message = Message.tool([ToolResult("c2", words(30, "new")), ToolResult("b", words(900))])
+    _refused(engine, message)
+    assert "c1" not in engine.book.relief.originals
+
+
+_WRITE = st.tuples(
+    st.sampled_from(["grep", "open", "cat", "bash"]),
+    st.integers(min_value=0, max_value=2),  # argument (a repeated one is a duplicate)
+    st.integers(min_value=1, max_value=500),  # result size in words
+    st.integers(min_value=0, max_value=900),  # a second, plain result beside it
+)
+
+
+@FAST
+@given(st.lists(_WRITE, min_size=1, max_size=12))
+def test_a_refused_write_leaves_every_region_byte_identical(writes: list[Any]) -> None:
+    engine = _engine()
+    engine.add_user("work")
+    for i, (tool, arg, size, extra) in enumerate(writes):
+        call = ToolUse(f"c{i}", tool, {"path": f"f{arg}.py"})
+        calls = [call, ToolUse(f"x{i}", "bash", {})] if extra else [call]
+        engine.add_assistant("", calls)
+        results = [ToolResult(call.id, words(size, f"r{i}-"))]
+        if extra:
+            results.append(ToolResult(f"x{i}", words(extra, f"x{i}-")))
+        before = _state(engine)
+        try:
+            engine.add_message(Message.tool(results))
+        except RegionFullError:
+            assert _state(engine) == before
+            return
+
+
+def test_a_route_refused_after_the_message_was_admitted_puts_the_full_result_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import regio.runtime.reliefadmit as admission
+    from regio.regions import Refusal
+
+    engine = _engine()
+    engine.add_user("find it")
+    engine.add_assistant("", [ToolUse("g1", "grep", {"p": "x"})])
+    real = admission.write_to
+
+    def refusing(c: Any, region: str, content: Any, **kw: Any) -> Any:
+        if region == "hits":  # the window changed since the trial: the region says no now
+            return Refusal(region, 0, 0, 0, 0, (), "region_full", "full")
+        return real(c, region, content, **kw)
+
+    monkeypatch.setattr(admission, "write_to", refusing)
+    bulky = words(300, "hit")
+    engine.add_tool_result("g1", bulky)
+    kept = engine.window.region("conversation").entries[-1].blocks[0]
+    assert isinstance(kept, ToolResult) and kept.content == bulky  # nothing lost
+    assert list(engine.window.region("hits").entries) == []
+    assert "g1" not in engine.book.relief.originals and "route" not in engine.book.relief.stages
