@@ -184,7 +184,7 @@ def test_the_meter_counts_only_probes_planted_before_the_request() -> None:
     meter = RetentionMeter(probes, call_events=[1, 3, 9])
     meter.observe(1, "AAA OLD")  # at event 3: AAA counts, OLD expired, BBB not yet
     meter.observe(2, "BBB")  # at event 9: AAA lost, BBB kept
-    assert meter.result() == {"overall": 2 / 3, "fact": 2 / 3}
+    assert meter.result() == {"overall": 2 / 3, "canaries": 2 / 3, "fact": 2 / 3}
 
 
 def test_trace_facts_pick_paths_numbers_and_error_lines() -> None:
@@ -357,6 +357,9 @@ def test_retention_is_the_kept_share_of_the_canaries_planted_before_each_request
         return
     expected = {"overall": sum(found.values()) / sum(total.values())}
     expected.update({k: found[k] / n for k, n in total.items()})
+    planted = [k for k in total if k != "trace_fact"]
+    if planted:
+        expected["canaries"] = sum(found[k] for k in planted) / sum(total[k] for k in planted)
     assert result == pytest.approx(expected)
     # keeping more canaries in any request never lowers a share; all of them is 100%
     more = [keep | data.draw(st.sets(st.integers(0, 9))) for keep in kept]

@@ -209,12 +209,19 @@ class RetentionMeter:
                 self.found[p.type] = self.found.get(p.type, 0) + 1
 
     def result(self) -> dict[str, float] | None:
-        """``{"overall": share, <type>: share, ...}`` in [0, 1]; ``None`` when nothing was
-        measured (no compaction, or no probe planted yet)."""
+        """``{"overall": share, "canaries": share, <type>: share, ...}`` in [0, 1], each the
+        found share of the probe observations counted; ``canaries`` pools the planted types
+        (every type but ``trace_fact``) and is absent when none was measured. ``None`` when
+        nothing was measured (no compaction, or no probe planted yet)."""
         total = sum(self.total.values())
         if not total:
             return None
         out = {"overall": sum(self.found.values()) / total}
+        planted = [k for k in self.total if k != "trace_fact" and self.total[k]]
+        if planted:
+            out["canaries"] = sum(self.found.get(k, 0) for k in planted) / sum(
+                self.total[k] for k in planted
+            )
         for kind in PROBE_TYPES:
             if self.total.get(kind):
                 out[kind] = self.found.get(kind, 0) / self.total[kind]
