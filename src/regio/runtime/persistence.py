@@ -490,7 +490,7 @@ def _build(
     engine = cls(
         window=window,
         **options,
-        **config_options(config),
+        **config_options(config, str(source)),
         calibration=_calibration(source, state.calibration),
         ledger=ledger,
         transcript_log=transcript,
