@@ -26,8 +26,10 @@ summarizer defaults to an :class:`ExtractiveSummarizer` with the saved limits.
 **Corrupt, truncated or foreign files** raise :class:`RuntimeStateError` naming the file and the
 problem, never another exception: not a regular file, larger than :data:`MAX_STATE_BYTES`,
 nested deeper than :data:`MAX_STATE_DEPTH`, undecodable, of another format or version, or
-decodable but inconsistent (the objects it describes cannot be rebuilt); the transcript's
-records, decoded on first read (:mod:`regio.runtime.stateread`), raise it then. A calibration
+decodable but inconsistent (the objects it describes cannot be rebuilt), or a transcript
+record without a record's fields; the entries inside the records, decoded on first read
+(:mod:`regio.runtime.stateread`), raise it then (a save writes them back as loaded, so a save
+never fails for them). A calibration
 factor outside its range is reset with a :class:`regio.tokens.CalibrationResetWarning` naming
 the file (the factor is learned again; the session is not lost for it).
 """
@@ -144,10 +146,12 @@ def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def engine_state(engine: Any, *, transcript: bool = True) -> EngineState:
-    """The :class:`EngineState` of ``engine`` (what :func:`save_engine` writes); without
-    ``transcript`` its transcript is left empty (a session store appends the new records
-    itself, without decoding the ones a lazily loaded transcript has not read yet)."""
+def engine_state(engine: Any, *, transcript: bool = True, msgpack: bool = False) -> EngineState:
+    """The :class:`EngineState` of ``engine`` (what :func:`save_engine` writes, as JSON or
+    ``msgpack``: the transcript's records a lazy load has not read are written as loaded,
+    never decoded); without ``transcript`` its transcript is left empty (a session store
+    appends the new records itself, without decoding the ones a lazily loaded transcript has
+    not read yet)."""
     window, _reserve, max_summary = summarizer_limits(engine.summarizer)
     counter = engine.counter
     last = engine.state.last_request
@@ -178,14 +182,14 @@ def engine_state(engine: Any, *, transcript: bool = True) -> EngineState:
         overflow_retry=engine.state.overflow_retry,
         calibration=engine.calibration.to_state(),
         ledger=list(engine.ledger.records),
-        transcript=list(engine.transcript_log.records) if transcript else [],
+        transcript=engine.transcript_log.for_save(msgpack) if transcript else [],
         book=engine.book,
     )
 
 
 def encode_state(engine: Any, *, msgpack: bool = False) -> bytes:
     """The engine's state as JSON (default) or msgpack bytes."""
-    state = engine_state(engine)
+    state = engine_state(engine, msgpack=msgpack)
     return msgspec.msgpack.encode(state) if msgpack else msgspec.json.encode(state)
 
 
