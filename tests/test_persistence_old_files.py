@@ -6,21 +6,27 @@ built again renders."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
+import sqlite3
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from msgspec import msgpack
 from msgspec.structs import replace
 
 from regio.policies.relief import MARKER_TOKENS, ToolRelief
 from regio.runtime import Engine
+from regio.runtime.persistence import FORMAT, READ_FORMATS
 from regio.runtime.savedconfig import ReliefLimitRaisedWarning
-from regio.store import SQLiteStore
+from regio.store import SessionStoreError, SQLiteStore
+from regio.store.base import HEAD_FORMAT, HEAD_READ_FORMATS
 from state_fixture_support import FIXTURES, SHELL, Ticks, fixture_engine
 
 STAMP = "20261201"
@@ -111,3 +117,39 @@ def test_a_saved_result_limit_loads_as_at_least_the_marker_and_warns_only_when_r
     assert loaded.options.relief is not None
     assert loaded.options.relief.tool("shell").max_result_tokens == max(limit, MARKER_TOKENS)
     assert len(raised) == (1 if limit < MARKER_TOKENS else 0)
+
+
+def _head(path: Path, session_id: str) -> dict[str, Any]:
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        row = db.execute("select head from sessions where id = ?", (session_id,)).fetchone()
+    return dict(msgpack.decode(row[0]))
+
+
+def test_a_save_writes_this_versions_formats_and_the_older_ones_still_read(tmp_path: Path) -> None:
+    engine = fixture_engine()
+    saved = json.loads(engine.save(tmp_path / "new.json").read_bytes())
+    assert saved["format"] == FORMAT == "regio.engine/2"
+    old = json.loads((FIXTURES / f"main-{STAMP}.json").read_bytes())
+    assert old["format"] == "regio.engine/1" and old["format"] in READ_FORMATS
+    store = SQLiteStore(tmp_path / "new.db")
+    try:
+        engine.save_to(store, "fresh")
+    finally:
+        store.close()
+    assert _head(tmp_path / "new.db", "fresh")["format"] == HEAD_FORMAT == "regio.session-head/3"
+    assert _head(FIXTURES / f"main-{STAMP}.db", "fixture")["format"] in HEAD_READ_FORMATS
+
+
+def test_a_session_head_of_an_unknown_format_is_refused_naming_the_version(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    shutil.copyfile(FIXTURES / f"main-{STAMP}.db", path)
+    head = _head(path, "fixture")
+    head["format"] = "regio.session-head/9"
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("update sessions set head = ? where id = ?", (msgpack.encode(head), "fixture"))
+    store = SQLiteStore(path)
+    try:
+        with pytest.raises(SessionStoreError, match=r"session-head/9.*another regio version"):
+            Engine.load_from(store, "fixture", clock=Ticks())
+    finally:
+        store.close()

@@ -75,6 +75,7 @@ __all__ = [
     "FORMAT",
     "MAX_STATE_BYTES",
     "MAX_STATE_DEPTH",
+    "READ_FORMATS",
     "TEMP_SUFFIX",
     "EngineConfig",
     "EngineState",
@@ -85,8 +86,13 @@ __all__ = [
     "save_engine",
 ]
 
-#: Identifies an engine state file.
-FORMAT = "regio.engine/1"
+#: Identifies an engine state file of this version's layout: the layout state saved once (as
+#: ``last_request.state``), the last request's tools saved (``request_tools``).
+FORMAT = "regio.engine/2"
+
+#: The formats :func:`read_state` reads: :data:`FORMAT` and ``regio.engine/1`` (regio before
+#: 2026-12: the layout state in both places, no request tools; it loads the same session).
+READ_FORMATS = ("regio.engine/1", FORMAT)
 _MSGPACK_SUFFIXES = (".msgpack", ".mpk")
 
 #: Largest state file :func:`read_state` reads (bytes, 1 GiB); a larger one is refused.
@@ -341,10 +347,10 @@ def read_state(
         raise RuntimeStateError(
             f"{source}: not a regio engine state ({type(exc).__name__}: {exc})"
         ) from exc
-    if state.format != FORMAT:
+    if state.format not in READ_FORMATS:
         raise RuntimeStateError(
-            f"{source}: state format {state.format!r} is not {FORMAT!r}; it was written by "
-            "another regio version"
+            f"{source}: state format {state.format!r} is not one of {', '.join(READ_FORMATS)}; "
+            "it was written by another regio version"
         )
     return state
 

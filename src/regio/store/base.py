@@ -166,8 +166,14 @@ def conflict(store: str, session_id: str, expected: int, found: int) -> SessionC
     return SessionConflictError(text, session_id=session_id, expected=expected, found=found)
 
 
-#: Format tag of a head whose window entries are stored as keyed records.
-HEAD_FORMAT = "regio.session-head/2"
+#: Format tag of a head whose window entries and window-sized parts (:data:`HEAD_PARTS`) are
+#: stored as keyed records.
+HEAD_FORMAT = "regio.session-head/3"
+
+#: The head formats a load reads: :data:`HEAD_FORMAT` and ``regio.session-head/2`` (regio
+#: before 2026-12: the entry order and the layout states in the head); a head that is no
+#: ``_Head`` at all is the oldest layout (the whole state, window included).
+HEAD_READ_FORMATS = ("regio.session-head/2", HEAD_FORMAT)
 
 #: Record keys of the head's parts that are sized by the window (:func:`_keyed_parts`): each
 #: region's entry ids in order (``@order/<region>``), the last request's block index (``@ri``),
@@ -487,7 +493,7 @@ def decode_session(
     window). With ``lazy`` its transcript is left empty (:func:`lazy_transcript` decodes the
     records on first use). Raises :class:`SessionStoreError` naming ``where`` when they are
     not a regio session."""
-    from regio.runtime.persistence import FORMAT, EngineState
+    from regio.runtime.persistence import READ_FORMATS, EngineState
     from regio.runtime.transcript import TranscriptRecord
     from regio.runtime.usage import UsageRecord
 
@@ -496,6 +502,11 @@ def decode_session(
             wrapped = msgspec.msgpack.decode(head, type=_Head)
         except (msgspec.DecodeError, msgspec.ValidationError):
             wrapped = None
+        if wrapped is not None and wrapped.format not in HEAD_READ_FORMATS:
+            raise SessionStoreError(
+                f"{where}: session head format {wrapped.format!r} is not one of "
+                f"{', '.join(HEAD_READ_FORMATS)}; it was written by another regio version"
+            )
         raw = bytes(wrapped.state) if wrapped is not None else head
         state = msgspec.msgpack.decode(raw, type=EngineState)
         t_dec = msgspec.msgpack.Decoder(TranscriptRecord)
@@ -514,9 +525,9 @@ def decode_session(
                 state = _originals_of(where, state, wrapped.originals, entries or {})
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise SessionStoreError(f"{where}: not a regio session ({exc})") from exc
-    if state.format != FORMAT:
+    if state.format not in READ_FORMATS:
         raise SessionStoreError(
-            f"{where}: state format {state.format!r} is not {FORMAT!r}; it was written by "
-            "another regio version"
+            f"{where}: state format {state.format!r} is not one of {', '.join(READ_FORMATS)}; "
+            "it was written by another regio version"
         )
     return msgspec.structs.replace(state, transcript=records, ledger=usage)
