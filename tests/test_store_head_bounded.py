@@ -74,3 +74,57 @@ def test_a_session_with_its_head_parts_loads_and_renders_the_same(tmp_path: Any)
     )
     assert loaded.request()[1] == engine.request()[1]
     db.close()
+
+
+def _saved_then_encoded(session: HistorySession, db: SQLiteStore, turn: int) -> Any:
+    """Save ``session`` at ``turn - 1`` into ``db``, play ``turn``, and encode the next save."""
+    session.advance_to(turn - 1)
+    session.engine.save_to(db, "h")
+    session.advance_to(turn)
+    return encode_save(session.engine, session.engine.store_mark)
+
+
+def _layouts(records: Any) -> tuple[str | None, str | None]:
+    head = msgspec.msgpack.decode(records.head, type=_Head)
+    assert head.layouts is not None
+    return head.layouts
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(turn=st.integers(2, 60))
+def test_property_a_layout_state_carried_over_from_the_last_save_is_never_written_again(
+    tmp_path_factory: Any, turn: int
+) -> None:
+    db = SQLiteStore(tmp_path_factory.mktemp("ls") / "s.db")
+    try:
+        session = HistorySession()
+        session.advance_to(turn - 1)
+        before = encode_save(session.engine, session.engine.store_mark)
+        records = _saved_then_encoded(session, db, turn)
+        last, carried = _layouts(records)
+        assert carried is not None and carried == _layouts(before)[0]
+        assert carried in records.digests and carried not in records.put
+        assert last is not None and last in records.put  # the new request's state is new
+    finally:
+        db.close()
+
+
+def test_a_session_saved_every_turn_loads_its_layout_states(tmp_path: Any) -> None:
+    db = SQLiteStore(tmp_path / "s.db")
+    try:
+        session = HistorySession()
+        for turn in range(1, 25):
+            session.advance_to(turn)
+            session.engine.save_to(db, "h")
+        loaded = Engine.load_from(db, "h", token_counter=session.engine.counter)
+        engine = session.engine
+        assert loaded.state.layout_input == engine.state.layout_input
+        assert loaded.state.last_request == msgspec.structs.replace(
+            engine.state.last_request, events=()
+        )
+        assert (
+            loaded.request("anthropic", "claude-sonnet-4-6")[1]
+            == engine.request("anthropic", "claude-sonnet-4-6")[1]
+        )
+    finally:
+        db.close()
