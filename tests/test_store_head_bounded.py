@@ -5,6 +5,9 @@ session has (options, counters, calibration, bookkeeping)."""
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -126,5 +129,51 @@ def test_a_session_saved_every_turn_loads_its_layout_states(tmp_path: Any) -> No
             loaded.request("anthropic", "claude-sonnet-4-6")[1]
             == engine.request("anthropic", "claude-sonnet-4-6")[1]
         )
+    finally:
+        db.close()
+
+
+def _as_head_2(path: Path, session_id: str) -> None:
+    """Rewrite a stored session as a ``regio.session-head/2`` head with its layout states
+    under the fixed keys ``@ls`` / ``@li`` (what regio wrote before the digest keys)."""
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        (raw,) = db.execute("select head from sessions where id = ?", (session_id,)).fetchone()
+        head = msgspec.msgpack.decode(raw)
+        last, carried = head.pop("layouts")
+        renamed = {last: "@ls", carried: "@li"}
+        for key, old in ((last, "@ls"), (carried, "@li")):
+            (data,) = db.execute(
+                "select data from entries where session = ? and key = ?", (session_id, key)
+            ).fetchone()
+            db.execute("insert into entries values (?, ?, ?)", (session_id, old, data))
+        db.execute("delete from entries where session = ? and key like '@ls/%'", (session_id,))
+        head["parts"] = [renamed.get(k, k) for k in head["parts"]]
+        head["format"] = "regio.session-head/2"
+        db.execute(
+            "update sessions set head = ? where id = ?",
+            (msgspec.msgpack.encode(head), session_id),
+        )
+
+
+def test_a_head_2_session_with_fixed_layout_keys_loads_and_saves_on(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    session = HistorySession()
+    session.advance_to(12)
+    db = SQLiteStore(path)
+    session.engine.save_to(db, "h")
+    db.close()
+    _as_head_2(path, "h")
+    db = SQLiteStore(path)
+    try:
+        loaded = Engine.load_from(db, "h", token_counter=session.engine.counter)
+        assert loaded.state.layout_input == session.engine.state.layout_input
+        assert loaded.state.last_request == msgspec.structs.replace(
+            session.engine.state.last_request, events=()
+        )
+        loaded.add_user("and on")
+        loaded.request("anthropic", "claude-sonnet-4-6")
+        loaded.save_to(db, "h")  # saves on in the current layout
+        again = Engine.load_from(db, "h", token_counter=session.engine.counter)
+        assert again.state.layout_input == loaded.state.layout_input
     finally:
         db.close()
