@@ -332,3 +332,69 @@ def test_langchain_anthropic_sends_every_marker_of_any_payload(body):
     model = ChatAnthropic(model="claude-sonnet-4-6", api_key="x", max_tokens=1024)
     wire = model._get_request_payload(_anthropic_window(body))
     assert _markers(wire) == _planned(body)
+
+
+NOTE = "add() lives in calc.py"
+CONTEXT_REPLIES = [
+    _anthropic_reply(
+        1,
+        [
+            {
+                "type": "tool_use",
+                "id": "toolu_9",
+                "name": "context_write",
+                "input": {"region": "file_notes", "key": "calc.py", "text": NOTE},
+            }
+        ],
+    ),
+    _anthropic_reply(2, [{"type": "text", "text": "Noted."}]),
+]
+
+
+@pytest.mark.parametrize("own", [[read_file], []], ids=["with-own-tools", "without"])
+def test_regios_context_tools_reach_an_anthropic_model_and_its_calls_run_in_the_engine(own):
+    engine = regio.Engine.from_blueprint(BLUEPRINT, context_tools="all")
+    sent: list[dict[str, Any]] = []
+    model = _chat_anthropic(sent)
+    ANTHROPIC_REPLIES[:], saved = CONTEXT_REPLIES, list(ANTHROPIC_REPLIES)
+    try:
+        agent = create_agent(model, tools=own, middleware=[RegioMiddleware(engine)])
+        agent.invoke({"messages": [{"role": "user", "content": "Note where add() is"}]})
+    finally:
+        ANTHROPIC_REPLIES[:] = saved
+    names = [s.name for s in engine.tool_specs([])]
+    assert "context_write" in names
+    assert [t["name"] for t in sent[0]["tools"]] == [*names, *(t.name for t in own)]
+    assert engine.window.region("file_notes").entries[0].text.endswith(NOTE)
+    results = [b for m in sent[1]["messages"] for b in m["content"] if b["type"] == "tool_result"]
+    assert len(results) == 1 and "not a valid tool" not in json.dumps(results)
+    assert [s.name for s in engine.tool_specs(None)] == [t["name"] for t in sent[1]["tools"]]
+
+
+def test_regios_context_tools_reach_an_openai_model_in_regios_order():
+    sent: list[dict[str, Any]] = []
+
+    def server(request: httpx2.Request) -> httpx2.Response:
+        sent.append(json.loads(request.content))
+        message = {"role": "assistant", "content": "Done."}
+        return httpx2.Response(
+            200,
+            json={
+                "id": "c",
+                "object": "chat.completion",
+                "created": 1,
+                "model": "gpt-5",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
+            },
+        )
+
+    client = httpx2.Client(transport=httpx2.MockTransport(server))
+    model = ChatOpenAI(model="gpt-5", api_key="sk-offline", http_client=client)
+    engine = regio.Engine.from_blueprint(
+        BLUEPRINT, provider="openai", model="gpt-5", context_tools="all"
+    )
+    agent = create_agent(model, tools=[read_file], middleware=[RegioMiddleware(engine)])
+    agent.invoke({"messages": [{"role": "user", "content": "Fix the failing test"}]})
+    wire = [t["function"]["name"] for t in sent[0]["tools"]]
+    assert wire == [s.name for s in engine.tool_specs([])] + ["read_file"]

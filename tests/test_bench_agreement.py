@@ -73,6 +73,8 @@ def test_a_log_without_system_prompt_or_tools_is_compared_behind_the_estimated_p
     assert a.simulated_read_tokens == a.recorded_read_tokens
     assert a.simulated_prompt_tokens == a.recorded_prompt_tokens
     assert a.mean_share_error < 1e-9
+    beyond = sum(sizes[:-1])  # each later call reads the previous request past the prefix
+    assert a.simulated_beyond_prefix_tokens == a.recorded_beyond_prefix_tokens == beyond > 0
     line = " ".join(agreement_lines(report.traces))
     assert "prefix estimated from each trace's first recorded prompt (3,000 tokens)" in line
 
@@ -127,10 +129,13 @@ def test_a_log_with_its_system_prompt_is_compared_as_recorded_on_every_call() ->
     assert a.recorded_read_tokens == 500 * a.requests
 
 
-def test_the_openhands_runs_agree_with_their_recorded_cache_reads() -> None:
+def test_the_openhands_runs_are_compared_on_the_reads_beyond_the_estimated_prefix() -> None:
     """The three OpenHands trajectories (claude-3-5-sonnet and gpt-4o, real usage): two are
-    comparable behind the estimated prefix, within 10% of the recorded cache reads (the
-    replay as logged read nothing: -100%); the third records usage on its last call only."""
+    comparable behind an estimated prefix of about 3,460 tokens. That prefix is cached on
+    both sides by construction (about 96% of the reads), so the reads past it are what the
+    simulator decided: each comparable trace must read past it, and the total must stay
+    within a factor of 3 of the recorded reads past it (measured: 256 vs 522, -51%). The
+    third records usage on its last call only."""
     folder = raw_traces_dir() / "openhands"
     traces = [t for p in expand_sources([folder]) for t in import_file(p).traces]
     report = run_bench([(t, tiny_blueprint()) for t in traces], layouts=("recorded",))
@@ -138,8 +143,15 @@ def test_the_openhands_runs_agree_with_their_recorded_cache_reads() -> None:
     comparable = [a for a in found.values() if a is not None and a.comparable]
     assert len(comparable) == 2
     assert all(a.unlogged_prefix_tokens > 3000 for a in comparable)
-    rec = sum(a.recorded_read_tokens for a in comparable)
-    sim = sum(a.simulated_read_tokens for a in comparable)
-    assert abs(sim / rec - 1) < 0.10, (sim, rec)
+    for a in comparable:
+        assert a.simulated_beyond_prefix_tokens > 0, a  # read something the prefix does not
+        assert a.recorded_beyond_prefix_tokens > 0, a
+    rec = sum(a.recorded_beyond_prefix_tokens for a in comparable)
+    sim = sum(a.simulated_beyond_prefix_tokens for a in comparable)
+    assert 1 / 3 <= sim / rec <= 3, (sim, rec)
+    lines = agreement_lines(report.traces)
+    for name, a in found.items():
+        if a is not None and a.comparable:
+            assert any(line.strip().startswith(f"{name} (") for line in lines), lines
     other = found["openhands/basic_interactions"]
     assert other is not None and not other.comparable

@@ -101,7 +101,7 @@ KINDS: dict[str, tuple[str, Callable[[dict[str, Any], bytes], bytes]]] = {
     "top_level_list": (".json", lambda t, b: _json([t])),
     "top_level_scalar_msgpack": (".msgpack", lambda t, b: msgspec.msgpack.encode(42)),
     "foreign_json": (".json", lambda t, b: b'{"hello": "world"}'),
-    "wrong_version": (".json", lambda t, b: _json({**t, "format": "regio.engine/2"})),
+    "wrong_version": (".json", lambda t, b: _json({**t, "format": "regio.engine/9"})),
     "missing_field": (".json", lambda t, b: _json({k: v for k, v in t.items() if k != "window"})),
     "wrong_type": (".json", lambda t, b: _json(_set_in(t, ("config", "model"), 5))),
     "wrong_type_msgpack": (

@@ -1,6 +1,8 @@
 """``Engine.load`` of a state file decodes the transcript on first use: the load builds the
 window, the ledger and the bookkeeping; the transcript's records are checked as well-formed and
-counted, and built when something reads them. Saving a loaded engine writes what it loaded."""
+checked to have a record's shape (a record that has not refuses the load, naming the file), and
+built when something reads them. Saving a loaded engine writes what it loaded, never decoding
+the records it has not read."""
 
 from __future__ import annotations
 
@@ -51,18 +53,49 @@ def test_a_loaded_state_file_decodes_its_transcript_on_first_use(
     assert loaded.transcript() == engine.transcript()
 
 
-def test_a_damaged_transcript_record_is_reported_naming_the_file_when_read(
-    tmp_path: Path,
-) -> None:
+def _damaged(tmp_path: Path, damage: Any) -> tuple[Engine, Path]:
+    """An engine after 3 turns and its JSON state file with ``damage(data)`` applied."""
     engine = store_engine()
     for turn in range(1, 4):
         play_turn(engine, turn)
     path = engine.save(tmp_path / "s.json")
     data = json.loads(path.read_bytes())
-    data["transcript"][2]["kind"] = 5
+    damage(data)
     path.write_text(json.dumps(data), encoding="utf-8")
+    return engine, path
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda d: d["transcript"].__setitem__(2, {"bogus": 1}),
+        lambda d: d["transcript"][2].__setitem__("kind", 5),
+        lambda d: d["transcript"][1].__setitem__("seq", "one"),
+        lambda d: d["transcript"][0].pop("region"),
+    ],
+    ids=["foreign-record", "kind", "seq", "missing-field"],
+)
+def test_a_load_refuses_a_damaged_transcript_record_up_front_naming_the_file(
+    tmp_path: Path, damage: Any
+) -> None:
+    _, path = _damaged(tmp_path, damage)
+    before = path.read_bytes()
+    with pytest.raises(RuntimeStateError, match=f"^{path}: not a regio engine state"):
+        _load(path)
+    assert path.read_bytes() == before  # nothing stored is touched
+
+
+def test_a_damaged_entry_inside_a_record_is_written_back_unchanged_and_reported_when_read(
+    tmp_path: Path,
+) -> None:
+    engine, path = _damaged(tmp_path, lambda d: d["transcript"][2]["entry"].pop("blocks"))
     loaded = _load(path)
     assert loaded.request()[1] == engine.request()[1]  # the window is intact
+    play_turn(loaded, 4)
+    again = loaded.save(tmp_path / "again.json")  # saving never decodes the loaded records
+    saved = json.loads(again.read_bytes())["transcript"]
+    assert saved[:3] == json.loads(path.read_bytes())["transcript"][:3]
+    assert len(saved) == len(loaded.transcript_log)
     with pytest.raises(RuntimeStateError, match=f"^{path}: a transcript record is damaged"):
         loaded.transcript()
 
@@ -76,9 +109,12 @@ def test_property_save_of_a_loaded_engine_writes_the_state_it_loaded(
     engine = store_engine()
     for turn in range(1, turns + 1):
         play_turn(engine, turn)
+    other = ".msgpack" if suffix == ".json" else ".json"
     first = engine.save(folder / f"a{suffix}")
     loaded = _load(first)
     if read:
         assert loaded.transcript() == engine.transcript()
     second = loaded.save(folder / f"b{suffix}")
     assert second.read_bytes() == first.read_bytes()
+    converted = loaded.save(folder / f"b{other}")  # the other format: the records converted
+    assert converted.read_bytes() == engine.save(folder / f"a{other}").read_bytes()

@@ -5,6 +5,9 @@ session has (options, counters, calibration, bookkeeping)."""
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -74,3 +77,103 @@ def test_a_session_with_its_head_parts_loads_and_renders_the_same(tmp_path: Any)
     )
     assert loaded.request()[1] == engine.request()[1]
     db.close()
+
+
+def _saved_then_encoded(session: HistorySession, db: SQLiteStore, turn: int) -> Any:
+    """Save ``session`` at ``turn - 1`` into ``db``, play ``turn``, and encode the next save."""
+    session.advance_to(turn - 1)
+    session.engine.save_to(db, "h")
+    session.advance_to(turn)
+    return encode_save(session.engine, session.engine.store_mark)
+
+
+def _layouts(records: Any) -> tuple[str | None, str | None]:
+    head = msgspec.msgpack.decode(records.head, type=_Head)
+    assert head.layouts is not None
+    return head.layouts
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(turn=st.integers(2, 60))
+def test_property_a_layout_state_carried_over_from_the_last_save_is_never_written_again(
+    tmp_path_factory: Any, turn: int
+) -> None:
+    db = SQLiteStore(tmp_path_factory.mktemp("ls") / "s.db")
+    try:
+        session = HistorySession()
+        session.advance_to(turn - 1)
+        before = encode_save(session.engine, session.engine.store_mark)
+        records = _saved_then_encoded(session, db, turn)
+        last, carried = _layouts(records)
+        assert carried is not None and carried == _layouts(before)[0]
+        assert carried in records.digests and carried not in records.put
+        assert last is not None and last in records.put  # the new request's state is new
+    finally:
+        db.close()
+
+
+def test_a_session_saved_every_turn_loads_its_layout_states(tmp_path: Any) -> None:
+    db = SQLiteStore(tmp_path / "s.db")
+    try:
+        session = HistorySession()
+        for turn in range(1, 25):
+            session.advance_to(turn)
+            session.engine.save_to(db, "h")
+        loaded = Engine.load_from(db, "h", token_counter=session.engine.counter)
+        engine = session.engine
+        assert loaded.state.layout_input == engine.state.layout_input
+        assert loaded.state.last_request == msgspec.structs.replace(
+            engine.state.last_request, events=()
+        )
+        assert (
+            loaded.request("anthropic", "claude-sonnet-4-6")[1]
+            == engine.request("anthropic", "claude-sonnet-4-6")[1]
+        )
+    finally:
+        db.close()
+
+
+def _as_head_2(path: Path, session_id: str) -> None:
+    """Rewrite a stored session as a ``regio.session-head/2`` head with its layout states
+    under the fixed keys ``@ls`` / ``@li`` (what regio wrote before the digest keys)."""
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        (raw,) = db.execute("select head from sessions where id = ?", (session_id,)).fetchone()
+        head = msgspec.msgpack.decode(raw)
+        last, carried = head.pop("layouts")
+        renamed = {last: "@ls", carried: "@li"}
+        for key, old in ((last, "@ls"), (carried, "@li")):
+            (data,) = db.execute(
+                "select data from entries where session = ? and key = ?", (session_id, key)
+            ).fetchone()
+            db.execute("insert into entries values (?, ?, ?)", (session_id, old, data))
+        db.execute("delete from entries where session = ? and key like '@ls/%'", (session_id,))
+        head["parts"] = [renamed.get(k, k) for k in head["parts"]]
+        head["format"] = "regio.session-head/2"
+        db.execute(
+            "update sessions set head = ? where id = ?",
+            (msgspec.msgpack.encode(head), session_id),
+        )
+
+
+def test_a_head_2_session_with_fixed_layout_keys_loads_and_saves_on(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    session = HistorySession()
+    session.advance_to(12)
+    db = SQLiteStore(path)
+    session.engine.save_to(db, "h")
+    db.close()
+    _as_head_2(path, "h")
+    db = SQLiteStore(path)
+    try:
+        loaded = Engine.load_from(db, "h", token_counter=session.engine.counter)
+        assert loaded.state.layout_input == session.engine.state.layout_input
+        assert loaded.state.last_request == msgspec.structs.replace(
+            session.engine.state.last_request, events=()
+        )
+        loaded.add_user("and on")
+        loaded.request("anthropic", "claude-sonnet-4-6")
+        loaded.save_to(db, "h")  # saves on in the current layout
+        again = Engine.load_from(db, "h", token_counter=session.engine.counter)
+        assert again.state.layout_input == loaded.state.layout_input
+    finally:
+        db.close()

@@ -31,6 +31,15 @@ first call (:mod:`regio.adapters.window`).
 
 Pass ``provider="anthropic"`` or ``"openai"`` to choose instead of detecting.
 
+**regio's context tools** (``context_tools``: ``context_write``, ``todo_add``, ``compact``, ...)
+are sent with the caller's tools in both formats, in regio's order (the tools the budget
+counts), and the middleware runs the model's calls to them itself (``wrap_tool_call``:
+:meth:`regio.runtime.Engine.handle_tool_call`, its text returned as the tool result), so the
+agent needs no tool of its own for them. A tool the caller registered under a context tool's
+name is the caller's: its calls go to the agent's tool as before. An agent without tools of
+its own runs them too (``create_agent`` builds its tool node for a middleware that wraps tool
+calls).
+
 **The caller's system message** (``create_agent(system_prompt=...)``, or a middleware's) is
 kept, never replaced: with ``system_region`` it is written to that pinned region of the engine
 (replacing its content whenever it changes), so it is counted in the budget and laid out with
@@ -50,12 +59,14 @@ from langchain_core.messages import (
     BaseMessage,
     HumanMessage,
     SystemMessage,
+    ToolMessage,
     convert_to_messages,
     convert_to_openai_messages,
 )
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from regio.content import Message, Thinking
+from regio.runtime.options import TOOL_NAMES
 
 from .chat import chat_messages, content_text
 from .window import adopt_framework_window, langchain_window
@@ -118,11 +129,6 @@ def _split_tools(tools: list[Any]) -> tuple[list[Any], list[Any]]:
         else:
             functions.append(convert_to_openai_tool(tool))
     return functions, builtin
-
-
-def _tool_name(tool: Mapping[str, Any]) -> str:
-    fn = tool.get("function")
-    return str(fn.get("name") if isinstance(fn, Mapping) else tool.get("name"))
 
 
 def _move_tool_use_markers(messages: list[dict[str, Any]]) -> None:
@@ -227,7 +233,12 @@ class RegioMiddleware(AgentMiddleware):
         regio_system = [content_text(m.content) for m in window if isinstance(m, SystemMessage)]
         rest = [m for m in window if not isinstance(m, SystemMessage)]
         text = "\n\n".join(t for t in (caller, *regio_system) if t)
-        return request.override(messages=rest, system_message=SystemMessage(text) if text else None)
+        tools = [dict(t) for t in body.get("tools") or []]  # the caller's and regio's
+        return request.override(
+            messages=rest,
+            system_message=SystemMessage(text) if text else None,
+            tools=[*tools, *builtin] if tools else list(request.tools),
+        )
 
     def _anthropic(
         self, request: Any, caller: str, functions: list[Any], builtin: list[Any]
@@ -236,12 +247,11 @@ class RegioMiddleware(AgentMiddleware):
         system: list[str | dict[Any, Any]] = [dict(b) for b in body.get("system") or []]
         if caller:
             system.insert(0, {"type": "text", "text": caller})
-        offered = {_tool_name(t) for t in functions}
-        tools = [dict(t) for t in body.get("tools") or [] if t["name"] in offered]
+        tools = [dict(t) for t in body.get("tools") or []]  # the caller's and regio's
         return request.override(
             messages=_anthropic_window(body),
             system_message=SystemMessage(system) if system else None,
-            tools=[*tools, *builtin] if functions else list(request.tools),
+            tools=[*tools, *builtin] if tools else list(request.tools),
         )
 
     def _record(self, response: Any) -> Any:
@@ -260,3 +270,27 @@ class RegioMiddleware(AgentMiddleware):
     async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         """:meth:`wrap_model_call` for async agents."""
         return self._record(await handler(self._window(request)))
+
+    def _context_tool_result(self, request: Any) -> ToolMessage | None:
+        """The result of a call to one of regio's context tools (module doc), ``None`` for
+        any other call (a tool the agent registered, under any name)."""
+        call = request.tool_call
+        if request.tool is not None or call.get("name") not in TOOL_NAMES:
+            return None
+        outcome = self.engine.handle_tool_call(call["name"], call.get("args") or {})
+        return ToolMessage(
+            outcome.text,
+            tool_call_id=call["id"],
+            name=call["name"],
+            status="success" if outcome.ok else "error",
+        )
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        """Run a call to a regio context tool in the engine; pass every other call on."""
+        result = self._context_tool_result(request)
+        return handler(request) if result is None else result
+
+    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        """:meth:`wrap_tool_call` for async agents."""
+        result = self._context_tool_result(request)
+        return await handler(request) if result is None else result

@@ -16,7 +16,10 @@ recorded usage: ``prefix = its recorded prompt tokens - the replay's count of th
 (tokens), puts one block of that size (marked like the system prompt a plain request marks)
 before every recorded request, simulates them again under the same cache model, and compares
 only the **later** calls (the first one fixed the estimate). The estimate assumes the prefix
-was the same on every call; it is stored as ``unlogged_prefix_tokens`` and printed.
+was the same on every call; it is stored as ``unlogged_prefix_tokens`` and printed. The prefix
+is then cached on both sides by construction (it is most of each read on short traces), so
+the reads **beyond the prefix** (each call's read minus the prefix, per trace) are reported
+beside the totals: they are the part of the reads the simulator decided.
 
 The trace is **not comparable** (``comparable=False``, with the ``reason`` printed) when no
 call is left to compare (the only call with usage fixed the estimate) or the recorded prompt
@@ -28,6 +31,7 @@ usage, the growth of the recorded prompt (``prompt_i - prompt_{i-1}``, the recor
 ``cache_read + cache_write + input`` tokens) against the growth of the replayed request (the
 tokens of the messages added in between, as regio counts them). This is the part of the
 request both sides see; a gap here is the tokenizer or what the log kept of the messages.
+Gaps of different traces can cancel in a total, so they are printed per trace.
 """
 
 from __future__ import annotations
@@ -157,4 +161,6 @@ def usage_agreement(
         added_pairs=added[0],
         recorded_added_tokens=added[1],
         simulated_added_tokens=added[2],
+        recorded_beyond_prefix_tokens=sum(u.cached_tokens - prefix for u, _, _ in pairs),
+        simulated_beyond_prefix_tokens=sum(r - prefix for _, r, _ in pairs),
     )

@@ -20,7 +20,7 @@ from rich.table import Table
 
 from regio.bench.metrics import total_models
 from regio.bench.peers import PEER_PACKAGES, PEERS
-from regio.bench.report import BenchReport, LayoutResult, ModelResult, TraceResult
+from regio.bench.report import BenchReport, LayoutResult, ModelResult, TraceResult, UsageAgreement
 from regio.console import TableColumn, compact_number, fit_tables, stdout_console
 
 __all__ = [
@@ -228,11 +228,36 @@ def group_table(
     return [model_table(title, m, window=window) for m in total_models([t.models for t in traces])]
 
 
+def _trace_lines(found: Sequence[tuple[str, UsageAgreement]]) -> list[str]:
+    """One line per comparable trace: its reads beyond the estimated prefix and its added
+    tokens (per trace: gaps of different traces cancel in a total)."""
+    out: list[str] = []
+    for trace, a in found:
+        added = ""
+        if a.added_pairs:
+            added = (
+                f"; tokens added between consecutive calls ({a.added_pairs} pairs) replayed "
+                f"{_tok(a.simulated_added_tokens)} vs recorded {_tok(a.recorded_added_tokens)}"
+            )
+        where = (
+            f"beyond the {a.unlogged_prefix_tokens:,}-token estimated prefix "
+            if a.unlogged_prefix_tokens
+            else ""
+        )
+        out.append(
+            f"  {trace} ({a.requests} calls): cache reads {where}simulated "
+            f"{_tok(a.simulated_beyond_prefix_tokens)} vs recorded "
+            f"{_tok(a.recorded_beyond_prefix_tokens)}{added}"
+        )
+    return out
+
+
 def agreement_lines(traces: Sequence[TraceResult]) -> list[str]:
     """The lines comparing the simulator with the recorded provider usage
     (:mod:`regio.bench.agreement`): the totals over the comparable traces, saying what was
-    compared (an estimated unlogged prefix, the added tokens), then one line per trace that
-    is not comparable, with the reason. Empty without recorded usage."""
+    compared (an estimated unlogged prefix and the reads beyond it), one line per comparable
+    trace (its reads beyond the prefix, its added tokens), then one line per trace that is
+    not comparable, with the reason. Empty without recorded usage."""
     found = [(t.trace, a) for t in traces if (a := t.usage_agreement) is not None]
     agreed = [a for _, a in found if a.comparable and a.requests]
     out: list[str] = []
@@ -250,21 +275,18 @@ def agreement_lines(traces: Sequence[TraceResult]) -> list[str]:
         estimated = [a for a in agreed if a.unlogged_prefix_tokens]
         if estimated:
             sizes = ", ".join(f"{a.unlogged_prefix_tokens:,}" for a in estimated)
+            beyond_rec = sum(a.recorded_beyond_prefix_tokens for a in agreed)
+            beyond_sim = sum(a.simulated_beyond_prefix_tokens for a in agreed)
             out.append(
                 f"  {len(estimated)} of them log no system prompt or tool schemas: a constant "
                 f"prefix estimated from each trace's first recorded prompt ({sizes} tokens) is "
                 "added to its replayed requests, and only the calls after that first one are "
-                "compared"
+                "compared; that prefix is cached on both sides by construction, so the reads "
+                f"beyond it are what was simulated: {_tok(beyond_sim)} vs recorded "
+                f"{_tok(beyond_rec)}"
+                + (f" ({beyond_sim / beyond_rec - 1:+.1%})" if beyond_rec > 0 else "")
             )
-        pairs = sum(a.added_pairs for a in agreed)
-        if pairs:
-            added_rec = sum(a.recorded_added_tokens for a in agreed)
-            added_sim = sum(a.simulated_added_tokens for a in agreed)
-            out.append(
-                f"  tokens added between consecutive calls ({pairs} pairs, the part both sides "
-                f"see): replayed {_tok(added_sim)} vs recorded {_tok(added_rec)}"
-                + (f" ({added_sim / added_rec - 1:+.1%})" if added_rec > 0 else "")
-            )
+        out.extend(_trace_lines([(t, a) for t, a in found if a.comparable and a.requests]))
     for trace, a in found:
         if not a.comparable:
             out.append(f"recorded usage of {trace} not comparable: {a.reason}")

@@ -163,6 +163,10 @@ class UsageAgreement(msgspec.Struct, frozen=True):
     ``added_pairs`` consecutive calls with usage, over which ``recorded_added_tokens`` (the
     recorded prompt's growth) and ``simulated_added_tokens`` (the replayed request's growth,
     the added messages as regio counts them) compare the part both sides see.
+    ``recorded_beyond_prefix_tokens`` / ``simulated_beyond_prefix_tokens``: the cache reads
+    past that prefix (each compared call's read minus ``unlogged_prefix_tokens``, summed; the
+    prefix is cached on both sides by construction, so this is what the simulator itself
+    decided; equal to the reads when nothing was estimated).
     ``comparable=False`` with a ``reason`` when nothing could be compared honestly."""
 
     cache_model: str
@@ -178,6 +182,8 @@ class UsageAgreement(msgspec.Struct, frozen=True):
     added_pairs: int = 0
     recorded_added_tokens: int = 0
     simulated_added_tokens: int = 0
+    recorded_beyond_prefix_tokens: int = 0
+    simulated_beyond_prefix_tokens: int = 0
 
 
 class TraceResult(msgspec.Struct, frozen=True):

@@ -26,8 +26,10 @@ summarizer defaults to an :class:`ExtractiveSummarizer` with the saved limits.
 **Corrupt, truncated or foreign files** raise :class:`RuntimeStateError` naming the file and the
 problem, never another exception: not a regular file, larger than :data:`MAX_STATE_BYTES`,
 nested deeper than :data:`MAX_STATE_DEPTH`, undecodable, of another format or version, or
-decodable but inconsistent (the objects it describes cannot be rebuilt); the transcript's
-records, decoded on first read (:mod:`regio.runtime.stateread`), raise it then. A calibration
+decodable but inconsistent (the objects it describes cannot be rebuilt), or a transcript
+record without a record's fields; the entries inside the records, decoded on first read
+(:mod:`regio.runtime.stateread`), raise it then (a save writes them back as loaded, so a save
+never fails for them). A calibration
 factor outside its range is reset with a :class:`regio.tokens.CalibrationResetWarning` naming
 the file (the factor is learned again; the session is not lost for it).
 """
@@ -73,6 +75,7 @@ __all__ = [
     "FORMAT",
     "MAX_STATE_BYTES",
     "MAX_STATE_DEPTH",
+    "READ_FORMATS",
     "TEMP_SUFFIX",
     "EngineConfig",
     "EngineState",
@@ -83,8 +86,13 @@ __all__ = [
     "save_engine",
 ]
 
-#: Identifies an engine state file.
-FORMAT = "regio.engine/1"
+#: Identifies an engine state file of this version's layout: the layout state saved once (as
+#: ``last_request.state``), the last request's tools saved (``request_tools``).
+FORMAT = "regio.engine/2"
+
+#: The formats :func:`read_state` reads: :data:`FORMAT` and ``regio.engine/1`` (regio before
+#: 2026-12: the layout state in both places, no request tools; it loads the same session).
+READ_FORMATS = ("regio.engine/1", FORMAT)
 _MSGPACK_SUFFIXES = (".msgpack", ".mpk")
 
 #: Largest state file :func:`read_state` reads (bytes, 1 GiB); a larger one is refused.
@@ -144,10 +152,12 @@ def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def engine_state(engine: Any, *, transcript: bool = True) -> EngineState:
-    """The :class:`EngineState` of ``engine`` (what :func:`save_engine` writes); without
-    ``transcript`` its transcript is left empty (a session store appends the new records
-    itself, without decoding the ones a lazily loaded transcript has not read yet)."""
+def engine_state(engine: Any, *, transcript: bool = True, msgpack: bool = False) -> EngineState:
+    """The :class:`EngineState` of ``engine`` (what :func:`save_engine` writes, as JSON or
+    ``msgpack``: the transcript's records a lazy load has not read are written as loaded,
+    never decoded); without ``transcript`` its transcript is left empty (a session store
+    appends the new records itself, without decoding the ones a lazily loaded transcript has
+    not read yet)."""
     window, _reserve, max_summary = summarizer_limits(engine.summarizer)
     counter = engine.counter
     last = engine.state.last_request
@@ -178,14 +188,14 @@ def engine_state(engine: Any, *, transcript: bool = True) -> EngineState:
         overflow_retry=engine.state.overflow_retry,
         calibration=engine.calibration.to_state(),
         ledger=list(engine.ledger.records),
-        transcript=list(engine.transcript_log.records) if transcript else [],
+        transcript=engine.transcript_log.for_save(msgpack) if transcript else [],
         book=engine.book,
     )
 
 
 def encode_state(engine: Any, *, msgpack: bool = False) -> bytes:
     """The engine's state as JSON (default) or msgpack bytes."""
-    state = engine_state(engine)
+    state = engine_state(engine, msgpack=msgpack)
     return msgspec.msgpack.encode(state) if msgpack else msgspec.json.encode(state)
 
 
@@ -337,10 +347,10 @@ def read_state(
         raise RuntimeStateError(
             f"{source}: not a regio engine state ({type(exc).__name__}: {exc})"
         ) from exc
-    if state.format != FORMAT:
+    if state.format not in READ_FORMATS:
         raise RuntimeStateError(
-            f"{source}: state format {state.format!r} is not {FORMAT!r}; it was written by "
-            "another regio version"
+            f"{source}: state format {state.format!r} is not one of {', '.join(READ_FORMATS)}; "
+            "it was written by another regio version"
         )
     return state
 
@@ -490,7 +500,7 @@ def _build(
     engine = cls(
         window=window,
         **options,
-        **config_options(config),
+        **config_options(config, str(source)),
         calibration=_calibration(source, state.calibration),
         ledger=ledger,
         transcript_log=transcript,

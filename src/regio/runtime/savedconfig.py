@@ -10,17 +10,24 @@ engine was built with that is not an option (:class:`ConfigExtras`: the token co
 and chat format, the summarizer's limits, the blueprint's hash).
 
 The layout is the one state files have always had (a flat map of option names and the extras),
-so every earlier state file loads.
+so every earlier state file loads. A saved relief policy is read without the limits regio added
+since (:class:`SavedReliefPolicy`): a tool's ``max_result_tokens`` below
+:data:`regio.policies.relief.MARKER_TOKENS` (accepted before 2026-12) loads raised to it, with a
+:class:`ReliefLimitRaisedWarning` naming the file (the session is not lost for it; a new
+blueprint or policy still refuses such a limit).
 """
 
 from __future__ import annotations
 
 import typing
+import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import msgspec
+
+from regio.policies.relief import MARKER_TOKENS, ReliefPolicy, ToolRelief
 
 from .options import EngineOptions
 
@@ -29,6 +36,9 @@ __all__ = [
     "SAVED_OPTIONS",
     "ConfigExtras",
     "EngineConfig",
+    "ReliefLimitRaisedWarning",
+    "SavedReliefPolicy",
+    "SavedToolRelief",
     "config_options",
     "engine_config",
 ]
@@ -58,11 +68,34 @@ class ConfigExtras(msgspec.Struct):
     blueprint_sha256: str | None = None
 
 
+class ReliefLimitRaisedWarning(UserWarning):
+    """A saved relief limit below today's floor was raised on load (message: the file, the
+    tool, the saved and the loaded value)."""
+
+
+class SavedToolRelief(ToolRelief, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A :class:`ToolRelief` as a state file holds it: any ``max_result_tokens`` (states of
+    regio before 2026-12 could save one below :data:`MARKER_TOKENS`); :func:`config_options`
+    raises it."""
+
+    def __post_init__(self) -> None:
+        """Accepts what an older regio saved (:func:`config_options` applies the floor)."""
+
+
+class SavedReliefPolicy(ReliefPolicy, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A :class:`ReliefPolicy` as a state file holds it (its tools :class:`SavedToolRelief`)."""
+
+    tools: dict[str, SavedToolRelief] = msgspec.field(default_factory=dict)  # type: ignore[assignment]
+
+
 def _saved_field(attribute: attrs.Attribute[Any], hint: Any) -> tuple[str, Any, Any]:
-    """``(name, type, default)`` of one option as a saved field (its default is the option's)."""
+    """``(name, type, default)`` of one option as a saved field (its default is the option's;
+    the relief policy is read as a :class:`SavedReliefPolicy`)."""
     default: Any = attribute.default
     if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
         default = msgspec.field(default_factory=default.factory)
+    if attribute.name == "relief":
+        hint = SavedReliefPolicy | None
     return attribute.name, hint, default
 
 
@@ -104,7 +137,34 @@ def engine_config(options: EngineOptions, extras: ConfigExtras) -> EngineConfig:
     return EngineConfig(**values, **msgspec.structs.asdict(extras))
 
 
-def config_options(config: EngineConfig) -> dict[str, Any]:
+def _loaded_relief(relief: ReliefPolicy | None, source: str) -> ReliefPolicy | None:
+    """``relief`` as a :class:`ReliefPolicy`, every tool's ``max_result_tokens`` raised to at
+    least :data:`MARKER_TOKENS` (a :class:`ReliefLimitRaisedWarning` naming ``source`` for
+    each one raised)."""
+    if relief is None or type(relief) is ReliefPolicy:
+        return relief
+    tools: dict[str, Any] = {}
+    for name, tool in relief.tools.items():
+        limit = tool.max_result_tokens
+        if limit is not None and limit < MARKER_TOKENS:
+            warnings.warn(
+                f"{source}: relief.tools.{name}.max_result_tokens {limit} is below the trim "
+                f"marker's {MARKER_TOKENS} tokens; loaded as {MARKER_TOKENS} (saved so on the "
+                "next save)",
+                ReliefLimitRaisedWarning,
+                stacklevel=5,
+            )
+            limit = MARKER_TOKENS
+        tools[name] = msgspec.structs.replace(tool, max_result_tokens=limit)
+    return msgspec.convert(
+        msgspec.to_builtins(msgspec.structs.replace(relief, tools=tools)), ReliefPolicy
+    )
+
+
+def config_options(config: EngineConfig, source: str = "the saved state") -> dict[str, Any]:
     """The saved options of ``config`` as :class:`EngineOptions` keywords (the options'
-    converters turn saved lists back into tuples)."""
-    return {name: getattr(config, name) for name in SAVED_OPTIONS}
+    converters turn saved lists back into tuples; the relief policy's limits as
+    :func:`_loaded_relief` raises them, warnings naming ``source``)."""
+    options = {name: getattr(config, name) for name in SAVED_OPTIONS}
+    options["relief"] = _loaded_relief(options["relief"], source)
+    return options

@@ -13,20 +13,20 @@ already finished. Usage::
         stream.tool_call_end("c1")
     # the assistant message a{c1} is in the log here; run the tool, add_tool_result(...)
 
-A call whose arguments never finished (no :meth:`tool_call_end`, or JSON that does not parse
-to an object) is never saved as a complete call: it is dropped and a
-``stream_call_discarded`` event says so. Leaving the ``with`` block by an exception cancels the
-stream: completed content is kept, unfinished calls are dropped.
+A call whose arguments never finished (no :meth:`tool_call_end`, or arguments that
+:func:`regio.callargs.function_arguments` cannot read as an object: not JSON, not an object,
+nested deeper than :data:`regio.callargs.MAX_ARGUMENT_DEPTH`) is never saved as a complete
+call: it is dropped and a ``stream_call_discarded`` event says so. Leaving the ``with`` block
+by an exception cancels the stream: completed content is kept, unfinished calls are dropped.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from typing import Any
 
 import attrs
 
+from regio.callargs import INVALID_ARGUMENTS_KEY, function_arguments
 from regio.content import Entry, Message, Thinking, ToolUse
 from regio.events import Event
 
@@ -105,13 +105,8 @@ class AssistantStream:
         calls: list[ToolUse] = []
         for call in self._calls.values():
             raw = "".join(call.pieces)
-            args: Any = None
-            if call.done and call.name:
-                try:
-                    args = json.loads(raw or "{}")
-                except ValueError:
-                    args = None
-            if not isinstance(args, dict):
+            args = function_arguments(raw) if call.done and call.name else None
+            if args is None or INVALID_ARGUMENTS_KEY in args:
                 self.emit(StreamCallDiscarded(call.id, call.name, len(raw)))
                 continue
             calls.append(ToolUse(call.id, call.name, args))

@@ -7,7 +7,8 @@ full history stays available after the view has shrunk (only the prompt view is
 compacted; the full transcript is kept).
 
 A loaded session's transcript may be decoded lazily: the records stored before the load are
-``pending`` (a function that decodes them, and their count) until something reads them (the
+``pending`` (a function that decodes them, and their count; optionally ``pending_encoded``, the
+records as a save writes them) until something reads them (the
 records, the messages, ``context_restore`` looking up a result by call id); appending and
 counting never decode them, so a load and the turns after it cost what the window needs.
 """
@@ -15,7 +16,7 @@ counting never decode them, so a load and the turns after it cost what the windo
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 import msgspec
@@ -60,6 +61,9 @@ class Transcript:
         default=None, kw_only=True, alias="pending"
     )
     _pending_count: int = attrs.field(default=0, kw_only=True, alias="pending_count")
+    _pending_encoded: Callable[[bool], list[Any]] | None = attrs.field(
+        default=None, kw_only=True, alias="pending_encoded"
+    )
     _indexed: int = attrs.field(default=0, init=False, repr=False)
     _by_entry: dict[str, int] = attrs.field(factory=dict, init=False, repr=False)
     _by_result: dict[str, int] = attrs.field(factory=dict, init=False, repr=False)
@@ -76,7 +80,16 @@ class Transcript:
                 )
             self._records[:0] = earlier
             self._pending, self._pending_count = None, 0
+            self._pending_encoded = None
         return self._records
+
+    def for_save(self, msgpack: bool) -> list[Any]:
+        """Every record as a save encodes it (JSON, or msgpack when ``msgpack``): pending
+        records not yet read come from ``pending_encoded`` (as they were stored, not
+        decoded) when it is given, so a save never fails on a record nobody read."""
+        if self._pending is not None and self._pending_encoded is not None:
+            return self._pending_encoded(msgpack) + self._records
+        return list(self.records)
 
     @property
     def decoded(self) -> bool:

@@ -166,15 +166,25 @@ def conflict(store: str, session_id: str, expected: int, found: int) -> SessionC
     return SessionConflictError(text, session_id=session_id, expected=expected, found=found)
 
 
-#: Format tag of a head whose window entries are stored as keyed records.
-HEAD_FORMAT = "regio.session-head/2"
+#: Format tag of a head whose window entries and window-sized parts (:data:`HEAD_PARTS`) are
+#: stored as keyed records.
+HEAD_FORMAT = "regio.session-head/3"
+
+#: The head formats a load reads: :data:`HEAD_FORMAT` and ``regio.session-head/2`` (regio
+#: before 2026-12: the entry order and the layout states in the head); a head that is no
+#: ``_Head`` at all is the oldest layout (the whole state, window included).
+HEAD_READ_FORMATS = ("regio.session-head/2", HEAD_FORMAT)
 
 #: Record keys of the head's parts that are sized by the window (:func:`_keyed_parts`): each
 #: region's entry ids in order (``@order/<region>``), the last request's block index (``@ri``),
-#: its layout state (``@ls``), the layout state it started from (``@li``) and the window's
-#: index of tool calls to their turn groups (``@cg``).
+#: the layout states by content digest (``@ls/<digest>``: the last request's and the one it
+#: started from, named by the head's ``layouts``; a state carried over from the previous save
+#: is the record that save wrote, never written again) and the window's index of tool calls to
+#: their turn groups (``@cg``). ``@ls`` / ``@li`` are the two layout states of a
+#: ``regio.session-head/2`` head (read, never written).
 _ORDER, _INDEX, _LAYOUT, _INPUT, _CALLS = "@order/", "@ri", "@ls", "@li", "@cg"
-HEAD_PARTS = (_ORDER, _INDEX, _LAYOUT, _INPUT, _CALLS)
+_STATE = "@ls/"
+HEAD_PARTS = (_ORDER, _INDEX, _STATE, _CALLS)
 
 
 class _RequestIndex(msgspec.Struct, array_like=True):
@@ -198,6 +208,7 @@ class _Head(msgspec.Struct):
     request: _RequestIndex | None = None
     originals: list[str] | None = None  # call ids of the relief originals, in order
     parts: list[str] | None = None  # keys of the parts kept as records (_keyed_parts)
+    layouts: tuple[str | None, str | None] | None = None  # @ls/ keys: last request's, carried
 
 
 def _keep(
@@ -217,11 +228,12 @@ def _keyed_parts(
     stored: Mapping[str, str],
     digests: dict[str, str],
     put: dict[str, bytes],
-) -> tuple[Any, list[str]]:
+) -> tuple[Any, list[str], tuple[str | None, str | None]]:
     """``bare`` without the parts sized by the window (each region's entry order, the call
     index, the request index, the two layout states, which hold settled entry ids) and the
-    keys of the records they go to, each written only when it changed: the head stays the same
-    size however full the window, and a part that did not change is not written again."""
+    keys of the records they go to, each written only when it changed, and the keys of the two
+    layout states (the last request's, the carried one): the head stays the same size however
+    full the window, and a part that did not change is not written again."""
     encode = msgspec.msgpack.encode
     parts = [_keep(_ORDER + name, encode(ids), stored, digests, put) for name, ids in order.items()]
     if bare.window.call_groups:
@@ -231,21 +243,35 @@ def _keyed_parts(
     if index is not None:
         parts.append(_keep(_INDEX, encode(index), stored, digests, put))
     request = bare.last_request
+    layouts: list[str | None] = [None, None]
     if request is not None:
-        parts.append(_keep(_LAYOUT, encode(request.state), stored, digests, put))
+        layouts[0] = _keep_state(encode(request.state), stored, digests, put)
         empty = msgspec.structs.replace(request.state, settled={}, chunks={}, notes=())
         bare = msgspec.structs.replace(
             bare, last_request=msgspec.structs.replace(request, state=empty)
         )
     fingerprint, carried = bare.layout_input
     if carried is not None:
-        parts.append(_keep(_INPUT, encode(carried), stored, digests, put))
+        layouts[1] = _keep_state(encode(carried), stored, digests, put)
         bare = msgspec.structs.replace(bare, layout_input=(fingerprint, None))
-    return bare, parts
+    parts.extend(k for k in layouts if k is not None)
+    return bare, parts, (layouts[0], layouts[1])
+
+
+def _keep_state(
+    data: bytes, stored: Mapping[str, str], digests: dict[str, str], put: dict[str, bytes]
+) -> str:
+    """Record one encoded layout state under its content key (``@ls/<digest>``), into ``put``
+    only when no record of that content is stored."""
+    return _keep(_STATE + entry_digest(data)[:16], data, stored, digests, put)
 
 
 def _parts_of(
-    where: str, state: Any, parts: Sequence[str], entries: Mapping[str, bytes]
+    where: str,
+    state: Any,
+    parts: Sequence[str],
+    entries: Mapping[str, bytes],
+    layouts: tuple[str | None, str | None] | None = None,
 ) -> tuple[Any, dict[str, list[str]], _RequestIndex | None]:
     """``state`` with its layout states from the part records, each region's entry order and
     the request index (the inverse of :func:`_keyed_parts`)."""
@@ -267,13 +293,16 @@ def _parts_of(
         state = msgspec.structs.replace(
             state, window=msgspec.structs.replace(state.window, call_groups=calls)
         )
-    if _LAYOUT in parts and state.last_request is not None:
-        layout = decode(entries[_LAYOUT], type=LayoutState)
+    if layouts is None:  # a regio.session-head/2 head
+        layouts = (_LAYOUT if _LAYOUT in parts else None, _INPUT if _INPUT in parts else None)
+    last, carried = layouts
+    if last is not None and state.last_request is not None:
+        layout = decode(entries[last], type=LayoutState)
         request = msgspec.structs.replace(state.last_request, state=layout)
         state = msgspec.structs.replace(state, last_request=request)
-    if _INPUT in parts:
-        carried = decode(entries[_INPUT], type=LayoutState)
-        state = msgspec.structs.replace(state, layout_input=(state.layout_input[0], carried))
+    if carried is not None:
+        input_state = decode(entries[carried], type=LayoutState)
+        state = msgspec.structs.replace(state, layout_input=(state.layout_input[0], input_state))
     return state, order, index
 
 
@@ -415,8 +444,10 @@ def encode_save(engine: Any, mark: StoreMark | None) -> SessionRecords:
         request, index = _keyed_request(state.last_request, stored, digests, put)
         bare = msgspec.structs.replace(bare, last_request=request)
     bare, originals = _keyed_originals(bare, stored, digests, put)
-    bare, parts = _keyed_parts(bare, order, index, stored, digests, put)
-    head = encode(_Head(HEAD_FORMAT, {}, msgspec.Raw(encode(bare)), None, originals, parts))
+    bare, parts, layouts = _keyed_parts(bare, order, index, stored, digests, put)
+    head = encode(
+        _Head(HEAD_FORMAT, {}, msgspec.Raw(encode(bare)), None, originals, parts, layouts)
+    )
     return SessionRecords(
         head=head,
         transcript=[encode(r) for r in log.since(done_t)],
@@ -487,7 +518,7 @@ def decode_session(
     window). With ``lazy`` its transcript is left empty (:func:`lazy_transcript` decodes the
     records on first use). Raises :class:`SessionStoreError` naming ``where`` when they are
     not a regio session."""
-    from regio.runtime.persistence import FORMAT, EngineState
+    from regio.runtime.persistence import READ_FORMATS, EngineState
     from regio.runtime.transcript import TranscriptRecord
     from regio.runtime.usage import UsageRecord
 
@@ -496,6 +527,11 @@ def decode_session(
             wrapped = msgspec.msgpack.decode(head, type=_Head)
         except (msgspec.DecodeError, msgspec.ValidationError):
             wrapped = None
+        if wrapped is not None and wrapped.format not in HEAD_READ_FORMATS:
+            raise SessionStoreError(
+                f"{where}: session head format {wrapped.format!r} is not one of "
+                f"{', '.join(HEAD_READ_FORMATS)}; it was written by another regio version"
+            )
         raw = bytes(wrapped.state) if wrapped is not None else head
         state = msgspec.msgpack.decode(raw, type=EngineState)
         t_dec = msgspec.msgpack.Decoder(TranscriptRecord)
@@ -505,7 +541,9 @@ def decode_session(
         if wrapped is not None:
             order, index = wrapped.order, wrapped.request
             if wrapped.parts is not None:
-                state, order, index = _parts_of(where, state, wrapped.parts, entries or {})
+                state, order, index = _parts_of(
+                    where, state, wrapped.parts, entries or {}, wrapped.layouts
+                )
             state = _window_of(where, state, order, entries or {})
             if index is not None and state.last_request is not None:
                 request = _request_of(where, state.last_request, index, entries or {})
@@ -514,9 +552,9 @@ def decode_session(
                 state = _originals_of(where, state, wrapped.originals, entries or {})
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise SessionStoreError(f"{where}: not a regio session ({exc})") from exc
-    if state.format != FORMAT:
+    if state.format not in READ_FORMATS:
         raise SessionStoreError(
-            f"{where}: state format {state.format!r} is not {FORMAT!r}; it was written by "
-            "another regio version"
+            f"{where}: state format {state.format!r} is not one of {', '.join(READ_FORMATS)}; "
+            "it was written by another regio version"
         )
     return msgspec.structs.replace(state, transcript=records, ledger=usage)
