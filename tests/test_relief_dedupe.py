@@ -205,7 +205,10 @@ def test_after_every_pass_in_which_dedupe_ran_one_result_per_call_is_live(
             conv = engine.window.region("conversation")
             newest = conv.entries[-1].id if admits else ""
             for results in _live(engine, skip=newest).values():
-                for b in results[:-1]:  # only a result its placeholder would not shrink stays
+                last = max((k for k, b in enumerate(results) if b.is_final), default=0)
+                # before the newest final result (progress reports after it supersede
+                # nothing), only a result its placeholder would not shrink stays
+                for b in results[:last]:
                     marker = placeholder(b.tool_use_id, "cat", restorable=True)
                     # "[superseded by call cN with the same arguments] " is 7 words
                     assert len(b.content.split()) <= 7 + len(marker.split())
