@@ -73,6 +73,9 @@ class Window:
     turn: int = 0
     next_entry: int = 1
     call_groups: dict[str, str] = attrs.field(factory=dict, repr=False)
+    #: call id -> its ``tool_use`` block, for the calls in ``call_groups`` (never saved;
+    #: rebuilt from the entries on load)
+    _call_uses: dict[str, ToolUse] = attrs.field(factory=dict, init=False, repr=False)
     _calls_seen: tuple[tuple[int, int], ...] = attrs.field(factory=tuple, init=False, repr=False)
     _calls_kept: int = attrs.field(default=0, init=False, repr=False)
     _by_name: dict[str, Region] = attrs.field(factory=dict, init=False, repr=False)
@@ -167,6 +170,13 @@ class Window:
         self._prune_call_groups()
         return self.call_groups.get(call_id)
 
+    def tool_call(self, call_id: str) -> ToolUse | None:
+        """The ``tool_use`` block of call ``call_id`` while its group is in the window (see
+        :meth:`call_group`), else None. A lookup, not a scan of the entries."""
+        if self.call_group(call_id) is None:
+            return None
+        return self._call_uses.get(call_id)
+
     def _prune_call_groups(self) -> None:
         """Drop the call records whose group has no entry left in any region, so the index
         is bounded by the window, not by the calls ever made. Skipped while no region changed
@@ -176,6 +186,7 @@ class Window:
             return
         live = {e.group for r in self.regions for e in r.entries if e.group is not None}
         self.call_groups = {c: g for c, g in self.call_groups.items() if g in live}
+        self._call_uses = {c: u for c, u in self._call_uses.items() if c in self.call_groups}
         self._calls_seen, self._calls_kept = seen, len(self.call_groups)
 
     def progress_index(self, region: str | Region) -> ProgressIndex:
@@ -321,6 +332,7 @@ class Window:
                 self._prune_call_groups()  # calls whose results never came
             for c in calls:
                 self.call_groups.setdefault(c.id, group)
+                self._call_uses.setdefault(c.id, c)
         elif turn_start:
             self.turn -= 1
         return result
@@ -559,6 +571,12 @@ class Window:
         self.queue.next_seq = state.next_pending
         self.next_entry, self.turn = state.next_entry, state.turn
         self.call_groups = dict(state.call_groups)
+        self._call_uses = {}
+        for r in self.regions:  # oldest first: the first call with an id is the one grouped
+            for e in r.entries:
+                for b in e.blocks:
+                    if isinstance(b, ToolUse) and b.id in self.call_groups:
+                        self._call_uses.setdefault(b.id, b)
         self._calls_seen, self._calls_kept = (), 0
         self._progress = {}  # rebuilt from the loaded entries
         for r in self.regions:

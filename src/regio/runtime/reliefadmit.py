@@ -14,8 +14,6 @@ routed results into their regions and keeps the originals and the tallies.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import attrs
 import msgspec
 
@@ -64,9 +62,8 @@ def admit(c: Compactor, message: Message, tokens: int | None) -> Admission:
     blocks: list[Block] = []
     changes: list[_Change] = []
     for block in message.blocks:
-        call = (
-            _find_call(conv.entries, block.tool_use_id) if isinstance(block, ToolResult) else None
-        )
+        # the window's call index (call id -> tool_use), not a scan of the conversation
+        call = c.window.tool_call(block.tool_use_id) if isinstance(block, ToolResult) else None
         if not isinstance(block, ToolResult) or call is None:
             blocks.append(block)
             continue
@@ -110,9 +107,9 @@ def _put_back(c: Compactor, entry: Entry, change: _Change) -> Entry:
     ``context_restore``: the conversation never passes its budget and nothing is lost."""
     original = change.original
     conv = c.window.conversation
-    index = (
-        next((i for i, e in enumerate(conv.entries) if e.id == entry.id), None) if conv else None
-    )
+    # the entry was just admitted: look from the end
+    entries = conv.entries if conv is not None else []
+    index = next((i for i in reversed(range(len(entries))) if entries[i].id == entry.id), None)
     if not isinstance(conv, SlidingWindow) or index is None:
         return _with_block(
             entry, original
@@ -140,14 +137,6 @@ def _with_block(entry: Entry, result: ToolResult) -> Entry:
         for b in entry.blocks
     )
     return msgspec.structs.replace(entry, blocks=blocks)
-
-
-def _find_call(entries: Sequence[Entry], call_id: str) -> ToolUse | None:
-    for entry in reversed(entries):
-        for b in entry.blocks:
-            if isinstance(b, ToolUse) and b.id == call_id:
-                return b
-    return None
 
 
 def _admitted(
