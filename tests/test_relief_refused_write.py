@@ -208,3 +208,30 @@ def test_whatever_routes_are_refused_restore_returns_the_original_result(
         assert kept is not None and kept.content == text
         restored, ok = relief.restore(engine.compactor, call_id)
         assert restored == text or not ok
+
+
+@FAST
+@given(
+    st.lists(st.tuples(st.sampled_from(["hits", "files"]), st.integers(1, 900)), max_size=8),
+    st.sampled_from(["hits", "files"]),
+    st.integers(1, 3500),
+)
+def test_the_route_dry_run_agrees_with_a_write_and_changes_nothing(
+    fills: list[Any], region: str, size: int
+) -> None:
+    from regio.content import Entry, Text
+    from regio.regions import WritePlan, WriteResult
+
+    engine = _engine()
+    window = engine.window
+    for n, (name, words_in) in enumerate(fills):
+        window.write(name, words(words_in, f"f{n}-"), key=f"k{n}" if name == "files" else None)
+    key = "k-new" if region == "files" else None
+    text = words(size, "new-")
+    probe = Entry(id=f"e{window.next_entry}", blocks=(Text(text),), key=key, turn=window.turn)
+    probe = msgspec.structs.replace(probe, tokens=int(window.counter.count_entry(probe)))
+    before = msgspec.json.encode(window.snapshot_state())
+    planned = isinstance(window.plan_write(region, probe), WritePlan)
+    assert msgspec.json.encode(window.snapshot_state()) == before
+    trial = type(window).from_state(window.snapshot_state(), counter=window.counter)
+    assert planned == isinstance(trial.write(region, text, key=key), WriteResult)

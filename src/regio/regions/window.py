@@ -257,20 +257,7 @@ class Window:
             if isinstance(content, Entry)
             else self.make_entry(content, role=role, key=key, tokens=tokens)
         )
-        if entry.role == "system" and not r.holds_system:
-            raise SystemRoleError(
-                f"region {r.name!r} ({r.kind}) cannot hold a system-role entry; system "
-                "instructions belong in a pinned region"
-            )
-        plan = r.plan_write(entry)
-        if isinstance(plan, WritePlan):
-            delta = plan.delta_tokens(r)
-            if delta > 0 and self.used_tokens + delta > self.max_tokens:
-                spare = self._reclaimable(exclude=r)
-                if self.used_tokens + delta - spare > self.max_tokens:
-                    plan = r.refusal(
-                        entry, "window_full", window=(self.used_tokens, self.max_tokens)
-                    )
+        plan = self.plan_write(r, entry)
         if isinstance(plan, Refusal):
             r.emit_refusal(plan)
             if strict:
@@ -279,6 +266,25 @@ class Window:
         result = r.commit(plan)
         self.reclaim(keep=entry.id)
         return result
+
+    def plan_write(self, region: str | Region, entry: Entry) -> WritePlan | Refusal:
+        """What :meth:`write` of ``entry`` into ``region`` would do (a dry run: no state
+        changes, no event): the region's plan, or a :class:`Refusal` (reason ``window_full``
+        too). Raises :class:`SystemRoleError` for a system entry outside ``pinned``."""
+        r = self.region(region)
+        if entry.role == "system" and not r.holds_system:
+            raise SystemRoleError(
+                f"region {r.name!r} ({r.kind}) cannot hold a system-role entry; system "
+                "instructions belong in a pinned region"
+            )
+        plan = r.plan_write(entry)
+        if isinstance(plan, WritePlan):
+            delta = plan.delta_tokens(r)
+            over = self.used_tokens + delta - self.max_tokens
+            if delta > 0 and over > 0 and over > self._reclaimable(exclude=r):
+                window = (self.used_tokens, self.max_tokens)
+                return r.refusal(entry, "window_full", window=window)
+        return plan
 
     append = write
     """Alias of :meth:`write` (the name used for ``grows`` regions)."""

@@ -7,9 +7,10 @@ first stage under token pressure, :mod:`regio.runtime.relief`: on admission it r
 earlier message, so the cached prefix, on almost every turn of a session repeating calls.)
 
 Two steps, so that a write the conversation refuses changes nothing: :func:`admit` decides
-what the message becomes and touches no state (a route is tried on a throw-away copy of the
-window); :func:`commit`, called once the conversation has admitted the message, writes the
-routed results into their regions and keeps the originals and the tallies.
+what the message becomes and touches no state (a route is a dry run of the region write,
+``Window.plan_write``); :func:`commit`, called once the conversation has admitted the
+message, writes the routed results into their regions and keeps the originals and the
+tallies.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from __future__ import annotations
 import attrs
 import msgspec
 
-from regio.content import Block, Entry, Message, ToolResult, ToolUse
+from regio.content import Block, Entry, Message, Text, ToolResult, ToolUse
 from regio.policies import relief as rp
-from regio.regions import SlidingWindow, WriteResult
+from regio.regions import SlidingWindow, WritePlan, WriteResult
 
 from .compactor import Compactor
 from .relief import restorable, rewrite_block_entry
@@ -164,9 +165,9 @@ def _admitted(
 def _route(
     c: Compactor, block: ToolResult, call: ToolUse, rule: rp.ToolRelief
 ) -> tuple[str, str | None] | None:
-    """``(pointer, key)`` when ``rule.route`` would take ``block`` (tried on a throw-away copy
-    of the window), or ``None`` (the result stays in the conversation) when the key cannot be
-    built or the region would refuse the write."""
+    """``(pointer, key)`` when ``rule.route`` would take ``block`` (a dry run of the write,
+    ``Window.plan_write``), or ``None`` (the result stays in the conversation) when the key
+    cannot be built or the region would refuse the write."""
     key = None
     if rule.route_key is not None:
         try:
@@ -174,8 +175,12 @@ def _route(
         except (KeyError, IndexError, ValueError, AttributeError):
             return None
     window = c.window
-    trial = type(window).from_state(window.snapshot_state(), counter=window.counter)
-    if not isinstance(trial.write(str(rule.route), block.content, key=key), WriteResult):
+    # a dry run of the write (the id and turn make_entry would give; nothing changes)
+    probe = Entry(id=f"e{window.next_entry}", blocks=(Text(block.content),), key=key)
+    probe = msgspec.structs.replace(
+        probe, tokens=int(window.counter.count_entry(probe)), turn=window.turn
+    )
+    if not isinstance(window.plan_write(str(rule.route), probe), WritePlan):
         return None
     where = f"region {rule.route!r}" + (f" under key {key!r}" if key is not None else "")
     how = (
