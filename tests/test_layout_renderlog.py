@@ -8,10 +8,10 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from regio.content import Text, ToolResult, ToolUse
+from regio.content import Message, Text, ToolResult, ToolUse
 from regio.layout import RenderLog, repair
 from regio.layout import renderlog as renderlog_module
 from regio.layout.repair import (
@@ -112,8 +112,10 @@ regions:
 #: One turn's action: 0 plain reply, 1 call answered, 2 call never answered, 3 orphan result,
 #: 4 note written, 5 env state changed, 6 note released, 7 parallel calls answered late,
 #: 8 background job started (a progress report), 9 progress report of an open job,
-#: 10 final result of an open job, 11 progress report then reply in the same turn.
-actions = st.lists(st.integers(0, 11), min_size=1, max_size=60)
+#: 10 final result of an open job, 11 progress report then reply in the same turn,
+#: 12 a job's report and a parallel call's final result in one message, 13 two reports of a
+#: job in a row, 14 two jobs started by one assistant message.
+actions = st.lists(st.integers(0, 14), min_size=1, max_size=60)
 
 
 def _engine(budget: str = "3000", items: int = 40) -> Engine:
@@ -157,6 +159,20 @@ def _turn(engine: Engine, i: int, action: int, jobs: list[str] | None = None) ->
     elif action == 10 and jobs:
         job = jobs.pop(i % len(jobs))
         engine.add_tool_result(job, f"{job} finished at turn {i}")
+    elif action == 12 and jobs:
+        job = jobs[i % len(jobs)]
+        engine.add_assistant("", [ToolUse(f"x{i}", "ls", {"i": i})])
+        report = ToolResult(job, f"{job}: {i}%", final=False)
+        engine.add_message(Message("user", (report, ToolResult(f"x{i}", f"x{i} out"))))
+    elif action == 13 and jobs:
+        job = jobs[i % len(jobs)]
+        engine.add_tool_result(job, f"{job}: a{i}", final=False)
+        engine.add_tool_result(job, f"{job}: b{i}", final=False)
+    elif action == 14:
+        engine.add_assistant("", [ToolUse(f"j{i}a", "build", {}), ToolUse(f"j{i}b", "build", {})])
+        runs = (ToolResult(f"j{i}a", "run", final=False), ToolResult(f"j{i}b", "run", final=False))
+        engine.add_message(Message("user", runs))
+        jobs += [f"j{i}a", f"j{i}b"]
 
 
 def _play(steps: list[int], api: str, cold: bool) -> list[tuple[bytes, list[str], list[Any]]]:
@@ -174,8 +190,20 @@ def _play(steps: list[int], api: str, cold: bool) -> list[tuple[bytes, list[str]
     return out
 
 
+#: found by a seeded search: two jobs started in one message, reports in a row, a report
+#: beside a parallel call's result, under compaction (a removed report once left a stale
+#: ``moved_results`` event on the warm log)
+REPORTS_IN_A_ROW = [0, 2, 0, 0, 0, 1, 2, 3, 0, 8, 3, 0, 10, 0, 7, 7, 7, 0, 7, 0, 3, 14, 0, 0, 1]
+REPORTS_IN_A_ROW += [7, 3, 12, 0, 11, 0, 8, 7, 14, 14, 0, 1, 0, 0, 1, 13, 9, 13]
+#: a finished job's result moved past a report of its sibling job that is then removed
+REPORT_REMOVED_BEFORE_A_RESULT = [14, 9, 2, 1, 13, 3, 14, 7, 4, 14, 10, 5, 2, 8, 2, 2, 0, 4]
+REPORT_REMOVED_BEFORE_A_RESULT += [10, 2, 13, 1, 0, 7, 7, 8, 0, 12]
+
+
 @settings(max_examples=25, deadline=None)
 @given(actions, st.sampled_from(["anthropic", "openai_chat", "openai_responses"]))
+@example(REPORTS_IN_A_ROW, "anthropic")
+@example(REPORT_REMOVED_BEFORE_A_RESULT, "openai_chat")
 def test_requests_on_a_warm_log_equal_requests_built_from_scratch(
     steps: list[int], api: str
 ) -> None:

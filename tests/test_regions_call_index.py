@@ -63,3 +63,31 @@ def test_ten_thousand_calls_keep_the_index_at_window_size():
         _call(w, f"c{i}", answer=True)
     w.snapshot_state()
     assert len(w.call_groups) <= 6
+
+
+def _scanned_call(w: Window, call_id: str) -> ToolUse | None:
+    """The ``tool_use`` of ``call_id`` found by scanning every region (the reference)."""
+    for r in w.regions:
+        for e in r.entries:
+            for b in e.blocks:
+                if isinstance(b, ToolUse) and b.id == call_id:
+                    return b
+    return None
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    max_items=st.integers(3, 12),
+    steps=st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=80),
+)
+def test_tool_call_lookup_equals_a_scan_of_the_window_through_eviction_and_reload(max_items, steps):
+    w = _window(max_items)
+    for i, (answer, reload) in enumerate(steps):
+        w.add_message(Message.user("go"))
+        w.add_message(Message.assistant("", (ToolUse(f"c{i}", "read", {"i": i}),)))
+        if answer:
+            w.add_message(Message.tool((ToolResult(f"c{i}", "out"),)))
+        if reload:  # a loaded window rebuilds the index from its entries
+            w = Window.from_state(w.snapshot_state(), counter=StubCounter())
+        for j in range(i + 1):
+            assert w.tool_call(f"c{j}") == _scanned_call(w, f"c{j}")

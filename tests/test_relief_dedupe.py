@@ -131,24 +131,64 @@ def test_a_result_smaller_than_its_placeholder_is_never_superseded() -> None:
     assert engine.book.relief.stages["dedupe"].runs > 0
 
 
-_STEP = st.tuples(st.integers(min_value=0, max_value=3), st.integers(min_value=1, max_value=120))
+def test_a_progress_report_of_a_newer_call_never_supersedes_a_final_result() -> None:
+    engine = _engine(ReliefPolicy(dedupe_at_least=10, clear=False, trim=False, tools=CAT))
+    seen: list[Any] = []
+    engine.subscribe(seen.append)
+    engine.add_user("build it")
+    call = ToolUse("c0", "cat", {"path": "build.log"})
+    engine.add_assistant("read the log", [call])
+    engine.add_tool_result(call.id, words(300, "done-"))
+    for i in range(1, 12):  # a newer call with the same arguments that only reports progress
+        again = ToolUse(f"c{i}", "cat", {"path": "build.log"})
+        engine.add_assistant(f"poll {i}", [again])
+        engine.add_tool_result(again.id, words(90, f"running{i}-"), final=False)
+        engine.request()
+        live = _results(engine, {"c0"})
+        assert [b.content for b in live] in ([words(300, "done-")], [])  # kept, or summarized
+    assert not [e for e in seen if isinstance(e, ReliefApplied) and e.stage == "dedupe"]
+    assert "dedupe" not in engine.book.relief.stages
+
+
+def test_dedupe_candidates_name_only_a_newer_final_result() -> None:
+    from regio.policies.relief import dedupe_candidates
+
+    engine = _engine(ReliefPolicy(tools=CAT), trigger=3900, target=3000)
+    engine.add_user("go")
+    for i, final in enumerate([True, False, True, False]):
+        engine.add_assistant("", [ToolUse(f"c{i}", "cat", {"path": "a"})])
+        engine.add_tool_result(f"c{i}", words(20, f"r{i}-"), final=final)
+    entries = engine.window.region("conversation").entries
+    found = {(c.call_id, c.by) for c in dedupe_candidates(entries, ReliefPolicy(tools=CAT))}
+    assert found == {("c0", "c2"), ("c1", "c2")}  # c3 reports progress after c2: it stays
+
+
+_STEP = st.tuples(
+    st.integers(min_value=0, max_value=3),
+    st.integers(min_value=1, max_value=120),
+    st.booleans(),  # a progress report (final=False) instead of the final result
+)
 
 
 @FAST
 @given(st.lists(_STEP, min_size=3, max_size=40), st.booleans())
 def test_after_every_pass_in_which_dedupe_ran_one_result_per_call_is_live(
-    steps: list[tuple[int, int]], clear: bool
+    steps: list[tuple[int, int, bool]], clear: bool
 ) -> None:
     policy = ReliefPolicy(dedupe_at_least=20, clear=clear, clear_at_least=20, tools=CAT)
     engine = _engine(policy)
     seen: list[Any] = []
     engine.subscribe(seen.append)
     engine.add_user("read the files")
-    for i, (arg, size) in enumerate(steps):
+    finals: set[str] = set()  # calls with a final result admitted
+    for i, (arg, size, report) in enumerate(steps):
         call = ToolUse(f"c{i}", "cat", {"path": f"f{arg}.py"})
+        text = words(size, f"r{i}-")
+        if not report:  # (a pass while its result is admitted runs before it is in)
+            finals.add(call.id)
         actions = [
             (True, partial(engine.add_assistant, f"step {i}", [call])),
-            (True, partial(engine.add_tool_result, call.id, words(size, f"r{i}-"))),
+            (True, partial(engine.add_tool_result, call.id, text, final=not report)),
             (False, engine.request),
         ]
         for admits, act in actions:
@@ -158,11 +198,27 @@ def test_after_every_pass_in_which_dedupe_ran_one_result_per_call_is_live(
             assert all(e.tokens_freed > 0 for e in ran)  # no dedupe ever frees <= 0 tokens
             if not ran:
                 continue
+            for b in _results(engine, {c for e in ran for c in e.call_ids}):
+                by = b.content.split()[3]  # "[superseded by call cN ..."
+                assert by in finals  # only a newer final result supersedes
             # a message the same call admitted came after the pass
             conv = engine.window.region("conversation")
             newest = conv.entries[-1].id if admits else ""
             for results in _live(engine, skip=newest).values():
-                for b in results[:-1]:  # only a result its placeholder would not shrink stays
+                last = max((k for k, b in enumerate(results) if b.is_final), default=0)
+                # before the newest final result (progress reports after it supersede
+                # nothing), only a result its placeholder would not shrink stays
+                for b in results[:last]:
                     marker = placeholder(b.tool_use_id, "cat", restorable=True)
                     # "[superseded by call cN with the same arguments] " is 7 words
                     assert len(b.content.split()) <= 7 + len(marker.split())
+
+
+def _results(engine: Any, call_ids: set[str]) -> list[ToolResult]:
+    conv = engine.window.region("conversation")
+    return [
+        b
+        for e in conv.entries
+        for b in e.blocks
+        if isinstance(b, ToolResult) and b.tool_use_id in call_ids
+    ]

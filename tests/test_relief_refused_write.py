@@ -15,6 +15,7 @@ from regio.content import Message, ToolResult, ToolUse
 from regio.errors import RegionFullError
 from regio.policies.relief import ReliefPolicy, ToolRelief
 from regio.regions import Keyed, Pinned, SlidingWindow, Temporary
+from regio.runtime import relief
 from runtime_stubs import make_engine, words
 
 FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -125,4 +126,112 @@ def test_a_route_refused_after_the_message_was_admitted_puts_the_full_result_bac
     kept = engine.window.region("conversation").entries[-1].blocks[0]
     assert isinstance(kept, ToolResult) and kept.content == bulky  # nothing lost
     assert list(engine.window.region("hits").entries) == []
-    assert "g1" not in engine.book.relief.originals and "route" not in engine.book.relief.stages
+    assert "route" not in engine.book.relief.stages
+    # the transcript keeps the message as the conversation holds it: the full result
+    recorded = engine.transcript_log.tool_result("g1")
+    assert recorded is not None and recorded.content == bulky
+    assert relief.original_result(engine.compactor, "g1").content == bulky
+    assert relief.with_originals(
+        engine.compactor, [engine.transcript_log.message(_last_id(engine))]
+    )[0].blocks[0] == ToolResult("g1", bulky)
+
+
+def _last_id(engine: Any) -> str:
+    return str(engine.window.region("conversation").entries[-1].id)
+
+
+def _refusing_routes(refused: set[str]) -> Any:
+    """A ``write_to`` whose routed writes of the results in ``refused`` are refused, as when
+    the window changed between the trial and the write."""
+    import regio.runtime.reliefadmit as admission
+    from regio.regions import Refusal
+
+    real = admission.write_to
+
+    def write_to(c: Any, region: str, content: Any, **kw: Any) -> Any:
+        if region in ("hits", "files") and any(r in str(content) for r in refused):
+            return Refusal(region, 0, 0, 0, 0, (), "region_full", "full")
+        return real(c, region, content, **kw)
+
+    return write_to
+
+
+def test_a_refused_route_that_no_longer_fits_becomes_a_restorable_placeholder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import regio.runtime.reliefadmit as admission
+
+    engine = _engine()
+    engine.add_user("find it")
+    engine.add_assistant("", [ToolUse("g1", "grep", {"p": "x"})])
+    monkeypatch.setattr(admission, "write_to", _refusing_routes({"big"}))
+    bulky = words(800, "big")  # the pointer fits the conversation's 600 tokens, this does not
+    engine.add_tool_result("g1", bulky)
+    conv = engine.window.region("conversation")
+    assert conv.used_tokens <= conv.budget
+    assert engine.window.used_tokens <= engine.window.max_tokens
+    assert relief.restore(engine.compactor, "g1") == (bulky, True)
+    assert relief.original_result(engine.compactor, "g1").content == bulky
+
+
+_ROUTED = st.tuples(
+    st.sampled_from(["grep", "open"]),
+    st.integers(min_value=1, max_value=400),  # result size in words
+    st.booleans(),  # the route is refused at commit
+)
+
+
+@FAST
+@given(st.lists(_ROUTED, min_size=1, max_size=8))
+def test_whatever_routes_are_refused_restore_returns_the_original_result(
+    calls: list[Any],
+) -> None:
+    import regio.runtime.reliefadmit as admission
+
+    engine = _engine()
+    engine.add_user("work")
+    refused = {f"r{i}-" for i, (_, _, no) in enumerate(calls) if no}
+    originals: dict[str, str] = {}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(admission, "write_to", _refusing_routes(refused))
+        for i, (tool, size, _) in enumerate(calls):
+            engine.add_assistant("", [ToolUse(f"c{i}", tool, {"path": f"f{i}.py"})])
+            try:
+                engine.add_tool_result(f"c{i}", words(size, f"r{i}-"))
+            except RegionFullError:
+                continue
+            originals[f"c{i}"] = words(size, f"r{i}-")
+            conv = engine.window.region("conversation")
+            assert conv.used_tokens <= conv.budget
+    for call_id, text in originals.items():
+        kept = relief.original_result(engine.compactor, call_id)
+        assert kept is not None and kept.content == text
+        restored, ok = relief.restore(engine.compactor, call_id)
+        assert restored == text or not ok
+
+
+@FAST
+@given(
+    st.lists(st.tuples(st.sampled_from(["hits", "files"]), st.integers(1, 900)), max_size=8),
+    st.sampled_from(["hits", "files"]),
+    st.integers(1, 3500),
+)
+def test_the_route_dry_run_agrees_with_a_write_and_changes_nothing(
+    fills: list[Any], region: str, size: int
+) -> None:
+    from regio.content import Entry, Text
+    from regio.regions import WritePlan, WriteResult
+
+    engine = _engine()
+    window = engine.window
+    for n, (name, words_in) in enumerate(fills):
+        window.write(name, words(words_in, f"f{n}-"), key=f"k{n}" if name == "files" else None)
+    key = "k-new" if region == "files" else None
+    text = words(size, "new-")
+    probe = Entry(id=f"e{window.next_entry}", blocks=(Text(text),), key=key, turn=window.turn)
+    probe = msgspec.structs.replace(probe, tokens=int(window.counter.count_entry(probe)))
+    before = msgspec.json.encode(window.snapshot_state())
+    planned = isinstance(window.plan_write(region, probe), WritePlan)
+    assert msgspec.json.encode(window.snapshot_state()) == before
+    trial = type(window).from_state(window.snapshot_state(), counter=window.counter)
+    assert planned == isinstance(trial.write(region, text, key=key), WriteResult)

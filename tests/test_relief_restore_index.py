@@ -5,15 +5,19 @@ agent as text."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from typing import Any
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from regio.content import Entry, Text, ToolResult
+from regio.content import Entry, Text, ToolResult, ToolUse
 from regio.policies.relief import ReliefPolicy
 from regio.regions import Pinned, SlidingWindow
+from regio.runtime import relief
 from regio.runtime.transcript import Transcript
+from regio.store import SQLiteStore
 from runtime_stubs import StubCounter, make_engine, words
 
 
@@ -43,7 +47,7 @@ def test_the_transcript_index_finds_what_a_scan_finds_also_after_a_reload(
         live.add(kind, "conversation", turn=0, entry=Entry(id=f"e{entry_id}", blocks=blocks))
         if n == split:  # a lookup midway, then more records come
             assert live.tool_result("c0") == _scan(live, "c0")
-    loaded = Transcript(list(live.records))  # what loading a saved session does
+    loaded = Transcript(list(live.records))  # a transcript rebuilt from its records
     for t in (live, loaded):
         for i in range(8):
             assert t.tool_result(f"c{i}") == _scan(t, f"c{i}")
@@ -65,3 +69,66 @@ def test_an_unknown_call_id_comes_back_as_text_after_a_reload(tmp_path: Any) -> 
     for e in (engine, loaded):
         out = e.handle_tool_call("context_restore", {"call_id": "nope" + words(3)})
         assert "no tool result with call_id" in out.text
+
+
+def _session() -> Any:
+    return make_engine(
+        [Pinned(name="system", budget=200), SlidingWindow(name="conversation", budget=10**6)],
+        max_tokens=2 * 10**6,
+        relief=ReliefPolicy(),
+    )
+
+
+def _answer(engine: Any, n: int, call: int) -> None:
+    """Call ``c<call>`` (a reused id: the newer result is the one to find) and its result."""
+    engine.add_assistant(f"step {n}", [ToolUse(f"c{call}", "read", {"n": n})])
+    engine.add_tool_result(f"c{call}", f"result {n} of c{call}")
+
+
+def _saved_and_loaded(engine: Any, how: str, folder: Path, stores: list[Any]) -> Any:
+    """``engine`` saved and loaded the way a session is: a JSON or msgpack file, or a store
+    (left open in ``stores``: the saved records are read from it on first use)."""
+    if how == "sqlite":
+        store = SQLiteStore(folder / "s.db")
+        stores.append(store)
+        engine.save_to(store, "s")
+        return type(engine).load_from(store, "s", token_counter=StubCounter())
+    path = engine.save(folder / f"s.{how}")
+    return type(engine).load(path, token_counter=StubCounter())
+
+
+_CALLS = st.lists(st.integers(min_value=0, max_value=5), max_size=12)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_CALLS, _CALLS, st.sampled_from(["json", "msgpack", "sqlite"]))
+def test_the_first_lookup_on_a_loaded_session_finds_what_a_scan_finds(
+    before: list[int], after: list[int], how: str
+) -> None:
+    engine = _session()
+    engine.add_user("go")
+    for n, call in enumerate(before):
+        _answer(engine, n, call)
+    stores: list[Any] = []
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            _check_first_lookup(_saved_and_loaded(engine, how, Path(folder), stores), before, after)
+        finally:
+            for store in stores:
+                store.close()
+
+
+def _check_first_lookup(loaded: Any, before: list[int], after: list[int]) -> None:
+    log = loaded.transcript_log
+    assert not log.decoded  # the saved records wait, undecoded, behind the new ones
+    for n, call in enumerate(after, start=len(before)):
+        _answer(loaded, n, call)
+    assert not log.decoded
+    # the first lookup by call id (decodes the saved records and indexes them)
+    found = {f"c{i}": log.tool_result(f"c{i}") for i in range(7)}
+    kept = {f"c{i}": relief.original_result(loaded.compactor, f"c{i}") for i in range(7)}
+    assert found == kept == {f"c{i}": _scan(log, f"c{i}") for i in range(7)}
+    calls = [*before, *after]
+    for n, call in enumerate(calls):
+        if n == max(k for k, c in enumerate(calls) if c == call):  # the newest result wins
+            assert found[f"c{call}"] == ToolResult(f"c{call}", f"result {n} of c{call}")

@@ -82,10 +82,13 @@ def drop_removed_reports(log: Any, conversation: Sequence[Entry], start: int) ->
     if any(isinstance(ev, Repaired) and ev.tool_use_id in calls for ev in front.ev_results):
         return False  # a duplicate of these calls was dropped before: the caller starts over
     for cid in calls:
-        pc = front.progress[cid]
-        assert pc.committed is not None
-        gones.append(pc.committed[2])
-        pc.committed = None
+        committed = front.progress[cid].committed
+        assert committed is not None
+        gones.append(committed[2])
+    if _may_meet_its_call(front, set(gones)):
+        return False
+    for cid in calls:
+        front.progress[cid].committed = None
     for gone in sorted(set(gones), reverse=True):
         for events in (front.ev_dedup, front.ev_results, front.ev_place):
             events[:] = [_shift(ev, gone) for ev in events]
@@ -103,6 +106,20 @@ def drop_removed_reports(log: Any, conversation: Sequence[Entry], start: int) ->
     return True
 
 
+def _may_meet_its_call(front: Any, gones: set[int]) -> bool:
+    """Whether a final result the front moved (``moved_results``) sits right after a removed
+    report: it may come next to its call, and lose the event a fresh repair would not emit
+    (its call's index is not kept; the caller starts over). Tracked calls are placed again
+    by :func:`show_latest`."""
+    return any(
+        isinstance(ev, Repaired)
+        and ev.action == "moved_results"
+        and ev.tool_use_id not in front.progress
+        and ev.message - 1 in gones
+        for ev in front.ev_place
+    )
+
+
 def show_latest(
     log: Any, late: Late, count_block: Callable[[Block], int], *, complete: bool
 ) -> None:
@@ -118,9 +135,11 @@ def show_latest(
             if complete:
                 raise StaleFront(cid)
             continue
+        # the event first, even for a result already shown: taking a removed report out
+        # (:func:`drop_removed_reports`) can bring the shown result next to its call
+        _place_event(log.front, cid, pc, want[2])
         if pc.shown is not None and pc.shown[0] is want[0] and pc.shown[2] == want[2]:
             continue
-        _place_event(log.front, cid, pc, want[2])
         _reshell(log, cid, pc, want[0], want[1], count_block)
         pc.shown = want
 

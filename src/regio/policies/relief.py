@@ -264,24 +264,27 @@ def clear_candidates(entries: Sequence[Entry], policy: ReliefPolicy) -> list[Can
 def dedupe_candidates(entries: Sequence[Entry], policy: ReliefPolicy) -> list[Candidate]:
     """The live results the dedupe stage may supersede, oldest first: results of a tool with
     ``dedupe`` whose call has the same tool and arguments (canonical JSON) as a newer call
-    whose result is in ``entries`` too (``Candidate.by``: the newest such call)."""
+    whose final result is in ``entries`` too (``Candidate.by``: the newest such call). A
+    progress report (``ToolResult(final=False)``) supersedes nothing: a job still running
+    has not produced the newer result, so the older final one stays."""
     if not any(rule.dedupe for rule in policy.tools.values()):
         return []
     tools = call_tools(entries)
     results = [
         c for c in _results(entries, tools) if c.call_id in tools and policy.tool(c.tool).dedupe
     ]
-    newest: dict[bytes, str] = {}
-    keys: dict[str, bytes] = {}
-    for c in results:  # oldest first: the last one seen per key is the newest
+    newest: dict[bytes, str] = {}  # per key, the newest call with a final result
+    out = []
+    for c in reversed(results):  # newest first: a result is superseded by a later final one
         call = tools[c.call_id]
-        keys[c.call_id] = canonical_json([call.name, call.input])
-        newest[keys[c.call_id]] = c.call_id
-    return [
-        msgspec.structs.replace(c, by=newest[keys[c.call_id]])
-        for c in results
-        if newest[keys[c.call_id]] != c.call_id
-    ]
+        key = canonical_json([call.name, call.input])
+        by = newest.get(key)
+        if by is not None and by != c.call_id:
+            out.append(msgspec.structs.replace(c, by=by))
+        block = entries[c.index].blocks[c.block]
+        if by is None and isinstance(block, ToolResult) and block.is_final:
+            newest[key] = c.call_id
+    return out[::-1]
 
 
 def trim_candidates(entries: Sequence[Entry], policy: ReliefPolicy) -> list[Candidate]:

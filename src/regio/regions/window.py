@@ -73,6 +73,9 @@ class Window:
     turn: int = 0
     next_entry: int = 1
     call_groups: dict[str, str] = attrs.field(factory=dict, repr=False)
+    #: call id -> its ``tool_use`` block, for the calls in ``call_groups`` (never saved;
+    #: rebuilt from the entries on load)
+    _call_uses: dict[str, ToolUse] = attrs.field(factory=dict, init=False, repr=False)
     _calls_seen: tuple[tuple[int, int], ...] = attrs.field(factory=tuple, init=False, repr=False)
     _calls_kept: int = attrs.field(default=0, init=False, repr=False)
     _by_name: dict[str, Region] = attrs.field(factory=dict, init=False, repr=False)
@@ -167,6 +170,13 @@ class Window:
         self._prune_call_groups()
         return self.call_groups.get(call_id)
 
+    def tool_call(self, call_id: str) -> ToolUse | None:
+        """The ``tool_use`` block of call ``call_id`` while its group is in the window (see
+        :meth:`call_group`), else None. A lookup, not a scan of the entries."""
+        if self.call_group(call_id) is None:
+            return None
+        return self._call_uses.get(call_id)
+
     def _prune_call_groups(self) -> None:
         """Drop the call records whose group has no entry left in any region, so the index
         is bounded by the window, not by the calls ever made. Skipped while no region changed
@@ -176,6 +186,7 @@ class Window:
             return
         live = {e.group for r in self.regions for e in r.entries if e.group is not None}
         self.call_groups = {c: g for c, g in self.call_groups.items() if g in live}
+        self._call_uses = {c: u for c, u in self._call_uses.items() if c in self.call_groups}
         self._calls_seen, self._calls_kept = seen, len(self.call_groups)
 
     def progress_index(self, region: str | Region) -> ProgressIndex:
@@ -246,20 +257,7 @@ class Window:
             if isinstance(content, Entry)
             else self.make_entry(content, role=role, key=key, tokens=tokens)
         )
-        if entry.role == "system" and not r.holds_system:
-            raise SystemRoleError(
-                f"region {r.name!r} ({r.kind}) cannot hold a system-role entry; system "
-                "instructions belong in a pinned region"
-            )
-        plan = r.plan_write(entry)
-        if isinstance(plan, WritePlan):
-            delta = plan.delta_tokens(r)
-            if delta > 0 and self.used_tokens + delta > self.max_tokens:
-                spare = self._reclaimable(exclude=r)
-                if self.used_tokens + delta - spare > self.max_tokens:
-                    plan = r.refusal(
-                        entry, "window_full", window=(self.used_tokens, self.max_tokens)
-                    )
+        plan = self.plan_write(r, entry)
         if isinstance(plan, Refusal):
             r.emit_refusal(plan)
             if strict:
@@ -268,6 +266,25 @@ class Window:
         result = r.commit(plan)
         self.reclaim(keep=entry.id)
         return result
+
+    def plan_write(self, region: str | Region, entry: Entry) -> WritePlan | Refusal:
+        """What :meth:`write` of ``entry`` into ``region`` would do (a dry run: no state
+        changes, no event): the region's plan, or a :class:`Refusal` (reason ``window_full``
+        too). Raises :class:`SystemRoleError` for a system entry outside ``pinned``."""
+        r = self.region(region)
+        if entry.role == "system" and not r.holds_system:
+            raise SystemRoleError(
+                f"region {r.name!r} ({r.kind}) cannot hold a system-role entry; system "
+                "instructions belong in a pinned region"
+            )
+        plan = r.plan_write(entry)
+        if isinstance(plan, WritePlan):
+            delta = plan.delta_tokens(r)
+            over = self.used_tokens + delta - self.max_tokens
+            if delta > 0 and over > 0 and over > self._reclaimable(exclude=r):
+                window = (self.used_tokens, self.max_tokens)
+                return r.refusal(entry, "window_full", window=window)
+        return plan
 
     append = write
     """Alias of :meth:`write` (the name used for ``grows`` regions)."""
@@ -321,6 +338,7 @@ class Window:
                 self._prune_call_groups()  # calls whose results never came
             for c in calls:
                 self.call_groups.setdefault(c.id, group)
+                self._call_uses.setdefault(c.id, c)
         elif turn_start:
             self.turn -= 1
         return result
@@ -559,6 +577,12 @@ class Window:
         self.queue.next_seq = state.next_pending
         self.next_entry, self.turn = state.next_entry, state.turn
         self.call_groups = dict(state.call_groups)
+        self._call_uses = {}
+        for r in self.regions:  # oldest first: the first call with an id is the one grouped
+            for e in r.entries:
+                for b in e.blocks:
+                    if isinstance(b, ToolUse) and b.id in self.call_groups:
+                        self._call_uses.setdefault(b.id, b)
         self._calls_seen, self._calls_kept = (), 0
         self._progress = {}  # rebuilt from the loaded entries
         for r in self.regions:

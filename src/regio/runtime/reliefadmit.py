@@ -7,21 +7,20 @@ first stage under token pressure, :mod:`regio.runtime.relief`: on admission it r
 earlier message, so the cached prefix, on almost every turn of a session repeating calls.)
 
 Two steps, so that a write the conversation refuses changes nothing: :func:`admit` decides
-what the message becomes and touches no state (a route is tried on a throw-away copy of the
-window); :func:`commit`, called once the conversation has admitted the message, writes the
-routed results into their regions and keeps the originals and the tallies.
+what the message becomes and touches no state (a route is a dry run of the region write,
+``Window.plan_write``); :func:`commit`, called once the conversation has admitted the
+message, writes the routed results into their regions and keeps the originals and the
+tallies.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import attrs
 import msgspec
 
-from regio.content import Block, Entry, Message, ToolResult, ToolUse
+from regio.content import Block, Entry, Message, Text, ToolResult, ToolUse
 from regio.policies import relief as rp
-from regio.regions import SlidingWindow, WriteResult
+from regio.regions import SlidingWindow, WritePlan, WriteResult
 
 from .compactor import Compactor
 from .relief import restorable, rewrite_block_entry
@@ -33,13 +32,15 @@ __all__ = ["Admission", "admit", "commit"]
 @attrs.frozen
 class _Change:
     """One result changed on admission: ``original`` as received, the ``stage`` (``route``,
-    ``admit_trim``), the ``freed`` tokens, and for a route the ``region`` and ``key``."""
+    ``admit_trim``), the ``freed`` tokens, and for a route the ``region``, ``key`` and the
+    ``tool`` called."""
 
     original: ToolResult
     stage: str
     freed: int
     region: str | None = None
     key: str | None = None
+    tool: str = ""
 
 
 @attrs.frozen
@@ -62,9 +63,8 @@ def admit(c: Compactor, message: Message, tokens: int | None) -> Admission:
     blocks: list[Block] = []
     changes: list[_Change] = []
     for block in message.blocks:
-        call = (
-            _find_call(conv.entries, block.tool_use_id) if isinstance(block, ToolResult) else None
-        )
+        # the window's call index (call id -> tool_use), not a scan of the conversation
+        call = c.window.tool_call(block.tool_use_id) if isinstance(block, ToolResult) else None
         if not isinstance(block, ToolResult) or call is None:
             blocks.append(block)
             continue
@@ -77,46 +77,67 @@ def admit(c: Compactor, message: Message, tokens: int | None) -> Admission:
     return Admission(Message(message.role, tuple(blocks)), None, tuple(changes))
 
 
-def commit(c: Compactor, admission: Admission, entry: Entry) -> None:
+def commit(c: Compactor, admission: Admission, entry: Entry) -> Entry:
     """Make ``admission``'s changes take effect now that the conversation holds ``entry``:
     write each routed result into its region, keep each original for ``context_restore``,
-    count each stage. A region that refuses the routed write now (the window changed since
-    :func:`admit` tried it) gets nothing, and the result goes back into ``entry`` in full."""
+    count each stage. Returns ``entry`` as it now stands (the one to record in the
+    transcript). A region that refuses the routed write now (the window changed since
+    :func:`admit` tried it) gets nothing, and the result goes back into ``entry`` in full
+    (:func:`_put_back`)."""
     for change in admission.changes:
         original = change.original
         if change.region is not None:
             result = write_to(c, change.region, original.content, key=change.key)
             if not isinstance(result, WriteResult):
-                _put_back(c, entry, original)
+                entry = _put_back(c, entry, change)
                 continue
         c.book.relief.originals[original.tool_use_id] = original
         tally = c.book.relief.tally(change.stage)
         tally.runs += 1
         tally.blocks += 1
         tally.freed_tokens += max(0, change.freed)
+    return entry
 
 
-def _put_back(c: Compactor, entry: Entry, original: ToolResult) -> None:
+def _put_back(c: Compactor, entry: Entry, change: _Change) -> Entry:
+    """``entry`` with the refused route's pointer replaced by the full result, in the
+    conversation too when it is still there. When the full result does not fit the
+    conversation's budget or the window's ``max_tokens`` (the pointer was admitted, not the
+    result), the pointer becomes the cleared-result placeholder instead (marked cleared,
+    :data:`regio.policies.relief.CLEARED_META`) and the original is kept for
+    ``context_restore``: the conversation never passes its budget and nothing is lost."""
+    original = change.original
     conv = c.window.conversation
-    index = (
-        next((i for i, e in enumerate(conv.entries) if e.id == entry.id), None) if conv else None
-    )
+    # the entry was just admitted: look from the end
+    entries = conv.entries if conv is not None else []
+    index = next((i for i in reversed(range(len(entries))) if entries[i].id == entry.id), None)
     if not isinstance(conv, SlidingWindow) or index is None:
-        return
+        return _with_block(
+            entry, original
+        )  # the entry left the conversation already: the transcript keeps it whole
     current = conv.entries[index]
-    blocks = tuple(
-        original if isinstance(b, ToolResult) and b.tool_use_id == original.tool_use_id else b
-        for b in current.blocks
+    counter = c.window.counter
+    grown = int(counter.count_entry(_with_block(current, original))) - int(
+        counter.count_entry(current)
     )
-    rewrite_block_entry(c, conv, index, current, blocks, dict(current.meta))
+    meta = dict(current.meta)
+    fits = conv.used_tokens + grown <= conv.budget
+    if not fits or c.window.used_tokens + grown > c.window.max_tokens:
+        c.book.relief.originals[original.tool_use_id] = original
+        meta[rp.CLEARED_META] = [*meta.get(rp.CLEARED_META, ()), original.tool_use_id]
+        text = rp.placeholder(original.tool_use_id, change.tool, restorable=restorable(c))
+        original = msgspec.structs.replace(original, content=text)
+    rewrite_block_entry(c, conv, index, current, _with_block(current, original).blocks, meta)
+    return conv.entries[index]
 
 
-def _find_call(entries: Sequence[Entry], call_id: str) -> ToolUse | None:
-    for entry in reversed(entries):
-        for b in entry.blocks:
-            if isinstance(b, ToolUse) and b.id == call_id:
-                return b
-    return None
+def _with_block(entry: Entry, result: ToolResult) -> Entry:
+    """``entry`` with its result for ``result.tool_use_id`` replaced by ``result``."""
+    blocks = tuple(
+        result if isinstance(b, ToolResult) and b.tool_use_id == result.tool_use_id else b
+        for b in entry.blocks
+    )
+    return msgspec.structs.replace(entry, blocks=blocks)
 
 
 def _admitted(
@@ -127,7 +148,9 @@ def _admitted(
     routed = _route(c, block, call, rule) if rule.route else None
     if routed is not None:
         text, key = routed
-        change = _Change(block, "route", before - c.count_text(text), str(rule.route), key)
+        change = _Change(
+            block, "route", before - c.count_text(text), str(rule.route), key, call.name
+        )
     elif rule.max_result_tokens is not None and before > rule.max_result_tokens:
         text = rp.trimmed_to(block.content, before, rule.max_result_tokens, c.count_text)
         change = _Change(block, "admit_trim", before - c.count_text(text))
@@ -142,9 +165,9 @@ def _admitted(
 def _route(
     c: Compactor, block: ToolResult, call: ToolUse, rule: rp.ToolRelief
 ) -> tuple[str, str | None] | None:
-    """``(pointer, key)`` when ``rule.route`` would take ``block`` (tried on a throw-away copy
-    of the window), or ``None`` (the result stays in the conversation) when the key cannot be
-    built or the region would refuse the write."""
+    """``(pointer, key)`` when ``rule.route`` would take ``block`` (a dry run of the write,
+    ``Window.plan_write``), or ``None`` (the result stays in the conversation) when the key
+    cannot be built or the region would refuse the write."""
     key = None
     if rule.route_key is not None:
         try:
@@ -152,8 +175,12 @@ def _route(
         except (KeyError, IndexError, ValueError, AttributeError):
             return None
     window = c.window
-    trial = type(window).from_state(window.snapshot_state(), counter=window.counter)
-    if not isinstance(trial.write(str(rule.route), block.content, key=key), WriteResult):
+    # a dry run of the write (the id and turn make_entry would give; nothing changes)
+    probe = Entry(id=f"e{window.next_entry}", blocks=(Text(block.content),), key=key)
+    probe = msgspec.structs.replace(
+        probe, tokens=int(window.counter.count_entry(probe)), turn=window.turn
+    )
+    if not isinstance(window.plan_write(str(rule.route), probe), WritePlan):
         return None
     where = f"region {rule.route!r}" + (f" under key {key!r}" if key is not None else "")
     how = (
