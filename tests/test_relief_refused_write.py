@@ -92,16 +92,18 @@ def test_a_refused_write_leaves_every_region_byte_identical(writes: list[Any]) -
     for i, (tool, arg, size, extra) in enumerate(writes):
         call = ToolUse(f"c{i}", tool, {"path": f"f{arg}.py"})
         calls = [call, ToolUse(f"x{i}", "bash", {})] if extra else [call]
-        engine.add_assistant("", calls)
         results = [ToolResult(call.id, words(size, f"r{i}-"))]
         if extra:
             results.append(ToolResult(f"x{i}", words(extra, f"x{i}-")))
-        before = _state(engine)
-        try:
-            engine.add_message(Message.tool(results))
-        except RegionFullError:
-            assert _state(engine) == before
-            return
+        # the assistant turn is a write too: when the region is too full even for the calls,
+        # that refusal must leave everything as it was
+        for message in (Message.assistant("", calls), Message.tool(results)):
+            before = _state(engine)
+            try:
+                engine.add_message(message)
+            except RegionFullError:
+                assert _state(engine) == before
+                return
 
 
 def test_a_route_refused_after_the_message_was_admitted_puts_the_full_result_back(
@@ -195,7 +197,10 @@ def test_whatever_routes_are_refused_restore_returns_the_original_result(
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(admission, "write_to", _refusing_routes(refused))
         for i, (tool, size, _) in enumerate(calls):
-            engine.add_assistant("", [ToolUse(f"c{i}", tool, {"path": f"f{i}.py"})])
+            try:  # a conversation too full even for the call refuses it: the session ends here
+                engine.add_assistant("", [ToolUse(f"c{i}", tool, {"path": f"f{i}.py"})])
+            except RegionFullError:
+                break
             try:
                 engine.add_tool_result(f"c{i}", words(size, f"r{i}-"))
             except RegionFullError:
