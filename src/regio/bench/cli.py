@@ -144,7 +144,8 @@ def _load_traces(paths: Sequence[str], skipped: list[str]) -> list[Trace]:
         try:
             traces.extend(import_file(path).traces)
         except (TraceFormatError, OSError, ValueError, UnicodeDecodeError) as exc:
-            skipped.append(f"{path}: {exc}")
+            reason = str(exc)  # a format error already names the file
+            skipped.append(reason if reason.startswith(str(path)) else f"{path}: {reason}")
     return traces
 
 
@@ -206,7 +207,8 @@ def main_bench(args: argparse.Namespace) -> int:
         skipped: list[str] = []
         traces = _load_traces(args.trace, skipped)
         if not traces:
-            raise ValueError(f"--trace {' '.join(args.trace)}: no traces found ({skipped})")
+            why = "; ".join(skipped) or "no trace files there"
+            raise ValueError(f"--trace {' '.join(args.trace)}: no traces found: {why}")
     except (ValueError, CacheError, BlueprintError, TraceFormatError, OSError) as exc:
         stderr_console().print(f"[red]error:[/] {exc}")
         return 2
