@@ -113,3 +113,14 @@ def test_connection_error_names_the_url(capsys):
     assert code == 1
     err = " ".join(capsys.readouterr().err.split())
     assert f"cannot reach {url}" in err
+
+
+def test_a_replay_that_runs_out_of_turns_says_so_rather_than_max_steps(capsys):
+    assert main(["run", CODING, "--provider", "replay", "--max-steps", "500"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "stop: end of the replay turns" in out and "stop: max_steps" not in out
+
+
+def test_a_replay_stopped_by_max_steps_says_max_steps(capsys):
+    assert main(["run", CODING, "--provider", "replay", "--max-steps", "1"]) == 0
+    assert "stop: max_steps" in " ".join(capsys.readouterr().out.split())

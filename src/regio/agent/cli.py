@@ -249,8 +249,11 @@ def run_command(args: argparse.Namespace) -> int:
         unsubscribe()
     console.print(table)
     share = result.cached_share * 100
+    stop = result.stop_reason
+    if stop == "max_steps" and steps < args.max_steps:
+        stop = f"end of the {args.provider} turns"  # the replayed trace or script ran out
     console.print(
-        f"stop: {result.stop_reason} · steps {len(result.steps)} · prompt "
+        f"stop: {stop} · steps {len(result.steps)} · prompt "
         f"{result.usage.prompt_tokens} · cached {result.usage.cached_tokens} ({share:.1f}%)"
     )
     if result.final_text:
