@@ -248,17 +248,24 @@ def run_command(args: argparse.Namespace) -> int:
     finally:
         unsubscribe()
     console.print(table)
-    share = result.cached_share * 100
-    stop = result.stop_reason
-    if stop == "max_steps" and steps < args.max_steps:
-        stop = f"end of the {args.provider} turns"  # the replayed trace or script ran out
-    console.print(
-        f"stop: {stop} · steps {len(result.steps)} · prompt "
-        f"{result.usage.prompt_tokens} · cached {result.usage.cached_tokens} ({share:.1f}%)"
-    )
+    console.print(_stop_line(result, steps, args))
     if result.final_text:
         console.print(f"answer: {result.final_text}")
     return 0
+
+
+def _stop_line(result: Any, steps: int, args: argparse.Namespace) -> str:
+    """The run's last line: why it stopped, steps, prompt and cached tokens. The reason is
+    "end of the <provider> turns" when the loop stopped at ``steps`` because the replayed
+    trace or script ran out before ``--max-steps``."""
+    reason = result.stop_reason
+    if reason == "max_steps" and steps < args.max_steps:
+        reason = f"end of the {args.provider} turns"
+    share = result.cached_share * 100
+    return (
+        f"stop: {reason} · steps {len(result.steps)} · prompt {result.usage.prompt_tokens} · "
+        f"cached {result.usage.cached_tokens} ({share:.1f}%)"
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover
