@@ -6,6 +6,28 @@ from regio.content import ToolUse, group_entries
 from regio.runtime import Engine
 
 
+def conversation_blueprint(
+    name: str, budget: int, *, items: int | None = None, compact_count: int = 4
+) -> str:
+    """YAML of the engine these tests share: a pinned system region, a ``compact_history``
+    region fed by the conversation, and a ``sliding_window`` conversation of ``budget`` tokens
+    (``items``: its ``max_items``) that compacts ``compact_count`` messages at a time."""
+    cap = f"\n    max_items: {items}" if items is not None else ""
+    return f"""
+version: 1
+name: {name}
+model: {{provider: anthropic, name: claude-sonnet-4-6, context_window: 200000}}
+tokenizer: heuristic
+regions:
+  - {{name: system, kind: pinned, volatility: stable, budget: 400, seed: "You are careful."}}
+  - {{name: history, kind: compact_history, source: conversation, budget: 1500}}
+  - name: conversation
+    kind: sliding_window
+    budget: {budget}{cap}
+    eviction: {{strategy: compact, compact_count: {compact_count}}}
+"""
+
+
 def call_is_open(engine: Engine, call_id: str) -> bool:
     """Whether the conversation still holds call ``call_id`` in an open group."""
     entries = engine.window.conversation.entries

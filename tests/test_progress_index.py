@@ -11,30 +11,14 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from progress_support import conversation_blueprint
 from regio.content import Message, ToolResult, ToolUse
 from regio.regions.superseded import ProgressIndex, open_reports
 from regio.runtime import Engine
 
-BLUEPRINT = """
-version: 1
-name: index
-model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 200000}
-tokenizer: heuristic
-regions:
-  - {name: system, kind: pinned, volatility: stable, budget: 400, seed: "You are careful."}
-  - {name: history, kind: compact_history, source: conversation, budget: 1500}
-  - name: conversation
-    kind: sliding_window
-    budget: BUDGET
-    max_items: ITEMS
-    eviction: {strategy: compact, compact_count: 4}
-"""
-
 
 def _engine(budget: int = 1500, items: int = 14) -> Engine:
-    return Engine.from_blueprint(
-        BLUEPRINT.replace("BUDGET", str(budget)).replace("ITEMS", str(items))
-    )
+    return Engine.from_blueprint(conversation_blueprint("index", budget, items=items))
 
 
 def _agrees(engine: Engine) -> None:

@@ -11,28 +11,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from progress_support import conversation_blueprint
 from regio.content import Message, ToolResult, ToolUse, group_messages
 from regio.runtime import Engine
-
-BLUEPRINT = """
-version: 1
-name: background
-model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 200000}
-tokenizer: heuristic
-regions:
-  - {name: system, kind: pinned, volatility: stable, budget: 400, seed: "You are careful."}
-  - {name: history, kind: compact_history, source: conversation, budget: 1500}
-  - name: conversation
-    kind: sliding_window
-    budget: BUDGET
-    max_items: ITEMS
-    eviction: {strategy: compact, compact_count: 10}
-"""
 
 
 def _engine(budget: int = 40000, items: int = 60) -> Engine:
     return Engine.from_blueprint(
-        BLUEPRINT.replace("BUDGET", str(budget)).replace("ITEMS", str(items))
+        conversation_blueprint("background", budget, items=items, compact_count=10)
     )
 
 
@@ -189,7 +175,7 @@ def _check_window(engine: Engine, latest: dict[str, str], finished: set[str]) ->
 
 _CONFIGS = st.sampled_from(
     [
-        BLUEPRINT.replace("BUDGET", "1500").replace("ITEMS", "12"),
+        conversation_blueprint("background", 1500, items=12, compact_count=10),
         HISTORY.replace("CAP", "max_items: 8"),
         HISTORY.replace("CAP", "max_turns: 2"),
         HISTORY.replace("CAP", "max_tool_calls: 2").replace("60000", "600"),

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from progress_support import call_is_open
+from progress_support import call_is_open, conversation_blueprint
 from regio.agent.tools import UserToolOutcome
 from regio.content import (
     ContentTypeError,
@@ -26,19 +26,7 @@ from regio.layout import RenderLog
 from regio.layout.repair import check_anthropic, check_openai_chat
 from regio.runtime import Engine
 
-BLUEPRINT = """
-version: 1
-name: progress
-model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 200000}
-tokenizer: heuristic
-regions:
-  - {name: system, kind: pinned, volatility: stable, budget: 400, seed: "You are careful."}
-  - {name: history, kind: compact_history, source: conversation, budget: 1500}
-  - name: conversation
-    kind: sliding_window
-    budget: 3000
-    eviction: {strategy: compact, compact_count: 4}
-"""
+BLUEPRINT = conversation_blueprint("progress", 3000)
 
 PER_ITEM = """
 version: 1

@@ -11,24 +11,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from progress_support import conversation_blueprint
 from regio.layout import ToolSpec
 from regio.runtime import Engine
 from regio.runtime.events import TriggerBelowFloor
 from regio.tokens.tooldefs import TOOL_FORMATS, tool_definition_tokens, tool_format_for
-
-BLUEPRINT = """
-version: 1
-name: counted
-model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 200000}
-tokenizer: heuristic
-regions:
-  - {name: system, kind: pinned, volatility: stable, budget: 400, seed: "You are careful."}
-  - {name: history, kind: compact_history, source: conversation, budget: 1500}
-  - name: conversation
-    kind: sliding_window
-    budget: 20000
-    eviction: {strategy: compact, compact_count: 4}
-"""
 
 
 def _big_tool(name: str = "big_tool", fields: int = 40) -> ToolSpec:
@@ -43,7 +30,7 @@ def _big_tool(name: str = "big_tool", fields: int = 40) -> ToolSpec:
 
 
 def _engine(**options: Any) -> Engine:
-    return Engine.from_blueprint(BLUEPRINT, **options)
+    return Engine.from_blueprint(conversation_blueprint("counted", 20000), **options)
 
 
 def _fill(engine: Engine, turns: int) -> None:

@@ -21,6 +21,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from .base import SessionNotFoundError, SessionRecords, SessionStoreError, conflict
 
@@ -142,20 +143,21 @@ class SQLiteStore:
             [(session_id, k, d) for k, d in records.put.items()],
         )
 
-    def load(
-        self, session_id: str
-    ) -> tuple[bytes, list[bytes], list[bytes], int, dict[str, bytes]]:
-        """The head, transcript records, usage records, version and window entries of
-        ``session_id`` (one read transaction). Raises :class:`SessionNotFoundError`."""
+    def _read(self, session_id: str, *, transcript: bool) -> tuple[Any, list[Any], list[Any]]:
+        """The session row (head, version, transcript count), its records (``kind``, ``data``;
+        the usage ledger only unless ``transcript``) and its window entries, in one read
+        transaction. Raises :class:`SessionNotFoundError`."""
+        kinds = "" if transcript else " AND kind = 'l'"
         with self._lock:
             db = self._db
             db.execute("BEGIN")
             try:
                 row = db.execute(
-                    "SELECT head, version FROM sessions WHERE id = ?", (session_id,)
+                    "SELECT head, version, transcript_count FROM sessions WHERE id = ?",
+                    (session_id,),
                 ).fetchone()
                 rows = db.execute(
-                    "SELECT kind, data FROM records WHERE session = ? ORDER BY kind, seq",
+                    f"SELECT kind, data FROM records WHERE session = ?{kinds} ORDER BY kind, seq",
                     (session_id,),
                 ).fetchall()
                 entries = db.execute(
@@ -165,6 +167,14 @@ class SQLiteStore:
                 db.execute("COMMIT")
         if row is None:
             raise SessionNotFoundError(f"{self.url}: no session {session_id!r}")
+        return row, rows, entries
+
+    def load(
+        self, session_id: str
+    ) -> tuple[bytes, list[bytes], list[bytes], int, dict[str, bytes]]:
+        """The head, transcript records, usage records, version and window entries of
+        ``session_id`` (one read transaction). Raises :class:`SessionNotFoundError`."""
+        row, rows, entries = self._read(session_id, transcript=True)
         transcript = [bytes(d) for k, d in rows if k == "t"]
         ledger = [bytes(d) for k, d in rows if k == "l"]
         window = {str(k): bytes(d) for k, d in entries}
@@ -175,27 +185,9 @@ class SQLiteStore:
         (read them with :meth:`transcript_records` when they are needed): a load then reads
         what the window needs, not the session's history. Raises
         :class:`SessionNotFoundError`."""
-        with self._lock:
-            db = self._db
-            db.execute("BEGIN")
-            try:
-                row = db.execute(
-                    "SELECT head, version, transcript_count FROM sessions WHERE id = ?",
-                    (session_id,),
-                ).fetchone()
-                ledger = db.execute(
-                    "SELECT data FROM records WHERE session = ? AND kind = 'l' ORDER BY seq",
-                    (session_id,),
-                ).fetchall()
-                entries = db.execute(
-                    "SELECT key, data FROM entries WHERE session = ?", (session_id,)
-                ).fetchall()
-            finally:
-                db.execute("COMMIT")
-        if row is None:
-            raise SessionNotFoundError(f"{self.url}: no session {session_id!r}")
+        row, rows, entries = self._read(session_id, transcript=False)
         window = {str(k): bytes(d) for k, d in entries}
-        return bytes(row[0]), int(row[2]), [bytes(d) for (d,) in ledger], int(row[1]), window
+        return bytes(row[0]), int(row[2]), [bytes(d) for _, d in rows], int(row[1]), window
 
     def transcript_records(self, session_id: str, count: int) -> list[bytes]:
         """The first ``count`` transcript records of ``session_id`` (append-only, so they are
