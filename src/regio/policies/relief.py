@@ -42,6 +42,7 @@ __all__ = [
     "Candidate",
     "ReliefPolicy",
     "ToolRelief",
+    "block_text",
     "choose",
     "choose_all",
     "clear_candidates",
@@ -295,7 +296,7 @@ def trim_candidates(entries: Sequence[Entry], policy: ReliefPolicy) -> list[Cand
     out = [
         c
         for c in clear_candidates(entries, policy)
-        if len(_content(entries[c.index].blocks[c.block])) > over
+        if len(block_text(entries[c.index].blocks[c.block])) > over
     ]
     limit = _last_assistant(entries)
     for i, e in enumerate(entries[: max(limit, 0)]):
@@ -310,7 +311,8 @@ def trim_candidates(entries: Sequence[Entry], policy: ReliefPolicy) -> list[Cand
     return out
 
 
-def _content(block: Any) -> str:
+def block_text(block: Any) -> str:
+    """The text a relief stage edits: a tool result's content, a text block's text, else ""."""
     if isinstance(block, ToolResult):
         return block.content
     return block.text if isinstance(block, Text) else ""

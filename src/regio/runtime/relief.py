@@ -245,7 +245,7 @@ class _Pass:
         if done is None:
             old = entry.blocks[cand.block]
             new = stage.edit(entry, cand)
-            gain = self.c.count_text(_block_text(old)) - self.c.count_text(_block_text(new))
+            gain = self.c.count_text(rp.block_text(old)) - self.c.count_text(rp.block_text(new))
             done = self._edits[key] = (new, gain)
         return done
 
@@ -312,12 +312,6 @@ def _superseded(c: Compactor) -> Edit:
         return msgspec.structs.replace(block, content=text, media=())
 
     return supersede
-
-
-def _block_text(block: Block) -> str:
-    if isinstance(block, ToolResult):
-        return block.content
-    return block.text if isinstance(block, Text) else ""
 
 
 def _apply(
