@@ -148,7 +148,10 @@ def test_the_openhands_runs_are_compared_on_the_reads_beyond_the_estimated_prefi
         assert a.recorded_beyond_prefix_tokens > 0, a
     rec = sum(a.recorded_beyond_prefix_tokens for a in comparable)
     sim = sum(a.simulated_beyond_prefix_tokens for a in comparable)
-    assert 1 / 3 <= sim / rec <= 3, (sim, rec)
+    # measured 256 simulated against 522 recorded (0.49; docs/benchmark.md): the simulator
+    # reads about half of what the provider read past the prefix. A move of more than 0.1
+    # either way is a change in the simulator or the importer and must be looked at.
+    assert 0.39 <= sim / rec <= 0.59, (sim, rec)
     lines = agreement_lines(report.traces)
     for name, a in found.items():
         if a is not None and a.comparable:

@@ -5,7 +5,7 @@ at 32k and 64k windows (docs/benchmark.md): under the Anthropic and OpenAI cache
 the example coding-agent blueprint scaled to the window and its defaults untouched,
 
 1. regio is never dominated: no unbroken peer is both cheaper (total cost, its summarizer
-   calls included) and keeps at least as many canaries (overall retention share);
+   calls included) and keeps at least as many planted canaries (``retention["canaries"]``);
 2. regio costs less than the unbroken peer that keeps the most canaries.
 
 Here the same session generator (seed 7) makes **300 calls** (about 113k o200k tokens of
@@ -62,7 +62,7 @@ def _total(report: BenchReport, model: str) -> ModelResult:
 
 def _kept(x: LayoutResult) -> float:
     assert x.retention is not None, f"retention of {x.layout} was not measured"
-    return float(x.retention["overall"])
+    return float(x.retention["canaries"])
 
 
 def _cost(x: LayoutResult) -> float:
