@@ -197,10 +197,12 @@ class RegioMiddleware(AgentMiddleware):
         self.system_written: str | None = None
 
     def _sync(self, messages: list[Any]) -> None:
-        new = messages[self.seen :]
-        for message in chat_messages(convert_to_openai_messages(new)):
-            if message.role == "assistant":
-                continue  # recorded from the reply already
+        """Add the state's messages not yet in the engine. The model's replies are recorded
+        as they come (``seen`` moves past them); a run that does not carry the earlier turns
+        (an agent without a checkpointer, invoked again) starts over from its first message."""
+        if len(messages) < self.seen:
+            self.seen = 0
+        for message in chat_messages(convert_to_openai_messages(messages[self.seen :])):
             self.engine.add_message(message)
         self.seen = len(messages)
 

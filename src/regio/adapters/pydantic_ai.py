@@ -37,6 +37,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from regio.callargs import function_arguments
 from regio.content import Block, Document, Image, Message, Text, ToolResult, ToolUse
 from regio.media import Base64Source, URLSource
 from regio.runtime.sdk import SDKInputError
@@ -108,7 +109,8 @@ def _to_regio(message: Any) -> list[Message]:
             if isinstance(part, TextPart) and part.content:
                 blocks.append(Text(part.content))
             elif isinstance(part, ToolCallPart):
-                blocks.append(ToolUse(part.tool_call_id, part.tool_name, part.args_as_dict()))
+                args = function_arguments(part.args)  # unreadable: the shared invalid form
+                blocks.append(ToolUse(part.tool_call_id, part.tool_name, args))
         return [Message("assistant", tuple(blocks))] if blocks else []
     for n, part in enumerate(message.parts):
         if isinstance(part, UserPromptPart):
@@ -152,13 +154,18 @@ class RegioHistory:
 
     def __init__(self, engine: Any) -> None:
         self.engine = engine
-        self.seen = 0
+        self.last: list[ModelMessage] = []
 
     def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
-        """Append the messages new since the last call; return regio's window."""
-        for message in messages[self.seen :]:
+        """Append the messages new since the last call; return regio's window. pydantic-ai
+        replaces its history with what is returned, so a call that continues it starts with
+        the window returned last; a run without ``message_history`` does not, and all of its
+        messages are new."""
+        last = self.last
+        new = messages[len(last) :] if messages[: len(last)] == last else messages
+        for message in new:
             for converted in _to_regio(message):
                 self.engine.add_message(converted)
         window = _from_chat(self.engine.request("openai")[1]["messages"])
-        self.seen = len(window)  # pydantic-ai replaces its history with what is returned
+        self.last = window
         return window
