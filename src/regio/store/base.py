@@ -25,8 +25,10 @@ A save writes only the records after the :class:`StoreMark` the engine got from 
 or save, the entry changes against the mark's entry digests, and the head, as one atomic step
 guarded by the session's version: when another writer saved the session in between, the save
 raises :class:`SessionConflictError` and nothing is written (reload with ``Engine.load_from``
-and redo the turn). So the bytes written per save follow the turn, not the window or the
-session.
+and redo the turn). So the bytes written per save do not follow the session; two parts still
+follow the window: the request's block index (``@ri``) and the new layout state (``@ls/<digest>``)
+are written whole on each save (measured with one save per turn: 13.0 kB per save at turn 100,
+18.6 kB at turn 1,000, of which about 1.7 kB is the new turn).
 
 The state encoding is :func:`regio.runtime.persistence.engine_state` /
 :func:`regio.runtime.persistence.restore_engine` (the same state ``Engine.save`` writes), in
@@ -321,10 +323,7 @@ def _keyed_request(
         tag = hashlib.blake2b(f"{b.digest}|{b.source}|{n}".encode(), digest_size=8).hexdigest()
         key = f"@lb/{tag}"
         data = encode(msgspec.structs.replace(b, prefix_hash="", message=None, breakpoint=None))
-        digests[key] = entry_digest(data)
-        if stored.get(key) != digests[key]:
-            put[key] = data
-        index.keys.append(key)
+        index.keys.append(_keep(key, data, stored, digests, put))
         index.messages.append(b.message)
         index.breakpoints.append(b.breakpoint)
     if prefix != _chain([b.digest for b in request.blocks]):
@@ -373,10 +372,7 @@ def _keyed_originals(
         return state, None
     for call_id, result in relief.originals.items():
         key = f"{_ORIGINAL}{call_id}"
-        data = msgspec.msgpack.encode(result)
-        digests[key] = entry_digest(data)
-        if stored.get(key) != digests[key]:
-            put[key] = data
+        _keep(key, msgspec.msgpack.encode(result), stored, digests, put)
     book = msgspec.structs.replace(state.book, relief=msgspec.structs.replace(relief, originals={}))
     return msgspec.structs.replace(state, book=book), list(relief.originals)
 
@@ -432,10 +428,7 @@ def encode_save(engine: Any, mark: StoreMark | None) -> SessionRecords:
         order[region.name] = [e.id for e in region.entries]
         for entry in region.entries:
             key = f"{region.name}/{entry.id}"
-            data = encode(entry)
-            digests[key] = entry_digest(data)
-            if stored.get(key) != digests[key]:
-                put[key] = data
+            _keep(key, encode(entry), stored, digests, put)
         regions.append(msgspec.structs.replace(region, entries=[]))
     window = msgspec.structs.replace(state.window, regions=regions)
     bare = msgspec.structs.replace(state, transcript=[], ledger=[], window=window)

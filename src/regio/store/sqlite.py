@@ -5,8 +5,8 @@ time in seconds since the epoch), ``records`` (append-only: session, kind ``t`` 
 ``l`` usage, sequence number, encoded record) and ``entries`` (keyed: session, ``<region>/<entry
 id>``, encoded window entry). A save is one ``BEGIN IMMEDIATE`` transaction that checks the
 version, appends the new records, puts the new or changed window entries, deletes the ones that
-left the window and replaces the (small) head, so its cost follows the turn, not the window or
-the session (module :mod:`regio.store.base`).
+left the window and replaces the (small) head, so its cost does not follow the session (the
+parts that still follow the window are named in :mod:`regio.store.base`).
 
 The file is opened in WAL mode (readers never block the writer; https://sqlite.org/wal.html)
 with a busy timeout, so several processes on one machine can share it: writes are serialized
