@@ -118,3 +118,19 @@ def test_property_save_of_a_loaded_engine_writes_the_state_it_loaded(
     assert second.read_bytes() == first.read_bytes()
     converted = loaded.save(folder / f"b{other}")  # the other format: the records converted
     assert converted.read_bytes() == engine.save(folder / f"a{other}").read_bytes()
+
+
+@pytest.mark.parametrize("suffix", [".json", ".msgpack"])
+def test_new_items_after_a_load_read_only_the_new_turn(tmp_path: Path, suffix: str) -> None:
+    engine = store_engine()
+    for turn in range(1, 8):
+        play_turn(engine, turn)
+    loaded = _load(engine.save(tmp_path / f"s{suffix}"))
+    for e in (engine, loaded):
+        play_turn(e, 8)
+    assert [x.id for x in loaded.new_items()] == [x.id for x in engine.new_items()]
+    assert loaded.new_items()  # the turn's messages, not an empty list
+    assert not loaded.transcript_log.decoded  # the stored turns were never decoded
+    # an earlier turn reaches into the stored records, and is read from them
+    early = loaded.transcript_log.new_items(3)
+    assert [x.id for x in early] == [x.id for x in engine.transcript_log.new_items(3)] and early

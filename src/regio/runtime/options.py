@@ -85,13 +85,9 @@ def _at_least_one(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
 
 
 def _window(_: Any, attribute: attrs.Attribute[int | None], value: int | None) -> None:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        from .errors import ContextWindowError
+    from .declared import check_context_window
 
-        raise ContextWindowError(
-            f"EngineOptions.{attribute.name} is the model's context window in tokens and must "
-            f"be a positive integer (or None for no limit beyond the window), got {value!r}"
-        )
+    check_context_window(value, f"EngineOptions.{attribute.name}")
 
 
 def _context_management(value: Any) -> dict[str, Any] | None:

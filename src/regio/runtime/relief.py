@@ -293,7 +293,8 @@ def _placeholders(c: Compactor) -> Edit:
         tool = cand.tool or "a tool"
         text = rp.placeholder(cand.call_id, tool, restorable=can_restore, extract=extract)
         # the progress flag stays (a running call's group stays open); the media go with
-        # the content they belong to (restore brings both back)
+        # the content they belong to. restore brings back the text only (the full result,
+        # media included, stays in the transcript; docs/relief.md)
         return msgspec.structs.replace(block, content=text, media=())
 
     return clear

@@ -105,4 +105,10 @@ def split_transcript(
     def encoded(to_msgpack: bool) -> list[Any]:
         return _encodable(raws, None if to_msgpack == msgpack else module)
 
-    return state, Transcript(pending=decode, pending_count=len(raws), pending_encoded=encoded)
+    last_turn = raws[-1].turn if raws else None
+    return state, Transcript(
+        pending=decode,
+        pending_count=len(raws),
+        pending_encoded=encoded,
+        pending_last_turn=last_turn,
+    )

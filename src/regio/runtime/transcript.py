@@ -61,6 +61,9 @@ class Transcript:
         default=None, kw_only=True, alias="pending"
     )
     _pending_count: int = attrs.field(default=0, kw_only=True, alias="pending_count")
+    _pending_last_turn: int | None = attrs.field(
+        default=None, kw_only=True, alias="pending_last_turn"
+    )
     _pending_encoded: Callable[[bool], list[Any]] | None = attrs.field(
         default=None, kw_only=True, alias="pending_encoded"
     )
@@ -164,10 +167,19 @@ class Transcript:
 
     def new_items(self, turn: int) -> list[Entry]:
         """The conversation messages admitted in ``turn``, in order (from the log, never from
-        the view)."""
+        the view). Records are in turn order, so this walks back from the end and decodes the
+        stored records of a lazy load only when ``turn`` can reach into them (or when the load
+        did not say which turn the stored records end with)."""
+        tail = self._records
+        last = self._pending_last_turn  # the turn of the last stored record (None: unknown)
+        if self._pending is not None and (last is None or last >= turn):
+            tail = self.records  # the turn may start among the stored records
+        i = len(tail)
+        while i and tail[i - 1].turn >= turn:
+            i -= 1
         return [
             r.entry
-            for r in self.records
+            for r in tail[i:]
             if r.kind == "message" and r.turn == turn and r.entry is not None
         ]
 
