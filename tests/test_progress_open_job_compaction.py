@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from progress_support import conversation_blueprint
-from regio.content import Message, ToolResult, ToolUse, group_messages
+from regio.content import Message, ToolResult, ToolUse, group_entries, group_messages
+from regio.regions import Refusal
 from regio.runtime import Engine
 
 
@@ -103,6 +104,54 @@ def test_interleaved_calls_with_a_progress_report_stay_well_formed_units() -> No
     assert joined.group_of(1).members == (1, 2, 3)
 
 
+def test_a_job_reporting_beside_other_results_does_not_merge_the_session_into_one_unit() -> None:
+    # the parallel-results shape [t(c_n), t(bg, final=False)]: the complete call's group stays
+    # its own unit, the job's group holds its call and the message with its latest report
+    messages = [
+        Message.user("start"),
+        Message.assistant("", [ToolUse("bg", "build", {})]),
+        Message.tool([ToolResult("bg", "running", final=False)]),
+        Message.user("q1"),
+        Message.assistant("", [ToolUse("c1", "ls", {})]),
+        Message.tool([ToolResult("c1", "files")]),  # its report superseded, dropped
+        Message.user("q2"),
+        Message.assistant("", [ToolUse("c2", "ls", {})]),
+        Message.tool([ToolResult("bg", "running 20%", final=False), ToolResult("c2", "files")]),
+    ]
+    grouping = group_messages(messages)
+    assert grouping.open_groups == ("g:bg",)
+    assert grouping.group_of(1).members == (1, 2, 7, 8)
+    assert grouping.group_of(4).members == (4, 5)
+    assert not grouping.group_of(4).open
+    # once the job has its final result, the interleaved span is one unit again
+    done = group_messages([*messages, Message.tool([ToolResult("bg", "built")])])
+    assert done.group_of(1).members == (1, 2, 4, 5, 7, 8, 9)
+    assert done.open_groups == ()
+
+
+def test_a_long_session_with_a_job_reporting_beside_each_result_compacts_without_refusal() -> None:
+    # reviewer's case: 6,000 tokens, the job reports in every turn's results message; the
+    # session died with RegionFullError by turn ~147 when every turn welded into the open unit
+    engine = Engine.from_blueprint(conversation_blueprint("p", 6000))
+    engine.add_user("start job")
+    engine.add_assistant("ok", [ToolUse("bg", "build", {})])
+    engine.add_tool_result("bg", "status: running", final=False)
+    for n in range(250):
+        engine.add_user(f"q{n} " + "word " * 30)
+        engine.add_assistant(f"a{n}", [ToolUse(f"c{n}", "ls", {"n": n})])
+        reply = [ToolResult(f"c{n}", "out " * 30), ToolResult("bg", f"running {n}%", final=False)]
+        assert not isinstance(engine.add_message(Message.tool(reply)), Refusal)
+        engine.add_assistant(f"so {n}")
+        engine.request()
+    conversation = engine.window.conversation
+    assert conversation.used_tokens <= 6000
+    assert engine.window.region("history").entries  # the work around the job was compacted
+    blocks = _blocks(engine)
+    reports = [b for b in blocks if isinstance(b, ToolResult) and b.tool_use_id == "bg"]
+    assert [r.content for r in reports] == ["running 249%"]
+    assert group_entries(conversation.entries).open_groups == ("g:bg",)
+
+
 HISTORY = """
 version: 1
 name: background
@@ -148,6 +197,7 @@ _OPS = st.lists(
         st.tuples(st.just("work"), st.integers(1, 40)),
         st.tuples(st.just("start"), st.integers(0, 3)),
         st.tuples(st.just("progress"), st.integers(0, 3)),
+        st.tuples(st.just("combined"), st.integers(0, 3)),
         st.tuples(st.just("final"), st.integers(0, 3)),
         st.tuples(st.just("request"), st.integers(0, 3)),
         st.tuples(st.just("compact"), st.integers(0, 3)),
@@ -171,6 +221,40 @@ def _check_window(engine: Engine, latest: dict[str, str], finished: set[str]) ->
         assert any(isinstance(b, ToolUse) and b.id == job for b in blocks), job
         reports = [b for b in blocks if isinstance(b, ToolResult) and b.tool_use_id == job]
         assert reports and reports[-1].content == text, job
+    _check_open_units(engine)
+
+
+def _check_open_units(engine: Engine) -> None:
+    """No complete call whose span (its call up to its final result) holds no open job's call or
+    report and overlaps no other complete call's span is welded into an open group: an open
+    job does not merge unrelated turns."""
+    entries = engine.window.conversation.entries
+    finals = {
+        b.tool_use_id: i
+        for i, e in enumerate(entries)
+        for b in e.blocks
+        if isinstance(b, ToolResult) and b.is_final
+    }
+    uses = {b.id: i for i, e in enumerate(entries) for b in e.blocks if isinstance(b, ToolUse)}
+    pending = {c for c in uses if c not in finals}
+    job_entries = [
+        i
+        for i, e in enumerate(entries)
+        if any(
+            (isinstance(b, ToolUse) and b.id in pending)
+            or (isinstance(b, ToolResult) and b.tool_use_id in pending)
+            for b in e.blocks
+        )
+    ]
+    spans = {c: (u, finals[c]) for c, u in uses.items() if c in finals}
+    grouping = group_entries(entries)
+    for call, (use, end) in spans.items():
+        if any(use <= i <= end for i in job_entries) or any(
+            o != call and lo <= end and use <= hi for o, (lo, hi) in spans.items()
+        ):
+            continue  # a genuine interleave (or the job's report beside it) joins the units
+        assert not grouping.group_of(use).open, (call, grouping.group_of(use))
+        assert not grouping.group_of(end).open, (call, grouping.group_of(end))
 
 
 _CONFIGS = st.sampled_from(
@@ -217,6 +301,12 @@ def test_open_jobs_keep_their_call_and_latest_report_through_every_compaction(
             engine.add_tool_result(job, latest[job], final=op == "final")
             if op == "final":
                 finished.add(job)
+        elif op == "combined" and jobs and jobs[arg % len(jobs)] not in finished:
+            job = jobs[arg % len(jobs)]
+            latest[job] = f"beside {n}"
+            engine.add_assistant(f"work {n}", [ToolUse(f"w{n}", "ls", {})])
+            reply = [ToolResult(f"w{n}", "files " * arg), ToolResult(job, latest[job], final=False)]
+            engine.add_message(Message.tool(reply))
         elif op == "request":
             engine.request()
         elif op == "compact" and arg:

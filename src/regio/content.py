@@ -316,7 +316,11 @@ def group_messages(messages: Sequence[Message]) -> Grouping:
     merge too (a plain message between them stays its own unit). A message holding only progress
     reports of a call with no final result does not widen its group's span: the open group
     keeps the call and its reports, and the complete groups between them stay units of their
-    own (an open background job does not merge the session into one unit). Thinking blocks stay in
+    own (an open background job does not merge the session into one unit). The same holds for
+    such a report beside another call's final result (``[t(c_n), t(bg, final=False)]``, the
+    parallel-results shape): the message stays in ``c_n``'s group, which joins the job's open
+    group (call and latest report together) without the job's span merging the complete groups
+    between them. Thinking blocks stay in
     their assistant message. A result whose call is absent (or only appears later) is an orphan;
     its message stands alone as its own unit. Every other message is a unit of its own.
 
@@ -374,6 +378,19 @@ def _merge_interleaved(
             run, reach = root, last.get(root, index)
 
 
+def _final_calls(items: Sequence[tuple[str, tuple[Block, ...]]]) -> set[str]:
+    """The calls with a final result anywhere in ``items`` (a result counts only after its
+    call, as in :func:`_group`); O(n + blocks)."""
+    made: set[str] = set()
+    finals: set[str] = set()
+    for _role, blocks in items:
+        for b in blocks:
+            if isinstance(b, ToolResult) and b.is_final and b.tool_use_id in made:
+                finals.add(b.tool_use_id)
+        made.update(b.id for b in blocks if isinstance(b, ToolUse))
+    return finals
+
+
 def _group(
     items: Sequence[tuple[str, Iterable[Block]]], names: Sequence[str] | None = None
 ) -> Grouping:
@@ -386,6 +403,8 @@ def _group(
     assignment: list[int] = []
     orphans: list[tuple[int, str]] = []
     progress: list[tuple[str, ...]] = []  # per message: its calls when it holds only reports
+    links: list[int] = []  # the open jobs reporting beside other results in this message
+    linked: list[tuple[int, int]] = []  # (open job's group, group of the message reporting it)
 
     def find(g: int) -> int:
         while parent[g] != g:
@@ -401,11 +420,19 @@ def _group(
         first_call.append(first)
         return len(parent) - 1
 
-    for index, (_role, blocks) in enumerate(items):
-        blocks = tuple(blocks)
+    rows = [(role, tuple(blocks)) for role, blocks in items]
+    finals = _final_calls(rows)
+    for index, (_role, blocks) in enumerate(rows):
         uses = [b.id for b in blocks if isinstance(b, ToolUse)]
         results = [b.tool_use_id for b in blocks if isinstance(b, ToolResult)]
-        owners = sorted({find(call_owner[r]) for r in results if r in call_owner})
+        # an open job's report beside other results does not merge groups here (that would
+        # widen the job's span over everything since its call): the message joins the other
+        # results' group, linked to the job's group only after the spans are merged
+        held = [r for r in results if r in call_owner]
+        closing = [r for r in held if r in finals]
+        owners = sorted({find(call_owner[r]) for r in (closing or held)})
+        if closing:
+            links.extend(call_owner[r] for r in held if r not in closing)
         for r in results:
             if r not in call_owner:
                 orphans.append((index, r))
@@ -432,8 +459,17 @@ def _group(
                 calls[g].append(u)
         members[g].append(index)
         assignment.append(g)
+        linked.extend((job, g) for job in links)
+        links.clear()
 
     _merge_interleaved(assignment, find, parent, members, calls, answered, progress)
+    for job, holder in linked:  # an open job and the group of the message with its report
+        keep, gone = sorted((find(job), find(holder)))
+        if keep != gone:
+            parent[gone] = keep
+            members[keep].extend(members[gone])
+            calls[keep].extend(calls[gone])
+            answered[keep] |= answered[gone]
     return _finish_grouping(assignment, find, members, calls, answered, first_call, names, orphans)
 
 
