@@ -26,13 +26,14 @@ import msgspec
 
 from regio.content import Entry, ToolResult
 from regio.regions import events as ev
+from regio.regions.base import Refusal
 from regio.regions.conversation import SlidingWindow
 
 if TYPE_CHECKING:
-    from regio.regions.base import Region
+    from regio.regions.base import Region, WriteResult
     from regio.tokens import TokenCounter
 
-__all__ = ["ProgressIndex", "drop_superseded_progress", "open_reports"]
+__all__ = ["ProgressIndex", "admit_superseding", "drop_superseded_progress", "open_reports"]
 
 
 def _superseded(block: object, calls: set[str]) -> bool:
@@ -181,3 +182,30 @@ def _drop(
     if touched:
         region.events.emit(ev.Evicted(region.name, tuple(touched), freed, "superseded_progress"))
     return tuple(touched)
+
+
+def admit_superseding(
+    window: Any, region: Region, entry: Entry, *, strict: bool = False
+) -> WriteResult | Refusal:
+    """``window.write(region, entry, strict=strict)``, counting the progress reports that
+    ``entry`` supersedes as freed: a newer report replacing one that fills the room (and that
+    an open job's group keeps from eviction) is admitted. When the plain write would be
+    refused and ``entry`` supersedes earlier reports, the drop and the write are first played
+    on a throw-away copy of the window (its own event bus, so nothing is emitted); only if the
+    copy admits the write are the reports dropped and the entry written for real, else the
+    plain refusal is returned (or raised with ``strict``:
+    :class:`regio.errors.RegionFullError`) and nothing changed. ``window`` is the
+    :class:`regio.regions.window.Window` owning ``region``; the copy costs O(window) and is
+    made only on that refused path."""
+    calls = {b.tool_use_id for b in entry.blocks if isinstance(b, ToolResult)}
+    if calls and isinstance(window.plan_write(region, entry), Refusal):
+        reports = window.progress_index(region).sync(region)
+        if any(i != entry.id for c in calls for i in reports.get(c, ())):
+            trial = type(window).from_state(window.snapshot_state(), counter=window.counter)
+            copy = trial.region(region.name)
+            drop_superseded_progress(copy, entry, trial.counter, trial.progress_index(copy))
+            if not isinstance(trial.plan_write(copy, entry), Refusal):
+                drop_superseded_progress(
+                    region, entry, window.counter, window.progress_index(region)
+                )
+    return window.write(region, entry, strict=strict)

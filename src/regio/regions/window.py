@@ -47,7 +47,7 @@ from regio.regions.pending import CompactionQueue, PendingCompaction
 from regio.regions.protocols import Content
 from regio.regions.registry import make_region
 from regio.regions.state import FinishGate, RegionState, WindowState
-from regio.regions.superseded import ProgressIndex, drop_superseded_progress
+from regio.regions.superseded import ProgressIndex, admit_superseding, drop_superseded_progress
 
 __all__ = ["Window"]
 
@@ -331,7 +331,7 @@ class Window:
         calls = message.tool_calls
         group = known[0] if known else (f"g:{calls[0].id}" if calls else f"m:{entry.id}")
         entry = msgspec.structs.replace(entry, group=group)
-        result = self.write(target, entry, strict=strict)
+        result = admit_superseding(self, target, entry, strict=strict)
         if isinstance(result, WriteResult):
             drop_superseded_progress(target, entry, self.counter, self.progress_index(target))
             if calls and len(self.call_groups) > 2 * self._calls_kept + 64:
