@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _traces_support import raw_traces_dir
+from regio.callargs import invalid_arguments
 from regio.content import ToolUse
 from regio.traces import (
     ImportResult,
@@ -231,7 +232,7 @@ def test_a_record_missing_its_role_is_reported_and_skipped(tmp_path: Path) -> No
     assert len(result.traces[0].messages()) == 2
 
 
-def test_bad_arguments_json_is_kept_raw_with_a_warning(tmp_path: Path) -> None:
+def test_bad_arguments_json_is_kept_invalid_with_a_warning(tmp_path: Path) -> None:
     messages = [
         {"role": "user", "content": "go"},
         {
@@ -249,8 +250,8 @@ def test_bad_arguments_json_is_kept_raw_with_a_warning(tmp_path: Path) -> None:
         (1, "tool_calls[1].function.arguments", "warning"),
     ]
     calls = result.traces[0].tool_calls()
-    assert calls[0].input == {"_raw": '{"q": "x"'}
-    assert calls[1].input == {"_raw": "[1, 2]"}
+    assert calls[0].input == invalid_arguments('{"q": "x"')
+    assert calls[1].input == invalid_arguments("[1, 2]")
 
 
 def test_a_tau_bench_run_without_traj_is_reported_and_the_others_import(tmp_path: Path) -> None:

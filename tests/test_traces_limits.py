@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from regio.callargs import invalid_arguments
 from regio.cli import main
 from regio.content import Text, ToolUse
 from regio.errors import RegioError
@@ -68,7 +69,7 @@ def test_a_deeply_nested_source_file_is_refused_naming_the_file(tmp_path: Path, 
         import_file(path)
 
 
-def test_deeply_nested_tool_arguments_are_kept_raw_with_a_warning(tmp_path: Path) -> None:
+def test_deeply_nested_tool_arguments_are_kept_invalid_with_a_warning(tmp_path: Path) -> None:
     call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": _deep(3_000)}}
     messages = [
         {"role": "user", "content": "go"},
@@ -78,7 +79,7 @@ def test_deeply_nested_tool_arguments_are_kept_raw_with_a_warning(tmp_path: Path
     path = tmp_path / "chat.json"
     path.write_text(json.dumps(messages))
     result = import_file(path, "openai")
-    assert "_raw" in result.traces[0].tool_calls()[0].input
+    assert result.traces[0].tool_calls()[0].input == invalid_arguments(_deep(3_000))
     assert any("arguments refused" in issue.message for issue in result.issues)
 
 
@@ -101,7 +102,7 @@ def test_a_5000_digit_integer_in_a_source_file_is_refused_clearly(tmp_path: Path
         import_file(path)
 
 
-def test_a_5000_digit_integer_in_tool_arguments_is_kept_raw(tmp_path: Path) -> None:
+def test_a_5000_digit_integer_in_tool_arguments_is_kept_invalid(tmp_path: Path) -> None:
     call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
     call["function"]["arguments"] = '{"n": ' + "9" * 5_000 + "}"
     path = tmp_path / "chat.json"
@@ -109,7 +110,8 @@ def test_a_5000_digit_integer_in_tool_arguments_is_kept_raw(tmp_path: Path) -> N
         json.dumps([{"role": "user", "content": "go"}, {"role": "assistant", "tool_calls": [call]}])
     )
     result = import_file(path, "openai")
-    assert result.traces[0].tool_calls()[0].input == {"_raw": call["function"]["arguments"]}
+    expected = invalid_arguments(call["function"]["arguments"])
+    assert result.traces[0].tool_calls()[0].input == expected
 
 
 def test_a_5000_digit_integer_in_a_regio_trace_is_refused_naming_the_line() -> None:

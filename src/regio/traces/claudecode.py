@@ -30,7 +30,6 @@ Timestamps are recorded (seconds from the first line). Assistant lines whose mod
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -39,47 +38,10 @@ import attrs
 from regio.content import Thinking
 from regio.traces.builder import RECORDED, CallSpec, ResultSpec, TraceBuilder
 from regio.traces.errors import ImportIssue
-from regio.traces.format import Compaction, Header, Trace, Usage
+from regio.traces.format import Compaction, Trace, Usage
+from regio.traces.shared import RecordedClock, parse_arguments, recorded_trace, trace_stem
 
-__all__ = [
-    "RecordedClock",
-    "anthropic_usage",
-    "import_claude_code",
-    "is_subagent_transcript",
-    "parse_timestamp",
-]
-
-RECORDED_TIMING = "recorded: source timestamps, seconds from the first record"
-
-
-def parse_timestamp(value: Any) -> float | None:
-    """An ISO 8601 timestamp (``Z`` or an offset; naive = UTC) as POSIX seconds, else None."""
-    if not isinstance(value, str) or not value:
-        return None
-    text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
-
-
-@attrs.define
-class RecordedClock:
-    """Turns recorded timestamps into ``t`` on a builder (seconds from the first one)."""
-
-    builder: TraceBuilder
-    start: float | None = None
-
-    def __call__(self, value: Any) -> None:
-        seconds = parse_timestamp(value)
-        if seconds is None:
-            return
-        if self.start is None:
-            self.start = seconds
-        self.builder.at(seconds - self.start)
+__all__ = ["anthropic_usage", "import_claude_code", "is_subagent_transcript"]
 
 
 def _count(value: Any) -> int | None:
@@ -186,12 +148,12 @@ class _Session:
                 Thinking(str(block.get("thinking", "")), str(block.get("signature", "")))
             )
         elif kind == "tool_use":
-            raw_input = block.get("input")
+            where = f"message.content[{k}].input"
             call.calls.append(
                 CallSpec(
                     str(block["id"]) if block.get("id") else None,
                     str(block.get("name") or "tool"),
-                    raw_input if isinstance(raw_input, dict) else {"_raw": raw_input},
+                    parse_arguments(block.get("input"), self.builder, n, where),
                 )
             )
         else:
@@ -262,8 +224,6 @@ def import_claude_code(
 ) -> tuple[list[Trace], list[ImportIssue]]:
     """A Claude Code session JSONL (streamed ``(line, object)`` records) → one trace; with
     ``sidechain`` the file is a subagent's transcript (see the module doc)."""
-    from regio.traces.importers import trace_stem
-
     builder = TraceBuilder(str(path), RECORDED)
     session = _Session(builder, RecordedClock(builder), sidechain)
     for n, obj in records:
@@ -282,30 +242,3 @@ def import_claude_code(
         session.model,
         session.meta,
     )
-
-
-def recorded_trace(
-    builder: TraceBuilder,
-    path: Path,
-    trace_id: str,
-    fmt: str,
-    agent: tuple[str, Any],
-    model: str | None,
-    meta: dict[str, Any],
-) -> tuple[list[Trace], list[ImportIssue]]:
-    """The one trace of a recorded session read into ``builder``, and its issues: the header
-    of source format ``fmt`` names ``agent`` (a product name and the version the source gave;
-    the version is added when it is a string), ``model`` and ``meta``, with recorded timing."""
-    from regio.traces.importers import source_header
-
-    name, version = agent
-    header: Header = source_header(
-        path,
-        trace_id,
-        fmt,
-        agent=f"{name} {version}" if isinstance(version, str) else name,
-        model=model,
-        timing=RECORDED_TIMING,
-        meta=meta,
-    )
-    return [builder.build(header)], builder.issues

@@ -40,10 +40,9 @@ import msgspec
 
 from regio.content import Thinking
 from regio.traces.builder import RECORDED, CallSpec, ResultSpec, TraceBuilder
-from regio.traces.claudecode import RecordedClock, recorded_trace
 from regio.traces.errors import ImportIssue
 from regio.traces.format import AssistantMessage, Compaction, Trace, Usage
-from regio.traces.openai_chat import parse_arguments
+from regio.traces.shared import RecordedClock, parse_arguments, recorded_trace, trace_stem
 
 __all__ = ["ROLLOUT_TYPES", "import_codex"]
 
@@ -217,8 +216,6 @@ def import_codex(
     records: Iterable[tuple[int, Any]], path: Path
 ) -> tuple[list[Trace], list[ImportIssue]]:
     """A Codex CLI rollout JSONL (streamed ``(line, object)`` records) → one trace."""
-    from regio.traces.importers import trace_stem
-
     builder = TraceBuilder(str(path), RECORDED)
     rollout = _Rollout(builder, RecordedClock(builder))
     for n, obj in records:

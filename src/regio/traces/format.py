@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from regio.callargs import invalid_arguments
 from regio.content import Message, Text, Thinking, ToolResult, ToolUse, group_messages
 from regio.traces.errors import TraceFormatError
 from regio.traces.safejson import DEFAULT_LIMITS, TraceLimits, check_depth
@@ -66,8 +67,10 @@ __all__ = [
     "write_trace",
 ]
 
-#: Version of the JSONL layout written into every header.
-FORMAT_VERSION = 1
+#: Version of the JSONL layout written into every header. Version 1 kept a tool call's
+#: unreadable arguments as ``{"_raw": text}``; it loads with them in today's form,
+#: :func:`regio.callargs.invalid_arguments` (``{"_invalid_arguments": text}``).
+FORMAT_VERSION = 2
 
 
 class Header(msgspec.Struct, frozen=True, tag="header", tag_field="type"):
@@ -489,6 +492,21 @@ def _check_nesting(item: Any, name: str, number: int, limits: TraceLimits) -> No
             )
 
 
+def _version_1_event(item: Any) -> Any:
+    """``item`` of a version-1 trace in today's form: a tool_use input that is exactly
+    ``{"_raw": <text>}`` (version 1's unreadable arguments) becomes
+    :func:`regio.callargs.invalid_arguments` of the text."""
+    if not isinstance(item, AssistantMessage):
+        return item
+    blocks = tuple(
+        ToolUse(b.id, b.name, invalid_arguments(b.input["_raw"]))
+        if isinstance(b, ToolUse) and len(b.input) == 1 and isinstance(b.input.get("_raw"), str)
+        else b
+        for b in item.blocks
+    )
+    return item if blocks == item.blocks else msgspec.structs.replace(item, blocks=blocks)
+
+
 def parse_trace_lines(
     lines: Iterable[tuple[int, bytes]], name: str = "<string>", limits: TraceLimits = DEFAULT_LIMITS
 ) -> Trace:
@@ -520,7 +538,7 @@ def parse_trace_lines(
                 name, f"line {number}: t={item.t} must be finite and not before {last_t}"
             )
         last_t = item.t
-        events.append(item)
+        events.append(_version_1_event(item) if header.version < 2 else item)
     if header is None:
         raise TraceFormatError(name, "no header line: the file is empty")
     return Trace(header, tuple(events))

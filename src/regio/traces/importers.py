@@ -34,13 +34,14 @@ from typing import Any
 from regio.content import Thinking
 from regio.traces.builder import ResultSpec, Timing, TraceBuilder
 from regio.traces.errors import ImportIssue, TraceFormatError
-from regio.traces.format import Header, Trace
+from regio.traces.format import Trace
 from regio.traces.openai_chat import (
     content_text,
     feed_openai_messages,
     loose_literal,
     parse_tool_calls,
 )
+from regio.traces.shared import source_header, source_notes, trace_stem
 
 __all__ = [
     "import_mini_swe_agent",
@@ -56,61 +57,9 @@ __all__ = [
 Records = list[tuple[int, Any]]
 
 
-def trace_stem(path: Path) -> str:
-    """The file name without its trace suffixes (``.traj.json``, ``.traj``, ``.json``,
-    ``.jsonl``)."""
-    name = path.name
-    for suffix in (".traj.json", ".jsonl", ".json", ".traj"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return path.stem
-
-
-def source_notes(path: Path) -> tuple[str, str]:
-    """(licence, provenance) notes for a source file.
-
-    The licence is the first non-empty line of a ``LICENSE*`` file beside the source plus its
-    first copyright line; the provenance is the line of a ``PROVENANCE.md`` (beside the file or
-    one level up) that names the file. Empty strings when absent.
-    """
-    license_note = ""
-    for candidate in sorted(path.parent.glob("LICENSE*")):
-        lines = [ln.strip() for ln in candidate.read_text(errors="replace").splitlines()]
-        lines = [ln for ln in lines if ln]
-        if lines:
-            copyright_line = next((ln for ln in lines if ln.lower().startswith("copyright")), "")
-            license_note = "; ".join(x for x in (lines[0], copyright_line) if x)
-            break
-    provenance = ""
-    for directory in (path.parent, path.parent.parent):
-        doc = directory / "PROVENANCE.md"
-        if doc.is_file():
-            for line in doc.read_text(errors="replace").splitlines():
-                if path.name in line:
-                    provenance = " ".join(line.strip().strip("|").split())
-                    break
-        if provenance:
-            break
-    return license_note, provenance
-
-
 def _dict_field(data: dict[str, Any], key: str) -> dict[str, Any]:
     value = data.get(key)
     return value if isinstance(value, dict) else {}
-
-
-def source_header(path: Path, trace_id: str, fmt: str, **fields: Any) -> Header:
-    """A :class:`Header` for a trace imported from ``path`` (licence and provenance notes from
-    :func:`source_notes`); ``fields`` are the other header fields."""
-    license_note, provenance = source_notes(path)
-    return Header(
-        id=trace_id,
-        source_format=fmt,
-        source_file=str(path),
-        license=license_note,
-        provenance=provenance,
-        **fields,
-    )
 
 
 # -- SWE-agent ----------------------------------------------------------------------------------

@@ -14,20 +14,21 @@ Accepted message shapes (OpenAI Chat Completions, plus the common variants seen 
 
 ``tool_calls[].function.arguments`` is a JSON string (OpenAI API reference, "Chat
 Completions: tool_calls"): it is parsed into the call's ``input``; a string that is not a JSON
-object is kept as ``{"_raw": <string>}`` with a warning.
+object is kept in regio's invalid-arguments form, ``{"_invalid_arguments": <string>}``, with a
+warning (:func:`regio.traces.shared.parse_arguments`).
 """
 
 from __future__ import annotations
 
 import ast
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from regio.content import Thinking
 from regio.traces.builder import CallSpec, ResultSpec, TraceBuilder
 from regio.traces.errors import TraceFormatError
-from regio.traces.safejson import clean_value, parse_json, replace_surrogates
+from regio.traces.safejson import clean_value, parse_json
+from regio.traces.shared import parse_arguments
 
 #: Python-literal strings longer than this are not evaluated (``ast.literal_eval`` builds the
 #: whole syntax tree first).
@@ -45,36 +46,6 @@ __all__ = [
 Locate = Callable[[int], tuple[int | None, str]]
 
 _TEXT_PARTS = ("text", "input_text", "output_text")
-
-
-def parse_arguments(
-    raw: Any, builder: TraceBuilder, record: int | None, field: str
-) -> dict[str, Any]:
-    """A tool call's arguments as an input dict.
-
-    A dict is used as is; a JSON string holding an object is parsed; ``None`` or ``""`` is
-    ``{}``; anything else is kept as ``{"_raw": <text>}`` and reported as a warning.
-    """
-    if isinstance(raw, dict):
-        return raw
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        return {}
-    if isinstance(raw, str):
-        try:
-            value, _ = parse_json(raw, builder.file, field)
-        except TraceFormatError as exc:
-            builder.issue(
-                record, field, f"arguments refused ({exc.reason}); kept as _raw", "warning"
-            )
-            return {"_raw": replace_surrogates(raw)[0]}
-        if isinstance(value, dict):
-            return value
-        builder.issue(
-            record, field, "arguments are JSON but not an object; kept as _raw", "warning"
-        )
-        return {"_raw": raw}
-    builder.issue(record, field, f"arguments of type {type(raw).__name__}; kept as _raw", "warning")
-    return {"_raw": json.dumps(raw, default=str)}
 
 
 def loose_literal(value: Any) -> Any:

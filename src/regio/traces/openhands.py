@@ -37,10 +37,15 @@ from pathlib import Path
 from typing import Any
 
 from regio.traces.builder import RECORDED, CallSpec, ResultSpec, TraceBuilder
-from regio.traces.claudecode import RECORDED_TIMING, RecordedClock
 from regio.traces.errors import ImportIssue, TraceFormatError
 from regio.traces.format import Trace, Usage
-from regio.traces.openai_chat import parse_arguments
+from regio.traces.shared import (
+    RECORDED_TIMING,
+    RecordedClock,
+    parse_arguments,
+    source_header,
+    trace_stem,
+)
 
 __all__ = ["import_openhands", "import_openhands_runs", "litellm_usage", "looks_openhands"]
 
@@ -124,8 +129,6 @@ def _agent_call(builder: TraceBuilder, j: int, meta: dict[str, Any]) -> None:
 def _events_trace(
     events: list[Any], path: Path, trace_id: str, record: int | None, meta: dict[str, Any]
 ) -> tuple[Trace, list[ImportIssue]]:
-    from regio.traces.importers import source_header
-
     builder = TraceBuilder(str(path), RECORDED)
     clock = RecordedClock(builder)
     seen: set[str] = set()
@@ -179,8 +182,6 @@ def import_openhands(data: Any, path: Path) -> tuple[list[Trace], list[ImportIss
     """An OpenHands event list, or a run object ``{"history": [events], "instance_id": ...}``
     (an evaluation output record), → one trace (see the module doc). Raises
     :class:`TraceFormatError` when ``data`` is neither."""
-    from regio.traces.importers import trace_stem
-
     meta: dict[str, Any] = {}
     if isinstance(data, dict) and looks_openhands(data.get("history")):
         data, meta = data["history"], _run_meta(data)
@@ -198,8 +199,6 @@ def import_openhands_runs(
     """OpenHands evaluation output JSONL (``output.jsonl``: one run ``{"instance_id",
     "history": [events], ...}`` per line, streamed) → one trace per run; a line whose
     ``history`` is not an event list is an issue."""
-    from regio.traces.importers import trace_stem
-
     traces: list[Trace] = []
     issues: list[ImportIssue] = []
     for n, run in records:
