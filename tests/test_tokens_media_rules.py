@@ -48,14 +48,89 @@ def test_gemini_count_is_whole_tiles_covering_the_image_and_grows_with_each_side
     assert gemini_image_tokens(w + 1, h) >= n and gemini_image_tokens(w, h + 1) >= n
 
 
+# Each provider's rule written out from its documentation, independently of regio.tokens.media,
+# so a wrong rule or a wrong choice of rule fails the tests below.
+
+
+def gemini_rule(w: int, h: int) -> int:
+    """https://ai.google.dev/gemini-api/docs/tokens ("Multimodal tokens"): both sides at most
+    384 px: 258 tokens; else 258 per 768 x 768 tile (regio reads the tiles of the uncropped
+    image)."""
+    if w <= 384 and h <= 384:
+        return 258
+    return -(-w // 768) * -(-h // 768) * 258
+
+
+def anthropic_rule(w: int, h: int) -> int:
+    """https://platform.claude.com/docs/en/build-with-claude/vision ("Calculate image costs"):
+    tokens = (width px * height px) / 750, for an image Anthropic does not resize (long edge
+    at most 1,568 px, at most 784 x 1,568 px of area)."""
+    assert max(w, h) <= 1568 and w * h <= 784 * 1568, "the image would be resized"
+    return max(1, -(-(w * h) // 750))
+
+
+def openai_gpt4o_rule(w: int, h: int, detail: str) -> int:
+    """https://platform.openai.com/docs/guides/images-vision ("Calculating costs", gpt-4o):
+    ``low`` costs 85 tokens; otherwise 85 + 170 per 512-px tile of the image as sent, for an
+    image that needs no scaling (fits in 2048 x 2048, shortest side at most 768 px)."""
+    if detail == "low":
+        return 85
+    assert max(w, h) <= 2048 and min(w, h) <= 768, "the image would be scaled"
+    return 85 + 170 * -(-w // 512) * -(-h // 512)
+
+
+UNSCALED_ANTHROPIC = st.tuples(st.integers(1, 1568), st.integers(1, 784)).flatmap(
+    lambda s: st.sampled_from([s, s[::-1]])
+)
+UNSCALED_OPENAI = st.tuples(st.integers(1, 2048), st.integers(1, 768)).flatmap(
+    lambda s: st.sampled_from([s, s[::-1]])
+)
+DETAILS = st.sampled_from(["auto", "low", "high"])
+
+
+def _url_image(w: int, h: int, detail: str = "auto") -> Image:
+    return Image(URLSource("https://example.invalid/a.png"), detail=detail, width=w, height=h)
+
+
+def test_the_documented_worked_examples_hold():
+    # Gemini: a 384 x 384 image is one 258-token image, 1920 x 1080 is 3 x 2 tiles.
+    assert gemini_rule(384, 384) == 258 and gemini_rule(1920, 1080) == 1548
+    # Anthropic's table: 1,000 x 1,000 px is ~1,334 tokens, 200 x 200 px ~54.
+    assert anthropic_rule(1000, 1000) == 1334 and anthropic_rule(200, 200) == 54
+    # OpenAI: 1,024 x 1,024 "high" is scaled to 768 x 768, 4 tiles: 765 tokens; 2,048 x 4,096
+    # to 768 x 1,536, 6 tiles: 1,105 tokens.
+    assert openai_image_tokens(1024, 1024, "high", "gpt-4o") == 85 + 170 * 4
+    assert openai_image_tokens(2048, 4096, "high", "gpt-4o") == 85 + 170 * 6
+    assert openai_image_tokens(4096, 8192, "low", "gpt-4o") == 85
+
+
 @settings(max_examples=50, deadline=None)
-@given(w=SIDES, h=SIDES, detail=st.sampled_from(["auto", "low", "high"]))
+@given(w=SIDES, h=SIDES, detail=DETAILS)
 def test_gemini_models_never_use_the_openai_rule(w, h, detail):
-    image = Image(URLSource("https://example.invalid/a.png"), detail=detail, width=w, height=h)
+    image = _url_image(w, h, detail)
     for model in ("gemini-2.5-flash", "google/gemini-2.5-pro", "models/gemini-2.0-flash"):
         for chat_format in ("openai_chat", "anthropic", "none"):
             got = image_tokens(image, chat_format=chat_format, model=model)
-            assert got == gemini_image_tokens(w, h)
+            assert got == gemini_rule(w, h)
+
+
+@settings(max_examples=100, deadline=None)
+@given(size=UNSCALED_ANTHROPIC, detail=DETAILS)
+def test_the_anthropic_format_counts_width_times_height_over_750(size, detail):
+    w, h = size
+    for model in ("", "claude-sonnet-4-6", "gpt-4o"):
+        got = image_tokens(_url_image(w, h, detail), chat_format="anthropic", model=model)
+        assert got == anthropic_rule(w, h)
+
+
+@settings(max_examples=100, deadline=None)
+@given(size=UNSCALED_OPENAI, detail=DETAILS)
+def test_openai_tile_models_count_85_plus_170_per_512_pixel_tile(size, detail):
+    w, h = size
+    for model in ("gpt-4o", "gpt-4o-2024-08-06", "openai/gpt-4.1", ""):
+        for chat_format in ("openai_chat", "none"):
+            got = image_tokens(_url_image(w, h, detail), chat_format=chat_format, model=model)
+            assert got == openai_gpt4o_rule(w, h, detail)
 
 
 def test_a_gemini_counter_counts_a_screenshot_by_gemini_rule():
