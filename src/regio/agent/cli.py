@@ -10,9 +10,12 @@ The provider defaults to the blueprint's ``model.provider`` and the model to its
 ``model.name``; a ``--provider`` that does not match the blueprint is warned about. The offline
 providers ``scripted`` and ``replay`` need no server (:mod:`regio.agent.offline`).
 
-Per step it prints (a rich table): prompt tokens and cached tokens as the server reported them,
-what the cache simulator predicted, the server's prompt-processing time (llama.cpp
-``timings.prompt_ms``) and the window's state (tokens used / the engine's limit).
+Per step it prints (a rich table): prompt tokens and cached tokens as the server reported them
+(:data:`UNKNOWN`, ``n/a``, when the server did not report the count: no ``usage`` object, or a
+usage without ``prompt_tokens_details.cached_tokens``; never 0 for unknown), what the cache
+simulator predicted, the server's prompt-processing time (llama.cpp ``timings.prompt_ms``) and
+the window's state (tokens used / the engine's limit). The last line sums the reported counts
+and says over how many steps when some steps reported none.
 
 Prediction: ``--predict llamacpp`` uses the llama.cpp slot model with the exact prompt tokens
 from the server's ``/apply-template`` and ``/tokenize``; ``--predict profile`` uses the
@@ -27,7 +30,17 @@ import argparse
 import sys
 from typing import Any
 
-__all__ = ["build_provider", "describe_failure", "register", "resolve_provider", "run_command"]
+__all__ = [
+    "UNKNOWN",
+    "build_provider",
+    "describe_failure",
+    "register",
+    "resolve_provider",
+    "run_command",
+]
+
+#: Shown for a token count the provider did not report (unknown, not 0).
+UNKNOWN = "n/a"
 
 PROVIDERS = ("openai-compatible", "openai", "anthropic", "scripted", "replay")
 LAYOUTS = ("naive", "kind", "volatility", "regio")
@@ -228,8 +241,8 @@ def run_command(args: argparse.Namespace) -> int:
             ms = "-" if event.prompt_ms is None else f"{event.prompt_ms:.1f}"
             table.add_row(
                 str(event.step),
-                str(event.prompt_tokens),
-                str(event.cached_tokens),
+                _reported(event, "prompt_tokens"),
+                _reported(event, "cached_tokens"),
                 predicted,
                 ms,
                 f"{event.window_used}/{event.window_budget}",
@@ -254,18 +267,39 @@ def run_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reported(step: Any, count: str) -> str:
+    """``count`` of ``step`` as text, :data:`UNKNOWN` when the provider did not report it."""
+    return UNKNOWN if count in step.unreported else str(getattr(step, count))
+
+
+def _run_count(result: Any, count: str) -> tuple[int, int]:
+    """(sum of ``count`` over the steps that reported it, how many did)."""
+    steps = [s for s in result.steps if count not in s.unreported]
+    return sum(getattr(s, count) for s in steps), len(steps)
+
+
 def _stop_line(result: Any, steps: int, args: argparse.Namespace) -> str:
     """The run's last line: why it stopped, steps, prompt and cached tokens. The reason is
     "end of the <provider> turns" when the loop stopped at ``steps`` because the replayed
-    trace or script ran out before ``--max-steps``."""
+    trace or script ran out before ``--max-steps``. A count no step reported is
+    :data:`UNKNOWN`; one only some steps reported is their sum, "over k of n steps", and the
+    cached share is taken over the prompt tokens of the steps that reported both."""
     reason = result.stop_reason
     if reason == "max_steps" and steps < args.max_steps:
         reason = f"end of the {args.provider} turns"
-    share = result.cached_share * 100
-    return (
-        f"stop: {reason} · steps {len(result.steps)} · prompt {result.usage.prompt_tokens} · "
-        f"cached {result.usage.cached_tokens} ({share:.1f}%)"
-    )
+    n = len(result.steps)
+    parts = [f"stop: {reason}", f"steps {n}"]
+    for label, count in (("prompt", "prompt_tokens"), ("cached", "cached_tokens")):
+        total, known = _run_count(result, count)
+        text = f"{label} {total if known else UNKNOWN}"
+        if 0 < known < n:
+            text += f" over {known} of {n} steps"
+        parts.append(text)
+    both = [s for s in result.steps if not {"prompt_tokens", "cached_tokens"} & set(s.unreported)]
+    prompt = sum(s.prompt_tokens for s in both)
+    if prompt:
+        parts[-1] += f" ({sum(s.cached_tokens for s in both) / prompt * 100:.1f}%)"
+    return " · ".join(parts)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -220,6 +220,7 @@ class AgentLoop:
             overflow_retries=attempt.retries,
             cost_usd=attempt.cost,
             prompt_ms=usage.prompt_ms,
+            unreported=usage.unreported,
         )
         self.events.emit(StepCompleted(**{f: getattr(record, f) for f in record.__struct_fields__}))
         run.steps.append(record)

@@ -12,6 +12,10 @@ Usage accounting follows the providers' own fields:
 * Anthropic Messages: ``input_tokens`` excludes the cache, so the whole prompt is
   ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``; ``cached_tokens``
   is ``cache_read_input_tokens`` and ``cache_write_tokens`` is ``cache_creation_input_tokens``.
+
+A count the provider did not report (no ``usage`` object at all, or a usage without
+``prompt_tokens_details.cached_tokens``) is 0 in the sums and named in ``unreported``, so a
+reader can show it as unknown rather than as zero.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import msgspec
 from regio.content import Message
 
 __all__ = [
+    "USAGE_COUNTS",
     "Completion",
     "LoopPricing",
     "ProviderUsage",
@@ -30,6 +35,10 @@ __all__ = [
     "RunTotals",
     "StepRecord",
 ]
+
+
+#: The counts of :class:`ProviderUsage` that ``unreported`` can name.
+USAGE_COUNTS = ("prompt_tokens", "cached_tokens", "cache_write_tokens", "output_tokens")
 
 
 class ProviderUsage(msgspec.Struct, frozen=True):
@@ -42,7 +51,9 @@ class ProviderUsage(msgspec.Struct, frozen=True):
     * ``output_tokens``: generated tokens;
     * ``prompt_ms``: prompt-processing time the server reported (llama.cpp
       ``timings.prompt_ms``), else ``None``;
-    * ``raw``: the provider's usage object as a dict (plus llama.cpp ``timings`` when present).
+    * ``raw``: the provider's usage object as a dict (plus llama.cpp ``timings`` when present);
+    * ``unreported``: the counts of :data:`USAGE_COUNTS` the provider did not report (0 above,
+      but unknown).
     """
 
     prompt_tokens: int = 0
@@ -51,6 +62,7 @@ class ProviderUsage(msgspec.Struct, frozen=True):
     output_tokens: int = 0
     prompt_ms: float | None = None
     raw: dict[str, Any] = msgspec.field(default_factory=dict)
+    unreported: tuple[str, ...] = ()
 
     @property
     def uncached_tokens(self) -> int:
@@ -110,7 +122,9 @@ class StepRecord(msgspec.Struct, frozen=True):
     * ``tool_calls``: names of the tools called in this step, in order;
     * ``overflow_retries``: how many context-overflow recoveries this step needed (0 or 1);
     * ``cost_usd``: priced with the loop's :class:`LoopPricing` (``None`` without one);
-    * ``prompt_ms``: server-reported prompt-processing time, when reported.
+    * ``prompt_ms``: server-reported prompt-processing time, when reported;
+    * ``unreported``: the counts the provider did not report (``ProviderUsage.unreported``:
+      0 above, but unknown).
     """
 
     step: int
@@ -126,6 +140,7 @@ class StepRecord(msgspec.Struct, frozen=True):
     overflow_retries: int = 0
     cost_usd: float | None = None
     prompt_ms: float | None = None
+    unreported: tuple[str, ...] = ()
 
 
 class RunTotals(msgspec.Struct, frozen=True):

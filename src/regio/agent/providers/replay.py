@@ -19,7 +19,7 @@ import attrs
 from regio.content import Message
 
 from ..errors import AgentConfigError, ReplayExhaustedError
-from ..types import Completion, ProviderUsage
+from ..types import USAGE_COUNTS, Completion, ProviderUsage
 
 __all__ = ["ReplayProvider"]
 
@@ -70,7 +70,7 @@ class ReplayProvider:
             if not isinstance(event, AssistantMessage):
                 continue
             message = Message("assistant", tuple(event.blocks))
-            usage = ProviderUsage()
+            usage = ProviderUsage(unreported=USAGE_COUNTS)  # the trace recorded none
             if event.usage is not None:
                 usage = ProviderUsage(
                     prompt_tokens=event.usage.prompt_tokens,

@@ -7,7 +7,9 @@
 
 Usage fields follow the providers' documentation: OpenAI ``usage.prompt_tokens`` (whole prompt)
 and ``usage.prompt_tokens_details.cached_tokens``; Anthropic ``usage.input_tokens`` (uncached
-part only), ``cache_read_input_tokens`` and ``cache_creation_input_tokens``.
+part only), ``cache_read_input_tokens`` and ``cache_creation_input_tokens``. A count whose
+field is absent (or not a number) is 0 and named in ``ProviderUsage.unreported``: unknown, not
+zero.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from regio.callargs import INVALID_ARGUMENTS_KEY, function_arguments
 from regio.content import Block, Message, Text, Thinking, ToolUse
 
 from ..errors import ProviderResponseError
-from ..types import Completion, ProviderUsage
+from ..types import USAGE_COUNTS, Completion, ProviderUsage
 
 __all__ = [
     "INVALID_ARGUMENTS_KEY",
@@ -31,7 +33,19 @@ __all__ = [
 
 
 def _int(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+    return int(value) if _reported(value) else 0
+
+
+def _reported(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _unreported(usage: dict[str, Any], fields: dict[str, Any]) -> tuple[str, ...]:
+    """The counts (of :data:`USAGE_COUNTS`) whose source value in ``fields`` is not a number;
+    every count when there is no usage object at all."""
+    if not usage:
+        return USAGE_COUNTS
+    return tuple(name for name, value in fields.items() if not _reported(value))
 
 
 def openai_usage(
@@ -53,13 +67,16 @@ def openai_usage(
             cached = timings.get("cache_n")
         if isinstance(timings.get("prompt_ms"), (int, float)):
             prompt_ms = float(timings["prompt_ms"])
+    prompt, output = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    fields = {"prompt_tokens": prompt, "cached_tokens": cached, "output_tokens": output}
     return ProviderUsage(
-        prompt_tokens=_int(usage.get("prompt_tokens")),
+        prompt_tokens=_int(prompt),
         cached_tokens=_int(cached),
         cache_write_tokens=0,
-        output_tokens=_int(usage.get("completion_tokens")),
+        output_tokens=_int(output),
         prompt_ms=prompt_ms,
         raw=raw,
+        unreported=_unreported(usage, fields),
     )
 
 
@@ -119,12 +136,19 @@ def anthropic_usage(usage: dict[str, Any] | None) -> ProviderUsage:
     read = _int(usage.get("cache_read_input_tokens"))
     write = _int(usage.get("cache_creation_input_tokens"))
     plain = _int(usage.get("input_tokens"))
+    fields = {
+        "prompt_tokens": usage.get("input_tokens"),
+        "cached_tokens": usage.get("cache_read_input_tokens"),
+        "cache_write_tokens": usage.get("cache_creation_input_tokens"),
+        "output_tokens": usage.get("output_tokens"),
+    }
     return ProviderUsage(
         prompt_tokens=plain + read + write,
         cached_tokens=read,
         cache_write_tokens=write,
         output_tokens=_int(usage.get("output_tokens")),
         raw=dict(usage),
+        unreported=_unreported(usage, fields),
     )
 
 

@@ -1,0 +1,184 @@
+"""``regio run`` shows a token count the provider did not report as unknown (``n/a``), never
+as 0: a server that sends no ``usage``, or a usage without the cached count; a replayed trace
+without recorded usage. A count reported as 0 is still 0."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from regio.agent.cli import UNKNOWN
+from regio.agent.providers import anthropic_usage, openai_usage
+from regio.agent.types import USAGE_COUNTS
+from regio.cli import main
+from regio.content import Text
+from regio.traces.format import AssistantMessage, Header, Trace, UserMessage, write_trace
+
+BLUEPRINT = """
+version: 1
+name: cli-test
+model: {provider: openai, name: gpt-4o, context_window: 8000, max_output_tokens: 200}
+tokenizer: o200k_base
+regions:
+  - {name: system, kind: pinned, volatility: stable, budget: 500, seed: Be brief.}
+  - {name: conversation, kind: sliding_window, budget: 4000}
+"""
+
+
+def _answer(usage: dict[str, Any] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "Hello there."},
+            }
+        ],
+    }
+    if usage is not None:
+        out["usage"] = usage
+    return out
+
+
+@pytest.fixture
+def serve() -> Iterator[Any]:
+    servers: list[ThreadingHTTPServer] = []
+
+    def start(answer: dict[str, Any]) -> str:
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                data = json.dumps(answer).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        host, port = server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def _run(tmp_path: Path, url: str, capsys: Any) -> tuple[list[str], str]:
+    bp = tmp_path / "bp.yaml"
+    bp.write_text(BLUEPRINT, encoding="utf-8")
+    argv = ["run", str(bp), "--base-url", url, "--model", "m", "--task", "Say hello"]
+    assert main([*argv, "--predict", "none"]) == 0
+    out = capsys.readouterr().out
+    (row,) = [line for line in out.splitlines() if re.match(r"^\W*1\W", line)]
+    cells = [c.strip() for c in re.split(r"[│|]", row) if c.strip()]
+    (stop,) = [line for line in out.splitlines() if line.startswith("stop:")]
+    return cells, stop
+
+
+def test_a_server_without_usage_shows_prompt_and_cached_as_unknown(tmp_path, serve, capsys):
+    cells, stop = _run(tmp_path, serve(_answer(None)), capsys)
+    assert cells[1:3] == [UNKNOWN, UNKNOWN]
+    assert f"prompt {UNKNOWN}" in stop and f"cached {UNKNOWN}" in stop
+    assert "cached 0" not in stop
+
+
+def test_a_usage_without_the_cached_count_shows_only_cached_as_unknown(tmp_path, serve, capsys):
+    usage = {"prompt_tokens": 321, "completion_tokens": 3}
+    cells, stop = _run(tmp_path, serve(_answer(usage)), capsys)
+    assert cells[1:3] == ["321", UNKNOWN]
+    assert "prompt 321" in stop and f"cached {UNKNOWN}" in stop
+
+
+def test_a_reported_zero_cached_count_is_shown_as_zero(tmp_path, serve, capsys):
+    usage = {
+        "prompt_tokens": 321,
+        "completion_tokens": 3,
+        "prompt_tokens_details": {"cached_tokens": 0},
+    }
+    cells, stop = _run(tmp_path, serve(_answer(usage)), capsys)
+    assert cells[1:3] == ["321", "0"]
+    assert "cached 0 (0.0%)" in stop
+
+
+def test_a_replayed_trace_without_usage_shows_unknown(tmp_path, capsys):
+    trace = Trace(
+        Header(id="t", source_format="regio"),
+        (
+            UserMessage(0.0, (Text("Say hello"),)),
+            AssistantMessage(1.0, (Text("Hello."),)),
+        ),
+    )
+    path = write_trace(trace, tmp_path / "t.jsonl")
+    bp = tmp_path / "bp.yaml"
+    bp.write_text(BLUEPRINT, encoding="utf-8")
+    assert main(["run", str(bp), "--provider", "replay", "--trace", str(path)]) == 0
+    out = capsys.readouterr().out
+    (stop,) = [line for line in out.splitlines() if line.startswith("stop:")]
+    assert f"cached {UNKNOWN}" in stop
+
+
+OPTIONAL_INT = st.none() | st.integers(0, 10**6)
+
+
+@given(prompt=OPTIONAL_INT, cached=OPTIONAL_INT, out=OPTIONAL_INT)
+def test_openai_usage_names_exactly_the_counts_it_lacks(prompt, cached, out):
+    usage: dict[str, Any] = {}
+    if prompt is not None:
+        usage["prompt_tokens"] = prompt
+    if out is not None:
+        usage["completion_tokens"] = out
+    if cached is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
+    got = openai_usage(usage)
+    if not usage:
+        assert got.unreported == USAGE_COUNTS
+        return
+    missing = {
+        name
+        for name, value in (("prompt_tokens", prompt), ("cached_tokens", cached),
+                            ("output_tokens", out))
+        if value is None
+    }  # fmt: skip
+    assert set(got.unreported) == missing
+    assert got.cached_tokens == (cached or 0)
+
+
+@given(plain=OPTIONAL_INT, read=OPTIONAL_INT, write=OPTIONAL_INT, out=OPTIONAL_INT)
+def test_anthropic_usage_names_exactly_the_counts_it_lacks(plain, read, write, out):
+    fields = {
+        "input_tokens": ("prompt_tokens", plain),
+        "cache_read_input_tokens": ("cached_tokens", read),
+        "cache_creation_input_tokens": ("cache_write_tokens", write),
+        "output_tokens": ("output_tokens", out),
+    }
+    usage = {key: value for key, (_, value) in fields.items() if value is not None}
+    got = anthropic_usage(usage)
+    if not usage:
+        assert got.unreported == USAGE_COUNTS
+        return
+    assert set(got.unreported) == {name for name, value in fields.values() if value is None}
+
+
+def test_a_llamacpp_cache_count_counts_as_reported() -> None:
+    got = openai_usage({"prompt_tokens": 10, "completion_tokens": 1}, {"cache_n": 4})
+    assert got.cached_tokens == 4 and "cached_tokens" not in got.unreported
