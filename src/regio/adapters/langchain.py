@@ -41,11 +41,13 @@ its own runs them too (``create_agent`` builds its tool node for a middleware th
 calls).
 
 **The caller's system message** (``create_agent(system_prompt=...)``, or a middleware's) is
-kept, never replaced: with ``system_region`` it is written to that pinned region of the engine
-(replacing its content whenever it changes), so it is counted in the budget and laid out with
-the blueprint's stable content; without, it is sent as the first system block, before regio's
-pinned regions (stable-first: it is set when the agent is built and does not change per call),
-and inside the first cached prefix.
+kept, never replaced, and counted (everything that is sent is counted): with ``system_region``
+it is written to that pinned region of the engine (replacing its content whenever it changes)
+and laid out with the blueprint's stable content; without, it is sent as the first system
+block, before regio's pinned regions (stable-first: it is set when the agent is built and does
+not change per call), inside the first cached prefix, and the engine counts it beside the
+window (:meth:`regio.runtime.budget.EngineBudget.send_beside`) in the request's size, the
+ceiling, the whole-context compaction trigger and its fixed floor.
 """
 
 from __future__ import annotations
@@ -177,7 +179,7 @@ class RegioMiddleware(AgentMiddleware):
     ``provider``: ``anthropic`` or ``openai``, the format regio renders (``None``: detected
     from the request's model, :func:`chat_model_provider`). ``system_region``: the pinned
     region the caller's system message is written to (``None``: sent as the first system
-    block). Raises ``ValueError`` for another provider and
+    block and counted beside the window). Raises ``ValueError`` for another provider and
     :class:`regio.runtime.sdk.SDKInputError` for a message part regio cannot read."""
 
     def __init__(
@@ -212,6 +214,7 @@ class RegioMiddleware(AgentMiddleware):
         system = getattr(request, "system_message", None)
         text = content_text(system.content) if system is not None else ""
         if self.system_region is None:
+            self.engine.budget.send_beside(text)  # sent beside the window: counted there
             return text
         if text != (self.system_written or ""):
             self.engine.clear(self.system_region)

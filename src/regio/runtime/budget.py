@@ -10,7 +10,9 @@ application's ``extra_tools`` and the tools passed to the last ``Engine.request(
 request passes others), each rendered in the provider's shape with its hidden framing
 (:func:`regio.tokens.tooldefs.tool_definition_tokens`). They count in the whole-context
 trigger and its fixed floor, in overflow recovery, in :meth:`EngineBudget.ceiling` and in the
-request's ceiling check.
+request's ceiling check. So is text a caller sends beside the window with every request (a
+framework's own system prompt that regio does not lay out, :meth:`EngineBudget.send_beside`):
+it is part of :attr:`EngineBudget.system_overhead`.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ class EngineBudget:
     calibration: Calibration = attrs.field(factory=Calibration)
     #: The tools passed to the last ``Engine.request(tools=...)`` (counted as sent again).
     request_tools: tuple[ToolSpec, ...] = ()
+    #: Tokens of the text the caller sends beside the window (:meth:`send_beside`).
+    beside_tokens: int = 0
 
     # ----- counting and budget truth -----------------------------------------------------
     @property
@@ -67,13 +71,23 @@ class EngineBudget:
         specs = self.tool_specs(extra)
         return tool_definition_tokens(specs, provider or self.options.provider, self.count_text)
 
+    def send_beside(self, text: str) -> int:
+        """Count ``text`` as sent with every request from now on, beside the window: a system
+        prompt the caller adds to regio's payload (as the LangChain middleware sends the
+        agent's own system message), counted with the separator that joins it to regio's
+        system text (``"\n\n"``). ``""`` counts nothing. Replaces the text counted before;
+        returns its tokens."""
+        self.beside_tokens = self.count_text(text + "\n\n") if text else 0
+        return self.beside_tokens
+
     @property
     def system_overhead(self) -> int:
-        """Per-request framing tokens of the chat format (system message + reply priming)."""
+        """Per-request tokens sent beside the window content: the chat format's framing
+        (system message + reply priming) and the caller's text (:meth:`send_beside`)."""
         overhead = getattr(self.counter, "overhead", None)
         if overhead is None:
-            return 0
-        return int(overhead.message()) + int(overhead.reply_priming)
+            return self.beside_tokens
+        return int(overhead.message()) + int(overhead.reply_priming) + self.beside_tokens
 
     @property
     def limit(self) -> int:
