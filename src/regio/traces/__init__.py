@@ -6,6 +6,8 @@
 * :mod:`regio.traces.importers` — SWE-agent, mini-swe-agent, tau-bench, OpenAI messages;
   :mod:`regio.traces.claudecode`, :mod:`regio.traces.codex`, :mod:`regio.traces.openhands` —
   Claude Code sessions, Codex CLI rollouts, OpenHands trajectories (with recorded usage);
+* :mod:`regio.traces.shared` — what the importers share (headers, recorded timestamps, tool
+  arguments in regio's invalid-arguments form); no importer imports another;
 * :mod:`regio.traces.source`, :mod:`regio.traces.safejson` — bounded reading of untrusted files;
 * :mod:`regio.traces.builder` — call-id repair and the synthetic clock (:class:`Timing`);
 * :mod:`regio.traces.bundled` — the real runs shipped in ``examples/traces``;
