@@ -158,9 +158,24 @@ def test_any_argument_text_imports_as_the_live_reader_reads_it(tmp_path, text):
     assert got == live
 
 
-def test_importers_never_write_the_old_raw_key() -> None:
-    for module in IMPORTER_MODULES:
-        assert '"_raw"' not in (SRC / f"{module}.py").read_text(), module
+def test_an_imported_invalid_call_is_answered_with_an_error_when_replayed(tmp_path):
+    """The agent loop answers a replayed call in the invalid form as it answers a live one:
+    an error tool result quoting the text, the tool never run."""
+    from regio.agent import AgentLoop, ReplayProvider
+    from regio.runtime import Engine
+
+    (trace,) = import_file(_openai_file(tmp_path, '{"q": '), "openai").traces
+    blueprint = (
+        "version: 1\nname: r\ntokenizer: o200k_base\n"
+        "model: {provider: openai, name: gpt-4o, context_window: 8000, max_output_tokens: 200}\n"
+        "regions:\n  - {name: conversation, kind: sliding_window, budget: 4000}\n"
+    )
+    engine = Engine.from_blueprint(blueprint)
+    loop = AgentLoop(engine, ReplayProvider.from_trace(trace), (), max_steps=1)
+    loop.run("go")
+    payload = engine.request("openai")[1]
+    (result,) = [m["content"] for m in payload["messages"] if m["role"] == "tool"]
+    assert "not a valid JSON object" in result and repr('{"q": ') in result
 
 
 def test_no_importer_imports_another_importer() -> None:
