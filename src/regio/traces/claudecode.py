@@ -24,7 +24,9 @@ skillsynchq/txcript (``docs/formats/claude-code.md``). One JSON object per line:
   (``file-history-snapshot``, ``progress``, ...) are skipped.
 
 Timestamps are recorded (seconds from the first line). Assistant lines whose model is
-``<synthetic>`` (messages Claude Code writes itself, e.g. API errors) keep no usage.
+``<synthetic>`` (messages Claude Code writes itself, e.g. API errors) keep no usage. A
+``tool_use`` whose ``input`` is not an object is kept in regio's invalid-arguments form, with
+a warning (:func:`regio.traces.shared.parse_arguments`; a missing ``input`` is ``{}``).
 """
 
 from __future__ import annotations
