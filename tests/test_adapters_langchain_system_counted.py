@@ -100,6 +100,18 @@ def test_a_trigger_below_the_callers_system_prompt_is_reported_below_the_floor()
     assert [e.trigger for e in events if isinstance(e, TriggerBelowFloor)] == [trigger]
 
 
+def test_the_callers_system_prompt_can_put_a_request_over_the_ceiling():
+    """A window that fits the model's room alone but not with the caller's system prompt is
+    compacted before it is sent (trigger ``ceiling``), so the request sent fits."""
+    room = _trigger_between(COMPACTING) + 1000  # + the output reserve
+    with_caller, caller_events = _engine(COMPACTING, context_window=room)
+    without, quiet = _engine(COMPACTING, context_window=room)
+    _invoke(with_caller, CALLER)
+    _invoke(without, None)
+    assert [e.trigger for e in caller_events if isinstance(e, CompactionStarted)] == ["ceiling"]
+    assert not any(isinstance(e, CompactionStarted) for e in quiet)
+
+
 def test_a_system_prompt_in_a_system_region_is_counted_once():
     in_region, _ = _engine()
     _invoke(in_region, CALLER, system_region="system")
