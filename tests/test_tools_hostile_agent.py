@@ -123,7 +123,6 @@ def test_the_echo_bound_is_configurable() -> None:
         **{n: getattr(engine.options, n) for n in EngineOptions.names()},
         "tool_limits": ToolLimits(echo_chars=20),
     })  # fmt: skip
-    engine.compactor.options = engine.options
     outcome = engine.handle_tool_call("context_read", {"region": "B" * 5000})
     assert "B" * 21 not in outcome.text and "B" * 20 in outcome.text
 

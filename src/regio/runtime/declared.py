@@ -93,8 +93,6 @@ def adopt_context_window(engine: Any, declared: int | None, source: str) -> int 
             stacklevel=2,
         )
     options = attrs.evolve(engine.options, context_window=used)
-    for part in (engine, getattr(engine, "budget", None), getattr(engine, "compactor", None)):
-        if part is not None:
-            part.options = options
+    engine.options = options  # an Engine hands them to its budget and its compactor
     engine.emit(ContextWindowAdopted(current, declared, used, source))
     return used

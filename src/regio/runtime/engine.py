@@ -35,7 +35,7 @@ import attrs
 
 from regio.content import Block, Entry, Message, Text, Thinking, ToolResult, ToolUse
 from regio.events import Event, EventBus, atransactional, transactional
-from regio.layout import RenderLog, Request, ToolSpec
+from regio.layout import Request, ToolSpec
 from regio.regions import PendingCompaction, Refusal, SlidingWindow, Window, WriteResult
 from regio.tokens import Calibration, TokenCounter
 
@@ -44,6 +44,7 @@ from . import flushing, reliefadmit
 from .budget import EngineBudget
 from .cacheprices import cache_terms
 from .compactor import CompactionBook, CompactionResult, Compactor
+from .engineparts import EngineParts
 from .events import OrphanToolResult
 from .extractive import ExtractiveSummarizer
 from .options import EngineOptions
@@ -65,7 +66,7 @@ __all__ = ["Engine"]
 _STATE_NAMES = tuple(a.name for a in attrs.fields(SessionState))
 
 
-class Engine:
+class Engine(EngineParts):
     """Drives one agent's window (see module doc). Build with :meth:`from_blueprint`, or from a
     :class:`regio.regions.Window` (with a token counter) and :class:`EngineOptions`; option
     keywords (``Engine(window, strategy="naive")``) override ``options``.
@@ -105,7 +106,6 @@ class Engine:
             # the summary bound holds in the engine's tokens (the commit gate counts with them)
             summarizer = attrs.evolve(summarizer, counter=window.counter)
         self.window = window
-        self.options = opts
         self.budget = EngineBudget(
             window=window, options=opts, calibration=calibration or Calibration()
         )
@@ -161,47 +161,6 @@ class Engine:
             kwargs["ledger"] = UsageLedger(prices=prices)
         kwargs.update(options)
         return cls(**kwargs)
-
-    # ----- parts -------------------------------------------------------------------------
-    @property
-    def summarizer(self) -> Any:
-        """The summarizer compactions call (assignable)."""
-        return self.compactor.summarizer
-
-    @summarizer.setter
-    def summarizer(self, value: Any) -> None:
-        self.compactor.summarizer = value
-
-    @property
-    def render_log(self) -> RenderLog:
-        """The session's :class:`regio.layout.RenderLog` (assignable)."""
-        return self.state.render_log
-
-    @render_log.setter
-    def render_log(self, value: RenderLog) -> None:
-        self.state.render_log = value
-
-    @property
-    def calibration(self) -> Calibration:
-        """Estimate corrections per ``provider:model`` (the budget's)."""
-        return self.budget.calibration
-
-    @property
-    def book(self) -> CompactionBook:
-        """Compaction bookkeeping (strikes, versions, the last result)."""
-        return self.compactor.book
-
-    @property
-    def transcript_log(self) -> Transcript:
-        """The canonical append-only log."""
-        return self.compactor.transcript
-
-    @property
-    def counter(self) -> TokenCounter:
-        """The token counter (the window's)."""
-        counter = self.window.counter
-        assert counter is not None
-        return counter
 
     @property
     def limit(self) -> int:
