@@ -14,6 +14,9 @@
 
 None of them settles notes or keeps a freezing tail. They are not production layouts: they
 exist so the bench can show what each of the ``regio`` rules buys.
+
+Each method names every option :class:`regio.layout.LayoutStrategy` declares, and no other:
+a misspelled option is a ``TypeError``, never silently ignored.
 """
 
 from __future__ import annotations
@@ -53,7 +56,16 @@ class NaiveLayout(StrategyBase):
 
     name = "naive"
 
-    def sections(self, window: Any, regions: Sequence[Any], **_: Any) -> _Sections:
+    def sections(
+        self,
+        window: Any,
+        regions: Sequence[Any],
+        *,
+        settled: Mapping[str, Sequence[Entry]] | None = None,
+        previous_chunks: Mapping[str, Sequence[ChunkState]] | None = None,
+        chunk_tokens: int = 0,
+        memo: LayoutMemo | None = None,
+    ) -> _Sections:
         shown = _shown(regions)
         parts = [s for s in (whole_section(window, r) for r in shown) if s]
         if not parts:
@@ -63,7 +75,17 @@ class NaiveLayout(StrategyBase):
         tokens = sum(p.tokens for p in parts)
         return [Section(text, tokens, None, f"{vol}:naive", vol)], [], {}
 
-    def wanted(self, blocks: Sequence[LayoutBlock], *, ttl: str, **_: Any) -> list[Wanted]:
+    def wanted(
+        self,
+        blocks: Sequence[LayoutBlock],
+        *,
+        ttl: str,
+        stable_ttl: str = "",
+        previous_newest: str | None = None,
+        previous_marks: Sequence[str] = (),
+        tail_index: int | None = None,
+        system_changed: bool = False,
+    ) -> list[Wanted]:
         return _last_system(blocks, ttl)
 
 
@@ -72,11 +94,30 @@ class KindLayout(StrategyBase):
 
     name = "kind"
 
-    def sections(self, window: Any, regions: Sequence[Any], **_: Any) -> _Sections:
+    def sections(
+        self,
+        window: Any,
+        regions: Sequence[Any],
+        *,
+        settled: Mapping[str, Sequence[Entry]] | None = None,
+        previous_chunks: Mapping[str, Sequence[ChunkState]] | None = None,
+        chunk_tokens: int = 0,
+        memo: LayoutMemo | None = None,
+    ) -> _Sections:
         ordered = sorted(_shown(regions), key=kind_rank)
         return [s for s in (whole_section(window, r) for r in ordered) if s], [], {}
 
-    def wanted(self, blocks: Sequence[LayoutBlock], *, ttl: str, **_: Any) -> list[Wanted]:
+    def wanted(
+        self,
+        blocks: Sequence[LayoutBlock],
+        *,
+        ttl: str,
+        stable_ttl: str = "",
+        previous_newest: str | None = None,
+        previous_marks: Sequence[str] = (),
+        tail_index: int | None = None,
+        system_changed: bool = False,
+    ) -> list[Wanted]:
         msg_idx = levels(blocks)[1]
         out = _last_system(blocks, ttl)
         if msg_idx:
@@ -123,8 +164,10 @@ class VolatilityLayout(StrategyBase):
         *,
         ttl: str,
         stable_ttl: str,
+        previous_newest: str | None = None,
+        previous_marks: Sequence[str] = (),
+        tail_index: int | None = None,
         system_changed: bool = False,
-        **_: Any,
     ) -> list[Wanted]:
         sys_idx, msg_idx = levels(blocks)
         out: list[Wanted] = []
