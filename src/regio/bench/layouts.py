@@ -21,7 +21,7 @@ a misspelled option is a ``TypeError``, never silently ignored.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from regio.content import Entry
@@ -51,7 +51,20 @@ def _last_system(blocks: Sequence[LayoutBlock], ttl: str) -> list[Wanted]:
     return [(sys_idx[-1], ttl, "system")] if sys_idx else []
 
 
-class NaiveLayout(StrategyBase):
+class _BenchLayout(StrategyBase):
+    """:meth:`wanted` hands the options to the strategy's ``_wanted``, which names each one
+    :class:`regio.layout.LayoutStrategy` declares: any other is a ``TypeError``."""
+
+    def wanted(
+        self, blocks: Sequence[LayoutBlock], *, ttl: str, stable_ttl: str, **options: Any
+    ) -> list[Wanted]:
+        return self._wanted(blocks, ttl=ttl, stable_ttl=stable_ttl, **options)
+
+    #: the strategy's markers, its options named (see the class doc)
+    _wanted: Callable[..., list[Wanted]]
+
+
+class NaiveLayout(_BenchLayout):
     """Declaration order, one system block (see the module docstring)."""
 
     name = "naive"
@@ -75,7 +88,7 @@ class NaiveLayout(StrategyBase):
         tokens = sum(p.tokens for p in parts)
         return [Section(text, tokens, None, f"{vol}:naive", vol)], [], {}
 
-    def wanted(
+    def _wanted(
         self,
         blocks: Sequence[LayoutBlock],
         *,
@@ -89,7 +102,7 @@ class NaiveLayout(StrategyBase):
         return _last_system(blocks, ttl)
 
 
-class KindLayout(StrategyBase):
+class KindLayout(_BenchLayout):
     """Regions ordered by kind (see the module docstring)."""
 
     name = "kind"
@@ -107,7 +120,7 @@ class KindLayout(StrategyBase):
         ordered = sorted(_shown(regions), key=kind_rank)
         return [s for s in (whole_section(window, r) for r in ordered) if s], [], {}
 
-    def wanted(
+    def _wanted(
         self,
         blocks: Sequence[LayoutBlock],
         *,
@@ -125,7 +138,7 @@ class KindLayout(StrategyBase):
         return out
 
 
-class VolatilityLayout(StrategyBase):
+class VolatilityLayout(_BenchLayout):
     """Regions sorted by volatility, grows regions chunked (see the module docstring)."""
 
     name = "volatility"
@@ -158,7 +171,7 @@ class VolatilityLayout(StrategyBase):
                     system.append(s)
         return system, [], chunks_used
 
-    def wanted(
+    def _wanted(
         self,
         blocks: Sequence[LayoutBlock],
         *,

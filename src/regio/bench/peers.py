@@ -504,5 +504,7 @@ def make_peer(
         return ServerEditPeer(allowance, system_tokens if fixed is None else fixed, count, tuned)
     if name in ("context-editing-middleware", "context-editing-middleware-tuned"):
         tuned = name.endswith("-tuned")
-        return MiddlewareEditPeer(allowance, system_tokens if fixed is None else fixed, count, tuned)
+        return MiddlewareEditPeer(
+            allowance, system_tokens if fixed is None else fixed, count, tuned
+        )
     raise ValueError(f"unknown peer {name!r}; use one of {', '.join(PEERS)}")

@@ -375,29 +375,48 @@ def rewrite_block_entry(
 
 def with_originals(c: Compactor, entries: Sequence[Entry]) -> list[Entry]:
     """``entries`` with every block a relief edit changed given back its original content
-    (the summarizer's input: a summary covers what the turns really held, not placeholders)."""
+    (the summarizer's input: a summary covers what the turns really held, not placeholders).
+
+    Only the entries a relief stage edited are looked up, each as its own admitted message
+    (:meth:`regio.runtime.transcript.Transcript.message` by entry id and turn), so after a
+    lazy load only those turns' stored records are decoded, never the whole transcript."""
     out = []
     for entry in entries:
         if rp.CLEARED_META not in entry.meta and rp.TRIMMED_META not in entry.meta:
             out.append(entry)
             continue
+        admitted = c.transcript.message(entry.id, turn=entry.turn)
         blocks = list(entry.blocks)
+        texts = 0  # the Text blocks before block j (the k-th Text of the admitted message)
         for j, b in enumerate(blocks):
             if isinstance(b, ToolResult):
-                original = original_result(c, b.tool_use_id)
+                original = _admitted_result(c, admitted, b.tool_use_id)
                 if original is not None:
                     blocks[j] = original
             elif isinstance(b, Text):
-                blocks[j] = _original_text(c, entry, j) or b
+                blocks[j] = _admitted_text(admitted, texts) or b
+                texts += 1
         out.append(msgspec.structs.replace(entry, blocks=tuple(blocks)))
     return out
 
 
-def _original_text(c: Compactor, entry: Entry, index: int) -> Block | None:
-    admitted = c.transcript.message(entry.id)
-    if admitted is None or index >= len(admitted.blocks):
-        return None
-    return admitted.blocks[index]
+def _admitted_result(c: Compactor, admitted: Entry | None, call_id: str) -> ToolResult | None:
+    """The result of ``call_id`` as received: kept by admission, in the ``admitted`` message
+    (the entry's own transcript record), else the session's index."""
+    kept = c.book.relief.originals.get(call_id)
+    if kept is not None:
+        return kept
+    for b in admitted.blocks if admitted is not None else ():
+        if isinstance(b, ToolResult) and b.tool_use_id == call_id:
+            return b
+    return original_result(c, call_id)
+
+
+def _admitted_text(admitted: Entry | None, k: int) -> Block | None:
+    """The ``k``-th text block of the ``admitted`` message (a block only a relief stage
+    changed; results dropped from an entry since never shift the text blocks)."""
+    texts = [b for b in admitted.blocks if isinstance(b, Text)] if admitted is not None else []
+    return texts[k] if k < len(texts) else None
 
 
 # ----- restore -----------------------------------------------------------------------------
