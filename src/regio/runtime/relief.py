@@ -58,7 +58,7 @@ from regio.regions import SlidingWindow
 from .compactor import Compactor
 from .planning import region_target
 from .reliefextract import salient_extract
-from .toolspecs import offered_tool_specs
+from .toolspecs import restore_offered
 
 __all__ = [
     "ReliefApplied",
@@ -98,9 +98,9 @@ class ReliefSkipped(Event, frozen=True, tag="relief_skipped"):
 
 
 def restorable(c: Compactor) -> bool:
-    """The engine offers ``context_restore`` (placeholders then say to call it)."""
-    offered = offered_tool_specs(c.window, c.options.context_tools, c.options.relief)
-    return any(s.name == "context_restore" for s in offered)
+    """The engine offers ``context_restore`` (placeholders then say to call it): read from
+    its options alone (:func:`regio.runtime.toolspecs.restore_offered`), no schema built."""
+    return restore_offered(c.options.context_tools, c.options.relief)
 
 
 # ----- the chain under pressure ------------------------------------------------------------
@@ -474,7 +474,10 @@ def original_result(c: Compactor, call_id: str) -> ToolResult | None:
 def restore(c: Compactor, call_id: str) -> tuple[str, bool]:
     """``(text, ok)`` for ``context_restore``: the original result of ``call_id`` byte for
     byte, or a message saying what is wrong (an unknown id, a result that is in the
-    conversation unchanged)."""
+    conversation unchanged). The original comes from the transcript's index; whether the
+    result is live is read from the window's call index (a call whose group has left the
+    window has no live result) and then from the conversation's newest entries back to the
+    turn the result was admitted in, never the whole conversation."""
     original = original_result(c, call_id)
     if original is None:
         return (
@@ -482,13 +485,28 @@ def restore(c: Compactor, call_id: str) -> tuple[str, bool]:
             "ones named in the placeholders ('result of <tool> call <call_id> cleared')",
             False,
         )
-    conv = c.window.conversation
-    live = [
-        b
-        for e in (conv.entries if conv is not None else ())
-        for b in e.blocks
-        if isinstance(b, ToolResult) and b.tool_use_id == call_id
-    ]
-    if live and live[-1].content == original.content:
+    live = _live_result(c, call_id)
+    if live is not None and live.content == original.content:
         return f"the result of call {call_id!r} is in the conversation unchanged", False
     return original.content, True
+
+
+def _live_result(c: Compactor, call_id: str) -> ToolResult | None:
+    """The newest result of ``call_id`` in the conversation (``None``: none). Entries are in
+    admission order and their turns never decrease (summaries aside), so the search walks
+    back from the newest entry and stops before the turn of the result's last admission."""
+    conv = c.window.conversation
+    turn = c.transcript.result_turn(call_id)
+    if conv is None or turn is None or c.window.call_group(call_id) is None:
+        return None
+    entries = conv.entries
+    for i in range(len(entries) - 1, -1, -1):
+        entry = entries[i]
+        if entry.meta.get("summary"):
+            continue
+        if entry.turn < turn:
+            break
+        for b in reversed(entry.blocks):
+            if isinstance(b, ToolResult) and b.tool_use_id == call_id:
+                return b
+    return None

@@ -239,6 +239,16 @@ class Transcript:
                 return b
         return None
 
+    def result_turn(self, call_id: str) -> int | None:
+        """The turn of the last conversation message carrying a result of ``call_id``
+        (``None``: none). O(1) amortized."""
+        self._catch_up(stored=False)
+        i = self._by_result.get(call_id)
+        if i is None and not self._stored_indexed:
+            self._catch_up()
+            i = self._by_result.get(call_id)
+        return self._record(i).turn if i is not None else None
+
     def messages(self) -> list[Entry]:
         """Every conversation message ever admitted, in order (the full conversation log)."""
         return [r.entry for r in self.records if r.kind == "message" and r.entry is not None]
