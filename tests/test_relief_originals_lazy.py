@@ -17,6 +17,7 @@ from regio.policies.relief import ReliefPolicy
 from regio.regions import CompactHistory, Pinned, SlidingWindow
 from regio.runtime import Engine
 from regio.runtime.transcript import Transcript, TranscriptRecord
+from regio.store import SQLiteStore
 from runtime_stubs import StubCounter, StubSummarizer, make_engine, words
 
 # per record: (kind, turn step 0/1, holds a tool result)
@@ -96,20 +97,30 @@ def _step(engine: Engine, i: int) -> None:
     engine.request()
 
 
-@pytest.mark.parametrize("suffix", [".json", ".msgpack"])
+def _reloaded(engine: Engine, folder: Path, how: str, stores: list[Any]) -> Engine:
+    """``engine`` saved and loaded as a JSON or msgpack file or from a SQLite store (left
+    open in ``stores``: its records are read from it on first use)."""
+    summarizer = StubSummarizer(size=8, distinct=True)
+    if how == "sqlite":
+        store = SQLiteStore(folder / "s.db")
+        stores.append(store)
+        engine.save_to(store, "s")
+        return Engine.load_from(store, "s", token_counter=StubCounter(), summarizer=summarizer)
+    path = engine.save(folder / f"s.{how}")
+    return Engine.load(path, token_counter=StubCounter(), summarizer=summarizer)
+
+
+@pytest.mark.parametrize("how", ["json", "msgpack", "sqlite"])
 def test_the_first_summary_after_a_load_reads_only_its_own_originals(
-    tmp_path: Path, suffix: str
+    tmp_path: Path, how: str
 ) -> None:
     engine = _engine()
     engine.add_user("fix the bug")
     for i in range(60):
         _step(engine, i)
     live = engine.summarizer
-    loaded = Engine.load(
-        engine.save(tmp_path / f"s{suffix}"),
-        token_counter=StubCounter(),
-        summarizer=StubSummarizer(size=8, distinct=True),
-    )
+    stores: list[Any] = []
+    loaded = _reloaded(engine, tmp_path, how, stores)
     assert loaded.summarizer is not live
     before = len(live.inputs)
     i = 60
@@ -124,3 +135,5 @@ def test_the_first_summary_after_a_load_reads_only_its_own_originals(
     batch = loaded.summarizer.inputs[0]
     texts = [b.content for e in batch for b in e.blocks if isinstance(b, ToolResult)]
     assert texts and not any("cleared to save context" in t for t in texts)
+    for store in stores:
+        store.close()
