@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from regio.bench.baselines import PlainMessage, plain_message
 from regio.bench.editing_peers import (
+    CLEAR_AT_LEAST_SHARE,
     TRIGGER_SHARE,
     MiddlewareEditPeer,
     ServerEditPeer,
@@ -109,3 +110,70 @@ def test_fit_allowance_keeps_a_fitting_suffix_that_starts_on_a_task(
     if over and len(kept) > 1:
         assert sum(m.tokens for m in kept) <= allowance
         assert kept[0].message.role == "user" and not kept[0].message.tool_results
+
+
+def sized_session(bodies: list[int]) -> list[PlainMessage]:
+    out = [plain_message(Message.user("Fix the bug."), 5)]
+    for i, body in enumerate(bodies):
+        out.append(plain_message(Message.assistant(f"step {i}", [ToolUse(f"c{i}", "ls", {})]), 10))
+        text = f"output {i} " + "x " * body
+        out.append(plain_message(Message.tool((ToolResult(f"c{i}", text),)), COUNTER.count(text)))
+    return out
+
+
+def test_the_tuned_peers_are_the_defaults_with_a_clear_at_least_scaled_to_the_window() -> None:
+    summarizer = ExtractiveSummarizer(context_window=8000, max_summary_tokens=200)
+    names = ("anthropic-clear-tool-uses-tuned", "context-editing-middleware-tuned")
+    assert all(n in PEERS for n in names)
+    server = make_peer(names[0], 900, 50, COUNTER.count, summarizer, fixed=100)
+    default = make_peer("anthropic-clear-tool-uses", 900, 50, COUNTER.count, summarizer, fixed=100)
+    assert isinstance(server, ServerEditPeer) and isinstance(default, ServerEditPeer)
+    assert server.edit.clear_at_least == int(1000 * CLEAR_AT_LEAST_SHARE)
+    assert default.edit.clear_at_least is None
+    assert (server.edit.trigger, server.edit.keep) == (default.edit.trigger, default.edit.keep)
+    if peer_available(names[1]):
+        tuned = make_peer(names[1], 900, 50, COUNTER.count, summarizer, fixed=100)
+        plain = make_peer("context-editing-middleware", 900, 50, COUNTER.count, summarizer, 100)
+        assert isinstance(tuned, MiddlewareEditPeer) and isinstance(plain, MiddlewareEditPeer)
+        edit, base = tuned.middleware.edits[0], plain.middleware.edits[0]
+        assert edit.clear_at_least == int(1000 * CLEAR_AT_LEAST_SHARE) and base.clear_at_least == 0
+        assert (edit.trigger, edit.keep, edit.placeholder) == (
+            base.trigger,
+            base.keep,
+            base.placeholder,
+        )
+
+
+def test_the_tuned_server_edit_is_not_applied_when_it_would_free_less_than_its_minimum() -> None:
+    # past the trigger (2,550 of a 5,100-token window), but the five old results clearable
+    # free ~250 tokens, under the tuned minimum of 1,275: the tuned edit is not applied
+    history = sized_session([50] * 5 + [1000] * 3)
+    peers = [ServerEditPeer(5000, 100, COUNTER.count, tuned) for tuned in (False, True)]
+    for peer in peers:
+        for pm in history:
+            peer.add(pm)
+    default, tuned = (results(p.view().messages) for p in peers)
+    assert [k for k, v in default.items() if v == PLACEHOLDER] == [f"c{i}" for i in range(5)]
+    assert PLACEHOLDER not in tuned.values() and not peers[1].compacted
+
+
+@pytest.mark.skipif(
+    not peer_available("context-editing-middleware"), reason="langchain (extra 'bench') missing"
+)
+def test_the_tuned_middleware_clears_oldest_first_until_it_freed_its_minimum() -> None:
+    history = session(8, body=400)
+    peers = [MiddlewareEditPeer(5000, 100, COUNTER.count, tuned=t) for t in (False, True)]
+    for peer in peers:
+        for pm in history:
+            peer.add(pm)
+    default, tuned = (results(p.view().messages) for p in peers)
+    assert [k for k, v in default.items() if v == "[cleared]"] == [f"c{i}" for i in range(5)]
+    # LangChain stops once the freed tokens reach clear_at_least (1,275 of a 5,100 window)
+    freed, expected = 0, []
+    for pm in history:
+        for r in pm.message.tool_results:
+            if freed < int(5100 * CLEAR_AT_LEAST_SHARE):
+                expected.append(r.tool_use_id)
+                freed += pm.tokens - COUNTER.count("[cleared]")
+    assert [k for k, v in tuned.items() if v == "[cleared]"] == expected
+    assert 0 < len(expected) < 5

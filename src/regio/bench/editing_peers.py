@@ -11,6 +11,14 @@
   defaults: ``keep=3``, ``clear_at_least=0``, placeholder ``[cleared]``) run through its real
   ``wrap_model_call`` hook on the agent's full message list before every call; the token
   counter is regio's (the messages' counts; a cleared result counts as its placeholder).
+* ``anthropic-clear-tool-uses-tuned`` / ``context-editing-middleware-tuned`` — the same two
+  with ``clear_at_least`` (both APIs name it so: Anthropic's ``clear_at_least`` object of
+  ``input_tokens``, LangChain's ``ClearToolUsesEdit(clear_at_least=...)``) set to
+  ``CLEAR_AT_LEAST_SHARE`` (0.25) x the window, everything else as above: the strongest honest
+  configuration of each, a clearing that must buy a quarter of the window to be worth the cache
+  rewrite it causes (the reason Anthropic gives for ``clear_at_least``; no default is
+  published). Anthropic's edit is then applied only when clearing every old tool use frees that
+  much; LangChain's clears oldest first and stops once it has freed that much.
 
 **Trigger at a small window.** Both defaults trigger at 100,000 input tokens, half the
 200,000-token window of the Claude models they were written for; a bench window of 32k or
@@ -47,6 +55,7 @@ from regio.cache.types import CacheBlock
 from regio.content import Block, Message, ToolResult, canonical_json, content_hash
 
 __all__ = [
+    "CLEAR_AT_LEAST_SHARE",
     "EDITING_PEERS",
     "TRIGGER_SHARE",
     "MiddlewareEditPeer",
@@ -55,9 +64,16 @@ __all__ = [
 ]
 
 #: The editing peers, in report order.
-EDITING_PEERS: tuple[str, ...] = ("anthropic-clear-tool-uses", "context-editing-middleware")
+EDITING_PEERS: tuple[str, ...] = (
+    "anthropic-clear-tool-uses",
+    "context-editing-middleware",
+    "anthropic-clear-tool-uses-tuned",
+    "context-editing-middleware-tuned",
+)
 #: The documented trigger (100,000 input tokens) as a share of the 200,000-token window.
 TRIGGER_SHARE = 100_000 / 200_000
+#: The tuned peers' ``clear_at_least`` as a share of the window (module doc).
+CLEAR_AT_LEAST_SHARE = 0.25
 
 
 def _kind(block: Block) -> Any:
@@ -111,11 +127,13 @@ def _fit_note(name: str, overflowed: int, calls: int) -> list[str]:
 @attrs.define
 class ServerEditPeer:
     """``anthropic-clear-tool-uses`` (module doc). ``allowance``: conversation tokens;
-    ``fixed``: system + tool schema tokens; ``count``: text -> tokens."""
+    ``fixed``: system + tool schema tokens; ``count``: text -> tokens; ``tuned``: the
+    ``-tuned`` variant (``clear_at_least`` = :data:`CLEAR_AT_LEAST_SHARE` x the window)."""
 
     allowance: int
     fixed: int
     count: Any
+    tuned: bool = False
     plain: list[PlainMessage] = attrs.field(factory=list)
     sent: list[dict[str, Any]] = attrs.field(factory=list)
     tokens: list[list[int]] = attrs.field(factory=list)
@@ -129,7 +147,8 @@ class ServerEditPeer:
 
     def __attrs_post_init__(self) -> None:
         window = self.allowance + self.fixed
-        self.edit = ClearToolUses(trigger=int(window * TRIGGER_SHARE))
+        at_least = int(window * CLEAR_AT_LEAST_SHARE) if self.tuned else None
+        self.edit = ClearToolUses(trigger=int(window * TRIGGER_SHARE), clear_at_least=at_least)
 
     def _count_block(self, block: Any) -> int:
         key = canonical_json(block)
@@ -179,17 +198,20 @@ class ServerEditPeer:
 
     def notes(self) -> list[str]:
         """What the run could not do as designed (module doc)."""
-        return _fit_note("anthropic-clear-tool-uses", self.overflowed, self.requests)
+        name = "anthropic-clear-tool-uses" + ("-tuned" if self.tuned else "")
+        return _fit_note(name, self.overflowed, self.requests)
 
 
 @attrs.define
 class MiddlewareEditPeer:
     """``context-editing-middleware`` (module doc). ``allowance``: conversation tokens;
-    ``fixed``: system + tool schema tokens; ``count``: text -> tokens."""
+    ``fixed``: system + tool schema tokens; ``count``: text -> tokens; ``tuned``: the
+    ``-tuned`` variant (``clear_at_least`` = :data:`CLEAR_AT_LEAST_SHARE` x the window)."""
 
     allowance: int
     fixed: int
     count: Any
+    tuned: bool = False
     log: Any = None
     state: list[Any] = attrs.field(factory=list)
     edited: dict[tuple[int, bytes], PlainMessage] = attrs.field(factory=dict)
@@ -207,7 +229,10 @@ class MiddlewareEditPeer:
 
         self.log = _LangChainLog()
         window = self.allowance + self.fixed
-        edit = ClearToolUsesEdit(trigger=max(1, int(window * TRIGGER_SHARE) - self.fixed))
+        at_least = int(window * CLEAR_AT_LEAST_SHARE) if self.tuned else 0
+        edit = ClearToolUsesEdit(
+            trigger=max(1, int(window * TRIGGER_SHARE) - self.fixed), clear_at_least=at_least
+        )
         self.placeholder_tokens = int(self.count(edit.placeholder))
         self.middleware = ContextEditingMiddleware(edits=[edit], token_counter=self._count)
         self.model = GenericFakeChatModel(messages=iter(()))
@@ -281,4 +306,5 @@ class MiddlewareEditPeer:
 
     def notes(self) -> list[str]:
         """What the run could not do as designed (module doc)."""
-        return _fit_note("context-editing-middleware", self.overflowed, self.requests)
+        name = "context-editing-middleware" + ("-tuned" if self.tuned else "")
+        return _fit_note(name, self.overflowed, self.requests)

@@ -14,11 +14,14 @@
 
 None of them settles notes or keeps a freezing tail. They are not production layouts: they
 exist so the bench can show what each of the ``regio`` rules buys.
+
+Each method names every option :class:`regio.layout.LayoutStrategy` declares, and no other:
+a misspelled option is a ``TypeError``, never silently ignored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from regio.content import Entry
@@ -48,12 +51,34 @@ def _last_system(blocks: Sequence[LayoutBlock], ttl: str) -> list[Wanted]:
     return [(sys_idx[-1], ttl, "system")] if sys_idx else []
 
 
-class NaiveLayout(StrategyBase):
+class _BenchLayout(StrategyBase):
+    """:meth:`wanted` hands the options to the strategy's ``_wanted``, which names each one
+    :class:`regio.layout.LayoutStrategy` declares: any other is a ``TypeError``."""
+
+    def wanted(
+        self, blocks: Sequence[LayoutBlock], *, ttl: str, stable_ttl: str, **options: Any
+    ) -> list[Wanted]:
+        return self._wanted(blocks, ttl=ttl, stable_ttl=stable_ttl, **options)
+
+    #: the strategy's markers, its options named (see the class doc)
+    _wanted: Callable[..., list[Wanted]]
+
+
+class NaiveLayout(_BenchLayout):
     """Declaration order, one system block (see the module docstring)."""
 
     name = "naive"
 
-    def sections(self, window: Any, regions: Sequence[Any], **_: Any) -> _Sections:
+    def sections(
+        self,
+        window: Any,
+        regions: Sequence[Any],
+        *,
+        settled: Mapping[str, Sequence[Entry]] | None = None,
+        previous_chunks: Mapping[str, Sequence[ChunkState]] | None = None,
+        chunk_tokens: int = 0,
+        memo: LayoutMemo | None = None,
+    ) -> _Sections:
         shown = _shown(regions)
         parts = [s for s in (whole_section(window, r) for r in shown) if s]
         if not parts:
@@ -63,20 +88,49 @@ class NaiveLayout(StrategyBase):
         tokens = sum(p.tokens for p in parts)
         return [Section(text, tokens, None, f"{vol}:naive", vol)], [], {}
 
-    def wanted(self, blocks: Sequence[LayoutBlock], *, ttl: str, **_: Any) -> list[Wanted]:
+    def _wanted(
+        self,
+        blocks: Sequence[LayoutBlock],
+        *,
+        ttl: str,
+        stable_ttl: str = "",
+        previous_newest: str | None = None,
+        previous_marks: Sequence[str] = (),
+        tail_index: int | None = None,
+        system_changed: bool = False,
+    ) -> list[Wanted]:
         return _last_system(blocks, ttl)
 
 
-class KindLayout(StrategyBase):
+class KindLayout(_BenchLayout):
     """Regions ordered by kind (see the module docstring)."""
 
     name = "kind"
 
-    def sections(self, window: Any, regions: Sequence[Any], **_: Any) -> _Sections:
+    def sections(
+        self,
+        window: Any,
+        regions: Sequence[Any],
+        *,
+        settled: Mapping[str, Sequence[Entry]] | None = None,
+        previous_chunks: Mapping[str, Sequence[ChunkState]] | None = None,
+        chunk_tokens: int = 0,
+        memo: LayoutMemo | None = None,
+    ) -> _Sections:
         ordered = sorted(_shown(regions), key=kind_rank)
         return [s for s in (whole_section(window, r) for r in ordered) if s], [], {}
 
-    def wanted(self, blocks: Sequence[LayoutBlock], *, ttl: str, **_: Any) -> list[Wanted]:
+    def _wanted(
+        self,
+        blocks: Sequence[LayoutBlock],
+        *,
+        ttl: str,
+        stable_ttl: str = "",
+        previous_newest: str | None = None,
+        previous_marks: Sequence[str] = (),
+        tail_index: int | None = None,
+        system_changed: bool = False,
+    ) -> list[Wanted]:
         msg_idx = levels(blocks)[1]
         out = _last_system(blocks, ttl)
         if msg_idx:
@@ -84,7 +138,7 @@ class KindLayout(StrategyBase):
         return out
 
 
-class VolatilityLayout(StrategyBase):
+class VolatilityLayout(_BenchLayout):
     """Regions sorted by volatility, grows regions chunked (see the module docstring)."""
 
     name = "volatility"
@@ -117,14 +171,16 @@ class VolatilityLayout(StrategyBase):
                     system.append(s)
         return system, [], chunks_used
 
-    def wanted(
+    def _wanted(
         self,
         blocks: Sequence[LayoutBlock],
         *,
         ttl: str,
         stable_ttl: str,
+        previous_newest: str | None = None,
+        previous_marks: Sequence[str] = (),
+        tail_index: int | None = None,
         system_changed: bool = False,
-        **_: Any,
     ) -> list[Wanted]:
         sys_idx, msg_idx = levels(blocks)
         out: list[Wanted] = []

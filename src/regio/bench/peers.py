@@ -83,6 +83,8 @@ PEER_PACKAGES: dict[str, tuple[str, str]] = {
     "agent-framework-truncation": ("agent_framework", "agent-framework-core"),
     "anthropic-clear-tool-uses": ("regio.cache.context_editing", "regio"),
     "context-editing-middleware": ("langchain.agents.middleware", "langchain"),
+    "anthropic-clear-tool-uses-tuned": ("regio.cache.context_editing", "regio"),
+    "context-editing-middleware-tuned": ("langchain.agents.middleware", "langchain"),
 }
 
 
@@ -497,8 +499,12 @@ def make_peer(
         return MemoryPeer(allowance, count)
     if name == "agent-framework-truncation":
         return AgentFrameworkPeer(allowance, count)
-    if name == "anthropic-clear-tool-uses":
-        return ServerEditPeer(allowance, system_tokens if fixed is None else fixed, count)
-    if name == "context-editing-middleware":
-        return MiddlewareEditPeer(allowance, system_tokens if fixed is None else fixed, count)
+    if name in ("anthropic-clear-tool-uses", "anthropic-clear-tool-uses-tuned"):
+        tuned = name.endswith("-tuned")
+        return ServerEditPeer(allowance, system_tokens if fixed is None else fixed, count, tuned)
+    if name in ("context-editing-middleware", "context-editing-middleware-tuned"):
+        tuned = name.endswith("-tuned")
+        return MiddlewareEditPeer(
+            allowance, system_tokens if fixed is None else fixed, count, tuned
+        )
     raise ValueError(f"unknown peer {name!r}; use one of {', '.join(PEERS)}")

@@ -22,8 +22,9 @@ Strategies (:data:`ALL_LAYOUTS`):
 * the peers (:data:`regio.bench.peers.PEERS`, each on its real package: :mod:`regio.bench.peers`
   and :mod:`regio.bench.editing_peers`) ``trim``, ``summarization-middleware``,
   ``llamaindex-memory``, ``agent-framework-truncation``, ``anthropic-clear-tool-uses`` and
-  ``context-editing-middleware``, fed the recorded messages untouched, at the same window:
-  their conversation allowance is :func:`regio.bench.peers.peer_allowance`.
+  ``context-editing-middleware`` (and their ``anthropic-clear-tool-uses-tuned`` and
+  ``context-editing-middleware-tuned`` variants), fed the recorded messages untouched, at the
+  same window: their conversation allowance is :func:`regio.bench.peers.peer_allowance`.
 
 Per strategy the replay also counts summarizer calls (``compaction_requests``: the requests a
 summarizer was sent), **broken** requests (no task message left: no user message that is not

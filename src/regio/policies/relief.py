@@ -28,8 +28,10 @@ counter.
 
 from __future__ import annotations
 
+import types
+import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -50,6 +52,7 @@ __all__ = [
     "placeholder",
     "trim_candidates",
     "trim_marker",
+    "trim_problem",
     "trim_text",
     "trimmed_to",
 ]
@@ -64,6 +67,58 @@ TRIMMED_META = "relief_trimmed"
 MARKER_TOKENS = 16
 
 
+def _key(doc: str, **rule: Any) -> Any:
+    """A policy field's ``msgspec.Meta``: its constraint (``ge``, ``min_length``) and the
+    documentation of its blueprint key (``description``); the one declaration of both, read by
+    :func:`check_fields` here and by :mod:`regio.blueprint.reliefspec` for the blueprint."""
+    return msgspec.Meta(description=doc, **rule)
+
+
+def _rules(cls: type) -> dict[str, msgspec.Meta]:
+    """Field name -> its ``msgspec.Meta`` (of the type or of the type inside ``X | None``)."""
+    out: dict[str, msgspec.Meta] = {}
+    for name, hint in typing.get_type_hints(cls, include_extras=True).items():
+        inner = [a for a in typing.get_args(hint) if a is not type(None)]
+        if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+            hint = inner[0] if len(inner) == 1 else hint
+        metas = [m for m in getattr(hint, "__metadata__", ()) if isinstance(m, msgspec.Meta)]
+        if metas:
+            out[name] = metas[0]
+    return out
+
+
+def field_rules(cls: type) -> dict[str, msgspec.Meta]:
+    """The declared ``msgspec.Meta`` of each field of :class:`ReliefPolicy` or
+    :class:`ToolRelief` (constraint and key documentation), in declaration order."""
+    return {**(_RULES[cls] if cls in _RULES else _rules(cls))}
+
+
+def check_fields(value: Any, where: str) -> None:
+    """Raise ``ValueError`` naming ``where`` + the field when a field of ``value`` breaks its
+    declared constraint (msgspec checks ``Meta`` only when decoding; a policy built in Python
+    is checked here). ``None`` (an omitted option) meets every constraint."""
+    for name, meta in field_rules(type(value)).items():
+        v = getattr(value, name)
+        if v is None:
+            continue
+        if meta.ge is not None and v < meta.ge:
+            raise ValueError(f"{where}{name} must be >= {meta.ge}, got {v}; raise it")
+        if meta.min_length is not None and len(v) < meta.min_length:
+            raise ValueError(f"{where}{name} must not be empty; name it or remove it")
+
+
+def trim_problem(over: int, head: int, tail: int) -> str | None:
+    """Why a trim of blocks over ``over`` characters to ``head`` + ``tail`` is refused
+    (``None``: it is not): a trimmed block must be 200 characters under the threshold, or it
+    would be trimmed again."""
+    if head + tail + 200 <= over:
+        return None
+    return (
+        f"trim_over_chars ({over}) must exceed trim_head_chars + trim_tail_chars ({head} + "
+        f"{tail}) by at least 200 characters, or a trimmed block would be trimmed again"
+    )
+
+
 class ToolRelief(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Relief policy of one tool (blueprint ``relief.tools.<name>``).
 
@@ -73,25 +128,80 @@ class ToolRelief(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     marker; the full result stays restorable); ``dedupe``: a newer call with the same tool and
     arguments supersedes the older result (the chain's dedupe stage, under pressure); ``route``:
     the name of a region the result goes to instead of the conversation (a pointer is left);
-    ``route_key``: key template of a keyed ``route`` region, e.g. ``"file:{path}"``. Raises
-    ``ValueError`` for a ``max_result_tokens`` below :data:`MARKER_TOKENS` (a trimmed result
-    keeps at least its marker, so it could not honour the limit)."""
+    ``route_key``: key template of a keyed ``route`` region, e.g. ``"file:{path}"``. Each
+    field's constraint and blueprint documentation are its ``Meta`` (:func:`field_rules`).
+    Raises ``ValueError`` for a value that breaks one: a ``max_result_tokens`` below
+    :data:`MARKER_TOKENS` (a trimmed result keeps at least its marker, so it could not honour
+    the limit), a negative ``keep_last``, an empty ``route`` or ``route_key``."""
 
-    clear: bool = True
-    keep_last: int | None = None
-    max_result_tokens: int | None = None
-    dedupe: bool = False
-    route: str | None = None
-    route_key: str | None = None
+    clear: Annotated[
+        bool,
+        _key(
+            "`false`: the tool's results are never cleared or trimmed (e.g. a tool whose "
+            "results the agent keeps referring to)."
+        ),
+    ] = True
+    keep_last: (
+        Annotated[
+            int,
+            _key(
+                "The tool's newest N results are never cleared (on top of `relief.keep_last`). "
+                "Omitted: only `relief.keep_last`.",
+                ge=0,
+            ),
+        ]
+        | None
+    ) = None
+    max_result_tokens: (
+        Annotated[
+            int,
+            _key(
+                "A longer result is trimmed when it is admitted: head and tail kept around a "
+                "marker saying how many characters were cut; `context_restore` brings the full "
+                f"text back. At least {MARKER_TOKENS} (the marker's size). Omitted: no limit.",
+                ge=MARKER_TOKENS,
+            ),
+        ]
+        | None
+    ) = None
+    dedupe: Annotated[
+        bool,
+        _key(
+            "A newer call with the same tool and arguments supersedes the older result: under "
+            "token pressure, the chain's first stage makes every such older result a "
+            "placeholder naming the newer call (see `dedupe_at_least`)."
+        ),
+    ] = False
+    route: (
+        Annotated[
+            str,
+            _key(
+                "Region (temporary, clearable or keyed) the tool's results are written to "
+                "instead of the conversation, which keeps a short pointer. Omitted: results "
+                "stay in the conversation.",
+                min_length=1,
+            ),
+        ]
+        | None
+    ) = None
+    route_key: (
+        Annotated[
+            str,
+            _key(
+                "`route` into a keyed region: key template of the call's arguments, e.g. "
+                '"file:{path}" (`{tool}` is the tool\'s name). Required for a keyed region, '
+                "not allowed otherwise.",
+                min_length=1,
+            ),
+        ]
+        | None
+    ) = None
 
     def __post_init__(self) -> None:
-        if self.max_result_tokens is not None and self.max_result_tokens < MARKER_TOKENS:
-            raise ValueError(
-                f"max_result_tokens must be >= {MARKER_TOKENS} (the trim marker's size), "
-                f"got {self.max_result_tokens}; raise it or remove it"
-            )
+        check_fields(self, "")
 
 
+_RULES: dict[type, dict[str, msgspec.Meta]] = {ToolRelief: _rules(ToolRelief)}
 _DEFAULT_TOOL = ToolRelief()
 
 
@@ -111,47 +221,91 @@ class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     summarized, run them on what the summary kept, in the same cache rewrite (cheaper: the
     next compaction comes later). ``placeholder_extract_tokens``: a cleared result's
     placeholder also carries up to this many tokens of the result's salient items (error
-    lines, paths, ids, numbers; 0: none). ``tools``: per-tool :class:`ToolRelief`. Raises
-    ``ValueError`` for a negative size or a trim whose head and tail do not fit under its
-    threshold."""
+    lines, paths, ids, numbers; 0: none). ``tools``: per-tool :class:`ToolRelief`. Each
+    field's constraint and blueprint documentation are its ``Meta`` (:func:`field_rules`; the
+    blueprint's ``relief`` keys are made from them). Raises ``ValueError`` for a negative size
+    or a trim whose head and tail do not fit under its threshold (:func:`trim_problem`)."""
 
-    dedupe_at_least: int = 1024
-    clear: bool = True
-    keep_last: int = 3
-    clear_at_least: int = 1024
-    trim: bool = True
-    trim_over_chars: int = 4000
-    trim_head_chars: int = 1200
-    trim_tail_chars: int = 800
-    trim_at_least: int = 1024
-    restore_tool: bool = True
-    clear_after_summary: bool = True
-    placeholder_extract_tokens: int = 200
+    dedupe_at_least: Annotated[
+        int,
+        _key(
+            "Tokens the dedupe stage (stage 0, for tools with `dedupe`) must free, or it does "
+            "not run; when it runs it supersedes every duplicate at once, never one whose "
+            "placeholder is not smaller.",
+            ge=0,
+        ),
+    ] = 1024
+    clear: Annotated[bool, _key("Stage 1: clear old tool results (placeholders).")] = True
+    keep_last: Annotated[
+        int, _key("Newest tool results never cleared (Anthropic's context editing keeps 3).", ge=0)
+    ] = 3
+    clear_at_least: Annotated[
+        int,
+        _key(
+            "Tokens stage 1 must free, or it does not run (each clearing rewrites the cached "
+            "prefix from the first cleared result on).",
+            ge=0,
+        ),
+    ] = 1024
+    trim: Annotated[bool, _key("Stage 2: trim oversized text blocks (head + tail).")] = True
+    trim_over_chars: Annotated[
+        int,
+        _key(
+            "Stage 2 trims tool results and assistant text longer than this (characters); "
+            "user text is never trimmed.",
+            ge=1,
+        ),
+    ] = 4000
+    trim_head_chars: Annotated[
+        int, _key("Characters kept at the start of a trimmed block.", ge=0)
+    ] = 1200
+    trim_tail_chars: Annotated[
+        int, _key("Characters kept at the end of a trimmed block.", ge=0)
+    ] = 800
+    trim_at_least: Annotated[int, _key("Tokens stage 2 must free, or it does not run.", ge=0)] = (
+        1024
+    )
+    restore_tool: Annotated[
+        bool,
+        _key(
+            "Offer `context_restore` (call id -> the full result, appended at the end of the "
+            "conversation) whatever `tools.context` says; placeholders name it."
+        ),
+    ] = True
+    clear_after_summary: Annotated[
+        bool,
+        _key(
+            "When clearing and trimming cannot reach the target and the conversation is "
+            "summarized, also clear and trim what the summary kept, in the same cache "
+            "rewrite: cheaper (longer between compactions); with salient placeholders "
+            "(`placeholder_extract_tokens`) the facts stay (docs/relief.md has the figures). "
+            "`false`: the tool results the summary kept stay verbatim."
+        ),
+    ] = True
+    placeholder_extract_tokens: Annotated[
+        int,
+        _key(
+            "A cleared result's placeholder also carries up to this many tokens of the "
+            "result's salient items (error lines, file paths, ids, numbers), so its facts stay "
+            "in the context; the extract depends only on the result, so the placeholder never "
+            "changes. 0: the placeholder names the call only.",
+            ge=0,
+        ),
+    ] = 200
     tools: dict[str, ToolRelief] = msgspec.field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for name in (
-            "dedupe_at_least",
-            "keep_last",
-            "clear_at_least",
-            "trim_head_chars",
-            "trim_tail_chars",
-            "placeholder_extract_tokens",
-        ):
-            if getattr(self, name) < 0:
-                raise ValueError(f"relief.{name} must be >= 0, got {getattr(self, name)}")
-        if self.trim_at_least < 0:
-            raise ValueError(f"relief.trim_at_least must be >= 0, got {self.trim_at_least}")
-        if self.trim_head_chars + self.trim_tail_chars + 200 > self.trim_over_chars:
-            raise ValueError(
-                f"relief.trim_over_chars ({self.trim_over_chars}) must exceed trim_head_chars "
-                f"+ trim_tail_chars ({self.trim_head_chars} + {self.trim_tail_chars}) by at "
-                "least 200 characters, or a trimmed block would be trimmed again"
-            )
+        check_fields(self, "relief.")
+        problem = trim_problem(self.trim_over_chars, self.trim_head_chars, self.trim_tail_chars)
+        if problem is not None:
+            raise ValueError(f"relief.{problem}")
 
     def tool(self, name: str) -> ToolRelief:
         """The policy of tool ``name`` (the defaults when it has none)."""
         return self.tools.get(name, _DEFAULT_TOOL)
+
+
+_RULES[ReliefPolicy] = _rules(ReliefPolicy)
 
 
 class Candidate(msgspec.Struct, frozen=True):

@@ -58,7 +58,7 @@ from regio.regions import SlidingWindow
 from .compactor import Compactor
 from .planning import region_target
 from .reliefextract import salient_extract
-from .toolspecs import offered_tool_specs
+from .toolspecs import restore_offered
 
 __all__ = [
     "ReliefApplied",
@@ -98,9 +98,9 @@ class ReliefSkipped(Event, frozen=True, tag="relief_skipped"):
 
 
 def restorable(c: Compactor) -> bool:
-    """The engine offers ``context_restore`` (placeholders then say to call it)."""
-    offered = offered_tool_specs(c.window, c.options.context_tools, c.options.relief)
-    return any(s.name == "context_restore" for s in offered)
+    """The engine offers ``context_restore`` (placeholders then say to call it): read from
+    its options alone (:func:`regio.runtime.toolspecs.restore_offered`), no schema built."""
+    return restore_offered(c.options.context_tools, c.options.relief)
 
 
 # ----- the chain under pressure ------------------------------------------------------------
@@ -146,27 +146,23 @@ def relieve(c: Compactor, region: SlidingWindow, target: int) -> int:
     """Stages 0 to 2 of the chain on ``region`` toward ``target`` tokens (module doc);
     returns the tokens freed (0 when relief is off or the region is at or below target).
 
-    The stages run only when together they can bring the region to ``target``: otherwise the
+    The stages run only when together they bring the region to ``target``: otherwise the
     summarization runs anyway and rewrites the cached prefix from the conversation's start,
     so an edit before it would buy no room it does not buy itself and only lose detail (each
-    stage is then counted as skipped)."""
+    stage that could free tokens is then counted as skipped). Whether they do is the plain
+    dry run (:meth:`_Pass.dry_run`: every stage, in order, on a copy of the entry list), so
+    the check and the run never disagree."""
     policy = c.options.relief
     need = region.used_tokens - target
     if policy is None or need <= 0:
         return 0
     run = _Pass(c, region, policy, _stages(c, policy))
-    taken: set[str] = set()  # results an earlier stage edits are not a later stage's room
-    reach = {}
-    for s in run.stages:
-        cands = [x for x in run.candidates(s) if not (x.call_id and x.call_id in taken)]
-        total = sum(max(0, run.gain(s, x)) for x in cands)
-        reach[s.name] = total if total >= s.at_least else 0
-        taken |= {x.call_id for x in run.candidates(s) if x.call_id}
-    if sum(reach.values()) < need:
+    could = run.dry_run(target)
+    if could is not None:
         for s in run.stages:
-            if reach[s.name] > 0:
+            if could.get(s.name, 0) > 0:
                 c.book.relief.tally(s.name).skipped += 1
-                c.emit(ReliefSkipped(s.name, region.name, reach[s.name], s.at_least, need))
+                c.emit(ReliefSkipped(s.name, region.name, could[s.name], s.at_least, need))
         return 0
     freed = 0
     for s in run.stages:
@@ -252,18 +248,47 @@ class _Pass:
     def gain(self, stage: _Stage, cand: rp.Candidate) -> int:
         return self.edit(stage, cand)[1]
 
+    def choose(self, stage: _Stage, cands: Sequence[rp.Candidate], need: int) -> list[rp.Candidate]:
+        """``stage``'s batch among ``cands`` for ``need`` tokens (:func:`rp.choose`, or every
+        candidate for a ``takes_all`` stage; ``[]`` below its minimum)."""
+        gain = functools.partial(self.gain, stage)
+        if stage.takes_all:
+            return rp.choose_all(cands, gain, stage.at_least)[0] if need > 0 else []
+        return rp.choose(cands, gain, need, stage.at_least)[0]
+
+    def dry_run(self, target: int) -> dict[str, int] | None:
+        """The stages run in order toward ``target`` on a copy of the entry list (the same
+        batches, edits and token counts as :meth:`stage`; the region is not touched):
+        ``None`` when they reach it, else the tokens each stage could free (its candidates'
+        gains) for the stages that could free any."""
+        entries = list(self.region.entries)
+        used = self.region.used_tokens
+        could: dict[str, int] = {}
+        for s in self.stages:
+            if used <= target:
+                return None
+            cands = s.select(entries, self.policy)
+            available = sum(max(0, self.gain(s, x)) for x in cands)
+            if available > 0:
+                could[s.name] = available
+            for index, group in _by_entry(self.choose(s, cands, used - target)).items():
+                old = entries[index]
+                blocks, meta = _edited(s.name, old, group, self._edit_of(s))
+                entries[index] = new = _rewritten(self.c, old, blocks, meta)
+                used -= old.tokens - new.tokens
+        return None if used <= target else could
+
+    def _edit_of(self, stage: _Stage) -> Edit:
+        return lambda e, x: self.edit(stage, x)[0]
+
     def stage(self, stage: _Stage, target: int) -> int:
         """Run ``stage`` toward ``target``: choose its batch, apply it, count it; returns the
         tokens freed."""
         need = self.region.used_tokens - target
         cands = self.candidates(stage)
-        gain = functools.partial(self.gain, stage)
-        if stage.takes_all:
-            chosen, _ = rp.choose_all(cands, gain, stage.at_least) if need > 0 else ([], 0)
-        else:
-            chosen, _ = rp.choose(cands, gain, need, stage.at_least)
+        chosen = self.choose(stage, cands, need)
         if not chosen:
-            available = sum(max(0, gain(x)) for x in cands)
+            available = sum(max(0, self.gain(stage, x)) for x in cands)
             if available > 0 and need > 0:
                 self.c.book.relief.tally(stage.name).skipped += 1
                 skipped = ReliefSkipped(
@@ -271,7 +296,7 @@ class _Pass:
                 )
                 self.c.emit(skipped)
             return 0
-        freed = _apply(self.c, self.region, stage.name, chosen, lambda e, x: self.edit(stage, x)[0])
+        freed = _apply(self.c, self.region, stage.name, chosen, self._edit_of(stage))
         later = self.stages[self.stages.index(stage) + 1 :]
         for s in later:  # the region changed: their candidates are chosen again
             self._selected.pop(s.name, None)
@@ -315,27 +340,38 @@ def _superseded(c: Compactor) -> Edit:
     return supersede
 
 
+def _by_entry(chosen: Sequence[rp.Candidate]) -> dict[int, list[rp.Candidate]]:
+    by_entry: dict[int, list[rp.Candidate]] = {}
+    for cand in chosen:
+        by_entry.setdefault(cand.index, []).append(cand)
+    return by_entry
+
+
+def _edited(
+    stage: str, entry: Entry, cands: Sequence[rp.Candidate], edit: Edit
+) -> tuple[tuple[Block, ...], dict[str, Any]]:
+    """``entry``'s blocks with ``cands`` edited, and its meta saying so."""
+    blocks = list(entry.blocks)
+    for cand in cands:
+        blocks[cand.block] = edit(entry, cand)
+    meta = dict(entry.meta)
+    if stage in ("clear", "dedupe"):
+        meta[rp.CLEARED_META] = [*meta.get(rp.CLEARED_META, ()), *(x.call_id for x in cands)]
+    else:
+        meta[rp.TRIMMED_META] = int(meta.get(rp.TRIMMED_META, 0)) + len(cands)
+    return tuple(blocks), meta
+
+
 def _apply(
     c: Compactor, region: SlidingWindow, stage: str, chosen: Sequence[rp.Candidate], edit: Edit
 ) -> int:
     """Replace the chosen blocks in their entries (same ids, groups and block order)."""
     before = region.used_tokens
-    by_entry: dict[int, list[rp.Candidate]] = {}
-    for cand in chosen:
-        by_entry.setdefault(cand.index, []).append(cand)
-    clears = stage in ("clear", "dedupe")
-    meta_key = rp.CLEARED_META if clears else rp.TRIMMED_META
+    by_entry = _by_entry(chosen)
     for index, cands in by_entry.items():
         entry = region.entries[index]
-        blocks = list(entry.blocks)
-        for cand in cands:
-            blocks[cand.block] = edit(entry, cand)
-        meta = dict(entry.meta)
-        if clears:
-            meta[meta_key] = [*meta.get(meta_key, ()), *(x.call_id for x in cands)]
-        else:
-            meta[meta_key] = int(meta.get(meta_key, 0)) + len(cands)
-        rewrite_block_entry(c, region, index, entry, tuple(blocks), meta)
+        blocks, meta = _edited(stage, entry, cands, edit)
+        rewrite_block_entry(c, region, index, entry, blocks, meta)
     freed = before - region.used_tokens
     tally = c.book.relief.tally(stage)
     tally.runs += 1
@@ -355,6 +391,19 @@ def _apply(
     return freed
 
 
+def _rewritten(
+    c: Compactor, entry: Entry, blocks: tuple[Block, ...], meta: dict[str, Any]
+) -> Entry:
+    """``entry`` with ``blocks`` and ``meta``; its tokens shrink by what the counter measures
+    the edit saves (the entry's own count, however it was measured, stays the base)."""
+    counter = c.window.counter
+    assert counter is not None
+    meta.setdefault("admitted_tokens", entry.tokens)
+    new = msgspec.structs.replace(entry, blocks=blocks, meta=meta)
+    delta = int(counter.count_entry(entry)) - int(counter.count_entry(new))
+    return msgspec.structs.replace(new, tokens=max(1, entry.tokens - delta))
+
+
 def rewrite_block_entry(
     c: Compactor,
     region: SlidingWindow,
@@ -363,41 +412,54 @@ def rewrite_block_entry(
     blocks: tuple[Block, ...],
     meta: dict[str, Any],
 ) -> None:
-    """``entry`` with ``blocks`` in place; its tokens shrink by what the counter measures the
-    edit saves (the entry's own count, however it was measured, stays the base)."""
-    counter = c.window.counter
-    assert counter is not None
-    meta.setdefault("admitted_tokens", entry.tokens)
-    new = msgspec.structs.replace(entry, blocks=blocks, meta=meta)
-    delta = int(counter.count_entry(entry)) - int(counter.count_entry(new))
-    region.rewrite_entry(index, msgspec.structs.replace(new, tokens=max(1, entry.tokens - delta)))
+    """``entry`` (at ``index`` of ``region``) with ``blocks`` in place (:func:`_rewritten`)."""
+    region.rewrite_entry(index, _rewritten(c, entry, blocks, meta))
 
 
 def with_originals(c: Compactor, entries: Sequence[Entry]) -> list[Entry]:
     """``entries`` with every block a relief edit changed given back its original content
-    (the summarizer's input: a summary covers what the turns really held, not placeholders)."""
+    (the summarizer's input: a summary covers what the turns really held, not placeholders).
+
+    Only the entries a relief stage edited are looked up, each as its own admitted message
+    (:meth:`regio.runtime.transcript.Transcript.message` by entry id and turn), so after a
+    lazy load only those turns' stored records are decoded, never the whole transcript."""
     out = []
     for entry in entries:
         if rp.CLEARED_META not in entry.meta and rp.TRIMMED_META not in entry.meta:
             out.append(entry)
             continue
+        admitted = c.transcript.message(entry.id, turn=entry.turn)
         blocks = list(entry.blocks)
+        texts = 0  # the Text blocks before block j (the k-th Text of the admitted message)
         for j, b in enumerate(blocks):
             if isinstance(b, ToolResult):
-                original = original_result(c, b.tool_use_id)
+                original = _admitted_result(c, admitted, b.tool_use_id)
                 if original is not None:
                     blocks[j] = original
             elif isinstance(b, Text):
-                blocks[j] = _original_text(c, entry, j) or b
+                blocks[j] = _admitted_text(admitted, texts) or b
+                texts += 1
         out.append(msgspec.structs.replace(entry, blocks=tuple(blocks)))
     return out
 
 
-def _original_text(c: Compactor, entry: Entry, index: int) -> Block | None:
-    admitted = c.transcript.message(entry.id)
-    if admitted is None or index >= len(admitted.blocks):
-        return None
-    return admitted.blocks[index]
+def _admitted_result(c: Compactor, admitted: Entry | None, call_id: str) -> ToolResult | None:
+    """The result of ``call_id`` as received: kept by admission, in the ``admitted`` message
+    (the entry's own transcript record), else the session's index."""
+    kept = c.book.relief.originals.get(call_id)
+    if kept is not None:
+        return kept
+    for b in admitted.blocks if admitted is not None else ():
+        if isinstance(b, ToolResult) and b.tool_use_id == call_id:
+            return b
+    return original_result(c, call_id)
+
+
+def _admitted_text(admitted: Entry | None, k: int) -> Block | None:
+    """The ``k``-th text block of the ``admitted`` message (a block only a relief stage
+    changed; results dropped from an entry since never shift the text blocks)."""
+    texts = [b for b in admitted.blocks if isinstance(b, Text)] if admitted is not None else []
+    return texts[k] if k < len(texts) else None
 
 
 # ----- restore -----------------------------------------------------------------------------
@@ -412,7 +474,10 @@ def original_result(c: Compactor, call_id: str) -> ToolResult | None:
 def restore(c: Compactor, call_id: str) -> tuple[str, bool]:
     """``(text, ok)`` for ``context_restore``: the original result of ``call_id`` byte for
     byte, or a message saying what is wrong (an unknown id, a result that is in the
-    conversation unchanged)."""
+    conversation unchanged). The original comes from the transcript's index; whether the
+    result is live is read from the window's call index (a call whose group has left the
+    window has no live result) and then from the conversation's newest entries back to the
+    turn the result was admitted in, never the whole conversation."""
     original = original_result(c, call_id)
     if original is None:
         return (
@@ -420,13 +485,28 @@ def restore(c: Compactor, call_id: str) -> tuple[str, bool]:
             "ones named in the placeholders ('result of <tool> call <call_id> cleared')",
             False,
         )
-    conv = c.window.conversation
-    live = [
-        b
-        for e in (conv.entries if conv is not None else ())
-        for b in e.blocks
-        if isinstance(b, ToolResult) and b.tool_use_id == call_id
-    ]
-    if live and live[-1].content == original.content:
+    live = _live_result(c, call_id)
+    if live is not None and live.content == original.content:
         return f"the result of call {call_id!r} is in the conversation unchanged", False
     return original.content, True
+
+
+def _live_result(c: Compactor, call_id: str) -> ToolResult | None:
+    """The newest result of ``call_id`` in the conversation (``None``: none). Entries are in
+    admission order and their turns never decrease (summaries aside), so the search walks
+    back from the newest entry and stops before the turn of the result's last admission."""
+    conv = c.window.conversation
+    turn = c.transcript.result_turn(call_id)
+    if conv is None or turn is None or c.window.call_group(call_id) is None:
+        return None
+    entries = conv.entries
+    for i in range(len(entries) - 1, -1, -1):
+        entry = entries[i]
+        if entry.meta.get("summary"):
+            continue
+        if entry.turn < turn:
+            break
+        for b in reversed(entry.blocks):
+            if isinstance(b, ToolResult) and b.tool_use_id == call_id:
+                return b
+    return None

@@ -76,7 +76,10 @@ class ReliefLimitRaisedWarning(UserWarning):
 class SavedToolRelief(ToolRelief, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A :class:`ToolRelief` as a state file holds it: any ``max_result_tokens`` (states of
     regio before 2026-12 could save one below :data:`MARKER_TOKENS`); :func:`config_options`
-    raises it."""
+    raises it. (The field is the one that differs: the policy's declares the floor, which a
+    decoder checks.)"""
+
+    max_result_tokens: int | None = None
 
     def __post_init__(self) -> None:
         """Accepts what an older regio saved (:func:`config_options` applies the floor)."""

@@ -5,7 +5,9 @@ record's fields are checked (a record that is not one refuses the load, naming t
 its entry is left raw (``msgspec.Raw``: checked as well-formed JSON / msgpack, not built into
 objects). :func:`split_transcript` turns a decoded one into the state without its transcript
 and a :class:`regio.runtime.transcript.Transcript` that decodes the entries when the records are
-first read (the records, the messages, ``context_restore`` looking up a result by call id). A
+first read (the records, the messages, ``context_restore`` looking up a result by call id), or
+one record at a time where a lookup knows the turn it needs (the records' turns are read at
+load; :meth:`regio.runtime.transcript.Transcript.message`). A
 save writes the records it has not read back as they were loaded (converted, not decoded, into
 the other format), so saving never decodes them and a damaged entry never fails a save. The
 entries are most of a long session's file (a 2,000-turn state: about 90% of the decoding time),
@@ -84,23 +86,21 @@ def split_transcript(
     state = state_type(**values)
     module: Any = msgspec.msgpack if msgpack else msgspec.json
 
-    def decode() -> list[TranscriptRecord]:
-        decoder = module.Decoder(Entry | None)
-        records: list[TranscriptRecord] = []
+    decoder = module.Decoder(Entry | None)
+
+    def one(i: int) -> TranscriptRecord:
+        raw = raws[i]
         try:
-            for raw in raws:
-                entry = decoder.decode(raw.entry) if len(raw.entry) else None
-                records.append(
-                    TranscriptRecord(
-                        raw.seq, raw.turn, raw.kind, raw.region, entry, raw.ids, raw.at
-                    )
-                )
+            entry = decoder.decode(raw.entry) if len(raw.entry) else None
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise RuntimeStateError(
                 f"{source}: a transcript record is damaged ({exc}); the window and the usage "
                 "ledger are intact"
             ) from exc
-        return records
+        return TranscriptRecord(raw.seq, raw.turn, raw.kind, raw.region, entry, raw.ids, raw.at)
+
+    def decode() -> list[TranscriptRecord]:
+        return [one(i) for i in range(len(raws))]
 
     def encoded(to_msgpack: bool) -> list[Any]:
         return _encodable(raws, None if to_msgpack == msgpack else module)
@@ -111,4 +111,6 @@ def split_transcript(
         pending_count=len(raws),
         pending_encoded=encoded,
         pending_last_turn=last_turn,
+        pending_one=one,
+        pending_turns=lambda: [r.turn for r in raws],
     )

@@ -16,6 +16,7 @@ __all__ = [
     "checklist_regions",
     "context_tool_specs",
     "offered_tool_specs",
+    "restore_offered",
     "writable_regions",
 ]
 
@@ -93,13 +94,22 @@ def offered_tool_specs(
     placeholders point at it), except a tuple that does not name it. Each offered schema is
     sent with every request, so an agent that never calls them pays for them
     (docs/benchmark.md measures it)."""
-    restore = [RESTORE_SPEC] if getattr(relief, "restore_tool", False) else []
+    restore = [RESTORE_SPEC] if restore_offered(mode, relief) else []
     if mode == "none" or (mode == "auto" and not writable_regions(window)):
         return restore
     specs = context_tool_specs(window) + restore
     if isinstance(mode, tuple):
         return [s for s in specs if s.name in mode]
     return specs
+
+
+def restore_offered(mode: str | tuple[str, ...], relief: object = None) -> bool:
+    """Whether :func:`offered_tool_specs` offers ``context_restore`` under ``mode`` and
+    ``relief``, without building any schema: a policy with ``restore_tool`` on, under every
+    mode but a tuple that does not name it (it depends on no region)."""
+    if not getattr(relief, "restore_tool", False):
+        return False
+    return not isinstance(mode, tuple) or "context_restore" in mode
 
 
 def _write_specs(writable: list[str]) -> list[ToolSpec]:

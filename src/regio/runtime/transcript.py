@@ -10,12 +10,17 @@ A loaded session's transcript may be decoded lazily: the records stored before t
 ``pending`` (a function that decodes them, and their count; optionally ``pending_encoded``, the
 records as a save writes them) until something reads them (the
 records, the messages, ``context_restore`` looking up a result by call id); appending and
-counting never decode them, so a load and the turns after it cost what the window needs.
+counting never decode them, so a load and the turns after it cost what the window needs. A
+loader that can also decode one stored record (``pending_one``) and give the turn of each
+(``pending_turns``) lets :meth:`Transcript.message` with a ``turn`` decode only that turn's
+stored records (the summarizer's originals after a load,
+:func:`regio.runtime.relief.with_originals`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -52,9 +57,12 @@ class Transcript:
     """Append-only list of :class:`TranscriptRecord` s. ``pending`` decodes the
     ``pending_count`` records stored before a load (module doc); they come before the ones
     added since, and are decoded once, on first read (the error of a damaged record is raised
-    then). An index of its conversation messages by entry id and by the call id of each tool
-    result they carry is built from the records on first use (so a loaded transcript has it
-    too, after decoding) and extended as records come."""
+    then). ``pending_one`` (position -> that stored record, decoded alone) and
+    ``pending_turns`` (-> the turn of every stored record, in order) are optional; with both,
+    :meth:`message` given a ``turn`` decodes only the stored records of that turn. An index of
+    its conversation messages by entry id and by the call id of each tool result they carry is
+    built from the records on first use (the records added since a load without decoding the
+    stored ones; those when a lookup needs them) and extended as records come."""
 
     _records: list[TranscriptRecord] = attrs.field(factory=list, alias="records")
     _pending: Callable[[], list[TranscriptRecord]] | None = attrs.field(
@@ -67,9 +75,26 @@ class Transcript:
     _pending_encoded: Callable[[bool], list[Any]] | None = attrs.field(
         default=None, kw_only=True, alias="pending_encoded"
     )
+    _pending_one: Callable[[int], TranscriptRecord] | None = attrs.field(
+        default=None, kw_only=True, alias="pending_one"
+    )
+    _pending_turns: Callable[[], Sequence[int]] | None = attrs.field(
+        default=None, kw_only=True, alias="pending_turns"
+    )
+    #: the records stored before the load (positions ``0 .. _stored - 1``; fixed)
+    _stored: int = attrs.field(default=0, init=False, repr=False)
+    _stored_indexed: bool = attrs.field(default=True, init=False, repr=False)
+    #: positions ``_stored .. _indexed - 1`` are in the index
     _indexed: int = attrs.field(default=0, init=False, repr=False)
     _by_entry: dict[str, int] = attrs.field(factory=dict, init=False, repr=False)
     _by_result: dict[str, int] = attrs.field(factory=dict, init=False, repr=False)
+    #: stored records decoded one by one (``pending_one``), dropped when all are decoded
+    _one: dict[int, TranscriptRecord] = attrs.field(factory=dict, init=False, repr=False)
+    _turns: Sequence[int] | None = attrs.field(default=None, init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._stored = self._indexed = self._pending_count if self._pending is not None else 0
+        self._stored_indexed = self._stored == 0
 
     @property
     def records(self) -> list[TranscriptRecord]:
@@ -83,7 +108,8 @@ class Transcript:
                 )
             self._records[:0] = earlier
             self._pending, self._pending_count = None, 0
-            self._pending_encoded = None
+            self._pending_encoded = self._pending_one = self._pending_turns = None
+            self._one, self._turns = {}, None
         return self._records
 
     def for_save(self, msgpack: bool) -> list[Any]:
@@ -132,34 +158,96 @@ class Transcript:
     def __len__(self) -> int:
         return self._pending_count + len(self._records)
 
-    def _catch_up(self) -> None:
-        for i in range(self._indexed, len(self.records)):
-            entry = self.records[i].entry
-            if self.records[i].kind != "message" or entry is None:
-                continue
-            self._by_entry[entry.id] = i
-            for b in entry.blocks:
-                if isinstance(b, ToolResult):
-                    self._by_result[b.tool_use_id] = i
-        self._indexed = len(self.records)
+    def _record(self, i: int) -> TranscriptRecord:
+        """The record at position ``i`` (a stored one is decoded alone when it can be)."""
+        if self._pending is None:
+            return self._records[i]
+        if i >= self._pending_count:
+            return self._records[i - self._pending_count]
+        if self._pending_one is None:
+            return self.records[i]
+        record = self._one.get(i)
+        if record is None:
+            record = self._one[i] = self._pending_one(i)
+        return record
 
-    def message(self, entry_id: str) -> Entry | None:
+    def _index(self, i: int, record: TranscriptRecord, newest: bool) -> None:
+        """Index ``record`` at position ``i``; ``newest``: over what is indexed already (else
+        only where nothing is: an earlier stored record never hides a later one)."""
+        entry = record.entry
+        if record.kind != "message" or entry is None:
+            return
+        if newest or entry.id not in self._by_entry:
+            self._by_entry[entry.id] = i
+        for b in entry.blocks:
+            if isinstance(b, ToolResult) and (newest or b.tool_use_id not in self._by_result):
+                self._by_result[b.tool_use_id] = i
+
+    def _catch_up(self, *, stored: bool = True) -> None:
+        """Index the records added since the last call (never decoding a stored one), then,
+        with ``stored``, the stored records (decoding them), newest first."""
+        for i in range(self._indexed, len(self)):
+            self._index(i, self._record(i), True)
+        self._indexed = len(self)
+        if stored and not self._stored_indexed:
+            records = self.records
+            for i in range(self._stored - 1, -1, -1):
+                self._index(i, records[i], False)
+            self._stored_indexed = True
+
+    def _in_stored_turn(self, entry_id: str, turn: int) -> Entry | None:
+        """The last stored message ``entry_id`` of ``turn``, decoding only that turn's stored
+        records (``None``: none, or the loader cannot decode records one by one)."""
+        if self._pending is None or self._pending_one is None or self._pending_turns is None:
+            return None
+        if self._turns is None:
+            self._turns = self._pending_turns()
+        turns = self._turns
+        for i in range(bisect_right(turns, turn) - 1, bisect_left(turns, turn) - 1, -1):
+            record = self._record(i)
+            entry = record.entry
+            if record.kind == "message" and entry is not None and entry.id == entry_id:
+                return entry
+        return None
+
+    def message(self, entry_id: str, turn: int | None = None) -> Entry | None:
         """The conversation message admitted as entry ``entry_id`` (the last one with that id;
-        ``None``: none). O(1) amortized."""
-        self._catch_up()
+        ``None``: none). O(1) amortized. ``turn``: the turn it was admitted in (``Entry.turn``),
+        so that after a lazy load only that turn's stored records are decoded (entry ids are
+        unique in a session; a message not found there is looked up as without ``turn``)."""
+        self._catch_up(stored=False)
         i = self._by_entry.get(entry_id)
-        return self.records[i].entry if i is not None else None
+        if i is None and not self._stored_indexed:
+            found = self._in_stored_turn(entry_id, turn) if turn is not None else None
+            if found is not None:
+                return found
+            self._catch_up()
+            i = self._by_entry.get(entry_id)
+        return self._record(i).entry if i is not None else None
 
     def tool_result(self, call_id: str) -> ToolResult | None:
         """The tool result of call ``call_id`` as the conversation admitted it (the last
         message carrying one; ``None``: none). O(1) amortized."""
-        self._catch_up()
+        self._catch_up(stored=False)
         i = self._by_result.get(call_id)
-        entry = self.records[i].entry if i is not None else None
+        if i is None and not self._stored_indexed:
+            self._catch_up()
+            i = self._by_result.get(call_id)
+        entry = self._record(i).entry if i is not None else None
         for b in entry.blocks if entry is not None else ():
             if isinstance(b, ToolResult) and b.tool_use_id == call_id:
                 return b
         return None
+
+    def result_turn(self, call_id: str) -> int | None:
+        """The turn of the last conversation message carrying a result of ``call_id``
+        (``None``: none). O(1) amortized."""
+        self._catch_up(stored=False)
+        i = self._by_result.get(call_id)
+        if i is None and not self._stored_indexed:
+            self._catch_up()
+            i = self._by_result.get(call_id)
+        return self._record(i).turn if i is not None else None
 
     def messages(self) -> list[Entry]:
         """Every conversation message ever admitted, in order (the full conversation log)."""

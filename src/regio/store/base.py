@@ -474,27 +474,55 @@ def _window_of(where: str, state: Any, order: Mapping[str, list[str]], entries: 
     )
 
 
+class _RecordTurn(msgspec.Struct):
+    """The turn of a stored :class:`regio.runtime.transcript.TranscriptRecord` (the rest of
+    the record is skipped, not decoded)."""
+
+    turn: int
+
+
 def lazy_transcript(
     where: str, transcript: Sequence[bytes] | Callable[[], Sequence[bytes]], count: int
 ) -> Any:
     """A :class:`regio.runtime.transcript.Transcript` of ``count`` stored records
-    (``transcript``: their bytes, or a function reading them from the store), read and
-    decoded on first use (a damaged record raises :class:`SessionStoreError` naming ``where``
-    then); counting and appending never read them."""
+    (``transcript``: their bytes, or a function reading them from the store), read on first
+    use and decoded then, all at once or one record at a time where a lookup knows the turn it
+    needs (the records' turns are read without decoding the rest); a damaged record raises
+    :class:`SessionStoreError` naming ``where`` when it is decoded. Counting and appending
+    never read them."""
     from regio.runtime.transcript import Transcript, TranscriptRecord
 
-    def decode() -> list[TranscriptRecord]:
-        dec = msgspec.msgpack.Decoder(TranscriptRecord)
-        raw = transcript() if callable(transcript) else transcript
-        try:
-            return [dec.decode(r) for r in raw]
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise SessionStoreError(
-                f"{where}: a stored transcript record is damaged ({exc}); the window is intact, "
-                "restore the history from a file save"
-            ) from exc
+    dec = msgspec.msgpack.Decoder(TranscriptRecord)
+    read: list[Sequence[bytes]] = []
 
-    return Transcript(pending=decode, pending_count=count)
+    def raw() -> Sequence[bytes]:
+        if not read:
+            read.append(transcript() if callable(transcript) else transcript)
+        return read[0]
+
+    def damaged(exc: Exception) -> SessionStoreError:
+        return SessionStoreError(
+            f"{where}: a stored transcript record is damaged ({exc}); the window is intact, "
+            "restore the history from a file save"
+        )
+
+    def one(i: int) -> TranscriptRecord:
+        try:
+            return dec.decode(raw()[i])
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise damaged(exc) from exc
+
+    def decode() -> list[TranscriptRecord]:
+        return [one(i) for i in range(len(raw()))]
+
+    def turns() -> list[int]:
+        light = msgspec.msgpack.Decoder(_RecordTurn)
+        try:
+            return [light.decode(r).turn for r in raw()]
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise damaged(exc) from exc
+
+    return Transcript(pending=decode, pending_count=count, pending_one=one, pending_turns=turns)
 
 
 def decode_session(
