@@ -32,9 +32,10 @@ from .base import (
     StoreMark,
     decode_session,
     encode_save,
-    entry_digest,
+    encode_save_memo,
     lazy_transcript,
 )
+from .lists import entry_digest
 from .redis_store import RedisStore
 from .sqlite import SQLiteStore
 
@@ -47,6 +48,7 @@ __all__ = [
     "SessionStore",
     "SessionStoreError",
     "StoreMark",
+    "encode_save",
     "load_session",
     "load_state",
     "open_store",
@@ -90,7 +92,7 @@ def save_session(engine: Any, store: SessionStore, session_id: str) -> StoreMark
     mark = getattr(engine, "store_mark", None)
     if mark is not None and (mark.store, mark.session_id) != (store.url, session_id):
         mark = None
-    records = encode_save(engine, mark)
+    records, memo = encode_save_memo(engine, mark)
     version = store.save(session_id, records, expected=mark.version if mark else 0)
     new = StoreMark(
         store.url,
@@ -99,6 +101,7 @@ def save_session(engine: Any, store: SessionStore, session_id: str) -> StoreMark
         records.transcript_count,
         records.ledger_count,
         records.digests,
+        memo,
     )
     engine.store_mark = new
     return new
