@@ -34,6 +34,7 @@ from .base import (
     encode_save,
     encode_save_memo,
     lazy_transcript,
+    stored_last_turn,
 )
 from .lists import entry_digest
 from .redis_store import RedisStore
@@ -123,7 +124,9 @@ def _load(store: SessionStore, session_id: str, *, lazy: bool) -> tuple[Any, Sto
     state = decode_session(where, head, transcript, ledger, entries, lazy=lazy)
     digests = {key: entry_digest(data) for key, data in entries.items()}
     mark = StoreMark(store.url, session_id, version, count, len(ledger), digests)
-    return state, mark, lazy_transcript(where, records, count) if lazy else None
+    if not lazy:
+        return state, mark, None
+    return state, mark, lazy_transcript(where, records, count, stored_last_turn(head))
 
 
 def load_state(store: SessionStore, session_id: str) -> tuple[Any, StoreMark]:

@@ -224,6 +224,22 @@ class _Head(msgspec.Struct):
     lists: dict[str, tuple[str, int]] | None = None  # session-head/4: list roots (parts.py)
     states: tuple[StateRef | None, StateRef | None] | None = None  # session-head/4: L, C
     prefix: str | None = None  # session-head/4: the @rp record, when there is one
+    last_turn: int | None = None  # no stored transcript record has a later turn (None: unknown)
+
+
+class _HeadTurn(msgspec.Struct):
+    """The one field of a head a lazy load reads before the records (:func:`stored_last_turn`)."""
+
+    last_turn: int | None = None
+
+
+def stored_last_turn(head: bytes) -> int | None:
+    """The turn no stored transcript record of ``head``'s session is later than (``None``
+    for a head written before regio stored it: the records must be read to know)."""
+    try:
+        return msgspec.msgpack.decode(head, type=_HeadTurn).last_turn
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
 
 
 def _parts_of(
@@ -399,10 +415,21 @@ def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecord
     bare, originals = _keyed_originals(bare, rec)
     bare, roots, states, prefix = encode_parts(bare, order, index, rec)
     raw = msgspec.Raw(encode(bare))
-    head = _Head(HEAD_FORMAT, {}, raw, None, originals, lists=roots, states=states, prefix=prefix)
+    new = log.since(done_t)
+    last_turn = new[-1].turn if new else state.window.turn  # records carry the window's turn
+    head = _Head(
+        HEAD_FORMAT,
+        {},
+        raw,
+        originals=originals,
+        lists=roots,
+        states=states,
+        prefix=prefix,
+        last_turn=last_turn,
+    )
     records = SessionRecords(
         head=encode(head),
-        transcript=[encode(r) for r in log.since(done_t)],
+        transcript=[encode(r) for r in new],
         ledger=[encode(r) for r in state.ledger[done_l:]],
         transcript_count=len(log),
         ledger_count=len(state.ledger),
@@ -450,12 +477,16 @@ def _window_of(where: str, state: Any, order: Mapping[str, list[str]], entries: 
 
 
 def lazy_transcript(
-    where: str, transcript: Sequence[bytes] | Callable[[], Sequence[bytes]], count: int
+    where: str,
+    transcript: Sequence[bytes] | Callable[[], Sequence[bytes]],
+    count: int,
+    last_turn: int | None = None,
 ) -> Any:
     """A :class:`regio.runtime.transcript.Transcript` of ``count`` stored records
     (``transcript``: their bytes, or a function reading them from the store), read and
     decoded on first use (a damaged record raises :class:`SessionStoreError` naming ``where``
-    then); counting and appending never read them."""
+    then); counting and appending never read them, nor does ``new_items`` of a turn after
+    ``last_turn`` (the head's :func:`stored_last_turn`)."""
     from regio.runtime.transcript import Transcript, TranscriptRecord
 
     def decode() -> list[TranscriptRecord]:
@@ -469,7 +500,7 @@ def lazy_transcript(
                 "restore the history from a file save"
             ) from exc
 
-    return Transcript(pending=decode, pending_count=count)
+    return Transcript(pending=decode, pending_count=count, pending_last_turn=last_turn)
 
 
 def decode_session(

@@ -121,10 +121,36 @@ class RedisStore:
         version, data, transcript, ledger, entries = self._call("load", pipe.execute)
         if data is None or version is None:
             raise SessionNotFoundError(f"{self.url}: no session {session_id!r}")
-        window = {
-            (k.decode() if isinstance(k, bytes) else str(k)): bytes(v) for k, v in entries.items()
-        }
-        return bytes(data), list(transcript), list(ledger), int(version), window
+        return bytes(data), list(transcript), list(ledger), int(version), _window(entries)
+
+    def load_window(self, session_id: str) -> tuple[bytes, int, list[bytes], int, dict[str, bytes]]:
+        """As :meth:`load`, but with the transcript's record count in place of its records
+        (read them with :meth:`transcript_records` when they are needed): a load then reads
+        what the window needs, not the session's history (one ``MULTI``). Raises
+        :class:`SessionNotFoundError`."""
+        meta, head, _t_key, l_key, e_key = self._keys(session_id)
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hmget(meta, "version", "transcript").get(head).lrange(l_key, 0, -1)
+        pipe.hgetall(e_key)
+        (version, count), data, ledger, entries = self._call("load", pipe.execute)
+        if data is None or version is None:
+            raise SessionNotFoundError(f"{self.url}: no session {session_id!r}")
+        return bytes(data), int(count or 0), list(ledger), int(version), _window(entries)
+
+    def transcript_records(self, session_id: str, count: int) -> list[bytes]:
+        """The first ``count`` transcript records of ``session_id`` (append-only, so they are
+        the ones a load counted, however many turns were saved since). Raises
+        :class:`SessionStoreError` when fewer are stored (the session was deleted since)."""
+        if count <= 0:
+            return []
+        t_key = self._keys(session_id)[2]
+        rows = self._call("read the transcript", self.client.lrange, t_key, 0, count - 1)
+        if len(rows) != count:
+            raise SessionStoreError(
+                f"{self.url}: session {session_id!r} holds {len(rows)} of the {count} "
+                "transcript records it had when it was loaded (it was deleted since); reload it"
+            )
+        return [bytes(r) for r in rows]
 
     def sessions(self) -> list[str]:
         """The stored session ids, sorted (a ``SCAN`` over the prefix)."""
@@ -139,3 +165,8 @@ class RedisStore:
     def delete(self, session_id: str) -> bool:
         """Remove ``session_id``; ``False`` when there was none."""
         return bool(self._call("delete", self.client.delete, *self._keys(session_id)))
+
+
+def _window(entries: dict[Any, Any]) -> dict[str, bytes]:
+    """The window entries of an ``HGETALL`` reply, by key."""
+    return {(k.decode() if isinstance(k, bytes) else str(k)): bytes(v) for k, v in entries.items()}
