@@ -134,10 +134,37 @@ def test_any_turns_saves_loads_and_reads_keep_the_whole_history_in_order(
 def test_load_window_returns_what_load_does_with_the_transcript_counted(store: Any) -> None:
     _saved(store, 5)
     head, transcript, ledger, version, entries = store.load("s")
-    assert store.load_window("s") == (head, len(transcript), ledger, version, entries)
+    window = (head, len(transcript), len(ledger), ledger[-1], version, entries)
+    assert store.load_window("s") == window
     assert store.transcript_records("s", len(transcript)) == transcript
     assert store.transcript_records("s", 2) == transcript[:2]
     assert store.transcript_records("s", 0) == []
+    assert store.usage_records("s", len(ledger)) == ledger
+    assert store.usage_records("s", 1) == ledger[:1]
+
+
+def test_a_loaded_session_reads_no_usage_record_but_the_newest_until_it_is_used(
+    store: Any,
+) -> None:
+    engine = _saved(store, 5)
+    loaded = _load(store)
+    store.delete("s")  # only the newest usage record was read by the load
+    assert loaded.ledger.count == engine.ledger.count == 5
+    assert loaded.ledger.last == engine.ledger.last
+    with pytest.raises(SessionStoreError, match=r"'s'.*usage records.*deleted since"):
+        loaded.ledger.totals()
+
+
+def test_usage_observed_after_a_load_continues_the_stored_ledger(store: Any) -> None:
+    engine = _saved(store, 4)
+    loaded = _load(store)
+    for e in (engine, loaded):
+        play_turn(e, 5)
+    assert loaded.ledger.last == engine.ledger.last  # index 4, after the 4 stored ones
+    loaded.save_to(store)
+    assert loaded.ledger.records == engine.ledger.records
+    assert _load(store).ledger.records == engine.ledger.records
+    assert _load(store).ledger.totals() == engine.ledger.totals()
 
 
 def test_load_window_of_a_missing_session_is_not_found(store: Any) -> None:

@@ -5,9 +5,9 @@ A session is stored as
 * a **head**: the engine's state without its transcript, usage ledger, window entries, the
   last request's blocks and the parts sized by the window (options, calibration, counters,
   compaction bookkeeping), replaced on every save; a few kB however full the window;
-* the head's **parts** sized by the window, keyed records written only when they change
-  (:func:`_keyed_parts`): each region's entry ids in order, the window's call index, the last
-  request's block keys with their position fields, and its two layout states;
+* the head's **parts** sized by the window (each region's entry ids in order, the window's
+  call index, the last request's block index and its two layout states), linked lists of
+  small records of which a save writes the items that changed (:mod:`regio.store.parts`);
 * **window entries**, keyed records ``<region>/<entry id>`` -> the encoded entry: a save puts
   the entries that are new or changed since the last save and drops the ones that left the
   window (eviction, compaction), so the stored set is always exactly the current window and
@@ -25,10 +25,9 @@ A save writes only the records after the :class:`StoreMark` the engine got from 
 or save, the entry changes against the mark's entry digests, and the head, as one atomic step
 guarded by the session's version: when another writer saved the session in between, the save
 raises :class:`SessionConflictError` and nothing is written (reload with ``Engine.load_from``
-and redo the turn). So the bytes written per save do not follow the session; two parts still
-follow the window: the request's block index (``@ri``) and the new layout state (``@ls/<digest>``)
-are written whole on each save (measured with one save per turn: 13.0 kB per save at turn 100,
-18.6 kB at turn 1,000, of which about 1.7 kB is the new turn).
+and redo the turn). So the bytes written per save follow the turn, not the session or the
+window (figures in :mod:`regio.store.parts`). Window entries and relief originals that are the
+same (immutable) objects as at the last save are not encoded again (:attr:`StoreMark.memo`).
 
 The state encoding is :func:`regio.runtime.persistence.engine_state` /
 :func:`regio.runtime.persistence.restore_engine` (the same state ``Engine.save`` writes), in
@@ -388,11 +387,11 @@ def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecord
     the turn's new and changed entries, not the window."""
     from regio.runtime.persistence import engine_state
 
-    state = engine_state(engine, transcript=False)
-    log = engine.transcript_log
+    state = engine_state(engine, transcript=False, ledger=False)
+    log, ledger = engine.transcript_log, engine.ledger
     done_t = mark.transcript if mark else 0
     done_l = mark.ledger if mark else 0
-    if len(log) < done_t or len(state.ledger) < done_l:
+    if len(log) < done_t or ledger.count < done_l:
         raise SessionStoreError(
             f"session {mark.session_id if mark else '?'}: the engine has fewer transcript or "
             "usage records than the store; save it under a new session id"
@@ -430,9 +429,9 @@ def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecord
     records = SessionRecords(
         head=encode(head),
         transcript=[encode(r) for r in new],
-        ledger=[encode(r) for r in state.ledger[done_l:]],
+        ledger=[encode(r) for r in ledger.since(done_l)],
         transcript_count=len(log),
-        ledger_count=len(state.ledger),
+        ledger_count=ledger.count,
         put=rec.put,
         drop=sorted(k for k in rec.stored if k not in rec.digests),
         digests=rec.digests,
@@ -501,6 +500,32 @@ def lazy_transcript(
             ) from exc
 
     return Transcript(pending=decode, pending_count=count, pending_last_turn=last_turn)
+
+
+def lazy_usage(
+    where: str, read: Callable[[], Sequence[bytes]], count: int, newest: bytes | None
+) -> tuple[Callable[[], list[Any]], int, Any]:
+    """``(read, count, newest)`` of ``count`` stored usage records for
+    :func:`regio.runtime.persistence.restore_engine`'s ``usage``: ``read`` reads and decodes
+    them (on first use of the ledger's records; a damaged record raises
+    :class:`SessionStoreError` naming ``where``), ``newest`` is the last one, decoded now."""
+    from regio.runtime.usage import UsageRecord
+
+    dec = msgspec.msgpack.Decoder(UsageRecord)
+
+    def decode() -> list[Any]:
+        try:
+            return [dec.decode(r) for r in read()]
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise SessionStoreError(
+                f"{where}: a stored usage record is damaged ({exc}); the window is intact"
+            ) from exc
+
+    try:
+        last = dec.decode(newest) if newest is not None else None
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise SessionStoreError(f"{where}: the newest usage record is damaged ({exc})") from exc
+    return decode, count, last
 
 
 def decode_session(
