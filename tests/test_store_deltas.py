@@ -228,3 +228,19 @@ def test_relief_originals_survive_a_store_round_trip_byte_for_byte(store: Any) -
     again = load(store)
     assert again.handle_tool_call("context_restore", {"call_id": "c3"}).text == texts[3]
     assert engine_state(again).book == engine_state(loaded).book
+
+
+@pytest.mark.parametrize("prefix", ["@o/conversation/", "@i/", "@s/L/s/", "@lr/"])
+def test_a_stored_list_missing_a_node_is_reported_as_damaged(tmp_path, prefix):
+    from store_support import HistorySession
+
+    db = SQLiteStore(tmp_path / "s.db")
+    session = HistorySession()
+    session.advance_to(30)
+    session.engine.save_to(db, "h")
+    keys = [k for (k,) in db._db.execute("SELECT key FROM entries WHERE session = 'h'")]
+    victim = next(k for k in keys if k.startswith(prefix))
+    db._db.execute("DELETE FROM entries WHERE key = ?", (victim,))
+    with pytest.raises(SessionStoreError, match="damaged"):
+        Engine.load_from(db, "h", token_counter=session.engine.counter)
+    db.close()

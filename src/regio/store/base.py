@@ -45,7 +45,14 @@ import msgspec
 from regio.errors import RegioError
 
 from .lists import DamagedListError, Memo, Recorder
-from .parts import RequestIndex, StateRef, decode_parts, encode_parts
+from .parts import (
+    RequestIndex,
+    StateRef,
+    decode_parts,
+    encode_parts,
+    keep_last_compaction,
+    last_compaction_of,
+)
 
 __all__ = [
     "SessionConflictError",
@@ -224,6 +231,7 @@ class _Head(msgspec.Struct):
     states: tuple[StateRef | None, StateRef | None] | None = None  # session-head/4: L, C
     prefix: str | None = None  # session-head/4: the @rp record, when there is one
     last_turn: int | None = None  # no stored transcript record has a later turn (None: unknown)
+    compaction: str | None = None  # session-head/4: the @bl record of book.last, if any
 
 
 class _HeadTurn(msgspec.Struct):
@@ -413,6 +421,7 @@ def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecord
         bare = msgspec.structs.replace(bare, last_request=request)
     bare, originals = _keyed_originals(bare, rec)
     bare, roots, states, prefix = encode_parts(bare, order, index, rec)
+    bare, compaction = keep_last_compaction(bare, rec)
     raw = msgspec.Raw(encode(bare))
     new = log.since(done_t)
     last_turn = new[-1].turn if new else state.window.turn  # records carry the window's turn
@@ -425,6 +434,7 @@ def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecord
         states=states,
         prefix=prefix,
         last_turn=last_turn,
+        compaction=compaction,
     )
     records = SessionRecords(
         head=encode(head),
@@ -445,6 +455,7 @@ def _parts4_of(
     """The window-sized parts of a ``regio.session-head/4`` head (:mod:`regio.store.parts`);
     a broken list raises :class:`SessionStoreError` naming ``where``."""
     try:
+        state = last_compaction_of(state, head.compaction, entries)
         return decode_parts(
             state, head.lists or {}, head.states or (None, None), head.prefix, entries
         )

@@ -36,9 +36,10 @@ from .lists import DamagedListError, Recorder, Root, content_items, id_items, re
 __all__ = ["PARTS_PREFIXES", "StateRef", "decode_parts", "encode_parts"]
 
 _ORDER, _CALLS, _INDEX, _PREFIX, _REST, _STATES = "@o/", "@c", "@i", "@rp", "@lr/", "@s/"
+_LAST = "@bl/"
 
 #: Record key prefixes of the window-sized parts of a ``regio.session-head/4`` head.
-PARTS_PREFIXES = (_ORDER, _CALLS, _INDEX, _PREFIX, _REST, _STATES)
+PARTS_PREFIXES = (_ORDER, _CALLS, _INDEX, _PREFIX, _REST, _STATES, _LAST)
 
 _encode = msgspec.msgpack.encode
 
@@ -75,6 +76,31 @@ def _keep_state(slot: str, state: Any, rec: Recorder, roots: dict[str, Root]) ->
     rest = _encode(msgspec.structs.replace(state, settled={}, chunks={}, notes=(), frozen=()))
     key = rec.keep(_REST + hashlib.blake2b(rest, digest_size=8).hexdigest(), rest)
     return StateRef(key, list(state.settled), list(state.chunks))
+
+
+def keep_last_compaction(bare: Any, rec: Recorder) -> tuple[Any, str | None]:
+    """``bare`` without the compaction book's last result and the key of the record it went
+    to, keyed by its content (``@bl/<digest>``): it changes with each compaction, not with
+    each save, and its kept ids grow with the summary history."""
+    last = bare.book.last
+    if last is None:
+        return bare, None
+    data = _encode(last)
+    key = rec.keep(_LAST + hashlib.blake2b(data, digest_size=8).hexdigest(), data)
+    return msgspec.structs.replace(bare, book=msgspec.structs.replace(bare.book, last=None)), key
+
+
+def last_compaction_of(state: Any, key: str | None, entries: Mapping[str, bytes]) -> Any:
+    """``state`` with the compaction book's last result from its record (the inverse of
+    :func:`keep_last_compaction`). Raises :class:`DamagedListError` when it is missing."""
+    from regio.runtime.compactor import CompactionResult
+
+    if key is None:
+        return state
+    if key not in entries:
+        raise DamagedListError(f"last compaction lacks its record {key!r}")
+    last = msgspec.msgpack.decode(entries[key], type=CompactionResult)
+    return msgspec.structs.replace(state, book=msgspec.structs.replace(state.book, last=last))
 
 
 def encode_parts(
