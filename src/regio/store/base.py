@@ -312,17 +312,34 @@ def _keyed_request(request: Any, rec: Recorder) -> tuple[Any, RequestIndex]:
         index.keys.append(key)
         index.messages.append(b.message)
         index.breakpoints.append(b.breakpoint)
-    if prefix != _chain([b.digest for b in request.blocks]):
+    known = rec.memo.get(_CHAIN, (None, {}))[1]
+    links: dict[tuple[str, str], str] = {}
+    if prefix != _chain([b.digest for b in request.blocks], known, links):
         index.prefix = prefix
+    rec.next_memo[_CHAIN] = (None, links)
     return msgspec.structs.replace(request, blocks=()), index
 
 
-def _chain(digests: Sequence[str]) -> list[str]:
+#: Memo key of the digest chain links of the last save's request (not a record key).
+_CHAIN = "@chain"
+
+
+def _chain(
+    digests: Sequence[str],
+    known: Mapping[tuple[str, str], str] | None = None,
+    links: dict[tuple[str, str], str] | None = None,
+) -> list[str]:
+    """The prefix hashes of the chain of ``digests``; ``known`` links (``(previous hash,
+    digest)`` -> hash, the last save's) are not hashed again, and every link goes to
+    ``links``."""
     from regio.layout.model import CHAIN_ROOT, chain_hash
 
     out, h = [], CHAIN_ROOT
     for dg in digests:
-        h = chain_hash(h, dg)
+        link = (h, dg)
+        h = (known or {}).get(link) or chain_hash(h, dg)
+        if links is not None:
+            links[link] = h
         out.append(h)
     return out
 
