@@ -18,7 +18,7 @@ from regio.store.lists import (
     read_list,
 )
 
-IDS = st.lists(st.sampled_from([f"e{i}" for i in range(30)]), max_size=40)
+IDS = st.lists(st.sampled_from(["", *(f"e{i}" for i in range(30))]), max_size=40)
 
 
 def _save(
@@ -93,5 +93,11 @@ def test_a_list_missing_a_node_is_reported_naming_the_item() -> None:
     del rec.put["@o/r/b"]
     with pytest.raises(DamagedListError, match="'b'"):
         read_ids("@o/r", root, rec.put)
-    with pytest.raises(DamagedListError, match="3 items"):
-        read_ids("@o/r", ("a", 3), {"@o/r/a": msgspec.msgpack.encode(("a", None))})
+    with pytest.raises(DamagedListError, match="runs past its 1 items"):
+        read_ids("@o/r", ("a", 1), {"@o/r/a": msgspec.msgpack.encode(("b", None))})
+
+
+def test_an_empty_id_is_an_item_like_any_other() -> None:
+    rec = Recorder({}, {})
+    root = rec.keep_list("@o/r", id_items(["", "a", ""]))
+    assert read_ids("@o/r", root, rec.put) == ["", "a", ""]

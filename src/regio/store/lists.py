@@ -152,20 +152,17 @@ class DamagedListError(ValueError):
 def read_list(ns: str, root: Root, entries: Mapping[str, bytes]) -> list[tuple[str, bytes | None]]:
     """The items of the list stored under ``ns`` from ``root`` (the inverse of
     :func:`keep_list`). Raises :class:`DamagedListError` naming the missing node."""
-    first, count = root
+    key, count = root
     out: list[tuple[str, bytes | None]] = []
-    key = first
-    while key:
-        if len(out) >= count:
-            raise DamagedListError(f"list {ns!r} runs past its {count} items")
+    for _ in range(count):  # by count: an item key may be the empty string
         data = entries.get(f"{ns}/{key}")
         if data is None:
-            raise DamagedListError(f"list {ns!r} lacks its item {key!r}")
+            raise DamagedListError(f"list {ns!r} lacks its item {key!r} of {count} items")
         following, value = _node.decode(data)
         out.append((key, value))
         key = following
-    if len(out) != count:
-        raise DamagedListError(f"list {ns!r} holds {len(out)} of its {count} items")
+    if key:
+        raise DamagedListError(f"list {ns!r} runs past its {count} items")
     return out
 
 

@@ -18,9 +18,11 @@ is kept in lists (:mod:`regio.store.lists`), so a save writes the items that cha
   slot one request on and the last request's slot one request on: each list changes by one
   turn's settles and evictions.
 
-Measured with one save per turn (the session of ``benchmarks/test_bench_store.py``'s scaling
-test): the bytes a save writes are about 2.6 kB at turn 100 and at turn 1,000 (they were
-13.0 kB and 18.6 kB with the block index and the layout state written whole).
+Measured with ``tests/store_support.py``'s ``HistorySession`` (a summary history that fills
+over the first ~1,000 turns; one save per turn, every byte a save writes): a save at turn 100,
+1,000 and 10,000 writes 8.8, 9.0 and 9.1 kB (13.0, 18.6 and 19.4 kB when the block index and
+the new layout state were written whole); the mean of 20 saves from those turns is 9.7, 9.9
+and 10.1 kB (``pytest benchmarks/test_bench_store.py -k flat -s``).
 """
 
 from __future__ import annotations
