@@ -33,10 +33,8 @@ from .base import (
     decode_session,
     encode_save,
     encode_save_memo,
-    lazy_transcript,
-    lazy_usage,
-    stored_last_turn,
 )
+from .lazy import lazy_transcript, lazy_usage, stored_last_turn
 from .lists import entry_digest
 from .redis_store import RedisStore
 from .sqlite import SQLiteStore

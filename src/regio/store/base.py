@@ -19,7 +19,7 @@ A session is stored as
   ``context_restore``) are ``@ro/<call id>`` records, each written once;
 * **records**, append-only: the transcript records and usage records added since the last
   save, one encoded record each. A load reads the transcript on first use
-  (:func:`lazy_transcript`).
+  (:func:`regio.store.lazy.lazy_transcript`).
 
 A save writes only the records after the :class:`StoreMark` the engine got from its last load
 or save, the entry changes against the mark's entry digests, and the head, as one atomic step
@@ -37,7 +37,7 @@ msgpack.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import msgspec
@@ -232,21 +232,6 @@ class _Head(msgspec.Struct):
     prefix: str | None = None  # session-head/4: the @rp record, when there is one
     last_turn: int | None = None  # no stored transcript record has a later turn (None: unknown)
     compaction: str | None = None  # session-head/4: the @bl record of book.last, if any
-
-
-class _HeadTurn(msgspec.Struct):
-    """The one field of a head a lazy load reads before the records (:func:`stored_last_turn`)."""
-
-    last_turn: int | None = None
-
-
-def stored_last_turn(head: bytes) -> int | None:
-    """The turn no stored transcript record of ``head``'s session is later than (``None``
-    for a head written before regio stored it: the records must be read to know)."""
-    try:
-        return msgspec.msgpack.decode(head, type=_HeadTurn).last_turn
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
 
 
 def _parts_of(
@@ -503,59 +488,6 @@ def _window_of(where: str, state: Any, order: Mapping[str, list[str]], entries: 
     )
 
 
-def lazy_transcript(
-    where: str,
-    transcript: Sequence[bytes] | Callable[[], Sequence[bytes]],
-    count: int,
-    last_turn: int | None = None,
-) -> Any:
-    """A :class:`regio.runtime.transcript.Transcript` of ``count`` stored records
-    (``transcript``: their bytes, or a function reading them from the store), read and
-    decoded on first use (a damaged record raises :class:`SessionStoreError` naming ``where``
-    then); counting and appending never read them, nor does ``new_items`` of a turn after
-    ``last_turn`` (the head's :func:`stored_last_turn`)."""
-    from regio.runtime.transcript import Transcript, TranscriptRecord
-
-    def decode() -> list[TranscriptRecord]:
-        dec = msgspec.msgpack.Decoder(TranscriptRecord)
-        raw = transcript() if callable(transcript) else transcript
-        try:
-            return [dec.decode(r) for r in raw]
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise SessionStoreError(
-                f"{where}: a stored transcript record is damaged ({exc}); the window is intact, "
-                "restore the history from a file save"
-            ) from exc
-
-    return Transcript(pending=decode, pending_count=count, pending_last_turn=last_turn)
-
-
-def lazy_usage(
-    where: str, read: Callable[[], Sequence[bytes]], count: int, newest: bytes | None
-) -> tuple[Callable[[], list[Any]], int, Any]:
-    """``(read, count, newest)`` of ``count`` stored usage records for
-    :func:`regio.runtime.persistence.restore_engine`'s ``usage``: ``read`` reads and decodes
-    them (on first use of the ledger's records; a damaged record raises
-    :class:`SessionStoreError` naming ``where``), ``newest`` is the last one, decoded now."""
-    from regio.runtime.usage import UsageRecord
-
-    dec = msgspec.msgpack.Decoder(UsageRecord)
-
-    def decode() -> list[Any]:
-        try:
-            return [dec.decode(r) for r in read()]
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise SessionStoreError(
-                f"{where}: a stored usage record is damaged ({exc}); the window is intact"
-            ) from exc
-
-    try:
-        last = dec.decode(newest) if newest is not None else None
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise SessionStoreError(f"{where}: the newest usage record is damaged ({exc})") from exc
-    return decode, count, last
-
-
 def decode_session(
     where: str,
     head: bytes,
@@ -567,9 +499,9 @@ def decode_session(
 ) -> Any:
     """The :class:`regio.runtime.persistence.EngineState` of stored parts (a head of
     :data:`HEAD_FORMAT` with its keyed window ``entries``, or an older head holding the whole
-    window). With ``lazy`` its transcript is left empty (:func:`lazy_transcript` decodes the
-    records on first use). Raises :class:`SessionStoreError` naming ``where`` when they are
-    not a regio session."""
+    window). With ``lazy`` its transcript is left empty (the records are decoded on first use:
+    :func:`regio.store.lazy.lazy_transcript`). Raises :class:`SessionStoreError` naming
+    ``where`` when they are not a regio session."""
     from regio.runtime.persistence import READ_FORMATS, EngineState
     from regio.runtime.transcript import TranscriptRecord
     from regio.runtime.usage import UsageRecord
