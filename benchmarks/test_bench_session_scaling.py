@@ -23,59 +23,23 @@ from __future__ import annotations
 
 import gc
 import statistics
+import sys
 import time
 import tracemalloc
+from pathlib import Path
 
-from regio.content import ToolUse
-from regio.runtime import Engine, ExtractiveSummarizer
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
 from regio.runtime.transcript import Transcript
-from regio.tokens import get_counter
-
-BLUEPRINT = """
-version: 1
-name: long-session
-model: {provider: anthropic, name: claude-sonnet-4-6, context_window: 200000,
-        max_output_tokens: 8000}
-regions:
-  - {name: system, kind: pinned, volatility: stable, budget: 4000,
-     seed: "You are a careful engineer."}
-  - {name: env_state, kind: keyed, volatility: rewritten, budget: 500}
-  - {name: history, kind: compact_history, source: conversation, volatility: grows,
-     budget: 3000}
-  - name: conversation
-    kind: sliding_window
-    budget: 40000
-    max_items: 60
-    eviction: {strategy: compact, compact_count: 20}
-"""
+from store_support import HistorySession
 
 
-class Session:
-    """One synthetic agent session (see the module docstring)."""
-
-    def __init__(self) -> None:
-        counter = get_counter("heuristic")  # the default count cache, part of the session
-        self.engine = Engine.from_blueprint(
-            BLUEPRINT,
-            token_counter=counter,
-            summarizer=ExtractiveSummarizer(counter=counter, max_summary_tokens=200),
-            clock=lambda: 0.0,
-        )
-        self.turns = 0
+class Session(HistorySession):
+    """One synthetic agent session (see the module docstring; the turn is
+    :meth:`store_support.HistorySession.advance_to`'s, shared with the store tests)."""
 
     def turn(self) -> None:
-        e, i = self.engine, self.turns
-        e.add_user(f"turn {i}: please check item {i} and report")
-        e.write("env_state", f"cwd=/repo step={i}", key="env")
-        e.add_assistant(f"checking {i}", [ToolUse(f"c{i}", "read", {"item": i})])
-        e.add_tool_result(f"c{i}", f"item {i}: status ok, size {i * 7}")
-        e.request("anthropic", "claude-sonnet-4-6")
-        e.add_assistant(f"item {i} checked: status ok, next {i + 1}")
-        self.turns += 1
-
-    def advance_to(self, n: int) -> None:
-        while self.turns < n:
-            self.turn()
+        self.advance_to(self.turns + 1)
 
 
 def _median_turn(sessions: list[Session], rounds: int) -> float:

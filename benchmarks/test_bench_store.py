@@ -15,6 +15,11 @@ transcript of turn 10) are within 1.5x of those at turn 10 (a save's cost follow
 not the window or the session), and so are the appended records; the head (it indexes the
 window's blocks) at turn 100 is within 1.5x of the head at turn 50, when the window is
 already full.
+
+And one long session (``store_support.HistorySession``: a summary history that fills over the
+first ~1,000 turns) saved every turn around turns 100, 1,000 and 10,000: the bytes per save
+(every byte) at turns 1,000 and 10,000 are asserted within 1.15x of turn 100; the time per
+save (encoding and the SQLite transaction, median of 20) is printed at the three turns.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from regio.regions import Pinned, SlidingWindow
 from regio.runtime import Engine
 from regio.store import SQLiteStore, encode_save
 from runtime_stubs import StubCounter, make_engine
+from store_support import HistorySession
 
 SESSIONS = int(os.environ.get("REGIO_BENCH_SESSIONS", "1000"))
 TURNS = 100
@@ -93,3 +99,39 @@ def test_sqlite_store_saves_follow_the_turn_not_the_session(tmp_path: Any) -> No
     assert total[100] <= 1.5 * total[10]
     assert mean[100][0] <= 1.5 * mean[10][0]
     assert mean[100][2] <= 1.5 * mean[50][2]
+
+
+def _saves(session: HistorySession, db: SQLiteStore, start: int) -> tuple[float, float]:
+    """Mean bytes written per save (every byte of :class:`regio.store.SessionRecords`) and
+    median seconds per save (encoding and the SQLite transaction) over 20 saves, one per turn
+    from ``start`` (20 turns: one compaction cycle of the conversation)."""
+    session.advance_to(start - 1)
+    session.engine.save_to(db, "h")
+    sizes, times = [], []
+    for turn in range(start, start + 20):
+        session.advance_to(turn)
+        sizes.append(encode_save(session.engine, session.engine.store_mark).size)
+        t0 = time.perf_counter()
+        session.engine.save_to(db, "h")
+        times.append(time.perf_counter() - t0)
+    return statistics.mean(sizes), statistics.median(times)
+
+
+def test_bytes_per_save_are_flat_in_the_session_length(tmp_path: Any) -> None:
+    """One long session (the summary history fills over the first ~1,000 turns, then the
+    window stays the same size), saved every turn around turns 100, 1,000 and 10,000: bytes
+    per save at turn 1,000 and 10,000 within 1.15x of turn 100; time per save printed."""
+    db = SQLiteStore(tmp_path / "long.db")
+    session = HistorySession()
+    at = {turn: _saves(session, db, turn) for turn in (100, 1_000, 10_000)}
+    db.close()
+    print("\nSQLite store, one session saved every turn (mean of 20 saves):")
+    for turn, (size, seconds) in at.items():
+        print(f"  turn {turn:6,d}: {size:7.0f} B per save, {1e3 * seconds:.2f} ms per save")
+    print(
+        f"  bytes ratio turn 1,000 / 100: {at[1_000][0] / at[100][0]:.2f}, "
+        f"10,000 / 1,000: {at[10_000][0] / at[1_000][0]:.2f}; time ratio 1,000 / 100: "
+        f"{at[1_000][1] / at[100][1]:.2f}, 10,000 / 1,000: {at[10_000][1] / at[1_000][1]:.2f}"
+    )
+    assert at[1_000][0] <= 1.15 * at[100][0]
+    assert at[10_000][0] <= 1.15 * at[100][0]

@@ -103,7 +103,7 @@ regions:
 
 
 class HistorySession:
-    """A long agent session (the one of ``benchmarks/test_bench_session_scaling.py``): a
+    """A long agent session (also ``benchmarks/test_bench_session_scaling.py``'s): a
     60-message conversation compacted 20 messages at a time into a summary history, which
     fills its 3,000 tokens over the first ~1,000 turns."""
 

@@ -64,10 +64,13 @@ def test_a_saved_state_holds_the_layout_state_once(tmp_path: Path) -> None:
 
 def test_a_stored_head_holds_the_layout_state_once() -> None:
     engine = driven_engine(hook=None)
-    head = msgspec.msgpack.decode(encode_save(engine, None).head, type=_Head)
+    records = encode_save(engine, None)
+    head = msgspec.msgpack.decode(records.head, type=_Head)
     state = msgspec.msgpack.decode(bytes(head.state))
     assert "layout_state" not in state
-    assert state["last_request"]["state"]["requests"] == engine.state.layout_state.requests
+    assert head.states is not None and head.states[0] is not None
+    last = msgspec.msgpack.decode(records.put[head.states[0].rest])
+    assert last["requests"] == engine.state.layout_state.requests
 
 
 def test_a_layout_state_without_a_request_is_saved_on_its_own(tmp_path: Path) -> None:

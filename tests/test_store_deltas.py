@@ -87,11 +87,14 @@ def test_bytes_per_save_follow_the_turn_once_the_window_is_full(store):
         play_turn(engine, turn)
         sizes.append(encode_save(engine, engine.store_mark).size)
         engine.save_to(store)
-    window_bytes = sum(len(msgspec.msgpack.encode(e)) for e in engine.window.conversation.entries)
     assert max(sizes[40:]) <= 1.3 * sizes[9]
     delta = encode_save(engine, engine.store_mark)  # nothing changed since the last save
     assert not delta.put and not delta.drop
-    assert sum(len(v) for v in encode_save(engine, None).put.values()) >= 0.9 * window_bytes
+    full = encode_save(engine, None)  # a first save puts the whole window, entry by entry
+    assert window_keys(full.put) == _keys(engine)
+    for region in engine.window.regions:
+        for entry in region.entries:
+            assert full.put[f"{region.name}/{entry.id}"] == msgspec.msgpack.encode(entry)
 
 
 def test_an_engine_loaded_from_the_store_saves_deltas_against_what_is_stored(store):
@@ -225,3 +228,19 @@ def test_relief_originals_survive_a_store_round_trip_byte_for_byte(store: Any) -
     again = load(store)
     assert again.handle_tool_call("context_restore", {"call_id": "c3"}).text == texts[3]
     assert engine_state(again).book == engine_state(loaded).book
+
+
+@pytest.mark.parametrize("prefix", ["@o/conversation/", "@i/", "@s/L/s/", "@lr/"])
+def test_a_stored_list_missing_a_node_is_reported_as_damaged(tmp_path, prefix):
+    from store_support import HistorySession
+
+    db = SQLiteStore(tmp_path / "s.db")
+    session = HistorySession()
+    session.advance_to(30)
+    session.engine.save_to(db, "h")
+    keys = [k for (k,) in db._db.execute("SELECT key FROM entries WHERE session = 'h'")]
+    victim = next(k for k in keys if k.startswith(prefix))
+    db._db.execute("DELETE FROM entries WHERE key = ?", (victim,))
+    with pytest.raises(SessionStoreError, match="damaged"):
+        Engine.load_from(db, "h", token_counter=session.engine.counter)
+    db.close()

@@ -5,9 +5,6 @@ session has (options, counters, calibration, bookkeeping)."""
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -16,7 +13,8 @@ from hypothesis import strategies as st
 
 from regio.runtime import Engine
 from regio.store import SQLiteStore, encode_save
-from regio.store.base import HEAD_PARTS, _Head
+from regio.store.base import _Head
+from regio.store.parts import PARTS_PREFIXES, StateRef
 from runtime_stubs import StubCounter
 from store_support import HistorySession, play_turn, store_engine
 
@@ -41,8 +39,9 @@ def test_the_head_holds_no_entry_order_request_index_or_layout_state() -> None:
     session = HistorySession()
     session.advance_to(120)
     head = msgspec.msgpack.decode(encode_save(session.engine, None).head, type=_Head)
-    assert head.order == {} and head.request is None
-    assert head.parts and all(k.startswith(HEAD_PARTS) for k in head.parts)
+    assert head.order == {} and head.request is None and head.parts is None
+    assert head.lists and all(k.startswith(PARTS_PREFIXES) for k in head.lists)
+    assert {"@o/conversation", "@i", "@s/L/s/history", "@s/C/s/history"} <= set(head.lists)
     state = msgspec.msgpack.decode(bytes(head.state))
     assert state["last_request"]["state"].get("settled", {}) == {}
     assert state.get("layout_input", [None, None])[1] is None
@@ -87,10 +86,10 @@ def _saved_then_encoded(session: HistorySession, db: SQLiteStore, turn: int) -> 
     return encode_save(session.engine, session.engine.store_mark)
 
 
-def _layouts(records: Any) -> tuple[str | None, str | None]:
+def _layouts(records: Any) -> tuple[StateRef | None, StateRef | None]:
     head = msgspec.msgpack.decode(records.head, type=_Head)
-    assert head.layouts is not None
-    return head.layouts
+    assert head.states is not None
+    return head.states
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -105,9 +104,15 @@ def test_property_a_layout_state_carried_over_from_the_last_save_is_never_writte
         before = encode_save(session.engine, session.engine.store_mark)
         records = _saved_then_encoded(session, db, turn)
         last, carried = _layouts(records)
-        assert carried is not None and carried == _layouts(before)[0]
-        assert carried in records.digests and carried not in records.put
-        assert last is not None and last in records.put  # the new request's state is new
+        previous = _layouts(before)[0]
+        assert carried is not None and previous is not None
+        assert carried.rest == previous.rest  # the remainder the last save wrote for slot L
+        assert carried.rest in records.digests and carried.rest not in records.put
+        assert last is not None and last.rest in records.put  # the new request's state is new
+        # the carried slot's settled ids are the last save's: none of its nodes is new, except
+        # where the list changed by the one request between the two saves
+        carried_nodes = [k for k in records.put if k.startswith("@s/C/")]
+        assert len(carried_nodes) <= 8, carried_nodes
     finally:
         db.close()
 
@@ -129,51 +134,5 @@ def test_a_session_saved_every_turn_loads_its_layout_states(tmp_path: Any) -> No
             loaded.request("anthropic", "claude-sonnet-4-6")[1]
             == engine.request("anthropic", "claude-sonnet-4-6")[1]
         )
-    finally:
-        db.close()
-
-
-def _as_head_2(path: Path, session_id: str) -> None:
-    """Rewrite a stored session as a ``regio.session-head/2`` head with its layout states
-    under the fixed keys ``@ls`` / ``@li`` (what regio wrote before the digest keys)."""
-    with contextlib.closing(sqlite3.connect(path)) as db, db:
-        (raw,) = db.execute("select head from sessions where id = ?", (session_id,)).fetchone()
-        head = msgspec.msgpack.decode(raw)
-        last, carried = head.pop("layouts")
-        renamed = {last: "@ls", carried: "@li"}
-        for key, old in ((last, "@ls"), (carried, "@li")):
-            (data,) = db.execute(
-                "select data from entries where session = ? and key = ?", (session_id, key)
-            ).fetchone()
-            db.execute("insert into entries values (?, ?, ?)", (session_id, old, data))
-        db.execute("delete from entries where session = ? and key like '@ls/%'", (session_id,))
-        head["parts"] = [renamed.get(k, k) for k in head["parts"]]
-        head["format"] = "regio.session-head/2"
-        db.execute(
-            "update sessions set head = ? where id = ?",
-            (msgspec.msgpack.encode(head), session_id),
-        )
-
-
-def test_a_head_2_session_with_fixed_layout_keys_loads_and_saves_on(tmp_path: Path) -> None:
-    path = tmp_path / "s.db"
-    session = HistorySession()
-    session.advance_to(12)
-    db = SQLiteStore(path)
-    session.engine.save_to(db, "h")
-    db.close()
-    _as_head_2(path, "h")
-    db = SQLiteStore(path)
-    try:
-        loaded = Engine.load_from(db, "h", token_counter=session.engine.counter)
-        assert loaded.state.layout_input == session.engine.state.layout_input
-        assert loaded.state.last_request == msgspec.structs.replace(
-            session.engine.state.last_request, events=()
-        )
-        loaded.add_user("and on")
-        loaded.request("anthropic", "claude-sonnet-4-6")
-        loaded.save_to(db, "h")  # saves on in the current layout
-        again = Engine.load_from(db, "h", token_counter=session.engine.counter)
-        assert again.state.layout_input == loaded.state.layout_input
     finally:
         db.close()

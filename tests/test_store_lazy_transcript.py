@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from regio.regions import Pinned, SlidingWindow
 from regio.runtime import Engine
-from regio.store import RedisStore, SessionStoreError, SQLiteStore
+from regio.store import RedisStore, SessionNotFoundError, SessionStoreError, SQLiteStore
 from runtime_stubs import StubCounter, make_engine
 from store_support import play_turn, redis_url
 
@@ -128,4 +128,81 @@ def test_any_turns_saves_loads_and_reads_keep_the_whole_history_in_order(
     engine.save_to(db)
     assert _load(db).transcript() == reference.transcript()
     assert engine.transcript() == reference.transcript()
+    db.close()
+
+
+def test_load_window_returns_what_load_does_with_the_transcript_counted(store: Any) -> None:
+    _saved(store, 5)
+    head, transcript, ledger, version, entries = store.load("s")
+    window = (head, len(transcript), len(ledger), ledger[-1], version, entries)
+    assert store.load_window("s") == window
+    assert store.transcript_records("s", len(transcript)) == transcript
+    assert store.transcript_records("s", 2) == transcript[:2]
+    assert store.transcript_records("s", 0) == []
+    assert store.usage_records("s", len(ledger)) == ledger
+    assert store.usage_records("s", 1) == ledger[:1]
+
+
+def test_a_loaded_session_reads_no_usage_record_but_the_newest_until_it_is_used(
+    store: Any,
+) -> None:
+    engine = _saved(store, 5)
+    loaded = _load(store)
+    store.delete("s")  # only the newest usage record was read by the load
+    assert loaded.ledger.count == engine.ledger.count == 5
+    assert loaded.ledger.last == engine.ledger.last
+    with pytest.raises(SessionStoreError, match=r"'s'.*usage records.*deleted since"):
+        loaded.ledger.totals()
+
+
+def test_usage_observed_after_a_load_continues_the_stored_ledger(store: Any) -> None:
+    engine = _saved(store, 4)
+    loaded = _load(store)
+    for e in (engine, loaded):
+        play_turn(e, 5)
+    assert loaded.ledger.last == engine.ledger.last  # index 4, after the 4 stored ones
+    loaded.save_to(store)
+    assert loaded.ledger.records == engine.ledger.records
+    assert _load(store).ledger.records == engine.ledger.records
+    assert _load(store).ledger.totals() == engine.ledger.totals()
+
+
+def test_load_window_of_a_missing_session_is_not_found(store: Any) -> None:
+    with pytest.raises(SessionNotFoundError, match="nobody"):
+        store.load_window("nobody")
+
+
+def test_a_store_load_reads_the_transcript_from_the_store_on_first_use(store: Any) -> None:
+    _saved(store, 3)
+    loaded = _load(store)
+    store.delete("s")  # the records were not read by the load
+    with pytest.raises(SessionStoreError, match=r"'s'.*deleted since"):
+        loaded.transcript()
+    assert len(loaded.window.conversation.entries) > 0  # the window is intact
+
+
+def test_new_items_after_a_store_load_read_only_the_new_turn(store: Any) -> None:
+    engine = _saved(store, 4)
+    loaded = _load(store)
+    for e in (engine, loaded):
+        play_turn(e, 5)
+    assert loaded.new_items() == engine.new_items()
+    assert len(loaded.new_items()) == 3  # user, assistant tool_use, tool_result
+    assert not loaded.transcript_log.decoded  # the stored turns were not decoded
+    assert loaded.new_items(4) == engine.new_items(4)  # an earlier turn reads them
+    assert loaded.transcript_log.decoded
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(turns=st.integers(1, 6), extra=st.integers(0, 2), ask=st.integers(0, 9))
+def test_property_new_items_after_a_store_load_are_the_saved_engines(
+    tmp_path_factory: Any, turns: int, extra: int, ask: int
+) -> None:
+    db = SQLiteStore(Path(tmp_path_factory.mktemp("new")) / "s.db")
+    engine = _saved(db, turns)
+    loaded = _load(db)
+    for turn in range(turns + 1, turns + 1 + extra):
+        for e in (engine, loaded):
+            play_turn(e, turn)
+    assert loaded.new_items(ask) == engine.new_items(ask)
     db.close()

@@ -23,8 +23,7 @@ from regio.store import (
     open_store,
     split_url,
 )
-from regio.store.base import HEAD_PARTS
-from store_support import play_turn, redis_url, store_engine
+from store_support import HistorySession, play_turn, redis_url, store_engine
 
 __all__ = ["redis_url"]
 
@@ -84,11 +83,35 @@ def test_record_bytes_per_save_do_not_grow_with_the_session(store):
     for turn in range(1, 41):
         play_turn(engine, turn)
         records = encode_save(engine, engine.store_mark)
-        # the head and its parts are sized by the window (this one is never full)
-        parts = sum(len(k) + len(v) for k, v in records.put.items() if k.startswith(HEAD_PARTS))
-        sizes.append(records.size - len(records.head) - parts)
+        sizes.append(records.size)  # every byte written: head, records, puts, drops
         engine.save_to(store)
     assert max(sizes[30:]) <= 1.2 * max(sizes[:10])
+
+
+def _bytes_per_save(session: HistorySession, db: SQLiteStore, turns: range) -> float:
+    """Mean bytes written per save (every byte: :attr:`SessionRecords.size`) over ``turns``,
+    one save per turn."""
+    sizes = []
+    for turn in turns:
+        session.advance_to(turn)
+        sizes.append(encode_save(session.engine, session.engine.store_mark).size)
+        session.engine.save_to(db, "h")
+    return sum(sizes) / len(sizes)
+
+
+def test_bytes_per_save_at_turn_1000_are_those_of_turn_100(tmp_path):
+    # the summary history fills over the first ~1,000 turns: the request's block index and
+    # the layout states' settled ids grow with it, and a save writes only what changed
+    db = SQLiteStore(tmp_path / "h.db")
+    session = HistorySession()
+    session.advance_to(99)
+    session.engine.save_to(db, "h")
+    early = _bytes_per_save(session, db, range(100, 120))  # one compaction cycle: 20 turns
+    session.advance_to(999)
+    session.engine.save_to(db, "h")
+    late = _bytes_per_save(session, db, range(1_000, 1_020))
+    db.close()
+    assert late <= 1.15 * early, (early, late)
 
 
 def test_a_stale_engine_gets_a_conflict_and_writes_nothing(store):

@@ -40,7 +40,6 @@ import hashlib
 import os
 import stat
 import tempfile
-import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -68,6 +67,7 @@ from .savedconfig import ConfigExtras, EngineConfig, config_options, engine_conf
 from .stateread import lazy_state_type, split_transcript
 from .statescan import max_json_depth, max_msgpack_depth
 from .summarizer import summarizer_limits
+from .tempfiles import TEMP_SUFFIX, fsync_dir, remove_stale_temporaries, stale_temporaries
 from .transcript import Transcript, TranscriptRecord
 from .usage import PriceLookup, UsageLedger, UsageRecord
 
@@ -82,8 +82,10 @@ __all__ = [
     "engine_state",
     "load_engine",
     "read_state",
+    "remove_stale_temporaries",
     "restore_engine",
     "save_engine",
+    "stale_temporaries",
 ]
 
 #: Identifies an engine state file of this version's layout: the layout state saved once (as
@@ -102,9 +104,6 @@ MAX_STATE_BYTES = 1 << 30
 #: use about 10 levels; the rest is tool-call input and metadata. Checked before decoding.
 MAX_STATE_DEPTH = 200
 
-#: Ending of the temporary files a save writes (module doc).
-TEMP_SUFFIX = ".regio-tmp"
-_LEGACY_TEMP_AGE = 3600.0  # seconds before an old-style ``.<name>.*.tmp`` counts as stale
 _HOOKS = ("render", "on_write", "on_overflow")
 
 
@@ -152,12 +151,15 @@ def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def engine_state(engine: Any, *, transcript: bool = True, msgpack: bool = False) -> EngineState:
+def engine_state(
+    engine: Any, *, transcript: bool = True, msgpack: bool = False, ledger: bool = True
+) -> EngineState:
     """The :class:`EngineState` of ``engine`` (what :func:`save_engine` writes, as JSON or
     ``msgpack``: the transcript's records a lazy load has not read are written as loaded,
     never decoded); without ``transcript`` its transcript is left empty (a session store
     appends the new records itself, without decoding the ones a lazily loaded transcript has
-    not read yet)."""
+    not read yet); without ``ledger`` its usage ledger is left empty too (the same, for the
+    usage records)."""
     window, _reserve, max_summary = summarizer_limits(engine.summarizer)
     counter = engine.counter
     last = engine.state.last_request
@@ -187,7 +189,7 @@ def engine_state(engine: Any, *, transcript: bool = True, msgpack: bool = False)
         last_model=engine.state.last_model,
         overflow_retry=engine.state.overflow_retry,
         calibration=engine.calibration.to_state(),
-        ledger=list(engine.ledger.records),
+        ledger=list(engine.ledger.records) if ledger else [],
         transcript=engine.transcript_log.for_save(msgpack) if transcript else [],
         book=engine.book,
     )
@@ -197,72 +199,6 @@ def encode_state(engine: Any, *, msgpack: bool = False) -> bytes:
     """The engine's state as JSON (default) or msgpack bytes."""
     state = engine_state(engine, msgpack=msgpack)
     return msgspec.msgpack.encode(state) if msgpack else msgspec.json.encode(state)
-
-
-# ----- temporaries -------------------------------------------------------------------------
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
-        return True  # exists (another user's) or unknown: keep its file
-    return True
-
-
-def _is_stale(path: Path, prefix: str, now: float) -> bool:
-    name = path.name
-    if name.endswith(TEMP_SUFFIX):
-        pid_text = name[len(prefix) :].split(".", 1)[0]
-        if not pid_text.isdigit():
-            return False
-        pid = int(pid_text)
-        return pid != os.getpid() and not _pid_alive(pid)
-    if name.endswith(".tmp"):  # written by regio before temporaries carried a pid
-        try:
-            return now - path.stat().st_mtime > _LEGACY_TEMP_AGE
-        except OSError:
-            return False
-    return False
-
-
-def stale_temporaries(target: str | os.PathLike[str]) -> list[Path]:
-    """Temporaries of dead saves next to ``target`` (and old-style ones over an hour old)."""
-    target = Path(target)
-    prefix = f".{target.name}."
-    try:
-        candidates = [p for p in target.parent.iterdir() if p.name.startswith(prefix)]
-    except OSError:
-        return []
-    now = time.time()
-    return sorted(p for p in candidates if _is_stale(p, prefix, now))
-
-
-def remove_stale_temporaries(target: str | os.PathLike[str]) -> int:
-    """Delete :func:`stale_temporaries` of ``target``; returns how many were removed."""
-    removed = 0
-    for path in stale_temporaries(target):
-        try:
-            path.unlink()
-            removed += 1
-        except OSError:
-            pass  # gone already, or not ours to delete: it is never read either way
-    return removed
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def save_engine(engine: Any, path: str | os.PathLike[str]) -> Path:
@@ -284,7 +220,7 @@ def save_engine(engine: Any, path: str | os.PathLike[str]) -> Path:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
     return target
 
 
@@ -495,8 +431,14 @@ def _build(
             context_window=config.summarizer_window, max_summary_tokens=config.summarizer_max_tokens
         )
     prices = options.pop("prices")
+    usage = options.pop("usage", None)
     ledger = UsageLedger(prices=prices) if prices is not None else UsageLedger()
-    ledger.records = list(state.ledger)
+    if usage is None:
+        ledger.records = list(state.ledger)
+    else:
+        ledger = UsageLedger(
+            prices=ledger.prices, pending=usage[0], pending_count=usage[1], pending_last=usage[2]
+        )
     engine = cls(
         window=window,
         **options,
@@ -569,18 +511,22 @@ def restore_engine(
     prices: PriceLookup | None = None,
     blueprint: Any = None,
     transcript: Transcript | None = None,
+    usage: tuple[Callable[[], list[UsageRecord]], int, UsageRecord | None] | None = None,
 ) -> Any:
     """Rebuild an engine of class ``cls`` from a decoded :class:`EngineState` (what
     :func:`load_engine` does after reading the file; session stores call it directly).
     ``source`` names the state in errors; ``transcript``, when given, is the engine's
-    transcript instead of ``state.transcript`` (a store's, decoded on first use). Raises
-    :class:`RuntimeStateError` as :func:`load_engine`."""
+    transcript instead of ``state.transcript`` (a store's, decoded on first use); ``usage``,
+    when given, is ``(read, count, newest)`` of the usage records instead of
+    ``state.ledger`` (a store's, read on first use: :class:`UsageLedger`'s ``pending``).
+    Raises :class:`RuntimeStateError` as :func:`load_engine`."""
     where = Path(source)
     options: dict[str, Any] = {
         "summarizer": summarizer,
         "token_counter": token_counter,
         "prices": prices,
         "transcript": transcript,
+        "usage": usage,
     }
     if clock is not None:
         options["clock"] = clock

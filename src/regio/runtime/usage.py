@@ -251,12 +251,53 @@ class UsageLedger:
     """Every observed call, in order, with its cost.
 
     ``prices`` looks up prices per ``(provider, model)`` (default :func:`rule_prices`; results
-    are memoized per key).
+    are memoized per key). A ledger loaded from a session store may hold its stored records
+    as ``pending`` (a function reading them, their count ``pending_count`` and the newest,
+    ``pending_last``): they are read on first use of :attr:`records` or :meth:`totals`;
+    observing, :attr:`count`, :attr:`last` and :meth:`since` past them never read them.
     """
 
     prices: PriceLookup = rule_prices
-    records: list[UsageRecord] = attrs.field(factory=list)
+    _records: list[UsageRecord] = attrs.field(factory=list, alias="records")
     _price_cache: dict[tuple[str, str], ModelPricing | None] = attrs.field(factory=dict, repr=False)
+    _pending: Callable[[], list[UsageRecord]] | None = attrs.field(
+        default=None, kw_only=True, alias="pending"
+    )
+    _pending_count: int = attrs.field(default=0, kw_only=True, alias="pending_count")
+    _pending_last: UsageRecord | None = attrs.field(
+        default=None, kw_only=True, alias="pending_last"
+    )
+
+    @property
+    def records(self) -> list[UsageRecord]:
+        """Every record, in order (reads the pending ones on first use)."""
+        if self._pending is not None:
+            earlier = self._pending()
+            if len(earlier) != self._pending_count:
+                raise ValueError(
+                    f"the stored usage ledger has {len(earlier)} records, not the "
+                    f"{self._pending_count} saved with the session"
+                )
+            self._records[:0] = earlier
+            self._pending, self._pending_count, self._pending_last = None, 0, None
+        return self._records
+
+    @records.setter
+    def records(self, records: list[UsageRecord]) -> None:
+        self._records = records
+        self._pending, self._pending_count, self._pending_last = None, 0, None
+
+    @property
+    def count(self) -> int:
+        """How many calls were observed (pending records included, never read)."""
+        return self._pending_count + len(self._records)
+
+    def since(self, start: int) -> list[UsageRecord]:
+        """The records from position ``start`` on (pending ones are read only when ``start``
+        reaches into them)."""
+        if start >= self._pending_count:
+            return self._records[start - self._pending_count :]
+        return self.records[start:]
 
     def pricing(self, provider: str, model: str) -> ModelPricing | None:
         """Prices of ``(provider, model)`` (memoized)."""
@@ -273,7 +314,7 @@ class UsageLedger:
         fields = normalize_usage(usage)
         pricing = self.pricing(provider, model)
         record = UsageRecord(
-            index=len(self.records),
+            index=self.count,
             provider=provider,
             model=model,
             estimated_tokens=estimated,
@@ -281,13 +322,13 @@ class UsageLedger:
             rule_id=pricing.rule_id if pricing is not None else None,
             **fields,
         )
-        self.records.append(record)
+        self._records.append(record)
         return record
 
     @property
     def last(self) -> UsageRecord | None:
-        """The newest record."""
-        return self.records[-1] if self.records else None
+        """The newest record (``None``: none observed)."""
+        return self._records[-1] if self._records else self._pending_last
 
     def totals(self) -> UsageTotals:
         """Sums over every record."""

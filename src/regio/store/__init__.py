@@ -32,9 +32,10 @@ from .base import (
     StoreMark,
     decode_session,
     encode_save,
-    entry_digest,
-    lazy_transcript,
+    encode_save_memo,
 )
+from .lazy import lazy_transcript, lazy_usage, stored_last_turn
+from .lists import entry_digest
 from .redis_store import RedisStore
 from .sqlite import SQLiteStore
 
@@ -47,6 +48,7 @@ __all__ = [
     "SessionStore",
     "SessionStoreError",
     "StoreMark",
+    "encode_save",
     "load_session",
     "load_state",
     "open_store",
@@ -90,7 +92,7 @@ def save_session(engine: Any, store: SessionStore, session_id: str) -> StoreMark
     mark = getattr(engine, "store_mark", None)
     if mark is not None and (mark.store, mark.session_id) != (store.url, session_id):
         mark = None
-    records = encode_save(engine, mark)
+    records, memo = encode_save_memo(engine, mark)
     version = store.save(session_id, records, expected=mark.version if mark else 0)
     new = StoreMark(
         store.url,
@@ -99,28 +101,37 @@ def save_session(engine: Any, store: SessionStore, session_id: str) -> StoreMark
         records.transcript_count,
         records.ledger_count,
         records.digests,
+        memo,
     )
     engine.store_mark = new
     return new
 
 
 def _load(store: SessionStore, session_id: str, *, lazy: bool) -> tuple[Any, StoreMark, Any]:
-    """``(state, mark, transcript)``: the stored state (its transcript left empty with
-    ``lazy``), its mark, and with ``lazy`` the transcript decoded on first use (and read on
-    first use from a store that can: ``load_window`` / ``transcript_records``)."""
+    """``(state, mark, lazy parts)``: the stored state (its transcript and, from a store with
+    ``load_window``, its usage ledger left empty with ``lazy``), its mark, and with ``lazy``
+    ``(transcript, usage)``: the transcript decoded on first use and the usage records read on
+    first use (``None``: in the state), read on first use from a store that can
+    (``load_window`` / ``transcript_records`` / ``usage_records``)."""
     where = f"{store.url}#{session_id}"
     load_window = getattr(store, "load_window", None) if lazy else None
+    usage = None
     if load_window is not None:
-        head, count, ledger, version, entries = load_window(session_id)
+        head, count, n_usage, newest, version, entries = load_window(session_id)
         records: Any = functools.partial(store.transcript_records, session_id, count)  # type: ignore[attr-defined]
+        read_usage = functools.partial(store.usage_records, session_id, n_usage)  # type: ignore[attr-defined]
+        usage = lazy_usage(where, read_usage, n_usage, newest)
         transcript: list[bytes] = []
+        ledger: list[bytes] = []
     else:
         head, transcript, ledger, version, entries = store.load(session_id)
-        count, records = len(transcript), transcript
+        count, records, n_usage = len(transcript), transcript, len(ledger)
     state = decode_session(where, head, transcript, ledger, entries, lazy=lazy)
     digests = {key: entry_digest(data) for key, data in entries.items()}
-    mark = StoreMark(store.url, session_id, version, count, len(ledger), digests)
-    return state, mark, lazy_transcript(where, records, count) if lazy else None
+    mark = StoreMark(store.url, session_id, version, count, n_usage, digests)
+    if not lazy:
+        return state, mark, None
+    return state, mark, (lazy_transcript(where, records, count, stored_last_turn(head)), usage)
 
 
 def load_state(store: SessionStore, session_id: str) -> tuple[Any, StoreMark]:
@@ -134,11 +145,12 @@ def load_state(store: SessionStore, session_id: str) -> tuple[Any, StoreMark]:
 def load_session(cls: Any, store: SessionStore, session_id: str, **kwargs: Any) -> Any:
     """An engine of class ``cls`` restored from ``session_id`` (keywords as
     ``Engine.load``), carrying its :class:`StoreMark`. The transcript is decoded on first
-    use (:class:`regio.runtime.transcript.Transcript`): a load decodes the head, the window
-    entries and the usage records, not the whole history."""
+    use (:class:`regio.runtime.transcript.Transcript`), and from a store with
+    ``load_window`` the usage records too (the newest is read with the window): a load
+    decodes the head and the window entries, not the history."""
     from regio.runtime.persistence import restore_engine
 
-    state, mark, transcript = _load(store, session_id, lazy=True)
-    engine = restore_engine(cls, state, transcript=transcript, **kwargs)
+    state, mark, (transcript, usage) = _load(store, session_id, lazy=True)
+    engine = restore_engine(cls, state, transcript=transcript, usage=usage, **kwargs)
     engine.store_mark = mark
     return engine

@@ -5,9 +5,9 @@ A session is stored as
 * a **head**: the engine's state without its transcript, usage ledger, window entries, the
   last request's blocks and the parts sized by the window (options, calibration, counters,
   compaction bookkeeping), replaced on every save; a few kB however full the window;
-* the head's **parts** sized by the window, keyed records written only when they change
-  (:func:`_keyed_parts`): each region's entry ids in order, the window's call index, the last
-  request's block keys with their position fields, and its two layout states;
+* the head's **parts** sized by the window (each region's entry ids in order, the window's
+  call index, the last request's block index and its two layout states), linked lists of
+  small records of which a save writes the items that changed (:mod:`regio.store.parts`);
 * **window entries**, keyed records ``<region>/<entry id>`` -> the encoded entry: a save puts
   the entries that are new or changed since the last save and drops the ones that left the
   window (eviction, compaction), so the stored set is always exactly the current window and
@@ -19,16 +19,15 @@ A session is stored as
   ``context_restore``) are ``@ro/<call id>`` records, each written once;
 * **records**, append-only: the transcript records and usage records added since the last
   save, one encoded record each. A load reads the transcript on first use
-  (:func:`lazy_transcript`).
+  (:func:`regio.store.lazy.lazy_transcript`).
 
 A save writes only the records after the :class:`StoreMark` the engine got from its last load
 or save, the entry changes against the mark's entry digests, and the head, as one atomic step
 guarded by the session's version: when another writer saved the session in between, the save
 raises :class:`SessionConflictError` and nothing is written (reload with ``Engine.load_from``
-and redo the turn). So the bytes written per save do not follow the session; two parts still
-follow the window: the request's block index (``@ri``) and the new layout state (``@ls/<digest>``)
-are written whole on each save (measured with one save per turn: 13.0 kB per save at turn 100,
-18.6 kB at turn 1,000, of which about 1.7 kB is the new turn).
+and redo the turn). So the bytes written per save follow the turn, not the session or the
+window (figures in :mod:`regio.store.parts`). Window entries and relief originals that are the
+same (immutable) objects as at the last save are not encoded again (:attr:`StoreMark.memo`).
 
 The state encoding is :func:`regio.runtime.persistence.engine_state` /
 :func:`regio.runtime.persistence.restore_engine` (the same state ``Engine.save`` writes), in
@@ -38,12 +37,22 @@ msgpack.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
 from regio.errors import RegioError
+
+from .lists import DamagedListError, Memo, Recorder
+from .parts import (
+    RequestIndex,
+    StateRef,
+    decode_parts,
+    encode_parts,
+    keep_last_compaction,
+    last_compaction_of,
+)
 
 __all__ = [
     "SessionConflictError",
@@ -84,7 +93,10 @@ class SessionConflictError(SessionStoreError):
 class StoreMark(msgspec.Struct, frozen=True):
     """Where an engine stands in a store: ``store`` (the store's URL), ``session_id``,
     ``version`` (saves so far), the transcript / usage record counts already stored and
-    ``entries``, the digest of every stored window entry by key (``<region>/<entry id>``)."""
+    ``entries``, the digest of every stored record by key (window entries are
+    ``<region>/<entry id>``); ``memo``, in memory only (never stored), the window entries and
+    request blocks of the last save or load by key, with their digests (:func:`encode_save_memo`
+    encodes again only what is not the same object)."""
 
     store: str
     session_id: str
@@ -92,6 +104,7 @@ class StoreMark(msgspec.Struct, frozen=True):
     transcript: int
     ledger: int
     entries: dict[str, str] = msgspec.field(default_factory=dict)
+    memo: dict[str, tuple[Any, str]] = msgspec.field(default_factory=dict)
 
 
 class SessionRecords(msgspec.Struct, frozen=True):
@@ -168,16 +181,19 @@ def conflict(store: str, session_id: str, expected: int, found: int) -> SessionC
     return SessionConflictError(text, session_id=session_id, expected=expected, found=found)
 
 
-#: Format tag of a head whose window entries and window-sized parts (:data:`HEAD_PARTS`) are
-#: stored as keyed records.
-HEAD_FORMAT = "regio.session-head/3"
+#: Format tag of a head whose window entries are keyed records and whose window-sized parts
+#: are linked lists of records (:mod:`regio.store.parts`).
+HEAD_FORMAT = "regio.session-head/4"
 
-#: The head formats a load reads: :data:`HEAD_FORMAT` and ``regio.session-head/2`` (regio
-#: before 2026-12: the entry order and the layout states in the head); a head that is no
-#: ``_Head`` at all is the oldest layout (the whole state, window included).
-HEAD_READ_FORMATS = ("regio.session-head/2", HEAD_FORMAT)
+#: The head formats a load reads: :data:`HEAD_FORMAT`, ``regio.session-head/3`` (regio of
+#: 2026-12-01: each window-sized part one record, :data:`HEAD_PARTS`, rewritten whole when it
+#: changed) and ``regio.session-head/2`` (regio before 2026-12: the entry order and the layout
+#: states in the head); a head that is no ``_Head`` at all is the oldest layout (the whole
+#: state, window included).
+HEAD_READ_FORMATS = ("regio.session-head/2", "regio.session-head/3", HEAD_FORMAT)
 
-#: Record keys of the head's parts that are sized by the window (:func:`_keyed_parts`): each
+#: Record keys of a ``regio.session-head/3`` head's parts sized by the window (read, no longer
+#: written; :data:`regio.store.parts.PARTS_PREFIXES` are the current ones): each
 #: region's entry ids in order (``@order/<region>``), the last request's block index (``@ri``),
 #: the layout states by content digest (``@ls/<digest>``: the last request's and the one it
 #: started from, named by the head's ``layouts``; a state carried over from the previous save
@@ -209,63 +225,13 @@ class _Head(msgspec.Struct):
     state: msgspec.Raw
     request: _RequestIndex | None = None
     originals: list[str] | None = None  # call ids of the relief originals, in order
-    parts: list[str] | None = None  # keys of the parts kept as records (_keyed_parts)
-    layouts: tuple[str | None, str | None] | None = None  # @ls/ keys: last request's, carried
-
-
-def _keep(
-    key: str, data: bytes, stored: Mapping[str, str], digests: dict[str, str], put: dict[str, bytes]
-) -> str:
-    """Record ``data`` under ``key``: into ``put`` only when its stored digest differs."""
-    digests[key] = entry_digest(data)
-    if stored.get(key) != digests[key]:
-        put[key] = data
-    return key
-
-
-def _keyed_parts(
-    bare: Any,
-    order: Mapping[str, list[str]],
-    index: _RequestIndex | None,
-    stored: Mapping[str, str],
-    digests: dict[str, str],
-    put: dict[str, bytes],
-) -> tuple[Any, list[str], tuple[str | None, str | None]]:
-    """``bare`` without the parts sized by the window (each region's entry order, the call
-    index, the request index, the two layout states, which hold settled entry ids) and the
-    keys of the records they go to, each written only when it changed, and the keys of the two
-    layout states (the last request's, the carried one): the head stays the same size however
-    full the window, and a part that did not change is not written again."""
-    encode = msgspec.msgpack.encode
-    parts = [_keep(_ORDER + name, encode(ids), stored, digests, put) for name, ids in order.items()]
-    if bare.window.call_groups:
-        parts.append(_keep(_CALLS, encode(bare.window.call_groups), stored, digests, put))
-        window = msgspec.structs.replace(bare.window, call_groups={})
-        bare = msgspec.structs.replace(bare, window=window)
-    if index is not None:
-        parts.append(_keep(_INDEX, encode(index), stored, digests, put))
-    request = bare.last_request
-    layouts: list[str | None] = [None, None]
-    if request is not None:
-        layouts[0] = _keep_state(encode(request.state), stored, digests, put)
-        empty = msgspec.structs.replace(request.state, settled={}, chunks={}, notes=())
-        bare = msgspec.structs.replace(
-            bare, last_request=msgspec.structs.replace(request, state=empty)
-        )
-    fingerprint, carried = bare.layout_input
-    if carried is not None:
-        layouts[1] = _keep_state(encode(carried), stored, digests, put)
-        bare = msgspec.structs.replace(bare, layout_input=(fingerprint, None))
-    parts.extend(k for k in layouts if k is not None)
-    return bare, parts, (layouts[0], layouts[1])
-
-
-def _keep_state(
-    data: bytes, stored: Mapping[str, str], digests: dict[str, str], put: dict[str, bytes]
-) -> str:
-    """Record one encoded layout state under its content key (``@ls/<digest>``), into ``put``
-    only when no record of that content is stored."""
-    return _keep(_STATE + entry_digest(data)[:16], data, stored, digests, put)
+    parts: list[str] | None = None  # session-head/3: keys of the parts kept as records
+    layouts: tuple[str | None, str | None] | None = None  # session-head/3: @ls/ keys
+    lists: dict[str, tuple[str, int]] | None = None  # session-head/4: list roots (parts.py)
+    states: tuple[StateRef | None, StateRef | None] | None = None  # session-head/4: L, C
+    prefix: str | None = None  # session-head/4: the @rp record, when there is one
+    last_turn: int | None = None  # no stored transcript record has a later turn (None: unknown)
+    compaction: str | None = None  # session-head/4: the @bl record of book.last, if any
 
 
 def _parts_of(
@@ -308,13 +274,12 @@ def _parts_of(
     return state, order, index
 
 
-def _keyed_request(
-    request: Any, stored: Mapping[str, str], digests: dict[str, str], put: dict[str, bytes]
-) -> tuple[Any, _RequestIndex]:
-    """The last request without its blocks and its :class:`_RequestIndex`; each block goes
-    to ``put`` (without its position fields) when its record is not stored yet."""
+def _keyed_request(request: Any, rec: Recorder) -> tuple[Any, RequestIndex]:
+    """The last request without its blocks and its :class:`RequestIndex`; each block goes
+    to ``put`` (without its position fields) when its record is not stored yet (a block
+    equal to the one the memo has under its key is not encoded again)."""
     encode = msgspec.msgpack.encode
-    index = _RequestIndex([], [], [])
+    index = RequestIndex([], [], [])
     seen: dict[tuple[str, str], int] = {}
     prefix = []
     for b in request.blocks:
@@ -322,26 +287,49 @@ def _keyed_request(
         n = seen[(b.digest, b.source)] = seen.get((b.digest, b.source), -1) + 1
         tag = hashlib.blake2b(f"{b.digest}|{b.source}|{n}".encode(), digest_size=8).hexdigest()
         key = f"@lb/{tag}"
-        data = encode(msgspec.structs.replace(b, prefix_hash="", message=None, breakpoint=None))
-        index.keys.append(_keep(key, data, stored, digests, put))
+        bare = msgspec.structs.replace(b, prefix_hash="", message=None, breakpoint=None)
+        hit = rec.memo.get(key)
+        if hit is not None and hit[0] == bare and rec.stored.get(key) == hit[1]:
+            rec.digests[key] = hit[1]
+        else:
+            rec.keep(key, encode(bare))
+        rec.next_memo[key] = (bare, rec.digests[key])
+        index.keys.append(key)
         index.messages.append(b.message)
         index.breakpoints.append(b.breakpoint)
-    if prefix != _chain([b.digest for b in request.blocks]):
+    known = rec.memo.get(_CHAIN, (None, {}))[1]
+    links: dict[tuple[str, str], str] = {}
+    if prefix != _chain([b.digest for b in request.blocks], known, links):
         index.prefix = prefix
+    rec.next_memo[_CHAIN] = (None, links)
     return msgspec.structs.replace(request, blocks=()), index
 
 
-def _chain(digests: Sequence[str]) -> list[str]:
+#: Memo key of the digest chain links of the last save's request (not a record key).
+_CHAIN = "@chain"
+
+
+def _chain(
+    digests: Sequence[str],
+    known: Mapping[tuple[str, str], str] | None = None,
+    links: dict[tuple[str, str], str] | None = None,
+) -> list[str]:
+    """The prefix hashes of the chain of ``digests``; ``known`` links (``(previous hash,
+    digest)`` -> hash, the last save's) are not hashed again, and every link goes to
+    ``links``."""
     from regio.layout.model import CHAIN_ROOT, chain_hash
 
     out, h = [], CHAIN_ROOT
     for dg in digests:
-        h = chain_hash(h, dg)
+        link = (h, dg)
+        h = (known or {}).get(link) or chain_hash(h, dg)
+        if links is not None:
+            links[link] = h
         out.append(h)
     return out
 
 
-def _request_of(where: str, request: Any, index: _RequestIndex, entries: Any) -> Any:
+def _request_of(where: str, request: Any, index: Any, entries: Any) -> Any:
     """The last request with its blocks decoded from the keyed records."""
     from regio.layout.model import LayoutBlock
 
@@ -361,9 +349,7 @@ def _request_of(where: str, request: Any, index: _RequestIndex, entries: Any) ->
     return msgspec.structs.replace(request, blocks=out, total_tokens=request.total_tokens)
 
 
-def _keyed_originals(
-    state: Any, stored: Mapping[str, str], digests: dict[str, str], put: dict[str, bytes]
-) -> tuple[Any, list[str] | None]:
+def _keyed_originals(state: Any, rec: Recorder) -> tuple[Any, list[str] | None]:
     """``state`` without the relief originals (``book.relief.originals``) and their call ids;
     each original goes to ``put`` as ``@ro/<call id>`` when its record is not stored yet (so
     the head does not grow with every result the chain changed on admission)."""
@@ -371,8 +357,7 @@ def _keyed_originals(
     if not relief.originals:
         return state, None
     for call_id, result in relief.originals.items():
-        key = f"{_ORIGINAL}{call_id}"
-        _keep(key, msgspec.msgpack.encode(result), stored, digests, put)
+        rec.keep_object(f"{_ORIGINAL}{call_id}", result)
     book = msgspec.structs.replace(state.book, relief=msgspec.structs.replace(relief, originals={}))
     return msgspec.structs.replace(state, book=book), list(relief.originals)
 
@@ -398,59 +383,88 @@ def _originals_of(where: str, state: Any, call_ids: Sequence[str], entries: Any)
 _ORIGINAL = "@ro/"
 
 
-def entry_digest(data: bytes) -> str:
-    """Digest of one encoded window entry (blake2b, 24 hex digits)."""
-    return hashlib.blake2b(data, digest_size=12).hexdigest()
-
-
 def encode_save(engine: Any, mark: StoreMark | None) -> SessionRecords:
-    """The head, the records after ``mark`` and the window-entry changes against ``mark`` of
+    """The head, the records after ``mark`` and the record changes against ``mark`` of
     ``engine`` (module doc). Raises :class:`SessionStoreError` when the engine has fewer
     records than ``mark`` says were stored (it is not the engine that was loaded or saved)."""
+    return encode_save_memo(engine, mark)[0]
+
+
+def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecords, Memo]:
+    """:func:`encode_save` and the memo of the next :class:`StoreMark`: each window entry
+    and request block encoded now, by key, with its digest. A window entry or block that is
+    the same (immutable) object as in ``mark.memo`` is not encoded again, so a save encodes
+    the turn's new and changed entries, not the window."""
     from regio.runtime.persistence import engine_state
 
-    state = engine_state(engine, transcript=False)
-    log = engine.transcript_log
+    state = engine_state(engine, transcript=False, ledger=False)
+    log, ledger = engine.transcript_log, engine.ledger
     done_t = mark.transcript if mark else 0
     done_l = mark.ledger if mark else 0
-    if len(log) < done_t or len(state.ledger) < done_l:
+    if len(log) < done_t or ledger.count < done_l:
         raise SessionStoreError(
             f"session {mark.session_id if mark else '?'}: the engine has fewer transcript or "
             "usage records than the store; save it under a new session id"
         )
     encode = msgspec.msgpack.encode
-    stored = mark.entries if mark else {}
+    rec = Recorder(mark.entries if mark else {}, mark.memo if mark else {})
     order: dict[str, list[str]] = {}
-    digests: dict[str, str] = {}
-    put: dict[str, bytes] = {}
     regions = []
     for region in state.window.regions:
         order[region.name] = [e.id for e in region.entries]
         for entry in region.entries:
-            key = f"{region.name}/{entry.id}"
-            _keep(key, encode(entry), stored, digests, put)
+            rec.keep_object(f"{region.name}/{entry.id}", entry)
         regions.append(msgspec.structs.replace(region, entries=[]))
     window = msgspec.structs.replace(state.window, regions=regions)
     bare = msgspec.structs.replace(state, transcript=[], ledger=[], window=window)
     index = None
     if state.last_request is not None:
-        request, index = _keyed_request(state.last_request, stored, digests, put)
+        request, index = _keyed_request(state.last_request, rec)
         bare = msgspec.structs.replace(bare, last_request=request)
-    bare, originals = _keyed_originals(bare, stored, digests, put)
-    bare, parts, layouts = _keyed_parts(bare, order, index, stored, digests, put)
-    head = encode(
-        _Head(HEAD_FORMAT, {}, msgspec.Raw(encode(bare)), None, originals, parts, layouts)
+    bare, originals = _keyed_originals(bare, rec)
+    bare, roots, states, prefix = encode_parts(bare, order, index, rec)
+    bare, compaction = keep_last_compaction(bare, rec)
+    raw = msgspec.Raw(encode(bare))
+    new = log.since(done_t)
+    last_turn = new[-1].turn if new else state.window.turn  # records carry the window's turn
+    head = _Head(
+        HEAD_FORMAT,
+        {},
+        raw,
+        originals=originals,
+        lists=roots,
+        states=states,
+        prefix=prefix,
+        last_turn=last_turn,
+        compaction=compaction,
     )
-    return SessionRecords(
-        head=head,
-        transcript=[encode(r) for r in log.since(done_t)],
-        ledger=[encode(r) for r in state.ledger[done_l:]],
+    records = SessionRecords(
+        head=encode(head),
+        transcript=[encode(r) for r in new],
+        ledger=[encode(r) for r in ledger.since(done_l)],
         transcript_count=len(log),
-        ledger_count=len(state.ledger),
-        put=put,
-        drop=sorted(k for k in stored if k not in digests),
-        digests=digests,
+        ledger_count=ledger.count,
+        put=rec.put,
+        drop=sorted(k for k in rec.stored if k not in rec.digests),
+        digests=rec.digests,
     )
+    return records, rec.next_memo
+
+
+def _parts4_of(
+    where: str, state: Any, head: _Head, entries: Mapping[str, bytes]
+) -> tuple[Any, dict[str, list[str]], Any]:
+    """The window-sized parts of a ``regio.session-head/4`` head (:mod:`regio.store.parts`);
+    a broken list raises :class:`SessionStoreError` naming ``where``."""
+    try:
+        state = last_compaction_of(state, head.compaction, entries)
+        return decode_parts(
+            state, head.lists or {}, head.states or (None, None), head.prefix, entries
+        )
+    except DamagedListError as exc:
+        raise SessionStoreError(
+            f"{where}: the stored head's {exc}; the session is damaged, restore it from a file save"
+        ) from exc
 
 
 def _window_of(where: str, state: Any, order: Mapping[str, list[str]], entries: Any) -> Any:
@@ -474,57 +488,6 @@ def _window_of(where: str, state: Any, order: Mapping[str, list[str]], entries: 
     )
 
 
-class _RecordTurn(msgspec.Struct):
-    """The turn of a stored :class:`regio.runtime.transcript.TranscriptRecord` (the rest of
-    the record is skipped, not decoded)."""
-
-    turn: int
-
-
-def lazy_transcript(
-    where: str, transcript: Sequence[bytes] | Callable[[], Sequence[bytes]], count: int
-) -> Any:
-    """A :class:`regio.runtime.transcript.Transcript` of ``count`` stored records
-    (``transcript``: their bytes, or a function reading them from the store), read on first
-    use and decoded then, all at once or one record at a time where a lookup knows the turn it
-    needs (the records' turns are read without decoding the rest); a damaged record raises
-    :class:`SessionStoreError` naming ``where`` when it is decoded. Counting and appending
-    never read them."""
-    from regio.runtime.transcript import Transcript, TranscriptRecord
-
-    dec = msgspec.msgpack.Decoder(TranscriptRecord)
-    read: list[Sequence[bytes]] = []
-
-    def raw() -> Sequence[bytes]:
-        if not read:
-            read.append(transcript() if callable(transcript) else transcript)
-        return read[0]
-
-    def damaged(exc: Exception) -> SessionStoreError:
-        return SessionStoreError(
-            f"{where}: a stored transcript record is damaged ({exc}); the window is intact, "
-            "restore the history from a file save"
-        )
-
-    def one(i: int) -> TranscriptRecord:
-        try:
-            return dec.decode(raw()[i])
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise damaged(exc) from exc
-
-    def decode() -> list[TranscriptRecord]:
-        return [one(i) for i in range(len(raw()))]
-
-    def turns() -> list[int]:
-        light = msgspec.msgpack.Decoder(_RecordTurn)
-        try:
-            return [light.decode(r).turn for r in raw()]
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise damaged(exc) from exc
-
-    return Transcript(pending=decode, pending_count=count, pending_one=one, pending_turns=turns)
-
-
 def decode_session(
     where: str,
     head: bytes,
@@ -536,9 +499,9 @@ def decode_session(
 ) -> Any:
     """The :class:`regio.runtime.persistence.EngineState` of stored parts (a head of
     :data:`HEAD_FORMAT` with its keyed window ``entries``, or an older head holding the whole
-    window). With ``lazy`` its transcript is left empty (:func:`lazy_transcript` decodes the
-    records on first use). Raises :class:`SessionStoreError` naming ``where`` when they are
-    not a regio session."""
+    window). With ``lazy`` its transcript is left empty (the records are decoded on first use:
+    :func:`regio.store.lazy.lazy_transcript`). Raises :class:`SessionStoreError` naming
+    ``where`` when they are not a regio session."""
     from regio.runtime.persistence import READ_FORMATS, EngineState
     from regio.runtime.transcript import TranscriptRecord
     from regio.runtime.usage import UsageRecord
@@ -561,7 +524,9 @@ def decode_session(
         usage = [l_dec.decode(r) for r in ledger]
         if wrapped is not None:
             order, index = wrapped.order, wrapped.request
-            if wrapped.parts is not None:
+            if wrapped.lists is not None:
+                state, order, index = _parts4_of(where, state, wrapped, entries or {})
+            elif wrapped.parts is not None:
                 state, order, index = _parts_of(
                     where, state, wrapped.parts, entries or {}, wrapped.layouts
                 )

@@ -121,10 +121,46 @@ class RedisStore:
         version, data, transcript, ledger, entries = self._call("load", pipe.execute)
         if data is None or version is None:
             raise SessionNotFoundError(f"{self.url}: no session {session_id!r}")
-        window = {
-            (k.decode() if isinstance(k, bytes) else str(k)): bytes(v) for k, v in entries.items()
-        }
-        return bytes(data), list(transcript), list(ledger), int(version), window
+        return bytes(data), list(transcript), list(ledger), int(version), _window(entries)
+
+    def load_window(
+        self, session_id: str
+    ) -> tuple[bytes, int, int, bytes | None, int, dict[str, bytes]]:
+        """What a load needs for the window, in one ``MULTI``: ``(head, transcript record
+        count, usage record count, newest usage record or None, version, window entries)``;
+        read the records with :meth:`transcript_records` / :meth:`usage_records` when they
+        are needed. Raises :class:`SessionNotFoundError`."""
+        meta, head, _t_key, l_key, e_key = self._keys(session_id)
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hmget(meta, "version", "transcript", "ledger").get(head).lindex(l_key, -1)
+        pipe.hgetall(e_key)
+        (version, count, n_usage), data, newest, entries = self._call("load", pipe.execute)
+        if data is None or version is None:
+            raise SessionNotFoundError(f"{self.url}: no session {session_id!r}")
+        last = bytes(newest) if newest is not None else None
+        window = _window(entries)
+        return bytes(data), int(count or 0), int(n_usage or 0), last, int(version), window
+
+    def transcript_records(self, session_id: str, count: int) -> list[bytes]:
+        """The first ``count`` transcript records of ``session_id`` (append-only, so they are
+        the ones a load counted, however many turns were saved since). Raises
+        :class:`SessionStoreError` when fewer are stored (the session was deleted since)."""
+        return self._records(self._keys(session_id)[2], session_id, count, "transcript")
+
+    def usage_records(self, session_id: str, count: int) -> list[bytes]:
+        """The first ``count`` usage records of ``session_id``, as :meth:`transcript_records`."""
+        return self._records(self._keys(session_id)[3], session_id, count, "usage")
+
+    def _records(self, key: str, session_id: str, count: int, what: str) -> list[bytes]:
+        if count <= 0:
+            return []
+        rows = self._call(f"read the {what} records", self.client.lrange, key, 0, count - 1)
+        if len(rows) != count:
+            raise SessionStoreError(
+                f"{self.url}: session {session_id!r} holds {len(rows)} of the {count} "
+                f"{what} records it had when it was loaded (it was deleted since); reload it"
+            )
+        return [bytes(r) for r in rows]
 
     def sessions(self) -> list[str]:
         """The stored session ids, sorted (a ``SCAN`` over the prefix)."""
@@ -139,3 +175,8 @@ class RedisStore:
     def delete(self, session_id: str) -> bool:
         """Remove ``session_id``; ``False`` when there was none."""
         return bool(self._call("delete", self.client.delete, *self._keys(session_id)))
+
+
+def _window(entries: dict[Any, Any]) -> dict[str, bytes]:
+    """The window entries of an ``HGETALL`` reply, by key."""
+    return {(k.decode() if isinstance(k, bytes) else str(k)): bytes(v) for k, v in entries.items()}

@@ -5,8 +5,8 @@ time in seconds since the epoch), ``records`` (append-only: session, kind ``t`` 
 ``l`` usage, sequence number, encoded record) and ``entries`` (keyed: session, ``<region>/<entry
 id>``, encoded window entry). A save is one ``BEGIN IMMEDIATE`` transaction that checks the
 version, appends the new records, puts the new or changed window entries, deletes the ones that
-left the window and replaces the (small) head, so its cost does not follow the session (the
-parts that still follow the window are named in :mod:`regio.store.base`).
+left the window and replaces the (small) head, so its cost follows the turn, not the session
+(:mod:`regio.store.base`).
 
 The file is opened in WAL mode (readers never block the writer; https://sqlite.org/wal.html)
 with a busy timeout, so several processes on one machine can share it: writes are serialized
@@ -143,23 +143,26 @@ class SQLiteStore:
             [(session_id, k, d) for k, d in records.put.items()],
         )
 
-    def _read(self, session_id: str, *, transcript: bool) -> tuple[Any, list[Any], list[Any]]:
-        """The session row (head, version, transcript count), its records (``kind``, ``data``;
-        the usage ledger only unless ``transcript``) and its window entries, in one read
-        transaction. Raises :class:`SessionNotFoundError`."""
-        kinds = "" if transcript else " AND kind = 'l'"
+    def _read(self, session_id: str, *, window: bool) -> tuple[Any, list[Any], list[Any]]:
+        """The session row (head, version, transcript count, usage count), its records
+        (``kind``, ``data``: all of them, or with ``window`` only the newest usage record) and
+        its window entries, in one read transaction. Raises :class:`SessionNotFoundError`."""
+        records = (
+            "SELECT kind, data FROM records WHERE session = ? AND kind = 'l' "
+            "ORDER BY seq DESC LIMIT 1"
+            if window
+            else "SELECT kind, data FROM records WHERE session = ? ORDER BY kind, seq"
+        )
         with self._lock:
             db = self._db
             db.execute("BEGIN")
             try:
                 row = db.execute(
-                    "SELECT head, version, transcript_count FROM sessions WHERE id = ?",
+                    "SELECT head, version, transcript_count, ledger_count FROM sessions "
+                    "WHERE id = ?",
                     (session_id,),
                 ).fetchone()
-                rows = db.execute(
-                    f"SELECT kind, data FROM records WHERE session = ?{kinds} ORDER BY kind, seq",
-                    (session_id,),
-                ).fetchall()
+                rows = db.execute(records, (session_id,)).fetchall()
                 entries = db.execute(
                     "SELECT key, data FROM entries WHERE session = ?", (session_id,)
                 ).fetchall()
@@ -174,37 +177,48 @@ class SQLiteStore:
     ) -> tuple[bytes, list[bytes], list[bytes], int, dict[str, bytes]]:
         """The head, transcript records, usage records, version and window entries of
         ``session_id`` (one read transaction). Raises :class:`SessionNotFoundError`."""
-        row, rows, entries = self._read(session_id, transcript=True)
+        row, rows, entries = self._read(session_id, window=False)
         transcript = [bytes(d) for k, d in rows if k == "t"]
         ledger = [bytes(d) for k, d in rows if k == "l"]
         window = {str(k): bytes(d) for k, d in entries}
         return bytes(row[0]), transcript, ledger, int(row[1]), window
 
-    def load_window(self, session_id: str) -> tuple[bytes, int, list[bytes], int, dict[str, bytes]]:
-        """As :meth:`load`, but with the transcript's record count in place of its records
-        (read them with :meth:`transcript_records` when they are needed): a load then reads
-        what the window needs, not the session's history. Raises
+    def load_window(
+        self, session_id: str
+    ) -> tuple[bytes, int, int, bytes | None, int, dict[str, bytes]]:
+        """What a load needs for the window, in one read transaction: ``(head, transcript
+        record count, usage record count, newest usage record or None, version, window
+        entries)``; read the records with :meth:`transcript_records` / :meth:`usage_records`
+        when they are needed, so a load reads the window, not the session's history. Raises
         :class:`SessionNotFoundError`."""
-        row, rows, entries = self._read(session_id, transcript=False)
+        row, rows, entries = self._read(session_id, window=True)
         window = {str(k): bytes(d) for k, d in entries}
-        return bytes(row[0]), int(row[2]), [bytes(d) for _, d in rows], int(row[1]), window
+        newest = bytes(rows[0][1]) if rows else None
+        return bytes(row[0]), int(row[2]), int(row[3]), newest, int(row[1]), window
 
     def transcript_records(self, session_id: str, count: int) -> list[bytes]:
         """The first ``count`` transcript records of ``session_id`` (append-only, so they are
         the ones a load counted, however many turns were saved since). Works after
         :meth:`close` (a read-only connection of its own). Raises :class:`SessionStoreError`
         when fewer are stored (the session was deleted since)."""
-        query = "SELECT data FROM records WHERE session = ? AND kind = 't' AND seq < ? ORDER BY seq"
+        return self._records(session_id, "t", count, "transcript")
+
+    def usage_records(self, session_id: str, count: int) -> list[bytes]:
+        """The first ``count`` usage records of ``session_id``, as :meth:`transcript_records`."""
+        return self._records(session_id, "l", count, "usage")
+
+    def _records(self, session_id: str, kind: str, count: int, what: str) -> list[bytes]:
+        query = "SELECT data FROM records WHERE session = ? AND kind = ? AND seq < ? ORDER BY seq"
         with self._lock:
             if self._closed:
                 with sqlite3.connect(f"file:{self.path}?mode=ro", uri=True) as db:
-                    rows = db.execute(query, (session_id, count)).fetchall()
+                    rows = db.execute(query, (session_id, kind, count)).fetchall()
             else:
-                rows = self._db.execute(query, (session_id, count)).fetchall()
+                rows = self._db.execute(query, (session_id, kind, count)).fetchall()
         if len(rows) != count:
             raise SessionStoreError(
                 f"{self.url}: session {session_id!r} holds {len(rows)} of the {count} "
-                "transcript records it had when it was loaded (it was deleted since); reload it"
+                f"{what} records it had when it was loaded (it was deleted since); reload it"
             )
         return [bytes(d) for (d,) in rows]
 

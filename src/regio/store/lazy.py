@@ -1,0 +1,120 @@
+"""What a store load leaves to read on first use: the transcript and the usage records.
+
+A load from a store that can (``load_window``) reads the head, the counts, the newest usage
+record and the window entries; :func:`lazy_transcript` and :func:`lazy_usage` read and decode
+the rest when the engine first needs them, and :func:`stored_last_turn` tells the transcript
+which turn its stored records end with (so ``Engine.new_items`` of a later turn reads none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import msgspec
+
+from .base import SessionStoreError
+
+__all__ = ["lazy_transcript", "lazy_usage", "stored_last_turn"]
+
+
+class _HeadTurn(msgspec.Struct):
+    """The one field of a head a lazy load reads before the records (:func:`stored_last_turn`)."""
+
+    last_turn: int | None = None
+
+
+def stored_last_turn(head: bytes) -> int | None:
+    """The turn no stored transcript record of ``head``'s session is later than (``None``
+    for a head written before regio stored it: the records must be read to know)."""
+    try:
+        return msgspec.msgpack.decode(head, type=_HeadTurn).last_turn
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+class _RecordTurn(msgspec.Struct):
+    """The turn of a stored :class:`regio.runtime.transcript.TranscriptRecord` (the rest of
+    the record is skipped, not decoded)."""
+
+    turn: int
+
+
+def lazy_transcript(
+    where: str,
+    transcript: Sequence[bytes] | Callable[[], Sequence[bytes]],
+    count: int,
+    last_turn: int | None = None,
+) -> Any:
+    """A :class:`regio.runtime.transcript.Transcript` of ``count`` stored records
+    (``transcript``: their bytes, or a function reading them from the store), read on first
+    use and decoded then, all at once or one record at a time where a lookup knows the turn it
+    needs (the records' turns are read without decoding the rest); a damaged record raises
+    :class:`SessionStoreError` naming ``where`` when it is decoded. Counting and appending
+    never read them, nor does ``new_items`` of a turn after ``last_turn`` (the head's
+    :func:`stored_last_turn`)."""
+    from regio.runtime.transcript import Transcript, TranscriptRecord
+
+    dec = msgspec.msgpack.Decoder(TranscriptRecord)
+    read: list[Sequence[bytes]] = []
+
+    def raw() -> Sequence[bytes]:
+        if not read:
+            read.append(transcript() if callable(transcript) else transcript)
+        return read[0]
+
+    def damaged(exc: Exception) -> SessionStoreError:
+        return SessionStoreError(
+            f"{where}: a stored transcript record is damaged ({exc}); the window is intact, "
+            "restore the history from a file save"
+        )
+
+    def one(i: int) -> TranscriptRecord:
+        try:
+            return dec.decode(raw()[i])
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise damaged(exc) from exc
+
+    def decode() -> list[TranscriptRecord]:
+        return [one(i) for i in range(len(raw()))]
+
+    def turns() -> list[int]:
+        light = msgspec.msgpack.Decoder(_RecordTurn)
+        try:
+            return [light.decode(r).turn for r in raw()]
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise damaged(exc) from exc
+
+    return Transcript(
+        pending=decode,
+        pending_count=count,
+        pending_last_turn=last_turn,
+        pending_one=one,
+        pending_turns=turns,
+    )
+
+
+def lazy_usage(
+    where: str, read: Callable[[], Sequence[bytes]], count: int, newest: bytes | None
+) -> tuple[Callable[[], list[Any]], int, Any]:
+    """``(read, count, newest)`` of ``count`` stored usage records for
+    :func:`regio.runtime.persistence.restore_engine`'s ``usage``: ``read`` reads and decodes
+    them (on first use of the ledger's records; a damaged record raises
+    :class:`SessionStoreError` naming ``where``), ``newest`` is the last one, decoded now."""
+    from regio.runtime.usage import UsageRecord
+
+    dec = msgspec.msgpack.Decoder(UsageRecord)
+
+    def decode() -> list[Any]:
+        try:
+            return [dec.decode(r) for r in read()]
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise SessionStoreError(
+                f"{where}: a stored usage record is damaged ({exc}); the window is intact"
+            ) from exc
+
+    try:
+        last = dec.decode(newest) if newest is not None else None
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise SessionStoreError(f"{where}: the newest usage record is damaged ({exc})") from exc
+    return decode, count, last

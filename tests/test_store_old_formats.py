@@ -1,0 +1,93 @@
+"""Sessions stored by older regio versions load, render the same and save on in the current
+format: ``tests/fixtures/state/main-20261201-head3.db`` was written by regio's main of
+2026-12-01 (``regio.session-head/3``: each window-sized part one record, rewritten whole when
+it changed), built by ``state_fixture_support.fixture_engine`` saved after every turn; a
+``regio.session-head/2`` session (layout states under the fixed keys ``@ls`` / ``@li``) is
+made from it by rewriting its head."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import sqlite3
+from pathlib import Path
+
+import msgspec
+from msgspec.structs import replace
+
+from regio.runtime import Engine
+from regio.runtime.persistence import engine_state
+from regio.store import SQLiteStore
+from regio.store.base import HEAD_FORMAT
+from state_fixture_support import FIXTURES, SHELL, Ticks, fixture_engine
+
+HEAD3 = FIXTURES / "main-20261201-head3.db"
+
+
+def _head(path: Path, session_id: str) -> dict[str, object]:
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        (raw,) = db.execute("select head from sessions where id = ?", (session_id,)).fetchone()
+    return dict(msgspec.msgpack.decode(raw))
+
+
+def _as_head_2(path: Path, session_id: str) -> None:
+    """Rewrite a ``regio.session-head/3`` session as a ``regio.session-head/2`` one: its
+    layout states under the fixed keys ``@ls`` / ``@li`` (what regio wrote before the digest
+    keys)."""
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        (raw,) = db.execute("select head from sessions where id = ?", (session_id,)).fetchone()
+        head = msgspec.msgpack.decode(raw)
+        last, carried = head.pop("layouts")
+        renamed = {last: "@ls", carried: "@li"}
+        for key, old in ((last, "@ls"), (carried, "@li")):
+            (data,) = db.execute(
+                "select data from entries where session = ? and key = ?", (session_id, key)
+            ).fetchone()
+            db.execute("insert into entries values (?, ?, ?)", (session_id, old, data))
+        db.execute("delete from entries where session = ? and key like '@ls/%'", (session_id,))
+        head["parts"] = [renamed.get(k, k) for k in head["parts"]]
+        head["format"] = "regio.session-head/2"
+        db.execute(
+            "update sessions set head = ? where id = ?",
+            (msgspec.msgpack.encode(head), session_id),
+        )
+
+
+def _loads_renders_and_saves_on(path: Path) -> None:
+    rebuilt = fixture_engine()
+    store = SQLiteStore(path)
+    try:
+        loaded = Engine.load_from(store, "fixture", clock=Ticks())
+        assert engine_state(loaded) == engine_state(rebuilt)
+        assert loaded.state.layout_input == rebuilt.state.layout_input
+        assert loaded.state.last_request == replace(rebuilt.state.last_request, events=())
+        for engine in (loaded, rebuilt):
+            engine.add_user("and the next turn")
+        assert loaded.request(tools=[SHELL])[1] == rebuilt.request(tools=[SHELL])[1]
+        loaded.save_to(store)  # an old session saves on in the current format
+        assert _head(path, "fixture")["format"] == HEAD_FORMAT
+        again = Engine.load_from(store, "fixture", clock=Ticks())
+        assert engine_state(again) == engine_state(loaded)
+        keys = {k for (k,) in store._db.execute("select key from entries")}
+        assert not {k for k in keys if k.startswith(("@order/", "@ls/", "@ri", "@cg"))}
+    finally:
+        store.close()
+
+
+def test_a_session_saved_by_main_of_2026_12_01_loads_renders_and_saves_on(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "head3.db"
+    shutil.copyfile(HEAD3, path)
+    assert _head(path, "fixture")["format"] == "regio.session-head/3"
+    _loads_renders_and_saves_on(path)
+
+
+def test_a_head_2_session_with_fixed_layout_keys_loads_renders_and_saves_on(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "head2.db"
+    shutil.copyfile(HEAD3, path)
+    _as_head_2(path, "fixture")
+    assert _head(path, "fixture")["format"] == "regio.session-head/2"
+    _loads_renders_and_saves_on(path)
