@@ -278,8 +278,9 @@ def test_a_dropped_engine_takes_its_render_log_with_it() -> None:
     assert log() is None and window() is None  # nothing module-level keeps a session alive
 
 
+@pytest.mark.parametrize("reply", [False, True], ids=["report-then-request", "reply-between"])
 def test_a_newer_progress_report_is_patched_in_without_resetting_the_log(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, reply: bool
 ) -> None:
     """A background job reporting once a turn: each newer report replaces the earlier one in
     the call's tool message; the log is not reset, a turn hashes what it adds (flat, not
@@ -301,7 +302,8 @@ def test_a_newer_progress_report_is_patched_in_without_resetting_the_log(
         before = calls[0]
         _turn(engine, i, 1)
         engine.add_tool_result("bg", f"status: running, {i}% done", final=False)
-        engine.add_assistant(f"still running {i}")
+        if reply:
+            engine.add_assistant(f"still running {i}")
         warm = engine.request("anthropic", "claude-sonnet-4-5")[1]
         per_turn.append(calls[0] - before)
     assert engine.render_log.resets == 0
