@@ -191,6 +191,9 @@ def _place(
         elif result_from[call.id][0] != i + 1:
             events.append(Repaired("moved_results", call.id, result_from[call.id][0]))
         results.append(found)
+    pending_any = pending_any or any(
+        isinstance(r, ToolResult) and r.content == PENDING_RESULT for r, _ in results
+    )
     tag: Origin = "pending" if pending_any else "results"
     shell = PMessage("tool", (), f"{tag}:{calls[0].id}", origin=tag)
     placed.append(shell.rebuilt(results))
