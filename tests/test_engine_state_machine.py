@@ -5,8 +5,9 @@ invariants checked after every step:
 * no request over the ceiling;
 * every tool_result is preceded by its tool_use and every tool_use is answered exactly once
   unless its call is still pending (its group open: no result yet, or only progress reports,
-  ``final=False``); the latest result of a call is the one rendered, and a pending call's
-  group is never compacted or evicted away;
+  ``final=False``); the latest result of a call is the one rendered (a latest progress report
+  as one text block of its own, the call's tool_result being the fixed running marker), and a
+  pending call's group is never compacted or evicted away;
 * no pinned, keyed or checklist entry silently lost, and a compact_history region that holds a
   summary never ends up empty;
 * a reject region is untouched by a refused write;
@@ -30,6 +31,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from progress_support import call_is_open
 from regio.content import ToolUse
+from regio.layout.repair import RUNNING_RESULT
 from regio.runtime import Engine
 
 BLUEPRINT = """
@@ -67,6 +69,7 @@ class EngineMachine(RuleBasedStateMachine):
         self.engine = Engine.from_blueprint(BLUEPRINT)
         self.pending: list[str] = []
         self.latest: dict[str, str] = {}
+        self.reported: set[str] = set()  # calls whose latest result is a progress report
         self.steps = 0
         self.calls = 0
         self.keys: dict[str, str] = {}
@@ -99,6 +102,7 @@ class EngineMachine(RuleBasedStateMachine):
         text = f"done {call} " + "out " * size
         self.engine.add_tool_result(call, text)
         self.latest[call] = text
+        self.reported.discard(call)
 
     @rule(which=st.integers(0, 5), size=st.integers(1, 200))
     @precondition(lambda self: bool(self.pending))
@@ -108,6 +112,7 @@ class EngineMachine(RuleBasedStateMachine):
         text = f"status: running {call} step {self.steps} " + "x " * size
         self.engine.add_tool_result(call, text, final=False)
         self.latest[call] = text
+        self.reported.add(call)
 
     @rule(key=st.sampled_from("abcde"), words=st.integers(1, 120))
     def write_fact(self, key: str, words: int) -> None:
@@ -174,7 +179,12 @@ class EngineMachine(RuleBasedStateMachine):
         assert self._bytes() == text  # same state, same bytes
         seen_uses: set[str] = set()
         answered: dict[str, list[str]] = {}
+        reports: dict[str, list[str]] = {}
         for _role, block in _blocks(payload):
+            label = block.get("text", "").partition(";")[0]
+            if label.startswith("[progress report of tool call "):
+                reports.setdefault(label.removeprefix("[progress report of tool call "), [])
+                reports[label.removeprefix("[progress report of tool call ")].append(block["text"])
             if block.get("type") == "tool_use":
                 seen_uses.add(block["id"])
             elif block.get("type") == "tool_result":
@@ -185,8 +195,13 @@ class EngineMachine(RuleBasedStateMachine):
         assert seen_uses - set(answered) <= set(self.pending)
         for cid, texts in answered.items():
             assert len(texts) == 1, cid  # exactly one tool_result per tool_use
-            if cid in self.latest:
+            if cid in self.reported:  # the call's bytes stay; its latest report is a text
+                assert texts == [RUNNING_RESULT], cid
+                assert len(reports.get(cid, [])) == 1, cid
+                assert reports[cid][0].endswith("\n" + self.latest[cid]), cid
+            elif cid in self.latest:
                 assert texts == [self.latest[cid]], cid  # the latest result is rendered
+        assert set(reports) <= self.reported  # no report of a finished call is rendered
         for cid in self.pending:  # a pending call's group is open and still in the window
             assert call_is_open(engine, cid), cid
 

@@ -22,8 +22,8 @@ from regio.layout.repair import (
     advance,
     repair_after,
     run_events,
-    watermarks,
 )
+from regio.layout.watermark import reporting, watermarks
 from regio.runtime import Engine, ExtractiveSummarizer
 from regio.tokens import get_counter
 
@@ -61,7 +61,8 @@ def _resumed(messages: list[PMessage], cuts: list[int]) -> tuple[list[PMessage],
         marks = [m for m in watermarks(messages[pos:], front) if pos + m <= cut]
         if not marks:
             continue
-        run = repair_after(front, messages[pos : pos + marks[-1]])
+        later = reporting(messages[pos + marks[-1] :])
+        run = repair_after(front, messages[pos : pos + marks[-1]], later)
         final += advance(front, run, marks[-1])
         pos += marks[-1]
     run = repair_after(front, messages[pos:])
@@ -175,7 +176,12 @@ def _turn(engine: Engine, i: int, action: int, jobs: list[str] | None = None) ->
         jobs += [f"j{i}a", f"j{i}b"]
 
 
-def _play(steps: list[int], api: str, cold: bool) -> list[tuple[bytes, list[str], list[Any]]]:
+def _play(
+    steps: list[int], api: str, cold: bool, replies: tuple[bool, ...] = (True,)
+) -> list[tuple[bytes, list[str], list[Any]]]:
+    """Play ``steps``, one request a turn; after request ``i`` the assistant replies when
+    ``replies[i % len(replies)]`` (else the next turn follows the request directly: the
+    loop shape where a job's report is the last message of every request)."""
     engine = _engine()
     out = []
     jobs: list[str] = []
@@ -186,7 +192,8 @@ def _play(steps: list[int], api: str, cold: bool) -> list[tuple[bytes, list[str]
         req, payload = engine.request("anthropic", "claude-sonnet-4-5", api=api)
         blocks = [(b.prefix_hash, b.tokens, b.source, b.origin, b.message) for b in req.blocks]
         out.append((json.dumps(payload).encode(), [repr(e) for e in req.events], blocks))
-        engine.add_assistant(f"done {i}")
+        if replies[i % len(replies)]:
+            engine.add_assistant(f"done {i}")
     return out
 
 
@@ -201,13 +208,19 @@ REPORT_REMOVED_BEFORE_A_RESULT += [10, 2, 13, 1, 0, 7, 7, 8, 0, 12]
 
 
 @settings(max_examples=25, deadline=None)
-@given(actions, st.sampled_from(["anthropic", "openai_chat", "openai_responses"]))
-@example(REPORTS_IN_A_ROW, "anthropic")
-@example(REPORT_REMOVED_BEFORE_A_RESULT, "openai_chat")
+@given(
+    actions,
+    st.sampled_from(["anthropic", "openai_chat", "openai_responses"]),
+    st.lists(st.booleans(), min_size=1, max_size=4).map(tuple),
+)
+@example(REPORTS_IN_A_ROW, "anthropic", (True,))
+@example(REPORT_REMOVED_BEFORE_A_RESULT, "openai_chat", (True,))
+@example(REPORTS_IN_A_ROW, "openai_chat", (False,))
+@example(REPORT_REMOVED_BEFORE_A_RESULT, "anthropic", (False, True))
 def test_requests_on_a_warm_log_equal_requests_built_from_scratch(
-    steps: list[int], api: str
+    steps: list[int], api: str, replies: tuple[bool, ...]
 ) -> None:
-    assert _play(steps, api, cold=False) == _play(steps, api, cold=True)
+    assert _play(steps, api, False, replies) == _play(steps, api, True, replies)
 
 
 def test_the_log_is_reset_only_when_the_conversation_is_rewritten() -> None:
@@ -265,8 +278,9 @@ def test_a_dropped_engine_takes_its_render_log_with_it() -> None:
     assert log() is None and window() is None  # nothing module-level keeps a session alive
 
 
+@pytest.mark.parametrize("reply", [False, True], ids=["report-then-request", "reply-between"])
 def test_a_newer_progress_report_is_patched_in_without_resetting_the_log(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, reply: bool
 ) -> None:
     """A background job reporting once a turn: each newer report replaces the earlier one in
     the call's tool message; the log is not reset, a turn hashes what it adds (flat, not
@@ -288,7 +302,8 @@ def test_a_newer_progress_report_is_patched_in_without_resetting_the_log(
         before = calls[0]
         _turn(engine, i, 1)
         engine.add_tool_result("bg", f"status: running, {i}% done", final=False)
-        engine.add_assistant(f"still running {i}")
+        if reply:
+            engine.add_assistant(f"still running {i}")
         warm = engine.request("anthropic", "claude-sonnet-4-5")[1]
         per_turn.append(calls[0] - before)
     assert engine.render_log.resets == 0

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from progress_support import conversation_blueprint
 from regio.content import Message, ToolResult, ToolUse
+from regio.layout.repair import RUNNING_RESULT
 from regio.regions import Refusal, SlidingWindow, Window, WriteResult
 from regio.runtime import Engine
 from regions_support import StubCounter
@@ -77,7 +78,16 @@ def test_the_payload_shows_the_report_that_replaced_a_room_filling_one() -> None
         for b in m["content"]
         if b.get("type") == "tool_result"
     ]
-    assert [s[:13] for s in sent] == ["running later"]
+    assert sent == [RUNNING_RESULT]  # the call's bytes stay while the job runs
+    texts = [
+        b["text"]
+        for m in payload["messages"]
+        if not isinstance(m["content"], str)
+        for b in m["content"]
+        if b.get("type") == "text"
+    ]
+    shown = [t.partition("\n")[2][:13] for t in texts if t.startswith("[progress report")]
+    assert shown == ["running later"]  # the newer report, once
 
 
 @settings(max_examples=100, deadline=None)

@@ -23,7 +23,7 @@ from regio.content import (
     group_messages,
 )
 from regio.layout import RenderLog
-from regio.layout.repair import check_anthropic, check_openai_chat
+from regio.layout.repair import RUNNING_RESULT, check_anthropic, check_openai_chat
 from regio.runtime import Engine
 
 BLUEPRINT = conversation_blueprint("progress", 3000)
@@ -54,6 +54,20 @@ def _results(payload: dict[str, Any], provider: str) -> dict[str, list[str]]:
                 content = b["content"]
                 text = content if isinstance(content, str) else content[0]["text"]
                 out.setdefault(b["tool_use_id"], []).append(text)
+    return out
+
+
+def _reports(payload: dict[str, Any]) -> dict[str, list[str]]:
+    """Every rendered progress report text per call id (the label taken off)."""
+    out: dict[str, list[str]] = {}
+    prefix = "[progress report of tool call "
+    for m in payload["messages"]:
+        content = m["content"]
+        texts = [content] if isinstance(content, str) else [b.get("text", "") for b in content]
+        for text in texts:
+            if isinstance(text, str) and text.startswith(prefix):
+                label, _, body = text.partition("\n")
+                out.setdefault(label.removeprefix(prefix).partition(";")[0], []).append(body)
     return out
 
 
@@ -130,7 +144,8 @@ def test_final_result_replaces_progress_across_requests(provider: str) -> None:
     engine.add_tool_result("c1", "status: running, job 7", final=False)
     _req, payload = engine.request(provider)
     _check(payload, provider)
-    assert _results(payload, provider)["c1"] == ["status: running, job 7"]
+    assert _results(payload, provider)["c1"] == [RUNNING_RESULT]  # the report follows it
+    assert "status: running, job 7" in json.dumps(payload["messages"][-1])
     engine.add_user("is it done?")  # the job is still running when the user speaks
     engine.add_assistant("polling", [ToolUse("c2", "poll", {"job": 7})])
     engine.add_tool_result("c2", "job 7 still running")
@@ -242,6 +257,7 @@ def test_every_call_renders_its_latest_result_once(ops: list[tuple[str, Any]]) -
     calls: list[str] = []
     latest: dict[str, str] = {}
     finished: set[str] = set()
+    running: set[str] = set()  # the calls whose latest result is a progress report
 
     def add(message: Message) -> None:
         engine.add_message(message)
@@ -261,6 +277,9 @@ def test_every_call_renders_its_latest_result_once(ops: list[tuple[str, Any]]) -
             latest[cid] = text
             if op == "final":
                 finished.add(cid)
+                running.discard(cid)
+            else:
+                running.add(cid)
         elif op == "request":
             _req, payload = engine.request(arg)
             _check(payload, arg)
@@ -271,9 +290,14 @@ def test_every_call_renders_its_latest_result_once(ops: list[tuple[str, Any]]) -
         _req, payload = engine.request(provider)
         _check(payload, provider)
         rendered = _results(payload, provider)
+        reports = _reports(payload)
         for cid in _calls(payload, provider):
-            if cid in latest:
+            if cid in running:  # the call's bytes stay; the latest report is shown apart
+                assert rendered[cid] == [RUNNING_RESULT], cid
+                assert reports[cid] == [latest[cid]], cid
+            elif cid in latest:
                 assert rendered[cid] == [latest[cid]], cid
+        assert set(reports) <= running
         # the incremental render (a front reused across requests) equals a fresh one
         engine.render_log = RenderLog()
         _req, again = engine.request(provider)

@@ -132,7 +132,9 @@ def regio_wanted(
         wanted.append((stable_end, stable_ttl, "stable"))
     if last_sys is not None and (stable_end is None or last_sys > stable_end):
         wanted.append((last_sys, stable_ttl, "settled"))
-    newest = next((k for k in reversed(msg_idx) if blocks[k].origin != "pending"), None)
+    newest = next(
+        (k for k in reversed(msg_idx) if blocks[k].origin not in ("pending", "progress")), None
+    )
     if newest is not None:
         wanted.append((newest, ttl, "newest"))
         hashes = set(previous_marks)

@@ -59,6 +59,7 @@ Level = Literal["tools", "system", "messages", "tail"]
 #: ``compact_history`` summary opening the messages (``summary``), or a message the layout
 #: inserted (``synthetic``).
 Origin = Literal[
+    "progress",
     "tool",
     "region",
     "tail",

@@ -45,8 +45,8 @@ from .repair import (
     advance,
     repair_after,
     run_events,
-    watermarks,
 )
+from .watermark import reporting, watermarks
 
 __all__ = ["ConversationView", "Extra", "RenderLog", "frozen_message", "note_message"]
 
@@ -326,13 +326,28 @@ class RenderLog:
         cuts = set(starts[1:])
         k = next((m for m in reversed(watermarks(inputs, self.front)) if m in cuts), 0)
         if k:
-            run = repair_after(self.front, inputs[:k])
-            show_latest(self, run.late, count_block, complete=False)
+            run = self._repaired(inputs[:k], reporting(inputs[k:]), count_block, False)
             self._commit(run, k, count_block, extras, starts.index(k))
             inputs = inputs[k:]
-        run = repair_after(self.front, inputs)
-        show_latest(self, run.late, count_block, complete=True)
+        run = self._repaired(inputs, (), count_block, True)
         return self._view(run, count_block)
+
+    def _repaired(
+        self,
+        inputs: list[PMessage],
+        later: set[str] | tuple[()],
+        count_block: Callable[[Block], int],
+        complete: bool,
+    ) -> RepairRun:
+        """``inputs`` repaired after the front, the shells showing their calls' latest
+        results (:func:`show_latest`; repaired again when that changed the front's carry,
+        which the run starts from)."""
+        carry = self.front.carry
+        run = repair_after(self.front, inputs, later)
+        show_latest(self, run.late, count_block, complete=complete)
+        if self.front.carry is not carry:
+            run = repair_after(self.front, inputs, later)
+        return run
 
     def _layout_blocks(
         self,

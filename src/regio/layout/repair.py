@@ -15,10 +15,14 @@ Rules, in order:
 4. Every call's result is moved into one ``tool`` message directly after the calling assistant
    message, in call order (W-A.1-3, W-O.1-2). A call with no result gets a fixed neutral result:
    :data:`PENDING_RESULT` for a call of the open current-turn group, else
-   :data:`MISSING_RESULT`. The strings carry no timestamp, id or counter.
+   :data:`MISSING_RESULT`. A call whose latest result is a progress report gets the fixed
+   :data:`RUNNING_RESULT` there, and the report itself stays where it was added, as a ``user``
+   message of its own (:func:`report_message`, source ``progress:<call id>``): the bytes at the
+   call do not change while the job reports, only when its final result arrives. The strings
+   carry no timestamp, id or counter.
 5. Adjacent messages of the same role merge (unless the later one is ``separate``, or either
    is a frozen tail copy — source ``frozen:``, see :mod:`regio.layout.tail` — which keeps its
-   own message so it renders exactly as it did in the tail).
+   own message so it renders exactly as it did in the tail, or a progress report).
 6. If the conversation would start with an assistant message, the fixed user message
    :data:`CONVERSATION_START` is inserted first (a conversation starts with a
    user message).
@@ -28,7 +32,7 @@ The pass is idempotent and deterministic.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import attrs
@@ -49,6 +53,7 @@ __all__ = [
     "CONVERSATION_START",
     "MISSING_RESULT",
     "PENDING_RESULT",
+    "RUNNING_RESULT",
     "BlockInfo",
     "LayoutError",
     "PMessage",
@@ -62,13 +67,19 @@ __all__ = [
     "check_openai_chat",
     "repair",
     "repair_after",
+    "report_message",
     "run_events",
-    "watermarks",
 ]
 
 MISSING_RESULT = "[no result was recorded for this tool call]"
 PENDING_RESULT = "[result pending: this tool call has not returned yet]"
 CONVERSATION_START = "[The conversation continues from the context above.]"
+RUNNING_RESULT = (
+    "[running: this tool call has not finished; its latest progress report is further down "
+    "the conversation]"
+)
+#: Source prefix of a rendered progress report (:func:`report_message`).
+REPORT = "progress:"
 
 
 class LayoutError(ValueError):
@@ -123,6 +134,15 @@ def _frozen(m: PMessage) -> bool:
     return m.origin == "frozen"
 
 
+def report_message(report: ToolResult) -> PMessage:
+    """The ``user`` message rendering progress report ``report`` (``ToolResult(final=False)``)
+    where it was added: a fixed label naming the call, the report's text, then its media.
+    Never merged with a neighbour (its own message, so a newer report takes it out whole)."""
+    label = f"[progress report of tool call {report.tool_use_id}; not its final result]\n"
+    blocks: tuple[Block, ...] = (Text(label + report.content), *report.media)
+    return PMessage("user", blocks, REPORT + report.tool_use_id, origin="progress")
+
+
 def _is_user_text(m: PMessage) -> bool:
     return (
         m.role == "user" and not _frozen(m) and any(not isinstance(b, ToolResult) for b in m.blocks)
@@ -133,50 +153,63 @@ def _place(
     m: PMessage,
     i: int,
     result_for: dict[str, tuple[ToolResult, BlockInfo | None]],
-    result_from: dict[str, int],
+    result_from: dict[str, tuple[int, int]],
     last_user_text: int,
     events: list[LayoutEvent],
     marks: dict[str, ProgressCall] | None = None,
+    later: Collection[str] = (),
 ) -> list[PMessage]:
     """Rule 4 for deduplicated message ``i``: the message without its tool results (a ``tool``
     message becomes ``user``), then, if it makes calls, one ``tool`` message with each call's
-    result in call order (a synthesized one when absent). Appends the events to ``events``."""
+    result in call order (a synthesized one when absent), then a :func:`report_message` for
+    each latest progress report it holds. Appends the events to ``events``."""
     placed: list[PMessage] = []
     rest = [(b, n) for b, n in m.pairs() if not isinstance(b, ToolResult)]
     if rest:
         placed.append(m.rebuilt(rest, m.role if m.role != "tool" else "user"))
+    reports = [
+        report_message(b)
+        for q, b in enumerate(m.blocks)
+        if isinstance(b, ToolResult) and not b.is_final and result_from.get(b.tool_use_id) == (i, q)
+    ]
     calls = [b for b in m.blocks if isinstance(b, ToolUse)]
     if not calls:
-        return placed
+        return placed + reports
     results: list[tuple[Block, BlockInfo | None]] = []
     pending_any = False
     for order, call in enumerate(calls):
         found = result_for.get(call.id)
-        if marks is not None and found is not None and not found[0].is_final:
-            moved = result_from[call.id] != i + 1
-            marks[call.id] = ProgressCall(i, order, calls[0].id, len(events), moved)
-        if found is None:
+        if (found is not None and not found[0].is_final) or (found is None and call.id in later):
+            if marks is not None:
+                marks[call.id] = ProgressCall(i, order, calls[0].id, len(events), False)
+            found = (ToolResult(call.id, RUNNING_RESULT), None)
+        elif found is None:
             pending = i > last_user_text
             pending_any = pending_any or pending
             events.append(ResultSynthesized(call.id, pending))
             found = (ToolResult(call.id, PENDING_RESULT if pending else MISSING_RESULT), None)
-        elif result_from[call.id] != i + 1:
-            events.append(Repaired("moved_results", call.id, result_from[call.id]))
+        elif result_from[call.id][0] != i + 1:
+            events.append(Repaired("moved_results", call.id, result_from[call.id][0]))
         results.append(found)
     pending_any = pending_any or any(
-        isinstance(r, ToolResult) and (r.content == PENDING_RESULT or not r.is_final)
-        for r, _ in results
+        isinstance(r, ToolResult) and r.content == PENDING_RESULT for r, _ in results
     )
     tag: Origin = "pending" if pending_any else "results"
     shell = PMessage("tool", (), f"{tag}:{calls[0].id}", origin=tag)
     placed.append(shell.rebuilt(results))
-    return placed
+    return placed + reports
 
 
 def _mergeable(prev: PMessage, m: PMessage) -> bool:
     """Rule 5's test: ``m`` merges into ``prev`` when both have the same role, ``m`` is not
     ``separate`` and neither is a frozen tail copy."""
-    return prev.role == m.role and not m.separate and not _frozen(m) and not _frozen(prev)
+    return (
+        prev.role == m.role
+        and not m.separate
+        and not _frozen(m)
+        and not _frozen(prev)
+        and "progress" not in (m.origin, prev.origin)
+    )
 
 
 class _Merged:
@@ -225,7 +258,8 @@ class ProgressCall:
     ``pending:<first>`` or ``results:<first>``); ``ev_at``: index in the front's place events of
     its ``moved_results`` event (``has_ev``), or where it goes; ``committed``: the latest result
     in the front's inputs as ``(result, info, cleaned index, source)`` (``None`` after the
-    render log removed it); ``shown``: the result the front's shell holds."""
+    render log removed it); ``shown``: the final result the front's shell holds (``None``: the
+    shell holds :data:`RUNNING_RESULT`)."""
 
     call_i: int
     order: int
@@ -332,45 +366,46 @@ def _assign(
     front: RepairFront,
     events: list[LayoutEvent],
     sources: dict[str, str],
-) -> tuple[dict[str, tuple[ToolResult, BlockInfo | None]], dict[str, int]]:
+) -> tuple[dict[str, tuple[ToolResult, BlockInfo | None]], dict[str, tuple[int, int]]]:
     """Rule 3: each result assigned to its call, orphans and earlier results of a call dropped
-    (the latest is kept; ``sources``: the source of each call's latest result). A result of a
-    call of the front's ``progress`` is assigned to it too. Raises :class:`StaleFront` for a
-    result of another call of the front (one it took as missing, or a later result of one
-    it answered)."""
+    (the latest is kept; ``sources``: the source of each call's latest result). Returns each
+    call's latest result and where it is (cleaned index, block index). A result of a call of
+    the front's ``progress`` is assigned to it too. Raises :class:`StaleFront` for a result of
+    another call of the front (one it took as missing, or a later result of one it answered),
+    or a newer result of a call whose report the front still renders."""
     result_for: dict[str, tuple[ToolResult, BlockInfo | None]] = {}
-    result_from: dict[str, int] = {}
+    result_from: dict[str, tuple[int, int]] = {}
     for k, m in enumerate(deduped):
         j = front.cleaned + k
-        for b, n in m.pairs():
+        for q, (b, n) in enumerate(m.pairs()):
             if not isinstance(b, ToolResult):
                 continue
             cid = b.tool_use_id
             tracked = front.progress.get(cid)
-            if tracked is not None:
-                before = result_from.get(cid, tracked.committed[2] if tracked.committed else None)
-                if before is not None:
-                    events.append(Repaired("duplicate_result_dropped", cid, before))
-                result_for[cid], result_from[cid], sources[cid] = (b, n), j, m.source
-                continue
-            if cid in front.calls:
-                raise StaleFront(cid)
-            at = call_at.get(cid)
-            if at is None or at >= j:
-                events.append(OrphanResultDropped(cid, j))
-                continue
+            if tracked is None:
+                if cid in front.calls:
+                    raise StaleFront(cid)
+                at = call_at.get(cid)
+                if at is None or at >= j:
+                    events.append(OrphanResultDropped(cid, j))
+                    continue
+            elif tracked.committed is not None:
+                raise StaleFront(cid)  # its report, now superseded, is in the front
             if cid in result_for:
-                events.append(Repaired("duplicate_result_dropped", cid, result_from[cid]))
-            result_for[cid] = (b, n)
-            result_from[cid] = j
-            sources[cid] = m.source
+                events.append(Repaired("duplicate_result_dropped", cid, result_from[cid][0]))
+            result_for[cid], result_from[cid], sources[cid] = (b, n), (j, q), m.source
     return result_for, result_from
 
 
-def repair_after(front: RepairFront, messages: Sequence[PMessage]) -> RepairRun:
+def repair_after(
+    front: RepairFront, messages: Sequence[PMessage], later: Collection[str] = ()
+) -> RepairRun:
     """Repair ``messages``, the projected conversation after ``front`` (a fresh
     :class:`RepairFront`: the whole conversation). The result equals what :func:`repair` gives
-    for the front's inputs followed by ``messages``, from the front's last merged message on.
+    for the front's inputs followed by ``messages`` and the messages after them, from the
+    front's last merged message on; ``later``: the calls whose latest result is a progress
+    report in those later messages (:func:`reporting`; their shell shows
+    :data:`RUNNING_RESULT`).
 
     Raises :class:`LayoutError` for a ``system`` message and :class:`StaleFront` when a result
     answers a call the front took as missing.
@@ -390,13 +425,15 @@ def repair_after(front: RepairFront, messages: Sequence[PMessage]) -> RepairRun:
     marks: dict[str, ProgressCall] = {}
     for k, m in enumerate(deduped):
         i = front.cleaned + k
-        for pm in _place(m, i, result_for, result_from, last_user_text, ev_place, marks):
+        for pm in _place(m, i, result_for, result_from, last_user_text, ev_place, marks, later):
             merger.add(pm)
     for cid, pc in marks.items():
-        pc.committed = (*result_for[cid], result_from[cid], sources[cid])
-        pc.shown = (*result_for[cid], result_from[cid])
+        if cid in result_for:  # else its report is in the later messages
+            pc.committed = (*result_for[cid], result_from[cid][0], sources[cid])
     late = {
-        c: (*result_for[c], result_from[c], sources[c]) for c in result_for if c in front.progress
+        c: (*result_for[c], result_from[c][0], sources[c])
+        for c in result_for
+        if c in front.progress
     }
     return RepairRun(
         messages=merger.messages(),
@@ -407,7 +444,7 @@ def repair_after(front: RepairFront, messages: Sequence[PMessage]) -> RepairRun:
         cleaned=len(cleaned),
         calls=list(call_at),
         answered=[c for c in result_for if c in call_at],
-        unanswered=[c for c in call_at if c not in result_for],
+        unanswered=[c for c in call_at if c not in result_for and c not in later],
         late=late,
         progress=marks,
     )
@@ -461,53 +498,6 @@ def run_events(front: RepairFront, run: RepairRun) -> list[LayoutEvent]:
     if first == "assistant":
         events.append(Repaired("conversation_start", "", 0))
     return events
-
-
-def _user_text_input(m: PMessage) -> bool:
-    """Whether input ``m`` is a user text once cleaned and deduplicated (:func:`_is_user_text`
-    of what rules 1 and 2 leave of it)."""
-    return (
-        m.role == "user"
-        and not _frozen(m)
-        and any(
-            not isinstance(b, (ToolResult, ToolUse)) and not (isinstance(b, Text) and not b.text)
-            for b in m.blocks
-        )
-    )
-
-
-def watermarks(messages: Sequence[PMessage], front: RepairFront) -> list[int]:
-    """The input positions ``p`` (``0 < p <= len(messages)``) after which no call made in
-    ``messages[:p]`` is still open: each is answered in ``messages[:p]`` or a user text follows
-    it there, and no later message of ``messages`` answers a call so decided missing or
-    brings a later result of a call answered before it. A progress report
-    (``ToolResult(final=False)``) does not close its call."""
-    open_at: dict[str, int] = {}
-    decided: dict[str, int] = {}
-    closed: dict[str, int] = {}
-    seen = set(front.calls)
-    marks: list[int] = []
-    for p, m in enumerate(messages):
-        for b in m.blocks:
-            if isinstance(b, ToolUse) and m.role == "assistant" and b.id not in seen:
-                seen.add(b.id)
-                open_at[b.id] = p
-            elif isinstance(b, ToolResult):
-                cid = b.tool_use_id
-                if open_at.get(cid, p) < p:
-                    if b.is_final:
-                        closed[cid] = open_at.pop(cid)
-                elif cid in decided or cid in closed:
-                    # a late or later result (the latest is rendered): cuts after its call
-                    # were not safe
-                    at = closed[cid] = decided.pop(cid) if cid in decided else closed[cid]
-                    marks = [q for q in marks if q <= at]
-        if _user_text_input(m):
-            decided.update(open_at)
-            open_at.clear()
-        if not open_at:
-            marks.append(p + 1)
-    return marks
 
 
 def repair(messages: Sequence[PMessage]) -> tuple[list[PMessage], list[LayoutEvent]]:

@@ -27,7 +27,9 @@ Two kinds of removal:
   the first :meth:`UnitAnalysis.units_before` units of the removal order, so both kinds compose.
   The open group of a running job (a call with progress reports, ``ToolResult(final=False)``)
   neither limits nor blocks a cut: the removal skips it, so it stays whole (its call and
-  latest report) while the history window evicts the complete units around it.
+  latest report) while the history window evicts the complete units around it. The caps
+  count what is kept, the job's entries, unit and calls included (they are never the ones
+  cut): ``max_items: 6`` keeps six items in all.
 
 The kept list stays well-formed: whole units keep every
 tool result with its call, and the first kept entry is the first entry of a unit (a user
@@ -147,7 +149,10 @@ class UnitAnalysis(msgspec.Struct, frozen=True):
     * ``removed_tokens[j]`` / ``removed_entries[j]``: tokens / entries of the first ``j``
       removable units;
     * ``calls_before[k]``: ``tool_use`` blocks in ``entries[:k]``;
-    * ``open_groups``: ids of open groups.
+    * ``open_groups``: ids of open groups;
+    * ``held_entries[k]`` / ``held_units[k]`` / ``held_calls[k]``: entries, units (by first
+      entry) and ``tool_use`` blocks before ``k`` of running jobs' open groups, which a cut at
+      ``k`` keeps: history windows count them (they are never the ones cut).
     """
 
     safe: tuple[bool, ...]
@@ -165,6 +170,9 @@ class UnitAnalysis(msgspec.Struct, frozen=True):
     removed_entries: tuple[int, ...]
     calls_before: tuple[int, ...]
     open_groups: tuple[str, ...]
+    held_entries: tuple[int, ...] = ()
+    held_units: tuple[int, ...] = ()
+    held_calls: tuple[int, ...] = ()
 
     @property
     def size(self) -> int:
@@ -246,7 +254,17 @@ class UnitAnalysis(msgspec.Struct, frozen=True):
         """``tool_use`` blocks of earlier turns kept by ``cut`` (``entries[cut:turn_start]``)."""
         if cut >= self.turn_start:
             return 0
-        return self.calls_before[self.turn_start] - self.calls_before[cut]
+        held = self.held_calls[cut] if self.held_calls else 0  # a running job's call stays
+        return self.calls_before[self.turn_start] - self.calls_before[cut] + held
+
+    def kept_entries(self, cut: int) -> int:
+        """Entries a cut at ``cut`` keeps: ``entries[cut:]`` and the running jobs' entries
+        before it."""
+        return self.size - cut + (self.held_entries[cut] if self.held_entries else 0)
+
+    def kept_units(self, cut: int) -> int:
+        """Units a cut at safe ``cut`` keeps, the running jobs' groups included."""
+        return self.units_from[cut] + (self.held_units[cut] if self.held_units else 0)
 
     def history_cut(self, caps: HistoryCaps) -> tuple[int, bool]:
         """The history window of ``caps``: the smallest safe cut ``k <= limit`` that meets every
@@ -266,9 +284,9 @@ class UnitAnalysis(msgspec.Struct, frozen=True):
                 continue
             if caps.max_turns is not None and not (k in starts or k == 0 or k == self.limit):
                 continue
-            if caps.max_entries is not None and self.size - k > caps.max_entries:
+            if caps.max_entries is not None and self.kept_entries(k) > caps.max_entries:
                 continue
-            if caps.max_units is not None and self.units_from[k] > caps.max_units:
+            if caps.max_units is not None and self.kept_units(k) > caps.max_units:
                 continue
             if caps.max_turns is not None and self.turns_kept(k) > caps.max_turns:
                 continue
@@ -351,9 +369,7 @@ def analyze(
     for u in removable:
         removed_tokens.append(removed_tokens[-1] + unit_tokens[u])
         removed_entries.append(removed_entries[-1] + len(groups[u].members))
-    calls = [0] * (n + 1)
-    for i, e in enumerate(entries):
-        calls[i + 1] = calls[i] + sum(1 for b in e.blocks if isinstance(b, ToolUse))
+    calls, held_entries, held_units, held_calls = _prefix_counts(entries, groups, running)
     return UnitAnalysis(
         safe=tuple(safe),
         limit=limit,
@@ -368,6 +384,33 @@ def analyze(
         removable=removable,
         removed_tokens=tuple(removed_tokens),
         removed_entries=tuple(removed_entries),
-        calls_before=tuple(calls),
+        calls_before=calls,
         open_groups=grouping.open_groups,
+        held_entries=held_entries,
+        held_units=held_units,
+        held_calls=held_calls,
     )
+
+
+def _prefix_counts(
+    entries: Sequence[Entry], groups: Sequence[TurnGroup], running: Sequence[bool]
+) -> tuple[tuple[int, ...], ...]:
+    """Per cut ``k``: ``tool_use`` blocks before ``k``, and the entries, units (by first
+    entry) and ``tool_use`` blocks before ``k`` of the running groups."""
+    n = len(entries)
+    held = [False] * n
+    firsts = [False] * n
+    for u, group in enumerate(groups):
+        if running[u]:
+            firsts[group.members[0]] = True
+            for m in group.members:
+                held[m] = True
+    out = [[0] * (n + 1) for _ in range(4)]
+    calls, h_entries, h_units, h_calls = out
+    for i, e in enumerate(entries):
+        c = sum(1 for b in e.blocks if isinstance(b, ToolUse))
+        calls[i + 1] = calls[i] + c
+        h_entries[i + 1] = h_entries[i] + held[i]
+        h_units[i + 1] = h_units[i] + firsts[i]
+        h_calls[i + 1] = h_calls[i] + (c if held[i] else 0)
+    return tuple(tuple(x) for x in out)

@@ -10,14 +10,23 @@ its queued ``compact`` items down to the marked units that are still whole and u
 (``compaction_narrowed``), or drops an item none of whose units are left whole
 (``compaction_failed`` with ``dropped=True``; the region's trigger queues a fresh item over
 the current units).
+
+Only a tool result can change the units of queued items (it joins a call's group with the
+groups after it, or extends an open group); an entry without one (a user message, an assistant
+message with or without calls) leaves whole, unprotected units whole and unprotected (a
+property test checks this against the full analysis). So when the region was only appended to
+since the last settle (same entry list, same rewrite epoch, same queued items) and the new
+entries hold no tool result, the analysis (O(entries)) is skipped: the write costs O(new
+entries) while a compaction is queued.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from regio.content import ToolResult
 from regio.regions import events as ev
 
 if TYPE_CHECKING:
@@ -32,6 +41,44 @@ def settle_marks(region: Region) -> None:
     pending = [p for p in region.pending() if p.operation == "compact"]
     if not pending:
         return
+    if _unchanged(region, pending):
+        return
+    _settle(region, pending)
+    _remember(region, [p for p in region.pending() if p.operation == "compact"])
+
+
+def _key(region: Region, pending: list[Any]) -> tuple[Any, ...]:
+    entries = region.entries
+    marks = tuple((p.id, p.entry_ids) for p in pending)
+    return (entries, getattr(entries, "rewrite_epoch", None), len(entries), marks)
+
+
+def _remember(region: Region, pending: list[Any]) -> None:
+    if hasattr(region, "settled"):
+        region.settled = _key(region, pending)
+
+
+def _unchanged(region: Region, pending: list[Any]) -> bool:
+    """Whether ``region`` was only appended to since the last settle, with the same queued
+    items, and no appended entry holds a tool result (then nothing can need settling)."""
+    before = getattr(region, "settled", None)
+    now = _key(region, pending)
+    if (
+        before is None
+        or before[0] is not now[0]
+        or now[1] is None
+        or before[1] != now[1]
+        or before[3] != now[3]
+        or before[2] > now[2]
+    ):
+        return False
+    if any(isinstance(b, ToolResult) for e in region.entries[before[2] :] for b in e.blocks):
+        return False
+    _remember(region, pending)
+    return True
+
+
+def _settle(region: Region, pending: list[Any]) -> None:
     info = region.analysis()
     index = {e.id: i for i, e in enumerate(region.entries)}
     for p in pending:

@@ -1,0 +1,130 @@
+"""What a running job's reports cost in cache: the call's tool_result keeps its bytes while
+the job runs (the fixed running marker), the latest report is rendered where it was added and
+a newer one takes the older one out, so the previous request's prefix is reused up to its
+tail; the final result rewrites the call's tool_result once."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from regio.content import ToolUse
+from regio.layout import RenderLog
+from regio.layout.repair import RUNNING_RESULT
+from regio.runtime import Engine
+
+BLUEPRINT = """
+version: 1
+name: background
+model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 200000}
+tokenizer: heuristic
+regions:
+  - {name: system, kind: pinned, volatility: stable, budget: 400, seed: "You are careful."}
+  - {name: conversation, kind: sliding_window, budget: 150000, max_items: 5000}
+"""
+
+
+def _unmarked(value: Any) -> Any:
+    """``value`` without ``cache_control`` keys (markers move by design)."""
+    if isinstance(value, dict):
+        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_unmarked(v) for v in value]
+    return value
+
+
+def _messages(payload: dict[str, Any]) -> list[Any]:
+    return list(_unmarked(payload["input" if "input" in payload else "messages"]))
+
+
+def _in_common(before: list[Any], after: list[Any]) -> int:
+    return next(
+        (k for k, (a, b) in enumerate(zip(before, after, strict=False)) if a != b),
+        min(len(before), len(after)),
+    )
+
+
+def _session(open_job: bool, provider: str, turns: int = 30) -> tuple[Engine, list[int], int]:
+    """A job reporting every turn (``open_job``) or finished: per turn, the messages the
+    request has in common with the previous one; and the previous request's length."""
+    engine = Engine.from_blueprint(BLUEPRINT)
+    engine.add_user("start the build in the background")
+    engine.add_assistant("starting", [ToolUse("bg", "build", {})])
+    engine.add_tool_result("bg", "status: running", final=False)
+    if not open_job:
+        engine.add_tool_result("bg", "build finished")
+    common, before = [], _messages(engine.request(provider)[1])
+    for i in range(1, turns + 1):
+        engine.add_user(f"question {i}")
+        engine.add_assistant(f"look {i}", [ToolUse(f"c{i}", "ls", {})])
+        engine.add_tool_result(f"c{i}", f"files {i}")
+        if open_job:
+            engine.add_tool_result("bg", f"status: running, {i}% done", final=False)
+        after = _messages(engine.request(provider)[1])
+        common.append(_in_common(before, after))
+        before, length = after, len(before)
+    return engine, common, length
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "openai_responses"])
+def test_a_reporting_job_reuses_the_previous_request_up_to_its_tail(provider: str) -> None:
+    _, opened, length = _session(True, provider)
+    _, closed, _ = _session(False, provider)
+    # before: 2 of 61 (Anthropic), 3 of 91 (OpenAI Chat), 3 of 121 (Responses) in common
+    assert opened[-1] >= length - 1  # all but the previous request's last message
+    assert opened[1:] == closed[1:]  # every turn: as much as with the job closed
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_the_final_result_replaces_the_running_marker_and_the_report_leaves(
+    provider: str,
+) -> None:
+    engine, _, _ = _session(True, provider, turns=3)
+    text = json.dumps(engine.request(provider)[1])
+    assert text.count(RUNNING_RESULT) == 1 and text.count("[progress report of tool call bg") == 1
+    assert "status: running, 3% done" in text and "2% done" not in text
+    engine.add_tool_result("bg", "build finished: 3 files")
+    warm = engine.request(provider)[1]
+    text = json.dumps(warm)
+    assert RUNNING_RESULT not in text and "[progress report of" not in text
+    assert "build finished: 3 files" in text
+    engine.render_log = RenderLog()
+    assert json.dumps(engine.request(provider)[1]) == text  # as a fresh render
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=25),
+    st.sampled_from(["anthropic", "openai", "openai_responses"]),
+)
+def test_a_newer_report_changes_nothing_before_the_older_one(
+    turns: list[tuple[bool, bool]], provider: str
+) -> None:
+    """Per turn: whether the job reports, whether the assistant replies after the request.
+    Every message block of the previous request before its first report block keeps its
+    prefix hash in the next request (nothing before the tail is rewritten)."""
+    engine = Engine.from_blueprint(BLUEPRINT)
+    engine.add_user("start")
+    engine.add_assistant("starting", [ToolUse("bg", "build", {})])
+    engine.add_tool_result("bg", "status: running", final=False)
+    before = engine.request(provider)[0]
+    for i, (report, reply) in enumerate(turns):
+        engine.add_user(f"question {i}")
+        engine.add_assistant(f"look {i}", [ToolUse(f"c{i}", "ls", {})])
+        engine.add_tool_result(f"c{i}", f"files {i}")
+        if report:
+            engine.add_tool_result("bg", f"status: running, step {i}", final=False)
+        after = engine.request(provider)[0]
+        old = [b for b in before.blocks if b.level == "messages"]
+        new = [b for b in after.blocks if b.level == "messages"]
+        r = next((k for k, b in enumerate(old) if b.origin == "progress"), len(old))
+        assert [b.prefix_hash for b in new[:r]] == [b.prefix_hash for b in old[:r]]
+        if not report:  # no newer report: the whole previous conversation is kept
+            assert [b.prefix_hash for b in new[: len(old)]] == [b.prefix_hash for b in old]
+        if reply:
+            engine.add_assistant(f"so {i}")
+        before = after
