@@ -40,3 +40,25 @@ def test_every_part_reads_the_same_options(window: int, reserve: int) -> None:
     engine.options = attrs.evolve(engine.options, context_window=window, output_reserve=reserve)
     assert engine.budget.options == engine.compactor.options == engine.options
     assert engine.budget.options.context_window == window
+
+
+def test_assigned_options_set_the_cache_terms_they_imply() -> None:
+    engine = make_engine(
+        [SlidingWindow(name="conversation", budget=4000)],
+        max_tokens=8000,
+        provider="anthropic",
+        model="claude-sonnet-4-6",
+    )
+    conv = engine.window.regions[0]
+    assert engine.compactor.cache_ttl_s == 300.0
+    engine.options = attrs.evolve(engine.options, provider="openai", model="gpt-4.1", ttl="1h")
+    fresh = make_engine(
+        [SlidingWindow(name="conversation", budget=4000)],
+        max_tokens=8000,
+        provider="openai",
+        model="gpt-4.1",
+        ttl="1h",
+    )
+    assert engine.compactor.cache_ttl_s == fresh.compactor.cache_ttl_s
+    assert conv.cache_multipliers == fresh.window.regions[0].cache_multipliers
+    assert conv.cache_multipliers != (1.25, 0.1)

@@ -113,7 +113,7 @@ def test_a_history_cut_meets_its_caps_counting_what_it_keeps(
             if isinstance(b, ToolUse)
         )
         return (max_entries is None or len(ks) <= max_entries) and (
-            max_tool_calls is None or k >= info.turn_start or calls <= max_tool_calls
+            max_tool_calls is None or calls <= max_tool_calls
         )
 
     k, met = info.history_cut(HistoryCaps(max_entries, None, None, max_tool_calls))
@@ -122,3 +122,23 @@ def test_a_history_cut_meets_its_caps_counting_what_it_keeps(
     if met:
         assert meets(k)
         assert k == min(c for c in allowed if meets(c))  # as much as possible is kept
+
+
+def test_a_running_jobs_call_counts_even_when_the_cut_reaches_the_current_turn() -> None:
+    def e(i: int, role: str, *bs: Any) -> Entry:
+        return Entry(id=f"e{i}", blocks=tuple(bs), role=role, tokens=1)  # type: ignore[arg-type]
+
+    entries = [
+        e(0, "user", Text("go")),
+        e(1, "assistant", ToolUse("bg", "build")),
+        e(2, "tool", ToolResult("bg", "running", final=False)),
+        e(3, "user", Text("q1")),
+        e(4, "assistant", ToolUse("c1", "ls")),
+        e(5, "tool", ToolResult("c1", "ok")),
+        e(6, "user", Text("q2")),
+    ]
+    info = analyze(entries)
+    cut, met = info.history_cut(HistoryCaps(max_tool_calls=0))
+    assert info.calls_kept(cut) == 1  # the job's call is kept wherever the window cuts
+    assert not met  # so a cap of 0 calls cannot be met while the job runs
+    assert info.history_cut(HistoryCaps(max_tool_calls=1))[1]

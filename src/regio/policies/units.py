@@ -251,10 +251,12 @@ class UnitAnalysis(msgspec.Struct, frozen=True):
         return hi - lo + inside
 
     def calls_kept(self, cut: int) -> int:
-        """``tool_use`` blocks of earlier turns kept by ``cut`` (``entries[cut:turn_start]``)."""
+        """``tool_use`` blocks of earlier turns kept by ``cut`` (``entries[cut:turn_start]``
+        and the running jobs' calls before it)."""
+        # a running job's call before the cut stays (its count at the cut's position)
+        held = self.held_calls[min(cut, self.turn_start)] if self.held_calls else 0
         if cut >= self.turn_start:
-            return 0
-        held = self.held_calls[cut] if self.held_calls else 0  # a running job's call stays
+            return held
         return self.calls_before[self.turn_start] - self.calls_before[cut] + held
 
     def kept_entries(self, cut: int) -> int:

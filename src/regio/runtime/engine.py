@@ -12,16 +12,13 @@ Typical loop::
     engine.observe(response.usage)                 # calibration + usage ledger
     engine.add_assistant(...); engine.add_tool_result(...)
 
-Parts (none of them knows the engine): :class:`EngineOptions` (every option, frozen),
-:class:`EngineBudget` (counting and budget truth), :class:`Compactor` (the compaction flush and its
-bookkeeping, sync and async drivers of one generator), :class:`SessionState` (last request,
-layout state), :class:`UsageLedger`, overflow recovery (:func:`regio.runtime.recovery.recover`),
-the context tools (:mod:`regio.runtime.tools`) and persistence
-(:mod:`regio.runtime.persistence`). Events go through the window's bus.
-
-EngineBudget truth: ``ceiling = min(window max, model context window) - output reserve - tool
-schemas - system overhead``, compared with the request's estimate corrected by
-:class:`regio.tokens.Calibration`.
+Parts (none of them knows the engine): :class:`EngineOptions` (frozen; handed to the parts by
+:func:`regio.runtime.engineparts.apply_options`), :class:`EngineBudget` (counting; ``ceiling =
+min(window max, model context window) - output reserve - tool schemas - system overhead``,
+against the estimate corrected by :class:`regio.tokens.Calibration`), :class:`Compactor` (the
+compaction flush, sync and async), :class:`SessionState`, :class:`UsageLedger`, overflow
+recovery (:mod:`regio.runtime.recovery`), the context tools (:mod:`regio.runtime.tools`) and
+persistence (:mod:`regio.runtime.persistence`). Events go through the window's bus.
 """
 
 from __future__ import annotations
@@ -29,22 +26,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
 from regio.content import Block, Entry, Message, Text, Thinking, ToolResult, ToolUse
 from regio.events import Event, EventBus, atransactional, transactional
-from regio.layout import Request, ToolSpec
-from regio.regions import PendingCompaction, Refusal, SlidingWindow, Window, WriteResult
+from regio.layout import RenderLog, Request, ToolSpec
+from regio.regions import PendingCompaction, Refusal, Window, WriteResult
 from regio.tokens import Calibration, TokenCounter
 
 from . import compaction as cp
 from . import flushing, reliefadmit
 from .budget import EngineBudget
-from .cacheprices import cache_terms
 from .compactor import CompactionBook, CompactionResult, Compactor
-from .engineparts import EngineParts
+from .engineparts import apply_options
 from .events import OrphanToolResult
 from .extractive import ExtractiveSummarizer
 from .options import EngineOptions
@@ -66,7 +62,7 @@ __all__ = ["Engine"]
 _STATE_NAMES = tuple(a.name for a in attrs.fields(SessionState))
 
 
-class Engine(EngineParts):
+class Engine:
     """Drives one agent's window (see module doc). Build with :meth:`from_blueprint`, or from a
     :class:`regio.regions.Window` (with a token counter) and :class:`EngineOptions`; option
     keywords (``Engine(window, strategy="naive")``) override ``options``.
@@ -119,14 +115,9 @@ class Engine(EngineParts):
         )
         self.ledger = ledger or UsageLedger()
         self.state = SessionState(**state)
-        terms = cache_terms(opts.provider, opts.model, opts.ttl)
         self.compactor.session = self.state
-        self.compactor.cache_ttl_s = terms.ttl_s
-        for region in window.regions:
-            if isinstance(region, SlidingWindow):
-                region.cache_multipliers = (terms.write, terms.read)
-        #: Where this engine stands in a session store (:class:`regio.store.StoreMark`).
-        self.store_mark: Any = None
+        self.options = opts  # the cache terms follow the options
+        self.store_mark: Any = None  # its place in a session store (regio.store.StoreMark)
 
     # ----- construction ------------------------------------------------------------------
     @classmethod
@@ -161,6 +152,55 @@ class Engine(EngineParts):
             kwargs["ledger"] = UsageLedger(prices=prices)
         kwargs.update(options)
         return cls(**kwargs)
+
+    # ----- parts -------------------------------------------------------------------------
+    @property
+    def options(self) -> EngineOptions:
+        """The engine's :class:`EngineOptions` (frozen; assign new ones to change them: they
+        reach the budget, the compactor and the cache terms, :func:`apply_options`)."""
+        return self.budget.options
+
+    @options.setter
+    def options(self, value: EngineOptions) -> None:
+        apply_options(self.window, self.budget, self.compactor, value)
+
+    @property
+    def summarizer(self) -> Any:
+        """The summarizer compactions call (assignable)."""
+        return self.compactor.summarizer
+
+    @summarizer.setter
+    def summarizer(self, value: Any) -> None:
+        self.compactor.summarizer = value
+
+    @property
+    def render_log(self) -> RenderLog:
+        """The session's :class:`regio.layout.RenderLog` (assignable)."""
+        return self.state.render_log
+
+    @render_log.setter
+    def render_log(self, value: RenderLog) -> None:
+        self.state.render_log = value
+
+    @property
+    def calibration(self) -> Calibration:
+        """Estimate corrections per ``provider:model`` (the budget's)."""
+        return self.budget.calibration
+
+    @property
+    def book(self) -> CompactionBook:
+        """Compaction bookkeeping (strikes, versions, the last result)."""
+        return self.compactor.book
+
+    @property
+    def transcript_log(self) -> Transcript:
+        """The canonical append-only log."""
+        return self.compactor.transcript
+
+    @property
+    def counter(self) -> TokenCounter:
+        """The token counter (the window's; ``Engine()`` refuses a window without one)."""
+        return cast("TokenCounter", self.window.counter)
 
     @property
     def limit(self) -> int:

@@ -1,85 +1,42 @@
-"""The :class:`Engine`'s parts, read and assigned through one front.
+"""An engine's options, handed to every part that reads them.
 
-An engine owns an :class:`regio.runtime.EngineBudget` (counting, the ceiling) and a
-:class:`regio.runtime.Compactor` (compaction and its bookkeeping); both read the engine's
-:class:`regio.runtime.EngineOptions`. The options live on those two parts only, and
-``engine.options = ...`` hands the new options to both, so a budget and a compactor never read
-different options (the context window, the relief policy, standing instructions).
+An :class:`regio.runtime.Engine` owns an :class:`regio.runtime.EngineBudget` (counting, the
+ceiling) and a :class:`regio.runtime.Compactor` (compaction and its bookkeeping); both read the
+engine's :class:`regio.runtime.EngineOptions`, and the cache terms of the options' provider,
+model and TTL (:func:`regio.runtime.cacheprices.cache_terms`) set the compactor's idle TTL and
+each sliding window's cache-price multipliers. :func:`apply_options` sets all of them from one
+value, so no part reads options another part no longer has.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from regio.regions import SlidingWindow
+
+from .cacheprices import cache_terms
 
 if TYPE_CHECKING:
-    from regio.layout import RenderLog
     from regio.regions import Window
-    from regio.tokens import Calibration, TokenCounter
 
     from .budget import EngineBudget
-    from .compactor import CompactionBook, Compactor
+    from .compactor import Compactor
     from .options import EngineOptions
-    from .state import SessionState
-    from .transcript import Transcript
 
-__all__ = ["EngineParts"]
+__all__ = ["apply_options"]
 
 
-class EngineParts:
-    """Properties over an engine's ``budget``, ``compactor``, ``state`` and ``window``."""
-
-    window: Window
-    budget: EngineBudget
-    compactor: Compactor
-    state: SessionState
-
-    @property
-    def options(self) -> EngineOptions:
-        """The engine's :class:`EngineOptions` (frozen; assign a new value to change them:
-        it reaches the budget and the compactor alike)."""
-        return self.budget.options
-
-    @options.setter
-    def options(self, value: EngineOptions) -> None:
-        self.budget.options = value
-        self.compactor.options = value
-
-    @property
-    def summarizer(self) -> Any:
-        """The summarizer compactions call (assignable)."""
-        return self.compactor.summarizer
-
-    @summarizer.setter
-    def summarizer(self, value: Any) -> None:
-        self.compactor.summarizer = value
-
-    @property
-    def render_log(self) -> RenderLog:
-        """The session's :class:`regio.layout.RenderLog` (assignable)."""
-        return self.state.render_log
-
-    @render_log.setter
-    def render_log(self, value: RenderLog) -> None:
-        self.state.render_log = value
-
-    @property
-    def calibration(self) -> Calibration:
-        """Estimate corrections per ``provider:model`` (the budget's)."""
-        return self.budget.calibration
-
-    @property
-    def book(self) -> CompactionBook:
-        """Compaction bookkeeping (strikes, versions, the last result)."""
-        return self.compactor.book
-
-    @property
-    def transcript_log(self) -> Transcript:
-        """The canonical append-only log."""
-        return self.compactor.transcript
-
-    @property
-    def counter(self) -> TokenCounter:
-        """The token counter (the window's)."""
-        counter = self.window.counter
-        assert counter is not None
-        return counter
+def apply_options(
+    window: Window, budget: EngineBudget, compactor: Compactor, options: EngineOptions
+) -> None:
+    """Give ``options`` to ``budget`` and ``compactor`` and set what derives from them: the
+    compactor's ``cache_ttl_s`` (seconds, ``None`` when the provider's TTL is unknown) and the
+    ``cache_multipliers`` (write, read; multiples of the input price) of every
+    :class:`regio.regions.SlidingWindow` in ``window``."""
+    budget.options = options
+    compactor.options = options
+    terms = cache_terms(options.provider, options.model, options.ttl)
+    compactor.cache_ttl_s = terms.ttl_s
+    for region in window.regions:
+        if isinstance(region, SlidingWindow):
+            region.cache_multipliers = (terms.write, terms.read)
