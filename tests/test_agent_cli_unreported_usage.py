@@ -18,10 +18,20 @@ from hypothesis import strategies as st
 
 from regio.agent.cli import UNKNOWN
 from regio.agent.providers import anthropic_usage, openai_usage
+from regio.agent.providers.replay import recorded_unreported
 from regio.agent.types import USAGE_COUNTS
 from regio.cli import main
 from regio.content import Text
-from regio.traces.format import AssistantMessage, Header, Trace, UserMessage, write_trace
+from regio.traces.builder import TraceBuilder
+from regio.traces.format import (
+    AssistantMessage,
+    Header,
+    Trace,
+    Usage,
+    UserMessage,
+    write_trace,
+)
+from regio.traces.openhands import litellm_usage
 
 BLUEPRINT = """
 version: 1
@@ -182,3 +192,43 @@ def test_anthropic_usage_names_exactly_the_counts_it_lacks(plain, read, write, o
 def test_a_llamacpp_cache_count_counts_as_reported() -> None:
     got = openai_usage({"prompt_tokens": 10, "completion_tokens": 1}, {"cache_n": 4})
     assert got.cached_tokens == 4 and "cached_tokens" not in got.unreported
+
+
+def _replay_stop(tmp_path: Path, capsys: Any, usage: Usage) -> str:
+    trace = Trace(
+        Header(id="t", source_format="regio"),
+        (
+            UserMessage(0.0, (Text("Say hello"),)),
+            AssistantMessage(1.0, (Text("Hello."),), usage=usage),
+        ),
+    )
+    path = write_trace(trace, tmp_path / "t.jsonl")
+    bp = tmp_path / "bp.yaml"
+    bp.write_text(BLUEPRINT, encoding="utf-8")
+    assert main(["run", str(bp), "--provider", "replay", "--trace", str(path)]) == 0
+    out = capsys.readouterr().out
+    (stop,) = [line for line in out.splitlines() if line.startswith("stop:")]
+    return stop
+
+
+def test_a_recorded_litellm_usage_without_a_cached_count_replays_it_as_unknown(tmp_path, capsys):
+    builder = TraceBuilder("t.json")
+    usage = litellm_usage({"prompt_tokens": 120, "completion_tokens": 9}, builder, 0)
+    assert usage is not None and "cached_tokens" not in usage.reported
+    assert f"cached {UNKNOWN}" in _replay_stop(tmp_path, capsys, usage)
+
+
+def test_a_recorded_zero_cached_count_replays_as_zero(tmp_path, capsys):
+    builder = TraceBuilder("t.json")
+    raw = {"prompt_tokens": 120, "completion_tokens": 9, "prompt_tokens_details": {}}
+    raw["prompt_tokens_details"]["cached_tokens"] = 0
+    usage = litellm_usage(raw, builder, 0)
+    assert usage is not None
+    assert "cached 0 (0.0%)" in _replay_stop(tmp_path, capsys, usage)
+
+
+@given(cached=OPTIONAL_INT)
+def test_a_recorded_openai_usage_names_the_cached_count_only_when_absent(cached):
+    usage = Usage.openai(100, 5, cached_tokens=cached)
+    assert recorded_unreported(usage) == (() if cached is not None else ("cached_tokens",))
+    assert usage.cached_tokens == (cached or 0)

@@ -154,21 +154,14 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
         )
 
     @classmethod
-    def openai(cls, input_tokens: int, output_tokens: int, cached_tokens: int = 0) -> Usage:
+    def openai(cls, input_tokens: int, output_tokens: int, cached_tokens: int | None = 0) -> Usage:
         """An OpenAI usage (``input_tokens`` is the whole prompt, ``cached_tokens`` part of
-        it)."""
-        return cls(
-            input_tokens,
-            cached_tokens,
-            0,
-            output_tokens,
-            "openai",
-            {
-                "input_tokens": input_tokens,
-                "cached_tokens": cached_tokens,
-                "output_tokens": output_tokens,
-            },
-        )
+        it; ``None`` when the provider did not report it: 0 in the counts and absent from
+        ``reported``)."""
+        reported = {"input_tokens": input_tokens, "output_tokens": output_tokens}
+        if cached_tokens is not None:
+            reported["cached_tokens"] = cached_tokens
+        return cls(input_tokens, cached_tokens or 0, 0, output_tokens, "openai", reported)
 
     @property
     def cache_read_tokens(self) -> int:

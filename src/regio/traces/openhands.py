@@ -72,7 +72,7 @@ def litellm_usage(raw: Any, builder: TraceBuilder, record: int) -> Usage | None:
     if not isinstance(raw, dict):
         return None
     details = raw.get("prompt_tokens_details")
-    cached = details.get("cached_tokens") if isinstance(details, dict) else 0
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
     prompt, output = _int(raw.get("prompt_tokens")), _int(raw.get("completion_tokens"))
     read, write = (
         _int(raw.get("cache_read_input_tokens")),
@@ -89,7 +89,9 @@ def litellm_usage(raw: Any, builder: TraceBuilder, record: int) -> Usage | None:
             builder.issue(record, "usage", "cache tokens exceed prompt_tokens; dropped")
             return None
         return Usage.anthropic(uncached, output, read, write)
-    return Usage.openai(prompt, output, cached_tokens=cached_n or 0)
+    # an absent cached count stays unreported (unknown), not 0 (LiteLLM leaves out
+    # prompt_tokens_details when the provider gives no cache figure)
+    return Usage.openai(prompt, output, cached_tokens=None if cached is None else cached_n)
 
 
 def _reply(response: dict[str, Any]) -> dict[str, Any]:
