@@ -13,8 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from regio.bench.cli import examples_dir
+from regio.bench.output import retention_line
 from regio.bench.peers import peer_available
 from regio.bench.replay import ReplayOutput, replay
+from regio.bench.report import TraceResult
 from regio.bench.retention import PROBE_TYPES, Probe, RetentionMeter, plant_canaries, trace_facts
 from regio.bench.run import bench_trace
 from regio.blueprint import load_blueprint
@@ -147,3 +149,25 @@ def test_scoring_from_a_call_is_scoring_only_the_requests_from_that_call_on(
     for call in range(len(texts)):
         empty.observe(call, "")
     assert empty.observations(since) == every.observations(since)
+
+
+def _trace_result(name: str, start: int | None) -> TraceResult:
+    return TraceResult(
+        trace=name,
+        group="regio",
+        blueprint="b",
+        requests=10,
+        append_only_hit_rate=0.5,
+        region_writes=0,
+        refused_writes=0,
+        models=(),
+        retention_from=start,
+    )
+
+
+def test_the_printed_report_says_every_strategy_is_scored_from_the_same_call() -> None:
+    assert retention_line([_trace_result("a", None)]) is None
+    one = retention_line([_trace_result("a", 29)])
+    assert one is not None and "from call 29" in one and "same requests" in one
+    many = retention_line([_trace_result("a", 29), _trace_result("b", 7), _trace_result("c", None)])
+    assert many is not None and "calls 7-29" in many
