@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from regio.bench.cli import examples_dir
 from regio.bench.output import retention_line
-from regio.bench.peers import peer_available
 from regio.bench.replay import ReplayOutput, replay
 from regio.bench.report import TraceResult
 from regio.bench.retention import PROBE_TYPES, Probe, RetentionMeter, plant_canaries, trace_facts
@@ -23,13 +22,15 @@ from regio.blueprint import load_blueprint
 from regio.traces.synth import synthesize
 
 WINDOW = 12_288
-LAYOUTS = ("recorded", "regio", "regio-summarize-only", "trim")
+# the simulated server-side edit needs no third-party package (CI runs without the bench extra)
+LAYOUTS = ("recorded", "regio", "regio-summarize-only", "anthropic-clear-tool-uses")
+EDIT = "anthropic-clear-tool-uses"
 
 
 @pytest.fixture(scope="module")
 def pressured() -> ReplayOutput:
-    """A generated 120-call coding session at a 12,288-token window, where regio cuts well
-    before `trim` does (checked below, so the test means something)."""
+    """A generated 120-call coding session at a 12,288-token window, where regio cuts
+    before the server-side edit does (checked below, so the test means something)."""
     bp = load_blueprint(examples_dir() / "blueprints" / "coding-agent.yaml")
     trace, planted = plant_canaries(synthesize(120, 7), 0)
     return replay(
@@ -41,11 +42,11 @@ def test_strategies_that_cut_at_different_calls_are_scored_on_the_same_probe_obs
     pressured: ReplayOutput,
 ) -> None:
     cuts = {k: r.first_cut for k, r in pressured.runs.items() if k != "recorded"}
-    assert cuts["trim"] is not None and cuts["regio"] is not None
-    assert cuts["trim"] > cuts["regio"], cuts  # the precondition: they cut at different calls
+    assert cuts[EDIT] is not None and cuts["regio"] is not None
+    assert cuts[EDIT] > cuts["regio"], cuts  # the precondition: they cut at different calls
     observed = {k: pressured.runs[k].retention_observations for k in cuts}
     assert observed["regio"], "nothing was scored"
-    assert observed["trim"] == observed["regio"] == observed["regio-summarize-only"]
+    assert observed[EDIT] == observed["regio"] == observed["regio-summarize-only"]
     assert {"fact", "constraint", "todo", "update", "trace_fact"} <= set(observed["regio"])
 
 
@@ -63,34 +64,35 @@ def test_the_recorded_requests_are_not_scored(pressured: ReplayOutput) -> None:
 
 @pytest.fixture(scope="module")
 def short() -> ReplayOutput:
-    """30 calls at 32k: regio and the server-side edit cut at the last call, `trim` never
-    does (checked below)."""
-    if not peer_available("trim"):
-        pytest.skip("langchain-core (extra 'bench') is not installed")
+    """60 calls at 64k: regio cuts (a parked tool output displaces an older one), the
+    server-side edit never reaches its trigger (checked below)."""
     bp = load_blueprint(examples_dir() / "blueprints" / "coding-agent.yaml")
-    trace, planted = plant_canaries(synthesize(30, 7), 0)
-    layouts = ("regio", "anthropic-clear-tool-uses", "trim")
+    trace, planted = plant_canaries(synthesize(60, 7), 0)
     return replay(
-        trace, bp, layouts=layouts, window_tokens=32_768, probes=planted + trace_facts(trace)
+        trace,
+        bp,
+        layouts=("regio", EDIT),
+        window_tokens=65_536,
+        probes=planted + trace_facts(trace),
     )
 
 
 def test_a_strategy_that_cut_nothing_is_scored_and_keeps_every_canary(
     short: ReplayOutput,
 ) -> None:
-    # before, `trim` was left unscored here ("no compaction") while the edit was scored
-    trim, edit = short.runs["trim"].retention, short.runs["anthropic-clear-tool-uses"].retention
-    assert trim is not None and trim["canaries"] == 1.0
-    assert edit is not None and edit["canaries"] < 1.0
+    # before, the edit was left unscored here ("no compaction") while regio was scored
+    edit = short.runs[EDIT].retention
+    assert edit is not None and edit["canaries"] == 1.0
+    assert short.runs["regio"].retention is not None
 
 
 def test_a_strategy_that_never_cut_is_scored_on_the_same_observations_as_one_that_did(
     short: ReplayOutput,
 ) -> None:
-    edit, trim = short.runs["anthropic-clear-tool-uses"], short.runs["trim"]
-    assert trim.first_cut is None and edit.first_cut is not None  # the precondition
-    assert short.retention_from == edit.first_cut
-    assert trim.retention_observations == edit.retention_observations
+    edit, regio = short.runs[EDIT], short.runs["regio"]
+    assert edit.first_cut is None and regio.first_cut is not None  # the precondition
+    assert short.retention_from == regio.first_cut
+    assert edit.retention_observations == regio.retention_observations
 
 
 def test_the_report_says_from_which_call_retention_is_scored() -> None:

@@ -6,7 +6,7 @@ Shape of ``regio bench --json OUT`` (all token counts in tokens, costs in USD, r
      "traces": [
        {"trace": "swe-agent/function_calling_simple", "group": "swe-agent",
         "blueprint": "coding-agent", "requests": 5, "append_only_hit_rate": 0.71,
-        "region_writes": 4, "notes": [...],
+        "region_writes": 4, "notes": [...], "retention_from": 29,
         "models": [
           {"cache_model": "anthropic:claude-sonnet-4-6", "rule_id": "anthropic/...",
            "layouts": [
