@@ -171,6 +171,18 @@ def _displaces(engine: Engine, op: RegionOp) -> bool:
     return len(engine.window.region(op.region).entries) > op.keep - 1
 
 
+def _apply_all(engines: dict[str, Engine], trackers: dict[str, Tracker], op: RegionOp) -> bool:
+    """Apply ``op`` through every engine; an engine that drops content it was sending (a
+    displaced parked output, a refused write) has cut something. False when any refused."""
+    ok = True
+    for s, engine in engines.items():
+        dropped = _displaces(engine, op)
+        admitted = _apply(engine, op)
+        trackers[s].compacted |= dropped or not admitted
+        ok = ok and admitted
+    return ok
+
+
 @attrs.define
 class _Clock:
     """The trace clock (seconds) the engines read."""
@@ -308,12 +320,7 @@ def _engine_pass(
             if item.region not in names:
                 notes.append(f"{item.rule}: region {item.region!r} is not in the blueprint")
                 continue
-            ok = True
-            for s, engine in engines.items():
-                dropped = _displaces(engine, item)
-                admitted = _apply(engine, item)
-                trackers[s].compacted |= dropped or not admitted  # content it no longer sends
-                ok = ok and admitted
+            ok = _apply_all(engines, trackers, item)
             writes += started
             refused += not ok
         elif isinstance(item, AddMessage):
