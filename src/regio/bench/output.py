@@ -33,6 +33,7 @@ __all__ = [
     "plot_available",
     "print_report",
     "recorded_window_line",
+    "retention_line",
     "series_style",
     "write_plot",
 ]
@@ -220,6 +221,24 @@ def relief_lines(model: ModelResult) -> list[str]:
     return out
 
 
+def retention_line(traces: Sequence[TraceResult]) -> str | None:
+    """The line saying from which model call retention is scored: one call per trace, the
+    same for every strategy (the first at which any of them had cut something). ``None``
+    when no trace measured retention."""
+    starts = [(t.trace, t.retention_from) for t in traces if t.retention_from is not None]
+    if not starts:
+        return None
+    if len(starts) == 1:
+        where = f"from call {starts[0][1]} (0-based) on"
+    else:
+        first = sorted(n for _, n in starts)
+        where = f"from one call per trace on (calls {first[0]}-{first[-1]}, 0-based)"
+    return (
+        f"kept: every strategy is scored on the same requests, {where}: the first call at "
+        "which any strategy of the run had cut something"
+    )
+
+
 def group_table(
     title: str, traces: Sequence[TraceResult], *, window: int | None = None
 ) -> list[Table]:
@@ -322,6 +341,9 @@ def print_report(
         _print_table(console, f"all {len(report.traces)} traces", m, report.window_tokens)
         for line in relief_lines(m):
             console.print(line, highlight=False)
+    kept = retention_line(report.traces)
+    if kept is not None:
+        console.print(kept, highlight=False)
     if report.window_tokens is not None:
         as_sent = recorded_window_line(report.traces, report.window_tokens)
         if as_sent is not None:

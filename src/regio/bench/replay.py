@@ -29,7 +29,12 @@ Strategies (:data:`ALL_LAYOUTS`):
 Per strategy the replay also counts summarizer calls (``compaction_requests``: the requests a
 summarizer was sent), **broken** requests (no task message left: no user message that is not
 an environment observation, and no summary standing for the dropped ones) and, with probes
-(:mod:`regio.bench.retention`), the retention after its first compaction.
+(:mod:`regio.bench.retention`), the retention. Retention is scored for every strategy from
+one common model call, the first at which any strategy of the run had cut something
+(eviction, clearing, trimming, summary or a peer's cut; ``ReplayOutput.retention_from``), so
+every strategy is scored on the same requests and the same probe observations; a strategy that
+had cut nothing by then is scored too (it kept everything it was sent). ``recorded`` is not
+scored (it cuts nothing).
 
 A message larger than the conversation region (or the peers' allowance) is skipped for the
 strategies it cannot fit, with a note; the recorded requests keep it (it was sent).
@@ -57,6 +62,7 @@ from regio.bench.peers import PEERS, make_peer, peer_allowance, peer_available
 from regio.bench.pressure import scale_blueprint
 from regio.bench.report import ReliefStage
 from regio.bench.retention import Probe, RetentionMeter
+from regio.bench.tracking import StrategyRun, Tracker
 from regio.cache.types import CacheRequest
 from regio.content import Entry, Message, block_text
 from regio.layout import ToolSpec, to_cache_request
@@ -96,31 +102,15 @@ RETENTION_SAMPLES = 64
 
 
 @attrs.frozen
-class StrategyRun:
-    """One strategy on one trace. ``requests``: its model calls; ``compaction_requests``:
-    its summarizer calls as requests; ``summarizer``: ``"none"`` (never summarizes),
-    ``"offline"`` (an extractive summarizer not billed) or ``"llm"`` (billed
-    requests); ``compaction_calls``: summarizer calls; ``broken_requests``: requests that
-    lost the task; ``retention``: :meth:`RetentionMeter.result` or ``None``; ``relief``: the
-    relief chain's stage tallies (regio strategies whose blueprint enables it)."""
-
-    requests: list[CacheRequest]
-    compaction_requests: list[CacheRequest] = attrs.field(factory=list)
-    summarizer: str = "none"
-    compaction_calls: int = 0
-    broken_requests: int = 0
-    retention: dict[str, float] | None = None
-    relief: tuple[ReliefStage, ...] = ()
-
-
-@attrs.frozen
 class ReplayOutput:
     """What :func:`replay` produced for one trace.
 
     ``runs``: strategy -> :class:`StrategyRun`; ``raw_sizes``: prompt tokens of each recorded
     request (tokens); ``window``: the window the run was limited to (``None``: the
     blueprint's own); ``region_writes``: region operations made after the first call;
-    ``refused_writes``: writes a region refused; ``notes``: what was skipped or approximated.
+    ``refused_writes``: writes a region refused; ``notes``: what was skipped or approximated;
+    ``retention_from``: the model call from which every strategy's retention is scored (the
+    first call at which any strategy had cut something; ``None``: none cut, or no probes).
     """
 
     trace: str
@@ -130,6 +120,7 @@ class ReplayOutput:
     refused_writes: int
     window: int | None = None
     notes: tuple[str, ...] = ()
+    retention_from: int | None = None
 
     @property
     def requests(self) -> dict[str, list[CacheRequest]]:
@@ -173,6 +164,26 @@ def _apply(engine: Engine, op: RegionOp) -> bool:
     return not isinstance(result, Refusal)
 
 
+def _displaces(engine: Engine, op: RegionOp) -> bool:
+    """Whether ``op`` drops an entry the engine was sending: a ``trim`` (a parked tool output
+    displacing the oldest one, :class:`regio.bench.capture.ParkRule`) on a full region."""
+    if op.action != "trim" or op.keep is None:
+        return False
+    return len(engine.window.region(op.region).entries) > op.keep - 1
+
+
+def _apply_all(engines: dict[str, Engine], trackers: dict[str, Tracker], op: RegionOp) -> bool:
+    """Apply ``op`` through every engine; an engine that drops content it was sending (a
+    displaced parked output, a refused write) has cut something. False when any refused."""
+    ok = True
+    for s, engine in engines.items():
+        dropped = _displaces(engine, op)
+        admitted = _apply(engine, op)
+        trackers[s].compacted |= dropped or not admitted
+        ok = ok and admitted
+    return ok
+
+
 @attrs.define
 class _Clock:
     """The trace clock (seconds) the engines read."""
@@ -205,39 +216,6 @@ def task_texts(trace: Trace) -> frozenset[str]:
     return frozenset(out)
 
 
-@attrs.define
-class _Tracker:
-    """Per strategy: its requests, broken count, compaction flag and retention meter."""
-
-    meter: RetentionMeter
-    requests: list[CacheRequest] = attrs.field(factory=list)
-    compaction_requests: list[CacheRequest] = attrs.field(factory=list)
-    summarizer: str = "none"
-    compaction_calls: int = 0
-    broken: int = 0
-    compacted: bool = False
-    relief: tuple[ReliefStage, ...] = ()
-
-    def seen(self, call: int, has_task: bool, summary: bool, text: Any) -> None:
-        """Account for request ``call``: broken when it has neither the task nor a summary;
-        ``text()`` (the request's text) is measured after a compaction."""
-        if not has_task and not summary:
-            self.broken += 1
-        if self.compacted and self.meter.wants(call):
-            self.meter.observe(call, text())
-
-    def run(self) -> StrategyRun:
-        return StrategyRun(
-            self.requests,
-            self.compaction_requests,
-            self.summarizer,
-            self.compaction_calls,
-            self.broken,
-            self.meter.result(),
-            self.relief,
-        )
-
-
 @attrs.frozen
 class _Setup:
     """What every pass of one replay shares."""
@@ -251,9 +229,10 @@ class _Setup:
     probes: tuple[Probe, ...]
     call_events: tuple[int, ...]
 
-    def tracker(self) -> _Tracker:
+    def tracker(self, scored: bool = True) -> Tracker:
+        """A tracker; ``scored=False``: its requests are not measured for retention."""
         every = max(1, len(self.call_events) // RETENTION_SAMPLES)
-        return _Tracker(RetentionMeter(self.probes, self.call_events, every))
+        return Tracker(RetentionMeter(self.probes if scored else (), self.call_events, every))
 
     def engine(self, clock: Any, options: dict[str, Any]) -> Engine:
         """A regio engine for one layout, its summarizer's calls billed (:mod:`.billing`)."""
@@ -283,7 +262,7 @@ _COMPACTING_EVENTS = (
 )
 
 
-def _watch(engine: Engine, tracker: _Tracker) -> None:
+def _watch(engine: Engine, tracker: Tracker) -> None:
     """Mark ``tracker`` compacted on the engine's eviction / compaction events and count its
     summarizer calls."""
 
@@ -317,13 +296,13 @@ def _engine_has_task(
 
 def _engine_pass(
     setup: _Setup, strategies: Sequence[str], rules: Sequence[CaptureRule], notes: list[str]
-) -> tuple[dict[str, _Tracker], int, int]:
+) -> tuple[dict[str, Tracker], int, int]:
     """Drive one engine per layout through the captured stream."""
     bp, counter = setup.blueprint, setup.counter
     clock = _Clock()
     summary_regions = {r.name for r in bp.regions if r.kind == "compact_history"}
     engines: dict[str, Engine] = {}
-    trackers: dict[str, _Tracker] = {}
+    trackers: dict[str, Tracker] = {}
     for s in strategies:
         options = ABLATIONS.get(s, {"strategy": s})
         engines[s] = setup.engine(clock, options)
@@ -342,7 +321,7 @@ def _engine_pass(
             if item.region not in names:
                 notes.append(f"{item.rule}: region {item.region!r} is not in the blueprint")
                 continue
-            ok = all([_apply(engine, item) for engine in engines.values()])
+            ok = _apply_all(engines, trackers, item)
             writes += started
             refused += not ok
         elif isinstance(item, AddMessage):
@@ -397,7 +376,7 @@ def _engine_pass(
 def _peer_step(
     setup: _Setup,
     peer: Any,
-    tracker: _Tracker,
+    tracker: Tracker,
     call: int,
     empty: CacheRequest,
     emit: Any,
@@ -426,7 +405,7 @@ def _peer_step(
 def _make_peers(
     setup: _Setup,
     names: Sequence[str],
-    trackers: dict[str, _Tracker],
+    trackers: dict[str, Tracker],
     allowance: int,
     system: int,
     tools: int,
@@ -446,12 +425,12 @@ def _make_peers(
 
 def _raw_pass(
     setup: _Setup, names: Sequence[str], notes: list[str]
-) -> tuple[dict[str, _Tracker], list[int]]:
+) -> tuple[dict[str, Tracker], list[int]]:
     """The recorded requests and the peers, fed the trace's messages untouched."""
     bp, counter, trace = setup.blueprint, setup.counter, setup.trace
     recorded = RecordedBaseline(counter.count)
     tools = tools_text(trace.header.tools, counter.count)
-    trackers = {n: setup.tracker() for n in names}
+    trackers = {n: setup.tracker(scored=n != "recorded") for n in names}
     for event in trace.events:
         if isinstance(event, SystemPrompt):
             recorded.set_system(event.text)
@@ -575,12 +554,15 @@ def replay(
     )
     raw_runs, sizes = _raw_pass(setup, raw_names, notes)
     runs = {**engine_runs, **raw_runs}
+    cuts = [t.first_cut for t in runs.values() if t.first_cut is not None]
+    since = min(cuts) if cuts and setup.probes else None
     return ReplayOutput(
         trace=trace.id,
-        runs={x: runs[x].run() for x in layouts if x in runs},
+        runs={x: runs[x].run(since) for x in layouts if x in runs},
         raw_sizes=sizes,
         region_writes=writes,
         refused_writes=refused,
         window=window_tokens,
         notes=tuple(dict.fromkeys(notes)),
+        retention_from=since,
     )

@@ -6,7 +6,7 @@ Shape of ``regio bench --json OUT`` (all token counts in tokens, costs in USD, r
      "traces": [
        {"trace": "swe-agent/function_calling_simple", "group": "swe-agent",
         "blueprint": "coding-agent", "requests": 5, "append_only_hit_rate": 0.71,
-        "region_writes": 4, "notes": [...],
+        "region_writes": 4, "notes": [...], "retention_from": 29,
         "models": [
           {"cache_model": "anthropic:claude-sonnet-4-6", "rule_id": "anthropic/...",
            "layouts": [
@@ -100,8 +100,9 @@ class LayoutResult(msgspec.Struct, frozen=True):
     ``bound_share`` = hit rate / bound. ``compaction_calls`` / ``compaction_cost_usd``: the
     summarizer's calls and their cost under the same cache model (0 for ``summarizer ==
     "offline"``, regio's extractive summarizer, which sends no request). ``retention``:
-    ``{"overall": share, <probe type>: share}`` after the first compaction (``None``: no
-    compaction measured). ``broken_requests``: requests that lost the task.
+    ``{"overall": share, <probe type>: share}`` over the requests from the trace's
+    ``retention_from`` call on, the same requests for every strategy (``None``: not
+    measured). ``broken_requests``: requests that lost the task.
     ``read_per_request`` / ``prompt_per_request`` / ``cost_per_request`` hold the
     per-request figures in request order (for cumulative plots). ``relief``: what regio's
     relief chain did, per stage (empty for strategies without one).
@@ -197,7 +198,9 @@ class TraceResult(msgspec.Struct, frozen=True):
     ``window_tokens`` the window of a pressure run (``None``: the blueprint's own);
     ``bound_hit_rate`` the trace's bound (append-only, or window-capped);
     ``usage_agreement`` the simulator against the recorded provider usage (``None`` when the
-    trace recorded none or ``recorded`` was not run).
+    trace recorded none or ``recorded`` was not run); ``retention_from`` the model call (0-based)
+    from which every strategy's retention is scored: the first at which any strategy of the run
+    had cut something (``None``: no retention measured).
     """
 
     trace: str
@@ -212,6 +215,7 @@ class TraceResult(msgspec.Struct, frozen=True):
     window_tokens: int | None = None
     bound_hit_rate: float = 0.0
     usage_agreement: UsageAgreement | None = None
+    retention_from: int | None = None
 
     def model(self, name: str) -> ModelResult:
         """The results under cache model ``name``; ``KeyError`` naming the ones present."""

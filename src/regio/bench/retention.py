@@ -15,10 +15,13 @@ and bottom (last tenth) of the session:
 paths, identifiers (``snake_case`` / ``CamelCase`` / upper-case codes), numbers of 3+ digits and
 error lines; at most ``limit`` of them, spread evenly over the session.
 
-:class:`RetentionMeter` counts, for each request rendered after a strategy's first compaction
-(trim, eviction or summary), the share of the probes planted before that request whose text
-still occurs in the request (case-sensitive substring). A substring that survives is not
-proof that the model can use it, so the figures are an **upper bound** on what is retained.
+:class:`RetentionMeter` counts, for each measured request, the share of the probes planted
+before that request whose text still occurs in the request (case-sensitive substring). The
+bench scores every strategy of one run from the same model call on: the first call at which any
+of them had cut something (trim, eviction, clearing or summary), so all are scored on the same
+requests and the same probe observations (:func:`regio.bench.replay.replay`). A substring
+that survives is not proof that the model can use it, so the figures are an **upper bound** on
+what is retained.
 """
 
 from __future__ import annotations
@@ -184,45 +187,64 @@ def trace_facts(trace: Trace, limit: int = 48) -> tuple[Probe, ...]:
 
 @attrs.define
 class RetentionMeter:
-    """Surface-match retention of ``probes`` over the requests a strategy renders after its
-    first compaction (module doc). ``call_events``: event index of each model call's reply.
-    ``every``: measure one request in ``every`` (requests are long; 1 measures all)."""
+    """Surface-match retention of ``probes`` over the requests a strategy renders (module
+    doc). ``call_events``: event index of each model call's reply. ``every``: measure one
+    request in ``every`` (requests are long; 1 measures all). Every measured request is kept
+    apart (``counts``), so the share can be taken from any common first call
+    (:meth:`result` ``since``): the bench scores every strategy of a run from the same call."""
 
     probes: tuple[Probe, ...]
     call_events: Sequence[int]
     every: int = 1
-    found: dict[str, int] = attrs.field(factory=dict)
-    total: dict[str, int] = attrs.field(factory=dict)
+    counts: dict[int, dict[str, tuple[int, int]]] = attrs.field(factory=dict)
 
     def wants(self, call: int) -> bool:
         """Whether request ``call`` is measured."""
         return bool(self.probes) and call % max(1, self.every) == 0
 
     def observe(self, call: int, text: str) -> None:
-        """Count the probes planted before model call ``call`` that occur in ``text``."""
+        """Count the probes planted before model call ``call`` that occur in ``text``
+        (``counts[call][type] = (found, total)``; observing a call again replaces it)."""
         at = self.call_events[call]
+        seen: dict[str, tuple[int, int]] = {}
         for p in self.probes:
             if p.event >= at or (p.until is not None and p.until < at):
                 continue
-            self.total[p.type] = self.total.get(p.type, 0) + 1
-            if p.needle in text:
-                self.found[p.type] = self.found.get(p.type, 0) + 1
+            found, total = seen.get(p.type, (0, 0))
+            seen[p.type] = (found + (p.needle in text), total + 1)
+        self.counts[call] = seen
 
-    def result(self) -> dict[str, float] | None:
-        """``{"overall": share, "canaries": share, <type>: share, ...}`` in [0, 1], each the
-        found share of the probe observations counted; ``canaries`` pools the planted types
-        (every type but ``trace_fact``) and is absent when none was measured. ``None`` when
-        nothing was measured (no compaction, or no probe planted yet)."""
-        total = sum(self.total.values())
+    def observations(self, since: int = 0) -> dict[str, int]:
+        """Probe observations per type over the requests measured from call ``since`` on:
+        the denominators of :meth:`result` (type -> count; types never counted are absent)."""
+        return {k: v[1] for k, v in self._sums(since).items() if v[1]}
+
+    def _sums(self, since: int) -> dict[str, tuple[int, int]]:
+        out: dict[str, tuple[int, int]] = {}
+        for call, seen in self.counts.items():
+            if call < since:
+                continue
+            for kind, (found, total) in seen.items():
+                f, t = out.get(kind, (0, 0))
+                out[kind] = (f + found, t + total)
+        return out
+
+    def result(self, since: int = 0) -> dict[str, float] | None:
+        """``{"overall": share, "canaries": share, <type>: share, ...}`` in [0, 1] over the
+        requests measured from model call ``since`` on, each the found share of the probe
+        observations counted; ``canaries`` pools the planted types (every type but
+        ``trace_fact``) and is absent when none was measured. ``None`` when nothing was
+        measured (no request from ``since`` on, or no probe planted yet)."""
+        sums = self._sums(since)
+        total = sum(t for _, t in sums.values())
         if not total:
             return None
-        out = {"overall": sum(self.found.values()) / total}
-        planted = [k for k in self.total if k != "trace_fact" and self.total[k]]
+        out = {"overall": sum(f for f, _ in sums.values()) / total}
+        planted = [k for k, (_, t) in sums.items() if k != "trace_fact" and t]
         if planted:
-            out["canaries"] = sum(self.found.get(k, 0) for k in planted) / sum(
-                self.total[k] for k in planted
-            )
+            out["canaries"] = sum(sums[k][0] for k in planted) / sum(sums[k][1] for k in planted)
         for kind in PROBE_TYPES:
-            if self.total.get(kind):
-                out[kind] = self.found.get(kind, 0) / self.total[kind]
+            found, count = sums.get(kind, (0, 0))
+            if count:
+                out[kind] = found / count
         return out

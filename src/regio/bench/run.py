@@ -128,6 +128,7 @@ def bench_trace(
         window_tokens=window_tokens,
         bound_hit_rate=trace_bound_of(out),
         usage_agreement=usage_agreement(trace, out, models),
+        retention_from=out.retention_from,
     )
 
 
