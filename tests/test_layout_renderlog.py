@@ -115,8 +115,10 @@ regions:
 #: 8 background job started (a progress report), 9 progress report of an open job,
 #: 10 final result of an open job, 11 progress report then reply in the same turn,
 #: 12 a job's report and a parallel call's final result in one message, 13 two reports of a
-#: job in a row, 14 two jobs started by one assistant message.
-actions = st.lists(st.integers(0, 14), min_size=1, max_size=60)
+#: job in a row, 14 two jobs started by one assistant message, 15 a job's report between two
+#: user texts, 16 a job's report after an assistant text (the next reply follows it), 17 a
+#: user text, a job's report and a parallel call's final result in one message.
+actions = st.lists(st.integers(0, 17), min_size=1, max_size=60)
 
 
 def _engine(budget: str = "3000", items: int = 40) -> Engine:
@@ -174,6 +176,18 @@ def _turn(engine: Engine, i: int, action: int, jobs: list[str] | None = None) ->
         runs = (ToolResult(f"j{i}a", "run", final=False), ToolResult(f"j{i}b", "run", final=False))
         engine.add_message(Message("user", runs))
         jobs += [f"j{i}a", f"j{i}b"]
+    elif action == 15 and jobs:
+        engine.add_tool_result(jobs[i % len(jobs)], f"{i}% between texts", final=False)
+        engine.add_user(f"and also {i}")
+    elif action == 16 and jobs:
+        engine.add_assistant(f"waiting {i}")
+        engine.add_tool_result(jobs[i % len(jobs)], f"{i}% after a reply", final=False)
+    elif action == 17 and jobs:
+        job = jobs[i % len(jobs)]
+        engine.add_assistant("", [ToolUse(f"y{i}", "ls", {"i": i})])
+        report = ToolResult(job, f"{job}: {i}% with text", final=False)
+        parts = (Text(f"see {i} " + "word " * (i % 7)), report, ToolResult(f"y{i}", f"y{i} out"))
+        engine.add_message(Message("user", parts))
 
 
 def _play(

@@ -35,7 +35,7 @@ from regio.content import Block, Entry, Text, block_text
 
 from .events import LayoutEvent
 from .model import LayoutBlock, ToolSpec, block_digest, chain_hash
-from .progresslog import drop_removed_reports, show_latest
+from .progresslog import drop_removed_reports, retoken, show_latest
 from .repair import (
     START_MESSAGE,
     PMessage,
@@ -121,6 +121,9 @@ class RenderLog:
         factory=dict
     )
     head: dict[Any, str] = attrs.field(factory=dict)
+    #: entries rewritten without superseded reports since the last request, ``(old, new)``:
+    #: the blocks they kept get their token shares in the new entry (:func:`retoken`)
+    slimmed: list[tuple[Entry, Entry]] = attrs.field(factory=list)
     _conversation: Sequence[Entry] = ()
     _pending_ids: set[str] = attrs.field(factory=set)
     #: entry digests of this request and the previous one: entry id -> (entry, digest)
@@ -152,6 +155,7 @@ class RenderLog:
         self.hashes = set()
         self.messages = 0
         self.rendered = {}
+        self.slimmed = []
         self._pending_ids = {e.id for e in self._conversation}
 
     # ----- entries -------------------------------------------------------------------------
@@ -280,6 +284,8 @@ class RenderLog:
             if self.entries or self.messages or self.front.inputs:
                 self.reset()
             self.strategy, self.root = strategy, root
+        if self.slimmed:
+            retoken(self, split)
         try:
             return self._build(extras, split, count_block)
         except StaleFront:
