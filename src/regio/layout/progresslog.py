@@ -9,10 +9,15 @@ report leaves the shell as it is: the window takes the superseded report's entry
 :class:`regio.layout.renderlog.RenderLog` (re-chaining the prefix hashes of the messages after
 it, usually none or one turn), and the new report is repaired with the newest turn. The final
 result changes the shell once (:func:`show_latest`: one re-chain from the call on, at
-completion). The bytes are those of a full render (the render-log property tests compare them).
+completion). Two shapes around the superseded report follow too: an entry that held it beside
+other blocks (the results of parallel calls) is rewritten by the window without it, and the
+log replaces the entry and gives the blocks it kept their token shares in the new entry
+(:func:`retoken`); and the messages before and after the report's message merge when they
+would in a full repair (same role: a report between two user texts). The bytes are those of a
+full render (the render-log property tests compare them).
 
-Anything else (a result for a call the front took as missing, a result after a final one, a
-partly rewritten entry, a removed report whose neighbours would merge) still resets the log.
+Anything else (a result for a call the front took as missing, a result after a final one, an
+entry otherwise rewritten, a removed report a note is anchored to) still resets the log.
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ tail copies), when the system prefix or the strategy changes, and when a late re
 call the log took as missing. Each of those is a cache miss the provider charges anyway. A
 newer result of a call whose latest result was a progress report (``ToolResult(final=False)``)
 does not reset the log: it is patched into the call's tool message, and the superseded report's
-entry leaving the window is taken out of the log (:mod:`regio.layout.progresslog`).
+entry leaving the window (or rewritten without it, beside the results of parallel calls) is
+taken out of the log (:mod:`regio.layout.progresslog`).
 
 Shapes: tokens are ints; hashes are hex sha256 strings (:func:`regio.layout.model.chain_hash`).
 """
