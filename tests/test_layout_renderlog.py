@@ -115,8 +115,10 @@ regions:
 #: 8 background job started (a progress report), 9 progress report of an open job,
 #: 10 final result of an open job, 11 progress report then reply in the same turn,
 #: 12 a job's report and a parallel call's final result in one message, 13 two reports of a
-#: job in a row, 14 two jobs started by one assistant message.
-actions = st.lists(st.integers(0, 14), min_size=1, max_size=60)
+#: job in a row, 14 two jobs started by one assistant message, 15 a job's report between two
+#: user texts, 16 a job's report after an assistant text (the next reply follows it), 17 a
+#: user text, a job's report and a parallel call's final result in one message.
+actions = st.lists(st.integers(0, 17), min_size=1, max_size=60)
 
 
 def _engine(budget: str = "3000", items: int = 40) -> Engine:
@@ -174,6 +176,18 @@ def _turn(engine: Engine, i: int, action: int, jobs: list[str] | None = None) ->
         runs = (ToolResult(f"j{i}a", "run", final=False), ToolResult(f"j{i}b", "run", final=False))
         engine.add_message(Message("user", runs))
         jobs += [f"j{i}a", f"j{i}b"]
+    elif action == 15 and jobs:
+        engine.add_tool_result(jobs[i % len(jobs)], f"{i}% between texts", final=False)
+        engine.add_user(f"and also {i}")
+    elif action == 16 and jobs:
+        engine.add_assistant(f"waiting {i}")
+        engine.add_tool_result(jobs[i % len(jobs)], f"{i}% after a reply", final=False)
+    elif action == 17 and jobs:
+        job = jobs[i % len(jobs)]
+        engine.add_assistant("", [ToolUse(f"y{i}", "ls", {"i": i})])
+        report = ToolResult(job, f"{job}: {i}% with text", final=False)
+        parts = (Text(f"see {i} " + "word " * (i % 7)), report, ToolResult(f"y{i}", f"y{i} out"))
+        engine.add_message(Message("user", parts))
 
 
 def _play(
@@ -313,3 +327,63 @@ def test_a_newer_progress_report_is_patched_in_without_resetting_the_log(
     assert engine.render_log.resets == 0
     engine.render_log = RenderLog()
     assert json.dumps(engine.request("anthropic", "claude-sonnet-4-5")[1]) == json.dumps(warm)
+
+
+def _report_turn(engine: Engine, i: int, kind: int) -> None:
+    """One turn of a running job ``bg``: 0 its report beside a call's final result in one
+    tool message (with a request between the user's message and the results), 1 its report
+    between two user texts, 2 its report after an assistant text (the reply follows it), 3 a
+    call answered and no report, 4 a user message with a text, the report and a call's
+    result."""
+    report = ToolResult("bg", f"status: running, step {i}", final=False)
+    engine.add_user(f"question {i} " + "word " * (i % 4))
+    if kind == 0:
+        engine.request("anthropic", "claude-sonnet-4-5")
+        engine.add_assistant(f"look {i}", [ToolUse(f"c{i}", "ls", {"i": i})])
+        engine.add_message(Message("user", (ToolResult(f"c{i}", f"files {i} " * 3), report)))
+    elif kind == 1:
+        engine.add_message(Message.tool([report]))
+        engine.add_user(f"and also {i}")
+    elif kind == 2:
+        engine.add_assistant(f"waiting {i}")
+        engine.add_message(Message.tool([report]))
+    elif kind == 3:
+        engine.add_assistant(f"look {i}", [ToolUse(f"c{i}", "ls", {"i": i})])
+        engine.add_tool_result(f"c{i}", f"files {i}")
+    else:
+        engine.add_assistant("", [ToolUse(f"y{i}", "ls", {"i": i})])
+        text = Text(f"see {i} " + "word " * (i % 7))
+        engine.add_message(Message("user", (text, report, ToolResult(f"y{i}", "out " * i))))
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.integers(0, 4), min_size=1, max_size=40),
+    st.sampled_from(["anthropic", "openai_chat", "openai_responses"]),
+    st.lists(st.booleans(), min_size=1, max_size=3),
+)
+def test_a_report_beside_a_result_or_between_same_role_messages_never_resets_the_log(
+    kinds: list[int], api: str, replies: list[bool]
+) -> None:
+    """A superseded report in an entry with other blocks (the window rewrites the entry
+    without it) or between two messages that merge once it is gone: the render log follows
+    without a reset and every request equals one built from scratch."""
+    engine = _engine(budget='"80%"', items=1000)
+    engine.add_user("start the build in the background")
+    engine.add_assistant("starting", [ToolUse("bg", "build", {})])
+    engine.add_tool_result("bg", "status: running", final=False)
+    for i, kind in enumerate(kinds):
+        _report_turn(engine, i, kind)
+        warm = engine.request("anthropic", "claude-sonnet-4-5", api=api)
+        log = engine.render_log
+        engine.render_log = RenderLog()
+        cold = engine.request("anthropic", "claude-sonnet-4-5", api=api)
+        engine.render_log = log
+        assert json.dumps(warm[1]) == json.dumps(cold[1])
+        assert [repr(e) for e in warm[0].events] == [repr(e) for e in cold[0].events]
+        assert [(b.prefix_hash, b.tokens, b.source, b.message) for b in warm[0].blocks] == [
+            (b.prefix_hash, b.tokens, b.source, b.message) for b in cold[0].blocks
+        ]
+        if replies[i % len(replies)]:
+            engine.add_assistant(f"done {i}")
+    assert engine.render_log.resets == 0

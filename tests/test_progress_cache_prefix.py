@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regio.content import ToolUse
+from regio.content import Message, ToolResult, ToolUse
 from regio.layout import RenderLog
 from regio.layout.repair import RUNNING_RESULT
 from regio.runtime import Engine
@@ -48,9 +48,13 @@ def _in_common(before: list[Any], after: list[Any]) -> int:
     )
 
 
-def _session(open_job: bool, provider: str, turns: int = 30) -> tuple[Engine, list[int], int]:
+def _session(
+    open_job: bool, provider: str, turns: int = 30, beside: bool = False
+) -> tuple[Engine, list[int], int]:
     """A job reporting every turn (``open_job``) or finished: per turn, the messages the
-    request has in common with the previous one; and the previous request's length."""
+    request has in common with the previous one; and the previous request's length. With
+    ``beside`` the report comes in the tool message of the turn's call's final result
+    (``[tool_result(c_i), tool_result(bg, final=False)]``)."""
     engine = Engine.from_blueprint(BLUEPRINT)
     engine.add_user("start the build in the background")
     engine.add_assistant("starting", [ToolUse("bg", "build", {})])
@@ -61,9 +65,14 @@ def _session(open_job: bool, provider: str, turns: int = 30) -> tuple[Engine, li
     for i in range(1, turns + 1):
         engine.add_user(f"question {i}")
         engine.add_assistant(f"look {i}", [ToolUse(f"c{i}", "ls", {})])
-        engine.add_tool_result(f"c{i}", f"files {i}")
-        if open_job:
-            engine.add_tool_result("bg", f"status: running, {i}% done", final=False)
+        report = ToolResult("bg", f"status: running, {i}% done", final=False)
+        if beside:
+            results = (ToolResult(f"c{i}", f"files {i}"), *((report,) if open_job else ()))
+            engine.add_message(Message("user", results))
+        else:
+            engine.add_tool_result(f"c{i}", f"files {i}")
+            if open_job:
+                engine.add_message(Message.tool([report]))
         after = _messages(engine.request(provider)[1])
         common.append(_in_common(before, after))
         before, length = after, len(before)
@@ -77,6 +86,24 @@ def test_a_reporting_job_reuses_the_previous_request_up_to_its_tail(provider: st
     # before: 2 of 61 (Anthropic), 3 of 91 (OpenAI Chat), 3 of 121 (Responses) in common
     assert opened[-1] >= length - 1  # all but the previous request's last message
     assert opened[1:] == closed[1:]  # every turn: as much as with the job closed
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "openai_responses"])
+def test_a_report_beside_a_parallel_result_reuses_the_previous_request_up_to_its_tail(
+    provider: str,
+) -> None:
+    """The report in the same tool message as another call's final result: the window takes
+    it out of that entry when the next report comes; the render log follows without a reset
+    and the previous request is reused up to its last message, as with the job closed."""
+    engine, opened, length = _session(True, provider, beside=True)
+    _, closed, _ = _session(False, provider, beside=True)
+    # 60 of 61 (Anthropic), 91 of 92 (OpenAI Chat), 120 of 121 (Responses) in common
+    assert opened[-1] >= length - 1
+    assert opened[1:] == closed[1:]
+    assert engine.render_log.resets == 0
+    warm = json.dumps(engine.request(provider)[1])
+    engine.render_log = RenderLog()
+    assert json.dumps(engine.request(provider)[1]) == warm
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
@@ -98,13 +125,14 @@ def test_the_final_result_replaces_the_running_marker_and_the_report_leaves(
 
 @settings(max_examples=30, deadline=None)
 @given(
-    st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=25),
+    st.lists(st.tuples(st.booleans(), st.booleans(), st.booleans()), min_size=1, max_size=25),
     st.sampled_from(["anthropic", "openai", "openai_responses"]),
 )
 def test_a_newer_report_changes_nothing_before_the_older_one(
-    turns: list[tuple[bool, bool]], provider: str
+    turns: list[tuple[bool, bool, bool]], provider: str
 ) -> None:
-    """Per turn: whether the job reports, whether the assistant replies after the request.
+    """Per turn: whether the job reports, whether the assistant replies after the request,
+    whether the report comes in the tool message of the turn's call's final result.
     Every message block of the previous request before its first report block keeps its
     prefix hash in the next request (nothing before the tail is rewritten)."""
     engine = Engine.from_blueprint(BLUEPRINT)
@@ -112,12 +140,17 @@ def test_a_newer_report_changes_nothing_before_the_older_one(
     engine.add_assistant("starting", [ToolUse("bg", "build", {})])
     engine.add_tool_result("bg", "status: running", final=False)
     before = engine.request(provider)[0]
-    for i, (report, reply) in enumerate(turns):
+    for i, (report, reply, beside) in enumerate(turns):
         engine.add_user(f"question {i}")
         engine.add_assistant(f"look {i}", [ToolUse(f"c{i}", "ls", {})])
-        engine.add_tool_result(f"c{i}", f"files {i}")
+        results = [ToolResult(f"c{i}", f"files {i}")]
         if report:
-            engine.add_tool_result("bg", f"status: running, step {i}", final=False)
+            results.append(ToolResult("bg", f"status: running, step {i}", final=False))
+        if beside:
+            engine.add_message(Message("user", tuple(results)))
+        else:
+            for result in results:
+                engine.add_message(Message.tool([result]))
         after = engine.request(provider)[0]
         old = [b for b in before.blocks if b.level == "messages"]
         new = [b for b in after.blocks if b.level == "messages"]
@@ -128,3 +161,4 @@ def test_a_newer_report_changes_nothing_before_the_older_one(
         if reply:
             engine.add_assistant(f"so {i}")
         before = after
+    assert engine.render_log.resets == 0

@@ -9,10 +9,15 @@ report leaves the shell as it is: the window takes the superseded report's entry
 :class:`regio.layout.renderlog.RenderLog` (re-chaining the prefix hashes of the messages after
 it, usually none or one turn), and the new report is repaired with the newest turn. The final
 result changes the shell once (:func:`show_latest`: one re-chain from the call on, at
-completion). The bytes are those of a full render (the render-log property tests compare them).
+completion). Two shapes around the superseded report follow too: an entry that held it beside
+other blocks (the results of parallel calls) is rewritten by the window without it, and the
+log replaces the entry and gives the blocks it kept their token shares in the new entry
+(:func:`retoken`); and the messages before and after the report's message merge when they
+would in a full repair (same role: a report between two user texts). The bytes are those of a
+full render (the render-log property tests compare them).
 
-Anything else (a result for a call the front took as missing, a result after a final one, a
-partly rewritten entry, a removed report whose neighbours would merge) still resets the log.
+Anything else (a result for a call the front took as missing, a result after a final one, an
+entry otherwise rewritten, a removed report a note is anchored to) still resets the log.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import Any
 
 import msgspec
 
-from regio.content import Block, Entry, ToolResult
+from regio.content import Block, Entry, Text, ToolResult
 
 from .events import LayoutEvent, OrphanResultDropped, Repaired
 from .model import LayoutBlock, chain_hash
@@ -37,37 +42,78 @@ from .repair import (
     StaleFront,
 )
 
-__all__ = ["drop_removed_reports", "show_latest"]
+__all__ = ["drop_removed_reports", "retoken", "show_latest"]
 
 Late = dict[str, tuple[ToolResult, BlockInfo | None, int, str]]
 
 
+def _committed_report(b: Block, entry_id: str, progress: dict[str, ProgressCall]) -> bool:
+    """Whether ``b`` is a progress report of a tracked call whose committed latest result is
+    in entry ``entry_id``."""
+    if not isinstance(b, ToolResult) or b.is_final:
+        return False
+    pc = progress.get(b.tool_use_id)
+    return pc is not None and pc.committed is not None and pc.committed[3] == entry_id
+
+
 def _removed_report(entry: Entry, progress: dict[str, ProgressCall]) -> bool:
     """Whether ``entry`` holds only the committed latest reports of tracked calls."""
-    for b in entry.blocks:
-        if not isinstance(b, ToolResult) or b.is_final:
-            return False
-        pc = progress.get(b.tool_use_id)
-        if pc is None or pc.committed is None or pc.committed[3] != entry.id:
-            return False
-    return bool(entry.blocks)
+    return bool(entry.blocks) and all(
+        _committed_report(b, entry.id, progress) for b in entry.blocks
+    )
 
 
-def _removed(log: Any, conversation: Sequence[Entry], start: int) -> list[int] | None:
-    """Positions (in ``log.entries``) of the consumed entries missing from ``conversation``
-    when all of them are removed reports and the rest is in order; else ``None``."""
+def _lost_reports(old: Entry, new: Entry, progress: dict[str, ProgressCall]) -> list[str]:
+    """The calls whose reports ``new`` lost, when it is ``old`` (the same entry, rewritten in
+    place by :func:`regio.regions.superseded.drop_superseded_progress`) without some of the
+    committed latest reports of tracked calls, its other blocks the same objects in the same
+    order and one of them kept by the repair (not an empty text); else an empty list."""
+    if (new.id, new.role, new.key, new.turn, new.group) != (
+        old.id,
+        old.role,
+        old.key,
+        old.turn,
+        old.group,
+    ) or not any(not (isinstance(b, Text) and not b.text) for b in new.blocks):
+        return []
+    kept = iter(new.blocks)
+    upcoming = next(kept, None)
+    lost: list[str] = []
+    for b in old.blocks:
+        if b is upcoming:
+            upcoming = next(kept, None)
+        elif _committed_report(b, old.id, progress):
+            lost.append(b.tool_use_id)  # type: ignore[union-attr]
+        else:
+            return []
+    return lost if upcoming is None else []
+
+
+def _removed(
+    log: Any, conversation: Sequence[Entry], start: int
+) -> tuple[list[int], dict[int, tuple[Entry, list[str]]]] | None:
+    """Positions (in ``log.entries``) of the consumed entries missing from ``conversation``,
+    and of those rewritten without some reports (position -> the new entry, the calls of the
+    reports it lost), when each holds only committed reports of tracked calls and the rest is
+    in order; else ``None``."""
     entries: list[Entry] = log.entries
     removed: list[int] = []
+    slimmed: dict[int, tuple[Entry, list[str]]] = {}
+    progress = log.front.progress
     c = start
     for i in range(start, len(entries)):
         e = entries[i]
-        if c < len(conversation) and conversation[c] is e:
+        new = conversation[c] if c < len(conversation) else None
+        if new is e:
             c += 1
-        elif _removed_report(e, log.front.progress) and e.id not in log.extras:
+        elif new is not None and (lost := _lost_reports(e, new, progress)):
+            slimmed[i] = (new, lost)
+            c += 1
+        elif _removed_report(e, progress) and e.id not in log.extras:
             removed.append(i)
         else:
             return None
-    return removed
+    return removed, slimmed
 
 
 def _shift(event: LayoutEvent, gone: int) -> LayoutEvent:
@@ -80,41 +126,97 @@ def drop_removed_reports(log: Any, conversation: Sequence[Entry], start: int) ->
     """Take out of ``log`` the consumed entries that ``conversation`` no longer holds (from
     position ``start`` on), when each held only superseded progress reports the log
     committed, with their rendered report messages; their calls wait for the newer result
-    (:func:`show_latest`). Returns False for any other difference (the caller resets the log,
-    which may be partly changed)."""
-    removed = _removed(log, conversation, start)
-    if not removed:
+    (:func:`show_latest`). An entry rewritten without such reports (a report beside results
+    of parallel calls) is replaced, its report messages taken out, and the blocks it kept
+    get their token shares in the new entry later (``log.slimmed``, :func:`retoken`).
+    Returns False for any other difference (the caller resets the log, which may be partly
+    changed)."""
+    found = _removed(log, conversation, start)
+    if found is None or not (found[0] or found[1]):
         return False
+    removed, slimmed = found
     front = log.front
-    gones: list[int] = []
-    calls = list(dict.fromkeys(b.tool_use_id for i in removed for b in log.entries[i].blocks))
+    gone_calls = [b.tool_use_id for i in removed for b in log.entries[i].blocks]
+    calls = list(dict.fromkeys([*gone_calls, *(c for _, lost in slimmed.values() for c in lost)]))
     if any(isinstance(ev, Repaired) and ev.tool_use_id in calls for ev in front.ev_results):
         return False  # a duplicate of these calls was dropped before: the caller starts over
-    for cid in calls:
+    gones: set[int] = set()
+    for cid in dict.fromkeys(gone_calls):
         committed = front.progress[cid].committed
         assert committed is not None
-        gones.append(committed[2])
-    if _may_meet_its_call(front, set(gones)):
+        gones.add(committed[2])
+    if _may_meet_its_call(front, gones):
         return False
     for cid in calls:
         if not _unrender(log, cid):
             return False
         front.progress[cid].committed = None
-    for gone in sorted(set(gones), reverse=True):
-        for events in (front.ev_dedup, front.ev_results, front.ev_place):
-            events[:] = [_shift(ev, gone) for ev in events]
-        for pc in front.progress.values():
-            pc.call_i -= pc.call_i > gone
-            if pc.committed is not None and pc.committed[2] > gone:
-                pc.committed = (*pc.committed[:2], pc.committed[2] - 1, pc.committed[3])
-            if pc.shown is not None and pc.shown[2] > gone:
-                pc.shown = (*pc.shown[:2], pc.shown[2] - 1)
+    for gone in sorted(gones, reverse=True):
+        _shift_front(front, gone)
     front.inputs -= len(removed)
-    front.cleaned -= len(set(gones))
+    front.cleaned -= len(gones)
+    for i, (new, _) in slimmed.items():
+        log.slimmed.append((log.entries[i], new))
+        log.entries[i] = new
     drop = set(removed)
     log.entries = [e for i, e in enumerate(log.entries) if i not in drop]
     log.entry_index = {e.id: i for i, e in enumerate(log.entries)}
     return True
+
+
+def _shift_front(front: Any, gone: int) -> None:
+    """The front's cleaned indexes once cleaned message ``gone`` is taken out."""
+    for events in (front.ev_dedup, front.ev_results, front.ev_place):
+        events[:] = [_shift(ev, gone) for ev in events]
+    for pc in front.progress.values():
+        pc.call_i -= pc.call_i > gone
+        if pc.committed is not None and pc.committed[2] > gone:
+            pc.committed = (*pc.committed[:2], pc.committed[2] - 1, pc.committed[3])
+        if pc.shown is not None and pc.shown[2] > gone:
+            pc.shown = (*pc.shown[:2], pc.shown[2] - 1)
+
+
+def retoken(log: Any, split: Callable[[Entry], list[int]]) -> None:
+    """Give the blocks that the entries rewritten without reports kept (``log.slimmed``:
+    ``(old entry, new entry)``) their token shares in the new entry (``split``): the log's
+    block and the running sums after it, or the front's carry. A block not rendered (a
+    dropped result) has nothing to change."""
+    want: list[tuple[Block, int]] = []
+    for old, new in log.slimmed:
+        was = iter(zip(old.blocks, split(old), strict=True))
+        for b, n in zip(new.blocks, split(new), strict=True):
+            share = next(m for a, m in was if a is b)  # the kept blocks are in order
+            if share != n:
+                want.append((b, n))
+    log.slimmed.clear()
+    for blk, n in want:
+        carry = log.front.carry
+        if carry is not None and any(b is blk for b in carry.blocks):
+            pairs = [(b, (n, i[1] if i else None) if b is blk else i) for b, i in carry.pairs()]
+            log.front.carry = carry.rebuilt(pairs)
+            continue
+        _retoken_block(log, blk, n)
+
+
+def _retoken_block(log: Any, blk: Block, tokens: int) -> None:
+    """The log's block of ``blk`` (searched from the end) counted ``tokens``: the running
+    sums after it follow, and a rendered form keyed on it stays."""
+    blocks: list[LayoutBlock] = log.blocks
+    j = len(blocks) - 1
+    while j >= 0 and blocks[j].block is not blk:
+        j -= 1
+    if j < 0:
+        return
+    old = blocks[j]
+    blocks[j] = msgspec.structs.replace(old, tokens=tokens)
+    delta = tokens - old.tokens
+    cum = log.cum
+    for k in range(j + 1, len(cum)):
+        cum[k] += delta
+    for units in log.rendered.values():
+        unit = units.get(old.message or 0)
+        if unit is not None and unit[0] is old:
+            units[old.message or 0] = (blocks[j], *unit[1:])
 
 
 def _may_meet_its_call(front: Any, gones: set[int]) -> bool:
@@ -130,23 +232,35 @@ def _may_meet_its_call(front: Any, gones: set[int]) -> bool:
     )
 
 
-def _mergeable(a: LayoutBlock, b: LayoutBlock) -> bool:
-    """Whether the messages of ``a`` and ``b`` may merge in a repair (conservative: same role
-    and neither a frozen tail copy nor a progress report)."""
-    return (
-        a.role == b.role
-        and "frozen" not in (a.origin, b.origin)
-        and "progress"
-        not in (
-            a.origin,
-            b.origin,
-        )
-    )
+def _mergeable(a: LayoutBlock, b: LayoutBlock | PMessage) -> bool:
+    """Rule 5 of :mod:`regio.layout.repair` for the message of ``a`` followed by the message
+    of ``b`` (no message of the render log is ``separate``): same role, and neither is a
+    frozen tail copy, a progress report or the conversation-start message."""
+    return a.role == b.role and not {a.origin, b.origin} & {"frozen", "progress", "synthetic"}
+
+
+def _merge_events(front: Any, report: int, merge: bool) -> None:
+    """The front's merge events once the report message at merged index ``report`` is gone:
+    a later index is one less; with ``merge`` (the messages around the report merged) two
+    less, after a new merge event at ``report`` (the events are in order of their index)."""
+    out: list[LayoutEvent] = []
+    insert = merge
+    for ev in front.ev_merge:
+        if isinstance(ev, Repaired) and ev.message > report:
+            if insert:
+                out.append(Repaired("merged", "", report))
+                insert = False
+            ev = msgspec.structs.replace(ev, message=ev.message - (2 if merge else 1))
+        out.append(ev)
+    if insert:
+        out.append(Repaired("merged", "", report))
+    front.ev_merge[:] = out
 
 
 def _unrender(log: Any, cid: str) -> bool:
     """Take the rendered report message of call ``cid`` out of the log (the front's carry or
-    its final blocks); False when it is not there or its neighbours would merge."""
+    its final blocks); the messages around it merge when a full repair merges them (the one
+    after it may be the front's carry). False when the report is not there."""
     front = log.front
     source = REPORT + cid
     carry = front.carry
@@ -162,40 +276,42 @@ def _unrender(log: Any, cid: str) -> bool:
     s = e
     while s and blocks[s - 1].source == source:
         s -= 1
+    before = blocks[s - 1] if s else None
     after = blocks[e] if e < len(blocks) else None
-    if s and after is not None and _mergeable(blocks[s - 1], after):
-        return False
-    if s and after is None and carry is not None:
-        last = blocks[s - 1]
-        if last.role == carry.role and "frozen" not in (last.origin, carry.origin):
-            return False
-    index = blocks[s].message or 0
-    merged_index = index - (log.messages - front.merged)
-    _rechain(log, s, e)
-    front.merged -= 1
-    front.ev_merge[:] = [
-        msgspec.structs.replace(ev, message=ev.message - 1)
-        if isinstance(ev, Repaired) and ev.message > merged_index
-        else ev
-        for ev in front.ev_merge
-    ]
+    report = (blocks[s].message or 0) - (log.messages - front.merged)
+    merge = before is not None and after is not None and _mergeable(before, after)
+    _rechain(log, s, e, before if merge else None)
+    front.merged -= 2 if merge else 1
+    if before is not None and after is None and carry is not None and _mergeable(before, carry):
+        last = _unfinalize(log)  # the message before the report absorbs the carry
+        assert last is not None
+        front.carry = last.rebuilt([*last.pairs(), *carry.pairs()])
+        merge = True
+    _merge_events(front, report, merge)
     return True
 
 
-def _rechain(log: Any, s: int, e: int) -> None:
+def _rechain(log: Any, s: int, e: int, merge: LayoutBlock | None = None) -> None:
     """Remove the message of the log's blocks ``[s:e)``: the later blocks get the prefix
     hashes, running sums and message indexes (one less) they have without it, and keep their
-    rendered forms."""
+    rendered forms. With ``merge`` (the last block of the message before it) the message after
+    it joins that message (its source and origin; the later messages two less)."""
     blocks: list[LayoutBlock] = log.blocks
     index = blocks[s].message or 0
     h = blocks[s - 1].prefix_hash if s else (log.root or "")
     for b in blocks[s:]:
         log.hashes.discard(b.prefix_hash)
+    gone = 1 if merge is None else 2
     new: list[LayoutBlock] = []
     firsts: dict[int, LayoutBlock] = {}
     for b in blocks[e:]:
         h = chain_hash(h, b.digest)
-        nb = msgspec.structs.replace(b, prefix_hash=h, message=(b.message or 0) - 1)
+        if merge is not None and b.message == index + 1:
+            nb = msgspec.structs.replace(
+                b, prefix_hash=h, message=index - 1, source=merge.source, origin=merge.origin
+            )
+        else:
+            nb = msgspec.structs.replace(b, prefix_hash=h, message=(b.message or 0) - gone)
         new.append(nb)
         firsts.setdefault(nb.message or 0, nb)
     blocks[s:] = new
@@ -205,12 +321,13 @@ def _rechain(log: Any, s: int, e: int) -> None:
         cum.append(cum[-1] + b.tokens)
         log.hashes.add(b.prefix_hash)
     last = log.messages
-    log.messages -= 1
+    log.messages -= gone
+    first = index + 1 - gone  # the first message whose rendered form changes
     for units in log.rendered.values():
-        moved = [(k, units.pop(k)) for k in range(index, last) if k in units]
+        moved = [(k, units.pop(k)) for k in range(first, last) if k in units]
         for k, v in moved:
-            if k > index and k - 1 in firsts:
-                units[k - 1] = (firsts[k - 1], *v[1:])
+            if k > index + gone - 1 and k - gone in firsts:
+                units[k - gone] = (firsts[k - gone], *v[1:])
 
 
 def _unfinalize(log: Any) -> PMessage | None:

@@ -17,7 +17,8 @@ tail copies), when the system prefix or the strategy changes, and when a late re
 call the log took as missing. Each of those is a cache miss the provider charges anyway. A
 newer result of a call whose latest result was a progress report (``ToolResult(final=False)``)
 does not reset the log: it is patched into the call's tool message, and the superseded report's
-entry leaving the window is taken out of the log (:mod:`regio.layout.progresslog`).
+entry leaving the window (or rewritten without it, beside the results of parallel calls) is
+taken out of the log (:mod:`regio.layout.progresslog`).
 
 Shapes: tokens are ints; hashes are hex sha256 strings (:func:`regio.layout.model.chain_hash`).
 """
@@ -35,7 +36,7 @@ from regio.content import Block, Entry, Text, block_text
 
 from .events import LayoutEvent
 from .model import LayoutBlock, ToolSpec, block_digest, chain_hash
-from .progresslog import drop_removed_reports, show_latest
+from .progresslog import drop_removed_reports, retoken, show_latest
 from .repair import (
     START_MESSAGE,
     PMessage,
@@ -121,6 +122,9 @@ class RenderLog:
         factory=dict
     )
     head: dict[Any, str] = attrs.field(factory=dict)
+    #: entries rewritten without superseded reports since the last request, ``(old, new)``:
+    #: the blocks they kept get their token shares in the new entry (:func:`retoken`)
+    slimmed: list[tuple[Entry, Entry]] = attrs.field(factory=list)
     _conversation: Sequence[Entry] = ()
     _pending_ids: set[str] = attrs.field(factory=set)
     #: entry digests of this request and the previous one: entry id -> (entry, digest)
@@ -152,6 +156,7 @@ class RenderLog:
         self.hashes = set()
         self.messages = 0
         self.rendered = {}
+        self.slimmed = []
         self._pending_ids = {e.id for e in self._conversation}
 
     # ----- entries -------------------------------------------------------------------------
@@ -280,6 +285,8 @@ class RenderLog:
             if self.entries or self.messages or self.front.inputs:
                 self.reset()
             self.strategy, self.root = strategy, root
+        if self.slimmed:
+            retoken(self, split)
         try:
             return self._build(extras, split, count_block)
         except StaleFront:
