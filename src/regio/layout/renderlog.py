@@ -16,9 +16,10 @@ when the conversation is rewritten (compaction, eviction, release, settled notes
 tail copies), when the system prefix or the strategy changes, and when a late result answers a
 call the log took as missing. Each of those is a cache miss the provider charges anyway. A
 newer result of a call whose latest result was a progress report (``ToolResult(final=False)``)
-does not reset the log: it is patched into the call's tool message, and the superseded report's
-entry leaving the window (or rewritten without it, beside the results of parallel calls) is
-taken out of the log (:mod:`regio.layout.progresslog`).
+does not reset the log: a newer report is rendered as its own message where it was added and
+the superseded report's message is taken out (its entry leaving the window, or rewritten
+without it beside the results of parallel calls); the final result replaces the call's running
+marker once (:mod:`regio.layout.progresslog`).
 
 Shapes: tokens are ints; hashes are hex sha256 strings (:func:`regio.layout.model.chain_hash`).
 """
