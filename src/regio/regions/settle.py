@@ -16,8 +16,11 @@ groups after it, or extends an open group); an entry without one (a user message
 message with or without calls) leaves whole, unprotected units whole and unprotected (a
 property test checks this against the full analysis). So when the region was only appended to
 since the last settle (same entry list, same rewrite epoch, same queued items) and the new
-entries hold no tool result, the analysis (O(entries)) is skipped: the write costs O(new
-entries) while a compaction is queued.
+entries hold no tool result, the analysis (O(entries)) is skipped: such a write costs O(new
+entries) while a compaction is queued. A write holding a tool result still runs the analysis.
+The engine flushes queued compactions before it adds messages, so in its loop a compaction is
+rarely queued at a write at all (measured: no settle in a 700-turn session); the skip matters
+to windows driven directly, where compactions stay queued until the caller completes them.
 """
 
 from __future__ import annotations
