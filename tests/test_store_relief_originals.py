@@ -115,3 +115,25 @@ def test_the_head_holds_the_root_of_the_originals_not_their_ids() -> None:
     assert head.originals is None and head.lists is not None
     assert head.lists["@rl"] == ("c999", 1_000)
     assert len(records.head) <= early + 512, (early, len(records.head))
+
+
+def test_a_trimmed_result_that_left_the_window_restores_whole_after_a_load(
+    tmp_path: Path,
+) -> None:
+    # why the session keeps every original: the transcript holds the result as admitted
+    # (trimmed), so after its group has left the window the original is the only full copy
+    session = HistorySession(relief=True)
+    session.advance_to(150)
+    engine = session.engine
+    assert engine.window.call_group("c0") is None  # its turn group has left the window
+    full = " ".join(f"item 0 line {k} status ok" for k in range(20))
+    admitted = engine.transcript_log.tool_result("c0")
+    assert admitted is not None and admitted.content != full  # trimmed on admission
+    store = SQLiteStore(tmp_path / "s.db")
+    try:
+        engine.save_to(store, "r")
+        loaded = _load(store)
+        out = loaded.handle_tool_call("context_restore", {"call_id": "c0"})
+        assert out.ok and out.text == full
+    finally:
+        store.close()
