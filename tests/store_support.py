@@ -105,19 +105,25 @@ regions:
 class HistorySession:
     """A long agent session (also ``benchmarks/test_bench_session_scaling.py``'s): a
     60-message conversation compacted 20 messages at a time into a summary history, which
-    fills its 3,000 tokens over the first ~1,000 turns."""
+    fills its 3,000 tokens over the first ~1,000 turns. With ``relief``, every result is long
+    and the relief chain trims it on admission (so the session keeps one relief original per
+    turn)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, relief: bool = False) -> None:
+        from regio.policies.relief import ReliefPolicy, ToolRelief
         from regio.runtime import Engine, ExtractiveSummarizer
         from regio.tokens import get_counter
 
         counter = get_counter("heuristic")
+        policy = ReliefPolicy(tools={"read": ToolRelief(max_result_tokens=16)}) if relief else None
         self.engine = Engine.from_blueprint(
             HISTORY_BLUEPRINT,
             token_counter=counter,
             summarizer=ExtractiveSummarizer(counter=counter, max_summary_tokens=200),
             clock=lambda: 0.0,
+            relief=policy,
         )
+        self.relief = relief
         self.turns = 0
 
     def advance_to(self, n: int) -> None:
@@ -131,7 +137,10 @@ class HistorySession:
             e.add_user(f"turn {i}: please check item {i} and report")
             e.write("env_state", f"cwd=/repo step={i}", key="env")
             e.add_assistant(f"checking {i}", [ToolUse(f"c{i}", "read", {"item": i})])
-            e.add_tool_result(f"c{i}", f"item {i}: status ok, size {i * 7}")
+            result = f"item {i}: status ok, size {i * 7}"
+            if self.relief:
+                result = " ".join(f"item {i} line {k} status ok" for k in range(20))
+            e.add_tool_result(f"c{i}", result)
             e.request("anthropic", "claude-sonnet-4-6")
             e.add_assistant(f"item {i} checked: status ok, next {i + 1}")
             self.turns += 1

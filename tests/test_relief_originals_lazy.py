@@ -1,6 +1,7 @@
 """The summarizer's originals after a load (``relief.with_originals``): the first summary of a
 loaded session reads only the relief-edited messages it summarizes, by entry id and turn,
-never decoding the whole stored transcript; it sees what the never-saved session sees."""
+never decoding the whole stored transcript; it sees what the never-saved session sees. The
+same holds for ``context_restore`` of a call still in the window."""
 
 from __future__ import annotations
 
@@ -135,5 +136,60 @@ def test_the_first_summary_after_a_load_reads_only_its_own_originals(
     batch = loaded.summarizer.inputs[0]
     texts = [b.content for e in batch for b in e.blocks if isinstance(b, ToolResult)]
     assert texts and not any("cleared to save context" in t for t in texts)
+    for store in stores:
+        store.close()
+
+
+def _cleared_calls(engine: Engine) -> list[str]:
+    conv = engine.window.conversation
+    assert conv is not None
+    return [
+        b.tool_use_id
+        for e in conv.entries
+        for b in e.blocks
+        if isinstance(b, ToolResult) and "cleared" in b.content
+    ]
+
+
+@pytest.mark.parametrize("how", ["json", "msgpack", "sqlite"])
+def test_the_first_restore_after_a_load_reads_only_its_own_original(
+    tmp_path: Path, how: str
+) -> None:
+    engine = _engine()
+    engine.add_user("fix the bug")
+    for i in range(60):
+        _step(engine, i)
+    stores: list[Any] = []
+    loaded = _reloaded(engine, tmp_path, how, stores)
+    cleared = _cleared_calls(loaded)
+    assert cleared and cleared == _cleared_calls(engine)
+    assert not loaded.transcript_log.decoded
+    for call_id in cleared:
+        out = loaded.handle_tool_call("context_restore", {"call_id": call_id})
+        assert out.ok
+        assert out.text == engine.handle_tool_call("context_restore", {"call_id": call_id}).text
+        assert out.text == engine.transcript_log.tool_result(call_id).content
+    assert not loaded.transcript_log.decoded
+    for store in stores:
+        store.close()
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(20, 70), st.integers(0, 80))
+def test_restore_after_a_load_answers_what_the_saved_session_answers(
+    tmp_path_factory: Any, steps: int, call: int
+) -> None:
+    engine = _engine()
+    engine.add_user("fix the bug")
+    for i in range(steps):
+        _step(engine, i)
+    stores: list[Any] = []
+    loaded = _reloaded(engine, Path(tmp_path_factory.mktemp("restore")), "sqlite", stores)
+    args = {"call_id": f"c{call}"}
+    got = loaded.handle_tool_call("context_restore", args)
+    want = engine.handle_tool_call("context_restore", args)
+    assert (got.ok, got.text) == (want.ok, want.text)
+    if loaded.window.call_group(f"c{call}") is not None:
+        assert not loaded.transcript_log.decoded  # a call in the window: no full decode
     for store in stores:
         store.close()

@@ -3,7 +3,9 @@ format: ``tests/fixtures/state/main-20261201-head3.db`` was written by regio's m
 2026-12-01 (``regio.session-head/3``: each window-sized part one record, rewritten whole when
 it changed), built by ``state_fixture_support.fixture_engine`` saved after every turn; a
 ``regio.session-head/2`` session (layout states under the fixed keys ``@ls`` / ``@li``) is
-made from it by rewriting its head."""
+made from it by rewriting its head. ``main-20261201-head4.db`` is the same session as regio's
+main of 2026-12-01 later wrote it (``regio.session-head/4``: the relief originals' call ids in
+the head)."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from regio.store.base import HEAD_FORMAT
 from state_fixture_support import FIXTURES, SHELL, Ticks, fixture_engine
 
 HEAD3 = FIXTURES / "main-20261201-head3.db"
+HEAD4 = FIXTURES / "main-20261201-head4.db"
 
 
 def _head(path: Path, session_id: str) -> dict[str, object]:
@@ -91,3 +94,16 @@ def test_a_head_2_session_with_fixed_layout_keys_loads_renders_and_saves_on(
     _as_head_2(path, "fixture")
     assert _head(path, "fixture")["format"] == "regio.session-head/2"
     _loads_renders_and_saves_on(path)
+
+
+def test_a_head_4_session_with_its_originals_in_the_head_loads_renders_and_saves_on(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "head4.db"
+    shutil.copyfile(HEAD4, path)
+    old = _head(path, "fixture")
+    assert old["format"] == "regio.session-head/4"
+    assert old["originals"] == [f"call_{t}" for t in range(6)]
+    _loads_renders_and_saves_on(path)
+    new = _head(path, "fixture")
+    assert new["originals"] is None and "@rl" in new["lists"]  # the ids are a list now

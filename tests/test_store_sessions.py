@@ -99,11 +99,14 @@ def _bytes_per_save(session: HistorySession, db: SQLiteStore, turns: range) -> f
     return sum(sizes) / len(sizes)
 
 
-def test_bytes_per_save_at_turn_1000_are_those_of_turn_100(tmp_path):
+@pytest.mark.parametrize("relief", [False, True])
+def test_bytes_per_save_at_turn_1000_are_those_of_turn_100(tmp_path, relief):
     # the summary history fills over the first ~1,000 turns: the request's block index and
-    # the layout states' settled ids grow with it, and a save writes only what changed
+    # the layout states' settled ids grow with it, and a save writes only what changed; with
+    # relief, one more relief original per turn (the session keeps them all, for
+    # context_restore), of which a save writes the new one
     db = SQLiteStore(tmp_path / "h.db")
-    session = HistorySession()
+    session = HistorySession(relief=relief)
     session.advance_to(99)
     session.engine.save_to(db, "h")
     early = _bytes_per_save(session, db, range(100, 120))  # one compaction cycle: 20 turns

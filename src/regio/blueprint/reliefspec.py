@@ -23,7 +23,13 @@ import msgspec
 
 from regio.blueprint.capturespec import key_fields
 from regio.blueprint.fields import FieldRule, NonEmpty
-from regio.policies.relief import ReliefPolicy, ToolRelief, field_rules, trim_problem
+from regio.policies.relief import (
+    ReliefPolicy,
+    ToolRelief,
+    field_problem,
+    field_rules,
+    trim_problem,
+)
 
 __all__ = ["ReliefSpec", "ReliefToolSpec", "check_relief", "relief_policy"]
 
@@ -32,15 +38,18 @@ ROUTE_KINDS = ("temporary", "clearable", "keyed")
 
 
 def _spec_type(hint: Any) -> Any:
-    """A policy field's type as a blueprint key's: each ``msgspec.Meta`` constraint becomes a
-    :class:`regio.blueprint.fields.FieldRule` (inside ``X | None`` too)."""
+    """A policy field's type as a blueprint key's: the ``msgspec.Meta`` constraints a
+    :class:`regio.blueprint.fields.FieldRule` can state become one (inside ``X | None`` too);
+    :func:`check_relief` validates the values against every declared constraint."""
     if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
         parts = [_spec_type(a) for a in typing.get_args(hint)]
         return typing.Union[tuple(parts)]  # noqa: UP007  (built from a tuple)
     metas = [m for m in getattr(hint, "__metadata__", ()) if isinstance(m, msgspec.Meta)]
     if not metas:
         return hint
-    rule = {k: getattr(metas[0], k) for k in ("ge", "min_length")}
+    # the constraints a FieldRule states (the JSON Schema and the converter's first check);
+    # check_relief validates every declared constraint with msgspec (field_problem)
+    rule = {k: getattr(metas[0], k) for k in ("ge", "gt", "le", "pattern", "min_length")}
     base = typing.get_args(hint)[0]
     if not any(v is not None for v in rule.values()):
         return base
@@ -132,9 +141,20 @@ Report = Callable[[tuple["str | int", ...], str], None]
 
 def check_relief(spec: ReliefSpec, regions: Sequence[object], error: Report) -> None:
     """Check ``spec`` against the blueprint's ``regions``, calling ``error(path, message)``:
-    a trim whose head and tail do not fit 200 characters under its threshold, a tool named
-    twice, a ``route`` to a missing region or a kind that cannot drop content, a
-    ``route_key`` missing for a keyed region, given for another kind, or malformed."""
+    a key's value that breaks its policy field's declared type or constraint (validated by
+    msgspec, :func:`regio.policies.relief.field_problem`), a trim whose head and tail do not
+    fit 200 characters under its threshold, a tool named twice, a ``route`` to a missing
+    region or a kind that cannot drop content, a ``route_key`` missing for a keyed region,
+    given for another kind, or malformed."""
+    for name in field_rules(ReliefPolicy):
+        broken = field_problem(ReliefPolicy, name, getattr(spec, name))
+        if broken is not None:
+            error(("relief", name), broken)
+    for i, tool in enumerate(spec.tools):
+        for name in field_rules(ToolRelief):
+            broken = field_problem(ToolRelief, name, getattr(tool, name))
+            if broken is not None:
+                error(("relief", "tools", i, name), broken)
     problem = trim_problem(spec.trim_over_chars, spec.trim_head_chars, spec.trim_tail_chars)
     if problem is not None:
         error(("relief", "trim_over_chars"), problem)

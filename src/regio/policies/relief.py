@@ -74,37 +74,68 @@ def _key(doc: str, **rule: Any) -> Any:
     return msgspec.Meta(description=doc, **rule)
 
 
-def _rules(cls: type) -> dict[str, msgspec.Meta]:
-    """Field name -> its ``msgspec.Meta`` (of the type or of the type inside ``X | None``)."""
-    out: dict[str, msgspec.Meta] = {}
-    for name, hint in typing.get_type_hints(cls, include_extras=True).items():
+def _rules(cls: type) -> dict[str, tuple[msgspec.Meta, Any]]:
+    """Field name -> its ``msgspec.Meta`` (of the type or of the type inside ``X | None``) and
+    the field's whole annotated type (what :func:`field_problem` validates with msgspec)."""
+    out: dict[str, tuple[msgspec.Meta, Any]] = {}
+    for name, full in typing.get_type_hints(cls, include_extras=True).items():
+        hint = full
         inner = [a for a in typing.get_args(hint) if a is not type(None)]
         if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
             hint = inner[0] if len(inner) == 1 else hint
         metas = [m for m in getattr(hint, "__metadata__", ()) if isinstance(m, msgspec.Meta)]
         if metas:
-            out[name] = metas[0]
+            out[name] = (metas[0], full)
     return out
+
+
+def _declared(cls: type) -> dict[str, tuple[msgspec.Meta, Any]]:
+    return _RULES[cls] if cls in _RULES else _rules(cls)
 
 
 def field_rules(cls: type) -> dict[str, msgspec.Meta]:
     """The declared ``msgspec.Meta`` of each field of :class:`ReliefPolicy` or
     :class:`ToolRelief` (constraint and key documentation), in declaration order."""
-    return {**(_RULES[cls] if cls in _RULES else _rules(cls))}
+    return {name: meta for name, (meta, _) in _declared(cls).items()}
+
+
+def field_problem(cls: type, name: str, value: Any, where: str = "") -> str | None:
+    """Why ``value`` cannot be field ``name`` of the policy class ``cls`` (``None``: it can),
+    naming ``where`` + the field and the fix. The value is validated by msgspec against the
+    field's declared type, so every ``msgspec.Meta`` constraint holds (``ge``, ``gt``, ``le``,
+    ``lt``, ``multiple_of``, ``min_length``, ``max_length``, ``pattern``), and the type too.
+    ``None`` (an omitted option) meets every constraint."""
+    declared = _declared(cls).get(name)
+    if declared is None or value is None:
+        return None
+    meta, hint = declared
+    try:
+        msgspec.convert(value, type=hint)
+    except msgspec.ValidationError as exc:
+        return _phrase(f"{where}{name}", meta, value, str(exc))
+    return None
+
+
+def _phrase(field: str, meta: msgspec.Meta, value: Any, detail: str) -> str:
+    """The error of ``field`` for a ``value`` msgspec refused with ``detail``."""
+    numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if meta.ge is not None and numeric and value < meta.ge:
+        return f"{field} must be >= {meta.ge}, got {value}; raise it"
+    if meta.min_length is not None and hasattr(value, "__len__") and len(value) < meta.min_length:
+        if meta.min_length == 1:
+            return f"{field} must not be empty; name it or remove it"
+        return f"{field} needs at least {meta.min_length} items or characters, got {len(value)}"
+    return f"{field} is {value!r}: {detail[0].lower()}{detail[1:]}; change it to match"
 
 
 def check_fields(value: Any, where: str) -> None:
     """Raise ``ValueError`` naming ``where`` + the field when a field of ``value`` breaks its
-    declared constraint (msgspec checks ``Meta`` only when decoding; a policy built in Python
-    is checked here). ``None`` (an omitted option) meets every constraint."""
-    for name, meta in field_rules(type(value)).items():
-        v = getattr(value, name)
-        if v is None:
-            continue
-        if meta.ge is not None and v < meta.ge:
-            raise ValueError(f"{where}{name} must be >= {meta.ge}, got {v}; raise it")
-        if meta.min_length is not None and len(v) < meta.min_length:
-            raise ValueError(f"{where}{name} must not be empty; name it or remove it")
+    declared type or constraint (msgspec checks ``Meta`` only when decoding; a policy built
+    in Python is validated here by msgspec, :func:`field_problem`)."""
+    for name in _declared(type(value)):
+        problem = field_problem(type(value), name, getattr(value, name), where)
+        if problem is not None:
+            raise ValueError(problem)
 
 
 def trim_problem(over: int, head: int, tail: int) -> str | None:
@@ -201,7 +232,7 @@ class ToolRelief(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
         check_fields(self, "")
 
 
-_RULES: dict[type, dict[str, msgspec.Meta]] = {ToolRelief: _rules(ToolRelief)}
+_RULES: dict[type, dict[str, tuple[msgspec.Meta, Any]]] = {ToolRelief: _rules(ToolRelief)}
 _DEFAULT_TOOL = ToolRelief()
 
 

@@ -115,7 +115,8 @@ class EngineState(msgspec.Struct, omit_defaults=True):
     state and no request yet), and files of regio before 2026-12 hold it in both (either
     loads). ``request_tools`` are the tools of the last ``Engine.request(tools=...)``, counted
     as sent again until a request passes others (:class:`regio.runtime.budget.EngineBudget`);
-    files without them load with none."""
+    files without them load with none. ``beside_tokens`` counts the text the caller sends
+    beside the window (``EngineBudget.send_beside``, tokens); files without it load with 0."""
 
     format: str
     config: EngineConfig
@@ -132,6 +133,7 @@ class EngineState(msgspec.Struct, omit_defaults=True):
     layout_input: tuple[str | None, LayoutState | None] = (None, None)  # (fingerprint, state)
     layout_state: LayoutState | None = None
     request_tools: list[ToolSpec] = msgspec.field(default_factory=list)
+    beside_tokens: int = 0  # EngineBudget.beside_tokens (tokens sent beside the window)
 
 
 #: :class:`EngineState` with the transcript's records left raw (decoded on first use).
@@ -182,6 +184,7 @@ def engine_state(
         window=engine.window.snapshot_state(),
         layout_state=layout_state,
         request_tools=list(engine.budget.request_tools),
+        beside_tokens=engine.budget.beside_tokens,
         layout_input=(engine.state.layout_fingerprint, engine.state.layout_input),
         last_request=last,
         last_estimate=engine.state.last_estimate,
@@ -458,6 +461,7 @@ def _build(
         allow_custom_hooks=allow_custom_hooks and trusted is not None,
     )
     engine.budget.request_tools = tuple(state.request_tools)
+    engine.budget.beside_tokens = state.beside_tokens
     return engine
 
 

@@ -50,7 +50,7 @@ from typing import Any
 import attrs
 import msgspec
 
-from regio.content import Block, Entry, Text, ToolResult
+from regio.content import Block, Entry, Text, ToolResult, ToolUse
 from regio.events import Event
 from regio.policies import relief as rp
 from regio.regions import SlidingWindow
@@ -474,39 +474,62 @@ def original_result(c: Compactor, call_id: str) -> ToolResult | None:
 def restore(c: Compactor, call_id: str) -> tuple[str, bool]:
     """``(text, ok)`` for ``context_restore``: the original result of ``call_id`` byte for
     byte, or a message saying what is wrong (an unknown id, a result that is in the
-    conversation unchanged). The original comes from the transcript's index; whether the
-    result is live is read from the window's call index (a call whose group has left the
-    window has no live result) and then from the conversation's newest entries back to the
-    turn the result was admitted in, never the whole conversation."""
-    original = original_result(c, call_id)
+    conversation unchanged). While the call's group is in the window (the window's call
+    index), its newest result entry is found among the conversation's entries from the newest
+    back to the call, and the original is that entry's admitted message, looked up by entry id
+    and turn (:meth:`regio.runtime.transcript.Transcript.message`): after a lazy load only
+    that turn's stored records are decoded, so the cost does not grow with the session. A call
+    that has left the window has no live result; its original comes from the transcript's
+    index (the first such lookup after a lazy load decodes the stored records)."""
+    live = _live_result_entry(c, call_id)
+    original = _live_original(c, live, call_id) if live is not None else None
+    if original is None:
+        original = original_result(c, call_id)
     if original is None:
         return (
             f"no tool result with call_id {call_id!r} in this session; the call ids are the "
             "ones named in the placeholders ('result of <tool> call <call_id> cleared')",
             False,
         )
-    live = _live_result(c, call_id)
-    if live is not None and live.content == original.content:
+    block = _result_block(live, call_id) if live is not None else None
+    if block is not None and block.content == original.content:
         return f"the result of call {call_id!r} is in the conversation unchanged", False
     return original.content, True
 
 
-def _live_result(c: Compactor, call_id: str) -> ToolResult | None:
-    """The newest result of ``call_id`` in the conversation (``None``: none). Entries are in
-    admission order and their turns never decrease (summaries aside), so the search walks
-    back from the newest entry and stops before the turn of the result's last admission."""
+def _result_block(entry: Entry | None, call_id: str) -> ToolResult | None:
+    """The last result of ``call_id`` in ``entry`` (``None``: none)."""
+    for b in reversed(entry.blocks) if entry is not None else ():
+        if isinstance(b, ToolResult) and b.tool_use_id == call_id:
+            return b
+    return None
+
+
+def _live_original(c: Compactor, live: Entry, call_id: str) -> ToolResult | None:
+    """The result of ``call_id`` as received, for its ``live`` entry: kept by admission, else
+    in the entry's own admitted message (by entry id and turn; ``None``: not there)."""
+    kept = c.book.relief.originals.get(call_id)
+    if kept is not None:
+        return kept
+    return _result_block(c.transcript.message(live.id, turn=live.turn), call_id)
+
+
+def _live_result_entry(c: Compactor, call_id: str) -> Entry | None:
+    """The newest conversation entry holding a result of ``call_id`` (``None``: none, or the
+    call's group has left the window). The search walks back from the newest entry and stops
+    at the assistant message that made the call (a result comes after its call), so it reads
+    the window's entries, never the transcript."""
     conv = c.window.conversation
-    turn = c.transcript.result_turn(call_id)
-    if conv is None or turn is None or c.window.call_group(call_id) is None:
+    if conv is None or c.window.call_group(call_id) is None:
         return None
     entries = conv.entries
     for i in range(len(entries) - 1, -1, -1):
         entry = entries[i]
         if entry.meta.get("summary"):
             continue
-        if entry.turn < turn:
-            break
         for b in reversed(entry.blocks):
             if isinstance(b, ToolResult) and b.tool_use_id == call_id:
-                return b
+                return entry
+            if isinstance(b, ToolUse) and b.id == call_id:
+                return None
     return None

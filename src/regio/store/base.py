@@ -16,7 +16,11 @@ A session is stored as
   the prefix hash, message index and breakpoint, which the head holds or the load rebuilds
   from the digest chain), so the blocks of an unchanged prefix are never rewritten; and the
   relief chain's kept originals (the tool results it changed on admission, for
-  ``context_restore``) are ``@ro/<call id>`` records, each written once;
+  ``context_restore``) are ``@ro/<call id>`` records, each written once, and their call ids a
+  list (``@rl``, newest first) of which a save writes the new nodes only. The session keeps
+  every original: the transcript holds the results as admitted (trimmed, routed), so an
+  original is the only copy of what the tool returned, restorable by call id after its turn
+  group has left the window;
 * **records**, append-only: the transcript records and usage records added since the last
   save, one encoded record each. A load reads the transcript on first use
   (:func:`regio.store.lazy.lazy_transcript`).
@@ -37,6 +41,7 @@ msgpack.
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -44,7 +49,7 @@ import msgspec
 
 from regio.errors import RegioError
 
-from .lists import DamagedListError, Memo, Recorder
+from .lists import DamagedListError, Memo, Recorder, Root, read_ids
 from .parts import (
     RequestIndex,
     StateRef,
@@ -181,16 +186,23 @@ def conflict(store: str, session_id: str, expected: int, found: int) -> SessionC
     return SessionConflictError(text, session_id=session_id, expected=expected, found=found)
 
 
-#: Format tag of a head whose window entries are keyed records and whose window-sized parts
-#: are linked lists of records (:mod:`regio.store.parts`).
-HEAD_FORMAT = "regio.session-head/4"
+#: Format tag of a head whose window entries are keyed records, whose window-sized parts are
+#: linked lists of records (:mod:`regio.store.parts`) and whose relief originals' call ids
+#: are a linked list too (``@rl``, newest first: a save writes the new ones only).
+HEAD_FORMAT = "regio.session-head/5"
 
-#: The head formats a load reads: :data:`HEAD_FORMAT`, ``regio.session-head/3`` (regio of
-#: 2026-12-01: each window-sized part one record, :data:`HEAD_PARTS`, rewritten whole when it
-#: changed) and ``regio.session-head/2`` (regio before 2026-12: the entry order and the layout
-#: states in the head); a head that is no ``_Head`` at all is the oldest layout (the whole
-#: state, window included).
-HEAD_READ_FORMATS = ("regio.session-head/2", "regio.session-head/3", HEAD_FORMAT)
+#: The head formats a load reads: :data:`HEAD_FORMAT`, ``regio.session-head/4`` (regio of
+#: 2026-12-01: the relief originals' call ids in the head, ``originals``),
+#: ``regio.session-head/3`` (regio of 2026-12-01: each window-sized part one record,
+#: rewritten whole when it changed) and ``regio.session-head/2`` (regio before 2026-12: the
+#: entry order and the layout states in the head); a head that is no ``_Head`` at all is the
+#: oldest layout (the whole state, window included).
+HEAD_READ_FORMATS = (
+    "regio.session-head/2",
+    "regio.session-head/3",
+    "regio.session-head/4",
+    HEAD_FORMAT,
+)
 
 #: Record keys of a ``regio.session-head/3`` head's parts sized by the window (read, no longer
 #: written; :data:`regio.store.parts.PARTS_PREFIXES` are the current ones): each
@@ -201,8 +213,6 @@ HEAD_READ_FORMATS = ("regio.session-head/2", "regio.session-head/3", HEAD_FORMAT
 #: their turn groups (``@cg``). ``@ls`` / ``@li`` are the two layout states of a
 #: ``regio.session-head/2`` head (read, never written).
 _ORDER, _INDEX, _LAYOUT, _INPUT, _CALLS = "@order/", "@ri", "@ls", "@li", "@cg"
-_STATE = "@ls/"
-HEAD_PARTS = (_ORDER, _INDEX, _STATE, _CALLS)
 
 
 class _RequestIndex(msgspec.Struct, array_like=True):
@@ -224,7 +234,7 @@ class _Head(msgspec.Struct):
     order: dict[str, list[str]]
     state: msgspec.Raw
     request: _RequestIndex | None = None
-    originals: list[str] | None = None  # call ids of the relief originals, in order
+    originals: list[str] | None = None  # session-head/2 to /4: relief originals' call ids
     parts: list[str] | None = None  # session-head/3: keys of the parts kept as records
     layouts: tuple[str | None, str | None] | None = None  # session-head/3: @ls/ keys
     lists: dict[str, tuple[str, int]] | None = None  # session-head/4: list roots (parts.py)
@@ -349,17 +359,52 @@ def _request_of(where: str, request: Any, index: Any, entries: Any) -> Any:
     return msgspec.structs.replace(request, blocks=out, total_tokens=request.total_tokens)
 
 
-def _keyed_originals(state: Any, rec: Recorder) -> tuple[Any, list[str] | None]:
-    """``state`` without the relief originals (``book.relief.originals``) and their call ids;
-    each original goes to ``put`` as ``@ro/<call id>`` when its record is not stored yet (so
-    the head does not grow with every result the chain changed on admission)."""
+def _keyed_originals(state: Any, rec: Recorder) -> tuple[Any, Root | None]:
+    """``state`` without the relief originals (``book.relief.originals``) and the root of
+    their call ids' list. Each original is the record ``@ro/<call id>``, and its call id a
+    node of the list ``@rl``, stored newest first (the node of a call names the call before
+    it), so an added original changes no stored node. Originals are only ever added (or
+    replaced under their call id), so the ones of the last save (:attr:`StoreMark.memo`), the
+    same objects in the same order, are not encoded again: a save encodes the originals new
+    since then (the head holds the root, not the ids)."""
     relief = state.book.relief
     if not relief.originals:
         return state, None
-    for call_id, result in relief.originals.items():
-        rec.keep_object(f"{_ORIGINAL}{call_id}", result)
+    ids, values = list(relief.originals), list(relief.originals.values())
+    hit = rec.memo.get(_ORIGINALS_LIST)
+    done, digests = 0, {}
+    if hit is not None:
+        (old_ids, old_values), old_digests = hit
+        n = len(old_ids)
+        if (
+            ids[:n] == old_ids
+            and all(map(operator.is_, values[:n], old_values))
+            and old_digests.items() <= rec.stored.items()
+        ):
+            done, digests = n, dict(old_digests)
+            rec.digests.update(old_digests)
+    for i in range(done, len(ids)):
+        call_id = ids[i]
+        for key, data in (
+            (f"{_ORIGINAL}{call_id}", encode_record(values[i])),
+            (f"{_ORIGINALS_LIST}/{call_id}", encode_record((ids[i - 1] if i else "", None))),
+        ):
+            rec.keep(key, data)
+            digests[key] = rec.digests[key]
+    rec.next_memo[_ORIGINALS_LIST] = ((ids, values), digests)
     book = msgspec.structs.replace(state.book, relief=msgspec.structs.replace(relief, originals={}))
-    return msgspec.structs.replace(state, book=book), list(relief.originals)
+    return msgspec.structs.replace(state, book=book), (ids[-1], len(ids))
+
+
+def _original_ids(where: str, root: Root, entries: Mapping[str, bytes]) -> list[str]:
+    """The relief originals' call ids, oldest first, from their ``@rl`` list (stored newest
+    first, :func:`_keyed_originals`)."""
+    try:
+        return read_ids(_ORIGINALS_LIST, root, entries)[::-1]
+    except DamagedListError as exc:
+        raise SessionStoreError(
+            f"{where}: the stored head's {exc}; the session is damaged, restore it from a file save"
+        ) from exc
 
 
 def _originals_of(where: str, state: Any, call_ids: Sequence[str], entries: Any) -> Any:
@@ -379,8 +424,9 @@ def _originals_of(where: str, state: Any, call_ids: Sequence[str], entries: Any)
     return msgspec.structs.replace(state, book=book)
 
 
-#: Record key prefix of a relief original (``@ro/<call id>``).
-_ORIGINAL = "@ro/"
+#: Record key prefix of a relief original (``@ro/<call id>``) and the list of their call ids.
+_ORIGINAL, _ORIGINALS_LIST = "@ro/", "@rl"
+encode_record = msgspec.msgpack.encode
 
 
 def encode_save(engine: Any, mark: StoreMark | None) -> SessionRecords:
@@ -423,6 +469,8 @@ def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecord
         bare = msgspec.structs.replace(bare, last_request=request)
     bare, originals = _keyed_originals(bare, rec)
     bare, roots, states, prefix = encode_parts(bare, order, index, rec)
+    if originals is not None:
+        roots[_ORIGINALS_LIST] = originals
     bare, compaction = keep_last_compaction(bare, rec)
     raw = msgspec.Raw(encode(bare))
     new = log.since(done_t)
@@ -431,7 +479,6 @@ def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecord
         HEAD_FORMAT,
         {},
         raw,
-        originals=originals,
         lists=roots,
         states=states,
         prefix=prefix,
@@ -534,8 +581,11 @@ def decode_session(
             if index is not None and state.last_request is not None:
                 request = _request_of(where, state.last_request, index, entries or {})
                 state = msgspec.structs.replace(state, last_request=request)
-            if wrapped.originals:
-                state = _originals_of(where, state, wrapped.originals, entries or {})
+            call_ids = wrapped.originals
+            if wrapped.lists and _ORIGINALS_LIST in wrapped.lists:
+                call_ids = _original_ids(where, wrapped.lists[_ORIGINALS_LIST], entries or {})
+            if call_ids:
+                state = _originals_of(where, state, call_ids, entries or {})
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise SessionStoreError(f"{where}: not a regio session ({exc})") from exc
     if state.format not in READ_FORMATS:
