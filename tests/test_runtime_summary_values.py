@@ -113,10 +113,24 @@ def test_open_todos_and_values_are_kept_before_tool_errors_fill_the_budget() -> 
         "Next: wire the retry into the client.",
         "- [ ] document the new flag",
         "Remember to bump the version in pyproject.toml.",
+        "The remaining tasks are the docs and the changelog.",
+        "Action items: rotate the staging keys.",
     ],
 )
 def test_each_to_do_phrasing_lands_in_open_items(todo: str) -> None:
     assert sort_entries([_user(0, todo)]).sections["Open items"] == [todo]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Would you like me to do that?",
+        "After this booking you will have $201 remaining on the certificate.",
+        "I will fix my syntax in this follow up edit command.",
+    ],
+)
+def test_a_casual_to_do_or_remaining_is_not_an_open_item(sentence: str) -> None:
+    assert sort_entries([_user(0, sentence)]).sections["Open items"] == []
 
 
 def test_tool_output_supplies_neither_to_dos_nor_values() -> None:

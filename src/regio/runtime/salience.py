@@ -72,9 +72,10 @@ _TOOL_ERROR = re.compile(
 MAX_TOOL_ERRORS = 3
 _TODO = re.compile(
     r"(?:\bTODO\b|\bFIXME\b|-\s*\[\s\]|\bnext\s+steps?\b|\bstill\s+(?:need|have)\s+to\b|"
-    r"\bremaining\b|\bopen\s+items?\b|\bpending\b|\bnot\s+(?:yet\s+)?done\b|\bto\s+do\b|"
-    r"\bremember\s+to\b|\bdon(?:'|\u2019)?t\s+forget\b|\baction\s+items?\b|^\W*next\s*:|"
-    r"\bfollow[-\s]up\b)",
+    r"\bremaining\s+(?:work|tasks?|items?|steps?|issues?|to-?dos?)\b|\bopen\s+items?\b|"
+    r"\bpending\b|\bnot\s+(?:yet\s+)?done\b|\bto-dos?\b|\bto\s+do\s*:|\bremember\s+to\b|"
+    r"\bdon(?:'|\u2019)?t\s+forget\b|\baction\s+items?\b|^\W*next\s*:|"
+    r"\bfollow[-\s]up\s+(?:on|with)\b|\bfollow[-\s]ups?\s*:)",
     re.IGNORECASE,
 )
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
