@@ -52,6 +52,7 @@ def _tool_errors(i: int, lines: int) -> Entry:
         ("I set the retries to 5.", "retries"),
         ("The default branch has been renamed to main.", "default branch"),
         ("Use pytest for the tests.", "tests"),
+        ("My user ID is amelia_davis_8890.", "user id"),
     ],
 )
 def test_a_sentence_that_sets_a_value_names_its_key(sentence: str, key: str) -> None:
@@ -66,6 +67,9 @@ def test_a_sentence_that_sets_a_value_names_its_key(sentence: str, key: str) -> 
         "This is now ready to merge, thanks for looking at all of it so quickly and carefully.",
         "The fix is simple.",
         "Change is hard.",
+        "record are diff_73b1963",  # no article: a fragment, not a setting
+        "is_61193742 recent is 6981",  # a key word with a digit is an identifier
+        "update index_4fa2 to data_77",
     ],
 )
 def test_a_description_is_not_a_value_statement(sentence: str) -> None:

@@ -11,13 +11,14 @@ current one. The forms, each a whole sentence (an optional label such as ``Updat
   ``we``, ``I've``, ``we have``, ``please``, ``let's``), and ``KEY has been|was
   set|changed|updated|moved|switched|bumped|renamed to VALUE``;
 * ``KEY is|are now VALUE`` (any short value);
-* ``KEY is|are VALUE`` when VALUE is one concrete token: a path, URL, host, id, version,
-  date or number (``The staging host is db-07.internal``) -- a plain ``X is Y`` of words is a
-  description, not a setting;
+* ``the|my|our|... KEY is|are VALUE`` when VALUE is one concrete token: a path, URL, host,
+  id, version, date or number (``The staging host is db-07.internal``, ``My user ID is
+  amelia_8890``) -- a plain ``X is Y`` of words is a description, not a setting;
 * ``use VALUE for|as KEY``.
 
-KEY is one to five words (articles and possessives dropped, case folded); VALUE at most
-:data:`MAX_VALUE_WORDS` words. The forms are the plain-English ways of changing a setting
+KEY is one to five words of letters (inner ``_``, ``-``, ``.`` allowed; a word with a digit
+is an identifier, not a setting's name; articles and possessives dropped, case folded); VALUE
+at most :data:`MAX_VALUE_WORDS` words. The forms are the plain-English ways of changing a setting
 (``set X to Y``, ``X is now Y``); tool output is never read for them (it has no authority to
 change what the user set).
 """
@@ -62,9 +63,21 @@ _NOT_A_KEY = frozenset(
 )
 
 
-def _normalize(key: str) -> str | None:
-    words = [w for w in key.lower().rstrip(".,;:!").split() if w not in _DROP]
+#: A word of a key: letters, with inner ``_``, ``-`` or ``.`` (``LOG_LEVEL``, ``base-url``); a
+#: word with a digit is a value or an identifier, not the name of a setting.
+_KEY_WORD = re.compile(r"^[a-z]+(?:[_.\-][a-z]+)*$")
+
+
+def _normalize(key: str, *, determiner: bool = False) -> str | None:
+    """The key's words (case folded, articles and possessives dropped), or ``None`` when it
+    names no setting; ``determiner``: the key must open with an article or a possessive."""
+    raw = key.lower().rstrip(".,;:!").split()
+    if determiner and (not raw or raw[0] not in _DROP):
+        return None
+    words = [w for w in raw if w not in _DROP]
     if not words or len(words) > 5 or words[0] in _NOT_A_KEY:
+        return None
+    if not all(_KEY_WORD.match(w) for w in words):
         return None
     return " ".join(words)
 
@@ -79,5 +92,5 @@ def value_key(sentence: str) -> str | None:
             return _normalize(match.group("key"))
     match = _IS.match(text)
     if match and _CONCRETE.match(match.group("value").rstrip(".,;:!")):
-        return _normalize(match.group("key"))
+        return _normalize(match.group("key"), determiner=True)
     return None
