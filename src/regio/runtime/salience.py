@@ -21,7 +21,7 @@ generated 1,000-call coding sessions (4 seeds, 32k and 64k windows, ``regio benc
 --canaries``): with errors first, the summary (~245 tokens at 32k) went to error lines and the
 requests kept 5-20% of the planted to-dos and updated values; in this order they keep all of
 them, and the share of the trace's own facts (error lines among them) is unchanged on 7 of 8
-runs (0.65 points lower on the eighth).
+runs (0.53 points lower on the eighth).
 
 A previous summary given as input is parsed back into these sections, so what it kept stays
 in the same section (and first) when it is summarized again; its lines outside any section
