@@ -11,9 +11,11 @@ count when smaller), the previous summary included unless it is passed as contex
 copied nor counted). Output is measured with ``counter`` (the heuristic counter by default).
 
 **Salient sections first** (:mod:`regio.runtime.salience`): ``Constraints:`` (user
-instructions and constraints, verbatim), ``Decisions:``, ``Errors:`` (with their messages),
-``Open items:``, each a list of ``- `` lines, in that order; a line that does not fit is
-skipped, so a constraint only ever gives way to other constraints, never to identifiers. A
+instructions and constraints, verbatim), ``Open items:`` (to-dos), ``Values:`` (the latest
+stated value of each setting: a later ``X is now Y`` replaces ``X is Z``), ``Decisions:``,
+``Errors:`` (with their messages), each a list of ``- `` lines, in that order; a line that
+does not fit is skipped, so a constraint only ever gives way to other constraints, never to
+identifiers. A
 previous summary in the input is parsed back into its sections (its constraints stay first
 and verbatim through every later compaction); its other lines are carried verbatim after them.
 

@@ -4,11 +4,24 @@ an extractive summary, most important first (``docs/runtime.md``, "Summarizers")
 1. ``Constraints``: user instructions and constraints, verbatim -- a sentence of a user's (or
    the agent's own) text with a modal of obligation or prohibition (must, never, do not,
    only, always, should not, make sure, ...);
-2. ``Decisions``: choices stated in the conversation (decided, we will, going with, switch
+2. ``Open items``: to-dos and next steps (``TODO``, ``- [ ]``, ``Next:``, next step, still
+   need to, remember to, action item, follow-up, ...);
+3. ``Values``: the latest stated value of each setting (:mod:`regio.runtime.valuestatements`:
+   ``set X to Y``, ``X is now Y``, ``X is <id>``, ...); a later statement of the same key
+   replaces the earlier one;
+4. ``Decisions``: choices stated in the conversation (decided, we will, going with, switch
    to, instead of, ...);
-3. ``Errors``: lines reporting an error, with their message (exception names, ``error:``,
-   ``failed``, ``Traceback``, non-zero exit codes);
-4. ``Open items``: todos and next steps (``TODO``, ``- [ ]``, next step, still need to, ...).
+5. ``Errors``: lines reporting an error, with their message (exception names, ``error:``,
+   ``failed``, ``Traceback``, non-zero exit codes).
+
+Open items and values come before errors: they are few (one line per to-do, one per key) and
+survive only through the summary once their turn is cut, while tool output reports errors by
+the dozen and the newest of them are still in the conversation. Measured on the bench's
+generated 1,000-call coding sessions (4 seeds, 32k and 64k windows, ``regio bench ...
+--canaries``): with errors first, the summary (~245 tokens at 32k) went to error lines and the
+requests kept 5-20% of the planted to-dos and updated values; in this order they keep all of
+them, and the share of the trace's own facts (error lines among them) is unchanged on 7 of 8
+runs (0.53 points lower on the eighth).
 
 A previous summary given as input is parsed back into these sections, so what it kept stays
 in the same section (and first) when it is summarized again; its lines outside any section
@@ -24,10 +37,12 @@ import attrs
 
 from regio.content import Entry, Text, ToolResult
 
+from .valuestatements import value_key
+
 __all__ = ["SECTIONS", "Salient", "sentences", "sort_entries"]
 
 #: Section titles, in the order a summary lists them.
-SECTIONS = ("Constraints", "Decisions", "Errors", "Open items")
+SECTIONS = ("Constraints", "Open items", "Values", "Decisions", "Errors")
 
 _CONSTRAINT = re.compile(
     r"\b(?:must|mustn(?:'|\u2019)?t|never|do\s+not|don(?:'|\u2019)?t|does\s+not|only|always|"
@@ -58,7 +73,10 @@ _TOOL_ERROR = re.compile(
 MAX_TOOL_ERRORS = 3
 _TODO = re.compile(
     r"(?:\bTODO\b|\bFIXME\b|-\s*\[\s\]|\bnext\s+steps?\b|\bstill\s+(?:need|have)\s+to\b|"
-    r"\bremaining\b|\bopen\s+items?\b|\bpending\b|\bnot\s+(?:yet\s+)?done\b|\bto\s+do\b)",
+    r"\bremaining\s+(?:work|tasks?|items?|steps?|issues?|to-?dos?)\b|\bopen\s+items?\b|"
+    r"\bpending\b|\bnot\s+(?:yet\s+)?done\b|\bto-dos?\b|\bto\s+do\s*:|\bremember\s+to\b|"
+    r"\bdon(?:'|\u2019)?t\s+forget\b|\baction\s+items?\b|^\W*next\s*:|"
+    r"\bfollow[-\s]up\s+(?:on|with)\b|\bfollow[-\s]ups?\s*:)",
     re.IGNORECASE,
 )
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
@@ -88,9 +106,16 @@ class Salient:
     known: set[str] = attrs.field(factory=set)
 
     def add(self, section: str, line: str) -> None:
-        """Add ``line`` to ``section`` unless it is already kept anywhere."""
+        """Add ``line`` to ``section`` unless it is already kept anywhere. A ``Values`` line
+        supersedes the kept line of the same key (:func:`value_key`): the latest value is the
+        one kept, at the end."""
         if line in self.known or any(line in lines for lines in self.sections.values()):
             return
+        if section == "Values":
+            key = value_key(line)
+            if key is not None:
+                kept = self.sections[section]
+                kept[:] = [old for old in kept if value_key(old) != key]
         self.sections[section].append(line)
 
 
@@ -134,10 +159,12 @@ def _sort_sentence(out: Salient, role: str | None, sentence: str) -> None:
         return
     if _CONSTRAINT.search(sentence) and (role == "user" or _STRONG.search(sentence)):
         out.add("Constraints", sentence)
-    elif _ERROR.search(sentence):
-        out.add("Errors", sentence)
     elif _TODO.search(sentence):
         out.add("Open items", sentence)
+    elif value_key(sentence) is not None:
+        out.add("Values", sentence)
+    elif _ERROR.search(sentence):
+        out.add("Errors", sentence)
     elif _DECISION.search(sentence):
         out.add("Decisions", sentence)
 
