@@ -297,8 +297,8 @@ def test_a_newer_progress_report_is_patched_in_without_resetting_the_log(
     monkeypatch: pytest.MonkeyPatch, reply: bool
 ) -> None:
     """A background job reporting once a turn: each newer report is rendered where it was
-    added and the earlier one's message leaves; the log is not reset, a turn hashes what it adds (flat, not
-    growing with the session) and the request equals one built from scratch."""
+    added and the earlier one's message leaves; the log is not reset, a turn hashes what it
+    adds (flat, not growing with the session) and the request equals one built from scratch."""
     calls = [0]
     real = renderlog_module.block_digest
 
