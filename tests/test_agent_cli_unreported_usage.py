@@ -131,20 +131,7 @@ def test_a_reported_zero_cached_count_is_shown_as_zero(tmp_path, serve, capsys):
 
 
 def test_a_replayed_trace_without_usage_shows_unknown(tmp_path, capsys):
-    trace = Trace(
-        Header(id="t", source_format="regio"),
-        (
-            UserMessage(0.0, (Text("Say hello"),)),
-            AssistantMessage(1.0, (Text("Hello."),)),
-        ),
-    )
-    path = write_trace(trace, tmp_path / "t.jsonl")
-    bp = tmp_path / "bp.yaml"
-    bp.write_text(BLUEPRINT, encoding="utf-8")
-    assert main(["run", str(bp), "--provider", "replay", "--trace", str(path)]) == 0
-    out = capsys.readouterr().out
-    (stop,) = [line for line in out.splitlines() if line.startswith("stop:")]
-    assert f"cached {UNKNOWN}" in stop
+    assert f"cached {UNKNOWN}" in _replay_stop(tmp_path, capsys, None)
 
 
 OPTIONAL_INT = st.none() | st.integers(0, 10**6)
@@ -194,7 +181,7 @@ def test_a_llamacpp_cache_count_counts_as_reported() -> None:
     assert got.cached_tokens == 4 and "cached_tokens" not in got.unreported
 
 
-def _replay_stop(tmp_path: Path, capsys: Any, usage: Usage) -> str:
+def _replay_stop(tmp_path: Path, capsys: Any, usage: Usage | None) -> str:
     trace = Trace(
         Header(id="t", source_format="regio"),
         (
