@@ -45,7 +45,7 @@ def _tool_errors(i: int, lines: int) -> Entry:
         ("The deploy target is stage-eu-2.", "deploy target"),
         ("Update: the deploy target is now prod-eu-1.", "deploy target"),
         ("Set the timeout to 30s.", "timeout"),
-        ("Please change LOG_LEVEL to debug", "log_level"),
+        ("Please change LOG_LEVEL to debug", "log level"),
         ("We switched the database to postgres 16.", "database"),
         ("The staging host is db-07.internal", "staging host"),
         ("The API base URL is https://api.example.com/v2.", "api base url"),
@@ -206,3 +206,53 @@ def test_summaries_of_real_traces_stay_within_their_bound() -> None:
                 assert counter.count(summary) <= summarizer.budget(entries), path.name
                 checked += 1
     assert checked >= 30
+
+
+def test_a_value_already_in_a_context_only_summary_still_supersedes_an_older_one() -> None:
+    context = Entry(
+        id="s",
+        blocks=(Text("Values:\n- Set the timeout to 60s."),),
+        tokens=20,
+        meta={"summary": True, "context_only": True},
+    )
+    salient = sort_entries(
+        [context, _user(1, "Set the timeout to 30s."), _user(2, "Set the timeout to 60s.")]
+    )
+    assert "Set the timeout to 30s." not in salient.sections["Values"]
+
+
+def test_a_change_with_its_reason_still_supersedes_the_old_value() -> None:
+    old = "The deploy target is stage-eu-2."
+    new = (
+        "Update: the deploy target is now prod-eu-1 because the stage cluster is being "
+        "retired next week."
+    )
+    salient = sort_entries([_user(0, old), _user(1, new)])
+    assert salient.sections["Values"] == [new]
+
+
+@pytest.mark.parametrize(
+    "spellings",
+    [
+        ("Set LOG_LEVEL to debug.", "The log level is now info."),
+        ("Set log-level to debug.", "The log level is now info."),
+    ],
+)
+def test_one_setting_spelled_differently_is_one_key(spellings: tuple[str, str]) -> None:
+    first, second = spellings
+    assert value_key(first) == value_key(second) == "log level"
+    salient = sort_entries([_user(0, first), _user(1, second)])
+    assert salient.sections["Values"] == [second]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Update the README to mention the new flag.",
+        "Update them to use the new API.",
+        "Point me to the file.",
+        "Set up the database to use postgres.",
+    ],
+)
+def test_an_instruction_is_not_a_value(sentence: str) -> None:
+    assert value_key(sentence) is None

@@ -109,13 +109,13 @@ class Salient:
         """Add ``line`` to ``section`` unless it is already kept anywhere. A ``Values`` line
         supersedes the kept line of the same key (:func:`value_key`): the latest value is the
         one kept, at the end."""
-        if line in self.known or any(line in lines for lines in self.sections.values()):
-            return
-        if section == "Values":
+        if section == "Values":  # first, so a known (carried) latest value still supersedes
             key = value_key(line)
             if key is not None:
                 kept = self.sections[section]
                 kept[:] = [old for old in kept if value_key(old) != key]
+        if line in self.known or any(line in lines for lines in self.sections.values()):
+            return
         self.sections[section].append(line)
 
 

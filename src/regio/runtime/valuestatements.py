@@ -18,19 +18,27 @@ current one. The forms, each a whole sentence (an optional label such as ``Updat
 
 KEY is one to five words of letters (inner ``_``, ``-``, ``.`` allowed; a word with a digit
 is an identifier, not a setting's name; articles and possessives dropped, case folded); VALUE
-at most :data:`MAX_VALUE_WORDS` words. The forms are the plain-English ways of changing a setting
-(``set X to Y``, ``X is now Y``); tool output is never read for them (it has no authority to
-change what the user set).
+at most :data:`MAX_CHANGE_WORDS` words (one token in the plain ``X is Y`` form), not opening
+with a verb (``update the README to mention ...`` is an instruction). The forms are the
+plain-English ways of changing a setting (``set X to Y``, ``X is now Y``); tool output is never
+read for them (it has no authority to change what the user set).
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_VALUE_WORDS", "value_key"]
+__all__ = ["MAX_CHANGE_WORDS", "value_key"]
 
-#: Longest value a statement sets (words); a longer tail is prose, not a value.
-MAX_VALUE_WORDS = 8
+#: Longest value an explicit change (``set X to Y``, ``X is now Y``) sets, in words, counting
+#: a reason given after it ("... is now prod-eu-1 because ..."); a longer tail is prose.
+MAX_CHANGE_WORDS = 24
+#: A value opening with one of these verbs is an instruction ("update the README to mention
+#: the flag"), not a value.
+_VERB_VALUE = frozenset(
+    {"use", "mention", "add", "include", "remove", "support", "handle", "show", "make", "fix",
+     "call", "read", "return", "work", "run", "do", "be", "have", "get", "go", "take", "say"}
+)  # fmt: skip
 
 _LABEL = r"(?:(?:update|note|fyi|correction|change|changed|heads\s+up)\s*[:,-]\s*)?"
 _SUBJECT = (
@@ -59,8 +67,9 @@ _CONCRETE = re.compile(r"^(?:\S*\d\S*|\S*/\S*|\w+(?:[.\-_]\w+)+)$")
 _DROP = frozenset({"the", "a", "an", "our", "my", "your", "their", "its", "this", "that"})
 #: Words that make the key a pronoun or a clause, not a named setting.
 _NOT_A_KEY = frozenset(
-    {"it", "this", "that", "there", "here", "what", "which", "who", "he", "she", "they", "we"}
-)
+    {"it", "this", "that", "there", "here", "what", "which", "who", "he", "she", "they", "we",
+     "me", "you", "us", "them", "him", "her", "up"}
+)  # fmt: skip
 
 
 #: A word of a key: letters, with inner ``_``, ``-`` or ``.`` (``LOG_LEVEL``, ``base-url``); a
@@ -79,7 +88,8 @@ def _normalize(key: str, *, determiner: bool = False) -> str | None:
         return None
     if not all(_KEY_WORD.match(w) for w in words):
         return None
-    return " ".join(words)
+    # one setting spelled LOG_LEVEL, log-level or "log level" is one key
+    return " ".join(words).replace("_", " ").replace("-", " ")
 
 
 def value_key(sentence: str) -> str | None:
@@ -88,7 +98,10 @@ def value_key(sentence: str) -> str | None:
     text = sentence.strip()
     for form in _FORMS:
         match = form.match(text)
-        if match and len(match.group("value").split()) <= MAX_VALUE_WORDS:
+        if match is None:
+            continue
+        value = match.group("value").split()
+        if len(value) <= MAX_CHANGE_WORDS and value[0].lower() not in _VERB_VALUE:
             return _normalize(match.group("key"))
     match = _IS.match(text)
     if match and _CONCRETE.match(match.group("value").rstrip(".,;:!")):
