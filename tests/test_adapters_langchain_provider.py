@@ -156,6 +156,29 @@ def test_anthropic_model_gets_regios_content_blocks_and_tools():
     assert wire["tools"][0]["input_schema"] == rendered[1]["tools"][0]["input_schema"]
 
 
+def _offline_chat_openai(sent: list[dict[str, Any]], answers: list[dict[str, Any]]) -> Any:
+    """A real ``ChatOpenAI`` whose HTTP calls are answered offline: request ``i`` is recorded
+    in ``sent`` and answered with ``answers[i]`` (a request past them fails the test)."""
+
+    def server(request: httpx2.Request) -> httpx2.Response:
+        sent.append(json.loads(request.content))
+        message = answers[len(sent) - 1]
+        return httpx2.Response(
+            200,
+            json={
+                "id": "c",
+                "object": "chat.completion",
+                "created": 1,
+                "model": "gpt-5",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
+            },
+        )
+
+    client = httpx2.Client(transport=httpx2.MockTransport(server))
+    return ChatOpenAI(model="gpt-5", api_key="sk-offline", http_client=client)
+
+
 def test_callers_system_message_is_kept_first_before_regios_pinned_content():
     _, rendered, sent = _run_anthropic()
     for ours, wire in zip(rendered, sent, strict=True):
@@ -188,23 +211,7 @@ def test_openai_model_gets_chat_messages_and_the_callers_system_first():
         {"role": "assistant", "content": "Fixed."},
     ]
 
-    def server(request: httpx2.Request) -> httpx2.Response:
-        sent.append(json.loads(request.content))
-        message = answers[len(sent) - 1]
-        return httpx2.Response(
-            200,
-            json={
-                "id": "c",
-                "object": "chat.completion",
-                "created": 1,
-                "model": "gpt-5",
-                "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
-            },
-        )
-
-    client = httpx2.Client(transport=httpx2.MockTransport(server))
-    model = ChatOpenAI(model="gpt-5", api_key="sk-offline", http_client=client)
+    model = _offline_chat_openai(sent, answers)
     engine = regio.Engine.from_blueprint(BLUEPRINT, provider="openai", model="gpt-5")
     agent = create_agent(
         model, tools=[read_file], system_prompt=CALLER, middleware=[RegioMiddleware(engine)]
@@ -374,23 +381,7 @@ def test_regios_context_tools_reach_an_anthropic_model_and_its_calls_run_in_the_
 def test_regios_context_tools_reach_an_openai_model_in_regios_order():
     sent: list[dict[str, Any]] = []
 
-    def server(request: httpx2.Request) -> httpx2.Response:
-        sent.append(json.loads(request.content))
-        message = {"role": "assistant", "content": "Done."}
-        return httpx2.Response(
-            200,
-            json={
-                "id": "c",
-                "object": "chat.completion",
-                "created": 1,
-                "model": "gpt-5",
-                "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
-            },
-        )
-
-    client = httpx2.Client(transport=httpx2.MockTransport(server))
-    model = ChatOpenAI(model="gpt-5", api_key="sk-offline", http_client=client)
+    model = _offline_chat_openai(sent, [{"role": "assistant", "content": "Done."}])
     engine = regio.Engine.from_blueprint(
         BLUEPRINT, provider="openai", model="gpt-5", context_tools="all"
     )
