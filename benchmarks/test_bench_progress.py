@@ -33,29 +33,21 @@ Run with ``pytest benchmarks/test_bench_progress.py -s`` (the figures are printe
 from __future__ import annotations
 
 import statistics
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from progress_support import conversation_blueprint
 from regio.content import Message, ToolResult, ToolUse
 from regio.regions.superseded import drop_superseded_progress
 from regio.runtime import Engine
 
-BLUEPRINT = """
-version: 1
-name: background
-model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 200000}
-tokenizer: heuristic
-regions:
-  - {name: system, kind: pinned, volatility: stable, budget: 400, seed: "You are careful."}
-  - {name: history, kind: compact_history, source: conversation, budget: 1500}
-  - name: conversation
-    kind: sliding_window
-    budget: 60000
-    max_items: 60
-    eviction: {strategy: compact, compact_count: 40}
-"""
+BLUEPRINT = conversation_blueprint("background", 60000, items=60, compact_count=40)
 
 
 def _request_times(open_job: bool, turns: int, reply: bool = True) -> list[float]:

@@ -3,8 +3,11 @@ region with or without a hook) and an engine driven through writes, tool calls a
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from regio.content import ToolUse
 from regio.runtime import Engine
+from regio.store import SQLiteStore
 
 HOOK = "builtins:repr"
 
@@ -44,3 +47,16 @@ def driven_engine(*, hook: str | None = HOOK, payload_words: int = 20) -> Engine
     engine.request()
     engine.observe({"input_tokens": engine.state.last_estimate + 3, "output_tokens": 5})
     return engine
+
+
+def reload_engine(engine: Engine, folder: Path, how: str) -> Engine:
+    """``engine`` saved and loaded again: ``how`` is a file suffix (``"json"``, ``"msgpack"``)
+    or ``"store"`` (a SQLite session store in ``folder``)."""
+    if how == "store":
+        store = SQLiteStore(folder / "s.db")
+        try:
+            engine.save_to(store, "s")
+            return Engine.load_from(store, "s")
+        finally:
+            store.close()
+    return Engine.load(engine.save(folder / f"s.{how}"))

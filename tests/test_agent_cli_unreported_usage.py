@@ -23,6 +23,7 @@ from regio.agent.types import USAGE_COUNTS
 from regio.cli import main
 from regio.content import Text
 from regio.traces.builder import TraceBuilder
+from regio.traces.claudecode import anthropic_usage as claude_code_usage
 from regio.traces.format import (
     AssistantMessage,
     Header,
@@ -219,3 +220,31 @@ def test_a_recorded_openai_usage_names_the_cached_count_only_when_absent(cached)
     usage = Usage.openai(100, 5, cached_tokens=cached)
     assert recorded_unreported(usage) == (() if cached is not None else ("cached_tokens",))
     assert usage.cached_tokens == (cached or 0)
+
+
+@pytest.mark.parametrize(
+    ("raw", "unreported"),
+    [
+        ({"input_tokens": 10, "output_tokens": 2}, ("cached_tokens", "cache_write_tokens")),
+        (
+            {"input_tokens": 10, "output_tokens": 2, "cache_read_input_tokens": 0},
+            ("cache_write_tokens",),
+        ),
+        (
+            {
+                "input_tokens": 10,
+                "output_tokens": 2,
+                "cache_read_input_tokens": 4,
+                "cache_creation_input_tokens": 0,
+            },
+            (),
+        ),
+    ],
+)
+def test_an_imported_claude_code_usage_names_the_cache_counts_it_lacks(
+    raw: dict[str, int], unreported: tuple[str, ...]
+) -> None:
+    usage = claude_code_usage(raw, TraceBuilder("t.jsonl"), 0, "message.usage")
+    assert usage is not None
+    assert recorded_unreported(usage) == unreported
+    assert usage.prompt_tokens == 10 + raw.get("cache_read_input_tokens", 0)

@@ -12,23 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from persistence_support import driven_engine
+from persistence_support import driven_engine, reload_engine
 from regio.runtime import Engine
-from regio.store import SQLiteStore
 from state_fixture_support import FIXTURES
 
 CALLER = "Always answer in English and cite the file you read. " * 40
-
-
-def _reload(engine: Engine, folder: Path, how: str) -> Engine:
-    if how == "store":
-        store = SQLiteStore(folder / "s.db")
-        try:
-            engine.save_to(store, "s")
-            return Engine.load_from(store, "s")
-        finally:
-            store.close()
-    return Engine.load(engine.save(folder / f"s.{how}"))
 
 
 def _accounting(engine: Engine) -> tuple[int, int, int, int]:
@@ -45,7 +33,7 @@ def test_a_loaded_engine_counts_the_text_sent_beside_the_window(tmp_path: Path, 
     engine = driven_engine(hook=None)
     sent = engine.budget.send_beside(CALLER)
     assert sent > 100
-    loaded = _reload(engine, tmp_path, how)
+    loaded = reload_engine(engine, tmp_path, how)
     assert loaded.budget.beside_tokens == sent
     assert _accounting(loaded) == _accounting(engine)
 
@@ -54,9 +42,9 @@ def test_a_loaded_engine_counts_the_text_sent_beside_the_window(tmp_path: Path, 
 def test_a_later_save_records_the_text_sent_beside_cleared(tmp_path: Path, how: str) -> None:
     engine = driven_engine(hook=None)
     engine.budget.send_beside(CALLER)
-    _reload(engine, tmp_path, how)
+    reload_engine(engine, tmp_path, how)
     engine.budget.send_beside("")
-    loaded = _reload(engine, tmp_path, how)
+    loaded = reload_engine(engine, tmp_path, how)
     assert loaded.budget.beside_tokens == 0
     assert _accounting(loaded) == _accounting(engine)
 
@@ -79,5 +67,5 @@ def test_the_size_after_save_and_load_is_the_size_before(
     engine = driven_engine(hook=None)
     for text in texts:
         engine.budget.send_beside(text)
-        loaded = _reload(engine, folder, how)
+        loaded = reload_engine(engine, folder, how)
         assert _accounting(loaded) == _accounting(engine)

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from persistence_support import blueprint_text, driven_engine
+from persistence_support import blueprint_text, driven_engine, reload_engine
 from regio.layout import ToolSpec
 from regio.runtime import Engine
-from regio.store import SQLiteStore, encode_save
+from regio.store import encode_save
 from regio.store.base import _Head
 
 
@@ -31,17 +31,6 @@ TOOLS = st.lists(
     max_size=3,
     unique_by=lambda t: t.name,
 )
-
-
-def _reload(engine: Engine, folder: Path, how: str) -> Engine:
-    if how == "store":
-        store = SQLiteStore(folder / "s.db")
-        try:
-            engine.save_to(store, "s")
-            return Engine.load_from(store, "s")
-        finally:
-            store.close()
-    return Engine.load(engine.save(folder / f"s.{how}"))
 
 
 def _accounting(engine: Engine) -> tuple[int, int, int, int]:
@@ -88,7 +77,7 @@ def test_a_loaded_engine_counts_the_tools_of_the_last_request(tmp_path: Path, ho
     tools = [_tool("shell", 12), _tool("grep", 4)]
     engine.add_user("use the tools")
     engine.request(tools=tools)
-    loaded = _reload(engine, tmp_path, how)
+    loaded = reload_engine(engine, tmp_path, how)
     assert loaded.budget.request_tools == engine.budget.request_tools
     assert _accounting(loaded) == _accounting(engine)
 
@@ -107,7 +96,7 @@ def test_save_load_then_the_same_request_renders_the_same_bytes_and_counts(
     for turn in range(turns):
         engine.add_user(f"turn {turn}")
         engine.request(tools=tools)
-    loaded = _reload(engine, folder, how)
+    loaded = reload_engine(engine, folder, how)
     assert loaded.state.layout_state == engine.state.layout_state
     assert _accounting(loaded) == _accounting(engine)
     for e in (engine, loaded):

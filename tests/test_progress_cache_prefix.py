@@ -12,20 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from progress_support import conversation_blueprint
 from regio.content import Message, ToolResult, ToolUse
 from regio.layout import RenderLog
 from regio.layout.repair import RUNNING_RESULT
 from regio.runtime import Engine
 
-BLUEPRINT = """
-version: 1
-name: background
-model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 200000}
-tokenizer: heuristic
-regions:
-  - {name: system, kind: pinned, volatility: stable, budget: 400, seed: "You are careful."}
-  - {name: conversation, kind: sliding_window, budget: 150000, max_items: 5000}
-"""
+BLUEPRINT = conversation_blueprint("background", 150_000, items=5000)
 
 
 def _unmarked(value: Any) -> Any:

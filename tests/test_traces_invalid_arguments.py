@@ -213,8 +213,19 @@ def test_a_version_1_trace_with_raw_arguments_loads_in_todays_form() -> None:
     assert _loaded_input(_v1_line({"_raw": '{"q": '})) == invalid_arguments('{"q": ')
 
 
+@pytest.mark.parametrize(
+    ("raw", "today"),
+    [(None, {}), (3, invalid_arguments("3")), ([1, 2], invalid_arguments("[1, 2]"))],
+)
+def test_a_version_1_trace_with_a_non_object_input_loads_in_todays_form(
+    raw: Any, today: dict[str, Any]
+) -> None:
+    # version 1's Claude Code importer kept any non-object tool_use input as {"_raw": value}
+    assert _loaded_input(_v1_line({"_raw": raw})) == today
+
+
 def test_a_version_1_trace_keeps_arguments_that_only_look_alike() -> None:
-    for tool_input in ({"_raw": 3}, {"_raw": "x", "other": 1}, {"raw": "x"}):
+    for tool_input in ({"_raw": "x", "other": 1}, {"raw": "x"}):
         assert _loaded_input(_v1_line(tool_input)) == tool_input
 
 

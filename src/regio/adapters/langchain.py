@@ -214,8 +214,7 @@ class RegioMiddleware(AgentMiddleware):
         system = getattr(request, "system_message", None)
         text = content_text(system.content) if system is not None else ""
         if self.system_region is None:
-            self.engine.budget.send_beside(text)  # sent beside the window: counted there
-            return text
+            return text  # sent beside the window: counted there (_window)
         if text != (self.system_written or ""):
             self.engine.clear(self.system_region)
             if text:
@@ -231,7 +230,10 @@ class RegioMiddleware(AgentMiddleware):
         self._sync(list(request.messages))
         caller = self._caller_system(request)
         functions, builtin = _split_tools(list(request.tools))
-        if (self.provider or chat_model_provider(model)) == "anthropic":
+        anthropic = (self.provider or chat_model_provider(model)) == "anthropic"
+        if self.system_region is None:  # a block of its own (Anthropic) or joined by "\n\n"
+            self.engine.budget.send_beside(caller, "" if anthropic else "\n\n")
+        if anthropic:
             return self._anthropic(request, caller, functions, builtin)
         body = self.engine.request("openai", tools=functions)[1]
         window = convert_to_messages(body["messages"])

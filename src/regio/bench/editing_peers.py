@@ -14,8 +14,9 @@
 * ``anthropic-clear-tool-uses-tuned`` / ``context-editing-middleware-tuned`` — the same two
   with ``clear_at_least`` (both APIs name it so: Anthropic's ``clear_at_least`` object of
   ``input_tokens``, LangChain's ``ClearToolUsesEdit(clear_at_least=...)``) set to
-  ``CLEAR_AT_LEAST_SHARE`` (0.25) x the window, everything else as above: the strongest honest
-  configuration of each, a clearing that must buy a quarter of the window to be worth the cache
+  ``CLEAR_AT_LEAST_SHARE`` (0.25) x the window, everything else as above (only options both
+  APIs have; measured, it changes nothing for Anthropic's stateless edit), a clearing that
+  must buy a quarter of the window to be worth the cache
   rewrite it causes (the reason Anthropic gives for ``clear_at_least``; no default is
   published). Anthropic's edit is then applied only when clearing every old tool use frees that
   much; LangChain's clears oldest first and stops once it has freed that much.

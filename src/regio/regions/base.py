@@ -6,11 +6,10 @@ Public constructor surface (keyword-only, shared by every kind)::
            admission="evict", description="", max_entry_tokens: int | None = None,
            min_tokens: int | None = None, max_tokens: int | None = None)
 
-``min_tokens`` / ``max_tokens`` clamp the budget (the floor wins).
-
-Writes go through ``plan_write(entry) -> WritePlan | Refusal`` (pure: nothing changes) and
-``commit(plan) -> WriteResult``; :meth:`Region.write` does both. The window inserts a
-window-level check between the two, so a refused write never changes anything.
+``min_tokens`` / ``max_tokens`` clamp the budget (the floor wins). Writes go through
+``plan_write(entry) -> WritePlan | Refusal`` (pure: nothing changes) and ``commit(plan) ->
+WriteResult``; :meth:`Region.write` does both. The window inserts a window-level check between
+the two, so a refused write never changes anything.
 """
 
 from __future__ import annotations
@@ -133,6 +132,7 @@ class Region:
     _counts: tuple[EntryList, int, HistoryCounts] | None = attrs.field(
         default=None, init=False, repr=False
     )
+    settle_memo: tuple[Any, ...] | None = attrs.field(default=None, init=False, repr=False)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Declare the subclass's kind (a class that sets ``kind``); the attrs class that

@@ -26,7 +26,7 @@ rewrites the conversation prefix anyway, so the cache loses nothing extra.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import attrs
 
@@ -52,8 +52,6 @@ class Compacting(Region):
 
     compact_at: float | None = 0.8
     threshold_tokens: int | None = None
-    settled: tuple[Any, ...] | None = attrs.field(default=None, init=False, repr=False)
-    """What :func:`regio.regions.settle.settle_marks` last settled (its skip test)."""
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()

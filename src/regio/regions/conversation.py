@@ -32,7 +32,7 @@ compaction fallback (events ``evicted`` with reason ``compaction_fallback`` and
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import attrs
 
@@ -73,8 +73,6 @@ class SlidingWindow(Region):
     cache_multipliers: tuple[float, float] = attrs.field(default=hy.DEFAULT_MULTIPLIERS, init=False)
     """``(write, read)`` cache multipliers the default token target is priced with (an engine
     sets its provider's)."""
-    settled: tuple[Any, ...] | None = attrs.field(default=None, init=False, repr=False)
-    """What :func:`regio.regions.settle.settle_marks` last settled (its skip test)."""
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()

@@ -17,7 +17,9 @@ message with or without calls) leaves whole, unprotected units whole and unprote
 property test checks this against the full analysis). So when the region was only appended to
 since the last settle (same entry list, same rewrite epoch, same queued items) and the new
 entries hold no tool result, the analysis (O(entries)) is skipped: such a write costs O(new
-entries) while a compaction is queued. A write holding a tool result still runs the analysis.
+entries) while a compaction is queued (the last settle is remembered in
+``Region.settle_memo``, a cache that is never saved). A write holding a tool result still
+runs the analysis.
 The engine flushes queued compactions before it adds messages, so in its loop a compaction is
 rarely queued at a write at all (measured: no settle in a 700-turn session); the skip matters
 to windows driven directly, where compactions stay queued until the caller completes them.
@@ -57,14 +59,13 @@ def _key(region: Region, pending: list[Any]) -> tuple[Any, ...]:
 
 
 def _remember(region: Region, pending: list[Any]) -> None:
-    if hasattr(region, "settled"):
-        region.settled = _key(region, pending)
+    region.settle_memo = _key(region, pending)
 
 
 def _unchanged(region: Region, pending: list[Any]) -> bool:
     """Whether ``region`` was only appended to since the last settle, with the same queued
     items, and no appended entry holds a tool result (then nothing can need settling)."""
-    before = getattr(region, "settled", None)
+    before = region.settle_memo
     now = _key(region, pending)
     if (
         before is None

@@ -46,6 +46,8 @@ class EngineBudget:
     request_tools: tuple[ToolSpec, ...] = ()
     #: Tokens of the text the caller sends beside the window (:meth:`send_beside`).
     beside_tokens: int = 0
+    #: The (text, separator) ``beside_tokens`` counts (``None`` after a load: counted again).
+    _beside: tuple[str, str] | None = attrs.field(default=None, init=False, repr=False)
 
     # ----- counting and budget truth -----------------------------------------------------
     @property
@@ -71,13 +73,16 @@ class EngineBudget:
         specs = self.tool_specs(extra)
         return tool_definition_tokens(specs, provider or self.options.provider, self.count_text)
 
-    def send_beside(self, text: str) -> int:
+    def send_beside(self, text: str, separator: str = "\n\n") -> int:
         """Count ``text`` as sent with every request from now on, beside the window: a system
         prompt the caller adds to regio's payload (as the LangChain middleware sends the
-        agent's own system message), counted with the separator that joins it to regio's
-        system text (``"\n\n"``). ``""`` counts nothing. Replaces the text counted before;
-        returns its tokens."""
-        self.beside_tokens = self.count_text(text + "\n\n") if text else 0
+        agent's own system message), with the ``separator`` that joins it to regio's system
+        text (``"\n\n"`` in one system message; ``""`` when it goes as a block of its own, as
+        in an Anthropic ``system`` list). ``""`` counts nothing. Replaces the text counted
+        before; the same text again is not re-tokenized. Returns its tokens."""
+        if self._beside != (text, separator):
+            self.beside_tokens = self.count_text(text + separator) if text else 0
+            self._beside = (text, separator)
         return self.beside_tokens
 
     @property

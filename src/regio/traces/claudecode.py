@@ -51,8 +51,9 @@ def _count(value: Any) -> int | None:
 
 
 def anthropic_usage(raw: Any, builder: TraceBuilder, record: int, field: str) -> Usage | None:
-    """An Anthropic ``usage`` object → :class:`Usage` (missing counts are 0); a usage whose
-    counts are not non-negative integers is dropped with a warning."""
+    """An Anthropic ``usage`` object → :class:`Usage` (missing counts are 0, and a missing
+    cache count is left out of ``reported``: unknown); a usage whose counts are not
+    non-negative integers is dropped with a warning."""
     if not isinstance(raw, dict):
         return None
     keys = (
@@ -66,7 +67,12 @@ def anthropic_usage(raw: Any, builder: TraceBuilder, record: int, field: str) ->
     if bad:
         builder.issue(record, field, f"usage {bad} not non-negative integers; dropped", "warning")
         return None
-    return Usage.anthropic(**{k: int(v or 0) for k, v in counts.items()})
+    cache = {  # an absent cache count is unreported (unknown), not 0
+        k: (None if raw.get(k) is None else int(counts[k] or 0)) for k in keys[2:]
+    }
+    return Usage.anthropic(
+        int(counts["input_tokens"] or 0), int(counts["output_tokens"] or 0), **cache
+    )
 
 
 def _block_text(content: Any) -> str:

@@ -161,11 +161,13 @@ class _Rollout:
         if total == self.last_total or not isinstance(last, dict):
             return  # a repeated report (Codex re-sends it with rate-limit updates)
         self.last_total = total
-        counts = [last.get(k, 0) for k in ("input_tokens", "output_tokens", "cached_input_tokens")]
-        if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts):
+        counts = [last.get(k, 0) for k in ("input_tokens", "output_tokens")]
+        cached = last.get("cached_input_tokens")  # absent: unreported, not 0
+        checked = [*counts, cached] if cached is not None else counts
+        if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in checked):
             self.builder.issue(n, "payload.info.last_token_usage", "counts invalid; dropped")
             return
-        usage = Usage.openai(counts[0], counts[1], cached_tokens=counts[2])
+        usage = Usage.openai(counts[0], counts[1], cached_tokens=cached)
         if self.open:
             self.flush(usage)
         elif not self._bill_last(usage):

@@ -28,6 +28,7 @@ Reading and writing round-trip losslessly: ``read_trace(write_trace(t)) == t``.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -135,23 +136,20 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
         cls,
         input_tokens: int,
         output_tokens: int,
-        cache_read_input_tokens: int = 0,
-        cache_creation_input_tokens: int = 0,
+        cache_read_input_tokens: int | None = 0,
+        cache_creation_input_tokens: int | None = 0,
     ) -> Usage:
-        """An Anthropic ``usage`` (``input_tokens`` excludes the cache reads and writes)."""
-        return cls(
-            input_tokens + cache_read_input_tokens + cache_creation_input_tokens,
-            cache_read_input_tokens,
-            cache_creation_input_tokens,
-            output_tokens,
-            "anthropic",
-            {
-                "input_tokens": input_tokens,
-                "cache_read_input_tokens": cache_read_input_tokens,
-                "cache_creation_input_tokens": cache_creation_input_tokens,
-                "output_tokens": output_tokens,
-            },
-        )
+        """An Anthropic ``usage`` (``input_tokens`` excludes the cache reads and writes; a
+        cache count of ``None`` was not reported: 0 in the counts, absent from
+        ``reported``)."""
+        read, write = cache_read_input_tokens or 0, cache_creation_input_tokens or 0
+        reported = {"input_tokens": input_tokens}
+        if cache_read_input_tokens is not None:
+            reported["cache_read_input_tokens"] = read
+        if cache_creation_input_tokens is not None:
+            reported["cache_creation_input_tokens"] = write
+        reported["output_tokens"] = output_tokens
+        return cls(input_tokens + read + write, read, write, output_tokens, "anthropic", reported)
 
     @classmethod
     def openai(cls, input_tokens: int, output_tokens: int, cached_tokens: int | None = 0) -> Usage:
@@ -485,15 +483,24 @@ def _check_nesting(item: Any, name: str, number: int, limits: TraceLimits) -> No
             )
 
 
+def _version_1_input(raw: Any) -> dict[str, Any]:
+    """Version 1's ``{"_raw": raw}`` in today's form: no input at all (``None``) is ``{}``;
+    anything else is :func:`regio.callargs.invalid_arguments` of its text (a string as is,
+    another JSON value as JSON)."""
+    if raw is None:
+        return {}
+    return invalid_arguments(raw if isinstance(raw, str) else json.dumps(raw, default=str))
+
+
 def _version_1_event(item: Any) -> Any:
     """``item`` of a version-1 trace in today's form: a tool_use input that is exactly
-    ``{"_raw": <text>}`` (version 1's unreadable arguments) becomes
-    :func:`regio.callargs.invalid_arguments` of the text."""
+    ``{"_raw": <value>}`` (version 1's unreadable or non-object arguments) becomes
+    :func:`_version_1_input` of the value."""
     if not isinstance(item, AssistantMessage):
         return item
     blocks = tuple(
-        ToolUse(b.id, b.name, invalid_arguments(b.input["_raw"]))
-        if isinstance(b, ToolUse) and len(b.input) == 1 and isinstance(b.input.get("_raw"), str)
+        ToolUse(b.id, b.name, _version_1_input(b.input["_raw"]))
+        if isinstance(b, ToolUse) and len(b.input) == 1 and "_raw" in b.input
         else b
         for b in item.blocks
     )

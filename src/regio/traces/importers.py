@@ -41,16 +41,13 @@ from regio.traces.openai_chat import (
     loose_literal,
     parse_tool_calls,
 )
-from regio.traces.shared import source_header, source_notes, trace_stem
+from regio.traces.shared import source_header, trace_stem
 
 __all__ = [
     "import_mini_swe_agent",
     "import_openai",
     "import_swe_agent",
     "import_tau_bench",
-    "source_header",
-    "source_notes",
-    "trace_stem",
 ]
 
 #: (record or line, parsed object) pairs of a JSONL file, or the parsed JSON document.

@@ -38,7 +38,6 @@ __all__ = [
     "content_text",
     "feed_openai_messages",
     "loose_literal",
-    "parse_arguments",
     "parse_tool_calls",
 ]
 
