@@ -37,7 +37,8 @@ import attrs
 
 from regio.content import Entry, Text, ToolResult
 
-from .valuestatements import value_key
+from .openitems import TODO, OpenItems, completion
+from .valuestatements import constraint_key, failure_state, value_key
 
 __all__ = ["SECTIONS", "Salient", "sentences", "sort_entries"]
 
@@ -71,14 +72,6 @@ _TOOL_ERROR = re.compile(
 )
 #: Most error lines kept from one tool result.
 MAX_TOOL_ERRORS = 3
-_TODO = re.compile(
-    r"(?:\bTODO\b|\bFIXME\b|-\s*\[\s\]|\bnext\s+steps?\b|\bstill\s+(?:need|have)\s+to\b|"
-    r"\bremaining\s+(?:work|tasks?|items?|steps?|issues?|to-?dos?)\b|\bopen\s+items?\b|"
-    r"\bpending\b|\bnot\s+(?:yet\s+)?done\b|\bto-dos?\b|\bto\s+do\s*:|\bremember\s+to\b|"
-    r"\bdon(?:'|\u2019)?t\s+forget\b|\baction\s+items?\b|^\W*next\s*:|"
-    r"\bfollow[-\s]up\s+(?:on|with)\b|\bfollow[-\s]ups?\s*:)",
-    re.IGNORECASE,
-)
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 _HEADER = re.compile(rf"^({'|'.join(SECTIONS)}):\s*$")
 
@@ -96,27 +89,79 @@ def sentences(text: str) -> list[str]:
 
 
 @attrs.define
+class _Keyed:
+    section: str
+    line: str
+
+
+@attrs.define
 class Salient:
     """Sorted sentences: ``sections`` (title -> lines, first-seen order, no duplicates),
     ``carried`` (previous summaries' lines outside any section, verbatim) and ``known`` (lines
-    a context-only previous summary already holds: not repeated)."""
+    a context-only previous summary already holds: not repeated).
 
-    sections: dict[str, list[str]] = attrs.field(factory=lambda: {s: [] for s in SECTIONS})
+    Every operation is constant time in the number of kept lines (lines are indexed by
+    text, keys and open items' words), so sorting a long span is linear in its sentences."""
+
     carried: list[str] = attrs.field(factory=list)
     known: set[str] = attrs.field(factory=set)
+    _lines: dict[str, dict[str, None]] = attrs.field(factory=lambda: {s: {} for s in SECTIONS})
+    _where: dict[str, str] = attrs.field(factory=dict)
+    _keyed: dict[str, list[_Keyed]] = attrs.field(factory=dict)
+    _key_of: dict[str, str] = attrs.field(factory=dict)
+    _open: OpenItems = attrs.field(factory=OpenItems)
 
-    def add(self, section: str, line: str) -> None:
+    @property
+    def sections(self) -> dict[str, list[str]]:
+        """Title -> kept lines, in the order of :data:`SECTIONS` (a copy)."""
+        return {title: list(lines) for title, lines in self._lines.items()}
+
+    def add(self, section: str, line: str, role: str | None = None) -> None:
         """Add ``line`` to ``section`` unless it is already kept anywhere. A ``Values`` line
-        supersedes the kept line of the same key (:func:`value_key`): the latest value is the
-        one kept, at the end."""
-        if section == "Values":  # first, so a known (carried) latest value still supersedes
+        (:func:`value_key`) or a ``Constraints`` line that fixes a value
+        (:func:`constraint_key`) supersedes the kept lines of the same key: the latest
+        statement is the one kept, at the end. A value supersedes a constraint only when the
+        user (``role``) states it: the agent cannot lift the user's requirement."""
+        key = None
+        if section == "Values":
             key = value_key(line)
-            if key is not None:
-                kept = self.sections[section]
-                kept[:] = [old for old in kept if value_key(old) != key]
-        if line in self.known or any(line in lines for lines in self.sections.values()):
+        elif section == "Constraints":
+            key = constraint_key(line)
+        if key is not None:  # first, so a known (carried) latest value still supersedes
+            binding = section == "Constraints"
+            for old in list(self._keyed.get(key, ())):
+                if binding or old.section == "Values" or role == "user":
+                    self._remove(old.line)
+        if line in self.known or line in self._where:
             return
-        self.sections[section].append(line)
+        self._lines[section][line] = None
+        self._where[line] = section
+        if key is not None:
+            self._keyed.setdefault(key, []).append(_Keyed(section, line))
+            self._key_of[line] = key
+        if section == "Open items":
+            self._open.add(line)
+
+    def complete(self, sentence: str) -> bool:
+        """Drop the open items ``sentence`` completes (:func:`regio.runtime.openitems.completion`);
+        whether it is a completion."""
+        done = completion(sentence)
+        if done is None:
+            return False
+        for line in self._open.closed_by(done):
+            self._remove(line)
+        return True
+
+    def _remove(self, line: str) -> None:
+        section = self._where.pop(line, None)
+        if section is None:
+            return
+        del self._lines[section][line]
+        key = self._key_of.pop(line, None)
+        if key is not None:
+            self._keyed[key] = [k for k in self._keyed[key] if k.line != line]
+        if section == "Open items":
+            self._open.discard(line)
 
 
 def _parse_summary(text: str) -> tuple[dict[str, list[str]], list[str]]:
@@ -154,19 +199,27 @@ _STRONG = re.compile(r"\b(?:must|never|do\s+not|always)\b", re.IGNORECASE)
 
 
 def _sort_sentence(out: Salient, role: str | None, sentence: str) -> None:
-    """Sort one sentence of a user's or the agent's own text."""
+    """Sort one sentence of a user's or the agent's own text. A completion closes the open
+    items it names and is itself neither an open item nor an error; a failure state (``the
+    test is now failing``) is an error, never a value."""
     if len(sentence) > MAX_SENTENCE_CHARS:
         return
+    done = out.complete(sentence)
     if _CONSTRAINT.search(sentence) and (role == "user" or _STRONG.search(sentence)):
-        out.add("Constraints", sentence)
-    elif _TODO.search(sentence):
-        out.add("Open items", sentence)
+        out.add("Constraints", sentence, role)
+    elif done:
+        if value_key(sentence) is not None:
+            out.add("Values", sentence, role)
+        elif _DECISION.search(sentence):
+            out.add("Decisions", sentence, role)
+    elif TODO.search(sentence):
+        out.add("Open items", sentence, role)
     elif value_key(sentence) is not None:
-        out.add("Values", sentence)
-    elif _ERROR.search(sentence):
-        out.add("Errors", sentence)
+        out.add("Values", sentence, role)
+    elif _ERROR.search(sentence) or failure_state(sentence):
+        out.add("Errors", sentence, role)
     elif _DECISION.search(sentence):
-        out.add("Decisions", sentence)
+        out.add("Decisions", sentence, role)
 
 
 def _sort_tool_output(out: Salient, text: str) -> None:

@@ -1,0 +1,148 @@
+"""A to-do that a later sentence completes leaves the summary's open items; nothing else does."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from regio.content import Entry, Text
+from regio.runtime.extractive import ExtractiveSummarizer
+from regio.runtime.salience import sort_entries
+
+
+def _say(i: int, text: str, role: str = "user") -> Entry:
+    return Entry(id=f"m{i}", blocks=(Text(text),), role=role)
+
+
+def _summary(open_items: list[str]) -> Entry:
+    text = "Open items:\n" + "\n".join(f"- {item}" for item in open_items)
+    return Entry(id="s", blocks=(Text(text),), tokens=40, meta={"summary": True})
+
+
+def _open(*texts: tuple[str, str]) -> list[str]:
+    entries = [_say(i, text, role) for i, (role, text) in enumerate(texts)]
+    return sort_entries(entries).sections["Open items"]
+
+
+@pytest.mark.parametrize(
+    ("todo", "done"),
+    [
+        ("TODO: update CHANGELOG.md before the release.", "Done: update CHANGELOG.md."),
+        ("- [ ] document the new flag", "- [x] document the new flag"),
+        ("We still need to migrate the billing tables.", "Finished migrating the billing tables."),
+        ("We still need to migrate the billing tables.", "The billing tables migration is done."),
+        ("Next: wire the retry into the client.", "Wiring the retry into the client is complete."),
+        ("TODO-12: migrate the billing tables.", "Closed TODO-12."),
+        ("TODO: fix the flaky retry test in test_client.py.", "We fixed the flaky retry test."),
+        ("Remember to bump the version in pyproject.toml.", "I've bumped the version."),
+        ("TODO: update the README.", "Updated the README."),
+        ("Follow-ups: rotate the staging keys (#42).", "Resolved #42."),
+    ],
+)
+def test_a_later_completion_drops_the_open_item(todo: str, done: str) -> None:
+    assert _open(("user", todo), ("assistant", done)) == []
+    assert _open(("user", todo), ("user", done)) == []
+
+
+@pytest.mark.parametrize(
+    "unrelated",
+    [
+        "Done.",
+        "Fixed the CSV export bug.",
+        "The login bug isn't fixed yet.",
+        "The login bug is not fixed.",
+        "Once the login bug is fixed, deploy to staging.",
+        "Is the login bug fixed?",
+        "Make sure the login bug is fixed.",
+        "The login bug is almost fixed.",
+        "Closed TODO-13.",
+        "I checked the login page.",
+    ],
+)
+def test_an_unrelated_or_unfinished_done_keeps_the_open_item(unrelated: str) -> None:
+    todo = "TODO-12: fix the login bug on the sign-in page."
+    assert _open(("user", todo), ("assistant", unrelated)) == [todo]
+
+
+def test_a_completion_matching_two_items_equally_closes_neither() -> None:
+    todos = ("TODO: fix the login bug.", "TODO: fix the export bug.")
+    assert _open(("user", " ".join(todos)), ("assistant", "Fixed the bug.")) == list(todos)
+    left = _open(("user", " ".join(todos)), ("assistant", "Fixed the login bug."))
+    assert left == [todos[1]]
+
+
+def test_an_item_of_a_previous_summary_is_dropped_by_a_later_completion() -> None:
+    items = ["TODO: update CHANGELOG.md before the release.", "TODO-7: rotate the staging keys."]
+    entries = [_summary(items), _say(1, "Closed TODO-7."), _say(2, "Done: update CHANGELOG.md.")]
+    assert sort_entries(entries).sections["Open items"] == []
+    summary = ExtractiveSummarizer()(entries, "", None)
+    assert "Open items:" not in summary
+    assert not any(item in summary for item in items)
+
+
+_VERBS = ("update", "migrate", "rotate", "document", "refactor", "review", "bump", "deploy")
+_NOUNS = (
+    "billing", "tables", "staging", "keys", "readme", "changelog", "parser", "client", "cache",
+    "schema", "router", "ledger", "invoice", "webhook", "scheduler", "exporter", "metrics",
+    "dashboard", "alerts", "sidebar", "banner", "queue", "worker", "mailer", "importer",
+    "loader", "gateway", "catalog", "sitemap", "tracker", "uploader", "checkout",
+)  # fmt: skip
+_PHRASINGS = (
+    "Done: {verb} the {a} {b}.",
+    "- [x] {verb} the {a} {b}",
+    "We finished {verb}ing the {a} {b}.",
+    "The {a} {b} are done.",
+    "{Verb}d the {a} {b}.",
+    "I have completed the {a} {b}.",
+)
+
+
+def _ing(verb: str) -> str:
+    return verb[:-1] if verb.endswith("e") else verb
+
+
+@st.composite
+def _sessions(draw: st.DrawFn) -> tuple[list[str], list[tuple[int, str]], set[int]]:
+    """Open items of disjoint words, and later lines: completions of some of them (by text or
+    by identifier) mixed with unrelated ``done`` lines."""
+    count = draw(st.integers(1, 6))
+    nouns = draw(st.permutations(_NOUNS))
+    todos = []
+    for i in range(count):
+        verb = draw(st.sampled_from(_VERBS))
+        a, b = nouns[2 * i], nouns[2 * i + 1]
+        label = f"TODO-{i + 1}:" if draw(st.booleans()) else "TODO:"
+        todos.append((label, verb, a, b))
+    done = draw(st.sets(st.integers(0, count - 1)))
+    spare = nouns[2 * count :]
+    lines: list[tuple[int, str]] = []
+    for i in sorted(done):
+        label, verb, a, b = todos[i]
+        if label != "TODO:" and draw(st.booleans()):
+            lines.append((i, f"Closed {label[:-1]}."))
+            continue
+        phrasing = draw(st.sampled_from(_PHRASINGS))
+        if "{Verb}d" in phrasing:
+            phrasing = phrasing.replace("{Verb}d", _ing(verb).capitalize() + "ed")
+        lines.append((i, phrasing.format(verb=_ing(verb) if "ing" in phrasing else verb, a=a, b=b)))
+    for _ in range(draw(st.integers(0, 3))):
+        a, b = draw(st.sampled_from(spare)), draw(st.sampled_from(spare))
+        lines.append((-1, draw(st.sampled_from(_PHRASINGS[:2])).format(verb="update", a=a, b=b)))
+    order = draw(st.permutations(lines))
+    items = [f"{label} {verb} the {a} {b}." for label, verb, a, b in todos]
+    return items, list(order), done
+
+
+@settings(max_examples=80, deadline=None)
+@given(_sessions(), st.booleans())
+def test_exactly_the_completed_items_leave_the_open_items(
+    session: tuple[list[str], list[tuple[int, str]], set[int]], from_summary: bool
+) -> None:
+    items, lines, done = session
+    head = [_summary(items)] if from_summary else [_say(0, " ".join(items))]
+    later = [
+        _say(n + 1, text, "assistant" if n % 2 else "user") for n, (_, text) in enumerate(lines)
+    ]
+    kept = sort_entries([*head, *later]).sections["Open items"]
+    assert kept == [item for i, item in enumerate(items) if i not in done]
