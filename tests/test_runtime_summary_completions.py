@@ -65,6 +65,26 @@ def test_an_unrelated_or_unfinished_done_keeps_the_open_item(unrelated: str) -> 
     assert _open(("user", todo), ("assistant", unrelated)) == [todo]
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "FAILED tests/test_api.py::test_login - AssertionError: 401",
+        "Failed to connect to db-07.internal: connection refused.",
+    ],
+)
+def test_a_pasted_failure_is_an_error_not_a_completion(line: str) -> None:
+    todo = "TODO: fix the login test in tests/test_api.py."
+    entries = [_say(0, todo), _say(1, line, "assistant")]
+    sections = sort_entries(entries).sections
+    assert sections["Open items"] == [todo] and sections["Errors"] == [line]
+
+
+def test_a_wish_to_do_the_item_does_not_complete_it() -> None:
+    todo = "TODO: update the README."
+    for line in ("I need to update the README.", "I wanted to update the README."):
+        assert _open(("user", todo), ("user", line)) == [todo]
+
+
 def test_a_completion_matching_two_items_equally_closes_neither() -> None:
     todos = ("TODO: fix the login bug.", "TODO: fix the export bug.")
     assert _open(("user", " ".join(todos)), ("assistant", "Fixed the bug.")) == list(todos)

@@ -121,6 +121,10 @@ def test_an_entity_statement_keys_on_its_identifier(sentence: str, key: str) -> 
         "Reservation ABC123 is cancelled.",  # plain 'is' of words: a description
         "Line 42 is the return statement.",
         "Order ORD-7312 is the one we talked about on the phone last week.",
+        "value 8022 is 2116 or",  # a bare number is a quantity, not an identifier
+        "The items 3929 are 5240.",
+        "if tests 8242 is actual_0eea3550 actual",
+        "TypeError 3807 int request field is 2595",  # the identifier is not the key's last word
     ],
 )
 def test_an_entity_description_is_not_a_value(sentence: str) -> None:

@@ -11,8 +11,9 @@ count when smaller), the previous summary included unless it is passed as contex
 copied nor counted). Output is measured with ``counter`` (the heuristic counter by default).
 
 **Salient sections first** (:mod:`regio.runtime.salience`): ``Constraints:`` (user
-instructions and constraints, verbatim), ``Open items:`` (to-dos), ``Values:`` (the latest
-stated value of each setting: a later ``X is now Y`` replaces ``X is Z``), ``Decisions:``,
+instructions and constraints, verbatim), ``Open items:`` (to-dos no later sentence
+completed), ``Values:`` (the latest stated value of each setting or entity: a later ``X is
+now Y`` replaces ``X is Z``, a constraint ``X must be Y`` replaces it too), ``Decisions:``,
 ``Errors:`` (with their messages), each a list of ``- `` lines, in that order; a line that
 does not fit is skipped, so a constraint only ever gives way to other constraints, never to
 identifiers. A

@@ -75,6 +75,12 @@ _FORMS = (
         re.I,
     ),
 )
+#: Past tenses that report a run (test and tool output pasted into a message), never the
+#: item's own verb.
+_REPORT_VERBS = frozenset(
+    {"failed", "passed", "skipped", "collected", "expected", "errored", "crashed", "xfailed",
+     "xpassed", "deselected", "warned", "raised", "returned", "printed", "logged", "exited"}
+)  # fmt: skip
 #: A completion opening with one of these is a condition or a plan, not a report.
 _CONDITIONAL = re.compile(
     r"^(?:once|when|whenever|if|after|before|until|unless|as\s+soon\s+as|whether)\b", re.I
@@ -145,6 +151,13 @@ def completion(sentence: str) -> Completion | None:
         if _CONDITIONAL.match(obj) or _PARTIAL.search(obj) or _PARTIAL.search(tail):
             return None
         own = groups.get("own")
+        if own and (
+            own.isupper()
+            or own.lower() in _REPORT_VERBS
+            or own.lower().endswith("eed")
+            or obj.lower().startswith("to ")
+        ):
+            return None  # "FAILED x", "I need ...", "I wanted to ...": not the item's verb
         verb = (
             (own or groups.get("verb") or "").split()[0].lower()
             if own or groups.get("verb")

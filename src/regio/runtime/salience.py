@@ -5,14 +5,27 @@ an extractive summary, most important first (``docs/runtime.md``, "Summarizers")
    the agent's own) text with a modal of obligation or prohibition (must, never, do not,
    only, always, should not, make sure, ...);
 2. ``Open items``: to-dos and next steps (``TODO``, ``- [ ]``, ``Next:``, next step, still
-   need to, remember to, action item, follow-up, ...);
+   need to, remember to, action item, follow-up, ...) that no later sentence completed
+   (:mod:`regio.runtime.openitems`: ``done: X``, ``- [x] X``, ``we fixed X``, ``closed
+   TODO-12``, ``X is done`` drop the item they name, by identifier or by text, and nothing
+   else);
 3. ``Values``: the latest stated value of each setting (:mod:`regio.runtime.valuestatements`:
-   ``set X to Y``, ``X is now Y``, ``X is <id>``, ...); a later statement of the same key
-   replaces the earlier one;
+   ``set X to Y``, ``X is now Y``, ``X is <id>``, ``reservation ABC123 is for May 3``, ...); a
+   later statement of the same key replaces the earlier one. A state (``the test is now
+   failing``, ``the build is done``) is not a value: a failure state is an error;
 4. ``Decisions``: choices stated in the conversation (decided, we will, going with, switch
    to, instead of, ...);
 5. ``Errors``: lines reporting an error, with their message (exception names, ``error:``,
-   ``failed``, ``Traceback``, non-zero exit codes).
+   ``failed``, ``Traceback``, non-zero exit codes, ``X is failing|broken``).
+
+**The newest statement of a key wins, whichever section it lands in.** A constraint that
+fixes a value (``the port must be 9000``, ``make sure the timeout is 30s``) is kept verbatim
+under ``Constraints`` -- it is an instruction, and constraints are kept first -- and the
+older value of its key (``the port is 8080``) leaves ``Values``. A later value of the key
+replaces the constraint only when the user states it (the user changed their requirement):
+the agent reporting another value (``the port is now 8080``) does not lift the user's
+constraint, and both are kept. A completion is itself neither an open item nor an error (``we
+fixed the TypeError`` reports no error).
 
 Open items and values come before errors: they are few (one line per to-do, one per key) and
 survive only through the summary once their turn is cut, while tool output reports errors by
@@ -24,8 +37,9 @@ them, and the share of the trace's own facts (error lines among them) is unchang
 runs (0.53 points lower on the eighth).
 
 A previous summary given as input is parsed back into these sections, so what it kept stays
-in the same section (and first) when it is summarized again; its lines outside any section
-are carried verbatim.
+in the same section (and first) when it is summarized again, and a later completion or
+statement of a key drops its open item or value as it would a fresh one; its lines outside
+any section are carried verbatim.
 """
 
 from __future__ import annotations
@@ -144,13 +158,15 @@ class Salient:
 
     def complete(self, sentence: str) -> bool:
         """Drop the open items ``sentence`` completes (:func:`regio.runtime.openitems.completion`);
-        whether it is a completion."""
+        whether it is a completion (a past tense of an item's own verb is one only when it
+        closed an item)."""
         done = completion(sentence)
         if done is None:
             return False
-        for line in self._open.closed_by(done):
+        closed = self._open.closed_by(done)
+        for line in closed:
             self._remove(line)
-        return True
+        return bool(closed) or not done.own_verb  # "updated X" reports only what it closes
 
     def _remove(self, line: str) -> None:
         section = self._where.pop(line, None)

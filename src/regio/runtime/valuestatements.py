@@ -15,13 +15,14 @@ current one. The forms, each a whole sentence (an optional label such as ``Updat
   id, version, date or number (``The staging host is db-07.internal``, ``My user ID is
   amelia_8890``) -- a plain ``X is Y`` of words is a description, not a setting;
 * ``use VALUE for|as KEY``;
-* an entity's value: ``[the] NOUN ID is|are VALUE`` where ID names the entity (a token with a
-  digit: ``reservation ABC123 is for May 3``, ``order ORD-7312 is now cancelled``); VALUE is
+* an entity's value: ``[the] NOUN ID is|are VALUE`` where ID names the entity (a token of
+  letters and digits, or ``#`` and a number: ``reservation ABC123 is for May 3``, ``order
+  ORD-7312 is now cancelled``; a bare number is a quantity, not an identifier); VALUE is
   short (at most :data:`MAX_ENTITY_WORDS` words) and holds a concrete token, or follows
   ``now``.
 
 KEY is one to five words of letters (inner ``_``, ``-``, ``.`` allowed; articles and
-possessives dropped, case folded), plus at most one entity identifier after its first word: the
+possessives dropped, case folded), plus at most one entity identifier, its last word: the
 key of ``reservation ABC123 ...`` is ``reservation abc123``, so two reservations are two
 values and a later statement supersedes only the same entity's. A key opening with a word with
 a digit is an identifier, not a setting's name. VALUE is at most :data:`MAX_CHANGE_WORDS` words
@@ -120,7 +121,14 @@ _NOT_A_KEY = frozenset(
 #: word with a digit is a value or an identifier, not the name of a setting.
 _KEY_WORD = re.compile(r"^[a-z]+(?:[_.\-][a-z]+)*$")
 #: An entity's identifier inside a key (``ABC123``, ``ORD-7312``, ``#42``): a token with a digit.
-_ENTITY_ID = re.compile(r"^#?[a-z0-9]+(?:[_.\-/][a-z0-9]+)*$")
+#: A bare number (``value 8022``, ``items 3929``) is a quantity, not an entity's identifier.
+_ENTITY_ID = re.compile(r"^(?:#\d+|(?=[^\s]*[a-z])(?=[^\s]*\d)[a-z0-9]+(?:[_.\-/][a-z0-9]+)*)$")
+#: Function words that cannot open an entity's key (``if tests 8242 is ...`` is no statement).
+_NOT_A_NOUN = frozenset(
+    {"if", "for", "in", "on", "at", "to", "of", "as", "by", "with", "from", "and", "or", "not",
+     "is", "are", "was", "were", "be", "been", "else", "elif", "def", "return", "true",
+     "false", "none", "null", "import", "print", "raise", "try", "except", "while", "when"}
+)  # fmt: skip
 
 
 def _key(key: str, *, determiner: bool = False) -> tuple[str, bool] | None:
@@ -132,7 +140,8 @@ def _key(key: str, *, determiner: bool = False) -> tuple[str, bool] | None:
     if not words or words[0] in _NOT_A_KEY or not _KEY_WORD.match(words[0]):
         return None
     ids = [w for w in words if not _KEY_WORD.match(w)]
-    entity = len(ids) == 1 and any(c.isdigit() for c in ids[0]) and bool(_ENTITY_ID.match(ids[0]))
+    # an entity: NOUN ... ID, the identifier last ("the seat of booking PEP4E0")
+    entity = ids == words[-1:] and bool(_ENTITY_ID.match(ids[0])) and words[0] not in _NOT_A_NOUN
     if (ids and not entity) or len(words) - len(ids) > 5:
         return None
     if determiner and not entity and raw[0] not in _DROP:
@@ -220,6 +229,8 @@ def constraint_key(sentence: str) -> str | None:
             return None
         if _state(match.group("value")) is not None:
             return None
+        if len(value) > 1 and value[0].lower().endswith("ed"):
+            return None  # "must be enclosed in backticks": a required form, not a value
         key = _key(match.group("key"))
         return key[0] if key else None
     stripped = _ENSURE.sub("", text, count=1)
