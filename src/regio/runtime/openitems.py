@@ -36,7 +36,7 @@ from collections import Counter
 
 import attrs
 
-__all__ = ["TODO", "Completion", "OpenItems", "completion"]
+__all__ = ["TODO", "CompletedItem", "OpenItems", "completion"]
 
 TODO = re.compile(
     r"(?:\bTODO\b|\bFIXME\b|-\s*\[\s\]|\bnext\s+steps?\b|\bstill\s+(?:need|have)\s+to\b|"
@@ -124,7 +124,7 @@ def _ids(text: str) -> list[str]:
 
 
 @attrs.frozen
-class Completion:
+class CompletedItem:
     """A completed item: the content ``words`` of what was completed, the ``verb``'s stem
     (``"fix"``, or ``""`` for ``done: X`` and ``- [x] X``) and the identifiers it names;
     ``own_verb``: the verb is any past tense (``updated X``), which completes only an item
@@ -136,7 +136,7 @@ class Completion:
     own_verb: bool = False
 
 
-def completion(sentence: str) -> Completion | None:
+def completion(sentence: str) -> CompletedItem | None:
     """The completion ``sentence`` reports (module doc), or ``None``."""
     text = sentence.strip()
     if not text or text.endswith("?"):
@@ -164,7 +164,7 @@ def completion(sentence: str) -> Completion | None:
             else ""
         )
         stem = "" if verb in ("done", "complete", "completed", "finished") else _stem(verb)
-        return Completion(_words(obj), stem, frozenset(_ids(obj)), own_verb=own is not None)
+        return CompletedItem(_words(obj), stem, frozenset(_ids(obj)), own_verb=own is not None)
     return None
 
 
@@ -202,7 +202,7 @@ class OpenItems:
         if item.ident is not None:
             self._by_id[item.ident].discard(line)
 
-    def closed_by(self, done: Completion) -> list[str]:
+    def closed_by(self, done: CompletedItem) -> list[str]:
         """The open items ``done`` completes (module doc): those its identifiers name, and
         the one item its words match best (none when two match equally well)."""
         closed: set[str] = set()
@@ -223,7 +223,7 @@ class OpenItems:
         return list(closed)
 
     @staticmethod
-    def _cover(item: _Item, done: Completion) -> float:
+    def _cover(item: _Item, done: CompletedItem) -> float:
         """The share of the item's words the completion names (its verb included), or 0 when
         that is under half or under two words (one for a one-word item)."""
         if done.own_verb and done.verb not in item.words:
