@@ -158,11 +158,8 @@ def completion(sentence: str) -> CompletedItem | None:
             or obj.lower().startswith("to ")
         ):
             return None  # "FAILED x", "I need ...", "I wanted to ...": not the item's verb
-        verb = (
-            (own or groups.get("verb") or "").split()[0].lower()
-            if own or groups.get("verb")
-            else ""
-        )
+        verbs = (own or groups.get("verb") or "").lower().split()
+        verb = verbs[0] if verbs else ""
         stem = "" if verb in ("done", "complete", "completed", "finished") else _stem(verb)
         return CompletedItem(_words(obj), stem, frozenset(_ids(obj)), own_verb=own is not None)
     return None
