@@ -4,8 +4,11 @@ without recorded usage. A count reported as 0 is still 0."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
+import tempfile
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.agent.cli import UNKNOWN
@@ -21,7 +24,7 @@ from regio.agent.providers import anthropic_usage, openai_usage
 from regio.agent.providers.replay import recorded_unreported
 from regio.agent.types import USAGE_COUNTS
 from regio.cli import main
-from regio.content import Text
+from regio.content import Text, ToolUse
 from regio.traces.builder import TraceBuilder
 from regio.traces.claudecode import anthropic_usage as claude_code_usage
 from regio.traces.format import (
@@ -197,6 +200,74 @@ def _replay_stop(tmp_path: Path, capsys: Any, usage: Usage | None) -> str:
     out = capsys.readouterr().out
     (stop,) = [line for line in out.splitlines() if line.startswith("stop:")]
     return stop
+
+
+def _replay_run(folder: Path, usages: list[Usage | None]) -> str:
+    """The stop line of ``regio run`` replaying one step per usage of ``usages`` (``None``:
+    that call recorded none); every step but the last calls a tool, so the loop goes on."""
+    events: list[Any] = [UserMessage(0.0, (Text("Say hello"),))]
+    for k, usage in enumerate(usages):
+        last = k == len(usages) - 1
+        block = Text("Hello.") if last else ToolUse(f"c{k}", "lookup", {"q": k})
+        events.append(AssistantMessage(1.0 + k, (block,), usage=usage))
+    path = write_trace(Trace(Header(id="t", source_format="regio"), tuple(events)), folder / "t")
+    bp = folder / "bp.yaml"
+    bp.write_text(BLUEPRINT, encoding="utf-8")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["run", str(bp), "--provider", "replay", "--trace", str(path)]) == 0
+    (stop,) = [line for line in out.getvalue().splitlines() if line.startswith("stop:")]
+    return stop
+
+
+def test_counts_only_some_steps_reported_are_summed_over_k_of_n_steps(tmp_path):
+    stop = _replay_run(tmp_path, [Usage.openai(120, 5, cached_tokens=48), None])
+    assert "steps 2" in stop
+    assert "prompt 120 over 1 of 2 steps" in stop
+    assert "cached 48 over 1 of 2 steps (40.0%)" in stop
+
+
+def test_a_count_every_step_reported_is_not_qualified(tmp_path):
+    usages = [Usage.openai(120, 5, cached_tokens=48), Usage.openai(200, 5, cached_tokens=None)]
+    stop = _replay_run(tmp_path, usages)
+    assert "prompt 320 · " in stop  # both steps reported it: no "over"
+    # the cached share is taken over the step that reported both counts
+    assert "cached 48 over 1 of 2 steps (40.0%)" in stop
+
+
+_STEP_USAGE = st.none() | st.builds(
+    Usage.openai, st.integers(0, 5_000), st.integers(0, 50), st.none() | st.integers(0, 5_000)
+)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(_STEP_USAGE, min_size=1, max_size=4))
+def test_the_stop_line_sums_each_count_over_the_steps_that_reported_it(usages):
+    with tempfile.TemporaryDirectory() as folder:
+        stop = _replay_run(Path(folder), usages)
+    n = len(usages)
+    reported = {
+        "prompt": [u.prompt_tokens for u in usages if u is not None],
+        "cached": [
+            u.cached_tokens for u in usages if u is not None and "cached_tokens" in u.reported
+        ],
+    }
+    for label, counts in reported.items():
+        (part,) = [p for p in stop.split(" · ") if p.startswith(f"{label} ")]
+        if not counts:
+            assert part == f"{label} {UNKNOWN}"
+            continue
+        expected = f"{label} {sum(counts)}"
+        if len(counts) < n:
+            expected += f" over {len(counts)} of {n} steps"
+        assert part.split(" (")[0] == expected
+    both = [u for u in usages if u is not None and "cached_tokens" in u.reported]
+    prompt = sum(u.prompt_tokens for u in both)
+    if prompt:
+        share = sum(u.cached_tokens for u in both) / prompt * 100
+        assert stop.endswith(f"({share:.1f}%)")
+    else:
+        assert not stop.endswith("%)")
 
 
 def test_a_recorded_litellm_usage_without_a_cached_count_replays_it_as_unknown(tmp_path, capsys):
