@@ -102,6 +102,30 @@ class Header(msgspec.Struct, frozen=True, tag="header", tag_field="type"):
     version: int = FORMAT_VERSION
 
 
+#: Each provider's own name of each count it reports in ``Usage.reported`` (count field ->
+#: name): the Anthropic Messages API ``usage`` and OpenAI's usage, as :class:`Usage` describes.
+_REPORTED_NAMES: dict[str, tuple[tuple[str, str], ...]] = {
+    "anthropic": (
+        ("prompt_tokens", "input_tokens"),
+        ("cached_tokens", "cache_read_input_tokens"),
+        ("cache_write_tokens", "cache_creation_input_tokens"),
+        ("output_tokens", "output_tokens"),
+    ),
+    "openai": (
+        ("prompt_tokens", "input_tokens"),
+        ("cached_tokens", "cached_tokens"),
+        ("output_tokens", "output_tokens"),
+    ),
+}
+
+
+def _reported(provider: str, **counts: int | None) -> dict[str, int]:
+    """``reported`` of a ``provider`` usage: each count given (``None``: not reported, left
+    out) under the provider's own name, in the order given."""
+    names = dict(_REPORTED_NAMES[provider])
+    return {names[k]: v for k, v in counts.items() if v is not None}
+
+
 class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
     """Recorded provider usage of one model call, in tokens.
 
@@ -132,6 +156,16 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
     reported: dict[str, int] = msgspec.field(default_factory=dict)
 
     @classmethod
+    def reported_names(cls, provider: str | None) -> dict[str, str]:
+        """The name under which ``provider`` (``"anthropic"`` / ``"openai"``) reports each count
+        in ``reported``: count field -> the provider's own name, for the counts it reports
+        (``prompt_tokens`` -> ``input_tokens`` for both, though Anthropic's ``input_tokens``
+        is only the uncached part; OpenAI reports no cache writes). ``{}`` for ``None`` or
+        another provider. :meth:`anthropic` and :meth:`openai` write ``reported`` with these
+        names."""
+        return dict(_REPORTED_NAMES.get(provider or "", ()))
+
+    @classmethod
     def anthropic(
         cls,
         input_tokens: int,
@@ -143,12 +177,13 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
         cache count of ``None`` was not reported: 0 in the counts, absent from
         ``reported``)."""
         read, write = cache_read_input_tokens or 0, cache_creation_input_tokens or 0
-        reported = {"input_tokens": input_tokens}
-        if cache_read_input_tokens is not None:
-            reported["cache_read_input_tokens"] = read
-        if cache_creation_input_tokens is not None:
-            reported["cache_creation_input_tokens"] = write
-        reported["output_tokens"] = output_tokens
+        reported = _reported(
+            "anthropic",
+            prompt_tokens=input_tokens,
+            cached_tokens=cache_read_input_tokens,
+            cache_write_tokens=cache_creation_input_tokens,
+            output_tokens=output_tokens,
+        )
         return cls(input_tokens + read + write, read, write, output_tokens, "anthropic", reported)
 
     @classmethod
@@ -156,9 +191,12 @@ class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
         """An OpenAI usage (``input_tokens`` is the whole prompt, ``cached_tokens`` part of
         it; ``None`` when the provider did not report it: 0 in the counts and absent from
         ``reported``)."""
-        reported = {"input_tokens": input_tokens, "output_tokens": output_tokens}
-        if cached_tokens is not None:
-            reported["cached_tokens"] = cached_tokens
+        reported = _reported(
+            "openai",
+            prompt_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cached_tokens=cached_tokens,
+        )
         return cls(input_tokens, cached_tokens or 0, 0, output_tokens, "openai", reported)
 
     @property
