@@ -2,79 +2,33 @@
 
 from __future__ import annotations
 
-import json
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from chat_server_support import chat_answer, write_blueprint
 from regio.cli import main
 
-BLUEPRINT = """
-version: 1
-name: cli-test
-model: {provider: openai, name: gpt-4o, context_window: 8000, max_output_tokens: 200}
-tokenizer: o200k_base
-regions:
-  - {name: system, kind: pinned, volatility: stable, budget: 500, seed: Be brief.}
-  - {name: conversation, kind: sliding_window, budget: 4000}
-"""
-
-ANSWER = {
-    "id": "x",
-    "object": "chat.completion",
-    "created": 1,
-    "model": "m",
-    "choices": [
-        {
-            "index": 0,
-            "finish_reason": "stop",
-            "message": {"role": "assistant", "content": "Hello there."},
-        }
-    ],
-    "usage": {
+ANSWER = chat_answer(
+    {
         "prompt_tokens": 321,
         "completion_tokens": 3,
         "prompt_tokens_details": {"cached_tokens": 256},
     },
-    "timings": {"cache_n": 256, "prompt_n": 65, "prompt_ms": 12.5},
-}
-
-
-class _Handler(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        data = json.dumps(ANSWER).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass
+    timings={"cache_n": 256, "prompt_n": 65, "prompt_ms": 12.5},
+)
 
 
 @pytest.fixture
-def server_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        host, port = server.server_address[:2]
-        yield f"http://{host}:{port}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+def server_url(chat_server: Callable[[dict[str, Any]], str]) -> str:
+    return chat_server(ANSWER)
 
 
 @pytest.fixture
-def blueprint(tmp_path) -> str:
-    path = tmp_path / "bp.yaml"
-    path.write_text(BLUEPRINT, encoding="utf-8")
-    return str(path)
+def blueprint(tmp_path: Path) -> str:
+    return str(write_blueprint(tmp_path))
 
 
 def test_regio_run_prints_the_server_cache_and_the_prediction_per_step(

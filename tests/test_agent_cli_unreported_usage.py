@@ -4,24 +4,24 @@ without recorded usage. A count reported as 0 is still 0."""
 
 from __future__ import annotations
 
-import json
+import contextlib
+import io
 import re
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chat_server_support import chat_answer, write_blueprint
 from regio.agent.cli import UNKNOWN
 from regio.agent.providers import anthropic_usage, openai_usage
 from regio.agent.providers.replay import recorded_unreported
 from regio.agent.types import USAGE_COUNTS
 from regio.cli import main
-from regio.content import Text
+from regio.content import Text, ToolUse
 from regio.traces.builder import TraceBuilder
 from regio.traces.claudecode import anthropic_usage as claude_code_usage
 from regio.traces.format import (
@@ -34,69 +34,9 @@ from regio.traces.format import (
 )
 from regio.traces.openhands import litellm_usage
 
-BLUEPRINT = """
-version: 1
-name: cli-test
-model: {provider: openai, name: gpt-4o, context_window: 8000, max_output_tokens: 200}
-tokenizer: o200k_base
-regions:
-  - {name: system, kind: pinned, volatility: stable, budget: 500, seed: Be brief.}
-  - {name: conversation, kind: sliding_window, budget: 4000}
-"""
-
-
-def _answer(usage: dict[str, Any] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "id": "x",
-        "object": "chat.completion",
-        "created": 1,
-        "model": "m",
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "stop",
-                "message": {"role": "assistant", "content": "Hello there."},
-            }
-        ],
-    }
-    if usage is not None:
-        out["usage"] = usage
-    return out
-
-
-@pytest.fixture
-def serve() -> Iterator[Any]:
-    servers: list[ThreadingHTTPServer] = []
-
-    def start(answer: dict[str, Any]) -> str:
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                data = json.dumps(answer).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        host, port = server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
-
 
 def _run(tmp_path: Path, url: str, capsys: Any) -> tuple[list[str], str]:
-    bp = tmp_path / "bp.yaml"
-    bp.write_text(BLUEPRINT, encoding="utf-8")
+    bp = write_blueprint(tmp_path)
     argv = ["run", str(bp), "--base-url", url, "--model", "m", "--task", "Say hello"]
     assert main([*argv, "--predict", "none"]) == 0
     out = capsys.readouterr().out
@@ -106,27 +46,29 @@ def _run(tmp_path: Path, url: str, capsys: Any) -> tuple[list[str], str]:
     return cells, stop
 
 
-def test_a_server_without_usage_shows_prompt_and_cached_as_unknown(tmp_path, serve, capsys):
-    cells, stop = _run(tmp_path, serve(_answer(None)), capsys)
+def test_a_server_without_usage_shows_prompt_and_cached_as_unknown(tmp_path, chat_server, capsys):
+    cells, stop = _run(tmp_path, chat_server(chat_answer(None)), capsys)
     assert cells[1:3] == [UNKNOWN, UNKNOWN]
     assert f"prompt {UNKNOWN}" in stop and f"cached {UNKNOWN}" in stop
     assert "cached 0" not in stop
 
 
-def test_a_usage_without_the_cached_count_shows_only_cached_as_unknown(tmp_path, serve, capsys):
+def test_a_usage_without_the_cached_count_shows_only_cached_as_unknown(
+    tmp_path, chat_server, capsys
+):
     usage = {"prompt_tokens": 321, "completion_tokens": 3}
-    cells, stop = _run(tmp_path, serve(_answer(usage)), capsys)
+    cells, stop = _run(tmp_path, chat_server(chat_answer(usage)), capsys)
     assert cells[1:3] == ["321", UNKNOWN]
     assert "prompt 321" in stop and f"cached {UNKNOWN}" in stop
 
 
-def test_a_reported_zero_cached_count_is_shown_as_zero(tmp_path, serve, capsys):
+def test_a_reported_zero_cached_count_is_shown_as_zero(tmp_path, chat_server, capsys):
     usage = {
         "prompt_tokens": 321,
         "completion_tokens": 3,
         "prompt_tokens_details": {"cached_tokens": 0},
     }
-    cells, stop = _run(tmp_path, serve(_answer(usage)), capsys)
+    cells, stop = _run(tmp_path, chat_server(chat_answer(usage)), capsys)
     assert cells[1:3] == ["321", "0"]
     assert "cached 0 (0.0%)" in stop
 
@@ -191,12 +133,78 @@ def _replay_stop(tmp_path: Path, capsys: Any, usage: Usage | None) -> str:
         ),
     )
     path = write_trace(trace, tmp_path / "t.jsonl")
-    bp = tmp_path / "bp.yaml"
-    bp.write_text(BLUEPRINT, encoding="utf-8")
+    bp = write_blueprint(tmp_path)
     assert main(["run", str(bp), "--provider", "replay", "--trace", str(path)]) == 0
     out = capsys.readouterr().out
     (stop,) = [line for line in out.splitlines() if line.startswith("stop:")]
     return stop
+
+
+def _replay_run(folder: Path, usages: list[Usage | None]) -> str:
+    """The stop line of ``regio run`` replaying one step per usage of ``usages`` (``None``:
+    that call recorded none); every step but the last calls a tool, so the loop goes on."""
+    events: list[Any] = [UserMessage(0.0, (Text("Say hello"),))]
+    for k, usage in enumerate(usages):
+        last = k == len(usages) - 1
+        block = Text("Hello.") if last else ToolUse(f"c{k}", "lookup", {"q": k})
+        events.append(AssistantMessage(1.0 + k, (block,), usage=usage))
+    path = write_trace(Trace(Header(id="t", source_format="regio"), tuple(events)), folder / "t")
+    bp = write_blueprint(folder)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["run", str(bp), "--provider", "replay", "--trace", str(path)]) == 0
+    (stop,) = [line for line in out.getvalue().splitlines() if line.startswith("stop:")]
+    return stop
+
+
+def test_counts_only_some_steps_reported_are_summed_over_k_of_n_steps(tmp_path):
+    stop = _replay_run(tmp_path, [Usage.openai(120, 5, cached_tokens=48), None])
+    assert "steps 2" in stop
+    assert "prompt 120 over 1 of 2 steps" in stop
+    assert "cached 48 over 1 of 2 steps (40.0%)" in stop
+
+
+def test_a_count_every_step_reported_is_not_qualified(tmp_path):
+    usages = [Usage.openai(120, 5, cached_tokens=48), Usage.openai(200, 5, cached_tokens=None)]
+    stop = _replay_run(tmp_path, usages)
+    assert "prompt 320 · " in stop  # both steps reported it: no "over"
+    # the cached share is taken over the step that reported both counts
+    assert "cached 48 over 1 of 2 steps (40.0%)" in stop
+
+
+_STEP_USAGE = st.none() | st.builds(
+    Usage.openai, st.integers(0, 5_000), st.integers(0, 50), st.none() | st.integers(0, 5_000)
+)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(_STEP_USAGE, min_size=1, max_size=4))
+def test_the_stop_line_sums_each_count_over_the_steps_that_reported_it(usages):
+    with tempfile.TemporaryDirectory() as folder:
+        stop = _replay_run(Path(folder), usages)
+    n = len(usages)
+    reported = {
+        "prompt": [u.prompt_tokens for u in usages if u is not None],
+        "cached": [
+            u.cached_tokens for u in usages if u is not None and "cached_tokens" in u.reported
+        ],
+    }
+    for label, counts in reported.items():
+        (part,) = [p for p in stop.split(" · ") if p.startswith(f"{label} ")]
+        if not counts:
+            assert part == f"{label} {UNKNOWN}"
+            continue
+        expected = f"{label} {sum(counts)}"
+        if len(counts) < n:
+            expected += f" over {len(counts)} of {n} steps"
+        assert part.split(" (")[0] == expected
+    both = [u for u in usages if u is not None and "cached_tokens" in u.reported]
+    prompt = sum(u.prompt_tokens for u in both)
+    if prompt:
+        share = sum(u.cached_tokens for u in both) / prompt * 100
+        assert stop.endswith(f"({share:.1f}%)")
+    else:
+        assert not stop.endswith("%)")
 
 
 def test_a_recorded_litellm_usage_without_a_cached_count_replays_it_as_unknown(tmp_path, capsys):

@@ -4,15 +4,18 @@ to be swallowed by ``**_`` and silently ignored), and every declared one is acce
 
 from __future__ import annotations
 
+import inspect
+
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import regio.bench.layouts  # noqa: F401  (registers the strategies)
+from regio.bench.layouts import MarkOptions  # importing registers the strategies
 from regio.content import Text
 from regio.layout.model import LayoutBlock
 from regio.layout.sections import NO_MEMO
-from regio.layout.strategy import strategy_for
+from regio.layout.strategy import LayoutStrategy, strategy_for
 
 NAMES = ("naive", "kind", "volatility")
 DECLARED = {
@@ -59,3 +62,25 @@ def test_no_undeclared_option_is_ever_ignored(name: str, option: str) -> None:
         strategy.plan_breakpoints(_blocks(), **{**DECLARED, option: 1})
     with pytest.raises(TypeError):
         strategy.sections(None, [], **{**SECTIONS, option: 1})
+
+
+def test_the_options_are_declared_once_and_match_the_layout_protocol() -> None:
+    declared = inspect.signature(LayoutStrategy.wanted).parameters
+    keywords = {k for k, p in declared.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    assert {f.name for f in attrs.fields(MarkOptions)} == keywords
+    # no layout restates the signature: all three share one wanted(), which reads MarkOptions
+    assert len({type(strategy_for(name)).wanted for name in NAMES}) == 1
+
+
+def test_a_declared_option_reaches_the_layout() -> None:
+    blocks = [
+        LayoutBlock("system", "system", 2000, "d0", block=Text("s " * 2000), region="s"),
+        *(
+            LayoutBlock("messages", "user", 10, f"m{i}", block=Text(f"m{i}"), message=i)
+            for i in range(40)
+        ),
+    ]
+    volatility = strategy_for("volatility")
+    same = volatility.plan_breakpoints(blocks, **DECLARED)
+    changed = volatility.plan_breakpoints(blocks, **{**DECLARED, "system_changed": True})
+    assert len(changed) < len(same)  # no conversation marks once the system prefix changed

@@ -33,6 +33,7 @@ LAYOUT_KEYS = {
     "prompt_per_request",
     "cost_per_request",
     "relief",
+    "first_cut",
 }
 
 

@@ -185,9 +185,34 @@ _json = st.recursive(
 )
 _arg_names = st.sampled_from(["region", "text", "key", "index", "oldest", "item_id", "note"])
 _regions = st.sampled_from(["system", "facts", "todo", "odd", "conversation", "nowhere", ""])
+LIMITS = ToolLimits()  # what an engine whose options name none enforces
+
+
+def _nested(levels: int, kinds: list[bool]) -> Any:
+    """A value of ``levels`` nested lists / dicts (``kinds[i]``: a dict at level i)."""
+    value: Any = "leaf"
+    for k in range(levels):
+        value = {"n": value} if kinds[k % len(kinds)] else [value]
+    return value
+
+
+#: values around the depth limit: the arguments object is level 1, so one of
+#: ``max_depth - 1`` levels is the deepest accepted
+_near_depth = st.builds(
+    _nested,
+    st.integers(LIMITS.max_depth - 4, LIMITS.max_depth + 6),
+    st.lists(st.booleans(), min_size=1, max_size=4),
+)
+#: integers around the digit limit (either sign)
+_near_digits = st.builds(
+    lambda digits, sign: sign * int("9" * digits),
+    st.integers(LIMITS.max_int_digits - 8, LIMITS.max_int_digits + 8),
+    st.sampled_from([1, -1]),
+)
+_values = _json | _regions | _near_depth | _near_digits
 _arguments = st.one_of(
-    st.dictionaries(_arg_names | st.text(max_size=10), _json | _regions, max_size=5),
-    st.builds(json.dumps, st.dictionaries(_arg_names, _json | _regions, max_size=5)),
+    st.dictionaries(_arg_names | st.text(max_size=10), _values, max_size=5),
+    st.builds(json.dumps, st.dictionaries(_arg_names, _values, max_size=5)),
     st.text(max_size=40),
     st.binary(max_size=20),
     _json,
@@ -209,3 +234,55 @@ def test_fuzzed_context_tool_calls_never_raise_and_always_answer_text(
         outcome = engine.handle_tool_call(name, arguments)
         assert isinstance(outcome.text, str) and outcome.text
     engine.request()  # the window stays renderable after any sequence of calls
+
+
+def _depth(value: Any) -> int:
+    """Nesting of lists / dicts in ``value`` (a scalar: 0)."""
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+DEPTH_TEXT = f"the arguments nest deeper than {LIMITS.max_depth} levels"
+
+
+@given(value=_near_depth, as_text=st.booleans())
+def test_arguments_past_the_depth_limit_come_back_naming_the_limit(
+    value: Any, as_text: bool
+) -> None:
+    arguments: Any = {"region": "facts", "text": "x", "key": value}
+    outcome = _engine().handle_tool_call(
+        "context_write", json.dumps(arguments) if as_text else arguments
+    )
+    assert not outcome.ok  # a nested key is never a valid one
+    if 1 + _depth(value) > LIMITS.max_depth:
+        assert DEPTH_TEXT in outcome.text
+        assert "call context_write again with a JSON object" in outcome.text
+    else:
+        assert "nest deeper" not in outcome.text  # read, then refused for its type
+
+
+@given(value=_near_digits, as_text=st.booleans())
+def test_integers_past_the_digit_limit_come_back_naming_the_limit(
+    value: int, as_text: bool
+) -> None:
+    digits = len(str(abs(value)))
+    arguments = {"region": "facts", "index": value}
+    outcome = _engine().handle_tool_call(
+        "context_delete", json.dumps(arguments) if as_text else arguments
+    )
+    limit = LIMITS.max_int_digits
+    assert not outcome.ok  # no such entry, or refused
+    if as_text:  # counted exactly while the JSON is read
+        refused = f"an integer of {digits} digits (the limit is {limit})"
+        assert (refused in outcome.text) == (digits > limit)
+    else:  # a parsed integer is sized from its bits: within 2 digits of the count
+        refused = f"argument 'index' is an integer of more than {limit} digits"
+        if digits <= limit:
+            assert refused not in outcome.text
+        elif digits > limit + 2:
+            assert refused in outcome.text
+    if refused in outcome.text:
+        assert "call context_delete again with a JSON object" in outcome.text

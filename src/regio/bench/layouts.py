@@ -15,14 +15,18 @@
 None of them settles notes or keeps a freezing tail. They are not production layouts: they
 exist so the bench can show what each of the ``regio`` rules buys.
 
-Each method names every option :class:`regio.layout.LayoutStrategy` declares, and no other:
-a misspelled option is a ``TypeError``, never silently ignored.
+The breakpoint options :meth:`regio.layout.LayoutStrategy.wanted` declares are declared here
+once, as the fields of :class:`MarkOptions`, for all three layouts: an option that is not one of
+them (a misspelling) is a ``TypeError`` naming it, never silently ignored. ``sections`` names
+every option :meth:`regio.layout.LayoutStrategy.sections` declares, and no other.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import attrs
 
 from regio.content import Entry
 from regio.layout.breakpoints import MESSAGE_MARK_EVERY, Wanted, levels, stable_run_end
@@ -36,7 +40,15 @@ from regio.layout.sections import (
 )
 from regio.layout.strategy import StrategyBase, register_strategy
 
-__all__ = ["KIND", "NAIVE", "VOLATILITY", "KindLayout", "NaiveLayout", "VolatilityLayout"]
+__all__ = [
+    "KIND",
+    "NAIVE",
+    "VOLATILITY",
+    "KindLayout",
+    "MarkOptions",
+    "NaiveLayout",
+    "VolatilityLayout",
+]
 
 _Sections = tuple[list[Section], list[Section], dict[str, tuple[ChunkState, ...]]]
 _VOL_RANK: dict[str, int] = {"stable": 0, "grows": 1, "rewritten": 2}
@@ -51,17 +63,36 @@ def _last_system(blocks: Sequence[LayoutBlock], ttl: str) -> list[Wanted]:
     return [(sys_idx[-1], ttl, "system")] if sys_idx else []
 
 
+@attrs.frozen(kw_only=True)
+class MarkOptions:
+    """The options of one :meth:`regio.layout.LayoutStrategy.wanted` call, declared once for
+    every bench layout: ``ttl`` / ``stable_ttl`` (``"5m"`` | ``"1h"``, the marks' TTLs),
+    ``previous_newest`` (prefix hash of the newest message block the previous request
+    marked), ``previous_marks`` (prefix hashes the previous request marked), ``tail_index``
+    (index of the last tail block, ``None``: no tail) and ``system_changed`` (the system
+    prefix differs from the previous request's). Any other keyword is a ``TypeError`` naming
+    it (attrs)."""
+
+    ttl: str
+    stable_ttl: str = ""
+    previous_newest: str | None = None
+    previous_marks: Sequence[str] = ()
+    tail_index: int | None = None
+    system_changed: bool = False
+
+
 class _BenchLayout(StrategyBase):
-    """:meth:`wanted` hands the options to the strategy's ``_wanted``, which names each one
-    :class:`regio.layout.LayoutStrategy` declares: any other is a ``TypeError``."""
+    """:meth:`wanted` reads the options into :class:`MarkOptions` (any option it does not
+    declare is a ``TypeError``) and hands them to the strategy's :meth:`marks`."""
 
     def wanted(
         self, blocks: Sequence[LayoutBlock], *, ttl: str, stable_ttl: str, **options: Any
     ) -> list[Wanted]:
-        return self._wanted(blocks, ttl=ttl, stable_ttl=stable_ttl, **options)
+        return self.marks(blocks, MarkOptions(ttl=ttl, stable_ttl=stable_ttl, **options))
 
-    #: the strategy's markers, its options named (see the class doc)
-    _wanted: Callable[..., list[Wanted]]
+    def marks(self, blocks: Sequence[LayoutBlock], options: MarkOptions) -> list[Wanted]:
+        """The markers this layout asks for, ``(index, ttl, slot)``, in priority order."""
+        raise NotImplementedError
 
 
 class NaiveLayout(_BenchLayout):
@@ -88,18 +119,8 @@ class NaiveLayout(_BenchLayout):
         tokens = sum(p.tokens for p in parts)
         return [Section(text, tokens, None, f"{vol}:naive", vol)], [], {}
 
-    def _wanted(
-        self,
-        blocks: Sequence[LayoutBlock],
-        *,
-        ttl: str,
-        stable_ttl: str = "",
-        previous_newest: str | None = None,
-        previous_marks: Sequence[str] = (),
-        tail_index: int | None = None,
-        system_changed: bool = False,
-    ) -> list[Wanted]:
-        return _last_system(blocks, ttl)
+    def marks(self, blocks: Sequence[LayoutBlock], options: MarkOptions) -> list[Wanted]:
+        return _last_system(blocks, options.ttl)
 
 
 class KindLayout(_BenchLayout):
@@ -120,21 +141,11 @@ class KindLayout(_BenchLayout):
         ordered = sorted(_shown(regions), key=kind_rank)
         return [s for s in (whole_section(window, r) for r in ordered) if s], [], {}
 
-    def _wanted(
-        self,
-        blocks: Sequence[LayoutBlock],
-        *,
-        ttl: str,
-        stable_ttl: str = "",
-        previous_newest: str | None = None,
-        previous_marks: Sequence[str] = (),
-        tail_index: int | None = None,
-        system_changed: bool = False,
-    ) -> list[Wanted]:
+    def marks(self, blocks: Sequence[LayoutBlock], options: MarkOptions) -> list[Wanted]:
         msg_idx = levels(blocks)[1]
-        out = _last_system(blocks, ttl)
+        out = _last_system(blocks, options.ttl)
         if msg_idx:
-            out.append((msg_idx[-1], ttl, "message"))
+            out.append((msg_idx[-1], options.ttl, "message"))
         return out
 
 
@@ -171,33 +182,23 @@ class VolatilityLayout(_BenchLayout):
                     system.append(s)
         return system, [], chunks_used
 
-    def _wanted(
-        self,
-        blocks: Sequence[LayoutBlock],
-        *,
-        ttl: str,
-        stable_ttl: str,
-        previous_newest: str | None = None,
-        previous_marks: Sequence[str] = (),
-        tail_index: int | None = None,
-        system_changed: bool = False,
-    ) -> list[Wanted]:
+    def marks(self, blocks: Sequence[LayoutBlock], options: MarkOptions) -> list[Wanted]:
         sys_idx, msg_idx = levels(blocks)
         out: list[Wanted] = []
         stable_end = stable_run_end(blocks)
         cum = sum(b.tokens for b in blocks[: stable_end + 1]) if stable_end is not None else 0
         first = stable_end if stable_end is not None and cum >= 1024 else None
         if first is not None:
-            out.append((first, stable_ttl, "stable"))
+            out.append((first, options.stable_ttl, "stable"))
         deep = [k for k in sys_idx if blocks[k].level == "tools" or _vol(blocks[k]) != "rewritten"]
         if deep and (first is None or deep[-1] > first):
-            out.append((deep[-1], stable_ttl, "system"))
-        if not system_changed:
+            out.append((deep[-1], options.stable_ttl, "system"))
+        if not options.system_changed:
             # every 16th content block of the conversation, the last 2 kept (computed, not
             # scanned: no pass over the conversation per request)
             last = len(msg_idx) // MESSAGE_MARK_EVERY
             out.extend(
-                (msg_idx.start + m * MESSAGE_MARK_EVERY - 1, ttl, "message")
+                (msg_idx.start + m * MESSAGE_MARK_EVERY - 1, options.ttl, "message")
                 for m in range(max(1, last - 1), last + 1)
             )
         return out

@@ -135,12 +135,14 @@ def layout_result(
     broken_requests: int = 0,
     compaction_calls: int | None = None,
     relief: tuple[ReliefStage, ...] = (),
+    first_cut: int | None = None,
 ) -> LayoutResult:
     """A :class:`LayoutResult` from a cache model's report, the oracle report of the same
     requests, the trace's bound ``trace_bound`` and the report of the summarizer's requests
     (``compaction``); ``compaction_calls`` defaults to that report's requests (an offline
     summarizer sends none, so its calls are passed in); ``relief``: the relief chain's stage
-    tallies. Writes are ``write_5m + write_1h +
+    tallies; ``first_cut``: the model call at which the strategy first cut something
+    (``None``: never). Writes are ``write_5m + write_1h +
     write`` (all written tokens)."""
     outs = report.outcomes
     calls = compaction.requests if compaction is not None else 0
@@ -168,6 +170,7 @@ def layout_result(
         prompt_per_request=tuple(o.prompt_tokens for o in outs),
         cost_per_request=tuple(o.cost_usd or 0.0 for o in outs),
         relief=relief,
+        first_cut=first_cut,
     )
 
 
@@ -192,7 +195,8 @@ def sum_layout_results(name: str, items: Sequence[LayoutResult]) -> LayoutResult
     """Totals of one layout over several traces: counts and costs summed, rates recomputed
     from the sums (the oracle rate from the summed bound reads, the trace bound weighted by
     prompt tokens), retention averaged weighted by requests. Per-request series are
-    concatenated in the given order."""
+    concatenated in the given order. ``first_cut`` is kept for one item and ``None`` for
+    several (each trace counts its own calls)."""
     prompt = sum(x.prompt_tokens for x in items)
     read = sum(x.cache_read_tokens for x in items)
     bound_read = sum(x.oracle_hit_rate * x.prompt_tokens for x in items)
@@ -223,6 +227,7 @@ def sum_layout_results(name: str, items: Sequence[LayoutResult]) -> LayoutResult
         prompt_per_request=tuple(n for x in items for n in x.prompt_per_request),
         cost_per_request=tuple(c for x in items for c in x.cost_per_request),
         relief=sum_relief([x.relief for x in items]),
+        first_cut=items[0].first_cut if len(items) == 1 else None,
     )
 
 

@@ -221,21 +221,57 @@ def relief_lines(model: ModelResult) -> list[str]:
     return out
 
 
+def _first_cuts(trace: TraceResult) -> dict[str, int | None]:
+    """Strategy -> its ``first_cut`` in ``trace`` (under its first cache model: the same
+    under every model), ``recorded`` left out (it cuts nothing and is not scored)."""
+    if not trace.models:
+        return {}
+    return {x.layout: x.first_cut for x in trace.models[0].layouts if x.layout != "recorded"}
+
+
+def _cuts_text(cuts: dict[str, int | None]) -> str:
+    """``"a 21, b 34, c never"``: the strategies by first cut, earliest first."""
+    order = sorted(cuts.items(), key=lambda kv: (kv[1] is None, kv[1] or 0))
+    return ", ".join(f"{k} {'never' if v is None else v}" for k, v in order)
+
+
+def _setters(traces: Sequence[TraceResult]) -> str:
+    """``"a in 5 of 7 traces, b in 2"``: which strategies cut first, per trace (ties count
+    for each)."""
+    count: dict[str, int] = {}
+    scored = [t for t in traces if t.retention_from is not None]
+    for t in scored:
+        for k, v in _first_cuts(t).items():
+            if v == t.retention_from:
+                count[k] = count.get(k, 0) + 1
+    ranked = sorted(count.items(), key=lambda kv: (-kv[1], kv[0]))
+    parts = [f"{k} in {n}" for k, n in ranked]
+    if parts:
+        parts[0] += f" of {len(scored)} traces"
+    return ", ".join(parts)
+
+
 def retention_line(traces: Sequence[TraceResult]) -> str | None:
     """The line saying from which model call retention is scored: one call per trace, the
-    same for every strategy (the first at which any of them had cut something). ``None``
-    when no trace measured retention."""
-    starts = [(t.trace, t.retention_from) for t in traces if t.retention_from is not None]
+    same for every strategy (the first at which any of them had cut something), and which
+    strategy set it: for one trace every strategy's own ``first_cut`` (earliest first,
+    ``never`` for one that cut nothing), for several the strategies that cut first and in
+    how many traces. ``None`` when no trace measured retention."""
+    starts = [t for t in traces if t.retention_from is not None]
     if not starts:
         return None
     if len(starts) == 1:
-        where = f"from call {starts[0][1]} (0-based) on"
+        where = f"from call {starts[0].retention_from} (0-based) on"
+        cuts = _first_cuts(starts[0])
+        who = f" (first cut per strategy: {_cuts_text(cuts)})" if cuts else ""
     else:
-        first = sorted(n for _, n in starts)
+        first = sorted(t.retention_from or 0 for t in starts)
         where = f"from one call per trace on (calls {first[0]}-{first[-1]}, 0-based)"
+        setters = _setters(starts)
+        who = f" (the first to cut: {setters})" if setters else ""
     return (
         f"kept: every strategy is scored on the same requests, {where}: the first call at "
-        "which any strategy of the run had cut something"
+        f"which any strategy of the run had cut something{who}"
     )
 
 

@@ -16,7 +16,8 @@ Shape of ``regio bench --json OUT`` (all token counts in tokens, costs in USD, r
               "oracle_hit_rate": 0.70, "placement_share": 0.98,
               "bound_hit_rate": 0.71, "bound_share": 0.97, "compaction_calls": 0,
               "compaction_cost_usd": 0.0, "summarizer": "offline",
-              "retention": {"overall": 0.9, "fact": 1.0, ...}, "broken_requests": 0,
+              "retention": {"overall": 0.9, "fact": 1.0, ...}, "first_cut": 31,
+              "broken_requests": 0,
               "read_per_request": [...], "prompt_per_request": [...],
               "cost_per_request": [...],
               "relief": [{"stage": "clear", "runs": 12, "skipped": 1,
@@ -33,7 +34,8 @@ the trace is held to (that one, or the window-capped bound under ``--window-toke
 defined in docs/benchmark.md). Schema 2 renamed ``oracle_share`` to ``placement_share`` and
 added the bound, compaction, retention and broken-request fields. Schema 3 added to
 ``usage_agreement`` the unlogged-prefix estimate, the added-token comparison and
-``comparable`` / ``reason`` (:class:`UsageAgreement`).
+``comparable`` / ``reason`` (:class:`UsageAgreement`); a later schema-3 field, each layout's
+``first_cut`` (:class:`LayoutResult`), is optional, so earlier schema-3 reports still load.
 """
 
 from __future__ import annotations
@@ -102,7 +104,12 @@ class LayoutResult(msgspec.Struct, frozen=True):
     "offline"``, regio's extractive summarizer, which sends no request). ``retention``:
     ``{"overall": share, <probe type>: share}`` over the requests from the trace's
     ``retention_from`` call on, the same requests for every strategy (``None``: not
-    measured). ``broken_requests``: requests that lost the task.
+    measured). ``first_cut``: the model call (0-based) at which this strategy first cut
+    something it had been sending (a trim, an eviction, a cleared or trimmed tool result, a
+    summary, a peer's cut, a parked tool output displaced or refused); ``None`` when it never
+    cut (``recorded`` never does), and in totals over more than one trace (each trace has its
+    own calls; totals over one trace keep it). The trace's ``retention_from`` is the smallest
+    ``first_cut`` of its strategies. ``broken_requests``: requests that lost the task.
     ``read_per_request`` / ``prompt_per_request`` / ``cost_per_request`` hold the
     per-request figures in request order (for cumulative plots). ``relief``: what regio's
     relief chain did, per stage (empty for strategies without one).
@@ -129,6 +136,7 @@ class LayoutResult(msgspec.Struct, frozen=True):
     prompt_per_request: tuple[int, ...] = ()
     cost_per_request: tuple[float, ...] = ()
     relief: tuple[ReliefStage, ...] = ()
+    first_cut: int | None = None
 
     @property
     def total_cost_usd(self) -> float | None:

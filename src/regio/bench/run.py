@@ -79,6 +79,7 @@ def score(out: ReplayOutput, cache_models: Sequence[str]) -> tuple[ModelResult, 
                     broken_requests=run.broken_requests,
                     compaction_calls=run.compaction_calls,
                     relief=run.relief,
+                    first_cut=run.first_cut,
                 )
             )
         results.append(ModelResult(cache_model=name, rule_id=rule_id, layouts=tuple(items)))

@@ -11,6 +11,8 @@
 * :mod:`regio.traces.source`, :mod:`regio.traces.safejson` — bounded reading of untrusted files;
 * :mod:`regio.traces.builder` — call-id repair and the synthetic clock (:class:`Timing`);
 * :mod:`regio.traces.bundled` — the real runs shipped in ``examples/traces``;
+* :mod:`regio.traces.callusage` — :class:`Usage`, one call's recorded usage and each
+  provider's names of its counts (:meth:`Usage.reported_names`; re-exported by ``format``);
 * :mod:`regio.traces.usage` — recorded provider usage per model call;
 * :mod:`regio.traces.synth` — the seeded long-session generator (:func:`synthesize`).
 """

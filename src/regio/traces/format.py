@@ -36,12 +36,13 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
 from regio.callargs import invalid_arguments
 from regio.content import Message, Text, Thinking, ToolResult, ToolUse, group_messages
+from regio.traces.callusage import Usage
 from regio.traces.errors import TraceFormatError
 from regio.traces.safejson import DEFAULT_LIMITS, TraceLimits, check_depth
 from regio.traces.source import iter_lines
@@ -100,81 +101,6 @@ class Header(msgspec.Struct, frozen=True, tag="header", tag_field="type"):
     tools: tuple[dict[str, Any], ...] = ()
     meta: dict[str, Any] = msgspec.field(default_factory=dict)
     version: int = FORMAT_VERSION
-
-
-class Usage(msgspec.Struct, frozen=True, omit_defaults=True):
-    """Recorded provider usage of one model call, in tokens.
-
-    The first four fields are the same for every provider: ``prompt_tokens`` is the whole
-    prompt (cached included), ``cached_tokens`` the part read from the provider's prefix cache,
-    ``cache_write_tokens`` the part written to it, ``output_tokens`` the completion.
-    ``provider`` (``"anthropic"`` / ``"openai"``, ``None`` when unknown) and ``reported`` keep
-    the counts as the provider reported them, under the provider's own names:
-
-    * Anthropic Messages API ``usage``
-      (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching): ``input_tokens``
-      (after the last cache breakpoint, neither read nor written), ``cache_read_input_tokens``,
-      ``cache_creation_input_tokens``, ``output_tokens``; the prompt is their sum;
-    * OpenAI (https://platform.openai.com/docs/guides/prompt-caching): ``input_tokens`` (the
-      whole prompt: Chat Completions ``prompt_tokens``, Responses ``input_tokens``),
-      ``cached_tokens`` (``prompt_tokens_details.cached_tokens`` /
-      ``input_tokens_details.cached_tokens``, part of the prompt), ``output_tokens``; OpenAI
-      reports no cache writes.
-
-    Build them with :meth:`anthropic` and :meth:`openai`.
-    """
-
-    prompt_tokens: int = 0
-    cached_tokens: int = 0
-    cache_write_tokens: int = 0
-    output_tokens: int = 0
-    provider: Literal["anthropic", "openai"] | None = None
-    reported: dict[str, int] = msgspec.field(default_factory=dict)
-
-    @classmethod
-    def anthropic(
-        cls,
-        input_tokens: int,
-        output_tokens: int,
-        cache_read_input_tokens: int | None = 0,
-        cache_creation_input_tokens: int | None = 0,
-    ) -> Usage:
-        """An Anthropic ``usage`` (``input_tokens`` excludes the cache reads and writes; a
-        cache count of ``None`` was not reported: 0 in the counts, absent from
-        ``reported``)."""
-        read, write = cache_read_input_tokens or 0, cache_creation_input_tokens or 0
-        reported = {"input_tokens": input_tokens}
-        if cache_read_input_tokens is not None:
-            reported["cache_read_input_tokens"] = read
-        if cache_creation_input_tokens is not None:
-            reported["cache_creation_input_tokens"] = write
-        reported["output_tokens"] = output_tokens
-        return cls(input_tokens + read + write, read, write, output_tokens, "anthropic", reported)
-
-    @classmethod
-    def openai(cls, input_tokens: int, output_tokens: int, cached_tokens: int | None = 0) -> Usage:
-        """An OpenAI usage (``input_tokens`` is the whole prompt, ``cached_tokens`` part of
-        it; ``None`` when the provider did not report it: 0 in the counts and absent from
-        ``reported``)."""
-        reported = {"input_tokens": input_tokens, "output_tokens": output_tokens}
-        if cached_tokens is not None:
-            reported["cached_tokens"] = cached_tokens
-        return cls(input_tokens, cached_tokens or 0, 0, output_tokens, "openai", reported)
-
-    @property
-    def cache_read_tokens(self) -> int:
-        """Prompt tokens read from the cache (= ``cached_tokens``)."""
-        return self.cached_tokens
-
-    @property
-    def uncached_tokens(self) -> int:
-        """Prompt tokens neither read from nor written to the cache."""
-        return self.prompt_tokens - self.cached_tokens - self.cache_write_tokens
-
-    @property
-    def hit_rate(self) -> float:
-        """``cached_tokens / prompt_tokens`` (0.0 for an empty prompt)."""
-        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
 
 class SystemPrompt(msgspec.Struct, frozen=True, tag="system", tag_field="type"):

@@ -113,28 +113,14 @@ class ReplayProvider:
         return self.complete(payload)
 
 
-#: The provider's own name of each :data:`USAGE_COUNTS` count in ``Usage.reported``
-#: (``prompt_tokens`` is reported as the first name; OpenAI reports no cache writes).
-_REPORTED_AS = {
-    "openai": {
-        "prompt_tokens": "input_tokens",
-        "cached_tokens": "cached_tokens",
-        "output_tokens": "output_tokens",
-    },
-    "anthropic": {
-        "prompt_tokens": "input_tokens",
-        "cached_tokens": "cache_read_input_tokens",
-        "cache_write_tokens": "cache_creation_input_tokens",
-        "output_tokens": "output_tokens",
-    },
-}
-
-
 def recorded_unreported(usage: Any) -> tuple[str, ...]:
     """The counts of a recorded :class:`regio.traces.format.Usage` its provider left out: those
     whose own name is missing from ``usage.reported`` (a usage of unknown provider, or with no
-    ``reported`` names, counts as fully reported, as it was read)."""
-    names = _REPORTED_AS.get(usage.provider or "")
-    if names is None or not usage.reported:
+    ``reported`` names, counts as fully reported, as it was read). The names are
+    :meth:`regio.traces.format.Usage.reported_names`."""
+    from regio.traces.format import Usage
+
+    names = Usage.reported_names(usage.provider)
+    if not names or not usage.reported:
         return ()
     return tuple(n for n in USAGE_COUNTS if n in names and names[n] not in usage.reported)
