@@ -68,7 +68,8 @@ def file_moves(
     notes: list[str],
 ) -> tuple[dict[str, bool], int]:
     """Apply ``item``'s moves (:class:`regio.bench.capture.AddMessage`) through every engine:
-    (engine -> whether its regions took all of them, moves refused by at least one engine).
+    (engine -> whether its regions took all of them, moves refused by at least one engine,
+    a repeat not counted again).
     An engine whose region refused one (or a move to a region not in the blueprint) adds
     the fallback message instead, so nothing is lost; its later moves of the message are not
     tried. A ``repeat`` state the region already holds is not written again. A refusal
@@ -89,6 +90,7 @@ def file_moves(
                 trackers[s].compacted |= dropped or not admitted
             if not admitted:
                 filed[s] = False
-                missed.add(i)
+                if not op.repeat:  # a repeat was counted when it was first refused
+                    missed.add(i)
                 break
     return filed, len(missed)
