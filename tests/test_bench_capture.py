@@ -27,27 +27,39 @@ def _count(text: str) -> int:
     return len(text) // 4
 
 
+def _writes(items: list) -> list[RegionOp]:  # type: ignore[type-arg]
+    """The region operations of a stream, those a message carries as moves included, without
+    the repeats of an unchanged footer state."""
+    ops: list[RegionOp] = []
+    for i in items:
+        if isinstance(i, RegionOp):
+            ops.append(i)
+        elif isinstance(i, AddMessage):
+            ops.extend(op for op in i.moves if not op.repeat)
+    return ops
+
+
 def test_the_swe_agent_footer_is_stripped_and_written_to_the_state_region() -> None:
     items = list(capture_stream(swe_trace(steps=2), [FooterRule("env_state")], _count))
     observations = [
         i.message for i in items if isinstance(i, AddMessage) and i.message.role == "user"
     ][1:]
     assert observations and all("(Open file:" not in m.text for m in observations)
-    ops = [i for i in items if isinstance(i, RegionOp)]
+    ops = _writes(items)
     assert [op.text.splitlines()[0] for op in ops] == ["(Open file: a.py)", "(Open file: b.py)"]
     assert all(op.action == "replace" and op.region == "env_state" for op in ops)
 
 
 def test_an_unchanged_footer_is_not_written_again() -> None:
     items = list(capture_stream(swe_trace(steps=4, files=("a.py",)), [FooterRule("s")], _count))
-    assert len([i for i in items if isinstance(i, RegionOp)]) == 1
+    assert len(_writes(items)) == 1
 
 
 def test_a_keyed_footer_target_is_written_under_its_key() -> None:
     items = list(
         capture_stream(swe_trace(2), [FooterRule("file_notes", key="environment")], _count)
     )
-    ops = [i for i in items if isinstance(i, RegionOp)]
+    ops = _writes(items)
     assert {(op.action, op.key) for op in ops} == {("write", "environment")}
 
 
@@ -99,7 +111,7 @@ def test_a_footer_pattern_without_a_state_group_writes_the_whole_match() -> None
 
 def test_a_large_output_is_parked_and_replaced_by_a_stub() -> None:
     items = list(capture_stream(swe_trace(2), [ParkRule("tool_output", min_tokens=50)], _count))
-    ops = [i for i in items if isinstance(i, RegionOp)]
+    ops = _writes(items)
     assert ops and all(op.action == "trim" and op.keep == 1 for op in ops)
     stubs = [i.message.text for i in items if isinstance(i, AddMessage)][2:]
     assert any("parked in region 'tool_output'" in s for s in stubs)

@@ -20,7 +20,8 @@ from typing import Any
 
 from regio.bench.capture import AddMessage, Call, RegionOp, capture_stream, rules_for
 from regio.bench.cli import DEMO_GROUPS
-from regio.bench.replay import LAYOUTS, _apply, _Clock, _message_tokens, trace_tools
+from regio.bench.regionops import _apply, file_moves
+from regio.bench.replay import LAYOUTS, _Clock, _message_tokens, trace_tools
 from regio.blueprint import load_blueprint
 from regio.runtime import Engine
 from regio.runtime.extractive import ExtractiveSummarizer
@@ -83,8 +84,10 @@ def replay_hashes(trace: Trace, blueprint: Any, strategy: str, api: str) -> list
             if item.region in names:
                 _apply(engine, item)
         elif isinstance(item, AddMessage):
-            engine.add_message(item.message, tokens=_message_tokens(counter, item.message))
-            if item.message.role != "assistant" and engine.pending():
+            filed, _ = file_moves({strategy: engine}, None, item, names, [])
+            message = item.message if filed[strategy] else item.fallback or item.message
+            engine.add_message(message, tokens=_message_tokens(counter, message))
+            if message.role != "assistant" and engine.pending():
                 engine.flush()
         elif isinstance(item, Call):
             clock.now = item.t

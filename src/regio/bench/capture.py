@@ -86,16 +86,12 @@ class Call(msgspec.Struct, frozen=True, tag="call", tag_field="op"):
     reply: Message
 
 
-class AddMessage(msgspec.Struct, frozen=True, tag="message", tag_field="op"):
-    """A conversation message (after capture transformed it)."""
-
-    message: Message
-
-
 class RegionOp(msgspec.Struct, frozen=True, tag="region", tag_field="op"):
     """A region operation: ``write`` (``key`` replaces in keyed regions), ``replace`` (release
     every entry, then write), ``release`` (by ``key``, or all), ``trim`` (keep the newest
-    ``keep`` entries, then write)."""
+    ``keep`` entries, then write). ``repeat``: a footer state equal to the last one the
+    stream sent, written only by an engine whose region does not hold it (an agent does not
+    rewrite an unchanged fact, but files it again where the last write was refused)."""
 
     action: str
     region: str
@@ -103,6 +99,21 @@ class RegionOp(msgspec.Struct, frozen=True, tag="region", tag_field="op"):
     key: str | None = None
     keep: int | None = None
     rule: str = ""
+    repeat: bool = False
+
+
+class AddMessage(msgspec.Struct, frozen=True, tag="message", tag_field="op"):
+    """A conversation message (after capture transformed it).
+
+    ``moves``: the region operations that took text out of it (a stripped footer, a parked
+    output), applied before it; ``fallback``: the message as recorded, which an engine adds
+    instead when a region refused any of them or is missing, so a refused capture loses
+    nothing (the agent keeps what it could not file; the text may then be both in a region
+    and in the message, never in neither)."""
+
+    message: Message
+    moves: tuple[RegionOp, ...] = ()
+    fallback: Message | None = None
 
 
 ReplayItem = Call | AddMessage | RegionOp
@@ -144,8 +155,8 @@ class FooterRule:
     """Find a state footer (regex ``pattern``; its group ``state`` when it has one, else the
     whole match) in observations and tool results and write the state to ``region`` (under
     ``key`` when set, else replacing the region's content); with ``strip`` the match is
-    removed from the text kept in the conversation. A write whose state equals the last one
-    is skipped (an agent does not rewrite an unchanged fact)."""
+    removed from the text kept in the conversation. A state equal to the last one is marked
+    ``repeat`` (:class:`RegionOp`)."""
 
     region: str
     key: str | None = None
@@ -249,6 +260,14 @@ def rules_for(blueprint: Any) -> tuple[CaptureRule, ...]:
     return tuple(rules)
 
 
+def _moved(message: Message, recorded: Message, moves: Sequence[RegionOp]) -> AddMessage:
+    """``message`` with the ``moves`` that took text out of it and, when there are any or
+    it differs, the ``recorded`` message as its fallback (:class:`AddMessage`)."""
+    if not moves and message == recorded:
+        return AddMessage(message)
+    return AddMessage(message, tuple(moves), recorded)
+
+
 def capture_stream(
     trace: Trace, rules: Sequence[CaptureRule], count: Callable[[str], int]
 ) -> Iterator[ReplayItem]:
@@ -269,10 +288,13 @@ def capture_stream(
         ops: list[RegionOp] = []
         for rule in footers:
             text, state = rule.split(text)
-            if state is not None and last_state.get(rule.region) != state:
+            if state is not None and (rule.strip or last_state.get(rule.region) != state):
+                repeat = last_state.get(rule.region) == state
                 last_state[rule.region] = state
                 action = "write" if rule.key is not None else "replace"
-                ops.append(RegionOp(action, rule.region, state, key=rule.key, rule=rule.name))
+                ops.append(
+                    RegionOp(action, rule.region, state, rule.key, rule=rule.name, repeat=repeat)
+                )
         for park in parks:
             tokens = count(text)
             if tokens >= park.min_tokens:
@@ -303,13 +325,13 @@ def capture_stream(
                     text, found = observe(b.text)
                     blocks.append(Text(text))
                     ops.extend(found)
-                yield AddMessage(Message("user", tuple(blocks)))
-                yield from ops
+                yield _moved(Message("user", tuple(blocks)), Message("user", event.blocks), ops)
             else:
                 yield AddMessage(Message("user", event.blocks))
         elif isinstance(event, ToolResults):
             results: list[ToolResult] = []
             ops = []
+            moves: list[RegionOp] = []
             for res in event.results:
                 call = calls.get(res.tool_use_id)
                 for lookup in lookups:
@@ -319,9 +341,10 @@ def capture_stream(
                             RegionOp("write", lookup.region, res.content, key, rule=lookup.name)
                         )
                 text, found = observe(res.content)
-                ops.extend(found)
+                moves.extend(found)
                 results.append(msgspec.structs.replace(res, content=text))
-            yield AddMessage(Message("tool", tuple(results)))
+            recorded = Message("tool", tuple(event.results))
+            yield _moved(Message("tool", tuple(results)), recorded, moves)
             yield from ops
         elif isinstance(event, (RegionWrite, RegionAppend)):
             yield RegionOp("write", event.region, event.text, event.key, rule="trace")

@@ -42,7 +42,6 @@ strategies it cannot fit, with a note; the recorded requests keep it (it was sen
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -60,13 +59,13 @@ from regio.bench.billing import BilledExtractive, bill, summary_request
 from regio.bench.capture import AddMessage, Call, CaptureRule, RegionOp, capture_stream, rules_for
 from regio.bench.peers import PEERS, make_peer, peer_allowance, peer_available
 from regio.bench.pressure import scale_blueprint
+from regio.bench.regionops import apply_all, file_moves
 from regio.bench.report import ReliefStage
 from regio.bench.retention import Probe, RetentionMeter
 from regio.bench.tracking import StrategyRun, Tracker
 from regio.cache.types import CacheRequest
 from regio.content import Entry, Message, block_text
 from regio.layout import ToolSpec, to_cache_request
-from regio.regions import Refusal
 from regio.runtime import Engine
 from regio.runtime.extractive import ExtractiveSummarizer
 from regio.tokens import chat_format_for_model, get_counter
@@ -143,45 +142,6 @@ def trace_tools(trace: Trace) -> tuple[ToolSpec, ...]:
             schema = {"type": "object", "properties": {}}
         out.append(ToolSpec(name, str(spec.get("description", "")), schema))
     return tuple(out)
-
-
-def _apply(engine: Engine, op: RegionOp) -> bool:
-    """Apply one region operation through the engine; False when the region refused it."""
-    if op.action == "release":
-        if op.key is not None:
-            with contextlib.suppress(KeyError):
-                engine.release(op.region, key=op.key)
-        else:
-            engine.clear(op.region)
-        return True
-    if op.action == "replace":
-        engine.clear(op.region)
-    elif op.action == "trim" and op.keep is not None:
-        extra = len(engine.window.region(op.region).entries) - (op.keep - 1)
-        if extra > 0:
-            engine.release(op.region, oldest=extra)
-    result = engine.write(op.region, op.text, key=op.key)
-    return not isinstance(result, Refusal)
-
-
-def _displaces(engine: Engine, op: RegionOp) -> bool:
-    """Whether ``op`` drops an entry the engine was sending: a ``trim`` (a parked tool output
-    displacing the oldest one, :class:`regio.bench.capture.ParkRule`) on a full region."""
-    if op.action != "trim" or op.keep is None:
-        return False
-    return len(engine.window.region(op.region).entries) > op.keep - 1
-
-
-def _apply_all(engines: dict[str, Engine], trackers: dict[str, Tracker], op: RegionOp) -> bool:
-    """Apply ``op`` through every engine; an engine that drops content it was sending (a
-    displaced parked output, a refused write) has cut something. False when any refused."""
-    ok = True
-    for s, engine in engines.items():
-        dropped = _displaces(engine, op)
-        admitted = _apply(engine, op)
-        trackers[s].compacted |= dropped or not admitted
-        ok = ok and admitted
-    return ok
 
 
 @attrs.define
@@ -321,20 +281,27 @@ def _engine_pass(
             if item.region not in names:
                 notes.append(f"{item.rule}: region {item.region!r} is not in the blueprint")
                 continue
-            ok = _apply_all(engines, trackers, item)
+            ok = apply_all(engines, trackers, item)
             writes += started
             refused += not ok
         elif isinstance(item, AddMessage):
-            n = setup.counts(item.message)
-            if n > conv_budget:
-                notes.append(
-                    f"a {item.message.role} message of {n} tokens is larger than the "
-                    f"conversation region ({conv_budget} tokens): skipped by the layouts"
-                )
-                continue
-            for engine in engines.values():
-                engine.add_message(item.message, tokens=n)
-                if item.message.role != "assistant" and engine.pending():
+            filed, missed = file_moves(engines, trackers, item, names, notes)
+            writes += started * sum(not op.repeat for op in item.moves)
+            refused += missed
+            skipped: set[int] = set()
+            for s, engine in engines.items():
+                message = item.message if filed[s] else item.fallback or item.message
+                n = setup.counts(message)
+                if n > conv_budget:
+                    if id(message) not in skipped:
+                        skipped.add(id(message))
+                        notes.append(
+                            f"a {message.role} message of {n} tokens is larger than the "
+                            f"conversation region ({conv_budget} tokens): skipped by the layouts"
+                        )
+                    continue
+                engine.add_message(message, tokens=n)
+                if message.role != "assistant" and engine.pending():
                     engine.flush()
         elif isinstance(item, Call):
             started = True

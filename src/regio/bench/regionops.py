@@ -1,0 +1,96 @@
+"""Captured region operations applied through the replay's engines
+(:mod:`regio.bench.capture`): a write, a replace, a release, a park that displaces the oldest
+parked output, and the moves that took text out of a message, which an engine whose region
+refuses one undoes by adding the message as recorded (nothing is lost)."""
+
+from __future__ import annotations
+
+import contextlib
+
+from regio.bench.capture import AddMessage, RegionOp
+from regio.bench.tracking import Tracker
+from regio.regions import Refusal
+from regio.runtime import Engine
+
+__all__ = ["apply_all", "file_moves"]
+
+
+def _apply(engine: Engine, op: RegionOp) -> bool:
+    """Apply one region operation through the engine; False when the region refused it."""
+    if op.action == "release":
+        if op.key is not None:
+            with contextlib.suppress(KeyError):
+                engine.release(op.region, key=op.key)
+        else:
+            engine.clear(op.region)
+        return True
+    if op.action == "replace":
+        engine.clear(op.region)
+    elif op.action == "trim" and op.keep is not None:
+        extra = len(engine.window.region(op.region).entries) - (op.keep - 1)
+        if extra > 0:
+            engine.release(op.region, oldest=extra)
+    result = engine.write(op.region, op.text, key=op.key)
+    return not isinstance(result, Refusal)
+
+
+def _displaces(engine: Engine, op: RegionOp) -> bool:
+    """Whether ``op`` drops an entry the engine was sending: a ``trim`` (a parked tool output
+    displacing the oldest one, :class:`regio.bench.capture.ParkRule`) on a full region."""
+    if op.action != "trim" or op.keep is None:
+        return False
+    return len(engine.window.region(op.region).entries) > op.keep - 1
+
+
+def apply_all(engines: dict[str, Engine], trackers: dict[str, Tracker], op: RegionOp) -> bool:
+    """Apply ``op`` through every engine; an engine that drops content it was sending (a
+    displaced parked output, a refused write) has cut something. False when any refused."""
+    ok = True
+    for s, engine in engines.items():
+        dropped = _displaces(engine, op)
+        admitted = _apply(engine, op)
+        trackers[s].compacted |= dropped or not admitted
+        ok = ok and admitted
+    return ok
+
+
+def _holds(engine: Engine, op: RegionOp) -> bool:
+    """Whether ``op``'s region already holds its text (under its key, for a keyed write)."""
+    region = engine.window.region(op.region)
+    return any(e.text == op.text and (op.key is None or e.key == op.key) for e in region.entries)
+
+
+def file_moves(
+    engines: dict[str, Engine],
+    trackers: dict[str, Tracker] | None,
+    item: AddMessage,
+    names: set[str],
+    notes: list[str],
+) -> tuple[dict[str, bool], int]:
+    """Apply ``item``'s moves (:class:`regio.bench.capture.AddMessage`) through every engine:
+    (engine -> whether its regions took all of them, moves refused by at least one engine,
+    a repeat not counted again).
+    An engine whose region refused one (or a move to a region not in the blueprint) adds
+    the fallback message instead, so nothing is lost; its later moves of the message are not
+    tried. A ``repeat`` state the region already holds is not written again. A refusal
+    counts as a cut in ``trackers`` (``None``: not tracked)."""
+    filed = dict.fromkeys(engines, True)
+    for op in item.moves:
+        if op.region not in names:
+            notes.append(f"{op.rule}: region {op.region!r} is not in the blueprint")
+            return dict.fromkeys(engines, False), 0
+    missed: set[int] = set()
+    for s, engine in engines.items():
+        for i, op in enumerate(item.moves):
+            if op.repeat and _holds(engine, op):
+                continue
+            dropped = _displaces(engine, op)
+            admitted = _apply(engine, op)
+            if trackers is not None:
+                trackers[s].compacted |= dropped or not admitted
+            if not admitted:
+                filed[s] = False
+                if not op.repeat:  # a repeat was counted when it was first refused
+                    missed.add(i)
+                break
+    return filed, len(missed)

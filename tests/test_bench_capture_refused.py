@@ -1,0 +1,142 @@
+"""A capture that a region refuses loses nothing: the engine keeps the recorded text.
+
+Capture rules take text out of an observation (a stripped state footer, a parked output) and
+file it in a region. When the region refuses the write (too small for it, as a blueprint
+scaled to a small window can be) the replayed agent keeps the text where it was recorded,
+so every request still holds the newest footer and the newest parked output.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from _bench_fixtures import FOOTER
+from regio.bench.capture import SWE_AGENT_FOOTER, AddMessage, FooterRule, RegionOp, capture_stream
+from regio.bench.replay import replay
+from regio.bench.retention import Probe
+from regio.blueprint import load_blueprint
+from regio.content import Text
+from regio.traces.format import AssistantMessage, Header, SystemPrompt, Trace, UserMessage
+
+BLUEPRINT = r"""
+version: 1
+name: capture-refusals
+model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 60000,
+        max_output_tokens: 4000}
+regions:
+  - name: system
+    kind: pinned
+    volatility: stable
+    budget: 8000
+    capture: [{rule: system_prompt}]
+  - name: env_state
+    kind: keyed
+    volatility: rewritten
+    budget: STATE_BUDGET
+    max_entries: 1
+    capture:
+      - {rule: footer, key: environment, pattern: 'SWE_AGENT_FOOTER'}
+  - name: tool_output
+    kind: temporary
+    volatility: grows
+    budget: PARK_BUDGET
+    admission: evict
+    capture:
+      - {rule: park, min_tokens: 60, keep: 1}
+  - {name: conversation, kind: sliding_window, budget: "60%"}
+"""
+
+
+def _blueprint(state_budget: int, park_budget: int):  # type: ignore[no-untyped-def]
+    text = (
+        BLUEPRINT.replace("SWE_AGENT_FOOTER", SWE_AGENT_FOOTER)
+        .replace("STATE_BUDGET", str(state_budget))
+        .replace("PARK_BUDGET", str(park_budget))
+    )
+    return load_blueprint(text)
+
+
+def _trace(sizes: list[int], files: list[str]) -> Trace:
+    """Observations of ``sizes[i]`` filler words, each ending with a unique marker line and
+    the SWE-agent footer naming ``files[i]``."""
+    events: list = [SystemPrompt(0.0, "You are a careful engineer. " * 50)]
+    events.append(UserMessage(0.0, (Text("Fix the bug."),)))
+    t = 0.0
+    for i, (size, name) in enumerate(zip(sizes, files, strict=False)):
+        t += 3.0
+        events.append(AssistantMessage(t, (Text(f"step {i}\n```\ncat {name}\n```"),)))
+        t += 2.0
+        body = f"head of output {i}\n" + "word " * size + f"\nEND-OF-OUTPUT-{i}"
+        events.append(UserMessage(t, (Text(body + FOOTER.format(f=name)),), observation=True))
+    t += 3.0
+    events.append(AssistantMessage(t, (Text("done"),)))
+    return Trace(Header(id="tiny/refusals", source_format="swe-agent"), tuple(events))
+
+
+def _probes(trace: Trace) -> list[Probe]:
+    """The newest footer state and the newest observation's end marker, each counted until
+    the next observation replaces it."""
+    rule = FooterRule("env_state")
+    seen = [i for i, e in enumerate(trace.events) if isinstance(e, UserMessage) and e.observation]
+    probes = []
+    for k, i in enumerate(seen):
+        event = trace.events[i]
+        assert isinstance(event, UserMessage)
+        until = seen[k + 1] if k + 1 < len(seen) else None
+        state = rule.split(event.blocks[0].text)[1]
+        assert state is not None
+        probes.append(Probe("fact", state, i, until=until))
+        probes.append(Probe("constraint", f"END-OF-OUTPUT-{k}", i, until=until))
+    return probes
+
+
+def _kept(state_budget: int, park_budget: int, trace: Trace) -> tuple[dict | None, int]:
+    out = replay(
+        trace,
+        _blueprint(state_budget, park_budget),
+        layouts=("regio",),
+        probes=_probes(trace),
+    )
+    return out.runs["regio"].retention, out.refused_writes
+
+
+def test_a_stripped_footer_is_a_move_of_its_observation_with_the_recorded_text_as_fallback() -> (
+    None
+):
+    trace = _trace([5, 5], ["a.py", "b.py"])
+    items = list(capture_stream(trace, [FooterRule("env_state")], lambda s: len(s) // 4))
+    moved = [i for i in items if isinstance(i, AddMessage) and i.moves]
+    assert len(moved) == 2 and not any(isinstance(i, RegionOp) for i in items)
+    for item in moved:
+        assert "(Open file:" not in item.message.text
+        assert item.fallback is not None and "(Open file:" in item.fallback.text
+
+
+def test_a_state_region_too_small_for_the_footer_keeps_every_footer_in_the_conversation() -> None:
+    retention, refused = _kept(2, 4000, _trace([5] * 4, ["a.py", "b.py", "c.py", "d.py"]))
+    assert refused > 0
+    assert retention is not None and retention["fact"] == 1.0
+
+
+def test_an_output_too_large_for_its_park_region_stays_whole_in_the_conversation() -> None:
+    retention, refused = _kept(200, 20, _trace([200, 5, 300], ["a.py", "a.py", "b.py"]))
+    assert refused > 0
+    assert retention is not None and retention["constraint"] == 1.0 and retention["fact"] == 1.0
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    state_budget=st.integers(1, 60),
+    park_budget=st.integers(1, 600),
+    sizes=st.lists(st.integers(1, 300), min_size=2, max_size=6),
+    names=st.lists(st.sampled_from(["a.py", "b.py", "src/pkg/long_module_name.py"]), min_size=6),
+)
+def test_whatever_a_capture_region_refuses_the_newest_footer_and_output_stay_in_the_request(
+    state_budget: int, park_budget: int, sizes: list[int], names: list[str]
+) -> None:
+    retention, refused = _kept(state_budget, park_budget, _trace(sizes, names))
+    if retention is None:  # nothing was cut or refused: the stripped text is all in regions
+        assert refused == 0
+        return
+    assert retention["fact"] == 1.0 and retention["constraint"] == 1.0
