@@ -185,10 +185,12 @@ layouts the benchmark compares against.
 CAPTURE_INTRO = """\
 ## Capture
 
-A region's `capture` list declares content that the engine or a trace replay (`regio bench`)
-copies into the region, instead of leaving it where the agent's loop put it: a clock line in
-the system prompt, an environment footer at the end of every observation, lookup results in
-the tool results, a huge tool output in the conversation. Each item is one rule:
+A region's `capture` list declares content that a trace replay (`regio bench`, `regio demo`)
+copies into the region, as an agent built on regio would file it, instead of leaving it where
+the recorded agent's loop put it: a clock line in the system prompt, an environment footer at
+the end of every observation, lookup results in the tool results, a huge tool output in the
+conversation. The engine itself does not apply these rules to a live loop: there, your code
+writes such content with `Engine.write`. Each item is one rule:
 
 ```yaml
 regions:
@@ -215,7 +217,10 @@ regions:
 `system_prompt` writes the agent's system prompt to the region; with `pattern` only the
 matching text, which is then cut out of the prompt the pattern-less `system_prompt` region
 gets (e.g. a `The current time is ...` line moved to a small `rewritten` clock region, so the
-policy stays a stable prefix). A `footer` write is skipped when the state did not change."""
+policy stays a stable prefix). A `footer` write is skipped when the state did not change.
+A region that refuses a `footer` or `park` write (too small for it, or full under
+`admission: reject`) leaves the text in the message as the agent received it: a capture
+moves text, it never drops it."""
 
 
 def _describes() -> dict[tuple[str, str], str]:
