@@ -268,6 +268,30 @@ def _moved(message: Message, recorded: Message, moves: Sequence[RegionOp]) -> Ad
     return AddMessage(message, tuple(moves), recorded)
 
 
+def _tool_results(
+    event: ToolResults,
+    calls: dict[str, ToolUse],
+    lookups: Sequence[LookupRule],
+    observe: Callable[[str], tuple[str, list[RegionOp]]],
+) -> Iterator[ReplayItem]:
+    """The message of ``event`` with its capture moves (footers and parks of each result,
+    :func:`_moved`), then the ``lookups``' writes of the results of ``calls`` they apply to."""
+    results: list[ToolResult] = []
+    ops = []
+    moves: list[RegionOp] = []
+    for res in event.results:
+        call = calls.get(res.tool_use_id)
+        for lookup in lookups:
+            if call is not None and not res.is_error and lookup.applies(call):
+                key = lookup.key_of(call)
+                ops.append(RegionOp("write", lookup.region, res.content, key, rule=lookup.name))
+        text, found = observe(res.content)
+        moves.extend(found)
+        results.append(msgspec.structs.replace(res, content=text))
+    yield _moved(Message("tool", tuple(results)), Message("tool", tuple(event.results)), moves)
+    yield from ops
+
+
 def capture_stream(
     trace: Trace, rules: Sequence[CaptureRule], count: Callable[[str], int]
 ) -> Iterator[ReplayItem]:
@@ -329,23 +353,7 @@ def capture_stream(
             else:
                 yield AddMessage(Message("user", event.blocks))
         elif isinstance(event, ToolResults):
-            results: list[ToolResult] = []
-            ops = []
-            moves: list[RegionOp] = []
-            for res in event.results:
-                call = calls.get(res.tool_use_id)
-                for lookup in lookups:
-                    if call is not None and not res.is_error and lookup.applies(call):
-                        key = lookup.key_of(call)
-                        ops.append(
-                            RegionOp("write", lookup.region, res.content, key, rule=lookup.name)
-                        )
-                text, found = observe(res.content)
-                moves.extend(found)
-                results.append(msgspec.structs.replace(res, content=text))
-            recorded = Message("tool", tuple(event.results))
-            yield _moved(Message("tool", tuple(results)), recorded, moves)
-            yield from ops
+            yield from _tool_results(event, calls, lookups, observe)
         elif isinstance(event, (RegionWrite, RegionAppend)):
             yield RegionOp("write", event.region, event.text, event.key, rule="trace")
         elif isinstance(event, RegionRelease):

@@ -254,6 +254,39 @@ def _engine_has_task(
     return has_task, summary
 
 
+def _add_message(
+    setup: _Setup,
+    engines: dict[str, Engine],
+    trackers: dict[str, Tracker],
+    item: AddMessage,
+    where: tuple[set[str], int],
+    notes: list[str],
+) -> int:
+    """Add ``item``'s message to every engine, after its capture moves
+    (:func:`regio.bench.regionops.file_moves`; an engine whose region refused one adds the
+    message as recorded), flushing a queued compaction after a non-assistant message;
+    ``where`` = (the blueprint's region names, the conversation budget in tokens), a
+    message over it is skipped with a note. Returns the moves refused."""
+    names, conv_budget = where
+    filed, missed = file_moves(engines, trackers, item, names, notes)
+    noted: set[int] = set()
+    for s, engine in engines.items():
+        message = item.message if filed[s] else item.fallback or item.message
+        n = setup.counts(message)
+        if n > conv_budget:
+            if id(message) not in noted:
+                noted.add(id(message))
+                notes.append(
+                    f"a {message.role} message of {n} tokens is larger than the "
+                    f"conversation region ({conv_budget} tokens): skipped by the layouts"
+                )
+            continue
+        engine.add_message(message, tokens=n)
+        if message.role != "assistant" and engine.pending():
+            engine.flush()
+    return missed
+
+
 def _engine_pass(
     setup: _Setup, strategies: Sequence[str], rules: Sequence[CaptureRule], notes: list[str]
 ) -> tuple[dict[str, Tracker], int, int]:
@@ -285,24 +318,8 @@ def _engine_pass(
             writes += started
             refused += not ok
         elif isinstance(item, AddMessage):
-            filed, missed = file_moves(engines, trackers, item, names, notes)
             writes += started * sum(not op.repeat for op in item.moves)
-            refused += missed
-            skipped: set[int] = set()
-            for s, engine in engines.items():
-                message = item.message if filed[s] else item.fallback or item.message
-                n = setup.counts(message)
-                if n > conv_budget:
-                    if id(message) not in skipped:
-                        skipped.add(id(message))
-                        notes.append(
-                            f"a {message.role} message of {n} tokens is larger than the "
-                            f"conversation region ({conv_budget} tokens): skipped by the layouts"
-                        )
-                    continue
-                engine.add_message(message, tokens=n)
-                if message.role != "assistant" and engine.pending():
-                    engine.flush()
+            refused += _add_message(setup, engines, trackers, item, (names, conv_budget), notes)
         elif isinstance(item, Call):
             started = True
             clock.now = item.t
