@@ -161,7 +161,10 @@ def engine_state(
     never decoded); without ``transcript`` its transcript is left empty (a session store
     appends the new records itself, without decoding the ones a lazily loaded transcript has
     not read yet); without ``ledger`` its usage ledger is left empty too (the same, for the
-    usage records)."""
+    usage records). With ``transcript`` the relief originals a store load left to read on
+    demand are read (a session store saves them itself, the new ones only)."""
+    if transcript:
+        engine.book.relief.originals.load_all()
     window, _reserve, max_summary = summarizer_limits(engine.summarizer)
     counter = engine.counter
     last = engine.state.last_request

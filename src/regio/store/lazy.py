@@ -15,13 +15,15 @@ import msgspec
 
 from .base import SessionStoreError
 
-__all__ = ["lazy_transcript", "lazy_usage", "stored_last_turn"]
+__all__ = ["lazy_transcript", "lazy_usage", "stored_last_turn", "stored_originals_seq"]
 
 
 class _HeadTurn(msgspec.Struct):
-    """The one field of a head a lazy load reads before the records (:func:`stored_last_turn`)."""
+    """The fields of a head a lazy load reads before the records (:func:`stored_last_turn`,
+    :func:`stored_originals_seq`)."""
 
     last_turn: int | None = None
+    originals_seq: int | None = None
 
 
 def stored_last_turn(head: bytes) -> int | None:
@@ -29,6 +31,15 @@ def stored_last_turn(head: bytes) -> int | None:
     for a head written before regio stored it: the records must be read to know)."""
     try:
         return msgspec.msgpack.decode(head, type=_HeadTurn).last_turn
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def stored_originals_seq(head: bytes) -> int | None:
+    """The next sequence number of ``head``'s relief original records (``None`` for a head
+    before ``regio.session-head/6``, whose originals a load reads whole)."""
+    try:
+        return msgspec.msgpack.decode(head, type=_HeadTurn).originals_seq
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
 
