@@ -153,7 +153,7 @@ def _decoded(where: str, key: str, data: bytes | None, dec: Any) -> Any:
         return dec.decode(data)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise SessionStoreError(
-            f"{where}: the stored relief record {key!r} is damaged ({exc}); restore the "
+            f"{where}: the stored relief original {key!r} is damaged ({exc}); restore the "
             "session from a file save"
         ) from exc
 
