@@ -5,8 +5,8 @@ conversation that evicts its oldest turns) and whose every tool result the relie
 on admission (``max_result_tokens``), so the session keeps one relief original per turn, is
 saved to SQLite every turn; at turn 100 a copy of it is saved as a second session. At turn
 4,000, ``Engine.load_from`` of both (the same window, 40x the originals) is timed (loaded in
-turn, median of 7 each), with the stored relief records each load reads counted; then both
-play on, saved every turn, and the encoding of each save
+turn, median of 7 each), with the stored relief records each load reads counted; then both,
+as loaded, play on, saved every turn, and the encoding of each save
 (:func:`regio.store.base.encode_save_memo`: the CPU a save spends before the store's
 transaction) is timed (played in turn, median of 20 saves each).
 
@@ -128,10 +128,11 @@ def test_save_encoding_and_load_are_flat_in_the_session_under_relief(tmp_path: A
     early.save_to(db, "early")
     _play(engine, db, "s", TURNS[1])
     (l0, r0), (l1, r1) = _load_times(db, ("early", "s"))
-    encode = _encode_times(db, {"early": early, "s": engine})
+    late = Engine.load_from(db, "s", token_counter=StubCounter())  # loaded alike
+    encode = _encode_times(db, {"early": early, "s": late})
     db.close()
     e0, e1 = encode["early"], encode["s"]
-    assert len(engine.book.relief.originals) >= TURNS[1]
+    assert len(late.book.relief.originals) >= TURNS[1]
     print(
         f"\nSQLite store under relief (one original per turn): turn {TURNS[0]:,}: encode "
         f"{e0 * 1e3:.2f} ms, load {l0 * 1e3:.2f} ms ({r0} relief records read); turn "

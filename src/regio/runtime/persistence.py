@@ -64,7 +64,7 @@ from .compaction import CompactionBook
 from .errors import RuntimeStateError
 from .extractive import ExtractiveSummarizer
 from .savedconfig import ConfigExtras, EngineConfig, config_options, engine_config
-from .stateread import lazy_state_type, split_transcript
+from .stateread import StoredRecords, lazy_state_type, split_transcript
 from .statescan import max_json_depth, max_msgpack_depth
 from .summarizer import summarizer_limits
 from .tempfiles import TEMP_SUFFIX, fsync_dir, remove_stale_temporaries, stale_temporaries
@@ -442,9 +442,7 @@ def _build(
     if usage is None:
         ledger.records = list(state.ledger)
     else:
-        ledger = UsageLedger(
-            prices=ledger.prices, pending=usage[0], pending_count=usage[1], pending_last=usage[2]
-        )
+        ledger = UsageLedger(prices=ledger.prices, stored=usage)
     engine = cls(
         window=window,
         **options,
@@ -518,14 +516,14 @@ def restore_engine(
     prices: PriceLookup | None = None,
     blueprint: Any = None,
     transcript: Transcript | None = None,
-    usage: tuple[Callable[[], list[UsageRecord]], int, UsageRecord | None] | None = None,
+    usage: StoredRecords[UsageRecord] | None = None,
 ) -> Any:
     """Rebuild an engine of class ``cls`` from a decoded :class:`EngineState` (what
     :func:`load_engine` does after reading the file; session stores call it directly).
     ``source`` names the state in errors; ``transcript``, when given, is the engine's
     transcript instead of ``state.transcript`` (a store's, decoded on first use); ``usage``,
-    when given, is ``(read, count, newest)`` of the usage records instead of
-    ``state.ledger`` (a store's, read on first use: :class:`UsageLedger`'s ``pending``).
+    when given, is the :class:`StoredRecords` of the usage records instead of
+    ``state.ledger`` (a store's, read on first use: :class:`UsageLedger`'s ``stored``).
     Raises :class:`RuntimeStateError` as :func:`load_engine`."""
     where = Path(source)
     options: dict[str, Any] = {

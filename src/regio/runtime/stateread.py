@@ -13,13 +13,23 @@ the other format), so saving never decodes them and a damaged entry never fails 
 entries are most of a long session's file (a 2,000-turn state: about 90% of the decoding time),
 and the window is all a load needs; checking the records' fields costs about a third of
 decoding them (measured on a 2,000-turn, 6 MB JSON state: 10 ms against 31 ms).
+
+:class:`StoredRecords` is the one mechanism behind every record list a load leaves to read on
+first use: the transcript of a state file (here) or of a session store
+(:func:`regio.store.lazy.lazy_transcript`) and a store's usage records
+(:func:`regio.store.lazy.lazy_usage`), held by :class:`regio.runtime.transcript.Transcript`
+and :class:`regio.runtime.usage.UsageLedger`; :func:`stored_records` builds one from the raw
+records and how to decode one.
 """
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
+import attrs
 import msgspec
 
 from regio.content import Entry
@@ -27,7 +37,78 @@ from regio.content import Entry
 from .errors import RuntimeStateError
 from .transcript import RecordKind, Transcript, TranscriptRecord
 
-__all__ = ["RawRecord", "lazy_state_type", "split_transcript"]
+__all__ = ["RawRecord", "StoredRecords", "lazy_state_type", "split_transcript", "stored_records"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@attrs.define(eq=False)
+class StoredRecords(Generic[T]):
+    """The ``count`` records a session held when it was loaded, left to read on first use:
+    ``read`` returns them all, decoded; optional ``one`` (position -> that record, decoded
+    alone), ``turns`` (the turn of every record, in order, without decoding the rest),
+    ``encoded`` (the records as a save writes them, JSON or msgpack when given ``True``: as
+    stored, never decoded), ``last`` (the newest record, when known without reading) and
+    ``last_turn`` (no record has a later turn; ``None``: unknown)."""
+
+    count: int
+    read: Callable[[], list[T]]
+    one: Callable[[int], T] | None = None
+    turns: Callable[[], Sequence[int]] | None = None
+    encoded: Callable[[bool], list[Any]] | None = None
+    last: T | None = None
+    last_turn: int | None = None
+
+    def all(self, what: str) -> list[T]:
+        """Every record, read now. Raises ``ValueError`` naming ``what`` (``transcript``,
+        ``usage ledger``) when the source holds another number of records than ``count``."""
+        records = self.read()
+        if len(records) != self.count:
+            raise ValueError(
+                f"the stored {what} has {len(records)} records, not the {self.count} saved "
+                "with the session"
+            )
+        return records
+
+
+def stored_records(
+    raw: Callable[[], Sequence[R]],
+    count: int,
+    decode: Callable[[R], T],
+    damaged: Callable[[Exception], Exception],
+    turn: Callable[[R], int] | None = None,
+    **fields: Any,
+) -> StoredRecords[T]:
+    """The :class:`StoredRecords` of ``count`` raw records (``raw()`` returns them: called
+    once, on first use, e.g. a read from the store), each decoded by ``decode`` and its turn
+    read by ``turn``; a ``msgspec`` decode or validation error becomes ``damaged(error)``
+    (raised when the record is decoded). ``fields``: the other :class:`StoredRecords` fields."""
+    failures = (msgspec.DecodeError, msgspec.ValidationError)
+    held: list[Sequence[R]] = []
+
+    def records() -> Sequence[R]:
+        if not held:
+            held.append(raw())
+        return held[0]
+
+    def one(i: int) -> T:
+        try:
+            return decode(records()[i])
+        except failures as exc:
+            raise damaged(exc) from exc
+
+    def read() -> list[T]:
+        return [one(i) for i in range(len(records()))]
+
+    def turns() -> list[int]:
+        assert turn is not None
+        try:
+            return [turn(r) for r in records()]
+        except failures as exc:
+            raise damaged(exc) from exc
+
+    return StoredRecords(count, read, one, turns if turn is not None else None, **fields)
 
 
 class RawRecord(msgspec.Struct, frozen=True):
@@ -88,29 +169,27 @@ def split_transcript(
 
     decoder = module.Decoder(Entry | None)
 
-    def one(i: int) -> TranscriptRecord:
-        raw = raws[i]
-        try:
-            entry = decoder.decode(raw.entry) if len(raw.entry) else None
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise RuntimeStateError(
-                f"{source}: a transcript record is damaged ({exc}); the window and the usage "
-                "ledger are intact"
-            ) from exc
+    def record(raw: RawRecord) -> TranscriptRecord:
+        entry = decoder.decode(raw.entry) if len(raw.entry) else None
         return TranscriptRecord(raw.seq, raw.turn, raw.kind, raw.region, entry, raw.ids, raw.at)
 
-    def decode() -> list[TranscriptRecord]:
-        return [one(i) for i in range(len(raws))]
+    def damaged(exc: Exception) -> RuntimeStateError:
+        return RuntimeStateError(
+            f"{source}: a transcript record is damaged ({exc}); the window and the usage "
+            "ledger are intact"
+        )
 
     def encoded(to_msgpack: bool) -> list[Any]:
         return _encodable(raws, None if to_msgpack == msgpack else module)
 
     last_turn = raws[-1].turn if raws else None
-    return state, Transcript(
-        pending=decode,
-        pending_count=len(raws),
-        pending_encoded=encoded,
-        pending_last_turn=last_turn,
-        pending_one=one,
-        pending_turns=lambda: [r.turn for r in raws],
+    stored = stored_records(
+        lambda: raws,
+        len(raws),
+        record,
+        damaged,
+        operator.attrgetter("turn"),
+        encoded=encoded,
+        last_turn=last_turn,
     )
+    return state, Transcript(stored=stored)
