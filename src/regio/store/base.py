@@ -14,13 +14,13 @@ A session is stored as
   there are no old deltas to fold: a load reads the head and the current entries, bounded by
   the window. The last request's blocks are kept the same way (``@lb/<key>`` records without
   the prefix hash, message index and breakpoint, which the head holds or the load rebuilds
-  from the digest chain), so the blocks of an unchanged prefix are never rewritten; and the
-  relief chain's kept originals (the tool results it changed on admission, for
-  ``context_restore``) are ``@ro/<call id>`` records, each written once, and their call ids a
-  list (``@rl``, newest first) of which a save writes the new nodes only. The session keeps
-  every original: the transcript holds the results as admitted (trimmed, routed), so an
-  original is the only copy of what the tool returned, restorable by call id after its turn
-  group has left the window;
+  from the digest chain), so the blocks of an unchanged prefix are never rewritten;
+* the relief chain's kept originals (the tool results it changed on admission, for
+  ``context_restore``), append-only: ``@ro/<call id>`` and ``@rn/<call id>`` records, of which a
+  save writes the ones set since the last save and a load reads none
+  (:mod:`regio.store.originals`). The session keeps every original: the transcript holds the
+  results as admitted (trimmed, routed), so an original is the only copy of what the tool
+  returned, restorable by call id after its turn group has left the window;
 * **records**, append-only: the transcript records and usage records added since the last
   save, one encoded record each. A load reads the transcript on first use
   (:func:`regio.store.lazy.lazy_transcript`).
@@ -30,8 +30,8 @@ or save, the entry changes against the mark's entry digests, and the head, as on
 guarded by the session's version: when another writer saved the session in between, the save
 raises :class:`SessionConflictError` and nothing is written (reload with ``Engine.load_from``
 and redo the turn). So the bytes written per save follow the turn, not the session or the
-window (figures in :mod:`regio.store.parts`). Window entries and relief originals that are the
-same (immutable) objects as at the last save are not encoded again (:attr:`StoreMark.memo`).
+window (figures in :mod:`regio.store.parts`). Window entries that are the same (immutable)
+objects as at the last save are not encoded again (:attr:`StoreMark.memo`).
 
 The state encoding is :func:`regio.runtime.persistence.engine_state` /
 :func:`regio.runtime.persistence.restore_engine` (the same state ``Engine.save`` writes), in
@@ -189,11 +189,14 @@ def conflict(store: str, session_id: str, expected: int, found: int) -> SessionC
 
 
 #: Format tag of a head whose window entries are keyed records, whose window-sized parts are
-#: linked lists of records (:mod:`regio.store.parts`) and whose relief originals' call ids
-#: are a linked list too (``@rl``, newest first: a save writes the new ones only).
+#: linked lists of records (:mod:`regio.store.parts`) and whose relief originals are
+#: append-only ``@ro/`` / ``@rn/`` records (:mod:`regio.store.originals`; the head holds their
+#: next sequence number, ``originals_seq``).
 HEAD_FORMAT = "regio.session-head/6"
 
-#: The head formats a load reads: :data:`HEAD_FORMAT`, ``regio.session-head/4`` (regio of
+#: The head formats a load reads: :data:`HEAD_FORMAT`, ``regio.session-head/5`` (regio of
+#: 2026-12-01: the relief originals' call ids a linked list, ``@rl``, newest first, read whole
+#: at load), ``regio.session-head/4`` (regio of
 #: 2026-12-01: the relief originals' call ids in the head, ``originals``),
 #: ``regio.session-head/3`` (regio of 2026-12-01: each window-sized part one record,
 #: rewritten whole when it changed) and ``regio.session-head/2`` (regio before 2026-12: the

@@ -50,7 +50,7 @@ def keyed_originals(state: Any, rec: Recorder) -> tuple[Any, int]:
         done, seq = hit[1]
         changed = originals.changes[done:]
     else:
-        done, seq, changed = 0, 0, list(originals)  # reads a lazy mapping whole
+        seq, changed = 0, list(originals)  # reads a lazy mapping whole
     # a call id set twice since the last save is written once, at its last position
     for call_id in reversed(dict.fromkeys(reversed(changed))):
         rec.put[f"{_ORIGINAL}{call_id}"] = encode_record(originals[call_id])
