@@ -305,3 +305,50 @@ def test_the_sqlite_load_of_a_head_6_session_reads_none_of_its_original_records(
         assert len(db.original_records("r")) == 2 * 20
     finally:
         db.close()
+
+
+class _Source:
+    """Stored originals for :class:`Originals` (``reads`` logs each call id read alone)."""
+
+    def __init__(self, stored: dict[str, ToolResult]) -> None:
+        self.stored = stored
+        self.reads: list[str] = []
+
+    def get(self, call_id: str) -> ToolResult | None:
+        self.reads.append(call_id)
+        return self.stored.get(call_id)
+
+    def all(self) -> dict[str, ToolResult]:
+        return dict(self.stored)
+
+
+_IDS = st.sampled_from([f"c{i}" for i in range(6)])
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(_IDS, unique=True, max_size=6),
+    st.lists(st.tuples(st.booleans(), _IDS, st.integers(0, 99)), max_size=20),
+    st.booleans(),
+)
+def test_an_originals_mapping_is_a_dict_whose_sets_move_last_stored_or_not(
+    stored_ids: list[str], ops: list[tuple[bool, str, int]], lazy: bool
+) -> None:
+    stored = {c: ToolResult(c, f"stored {c}") for c in stored_ids}
+    source = _Source(stored)
+    originals = Originals(source=source) if lazy else Originals(stored)
+    model = dict(stored)
+    sets = []
+    for is_set, call_id, n in ops:
+        if is_set:
+            originals[call_id] = model[call_id] = ToolResult(call_id, f"set {n}")
+            model[call_id] = model.pop(call_id)  # moved last
+            sets.append(call_id)
+        else:
+            assert originals.get(call_id) == model.get(call_id)
+            assert (call_id in originals) == (call_id in model)
+    assert originals.changes == sets
+    assert originals.lazy == lazy  # gets never read them all
+    assert set(source.reads) <= set(stored) | {c for _, c, _ in ops}
+    assert list(originals.items()) == list(model.items())
+    assert originals == model and not originals.lazy
