@@ -29,15 +29,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from regio.content import ToolUse
 from regio.policies.relief import ReliefPolicy, ToolRelief
 from regio.regions import Pinned, SlidingWindow
 from regio.runtime import Engine
 from regio.store import SQLiteStore
 from regio.store.base import encode_save_memo
 from runtime_stubs import StubCounter, make_engine
+from test_bench_store_load import _turn  # a user message, a tool call and its result, usage
 
 TURNS = (100, 4_000)
 SAVES = 20
@@ -50,14 +51,6 @@ def _engine() -> Engine:
     ]
     relief = ReliefPolicy(tools={"read": ToolRelief(max_result_tokens=16)})
     return make_engine(regions, max_tokens=6_000, relief=relief)
-
-
-def _turn(engine: Engine, turn: int) -> None:
-    engine.add_user(f"turn {turn} " + " ".join(f"u{turn}w{i}" for i in range(40)))
-    engine.add_assistant("ok", [ToolUse(id=f"c{turn}", name="read", input={"path": f"f{turn}"})])
-    engine.add_tool_result(f"c{turn}", " ".join(f"r{turn}w{i}" for i in range(150)))
-    engine.request()
-    engine.observe({"input_tokens": engine.state.last_estimate, "output_tokens": 5})
 
 
 class _Counting:

@@ -17,7 +17,7 @@ from regio.policies import Compact
 from regio.policies.relief import ReliefPolicy
 from regio.regions import CompactHistory, Pinned, SlidingWindow
 from regio.runtime import Engine
-from regio.runtime.stateread import StoredRecords
+from regio.runtime.stored import StoredRecords
 from regio.runtime.transcript import Transcript, TranscriptRecord
 from regio.store import SQLiteStore
 from runtime_stubs import StubCounter, StubSummarizer, make_engine, words

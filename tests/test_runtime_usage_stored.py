@@ -1,5 +1,5 @@
 """One mechanism for the records a load leaves to read on first use
-(:class:`regio.runtime.stateread.StoredRecords`): the usage ledger's stored records behave like
+(:class:`regio.runtime.stored.StoredRecords`): the usage ledger's stored records behave like
 the transcript's (counted, appended after and read once, in order, the count checked), and
 ``UsageLedger.totals`` (one pass over the records) equals the naive sums."""
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regio.runtime.stateread import StoredRecords, stored_records
+from regio.runtime.stored import StoredRecords, stored_records
 from regio.runtime.transcript import Transcript, TranscriptRecord
 from regio.runtime.usage import UsageLedger, UsageRecord
 

@@ -64,8 +64,9 @@ from .compaction import CompactionBook
 from .errors import RuntimeStateError
 from .extractive import ExtractiveSummarizer
 from .savedconfig import ConfigExtras, EngineConfig, config_options, engine_config
-from .stateread import StoredRecords, lazy_state_type, split_transcript
+from .stateread import lazy_state_type, split_transcript
 from .statescan import max_json_depth, max_msgpack_depth
+from .stored import StoredRecords
 from .summarizer import summarizer_limits
 from .tempfiles import TEMP_SUFFIX, fsync_dir, remove_stale_temporaries, stale_temporaries
 from .transcript import Transcript, TranscriptRecord

@@ -7,7 +7,7 @@ full history stays available after the view has shrunk (only the prompt view is
 compacted; the full transcript is kept).
 
 A loaded session's transcript may be decoded lazily: the records stored before the load are
-``stored`` (a :class:`regio.runtime.stateread.StoredRecords`: a function that decodes them,
+``stored`` (a :class:`regio.runtime.stored.StoredRecords`: a function that decodes them,
 their count, optionally the records as a save writes them) until something reads them (the
 records, the messages, ``context_restore`` looking up a result by call id); appending and
 counting never decode them, so a load and the turns after it cost what the window needs. A
@@ -29,7 +29,7 @@ import msgspec
 from regio.content import Entry, Message, ToolResult
 
 if TYPE_CHECKING:
-    from .stateread import StoredRecords
+    from .stored import StoredRecords
 
 __all__ = ["RecordKind", "Transcript", "TranscriptRecord"]
 

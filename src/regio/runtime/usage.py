@@ -27,7 +27,7 @@ import attrs
 import msgspec
 
 if TYPE_CHECKING:
-    from .stateread import StoredRecords
+    from .stored import StoredRecords
 
 __all__ = [
     "ModelPricing",
@@ -255,7 +255,7 @@ class UsageLedger:
 
     ``prices`` looks up prices per ``(provider, model)`` (default :func:`rule_prices`; results
     are memoized per key). A ledger loaded from a session store may hold its stored records
-    as ``stored`` (a :class:`regio.runtime.stateread.StoredRecords` with the newest as
+    as ``stored`` (a :class:`regio.runtime.stored.StoredRecords` with the newest as
     ``last``, the transcript's mechanism): they are read on first use of :attr:`records` or
     :meth:`totals`; observing, :attr:`count`, :attr:`last` and :meth:`since` past them never
     read them.

@@ -46,8 +46,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
-from regio.errors import RegioError
-
+from .errors import SessionConflictError, SessionNotFoundError, SessionStoreError
 from .lists import DamagedListError, Memo, Recorder
 from .parts import (
     RequestIndex,
@@ -68,30 +67,6 @@ __all__ = [
     "decode_session",
     "encode_save",
 ]
-
-
-class SessionStoreError(RegioError):
-    """A session store could not do what was asked (the message names the store and session)."""
-
-
-class SessionNotFoundError(SessionStoreError, KeyError):
-    """No session with that id is in the store."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
-
-
-class SessionConflictError(SessionStoreError):
-    """Another writer saved the session after this engine loaded it; nothing was written.
-
-    ``expected`` is the version this engine last saw, ``found`` the stored one. Reload the
-    session (``Engine.load_from``) and redo the turn."""
-
-    def __init__(self, message: str, *, session_id: str, expected: int, found: int) -> None:
-        super().__init__(message)
-        self.session_id = session_id
-        self.expected = expected
-        self.found = found
 
 
 class StoreMark(msgspec.Struct, frozen=True):

@@ -64,7 +64,7 @@ def lazy_transcript(
     :class:`SessionStoreError` naming ``where`` when it is decoded. Counting and appending
     never read them, nor does ``new_items`` of a turn after ``last_turn`` (the head's
     :func:`stored_last_turn`)."""
-    from regio.runtime.stateread import stored_records
+    from regio.runtime.stored import stored_records
     from regio.runtime.transcript import Transcript, TranscriptRecord
 
     dec = msgspec.msgpack.Decoder(TranscriptRecord)
@@ -89,11 +89,11 @@ def lazy_transcript(
 def lazy_usage(
     where: str, read: Callable[[], Sequence[bytes]], count: int, newest: bytes | None
 ) -> Any:
-    """The :class:`regio.runtime.stateread.StoredRecords` of ``count`` stored usage records for
+    """The :class:`regio.runtime.stored.StoredRecords` of ``count`` stored usage records for
     :func:`regio.runtime.persistence.restore_engine`'s ``usage``: ``read`` reads them (on first
     use of the ledger's records; a damaged record raises :class:`SessionStoreError` naming
     ``where`` then), ``newest`` is the last one, decoded now."""
-    from regio.runtime.stateread import stored_records
+    from regio.runtime.stored import stored_records
     from regio.runtime.usage import UsageRecord
 
     dec = msgspec.msgpack.Decoder(UsageRecord)

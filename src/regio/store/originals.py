@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from .base import SessionStoreError
+from .errors import SessionStoreError
 from .lists import DamagedListError, Memo, Recorder, Root, read_ids
 
 __all__ = [
