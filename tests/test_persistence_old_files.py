@@ -136,7 +136,7 @@ def test_a_save_writes_this_versions_formats_and_the_older_ones_still_read(tmp_p
         engine.save_to(store, "fresh")
     finally:
         store.close()
-    assert _head(tmp_path / "new.db", "fresh")["format"] == HEAD_FORMAT == "regio.session-head/5"
+    assert _head(tmp_path / "new.db", "fresh")["format"] == HEAD_FORMAT == "regio.session-head/6"
     assert _head(FIXTURES / f"main-{STAMP}.db", "fixture")["format"] in HEAD_READ_FORMATS
 
 

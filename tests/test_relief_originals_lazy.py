@@ -17,6 +17,7 @@ from regio.policies import Compact
 from regio.policies.relief import ReliefPolicy
 from regio.regions import CompactHistory, Pinned, SlidingWindow
 from regio.runtime import Engine
+from regio.runtime.stored import StoredRecords
 from regio.runtime.transcript import Transcript, TranscriptRecord
 from regio.store import SQLiteStore
 from runtime_stubs import StubCounter, StubSummarizer, make_engine, words
@@ -47,10 +48,12 @@ def _lazy(stored: list[TranscriptRecord], decoded: list[int]) -> Transcript:
         return stored[i]
 
     return Transcript(
-        pending=lambda: list(stored),
-        pending_count=len(stored),
-        pending_one=one,
-        pending_turns=lambda: [r.turn for r in stored],
+        stored=StoredRecords(
+            len(stored),
+            lambda: list(stored),
+            one=one,
+            turns=lambda: [r.turn for r in stored],
+        )
     )
 
 

@@ -69,6 +69,7 @@ def test_a_save_puts_only_the_new_turn_and_drops_what_left_the_window(store):
         play_turn(engine, turn)
         engine.save_to(store)
     before = _keys(engine)
+    stored_blocks = {k for k in engine.store_mark.entries if k.startswith("@lb/")}
     play_turn(engine, 20)
     records = encode_save(engine, engine.store_mark)
     after = _keys(engine)
@@ -76,8 +77,15 @@ def test_a_save_puts_only_the_new_turn_and_drops_what_left_the_window(store):
     assert window_keys(records.drop) == before - after
     assert records.drop, "the window is full, so the turn evicted something"
     assert len(window_keys(records.put)) == 3  # user, assistant tool_use, tool_result
-    request_blocks = len(engine.state.last_request.blocks)
-    assert len(records.put) - 3 < request_blocks / 2  # the request's unchanged blocks stay
+    # the request's blocks put are exactly the new turn's (from its user message to the end:
+    # its three messages' blocks); the unchanged blocks stay
+    new_ids = {k.split("/", 1)[1] for k in after - before}
+    request = engine.state.last_request.blocks
+    first = next(i for i, b in enumerate(request) if b.source in new_ids)
+    blocks = {k for k in records.digests if k.startswith("@lb/")}
+    assert {k for k in records.put if k.startswith("@lb/")} == blocks - stored_blocks
+    assert len(blocks - stored_blocks) == len(request) - first == 4  # tool_use: 2 blocks
+    assert {k for k in records.drop if k.startswith("@lb/")} == stored_blocks - blocks
 
 
 def test_bytes_per_save_follow_the_turn_once_the_window_is_full(store):

@@ -5,7 +5,9 @@ it changed), built by ``state_fixture_support.fixture_engine`` saved after every
 ``regio.session-head/2`` session (layout states under the fixed keys ``@ls`` / ``@li``) is
 made from it by rewriting its head. ``main-20261201-head4.db`` is the same session as regio's
 main of 2026-12-01 later wrote it (``regio.session-head/4``: the relief originals' call ids in
-the head)."""
+the head), and ``main-20261201-head5.db`` as it wrote it after that (``regio.session-head/5``:
+the call ids a linked list of ``@rl/`` records, newest first). Each saves on with its originals
+as ``@ro/`` and ``@rn/`` records and nothing of the old layout left."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from state_fixture_support import FIXTURES, SHELL, Ticks, fixture_engine
 
 HEAD3 = FIXTURES / "main-20261201-head3.db"
 HEAD4 = FIXTURES / "main-20261201-head4.db"
+HEAD5 = FIXTURES / "main-20261201-head5.db"
 
 
 def _head(path: Path, session_id: str) -> dict[str, object]:
@@ -72,7 +75,17 @@ def _loads_renders_and_saves_on(path: Path) -> None:
         again = Engine.load_from(store, "fixture", clock=Ticks())
         assert engine_state(again) == engine_state(loaded)
         keys = {k for (k,) in store._db.execute("select key from entries")}
-        assert not {k for k in keys if k.startswith(("@order/", "@ls/", "@ri", "@cg"))}
+        assert not {k for k in keys if k.startswith(("@order/", "@ls/", "@ri", "@cg", "@rl"))}
+        calls = list(rebuilt.book.relief.originals)
+        assert {k for k in keys if k.startswith(("@ro/", "@rn/"))} == {
+            f"{prefix}{c}" for c in calls for prefix in ("@ro/", "@rn/")
+        }
+        lazy = Engine.load_from(store, "fixture", clock=Ticks())  # originals read on demand
+        assert lazy.book.relief.originals.lazy
+        assert all(
+            lazy.book.relief.originals.get(c) == rebuilt.book.relief.originals[c] for c in calls
+        )
+        assert lazy.book.relief.originals == rebuilt.book.relief.originals
     finally:
         store.close()
 
@@ -106,4 +119,17 @@ def test_a_head_4_session_with_its_originals_in_the_head_loads_renders_and_saves
     assert old["originals"] == [f"call_{t}" for t in range(6)]
     _loads_renders_and_saves_on(path)
     new = _head(path, "fixture")
-    assert new["originals"] is None and "@rl" in new["lists"]  # the ids are a list now
+    assert new["originals"] is None and new["originals_seq"] == 6  # @rn/ records now
+
+
+def test_a_head_5_session_with_its_originals_listed_loads_renders_and_saves_on(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "head5.db"
+    shutil.copyfile(HEAD5, path)
+    old = _head(path, "fixture")
+    assert old["format"] == "regio.session-head/5"
+    assert old["lists"]["@rl"] == ["call_5", 6]  # type: ignore[index]
+    _loads_renders_and_saves_on(path)
+    new = _head(path, "fixture")
+    assert "@rl" not in new["lists"] and new["originals_seq"] == 6  # type: ignore[operator]

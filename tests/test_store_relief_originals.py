@@ -1,9 +1,9 @@
 """The relief originals (the results the relief chain changed on admission, kept whole for
-``context_restore``) in a session store: each is one ``@ro/<call id>`` record and its call id
-a node of the ``@rl`` list (newest first), so the head holds a root, not the ids, and a save
-writes only the originals new (or replaced under their call id) since the last save; a load
-gives back every original in order, and what is stored is exactly what a save from scratch
-would store."""
+``context_restore``) in a session store: each is one ``@ro/<call id>`` record and
+``@rn/<call id>`` the sequence number of its last set, so the head holds the next sequence
+number, not the ids, and a save writes only the originals new (or replaced under their call id)
+since the last save; a load gives back every original in order, and what is stored is exactly
+what a save from scratch would store."""
 
 from __future__ import annotations
 
@@ -79,7 +79,10 @@ def test_a_loaded_session_has_every_original_and_the_store_holds_exactly_a_full_
         loaded = _load(store)
         assert loaded.book.relief.originals == engine.book.relief.originals
         assert list(loaded.book.relief.originals) == list(engine.book.relief.originals)
-        assert _stored_keys(store) == set(encode_save(loaded, None).digests)
+        full = encode_save(loaded, None)
+        originals = {k for k in full.put if k.startswith(("@ro/", "@rn/"))}
+        assert len(originals) == 2 * len(engine.book.relief.originals)
+        assert _stored_keys(store) == set(full.digests) | originals
     finally:
         store.close()
 
@@ -93,18 +96,18 @@ def test_a_save_writes_the_new_and_replaced_originals_only(tmp_path: Path) -> No
             engine.save_to(store, "r")
         _turn(engine, 30, "c30", True)
         put = encode_save(engine, engine.store_mark).put
-        assert sorted(k for k in put if k.startswith(("@ro/", "@rl/"))) == ["@rl/c30", "@ro/c30"]
+        assert sorted(k for k in put if k.startswith(("@ro/", "@rn/"))) == ["@rn/c30", "@ro/c30"]
         engine.save_to(store, "r")
         _turn(engine, 31, "c4", True)  # a call id again: its original is replaced
         put = encode_save(engine, engine.store_mark).put
-        assert sorted(k for k in put if k.startswith(("@ro/", "@rl/"))) == ["@ro/c4"]
+        assert sorted(k for k in put if k.startswith(("@ro/", "@rn/"))) == ["@rn/c4", "@ro/c4"]
         engine.save_to(store, "r")
         assert _load(store).book.relief.originals == engine.book.relief.originals
     finally:
         store.close()
 
 
-def test_the_head_holds_the_root_of_the_originals_not_their_ids() -> None:
+def test_the_head_holds_the_sequence_of_the_originals_not_their_ids() -> None:
     session = HistorySession(relief=True)
     session.advance_to(100)
     early = len(encode_save(session.engine, session.engine.store_mark).head)
@@ -112,8 +115,8 @@ def test_the_head_holds_the_root_of_the_originals_not_their_ids() -> None:
     assert len(session.engine.book.relief.originals) == 1_000
     records = encode_save(session.engine, session.engine.store_mark)
     head = msgspec.msgpack.decode(records.head, type=_Head)
-    assert head.originals is None and head.lists is not None
-    assert head.lists["@rl"] == ("c999", 1_000)
+    assert head.originals is None and head.lists is not None and "@rl" not in head.lists
+    assert head.originals_seq == 1_000
     assert len(records.head) <= early + 512, (early, len(records.head))
 
 

@@ -66,6 +66,7 @@ from .extractive import ExtractiveSummarizer
 from .savedconfig import ConfigExtras, EngineConfig, config_options, engine_config
 from .stateread import lazy_state_type, split_transcript
 from .statescan import max_json_depth, max_msgpack_depth
+from .stored import StoredRecords
 from .summarizer import summarizer_limits
 from .tempfiles import TEMP_SUFFIX, fsync_dir, remove_stale_temporaries, stale_temporaries
 from .transcript import Transcript, TranscriptRecord
@@ -161,7 +162,10 @@ def engine_state(
     never decoded); without ``transcript`` its transcript is left empty (a session store
     appends the new records itself, without decoding the ones a lazily loaded transcript has
     not read yet); without ``ledger`` its usage ledger is left empty too (the same, for the
-    usage records)."""
+    usage records). With ``transcript`` the relief originals a store load left to read on
+    demand are read (a session store saves them itself, the new ones only)."""
+    if transcript:
+        engine.book.relief.originals.load_all()
     window, _reserve, max_summary = summarizer_limits(engine.summarizer)
     counter = engine.counter
     last = engine.state.last_request
@@ -439,9 +443,7 @@ def _build(
     if usage is None:
         ledger.records = list(state.ledger)
     else:
-        ledger = UsageLedger(
-            prices=ledger.prices, pending=usage[0], pending_count=usage[1], pending_last=usage[2]
-        )
+        ledger = UsageLedger(prices=ledger.prices, stored=usage)
     engine = cls(
         window=window,
         **options,
@@ -515,14 +517,14 @@ def restore_engine(
     prices: PriceLookup | None = None,
     blueprint: Any = None,
     transcript: Transcript | None = None,
-    usage: tuple[Callable[[], list[UsageRecord]], int, UsageRecord | None] | None = None,
+    usage: StoredRecords[UsageRecord] | None = None,
 ) -> Any:
     """Rebuild an engine of class ``cls`` from a decoded :class:`EngineState` (what
     :func:`load_engine` does after reading the file; session stores call it directly).
     ``source`` names the state in errors; ``transcript``, when given, is the engine's
     transcript instead of ``state.transcript`` (a store's, decoded on first use); ``usage``,
-    when given, is ``(read, count, newest)`` of the usage records instead of
-    ``state.ledger`` (a store's, read on first use: :class:`UsageLedger`'s ``pending``).
+    when given, is the :class:`StoredRecords` of the usage records instead of
+    ``state.ledger`` (a store's, read on first use: :class:`UsageLedger`'s ``stored``).
     Raises :class:`RuntimeStateError` as :func:`load_engine`."""
     where = Path(source)
     options: dict[str, Any] = {

@@ -2,15 +2,24 @@
 :class:`regio.runtime.compactor.CompactionBook`): per stage how often it ran, how often it was
 skipped below its minimum and the tokens it freed; and the full text of every tool result that
 was changed on admission (trimmed to ``max_result_tokens`` or routed to a region), so
-``context_restore`` can bring it back byte for byte (the transcript holds the others)."""
+``context_restore`` can bring it back byte for byte (the transcript holds the others).
+
+The originals are an :class:`Originals` mapping: append-only like the transcript (an original is
+only ever added, or replaced when a later call reuses its call id; none is ever removed), with
+the call ids set in order (:attr:`Originals.changes`) so that a session store's save writes the
+originals set since its last save without scanning the others, and, loaded from a session
+store, read on demand (:class:`OriginalsSource`) instead of all at load."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Protocol
 
 import msgspec
 
 from regio.content import ToolResult
 
-__all__ = ["STAGES", "ReliefBook", "StageTally"]
+__all__ = ["STAGES", "Originals", "OriginalsSource", "ReliefBook", "StageTally"]
 
 #: Stages of the chain in report order: ``dedupe``, ``clear`` and ``trim`` run under token
 #: pressure; ``admit_trim`` (``max_result_tokens``) and ``route`` run on admission.
@@ -27,12 +36,145 @@ class StageTally(msgspec.Struct):
     blocks: int = 0
 
 
+class OriginalsSource(Protocol):
+    """Stored originals read on demand (a session store's, :mod:`regio.store.base`)."""
+
+    def get(self, call_id: str) -> ToolResult | None:
+        """The stored original of ``call_id`` (``None``: none is stored). Raises
+        :class:`regio.store.SessionStoreError` naming the record when it is damaged."""
+        ...
+
+    def all(self) -> dict[str, ToolResult]:
+        """Every stored original, oldest set first."""
+        ...
+
+
+class Originals(dict[str, ToolResult]):
+    """Call id -> the tool result as received (module doc). A ``dict`` whose writes are
+    logged: setting a call id moves it to the end (the order is the order the originals were
+    last set) and appends it to :attr:`changes`. With a ``source`` the originals stored before a
+    load are read from it on demand: ``get`` / ``[]`` / ``in`` read one; iterating, ``len``,
+    ``==`` and :meth:`load_all` read them all (once). Encoders see the ``dict`` itself, so
+    whatever encodes the state of a lazily loaded session calls :meth:`load_all` first."""
+
+    __slots__ = ("_source", "changes")
+
+    def __init__(self, items: Any = (), *, source: OriginalsSource | None = None) -> None:
+        super().__init__(items)
+        #: call ids in the order they were set since this mapping was built
+        self.changes: list[str] = []
+        self._source = source
+
+    @property
+    def lazy(self) -> bool:
+        """Whether stored originals may still be unread."""
+        return self._source is not None
+
+    def __setitem__(self, call_id: str, result: ToolResult) -> None:
+        dict.pop(self, call_id, None)
+        dict.__setitem__(self, call_id, result)
+        self.changes.append(call_id)
+
+    def _read(self, call_id: str) -> ToolResult | None:
+        if dict.__contains__(self, call_id):
+            return dict.__getitem__(self, call_id)
+        if self._source is None:
+            return None
+        return self._source.get(call_id)
+
+    def get(self, call_id: str, default: Any = None) -> Any:
+        found = self._read(call_id)
+        return default if found is None else found
+
+    def __getitem__(self, call_id: str) -> ToolResult:
+        found = self._read(call_id)
+        if found is None:
+            raise KeyError(call_id)
+        return found
+
+    def __contains__(self, call_id: object) -> bool:
+        return isinstance(call_id, str) and self._read(call_id) is not None
+
+    def load_all(self) -> Originals:
+        """Read every stored original (once), in order: the stored ones not set since the
+        load, then the ones set since, as set. Returns ``self``."""
+        if self._source is None:
+            return self
+        stored, self._source = self._source.all(), None
+        new = {k: dict.__getitem__(self, k) for k in dict.keys(self)}
+        dict.clear(self)
+        for k, v in stored.items():
+            if k not in new:
+                dict.__setitem__(self, k, v)
+        dict.update(self, new)
+        return self
+
+    def __iter__(self) -> Iterator[str]:
+        return dict.__iter__(self.load_all())
+
+    def __len__(self) -> int:
+        return dict.__len__(self.load_all())
+
+    def keys(self) -> Any:
+        return dict.keys(self.load_all())
+
+    def values(self) -> Any:
+        return dict.values(self.load_all())
+
+    def items(self) -> Any:
+        return dict.items(self.load_all())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Originals):
+            other.load_all()
+        return dict.__eq__(self.load_all(), other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"Originals({dict.__repr__(self.load_all())})"
+
+    def copy(self) -> dict[str, ToolResult]:
+        return dict(self.items())
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        for k, v in dict(*args, **kwargs).items():
+            self[k] = v
+
+    def setdefault(self, call_id: str, default: Any = None) -> Any:
+        found = self._read(call_id)
+        if found is None:
+            self[call_id] = default
+            return default
+        return found
+
+    def pop(self, *args: Any) -> Any:
+        raise TypeError("relief originals are append-only: an original is never removed")
+
+    def __delitem__(self, call_id: str) -> None:
+        raise TypeError("relief originals are append-only: an original is never removed")
+
+    def popitem(self) -> Any:
+        raise TypeError("relief originals are append-only: an original is never removed")
+
+    def clear(self) -> None:
+        raise TypeError("relief originals are append-only: an original is never removed")
+
+
 class ReliefBook(msgspec.Struct):
     """``stages``: stage name -> :class:`StageTally`; ``originals``: call id -> the tool
-    result as received, for results changed on admission (the transcript holds the others)."""
+    result as received, for results changed on admission (the transcript holds the others;
+    an :class:`Originals`, whatever mapping it is given)."""
 
     stages: dict[str, StageTally] = msgspec.field(default_factory=dict)
-    originals: dict[str, ToolResult] = msgspec.field(default_factory=dict)
+    originals: dict[str, ToolResult] = msgspec.field(default_factory=Originals)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.originals, Originals):
+            self.originals = Originals(self.originals)
 
     def tally(self, stage: str) -> StageTally:
         """The tally of ``stage`` (created on first use)."""

@@ -7,26 +7,29 @@ full history stays available after the view has shrunk (only the prompt view is
 compacted; the full transcript is kept).
 
 A loaded session's transcript may be decoded lazily: the records stored before the load are
-``pending`` (a function that decodes them, and their count; optionally ``pending_encoded``, the
-records as a save writes them) until something reads them (the
+``stored`` (a :class:`regio.runtime.stored.StoredRecords`: a function that decodes them,
+their count, optionally the records as a save writes them) until something reads them (the
 records, the messages, ``context_restore`` looking up a result by call id); appending and
 counting never decode them, so a load and the turns after it cost what the window needs. A
-loader that can also decode one stored record (``pending_one``) and give the turn of each
-(``pending_turns``) lets :meth:`Transcript.message` with a ``turn`` decode only that turn's
-stored records (the summarizer's originals after a load,
+loader that can also decode one stored record (``StoredRecords.one``) and give the turn of
+each (``StoredRecords.turns``) lets :meth:`Transcript.message` with a ``turn`` decode only that
+turn's stored records (the summarizer's originals after a load,
 :func:`regio.runtime.relief.with_originals`).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 import msgspec
 
 from regio.content import Entry, Message, ToolResult
+
+if TYPE_CHECKING:
+    from .stored import StoredRecords
 
 __all__ = ["RecordKind", "Transcript", "TranscriptRecord"]
 
@@ -54,32 +57,19 @@ class TranscriptRecord(msgspec.Struct, frozen=True):
 
 @attrs.define(eq=False)
 class Transcript:
-    """Append-only list of :class:`TranscriptRecord` s. ``pending`` decodes the
-    ``pending_count`` records stored before a load (module doc); they come before the ones
-    added since, and are decoded once, on first read (the error of a damaged record is raised
-    then). ``pending_one`` (position -> that stored record, decoded alone) and
-    ``pending_turns`` (-> the turn of every stored record, in order) are optional; with both,
-    :meth:`message` given a ``turn`` decodes only the stored records of that turn. An index of
+    """Append-only list of :class:`TranscriptRecord` s. ``stored`` holds the records stored
+    before a load (module doc); they come before the ones added since, and are decoded once,
+    on first read (the error of a damaged record is raised then). Its ``one`` (position ->
+    that stored record, decoded alone) and ``turns`` (-> the turn of every stored record, in
+    order) are optional; with both, :meth:`message` given a ``turn`` decodes only the stored
+    records of that turn. An index of
     its conversation messages by entry id and by the call id of each tool result they carry is
     built from the records on first use (the records added since a load without decoding the
     stored ones; those when a lookup needs them) and extended as records come."""
 
     _records: list[TranscriptRecord] = attrs.field(factory=list, alias="records")
-    _pending: Callable[[], list[TranscriptRecord]] | None = attrs.field(
-        default=None, kw_only=True, alias="pending"
-    )
-    _pending_count: int = attrs.field(default=0, kw_only=True, alias="pending_count")
-    _pending_last_turn: int | None = attrs.field(
-        default=None, kw_only=True, alias="pending_last_turn"
-    )
-    _pending_encoded: Callable[[bool], list[Any]] | None = attrs.field(
-        default=None, kw_only=True, alias="pending_encoded"
-    )
-    _pending_one: Callable[[int], TranscriptRecord] | None = attrs.field(
-        default=None, kw_only=True, alias="pending_one"
-    )
-    _pending_turns: Callable[[], Sequence[int]] | None = attrs.field(
-        default=None, kw_only=True, alias="pending_turns"
+    _pending: StoredRecords[TranscriptRecord] | None = attrs.field(
+        default=None, kw_only=True, alias="stored"
     )
     #: the records stored before the load (positions ``0 .. _stored - 1``; fixed)
     _stored: int = attrs.field(default=0, init=False, repr=False)
@@ -93,31 +83,28 @@ class Transcript:
     _turns: Sequence[int] | None = attrs.field(default=None, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        self._stored = self._indexed = self._pending_count if self._pending is not None else 0
+        self._stored = self._indexed = self._pending_count
         self._stored_indexed = self._stored == 0
+
+    @property
+    def _pending_count(self) -> int:
+        return self._pending.count if self._pending is not None else 0
 
     @property
     def records(self) -> list[TranscriptRecord]:
         """Every record, in order (decodes the pending ones on first use)."""
         if self._pending is not None:
-            earlier = self._pending()
-            if len(earlier) != self._pending_count:
-                raise ValueError(
-                    f"the stored transcript has {len(earlier)} records, not the "
-                    f"{self._pending_count} saved with the session"
-                )
-            self._records[:0] = earlier
-            self._pending, self._pending_count = None, 0
-            self._pending_encoded = self._pending_one = self._pending_turns = None
+            self._records[:0] = self._pending.all("transcript")
+            self._pending = None
             self._one, self._turns = {}, None
         return self._records
 
     def for_save(self, msgpack: bool) -> list[Any]:
         """Every record as a save encodes it (JSON, or msgpack when ``msgpack``): pending
-        records not yet read come from ``pending_encoded`` (as they were stored, not
+        records not yet read come from ``StoredRecords.encoded`` (as they were stored, not
         decoded) when it is given, so a save never fails on a record nobody read."""
-        if self._pending is not None and self._pending_encoded is not None:
-            return self._pending_encoded(msgpack) + self._records
+        if self._pending is not None and self._pending.encoded is not None:
+            return self._pending.encoded(msgpack) + self._records
         return list(self.records)
 
     @property
@@ -164,11 +151,11 @@ class Transcript:
             return self._records[i]
         if i >= self._pending_count:
             return self._records[i - self._pending_count]
-        if self._pending_one is None:
+        if self._pending.one is None:
             return self.records[i]
         record = self._one.get(i)
         if record is None:
-            record = self._one[i] = self._pending_one(i)
+            record = self._one[i] = self._pending.one(i)
         return record
 
     def _index(self, i: int, record: TranscriptRecord, newest: bool) -> None:
@@ -198,10 +185,11 @@ class Transcript:
     def _in_stored_turn(self, entry_id: str, turn: int) -> Entry | None:
         """The last stored message ``entry_id`` of ``turn``, decoding only that turn's stored
         records (``None``: none, or the loader cannot decode records one by one)."""
-        if self._pending is None or self._pending_one is None or self._pending_turns is None:
+        pending = self._pending
+        if pending is None or pending.one is None or pending.turns is None:
             return None
         if self._turns is None:
-            self._turns = self._pending_turns()
+            self._turns = pending.turns()
         turns = self._turns
         for i in range(bisect_right(turns, turn) - 1, bisect_left(turns, turn) - 1, -1):
             record = self._record(i)
@@ -259,8 +247,9 @@ class Transcript:
         stored records of a lazy load only when ``turn`` can reach into them (or when the load
         did not say which turn the stored records end with)."""
         tail = self._records
-        last = self._pending_last_turn  # the turn of the last stored record (None: unknown)
-        if self._pending is not None and (last is None or last >= turn):
+        pending = self._pending
+        last = pending.last_turn if pending is not None else None  # None: unknown
+        if pending is not None and (last is None or last >= turn):
             tail = self.records  # the turn may start among the stored records
         i = len(tail)
         while i and tail[i - 1].turn >= turn:

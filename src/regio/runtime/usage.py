@@ -21,10 +21,13 @@ the cache rules, looked up through a :data:`PriceLookup`
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import msgspec
+
+if TYPE_CHECKING:
+    from .stored import StoredRecords
 
 __all__ = [
     "ModelPricing",
@@ -252,40 +255,35 @@ class UsageLedger:
 
     ``prices`` looks up prices per ``(provider, model)`` (default :func:`rule_prices`; results
     are memoized per key). A ledger loaded from a session store may hold its stored records
-    as ``pending`` (a function reading them, their count ``pending_count`` and the newest,
-    ``pending_last``): they are read on first use of :attr:`records` or :meth:`totals`;
-    observing, :attr:`count`, :attr:`last` and :meth:`since` past them never read them.
+    as ``stored`` (a :class:`regio.runtime.stored.StoredRecords` with the newest as
+    ``last``, the transcript's mechanism): they are read on first use of :attr:`records` or
+    :meth:`totals`; observing, :attr:`count`, :attr:`last` and :meth:`since` past them never
+    read them.
     """
 
     prices: PriceLookup = rule_prices
     _records: list[UsageRecord] = attrs.field(factory=list, alias="records")
     _price_cache: dict[tuple[str, str], ModelPricing | None] = attrs.field(factory=dict, repr=False)
-    _pending: Callable[[], list[UsageRecord]] | None = attrs.field(
-        default=None, kw_only=True, alias="pending"
-    )
-    _pending_count: int = attrs.field(default=0, kw_only=True, alias="pending_count")
-    _pending_last: UsageRecord | None = attrs.field(
-        default=None, kw_only=True, alias="pending_last"
+    _pending: StoredRecords[UsageRecord] | None = attrs.field(
+        default=None, kw_only=True, alias="stored"
     )
 
     @property
+    def _pending_count(self) -> int:
+        return self._pending.count if self._pending is not None else 0
+
+    @property
     def records(self) -> list[UsageRecord]:
-        """Every record, in order (reads the pending ones on first use)."""
+        """Every record, in order (reads the stored ones on first use)."""
         if self._pending is not None:
-            earlier = self._pending()
-            if len(earlier) != self._pending_count:
-                raise ValueError(
-                    f"the stored usage ledger has {len(earlier)} records, not the "
-                    f"{self._pending_count} saved with the session"
-                )
-            self._records[:0] = earlier
-            self._pending, self._pending_count, self._pending_last = None, 0, None
+            self._records[:0] = self._pending.all("usage ledger")
+            self._pending = None
         return self._records
 
     @records.setter
     def records(self, records: list[UsageRecord]) -> None:
         self._records = records
-        self._pending, self._pending_count, self._pending_last = None, 0, None
+        self._pending = None
 
     @property
     def count(self) -> int:
@@ -328,17 +326,30 @@ class UsageLedger:
     @property
     def last(self) -> UsageRecord | None:
         """The newest record (``None``: none observed)."""
-        return self._records[-1] if self._records else self._pending_last
+        if self._records:
+            return self._records[-1]
+        return self._pending.last if self._pending is not None else None
 
     def totals(self) -> UsageTotals:
-        """Sums over every record."""
-        costs = [r.cost_usd for r in self.records]
+        """Sums over every record, in one pass (``cost_usd`` is ``None`` once some record has
+        no cost; the costs are summed in record order)."""
+        records = self.records
+        prompt = read = created = uncached = output = 0
+        cost: float | None = 0.0
+        for r in records:
+            prompt += r.prompt_tokens
+            read += r.cache_read_tokens
+            created += r.cache_write_5m_tokens + r.cache_write_1h_tokens + r.cache_write_tokens
+            uncached += r.uncached_tokens
+            output += r.output_tokens
+            if cost is not None:
+                cost = None if r.cost_usd is None else cost + r.cost_usd
         return UsageTotals(
-            calls=len(self.records),
-            prompt_tokens=sum(r.prompt_tokens for r in self.records),
-            cache_read_tokens=sum(r.cache_read_tokens for r in self.records),
-            cache_creation_tokens=sum(r.cache_creation_tokens for r in self.records),
-            uncached_tokens=sum(r.uncached_tokens for r in self.records),
-            output_tokens=sum(r.output_tokens for r in self.records),
-            cost_usd=None if any(c is None for c in costs) else sum(c or 0.0 for c in costs),
+            calls=len(records),
+            prompt_tokens=prompt,
+            cache_read_tokens=read,
+            cache_creation_tokens=created,
+            uncached_tokens=uncached,
+            output_tokens=output,
+            cost_usd=cost,
         )

@@ -34,8 +34,9 @@ from .base import (
     encode_save,
     encode_save_memo,
 )
-from .lazy import lazy_transcript, lazy_usage, stored_last_turn
+from .lazy import lazy_transcript, lazy_usage, stored_last_turn, stored_originals_seq
 from .lists import entry_digest
+from .originals import ORIGINALS_PREFIXES, StoredOriginals, originals_memo
 from .redis_store import RedisStore
 from .sqlite import SQLiteStore
 
@@ -112,10 +113,12 @@ def _load(store: SessionStore, session_id: str, *, lazy: bool) -> tuple[Any, Sto
     ``load_window``, its usage ledger left empty with ``lazy``), its mark, and with ``lazy``
     ``(transcript, usage)``: the transcript decoded on first use and the usage records read on
     first use (``None``: in the state), read on first use from a store that can
-    (``load_window`` / ``transcript_records`` / ``usage_records``)."""
+    (``load_window`` / ``transcript_records`` / ``usage_records``). From a store that reads
+    records by key (``entry_records`` / ``original_records``), the relief originals of a
+    ``regio.session-head/6`` head are read on demand (:class:`StoredOriginals`)."""
     where = f"{store.url}#{session_id}"
     load_window = getattr(store, "load_window", None) if lazy else None
-    usage = None
+    usage, originals = None, None
     if load_window is not None:
         head, count, n_usage, newest, version, entries = load_window(session_id)
         records: Any = functools.partial(store.transcript_records, session_id, count)  # type: ignore[attr-defined]
@@ -123,12 +126,24 @@ def _load(store: SessionStore, session_id: str, *, lazy: bool) -> tuple[Any, Sto
         usage = lazy_usage(where, read_usage, n_usage, newest)
         transcript: list[bytes] = []
         ledger: list[bytes] = []
+        if hasattr(store, "entry_records") and stored_originals_seq(head) is not None:
+            originals = StoredOriginals(
+                where,
+                functools.partial(store.entry_records, session_id),
+                functools.partial(store.original_records, session_id),  # type: ignore[attr-defined]
+            )
     else:
         head, transcript, ledger, version, entries = store.load(session_id)
         count, records, n_usage = len(transcript), transcript, len(ledger)
-    state = decode_session(where, head, transcript, ledger, entries, lazy=lazy)
-    digests = {key: entry_digest(data) for key, data in entries.items()}
-    mark = StoreMark(store.url, session_id, version, count, n_usage, digests)
+    state = decode_session(where, head, transcript, ledger, entries, lazy=lazy, originals=originals)
+    seq = stored_originals_seq(head)
+    digests = {
+        key: entry_digest(data)
+        for key, data in entries.items()
+        if seq is None or not key.startswith(ORIGINALS_PREFIXES)
+    }
+    memo = originals_memo(state, seq)
+    mark = StoreMark(store.url, session_id, version, count, n_usage, digests, memo)
     if not lazy:
         return state, mark, None
     return state, mark, (lazy_transcript(where, records, count, stored_last_turn(head)), usage)

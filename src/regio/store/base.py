@@ -14,13 +14,13 @@ A session is stored as
   there are no old deltas to fold: a load reads the head and the current entries, bounded by
   the window. The last request's blocks are kept the same way (``@lb/<key>`` records without
   the prefix hash, message index and breakpoint, which the head holds or the load rebuilds
-  from the digest chain), so the blocks of an unchanged prefix are never rewritten; and the
-  relief chain's kept originals (the tool results it changed on admission, for
-  ``context_restore``) are ``@ro/<call id>`` records, each written once, and their call ids a
-  list (``@rl``, newest first) of which a save writes the new nodes only. The session keeps
-  every original: the transcript holds the results as admitted (trimmed, routed), so an
-  original is the only copy of what the tool returned, restorable by call id after its turn
-  group has left the window;
+  from the digest chain), so the blocks of an unchanged prefix are never rewritten;
+* the relief chain's kept originals (the tool results it changed on admission, for
+  ``context_restore``), append-only: ``@ro/<call id>`` and ``@rn/<call id>`` records, of which a
+  save writes the ones set since the last save and a load reads none
+  (:mod:`regio.store.originals`). The session keeps every original: the transcript holds the
+  results as admitted (trimmed, routed), so an original is the only copy of what the tool
+  returned, restorable by call id after its turn group has left the window;
 * **records**, append-only: the transcript records and usage records added since the last
   save, one encoded record each. A load reads the transcript on first use
   (:func:`regio.store.lazy.lazy_transcript`).
@@ -30,8 +30,8 @@ or save, the entry changes against the mark's entry digests, and the head, as on
 guarded by the session's version: when another writer saved the session in between, the save
 raises :class:`SessionConflictError` and nothing is written (reload with ``Engine.load_from``
 and redo the turn). So the bytes written per save follow the turn, not the session or the
-window (figures in :mod:`regio.store.parts`). Window entries and relief originals that are the
-same (immutable) objects as at the last save are not encoded again (:attr:`StoreMark.memo`).
+window (figures in :mod:`regio.store.parts`). Window entries that are the same (immutable)
+objects as at the last save are not encoded again (:attr:`StoreMark.memo`).
 
 The state encoding is :func:`regio.runtime.persistence.engine_state` /
 :func:`regio.runtime.persistence.restore_engine` (the same state ``Engine.save`` writes), in
@@ -41,15 +41,13 @@ msgpack.
 from __future__ import annotations
 
 import hashlib
-import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
-from regio.errors import RegioError
-
-from .lists import DamagedListError, Memo, Recorder, Root, read_ids
+from .errors import SessionConflictError, SessionNotFoundError, SessionStoreError
+from .lists import DamagedListError, Memo, Recorder
 from .parts import (
     RequestIndex,
     StateRef,
@@ -71,37 +69,15 @@ __all__ = [
 ]
 
 
-class SessionStoreError(RegioError):
-    """A session store could not do what was asked (the message names the store and session)."""
-
-
-class SessionNotFoundError(SessionStoreError, KeyError):
-    """No session with that id is in the store."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
-
-
-class SessionConflictError(SessionStoreError):
-    """Another writer saved the session after this engine loaded it; nothing was written.
-
-    ``expected`` is the version this engine last saw, ``found`` the stored one. Reload the
-    session (``Engine.load_from``) and redo the turn."""
-
-    def __init__(self, message: str, *, session_id: str, expected: int, found: int) -> None:
-        super().__init__(message)
-        self.session_id = session_id
-        self.expected = expected
-        self.found = found
-
-
 class StoreMark(msgspec.Struct, frozen=True):
     """Where an engine stands in a store: ``store`` (the store's URL), ``session_id``,
     ``version`` (saves so far), the transcript / usage record counts already stored and
     ``entries``, the digest of every stored record by key (window entries are
-    ``<region>/<entry id>``); ``memo``, in memory only (never stored), the window entries and
-    request blocks of the last save or load by key, with their digests (:func:`encode_save_memo`
-    encodes again only what is not the same object)."""
+    ``<region>/<entry id>``) but the relief originals' (append-only:
+    :mod:`regio.store.originals`); ``memo``, in memory only (never stored), the window entries
+    and request blocks of the last save or load by key, with their digests
+    (:func:`encode_save_memo` encodes again only what is not the same object), and the relief
+    originals' mapping with the position in its changes the last save reached."""
 
     store: str
     session_id: str
@@ -114,9 +90,10 @@ class StoreMark(msgspec.Struct, frozen=True):
 
 class SessionRecords(msgspec.Struct, frozen=True):
     """What one save hands to a store: the new ``head``, the records to append, the window
-    entries to put (``put``: key -> encoded entry) and to remove (``drop``: keys), all
-    bytes; ``digests`` are the digests of the whole window after the save (for the next
-    :class:`StoreMark`)."""
+    entries and relief originals to put (``put``: key -> encoded record) and the keys to
+    remove (``drop``, applied before ``put``), all bytes; ``digests`` are the digests of the
+    whole window after the save (for the next :class:`StoreMark`; the relief originals, which
+    a save only ever adds, have none)."""
 
     head: bytes
     transcript: list[bytes]
@@ -187,11 +164,14 @@ def conflict(store: str, session_id: str, expected: int, found: int) -> SessionC
 
 
 #: Format tag of a head whose window entries are keyed records, whose window-sized parts are
-#: linked lists of records (:mod:`regio.store.parts`) and whose relief originals' call ids
-#: are a linked list too (``@rl``, newest first: a save writes the new ones only).
-HEAD_FORMAT = "regio.session-head/5"
+#: linked lists of records (:mod:`regio.store.parts`) and whose relief originals are
+#: append-only ``@ro/`` / ``@rn/`` records (:mod:`regio.store.originals`; the head holds their
+#: next sequence number, ``originals_seq``).
+HEAD_FORMAT = "regio.session-head/6"
 
-#: The head formats a load reads: :data:`HEAD_FORMAT`, ``regio.session-head/4`` (regio of
+#: The head formats a load reads: :data:`HEAD_FORMAT`, ``regio.session-head/5`` (regio of
+#: 2026-12-01: the relief originals' call ids a linked list, ``@rl``, newest first, read whole
+#: at load), ``regio.session-head/4`` (regio of
 #: 2026-12-01: the relief originals' call ids in the head, ``originals``),
 #: ``regio.session-head/3`` (regio of 2026-12-01: each window-sized part one record,
 #: rewritten whole when it changed) and ``regio.session-head/2`` (regio before 2026-12: the
@@ -201,6 +181,7 @@ HEAD_READ_FORMATS = (
     "regio.session-head/2",
     "regio.session-head/3",
     "regio.session-head/4",
+    "regio.session-head/5",
     HEAD_FORMAT,
 )
 
@@ -242,6 +223,7 @@ class _Head(msgspec.Struct):
     prefix: str | None = None  # session-head/4: the @rp record, when there is one
     last_turn: int | None = None  # no stored transcript record has a later turn (None: unknown)
     compaction: str | None = None  # session-head/4: the @bl record of book.last, if any
+    originals_seq: int | None = None  # session-head/6: next sequence number of @rn/ records
 
 
 def _parts_of(
@@ -359,76 +341,6 @@ def _request_of(where: str, request: Any, index: Any, entries: Any) -> Any:
     return msgspec.structs.replace(request, blocks=out, total_tokens=request.total_tokens)
 
 
-def _keyed_originals(state: Any, rec: Recorder) -> tuple[Any, Root | None]:
-    """``state`` without the relief originals (``book.relief.originals``) and the root of
-    their call ids' list. Each original is the record ``@ro/<call id>``, and its call id a
-    node of the list ``@rl``, stored newest first (the node of a call names the call before
-    it), so an added original changes no stored node. Originals are only ever added (or
-    replaced under their call id), so the ones of the last save (:attr:`StoreMark.memo`), the
-    same objects in the same order, are not encoded again: a save encodes the originals new
-    since then (the head holds the root, not the ids)."""
-    relief = state.book.relief
-    if not relief.originals:
-        return state, None
-    ids, values = list(relief.originals), list(relief.originals.values())
-    hit = rec.memo.get(_ORIGINALS_LIST)
-    done, digests = 0, {}
-    if hit is not None:
-        (old_ids, old_values), old_digests = hit
-        n = len(old_ids)
-        if (
-            ids[:n] == old_ids
-            and all(map(operator.is_, values[:n], old_values))
-            and old_digests.items() <= rec.stored.items()
-        ):
-            done, digests = n, dict(old_digests)
-            rec.digests.update(old_digests)
-    for i in range(done, len(ids)):
-        call_id = ids[i]
-        for key, data in (
-            (f"{_ORIGINAL}{call_id}", encode_record(values[i])),
-            (f"{_ORIGINALS_LIST}/{call_id}", encode_record((ids[i - 1] if i else "", None))),
-        ):
-            rec.keep(key, data)
-            digests[key] = rec.digests[key]
-    rec.next_memo[_ORIGINALS_LIST] = ((ids, values), digests)
-    book = msgspec.structs.replace(state.book, relief=msgspec.structs.replace(relief, originals={}))
-    return msgspec.structs.replace(state, book=book), (ids[-1], len(ids))
-
-
-def _original_ids(where: str, root: Root, entries: Mapping[str, bytes]) -> list[str]:
-    """The relief originals' call ids, oldest first, from their ``@rl`` list (stored newest
-    first, :func:`_keyed_originals`)."""
-    try:
-        return read_ids(_ORIGINALS_LIST, root, entries)[::-1]
-    except DamagedListError as exc:
-        raise SessionStoreError(
-            f"{where}: the stored head's {exc}; the session is damaged, restore it from a file save"
-        ) from exc
-
-
-def _originals_of(where: str, state: Any, call_ids: Sequence[str], entries: Any) -> Any:
-    """``state`` with the relief originals decoded from their ``@ro/`` records."""
-    from regio.content import ToolResult
-
-    missing = [c for c in call_ids if f"{_ORIGINAL}{c}" not in entries]
-    if missing:
-        raise SessionStoreError(
-            f"{where}: the stored relief originals lack calls {missing[:3]}; the session is "
-            "damaged, restore it from a file save"
-        )
-    dec = msgspec.msgpack.Decoder(ToolResult)
-    originals = {c: dec.decode(entries[f"{_ORIGINAL}{c}"]) for c in call_ids}
-    relief = msgspec.structs.replace(state.book.relief, originals=originals)
-    book = msgspec.structs.replace(state.book, relief=relief)
-    return msgspec.structs.replace(state, book=book)
-
-
-#: Record key prefix of a relief original (``@ro/<call id>``) and the list of their call ids.
-_ORIGINAL, _ORIGINALS_LIST = "@ro/", "@rl"
-encode_record = msgspec.msgpack.encode
-
-
 def encode_save(engine: Any, mark: StoreMark | None) -> SessionRecords:
     """The head, the records after ``mark`` and the record changes against ``mark`` of
     ``engine`` (module doc). Raises :class:`SessionStoreError` when the engine has fewer
@@ -442,6 +354,8 @@ def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecord
     the same (immutable) object as in ``mark.memo`` is not encoded again, so a save encodes
     the turn's new and changed entries, not the window."""
     from regio.runtime.persistence import engine_state
+
+    from .originals import keyed_originals
 
     state = engine_state(engine, transcript=False, ledger=False)
     log, ledger = engine.transcript_log, engine.ledger
@@ -467,10 +381,8 @@ def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecord
     if state.last_request is not None:
         request, index = _keyed_request(state.last_request, rec)
         bare = msgspec.structs.replace(bare, last_request=request)
-    bare, originals = _keyed_originals(bare, rec)
+    bare, originals_seq = keyed_originals(bare, rec)
     bare, roots, states, prefix = encode_parts(bare, order, index, rec)
-    if originals is not None:
-        roots[_ORIGINALS_LIST] = originals
     bare, compaction = keep_last_compaction(bare, rec)
     raw = msgspec.Raw(encode(bare))
     new = log.since(done_t)
@@ -484,6 +396,7 @@ def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecord
         prefix=prefix,
         last_turn=last_turn,
         compaction=compaction,
+        originals_seq=originals_seq,
     )
     records = SessionRecords(
         head=encode(head),
@@ -543,15 +456,19 @@ def decode_session(
     entries: Mapping[str, bytes] | None = None,
     *,
     lazy: bool = False,
+    originals: Any = None,
 ) -> Any:
     """The :class:`regio.runtime.persistence.EngineState` of stored parts (a head of
     :data:`HEAD_FORMAT` with its keyed window ``entries``, or an older head holding the whole
     window). With ``lazy`` its transcript is left empty (the records are decoded on first use:
-    :func:`regio.store.lazy.lazy_transcript`). Raises :class:`SessionStoreError` naming
-    ``where`` when they are not a regio session."""
+    :func:`regio.store.lazy.lazy_transcript`); with ``originals`` the relief originals of a
+    ``regio.session-head/6`` head are read from it on demand, else from ``entries``. Raises
+    :class:`SessionStoreError` naming ``where`` when they are not a regio session."""
     from regio.runtime.persistence import READ_FORMATS, EngineState
     from regio.runtime.transcript import TranscriptRecord
     from regio.runtime.usage import UsageRecord
+
+    from .originals import stored_originals
 
     try:
         try:
@@ -581,11 +498,7 @@ def decode_session(
             if index is not None and state.last_request is not None:
                 request = _request_of(where, state.last_request, index, entries or {})
                 state = msgspec.structs.replace(state, last_request=request)
-            call_ids = wrapped.originals
-            if wrapped.lists and _ORIGINALS_LIST in wrapped.lists:
-                call_ids = _original_ids(where, wrapped.lists[_ORIGINALS_LIST], entries or {})
-            if call_ids:
-                state = _originals_of(where, state, call_ids, entries or {})
+            state = stored_originals(where, state, wrapped, entries or {}, originals)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise SessionStoreError(f"{where}: not a regio session ({exc})") from exc
     if state.format not in READ_FORMATS:

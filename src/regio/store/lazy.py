@@ -15,13 +15,15 @@ import msgspec
 
 from .base import SessionStoreError
 
-__all__ = ["lazy_transcript", "lazy_usage", "stored_last_turn"]
+__all__ = ["lazy_transcript", "lazy_usage", "stored_last_turn", "stored_originals_seq"]
 
 
 class _HeadTurn(msgspec.Struct):
-    """The one field of a head a lazy load reads before the records (:func:`stored_last_turn`)."""
+    """The fields of a head a lazy load reads before the records (:func:`stored_last_turn`,
+    :func:`stored_originals_seq`)."""
 
     last_turn: int | None = None
+    originals_seq: int | None = None
 
 
 def stored_last_turn(head: bytes) -> int | None:
@@ -29,6 +31,15 @@ def stored_last_turn(head: bytes) -> int | None:
     for a head written before regio stored it: the records must be read to know)."""
     try:
         return msgspec.msgpack.decode(head, type=_HeadTurn).last_turn
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def stored_originals_seq(head: bytes) -> int | None:
+    """The next sequence number of ``head``'s relief original records (``None`` for a head
+    before ``regio.session-head/6``, whose originals a load reads whole)."""
+    try:
+        return msgspec.msgpack.decode(head, type=_HeadTurn).originals_seq
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
 
@@ -53,15 +64,14 @@ def lazy_transcript(
     :class:`SessionStoreError` naming ``where`` when it is decoded. Counting and appending
     never read them, nor does ``new_items`` of a turn after ``last_turn`` (the head's
     :func:`stored_last_turn`)."""
+    from regio.runtime.stored import stored_records
     from regio.runtime.transcript import Transcript, TranscriptRecord
 
     dec = msgspec.msgpack.Decoder(TranscriptRecord)
-    read: list[Sequence[bytes]] = []
+    light = msgspec.msgpack.Decoder(_RecordTurn)
 
     def raw() -> Sequence[bytes]:
-        if not read:
-            read.append(transcript() if callable(transcript) else transcript)
-        return read[0]
+        return transcript() if callable(transcript) else transcript
 
     def damaged(exc: Exception) -> SessionStoreError:
         return SessionStoreError(
@@ -69,52 +79,32 @@ def lazy_transcript(
             "restore the history from a file save"
         )
 
-    def one(i: int) -> TranscriptRecord:
-        try:
-            return dec.decode(raw()[i])
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise damaged(exc) from exc
+    def turn(data: bytes) -> int:
+        return light.decode(data).turn
 
-    def decode() -> list[TranscriptRecord]:
-        return [one(i) for i in range(len(raw()))]
-
-    def turns() -> list[int]:
-        light = msgspec.msgpack.Decoder(_RecordTurn)
-        try:
-            return [light.decode(r).turn for r in raw()]
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise damaged(exc) from exc
-
-    return Transcript(
-        pending=decode,
-        pending_count=count,
-        pending_last_turn=last_turn,
-        pending_one=one,
-        pending_turns=turns,
-    )
+    stored = stored_records(raw, count, dec.decode, damaged, turn, last_turn=last_turn)
+    return Transcript(stored=stored)
 
 
 def lazy_usage(
     where: str, read: Callable[[], Sequence[bytes]], count: int, newest: bytes | None
-) -> tuple[Callable[[], list[Any]], int, Any]:
-    """``(read, count, newest)`` of ``count`` stored usage records for
-    :func:`regio.runtime.persistence.restore_engine`'s ``usage``: ``read`` reads and decodes
-    them (on first use of the ledger's records; a damaged record raises
-    :class:`SessionStoreError` naming ``where``), ``newest`` is the last one, decoded now."""
+) -> Any:
+    """The :class:`regio.runtime.stored.StoredRecords` of ``count`` stored usage records for
+    :func:`regio.runtime.persistence.restore_engine`'s ``usage``: ``read`` reads them (on first
+    use of the ledger's records; a damaged record raises :class:`SessionStoreError` naming
+    ``where`` then), ``newest`` is the last one, decoded now."""
+    from regio.runtime.stored import stored_records
     from regio.runtime.usage import UsageRecord
 
     dec = msgspec.msgpack.Decoder(UsageRecord)
 
-    def decode() -> list[Any]:
-        try:
-            return [dec.decode(r) for r in read()]
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise SessionStoreError(
-                f"{where}: a stored usage record is damaged ({exc}); the window is intact"
-            ) from exc
+    def damaged(exc: Exception) -> SessionStoreError:
+        return SessionStoreError(
+            f"{where}: a stored usage record is damaged ({exc}); the window is intact"
+        )
 
     try:
         last = dec.decode(newest) if newest is not None else None
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise SessionStoreError(f"{where}: the newest usage record is damaged ({exc})") from exc
-    return decode, count, last
+    return stored_records(read, count, dec.decode, damaged, last=last)

@@ -1,11 +1,13 @@
 """The shared session store: Redis (the ``redis`` package, extra ``regio[redis]``).
 
-For agent servers whose workers share sessions by key. A session ``id`` lives under five keys
+For agent servers whose workers share sessions by key. A session ``id`` lives under six keys
 with one hash tag (so a Redis Cluster keeps them on one slot): ``{prefix}{id}:meta`` (hash:
 ``version``, ``transcript``, ``ledger`` counts), ``{prefix}{id}:head``, the append-only lists
-``{prefix}{id}:t`` (transcript records) and ``{prefix}{id}:l`` (usage records), and the hash
+``{prefix}{id}:t`` (transcript records) and ``{prefix}{id}:l`` (usage records), the hash
 ``{prefix}{id}:e`` of window entries (``<region>/<entry id>`` -> encoded entry; the same keyed
-records as the SQLite store).
+records as the SQLite store) and the hash ``{prefix}{id}:o`` of the relief originals' records
+(``@ro/`` and ``@rn/``, :mod:`regio.store.originals`; a session saved before
+``regio.session-head/6`` has them in ``:e``), which a load leaves to be read on demand.
 
 A save is one Lua script (atomic on the server, https://redis.io/docs/latest/develop/interact/
 programmability/eval-intro/): it compares the stored version with the one the engine last saw,
@@ -35,10 +37,14 @@ if t ~= tonumber(ARGV[5]) or l ~= tonumber(ARGV[6]) then return {-1, version} en
 for i = 1, nt do redis.call('RPUSH', KEYS[3], ARGV[6 + i]) end
 for i = 1, nl do redis.call('RPUSH', KEYS[4], ARGV[6 + nt + i]) end
 local at = 7 + nt + nl
-if version == 0 then redis.call('DEL', KEYS[5]) end
+if version == 0 then redis.call('DEL', KEYS[5], KEYS[6]) end
 local np = tonumber(ARGV[at])
 for i = 1, np do
-  redis.call('HSET', KEYS[5], ARGV[at + 2 * i - 1], ARGV[at + 2 * i])
+  local key = ARGV[at + 2 * i - 1]
+  local kind = string.sub(key, 1, 4)
+  local hash = KEYS[5]
+  if kind == '@ro/' or kind == '@rn/' then hash = KEYS[6] end
+  redis.call('HSET', hash, key, ARGV[at + 2 * i])
 end
 at = at + 2 * np + 1
 local nd = tonumber(ARGV[at])
@@ -74,7 +80,14 @@ class RedisStore:
 
     def _keys(self, session_id: str) -> list[str]:
         base = f"{self.prefix}{{{session_id}}}"
-        return [f"{base}:meta", f"{base}:head", f"{base}:t", f"{base}:l", f"{base}:e"]
+        return [
+            f"{base}:meta",
+            f"{base}:head",
+            f"{base}:t",
+            f"{base}:l",
+            f"{base}:e",
+            f"{base}:o",
+        ]
 
     def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         import redis
@@ -114,14 +127,15 @@ class RedisStore:
     ) -> tuple[bytes, list[bytes], list[bytes], int, dict[str, bytes]]:
         """The head, records, version and window entries of ``session_id`` (one ``MULTI``).
         Raises :class:`SessionNotFoundError`."""
-        meta, head, t_key, l_key, e_key = self._keys(session_id)
+        meta, head, t_key, l_key, e_key, o_key = self._keys(session_id)
         pipe = self.client.pipeline(transaction=True)
         pipe.hget(meta, "version").get(head).lrange(t_key, 0, -1).lrange(l_key, 0, -1)
-        pipe.hgetall(e_key)
-        version, data, transcript, ledger, entries = self._call("load", pipe.execute)
+        pipe.hgetall(e_key).hgetall(o_key)
+        version, data, transcript, ledger, entries, originals = self._call("load", pipe.execute)
         if data is None or version is None:
             raise SessionNotFoundError(f"{self.url}: no session {session_id!r}")
-        return bytes(data), list(transcript), list(ledger), int(version), _window(entries)
+        window = _window(entries) | _window(originals)
+        return bytes(data), list(transcript), list(ledger), int(version), window
 
     def load_window(
         self, session_id: str
@@ -130,7 +144,7 @@ class RedisStore:
         count, usage record count, newest usage record or None, version, window entries)``;
         read the records with :meth:`transcript_records` / :meth:`usage_records` when they
         are needed. Raises :class:`SessionNotFoundError`."""
-        meta, head, _t_key, l_key, e_key = self._keys(session_id)
+        meta, head, _t_key, l_key, e_key, _o_key = self._keys(session_id)
         pipe = self.client.pipeline(transaction=True)
         pipe.hmget(meta, "version", "transcript", "ledger").get(head).lindex(l_key, -1)
         pipe.hgetall(e_key)
@@ -150,6 +164,16 @@ class RedisStore:
     def usage_records(self, session_id: str, count: int) -> list[bytes]:
         """The first ``count`` usage records of ``session_id``, as :meth:`transcript_records`."""
         return self._records(self._keys(session_id)[3], session_id, count, "usage")
+
+    def entry_records(self, session_id: str, keys: list[str]) -> dict[str, bytes]:
+        """The stored relief original records of ``session_id`` among ``keys`` (read on
+        demand, :class:`regio.store.originals.StoredOriginals`)."""
+        found = self._call("read", self.client.hmget, self._keys(session_id)[5], keys)
+        return {k: bytes(v) for k, v in zip(keys, found, strict=True) if v is not None}
+
+    def original_records(self, session_id: str) -> dict[str, bytes]:
+        """Every relief original record of ``session_id`` (``@ro/`` and ``@rn/``)."""
+        return _window(self._call("read", self.client.hgetall, self._keys(session_id)[5]))
 
     def _records(self, key: str, session_id: str, count: int, what: str) -> list[bytes]:
         if count <= 0:

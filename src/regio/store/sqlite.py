@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from .base import SessionNotFoundError, SessionRecords, SessionStoreError, conflict
+from .lazy import stored_originals_seq
+from .originals import ORIGINALS_PREFIXES
 
 __all__ = ["SQLiteStore"]
 
@@ -50,6 +52,12 @@ CREATE TABLE IF NOT EXISTS entries (
     PRIMARY KEY (session, key)
 ) WITHOUT ROWID;
 """
+
+
+#: The key range of the relief originals' records (``@rn/...`` and ``@ro/...``, adjacent in
+#: key order; no other record key falls between): a load of a ``regio.session-head/6`` head
+#: reads the entries below ``_LOW`` and from ``_HIGH`` on.
+_LOW, _HIGH = "@rn/", "@ro0"
 
 
 class SQLiteStore:
@@ -146,13 +154,16 @@ class SQLiteStore:
     def _read(self, session_id: str, *, window: bool) -> tuple[Any, list[Any], list[Any]]:
         """The session row (head, version, transcript count, usage count), its records
         (``kind``, ``data``: all of them, or with ``window`` only the newest usage record) and
-        its window entries, in one read transaction. Raises :class:`SessionNotFoundError`."""
+        its window entries (with ``window``, of a ``regio.session-head/6`` head, without the
+        relief originals: :meth:`entry_records` reads them on demand), in one read
+        transaction. Raises :class:`SessionNotFoundError`."""
         records = (
             "SELECT kind, data FROM records WHERE session = ? AND kind = 'l' "
             "ORDER BY seq DESC LIMIT 1"
             if window
             else "SELECT kind, data FROM records WHERE session = ? ORDER BY kind, seq"
         )
+        each = "SELECT key, data FROM entries WHERE session = ?"
         with self._lock:
             db = self._db
             db.execute("BEGIN")
@@ -163,9 +174,12 @@ class SQLiteStore:
                     (session_id,),
                 ).fetchone()
                 rows = db.execute(records, (session_id,)).fetchall()
-                entries = db.execute(
-                    "SELECT key, data FROM entries WHERE session = ?", (session_id,)
-                ).fetchall()
+                if window and row is not None and stored_originals_seq(bytes(row[0])) is not None:
+                    # the keys before and after the originals' range (two index ranges)
+                    entries = db.execute(f"{each} AND key < ?", (session_id, _LOW)).fetchall()
+                    entries += db.execute(f"{each} AND key >= ?", (session_id, _HIGH)).fetchall()
+                else:
+                    entries = db.execute(each, (session_id,)).fetchall()
             finally:
                 db.execute("COMMIT")
         if row is None:
@@ -207,14 +221,31 @@ class SQLiteStore:
         """The first ``count`` usage records of ``session_id``, as :meth:`transcript_records`."""
         return self._records(session_id, "l", count, "usage")
 
-    def _records(self, session_id: str, kind: str, count: int, what: str) -> list[bytes]:
-        query = "SELECT data FROM records WHERE session = ? AND kind = ? AND seq < ? ORDER BY seq"
+    def entry_records(self, session_id: str, keys: list[str]) -> dict[str, bytes]:
+        """The stored records of ``session_id`` among ``keys`` (the relief originals read on
+        demand, :class:`regio.store.originals.StoredOriginals`); works after :meth:`close`."""
+        marks = ", ".join("?" * len(keys))
+        query = f"SELECT key, data FROM entries WHERE session = ? AND key IN ({marks})"
+        return {str(k): bytes(d) for k, d in self._query(query, (session_id, *keys))}
+
+    def original_records(self, session_id: str) -> dict[str, bytes]:
+        """Every relief original record of ``session_id`` (``@ro/`` and ``@rn/``); works
+        after :meth:`close`."""
+        query = "SELECT key, data FROM entries WHERE session = ? AND key >= ? AND key < ?"
+        rows = self._query(query, (session_id, _LOW, _HIGH))
+        return {str(k): bytes(d) for k, d in rows if str(k).startswith(ORIGINALS_PREFIXES)}
+
+    def _query(self, query: str, args: tuple[Any, ...]) -> list[Any]:
+        """The rows of a read ``query`` (on a read-only connection of its own once closed)."""
         with self._lock:
             if self._closed:
                 with sqlite3.connect(f"file:{self.path}?mode=ro", uri=True) as db:
-                    rows = db.execute(query, (session_id, kind, count)).fetchall()
-            else:
-                rows = self._db.execute(query, (session_id, kind, count)).fetchall()
+                    return db.execute(query, args).fetchall()
+            return self._db.execute(query, args).fetchall()
+
+    def _records(self, session_id: str, kind: str, count: int, what: str) -> list[bytes]:
+        query = "SELECT data FROM records WHERE session = ? AND kind = ? AND seq < ? ORDER BY seq"
+        rows = self._query(query, (session_id, kind, count))
         if len(rows) != count:
             raise SessionStoreError(
                 f"{self.url}: session {session_id!r} holds {len(rows)} of the {count} "

@@ -1,0 +1,91 @@
+"""Records a load leaves to read on first use: one mechanism for all of them.
+
+:class:`StoredRecords` holds the records a session had when it was loaded and reads them when
+they are first needed: the transcript of a state file
+(:func:`regio.runtime.stateread.split_transcript`) or of a session store
+(:func:`regio.store.lazy.lazy_transcript`) and a store's usage records
+(:func:`regio.store.lazy.lazy_usage`), held by
+:class:`regio.runtime.transcript.Transcript` and :class:`regio.runtime.usage.UsageLedger`;
+:func:`stored_records` builds one from the raw records and how to decode one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
+
+import attrs
+import msgspec
+
+__all__ = ["StoredRecords", "stored_records"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@attrs.define(eq=False)
+class StoredRecords(Generic[T]):
+    """The ``count`` records a session held when it was loaded, left to read on first use:
+    ``read`` returns them all, decoded; optional ``one`` (position -> that record, decoded
+    alone), ``turns`` (the turn of every record, in order, without decoding the rest),
+    ``encoded`` (the records as a save writes them, JSON or msgpack when given ``True``: as
+    stored, never decoded), ``last`` (the newest record, when known without reading) and
+    ``last_turn`` (no record has a later turn; ``None``: unknown)."""
+
+    count: int
+    read: Callable[[], list[T]]
+    one: Callable[[int], T] | None = None
+    turns: Callable[[], Sequence[int]] | None = None
+    encoded: Callable[[bool], list[Any]] | None = None
+    last: T | None = None
+    last_turn: int | None = None
+
+    def all(self, what: str) -> list[T]:
+        """Every record, read now. Raises ``ValueError`` naming ``what`` (``transcript``,
+        ``usage ledger``) when the source holds another number of records than ``count``."""
+        records = self.read()
+        if len(records) != self.count:
+            raise ValueError(
+                f"the stored {what} has {len(records)} records, not the {self.count} saved "
+                "with the session"
+            )
+        return records
+
+
+def stored_records(
+    raw: Callable[[], Sequence[R]],
+    count: int,
+    decode: Callable[[R], T],
+    damaged: Callable[[Exception], Exception],
+    turn: Callable[[R], int] | None = None,
+    **fields: Any,
+) -> StoredRecords[T]:
+    """The :class:`StoredRecords` of ``count`` raw records (``raw()`` returns them: called
+    once, on first use, e.g. a read from the store), each decoded by ``decode`` and its turn
+    read by ``turn``; a ``msgspec`` decode or validation error becomes ``damaged(error)``
+    (raised when the record is decoded). ``fields``: the other :class:`StoredRecords` fields."""
+    failures = (msgspec.DecodeError, msgspec.ValidationError)
+    held: list[Sequence[R]] = []
+
+    def records() -> Sequence[R]:
+        if not held:
+            held.append(raw())
+        return held[0]
+
+    def one(i: int) -> T:
+        try:
+            return decode(records()[i])
+        except failures as exc:
+            raise damaged(exc) from exc
+
+    def read() -> list[T]:
+        return [one(i) for i in range(len(records()))]
+
+    def turns() -> list[int]:
+        assert turn is not None
+        try:
+            return [turn(r) for r in records()]
+        except failures as exc:
+            raise damaged(exc) from exc
+
+    return StoredRecords(count, read, one, turns if turn is not None else None, **fields)

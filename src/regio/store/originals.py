@@ -1,0 +1,206 @@
+"""The relief originals in a session store (``regio.session-head/6``).
+
+Each original (a tool result the relief chain changed on admission, kept whole for
+``context_restore``; :class:`regio.runtime.reliefbook.Originals`) is the record
+``@ro/<call id>``, and ``@rn/<call id>`` holds the sequence number of its last set; the head
+holds the next sequence number (``originals_seq``). Originals are append-only like the
+transcript (only ever added, or replaced when a later call reuses the call id), so a save writes
+the records of the originals set since the last save and never reads, encodes or compares the
+others (:func:`keyed_originals`), and a load from a store that can read records by key
+(``entry_records``) reads none of them: :class:`StoredOriginals` reads one when it is asked for
+(``context_restore``, the summarizer's input) and all of them only when something needs the
+whole mapping (a file save, iteration). Heads before ``regio.session-head/6`` (the ids in the
+head, or the ``@rl`` list of ``regio.session-head/5``) are read whole at load, and the first
+save writes their originals in this layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from .errors import SessionStoreError
+from .lists import DamagedListError, Memo, Recorder, Root, read_ids
+
+__all__ = [
+    "ORIGINALS_PREFIXES",
+    "StoredOriginals",
+    "keyed_originals",
+    "originals_from",
+    "originals_memo",
+    "stored_originals",
+]
+
+
+def keyed_originals(state: Any, rec: Recorder) -> tuple[Any, int]:
+    """``state`` without the relief originals (``book.relief.originals``, an
+    :class:`regio.runtime.reliefbook.Originals`) and the next sequence number of their
+    records. Each original is the record ``@ro/<call id>``, and ``@rn/<call id>`` holds the
+    sequence number of its last set (the load orders them by it). Originals are append-only
+    (only ever added, or replaced under their call id), so a save puts the records of the call
+    ids set since the last save (:attr:`~regio.runtime.reliefbook.Originals.changes` past the
+    memo's position) and never looks at the others: its cost follows the turn, not the
+    session. Without a memo of this mapping (a new session, one loaded from an older head, or
+    from another store) every original is put, in order."""
+    originals = state.book.relief.originals
+    hit = rec.memo.get(_ORIGINALS_SEQ)
+    if hit is not None and hit[0] is originals:
+        done, seq = hit[1]
+        changed = originals.changes[done:]
+    else:
+        seq, changed = 0, list(originals)  # reads a lazy mapping whole
+    # a call id set twice since the last save is written once, at its last position
+    for call_id in reversed(dict.fromkeys(reversed(changed))):
+        rec.put[f"{_ORIGINAL}{call_id}"] = encode_record(originals[call_id])
+        rec.put[f"{_ORIGINALS_SEQ}{call_id}"] = encode_record(seq)
+        seq += 1
+    rec.next_memo[_ORIGINALS_SEQ] = (originals, (len(originals.changes), seq))
+    relief = msgspec.structs.replace(state.book.relief, originals={})
+    book = msgspec.structs.replace(state.book, relief=relief)
+    return msgspec.structs.replace(state, book=book), seq
+
+
+def originals_memo(state: Any, seq: int | None) -> Memo:
+    """The :attr:`StoreMark.memo` part of a loaded state's relief originals (a save after the
+    load writes the ones set since; ``seq`` is the head's ``originals_seq``, ``None`` for an
+    older head: the first save writes them all in the current layout)."""
+    if seq is None:
+        return {}
+    originals = state.book.relief.originals
+    return {_ORIGINALS_SEQ: (originals, (len(originals.changes), seq))}
+
+
+def _original_ids(where: str, root: Root, entries: Mapping[str, bytes]) -> list[str]:
+    """The relief originals' call ids, oldest first, from their ``@rl`` list (stored newest
+    first by ``regio.session-head/5``)."""
+    try:
+        return read_ids(_ORIGINALS_LIST, root, entries)[::-1]
+    except DamagedListError as exc:
+        raise SessionStoreError(
+            f"{where}: the stored head's {exc}; the session is damaged, restore it from a file save"
+        ) from exc
+
+
+def _with_originals(state: Any, originals: Any) -> Any:
+    relief = msgspec.structs.replace(state.book.relief, originals=originals)
+    book = msgspec.structs.replace(state.book, relief=relief)
+    return msgspec.structs.replace(state, book=book)
+
+
+def _originals_of(where: str, state: Any, call_ids: Sequence[str], entries: Any) -> Any:
+    """``state`` with the relief originals decoded from their ``@ro/`` records (heads before
+    ``regio.session-head/6``)."""
+    from regio.content import ToolResult
+
+    missing = [c for c in call_ids if f"{_ORIGINAL}{c}" not in entries]
+    if missing:
+        raise SessionStoreError(
+            f"{where}: the stored relief originals lack calls {missing[:3]}; the session is "
+            "damaged, restore it from a file save"
+        )
+    dec = msgspec.msgpack.Decoder(ToolResult)
+    return _with_originals(state, {c: dec.decode(entries[f"{_ORIGINAL}{c}"]) for c in call_ids})
+
+
+class StoredOriginals:
+    """The relief originals of a stored ``regio.session-head/6`` session, read on demand
+    (:class:`regio.runtime.reliefbook.OriginalsSource`): ``read(keys)`` returns the stored
+    records among ``keys``, ``read_all()`` every ``@ro/`` and ``@rn/`` record of the session.
+    A damaged record, or a call whose ``@rn/`` record is stored without its ``@ro/`` record,
+    raises :class:`SessionStoreError` naming ``where`` and the record's key."""
+
+    def __init__(
+        self,
+        where: str,
+        read: Callable[[list[str]], Mapping[str, bytes]],
+        read_all: Callable[[], Mapping[str, bytes]],
+    ) -> None:
+        from regio.content import ToolResult
+
+        self.where = where
+        self._read, self._read_all = read, read_all
+        self._dec = msgspec.msgpack.Decoder(ToolResult)
+        self._done: dict[str, Any] = {}  # call id -> original or None, read this far
+
+    def get(self, call_id: str) -> Any:
+        """The stored original of ``call_id`` (``None``: none is stored); one read."""
+        if call_id in self._done:
+            return self._done[call_id]
+        keys = [f"{_ORIGINAL}{call_id}", f"{_ORIGINALS_SEQ}{call_id}"]
+        found = self._read(keys)
+        value = None
+        if keys[0] in found or keys[1] in found:
+            value = _decoded(self.where, keys[0], found.get(keys[0]), self._dec)
+        self._done[call_id] = value
+        return value
+
+    def all(self) -> dict[str, Any]:
+        """Every stored original, by the sequence of its last set."""
+        return originals_from(self.where, self._read_all())
+
+
+def _decoded(where: str, key: str, data: bytes | None, dec: Any) -> Any:
+    """``data``, the stored record ``key``, decoded; raises :class:`SessionStoreError` naming
+    ``where`` and ``key`` when it is missing (``None``) or damaged."""
+    if data is None:
+        raise SessionStoreError(
+            f"{where}: the stored relief original {key!r} is missing (its call is listed); "
+            "the session is damaged, restore it from a file save"
+        )
+    try:
+        return dec.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise SessionStoreError(
+            f"{where}: the stored relief original {key!r} is damaged ({exc}); restore the "
+            "session from a file save"
+        ) from exc
+
+
+def originals_from(where: str, entries: Mapping[str, bytes]) -> dict[str, Any]:
+    """The relief originals among stored ``entries`` (``@rn/`` and ``@ro/`` records of a
+    ``regio.session-head/6`` head), ordered by their sequence numbers. Raises
+    :class:`SessionStoreError` naming the key of a missing or damaged record."""
+    from regio.content import ToolResult
+
+    seq_dec, dec = msgspec.msgpack.Decoder(int), msgspec.msgpack.Decoder(ToolResult)
+    n = len(_ORIGINALS_SEQ)
+    order = sorted(
+        (_decoded(where, k, d, seq_dec), k[n:])
+        for k, d in entries.items()
+        if k.startswith(_ORIGINALS_SEQ)
+    )
+    return {
+        c: _decoded(where, f"{_ORIGINAL}{c}", entries.get(f"{_ORIGINAL}{c}"), dec) for _, c in order
+    }
+
+
+#: Record key prefixes of the relief originals: ``@ro/<call id>`` (the original) and, since
+#: ``regio.session-head/6``, ``@rn/<call id>`` (the sequence number of its last set);
+#: ``@rl`` is the list of their call ids of a ``regio.session-head/5`` head (read, not written).
+_ORIGINAL, _ORIGINALS_SEQ, _ORIGINALS_LIST = "@ro/", "@rn/", "@rl"
+ORIGINALS_PREFIXES = (_ORIGINAL, _ORIGINALS_SEQ)
+encode_record = msgspec.msgpack.encode
+
+
+def stored_originals(
+    where: str,
+    state: Any,
+    head: Any,
+    entries: Mapping[str, bytes],
+    source: StoredOriginals | None,
+) -> Any:
+    """``state`` with the relief originals of ``head``: read on demand from ``source`` or
+    decoded from ``entries`` (``regio.session-head/6``), or the ids listed by an older head
+    decoded from ``entries``."""
+    from regio.runtime.reliefbook import Originals
+
+    if head.originals_seq is not None:
+        if source is not None:
+            return _with_originals(state, Originals(source=source))
+        return _with_originals(state, Originals(originals_from(where, entries)))
+    call_ids = head.originals
+    if head.lists and _ORIGINALS_LIST in head.lists:
+        call_ids = _original_ids(where, head.lists[_ORIGINALS_LIST], entries)
+    return _originals_of(where, state, call_ids, entries) if call_ids else state
