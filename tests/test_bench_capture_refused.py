@@ -12,12 +12,32 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _bench_fixtures import FOOTER
-from regio.bench.capture import SWE_AGENT_FOOTER, AddMessage, FooterRule, RegionOp, capture_stream
+from regio.bench.capture import (
+    SWE_AGENT_FOOTER,
+    AddMessage,
+    Call,
+    FooterRule,
+    RegionOp,
+    capture_stream,
+    rules_for,
+)
+from regio.bench.regionops import apply_all, file_moves
 from regio.bench.replay import replay
-from regio.bench.retention import Probe
+from regio.bench.retention import Probe, RetentionMeter
+from regio.bench.tracking import Tracker
 from regio.blueprint import load_blueprint
-from regio.content import Text
-from regio.traces.format import AssistantMessage, Header, SystemPrompt, Trace, UserMessage
+from regio.content import Text, ToolResult, ToolUse, block_text
+from regio.runtime import Engine
+from regio.runtime.extractive import ExtractiveSummarizer
+from regio.tokens import get_counter
+from regio.traces.format import (
+    AssistantMessage,
+    Header,
+    SystemPrompt,
+    ToolResults,
+    Trace,
+    UserMessage,
+)
 
 BLUEPRINT = r"""
 version: 1
@@ -91,14 +111,52 @@ def _probes(trace: Trace) -> list[Probe]:
     return probes
 
 
-def _kept(state_budget: int, park_budget: int, trace: Trace) -> tuple[dict | None, int]:
-    out = replay(
-        trace,
-        _blueprint(state_budget, park_budget),
-        layouts=("regio",),
-        probes=_probes(trace),
+def _requests(state_budget: int, park_budget: int, trace: Trace) -> list[str]:
+    """The text of every request regio sends on ``trace``, driven as the bench's replay drives
+    it (the captured stream, each message's moves filed first)."""
+    blueprint = _blueprint(state_budget, park_budget)
+    counter = get_counter(blueprint.tokenizer)
+    engine = Engine.from_blueprint(
+        blueprint,
+        summarizer=ExtractiveSummarizer(counter=counter),
+        token_counter=counter,
+        clock=lambda: 0.0,
+        strategy="regio",
     )
-    return out.runs["regio"].retention, out.refused_writes
+    names = {r.name for r in engine.window.regions}
+    texts = []
+    for item in capture_stream(trace, rules_for(blueprint), counter.count):
+        if isinstance(item, RegionOp):
+            apply_all({"regio": engine}, {"regio": _tracker()}, item)
+        elif isinstance(item, AddMessage):
+            filed = file_moves({"regio": engine}, None, item, names, [])
+            message = item.message if filed.by_engine["regio"] else item.fallback or item.message
+            engine.add_message(message)
+        elif isinstance(item, Call):
+            req, _ = engine.request("anthropic", blueprint.model.name)
+            texts.append("\n".join(block_text(b.block) for b in req.blocks if b.block is not None))
+    return texts
+
+
+def _tracker() -> Tracker:
+    return Tracker(RetentionMeter((), ()))
+
+
+def _lost(state_budget: int, park_budget: int, trace: Trace) -> list[tuple[int, str]]:
+    """(request, needle) for every probe of :func:`_probes` a request should hold and does not."""
+    texts = _requests(state_budget, park_budget, trace)
+    calls = [i for i, e in enumerate(trace.events) if isinstance(e, AssistantMessage)]
+    return [
+        (n, p.needle)
+        for n, (at, text) in enumerate(zip(calls, texts, strict=True))
+        for p in _probes(trace)
+        if p.event < at and (p.until is None or p.until >= at) and p.needle not in text
+    ]
+
+
+def _refused(state_budget: int, park_budget: int, trace: Trace) -> int:
+    out = replay(trace, _blueprint(state_budget, park_budget), layouts=("regio",))
+    return out.refused_writes
 
 
 def test_a_stripped_footer_is_a_move_of_its_observation_with_the_recorded_text_as_fallback() -> (
@@ -114,15 +172,40 @@ def test_a_stripped_footer_is_a_move_of_its_observation_with_the_recorded_text_a
 
 
 def test_a_state_region_too_small_for_the_footer_keeps_every_footer_in_the_conversation() -> None:
-    retention, refused = _kept(2, 4000, _trace([5] * 4, ["a.py", "b.py", "c.py", "d.py"]))
-    assert refused > 0
-    assert retention is not None and retention["fact"] == 1.0
+    trace = _trace([5] * 4, ["a.py", "b.py", "c.py", "d.py"])
+    assert _refused(2, 4000, trace) > 0
+    assert _lost(2, 4000, trace) == []
 
 
 def test_an_output_too_large_for_its_park_region_stays_whole_in_the_conversation() -> None:
-    retention, refused = _kept(200, 20, _trace([200, 5, 300], ["a.py", "a.py", "b.py"]))
-    assert refused > 0
-    assert retention is not None and retention["constraint"] == 1.0 and retention["fact"] == 1.0
+    trace = _trace([200, 5, 300], ["a.py", "a.py", "b.py"])
+    assert _refused(200, 20, trace) > 0
+    assert _lost(200, 20, trace) == []
+
+
+def test_a_refused_capture_is_not_a_cut() -> None:
+    """The text stays in the message, so the strategy has dropped nothing (its first cut is
+    ``None``, and the run is not scored from the refusal on)."""
+    trace = _trace([5] * 4, ["a.py", "b.py", "c.py", "d.py"])
+    out = replay(trace, _blueprint(2, 4000), layouts=("regio",), probes=_probes(trace))
+    assert out.refused_writes > 0
+    assert out.runs["regio"].first_cut is None and out.retention_from is None
+
+
+def test_two_large_results_of_one_tool_message_are_both_parked() -> None:
+    """A tool message with two results over the park threshold: the agent reads both before
+    its next call, so the second must not displace the first before any request saw it."""
+    events: list = [SystemPrompt(0.0, "sys"), UserMessage(0.0, (Text("Fix it."),))]
+    calls = (ToolUse("c1", "cat", {"path": "a"}), ToolUse("c2", "cat", {"path": "b"}))
+    events.append(AssistantMessage(1.0, calls))
+    bodies = [f"out {i}\n" + "word " * 200 + f"\nMARKER-{i}" for i in (1, 2)]
+    events.append(
+        ToolResults(2.0, tuple(ToolResult(c.id, b) for c, b in zip(calls, bodies, strict=True)))
+    )
+    events.append(AssistantMessage(3.0, (Text("done"),)))
+    trace = Trace(Header(id="tiny/two-parks", source_format="swe-agent"), tuple(events))
+    last = _requests(200, 4000, trace)[-1]
+    assert "MARKER-1" in last and "MARKER-2" in last
 
 
 @settings(max_examples=25, deadline=None)
@@ -135,8 +218,4 @@ def test_an_output_too_large_for_its_park_region_stays_whole_in_the_conversation
 def test_whatever_a_capture_region_refuses_the_newest_footer_and_output_stay_in_the_request(
     state_budget: int, park_budget: int, sizes: list[int], names: list[str]
 ) -> None:
-    retention, refused = _kept(state_budget, park_budget, _trace(sizes, names))
-    if retention is None:  # nothing was cut or refused: the stripped text is all in regions
-        assert refused == 0
-        return
-    assert retention["fact"] == 1.0 and retention["constraint"] == 1.0
+    assert _lost(state_budget, park_budget, _trace(sizes, names)) == []

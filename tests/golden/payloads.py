@@ -84,8 +84,8 @@ def replay_hashes(trace: Trace, blueprint: Any, strategy: str, api: str) -> list
             if item.region in names:
                 _apply(engine, item)
         elif isinstance(item, AddMessage):
-            filed, _ = file_moves({strategy: engine}, None, item, names, [])
-            message = item.message if filed[strategy] else item.fallback or item.message
+            filed = file_moves({strategy: engine}, None, item, names, [])
+            message = item.message if filed.by_engine[strategy] else item.fallback or item.message
             engine.add_message(message, tokens=_message_tokens(counter, message))
             if message.role != "assistant" and engine.pending():
                 engine.flush()

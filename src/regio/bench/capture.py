@@ -91,7 +91,9 @@ class RegionOp(msgspec.Struct, frozen=True, tag="region", tag_field="op"):
     every entry, then write), ``release`` (by ``key``, or all), ``trim`` (keep the newest
     ``keep`` entries, then write). ``repeat``: a footer state equal to the last one the
     stream sent, written only by an engine whose region does not hold it (an agent does not
-    rewrite an unchanged fact, but files it again where the last write was refused)."""
+    rewrite an unchanged fact, but files it again where the last write was refused).
+    ``copy``: the text also stays where it was recorded (a lookup result stays a tool
+    result), so a refusal of this write loses nothing."""
 
     action: str
     region: str
@@ -100,6 +102,7 @@ class RegionOp(msgspec.Struct, frozen=True, tag="region", tag_field="op"):
     keep: int | None = None
     rule: str = ""
     repeat: bool = False
+    copy: bool = False
 
 
 class AddMessage(msgspec.Struct, frozen=True, tag="message", tag_field="op"):
@@ -284,9 +287,17 @@ def _tool_results(
         for lookup in lookups:
             if call is not None and not res.is_error and lookup.applies(call):
                 key = lookup.key_of(call)
-                ops.append(RegionOp("write", lookup.region, res.content, key, rule=lookup.name))
+                op = RegionOp("write", lookup.region, res.content, key, rule=lookup.name, copy=True)
+                ops.append(op)
         text, found = observe(res.content)
-        moves.extend(found)
+        for op in found:
+            if op.action == "trim" and any(
+                m.action == "trim" and m.region == op.region for m in moves
+            ):
+                # a later large result of the same message is parked beside the earlier one:
+                # the agent reads both before its next call, so neither displaces the other
+                op = msgspec.structs.replace(op, action="write", keep=None)
+            moves.append(op)
         results.append(msgspec.structs.replace(res, content=text))
     yield _moved(Message("tool", tuple(results)), Message("tool", tuple(event.results)), moves)
     yield from ops

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import contextlib
 
+import attrs
+
 from regio.bench.capture import AddMessage, RegionOp
 from regio.bench.tracking import Tracker
 from regio.regions import Refusal
 from regio.runtime import Engine
 
-__all__ = ["apply_all", "file_moves"]
+__all__ = ["Filed", "apply_all", "file_moves"]
 
 
 def _apply(engine: Engine, op: RegionOp) -> bool:
@@ -44,12 +46,13 @@ def _displaces(engine: Engine, op: RegionOp) -> bool:
 
 def apply_all(engines: dict[str, Engine], trackers: dict[str, Tracker], op: RegionOp) -> bool:
     """Apply ``op`` through every engine; an engine that drops content it was sending (a
-    displaced parked output, a refused write) has cut something. False when any refused."""
+    displaced parked output) or whose region refused content it holds nowhere else (a
+    refused write that is not a ``copy``) has cut something. False when any refused."""
     ok = True
     for s, engine in engines.items():
         dropped = _displaces(engine, op)
         admitted = _apply(engine, op)
-        trackers[s].compacted |= dropped or not admitted
+        trackers[s].compacted |= dropped or not (admitted or op.copy)
         ok = ok and admitted
     return ok
 
@@ -60,37 +63,49 @@ def _holds(engine: Engine, op: RegionOp) -> bool:
     return any(e.text == op.text and (op.key is None or e.key == op.key) for e in region.entries)
 
 
+@attrs.frozen
+class Filed:
+    """What :func:`file_moves` did with one message's moves: ``by_engine`` (engine -> whether
+    its regions took every move: ``False`` adds the message as recorded), ``written`` (moves
+    some engine wrote: a repeat only when a region had to take it again) and ``refused``
+    (moves some engine's region refused, a repeat counted once)."""
+
+    by_engine: dict[str, bool]
+    written: int = 0
+    refused: int = 0
+
+
 def file_moves(
     engines: dict[str, Engine],
     trackers: dict[str, Tracker] | None,
     item: AddMessage,
     names: set[str],
     notes: list[str],
-) -> tuple[dict[str, bool], int]:
-    """Apply ``item``'s moves (:class:`regio.bench.capture.AddMessage`) through every engine:
-    (engine -> whether its regions took all of them, moves refused by at least one engine,
-    a repeat not counted again).
-    An engine whose region refused one (or a move to a region not in the blueprint) adds
-    the fallback message instead, so nothing is lost; its later moves of the message are not
-    tried. A ``repeat`` state the region already holds is not written again. A refusal
-    counts as a cut in ``trackers`` (``None``: not tracked)."""
-    filed = dict.fromkeys(engines, True)
+) -> Filed:
+    """Apply ``item``'s moves (:class:`regio.bench.capture.AddMessage`) through every engine
+    (:class:`Filed`). An engine whose region refused one (or any engine, for a move to a region
+    not in the blueprint) adds the fallback message instead, so nothing is lost and nothing is
+    cut; its later moves of the message are not tried. A ``repeat`` state the region already
+    holds is not written again. A parked output displacing an older one is a cut in
+    ``trackers`` (``None``: not tracked)."""
     for op in item.moves:
         if op.region not in names:
             notes.append(f"{op.rule}: region {op.region!r} is not in the blueprint")
-            return dict.fromkeys(engines, False), 0
-    missed: set[int] = set()
+            return Filed(dict.fromkeys(engines, False))
+    filed = dict.fromkeys(engines, True)
+    written: set[int] = set()
+    refused: set[int] = set()
     for s, engine in engines.items():
         for i, op in enumerate(item.moves):
             if op.repeat and _holds(engine, op):
                 continue
             dropped = _displaces(engine, op)
-            admitted = _apply(engine, op)
+            written.add(i)
             if trackers is not None:
-                trackers[s].compacted |= dropped or not admitted
-            if not admitted:
+                trackers[s].compacted |= dropped
+            if not _apply(engine, op):
                 filed[s] = False
                 if not op.repeat:  # a repeat was counted when it was first refused
-                    missed.add(i)
+                    refused.add(i)
                 break
-    return filed, len(missed)
+    return Filed(filed, len(written), len(refused))

@@ -59,7 +59,7 @@ from regio.bench.billing import BilledExtractive, bill, summary_request
 from regio.bench.capture import AddMessage, Call, CaptureRule, RegionOp, capture_stream, rules_for
 from regio.bench.peers import PEERS, make_peer, peer_allowance, peer_available
 from regio.bench.pressure import scale_blueprint
-from regio.bench.regionops import apply_all, file_moves
+from regio.bench.regionops import Filed, apply_all, file_moves
 from regio.bench.report import ReliefStage
 from regio.bench.retention import Probe, RetentionMeter
 from regio.bench.tracking import StrategyRun, Tracker
@@ -261,17 +261,17 @@ def _add_message(
     item: AddMessage,
     where: tuple[set[str], int],
     notes: list[str],
-) -> int:
+) -> Filed:
     """Add ``item``'s message to every engine, after its capture moves
     (:func:`regio.bench.regionops.file_moves`; an engine whose region refused one adds the
     message as recorded), flushing a queued compaction after a non-assistant message;
     ``where`` = (the blueprint's region names, the conversation budget in tokens), a
-    message over it is skipped with a note. Returns the moves refused."""
+    message over it is skipped with a note. Returns what the moves did."""
     names, conv_budget = where
-    filed, missed = file_moves(engines, trackers, item, names, notes)
+    filed = file_moves(engines, trackers, item, names, notes)
     noted: set[int] = set()
     for s, engine in engines.items():
-        message = item.message if filed[s] else item.fallback or item.message
+        message = item.message if filed.by_engine[s] else item.fallback or item.message
         n = setup.counts(message)
         if n > conv_budget:
             if id(message) not in noted:
@@ -284,7 +284,7 @@ def _add_message(
         engine.add_message(message, tokens=n)
         if message.role != "assistant" and engine.pending():
             engine.flush()
-    return missed
+    return filed
 
 
 def _engine_pass(
@@ -318,8 +318,9 @@ def _engine_pass(
             writes += started
             refused += not ok
         elif isinstance(item, AddMessage):
-            writes += started * sum(not op.repeat for op in item.moves)
-            refused += _add_message(setup, engines, trackers, item, (names, conv_budget), notes)
+            filed = _add_message(setup, engines, trackers, item, (names, conv_budget), notes)
+            writes += started * filed.written
+            refused += filed.refused
         elif isinstance(item, Call):
             started = True
             clock.now = item.t
