@@ -42,7 +42,7 @@ from regio.policies import (
 )
 from regio.regions import events as ev
 from regio.regions import rolloff
-from regio.regions.entrylist import EntryList, as_entry_list
+from regio.regions.entrylist import EntryList, EntryMark, appended_since, as_entry_list, entry_mark
 from regio.regions.pending import CompactionQueue, PendingCompaction
 from regio.regions.results import Refusal, Releasable, WritePlan, WriteResult, refusal_message
 from regio.regions.results import preview as _preview
@@ -129,7 +129,7 @@ class Region:
     _window_tokens: int | None = attrs.field(default=None, init=False, repr=False)
     _used: int = attrs.field(default=0, init=False, repr=False)
     _hash: str | None = attrs.field(default=None, init=False, repr=False)
-    _counts: tuple[EntryList, int, HistoryCounts] | None = attrs.field(
+    _counts: tuple[EntryMark | None, HistoryCounts] | None = attrs.field(
         default=None, init=False, repr=False
     )
     settle_memo: tuple[Any, ...] | None = attrs.field(default=None, init=False, repr=False)
@@ -284,20 +284,15 @@ class Region:
         """:class:`HistoryCounts` of the current entries, kept incrementally: appends since the
         last call are counted in O(appended); any other change recounts (O(entries))."""
         ents = self.entries
-        assert isinstance(ents, EntryList)
         cached = self._counts
-        if cached is not None and cached[0] is ents and cached[1] == ents.rewrite_epoch:
-            counts = cached[2]
-            if counts.entries > len(ents):
-                counts = HistoryCounts()
-                start = 0
-            else:
-                start = counts.entries
-        else:
+        start = appended_since(ents, cached[0]) if cached is not None else None
+        if cached is None or start is None:
             counts, start = HistoryCounts(), 0
+        else:
+            counts = cached[1]
         for e in ents[start:]:
             counts = counts.extend(e)
-        self._counts = (ents, ents.rewrite_epoch, counts)
+        self._counts = (entry_mark(ents), counts)
         return counts
 
     @transactional

@@ -28,6 +28,7 @@ from regio.content import Entry, ToolResult
 from regio.regions import events as ev
 from regio.regions.base import Refusal
 from regio.regions.conversation import SlidingWindow
+from regio.regions.entrylist import EntryMark, appended_since, entry_mark
 
 if TYPE_CHECKING:
     from regio.regions.base import Region, WriteResult
@@ -66,29 +67,22 @@ class ProgressIndex:
 
     reports: dict[str, list[str]] = attrs.field(factory=dict)
     rebuilds: int = 0
-    _entries: Any = None
-    _epoch: int | None = None
-    _seen: int = 0
+    _seen: EntryMark | None = None
 
     def sync(self, region: Region) -> dict[str, list[str]]:
         """Bring the index up to ``region``'s entries and return it: O(appended) after
-        appends only (same entry list, same ``rewrite_epoch``), else a full rebuild."""
+        appends only (:func:`regio.regions.entrylist.appended_since`), else a full rebuild."""
         entries = region.entries
-        epoch = getattr(entries, "rewrite_epoch", None)
-        if (
-            entries is not self._entries
-            or epoch is None
-            or epoch != self._epoch
-            or len(entries) < self._seen
-        ):
-            self.reports, self._seen = {}, 0
+        start = appended_since(entries, self._seen)
+        if start is None:
+            self.reports, start = {}, 0
             self.rebuilds += 1
-        for e in entries[self._seen :]:
+        for e in entries[start:]:
             for cid in _report_calls(e):
                 ids = self.reports.setdefault(cid, [])
                 if not ids or ids[-1] != e.id:
                     ids.append(e.id)
-        self._entries, self._epoch, self._seen = entries, epoch, len(entries)
+        self._seen = entry_mark(entries)
         return self.reports
 
     def _forget(self, region: Region, calls: set[str], keep: str) -> None:
@@ -100,9 +94,7 @@ class ProgressIndex:
                 self.reports[cid] = ids
             else:
                 self.reports.pop(cid, None)
-        entries = region.entries
-        self._entries, self._epoch = entries, getattr(entries, "rewrite_epoch", None)
-        self._seen = len(entries)
+        self._seen = entry_mark(region.entries)
 
 
 def _positions(region: Region, ids: set[str]) -> list[int]:
