@@ -253,7 +253,22 @@ class Window:
             if isinstance(content, Entry)
             else self.make_entry(content, role=role, key=key, tokens=tokens)
         )
-        plan = self.plan_write(r, entry)
+        return self.write_plan(r, entry, self.plan_write(r, entry), strict=strict)
+
+    @transactional
+    def write_plan(
+        self,
+        region: str | Region,
+        entry: Entry,
+        plan: WritePlan | Refusal,
+        *,
+        strict: bool = False,
+    ) -> WriteResult | Refusal:
+        """Carry out ``plan``, what :meth:`plan_write` of ``entry`` into ``region`` returned on
+        the window as it is now: commit a :class:`WritePlan` and run reclaim (never taking
+        ``entry``), or emit a :class:`Refusal` and return it (raise
+        :class:`regio.errors.RegionFullError` with ``strict``)."""
+        r = self.region(region)
         if isinstance(plan, Refusal):
             r.emit_refusal(plan)
             if strict:
@@ -263,23 +278,29 @@ class Window:
         self.reclaim(keep=entry.id)
         return result
 
-    def plan_write(self, region: str | Region, entry: Entry) -> WritePlan | Refusal:
+    def plan_write(
+        self, region: str | Region, entry: Entry, *, as_if: Region | None = None
+    ) -> WritePlan | Refusal:
         """What :meth:`write` of ``entry`` into ``region`` would do (a dry run: no state
         changes, no event): the region's plan, or a :class:`Refusal` (reason ``window_full``
-        too). Raises :class:`SystemRoleError` for a system entry outside ``pinned``."""
+        too). ``as_if``: a planning copy of ``region`` holding edited entries
+        (:meth:`regio.regions.SlidingWindow.planning_copy`): the plan ``region`` would make
+        holding those (a window-level refusal describes ``region`` as it is). Raises
+        :class:`SystemRoleError` for a system entry outside ``pinned``."""
         r = self.region(region)
         if entry.role == "system" and not r.holds_system:
             raise SystemRoleError(
                 f"region {r.name!r} ({r.kind}) cannot hold a system-role entry; system "
                 "instructions belong in a pinned region"
             )
-        plan = r.plan_write(entry)
+        target = r if as_if is None else as_if
+        plan = target.plan_write(entry)
         if isinstance(plan, WritePlan):
-            delta = plan.delta_tokens(r)
-            over = self.used_tokens + delta - self.max_tokens
+            delta = plan.delta_tokens(target)
+            used = self.used_tokens - r.used_tokens + target.used_tokens
+            over = used + delta - self.max_tokens
             if delta > 0 and over > 0 and over > self._reclaimable(exclude=r):
-                window = (self.used_tokens, self.max_tokens)
-                return r.refusal(entry, "window_full", window=window)
+                return r.refusal(entry, "window_full", window=(used, self.max_tokens))
         return plan
 
     append = write
