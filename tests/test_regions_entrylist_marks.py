@@ -3,7 +3,8 @@
 list is the marked object and every mutation made to it since the mark was an append at the
 end (then its first ``mark.length`` items are the very objects seen at the mark). Random
 appends, evictions at the front, in-place edits, replacements of the list object and every
-other list mutation; a reader built on the check equals a fresh computation."""
+other list mutation; a reader built on the check equals a fresh computation, and so does the
+unit analysis a region reuses while its entries are unchanged."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regio.content import Entry, Text
+from regio.content import Entry, Text, ToolResult, ToolUse
+from regio.policies import analyze
 from regio.regions import SlidingWindow
 from regio.regions.entrylist import (
     EntryList,
@@ -156,3 +158,31 @@ def test_a_reader_built_on_the_check_equals_a_fresh_computation(
         assert sums == fresh
     if all(op in APPENDS or op == "mark" for op, _, _ in steps):
         assert recomputed == 1  # appends alone never recompute (only the first look does)
+
+
+_CALLS = [
+    Entry("a1", (ToolUse("t1", "read", {}),), "assistant", tokens=4, group="g:t1"),
+    Entry("r1", (ToolResult("t1", "out"),), "tool", tokens=6, group="g:t1"),
+    Entry("a2", (ToolUse("t2", "job", {}),), "assistant", tokens=3, group="g:t2"),
+    Entry("r2", (ToolResult("t2", "running", final=False),), "tool", tokens=2, group="g:t2"),
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(steps_st, st.lists(st.booleans(), min_size=30, max_size=30))
+def test_a_regions_reused_unit_analysis_equals_a_fresh_one(
+    steps: list[tuple[str, int, int]], looks: list[bool]
+) -> None:
+    region = SlidingWindow(name="conv", budget=10**6)
+    region.entries = [*_POOL[:2], *_CALLS]
+    for (op, a, b), look in zip(steps, looks, strict=False):
+        if look:
+            region.analysis()  # remembered for the entries as they are now
+        lst, _ = _apply(region.entries, op, a, b)  # type: ignore[arg-type]
+        if op == "evict_front_new" or op == "replace":
+            region.entries = lst
+        if b % 3 == 0 and len(region.entries) > 1:  # a region's own in-place rewrite
+            old = region.entries[0]
+            region.rewrite_entry(0, msgspec.structs.replace(old, tokens=old.tokens + 1))
+        assert region.analysis() == analyze(region.entries), op
+        assert region.analysis() == analyze(list(region.entries))
