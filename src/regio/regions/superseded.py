@@ -12,9 +12,15 @@ calls) keeps them under its id, role and group. The canonical transcript keeps e
 
 Finding the earlier reports does not scan the window: a :class:`ProgressIndex`, owned by the
 window for each conversation region, maps every call with reports in the region to the
-entries holding them. It follows appends in O(appended) and is rebuilt (O(entries)) only after
-another change of the entry list (compaction, eviction, release, a rewrite, a loaded state),
-each of which already cost O(entries); a write that supersedes nothing costs O(1) amortised.
+entries holding them and where they are. It follows appends in O(appended) and its own
+removals in O(its entries), and is rebuilt (O(entries)) only after another change of the entry
+list (compaction, eviction, release, a rewrite, a loaded state), each of which already cost
+O(entries); a write that supersedes nothing costs O(1) amortised.
+
+A newer report that the region cannot admit as is may fit in place of the reports it
+supersedes: :func:`admit_superseding` plans the write again on a planning copy of the region
+as it would be after the drop (:func:`plan_drop`, a :class:`DropPlan`), changing nothing, and
+drops for real only when that plan admits the write.
 """
 
 from __future__ import annotations
