@@ -161,9 +161,8 @@ class Window:
     # ----- tool calls ---------------------------------------------------------------------
     @property
     def call_groups(self) -> Mapping[str, str]:
-        """Call id -> group (``g:<id>``) of the calls recorded in the window (a read-only
-        view of :attr:`calls`; may still hold calls whose entries just left, see
-        :meth:`call_group`)."""
+        """Call id -> group (``g:<id>``) of the calls recorded (a read-only view of
+        :attr:`calls`; it may hold calls whose entries just left: see :meth:`call_group`)."""
         return self.calls.groups
 
     def call_group(self, call_id: str) -> str | None:
@@ -285,8 +284,9 @@ class Window:
         changes, no event): the region's plan, or a :class:`Refusal` (reason ``window_full``
         too). ``as_if``: a planning copy of ``region`` holding edited entries
         (:meth:`regio.regions.SlidingWindow.planning_copy`): the plan ``region`` would make
-        holding those (a window-level refusal describes ``region`` as it is). Raises
-        :class:`SystemRoleError` for a system entry outside ``pinned``."""
+        holding those (a window-level refusal counts the window's tokens as if, and lists what
+        ``region`` can release). Raises :class:`SystemRoleError` for a system entry outside
+        ``pinned``."""
         r = self.region(region)
         if entry.role == "system" and not r.holds_system:
             raise SystemRoleError(
