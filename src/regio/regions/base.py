@@ -291,6 +291,8 @@ class Region:
         start = entrylist.appended_since(ents, cached[0]) if cached is not None else None
         if cached is None or start is None:
             counts, start = HistoryCounts(), 0
+        elif start == len(ents):
+            return cached[1]  # unchanged since the last call: the mark still holds
         else:
             counts = cached[1]
         for e in ents[start:]:

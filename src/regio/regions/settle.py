@@ -71,6 +71,8 @@ def _unchanged(region: Region, pending: list[Any]) -> bool:
     start = appended_since(region.entries, before[0])
     if start is None or before[1] != tuple((p.id, p.entry_ids) for p in pending):
         return False
+    if start == len(region.entries):
+        return True  # unchanged since the last settle: the memo still holds
     if any(isinstance(b, ToolResult) for e in region.entries[start:] for b in e.blocks):
         return False
     _remember(region, pending)

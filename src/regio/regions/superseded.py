@@ -91,6 +91,8 @@ class ProgressIndex:
         appends only (:func:`regio.regions.entrylist.appended_since`), else a full rebuild."""
         entries = region.entries
         start = appended_since(entries, self._seen)
+        if start is not None and start == len(entries):
+            return self.reports  # unchanged since the last look: the mark still holds
         if start is None:
             self.reports, self.positions, start = {}, {}, 0
             self.rebuilds += 1

@@ -12,7 +12,7 @@ from typing import Any
 import attrs
 
 from regio.layout import LayoutState, RenderLog, Request
-from regio.regions.entrylist import EntryMark, appended_since, entry_mark
+from regio.regions.entrylist import EntryList, EntryMark, appended_since
 
 __all__ = ["RegionHashes", "SessionState"]
 
@@ -32,13 +32,12 @@ class RegionHashes:
     def content_hash(self, region: Any) -> str:
         """``region.content_hash()``, from what was hashed before when only appended to."""
         entries = region.entries
-        mark = entry_mark(entries)
-        if mark is None:
+        if not isinstance(entries, EntryList):
             return str(region.content_hash())
         found = self._seen.get(region.name)
         start = appended_since(entries, found[0]) if found is not None else None
         if found is not None and start is not None:
-            if start == mark.length:
+            if start == len(entries):
                 return found[2]
             h = found[1].copy()
         else:
@@ -46,6 +45,7 @@ class RegionHashes:
         for e in entries[start:]:
             h.update(e.digest.encode())
         digest = h.hexdigest()
+        mark = EntryMark(entries, entries.rewrite_epoch, len(entries))
         self._seen[region.name] = (mark, h, digest)
         return digest
 
