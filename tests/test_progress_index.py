@@ -1,7 +1,7 @@
 """The window's index of progress reports (which entries hold ``ToolResult(final=False)`` of
-which calls) agrees with a full scan of the conversation after any sequence of writes,
-compactions, releases and save/load, and a tool-result write that supersedes nothing does
-not rescan the window."""
+which calls, and where those entries are) agrees with a full scan of the conversation after
+any sequence of writes, compactions, releases and save/load, and a tool-result write that
+supersedes nothing does not rescan the window."""
 
 from __future__ import annotations
 
@@ -24,7 +24,11 @@ def _engine(budget: int = 1500, items: int = 14) -> Engine:
 def _agrees(engine: Engine) -> None:
     conv = engine.window.conversation
     assert conv is not None
-    assert engine.window.progress_index(conv).reports == open_reports(conv.entries)
+    index = engine.window.progress_index(conv)
+    assert index.reports == open_reports(conv.entries)
+    held = {i for ids in index.reports.values() for i in ids}
+    assert set(index.positions) == held  # each entry's position, where it is now
+    assert all(conv.entries[at].id == i for i, at in index.positions.items())
 
 
 _OPS = st.lists(

@@ -34,6 +34,7 @@ from typing import Any
 import attrs
 
 from regio.content import Block, Entry, Text, block_text
+from regio.regions.entrylist import EntryMark, appended_since, entry_mark, unchanged
 
 from .events import LayoutEvent
 from .model import LayoutBlock, ToolSpec, block_digest, chain_hash
@@ -109,8 +110,9 @@ class RenderLog:
     resets: int = 0
     strategy: str | None = None
     root: str | None = None
-    source: Any = None
-    epoch: int | None = None
+    #: where the last :meth:`sync` left the live entry list it was given (``None``: none, or
+    #: not an :class:`regio.regions.entrylist.EntryList`)
+    source: EntryMark | None = None
     entries: list[Entry] = attrs.field(factory=list)
     entry_index: dict[str, int] = attrs.field(factory=dict)
     extras: dict[str | None, list[Extra]] = attrs.field(factory=dict)
@@ -135,9 +137,9 @@ class RenderLog:
     _sections: dict[Hashable, Any] = attrs.field(factory=dict)
     _sections_before: dict[Hashable, Any] = attrs.field(factory=dict)
     #: the summary messages opening the conversation: the regions' entry lists they were
-    #: built from (list, rewrite epoch, length per region), the extras, and per (region,
+    #: built from (name and entry-list mark per region), the extras, and per (region,
     #: entry id) the entry with its message and tokens
-    _summary_key: tuple[tuple[str, Any, int | None, int], ...] | None = None
+    _summary_key: tuple[tuple[str, EntryMark | None], ...] | None = None
     _summary_extras: list[Extra] = attrs.field(factory=list)
     _summary_messages: dict[tuple[str, str], tuple[Entry, PMessage, int]] = attrs.field(
         factory=dict
@@ -147,7 +149,7 @@ class RenderLog:
     def reset(self) -> None:
         """Forget everything derived from the conversation (it was rewritten)."""
         self.resets += 1
-        self.source, self.epoch = None, None
+        self.source = None
         self.entries = []
         self.entry_index = {}
         self.extras = {}
@@ -169,19 +171,12 @@ class RenderLog:
         self._digests_before, self._digests = self._digests, {}
         self._sections_before, self._sections = self._sections, {}
         n = len(self.entries)
-        epoch = getattr(source, "rewrite_epoch", None)
-        appended = (
-            source is not None
-            and source is self.source
-            and epoch is not None
-            and epoch == self.epoch
-            and len(conversation) >= n
-        )
+        appended = appended_since(source, self.source) is not None and len(conversation) >= n
         if n and not appended:
             same = _same_prefix(conversation, self.entries)
             if same < n and not drop_removed_reports(self, conversation, same):
                 self.reset()
-        self.source, self.epoch = source, epoch
+        self.source = entry_mark(source)
         self._pending_ids = {e.id for e in conversation[len(self.entries) :]}
 
     def has_entry(self, entry_id: str | None) -> bool:
@@ -219,20 +214,17 @@ class RenderLog:
         while no region's entry list changed (an :class:`regio.regions.entrylist.EntryList`
         with the same rewrite epoch and length), and each entry's message is built once while
         the entry stays; a request where nothing changed costs O(regions)."""
-        key = tuple(
-            (r.name, r.entries, getattr(r.entries, "rewrite_epoch", None), len(r.entries))
-            for r in regions
-        )
         old = self._summary_key
         if (
             old is not None
-            and len(old) == len(key)
+            and len(old) == len(regions)
             and all(
-                a[0] == b[0] and a[1] is b[1] and a[2] is not None and a[2:] == b[2:]
-                for a, b in zip(old, key, strict=True)
+                name == r.name and unchanged(r.entries, mark)
+                for (name, mark), r in zip(old, regions, strict=True)
             )
         ):
             return self._summary_extras
+        key = tuple((r.name, entry_mark(r.entries)) for r in regions)
         known, kept = self._summary_messages, {}
         out: list[Extra] = []
         for region in regions:

@@ -40,12 +40,11 @@ from regio.policies import (
     UnitAnalysis,
     analyze,
 )
+from regio.regions import entrylist, results, rolloff
 from regio.regions import events as ev
-from regio.regions import rolloff
-from regio.regions.entrylist import EntryList, as_entry_list
+from regio.regions.entrylist import EntryList, EntryMark, as_entry_list, entry_mark
 from regio.regions.pending import CompactionQueue, PendingCompaction
-from regio.regions.results import Refusal, Releasable, WritePlan, WriteResult, refusal_message
-from regio.regions.results import preview as _preview
+from regio.regions.results import Refusal, Releasable, WritePlan, WriteResult
 
 __all__ = [
     "ReclaimPhase",
@@ -129,10 +128,14 @@ class Region:
     _window_tokens: int | None = attrs.field(default=None, init=False, repr=False)
     _used: int = attrs.field(default=0, init=False, repr=False)
     _hash: str | None = attrs.field(default=None, init=False, repr=False)
-    _counts: tuple[EntryList, int, HistoryCounts] | None = attrs.field(
+    _counts: tuple[EntryMark | None, HistoryCounts] | None = attrs.field(
         default=None, init=False, repr=False
     )
     settle_memo: tuple[Any, ...] | None = attrs.field(default=None, init=False, repr=False)
+    #: the last :meth:`analysis` and the entries it was made of (a cache, never saved)
+    _analysis: tuple[EntryMark | None, UnitAnalysis] | None = attrs.field(
+        default=None, init=False, repr=False
+    )
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Declare the subclass's kind (a class that sets ``kind``); the attrs class that
@@ -284,20 +287,17 @@ class Region:
         """:class:`HistoryCounts` of the current entries, kept incrementally: appends since the
         last call are counted in O(appended); any other change recounts (O(entries))."""
         ents = self.entries
-        assert isinstance(ents, EntryList)
         cached = self._counts
-        if cached is not None and cached[0] is ents and cached[1] == ents.rewrite_epoch:
-            counts = cached[2]
-            if counts.entries > len(ents):
-                counts = HistoryCounts()
-                start = 0
-            else:
-                start = counts.entries
-        else:
+        start = entrylist.appended_since(ents, cached[0]) if cached is not None else None
+        if cached is None or start is None:
             counts, start = HistoryCounts(), 0
+        elif start == len(ents):
+            return cached[1]  # unchanged since the last call: the mark still holds
+        else:
+            counts = cached[1]
         for e in ents[start:]:
             counts = counts.extend(e)
-        self._counts = (ents, ents.rewrite_epoch, counts)
+        self._counts = (entry_mark(ents), counts)
         return counts
 
     @transactional
@@ -412,8 +412,15 @@ class Region:
                 self.events.emit(ev.CompactionFailed(p.id, self.name, reason, True))
 
     def analysis(self) -> UnitAnalysis:
-        """Unit analysis of the current entries (:func:`regio.policies.analyze`)."""
-        return analyze(self.entries)
+        """Unit analysis of the current entries (:func:`regio.policies.analyze`), reused while
+        they are unchanged (:func:`regio.regions.entrylist.unchanged`; O(entries) after a
+        change, O(1) again until the next one)."""
+        memo = self._analysis
+        if memo is not None and entrylist.unchanged(self.entries, memo[0]):
+            return memo[1]
+        info = analyze(self.entries)
+        self._analysis = (entry_mark(self.entries), info)
+        return info
 
     @transactional
     def release(
@@ -532,11 +539,7 @@ class Region:
             return ()
         if info is None or info.size != len(self.entries):
             info = self.analysis()
-        out: list[Releasable] = []
-        for u in info.removable[:limit]:
-            first = self.entries[info.units[u][0]]
-            out.append(Releasable(first.id, info.unit_tokens[u], first.key, _preview(first)))
-        return tuple(out)
+        return results.releasable_units(self.entries, info, limit)
 
     def refusal(
         self,
@@ -548,22 +551,17 @@ class Region:
     ) -> Refusal:
         """Build the :class:`Refusal` for ``entry`` (``window``: (used, max) of the window)."""
         used, budget = window if window else (self._used, self.budget)
-        available = max(0, budget - used)
-        if info is not None and info.size > len(self.entries):
-            info = analyze(self.entries)
-        rel = self.releasable(info) if reason != "too_large" else ()
-        where = "the window" if window else f"region {self.name!r}"
-        msg = refusal_message(
-            where,
+        return results.make_refusal(
+            self.name,
+            entry.tokens,
             reason,
-            entry_tokens=entry.tokens,
-            entries=len(self.entries),
             used=used,
             budget=budget,
+            entries=len(self.entries),
             max_entry_tokens=self.max_entry_tokens,
-            releasable=rel,
+            releasable=self.releasable(info) if reason != "too_large" else (),
+            in_window=window is not None,
         )
-        return Refusal(self.name, used, budget, entry.tokens, available, rel, reason, msg)
 
     def emit_refusal(self, refusal: Refusal) -> None:
         """Emit the ``refused`` event for ``refusal``."""

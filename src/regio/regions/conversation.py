@@ -32,6 +32,8 @@ compaction fallback (events ``evicted`` with reason ``compaction_fallback`` and
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Sequence
 from typing import ClassVar
 
 import attrs
@@ -44,12 +46,14 @@ from regio.policies import (
     EvictionStrategy,
     HistoryCaps,
     PerItem,
+    UnitAnalysis,
     analyze,
     parse_eviction,
 )
 from regio.policies import hysteresis as hy
 from regio.regions import events as ev
-from regio.regions.base import Refusal, Region, WritePlan
+from regio.regions.base import Refusal, Region, Releasable, WritePlan
+from regio.regions.entrylist import EntryList
 from regio.regions.pending import PendingCompaction
 from regio.regions.settle import settle_marks
 
@@ -73,6 +77,9 @@ class SlidingWindow(Region):
     cache_multipliers: tuple[float, float] = attrs.field(default=hy.DEFAULT_MULTIPLIERS, init=False)
     """``(write, read)`` cache multipliers the default token target is priced with (an engine
     sets its provider's)."""
+    #: a planning copy (:meth:`planning_copy`): its refusals are never shown, so they list
+    #: nothing releasable (no unit analysis of the copy)
+    _planning: bool = attrs.field(default=False, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -209,6 +216,24 @@ class SlidingWindow(Region):
         self.entries[index] = entry
         self._used += entry.tokens - old.tokens
         self._changed()
+
+    def planning_copy(self, entries: Sequence[Entry], used_tokens: int) -> SlidingWindow:
+        """A copy of this region holding ``entries`` (``used_tokens``: their tokens) instead,
+        for a dry run: :meth:`regio.regions.Window.plan_write` with ``as_if=`` plans on it and
+        nothing of this region changes. It shares the event bus and the compaction queue,
+        which planning only reads; never write to it. O(entries) pointer copies."""
+        trial = copy.copy(self)
+        trial.entries = EntryList(entries)
+        trial._used = used_tokens
+        trial._hash = None
+        trial._planning = True
+        return trial
+
+    def releasable(
+        self, info: UnitAnalysis | None = None, limit: int = 5
+    ) -> tuple[Releasable, ...]:
+        """See :meth:`regio.regions.Region.releasable` (nothing on a planning copy)."""
+        return () if self._planning else super().releasable(info, limit)
 
     @property
     def needs_history(self) -> bool:

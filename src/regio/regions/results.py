@@ -11,6 +11,7 @@ import msgspec
 
 from regio.content import Entry
 from regio.errors import RegionFullError
+from regio.policies import UnitAnalysis
 
 __all__ = [
     "HoldsEntries",
@@ -18,8 +19,10 @@ __all__ = [
     "Releasable",
     "WritePlan",
     "WriteResult",
+    "make_refusal",
     "preview",
     "refusal_message",
+    "releasable_units",
 ]
 
 
@@ -159,3 +162,46 @@ def refusal_message(
         )
         msg += f" Release oldest first: {names}; or write something shorter."
     return msg
+
+
+def releasable_units(
+    entries: Sequence[Entry], info: UnitAnalysis, limit: int = 5
+) -> tuple[Releasable, ...]:
+    """The first ``limit`` units of the removal order of ``entries`` (``info``: their
+    :class:`regio.policies.UnitAnalysis`) as :class:`Releasable` (first entry id, unit
+    tokens, key, preview), oldest first."""
+    out: list[Releasable] = []
+    for u in info.removable[:limit]:
+        first = entries[info.units[u][0]]
+        out.append(Releasable(first.id, info.unit_tokens[u], first.key, preview(first)))
+    return tuple(out)
+
+
+def make_refusal(
+    region: str,
+    entry_tokens: int,
+    reason: str,
+    *,
+    used: int,
+    budget: int,
+    entries: int,
+    max_entry_tokens: int | None,
+    releasable: tuple[Releasable, ...],
+    in_window: bool,
+) -> Refusal:
+    """The :class:`Refusal` of an entry of ``entry_tokens`` by ``region`` for ``reason``
+    (``used`` / ``budget``: the region's tokens, or the window's with ``in_window``;
+    ``entries``: the region's entry count), with its :func:`refusal_message`."""
+    where = "the window" if in_window else f"region {region!r}"
+    msg = refusal_message(
+        where,
+        reason,
+        entry_tokens=entry_tokens,
+        entries=entries,
+        used=used,
+        budget=budget,
+        max_entry_tokens=max_entry_tokens,
+        releasable=releasable,
+    )
+    available = max(0, budget - used)
+    return Refusal(region, used, budget, entry_tokens, available, releasable, reason, msg)

@@ -33,6 +33,7 @@ import msgspec
 
 from regio.content import ToolResult
 from regio.regions import events as ev
+from regio.regions.entrylist import appended_since, entry_mark
 
 if TYPE_CHECKING:
     from regio.regions.base import Region
@@ -53,9 +54,7 @@ def settle_marks(region: Region) -> None:
 
 
 def _key(region: Region, pending: list[Any]) -> tuple[Any, ...]:
-    entries = region.entries
-    marks = tuple((p.id, p.entry_ids) for p in pending)
-    return (entries, getattr(entries, "rewrite_epoch", None), len(entries), marks)
+    return (entry_mark(region.entries), tuple((p.id, p.entry_ids) for p in pending))
 
 
 def _remember(region: Region, pending: list[Any]) -> None:
@@ -63,20 +62,18 @@ def _remember(region: Region, pending: list[Any]) -> None:
 
 
 def _unchanged(region: Region, pending: list[Any]) -> bool:
-    """Whether ``region`` was only appended to since the last settle, with the same queued
-    items, and no appended entry holds a tool result (then nothing can need settling)."""
+    """Whether ``region`` was only appended to since the last settle
+    (:func:`regio.regions.entrylist.appended_since`), with the same queued items, and no
+    appended entry holds a tool result (then nothing can need settling)."""
     before = region.settle_memo
-    now = _key(region, pending)
-    if (
-        before is None
-        or before[0] is not now[0]
-        or now[1] is None
-        or before[1] != now[1]
-        or before[3] != now[3]
-        or before[2] > now[2]
-    ):
+    if before is None:
         return False
-    if any(isinstance(b, ToolResult) for e in region.entries[before[2] :] for b in e.blocks):
+    start = appended_since(region.entries, before[0])
+    if start is None or before[1] != tuple((p.id, p.entry_ids) for p in pending):
+        return False
+    if start == len(region.entries):
+        return True  # unchanged since the last settle: the memo still holds
+    if any(isinstance(b, ToolResult) for e in region.entries[start:] for b in e.blocks):
         return False
     _remember(region, pending)
     return True

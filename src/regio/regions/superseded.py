@@ -12,13 +12,21 @@ calls) keeps them under its id, role and group. The canonical transcript keeps e
 
 Finding the earlier reports does not scan the window: a :class:`ProgressIndex`, owned by the
 window for each conversation region, maps every call with reports in the region to the
-entries holding them. It follows appends in O(appended) and is rebuilt (O(entries)) only after
-another change of the entry list (compaction, eviction, release, a rewrite, a loaded state),
-each of which already cost O(entries); a write that supersedes nothing costs O(1) amortised.
+entries holding them and where they are. It follows appends in O(appended) and its own
+removals in O(its entries), and is rebuilt (O(entries)) only after another change of the entry
+list (compaction, eviction, release, a rewrite, a loaded state), each of which already cost
+O(entries); a write that supersedes nothing costs O(1) amortised.
+
+A newer report that the region cannot admit as is may fit in place of the reports it
+supersedes: :func:`admit_superseding` plans the write again on a planning copy of the region
+as it would be after the drop (:func:`plan_drop`, a :class:`DropPlan`), changing nothing, and
+drops for real only when that plan admits the write.
 """
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -28,12 +36,20 @@ from regio.content import Entry, ToolResult
 from regio.regions import events as ev
 from regio.regions.base import Refusal
 from regio.regions.conversation import SlidingWindow
+from regio.regions.entrylist import EntryMark, appended_since, entry_mark
 
 if TYPE_CHECKING:
     from regio.regions.base import Region, WriteResult
     from regio.tokens import TokenCounter
 
-__all__ = ["ProgressIndex", "admit_superseding", "drop_superseded_progress", "open_reports"]
+__all__ = [
+    "DropPlan",
+    "ProgressIndex",
+    "admit_superseding",
+    "drop_superseded_progress",
+    "open_reports",
+    "plan_drop",
+]
 
 
 def _superseded(block: object, calls: set[str]) -> bool:
@@ -62,60 +78,130 @@ class ProgressIndex:
 
     State of the session that owns the region (the :class:`regio.regions.window.Window`); never
     saved: :meth:`sync` rebuilds it from the entries after a load. ``rebuilds`` counts the
-    full scans."""
+    full scans. ``positions`` maps each entry id in ``reports`` to its index in the entry
+    list (kept through appends and through the index's own removals)."""
 
     reports: dict[str, list[str]] = attrs.field(factory=dict)
     rebuilds: int = 0
-    _entries: Any = None
-    _epoch: int | None = None
-    _seen: int = 0
+    positions: dict[str, int] = attrs.field(factory=dict)
+    _seen: EntryMark | None = None
 
     def sync(self, region: Region) -> dict[str, list[str]]:
         """Bring the index up to ``region``'s entries and return it: O(appended) after
-        appends only (same entry list, same ``rewrite_epoch``), else a full rebuild."""
+        appends only (:func:`regio.regions.entrylist.appended_since`), else a full rebuild."""
         entries = region.entries
-        epoch = getattr(entries, "rewrite_epoch", None)
-        if (
-            entries is not self._entries
-            or epoch is None
-            or epoch != self._epoch
-            or len(entries) < self._seen
-        ):
-            self.reports, self._seen = {}, 0
+        start = appended_since(entries, self._seen)
+        if start is not None and start == len(entries):
+            return self.reports  # unchanged since the last look: the mark still holds
+        if start is None:
+            self.reports, self.positions, start = {}, {}, 0
             self.rebuilds += 1
-        for e in entries[self._seen :]:
+        for at in range(start, len(entries)):
+            e = entries[at]
             for cid in _report_calls(e):
                 ids = self.reports.setdefault(cid, [])
                 if not ids or ids[-1] != e.id:
                     ids.append(e.id)
-        self._entries, self._epoch, self._seen = entries, epoch, len(entries)
+                self.positions[e.id] = at
+        self._seen = entry_mark(entries)
         return self.reports
 
-    def _forget(self, region: Region, calls: set[str], keep: str) -> None:
+    def _forget(self, region: Region, calls: set[str], keep: str, gone: Sequence[int]) -> None:
         """After :func:`drop_superseded_progress` removed the reports of ``calls`` except those
-        of entry ``keep``: the index follows without a rescan."""
+        of entry ``keep``, and the entries at positions ``gone`` (increasing): the index
+        follows without a rescan (O(entries it holds))."""
         for cid in calls:
             ids = [i for i in self.reports.get(cid, ()) if i == keep]
             if ids:
                 self.reports[cid] = ids
             else:
                 self.reports.pop(cid, None)
-        entries = region.entries
-        self._entries, self._epoch = entries, getattr(entries, "rewrite_epoch", None)
-        self._seen = len(entries)
+        held = {i for ids in self.reports.values() for i in ids}
+        self.positions = {
+            i: at - bisect.bisect_left(gone, at) for i, at in self.positions.items() if i in held
+        }
+        self._seen = entry_mark(region.entries)
 
 
-def _positions(region: Region, ids: set[str]) -> list[int]:
-    """Indexes of the entries with ``ids``, scanning from the newest (earlier reports of a
-    running job are usually recent)."""
-    found: list[int] = []
+def _positions(region: Region, ids: set[str], index: ProgressIndex | None = None) -> list[int]:
+    """Indexes (increasing) of the entries with ``ids``: from ``index``'s positions when each
+    is checked to hold its entry (O(ids)), else by scanning from the newest (earlier reports
+    of a running job are usually recent)."""
     entries = region.entries
-    for index in range(len(entries) - 1, -1, -1):
-        if entries[index].id in ids:
-            found.append(index)
+    n = len(entries)
+    if index is not None:
+        hinted = {i: index.positions.get(i, -1) for i in ids}
+        if all(0 <= at < n and entries[at].id == i for i, at in hinted.items()):
+            return sorted(hinted.values())
+    found: list[int] = []
+    for at in range(n - 1, -1, -1):
+        if entries[at].id in ids:
+            found.append(at)
             if len(found) == len(ids):
                 break
     return found[::-1]
+
+
+@attrs.frozen
+class DropPlan:
+    """What :func:`drop_superseded_progress` would change in a region (computed without
+    changing anything): ``rewrites`` (position, the entry without the superseded reports,
+    recounted), ``gone`` (positions of the entries that held only superseded reports,
+    increasing), ``touched`` (ids of both, in order) and ``freed`` (tokens)."""
+
+    rewrites: tuple[tuple[int, Entry], ...]
+    gone: tuple[int, ...]
+    touched: tuple[str, ...]
+    freed: int
+
+
+def plan_drop(
+    region: Region,
+    entry: Entry,
+    counter: TokenCounter | None,
+    index: ProgressIndex | None = None,
+) -> DropPlan | None:
+    """The :class:`DropPlan` of the progress reports ``entry`` supersedes in ``region`` (see
+    :func:`drop_superseded_progress`), or ``None`` when it supersedes nothing. With ``index``
+    the earlier reports are looked up: O(entries touched) plus the scan from the newest entry
+    back to the oldest of them; without, every entry is scanned."""
+    calls = {b.tool_use_id for b in entry.blocks if isinstance(b, ToolResult)}
+    if not calls or not isinstance(region, SlidingWindow):
+        return None
+    positions: list[int]
+    if index is None:
+        positions = list(range(len(region.entries)))
+    else:
+        reports = index.sync(region)
+        ids = {i for c in calls for i in reports.get(c, ()) if i != entry.id}
+        if not ids:
+            return None
+        positions = _positions(region, ids, index)
+    rewrites: list[tuple[int, Entry]] = []
+    gone: list[int] = []
+    touched: list[str] = []
+    freed = 0
+    for at in positions:
+        old = region.entries[at]
+        if old.id == entry.id or not any(_superseded(b, calls) for b in old.blocks):
+            continue
+        kept = tuple(b for b in old.blocks if not _superseded(b, calls))
+        touched.append(old.id)
+        if not kept:
+            gone.append(at)
+            freed += old.tokens
+            continue
+        slim = msgspec.structs.replace(old, blocks=kept)
+        if counter is not None:
+            tokens = int(counter.count_entry(slim))
+        else:
+            tokens = max(1, old.tokens * len(kept) // len(old.blocks))
+        tokens = min(tokens, old.tokens)
+        freed += old.tokens - tokens
+        rewrites.append((at, msgspec.structs.replace(slim, tokens=tokens)))
+    if not touched:
+        return None
+    return DropPlan(tuple(rewrites), tuple(gone), tuple(touched), freed)
 
 
 def drop_superseded_progress(
@@ -131,57 +217,34 @@ def drop_superseded_progress(
     ``superseded_progress``) with the ids of the entries touched and the tokens freed; returns
     those ids (empty when nothing was superseded). With ``index`` (the region's
     :class:`ProgressIndex`) the earlier reports are looked up, not scanned for."""
-    calls = {b.tool_use_id for b in entry.blocks if isinstance(b, ToolResult)}
-    if not calls or not isinstance(region, SlidingWindow):
+    drop = plan_drop(region, entry, counter, index)
+    if drop is None:
         return ()
-    positions: list[int]
-    if index is None:
-        positions = list(range(len(region.entries)))
-    else:
-        reports = index.sync(region)
-        ids = {i for c in calls for i in reports.get(c, ()) if i != entry.id}
-        if not ids:
-            return ()
-        positions = _positions(region, ids)
-    touched = _drop(region, entry, calls, counter, positions)
+    _apply(region, entry, drop, index)
+    return drop.touched
+
+
+def _apply(region: Region, entry: Entry, drop: DropPlan, index: ProgressIndex | None) -> None:
+    """Carry out ``drop`` (planned by :func:`plan_drop` on ``region`` as it is now)."""
+    assert isinstance(region, SlidingWindow)
+    for at, slim in drop.rewrites:
+        region.rewrite_entry(at, slim)
+    if drop.gone:
+        region.remove_ids([region.entries[at].id for at in drop.gone])
+    region.events.emit(ev.Evicted(region.name, drop.touched, drop.freed, "superseded_progress"))
     if index is not None:
-        index._forget(region, calls, entry.id)
-    return touched
+        calls = {b.tool_use_id for b in entry.blocks if isinstance(b, ToolResult)}
+        index._forget(region, calls, entry.id, drop.gone)
 
 
-def _drop(
-    region: SlidingWindow,
-    entry: Entry,
-    calls: set[str],
-    counter: TokenCounter | None,
-    positions: list[int],
-) -> tuple[str, ...]:
-    gone: list[str] = []
-    touched: list[str] = []
-    freed = 0
-    for index in positions:
-        old = region.entries[index]
-        if old.id == entry.id or not any(_superseded(b, calls) for b in old.blocks):
-            continue
-        kept = tuple(b for b in old.blocks if not _superseded(b, calls))
-        touched.append(old.id)
-        if not kept:
-            gone.append(old.id)
-            freed += old.tokens
-            continue
-        slim = msgspec.structs.replace(old, blocks=kept)
-        if counter is not None:
-            tokens = int(counter.count_entry(slim))
-        else:
-            tokens = max(1, old.tokens * len(kept) // len(old.blocks))
-        tokens = min(tokens, old.tokens)
-        freed += old.tokens - tokens
-        region.rewrite_entry(index, msgspec.structs.replace(slim, tokens=tokens))
-    if gone:
-        region.remove_ids(gone)
-    if touched:
-        region.events.emit(ev.Evicted(region.name, tuple(touched), freed, "superseded_progress"))
-    return tuple(touched)
+def _as_dropped(region: SlidingWindow, drop: DropPlan) -> SlidingWindow:
+    """A planning copy of ``region`` as it would be after ``drop`` (nothing changes)."""
+    entries = list(region.entries)
+    for at, slim in drop.rewrites:
+        entries[at] = slim
+    for at in reversed(drop.gone):
+        del entries[at]
+    return region.planning_copy(entries, region.used_tokens - drop.freed)
 
 
 def admit_superseding(
@@ -190,22 +253,21 @@ def admit_superseding(
     """``window.write(region, entry, strict=strict)``, counting the progress reports that
     ``entry`` supersedes as freed: a newer report replacing one that fills the room (and that
     an open job's group keeps from eviction) is admitted. When the plain write would be
-    refused and ``entry`` supersedes earlier reports, the drop and the write are first played
-    on a throw-away copy of the window (its own event bus, so nothing is emitted); only if the
-    copy admits the write are the reports dropped and the entry written for real, else the
-    plain refusal is returned (or raised with ``strict``:
-    :class:`regio.errors.RegionFullError`) and nothing changed. ``window`` is the
-    :class:`regio.regions.window.Window` owning ``region``; the copy costs O(window) and is
-    made only on that refused path."""
-    calls = {b.tool_use_id for b in entry.blocks if isinstance(b, ToolResult)}
-    if calls and isinstance(window.plan_write(region, entry), Refusal):
-        reports = window.progress_index(region).sync(region)
-        if any(i != entry.id for c in calls for i in reports.get(c, ())):
-            trial = type(window).from_state(window.snapshot_state(), counter=window.counter)
-            copy = trial.region(region.name)
-            drop_superseded_progress(copy, entry, trial.counter, trial.progress_index(copy))
-            if not isinstance(trial.plan_write(copy, entry), Refusal):
-                drop_superseded_progress(
-                    region, entry, window.counter, window.progress_index(region)
-                )
-    return window.write(region, entry, strict=strict)
+    refused and ``entry`` supersedes earlier reports, the write is planned again as if they
+    were dropped (:func:`plan_drop`, then ``window.plan_write`` on a planning copy of the
+    region: no event, nothing changes); only if that plan admits the write are the reports
+    dropped and the entry written for real, else the plain refusal is emitted and returned
+    (or raised with ``strict``: :class:`regio.errors.RegionFullError`) and nothing changed.
+    ``window`` is the :class:`regio.regions.window.Window` owning ``region``. Beyond the
+    plain plan, a refused report costs the reports' lookup and one more plan of the region:
+    no copy of the window (measured in ``benchmarks/test_bench_superseding_refused.py``)."""
+    plan = window.plan_write(region, entry)
+    if isinstance(plan, Refusal) and isinstance(region, SlidingWindow):
+        index = window.progress_index(region)
+        drop = plan_drop(region, entry, window.counter, index)
+        if drop is not None:
+            trial = window.plan_write(region, entry, as_if=_as_dropped(region, drop))
+            if not isinstance(trial, Refusal):
+                _apply(region, entry, drop, index)
+                plan = window.plan_write(region, entry)
+    return window.write_plan(region, entry, plan, strict=strict)

@@ -13,7 +13,7 @@ regions that never shrink (``pinned``, ``keyed``, ``checklist``, ``compact_histo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -42,6 +42,7 @@ from regio.policies import is_user_turn_start
 from regio.regions import batch, flush, todo
 from regio.regions import events as ev
 from regio.regions.base import ReclaimPhase, Refusal, Region, WritePlan, WriteResult
+from regio.regions.calls import CallIndex, CallRecord
 from regio.regions.compaction import CompactHistory
 from regio.regions.pending import CompactionQueue, PendingCompaction
 from regio.regions.protocols import Content
@@ -72,12 +73,9 @@ class Window:
     queue: CompactionQueue = attrs.field(factory=CompactionQueue, repr=False)
     turn: int = 0
     next_entry: int = 1
-    call_groups: dict[str, str] = attrs.field(factory=dict, repr=False)
-    #: call id -> its ``tool_use`` block, for the calls in ``call_groups`` (never saved;
-    #: rebuilt from the entries on load)
-    _call_uses: dict[str, ToolUse] = attrs.field(factory=dict, init=False, repr=False)
-    _calls_seen: tuple[tuple[int, int], ...] = attrs.field(factory=tuple, init=False, repr=False)
-    _calls_kept: int = attrs.field(default=0, init=False, repr=False)
+    #: call id -> group and ``tool_use`` block of every call still in the window (saved as
+    #: the call -> group map; the blocks are found again in the entries on load)
+    calls: CallIndex = attrs.field(factory=CallIndex, init=False, repr=False)
     _by_name: dict[str, Region] = attrs.field(factory=dict, init=False, repr=False)
     #: per conversation region, the calls with progress reports (never saved; rebuilt on load)
     _progress: dict[str, ProgressIndex] = attrs.field(factory=dict, init=False, repr=False)
@@ -161,33 +159,30 @@ class Window:
         return int(self.high_water * self.max_tokens)
 
     # ----- tool calls ---------------------------------------------------------------------
+    @property
+    def call_groups(self) -> Mapping[str, str]:
+        """Call id -> group (``g:<id>``) of the calls recorded (a read-only view of
+        :attr:`calls`; it may hold calls whose entries just left: see :meth:`call_group`)."""
+        return self.calls.groups
+
     def call_group(self, call_id: str) -> str | None:
         """The group (``g:<id>``) of the assistant message that made tool call ``call_id``
         while an entry of that group is still in the window; None for a call never made or
         whose entries have left (evicted, compacted, released, cleared)."""
-        if call_id not in self.call_groups:
-            return None
-        self._prune_call_groups()
-        return self.call_groups.get(call_id)
+        record = self._call_record(call_id)
+        return record.group if record is not None else None
 
     def tool_call(self, call_id: str) -> ToolUse | None:
         """The ``tool_use`` block of call ``call_id`` while its group is in the window (see
         :meth:`call_group`), else None. A lookup, not a scan of the entries."""
-        if self.call_group(call_id) is None:
-            return None
-        return self._call_uses.get(call_id)
+        record = self._call_record(call_id)
+        return record.tool_use if record is not None else None
 
-    def _prune_call_groups(self) -> None:
-        """Drop the call records whose group has no entry left in any region, so the index
-        is bounded by the window, not by the calls ever made. Skipped while no region changed
-        since the last pass (their versions and lengths are the key)."""
-        seen = tuple((r.version, len(r.entries)) for r in self.regions)
-        if seen == self._calls_seen:
-            return
-        live = {e.group for r in self.regions for e in r.entries if e.group is not None}
-        self.call_groups = {c: g for c, g in self.call_groups.items() if g in live}
-        self._call_uses = {c: u for c, u in self._call_uses.items() if c in self.call_groups}
-        self._calls_seen, self._calls_kept = seen, len(self.call_groups)
+    def _call_record(self, call_id: str) -> CallRecord | None:
+        if call_id not in self.calls.records:
+            return None
+        self.calls.prune(self.regions)
+        return self.calls.records.get(call_id)
 
     def progress_index(self, region: str | Region) -> ProgressIndex:
         """The :class:`ProgressIndex` of ``region`` (which entries hold progress reports of
@@ -257,7 +252,22 @@ class Window:
             if isinstance(content, Entry)
             else self.make_entry(content, role=role, key=key, tokens=tokens)
         )
-        plan = self.plan_write(r, entry)
+        return self.write_plan(r, entry, self.plan_write(r, entry), strict=strict)
+
+    @transactional
+    def write_plan(
+        self,
+        region: str | Region,
+        entry: Entry,
+        plan: WritePlan | Refusal,
+        *,
+        strict: bool = False,
+    ) -> WriteResult | Refusal:
+        """Carry out ``plan``, what :meth:`plan_write` of ``entry`` into ``region`` returned on
+        the window as it is now: commit a :class:`WritePlan` and run reclaim (never taking
+        ``entry``), or emit a :class:`Refusal` and return it (raise
+        :class:`regio.errors.RegionFullError` with ``strict``)."""
+        r = self.region(region)
         if isinstance(plan, Refusal):
             r.emit_refusal(plan)
             if strict:
@@ -267,23 +277,30 @@ class Window:
         self.reclaim(keep=entry.id)
         return result
 
-    def plan_write(self, region: str | Region, entry: Entry) -> WritePlan | Refusal:
+    def plan_write(
+        self, region: str | Region, entry: Entry, *, as_if: Region | None = None
+    ) -> WritePlan | Refusal:
         """What :meth:`write` of ``entry`` into ``region`` would do (a dry run: no state
         changes, no event): the region's plan, or a :class:`Refusal` (reason ``window_full``
-        too). Raises :class:`SystemRoleError` for a system entry outside ``pinned``."""
+        too). ``as_if``: a planning copy of ``region`` holding edited entries
+        (:meth:`regio.regions.SlidingWindow.planning_copy`): the plan ``region`` would make
+        holding those (a window-level refusal counts the window's tokens as if, and lists what
+        ``region`` can release). Raises :class:`SystemRoleError` for a system entry outside
+        ``pinned``."""
         r = self.region(region)
         if entry.role == "system" and not r.holds_system:
             raise SystemRoleError(
                 f"region {r.name!r} ({r.kind}) cannot hold a system-role entry; system "
                 "instructions belong in a pinned region"
             )
-        plan = r.plan_write(entry)
+        target = r if as_if is None else as_if
+        plan = target.plan_write(entry)
         if isinstance(plan, WritePlan):
-            delta = plan.delta_tokens(r)
-            over = self.used_tokens + delta - self.max_tokens
+            delta = plan.delta_tokens(target)
+            used = self.used_tokens - r.used_tokens + target.used_tokens
+            over = used + delta - self.max_tokens
             if delta > 0 and over > 0 and over > self._reclaimable(exclude=r):
-                window = (self.used_tokens, self.max_tokens)
-                return r.refusal(entry, "window_full", window=window)
+                return r.refusal(entry, "window_full", window=(used, self.max_tokens))
         return plan
 
     append = write
@@ -334,11 +351,10 @@ class Window:
         result = admit_superseding(self, target, entry, strict=strict)
         if isinstance(result, WriteResult):
             drop_superseded_progress(target, entry, self.counter, self.progress_index(target))
-            if calls and len(self.call_groups) > 2 * self._calls_kept + 64:
-                self._prune_call_groups()  # calls whose results never came
+            if calls and self.calls.outgrown():
+                self.calls.prune(self.regions)  # calls whose results never came
             for c in calls:
-                self.call_groups.setdefault(c.id, group)
-                self._call_uses.setdefault(c.id, c)
+                self.calls.add(c, group)
         elif turn_start:
             self.turn -= 1
         return result
@@ -529,7 +545,7 @@ class Window:
     def snapshot_state(self) -> WindowState:
         """Lossless state (msgspec; encode with ``msgspec.json.encode``); ``call_groups``
         holds the calls whose entries are still in the window."""
-        self._prune_call_groups()
+        self.calls.prune(self.regions)
         return WindowState(
             max_tokens=self.max_tokens,
             high_water=self.high_water,
@@ -543,7 +559,7 @@ class Window:
             next_entry=self.next_entry,
             next_pending=self.queue.next_seq,
             turn=self.turn,
-            call_groups=dict(self.call_groups),
+            call_groups=dict(self.call_groups.items()),
         )
 
     @classmethod
@@ -576,14 +592,7 @@ class Window:
         self.queue.items = {p.id: p for p in state.pending}
         self.queue.next_seq = state.next_pending
         self.next_entry, self.turn = state.next_entry, state.turn
-        self.call_groups = dict(state.call_groups)
-        self._call_uses = {}
-        for r in self.regions:  # oldest first: the first call with an id is the one grouped
-            for e in r.entries:
-                for b in e.blocks:
-                    if isinstance(b, ToolUse) and b.id in self.call_groups:
-                        self._call_uses.setdefault(b.id, b)
-        self._calls_seen, self._calls_kept = (), 0
+        self.calls.restore(state.call_groups, self.regions)
         self._progress = {}  # rebuilt from the loaded entries
         for r in self.regions:
             if r.is_conversation:

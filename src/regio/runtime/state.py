@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 
 from regio.layout import LayoutState, RenderLog, Request
+from regio.regions.entrylist import EntryList, EntryMark, appended_since
 
 __all__ = ["RegionHashes", "SessionState"]
 
@@ -25,27 +26,27 @@ class RegionHashes:
     request. Each value equals :meth:`regio.regions.Region.content_hash` (sha256, hex, over the
     entry digests in order)."""
 
-    #: region name -> (entry list, rewrite epoch, entries hashed, sha256 state, hex digest)
-    _seen: dict[str, tuple[Any, int, int, Any, str]] = attrs.field(factory=dict)
+    #: region name -> (the entry list's mark, sha256 state, hex digest)
+    _seen: dict[str, tuple[EntryMark, Any, str]] = attrs.field(factory=dict)
 
     def content_hash(self, region: Any) -> str:
         """``region.content_hash()``, from what was hashed before when only appended to."""
         entries = region.entries
-        epoch = getattr(entries, "rewrite_epoch", None)
-        if epoch is None:
+        if not isinstance(entries, EntryList):
             return str(region.content_hash())
-        n = len(entries)
         found = self._seen.get(region.name)
-        if found is not None and found[0] is entries and found[1] == epoch and found[2] <= n:
-            if found[2] == n:
-                return found[4]
-            h, start = found[3].copy(), found[2]
+        start = appended_since(entries, found[0]) if found is not None else None
+        if found is not None and start is not None:
+            if start == len(entries):
+                return found[2]
+            h = found[1].copy()
         else:
             h, start = hashlib.sha256(), 0
         for e in entries[start:]:
             h.update(e.digest.encode())
         digest = h.hexdigest()
-        self._seen[region.name] = (entries, epoch, n, h, digest)
+        mark = EntryMark(entries, entries.rewrite_epoch, len(entries))
+        self._seen[region.name] = (mark, h, digest)
         return digest
 
 

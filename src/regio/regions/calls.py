@@ -1,0 +1,103 @@
+"""The window's index of tool calls: call id -> the group of the assistant message that made
+the call and its ``tool_use`` block, one :class:`CallRecord` per call, so the group and the
+block can never disagree (there is one map, not two kept in step).
+
+The index is bounded by the window, not by the calls ever made: :meth:`CallIndex.prune` drops
+the calls whose group has no entry left in any region (evicted, compacted, released,
+cleared); it is skipped while no region changed since the last pass. The index is never saved
+apart from the call -> group map (``WindowState.call_groups``); a loaded window finds the
+``tool_use`` blocks again in its entries (:meth:`CallIndex.restore`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from regio.content import ToolUse
+
+__all__ = ["CallGroups", "CallIndex", "CallRecord"]
+
+
+@attrs.frozen
+class CallRecord:
+    """One tool call of the window: ``group`` (``g:<id>``, the group of the assistant message
+    that made it) and its ``tool_use`` block (``None`` when a loaded window's entries no
+    longer hold it)."""
+
+    group: str
+    tool_use: ToolUse | None
+
+
+class CallGroups(Mapping[str, str]):
+    """A read-only view of a :class:`CallIndex`: call id -> group id (O(1) per lookup)."""
+
+    __slots__ = ("_records",)
+
+    def __init__(self, records: Mapping[str, CallRecord]) -> None:
+        self._records = records
+
+    def __getitem__(self, call_id: str) -> str:
+        return self._records[call_id].group
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._records)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+
+@attrs.define(eq=False)
+class CallIndex:
+    """The calls of one window (see module docstring). State of the session that owns the
+    window; ``records`` is call id -> :class:`CallRecord`, oldest call first."""
+
+    records: dict[str, CallRecord] = attrs.field(factory=dict)
+    #: (version, entry count) per region at the last prune, and the calls kept then
+    _seen: tuple[tuple[int, int], ...] = ()
+    _kept: int = 0
+
+    @property
+    def groups(self) -> CallGroups:
+        """Call id -> group id (a read-only view)."""
+        return CallGroups(self.records)
+
+    def add(self, call: ToolUse, group: str) -> None:
+        """Record ``call`` (made by an assistant message of ``group``). A call id already
+        recorded keeps its group and block; a record without a block takes ``call``'s."""
+        found = self.records.get(call.id)
+        if found is None:
+            self.records[call.id] = CallRecord(group, call)
+        elif found.tool_use is None:
+            self.records[call.id] = CallRecord(found.group, call)
+
+    def outgrown(self) -> bool:
+        """Whether the index holds more than twice the calls kept at the last prune, plus 64
+        (calls whose results never came): time to prune."""
+        return len(self.records) > 2 * self._kept + 64
+
+    def prune(self, regions: Sequence[Any]) -> None:
+        """Drop the calls whose group has no entry left in ``regions``; skipped while no
+        region changed since the last pass (their versions and lengths are the key)."""
+        seen = tuple((r.version, len(r.entries)) for r in regions)
+        if seen == self._seen:
+            return
+        live = {e.group for r in regions for e in r.entries if e.group is not None}
+        self.records = {c: rec for c, rec in self.records.items() if rec.group in live}
+        self._seen, self._kept = seen, len(self.records)
+
+    def restore(self, call_groups: Mapping[str, str], regions: Sequence[Any]) -> None:
+        """Load the saved call -> group map and find each call's ``tool_use`` block in the
+        entries of ``regions`` (oldest first: the first block with an id is the one grouped);
+        O(blocks)."""
+        self.records = {c: CallRecord(g, None) for c, g in call_groups.items()}
+        for r in regions:
+            for e in r.entries:
+                for b in e.blocks:
+                    if isinstance(b, ToolUse):
+                        found = self.records.get(b.id)
+                        if found is not None and found.tool_use is None:
+                            self.records[b.id] = CallRecord(found.group, b)
+        self._seen, self._kept = (), 0
