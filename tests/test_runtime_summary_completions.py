@@ -166,3 +166,58 @@ def test_exactly_the_completed_items_leave_the_open_items(
     ]
     kept = sort_entries([*head, *later]).sections["Open items"]
     assert kept == [item for i, item in enumerate(items) if i not in done]
+
+
+def _errors(*texts: tuple[str, str]) -> list[str]:
+    entries = [_say(i, text, role) for i, (role, text) in enumerate(texts)]
+    return sort_entries(entries).sections["Errors"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Fixed the TypeError, but now test_dump fails with AssertionError: 344 != 345.",
+        "Resolved the merge conflict; pytest now reports ImportError: cannot import name 'utc'.",
+        "The migration is done, but it raised IntegrityError on the orders table.",
+        "I've implemented the change and the build failed with exit code 2.",
+    ],
+)
+def test_a_completion_that_also_reports_an_error_is_kept_as_an_error(line: str) -> None:
+    assert _errors(("assistant", line)) == [line]
+
+
+@pytest.mark.parametrize(
+    "line", ["We fixed the TypeError.", "Fixed the TypeError and the ValueError in the parser."]
+)
+def test_a_completion_naming_the_error_it_fixed_reports_no_error(line: str) -> None:
+    assert _errors(("assistant", line)) == []
+
+
+_DONE_CLAUSES = (
+    "Fixed the TypeError",
+    "I've implemented the change",
+    "Resolved the merge conflict",
+    "The migration is done",
+    "We finished the refactor",
+)
+_ERROR_CLAUSES = (
+    "now test_dump fails with AssertionError: 344 != 345",
+    "the build failed with exit code 2",
+    "it raised IntegrityError on the orders table",
+    "pytest reports ImportError: no module named 'utc'",
+    "the login test is now failing",
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(_DONE_CLAUSES),
+    st.sampled_from((", but ", " and ", "; ", ", though ", ", however ")),
+    st.sampled_from(_ERROR_CLAUSES),
+    st.sampled_from(("user", "assistant")),
+)
+def test_a_sentence_reporting_an_error_stays_an_error_whatever_it_completes(
+    done: str, joint: str, error: str, role: str
+) -> None:
+    line = f"{done}{joint}{error}."
+    assert _errors(("user", "TODO: fix the TypeError."), (role, line)) == [line]

@@ -12,8 +12,8 @@ an open item until a later sentence of the user or the agent completes it. A com
 * ``X is|are|was|has been [now|all|...] done|complete|finished|fixed|resolved|closed|...``,
 
 never a question, a conditional (``once X is done ...``), a negation (``X is not done``), a
-plan or a requirement (``make sure X is done``) or a partial report (``X is done except
-...``). It closes an open item
+plan or a requirement (``make sure X is done``) or a partial or contrasted report (``X is
+done except ...``, ``X is done, but ...``). It closes an open item
 
 * by identifier: the item's first identifier (``TODO-12``, ``TCK-5521``, ``#42``) is named
   by the completion (``closed TODO-12``), or
@@ -87,7 +87,7 @@ _CONDITIONAL = re.compile(
 )
 #: A completion holding one of these is partial, negated or still a plan.
 _PARTIAL = re.compile(
-    r"\b(?:except|but\s+not|apart\s+from|other\s+than|partially|partly|half|mostly|almost|"
+    r"\b(?:except|but|though|although|however|apart\s+from|other\s+than|partially|partly|half|mostly|almost|"
     r"nearly|not|yet|make\s+sure|ensure|must|should|need|needs|have\s+to|has\s+to|will|"
     r"going\s+to|want|wants|would|could|can|may|might)\b|n(?:'|\u2019)t\b",
     re.I,
