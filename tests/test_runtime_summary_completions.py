@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from regio.content import Entry, Text
@@ -221,3 +221,79 @@ def test_a_sentence_reporting_an_error_stays_an_error_whatever_it_completes(
 ) -> None:
     line = f"{done}{joint}{error}."
     assert _errors(("user", "TODO: fix the TypeError."), (role, line)) == [line]
+
+
+@pytest.mark.parametrize(
+    ("todo", "later"),
+    [
+        ("TODO: fix TCK-5521", "Reopened TCK-5521."),
+        ("TODO: fix TCK-5521", "Created TCK-5521 to track it."),
+        ("TODO: fix TCK-5521", "I looked at TCK-5521."),
+        ("TODO: fix TCK-5521", "Closed TCK-5522 as a duplicate of TCK-5521."),
+        ("TODO: fix TCK-5521", "Fixed TCK-5522, which is related to TCK-5521."),
+        ("TODO: review PR #42", "Opened #42 in the browser."),
+        ("TODO: cancel reservation NQNU5R", "The reservation NQNU5R has been rebooked."),
+    ],
+)
+def test_an_identifier_closes_its_item_only_as_the_object_of_a_completion(
+    todo: str, later: str
+) -> None:
+    assert _open(("user", todo), ("assistant", later)) == [todo]
+
+
+@pytest.mark.parametrize(
+    ("todo", "later"),
+    [
+        (
+            "TODO: cancel reservation NQNU5R",
+            "The reservation NQNU5R has been successfully canceled.",
+        ),
+        (
+            "Remember to cancel reservation GV1N64.",
+            "Your reservation with ID GV1N64 has been successfully cancelled",
+        ),
+        ("TODO: fix TCK-5521", "TCK-5521 is resolved."),
+        ("TODO: fix TCK-5521", "Fixed TCK-5521, which was related to TCK-5522."),
+    ],
+)
+def test_a_completion_of_the_named_item_closes_it(todo: str, later: str) -> None:
+    assert _open(("user", todo), ("assistant", later)) == []
+
+
+@pytest.mark.parametrize(
+    ("todo", "later"),
+    [
+        ("TODO: add sha-256 checksums to the release", "Added sha-256 to the hash list."),
+        ("TODO: fix the utf-8 decoding in the parser", "Fixed utf-8 output in the logger."),
+        ("TODO: port the client to gpt-4", "Ported gpt-4 to the sample."),
+        ("TODO: migrate the CI image to Python-3", "Migrated the docs to Python-3."),
+    ],
+)
+def test_a_version_or_encoding_name_is_not_an_item_identifier(todo: str, later: str) -> None:
+    assert _open(("user", todo), ("assistant", later)) == [todo]
+
+
+_TICKETS = st.builds(
+    "{}-{}".format, st.sampled_from(("TCK", "BUG", "OPS", "JIRA")), st.integers(1, 99999)
+)
+_MENTIONS = (
+    "Reopened {id}.",
+    "Created {id} to track it.",
+    "I looked at {id}.",
+    "Closed {other} as a duplicate of {id}.",
+    "Fixed {other}, which is related to {id}.",
+    "Resolved {other} after {id} was reported.",
+    "Merged {other} into {id}.",
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(_TICKETS, _TICKETS, st.sampled_from(_MENTIONS), st.sampled_from(("fix", "close")))
+def test_a_mere_mention_of_an_identifier_keeps_its_item(
+    ident: str, other: str, mention: str, verb: str
+) -> None:
+    assume(ident != other)
+    todo = f"TODO: {verb} {ident}"
+    later = mention.format(id=ident, other=other)
+    assert _open(("user", todo), ("assistant", later)) == [todo]
+    assert _open(("user", todo), ("assistant", f"Closed {ident}.")) == []

@@ -67,6 +67,13 @@ _FORMS = (
         rf"(?P<verb>{_DONE}|complete)\b(?P<tail>.*)$",
         re.I,
     ),
+    # the item's own verb as a passive participle ("reservation NQNU5R has been canceled")
+    re.compile(
+        rf"^{_LABEL}(?P<obj>\S.*?)\s+(?:is|are|was|were|has\s+been|have\s+been|got)\s+"
+        rf"(?:(?:now|all|finally|already|also|successfully|fully)\s+)*"
+        rf"(?P<own>[a-z]{{2,}}ed)\b(?P<tail>.*)$",
+        re.I,
+    ),
     # the item's own verb in the past tense ("updated the README"): only with that verb
     re.compile(
         rf"^{_LABEL}(?:(?:i|we|i(?:'|\u2019)?ve|we(?:'|\u2019)?ve|i\s+have|we\s+have)\s+)?"
@@ -92,8 +99,24 @@ _PARTIAL = re.compile(
     r"going\s+to|want|wants|would|could|can|may|might)\b|n(?:'|\u2019)t\b",
     re.I,
 )
-#: An item's identifier: a ticket-like id (``TODO-12``, ``TCK-5521``) or ``#42``.
-_ITEM_ID = re.compile(r"#\d+\b|\b[A-Za-z][A-Za-z0-9]*-\d+\b")
+#: An item's identifier: ``#42``, a ticket id (upper-case letters, a separator, digits:
+#: ``TODO-1``, ``TCK-5521``) or a long token of upper-case letters and digits
+#: (``NQNU5R``, ``HAT001``) -- never a version or an encoding (``utf-8``, ``sha-256``,
+#: ``gpt-4``, ``Python-3``).
+_ITEM_ID = re.compile(
+    r"#\d+\b|\b[A-Z][A-Z0-9]*[-_]\d+\b|\b(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{6,}\b"
+)
+#: Prefixes of encodings, hashes and standards, which look like ids but name no item.
+_NOT_IDS = frozenset({"utf", "ucs", "sha", "md", "crc", "aes", "rsa", "hmac", "iso", "rfc", "gpt",
+                      "base", "x", "ipv", "http", "tls", "ssl", "py", "python"})  # fmt: skip
+#: Where the object of a completion verb ends: ids after it are mentions, not the completed
+#: item (``Closed TCK-5522 as a duplicate of TCK-5521``).
+_OBJECT_END = re.compile(
+    r"[,;:(]|\s(?:as|of|to|for|in|into|with|which|that|who|because|since|after|before|from|by|"
+    r"like|than|while|when|and\s+(?:then|also|now|it|i|we))\b",
+    re.I,
+)
+_ID_PREFIX = re.compile(r"[a-z]+")
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
     {"a", "an", "the", "to", "of", "for", "in", "on", "at", "and", "or", "with", "by", "from",
@@ -108,9 +131,14 @@ _SUFFIXES = ("ings", "ing", "ions", "ion", "ed", "es", "s", "e")
 
 
 def _stem(word: str) -> str:
+    """``word`` without its inflection; a doubled final consonant is undoubled so that
+    ``cancelled``, ``canceled`` and ``cancel`` (``stopped``, ``stop``) share a stem."""
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
+            word = word[: -len(suffix)]
+            break
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou":
+        word = word[:-1]
     return word
 
 
@@ -120,7 +148,13 @@ def _words(text: str) -> frozenset[str]:
 
 
 def _ids(text: str) -> list[str]:
-    return [m.group(0).lower() for m in _ITEM_ID.finditer(text)]
+    out = []
+    for match in _ITEM_ID.finditer(text):
+        ident = match.group(0).lower()
+        prefix = _ID_PREFIX.match(ident.lstrip("#"))
+        if prefix is None or prefix.group(0) not in _NOT_IDS:
+            out.append(ident)
+    return out
 
 
 @attrs.frozen
@@ -161,8 +195,16 @@ def completion(sentence: str) -> CompletedItem | None:
         verbs = (own or groups.get("verb") or "").lower().split()
         verb = verbs[0] if verbs else ""
         stem = "" if verb in ("done", "complete", "completed", "finished") else _stem(verb)
-        return CompletedItem(_words(obj), stem, frozenset(_ids(obj)), own_verb=own is not None)
+        # the completed thing: a passive's subject, else the verb's object up to its first
+        # preposition or clause
+        head = obj if "tail" in groups else obj[: _end(obj)]
+        return CompletedItem(_words(obj), stem, frozenset(_ids(head)), own_verb=own is not None)
     return None
+
+
+def _end(obj: str) -> int:
+    match = _OBJECT_END.search(obj)
+    return len(obj) if match is None else match.start()
 
 
 @attrs.define
@@ -203,8 +245,12 @@ class OpenItems:
         """The open items ``done`` completes (module doc): those its identifiers name, and
         the one item its words match best (none when two match equally well)."""
         closed: set[str] = set()
-        for ident in done.ids:
-            closed.update(self._by_id.get(ident, ()))
+        for ident in done.ids:  # "reopened TCK-5521" completes no "fix TCK-5521"
+            closed.update(
+                line
+                for line in self._by_id.get(ident, ())
+                if not done.own_verb or done.verb in self._items[line].words
+            )
         if done.words:
             overlap: Counter[str] = Counter()
             for word in done.words:
