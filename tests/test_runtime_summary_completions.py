@@ -297,3 +297,67 @@ def test_a_mere_mention_of_an_identifier_keeps_its_item(
     later = mention.format(id=ident, other=other)
     assert _open(("user", todo), ("assistant", later)) == [todo]
     assert _open(("user", todo), ("assistant", f"Closed {ident}.")) == []
+
+
+@pytest.mark.parametrize(
+    ("todo", "partial", "full"),
+    [
+        (
+            "TODO: update the README and the CHANGELOG.",
+            "Updated the README.",
+            "Updated the README and the CHANGELOG.",
+        ),
+        (
+            "TODO: fix the login bug and the logout bug.",
+            "Fixed the login bug.",
+            "Fixed the login bug and the logout bug.",
+        ),
+        (
+            "Next steps: migrate the users table, then the orders table.",
+            "Migrated the users table.",
+            "Migrated the users table and the orders table.",
+        ),
+        (
+            "Remember to rebook flight HAT001 and refund the old ticket.",
+            "I have rebooked flight HAT001.",
+            "I have rebooked flight HAT001 and refunded the old ticket.",
+        ),
+    ],
+)
+def test_a_to_do_of_several_tasks_closes_only_when_every_task_is_done(
+    todo: str, partial: str, full: str
+) -> None:
+    assert _open(("user", todo), ("assistant", partial)) == [todo]
+    assert _open(("user", todo), ("assistant", full)) == []
+
+
+def test_an_indefinite_completion_closes_only_an_item_it_names_in_full() -> None:
+    todo = "TODO: add a test for the parser."
+    assert _open(("user", todo), ("assistant", "I added a test.")) == [todo]
+    assert _open(("user", todo), ("assistant", "I added a test for the parser.")) == []
+    assert _open(("user", "TODO: add a test."), ("assistant", "I added a test.")) == []
+
+
+@st.composite
+def _compound(draw: st.DrawFn) -> tuple[str, list[str], list[bool]]:
+    """A to-do of 2-4 tasks on distinct nouns, and which of its tasks a completion names."""
+    verb = draw(st.sampled_from(_VERBS))
+    nouns = draw(st.permutations(_NOUNS))[: draw(st.integers(2, 4))]
+    joints = [draw(st.sampled_from((" and ", ", then ", ", ", "; "))) for _ in nouns[1:]]
+    tasks = [f"the {noun} module" for noun in nouns]
+    todo = "TODO: " + verb + " " + tasks[0] + "".join(j + t for j, t in zip(joints, tasks[1:]))
+    named = draw(st.lists(st.booleans(), min_size=len(tasks), max_size=len(tasks)))
+    assume(any(named))
+    return todo + ".", [t for t, n in zip(tasks, named) if n], named
+
+
+@settings(max_examples=80, deadline=None)
+@given(_compound())
+def test_a_compound_to_do_stays_open_until_all_its_tasks_are_completed(
+    case: tuple[str, list[str], list[bool]],
+) -> None:
+    todo, done_tasks, named = case
+    verb = todo.split()[1]
+    line = f"{_ing(verb).capitalize()}ed " + " and ".join(done_tasks) + "."
+    expected = [] if all(named) else [todo]
+    assert _open(("user", todo), ("assistant", line)) == expected

@@ -15,14 +15,20 @@ never a question, a conditional (``once X is done ...``), a negation (``X is not
 plan or a requirement (``make sure X is done``) or a partial or contrasted report (``X is
 done except ...``, ``X is done, but ...``). It closes an open item
 
-* by identifier: the item's first identifier (``TODO-12``, ``TCK-5521``, ``#42``) is named
-  by the completion (``closed TODO-12``), or
+* by identifier: the item's first identifier (``TODO-12``, ``TCK-5521``, ``#42``,
+  ``NQNU5R``) is the object of the completion (``closed TODO-12``, ``reservation NQNU5R has
+  been canceled``; not ``closed TCK-5522 as a duplicate of TCK-5521``), and a past tense
+  other than a completion verb is the item's own (``reopened TCK-5521`` closes nothing), or
 * by text: every content word of the completed X (stemmed, stop words and to-do markers
   left out) is a word of the item, and with the completion's verb (``we fixed the flaky retry
   test`` for ``TODO: fix the flaky retry test``) they are at least two of the item's words
   (one for a one-word item) and at least half of them. When several items match, only the
   best-covered one is closed, and none when two are covered equally (``Fixed the bug`` with
-  two bugs open).
+  two bugs open). An indefinite object (``added a test``) closes only an item it names in
+  full (not ``add a test for the parser``).
+
+Either way, an item of several tasks (joined by and, then, ``,`` or ``;``: ``update the README
+and the CHANGELOG``) closes only when the completion names every word of every task.
 
 So an unrelated ``done`` (``Fixed the CSV export bug``, ``Done.``) closes nothing, and a
 completion closes only the items it names. :class:`OpenItems` indexes the items by word and
@@ -117,6 +123,10 @@ _OBJECT_END = re.compile(
     re.I,
 )
 _ID_PREFIX = re.compile(r"[a-z]+")
+_VAGUE = re.compile(r"(?:a|an|some|one|another|any)\s", re.I)
+#: Where the tasks of a to-do with several parts meet (``update the README and the
+#: CHANGELOG``, ``migrate the users table, then the orders table``).
+_PARTS = re.compile(r"[,;]|\b(?:and|then)\b", re.I)
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
     {"a", "an", "the", "to", "of", "for", "in", "on", "at", "and", "or", "with", "by", "from",
@@ -168,6 +178,9 @@ class CompletedItem:
     verb: str
     ids: frozenset[str]
     own_verb: bool = False
+    #: The object is indefinite (``added a test``): it names no particular item, and
+    #: completes only an item it names in full.
+    vague: bool = False
 
 
 def completion(sentence: str) -> CompletedItem | None:
@@ -198,7 +211,13 @@ def completion(sentence: str) -> CompletedItem | None:
         # the completed thing: a passive's subject, else the verb's object up to its first
         # preposition or clause
         head = obj if "tail" in groups else obj[: _end(obj)]
-        return CompletedItem(_words(obj), stem, frozenset(_ids(head)), own_verb=own is not None)
+        return CompletedItem(
+            _words(obj),
+            stem,
+            frozenset(_ids(head)),
+            own_verb=own is not None,
+            vague=_VAGUE.match(obj) is not None,
+        )
     return None
 
 
@@ -211,6 +230,18 @@ def _end(obj: str) -> int:
 class _Item:
     words: frozenset[str]
     ident: str | None
+    #: The content words of each task of an item with several (empty for one task).
+    parts: tuple[frozenset[str], ...] = ()
+
+    def covered_by(self, done: CompletedItem) -> bool:
+        """Whether ``done`` names every task of the item: all the words of each part."""
+        named = done.words | {done.verb}
+        return all(part <= named for part in self.parts)
+
+
+def _parts(line: str) -> tuple[frozenset[str], ...]:
+    parts = tuple(words for piece in _PARTS.split(line) if (words := _words(piece)))
+    return parts if len(parts) > 1 else ()
 
 
 @attrs.define
@@ -224,7 +255,7 @@ class OpenItems:
     def add(self, line: str) -> None:
         """Index ``line`` as an open item."""
         ids = _ids(line)
-        item = _Item(_words(line), ids[0] if ids else None)
+        item = _Item(_words(line), ids[0] if ids else None, _parts(line))
         self._items[line] = item
         for word in item.words:
             self._by_word.setdefault(word, set()).add(line)
@@ -249,7 +280,8 @@ class OpenItems:
             closed.update(
                 line
                 for line in self._by_id.get(ident, ())
-                if not done.own_verb or done.verb in self._items[line].words
+                if (not done.own_verb or done.verb in self._items[line].words)
+                and self._items[line].covered_by(done)
             )
         if done.words:
             overlap: Counter[str] = Counter()
@@ -258,7 +290,9 @@ class OpenItems:
             scored = [
                 (score, line)
                 for line, shared in overlap.items()
-                if shared == len(done.words) and (score := self._cover(self._items[line], done))
+                if shared == len(done.words)
+                and self._items[line].covered_by(done)
+                and (score := self._cover(self._items[line], done))
             ]
             scored.sort(reverse=True)
             if len(scored) == 1 or (len(scored) > 1 and scored[0][0] > scored[1][0]):
@@ -272,6 +306,8 @@ class OpenItems:
         if done.own_verb and done.verb not in item.words:
             return 0.0
         shared = len(done.words) + (1 if done.verb and done.verb in item.words else 0)
+        if done.vague and shared < len(item.words):
+            return 0.0
         if shared < min(2, len(item.words)) or 2 * shared < len(item.words):
             return 0.0
         return shared / len(item.words)
