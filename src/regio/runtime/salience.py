@@ -107,6 +107,7 @@ def sentences(text: str) -> list[str]:
 class _Keyed:
     section: str
     line: str
+    by_user: bool
 
 
 @attrs.define
@@ -135,8 +136,10 @@ class Salient:
         """Add ``line`` to ``section`` unless it is already kept anywhere. A ``Values`` line
         (:func:`value_key`) or a ``Constraints`` line that fixes a value
         (:func:`constraint_key`) supersedes the kept lines of the same key: the latest
-        statement is the one kept, at the end. A value supersedes a constraint only when the
-        user (``role``) states it: the agent cannot lift the user's requirement."""
+        statement is the one kept, at the end. A value or a constraint supersedes the user's
+        constraint only when the user (``role``) states it: the agent cannot lift or override
+        the user's requirement (a line of a previous summary, ``role=None``, counts as the
+        user's)."""
         key = None
         if section == "Values":
             key = value_key(line)
@@ -145,14 +148,14 @@ class Salient:
         if key is not None:  # first, so a known (carried) latest value still supersedes
             binding = section == "Constraints"
             for old in list(self._keyed.get(key, ())):
-                if binding or old.section == "Values" or role == "user":
+                if old.section == "Values" or role == "user" or (binding and not old.by_user):
                     self._remove(old.line)
         if line in self.known or line in self._where:
             return
         self._lines[section][line] = None
         self._where[line] = section
         if key is not None:
-            self._keyed.setdefault(key, []).append(_Keyed(section, line))
+            self._keyed.setdefault(key, []).append(_Keyed(section, line, role != "assistant"))
             self._key_of[line] = key
         if section == "Open items":
             self._open.add(line)
