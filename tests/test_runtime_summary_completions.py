@@ -361,3 +361,17 @@ def test_a_compound_to_do_stays_open_until_all_its_tasks_are_completed(
     line = f"{_ing(verb).capitalize()}ed " + " and ".join(done_tasks) + "."
     expected = [] if all(named) else [todo]
     assert _open(("user", todo), ("assistant", line)) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([f"Note {i} on the parser." for i in range(8)]))))
+def test_previous_summaries_carried_lines_are_kept_once_in_first_seen_order(
+    summaries: list[list[str]],
+) -> None:
+    entries = [
+        Entry(id=f"s{n}", blocks=(Text("\n".join(lines)),), meta={"summary": True})
+        for n, lines in enumerate(summaries)
+        if lines
+    ]
+    flat = [line for lines in summaries for line in lines]
+    assert sort_entries(entries).carried == list(dict.fromkeys(flat))

@@ -290,6 +290,7 @@ def sort_entries(entries: Sequence[Entry]) -> Salient:
     (``meta["summary"]``) is parsed back into its sections; a context-only one only marks its
     lines as already kept."""
     out = Salient()
+    carried_seen: set[str] = set()  # the carried lines so far, so that dedup is linear
     for entry in entries:
         if not entry.meta.get("summary"):
             continue
@@ -300,7 +301,10 @@ def sort_entries(entries: Sequence[Entry]) -> Salient:
         for title, lines in sections.items():
             for line in lines:
                 out.add(title, line)
-        out.carried.extend(line for line in carried if line not in out.carried)
+        for line in carried:
+            if line not in carried_seen:
+                carried_seen.add(line)
+                out.carried.append(line)
     for entry in entries:
         if entry.meta.get("summary"):
             continue
