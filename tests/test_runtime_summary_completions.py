@@ -345,10 +345,16 @@ def _compound(draw: st.DrawFn) -> tuple[str, list[str], list[bool]]:
     nouns = draw(st.permutations(_NOUNS))[: draw(st.integers(2, 4))]
     joints = [draw(st.sampled_from((" and ", ", then ", ", ", "; "))) for _ in nouns[1:]]
     tasks = [f"the {noun} module" for noun in nouns]
-    todo = "TODO: " + verb + " " + tasks[0] + "".join(j + t for j, t in zip(joints, tasks[1:]))
+    todo = (
+        "TODO: "
+        + verb
+        + " "
+        + tasks[0]
+        + "".join(j + t for j, t in zip(joints, tasks[1:], strict=True))
+    )
     named = draw(st.lists(st.booleans(), min_size=len(tasks), max_size=len(tasks)))
     assume(any(named))
-    return todo + ".", [t for t, n in zip(tasks, named) if n], named
+    return todo + ".", [t for t, n in zip(tasks, named, strict=True) if n], named
 
 
 @settings(max_examples=80, deadline=None)
