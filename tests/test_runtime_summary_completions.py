@@ -381,3 +381,9 @@ def test_previous_summaries_carried_lines_are_kept_once_in_first_seen_order(
     ]
     flat = [line for lines in summaries for line in lines]
     assert sort_entries(entries).carried == list(dict.fromkeys(flat))
+
+
+@pytest.mark.parametrize("done", ["Done: TODO-12, TODO-13", "Closed TODO-12 and TODO-13."])
+def test_a_list_of_identifiers_is_one_object_and_closes_every_item(done: str) -> None:
+    todos = ("TODO-12: migrate the users table", "TODO-13: migrate the orders table")
+    assert _open(("user", todos[0]), ("user", todos[1]), ("assistant", done)) == []

@@ -123,6 +123,7 @@ _OBJECT_END = re.compile(
     re.I,
 )
 _ID_PREFIX = re.compile(r"[a-z]+")
+_MORE_IDS = re.compile(rf"(?:\s*(?:,|;|&|\band\b)\s*(?:and\s+)?(?:{_ITEM_ID.pattern}))+")
 _VAGUE = re.compile(r"(?:a|an|some|one|another|any)\s", re.I)
 #: Where the tasks of a to-do with several parts meet (``update the README and the
 #: CHANGELOG``, ``migrate the users table, then the orders table``).
@@ -222,8 +223,12 @@ def completion(sentence: str) -> CompletedItem | None:
 
 
 def _end(obj: str) -> int:
+    """Where the object of a completion verb ends in ``obj``; a list of identifiers
+    (``TODO-12, TODO-13 and #42``) is one object."""
     match = _OBJECT_END.search(obj)
-    return len(obj) if match is None else match.start()
+    end = len(obj) if match is None else match.start()
+    more = _MORE_IDS.match(obj, end)
+    return end if more is None else more.end()
 
 
 @attrs.define
