@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from regio.content import Entry, Text
@@ -166,3 +166,224 @@ def test_exactly_the_completed_items_leave_the_open_items(
     ]
     kept = sort_entries([*head, *later]).sections["Open items"]
     assert kept == [item for i, item in enumerate(items) if i not in done]
+
+
+def _errors(*texts: tuple[str, str]) -> list[str]:
+    entries = [_say(i, text, role) for i, (role, text) in enumerate(texts)]
+    return sort_entries(entries).sections["Errors"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Fixed the TypeError, but now test_dump fails with AssertionError: 344 != 345.",
+        "Resolved the merge conflict; pytest now reports ImportError: cannot import name 'utc'.",
+        "The migration is done, but it raised IntegrityError on the orders table.",
+        "I've implemented the change and the build failed with exit code 2.",
+    ],
+)
+def test_a_completion_that_also_reports_an_error_is_kept_as_an_error(line: str) -> None:
+    assert _errors(("assistant", line)) == [line]
+
+
+@pytest.mark.parametrize(
+    "line", ["We fixed the TypeError.", "Fixed the TypeError and the ValueError in the parser."]
+)
+def test_a_completion_naming_the_error_it_fixed_reports_no_error(line: str) -> None:
+    assert _errors(("assistant", line)) == []
+
+
+_DONE_CLAUSES = (
+    "Fixed the TypeError",
+    "I've implemented the change",
+    "Resolved the merge conflict",
+    "The migration is done",
+    "We finished the refactor",
+)
+_ERROR_CLAUSES = (
+    "now test_dump fails with AssertionError: 344 != 345",
+    "the build failed with exit code 2",
+    "it raised IntegrityError on the orders table",
+    "pytest reports ImportError: no module named 'utc'",
+    "the login test is now failing",
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(_DONE_CLAUSES),
+    st.sampled_from((", but ", " and ", "; ", ", though ", ", however ")),
+    st.sampled_from(_ERROR_CLAUSES),
+    st.sampled_from(("user", "assistant")),
+)
+def test_a_sentence_reporting_an_error_stays_an_error_whatever_it_completes(
+    done: str, joint: str, error: str, role: str
+) -> None:
+    line = f"{done}{joint}{error}."
+    assert _errors(("user", "TODO: fix the TypeError."), (role, line)) == [line]
+
+
+@pytest.mark.parametrize(
+    ("todo", "later"),
+    [
+        ("TODO: fix TCK-5521", "Reopened TCK-5521."),
+        ("TODO: fix TCK-5521", "Created TCK-5521 to track it."),
+        ("TODO: fix TCK-5521", "I looked at TCK-5521."),
+        ("TODO: fix TCK-5521", "Closed TCK-5522 as a duplicate of TCK-5521."),
+        ("TODO: fix TCK-5521", "Fixed TCK-5522, which is related to TCK-5521."),
+        ("TODO: review PR #42", "Opened #42 in the browser."),
+        ("TODO: cancel reservation NQNU5R", "The reservation NQNU5R has been rebooked."),
+    ],
+)
+def test_an_identifier_closes_its_item_only_as_the_object_of_a_completion(
+    todo: str, later: str
+) -> None:
+    assert _open(("user", todo), ("assistant", later)) == [todo]
+
+
+@pytest.mark.parametrize(
+    ("todo", "later"),
+    [
+        (
+            "TODO: cancel reservation NQNU5R",
+            "The reservation NQNU5R has been successfully canceled.",
+        ),
+        (
+            "Remember to cancel reservation GV1N64.",
+            "Your reservation with ID GV1N64 has been successfully cancelled",
+        ),
+        ("TODO: fix TCK-5521", "TCK-5521 is resolved."),
+        ("TODO: fix TCK-5521", "Fixed TCK-5521, which was related to TCK-5522."),
+    ],
+)
+def test_a_completion_of_the_named_item_closes_it(todo: str, later: str) -> None:
+    assert _open(("user", todo), ("assistant", later)) == []
+
+
+@pytest.mark.parametrize(
+    ("todo", "later"),
+    [
+        ("TODO: add sha-256 checksums to the release", "Added sha-256 to the hash list."),
+        ("TODO: fix the utf-8 decoding in the parser", "Fixed utf-8 output in the logger."),
+        ("TODO: port the client to gpt-4", "Ported gpt-4 to the sample."),
+        ("TODO: migrate the CI image to Python-3", "Migrated the docs to Python-3."),
+    ],
+)
+def test_a_version_or_encoding_name_is_not_an_item_identifier(todo: str, later: str) -> None:
+    assert _open(("user", todo), ("assistant", later)) == [todo]
+
+
+_TICKETS = st.builds(
+    "{}-{}".format, st.sampled_from(("TCK", "BUG", "OPS", "JIRA")), st.integers(1, 99999)
+)
+_MENTIONS = (
+    "Reopened {id}.",
+    "Created {id} to track it.",
+    "I looked at {id}.",
+    "Closed {other} as a duplicate of {id}.",
+    "Fixed {other}, which is related to {id}.",
+    "Resolved {other} after {id} was reported.",
+    "Merged {other} into {id}.",
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(_TICKETS, _TICKETS, st.sampled_from(_MENTIONS), st.sampled_from(("fix", "close")))
+def test_a_mere_mention_of_an_identifier_keeps_its_item(
+    ident: str, other: str, mention: str, verb: str
+) -> None:
+    assume(ident != other)
+    todo = f"TODO: {verb} {ident}"
+    later = mention.format(id=ident, other=other)
+    assert _open(("user", todo), ("assistant", later)) == [todo]
+    assert _open(("user", todo), ("assistant", f"Closed {ident}.")) == []
+
+
+@pytest.mark.parametrize(
+    ("todo", "partial", "full"),
+    [
+        (
+            "TODO: update the README and the CHANGELOG.",
+            "Updated the README.",
+            "Updated the README and the CHANGELOG.",
+        ),
+        (
+            "TODO: fix the login bug and the logout bug.",
+            "Fixed the login bug.",
+            "Fixed the login bug and the logout bug.",
+        ),
+        (
+            "Next steps: migrate the users table, then the orders table.",
+            "Migrated the users table.",
+            "Migrated the users table and the orders table.",
+        ),
+        (
+            "Remember to rebook flight HAT001 and refund the old ticket.",
+            "I have rebooked flight HAT001.",
+            "I have rebooked flight HAT001 and refunded the old ticket.",
+        ),
+    ],
+)
+def test_a_to_do_of_several_tasks_closes_only_when_every_task_is_done(
+    todo: str, partial: str, full: str
+) -> None:
+    assert _open(("user", todo), ("assistant", partial)) == [todo]
+    assert _open(("user", todo), ("assistant", full)) == []
+
+
+def test_an_indefinite_completion_closes_only_an_item_it_names_in_full() -> None:
+    todo = "TODO: add a test for the parser."
+    assert _open(("user", todo), ("assistant", "I added a test.")) == [todo]
+    assert _open(("user", todo), ("assistant", "I added a test for the parser.")) == []
+    assert _open(("user", "TODO: add a test."), ("assistant", "I added a test.")) == []
+
+
+@st.composite
+def _compound(draw: st.DrawFn) -> tuple[str, list[str], list[bool]]:
+    """A to-do of 2-4 tasks on distinct nouns, and which of its tasks a completion names."""
+    verb = draw(st.sampled_from(_VERBS))
+    nouns = draw(st.permutations(_NOUNS))[: draw(st.integers(2, 4))]
+    joints = [draw(st.sampled_from((" and ", ", then ", ", ", "; "))) for _ in nouns[1:]]
+    tasks = [f"the {noun} module" for noun in nouns]
+    todo = (
+        "TODO: "
+        + verb
+        + " "
+        + tasks[0]
+        + "".join(j + t for j, t in zip(joints, tasks[1:], strict=True))
+    )
+    named = draw(st.lists(st.booleans(), min_size=len(tasks), max_size=len(tasks)))
+    assume(any(named))
+    return todo + ".", [t for t, n in zip(tasks, named, strict=True) if n], named
+
+
+@settings(max_examples=80, deadline=None)
+@given(_compound())
+def test_a_compound_to_do_stays_open_until_all_its_tasks_are_completed(
+    case: tuple[str, list[str], list[bool]],
+) -> None:
+    todo, done_tasks, named = case
+    verb = todo.split()[1]
+    line = f"{_ing(verb).capitalize()}ed " + " and ".join(done_tasks) + "."
+    expected = [] if all(named) else [todo]
+    assert _open(("user", todo), ("assistant", line)) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([f"Note {i} on the parser." for i in range(8)]))))
+def test_previous_summaries_carried_lines_are_kept_once_in_first_seen_order(
+    summaries: list[list[str]],
+) -> None:
+    entries = [
+        Entry(id=f"s{n}", blocks=(Text("\n".join(lines)),), meta={"summary": True})
+        for n, lines in enumerate(summaries)
+        if lines
+    ]
+    flat = [line for lines in summaries for line in lines]
+    assert sort_entries(entries).carried == list(dict.fromkeys(flat))
+
+
+@pytest.mark.parametrize("done", ["Done: TODO-12, TODO-13", "Closed TODO-12 and TODO-13."])
+def test_a_list_of_identifiers_is_one_object_and_closes_every_item(done: str) -> None:
+    todos = ("TODO-12: migrate the users table", "TODO-13: migrate the orders table")
+    assert _open(("user", todos[0]), ("user", todos[1]), ("assistant", done)) == []

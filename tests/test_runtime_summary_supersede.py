@@ -180,3 +180,54 @@ def test_a_state_is_never_a_value_and_a_failure_state_is_an_error(
 def test_the_test_is_now_failing_is_an_error_not_a_value() -> None:
     sections = _sections("The test is now failing.")
     assert sections["Values"] == [] and sections["Errors"] == ["The test is now failing."]
+
+
+# -- the agent cannot override the user's constraint; a kind or property fixes no value ----
+
+
+def _by(*texts: tuple[str, str]) -> dict[str, list[str]]:
+    return sort_entries([_say(i, text, role) for i, (role, text) in enumerate(texts)]).sections
+
+
+def test_the_agents_constraint_does_not_override_the_users() -> None:
+    user, agent = "The port must be 9000.", "The port must be 8080 for the tests."
+    assert _by(("user", user), ("assistant", agent))["Constraints"] == [user, agent]
+    assert _by(("assistant", agent), ("user", user))["Constraints"] == [user]
+
+
+def test_the_agents_newer_constraint_replaces_its_own() -> None:
+    first, second = "The port must be 8080.", "The port must be 8081."
+    assert _by(("assistant", first), ("assistant", second))["Constraints"] == [second]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("The value must be an integer.", "The value must be positive."),
+        ("The value must be positive.", "The value must be an integer."),
+        ("The port must be 9000.", "The port must be a number."),
+        ("The timeout must be 30s.", "The timeout must be short."),
+    ],
+)
+def test_a_constraint_without_a_concrete_value_supersedes_nothing(first: str, second: str) -> None:
+    assert _by(("user", first), ("user", second))["Constraints"] == [first, second]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    _KEYS,
+    _VALUES,
+    st.lists(st.tuples(st.sampled_from(["assistant", "user"]), st.booleans(), _VALUES), max_size=6),
+)
+def test_the_users_concrete_constraint_survives_the_agents_and_any_generic_one(
+    key: str, value: str, later: list[tuple[str, bool, str]]
+) -> None:
+    user = f"The {key} must be {value}."
+    texts = [("user", user)]
+    for n, (role, generic, other) in enumerate(later):
+        if generic or role == "user":
+            kind = ["an integer", "positive", "unique", "non-empty", "a string"][n % 5]
+            texts.append((role, f"The {key} must be {kind}."))
+        else:
+            texts.append((role, f"The {key} must be {other}."))
+    assert user in _by(*texts)["Constraints"]

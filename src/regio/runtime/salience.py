@@ -25,7 +25,8 @@ older value of its key (``the port is 8080``) leaves ``Values``. A later value o
 replaces the constraint only when the user states it (the user changed their requirement):
 the agent reporting another value (``the port is now 8080``) does not lift the user's
 constraint, and both are kept. A completion is itself neither an open item nor an error (``we
-fixed the TypeError`` reports no error).
+fixed the TypeError`` reports no error), but a sentence that also reports an error is kept as
+an error (``Fixed the TypeError, but now test_dump fails with AssertionError: 344 != 345``).
 
 Open items and values come before errors: they are few (one line per to-do, one per key) and
 survive only through the summary once their turn is cut, while tool output reports errors by
@@ -54,7 +55,7 @@ from regio.content import Entry, Text, ToolResult
 from .openitems import TODO, OpenItems, completion
 from .valuestatements import constraint_key, failure_state, value_key
 
-__all__ = ["SECTIONS", "Salient", "sentences", "sort_entries"]
+__all__ = ["SECTIONS", "Salient", "reports_error", "sentences", "sort_entries"]
 
 #: Section titles, in the order a summary lists them.
 SECTIONS = ("Constraints", "Open items", "Values", "Decisions", "Errors")
@@ -106,6 +107,7 @@ def sentences(text: str) -> list[str]:
 class _Keyed:
     section: str
     line: str
+    by_user: bool
 
 
 @attrs.define
@@ -134,8 +136,10 @@ class Salient:
         """Add ``line`` to ``section`` unless it is already kept anywhere. A ``Values`` line
         (:func:`value_key`) or a ``Constraints`` line that fixes a value
         (:func:`constraint_key`) supersedes the kept lines of the same key: the latest
-        statement is the one kept, at the end. A value supersedes a constraint only when the
-        user (``role``) states it: the agent cannot lift the user's requirement."""
+        statement is the one kept, at the end. A value or a constraint supersedes the user's
+        constraint only when the user (``role``) states it: the agent cannot lift or override
+        the user's requirement (a line of a previous summary, ``role=None``, counts as the
+        user's)."""
         key = None
         if section == "Values":
             key = value_key(line)
@@ -144,14 +148,14 @@ class Salient:
         if key is not None:  # first, so a known (carried) latest value still supersedes
             binding = section == "Constraints"
             for old in list(self._keyed.get(key, ())):
-                if binding or old.section == "Values" or role == "user":
+                if old.section == "Values" or role == "user" or (binding and not old.by_user):
                     self._remove(old.line)
         if line in self.known or line in self._where:
             return
         self._lines[section][line] = None
         self._where[line] = section
         if key is not None:
-            self._keyed.setdefault(key, []).append(_Keyed(section, line))
+            self._keyed.setdefault(key, []).append(_Keyed(section, line, role != "assistant"))
             self._key_of[line] = key
         if section == "Open items":
             self._open.add(line)
@@ -211,6 +215,35 @@ def _texts(entry: Entry) -> list[tuple[str, bool]]:
     return out
 
 
+#: Where a sentence's clauses meet: a later clause can report what went wrong after the
+#: completion of the first.
+_CLAUSE = re.compile(
+    r"[;:]\s+|,\s*(?:and|but|though|although|however|yet|while|then|so)?\s*"
+    r"|\s+(?:and|but|though|although|however|yet|while|whereas)\s+",
+    re.IGNORECASE,
+)
+#: A clause that reports a failure (not one that names the error it fixed).
+_REPORT = re.compile(
+    r"\b(?:fails?|failed|failing|rais(?:es|ed)|throws?|threw|crash(?:es|ed)|errors?\s+out|"
+    r"errored|broke|breaks|reports?|reported|gives?|gave|shows?|showed|exit(?:s|ed)?\s+with)\b"
+    r"|\bexit\s+(?:code|status)\s+[1-9]\d*|\btraceback\b|\b[A-Z]\w*(?:Error|Exception):",
+    re.IGNORECASE,
+)
+
+
+def reports_error(sentence: str) -> bool:
+    """Whether a clause after the first of ``sentence`` (a completion) reports a failure:
+    ``Fixed the TypeError, but now test_dump fails with AssertionError`` and ``I've implemented
+    the change and the build failed with exit code 2`` do, ``Fixed the TypeError and the
+    ValueError`` does not (it names the errors it fixed)."""
+    clauses = _CLAUSE.split(sentence)[1:]
+    return any(
+        (_ERROR.search(c) and _REPORT.search(c)) or failure_state(c[:1].upper() + c[1:])
+        for c in clauses
+        if c
+    )
+
+
 _STRONG = re.compile(r"\b(?:must|never|do\s+not|always)\b", re.IGNORECASE)
 
 
@@ -223,13 +256,15 @@ def _sort_sentence(out: Salient, role: str | None, sentence: str) -> None:
     done = out.complete(sentence)
     if _CONSTRAINT.search(sentence) and (role == "user" or _STRONG.search(sentence)):
         out.add("Constraints", sentence, role)
-    elif done:
+    elif done and not reports_error(sentence):
         if value_key(sentence) is not None:
             out.add("Values", sentence, role)
         elif _DECISION.search(sentence):
             out.add("Decisions", sentence, role)
-    elif TODO.search(sentence):
+    elif TODO.search(sentence) and not done:
         out.add("Open items", sentence, role)
+    elif reports_error(sentence):
+        out.add("Errors", sentence, role)
     elif value_key(sentence) is not None:
         out.add("Values", sentence, role)
     elif _ERROR.search(sentence) or failure_state(sentence):
@@ -255,6 +290,7 @@ def sort_entries(entries: Sequence[Entry]) -> Salient:
     (``meta["summary"]``) is parsed back into its sections; a context-only one only marks its
     lines as already kept."""
     out = Salient()
+    carried_seen: set[str] = set()  # the carried lines so far, so that dedup is linear
     for entry in entries:
         if not entry.meta.get("summary"):
             continue
@@ -265,7 +301,10 @@ def sort_entries(entries: Sequence[Entry]) -> Salient:
         for title, lines in sections.items():
             for line in lines:
                 out.add(title, line)
-        out.carried.extend(line for line in carried if line not in out.carried)
+        for line in carried:
+            if line not in carried_seen:
+                carried_seen.add(line)
+                out.carried.append(line)
     for entry in entries:
         if entry.meta.get("summary"):
             continue

@@ -214,13 +214,24 @@ _MODAL = re.compile(
     rf"(?:(?:always|still|now|only|also)\s+)*(?:be|stay|remain)\s+(?:set\s+to\s+)?{_VALUE}{_END}",
     re.I,
 )
+#: A required kind or property (``must be an integer``, ``must be positive``) fixes no value:
+#: it constrains the key without replacing a stated value or another constraint.
+_KIND = re.compile(r"^(?:a|an|any|some|one\s+of)\s", re.I)
+_PROPERTIES = frozenset(
+    {"positive", "negative", "non-negative", "nonnegative", "nonzero", "non-zero", "non-empty",
+     "nonempty", "empty", "unique", "valid", "optional", "required", "sorted", "lowercase",
+     "uppercase", "even", "odd", "finite", "ascii", "immutable", "readonly", "read-only",
+     "public", "private", "set", "unset", "defined", "null", "none", "numeric", "short", "long",
+     "small", "large", "consistent", "stable", "deterministic", "idempotent", "secure"}
+)  # fmt: skip
 _ENSURE = re.compile(r"^(?:please\s+)?(?:make\s+sure|ensure|always|only)\s+(?:that\s+)?", re.I)
 
 
 def constraint_key(sentence: str) -> str | None:
     """The key of a constraint that fixes a value (``the port must be 9000`` -> ``"port"``,
     ``make sure the timeout is 30s``, ``always use uv for installs``), else ``None``; a
-    required state (``the tests must be passing``) fixes no value."""
+    required state (``the tests must be passing``), kind (``must be an integer``) or property
+    (``must be positive``) fixes no value."""
     text = sentence.strip()
     match = _MODAL.match(text)
     if match is not None:
@@ -231,6 +242,10 @@ def constraint_key(sentence: str) -> str | None:
             return None
         if len(value) > 1 and value[0].lower().endswith("ed"):
             return None  # "must be enclosed in backticks": a required form, not a value
+        if _KIND.match(match.group("value")) or (
+            len(value) == 1 and value[0].lower().strip(".,;:!") in _PROPERTIES
+        ):
+            return None  # "must be an integer", "must be positive": no concrete value
         key = _key(match.group("key"))
         return key[0] if key else None
     stripped = _ENSURE.sub("", text, count=1)
