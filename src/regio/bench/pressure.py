@@ -8,7 +8,13 @@
   multiplied by ``f = N / old window`` (rounded, at least 1); percent budgets (``"50%"``)
   already follow the window;
 * pinned regions keep their budgets: they hold the agent's fixed instructions, which do not
-  shrink with the window (a smaller budget would refuse the system prompt, not compress it).
+  shrink with the window (a smaller budget would refuse the system prompt, not compress it);
+* a scaled integer ``budget`` is never below :data:`STATE_FLOOR_TOKENS` (or the region's own
+  budget, when smaller): a small region holds one small state whose size does not follow the
+  window (SWE-agent's status footer, ~20-60 tokens, in the coding example's 300-token
+  ``env_state``). Scaled without the floor, that region got 18 tokens at a 12,288-token window
+  and refused every footer, which then stayed in every observation; unscaled, the regions that
+  never shrink would not fit that window.
 
 Item limits (``max_items``, ``max_entries``) are kept: token pressure is what is tested.
 """
@@ -19,13 +25,24 @@ from typing import Any
 
 import attrs
 
-__all__ = ["scale_blueprint"]
+__all__ = ["STATE_FLOOR_TOKENS", "scale_blueprint"]
+
+#: Smallest scaled integer region budget, in tokens (module doc).
+STATE_FLOOR_TOKENS = 128
 
 
 def _scaled(value: Any, factor: float) -> Any:
     if isinstance(value, bool) or not isinstance(value, int):
         return value
     return max(1, round(value * factor))
+
+
+def _floored(budget: Any, factor: float) -> Any:
+    """A scaled integer region budget, at least :data:`STATE_FLOOR_TOKENS` (or ``budget``)."""
+    scaled = _scaled(budget, factor)
+    if isinstance(budget, bool) or not isinstance(budget, int):
+        return scaled
+    return max(scaled, min(budget, STATE_FLOOR_TOKENS))
 
 
 def scale_blueprint(blueprint: Any, window_tokens: int) -> Any:
@@ -53,7 +70,7 @@ def scale_blueprint(blueprint: Any, window_tokens: int) -> Any:
         if spec.kind == "pinned"
         else attrs.evolve(
             spec,
-            budget=_scaled(spec.budget, factor),
+            budget=_floored(spec.budget, factor),
             min_tokens=_scaled(spec.min_tokens, factor),
             max_tokens=_scaled(spec.max_tokens, factor),
         )
