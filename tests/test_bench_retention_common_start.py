@@ -21,7 +21,7 @@ from regio.bench.run import bench_trace
 from regio.blueprint import load_blueprint
 from regio.traces.synth import synthesize
 
-WINDOW = 16_384
+WINDOW = 24_576
 # the simulated server-side edit needs no third-party package (CI runs without the bench extra)
 LAYOUTS = ("recorded", "regio", "regio-summarize-only", "anthropic-clear-tool-uses")
 EDIT = "anthropic-clear-tool-uses"
@@ -29,7 +29,7 @@ EDIT = "anthropic-clear-tool-uses"
 
 @pytest.fixture(scope="module")
 def pressured() -> ReplayOutput:
-    """A generated 120-call coding session at a 16,384-token window, where regio cuts
+    """A generated 120-call coding session at a 24,576-token window, where regio cuts
     before the server-side edit does (checked below, so the test means something)."""
     bp = load_blueprint(examples_dir() / "blueprints" / "coding-agent.yaml")
     trace, planted = plant_canaries(synthesize(120, 7), 0)
