@@ -12,7 +12,7 @@ store, read on demand (:class:`OriginalsSource`) instead of all at load."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any, Protocol
 
 import msgspec
@@ -44,8 +44,20 @@ class OriginalsSource(Protocol):
         :class:`regio.store.SessionStoreError` naming the record when it is damaged."""
         ...
 
-    def all(self) -> dict[str, ToolResult]:
-        """Every stored original, oldest set first."""
+    #: how many originals are stored (``None``: unknown)
+    count: int | None
+
+    def exists(self, call_id: str) -> bool:
+        """Whether a record of ``call_id`` is stored (never raises for a damaged one)."""
+        ...
+
+    def all(
+        self, own: Collection[str] = (), replaced: Collection[str] = ()
+    ) -> dict[str, ToolResult]:
+        """Every stored original, oldest set first, without the ``own`` call ids (set since
+        the load; ``replaced``: those of them stored at the load). Raises
+        :class:`regio.store.SessionStoreError` when stored originals are missing (fewer than
+        ``count``) or were saved by another writer after the load."""
         ...
 
 
@@ -57,13 +69,25 @@ class Originals(dict[str, ToolResult]):
     ``==`` and :meth:`load_all` read them all (once). Encoders see the ``dict`` itself, so
     whatever encodes the state of a lazily loaded session calls :meth:`load_all` first."""
 
-    __slots__ = ("_source", "changes")
+    __slots__ = ("_added", "_replaced", "_source", "changes")
 
     def __init__(self, items: Any = (), *, source: OriginalsSource | None = None) -> None:
         super().__init__(items)
         #: call ids in the order they were set since this mapping was built
         self.changes: list[str] = []
         self._source = source
+        # with a source: the call ids set since the load that were not / were stored
+        self._added: set[str] = set()
+        self._replaced: set[str] = set()
+
+    @property
+    def count(self) -> int | None:
+        """How many originals the session holds (distinct call ids), without reading the
+        stored ones (``None``: a lazy mapping whose source does not know its count)."""
+        if self._source is None:
+            return dict.__len__(self)
+        stored = self._source.count
+        return None if stored is None else stored + len(self._added)
 
     @property
     def lazy(self) -> bool:
@@ -71,6 +95,9 @@ class Originals(dict[str, ToolResult]):
         return self._source is not None
 
     def __setitem__(self, call_id: str, result: ToolResult) -> None:
+        source = self._source
+        if source is not None and not dict.__contains__(self, call_id):
+            (self._replaced if source.exists(call_id) else self._added).add(call_id)
         dict.pop(self, call_id, None)
         dict.__setitem__(self, call_id, result)
         self.changes.append(call_id)
@@ -100,7 +127,8 @@ class Originals(dict[str, ToolResult]):
         load, then the ones set since, as set. Returns ``self``."""
         if self._source is None:
             return self
-        stored, self._source = self._source.all(), None
+        stored = self._source.all(own=list(dict.keys(self)), replaced=self._replaced)
+        self._source = None
         new = {k: dict.__getitem__(self, k) for k in dict.keys(self)}
         dict.clear(self)
         for k, v in stored.items():
@@ -143,6 +171,10 @@ class Originals(dict[str, ToolResult]):
     def update(self, *args: Any, **kwargs: Any) -> None:
         for k, v in dict(*args, **kwargs).items():
             self[k] = v
+
+    def __ior__(self, other: Any) -> Originals:  # type: ignore[override,misc]
+        self.update(other)  # logged like any set (dict's |= would bypass it)
+        return self
 
     def setdefault(self, call_id: str, default: Any = None) -> Any:
         found = self._read(call_id)

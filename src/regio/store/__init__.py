@@ -34,7 +34,7 @@ from .base import (
     encode_save,
     encode_save_memo,
 )
-from .lazy import lazy_transcript, lazy_usage, stored_last_turn, stored_originals_seq
+from .lazy import head_fields, lazy_transcript, lazy_usage
 from .lists import entry_digest
 from .originals import ORIGINALS_PREFIXES, StoredOriginals, originals_memo
 from .redis_store import RedisStore
@@ -121,22 +121,26 @@ def _load(store: SessionStore, session_id: str, *, lazy: bool) -> tuple[Any, Sto
     usage, originals = None, None
     if load_window is not None:
         head, count, n_usage, newest, version, entries = load_window(session_id)
+        fields = head_fields(head)
         records: Any = functools.partial(store.transcript_records, session_id, count)  # type: ignore[attr-defined]
         read_usage = functools.partial(store.usage_records, session_id, n_usage)  # type: ignore[attr-defined]
         usage = lazy_usage(where, read_usage, n_usage, newest)
         transcript: list[bytes] = []
         ledger: list[bytes] = []
-        if hasattr(store, "entry_records") and stored_originals_seq(head) is not None:
+        if hasattr(store, "entry_records") and fields.originals_seq is not None:
             originals = StoredOriginals(
                 where,
                 functools.partial(store.entry_records, session_id),
                 functools.partial(store.original_records, session_id),  # type: ignore[attr-defined]
+                limit=fields.originals_seq,
+                count=fields.originals_count,
             )
     else:
         head, transcript, ledger, version, entries = store.load(session_id)
         count, records, n_usage = len(transcript), transcript, len(ledger)
+        fields = head_fields(head)
     state = decode_session(where, head, transcript, ledger, entries, lazy=lazy, originals=originals)
-    seq = stored_originals_seq(head)
+    seq = fields.originals_seq
     digests = {
         key: entry_digest(data)
         for key, data in entries.items()
@@ -146,7 +150,7 @@ def _load(store: SessionStore, session_id: str, *, lazy: bool) -> tuple[Any, Sto
     mark = StoreMark(store.url, session_id, version, count, n_usage, digests, memo)
     if not lazy:
         return state, mark, None
-    return state, mark, (lazy_transcript(where, records, count, stored_last_turn(head)), usage)
+    return state, mark, (lazy_transcript(where, records, count, fields.last_turn), usage)
 
 
 def load_state(store: SessionStore, session_id: str) -> tuple[Any, StoreMark]:

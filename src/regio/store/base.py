@@ -224,6 +224,7 @@ class _Head(msgspec.Struct):
     last_turn: int | None = None  # no stored transcript record has a later turn (None: unknown)
     compaction: str | None = None  # session-head/4: the @bl record of book.last, if any
     originals_seq: int | None = None  # session-head/6: next sequence number of @rn/ records
+    originals_count: int | None = None  # session-head/6: relief originals stored (None: unknown)
 
 
 def _parts_of(
@@ -381,7 +382,7 @@ def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecord
     if state.last_request is not None:
         request, index = _keyed_request(state.last_request, rec)
         bare = msgspec.structs.replace(bare, last_request=request)
-    bare, originals_seq = keyed_originals(bare, rec)
+    bare, originals_seq, originals_count = keyed_originals(bare, rec)
     bare, roots, states, prefix = encode_parts(bare, order, index, rec)
     bare, compaction = keep_last_compaction(bare, rec)
     raw = msgspec.Raw(encode(bare))
@@ -397,6 +398,7 @@ def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecord
         last_turn=last_turn,
         compaction=compaction,
         originals_seq=originals_seq,
+        originals_count=originals_count,
     )
     records = SessionRecords(
         head=encode(head),
