@@ -102,6 +102,13 @@ class Originals(dict[str, ToolResult]):
         dict.__setitem__(self, call_id, result)
         self.changes.append(call_id)
 
+    def holds(self, call_id: str) -> bool:
+        """Whether an original of ``call_id`` is kept (set since the load, or stored); never
+        raises for a damaged or foreign stored record (one read of a lazy source, cached)."""
+        if dict.__contains__(self, call_id):
+            return True
+        return self._source is not None and self._source.exists(call_id)
+
     def _read(self, call_id: str) -> ToolResult | None:
         if dict.__contains__(self, call_id):
             return dict.__getitem__(self, call_id)
