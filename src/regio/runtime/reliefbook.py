@@ -51,6 +51,10 @@ class OriginalsSource(Protocol):
         """Whether a record of ``call_id`` is stored (never raises for a damaged one)."""
         ...
 
+    def copy(self) -> OriginalsSource:
+        """The same stored originals, with caches of its own."""
+        ...
+
     def all(
         self, own: Collection[str] = (), replaced: Collection[str] = ()
     ) -> dict[str, ToolResult]:
@@ -101,6 +105,17 @@ class Originals(dict[str, ToolResult]):
         dict.pop(self, call_id, None)
         dict.__setitem__(self, call_id, result)
         self.changes.append(call_id)
+
+    def detached(self) -> Originals:
+        """A copy of this mapping that shares no state with it (its kept originals, its
+        change log and, when lazy, a copy of its source: each engine restored from one loaded
+        state owns its originals). Reads nothing."""
+        source = self._source
+        out = Originals(source=source.copy() if source is not None else None)
+        dict.update(out, dict.items(self))
+        out.changes = list(self.changes)
+        out._added, out._replaced = set(self._added), set(self._replaced)
+        return out
 
     def holds(self, call_id: str) -> bool:
         """Whether an original of ``call_id`` is kept (set since the load, or stored); never

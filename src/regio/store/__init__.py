@@ -23,6 +23,8 @@ import functools
 import os
 from typing import Any
 
+import msgspec
+
 from .base import (
     SessionConflictError,
     SessionNotFoundError,
@@ -36,7 +38,7 @@ from .base import (
 )
 from .lazy import head_fields, lazy_transcript, lazy_usage
 from .lists import entry_digest
-from .originals import ORIGINALS_PREFIXES, StoredOriginals, originals_memo
+from .originals import ORIGINALS_PREFIXES, StoredOriginals, head_seq, originals_memo
 from .redis_store import RedisStore
 from .sqlite import SQLiteStore
 
@@ -146,7 +148,7 @@ def _load(store: SessionStore, session_id: str, *, lazy: bool) -> tuple[Any, Sto
         for key, data in entries.items()
         if seq is None or not key.startswith(ORIGINALS_PREFIXES)
     }
-    memo = originals_memo(state, seq)
+    memo = originals_memo(state.book.relief.originals, seq)
     mark = StoreMark(store.url, session_id, version, count, n_usage, digests, memo)
     if not lazy:
         return state, mark, None
@@ -171,5 +173,8 @@ def load_session(cls: Any, store: SessionStore, session_id: str, **kwargs: Any) 
 
     state, mark, (transcript, usage) = _load(store, session_id, lazy=True)
     engine = restore_engine(cls, state, transcript=transcript, usage=usage, **kwargs)
-    engine.store_mark = mark
+    # the engine owns a copy of the state's book: the memo names the engine's originals
+    memo = dict(mark.memo)
+    memo.update(originals_memo(engine.book.relief.originals, head_seq(mark.memo)))
+    engine.store_mark = msgspec.structs.replace(mark, memo=memo)
     return engine

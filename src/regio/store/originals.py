@@ -71,14 +71,20 @@ def keyed_originals(state: Any, rec: Recorder) -> tuple[Any, int, int | None]:
     return msgspec.structs.replace(state, book=book), seq, originals.count
 
 
-def originals_memo(state: Any, seq: int | None) -> Memo:
-    """The :attr:`StoreMark.memo` part of a loaded state's relief originals (a save after the
-    load writes the ones set since; ``seq`` is the head's ``originals_seq``, ``None`` for an
-    older head: the first save writes them all in the current layout)."""
+def originals_memo(originals: Any, seq: int | None) -> Memo:
+    """The :attr:`StoreMark.memo` part of a loaded engine's relief ``originals`` (a save
+    after the load writes the ones set since; ``seq`` is the head's ``originals_seq``,
+    ``None`` for an older head: the first save writes them all in the current layout)."""
     if seq is None:
         return {}
-    originals = state.book.relief.originals
     return {_ORIGINALS_SEQ: (originals, (len(originals.changes), seq))}
+
+
+def head_seq(memo: Memo) -> int | None:
+    """The loaded head's ``originals_seq`` kept in a memo of :func:`originals_memo`
+    (``None``: none, an older head)."""
+    hit = memo.get(_ORIGINALS_SEQ)
+    return None if hit is None else int(hit[1][1])
 
 
 def _original_ids(where: str, root: Root, entries: Mapping[str, bytes]) -> list[str]:
@@ -145,6 +151,15 @@ class StoredOriginals:
         self._dec = msgspec.msgpack.Decoder(ToolResult)
         self._found: dict[str, Mapping[str, bytes]] = {}  # call id -> its records, read once
         self._done: dict[str, Any] = {}  # call id -> original or None, decoded this far
+
+    def copy(self) -> StoredOriginals:
+        """The same stored originals and bounds, with caches of its own (each engine restored
+        from one loaded state reads for itself)."""
+        out = StoredOriginals(
+            self.where, self._read, self._read_all, limit=self.limit, count=self.count
+        )
+        out._found, out._done = dict(self._found), dict(self._done)
+        return out
 
     def _records(self, call_id: str) -> Mapping[str, bytes]:
         found = self._found.get(call_id)
