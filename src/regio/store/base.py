@@ -450,6 +450,19 @@ def _window_of(where: str, state: Any, order: Mapping[str, list[str]], entries: 
     )
 
 
+def read_head(head: bytes) -> _Head | None:
+    """The stored ``head`` decoded once per load (``None``: not a head map but the oldest
+    layout, the whole state)."""
+    try:
+        return msgspec.msgpack.decode(head, type=_Head)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+#: :func:`decode_session`'s default ``wrapped``: the head is not decoded yet.
+_UNREAD: Any = object()
+
+
 def decode_session(
     where: str,
     head: bytes,
@@ -459,12 +472,14 @@ def decode_session(
     *,
     lazy: bool = False,
     originals: Any = None,
+    wrapped: Any = _UNREAD,
 ) -> Any:
     """The :class:`regio.runtime.persistence.EngineState` of stored parts (a head of
     :data:`HEAD_FORMAT` with its keyed window ``entries``, or an older head holding the whole
     window). With ``lazy`` its transcript is left empty (the records are decoded on first use:
     :func:`regio.store.lazy.lazy_transcript`); with ``originals`` the relief originals of a
-    ``regio.session-head/6`` head are read from it on demand, else from ``entries``. Raises
+    ``regio.session-head/6`` head are read from it on demand, else from ``entries``;
+    ``wrapped``: the head as :func:`read_head` decoded it (decoded here when not given). Raises
     :class:`SessionStoreError` naming ``where`` when they are not a regio session."""
     from regio.runtime.persistence import READ_FORMATS, EngineState
     from regio.runtime.transcript import TranscriptRecord
@@ -473,10 +488,8 @@ def decode_session(
     from .originals import stored_originals
 
     try:
-        try:
-            wrapped = msgspec.msgpack.decode(head, type=_Head)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            wrapped = None
+        if wrapped is _UNREAD:
+            wrapped = read_head(head)
         if wrapped is not None and wrapped.format not in HEAD_READ_FORMATS:
             raise SessionStoreError(
                 f"{where}: session head format {wrapped.format!r} is not one of "
