@@ -312,14 +312,19 @@ class _Source:
 
     def __init__(self, stored: dict[str, ToolResult]) -> None:
         self.stored = stored
+        self.count = len(stored)
         self.reads: list[str] = []
 
     def get(self, call_id: str) -> ToolResult | None:
         self.reads.append(call_id)
         return self.stored.get(call_id)
 
-    def all(self) -> dict[str, ToolResult]:
-        return dict(self.stored)
+    def exists(self, call_id: str) -> bool:
+        return call_id in self.stored
+
+    def all(self, own: Any = (), replaced: Any = ()) -> dict[str, ToolResult]:
+        assert set(replaced) == set(own) & set(self.stored)
+        return {c: r for c, r in self.stored.items() if c not in own}
 
 
 _IDS = st.sampled_from([f"c{i}" for i in range(6)])
@@ -349,6 +354,7 @@ def test_an_originals_mapping_is_a_dict_whose_sets_move_last_stored_or_not(
             assert (call_id in originals) == (call_id in model)
     assert originals.changes == sets
     assert originals.lazy == lazy  # gets never read them all
+    assert originals.count == len(model)  # known without reading them all
     assert set(source.reads) <= set(stored) | {c for _, c, _ in ops}
     assert list(originals.items()) == list(model.items())
     assert originals == model and not originals.lazy

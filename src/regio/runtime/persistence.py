@@ -63,6 +63,7 @@ from regio.tokens import (
 from .compaction import CompactionBook
 from .errors import RuntimeStateError
 from .extractive import ExtractiveSummarizer
+from .reliefbook import Originals
 from .savedconfig import ConfigExtras, EngineConfig, config_options, engine_config
 from .stateread import lazy_state_type, split_transcript
 from .statescan import max_json_depth, max_msgpack_depth
@@ -147,6 +148,23 @@ def saved_layout_state(state: EngineState) -> LayoutState | None:
     if state.layout_state is not None or state.last_request is None:
         return state.layout_state
     return state.last_request.state
+
+
+def own_book(book: CompactionBook) -> CompactionBook:
+    """A copy of ``book`` that shares nothing mutable with it (tallies, strikes, versions, the
+    relief originals: :meth:`regio.runtime.reliefbook.Originals.detached`), so that each
+    engine restored from one loaded state owns its bookkeeping. Reads no stored original."""
+    relief = book.relief
+    originals = relief.originals
+    own = originals.detached() if isinstance(originals, Originals) else Originals(originals)
+    stages = {k: msgspec.structs.replace(v) for k, v in relief.stages.items()}
+    return msgspec.structs.replace(
+        book,
+        strikes=dict(book.strikes),
+        blocked=list(book.blocked),
+        versions=dict(book.versions),
+        relief=msgspec.structs.replace(relief, stages=stages, originals=own),
+    )
 
 
 def text_sha256(text: str) -> str:
@@ -451,7 +469,7 @@ def _build(
         calibration=_calibration(source, state.calibration),
         ledger=ledger,
         transcript_log=transcript,
-        book=state.book,
+        book=own_book(state.book),
         layout_state=saved_layout_state(state),
         layout_fingerprint=state.layout_input[0],
         layout_input=state.layout_input[1],

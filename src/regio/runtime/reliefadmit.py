@@ -24,6 +24,7 @@ from regio.regions import SlidingWindow, WritePlan, WriteResult
 
 from .compactor import Compactor
 from .relief import restorable, rewrite_block_entry
+from .reliefbook import Originals
 from .writes import write_to
 
 __all__ = ["Admission", "admit", "commit"]
@@ -80,15 +81,21 @@ def admit(c: Compactor, message: Message, tokens: int | None) -> Admission:
 def commit(c: Compactor, admission: Admission, entry: Entry) -> Entry:
     """Make ``admission``'s changes take effect now that the conversation holds ``entry``:
     write each routed result into its region, keep each original for ``context_restore``,
-    count each stage. Returns ``entry`` as it now stands (the one to record in the
-    transcript). A region that refuses the routed write now (the window changed since
-    :func:`admit` tried it) gets nothing, and the result goes back into ``entry`` in full
-    (:func:`_put_back`)."""
+    count each stage; a result admitted unchanged whose call id already has an original (the
+    call id was used again) replaces it (:func:`_replace_stale`). Returns ``entry`` as it now
+    stands (the one to record in the transcript). A region that refuses the routed write now
+    (the window changed since :func:`admit` tried it) gets nothing, and the result goes back
+    into ``entry`` in full (:func:`_put_back`)."""
+    kept = {change.original.tool_use_id for change in admission.changes}
+    for block in admission.message.tool_results:
+        if block.tool_use_id not in kept:
+            _replace_stale(c, block)
     for change in admission.changes:
         original = change.original
         if change.region is not None:
             result = write_to(c, change.region, original.content, key=change.key)
             if not isinstance(result, WriteResult):
+                _replace_stale(c, original)
                 entry = _put_back(c, entry, change)
                 continue
         c.book.relief.originals[original.tool_use_id] = original
@@ -97,6 +104,17 @@ def commit(c: Compactor, admission: Admission, entry: Entry) -> Entry:
         tally.blocks += 1
         tally.freed_tokens += max(0, change.freed)
     return entry
+
+
+def _replace_stale(c: Compactor, result: ToolResult) -> None:
+    """Keep ``result`` (admitted unchanged) as the original of its call when the session holds
+    an original of an earlier result under the same call id: the call id was used again, and
+    ``context_restore`` / the clear stage's placeholder extract must see this result, not the
+    earlier one. Originals are append-only, so the stale one is replaced, not removed."""
+    originals = c.book.relief.originals
+    held = originals.holds if isinstance(originals, Originals) else originals.__contains__
+    if held(result.tool_use_id):
+        originals[result.tool_use_id] = result
 
 
 def _put_back(c: Compactor, entry: Entry, change: _Change) -> Entry:

@@ -12,7 +12,7 @@ store, read on demand (:class:`OriginalsSource`) instead of all at load."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any, Protocol
 
 import msgspec
@@ -44,8 +44,24 @@ class OriginalsSource(Protocol):
         :class:`regio.store.SessionStoreError` naming the record when it is damaged."""
         ...
 
-    def all(self) -> dict[str, ToolResult]:
-        """Every stored original, oldest set first."""
+    #: how many originals are stored (``None``: unknown)
+    count: int | None
+
+    def exists(self, call_id: str) -> bool:
+        """Whether a record of ``call_id`` is stored (never raises for a damaged one)."""
+        ...
+
+    def copy(self) -> OriginalsSource:
+        """The same stored originals, with caches of its own."""
+        ...
+
+    def all(
+        self, own: Collection[str] = (), replaced: Collection[str] = ()
+    ) -> dict[str, ToolResult]:
+        """Every stored original, oldest set first, without the ``own`` call ids (set since
+        the load; ``replaced``: those of them stored at the load). Raises
+        :class:`regio.store.SessionStoreError` when stored originals are missing (fewer than
+        ``count``) or were saved by another writer after the load."""
         ...
 
 
@@ -57,13 +73,25 @@ class Originals(dict[str, ToolResult]):
     ``==`` and :meth:`load_all` read them all (once). Encoders see the ``dict`` itself, so
     whatever encodes the state of a lazily loaded session calls :meth:`load_all` first."""
 
-    __slots__ = ("_source", "changes")
+    __slots__ = ("_added", "_replaced", "_source", "changes")
 
     def __init__(self, items: Any = (), *, source: OriginalsSource | None = None) -> None:
         super().__init__(items)
         #: call ids in the order they were set since this mapping was built
         self.changes: list[str] = []
         self._source = source
+        # with a source: the call ids set since the load that were not / were stored
+        self._added: set[str] = set()
+        self._replaced: set[str] = set()
+
+    @property
+    def count(self) -> int | None:
+        """How many originals the session holds (distinct call ids), without reading the
+        stored ones (``None``: a lazy mapping whose source does not know its count)."""
+        if self._source is None:
+            return dict.__len__(self)
+        stored = self._source.count
+        return None if stored is None else stored + len(self._added)
 
     @property
     def lazy(self) -> bool:
@@ -71,9 +99,30 @@ class Originals(dict[str, ToolResult]):
         return self._source is not None
 
     def __setitem__(self, call_id: str, result: ToolResult) -> None:
+        source = self._source
+        if source is not None and not dict.__contains__(self, call_id):
+            (self._replaced if source.exists(call_id) else self._added).add(call_id)
         dict.pop(self, call_id, None)
         dict.__setitem__(self, call_id, result)
         self.changes.append(call_id)
+
+    def detached(self) -> Originals:
+        """A copy of this mapping that shares no state with it (its kept originals, its
+        change log and, when lazy, a copy of its source: each engine restored from one loaded
+        state owns its originals). Reads nothing."""
+        source = self._source
+        out = Originals(source=source.copy() if source is not None else None)
+        dict.update(out, dict.items(self))
+        out.changes = list(self.changes)
+        out._added, out._replaced = set(self._added), set(self._replaced)
+        return out
+
+    def holds(self, call_id: str) -> bool:
+        """Whether an original of ``call_id`` is kept (set since the load, or stored); never
+        raises for a damaged or foreign stored record (one read of a lazy source, cached)."""
+        if dict.__contains__(self, call_id):
+            return True
+        return self._source is not None and self._source.exists(call_id)
 
     def _read(self, call_id: str) -> ToolResult | None:
         if dict.__contains__(self, call_id):
@@ -100,7 +149,8 @@ class Originals(dict[str, ToolResult]):
         load, then the ones set since, as set. Returns ``self``."""
         if self._source is None:
             return self
-        stored, self._source = self._source.all(), None
+        stored = self._source.all(own=list(dict.keys(self)), replaced=self._replaced)
+        self._source = None
         new = {k: dict.__getitem__(self, k) for k in dict.keys(self)}
         dict.clear(self)
         for k, v in stored.items():
@@ -143,6 +193,10 @@ class Originals(dict[str, ToolResult]):
     def update(self, *args: Any, **kwargs: Any) -> None:
         for k, v in dict(*args, **kwargs).items():
             self[k] = v
+
+    def __ior__(self, other: Any) -> Originals:  # type: ignore[override,misc]
+        self.update(other)  # logged like any set (dict's |= would bypass it)
+        return self
 
     def setdefault(self, call_id: str, default: Any = None) -> Any:
         found = self._read(call_id)

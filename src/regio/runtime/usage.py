@@ -339,7 +339,7 @@ class UsageLedger:
         for r in records:
             prompt += r.prompt_tokens
             read += r.cache_read_tokens
-            created += r.cache_write_5m_tokens + r.cache_write_1h_tokens + r.cache_write_tokens
+            created += r.cache_creation_tokens
             uncached += r.uncached_tokens
             output += r.output_tokens
             if cost is not None:

@@ -23,6 +23,8 @@ import functools
 import os
 from typing import Any
 
+import msgspec
+
 from .base import (
     SessionConflictError,
     SessionNotFoundError,
@@ -33,10 +35,11 @@ from .base import (
     decode_session,
     encode_save,
     encode_save_memo,
+    read_head,
 )
-from .lazy import lazy_transcript, lazy_usage, stored_last_turn, stored_originals_seq
+from .lazy import lazy_transcript, lazy_usage
 from .lists import entry_digest
-from .originals import ORIGINALS_PREFIXES, StoredOriginals, originals_memo
+from .originals import ORIGINALS_PREFIXES, StoredOriginals, head_seq, originals_memo
 from .redis_store import RedisStore
 from .sqlite import SQLiteStore
 
@@ -121,32 +124,43 @@ def _load(store: SessionStore, session_id: str, *, lazy: bool) -> tuple[Any, Sto
     usage, originals = None, None
     if load_window is not None:
         head, count, n_usage, newest, version, entries = load_window(session_id)
+        wrapped = read_head(head)  # the one decode of the head
+        seq = wrapped.originals_seq if wrapped is not None else None
         records: Any = functools.partial(store.transcript_records, session_id, count)  # type: ignore[attr-defined]
         read_usage = functools.partial(store.usage_records, session_id, n_usage)  # type: ignore[attr-defined]
         usage = lazy_usage(where, read_usage, n_usage, newest)
         transcript: list[bytes] = []
         ledger: list[bytes] = []
-        if hasattr(store, "entry_records") and stored_originals_seq(head) is not None:
+        if seq is None and hasattr(store, "original_records"):
+            # an older head: its originals are read whole (a window read leaves them out)
+            entries = {**entries, **store.original_records(session_id)}
+        elif seq is not None and hasattr(store, "entry_records") and wrapped is not None:
             originals = StoredOriginals(
                 where,
                 functools.partial(store.entry_records, session_id),
                 functools.partial(store.original_records, session_id),  # type: ignore[attr-defined]
+                limit=seq,
+                count=wrapped.originals_count,
             )
     else:
         head, transcript, ledger, version, entries = store.load(session_id)
         count, records, n_usage = len(transcript), transcript, len(ledger)
-    state = decode_session(where, head, transcript, ledger, entries, lazy=lazy, originals=originals)
-    seq = stored_originals_seq(head)
+        wrapped = read_head(head)
+        seq = wrapped.originals_seq if wrapped is not None else None
+    state = decode_session(
+        where, head, transcript, ledger, entries, lazy=lazy, originals=originals, wrapped=wrapped
+    )
     digests = {
         key: entry_digest(data)
         for key, data in entries.items()
         if seq is None or not key.startswith(ORIGINALS_PREFIXES)
     }
-    memo = originals_memo(state, seq)
+    memo = originals_memo(state.book.relief.originals, seq)
     mark = StoreMark(store.url, session_id, version, count, n_usage, digests, memo)
     if not lazy:
         return state, mark, None
-    return state, mark, (lazy_transcript(where, records, count, stored_last_turn(head)), usage)
+    last_turn = wrapped.last_turn if wrapped is not None else None
+    return state, mark, (lazy_transcript(where, records, count, last_turn), usage)
 
 
 def load_state(store: SessionStore, session_id: str) -> tuple[Any, StoreMark]:
@@ -167,5 +181,8 @@ def load_session(cls: Any, store: SessionStore, session_id: str, **kwargs: Any) 
 
     state, mark, (transcript, usage) = _load(store, session_id, lazy=True)
     engine = restore_engine(cls, state, transcript=transcript, usage=usage, **kwargs)
-    engine.store_mark = mark
+    # the engine owns a copy of the state's book: the memo names the engine's originals
+    memo = dict(mark.memo)
+    memo.update(originals_memo(engine.book.relief.originals, head_seq(mark.memo)))
+    engine.store_mark = msgspec.structs.replace(mark, memo=memo)
     return engine

@@ -224,6 +224,7 @@ class _Head(msgspec.Struct):
     last_turn: int | None = None  # no stored transcript record has a later turn (None: unknown)
     compaction: str | None = None  # session-head/4: the @bl record of book.last, if any
     originals_seq: int | None = None  # session-head/6: next sequence number of @rn/ records
+    originals_count: int | None = None  # session-head/6: relief originals stored (None: unknown)
 
 
 def _parts_of(
@@ -381,7 +382,7 @@ def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecord
     if state.last_request is not None:
         request, index = _keyed_request(state.last_request, rec)
         bare = msgspec.structs.replace(bare, last_request=request)
-    bare, originals_seq = keyed_originals(bare, rec)
+    bare, originals_seq, originals_count = keyed_originals(bare, rec)
     bare, roots, states, prefix = encode_parts(bare, order, index, rec)
     bare, compaction = keep_last_compaction(bare, rec)
     raw = msgspec.Raw(encode(bare))
@@ -397,6 +398,7 @@ def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecord
         last_turn=last_turn,
         compaction=compaction,
         originals_seq=originals_seq,
+        originals_count=originals_count,
     )
     records = SessionRecords(
         head=encode(head),
@@ -448,6 +450,19 @@ def _window_of(where: str, state: Any, order: Mapping[str, list[str]], entries: 
     )
 
 
+def read_head(head: bytes) -> _Head | None:
+    """The stored ``head`` decoded once per load (``None``: not a head map but the oldest
+    layout, the whole state)."""
+    try:
+        return msgspec.msgpack.decode(head, type=_Head)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+#: :func:`decode_session`'s default ``wrapped``: the head is not decoded yet.
+_UNREAD: Any = object()
+
+
 def decode_session(
     where: str,
     head: bytes,
@@ -457,12 +472,14 @@ def decode_session(
     *,
     lazy: bool = False,
     originals: Any = None,
+    wrapped: Any = _UNREAD,
 ) -> Any:
     """The :class:`regio.runtime.persistence.EngineState` of stored parts (a head of
     :data:`HEAD_FORMAT` with its keyed window ``entries``, or an older head holding the whole
     window). With ``lazy`` its transcript is left empty (the records are decoded on first use:
     :func:`regio.store.lazy.lazy_transcript`); with ``originals`` the relief originals of a
-    ``regio.session-head/6`` head are read from it on demand, else from ``entries``. Raises
+    ``regio.session-head/6`` head are read from it on demand, else from ``entries``;
+    ``wrapped``: the head as :func:`read_head` decoded it (decoded here when not given). Raises
     :class:`SessionStoreError` naming ``where`` when they are not a regio session."""
     from regio.runtime.persistence import READ_FORMATS, EngineState
     from regio.runtime.transcript import TranscriptRecord
@@ -471,10 +488,8 @@ def decode_session(
     from .originals import stored_originals
 
     try:
-        try:
-            wrapped = msgspec.msgpack.decode(head, type=_Head)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            wrapped = None
+        if wrapped is _UNREAD:
+            wrapped = read_head(head)
         if wrapped is not None and wrapped.format not in HEAD_READ_FORMATS:
             raise SessionStoreError(
                 f"{where}: session head format {wrapped.format!r} is not one of "

@@ -15,33 +15,48 @@ import msgspec
 
 from .base import SessionStoreError
 
-__all__ = ["lazy_transcript", "lazy_usage", "stored_last_turn", "stored_originals_seq"]
+__all__ = [
+    "HeadFields",
+    "head_fields",
+    "lazy_transcript",
+    "lazy_usage",
+    "stored_last_turn",
+    "stored_originals_seq",
+]
 
 
-class _HeadTurn(msgspec.Struct):
-    """The fields of a head a lazy load reads before the records (:func:`stored_last_turn`,
-    :func:`stored_originals_seq`)."""
+class HeadFields(msgspec.Struct):
+    """The fields of a head a lazy load reads before the records (:func:`head_fields`):
+    ``last_turn``, the turn no stored transcript record is later than; ``originals_seq``, the
+    next sequence number of the relief original records (``None`` before
+    ``regio.session-head/6``: a load reads the originals whole); ``originals_count``, how many
+    relief originals are stored (``None``: a head saved before regio stored it). Each is
+    ``None`` when the head does not say."""
 
     last_turn: int | None = None
     originals_seq: int | None = None
+    originals_count: int | None = None
+
+
+def head_fields(head: bytes) -> HeadFields:
+    """The :class:`HeadFields` of ``head``, decoded once per load (all ``None`` for a head
+    that is not a map, the oldest layout)."""
+    try:
+        return msgspec.msgpack.decode(head, type=HeadFields)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return HeadFields()
 
 
 def stored_last_turn(head: bytes) -> int | None:
     """The turn no stored transcript record of ``head``'s session is later than (``None``
     for a head written before regio stored it: the records must be read to know)."""
-    try:
-        return msgspec.msgpack.decode(head, type=_HeadTurn).last_turn
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
+    return head_fields(head).last_turn
 
 
 def stored_originals_seq(head: bytes) -> int | None:
     """The next sequence number of ``head``'s relief original records (``None`` for a head
     before ``regio.session-head/6``, whose originals a load reads whole)."""
-    try:
-        return msgspec.msgpack.decode(head, type=_HeadTurn).originals_seq
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
+    return head_fields(head).originals_seq
 
 
 class _RecordTurn(msgspec.Struct):

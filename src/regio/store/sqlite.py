@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from .base import SessionNotFoundError, SessionRecords, SessionStoreError, conflict
-from .lazy import stored_originals_seq
 from .originals import ORIGINALS_PREFIXES
 
 __all__ = ["SQLiteStore"]
@@ -154,9 +153,9 @@ class SQLiteStore:
     def _read(self, session_id: str, *, window: bool) -> tuple[Any, list[Any], list[Any]]:
         """The session row (head, version, transcript count, usage count), its records
         (``kind``, ``data``: all of them, or with ``window`` only the newest usage record) and
-        its window entries (with ``window``, of a ``regio.session-head/6`` head, without the
-        relief originals: :meth:`entry_records` reads them on demand), in one read
-        transaction. Raises :class:`SessionNotFoundError`."""
+        its window entries (with ``window``, without the relief originals:
+        :meth:`entry_records` reads them on demand, :meth:`original_records` all at once), in
+        one read transaction. Raises :class:`SessionNotFoundError`."""
         records = (
             "SELECT kind, data FROM records WHERE session = ? AND kind = 'l' "
             "ORDER BY seq DESC LIMIT 1"
@@ -174,8 +173,9 @@ class SQLiteStore:
                     (session_id,),
                 ).fetchone()
                 rows = db.execute(records, (session_id,)).fetchall()
-                if window and row is not None and stored_originals_seq(bytes(row[0])) is not None:
-                    # the keys before and after the originals' range (two index ranges)
+                if window:
+                    # the keys before and after the originals' range (two index ranges; a
+                    # load of an older head reads them with original_records)
                     entries = db.execute(f"{each} AND key < ?", (session_id, _LOW)).fetchall()
                     entries += db.execute(f"{each} AND key >= ?", (session_id, _HIGH)).fetchall()
                 else:
