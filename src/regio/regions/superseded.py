@@ -33,6 +33,7 @@ import attrs
 import msgspec
 
 from regio.content import Entry, ToolResult
+from regio.policies import is_user_turn_start
 from regio.regions import events as ev
 from regio.regions.base import Refusal
 from regio.regions.conversation import SlidingWindow
@@ -244,7 +245,17 @@ def _as_dropped(region: SlidingWindow, drop: DropPlan) -> SlidingWindow:
         entries[at] = slim
     for at in reversed(drop.gone):
         del entries[at]
-    return region.planning_copy(entries, region.used_tokens - drop.freed)
+    counts = region.history_counts()  # O(appended) on the live region
+    trial = region.planning_copy(entries, region.used_tokens - drop.freed)
+    # the dropped and rewritten entries hold superseded tool results only: no tool_use and
+    # no turn start, so only the entry count and the first entry change (no recount)
+    first = bool(entries) and is_user_turn_start(entries[0])
+    # the copy's own mark (its new entry list), so its first history_counts() is O(1)
+    trial._counts = (
+        entry_mark(trial.entries),
+        msgspec.structs.replace(counts, entries=len(entries), first_is_start=first),
+    )
+    return trial
 
 
 def admit_superseding(
