@@ -19,6 +19,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from regio.content import Entry, Message, ToolResult, ToolUse
+from regio.policies.units import HistoryCounts
 from regio.regions import CompactHistory, Pinned, Refusal, SlidingWindow, Window, WriteResult
 from regio.regions import superseded as sup
 from regio.regions import window as window_module
@@ -100,6 +101,20 @@ def _message(op: tuple[Any, ...], jobs: list[str], made: int, budget: int) -> Me
     return Message.tool((ToolResult(job, f"done [{op[2]}]"),))
 
 
+def _counted_as_dropped(region: SlidingWindow, drop: Any) -> SlidingWindow:
+    """``superseded._as_dropped``, checking that the history counts it hands the planning copy
+    (derived from the live region, not recounted) equal a recount of the copy's entries."""
+    trial = _REAL_AS_DROPPED(region, drop)
+    fresh = HistoryCounts()
+    for entry in trial.entries:
+        fresh = fresh.extend(entry)
+    assert trial.history_counts() == fresh
+    return trial
+
+
+_REAL_AS_DROPPED = sup._as_dropped
+
+
 def _state(w: Window, *, numbering: bool = True) -> bytes:
     """The window's state, encoded; without ``numbering``, the next entry number left out (a
     refused message keeps the number it was given, as every refused write does)."""
@@ -137,7 +152,7 @@ def test_a_superseding_report_is_decided_as_the_window_copy_decided_it(
                 len(new.events.history),
             )
             epoch = new.region("conv").entries.rewrite_epoch  # type: ignore[attr-defined]
-            with mock.patch.object(sup, "_as_dropped", wraps=sup._as_dropped) as trial:
+            with mock.patch.object(sup, "_as_dropped", wraps=_counted_as_dropped) as trial:
                 got = new.add_message(msg)
             event(f"{op[0]}: {type(got).__name__}, dry run={trial.call_count > 0}")
             with mock.patch.object(window_module, "admit_superseding", _snapshot_admit):
