@@ -164,7 +164,7 @@ def test_the_head_counts_the_sessions_originals_across_lazy_saves_and_reloads(
 ) -> None:
     import tempfile
 
-    from regio.store.lazy import head_fields
+    from regio.store.base import read_head
 
     with tempfile.TemporaryDirectory() as folder:
         db = SQLiteStore(Path(folder) / "s.db")
@@ -175,7 +175,9 @@ def test_the_head_counts_the_sessions_originals_across_lazy_saves_and_reloads(
                     _turn(e, n, f"c{call}")
                 engine.save_to(db, "r")
                 head = db.load_window("r")[0]
-                assert head_fields(head).originals_count == len(twin.book.relief.originals)
+                stored = read_head(head)
+                assert stored is not None
+                assert stored.originals_count == len(twin.book.relief.originals)
                 if reload:
                     engine = _load(db)
                     assert engine.book.relief.originals.count == len(twin.book.relief.originals)

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from regio.content import ToolResult
 from regio.runtime.reliefbook import Originals
-from regio.runtime.usage import UsageLedger, UsageRecord
 from regio.store import SQLiteStore, encode_save
 from test_store_originals_append_only import _load, _saved_session
 
@@ -65,35 +64,3 @@ def test_a_lazy_store_load_decodes_the_head_once(
         assert len(seen) == 1
     finally:
         db.close()
-
-
-_N = st.integers(0, 10_000)
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(_N, _N, _N, _N, _N, _N), max_size=12))
-def test_totals_are_the_sums_of_the_records_fields(rows: list[tuple[int, ...]]) -> None:
-    records = [
-        UsageRecord(
-            index=i,
-            provider="p",
-            model="m",
-            api="anthropic",
-            prompt_tokens=u + r + w5 + w1 + w,
-            uncached_tokens=u,
-            cache_read_tokens=r,
-            cache_write_5m_tokens=w5,
-            cache_write_1h_tokens=w1,
-            cache_write_tokens=w,
-            output_tokens=o,
-        )
-        for i, (u, r, w5, w1, w, o) in enumerate(rows)
-    ]
-    ledger = UsageLedger()
-    ledger.records = records
-    totals = ledger.totals()
-    assert totals.calls == len(records)
-    assert totals.cache_creation_tokens == sum(x.cache_creation_tokens for x in records)
-    assert totals.prompt_tokens == sum(x.prompt_tokens for x in records)
-    assert totals.cache_read_tokens == sum(x.cache_read_tokens for x in records)
-    assert totals.output_tokens == sum(x.output_tokens for x in records)

@@ -2,7 +2,7 @@
 
 A load from a store that can (``load_window``) reads the head, the counts, the newest usage
 record and the window entries; :func:`lazy_transcript` and :func:`lazy_usage` read and decode
-the rest when the engine first needs them, and :func:`stored_last_turn` tells the transcript
+the rest when the engine first needs them, and the head's ``last_turn`` tells the transcript
 which turn its stored records end with (so ``Engine.new_items`` of a later turn reads none).
 """
 
@@ -15,48 +15,7 @@ import msgspec
 
 from .base import SessionStoreError
 
-__all__ = [
-    "HeadFields",
-    "head_fields",
-    "lazy_transcript",
-    "lazy_usage",
-    "stored_last_turn",
-    "stored_originals_seq",
-]
-
-
-class HeadFields(msgspec.Struct):
-    """The fields of a head a lazy load reads before the records (:func:`head_fields`):
-    ``last_turn``, the turn no stored transcript record is later than; ``originals_seq``, the
-    next sequence number of the relief original records (``None`` before
-    ``regio.session-head/6``: a load reads the originals whole); ``originals_count``, how many
-    relief originals are stored (``None``: a head saved before regio stored it). Each is
-    ``None`` when the head does not say."""
-
-    last_turn: int | None = None
-    originals_seq: int | None = None
-    originals_count: int | None = None
-
-
-def head_fields(head: bytes) -> HeadFields:
-    """The :class:`HeadFields` of ``head``, decoded once per load (all ``None`` for a head
-    that is not a map, the oldest layout)."""
-    try:
-        return msgspec.msgpack.decode(head, type=HeadFields)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return HeadFields()
-
-
-def stored_last_turn(head: bytes) -> int | None:
-    """The turn no stored transcript record of ``head``'s session is later than (``None``
-    for a head written before regio stored it: the records must be read to know)."""
-    return head_fields(head).last_turn
-
-
-def stored_originals_seq(head: bytes) -> int | None:
-    """The next sequence number of ``head``'s relief original records (``None`` for a head
-    before ``regio.session-head/6``, whose originals a load reads whole)."""
-    return head_fields(head).originals_seq
+__all__ = ["lazy_transcript", "lazy_usage"]
 
 
 class _RecordTurn(msgspec.Struct):
@@ -77,8 +36,7 @@ def lazy_transcript(
     use and decoded then, all at once or one record at a time where a lookup knows the turn it
     needs (the records' turns are read without decoding the rest); a damaged record raises
     :class:`SessionStoreError` naming ``where`` when it is decoded. Counting and appending
-    never read them, nor does ``new_items`` of a turn after ``last_turn`` (the head's
-    :func:`stored_last_turn`)."""
+    never read them, nor does ``new_items`` of a turn after ``last_turn`` (the head's)."""
     from regio.runtime.stored import stored_records
     from regio.runtime.transcript import Transcript, TranscriptRecord
 
