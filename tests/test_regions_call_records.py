@@ -133,3 +133,28 @@ def test_the_call_groups_view_is_read_only_and_follows_the_index() -> None:
     assert dict(view) == {"a": "g:a", "b": "g:a"} and len(view) == 2 and "a" in view
     assert not hasattr(view, "__setitem__")
     assert w.tool_call("b") == ToolUse("b", "read", {})
+
+
+def test_an_append_only_window_prunes_its_call_index_without_a_full_pass(monkeypatch: Any) -> None:
+    """Appending call / result pairs changes no group already recorded, so the index's prune
+    is an O(regions) check, not a pass over every entry (it ran one per result before)."""
+    import regio.regions.calls as calls_module
+
+    passes = []
+    real = calls_module.entry_mark
+    monkeypatch.setattr(calls_module, "entry_mark", lambda e: passes.append(1) or real(e))
+    w = Window(
+        regions=[
+            SlidingWindow(name="conv", budget=100_000),
+            CompactHistory(name="hist", budget=400, source="conv"),
+        ],
+        max_tokens=200_000,
+        counter=StubCounter(),
+    )
+    w.add_message(Message.user("start"))
+    for i in range(60):
+        w.add_message(Message("assistant", (ToolUse(f"c{i}", "ls", {}),)))
+        w.add_message(Message("tool", (ToolResult(f"c{i}", f"out {i}"),)))
+    full = len(passes) // 2  # one mark per region per full pass
+    assert full <= 1, full
+    assert all(w.tool_call(f"c{i}") is not None for i in range(60))

@@ -4,9 +4,9 @@ block can never disagree (there is one map, not two kept in step).
 
 The index is bounded by the window, not by the calls ever made: :meth:`CallIndex.prune` drops
 the calls whose group has no entry left in any region (evicted, compacted, released,
-cleared); it is skipped while no region changed since the last pass. The index is never saved
-apart from the call -> group map (``WindowState.call_groups``); a loaded window finds the
-``tool_use`` blocks again in its entries (:meth:`CallIndex.restore`).
+cleared); it is skipped while every region was only appended to since the last pass. The
+index is never saved apart from the call -> group map (``WindowState.call_groups``); a loaded
+window finds the ``tool_use`` blocks again in its entries (:meth:`CallIndex.restore`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from regio.content import ToolUse
+from regio.regions.entrylist import EntryMark, appended_since, entry_mark
 
 __all__ = ["CallGroups", "CallIndex", "CallRecord"]
 
@@ -56,7 +57,8 @@ class CallIndex:
 
     records: dict[str, CallRecord] = attrs.field(factory=dict)
     #: (version, entry count) per region at the last prune, and the calls kept then
-    _seen: tuple[tuple[int, int], ...] = ()
+    #: each region's entry-list mark at the last full pass
+    _seen: tuple[EntryMark | None, ...] = ()
     _kept: int = 0
 
     @property
@@ -79,14 +81,19 @@ class CallIndex:
         return len(self.records) > 2 * self._kept + 64
 
     def prune(self, regions: Sequence[Any]) -> None:
-        """Drop the calls whose group has no entry left in ``regions``; skipped while no
-        region changed since the last pass (their versions and lengths are the key)."""
-        seen = tuple((r.version, len(r.entries)) for r in regions)
-        if seen == self._seen:
+        """Drop the calls whose group has no entry left in ``regions``; skipped (O(regions))
+        while every region was only appended to since the last pass
+        (:func:`regio.regions.entrylist.appended_since`): then no recorded group can have
+        left. Any other change (an eviction, a compaction, an edit) makes a full pass."""
+        marks = self._seen
+        if len(marks) == len(regions) and all(
+            appended_since(r.entries, m) is not None for r, m in zip(regions, marks, strict=True)
+        ):
             return
         live = {e.group for r in regions for e in r.entries if e.group is not None}
         self.records = {c: rec for c, rec in self.records.items() if rec.group in live}
-        self._seen, self._kept = seen, len(self.records)
+        self._seen = tuple(entry_mark(r.entries) for r in regions)
+        self._kept = len(self.records)
 
     def restore(self, call_groups: Mapping[str, str], regions: Sequence[Any]) -> None:
         """Load the saved call -> group map and find each call's ``tool_use`` block in the
