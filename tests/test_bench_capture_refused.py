@@ -219,3 +219,15 @@ def test_whatever_a_capture_region_refuses_the_newest_footer_and_output_stay_in_
     state_budget: int, park_budget: int, sizes: list[int], names: list[str]
 ) -> None:
     assert _lost(state_budget, park_budget, _trace(sizes, names)) == []
+
+
+def test_two_large_blocks_of_one_observation_are_both_parked() -> None:
+    """The same rule for an observation sent as user text with two large blocks."""
+    blocks = tuple(Text(f"out {i}\n" + "word " * 200 + f"\nMARKER-{i}") for i in (1, 2))
+    events: list = [SystemPrompt(0.0, "sys"), UserMessage(0.0, (Text("Fix it."),))]
+    events.append(AssistantMessage(1.0, (Text("cat a b"),)))
+    events.append(UserMessage(2.0, blocks, observation=True))
+    events.append(AssistantMessage(3.0, (Text("done"),)))
+    trace = Trace(Header(id="tiny/two-blocks", source_format="swe-agent"), tuple(events))
+    last = _requests(200, 4000, trace)[-1]
+    assert "MARKER-1" in last and "MARKER-2" in last

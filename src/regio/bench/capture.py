@@ -271,6 +271,16 @@ def _moved(message: Message, recorded: Message, moves: Sequence[RegionOp]) -> Ad
     return AddMessage(message, tuple(moves), recorded)
 
 
+def _add_moves(moves: list[RegionOp], found: Sequence[RegionOp]) -> None:
+    """Append one block's capture ops to its message's ``moves``. A later large output of the
+    same message is parked beside the earlier one (a ``write``, not a ``trim``): the agent
+    reads both before its next call, so neither displaces the other."""
+    for op in found:
+        if op.action == "trim" and any(m.action == "trim" and m.region == op.region for m in moves):
+            op = msgspec.structs.replace(op, action="write", keep=None)
+        moves.append(op)
+
+
 def _tool_results(
     event: ToolResults,
     calls: dict[str, ToolUse],
@@ -290,14 +300,7 @@ def _tool_results(
                 op = RegionOp("write", lookup.region, res.content, key, rule=lookup.name, copy=True)
                 ops.append(op)
         text, found = observe(res.content)
-        for op in found:
-            if op.action == "trim" and any(
-                m.action == "trim" and m.region == op.region for m in moves
-            ):
-                # a later large result of the same message is parked beside the earlier one:
-                # the agent reads both before its next call, so neither displaces the other
-                op = msgspec.structs.replace(op, action="write", keep=None)
-            moves.append(op)
+        _add_moves(moves, found)
         results.append(msgspec.structs.replace(res, content=text))
     yield _moved(Message("tool", tuple(results)), Message("tool", tuple(event.results)), moves)
     yield from ops
@@ -359,7 +362,7 @@ def capture_stream(
                 for b in event.blocks:
                     text, found = observe(b.text)
                     blocks.append(Text(text))
-                    ops.extend(found)
+                    _add_moves(ops, found)
                 yield _moved(Message("user", tuple(blocks)), Message("user", event.blocks), ops)
             else:
                 yield AddMessage(Message("user", event.blocks))

@@ -15,7 +15,8 @@
   with ``clear_at_least`` (both APIs name it so: Anthropic's ``clear_at_least`` object of
   ``input_tokens``, LangChain's ``ClearToolUsesEdit(clear_at_least=...)``) set to
   ``CLEAR_AT_LEAST_SHARE`` (0.25) x the window, everything else as above (only options both
-  APIs have; measured, it changes nothing for Anthropic's stateless edit), a clearing that
+  APIs have; on the 1,000-call sessions it changes nothing for Anthropic's stateless edit, on
+  the bundled runs it does), a clearing that
   must buy a quarter of the window to be worth the cache
   rewrite it causes (the reason Anthropic gives for ``clear_at_least``; no default is
   published). Anthropic's edit is then applied only when clearing every old tool use frees that

@@ -67,7 +67,8 @@ def _holds(engine: Engine, op: RegionOp) -> bool:
 class Filed:
     """What :func:`file_moves` did with one message's moves: ``by_engine`` (engine -> whether
     its regions took every move: ``False`` adds the message as recorded), ``written`` (moves
-    some engine wrote: a repeat only when a region had to take it again) and ``refused``
+    some engine tried to write, refused ones included, as ``region_writes`` always counted: a
+    repeat only when a region had to take it again) and ``refused``
     (moves some engine's region refused, a repeat counted once)."""
 
     by_engine: dict[str, bool]
