@@ -106,7 +106,9 @@ class LayoutResult(msgspec.Struct, frozen=True):
     ``retention_from`` call on, the same requests for every strategy (``None``: not
     measured). ``first_cut``: the model call (0-based) at which this strategy first cut
     something it had been sending (a trim, an eviction, a cleared or trimmed tool result, a
-    summary, a peer's cut, a parked tool output displaced or refused); ``None`` when it never
+    summary, a peer's cut, a parked tool output a newer one displaced; not a capture a region
+    refused, whose text stays in the message, nor a state region's entry replaced by a newer
+    state of the same key, such as SWE-agent's status footer); ``None`` when it never
     cut (``recorded`` never does), and in totals over more than one trace (each trace has its
     own calls; totals over one trace keep it). The trace's ``retention_from`` is the smallest
     ``first_cut`` of its strategies. ``broken_requests``: requests that lost the task.
