@@ -31,6 +31,12 @@ mention ...`` is an instruction). The forms are the plain-English ways of changi
 (``set X to Y``, ``X is now Y``); tool output is never read for them (it has no authority to
 change what the user set).
 
+**A generic noun is not a key.** ``The result is 5.`` or ``The output is now 0.`` states
+what one run gave: a key of one noun of :data:`GENERIC_NOUNS` (result, output, answer,
+value, count, ...) names no setting in the ``X is [now] Y`` forms, so a later ``The result
+is 0.`` about another run never drops it. Qualified (``the test result is 5``), with an
+entity, or changed explicitly (``set the output to json``) it is a key as usual.
+
 **A state is not a value.** ``X is|are [now|still|...] S`` where S is a status word
 (:data:`STATUS_WORDS`: failing, broken, passing, fixed, done, running, ...) reports how a task
 or a run is going, not a setting: :func:`value_key` returns ``None`` for it and
@@ -48,6 +54,7 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "GENERIC_NOUNS",
     "MAX_CHANGE_WORDS",
     "MAX_ENTITY_WORDS",
     "STATUS_WORDS",
@@ -117,6 +124,20 @@ _NOT_A_KEY = frozenset(
 )  # fmt: skip
 
 
+#: Nouns too generic to name a setting on their own: ``the result is 5`` and ``the output is
+#: 0`` report what one run gave, not the value of one thing a later statement can change, so
+#: two of them never supersede each other. Qualified (``the test result is 5``, ``the output
+#: format is json``), with an entity (``order ORD-7312 is ...``) or set explicitly (``set the
+#: output to json``) they are keys as usual.
+GENERIC_NOUNS = frozenset(
+    {"result", "results", "output", "outputs", "answer", "answers", "value", "values",
+     "number", "count", "total", "sum", "response", "reply", "return", "problem", "issue",
+     "error", "reason", "cause", "difference", "change", "fix", "thing", "one", "first",
+     "last", "next", "other", "rest", "same", "case", "line", "file", "item", "message",
+     "status", "state", "code", "text", "data", "info", "note", "point", "question", "idea"}
+)  # fmt: skip
+
+
 #: A word of a key: letters, with inner ``_``, ``-`` or ``.`` (``LOG_LEVEL``, ``base-url``); a
 #: word with a digit is a value or an identifier, not the name of a setting.
 _KEY_WORD = re.compile(r"^[a-z]+(?:[_.\-][a-z]+)*$")
@@ -131,10 +152,13 @@ _NOT_A_NOUN = frozenset(
 )  # fmt: skip
 
 
-def _key(key: str, *, determiner: bool = False) -> tuple[str, bool] | None:
+def _key(
+    key: str, *, determiner: bool = False, named: bool = False
+) -> tuple[str, bool] | None:
     """The key's words (case folded, articles and possessives dropped) and whether it names an
     entity (module doc), or ``None`` when it names no setting; ``determiner``: a key without
-    an entity must open with an article or a possessive."""
+    an entity must open with an article or a possessive; ``named``: a key of one generic noun
+    (:data:`GENERIC_NOUNS`) names no setting."""
     raw = key.lower().rstrip(".,;:!").split()
     words = [w for w in raw if w not in _DROP]
     if not words or words[0] in _NOT_A_KEY or not _KEY_WORD.match(words[0]):
@@ -145,6 +169,8 @@ def _key(key: str, *, determiner: bool = False) -> tuple[str, bool] | None:
     if (ids and not entity) or len(words) - len(ids) > 5:
         return None
     if determiner and not entity and raw[0] not in _DROP:
+        return None
+    if named and not entity and len(words) == 1 and words[0] in GENERIC_NOUNS:
         return None
     # one setting spelled LOG_LEVEL, log-level or "log level" is one key; an id stays verbatim
     return " ".join(w if w in ids else w.replace("_", " ").replace("-", " ") for w in words), entity
@@ -176,13 +202,13 @@ def value_key(sentence: str) -> str | None:
             continue
         if index == 2 and _state(match.group("value")) is not None:
             return None  # "X is now failing": a state, not a value
-        key = _key(match.group("key"))
+        key = _key(match.group("key"), named=index == 2)  # "X is now Y": X must name it
         return key[0] if key else None
     match = _IS.match(text)
     if match is None or _state(match.group("value")) is not None:
         return None
     value = match.group("value").split()
-    key = _key(match.group("key"), determiner=True)
+    key = _key(match.group("key"), determiner=True, named=True)
     if key is None or value[0].lower() in _VERB_VALUE:
         return None
     if len(value) == 1 and _CONCRETE.match(value[0].rstrip(".,;:!")):
