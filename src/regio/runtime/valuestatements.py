@@ -152,9 +152,7 @@ _NOT_A_NOUN = frozenset(
 )  # fmt: skip
 
 
-def _key(
-    key: str, *, determiner: bool = False, named: bool = False
-) -> tuple[str, bool] | None:
+def _key(key: str, *, determiner: bool = False, named: bool = False) -> tuple[str, bool] | None:
     """The key's words (case folded, articles and possessives dropped) and whether it names an
     entity (module doc), or ``None`` when it names no setting; ``determiner``: a key without
     an entity must open with an article or a possessive; ``named``: a key of one generic noun
