@@ -16,7 +16,11 @@
   and refused every footer, which then stayed in every observation; unscaled, the regions that
   never shrink would not fit that window.
 
-Item limits (``max_items``, ``max_entries``) are kept: token pressure is what is tested.
+Item limits (``max_items``, ``max_entries``) are kept: token pressure is what is tested. The
+relief chain's sizes (``clear_at_least``, ``trim_at_least``, ``dedupe_at_least``,
+``placeholder_extract_tokens``, per-tool ``max_result_tokens``, the trim character counts) are
+kept as well: they size tool output, which the trace fixes, not the window
+(``docs/benchmark.md`` measures scaling ``clear_at_least`` too).
 """
 
 from __future__ import annotations
