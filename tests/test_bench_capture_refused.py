@@ -131,7 +131,7 @@ def _requests(state_budget: int, park_budget: int, trace: Trace) -> list[str]:
         elif isinstance(item, AddMessage):
             filed = file_moves({"regio": engine}, None, item, names, [])
             message = item.message if filed.by_engine["regio"] else item.fallback or item.message
-            engine.add_message(message)
+            engine.add_message(message, observation=item.observation)
         elif isinstance(item, Call):
             req, _ = engine.request("anthropic", blueprint.model.name)
             texts.append("\n".join(block_text(b.block) for b in req.blocks if b.block is not None))

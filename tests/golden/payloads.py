@@ -86,7 +86,9 @@ def replay_hashes(trace: Trace, blueprint: Any, strategy: str, api: str) -> list
         elif isinstance(item, AddMessage):
             filed = file_moves({strategy: engine}, None, item, names, [])
             message = item.message if filed.by_engine[strategy] else item.fallback or item.message
-            engine.add_message(message, tokens=_message_tokens(counter, message))
+            engine.add_message(
+                message, tokens=_message_tokens(counter, message), observation=item.observation
+            )
             if message.role != "assistant" and engine.pending():
                 engine.flush()
         elif isinstance(item, Call):

@@ -112,11 +112,14 @@ class AddMessage(msgspec.Struct, frozen=True, tag="message", tag_field="op"):
     output), applied before it; ``fallback``: the message as recorded, which an engine adds
     instead when a region refused any of them or is missing, so a refused capture loses
     nothing (the agent keeps what it could not file; the text may then be both in a region
-    and in the message, never in neither)."""
+    and in the message, never in neither). ``observation``: the message (and its fallback)
+    is an environment observation sent as user text (``UserMessage.observation``), which an
+    engine admits as one (``Engine.add_message(..., observation=True)``)."""
 
     message: Message
     moves: tuple[RegionOp, ...] = ()
     fallback: Message | None = None
+    observation: bool = False
 
 
 ReplayItem = Call | AddMessage | RegionOp
@@ -263,12 +266,15 @@ def rules_for(blueprint: Any) -> tuple[CaptureRule, ...]:
     return tuple(rules)
 
 
-def _moved(message: Message, recorded: Message, moves: Sequence[RegionOp]) -> AddMessage:
+def _moved(
+    message: Message, recorded: Message, moves: Sequence[RegionOp], observation: bool = False
+) -> AddMessage:
     """``message`` with the ``moves`` that took text out of it and, when there are any or
-    it differs, the ``recorded`` message as its fallback (:class:`AddMessage`)."""
+    it differs, the ``recorded`` message as its fallback (:class:`AddMessage`; ``observation``
+    marks both as an environment observation)."""
     if not moves and message == recorded:
-        return AddMessage(message)
-    return AddMessage(message, tuple(moves), recorded)
+        return AddMessage(message, observation=observation)
+    return AddMessage(message, tuple(moves), recorded, observation)
 
 
 def _add_moves(moves: list[RegionOp], found: Sequence[RegionOp]) -> None:
@@ -363,7 +369,8 @@ def capture_stream(
                     text, found = observe(b.text)
                     blocks.append(Text(text))
                     _add_moves(ops, found)
-                yield _moved(Message("user", tuple(blocks)), Message("user", event.blocks), ops)
+                recorded = Message("user", event.blocks)
+                yield _moved(Message("user", tuple(blocks)), recorded, ops, observation=True)
             else:
                 yield AddMessage(Message("user", event.blocks))
         elif isinstance(event, ToolResults):

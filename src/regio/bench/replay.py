@@ -13,7 +13,8 @@ Strategies (:data:`ALL_LAYOUTS`):
   :class:`regio.runtime.Engine` produces: one engine per layout
   (``Engine.from_blueprint(bp, strategy=..., summarizer=ExtractiveSummarizer(...),
   token_counter=...)``, the trace clock as its clock) driven through the captured stream
-  (:mod:`regio.bench.capture`): messages through ``Engine.add_message``, captured state
+  (:mod:`regio.bench.capture`): messages through ``Engine.add_message`` (an observation
+  with ``observation=True``), captured state
   through ``Engine.write`` / ``release`` / ``clear``, pending compactions flushed at turn
   boundaries, and at each model call ``Engine.request(provider, model, tools=...)`` with the
   trace's recorded tools (the engine adds its context tools);
@@ -266,7 +267,8 @@ def _add_message(
     (:func:`regio.bench.regionops.file_moves`; an engine whose region refused one adds the
     message as recorded), flushing a queued compaction after a non-assistant message;
     ``where`` = (the blueprint's region names, the conversation budget in tokens), a
-    message over it is skipped with a note. Returns what the moves did."""
+    message over it is skipped with a note. An environment observation (``item.observation``;
+    the fallback too) reaches every engine as one. Returns what the moves did."""
     names, conv_budget = where
     filed = file_moves(engines, trackers, item, names, notes)
     noted: set[int] = set()
@@ -281,7 +283,7 @@ def _add_message(
                     f"conversation region ({conv_budget} tokens): skipped by the layouts"
                 )
             continue
-        engine.add_message(message, tokens=n)
+        engine.add_message(message, tokens=n, observation=item.observation)
         if message.role != "assistant" and engine.pending():
             engine.flush()
     return filed

@@ -11,16 +11,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from regio.content import Block, Entry
+from regio.content import Block, Document, Entry, Image, Text, Thinking, ToolResult, ToolUse
 from regio.events import EventBus
 from regio.regions.base import Refusal, Region, WriteResult
 from regio.regions.pending import CompactionQueue
 from regio.regions.state import WindowState
 
-__all__ = ["Content", "WindowSurface"]
+__all__ = ["Content", "WindowSurface", "content_blocks"]
 
 #: What a write or a new entry is made from: text, one block or a sequence of blocks.
 Content = str | Block | Sequence[Block]
+
+
+def content_blocks(content: Content) -> tuple[Block, ...]:
+    """The blocks of ``content``: text as one :class:`Text` block, one block as itself."""
+    if isinstance(content, str):
+        return (Text(content),)
+    if isinstance(content, Text | ToolUse | ToolResult | Thinking | Image | Document):
+        return (content,)
+    return tuple(content)
 
 
 class WindowSurface(Protocol):

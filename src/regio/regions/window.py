@@ -19,17 +19,7 @@ from typing import Any
 import attrs
 import msgspec
 
-from regio.content import (
-    Block,
-    Document,
-    Entry,
-    Image,
-    Message,
-    Text,
-    Thinking,
-    ToolResult,
-    ToolUse,
-)
+from regio.content import Entry, Message, ToolUse
 from regio.errors import (
     NoSuchRegionError,
     RegionConfigError,
@@ -45,20 +35,12 @@ from regio.regions.base import ReclaimPhase, Refusal, Region, WritePlan, WriteRe
 from regio.regions.calls import CallIndex, CallRecord
 from regio.regions.compaction import CompactHistory
 from regio.regions.pending import CompactionQueue, PendingCompaction
-from regio.regions.protocols import Content
+from regio.regions.protocols import Content, content_blocks
 from regio.regions.registry import make_region
 from regio.regions.state import FinishGate, RegionState, WindowState
 from regio.regions.superseded import ProgressIndex, admit_superseding, drop_superseded_progress
 
 __all__ = ["Window"]
-
-
-def _blocks(content: Content) -> tuple[Block, ...]:
-    if isinstance(content, str):
-        return (Text(content),)
-    if isinstance(content, Text | ToolUse | ToolResult | Thinking | Image | Document):
-        return (content,)
-    return tuple(content)
 
 
 @attrs.define(eq=False, kw_only=True)
@@ -210,7 +192,7 @@ class Window:
         without either."""
         entry = Entry(
             id=f"e{self.next_entry}",
-            blocks=_blocks(content),
+            blocks=content_blocks(content),
             role=role,  # type: ignore[arg-type]
             key=key,
             tokens=0,
@@ -323,8 +305,10 @@ class Window:
         region: str | Region | None = None,
         tokens: int | None = None,
         strict: bool = False,
+        meta: dict[str, Any] | None = None,
     ) -> WriteResult | Refusal:
-        """Append a message to the conversation region (or ``region``).
+        """Append a message to the conversation region (or ``region``); ``meta``: the entry's
+        annotations (``{"observation": True}``: an environment observation, ``Engine.add_user``).
 
         Group ids: an assistant message with calls opens ``g:<first call id>``; a message with
         results for known calls joins that group; any other message is
@@ -344,7 +328,7 @@ class Window:
         turn_start = is_user_turn_start(probe)
         if turn_start:
             self.turn += 1
-        entry = self.make_entry(message.blocks, role=message.role, tokens=tokens)
+        entry = self.make_entry(message.blocks, role=message.role, tokens=tokens, meta=meta)
         calls = message.tool_calls
         group = known[0] if known else (f"g:{calls[0].id}" if calls else f"m:{entry.id}")
         entry = msgspec.structs.replace(entry, group=group)

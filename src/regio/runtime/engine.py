@@ -37,12 +37,12 @@ from regio.regions import PendingCompaction, Refusal, Window, WriteResult
 from regio.tokens import Calibration, TokenCounter
 
 from . import compaction as cp
-from . import flushing, reliefadmit
+from . import flushing
 from .budget import EngineBudget
 from .compactor import CompactionBook, CompactionResult, Compactor
 from .engineparts import apply_options
-from .events import OrphanToolResult
 from .extractive import ExtractiveSummarizer
+from .messages import admit_message
 from .options import EngineOptions
 from .overflow import OverflowInfo, classify_overflow
 from .recovery import RetryToken, recover
@@ -54,7 +54,7 @@ from .streaming import AssistantStream
 from .tools import ContextToolOutcome, handle_tool_call, offered_tool_specs
 from .transcript import Transcript, TranscriptRecord
 from .usage import PriceLookup, UsageLedger, UsageRecord, rule_prices
-from .writes import clear_region, entry_of, release_from, write_to
+from .writes import clear_region, release_from, write_to
 
 __all__ = ["Engine"]
 
@@ -285,46 +285,30 @@ class Engine:
 
     # ----- conversation ------------------------------------------------------------------
     @transactional
-    def add_message(self, message: Message, *, tokens: int | None = None) -> Entry:
+    def add_message(
+        self, message: Message, *, tokens: int | None = None, observation: bool = False
+    ) -> Entry:
         """Append ``message`` to the conversation and the transcript; returns its entry.
-        Raises :class:`regio.errors.RegionFullError` when the conversation refuses it."""
-        conv = self.window.conversation
-        if conv is None:
-            raise ValueError("this window has no sliding_window region to hold the conversation")
-        admission = reliefadmit.admit(self.compactor, message, tokens)  # changes nothing yet
-        message, tokens = admission.message, admission.tokens
-        orphans = [
-            b.tool_use_id
-            for b in message.tool_results
-            if self.window.call_group(b.tool_use_id) is None
-        ]
-        self._make_room(conv, message, tokens)
-        result = self.window.add_message(message, tokens=tokens, strict=True)
-        entry = entry_of(self.compactor, conv.name, result)
-        assert entry is not None
-        for call_id in orphans:
-            self.emit(OrphanToolResult(call_id, entry.id))
-        if message.role == "user" and any(not isinstance(b, ToolResult) for b in message.blocks):
-            self.state.overflow_retry = False
-        entry = reliefadmit.commit(self.compactor, admission, entry)  # route, keep originals
-        self.compactor.record("message", conv.name, entry=entry)
-        return entry
+        ``observation``: a user message that is an environment observation
+        (:meth:`add_observation`).
+        Raises :class:`ValueError` for ``observation`` on anything but a user text and
+        :class:`regio.errors.RegionFullError` when the conversation refuses the message."""
+        return admit_message(self.compactor, self.state, message, tokens, observation)
 
-    def _make_room(self, conv: Any, message: Message, tokens: int | None) -> None:
-        """Token hysteresis: a message that would pass a ``compact`` conversation's budget
-        first relieves and compacts it to its token target (:func:`cp.room_steps`)."""
-        if not self.options.auto_compact or getattr(conv, "token_trigger", None) is None:
-            return
-        probe = Entry(id="", blocks=message.blocks, role=message.role)
-        tokens = int(self.counter.count_entry(probe)) if tokens is None else tokens
-        steps = cp.room_steps(self.compactor, conv.name, tokens)
-        if steps is not None:
-            self.compactor.run(steps)
-
-    def add_user(self, text: str | Sequence[Block], *, tokens: int | None = None) -> Entry:
-        """Append a user message (starts a new turn)."""
+    def add_user(
+        self, text: str | Sequence[Block], *, tokens: int | None = None, observation: bool = False
+    ) -> Entry:
+        """Append a user message (starts a new turn); ``observation``: an environment
+        observation (:meth:`add_observation`)."""
         blocks = (Text(text),) if isinstance(text, str) else tuple(text)
-        return self.add_message(Message("user", blocks), tokens=tokens)
+        return self.add_message(Message("user", blocks), tokens=tokens, observation=observation)
+
+    def add_observation(self, text: str | Sequence[Block], *, tokens: int | None = None) -> Entry:
+        """Append an environment observation sent as a user message (a plain-text agent's file
+        view or test run): rendered as user text, but read as tool output -- the summarizers
+        keep only its errors, never constraints, to-dos or values
+        (:mod:`regio.runtime.observations`). Its entry has ``meta["observation"] = True``."""
+        return self.add_user(text, tokens=tokens, observation=True)
 
     def add_assistant(
         self,

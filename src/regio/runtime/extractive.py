@@ -23,8 +23,10 @@ and verbatim through every later compaction); its other lines are carried verbat
 **Then the rest**, in the budget that is left: the first of these forms that fits:
 
 1. ``detailed``: the previous summary verbatim, then per entry one line ``role: first line``
-   (tool calls as ``call name(id) {json}``); an entry of several lines adds ``ids:`` (the
-   identifier-like tokens of its middle lines) and ``last:`` (its last line);
+   (tool calls as ``call name(id) {json}``; an environment observation sent as user text is
+   labelled ``observation``, :mod:`regio.runtime.observations`); an entry of several lines
+   adds ``ids:`` (the identifier-like tokens of its middle lines) and ``last:`` (its last
+   line);
 2. ``compact``: the previous summary verbatim, then one line per entry: ``role: first line``
    cut to :data:`COMPACT_LINE_CHARS` plus the new identifiers of the rest (no labels);
 3. ``identifiers``: ``Facts:`` and one line of every identifier of the input (previous
@@ -55,6 +57,7 @@ from regio.content import (
 )
 from regio.tokens import HeuristicCounter, TokenCounter
 
+from .observations import is_observation
 from .salience import SECTIONS, sort_entries
 from .summarizer import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_SUMMARY_TOKENS
 
@@ -113,6 +116,8 @@ def _clip(line: str, limit: int = MAX_LINE_CHARS) -> str:
 
 
 def _label(entry: Entry) -> str:
+    if is_observation(entry):  # the environment's output, not the user's words
+        return "observation"
     return entry.role or (f"note {entry.key}" if entry.key else "note")
 
 

@@ -26,6 +26,7 @@ from regio.content import (
 )
 
 from .errors import SummarizerError
+from .observations import is_observation
 from .summarizer import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_SUMMARY_TOKENS
 
 __all__ = ["ChatComplete", "LLMSummarizer", "entries_as_transcript", "summary_prompt"]
@@ -37,6 +38,8 @@ ChatComplete = Callable[[list[dict[str, str]]], "str | Awaitable[str]"]
 def _entry_label(entry: Entry) -> str:
     if entry.meta.get("summary"):
         return "previous summary"
+    if is_observation(entry):  # the environment's output, not the user's words
+        return "observation"
     if entry.role:
         return entry.role
     return f"note {entry.key}" if entry.key else "note"
@@ -45,8 +48,10 @@ def _entry_label(entry: Entry) -> str:
 def entries_as_transcript(entries: Sequence[Entry]) -> str:
     """The entries as plain text, one ``[label id]`` section each, blocks in order.
 
-    Tool calls show as ``call name(id) {json}``, results as ``result(id): text``; thinking
-    blocks are left out (they are opaque and not part of what happened).
+    Tool calls show as ``call name(id) {json}``, results as ``result(id): text``; an
+    environment observation sent as user text is labelled ``observation``
+    (:mod:`regio.runtime.observations`); thinking blocks are left out (they are opaque and not
+    part of what happened).
     """
     parts: list[str] = []
     for entry in entries:

@@ -28,6 +28,10 @@ constraint, and both are kept. A completion is itself neither an open item nor a
 fixed the TypeError`` reports no error), but a sentence that also reports an error is kept as
 an error (``Fixed the TypeError, but now test_dump fails with AssertionError: 344 != 345``).
 
+Tool output -- tool results, and environment observations a plain-text agent sends as user
+text (:mod:`regio.runtime.observations`) -- has no authority to instruct: it supplies error
+lines only (at most :data:`MAX_TOOL_ERRORS` per result or observation) and completes no to-do.
+
 Open items and values come before errors: they are few (one line per to-do, one per key) and
 survive only through the summary once their turn is cut, while tool output reports errors by
 the dozen and the newest of them are still in the conversation. Measured on the bench's
@@ -52,6 +56,7 @@ import attrs
 
 from regio.content import Entry, Text, ToolResult
 
+from .observations import is_observation
 from .openitems import TODO, OpenItems, completion
 from .valuestatements import constraint_key, failure_state, value_key
 
@@ -288,7 +293,9 @@ def _sort_tool_output(out: Salient, text: str) -> None:
 def sort_entries(entries: Sequence[Entry]) -> Salient:
     """Sort the sentences of ``entries`` into sections (module doc). A summary entry
     (``meta["summary"]``) is parsed back into its sections; a context-only one only marks its
-    lines as already kept."""
+    lines as already kept. Tool results and environment observations sent as user text
+    (:func:`regio.runtime.observations.is_observation`) are tool output: read for error lines
+    only (never constraints, open items, values or decisions; they complete no to-do)."""
     out = Salient()
     carried_seen: set[str] = set()  # the carried lines so far, so that dedup is linear
     for entry in entries:
@@ -308,8 +315,9 @@ def sort_entries(entries: Sequence[Entry]) -> Salient:
     for entry in entries:
         if entry.meta.get("summary"):
             continue
+        observed = is_observation(entry)  # an environment observation is tool output
         for text, tool_output in _texts(entry):
-            if tool_output or entry.role == "tool":
+            if tool_output or observed or entry.role == "tool":
                 _sort_tool_output(out, text)
                 continue
             for sentence in sentences(text):
