@@ -1,7 +1,7 @@
 """``context_restore`` and ``restorable`` read only what they need: whether the engine offers
 the tool comes from its options (no schema is built), and the live result of a call is
-looked up through the window's call index and the transcript's index, from the newest entry
-back to the turn of the result; both answer exactly what the full scan answers."""
+looked up through the window's call index, its result index and the transcript's index;
+both answer exactly what the full scan answers."""
 
 from __future__ import annotations
 

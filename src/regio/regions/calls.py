@@ -4,7 +4,8 @@ block can never disagree (there is one map, not two kept in step).
 
 The index is bounded by the window, not by the calls ever made: :meth:`CallIndex.prune` drops
 the calls whose group has no entry left in any region (evicted, compacted, released,
-cleared); it is skipped while every region was only appended to since the last pass. The
+cleared); it is skipped while every region was only appended to since the last pass, or had
+entries replaced by entries of the same group (the relief edits). The
 index is never saved apart from the call -> group map (``WindowState.call_groups``); a loaded
 window finds the ``tool_use`` blocks again in its entries (:meth:`CallIndex.restore`).
 """
@@ -17,7 +18,7 @@ from typing import Any
 import attrs
 
 from regio.content import ToolUse
-from regio.regions.entrylist import EntryMark, appended_since, entry_mark
+from regio.regions.entrylist import EntryMark, appended_since, entry_mark, replaced_since
 
 __all__ = ["CallGroups", "CallIndex", "CallRecord"]
 
@@ -53,9 +54,11 @@ class CallGroups(Mapping[str, str]):
 @attrs.define(eq=False)
 class CallIndex:
     """The calls of one window (see module docstring). State of the session that owns the
-    window; ``records`` is call id -> :class:`CallRecord`, oldest call first."""
+    window; ``records`` is call id -> :class:`CallRecord`, oldest call first;
+    ``full_passes``: the prunes that read every entry."""
 
     records: dict[str, CallRecord] = attrs.field(factory=dict)
+    full_passes: int = 0
     #: (version, entry count) per region at the last prune, and the calls kept then
     #: each region's entry-list mark at the last full pass
     _seen: tuple[EntryMark | None, ...] = ()
@@ -81,15 +84,23 @@ class CallIndex:
         return len(self.records) > 2 * self._kept + 64
 
     def prune(self, regions: Sequence[Any]) -> None:
-        """Drop the calls whose group has no entry left in ``regions``; skipped (O(regions))
-        while every region was only appended to since the last pass
-        (:func:`regio.regions.entrylist.appended_since`): then no recorded group can have
-        left. Any other change (an eviction, a compaction, an edit) makes a full pass."""
+        """Drop the calls whose group has no entry left in ``regions``; skipped while every
+        region was only appended to since the last pass (O(regions)), or had entries replaced
+        in place by entries of the same group (a relief edit; O(replacements):
+        :func:`regio.regions.entrylist.replaced_since`): then no recorded group can have
+        left. Any other change (an eviction, a compaction, a replacement by another group)
+        makes a full pass."""
         marks = self._seen
-        if len(marks) == len(regions) and all(
-            appended_since(r.entries, m) is not None for r, m in zip(regions, marks, strict=True)
-        ):
-            return
+        if len(marks) == len(regions):
+            pairs = list(zip(regions, marks, strict=True))
+            if all(appended_since(r.entries, m) is not None for r, m in pairs):
+                return  # the common case, O(regions)
+            kept = [_groups_kept(r.entries, m) for r, m in pairs]
+            if all(k is not None for k in kept):
+                if any(kept):  # the marks move past the replacements, so none is read twice
+                    self._seen = tuple(entry_mark(r.entries) for r in regions)
+                return
+        self.full_passes += 1
         live = {e.group for r in regions for e in r.entries if e.group is not None}
         self.records = {c: rec for c, rec in self.records.items() if rec.group in live}
         self._seen = tuple(entry_mark(r.entries) for r in regions)
@@ -108,3 +119,15 @@ class CallIndex:
                         if found is not None and found.tool_use is None:
                             self.records[b.id] = CallRecord(found.group, b)
         self._seen, self._kept = (), 0
+
+
+def _groups_kept(entries: Any, mark: EntryMark | None) -> bool | None:
+    """Whether ``entries`` had entries replaced since ``mark`` (``False``: only appended to),
+    each by an entry of the group it replaced (then every group there at the mark still is);
+    ``None`` when it changed otherwise, or a replacement changed the group."""
+    replaced = replaced_since(entries, mark)
+    if replaced is None:
+        return None
+    if any(g is not None and entries[at].group != g for at, g in replaced):
+        return None
+    return bool(replaced)

@@ -15,6 +15,13 @@ That reader's check is :func:`appended_since`: a reader keeps an :class:`EntryMa
 :func:`entry_mark` when it last looked) and asks, in O(1), how many leading entries are still
 the very objects it saw (the rest were appended), or ``None`` when the list was rewritten,
 replaced, or is not an :class:`EntryList` at all (then the reader recomputes).
+
+A reader that can follow an entry replaced in place (``entries[i] = entry``, what
+``SlidingWindow.rewrite_entry`` and a keyed region's replacing write do) asks
+:func:`replaced_since` instead: the positions replaced since its mark, in order, each with the
+group of the entry it replaced, so a relief edit does not make it recompute. The list keeps
+the last :data:`REPLACEMENTS_KEPT` replacements (a longer run, or any other rewrite, and the
+answer is ``None``).
 """
 
 from __future__ import annotations
@@ -23,53 +30,91 @@ from typing import Any, SupportsIndex
 
 from regio.content import Entry
 
-__all__ = ["EntryList", "EntryMark", "appended_since", "as_entry_list", "entry_mark", "unchanged"]
+__all__ = [
+    "REPLACEMENTS_KEPT",
+    "EntryList",
+    "EntryMark",
+    "appended_since",
+    "as_entry_list",
+    "entry_mark",
+    "replaced_since",
+    "unchanged",
+]
+
+#: how many of its latest replacements an :class:`EntryList` remembers (a bound on what it
+#: keeps: a tuple per replacement)
+REPLACEMENTS_KEPT = 256
 
 
 class EntryList(list[Entry]):
-    """A ``list`` of entries with a rewrite counter (see module docstring)."""
+    """A ``list`` of entries with a rewrite counter (see module docstring).
 
-    __slots__ = ("rewrite_epoch",)
+    ``replaced``: ``(position, group of the entry replaced)`` of each item assignment, one
+    per epoch after ``replaced_from`` (``rewrite_epoch - replaced_from == len(replaced)``);
+    any other rewrite empties it and moves ``replaced_from`` to the new epoch."""
+
+    __slots__ = ("replaced", "replaced_from", "rewrite_epoch")
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.rewrite_epoch = 0
+        self.replaced: list[tuple[int, str | None]] = []
+        self.replaced_from = 0
+
+    def _rewritten(self) -> None:
+        """A rewrite that is not one item replaced: the replacements before it are forgotten."""
+        self.rewrite_epoch += 1
+        self.replaced_from = self.rewrite_epoch
+        if self.replaced:
+            self.replaced = []
 
     def __setitem__(self, index: Any, value: Any) -> None:
+        n = len(self)
+        if type(index) is not int or not -n <= index < n:
+            self._rewritten()  # a slice, or an index out of range (the list raises)
+            super().__setitem__(index, value)
+            return
+        at = index % n
+        old = super().__getitem__(at)
+        super().__setitem__(at, value)
         self.rewrite_epoch += 1
-        super().__setitem__(index, value)
+        self.replaced.append((at, getattr(old, "group", None)))
+        if len(self.replaced) > REPLACEMENTS_KEPT:
+            drop = len(self.replaced) - REPLACEMENTS_KEPT // 2
+            del self.replaced[:drop]
+            self.replaced_from += drop
 
     def __delitem__(self, index: Any) -> None:
-        self.rewrite_epoch += 1
+        self._rewritten()
         super().__delitem__(index)
 
     def __imul__(self, n: SupportsIndex) -> EntryList:
-        self.rewrite_epoch += 1
+        self._rewritten()
         super().__imul__(n)
         return self
 
     def insert(self, index: SupportsIndex, entry: Entry) -> None:
-        self.rewrite_epoch += 1
+        self._rewritten()
         super().insert(index, entry)
 
     def pop(self, index: SupportsIndex = -1) -> Entry:
-        self.rewrite_epoch += 1
+        self._rewritten()
         return super().pop(index)
 
     def remove(self, entry: Entry) -> None:
-        self.rewrite_epoch += 1
+        self._rewritten()
         super().remove(entry)
 
     def clear(self) -> None:
-        self.rewrite_epoch += 1
+        self._rewritten()
         super().clear()
 
     def sort(self, *args: Any, **kwargs: Any) -> None:
-        self.rewrite_epoch += 1
+        self._rewritten()
         super().sort(*args, **kwargs)
 
     def reverse(self) -> None:
-        self.rewrite_epoch += 1
+        self._rewritten()
         super().reverse()
 
 
@@ -124,3 +169,17 @@ def appended_since(entries: Any, mark: EntryMark | None) -> int | None:
 def unchanged(entries: Any, mark: EntryMark | None) -> bool:
     """Whether ``entries`` is exactly as ``mark`` saw it (only appended to, and by nothing)."""
     return appended_since(entries, mark) == len(entries)
+
+
+def replaced_since(entries: Any, mark: EntryMark | None) -> list[tuple[int, str | None]] | None:
+    """The entries replaced in place since ``mark`` was taken, in order: ``(position, group of
+    the entry replaced)`` per item assignment (``[]``: only appended to), when ``entries`` is
+    the marked :class:`EntryList`, still holds at least ``mark.length`` entries and was changed
+    since only by appends and item assignments (of which it keeps the last
+    :data:`REPLACEMENTS_KEPT`). ``None`` otherwise: the reader recomputes. O(replacements)."""
+    if mark is None or entries is not mark.entries or len(entries) < mark.length:
+        return None
+    skip = mark.epoch - entries.replaced_from
+    if skip < 0:
+        return None
+    return entries.replaced[skip:]

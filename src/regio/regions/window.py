@@ -33,12 +33,13 @@ from regio.regions import batch, flush, todo
 from regio.regions import events as ev
 from regio.regions.base import ReclaimPhase, Refusal, Region, WritePlan, WriteResult
 from regio.regions.calls import CallIndex, CallRecord
-from regio.regions.compaction import CompactHistory
 from regio.regions.pending import CompactionQueue, PendingCompaction
 from regio.regions.protocols import Content, content_blocks
 from regio.regions.registry import make_region
+from regio.regions.resultindex import ResultIndex
 from regio.regions.state import FinishGate, RegionState, WindowState
 from regio.regions.superseded import ProgressIndex, admit_superseding, drop_superseded_progress
+from regio.regions.windowchecks import check_floors, pair_histories
 
 __all__ = ["Window"]
 
@@ -61,6 +62,8 @@ class Window:
     _by_name: dict[str, Region] = attrs.field(factory=dict, init=False, repr=False)
     #: per conversation region, the calls with progress reports (never saved; rebuilt on load)
     _progress: dict[str, ProgressIndex] = attrs.field(factory=dict, init=False, repr=False)
+    #: per conversation region, the entries mentioning each call (never saved; rebuilt on use)
+    _results: dict[str, ResultIndex] = attrs.field(factory=dict, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         if self.max_tokens < 1:
@@ -72,45 +75,8 @@ class Window:
                 raise WindowConfigError(f"two regions are named {r.name!r}; names must be unique")
             self._by_name[r.name] = r
             r.bind(self.max_tokens, self.events, self.queue)
-        self._pair_histories()
-        self._check_floors()
-
-    def _pair_histories(self) -> None:
-        for h in self.regions:
-            if not isinstance(h, CompactHistory) or h.source is None:
-                continue
-            src = self._by_name.get(h.source)
-            if src is None or src.compaction_order is None:
-                raise WindowConfigError(
-                    f"compact_history {h.name!r}: source {h.source!r} is not a compacting or "
-                    f"sliding_window region (regions: {', '.join(self._by_name)})"
-                )
-            if src.compact_target is not None:
-                raise WindowConfigError(
-                    f"region {src.name!r} has two compact_history regions "
-                    f"({src.compact_target!r}, {h.name!r}); pair exactly one"
-                )
-            src.compact_target = h.name
-        for r in self.regions:
-            if r.needs_history and r.compact_target is None:
-                raise WindowConfigError(
-                    f"region {r.name!r} queues compactions but no compact_history has "
-                    f"source: {r.name}; add one to receive its summaries"
-                )
-
-    def _check_floors(self) -> None:
-        fixed = [
-            (r.name, r.kind, r.budget_spec.floor(self.max_tokens))
-            for r in self.regions
-            if r.never_shrinks
-        ]
-        total = sum(f for _, _, f in fixed)
-        if total > self.max_tokens:
-            parts = ", ".join(f"{n} ({k}) {f}" for n, k, f in fixed)
-            raise WindowConfigError(
-                f"regions that never shrink need {total} tokens but the window is "
-                f"{self.max_tokens}: {parts}. Raise the window or lower these budgets"
-            )
+        pair_histories(self.regions, self._by_name)
+        check_floors(self.regions, self.max_tokens)
 
     # ----- lookup -------------------------------------------------------------------------
     def region(self, name: str | Region) -> Region:
@@ -174,6 +140,15 @@ class Window:
         if index is None:
             index = self._progress[r.name] = ProgressIndex()
         index.sync(r)
+        return index
+
+    def result_index(self, region: str | Region) -> ResultIndex:
+        """The :class:`ResultIndex` of ``region``: which entries hold each call's results,
+        brought up to date when asked (:meth:`ResultIndex.newest_result`)."""
+        r = self.region(region)
+        index = self._results.get(r.name)
+        if index is None:
+            index = self._results[r.name] = ResultIndex()
         return index
 
     # ----- entries ------------------------------------------------------------------------
@@ -577,7 +552,7 @@ class Window:
         self.queue.next_seq = state.next_pending
         self.next_entry, self.turn = state.next_entry, state.turn
         self.calls.restore(state.call_groups, self.regions)
-        self._progress = {}  # rebuilt from the loaded entries
+        self._progress, self._results = {}, {}  # rebuilt from the loaded entries
         for r in self.regions:
             if r.is_conversation:
                 self.progress_index(r)

@@ -50,7 +50,7 @@ from typing import Any
 import attrs
 import msgspec
 
-from regio.content import Block, Entry, Text, ToolResult, ToolUse
+from regio.content import Block, Entry, Text, ToolResult
 from regio.events import Event
 from regio.policies import relief as rp
 from regio.regions import SlidingWindow
@@ -475,12 +475,12 @@ def restore(c: Compactor, call_id: str) -> tuple[str, bool]:
     """``(text, ok)`` for ``context_restore``: the original result of ``call_id`` byte for
     byte, or a message saying what is wrong (an unknown id, a result that is in the
     conversation unchanged). While the call's group is in the window (the window's call
-    index), its newest result entry is found among the conversation's entries from the newest
-    back to the call, and the original is that entry's admitted message, looked up by entry id
-    and turn (:meth:`regio.runtime.transcript.Transcript.message`): after a lazy load only
-    that turn's stored records are decoded, so the cost does not grow with the session. A call
-    that has left the window has no live result; its original comes from the transcript's
-    index (the first such lookup after a lazy load decodes the stored records)."""
+    index), its newest result entry is read from the window's result index (O(1) amortised,
+    the oldest call as the newest), and the original is that entry's admitted message, looked
+    up by entry id and turn (:meth:`regio.runtime.transcript.Transcript.message`): after a
+    lazy load only that turn's stored records are decoded, so the cost does not grow with the
+    session. A call that has left the window has no live result; its original comes from the
+    transcript's index (the first such lookup after a lazy load decodes the stored records)."""
     live = _live_result_entry(c, call_id)
     original = _live_original(c, live, call_id) if live is not None else None
     if original is None:
@@ -516,20 +516,12 @@ def _live_original(c: Compactor, live: Entry, call_id: str) -> ToolResult | None
 
 def _live_result_entry(c: Compactor, call_id: str) -> Entry | None:
     """The newest conversation entry holding a result of ``call_id`` (``None``: none, or the
-    call's group has left the window). The search walks back from the newest entry and stops
-    at the assistant message that made the call (a result comes after its call), so it reads
-    the window's entries, never the transcript."""
+    call's group has left the window, or the newest mention of the call in the conversation
+    is the assistant message that made it: a result comes after its call). Summary entries
+    are passed over. Read from the window's index of the entries mentioning each call
+    (:meth:`regio.regions.Window.result_index`): O(1) amortised however far back the call is;
+    the answer is the backward walk's (:func:`regio.regions.resultindex.newest_result_scan`)."""
     conv = c.window.conversation
     if conv is None or c.window.call_group(call_id) is None:
         return None
-    entries = conv.entries
-    for i in range(len(entries) - 1, -1, -1):
-        entry = entries[i]
-        if entry.meta.get("summary"):
-            continue
-        for b in reversed(entry.blocks):
-            if isinstance(b, ToolResult) and b.tool_use_id == call_id:
-                return entry
-            if isinstance(b, ToolUse) and b.id == call_id:
-                return None
-    return None
+    return c.window.result_index(conv).newest_result(conv.entries, call_id)
