@@ -171,9 +171,9 @@ def test_clear_after_summary_clears_what_the_summary_kept_in_the_same_rewrite() 
     assert engine.book.relief.stages["clear"].runs >= 1
 
 
-def test_the_summary_covers_the_original_results_not_their_placeholders() -> None:
+def _summarized_results(policy: ReliefPolicy) -> list[str]:
     summarizer = StubSummarizer(size=8, distinct=True)
-    engine = _engine(LOOSE, summarizer=summarizer)
+    engine = _engine(policy, summarizer=summarizer)
     engine.add_user("fix the bug")
     for i in range(60):
         _step(engine, i, 150)
@@ -186,7 +186,24 @@ def test_the_summary_covers_the_original_results_not_their_placeholders() -> Non
         for b in e.blocks
         if isinstance(b, ToolResult)
     ]
-    assert texts and not any("cleared to save context" in t for t in texts)
+    assert texts
+    return texts
+
+
+def test_with_summarize_originals_the_summary_covers_the_original_results() -> None:
+    policy = ReliefPolicy(
+        clear_at_least=10, trim_at_least=10, keep_last=1, summarize_originals=True
+    )
+    texts = _summarized_results(policy)
+    assert not any("cleared to save context" in t for t in texts)
+
+
+def test_by_default_the_summary_reads_the_placeholders_the_conversation_holds() -> None:
+    texts = _summarized_results(LOOSE)
+    cleared = [t for t in texts if "cleared to save context" in t]
+    assert cleared, "no cleared result reached the summarizer"
+    # each is the placeholder the conversation held, byte for byte (call id and tool named)
+    assert all(t.startswith("[bash result of call c") for t in cleared)
 
 
 #: Sessions that always pass the trigger (600 tokens) with results clearing can reach it by.

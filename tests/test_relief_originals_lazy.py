@@ -90,7 +90,9 @@ def _engine() -> Engine:
         ],
         max_tokens=6000,
         summarizer=StubSummarizer(size=8, distinct=True),
-        relief=ReliefPolicy(clear_at_least=10, trim_at_least=10, keep_last=1),
+        relief=ReliefPolicy(
+            clear_at_least=10, trim_at_least=10, keep_last=1, summarize_originals=True
+        ),
     )
 
 

@@ -250,7 +250,10 @@ class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     ``context_restore`` whatever ``EngineOptions.context_tools`` says (except a tuple without
     it). ``clear_after_summary``: when the stages cannot reach the target and the region is
     summarized, run them on what the summary kept, in the same cache rewrite (cheaper: the
-    next compaction comes later). ``placeholder_extract_tokens``: a cleared result's
+    next compaction comes later), or, when that would free less than their minimum, on the
+    whole conversation before the summary's cut (:func:`regio.runtime.relief.relieve_before_cut`).
+    ``summarize_originals``: the summarizer reads the originals of edited results (default:
+    what the conversation holds). ``placeholder_extract_tokens``: a cleared result's
     placeholder also carries up to this many tokens of the result's salient items (error
     lines, paths, ids, numbers; 0: none). ``tools``: per-tool :class:`ToolRelief`. Each
     field's constraint and blueprint documentation are its ``Meta`` (:func:`field_rules`; the
@@ -313,6 +316,16 @@ class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
             "`false`: the tool results the summary kept stay verbatim."
         ),
     ] = True
+    summarize_originals: Annotated[
+        bool,
+        _key(
+            "The summarizer reads the original text of the results the chain cleared or "
+            "trimmed. `false` (the default): it reads what the conversation holds, their "
+            "placeholders with their salient items, at a fraction of the summarizer's input "
+            "tokens (docs/relief.md has the figures); the originals stay in the transcript "
+            "and `context_restore` brings them back."
+        ),
+    ] = False
     placeholder_extract_tokens: Annotated[
         int,
         _key(

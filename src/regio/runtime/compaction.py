@@ -57,7 +57,7 @@ from .planning import (
     queue_everything,
     region_target,
 )
-from .relief import relieve_after, relieve_queued, with_originals
+from .relief import kept_gain, relieve_after, relieve_before_cut, relieve_queued, with_originals
 from .summarizer import check_summary, summarizer_limits
 
 __all__ = [
@@ -315,6 +315,11 @@ def flush_steps(c: Compactor, policy: FlushPolicy) -> Steps[CompactionResult | N
     relieve_queued(c, policy.trigger, policy.targets, only)  # cheapest moves first
     if not [p for p in window.pending_compactions() if only is None or p.region == only]:
         return None
+    cleared = _relieve_before_cuts(c, policy)  # when nothing after the cut would be worth it
+    if cleared and not [
+        p for p in window.pending_compactions() if only is None or p.region == only
+    ]:
+        return None
     tally = _Tally(before=window.used_tokens)
     seen: set[str] = set()
     passes = 0
@@ -344,6 +349,31 @@ def flush_steps(c: Compactor, policy: FlushPolicy) -> Steps[CompactionResult | N
             c.book.blocked = [b for b in c.book.blocked if not b.startswith(f"{region.name}:")]
     relieve_after(c, tally.touched if tally.summaries else [])  # rides the same rewrite
     return _finish(c, policy.trigger, tally)
+
+
+def _relieve_before_cuts(c: Compactor, policy: FlushPolicy) -> int:
+    """Before the summaries of a flush under token pressure, the relief chain's choice of
+    where to clear (:func:`regio.runtime.relief.relieve_before_cut`): for each queued
+    ``compact`` of a conversation (not ``manual``, not a ``compact_count`` batch), the cut it
+    would take now (narrowed to its target) decides whether clearing what it keeps frees the
+    stages' minimum; if not, the stages run on the whole conversation first. Returns the
+    tokens freed."""
+    relief = c.options.relief
+    if relief is None or not relief.clear_after_summary or policy.trigger == "manual":
+        return 0
+    freed = 0
+    for p in list(c.window.pending_compactions()):
+        if policy.only not in (None, p.region) or p.operation != "compact":
+            continue
+        region = c.window.region(p.region)
+        if p.reason in ("compact_count", "manual") or not isinstance(region, SlidingWindow):
+            continue
+        goal = (policy.targets or {}).get(p.region, region_target(c, region))
+        fresh = c.window.refresh_compaction(p.id)
+        cut = _narrow(c, fresh, goal, policy.keep_messages) if fresh is not None else None
+        if cut is not None:
+            freed += relieve_before_cut(c, region, kept_gain(c, region, set(cut.entry_ids)))
+    return freed
 
 
 def _prepared(
