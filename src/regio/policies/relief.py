@@ -311,9 +311,11 @@ class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         _key(
             "When clearing and trimming cannot reach the target and the conversation is "
             "summarized, also clear and trim what the summary kept, in the same cache "
-            "rewrite: cheaper (longer between compactions); with salient placeholders "
-            "(`placeholder_extract_tokens`) the facts stay (docs/relief.md has the figures). "
-            "`false`: the tool results the summary kept stay verbatim."
+            "rewrite: cheaper (longer between compactions); when that would free less than "
+            "the stages' minimum, clear the whole conversation before the summary's cut "
+            "instead, so the summary covers only what clearing cannot free. With salient "
+            "placeholders (`placeholder_extract_tokens`) the facts stay (docs/relief.md has "
+            "the figures). `false`: the tool results the summary kept stay verbatim."
         ),
     ] = True
     summarize_originals: Annotated[
