@@ -306,9 +306,8 @@ class Engine:
             self.emit(OrphanToolResult(call_id, entry.id))
         if message.role == "user" and any(not isinstance(b, ToolResult) for b in message.blocks):
             self.state.overflow_retry = False
-        entry = reliefadmit.commit(self.compactor, admission, entry)  # route, keep originals
-        self.compactor.record("message", conv.name, entry=entry)
-        return entry
+        # route, keep originals, record the message in the transcript
+        return reliefadmit.commit(self.compactor, admission, entry, conv.name)
 
     def _make_room(self, conv: Any, message: Message, tokens: int | None) -> None:
         """Token hysteresis: a message that would pass a ``compact`` conversation's budget
