@@ -57,7 +57,7 @@ from regio.regions import SlidingWindow
 
 from .compactor import Compactor
 from .planning import region_target
-from .reliefbook import Originals, missing_original
+from .reliefbook import missing_original
 from .reliefextract import salient_extract
 from .toolspecs import restore_offered
 from .transcript import TranscriptRecord
@@ -470,7 +470,6 @@ def _kept(c: Compactor, call_id: str, record: TranscriptRecord | None) -> ToolRe
     originals = c.book.relief.originals
     kept = originals.get(call_id)
     if kept is None and record is not None and call_id in record.kept:
-        assert isinstance(originals, Originals)  # ReliefBook makes every mapping one
         raise missing_original(originals, call_id)
     return kept
 
