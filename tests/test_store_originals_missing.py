@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from regio.content import ToolUse
+from regio.content import ToolResult, ToolUse
 from regio.runtime import Engine
 from regio.store import RedisStore, SessionStoreError, SQLiteStore
 from store_support import redis_url
@@ -226,3 +226,30 @@ def test_restore_gives_the_original_or_says_it_is_missing_never_the_shortened_re
             assert not ok or text != _admitted(engine, call) or not trimmed
     finally:
         _close(where)
+
+
+def test_the_summarizers_input_for_a_cleared_entry_whose_original_was_lost_raises(
+    tmp_path: Path,
+) -> None:
+    from regio.policies.relief import CLEARED_META
+    from regio.runtime.relief import with_originals
+
+    db = SQLiteStore(tmp_path / "s.db")
+    try:
+        engine = _engine()
+        for n in range(10):
+            _turn(engine, n, f"c{n}")
+        engine.save_to(db, "r")
+        conv = engine.window.conversation
+        assert conv is not None
+        entry = next(e for e in conv.entries if any(isinstance(b, ToolResult) for b in e.blocks))
+        call = next(b.tool_use_id for b in entry.blocks if isinstance(b, ToolResult))
+        cleared = msgspec.structs.replace(entry, meta={**entry.meta, CLEARED_META: [call]})
+        full = with_originals(_load(db).compactor, [cleared])  # a summary covers the original
+        texts = [b.content for b in full[0].blocks if isinstance(b, ToolResult)]
+        assert _result(int(call[1:]), call) in texts
+        _lose(db, call, LOSSES[0])
+        with pytest.raises(SessionStoreError, match=f"the original of call {call!r} is missing"):
+            with_originals(_load(db).compactor, [cleared])
+    finally:
+        db.close()
