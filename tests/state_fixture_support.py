@@ -33,6 +33,14 @@ class Ticks:
         return self.now
 
 
+def unmarked(state: Any) -> Any:
+    """``state`` (an ``EngineState``) with no ``TranscriptRecord.kept`` marks: the state of
+    the fixture session as the regio that wrote the fixtures saved it (before the mark)."""
+    from msgspec.structs import replace
+
+    return replace(state, transcript=[replace(r, kept=()) for r in state.transcript])
+
+
 def fixture_engine(turns: int = 6, store: Any = None) -> Engine:
     """The fixture session: every region kind, tool calls with long results (the relief chain
     trims them on admission, so relief originals are kept), requests with an application tool

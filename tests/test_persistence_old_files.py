@@ -34,7 +34,9 @@ STAMP = "20261201"
 
 def _same_session(loaded: Engine, rebuilt: Engine) -> None:
     assert loaded.options == rebuilt.options
-    assert loaded.transcript() == rebuilt.transcript()
+    # the fixtures predate TranscriptRecord.kept: their records carry no mark
+    assert loaded.transcript() == tuple(replace(r, kept=()) for r in rebuilt.transcript())
+    assert any(r.kept for r in rebuilt.transcript())
     assert loaded.ledger.records == rebuilt.ledger.records
     assert loaded.book.relief.originals == rebuilt.book.relief.originals
     assert loaded.state.last_request == replace(rebuilt.state.last_request, events=())

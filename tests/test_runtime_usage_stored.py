@@ -1,7 +1,8 @@
 """One mechanism for the records a load leaves to read on first use
 (:class:`regio.runtime.stored.StoredRecords`): the usage ledger's stored records behave like
 the transcript's (counted, appended after and read once, in order, the count checked), and
-``UsageLedger.totals`` (one pass over the records) equals the naive sums."""
+``UsageLedger.totals`` (running sums, started from the stored records' saved totals or from
+one pass over them) equals the naive sums."""
 
 from __future__ import annotations
 
@@ -147,3 +148,45 @@ def test_stored_records_read_their_source_once_and_name_a_damaged_record() -> No
         assert stored.turns is not None
         stored.turns()
     assert calls == [1]
+
+
+@settings(max_examples=80, deadline=None)
+@given(_RECORDS, st.integers(0, 40), st.lists(st.integers(0, 5), max_size=8), st.booleans())
+def test_running_totals_from_the_saved_sums_equal_the_sums_over_every_record(
+    spec: list[Any], split: int, steps: list[int], saved: bool
+) -> None:
+    """A ledger loaded with its stored records' totals (``StoredRecords.summary``) never reads
+    them for :meth:`UsageLedger.totals`; without them it reads them once. Either way, after any
+    interleaving of observed records and ``totals()`` calls, the totals are the sums over every
+    record, costs added in record order (exactly)."""
+    from regio.runtime.usage import UsageTotals
+
+    records = [_usage(i, s) for i, s in enumerate(spec)]
+    split = min(split, len(records))
+    stored, rest = records[:split], records[split:]
+
+    def naive(rs: list[UsageRecord]) -> UsageTotals:
+        cost: float | None = 0.0
+        for r in rs:
+            cost = None if cost is None or r.cost_usd is None else cost + r.cost_usd
+        return UsageTotals(
+            len(rs),
+            sum(r.prompt_tokens for r in rs),
+            sum(r.cache_read_tokens for r in rs),
+            sum(r.cache_creation_tokens for r in rs),
+            sum(r.uncached_tokens for r in rs),
+            sum(r.output_tokens for r in rs),
+            cost,
+        )
+
+    reads: list[int] = []
+    summary = naive(stored) if saved else None
+    source = StoredRecords(len(stored), lambda: reads.append(1) or list(stored), summary=summary)
+    ledger = UsageLedger(stored=source)
+    done = split
+    for step in [*steps, len(rest)]:
+        ledger._records.extend(rest[done - split : done - split + step])
+        done = min(len(records), done + step)
+        assert ledger.totals() == naive(records[:done])
+    assert ledger.totals() == naive(records)
+    assert reads == ([] if saved or not stored else [1])

@@ -126,10 +126,13 @@ class Compactor:
         *,
         entry: Entry | None = None,
         ids: Iterable[str] = (),
+        kept: Iterable[str] = (),
     ) -> TranscriptRecord:
-        """Append a record (stamped with the window's turn and the clock) to the transcript."""
+        """Append a record (stamped with the window's turn and the clock) to the transcript
+        (fields as :class:`regio.runtime.transcript.TranscriptRecord`)."""
+        at = float(self.clock())
         return self.transcript.add(
-            kind, region, turn=self.window.turn, entry=entry, ids=ids, at=float(self.clock())
+            kind, region, turn=self.window.turn, entry=entry, ids=ids, at=at, kept=kept
         )
 
     def take_scheduled(self) -> str | None:

@@ -57,9 +57,8 @@ def admit_message(
     user_text = any(not isinstance(b, ToolResult) for b in message.blocks)
     if message.role == "user" and user_text and not observation:
         state.overflow_retry = False
-    entry = reliefadmit.commit(c, admission, entry)  # route, keep originals
-    c.record("message", conv.name, entry=entry)
-    return entry
+    # route, keep originals, record the message in the transcript
+    return reliefadmit.commit(c, admission, entry, conv.name)
 
 
 def make_room(c: Compactor, conv: Region, message: Message, tokens: int | None) -> None:

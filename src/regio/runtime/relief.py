@@ -57,8 +57,10 @@ from regio.regions import SlidingWindow
 
 from .compactor import Compactor
 from .planning import region_target
+from .reliefbook import missing_original
 from .reliefextract import salient_extract
 from .toolspecs import restore_offered
+from .transcript import TranscriptRecord
 
 __all__ = [
     "ReliefApplied",
@@ -467,7 +469,7 @@ def with_originals(c: Compactor, entries: Sequence[Entry]) -> list[Entry]:
         if rp.CLEARED_META not in entry.meta and rp.TRIMMED_META not in entry.meta:
             out.append(entry)
             continue
-        admitted = c.transcript.message(entry.id, turn=entry.turn)
+        admitted = c.transcript.message_record(entry.id, turn=entry.turn)
         blocks = list(entry.blocks)
         texts = 0  # the Text blocks before block j (the k-th Text of the admitted message)
         for j, b in enumerate(blocks):
@@ -482,32 +484,54 @@ def with_originals(c: Compactor, entries: Sequence[Entry]) -> list[Entry]:
     return out
 
 
-def _admitted_result(c: Compactor, admitted: Entry | None, call_id: str) -> ToolResult | None:
+def _admitted_result(
+    c: Compactor, admitted: TranscriptRecord | None, call_id: str
+) -> ToolResult | None:
     """The result of ``call_id`` as received: kept by admission, in the ``admitted`` message
-    (the entry's own transcript record), else the session's index."""
-    kept = c.book.relief.originals.get(call_id)
+    (the entry's own transcript record) unless it says an original was kept (then a missing
+    one raises: :func:`_kept`), else the session's index."""
+    kept = _kept(c, call_id, admitted)
     if kept is not None:
         return kept
-    for b in admitted.blocks if admitted is not None else ():
+    entry = admitted.entry if admitted is not None else None
+    for b in entry.blocks if entry is not None else ():
         if isinstance(b, ToolResult) and b.tool_use_id == call_id:
             return b
     return original_result(c, call_id)
 
 
-def _admitted_text(admitted: Entry | None, k: int) -> Block | None:
+def _kept(c: Compactor, call_id: str, record: TranscriptRecord | None) -> ToolResult | None:
+    """The original kept for ``call_id`` (``None``: none). Raises
+    :class:`regio.store.SessionStoreError` (:func:`regio.runtime.reliefbook.missing_original`)
+    when there is none but ``record``, the transcript record of the message carrying the
+    call's result, says admission kept one: that message holds the shortened result, never
+    to be taken for the original."""
+    originals = c.book.relief.originals
+    kept = originals.get(call_id)
+    if kept is None and record is not None and call_id in record.kept:
+        raise missing_original(originals, call_id)
+    return kept
+
+
+def _admitted_text(admitted: TranscriptRecord | None, k: int) -> Block | None:
     """The ``k``-th text block of the ``admitted`` message (a block only a relief stage
     changed; results dropped from an entry since never shift the text blocks)."""
-    texts = [b for b in admitted.blocks if isinstance(b, Text)] if admitted is not None else []
+    entry = admitted.entry if admitted is not None else None
+    texts = [b for b in entry.blocks if isinstance(b, Text)] if entry is not None else []
     return texts[k] if k < len(texts) else None
 
 
 # ----- restore -----------------------------------------------------------------------------
 def original_result(c: Compactor, call_id: str) -> ToolResult | None:
-    """The result of call ``call_id`` as it was received (``None``: no such result)."""
+    """The result of call ``call_id`` as it was received (``None``: no such result): its kept
+    original, else the transcript's (the session's index: no scan). Raises
+    :class:`regio.store.SessionStoreError` when the transcript's is shortened and its original
+    is missing (:func:`_kept`)."""
     kept = c.book.relief.originals.get(call_id)
     if kept is not None:
         return kept
-    return c.transcript.tool_result(call_id)  # the session's index: no scan
+    _kept(c, call_id, c.transcript.result_record(call_id))
+    return c.transcript.tool_result(call_id)
 
 
 def restore(c: Compactor, call_id: str) -> tuple[str, bool]:
@@ -519,7 +543,11 @@ def restore(c: Compactor, call_id: str) -> tuple[str, bool]:
     up by entry id and turn (:meth:`regio.runtime.transcript.Transcript.message`): after a
     lazy load only that turn's stored records are decoded, so the cost does not grow with the
     session. A call that has left the window has no live result; its original comes from the
-    transcript's index (the first such lookup after a lazy load decodes the stored records)."""
+    transcript's index (the first such lookup after a lazy load decodes the stored
+    records). An original kept on admission that the session no longer holds (its stored
+    records deleted or lost) raises :class:`regio.store.SessionStoreError` naming the call
+    (:func:`regio.runtime.reliefbook.missing_original`; ``context_restore`` hands the agent
+    its text), never the transcript's shortened result."""
     live = _live_result_entry(c, call_id)
     original = _live_original(c, live, call_id) if live is not None else None
     if original is None:
@@ -546,11 +574,14 @@ def _result_block(entry: Entry | None, call_id: str) -> ToolResult | None:
 
 def _live_original(c: Compactor, live: Entry, call_id: str) -> ToolResult | None:
     """The result of ``call_id`` as received, for its ``live`` entry: kept by admission, else
-    in the entry's own admitted message (by entry id and turn; ``None``: not there)."""
+    in the entry's own admitted message (by entry id and turn; ``None``: not there), unless
+    that message says an original was kept (:func:`_kept` raises)."""
     kept = c.book.relief.originals.get(call_id)
     if kept is not None:
         return kept
-    return _result_block(c.transcript.message(live.id, turn=live.turn), call_id)
+    record = c.transcript.message_record(live.id, turn=live.turn)
+    _kept(c, call_id, record)
+    return _result_block(record.entry if record is not None else None, call_id)
 
 
 def _live_result_entry(c: Compactor, call_id: str) -> Entry | None:

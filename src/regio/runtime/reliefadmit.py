@@ -78,31 +78,38 @@ def admit(c: Compactor, message: Message, tokens: int | None) -> Admission:
     return Admission(Message(message.role, tuple(blocks)), None, tuple(changes))
 
 
-def commit(c: Compactor, admission: Admission, entry: Entry) -> Entry:
-    """Make ``admission``'s changes take effect now that the conversation holds ``entry``:
-    write each routed result into its region, keep each original for ``context_restore``,
-    count each stage; a result admitted unchanged whose call id already has an original (the
-    call id was used again) replaces it (:func:`_replace_stale`). Returns ``entry`` as it now
-    stands (the one to record in the transcript). A region that refuses the routed write now
-    (the window changed since :func:`admit` tried it) gets nothing, and the result goes back
-    into ``entry`` in full (:func:`_put_back`)."""
-    kept = {change.original.tool_use_id for change in admission.changes}
+def commit(c: Compactor, admission: Admission, entry: Entry, region: str) -> Entry:
+    """Make ``admission``'s changes take effect now that the conversation ``region`` holds
+    ``entry``: write each routed result into its region, keep each original for
+    ``context_restore``, count each stage, and record the message in the transcript, with the
+    call ids whose originals were kept (``TranscriptRecord.kept``: the transcript holds those
+    results shortened, so a missing original is never taken for the transcript's text); a
+    result admitted unchanged whose call id already has an original (the call id was used
+    again) replaces it (:func:`_replace_stale`). Returns ``entry`` as it now stands (the one
+    recorded). A region that refuses the routed write now (the window changed since
+    :func:`admit` tried it) gets nothing, and the result goes back into ``entry`` in full
+    (:func:`_put_back`)."""
+    changed = {change.original.tool_use_id for change in admission.changes}
     for block in admission.message.tool_results:
-        if block.tool_use_id not in kept:
+        if block.tool_use_id not in changed:
             _replace_stale(c, block)
+    kept: list[str] = []
     for change in admission.changes:
         original = change.original
         if change.region is not None:
             result = write_to(c, change.region, original.content, key=change.key)
             if not isinstance(result, WriteResult):
                 _replace_stale(c, original)
-                entry = _put_back(c, entry, change)
+                entry, cleared = _put_back(c, entry, change)
+                kept.extend([original.tool_use_id] if cleared else [])
                 continue
         c.book.relief.originals[original.tool_use_id] = original
+        kept.append(original.tool_use_id)
         tally = c.book.relief.tally(change.stage)
         tally.runs += 1
         tally.blocks += 1
         tally.freed_tokens += max(0, change.freed)
+    c.record("message", region, entry=entry, kept=kept)
     return entry
 
 
@@ -117,22 +124,22 @@ def _replace_stale(c: Compactor, result: ToolResult) -> None:
         originals[result.tool_use_id] = result
 
 
-def _put_back(c: Compactor, entry: Entry, change: _Change) -> Entry:
-    """``entry`` with the refused route's pointer replaced by the full result, in the
-    conversation too when it is still there. When the full result does not fit the
-    conversation's budget or the window's ``max_tokens`` (the pointer was admitted, not the
-    result), the pointer becomes the cleared-result placeholder instead (marked cleared,
-    :data:`regio.policies.relief.CLEARED_META`) and the original is kept for
-    ``context_restore``: the conversation never passes its budget and nothing is lost."""
+def _put_back(c: Compactor, entry: Entry, change: _Change) -> tuple[Entry, bool]:
+    """``(entry, cleared)``: ``entry`` with the refused route's pointer replaced by the full
+    result, in the conversation too when it is still there. When the full result does not fit
+    the conversation's budget or the window's ``max_tokens`` (the pointer was admitted, not
+    the result), the pointer becomes the cleared-result placeholder instead (marked cleared,
+    :data:`regio.policies.relief.CLEARED_META`; ``cleared`` is ``True``) and the original is
+    kept for ``context_restore``: the conversation never passes its budget and nothing is
+    lost."""
     original = change.original
     conv = c.window.conversation
     # the entry was just admitted: look from the end
     entries = conv.entries if conv is not None else []
     index = next((i for i in reversed(range(len(entries))) if entries[i].id == entry.id), None)
     if not isinstance(conv, SlidingWindow) or index is None:
-        return _with_block(
-            entry, original
-        )  # the entry left the conversation already: the transcript keeps it whole
+        # the entry left the conversation already: the transcript keeps it whole
+        return _with_block(entry, original), False
     current = conv.entries[index]
     counter = c.window.counter
     grown = int(counter.count_entry(_with_block(current, original))) - int(
@@ -140,13 +147,14 @@ def _put_back(c: Compactor, entry: Entry, change: _Change) -> Entry:
     )
     meta = dict(current.meta)
     fits = conv.used_tokens + grown <= conv.budget
-    if not fits or c.window.used_tokens + grown > c.window.max_tokens:
+    cleared = not fits or c.window.used_tokens + grown > c.window.max_tokens
+    if cleared:
         c.book.relief.originals[original.tool_use_id] = original
         meta[rp.CLEARED_META] = [*meta.get(rp.CLEARED_META, ()), original.tool_use_id]
         text = rp.placeholder(original.tool_use_id, change.tool, restorable=restorable(c))
         original = msgspec.structs.replace(original, content=text)
     rewrite_block_entry(c, conv, index, current, _with_block(current, original).blocks, meta)
-    return conv.entries[index]
+    return conv.entries[index], cleared
 
 
 def _with_block(entry: Entry, result: ToolResult) -> Entry:

@@ -19,7 +19,14 @@ import msgspec
 
 from regio.content import ToolResult
 
-__all__ = ["STAGES", "Originals", "OriginalsSource", "ReliefBook", "StageTally"]
+__all__ = [
+    "STAGES",
+    "Originals",
+    "OriginalsSource",
+    "ReliefBook",
+    "StageTally",
+    "missing_original",
+]
 
 #: Stages of the chain in report order: ``dedupe``, ``clear`` and ``trim`` run under token
 #: pressure; ``admit_trim`` (``max_result_tokens``) and ``route`` run on admission.
@@ -73,13 +80,15 @@ class Originals(dict[str, ToolResult]):
     ``==`` and :meth:`load_all` read them all (once). Encoders see the ``dict`` itself, so
     whatever encodes the state of a lazily loaded session calls :meth:`load_all` first."""
 
-    __slots__ = ("_added", "_replaced", "_source", "changes")
+    __slots__ = ("_added", "_replaced", "_source", "changes", "where")
 
     def __init__(self, items: Any = (), *, source: OriginalsSource | None = None) -> None:
         super().__init__(items)
         #: call ids in the order they were set since this mapping was built
         self.changes: list[str] = []
         self._source = source
+        #: where the originals are stored (the source's ``where``, else ``this session``)
+        self.where: str = str(getattr(source, "where", None) or "this session")
         # with a source: the call ids set since the load that were not / were stored
         self._added: set[str] = set()
         self._replaced: set[str] = set()
@@ -115,6 +124,7 @@ class Originals(dict[str, ToolResult]):
         dict.update(out, dict.items(self))
         out.changes = list(self.changes)
         out._added, out._replaced = set(self._added), set(self._replaced)
+        out.where = self.where
         return out
 
     def holds(self, call_id: str) -> bool:
@@ -216,6 +226,24 @@ class Originals(dict[str, ToolResult]):
 
     def clear(self) -> None:
         raise TypeError("relief originals are append-only: an original is never removed")
+
+
+def missing_original(originals: dict[str, ToolResult], call_id: str) -> Exception:
+    """The :class:`regio.store.SessionStoreError` of an original the session kept on admission
+    (the transcript record of the call's result says so, ``TranscriptRecord.kept``) that
+    ``originals`` (an :class:`Originals`, named by its ``where``) no longer holds: its stored
+    records were deleted or lost. The message names the call, says the transcript holds only
+    the shortened result, and what to do (the agent reads it from ``context_restore``)."""
+    from regio.store.errors import SessionStoreError
+
+    where = getattr(originals, "where", "this session")
+    return SessionStoreError(
+        f"{where}: the original of call {call_id!r} is missing: its result was "
+        "shortened on admission (trimmed or routed) and kept whole as a relief original, which "
+        "the session no longer holds (its stored records were deleted or lost). The "
+        "conversation holds only the shortened result, which is not the original: call the "
+        "tool again for its full result, or restore the session from a file save"
+    )
 
 
 class ReliefBook(msgspec.Struct):

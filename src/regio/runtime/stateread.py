@@ -46,6 +46,7 @@ class RawRecord(msgspec.Struct, frozen=True):
     entry: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)
     ids: tuple[str, ...] = ()
     at: float = 0.0
+    kept: tuple[str, ...] = ()
 
 
 def _field(info: Any) -> tuple[str, Any, Any] | tuple[str, Any]:
@@ -95,7 +96,9 @@ def split_transcript(
 
     def record(raw: RawRecord) -> TranscriptRecord:
         entry = decoder.decode(raw.entry) if len(raw.entry) else None
-        return TranscriptRecord(raw.seq, raw.turn, raw.kind, raw.region, entry, raw.ids, raw.at)
+        return TranscriptRecord(
+            raw.seq, raw.turn, raw.kind, raw.region, entry, raw.ids, raw.at, raw.kept
+        )
 
     def damaged(exc: Exception) -> RuntimeStateError:
         return RuntimeStateError(

@@ -29,8 +29,9 @@ class StoredRecords(Generic[T]):
     ``read`` returns them all, decoded; optional ``one`` (position -> that record, decoded
     alone), ``turns`` (the turn of every record, in order, without decoding the rest),
     ``encoded`` (the records as a save writes them, JSON or msgpack when given ``True``: as
-    stored, never decoded), ``last`` (the newest record, when known without reading) and
-    ``last_turn`` (no record has a later turn; ``None``: unknown)."""
+    stored, never decoded), ``last`` (the newest record, when known without reading),
+    ``last_turn`` (no record has a later turn; ``None``: unknown) and ``summary`` (what the
+    session saved about all of them, such as the usage ledger's totals; ``None``: nothing)."""
 
     count: int
     read: Callable[[], list[T]]
@@ -39,6 +40,7 @@ class StoredRecords(Generic[T]):
     encoded: Callable[[bool], list[Any]] | None = None
     last: T | None = None
     last_turn: int | None = None
+    summary: Any = None
 
     def all(self, what: str) -> list[T]:
         """Every record, read now. Raises ``ValueError`` naming ``what`` (``transcript``,

@@ -43,7 +43,13 @@ class TranscriptRecord(msgspec.Struct, frozen=True):
     * ``kind``: ``message`` (a conversation message; ``entry`` is the admitted entry),
       ``write`` (a region write; ``entry``), ``release`` / ``clear`` (``ids`` removed from the
       view), ``compaction`` (``ids`` replaced by the summary ``entry``);
-    * ``region``: the region concerned; ``at``: the engine clock's time (seconds).
+    * ``region``: the region concerned; ``at``: the engine clock's time (seconds);
+    * ``kept``: of a ``message``, the call ids of its tool results that the relief chain
+      shortened on admission (trimmed to ``max_result_tokens`` or routed) after keeping the
+      result as received as a relief original (``Engine.book.relief.originals``): ``entry``
+      holds them shortened, so the original is the only full copy and a missing one is an
+      error, never this entry's result (:func:`regio.runtime.relief.restore`). Empty in
+      records saved before regio of 2026-12-01 stored it.
     """
 
     seq: int
@@ -53,6 +59,7 @@ class TranscriptRecord(msgspec.Struct, frozen=True):
     entry: Entry | None = None
     ids: tuple[str, ...] = ()
     at: float = 0.0
+    kept: tuple[str, ...] = ()
 
 
 @attrs.define(eq=False)
@@ -128,8 +135,9 @@ class Transcript:
         entry: Entry | None = None,
         ids: Iterable[str] = (),
         at: float = 0.0,
+        kept: Iterable[str] = (),
     ) -> TranscriptRecord:
-        """Append one record and return it."""
+        """Append one record (fields as :class:`TranscriptRecord`) and return it."""
         record = TranscriptRecord(
             seq=len(self),
             turn=turn,
@@ -138,6 +146,7 @@ class Transcript:
             entry=entry,
             ids=tuple(ids),
             at=at,
+            kept=tuple(kept),
         )
         self._records.append(record)
         return record
@@ -182,9 +191,10 @@ class Transcript:
                 self._index(i, records[i], False)
             self._stored_indexed = True
 
-    def _in_stored_turn(self, entry_id: str, turn: int) -> Entry | None:
-        """The last stored message ``entry_id`` of ``turn``, decoding only that turn's stored
-        records (``None``: none, or the loader cannot decode records one by one)."""
+    def _in_stored_turn(self, entry_id: str, turn: int) -> TranscriptRecord | None:
+        """The record of the last stored message ``entry_id`` of ``turn``, decoding only that
+        turn's stored records (``None``: none, or the loader cannot decode records one by
+        one)."""
         pending = self._pending
         if pending is None or pending.one is None or pending.turns is None:
             return None
@@ -195,7 +205,7 @@ class Transcript:
             record = self._record(i)
             entry = record.entry
             if record.kind == "message" and entry is not None and entry.id == entry_id:
-                return entry
+                return record
         return None
 
     def message(self, entry_id: str, turn: int | None = None) -> Entry | None:
@@ -203,6 +213,11 @@ class Transcript:
         ``None``: none). O(1) amortized. ``turn``: the turn it was admitted in (``Entry.turn``),
         so that after a lazy load only that turn's stored records are decoded (entry ids are
         unique in a session; a message not found there is looked up as without ``turn``)."""
+        record = self.message_record(entry_id, turn)
+        return record.entry if record is not None else None
+
+    def message_record(self, entry_id: str, turn: int | None = None) -> TranscriptRecord | None:
+        """The record of :meth:`message` (``None``: none), same cost."""
         self._catch_up(stored=False)
         i = self._by_entry.get(entry_id)
         if i is None and not self._stored_indexed:
@@ -211,31 +226,33 @@ class Transcript:
                 return found
             self._catch_up()
             i = self._by_entry.get(entry_id)
-        return self._record(i).entry if i is not None else None
+        return self._record(i) if i is not None else None
 
     def tool_result(self, call_id: str) -> ToolResult | None:
         """The tool result of call ``call_id`` as the conversation admitted it (the last
         message carrying one; ``None``: none). O(1) amortized."""
-        self._catch_up(stored=False)
-        i = self._by_result.get(call_id)
-        if i is None and not self._stored_indexed:
-            self._catch_up()
-            i = self._by_result.get(call_id)
-        entry = self._record(i).entry if i is not None else None
+        record = self.result_record(call_id)
+        entry = record.entry if record is not None else None
         for b in entry.blocks if entry is not None else ():
             if isinstance(b, ToolResult) and b.tool_use_id == call_id:
                 return b
         return None
 
-    def result_turn(self, call_id: str) -> int | None:
-        """The turn of the last conversation message carrying a result of ``call_id``
+    def result_record(self, call_id: str) -> TranscriptRecord | None:
+        """The record of the last conversation message carrying a result of ``call_id``
         (``None``: none). O(1) amortized."""
         self._catch_up(stored=False)
         i = self._by_result.get(call_id)
         if i is None and not self._stored_indexed:
             self._catch_up()
             i = self._by_result.get(call_id)
-        return self._record(i).turn if i is not None else None
+        return self._record(i) if i is not None else None
+
+    def result_turn(self, call_id: str) -> int | None:
+        """The turn of the last conversation message carrying a result of ``call_id``
+        (``None``: none). O(1) amortized."""
+        record = self.result_record(call_id)
+        return record.turn if record is not None else None
 
     def messages(self) -> list[Entry]:
         """Every conversation message ever admitted, in order (the full conversation log)."""

@@ -122,6 +122,53 @@ class UsageTotals(msgspec.Struct, frozen=True):
     cost_usd: float | None
 
 
+@attrs.define
+class _Sums:
+    """The running sums behind :meth:`UsageLedger.totals`: over the ledger's first ``calls``
+    records, in record order (``cost`` ``None`` once one record had none)."""
+
+    calls: int = 0
+    prompt: int = 0
+    read: int = 0
+    created: int = 0
+    uncached: int = 0
+    output: int = 0
+    cost: float | None = 0.0
+
+    @classmethod
+    def of(cls, totals: UsageTotals) -> _Sums:
+        return cls(
+            totals.calls,
+            totals.prompt_tokens,
+            totals.cache_read_tokens,
+            totals.cache_creation_tokens,
+            totals.uncached_tokens,
+            totals.output_tokens,
+            totals.cost_usd,
+        )
+
+    def add(self, r: UsageRecord) -> None:
+        self.calls += 1
+        self.prompt += r.prompt_tokens
+        self.read += r.cache_read_tokens
+        self.created += r.cache_creation_tokens
+        self.uncached += r.uncached_tokens
+        self.output += r.output_tokens
+        if self.cost is not None:
+            self.cost = None if r.cost_usd is None else self.cost + r.cost_usd
+
+    def totals(self) -> UsageTotals:
+        return UsageTotals(
+            calls=self.calls,
+            prompt_tokens=self.prompt,
+            cache_read_tokens=self.read,
+            cache_creation_tokens=self.created,
+            uncached_tokens=self.uncached,
+            output_tokens=self.output,
+            cost_usd=self.cost,
+        )
+
+
 def _get(obj: Any, key: str) -> Any:
     if obj is None:
         return None
@@ -256,9 +303,14 @@ class UsageLedger:
     ``prices`` looks up prices per ``(provider, model)`` (default :func:`rule_prices`; results
     are memoized per key). A ledger loaded from a session store may hold its stored records
     as ``stored`` (a :class:`regio.runtime.stored.StoredRecords` with the newest as
-    ``last``, the transcript's mechanism): they are read on first use of :attr:`records` or
-    :meth:`totals`; observing, :attr:`count`, :attr:`last` and :meth:`since` past them never
-    read them.
+    ``last``, the transcript's mechanism): they are read on first use of :attr:`records`;
+    observing, :attr:`count`, :attr:`last` and :meth:`since` past them never read them, nor
+    does :meth:`totals` when the store saved their totals with the session
+    (``StoredRecords.summary``, a :class:`UsageTotals` of all of them).
+
+    The records are append-only (:meth:`observe`, or appending to :attr:`records`; setting
+    :attr:`records` starts the ledger over): :meth:`totals` keeps running sums and adds only
+    the records appended since its last call.
     """
 
     prices: PriceLookup = rule_prices
@@ -267,6 +319,16 @@ class UsageLedger:
     _pending: StoredRecords[UsageRecord] | None = attrs.field(
         default=None, kw_only=True, alias="stored"
     )
+    #: sums over the first ``calls`` records (``None``: not known without reading the stored)
+    _sums: _Sums | None = attrs.field(default=None, init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        pending = self._pending
+        summary = pending.summary if pending is not None else None
+        if pending is None:
+            self._sums = _Sums()
+        elif isinstance(summary, UsageTotals) and summary.calls == pending.count:
+            self._sums = _Sums.of(summary)
 
     @property
     def _pending_count(self) -> int:
@@ -284,6 +346,7 @@ class UsageLedger:
     def records(self, records: list[UsageRecord]) -> None:
         self._records = records
         self._pending = None
+        self._sums = _Sums()
 
     @property
     def count(self) -> int:
@@ -331,25 +394,25 @@ class UsageLedger:
         return self._pending.last if self._pending is not None else None
 
     def totals(self) -> UsageTotals:
-        """Sums over every record, in one pass (``cost_usd`` is ``None`` once some record has
-        no cost; the costs are summed in record order)."""
-        records = self.records
-        prompt = read = created = uncached = output = 0
-        cost: float | None = 0.0
-        for r in records:
-            prompt += r.prompt_tokens
-            read += r.cache_read_tokens
-            created += r.cache_creation_tokens
-            uncached += r.uncached_tokens
-            output += r.output_tokens
-            if cost is not None:
-                cost = None if r.cost_usd is None else cost + r.cost_usd
-        return UsageTotals(
-            calls=len(records),
-            prompt_tokens=prompt,
-            cache_read_tokens=read,
-            cache_creation_tokens=created,
-            uncached_tokens=uncached,
-            output_tokens=output,
-            cost_usd=cost,
-        )
+        """Sums over every record (``cost_usd`` is ``None`` once some record has no cost; the
+        costs are summed in record order). O(records appended since the last call): running
+        sums, started from the stored records' totals saved with the session; without them (a
+        session saved before regio of 2026-12-01 stored them) the first call reads the stored
+        records and sums them in one pass."""
+        sums = self._sums
+        if sums is None or sums.calls > self.count:  # unknown, or the records were replaced
+            sums = self._sums = _Sums()
+        pending = self._pending_count
+        if sums.calls < pending:  # started from nothing: read the stored records
+            self.records  # noqa: B018
+            pending = 0
+        for r in self._records[sums.calls - pending :]:
+            sums.add(r)
+        return sums.totals()
+
+    def saved_totals(self) -> UsageTotals | None:
+        """:meth:`totals` when known without reading the stored records (what a store save
+        keeps with the session), else ``None``."""
+        if self._sums is None and self._pending_count:
+            return None
+        return self.totals()

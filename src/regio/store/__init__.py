@@ -128,7 +128,8 @@ def _load(store: SessionStore, session_id: str, *, lazy: bool) -> tuple[Any, Sto
         seq = wrapped.originals_seq if wrapped is not None else None
         records: Any = functools.partial(store.transcript_records, session_id, count)  # type: ignore[attr-defined]
         read_usage = functools.partial(store.usage_records, session_id, n_usage)  # type: ignore[attr-defined]
-        usage = lazy_usage(where, read_usage, n_usage, newest)
+        totals = wrapped.usage if wrapped is not None else None
+        usage = lazy_usage(where, read_usage, n_usage, newest, totals)
         transcript: list[bytes] = []
         ledger: list[bytes] = []
         if seq is None and hasattr(store, "original_records"):

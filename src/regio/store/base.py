@@ -209,7 +209,10 @@ class _RequestIndex(msgspec.Struct, array_like=True):
 
 class _Head(msgspec.Struct):
     """The stored head: the format tag, each region's entry ids in order, the engine state
-    (msgpack) whose regions and last request hold no content, and the last request's index."""
+    (msgpack) whose regions and last request hold no content, and the last request's index;
+    ``usage``: the :class:`regio.runtime.usage.UsageTotals` of the stored usage records, its
+    fields in order (``None``: a head saved before regio of 2026-12-01 stored them, or a
+    ledger whose totals were not known without reading its stored records)."""
 
     format: str
     order: dict[str, list[str]]
@@ -225,6 +228,7 @@ class _Head(msgspec.Struct):
     compaction: str | None = None  # session-head/4: the @bl record of book.last, if any
     originals_seq: int | None = None  # session-head/6: next sequence number of @rn/ records
     originals_count: int | None = None  # session-head/6: relief originals stored (None: unknown)
+    usage: tuple[int, int, int, int, int, int, float | None] | None = None  # UsageTotals (below)
 
 
 def _parts_of(
@@ -386,6 +390,7 @@ def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecord
     bare, roots, states, prefix = encode_parts(bare, order, index, rec)
     bare, compaction = keep_last_compaction(bare, rec)
     raw = msgspec.Raw(encode(bare))
+    totals = ledger.saved_totals()  # reads no stored usage record
     new = log.since(done_t)
     last_turn = new[-1].turn if new else state.window.turn  # records carry the window's turn
     head = _Head(
@@ -399,6 +404,7 @@ def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecord
         compaction=compaction,
         originals_seq=originals_seq,
         originals_count=originals_count,
+        usage=msgspec.structs.astuple(totals) if totals is not None else None,
     )
     records = SessionRecords(
         head=encode(head),

@@ -60,14 +60,21 @@ def lazy_transcript(
 
 
 def lazy_usage(
-    where: str, read: Callable[[], Sequence[bytes]], count: int, newest: bytes | None
+    where: str,
+    read: Callable[[], Sequence[bytes]],
+    count: int,
+    newest: bytes | None,
+    totals: Sequence[Any] | None = None,
 ) -> Any:
     """The :class:`regio.runtime.stored.StoredRecords` of ``count`` stored usage records for
     :func:`regio.runtime.persistence.restore_engine`'s ``usage``: ``read`` reads them (on first
     use of the ledger's records; a damaged record raises :class:`SessionStoreError` naming
-    ``where`` then), ``newest`` is the last one, decoded now."""
+    ``where`` then), ``newest`` is the last one, decoded now; ``totals``, the head's
+    :class:`regio.runtime.usage.UsageTotals` of them (its fields in order), becomes its
+    ``summary`` (so ``UsageLedger.totals`` reads none of them; totals of another number of
+    records are left out, and the totals take one pass)."""
     from regio.runtime.stored import stored_records
-    from regio.runtime.usage import UsageRecord
+    from regio.runtime.usage import UsageRecord, UsageTotals
 
     dec = msgspec.msgpack.Decoder(UsageRecord)
 
@@ -80,4 +87,7 @@ def lazy_usage(
         last = dec.decode(newest) if newest is not None else None
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise SessionStoreError(f"{where}: the newest usage record is damaged ({exc})") from exc
-    return stored_records(read, count, dec.decode, damaged, last=last)
+    summary = UsageTotals(*totals) if totals is not None else None
+    if summary is not None and summary.calls != count:
+        summary = None  # costs one pass over the records, never a wrong total
+    return stored_records(read, count, dec.decode, damaged, last=last, summary=summary)

@@ -22,7 +22,9 @@ Measured with ``tests/store_support.py``'s ``HistorySession`` (a summary history
 over the first ~1,000 turns; one save per turn, every byte a save writes): a save at turn 100,
 1,000 and 10,000 writes 8.8, 9.0 and 9.1 kB (13.0, 18.6 and 19.4 kB when the block index and
 the new layout state were written whole); the mean of 20 saves from those turns is 9.7, 9.9
-and 10.1 kB (``pytest benchmarks/test_bench_store.py -k flat -s``).
+and 10.1 kB (``pytest benchmarks/test_bench_store.py -k flat -s``); 9.81, 10.02 and 10.18 kB
+since the head keeps the usage totals and each transcript record the kept originals' call ids
+(9.75, 9.96 and 10.12 kB just before, 2026-12-01).
 """
 
 from __future__ import annotations
