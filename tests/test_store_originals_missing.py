@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import attrs
 import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -228,6 +229,17 @@ def test_restore_gives_the_original_or_says_it_is_missing_never_the_shortened_re
         _close(where)
 
 
+def _reading_originals(engine: Engine) -> Engine:
+    """``engine`` with ``summarize_originals`` on: its summarizer reads the originals of the
+    results relief edited (by default it reads what the conversation holds)."""
+    relief = engine.options.relief
+    assert relief is not None
+    engine.options = attrs.evolve(
+        engine.options, relief=msgspec.structs.replace(relief, summarize_originals=True)
+    )
+    return engine
+
+
 def test_the_summarizers_input_for_a_cleared_entry_whose_original_was_lost_raises(
     tmp_path: Path,
 ) -> None:
@@ -245,11 +257,11 @@ def test_the_summarizers_input_for_a_cleared_entry_whose_original_was_lost_raise
         entry = next(e for e in conv.entries if any(isinstance(b, ToolResult) for b in e.blocks))
         call = next(b.tool_use_id for b in entry.blocks if isinstance(b, ToolResult))
         cleared = msgspec.structs.replace(entry, meta={**entry.meta, CLEARED_META: [call]})
-        full = with_originals(_load(db).compactor, [cleared])  # a summary covers the original
+        full = with_originals(_reading_originals(_load(db)).compactor, [cleared])
         texts = [b.content for b in full[0].blocks if isinstance(b, ToolResult)]
         assert _result(int(call[1:]), call) in texts
         _lose(db, call, LOSSES[0])
         with pytest.raises(SessionStoreError, match=f"the original of call {call!r} is missing"):
-            with_originals(_load(db).compactor, [cleared])
+            with_originals(_reading_originals(_load(db)).compactor, [cleared])
     finally:
         db.close()
