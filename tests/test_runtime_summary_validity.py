@@ -33,6 +33,8 @@ ERRORS = [
     "at Object.run (/srv/app/index.js:12:5)\nat main (/srv/app/main.js:3:1)",
     "<!DOCTYPE html><html><body>Internal Server Error</body></html>",
     "TimeoutError",
+    'Summarization failed:\nTraceback (most recent call last):\n  File "s.py", line 9\nOSError',
+    "TypeError: fetch failed\n    at post (/srv/llm.js:40:11)",
 ]
 REFUSALS = [
     "I'm sorry, but I can't summarize this conversation.",
@@ -60,6 +62,10 @@ VALID = [
     "Facts: ORD-4471 src/app/main.py 64",
     "user: Could the cache be stale? | src/cache.py\nassistant: checked it, it is fine.",
     "Decisions: we'll retry on HTTP 429 with backoff; the 502 Bad Gateway errors were transient.",
+    "Errors:\n- Traceback (most recent call last):\n- ZeroDivisionError: division by zero",
+    "tool: result(c1): Traceback (most recent call last):\n  last: KeyError: 1\nFacts: x.py",
+    'Goal: fix x.py.\nIt raised:\n  File "x.py", line 1, in f\n  File "y.py", line 2\nNext: fix g.',
+    'Goal: fix x.py.\n```\nTraceback (most recent call last):\n  File "x.py", line 1, in f\n```',
 ]
 
 

@@ -24,9 +24,10 @@ and verbatim through every later compaction); its other lines are carried verbat
 
 1. ``detailed``: the previous summary verbatim, then per entry one line ``role: first line``
    (tool calls as ``call name(id) {json}``; an environment observation sent as user text is
-   labelled ``observation``, :mod:`regio.runtime.observations`); an entry of several lines
-   adds ``ids:`` (the identifier-like tokens of its middle lines) and ``last:`` (its last
-   line);
+   labelled ``observation``, :mod:`regio.runtime.observations`; in tool output a stack trace
+   is one line, its exception line and innermost frame's location,
+   :mod:`regio.runtime.tracebacks`); an entry of several lines adds ``ids:`` (the
+   identifier-like tokens of its middle lines) and ``last:`` (its last line);
 2. ``compact``: the previous summary verbatim, then one line per entry: ``role: first line``
    cut to :data:`COMPACT_LINE_CHARS` plus the new identifiers of the rest (no labels);
 3. ``identifiers``: ``Facts:`` and one line of every identifier of the input (previous
@@ -60,6 +61,7 @@ from regio.tokens import HeuristicCounter, TokenCounter
 from .observations import is_observation
 from .salience import SECTIONS, sort_entries
 from .summarizer import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_SUMMARY_TOKENS
+from .tracebacks import condense
 
 __all__ = ["ExtractiveSummarizer", "extract_identifiers"]
 
@@ -86,15 +88,21 @@ def extract_identifiers(text: str) -> list[str]:
     return list(seen)
 
 
+def _tool_lines(text: str) -> list[str]:
+    """Lines of tool output, each stack trace as one line (:func:`condense`)."""
+    return [line for line, _ in condense(text.splitlines(), MAX_LINE_CHARS)]
+
+
 def _lines(entry: Entry) -> list[str]:
     lines: list[str] = []
+    observed = is_observation(entry) or entry.role == "tool"
     for block in entry.blocks:
         if isinstance(block, Text):
-            lines.extend(block.text.splitlines())
+            lines.extend(_tool_lines(block.text) if observed else block.text.splitlines())
         elif isinstance(block, ToolResult):
             lines.extend(
                 f"result({block.tool_use_id}): {ln}" if i == 0 else ln
-                for i, ln in enumerate(block_text(block).splitlines() or [""])
+                for i, ln in enumerate(_tool_lines(block_text(block)) or [""])
             )
         elif isinstance(block, ToolUse):
             lines.append(f"call {block.name}({block.id}) {canonical_json(block.input).decode()}")

@@ -16,7 +16,10 @@ an extractive summary, most important first (``docs/runtime.md``, "Summarizers")
 4. ``Decisions``: choices stated in the conversation (decided, we will, going with, switch
    to, instead of, ...);
 5. ``Errors``: lines reporting an error, with their message (exception names, ``error:``,
-   ``failed``, ``Traceback``, non-zero exit codes, ``X is failing|broken``).
+   ``failed``, ``Traceback``, non-zero exit codes, ``X is failing|broken``). A stack trace of
+   tool output is one line: its exception line and its innermost frame's location
+   (``ZeroDivisionError: division by zero (at x.py:1, in <module>)``,
+   :mod:`regio.runtime.tracebacks`), never the ``Traceback (most recent call last):`` header.
 
 **The newest statement of a key wins, whichever section it lands in.** A constraint that
 fixes a value (``the port must be 9000``, ``make sure the timeout is 30s``) is kept verbatim
@@ -58,6 +61,7 @@ from regio.content import Entry, Text, ToolResult
 
 from .observations import is_observation
 from .openitems import TODO, OpenItems, completion
+from .tracebacks import condense
 from .valuestatements import constraint_key, failure_state, value_key
 
 __all__ = ["SECTIONS", "Salient", "reports_error", "sentences", "sort_entries"]
@@ -280,12 +284,13 @@ def _sort_sentence(out: Salient, role: str | None, sentence: str) -> None:
 
 def _sort_tool_output(out: Salient, text: str) -> None:
     """Keep the first error lines of one tool result (never constraints: tool output has no
-    authority to instruct)."""
+    authority to instruct); a stack trace is one error line, its exception line and innermost
+    frame (:func:`regio.runtime.tracebacks.condense`)."""
     kept = 0
-    for line in text.splitlines():
-        line = line.strip()
+    for raw, trace in condense(text.splitlines(), MAX_SENTENCE_CHARS):
+        line = raw.strip()
         ok = kept < MAX_TOOL_ERRORS and line and len(line) <= MAX_SENTENCE_CHARS
-        if ok and _TOOL_ERROR.search(line):
+        if ok and (trace or _TOOL_ERROR.search(line)):
             out.add("Errors", line)
             kept += 1
 

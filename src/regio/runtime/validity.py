@@ -7,9 +7,16 @@ Classes (checked in this order, each a shape of text rather than a list of phras
 * ``error``: the text of a failed call instead of a summary: it opens like an exception
   (``ValueError: ...``, ``openai.RateLimitError``, ``Exception``, ``Error ...`` / ``Failed
   to ...``), an HTTP failure (``HTTP 429``, ``502 Bad Gateway``, ``status code 500``), a JSON
-  error object (``{"error": ...}``, ``{"type": "error", ...}``), or it holds a stack trace
-  (``Traceback (most recent call last):``, two or more ``File "...", line N`` / ``at
-  f (file:line)`` frames);
+  error object (``{"error": ...}``, ``{"type": "error", ...}``), or it *is* a stack trace: it
+  opens with one (``Traceback (most recent call last):``, a ``File "...", line N`` / ``at
+  f (file:line)`` frame), or it is one with at most a one-line lead-in (``Summarization
+  failed:`` and a traceback): two or more of its non-blank lines are trace lines as they
+  stand (:func:`regio.runtime.tracebacks.trace_mask`) and at most one is not. A summary that
+  *quotes* a trace of the conversation is accepted: a traceback line under ``Errors:`` (``-
+  Traceback ...``), after a label (``tool: Traceback ...``), inside a fenced code block, or
+  trace lines among two or more lines of summary (the extractive summarizer quotes error
+  lines of tool output; an LLM summarizer may quote a traceback). Only a bare traceback with
+  at most one line around it is ambiguous, and is read as a failed call.
 * ``refusal``: it opens with a first-person refusal or apology (``I can't``, ``I'm sorry``,
   ``Unfortunately, I``, ``As an AI``);
 * ``request``: it asks for input instead of summarizing: it opens with a request addressed to
@@ -25,6 +32,8 @@ than what it replaces) need the token counts and are checked by
 from __future__ import annotations
 
 import re
+
+from .tracebacks import opens_with_trace, trace_mask
 
 __all__ = ["DEFECTS", "summary_defect"]
 
@@ -46,8 +55,7 @@ _ERROR_OPENING = re.compile(
     r")",
     re.IGNORECASE,
 )
-_TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
-_FRAME = re.compile(r"^\s*(?:File \"[^\"]+\", line \d+|at [\w$.<>]+ \([^)]*:\d+(?::\d+)?\))", re.M)
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
 
 _REFUSAL = re.compile(
     r"^\W*(?:"
@@ -79,13 +87,35 @@ _QUESTION_TO_READER = re.compile(r"\b(?:you|your)\b.*\?\s*$", re.IGNORECASE | re
 SHORT_QUESTION_CHARS = 200
 
 
+#: Lines besides a stack trace that a failed call's text may hold (a lead-in such as
+#: ``Summarization failed:``).
+MAX_LEAD_LINES = 1
+
+
+def _mostly_trace(body: str) -> bool:
+    """Whether ``body`` is a stack trace with at most a lead-in: two or more of its non-blank
+    lines are trace lines as they stand and at most :data:`MAX_LEAD_LINES` are not (lines
+    inside a fenced code block are quoted: not trace lines)."""
+    lines: list[str] = []
+    fenced = False
+    for line in body.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+            lines.append("")  # a fence is summary text, not trace
+        elif line.strip():
+            lines.append("" if fenced else line)
+    trace = sum(trace_mask(lines))
+    rest = len(lines) - trace
+    return trace >= 2 and rest <= MAX_LEAD_LINES
+
+
 def summary_defect(text: object) -> str | None:
     """The first class of :data:`DEFECTS` that ``text`` falls into (module doc), or ``None``
     for a usable summary."""
     if not isinstance(text, str) or not text.strip():
         return "empty"
     body = text.strip()
-    if _ERROR_OPENING.match(body) or _TRACEBACK.search(body) or len(_FRAME.findall(body)) >= 2:
+    if _ERROR_OPENING.match(body) or opens_with_trace(body) or _mostly_trace(body):
         return "error"
     if _REFUSAL.match(body):
         return "refusal"
