@@ -121,3 +121,35 @@ def test_clearing_before_the_cut_never_makes_the_first_summary_cover_more(
     # on the same conversation, clearing first only ever shortens what the summary covers
     assert chain[1] <= alone[1]
     assert chain[2] >= alone[2]
+
+
+def test_an_llm_sized_summary_is_never_refused_after_clearing_first() -> None:
+    # a summarizer that always writes its maximum (200 words, as an LLM does): clearing first
+    # must leave the summary something at least twice that size to replace, or not run
+    engine = make_engine(
+        [
+            Pinned(name="system", budget=200, volatility="stable"),
+            CompactHistory(name="history", source="conversation", budget=800, volatility="grows"),
+            SlidingWindow(
+                name="conversation",
+                budget=4000,
+                eviction=Compact(compact_count=500, trigger=1000, target=400),
+            ),
+        ],
+        max_tokens=6000,
+        summarizer=StubSummarizer(size=200, distinct=True),
+        relief=BEFORE,
+    )
+    seen: list[Any] = []
+    engine.subscribe(seen.append)
+    engine.add_user("fix the bug")
+    for i in range(150):
+        call = ToolUse(f"c{i}", "bash", {"cmd": f"step {i}"})
+        engine.add_assistant(f"step {i}", [call])
+        engine.add_tool_result(call.id, words(150, f"t{i}x"))
+        if i % 5 == 4:
+            engine.request()
+    kinds = [e.kind for e in seen]
+    assert kinds.count("compaction_finished") >= 5
+    assert "compaction_rejected" not in kinds
+    assert "compaction_no_progress" not in kinds

@@ -1,5 +1,6 @@
-"""A generic noun (``the result``, ``the output``) names no setting: two reports of what runs
-gave never supersede each other in the summary's ``Values``."""
+"""A generic noun alone (``the result``, ``the output``) in the plain ``X is Y`` form is one
+run's report: two of them are both kept in the summary's ``Values``, neither supersedes the
+other; changed (``is now``) or set explicitly, the newest statement still wins."""
 
 from __future__ import annotations
 
@@ -15,11 +16,16 @@ from regio.tokens import HeuristicCounter
 
 
 @pytest.mark.parametrize(
-    "sentence",
-    ["The result is 5.", "The output is now 0.", "The answer is 42.", "The total is 3929."],
+    ("sentence", "key"),
+    [
+        ("The result is 5.", "result is 5"),
+        ("The answer is 42.", "answer is 42"),
+        ("The code is 4821.", "code is 4821"),
+        ("The file is config.yaml.", "file is config.yaml"),
+    ],
 )
-def test_a_generic_noun_alone_is_not_a_setting(sentence: str) -> None:
-    assert value_key(sentence) is None
+def test_a_generic_noun_alone_keys_the_report_by_its_value(sentence: str, key: str) -> None:
+    assert value_key(sentence) == key
 
 
 @pytest.mark.parametrize(
@@ -27,12 +33,13 @@ def test_a_generic_noun_alone_is_not_a_setting(sentence: str) -> None:
     [
         ("The test result is 5.", "test result"),
         ("The output format is now json-lines.", "output format"),
+        ("The output is now yaml.", "output"),
         ("Set the output to json.", "output"),
         ("Order ORD-7312 status is now cancelled.", None),  # a state, not a value
         ("The status of order ORD-7312 is pending-2.", "status of order ord-7312"),
     ],
 )
-def test_a_qualified_or_explicitly_set_generic_noun_is_still_a_key(
+def test_a_qualified_changed_or_explicitly_set_generic_noun_is_a_key(
     sentence: str, key: str | None
 ) -> None:
     assert value_key(sentence) == key
@@ -44,30 +51,31 @@ def _user(i: int, text: str) -> Entry:
 
 def test_a_summarized_result_survives_a_later_run_s_result() -> None:
     previous = Entry(
-        id="s0",
-        blocks=(Text("Values:\n- The result is 5."),),
-        role="user",
-        meta={"summary": True},
+        id="s0", blocks=(Text("Values:\n- The result is 5."),), role="user", meta={"summary": True}
     )
     later = _user(1, "I ran the other suite on the staging box. The result is 0.")
     summary = ExtractiveSummarizer(counter=HeuristicCounter(), max_summary_tokens=200)(
         [previous, later], "", None
     )
     assert "The result is 5." in summary
+    assert "The result is 0." in summary
+
+
+def test_a_change_of_a_generic_setting_still_supersedes_the_explicit_one() -> None:
+    sections = sort_entries(
+        [_user(0, "Set the output to json."), _user(1, "The output is now yaml.")]
+    )
+    assert sections.sections["Values"] == ["The output is now yaml."]
 
 
 @given(
     noun=st.sampled_from(sorted(GENERIC_NOUNS)),
-    first=st.integers(min_value=0, max_value=10**6),
-    second=st.integers(min_value=0, max_value=10**6),
-    now=st.booleans(),
+    first=st.integers(min_value=100, max_value=10**6),
+    second=st.integers(min_value=100, max_value=10**6),
 )
-def test_no_generic_noun_statement_supersedes_another(
-    noun: str, first: int, second: int, now: bool
+def test_two_plain_reports_of_a_generic_noun_are_both_kept(
+    noun: str, first: int, second: int
 ) -> None:
-    older = f"The {noun} is {first}."
-    newer = f"The {noun} is {'now ' if now else ''}{second}."
-    sections = sort_entries([_user(0, older), _user(1, newer)]).sections
-    values = sections["Values"]
-    assert not values  # neither is a value: nothing to supersede
-    assert value_key(older) is None and value_key(newer) is None
+    older, newer = f"The {noun} is {first}.", f"The {noun} is {second}."
+    values = sort_entries([_user(0, older), _user(1, newer)]).sections["Values"]
+    assert older in values and newer in values

@@ -41,10 +41,10 @@ import msgspec
 
 from regio.content import Entry, content_hash
 from regio.errors import CompactionError
-from regio.policies import is_user_turn_start
 from regio.regions import PendingCompaction, SlidingWindow
 
 from .compactor import CompactionBook, CompactionResult, Compactor, Steps, SummaryJob
+from .cuts import cut_ids
 from .errors import CompactionNoProgressError, SummarizerError, SummaryRejected
 from .events import CompactionFinished, CompactionNoProgress, CompactionRejected, CompactionStarted
 from .fallback import bulk_fallback, fallback_point, fired_trigger
@@ -57,7 +57,8 @@ from .planning import (
     queue_everything,
     region_target,
 )
-from .relief import kept_gain, relieve_after, relieve_before_cut, relieve_queued, with_originals
+from .relief import relieve_after, relieve_queued, with_originals
+from .reliefcut import relieve_before_cuts
 from .summarizer import check_summary, summarizer_limits
 
 __all__ = [
@@ -104,58 +105,13 @@ def _narrow(
 ) -> PendingCompaction | None:
     """``p`` cut down to its fewest oldest units (in the region's removal order) that leave
     ``<= target`` tokens and, with ``keep_messages``, ``<= keep_messages`` entries in its region;
-    ``None`` when nothing needs to go or none of its units is still compactable.
-
-    A keep limit that falls inside a unit (a parallel call and its results; a call and
-    its result) *shrinks* the kept tail to the unit boundary: the whole unit is
-    summarized, never a part of it, and the kept tail never starts with a tool result. The
-    protected units (newest user message, open groups) are always kept, even above the
-    limits."""
+    ``None`` when nothing needs to go or none of its units is still compactable (the cut:
+    :func:`regio.runtime.cuts.cut_ids`)."""
     region = c.window.region(p.region)
-    entries = region.entries
-    info = region.analysis()
-    index = {e.id: i for i, e in enumerate(entries)}
+    index = {e.id: i for i, e in enumerate(region.entries)}
     marked = {index[i] for i in p.entry_ids if i in index}
-    units = [info.units[u] for u in info.removable if set(info.units[u]) <= marked]
-    if not units:
-        return None
-    used = region.used_tokens
-    removed = [0]
-    removed_count = [0]
-    for members in units:
-        removed.append(removed[-1] + sum(entries[m].tokens for m in members))
-        removed_count.append(removed_count[-1] + len(members))
-
-    def fits(j: int) -> bool:
-        if used - removed[j] > target:
-            return False
-        return keep_messages is None or len(entries) - removed_count[j] <= keep_messages
-
-    def first_kept(j: int) -> int | None:
-        gone = {m for members in units[:j] for m in members}
-        return next((i for i in range(len(entries)) if i not in gone), None)
-
-    cut = None
-    # with ``cut_at_turns`` prefer a cut after which the view starts with a user turn (whole
-    # turns go); else (and as a fallback) any unit boundary of the removal order
-    for at_turn in (True, False) if c.options.cut_at_turns else (False,):
-        for j in range(0, len(units) + 1):
-            if not fits(j):
-                continue
-            if at_turn:
-                first = first_kept(j)
-                if first is None or not is_user_turn_start(entries[first]):
-                    continue
-            cut = j
-            break
-        if cut is not None:
-            break
-    if cut is None:
-        cut = len(units)
-    if cut == 0:
-        return None
-    ids = [entries[m].id for members in units[:cut] for m in members]
-    return c.window.narrow_compaction(p.id, ids)
+    ids = cut_ids(c, region, marked, target, keep_messages)
+    return c.window.narrow_compaction(p.id, ids) if ids else None
 
 
 def _previous_summary(c: Compactor, p: PendingCompaction) -> Entry | None:
@@ -315,11 +271,8 @@ def flush_steps(c: Compactor, policy: FlushPolicy) -> Steps[CompactionResult | N
     relieve_queued(c, policy.trigger, policy.targets, only)  # cheapest moves first
     if not [p for p in window.pending_compactions() if only is None or p.region == only]:
         return None
-    cleared = _relieve_before_cuts(c, policy)  # when nothing after the cut would be worth it
-    if cleared and not [
-        p for p in window.pending_compactions() if only is None or p.region == only
-    ]:
-        return None
+    # clear before the summary's cut when clearing after it would not be worth it
+    relieve_before_cuts(c, policy.trigger, policy.targets, only, policy.keep_messages)
     tally = _Tally(before=window.used_tokens)
     seen: set[str] = set()
     passes = 0
@@ -349,31 +302,6 @@ def flush_steps(c: Compactor, policy: FlushPolicy) -> Steps[CompactionResult | N
             c.book.blocked = [b for b in c.book.blocked if not b.startswith(f"{region.name}:")]
     relieve_after(c, tally.touched if tally.summaries else [])  # rides the same rewrite
     return _finish(c, policy.trigger, tally)
-
-
-def _relieve_before_cuts(c: Compactor, policy: FlushPolicy) -> int:
-    """Before the summaries of a flush under token pressure, the relief chain's choice of
-    where to clear (:func:`regio.runtime.relief.relieve_before_cut`): for each queued
-    ``compact`` of a conversation (not ``manual``, not a ``compact_count`` batch), the cut it
-    would take now (narrowed to its target) decides whether clearing what it keeps frees the
-    stages' minimum; if not, the stages run on the whole conversation first. Returns the
-    tokens freed."""
-    relief = c.options.relief
-    if relief is None or not relief.clear_after_summary or policy.trigger == "manual":
-        return 0
-    freed = 0
-    for p in list(c.window.pending_compactions()):
-        if policy.only not in (None, p.region) or p.operation != "compact":
-            continue
-        region = c.window.region(p.region)
-        if p.reason in ("compact_count", "manual") or not isinstance(region, SlidingWindow):
-            continue
-        goal = (policy.targets or {}).get(p.region, region_target(c, region))
-        fresh = c.window.refresh_compaction(p.id)
-        cut = _narrow(c, fresh, goal, policy.keep_messages) if fresh is not None else None
-        if cut is not None:
-            freed += relieve_before_cut(c, region, kept_gain(c, region, set(cut.entry_ids)))
-    return freed
 
 
 def _prepared(

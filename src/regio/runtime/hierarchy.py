@@ -31,6 +31,7 @@ from regio.tokens import TokenCounter
 
 from .drive import adrive, drive
 from .errors import SummarizerError, SummaryRejected
+from .observations import OBSERVATION_META, is_observation
 from .overflow import classify_overflow
 from .summarizer import summarizer_limits
 from .validity import summary_defect
@@ -95,8 +96,14 @@ def _cut_line(line: str, cost: int, budget: int, counter: TokenCounter) -> list[
     return parts
 
 
+def _kept_meta(entry: Entry) -> dict[str, Any]:
+    """The meta every part of a split ``entry`` keeps: its observation mark (an observation's
+    parts are read as tool output, never as the user's words)."""
+    return {OBSERVATION_META: True} if is_observation(entry) else {}
+
+
 def _split_entry(entry: Entry, budget: int, counter: TokenCounter) -> list[Entry]:
-    """Parts of ``entry``'s text, each at most ``budget`` tokens."""
+    """Parts of ``entry``'s text, each at most ``budget`` tokens (the observation mark kept)."""
     pieces: list[str] = []
     current: list[str] = []
     current_tokens = 0
@@ -122,7 +129,7 @@ def _split_entry(entry: Entry, budget: int, counter: TokenCounter) -> list[Entry
             role=entry.role,
             tokens=counter.count(piece),
             turn=entry.turn,
-            meta={"part_of": entry.id},
+            meta={"part_of": entry.id, **_kept_meta(entry)},
         )
         for i, piece in enumerate(pieces)
         if piece

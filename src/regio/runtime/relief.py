@@ -144,39 +144,6 @@ def relieve_after(c: Compactor, regions: Sequence[str]) -> int:
     return freed
 
 
-def kept_gain(c: Compactor, region: SlidingWindow, summarized: set[str]) -> int:
-    """Tokens :func:`relieve_after` would free on what a summary of the entries
-    ``summarized`` (ids) keeps: per stage, its candidates outside them, counted only when
-    together they reach the stage's minimum (``0``: relief off, or every stage below it).
-    Read on the region as it is (a later stage's candidates are not re-chosen after an
-    earlier one's edits), so it is an estimate; nothing is changed."""
-    policy = c.options.relief
-    if policy is None:
-        return 0
-    run = _Pass(c, region, policy, _stages(c, policy))
-    total = 0
-    for s in run.stages:
-        cands = [x for x in run.candidates(s) if region.entries[x.index].id not in summarized]
-        gain = sum(max(0, run.gain(s, x)) for x in cands)
-        if gain >= max(1, s.at_least):
-            total += gain
-    return total
-
-
-def relieve_before_cut(c: Compactor, region: SlidingWindow, kept: int) -> int:
-    """With ``clear_after_summary``, when a summary is about to run on ``region`` and the
-    stages would free ``kept`` tokens (:func:`kept_gain`) on what it keeps: ``0`` means
-    clearing after it buys nothing (each stage below its minimum), so run the stages on the
-    whole region first, freeing all each can (its minimum applies to the whole batch). The
-    summary's cut, taken after, then covers only what they could not free, and the kept tail
-    holds placeholders instead of fewer verbatim turns. It rides the summary's cache
-    rewrite, like :func:`relieve_after`. Returns the tokens freed (``0``: nothing run)."""
-    policy = c.options.relief
-    if policy is None or not policy.clear_after_summary or kept > 0:
-        return 0
-    return relieve_after(c, [region.name])
-
-
 def relieve(c: Compactor, region: SlidingWindow, target: int) -> int:
     """Stages 0 to 2 of the chain on ``region`` toward ``target`` tokens (module doc);
     returns the tokens freed (0 when relief is off or the region is at or below target).
@@ -332,10 +299,14 @@ class _Pass:
                 self.c.emit(skipped)
             return 0
         freed = _apply(self.c, self.region, stage.name, chosen, self._edit_of(stage))
-        later = self.stages[self.stages.index(stage) + 1 :]
-        for s in later:  # the region changed: their candidates are chosen again
-            self._selected.pop(s.name, None)
+        self.drop_later(stage)
         return freed
+
+    def drop_later(self, stage: _Stage) -> None:
+        """After ``stage`` edited the region, the later stages' candidates are chosen again
+        (the edit changes which results are live and which are the newest ``keep_last``)."""
+        for s in self.stages[self.stages.index(stage) + 1 :]:
+            self._selected.pop(s.name, None)
 
 
 def _placeholders(c: Compactor) -> Edit:

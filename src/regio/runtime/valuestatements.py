@@ -31,11 +31,12 @@ mention ...`` is an instruction). The forms are the plain-English ways of changi
 (``set X to Y``, ``X is now Y``); tool output is never read for them (it has no authority to
 change what the user set).
 
-**A generic noun is not a key.** ``The result is 5.`` or ``The output is now 0.`` states
-what one run gave: a key of one noun of :data:`GENERIC_NOUNS` (result, output, answer,
-value, count, ...) names no setting in the ``X is [now] Y`` forms, so a later ``The result
-is 0.`` about another run never drops it. Qualified (``the test result is 5``), with an
-entity, or changed explicitly (``set the output to json``) it is a key as usual.
+**A generic noun alone is one report, not a setting.** ``The result is 5.`` states what one
+run gave: in the plain ``X is Y`` form, a key of one noun of :data:`GENERIC_NOUNS` (result,
+output, answer, value, count, ...) includes its value (``result is 5``), so a later ``The
+result is 0.`` about another run is kept beside it instead of dropping it. Qualified (``the
+test result is 5``), with an entity, changed (``the output is now yaml``) or set explicitly
+(``set the output to json``) it is a key as usual, and the newest statement wins.
 
 **A state is not a value.** ``X is|are [now|still|...] S`` where S is a status word
 (:data:`STATUS_WORDS`: failing, broken, passing, fixed, done, running, ...) reports how a task
@@ -124,11 +125,11 @@ _NOT_A_KEY = frozenset(
 )  # fmt: skip
 
 
-#: Nouns too generic to name a setting on their own: ``the result is 5`` and ``the output is
-#: 0`` report what one run gave, not the value of one thing a later statement can change, so
-#: two of them never supersede each other. Qualified (``the test result is 5``, ``the output
-#: format is json``), with an entity (``order ORD-7312 is ...``) or set explicitly (``set the
-#: output to json``) they are keys as usual.
+#: Nouns too generic to name a setting on their own: ``the result is 5`` and ``the result is
+#: 0`` report what two runs gave, so in the plain ``X is Y`` form the key of one of them alone
+#: includes its value (both are kept, neither supersedes the other). Qualified (``the test
+#: result is 5``), with an entity (``order ORD-7312 is ...``), changed (``the output is now
+#: yaml``) or set explicitly (``set the output to json``) they are keys as usual.
 GENERIC_NOUNS = frozenset(
     {"result", "results", "output", "outputs", "answer", "answers", "value", "values",
      "number", "count", "total", "sum", "response", "reply", "return", "problem", "issue",
@@ -152,11 +153,10 @@ _NOT_A_NOUN = frozenset(
 )  # fmt: skip
 
 
-def _key(key: str, *, determiner: bool = False, named: bool = False) -> tuple[str, bool] | None:
+def _key(key: str, *, determiner: bool = False) -> tuple[str, bool] | None:
     """The key's words (case folded, articles and possessives dropped) and whether it names an
     entity (module doc), or ``None`` when it names no setting; ``determiner``: a key without
-    an entity must open with an article or a possessive; ``named``: a key of one generic noun
-    (:data:`GENERIC_NOUNS`) names no setting."""
+    an entity must open with an article or a possessive."""
     raw = key.lower().rstrip(".,;:!").split()
     words = [w for w in raw if w not in _DROP]
     if not words or words[0] in _NOT_A_KEY or not _KEY_WORD.match(words[0]):
@@ -167,8 +167,6 @@ def _key(key: str, *, determiner: bool = False, named: bool = False) -> tuple[st
     if (ids and not entity) or len(words) - len(ids) > 5:
         return None
     if determiner and not entity and raw[0] not in _DROP:
-        return None
-    if named and not entity and len(words) == 1 and words[0] in GENERIC_NOUNS:
         return None
     # one setting spelled LOG_LEVEL, log-level or "log level" is one key; an id stays verbatim
     return " ".join(w if w in ids else w.replace("_", " ").replace("-", " ") for w in words), entity
@@ -200,16 +198,18 @@ def value_key(sentence: str) -> str | None:
             continue
         if index == 2 and _state(match.group("value")) is not None:
             return None  # "X is now failing": a state, not a value
-        key = _key(match.group("key"), named=index == 2)  # "X is now Y": X must name it
+        key = _key(match.group("key"))
         return key[0] if key else None
     match = _IS.match(text)
     if match is None or _state(match.group("value")) is not None:
         return None
     value = match.group("value").split()
-    key = _key(match.group("key"), determiner=True, named=True)
+    key = _key(match.group("key"), determiner=True)
     if key is None or value[0].lower() in _VERB_VALUE:
         return None
     if len(value) == 1 and _CONCRETE.match(value[0].rstrip(".,;:!")):
+        if not key[1] and key[0] in GENERIC_NOUNS:  # "the result is 5": one run's report
+            return f"{key[0]} is {value[0].rstrip('.,;:!').lower()}"
         return key[0]
     if key[1] and len(value) <= MAX_ENTITY_WORDS and _concrete(value):
         return key[0]  # "reservation ABC123 is for May 3"
