@@ -20,7 +20,7 @@ from runtime_stubs import StubSummarizer, make_engine, words
 FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _engine(relief: ReliefPolicy | None) -> Any:
+def _engine(relief: ReliefPolicy | None, summarizer: Any = None) -> Any:
     return make_engine(
         [
             Pinned(name="system", budget=200, volatility="stable"),
@@ -32,7 +32,7 @@ def _engine(relief: ReliefPolicy | None) -> Any:
             ),
         ],
         max_tokens=6000,
-        summarizer=StubSummarizer(size=8, distinct=True),
+        summarizer=summarizer or StubSummarizer(size=8, distinct=True),
         relief=relief,
     )
 
@@ -126,20 +126,7 @@ def test_clearing_before_the_cut_never_makes_the_first_summary_cover_more(
 def test_an_llm_sized_summary_is_never_refused_after_clearing_first() -> None:
     # a summarizer that always writes its maximum (200 words, as an LLM does): clearing first
     # must leave the summary something at least twice that size to replace, or not run
-    engine = make_engine(
-        [
-            Pinned(name="system", budget=200, volatility="stable"),
-            CompactHistory(name="history", source="conversation", budget=800, volatility="grows"),
-            SlidingWindow(
-                name="conversation",
-                budget=4000,
-                eviction=Compact(compact_count=500, trigger=1000, target=400),
-            ),
-        ],
-        max_tokens=6000,
-        summarizer=StubSummarizer(size=200, distinct=True),
-        relief=BEFORE,
-    )
+    engine = _engine(BEFORE, StubSummarizer(size=200, distinct=True))
     seen: list[Any] = []
     engine.subscribe(seen.append)
     engine.add_user("fix the bug")
