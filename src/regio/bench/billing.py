@@ -3,11 +3,24 @@
 The bench runs every summarizing strategy on the same offline extractive summarizer, so no key
 and no network is needed. A peer's summarizer call is billed as the chat request it sends
 (:class:`regio.bench.peers.CompactionCall`: the prompt text and its tokens, the summary as the
-output). :class:`BilledExtractive` does the same for regio: each call is kept as the request an
-:class:`regio.runtime.LLMSummarizer` would send for those entries
-(:func:`regio.runtime.llm_summarizer.summary_prompt`: system requirements plus the transcript),
-counted with the replay's counter, with the summary's tokens as its output. Both sides are then
-priced by the same cache model (:func:`summary_request`)."""
+output). :class:`BilledExtractive` does the same for regio, with the request regio's own LLM
+summarizer sends for those entries:
+
+* **forked** (:func:`regio.runtime.forking.forked_request`, the decision and request the
+  engine's own fork makes): when the blueprint's summarizer runs on the agent's own model
+  (``summarizer.model`` unset or the agent's), the last request holds every entry to
+  summarize and the fork fits the summarizer's window, a
+  :class:`regio.runtime.ForkSummarizer` sends the agent's last request byte for byte with
+  the summary instruction appended (``docs/runtime.md``, "Compaction's own cost"). It is
+  kept as that :class:`regio.layout.Request` and priced in the agent's own cache scope,
+  between the two model calls it came between (:func:`fork_request`), so it reads what the
+  agent's last request cached, as it would at the provider;
+* otherwise the **transcript prompt** an :class:`regio.runtime.LLMSummarizer` sends
+  (:func:`regio.runtime.llm_summarizer.summary_prompt`: system requirements plus the
+  transcript), priced in a scope of its own (:func:`summary_request`), as the peers' are.
+
+Either way it is counted with the replay's counter, with the summary's tokens as its output,
+and priced by the run's cache model at the agent model's prices."""
 
 from __future__ import annotations
 
@@ -19,23 +32,45 @@ import attrs
 from regio.bench.peerview import CompactionCall
 from regio.cache.types import CacheBlock, CacheRequest
 from regio.content import Entry, content_hash
+from regio.layout import Request, to_cache_request
 from regio.runtime.extractive import ExtractiveSummarizer
+from regio.runtime.forking import forked_request
 from regio.runtime.llm_summarizer import summary_prompt
+from regio.runtime.state import SessionState
 
-__all__ = ["BilledExtractive", "bill", "summary_request"]
+__all__ = ["BilledExtractive", "ForkedCall", "bill", "fork_request", "summary_request"]
+
+
+@attrs.frozen
+class ForkedCall:
+    """One summarizer call sent as a fork of the agent's last request: the forked
+    ``request`` (the last request's blocks plus the instruction) and the summary's tokens."""
+
+    request: Request
+    output_tokens: int
 
 
 @attrs.define(eq=False)
 class BilledExtractive(ExtractiveSummarizer):
     """An :class:`ExtractiveSummarizer` that records every call in :attr:`calls` (prompt
-    tokens and summary tokens, counted with its ``counter``)."""
+    tokens and summary tokens, counted with its ``counter``). With ``session`` (the engine's
+    :class:`regio.runtime.state.SessionState`) a call the engine's fork would send as a fork
+    of the last request (module doc) is recorded as a :class:`ForkedCall`."""
 
-    calls: list[CompactionCall] = attrs.field(factory=list)
+    calls: list[CompactionCall | ForkedCall] = attrs.field(factory=list)
+    session: SessionState | None = None
 
     def __call__(
         self, entries: Sequence[Entry], standing_instructions: str, extra_instructions: str | None
     ) -> str:
         summary = super().__call__(entries, standing_instructions, extra_instructions)
+        if self.session is not None:
+            forked = forked_request(
+                self, self.session, entries, standing_instructions, extra_instructions
+            )
+            if forked is not None:
+                self.calls.append(ForkedCall(forked, int(self.measure.count(summary))))
+                return summary
         messages = summary_prompt(
             entries,
             standing_instructions,
@@ -69,12 +104,39 @@ def summary_request(call: Any, rid: str, t: float, scope: str, model: str) -> Ca
     )
 
 
+def fork_request(call: ForkedCall, rid: str, t: float, scope: str, model: str) -> CacheRequest:
+    """A forked summarizer call as the request the provider receives, in the agent's own
+    cache ``scope`` at time ``t`` (seconds)."""
+    return to_cache_request(
+        call.request,
+        t_start=t,
+        t_end=t,
+        id=rid,
+        model=model,
+        scope=scope,
+        output_tokens=call.output_tokens,
+    )
+
+
 def bill(
-    summarizer: BilledExtractive, requests: list[CacheRequest], call: Any, scope: str, model: str
+    summarizer: BilledExtractive,
+    requests: tuple[list[CacheRequest], list[CacheRequest]],
+    call: Any,
+    after: tuple[str, float],
+    scope: str,
+    model: str,
 ) -> None:
-    """Append to ``requests`` the summarizer calls made before model call ``call`` (a
-    :class:`regio.bench.capture.Call`: its ``index`` and start time ``t``) as billed requests."""
+    """Append the summarizer calls made before model call ``call`` (a
+    :class:`regio.bench.capture.Call`: its ``index`` and start time ``t``) as billed requests:
+    ``requests`` = (transcript prompts, forks). ``after`` = (the id of the agent's previous
+    request, the time it ended): a fork is stamped then, with an id that sorts after that
+    request and before ``call``'s (the cache model orders requests by time, then id)."""
+    transcripts, forks = requests
+    prev_id, prev_end = after
     for k, made in enumerate(summarizer.calls):
-        rid = f"{call.index:05d}.{k}"
-        requests.append(summary_request(made, rid, call.t, scope, model))
+        if isinstance(made, ForkedCall):
+            forks.append(fork_request(made, f"{prev_id}.s{k}", prev_end, scope, model))
+        else:
+            rid = f"{call.index:05d}.{k}"
+            transcripts.append(summary_request(made, rid, call.t, scope, model))
     summarizer.calls.clear()

@@ -196,14 +196,20 @@ class _Setup:
         return Tracker(RetentionMeter(self.probes if scored else (), self.call_events, every))
 
     def engine(self, clock: Any, options: dict[str, Any]) -> Engine:
-        """A regio engine for one layout, its summarizer's calls billed (:mod:`.billing`)."""
-        return Engine.from_blueprint(
+        """A regio engine for one layout, its summarizer's calls billed (:mod:`.billing`):
+        as forks of the agent's last request when the blueprint's summarizer runs on the
+        agent's own model (:func:`forks`), else as transcript prompts."""
+        summarizer = self.summarizer(BilledExtractive)
+        engine = Engine.from_blueprint(
             self.blueprint,
-            summarizer=self.summarizer(BilledExtractive),
+            summarizer=summarizer,
             token_counter=self.counter,
             clock=clock,
             **options,
         )
+        if forks(self.blueprint):
+            summarizer.session = engine.state
+        return engine
 
     def summarizer(self, cls: type[ExtractiveSummarizer] = ExtractiveSummarizer) -> Any:
         bp = self.blueprint
@@ -212,6 +218,13 @@ class _Setup:
             max_summary_tokens=bp.summarizer.max_summary_tokens,
             counter=self.counter,
         )
+
+
+def forks(blueprint: Any) -> bool:
+    """The blueprint's summarizer runs on the agent's own model (``summarizer.model`` unset
+    or the agent's): its LLM summarizer then forks the agent's last request
+    (:class:`regio.runtime.ForkSummarizer`), which the bench bills as such."""
+    return blueprint.summarizer.model in ("", None, blueprint.model.name)
 
 
 _COMPACTING_EVENTS = (
@@ -310,6 +323,7 @@ def _engine_pass(
     names = {r.name for r in first.window.regions}
     writes = refused = 0
     started = False
+    prev_id = "-0001"  # the id of the agent's previous request (bill's ``after``)
     provider, model = bp.model.provider, bp.model.name
     for item in capture_stream(setup.trace, rules, counter.count):
         if isinstance(item, RegionOp):
@@ -325,12 +339,14 @@ def _engine_pass(
             refused += filed.refused
         elif isinstance(item, Call):
             started = True
-            clock.now = item.t
+            after, clock.now = (prev_id, clock.now), item.t
+            prev_id = f"{item.index:05d}"
             out = setup.counts(item.reply)
             for s, engine in engines.items():
                 req, _payload = engine.request(provider, model, tools=setup.tools)
                 tracker = trackers[s]
-                bill(engine.summarizer, tracker.compaction_requests, item, setup.trace.id, model)
+                billed = (tracker.compaction_requests, tracker.fork_requests)
+                bill(engine.summarizer, billed, item, after, setup.trace.id, model)
                 has_task, summary = _engine_has_task(engine, req, setup.tasks, summary_regions)
                 tracker.requests.append(
                     to_cache_request(

@@ -24,7 +24,9 @@ from regio.bench.peers import PEERS, peer_versions
 from regio.bench.replay import ALL_LAYOUTS, ReplayOutput, replay
 from regio.bench.report import BenchReport, ModelResult, TraceResult
 from regio.bench.retention import Probe, plant_canaries, trace_facts
+from regio.cache.base import order_requests
 from regio.cache.registry import cache_model_for
+from regio.cache.types import CacheReport
 from regio.traces.format import Trace
 
 __all__ = [
@@ -59,14 +61,8 @@ def score(out: ReplayOutput, cache_models: Sequence[str]) -> tuple[ModelResult, 
         rule_id = ""
         items = []
         for layout, run in out.runs.items():
-            model = cache_model_for(name)
-            rule_id = model.rule.id
-            report = model.run(run.requests)
-            compaction = (
-                cache_model_for(name).run(run.compaction_requests)
-                if run.compaction_requests
-                else None
-            )
+            report, compaction = _simulate(name, run)
+            rule_id = report.rule_id
             items.append(
                 layout_result(
                     layout,
@@ -84,6 +80,22 @@ def score(out: ReplayOutput, cache_models: Sequence[str]) -> tuple[ModelResult, 
             )
         results.append(ModelResult(cache_model=name, rule_id=rule_id, layouts=tuple(items)))
     return tuple(results)
+
+
+def _simulate(name: str, run: Any) -> tuple[CacheReport, CacheReport | None]:
+    """``(the strategy's model calls, its summarizer calls)`` of ``run`` under cache model
+    ``name``: the calls and the summarizer's forks of them (``run.fork_requests``) share one
+    cache, in time order, as at the provider; transcript prompts have one of their own."""
+    model = cache_model_for(name)
+    forks = {r.id for r in run.fork_requests}
+    outs = [model.process(r) for r in order_requests([*run.requests, *run.fork_requests])]
+    report = CacheReport.from_outcomes(model.rule.id, [o for o in outs if o.id not in forks])
+    billed = [o for o in outs if o.id in forks]
+    if run.compaction_requests:
+        own = cache_model_for(name)
+        billed += [own.process(r) for r in order_requests(run.compaction_requests)]
+    compaction = CacheReport.from_outcomes(model.rule.id, billed) if billed else None
+    return report, compaction
 
 
 def trace_bound_of(out: ReplayOutput) -> float:

@@ -25,7 +25,8 @@ class StrategyRun:
     call or ``None``; ``retention_observations``: its denominators (probe type -> probe
     observations counted, the same for every strategy of one run); ``first_cut``: the first
     model call at which this strategy had cut something (``None``: never); ``relief``: the
-    relief chain's stage tallies (regio strategies whose blueprint enables it)."""
+    relief chain's stage tallies (regio strategies whose blueprint enables it);
+    ``fork_requests``: see below."""
 
     requests: list[CacheRequest]
     compaction_requests: list[CacheRequest] = attrs.field(factory=list)
@@ -36,6 +37,9 @@ class StrategyRun:
     relief: tuple[ReliefStage, ...] = ()
     retention_observations: dict[str, int] | None = None
     first_cut: int | None = None
+    #: summarizer calls sent as forks of the agent's last request, priced in the agent's own
+    #: cache scope with :attr:`requests` (:mod:`regio.bench.billing`)
+    fork_requests: list[CacheRequest] = attrs.field(factory=list)
 
 
 @attrs.define
@@ -46,6 +50,7 @@ class Tracker:
     meter: RetentionMeter
     requests: list[CacheRequest] = attrs.field(factory=list)
     compaction_requests: list[CacheRequest] = attrs.field(factory=list)
+    fork_requests: list[CacheRequest] = attrs.field(factory=list)
     summarizer: str = "none"
     compaction_calls: int = 0
     broken: int = 0
@@ -78,4 +83,5 @@ class Tracker:
             self.relief,
             self.meter.observations(since or 0) if scored else None,
             self.first_cut,
+            self.fork_requests,
         )

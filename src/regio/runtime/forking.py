@@ -28,7 +28,7 @@ from .render import render_payload
 from .state import SessionState
 from .summarizer import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_SUMMARY_TOKENS, summarizer_limits
 
-__all__ = ["ForkSummarizer", "fork_instruction", "fork_payload"]
+__all__ = ["ForkSummarizer", "fork_instruction", "fork_payload", "forked_request"]
 
 #: Characters of a message quoted to name where the summarized range starts and ends.
 QUOTE_CHARS = 80
@@ -138,19 +138,20 @@ def _holds(state: SessionState, entries: Sequence[Entry]) -> bool:
     return bool(fresh) and all(n is not None and n < state.last_next_entry for n in fresh)
 
 
-def fork_payload(
+def forked_request(
     summarizer: Any,
     state: SessionState,
     entries: Sequence[Entry],
     standing: str,
     extra: str | None,
-) -> tuple[dict[str, Any], Request] | None:
-    """``(payload, request)`` of the forked request that summarizes ``entries``, or
-    ``None`` when the summarizer cannot fork (no ``fork`` method, another model than the
-    agent's last request), there is no last request, it does not hold every entry, or the
-    fork would overflow the summarizer's window (``context_window - reserve_tokens``)."""
+) -> Request | None:
+    """The forked request that summarizes ``entries`` (the agent's last request plus the
+    instruction), or ``None`` when the summarizer asks for another model than the agent's
+    last request (its ``model``; unset: the agent's), there is no last request, it does not
+    hold every entry to summarize (a merge of summaries alone holds none), or the fork would
+    overflow the summarizer's window (``context_window - reserve_tokens``, tokens)."""
     request = state.last_request
-    if request is None or not callable(getattr(summarizer, "fork", None)):
+    if request is None:
         return None
     model = str(getattr(summarizer, "model", "") or "")
     if model and state.last_model and model != state.last_model:
@@ -159,8 +160,26 @@ def fork_payload(
         return None
     window, reserve, cap = summarizer_limits(summarizer)
     forked = fork_for_summary(request, fork_instruction(entries, standing, extra, cap))
-    if forked.tokens + reserve > window:
+    return None if forked.tokens + reserve > window else forked
+
+
+def fork_payload(
+    summarizer: Any,
+    state: SessionState,
+    entries: Sequence[Entry],
+    standing: str,
+    extra: str | None,
+) -> tuple[dict[str, Any], Request] | None:
+    """``(payload, request)`` of the forked request that summarizes ``entries``
+    (:func:`forked_request`), or ``None`` when it cannot fork: no ``fork`` method, or
+    :func:`forked_request` gives none."""
+    if not callable(getattr(summarizer, "fork", None)):
         return None
+    forked = forked_request(summarizer, state, entries, standing, extra)
+    if forked is None:
+        return None
+    model = str(getattr(summarizer, "model", "") or "")
+    cap = summarizer_limits(summarizer)[2]
     api = getattr(summarizer, "api", None)
     api = {"openai": "openai_chat"}.get(api, api) if isinstance(api, str) else None
     payload = render_payload(
