@@ -34,18 +34,19 @@ def _run(bp: Any, calls: int = 150, seed: int = 3, window: int = 16384) -> Any:
 
 def _check_forks(out: Any) -> None:
     """Every fork extends the agent request before it, block for block, and sorts between
-    that request and the next one."""
+    that request and the next one (after the other forks of the same flush)."""
     run = out.runs["regio"]
     calls = {r.id: r for r in run.requests}
     order = sorted([*run.requests, *run.fork_requests], key=lambda r: (r.t_start, r.id))
-    # a call the engine's fork would not send (a merge of summaries only, or a range reaching
-    # past the last request) is billed as the transcript prompt, as the engine sends it
+    # a call the engine's fork would not send (a range reaching past the last request, a
+    # merge with a summary written after it) is billed as the transcript prompt, as sent
     assert run.compaction_calls == len(run.fork_requests) + len(run.compaction_requests)
     for k, r in enumerate(order):
         if r.id in calls:
             continue
-        before = order[k - 1]
-        assert before.id in calls and r.id.startswith(before.id + ".s")
+        before = next(x for x in reversed(order[:k]) if x.id in calls)  # forks of one flush
+        assert all(x.id.startswith(before.id + ".s") for x in order[k - 1 : k] if x is not before)
+        assert r.id.startswith(before.id + ".s")
         assert r.scope == before.scope
         digests = [b.digest for b in r.blocks]
         assert digests[: len(before.blocks)] == [b.digest for b in before.blocks]

@@ -9,7 +9,8 @@ summarizer sends for those entries:
 * **forked** (:func:`regio.runtime.forking.forked_request`, the decision and request the
   engine's own fork makes): when the blueprint's summarizer runs on the agent's own model
   (``summarizer.model`` unset or the agent's), the last request holds every entry to
-  summarize and the fork fits the summarizer's window, a
+  summarize, the fork fits the summarizer's window and it costs less than the transcript
+  prompt (:func:`regio.runtime.forking.cheaper_than_transcript`), a
   :class:`regio.runtime.ForkSummarizer` sends the agent's last request byte for byte with
   the summary instruction appended (``docs/runtime.md``, "Compaction's own cost"). It is
   kept as that :class:`regio.layout.Request` and priced in the agent's own cache scope,
@@ -24,7 +25,7 @@ and priced by the run's cache model at the agent model's prices."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -59,6 +60,9 @@ class BilledExtractive(ExtractiveSummarizer):
 
     calls: list[CompactionCall | ForkedCall] = attrs.field(factory=list)
     session: SessionState | None = None
+    #: the engine's :meth:`regio.runtime.compactor.Compactor.fork_terms` (cache read
+    #: multiplier, warm cache), so a call forks exactly when the engine's fork would
+    terms: Callable[[], dict[str, Any]] = dict
 
     def __call__(
         self, entries: Sequence[Entry], standing_instructions: str, extra_instructions: str | None
@@ -66,7 +70,12 @@ class BilledExtractive(ExtractiveSummarizer):
         summary = super().__call__(entries, standing_instructions, extra_instructions)
         if self.session is not None:
             forked = forked_request(
-                self, self.session, entries, standing_instructions, extra_instructions
+                self,
+                self.session,
+                entries,
+                standing_instructions,
+                extra_instructions,
+                **self.terms(),
             )
             if forked is not None:
                 self.calls.append(ForkedCall(forked, int(self.measure.count(summary))))

@@ -209,6 +209,7 @@ class _Setup:
         )
         if forks(self.blueprint):
             summarizer.session = engine.state
+            summarizer.terms = engine.compactor.fork_terms
         return engine
 
     def summarizer(self, cls: type[ExtractiveSummarizer] = ExtractiveSummarizer) -> Any:

@@ -108,6 +108,9 @@ class Compactor:
     cache_ttl_s: float | None = None
     """Seconds an unused cached prefix of the provider lives (cache rules data); ``None``:
     unknown, no idle compaction."""
+    cache_read: float | None = None
+    """The provider's cache read multiplier of the input price (cache rules data): a summary
+    forks the last request only when that costs less than the transcript prompt."""
 
     def emit(self, event: Event) -> None:
         """Emit ``event`` on the window's bus."""
@@ -141,6 +144,20 @@ class Compactor:
         self.book.scheduled = None
         return scheduled
 
+    def fork_terms(self) -> dict[str, Any]:
+        """``read`` (the cache read multiplier) and ``warm`` (the last request's cached prefix
+        is still within the TTL by :attr:`clock`) for
+        :func:`regio.runtime.forking.forked_request`: a fork is sent only when it costs
+        less than the transcript prompt."""
+        session, ttl = self.session, self.cache_ttl_s
+        warm = (
+            session is None
+            or ttl is None
+            or session.last_sent_at is None
+            or float(self.clock()) - session.last_sent_at <= ttl
+        )
+        return {"read": self.cache_read, "warm": warm}
+
     def _fork(self, job: SummaryJob) -> tuple[dict[str, Any], int] | None:
         """Payload and prompt tokens of the forked request for ``job``
         (:func:`regio.runtime.forking.fork_payload`; kept as the session's
@@ -153,6 +170,7 @@ class Compactor:
             job.entries,
             self.options.standing_instructions,
             job.extra,
+            **self.fork_terms(),
         )
         if forked is None:
             return None

@@ -30,13 +30,15 @@ def apply_options(
     window: Window, budget: EngineBudget, compactor: Compactor, options: EngineOptions
 ) -> None:
     """Give ``options`` to ``budget`` and ``compactor`` and set what derives from them: the
-    compactor's ``cache_ttl_s`` (seconds, ``None`` when the provider's TTL is unknown) and the
+    compactor's ``cache_ttl_s`` (seconds, ``None`` when the provider's TTL is unknown) and
+    ``cache_read`` (the read multiplier), and the
     ``cache_multipliers`` (write, read; multiples of the input price) of every
     :class:`regio.regions.SlidingWindow` in ``window``."""
     budget.options = options
     compactor.options = options
     terms = cache_terms(options.provider, options.model, options.ttl)
     compactor.cache_ttl_s = terms.ttl_s
+    compactor.cache_read = terms.read
     for region in window.regions:
         if isinstance(region, SlidingWindow):
             region.cache_multipliers = (terms.write, terms.read)

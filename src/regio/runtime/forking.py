@@ -28,7 +28,13 @@ from .render import render_payload
 from .state import SessionState
 from .summarizer import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_SUMMARY_TOKENS, summarizer_limits
 
-__all__ = ["ForkSummarizer", "fork_instruction", "fork_payload", "forked_request"]
+__all__ = [
+    "ForkSummarizer",
+    "cheaper_than_transcript",
+    "fork_instruction",
+    "fork_payload",
+    "forked_request",
+]
 
 #: Characters of a message quoted to name where the summarized range starts and ends.
 QUOTE_CHARS = 80
@@ -43,15 +49,27 @@ def fork_instruction(
     entries: Sequence[Entry], standing: str, extra: str | None, max_summary_tokens: int
 ) -> str:
     """The final user message of a forked summary request: which messages to summarize (the
-    first and last quoted), the standing requirements (plus ``extra``, added) and the size."""
+    first and last quoted; for a merge of summaries alone, which summaries to merge), the
+    standing requirements (plus ``extra``, added) and the size."""
     fresh = [e for e in entries if not e.meta.get("summary")]
-    first, last = fresh[0], fresh[-1]
+    if fresh:
+        first, last = fresh[0], fresh[-1]
+        what = (
+            "Pause the task. Summarize, for your own later use, the part of this conversation "
+            f"from the message that starts \u201c{_quote(first)}\u201d through the message "
+            f"that starts \u201c{_quote(last)}\u201d ({len(fresh)} messages); those messages "
+            "will be replaced by your summary, the rest of the context stays as it is."
+        )
+    else:
+        first, last = entries[0], entries[-1]
+        what = (
+            "Pause the task. Merge, for your own later use, the earlier summaries in this "
+            f"context from the one that starts \u201c{_quote(first)}\u201d through the one "
+            f"that starts \u201c{_quote(last)}\u201d ({len(entries)} summaries) into one "
+            "summary; they will be replaced by it, the rest of the context stays as it is."
+        )
     text = (
-        "Pause the task. Summarize, for your own later use, the part of this conversation "
-        f"from the message that starts \u201c{_quote(first)}\u201d through the message that "
-        f"starts \u201c{_quote(last)}\u201d ({len(fresh)} messages); those messages will be "
-        "replaced by your summary, the rest of the context stays as it is.\n\n"
-        f"{standing.strip()}\n\n"
+        f"{what}\n\n{standing.strip()}\n\n"
         f"Keep the summary under {max_summary_tokens} tokens. Reply with the summary only."
     )
     if extra and extra.strip():
@@ -133,9 +151,26 @@ def _number(entry_id: str) -> int | None:
 
 def _holds(state: SessionState, entries: Sequence[Entry]) -> bool:
     """Every entry to summarize was in the window when the last request was laid out (entry
-    numbers grow; the request rendered the whole window)."""
+    numbers grow; the request rendered the whole window). A compaction's summaries are not
+    checked (its new entries are); a merge of summaries alone (a ``compact_history`` over
+    budget) checks its summaries, so one written after the last request is not forked."""
     fresh = [_number(e.id) for e in entries if not e.meta.get("summary")]
+    if not fresh:
+        fresh = [_number(e.id) for e in entries]
     return bool(fresh) and all(n is not None and n < state.last_next_entry for n in fresh)
+
+
+def cheaper_than_transcript(
+    forked: Request, entries: Sequence[Entry], read: float, warm: bool
+) -> bool:
+    """A fork's input costs less than the transcript prompt's: the fork pays ``read`` (the
+    cache read multiplier of the input price, cache rules data) on its whole prompt, the
+    transcript the full price on the tokens it summarizes (their ``Entry.tokens``; both add
+    an instruction of about the same size, and the reply is the same). A cache that is not
+    ``warm`` (the clock past the last request plus the TTL) is written again by a fork, so a
+    fork then never costs less. Measured (``docs/benchmark.md``): a merge of a few small
+    summaries forked at a 32k window cost more than its transcript prompt."""
+    return warm and read * forked.tokens < sum(e.tokens for e in entries)
 
 
 def forked_request(
@@ -144,12 +179,17 @@ def forked_request(
     entries: Sequence[Entry],
     standing: str,
     extra: str | None,
+    *,
+    read: float | None = None,
+    warm: bool = True,
 ) -> Request | None:
     """The forked request that summarizes ``entries`` (the agent's last request plus the
     instruction), or ``None`` when the summarizer asks for another model than the agent's
     last request (its ``model``; unset: the agent's), there is no last request, it does not
-    hold every entry to summarize (a merge of summaries alone holds none), or the fork would
-    overflow the summarizer's window (``context_window - reserve_tokens``, tokens)."""
+    hold every entry to summarize (:func:`_holds`), the fork would
+    overflow the summarizer's window (``context_window - reserve_tokens``, tokens), or, given
+    the cache ``read`` multiplier, the fork would cost more than the transcript prompt
+    (:func:`cheaper_than_transcript`; ``read=None``: not checked)."""
     request = state.last_request
     if request is None:
         return None
@@ -160,7 +200,11 @@ def forked_request(
         return None
     window, reserve, cap = summarizer_limits(summarizer)
     forked = fork_for_summary(request, fork_instruction(entries, standing, extra, cap))
-    return None if forked.tokens + reserve > window else forked
+    if forked.tokens + reserve > window:
+        return None
+    if read is not None and not cheaper_than_transcript(forked, entries, read, warm):
+        return None
+    return forked
 
 
 def fork_payload(
@@ -169,13 +213,16 @@ def fork_payload(
     entries: Sequence[Entry],
     standing: str,
     extra: str | None,
+    *,
+    read: float | None = None,
+    warm: bool = True,
 ) -> tuple[dict[str, Any], Request] | None:
     """``(payload, request)`` of the forked request that summarizes ``entries``
-    (:func:`forked_request`), or ``None`` when it cannot fork: no ``fork`` method, or
-    :func:`forked_request` gives none."""
+    (:func:`forked_request`, with ``read`` and ``warm``), or ``None`` when it does not fork:
+    no ``fork`` method, or :func:`forked_request` gives none."""
     if not callable(getattr(summarizer, "fork", None)):
         return None
-    forked = forked_request(summarizer, state, entries, standing, extra)
+    forked = forked_request(summarizer, state, entries, standing, extra, read=read, warm=warm)
     if forked is None:
         return None
     model = str(getattr(summarizer, "model", "") or "")
