@@ -59,6 +59,7 @@ from .planning import (
 )
 from .relief import relieve_after, relieve_queued, with_originals
 from .reliefcut import relieve_before_cuts
+from .reliefmemo import ReliefMemo
 from .summarizer import check_summary, summarizer_limits
 
 __all__ = [
@@ -268,11 +269,12 @@ def flush_steps(c: Compactor, policy: FlushPolicy) -> Steps[CompactionResult | N
     only = policy.only
     if policy.check_triggers:
         _check_triggers(c)
-    relieve_queued(c, policy.trigger, policy.targets, only)  # cheapest moves first
+    memo = ReliefMemo()  # the flush's relief passes share their edits and gains
+    relieve_queued(c, policy.trigger, policy.targets, only, memo)  # cheapest moves first
     if not [p for p in window.pending_compactions() if only is None or p.region == only]:
         return None
     # clear before the summary's cut when clearing after it would not be worth it
-    relieve_before_cuts(c, policy.trigger, policy.targets, only, policy.keep_messages)
+    relieve_before_cuts(c, policy.trigger, policy.targets, only, policy.keep_messages, memo)
     tally = _Tally(before=window.used_tokens)
     seen: set[str] = set()
     passes = 0
@@ -300,7 +302,7 @@ def flush_steps(c: Compactor, policy: FlushPolicy) -> Steps[CompactionResult | N
         if region_trigger is None or region.used_tokens < region_trigger:
             c.book.strikes.pop(region.name, None)
             c.book.blocked = [b for b in c.book.blocked if not b.startswith(f"{region.name}:")]
-    relieve_after(c, tally.touched if tally.summaries else [])  # rides the same rewrite
+    relieve_after(c, tally.touched if tally.summaries else [], memo)  # rides the same rewrite
     return _finish(c, policy.trigger, tally)
 
 

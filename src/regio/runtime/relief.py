@@ -32,7 +32,10 @@ policy: ``route`` writes it to a region and leaves a pointer in the conversation
 conversation has admitted the message (a refused write changes nothing).
 
 Each pass (:class:`_Pass`) selects a stage's candidates and computes each candidate's edit and
-gain once, in a memo it owns and drops when it ends.
+gain once. A flush's passes share one memo of the edits and gains
+(:class:`regio.runtime.reliefmemo.ReliefMemo`, owned by the flush and dropped when it ends),
+so an edit one pass worked out is not worked out again by the next while its block is
+unchanged.
 
 Nothing is lost: a block's content is replaced, never the block (a ``tool_use`` and its
 ``tool_result`` stay one group), the transcript keeps every message as admitted, results
@@ -59,6 +62,7 @@ from .compactor import Compactor
 from .planning import region_target
 from .reliefbook import missing_original
 from .reliefextract import salient_extract
+from .reliefmemo import ReliefMemo
 from .toolspecs import restore_offered
 from .transcript import TranscriptRecord
 
@@ -107,11 +111,16 @@ def restorable(c: Compactor) -> bool:
 
 # ----- the chain under pressure ------------------------------------------------------------
 def relieve_queued(
-    c: Compactor, trigger: str, targets: dict[str, int] | None, only: str | None = None
+    c: Compactor,
+    trigger: str,
+    targets: dict[str, int] | None,
+    only: str | None = None,
+    memo: ReliefMemo | None = None,
 ) -> int:
     """Run the chain on every conversation queued for a compaction that size forced (not a
     ``manual`` one, not an item-count ``compact_count`` batch), toward its flush target
-    (``targets`` or :func:`region_target`). Returns the tokens freed."""
+    (``targets`` or :func:`region_target`; ``memo``: the flush's, else the pass's own).
+    Returns the tokens freed."""
     if c.options.relief is None or trigger == "manual":
         return 0
     freed = 0
@@ -122,15 +131,16 @@ def relieve_queued(
             continue
         if reasons <= {"compact_count", "manual"}:
             continue
-        freed += relieve(c, region, (targets or {}).get(name, region_target(c, region)))
+        freed += relieve(c, region, (targets or {}).get(name, region_target(c, region)), memo)
     return freed
 
 
-def relieve_after(c: Compactor, regions: Sequence[str]) -> int:
+def relieve_after(c: Compactor, regions: Sequence[str], memo: ReliefMemo | None = None) -> int:
     """With ``clear_after_summary``: after a summarization of the conversations ``regions``
     (it rewrote their cached prefix from the start), run the stages on what the summary kept,
     freeing all each can (its minimum still applies) in the same rewrite, so the room costs
-    no extra cache write. Returns the tokens freed."""
+    no extra cache write (``memo``: the flush's, else the pass's own). Returns the tokens
+    freed."""
     policy = c.options.relief
     if policy is None or not policy.clear_after_summary:
         return 0
@@ -138,15 +148,18 @@ def relieve_after(c: Compactor, regions: Sequence[str]) -> int:
     for name in regions:
         region = c.window.region(name)
         if isinstance(region, SlidingWindow):
-            run = _Pass(c, region, policy, _stages(c, policy))
+            run = _Pass(c, region, policy, _stages(c, policy), memo or ReliefMemo())
             for stage in run.stages:
                 freed += run.stage(stage, 0)
     return freed
 
 
-def relieve(c: Compactor, region: SlidingWindow, target: int) -> int:
+def relieve(
+    c: Compactor, region: SlidingWindow, target: int, memo: ReliefMemo | None = None
+) -> int:
     """Stages 0 to 2 of the chain on ``region`` toward ``target`` tokens (module doc);
     returns the tokens freed (0 when relief is off or the region is at or below target).
+    ``memo``: the flush's memo of edits and gains (``None``: the pass keeps its own).
 
     The stages run only when together they bring the region to ``target``: otherwise the
     summarization runs anyway and rewrites the cached prefix from the conversation's start,
@@ -158,7 +171,7 @@ def relieve(c: Compactor, region: SlidingWindow, target: int) -> int:
     need = region.used_tokens - target
     if policy is None or need <= 0:
         return 0
-    run = _Pass(c, region, policy, _stages(c, policy))
+    run = _Pass(c, region, policy, _stages(c, policy), memo or ReliefMemo())
     could = run.dry_run(target)
     if could is not None:
         for s in run.stages:
@@ -215,9 +228,10 @@ def _stages(c: Compactor, policy: rp.ReliefPolicy) -> list[_Stage]:
 
 @attrs.define
 class _Pass:
-    """One relief pass over ``region``: the memo of each stage's candidates and of each
-    candidate's edit and the tokens it frees, computed once for the pass (the salient extract
-    of a placeholder included) and dropped with it. A stage's candidates are selected again
+    """One relief pass over ``region``: the memo of each stage's candidates, selected once
+    for the pass and dropped with it, and ``memo``, the edits and gains worked out (the
+    salient extract of a placeholder included), shared by the passes of one flush
+    (:class:`ReliefMemo`; by default the pass's own). A stage's candidates are selected again
     only after an earlier stage of the pass edited the region (the edit changes which
     results are live and which are the newest ``keep_last``)."""
 
@@ -225,8 +239,8 @@ class _Pass:
     region: SlidingWindow
     policy: rp.ReliefPolicy
     stages: list[_Stage]
+    memo: ReliefMemo = attrs.field(factory=ReliefMemo)
     _selected: dict[str, list[rp.Candidate]] = attrs.field(factory=dict)
-    _edits: dict[tuple[str, str, int], tuple[Block, int]] = attrs.field(factory=dict)
 
     def candidates(self, stage: _Stage) -> list[rp.Candidate]:
         """``stage``'s candidates on the region as it is now, oldest first."""
@@ -238,13 +252,12 @@ class _Pass:
         """``(new block, tokens freed)`` of ``stage`` editing ``cand`` (the counter's
         difference of the block's text)."""
         entry = self.region.entries[cand.index]
-        key = (stage.name, entry.id, cand.block)
-        done = self._edits.get(key)
+        done = self.memo.get(self.region.name, stage.name, entry, cand)
         if done is None:
             old = entry.blocks[cand.block]
             new = stage.edit(entry, cand)
             gain = self.c.count_text(rp.block_text(old)) - self.c.count_text(rp.block_text(new))
-            done = self._edits[key] = (new, gain)
+            done = self.memo.put(self.region.name, stage.name, entry, cand, new, gain)
         return done
 
     def gain(self, stage: _Stage, cand: rp.Candidate) -> int:

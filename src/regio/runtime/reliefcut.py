@@ -18,7 +18,9 @@ clearing in the same flush costs no extra cache write. Two places:
 
 The decision reads the cut the summary would take (:func:`regio.runtime.cuts.cut_ids`) and one
 relief pass over the conversation (:func:`plan_kept`), whose edits and gains the clearing then
-reuses; neither the region nor the compaction queue changes until the clearing runs.
+reuses (as it reuses those of the flush's earlier pass, through the flush's
+:class:`regio.runtime.reliefmemo.ReliefMemo`); neither the region nor the compaction queue
+changes until the clearing runs.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from .compactor import Compactor
 from .cuts import cut_ids
 from .planning import region_target
 from .relief import _apply, _Pass, _stages
+from .reliefmemo import ReliefMemo
 from .summarizer import summarizer_limits
 
 __all__ = ["KeptClearing", "plan_kept", "relieve_before_cuts"]
@@ -61,15 +64,18 @@ class KeptClearing:
         return freed
 
 
-def plan_kept(c: Compactor, region: SlidingWindow, cut: set[str]) -> KeptClearing | None:
+def plan_kept(
+    c: Compactor, region: SlidingWindow, cut: set[str], memo: ReliefMemo | None = None
+) -> KeptClearing | None:
     """Before a summary whose verbatim cut covers the entries ``cut`` (ids): ``None`` when
     clearing what it keeps frees at least a stage's minimum (clear after the cut), when relief
     or ``clear_after_summary`` is off, or when nothing is clearable; else the per-entry gains
-    of clearing (:class:`KeptClearing`). Changes nothing."""
+    of clearing (:class:`KeptClearing`). ``memo``: the flush's memo of edits and gains
+    (``None``: the pass keeps its own). Changes nothing."""
     policy = c.options.relief
     if policy is None or not policy.clear_after_summary:
         return None
-    run = _Pass(c, region, policy, _stages(c, policy))
+    run = _Pass(c, region, policy, _stages(c, policy), memo or ReliefMemo())
     best: dict[tuple[int, int], int] = {}
     for s in run.stages:
         kept = [x for x in run.candidates(s) if region.entries[x.index].id not in cut]
@@ -91,11 +97,13 @@ def relieve_before_cuts(
     targets: dict[str, int] | None,
     only: str | None,
     keep_messages: int | None,
+    memo: ReliefMemo | None = None,
 ) -> int:
     """Clear before the cut where that is the right place (module doc), for each queued
     ``compact`` of a conversation under token pressure (not ``manual`` and not a
     ``compact_count`` batch; ``only``: that region alone), toward its flush target
-    (``targets`` or :func:`region_target`). Returns the tokens freed."""
+    (``targets`` or :func:`region_target`; ``memo``: the flush's memo of edits and gains).
+    Returns the tokens freed."""
     relief = c.options.relief
     if relief is None or not relief.clear_after_summary or trigger == "manual":
         return 0
@@ -110,7 +118,7 @@ def relieve_before_cuts(
         info = region.analysis()
         marked = set(info.removal(info.removable_count))
         verbatim = cut_ids(c, region, marked, goal, keep_messages)
-        plan = plan_kept(c, region, set(verbatim)) if verbatim else None
+        plan = plan_kept(c, region, set(verbatim), memo) if verbatim else None
         if plan is None:
             continue
         cut = set(cut_ids(c, region, marked, goal, keep_messages, plan.gains))
