@@ -122,16 +122,9 @@ class UsageTotals(msgspec.Struct, frozen=True):
     cost_usd: float | None
 
 
-#: the totals of no call (where :meth:`UsageLedger.totals` starts its running sums)
-_NO_CALLS = UsageTotals(
-    calls=0,
-    prompt_tokens=0,
-    cache_read_tokens=0,
-    cache_creation_tokens=0,
-    uncached_tokens=0,
-    output_tokens=0,
-    cost_usd=0.0,
-)
+#: the totals of no call, every count 0 and ``cost_usd`` 0.0 (where
+#: :meth:`UsageLedger.totals` starts its running sums)
+_NO_CALLS = UsageTotals(0, 0, 0, 0, 0, 0, 0.0)
 
 
 def _plus(t: UsageTotals, r: UsageRecord) -> UsageTotals:
