@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from regio.bench.capture import SWE_AGENT_FOOTER
 from regio.blueprint import load_blueprint
 from regio.content import Text, ToolResult, ToolUse
@@ -14,9 +16,9 @@ from regio.traces.format import (
     UserMessage,
 )
 
-BLUEPRINT = r"""
+_HEAD = r"""
 version: 1
-name: tiny
+name: NAME
 model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 60000,
         max_output_tokens: 4000}
 regions:
@@ -25,7 +27,23 @@ regions:
     volatility: stable
     budget: 8000
     capture: [{rule: system_prompt}]
-  - name: env_state
+"""
+
+_CONVERSATION = """  - {name: conversation, kind: sliding_window, budget: "60%"}
+"""
+
+
+def _blueprint_text(name: str, regions: str) -> str:
+    """The YAML of a blueprint ``name``: a 60,000-token Sonnet window, a stable pinned system
+    region capturing the system prompt, then ``regions`` (YAML list items), then a 60%
+    sliding-window conversation; ``SWE_AGENT_FOOTER`` in ``regions`` stands for the footer."""
+    text = _HEAD.replace("NAME", name) + regions + _CONVERSATION
+    return text.replace("SWE_AGENT_FOOTER", SWE_AGENT_FOOTER)
+
+
+BLUEPRINT = _blueprint_text(
+    "tiny",
+    r"""  - name: env_state
     kind: pinned
     volatility: rewritten
     budget: 200
@@ -39,8 +57,38 @@ regions:
     capture:
       - {rule: lookup, tools: [get_user_details], key: "user:{user_id}"}
       - {rule: lookup, tools: [get_reservation_details], key: "reservation:{reservation_id}"}
-  - {name: conversation, kind: sliding_window, budget: "60%"}
-""".replace("SWE_AGENT_FOOTER", SWE_AGENT_FOOTER)
+""",
+)
+
+_FOOTER_STATE = r"""  - name: env_state
+    kind: keyed
+    volatility: rewritten
+    budget: STATE_BUDGET
+    max_entries: 1
+    capture:
+      - {rule: footer, key: environment, pattern: 'SWE_AGENT_FOOTER'}
+"""
+
+_PARKED_OUTPUT = r"""  - name: tool_output
+    kind: temporary
+    volatility: grows
+    budget: PARK_BUDGET
+    admission: evict
+    capture:
+      - {rule: park, min_tokens: 60, keep: 1}
+"""
+
+
+def footer_state_blueprint(name: str, state_budget: int, park_budget: int | None = None) -> Any:
+    """Blueprint ``name``: the system region, ``env_state`` (keyed, one entry, ``state_budget``
+    tokens) capturing the SWE-agent footer, and, when ``park_budget`` (tokens) is given,
+    ``tool_output`` (temporary, evicting) parking outputs of 60+ tokens (the newest kept),
+    then the conversation."""
+    regions = _FOOTER_STATE.replace("STATE_BUDGET", str(state_budget))
+    if park_budget is not None:
+        regions += _PARKED_OUTPUT.replace("PARK_BUDGET", str(park_budget))
+    return load_blueprint(_blueprint_text(name, regions))
+
 
 FOOTER = "\n(Open file: {f})\n(Current directory: /repo)\nbash-$"
 

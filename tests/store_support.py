@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 from regio.regions import Pinned, SlidingWindow
-from runtime_stubs import make_engine
+from regio.runtime import Engine
+from regio.store import RedisStore, SQLiteStore
+from runtime_stubs import StubCounter, make_engine
 
 
 def store_engine(session_id: str = "s") -> Any:
@@ -24,6 +26,26 @@ def store_engine(session_id: str = "s") -> Any:
         max_tokens=300_000,
         session_id=session_id,
     )
+
+
+def sqlite_or_redis(request: Any, path: Any, prefix: str) -> Iterator[Any]:
+    """The body of a ``store`` fixture parametrized over ``"sqlite"`` / ``"redis"``: a
+    :class:`SQLiteStore` at ``path`` (closed afterwards), or a :class:`RedisStore` on the
+    session's redis-server (the ``redis_url`` fixture) under key ``prefix``, emptied first."""
+    if request.param == "sqlite":
+        db = SQLiteStore(path)
+        yield db
+        db.close()
+        return
+    out = RedisStore.from_url(request.getfixturevalue("redis_url"), prefix=prefix)
+    for sid in out.sessions():
+        out.delete(sid)
+    yield out
+
+
+def load(store: Any, sid: str = "s") -> Engine:
+    """Session ``sid`` of ``store``, loaded with no summarizer and the stub counter."""
+    return Engine.load_from(store, sid, summarizer=None, token_counter=StubCounter())
 
 
 def play_turn(engine: Any, turn: int, words: int = 30) -> None:

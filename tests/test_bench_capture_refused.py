@@ -11,9 +11,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _bench_fixtures import FOOTER
+from _bench_fixtures import FOOTER, footer_state_blueprint
 from regio.bench.capture import (
-    SWE_AGENT_FOOTER,
     AddMessage,
     Call,
     FooterRule,
@@ -25,7 +24,6 @@ from regio.bench.regionops import apply_all, file_moves
 from regio.bench.replay import replay
 from regio.bench.retention import Probe, RetentionMeter
 from regio.bench.tracking import Tracker
-from regio.blueprint import load_blueprint
 from regio.content import Text, ToolResult, ToolUse, block_text
 from regio.runtime import Engine
 from regio.runtime.extractive import ExtractiveSummarizer
@@ -39,42 +37,9 @@ from regio.traces.format import (
     UserMessage,
 )
 
-BLUEPRINT = r"""
-version: 1
-name: capture-refusals
-model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 60000,
-        max_output_tokens: 4000}
-regions:
-  - name: system
-    kind: pinned
-    volatility: stable
-    budget: 8000
-    capture: [{rule: system_prompt}]
-  - name: env_state
-    kind: keyed
-    volatility: rewritten
-    budget: STATE_BUDGET
-    max_entries: 1
-    capture:
-      - {rule: footer, key: environment, pattern: 'SWE_AGENT_FOOTER'}
-  - name: tool_output
-    kind: temporary
-    volatility: grows
-    budget: PARK_BUDGET
-    admission: evict
-    capture:
-      - {rule: park, min_tokens: 60, keep: 1}
-  - {name: conversation, kind: sliding_window, budget: "60%"}
-"""
-
 
 def _blueprint(state_budget: int, park_budget: int):  # type: ignore[no-untyped-def]
-    text = (
-        BLUEPRINT.replace("SWE_AGENT_FOOTER", SWE_AGENT_FOOTER)
-        .replace("STATE_BUDGET", str(state_budget))
-        .replace("PARK_BUDGET", str(park_budget))
-    )
-    return load_blueprint(text)
+    return footer_state_blueprint("capture-refusals", state_budget, park_budget)
 
 
 def _trace(sizes: list[int], files: list[str]) -> Trace:

@@ -15,39 +15,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _bench_fixtures import FOOTER
-from regio.bench.capture import SWE_AGENT_FOOTER, AddMessage, FooterRule, capture_stream
+from _bench_fixtures import FOOTER, footer_state_blueprint
+from regio.bench.capture import AddMessage, FooterRule, capture_stream
 from regio.bench.replay import replay
-from regio.blueprint import load_blueprint
 from regio.content import Message, Text
 from regio.runtime import Engine
 from regio.traces.format import AssistantMessage, Header, SystemPrompt, Trace, UserMessage
 
-BLUEPRINT = r"""
-version: 1
-name: observations
-model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 60000,
-        max_output_tokens: 4000}
-regions:
-  - name: system
-    kind: pinned
-    volatility: stable
-    budget: 8000
-    capture: [{rule: system_prompt}]
-  - name: env_state
-    kind: keyed
-    volatility: rewritten
-    budget: STATE_BUDGET
-    max_entries: 1
-    capture:
-      - {rule: footer, key: environment, pattern: 'SWE_AGENT_FOOTER'}
-  - {name: conversation, kind: sliding_window, budget: "60%"}
-"""
-
 
 def _blueprint(state_budget: int) -> Any:
-    text = BLUEPRINT.replace("SWE_AGENT_FOOTER", SWE_AGENT_FOOTER)
-    return load_blueprint(text.replace("STATE_BUDGET", str(state_budget)))
+    return footer_state_blueprint("observations", state_budget)
 
 
 def _trace(bodies: list[str], *, task_footer: bool = False) -> Trace:

@@ -8,7 +8,7 @@ full pass for a rewrite that keeps the entry's group."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import msgspec
@@ -24,7 +24,7 @@ from regions_support import StubCounter
 CALLS = [f"c{i}" for i in range(5)]
 
 
-def _walk(entries: list[Entry], call_id: str) -> Entry | None:
+def walk(entries: Sequence[Entry], call_id: str) -> Entry | None:
     """The reference: newest entry first, summaries passed over, blocks from the last; a
     result of the call is the answer, the call itself means none."""
     for entry in reversed(entries):
@@ -169,7 +169,7 @@ def _check_ops(max_items: int | None, ops: list[Any]) -> None:
         conv = w.region("conv")
         index = w.result_index(conv)
         for call in CALLS:
-            assert index.newest_result(conv.entries, call) == _walk(conv.entries, call), (n, call)
+            assert index.newest_result(conv.entries, call) == walk(conv.entries, call), (n, call)
             record = w.calls.records.get(call)  # pruned only when its group has left
             known = record is not None and record.group in _live_groups(w)
             assert (w.call_group(call) is not None) == known, (n, call)
@@ -229,5 +229,5 @@ def test_a_result_a_rewrite_took_out_of_its_entry_leaves_the_older_result_live()
     conv.rewrite_entry(
         3, msgspec.structs.replace(conv.entries[3], blocks=conv.entries[3].blocks[1:])
     )
-    assert index.newest_result(conv.entries, "c0") == older == _walk(conv.entries, "c0")
+    assert index.newest_result(conv.entries, "c0") == older == walk(conv.entries, "c0")
     assert index.rebuilds == 1  # the rewrite was followed

@@ -136,10 +136,9 @@ def test_a_stage_below_its_minimum_does_not_run() -> None:
     )
 
 
-def test_stages_that_cannot_reach_the_target_leave_it_to_the_summary() -> None:
-    # small results: clearing all of them cannot bring 1,000 tokens down to 400 (and what
-    # the summary keeps stays verbatim: no clearing after it)
-    policy = ReliefPolicy(clear_at_least=1, trim_at_least=1, keep_last=2, clear_after_summary=False)
+def _small_results_run(policy: ReliefPolicy) -> tuple[Any, list[str]]:
+    """The engine and the event kinds of a run of 40 small calls and results (12 and 14
+    words) after a 300-word task, one request each: clearing alone cannot meet the target."""
     engine = _engine(policy)
     seen = _events(engine)
     engine.add_user("fix the bug " + words(300))
@@ -148,7 +147,14 @@ def test_stages_that_cannot_reach_the_target_leave_it_to_the_summary() -> None:
         engine.add_assistant(words(12, f"a{i}"), [call])
         engine.add_tool_result(call.id, words(14, f"t{i}x"))
         engine.request()
-    kinds = [e.kind for e in seen]
+    return engine, [e.kind for e in seen]
+
+
+def test_stages_that_cannot_reach_the_target_leave_it_to_the_summary() -> None:
+    # small results: clearing all of them cannot bring 1,000 tokens down to 400 (and what
+    # the summary keeps stays verbatim: no clearing after it)
+    policy = ReliefPolicy(clear_at_least=1, trim_at_least=1, keep_last=2, clear_after_summary=False)
+    engine, kinds = _small_results_run(policy)
     assert "relief_applied" not in kinds
     assert "relief_skipped" in kinds and "compaction_finished" in kinds
     assert engine.book.relief.stages["clear"].skipped >= 1
@@ -156,15 +162,7 @@ def test_stages_that_cannot_reach_the_target_leave_it_to_the_summary() -> None:
 
 def test_clear_after_summary_clears_what_the_summary_kept_in_the_same_rewrite() -> None:
     policy = ReliefPolicy(clear_at_least=1, trim_at_least=1, keep_last=2, clear_after_summary=True)
-    engine = _engine(policy)
-    seen = _events(engine)
-    engine.add_user("fix the bug " + words(300))
-    for i in range(40):
-        call = ToolUse(f"c{i}", "bash", {"cmd": "x"})
-        engine.add_assistant(words(12, f"a{i}"), [call])
-        engine.add_tool_result(call.id, words(14, f"t{i}x"))
-        engine.request()
-    kinds = [e.kind for e in seen]
+    engine, kinds = _small_results_run(policy)
     finished = kinds.index("compaction_finished")
     # the clearing comes right after the summary's commit, before the flush reports back
     assert "relief_applied" in kinds[:finished]

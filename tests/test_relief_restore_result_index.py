@@ -23,28 +23,18 @@ from regio.runtime import relief
 from regio.runtime.errors import CompactionNoProgressError
 from regio.store import SQLiteStore
 from runtime_stubs import StubCounter, StubSummarizer, make_engine, words
-from test_regions_result_index import near
+from test_regions_result_index import near, walk
 
 CALLS = [f"c{i}" for i in range(6)]
 
 
 def _walk(c: Any, call_id: str) -> Entry | None:
     """The lookup as it was before the index (the reference): from the newest conversation
-    entry back to the call, summaries passed over."""
+    entry back to the call, summaries passed over (:func:`walk`)."""
     conv = c.window.conversation
     if conv is None or c.window.call_group(call_id) is None:
         return None
-    entries = conv.entries
-    for i in range(len(entries) - 1, -1, -1):
-        entry = entries[i]
-        if entry.meta.get("summary"):
-            continue
-        for b in reversed(entry.blocks):
-            if isinstance(b, ToolResult) and b.tool_use_id == call_id:
-                return entry
-            if isinstance(b, ToolUse) and b.id == call_id:
-                return None
-    return None
+    return walk(conv.entries, call_id)
 
 
 def _engine() -> Any:

@@ -14,15 +14,14 @@ from regio.regions import Pinned, SlidingWindow
 from regio.runtime import Engine
 from regio.runtime.persistence import engine_state
 from regio.store import (
-    RedisStore,
     SessionConflictError,
     SessionRecords,
     SessionStoreError,
     SQLiteStore,
     encode_save,
 )
-from runtime_stubs import StubCounter, make_engine
-from store_support import play_turn, redis_url
+from runtime_stubs import make_engine
+from store_support import load, play_turn, redis_url, sqlite_or_redis
 
 __all__ = ["redis_url"]
 
@@ -36,22 +35,9 @@ def small_engine(session_id: str = "s") -> Engine:
     )
 
 
-def load(store: Any, sid: str = "s") -> Engine:
-    return Engine.load_from(store, sid, summarizer=None, token_counter=StubCounter())
-
-
 @pytest.fixture(params=["sqlite", "redis"])
 def store(request: Any, tmp_path: Any) -> Any:
-    if request.param == "sqlite":
-        db = SQLiteStore(tmp_path / "sessions.db")
-        yield db
-        db.close()
-        return
-    url = request.getfixturevalue("redis_url")
-    out = RedisStore.from_url(url, prefix=f"d:{request.node.name}:")
-    for sid in out.sessions():
-        out.delete(sid)
-    yield out
+    yield from sqlite_or_redis(request, tmp_path / "sessions.db", f"d:{request.node.name}:")
 
 
 def _keys(engine: Engine) -> set[str]:

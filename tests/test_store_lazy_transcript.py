@@ -13,26 +13,16 @@ from hypothesis import strategies as st
 
 from regio.regions import Pinned, SlidingWindow
 from regio.runtime import Engine
-from regio.store import RedisStore, SessionNotFoundError, SessionStoreError, SQLiteStore
+from regio.store import SessionNotFoundError, SessionStoreError, SQLiteStore
 from runtime_stubs import StubCounter, make_engine
-from store_support import play_turn, redis_url
+from store_support import play_turn, redis_url, sqlite_or_redis
 
 __all__ = ["redis_url"]
 
 
 @pytest.fixture(params=["sqlite", "redis"])
 def store(request: Any, tmp_path: Path) -> Any:
-    if request.param == "sqlite":
-        db = SQLiteStore(tmp_path / "sessions.db")
-        yield db
-        db.close()
-        return
-    out = RedisStore.from_url(
-        request.getfixturevalue("redis_url"), prefix=f"lz:{request.node.name}:"
-    )
-    for sid in out.sessions():
-        out.delete(sid)
-    yield out
+    yield from sqlite_or_redis(request, tmp_path / "sessions.db", f"lz:{request.node.name}:")
 
 
 def _clock() -> float:

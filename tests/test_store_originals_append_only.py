@@ -21,7 +21,7 @@ from regio.runtime import Engine, ExtractiveSummarizer
 from regio.runtime.reliefbook import Originals
 from regio.store import RedisStore, SessionStoreError, SQLiteStore, encode_save
 from regio.tokens import get_counter
-from store_support import redis_url
+from store_support import redis_url, sqlite_or_redis
 
 __all__ = ["redis_url"]
 
@@ -163,15 +163,7 @@ def _saved_session(store: Any, turns: int = 30) -> Engine:
 
 @pytest.fixture(params=["sqlite", "redis"])
 def store(request: Any, tmp_path: Path) -> Any:
-    if request.param == "sqlite":
-        db = SQLiteStore(tmp_path / "s.db")
-        yield db
-        db.close()
-        return
-    out = RedisStore.from_url(request.getfixturevalue("redis_url"), prefix=f"ao:{tmp_path.name}:")
-    for sid in out.sessions():
-        out.delete(sid)
-    yield out
+    yield from sqlite_or_redis(request, tmp_path / "s.db", f"ao:{tmp_path.name}:")
 
 
 def _load(store: Any) -> Engine:

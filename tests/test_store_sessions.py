@@ -13,7 +13,6 @@ from regio.errors import RegioError
 from regio.runtime import Engine
 from regio.runtime.persistence import engine_state
 from regio.store import (
-    RedisStore,
     SessionConflictError,
     SessionNotFoundError,
     SessionStore,
@@ -23,33 +22,21 @@ from regio.store import (
     open_store,
     split_url,
 )
-from store_support import HistorySession, play_turn, redis_url, store_engine
+from store_support import (
+    HistorySession,
+    load,
+    play_turn,
+    redis_url,
+    sqlite_or_redis,
+    store_engine,
+)
 
 __all__ = ["redis_url"]
 
 
 @pytest.fixture(params=["sqlite", "redis"])
 def store(request: Any, tmp_path: Any) -> Any:
-    if request.param == "sqlite":
-        db = SQLiteStore(tmp_path / "sessions.db")
-        yield db
-        db.close()
-        return
-    url = request.getfixturevalue("redis_url")
-    out = RedisStore.from_url(url, prefix=f"t:{request.node.name}:")
-    for sid in out.sessions():
-        out.delete(sid)
-    yield out
-
-
-def load(store: Any, sid: str = "s") -> Engine:
-    return Engine.load_from(store, sid, summarizer=None, token_counter=_counter())
-
-
-def _counter() -> Any:
-    from runtime_stubs import StubCounter
-
-    return StubCounter()
+    yield from sqlite_or_redis(request, tmp_path / "sessions.db", f"t:{request.node.name}:")
 
 
 def test_stores_satisfy_the_protocol(store):

@@ -95,10 +95,9 @@ class _BenchLayout(StrategyBase):
         raise NotImplementedError
 
 
-class NaiveLayout(_BenchLayout):
-    """Declaration order, one system block (see the module docstring)."""
-
-    name = "naive"
+class _WholeSectionsLayout(_BenchLayout):
+    """Every shown region as one whole section, in :meth:`order`, all in the system prompt
+    (:meth:`system` may join them); no chunks, no tail."""
 
     def sections(
         self,
@@ -110,36 +109,43 @@ class NaiveLayout(_BenchLayout):
         chunk_tokens: int = 0,
         memo: LayoutMemo | None = None,
     ) -> _Sections:
-        shown = _shown(regions)
+        shown = self.order(_shown(regions))
         parts = [s for s in (whole_section(window, r) for r in shown) if s]
+        return self.system(parts, shown), [], {}
+
+    def order(self, shown: list[Any]) -> list[Any]:
+        """The shown regions in the order their sections stand (here: as given)."""
+        return shown
+
+    def system(self, parts: list[Section], shown: list[Any]) -> list[Section]:
+        """The system sections made of ``parts`` (here: the parts themselves)."""
+        return parts
+
+
+class NaiveLayout(_WholeSectionsLayout):
+    """Declaration order, one system block (see the module docstring)."""
+
+    name = "naive"
+
+    def system(self, parts: list[Section], shown: list[Any]) -> list[Section]:
         if not parts:
-            return [], [], {}
+            return []
         vol = "stable" if all(r.volatility == "stable" for r in shown) else "mixed"
         text = "\n\n".join(p.text for p in parts)
         tokens = sum(p.tokens for p in parts)
-        return [Section(text, tokens, None, f"{vol}:naive", vol)], [], {}
+        return [Section(text, tokens, None, f"{vol}:naive", vol)]
 
     def marks(self, blocks: Sequence[LayoutBlock], options: MarkOptions) -> list[Wanted]:
         return _last_system(blocks, options.ttl)
 
 
-class KindLayout(_BenchLayout):
+class KindLayout(_WholeSectionsLayout):
     """Regions ordered by kind (see the module docstring)."""
 
     name = "kind"
 
-    def sections(
-        self,
-        window: Any,
-        regions: Sequence[Any],
-        *,
-        settled: Mapping[str, Sequence[Entry]] | None = None,
-        previous_chunks: Mapping[str, Sequence[ChunkState]] | None = None,
-        chunk_tokens: int = 0,
-        memo: LayoutMemo | None = None,
-    ) -> _Sections:
-        ordered = sorted(_shown(regions), key=kind_rank)
-        return [s for s in (whole_section(window, r) for r in ordered) if s], [], {}
+    def order(self, shown: list[Any]) -> list[Any]:
+        return sorted(shown, key=kind_rank)
 
     def marks(self, blocks: Sequence[LayoutBlock], options: MarkOptions) -> list[Wanted]:
         msg_idx = levels(blocks)[1]

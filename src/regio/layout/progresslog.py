@@ -314,12 +314,8 @@ def _rechain(log: Any, s: int, e: int, merge: LayoutBlock | None = None) -> None
             nb = msgspec.structs.replace(b, prefix_hash=h, message=(b.message or 0) - gone)
         new.append(nb)
         firsts.setdefault(nb.message or 0, nb)
-    blocks[s:] = new
-    cum = log.cum
-    del cum[s + 1 :]
-    for b in new:
-        cum.append(cum[-1] + b.tokens)
-        log.hashes.add(b.prefix_hash)
+    _splice(log, s, new)
+    log.hashes.update(b.prefix_hash for b in new)
     last = log.messages
     log.messages -= gone
     first = index + 1 - gone  # the first message whose rendered form changes
@@ -328,6 +324,16 @@ def _rechain(log: Any, s: int, e: int, merge: LayoutBlock | None = None) -> None
         for k, v in moved:
             if k > index + gone - 1 and k - gone in firsts:
                 units[k - gone] = (firsts[k - gone], *v[1:])
+
+
+def _splice(log: Any, start: int, new: list[LayoutBlock]) -> None:
+    """Put ``new`` in place of the log's blocks from ``start`` on, and their running token
+    sums in place of the old ones."""
+    log.blocks[start:] = new
+    cum = log.cum
+    del cum[start + 1 :]
+    for b in new:
+        cum.append(cum[-1] + b.tokens)
 
 
 def _unfinalize(log: Any) -> PMessage | None:
@@ -467,11 +473,7 @@ def _reshell(
         nb = msgspec.structs.replace(b, prefix_hash=h)
         new.append(nb)
         firsts.setdefault(nb.message or 0, nb)
-    blocks[start:] = new
-    cum = log.cum
-    del cum[start + 1 :]
-    for b in new:
-        cum.append(cum[-1] + b.tokens)
+    _splice(log, start, new)
     log.hashes = {b.prefix_hash for b in blocks}
     for api, units in log.rendered.items():
         log.rendered[api] = {

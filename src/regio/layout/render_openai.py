@@ -200,18 +200,37 @@ def render_openai_chat(
     head = request.blocks[:lo]
     messages = _chat_messages(request.blocks[lo:], _system_text_of(head), log)
     payload: dict[str, Any] = {"model": model, "messages": messages}
-    tools = function_tools(head, "openai_chat")
+    _add_common(payload, request, head, "openai_chat", ("max_completion_tokens", max_tokens), extra)
+    _raise_if_malformed("chat", check_openai_chat(payload))
+    return payload
+
+
+def _add_common(
+    payload: dict[str, Any],
+    request: Request,
+    head: Sequence[LayoutBlock],
+    dialect: str,
+    limit: tuple[str, int | None],
+    extra: dict[str, Any],
+) -> None:
+    """Append to ``payload``, in this order, what both OpenAI APIs take alike: ``tools`` when
+    any, the output limit ``limit`` (key, tokens) when given, ``prompt_cache_key`` when the
+    request has one, then ``extra`` (a fresh copy)."""
+    tools = function_tools(head, dialect)
     if tools:
         payload["tools"] = tools
+    key, max_tokens = limit
     if max_tokens is not None:
-        payload["max_completion_tokens"] = max_tokens
+        payload[key] = max_tokens
     if request.prompt_cache_key:
         payload["prompt_cache_key"] = request.prompt_cache_key
     payload.update(fresh_copy(extra))
-    problems = check_openai_chat(payload)
+
+
+def _raise_if_malformed(api: str, problems: list[str]) -> None:
+    """Raise :class:`LayoutError` naming ``api`` when ``problems`` is not empty."""
     if problems:
-        raise LayoutError("rendered OpenAI chat request is malformed: " + "; ".join(problems))
-    return payload
+        raise LayoutError(f"rendered OpenAI {api} request is malformed: " + "; ".join(problems))
 
 
 # ------------------------------------------------------------------------------- Responses
@@ -295,17 +314,9 @@ def render_openai_responses(
     if sys:
         payload["instructions"] = sys
     payload["input"] = items
-    tools = function_tools(head, "openai_responses")
-    if tools:
-        payload["tools"] = tools
-    if max_tokens is not None:
-        payload["max_output_tokens"] = max_tokens
-    if request.prompt_cache_key:
-        payload["prompt_cache_key"] = request.prompt_cache_key
-    payload.update(fresh_copy(extra))
-    problems = check_openai_responses(payload)
-    if problems:
-        raise LayoutError("rendered OpenAI Responses request is malformed: " + "; ".join(problems))
+    limit = ("max_output_tokens", max_tokens)
+    _add_common(payload, request, head, "openai_responses", limit, extra)
+    _raise_if_malformed("Responses", check_openai_responses(payload))
     return payload
 
 

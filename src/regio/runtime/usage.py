@@ -122,51 +122,22 @@ class UsageTotals(msgspec.Struct, frozen=True):
     cost_usd: float | None
 
 
-@attrs.define
-class _Sums:
-    """The running sums behind :meth:`UsageLedger.totals`: over the ledger's first ``calls``
-    records, in record order (``cost`` ``None`` once one record had none)."""
+#: the totals of no call, every count 0 and ``cost_usd`` 0.0 (where
+#: :meth:`UsageLedger.totals` starts its running sums)
+_NO_CALLS = UsageTotals(0, 0, 0, 0, 0, 0, 0.0)
 
-    calls: int = 0
-    prompt: int = 0
-    read: int = 0
-    created: int = 0
-    uncached: int = 0
-    output: int = 0
-    cost: float | None = 0.0
 
-    @classmethod
-    def of(cls, totals: UsageTotals) -> _Sums:
-        return cls(
-            totals.calls,
-            totals.prompt_tokens,
-            totals.cache_read_tokens,
-            totals.cache_creation_tokens,
-            totals.uncached_tokens,
-            totals.output_tokens,
-            totals.cost_usd,
-        )
-
-    def add(self, r: UsageRecord) -> None:
-        self.calls += 1
-        self.prompt += r.prompt_tokens
-        self.read += r.cache_read_tokens
-        self.created += r.cache_creation_tokens
-        self.uncached += r.uncached_tokens
-        self.output += r.output_tokens
-        if self.cost is not None:
-            self.cost = None if r.cost_usd is None else self.cost + r.cost_usd
-
-    def totals(self) -> UsageTotals:
-        return UsageTotals(
-            calls=self.calls,
-            prompt_tokens=self.prompt,
-            cache_read_tokens=self.read,
-            cache_creation_tokens=self.created,
-            uncached_tokens=self.uncached,
-            output_tokens=self.output,
-            cost_usd=self.cost,
-        )
+def _plus(t: UsageTotals, r: UsageRecord) -> UsageTotals:
+    """``t`` with the record ``r`` added (``cost_usd`` ``None`` once one record had none)."""
+    return UsageTotals(
+        calls=t.calls + 1,
+        prompt_tokens=t.prompt_tokens + r.prompt_tokens,
+        cache_read_tokens=t.cache_read_tokens + r.cache_read_tokens,
+        cache_creation_tokens=t.cache_creation_tokens + r.cache_creation_tokens,
+        uncached_tokens=t.uncached_tokens + r.uncached_tokens,
+        output_tokens=t.output_tokens + r.output_tokens,
+        cost_usd=None if t.cost_usd is None or r.cost_usd is None else t.cost_usd + r.cost_usd,
+    )
 
 
 def _get(obj: Any, key: str) -> Any:
@@ -319,16 +290,17 @@ class UsageLedger:
     _pending: StoredRecords[UsageRecord] | None = attrs.field(
         default=None, kw_only=True, alias="stored"
     )
-    #: sums over the first ``calls`` records (``None``: not known without reading the stored)
-    _sums: _Sums | None = attrs.field(default=None, init=False, repr=False)
+    #: totals of the first ``calls`` records, in record order (``None``: not known without
+    #: reading the stored)
+    _sums: UsageTotals | None = attrs.field(default=None, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         pending = self._pending
         summary = pending.summary if pending is not None else None
         if pending is None:
-            self._sums = _Sums()
+            self._sums = _NO_CALLS
         elif isinstance(summary, UsageTotals) and summary.calls == pending.count:
-            self._sums = _Sums.of(summary)
+            self._sums = summary
 
     @property
     def _pending_count(self) -> int:
@@ -346,7 +318,7 @@ class UsageLedger:
     def records(self, records: list[UsageRecord]) -> None:
         self._records = records
         self._pending = None
-        self._sums = _Sums()
+        self._sums = _NO_CALLS
 
     @property
     def count(self) -> int:
@@ -401,14 +373,15 @@ class UsageLedger:
         records and sums them in one pass."""
         sums = self._sums
         if sums is None or sums.calls > self.count:  # unknown, or the records were replaced
-            sums = self._sums = _Sums()
+            sums = self._sums = _NO_CALLS
         pending = self._pending_count
         if sums.calls < pending:  # started from nothing: read the stored records
             self.records  # noqa: B018
             pending = 0
         for r in self._records[sums.calls - pending :]:
-            sums.add(r)
-        return sums.totals()
+            sums = _plus(sums, r)
+        self._sums = sums
+        return sums
 
     def saved_totals(self) -> UsageTotals | None:
         """:meth:`totals` when known without reading the stored records (what a store save
