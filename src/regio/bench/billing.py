@@ -20,6 +20,8 @@ summarizer sends for those entries:
   (:func:`regio.runtime.llm_summarizer.summary_prompt`: system requirements plus the
   transcript), priced in a scope of its own (:func:`summary_request`), as the peers' are.
 
+The fork is decided per summarizer call, as the engine's is per job: the same thing at the
+bench's sizes, where no summary is chunked (a chunked job's calls would each be checked).
 Either way it is counted with the replay's counter, with the summary's tokens as its output,
 and priced by the run's cache model at the agent model's prices."""
 
@@ -144,7 +146,7 @@ def bill(
     prev_id, prev_end = after
     for k, made in enumerate(summarizer.calls):
         if isinstance(made, ForkedCall):
-            forks.append(fork_request(made, f"{prev_id}.s{k}", prev_end, scope, model))
+            forks.append(fork_request(made, f"{prev_id}.s{k:03d}", prev_end, scope, model))
         else:
             rid = f"{call.index:05d}.{k}"
             transcripts.append(summary_request(made, rid, call.t, scope, model))

@@ -224,7 +224,10 @@ class _Setup:
 def forks(blueprint: Any) -> bool:
     """The blueprint's summarizer runs on the agent's own model (``summarizer.model`` unset
     or the agent's): its LLM summarizer then forks the agent's last request
-    (:class:`regio.runtime.ForkSummarizer`), which the bench bills as such."""
+    (:class:`regio.runtime.ForkSummarizer`), which the bench bills as such. The bench bills
+    every summarizer as an LLM on the model the blueprint names, whatever its ``provider``
+    (the default ``extractive`` sends no request: billing it keeps regio comparable with the
+    peers' LLM summaries)."""
     return blueprint.summarizer.model in ("", None, blueprint.model.name)
 
 

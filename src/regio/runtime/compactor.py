@@ -180,7 +180,8 @@ class Compactor:
 
     def _forked(self, job: SummaryJob, text: str, prompt_tokens: int) -> SummaryOutcome:
         """The outcome of one forked summarizer call (checked by the flush's commit gate)."""
-        ids = tuple(e.id for e in job.entries if not e.meta.get("summary"))
+        fresh = tuple(e.id for e in job.entries if not e.meta.get("summary"))
+        ids = fresh or tuple(e.id for e in job.entries)  # a merge of summaries alone
         tokens = self.count_text(text) if text.strip() else 0
         return SummaryOutcome(text, tokens, (SummaryCall(0, ids, prompt_tokens, tokens),))
 
