@@ -67,18 +67,24 @@ BEFORE = ReliefPolicy(clear_at_least=300, trim_at_least=100_000, keep_last=1)
 ALONE = ReliefPolicy(clear_at_least=300, trim_at_least=100_000, keep_last=1, clear=False)
 
 
-def test_a_summary_whose_kept_part_is_not_worth_clearing_covers_less_after_clearing_first() -> None:
+def _against_alone(policy: ReliefPolicy) -> tuple[Any, list[str], Any, Any]:
+    """(the chain's engine, its event kinds, its first summary, summarizing alone's) on 40
+    calls of 150 words."""
     sizes = [150] * 40
-    chain = _engine(BEFORE)
+    chain = _engine(policy)
     seen: list[Any] = []
     chain.subscribe(seen.append)
     with_chain = _first_summary(chain, sizes)
     alone = _first_summary(_engine(ALONE), sizes)
     assert with_chain is not None and alone is not None
+    return chain, [e.kind for e in seen], with_chain, alone
+
+
+def test_a_summary_whose_kept_part_is_not_worth_clearing_covers_less_after_clearing_first() -> None:
+    chain, kinds, with_chain, alone = _against_alone(BEFORE)
     assert with_chain[0] == alone[0]  # at the same message
     assert with_chain[1] < alone[1]  # the summary covered fewer entries
     assert with_chain[2] > alone[2]  # and the conversation kept more of them
-    kinds = [e.kind for e in seen]
     assert "relief_applied" in kinds
     assert kinds.index("relief_applied") < kinds.index("compaction_started")
     kept = chain.window.region("conversation").entries
@@ -86,16 +92,9 @@ def test_a_summary_whose_kept_part_is_not_worth_clearing_covers_less_after_clear
 
 
 def test_a_kept_part_worth_clearing_is_cleared_after_the_summary_as_before() -> None:
-    sizes = [150] * 40
     policy = ReliefPolicy(clear_at_least=10, trim_at_least=100_000, keep_last=1)
-    chain = _engine(policy)
-    seen: list[Any] = []
-    chain.subscribe(seen.append)
-    with_chain = _first_summary(chain, sizes)
-    alone = _first_summary(_engine(ALONE), sizes)
-    assert with_chain is not None and alone is not None
+    _chain, kinds, with_chain, alone = _against_alone(policy)
     assert with_chain[:2] == alone[:2]  # the same cut: clearing rides the rewrite after it
-    kinds = [e.kind for e in seen]
     started = kinds.index("compaction_started")
     assert "relief_applied" in kinds[started:]
     assert "relief_applied" not in kinds[:started]
