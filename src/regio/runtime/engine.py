@@ -528,18 +528,29 @@ class Engine:
 
         return save_engine(self, path)
 
-    def save_to(self, store: Any, session_id: str | None = None) -> int:
+    def save_to(
+        self,
+        store: Any,
+        session_id: str | None = None,
+        *,
+        lease: Any = None,
+        create: bool = False,
+    ) -> int:
         """Save incrementally into a :class:`regio.store.SessionStore` as ``session_id``
         (default the ``session_id`` option): only the records since this engine's last load or
-        save, plus the window state. Returns the stored version. Raises
+        save, plus the window state. ``lease``: this writer's :class:`regio.store.SessionLease`
+        on the session; ``create``: write the whole engine as a new session (what a
+        :class:`regio.store.SessionLostError` asks for). Returns the stored version. Raises
         :class:`regio.store.SessionConflictError` (nothing written) when another writer saved
-        the session since, and :class:`ValueError` without a session id."""
+        the session since or holds its lease, :class:`regio.store.SessionLostError` when the
+        store lost the session, :class:`regio.store.SessionStoreError` when the store fails,
+        and :class:`ValueError` without a session id."""
         from regio.store import save_session
 
         sid = session_id or self.options.session_id
         if not sid:
             raise ValueError("save_to needs a session_id (or the session_id engine option)")
-        return save_session(self, store, sid).version
+        return save_session(self, store, sid, lease=lease, create=create).version
 
     @classmethod
     def load_from(cls, store: Any, session_id: str, **kwargs: Any) -> Engine:
