@@ -27,8 +27,8 @@ from .errors import (
     SummaryRejected,
 )
 from .extractive import ExtractiveSummarizer
-from .history import HistoryRepair, HistoryRepaired, repair_history
 from .hierarchy import SummaryCall, SummaryOutcome, asummarize_entries, summarize_entries
+from .history import HistoryRepair, HistoryRepaired, repair_history
 from .llm_summarizer import LLMSummarizer
 from .options import EngineOptions
 from .overflow import OverflowInfo, classify_overflow
