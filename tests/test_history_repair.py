@@ -269,3 +269,42 @@ def test_a_running_job_is_not_closed() -> None:
     engine.add_assistant("", [ToolUse("job", "build", {})])
     engine.add_tool_result("job", "building: 10%", final=False)
     assert engine.repair() == []
+
+
+_step = st.one_of(
+    st.tuples(st.just("user"), st.sampled_from(["go on", "next"])),
+    st.tuples(st.just("call"), st.lists(_ids, min_size=1, max_size=2)),
+    st.tuples(st.just("result"), _ids),
+    st.tuples(st.just("report"), _ids),
+    st.tuples(st.just("take_out"), st.floats(0.0, 1.0)),
+)
+
+
+def _play(steps: list[tuple[str, Any]]) -> Engine:
+    engine = history_engine()
+    engine.add_user("start")
+    for kind, arg in steps:
+        if kind == "user":
+            engine.add_user(arg)
+        elif kind == "call":
+            engine.add_assistant("", [ToolUse(i, "read", {"path": i}) for i in arg])
+        elif kind in ("result", "report"):
+            engine.add_tool_result(arg, f"{kind} of {arg}", final=kind == "result")
+        else:
+            entries = engine.window.region("conversation").entries
+            if len(entries) > 1:  # an old compaction took one entry, whatever it split
+                take_out(engine, entries[int(arg * (len(entries) - 1))].id)
+    return engine
+
+
+@settings(max_examples=max(10, EXAMPLES // 5), deadline=None)
+@given(st.lists(_step, max_size=12))
+def test_engine_repair_of_any_conversation_leaves_nothing_to_fix_and_is_idempotent(
+    steps: list[tuple[str, Any]],
+) -> None:
+    engine = _play(steps)
+    before = list(engine.transcript())
+    engine.repair()
+    assert engine.repair() == []
+    assert list(engine.transcript())[: len(before)] == before
+    assert _render_fixes(engine) == []

@@ -197,7 +197,7 @@ def repair_history(
     for i, bs in enumerate(renamed):
         mine: list[Block] = []
         for q, b in enumerate(bs):
-            if (i, q) in survived or not _droppable(b):
+            if (i, q) in survived or not _droppable(b, i, calls):
                 mine.append(b)
                 continue
             if isinstance(b, Text):  # kept in place (harmless there), dropped from the output
@@ -220,11 +220,13 @@ def repair_history(
     return HistoryRepair(out, changes, kept, closed, {c: calls[c][0] for c in closed})
 
 
-def _droppable(block: Block) -> bool:
+def _droppable(block: Block, at: int, calls: dict[str, tuple[int, ToolUse]]) -> bool:
     """Blocks whose absence from the repaired output is a change the history keeps: calls,
-    final results and empty text (a progress report is re-rendered, never dropped here)."""
+    final results, progress reports of no earlier call, and empty text (a progress report of a
+    call is re-rendered as a message of its own, never dropped here)."""
     if isinstance(block, ToolResult):
-        return block.is_final
+        made = calls.get(block.tool_use_id)
+        return block.is_final or made is None or made[0] >= at
     if isinstance(block, Text):
         return not block.text
     return isinstance(block, ToolUse)
