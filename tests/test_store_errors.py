@@ -188,6 +188,20 @@ def test_a_save_after_the_session_was_deleted_offers_the_save_that_keeps_it(
     assert engine_state(load(db)) == engine_state(engine)
 
 
+def test_a_session_replaced_by_another_under_its_id_is_lost_not_a_conflict_to_reload(
+    tmp_path: Path,
+) -> None:
+    db = SQLiteStore(tmp_path / "s.db")
+    engine = _saved(db, 3)  # version 3
+    db.delete("s")
+    _saved(db, 1)  # another engine's new session "s", version 1
+    play_turn(engine, 4)
+    with pytest.raises(SessionLostError, match="another one saved under its id") as info:
+        engine.save_to(db, "s")
+    assert "create=True" in str(info.value)
+    assert engine.save_to(db, "s-kept", create=True) == 1
+
+
 def _start_redis(port: int) -> subprocess.Popen[bytes]:
     binary = shutil.which("redis-server")
     assert binary is not None

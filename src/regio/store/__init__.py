@@ -124,7 +124,7 @@ def save_session(
     mark = getattr(engine, "store_mark", None)
     if create or (mark is not None and (mark.store, mark.session_id) != (store.url, session_id)):
         mark = None
-    if lease is not None and (lease.store is not store or lease.session_id != session_id):
+    if lease is not None and (lease.store.url != store.url or lease.session_id != session_id):
         raise SessionStoreError(
             f"{store.url}: the lease given to save session {session_id!r} is on session "
             f"{lease.session_id!r} of {lease.store.url}; pass the lease of this session",

@@ -176,6 +176,16 @@ def conflict(
             session_id=session_id,
             expected=expected,
         )
+    if 0 < found < expected:  # versions only grow: this is another session under the id
+        return SessionLostError(
+            f"{store}: session {session_id!r} in the store is not the one this engine saved "
+            f"(stored version {found}, this engine saved version {expected}: the session was "
+            "deleted and another one saved under its id); nothing was written. The engine "
+            "still holds its session: save it under another id with engine.save_to(store, "
+            "'<new id>', create=True), or delete the other session first",
+            session_id=session_id,
+            expected=expected,
+        )
     if expected == 0:
         text = (
             f"{store}: session {session_id!r} already exists (version {found}); load it with "
