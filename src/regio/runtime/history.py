@@ -190,9 +190,7 @@ def repair_history(
     }
     synthesized = {e.tool_use_id for e in events if isinstance(e, ResultSynthesized)}
     closed = {cid: closing(calls[cid][1]) for cid in synthesized if cid in calls}
-    survived = {
-        (int(n[1] or 0), n[0]) for pm in repaired for n in pm.info if n is not None and n[1]
-    }
+    survived = {(int(n[1]), n[0]) for pm in repaired for n in pm.info if n is not None and n[1]}
     kept: list[tuple[Block, ...]] = []
     for i, bs in enumerate(renamed):
         mine: list[Block] = []

@@ -115,3 +115,43 @@ class SessionDamagedError(SessionStoreError):
     """What is stored cannot be read (malformed database file, undecodable record, a key of
     another type, a non-integer counter): nothing was changed. Restore the session from a
     backup or a file save (``Engine.save``), or delete it."""
+
+
+def conflict(
+    store: str, session_id: str, expected: int, found: int
+) -> SessionConflictError | SessionLostError:
+    """The :class:`SessionConflictError` of a lost race (message names the versions), or the
+    :class:`SessionLostError` of a session the engine saved (``expected`` > 0) that the store
+    no longer holds (``found`` 0)."""
+    if expected > 0 and found == 0:
+        return SessionLostError(
+            f"{store}: session {session_id!r} is no longer in the store (this engine saved "
+            f"version {expected}; the store was emptied, as by a Redis restart without "
+            "persistence, or the session was deleted); nothing was written. The engine still "
+            f"holds the session: write it again with engine.save_to(store, {session_id!r}, "
+            "create=True). Do not reload it: a reload finds nothing",
+            session_id=session_id,
+            expected=expected,
+        )
+    if 0 < found < expected:  # versions only grow: this is another session under the id
+        return SessionLostError(
+            f"{store}: session {session_id!r} in the store is not the one this engine saved "
+            f"(stored version {found}, this engine saved version {expected}: the session was "
+            "deleted and another one saved under its id); nothing was written. The engine "
+            "still holds its session: save it under another id with engine.save_to(store, "
+            "'<new id>', create=True), or delete the other session first",
+            session_id=session_id,
+            expected=expected,
+        )
+    if expected == 0:
+        text = (
+            f"{store}: session {session_id!r} already exists (version {found}); load it with "
+            "Engine.load_from before saving, or delete it"
+        )
+    else:
+        text = (
+            f"{store}: session {session_id!r} was saved by another writer (stored version "
+            f"{found}, this engine loaded version {expected}); nothing was written. Reload it "
+            "with Engine.load_from and redo the turn"
+        )
+    return SessionConflictError(text, session_id=session_id, expected=expected, found=found)

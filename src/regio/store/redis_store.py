@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import SessionNotFoundError, SessionRecords, SessionStoreError, conflict
-from .errors import SessionDamagedError, SessionLeasedError, SessionLostError
+from .base import SessionNotFoundError, SessionRecords, SessionStoreError
+from .errors import SessionDamagedError, SessionLeasedError, SessionLostError, conflict
 from .failures import redis_failure
 from .lease import DEFAULT_TTL, DEFAULT_WAIT, SessionLease, acquire
 

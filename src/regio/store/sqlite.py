@@ -32,8 +32,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from .base import SessionNotFoundError, SessionRecords, SessionStoreError, conflict
-from .errors import SessionLeasedError, SessionLostError
+from .base import SessionNotFoundError, SessionRecords, SessionStoreError
+from .errors import SessionLeasedError, SessionLostError, conflict
 from .failures import sqlite_failure
 from .lease import DEFAULT_TTL, DEFAULT_WAIT, SessionLease, acquire
 from .originals import ORIGINALS_PREFIXES
