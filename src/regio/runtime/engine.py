@@ -42,10 +42,12 @@ from .budget import EngineBudget
 from .compactor import CompactionBook, CompactionResult, Compactor
 from .engineparts import apply_options
 from .extractive import ExtractiveSummarizer
+from .history import HistoryRepaired
 from .messages import admit_message
 from .options import EngineOptions
 from .overflow import OverflowInfo, classify_overflow
 from .recovery import RetryToken, recover
+from .repairs import repair_window
 from .requests import lay_out, observe_usage
 from .sdk import response_message, tool_specs, usage_of
 from .snapshot import EngineSnapshot, take_snapshot
@@ -516,6 +518,12 @@ class Engine:
         exceptions."""
         return handle_tool_call(self.compactor, name, arguments)
 
+    @transactional
+    def repair(self) -> list[HistoryRepaired]:
+        """Make a broken conversation valid in place, losing nothing from the transcript
+        (:mod:`regio.runtime.repairs`); returns each change (also an event). Idempotent."""
+        return repair_window(self.compactor)
+
     # ----- snapshot and persistence ------------------------------------------------------
     def snapshot(self) -> EngineSnapshot:
         """A per-region breakdown of the window (:class:`EngineSnapshot`)."""
@@ -528,18 +536,26 @@ class Engine:
 
         return save_engine(self, path)
 
-    def save_to(self, store: Any, session_id: str | None = None) -> int:
+    def save_to(
+        self,
+        store: Any,
+        session_id: str | None = None,
+        *,
+        lease: Any = None,
+        create: bool = False,
+    ) -> int:
         """Save incrementally into a :class:`regio.store.SessionStore` as ``session_id``
-        (default the ``session_id`` option): only the records since this engine's last load or
-        save, plus the window state. Returns the stored version. Raises
-        :class:`regio.store.SessionConflictError` (nothing written) when another writer saved
-        the session since, and :class:`ValueError` without a session id."""
+        (default the ``session_id`` option): the records since the last load or save, plus the
+        window. ``lease``: this writer's :class:`regio.store.SessionLease`; ``create``: write
+        the whole engine as a new session (a :class:`regio.store.SessionLostError` asks for it).
+        Returns the stored version. Raises :class:`regio.store.SessionStoreError` (nothing
+        written; its subclasses say why) and :class:`ValueError` without a session id."""
         from regio.store import save_session
 
         sid = session_id or self.options.session_id
         if not sid:
             raise ValueError("save_to needs a session_id (or the session_id engine option)")
-        return save_session(self, store, sid).version
+        return save_session(self, store, sid, lease=lease, create=create).version
 
     @classmethod
     def load_from(cls, store: Any, session_id: str, **kwargs: Any) -> Engine:

@@ -66,7 +66,7 @@ def stored_records(
     once, on first use, e.g. a read from the store), each decoded by ``decode`` and its turn
     read by ``turn``; a ``msgspec`` decode or validation error becomes ``damaged(error)``
     (raised when the record is decoded). ``fields``: the other :class:`StoredRecords` fields."""
-    failures = (msgspec.DecodeError, msgspec.ValidationError)
+    failures = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
     held: list[Sequence[R]] = []
 
     def records() -> Sequence[R]:

@@ -46,7 +46,13 @@ from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
-from .errors import SessionConflictError, SessionNotFoundError, SessionStoreError
+from .errors import (
+    SessionConflictError,
+    SessionDamagedError,
+    SessionNotFoundError,
+    SessionStoreError,
+)
+from .failures import DECODE_ERRORS
 from .lists import DamagedListError, Memo, Recorder
 from .parts import (
     RequestIndex,
@@ -121,15 +127,21 @@ class SessionStore(Protocol):
     """Stores many engine sessions by id (module doc).
 
     ``save`` raises :class:`SessionConflictError` when ``expected`` (the version the caller
-    last saw, 0 for a new session) is not the stored version and returns the new version;
+    last saw, 0 for a new session) is not the stored version, :class:`SessionLostError` when
+    the session it saw is gone, and returns the new version; with ``lease`` (a
+    :class:`regio.store.lease.SessionLease` or its token) it is refused with
+    :class:`SessionLeasedError` while another writer holds the session's lease (without one,
+    too);
     ``load`` raises :class:`SessionNotFoundError` and returns ``(head, transcript records,
     ledger records, version, window entries by key)``."""
 
     url: str
 
-    def save(self, session_id: str, records: SessionRecords, *, expected: int) -> int:
+    def save(
+        self, session_id: str, records: SessionRecords, *, expected: int, lease: Any = None
+    ) -> int:
         """Append ``records``, put / drop the window entries and replace the head if the
-        session is at ``expected``."""
+        session is at ``expected`` (and no other writer holds its lease)."""
         ...
 
     def load(
@@ -145,22 +157,6 @@ class SessionStore(Protocol):
     def delete(self, session_id: str) -> bool:
         """Remove a session; ``False`` when there was none."""
         ...
-
-
-def conflict(store: str, session_id: str, expected: int, found: int) -> SessionConflictError:
-    """The :class:`SessionConflictError` of a lost race (message names the versions)."""
-    if expected == 0:
-        text = (
-            f"{store}: session {session_id!r} already exists (version {found}); load it with "
-            "Engine.load_from before saving, or delete it"
-        )
-    else:
-        text = (
-            f"{store}: session {session_id!r} was saved by another writer (stored version "
-            f"{found}, this engine loaded version {expected}); nothing was written. Reload it "
-            "with Engine.load_from and redo the turn"
-        )
-    return SessionConflictError(text, session_id=session_id, expected=expected, found=found)
 
 
 #: Format tag of a head whose window entries are keyed records, whose window-sized parts are
@@ -244,7 +240,7 @@ def _parts_of(
 
     missing = [k for k in parts if k not in entries]
     if missing:
-        raise SessionStoreError(
+        raise SessionDamagedError(
             f"{where}: the stored head lacks its parts {missing[:3]}; the session is damaged, "
             "restore it from a file save"
         )
@@ -333,7 +329,7 @@ def _request_of(where: str, request: Any, index: Any, entries: Any) -> Any:
     dec = msgspec.msgpack.Decoder(LayoutBlock)
     missing = [k for k in index.keys if k not in entries]
     if missing:
-        raise SessionStoreError(
+        raise SessionDamagedError(
             f"{where}: the stored last request lacks blocks {missing[:3]}; the session is "
             "damaged, restore it from a file save"
         )
@@ -430,7 +426,7 @@ def _parts4_of(
             state, head.lists or {}, head.states or (None, None), head.prefix, entries
         )
     except DamagedListError as exc:
-        raise SessionStoreError(
+        raise SessionDamagedError(
             f"{where}: the stored head's {exc}; the session is damaged, restore it from a file save"
         ) from exc
 
@@ -445,7 +441,7 @@ def _window_of(where: str, state: Any, order: Mapping[str, list[str]], entries: 
         ids = order.get(region.name, [])
         missing = [i for i in ids if f"{region.name}/{i}" not in entries]
         if missing:
-            raise SessionStoreError(
+            raise SessionDamagedError(
                 f"{where}: the stored window lacks entries {missing[:3]} of region "
                 f"{region.name!r}; the session is damaged, restore it from a file save"
             )
@@ -461,9 +457,13 @@ def read_head(head: bytes) -> _Head | None:
     layout, the whole state)."""
     try:
         return msgspec.msgpack.decode(head, type=_Head)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except DECODE_ERRORS:
         return None
 
+
+#: What decoding a damaged session raises: damaged bytes decode to anything, such as a list of
+#: another length (``zip(strict=True)``), a missing key or a value of another type.
+_DAMAGE: tuple[type[Exception], ...] = (*DECODE_ERRORS, ValueError, KeyError, TypeError, IndexError)
 
 #: :func:`decode_session`'s default ``wrapped``: the head is not decoded yet.
 _UNREAD: Any = object()
@@ -520,8 +520,14 @@ def decode_session(
                 request = _request_of(where, state.last_request, index, entries or {})
                 state = msgspec.structs.replace(state, last_request=request)
             state = stored_originals(where, state, wrapped, entries or {}, originals)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise SessionStoreError(f"{where}: not a regio session ({exc})") from exc
+    except SessionStoreError:
+        raise
+    except _DAMAGE as exc:
+        raise SessionDamagedError(
+            f"{where}: the stored session is damaged, not a regio session any more "
+            f"({type(exc).__name__}: {exc}); the store is unchanged. Restore it from a backup "
+            "or a file save (Engine.save), or delete it"
+        ) from exc
     if state.format not in READ_FORMATS:
         raise SessionStoreError(
             f"{where}: state format {state.format!r} is not one of {', '.join(READ_FORMATS)}; "

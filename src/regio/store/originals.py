@@ -28,7 +28,8 @@ from typing import Any
 
 import msgspec
 
-from .errors import SessionStoreError
+from .errors import SessionDamagedError, SessionStoreError
+from .failures import DECODE_ERRORS
 from .lists import DamagedListError, Memo, Recorder, Root, read_ids
 
 __all__ = [
@@ -93,7 +94,7 @@ def _original_ids(where: str, root: Root, entries: Mapping[str, bytes]) -> list[
     try:
         return read_ids(_ORIGINALS_LIST, root, entries)[::-1]
     except DamagedListError as exc:
-        raise SessionStoreError(
+        raise SessionDamagedError(
             f"{where}: the stored head's {exc}; the session is damaged, restore it from a file save"
         ) from exc
 
@@ -111,7 +112,7 @@ def _originals_of(where: str, state: Any, call_ids: Sequence[str], entries: Any)
 
     missing = [c for c in call_ids if f"{_ORIGINAL}{c}" not in entries]
     if missing:
-        raise SessionStoreError(
+        raise SessionDamagedError(
             f"{where}: the stored relief originals lack calls {missing[:3]}; the session is "
             "damaged, restore it from a file save"
         )
@@ -226,14 +227,14 @@ def _decoded(where: str, key: str, data: bytes | None, dec: Any) -> Any:
     """``data``, the stored record ``key``, decoded; raises :class:`SessionStoreError` naming
     ``where`` and ``key`` when it is missing (``None``) or damaged."""
     if data is None:
-        raise SessionStoreError(
+        raise SessionDamagedError(
             f"{where}: the stored relief original {key!r} is missing (its call is listed); "
             "the session is damaged, restore it from a file save"
         )
     try:
         return dec.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise SessionStoreError(
+    except DECODE_ERRORS as exc:
+        raise SessionDamagedError(
             f"{where}: the stored relief original {key!r} is damaged ({exc}); restore the "
             "session from a file save"
         ) from exc
@@ -265,7 +266,7 @@ def originals_from(
         k for k in entries if k.startswith(_ORIGINAL) and f"{_ORIGINALS_SEQ}{k[n:]}" not in entries
     ]
     if lone:
-        raise SessionStoreError(
+        raise SessionDamagedError(
             f"{where}: the stored relief original {lone[0]!r} has no sequence record; the "
             "session is damaged, restore it from a file save"
         )
@@ -300,7 +301,7 @@ def stored_originals(
             return _with_originals(state, Originals(source=source))
         found = originals_from(where, entries)
         if head.originals_count is not None and len(found) != head.originals_count:
-            raise SessionStoreError(
+            raise SessionDamagedError(
                 f"{where}: the store holds {len(found)} of the session's "
                 f"{head.originals_count} relief originals; the session is damaged, restore it "
                 "from a file save"
