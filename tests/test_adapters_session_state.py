@@ -33,7 +33,9 @@ def _serve(store: SQLiteStore, handle: Any) -> None:
 
 def _engine_users(store: SQLiteStore) -> list[str]:
     eng = regio.Engine.load_from(store, "user-42")
-    return [r.entry.text for r in eng.transcript() if r.entry is not None and r.entry.role == "user"]
+    return [
+        r.entry.text for r in eng.transcript() if r.entry is not None and r.entry.role == "user"
+    ]
 
 
 def test_a_new_langchain_middleware_over_a_loaded_engine_continues_the_thread(
@@ -147,7 +149,9 @@ def test_a_new_agents_sdk_session_over_a_loaded_engine_continues_the_session(
     class Echo(Model):
         async def get_response(self, system_instructions, input, *args, **kwargs):  # type: ignore[no-untyped-def]
             seen.append([i["content"] for i in input if i.get("role") == "user"])
-            text = ResponseOutputText(type="output_text", text=f"answer {len(seen)}", annotations=[])
+            text = ResponseOutputText(
+                type="output_text", text=f"answer {len(seen)}", annotations=[]
+            )
             message = ResponseOutputMessage(
                 id="m", type="message", role="assistant", status="completed", content=[text]
             )
