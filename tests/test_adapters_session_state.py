@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from adapter_harness_support import SYSTEM_PROMPT, engine
 
 import regio
+from adapter_harness_support import SYSTEM_PROMPT, engine
 from regio.store import SessionNotFoundError, SQLiteStore
 
 QUESTIONS = ["QUESTION ONE", "QUESTION TWO", "QUESTION THREE"]

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from docs_fixtures_support import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[1]
