@@ -333,3 +333,84 @@ def run_sdk_client(family: str) -> Run:
                 eng.add_tool_result(call_id, tool_output(path))
         assert completion.choices[0].message.content == FINAL
     return calls, eng, counter
+
+
+# ----- Google ADK ------------------------------------------------------------------------
+
+
+def from_genai(contents: list[Any], system_instruction: Any) -> Call:
+    """A :class:`Call` of the contents and system instruction an ADK model received."""
+    system = [str(system_instruction)] if system_instruction else []
+    messages: list[tuple[str, list[Part]]] = []
+    for content in contents:
+        parts: list[Part] = []
+        for p in content.parts or []:
+            if p.function_call is not None:
+                fc = p.function_call
+                parts.append(Part("call", id=str(fc.id), args=dict(fc.args or {})))
+            elif p.function_response is not None:
+                fr = p.function_response
+                text = fr.response.get("result") if isinstance(fr.response, dict) else None
+                parts.append(Part("result", str(text), id=str(fr.id)))
+            elif p.text is not None:
+                parts.append(Part("text", p.text))
+        messages.append(("assistant" if content.role == "model" else "user", parts))
+    return Call(system, messages)
+
+
+def run_google_adk() -> Run:
+    from google.adk.agents import LlmAgent
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_response import LlmResponse
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    from regio.adapters.google_adk import RegioCallbacks
+
+    calls: list[Call] = []
+
+    class ScriptedGemini(BaseLlm):
+        model: str = "gemini-2.5-flash"
+
+        async def generate_content_async(self, llm_request, stream=False):  # type: ignore[no-untyped-def]
+            config = llm_request.config
+            calls.append(from_genai(list(llm_request.contents), config.system_instruction))
+            move = reply(len(calls))
+            if move is None:
+                part = types.Part(text=FINAL)
+            else:
+                call_id, name, path = move
+                call = types.FunctionCall(id=call_id, name=name, args={"path": path})
+                part = types.Part(function_call=call)
+            yield LlmResponse(content=types.Content(role="model", parts=[part]))
+
+    def read_file(path: str) -> str:
+        """Read a file."""
+        return tool_output(path)
+
+    eng = engine()
+    counter = Compactions(eng)
+    callbacks = RegioCallbacks(eng)
+    agent = LlmAgent(
+        name="harness",
+        model=ScriptedGemini(),
+        instruction=SYSTEM_PROMPT,
+        tools=[read_file],
+        before_model_callback=callbacks.before_model,
+        after_model_callback=callbacks.after_model,
+    )
+    runner = InMemoryRunner(agent=agent, app_name="harness")
+
+    async def run() -> str:
+        session = await runner.session_service.create_session(app_name="harness", user_id="u")
+        message = types.Content(role="user", parts=[types.Part(text=TASK)])
+        final = ""
+        async for event in runner.run_async(
+            user_id="u", session_id=session.id, new_message=message
+        ):
+            if event.content and event.content.parts and event.content.parts[0].text:
+                final = event.content.parts[0].text
+        return final
+
+    assert asyncio.run(run()) == FINAL
+    return calls, eng, counter

@@ -219,8 +219,37 @@ def openai_offline(namespace: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -
     )
 
 
+def gemini_offline(namespace: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gemini through Google ADK, offline: ADK's ``Gemini`` model answers from the same script
+    (call the request's first tool until a function response comes back, then answer) instead
+    of calling the API; ``GOOGLE_API_KEY`` is a placeholder."""
+    from google.adk.models.google_llm import Gemini
+    from google.adk.models.llm_response import LlmResponse
+    from google.genai import types
+
+    monkeypatch.setenv("GOOGLE_API_KEY", "offline")
+
+    async def generate(self: Any, llm_request: Any, stream: bool = False) -> Any:
+        parts = [p for c in llm_request.contents for p in c.parts or []]
+        answered = any(p.function_response is not None for p in parts)
+        tools = list(llm_request.tools_dict.values())
+        if tools and not answered:
+            schema = tools[-1]._get_declaration().parameters
+            props = {k: {"type": "string"} for k in (schema.properties or {})} if schema else {}
+            call = types.FunctionCall(
+                id="call_offline", name=tools[-1].name, args=_arguments({"properties": props})
+            )
+            part = types.Part(function_call=call)
+        else:
+            part = types.Part(text=ANSWER)
+        yield LlmResponse(content=types.Content(role="model", parts=[part]))
+
+    monkeypatch.setattr(Gemini, "generate_content_async", generate)
+
+
 #: Fixture name -> (the key variable the snippet must name, the fixture).
 FIXTURES: dict[str, tuple[str, Callable[[dict[str, Any], pytest.MonkeyPatch], None]]] = {
     "anthropic-offline": ("ANTHROPIC_API_KEY", anthropic_offline),
     "openai-offline": ("OPENAI_API_KEY", openai_offline),
+    "gemini-offline": ("GOOGLE_API_KEY", gemini_offline),
 }

@@ -18,6 +18,7 @@ import pytest
 
 from adapter_drivers_support import (
     run_agents_sdk,
+    run_google_adk,
     run_langchain,
     run_litellm,
     run_pydantic_ai,
@@ -40,6 +41,7 @@ CASES: dict[str, tuple[str, Callable[[], Any], dict[str, str]]] = {
         {"instructions": INSTRUCTIONS},
     ),
     "openai-agents-responses": ("agents", run_agents_sdk, {}),
+    "google-adk-gemini": ("google.adk", run_google_adk, {}),
     "litellm-anthropic": ("litellm", lambda: run_litellm("anthropic"), {}),
     "litellm-openai": ("litellm", lambda: run_litellm("openai"), {}),
     "anthropic-sdk": ("anthropic", lambda: run_sdk_client("anthropic"), {}),

@@ -184,3 +184,58 @@ def test_the_adapter_cursor_is_saved_with_the_engine_and_loaded_back(tmp_path: P
     loaded = regio.Engine.load(eng.save(tmp_path / "state.json"))
     at = cursor(loaded, "langchain")
     assert (at.position, at.digest, at.system) == (7, "d" * 64, "caller prompt")
+
+
+def test_new_google_adk_callbacks_over_a_loaded_engine_continue_the_adk_session(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("google.adk")
+    from google.adk.agents import LlmAgent
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_response import LlmResponse
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    from regio.adapters.google_adk import RegioCallbacks
+
+    seen: list[list[str]] = []
+
+    class Echo(BaseLlm):
+        model: str = "gemini-2.5-flash"
+
+        async def generate_content_async(self, llm_request, stream=False):  # type: ignore[no-untyped-def]
+            texts = [p.text for c in llm_request.contents if c.role == "user" for p in c.parts]
+            seen.append([t for t in texts if t])
+            text = types.Part(text=f"answer {len(seen)}")
+            yield LlmResponse(content=types.Content(role="model", parts=[text]))
+
+    store, services = SQLiteStore(tmp_path / "sessions.db"), {}
+    for question in QUESTIONS:
+
+        def handle(eng: regio.Engine, question: str = question) -> None:
+            callbacks = RegioCallbacks(eng)
+            agent = LlmAgent(
+                name="a",
+                model=Echo(),
+                instruction=SYSTEM_PROMPT,
+                before_model_callback=callbacks.before_model,
+                after_model_callback=callbacks.after_model,
+            )
+            runner = InMemoryRunner(agent=agent, app_name="app")
+            if "sessions" in services:  # the ADK session store outlives each request
+                runner.session_service = services["sessions"]
+            services["sessions"] = runner.session_service
+
+            async def run() -> None:
+                service = runner.session_service
+                if await service.get_session(app_name="app", user_id="u", session_id="s") is None:
+                    await service.create_session(app_name="app", user_id="u", session_id="s")
+                message = types.Content(role="user", parts=[types.Part(text=question)])
+                async for _ in runner.run_async(user_id="u", session_id="s", new_message=message):
+                    pass
+
+            asyncio.run(run())
+
+        _serve(store, handle)
+    assert seen[-1] == QUESTIONS
+    assert _engine_users(store) == QUESTIONS
