@@ -59,8 +59,10 @@ class AdapterCursor(msgspec.Struct, omit_defaults=True):
     ``position``: messages of the framework's history already in the engine; ``digest``:
     sha256 (hex) of the canonical form of the message at ``position - 1`` (the adapter's own
     digest, so a history that was rewritten or does not carry the earlier turns is recognised);
-    ``system``: the caller's system text last written to a pinned region (``None``: none
-    written); ``window_read``: the framework's declared context window was read."""
+    ``system``: the caller's system text the adapter keeps (LangChain: the text last written to
+    a pinned region; pydantic-ai: the agent's ``system_prompt``, which a history carrying an
+    earlier window holds only inside it; ``None``: none); ``window_read``: the framework's
+    declared context window was read."""
 
     position: int = 0
     digest: str = ""
