@@ -111,35 +111,15 @@ def test_an_anthropic_route_carries_every_planned_mark_on_tool_calls_and_tools()
     from regio.adapters.litellm import messages_of_anthropic
 
     marker = {"type": "ephemeral"}
+    marked = {"cache_control": marker}
+    text, call = {"type": "text"}, {"type": "tool_use", "id": "c1", "name": "r", "input": {}}
+    result = {"type": "tool_result", "tool_use_id": "c1", "content": "out"}
     body = {
-        "system": [{"type": "text", "text": "S", "cache_control": marker}],
+        "system": [{**text, "text": "S", **marked}],
         "messages": [
-            {"role": "user", "content": [{"type": "text", "text": "Q"}]},
-            {
-                "role": "assistant",
-                "content": [
-                    {"type": "text", "text": "reading"},
-                    {
-                        "type": "tool_use",
-                        "id": "c1",
-                        "name": "r",
-                        "input": {},
-                        "cache_control": marker,
-                    },
-                ],
-            },
-            {
-                "role": "user",
-                "content": [
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": "c1",
-                        "content": "out",
-                        "cache_control": marker,
-                    },
-                    {"type": "text", "text": "tail"},
-                ],
-            },
+            {"role": "user", "content": [{**text, "text": "Q"}]},
+            {"role": "assistant", "content": [{**text, "text": "reading"}, {**call, **marked}]},
+            {"role": "user", "content": [{**result, **marked}, {**text, "text": "tail"}]},
         ],
     }
     messages = messages_of_anthropic(body)
