@@ -5,8 +5,9 @@ The task: the agent reads ``STEPS`` files with a real tool (``read_file``, whose
 output is about 700 tokens and unique line by line), then answers. The engine's window is
 ``WINDOW`` tokens, so the window compacts at least twice on the way. Each framework's fake
 model (or HTTP mock) turns what it received into a :class:`Call` and :func:`check_call` checks
-it: the request fits the window; each tool result is the tool's real output or a relief
-placeholder for it, answering its call in the message before; no call is left unanswered; the
+it: the request fits the window; each tool result is the tool's real output or a relief form
+of it (its cleared placeholder, or its head and tail around the trim marker), answering its call
+in the message before; no call is left unanswered; the
 agent's system prompt and instructions are present; an Anthropic-bound request carries at most
 four ``cache_control`` marks, exactly as many as the layout planned (1..4 on every call but the
 first, whose prompt is under the cacheable minimum); no line of text appears twice.
@@ -217,6 +218,19 @@ def _lines(call: Call) -> list[str]:
     return [line for line in lines if not HEADING.match(line)]
 
 
+#: The marker between a trimmed result's head and tail (regio.policies.relief.trim_marker).
+TRIM = re.compile(r"\n\[\.\.\. \d+ characters cut to save context \.\.\.\]\n")
+
+
+def is_output_or_relief(text: str, output: str, call_id: str) -> bool:
+    """Whether ``text`` is the tool's ``output``, its cleared placeholder, or its trimmed form
+    (a head and a tail of it around the trim marker)."""
+    if text == output or text.startswith(f"[{TOOL} result of call {call_id} cleared"):
+        return True
+    parts = TRIM.split(text)
+    return len(parts) == 2 and output.startswith(parts[0]) and output.endswith(parts[1])
+
+
 def _answered(call: Call, n: int) -> None:
     """Pairing: each result answers a call of the assistant message before its run of
     result messages; each call is answered before the next assistant message."""
@@ -236,10 +250,9 @@ def _answered(call: Call, n: int) -> None:
                 continue
             assert p.id in open_calls, f"call {n}: orphaned result {p.id} at message {index}"
             path = open_calls.pop(p.id).get("path", "")
-            cleared = f"[{TOOL} result of call {p.id} cleared to save context"
-            assert p.text == tool_output(path) or p.text.startswith(cleared), (
-                f"call {n}: result {p.id} is neither the tool's output for {path!r} nor its "
-                f"placeholder: {p.text[:120]!r}"
+            assert is_output_or_relief(p.text, tool_output(path), p.id), (
+                f"call {n}: result {p.id} is neither the tool's output for {path!r} nor a "
+                f"relief form of it: {p.text[:120]!r}"
             )
     assert not open_calls, f"call {n}: calls {sorted(open_calls)} never answered"
 

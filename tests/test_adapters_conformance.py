@@ -55,3 +55,19 @@ def test_every_model_call_of_the_frameworks_own_loop_gets_a_conforming_window(ca
     pytest.importorskip(package)
     calls, engine, compactions = driver()
     check_run(calls, engine, compactions, **options)
+
+
+def test_the_harness_tells_a_relief_form_from_a_foreign_result() -> None:
+    from adapter_harness_support import is_output_or_relief, tool_output
+
+    output = tool_output("src/mod3.py")
+    trimmed = output[:1200] + "\n[... 2000 characters cut to save context ...]\n" + output[-800:]
+    assert is_output_or_relief(output, output, "call_3")
+    assert is_output_or_relief(
+        "[read_file result of call call_3 cleared to save context]", output, "call_3"
+    )
+    assert is_output_or_relief(trimmed, output, "call_3")
+    interrupted = "The tool call was interrupted before a result was produced."
+    assert not is_output_or_relief(interrupted, output, "call_3")
+    assert not is_output_or_relief(tool_output("src/mod4.py"), output, "call_3")
+    assert not is_output_or_relief("[read_file result of call call_4 cleared]", output, "call_3")
