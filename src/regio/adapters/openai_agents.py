@@ -1,11 +1,25 @@
-"""An OpenAI Agents SDK ``Session`` backed by a regio engine (extra ``regio[openai-agents]``).
+"""An OpenAI Agents SDK ``Session`` backed by a regio engine, and the per-call window (extra
+``regio[openai-agents]``).
 
-``Runner.run(agent, "...", session=RegioSession(engine))``: the SDK hands every new item to
-:meth:`RegioSession.add_items` (user input, the model's messages and function calls, the tool
-outputs), which appends them to the engine; before each model call it asks
-:meth:`RegioSession.get_items`, which returns the engine's window rendered as Responses input
-items: the laid-out, compacted history instead of the whole transcript. Protocol:
-https://openai.github.io/openai-agents-python/sessions/.
+``Runner.run(agent, "...", session=session, run_config=session.run_config())`` with
+``session = RegioSession(engine)``:
+
+* the SDK hands every new item to :meth:`RegioSession.add_items` (user input, the model's
+  messages and function calls, the tool outputs), which appends them to the engine (protocol:
+  https://openai.github.io/openai-agents-python/sessions/);
+* the SDK reads the session once, when a run starts (:meth:`RegioSession.get_items`), and then
+  grows the model's input itself for the rest of the run. So the window is laid out again on
+  every model call by :meth:`RegioSession.call_model_input_filter`, the run's
+  ``call_model_input_filter`` (``RunConfig``, https://openai.github.io/openai-agents-python/
+  running_agents/#call-model-input-filter): the model's input becomes the engine's window as
+  Responses input items, and its instructions the agent's ``instructions`` followed by regio's
+  pinned regions (the agent's first: they open the stable prefix; counted beside the window,
+  :meth:`regio.runtime.budget.EngineBudget.send_beside`). The SDK adds each turn's items to the
+  session before the next model call, so the engine holds them when the filter runs (the
+  filter reads the engine, not the SDK's input).
+
+Without the filter the model sees the window as it was when the run started plus everything
+the run added since, unbounded.
 """
 
 from __future__ import annotations
@@ -13,6 +27,9 @@ from __future__ import annotations
 from typing import Any
 
 from .chat import response_items
+
+#: Separator between the agent's instructions and regio's pinned regions.
+_JOIN = "\n\n"
 
 __all__ = ["RegioSession"]
 
@@ -28,10 +45,32 @@ class RegioSession:
         self.engine = engine
         self.session_id = session_id or engine.options.session_id or "regio"
 
+    def _payload(self) -> dict[str, Any]:
+        payload: dict[str, Any] = self.engine.request("openai_responses")[1]
+        return payload
+
     def _items(self) -> list[dict[str, Any]]:
-        payload = self.engine.request("openai_responses")[1]
-        items: list[dict[str, Any]] = list(payload.get("input") or [])
-        return items
+        return list(self._payload().get("input") or [])
+
+    def call_model_input_filter(self, data: Any) -> Any:
+        """``RunConfig.call_model_input_filter`` (module doc): the model input of every call
+        becomes the engine's window; the instructions the agent's, then regio's."""
+        from agents.run_config import ModelInputData
+
+        model_data = data.model_data
+        agent = str(model_data.instructions or "")
+        self.engine.budget.send_beside(agent, _JOIN)
+        payload = self._payload()
+        regio = str(payload.get("instructions") or "")
+        instructions = _JOIN.join(t for t in (agent, regio) if t) or None
+        return ModelInputData(input=list(payload.get("input") or []), instructions=instructions)
+
+    def run_config(self, **kwargs: Any) -> Any:
+        """An Agents SDK ``RunConfig`` whose ``call_model_input_filter`` is this session's
+        (``kwargs`` are its other fields)."""
+        from agents import RunConfig
+
+        return RunConfig(call_model_input_filter=self.call_model_input_filter, **kwargs)
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         """The window as Responses input items, oldest first (the last ``limit`` when given)."""

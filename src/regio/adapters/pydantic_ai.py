@@ -1,14 +1,27 @@
-"""A pydantic-ai history processor that hands the model regio's window (extra
+"""pydantic-ai adapters that hand the model regio's window on every request (extra
 ``regio[pydantic-ai]``).
 
-``Agent(model, capabilities=[ProcessHistory(RegioHistory(engine))])``
-(``pydantic_ai.capabilities.ProcessHistory``): before each model request pydantic-ai passes
-the message history (https://ai.pydantic.dev/message-history/); the
-processor appends what is new to the engine (user prompts, the model's text and tool calls,
-tool returns) and returns the engine's laid-out window as pydantic-ai messages: pinned
-instructions as a system prompt, then the compacted history and the recent turns. pydantic-ai
-replaces the run's history with the returned window, so the next call passes the window plus
-what happened since.
+* ``Agent(model, capabilities=[RegioCapability(engine)])`` (recommended): a pydantic-ai
+  capability (https://ai.pydantic.dev/capabilities/). Before each model request
+  (``before_model_request``) the run's messages new since the last request go to the engine
+  (user prompts, tool returns) and the request's messages become the engine's laid-out window;
+  after it (``after_model_request``) the model's reply is recorded, so the last reply of a run
+  is in the engine when the run ends. The run's own history (``result.all_messages()``) keeps
+  every message; only the model sees the window.
+* ``Agent(model, capabilities=[ProcessHistory(RegioHistory(engine))])``: the same as a history
+  processor (https://ai.pydantic.dev/message-history/). pydantic-ai replaces the run's history
+  with the returned window, and a reply reaches the engine at the next request (a processor
+  sees requests only), so the last reply of a run arrives with the next run.
+
+The window as pydantic-ai messages: the agent's ``system_prompt`` (its ``SystemPromptPart`` s)
+first, then regio's pinned regions, as one ``SystemPromptPart``; the compacted history and the
+recent turns; tool results as ``ToolReturnPart`` s answering their ``ToolCallPart`` s (relief
+placeholders in place of cleared results). The agent's ``system_prompt`` and ``instructions``
+are counted beside the window (:meth:`regio.runtime.budget.EngineBudget.send_beside`);
+``instructions`` travel as pydantic-ai sends them. Which messages the engine holds is an
+:class:`regio.runtime.state.AdapterCursor` in the engine's session (:mod:`regio.adapters.
+cursor`): a new adapter over a loaded engine (an agent server passing ``message_history``)
+admits only what is new.
 
 Images and documents travel both ways: a ``UserPromptPart``'s ``ImageUrl``, ``DocumentUrl`` and
 ``BinaryContent`` (an image, a PDF or plain text) become regio image / document blocks, and the
@@ -21,8 +34,10 @@ from __future__ import annotations
 
 import base64
 import json
+from dataclasses import dataclass
 from typing import Any
 
+from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import (
     BinaryContent,
     DocumentUrl,
@@ -30,6 +45,7 @@ from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    RetryPromptPart,
     SystemPromptPart,
     TextPart,
     ToolCallPart,
@@ -43,8 +59,12 @@ from regio.media import Base64Source, URLSource
 from regio.runtime.sdk import SDKInputError
 
 from .chat import chat_messages, content_text
+from .cursor import canonical_digest, cursor, first_new, mark
 
-__all__ = ["RegioHistory"]
+__all__ = ["RegioCapability", "RegioHistory"]
+
+#: The key of the adapters' cursor in the engine's session (``engine.state.adapters``).
+CURSOR = "pydantic-ai"
 
 
 def _binary_block(item: BinaryContent, where: str) -> Block:
@@ -118,16 +138,69 @@ def _to_regio(message: Any) -> list[Message]:
         elif isinstance(part, ToolReturnPart):
             result = ToolResult(part.tool_call_id, part.model_response_str())
             out.append(Message.tool((result,)))
+        elif isinstance(part, RetryPromptPart) and part.tool_name is not None:
+            text = part.model_response()  # a tool's retry: the answer to its call
+            out.append(Message.tool((ToolResult(part.tool_call_id, text, is_error=True),)))
+        elif isinstance(part, RetryPromptPart):
+            out.append(Message("user", (Text(part.model_response()),)))
     return out
 
 
-def _from_chat(messages: list[dict[str, Any]]) -> list[ModelMessage]:
+def _part_form(part: Any) -> list[Any]:
+    """The canonical form of one part (what the model reads of it, no timestamps)."""
+    if isinstance(part, SystemPromptPart | TextPart):
+        return [type(part).__name__, part.content]
+    if isinstance(part, UserPromptPart):
+        content = part.content
+        return ["user", content if isinstance(content, str) else [repr(c) for c in content]]
+    if isinstance(part, ToolCallPart):
+        return ["call", part.tool_call_id, part.tool_name, function_arguments(part.args)]
+    if isinstance(part, ToolReturnPart):
+        return ["return", part.tool_call_id, part.model_response_str()]
+    if isinstance(part, RetryPromptPart):
+        return ["retry", part.tool_call_id, part.model_response()]
+    return [type(part).__name__]
+
+
+def _digest(message: Any) -> str:
+    """The canonical digest of one pydantic-ai message (:func:`_part_form` of its parts)."""
+    kind = "response" if isinstance(message, ModelResponse) else "request"
+    return canonical_digest([kind, [_part_form(p) for p in message.parts]])
+
+
+#: ``SystemPromptPart.metadata`` of the system part the adapters build: a history that carries
+#: an earlier window (as :class:`RegioHistory` leaves it) is not read as the agent's prompt.
+_REGIO = {"regio": "window"}
+
+
+def _caller_system(engine: Any, messages: list[ModelMessage]) -> str:
+    """The agent's ``system_prompt`` text: its ``SystemPromptPart`` s, joined by a blank line.
+    A history that starts with a window the adapters built carries it inside that window's
+    system part; it is then the text the session's cursor remembers."""
+    texts: list[str] = []
+    carried = False
+    for m in messages:
+        if not isinstance(m, ModelRequest):
+            continue
+        for p in m.parts:
+            if isinstance(p, SystemPromptPart) and p.metadata == _REGIO:
+                carried = True
+            elif isinstance(p, SystemPromptPart) and p.content:
+                texts.append(p.content)
+    at = cursor(engine, CURSOR)
+    if texts or not carried:
+        at.system = "\n\n".join(texts)
+    return at.system or ""
+
+
+def _from_chat(messages: list[dict[str, Any]], caller: str = "") -> list[ModelMessage]:
+    """pydantic-ai messages of regio's Chat Completions payload (module doc): the caller's
+    system text and regio's in one system part, tool results as ``ToolReturnPart`` s."""
     out: list[ModelMessage] = []
-    system = "\n\n".join(
-        content_text(m.get("content")) for m in messages if m.get("role") == "system"
-    )
+    regio_system = [content_text(m.get("content")) for m in messages if m.get("role") == "system"]
+    system = "\n\n".join(t for t in (caller, *regio_system) if t)
     names: dict[str, str] = {}
-    request: list[Any] = [SystemPromptPart(system)] if system else []
+    request: list[Any] = [SystemPromptPart(system, metadata=dict(_REGIO))] if system else []
     for message in chat_messages(messages):
         if message.role == "assistant":
             if request:
@@ -138,7 +211,7 @@ def _from_chat(messages: list[dict[str, Any]]) -> list[ModelMessage]:
                 names[call.id] = call.name
                 parts.append(ToolCallPart(call.name, json.dumps(call.input), tool_call_id=call.id))
             out.append(ModelResponse(parts=parts))
-        elif message.role == "user" and message.tool_results:
+        elif message.tool_results:
             for r in message.tool_results:
                 name = names.get(r.tool_use_id, "tool")
                 request.append(ToolReturnPart(name, r.content, tool_call_id=r.tool_use_id))
@@ -149,23 +222,70 @@ def _from_chat(messages: list[dict[str, Any]]) -> list[ModelMessage]:
     return out
 
 
+def _admit(engine: Any, messages: list[ModelMessage]) -> None:
+    """Append the messages the engine does not hold yet (:func:`regio.adapters.cursor.
+    first_new`) and move the cursor past them."""
+    start = first_new(engine, CURSOR, messages, _digest)
+    for message in messages[start:]:
+        for converted in _to_regio(message):
+            engine.add_message(converted)
+    if messages:
+        mark(engine, CURSOR, len(messages), _digest(messages[-1]))
+
+
+def _window(engine: Any, caller: str, instructions: str = "") -> list[ModelMessage]:
+    """The engine's window as pydantic-ai messages, the caller's system text first; the
+    caller's system text and ``instructions`` are counted beside the window."""
+    beside = "\n\n".join(t for t in (caller, instructions) if t)
+    engine.budget.send_beside(beside, "\n\n")
+    return _from_chat(engine.request("openai")[1]["messages"], caller)
+
+
+def _instructions(request_context: Any) -> str:
+    params = getattr(request_context, "model_request_parameters", None)
+    parts = getattr(params, "instruction_parts", None) or []
+    return "\n\n".join(str(getattr(p, "content", "")) for p in parts if getattr(p, "content", ""))
+
+
+@dataclass
+class RegioCapability(AbstractCapability[Any]):
+    """A pydantic-ai capability over ``engine`` (module doc): the model gets regio's window on
+    every request and its replies are recorded. Raises
+    :class:`regio.runtime.sdk.SDKInputError` for a message part regio cannot read."""
+
+    engine: Any
+
+    async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+        """Append the run's new messages; the request's messages become the window."""
+        messages = list(ctx.messages)
+        _admit(self.engine, messages)
+        caller = _caller_system(self.engine, messages)
+        request_context.messages = _window(self.engine, caller, _instructions(request_context))
+        return request_context
+
+    async def after_model_request(self, ctx: Any, *, request_context: Any, response: Any) -> Any:
+        """Record the reply; pydantic-ai appends it to the run's messages next."""
+        for converted in _to_regio(response):
+            self.engine.add_message(converted)
+        mark(self.engine, CURSOR, len(ctx.messages) + 1, _digest(response))
+        return response
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None  # holds an engine: not spec-serializable
+
+
 class RegioHistory:
-    """History processor over ``engine`` (module doc); one per conversation."""
+    """History processor over ``engine`` (module doc): ``ProcessHistory(RegioHistory(engine))``."""
 
     def __init__(self, engine: Any) -> None:
         self.engine = engine
-        self.last: list[ModelMessage] = []
 
     def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
-        """Append the messages new since the last call; return regio's window. pydantic-ai
-        replaces its history with what is returned, so a call that continues it starts with
-        the window returned last; a run without ``message_history`` does not, and all of its
-        messages are new."""
-        last = self.last
-        new = messages[len(last) :] if messages[: len(last)] == last else messages
-        for message in new:
-            for converted in _to_regio(message):
-                self.engine.add_message(converted)
-        window = _from_chat(self.engine.request("openai")[1]["messages"])
-        self.last = window
+        """Append the messages new since the last call; return regio's window, which
+        pydantic-ai keeps as the run's history (the cursor then points past it)."""
+        _admit(self.engine, messages)
+        window = _window(self.engine, _caller_system(self.engine, messages))
+        if window:
+            mark(self.engine, CURSOR, len(window), _digest(window[-1]))
         return window

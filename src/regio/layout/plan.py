@@ -76,8 +76,18 @@ class Job:
 
     @property
     def grows(self) -> list[Any]:
-        """The grows regions whose entries can settle (custom regions own their text)."""
-        return [r for r in self.others if r.volatility == "grows" and not renders_itself(r)]
+        """The grows regions whose entries can settle (custom regions own their text). Under a
+        strategy that opens the messages with the ``compact_history`` summaries
+        (``summaries_in_messages``) those regions are not among them: a summary is shown once,
+        as a summary, never also as an unsettled note."""
+        in_messages = getattr(self.strategy, "summaries_in_messages", False)
+        return [
+            r
+            for r in self.others
+            if r.volatility == "grows"
+            and not renders_itself(r)
+            and not (in_messages and holds_summaries(r))
+        ]
 
 
 @attrs.define

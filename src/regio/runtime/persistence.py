@@ -65,6 +65,7 @@ from .errors import RuntimeStateError
 from .extractive import ExtractiveSummarizer
 from .reliefbook import Originals
 from .savedconfig import ConfigExtras, EngineConfig, config_options, engine_config
+from .state import AdapterCursor
 from .stateread import lazy_state_type, split_transcript
 from .statescan import max_json_depth, max_msgpack_depth
 from .stored import StoredRecords
@@ -136,6 +137,8 @@ class EngineState(msgspec.Struct, omit_defaults=True):
     layout_state: LayoutState | None = None
     request_tools: list[ToolSpec] = msgspec.field(default_factory=list)
     beside_tokens: int = 0  # EngineBudget.beside_tokens (tokens sent beside the window)
+    #: Framework adapter name -> its place in the framework's history (files without: none).
+    adapters: dict[str, AdapterCursor] = msgspec.field(default_factory=dict)
 
 
 #: :class:`EngineState` with the transcript's records left raw (decoded on first use).
@@ -207,6 +210,7 @@ def engine_state(
         layout_state=layout_state,
         request_tools=list(engine.budget.request_tools),
         beside_tokens=engine.budget.beside_tokens,
+        adapters=dict(engine.state.adapters),
         layout_input=(engine.state.layout_fingerprint, engine.state.layout_input),
         last_request=last,
         last_estimate=engine.state.last_estimate,
@@ -478,6 +482,7 @@ def _build(
         last_provider=state.last_provider,
         last_model=state.last_model,
         overflow_retry=state.overflow_retry,
+        adapters=dict(state.adapters),
         allow_custom_hooks=allow_custom_hooks and trusted is not None,
     )
     engine.budget.request_tools = tuple(state.request_tools)

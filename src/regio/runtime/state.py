@@ -10,11 +10,12 @@ import hashlib
 from typing import Any
 
 import attrs
+import msgspec
 
 from regio.layout import LayoutState, RenderLog, Request
 from regio.regions.entrylist import EntryList, EntryMark, appended_since
 
-__all__ = ["RegionHashes", "SessionState"]
+__all__ = ["AdapterCursor", "RegionHashes", "SessionState"]
 
 
 @attrs.define(eq=False)
@@ -50,6 +51,25 @@ class RegionHashes:
         return digest
 
 
+class AdapterCursor(msgspec.Struct, omit_defaults=True):
+    """Where a framework adapter is in its framework's own message history (saved with the
+    engine, so a new adapter over a loaded engine continues where the last one stopped, never
+    re-admitting what the engine already holds; :mod:`regio.adapters.cursor`).
+
+    ``position``: messages of the framework's history already in the engine; ``digest``:
+    sha256 (hex) of the canonical form of the message at ``position - 1`` (the adapter's own
+    digest, so a history that was rewritten or does not carry the earlier turns is recognised);
+    ``system``: the caller's system text the adapter keeps (LangChain: the text last written to
+    a pinned region; pydantic-ai: the agent's ``system_prompt``, which a history carrying an
+    earlier window holds only inside it; ``None``: none); ``window_read``: the framework's
+    declared context window was read."""
+
+    position: int = 0
+    digest: str = ""
+    system: str | None = None
+    window_read: bool = False
+
+
 @attrs.define(eq=False, kw_only=True)
 class SessionState:
     """Request-to-request state of one engine. ``last_estimate`` is the raw token estimate of
@@ -81,3 +101,5 @@ class SessionState:
     #: The window's next entry number when the last request was laid out: every entry
     #: numbered below it that is still in the window was in that request. Not saved.
     last_next_entry: int = 0
+    #: Framework adapter name -> its :class:`AdapterCursor` (saved).
+    adapters: dict[str, AdapterCursor] = attrs.field(factory=dict)

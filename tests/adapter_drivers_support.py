@@ -1,0 +1,416 @@
+"""Each framework's own agent loop on the harness task (tests/adapter_harness_support.py), with
+the framework's own offline model or an HTTP mock of the provider: every driver returns the
+:class:`Call` s the model received, the engine and its compaction counter.
+
+Drivers: LangChain v1 ``create_agent`` (``ChatAnthropic`` / ``ChatOpenAI`` over an HTTP mock);
+pydantic-ai ``Agent`` with ``FunctionModel`` (``RegioCapability`` and ``RegioHistory``); the
+OpenAI Agents SDK ``Runner`` with a custom ``Model``; LiteLLM ``completion`` over an HTTP mock
+(Anthropic and OpenAI routes); the official ``anthropic`` / ``openai`` clients over an HTTP mock
+with ``engine.add_response``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import regio.adapters  # noqa: F401  (first: a later import of LiteLLM reads no price map online)
+from adapter_harness_support import (
+    ANTHROPIC_TOOL,
+    CHAT_TOOL,
+    FINAL,
+    INSTRUCTIONS,
+    STEPS,
+    SYSTEM_PROMPT,
+    TASK,
+    TOOL,
+    Call,
+    Compactions,
+    Part,
+    anthropic_reply,
+    chat_reply,
+    engine,
+    from_anthropic,
+    from_chat,
+    from_responses,
+    planned_marks,
+    reply,
+    tool_output,
+)
+
+Run = tuple[list[Call], Any, Compactions]
+
+
+def _anthropic_server(calls: list[Call], eng: Any) -> Any:
+    import httpx2
+
+    def server(request: httpx2.Request) -> httpx2.Response:
+        calls.append(from_anthropic(json.loads(request.content), planned_marks(eng)))
+        return httpx2.Response(200, json=anthropic_reply(len(calls)))
+
+    return httpx2.Client(transport=httpx2.MockTransport(server))
+
+
+def _chat_server(calls: list[Call]) -> Any:
+    import httpx2
+
+    def server(request: httpx2.Request) -> httpx2.Response:
+        calls.append(from_chat(json.loads(request.content)))
+        return httpx2.Response(200, json=chat_reply(len(calls)))
+
+    return httpx2.Client(transport=httpx2.MockTransport(server))
+
+
+# ----- LangChain -------------------------------------------------------------------------
+
+
+def langchain_model(family: str, calls: list[Call], eng: Any) -> Any:
+    """``ChatAnthropic`` or ``ChatOpenAI`` whose HTTP client answers from the script."""
+    if family == "anthropic":
+        import anthropic
+        from langchain_anthropic import ChatAnthropic
+
+        model = ChatAnthropic(model="claude-sonnet-4-6", api_key="sk-offline", max_tokens=256)
+        client = anthropic.Client(api_key="sk-offline", http_client=_anthropic_server(calls, eng))
+        model.__dict__["_client"] = client  # langchain-anthropic's cached client, offline
+        return model
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(model="gpt-5", api_key="sk-offline", http_client=_chat_server(calls))
+
+
+def run_langchain(family: str) -> Run:
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+
+    from regio.adapters.langchain import RegioMiddleware
+
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        return tool_output(path)
+
+    calls: list[Call] = []
+    eng = engine()
+    counter = Compactions(eng)
+    agent = create_agent(
+        langchain_model(family, calls, eng),
+        tools=[read_file],
+        system_prompt=SYSTEM_PROMPT,
+        middleware=[RegioMiddleware(eng)],
+    )
+    result = agent.invoke(
+        {"messages": [{"role": "user", "content": TASK}]}, {"recursion_limit": 4 * STEPS}
+    )
+    assert result["messages"][-1].content == FINAL
+    return calls, eng, counter
+
+
+# ----- pydantic-ai -----------------------------------------------------------------------
+
+
+def from_pydantic(messages: list[Any], instructions: str | None) -> Call:
+    """A :class:`Call` of the messages and instructions a ``FunctionModel`` received."""
+    from pydantic_ai.messages import (
+        ModelResponse,
+        SystemPromptPart,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
+
+    system = [instructions] if instructions else []
+    out: list[tuple[str, list[Part]]] = []
+    for m in messages:
+        parts: list[Part] = []
+        for p in m.parts:
+            if isinstance(p, SystemPromptPart):
+                system.append(p.content)
+            elif isinstance(p, UserPromptPart | TextPart):
+                parts.append(Part("text", p.content if isinstance(p.content, str) else ""))
+            elif isinstance(p, ToolCallPart):
+                parts.append(Part("call", id=p.tool_call_id, args=p.args_as_dict()))
+            elif isinstance(p, ToolReturnPart):
+                parts.append(Part("result", p.model_response_str(), id=p.tool_call_id))
+        out.append(("assistant" if isinstance(m, ModelResponse) else "user", parts))
+    return Call(system, [(r, ps) for r, ps in out if ps])
+
+
+def run_pydantic_ai(adapter: str) -> Run:
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import ProcessHistory
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    calls: list[Call] = []
+
+    def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        calls.append(from_pydantic(messages, info.instructions))
+        move = reply(len(calls))
+        if move is None:
+            return ModelResponse(parts=[TextPart(FINAL)])
+        call_id, name, path = move
+        return ModelResponse(parts=[ToolCallPart(name, {"path": path}, tool_call_id=call_id)])
+
+    eng = engine()
+    counter = Compactions(eng)
+    if adapter == "capability":
+        from regio.adapters.pydantic_ai import RegioCapability
+
+        capability: Any = RegioCapability(eng)
+    else:
+        from regio.adapters.pydantic_ai import RegioHistory
+
+        capability = ProcessHistory(RegioHistory(eng))
+    agent = Agent(
+        FunctionModel(model),
+        system_prompt=SYSTEM_PROMPT,
+        instructions=INSTRUCTIONS,
+        capabilities=[capability],
+    )
+
+    @agent.tool_plain(name=TOOL)
+    def read_file(path: str) -> str:
+        """Read a file."""
+        return tool_output(path)
+
+    assert agent.run_sync(TASK).output == FINAL
+    return calls, eng, counter
+
+
+# ----- OpenAI Agents SDK -----------------------------------------------------------------
+
+
+def run_agents_sdk() -> Run:
+    from agents import Agent, Runner, function_tool, set_tracing_disabled
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+    )
+
+    from regio.adapters.openai_agents import RegioSession
+
+    calls: list[Call] = []
+
+    class ScriptedModel(Model):
+        async def get_response(self, system_instructions, input, *args, **kwargs):  # type: ignore[no-untyped-def]
+            items = [input] if isinstance(input, str) else list(input)
+            items = [{"role": "user", "content": i} if isinstance(i, str) else i for i in items]
+            calls.append(from_responses(items, system_instructions))
+            move = reply(len(calls))
+            if move is None:
+                text = ResponseOutputText(type="output_text", text=FINAL, annotations=[])
+                output: list[Any] = [
+                    ResponseOutputMessage(
+                        id="msg",
+                        type="message",
+                        role="assistant",
+                        status="completed",
+                        content=[text],
+                    )
+                ]
+            else:
+                call_id, name, path = move
+                output = [
+                    ResponseFunctionToolCall(
+                        id=f"fc_{call_id}",
+                        call_id=call_id,
+                        name=name,
+                        arguments=json.dumps({"path": path}),
+                        type="function_call",
+                        status="completed",
+                    )
+                ]
+            return ModelResponse(output=output, usage=Usage(), response_id=None)
+
+        def stream_response(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            raise NotImplementedError
+
+    @function_tool(name_override=TOOL)
+    def read_file(path: str) -> str:
+        """Read a file."""
+        return tool_output(path)
+
+    set_tracing_disabled(True)
+    eng = engine(provider="openai", model="gpt-5")
+    counter = Compactions(eng)
+    session = RegioSession(eng, "harness")
+    agent = Agent(
+        name="harness", instructions=SYSTEM_PROMPT, model=ScriptedModel(), tools=[read_file]
+    )
+    run = Runner.run(
+        agent, TASK, session=session, run_config=session.run_config(), max_turns=STEPS + 5
+    )
+    assert asyncio.run(run).final_output == FINAL
+    return calls, eng, counter
+
+
+# ----- LiteLLM and the SDK clients: the caller's loop --------------------------------------
+
+
+def _tool_calls(message: Any) -> list[tuple[str, str]]:
+    """(call id, path) of each tool call of an OpenAI-shaped assistant message."""
+    calls = getattr(message, "tool_calls", None) or []
+    return [(c.id, json.loads(c.function.arguments)["path"]) for c in calls]
+
+
+def run_litellm(family: str) -> Run:
+    import httpx
+    from litellm.llms.custom_httpx.http_handler import HTTPHandler
+
+    from regio.adapters import litellm as regio_litellm
+
+    calls: list[Call] = []
+    eng = engine()
+    counter = Compactions(eng)
+    eng.write("system", SYSTEM_PROMPT)
+
+    def server(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        if family == "anthropic":
+            calls.append(from_anthropic(body, planned_marks(eng)))
+            return httpx.Response(200, json=anthropic_reply(len(calls)))
+        calls.append(from_chat(body))
+        return httpx.Response(200, json=chat_reply(len(calls)))
+
+    transport = httpx.MockTransport(server)
+    if family == "anthropic":
+        model, client = (
+            "anthropic/claude-sonnet-4-6",
+            HTTPHandler(client=httpx.Client(transport=transport)),
+        )
+    else:
+        from openai import OpenAI
+
+        model = "openai/gpt-5"
+        client = OpenAI(api_key="sk-offline", http_client=httpx.Client(transport=transport))
+    eng.add_user(TASK)
+    for _ in range(STEPS + 1):
+        response = regio_litellm.completion(
+            eng, model=model, tools=[CHAT_TOOL], client=client, api_key="sk-offline"
+        )
+        for call_id, path in _tool_calls(response.choices[0].message):
+            eng.add_tool_result(call_id, tool_output(path))
+    assert response.choices[0].message.content == FINAL
+    return calls, eng, counter
+
+
+def run_sdk_client(family: str) -> Run:
+    calls: list[Call] = []
+    eng = engine()
+    counter = Compactions(eng)
+    eng.write("system", SYSTEM_PROMPT)
+    eng.add_user(TASK)
+    if family == "anthropic":
+        import anthropic
+
+        client = anthropic.Anthropic(
+            api_key="sk-offline", http_client=_anthropic_server(calls, eng)
+        )
+        for _ in range(STEPS + 1):
+            payload = eng.request("anthropic", tools=[ANTHROPIC_TOOL])[1]
+            response = client.messages.create(**payload)
+            eng.add_response(response, observe=True)
+            for block in response.content:
+                if block.type == "tool_use":
+                    eng.add_tool_result(block.id, tool_output(block.input["path"]))
+        assert response.content[0].text == FINAL
+    else:
+        import openai
+
+        chat = openai.OpenAI(api_key="sk-offline", http_client=_chat_server(calls))
+        for _ in range(STEPS + 1):
+            payload = eng.request("openai", tools=[CHAT_TOOL])[1]
+            completion = chat.chat.completions.create(**payload)
+            eng.add_response(completion, observe=True)
+            for call_id, path in _tool_calls(completion.choices[0].message):
+                eng.add_tool_result(call_id, tool_output(path))
+        assert completion.choices[0].message.content == FINAL
+    return calls, eng, counter
+
+
+# ----- Google ADK ------------------------------------------------------------------------
+
+
+def from_genai(contents: list[Any], system_instruction: Any) -> Call:
+    """A :class:`Call` of the contents and system instruction an ADK model received."""
+    system = [str(system_instruction)] if system_instruction else []
+    messages: list[tuple[str, list[Part]]] = []
+    for content in contents:
+        parts: list[Part] = []
+        for p in content.parts or []:
+            if p.function_call is not None:
+                fc = p.function_call
+                parts.append(Part("call", id=str(fc.id), args=dict(fc.args or {})))
+            elif p.function_response is not None:
+                fr = p.function_response
+                text = fr.response.get("result") if isinstance(fr.response, dict) else None
+                parts.append(Part("result", str(text), id=str(fr.id)))
+            elif p.text is not None:
+                parts.append(Part("text", p.text))
+        messages.append(("assistant" if content.role == "model" else "user", parts))
+    return Call(system, messages)
+
+
+def run_google_adk() -> Run:
+    from google.adk.agents import LlmAgent
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_response import LlmResponse
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    from regio.adapters.google_adk import RegioCallbacks
+
+    calls: list[Call] = []
+
+    class ScriptedGemini(BaseLlm):
+        model: str = "gemini-2.5-flash"
+
+        async def generate_content_async(self, llm_request, stream=False):  # type: ignore[no-untyped-def]
+            config = llm_request.config
+            calls.append(from_genai(list(llm_request.contents), config.system_instruction))
+            move = reply(len(calls))
+            if move is None:
+                part = types.Part(text=FINAL)
+            else:
+                call_id, name, path = move
+                call = types.FunctionCall(id=call_id, name=name, args={"path": path})
+                part = types.Part(function_call=call)
+            yield LlmResponse(content=types.Content(role="model", parts=[part]))
+
+    def read_file(path: str) -> str:
+        """Read a file."""
+        return tool_output(path)
+
+    eng = engine()
+    counter = Compactions(eng)
+    callbacks = RegioCallbacks(eng)
+    agent = LlmAgent(
+        name="harness",
+        model=ScriptedGemini(),
+        instruction=SYSTEM_PROMPT,
+        tools=[read_file],
+        before_model_callback=callbacks.before_model,
+        after_model_callback=callbacks.after_model,
+    )
+    runner = InMemoryRunner(agent=agent, app_name="harness")
+
+    async def run() -> str:
+        session = await runner.session_service.create_session(app_name="harness", user_id="u")
+        message = types.Content(role="user", parts=[types.Part(text=TASK)])
+        final = ""
+        async for event in runner.run_async(
+            user_id="u", session_id=session.id, new_message=message
+        ):
+            if event.content and event.content.parts and event.content.parts[0].text:
+                final = event.content.parts[0].text
+        return final
+
+    assert asyncio.run(run()) == FINAL
+    return calls, eng, counter
