@@ -61,6 +61,7 @@ from .relief import relieve_after, relieve_queued, with_originals
 from .reliefcut import relieve_before_cuts
 from .reliefmemo import ReliefMemo
 from .summarizer import check_summary, summarizer_limits
+from .textadmit import admit_value
 
 __all__ = [
     "BUG_TYPES",
@@ -452,6 +453,8 @@ def _accept(
     """Check and commit one summary; raises (changing nothing) when it is refused."""
     window = c.window
     text = outcome.text
+    if isinstance(text, str):  # anything else is refused by check_summary as empty
+        text = admit_value(c.emit, text, f"summary({p.region})")
     tokens = c.count_text(text)
     rolling = (
         c.options.carry_forward == "replace" and previous is not None and p.operation == "compact"
@@ -524,4 +527,5 @@ def schedule_compaction(c: Compactor, instructions: str | None) -> None:
     """Queue the compactable content for the next turn boundary with ``instructions`` added to
     the standing requirements (the ``compact`` tool runs mid-turn)."""
     queue_everything(c, "manual")
+    instructions = admit_value(c.emit, instructions, "compact", "instructions")
     c.book.scheduled = (instructions or "").strip() or None

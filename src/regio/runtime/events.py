@@ -20,6 +20,7 @@ __all__ = [
     "OverflowFailed",
     "OverflowRecovered",
     "StreamCallDiscarded",
+    "TextRepaired",
     "ToolCallHandled",
     "TriggerBelowFloor",
     "UsageObserved",
@@ -154,3 +155,20 @@ class OrphanToolResult(Event, frozen=True, tag="orphan_tool_result"):
 
     tool_use_id: str
     entry_id: str
+
+
+class TextRepaired(Event, frozen=True, tag="text_repaired"):
+    """Admitted text held UTF-16 surrogates, which no UTF-8 encoding has: lone ones were
+    replaced by U+FFFD and pairs joined into the character they encode, before anything was
+    stored (:mod:`regio.runtime.textadmit`). ``where`` is the call (``add_message``,
+    ``write(notes)``, ``handle_tool_call(context_write)``, ``summary(notes)``, ...),
+    ``places`` the fields changed (``blocks[0].text``), ``position`` the first surrogate's
+    index in the first of them, ``replaced`` / ``joined`` the totals and ``detail`` one line
+    for a log."""
+
+    where: str
+    places: tuple[str, ...]
+    position: int
+    replaced: int
+    joined: int
+    detail: str

@@ -19,6 +19,8 @@ from . import compaction as cp
 from .budget import EngineBudget
 from .compactor import CompactionResult, Compactor, Steps
 from .events import CompactionFinished, CompactionStarted, TriggerBelowFloor
+from .sizes import count_argument
+from .textadmit import admit_value
 
 __all__ = [
     "boundary_steps",
@@ -133,9 +135,10 @@ def manual_steps(
     ``compaction_finished`` are emitted even when there is nothing to compact. Raises
     :class:`ValueError` for a negative limit or a fraction outside ``[0, 1]``."""
     before = c.window.used_tokens
-    if keep_messages is not None and keep_messages < 0:
-        raise ValueError(f"keep_messages must be >= 0, got {keep_messages}")
+    if keep_messages is not None:
+        keep_messages = count_argument(keep_messages, "keep_messages", "compact")
     targets = cp.manual_targets(c, keep_tokens, keep_fraction)
+    instructions = admit_value(c.emit, instructions, "compact", "instructions")
     policy = cp.FlushPolicy.manual(instructions, targets, keep_messages)
     result = yield from cp.flush_steps(c, policy)
     if result is None:

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 from regio.regions import PendingCompaction, Region, SlidingWindow
 
+from .sizes import SizeError, count_argument
+
 if TYPE_CHECKING:
     from .compactor import Compactor
 
@@ -87,12 +89,17 @@ def manual_targets(
     ``keep_tokens``: tokens kept verbatim per region (0 compacts everything compactable);
     ``keep_fraction``: the fraction in ``[0, 1]`` of each region's current size kept verbatim
     (``int(fraction * used tokens)``); both given: the smaller wins; neither: the region's
-    hysteresis target (:func:`region_target`). Raises :class:`ValueError` for a negative
-    ``keep_tokens`` or a fraction outside ``[0, 1]``."""
-    if keep_tokens is not None and keep_tokens < 0:
-        raise ValueError(f"keep_tokens must be >= 0, got {keep_tokens}")
-    if keep_fraction is not None and not 0 <= keep_fraction <= 1:
-        raise ValueError(f"keep_fraction is a fraction in [0, 1], got {keep_fraction}")
+    hysteresis target (:func:`region_target`). Raises :class:`regio.runtime.errors.SizeError`
+    (a ``ValueError``) for a ``keep_tokens`` that is not a count or a fraction outside
+    ``[0, 1]``."""
+    if keep_tokens is not None:
+        keep_tokens = count_argument(keep_tokens, "keep_tokens", "compact")
+    if keep_fraction is not None and (
+        isinstance(keep_fraction, bool)
+        or not isinstance(keep_fraction, int | float)
+        or not 0 <= keep_fraction <= 1
+    ):
+        raise SizeError(f"compact: keep_fraction is a fraction in [0, 1], got {keep_fraction!r}")
     queue_everything(c, "manual")
     targets: dict[str, int] = {}
     for region in compactable_regions(c):

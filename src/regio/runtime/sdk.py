@@ -32,6 +32,7 @@ from typing import Any
 from regio.callargs import function_arguments
 from regio.content import Block, Message, Text, Thinking, ToolUse
 from regio.layout import ToolSpec
+from regio.textrepair import UnencodableValueError, describe_repairs, repair_value
 
 from .errors import SDKInputError
 from .sdk_media import message_of
@@ -136,9 +137,24 @@ def responses_message(data: dict[str, Any]) -> Message:
     return Message("assistant", tuple(blocks))
 
 
+def _encodable(spec: ToolSpec, index: int) -> ToolSpec:
+    """``spec`` when every string of it has a UTF-8 encoding; a tool definition with a lone
+    surrogate is refused (renaming a tool would break the application's dispatch)."""
+    try:
+        _fixed, repairs = repair_value(spec)
+    except UnencodableValueError as exc:
+        raise SDKInputError(f"tools[{index}] ({spec.name!r}): {exc}") from exc
+    if repairs:
+        raise SDKInputError(
+            f"tools[{index}]: {describe_repairs(repairs)}: a lone UTF-16 surrogate has no UTF-8 "
+            "encoding, so no provider accepts this tool definition; fix its text"
+        )
+    return spec
+
+
 def _tool(tool: Any, index: int) -> ToolSpec:
     if isinstance(tool, ToolSpec):
-        return tool
+        return _encodable(tool, index)
     data = _as_dict(tool, f"tools[{index}]", ACCEPTED_TOOLS)
     if data.get("type") == "function" and isinstance(data.get("function"), Mapping):
         data = dict(data["function"])
@@ -161,7 +177,7 @@ def _tool(tool: Any, index: int) -> ToolSpec:
         spec.validate()
     except ValueError as exc:
         raise SDKInputError(f"tools[{index}]: {exc}") from exc
-    return spec
+    return _encodable(spec, index)
 
 
 def tool_specs(tools: Iterable[Any]) -> tuple[ToolSpec, ...]:

@@ -1,0 +1,169 @@
+"""Text regio can render and save: lone UTF-16 surrogates found and repaired.
+
+A Python ``str`` may hold UTF-16 surrogate code points (U+D800 to U+DFFF) that have no UTF-8
+encoding: ``"\\ud800"`` written in Python, JSON or a YAML double-quoted string; bytes decoded
+with ``errors="surrogateescape"`` (``os.listdir`` of a file name that is not UTF-8, a
+subprocess's output, U+DC80 to U+DCFF); half of an emoji cut by a stream. Every Python API
+accepts such a string until it is encoded, which every request payload, content hash and save
+does, so one admitted surrogate makes every later request and save of a session fail.
+
+:func:`repair_text` gives the text a provider and a file can hold: a high surrogate followed by
+a low one becomes the character the pair encodes in UTF-16 (``"\\ud83d\\ude00"`` is one emoji),
+and every other surrogate becomes U+FFFD, the replacement character, as UTF-8 decoding with
+``errors="replace"`` would have given. :func:`repair_value` does it for every string of a
+value (text, dict keys, nested lists and dicts, msgspec structs such as blocks and entries)
+and says where (:class:`TextRepair`); it raises :class:`UnencodableValueError` for a value no
+JSON can hold (an object of another type, nesting deeper than :data:`MAX_DEPTH`). The engine
+calls it once when text is admitted (``regio.runtime.textadmit``).
+
+This module imports nothing of regio but its errors, so any layer can use it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from regio.errors import RegioError
+
+__all__ = [
+    "MAX_DEPTH",
+    "REPLACEMENT",
+    "SURROGATE",
+    "TextRepair",
+    "UnencodableValueError",
+    "describe_repairs",
+    "repair_text",
+    "repair_value",
+]
+
+#: One UTF-16 surrogate code point.
+SURROGATE = re.compile("[\ud800-\udfff]")
+#: U+FFFD, the character a lone surrogate becomes.
+REPLACEMENT = "\ufffd"
+#: Deepest nesting of lists, dicts and structs :func:`repair_value` walks (regio's structures
+#: use about 10 levels; tool-call arguments are bounded at 64, :mod:`regio.callargs`).
+MAX_DEPTH = 200
+
+_encoder = msgspec.json.Encoder()
+
+
+class UnencodableValueError(RegioError, TypeError):
+    """A value that no JSON can hold (an object of another type, nesting deeper than
+    :data:`MAX_DEPTH`); the message names its place."""
+
+
+class TextRepair(msgspec.Struct, frozen=True):
+    """Surrogates repaired in one string: ``place`` is where it is in the value
+    (``blocks[0].text``, ``input["path"]``, ``""`` for the value itself; ``(key)`` marks a dict
+    key), ``position`` the index (code points) of its first surrogate, ``replaced`` the lone
+    surrogates that became U+FFFD and ``joined`` the pairs that became one character."""
+
+    place: str
+    position: int
+    replaced: int
+    joined: int
+
+
+def repair_text(text: str) -> tuple[str, TextRepair | None]:
+    """``text`` with surrogate pairs joined and lone surrogates replaced by U+FFFD (module doc),
+    and what changed (``None``: ``text`` itself is returned, it had no surrogate). Linear;
+    an ASCII text is answered without a scan."""
+    if text.isascii():
+        return text, None
+    found = SURROGATE.search(text)
+    if found is None:
+        return text, None
+    fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    joined = len(text) - len(fixed)
+    surrogates = len(SURROGATE.findall(text))
+    return fixed, TextRepair("", found.start(), surrogates - 2 * joined, joined)
+
+
+def _at(place: str, repair: TextRepair) -> TextRepair:
+    return msgspec.structs.replace(repair, place=place)
+
+
+def _key(place: str, key: Any) -> str:
+    return f"{place}[{key!r}]"
+
+
+def _walk(value: Any, place: str, depth: int, out: list[TextRepair]) -> Any:
+    """``value`` repaired (the same object when nothing changed), appending to ``out``."""
+    if isinstance(value, str):
+        fixed, repair = repair_text(value)
+        if repair is not None:
+            out.append(_at(place, repair))
+        return fixed
+    if value is None or isinstance(value, bool | int | float | bytes | msgspec.UnsetType):
+        return value
+    if depth >= MAX_DEPTH:
+        raise UnencodableValueError(
+            f"{place or 'the value'} is nested more than {MAX_DEPTH} levels deep; flatten it"
+        )
+    if isinstance(value, msgspec.Struct):
+        changes = {}
+        for name in value.__struct_fields__:
+            child = getattr(value, name)
+            fixed = _walk(child, f"{place}.{name}" if place else name, depth + 1, out)
+            if fixed is not child:
+                changes[name] = fixed
+        return msgspec.structs.replace(value, **changes) if changes else value
+    if isinstance(value, Mapping):
+        items = []
+        changed = False
+        for key, child in value.items():
+            new_key = key
+            if isinstance(key, str):
+                new_key, repair = repair_text(key)
+                if repair is not None:
+                    out.append(_at(f"{_key(place, key)}(key)", repair))
+                    changed = True
+            fixed = _walk(child, _key(place, key), depth + 1, out)
+            changed = changed or fixed is not child
+            items.append((new_key, fixed))
+        return dict(items) if changed else value
+    if isinstance(value, list | tuple | set | frozenset):
+        children = list(value)
+        fixed_children = [
+            _walk(child, f"{place}[{i}]", depth + 1, out) for i, child in enumerate(children)
+        ]
+        if all(a is b for a, b in zip(children, fixed_children, strict=True)):
+            return value
+        return tuple(fixed_children) if isinstance(value, tuple) else fixed_children
+    return value  # another type: the final encode decides (module doc)
+
+
+def repair_value(value: Any, place: str = "") -> tuple[Any, tuple[TextRepair, ...]]:
+    """``value`` with every string repaired by :func:`repair_text` (dict keys and the fields of
+    msgspec structs included) and where it changed; ``value`` itself when nothing did. The
+    common case (nothing to repair) costs one JSON encode. ``place`` prefixes each
+    :attr:`TextRepair.place`. Raises :class:`UnencodableValueError` naming the place for a
+    value no JSON can hold."""
+    try:
+        _encoder.encode(value)
+    except (UnicodeEncodeError, TypeError, ValueError, RecursionError):
+        pass
+    else:
+        return value, ()
+    out: list[TextRepair] = []
+    fixed = _walk(value, place, 0, out)
+    try:
+        _encoder.encode(fixed)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise UnencodableValueError(f"{place or 'the value'} cannot be encoded: {exc}") from exc
+    return fixed, tuple(out)
+
+
+def describe_repairs(repairs: tuple[TextRepair, ...], limit: int = 3) -> str:
+    """One line naming the places repaired (at most ``limit``, then how many more)."""
+    parts = [
+        f"{r.place or 'the text'} at {r.position} ({r.replaced} replaced, {r.joined} joined)"
+        for r in repairs[:limit]
+    ]
+    if len(repairs) > limit:
+        parts.append(f"{len(repairs) - limit} more")
+    return "; ".join(parts)
