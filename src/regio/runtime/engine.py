@@ -23,6 +23,7 @@ persistence (:mod:`regio.runtime.persistence`). Events go through the window's b
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -53,7 +54,7 @@ from .state import SessionState
 from .streaming import AssistantStream
 from .tools import ContextToolOutcome, handle_tool_call, offered_tool_specs
 from .transcript import Transcript, TranscriptRecord
-from .usage import PriceLookup, UsageLedger, UsageRecord, rule_prices
+from .usage import PriceLookup, UsageLedger, UsageRecord, normalize_usage, rule_prices
 from .writes import clear_region, release_from, write_to
 
 __all__ = ["Engine"]
@@ -99,8 +100,14 @@ class Engine:
         if summarizer is None:
             summarizer = ExtractiveSummarizer(counter=window.counter)
         elif isinstance(summarizer, ExtractiveSummarizer) and summarizer.counter is None:
-            # the summary bound holds in the engine's tokens (the commit gate counts with them)
-            summarizer = attrs.evolve(summarizer, counter=window.counter)
+            # the summary bound holds in the engine's tokens (the commit gate counts with them);
+            # a copy, not attrs.evolve: a subclass may have a constructor of its own (and
+            # attributes of its own, which attrs' slotted copy leaves out)
+            own = dict(getattr(summarizer, "__dict__", {}))
+            summarizer = copy.copy(summarizer)
+            if own:
+                summarizer.__dict__.update(own)
+            summarizer.counter = window.counter
         self.window = window
         self.budget = EngineBudget(
             window=window, options=opts, calibration=calibration or Calibration()
@@ -342,12 +349,19 @@ class Engine:
         """Append the assistant message of a provider response: an Anthropic ``Message``, an
         OpenAI ``ChatCompletion`` or a Responses ``Response``, as SDK object or dict
         (:func:`regio.runtime.sdk.response_message`). With ``observe`` its usage is also
-        recorded (:meth:`observe`). Raises :class:`regio.runtime.sdk.SDKInputError` naming the
-        type for anything else."""
+        recorded (:meth:`observe`). Raises a :class:`regio.errors.RegioError` naming the place
+        for anything else (:class:`regio.runtime.sdk.SDKInputError` for another type or a part
+        of the wrong shape, :class:`regio.agent.errors.ProviderResponseError` for a response
+        without content, :class:`regio.runtime.errors.UsageError` for a usage it cannot read),
+        and nothing is stored then."""
         message, usage = response_message(response)
         if observe:
+            usage = usage_of(usage)
+            normalize_usage(usage)  # a usage it cannot read is refused before anything changes
+        entry = self.add_message(message)
+        if observe:
             self.observe(usage)
-        return self.add_message(message)
+        return entry
 
     def stream_assistant(self) -> AssistantStream:
         """An :class:`AssistantStream` that appends the streamed assistant message when it

@@ -14,7 +14,8 @@ from typing import Any
 import attrs
 import msgspec
 
-from regio.layout import DEFAULT_CHUNK_TOKENS, DEFAULT_SETTLE_SHARE, ToolSpec
+from regio.layout import DEFAULT_CHUNK_TOKENS, DEFAULT_SETTLE_SHARE, ToolSpec, strategy_for
+from regio.layout.model import TTLS
 from regio.policies.relief import ReliefPolicy
 
 from .summarizer import DEFAULT_STANDING_INSTRUCTIONS
@@ -72,6 +73,15 @@ def _known_context_tools(
         )
 
 
+def _known_strategy(_: Any, attribute: attrs.Attribute[str], value: str) -> None:
+    """A layout strategy regio knows (built in or registered,
+    :func:`regio.layout.strategy_for`): checked when the options are made, so an engine (or
+    a loaded state) never holds one every request would refuse."""
+    if not isinstance(value, str):
+        raise ValueError(f"{attribute.name} must be a strategy name, got {value!r}")
+    strategy_for(value)  # raises LayoutError naming the known strategies
+
+
 def _relief(value: Any) -> ReliefPolicy | None:
     """``None``, a :class:`ReliefPolicy`, or its mapping (a saved state) as one."""
     if value is None or isinstance(value, ReliefPolicy):
@@ -108,7 +118,8 @@ def _share(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
 class EngineOptions:
     """The options of one engine (sizes in tokens). Raises :class:`ValueError` for a value out
     of range (``context_window`` < 1, ``no_progress_limit`` < 1, ``chunk_tokens`` < 1,
-    ``settle_share`` outside ``(0, 1]``, an unknown ``carry_forward`` or ``context_tools``)."""
+    ``settle_share`` outside ``(0, 1]``, an unknown ``carry_forward``, ``context_tools``,
+    ``ttl`` or layout ``strategy``)."""
 
     #: Provider of :meth:`Engine.request` when none is given (``anthropic``, ``openai``, ...).
     #: Anthropic's Messages API is the one whose cache rules regio was first measured on.
@@ -121,10 +132,10 @@ class EngineOptions:
     output_reserve: int = 0
     #: Layout strategy (``regio``, or the comparison layouts ``naive``, ``kind``,
     #: ``volatility``); ``regio`` is the cache-aware layout of ``docs/layout.md``.
-    strategy: str = "regio"
+    strategy: str = attrs.field(default="regio", validator=_known_strategy)
     #: Cache TTL the layout plans breakpoints for: ``5m`` or ``1h`` (the two TTLs of
     #: https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching).
-    ttl: str = "5m"
+    ttl: str = attrs.field(default="5m", validator=attrs.validators.in_(TTLS))
     #: Size of the frozen chunks ``grows`` regions are packed into
     #: (:data:`regio.layout.DEFAULT_CHUNK_TOKENS`, where the default and its source are declared).
     chunk_tokens: int = attrs.field(default=DEFAULT_CHUNK_TOKENS, validator=_at_least_one)
