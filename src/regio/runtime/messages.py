@@ -21,7 +21,7 @@ from . import reliefadmit
 from .compactor import Compactor
 from .events import OrphanToolResult
 from .observations import observation_meta
-from .sizes import measured_tokens
+from .sizes import admission_tokens, measured_tokens
 from .state import SessionState
 from .textadmit import admit_message_text
 from .writes import entry_of
@@ -53,6 +53,9 @@ def admit_message(
     meta = observation_meta(message, observation)
     admission = reliefadmit.admit(c, message, tokens)  # changes nothing yet
     message, tokens = admission.message, admission.tokens
+    if tokens is None:  # counted once, and only up to what the conversation could admit
+        probe = Entry(id="", blocks=message.blocks, role=message.role)
+        tokens = admission_tokens(c.window, conv, probe)
     orphans = [
         b.tool_use_id for b in message.tool_results if c.window.call_group(b.tool_use_id) is None
     ]

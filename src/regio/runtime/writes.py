@@ -11,6 +11,7 @@ from regio.regions import Refusal, WriteResult
 
 from .compaction import room_steps
 from .compactor import Compactor
+from .sizes import admission_tokens
 from .textadmit import admit_entry_text, admit_value, blocks_of
 
 __all__ = ["clear_region", "entry_of", "release_from", "write_to"]
@@ -41,7 +42,10 @@ def write_to(
     else:
         blocks = blocks_of(content, where)
         blocks = admit_value(c.emit, blocks, where, "blocks")
-        content = c.window.make_entry(blocks, key=key)
+        # counted only up to what the region could admit (regio.runtime.sizes)
+        probe = Entry(id="", blocks=blocks, key=key)
+        tokens = admission_tokens(c.window, c.window.region(region), probe)
+        content = c.window.make_entry(blocks, key=key, tokens=tokens)
     steps = room_steps(c, region, content.tokens)
     if steps is not None:
         c.run(steps)
