@@ -464,7 +464,13 @@ def _accept(
         cap: int | None = summarizer_limits(c.summarizer)[2]
     except ValueError:
         cap = None
-    check_summary(text, summary_tokens=tokens, replaced_tokens=replaced, max_summary_tokens=cap)
+    check_summary(
+        text,
+        summary_tokens=tokens,
+        replaced_tokens=replaced,
+        max_summary_tokens=cap,
+        refusal_phrases=c.options.refusal_phrases,
+    )
     target = window.region(p.target) if p.target else None
     if target is None:
         raise CompactionError(f"{p.id}: region {p.region!r} has no compact_history")

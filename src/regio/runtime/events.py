@@ -15,6 +15,7 @@ __all__ = [
     "CompactionNoProgress",
     "CompactionRejected",
     "CompactionStarted",
+    "NothingCompacted",
     "OrphanToolResult",
     "OverBudget",
     "OverflowFailed",
@@ -71,6 +72,20 @@ class CompactionNoProgress(Event, frozen=True, tag="compaction_no_progress"):
     attempts: int
     size: int
     trigger: int
+
+
+class NothingCompacted(Event, frozen=True, tag="nothing_compacted"):
+    """A compaction (``trigger``: ``manual``, ``ceiling`` or ``overflow``) compacted nothing in
+    ``region`` (``tokens`` used), and why (``reason``): ``open_calls`` -- its only units
+    before the current turn are tool calls without a final result (``open_calls``), which are
+    never summarized until they are answered; ``current_turn`` -- it holds only the current
+    turn; ``at_target`` -- it is already at or below its target."""
+
+    trigger: str
+    region: str
+    reason: str
+    open_calls: tuple[str, ...]
+    tokens: int
 
 
 class TriggerBelowFloor(Event, frozen=True, tag="trigger_below_floor"):

@@ -19,6 +19,7 @@ from . import compaction as cp
 from .budget import EngineBudget
 from .compactor import CompactionResult, Compactor, Steps
 from .events import CompactionFinished, CompactionStarted, TriggerBelowFloor
+from .planning import report_nothing_compacted
 from .sizes import count_argument
 from .textadmit import admit_value
 
@@ -121,7 +122,10 @@ def pressure_steps(
     ``overflow``)."""
     if targets:
         cp.queue_everything(c, trigger)
-    return cp.flush_steps(c, cp.FlushPolicy.pressure(trigger, targets))
+    result = yield from cp.flush_steps(c, cp.FlushPolicy.pressure(trigger, targets))
+    if result is None:
+        report_nothing_compacted(c, trigger)
+    return result
 
 
 def manual_steps(
@@ -143,5 +147,6 @@ def manual_steps(
     result = yield from cp.flush_steps(c, policy)
     if result is None:
         c.emit(CompactionStarted("manual", (), 0, 0))
+        report_nothing_compacted(c, "manual")
         c.emit(CompactionFinished("manual", (), (), before, before, (), 0, ""))
     return result

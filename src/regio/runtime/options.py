@@ -20,6 +20,7 @@ from regio.policies.relief import ReliefPolicy
 
 from .summarizer import DEFAULT_STANDING_INSTRUCTIONS
 from .toolargs import DEFAULT_TOOL_LIMITS, ToolLimits
+from .validity import normalize_phrase
 
 __all__ = ["CARRY_FORWARD_MODES", "CONTEXT_TOOL_MODES", "TOOL_NAMES", "EngineOptions"]
 
@@ -80,6 +81,14 @@ def _known_strategy(_: Any, attribute: attrs.Attribute[str], value: str) -> None
     if not isinstance(value, str):
         raise ValueError(f"{attribute.name} must be a strategy name, got {value!r}")
     strategy_for(value)  # raises LayoutError naming the known strategies
+
+
+def _phrases(_: Any, attribute: attrs.Attribute[Any], value: tuple[Any, ...]) -> None:
+    for phrase in value:
+        if not isinstance(phrase, str) or not normalize_phrase(phrase):
+            raise ValueError(
+                f"{attribute.name}: every phrase must be text with a word in it, got {phrase!r}"
+            )
 
 
 def _relief(value: Any) -> ReliefPolicy | None:
@@ -161,6 +170,10 @@ class EngineOptions:
     )
     #: Requirements every summary must meet (the blueprint's instructions are added to them).
     standing_instructions: str = DEFAULT_STANDING_INSTRUCTIONS
+    #: Openings that make a summary a refusal besides the built-in English ones (a deployment
+    #: in another language adds its own: ``("Lo siento", "No puedo")``); compared
+    #: case-insensitively with the summary's start (:mod:`regio.runtime.validity`).
+    refusal_phrases: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=_phrases)
     #: Session id passed to the layout (provider cache routing keys); ``None``: none.
     session_id: str | None = None
     #: The blueprint the engine was built from, as YAML (saved so a state file stands alone).
