@@ -134,7 +134,14 @@ def _walk(value: Any, place: str, depth: int, out: list[TextRepair]) -> Any:
         if all(a is b for a, b in zip(children, fixed_children, strict=True)):
             return value
         return tuple(fixed_children) if isinstance(value, tuple) else fixed_children
-    return value  # another type: the final encode decides (module doc)
+    try:  # another type msgspec may encode (a datetime, a UUID, an enum ...)
+        _encoder.encode(value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise UnencodableValueError(
+            f"{place or 'the value'} is a {type(value).__name__}, which JSON cannot hold "
+            f"({exc}); pass text, numbers, lists or dicts"
+        ) from exc
+    return value
 
 
 def repair_value(value: Any, place: str = "") -> tuple[Any, tuple[TextRepair, ...]]:

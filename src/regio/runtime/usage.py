@@ -198,8 +198,13 @@ def normalize_usage(usage: Any) -> dict[str, Any]:
     if not _has(usage, "input_tokens") and not _has(usage, "prompt_tokens"):
         if isinstance(usage, Mapping) and not usage:
             return zero
+        shape = (
+            f"a mapping with keys {sorted(map(str, usage))[:8]}"
+            if isinstance(usage, Mapping)
+            else f"a {type(usage).__name__}"
+        )
         raise UsageError(
-            f"unrecognised usage {usage!r:.200}: expected Anthropic (input_tokens, "
+            f"unrecognised usage ({shape}): expected Anthropic (input_tokens, "
             "cache_read_input_tokens, ...) or OpenAI (prompt_tokens / input_tokens_details) fields"
         )
     out = dict(zero)
