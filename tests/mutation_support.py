@@ -50,9 +50,7 @@ hostile_scalars = (
 
 hostile_json = st.recursive(
     hostile_scalars,
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(hostile_text, inner, max_size=3)
-    ),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(hostile_text, inner, max_size=3),
     max_leaves=6,
 )
 

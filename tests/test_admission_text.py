@@ -147,7 +147,8 @@ def test_writes_to_regions_repair_the_text_the_key_and_a_whole_entry() -> None:
     assert "db is \ufffd" in stored_texts(e)
     note = e.window.region("notes").entries[0]
     assert (note.text, note.meta) == ("n\ufffd", {"m\ufffd": "v\ufffd"})
-    assert [ev.where for ev in repaired_events(e)] == ["write(facts)", "write(facts)", "write(notes)"]
+    wheres = [ev.where for ev in repaired_events(e)]
+    assert wheres == ["write(facts)", "write(facts)", "write(notes)"]
     renders_and_saves(e)
 
 

@@ -9,6 +9,7 @@ Example count: ``REGIO_FUZZ_EXAMPLES`` (default 100 in CI; the long run in
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -100,10 +101,8 @@ def test_fuzz_hostile_stream_deltas_are_admitted_repaired_or_refused_at_the_call
     engine.add_user("Read a.py.")
     stream = engine.stream_assistant()
     for op in ops:
-        try:
+        with contextlib.suppress(RegioError):  # refused at the call: the stream goes on
             apply(stream, op)
-        except RegioError:
-            pass
     entry = stream.cancel() if cancel else stream.finish()
     if entry is not None:
         assert entry.message.role == "assistant"

@@ -32,9 +32,7 @@ class MeteredCounter(TiktokenCounter):
         return super()._encode_chunk(chunk)
 
 
-texts = st.text(
-    st.sampled_from(list("ab cd,.\n'\u4e2d\u00e9")) | st.characters(), max_size=400
-)
+texts = st.text(st.sampled_from(list("ab cd,.\n'\u4e2d\u00e9")) | st.characters(), max_size=400)
 
 
 @settings(max_examples=150, deadline=None)
