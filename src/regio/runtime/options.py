@@ -8,7 +8,7 @@ clock, price lookup) is passed to :class:`regio.runtime.Engine` beside the optio
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -81,6 +81,12 @@ def _known_strategy(_: Any, attribute: attrs.Attribute[str], value: str) -> None
     if not isinstance(value, str):
         raise ValueError(f"{attribute.name} must be a strategy name, got {value!r}")
     strategy_for(value)  # raises LayoutError naming the known strategies
+
+
+def _phrase_tuple(value: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(value, str):  # one phrase, not its characters
+        return (value,)
+    return tuple(value)
 
 
 def _phrases(_: Any, attribute: attrs.Attribute[Any], value: tuple[Any, ...]) -> None:
@@ -173,7 +179,9 @@ class EngineOptions:
     #: Openings that make a summary a refusal besides the built-in English ones (a deployment
     #: in another language adds its own: ``("Lo siento", "No puedo")``); compared
     #: case-insensitively with the summary's start (:mod:`regio.runtime.validity`).
-    refusal_phrases: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=_phrases)
+    refusal_phrases: tuple[str, ...] = attrs.field(
+        default=(), converter=_phrase_tuple, validator=_phrases
+    )
     #: Session id passed to the layout (provider cache routing keys); ``None``: none.
     session_id: str | None = None
     #: The blueprint the engine was built from, as YAML (saved so a state file stands alone).

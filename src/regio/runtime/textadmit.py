@@ -118,7 +118,7 @@ def admit_value(emit: Callable[[Event], None], value: T, where: str, place: str 
                 describe_repairs(repairs),
             )
         )
-    return fixed  # type: ignore[no-any-return]
+    return fixed
 
 
 def admit_message_text(emit: Callable[[Event], None], message: Message, where: str) -> Message:
