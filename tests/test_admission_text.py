@@ -11,6 +11,7 @@ loads (``REGIO_FUZZ_EXAMPLES`` examples per entry point; 20 in CI).
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from regio.blueprint import BlueprintError, load_blueprint
 from regio.content import ContentTypeError, Entry, Text, Thinking, ToolUse
 from regio.runtime import Engine
 from regio.runtime.sdk import SDKInputError
+from regio.store import SQLiteStore
 from regio.textrepair import repair_text
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "20"))
@@ -103,6 +105,28 @@ def test_json_tool_arguments_holding_a_surrogate_escape_are_repaired_in_keys_and
     (call,) = entry.message.tool_calls
     assert call.id == "c\ufffd"
     assert call.input == {"p\ufffd": ["\ufffd", {"k": "\U0001f600 ok"}]}
+    renders_and_saves(e)
+
+
+def test_numbers_no_store_or_request_holds_are_kept_as_text_in_tool_arguments(
+    tmp_path: Path,
+) -> None:
+    e = engine()
+    args = {"big": 2**70, "neg": -(2**64), "nan": math.nan, "inf": [math.inf, -math.inf], "ok": 1.5}
+    entry = e.add_assistant("", [ToolUse("c1", "compute", args)])
+    assert entry.message.tool_calls[0].input == {
+        "big": str(2**70),
+        "neg": str(-(2**64)),
+        "nan": "NaN",
+        "inf": ["Infinity", "-Infinity"],
+        "ok": 1.5,
+    }
+    (event,) = repaired_events(e)
+    assert event.converted == 5
+    db = SQLiteStore(tmp_path / "s.db")
+    e.save_to(db, "s")  # msgpack holds no integer past 64 bits: this save used to fail
+    assert Engine.load_from(db, "s").request()[1] == e.request()[1]
+    db.close()
     renders_and_saves(e)
 
 

@@ -3,7 +3,7 @@ deltas (lone surrogates, JSON escapes of them, values that are not text, calls o
 either goes in or raises a ``RegioError`` at the call; what finishes is admitted repaired, and
 the engine still renders and saves.
 
-Example count: ``REGIO_FUZZ_EXAMPLES`` (default 100 in CI; the long run in
+Example count: ``REGIO_FUZZ_EXAMPLES`` (default 60 in CI; the long run in
 ``docs/security.md`` used 2,000).
 """
 
@@ -25,7 +25,7 @@ from regio.content import Text
 from regio.errors import RegioError
 from regio.runtime import Engine
 
-EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "100"))
+EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,

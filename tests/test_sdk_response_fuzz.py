@@ -3,7 +3,7 @@ mutation of a valid Anthropic Messages, Chat Completions (with tool calls, or wi
 ``function_call``) or Responses response is either admitted (and the engine still renders and
 saves) or refused with a ``RegioError`` that changed nothing stored.
 
-Example count: ``REGIO_FUZZ_EXAMPLES`` (default 100 per response shape in CI; the long run in
+Example count: ``REGIO_FUZZ_EXAMPLES`` (default 60 per response shape in CI; the long run in
 ``docs/security.md`` used 2,000 per shape).
 """
 
@@ -24,7 +24,7 @@ from regio.blueprint import load_blueprint
 from regio.errors import RegioError
 from regio.runtime import Engine
 
-EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "100"))
+EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,

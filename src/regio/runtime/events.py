@@ -173,13 +173,15 @@ class OrphanToolResult(Event, frozen=True, tag="orphan_tool_result"):
 
 
 class TextRepaired(Event, frozen=True, tag="text_repaired"):
-    """Admitted text held UTF-16 surrogates, which no UTF-8 encoding has: lone ones were
-    replaced by U+FFFD and pairs joined into the character they encode, before anything was
-    stored (:mod:`regio.runtime.textadmit`). ``where`` is the call (``add_message``,
+    """An admitted value held text or numbers no request or save can hold, repaired before
+    anything was stored (:mod:`regio.runtime.textadmit`, :mod:`regio.textrepair`): lone UTF-16
+    surrogates replaced by U+FFFD, surrogate pairs joined into the character they encode,
+    numbers outside what JSON and msgpack hold (an integer past 64 bits, ``NaN``, an infinity)
+    in tool arguments or metadata kept as their text. ``where`` is the call (``add_message``,
     ``write(notes)``, ``handle_tool_call(context_write)``, ``summary(notes)``, ...),
     ``places`` the fields changed (``blocks[0].text``), ``position`` the first surrogate's
-    index in the first of them, ``replaced`` / ``joined`` the totals and ``detail`` one line
-    for a log."""
+    index in the first of them, ``replaced`` / ``joined`` / ``converted`` the totals and
+    ``detail`` one line for a log."""
 
     where: str
     places: tuple[str, ...]
@@ -187,3 +189,4 @@ class TextRepaired(Event, frozen=True, tag="text_repaired"):
     replaced: int
     joined: int
     detail: str
+    converted: int = 0

@@ -175,16 +175,18 @@ def responses_message(data: dict[str, Any]) -> Message:
 
 
 def _encodable(spec: ToolSpec, index: int) -> ToolSpec:
-    """``spec`` when every string of it has a UTF-8 encoding; a tool definition with a lone
-    surrogate is refused (renaming a tool would break the application's dispatch)."""
+    """``spec`` when every value of it can be sent; a tool definition with a lone surrogate or
+    an unsendable number is refused (renaming a tool would break the application's
+    dispatch)."""
     try:
         _fixed, repairs = repair_value(spec)
     except UnencodableValueError as exc:
         raise SDKInputError(f"tools[{index}] ({spec.name!r}): {exc}") from exc
     if repairs:
         raise SDKInputError(
-            f"tools[{index}]: {describe_repairs(repairs)}: a lone UTF-16 surrogate has no UTF-8 "
-            "encoding, so no provider accepts this tool definition; fix its text"
+            f"tools[{index}]: {describe_repairs(repairs)}: no provider accepts this tool "
+            "definition (a lone UTF-16 surrogate has no UTF-8 encoding, and JSON holds no NaN, "
+            "infinity or integer past 64 bits); fix it"
         )
     return spec
 

@@ -6,7 +6,9 @@ Every value the engine stores or sends passes one of these before anything chang
 ``add_response``, streamed turns, the adapters), a write (``Engine.write`` / ``append`` and the
 context tools' writes), a context tool's arguments, a summary, compaction instructions and
 tool definitions. Lone UTF-16 surrogates are replaced by U+FFFD and surrogate pairs joined
-(:func:`regio.textrepair.repair_text`), and a ``text_repaired`` event
+(:func:`regio.textrepair.repair_text`), numbers no store or request can hold in tool arguments
+and metadata are kept as their text (:func:`regio.textrepair.repair_value`), and a
+``text_repaired`` event
 (:class:`regio.runtime.events.TextRepaired`) names the call, the places and the first
 position, so a session never holds text it cannot render or save. A value no JSON can hold,
 or a block whose fields have the wrong types, raises :class:`regio.content.ContentTypeError`
@@ -116,6 +118,7 @@ def admit_value(emit: Callable[[Event], None], value: T, where: str, place: str 
                 sum(r.replaced for r in repairs),
                 sum(r.joined for r in repairs),
                 describe_repairs(repairs),
+                sum(r.converted for r in repairs),
             )
         )
     return fixed
