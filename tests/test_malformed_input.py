@@ -23,6 +23,7 @@ from regio.layout.repair import LayoutError
 from regio.runtime import Engine, ExtractiveSummarizer
 from regio.runtime.errors import RuntimeStateError
 from regio.runtime.sdk import SDKInputError, message_of
+from sdk_responses_support import LEGACY_FUNCTION_CALL
 
 BLUEPRINT = load_blueprint(
     """
@@ -39,24 +40,7 @@ regions:
 """
 )
 
-LEGACY = {
-    "id": "chatcmpl-9",
-    "object": "chat.completion",
-    "created": 1_700_000_000,
-    "model": "gpt-3.5-turbo-0613",
-    "choices": [
-        {
-            "index": 0,
-            "finish_reason": "function_call",
-            "message": {
-                "role": "assistant",
-                "content": None,
-                "function_call": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
-            },
-        }
-    ],
-    "usage": {"prompt_tokens": 80, "completion_tokens": 9},
-}
+LEGACY = LEGACY_FUNCTION_CALL
 
 
 def engine() -> Engine:
@@ -70,7 +54,7 @@ def test_a_legacy_function_call_is_read_as_a_tool_call_with_a_stable_valid_id() 
     e = engine()
     entry = e.add_response(LEGACY, observe=True)
     (call,) = entry.message.tool_calls
-    assert (call.name, call.input) == ("get_weather", {"city": "Oslo"})
+    assert (call.name, call.input) == ("read", {"path": "a.py"})
     assert call.id.startswith(LEGACY_CALL_PREFIX)
     assert call.id.replace("_", "").replace("-", "").isalnum()  # Anthropic's id pattern
     assert openai_chat_completion(LEGACY).message.tool_calls[0].id == call.id

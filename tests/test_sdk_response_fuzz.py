@@ -23,6 +23,12 @@ from mutation_support import mutate, mutation_picks
 from regio.blueprint import load_blueprint
 from regio.errors import RegioError
 from regio.runtime import Engine
+from sdk_responses_support import (
+    ANTHROPIC_MESSAGE,
+    CHAT_COMPLETION,
+    LEGACY_FUNCTION_CALL,
+    RESPONSES_RESPONSE,
+)
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(
@@ -42,101 +48,11 @@ regions:
 """
 )
 
-USAGE_ANTHROPIC = {
-    "input_tokens": 10,
-    "output_tokens": 5,
-    "cache_read_input_tokens": 90,
-    "cache_creation_input_tokens": 0,
-}
-
 RESPONSES: dict[str, dict[str, Any]] = {
-    "anthropic": {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-sonnet-4-6",
-        "content": [
-            {"type": "thinking", "thinking": "look first", "signature": "sig"},
-            {"type": "text", "text": "Reading it."},
-            {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.py"}},
-        ],
-        "stop_reason": "tool_use",
-        "usage": USAGE_ANTHROPIC,
-    },
-    "chat": {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 1,
-        "model": "gpt-5",
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "tool_calls",
-                "message": {
-                    "role": "assistant",
-                    "content": "Reading it.",
-                    "reasoning_content": "look first",
-                    "tool_calls": [
-                        {
-                            "id": "call_1",
-                            "type": "function",
-                            "function": {"name": "read", "arguments": '{"path": "a.py"}'},
-                        }
-                    ],
-                },
-            }
-        ],
-        "usage": {
-            "prompt_tokens": 100,
-            "completion_tokens": 5,
-            "prompt_tokens_details": {"cached_tokens": 64},
-        },
-    },
-    "chat_function_call": {
-        "id": "chatcmpl-2",
-        "object": "chat.completion",
-        "created": 2,
-        "model": "gpt-3.5-turbo-0613",
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "function_call",
-                "message": {
-                    "role": "assistant",
-                    "content": None,
-                    "function_call": {"name": "read", "arguments": '{"path": "a.py"}'},
-                },
-            }
-        ],
-        "usage": {"prompt_tokens": 80, "completion_tokens": 7},
-    },
-    "responses": {
-        "id": "resp_1",
-        "object": "response",
-        "created_at": 1,
-        "model": "gpt-5",
-        "output": [
-            {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "x"}]},
-            {
-                "type": "message",
-                "id": "msg_1",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": "Reading it.", "annotations": []}],
-            },
-            {
-                "type": "function_call",
-                "id": "fc_1",
-                "call_id": "call_1",
-                "name": "read",
-                "arguments": '{"path": "a.py"}',
-            },
-        ],
-        "usage": {
-            "input_tokens": 100,
-            "output_tokens": 5,
-            "input_tokens_details": {"cached_tokens": 64},
-        },
-    },
+    "anthropic": ANTHROPIC_MESSAGE,
+    "chat": CHAT_COMPLETION,
+    "chat_function_call": LEGACY_FUNCTION_CALL,
+    "responses": RESPONSES_RESPONSE,
 }
 
 

@@ -151,17 +151,29 @@ def _chat_content(content: Any, data: Any) -> str:
     return _text(content, "choices[0].message.content", data)
 
 
+def _name(value: Any, missing: str, data: Any) -> str:
+    """A tool call's name; :class:`ProviderResponseError` ``missing`` when absent or not text."""
+    if not isinstance(value, str) or not value:
+        raise ProviderResponseError(missing, raw=data)
+    return value
+
+
+def _call_id(value: Any, default: str, where: str, data: Any) -> str:
+    """A tool call's id as text (``default`` when absent); :class:`ProviderResponseError` for
+    an id that is neither text nor a number."""
+    value = value or default
+    if not isinstance(value, str | int):
+        raise ProviderResponseError(f"{where}.id is a {type(value).__name__}", raw=data)
+    return str(value)
+
+
 def _chat_call(call: Any, index: int, data: Any) -> ToolUse:
     where = f"choices[0].message.tool_calls[{index}]"
     call = _object(call, where, data)
     function = _object(call.get("function") or {}, f"{where}.function", data)
-    name = function.get("name")
-    if not isinstance(name, str) or not name:
-        raise ProviderResponseError(f"tool_calls[{index}] has no function name", raw=data)
-    call_id = call.get("id") or f"call_{index}"
-    if not isinstance(call_id, str | int):
-        raise ProviderResponseError(f"{where}.id is a {type(call_id).__name__}", raw=data)
-    return ToolUse(id=str(call_id), name=name, input=function_arguments(function.get("arguments")))
+    name = _name(function.get("name"), f"tool_calls[{index}] has no function name", data)
+    call_id = _call_id(call.get("id"), f"call_{index}", where, data)
+    return ToolUse(id=call_id, name=name, input=function_arguments(function.get("arguments")))
 
 
 def openai_chat_completion(data: dict[str, Any]) -> Completion:
@@ -205,9 +217,7 @@ def openai_chat_completion(data: dict[str, Any]) -> Completion:
     legacy = message.get("function_call")
     if legacy is not None:
         legacy = _object(legacy, "choices[0].message.function_call", data)
-        name = legacy.get("name")
-        if not isinstance(name, str) or not name:
-            raise ProviderResponseError("function_call has no function name", raw=data)
+        name = _name(legacy.get("name"), "function_call has no function name", data)
         arguments = legacy.get("arguments")
         blocks.append(
             ToolUse(legacy_call_id(data, name, arguments), name, function_arguments(arguments))
@@ -264,13 +274,9 @@ def _anthropic_block(item: Any, index: int, data: Any) -> Block | None:
                 arguments = {INVALID_ARGUMENTS_KEY: json.dumps(arguments, default=str)}
             except (ValueError, RecursionError):  # nested past the stack, a circular list
                 arguments = invalid_arguments(arguments)
-        name = item.get("name")
-        if not isinstance(name, str) or not name:
-            raise ProviderResponseError(f"{where} (tool_use) has no name", raw=data)
-        call_id = item.get("id") or f"toolu_{index}"
-        if not isinstance(call_id, str | int):
-            raise ProviderResponseError(f"{where}.id is a {type(call_id).__name__}", raw=data)
-        return ToolUse(id=str(call_id), name=name, input=arguments)
+        name = _name(item.get("name"), f"{where} (tool_use) has no name", data)
+        call_id = _call_id(item.get("id"), f"toolu_{index}", where, data)
+        return ToolUse(id=call_id, name=name, input=arguments)
     if kind == "thinking":
         return Thinking(
             _text(item.get("thinking"), f"{where}.thinking", data),
