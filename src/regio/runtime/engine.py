@@ -23,7 +23,6 @@ persistence (:mod:`regio.runtime.persistence`). Events go through the window's b
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -100,14 +99,8 @@ class Engine:
         if summarizer is None:
             summarizer = ExtractiveSummarizer(counter=window.counter)
         elif isinstance(summarizer, ExtractiveSummarizer) and summarizer.counter is None:
-            # the summary bound holds in the engine's tokens (the commit gate counts with them);
-            # a copy, not attrs.evolve: a subclass may have a constructor of its own (and
-            # attributes of its own, which attrs' slotted copy leaves out)
-            own = dict(getattr(summarizer, "__dict__", {}))
-            summarizer = copy.copy(summarizer)
-            if own:
-                summarizer.__dict__.update(own)
-            summarizer.counter = window.counter
+            # the summary bound holds in the engine's tokens (the commit gate counts with them)
+            summarizer = summarizer.with_counter(window.counter)
         self.window = window
         self.budget = EngineBudget(
             window=window, options=opts, calibration=calibration or Calibration()
@@ -349,15 +342,12 @@ class Engine:
         """Append the assistant message of a provider response: an Anthropic ``Message``, an
         OpenAI ``ChatCompletion`` or a Responses ``Response``, as SDK object or dict
         (:func:`regio.runtime.sdk.response_message`). With ``observe`` its usage is also
-        recorded (:meth:`observe`). Raises a :class:`regio.errors.RegioError` naming the place
-        for anything else (:class:`regio.runtime.sdk.SDKInputError` for another type or a part
-        of the wrong shape, :class:`regio.agent.errors.ProviderResponseError` for a response
-        without content, :class:`regio.runtime.errors.UsageError` for a usage it cannot read),
-        and nothing is stored then."""
+        recorded (:meth:`observe`). Anything else raises a :class:`regio.errors.RegioError`
+        naming the place (``SDKInputError``, ``ProviderResponseError``, ``UsageError``), and
+        nothing is stored."""
         message, usage = response_message(response)
-        if observe:
-            usage = usage_of(usage)
-            normalize_usage(usage)  # a usage it cannot read is refused before anything changes
+        if observe:  # the usage is read first, so a usage it cannot read stores nothing
+            normalize_usage(usage := usage_of(usage))
         entry = self.add_message(message)
         if observe:
             self.observe(usage)
