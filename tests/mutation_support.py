@@ -1,5 +1,5 @@
 """Hostile values and structural mutations of JSON trees, shared by the input fuzzers
-(SDK responses, streamed turns, tool arguments).
+(SDK responses, streamed turns, tool arguments), with their settings and engine.
 
 ``hostile_text``: any text, lone UTF-16 surrogates and surrogate pairs included (hypothesis'
 default alphabet leaves surrogates out). ``hostile_json``: JSON-like values of every type a
@@ -12,9 +12,36 @@ it, or wrap it in a list.
 from __future__ import annotations
 
 import copy
+import os
 from typing import Any
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+
+from regio.blueprint import load_blueprint
+
+#: A pinned system prompt and a conversation: the engine the input fuzzers feed.
+CONVERSATION_BLUEPRINT = load_blueprint(
+    """
+version: 1
+name: fuzzed
+model: {provider: anthropic, name: claude-sonnet-4-6, context_window: 200000}
+regions:
+  - {name: system, kind: pinned, volatility: stable, budget: 1000, seed: "Be brief."}
+  - {name: conversation, kind: sliding_window, budget: 20000}
+"""
+)
+
+
+def fuzz_settings(default: int) -> Any:
+    """Hypothesis settings of an input fuzzer: ``REGIO_FUZZ_EXAMPLES`` examples (``default``
+    in CI), no deadline, large hostile values allowed."""
+    return settings(
+        max_examples=int(os.environ.get("REGIO_FUZZ_EXAMPLES", str(default))),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+
 
 #: Every code point, surrogates (category Cs) included.
 any_character = st.characters(min_codepoint=0, max_codepoint=0x10FFFF, categories=None)

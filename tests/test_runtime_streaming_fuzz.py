@@ -11,37 +11,20 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from mutation_support import hostile_json, hostile_text
-from regio.blueprint import load_blueprint
+from mutation_support import CONVERSATION_BLUEPRINT, fuzz_settings, hostile_json, hostile_text
 from regio.content import Text
 from regio.errors import RegioError
 from regio.runtime import Engine
 
-EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "60"))
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-
-BLUEPRINT = load_blueprint(
-    """
-version: 1
-name: streams
-model: {provider: anthropic, name: claude-sonnet-4-6, context_window: 200000}
-regions:
-  - {name: system, kind: pinned, volatility: stable, budget: 1000, seed: "Be brief."}
-  - {name: conversation, kind: sliding_window, budget: 20000}
-"""
-)
+FUZZ = fuzz_settings(60)
+BLUEPRINT = CONVERSATION_BLUEPRINT
 
 call_ids = st.sampled_from(["c1", "c2", "c3"]) | hostile_json
 texts = hostile_text | hostile_json

@@ -10,17 +10,15 @@ Example count: ``REGIO_FUZZ_EXAMPLES`` (default 60 per response shape in CI; the
 from __future__ import annotations
 
 import copy
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
-from mutation_support import mutate, mutation_picks
-from regio.blueprint import load_blueprint
+from mutation_support import CONVERSATION_BLUEPRINT, fuzz_settings, mutate, mutation_picks
 from regio.errors import RegioError
 from regio.runtime import Engine
 from sdk_responses_support import (
@@ -30,23 +28,8 @@ from sdk_responses_support import (
     RESPONSES_RESPONSE,
 )
 
-EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "60"))
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-
-BLUEPRINT = load_blueprint(
-    """
-version: 1
-name: responses
-model: {provider: anthropic, name: claude-sonnet-4-6, context_window: 200000}
-regions:
-  - {name: system, kind: pinned, volatility: stable, budget: 1000, seed: "Be brief."}
-  - {name: conversation, kind: sliding_window, budget: 20000}
-"""
-)
+FUZZ = fuzz_settings(60)
+BLUEPRINT = CONVERSATION_BLUEPRINT
 
 RESPONSES: dict[str, dict[str, Any]] = {
     "anthropic": ANTHROPIC_MESSAGE,
