@@ -24,6 +24,7 @@ from regio.callargs import function_arguments
 from regio.content import Block, Document, Image, Message, Text, ToolResult, ToolUse
 from regio.runtime.sdk import SDKInputError
 from regio.runtime.sdk_media import media_of_part
+from regio.runtime.sdk_read import plain_dict
 
 __all__ = ["chat_messages", "content_blocks", "content_text", "response_items"]
 
@@ -102,11 +103,31 @@ def _tool_result(call_id: str, content: Any, where: str) -> Message:
     return Message.tool((ToolResult(call_id, text, media=media),))
 
 
+def _item(raw: Any, where: str) -> Mapping[str, Any]:
+    """One message or input item as a mapping (an SDK object's ``model_dump``); raises
+    :class:`SDKInputError` naming ``where`` for anything else (``None``, a string, ...)."""
+    item = plain_dict(raw, exclude_none=True)
+    if item is None:
+        raise SDKInputError(
+            f"{where}: cannot read a {type(raw).__name__}; expected a message or input item "
+            "object (a dict with a role or a type)"
+        )
+    return item
+
+
+def _id(item: Mapping[str, Any], key: str, where: str) -> str:
+    value = item.get(key)
+    if isinstance(value, bool) or not isinstance(value, str | int) or value == "":
+        raise SDKInputError(f"{where}: {key!r} is missing or not text")
+    return str(value)
+
+
 def chat_messages(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
     """regio messages of Chat Completions message dicts (module doc). Raises
     :class:`SDKInputError` naming the index for an unknown role or part."""
     out: list[Message] = []
-    for index, m in enumerate(messages):
+    for index, raw in enumerate(messages):
+        m = _item(raw, f"messages[{index}]")
         role = m.get("role")
         where = f"messages[{index}].content"
         if role in ("system", "developer"):
@@ -118,10 +139,11 @@ def chat_messages(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
             text = content_text(m.get("content"))
             if text:
                 blocks.append(Text(text))
-            for call in m.get("tool_calls") or []:
-                fn = call.get("function") or {}
+            for n, raw_call in enumerate(m.get("tool_calls") or []):
+                call = _item(raw_call, f"messages[{index}].tool_calls[{n}]")
+                fn = _item(call.get("function") or {}, f"messages[{index}].tool_calls[{n}]")
                 args = function_arguments(fn.get("arguments"))
-                blocks.append(ToolUse(str(call["id"]), str(fn.get("name")), args))
+                blocks.append(ToolUse(_id(call, "id", where), str(fn.get("name")), args))
             out.append(Message("assistant", tuple(blocks)))
         elif role == "tool":
             out.append(_tool_result(str(m.get("tool_call_id")), m.get("content"), where))
@@ -135,7 +157,8 @@ def response_items(items: Iterable[Mapping[str, Any]]) -> list[Message]:
     items join the assistant message before them. Raises :class:`SDKInputError` naming the
     index for an item or part it cannot read."""
     out: list[Message] = []
-    for index, item in enumerate(items):
+    for index, raw in enumerate(items):
+        item = _item(raw, f"items[{index}]")
         kind = item.get("type", "message")
         role = item.get("role")
         where = f"items[{index}]"
@@ -147,14 +170,14 @@ def response_items(items: Iterable[Mapping[str, Any]]) -> list[Message]:
             out.append(Message("assistant", (Text(content_text(item.get("content"))),)))
         elif kind == "function_call":
             args = function_arguments(item.get("arguments"))
-            call = ToolUse(str(item["call_id"]), str(item["name"]), args)
+            call = ToolUse(_id(item, "call_id", where), _id(item, "name", where), args)
             if out and out[-1].role == "assistant":
                 out[-1] = Message("assistant", (*out[-1].blocks, call))
             else:
                 out.append(Message("assistant", (call,)))
         elif kind == "function_call_output":
             output = item.get("output")
-            out.append(_tool_result(str(item["call_id"]), output, f"{where}.output"))
+            out.append(_tool_result(_id(item, "call_id", where), output, f"{where}.output"))
         elif kind == "reasoning":
             continue
         else:

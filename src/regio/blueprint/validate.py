@@ -46,7 +46,7 @@ from regio.blueprint.spec import (
     SeedFile,
     SlidingWindowSpec,
 )
-from regio.blueprint.toolroom import check_tool_room
+from regio.blueprint.toolroom import check_tool_room, check_trigger_floor
 from regio.errors import RegionConfigError
 from regio.policies.budget import Budget
 
@@ -161,6 +161,8 @@ def validate_semantics(
     check_pressure(blueprint, budgets, report.warn)
     fixed = {i: n for i, n in budgets.items() if never_shrinks(blueprint.regions[i])}
     check_tool_room(blueprint, budgets, fixed, report.warn)
+    seeds = [text for i in fixed for _, text in _seed_texts(blueprint.regions[i])]
+    check_trigger_floor(blueprint, fixed, seeds, report.warn)
     return report.issues, report.warnings
 
 

@@ -39,6 +39,7 @@ import attrs
 import msgspec
 
 from regio.content import Block, Role, Text, ToolResult, ToolUse
+from regio.errors import RegioError
 
 from .events import (
     LayoutEvent,
@@ -82,7 +83,7 @@ RUNNING_RESULT = (
 REPORT = "progress:"
 
 
-class LayoutError(ValueError):
+class LayoutError(RegioError, ValueError):
     """Input the layout cannot turn into a request; the message names the place and the fix."""
 
 

@@ -24,6 +24,7 @@ from typing import Any
 from regio.blueprint import Blueprint, CompactingSpec, build_window, dump_blueprint, load_blueprint
 from regio.blueprint.contextspec import edits_value
 from regio.blueprint.reliefspec import relief_policy
+from regio.policies.hysteresis import resolve_mark
 from regio.tokens import chat_format_for_model, get_counter
 
 from .extractive import ExtractiveSummarizer
@@ -106,12 +107,18 @@ def engine_options(
         model=bp.model.name,
         context_window=bp.model.context_window,
         output_reserve=bp.model.max_output_tokens,
+        compact_trigger=(
+            None
+            if bp.window.compact_trigger is None
+            else resolve_mark(bp.window.compact_trigger, bp.window_tokens)
+        ),
         strategy=bp.layout.strategy,
         ttl=bp.cache.ttl,
         chunk_tokens=bp.layout.chunk_tokens,
         settle_share=bp.layout.settle_share,
         targets=targets,
         standing_instructions=standing_instructions(bp),
+        refusal_phrases=bp.summarizer.refusal_phrases,
         blueprint_text=dump_blueprint(bp, inline_seeds=True),
         tokenizer=bp.tokenizer,
         context_tools=bp.tools.context,

@@ -61,6 +61,7 @@ from .relief import relieve_after, relieve_queued, with_originals
 from .reliefcut import relieve_before_cuts
 from .reliefmemo import ReliefMemo
 from .summarizer import check_summary, summarizer_limits
+from .textadmit import admit_value
 
 __all__ = [
     "BUG_TYPES",
@@ -452,6 +453,8 @@ def _accept(
     """Check and commit one summary; raises (changing nothing) when it is refused."""
     window = c.window
     text = outcome.text
+    if isinstance(text, str):  # anything else is refused by check_summary as empty
+        text = admit_value(c.emit, text, f"summary({p.region})")
     tokens = c.count_text(text)
     rolling = (
         c.options.carry_forward == "replace" and previous is not None and p.operation == "compact"
@@ -461,7 +464,13 @@ def _accept(
         cap: int | None = summarizer_limits(c.summarizer)[2]
     except ValueError:
         cap = None
-    check_summary(text, summary_tokens=tokens, replaced_tokens=replaced, max_summary_tokens=cap)
+    check_summary(
+        text,
+        summary_tokens=tokens,
+        replaced_tokens=replaced,
+        max_summary_tokens=cap,
+        refusal_phrases=c.options.refusal_phrases,
+    )
     target = window.region(p.target) if p.target else None
     if target is None:
         raise CompactionError(f"{p.id}: region {p.region!r} has no compact_history")
@@ -524,4 +533,5 @@ def schedule_compaction(c: Compactor, instructions: str | None) -> None:
     """Queue the compactable content for the next turn boundary with ``instructions`` added to
     the standing requirements (the ``compact`` tool runs mid-turn)."""
     queue_everything(c, "manual")
+    instructions = admit_value(c.emit, instructions, "compact", "instructions")
     c.book.scheduled = (instructions or "").strip() or None

@@ -55,7 +55,7 @@ from .state import SessionState
 from .streaming import AssistantStream
 from .tools import ContextToolOutcome, handle_tool_call, offered_tool_specs
 from .transcript import Transcript, TranscriptRecord
-from .usage import PriceLookup, UsageLedger, UsageRecord, rule_prices
+from .usage import PriceLookup, UsageLedger, UsageRecord, normalize_usage, rule_prices
 from .writes import clear_region, release_from, write_to
 
 __all__ = ["Engine"]
@@ -102,7 +102,7 @@ class Engine:
             summarizer = ExtractiveSummarizer(counter=window.counter)
         elif isinstance(summarizer, ExtractiveSummarizer) and summarizer.counter is None:
             # the summary bound holds in the engine's tokens (the commit gate counts with them)
-            summarizer = attrs.evolve(summarizer, counter=window.counter)
+            summarizer = summarizer.with_counter(window.counter)
         self.window = window
         self.budget = EngineBudget(
             window=window, options=opts, calibration=calibration or Calibration()
@@ -344,12 +344,16 @@ class Engine:
         """Append the assistant message of a provider response: an Anthropic ``Message``, an
         OpenAI ``ChatCompletion`` or a Responses ``Response``, as SDK object or dict
         (:func:`regio.runtime.sdk.response_message`). With ``observe`` its usage is also
-        recorded (:meth:`observe`). Raises :class:`regio.runtime.sdk.SDKInputError` naming the
-        type for anything else."""
+        recorded (:meth:`observe`). Anything else raises a :class:`regio.errors.RegioError`
+        naming the place (``SDKInputError``, ``ProviderResponseError``, ``UsageError``), and
+        nothing is stored."""
         message, usage = response_message(response)
+        if observe:  # the usage is read first, so a usage it cannot read stores nothing
+            normalize_usage(usage := usage_of(usage))
+        entry = self.add_message(message)
         if observe:
             self.observe(usage)
-        return self.add_message(message)
+        return entry
 
     def stream_assistant(self) -> AssistantStream:
         """An :class:`AssistantStream` that appends the streamed assistant message when it

@@ -16,8 +16,10 @@ __all__ = [
     "ContextWindowError",
     "RuntimeStateError",
     "SDKInputError",
+    "SizeError",
     "SummarizerError",
     "SummaryRejected",
+    "UsageError",
 ]
 
 
@@ -108,3 +110,15 @@ class ContextWindowError(RegioError, ValueError):
 class SDKInputError(RegioError, TypeError):
     """An SDK object or dict regio cannot read; the message names the type, the place and the
     accepted shapes."""
+
+
+class SizeError(RegioError, ValueError):
+    """A size, count or limit given to the engine that is not one: not an integer (a bool, a
+    float, text), negative, or larger than any window (``tokens=-5`` on an add); the message
+    names the argument and the call. Also a :class:`ValueError`, which it was before."""
+
+
+class UsageError(RegioError, ValueError):
+    """A usage report regio cannot read: a token count that is not a number or is negative, or
+    a shape of no known API; the message names the field. Also a :class:`ValueError`, which it
+    was before."""

@@ -41,6 +41,7 @@ as the budget allows).
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Sequence
 
@@ -146,6 +147,17 @@ class ExtractiveSummarizer:
     reserve_tokens: int | None = None
     counter: TokenCounter | None = None
     _heuristic: TokenCounter = attrs.field(factory=HeuristicCounter, init=False, repr=False)
+
+    def with_counter(self, counter: TokenCounter) -> ExtractiveSummarizer:
+        """A copy of this summarizer that measures with ``counter``. A copy, not
+        ``attrs.evolve``: a subclass may have a constructor of its own, and attributes of its
+        own, which attrs' copy of the slotted fields would leave out."""
+        own = dict(getattr(self, "__dict__", {}))
+        twin = copy.copy(self)
+        if own:
+            twin.__dict__.update(own)
+        twin.counter = counter
+        return twin
 
     @property
     def measure(self) -> TokenCounter:

@@ -19,6 +19,9 @@ from . import compaction as cp
 from .budget import EngineBudget
 from .compactor import CompactionResult, Compactor, Steps
 from .events import CompactionFinished, CompactionStarted, TriggerBelowFloor
+from .planning import report_nothing_compacted
+from .sizes import count_argument
+from .textadmit import admit_value
 
 __all__ = [
     "boundary_steps",
@@ -119,7 +122,10 @@ def pressure_steps(
     ``overflow``)."""
     if targets:
         cp.queue_everything(c, trigger)
-    return cp.flush_steps(c, cp.FlushPolicy.pressure(trigger, targets))
+    result = yield from cp.flush_steps(c, cp.FlushPolicy.pressure(trigger, targets))
+    if result is None:
+        report_nothing_compacted(c, trigger)
+    return result
 
 
 def manual_steps(
@@ -133,12 +139,14 @@ def manual_steps(
     ``compaction_finished`` are emitted even when there is nothing to compact. Raises
     :class:`ValueError` for a negative limit or a fraction outside ``[0, 1]``."""
     before = c.window.used_tokens
-    if keep_messages is not None and keep_messages < 0:
-        raise ValueError(f"keep_messages must be >= 0, got {keep_messages}")
+    if keep_messages is not None:
+        keep_messages = count_argument(keep_messages, "keep_messages", "compact")
     targets = cp.manual_targets(c, keep_tokens, keep_fraction)
+    instructions = admit_value(c.emit, instructions, "compact", "instructions")
     policy = cp.FlushPolicy.manual(instructions, targets, keep_messages)
     result = yield from cp.flush_steps(c, policy)
     if result is None:
         c.emit(CompactionStarted("manual", (), 0, 0))
+        report_nothing_compacted(c, "manual")
         c.emit(CompactionFinished("manual", (), (), before, before, (), 0, ""))
     return result

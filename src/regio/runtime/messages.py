@@ -1,12 +1,14 @@
 """Admitting a conversation message: the body of ``Engine.add_message``.
 
-A message is admitted in this order: the relief chain's admission rules (route, trim; nothing
-changes yet, :func:`regio.runtime.reliefadmit.admit`), room made by compaction when a
-``compact`` conversation would pass its token budget (:func:`make_room`), the window's
-``add_message`` (strict: a refusal raises), an ``orphan_tool_result`` event per result of a
-call no assistant message issued, the admission's changes committed, then the transcript
-record. An environment observation (``observation=True``) is annotated on its entry
-(:mod:`regio.runtime.observations`).
+A message is admitted in this order: its text checked and repaired
+(:func:`regio.runtime.textadmit.admit_message_text`: lone surrogates, block field types) and a
+given ``tokens`` checked (:func:`regio.runtime.sizes.measured_tokens`), the relief chain's
+admission rules (route, trim; nothing changes yet, :func:`regio.runtime.reliefadmit.admit`),
+room made by compaction when a ``compact`` conversation would pass its token budget
+(:func:`make_room`), the window's ``add_message`` (strict: a refusal raises), an
+``orphan_tool_result`` event per result of a call no assistant message issued, the admission's
+changes committed, then the transcript record. An environment observation
+(``observation=True``) is annotated on its entry (:mod:`regio.runtime.observations`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from . import reliefadmit
 from .compactor import Compactor
 from .events import OrphanToolResult
 from .observations import observation_meta
+from .sizes import admission_tokens, measured_tokens
 from .state import SessionState
+from .textadmit import admit_message_text
 from .writes import entry_of
 
 __all__ = ["admit_message", "make_room"]
@@ -37,14 +41,21 @@ def admit_message(
     an observation clears ``state.overflow_retry`` (a person's new message re-arms overflow
     recovery; a tool result or an observation does not). Raises :class:`ValueError` for a
     window without a conversation or ``observation`` on anything but a user text
-    (:func:`regio.runtime.observations.observation_meta`), and
-    :class:`regio.errors.RegionFullError` when the conversation refuses the message."""
+    (:func:`regio.runtime.observations.observation_meta`),
+    :class:`regio.errors.RegionFullError` when the conversation refuses the message,
+    :class:`regio.runtime.sizes.SizeError` for ``tokens`` that is not a count and
+    :class:`regio.content.ContentTypeError` for blocks of the wrong types."""
     conv = c.window.conversation
     if conv is None:
         raise ValueError("this window has no sliding_window region to hold the conversation")
+    tokens = measured_tokens(tokens, "add_message")
+    message = admit_message_text(c.emit, message, "add_message")
     meta = observation_meta(message, observation)
     admission = reliefadmit.admit(c, message, tokens)  # changes nothing yet
     message, tokens = admission.message, admission.tokens
+    if tokens is None:  # counted once, and only up to what the conversation could admit
+        probe = Entry(id="", blocks=message.blocks, role=message.role)
+        tokens = admission_tokens(c.window, conv, probe)
     orphans = [
         b.tool_use_id for b in message.tool_results if c.window.call_group(b.tool_use_id) is None
     ]

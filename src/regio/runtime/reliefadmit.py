@@ -25,6 +25,7 @@ from regio.regions import SlidingWindow, WritePlan, WriteResult
 from .compactor import Compactor
 from .relief import restorable, rewrite_block_entry
 from .reliefbook import Originals
+from .sizes import admission_tokens, count_up_to, entry_cap
 from .writes import write_to
 
 __all__ = ["Admission", "admit", "commit"]
@@ -170,7 +171,13 @@ def _admitted(
     c: Compactor, block: ToolResult, call: ToolUse, rule: rp.ToolRelief
 ) -> tuple[ToolResult, _Change | None]:
     """``block`` routed or trimmed by ``rule``, and the change to commit (``None``: as is)."""
-    before = c.count_text(block.content)
+    conv = c.window.conversation
+    assert conv is not None  # admit() reads relief policies only for a conversation
+    # counted up to what the conversation could admit and the trim limit (an estimate past
+    # both: a result that large is trimmed, routed or refused, never admitted as is)
+    cap = entry_cap(c.window, conv)
+    limit = None if cap is None else max(cap, rule.max_result_tokens or 0)
+    before = count_up_to(c.window.counter, block.content, limit)
     routed = _route(c, block, call, rule) if rule.route else None
     if routed is not None:
         text, key = routed
@@ -203,8 +210,9 @@ def _route(
     window = c.window
     # a dry run of the write (the id and turn make_entry would give; nothing changes)
     probe = Entry(id=f"e{window.next_entry}", blocks=(Text(block.content),), key=key)
+    target = window.region(str(rule.route))
     probe = msgspec.structs.replace(
-        probe, tokens=int(window.counter.count_entry(probe)), turn=window.turn
+        probe, tokens=admission_tokens(window, target, probe), turn=window.turn
     )
     if not isinstance(window.plan_write(str(rule.route), probe), WritePlan):
         return None

@@ -13,11 +13,12 @@ import msgspec
 from regio.events import Event
 from regio.layout import LayoutState, Request, ToolSpec, assemble
 from regio.providers import economics_for
+from regio.textrepair import repair_text
 
 from . import compaction as cp
 from .budget import EngineBudget
 from .compactor import Compactor
-from .errors import ContextOverflowError
+from .errors import ContextOverflowError, UsageError
 from .events import CalibrationUpdated, OverBudget, UsageObserved
 from .flushing import pressure_steps
 from .render import api_for, render_payload
@@ -179,9 +180,14 @@ def observe_usage(
     provider: str | None,
     model: str | None,
 ) -> UsageRecord:
-    """Record ``usage`` of the last request (see ``Engine.observe``)."""
+    """Record ``usage`` of the last request (see ``Engine.observe``). Raises
+    :class:`regio.runtime.errors.UsageError` for a ``provider`` or ``model`` that is not text
+    a save can hold, before anything is recorded."""
     provider = provider or state.last_provider or budget.options.provider
     model = model or state.last_model or budget.options.model
+    for name, value in (("provider", provider), ("model", model)):
+        if not isinstance(value, str) or repair_text(value)[1] is not None:
+            raise UsageError(f"observe: {name} must be text without lone surrogates, got {value!r}")
     estimated = state.last_estimate or None
     record = ledger.observe(usage, provider=provider, model=model, estimated=estimated)
     emit(

@@ -32,6 +32,7 @@ from typing import Any
 from regio.callargs import function_arguments
 from regio.content import Block, Message, Text, Thinking, ToolUse
 from regio.layout import ToolSpec
+from regio.textrepair import UnencodableValueError, describe_repairs, repair_value
 
 from .errors import SDKInputError
 from .sdk_media import message_of
@@ -104,41 +105,95 @@ def response_message(response: Any) -> tuple[Message, Any]:
     )
 
 
+def _items(value: Any, where: str) -> list[Any]:
+    """``value`` as a list (``[]`` for ``None``), else :class:`SDKInputError` naming
+    ``where``."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise SDKInputError(f"add_response: {where} is a {type(value).__name__}, not a list")
+    return value
+
+
+def _part(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise SDKInputError(f"add_response: {where} is a {type(value).__name__}, not an object")
+    return value
+
+
+def _part_text(value: Any, where: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise SDKInputError(f"add_response: {where} is a {type(value).__name__}, not text")
+    return value
+
+
+def _responses_item(item: dict[str, Any], index: int) -> list[Block]:
+    """The blocks of ``output[index]`` (module doc of :func:`responses_message`)."""
+    where = f"output[{index}]"
+    kind = item.get("type")
+    if kind == "reasoning":
+        parts = _items(item.get("summary"), f"{where}.summary")
+        summary = "".join(
+            _part_text(_part(s, f"{where}.summary[{n}]").get("text"), f"{where}.summary[{n}]")
+            for n, s in enumerate(parts)
+        )
+        return [Thinking(summary)] if summary else []
+    if kind == "message":
+        blocks: list[Block] = []
+        for n, raw in enumerate(_items(item.get("content"), f"{where}.content")):
+            part = _part(raw, f"{where}.content[{n}]")
+            field = {"output_text": "text", "refusal": "refusal"}.get(str(part.get("type")))
+            text = _part_text(part.get(field), f"{where}.content[{n}].{field}") if field else ""
+            if text:
+                blocks.append(Text(text))
+        return blocks
+    if kind == "function_call":
+        call_id = item.get("call_id") or item.get("id") or f"call_{index}"
+        name = item.get("name")
+        if not isinstance(name, str) or not name:
+            raise SDKInputError(f"add_response: {where} (function_call) has no name")
+        if not isinstance(call_id, str | int):
+            raise SDKInputError(f"add_response: {where}.call_id is a {type(call_id).__name__}")
+        return [ToolUse(str(call_id), name, function_arguments(item.get("arguments")))]
+    return []
+
+
 def responses_message(data: dict[str, Any]) -> Message:
     """The assistant :class:`Message` of a Responses API ``Response`` dict: ``reasoning`` items
     become thinking (their summary text), ``message`` items text (``output_text`` parts; a
     ``refusal`` part is kept as text), ``function_call`` items tool_use blocks (``call_id``
     is the id a ``function_call_output`` answers). Other items (built-in tool calls) are
-    skipped. Source: https://platform.openai.com/docs/api-reference/responses/object."""
+    skipped. Raises :class:`SDKInputError` naming the place for an item or part of the wrong
+    shape (not an object, text that is not a string, a call without a name). Source:
+    https://platform.openai.com/docs/api-reference/responses/object."""
     blocks: list[Block] = []
-    for index, item in enumerate(data.get("output") or []):
-        kind = item.get("type") if isinstance(item, dict) else None
-        if kind == "reasoning":
-            summary = "".join(str(s.get("text", "")) for s in item.get("summary") or [])
-            if summary:
-                blocks.append(Thinking(summary))
-        elif kind == "message":
-            for part in item.get("content") or []:
-                text: Any = part.get("text") if part.get("type") == "output_text" else None
-                if part.get("type") == "refusal":
-                    text = part.get("refusal")
-                if text:
-                    blocks.append(Text(str(text)))
-        elif kind == "function_call":
-            call_id = item.get("call_id") or item.get("id") or f"call_{index}"
-            blocks.append(
-                ToolUse(
-                    id=str(call_id),
-                    name=str(item.get("name")),
-                    input=function_arguments(item.get("arguments")),
-                )
-            )
+    for index, item in enumerate(_items(data.get("output"), "output")):
+        blocks.extend(_responses_item(_part(item, f"output[{index}]"), index))
     return Message("assistant", tuple(blocks))
+
+
+def _encodable(spec: ToolSpec, index: int) -> ToolSpec:
+    """``spec`` when every value of it can be sent; a tool definition with a lone surrogate or
+    an unsendable number is refused (renaming a tool would break the application's
+    dispatch)."""
+    try:
+        _fixed, repairs = repair_value(spec)
+    except UnencodableValueError as exc:
+        raise SDKInputError(f"tools[{index}] ({spec.name!r}): {exc}") from exc
+    if repairs:
+        raise SDKInputError(
+            f"tools[{index}]: {describe_repairs(repairs)}: no provider accepts this tool "
+            "definition (a lone UTF-16 surrogate has no UTF-8 encoding, and JSON holds no NaN, "
+            "infinity or integer past 64 bits); fix it"
+        )
+    return spec
 
 
 def _tool(tool: Any, index: int) -> ToolSpec:
     if isinstance(tool, ToolSpec):
-        return tool
+        return _encodable(tool, index)
     data = _as_dict(tool, f"tools[{index}]", ACCEPTED_TOOLS)
     if data.get("type") == "function" and isinstance(data.get("function"), Mapping):
         data = dict(data["function"])
@@ -161,7 +216,7 @@ def _tool(tool: Any, index: int) -> ToolSpec:
         spec.validate()
     except ValueError as exc:
         raise SDKInputError(f"tools[{index}]: {exc}") from exc
-    return spec
+    return _encodable(spec, index)
 
 
 def tool_specs(tools: Iterable[Any]) -> tuple[ToolSpec, ...]:

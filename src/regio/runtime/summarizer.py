@@ -137,16 +137,18 @@ def check_summary(
     summary_tokens: int,
     replaced_tokens: int,
     max_summary_tokens: int | None = None,
+    refusal_phrases: Sequence[str] = (),
 ) -> str:
     """Return ``text`` when it may replace ``replaced_tokens`` tokens, else raise.
 
     Raises :class:`SummaryRejected` whose ``reason`` is the class of the defect:
     ``empty`` / ``error`` / ``refusal`` / ``request``
-    (:func:`regio.runtime.validity.summary_defect`), ``over_cap`` (more than
-    ``max_summary_tokens``, when given) or ``oversized`` (``summary_tokens >=
-    replaced_tokens``: a summary must be smaller than what it replaces).
+    (:func:`regio.runtime.validity.summary_defect`; ``refusal_phrases`` are openings that
+    also make a refusal), ``over_cap`` (more than ``max_summary_tokens``, when given) or
+    ``oversized`` (``summary_tokens >= replaced_tokens``: a summary must be smaller than what
+    it replaces).
     """
-    defect = summary_defect(text)
+    defect = summary_defect(text, refusal_phrases)
     if defect is not None:
         start = text.strip()[:60] if isinstance(text, str) else type(text).__name__
         raise SummaryRejected(

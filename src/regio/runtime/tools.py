@@ -29,6 +29,7 @@ from typing import Any
 
 import msgspec
 
+from regio.content import ContentTypeError
 from regio.errors import RegioError
 from regio.layout import note_text
 from regio.regions import Checklist, Refusal, WriteResult
@@ -38,6 +39,7 @@ from .compactor import Compactor
 from .events import ToolCallHandled
 from .options import TOOL_NAMES
 from .relief import restore
+from .textadmit import admit_value
 from .toolargs import ToolArgumentError, check_arguments, echo, parse_arguments
 from .toolspecs import (
     checklist_regions,
@@ -240,6 +242,10 @@ def handle_tool_call(c: Compactor, name: str, arguments: Any) -> ContextToolOutc
         args = parse_arguments(arguments, c.options.tool_limits)
     except ToolArgumentError as exc:
         return _mistake(c, name, f"{exc}; call {name} again with a JSON object")
+    try:
+        args = admit_value(c.emit, args, f"handle_tool_call({name})", "arguments")
+    except ContentTypeError as exc:
+        return _mistake(c, name, f"{exc}; call {name} again with JSON values")
     offered = offered_tool_specs(c.window, c.options.context_tools, c.options.relief)
     spec = next((s for s in offered if s.name == name), None)
     if spec is None:

@@ -20,11 +20,15 @@ the cache rules, looked up through a :data:`PriceLookup`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import msgspec
+
+from .errors import UsageError
+from .sizes import MAX_TOKENS
 
 if TYPE_CHECKING:
     from .stored import StoredRecords
@@ -152,9 +156,11 @@ def _int(value: Any, place: str) -> int:
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"usage field {place} must be a token count, got {value!r}")
-    if value < 0:
-        raise ValueError(f"usage field {place} must be >= 0, got {value!r}")
+        raise UsageError(f"usage field {place} must be a token count, got {value!r:.80}")
+    if not math.isfinite(value) or value < 0 or value > MAX_TOKENS:
+        raise UsageError(
+            f"usage field {place} must be a finite count in [0, {MAX_TOKENS:,}], got {value!r}"
+        )
     return int(value)
 
 
@@ -167,7 +173,8 @@ def normalize_usage(usage: Any) -> dict[str, Any]:
     ``uncached_tokens``, ``cache_read_tokens``, ``cache_write_5m_tokens``,
     ``cache_write_1h_tokens``, ``cache_write_tokens``, ``output_tokens``.
 
-    ``None`` gives ``api="none"`` and zeros. Raises ``ValueError`` naming the field for a
+    ``None`` gives ``api="none"`` and zeros. Raises :class:`regio.runtime.errors.UsageError`
+    (a ``RegioError`` and a ``ValueError``) naming the field for a
     negative or non-numeric count, or when the shape is not recognised.
     """
     zero = {
@@ -180,16 +187,24 @@ def normalize_usage(usage: Any) -> dict[str, Any]:
         "cache_write_tokens": 0,
         "output_tokens": 0,
     }
+    for _ in range(4):  # a response carries its usage in .usage (never deeper in any API)
+        if usage is None or _get(usage, "usage") is None or _has(usage, "input_tokens"):
+            break
+        if _has(usage, "prompt_tokens"):
+            break
+        usage = _get(usage, "usage")
     if usage is None:
         return zero
     if not _has(usage, "input_tokens") and not _has(usage, "prompt_tokens"):
-        inner = _get(usage, "usage")
-        if inner is not None:
-            return normalize_usage(inner)
         if isinstance(usage, Mapping) and not usage:
             return zero
-        raise ValueError(
-            f"unrecognised usage {usage!r}: expected Anthropic (input_tokens, "
+        shape = (
+            f"a mapping with keys {sorted(map(str, usage))[:8]}"
+            if isinstance(usage, Mapping)
+            else f"a {type(usage).__name__}"
+        )
+        raise UsageError(
+            f"unrecognised usage ({shape}): expected Anthropic (input_tokens, "
             "cache_read_input_tokens, ...) or OpenAI (prompt_tokens / input_tokens_details) fields"
         )
     out = dict(zero)

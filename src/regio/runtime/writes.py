@@ -11,6 +11,8 @@ from regio.regions import Refusal, WriteResult
 
 from .compaction import room_steps
 from .compactor import Compactor
+from .sizes import admission_tokens
+from .textadmit import admit_entry_text, admit_value, blocks_of
 
 __all__ = ["clear_region", "entry_of", "release_from", "write_to"]
 
@@ -31,9 +33,19 @@ def write_to(
     key: str | None = None,
     strict: bool = False,
 ) -> WriteResult | Refusal:
-    """See ``Engine.write``."""
-    if not isinstance(content, Entry):
-        content = c.window.make_entry(content, key=key)
+    """See ``Engine.write``; the content and key are checked and repaired first
+    (:mod:`regio.runtime.textadmit`)."""
+    where = f"write({region})"
+    key = admit_value(c.emit, key, where, "key")
+    if isinstance(content, Entry):
+        content = admit_entry_text(c.emit, content, where)
+    else:
+        blocks = blocks_of(content, where)
+        blocks = admit_value(c.emit, blocks, where, "blocks")
+        # counted only up to what the region could admit (regio.runtime.sizes)
+        probe = Entry(id="", blocks=blocks, key=key)
+        tokens = admission_tokens(c.window, c.window.region(region), probe)
+        content = c.window.make_entry(blocks, key=key, tokens=tokens)
     steps = room_steps(c, region, content.tokens)
     if steps is not None:
         c.run(steps)

@@ -27,11 +27,11 @@ valid UTF-8. Pass ``limits=TraceLimits(...)`` to :func:`regio.traces.import_file
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import msgspec
 
+from regio.textrepair import SURROGATE, repair_text
 from regio.traces.errors import TraceFormatError
 
 __all__ = [
@@ -43,8 +43,7 @@ __all__ = [
     "replace_surrogates",
 ]
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-REPLACEMENT = "\ufffd"
+_SURROGATE = SURROGATE
 
 
 class TraceLimits(msgspec.Struct, frozen=True):
@@ -80,10 +79,10 @@ def _int_parser(limit: int) -> Any:
 
 
 def replace_surrogates(text: str) -> tuple[str, int]:
-    """``text`` with each lone surrogate replaced by U+FFFD, and how many were replaced."""
-    if _SURROGATE.search(text) is None:
-        return text, 0
-    return _SURROGATE.subn(REPLACEMENT, text)
+    """``text`` repaired by :func:`regio.textrepair.repair_text` (each lone surrogate replaced
+    by U+FFFD, a pair joined into its character), and how many surrogates were changed."""
+    fixed, repair = repair_text(text)
+    return fixed, (0 if repair is None else repair.replaced + 2 * repair.joined)
 
 
 def check_depth(value: Any, limit: int) -> int | None:
