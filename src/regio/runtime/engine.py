@@ -541,12 +541,7 @@ class Engine:
         return save_engine(self, path)
 
     def save_to(
-        self,
-        store: Any,
-        session_id: str | None = None,
-        *,
-        lease: Any = None,
-        create: bool = False,
+        self, store: Any, session_id: str | None = None, *, lease: Any = None, create: bool = False
     ) -> int:
         """Save incrementally into a :class:`regio.store.SessionStore` as ``session_id``
         (default the ``session_id`` option): the records since the last load or save, plus the
