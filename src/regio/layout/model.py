@@ -16,7 +16,8 @@ Shapes (token counts are ints, in tokens):
 * :class:`Request` — the provider-neutral result of :func:`regio.layout.assemble`.
 * :class:`LayoutState` — what the ``regio`` strategy remembers between requests (chunk
   boundaries, settled entry ids, notes and their anchors, stable-region digests, breakpoint
-  read statistics). It is passed in and returned, so ``assemble`` stays pure.
+  read statistics, what each region's writes did: :class:`RegionWatch`). It is passed in and
+  returned, so ``assemble`` stays pure.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ __all__ = [
     "Level",
     "Note",
     "Origin",
+    "RegionChange",
+    "RegionWatch",
     "Request",
     "TailCopy",
     "ToolSpec",
@@ -260,6 +263,56 @@ class BreakpointStat(msgspec.Struct, frozen=True):
     warned: bool = False
 
 
+class RegionChange(msgspec.Struct, frozen=True):
+    """What one region's writes did between two requests (:mod:`regio.layout.observe`).
+
+    * ``request``: the request number (``LayoutState.requests``) that saw the change;
+    * ``appended`` / ``rewritten`` / ``removed``: entries added after the last entry kept,
+      entries changed in place (other bytes, a replacement at the same place, an insertion
+      or a move before a kept entry) and entries gone;
+    * ``at``: the token offset, in the previous request, of the first byte the change
+      invalidated (the region's first block there), ``-1`` when it invalidated nothing sent
+      before (an append travelling as a note, a region not sent);
+    * ``after``: tokens of the previous request from ``at`` on: what the provider had to
+      write to its cache again because of the change (``0`` when ``at`` is ``-1``).
+    """
+
+    request: int
+    appended: int = 0
+    rewritten: int = 0
+    removed: int = 0
+    at: int = -1
+    after: int = 0
+
+    @property
+    def churn(self) -> bool:
+        """The change removed or rewrote entries (more than appending)."""
+        return bool(self.rewritten or self.removed)
+
+
+class RegionWatch(msgspec.Struct, frozen=True):
+    """What the ``regio`` layout knows of one region declared ``stable`` or ``grows`` at the
+    end of a request (:mod:`regio.layout.observe`).
+
+    * ``version``: the region's version then (an unchanged version: nothing to compare);
+    * ``entries``: (entry id, entry digest) of its entries then, in order;
+    * ``changes``: its last changes between requests, oldest first (at most
+      :data:`regio.layout.observe.OBSERVED_CHANGES`);
+    * ``placed``: the volatility it was laid out with (``stable``, ``grows``, ``rewritten``);
+    * ``reason``: why it was laid out other than declared (``writer``, ``removes``,
+      ``changes``), ``""`` when as declared;
+    * ``offset``: token offset of its first block in that request (``-1``: not sent, or only
+      as notes in the conversation).
+    """
+
+    version: int
+    entries: tuple[tuple[str, str], ...] = ()
+    changes: tuple[RegionChange, ...] = ()
+    placed: str = ""
+    reason: str = ""
+    offset: int = -1
+
+
 class LayoutState(msgspec.Struct, frozen=True):
     """State carried between requests (serializable with ``msgspec.json``).
 
@@ -277,7 +330,11 @@ class LayoutState(msgspec.Struct, frozen=True):
     * ``tail``: the rewritten-region copies emitted in the tail of the last request;
     * ``frozen``: copies frozen into the conversation (current and stale), in placement order;
     * ``stale_rent``: stale tokens summed over the requests since the last garbage collection
-      (the ski-rental rule of :mod:`regio.layout.tail`).
+      (the ski-rental rule of :mod:`regio.layout.tail`);
+    * ``watch``: region -> :class:`RegionWatch` (regions declared ``stable`` or ``grows``):
+      what their writes did over the last requests and where they were laid out
+      (observed volatility, :mod:`regio.layout.observe`);
+    * ``tokens``: the request's total tokens (the figures of the next request's changes).
     """
 
     strategy: str = ""
@@ -295,6 +352,8 @@ class LayoutState(msgspec.Struct, frozen=True):
     tail: tuple[TailCopy, ...] = ()
     frozen: tuple[TailCopy, ...] = ()
     stale_rent: int = 0
+    watch: dict[str, RegionWatch] = msgspec.field(default_factory=dict)
+    tokens: int = 0
 
     def to_json(self) -> bytes:
         """The state as JSON bytes."""

@@ -4,9 +4,14 @@ Public constructor surface (keyword-only, shared by every kind)::
 
     Region(name: str, budget: int | str | Budget | dict, volatility="rewritten",
            admission="evict", description="", max_entry_tokens: int | None = None,
-           min_tokens: int | None = None, max_tokens: int | None = None)
+           min_tokens: int | None = None, max_tokens: int | None = None,
+           replacing_writer: str = "")
 
-``min_tokens`` / ``max_tokens`` clamp the budget (the floor wins). Writes go through
+``min_tokens`` / ``max_tokens`` clamp the budget (the floor wins). ``replacing_writer`` names
+a declared writer of the region that replaces what it stored (``park keeps the newest 1
+parked output``; set by :func:`regio.blueprint.build_window` from
+:func:`regio.blueprint.writers.replacing_writers`): the ``regio`` layout then places the region
+in the tail whatever its ``volatility`` (:mod:`regio.layout.observe`). Writes go through
 ``plan_write(entry) -> WritePlan | Refusal`` (pure: nothing changes) and ``commit(plan) ->
 WriteResult``; :meth:`Region.write` does both. The window inserts a window-level check between
 the two, so a refused write never changes anything.
@@ -116,6 +121,8 @@ class Region:
     max_entry_tokens: int | None = None
     min_tokens: int | None = None
     max_tokens: int | None = None
+    #: a declared writer that replaces what it stored (``""``: none known); see the module doc
+    replacing_writer: str = ""
 
     #: an :class:`EntryList` (assigning any list converts it): its ``rewrite_epoch`` tells the
     #: layout caches whether the entries were only appended to since they last looked
