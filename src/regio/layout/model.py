@@ -295,7 +295,8 @@ class RegionWatch(msgspec.Struct, frozen=True):
     end of a request (:mod:`regio.layout.observe`).
 
     * ``version``: the region's version then (an unchanged version: nothing to compare);
-    * ``entries``: (entry id, entry digest) of its entries then, in order;
+    * ``entries``: (identity, digest) of its entries then, in order (the identity is the
+      entry's key in a keyed region, else its id; 16 hex digits of the digest);
     * ``changes``: its last changes between requests, oldest first (at most
       :data:`regio.layout.observe.OBSERVED_CHANGES`);
     * ``placed``: the volatility it was laid out with (``stable``, ``grows``, ``rewritten``);

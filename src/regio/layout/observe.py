@@ -93,6 +93,14 @@ def diff_entries(
     return appended, rewritten, gone - min(gone, new_before)
 
 
+def _identity(region: Any, entry: Entry) -> str:
+    """What makes an entry the same entry from one request to the next: its key in a keyed
+    region (a write under an existing key replaces that entry in place), else its id."""
+    if getattr(region, "kind", "") == "keyed" and entry.key:
+        return f"key:{entry.key}"
+    return entry.id
+
+
 def _target(declared: str, changes: Sequence[RegionChange], writer: str) -> tuple[str, str]:
     """Where the rule puts a region: (volatility, reason; ``""`` as declared)."""
     if writer:
@@ -171,7 +179,7 @@ def observe_regions(
         if old is not None and old.version == int(r.version):
             entries = old.entries
         else:
-            entries = tuple((e.id, digest(e)[:_DIGEST_CHARS]) for e in r.entries)
+            entries = tuple((_identity(r, e), digest(e)[:_DIGEST_CHARS]) for e in r.entries)
             change = None
             if old is not None and prev is not None:
                 change = _change(old, entries, request, prev)
