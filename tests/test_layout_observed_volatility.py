@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from regio.blueprint import load_blueprint
+from regio.content import ToolUse
 from regio.layout import Request, VolatilityObserved, classify
 from regio.layout.observe import OBSERVED_CHANGES, diff_entries
 from regio.runtime import Engine
@@ -375,3 +376,46 @@ def test_the_comparison_layouts_keep_their_declared_order(strategy: str) -> None
         req, _ = _request(engine)
         assert req.state.watch == {}
         assert not [e for e in req.events if isinstance(e, VolatilityObserved)]
+
+
+ROUTE = """
+version: 1
+name: routes
+model: {provider: anthropic, name: claude-sonnet-4-6, context_window: 200000,
+        max_output_tokens: 4000}
+tokenizer: heuristic
+relief:
+  enabled: true
+  tools:
+    - {name: open_file, route: files, route_key: "file:{path}"}
+    - {name: grep, route: hits}
+regions:
+  - {name: system, kind: pinned, volatility: stable, budget: 6000, seed: "SYSTEM"}
+  - {name: files, kind: keyed, volatility: grows, budget: 20000, max_entries: 20}
+  - {name: hits, kind: temporary, volatility: grows, budget: 20000}
+  - name: env
+    kind: keyed
+    volatility: grows
+    budget: 300
+    max_entries: 1
+    capture:
+      - {rule: footer, key: environment, pattern: '\\(cwd: [^)]*\\)\\s*\\Z'}
+  - {name: conversation, kind: sliding_window, budget: 100000, max_items: 100000}
+"""
+
+
+def test_a_keyed_route_and_a_footer_are_writers_that_replace_and_an_unkeyed_route_is_not() -> None:
+    bp = load_blueprint(ROUTE.replace("SYSTEM", SYSTEM))
+    assert sorted(w.path for w in bp.warnings) == ["regions[1].volatility", "regions[3].volatility"]
+    engine = _engine(ROUTE)
+    writers = {r.name: r.replacing_writer for r in engine.window.regions}
+    assert writers["files"].startswith("the relief route of 'open_file' results")
+    assert writers["env"].startswith("the footer capture")
+    assert writers["hits"] == ""  # it appends until full: left to the observation
+    call = ToolUse("c1", "open_file", {"path": "a.py"})
+    engine.add_user("open a.py")
+    engine.add_assistant("opening", [call])
+    engine.add_tool_result("c1", "def a():\n    return 1\n" * 40)
+    req, _ = _request(engine)
+    assert [b.level for b in req.blocks if b.region == "files"] == ["tail"]
+    assert _placed(req, "files") == "rewritten" and _placed(req, "hits") == "grows"
