@@ -19,8 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from regio.blueprint import load_blueprint
+from regio.cache import cache_model_for
 from regio.content import ToolUse
-from regio.layout import Request, VolatilityObserved, classify
+from regio.layout import Request, VolatilityObserved, classify, to_cache_request
 from regio.layout.observe import OBSERVED_CHANGES, diff_entries
 from regio.runtime import Engine
 
@@ -419,3 +420,37 @@ def test_a_keyed_route_and_a_footer_are_writers_that_replace_and_an_unkeyed_rout
     req, _ = _request(engine)
     assert [b.level for b in req.blocks if b.region == "files"] == ["tail"]
     assert _placed(req, "files") == "rewritten" and _placed(req, "hits") == "grows"
+
+
+def test_a_rewrite_mid_conversation_reads_back_the_last_prefix_an_earlier_request_marked():
+    """A region leaving the grows place takes its notes out of the conversation, which is
+    rewritten from the first of them; the markers of the request before lie after that point.
+    The ``spare`` marker sits on the newest prefix an earlier request marked before it, so the
+    provider reads everything up to there instead of nothing."""
+    engine = _engine()
+    cache = cache_model_for("anthropic:claude-sonnet-4-6")
+    sent: list[Request] = []
+
+    def step(n: int) -> None:
+        engine.add_user(f"step {n}: look at module m{n}.py " + "and its tests " * 30)
+        call = ToolUse(f"c{n}", "read_file", {"path": f"m{n}.py"})
+        engine.add_assistant(f"reading m{n}.py", [call])
+        engine.add_tool_result(call.id, f"def f{n}():\n    return {n}\n" * 20)
+        req, _ = _request(engine)
+        cache.process(to_cache_request(req, t_start=10.0 * n, id=str(n)))
+        sent.append(req)
+
+    for n in range(4):
+        step(n)
+    before_note = sent[-1].state.newest_hash
+    engine.write("notes", "a note written mid-run " * 20)  # travels in the conversation
+    for n in range(4, 12):
+        step(n)
+    engine.release("notes", oldest=1)  # the region removes an entry: it leaves the grows place
+    engine.add_user("step 12: and now?")
+    req, _ = _request(engine)
+    assert _placed(req, "notes") == "rewritten" and not _levels(req, "notes")
+    spare = [m for m in req.breakpoints if m.slot == "spare"]
+    assert [req.blocks[m.index].prefix_hash for m in spare] == [before_note]
+    outcome = cache.process(to_cache_request(req, t_start=130.0, id="12"))
+    assert outcome.read == req.prefix_tokens(spare[0].index)

@@ -34,6 +34,7 @@ from .events import (
 )
 from .model import (
     CHAIN_ROOT,
+    MARKED_HISTORY,
     Breakpoint,
     BreakpointStat,
     CacheEconomics,
@@ -253,6 +254,25 @@ def _stable_warnings(
     return digests, warned
 
 
+def _previous_marks(prev: LayoutState | None) -> tuple[str, ...]:
+    """The prefix hashes earlier requests marked: the previous request's, then the older
+    ones the state remembers (``LayoutState.marked``), newest first."""
+    if prev is None:
+        return ()
+    last = tuple(ph for _, ph in prev.marks)
+    return (*last, *(ph for ph in reversed(prev.marked) if ph not in last))
+
+
+def _marked(prev: LayoutState | None, newest: str | None) -> tuple[str, ...]:
+    """``LayoutState.marked`` after a request whose ``newest`` marker sat on the prefix hash
+    ``newest`` (``None``: it had none): the ``newest`` prefixes of the last
+    :data:`MARKED_HISTORY` requests, oldest first."""
+    before = prev.marked if prev is not None else ()
+    if newest is None:
+        return before
+    return (*before, newest)[-MARKED_HISTORY:]
+
+
 def _breakpoints(
     job: Job, blocks: list[LayoutBlock], tail_index: int | None, system_end: str
 ) -> list[Breakpoint]:
@@ -264,7 +284,7 @@ def _breakpoints(
             stable_ttl=job.stable_ttl,
             min_tokens=job.min_tokens,
             previous_newest=prev.newest_hash if prev is not None else None,
-            previous_marks=tuple(ph for _, ph in prev.marks) if prev is not None else (),
+            previous_marks=_previous_marks(prev),
             tail_index=tail_index,
             system_changed=prev is not None
             and prev.system_hash is not None
@@ -355,6 +375,7 @@ def _new_state(
         tail=tail_plan.tail if tail_plan is not None else (),
         frozen=tail_plan.frozen if tail_plan is not None else (),
         stale_rent=plan.stale_rent if plan.gc_reason is None else 0,
+        marked=_marked(job.prev_state, blocks[newest.index].prefix_hash if newest else None),
         watch=watch,
         tokens=tokens if watch else 0,
     )

@@ -33,6 +33,7 @@ from .events import LayoutEvent
 
 __all__ = [
     "LEVELS",
+    "MARKED_HISTORY",
     "TTLS",
     "Breakpoint",
     "BreakpointStat",
@@ -77,6 +78,11 @@ Origin = Literal[
 Ttl = Literal["5m", "1h"]
 LEVELS: tuple[str, ...] = ("tools", "system", "messages", "tail")
 TTLS: tuple[str, ...] = ("5m", "1h")
+
+#: Requests whose marked prefixes a :class:`LayoutState` remembers (``marked``). A 5-minute
+#: cache entry outlives them in a tool loop whose calls are seconds apart; the layout has no
+#: clock, and a marker on an expired prefix costs no more than the write it would pay anyway.
+MARKED_HISTORY = 16
 
 #: Root of the prefix-hash chain (h_0); the chain is h_k = sha256(h_{k-1} + digest_k).
 CHAIN_ROOT = content_hash("regio.layout.prefix.v1")
@@ -335,7 +341,11 @@ class LayoutState(msgspec.Struct, frozen=True):
     * ``watch``: region -> :class:`RegionWatch` (regions declared ``stable`` or ``grows``):
       what their writes did over the last requests and where they were laid out
       (observed volatility, :mod:`regio.layout.observe`);
-    * ``tokens``: the request's total tokens (the figures of the next request's changes).
+    * ``tokens``: the request's total tokens (the figures of the next request's changes);
+    * ``marked``: the prefix hashes the ``newest`` markers of the last
+      :data:`MARKED_HISTORY` requests sat on, oldest first: prefixes the provider may still
+      hold, so a request whose conversation was rewritten after one of them reads it back
+      (the ``spare`` marker, :mod:`regio.layout.breakpoints`).
     """
 
     strategy: str = ""
@@ -355,6 +365,7 @@ class LayoutState(msgspec.Struct, frozen=True):
     stale_rent: int = 0
     watch: dict[str, RegionWatch] = msgspec.field(default_factory=dict)
     tokens: int = 0
+    marked: tuple[str, ...] = ()
 
     def to_json(self) -> bytes:
         """The state as JSON bytes."""

@@ -94,7 +94,10 @@ class LayoutStrategy(Protocol):
         tail_index: int | None,
         system_changed: bool,
     ) -> list[Wanted]:
-        """The markers this strategy asks for, ``(index, ttl, slot)``, in priority order."""
+        """The markers this strategy asks for, ``(index, ttl, slot)``, in priority order;
+        ``previous_newest``: the prefix hash of the previous request's newest marker;
+        ``previous_marks``: the prefix hashes earlier requests marked, the previous request's
+        first (then the ``newest`` markers of the requests before it the state remembers)."""
         ...
 
     def plan_breakpoints(self, blocks: Sequence[LayoutBlock], **options: Any) -> list[Breakpoint]:
