@@ -28,13 +28,17 @@ from regio.runtime import Engine
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "25"))
 PROP = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-BLUEPRINT = """
+#: What every blueprint of this page shares (name, model, tokenizer).
+HEAD = """
 version: 1
 name: observed
 model: {provider: anthropic, name: claude-sonnet-4-6, context_window: 200000,
         max_output_tokens: 4000}
 tokenizer: heuristic
-tools: {context: none}
+"""
+BLUEPRINT = (
+    HEAD
+    + """tools: {context: none}
 layout: {strategy: regio, chunk_tokens: 256}
 regions:
   - {name: system, kind: pinned, volatility: stable, budget: 6000,
@@ -44,6 +48,7 @@ regions:
   - {name: status, kind: keyed, volatility: rewritten, budget: 500, max_entries: 1}
   - {name: conversation, kind: sliding_window, budget: 100000, max_items: 100000}
 """
+)
 SYSTEM = "You are a careful engineer who reads before editing. " * 60
 
 
@@ -195,13 +200,9 @@ def test_a_stable_region_changed_once_stays_and_changed_twice_goes_by_what_it_di
     assert _placed(req, "system") == "rewritten" and _levels(req, "system") == {"tail"}
 
 
-PARK = """
-version: 1
-name: parks
-model: {provider: anthropic, name: claude-sonnet-4-6, context_window: 200000,
-        max_output_tokens: 4000}
-tokenizer: heuristic
-regions:
+PARK = (
+    HEAD
+    + """regions:
   - {name: system, kind: pinned, volatility: stable, budget: 6000, seed: "SYSTEM"}
   - name: tool_output
     kind: temporary
@@ -211,6 +212,7 @@ regions:
       - {rule: park, min_tokens: 500, keep: 1}
   - {name: conversation, kind: sliding_window, budget: 100000, max_items: 100000}
 """
+)
 
 
 def test_a_region_a_park_capture_fills_is_laid_out_in_the_tail_from_the_first_request() -> None:
@@ -379,13 +381,9 @@ def test_the_comparison_layouts_keep_their_declared_order(strategy: str) -> None
         assert not [e for e in req.events if isinstance(e, VolatilityObserved)]
 
 
-ROUTE = """
-version: 1
-name: routes
-model: {provider: anthropic, name: claude-sonnet-4-6, context_window: 200000,
-        max_output_tokens: 4000}
-tokenizer: heuristic
-relief:
+ROUTE = (
+    HEAD
+    + """relief:
   enabled: true
   tools:
     - {name: open_file, route: files, route_key: "file:{path}"}
@@ -403,6 +401,7 @@ regions:
       - {rule: footer, key: environment, pattern: '\\(cwd: [^)]*\\)\\s*\\Z'}
   - {name: conversation, kind: sliding_window, budget: 100000, max_items: 100000}
 """
+)
 
 
 def test_a_keyed_route_and_a_footer_are_writers_that_replace_and_an_unkeyed_route_is_not() -> None:
