@@ -7,11 +7,9 @@ Public constructor surface (keyword-only, shared by every kind)::
            min_tokens: int | None = None, max_tokens: int | None = None,
            replacing_writer: str = "")
 
-``min_tokens`` / ``max_tokens`` clamp the budget (the floor wins). ``replacing_writer`` names
-a declared writer of the region that replaces what it stored (``park keeps the newest 1
-parked output``; set by :func:`regio.blueprint.build_window` from
-:func:`regio.blueprint.writers.replacing_writers`): the ``regio`` layout then places the region
-in the tail whatever its ``volatility`` (:mod:`regio.layout.observe`). Writes go through
+``min_tokens`` / ``max_tokens`` clamp the budget (the floor wins). ``replacing_writer``: a
+declared writer that replaces what it stored (:mod:`regio.blueprint.writers`), so the ``regio``
+layout places the region in the tail whatever its volatility. Writes go through
 ``plan_write(entry) -> WritePlan | Refusal`` (pure: nothing changes) and ``commit(plan) ->
 WriteResult``; :meth:`Region.write` does both. The window inserts a window-level check between
 the two, so a refused write never changes anything.
@@ -121,8 +119,7 @@ class Region:
     max_entry_tokens: int | None = None
     min_tokens: int | None = None
     max_tokens: int | None = None
-    #: a declared writer that replaces what it stored (``""``: none known); see the module doc
-    replacing_writer: str = ""
+    replacing_writer: str = ""  # ``""``: none known (module doc)
 
     #: an :class:`EntryList` (assigning any list converts it): its ``rewrite_epoch`` tells the
     #: layout caches whether the entries were only appended to since they last looked
