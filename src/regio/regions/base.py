@@ -4,12 +4,10 @@ Public constructor surface (keyword-only, shared by every kind)::
 
     Region(name: str, budget: int | str | Budget | dict, volatility="rewritten",
            admission="evict", description="", max_entry_tokens: int | None = None,
-           min_tokens: int | None = None, max_tokens: int | None = None,
-           replacing_writer: str = "")
+           min_tokens: int | None = None, max_tokens: int | None = None, replacing_writer="")
 
-``min_tokens`` / ``max_tokens`` clamp the budget (the floor wins). ``replacing_writer``: a
-declared writer that replaces what it stored (:mod:`regio.blueprint.writers`), so the ``regio``
-layout places the region in the tail whatever its volatility. Writes go through
+``min_tokens`` / ``max_tokens`` clamp the budget (the floor wins); ``replacing_writer``: see
+:mod:`regio.blueprint.writers` (the layout puts such a region in the tail). Writes go through
 ``plan_write(entry) -> WritePlan | Refusal`` (pure: nothing changes) and ``commit(plan) ->
 WriteResult``; :meth:`Region.write` does both. The window inserts a window-level check between
 the two, so a refused write never changes anything.
