@@ -35,9 +35,9 @@ class Ticks:
 
 def unwatched(value: Any) -> Any:
     """``value`` (a ``Request`` or a ``LayoutState``, or ``None``) without the regions' watch
-    (``LayoutState.watch`` and ``tokens``, observed volatility) and the marked prefixes of the
-    last requests (``LayoutState.marked``): as the regio that wrote the fixtures laid it out
-    (before both)."""
+    (``LayoutState.watch``, ``tokens`` and ``opening``, observed volatility) and the marked
+    prefixes of the last requests (``LayoutState.marked``): as the regio that wrote the
+    fixtures laid it out (before both)."""
     from msgspec.structs import replace
 
     from regio.layout import LayoutState, Request
@@ -45,7 +45,7 @@ def unwatched(value: Any) -> Any:
     if isinstance(value, Request):
         return replace(value, state=unwatched(value.state))
     if isinstance(value, LayoutState):
-        return replace(value, watch={}, tokens=0, marked=())
+        return replace(value, watch={}, tokens=0, marked=(), opening="")
     return value
 
 

@@ -23,7 +23,7 @@ from regio.cache import cache_model_for
 from regio.content import ToolUse
 from regio.layout import Request, VolatilityObserved, classify, to_cache_request
 from regio.layout.observe import OBSERVED_CHANGES, diff_entries
-from regio.runtime import Engine
+from regio.runtime import Engine, ExtractiveSummarizer
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "25"))
 PROP = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -453,3 +453,34 @@ def test_a_rewrite_mid_conversation_reads_back_the_last_prefix_an_earlier_reques
     assert [req.blocks[m.index].prefix_hash for m in spare] == [before_note]
     outcome = cache.process(to_cache_request(req, t_start=130.0, id="12"))
     assert outcome.read == req.prefix_tokens(spare[0].index)
+
+
+COMPACTING = (
+    HEAD
+    + """regions:
+  - {name: system, kind: pinned, volatility: stable, budget: 6000, seed: "SYSTEM"}
+  - {name: work, kind: compacting, volatility: grows, budget: 4000, compact_at: 0.5,
+     target: 0.25}
+  - {name: work_history, kind: compact_history, source: work, volatility: grows, budget: 4000}
+  - {name: conversation, kind: sliding_window, budget: 100000, max_items: 100000}
+"""
+)
+
+
+def test_a_compacting_region_whose_compaction_rewrites_the_conversation_keeps_its_grows_place():
+    """Its compaction removes its entries in the request whose new summary opens the
+    messages, which rewrites the conversation anyway: that removal does not count, so the
+    region appended to on every turn stays where its appends are cheap."""
+    engine = Engine.from_blueprint(
+        COMPACTING.replace("SYSTEM", SYSTEM), summarizer=ExtractiveSummarizer()
+    )
+    compacted = False
+    for n in range(12):
+        engine.write("work", f"note {n}: tried option {n} " + "detail " * 250)
+        _turn(engine, n)
+        req, _ = _request(engine)
+        watch = req.state.watch["work"]
+        compacted = compacted or any(c.churn for c in watch.changes)
+        assert watch.placed == "grows"
+        assert not [e for e in req.events if isinstance(e, VolatilityObserved)]
+    assert compacted and all(c.free for c in watch.changes if c.churn)

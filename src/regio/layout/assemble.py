@@ -376,6 +376,7 @@ def _new_state(
         frozen=tail_plan.frozen if tail_plan is not None else (),
         stale_rent=plan.stale_rent if plan.gc_reason is None else 0,
         marked=_marked(job.prev_state, blocks[newest.index].prefix_hash if newest else None),
+        opening=job.observation.opening if job.observation is not None else "",
         watch=watch,
         tokens=tokens if watch else 0,
     )

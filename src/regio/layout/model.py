@@ -280,7 +280,10 @@ class RegionChange(msgspec.Struct, frozen=True):
       invalidated (the region's first block there), ``-1`` when it invalidated nothing sent
       before (an append travelling as a note, a region not sent);
     * ``after``: tokens of the previous request from ``at`` on: what the provider had to
-      write to its cache again because of the change (``0`` when ``at`` is ``-1``).
+      write to its cache again because of the change (``0`` when ``at`` is ``-1``);
+    * ``free``: the request rewrote the opening of the conversation anyway (its first message
+      or the summaries that open it changed: a compaction), so the change cost little more
+      where the region was; it does not count toward moving the region.
     """
 
     request: int
@@ -289,11 +292,17 @@ class RegionChange(msgspec.Struct, frozen=True):
     removed: int = 0
     at: int = -1
     after: int = 0
+    free: bool = False
 
     @property
     def churn(self) -> bool:
         """The change removed or rewrote entries (more than appending)."""
         return bool(self.rewritten or self.removed)
+
+    @property
+    def counts(self) -> bool:
+        """A churn that counts toward moving the region: one that was not :attr:`free`."""
+        return self.churn and not self.free
 
 
 class RegionWatch(msgspec.Struct, frozen=True):
@@ -345,7 +354,10 @@ class LayoutState(msgspec.Struct, frozen=True):
     * ``marked``: the prefix hashes the ``newest`` markers of the last
       :data:`MARKED_HISTORY` requests sat on, oldest first: prefixes the provider may still
       hold, so a request whose conversation was rewritten after one of them reads it back
-      (the ``spare`` marker, :mod:`regio.layout.breakpoints`).
+      (the ``spare`` marker, :mod:`regio.layout.breakpoints`);
+    * ``opening``: a digest of what opens the conversation (its first entry and the
+      ``compact_history`` regions' versions): a change means the conversation was rewritten
+      from its start (:mod:`regio.layout.observe`).
     """
 
     strategy: str = ""
@@ -366,6 +378,7 @@ class LayoutState(msgspec.Struct, frozen=True):
     watch: dict[str, RegionWatch] = msgspec.field(default_factory=dict)
     tokens: int = 0
     marked: tuple[str, ...] = ()
+    opening: str = ""
 
     def to_json(self) -> bytes:
         """The state as JSON bytes."""

@@ -15,7 +15,11 @@ byte the change invalidated and the tokens after it). Then:
   :data:`OBSERVED_CHANGES` changes is laid out as ``rewritten``: in the freezing tail after the
   conversation, where a change invalidates only itself. It moves in the request that saw the
   removal, whose change already invalidated the bytes after the region, so the move itself
-  costs no extra cache write;
+  costs no extra cache write. A removal in a request that rewrites the conversation from its
+  start anyway (its opening changed, :func:`opening_digest`: a compaction summarized the
+  region, or the conversation, into a ``compact_history``) does not count: there it cost
+  little more in the grows place, while in the tail a region appended to on every request is
+  sent whole on every request (a tail copy that changes again never freezes);
 * a region declared ``stable`` that changed between requests :data:`STABLE_CHANGES` times
   among its last changes is laid out by what those changes did: ``grows`` when they only
   appended, ``rewritten`` otherwise. One change is tolerated (a prompt edited once costs one
@@ -25,7 +29,7 @@ byte the change invalidated and the tokens after it). Then:
   :mod:`regio.blueprint.writers`) is laid out as ``rewritten`` from the first request;
 * a region moved toward the tail goes back toward its declared place only when its last
   :data:`OBSERVED_CHANGES` changes allow it (for ``grows``: none of them removed or rewrote),
-  and only in a request that rewrites the conversation anyway (its first message changed: a
+  and only in a request that rewrites the conversation anyway (its opening changed: a
   compaction or an eviction), so the move back costs no cache write of its own either.
 
 Each move is reported once, with the figures, as a :class:`VolatilityObserved` event;
@@ -45,7 +49,7 @@ from typing import Any
 
 import attrs
 
-from regio.content import Entry
+from regio.content import Entry, content_hash
 
 from .events import VolatilityObserved
 from .model import LayoutBlock, LayoutState, RegionChange, RegionWatch
@@ -57,6 +61,7 @@ __all__ = [
     "Observation",
     "diff_entries",
     "observe_regions",
+    "opening_digest",
     "placement_note",
     "with_offsets",
 ]
@@ -105,7 +110,7 @@ def _target(declared: str, changes: Sequence[RegionChange], writer: str) -> tupl
     """Where the rule puts a region: (volatility, reason; ``""`` as declared)."""
     if writer:
         return "rewritten", "writer"
-    churned = any(c.churn for c in changes)
+    churned = any(c.counts for c in changes)
     if declared == "grows":
         return ("rewritten", "removes") if churned else ("grows", "")
     if len(changes) >= STABLE_CHANGES:
@@ -117,11 +122,13 @@ def _target(declared: str, changes: Sequence[RegionChange], writer: str) -> tupl
 class Observation:
     """The watch of one request: ``placement`` (region -> the volatility it is laid out
     with, for every region that is not laid out as declared), ``watches`` (the new
-    :class:`RegionWatch` per watched region, offsets not yet known) and ``events``."""
+    :class:`RegionWatch` per watched region, offsets not yet known), ``events`` and the
+    request's ``opening`` (:func:`opening_digest`)."""
 
     placement: dict[str, str]
     watches: dict[str, RegionWatch]
     events: list[VolatilityObserved]
+    opening: str = ""
 
 
 def _figures(changes: Sequence[RegionChange]) -> dict[str, int]:
@@ -139,19 +146,32 @@ def _figures(changes: Sequence[RegionChange]) -> dict[str, int]:
 
 
 def _change(
-    prev: RegionWatch, entries: tuple[tuple[str, str], ...], request: int, state: LayoutState
+    prev: RegionWatch,
+    entries: tuple[tuple[str, str], ...],
+    request: int,
+    state: LayoutState,
+    free: bool,
 ) -> RegionChange | None:
     """The change from ``prev`` to ``entries`` (``None``: none), with the first byte it
     invalidated under the previous placement: an append to a ``grows`` region travels as a
     note and invalidates nothing sent; anything else invalidates from the region's first
-    byte in the previous request."""
+    byte in the previous request. ``free``: the request rewrites the conversation anyway."""
     appended, rewritten, removed = diff_entries(prev.entries, entries)
     if not (appended or rewritten or removed):
         return None
     quiet = prev.placed == "grows" and not (rewritten or removed)
     at = -1 if quiet or prev.offset < 0 else prev.offset
     after = max(0, state.tokens - at) if at >= 0 else 0
-    return RegionChange(request, appended, rewritten, removed, at, after)
+    return RegionChange(request, appended, rewritten, removed, at, after, free)
+
+
+def opening_digest(conversation: Sequence[Entry], regions: Sequence[Any]) -> str:
+    """A digest of what opens the conversation: its first entry and the versions of the
+    ``compact_history`` regions whose summaries open the messages. It changes when the
+    conversation is rewritten from its start (a compaction, an eviction)."""
+    first = conversation[0].digest if conversation else ""
+    versions = [(r.name, int(r.version)) for r in regions if holds_summaries(r)]
+    return content_hash(["regio.layout.opening", first, versions])
 
 
 def observe_regions(
@@ -161,11 +181,13 @@ def observe_regions(
     request: int,
     prefix_rewritten: bool,
     digest: Callable[[Entry], str],
+    opening: str = "",
 ) -> Observation:
     """Watch ``regions`` (the window's regions other than the conversation) for one request
     (number ``request``); ``prev``: the previous layout state (``None`` on a first request);
-    ``prefix_rewritten``: this request rewrites the conversation anyway (its first message
-    changed); ``digest``: an entry's digest (the session's render log keeps them)."""
+    ``prefix_rewritten``: this request rewrites the conversation anyway (its opening changed,
+    :func:`opening_digest`); ``digest``: an entry's digest (the session's render log keeps them);
+    ``opening``: this request's :func:`opening_digest`, kept for the next."""
     placement: dict[str, str] = {}
     watches: dict[str, RegionWatch] = {}
     events: list[VolatilityObserved] = []
@@ -182,7 +204,7 @@ def observe_regions(
             entries = tuple((_identity(r, e), digest(e)[:_DIGEST_CHARS]) for e in r.entries)
             change = None
             if old is not None and prev is not None:
-                change = _change(old, entries, request, prev)
+                change = _change(old, entries, request, prev, prefix_rewritten)
             if change is not None:
                 changes = (*changes, change)[-OBSERVED_CHANGES:]
         writer = str(getattr(r, "replacing_writer", "") or "")
@@ -206,7 +228,7 @@ def observe_regions(
                 )
             )
         watches[r.name] = RegionWatch(int(r.version), entries, changes, placed, why)
-    return Observation(placement, watches, events)
+    return Observation(placement, watches, events, opening)
 
 
 def with_offsets(

@@ -20,7 +20,7 @@ from regio.content import Entry
 
 from .events import LayoutEvent, NotesSettled, TailSettled
 from .model import ChunkState, LayoutState, Note
-from .observe import Observation, observe_regions
+from .observe import Observation, observe_regions, opening_digest
 from .protocols import count_text
 from .renderlog import Extra, RenderLog, frozen_message, note_message, summary_message
 from .repair import PMessage
@@ -73,15 +73,14 @@ class Job:
         others = [r for r in regions if r is not conv]
         observation = None
         if getattr(strategy, "observes", False):
-            first = conversation[0].digest if conversation else None
+            opening = opening_digest(conversation, others)
             observation = observe_regions(
                 others,
                 prev,
                 request=placed,
-                prefix_rewritten=prev is not None
-                and prev.first_message is not None
-                and first != prev.first_message,
+                prefix_rewritten=prev is not None and prev.opening not in ("", opening),
                 digest=log.entry_digest,
+                opening=opening,
             )
         return cls(
             window=window,
