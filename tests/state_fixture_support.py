@@ -33,12 +33,35 @@ class Ticks:
         return self.now
 
 
-def unmarked(state: Any) -> Any:
-    """``state`` (an ``EngineState``) with no ``TranscriptRecord.kept`` marks: the state of
-    the fixture session as the regio that wrote the fixtures saved it (before the mark)."""
+def unwatched(value: Any) -> Any:
+    """``value`` (a ``Request`` or a ``LayoutState``, or ``None``) without the regions' watch
+    (``LayoutState.watch``, ``tokens`` and ``opening``, observed volatility) and the marked
+    prefixes of the last requests (``LayoutState.marked``): as the regio that wrote the
+    fixtures laid it out (before both)."""
     from msgspec.structs import replace
 
-    return replace(state, transcript=[replace(r, kept=()) for r in state.transcript])
+    from regio.layout import LayoutState, Request
+
+    if isinstance(value, Request):
+        return replace(value, state=unwatched(value.state))
+    if isinstance(value, LayoutState):
+        return replace(value, watch={}, tokens=0, marked=(), opening="")
+    return value
+
+
+def unmarked(state: Any) -> Any:
+    """``state`` (an ``EngineState``) with no ``TranscriptRecord.kept`` marks and no regions'
+    watch (:func:`unwatched`): the state of the fixture session as the regio that wrote the
+    fixtures saved it (before the mark and the watch)."""
+    from msgspec.structs import replace
+
+    return replace(
+        state,
+        transcript=[replace(r, kept=()) for r in state.transcript],
+        last_request=unwatched(state.last_request),
+        layout_input=(state.layout_input[0], unwatched(state.layout_input[1])),
+        layout_state=unwatched(state.layout_state),
+    )
 
 
 def fixture_engine(turns: int = 6, store: Any = None) -> Engine:

@@ -64,8 +64,9 @@ def test_the_regio_layout_order_puts_stable_first_and_rewritten_in_the_tail() ->
     assert list(order) == ["tools", "stable", "grows", "compact_history", "conversation", "tail"]
     assert order["stable"] == ["system", "task"]
     assert order["compact_history"] == ["notes_history", "conversation_history"]
-    assert order["grows"] == ["tool_output", "scratch"]
-    assert order["tail"] == ["file_notes", "env_state", "plan"]
+    assert order["grows"] == ["scratch"]
+    # tool_output's park capture replaces what it parked: it belongs in the tail
+    assert order["tail"] == ["file_notes", "env_state", "plan", "tool_output"]
 
 
 def test_the_baseline_layout_orders_follow_their_rules() -> None:

@@ -68,10 +68,10 @@ class MarkOptions:
     """The options of one :meth:`regio.layout.LayoutStrategy.wanted` call, declared once for
     every bench layout: ``ttl`` / ``stable_ttl`` (``"5m"`` | ``"1h"``, the marks' TTLs),
     ``previous_newest`` (prefix hash of the newest message block the previous request
-    marked), ``previous_marks`` (prefix hashes the previous request marked), ``tail_index``
-    (index of the last tail block, ``None``: no tail) and ``system_changed`` (the system
-    prefix differs from the previous request's). Any other keyword is a ``TypeError`` naming
-    it (attrs)."""
+    marked), ``previous_marks`` (prefix hashes earlier requests marked, the previous
+    request's first), ``tail_index`` (index of the last tail block, ``None``: no tail) and
+    ``system_changed`` (the system prefix differs from the previous request's). Any other
+    keyword is a ``TypeError`` naming it (attrs)."""
 
     ttl: str
     stable_ttl: str = ""

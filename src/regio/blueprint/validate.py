@@ -18,9 +18,11 @@ Errors (returned as :class:`BlueprintIssue`, raised together by the loader):
   (:func:`regio.blueprint.capturespec.check_captures`).
 
 Warnings (:class:`BlueprintWarning`): no region can ever shrink; a ``stable`` region of a kind
-written every turn; a window larger than the model's; clamps that conflict; a custom region
-without hooks; a trigger above its budget; more than one conversation; a conversation that
-evicts or compacts on every turn (:mod:`regio.blueprint.pressure`).
+written every turn; a ``stable`` or ``grows`` region whose declared writer replaces what it
+stored (:mod:`regio.blueprint.writers`: the ``regio`` layout places it in the tail); a window
+larger than the model's; clamps that conflict; a custom region without hooks; a trigger above
+its budget; more than one conversation; a conversation that evicts or compacts on every turn
+(:mod:`regio.blueprint.pressure`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from regio.blueprint.spec import (
     SlidingWindowSpec,
 )
 from regio.blueprint.toolroom import check_tool_room, check_trigger_floor
+from regio.blueprint.writers import writer_warnings
 from regio.errors import RegionConfigError
 from regio.policies.budget import Budget
 
@@ -368,6 +371,8 @@ def _check_floors(bp: Blueprint, budgets: dict[int, int], report: _Report) -> No
 
 
 def _check_volatility(bp: Blueprint, report: _Report) -> None:
+    if bp.layout.strategy == "regio":
+        writer_warnings(bp.regions, bp.relief, report.warn)
     for index, spec in enumerate(bp.regions):
         if spec.volatility == "stable" and type(spec).written_every_turn:
             report.warn(

@@ -9,6 +9,8 @@
   :func:`render_text`;
 * :func:`repair` and the W/L checks :func:`check_anthropic`, :func:`check_openai_chat`;
 * :func:`classify` — prefix stability between consecutive requests;
+* observed volatility (:mod:`regio.layout.observe`): regions laid out by what their writes do
+  between requests (:class:`RegionWatch`, :class:`VolatilityObserved`);
 * :func:`fork_for_summary` — summarizer requests that share the main request's prefix;
 * :func:`to_cache_request` — input for :mod:`regio.cache`.
 """
@@ -29,6 +31,7 @@ from .events import (
     ResultSynthesized,
     StableRegionChanged,
     TailSettled,
+    VolatilityObserved,
 )
 from .fork import fork_for_summary
 from .model import (
@@ -38,6 +41,8 @@ from .model import (
     LayoutBlock,
     LayoutState,
     Note,
+    RegionChange,
+    RegionWatch,
     Request,
     TailCopy,
     ToolSpec,
@@ -94,6 +99,8 @@ __all__ = [
     "NotesSettled",
     "OrphanResultDropped",
     "PMessage",
+    "RegionChange",
+    "RegionWatch",
     "RenderLog",
     "Renderer",
     "Repaired",
@@ -104,6 +111,7 @@ __all__ = [
     "TailCopy",
     "TailSettled",
     "ToolSpec",
+    "VolatilityObserved",
     "assemble",
     "check_anthropic",
     "check_openai_chat",

@@ -18,6 +18,7 @@ __all__ = [
     "ResultSynthesized",
     "StableRegionChanged",
     "TailSettled",
+    "VolatilityObserved",
 ]
 
 
@@ -91,6 +92,34 @@ class TailSettled(Event, frozen=True, tag="tail_settled"):
     stale_tokens: int
 
 
+class VolatilityObserved(Event, frozen=True, tag="volatility_observed"):
+    """The ``regio`` layout places ``region`` (declared ``declared``) as ``laid_out`` from this
+    request on (observed volatility, :mod:`regio.layout.observe`; once per move).
+
+    ``reason``: ``writer`` (``writer``, a capture or route the blueprint declares, replaces
+    what it stored), ``removes`` (it removed or rewrote entries between requests), ``changes``
+    (a region declared ``stable`` changed between requests twice) or ``appends_only`` (back to
+    its declared place: its last ``changes`` changes only appended, and this request rewrote
+    the conversation anyway). Figures over its last ``changes`` changes between requests:
+    ``churns`` of them removed or rewrote entries; ``appended`` / ``rewritten`` / ``removed``
+    entries; ``rewrite_tokens``: tokens the provider had to write again because of them (each
+    from the region's first byte to the end of the request); ``first_changed``: the earliest
+    token offset they invalidated (``-1``: none)."""
+
+    region: str
+    declared: str
+    laid_out: str
+    reason: str
+    changes: int = 0
+    churns: int = 0
+    appended: int = 0
+    rewritten: int = 0
+    removed: int = 0
+    rewrite_tokens: int = 0
+    first_changed: int = -1
+    writer: str = ""
+
+
 LayoutEvent = (
     Repaired
     | OrphanResultDropped
@@ -100,4 +129,5 @@ LayoutEvent = (
     | BreakpointPlan
     | NotesSettled
     | TailSettled
+    | VolatilityObserved
 )

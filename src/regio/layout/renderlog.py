@@ -57,9 +57,10 @@ __all__ = ["ConversationView", "Extra", "RenderLog", "frozen_message", "note_mes
 Extra = tuple[tuple[int, int], PMessage, tuple[int, ...], tuple[str | None, ...]]
 
 
-def note_message(text: str, tokens: int, entry_id: str) -> PMessage:
-    """The user message carrying an unsettled note (``tokens``: of ``text``)."""
-    info = ((tokens, None),)
+def note_message(text: str, tokens: int, entry_id: str, region: str | None = None) -> PMessage:
+    """The user message carrying an unsettled note (``tokens``: of ``text``) of ``region``
+    (the grows region the entry belongs to, on the note's block)."""
+    info = ((tokens, region),)
     return PMessage("user", (Text(text),), f"note:{entry_id}", origin="note", info=info)
 
 

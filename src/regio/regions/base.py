@@ -4,9 +4,10 @@ Public constructor surface (keyword-only, shared by every kind)::
 
     Region(name: str, budget: int | str | Budget | dict, volatility="rewritten",
            admission="evict", description="", max_entry_tokens: int | None = None,
-           min_tokens: int | None = None, max_tokens: int | None = None)
+           min_tokens: int | None = None, max_tokens: int | None = None, replacing_writer="")
 
-``min_tokens`` / ``max_tokens`` clamp the budget (the floor wins). Writes go through
+``min_tokens`` / ``max_tokens`` clamp the budget (the floor wins); ``replacing_writer``: see
+:mod:`regio.blueprint.writers` (the layout puts such a region in the tail). Writes go through
 ``plan_write(entry) -> WritePlan | Refusal`` (pure: nothing changes) and ``commit(plan) ->
 WriteResult``; :meth:`Region.write` does both. The window inserts a window-level check between
 the two, so a refused write never changes anything.
@@ -116,6 +117,7 @@ class Region:
     max_entry_tokens: int | None = None
     min_tokens: int | None = None
     max_tokens: int | None = None
+    replacing_writer: str = ""  # ``""``: none known (module doc)
 
     #: an :class:`EntryList` (assigning any list converts it): its ``rewrite_epoch`` tells the
     #: layout caches whether the entries were only appended to since they last looked

@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 
 from regio.events import Event
-from regio.layout import LayoutState, Request, ToolSpec, assemble
+from regio.layout import LayoutState, Request, ToolSpec, VolatilityObserved, assemble
 from regio.providers import economics_for
 from regio.textrepair import repair_text
 
@@ -105,7 +105,9 @@ def lay_out(
     Same state, same bytes: when :func:`request_fingerprint` equals the last request's (a
     retry, or a second call with nothing changed), the layout starts again from the layout
     state the last request started from, so the payload, cache markers included, is the same
-    byte for byte (the layout's breakpoint planning reads the previous request's marks)."""
+    byte for byte (the layout's breakpoint planning reads the previous request's marks).
+    A region the layout moved by its observed volatility is reported once on the engine's
+    event bus (:class:`regio.layout.VolatilityObserved`; not again on a retry)."""
     specs = budget.tool_specs(tools)
     fingerprint = request_fingerprint(c, specs, provider, model, api, state.region_hashes)
     same = fingerprint == state.layout_fingerprint
@@ -142,6 +144,10 @@ def lay_out(
         log=state.render_log,
         **extra,
     )
+    if not same:  # a retry renders the same request: its layout decisions were told already
+        for event in req.events:
+            if isinstance(event, VolatilityObserved):
+                c.emit(event)
     state.layout_input, state.layout_fingerprint = carried, fingerprint
     state.layout_state = req.state
     state.last_request = req

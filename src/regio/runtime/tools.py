@@ -140,7 +140,7 @@ def _write(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutcome:
         entry_id=result.entry_id,
         evicted=list(result.evicted),
     )
-    if r.volatility == "grows":
+    if r.volatility == "grows" and not r.replacing_writer:  # else laid out in the tail
         entry = next(e for e in r.entries if e.id == result.entry_id)
         return msgspec.structs.replace(outcome, note=note_text(region, entry))
     return outcome
