@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "regio.traces.cli",  # traces import / show
     "regio.runtime.cli",  # inspect
     "regio.agent.cli",  # run
+    "regio.proxy.cli",  # proxy
 )
 
 

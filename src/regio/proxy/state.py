@@ -1,0 +1,97 @@
+"""Everything one proxy worker holds: built once from a :class:`ProxyConfig`, shared by its
+requests (its engines, stores and counters are this worker's own: nothing is module-level)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import attrs
+
+from regio.providers import PROVIDERS
+
+from .capture import LiveCapture
+from .config import ProxyConfig, open_stores
+from .engines import EngineCache, EngineFactory
+from .leases import LeaseKeeper
+from .metrics import ProxyMetrics
+from .records import Records
+from .sessions import Directory
+from .slot import SlotPredictor
+from .turn import Settings
+from .upstream import Upstream
+
+__all__ = ["ProxyState", "cache_profile"]
+
+log = logging.getLogger("regio.proxy")
+
+
+def cache_profile(blueprint: Any) -> str | None:
+    """The cache model the proxy predicts with: the blueprint's ``cache.profile``, else its
+    provider's rule for its model (``None``: a provider no cache rule describes)."""
+    if blueprint.cache.profile:
+        return str(blueprint.cache.profile)
+    row = PROVIDERS.get(blueprint.model.provider)
+    if row is None or row.cache_provider is None:
+        return None
+    return f"{row.cache_provider}:{blueprint.model.name}"
+
+
+@attrs.define
+class ProxyState:
+    """One worker's state (module doc)."""
+
+    config: ProxyConfig
+    blueprint: Any
+    store: Any
+    records: Records
+    directory: Directory
+    upstream: Upstream
+    metrics: ProxyMetrics
+    settings: Settings
+    leases: LeaseKeeper
+    slot: SlotPredictor | None = None
+    tasks: Any = None  # the app's task group, set while it runs (regio.proxy.app)
+
+    @classmethod
+    def build(cls, config: ProxyConfig) -> ProxyState:
+        """The state of a worker for ``config``. Raises :class:`regio.blueprint.BlueprintError`
+        and :class:`regio.proxy.errors.ProxyConfigError`."""
+        blueprint = config.load_blueprint()
+        store, records = open_stores(config.store)
+        factory = EngineFactory(blueprint)
+        if factory.summarizer_warning:
+            log.warning("%s", factory.summarizer_warning)
+        directory = Directory(records, store, factory, EngineCache(config.engines))
+        profile = cache_profile(blueprint)
+        slot = None
+        if profile is not None and profile.split(":", 1)[0] == "llamacpp":
+            slot, profile = SlotPredictor(config.upstream), None
+        settings = Settings(
+            blueprint.model.provider, profile, LiveCapture.of(blueprint), config.max_rounds
+        )
+        return cls(
+            config,
+            blueprint,
+            store,
+            records,
+            directory,
+            Upstream(config.upstream),
+            ProxyMetrics(),
+            settings,
+            LeaseKeeper(records, config.lease_seconds, config.lease_wait),
+            slot,
+        )
+
+    def background(self, fn: Any) -> None:
+        """Run ``fn()`` in the app's task group (lease heartbeats); nothing outside one."""
+        if self.tasks is not None:
+            self.tasks.start_soon(fn)
+
+    async def close(self) -> None:
+        """Close the upstream connections and the stores."""
+        await self.upstream.close()
+        self.records.close()
+        close = getattr(self.store, "close", None)
+        if callable(close):
+            close()
