@@ -110,10 +110,13 @@ class ScriptedUpstream:
     context_window: int = 200_000
     max_output: int = 0
     requests: list[dict[str, Any]] = attrs.field(factory=list)
+    headers: list[dict[str, str]] = attrs.field(factory=list)
+    raw: list[bytes] = attrs.field(factory=list)
     prompts: list[int] = attrs.field(factory=list)
     sent: list[bytes] = attrs.field(factory=list)
     refused: int = 0
     delay: float = 0.0
+    event_delay: float = 0.0
     _previous: list[tuple[str, int]] = attrs.field(factory=list)
     _counter: Any = attrs.field(factory=lambda: get_counter("o200k_base"))
     _n: int = 0
@@ -128,6 +131,7 @@ class ScriptedUpstream:
         return Starlette(routes=routes)
 
     async def _models(self, request: Request) -> Response:
+        self.headers.append(dict(request.headers))
         return JSONResponse({"object": "list", "data": [{"id": "scripted", "object": "model"}]})
 
     def _usage(self, api: str, body: dict[str, Any]) -> tuple[int, int]:
@@ -144,7 +148,10 @@ class ScriptedUpstream:
 
     def _serve(self, api: str) -> Any:
         async def endpoint(request: Request) -> Response:
-            body = json.loads(await request.body())
+            data = await request.body()
+            body = json.loads(data)
+            self.raw.append(data)
+            self.headers.append(dict(request.headers))
             self.requests.append(body)
             prompt, read = self._usage(api, body)
             self.prompts.append(prompt)
@@ -174,6 +181,10 @@ class ScriptedUpstream:
             cut = max(1, len(event) // 3)
             yield event[:cut]
             yield event[cut:]
+            if self.event_delay:
+                import anyio
+
+                await anyio.sleep(self.event_delay)
 
 
 def _too_long(api: str, prompt: int, window: int) -> dict[str, Any]:
@@ -588,3 +599,23 @@ _EVENTS = {
     "openai_chat": _chat_events,
     "openai_responses": _responses_events,
 }
+
+
+@contextmanager
+def in_process(
+    upstream: ScriptedUpstream, blueprint: str, store: str, **config: Any
+) -> Iterator[Any]:
+    """A proxy for ``blueprint`` in front of ``upstream``, both in this process (Starlette's
+    ``TestClient`` for the proxy, ``httpx.ASGITransport`` for the upstream: no socket); yields
+    the test client (its ``app.state.proxy`` is the worker's state)."""
+    import httpx
+    from starlette.testclient import TestClient
+
+    from regio.proxy import ProxyConfig, create_app
+
+    transport = httpx.ASGITransport(app=upstream.app())
+    app = create_app(
+        ProxyConfig(blueprint, "http://upstream.test", store=store, **config), transport=transport
+    )
+    with TestClient(app) as client:
+        yield client

@@ -54,9 +54,11 @@ def predict_blocks(
     return int(outcome.read), int(outcome.creation)
 
 
-def first_miss(request: Request | None, prompt_tokens: int, read_tokens: int) -> str | None:
-    """The region (or level: ``tools``, ``system``) of the first block not read from cache
-    (module doc)."""
+def first_miss(
+    request: Request | None, prompt_tokens: int, read_tokens: int, conversation: str
+) -> str | None:
+    """The region of the first block not read from cache (module doc): a conversation block is
+    ``conversation``'s (the conversation region's name), a tool definition ``tools``."""
     if request is None or prompt_tokens <= 0 or read_tokens >= prompt_tokens:
         return None
     scale = request.tokens / prompt_tokens if request.tokens else 1.0
@@ -65,7 +67,9 @@ def first_miss(request: Request | None, prompt_tokens: int, read_tokens: int) ->
     for block in request.blocks:
         pos += block.tokens
         if pos > read:
-            return block.region or block.level
+            if block.region is not None:
+                return block.region
+            return conversation if block.level in ("messages", "tail") else block.level
     return None
 
 

@@ -39,10 +39,15 @@ __all__ = ["create_app", "serve"]
 log = logging.getLogger("regio.proxy")
 
 
-def create_app(config: ProxyConfig | ProxyState) -> Starlette:
-    """The ASGI app of one worker for ``config`` (or a built :class:`ProxyState`). Raises
-    :class:`regio.blueprint.BlueprintError` / :class:`regio.proxy.errors.ProxyConfigError`."""
-    state = config if isinstance(config, ProxyState) else ProxyState.build(config)
+def create_app(config: ProxyConfig | ProxyState, *, transport: Any = None) -> Starlette:
+    """The ASGI app of one worker for ``config`` (or a built :class:`ProxyState`);
+    ``transport``: an httpx transport for the upstream instead of the network (an in-process
+    upstream in tests). Raises :class:`regio.blueprint.BlueprintError` /
+    :class:`regio.proxy.errors.ProxyConfigError`."""
+    if isinstance(config, ProxyState):
+        state = config
+    else:
+        state = ProxyState.build(config, transport=transport)
 
     def managed(api: str) -> Any:
         async def endpoint(request: Request) -> Response:

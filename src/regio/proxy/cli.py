@@ -62,6 +62,12 @@ def register(subparsers: Any) -> None:
         default=3,
         help="calls to regio's own tools (context_restore) answered per request (3)",
     )
+    parser.add_argument(
+        "--request-log",
+        default=None,
+        help="append one JSON line per request to this file (session, worker, lease times, "
+        "figures; never a header or content)",
+    )
     parser.set_defaults(handler=_run)
 
 
@@ -83,6 +89,7 @@ def _run(args: argparse.Namespace) -> int:
             lease_seconds=args.lease_seconds,
             lease_wait=args.lease_wait,
             max_rounds=args.max_rounds,
+            request_log=args.request_log,
         )
         print(
             f"regio proxy: http://{args.host}:{args.port} -> {args.upstream} (store {args.store})",

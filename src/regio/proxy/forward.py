@@ -42,6 +42,7 @@ from .errors import ClientRequestError, PassThrough
 from .history import digests, fingerprint
 from .leases import LeaseTimeout
 from .replies import Reply, error_body, read_reply
+from .requestlog import log_request
 from .sessions import Handle, session_key
 from .sse import EventSplitter, encode_event
 from .state import ProxyState
@@ -180,6 +181,7 @@ class _Exchange:
             return
         self.ended = True
         turn, state = self.turn, self.state
+        ok, stat = False, None
         with anyio.CancelScope(shield=True):
             try:
                 predicted = None
@@ -201,9 +203,21 @@ class _Exchange:
             except RegioError as exc:
                 state.directory.engines.drop(turn.handle.id)
                 log.warning("session %s: not committed (%s)", turn.handle.id, exc)
+                ok, stat = False, None
             finally:
                 self.scope.cancel()
                 await state.leases.give_back(turn.handle.id, turn.handle.token)
+            log_request(
+                state.config.request_log,
+                session=turn.handle.id,
+                leased=turn.handle.leased_at,
+                committed=bool(ok),
+                compacted=bool(stat and stat.compacted),
+                status=status,
+                items=turn.handle.meta.count,
+                client_tokens=stat.client_tokens if stat else 0,
+                upstream_tokens=stat.upstream_tokens if stat else 0,
+            )
 
     async def _send(self, body: dict[str, Any]) -> httpx.Response:
         self.sent = body

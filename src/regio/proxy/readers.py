@@ -76,12 +76,12 @@ def item_messages(api: str, raw: msgspec.Raw, where: str) -> list[Message]:
         if api == "openai_chat":
             return chat_messages([item])
         return response_items([item])
+    except RegioError as exc:  # SDKInputError, MediaError: a block regio has no type for
+        raise PassThrough(f"{where}: {exc}") from exc
     except (KeyError, TypeError, AttributeError) as exc:
         raise ClientRequestError(
             f"{where}: a field is missing or of the wrong type ({exc})"
         ) from exc
-    except RegioError as exc:
-        raise PassThrough(f"{where}: {exc}") from exc
 
 
 def merge_calls(messages: Sequence[Message]) -> list[Message]:

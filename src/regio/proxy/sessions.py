@@ -84,6 +84,7 @@ class Handle:
     engine: Any
     token: str
     fresh: bool
+    leased_at: float = 0.0
 
 
 @attrs.define
@@ -180,7 +181,7 @@ class Directory:
             if not fresh:
                 self.engines.put(meta.id, engine)
             return None
-        return Handle(meta.id, meta, engine, token, fresh)
+        return Handle(meta.id, meta, engine, token, fresh, time.time())
 
     def _engine(self, meta: SessionMeta) -> Any:
         """The session's engine at its stored version (the pending one when a save may have

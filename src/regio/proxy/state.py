@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from regio.cache import CacheRuleError, cache_model_for
 from regio.providers import PROVIDERS
 
 from .capture import LiveCapture
@@ -28,13 +29,20 @@ log = logging.getLogger("regio.proxy")
 
 def cache_profile(blueprint: Any) -> str | None:
     """The cache model the proxy predicts with: the blueprint's ``cache.profile``, else its
-    provider's rule for its model (``None``: a provider no cache rule describes)."""
+    provider's rule for its model, else its provider's default model (``None``: a provider no
+    cache rule describes)."""
     if blueprint.cache.profile:
         return str(blueprint.cache.profile)
     row = PROVIDERS.get(blueprint.model.provider)
     if row is None or row.cache_provider is None:
         return None
-    return f"{row.cache_provider}:{blueprint.model.name}"
+    for model in (blueprint.model.name, row.cache_model):
+        try:
+            cache_model_for(f"{row.cache_provider}:{model}")
+        except (CacheRuleError, ValueError, KeyError):
+            continue
+        return f"{row.cache_provider}:{model}"
+    return None
 
 
 @attrs.define
@@ -54,9 +62,11 @@ class ProxyState:
     tasks: Any = None  # the app's task group, set while it runs (regio.proxy.app)
 
     @classmethod
-    def build(cls, config: ProxyConfig) -> ProxyState:
-        """The state of a worker for ``config``. Raises :class:`regio.blueprint.BlueprintError`
-        and :class:`regio.proxy.errors.ProxyConfigError`."""
+    def build(cls, config: ProxyConfig, *, transport: Any = None) -> ProxyState:
+        """The state of a worker for ``config`` (``transport``: see
+        :class:`regio.proxy.upstream.Upstream`). Raises
+        :class:`regio.blueprint.BlueprintError` and
+        :class:`regio.proxy.errors.ProxyConfigError`."""
         blueprint = config.load_blueprint()
         store, records = open_stores(config.store)
         factory = EngineFactory(blueprint)
@@ -76,7 +86,7 @@ class ProxyState:
             store,
             records,
             directory,
-            Upstream(config.upstream),
+            Upstream(config.upstream, transport=transport),
             ProxyMetrics(),
             settings,
             LeaseKeeper(records, config.lease_seconds, config.lease_wait),

@@ -51,7 +51,9 @@ from .sessions import Handle
 __all__ = ["Settings", "Turn"]
 
 _HISTORY_KEY = {"anthropic": "messages", "openai_chat": "messages", "openai_responses": "input"}
-_REPAIR_KINDS = ("repaired", "orphan_result_dropped", "result_synthesized", "orphan_tool_result")
+#: Layout events of a repaired tool pair (:mod:`regio.layout.repair`), on every request that
+#: carries the repair; a request counts the ones the session's previous request did not have.
+_REPAIR_KINDS = ("repaired", "orphan_result_dropped", "result_synthesized")
 
 
 @attrs.frozen
@@ -85,6 +87,7 @@ class Turn:
     previous: tuple[Request, float, int] | None = None
     rounds: int = 0
     fixed_tokens: int = 0
+    repairs: int = 0
     shown: Shown | None = None
     notes: list[str] = attrs.field(factory=list)
 
@@ -164,6 +167,8 @@ class Turn:
         request, payload = self.engine.request(
             self.provider, self.client.model or None, tools=functions, api=self.client.api
         )
+        before = self.request or (self.previous[0] if self.previous else None)
+        self.repairs += len(_repairs(request) - _repairs(before))
         self.request = request
         body = upstream_body(
             self.client, payload, beside=self.beside, provider=self.settings.provider
@@ -267,12 +272,17 @@ class Turn:
             cost_usd=(record.cost_usd or 0.0) if record is not None else 0.0,
             as_is_cost_usd=as_is or 0.0,
             compacted=self.events["compaction_finished"] > 0,
-            first_miss=accounting.first_miss(self.request, prompt, read) if record else None,
+            first_miss=self._first_miss(prompt, read) if record is not None else None,
             added_ms=self.cpu * 1000.0,
             restores=self.rounds,
-            repairs=sum(self.events[k] for k in _REPAIR_KINDS),
+            repairs=self.repairs + self.events["orphan_tool_result"],
             status=status,
         )
+
+    def _first_miss(self, prompt: int, read: int) -> str | None:
+        conversation = self.engine.window.conversation
+        name = conversation.name if conversation is not None else "messages"
+        return accounting.first_miss(self.request, prompt, read, name)
 
     # ----- commit -----------------------------------------------------------------------------
     def commit(self, records: Records, store: Any, stat: RequestStat) -> bool:
@@ -310,6 +320,15 @@ class Turn:
         )
         self.handle.meta = final
         return records.commit(meta.id, self.handle.token, final, stat)
+
+
+def _repairs(request: Request | None) -> set[tuple[str, str]]:
+    """The repairs a laid-out request carries: (event kind, tool call id)."""
+    if request is None:
+        return set()
+    return {
+        (e.kind, getattr(e, "tool_use_id", "")) for e in request.events if e.kind in _REPAIR_KINDS
+    }
 
 
 def _totalled(meta: SessionMeta, stat: RequestStat) -> SessionMeta:

@@ -56,10 +56,13 @@ def response_headers(headers: Mapping[str, str] | httpx.Headers) -> dict[str, st
 
 @attrs.define
 class Upstream:
-    """The upstream at ``base_url`` (module doc); ``connect_timeout`` in seconds."""
+    """The upstream at ``base_url`` (module doc); ``connect_timeout`` in seconds;
+    ``transport``: an httpx transport to use instead of the network (an in-process upstream,
+    ``httpx.ASGITransport``, in tests)."""
 
     base_url: str
     connect_timeout: float = 30.0
+    transport: httpx.AsyncBaseTransport | None = None
     _client: httpx.AsyncClient | None = None
 
     @property
@@ -67,7 +70,9 @@ class Upstream:
         if self._client is None:
             timeout = httpx.Timeout(None, connect=self.connect_timeout)
             limits = httpx.Limits(max_connections=None, max_keepalive_connections=64)
-            self._client = httpx.AsyncClient(timeout=timeout, limits=limits, trust_env=False)
+            self._client = httpx.AsyncClient(
+                timeout=timeout, limits=limits, trust_env=False, transport=self.transport
+            )
         return self._client
 
     def url(self, path: str, query: str = "") -> str:
