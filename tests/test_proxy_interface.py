@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 pytest.importorskip("starlette", reason="the proxy extra (starlette) is not installed")
-prometheus = pytest.importorskip("prometheus_client", reason="prometheus-client is not installed")
+pytest.importorskip("prometheus_client", reason="prometheus-client is not installed")
 
 from prometheus_client.parser import text_string_to_metric_families
 

@@ -48,7 +48,7 @@ regions:
     capture:
       - rule: footer
         key: environment
-        pattern: '\\n*(?P<state>\\(Open file: [^\\n]*\\)\\n\\(Current directory: [^\\n]*\\))\\n?(?:bash-\\$)?\\s*\\Z'
+        pattern: '\\n*(?P<state>\\(Open file: .*\\)\\n\\(Current.*\\))\\n?(bash-\\$)?\\s*\\Z'
   - {name: conversation, kind: sliding_window, budget: 8000}
 """
 TOOLS = [{"name": "bash", "description": "Run a command.", "input_schema": {"type": "object"}}]

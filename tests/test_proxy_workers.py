@@ -11,6 +11,7 @@ overlapped, and the request after the kill started only once the killed worker's
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -27,7 +28,9 @@ import pytest
 
 pytest.importorskip("starlette", reason="the proxy extra (starlette, uvicorn) is not installed")
 pytest.importorskip("uvicorn", reason="the proxy extra (starlette, uvicorn) is not installed")
-anthropic = pytest.importorskip("anthropic", reason="the anthropic SDK is not installed")
+pytest.importorskip("anthropic", reason="the anthropic SDK is not installed")
+
+import anthropic
 
 import regio
 from proxy_loops import file_text
@@ -173,8 +176,9 @@ def _transcript(store_url: str, session: str) -> list[Any]:
 
 
 def _client_blocks(history: list[dict[str, Any]]) -> list[Any]:
-    from regio.proxy.readers import item_messages
     import msgspec
+
+    from regio.proxy.readers import item_messages
 
     out = []
     for n, item in enumerate(history):
@@ -232,7 +236,7 @@ def test_two_workers_share_a_session_lose_nothing_when_one_is_killed_and_never_o
         (r["leased"], r["released"], r["worker"]) for r in lines if r["session"] == session
     )
     assert len(holds) == STEPS + 1  # the race sent one request twice
-    for (_, end, _), (start, _, _) in zip(holds, holds[1:], strict=False):
+    for (_, end, _), (start, _, _) in itertools.pairwise(holds):
         assert start >= end, holds
     assert len({w for _, _, w in holds}) == 2
     compacting = {r["worker"] for r in lines if r["compacted"]}
