@@ -112,6 +112,7 @@ async def _handle(
 async def serve_api(state: ProxyState, api: str, request: Request) -> Response:
     """Serve one request of ``api`` (module doc)."""
     body = await request.body()
+    received = time.perf_counter()
     started = time.thread_time()
     try:
         client = parse_request(api, body)
@@ -132,6 +133,7 @@ async def serve_api(state: ProxyState, api: str, request: Request) -> Response:
         )
     provider = api_provider(state.settings.provider, api)
     turn = Turn(state.settings, handle, client, incoming, provider, cpu=parse_cpu)
+    turn.wall = time.perf_counter() - received  # reading, finding and leasing the session
     exchange = _Exchange(state, request, turn)
     return await exchange.run(body)
 
@@ -162,6 +164,14 @@ class _Exchange:
         self.sent: dict[str, Any] = {}
         self.ended = False
 
+    async def _work(self, fn: Any, *args: Any) -> Any:
+        """Run one of the turn's steps in a worker thread, its wall time added to the turn's."""
+        started = time.perf_counter()
+        try:
+            return await anyio.to_thread.run_sync(fn, *args)
+        finally:
+            self.turn.wall += time.perf_counter() - started
+
     async def _heartbeat(self) -> None:
         with self.scope:
             await self.state.leases.keep(self.turn.handle.id, self.turn.handle.token, self.lost)
@@ -189,8 +199,8 @@ class _Exchange:
                     predicted = await anyio.to_thread.run_sync(
                         state.slot.predict, self.sent, reply.raw
                     )
-                stat = await anyio.to_thread.run_sync(turn.finish, reply, status, predicted)
-                ok = not self.lost.is_set() and await anyio.to_thread.run_sync(
+                stat = await self._work(turn.finish, reply, status, predicted)
+                ok = not self.lost.is_set() and await self._work(
                     turn.commit, state.records, state.store, stat
                 )
                 if ok:
@@ -217,6 +227,8 @@ class _Exchange:
                 items=turn.handle.meta.count,
                 client_tokens=stat.client_tokens if stat else 0,
                 upstream_tokens=stat.upstream_tokens if stat else 0,
+                added_cpu_ms=round(turn.cpu * 1000, 3),
+                added_ms=round(turn.wall * 1000, 3),
             )
 
     async def _send(self, body: dict[str, Any]) -> httpx.Response:
@@ -229,7 +241,7 @@ class _Exchange:
     async def _start(self, body: bytes) -> Response:
         turn = self.turn
         try:
-            upstream_body = await anyio.to_thread.run_sync(turn.prepare)
+            upstream_body = await self._work(turn.prepare)
         except PassThrough as exc:
             await self._end(None, 0)
             return await passthrough(self.state, self.request, body, exc.reason)
@@ -277,7 +289,7 @@ class _Exchange:
             error = json.loads(data)
         except ValueError:
             error = {"error": {"message": data.decode(errors="replace")}}
-        retry = await anyio.to_thread.run_sync(self.turn.recover, response.status_code, error)
+        retry = await self._work(self.turn.recover, response.status_code, error)
         if retry is None:
             return httpx.Response(response.status_code, headers=response.headers, content=data)
         return await self._send(retry)
@@ -296,7 +308,7 @@ class _Exchange:
             if not reply.internal or response.status_code != 200:
                 await self._end(reply, response.status_code)
                 return self._plain(response, data)
-            response = await self._send(await anyio.to_thread.run_sync(turn.answer, reply))
+            response = await self._send(await self._work(turn.answer, reply))
             if response.status_code != 200:
                 data = await response.aread()
                 await self._end(None, response.status_code)
@@ -315,7 +327,7 @@ class _Exchange:
                 reply = relay.reply()
                 if not (relay.held and reply.internal and reply.complete):
                     break
-                response = await self._send(await anyio.to_thread.run_sync(turn.answer, reply))
+                response = await self._send(await self._work(turn.answer, reply))
                 if response.status_code != 200:
                     text = (await response.aread()).decode(errors="replace")[:500]
                     yield self._error_event(f"upstream {response.status_code}: {text}")

@@ -6,9 +6,10 @@ input item) gets a 16-byte digest of its JSON bytes as sent: SHA-256 over the ra
 loop over bytes the request carried anyway, so digesting a request costs microseconds per
 kilobyte and no Python object is built for the items already known. Clients move their prompt
 cache markers from one request to the next (Claude Code puts ``cache_control`` on its newest
-messages), so an item that holds ``"cache_control"`` is decoded, its markers removed (on the
-message and on its content blocks, never inside a tool's input) and re-encoded before it is
-digested: the same message with its marker moved has the same digest.
+messages), so every ``"cache_control"`` member is cut out of an item's bytes before it is
+digested (:func:`unmarked`, the other bytes left as sent): the same message with its marker
+moved has the same digest. (A tool input key of that name is cut too: inputs are the model's
+and never change in a history.)
 
 The session stores the digests of the items it admitted, append-only
 (:mod:`regio.proxy.records`). :func:`common_prefix` finds how far a request agrees with them:
@@ -24,38 +25,53 @@ session by it, then by the longest known prefix.
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import msgspec
-
-__all__ = ["DIGEST_SIZE", "common_prefix", "digest", "digests", "fingerprint"]
+__all__ = ["DIGEST_SIZE", "common_prefix", "digest", "digests", "fingerprint", "unmarked"]
 
 #: Bytes of an item digest (the first 16 bytes of SHA-256).
 DIGEST_SIZE = 16
 _MARKER = b'"cache_control"'
-_encoder = msgspec.json.Encoder()
 
 
-def _strip(value: Any) -> Any:
-    """``value`` without ``cache_control`` keys on it and on the blocks of its ``content``
-    (and of a tool result's ``content``), recursively through those lists only."""
-    if isinstance(value, list):
-        return [_strip(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    out = {k: v for k, v in value.items() if k != "cache_control"}
-    content = out.get("content")
-    if isinstance(content, list):
-        out["content"] = [_strip(v) for v in content]
-    return out
+_KEY = re.compile(r'([{,])(\s*)"cache_control"\s*:\s*')
+_decoder = json.JSONDecoder()
+
+
+def unmarked(data: bytes) -> bytes:
+    """``data`` (one JSON value) with every ``"cache_control": ...`` member cut out of the bytes
+    as sent, with its comma; every other byte stays as the client wrote it, so an item sent
+    with a marker and later without one has the same bytes. A string value can hold the
+    characters ``"cache_control"`` only escaped (``\\"``), so only real members match."""
+    text = data.decode("utf-8")
+    out: list[str] = []
+    pos = 0
+    for found in _KEY.finditer(text):
+        if found.start() < pos:
+            continue
+        try:
+            _, end = _decoder.raw_decode(text, found.end())
+        except ValueError:
+            continue
+        if found.group(1) == ",":  # {..., "cache_control": {...}} -> drop ', "cache_control": ...'
+            out.append(text[pos : found.start()])
+        else:  # {"cache_control": {...}, ...} -> drop the member, its comma and what follows it
+            out.append(text[pos : found.start() + 1])
+            after = re.match(r"\s*,\s*", text[end:])
+            end += after.end() if after else 0
+        pos = end
+    out.append(text[pos:])
+    return "".join(out).encode("utf-8")
 
 
 def digest(raw: Any) -> bytes:
-    """The digest of one JSON value's bytes (module doc: markers removed first)."""
+    """The digest of one JSON value's bytes (module doc: markers cut out first)."""
     data = bytes(raw) if not isinstance(raw, bytes) else raw
     if _MARKER in data:
-        data = _encoder.encode(_strip(msgspec.json.decode(data)))
+        data = unmarked(data)
     return hashlib.sha256(data).digest()[:DIGEST_SIZE]
 
 

@@ -79,6 +79,7 @@ class Turn:
     provider: str
     t0: float = attrs.field(factory=time.time)
     cpu: float = 0.0
+    wall: float = 0.0
     start: int = 0
     beside: str = ""
     new_tokens: list[int] = attrs.field(factory=list)
