@@ -195,7 +195,8 @@ def main(claude: str) -> int:
         stream = body.get("stream", False)
         print(f"  model {body.get('model')}, stream {stream}, {tools} tools, messages {kinds}")
     status = httpx.get("http://127.0.0.1:18932/status.json").json()
-    print("\nproxy status:", json.dumps(status["totals"]))
+    totals = status["totals"]
+    print(f"\nproxy: {totals['sessions']} session, {totals['requests']} requests")
     for s in status["sessions"]:
         print(
             f"  session {s['id']} ({s['found_by']}): {s['requests']} requests, "

@@ -21,22 +21,8 @@ import attrs
 import httpx
 
 from proxy_support import ScriptedUpstream, Step, running
+from proxy_support import blueprint as make_blueprint
 
-LOOP_BLUEPRINT = """
-version: 1
-name: proxy-loop
-model: {provider: PROVIDER, name: MODEL, context_window: 16000, max_output_tokens: 1000}
-tokenizer: o200k_base
-tools: {context: none}
-relief: {enabled: true, restore_tool: true, keep_last: 2, clear_at_least: 500}
-regions:
-  - {name: system, kind: pinned, volatility: stable, budget: 1500, heading: false,
-     capture: [{rule: system_prompt}]}
-  - {name: conversation_history, kind: compact_history, source: conversation,
-     volatility: grows, budget: 2000}
-  - {name: conversation, kind: sliding_window, budget: "70%", max_items: 1000,
-     eviction: {strategy: compact, compact_count: 20}}
-"""
 WINDOW, OUTPUT = 16000, 1000
 SYSTEM = "You are a careful coder. Read files with the read tool."
 TASK = "Read every file of the repository, one at a time."
@@ -50,7 +36,12 @@ PROVIDER = {
 
 
 def blueprint(api: str) -> str:
-    return LOOP_BLUEPRINT.replace("PROVIDER", PROVIDER[api]).replace("MODEL", MODEL[api])
+    """The loop's blueprint: a 16,000-token window, relief with ``context_restore``."""
+    return make_blueprint(
+        "proxy-loop", f"{PROVIDER[api]}:{MODEL[api]}", window=WINDOW, output=OUTPUT,
+        conversation="70%", history=2000, system=1500,
+        extra="relief: {enabled: true, restore_tool: true, keep_last: 2, clear_at_least: 500}\n",
+    )  # fmt: skip
 
 
 def file_text(path: str) -> str:

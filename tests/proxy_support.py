@@ -619,3 +619,66 @@ def in_process(
     )
     with TestClient(app) as client:
         yield client
+
+
+def blueprint(
+    name: str,
+    model: str,
+    *,
+    window: int,
+    output: int,
+    conversation: int | str,
+    history: int | None = None,
+    system: int | None = None,
+    extra: str = "",
+    tokenizer: str = "o200k_base",
+) -> str:
+    """The YAML of a proxy test blueprint: ``model`` is ``provider:name``; a pinned ``system``
+    region capturing the client's system prompt when ``system`` (tokens) is given; a
+    ``conversation_history`` of ``history`` tokens, into which the conversation compacts, when
+    given; ``extra`` top-level YAML lines (``relief: ...``). No context tools."""
+    provider, model_name = model.split(":", 1)
+    regions = []
+    if system is not None:
+        regions.append(
+            f"  - {{name: system, kind: pinned, volatility: stable, budget: {system}, "
+            "heading: false, capture: [{rule: system_prompt}]}"
+        )
+    conv = f"  - {{name: conversation, kind: sliding_window, budget: {json.dumps(conversation)}"
+    if history is not None:
+        regions.append(
+            "  - {name: conversation_history, kind: compact_history, source: conversation, "
+            f"volatility: grows, budget: {history}}}"
+        )
+        conv += ", max_items: 2000, eviction: {strategy: compact, compact_count: 20}"
+    regions.append(conv + "}")
+    head = (
+        f"version: 1\nname: {name}\nmodel: {{provider: {provider}, name: {model_name}, "
+        f"context_window: {window}, max_output_tokens: {output}}}\ntokenizer: {tokenizer}\n"
+        "tools: {context: none}\n"
+    )
+    return head + extra + "regions:\n" + "\n".join(regions) + "\n"
+
+
+def wait_for_port(port: int, proc: Any, what: str = "server") -> None:
+    """Return once ``127.0.0.1:port`` accepts connections; raise when ``proc`` (a ``Popen``)
+    exited first or a minute passed."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the {what} did not start") from None
+            time.sleep(0.05)
+
+
+def proxy_command(bp: Any, upstream: str, store: str, port: int, *options: str) -> list[str]:
+    """The command line of a ``regio proxy`` worker (run it with the source on ``PYTHONPATH``)."""
+    import sys
+
+    return [
+        sys.executable, "-m", "regio.cli", "proxy", "--blueprint", str(bp), "--upstream",
+        upstream, "--store", store, "--port", str(port), *options,
+    ]  # fmt: skip

@@ -13,18 +13,10 @@ import pytest
 pytest.importorskip("starlette", reason="the proxy extra (starlette) is not installed")
 
 import regio
-from proxy_support import ScriptedUpstream, Step, in_process
+from proxy_support import ScriptedUpstream, Step, blueprint, in_process
 from regio.store import SessionStoreError
 
-BLUEPRINT = """
-version: 1
-name: proxy-commit
-model: {provider: openai, name: gpt-5, context_window: 8000, max_output_tokens: 500}
-tokenizer: o200k_base
-tools: {context: none}
-regions:
-  - {name: conversation, kind: sliding_window, budget: 6000}
-"""
+BLUEPRINT = blueprint("proxy-commit", "openai:gpt-5", window=8000, output=500, conversation=6000)
 
 
 def _post(client: Any, history: list[dict[str, Any]]) -> tuple[str, str]:

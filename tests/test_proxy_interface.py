@@ -17,20 +17,16 @@ pytest.importorskip("prometheus_client", reason="prometheus-client is not instal
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from proxy_support import ScriptedUpstream, Step, in_process
+from proxy_support import ScriptedUpstream, Step, blueprint, in_process
 
-BLUEPRINT = """
-version: 1
-name: proxy-interface
-model: {provider: anthropic, name: claude-x, context_window: 8000, max_output_tokens: 500}
-tokenizer: o200k_base
-tools: {context: none}
-regions:
-  - {name: conversation_history, kind: compact_history, source: conversation,
-     volatility: grows, budget: 1000}
-  - {name: conversation, kind: sliding_window, budget: 6000, max_items: 1000,
-     eviction: {strategy: compact, compact_count: 20}}
-"""
+BLUEPRINT = blueprint(
+    "proxy-interface",
+    "anthropic:claude-x",
+    window=8000,
+    output=500,
+    conversation=6000,
+    history=1000,
+)
 SECRET = "sk-ant-api03-SECRET-do-not-keep-4711"
 
 

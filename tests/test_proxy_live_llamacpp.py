@@ -17,7 +17,6 @@ prompt far from its end, where only a per-token slot model can say how much is r
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from typing import Any
 
@@ -29,34 +28,23 @@ pytest.importorskip("openai", reason="the openai SDK is not installed")
 
 import openai
 
-from proxy_support import running
+from live_support import BASE_URL, LIVE
+from proxy_support import blueprint, running
 
-BASE_URL = os.environ.get("REGIO_LIVE_BASE_URL")
-
-pytestmark = [
-    pytest.mark.live,
-    pytest.mark.skipif(
-        not BASE_URL,
-        reason="live check: set REGIO_LIVE_BASE_URL to a llama.cpp server "
-        "(../shared/tools/local-llm.sh start; see docs/live.md)",
-    ),
-]
+pytestmark = LIVE
 
 
-BLUEPRINT = """
-version: 1
-name: live-proxy
-model: {provider: llamacpp, name: gemma-3-270m, context_window: 900, max_output_tokens: 24}
-tokenizer: heuristic
-tools: {context: none}
-summarizer: {max_summary_tokens: 200}
-regions:
-  - {name: system, kind: pinned, volatility: stable, budget: 200, heading: false,
-     capture: [{rule: system_prompt}]}
-  - {name: history, kind: compact_history, source: conversation, volatility: grows, budget: 300}
-  - {name: conversation, kind: sliding_window, budget: 700, max_items: 1000,
-     eviction: {strategy: compact, compact_count: 20}}
-"""
+BLUEPRINT = blueprint(
+    "live-proxy",
+    "llamacpp:gemma-3-270m",
+    window=900,
+    output=24,
+    conversation=700,
+    history=300,
+    system=200,
+    extra="summarizer: {max_summary_tokens: 200}\n",
+    tokenizer="heuristic",
+)
 STEPS = 8
 TOOLS = [
     {

@@ -10,18 +10,12 @@ import pytest
 
 pytest.importorskip("starlette", reason="the proxy extra (starlette) is not installed")
 
-from proxy_support import ScriptedUpstream, Step, in_process
+from proxy_support import ScriptedUpstream, Step, blueprint, in_process
 from regio.layout.repair import check_anthropic, check_openai_chat
 
-BLUEPRINT = """
-version: 1
-name: proxy-repair
-model: {provider: anthropic, name: claude-x, context_window: 8000, max_output_tokens: 500}
-tokenizer: o200k_base
-tools: {context: none}
-regions:
-  - {name: conversation, kind: sliding_window, budget: 6000}
-"""
+BLUEPRINT = blueprint(
+    "proxy-repair", "anthropic:claude-x", window=8000, output=500, conversation=6000
+)
 CAPTURE_BLUEPRINT = """
 version: 1
 name: proxy-capture

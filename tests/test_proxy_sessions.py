@@ -18,18 +18,10 @@ from hypothesis import strategies as st
 pytest.importorskip("starlette", reason="the proxy extra (starlette) is not installed")
 
 import regio
-from proxy_support import ScriptedUpstream, Step, in_process
+from proxy_support import ScriptedUpstream, Step, blueprint, in_process
 from regio.proxy import turn as turn_module
 
-BLUEPRINT = """
-version: 1
-name: proxy-sessions
-model: {provider: openai, name: gpt-5, context_window: 8000, max_output_tokens: 500}
-tokenizer: o200k_base
-tools: {context: none}
-regions:
-  - {name: conversation, kind: sliding_window, budget: 6000}
-"""
+BLUEPRINT = blueprint("proxy-sessions", "openai:gpt-5", window=8000, output=500, conversation=6000)
 SYSTEM = {"role": "system", "content": "You are terse."}
 
 

@@ -21,23 +21,18 @@ pytest.importorskip("starlette", reason="the proxy extra (starlette, uvicorn) is
 pytest.importorskip("uvicorn", reason="the proxy extra (starlette, uvicorn) is not installed")
 
 from proxy_loops import proxied
-from proxy_support import ScriptedUpstream, Step
+from proxy_support import ScriptedUpstream, Step, blueprint
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-BLUEPRINT = """
-version: 1
-name: proxy-status
-model: {provider: openai, name: gpt-5, context_window: 6000, max_output_tokens: 500}
-tokenizer: o200k_base
-tools: {context: none}
-regions:
-  - {name: system, kind: pinned, volatility: stable, budget: 500, heading: false,
-     capture: [{rule: system_prompt}]}
-  - {name: conversation_history, kind: compact_history, source: conversation,
-     volatility: grows, budget: 800}
-  - {name: conversation, kind: sliding_window, budget: 4000, max_items: 1000,
-     eviction: {strategy: compact, compact_count: 20}}
-"""
+BLUEPRINT = blueprint(
+    "proxy-status",
+    "openai:gpt-5",
+    window=6000,
+    output=500,
+    conversation=4000,
+    history=800,
+    system=500,
+)
 
 
 class _Dom(html.parser.HTMLParser):

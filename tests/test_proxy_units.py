@@ -142,3 +142,28 @@ def test_the_command_line_reports_a_bad_upstream_with_exit_status_2(capsys):
     )
     assert status == 2
     assert "--upstream" in capsys.readouterr().err
+
+
+def test_a_request_whose_kept_alive_connection_the_upstream_closed_is_sent_once_more():
+    import anyio
+    import httpx
+
+    from regio.proxy.upstream import Upstream
+
+    calls = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request.content)
+        if len(calls) == 1:
+            raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+        return httpx.Response(200, json={"ok": True})
+
+    async def send() -> int:
+        upstream = Upstream("http://upstream.test", transport=httpx.MockTransport(handler))
+        response = await upstream.open("POST", "/v1/messages", "", [], b"{}")
+        await response.aclose()
+        await upstream.close()
+        return response.status_code
+
+    assert anyio.run(send) == 200
+    assert calls == [b"{}", b"{}"]

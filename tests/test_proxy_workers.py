@@ -15,9 +15,7 @@ import itertools
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -34,7 +32,15 @@ import anthropic
 
 import regio
 from proxy_loops import file_text
-from proxy_support import ScriptedUpstream, Step, free_port, running
+from proxy_support import (
+    ScriptedUpstream,
+    Step,
+    blueprint,
+    free_port,
+    proxy_command,
+    running,
+    wait_for_port,
+)
 from regio.store import RedisStore
 from store_support import redis_url
 
@@ -42,20 +48,15 @@ __all__ = ["redis_url"]
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 LEASE = 2.0
-BLUEPRINT = """
-version: 1
-name: proxy-workers
-model: {provider: anthropic, name: claude-sonnet-4-6, context_window: 9000, max_output_tokens: 500}
-tokenizer: o200k_base
-tools: {context: none}
-regions:
-  - {name: system, kind: pinned, volatility: stable, budget: 500, heading: false,
-     capture: [{rule: system_prompt}]}
-  - {name: conversation_history, kind: compact_history, source: conversation,
-     volatility: grows, budget: 1000}
-  - {name: conversation, kind: sliding_window, budget: 6500, max_items: 1000,
-     eviction: {strategy: compact, compact_count: 20}}
-"""
+BLUEPRINT = blueprint(
+    "proxy-workers",
+    "anthropic:claude-sonnet-4-6",
+    window=9000,
+    output=500,
+    conversation=6500,
+    history=1000,
+    system=500,
+)
 TOOLS = [
     {
         "name": "read",
@@ -67,42 +68,18 @@ STEPS, RACE_AT, KILL_AT = 12, 3, 6
 
 
 def _worker(bp: Path, upstream: str, store: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """A ``regio proxy`` process on a free port, ready (its port accepts connections)."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    options = ("--lease-seconds", str(LEASE), "--request-log", str(log))
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "regio.cli",
-            "proxy",
-            "--blueprint",
-            str(bp),
-            "--upstream",
-            upstream,
-            "--store",
-            store,
-            "--port",
-            str(port),
-            "--lease-seconds",
-            str(LEASE),
-            "--request-log",
-            str(log),
-        ],
+        proxy_command(bp, upstream, store, port, *options),
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 60
-    while True:  # ready when the port accepts connections
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc, f"http://127.0.0.1:{port}"
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"worker did not start: {proc.stderr.read().decode()[-2000:]}"
-                ) from None
-            time.sleep(0.05)
+    wait_for_port(port, proc, "worker")
+    return proc, f"http://127.0.0.1:{port}"
 
 
 def _client(url: str) -> Any:

@@ -104,4 +104,5 @@ def serve(config: ProxyConfig) -> None:
         access_log=False,
         log_level="warning",
         timeout_graceful_shutdown=5,
+        timeout_keep_alive=75,  # agents pause between calls; keep their connections open
     )

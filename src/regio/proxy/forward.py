@@ -31,6 +31,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import httpx
+import msgspec
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
@@ -59,8 +60,11 @@ def _error(api: str, status: int, message: str, kind: str = "invalid_request_err
     return JSONResponse(error_body(api, message, kind), status_code=status)
 
 
-async def passthrough(state: ProxyState, request: Request, body: bytes, reason: str) -> Response:
-    """Send ``request`` upstream as it came and return the answer as it comes."""
+async def passthrough(
+    state: ProxyState, request: Request, body: bytes, reason: str, api: str = "openai_chat"
+) -> Response:
+    """Send ``request`` upstream as it came and return the answer as it comes (an upstream that
+    cannot be reached is answered 502 in ``api``'s error shape)."""
     state.metrics.passthrough.labels(reason.split(":", 1)[0][:60]).inc()
     headers = client_headers(request.headers.items())
     try:
@@ -68,9 +72,7 @@ async def passthrough(state: ProxyState, request: Request, body: bytes, reason: 
             request.method, request.url.path, request.url.query, headers, body
         )
     except httpx.HTTPError as exc:
-        return _error(
-            "openai_chat", 502, f"upstream unreachable: {type(exc).__name__}", "api_error"
-        )
+        return _error(api, 502, f"upstream unreachable: {type(exc).__name__}", "api_error")
 
     async def chunks() -> AsyncIterator[bytes]:
         try:
@@ -123,7 +125,7 @@ async def serve_api(state: ProxyState, api: str, request: Request) -> Response:
     except ClientRequestError as exc:
         return _error(api, 400, str(exc))
     except PassThrough as exc:
-        return await passthrough(state, request, body, exc.reason)
+        return await passthrough(state, request, body, exc.reason, api)
     parse_cpu = time.thread_time() - started
     try:
         handle = await _handle(state, client, key, header, incoming)
@@ -234,7 +236,7 @@ class _Exchange:
     async def _send(self, body: dict[str, Any]) -> httpx.Response:
         self.sent = body
         headers = client_headers(self.request.headers.items())
-        data = json.dumps(body, ensure_ascii=False).encode()
+        data = msgspec.json.encode(body)
         url = self.request.url
         return await self.state.upstream.open("POST", url.path, url.query, headers, data)
 
@@ -244,7 +246,7 @@ class _Exchange:
             upstream_body = await self._work(turn.prepare)
         except PassThrough as exc:
             await self._end(None, 0)
-            return await passthrough(self.state, self.request, body, exc.reason)
+            return await passthrough(self.state, self.request, body, exc.reason, self.api)
         except RegioError as exc:
             await self._end(None, 400)
             return _error(self.api, 400, str(exc))

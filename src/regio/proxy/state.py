@@ -77,8 +77,9 @@ class ProxyState:
         slot = None
         if profile is not None and profile.split(":", 1)[0] == "llamacpp":
             slot, profile = SlotPredictor(config.upstream), None
+        ttl_s = 3600.0 if blueprint.cache.ttl == "1h" else 300.0
         settings = Settings(
-            blueprint.model.provider, profile, LiveCapture.of(blueprint), config.max_rounds
+            blueprint.model.provider, profile, LiveCapture.of(blueprint), config.max_rounds, ttl_s
         )
         return cls(
             config,

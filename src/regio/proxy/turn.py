@@ -59,13 +59,15 @@ _REPAIR_KINDS = ("repaired", "orphan_result_dropped", "result_synthesized")
 @attrs.frozen
 class Settings:
     """What every turn of a proxy shares: the blueprint's ``provider``, the cache ``profile``
-    its predictions use (``None``: none), the capture rules and ``max_rounds`` of regio's own
-    tool calls answered per request."""
+    its predictions use (``None``: none), the capture rules, ``max_rounds`` of regio's own
+    tool calls answered per request and the cache's time to live ``ttl_s`` (seconds, the
+    blueprint's ``cache.ttl``)."""
 
     provider: str
     profile: str | None
     capture: LiveCapture
     max_rounds: int = 3
+    ttl_s: float = 300.0
 
 
 @attrs.define
@@ -250,7 +252,7 @@ class Turn:
         prompt = record.prompt_tokens if record is not None else 0
         scale = prompt / upstream if prompt and upstream else 1.0
         pricing = self.engine.ledger.pricing(self.provider, self.client.model or "")
-        cached = bool(meta.last_client) and self.t0 - meta.last_t < 300
+        cached = bool(meta.last_client) and self.t0 - meta.last_t < self.settings.ttl_s
         as_is = accounting.as_is_cost(
             pricing,
             int(meta.last_client * scale),

@@ -12,7 +12,10 @@ in memory for the request only: never stored, never logged (the proxy logs no he
 httpx (https://www.python-httpx.org) streams a response body as it arrives
 (``AsyncClient.send(..., stream=True)`` and ``aiter_raw``), keeps connections to the upstream
 alive between requests, and has a timeout per phase: connecting is bounded, reading is not
-(a model may think for minutes before its first token).
+(a model may think for minutes before its first token). An idle connection is dropped after 4
+seconds, before the common 5-second server keep-alive lapses; a request whose connection the
+upstream closed before it answered (the race of reusing a connection as the server closes it)
+is sent once more, on a new connection.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ _HOP = frozenset(
 )
 _NOT_SENT = _HOP | {"host", "content-length", "accept-encoding", "x-regio-session"}
 _NOT_RETURNED = _HOP | {"content-length", "content-encoding", "date", "server"}
+#: A kept-alive connection the upstream closed as it was reused: sent once more on a new one.
+_STALE = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 
 
 def client_headers(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -69,7 +74,9 @@ class Upstream:
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
             timeout = httpx.Timeout(None, connect=self.connect_timeout)
-            limits = httpx.Limits(max_connections=None, max_keepalive_connections=64)
+            limits = httpx.Limits(
+                max_connections=None, max_keepalive_connections=64, keepalive_expiry=4.0
+            )
             self._client = httpx.AsyncClient(
                 timeout=timeout, limits=limits, trust_env=False, transport=self.transport
             )
@@ -84,10 +91,16 @@ class Upstream:
     ) -> httpx.Response:
         """Send the request; returns the response with its body not read yet (read it with
         :meth:`body` or iterate :meth:`chunks`; close it with ``aclose``)."""
-        request = self.client.build_request(
-            method, self.url(path, query), headers=headers, content=body
-        )
-        return await self.client.send(request, stream=True)
+        for attempt in (1, 2):
+            request = self.client.build_request(
+                method, self.url(path, query), headers=headers, content=body
+            )
+            try:
+                return await self.client.send(request, stream=True)
+            except _STALE:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     @staticmethod
     async def chunks(response: httpx.Response) -> AsyncIterator[bytes]:
