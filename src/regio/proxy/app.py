@@ -62,7 +62,7 @@ def create_app(config: ProxyConfig | ProxyState, *, transport: Any = None) -> St
         return HTMLResponse(page_html())
 
     async def status(request: Request) -> Response:
-        return JSONResponse(await anyio.to_thread.run_sync(status_data, state.records))
+        return JSONResponse(await state.run(status_data, state.records))
 
     async def other(request: Request) -> Response:
         return await passthrough(state, request, await request.body(), "other path")

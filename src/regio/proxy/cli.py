@@ -63,6 +63,12 @@ def register(subparsers: Any) -> None:
         help="calls to regio's own tools (context_restore) answered per request (3)",
     )
     parser.add_argument(
+        "--threads",
+        type=int,
+        default=4,
+        help="threads doing engine work at once (4); several workers use several cores",
+    )
+    parser.add_argument(
         "--request-log",
         default=None,
         help="append one JSON line per request to this file (session, worker, lease times, "
@@ -90,6 +96,7 @@ def _run(args: argparse.Namespace) -> int:
             lease_wait=args.lease_wait,
             max_rounds=args.max_rounds,
             request_log=args.request_log,
+            threads=args.threads,
         )
         print(
             f"regio proxy: http://{args.host}:{args.port} -> {args.upstream} (store {args.store})",

@@ -101,9 +101,9 @@ async def _handle(
     deadline = time.monotonic() + state.config.lease_wait
     directory = state.directory
     while True:
-        target = await anyio.to_thread.run_sync(directory.resolve, key, header, incoming)
+        target = await state.run(directory.resolve, key, header, incoming)
         await state.leases.take(target.id, token, deadline)
-        handle = await anyio.to_thread.run_sync(directory.open, target, token, incoming, client.api)
+        handle = await state.run(directory.open, target, token, incoming, client.api)
         if handle is not None:
             if target.parent is not None and handle.fresh:
                 state.metrics.branches.labels(handle.id).inc()
@@ -170,7 +170,7 @@ class _Exchange:
         """Run one of the turn's steps in a worker thread, its wall time added to the turn's."""
         started = time.perf_counter()
         try:
-            return await anyio.to_thread.run_sync(fn, *args)
+            return await self.state.run(fn, *args)
         finally:
             self.turn.wall += time.perf_counter() - started
 
@@ -198,9 +198,7 @@ class _Exchange:
             try:
                 predicted = None
                 if state.slot is not None and reply is not None and reply.raw is not None:
-                    predicted = await anyio.to_thread.run_sync(
-                        state.slot.predict, self.sent, reply.raw
-                    )
+                    predicted = await state.run(state.slot.predict, self.sent, reply.raw)
                 stat = await self._work(turn.finish, reply, status, predicted)
                 ok = not self.lost.is_set() and await self._work(
                     turn.commit, state.records, state.store, stat

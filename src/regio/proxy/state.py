@@ -6,6 +6,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import anyio
+import anyio.to_thread
 import attrs
 
 from regio.cache import CacheRuleError, cache_model_for
@@ -60,6 +62,15 @@ class ProxyState:
     leases: LeaseKeeper
     slot: SlotPredictor | None = None
     tasks: Any = None  # the app's task group, set while it runs (regio.proxy.app)
+    #: Engine work runs in at most this many threads at once (``--threads``): they share one
+    #: interpreter lock, so more would only slice each request's work thinner.
+    limiter: Any = None
+
+    async def run(self, fn: Any, *args: Any) -> Any:
+        """``fn(*args)`` in a worker thread, at most ``config.threads`` at once."""
+        if self.limiter is None:  # made in the event loop, on first use
+            self.limiter = anyio.CapacityLimiter(self.config.threads)
+        return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
 
     @classmethod
     def build(cls, config: ProxyConfig, *, transport: Any = None) -> ProxyState:
