@@ -65,8 +65,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--threads",
         type=int,
-        default=4,
-        help="threads doing engine work at once (4); several workers use several cores",
+        default=40,
+        help="threads doing engine work at once (40); several workers use several cores",
     )
     parser.add_argument(
         "--request-log",

@@ -40,7 +40,8 @@ class ProxyConfig:
     ``lease_wait``: how long a request waits for its session's lease before it is answered
     503 (seconds); ``max_rounds``: calls to regio's own tools answered per request;
     ``engines``: engines a worker keeps warm; ``threads``: threads doing engine work at once
-    (they share the interpreter lock: more only slice each request thinner); ``request_log``:
+    (they share the interpreter lock; with fewer, a request waits for a compaction to finish
+    instead of sharing the lock with it); ``request_log``:
     a file to which each request appends one JSON line (:mod:`regio.proxy.requestlog`).
     Raises :class:`ProxyConfigError` naming the option."""
 
@@ -54,7 +55,7 @@ class ProxyConfig:
     max_rounds: int = attrs.field(default=3, validator=_positive)
     engines: int = attrs.field(default=256, validator=_positive)
     request_log: str | None = None
-    threads: int = attrs.field(default=4, validator=_positive)
+    threads: int = attrs.field(default=40, validator=_positive)
 
     def __attrs_post_init__(self) -> None:
         parsed = urlparse(self.upstream)

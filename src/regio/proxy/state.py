@@ -62,8 +62,7 @@ class ProxyState:
     leases: LeaseKeeper
     slot: SlotPredictor | None = None
     tasks: Any = None  # the app's task group, set while it runs (regio.proxy.app)
-    #: Engine work runs in at most this many threads at once (``--threads``): they share one
-    #: interpreter lock, so more would only slice each request's work thinner.
+    #: Engine work runs in at most ``config.threads`` threads at once (``--threads``).
     limiter: Any = None
 
     async def run(self, fn: Any, *args: Any) -> Any:
