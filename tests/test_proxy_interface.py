@@ -147,3 +147,25 @@ def test_a_body_that_is_no_request_is_answered_400_in_the_apis_error_shape():
     assert "JSON object" in anthropic.json()["error"]["message"]
     assert chat.status_code == 400 and "JSON object" in chat.json()["error"]["message"]
     assert upstream.requests == []
+
+
+def test_a_client_gone_mid_stream_leaves_its_session_committed_and_free():
+    import httpx
+
+    from proxy_loops import proxied
+
+    upstream = ScriptedUpstream([Step("word " * 40)] * 3, 8000, 500, event_delay=0.05)
+    history = [{"role": "user", "content": "tell me a long story"}]
+    body = {"model": "claude-x", "max_tokens": 50, "messages": history}
+    headers = {"x-api-key": SECRET, "x-regio-session": "gone-1"}
+    # a busy session answers 503 after 2 s: the next request must find it free
+    with proxied(upstream, BLUEPRINT, lease_wait=2.0) as url:
+        with httpx.stream(
+            "POST", f"{url}/v1/messages", json={**body, "stream": True}, headers=headers
+        ) as response:
+            assert next(response.iter_raw())  # the first bytes, then the client goes away
+        again = httpx.post(f"{url}/v1/messages", json=body, headers=headers, timeout=30)
+        assert again.status_code == 200, again.text
+        (session,) = httpx.get(f"{url}/status.json").json()["sessions"]
+    assert session["id"] == "gone-1" and session["history_items"] == 1
+    assert session["requests"] == 2

@@ -335,7 +335,8 @@ class _Exchange:
                     break
                 relay = relay_for(self.api, turn.regio_tools, relay.next_carry())
         finally:
-            await response.aclose()
+            with anyio.CancelScope(shield=True):  # a client gone away cancels the relay
+                await response.aclose()
             await self._end(reply, 200)
 
     async def _events(self, response: httpx.Response, relay: Relay) -> AsyncIterator[bytes]:
