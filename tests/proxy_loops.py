@@ -24,6 +24,9 @@ from proxy_support import ScriptedUpstream, Step, running
 from proxy_support import blueprint as make_blueprint
 
 WINDOW, OUTPUT = 16000, 1000
+#: The loop's one tool, ``read``, in each API's shape around these two.
+READ = {"name": "read", "description": "Read a file."}
+READ_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
 SYSTEM = "You are a careful coder. Read files with the read tool."
 TASK = "Read every file of the repository, one at a time."
 PREFIX = {"anthropic": "toolu", "openai_chat": "call", "openai_responses": "fc"}
@@ -127,17 +130,7 @@ class LoopResult:
 
 
 def _anthropic_step(client: Any, history: list[Any], stream: bool) -> list[tuple[str, str, Any]]:
-    tools = [
-        {
-            "name": "read",
-            "description": "Read a file.",
-            "input_schema": {
-                "type": "object",
-                "properties": {"path": {"type": "string"}},
-                "required": ["path"],
-            },
-        }
-    ]
+    tools = [{**READ, "input_schema": READ_SCHEMA}]
     kwargs = dict(
         model=MODEL["anthropic"], max_tokens=OUTPUT, system=SYSTEM, tools=tools, messages=history
     )
@@ -164,20 +157,7 @@ def _anthropic_step(client: Any, history: list[Any], stream: bool) -> list[tuple
 
 
 def _chat_step(client: Any, history: list[Any], stream: bool) -> list[tuple[str, str, Any]]:
-    tools = [
-        {
-            "type": "function",
-            "function": {
-                "name": "read",
-                "description": "Read a file.",
-                "parameters": {
-                    "type": "object",
-                    "properties": {"path": {"type": "string"}},
-                    "required": ["path"],
-                },
-            },
-        }
-    ]
+    tools = [{"type": "function", "function": {**READ, "parameters": READ_SCHEMA}}]
     messages = [{"role": "system", "content": SYSTEM}, *history]
     if stream:
         chunks = client.chat.completions.create(
@@ -225,18 +205,7 @@ def _chat_step(client: Any, history: list[Any], stream: bool) -> list[tuple[str,
 
 
 def _responses_step(client: Any, history: list[Any], stream: bool) -> list[tuple[str, str, Any]]:
-    tools = [
-        {
-            "type": "function",
-            "name": "read",
-            "description": "Read a file.",
-            "parameters": {
-                "type": "object",
-                "properties": {"path": {"type": "string"}},
-                "required": ["path"],
-            },
-        }
-    ]
+    tools = [{"type": "function", **READ, "parameters": READ_SCHEMA}]
     kwargs = dict(model=MODEL["openai_responses"], instructions=SYSTEM, input=history, tools=tools)
     if stream:
         with client.responses.stream(**kwargs) as s:
