@@ -21,6 +21,7 @@ import attrs
 from regio.agent import LlamaCppServer, LlamaCppSlotPredictor
 from regio.agent.providers.wire import openai_chat_completion
 from regio.cache import cache_model_for
+from regio.errors import RegioError
 
 __all__ = ["SlotPredictor"]
 
@@ -45,6 +46,5 @@ class SlotPredictor:
             try:
                 completion = openai_chat_completion(response)
                 return self._predictor.predict(None, body, completion)
-            except (OSError, ValueError, KeyError) as exc:
-                del exc
+            except (OSError, ValueError, KeyError, RegioError):  # no llama.cpp: no prediction
                 return None
