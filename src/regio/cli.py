@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "regio.runtime.cli",  # inspect
     "regio.traces.repaircli",  # repair
     "regio.agent.cli",  # run
+    "regio.proxy.cli",  # proxy
 )
 
 
