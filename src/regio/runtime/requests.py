@@ -17,6 +17,7 @@ from regio.providers import economics_for
 from . import compaction as cp
 from .budget import EngineBudget
 from .compactor import Compactor
+from .delegation import render_option
 from .errors import ContextOverflowError
 from .events import CalibrationUpdated, OverBudget, UsageObserved
 from .flushing import pressure_steps
@@ -132,6 +133,9 @@ def lay_out(
                 ceiling=limit,
             )
     extra = _with_context_management(c.options.context_management, provider, api, extra)
+    compaction = render_option(c.window, c.options.delegate_compaction, api_for(provider, api))
+    if compaction is not None:
+        extra = {**extra, "compaction": compaction}
     payload = render_payload(
         req,
         provider,

@@ -1,0 +1,76 @@
+"""The providers' own compaction in a rendered request: the renderers' ``compaction`` option.
+
+A :class:`ProviderCompaction` asks the provider to compact the conversation itself and
+carries the compaction items it returned earlier:
+
+* **Anthropic Messages** (``render_anthropic(..., compaction=...)``): the threshold
+  compaction edit ``{"type": "compact_20260112", "trigger": {"type": "input_tokens",
+  "value": N}}`` is added to ``context_management.edits`` (after any context-editing edit;
+  beta header ``compact-2026-01-12``; "Compaction",
+  https://platform.claude.com/docs/en/build-with-claude/compaction). A summary block whose
+  ``source`` has an item is rendered as that item, the ``compaction`` block the API
+  returned, at the start of an assistant message (where the API put it: "append the response
+  to your messages"), and that message opens the conversation: the API drops every message
+  block before its latest compaction block, so nothing is sent there.
+* **OpenAI Responses** (``render_openai_responses(..., compaction=...)``):
+  ``context_management: [{"type": "compaction", "compact_threshold": N}]``
+  ("Compaction", https://developers.openai.com/api/docs/guides/compaction); an item is the
+  opaque ``{"type": "compaction", "encrypted_content": ...}`` input item, placed first in
+  ``input`` (the items before the latest compaction item may be dropped).
+
+``trigger`` ``None`` sends no field (the items alone, e.g. a session whose delegation was
+turned off). Other APIs have no such field: the engine renders its own readable summary
+there (:mod:`regio.runtime.delegation`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+__all__ = [
+    "ANTHROPIC_COMPACT_EDIT",
+    "COMPACTION_APIS",
+    "ProviderCompaction",
+    "add_anthropic_edit",
+    "add_responses_entry",
+]
+
+#: The Anthropic threshold-compaction edit type.
+ANTHROPIC_COMPACT_EDIT = "compact_20260112"
+#: APIs that render a :class:`ProviderCompaction`.
+COMPACTION_APIS: tuple[str, ...] = ("anthropic", "openai_responses")
+
+
+@attrs.frozen
+class ProviderCompaction:
+    """``trigger``: input tokens above which the provider compacts (``None``: not asked);
+    ``items``: block ``source`` (a summary entry id) -> the provider's compaction block or
+    item for this API (copied into the payload as given)."""
+
+    trigger: int | None = None
+    items: Mapping[str, dict[str, Any]] = attrs.field(factory=dict)
+
+    def __attrs_post_init__(self) -> None:
+        if self.trigger is not None and self.trigger < 1:
+            raise ValueError(f"compaction trigger must be >= 1 token, got {self.trigger}")
+
+
+def add_anthropic_edit(payload: dict[str, Any], trigger: int) -> None:
+    """Add the threshold-compaction edit to ``payload['context_management']['edits']``
+    (created when absent; an edit of that type already there is replaced)."""
+    management = payload.setdefault("context_management", {})
+    edits = [e for e in management.get("edits", []) if e.get("type") != ANTHROPIC_COMPACT_EDIT]
+    edits.append(
+        {"type": ANTHROPIC_COMPACT_EDIT, "trigger": {"type": "input_tokens", "value": trigger}}
+    )
+    management["edits"] = edits
+
+
+def add_responses_entry(payload: dict[str, Any], trigger: int) -> None:
+    """Add the compaction entry to a Responses payload's ``context_management`` list."""
+    entries = [e for e in payload.get("context_management", []) if e.get("type") != "compaction"]
+    entries.append({"type": "compaction", "compact_threshold": trigger})
+    payload["context_management"] = entries
