@@ -19,9 +19,11 @@ prompt) stay cached across a compaction, the recorded replies are billed at the 
 (the same for every strategy), no request may pass ``limit`` prompt tokens, and the trigger is
 swept over the feasible range (never compacting included, when the whole session fits). The
 bench computes it per strategy with the strategy's own mean kept size ``R`` (the prompt of the
-requests where its prompt shrank) and summary size ``s`` (the mean output of its summarizer
-calls; a strategy that cuts without one pays no summary and no read). It bounds the periodic
-family, not every strategy: keeping less than ``R`` can be cheaper and keep less.
+requests where its prompt shrank), summary size ``s`` (the mean output of its summarizer
+calls) and the share of its cuts that called a summarizer (``summarizes``: a strategy that
+cuts without one, or whose package sometimes skips the call, pays the read and the summary
+only on that share). It bounds the periodic family, not every strategy: keeping less than
+``R`` can be cheaper and keep less.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ __all__ = [
     "CostBound",
     "CostPrices",
     "cost_bound",
+    "cut_sizes",
     "kept_tokens",
     "optimal_interval",
     "periodic_cost",
@@ -104,7 +107,7 @@ def periodic_cost(
     fixed: int,
     kept: int | None,
     summary: int,
-    summarizes: bool,
+    summarizes: float,
     trigger: int | None,
     prices: CostPrices,
 ) -> float | None:
@@ -112,7 +115,8 @@ def periodic_cost(
     requests' prompt tokens, ``outputs`` their replies' tokens, ``limit`` the most prompt
     tokens a request may hold, ``fixed`` the tokens that stay cached across a compaction,
     ``kept`` the prompt after one (``None``: never compacts), ``summary`` its tokens,
-    ``summarizes`` whether a summarizer call reads the window, ``trigger`` the size a prompt
+    ``summarizes`` the share (0 to 1) of compactions whose summarizer call reads the window
+    and writes ``summary`` tokens, ``trigger`` the size a prompt
     may not pass without compacting (``None``: never). ``None`` when the schedule cannot keep
     every request within ``limit``."""
     r, w, o = prices.read, prices.write, prices.output
@@ -124,8 +128,7 @@ def periodic_cost(
         previous = size
         candidate = prompt + new
         if i > 0 and trigger is not None and kept is not None and candidate > trigger:
-            if summarizes:
-                units += r * prompt + o * summary
+            units += summarizes * (r * prompt + o * summary)
             base = min(fixed, kept)
             units += r * base + w * (kept - base)
             prompt = kept
@@ -156,7 +159,7 @@ def cost_bound(
     fixed: int,
     kept: int | None,
     summary: int,
-    summarizes: bool,
+    summarizes: float,
     prices: CostPrices,
     steps: int = TRIGGER_STEPS,
 ) -> CostBound | None:
@@ -185,8 +188,13 @@ def cost_bound(
     return best
 
 
+def cut_sizes(prompts: Sequence[int]) -> list[int]:
+    """The prompts (tokens) of the requests smaller than the one before: a strategy's cuts."""
+    return [n for before, n in itertools.pairwise(prompts) if n < before]
+
+
 def kept_tokens(prompts: Sequence[int]) -> int | None:
-    """A strategy's mean kept size: the mean prompt (tokens) of its requests whose prompt is
-    smaller than the previous one's (``None``: it never shrank)."""
-    cuts = [n for before, n in itertools.pairwise(prompts) if n < before]
+    """A strategy's mean kept size: the mean of :func:`cut_sizes` (``None``: it never
+    shrank)."""
+    cuts = cut_sizes(prompts)
     return round(sum(cuts) / len(cuts)) if cuts else None

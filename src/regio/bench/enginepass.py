@@ -40,10 +40,19 @@ from regio.bench.report import ReliefStage
 from regio.bench.tracking import Tracker, prompt_tokens
 from regio.cache.types import CacheBlock, CacheRequest
 from regio.content import block_text, content_hash
-from regio.layout import to_cache_request
+from regio.layout import ProviderCompaction, to_cache_request
+from regio.layout.provider_compaction import item_of
 from regio.runtime import Engine
+from regio.runtime.delegation import render_option
 
-__all__ = ["ABLATIONS", "DELEGATE", "EngineRun", "delegate_blueprint", "engine_pass"]
+__all__ = [
+    "ABLATIONS",
+    "DELEGATE",
+    "EngineRun",
+    "as_sent",
+    "delegate_blueprint",
+    "engine_pass",
+]
 
 #: Ablations of regio: strategy name -> engine options it overrides. ``regio-summarize-only``
 #: is regio with the relief chain off (token pressure goes straight to summarization).
@@ -176,24 +185,19 @@ class EngineRun:
         req, _payload = engine.request(provider, model, tools=setup.tools)
         billed = (tracker.compaction_requests, tracker.fork_requests)
         bill(engine.summarizer, billed, item, after, setup.trace.id, model)
-        cache = self._cache_request(req, item)
+        cache, text = self._sent(s, req, item)
         if s == DELEGATE and self.trigger is not None and prompt_tokens(cache) > self.trigger:
-            req, cache = self._delegated(s, item, cache)
+            req, cache, text = self._delegated(s, item, cache)
         summary_regions = {r.name for r in bp.regions if r.kind == "compact_history"}
         has_task, summary = _engine_has_task(engine, req, setup.tasks, summary_regions)
         tracker.requests.append(cache)
-        tracker.seen(
-            item.index,
-            has_task,
-            summary,
-            lambda req=req: "\n".join(
-                block_text(b.block) for b in req.blocks if b.block is not None
-            ),
-        )
+        tracker.seen(item.index, has_task, summary, text)
 
-    def _cache_request(self, req: Any, item: Call) -> CacheRequest:
+    def _sent(self, s: str, req: Any, item: Call) -> tuple[CacheRequest, Any]:
+        """The cache request of ``req`` and a function giving its text; for the delegating
+        strategy, as the provider receives it (:func:`as_sent`)."""
         setup = self.setup
-        return to_cache_request(
+        cache = to_cache_request(
             req,
             t_start=item.t,
             t_end=item.t_end,
@@ -202,8 +206,17 @@ class EngineRun:
             scope=setup.trace.id,
             output_tokens=setup.counts(item.reply),
         )
+        if s == DELEGATE:
+            option = render_option(self.engines[s].window, None, DELEGATE_RULE.api)
+            if option is not None:
+                return as_sent(req, cache, option, setup.counter.count)
+        return cache, lambda: "\n".join(
+            block_text(b.block) for b in req.blocks if b.block is not None
+        )
 
-    def _delegated(self, s: str, item: Call, sent: CacheRequest) -> tuple[Any, CacheRequest]:
+    def _delegated(
+        self, s: str, item: Call, sent: CacheRequest
+    ) -> tuple[Any, CacheRequest, Any]:
         """The provider compacts request ``sent`` (module doc): bill its compaction pass,
         adopt its item, and return the message pass regio renders after it."""
         setup, engine, tracker = self.setup, self.engines[s], self.trackers[s]
@@ -239,7 +252,49 @@ class EngineRun:
         req, _payload = engine.request(
             bp.model.provider, bp.model.name, tools=setup.tools, flush=False
         )
-        return req, self._cache_request(req, item)
+        return (req, *self._sent(s, req, item))
+
+
+def as_sent(
+    req: Any, cache: CacheRequest, option: ProviderCompaction, count: Any
+) -> tuple[CacheRequest, Any]:
+    """``cache`` (the cache request of layout request ``req``) as the provider receives it
+    when ``option`` holds its compaction items (:mod:`regio.layout.provider_compaction`): the
+    message holding an item's summary becomes one block of the item's text (``count``: text
+    -> tokens), what precedes it in the messages is dropped, and the notes of that entry are
+    left out; and a function giving the request's text."""
+    kept: list[tuple[Any, str]] = []  # (cache block, text)
+    pairs = list(zip(req.blocks, cache.blocks, strict=True))
+    k = 0
+    while k < len(pairs):
+        j = k
+        while j < len(pairs) and _key(pairs[j][0]) == _key(pairs[k][0]):
+            j += 1
+        group = pairs[k:j]
+        item, skip = item_of([b for b, _ in group], option)
+        if item is not None:
+            text = str(item.get("content") or item.get("encrypted_content") or "")
+            first = group[0][1]
+            block = msgspec.structs.replace(
+                first,
+                tokens=int(count(text)),
+                digest=content_hash(["messages", "assistant", item]),
+                role="assistant",
+                mark=group[-1][1].mark,
+            )
+            kept = [(c, t) for c, t in kept if c.level != "messages"] + [(block, text)]
+        elif not skip:
+            kept.extend((c, block_text(b.block) if b.block is not None else "") for b, c in group)
+        k = j
+    sent = msgspec.structs.replace(cache, blocks=tuple(c for c, _ in kept))
+    return sent, lambda: "\n".join(t for _, t in kept)
+
+
+def _key(b: Any) -> tuple[str, Any]:
+    """The message a layout block belongs to (tools and system blocks stand alone)."""
+    if b.level in ("tools", "system"):
+        return (b.level, id(b))
+    return ("tail",) if b.level == "tail" else ("m", b.message)
 
 
 def engine_pass(

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from regio.bench.agreement import usage_agreement
-from regio.bench.costbound import cost_bound, kept_tokens, prices_of
+from regio.bench.costbound import cost_bound, cut_sizes, kept_tokens, prices_of
 from regio.bench.metrics import (
     append_only_hit_rate,
     layout_result,
@@ -105,7 +105,8 @@ def bound_fields(
     ``cost`` is of it, its trigger and the kept size (tokens); all ``None`` without prices, a
     prompt limit or a feasible schedule."""
     empty = {"cost_bound_usd": None, "cost_bound_share": None, "cost_bound_trigger": None}
-    kept = kept_tokens([sum(b.tokens for b in r.blocks) for r in run.requests])
+    prompts = [sum(b.tokens for b in r.blocks) for r in run.requests]
+    kept = kept_tokens(prompts)
     prices = prices_of(cache_model_for(cache_model).rule, ttl)
     if prices is None or out.prompt_limit is None or not out.outputs:
         return {**empty, "kept_tokens": kept}
@@ -118,7 +119,7 @@ def bound_fields(
         fixed=out.fixed_tokens,
         kept=kept,
         summary=summary,
-        summarizes=bool(passes) or run.compaction_calls > 0,
+        summarizes=min(1.0, len(passes) / max(1, len(cut_sizes(prompts)))),
         prices=prices,
     )
     if bound is None:

@@ -22,7 +22,7 @@ from regio.content import Document, Image, Text, Thinking, ToolResult, ToolUse
 
 from .breakpoints import MAX_BREAKPOINTS
 from .model import LayoutBlock, Request
-from .provider_compaction import ProviderCompaction, add_anthropic_edit
+from .provider_compaction import ProviderCompaction, add_anthropic_edit, item_of
 from .render_common import (
     CONTINUE_TEXT,
     RenderedMessage,
@@ -95,20 +95,22 @@ def _unit(m: RenderedMessage) -> list[dict[str, Any]]:
     return [_render_block(b) for b in m.blocks]
 
 
-def _messages(conv: tuple[LayoutBlock, ...], log: Any, items: Any = None) -> list[dict[str, Any]]:
+def _messages(
+    conv: tuple[LayoutBlock, ...], log: Any, compaction: ProviderCompaction | None = None
+) -> list[dict[str, Any]]:
     """The conversation messages of the conversation-level blocks ``conv``: ``tool`` groups
     become ``user`` messages, consecutive groups of one role merge (unless ``separate``). A
-    block whose source has a provider compaction block in ``items`` is rendered as that
-    block, in an assistant message that opens the conversation (the API drops what precedes
-    it)."""
+    message holding the summary of an entry with a provider compaction block is rendered as
+    that block, in an assistant message that opens the conversation (the API drops what
+    precedes it); that entry's notes are left out
+    (:func:`regio.layout.provider_compaction.item_of`)."""
     messages: list[dict[str, Any]] = []
     for m, content in rendered_units("anthropic", group_runs(conv), _unit, log):
-        if items and any(b.source in items for b in m.blocks):
-            blocks = [
-                fresh_copy(items[b.source]) if b.source in items else c
-                for b, c in zip(m.blocks, content, strict=True)
-            ]
-            messages = [{"role": "assistant", "content": blocks}]
+        item, skip = item_of(m.blocks, compaction)
+        if item is not None:
+            messages = [{"role": "assistant", "content": [fresh_copy(item)]}]
+            continue
+        if skip:
             continue
         role = "user" if m.role == "tool" else m.role
         if messages and messages[-1]["role"] == role and not m.separate:
@@ -151,8 +153,7 @@ def render_anthropic(
         if b.level == "tools" and b.tool is not None
     ]
     system = [_render_block(b) for b in head if b.level == "system"]
-    items = compaction.items if compaction is not None else None
-    messages = _messages(request.blocks[lo:], log, items)
+    messages = _messages(request.blocks[lo:], log, compaction)
     if not messages or messages[-1]["role"] != "user":
         messages.append({"role": "user", "content": [{"type": "text", "text": CONTINUE_TEXT}]})
     if system:

@@ -40,7 +40,7 @@ from typing import Any
 from regio.content import Document, Image, Text, ToolResult, ToolUse, canonical_json
 
 from .model import LayoutBlock, Request
-from .provider_compaction import ProviderCompaction, add_responses_entry
+from .provider_compaction import ProviderCompaction, add_responses_entry, item_of
 from .render_common import (
     RenderedMessage,
     conversation_start,
@@ -289,18 +289,19 @@ def _responses_output(r: ToolResult) -> Any:
 
 
 def _responses_items(
-    conv: tuple[LayoutBlock, ...], log: Any, compacted: Any = None
+    conv: tuple[LayoutBlock, ...], log: Any, compaction: ProviderCompaction | None = None
 ) -> list[dict[str, Any]]:
-    """The input items of the conversation blocks ``conv``; a message holding a block whose
-    source has a compaction item in ``compacted`` becomes that item, first in ``input`` (the
-    items before it are dropped)."""
+    """The input items of the conversation blocks ``conv``; a message holding the summary of
+    an entry with a compaction item becomes that item, first in ``input`` (the items before
+    it are dropped), and that entry's notes are left out
+    (:func:`regio.layout.provider_compaction.item_of`)."""
     items: list[dict[str, Any]] = []
     for m, unit in rendered_units("openai_responses", group_runs(conv), _responses_unit, log):
-        found = [compacted[b.source] for b in m.blocks if compacted and b.source in compacted]
-        if found:
-            items = [fresh_copy(found[-1])]
-            continue
-        items.extend(unit)
+        item, skip = item_of(m.blocks, compaction)
+        if item is not None:
+            items = [fresh_copy(item)]
+        elif not skip:
+            items.extend(unit)
     return items
 
 
@@ -324,8 +325,7 @@ def render_openai_responses(
     """
     lo = conversation_start(request)
     head = request.blocks[:lo]
-    compacted = compaction.items if compaction is not None else None
-    items = _responses_items(request.blocks[lo:], log, compacted)
+    items = _responses_items(request.blocks[lo:], log, compaction)
     payload: dict[str, Any] = {"model": model}
     sys = _system_text_of(head)
     if sys:
