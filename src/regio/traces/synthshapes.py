@@ -7,9 +7,9 @@ bench is judged on (``docs/traces.md``, "Shapes"):
 
 * ``coding`` — today's generator (:func:`regio.traces.synth.synthesize`): one tool call per
   reply, the real runs' output sizes, one task per profile episode;
-* ``parallel`` — 2 to 4 tool calls per reply answered in one message, each result 1,500 to
-  6,000 tokens (log-uniform), so one turn's results often pass half of a 32k window (never
-  the whole of it: at most 24,000 tokens);
+* ``parallel`` — 2 to 4 tool calls per reply answered in one message, each result 2,500 to
+  6,500 tokens (log-uniform), so one turn's results often pass half of a 32k window and
+  always fit it (at most 26,000 tokens);
 * ``bigtool`` — one call per reply, every result 2,000 to 20,000 tokens (log-uniform);
 * ``reread`` — ten files read again and again (70% of the calls read one of them, by a
   Zipf-like preference, 10% edit one so later reads see the new text), each file 1,500 to
@@ -78,9 +78,9 @@ SHAPES: dict[str, Shape] = {
         Shape("coding", "one call per reply, the real runs' output sizes (today's generator)"),
         Shape(
             "parallel",
-            "2-4 parallel calls per reply, each result 1,500-6,000 tokens",
+            "2-4 parallel calls per reply, each result 2,500-6,500 tokens",
             fanout=(2, 3, 4),
-            result_tokens=(1500, 6000),
+            result_tokens=(2500, 6500),
         ),
         Shape("bigtool", "every result 2,000-20,000 tokens", result_tokens=(2000, 20000)),
         Shape(
