@@ -26,14 +26,7 @@ from regio.cache.types import CacheBlock, CacheRequest
 from regio.content import Text, ToolResult, ToolUse
 from regio.errors import RegionFullError
 from regio.runtime import Engine
-from regio.traces.format import (
-    AssistantMessage,
-    Header,
-    SystemPrompt,
-    ToolResults,
-    Trace,
-    UserMessage,
-)
+from regio.traces import AssistantMessage, Header, SystemPrompt, ToolResults, Trace, UserMessage
 from regio.traces.synth import synthesize
 
 CACHE = "anthropic:claude-sonnet-4-6"

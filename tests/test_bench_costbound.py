@@ -12,11 +12,10 @@ from hypothesis import strategies as st
 
 from regio.bench.costbound import (
     CostPrices,
-    cost_bound,
+    Schedule,
     cut_sizes,
     kept_tokens,
     optimal_interval,
-    periodic_cost,
     prices_of,
     steady_state_cost,
 )
@@ -60,17 +59,16 @@ def _per_request(delta: int, kept: int, steps: int, summary: int) -> tuple[float
     trigger = kept + x
     sizes = [kept + delta * i for i in range(40 * steps)]
     prices = CostPrices(read=0.1, write=1.25, output=5.0, input_usd=1.0)
-    exact = periodic_cost(
-        sizes,
-        [0] * len(sizes),
+    exact = Schedule(
+        sizes=sizes,
+        outputs=[0] * len(sizes),
         limit=10**9,
         fixed=0,
         kept=kept,
         summary=summary,
         summarizes=1.0,
-        trigger=trigger,
         prices=prices,
-    )
+    ).cost(trigger)
     assert exact is not None
     return exact / len(sizes), steady_state_cost(delta, kept, summary, trigger, prices)
 
@@ -95,21 +93,29 @@ def test_the_exact_schedule_meets_the_formula_in_its_steady_state(
 
 def test_the_bound_never_lets_a_request_pass_the_limit() -> None:
     sizes = [1_000 * (i + 1) for i in range(100)]
-    args = {"fixed": 500, "kept": 5_000, "summary": 300, "summarizes": 1.0, "prices": ANTHROPIC}
-    assert periodic_cost(sizes, [10] * 100, limit=50_000, trigger=None, **args) is None
-    assert periodic_cost(sizes, [10] * 100, limit=50_000, trigger=60_000, **args) is None
-    bound = cost_bound(sizes, [10] * 100, limit=50_000, **args)
+    schedule = Schedule(
+        sizes=sizes,
+        outputs=[10] * 100,
+        limit=50_000,
+        fixed=500,
+        kept=5_000,
+        summary=300,
+        summarizes=1.0,
+        prices=ANTHROPIC,
+    )
+    assert schedule.cost(None) is None and schedule.cost(60_000) is None
+    bound = schedule.bound()
     assert bound is not None and bound.trigger is not None and bound.trigger <= 50_000
     for trigger in (10_000, 30_000, 50_000):
-        cost = periodic_cost(sizes, [10] * 100, limit=50_000, trigger=trigger, **args)
+        cost = schedule.cost(trigger)
         assert cost is not None and bound.cost_usd <= cost + 1e-12
 
 
 def test_a_session_that_fits_is_bounded_by_never_compacting_when_that_is_cheapest() -> None:
     sizes = [1_000 + 50 * i for i in range(20)]
-    bound = cost_bound(
-        sizes,
-        [0] * 20,
+    schedule = Schedule(
+        sizes=sizes,
+        outputs=[0] * 20,
         limit=100_000,
         fixed=500,
         kept=None,
@@ -117,6 +123,7 @@ def test_a_session_that_fits_is_bounded_by_never_compacting_when_that_is_cheapes
         summarizes=0.0,
         prices=ANTHROPIC,
     )
+    bound = schedule.bound()
     assert bound is not None and bound.trigger is None and bound.kept is None
     expected = (1.25 * 1_000 + sum(0.1 * s + 1.25 * 50 for s in sizes[:-1])) * 3e-6
     assert bound.cost_usd == pytest.approx(expected)

@@ -12,7 +12,7 @@ new, and once per ``x/Δ`` requests the summarizer reads the window from the cac
 writes the summary (``o·s``) and the next request writes the kept prefix again (``w·R``).
 It is smallest at ``x* = √(2Δ·(R + (o·s + w·R)/r))`` (:func:`optimal_interval`).
 
-:func:`cost_bound` evaluates that schedule exactly on one trace rather than in its steady
+:meth:`Schedule.bound` evaluates that schedule exactly on one trace rather than in its steady
 state: the recorded requests' sizes give each request's new tokens ``Δ_i`` (so a short session
 or uneven growth is priced as it happened), the first ``fixed`` tokens (tools and system
 prompt) stay cached across a compaction, the recorded replies are billed at the output price
@@ -38,11 +38,10 @@ import attrs
 __all__ = [
     "CostBound",
     "CostPrices",
-    "cost_bound",
+    "Schedule",
     "cut_sizes",
     "kept_tokens",
     "optimal_interval",
-    "periodic_cost",
     "prices_of",
     "steady_state_cost",
 ]
@@ -99,48 +98,6 @@ def optimal_interval(delta: float, kept: float, summary: float, prices: CostPric
     return math.sqrt(2 * delta * (kept + (o * summary + w * kept) / r))
 
 
-def periodic_cost(
-    sizes: Sequence[int],
-    outputs: Sequence[int],
-    *,
-    limit: int,
-    fixed: int,
-    kept: int | None,
-    summary: int,
-    summarizes: float,
-    trigger: int | None,
-    prices: CostPrices,
-) -> float | None:
-    """USD of the periodic schedule on one trace (module doc): ``sizes`` the recorded
-    requests' prompt tokens, ``outputs`` their replies' tokens, ``limit`` the most prompt
-    tokens a request may hold, ``fixed`` the tokens that stay cached across a compaction,
-    ``kept`` the prompt after one (``None``: never compacts), ``summary`` its tokens,
-    ``summarizes`` the share (0 to 1) of compactions whose summarizer call reads the window
-    and writes ``summary`` tokens, ``trigger`` the size a prompt
-    may not pass without compacting (``None``: never). ``None`` when the schedule cannot keep
-    every request within ``limit``."""
-    r, w, o = prices.read, prices.write, prices.output
-    units = 0.0
-    prompt = 0
-    previous = 0
-    for i, (size, out) in enumerate(zip(sizes, outputs, strict=True)):
-        new = size if i == 0 else max(0, size - previous)
-        previous = size
-        candidate = prompt + new
-        if i > 0 and trigger is not None and kept is not None and candidate > trigger:
-            units += summarizes * (r * prompt + o * summary)
-            base = min(fixed, kept)
-            units += r * base + w * (kept - base)
-            prompt = kept
-        else:
-            units += r * prompt + w * new
-            prompt = candidate
-        if prompt > limit:
-            return None
-        units += o * out
-    return units * prices.input_usd
-
-
 @attrs.frozen
 class CostBound:
     """The bound (USD), the trigger that reaches it (tokens; ``None``: never compacting) and
@@ -151,41 +108,64 @@ class CostBound:
     kept: int | None
 
 
-def cost_bound(
-    sizes: Sequence[int],
-    outputs: Sequence[int],
-    *,
-    limit: int,
-    fixed: int,
-    kept: int | None,
-    summary: int,
-    summarizes: float,
-    prices: CostPrices,
-    steps: int = TRIGGER_STEPS,
-) -> CostBound | None:
-    """The cheapest :func:`periodic_cost` over the triggers (``steps`` of them evenly between
-    the kept size and ``limit``, and never compacting); ``None`` when no schedule keeps every
-    request within ``limit`` (or there are no requests)."""
-    if not sizes:
-        return None
-    args: dict[str, Any] = {
-        "limit": limit,
-        "fixed": fixed,
-        "kept": kept,
-        "summary": summary,
-        "summarizes": summarizes,
-        "prices": prices,
-    }
-    triggers: list[int | None] = [None]
-    if kept is not None and kept < limit:
-        low = kept + 1
-        triggers += sorted({round(low + (limit - low) * k / steps) for k in range(steps + 1)})
-    best: CostBound | None = None
-    for trigger in triggers:
-        cost = periodic_cost(sizes, outputs, trigger=trigger, **args)
-        if cost is not None and (best is None or cost < best.cost_usd - 1e-15):
-            best = CostBound(cost, trigger, kept)
-    return best
+@attrs.frozen(kw_only=True)
+class Schedule:
+    """A periodic-compaction schedule on one trace (module doc): ``sizes`` the recorded
+    requests' prompt tokens, ``outputs`` their replies' tokens, ``limit`` the most prompt
+    tokens a request may hold, ``fixed`` the tokens that stay cached across a compaction,
+    ``kept`` the prompt after one (``None``: never compacts), ``summary`` a summary's tokens,
+    ``summarizes`` the share (0 to 1) of compactions whose summarizer call reads the window and
+    writes ``summary`` tokens, ``prices`` the cache rule's."""
+
+    sizes: Sequence[int]
+    outputs: Sequence[int]
+    limit: int
+    fixed: int
+    kept: int | None
+    summary: int
+    summarizes: float
+    prices: CostPrices
+
+    def cost(self, trigger: int | None) -> float | None:
+        """USD of compacting whenever a prompt would pass ``trigger`` tokens (``None``:
+        never); ``None`` when the schedule cannot keep every request within ``limit``."""
+        p = self.prices
+        units = 0.0
+        prompt = previous = 0
+        for i, (size, out) in enumerate(zip(self.sizes, self.outputs, strict=True)):
+            new = size if i == 0 else max(0, size - previous)
+            previous = size
+            candidate = prompt + new
+            if i > 0 and trigger is not None and self.kept is not None and candidate > trigger:
+                units += self.summarizes * (p.read * prompt + p.output * self.summary)
+                base = min(self.fixed, self.kept)
+                units += p.read * base + p.write * (self.kept - base)
+                prompt = self.kept
+            else:
+                units += p.read * prompt + p.write * new
+                prompt = candidate
+            if prompt > self.limit:
+                return None
+            units += p.output * out
+        return units * p.input_usd
+
+    def bound(self, steps: int = TRIGGER_STEPS) -> CostBound | None:
+        """The cheapest :meth:`cost` over the triggers (``steps`` of them evenly between the
+        kept size and ``limit``, and never compacting); ``None`` when no schedule keeps every
+        request within ``limit`` (or there are no requests)."""
+        if not self.sizes:
+            return None
+        triggers: list[int | None] = [None]
+        kept, limit = self.kept, self.limit
+        if kept is not None and kept < limit:
+            low = kept + 1
+            triggers += sorted({round(low + (limit - low) * k / steps) for k in range(steps + 1)})
+        best: CostBound | None = None
+        for trigger in triggers:
+            cost = self.cost(trigger)
+            if cost is not None and (best is None or cost < best.cost_usd - 1e-15):
+                best = CostBound(cost, trigger, kept)
+        return best
 
 
 def cut_sizes(prompts: Sequence[int]) -> list[int]:

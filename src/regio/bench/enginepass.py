@@ -214,9 +214,7 @@ class EngineRun:
             block_text(b.block) for b in req.blocks if b.block is not None
         )
 
-    def _delegated(
-        self, s: str, item: Call, sent: CacheRequest
-    ) -> tuple[Any, CacheRequest, Any]:
+    def _delegated(self, s: str, item: Call, sent: CacheRequest) -> tuple[Any, CacheRequest, Any]:
         """The provider compacts request ``sent`` (module doc): bill its compaction pass,
         adopt its item, and return the message pass regio renders after it."""
         setup, engine, tracker = self.setup, self.engines[s], self.trackers[s]
@@ -294,7 +292,7 @@ def _key(b: Any) -> tuple[str, Any]:
     """The message a layout block belongs to (tools and system blocks stand alone)."""
     if b.level in ("tools", "system"):
         return (b.level, id(b))
-    return ("tail",) if b.level == "tail" else ("m", b.message)
+    return ("tail", None) if b.level == "tail" else ("m", b.message)
 
 
 def engine_pass(

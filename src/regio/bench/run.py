@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from regio.bench.agreement import usage_agreement
-from regio.bench.costbound import cost_bound, cut_sizes, kept_tokens, prices_of
+from regio.bench.costbound import Schedule, cut_sizes, kept_tokens, prices_of
 from regio.bench.metrics import (
     append_only_hit_rate,
     layout_result,
@@ -112,16 +112,16 @@ def bound_fields(
         return {**empty, "kept_tokens": kept}
     passes = [*run.fork_requests, *run.compaction_requests]
     summary = round(sum(r.output_tokens for r in passes) / len(passes)) if passes else 0
-    bound = cost_bound(
-        out.raw_sizes,
-        out.outputs,
+    bound = Schedule(
+        sizes=out.raw_sizes,
+        outputs=out.outputs,
         limit=out.prompt_limit,
         fixed=out.fixed_tokens,
         kept=kept,
         summary=summary,
         summarizes=min(1.0, len(passes) / max(1, len(cut_sizes(prompts)))),
         prices=prices,
-    )
+    ).bound()
     if bound is None:
         return {**empty, "kept_tokens": kept}
     share = cost / bound.cost_usd if cost is not None and bound.cost_usd > 0 else None

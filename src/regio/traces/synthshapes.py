@@ -19,11 +19,11 @@ bench is judged on (``docs/traces.md``, "Shapes"):
 * ``solo`` — few user messages: one task per 250 calls, every other call a tool call.
 
 The real runs hold no parallel call, no result over 9,074 characters and no assistant reply
-over 1,246 characters (``docs/traces.md`` gives the measured figures), so those sizes are declared here, with
-the issue that asked for them, rather than measured. Everything else (system prompt, task
-messages, prose beside an action, action inputs, the coding outputs, line length, status
-footers) is drawn from the profile exactly as the coding shape draws it. Only the
-``random.Random`` passed in is used: a shape is deterministic per seed.
+over 1,246 characters (``docs/traces.md`` gives the measured figures), so those sizes are
+declared here, with the issue that asked for them, rather than measured. Everything else
+(system prompt, task messages, prose beside an action, action inputs, the coding outputs,
+line length, status footers) is drawn from the profile exactly as the coding shape draws it.
+Only the ``random.Random`` passed in is used: a shape is deterministic per seed.
 """
 
 from __future__ import annotations
