@@ -33,6 +33,7 @@ from regio.layout.provider_compaction import COMPACTION_APIS, ProviderCompaction
 __all__ = [
     "PROVIDER_ITEM_KEY",
     "ProviderCompactionError",
+    "adopt",
     "attach_item",
     "check_item",
     "render_option",
@@ -111,3 +112,20 @@ def attach_item(window: Any, summary_ids: tuple[str, ...], api: str, item: Any) 
         "adopt_compaction: the compaction wrote no summary to hold the provider's item "
         "(the conversation was empty)"
     )
+
+
+def adopt(engine: Any, api: str, item: Any) -> Any:
+    """``Engine.adopt_compaction``: the provider compacted the conversation of the last
+    request and returned ``item`` (Anthropic's ``compaction`` block, ``api="anthropic"``;
+    OpenAI's Responses ``compaction`` item, ``api="openai_responses"``). Compacts the whole
+    conversation now with the engine's summarizer (a readable summary of its own) and records
+    ``item`` on that summary (module doc), so requests for ``api`` render the item in its
+    place and any other API the readable summary. Call it before adding the response's other
+    content. Returns the compaction's result (``None``: nothing to compact, nothing recorded).
+    Raises :class:`ProviderCompactionError` for an API without server-side compaction or an
+    item that is not one, before anything changes."""
+    check_item(api, item)
+    result = engine.compact(keep_tokens=0)
+    if result is not None:
+        attach_item(engine.window, result.summary_ids, api, item)
+    return result

@@ -40,7 +40,7 @@ from . import compaction as cp
 from . import flushing
 from .budget import EngineBudget
 from .compactor import CompactionBook, CompactionResult, Compactor
-from .delegation import attach_item, check_item
+from .delegation import adopt
 from .engineparts import apply_options
 from .extractive import ExtractiveSummarizer
 from .messages import admit_message
@@ -484,21 +484,11 @@ class Engine:
 
     @transactional
     def adopt_compaction(self, api: str, item: Any) -> CompactionResult | None:
-        """The provider compacted the conversation of the last request and returned ``item``
-        (Anthropic's ``compaction`` block, ``api="anthropic"``; OpenAI's Responses
-        ``compaction`` item, ``api="openai_responses"``; :mod:`regio.runtime.delegation`).
-        Compacts the whole conversation now with the engine's summarizer (a readable summary
-        of its own) and records ``item`` on that summary, so requests for ``api`` render the
-        item in its place and any other API the readable summary. Call it before adding the
-        response's other content. Returns the compaction's result (``None``: nothing to
-        compact, nothing recorded). Raises
-        :class:`regio.runtime.delegation.ProviderCompactionError` for an API without
-        server-side compaction or an item that is not one."""
-        check_item(api, item)
-        result = self.compact(keep_tokens=0)
-        if result is not None:
-            attach_item(self.window, result.summary_ids, api, item)
-        return result
+        """The provider compacted the last request's conversation and returned ``item`` (its
+        compaction block or item for ``api``): :func:`regio.runtime.delegation.adopt`, which
+        keeps a readable summary of the same span beside it. ``None``: nothing to compact.
+        Raises :class:`regio.runtime.delegation.ProviderCompactionError` for a bad item."""
+        return adopt(self, api, item)
 
     @atransactional
     async def acompact(
