@@ -5,7 +5,6 @@ the trace keeps every other strategy's row."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -14,20 +13,17 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from _bench_fixtures import swe_trace, tiny_blueprint
-from regio.bench.cli import examples_dir
-from regio.bench.output import broken_lines, model_tables, print_report
+from regio.bench.output import broken_lines, model_tables
 from regio.bench.replay import replay
-from regio.bench.report import LayoutResult, ModelResult, report_json
+from regio.bench.report import LayoutResult, ModelResult
 from regio.bench.retention import RetentionMeter
 from regio.bench.run import run_bench
 from regio.bench.tracking import Tracker, prompt_tokens
-from regio.blueprint import load_blueprint
 from regio.cache.types import CacheBlock, CacheRequest
 from regio.content import Text, ToolResult, ToolUse
 from regio.errors import RegionFullError
 from regio.runtime import Engine
 from regio.traces import AssistantMessage, Header, SystemPrompt, ToolResults, Trace, UserMessage
-from regio.traces.synth import synthesize
 
 CACHE = "anthropic:claude-sonnet-4-6"
 
@@ -184,17 +180,3 @@ def test_a_broken_strategy_is_shown_and_never_ranked() -> None:
         f"broken: trim ({CACHE}) 2 of 3 calls (2 over the window)",
         f"broken: llamaindex-memory ({CACHE}) 1 of 3 calls (1 lost the task)",
     ]
-
-
-def test_the_json_cost_is_the_printed_cost_summarizer_calls_included() -> None:
-    bp = load_blueprint(examples_dir() / "blueprints" / "coding-agent.yaml")
-    report = run_bench(
-        [(synthesize(150, 3), bp)], layouts=("regio",), cache_models=(CACHE,), window_tokens=16384
-    )
-    data = json.loads(report_json(report))
-    item = data["totals"][0]["layouts"][0]
-    assert item["compaction_calls"] > 0 and item["compaction_cost_usd"] > 0
-    assert item["cost_usd"] == pytest.approx(item["request_cost_usd"] + item["compaction_cost_usd"])
-    console = Console(record=True, width=240)
-    print_report(report, console)
-    assert f"${item['cost_usd']:.4f}" in console.export_text()

@@ -4,12 +4,15 @@ state, and the bound in the JSON report (``cost_bound_usd``, ``cost_bound_share`
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rich.console import Console
 
+from regio.bench.cli import examples_dir
 from regio.bench.costbound import (
     CostPrices,
     Schedule,
@@ -19,7 +22,14 @@ from regio.bench.costbound import (
     prices_of,
     steady_state_cost,
 )
+from regio.bench.output import print_report
+from regio.bench.report import BenchReport, report_json
+from regio.bench.run import run_bench
+from regio.blueprint import load_blueprint
 from regio.cache.registry import cache_model_for
+from regio.traces.synth import synthesize
+
+CACHE = "anthropic:claude-sonnet-4-6"
 
 #: Anthropic's 5-minute prices as multiples of the input price (the issue's worked example).
 ANTHROPIC = CostPrices(read=0.1, write=1.25, output=5.0, input_usd=3e-6)
@@ -73,7 +83,7 @@ def _per_request(delta: int, kept: int, steps: int, summary: int) -> tuple[float
     return exact / len(sizes), steady_state_cost(delta, kept, summary, trigger, prices)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(
     delta=st.integers(200, 1_500),
     kept=st.integers(2_000, 20_000),
@@ -136,22 +146,33 @@ def test_the_kept_size_is_the_mean_prompt_after_each_cut() -> None:
     assert kept_tokens([1, 2, 3]) is None
 
 
-def test_the_report_carries_the_bound_and_the_share_of_it() -> None:
-    from regio.bench.cli import examples_dir
-    from regio.bench.run import run_bench
-    from regio.blueprint import load_blueprint
-    from regio.traces.synth import synthesize
-
+@pytest.fixture(scope="module")
+def report() -> BenchReport:
+    """regio on a generated 150-call session at 16,384 tokens: it compacts."""
     bp = load_blueprint(examples_dir() / "blueprints" / "coding-agent.yaml")
-    report = run_bench(
+    return run_bench(
         [(synthesize(150, 3), bp)],
         layouts=("recorded", "regio"),
-        cache_models=("anthropic:claude-sonnet-4-6",),
+        cache_models=(CACHE,),
         window_tokens=16384,
     )
+
+
+def test_the_report_carries_the_bound_and_the_share_of_it(report: BenchReport) -> None:
     regio = report.totals[0].layout("regio")
     assert regio.kept_tokens is not None and regio.cost_bound_usd is not None
+    assert regio.cost_usd is not None
     assert regio.cost_bound_share == pytest.approx(regio.cost_usd / regio.cost_bound_usd)
     assert regio.cost_bound_trigger is None or regio.cost_bound_trigger <= 16384
     recorded = report.totals[0].layout("recorded")
     assert recorded.kept_tokens is None and recorded.cost_bound_usd is None  # it never fits
+
+
+def test_the_json_cost_is_the_printed_cost_summarizer_calls_included(report: BenchReport) -> None:
+    data = json.loads(report_json(report))
+    item = next(x for x in data["totals"][0]["layouts"] if x["layout"] == "regio")
+    assert item["compaction_calls"] > 0 and item["compaction_cost_usd"] > 0
+    assert item["cost_usd"] == pytest.approx(item["request_cost_usd"] + item["compaction_cost_usd"])
+    console = Console(record=True, width=240)
+    print_report(report, console)
+    assert f"${item['cost_usd']:.4f}" in console.export_text()

@@ -39,13 +39,13 @@ def test_every_shape_has_exactly_the_asked_calls_and_is_well_formed(
 @pytest.mark.parametrize("shape", SHAPED)
 def test_a_shape_gives_the_same_bytes_for_the_same_seed_in_another_process(shape: str) -> None:
     code = "import sys; from regio.traces import synthesize, dumps_trace; "
-    code += f"sys.stdout.write(dumps_trace(synthesize(40, 3, shape={shape!r})))"
+    code += f"sys.stdout.write(dumps_trace(synthesize(15, 3, shape={shape!r})))"
     env = dict(os.environ, PYTHONHASHSEED="4321")
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     ).stdout
-    assert out == dumps_trace(synthesize(40, 3, shape=shape))
-    assert out != dumps_trace(synthesize(40, 4, shape=shape))
+    assert out == dumps_trace(synthesize(15, 3, shape=shape))
+    assert out != dumps_trace(synthesize(15, 4, shape=shape))
 
 
 def test_the_coding_shape_is_the_generator_of_before_shapes() -> None:
@@ -58,7 +58,7 @@ def test_an_unknown_shape_is_refused_naming_the_known_ones() -> None:
         synthesize(10, 1, shape="wide")
 
 
-def _results(shape: str, calls: int = 200, seed: int = 5) -> list[tuple[int, ...]]:
+def _results(shape: str, calls: int = 100, seed: int = 5) -> list[tuple[int, ...]]:
     """Per tool-results message, each result's tokens."""
     trace = synthesize(calls, seed, shape=shape)
     return [
