@@ -19,6 +19,7 @@ from regio.bench.costbound import (
     cut_sizes,
     kept_tokens,
     optimal_interval,
+    periodic_hit_bound,
     prices_of,
     steady_state_cost,
 )
@@ -139,6 +140,17 @@ def test_a_session_that_fits_is_bounded_by_never_compacting_when_that_is_cheapes
     assert bound.cost_usd == pytest.approx(expected)
 
 
+def test_the_periodic_hit_bound_on_a_hand_computed_case() -> None:
+    # D 1,000 per request, W 50,000, S 2,000, R 10,000:
+    # 1 - 2 * 1,000 * 48,000 / (40,000 * 60,000) = 1 - 96e6 / 24e8 = 0.96
+    sizes = [5_000 + 1_000 * i for i in range(101)]
+    assert periodic_hit_bound(sizes, 50_000, 2_000, 10_000) == pytest.approx(0.96)
+    assert periodic_hit_bound(sizes, 50_000, 2_000, None) is None
+    assert periodic_hit_bound(sizes, 50_000, 2_000, 50_000) is None
+    # keeping less raises the bound
+    assert periodic_hit_bound(sizes, 50_000, 2_000, 5_000) > 0.96  # type: ignore[operator]
+
+
 def test_the_kept_size_is_the_mean_prompt_after_each_cut() -> None:
     prompts = [10, 20, 30, 12, 22, 32, 14, 24]
     assert cut_sizes(prompts) == [12, 14]
@@ -164,6 +176,7 @@ def test_the_report_carries_the_bound_and_the_share_of_it(report: BenchReport) -
     assert regio.cost_usd is not None
     assert regio.cost_bound_share == pytest.approx(regio.cost_usd / regio.cost_bound_usd)
     assert regio.cost_bound_trigger is None or regio.cost_bound_trigger <= 16384
+    assert regio.periodic_hit_bound is not None and 0 < regio.periodic_hit_bound <= 1
     recorded = report.totals[0].layout("recorded")
     assert recorded.kept_tokens is None and recorded.cost_bound_usd is None  # it never fits
 

@@ -44,6 +44,7 @@ LAYOUT_KEYS = {
     "cost_bound_share",
     "cost_bound_trigger",
     "kept_tokens",
+    "periodic_hit_bound",
 }
 
 

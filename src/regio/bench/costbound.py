@@ -42,6 +42,7 @@ __all__ = [
     "cut_sizes",
     "kept_tokens",
     "optimal_interval",
+    "periodic_hit_bound",
     "prices_of",
     "steady_state_cost",
 ]
@@ -166,6 +167,22 @@ class Schedule:
             if cost is not None and (best is None or cost < best.cost_usd - 1e-15):
                 best = CostBound(cost, trigger, kept)
         return best
+
+
+def periodic_hit_bound(
+    sizes: Sequence[int], limit: int, fixed: int, kept: int | None
+) -> float | None:
+    """The periodic-compaction bound on the hit rate (DESIGN.md section 6): a strategy that
+    keeps ``kept`` tokens (R) after each compaction, ``fixed`` of them (S: tools and system
+    prompt) still cached, and grows by D tokens per request up to the window's ``limit`` (W)
+    rewrites (R − S) + (W − R) tokens per cycle of (W − R) / D requests, so its hit rate is at
+    most ``1 − 2D(W − S) / ((W − R)(W + R))``. D is the recorded requests' mean growth
+    (``sizes``, tokens). ``None`` without a kept size, or one at or above ``limit``."""
+    if kept is None or kept >= limit or len(sizes) < 2:
+        return None
+    growth = sum(max(0, b - a) for a, b in itertools.pairwise(sizes)) / (len(sizes) - 1)
+    w, r, f = limit, kept, min(fixed, kept)
+    return max(0.0, 1.0 - 2 * growth * (w - f) / ((w - r) * (w + r)))
 
 
 def cut_sizes(prompts: Sequence[int]) -> list[int]:

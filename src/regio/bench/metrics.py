@@ -258,7 +258,18 @@ def _sum_bound(items: Sequence[LayoutResult]) -> dict[str, Any]:
         "cost_bound_share": cost / bound if bound and cost is not None else None,
         "cost_bound_trigger": one.cost_bound_trigger if one else None,
         "kept_tokens": one.kept_tokens if one else None,
+        "periodic_hit_bound": _weighted_bound(items),
     }
+
+
+def _weighted_bound(items: Sequence[LayoutResult]) -> float | None:
+    """The periodic hit bounds of ``items`` weighted by prompt tokens (``None`` when any is
+    missing)."""
+    if any(x.periodic_hit_bound is None for x in items):
+        return None
+    prompt = sum(x.prompt_tokens for x in items)
+    total = sum((x.periodic_hit_bound or 0.0) * x.prompt_tokens for x in items)
+    return total / prompt if prompt else None
 
 
 def sum_relief(parts: Sequence[Sequence[ReliefStage]]) -> tuple[ReliefStage, ...]:

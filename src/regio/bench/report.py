@@ -23,6 +23,7 @@ Shape of ``regio bench --json OUT`` (all token counts in tokens, costs in USD, r
               "unsent_requests": 0, "failure": null, "failed_at": null,
               "cost_bound_usd": 0.0290, "cost_bound_share": 1.08,
               "cost_bound_trigger": 61440, "kept_tokens": 14210,
+              "periodic_hit_bound": 0.91,
               "read_per_request": [...], "prompt_per_request": [...],
               "cost_per_request": [...],
               "relief": [{"stage": "clear", "runs": 12, "skipped": 1,
@@ -46,8 +47,8 @@ the tables print; schema 3 left them out) and ``request_cost_usd`` its model cal
 ``broken_requests`` counts every broken call once, whatever the reason, with
 ``lost_task_requests``, ``over_window_requests`` and ``unsent_requests`` beside it, and
 ``failure`` / ``failed_at`` when the strategy raised; the cost bound (``cost_bound_usd``,
-``cost_bound_share``, ``cost_bound_trigger``, ``kept_tokens``) and each trace's
-``prompt_limit`` are new.
+``cost_bound_share``, ``cost_bound_trigger``, ``kept_tokens``), the periodic-compaction hit
+bound (``periodic_hit_bound``) and each trace's ``prompt_limit`` are new.
 """
 
 from __future__ import annotations
@@ -137,7 +138,9 @@ class LayoutResult(msgspec.Struct, frozen=True):
     periodic-compaction schedule for this trace and window at the strategy's own mean kept
     size ``kept_tokens`` (tokens; ``None`` when it never cut), swept over the trigger (the
     best one is ``cost_bound_trigger``, tokens; ``None``: never compacting was cheapest);
-    ``cost_bound_share`` = ``cost_usd`` / that bound.
+    ``cost_bound_share`` = ``cost_usd`` / that bound. ``periodic_hit_bound``: the best hit
+    rate of periodic compaction at that kept size (DESIGN.md section 6,
+    :func:`regio.bench.costbound.periodic_hit_bound`; ``None`` without a kept size).
 
     ``read_per_request`` / ``prompt_per_request`` / ``cost_per_request`` hold the
     per-request figures in request order (for cumulative plots). ``relief``: what regio's
@@ -176,6 +179,7 @@ class LayoutResult(msgspec.Struct, frozen=True):
     cost_bound_share: float | None = None
     cost_bound_trigger: int | None = None
     kept_tokens: int | None = None
+    periodic_hit_bound: float | None = None
 
     @property
     def total_cost_usd(self) -> float | None:

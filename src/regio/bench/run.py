@@ -15,7 +15,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from regio.bench.agreement import usage_agreement
-from regio.bench.costbound import Schedule, cut_sizes, kept_tokens, prices_of
+from regio.bench.costbound import (
+    Schedule,
+    cut_sizes,
+    kept_tokens,
+    periodic_hit_bound,
+    prices_of,
+)
 from regio.bench.metrics import (
     append_only_hit_rate,
     layout_result,
@@ -102,11 +108,20 @@ def bound_fields(
 ) -> dict[str, Any]:
     """The cost bound of ``run`` on ``out``'s trace under ``cache_model``
     (:mod:`regio.bench.costbound`) as :class:`LayoutResult` fields: the bound (USD), the share
-    ``cost`` is of it, its trigger and the kept size (tokens); all ``None`` without prices, a
-    prompt limit or a feasible schedule."""
-    empty = {"cost_bound_usd": None, "cost_bound_share": None, "cost_bound_trigger": None}
+    ``cost`` is of it, its trigger, the kept size (tokens) and the periodic-compaction bound
+    on the hit rate at that kept size; ``None`` where prices, a prompt limit, a kept size or a
+    feasible schedule are missing."""
+    empty: dict[str, Any] = {
+        "cost_bound_usd": None,
+        "cost_bound_share": None,
+        "cost_bound_trigger": None,
+    }
     prompts = [sum(b.tokens for b in r.blocks) for r in run.requests]
     kept = kept_tokens(prompts)
+    hit_bound = None
+    if out.prompt_limit is not None:
+        hit_bound = periodic_hit_bound(out.raw_sizes, out.prompt_limit, out.fixed_tokens, kept)
+    empty["periodic_hit_bound"] = hit_bound
     prices = prices_of(cache_model_for(cache_model).rule, ttl)
     if prices is None or out.prompt_limit is None or not out.outputs:
         return {**empty, "kept_tokens": kept}
@@ -130,6 +145,7 @@ def bound_fields(
         "cost_bound_share": share,
         "cost_bound_trigger": bound.trigger,
         "kept_tokens": kept,
+        "periodic_hit_bound": hit_bound,
     }
 
 
