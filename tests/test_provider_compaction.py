@@ -129,3 +129,43 @@ def test_an_item_that_is_not_a_compaction_is_refused_with_nothing_changed() -> N
         engine.adopt_compaction("openai_chat", ITEM)
     _, again = engine.request("anthropic", "claude-sonnet-4-6")
     assert again["messages"] == before["messages"]
+
+
+def test_the_agent_loop_hands_the_providers_block_to_the_engine_and_sends_it_back() -> None:
+    """In the framework's own loop, with a scripted Anthropic provider: every request asks for
+    compaction; the call whose response carries a compaction block is followed by requests
+    that open with that block, where the API put it, and nothing before it."""
+    import msgspec
+
+    from regio.agent import AgentLoop, ScriptedProvider, Tool, reply
+
+    look = Tool(
+        "look",
+        "Look at a file.",
+        {"type": "object", "properties": {"f": {"type": "string"}}, "required": ["f"]},
+        lambda f: f"{f}: " + "line of code\n" * 40,
+    )
+    second = reply("Compacted; reading b.", [("c2", "look", {"f": "b.py"})])
+    raw = {
+        "content": [
+            ITEM,
+            {"type": "text", "text": "Compacted; reading b."},
+            {"type": "tool_use", "id": "c2", "name": "look", "input": {"f": "b.py"}},
+        ]
+    }
+    script = [
+        reply("Reading a.", [("c1", "look", {"f": "a.py"})]),
+        msgspec.structs.replace(second, raw=raw),
+        reply("Done."),
+    ]
+    provider = ScriptedProvider(script, api="anthropic")
+    engine = Engine.from_blueprint(load_blueprint(BLUEPRINT), delegate_compaction=60_000)
+    result = AgentLoop(engine, provider, [look]).run("Fix the bug in a.py and b.py")
+    assert result.final_text == "Done."
+    for payload in provider.calls:
+        edits = payload["context_management"]["edits"]
+        assert edits[-1]["type"] == "compact_20260112"
+    first, *_ = provider.calls[2]["messages"]
+    assert first["role"] == "assistant" and first["content"][0] == ITEM
+    assert [b["type"] for b in first["content"][1:]] == ["text", "tool_use"]
+    assert "Fix the bug" not in str(provider.calls[2]["messages"])
