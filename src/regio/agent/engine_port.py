@@ -100,6 +100,16 @@ class EnginePort:
         """Record the assistant turn block for block (thinking, text, tool_use)."""
         self.engine.add_message(message)
 
+    def adopt_compactions(self, completion: Completion, api: str) -> None:
+        """Hand every compaction block / item the provider returned in ``completion`` (its
+        raw ``content`` for Anthropic, ``output`` for OpenAI Responses) to
+        ``Engine.adopt_compaction`` (:mod:`regio.runtime.delegation`); call it before
+        :meth:`add_assistant`."""
+        raw = completion.raw.get("content") or completion.raw.get("output") or []
+        for item in raw if isinstance(raw, list) else ():
+            if isinstance(item, dict) and item.get("type") == "compaction":
+                self.engine.adopt_compaction(api, item)
+
     def add_tool_results(self, results: Sequence[ToolResult]) -> None:
         """Record the results of one turn's tool calls in one ``tool`` message."""
         if results:

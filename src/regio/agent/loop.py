@@ -189,6 +189,7 @@ class AgentLoop:
             attempt.predicted = self.predictor.predict(attempt.request, attempt.payload, completion)
         if self.pricing is not None:
             attempt.cost = self.pricing.cost(completion.usage)
+        self.port.adopt_compactions(completion, self.provider.api)
         self.port.add_assistant(completion.message)
         run.text = assistant_text(completion.message) or run.text
         return list(completion.message.tool_calls)

@@ -22,6 +22,11 @@ sorted), nested under ``function`` for Chat Completions, with ``strict: false`` 
 
 Both carry the request's ``prompt_cache_key`` (see :func:`regio.layout.prompt_cache_key`).
 
+Responses takes a ``compaction`` option
+(:class:`regio.layout.provider_compaction.ProviderCompaction`): server-side compaction asked
+for, and the opaque compaction items it returned placed first in ``input``, in place of
+regio's readable summaries.
+
 With the session's render log, final message groups are rendered once and copied afterwards
 (:func:`regio.layout.render_common.rendered_units`): a payload shares no container with the log
 or another payload. Chat payloads are checked against W-O and L.
@@ -35,6 +40,7 @@ from typing import Any
 from regio.content import Document, Image, Text, ToolResult, ToolUse, canonical_json
 
 from .model import LayoutBlock, Request
+from .provider_compaction import ProviderCompaction, add_responses_entry, item_of
 from .render_common import (
     RenderedMessage,
     conversation_start,
@@ -282,11 +288,20 @@ def _responses_output(r: ToolResult) -> Any:
     return head + [responses_media_part(x) for x in r.media]
 
 
-def _responses_items(conv: tuple[LayoutBlock, ...], log: Any) -> list[dict[str, Any]]:
-    """The input items of the conversation blocks ``conv``."""
+def _responses_items(
+    conv: tuple[LayoutBlock, ...], log: Any, compaction: ProviderCompaction | None = None
+) -> list[dict[str, Any]]:
+    """The input items of the conversation blocks ``conv``; a message holding the summary of
+    an entry with a compaction item becomes that item, first in ``input`` (the items before
+    it are dropped), and that entry's notes are left out
+    (:func:`regio.layout.provider_compaction.item_of`)."""
     items: list[dict[str, Any]] = []
-    for _, unit in rendered_units("openai_responses", group_runs(conv), _responses_unit, log):
-        items.extend(unit)
+    for m, unit in rendered_units("openai_responses", group_runs(conv), _responses_unit, log):
+        item, skip = item_of(m.blocks, compaction)
+        if item is not None:
+            items = [fresh_copy(item)]
+        elif not skip:
+            items.extend(unit)
     return items
 
 
@@ -296,19 +311,21 @@ def render_openai_responses(
     model: str,
     max_tokens: int | None = None,
     log: Any = None,
+    compaction: ProviderCompaction | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """The ``responses.create`` payload (``model``, ``instructions`` when any, ``input`` items,
     ``tools`` when any, ``max_output_tokens`` (tokens) when given, ``prompt_cache_key``;
     ``extra`` added as given).
 
-    ``log``: the session's render log (see the module docstring).
+    ``log``: the session's render log (see the module docstring); ``compaction``: server-side
+    compaction and its items (module docstring).
 
     Raises :class:`LayoutError` when the result breaks :func:`check_openai_responses`.
     """
     lo = conversation_start(request)
     head = request.blocks[:lo]
-    items = _responses_items(request.blocks[lo:], log)
+    items = _responses_items(request.blocks[lo:], log, compaction)
     payload: dict[str, Any] = {"model": model}
     sys = _system_text_of(head)
     if sys:
@@ -316,6 +333,8 @@ def render_openai_responses(
     payload["input"] = items
     limit = ("max_output_tokens", max_tokens)
     _add_common(payload, request, head, "openai_responses", limit, extra)
+    if compaction is not None and compaction.trigger is not None:
+        add_responses_entry(payload, compaction.trigger)
     _raise_if_malformed("Responses", check_openai_responses(payload))
     return payload
 

@@ -40,8 +40,9 @@ from . import compaction as cp
 from . import flushing
 from .budget import EngineBudget
 from .compactor import CompactionBook, CompactionResult, Compactor
+from .delegation import adopt
 from .engineparts import apply_options
-from .extractive import ExtractiveSummarizer
+from .extractive import engine_summarizer
 from .history import HistoryRepaired
 from .messages import admit_message
 from .options import EngineOptions
@@ -89,20 +90,13 @@ class Engine:
         **values: Any,
     ) -> None:
         if window.counter is None:
-            raise ValueError(
-                "the engine's window needs a token counter (Window(counter=...)); entries are "
-                "counted once when written"
-            )
+            raise ValueError("the engine's window needs a token counter (Window(counter=...))")
         overrides, rest = EngineOptions.split(values)
         state = {k: rest.pop(k) for k in _STATE_NAMES if k in rest}
         if rest:
             raise TypeError(f"Engine() got unknown keyword arguments: {', '.join(sorted(rest))}")
         opts = attrs.evolve(options or EngineOptions(), **overrides)
-        if summarizer is None:
-            summarizer = ExtractiveSummarizer(counter=window.counter)
-        elif isinstance(summarizer, ExtractiveSummarizer) and summarizer.counter is None:
-            # the summary bound holds in the engine's tokens (the commit gate counts with them)
-            summarizer = summarizer.with_counter(window.counter)
+        summarizer = engine_summarizer(summarizer, window.counter)
         self.window = window
         self.budget = EngineBudget(
             window=window, options=opts, calibration=calibration or Calibration()
@@ -486,6 +480,14 @@ class Engine:
                 self.compactor, instructions, keep_tokens, keep_messages, keep_fraction
             )
         )
+
+    @transactional
+    def adopt_compaction(self, api: str, item: Any) -> CompactionResult | None:
+        """The provider compacted the last request's conversation and returned ``item`` (its
+        compaction block or item for ``api``): :func:`regio.runtime.delegation.adopt`, which
+        keeps a readable summary of the same span beside it. ``None``: nothing to compact.
+        Raises :class:`regio.runtime.delegation.ProviderCompactionError` for a bad item."""
+        return adopt(self, api, item)
 
     @atransactional
     async def acompact(

@@ -44,6 +44,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
@@ -316,3 +317,15 @@ class ExtractiveSummarizer:
         if head_text.strip():
             return head_text
         return self._cut(" ".join(self.summary_lines(entries)), budget)
+
+
+def engine_summarizer(summarizer: Any, counter: TokenCounter) -> Any:
+    """The summarizer an engine counting with ``counter`` uses: ``summarizer``, or a new
+    :class:`ExtractiveSummarizer` when it is ``None``; an extractive one without a counter is
+    copied with ``counter`` (the summary bound holds in the engine's tokens: the commit gate
+    counts with them)."""
+    if summarizer is None:
+        return ExtractiveSummarizer(counter=counter)
+    if isinstance(summarizer, ExtractiveSummarizer) and summarizer.counter is None:
+        return summarizer.with_counter(counter)
+    return summarizer

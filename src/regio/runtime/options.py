@@ -216,6 +216,16 @@ class EngineOptions:
     #: (:mod:`regio.runtime.relief`); ``None``: off, token pressure goes straight to the
     #: region's summarization.
     relief: ReliefPolicy | None = attrs.field(default=None, converter=_relief)
+    #: Delegate compaction to the provider (:mod:`regio.runtime.delegation`): every Anthropic
+    #: Messages and OpenAI Responses request asks the provider to compact the conversation
+    #: once its input passes this many tokens (Anthropic's ``compact_20260112`` trigger, at
+    #: least 50,000 there; OpenAI's ``compact_threshold``), and
+    #: :meth:`regio.runtime.Engine.adopt_compaction` keeps a readable summary beside the item
+    #: it returns. ``None``: off (regio summarizes client-side). A request for another API
+    #: raises :class:`regio.runtime.delegation.ProviderCompactionError`.
+    delegate_compaction: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_at_least_one)
+    )
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

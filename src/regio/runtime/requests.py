@@ -18,6 +18,7 @@ from regio.textrepair import repair_text
 from . import compaction as cp
 from .budget import EngineBudget
 from .compactor import Compactor
+from .delegation import render_option
 from .errors import ContextOverflowError, UsageError
 from .events import CalibrationUpdated, OverBudget, UsageObserved
 from .flushing import pressure_steps
@@ -135,6 +136,9 @@ def lay_out(
                 ceiling=limit,
             )
     extra = _with_context_management(c.options.context_management, provider, api, extra)
+    compaction = render_option(c.window, c.options.delegate_compaction, api_for(provider, api))
+    if compaction is not None:
+        extra = {**extra, "compaction": compaction}
     payload = render_payload(
         req,
         provider,
