@@ -35,6 +35,11 @@ CASES: dict[str, tuple[str, Callable[[], Any], dict[str, str]]] = {
         lambda: run_pydantic_ai("capability"),
         {"instructions": INSTRUCTIONS},
     ),
+    "pydantic-ai-anthropic": (
+        "pydantic_ai",
+        lambda: run_pydantic_ai("capability-anthropic"),
+        {"instructions": INSTRUCTIONS},
+    ),
     "pydantic-ai-history-processor": (
         "pydantic_ai",
         lambda: run_pydantic_ai("history"),

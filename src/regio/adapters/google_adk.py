@@ -17,7 +17,16 @@ Gemini caches prefixes implicitly, so no marks are sent.
 
 Which contents the engine holds is an :class:`regio.runtime.state.AdapterCursor` in the
 engine's session (:mod:`regio.adapters.cursor`): new callbacks over a loaded engine admit only
-what is new. A part regio has no block for (inline data, files, executable code) raises
+what is new.
+
+**A broken history is repaired before it is laid out.** ADK drops a function call without a
+response (and a response without its call) from the contents it builds, but the engine may hold
+one: ``after_model`` recorded a call whose tool never returned (a run that stopped between the
+two, then went on in the same session). After admitting the new contents, ``before_model``
+repairs the engine's conversation (:meth:`regio.runtime.Engine.repair`, the rules of
+:func:`regio.runtime.repair_history`): an orphaned call is closed with a response saying it was
+interrupted, an orphaned response leaves the window, a reused id is renamed; each change is a
+``HistoryRepaired`` event. The model never gets an invalid request. A part regio has no block for (inline data, files, executable code) raises
 :class:`regio.runtime.sdk.SDKInputError` naming the content and the part.
 """
 
@@ -156,6 +165,7 @@ class RegioCallbacks:
                 self.engine.add_message(message)
         if contents:
             mark(self.engine, CURSOR, len(contents), _digest(contents[-1]))
+        self.engine.repair()  # a broken history is made valid before it is laid out
         agent = _instruction_text(llm_request.config.system_instruction)
         self.engine.budget.send_beside(agent, "\n\n")
         regio, window = _contents(self.engine.request("openai")[1]["messages"])

@@ -31,6 +31,15 @@ first call (:mod:`regio.adapters.window`).
 
 Pass ``provider="anthropic"`` or ``"openai"`` to choose instead of detecting.
 
+**A broken history is repaired before it is laid out.** The agent state can hold a tool call
+that never got its result (a run that stopped between the two, resumed from a checkpointer), a
+result whose call is gone or a call id used twice (messages edited or spliced by hand). The
+middleware admits what it receives as it is (the session's transcript keeps it) and then
+repairs the engine's conversation (:meth:`regio.runtime.Engine.repair`, the rules of
+:func:`regio.runtime.repair_history`): an orphaned call is closed with a result saying it was
+interrupted, an orphaned result leaves the window, a reused id is renamed; each change is a
+``HistoryRepaired`` event. The model never gets an invalid request.
+
 **regio's context tools** (``context_tools``: ``context_write``, ``todo_add``, ``compact``, ...)
 are sent with the caller's tools in both formats, in regio's order (the tools the budget
 counts), and the middleware runs the model's calls to them itself (``wrap_tool_call``:
@@ -245,6 +254,7 @@ class RegioMiddleware(AgentMiddleware):
             at.window_read = True
             adopt_framework_window(self.engine, langchain_window(model), "LangChain model profile")
         self._sync(list(request.messages))
+        self.engine.repair()  # a broken history is made valid before it is laid out
         caller = self._caller_system(request)
         functions, builtin = _split_tools(list(request.tools))
         anthropic = (self.provider or chat_model_provider(model)) == "anthropic"

@@ -201,7 +201,11 @@ def payload(engine: Any, *, model: str | None = None, tools: Any = ()) -> dict[s
     """LiteLLM's keyword arguments for the engine's window (module doc): for an Anthropic
     route the Anthropic payload as LiteLLM messages with their ``cache_control`` marks
     (:func:`messages_of_anthropic`), else the Chat Completions payload; ``model`` (a LiteLLM
-    model name such as ``anthropic/claude-sonnet-4-6``) when given."""
+    model name such as ``anthropic/claude-sonnet-4-6``) when given. The engine's conversation is
+    repaired first (:meth:`regio.runtime.Engine.repair`: a stored history with a call that never
+    got its result, a result whose call is gone or a reused call id is made valid, each change a
+    ``HistoryRepaired`` event)."""
+    engine.repair()
     if model and is_anthropic_route(model):
         body = engine.request("anthropic", tools=tools)[1]
         out: dict[str, Any] = {"messages": messages_of_anthropic(body)}

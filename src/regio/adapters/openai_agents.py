@@ -20,6 +20,15 @@
 
 Without the filter the model sees the window as it was when the run started plus everything
 the run added since, unbounded.
+
+**A broken session is repaired before it is laid out.** The session can hold a function call
+whose output never came (a run that stopped between the two), an output whose call is gone or
+a call id used twice. The items are admitted as they come (the session's transcript keeps
+them); before each window is laid out (:meth:`RegioSession.get_items` and the filter) the
+engine's conversation is repaired (:meth:`regio.runtime.Engine.repair`, the rules of
+:func:`regio.runtime.repair_history`): an orphaned call is closed with an output saying it was
+interrupted, an orphaned output leaves the window, a reused id is renamed; each change is a
+``HistoryRepaired`` event. The model never gets an invalid request.
 """
 
 from __future__ import annotations
@@ -46,6 +55,9 @@ class RegioSession:
         self.session_id = session_id or engine.options.session_id or "regio"
 
     def _payload(self) -> dict[str, Any]:
+        """The engine's window as a Responses payload, its conversation repaired first
+        (module doc)."""
+        self.engine.repair()
         payload: dict[str, Any] = self.engine.request("openai_responses")[1]
         return payload
 
