@@ -185,10 +185,11 @@ def pydantic_anthropic_model(
     return AnthropicModel("claude-sonnet-4-6", provider=AnthropicProvider(anthropic_client=client))
 
 
-def run_pydantic_ai(adapter: str) -> Run:
+def run_pydantic_ai(adapter: str, model_settings: Any = None) -> Run:
     """The harness task through a pydantic-ai ``Agent``: ``adapter`` ``capability`` or
     ``history`` on ``FunctionModel``, ``capability-anthropic`` on the real ``AnthropicModel``
-    over an HTTP mock (the marks checked as they reach the wire)."""
+    over an HTTP mock (the marks checked as they reach the wire); ``model_settings`` the
+    agent's."""
     from pydantic_ai import Agent
     from pydantic_ai.capabilities import ProcessHistory
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
@@ -222,6 +223,7 @@ def run_pydantic_ai(adapter: str) -> Run:
         system_prompt=SYSTEM_PROMPT,
         instructions=INSTRUCTIONS,
         capabilities=[capability],
+        model_settings=model_settings,
     )
 
     @agent.tool_plain(name=TOOL)

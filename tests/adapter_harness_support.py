@@ -77,12 +77,14 @@ class Part:
 class Call:
     """What one model call received, normalised. ``marks``: the ``cache_control`` marks on
     the wire of an Anthropic-bound call (``None`` otherwise); ``planned``: the breakpoints
-    the layout planned for it."""
+    the layout planned for it; ``raw``: the request body as it reached the wire, when it
+    did."""
 
     system: list[str]
     messages: list[tuple[str, list[Part]]]
     marks: int | None = None
     planned: int | None = None
+    raw: dict[str, Any] | None = None
 
 
 class Compactions:
@@ -156,7 +158,7 @@ def from_anthropic(body: dict[str, Any], planned: int | None = None) -> Call:
             elif b["type"] == "tool_result":
                 parts.append(Part("result", _text_of(b.get("content")), id=b["tool_use_id"]))
         messages.append((m["role"], parts))
-    return Call(texts, messages, marks=count_marks(body), planned=planned)
+    return Call(texts, messages, marks=count_marks(body), planned=planned, raw=body)
 
 
 def from_chat(body: dict[str, Any], planned: int | None = None) -> Call:
@@ -298,13 +300,27 @@ def as_anthropic(call: Call) -> list[dict[str, Any]]:
     return out
 
 
+#: The tool ids Anthropic's Messages API accepts (a ``tool_use.id`` outside it is a 400:
+#: "String should match pattern '^[a-zA-Z0-9_-]+$'").
+ANTHROPIC_TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+
+
 def request_problems(call: Call) -> list[str]:
     """What makes the call's request invalid under W-A and W-O of the field cases (and L):
     :func:`regio.layout.wellformed.anthropic_problems` and ``openai_chat_problems`` of its
-    messages in both forms (empty: valid)."""
+    messages in both forms; for a request that reached Anthropic's wire (``raw``), a tool id
+    outside :data:`ANTHROPIC_TOOL_ID` too (empty: valid)."""
     from regio.layout.wellformed import anthropic_problems, openai_chat_problems
 
-    return [*anthropic_problems(as_anthropic(call)), *openai_chat_problems(as_chat(call))]
+    problems = [*anthropic_problems(as_anthropic(call)), *openai_chat_problems(as_chat(call))]
+    if call.raw is not None:
+        ids = {p.id for _, parts in call.messages for p in parts if p.kind != "text"}
+        problems += [
+            f"tool id {i!r} refused by Anthropic"
+            for i in sorted(ids)
+            if not ANTHROPIC_TOOL_ID.match(i)
+        ]
+    return problems
 
 
 def check_call(

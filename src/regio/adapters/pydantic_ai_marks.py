@@ -30,12 +30,19 @@ https://ai.pydantic.dev/api/messages/), so the marks reach the HTTP request
 
 A mark regio planned on one of its own tool definitions (its context tools, which pydantic-ai
 does not send) has nowhere to go and is left out.
+
+Anthropic refuses a tool id outside ``^[a-zA-Z0-9_-]+$`` (a 400, "String should match
+pattern"), and pydantic-ai sends ids as they are: an id minted by another provider, or one the
+history repair renamed (``<id>~<n>``), goes out as :func:`anthropic_tool_id` of it, the same for
+the call and its result, and the same on every request (so the cached prefix holds).
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -62,6 +69,7 @@ __all__ = [
     "CACHE_SETTINGS",
     "REGIO_SYSTEM",
     "anthropic_bound",
+    "anthropic_tool_id",
     "cache_settings",
     "marked_window",
     "user_item",
@@ -79,6 +87,19 @@ CACHE_SETTINGS = (
     "anthropic_cache_tool_definitions",
     "anthropic_cache_instructions",
 )
+
+
+_OUTSIDE_TOOL_ID = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def anthropic_tool_id(tool_id: str) -> str:
+    """``tool_id`` as Anthropic accepts it (module doc): unchanged when it matches
+    ``^[a-zA-Z0-9_-]+$``, else each other character replaced by ``_`` and ``_`` plus the first
+    8 hex digits of the id's sha256 appended (two ids never become one)."""
+    if tool_id and not _OUTSIDE_TOOL_ID.search(tool_id):
+        return tool_id
+    digest = hashlib.sha256(tool_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{_OUTSIDE_TOOL_ID.sub('_', tool_id)}_{digest}"
 
 
 def anthropic_bound(model: Any) -> bool:
@@ -144,7 +165,7 @@ def _return_part(result: ToolResult, name: str) -> ToolReturnPart:
     """A ``ToolReturnPart`` of a regio result: its text, with its images and documents."""
     media = [item for item in (user_item(m) for m in result.media) if item is not None]
     content: Any = [result.content, *media] if media else result.content
-    return ToolReturnPart(name, content, tool_call_id=result.tool_use_id)
+    return ToolReturnPart(name, content, tool_call_id=anthropic_tool_id(result.tool_use_id))
 
 
 class _Builder:
@@ -168,7 +189,8 @@ class _Builder:
                 parts.append(TextPart(b.text))
             elif isinstance(b, ToolUse):
                 self.names[b.id] = b.name
-                parts.append(ToolCallPart(b.name, json.dumps(b.input), tool_call_id=b.id))
+                call_id = anthropic_tool_id(b.id)
+                parts.append(ToolCallPart(b.name, json.dumps(b.input), tool_call_id=call_id))
         self.out.append(ModelResponse(parts=parts))
         self.carried = _longest(*(_ttl(b) for b in blocks))
 
