@@ -34,12 +34,15 @@ settings).
 
 **Broken histories are repaired before they are laid out.** A ``message_history`` with a tool
 call that never got its result (a run that crashed between the two), a result whose call is
-gone, or a call id used twice (a history edited by hand) is admitted as it is (the session's
-transcript keeps it) and the engine's conversation is then repaired
+gone, or a call id used twice (a history edited by hand), and an engine session holding a call
+the capability recorded before the run stopped, are repaired before the window is laid out
+(:mod:`regio.adapters.repaired`): what the run hands over is admitted as it is (the session's
+transcript keeps it), then the engine's conversation is repaired
 (:meth:`regio.runtime.Engine.repair`, the rules of :func:`regio.runtime.repair_history`): an
 orphaned call is closed with a result saying it was interrupted, an orphaned result leaves the
 window, a reused id is renamed; each change is a ``HistoryRepaired`` event. The model never
-gets an invalid request.
+gets an invalid request. (pydantic-ai itself closes a call left open in ``message_history`` and
+drops a result without its call before the first request.)
 
 Images and documents travel both ways: a ``UserPromptPart``'s ``ImageUrl``, ``DocumentUrl`` and
 ``BinaryContent`` (an image, a PDF or plain text) become regio image / document blocks, and the
@@ -85,6 +88,7 @@ from .pydantic_ai_marks import (
     marked_window,
     user_item,
 )
+from .repaired import repaired_request
 
 __all__ = ["PROVIDERS", "RegioCapability", "RegioHistory"]
 
@@ -241,16 +245,14 @@ def _from_chat(messages: list[dict[str, Any]], caller: str = "") -> list[ModelMe
 
 def _admit(engine: Any, messages: list[ModelMessage]) -> None:
     """Append the messages the engine does not hold yet (:func:`regio.adapters.cursor.
-    first_new`), move the cursor past them, then repair the engine's conversation
-    (:meth:`regio.runtime.Engine.repair`: a history with an orphaned call or result, a call id
-    used twice, is made valid before it is laid out; each change a ``HistoryRepaired`` event)."""
+    first_new`) as they are, and move the cursor past them (a broken history is repaired when
+    the window is laid out, :func:`_window`)."""
     start = first_new(engine, CURSOR, messages, _digest)
     for message in messages[start:]:
         for converted in _to_regio(message):
             engine.add_message(converted)
     if messages:
         mark(engine, CURSOR, len(messages), _digest(messages[-1]))
-    engine.repair()
 
 
 def _window(
@@ -260,12 +262,13 @@ def _window(
     of the system prompt's cache mark or ``None``). ``provider`` ``anthropic``: regio's
     Anthropic payload with its marks (:func:`regio.adapters.pydantic_ai_marks.marked_window`);
     ``openai``: its Chat Completions payload, no marks. The caller's system text and
-    ``instructions`` are counted beside the window."""
+    ``instructions`` are counted beside the window; a broken history is repaired first
+    (:func:`regio.adapters.repaired.repaired_request`)."""
     beside = "\n\n".join(t for t in (caller, instructions) if t)
     engine.budget.send_beside(beside, "\n\n")
     if provider == "anthropic":
-        return marked_window(engine.request("anthropic")[1], caller)
-    return _from_chat(engine.request("openai")[1]["messages"], caller), None
+        return marked_window(repaired_request(engine, "anthropic")[1], caller)
+    return _from_chat(repaired_request(engine, "openai")[1]["messages"], caller), None
 
 
 def _instructions(request_context: Any) -> str:
