@@ -68,3 +68,19 @@ def test_a_broken_history_is_repaired_before_the_model_gets_it(framework: str, k
         pytest.skip(UNREACHABLE[framework, kind])
     calls, repairs = driver(kind)
     check_repaired_run(calls, repairs, kind)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="ADK leaves a model content whose call never got a response out of the contents it "
+    "builds, so the adapters' cursor loses its anchor (the content it recorded last) and admits "
+    "the contents before it again (regio.adapters.cursor.first_new: every message is new when "
+    "the anchor is gone); the cursor needs a second anchor (the content before the reply)",
+)
+def test_adk_contents_before_a_stopped_run_are_admitted_once() -> None:
+    pytest.importorskip("google.adk")
+    calls, _ = run_google_adk("orphaned-call")
+    for n, call in enumerate(calls, 1):
+        texts = [p.text for _, parts in call.messages for p in parts if p.kind == "text"]
+        lines = [line for t in texts for line in t.split("\n\n")]
+        assert len(lines) == len(set(lines)), f"call {n}: a user message sent twice: {lines}"

@@ -103,14 +103,18 @@ def anthropic_tool_id(tool_id: str) -> str:
 
 
 def anthropic_bound(model: Any) -> bool:
-    """Whether pydantic-ai sends ``model``'s requests to Anthropic's Messages API: its
-    ``system`` is ``"anthropic"`` (``AnthropicModel``, on the Anthropic API or a client for
-    Bedrock or Vertex AI), looked up through ``WrapperModel`` s (``wrapped``)."""
+    """Whether pydantic-ai sends ``model``'s requests to Anthropic's Messages API: a class of
+    ``pydantic_ai.models.anthropic`` (``AnthropicModel``, whichever provider's client it talks
+    through: Anthropic's API, Bedrock, Vertex AI, a gateway), or a ``system`` of
+    ``"anthropic"``; looked up through ``WrapperModel`` s (``wrapped``)."""
     for _ in range(8):
         inner = getattr(model, "wrapped", None)
         if inner is None:
             break
         model = inner
+    modules = (c.__module__ for c in type(model).__mro__)
+    if any(m.startswith("pydantic_ai.models.anthropic") for m in modules):
+        return True
     try:
         return getattr(model, "system", None) == "anthropic"
     except Exception:  # a model whose system property needs configuration
