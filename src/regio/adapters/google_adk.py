@@ -19,6 +19,16 @@ Which contents the engine holds is an :class:`regio.runtime.state.AdapterCursor`
 engine's session (:mod:`regio.adapters.cursor`): new callbacks over a loaded engine admit only
 what is new. A part regio has no block for (inline data, files, executable code) raises
 :class:`regio.runtime.sdk.SDKInputError` naming the content and the part.
+
+**A broken history is repaired before it is laid out.** ADK drops a function call without a
+response (and a response without its call) from the contents it builds, but the engine may hold
+one: ``after_model`` recorded a call whose tool never returned (a run that stopped between the
+two, then went on in the same session). When the layout finds the history broken,
+``before_model`` repairs the engine's conversation before the window goes out
+(:mod:`regio.adapters.repaired`; :meth:`regio.runtime.Engine.repair`, the rules of
+:func:`regio.runtime.repair_history`): an orphaned call is closed with a response saying it was
+interrupted, an orphaned response leaves the window, a reused id is renamed; each change is a
+``HistoryRepaired`` event. The model never gets an invalid request.
 """
 
 from __future__ import annotations
@@ -33,6 +43,7 @@ from regio.runtime.sdk import SDKInputError
 
 from .chat import chat_messages, content_text
 from .cursor import canonical_digest, cursor, first_new, mark
+from .repaired import repaired_request
 
 __all__ = ["RegioCallbacks"]
 
@@ -158,7 +169,7 @@ class RegioCallbacks:
             mark(self.engine, CURSOR, len(contents), _digest(contents[-1]))
         agent = _instruction_text(llm_request.config.system_instruction)
         self.engine.budget.send_beside(agent, "\n\n")
-        regio, window = _contents(self.engine.request("openai")[1]["messages"])
+        regio, window = _contents(repaired_request(self.engine, "openai")[1]["messages"])
         llm_request.contents = window
         system = "\n\n".join(t for t in (agent, regio) if t)
         llm_request.config.system_instruction = system or None

@@ -33,6 +33,8 @@ from typing import Any
 
 from regio.runtime.sdk import SDKInputError
 
+from .repaired import repaired_request
+
 __all__ = [
     "acompletion",
     "completion",
@@ -201,16 +203,19 @@ def payload(engine: Any, *, model: str | None = None, tools: Any = ()) -> dict[s
     """LiteLLM's keyword arguments for the engine's window (module doc): for an Anthropic
     route the Anthropic payload as LiteLLM messages with their ``cache_control`` marks
     (:func:`messages_of_anthropic`), else the Chat Completions payload; ``model`` (a LiteLLM
-    model name such as ``anthropic/claude-sonnet-4-6``) when given."""
+    model name such as ``anthropic/claude-sonnet-4-6``) when given. A broken history (a stored
+    session with a call that never got its result, a result whose call is gone, a reused call
+    id) is repaired first (:func:`regio.adapters.repaired.repaired_request`, each change a
+    ``HistoryRepaired`` event)."""
     if model and is_anthropic_route(model):
-        body = engine.request("anthropic", tools=tools)[1]
+        body = repaired_request(engine, "anthropic", tools=tools)[1]
         out: dict[str, Any] = {"messages": messages_of_anthropic(body)}
         if body.get("tools"):
             out["tools"] = _tools_of_anthropic(body["tools"])
         if "max_tokens" in body:
             out["max_tokens"] = body["max_tokens"]
     else:
-        out = engine.request("openai", tools=tools)[1]
+        out = repaired_request(engine, "openai", tools=tools)[1]
     if model:
         out["model"] = model
     return out

@@ -20,6 +20,16 @@
 
 Without the filter the model sees the window as it was when the run started plus everything
 the run added since, unbounded.
+
+**A broken session is repaired before it is laid out.** The session can hold a function call
+whose output never came (a run that stopped between the two), an output whose call is gone or
+a call id used twice. The items are admitted as they come (the session's transcript keeps
+them); when the layout finds the history broken (:meth:`RegioSession.get_items` and the filter
+lay it out), the engine's conversation is repaired before the window goes out
+(:mod:`regio.adapters.repaired`; :meth:`regio.runtime.Engine.repair`, the rules of
+:func:`regio.runtime.repair_history`): an orphaned call is closed with an output saying it was
+interrupted, an orphaned output leaves the window, a reused id is renamed; each change is a
+``HistoryRepaired`` event. The model never gets an invalid request.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ from __future__ import annotations
 from typing import Any
 
 from .chat import response_items
+from .repaired import repaired_request
 
 #: Separator between the agent's instructions and regio's pinned regions.
 _JOIN = "\n\n"
@@ -46,7 +57,9 @@ class RegioSession:
         self.session_id = session_id or engine.options.session_id or "regio"
 
     def _payload(self) -> dict[str, Any]:
-        payload: dict[str, Any] = self.engine.request("openai_responses")[1]
+        """The engine's window as a Responses payload, a broken history repaired first
+        (module doc)."""
+        payload: dict[str, Any] = repaired_request(self.engine, "openai_responses")[1]
         return payload
 
     def _items(self) -> list[dict[str, Any]]:
