@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from regio.content import Entry, Text
 from regio.runtime.hierarchy import _split_entry
-from regio.runtime.observations import OBSERVATION_META, is_observation
+from regio.summarizers.observations import OBSERVATION_META, is_observation
 from regio.runtime.salience import sort_entries
 from regio.tokens import HeuristicCounter
 

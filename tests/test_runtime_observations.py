@@ -18,7 +18,7 @@ from regio.content import Entry, Message, Text, ToolResult, ToolUse
 from regio.runtime import Engine
 from regio.runtime.extractive import ExtractiveSummarizer
 from regio.runtime.llm_summarizer import entries_as_transcript
-from regio.runtime.observations import OBSERVATION_META, is_observation
+from regio.summarizers.observations import OBSERVATION_META, is_observation
 from regio.runtime.salience import SECTIONS, sentences, sort_entries
 from regio.store import SQLiteStore
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from regio.content import Entry, Text
 from regio.runtime.extractive import ExtractiveSummarizer
 from regio.runtime.salience import sort_entries
-from regio.runtime.valuestatements import GENERIC_NOUNS, value_key
+from regio.summarizers.valuestatements import GENERIC_NOUNS, value_key
 from regio.tokens import HeuristicCounter
 
 

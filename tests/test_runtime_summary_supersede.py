@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from regio.content import Entry, Text
 from regio.runtime.salience import sort_entries
-from regio.runtime.valuestatements import value_key
+from regio.summarizers.valuestatements import value_key
 
 
 def _say(i: int, text: str, role: str = "user") -> Entry:

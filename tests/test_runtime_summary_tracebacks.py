@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from regio.content import ToolUse
 from regio.runtime import Engine
 from regio.runtime.errors import CompactionNoProgressError
-from regio.runtime.tracebacks import condense
+from regio.summarizers.tracebacks import condense
 from regio.runtime.validity import summary_defect
 from runtime_stubs import StubSummarizer
 

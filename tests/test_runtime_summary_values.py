@@ -12,7 +12,7 @@ from _traces_support import raw_traces_dir
 from regio.content import Entry, Text, ToolResult, ToolUse
 from regio.runtime.extractive import ExtractiveSummarizer
 from regio.runtime.salience import sort_entries
-from regio.runtime.valuestatements import value_key
+from regio.summarizers.valuestatements import value_key
 from regio.tokens import HeuristicCounter
 from regio.traces import AssistantMessage, ToolResults, UserMessage, import_file
 

@@ -76,8 +76,18 @@ class Job:
 
     @property
     def grows(self) -> list[Any]:
-        """The grows regions whose entries can settle (custom regions own their text)."""
-        return [r for r in self.others if r.volatility == "grows" and not renders_itself(r)]
+        """The grows regions whose entries can settle (custom regions own their text; a
+        ``compact_history`` whose summaries open the messages is shown there, never as a
+        note: a merge or an item section written without a compaction of the conversation
+        would otherwise be shown twice)."""
+        in_messages = bool(getattr(self.strategy, "summaries_in_messages", False))
+        return [
+            r
+            for r in self.others
+            if r.volatility == "grows"
+            and not renders_itself(r)
+            and not (in_messages and holds_summaries(r))
+        ]
 
 
 @attrs.define

@@ -41,8 +41,10 @@ import msgspec
 
 from regio.content import Entry, content_hash
 from regio.errors import CompactionError
-from regio.regions import PendingCompaction, SlidingWindow
+from regio.regions import CompactHistory, PendingCompaction, SlidingWindow
+from regio.regions.compaction import ITEMS_META
 
+from . import durable
 from .compactor import CompactionBook, CompactionResult, Compactor, Steps, SummaryJob
 from .cuts import cut_ids
 from .errors import CompactionNoProgressError, SummarizerError, SummaryRejected
@@ -120,7 +122,7 @@ def _previous_summary(c: Compactor, p: PendingCompaction) -> Entry | None:
         return None
     history = c.window.region(p.target)
     for entry in reversed(history.entries):
-        if entry.meta.get("source") == p.region:
+        if entry.meta.get("source") == p.region and ITEMS_META not in entry.meta:
             return entry
     return None
 
@@ -155,6 +157,8 @@ def _widen_merge(c: Compactor, p: PendingCompaction) -> PendingCompaction:
         return p
     taken: list[Entry] = []
     for entry in history.entries:
+        if ITEMS_META in entry.meta:
+            continue
         taken.append(entry)
         if sum(e.tokens for e in taken) > floor and len(taken) >= len(p.entry_ids):
             break
@@ -303,6 +307,9 @@ def flush_steps(c: Compactor, policy: FlushPolicy) -> Steps[CompactionResult | N
             c.book.strikes.pop(region.name, None)
             c.book.blocked = [b for b in c.book.blocked if not b.startswith(f"{region.name}:")]
     relieve_after(c, tally.touched if tally.summaries else [], memo)  # rides the same rewrite
+    for history in c.window.regions:  # past its last merge, a history's items make room
+        if isinstance(history, CompactHistory):
+            durable.fit_history(c, history)
     return _finish(c, policy.trigger, tally)
 
 
@@ -359,7 +366,7 @@ def _summary_steps(
                     raise
                 raise SummarizerError(f"the summarizer raised {exc!r}", cause=exc) from exc
             tally.calls += len(outcome.calls)
-            return _accept(c, p, outcome, previous)
+            return _accept(c, p, outcome, previous, inputs)
         except (SummaryRejected, SummarizerError, CompactionError) as exc:
             if tally.calls == calls_before:
                 tally.calls += 1
@@ -447,11 +454,17 @@ def _finish(c: Compactor, trigger: str, tally: _Tally) -> CompactionResult | Non
 
 
 def _accept(
-    c: Compactor, p: PendingCompaction, outcome: SummaryOutcome, previous: Entry | None
+    c: Compactor,
+    p: PendingCompaction,
+    outcome: SummaryOutcome,
+    previous: Entry | None,
+    inputs: tuple[Entry, ...],
 ) -> Entry:
-    """Check and commit one summary; raises (changing nothing) when it is refused."""
+    """Check and commit one summary and its durable items (:mod:`regio.runtime.durable`);
+    raises (changing nothing) when the summary is refused."""
     window = c.window
-    text = outcome.text
+    settled = durable.settle(c, p, inputs, outcome.text)
+    text = settled.prose
     tokens = c.count_text(text)
     rolling = (
         c.options.carry_forward == "replace" and previous is not None and p.operation == "compact"
@@ -489,6 +502,8 @@ def _accept(
     committed = window.complete_compaction(p.id, entry, supersedes=supersedes)
     c.book.versions[p.region] = version
     c.record("compaction", p.region, entry=committed, ids=p.entry_ids)
+    if isinstance(target, CompactHistory):
+        durable.commit_items(c, target, settled, p.region)
     return committed
 
 

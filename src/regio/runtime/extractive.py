@@ -24,9 +24,9 @@ and verbatim through every later compaction); its other lines are carried verbat
 
 1. ``detailed``: the previous summary verbatim, then per entry one line ``role: first line``
    (tool calls as ``call name(id) {json}``; an environment observation sent as user text is
-   labelled ``observation``, :mod:`regio.runtime.observations`; in tool output a stack trace
+   labelled ``observation``, :mod:`regio.summarizers.observations`; in tool output a stack trace
    is one line, its exception line and innermost frame's location,
-   :mod:`regio.runtime.tracebacks`); an entry of several lines adds ``ids:`` (the
+   :mod:`regio.summarizers.tracebacks`); an entry of several lines adds ``ids:`` (the
    identifier-like tokens of its middle lines) and ``last:`` (its last line);
 2. ``compact``: the previous summary verbatim, then one line per entry: ``role: first line``
    cut to :data:`COMPACT_LINE_CHARS` plus the new identifiers of the rest (no labels);
@@ -43,8 +43,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import ClassVar
 
 import attrs
+import msgspec
 
 from regio.content import (
     Document,
@@ -58,10 +60,12 @@ from regio.content import (
 )
 from regio.tokens import HeuristicCounter, TokenCounter
 
-from .observations import is_observation
-from .salience import SECTIONS, sort_entries
+from regio.summarizers.extract import extract_items, without_statements
+from regio.summarizers.items import DurableItem, render_items
+from regio.summarizers.kinds import HEADINGS
+from regio.summarizers.observations import is_observation
 from .summarizer import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_SUMMARY_TOKENS
-from .tracebacks import condense
+from regio.summarizers.tracebacks import condense
 
 __all__ = ["ExtractiveSummarizer", "extract_identifiers"]
 
@@ -117,6 +121,9 @@ MAX_LINE_CHARS = 240
 MAX_IDENTIFIERS = 40
 #: Longest first line kept per entry in the ``compact`` form (characters).
 COMPACT_LINE_CHARS = 80
+#: Longest item text kept in a summary (characters): a statement is at most this long
+#: (:data:`regio.summarizers.statements.MAX_STATEMENT_CHARS`), so items are kept whole.
+MAX_ITEM_CHARS = 400
 
 
 def _clip(line: str, limit: int = MAX_LINE_CHARS) -> str:
@@ -140,6 +147,10 @@ class ExtractiveSummarizer:
     the engine's tokens). Calling it returns the summary text (never raises for well-formed
     entries).
     """
+
+    #: Its items are the extractor's own (:func:`regio.summarizers.extract.extract_items`):
+    #: an engine takes only its prose and keeps the items it extracts itself.
+    extracts_items: ClassVar[bool] = True
 
     context_window: int = DEFAULT_CONTEXT_WINDOW
     max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS
@@ -255,22 +266,40 @@ class ExtractiveSummarizer:
                 hi = mid - 1
         return text[:lo]
 
+    def item_lines(self, items: Sequence[DurableItem], budget: int) -> list[str]:
+        """The lines of ``items`` (in render order) that fit ``budget`` tokens, under their
+        kind's heading: an item that does not fit is skipped, so an item only ever gives way
+        to items before it (constraints first), never to prose."""
+        kept: list[DurableItem] = []
+        used = 0
+        headed: set[str] = set()
+        for item in items:
+            line = f"- {_clip(item.text, MAX_ITEM_CHARS)}"
+            cost = self.measure.count(line) + 1
+            if item.kind not in headed:
+                cost += self.measure.count(f"{HEADINGS[item.kind]}:") + 1
+            if used + cost <= budget:
+                kept.append(msgspec.structs.replace(item, text=line[2:]))
+                used += cost
+                headed.add(item.kind)
+        lines = render_items(kept).splitlines()
+        while lines and self.measure.count("\n".join(lines)) > budget:
+            lines.pop()  # counts are not quite additive: trim the last lines
+            if lines and not lines[-1].startswith("- "):
+                lines.pop()
+        return lines
+
     def salient_lines(self, entries: Sequence[Entry], budget: int) -> tuple[list[str], str]:
-        """The salient sections of ``entries`` (module doc) within ``budget`` tokens, and the
-        carried lines of previous summaries that did not fit verbatim (their identifiers go
-        to the rest)."""
-        salient = sort_entries(entries)
-        lines: list[str] = []
-        for title in SECTIONS:
-            header = False
-            for item in salient.sections[title]:
-                candidate = [*lines, *([] if header else [f"{title}:"]), f"- {_clip(item)}"]
-                if self.measure.count("\n".join(candidate)) <= budget:
-                    lines, header = candidate, True
-        carried = [*lines, *salient.carried]
+        """The durable items of ``entries`` (:func:`regio.summarizers.extract.extract_items`)
+        within ``budget`` tokens, then the carried prose lines of previous summaries if they
+        fit verbatim; returns the lines and the carried text that did not fit (its
+        identifiers go to the rest)."""
+        extraction = extract_items(entries)
+        lines = self.item_lines(extraction.items.items(), budget)
+        carried = [*lines, *extraction.carried]
         if self.measure.count("\n".join(carried)) <= budget:
             return carried, ""
-        return lines, "\n".join(salient.carried)
+        return lines, "\n".join(extraction.carried)
 
     def _rest(self, entries: Sequence[Entry], leftover: str, budget: int) -> str:
         """The best form of the non-summary entries that fits ``budget`` tokens (module doc);
@@ -294,10 +323,19 @@ class ExtractiveSummarizer:
         self, entries: Sequence[Entry], standing_instructions: str, extra_instructions: str | None
     ) -> str:
         budget = self.budget(entries)
-        head, leftover = self.salient_lines(entries, budget)
+        extraction = extract_items(entries)
+        head = self.item_lines(extraction.items.items(), budget)
+        leftover = ""
+        if extraction.carried:
+            with_carried = [*head, *extraction.carried]
+            if self.measure.count("\n".join(with_carried)) <= budget:
+                head = with_carried
+            else:
+                leftover = "\n".join(extraction.carried)
         head_text = "\n".join(head)
         used = self.measure.count(head_text) + (1 if head else 0)
-        rest = self._rest(entries, leftover, budget - used)
+        prose_entries = without_statements(entries, extraction.consumed)
+        rest = self._rest(prose_entries, leftover, budget - used)
         text = "\n".join(part for part in (head_text, rest) if part)
         if text.strip() and self.measure.count(text) <= budget:
             return text

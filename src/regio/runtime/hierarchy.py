@@ -31,7 +31,7 @@ from regio.tokens import TokenCounter
 
 from .drive import adrive, drive
 from .errors import SummarizerError, SummaryRejected
-from .observations import OBSERVATION_META, is_observation
+from regio.summarizers.observations import OBSERVATION_META, is_observation
 from .overflow import classify_overflow
 from .summarizer import summarizer_limits
 from .validity import summary_defect

@@ -6,7 +6,7 @@ changes yet, :func:`regio.runtime.reliefadmit.admit`), room made by compaction w
 ``add_message`` (strict: a refusal raises), an ``orphan_tool_result`` event per result of a
 call no assistant message issued, the admission's changes committed, then the transcript
 record. An environment observation (``observation=True``) is annotated on its entry
-(:mod:`regio.runtime.observations`).
+(:mod:`regio.summarizers.observations`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from . import compaction as cp
 from . import reliefadmit
 from .compactor import Compactor
 from .events import OrphanToolResult
-from .observations import observation_meta
+from regio.summarizers.observations import observation_meta
 from .state import SessionState
 from .writes import entry_of
 
@@ -37,7 +37,7 @@ def admit_message(
     an observation clears ``state.overflow_retry`` (a person's new message re-arms overflow
     recovery; a tool result or an observation does not). Raises :class:`ValueError` for a
     window without a conversation or ``observation`` on anything but a user text
-    (:func:`regio.runtime.observations.observation_meta`), and
+    (:func:`regio.summarizers.observations.observation_meta`), and
     :class:`regio.errors.RegionFullError` when the conversation refuses the message."""
     conv = c.window.conversation
     if conv is None:

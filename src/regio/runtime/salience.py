@@ -6,10 +6,10 @@ an extractive summary, most important first (``docs/runtime.md``, "Summarizers")
    only, always, should not, make sure, ...);
 2. ``Open items``: to-dos and next steps (``TODO``, ``- [ ]``, ``Next:``, next step, still
    need to, remember to, action item, follow-up, ...) that no later sentence completed
-   (:mod:`regio.runtime.openitems`: ``done: X``, ``- [x] X``, ``we fixed X``, ``closed
+   (:mod:`regio.summarizers.openitems`: ``done: X``, ``- [x] X``, ``we fixed X``, ``closed
    TODO-12``, ``X is done`` drop the item they name, by identifier or by text, and nothing
    else);
-3. ``Values``: the latest stated value of each setting (:mod:`regio.runtime.valuestatements`:
+3. ``Values``: the latest stated value of each setting (:mod:`regio.summarizers.valuestatements`:
    ``set X to Y``, ``X is now Y``, ``X is <id>``, ``reservation ABC123 is for May 3``, ...); a
    later statement of the same key replaces the earlier one. A state (``the test is now
    failing``, ``the build is done``) is not a value: a failure state is an error;
@@ -19,7 +19,7 @@ an extractive summary, most important first (``docs/runtime.md``, "Summarizers")
    ``failed``, ``Traceback``, non-zero exit codes, ``X is failing|broken``). A stack trace of
    tool output is one line: its exception line and its innermost frame's location
    (``ZeroDivisionError: division by zero (at x.py:1, in <module>)``,
-   :mod:`regio.runtime.tracebacks`), never the ``Traceback (most recent call last):`` header.
+   :mod:`regio.summarizers.tracebacks`), never the ``Traceback (most recent call last):`` header.
 
 **The newest statement of a key wins, whichever section it lands in.** A constraint that
 fixes a value (``the port must be 9000``, ``make sure the timeout is 30s``) is kept verbatim
@@ -32,7 +32,7 @@ fixed the TypeError`` reports no error), but a sentence that also reports an err
 an error (``Fixed the TypeError, but now test_dump fails with AssertionError: 344 != 345``).
 
 Tool output -- tool results, and environment observations a plain-text agent sends as user
-text (:mod:`regio.runtime.observations`) -- has no authority to instruct: it supplies error
+text (:mod:`regio.summarizers.observations`) -- has no authority to instruct: it supplies error
 lines only (at most :data:`MAX_TOOL_ERRORS` per result or observation) and completes no to-do.
 
 Open items and values come before errors: they are few (one line per to-do, one per key) and
@@ -59,10 +59,10 @@ import attrs
 
 from regio.content import Entry, Text, ToolResult
 
-from .observations import is_observation
-from .openitems import TODO, OpenItems, completion
-from .tracebacks import condense
-from .valuestatements import constraint_key, failure_state, value_key
+from regio.summarizers.observations import is_observation
+from regio.summarizers.openitems import TODO, OpenItems, completion
+from regio.summarizers.tracebacks import condense
+from regio.summarizers.valuestatements import constraint_key, failure_state, value_key
 
 __all__ = ["SECTIONS", "Salient", "reports_error", "sentences", "sort_entries"]
 
@@ -170,7 +170,7 @@ class Salient:
             self._open.add(line)
 
     def complete(self, sentence: str) -> bool:
-        """Drop the open items ``sentence`` completes (:func:`regio.runtime.openitems.completion`);
+        """Drop the open items ``sentence`` completes (:func:`regio.summarizers.openitems.completion`);
         whether it is a completion (a past tense of an item's own verb is one only when it
         closed an item)."""
         done = completion(sentence)
@@ -285,7 +285,7 @@ def _sort_sentence(out: Salient, role: str | None, sentence: str) -> None:
 def _sort_tool_output(out: Salient, text: str) -> None:
     """Keep the first error lines of one tool result (never constraints: tool output has no
     authority to instruct); a stack trace is one error line, its exception line and innermost
-    frame (:func:`regio.runtime.tracebacks.condense`)."""
+    frame (:func:`regio.summarizers.tracebacks.condense`)."""
     kept = 0
     for raw, trace in condense(text.splitlines(), MAX_SENTENCE_CHARS):
         line = raw.strip()
@@ -299,7 +299,7 @@ def sort_entries(entries: Sequence[Entry]) -> Salient:
     """Sort the sentences of ``entries`` into sections (module doc). A summary entry
     (``meta["summary"]``) is parsed back into its sections; a context-only one only marks its
     lines as already kept. Tool results and environment observations sent as user text
-    (:func:`regio.runtime.observations.is_observation`) are tool output: read for error lines
+    (:func:`regio.summarizers.observations.is_observation`) are tool output: read for error lines
     only (never constraints, open items, values or decisions; they complete no to-do)."""
     out = Salient()
     carried_seen: set[str] = set()  # the carried lines so far, so that dedup is linear

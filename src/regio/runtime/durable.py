@@ -1,0 +1,201 @@
+"""Durable items in the window: each ``compact_history``'s item section.
+
+A compaction first extracts typed items from what it summarizes
+(:func:`regio.summarizers.extract.extract_items`) on top of the items its history already
+keeps, so a later item of a subject supersedes the earlier one across compactions. The items
+live in one entry of the history, always after its summaries (``meta[ITEMS_META]`` holds
+them), rendered in priority order (constraints first). The entry changes only when a
+compaction changes an item, so between compactions it is byte-identical, and placed last it
+costs the cache nothing beyond its own bytes: a compaction rewrites the conversation after it
+anyway. A summary holds prose only: what is not an item.
+
+**The summarizer's reply** is read in the carry-forward schema
+(:mod:`regio.summarizers.carryforward`). A summarizer whose items are the extractor's own
+(``extracts_items = True``, :class:`regio.runtime.ExtractiveSummarizer`) gives only its
+prose. Any other reply with item lists is validated against the extracted items: if it left
+out a constraint the extractor found, its items are not used (event ``items_fallback``);
+otherwise its items that are verbatim in the input and name a subject the extractor did not
+find are added. A reply without item lists is prose; the extracted items are used.
+
+**A merge** of stored summaries adds no item that the section already has a key for: the
+summaries are older than every item (a summary stored before item sections existed may still
+hold item lists; they are added as older items).
+
+**Budget.** The section counts in its history's budget. Over it, the history merges its oldest
+summaries first; when only one summary is left, the lowest-priority items go (the last kind
+first, the item updated longest ago first), event ``items_dropped`` naming each. At most
+:data:`MAX_ERROR_ITEMS` error items are kept (the newest).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from regio.content import Entry
+from regio.regions import CompactHistory, PendingCompaction
+from regio.regions.compaction import ITEMS_META
+from regio.summarizers.carryforward import check_reply, split_reply
+from regio.summarizers.extract import extract_items
+from regio.summarizers.items import DurableItem, ItemSet
+
+from .compactor import Compactor
+from .events import ItemsDropped, ItemsFallback, ItemsUpdated
+
+__all__ = [
+    "ITEMS_HEADER",
+    "MAX_ERROR_ITEMS",
+    "Settled",
+    "commit_items",
+    "fit_history",
+    "render_section",
+    "section_items",
+    "settle",
+    "write_items",
+]
+
+#: The first line of an item section.
+ITEMS_HEADER = "Durable items (the latest per subject, verbatim):"
+#: Most error items a section keeps (the newest): errors are reported by the dozen, and the
+#: latest ones matter.
+MAX_ERROR_ITEMS = 5
+#: The prose of a summary whose whole input became items.
+EMPTY_PROSE = "(the summarized turns are kept as the durable items below)"
+
+
+def section_items(history: CompactHistory) -> ItemSet:
+    """The items ``history``'s section keeps (a new set: changing it changes nothing)."""
+    entry = history.item_entry()
+    if entry is None:
+        return ItemSet()
+    return ItemSet.from_meta(entry.meta[ITEMS_META])
+
+
+@attrs.frozen
+class Settled:
+    """What a compaction does to the items: the summary's ``prose``, the resulting ``items``,
+    and what changed (``added``, ``superseded``, ``closed``: items; ``rejected``: reply items
+    not found in the input; ``dropped``: extracted constraints a reply left out)."""
+
+    prose: str
+    items: ItemSet
+    added: tuple[DurableItem, ...] = ()
+    superseded: tuple[DurableItem, ...] = ()
+    closed: tuple[DurableItem, ...] = ()
+    rejected: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+    capped: tuple[DurableItem, ...] = ()
+
+
+def _cap_errors(items: ItemSet) -> list[DurableItem]:
+    errors = sorted((i for i in items.items() if i.kind == "error"), key=lambda i: i.seq)
+    return items.remove(i.key for i in errors[: max(0, len(errors) - MAX_ERROR_ITEMS)])
+
+
+def settle(
+    c: Compactor, p: PendingCompaction, entries: Sequence[Entry], reply: str
+) -> Settled:
+    """The items and prose of one compaction of ``entries`` (module doc); changes nothing."""
+    history = c.window.region(p.target) if p.target else None
+    base = section_items(history) if isinstance(history, CompactHistory) else ItemSet()
+    reply_items, prose, structured = split_reply(reply)
+    own = bool(getattr(c.summarizer, "extracts_items", False))
+    if p.operation == "merge":
+        older = [(k, t, True) for k, t, _ in reply_items] if structured and not own else []
+        for entry in entries:  # summaries stored before item sections held item lists
+            older.extend((k, t, True) for k, t, _ in split_reply(entry.text)[0])
+        added = base.add_older(older)
+        return Settled(prose or EMPTY_PROSE, base, added=tuple(added))
+    fresh = [e for e in entries if not e.meta.get("summary") or not e.meta.get("context_only")]
+    extraction = extract_items(fresh, base)
+    rejected: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+    added = list(extraction.added)
+    if structured and not own and reply_items:
+        source = "\n".join(e.text for e in fresh)
+        check = check_reply(reply_items, extraction.added, source)
+        rejected, dropped = check.rejected, check.dropped
+        if not check.fallback:
+            for item in check.accepted:
+                kept, gone = extraction.items.add(item.kind, item.text, key=item.key)
+                if kept is not None:
+                    added.append(kept)
+                extraction.superseded.extend(gone)
+    capped = _cap_errors(extraction.items)
+    return Settled(
+        prose or EMPTY_PROSE,
+        extraction.items,
+        added=tuple(i for i in added if i not in capped),
+        superseded=tuple(extraction.superseded),
+        closed=tuple(extraction.closed),
+        rejected=rejected,
+        dropped=dropped,
+        capped=tuple(capped),
+    )
+
+
+def render_section(items: ItemSet) -> str:
+    """The text of an item section holding ``items``."""
+    return f"{ITEMS_HEADER}\n{items.render()}"
+
+
+def commit_items(c: Compactor, history: CompactHistory, settled: Settled, source: str) -> None:
+    """Write ``settled.items`` as ``history``'s item section, after its summaries (the entry is
+    kept, byte for byte, when no item changed), and emit ``items_updated``,
+    ``items_fallback`` and ``items_dropped`` (the error cap)."""
+    if settled.dropped:
+        c.emit(ItemsFallback(history.name, source, settled.dropped, settled.rejected))
+    write_items(c, history, settled.items)
+    if settled.capped:
+        c.emit(ItemsDropped(history.name, tuple(i.text for i in settled.capped), "error_cap"))
+    if settled.added or settled.superseded or settled.closed:
+        c.emit(
+            ItemsUpdated(
+                history.name,
+                source,
+                tuple(i.key for i in settled.added),
+                tuple(i.text for i in settled.superseded),
+                tuple(i.text for i in settled.closed),
+                len(settled.items),
+            )
+        )
+
+
+def write_items(c: Compactor, history: CompactHistory, items: ItemSet) -> None:
+    """Make ``items`` ``history``'s item section, after its summaries: the entry is moved, not
+    rewritten, when its items did not change (its bytes stay), and removed when none is
+    left."""
+    old = history.item_entry()
+    data = items.to_meta()
+    if old is not None and old.meta[ITEMS_META] == data:
+        if history.entries[-1] is not old:  # a new summary came after it: move it last
+            history.remove_ids([old.id])
+            history.insert(len(history.entries), old)
+        return
+    if old is not None:
+        history.remove_ids([old.id])
+    if len(items):
+        entry = c.window.make_entry(render_section(items), meta={ITEMS_META: data})
+        history.insert(len(history.entries), entry)
+
+
+def fit_history(c: Compactor, history: CompactHistory) -> list[DurableItem]:
+    """Drop ``history``'s lowest-priority items while it is over budget and has no summaries
+    left to merge (module doc); emits ``items_dropped``. Returns the dropped items."""
+    if history.used_tokens <= history.budget or history.pending():
+        return []
+    if len(history.summaries()) > 1 or history.item_entry() is None:
+        return []
+    items = section_items(history)
+    rest = history.used_tokens - history.item_entry().tokens  # type: ignore[union-attr]
+    room = history.budget - rest
+
+    def fits(kept: list[DurableItem]) -> bool:
+        return not kept or c.count_text(render_section(ItemSet.of(kept))) <= room
+
+    dropped = items.fit(fits)
+    if dropped:
+        write_items(c, history, items)
+        c.emit(ItemsDropped(history.name, tuple(i.text for i in dropped), "budget"))
+    return dropped
