@@ -271,22 +271,13 @@ class ExtractiveSummarizer:
         kind's heading: an item that does not fit is skipped, so an item only ever gives way
         to items before it (constraints first), never to prose."""
         kept: list[DurableItem] = []
-        used = 0
-        headed: set[str] = set()
+        lines: list[str] = []
         for item in items:
-            line = f"- {_clip(item.text, MAX_ITEM_CHARS)}"
-            cost = self.measure.count(line) + 1
-            if item.kind not in headed:
-                cost += self.measure.count(f"{HEADINGS[item.kind]}:") + 1
-            if used + cost <= budget:
-                kept.append(msgspec.structs.replace(item, text=line[2:]))
-                used += cost
-                headed.add(item.kind)
-        lines = render_items(kept).splitlines()
-        while lines and self.measure.count("\n".join(lines)) > budget:
-            lines.pop()  # counts are not quite additive: trim the last lines
-            if lines and not lines[-1].startswith("- "):
-                lines.pop()
+            clipped = msgspec.structs.replace(item, text=_clip(item.text, MAX_ITEM_CHARS))
+            candidate = render_items([*kept, clipped]).splitlines()
+            if self.measure.count("\n".join(candidate)) <= budget:
+                kept.append(clipped)
+                lines = candidate
         return lines
 
     def salient_lines(self, entries: Sequence[Entry], budget: int) -> tuple[list[str], str]:

@@ -25,7 +25,8 @@ import re
 from collections.abc import Callable
 
 from .extractive import extract_identifiers
-from .salience import _ERROR, _TOOL_ERROR
+from regio.summarizers.kinds import ERROR as _ERROR
+from regio.summarizers.kinds import TOOL_ERROR as _TOOL_ERROR
 
 __all__ = ["MAX_ERROR_CHARS", "MAX_ERROR_LINES", "MAX_ITEMS", "salient_extract"]
 

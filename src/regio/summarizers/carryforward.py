@@ -70,16 +70,19 @@ SCHEMA_INSTRUCTIONS = (
 def split_reply(text: str) -> tuple[list[tuple[str, str, str | None]], str, bool]:
     """``(items, prose, structured)`` of a summary: the ``(kind, text, key)`` items of its
     item lists, the prose (after ``Summary:``, else every line outside an item list, in
-    order), and whether it had an item list or a ``Summary:`` heading at all."""
+    order, as written), and whether it had an item list or a ``Summary:`` heading at all
+    (without, the prose is the whole text as written)."""
     head, sep, tail = text.partition(f"\n{PROSE_HEADING}")
     if not sep and text.startswith(PROSE_HEADING):
         head, sep, tail = "", PROSE_HEADING, text[len(PROSE_HEADING) :]
     items, rest = parse_items(head)
+    if not items and not sep:
+        return [], text.strip(), False
     if sep:
         prose = "\n".join([*rest, tail.strip("\n")]).strip()
     else:
         prose = "\n".join(rest).strip()
-    return items, prose, bool(items) or bool(sep)
+    return items, prose, True
 
 
 def join_summary(items_text: str, prose: str) -> str:

@@ -30,7 +30,7 @@ import msgspec
 from regio.content import Entry, Text, ToolResult
 
 from .items import DurableItem, ItemSet, parse_items
-from .kinds import classify, tool_errors
+from .kinds import HEADINGS, SECTIONS, classify, tool_errors
 from .observations import is_observation
 from .openitems import completion
 from .statements import MAX_STATEMENT_CHARS, statements
@@ -59,6 +59,15 @@ class Extraction:
     consumed: set[str] = attrs.field(factory=set)
     carried: list[str] = attrs.field(factory=list)
     known: set[str] = attrs.field(factory=set)
+
+    @property
+    def sections(self) -> dict[str, list[str]]:
+        """Heading -> the texts of the items of that kind, in render order, every heading of
+        :data:`regio.summarizers.kinds.SECTIONS` present (a copy)."""
+        out: dict[str, list[str]] = {heading: [] for heading in SECTIONS}
+        for item in self.items.items():
+            out[HEADINGS[item.kind]].append(item.text)
+        return out
 
     def _record(self, added: DurableItem | None, gone: list[DurableItem]) -> None:
         if added is not None:
@@ -95,7 +104,10 @@ def _read_summary(out: Extraction, entry: Entry) -> None:
     for kind, text, _ in parsed:
         out._record(*out.items.add(kind, text, by_user=True, source=entry.id))
     seen = set(out.carried)
-    out.carried.extend(line for line in rest if line not in seen)
+    for line in rest:
+        if line.strip() and line not in seen:
+            seen.add(line)
+            out.carried.append(line)
 
 
 def _read_statement(out: Extraction, statement: str, role: str | None, source: str) -> None:
@@ -108,9 +120,11 @@ def _read_statement(out: Extraction, statement: str, role: str | None, source: s
         out._close(closed)
         completed = bool(closed) or not done.own_verb  # "updated X" reports only what it closes
     kind = classify(statement, role, completed=completed)
-    if kind is None or statement in out.known:
+    if kind is None:
         return
-    out._record(*out.items.add(kind, statement, by_user=role != "assistant", source=source))
+    known = statement in out.known  # a context-only summary keeps it: it still supersedes
+    by_user = role != "assistant"
+    out._record(*out.items.add(kind, statement, by_user=by_user, source=source, keep=not known))
 
 
 def extract_items(entries: Sequence[Entry], base: ItemSet | None = None) -> Extraction:
@@ -128,7 +142,8 @@ def extract_items(entries: Sequence[Entry], base: ItemSet | None = None) -> Extr
             if tool_output or observed:
                 for line in tool_errors(text):
                     if line not in out.known:
-                        out._record(*out.items.add("error", line, by_user=False, source=entry.id))
+                        added = out.items.add("error", line, by_user=False, source=entry.id)
+                        out._record(*added)
                 continue
             for statement in statements(text):
                 _read_statement(out, statement, entry.role, entry.id)

@@ -8,16 +8,16 @@ An :class:`ItemSet` keeps at most one item per key:
 
 * **A later item supersedes the earlier one of the same key** (and, when no item has its key,
   the one item of a related key: :func:`regio.summarizers.subjects.related`); the superseded
-  item leaves the set (the transcript keeps the message it came from). It takes the place of
-  the item it replaces, so the set renders in a stable order.
+  item leaves the set (the transcript keeps the message it came from).
 * **Authority.** A constraint or a preference the user stated is superseded only by the user:
   the agent reporting another value does not lift the user's requirement, and both are kept
   (the agent's under the key plus :data:`AGENT_SUFFIX`, until the user settles the key).
 * **To-dos close.** A later sentence that completes an open to-do
   (:func:`regio.summarizers.openitems.completion`) removes it.
 * **Render order** is by kind (constraints first, :data:`~regio.summarizers.kinds.KINDS`),
-  then by the order in which each key first appeared; the same set always renders the same
-  bytes (:meth:`ItemSet.render`), and :func:`parse_items` reads a rendering back.
+  then by the order in which the items were stated (a superseding item comes last); the same
+  set always renders the same bytes (:meth:`ItemSet.render`), and :func:`parse_items` reads a
+  rendering back.
 * **A budget drops the lowest-priority items first** (:meth:`ItemSet.fit`): the last kind
   first, within a kind the item updated longest ago; what was dropped is returned, so the
   caller can report it.
@@ -44,21 +44,20 @@ _KEYED = re.compile(r"^\[key:\s*(?P<key>[^\]]*)\]\s*(?P<text>\S.*)$")
 
 
 class DurableItem(msgspec.Struct, frozen=True):
-    """One durable item (module doc). ``first``: the ``seq`` of the first item of its key
-    (its place in the rendering); ``source``: the id of the entry it came from, if known."""
+    """One durable item (module doc). ``source``: the id of the entry it came from, if
+    known."""
 
     kind: str
     key: str
     text: str
     seq: int
     by_user: bool = True
-    first: int | None = None
     source: str | None = None
 
     @property
     def order(self) -> tuple[int, int]:
-        """Sort key of the rendering: kind, then the first appearance of the key."""
-        return (_RANK.get(self.kind, len(KINDS)), self.seq if self.first is None else self.first)
+        """Sort key of the rendering: kind, then when it was stated."""
+        return (_RANK.get(self.kind, len(KINDS)), self.seq)
 
 
 def _binds(old: DurableItem, kind: str, by_user: bool) -> bool:
@@ -132,11 +131,13 @@ class ItemSet:
         by_user: bool = True,
         key: str | None = None,
         source: str | None = None,
+        keep: bool = True,
     ) -> tuple[DurableItem | None, list[DurableItem]]:
         """Add ``text`` as an item of ``kind``; returns ``(added, superseded)``. ``added`` is
         ``None`` when the text is already kept. An agent's item that may not lift the user's
         constraint or preference of its key (module doc) is kept beside it (its key gets
-        :data:`AGENT_SUFFIX`)."""
+        :data:`AGENT_SUFFIX`). ``keep=False``: only supersede (the item itself is kept
+        elsewhere, e.g. by a summary that stays in the history)."""
         key = key if key is not None else item_key(text, kind)
         if text in self._texts:
             return None, []
@@ -146,18 +147,12 @@ class ItemSet:
         gone = [old] if old is not None else []
         if by_user and old is not None and old.key + AGENT_SUFFIX in self._items:
             gone.append(self._items[old.key + AGENT_SUFFIX])
-        item = DurableItem(
-            kind,
-            key,
-            text,
-            self.next_seq,
-            by_user,
-            first=old.order[1] if old is not None else self.next_seq,
-            source=source,
-        )
+        item = DurableItem(kind, key, text, self.next_seq, by_user, source=source)
         for each in gone:
             self._discard(each)
         self.next_seq += 1
+        if not keep:
+            return None, gone
         self._put(item)
         return item, gone
 
@@ -171,8 +166,7 @@ class ItemSet:
             key = item_key(text, kind)
             if text in self._texts or self._target(key) is not None:
                 continue
-            seq = floor - len(items) + offset
-            item = DurableItem(kind, key, text, seq, by_user, first=seq)
+            item = DurableItem(kind, key, text, floor - len(items) + offset, by_user)
             self._put(item)
             added.append(item)
         return added
@@ -241,14 +235,17 @@ def render_items(items: Sequence[DurableItem], *, keys: bool = False) -> str:
 def parse_items(text: str) -> tuple[list[tuple[str, str, str | None]], list[str]]:
     """Read a rendering back: ``(items, rest)`` where ``items`` are ``(kind, text, key)``
     (``key`` as written with ``[key: ...]``, else ``None``) and ``rest`` the lines outside
-    any item list, in order. A heading is a kind's heading alone on its line (``Values:``);
-    its items are the ``- `` lines right after it."""
+    any item list, in order and as written (blank lines outside the lists kept). A heading is
+    a kind's heading alone on its line (``Values:``); its items are the ``- `` lines right
+    after it."""
     items: list[tuple[str, str, str | None]] = []
     rest: list[str] = []
     current: str | None = None
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
+            if current is None:
+                rest.append(raw.rstrip())
             continue
         if line.endswith(":") and line[:-1] in _BY_HEADING:
             current = _BY_HEADING[line[:-1]]
@@ -262,5 +259,5 @@ def parse_items(text: str) -> tuple[list[tuple[str, str, str | None]], list[str]
                 items.append((current, body, None))
             continue
         current = None
-        rest.append(line)
+        rest.append(raw.rstrip())
     return items, rest

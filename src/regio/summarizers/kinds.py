@@ -60,6 +60,7 @@ __all__ = [
     "KINDS",
     "MAX_TOOL_ERRORS",
     "RULE_VERBS",
+    "SECTIONS",
     "TASK_VERBS",
     "TOOL_ERROR",
     "classify",
@@ -80,6 +81,8 @@ HEADINGS = {
     "decision": "Decisions",
     "error": "Errors",
 }
+#: The headings, in the order a summary lists them.
+SECTIONS = tuple(HEADINGS[kind] for kind in KINDS)
 _CONSTRAINT = re.compile(
     r"\b(?:must|mustn(?:'|\u2019)?t|never|do\s+not|don(?:'|\u2019)?t|does\s+not|always|"
     r"should\s+not|shouldn(?:'|\u2019)?t|shall\s+not|cannot|can(?:'|\u2019)?t|may\s+not|"

@@ -5,7 +5,9 @@ into the units an item is made of:
 
 * a line that opens with a label (``SAFETY RULE:``, ``Constraint:``, ``Note:``, ``Update:``
   -- a short run of words before a colon) and is at most :data:`MAX_STATEMENT_CHARS` long is
-  one statement: the label governs every sentence after it;
+  one statement, the label governing every sentence after it, except a sentence that states
+  a value or opens with a label or a to-do marker of its own (``TODO: update the CHANGELOG.
+  The port is 8443.`` is a to-do and a value);
 * otherwise the line is split into sentences (:func:`sentences`), and a sentence that cannot
   stand alone is joined to the one before it: one that opens with an anaphor or a condition
   (``It``, ``This``, ``Otherwise``, ``Unless``, ``Except``, ``If so`` ...), or one of at most
@@ -49,7 +51,9 @@ _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 #: A label opening a line: one to four words (letters, spaces, hyphens, apostrophes) and a
 #: colon, then text.
 LABEL = re.compile(r"^(?P<label>[A-Za-z][A-Za-z'\u2019 -]{0,40}?)\s*:\s+(?=\S)")
-_BULLET = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,3}[.)])\s+")
+#: A list marker (not a checkbox: ``- [ ] X`` is a to-do as written).
+_BULLET = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,3}[.)])\s+(?!\[[ xX\u2713\u2714]\])")
+_TODO_MARK = re.compile(r"^\W*(?:TODO|FIXME)\b")
 _SUBJECT = re.compile(r"^(?:the|a|an|my|our|your|their|his|her|we|i|you)\b", re.IGNORECASE)
 _OPENER = re.compile(
     r"^(?:it|its|this|that|these|those|they|them|otherwise|unless|except|if\s+so|"
@@ -169,6 +173,8 @@ def _continues(sentence: str) -> bool:
     """Whether ``sentence`` leans on the one before: an anaphor or a condition opens it, or
     it is short and names no subject of its own (no article or possessive opens it, and it
     states no value: ``The host is db-1.`` stands alone)."""
+    if label_of(sentence) is not None or _TODO_MARK.match(sentence):
+        return False
     if _OPENER.match(sentence):
         return True
     if len(sentence.split()) > CONTINUATION_WORDS or _SUBJECT.match(sentence):
@@ -184,12 +190,19 @@ def statements(text: str) -> list[str]:
         line = _BULLET.sub("", raw.strip(), count=1).strip()
         if not line:
             continue
-        if label_of(line) is not None and len(line) <= MAX_STATEMENT_CHARS:
-            out.append(line)
-            continue
+        labelled = label_of(line) is not None and len(line) <= MAX_STATEMENT_CHARS
         groups: list[tuple[int, int]] = []
         for start, end in _spans(line):
-            if groups and _continues(line[start:end]):
+            sentence = line[start:end]
+            if labelled:  # a sentence with a label, a to-do marker or a value stands alone
+                joins = (
+                    label_of(sentence) is None
+                    and _TODO_MARK.match(sentence) is None
+                    and value_key(sentence) is None
+                )
+            else:
+                joins = _continues(sentence)
+            if groups and joins:
                 groups[-1] = (groups[-1][0], end)
             else:
                 groups.append((start, end))

@@ -3,7 +3,10 @@ subject supersedes the earlier one.
 
 A key is one of three forms, tried in order:
 
-1. **A concept and its scope** (``budget:project``, ``timezone:``): the first word of the
+1. **A stated value** (``value:deploy target``): the words a value statement or a constraint
+   that fixes a value sets (:mod:`regio.summarizers.valuestatements`); when they name a
+   concept (below), its concept key.
+2. **A concept and its scope** (``budget:project``, ``timezone:``): the first word of the
    statement that names a common subject of agent sessions (:data:`CONCEPTS`: a budget,
    a date, a name, a time zone, an on-call duty, a branch, a style, units, a secret code, a
    database, a region, a host, tests, a language, a version, a port, a commit, a phase, the
@@ -20,9 +23,8 @@ A key is one of three forms, tried in order:
    quantified phrase (``every reply must cite ...``) names what the rule ranges over, not its
    subject, and is skipped; ``code`` is a secret only when qualified (``access code``, not
    ``code examples``).
-2. **A stated value** (``value:deploy target``): the key of a value statement or of a
-   constraint that fixes a value (:mod:`regio.summarizers.valuestatements`).
-3. **The statement itself** (``text:...``), lower-cased, with the values that follow a
+3. **The statement itself** (``text:...``; also for a constraint that requires a form, not a
+   value: ``the port must be a number`` supersedes nothing), lower-cased, with the values that follow a
    copula or an assignment masked (``is #``, ``to #``): two statements that differ only in
    such a value are the same item at different times, while identifiers that name what the
    statement is about stay (``cite ticket CANARY-C-1`` and ``... CANARY-C-2`` are two rules).
@@ -40,7 +42,7 @@ import re
 import attrs
 
 from .statements import strip_label
-from .valuestatements import constraint_key, value_key
+from .valuestatements import constraint_key, requires_form, value_statement
 
 __all__ = ["CONCEPTS", "GENERIC", "Concept", "item_key", "related", "scope_of"]
 
@@ -280,18 +282,41 @@ def _masked(text: str) -> str:
     return " ".join(words)
 
 
+def _value_key(words: str, value: str | None = None) -> str:
+    """The key of a stated value whose key words are ``words``: its concept and scope when
+    the words name one (``the project codename is X`` -> ``name:project``), or when the
+    value opens with a concept word and a value of it (``switched development to branch
+    X``: the branch), else ``value:<words>``."""
+    if " is " in words:  # "the result is 5": one run's report
+        return f"value:{words}"
+    concept = _concept_key(words)
+    if concept is None and value is not None:
+        tokens = _tokens(value)
+        head = _phrase_at(tokens, 0) if tokens else None
+        if head is not None and len(tokens) > head[1] and _is_value(tokens, head[1]):
+            concept = f"{head[0].name}:"
+    return concept if concept is not None else f"value:{words}"
+
+
 def item_key(text: str, kind: str) -> str:
     """The key of an item of ``kind`` whose text is ``text`` (module doc). An error's key is
-    its text: errors are reported, not set, so none supersedes another."""
+    its text: errors are reported, not set, so none supersedes another. A value statement is
+    keyed by the words it sets (never by a concept named later in it: ``the deploy target is
+    now X because the stage cluster ...`` sets the deploy target)."""
     body = strip_label(text)
     if kind == "error":
         return "text:" + " ".join(body.lower().split())
+    stated = value_statement(body)
+    if stated is not None:
+        return _value_key(*stated)
+    value = constraint_key(body) if kind == "constraint" else None
+    if value is not None:
+        return _value_key(value)
+    if kind == "constraint" and requires_form(body):
+        return "text:" + _masked(body)  # "the port must be a number" fixes no value
     concept = _concept_key(body)
     if concept is not None:
         return concept
-    value = value_key(body) or (constraint_key(body) if kind == "constraint" else None)
-    if value is not None:
-        return f"value:{value}"
     return "text:" + _masked(body)
 
 
