@@ -351,6 +351,7 @@ def _summary_steps(
     entries = with_originals(c, [by_id[i] for i in p.entry_ids if i in by_id])
     previous = _previous_summary(c, p)
     inputs = ((_as_input(c, previous),) if previous is not None else ()) + tuple(entries)
+    inputs += durable.merge_context(c, p)
     if region.name not in tally.touched:
         tally.touched.append(region.name)
     c.emit(CompactionStarted(policy.trigger, (p.id,), p.tokens, region_target(c, region)))

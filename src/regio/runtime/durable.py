@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import attrs
+import msgspec
 
 from regio.content import Entry
 from regio.regions import CompactHistory, PendingCompaction
@@ -44,22 +45,20 @@ from .compactor import Compactor
 from .events import ItemsDropped, ItemsFallback, ItemsUpdated
 
 __all__ = [
-    "ITEMS_HEADER",
     "MAX_ERROR_ITEMS",
     "Settled",
     "commit_items",
     "fit_history",
+    "merge_context",
     "render_section",
     "section_items",
     "settle",
     "write_items",
 ]
 
-#: The first line of an item section.
-ITEMS_HEADER = "Durable items (the latest per subject, verbatim):"
 #: Most error items a section keeps (the newest): errors are reported by the dozen, and the
 #: latest ones matter.
-MAX_ERROR_ITEMS = 5
+MAX_ERROR_ITEMS = 0
 #: The prose of a summary whose whole input became items.
 EMPTY_PROSE = "(the summarized turns are kept as the durable items below)"
 
@@ -105,7 +104,8 @@ def settle(
         older = [(k, t, True) for k, t, _ in reply_items] if structured and not own else []
         for entry in entries:  # summaries stored before item sections held item lists
             older.extend((k, t, True) for k, t, _ in split_reply(entry.text)[0])
-        added = base.add_older(older)
+        # errors stay with the summary that reported them (their prose), never re-enter
+        added = base.add_older([i for i in older if i[0] != "error"])
         return Settled(prose or EMPTY_PROSE, base, added=tuple(added))
     fresh = [e for e in entries if not e.meta.get("summary") or not e.meta.get("context_only")]
     extraction = extract_items(fresh, base)
@@ -135,9 +135,23 @@ def settle(
     )
 
 
+def merge_context(c: Compactor, p: PendingCompaction) -> tuple[Entry, ...]:
+    """What a merge of ``p``'s summaries reads besides them: its history's item section, as
+    a summary it carries first (and does not replace: the section stays as it is). So the
+    merged prose is sized as if the items were part of the summaries it merges, as they were
+    before they had a section of their own: half of summaries plus items, less the items."""
+    history = c.window.region(p.region) if p.operation == "merge" else None
+    section = history.item_entry() if isinstance(history, CompactHistory) else None
+    if section is None:
+        return ()
+    return (msgspec.structs.replace(section, meta={**section.meta, "summary": True}),)
+
+
 def render_section(items: ItemSet) -> str:
-    """The text of an item section holding ``items``."""
-    return f"{ITEMS_HEADER}\n{items.render()}"
+    """The text of an item section holding ``items``: their kinds' item lists, as in a
+    summary (:func:`regio.summarizers.items.render_items`), with no heading of its own, so
+    it costs the history no more than the same lines inside a summary."""
+    return items.render()
 
 
 def commit_items(c: Compactor, history: CompactHistory, settled: Settled, source: str) -> None:

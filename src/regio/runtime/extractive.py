@@ -121,8 +121,11 @@ MAX_LINE_CHARS = 240
 MAX_IDENTIFIERS = 40
 #: Longest first line kept per entry in the ``compact`` form (characters).
 COMPACT_LINE_CHARS = 80
+#: Least room (tokens) worth a ``Facts:`` line after the chosen form of the rest.
+MIN_FILL_TOKENS = 8
 #: Longest item text kept in a summary (characters): a statement is at most this long
-#: (:data:`regio.summarizers.statements.MAX_STATEMENT_CHARS`), so items are kept whole.
+#: (:data:`regio.summarizers.statements.MAX_STATEMENT_CHARS`), so items are kept whole; an
+#: error line is a report, cut at :data:`MAX_LINE_CHARS` like every other line of output.
 MAX_ITEM_CHARS = 400
 
 
@@ -273,7 +276,8 @@ class ExtractiveSummarizer:
         kept: list[DurableItem] = []
         lines: list[str] = []
         for item in items:
-            clipped = msgspec.structs.replace(item, text=_clip(item.text, MAX_ITEM_CHARS))
+            limit = MAX_LINE_CHARS if item.kind == "error" else MAX_ITEM_CHARS
+            clipped = msgspec.structs.replace(item, text=_clip(item.text, limit))
             candidate = render_items([*kept, clipped]).splitlines()
             if self.measure.count("\n".join(candidate)) <= budget:
                 kept.append(clipped)
@@ -302,13 +306,30 @@ class ExtractiveSummarizer:
             for lines in (self.summary_lines(fresh), self.compact_lines(fresh)):
                 text = "\n".join(lines)
                 if text and self.measure.count(text) <= budget:
-                    return text
+                    return self._fill(text, fresh, budget)
         pool = list(fresh)
         if leftover:
             pool.insert(0, Entry(id="carried", blocks=(Text(leftover),), meta={"summary": True}))
         head = "Facts: "
         line = self.identifier_line(pool, budget - self.measure.count(head))
         return head + line if line.strip() else ""
+
+    def _fill(self, text: str, entries: Sequence[Entry], budget: int) -> str:
+        """``text`` and, in the budget it leaves, a ``Facts:`` line of the identifiers of
+        ``entries`` it does not show yet (the summary budget is used, not left empty)."""
+        head = "Facts: "
+        room = budget - self.measure.count(text + "\n" + head)
+        if room < MIN_FILL_TOKENS:
+            return text
+        shown = Entry(id="shown", blocks=(Text(text),), meta={"summary": True, "context_only": True})
+        known = set(extract_identifiers(text))
+        pool = [e for e in entries if not e.meta.get("context_only")]
+        fresh = [t for t in extract_identifiers("\n".join(e.text for e in pool)) if t not in known]
+        if not fresh:
+            return text
+        line = self.identifier_line([shown, *pool], room)
+        filled = f"{text}\n{head}{line}" if line.strip() else text
+        return filled if self.measure.count(filled) <= budget else text
 
     def __call__(
         self, entries: Sequence[Entry], standing_instructions: str, extra_instructions: str | None
@@ -325,7 +346,17 @@ class ExtractiveSummarizer:
                 leftover = "\n".join(extraction.carried)
         head_text = "\n".join(head)
         used = self.measure.count(head_text) + (1 if head else 0)
-        prose_entries = without_statements(entries, extraction.consumed)
+        # what became an item leaves the prose when the summary shows it, and when a later
+        # statement superseded it (a stale value must not live on); an item the budget left
+        # out keeps its identifiers in the rest
+        shown = {ln[2:] for ln in head if ln.startswith("- ")}
+        unshown = extraction.items.texts() - shown
+        prose_entries = without_statements(entries, extraction.consumed - unshown)
+        if head_text:  # identifiers the items already show are not repeated in the rest
+            shown_entry = Entry(
+                id="items", blocks=(Text(head_text),), meta={"summary": True, "context_only": True}
+            )
+            prose_entries = [shown_entry, *prose_entries]
         rest = self._rest(prose_entries, leftover, budget - used)
         text = "\n".join(part for part in (head_text, rest) if part)
         if text.strip() and self.measure.count(text) <= budget:

@@ -48,41 +48,52 @@ __all__ = [
 #: The heading between the item lists and the prose.
 PROSE_HEADING = "Summary:"
 
+_WHAT = {
+    "constraint": "rules and prohibitions, with or without must or never ('No external "
+    "network calls', 'use metric, not imperial')",
+    "preference": "the user's preferences",
+    "goal": "goals and the state of the task",
+    "todo": "open to-dos",
+    "fact": "named values: a setting, a number, a name, an identifier and what it is",
+    "decision": "decisions",
+    "error": "errors still open",
+}
+
 SCHEMA_INSTRUCTIONS = (
     "Reply in this structure and nothing else.\n"
-    "First the durable items, each kind under its heading, only the headings that have items, "
-    "in this order: "
-    + "; ".join(f"{heading}: {kind}s" for kind, heading in HEADINGS.items())
-    + ". Each item is one line: '- [key: <subject>] <source sentence(s), copied verbatim>'. "
-    "An item is a rule or prohibition (with or without must/never: 'No external network "
-    "calls', 'use metric, not imperial'), a user preference, a goal, an open to-do, a named "
-    "value (a setting, a number, a name, an identifier and what it is), a decision, or an "
-    "error. Copy the whole sentence(s): a rule stays with its condition ('Budget cap is $500 "
-    "total. Never exceed without explicit approval.'). The key names the subject (the budget, "
-    "the deploy target, the on-call owner): when a later statement changes a subject, keep "
-    "only the latest one. Carry every item of a previous summary forward verbatim unless a "
-    "later statement supersedes it or completes it.\n"
+    "First the durable items, each kind under its heading (only the headings that have "
+    "items, in this order): "
+    + "; ".join(f"'{heading}:' {_WHAT[kind]}" for kind, heading in HEADINGS.items())
+    + ". Each item is one line: '- [key: <subject>] <its source sentence(s), copied "
+    "verbatim>'. Copy the whole sentence(s): a rule stays with its condition ('Budget cap is "
+    "$500 total. Never exceed without explicit approval.'). The key names the subject (the "
+    "budget, the deploy target, the on-call owner): when a later statement changes a "
+    "subject, keep only the latest one. Carry every item of a previous summary forward "
+    "verbatim unless a later statement supersedes or completes it.\n"
     f"Then a line '{PROSE_HEADING}' and prose covering everything else: progress, files and "
-    "identifiers (verbatim), what was tried, what is next."
+    "identifiers, what was tried, what is next."
 )
 
 
 def split_reply(text: str) -> tuple[list[tuple[str, str, str | None]], str, bool]:
     """``(items, prose, structured)`` of a summary: the ``(kind, text, key)`` items of its
-    item lists, the prose (after ``Summary:``, else every line outside an item list, in
-    order, as written), and whether it had an item list or a ``Summary:`` heading at all
-    (without, the prose is the whole text as written)."""
+    item lists, the prose (its ``Errors:`` list, then what follows ``Summary:``, else every
+    line outside an item list, in order, as written), and whether it had an item list or a
+    ``Summary:`` heading at all (without, the prose is the whole text as written).
+
+    Errors stay in the prose too: an error is reported once, by the batch it happened in, so
+    each summary keeps its own error lines, while the item section keeps only the newest."""
     head, sep, tail = text.partition(f"\n{PROSE_HEADING}")
     if not sep and text.startswith(PROSE_HEADING):
         head, sep, tail = "", PROSE_HEADING, text[len(PROSE_HEADING) :]
     items, rest = parse_items(head)
     if not items and not sep:
         return [], text.strip(), False
+    errors = [t for k, t, _ in items if k == "error"]
+    lines = ([f"{HEADINGS['error']}:", *(f"- {t}" for t in errors)] if errors else []) + rest
     if sep:
-        prose = "\n".join([*rest, tail.strip("\n")]).strip()
-    else:
-        prose = "\n".join(rest).strip()
-    return items, prose, True
+        lines.append(tail.strip("\n"))
+    return items, "\n".join(lines).strip(), True
 
 
 def join_summary(items_text: str, prose: str) -> str:

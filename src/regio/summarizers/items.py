@@ -109,6 +109,10 @@ class ItemSet:
         """Whether an item's text is ``text``."""
         return text in self._texts
 
+    def texts(self) -> set[str]:
+        """Every item's text (a copy)."""
+        return set(self._texts)
+
     def _target(self, key: str) -> DurableItem | None:
         """The item a new item of ``key`` supersedes: the same key, else the one related key."""
         same = self._items.get(key)

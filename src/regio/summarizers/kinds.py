@@ -27,7 +27,8 @@ reports errors by the dozen (measured on the bench's generated coding sessions, 
 5. a **value statement** (:func:`regio.summarizers.valuestatements.value_key`) or a **named
    value** (a sentence with a concrete token -- a number, an identifier, a path, a proper
    name -- and a verb that names, places or changes it: ``is``, ``moved to``, ``is called``,
-   ``owns``, ``runs in``) makes a fact;
+   ``owns``, ``runs in``; or a ``KEY: VALUE`` line such as ``Codeword for CLAUDE.md:
+   AMBER-FALCON-4821``) makes a fact;
 6. the user's **imperative** makes a constraint when its verb says how to work (``use``,
    ``keep``, ``report``, ``show``, ``stick to``: :data:`RULE_VERBS`; after an opening phrase
    such as ``From now on,`` or a label-like ``New ceiling for trip costs:``; any verb after
@@ -36,8 +37,9 @@ reports errors by the dozen (measured on the bench's generated coding sessions, 
    a constraint;
 7. a **decision** marker (decided, we will, going with, instead of) makes a decision.
 
-Steps 4-6 read only sentence-like text (it opens with a capital letter or follows a label):
-a fragment of pasted output is not a preference or a fact. A question is no item (even with
+Steps 4-6 read only sentence-like text (it opens with a capital letter or follows a label,
+and reads as prose: :func:`prose`): a fragment of pasted output or code is not a preference,
+an instruction or a fact. A question is no item (even with
 a short tag after it: ``What is the cap? -- recorded.``). Tool output
 -- tool results, and environment observations sent as user text -- has no authority to
 instruct: it gives error lines only (:func:`tool_errors`, at most :data:`MAX_TOOL_ERRORS` per
@@ -49,7 +51,7 @@ from __future__ import annotations
 import re
 
 from .openitems import TODO
-from .statements import LABEL_KINDS, WEAK_LABEL_KINDS, label_kind, label_of, strip_label
+from .statements import LABEL, WEAK_LABEL_KINDS, label_kind, label_of, strip_label
 from .tracebacks import condense
 from .valuestatements import failure_state, value_key
 
@@ -64,6 +66,8 @@ __all__ = [
     "TASK_VERBS",
     "TOOL_ERROR",
     "classify",
+    "named_value",
+    "prose",
     "reports_error",
     "tool_errors",
 ]
@@ -165,7 +169,7 @@ TASK_VERBS = frozenset(
      "migrate", "investigate", "look", "review", "test", "deploy", "push", "commit", "merge",
      "release", "finish", "complete", "draft", "prepare", "schedule", "book", "cancel",
      "rotate", "clean", "replace", "upgrade", "bump", "backfill", "wire", "set", "install",
-     "configure", "build", "debug", "find", "reproduce", "open", "close", "file", "revert"}
+     "configure", "build", "debug", "find", "reproduce", "revert"}
 )  # fmt: skip
 #: Phrases that may open an imperative (``From now on,``, ``Please``, ``For status
 #: reports,``).
@@ -219,11 +223,67 @@ def _concrete(token: str) -> bool:
     )
 
 
+#: Function words of English prose (a share of them tells a sentence from a fragment of code
+#: or pasted output).
+_FUNCTION = frozenset(
+    {"the", "a", "an", "to", "of", "in", "on", "at", "for", "with", "by", "from", "and",
+     "or", "but", "is", "are", "was", "were", "be", "been", "it", "this", "that", "these",
+     "those", "we", "i", "you", "they", "he", "she", "my", "our", "your", "their", "not",
+     "no", "never", "always", "only", "all", "any", "every", "each", "please", "now",
+     "should", "must", "will", "would", "can", "could", "may", "do", "does", "don't", "if",
+     "when", "than", "then", "so", "as", "up", "out", "into", "under", "below", "above",
+     "over", "until", "before", "after", "about", "them", "it's", "let's", "us", "me"}
+)  # fmt: skip
+#: Tokens of code or tool output, not prose.
+_CODE = re.compile(
+    r"^(?:\w*_\w*|None|True|False|elif|def|self|import|return|raise|except|assert|lambda|"
+    r"kwargs|args|str|int|dict|len|PASSED|FAILED|SKIPPED|ERROR|\W+)$"
+)
+
+
+def prose(text: str) -> bool:
+    """Whether ``text`` reads as prose, not a fragment of code or output: among four or more
+    words, at least one in seven is an English function word and at most one in five a token
+    of code (an identifier with ``_``, a keyword, a bare symbol)."""
+    words = text.split()
+    if len(words) < 4:
+        return True
+    function = sum(w.lower().strip(".,;:!?()\"'") in _FUNCTION for w in words)
+    code = sum(bool(_CODE.match(w.strip(".,;:!?()\"'") or w)) for w in words)
+    return 7 * function >= len(words) and 5 * code <= len(words)
+
+
+_PAIR = re.compile(r"^(?P<key>[A-Za-z][\w .'/-]{1,60}?):\s+(?P<value>\S+(?:\s+\S+)?)\s*$")
+
+
+def _pair(body: str) -> bool:
+    """``KEY: VALUE``: a name of at most five words without numbers, then one or two tokens
+    with a concrete one (``Codeword for CLAUDE.md: AMBER-FALCON-4821``)."""
+    match = _PAIR.match(body.strip())
+    if match is None:
+        return False
+    key = match.group("key").split()
+    if len(key) > 5 or any(w.isdigit() for w in key):
+        return False
+    return any(_concrete(w) for w in match.group("value").split())
+
+
 def named_value(body: str) -> bool:
-    """Whether ``body`` names a value: a concrete token (:func:`_concrete`, a month, or a
-    capitalised word after the first: a proper name) and a naming verb (module doc)."""
+    """Whether ``body`` names a value: a ``KEY: VALUE`` line, or a sentence (it ends with a
+    full stop or an exclamation mark) with a concrete token (:func:`_concrete`, a month, or a
+    capitalised word after the first: a proper name) and a naming verb with a word before it
+    in its clause (its subject; module doc)."""
+    if _pair(body):
+        return True
     words = _WORD.findall(body)
-    if len(words) < 3 or not _NAMING.search(body):
+    if len(words) < 3 or not body.rstrip().rstrip(")\"'").endswith((".", "!")):
+        return False
+    clause = next((c for c in re.split(r"[:;]", body) if _NAMING.search(c)), None)
+    if clause is None:
+        return False
+    verb = _NAMING.search(clause)
+    assert verb is not None
+    if not re.search(r"[A-Za-z]{2,}", clause[: verb.start()]):
         return False
     for i, word in enumerate(words):
         if _concrete(word) or word.lower().strip(".,;:") in _MONTHS:
@@ -237,7 +297,7 @@ def _imperative(body: str) -> str | None:
     """``"constraint"`` or ``"todo"`` when ``body`` (or a clause after its first ``:``) is an
     imperative (module doc), else ``None``."""
     clauses = [body]
-    if ":" in body:
+    if LABEL.match(body):  # "New ceiling for trip costs: keep them below ..."
         clauses.append(body.split(":", 1)[1].strip())
     for clause in clauses:
         rest = clause[_LEAD.match(clause).end() :]  # type: ignore[union-attr]
@@ -283,7 +343,7 @@ def _by_content(
 ) -> str | None:
     """The kind ``body`` (``statement`` without its label) has by what it says."""
     by_user = role != "assistant"
-    sentence = _sentence_like(statement, labelled)
+    sentence = _sentence_like(statement, labelled) and prose(body)
     restricts = _CONSTRAINT.search(body) or _ONLY.search(body)
     if restricts and (by_user or _STRONG.search(body)):
         return "constraint"
