@@ -346,11 +346,11 @@ class ExtractiveSummarizer:
                 leftover = "\n".join(extraction.carried)
         head_text = "\n".join(head)
         used = self.measure.count(head_text) + (1 if head else 0)
-        # what became an item leaves the prose when the summary shows it, and when a later
-        # statement superseded it (a stale value must not live on); an item the budget left
-        # out keeps its identifiers in the rest
+        # what became an item leaves the prose (an engine keeps it in its item section; a value
+        # a later statement supersedes must not live on in a summary); an error line the
+        # budget left out keeps its identifiers in the rest: errors supersede nothing
         shown = {ln[2:] for ln in head if ln.startswith("- ")}
-        unshown = extraction.items.texts() - shown
+        unshown = {i.text for i in extraction.items.items() if i.kind == "error"} - shown
         prose_entries = without_statements(entries, extraction.consumed - unshown)
         if head_text:  # identifiers the items already show are not repeated in the rest
             shown_entry = Entry(
@@ -363,4 +363,4 @@ class ExtractiveSummarizer:
             return text
         if head_text.strip():
             return head_text
-        return self._cut(" ".join(self.summary_lines(entries)), budget)
+        return self._cut(" ".join(self.summary_lines(prose_entries)), budget)

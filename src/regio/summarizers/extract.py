@@ -110,7 +110,9 @@ def _read_summary(out: Extraction, entry: Entry) -> None:
             out.carried.append(line)
 
 
-def _read_statement(out: Extraction, statement: str, role: str | None, source: str) -> None:
+def _read_statement(
+    out: Extraction, statement: str, role: str | None, source: str, alone: bool = False
+) -> None:
     if len(statement) > MAX_STATEMENT_CHARS:
         return
     done = completion(statement)
@@ -119,7 +121,7 @@ def _read_statement(out: Extraction, statement: str, role: str | None, source: s
         closed = out.items.complete(done)
         out._close(closed)
         completed = bool(closed) or not done.own_verb  # "updated X" reports only what it closes
-    kind = classify(statement, role, completed=completed)
+    kind = classify(statement, role, completed=completed, alone=alone)
     if kind is None:
         return
     known = statement in out.known  # a context-only summary keeps it: it still supersedes
@@ -145,8 +147,9 @@ def extract_items(entries: Sequence[Entry], base: ItemSet | None = None) -> Extr
                         added = out.items.add("error", line, by_user=False, source=entry.id)
                         out._record(*added)
                 continue
-            for statement in statements(text):
-                _read_statement(out, statement, entry.role, entry.id)
+            found = statements(text)
+            for statement in found:
+                _read_statement(out, statement, entry.role, entry.id, alone=len(found) == 1)
     return out
 
 

@@ -38,8 +38,9 @@ reports errors by the dozen (measured on the bench's generated coding sessions, 
 7. a **decision** marker (decided, we will, going with, instead of) makes a decision.
 
 Steps 4-6 read only sentence-like text (it opens with a capital letter or follows a label,
-and reads as prose: :func:`prose`): a fragment of pasted output or code is not a preference,
-an instruction or a fact. A question is no item (even with
+and reads as prose: :func:`prose`; an instruction may also be a message of one lower-case line
+of plain words, ``use metric, not imperial``): a fragment of pasted output or code is not a preference, an
+instruction or a fact. A question is no item (even with
 a short tag after it: ``What is the cap? -- recorded.``). Tool output
 -- tool results, and environment observations sent as user text -- has no authority to
 instruct: it gives error lines only (:func:`tool_errors`, at most :data:`MAX_TOOL_ERRORS` per
@@ -321,11 +322,14 @@ def _sentence_like(statement: str, labelled: bool) -> bool:
     return labelled or statement[:1].isupper() or statement[:1] in "\"'("
 
 
-def classify(statement: str, role: str | None, *, completed: bool = False) -> str | None:
+def classify(
+    statement: str, role: str | None, *, completed: bool = False, alone: bool = False
+) -> str | None:
     """The kind of ``statement`` (module doc), or ``None`` when it is no item. ``role``:
     ``"user"``, ``"assistant"`` or ``None`` (a previous summary's line: the user's
     authority); ``completed``: the statement completes an open to-do (it is then no to-do and
-    no error, but may still be a fact or a decision)."""
+    no error, but may still be a fact or a decision); ``alone``: it is the whole message, so a
+    lower-case line of plain words may be an instruction (``use metric, not imperial``)."""
     label = label_of(statement)
     kind = label_kind(label)
     if kind is not None:
@@ -333,13 +337,12 @@ def classify(statement: str, role: str | None, *, completed: bool = False) -> st
     body = strip_label(statement)
     if _question(body):
         return None
-    return _by_content(statement, body, role, label is not None, completed) or label_kind(
-        label, WEAK_LABEL_KINDS
-    )
+    found = _by_content(statement, body, role, label is not None, completed, alone)
+    return found or label_kind(label, WEAK_LABEL_KINDS)
 
 
 def _by_content(
-    statement: str, body: str, role: str | None, labelled: bool, completed: bool
+    statement: str, body: str, role: str | None, labelled: bool, completed: bool, alone: bool
 ) -> str | None:
     """The kind ``body`` (``statement`` without its label) has by what it says."""
     by_user = role != "assistant"
@@ -363,7 +366,8 @@ def _by_content(
         return "fact"
     if ERROR.search(body) or failure_state(body):
         return "error"
-    if sentence and by_user:
+    plain = alone and prose(body) and not re.search(r"[\d_]", body)  # "use metric, not imperial"
+    if by_user and (sentence or plain):
         if _PROHIBITION.match(body):
             return "constraint"
         imperative = _imperative(body)

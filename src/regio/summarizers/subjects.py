@@ -13,8 +13,8 @@ A key is one of three forms, tried in order:
    next step), with its synonyms (``budget``, ``spend``, ``costs``, ``ceiling`` are one
    concept). The **scope** is what qualifies it: the words right before it (``project`` in
    ``project budget cap``; a hyphenated word counts as its parts: ``field-trip expenses``,
-   ``access-code rotation``), an
-   ``of`` / ``for`` phrase after it (``ceiling for trip costs``), and for a verb that names
+   ``access-code rotation``), an ``of`` / ``for`` phrase after it (``ceiling for trip costs``;
+   an identifier there names the entity: ``the owner of repo-7``), and for a verb that names
    (``calling the project X``, ``this effort is designated X``) its object or subject. Values
    are never scope (numbers, identifiers, proper names, amounts), nor are words that qualify
    nothing (``new``, ``current``, ``total``, ``internal``: :data:`GENERIC`). Some concepts
@@ -221,12 +221,21 @@ def _modifier(tokens: list[_Token], j: int) -> bool:
     return j == 0 or tokens[j - 1].word in _DETERMINERS
 
 
-def _collect(tokens: list[_Token], indexes: range, concept: Concept, out: list[str]) -> None:
+_ENTITY = re.compile(r"^(?:#\d+|(?=\S*[a-z])(?=\S*\d)[a-z0-9]+(?:[-_./][a-z0-9]+)*)$")
+
+
+def _collect(
+    tokens: list[_Token], indexes: range, concept: Concept, out: list[str], *, entity: bool = False
+) -> None:
     """Add the scope words of the content run at ``indexes`` (stopping at the first word
-    that is neither content nor part of ``concept``)."""
+    that is neither content nor part of ``concept``); ``entity``: an identifier in the run
+    names the entity the concept belongs to (``the owner of repo-7``) and is scope too."""
     for j in indexes:
         found = _phrase_at(tokens, j)
         if found is not None and found[0] == concept:
+            continue
+        if entity and _ENTITY.match(tokens[j].word):
+            out.append(tokens[j].word)
             continue
         if not (_content(tokens, j) or _modifier(tokens, j)):
             break
@@ -244,7 +253,7 @@ def scope_of(tokens: list[_Token], head: int, size: int, concept: Concept) -> fr
         start = after + 1
         while start < len(tokens) and tokens[start].word in _FUNCTION:
             start += 1
-        _collect(tokens, range(start, len(tokens)), concept, out)
+        _collect(tokens, range(start, len(tokens)), concept, out, entity=True)
     if not out and tokens[head].word in concept.verbal:
         start = after
         while start < len(tokens) and tokens[start].word in _FUNCTION:
