@@ -59,7 +59,8 @@ __all__ = [
 #: Most error items a section keeps (the newest): errors are reported by the dozen, and the
 #: latest ones matter.
 MAX_ERROR_ITEMS = 0
-#: The prose of a summary whose whole input became items.
+#: The prose of a summary whose whole input became items (a single ellipsis when even this
+#: would not be smaller than the turns it replaces).
 EMPTY_PROSE = "(the summarized turns are kept as the durable items below)"
 
 
@@ -92,6 +93,10 @@ def _cap_errors(items: ItemSet) -> list[DurableItem]:
     return items.remove(i.key for i in errors[: max(0, len(errors) - MAX_ERROR_ITEMS)])
 
 
+def _empty_prose(c: Compactor, p: PendingCompaction) -> str:
+    return EMPTY_PROSE if c.count_text(EMPTY_PROSE) < p.tokens else "\u2026"
+
+
 def settle(
     c: Compactor, p: PendingCompaction, entries: Sequence[Entry], reply: str
 ) -> Settled:
@@ -106,7 +111,7 @@ def settle(
             older.extend((k, t, True) for k, t, _ in split_reply(entry.text)[0])
         # errors stay with the summary that reported them (their prose), never re-enter
         added = base.add_older([i for i in older if i[0] != "error"])
-        return Settled(prose or EMPTY_PROSE, base, added=tuple(added))
+        return Settled(prose or _empty_prose(c, p), base, added=tuple(added))
     fresh = [e for e in entries if not e.meta.get("summary") or not e.meta.get("context_only")]
     extraction = extract_items(fresh, base)
     rejected: tuple[str, ...] = ()
@@ -124,7 +129,7 @@ def settle(
                 extraction.superseded.extend(gone)
     capped = _cap_errors(extraction.items)
     return Settled(
-        prose or EMPTY_PROSE,
+        prose or _empty_prose(c, p),
         extraction.items,
         added=tuple(i for i in added if i not in capped),
         superseded=tuple(extraction.superseded),

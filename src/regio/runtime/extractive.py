@@ -363,4 +363,7 @@ class ExtractiveSummarizer:
             return text
         if head_text.strip():
             return head_text
-        return self._cut(" ".join(self.summary_lines(prose_entries)), budget)
+        lines = self.summary_lines(prose_entries)
+        if lines:
+            return self._cut(" ".join(lines), budget)
+        return self._cut(render_items(extraction.items.items()), budget)  # all became items
