@@ -14,15 +14,15 @@ import pytest
 
 pytest.importorskip("jev_harness", reason="jev-harness-sdk is not installed")
 
-from jev_harness.modules.compaction_survival import checks, sim  # noqa: E402
-from jev_harness.modules.compaction_survival.service import (  # noqa: E402
+from jev_harness.modules.compaction_survival import checks, sim
+from jev_harness.modules.compaction_survival.service import (
     CompactionOptions,
     _source_texts,
     build_report,
     prepare,
 )
 
-from regio.bench.kits import jev_strategy  # noqa: E402
+from regio.bench.kits import jev_strategy
 
 ROOT = """# Project guide
 

@@ -25,7 +25,8 @@ EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "25"))
 BLUEPRINT = """
 version: 1
 name: durable
-model: {provider: anthropic, name: claude-sonnet-4-6, context_window: 200000, max_output_tokens: 1000}
+model:
+  {provider: anthropic, name: claude-sonnet-4-6, context_window: 200000, max_output_tokens: 1000}
 tokenizer: heuristic
 tools: {context: none}
 regions:
@@ -103,7 +104,9 @@ def test_the_item_section_stays_byte_identical_between_compactions() -> None:
 def test_a_history_over_budget_merges_then_drops_the_lowest_items_with_an_event() -> None:
     engine, events = _engine(history=120)
     rules = [f"Never deploy service-{i} on a Friday." for i in range(4)]
-    _say(engine, *rules, *(f"The deploy target of job-{i} is host-{i}.internal." for i in range(12)))
+    _say(
+        engine, *rules, *(f"The deploy target of job-{i} is host-{i}.internal." for i in range(12))
+    )
     _say(engine, "Carry on.")
     engine.compact(keep_tokens=0)
     history = engine.window.region("history")
@@ -211,9 +214,7 @@ _STEP = st.one_of(
 )
 
 
-@settings(
-    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_STEP, min_size=2, max_size=10), st.sampled_from([60, 200, 4000]))
 def test_an_items_text_is_in_the_window_until_superseded_or_dropped_with_an_event(
     steps: list[tuple[str, Any]], history: int

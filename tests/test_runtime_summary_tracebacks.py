@@ -16,8 +16,8 @@ from regio.content import ToolUse
 from regio.regions.compaction import ITEMS_META
 from regio.runtime import Engine
 from regio.runtime.errors import CompactionNoProgressError
-from regio.summarizers.tracebacks import condense
 from regio.runtime.validity import summary_defect
+from regio.summarizers.tracebacks import condense
 from runtime_stubs import StubSummarizer
 
 BLUEPRINT = Path(__file__).resolve().parents[1] / "examples" / "blueprints" / "coding-agent.yaml"

@@ -113,9 +113,15 @@ def test_two_statements_of_one_subject_share_a_key(old: str, new: str) -> None:
     ("a", "b"),
     [
         ("FACT: The production database is Postgres 15.", "FACT: The staging database is MySQL 8."),
-        ("FACT: The primary deployment region is eu-1.", "FACT: The backup deployment region is us-2."),
+        (
+            "FACT: The primary deployment region is eu-1.",
+            "FACT: The backup deployment region is us-2.",
+        ),
         ("Run unit tests with pytest before pushing.", "Run integration tests before release."),
-        ("Constraint: every reply must cite ticket T-1.", "Constraint: every reply must cite ticket T-2."),
+        (
+            "Constraint: every reply must cite ticket T-1.",
+            "Constraint: every reply must cite ticket T-2.",
+        ),
         ("The port must be 9000.", "The port must be a number."),
     ],
 )
@@ -136,7 +142,9 @@ _VALUES = st.from_regex(r"[a-z]{2}-[0-9]{1,3}", fullmatch=True)
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(st.lists(st.tuples(_SUBJECTS, _VALUES), min_size=1, max_size=16))
-def test_a_later_item_with_the_same_key_replaces_the_earlier(updates: list[tuple[str, str]]) -> None:
+def test_a_later_item_with_the_same_key_replaces_the_earlier(
+    updates: list[tuple[str, str]],
+) -> None:
     items = ItemSet()
     for subject, value in updates:
         items.add("fact", f"Set the {subject} to {value}.")
@@ -204,7 +212,11 @@ def test_a_reply_in_the_schema_splits_into_items_and_prose() -> None:
 
 
 def test_a_plain_reply_is_all_prose() -> None:
-    assert split_reply("  The user asked for X.\n  Done.") == ([], "The user asked for X.\n  Done.", False)
+    assert split_reply("  The user asked for X.\n  Done.") == (
+        [],
+        "The user asked for X.\n  Done.",
+        False,
+    )
 
 
 def test_a_reply_that_drops_an_extracted_constraint_falls_back() -> None:

@@ -152,7 +152,9 @@ class KitCompactor:
     def __init__(self, blueprint: str | Path | Blueprint | None = None) -> None:
         self.session = Session(_blueprint(blueprint))
 
-    def compact(self, turns: Sequence[Any], round_num: int = 1, budget_chars: int | None = None) -> Any:
+    def compact(
+        self, turns: Sequence[Any], round_num: int = 1, budget_chars: int | None = None
+    ) -> Any:
         """The kit's protocol: ``turns`` (``role``, ``text``) -> ``CompactedContext``.
         Raises ``ImportError`` without compaction-conformance-kit installed."""
         from compaction_kit import CompactedContext

@@ -34,8 +34,6 @@ every rule.
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 import msgspec
 
@@ -45,12 +43,12 @@ from regio.regions import CompactHistory, PendingCompaction, SlidingWindow
 from regio.regions.compaction import ITEMS_META
 
 from . import durable
+from .commit import commit_summary
 from .compactor import CompactionBook, CompactionResult, Compactor, Steps, SummaryJob
 from .cuts import cut_ids
 from .errors import CompactionNoProgressError, SummarizerError, SummaryRejected
 from .events import CompactionFinished, CompactionNoProgress, CompactionRejected, CompactionStarted
 from .fallback import bulk_fallback, fallback_point, fired_trigger
-from .hierarchy import SummaryOutcome
 from .planning import (
     compactable_regions,
     compactable_tokens,
@@ -62,7 +60,7 @@ from .planning import (
 from .relief import relieve_after, relieve_queued, with_originals
 from .reliefcut import relieve_before_cuts
 from .reliefmemo import ReliefMemo
-from .summarizer import check_summary, summarizer_limits
+from .summarizer import summarizer_limits
 
 __all__ = [
     "BUG_TYPES",
@@ -367,7 +365,7 @@ def _summary_steps(
                     raise
                 raise SummarizerError(f"the summarizer raised {exc!r}", cause=exc) from exc
             tally.calls += len(outcome.calls)
-            return _accept(c, p, outcome, previous, inputs)
+            return commit_summary(c, p, outcome, previous, inputs)
         except (SummaryRejected, SummarizerError, CompactionError) as exc:
             if tally.calls == calls_before:
                 tally.calls += 1
@@ -452,60 +450,6 @@ def _finish(c: Compactor, trigger: str, tally: _Tally) -> CompactionResult | Non
         )
     )
     return result
-
-
-def _accept(
-    c: Compactor,
-    p: PendingCompaction,
-    outcome: SummaryOutcome,
-    previous: Entry | None,
-    inputs: tuple[Entry, ...],
-) -> Entry:
-    """Check and commit one summary and its durable items (:mod:`regio.runtime.durable`);
-    raises (changing nothing) when the summary is refused."""
-    window = c.window
-    settled = durable.settle(c, p, inputs, outcome.text)
-    text = settled.prose
-    tokens = c.count_text(text)
-    rolling = (
-        c.options.carry_forward == "replace" and previous is not None and p.operation == "compact"
-    )
-    replaced = p.tokens + (previous.tokens if (rolling and previous is not None) else 0)
-    try:
-        cap: int | None = summarizer_limits(c.summarizer)[2]
-    except ValueError:
-        cap = None
-    check_summary(text, summary_tokens=tokens, replaced_tokens=replaced, max_summary_tokens=cap)
-    target = window.region(p.target) if p.target else None
-    if target is None:
-        raise CompactionError(f"{p.id}: region {p.region!r} has no compact_history")
-    if tokens > target.budget:
-        raise SummaryRejected(
-            f"the summary ({tokens} tokens) is larger than region {target.name!r} "
-            f"({target.budget} tokens); nothing was changed",
-            reason="oversized",
-            summary_tokens=tokens,
-            replaced_tokens=replaced,
-        )
-    version = c.book.versions.get(p.region, 0) + 1
-    meta: dict[str, Any] = {"summary": True, "version": version}
-    if p.operation == "compact":
-        covered = (
-            list(previous.meta.get("covers_all", previous.meta.get("covers", [])))
-            if (previous is not None and rolling)
-            else []
-        )
-        meta["covers_all"] = covered + list(p.entry_ids)
-    entry = window.make_entry(text, tokens=tokens, meta=meta)
-    # a rolling summary carries the previous one forward: the regions layer removes it in the
-    # same commit and checks the size against everything the new summary replaces
-    supersedes = (previous.id,) if (rolling and previous is not None) else ()
-    committed = window.complete_compaction(p.id, entry, supersedes=supersedes)
-    c.book.versions[p.region] = version
-    c.record("compaction", p.region, entry=committed, ids=p.entry_ids)
-    if isinstance(target, CompactHistory):
-        durable.commit_items(c, target, settled, p.region)
-    return committed
 
 
 def room_steps(

@@ -42,7 +42,9 @@ def compact_plan(c: Compactor) -> list[RegionCut]:
         ids = set(cut_ids(c, region, marked, target)) if marked else set()
         gone = [e for e in region.entries if e.id in ids]
         out.append(
-            RegionCut(region.name, sum(e.tokens for e in gone), len(gone), region.used_tokens, target)
+            RegionCut(
+                region.name, sum(e.tokens for e in gone), len(gone), region.used_tokens, target
+            )
         )
     return out
 

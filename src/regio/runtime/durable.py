@@ -97,9 +97,7 @@ def _empty_prose(c: Compactor, p: PendingCompaction) -> str:
     return EMPTY_PROSE if c.count_text(EMPTY_PROSE) < p.tokens else "\u2026"
 
 
-def settle(
-    c: Compactor, p: PendingCompaction, entries: Sequence[Entry], reply: str
-) -> Settled:
+def settle(c: Compactor, p: PendingCompaction, entries: Sequence[Entry], reply: str) -> Settled:
     """The items and prose of one compaction of ``entries`` (module doc); changes nothing."""
     history = c.window.region(p.target) if p.target else None
     base = section_items(history) if isinstance(history, CompactHistory) else ItemSet()

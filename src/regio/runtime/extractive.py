@@ -10,17 +10,17 @@ count when smaller), the previous summary included unless it is passed as contex
 (``meta["context_only"]``, ``carry_forward="append"``: it stays in the history, so it is neither
 copied nor counted). Output is measured with ``counter`` (the heuristic counter by default).
 
-**Salient sections first** (:mod:`regio.runtime.salience`): ``Constraints:`` (user
-instructions and constraints, verbatim), ``Open items:`` (to-dos no later sentence
-completed), ``Values:`` (the latest stated value of each setting or entity: a later ``X is
-now Y`` replaces ``X is Z``, a constraint ``X must be Y`` replaces it too), ``Decisions:``,
-``Errors:`` (with their messages), each a list of ``- `` lines, in that order; a line that
-does not fit is skipped, so a constraint only ever gives way to other constraints, never to
-identifiers. A
-previous summary in the input is parsed back into its sections (its constraints stay first
-and verbatim through every later compaction); its other lines are carried verbatim after them.
+**Durable items first** (:func:`regio.summarizers.extract.extract_items`): the latest
+statement of each subject, by kind, constraints first (``Constraints:``, ``Preferences:``,
+``Goals:``, ``Open items:``, ``Values:``, ``Decisions:``, ``Errors:``), each a list of ``- ``
+lines holding the source sentence(s) verbatim; an item that does not fit is skipped, so an
+item only ever gives way to items before it, never to identifiers. A previous summary in the
+input is parsed back into its items (they stay first and verbatim through every later
+compaction); its other lines are carried verbatim after them.
 
-**Then the rest**, in the budget that is left: the first of these forms that fits:
+**Then the rest**, in the budget that is left, of what did not become an item (a superseded
+value is not repeated in the prose): the first of these forms that fits, then, in what budget
+remains, a ``Facts:`` line of the identifiers it does not show yet:
 
 1. ``detailed``: the previous summary verbatim, then per entry one line ``role: first line``
    (tool calls as ``call name(id) {json}``; an environment observation sent as user text is
@@ -58,14 +58,13 @@ from regio.content import (
     block_text,
     canonical_json,
 )
-from regio.tokens import HeuristicCounter, TokenCounter
-
 from regio.summarizers.extract import extract_items, without_statements
 from regio.summarizers.items import DurableItem, render_items
-from regio.summarizers.kinds import HEADINGS
 from regio.summarizers.observations import is_observation
-from .summarizer import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_SUMMARY_TOKENS
 from regio.summarizers.tracebacks import condense
+from regio.tokens import HeuristicCounter, TokenCounter
+
+from .summarizer import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_SUMMARY_TOKENS
 
 __all__ = ["ExtractiveSummarizer", "extract_identifiers"]
 
@@ -321,7 +320,9 @@ class ExtractiveSummarizer:
         room = budget - self.measure.count(text + "\n" + head)
         if room < MIN_FILL_TOKENS:
             return text
-        shown = Entry(id="shown", blocks=(Text(text),), meta={"summary": True, "context_only": True})
+        shown = Entry(
+            id="shown", blocks=(Text(text),), meta={"summary": True, "context_only": True}
+        )
         known = set(extract_identifiers(text))
         pool = [e for e in entries if not e.meta.get("context_only")]
         fresh = [t for t in extract_identifiers("\n".join(e.text for e in pool)) if t not in known]

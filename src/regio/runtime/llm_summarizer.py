@@ -24,9 +24,9 @@ from regio.content import (
     block_text,
     canonical_json,
 )
+from regio.summarizers.observations import is_observation
 
 from .errors import SummarizerError
-from regio.summarizers.observations import is_observation
 from .summarizer import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_SUMMARY_TOKENS
 
 __all__ = ["ChatComplete", "LLMSummarizer", "entries_as_transcript", "summary_prompt"]

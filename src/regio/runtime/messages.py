@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from regio.content import Entry, Message, ToolResult
 from regio.regions import Region
+from regio.summarizers.observations import observation_meta
 
 from . import compaction as cp
 from . import reliefadmit
 from .compactor import Compactor
 from .events import OrphanToolResult
-from regio.summarizers.observations import observation_meta
 from .state import SessionState
 from .writes import entry_of
 

@@ -20,7 +20,6 @@ stays; when it alone is over ``N`` the window ends as small as it can be, and th
 from __future__ import annotations
 
 from regio.regions import CompactHistory
-
 from regio.summarizers.items import DurableItem, ItemSet
 
 from . import compaction as cp

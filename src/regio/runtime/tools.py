@@ -36,8 +36,8 @@ from regio.layout import note_text
 from regio.regions import Checklist, Refusal, WriteResult
 
 from .compaction import schedule_compaction
-from .compactplan import compact_plan, describe_plan
 from .compactor import Compactor
+from .compactplan import compact_plan, describe_plan
 from .events import ToolCallHandled
 from .options import TOOL_NAMES
 from .relief import restore

@@ -24,11 +24,12 @@ reports errors by the dozen (measured on the bench's generated coding sessions, 
    to-do; an **error report** an error;
 4. a **preference** (``I prefer``, ``I would rather``, ``the user wants``) and a **goal**
    (``the goal is``, ``current task is``, ``we are working on``);
-5. a **value statement** (:func:`regio.summarizers.valuestatements.value_key`) or a **named
-   value** (a sentence with a concrete token -- a number, an identifier, a path, a proper
-   name -- and a verb that names, places or changes it: ``is``, ``moved to``, ``is called``,
-   ``owns``, ``runs in``; or a ``KEY: VALUE`` line such as ``Codeword for CLAUDE.md:
-   AMBER-FALCON-4821``) makes a fact;
+5. a **value statement** (:func:`regio.summarizers.valuestatements.value_key`), or the user's
+   **named value** (a sentence with a concrete token -- a number, an identifier, a path, a
+   proper name -- and a verb that names, places or changes it: ``is``, ``moved to``, ``is
+   called``, ``owns``, ``runs in``; or a ``KEY: VALUE`` line such as ``Codeword for
+   CLAUDE.md: AMBER-FALCON-4821``) makes a fact (the agent's narration, ``the file is in
+   src/``, is not one);
 6. the user's **imperative** makes a constraint when its verb says how to work (``use``,
    ``keep``, ``report``, ``show``, ``stick to``: :data:`RULE_VERBS`; after an opening phrase
    such as ``From now on,`` or a label-like ``New ceiling for trip costs:``; any verb after
@@ -38,10 +39,10 @@ reports errors by the dozen (measured on the bench's generated coding sessions, 
 7. a **decision** marker (decided, we will, going with, instead of) makes a decision.
 
 Steps 4-6 read only sentence-like text (it opens with a capital letter or follows a label,
-and reads as prose: :func:`prose`; an instruction may also be a message of one lower-case line
-of plain words, ``use metric, not imperial``): a fragment of pasted output or code is not a preference, an
-instruction or a fact. A question is no item (even with
-a short tag after it: ``What is the cap? -- recorded.``). Tool output
+and reads as prose: :func:`prose`; an instruction may also be a message of one lower-case
+line of plain words, ``use metric, not imperial``): a fragment of pasted output or code is
+not a preference, an instruction or a fact. A question is no item (even with a short tag
+after it: ``What is the cap? -- recorded.``). Tool output
 -- tool results, and environment observations sent as user text -- has no authority to
 instruct: it gives error lines only (:func:`tool_errors`, at most :data:`MAX_TOOL_ERRORS` per
 result; a stack trace is one line, its exception line and innermost frame).
@@ -373,7 +374,7 @@ def _by_content(
         imperative = _imperative(body)
         if imperative is not None:
             return imperative
-    if sentence and named_value(body):
+    if sentence and by_user and named_value(body):  # the agent's narration names no values
         return "fact"
     if DECISION.search(body):
         return "decision"

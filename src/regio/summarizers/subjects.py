@@ -23,11 +23,12 @@ A key is one of three forms, tried in order:
    quantified phrase (``every reply must cite ...``) names what the rule ranges over, not its
    subject, and is skipped; ``code`` is a secret only when qualified (``access code``, not
    ``code examples``).
-3. **The statement itself** (``text:...``; also for a constraint that requires a form, not a
-   value: ``the port must be a number`` supersedes nothing), lower-cased, with the values that follow a
-   copula or an assignment masked (``is #``, ``to #``): two statements that differ only in
-   such a value are the same item at different times, while identifiers that name what the
-   statement is about stay (``cite ticket CANARY-C-1`` and ``... CANARY-C-2`` are two rules).
+3. **The statement itself** (``text:...``; also for a constraint that requires a form, not
+   a value: ``the port must be a number`` supersedes nothing), lower-cased, with the values
+   that follow a copula or an assignment masked (``is #``, ``to #``): two statements that
+   differ only in such a value are the same item at different times, while identifiers that
+   name what the statement is about stay (``cite ticket CANARY-C-1`` and ``... CANARY-C-2``
+   are two rules).
 
 Two concept keys of one concept whose scopes are both non-empty and one contains the other
 (``trip`` and ``field trip``) are *related*: :func:`related` tells them apart from keys that
@@ -120,7 +121,7 @@ _FUNCTION = frozenset(
      "still", "as", "than", "so", "if", "when", "while", "until", "unless", "about", "per",
      "via", "without", "within", "after", "before", "up", "down", "out", "off", "all", "any",
      "each", "every", "some", "both", "either", "neither", "very", "please", "let", "lets",
-     "let's", "from", "away", "free", "alone", "ever", "again", "too", "which", "who",
+     "let's", "away", "free", "alone", "ever", "again", "too", "which", "who",
      "what", "where", "how", "why", "whether", "there", "here", "because", "since"}
 )  # fmt: skip
 _QUANTIFIERS = frozenset({"every", "each", "all", "any", "no"})
