@@ -247,7 +247,7 @@ def prose(text: str) -> bool:
     """Whether ``text`` reads as prose, not a fragment of code or output: among four or more
     words, at least one in seven is an English function word and at most one in five a token
     of code (an identifier with ``_``, a keyword, a bare symbol)."""
-    words = text.split()
+    words = [w for w in text.split() if len(w) > 1 or w.isalnum()]  # "-", "[", "]" say nothing
     if len(words) < 4:
         return True
     function = sum(w.lower().strip(".,;:!?()\"'") in _FUNCTION for w in words)
@@ -355,7 +355,7 @@ def _by_content(
         if value_key(body) is not None:
             return "fact"
         return "decision" if DECISION.search(body) else None
-    if TODO.search(body):
+    if TODO.search(body) and prose(body):  # "... open items ... elif_3f86 ..." is output
         return "todo"
     if reports_error(body):
         return "error"
