@@ -149,6 +149,17 @@ class CompactHistory(Region):
                 return entry
         return None
 
+    def queue_merge(self, entries: list[Entry], reason: str) -> PendingCompaction:
+        """Queue a merge of ``entries`` (summaries of this history) into one; returns it."""
+        return self.queue.add(
+            region=self.name,
+            entry_ids=[e.id for e in entries],
+            target=self.name,
+            reason=reason,
+            tokens=sum(e.tokens for e in entries),
+            operation="merge",
+        )
+
     def check_merge(self) -> PendingCompaction | None:
         """Queue a merge of the oldest summaries when over budget and none is pending (the
         item section is never merged: past the last merge its lowest-priority items are
@@ -168,14 +179,7 @@ class CompactHistory(Region):
                 )
             )
             return None
-        p = self.queue.add(
-            region=self.name,
-            entry_ids=[e.id for e in taken],
-            target=self.name,
-            reason="history_over_budget",
-            tokens=sum(e.tokens for e in taken),
-            operation="merge",
-        )
+        p = self.queue_merge(taken, "history_over_budget")
         self.events.emit(
             ev.CompactionQueued(
                 p.id, self.name, p.target, p.entry_ids, p.tokens, p.reason, p.operation

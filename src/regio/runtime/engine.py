@@ -480,16 +480,8 @@ class Engine:
         Returns a :class:`CompactionResult`, or ``None`` when there is nothing to compact;
         ``compaction_started`` / ``compaction_finished`` events are emitted either way. Raises
         :class:`ValueError` for a negative limit or target, or a fraction outside ``[0, 1]``."""
-        return self.compactor.run(
-            flushing.manual_steps(
-                self.compactor,
-                instructions,
-                keep_tokens,
-                keep_messages,
-                keep_fraction,
-                target_tokens,
-            )
-        )
+        limits = (keep_tokens, keep_messages, keep_fraction, target_tokens)
+        return self.compactor.run(flushing.manual_steps(self.compactor, instructions, *limits))
 
     @atransactional
     async def acompact(
@@ -502,16 +494,9 @@ class Engine:
         target_tokens: int | None = None,
     ) -> CompactionResult | None:
         """:meth:`compact` awaiting an async summarizer."""
-        return await self.compactor.arun(
-            flushing.manual_steps(
-                self.compactor,
-                instructions,
-                keep_tokens,
-                keep_messages,
-                keep_fraction,
-                target_tokens,
-            )
-        )
+        limits = (keep_tokens, keep_messages, keep_fraction, target_tokens)
+        steps = flushing.manual_steps(self.compactor, instructions, *limits)
+        return await self.compactor.arun(steps)
 
     @transactional
     def schedule_compaction(self, instructions: str | None = None) -> None:

@@ -47,14 +47,7 @@ def _merge_all(c: Compactor, history: CompactHistory) -> None:
     summaries = history.summaries()
     if not summaries or history.pending():
         return
-    history.queue.add(
-        region=history.name,
-        entry_ids=[e.id for e in summaries],
-        target=history.name,
-        reason="target",
-        tokens=sum(e.tokens for e in summaries),
-        operation="merge",
-    )
+    history.queue_merge(summaries, "target")
 
 
 def _drop_items(c: Compactor, history: CompactHistory, target: int) -> None:
