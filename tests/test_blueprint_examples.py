@@ -22,8 +22,8 @@ from regio.regions import Window
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples" / "blueprints").glob("*.yaml"))
 
 
-def test_the_three_examples_exist() -> None:
-    assert {p.stem for p in EXAMPLES} == {"coding-agent", "support-agent", "researcher"}
+def test_the_four_examples_exist() -> None:
+    assert {p.stem for p in EXAMPLES} == {"coding-agent", "support-agent", "researcher", "assistant"}
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)

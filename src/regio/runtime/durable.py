@@ -24,7 +24,8 @@ hold item lists; they are added as older items).
 **Budget.** The section counts in its history's budget. Over it, the history merges its oldest
 summaries first; when only one summary is left, the lowest-priority items go (the last kind
 first, the item updated longest ago first), event ``items_dropped`` naming each. At most
-:data:`MAX_ERROR_ITEMS` error items are kept (the newest).
+**Errors stay with their summary.** An error is reported once, by the batch it happened in: the
+summary's prose keeps its batch's error lines, and the section holds no error items.
 """
 
 from __future__ import annotations
@@ -45,7 +46,6 @@ from .compactor import Compactor
 from .events import ItemsDropped, ItemsFallback, ItemsUpdated
 
 __all__ = [
-    "MAX_ERROR_ITEMS",
     "Settled",
     "commit_items",
     "fit_history",
@@ -56,9 +56,6 @@ __all__ = [
     "write_items",
 ]
 
-#: Most error items a section keeps (the newest): errors are reported by the dozen, and the
-#: latest ones matter.
-MAX_ERROR_ITEMS = 0
 #: The prose of a summary whose whole input became items (a single ellipsis when even this
 #: would not be smaller than the turns it replaces).
 EMPTY_PROSE = "(the summarized turns are kept as the durable items below)"
@@ -85,12 +82,12 @@ class Settled:
     closed: tuple[DurableItem, ...] = ()
     rejected: tuple[str, ...] = ()
     dropped: tuple[str, ...] = ()
-    capped: tuple[DurableItem, ...] = ()
 
 
-def _cap_errors(items: ItemSet) -> list[DurableItem]:
-    errors = sorted((i for i in items.items() if i.kind == "error"), key=lambda i: i.seq)
-    return items.remove(i.key for i in errors[: max(0, len(errors) - MAX_ERROR_ITEMS)])
+def _errors_out(items: ItemSet) -> list[DurableItem]:
+    """Take the error items out of ``items``: they stay in their summary's prose (module
+    doc)."""
+    return items.remove(i.key for i in items.items() if i.kind == "error")
 
 
 def _empty_prose(c: Compactor, p: PendingCompaction) -> str:
@@ -125,16 +122,15 @@ def settle(c: Compactor, p: PendingCompaction, entries: Sequence[Entry], reply: 
                 if kept is not None:
                     added.append(kept)
                 extraction.superseded.extend(gone)
-    capped = _cap_errors(extraction.items)
+    errors = _errors_out(extraction.items)
     return Settled(
         prose or _empty_prose(c, p),
         extraction.items,
-        added=tuple(i for i in added if i not in capped),
+        added=tuple(i for i in added if i not in errors),
         superseded=tuple(extraction.superseded),
         closed=tuple(extraction.closed),
         rejected=rejected,
         dropped=dropped,
-        capped=tuple(capped),
     )
 
 
@@ -159,13 +155,11 @@ def render_section(items: ItemSet) -> str:
 
 def commit_items(c: Compactor, history: CompactHistory, settled: Settled, source: str) -> None:
     """Write ``settled.items`` as ``history``'s item section, after its summaries (the entry is
-    kept, byte for byte, when no item changed), and emit ``items_updated``,
-    ``items_fallback`` and ``items_dropped`` (the error cap)."""
+    kept, byte for byte, when no item changed), and emit ``items_updated`` and
+    ``items_fallback``."""
     if settled.dropped:
         c.emit(ItemsFallback(history.name, source, settled.dropped, settled.rejected))
     write_items(c, history, settled.items)
-    if settled.capped:
-        c.emit(ItemsDropped(history.name, tuple(i.text for i in settled.capped), "error_cap"))
     if settled.added or settled.superseded or settled.closed:
         c.emit(
             ItemsUpdated(

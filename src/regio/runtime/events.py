@@ -175,8 +175,8 @@ class ItemsUpdated(Event, frozen=True, tag="items_updated"):
 
 class ItemsDropped(Event, frozen=True, tag="items_dropped"):
     """Durable items of ``region`` left the window for room: ``texts`` (they stay in the
-    transcript). ``reason``: ``budget`` (the history's budget, after merging its summaries, or
-    a requested size), ``error_cap`` (only the newest error items are kept)."""
+    transcript). ``reason``: ``budget`` (the history's budget, past its last merge) or
+    ``target`` (a requested size, ``Engine.compact(target_tokens=...)``)."""
 
     region: str
     texts: tuple[str, ...]
