@@ -23,7 +23,8 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples" / "blueprint
 
 
 def test_the_four_examples_exist() -> None:
-    assert {p.stem for p in EXAMPLES} == {"coding-agent", "support-agent", "researcher", "assistant"}
+    names = {p.stem for p in EXAMPLES}
+    assert names == {"coding-agent", "support-agent", "researcher", "assistant"}
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
