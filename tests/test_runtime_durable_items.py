@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from regio.blueprint import load_blueprint
 from regio.events import Event
 from regio.regions.compaction import ITEMS_META
-from regio.runtime import Engine, ExtractiveSummarizer, FunctionSummarizer
+from regio.runtime import Engine, ExtractiveSummarizer, FunctionSummarizer, LLMSummarizer
 from regio.runtime.summarizer import DEFAULT_STANDING_INSTRUCTIONS
 from regio.summarizers.carryforward import SCHEMA_INSTRUCTIONS
 from regio.summarizers.kinds import classify
@@ -167,8 +167,18 @@ def test_an_llm_reply_item_found_in_the_input_is_added_and_an_invented_one_is_no
 
 def test_the_llm_summarizer_is_asked_for_the_carry_forward_schema() -> None:
     assert SCHEMA_INSTRUCTIONS in DEFAULT_STANDING_INSTRUCTIONS
-    engine, _ = _engine()
-    assert SCHEMA_INSTRUCTIONS in engine.options.standing_instructions
+    asked: list[list[dict[str, str]]] = []
+
+    def complete(messages: list[dict[str, str]]) -> str:
+        asked.append(messages)
+        return "Constraints:\n- [key: main] Never push to main.\nSummary:\nWe agreed on rules."
+
+    engine, _ = _engine(summarizer=LLMSummarizer(complete))
+    _say(engine, "Never push to main.", "Carry on.")
+    engine.compact(keep_tokens=0)
+    assert asked and SCHEMA_INSTRUCTIONS in asked[0][0]["content"]
+    assert "Never push to main." in _section(engine).text
+    assert engine.window.region("history").entries[0].text == "We agreed on rules."
 
 
 def test_items_survive_save_and_load_byte_for_byte(tmp_path: Path) -> None:
