@@ -19,7 +19,8 @@ input is parsed back into its items (they stay first and verbatim through every 
 compaction); its other lines are carried verbatim after them.
 
 **Then the rest**, in the budget that is left, of what did not become an item (a superseded
-value is not repeated in the prose): the first of these forms that fits, then, in what budget
+value is not repeated in the prose): the first of these forms that fits (the ``compact`` form
+with as many of the newest entries in the ``detailed`` form as fit), then, in what budget
 remains, a ``Facts:`` line of the identifiers it does not show yet:
 
 1. ``detailed``: the previous summary verbatim, then per entry one line ``role: first line``
@@ -31,7 +32,8 @@ remains, a ``Facts:`` line of the identifiers it does not show yet:
 2. ``compact``: the previous summary verbatim, then one line per entry: ``role: first line``
    cut to :data:`COMPACT_LINE_CHARS` plus the new identifiers of the rest (no labels);
 3. ``identifiers``: ``Facts:`` and one line of every identifier of the input (previous
-   summary included), in first-seen order, cut at the budget with a ``[+N more]`` marker.
+   summary included), in first-seen order, cut at the budget with a ``[+N more]`` marker,
+   then, in the budget the identifiers leave, the ``compact`` lines of the newest entries.
 
 Identifiers are file paths (``src/app/main.py``), ids (``ORD-4471``, ``TCK-9902``), dotted or
 snake/camel names with digits or separators, URLs, hosts, dates and numbers -- verbatim, in
@@ -302,16 +304,56 @@ class ExtractiveSummarizer:
         if budget <= 0:
             return ""
         if not leftover:
-            for lines in (self.summary_lines(fresh), self.compact_lines(fresh)):
-                text = "\n".join(lines)
-                if text and self.measure.count(text) <= budget:
-                    return self._fill(text, fresh, budget)
+            text = "\n".join(self.summary_lines(fresh))
+            if text and self.measure.count(text) <= budget:
+                return self._fill(text, fresh, budget)
+            text = "\n".join(self.compact_lines(fresh))
+            if text and self.measure.count(text) <= budget:
+                return self._fill(self._upgraded(fresh, budget) or text, fresh, budget)
         pool = list(fresh)
         if leftover:
             pool.insert(0, Entry(id="carried", blocks=(Text(leftover),), meta={"summary": True}))
         head = "Facts: "
         line = self.identifier_line(pool, budget - self.measure.count(head))
-        return head + line if line.strip() else ""
+        facts = head + line if line.strip() else ""
+        return self._newest(fresh, facts, budget)
+
+    def _newest(self, entries: Sequence[Entry], facts: str, budget: int) -> str:
+        """``facts`` (the identifiers line) and, in the budget it leaves, the ``compact`` lines
+        of the newest entries that fit, oldest of them first."""
+        room = budget - self.measure.count(facts) - 1
+        if room < MIN_FILL_TOKENS:
+            return facts
+        kept: list[str] = []
+        for entry in reversed([e for e in entries if not e.meta.get("summary")]):
+            lines = self.compact_lines([entry])
+            if not lines:
+                continue
+            if self.measure.count("\n".join([*lines, *kept])) > room:
+                break
+            kept = [*lines, *kept]
+        return "\n".join(part for part in (facts, *kept) if part)
+
+    def _upgraded(self, entries: Sequence[Entry], budget: int) -> str:
+        """The ``compact`` form with the newest entries in the ``detailed`` form, as many as
+        fit ``budget`` tokens (``""`` when none does): the budget the compact form leaves goes
+        to the newest turns' detail."""
+        plain = [i for i, e in enumerate(entries) if not e.meta.get("summary")]
+
+        def mixed(k: int) -> str:
+            cut = plain[len(plain) - k] if k else len(entries)
+            lines = [*self.compact_lines(entries[:cut]), *self.summary_lines(entries[cut:])]
+            return "\n".join(lines)
+
+        lo, hi, best = 1, len(plain) - 1, ""
+        while lo <= hi:  # more entries in detail is longer: the largest k that fits
+            mid = (lo + hi) // 2
+            text = mixed(mid)
+            if self.measure.count(text) <= budget:
+                lo, best = mid + 1, text
+            else:
+                hi = mid - 1
+        return best
 
     def _fill(self, text: str, entries: Sequence[Entry], budget: int) -> str:
         """``text`` and, in the budget it leaves, a ``Facts:`` line of the identifiers of
