@@ -15,9 +15,9 @@ import pytest
 pytest.importorskip("jev_harness", reason="jev-harness-sdk is not installed")
 
 from jev_harness.modules.compaction_survival import checks, sim
+from jev_harness.modules.compaction_survival.canary import canary_text, insert_block
 from jev_harness.modules.compaction_survival.service import (
     CompactionOptions,
-    _source_texts,
     build_report,
     prepare,
 )
@@ -58,7 +58,12 @@ def _project(tmp_path: Path) -> Path:
 def _run(tmp_path: Path, strategy: sim.Strategy) -> tuple[sim.StrategyRun, object]:
     options = CompactionOptions(project=_project(tmp_path), rounds=3, trials=1, strategies=[])
     discovery, plan = prepare(options)
-    texts = _source_texts(discovery, plan, options.position)
+    texts = {  # each file with jev's planted block, as jev's simulated mode reads it
+        c.source.id: insert_block(
+            (tmp_path / c.source.path).read_text(), canary_text(c), options.position
+        )
+        for c in plan.canaries
+    }
     run = sim.run_strategy(strategy, plan, rounds=3, trials=1, texts=texts)
     return run, build_report(options, discovery, plan, [run])
 
