@@ -303,7 +303,7 @@ class Engine:
         """Append an environment observation sent as a user message (a plain-text agent's file
         view or test run): rendered as user text, but read as tool output -- the summarizers
         keep only its errors, never constraints, to-dos or values
-        (:mod:`regio.runtime.observations`). Its entry has ``meta["observation"] = True``."""
+        (:mod:`regio.summarizers.observations`). Its entry has ``meta["observation"] = True``."""
         return self.add_user(text, tokens=tokens, observation=True)
 
     def add_assistant(
@@ -464,6 +464,7 @@ class Engine:
         keep_tokens: int | None = None,
         keep_messages: int | None = None,
         keep_fraction: float | None = None,
+        target_tokens: int | None = None,
     ) -> CompactionResult | None:
         """Compact now, on demand. ``instructions`` are added to the standing summary
         requirements (never replace them). Keep limits, per compacted region, all optional
@@ -472,14 +473,15 @@ class Engine:
         messages"), ``keep_fraction`` (fraction in ``[0, 1]`` of the region's current size);
         none: each region's hysteresis target. A limit that falls inside a unit (a call and its
         results) shrinks the kept tail to that unit's boundary: the whole unit is summarized.
+        ``target_tokens``: the size the window must reach (tokens the regions hold): the
+        stored summaries are merged and, last, the lowest-priority durable items dropped as
+        far as it takes (events name what went; :mod:`regio.runtime.reach`); what can never
+        shrink stays, and ``tokens_after`` says where it stopped.
         Returns a :class:`CompactionResult`, or ``None`` when there is nothing to compact;
         ``compaction_started`` / ``compaction_finished`` events are emitted either way. Raises
-        :class:`ValueError` for a negative limit or a fraction outside ``[0, 1]``."""
-        return self.compactor.run(
-            flushing.manual_steps(
-                self.compactor, instructions, keep_tokens, keep_messages, keep_fraction
-            )
-        )
+        :class:`ValueError` for a negative limit or target, or a fraction outside ``[0, 1]``."""
+        limits = (keep_tokens, keep_messages, keep_fraction, target_tokens)
+        return self.compactor.run(flushing.manual_steps(self.compactor, instructions, *limits))
 
     @transactional
     def adopt_compaction(self, api: str, item: Any) -> CompactionResult | None:
@@ -497,13 +499,12 @@ class Engine:
         keep_tokens: int | None = None,
         keep_messages: int | None = None,
         keep_fraction: float | None = None,
+        target_tokens: int | None = None,
     ) -> CompactionResult | None:
         """:meth:`compact` awaiting an async summarizer."""
-        return await self.compactor.arun(
-            flushing.manual_steps(
-                self.compactor, instructions, keep_tokens, keep_messages, keep_fraction
-            )
-        )
+        limits = (keep_tokens, keep_messages, keep_fraction, target_tokens)
+        steps = flushing.manual_steps(self.compactor, instructions, *limits)
+        return await self.compactor.arun(steps)
 
     @transactional
     def schedule_compaction(self, instructions: str | None = None) -> None:

@@ -27,11 +27,11 @@ from typing import Any
 import msgspec
 
 from regio.content import Entry, Text
+from regio.summarizers.observations import OBSERVATION_META, is_observation
 from regio.tokens import TokenCounter
 
 from .drive import adrive, drive
 from .errors import SummarizerError, SummaryRejected
-from .observations import OBSERVATION_META, is_observation
 from .overflow import classify_overflow
 from .summarizer import summarizer_limits
 from .validity import summary_defect

@@ -8,19 +8,19 @@ room made by compaction when a ``compact`` conversation would pass its token bud
 (:func:`make_room`), the window's ``add_message`` (strict: a refusal raises), an
 ``orphan_tool_result`` event per result of a call no assistant message issued, the admission's
 changes committed, then the transcript record. An environment observation
-(``observation=True``) is annotated on its entry (:mod:`regio.runtime.observations`).
+(``observation=True``) is annotated on its entry (:mod:`regio.summarizers.observations`).
 """
 
 from __future__ import annotations
 
 from regio.content import Entry, Message, ToolResult
 from regio.regions import Region
+from regio.summarizers.observations import observation_meta
 
 from . import compaction as cp
 from . import reliefadmit
 from .compactor import Compactor
 from .events import OrphanToolResult
-from .observations import observation_meta
 from .sizes import admission_tokens, measured_tokens
 from .state import SessionState
 from .textadmit import admit_message_text
@@ -41,7 +41,7 @@ def admit_message(
     an observation clears ``state.overflow_retry`` (a person's new message re-arms overflow
     recovery; a tool result or an observation does not). Raises :class:`ValueError` for a
     window without a conversation or ``observation`` on anything but a user text
-    (:func:`regio.runtime.observations.observation_meta`),
+    (:func:`regio.summarizers.observations.observation_meta`),
     :class:`regio.errors.RegionFullError` when the conversation refuses the message,
     :class:`regio.runtime.sizes.SizeError` for ``tokens`` that is not a count and
     :class:`regio.content.ContentTypeError` for blocks of the wrong types."""

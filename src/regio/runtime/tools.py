@@ -16,7 +16,9 @@ key, an unknown key, a protected entry) becomes such a reply too.
 
 ``compact`` runs mid-turn (inside the assistant's tool call), so it only *schedules* the
 compaction: the engine flushes it at the next turn boundary (:meth:`Engine.request`), never
-touching the open group the call belongs to.
+touching the open group the call belongs to. Its answer says what that will really do: how
+many tokens of which region will be summarized, or that nothing is due and why
+(:mod:`regio.runtime.compactplan`).
 
 A write into a ``grows`` region travels in the conversation as a note until the layout settles
 it; the layout places that note itself, so the tool result only
@@ -36,6 +38,7 @@ from regio.regions import Checklist, Refusal, WriteResult
 
 from .compaction import schedule_compaction
 from .compactor import Compactor
+from .compactplan import compact_plan, describe_plan
 from .events import ToolCallHandled
 from .options import TOOL_NAMES
 from .relief import restore
@@ -293,12 +296,7 @@ def _dispatch(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutco
         return _ok(c, name, text, call_id=args["call_id"])
     if name == "compact":
         instructions = args.get("instructions")
+        plan = compact_plan(c)
         schedule_compaction(c, instructions if isinstance(instructions, str) else None)
-        pending = sum(p.tokens for p in c.window.pending_compactions())
-        return _ok(
-            c,
-            name,
-            f"compaction scheduled: up to {pending} tokens will be "
-            "summarized before your next turn",
-        )
+        return _ok(c, name, describe_plan(plan))
     return _mistake(c, name, f"tool {name!r} is not offered by this window")
