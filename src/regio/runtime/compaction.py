@@ -126,6 +126,25 @@ def _previous_summary(c: Compactor, p: PendingCompaction) -> Entry | None:
     return None
 
 
+def summary_inputs(c: Compactor, p: PendingCompaction, previous: Entry | None) -> tuple[Entry, ...]:
+    """The summaries a compaction of ``p`` reads before its entries: ``previous`` (its
+    source's last summary, :func:`_as_input`); with ``carry_forward="append"`` and a
+    summarizer that declares ``reads_all_summaries`` (the extractive one), every earlier
+    summary of the source too, as context: the new summary then repeats no identifier line
+    another summary of the history already shows."""
+    if previous is None:
+        return ()
+    earlier: tuple[Entry, ...] = ()
+    if c.options.carry_forward != "replace" and getattr(c.summarizer, "reads_all_summaries", False):
+        history = c.window.region(p.target) if p.target else None
+        earlier = tuple(
+            _as_input(c, e)
+            for e in (history.entries if history is not None else ())
+            if e.meta.get("source") == p.region and ITEMS_META not in e.meta and e.id != previous.id
+        )
+    return (*earlier, _as_input(c, previous))
+
+
 def _as_input(c: Compactor, previous: Entry) -> Entry:
     """The previous summary as summarizer input. With ``carry_forward="append"`` it stays in
     the history and the new summary replaces only the new units, so it is passed as context
@@ -349,7 +368,7 @@ def _summary_steps(
     by_id = {e.id: e for e in region.entries}
     entries = with_originals(c, [by_id[i] for i in p.entry_ids if i in by_id])
     previous = _previous_summary(c, p)
-    inputs = ((_as_input(c, previous),) if previous is not None else ()) + tuple(entries)
+    inputs = summary_inputs(c, p, previous) + tuple(entries)
     inputs += durable.merge_context(c, p)
     if region.name not in tally.touched:
         tally.touched.append(region.name)

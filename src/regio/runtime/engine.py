@@ -473,10 +473,9 @@ class Engine:
         messages"), ``keep_fraction`` (fraction in ``[0, 1]`` of the region's current size);
         none: each region's hysteresis target. A limit that falls inside a unit (a call and its
         results) shrinks the kept tail to that unit's boundary: the whole unit is summarized.
-        ``target_tokens``: the size the window must reach (tokens the regions hold): the
-        stored summaries are merged and, last, the lowest-priority durable items dropped as
-        far as it takes (events name what went; :mod:`regio.runtime.reach`); what can never
-        shrink stays, and ``tokens_after`` says where it stopped.
+        ``target_tokens``: the window's size to reach (tokens): stored summaries merged, then
+        the lowest-priority durable items dropped as far as it takes (events name what went;
+        :mod:`regio.runtime.reach`); ``tokens_after`` says where it stopped.
         Returns a :class:`CompactionResult`, or ``None`` when there is nothing to compact;
         ``compaction_started`` / ``compaction_finished`` events are emitted either way. Raises
         :class:`ValueError` for a negative limit or target, or a fraction outside ``[0, 1]``."""

@@ -156,6 +156,10 @@ class ExtractiveSummarizer:
     #: Its items are the extractor's own (:func:`regio.summarizers.extract.extract_items`):
     #: an engine takes only its prose and keeps the items it extracts itself.
     extracts_items: ClassVar[bool] = True
+    #: It reads a summary passed as context only to skip identifiers the history already
+    #: shows, so an engine passes it every summary of the source, not only the last
+    #: (:func:`regio.runtime.compaction.summary_inputs`).
+    reads_all_summaries: ClassVar[bool] = True
 
     context_window: int = DEFAULT_CONTEXT_WINDOW
     max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS
@@ -377,12 +381,14 @@ class ExtractiveSummarizer:
         shown = Entry(
             id="shown", blocks=(Text(text),), meta={"summary": True, "context_only": True}
         )
-        known = set(extract_identifiers(text))
+        # a previous summary passed as context (it stays in the history) shows its identifiers
+        context = [e for e in entries if e.meta.get("context_only")]
+        known = set(extract_identifiers("\n".join([text, *(e.text for e in context)])))
         pool = [e for e in entries if not e.meta.get("context_only")]
         fresh = [t for t in extract_identifiers("\n".join(e.text for e in pool)) if t not in known]
         if not fresh:
             return text
-        line = self.identifier_line([shown, *pool], room)
+        line = self.identifier_line([shown, *context, *pool], room)
         filled = f"{text}\n{head}{line}" if line.strip() else text
         return filled if self.measure.count(filled) <= budget else text
 
