@@ -21,6 +21,7 @@ from hypothesis import given
 
 from mutation_support import CONVERSATION_BLUEPRINT, fuzz_settings, mutate, mutation_picks
 from regio.callids import id_problem
+from regio.content import Entry, ToolUse
 from regio.errors import RegioError
 from regio.layout import check_anthropic, check_openai_chat
 from regio.runtime import Engine
@@ -96,3 +97,18 @@ def test_fuzz_a_mutated_response_is_admitted_or_refused_with_nothing_changed(
 ) -> None:
     response = mutate(RESPONSES[shape], picks)
     admit_or_refuse(fresh_engine(), response, observe=picks[0][0] < 0.5)
+
+
+@pytest.mark.parametrize(
+    "call", [ToolUse("", "read", {}), ToolUse("c.1", "read", {}), ToolUse("c1", "", {})]
+)
+def test_the_property_fails_for_an_engine_that_admits_a_call_no_provider_takes(
+    call: ToolUse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fuzz property can fail: an engine that stored a call without an id or a name, or
+    with an id Anthropic refuses, breaks it (what regio before 2026-12 let through)."""
+    engine = fresh_engine()
+    admitted = Entry(id="e9", blocks=(call,), role="assistant")
+    monkeypatch.setattr(engine, "add_response", lambda *a, **k: admitted)
+    with pytest.raises(AssertionError, match="admitted a call"):
+        admit_or_refuse(engine, copy.deepcopy(RESPONSES["anthropic"]), observe=False)

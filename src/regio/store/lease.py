@@ -23,6 +23,12 @@ SQLite (the processes' wall clocks, one machine), a key with a server-side expir
 -> None | float`` (``None``: taken; else seconds until the holder's lease expires),
 ``renew_lease(session_id, token, ttl) -> bool`` and ``release_lease(session_id, token) ->
 bool``.
+
+A ``ttl`` is a number of seconds in ``(0, MAX_TTL]`` (one day) and a ``wait`` one >= 0
+(``inf``: until the lease is free); anything else (an infinite or NaN ttl, a bool, text) is
+refused with :class:`LeaseTimeError` before anything is taken or renewed. A lease that can never
+expire (a Redis key without expiry, which regio never writes; an SQLite row expiring at
+infinity) is reported as :class:`SessionDamagedError` naming how to delete it, never waited on.
 """
 
 from __future__ import annotations
@@ -62,12 +68,13 @@ def _seconds(value: Any) -> float | None:
 def check_ttl(ttl: Any, where: str) -> float:
     """``ttl`` as a lease's seconds; raises :class:`LeaseTimeError` naming ``where`` for
     anything but a number of seconds in ``(0, MAX_TTL]`` (no infinite lease: it would hold the
-    session forever once its writer is gone)."""
+    session forever once its writer is gone; a long job renews its lease instead)."""
     seconds = _seconds(ttl)
     if seconds is None or not 0 < seconds <= MAX_TTL:
         raise LeaseTimeError(
             f"{where}: ttl is the seconds a lease lasts without a renewal, a number in (0, "
-            f"{MAX_TTL:g}], got {ttl!r}; renew a long job's lease (lease.renew()) instead"
+            f"{MAX_TTL:g}], got {ttl!r}; a longer job renews its lease (lease.renew()) while "
+            "it works"
         )
     return seconds
 
@@ -100,7 +107,8 @@ class SessionLease:
         whatever this writer saves now is refused), :class:`LeaseTimeError` for a ``ttl`` that
         is not a number of seconds in ``(0, MAX_TTL]``."""
         if ttl is not None:
-            self.ttl = check_ttl(ttl, f"renew the lease on session {self.session_id!r}")
+            where = f"{self.store.url}: renew the lease on session {self.session_id!r}"
+            self.ttl = check_ttl(ttl, where)
         if self.released or not self.store.renew_lease(self.session_id, self.token, self.ttl):
             raise SessionLeasedError(
                 f"{self.store.url}: the lease on session {self.session_id!r} was lost (it "
