@@ -143,10 +143,13 @@ def chat_messages(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
                 call = _item(raw_call, f"messages[{index}].tool_calls[{n}]")
                 fn = _item(call.get("function") or {}, f"messages[{index}].tool_calls[{n}]")
                 args = function_arguments(fn.get("arguments"))
-                blocks.append(ToolUse(_id(call, "id", where), str(fn.get("name")), args))
+                at = f"messages[{index}].tool_calls[{n}]"
+                name = _id(fn, "name", f"{at}.function")
+                blocks.append(ToolUse(_id(call, "id", at), name, args))
             out.append(Message("assistant", tuple(blocks)))
         elif role == "tool":
-            out.append(_tool_result(str(m.get("tool_call_id")), m.get("content"), where))
+            call_id = _id(m, "tool_call_id", f"messages[{index}]")
+            out.append(_tool_result(call_id, m.get("content"), where))
         else:
             raise SDKInputError(f"messages[{index}]: unknown role {role!r}")
     return out

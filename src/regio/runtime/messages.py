@@ -1,13 +1,16 @@
 """Admitting a conversation message: the body of ``Engine.add_message``.
 
 A message is admitted in this order: its text checked and repaired
-(:func:`regio.runtime.textadmit.admit_message_text`: lone surrogates, block field types) and a
-given ``tokens`` checked (:func:`regio.runtime.sizes.measured_tokens`), the relief chain's
+(:func:`regio.runtime.textadmit.admit_message_text`: lone surrogates, block field types, empty
+call ids and tool names) and a given ``tokens`` checked
+(:func:`regio.runtime.sizes.measured_tokens`), its call ids named
+(:mod:`regio.runtime.callnames`: mapped, renamed when reused, results following), the relief chain's
 admission rules (route, trim; nothing changes yet, :func:`regio.runtime.reliefadmit.admit`),
 room made by compaction when a ``compact`` conversation would pass its token budget
-(:func:`make_room`), the window's ``add_message`` (strict: a refusal raises), an
-``orphan_tool_result`` event per result of a call no assistant message issued, the admission's
-changes committed, then the transcript record. An environment observation
+(:func:`make_room`), the window's ``add_message`` (strict: a refusal raises), a
+``history_repaired`` event per call id changed and an ``orphan_tool_result`` event per result
+of a call no assistant message issued, the admission's changes committed, then the transcript
+record. An environment observation
 (``observation=True``) is annotated on its entry (:mod:`regio.summarizers.observations`).
 """
 
@@ -19,8 +22,10 @@ from regio.summarizers.observations import observation_meta
 
 from . import compaction as cp
 from . import reliefadmit
+from .callnames import CallNames, name_message, renamed_meta
 from .compactor import Compactor
 from .events import OrphanToolResult
+from .history import HistoryRepaired
 from .sizes import admission_tokens, measured_tokens
 from .state import SessionState
 from .textadmit import admit_message_text
@@ -51,6 +56,11 @@ def admit_message(
     tokens = measured_tokens(tokens, "add_message")
     message = admit_message_text(c.emit, message, "add_message")
     meta = observation_meta(message, observation)
+    if state.call_names is None:
+        state.call_names = CallNames.of(conv.entries)
+    message, renames, ledger = name_message(c.window, conv, state.call_names, message)
+    if renames:
+        meta = renamed_meta(meta, renames)
     admission = reliefadmit.admit(c, message, tokens)  # changes nothing yet
     message, tokens = admission.message, admission.tokens
     if tokens is None:  # counted once, and only up to what the conversation could admit
@@ -63,6 +73,9 @@ def admit_message(
     result = c.window.add_message(message, tokens=tokens, strict=True, meta=meta)
     entry = entry_of(c, conv.name, result)
     assert entry is not None
+    ledger.commit()
+    for r in renames:
+        c.emit(HistoryRepaired(r.action, r.sent, entry=entry.id, detail=r.given))
     for call_id in orphans:
         c.emit(OrphanToolResult(call_id, entry.id))
     user_text = any(not isinstance(b, ToolResult) for b in message.blocks)

@@ -15,6 +15,8 @@ import msgspec
 from regio.layout import LayoutState, RenderLog, Request
 from regio.regions.entrylist import EntryList, EntryMark, appended_since
 
+from .callnames import CallNames
+
 __all__ = ["AdapterCursor", "RegionHashes", "SessionState"]
 
 
@@ -103,3 +105,6 @@ class SessionState:
     last_next_entry: int = 0
     #: Framework adapter name -> its :class:`AdapterCursor` (saved).
     adapters: dict[str, AdapterCursor] = attrs.field(factory=dict)
+    #: The window's renamed calls (:mod:`regio.runtime.callnames`); ``None``: read from the
+    #: entries at the next admission (after a load or a repair). Not saved.
+    call_names: CallNames | None = attrs.field(default=None, repr=False)

@@ -335,6 +335,14 @@ class UsageLedger:
         self._pending = None
         self._sums = _NO_CALLS
 
+    def forget_stored(self) -> int:
+        """Give up the records stored before the load, unread (their store lost them:
+        :mod:`regio.runtime.lostparts`); the records observed since stay. Returns how many
+        were given up."""
+        lost = self._pending_count
+        self._pending, self._sums = None, None
+        return lost
+
     @property
     def count(self) -> int:
         """How many calls were observed (pending records included, never read)."""

@@ -23,26 +23,70 @@ SQLite (the processes' wall clocks, one machine), a key with a server-side expir
 -> None | float`` (``None``: taken; else seconds until the holder's lease expires),
 ``renew_lease(session_id, token, ttl) -> bool`` and ``release_lease(session_id, token) ->
 bool``.
+
+A ``ttl`` is a number of seconds in ``(0, MAX_TTL]`` (one day) and a ``wait`` one >= 0
+(``inf``: until the lease is free); anything else (an infinite or NaN ttl, a bool, text) is
+refused with :class:`LeaseTimeError` before anything is taken or renewed. A lease that can never
+expire (a Redis key without expiry, which regio never writes; an SQLite row expiring at
+infinity) is reported as :class:`SessionDamagedError` naming how to delete it, never waited on.
 """
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
 from typing import Any
 
 import attrs
 
-from .errors import SessionLeasedError
+from .errors import LeaseTimeError, SessionLeasedError
 
-__all__ = ["DEFAULT_TTL", "DEFAULT_WAIT", "SessionLease", "acquire"]
+__all__ = ["DEFAULT_TTL", "DEFAULT_WAIT", "MAX_TTL", "SessionLease", "acquire", "check_ttl"]
 
 #: Seconds a lease lasts without a renewal (a request of a proxy or a compaction, with room).
 DEFAULT_TTL = 30.0
 #: Seconds :func:`acquire` waits for another writer's lease by default.
 DEFAULT_WAIT = 30.0
+#: Longest lease (seconds, one day): a lease is renewed while its writer works, and one that
+#: outlives its writer holds the session until it expires.
+MAX_TTL = 86_400.0
 #: Longest pause between two tries while waiting (seconds).
 _POLL = 0.05
+#: What :func:`acquire` tells a caller whose wait ran out (a CLI names its own option).
+WAIT_ADVICE = "wait longer (lease(..., wait=SECONDS))"
+
+
+def _seconds(value: Any) -> float | None:
+    """``value`` as seconds, or ``None`` for anything that is not a real number (a bool, text,
+    NaN)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        return None
+    return float(value)
+
+
+def check_ttl(ttl: Any, where: str) -> float:
+    """``ttl`` as a lease's seconds; raises :class:`LeaseTimeError` naming ``where`` for
+    anything but a number of seconds in ``(0, MAX_TTL]`` (no infinite lease: it would hold the
+    session forever once its writer is gone; a long job renews its lease instead)."""
+    seconds = _seconds(ttl)
+    if seconds is None or not 0 < seconds <= MAX_TTL:
+        raise LeaseTimeError(
+            f"{where}: ttl is the seconds a lease lasts without a renewal, a number in (0, "
+            f"{MAX_TTL:g}], got {ttl!r}; a longer job renews its lease (lease.renew()) while "
+            "it works"
+        )
+    return seconds
+
+
+def _check_wait(wait: Any, where: str) -> float:
+    seconds = _seconds(wait)
+    if seconds is None or seconds < 0:
+        raise LeaseTimeError(
+            f"{where}: wait is the seconds to wait for another writer's lease, a number >= 0 "
+            f"(0: one try; inf: until it is free), got {wait!r}"
+        )
+    return seconds
 
 
 @attrs.define(eq=False)
@@ -60,8 +104,11 @@ class SessionLease:
     def renew(self, ttl: float | None = None) -> None:
         """Extend the lease to ``ttl`` (default its own) seconds from now. Raises
         :class:`SessionLeasedError` when it expired and another writer took the session (stop:
-        whatever this writer saves now is refused)."""
-        self.ttl = ttl if ttl is not None else self.ttl
+        whatever this writer saves now is refused), :class:`LeaseTimeError` for a ``ttl`` that
+        is not a number of seconds in ``(0, MAX_TTL]``."""
+        if ttl is not None:
+            where = f"{self.store.url}: renew the lease on session {self.session_id!r}"
+            self.ttl = check_ttl(ttl, where)
         if self.released or not self.store.renew_lease(self.session_id, self.token, self.ttl):
             raise SessionLeasedError(
                 f"{self.store.url}: the lease on session {self.session_id!r} was lost (it "
@@ -84,14 +131,22 @@ class SessionLease:
 
 
 def acquire(
-    store: Any, session_id: str, *, ttl: float = DEFAULT_TTL, wait: float = DEFAULT_WAIT
+    store: Any,
+    session_id: str,
+    *,
+    ttl: float = DEFAULT_TTL,
+    wait: float = DEFAULT_WAIT,
+    advice: str = WAIT_ADVICE,
 ) -> SessionLease:
     """Take the lease on ``session_id`` in ``store`` for ``ttl`` seconds, waiting up to ``wait``
-    seconds (0: one try) while another writer holds it. Raises :class:`SessionLeasedError`
-    (``expires_in``: when the holder's lease runs out) when it is still held after ``wait``,
-    ``ValueError`` for ``ttl <= 0`` or ``wait < 0``."""
-    if not ttl > 0 or not wait >= 0:
-        raise ValueError(f"a lease needs ttl > 0 and wait >= 0 seconds, got {ttl} and {wait}")
+    seconds (0: one try; ``inf``: until it is free) while another writer holds it. Raises
+    :class:`SessionLeasedError` (``expires_in``: when the holder's lease runs out; its message
+    ends with ``advice``, how the caller waits longer) when it is still held after ``wait``,
+    :class:`LeaseTimeError` (a ``ValueError``) for a ``ttl`` outside ``(0, MAX_TTL]`` or a
+    ``wait`` that is not a number >= 0."""
+    where = f"{store.url}: lease session {session_id!r}"
+    ttl = check_ttl(ttl, where)
+    wait = _check_wait(wait, where)
     token = secrets.token_hex(16)
     deadline = time.monotonic() + wait
     while True:
@@ -103,7 +158,7 @@ def acquire(
             raise SessionLeasedError(
                 f"{store.url}: session {session_id!r} is leased by another writer for "
                 f"{left:.1f} s more (waited {wait:g} s); nothing was done: try again later, or "
-                "wait longer (lease(..., wait=...))",
+                f"{advice}",
                 session_id=session_id,
                 expires_in=left,
             )
