@@ -67,9 +67,10 @@ from regio.bench.tracking import StrategyRun, Tracker
 from regio.cache.types import CacheRequest
 from regio.content import Entry, Message, block_text
 from regio.layout import ToolSpec, to_cache_request
+from regio.providers.registry import chat_format_for
 from regio.runtime import Engine
 from regio.runtime.extractive import ExtractiveSummarizer
-from regio.tokens import chat_format_for_model, get_counter
+from regio.tokens import get_counter
 from regio.traces.format import (
     AssistantMessage,
     SystemPrompt,
@@ -534,9 +535,8 @@ def replay(
     if window_tokens is not None:
         blueprint = scale_blueprint(blueprint, window_tokens)
     if counter is None:
-        counter = get_counter(
-            blueprint.tokenizer, chat_format=chat_format_for_model(blueprint.model.name)
-        )
+        chat_format = chat_format_for(blueprint.model.provider, blueprint.model.name)
+        counter = get_counter(blueprint.tokenizer, chat_format=chat_format)
     notes: list[str] = []
     raw_names = [x for x in layouts if x == "recorded"]
     for name in (x for x in layouts if x in PEERS):
