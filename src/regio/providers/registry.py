@@ -39,7 +39,9 @@ __all__ = [
     "usage_parsers",
 ]
 
-#: The provider an engine lays out for when none is named (``EngineOptions.provider``).
+#: The provider an engine lays out for when none is named (``EngineOptions.provider``), and
+#: whose rules give the layout's defaults: Anthropic's Messages API, the one whose cache rules
+#: regio was first measured on.
 DEFAULT_PROVIDER = "anthropic"
 
 _REGISTRY: dict[str, Provider] = {}
