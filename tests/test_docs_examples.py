@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -45,7 +47,9 @@ def test_the_python_examples_of_the_page_run(
 ) -> None:
     monkeypatch.chdir(_scratch(tmp_path))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", os.fspath(tmp_path / "tiktoken"))
-    namespace: dict[str, object] = {"__name__": f"docs_{page.stem}"}
+    module = types.ModuleType(f"docs_{page.stem}")  # a module, as a reader's file would be
+    monkeypatch.setitem(sys.modules, module.__name__, module)  # so its annotations resolve
+    namespace: dict[str, object] = module.__dict__
     for n, match in enumerate(FENCE.finditer(page.read_text(encoding="utf-8")), 1):
         where = f"{page.name}[block {n}]"
         name = match.group("fixture")

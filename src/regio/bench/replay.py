@@ -72,7 +72,8 @@ from regio.bench.replaysetup import (
 from regio.bench.retention import Probe
 from regio.bench.tracking import StrategyRun
 from regio.cache.types import CacheRequest
-from regio.tokens import chat_format_for_model, get_counter
+from regio.providers.registry import chat_format_for
+from regio.tokens import get_counter
 from regio.traces.format import AssistantMessage, Trace
 
 __all__ = [
@@ -156,9 +157,8 @@ def replay(
     if window_tokens is not None:
         blueprint = scale_blueprint(blueprint, window_tokens)
     if counter is None:
-        counter = get_counter(
-            blueprint.tokenizer, chat_format=chat_format_for_model(blueprint.model.name)
-        )
+        chat_format = chat_format_for(blueprint.model.provider, blueprint.model.name)
+        counter = get_counter(blueprint.tokenizer, chat_format=chat_format)
     notes: list[str] = []
     raw_names = [x for x in layouts if x == "recorded"]
     for name in (x for x in layouts if x in PEERS):

@@ -49,8 +49,8 @@ __all__ = [
 ]
 
 #: Cache models used when none are named (the demo's two). ``openai:gpt-5`` is the OpenAI
-#: default of :data:`regio.cache.registry.DEFAULT_MODELS` (its rule carries a price);
-#: ``openai:gpt-4o`` stays selectable with ``--cache``.
+#: provider's default model (``regio.providers.provider_for("openai").default_model``; its rule
+#: carries a price); ``openai:gpt-4o`` stays selectable with ``--cache``.
 DEFAULT_CACHE_MODELS: tuple[str, ...] = ("anthropic:claude-sonnet-4-6", "openai:gpt-5")
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from regio.content import Document, Image, Text, Thinking, ToolResult, ToolUse
 
 from .breakpoints import MAX_BREAKPOINTS
-from .model import LayoutBlock, Request
+from .model import LayoutBlock, Request, ToolSpec
 from .provider_compaction import ProviderCompaction, add_anthropic_edit, item_of
 from .render_common import (
     CONTINUE_TEXT,
@@ -36,7 +36,17 @@ from .render_media import anthropic_media
 from .renderers import FunctionRenderer, register_renderer
 from .repair import LayoutError, check_anthropic
 
-__all__ = ["ANTHROPIC", "count_cache_markers", "render_anthropic"]
+__all__ = ["ANTHROPIC", "anthropic_tool", "count_cache_markers", "render_anthropic"]
+
+
+def anthropic_tool(tool: ToolSpec) -> dict[str, Any]:
+    """The ``tools`` entry of ``tool``: ``{name, description, input_schema}`` (schema keys
+    sorted), without a cache marker."""
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": tool.canonical_schema(),
+    }
 
 
 def _marker(b: LayoutBlock, out: dict[str, Any]) -> dict[str, Any]:
@@ -141,14 +151,7 @@ def render_anthropic(
     lo = conversation_start(request)
     head = request.blocks[:lo]
     tools = [
-        _marker(
-            b,
-            {
-                "name": b.tool.name,
-                "description": b.tool.description,
-                "input_schema": b.tool.canonical_schema(),
-            },
-        )
+        _marker(b, anthropic_tool(b.tool))
         for b in head
         if b.level == "tools" and b.tool is not None
     ]

@@ -39,7 +39,7 @@ from typing import Any
 
 from regio.content import Document, Image, Text, ToolResult, ToolUse, canonical_json
 
-from .model import LayoutBlock, Request
+from .model import LayoutBlock, Request, ToolSpec
 from .provider_compaction import ProviderCompaction, add_responses_entry, item_of
 from .render_common import (
     RenderedMessage,
@@ -61,10 +61,12 @@ from .repair import LayoutError, check_openai_chat
 __all__ = [
     "OPENAI_CHAT",
     "OPENAI_RESPONSES",
+    "chat_function_tool",
     "check_openai_responses",
     "function_tools",
     "render_openai_chat",
     "render_openai_responses",
+    "responses_function_tool",
     "system_text",
 ]
 
@@ -165,25 +167,31 @@ def _chat_messages(conv: tuple[LayoutBlock, ...], system: str, log: Any) -> list
     return move_tool_media(messages)
 
 
+def chat_function_tool(tool: ToolSpec) -> dict[str, Any]:
+    """The Chat Completions ``tools`` entry of ``tool``: ``{"type": "function", "function":
+    {name, description, parameters}}`` (schema keys sorted)."""
+    fn = {"name": tool.name, "description": tool.description, "parameters": tool.canonical_schema()}
+    return {"type": "function", "function": fn}
+
+
+def responses_function_tool(tool: ToolSpec) -> dict[str, Any]:
+    """The Responses ``tools`` entry of ``tool``: ``{"type": "function", name, description,
+    parameters, "strict": false}`` (schema keys sorted)."""
+    return {
+        "type": "function",
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.canonical_schema(),
+        "strict": False,
+    }
+
+
 def function_tools(head: Sequence[LayoutBlock], api: str) -> list[dict[str, Any]]:
     """The function tools of the tools blocks in ``head``, in their order, for ``api``
-    (``openai_chat``: ``{"type": "function", "function": {name, description, parameters}}``;
-    ``openai_responses``: ``{"type": "function", name, description, parameters, "strict":
-    false}``; https://platform.openai.com/docs/guides/function-calling)."""
-    out: list[dict[str, Any]] = []
-    for b in head:
-        if b.level != "tools" or b.tool is None:
-            continue
-        fn = {
-            "name": b.tool.name,
-            "description": b.tool.description,
-            "parameters": b.tool.canonical_schema(),
-        }
-        if api == "openai_chat":
-            out.append({"type": "function", "function": fn})
-        else:
-            out.append({"type": "function", **fn, "strict": False})
-    return out
+    (``openai_chat``: :func:`chat_function_tool`; ``openai_responses``:
+    :func:`responses_function_tool`; https://platform.openai.com/docs/guides/function-calling)."""
+    shape = chat_function_tool if api == "openai_chat" else responses_function_tool
+    return [shape(b.tool) for b in head if b.level == "tools" and b.tool is not None]
 
 
 def render_openai_chat(

@@ -11,7 +11,7 @@ import anyio.to_thread
 import attrs
 
 from regio.cache import CacheRuleError, cache_model_for
-from regio.providers import PROVIDERS
+from regio.providers import find_provider
 
 from .capture import LiveCapture
 from .config import ProxyConfig, open_stores
@@ -35,15 +35,15 @@ def cache_profile(blueprint: Any) -> str | None:
     cache rule describes)."""
     if blueprint.cache.profile:
         return str(blueprint.cache.profile)
-    row = PROVIDERS.get(blueprint.model.provider)
-    if row is None or row.cache_provider is None:
+    row = find_provider(blueprint.model.provider)
+    if row is None or row.cache_rule is None:
         return None
-    for model in (blueprint.model.name, row.cache_model):
+    for model in (blueprint.model.name, row.default_model):
         try:
-            cache_model_for(f"{row.cache_provider}:{model}")
+            cache_model_for(f"{row.cache_rule.provider}:{model}")
         except (CacheRuleError, ValueError, KeyError):
             continue
-        return f"{row.cache_provider}:{model}"
+        return f"{row.cache_rule.provider}:{model}"
     return None
 
 

@@ -95,11 +95,9 @@ def queue_expired(c: Compactor) -> list[PendingCompaction]:
     """Timing (``docs/runtime.md``, "Compaction's own cost"): when the cached prefix has
     expired -- the clock is past the last request's time plus the cache TTL
     (``c.cache_ttl_s``) -- the next request rewrites the cache anyway, so a conversation above
-    its :func:`soft_mark` is queued for compaction now (reason ``cache_expired``)."""
-    session, ttl = c.session, c.cache_ttl_s
-    if session is None or ttl is None or session.last_sent_at is None:
-        return []
-    if float(c.clock()) - session.last_sent_at <= ttl:
+    its :func:`soft_mark` is queued for compaction now (reason ``cache_expired``;
+    :meth:`Compactor.cache_expired`)."""
+    if not c.cache_expired():
         return []
     queued = []
     for region in c.window.regions:

@@ -17,6 +17,7 @@ import msgspec
 from regio.layout import DEFAULT_CHUNK_TOKENS, DEFAULT_SETTLE_SHARE, ToolSpec, strategy_for
 from regio.layout.model import TTLS
 from regio.policies.relief import ReliefPolicy
+from regio.providers.registry import DEFAULT_PROVIDER
 
 from .summarizer import DEFAULT_STANDING_INSTRUCTIONS
 from .toolargs import DEFAULT_TOOL_LIMITS, ToolLimits
@@ -136,9 +137,9 @@ class EngineOptions:
     ``settle_share`` outside ``(0, 1]``, an unknown ``carry_forward``, ``context_tools``,
     ``ttl`` or layout ``strategy``)."""
 
-    #: Provider of :meth:`Engine.request` when none is given (``anthropic``, ``openai``, ...).
-    #: Anthropic's Messages API is the one whose cache rules regio was first measured on.
-    provider: str = "anthropic"
+    #: Provider of :meth:`Engine.request` when none is given (``anthropic``, ``openai``, ...;
+    #: :data:`regio.providers.DEFAULT_PROVIDER`).
+    provider: str = DEFAULT_PROVIDER
     #: Model of requests when none is given; empty: the provider's default pricing row.
     model: str = ""
     #: The model's context window; ``None``: the window's ``max_tokens`` is the only limit.

@@ -12,7 +12,7 @@ import msgspec
 
 from regio.events import Event
 from regio.layout import LayoutState, Request, ToolSpec, VolatilityObserved, assemble
-from regio.providers import economics_for
+from regio.providers.economics import economics_for
 from regio.textrepair import repair_text
 
 from . import compaction as cp
