@@ -18,6 +18,7 @@ from regio.content import ToolUse
 from regio.runtime.engine import Engine
 from regio.runtime.extractive import ExtractiveSummarizer
 from test_agent_loop import BLUEPRINT, look_tool, overflow_error
+from test_tokens_limits import _strings
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "25"))
 
@@ -78,17 +79,6 @@ def test_the_async_loop_compacts_2000_token_tool_results_with_the_async_summariz
     # the last request shows the model every summary the history holds
     shown = _strings(provider.calls[-1])
     assert all(any(h.text in s for s in shown) for h in history)
-
-
-def _strings(value: Any) -> list[str]:
-    """Every string in a payload (JSON-like), depth first."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list | tuple):
-        return [s for v in value for s in _strings(v)]
-    return []
 
 
 def test_the_sync_and_async_loops_send_the_model_the_same_requests():
