@@ -10,8 +10,9 @@ summarizer jobs: :func:`regio.runtime.messages.admit_steps` (``add_*``),
 :func:`regio.runtime.delegation.adopt_steps` (``adopt_compaction``) and the flushes of
 :mod:`regio.runtime.flushing` (``flush``, ``compact``, the turn boundary). The sync entry
 drives it with :meth:`Compactor.run`, the async one here awaits :meth:`Compactor.arun`; both
-build their generator with the same builder below, so the two differ only in the driver, and
-no path reaches the summarizer except through the driver the caller chose. An async
+build their generator with the same step function (or the shared builders below, for the
+calls that prepare arguments), so the two differ only in the driver, and no path reaches the
+summarizer except through the driver the caller chose. An async
 summarizer called through a sync entry is refused (a ``compaction_rejected`` event, reason
 ``error``): use the twin here.
 
