@@ -5,7 +5,7 @@ request asks the provider to compact the conversation itself once its input pass
 tokens (Anthropic's threshold compaction ``compact_20260112``; OpenAI's
 ``context_management`` compaction; :mod:`regio.layout.provider_compaction`). When a response
 carries the provider's compaction block or item, the caller hands it to
-:meth:`regio.runtime.Engine.adopt_compaction` (:func:`adopt`): the engine compacts the whole
+:meth:`regio.runtime.Engine.adopt_compaction` (:func:`adopt_steps`): the engine compacts the whole
 conversation it sent with its own summarizer (the blueprint's; the default extractive one
 sends no request), so a readable summary of its own stands for the same span in
 ``compact_history``, and it records the provider's item on that summary entry
@@ -30,10 +30,13 @@ from typing import Any
 from regio.errors import RegioError
 from regio.layout.provider_compaction import COMPACTION_APIS, ProviderCompaction
 
+from .compactor import CompactionResult, Compactor, Steps
+from .flushing import manual_steps
+
 __all__ = [
     "PROVIDER_ITEM_KEY",
     "ProviderCompactionError",
-    "adopt",
+    "adopt_steps",
     "attach_item",
     "check_item",
     "render_option",
@@ -114,18 +117,19 @@ def attach_item(window: Any, summary_ids: tuple[str, ...], api: str, item: Any) 
     )
 
 
-def adopt(engine: Any, api: str, item: Any) -> Any:
-    """``Engine.adopt_compaction``: the provider compacted the conversation of the last
-    request and returned ``item`` (Anthropic's ``compaction`` block, ``api="anthropic"``;
-    OpenAI's Responses ``compaction`` item, ``api="openai_responses"``). Compacts the whole
-    conversation now with the engine's summarizer (a readable summary of its own) and records
-    ``item`` on that summary (module doc), so requests for ``api`` render the item in its
-    place and any other API the readable summary. Call it before adding the response's other
-    content. Returns the compaction's result (``None``: nothing to compact, nothing recorded).
-    Raises :class:`ProviderCompactionError` for an API without server-side compaction or an
-    item that is not one, before anything changes."""
+def adopt_steps(c: Compactor, api: str, item: Any) -> Steps[CompactionResult | None]:
+    """``Engine.adopt_compaction`` / ``aadopt_compaction``: the provider compacted the
+    conversation of the last request and returned ``item`` (Anthropic's ``compaction`` block,
+    ``api="anthropic"``; OpenAI's Responses ``compaction`` item, ``api="openai_responses"``).
+    Compacts the whole conversation now with the engine's summarizer (a readable summary of its
+    own; a step generator, its summarizer jobs go to the caller's driver) and records ``item``
+    on that summary (module doc), so requests for ``api`` render the item in its place and any
+    other API the readable summary. Call it before adding the response's other content.
+    Returns the compaction's result (``None``: nothing to compact, nothing recorded). Raises
+    :class:`ProviderCompactionError` for an API without server-side compaction or an item that
+    is not one, before anything changes."""
     check_item(api, item)
-    result = engine.compact(keep_tokens=0)
+    result = yield from manual_steps(c, None, 0, None, None)
     if result is not None:
-        attach_item(engine.window, result.summary_ids, api, item)
+        attach_item(c.window, result.summary_ids, api, item)
     return result

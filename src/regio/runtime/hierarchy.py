@@ -255,8 +255,9 @@ def summarize_entries(
             if close is not None:
                 close()
             raise SummarizerError(
-                "the summarizer is async; call the engine's async twin (aflush / "
-                "acompact) instead of flush / compact"
+                "the summarizer is async; call the engine's async entry (aadd_message, "
+                "aadd_tool_result, awrite, arequest, aflush, acompact, ...) instead of the "
+                "sync one"
             )
         return answer
 

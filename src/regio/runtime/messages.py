@@ -12,6 +12,11 @@ room made by compaction when a ``compact`` conversation would pass its token bud
 of a call no assistant message issued, the admission's changes committed, then the transcript
 record. An environment observation
 (``observation=True``) is annotated on its entry (:mod:`regio.summarizers.observations`).
+
+The admission is one step generator (:func:`admit_steps`): every compaction on the way (the
+room made, a routed write) yields its summarizer jobs to the driver the caller chose
+(``Engine.add_message`` drives it with :meth:`Compactor.run`, ``Engine.aadd_message`` awaits
+:meth:`Compactor.arun`), so an async summarizer is never called from the sync path.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from regio.summarizers.observations import observation_meta
 from . import compaction as cp
 from . import reliefadmit
 from .callnames import CallNames, name_message, renamed_meta
-from .compactor import Compactor
+from .compactor import CompactionResult, Compactor, Steps
 from .events import OrphanToolResult
 from .history import HistoryRepaired
 from .sizes import admission_tokens, measured_tokens
@@ -31,7 +36,7 @@ from .state import SessionState
 from .textadmit import admit_message_text
 from .writes import entry_of
 
-__all__ = ["admit_message", "make_room"]
+__all__ = ["admit_message", "admit_steps", "make_room"]
 
 
 def admit_message(
@@ -41,6 +46,17 @@ def admit_message(
     tokens: int | None = None,
     observation: bool = False,
 ) -> Entry:
+    """:func:`admit_steps` driven synchronously (:meth:`Compactor.run`)."""
+    return c.run(admit_steps(c, state, message, tokens, observation))
+
+
+def admit_steps(
+    c: Compactor,
+    state: SessionState,
+    message: Message,
+    tokens: int | None = None,
+    observation: bool = False,
+) -> Steps[Entry]:
     """Append ``message`` (tokens: its measured size, ``None`` to count it) to the
     conversation and the transcript (module doc); returns its entry. A user text that is not
     an observation clears ``state.overflow_retry`` (a person's new message re-arms overflow
@@ -69,7 +85,7 @@ def admit_message(
     orphans = [
         b.tool_use_id for b in message.tool_results if c.window.call_group(b.tool_use_id) is None
     ]
-    make_room(c, conv, message, tokens)
+    yield from make_room(c, conv, message, tokens)
     result = c.window.add_message(message, tokens=tokens, strict=True, meta=meta)
     entry = entry_of(c, conv.name, result)
     assert entry is not None
@@ -82,18 +98,20 @@ def admit_message(
     if message.role == "user" and user_text and not observation:
         state.overflow_retry = False
     # route, keep originals, record the message in the transcript
-    return reliefadmit.commit(c, admission, entry, conv.name)
+    return (yield from reliefadmit.commit(c, admission, entry, conv.name))
 
 
-def make_room(c: Compactor, conv: Region, message: Message, tokens: int | None) -> None:
+def make_room(
+    c: Compactor, conv: Region, message: Message, tokens: int | None
+) -> Steps[CompactionResult | None]:
     """Token hysteresis: a message that would pass a ``compact`` conversation's budget
-    first relieves and compacts it to its token target (:func:`cp.room_steps`)."""
+    first relieves and compacts it to its token target (:func:`cp.room_steps`); a step
+    generator (its summarizer jobs go to the caller's driver)."""
     if not c.options.auto_compact or getattr(conv, "token_trigger", None) is None:
-        return
+        return None
     counter = c.window.counter
     assert counter is not None  # the engine refuses a window without one
     probe = Entry(id="", blocks=message.blocks, role=message.role)
     tokens = int(counter.count_entry(probe)) if tokens is None else tokens
     steps = cp.room_steps(c, conv.name, tokens)
-    if steps is not None:
-        c.run(steps)
+    return None if steps is None else (yield from steps)

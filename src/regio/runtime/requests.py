@@ -1,6 +1,8 @@
-"""Requests and their usage: :func:`lay_out` (layout, ceiling check, renderer) and
-:func:`observe_usage` (usage ledger and calibration) -- the request half of
-:class:`regio.runtime.Engine`, working on its parts."""
+"""Requests and their usage: :func:`request_steps` (turn-boundary flush, then
+:func:`lay_out_steps`: layout, ceiling check, renderer) and :func:`observe_usage` (usage
+ledger and calibration) -- the request half of :class:`regio.runtime.Engine`, working on its
+parts. A request is a step generator: its compactions yield their summarizer jobs to the
+driver the caller chose (``Engine.request`` / ``Engine.arequest``)."""
 
 from __future__ import annotations
 
@@ -18,16 +20,16 @@ from regio.textrepair import repair_text
 from . import compaction as cp
 from .budget import EngineBudget
 from .ceiling import evict_for_ceiling
-from .compactor import Compactor
+from .compactor import Compactor, Steps
 from .delegation import render_option
 from .errors import ContextOverflowError, UsageError
 from .events import CalibrationUpdated, OverBudget, UsageObserved
-from .flushing import pressure_steps
+from .flushing import boundary_steps, pressure_steps
 from .render import api_for, render_payload
 from .state import RegionHashes, SessionState
 from .usage import UsageLedger, UsageRecord
 
-__all__ = ["lay_out", "observe_usage", "request_fingerprint"]
+__all__ = ["lay_out_steps", "observe_usage", "request_fingerprint", "request_steps"]
 
 
 def request_fingerprint(
@@ -87,7 +89,39 @@ def _assemble(
     )
 
 
-def lay_out(
+def request_steps(
+    c: Compactor,
+    budget: EngineBudget,
+    state: SessionState,
+    provider: str,
+    model: str,
+    *,
+    tools: Sequence[ToolSpec],
+    api: str | None,
+    max_tokens: int | None,
+    flush: bool,
+    extra: Mapping[str, Any],
+) -> Steps[tuple[Request, dict[str, Any]]]:
+    """``Engine.request``: with ``flush`` (and ``auto_compact``) the turn-boundary flush
+    (:func:`regio.runtime.flushing.boundary_steps`), then :func:`lay_out_steps`."""
+    if flush and c.options.auto_compact:
+        yield from boundary_steps(c, budget, provider, model)
+    return (
+        yield from lay_out_steps(
+            c,
+            budget,
+            state,
+            provider,
+            model,
+            tools=tools,
+            api=api,
+            max_tokens=max_tokens,
+            extra=extra,
+        )
+    )
+
+
+def lay_out_steps(
     c: Compactor,
     budget: EngineBudget,
     state: SessionState,
@@ -98,7 +132,7 @@ def lay_out(
     api: str | None,
     max_tokens: int | None,
     extra: Mapping[str, Any],
-) -> tuple[Request, dict[str, Any]]:
+) -> Steps[tuple[Request, dict[str, Any]]]:
     """Lay the window out for ``provider`` / ``model`` and render the payload. A request whose
     calibrated size is over ``budget.limit`` is compacted to half the allowance (with
     ``auto_compact``) and laid out again, then, still over, the sliding windows compaction
@@ -123,13 +157,13 @@ def lay_out(
         def need() -> int:  # raw tokens to free to reach half the allowance
             return int((budget.calibrated(raw, provider, model) - limit // 2) / factor) + 1
 
-        for make_room in (
-            lambda: c.run(pressure_steps(c, "ceiling", cp.plan_targets(c, need()))),
-            lambda: evict_for_ceiling(c, need()),
-        ):
+        for stage in ("compact", "roll off"):
             if not c.options.auto_compact or budget.calibrated(raw, provider, model) <= limit:
                 break
-            make_room()
+            if stage == "compact":
+                yield from pressure_steps(c, "ceiling", cp.plan_targets(c, need()))
+            else:
+                evict_for_ceiling(c, need())
             fingerprint = request_fingerprint(c, specs, provider, model, api, state.region_hashes)
             carried = state.layout_state  # the window changed: carry on from the last request
             req = _assemble(c, state, specs, provider, model, carried)
