@@ -360,7 +360,8 @@ def run_google_adk(kind: str) -> tuple[list[Call], Repairs]:
     eng = engine()
     repairs = Repairs(eng)
     crash = kind == "orphaned-call"
-    agent = adk_agent(eng, calls, Script(CRASH if crash else MOVES), read, name="repair")
+    script = Script(CRASH if crash else MOVES)
+    agent = adk_agent(eng, calls, script, read, name="repair", ids=True)
     runner = InMemoryRunner(agent=agent, app_name="repair")
 
     def content(role: str, part: Any) -> Any:

@@ -79,6 +79,7 @@ from regio.content import Block, Document, Image, Message, Text, ToolResult, Too
 from regio.media import URLSource
 from regio.runtime.sdk import SDKInputError
 
+from .admit import admit
 from .chat import chat_messages, content_text
 from .cursor import canonical_digest, cursor, first_new, mark
 from .pydantic_ai_marks import (
@@ -245,14 +246,16 @@ def _from_chat(messages: list[dict[str, Any]], caller: str = "") -> list[ModelMe
 
 def _admit(engine: Any, messages: list[ModelMessage]) -> None:
     """Append the messages the engine does not hold yet (:func:`regio.adapters.cursor.
-    first_new`) as they are, and move the cursor past them (a broken history is repaired when
-    the window is laid out, :func:`_window`)."""
+    first_new`) as they are, moving the cursor past each (a broken history is repaired when
+    the window is laid out, :func:`_window`; a tool return too large for the conversation is
+    admitted cut, with a note the agent reads: :func:`regio.adapters.admit.admit`)."""
     start = first_new(engine, CURSOR, messages, _digest)
-    for message in messages[start:]:
-        for converted in _to_regio(message):
-            engine.add_message(converted)
-    if messages:
-        mark(engine, CURSOR, len(messages), _digest(messages[-1]))
+    for index in range(start, len(messages)):
+        for converted in _to_regio(messages[index]):
+            admit(engine, converted)
+        mark(engine, CURSOR, index + 1, _digest(messages[index]))
+    if messages and start == len(messages) != cursor(engine, CURSOR).position:
+        mark(engine, CURSOR, len(messages), _digest(messages[-1]))  # a history rewritten shorter
 
 
 def _window(
@@ -349,5 +352,5 @@ class RegioHistory:
         _admit(self.engine, messages)
         window, _ = _window(self.engine, _caller_system(self.engine, messages))
         if window:
-            mark(self.engine, CURSOR, len(window), _digest(window[-1]))
+            mark(self.engine, CURSOR, len(window), _digest(window[-1]), rebase=True)
         return window
