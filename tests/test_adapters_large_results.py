@@ -73,6 +73,17 @@ class Seen:
         assert event.tokens > event.cap > event.sent_tokens
 
 
+def _results(calls: list[Any], call_id: str) -> list[str]:
+    """The text of ``call_id``'s result on each recorded model call that carried it."""
+    return [
+        p.text
+        for c in calls
+        for _, ps in c.messages
+        for p in ps
+        if p.id == call_id and p.kind == "result"
+    ]
+
+
 def test_langchain_gets_a_large_result_cut_with_a_note_on_every_turn() -> None:
     pytest.importorskip("langchain_openai")
     import httpx2
@@ -180,14 +191,7 @@ def test_the_agents_sdk_gets_a_large_result_cut_with_a_note() -> None:
     for turn in range(TURNS):
         run = Runner.run(agent, f"USER {turn}", session=session, run_config=session.run_config())
         asyncio.run(run)
-    received = [
-        p.text
-        for c in calls
-        for _, ps in c.messages
-        for p in ps
-        if p.id == "c2" and p.kind == "result"
-    ]
-    seen.check(received)
+    seen.check(_results(calls, "c2"))
 
 
 def test_adk_gets_a_large_result_cut_with_a_note() -> None:
@@ -214,11 +218,4 @@ def test_adk_gets_a_large_result_cut_with_a_note() -> None:
                 pass
 
     asyncio.run(run())
-    received = [
-        p.text
-        for c in calls
-        for _, ps in c.messages
-        for p in ps
-        if p.id == "c2" and p.kind == "result"
-    ]
-    seen.check(received)
+    seen.check(_results(calls, "c2"))

@@ -95,12 +95,10 @@ def test_pydantic_ai_resumed_from_the_history_before_a_stopped_run_admits_it_onc
     pytest.importorskip("pydantic_ai")
     from pydantic_ai import Agent
     from pydantic_ai.capabilities import ProcessHistory
-    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.models.function import FunctionModel
 
-    from adapter_drivers_support import from_pydantic
     from adapter_harness_support import FINAL, SYSTEM_PROMPT, TOOL, engine, request_problems
-    from adapter_repair_support import LOST, TASK, Script, read
+    from adapter_repair_support import LOST, TASK, Script, pydantic_function, read
     from regio.adapters.pydantic_ai import RegioCapability, RegioHistory
 
     script = Script(
@@ -108,13 +106,7 @@ def test_pydantic_ai_resumed_from_the_history_before_a_stopped_run_admits_it_onc
     )
     calls: list[Any] = []
 
-    def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
-        calls.append(from_pydantic(messages, info.instructions))
-        move = script(len(calls))
-        if move is None:
-            return ModelResponse(parts=[TextPart(FINAL)])
-        return ModelResponse(parts=[ToolCallPart(TOOL, {"path": move[2]}, tool_call_id=move[0])])
-
+    model = pydantic_function(calls, script)
     eng = engine()
     capability: Any = (
         RegioCapability(eng) if adapter == "capability" else ProcessHistory(RegioHistory(eng))
