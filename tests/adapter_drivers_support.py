@@ -413,20 +413,40 @@ def run_sdk_client(family: str) -> Run:
 # ----- Google ADK ------------------------------------------------------------------------
 
 
+#: The prefix of the id the harness gives a call sent without one (named by its place).
+PLACED = "placed-"
+
+
 def from_genai(contents: list[Any], system_instruction: Any) -> Call:
-    """A :class:`Call` of the contents and system instruction an ADK model received."""
+    """A :class:`Call` of the contents and system instruction an ADK model received. A call
+    sent without an id (as Gemini sends them, and ADK sends them back) is named by its place
+    (``placed-<content>-<part>``) and a response without one answers the first call of the
+    model content before it not answered yet with its function's name, else the first not
+    answered (the Gemini API's pairing by order and name)."""
     system = [str(system_instruction)] if system_instruction else []
     messages: list[tuple[str, list[Part]]] = []
-    for content in contents:
+    open_calls: list[tuple[str, str]] = []
+    for i, content in enumerate(contents):
         parts: list[Part] = []
-        for p in content.parts or []:
+        for k, p in enumerate(content.parts or []):
             if p.function_call is not None:
                 fc = p.function_call
-                parts.append(Part("call", id=str(fc.id), args=dict(fc.args or {})))
+                call_id = fc.id if fc.id is not None else f"{PLACED}{i}-{k}"
+                if not parts or parts[-1].kind != "call":
+                    open_calls = []
+                open_calls.append((call_id, str(fc.name)))
+                parts.append(Part("call", id=call_id, args=dict(fc.args or {})))
             elif p.function_response is not None:
                 fr = p.function_response
                 text = fr.response.get("result") if isinstance(fr.response, dict) else None
-                parts.append(Part("result", str(text), id=str(fr.id)))
+                if fr.id is not None:
+                    answered = fr.id
+                elif open_calls:
+                    names = [name for _, name in open_calls]
+                    answered = open_calls.pop(names.index(fr.name) if fr.name in names else 0)[0]
+                else:
+                    answered = f"{PLACED}{i}-{k}"
+                parts.append(Part("result", str(text), id=answered))
             elif p.text is not None:
                 parts.append(Part("text", p.text))
         messages.append(("assistant" if content.role == "model" else "user", parts))
@@ -439,9 +459,11 @@ def adk_agent(
     script: Callable[[int], Move] = reply,
     read: Callable[[str], str] = tool_output,
     name: str = "harness",
+    ids: bool = False,
 ) -> Any:
     """An ADK ``LlmAgent`` with ``RegioCallbacks`` over ``eng``, its model answering from
-    ``script`` (each request recorded), its tool ``read_file`` running ``read``."""
+    ``script`` (each request recorded), its tool ``read_file`` running ``read``. Its function
+    calls carry no id, as Gemini's (``ids``: the script's)."""
     from google.adk.agents import LlmAgent
     from google.adk.models.base_llm import BaseLlm
     from google.adk.models.llm_response import LlmResponse
@@ -460,6 +482,7 @@ def adk_agent(
                 part = types.Part(text=FINAL)
             else:
                 call_id, tool, path = move
+                call_id = call_id if ids else None
                 call = types.FunctionCall(id=call_id, name=tool, args={"path": path})
                 part = types.Part(function_call=call)
             yield LlmResponse(content=types.Content(role="model", parts=[part]))

@@ -247,6 +247,21 @@ def _pydantic_history(kind: str) -> list[Any]:
     return out
 
 
+def pydantic_function(calls: list[Call], script: Script) -> Any:
+    """A ``FunctionModel`` function recording each call in ``calls`` and answering from
+    ``script``: a call of ``read_file`` or the final answer."""
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+
+    def model(messages: list[Any], info: Any) -> Any:
+        calls.append(from_pydantic(messages, info.instructions))
+        move = script(len(calls))
+        if move is None:
+            return ModelResponse(parts=[TextPart(FINAL)])
+        return ModelResponse(parts=[ToolCallPart(TOOL, {"path": move[2]}, tool_call_id=move[0])])
+
+    return model
+
+
 def run_pydantic_ai(kind: str, adapter: str) -> tuple[list[Call], Repairs]:
     """``orphaned-call``: a run whose tool raised after the capability recorded the model's
     call, then a new run (pydantic-ai itself closes a call left open in ``message_history``);
@@ -255,8 +270,7 @@ def run_pydantic_ai(kind: str, adapter: str) -> tuple[list[Call], Repairs]:
     HTTP mock (checked as it reaches the wire)."""
     from pydantic_ai import Agent
     from pydantic_ai.capabilities import ProcessHistory
-    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.models.function import FunctionModel
 
     from regio.adapters.pydantic_ai import RegioCapability, RegioHistory
 
@@ -264,13 +278,7 @@ def run_pydantic_ai(kind: str, adapter: str) -> tuple[list[Call], Repairs]:
     crash = kind == "orphaned-call"
     script = Script(CRASH if crash else MOVES)
 
-    def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
-        calls.append(from_pydantic(messages, info.instructions))
-        move = script(len(calls))
-        if move is None:
-            return ModelResponse(parts=[TextPart(FINAL)])
-        return ModelResponse(parts=[ToolCallPart(TOOL, {"path": move[2]}, tool_call_id=move[0])])
-
+    model = pydantic_function(calls, script)
     eng = engine()
     repairs = Repairs(eng)
     served: Any = FunctionModel(model)
@@ -360,7 +368,8 @@ def run_google_adk(kind: str) -> tuple[list[Call], Repairs]:
     eng = engine()
     repairs = Repairs(eng)
     crash = kind == "orphaned-call"
-    agent = adk_agent(eng, calls, Script(CRASH if crash else MOVES), read, name="repair")
+    script = Script(CRASH if crash else MOVES)
+    agent = adk_agent(eng, calls, script, read, name="repair", ids=True)
     runner = InMemoryRunner(agent=agent, app_name="repair")
 
     def content(role: str, part: Any) -> Any:

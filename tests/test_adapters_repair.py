@@ -70,17 +70,61 @@ def test_a_broken_history_is_repaired_before_the_model_gets_it(framework: str, k
     check_repaired_run(calls, repairs, kind)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ADK leaves a model content whose call never got a response out of the contents it "
-    "builds, so the adapters' cursor loses its anchor (the content it recorded last) and admits "
-    "the contents before it again (regio.adapters.cursor.first_new: every message is new when "
-    "the anchor is gone); the cursor needs a second anchor (the content before the reply)",
-)
 def test_adk_contents_before_a_stopped_run_are_admitted_once() -> None:
+    """ADK leaves the model content whose call never got a response out of the contents it
+    builds, so the cursor's anchor (the content it recorded last) is gone: the second anchor
+    (the content before it) says where the new contents start. Before it, every content was
+    taken as new and the user's first message reached the model twice."""
     pytest.importorskip("google.adk")
     calls, _ = run_google_adk("orphaned-call")
     for n, call in enumerate(calls, 1):
         texts = [p.text for _, parts in call.messages for p in parts if p.kind == "text"]
         lines = [line for t in texts for line in t.split("\n\n")]
         assert len(lines) == len(set(lines)), f"call {n}: a user message sent twice: {lines}"
+
+
+@pytest.mark.parametrize("adapter", ["capability", "history"])
+def test_pydantic_ai_resumed_from_the_history_before_a_stopped_run_admits_it_once(
+    adapter: str,
+) -> None:
+    """A run that stopped (its tool raised after the adapter recorded the model's call), then a
+    run resumed from the ``message_history`` saved before it: the history ends before the
+    stopped run's messages, so the cursor's anchor (the call) is not in it; the second anchor
+    (the end of the saved history) says where the new messages start. Before it, the whole
+    saved history was admitted again and the model got every earlier message twice."""
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import ProcessHistory
+    from pydantic_ai.models.function import FunctionModel
+
+    from adapter_harness_support import FINAL, SYSTEM_PROMPT, TOOL, engine, request_problems
+    from adapter_repair_support import LOST, TASK, Script, pydantic_function, read
+    from regio.adapters.pydantic_ai import RegioCapability, RegioHistory
+
+    script = Script(
+        [("call_0", TOOL, "src/mod0.py"), None, ("call_lost", TOOL, LOST), *MOVES_AFTER]
+    )
+    calls: list[Any] = []
+
+    model = pydantic_function(calls, script)
+    eng = engine()
+    capability: Any = (
+        RegioCapability(eng) if adapter == "capability" else ProcessHistory(RegioHistory(eng))
+    )
+    agent = Agent(FunctionModel(model), system_prompt=SYSTEM_PROMPT, capabilities=[capability])
+    agent.tool_plain(name=TOOL)(read)
+    saved = agent.run_sync("Read src/mod0.py.").all_messages()
+    with pytest.raises(RuntimeError):
+        agent.run_sync(f"Read {LOST}.", message_history=saved)
+    assert agent.run_sync(TASK, message_history=saved).output == FINAL
+    assert len(calls) == 5
+    for n, call in enumerate(calls, 1):
+        assert not request_problems(call), f"call {n}: {request_problems(call)[:2]}"
+        texts = [p.text for _, parts in call.messages for p in parts if p.kind != "call"]
+        lines = [line for t in texts for line in t.split("\n") if len(line) >= 20]
+        twice = sorted({line for line in lines if lines.count(line) > 1})
+        assert not twice, f"call {n}: sent twice: {twice[:2]}"
+
+
+#: The model's moves in the resumed run: read src/mod1.py, answer.
+MOVES_AFTER: list[Any] = [("call_new", "read_file", "src/mod1.py"), None]

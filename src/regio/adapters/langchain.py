@@ -80,6 +80,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from regio.content import Message, Thinking
 from regio.runtime.options import TOOL_NAMES
 
+from .admit import admit
 from .chat import chat_messages, content_text
 from .cursor import canonical_digest, cursor, first_new, mark
 from .repaired import repaired_request
@@ -229,9 +230,11 @@ class RegioMiddleware(AgentMiddleware):
         an agent without a checkpointer invoked again, is new from its first message). The
         model's replies are recorded as they come (:meth:`_record`)."""
         start = first_new(self.engine, CURSOR, messages, _digest)
-        for message in chat_messages(convert_to_openai_messages(messages[start:])):
-            self.engine.add_message(message)
-        if messages:
+        for index in range(start, len(messages)):
+            for message in chat_messages(convert_to_openai_messages([messages[index]])):
+                admit(self.engine, message)
+            mark(self.engine, CURSOR, index + 1, _digest(messages[index]))
+        if messages and start == len(messages) != self.seen:  # a history rewritten shorter
             mark(self.engine, CURSOR, len(messages), _digest(messages[-1]))
 
     def _caller_system(self, request: Any) -> str:

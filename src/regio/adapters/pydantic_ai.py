@@ -18,7 +18,11 @@ first, then regio's pinned regions, as one ``SystemPromptPart``; the compacted h
 recent turns; tool results as ``ToolReturnPart`` s answering their ``ToolCallPart`` s (relief
 placeholders in place of cleared results). The agent's ``system_prompt`` and ``instructions``
 are counted beside the window (:meth:`regio.runtime.budget.EngineBudget.send_beside`);
-``instructions`` travel as pydantic-ai sends them. Which messages the engine holds is an
+``instructions`` travel as pydantic-ai sends them. :class:`RegioCapability` counts the tool
+definitions pydantic-ai sends with the request too (``Engine.request(tools=...)``), so the
+window leaves room for them; a history processor does not see them, so with
+:class:`RegioHistory` leave room for them in ``output_reserve`` (or count them with
+``extra_tools``). Which messages the engine holds is an
 :class:`regio.runtime.state.AdapterCursor` in the engine's session (:mod:`regio.adapters.
 cursor`): a new adapter over a loaded engine (an agent server passing ``message_history``)
 admits only what is new.
@@ -79,6 +83,7 @@ from regio.content import Block, Document, Image, Message, Text, ToolResult, Too
 from regio.media import URLSource
 from regio.runtime.sdk import SDKInputError
 
+from .admit import admit
 from .chat import chat_messages, content_text
 from .cursor import canonical_digest, cursor, first_new, mark
 from .pydantic_ai_marks import (
@@ -245,30 +250,58 @@ def _from_chat(messages: list[dict[str, Any]], caller: str = "") -> list[ModelMe
 
 def _admit(engine: Any, messages: list[ModelMessage]) -> None:
     """Append the messages the engine does not hold yet (:func:`regio.adapters.cursor.
-    first_new`) as they are, and move the cursor past them (a broken history is repaired when
-    the window is laid out, :func:`_window`)."""
+    first_new`) as they are, moving the cursor past each (a broken history is repaired when
+    the window is laid out, :func:`_window`; a tool return too large for the conversation is
+    admitted cut, with a note the agent reads: :func:`regio.adapters.admit.admit`)."""
     start = first_new(engine, CURSOR, messages, _digest)
-    for message in messages[start:]:
-        for converted in _to_regio(message):
-            engine.add_message(converted)
-    if messages:
-        mark(engine, CURSOR, len(messages), _digest(messages[-1]))
+    for index in range(start, len(messages)):
+        for converted in _to_regio(messages[index]):
+            admit(engine, converted)
+        mark(engine, CURSOR, index + 1, _digest(messages[index]))
+    if messages and start == len(messages) != cursor(engine, CURSOR).position:
+        mark(engine, CURSOR, len(messages), _digest(messages[-1]))  # a history rewritten shorter
 
 
 def _window(
-    engine: Any, caller: str, instructions: str = "", provider: str = "openai"
+    engine: Any,
+    caller: str,
+    instructions: str = "",
+    provider: str = "openai",
+    tools: list[dict[str, Any]] | None = None,
 ) -> tuple[list[ModelMessage], str | None]:
     """(The engine's window as pydantic-ai messages, the caller's system text first; the TTL
     of the system prompt's cache mark or ``None``). ``provider`` ``anthropic``: regio's
     Anthropic payload with its marks (:func:`regio.adapters.pydantic_ai_marks.marked_window`);
     ``openai``: its Chat Completions payload, no marks. The caller's system text and
-    ``instructions`` are counted beside the window; a broken history is repaired first
-    (:func:`regio.adapters.repaired.repaired_request`)."""
+    ``instructions`` are counted beside the window, the request's ``tools`` (Chat Completions
+    tool dicts: :func:`_tools`) with it, as pydantic-ai sends them; a broken history is
+    repaired first (:func:`regio.adapters.repaired.repaired_request`)."""
     beside = "\n\n".join(t for t in (caller, instructions) if t)
     engine.budget.send_beside(beside, "\n\n")
     if provider == "anthropic":
-        return marked_window(repaired_request(engine, "anthropic")[1], caller)
-    return _from_chat(repaired_request(engine, "openai")[1]["messages"], caller), None
+        return marked_window(repaired_request(engine, "anthropic", tools=tools or ())[1], caller)
+    body = repaired_request(engine, "openai", tools=tools or ())[1]
+    return _from_chat(body["messages"], caller), None
+
+
+def _tools(request_context: Any) -> list[dict[str, Any]]:
+    """The tool definitions pydantic-ai sends with the request (its function tools the model
+    sees, and its output tools) as Chat Completions tool dicts, for the engine to count."""
+    params = getattr(request_context, "model_request_parameters", None)
+    found = getattr(params, "declared_tool_defs", None)
+    if found is None:
+        found = getattr(params, "tool_defs", None) or {}
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": d.name,
+                "description": d.description or "",
+                "parameters": d.parameters_json_schema,
+            },
+        }
+        for d in found.values()
+    ]
 
 
 def _instructions(request_context: Any) -> str:
@@ -315,7 +348,9 @@ class RegioCapability(AbstractCapability[Any]):
         provider = self.provider or (
             "anthropic" if anthropic_bound(request_context.model) else "openai"
         )
-        window, system_ttl = _window(self.engine, caller, _instructions(request_context), provider)
+        instructions = _instructions(request_context)
+        tools = _tools(request_context)
+        window, system_ttl = _window(self.engine, caller, instructions, provider, tools)
         request_context.messages = window
         if provider == "anthropic":
             request_context.model_settings = cache_settings(
@@ -349,5 +384,5 @@ class RegioHistory:
         _admit(self.engine, messages)
         window, _ = _window(self.engine, _caller_system(self.engine, messages))
         if window:
-            mark(self.engine, CURSOR, len(window), _digest(window[-1]))
+            mark(self.engine, CURSOR, len(window), _digest(window[-1]), rebase=True)
         return window
