@@ -34,6 +34,7 @@ def blueprint(tmp_path: Path) -> str:
 def test_regio_run_prints_the_server_cache_and_the_prediction_per_step(
     blueprint, server_url, capsys
 ):
+    pytest.importorskip("openai", reason="the openai SDK is not installed")
     status = main(
         [
             "run",

@@ -36,6 +36,7 @@ from regio.traces.openhands import litellm_usage
 
 
 def _run(tmp_path: Path, url: str, capsys: Any) -> tuple[list[str], str]:
+    pytest.importorskip("openai", reason="the openai SDK is not installed")
     bp = write_blueprint(tmp_path)
     argv = ["run", str(bp), "--base-url", url, "--model", "m", "--task", "Say hello"]
     assert main([*argv, "--predict", "none"]) == 0

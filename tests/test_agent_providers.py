@@ -135,6 +135,7 @@ def _url(server: ThreadingHTTPServer) -> str:
 
 
 def test_the_openai_compatible_provider_maps_usage_and_tool_calls_over_the_sdk(loopback):
+    pytest.importorskip("openai", reason="the openai SDK is not installed")
     loopback.answer = (200, OPENAI_RESPONSE)
     provider = OpenAICompatibleProvider(
         model="local",
@@ -169,6 +170,7 @@ def test_the_openai_compatible_provider_maps_usage_and_tool_calls_over_the_sdk(l
 
 
 def test_the_async_openai_compatible_provider_gives_the_same_completion(loopback):
+    pytest.importorskip("openai", reason="the openai SDK is not installed")
     loopback.answer = (200, OPENAI_RESPONSE)
     provider = OpenAICompatibleProvider(
         model="local", base_url=_url(loopback) + "/v1", max_retries=0
@@ -198,6 +200,9 @@ def test_prompt_cache_key_is_sent_only_to_openai_itself():
 
 
 def test_the_anthropic_provider_maps_cache_reads_and_writes_over_the_sdk(loopback):
+    pytest.importorskip(
+        "anthropic", reason="the anthropic SDK is not installed (extra 'providers')"
+    )
     loopback.answer = (200, ANTHROPIC_RESPONSE)
     provider = AnthropicProvider(
         model="claude-test-model", base_url=_url(loopback), api_key="test-key", max_retries=0

@@ -8,14 +8,27 @@ from pathlib import Path
 import pytest
 
 from regio.bench.cli import examples_dir
+from regio.bench.peers import PEERS, peer_available
+from regio.bench.replay import ALL_LAYOUTS
 from regio.cli import main
 
 ROOT = examples_dir()
 
 
+def _needs_peers(*names: str) -> None:
+    """Skip unless every named peer's package (extra 'bench') is installed."""
+    missing = [name for name in names if name in PEERS and not peer_available(name)]
+    if missing:
+        pytest.skip(f"the bench extra is not installed: no package for {', '.join(missing)}")
+
+
 def test_bench_writes_the_json_report_and_the_plot(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    _needs_peers("trim")
+    pytest.importorskip(
+        "matplotlib", reason="matplotlib (extra 'bench', the plot) is not installed"
+    )
     trace = ROOT / "traces" / "swe-agent" / "function_calling_simple.traj"
     status = main(
         [
@@ -78,6 +91,10 @@ def test_bench_refuses_an_unknown_cache_model(capsys: pytest.CaptureFixture[str]
 def test_demo_benches_every_bundled_trace(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    _needs_peers(*ALL_LAYOUTS)
+    pytest.importorskip(
+        "matplotlib", reason="matplotlib (extra 'bench', the plot) is not installed"
+    )
     assert main(["demo", "--out", str(tmp_path)]) == 0
     data = json.loads((tmp_path / "demo.json").read_text())
     assert len(data["traces"]) == 47

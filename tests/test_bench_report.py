@@ -7,6 +7,7 @@ import json
 import pytest
 
 from _bench_fixtures import swe_trace, tau_trace, tiny_blueprint
+from regio.bench.peers import PEERS, peer_available
 from regio.bench.replay import ALL_LAYOUTS, replay
 from regio.bench.report import REPORT_SCHEMA, load_report, report_json
 from regio.bench.run import DEFAULT_CACHE_MODELS, run_bench
@@ -48,6 +49,13 @@ LAYOUT_KEYS = {
 }
 
 
+def _needs_peers(*names: str) -> None:
+    """Skip unless every named peer's package (extra 'bench') is installed."""
+    missing = [name for name in names if name in PEERS and not peer_available(name)]
+    if missing:
+        pytest.skip(f"the bench extra is not installed: no package for {', '.join(missing)}")
+
+
 @pytest.fixture(scope="module")
 def report():  # type: ignore[no-untyped-def]
     bp = tiny_blueprint()
@@ -55,6 +63,7 @@ def report():  # type: ignore[no-untyped-def]
 
 
 def test_the_json_report_has_every_documented_field(report) -> None:  # type: ignore[no-untyped-def]
+    _needs_peers(*ALL_LAYOUTS)
     data = json.loads(report_json(report))
     assert data["schema"] == REPORT_SCHEMA
     assert [t["trace"] for t in data["traces"]] == ["tiny/swe", "tiny/tau"]
@@ -85,6 +94,7 @@ def test_a_report_of_another_schema_is_refused(report) -> None:  # type: ignore[
 
 
 def test_replay_builds_one_request_per_model_call_for_every_layout() -> None:
+    _needs_peers(*ALL_LAYOUTS)
     out = replay(swe_trace(steps=5), tiny_blueprint())
     assert set(out.requests) == set(ALL_LAYOUTS)
     assert all(len(v) == 5 for v in out.requests.values())

@@ -15,6 +15,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from rich.console import Console
 
+from regio.bench.peers import peer_available
 from regio.blueprint import load_blueprint
 from regio.blueprint.validate import resolved_budget
 from regio.cli import main
@@ -149,6 +150,8 @@ def test_console_width_follows_columns_off_a_terminal(monkeypatch) -> None:
 
 
 def test_bench_at_80_columns_cuts_no_strategy_name_or_digit(monkeypatch, capsys, tmp_path):
+    if not peer_available("agent-framework-truncation"):
+        pytest.skip("the bench extra is not installed: no package for agent-framework-truncation")
     monkeypatch.setenv("COLUMNS", "80")
     trace = ROOT / "examples" / "traces" / "mini-swe-agent" / "local.traj.json"
     blueprint = ROOT / "examples" / "blueprints" / "coding-agent.yaml"

@@ -107,6 +107,7 @@ def _closed_port() -> int:
 
 
 def test_connection_error_names_the_url(capsys):
+    pytest.importorskip("openai", reason="the openai SDK is not installed")
     url = f"http://127.0.0.1:{_closed_port()}/v1"
     args = ["run", CODING, "--provider", "openai-compatible", "--base-url", url]
     code = main([*args, "--task", "hi", "--max-steps", "1", "--predict", "none"])

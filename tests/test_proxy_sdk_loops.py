@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import json
 
-import httpx
 import pytest
 
 pytest.importorskip("starlette", reason="the proxy extra (starlette, uvicorn) is not installed")
 pytest.importorskip("uvicorn", reason="the proxy extra (starlette, uvicorn) is not installed")
 pytest.importorskip("anthropic", reason="the anthropic SDK is not installed")
 pytest.importorskip("openai", reason="the openai SDK is not installed")
+pytest.importorskip("httpx", reason="httpx is not installed (the proxy extra)")
+
+import httpx
 
 from proxy_loops import OUTPUT, WINDOW, blueprint, file_text, proxied, run_loop, script
 from proxy_support import ScriptedUpstream

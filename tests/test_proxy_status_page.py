@@ -14,11 +14,13 @@ import subprocess
 import tempfile
 from typing import Any
 
-import httpx
 import pytest
 
 pytest.importorskip("starlette", reason="the proxy extra (starlette, uvicorn) is not installed")
 pytest.importorskip("uvicorn", reason="the proxy extra (starlette, uvicorn) is not installed")
+pytest.importorskip("httpx", reason="httpx is not installed (the proxy extra)")
+
+import httpx
 
 from proxy_loops import proxied
 from proxy_support import ScriptedUpstream, Step, blueprint

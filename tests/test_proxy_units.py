@@ -135,6 +135,7 @@ def test_a_store_of_another_scheme_is_refused_naming_both_forms():
 
 
 def test_the_command_line_reports_a_bad_upstream_with_exit_status_2(capsys):
+    pytest.importorskip("starlette", reason="the proxy extra (starlette, uvicorn) is not installed")
     from regio.cli import main
 
     status = main(
@@ -145,8 +146,11 @@ def test_the_command_line_reports_a_bad_upstream_with_exit_status_2(capsys):
 
 
 def test_a_request_whose_kept_alive_connection_the_upstream_closed_is_sent_once_more():
-    import anyio
-    import httpx
+    pytest.importorskip("starlette", reason="the proxy extra (starlette, uvicorn) is not installed")
+    anyio = pytest.importorskip(
+        "anyio", reason="anyio (the proxy extra's event loop) is not installed"
+    )
+    httpx = pytest.importorskip("httpx", reason="httpx is not installed")
 
     from regio.proxy.upstream import Upstream
 

@@ -21,14 +21,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 pytest.importorskip("starlette", reason="the proxy extra (starlette, uvicorn) is not installed")
 pytest.importorskip("uvicorn", reason="the proxy extra (starlette, uvicorn) is not installed")
 pytest.importorskip("anthropic", reason="the anthropic SDK is not installed")
+pytest.importorskip("httpx", reason="httpx is not installed (the proxy extra)")
 
 import anthropic
+import httpx
 
 import regio
 from proxy_loops import file_text

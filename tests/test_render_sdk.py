@@ -6,9 +6,13 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
+import pytest
+
+pytest.importorskip("anthropic", reason="the anthropic SDK is not installed")
+pytest.importorskip("openai", reason="the openai SDK is not installed")
+
 import anthropic
 import openai
-import pytest
 
 from layout_support import TOOLS, answer, call, make_window, say
 from regio.layout import assemble, render_anthropic, render_openai_chat, render_openai_responses

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import anthropic
-import httpx
-import openai
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,7 +11,13 @@ from hypothesis import strategies as st
 from regio.runtime.overflow import classify_overflow
 
 
-def _response(status: int) -> httpx.Response:
+def _sdk(name: str) -> Any:
+    """A provider SDK (``anthropic``, ``openai``, ``httpx``), or a skip with the reason."""
+    return pytest.importorskip(name, reason=f"the {name} package is not installed")
+
+
+def _response(status: int) -> Any:
+    httpx = _sdk("httpx")
     return httpx.Response(status, request=httpx.Request("POST", "https://example.invalid/v1"))
 
 
@@ -24,7 +29,7 @@ def test_an_anthropic_prompt_too_long_error_is_overflow_with_both_sizes() -> Non
             "message": "prompt is too long: 210345 tokens > 200000 maximum",
         },
     }
-    err = anthropic.BadRequestError(
+    err = _sdk("anthropic").BadRequestError(
         "prompt is too long: 210345 tokens > 200000 maximum", response=_response(400), body=body
     )
     info = classify_overflow(err)
@@ -46,7 +51,7 @@ def test_an_openai_context_length_exceeded_error_is_overflow() -> None:
         "param": "messages",
         "code": "context_length_exceeded",
     }
-    err = openai.BadRequestError(body["message"], response=_response(400), body=body)
+    err = _sdk("openai").BadRequestError(body["message"], response=_response(400), body=body)
     info = classify_overflow(err)
     assert info is not None
     assert info.code == "context_length_exceeded"
@@ -102,7 +107,7 @@ def test_an_invalid_tool_schema_400_is_not_overflow() -> None:
             "message": "tools.0.input_schema: JSON schema is invalid",
         },
     }
-    err = anthropic.BadRequestError("invalid schema", response=_response(400), body=body)
+    err = _sdk("anthropic").BadRequestError("invalid schema", response=_response(400), body=body)
     assert classify_overflow(err) is None
 
 
@@ -113,7 +118,7 @@ def test_other_statuses_are_never_overflow_even_with_a_length_message(status: in
 
 
 def test_a_rate_limit_sdk_error_is_not_overflow() -> None:
-    err = anthropic.RateLimitError("rate limited", response=_response(429), body=None)
+    err = _sdk("anthropic").RateLimitError("rate limited", response=_response(429), body=None)
     assert classify_overflow(err) is None
 
 

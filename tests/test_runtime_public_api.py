@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 import typing
 from collections import defaultdict
+from pathlib import Path
 
 import regio
 from regio.runtime import Engine
@@ -50,10 +53,30 @@ NEEDED = {
 }
 
 
+def _classes_in_source(module: str) -> list[str]:
+    """The public classes a module defines at top level, read without importing it."""
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin is not None, module
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    return [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.ClassDef) and not node.name.startswith("_")
+    ]
+
+
 def _public_classes() -> dict[str, set[str]]:
     where: dict[str, set[str]] = defaultdict(set)
     for info in pkgutil.walk_packages(regio.__path__, "regio."):
-        module = importlib.import_module(info.name)
+        try:
+            module = importlib.import_module(info.name)
+        except ModuleNotFoundError as exc:
+            if (exc.name or "regio").split(".")[0] == "regio":
+                raise
+            # an adapter whose framework is not installed: read its classes from the source
+            for name in _classes_in_source(info.name):
+                where[name].add(info.name)
+            continue
         for name, value in vars(module).items():
             mine = inspect.isclass(value) and value.__module__ == module.__name__
             if mine and not name.startswith("_"):

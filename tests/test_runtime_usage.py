@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from anthropic.types import Usage as AnthropicUsage
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from openai.types import CompletionUsage
 
 from regio.runtime.usage import ModelPricing, UsageLedger, normalize_usage
 
@@ -18,12 +18,19 @@ PRICES = ModelPricing(
 )
 
 
+def _sdk_type(module: str, name: str) -> Any:
+    """A provider SDK's usage class (the objects users pass), or a skip with the reason."""
+    package = module.split(".")[0]
+    sdk = pytest.importorskip(module, reason=f"the {package} SDK is not installed")
+    return getattr(sdk, name)
+
+
 def _ledger() -> UsageLedger:
     return UsageLedger(prices=lambda provider, model: PRICES if provider == "anthropic" else None)
 
 
 def test_anthropic_usage_sums_uncached_read_and_written_into_the_prompt_size() -> None:
-    usage = AnthropicUsage(
+    usage = _sdk_type("anthropic.types", "Usage")(
         input_tokens=100,
         output_tokens=50,
         cache_read_input_tokens=9_000,
@@ -57,7 +64,7 @@ def test_anthropic_ttl_breakdown_is_priced_per_ttl() -> None:
 
 
 def test_openai_chat_usage_counts_cached_tokens_as_reads() -> None:
-    usage = CompletionUsage(
+    usage = _sdk_type("openai.types", "CompletionUsage")(
         prompt_tokens=2_000,
         completion_tokens=30,
         total_tokens=2_030,
