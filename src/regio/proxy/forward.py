@@ -223,6 +223,7 @@ class _Exchange:
                 leased=turn.handle.leased_at,
                 committed=bool(ok),
                 compacted=bool(stat and stat.compacted),
+                repairs=dict(turn.repairs),
                 status=status,
                 items=turn.handle.meta.count,
                 client_tokens=stat.client_tokens if stat else 0,

@@ -110,8 +110,9 @@ class RequestStat(msgspec.Struct, frozen=True):
     since the epoch), the figures of :class:`Totals` for this request, ``compacted`` whether a
     compaction ran, ``first_miss`` the region of the first uncached block (``None``: all read
     or nothing reported), ``added_ms`` the proxy's own CPU time, ``restores`` the rounds of
-    regio's own tool calls answered, ``repairs`` the layout's repair events (orphaned calls
-    and results), ``status`` the upstream's HTTP status."""
+    regio's own tool calls answered, ``repairs`` the changes the repair of what the client sent
+    made (orphaned calls closed, orphaned results dropped, reused ids renamed: ``Engine.repair``)
+    and ``repaired`` the same by action, ``status`` the upstream's HTTP status."""
 
     index: int
     t: float
@@ -131,6 +132,7 @@ class RequestStat(msgspec.Struct, frozen=True):
     restores: int = 0
     repairs: int = 0
     status: int = 200
+    repaired: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 @runtime_checkable

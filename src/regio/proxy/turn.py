@@ -35,6 +35,7 @@ import msgspec
 
 from regio.content import Message
 from regio.layout import Request
+from regio.layout.events import OrphanResultDropped, Repaired, ResultSynthesized
 
 from . import accounting
 from .capture import LiveCapture
@@ -51,9 +52,12 @@ from .sessions import Handle
 __all__ = ["Settings", "Turn"]
 
 _HISTORY_KEY = {"anthropic": "messages", "openai_chat": "messages", "openai_responses": "input"}
-#: Layout events of a repaired tool pair (:mod:`regio.layout.repair`), on every request that
-#: carries the repair; a request counts the ones the session's previous request did not have.
-_REPAIR_KINDS = ("repaired", "orphan_result_dropped", "result_synthesized")
+#: What the render-time repair (:mod:`regio.layout.repair`) does to a broken history, as the
+#: layout reports it on every request that carries it (its placements, ``moved_results``,
+#: ``merged``, ``conversation_start``, repair nothing). The window is repaired first
+#: (``Engine.repair``), so a request carries none of these unless something after the repair
+#: broke a pair; a request counts the ones the session's previous request did not have.
+_RENDER_REPAIRS = frozenset({"duplicate_result_dropped", "duplicate_call_dropped"})
 
 
 @attrs.frozen
@@ -90,7 +94,7 @@ class Turn:
     previous: tuple[Request, float, int] | None = None
     rounds: int = 0
     fixed_tokens: int = 0
-    repairs: int = 0
+    repairs: Counter[str] = attrs.field(factory=Counter)
     shown: Shown | None = None
     notes: list[str] = attrs.field(factory=list)
 
@@ -129,9 +133,9 @@ class Turn:
         if self.client.api == "openai_responses":
             messages = merge_calls(messages)
         self.settings.capture.admit(engine, messages, self.notes)
-        repair = getattr(engine, "repair", None)
-        if callable(repair):  # Engine.repair (issue: "stores"): fix the window, keep the log
-            repair()
+        # what the client sent may be broken (an interrupted call, a result whose call is
+        # gone): the window is repaired in place, the transcript keeps what was sent
+        self.repairs.update(change.action for change in engine.repair())
         return self._lay_out(offer=True)
 
     def _skip_served(self, meta: SessionMeta) -> int:
@@ -171,7 +175,7 @@ class Turn:
             self.provider, self.client.model or None, tools=functions, api=self.client.api
         )
         before = self.request or (self.previous[0] if self.previous else None)
-        self.repairs += len(_repairs(request) - _repairs(before))
+        self.repairs.update(kind for kind, _ in _repairs(request) - _repairs(before))
         self.request = request
         body = upstream_body(
             self.client, payload, beside=self.beside, provider=self.settings.provider
@@ -278,7 +282,8 @@ class Turn:
             first_miss=self._first_miss(prompt, read) if record is not None else None,
             added_ms=self.cpu * 1000.0,
             restores=self.rounds,
-            repairs=self.repairs + self.events["orphan_tool_result"],
+            repairs=self.repairs.total(),
+            repaired=dict(self.repairs),
             status=status,
         )
 
@@ -326,12 +331,18 @@ class Turn:
 
 
 def _repairs(request: Request | None) -> set[tuple[str, str]]:
-    """The repairs a laid-out request carries: (event kind, tool call id)."""
+    """The repairs a laid-out request carries: (action, tool call id)."""
     if request is None:
         return set()
-    return {
-        (e.kind, getattr(e, "tool_use_id", "")) for e in request.events if e.kind in _REPAIR_KINDS
-    }
+    out: set[tuple[str, str]] = set()
+    for e in request.events:
+        if isinstance(e, Repaired) and e.action in _RENDER_REPAIRS:
+            out.add((e.action, e.tool_use_id))
+        elif isinstance(e, OrphanResultDropped):
+            out.add(("orphan_result_dropped", e.tool_use_id))
+        elif isinstance(e, ResultSynthesized) and not e.pending:
+            out.add(("result_synthesized", e.tool_use_id))
+    return out
 
 
 def _totalled(meta: SessionMeta, stat: RequestStat) -> SessionMeta:
