@@ -17,8 +17,9 @@ messages), :mod:`~regio.proxy.capture` (the blueprint's captures),
 :mod:`~regio.proxy.payloads` (the upstream body), :mod:`~regio.proxy.sessions` (finding and
 opening sessions), :mod:`~regio.proxy.turn` (one request's engine work),
 :mod:`~regio.proxy.restore` (regio's own tools), :mod:`~regio.proxy.streams` and
-:mod:`~regio.proxy.sse` (relaying events), :mod:`~regio.proxy.records` (what the proxy stores),
-:mod:`~regio.proxy.leases`, :mod:`~regio.proxy.accounting`, :mod:`~regio.proxy.metrics`,
+:mod:`~regio.proxy.sse` (relaying events), :mod:`~regio.proxy.records` (what the proxy stores;
+each request holds its session's lease in the engine store, :mod:`regio.store.lease`),
+:mod:`~regio.proxy.accounting`, :mod:`~regio.proxy.metrics`,
 :mod:`~regio.proxy.status`, :mod:`~regio.proxy.forward` and :mod:`~regio.proxy.app`.
 """
 

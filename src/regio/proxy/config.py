@@ -106,7 +106,8 @@ def open_stores(url: str) -> tuple[Any, Records]:
     if url.startswith(("redis://", "rediss://", "unix://")):
         from .records_redis import RedisRecords
 
-        return RedisStore.from_url(url), RedisRecords(url)
+        store = RedisStore.from_url(url)
+        return store, RedisRecords(store)
     raise ProxyConfigError(
         f"--store {url!r}: use sqlite:PATH (the default, {DEFAULT_STORE}) or redis://HOST:PORT/DB"
     )

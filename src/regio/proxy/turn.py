@@ -311,7 +311,7 @@ class Turn:
         pending = msgspec.structs.replace(meta, pending=Pending(count, tokens, version))
         if not records.prepare(meta.id, self.handle.token, pending, rows):
             return False
-        engine.save_to(store, meta.id)
+        engine.save_to(store, meta.id, lease=self.handle.lease)
         served = None
         if self.shown is not None:
             served = Served(count, self.shown.text, self.shown.call_ids)
