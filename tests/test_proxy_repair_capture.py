@@ -290,3 +290,47 @@ def test_the_clients_own_parameters_and_unknown_tools_reach_the_upstream_as_sent
     assert {k: v for k, v in mine.items() if k != "cache_control"} == {
         k: v for k, v in own.items() if k != "cache_control"
     }
+
+
+PARK_BLUEPRINT = """
+version: 1
+name: proxy-park
+model: {provider: anthropic, name: claude-x, context_window: 16000, max_output_tokens: 500}
+tokenizer: o200k_base
+tools: {context: none}
+regions:
+  - name: tool_output
+    kind: temporary
+    volatility: rewritten
+    budget: 6000
+    capture: [{rule: park, min_tokens: 300, keep: 1}]
+  - {name: conversation, kind: sliding_window, budget: 8000}
+"""
+
+
+def test_two_large_results_of_one_message_are_parked_side_by_side_and_neither_is_lost():
+    upstream = ScriptedUpstream([Step("ok")] * 2, 16000, 500)
+    big = {k: "\n".join(f"{k} line {i}: " + "data " * 20 for i in range(40)) for k in "ab"}
+    messages = [
+        {"role": "user", "content": "read both files"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "ta", "name": "bash", "input": {"f": "a"}},
+                {"type": "tool_use", "id": "tb", "name": "bash", "input": {"f": "b"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "ta", "content": big["a"]},
+                {"type": "tool_result", "tool_use_id": "tb", "content": big["b"]},
+            ],
+        },
+    ]
+    with in_process(upstream, PARK_BLUEPRINT, _store()) as client:
+        _anthropic(client, messages)
+    sent = json.dumps(upstream.requests[-1])
+    for k in "ab":  # the agent reads both before its next call: neither displaces the other
+        assert f"{k} line 39" in sent
+    assert sent.count("tokens of output parked in region 'tool_output'") == 2

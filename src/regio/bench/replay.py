@@ -60,11 +60,11 @@ from regio.bench.billing import BilledExtractive, bill, summary_request
 from regio.bench.capture import AddMessage, Call, CaptureRule, RegionOp, capture_stream, rules_for
 from regio.bench.peers import PEERS, make_peer, peer_allowance, peer_available
 from regio.bench.pressure import scale_blueprint
-from regio.bench.regionops import Filed, apply_all, file_moves
 from regio.bench.report import ReliefStage
 from regio.bench.retention import Probe, RetentionMeter
 from regio.bench.tracking import StrategyRun, Tracker
 from regio.cache.types import CacheRequest
+from regio.capture.filing import Filed, apply_all, file_moves
 from regio.content import Entry, Message, block_text
 from regio.layout import ToolSpec, to_cache_request
 from regio.runtime import Engine
@@ -281,7 +281,7 @@ def _add_message(
     notes: list[str],
 ) -> Filed:
     """Add ``item``'s message to every engine, after its capture moves
-    (:func:`regio.bench.regionops.file_moves`; an engine whose region refused one adds the
+    (:func:`regio.capture.filing.file_moves`; an engine whose region refused one adds the
     message as recorded), flushing a queued compaction after a non-assistant message;
     ``where`` = (the blueprint's region names, the conversation budget in tokens), a
     message over it is skipped with a note. An environment observation (``item.observation``;
@@ -520,7 +520,7 @@ def replay(
     """Replay ``trace`` under ``blueprint`` (a :class:`regio.blueprint.Blueprint`).
 
     ``layouts``: names from :data:`ALL_LAYOUTS`; ``rules``: capture rules (default
-    :func:`regio.bench.capture.rules_for` the blueprint); ``counter``: token counter
+    :func:`regio.capture.rules_for` the blueprint); ``counter``: token counter
     (default: the blueprint's tokenizer); ``window_tokens``: run under pressure
     (:func:`regio.bench.pressure.scale_blueprint`); ``probes``: retention probes
     (:mod:`regio.bench.retention`). A peer whose package is missing is skipped with a note.

@@ -12,10 +12,10 @@ import anyio.to_thread
 import attrs
 
 from regio.cache import CacheRuleError, cache_model_for
+from regio.capture import LiveCapture
 from regio.providers import PROVIDERS
 from regio.store import SessionLease, acquire_async
 
-from .capture import LiveCapture
 from .config import ProxyConfig, open_stores
 from .engines import EngineCache, EngineFactory
 from .metrics import ProxyMetrics

@@ -33,12 +33,12 @@ from typing import Any
 import attrs
 import msgspec
 
+from regio.capture import LiveCapture
 from regio.content import Message
 from regio.layout import Request
 from regio.layout.events import OrphanResultDropped, Repaired, ResultSynthesized
 
 from . import accounting
-from .capture import LiveCapture
 from .dialects import ClientRequest
 from .errors import ClientRequestError
 from .history import digest

@@ -1,23 +1,40 @@
-"""Captured region operations applied through the replay's engines
-(:mod:`regio.bench.capture`): a write, a replace, a release, a park that displaces the oldest
-parked output, and the moves that took text out of a message, which an engine whose region
-refuses one undoes by adding the message as recorded (nothing is lost)."""
+"""Captured region operations applied through engines (:mod:`regio.capture.rules`): a write,
+a replace, a release, a park that displaces the oldest parked output, and the moves that took
+text out of a message, which an engine whose region refuses one undoes by adding the message as
+sent (nothing is lost).
+
+Several engines can file one stream at once (the bench replays one capture stream through an
+engine per layout); ``trackers`` (engine -> anything with a ``compacted`` flag, the bench's
+:class:`regio.bench.tracking.Tracker`) learn when an engine cut content it was sending (a
+displaced parked output, a refused write of text held nowhere else).
+"""
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
-from regio.bench.capture import AddMessage, RegionOp
-from regio.bench.tracking import Tracker
 from regio.regions import Refusal
-from regio.runtime import Engine
 
-__all__ = ["Filed", "apply_all", "file_moves"]
+from .rules import AddMessage, RegionOp
+
+if TYPE_CHECKING:
+    from regio.runtime import Engine
+
+__all__ = ["Cuts", "Filed", "apply_all", "apply_op", "file_moves"]
 
 
-def _apply(engine: Engine, op: RegionOp) -> bool:
+class Cuts(Protocol):
+    """What filing reports to: ``compacted`` is set when an engine cut content it was
+    sending."""
+
+    compacted: bool
+
+
+def apply_op(engine: Engine, op: RegionOp) -> bool:
     """Apply one region operation through the engine; False when the region refused it."""
     if op.action == "release":
         if op.key is not None:
@@ -38,20 +55,20 @@ def _apply(engine: Engine, op: RegionOp) -> bool:
 
 def _displaces(engine: Engine, op: RegionOp) -> bool:
     """Whether ``op`` drops an entry the engine was sending: a ``trim`` (a parked tool output
-    displacing the oldest one, :class:`regio.bench.capture.ParkRule`) on a full region."""
+    displacing the oldest one, :class:`regio.capture.rules.ParkRule`) on a full region."""
     if op.action != "trim" or op.keep is None:
         return False
     return len(engine.window.region(op.region).entries) > op.keep - 1
 
 
-def apply_all(engines: dict[str, Engine], trackers: dict[str, Tracker], op: RegionOp) -> bool:
+def apply_all(engines: Mapping[str, Engine], trackers: Mapping[str, Cuts], op: RegionOp) -> bool:
     """Apply ``op`` through every engine; an engine that drops content it was sending (a
     displaced parked output) or whose region refused content it holds nowhere else (a
     refused write that is not a ``copy``) has cut something. False when any refused."""
     ok = True
     for s, engine in engines.items():
         dropped = _displaces(engine, op)
-        admitted = _apply(engine, op)
+        admitted = apply_op(engine, op)
         trackers[s].compacted |= dropped or not (admitted or op.copy)
         ok = ok and admitted
     return ok
@@ -77,13 +94,13 @@ class Filed:
 
 
 def file_moves(
-    engines: dict[str, Engine],
-    trackers: dict[str, Tracker] | None,
+    engines: Mapping[str, Engine],
+    trackers: Mapping[str, Cuts] | None,
     item: AddMessage,
     names: set[str],
     notes: list[str],
 ) -> Filed:
-    """Apply ``item``'s moves (:class:`regio.bench.capture.AddMessage`) through every engine
+    """Apply ``item``'s moves (:class:`regio.capture.rules.AddMessage`) through every engine
     (:class:`Filed`). An engine whose region refused one (or any engine, for a move to a region
     not in the blueprint) adds the fallback message instead, so nothing is lost and nothing is
     cut; its later moves of the message are not tried. A ``repeat`` state the region already
@@ -104,7 +121,7 @@ def file_moves(
             written.add(i)
             if trackers is not None:
                 trackers[s].compacted |= dropped
-            if not _apply(engine, op):
+            if not apply_op(engine, op):
                 filed[s] = False
                 if not op.repeat:  # a repeat was counted when it was first refused
                     refused.add(i)
