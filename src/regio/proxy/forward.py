@@ -21,10 +21,14 @@ one session, on any workers, never work on it at once; a second one waits for th
 renewing, its lease lapses after ``--lease-seconds`` and the next request continues from what
 the store holds (:mod:`regio.proxy.records`). A client that goes away mid-stream cancels the
 upstream call; what it had sent is still committed, so its retry finds the session in order.
+The turn is finished and committed after the answer's last byte was sent (``_Answer``,
+``_Stream``), so neither that work nor a compaction that waited for the answer
+(:mod:`regio.proxy.turn`) delays the client; its next request waits for the lease meanwhile.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -151,9 +155,23 @@ async def serve_api(state: ProxyState, api: str, request: Request) -> Response:
 
 class _Stream(StreamingResponse):
     """A streamed answer that ends its turn however the sending ends (also when the body was
-    never iterated): ``on_close`` runs after the response."""
+    never iterated): ``on_close`` runs after the response, its last byte sent."""
 
     def __init__(self, content: AsyncIterator[bytes], on_close: Any, **kwargs: Any) -> None:
+        super().__init__(content, **kwargs)
+        self.on_close = on_close
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self.on_close()
+
+
+class _Answer(Response):
+    """A non-streamed answer that ends its turn after it was sent (however the sending ends)."""
+
+    def __init__(self, content: bytes, on_close: Any, **kwargs: Any) -> None:
         super().__init__(content, **kwargs)
         self.on_close = on_close
 
@@ -174,14 +192,20 @@ class _Exchange:
         self.scope = anyio.CancelScope()
         self.sent: dict[str, Any] = {}
         self.ended = False
+        self.relayed: tuple[Reply | None, int] = (None, 0)
+        self.after = 0.0
 
-    async def _work(self, fn: Any, *args: Any) -> Any:
-        """Run one of the turn's steps in a worker thread, its wall time added to the turn's."""
+    async def _work(self, fn: Any, *args: Any, after: bool = False) -> Any:
+        """Run one of the turn's steps in a worker thread, its wall time added to the turn's
+        (``after``: to the time spent after the answer was sent)."""
         started = time.perf_counter()
         try:
             return await self.state.run(fn, *args)
         finally:
-            self.turn.wall += time.perf_counter() - started
+            if after:
+                self.after += time.perf_counter() - started
+            else:
+                self.turn.wall += time.perf_counter() - started
 
     async def _keep_lease(self) -> None:
         """Renew the session's lease until the request ends; a lost lease sets ``lost`` (the
@@ -213,9 +237,9 @@ class _Exchange:
                 predicted = None
                 if state.slot is not None and reply is not None and reply.raw is not None:
                     predicted = await state.run(state.slot.predict, self.sent, reply.raw)
-                stat = await self._work(turn.finish, reply, status, predicted)
+                stat = await self._work(turn.finish, reply, status, predicted, after=True)
                 ok = not self.lost.is_set() and await self._work(
-                    turn.commit, state.records, state.store, stat
+                    turn.commit, state.records, state.store, stat, after=True
                 )
                 if ok:
                     state.directory.engines.put(turn.handle.id, turn.engine)
@@ -247,6 +271,7 @@ class _Exchange:
                 upstream_tokens=stat.upstream_tokens if stat else 0,
                 added_cpu_ms=round(turn.cpu * 1000, 3),
                 added_ms=round(turn.wall * 1000, 3),
+                after_ms=round(self.after * 1000, 3),
             )
 
     async def _send(self, body: dict[str, Any]) -> httpx.Response:
@@ -282,7 +307,7 @@ class _Exchange:
         if turn.client.stream:
             return _Stream(
                 self._relay(response),
-                lambda: self._end(None, 0),
+                lambda: self._end(*self.relayed),
                 status_code=200,
                 headers=self._headers(response),
             )
@@ -324,8 +349,12 @@ class _Exchange:
                 await self._end(None, response.status_code)
                 return self._plain(response, data)
             if not reply.internal or response.status_code != 200:
-                await self._end(reply, response.status_code)
-                return self._plain(response, data)
+                return _Answer(
+                    data,
+                    functools.partial(self._end, reply, response.status_code),
+                    status_code=response.status_code,
+                    headers=self._headers(response),
+                )
             response = await self._send(await self._work(turn.answer, reply))
             if response.status_code != 200:
                 data = await response.aread()
@@ -355,7 +384,7 @@ class _Exchange:
         finally:
             with anyio.CancelScope(shield=True):  # a client gone away cancels the relay
                 await response.aclose()
-            await self._end(reply, 200)
+            self.relayed = (reply, 200)  # the turn ends once the last byte is sent
 
     async def _events(self, response: httpx.Response, relay: Relay) -> AsyncIterator[bytes]:
         splitter = EventSplitter()

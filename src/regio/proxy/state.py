@@ -102,7 +102,12 @@ class ProxyState:
             slot, profile = SlotPredictor(config.upstream), None
         ttl_s = 3600.0 if blueprint.cache.ttl == "1h" else 300.0
         settings = Settings(
-            blueprint.model.provider, profile, LiveCapture.of(blueprint), config.max_rounds, ttl_s
+            blueprint.model.provider,
+            profile,
+            LiveCapture.of(blueprint),
+            config.max_rounds,
+            ttl_s,
+            config.compact_after_answer,
         )
         return cls(
             config,

@@ -17,6 +17,16 @@ threads (:mod:`regio.proxy.app`). The order of one request:
    figures are computed (:mod:`regio.proxy.accounting`) and the session is committed
    (:meth:`Turn.commit`).
 
+**Compaction after the answer.** The compactions a request's admission queues (and the
+whole-context trigger) run after the upstream's answer has reached the client, in
+:meth:`Turn.finish`, not before the request is sent, when the window without them still fits
+(calibrated size at most :data:`DEFER_SHARE` of the limit): the request goes upstream with the
+conversation one turn over its budget, the next one with the compacted window, and the
+compaction's CPU is spent while the client runs its tools instead of in the request's latency.
+A window near the limit compacts before the request is sent, as ``Engine.request`` does; a
+compaction still pending from an earlier request (one that failed after its answer) too.
+``--compact-before-send`` turns it off.
+
 A reply is not admitted when it arrives: the client sends it back as the first item of its next
 request, and it is admitted then, as the client holds it (its later requests are compared with
 exactly those bytes). Only when regio's tools were answered does the engine record the exchange
@@ -26,6 +36,7 @@ the final reply.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from typing import Any
@@ -35,8 +46,10 @@ import msgspec
 
 from regio.capture import LiveCapture
 from regio.content import Message
+from regio.errors import RegioError
 from regio.layout import Request
 from regio.layout.events import OrphanResultDropped, Repaired, ResultSynthesized
+from regio.runtime.flushing import boundary_steps
 
 from . import accounting
 from .dialects import ClientRequest
@@ -49,7 +62,14 @@ from .replies import Reply, Shown
 from .restore import answer_internal, regio_tool_names
 from .sessions import Handle
 
-__all__ = ["Settings", "Turn"]
+__all__ = ["DEFER_SHARE", "Settings", "Turn"]
+
+log = logging.getLogger("regio.proxy")
+
+#: A request's compactions wait for its answer only when the window, uncompacted, is at most this
+#: share of the limit (``context_window - max_output_tokens``): the layout's own additions
+#: (headings, relief placeholders) stay inside the limit. Above it they run before the request.
+DEFER_SHARE = 0.95
 
 _HISTORY_KEY = {"anthropic": "messages", "openai_chat": "messages", "openai_responses": "input"}
 #: What the render-time repair (:mod:`regio.layout.repair`) does to a broken history, as the
@@ -64,14 +84,16 @@ _RENDER_REPAIRS = frozenset({"duplicate_result_dropped", "duplicate_call_dropped
 class Settings:
     """What every turn of a proxy shares: the blueprint's ``provider``, the cache ``profile``
     its predictions use (``None``: none), the capture rules, ``max_rounds`` of regio's own
-    tool calls answered per request and the cache's time to live ``ttl_s`` (seconds, the
-    blueprint's ``cache.ttl``)."""
+    tool calls answered per request, the cache's time to live ``ttl_s`` (seconds, the
+    blueprint's ``cache.ttl``) and ``compact_after_answer`` (the module doc's deferred
+    compaction; ``False``: a request's compactions always run before it is sent)."""
 
     provider: str
     profile: str | None
     capture: LiveCapture
     max_rounds: int = 3
     ttl_s: float = 300.0
+    compact_after_answer: bool = True
 
 
 @attrs.define
@@ -97,6 +119,7 @@ class Turn:
     repairs: Counter[str] = attrs.field(factory=Counter)
     shown: Shown | None = None
     notes: list[str] = attrs.field(factory=list)
+    deferred: bool = False
 
     @property
     def engine(self) -> Any:
@@ -123,6 +146,9 @@ class Turn:
         if last is not None and engine.ledger.last is not None:
             self.previous = (last, meta.last_t, engine.ledger.last.output_tokens)
         self.start = self._skip_served(meta)
+        # only what this request's admission queues may wait for the answer (a compaction
+        # that failed after an earlier answer is still pending: it runs now, as it always did)
+        defer = self.settings.compact_after_answer and not engine.pending()
         self._system(meta)
         messages: list[Message] = []
         where = _HISTORY_KEY[self.client.api]
@@ -136,6 +162,9 @@ class Turn:
         # what the client sent may be broken (an interrupted call, a result whose call is
         # gone): the window is repaired in place, the transcript keeps what was sent
         self.repairs.update(change.action for change in engine.repair())
+        if defer:
+            size = engine.budget.size(self.provider, self.client.model or None)
+            self.deferred = size <= DEFER_SHARE * engine.budget.limit
         return self._lay_out(offer=True)
 
     def _skip_served(self, meta: SessionMeta) -> int:
@@ -172,7 +201,11 @@ class Turn:
         tools are left out of it, so the model answers the client."""
         functions, _ = split_tools(self.client.api, self.client.tools)
         request, payload = self.engine.request(
-            self.provider, self.client.model or None, tools=functions, api=self.client.api
+            self.provider,
+            self.client.model or None,
+            tools=functions,
+            api=self.client.api,
+            flush=not (self.deferred and self.rounds == 0),
         )
         before = self.request or (self.previous[0] if self.previous else None)
         self.repairs.update(kind for kind, _ in _repairs(request) - _repairs(before))
@@ -235,12 +268,27 @@ class Turn:
         if reply is not None and self.rounds and reply.complete:
             self.engine.add_message(reply.message)
             self.shown = reply.shown
+        if self.deferred:
+            self._compact_deferred()
         meta = self.handle.meta
         client_tokens = meta.tokens + sum(self.new_tokens) + self.fixed_tokens
         upstream = (self.request.tokens + self.engine.budget.beside_tokens) if self.request else 0
         stat = self._stat(record, client_tokens, upstream, status, predicted)
         self.handle.meta = _totalled(meta, stat)
         return stat
+
+    def _compact_deferred(self) -> None:
+        """The turn boundary's compactions (``Engine.request``'s flush: the whole-context
+        trigger, then the pending queue), run after the answer (module doc). A failure is
+        logged and leaves them pending: the next request runs them before it is sent."""
+        engine = self.engine
+        model = self.client.model or engine.options.model
+        steps = boundary_steps(engine.compactor, engine.budget, self.provider, model)
+        try:
+            with engine.events.transaction():
+                engine.compactor.run(steps)
+        except RegioError as exc:
+            log.warning("session %s: compaction after the answer failed (%s)", self.handle.id, exc)
 
     def _stat(
         self, record: Any, client: int, upstream: int, status: int, slot: int | None
