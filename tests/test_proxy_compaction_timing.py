@@ -60,7 +60,7 @@ def test_a_compaction_the_request_queues_runs_after_its_answer_when_the_window_f
 
 
 def test_with_compact_before_send_the_compacted_request_goes_up_compacted():
-    upstream, rows = _run([250] * 30, compact_after_answer=False)
+    upstream, rows = _run([250] * 30, compact_after_send=False)
     compacted = [k for k, r in enumerate(rows) if r["compacted"]]
     assert compacted
     for k in compacted:

@@ -71,8 +71,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--compact-before-send",
         action="store_true",
-        help="run a request's compactions before it is sent, never after its answer (by "
-        "default they wait for the answer when the window fits without them)",
+        help="run a request's compactions before it is sent, never while the upstream answers (by "
+        "default they do when the window fits without them)",
     )
     parser.add_argument(
         "--request-log",
@@ -103,7 +103,7 @@ def _run(args: argparse.Namespace) -> int:
             max_rounds=args.max_rounds,
             request_log=args.request_log,
             threads=args.threads,
-            compact_after_answer=not args.compact_before_send,
+            compact_after_send=not args.compact_before_send,
         )
         print(
             f"regio proxy: http://{args.host}:{args.port} -> {args.upstream} (store {args.store})",

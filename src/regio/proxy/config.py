@@ -43,8 +43,9 @@ class ProxyConfig:
     (they share the interpreter lock; with fewer, a request waits for a compaction to finish
     instead of sharing the lock with it); ``request_log``:
     a file to which each request appends one JSON line (:mod:`regio.proxy.requestlog`);
-    ``compact_after_answer``: a request's compactions run after its answer was sent when the
-    window fits without them (:mod:`regio.proxy.turn`; ``False``: ``--compact-before-send``).
+    ``compact_after_send``: a request's compactions run after it was sent, while the upstream
+    answers, when the window fits without them (:mod:`regio.proxy.turn`; ``False``:
+    ``--compact-before-send``).
     Raises :class:`ProxyConfigError` naming the option."""
 
     blueprint: Any
@@ -58,7 +59,7 @@ class ProxyConfig:
     engines: int = attrs.field(default=256, validator=_positive)
     request_log: str | None = None
     threads: int = attrs.field(default=40, validator=_positive)
-    compact_after_answer: bool = True
+    compact_after_send: bool = True
 
     def __attrs_post_init__(self) -> None:
         parsed = urlparse(self.upstream)

@@ -194,18 +194,42 @@ class _Exchange:
         self.ended = False
         self.relayed: tuple[Reply | None, int] = (None, 0)
         self.after = 0.0
+        self.compaction: anyio.Event | None = None
 
     async def _work(self, fn: Any, *args: Any, after: bool = False) -> Any:
         """Run one of the turn's steps in a worker thread, its wall time added to the turn's
         (``after``: to the time spent after the answer was sent)."""
         started = time.perf_counter()
         try:
+            if self.compaction is not None:  # the engine is the deferred compaction's until done
+                await self.compaction.wait()
             return await self.state.run(fn, *args)
         finally:
             if after:
                 self.after += time.perf_counter() - started
             else:
                 self.turn.wall += time.perf_counter() - started
+
+    def _compact_meanwhile(self) -> None:
+        """Start the turn's deferred compaction (:mod:`regio.proxy.turn`) beside the upstream
+        call; its wall time is counted as time off the request path (``after_ms``)."""
+        if not self.turn.deferred or self.state.tasks is None:
+            return  # nothing deferred, or no task group: Turn.finish runs it
+        done = self.compaction = anyio.Event()
+
+        async def run() -> None:
+            started = time.perf_counter()
+            try:
+                await self.state.run(self.turn.compact_deferred)
+            except Exception:  # its compactions stay pending: the next request runs them first
+                log.exception(
+                    "session %s: compaction beside the upstream failed", self.turn.handle.id
+                )
+            finally:
+                self.after += time.perf_counter() - started
+                done.set()
+
+        self.state.background(run)
 
     async def _keep_lease(self) -> None:
         """Renew the session's lease until the request ends; a lost lease sets ``lost`` (the
@@ -291,6 +315,7 @@ class _Exchange:
         except RegioError as exc:
             await self._end(None, 400)
             return _error(self.api, 400, str(exc))
+        self._compact_meanwhile()  # starts once _send awaits: the body is encoded by then
         try:
             response = await self._send(upstream_body)
             response = await self._recovered(response)

@@ -107,7 +107,7 @@ class ProxyState:
             LiveCapture.of(blueprint),
             config.max_rounds,
             ttl_s,
-            config.compact_after_answer,
+            config.compact_after_send,
         )
         return cls(
             config,

@@ -17,12 +17,14 @@ threads (:mod:`regio.proxy.app`). The order of one request:
    figures are computed (:mod:`regio.proxy.accounting`) and the session is committed
    (:meth:`Turn.commit`).
 
-**Compaction after the answer.** The compactions a request's admission queues (and the
-whole-context trigger) run after the upstream's answer has reached the client, in
-:meth:`Turn.finish`, not before the request is sent, when the window without them still fits
-(calibrated size at most :data:`DEFER_SHARE` of the limit): the request goes upstream with the
-conversation one turn over its budget, the next one with the compacted window, and the
-compaction's CPU is spent while the client runs its tools instead of in the request's latency.
+**Compaction while the upstream answers.** The compactions a request's admission queues (and
+the whole-context trigger) run after the request was sent, while the upstream generates its
+answer (:meth:`Turn.compact_deferred`, which the server runs beside the upstream call; else
+:meth:`Turn.finish`), not before it, when the window without them still fits (calibrated size
+at most :data:`DEFER_SHARE` of the limit): the request goes upstream with the conversation one
+turn over its budget, the next one with the compacted window, and the compaction's CPU is spent
+during the model's time instead of in the request's latency. Every later step of the turn
+(answering regio's tools, a length refusal's recovery, finishing) waits for it.
 A window near the limit compacts before the request is sent, as ``Engine.request`` does; a
 compaction still pending from an earlier request (one that failed after its answer) too.
 ``--compact-before-send`` turns it off.
@@ -85,7 +87,7 @@ class Settings:
     """What every turn of a proxy shares: the blueprint's ``provider``, the cache ``profile``
     its predictions use (``None``: none), the capture rules, ``max_rounds`` of regio's own
     tool calls answered per request, the cache's time to live ``ttl_s`` (seconds, the
-    blueprint's ``cache.ttl``) and ``compact_after_answer`` (the module doc's deferred
+    blueprint's ``cache.ttl``) and ``compact_after_send`` (the module doc's deferred
     compaction; ``False``: a request's compactions always run before it is sent)."""
 
     provider: str
@@ -93,7 +95,7 @@ class Settings:
     capture: LiveCapture
     max_rounds: int = 3
     ttl_s: float = 300.0
-    compact_after_answer: bool = True
+    compact_after_send: bool = True
 
 
 @attrs.define
@@ -148,7 +150,7 @@ class Turn:
         self.start = self._skip_served(meta)
         # only what this request's admission queues may wait for the answer (a compaction
         # that failed after an earlier answer is still pending: it runs now, as it always did)
-        defer = self.settings.compact_after_answer and not engine.pending()
+        defer = self.settings.compact_after_send and not engine.pending()
         self._system(meta)
         messages: list[Message] = []
         where = _HISTORY_KEY[self.client.api]
@@ -277,10 +279,19 @@ class Turn:
         self.handle.meta = _totalled(meta, stat)
         return stat
 
+    def compact_deferred(self) -> None:
+        """Run the compactions :meth:`prepare` deferred (module doc), once; the server calls it
+        while the upstream answers, :meth:`finish` when it was not called."""
+        self._timed(self._compact_deferred)
+
     def _compact_deferred(self) -> None:
         """The turn boundary's compactions (``Engine.request``'s flush: the whole-context
-        trigger, then the pending queue), run after the answer (module doc). A failure is
-        logged and leaves them pending: the next request runs them before it is sent."""
+        trigger, then the pending queue), run after the request was sent (module doc). A
+        failure is logged and leaves them pending: the next request runs them before it is
+        sent."""
+        if not self.deferred:
+            return
+        self.deferred = False
         engine = self.engine
         model = self.client.model or engine.options.model
         steps = boundary_steps(engine.compactor, engine.budget, self.provider, model)
