@@ -21,14 +21,14 @@ one session, on any workers, never work on it at once; a second one waits for th
 renewing, its lease lapses after ``--lease-seconds`` and the next request continues from what
 the store holds (:mod:`regio.proxy.records`). A client that goes away mid-stream cancels the
 upstream call; what it had sent is still committed, so its retry finds the session in order.
-The turn is finished and committed after the answer's last byte was sent (``_Answer``,
-``_Stream``), so neither that work nor a compaction that waited for the answer
-(:mod:`regio.proxy.turn`) delays the client; its next request waits for the lease meanwhile.
+A compaction the turn deferred (:mod:`regio.proxy.turn`) runs beside the upstream call, while
+the model generates; the turn's later steps wait for it. The turn is committed before the
+answer's end reaches the client, so a client that sends its next request at once finds the
+session where this one left it.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import time
@@ -155,23 +155,9 @@ async def serve_api(state: ProxyState, api: str, request: Request) -> Response:
 
 class _Stream(StreamingResponse):
     """A streamed answer that ends its turn however the sending ends (also when the body was
-    never iterated): ``on_close`` runs after the response, its last byte sent."""
+    never iterated): ``on_close`` runs after the response."""
 
     def __init__(self, content: AsyncIterator[bytes], on_close: Any, **kwargs: Any) -> None:
-        super().__init__(content, **kwargs)
-        self.on_close = on_close
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        try:
-            await super().__call__(scope, receive, send)
-        finally:
-            await self.on_close()
-
-
-class _Answer(Response):
-    """A non-streamed answer that ends its turn after it was sent (however the sending ends)."""
-
-    def __init__(self, content: bytes, on_close: Any, **kwargs: Any) -> None:
         super().__init__(content, **kwargs)
         self.on_close = on_close
 
@@ -192,27 +178,24 @@ class _Exchange:
         self.scope = anyio.CancelScope()
         self.sent: dict[str, Any] = {}
         self.ended = False
-        self.relayed: tuple[Reply | None, int] = (None, 0)
-        self.after = 0.0
+        self.beside = 0.0
         self.compaction: anyio.Event | None = None
 
-    async def _work(self, fn: Any, *args: Any, after: bool = False) -> Any:
-        """Run one of the turn's steps in a worker thread, its wall time added to the turn's
-        (``after``: to the time spent after the answer was sent)."""
+    async def _work(self, fn: Any, *args: Any) -> Any:
+        """Run one of the turn's steps in a worker thread (after the deferred compaction, when
+        one runs), its wall time added to the turn's."""
         started = time.perf_counter()
         try:
             if self.compaction is not None:  # the engine is the deferred compaction's until done
                 await self.compaction.wait()
             return await self.state.run(fn, *args)
         finally:
-            if after:
-                self.after += time.perf_counter() - started
-            else:
-                self.turn.wall += time.perf_counter() - started
+            self.turn.wall += time.perf_counter() - started
 
     def _compact_meanwhile(self) -> None:
         """Start the turn's deferred compaction (:mod:`regio.proxy.turn`) beside the upstream
-        call; its wall time is counted as time off the request path (``after_ms``)."""
+        call; its wall time is counted apart (``beside_ms``): the request waits for it only where a
+        later step does."""
         if not self.turn.deferred or self.state.tasks is None:
             return  # nothing deferred, or no task group: Turn.finish runs it
         done = self.compaction = anyio.Event()
@@ -226,7 +209,7 @@ class _Exchange:
                     "session %s: compaction beside the upstream failed", self.turn.handle.id
                 )
             finally:
-                self.after += time.perf_counter() - started
+                self.beside += time.perf_counter() - started
                 done.set()
 
         self.state.background(run)
@@ -261,9 +244,9 @@ class _Exchange:
                 predicted = None
                 if state.slot is not None and reply is not None and reply.raw is not None:
                     predicted = await state.run(state.slot.predict, self.sent, reply.raw)
-                stat = await self._work(turn.finish, reply, status, predicted, after=True)
+                stat = await self._work(turn.finish, reply, status, predicted)
                 ok = not self.lost.is_set() and await self._work(
-                    turn.commit, state.records, state.store, stat, after=True
+                    turn.commit, state.records, state.store, stat
                 )
                 if ok:
                     state.directory.engines.put(turn.handle.id, turn.engine)
@@ -295,7 +278,7 @@ class _Exchange:
                 upstream_tokens=stat.upstream_tokens if stat else 0,
                 added_cpu_ms=round(turn.cpu * 1000, 3),
                 added_ms=round(turn.wall * 1000, 3),
-                after_ms=round(self.after * 1000, 3),
+                beside_ms=round(self.beside * 1000, 3),
             )
 
     async def _send(self, body: dict[str, Any]) -> httpx.Response:
@@ -332,7 +315,7 @@ class _Exchange:
         if turn.client.stream:
             return _Stream(
                 self._relay(response),
-                lambda: self._end(*self.relayed),
+                lambda: self._end(None, 0),
                 status_code=200,
                 headers=self._headers(response),
             )
@@ -374,12 +357,8 @@ class _Exchange:
                 await self._end(None, response.status_code)
                 return self._plain(response, data)
             if not reply.internal or response.status_code != 200:
-                return _Answer(
-                    data,
-                    functools.partial(self._end, reply, response.status_code),
-                    status_code=response.status_code,
-                    headers=self._headers(response),
-                )
+                await self._end(reply, response.status_code)
+                return self._plain(response, data)
             response = await self._send(await self._work(turn.answer, reply))
             if response.status_code != 200:
                 data = await response.aread()
@@ -409,7 +388,7 @@ class _Exchange:
         finally:
             with anyio.CancelScope(shield=True):  # a client gone away cancels the relay
                 await response.aclose()
-            self.relayed = (reply, 200)  # the turn ends once the last byte is sent
+            await self._end(reply, 200)
 
     async def _events(self, response: httpx.Response, relay: Relay) -> AsyncIterator[bytes]:
         splitter = EventSplitter()

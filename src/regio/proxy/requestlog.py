@@ -6,10 +6,10 @@ request took and gave back its session's lease, seconds since the epoch), ``comm
 client's history made, by action: ``{"call_closed": 1}``), ``status`` (the upstream's),
 ``items`` (the client history items the session holds after it), ``client_tokens`` /
 ``upstream_tokens``, ``added_cpu_ms`` (the proxy's own CPU time for the request) and
-``added_ms`` (the wall time the proxy added before the answer reached the client: reading the
-request, finding and leasing the session, laying out, answering regio's tools; not the
-upstream's time) and ``after_ms`` (the wall time spent after the answer was sent, the session
-still leased: recording the reply, a compaction that waited for the answer, committing). No header,
+``added_ms`` (the wall time the proxy added: reading the request, finding and leasing the
+session, laying out, answering regio's tools, committing, waiting for a compaction that ran
+beside the upstream call when it outlasted it; not the upstream's time) and ``beside_ms`` (the
+wall time of a compaction run beside the upstream call, while the model generated). No header,
 no key, no content. Lines are appended with one ``write`` each (``O_APPEND``), so the workers
 of one machine can share a file.
 """

@@ -26,7 +26,7 @@ turn over its budget, the next one with the compacted window, and the compaction
 during the model's time instead of in the request's latency. Every later step of the turn
 (answering regio's tools, a length refusal's recovery, finishing) waits for it.
 A window near the limit compacts before the request is sent, as ``Engine.request`` does; a
-compaction still pending from an earlier request (one that failed after its answer) too.
+compaction still pending from an earlier request (one that failed after it was sent) too.
 ``--compact-before-send`` turns it off.
 
 A reply is not admitted when it arrives: the client sends it back as the first item of its next
@@ -299,7 +299,7 @@ class Turn:
             with engine.events.transaction():
                 engine.compactor.run(steps)
         except RegioError as exc:
-            log.warning("session %s: compaction after the answer failed (%s)", self.handle.id, exc)
+            log.warning("session %s: deferred compaction failed (%s)", self.handle.id, exc)
 
     def _stat(
         self, record: Any, client: int, upstream: int, status: int, slot: int | None
