@@ -7,7 +7,8 @@ output is about 700 tokens and unique line by line), then answers. The engine's 
 model (or HTTP mock) turns what it received into a :class:`Call` and :func:`check_call` checks
 it: the request fits the window; each tool result is the tool's real output or a relief form
 of it (its cleared placeholder, or its head and tail around the trim marker), answering its call
-in the message before; no call is left unanswered; the
+in the message before; no call is left unanswered, and the request is valid under W-A and W-O of
+the field cases (:func:`request_problems`); the
 agent's system prompt and instructions are present; an Anthropic-bound request carries at most
 four ``cache_control`` marks, exactly as many as the layout planned (1..4 on every call but the
 first, whose prompt is under the cacheable minimum); no line of text appears twice.
@@ -76,12 +77,14 @@ class Part:
 class Call:
     """What one model call received, normalised. ``marks``: the ``cache_control`` marks on
     the wire of an Anthropic-bound call (``None`` otherwise); ``planned``: the breakpoints
-    the layout planned for it."""
+    the layout planned for it; ``raw``: the request body as it reached the wire, when it
+    did."""
 
     system: list[str]
     messages: list[tuple[str, list[Part]]]
     marks: int | None = None
     planned: int | None = None
+    raw: dict[str, Any] | None = None
 
 
 class Compactions:
@@ -155,7 +158,7 @@ def from_anthropic(body: dict[str, Any], planned: int | None = None) -> Call:
             elif b["type"] == "tool_result":
                 parts.append(Part("result", _text_of(b.get("content")), id=b["tool_use_id"]))
         messages.append((m["role"], parts))
-    return Call(texts, messages, marks=count_marks(body), planned=planned)
+    return Call(texts, messages, marks=count_marks(body), planned=planned, raw=body)
 
 
 def from_chat(body: dict[str, Any], planned: int | None = None) -> Call:
@@ -222,10 +225,18 @@ def _lines(call: Call) -> list[str]:
 TRIM = re.compile(r"\n\[\.\.\. \d+ characters cut to save context \.\.\.\]\n")
 
 
+#: The placeholder of a cleared result of a call sent without an id (Gemini's): it names the
+#: id the engine gave the call, which the model never sees.
+PLACED_CLEARED = re.compile(rf"\[{TOOL} result of call adk-regio-\d+ cleared")
+
+
 def is_output_or_relief(text: str, output: str, call_id: str) -> bool:
     """Whether ``text`` is the tool's ``output``, its cleared placeholder, or its trimmed form
-    (a head and a tail of it around the trim marker)."""
+    (a head and a tail of it around the trim marker). A call the harness named by its place
+    (sent without an id) has the placeholder of the id the engine gave it."""
     if text == output or text.startswith(f"[{TOOL} result of call {call_id} cleared"):
+        return True
+    if call_id.startswith("placed-") and PLACED_CLEARED.match(text):
         return True
     parts = TRIM.split(text)
     return len(parts) == 2 and output.startswith(parts[0]) and output.endswith(parts[1])
@@ -257,10 +268,75 @@ def _answered(call: Call, n: int) -> None:
     assert not open_calls, f"call {n}: calls {sorted(open_calls)} never answered"
 
 
+def as_chat(call: Call) -> list[dict[str, Any]]:
+    """The call's messages as Chat Completions messages, in order: a run of results becomes
+    ``tool`` messages, a run of other user-side parts one ``user`` message."""
+    out: list[dict[str, Any]] = []
+    for role, parts in call.messages:
+        if role == "assistant":
+            calls = [{"id": p.id, "function": {"name": TOOL}} for p in parts if p.kind == "call"]
+            out.append({"role": "assistant", "content": "", "tool_calls": calls})
+            continue
+        for p in parts:
+            if p.kind == "result":
+                out.append({"role": "tool", "tool_call_id": p.id, "content": p.text})
+            elif out and out[-1]["role"] == "user":
+                out[-1]["content"] += p.text
+            else:
+                out.append({"role": "user", "content": p.text})
+    return out
+
+
+def as_anthropic(call: Call) -> list[dict[str, Any]]:
+    """The call's messages as Anthropic messages: the user-side messages between two assistant
+    messages join one ``user`` message, their parts in order."""
+    out: list[dict[str, Any]] = []
+    for role, parts in call.messages:
+        blocks = []
+        for p in parts:
+            if p.kind == "call":
+                blocks.append({"type": "tool_use", "id": p.id, "name": TOOL, "input": p.args})
+            elif p.kind == "result":
+                blocks.append({"type": "tool_result", "tool_use_id": p.id, "content": p.text})
+            else:
+                blocks.append({"type": "text", "text": p.text})
+        side = "assistant" if role == "assistant" else "user"
+        if out and out[-1]["role"] == side == "user":
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": side, "content": blocks})
+    return out
+
+
+#: The tool ids Anthropic's Messages API accepts (a ``tool_use.id`` outside it is a 400:
+#: "String should match pattern '^[a-zA-Z0-9_-]+$'").
+ANTHROPIC_TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+
+
+def request_problems(call: Call) -> list[str]:
+    """What makes the call's request invalid under W-A and W-O of the field cases (and L):
+    :func:`regio.layout.wellformed.anthropic_problems` and ``openai_chat_problems`` of its
+    messages in both forms; for a request that reached Anthropic's wire (``raw``), a tool id
+    outside :data:`ANTHROPIC_TOOL_ID` too (empty: valid)."""
+    from regio.layout.wellformed import anthropic_problems, openai_chat_problems
+
+    problems = [*anthropic_problems(as_anthropic(call)), *openai_chat_problems(as_chat(call))]
+    if call.raw is not None:
+        ids = {p.id for _, parts in call.messages for p in parts if p.kind != "text"}
+        problems += [
+            f"tool id {i!r} refused by Anthropic"
+            for i in sorted(ids)
+            if not ANTHROPIC_TOOL_ID.match(i)
+        ]
+    return problems
+
+
 def check_call(
     call: Call, n: int, eng: regio.Engine, *, system: str = SYSTEM_PROMPT, instructions: str = ""
 ) -> None:
     """Every check of the module doc on model call ``n`` (1-based)."""
+    problems = request_problems(call)
+    assert not problems, f"call {n}: an invalid request: {problems[:3]}"
     texts = [*call.system]
     for _, parts in call.messages:
         texts.extend(p.text for p in parts)
@@ -302,9 +378,22 @@ def reply(step: int) -> tuple[str, str, str] | None:
     return (f"call_{step}", TOOL, path_of(step))
 
 
+#: A model's move: ``(call id, tool, path)`` for a tool call, ``None`` for the final answer.
+Move = tuple[str, str, str] | None
+
+
 def anthropic_reply(step: int) -> dict[str, Any]:
     """An Anthropic Messages response for call ``step``."""
-    move = reply(step)
+    return anthropic_message(reply(step), step)
+
+
+def chat_reply(step: int) -> dict[str, Any]:
+    """An OpenAI Chat Completions response for call ``step``."""
+    return chat_completion(reply(step), step)
+
+
+def anthropic_message(move: Move, step: int) -> dict[str, Any]:
+    """An Anthropic Messages response making ``move`` (at model call ``step``)."""
     if move is None:
         content: list[dict[str, Any]] = [{"type": "text", "text": FINAL}]
     else:
@@ -322,9 +411,8 @@ def anthropic_reply(step: int) -> dict[str, Any]:
     }
 
 
-def chat_reply(step: int) -> dict[str, Any]:
-    """An OpenAI Chat Completions response for call ``step``."""
-    move = reply(step)
+def chat_completion(move: Move, step: int) -> dict[str, Any]:
+    """An OpenAI Chat Completions response making ``move`` (at model call ``step``)."""
     message: dict[str, Any] = {"role": "assistant", "content": None}
     if move is None:
         message["content"] = FINAL

@@ -130,7 +130,7 @@ def _openai_answer(path: str, body: dict[str, Any], n: int) -> dict[str, Any]:
     }
 
 
-def _anthropic_events(message: dict[str, Any]) -> bytes:
+def anthropic_events(message: dict[str, Any]) -> bytes:
     """``message`` as Anthropic's server-sent events (a ``stream: true`` request)."""
     events: list[tuple[str, dict[str, Any]]] = [
         ("message_start", {"message": {**message, "content": [], "stop_reason": None}}),
@@ -172,7 +172,7 @@ def _patch_clients(
         reply = answer(request.url.path, body, len(calls))
         if body.get("stream") and reply.get("type") == "message":
             headers = {"content-type": "text/event-stream"}
-            return httpx2.Response(200, content=_anthropic_events(reply), headers=headers)
+            return httpx2.Response(200, content=anthropic_events(reply), headers=headers)
         return httpx2.Response(200, json=reply)
 
     for cls, is_async in classes:

@@ -64,6 +64,17 @@ def unmarked(state: Any) -> Any:
     )
 
 
+#: The standing summary requirements the fixtures were saved with (the default until the
+#: carry-forward schema of 2026-12-04): a saved engine keeps its own, so a session built again
+#: to compare with a fixture states them.
+FIXTURE_STANDING_INSTRUCTIONS = (
+    "Write a structured summary with these sections: Goal; Progress; Decisions; Constraints "
+    "(quote them verbatim); Files and identifiers (copy paths, ids, names and numbers "
+    "verbatim); Open items; Next steps. If a previous summary is given, carry every fact in it "
+    "forward unless a later entry supersedes it. Never invent facts."
+)
+
+
 def fixture_engine(turns: int = 6, store: Any = None) -> Engine:
     """The fixture session: every region kind, tool calls with long results (the relief chain
     trims them on admission, so relief originals are kept), requests with an application tool
@@ -73,6 +84,7 @@ def fixture_engine(turns: int = 6, store: Any = None) -> Engine:
         clock=Ticks(),
         relief=ReliefPolicy(tools={"shell": ToolRelief(max_result_tokens=120)}),
         session_id="fixture",
+        standing_instructions=FIXTURE_STANDING_INSTRUCTIONS,
     )
     engine.write("facts", "the repo uses pytest", key="runner")
     engine.handle_tool_call("todo_add", {"region": "todo", "text": "reproduce the failure"})

@@ -1,7 +1,13 @@
 """The adapter conformance harness: each framework's own agent loop, with its own offline model,
 40 tool steps whose results compact the window at least twice, and on EVERY model call the
-checks of tests/adapter_harness_support.py (window, pairing, real output or placeholder,
-system prompt and instructions, cache marks for Anthropic-bound calls, no text twice).
+checks of tests/adapter_harness_support.py (window, pairing, real output or placeholder, a
+request valid under W-A and W-O, system prompt and instructions, cache marks for
+Anthropic-bound calls, no text twice).
+
+pydantic-ai runs on ``FunctionModel`` and, Anthropic-bound, on the real ``AnthropicModel`` over
+an HTTP mock, its marks counted as they reach the wire: before regio carried its marks through
+pydantic-ai (``CachePoint``, ``anthropic_cache_instructions``) that case sent none of those
+planned.
 
 Before the fixes of issue 25 this failed for pydantic-ai (tool results arrived as "The tool
 call was interrupted..." plus a user message; ``system_prompt=`` never reached the model), the
@@ -35,6 +41,11 @@ CASES: dict[str, tuple[str, Callable[[], Any], dict[str, str]]] = {
         lambda: run_pydantic_ai("capability"),
         {"instructions": INSTRUCTIONS},
     ),
+    "pydantic-ai-anthropic": (
+        "pydantic_ai",
+        lambda: run_pydantic_ai("capability-anthropic"),
+        {"instructions": INSTRUCTIONS},
+    ),
     "pydantic-ai-history-processor": (
         "pydantic_ai",
         lambda: run_pydantic_ai("history"),
@@ -55,6 +66,21 @@ def test_every_model_call_of_the_frameworks_own_loop_gets_a_conforming_window(ca
     pytest.importorskip(package)
     calls, engine, compactions = driver()
     check_run(calls, engine, compactions, **options)
+
+
+def test_the_harness_refuses_a_request_no_provider_would_accept() -> None:
+    from adapter_harness_support import Call, Part, request_problems
+
+    call_ = Part("call", id="c1", args={"path": "a"})
+    result = Part("result", "out", id="c1")
+    valid = Call([], [("user", [Part("text", "go")]), ("assistant", [call_]), ("tool", [result])])
+    assert request_problems(valid) == []
+    orphaned = Call([], [("user", [Part("text", "go")]), ("tool", [result])])
+    unanswered = Call([], [("assistant", [call_]), ("user", [Part("text", "go")])])
+    text_first = Call([], [("assistant", [call_]), ("user", [Part("text", "go"), result])])
+    twice = Call([], [("assistant", [call_]), ("tool", [result]), ("assistant", [call_])])
+    for broken in (orphaned, unanswered, text_first, twice):
+        assert request_problems(broken), broken
 
 
 def test_the_harness_tells_a_relief_form_from_a_foreign_result() -> None:

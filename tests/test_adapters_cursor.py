@@ -64,3 +64,40 @@ def test_a_history_rewritten_before_the_cursor_admits_only_what_follows_it() -> 
     _admit(eng, admitted, ["q1", "a1", "q2", "a2"])
     _admit(eng, admitted, ["summary of q1 and a1", "q2", "a2", "q3"])
     assert admitted == ["q1", "a1", "q2", "a2", "q3"]
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    steps=st.lists(
+        st.tuples(st.integers(min_value=1, max_value=4), st.booleans(), st.booleans()),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_a_history_that_leaves_out_the_message_the_cursor_stopped_at_admits_each_once(
+    steps: list[tuple[int, bool, bool]], tmp_path_factory: Any
+) -> None:
+    """Adapters mark the cursor after each message; a history that leaves out the last one
+    admitted (ADK leaves out a call that never got its response; a run resumed from the
+    history saved before a stopped run) goes on from the second anchor: every message reaches
+    the engine once."""
+    eng, admitted, history = engine(), [], []
+    path: Path = tmp_path_factory.mktemp("anchor") / "state.json"
+    made = 0
+    for grow, drop, reload in steps:
+        if drop and history:
+            history = history[:-1]  # the message the cursor stopped at is left out
+        for _ in range(grow):
+            history.append(f"message {made} of the session")
+            made += 1
+        start = first_new(eng, "test", history, canonical_digest)
+        for index in range(start, len(history)):
+            admitted.append(history[index])
+            mark(eng, "test", index + 1, canonical_digest(history[index]))
+        if reload:
+            eng = regio.Engine.load(eng.save(path))
+    assert admitted == [f"message {n} of the session" for n in range(made)]

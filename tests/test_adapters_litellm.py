@@ -127,3 +127,81 @@ def test_an_anthropic_route_carries_every_planned_mark_on_tool_calls_and_tools()
     assert messages[2]["tool_calls"][0]["cache_control"] == marker
     assert messages[3]["content"] == [{"type": "text", "text": "out", "cache_control": marker}]
     assert json.dumps(messages).count("cache_control") == 3
+
+
+def _sse_server(bodies: list[dict[str, object]]) -> object:
+    """An OpenAI client over an HTTP mock streaming a Chat Completions reply: a call of
+    ``read_file`` in three chunks, then the call's usage."""
+    import httpx
+    from openai import OpenAI
+
+    def chunk(delta: object, finish: str | None = None, usage: object = None) -> str:
+        choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+        body = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-5",
+                "choices": choices, **({"usage": usage} if usage else {})}  # fmt: skip
+        return "data: " + json.dumps(body) + "\n\n"
+
+    def server(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        bodies.append(body)
+        call = {"index": 0, "id": "call_9", "type": "function",
+                "function": {"name": "read_file", "arguments": ""}}  # fmt: skip
+        events = [
+            chunk({"role": "assistant", "content": None, "tool_calls": [call]}),
+            chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"path": '}}]}),
+            chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"a.py"}'}}]}),
+            chunk({}, "tool_calls"),
+        ]
+        usage = {"prompt_tokens": 120, "completion_tokens": 7, "total_tokens": 127}
+        events.append(chunk(None, usage=usage))
+        content = "".join([*events, "data: [DONE]\n\n"]).encode()
+        return httpx.Response(200, content=content, headers={"content-type": "text/event-stream"})
+
+    return OpenAI(
+        api_key="sk-offline", http_client=httpx.Client(transport=httpx.MockTransport(server))
+    )
+
+
+def test_a_streamed_reply_is_recorded_when_the_stream_ends() -> None:
+    """``stream=True``: the caller gets LiteLLM's chunks as they come; when the stream ends the
+    reply (here a tool call sent in pieces) is assembled by LiteLLM's chunk builder and recorded,
+    and the usage the provider reported observed. Before, LiteLLM sent (and
+    billed) the request and the adapter then raised ``SDKInputError: cannot read a
+    CustomStreamWrapper``: the reply was lost."""
+    import regio
+    from regio.adapters import litellm as regio_litellm
+    from regio.content import ToolUse
+
+    engine = regio.Engine.from_blueprint(ROOT / "examples" / "blueprints" / "coding-agent.yaml")
+    observed: list[object] = []
+    engine.subscribe(lambda e: observed.append(e) if e.kind == "usage_observed" else None)
+    engine.add_user("Read a.py")
+    bodies: list[dict[str, object]] = []
+    client = _sse_server(bodies)
+    stream = regio_litellm.completion(engine, model="openai/gpt-5", client=client, stream=True)
+    chunks = list(stream)
+    assert bodies[0]["stream"] is True and len(chunks) >= 4
+    (call,) = engine.transcript()[-1].entry.blocks
+    assert call == ToolUse("call_9", "read_file", {"path": "a.py"})
+    assert stream.response.choices[0].message.tool_calls[0].id == "call_9"
+    (usage,) = observed
+    assert (usage.prompt_tokens, usage.output_tokens) == (120, 7)
+    assert stream.finish() is stream.response  # recorded once
+    assert len(engine.transcript()) == 2
+
+
+def test_a_streamed_acompletion_is_recorded_when_the_async_stream_ends() -> None:
+    import regio
+    from regio.adapters import litellm as regio_litellm
+
+    engine = regio.Engine.from_blueprint(ROOT / "examples" / "blueprints" / "coding-agent.yaml")
+    engine.add_user("Fix the failing test")
+
+    async def run() -> str:
+        stream = await regio_litellm.acompletion(
+            engine, model="openai/gpt-5", mock_response="Reading it now.", stream=True
+        )
+        return "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+
+    assert asyncio.run(run()) == "Reading it now."
+    assert engine.transcript()[-1].entry.text == "Reading it now."

@@ -22,8 +22,9 @@ from regio.regions import Window
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples" / "blueprints").glob("*.yaml"))
 
 
-def test_the_four_examples_exist() -> None:
-    assert {p.stem for p in EXAMPLES} == {"coding-agent", "support-agent", "researcher", "proxy"}
+def test_the_five_examples_exist() -> None:
+    names = {p.stem for p in EXAMPLES}
+    assert names == {"coding-agent", "support-agent", "researcher", "proxy", "assistant"}
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -45,7 +47,9 @@ def test_the_python_examples_of_the_page_run(
 ) -> None:
     monkeypatch.chdir(_scratch(tmp_path))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", os.fspath(tmp_path / "tiktoken"))
-    namespace: dict[str, object] = {"__name__": f"docs_{page.stem}"}
+    module = types.ModuleType(f"docs_{page.stem}")  # a module, as a reader's file would be
+    monkeypatch.setitem(sys.modules, module.__name__, module)  # so its annotations resolve
+    namespace: dict[str, object] = module.__dict__
     for n, match in enumerate(FENCE.finditer(page.read_text(encoding="utf-8")), 1):
         where = f"{page.name}[block {n}]"
         name = match.group("fixture")
@@ -65,3 +69,31 @@ def test_a_docs_fixture_comment_names_a_known_fixture_and_sits_on_a_python_fence
         for found in comment.finditer(page.read_text(encoding="utf-8")):
             assert found.group(1) in FIXTURES, (page.name, found.group(1))
             assert found.group(2) == "```python", (page.name, found.group(0))
+
+
+#: Pages whose every block runs on its own too (a reader copies one framework's snippet, or
+#: one section's). docs/sessions.md is one tutorial over one store: its blocks go on from the
+#: first.
+STANDALONE = [ROOT / "docs" / "adapters.md", ROOT / "docs" / "runtime.md", ROOT / "README.md"]
+
+
+@pytest.mark.parametrize("page", STANDALONE, ids=lambda p: p.name)
+def test_each_python_example_of_a_guide_runs_on_its_own(
+    page: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Each block of the page runs in a namespace of its own (its docs fixture applied): a
+    snippet copied alone has every import and name it uses."""
+    monkeypatch.chdir(_scratch(tmp_path))
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", os.fspath(tmp_path / "tiktoken"))
+    failed: list[str] = []
+    for n, match in enumerate(FENCE.finditer(page.read_text(encoding="utf-8")), 1):
+        namespace: dict[str, object] = {"__name__": f"docs_{page.stem}_{n}"}
+        name = match.group("fixture")
+        with monkeypatch.context() as patch:
+            if name is not None:
+                FIXTURES[name][1](namespace, patch)
+            try:
+                exec(compile(match.group("code"), f"{page.name}[block {n}]", "exec"), namespace)
+            except NameError as exc:
+                failed.append(f"{page.name}[block {n}]: {exc}")
+    assert not failed, failed

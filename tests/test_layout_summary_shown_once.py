@@ -26,10 +26,12 @@ EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "6"))
 
 
 def _texts(payload: dict[str, Any]) -> list[str]:
-    """Every text the Anthropic payload sends (system, message and tool-result text)."""
+    """Every text the payload sends: an Anthropic payload's system, message and tool-result
+    text; a Chat Completions payload's message text (system, user, assistant and tool
+    messages)."""
     out = [b["text"] for b in payload.get("system") or []]
     for message in payload["messages"]:
-        content = message["content"]
+        content = message.get("content") or ""
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         for block in blocks:
             if block["type"] == "text":
@@ -65,10 +67,7 @@ def _run(sizes: list[int], provider: str) -> int:
     engine.add_user("Fix the failing test in tests/test_api.py")
     seen = 0
     for step, lines in enumerate(sizes):
-        payload = engine.request(provider="anthropic")[1]
-        if provider != "anthropic":
-            engine.request(provider=provider)
-        texts = _texts(payload)
+        texts = _texts(engine.request(provider=provider)[1])
         summaries = _summaries(engine)
         seen = max(seen, len(summaries))
         for summary in summaries:
@@ -90,8 +89,18 @@ def test_a_summary_is_never_also_sent_as_a_context_note_on_the_coding_blueprint(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(
-    sizes=st.lists(st.integers(min_value=5, max_value=120), min_size=20, max_size=36),
+    sizes=st.lists(st.integers(min_value=5, max_value=120), min_size=20, max_size=36).filter(
+        lambda s: sum(s) >= COMPACTS_AT
+    ),
     provider=st.sampled_from(["anthropic", "openai"]),
 )
 def test_no_request_carries_the_same_summary_text_twice(sizes: list[int], provider: str) -> None:
-    _run(sizes, provider)
+    """Each example compacts (its tool output is over the window), and the payload of the
+    provider drawn is the one checked."""
+    assert _run(sizes, provider) >= 1
+
+
+#: Tool-output lines after which a session of :func:`_run` has compacted at least once (the
+#: relief clears old results first; sessions of 1,000-1,400 lines still end without a summary
+#: on some shapes, none of 1,700 lines did over the shapes tried).
+COMPACTS_AT = 1700

@@ -3,6 +3,7 @@ imported traces of every bundled format, each broken, come out valid for both pr
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import msgspec
 import pytest
 
 from history_support import history_engine
+from regio.callids import provider_id
 from regio.cli import main
 from regio.content import ToolUse
 from regio.layout import check_anthropic, check_openai_chat
@@ -94,7 +96,9 @@ def test_repair_of_a_stored_session_saves_it_under_its_lease(store: Any, capsys:
     engine.save_to(store, SID)
     with store.lease(SID, ttl=30, wait=0):
         assert main(["repair", _url(store), "--wait", "0"]) == 2  # another writer holds it
-        assert "leased by another writer" in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert "leased by another writer" in err
+        assert "--wait SECONDS" in err and "lease(..., wait" not in err  # the CLI's own option
     assert main(["repair", _url(store)]) == 0
     assert "call_closed c1" in capsys.readouterr().out
     repaired = Engine.load_from(store, SID)
@@ -143,7 +147,8 @@ def test_a_bundled_trace_with_a_result_removed_is_repaired_into_a_valid_session(
         path = tmp_path / f"run{n}.jsonl"
         write_trace(broken, path)
         out = tmp_path / f"run{n}.state.json"
-        changes, written = repair_target(str(path), output=str(out))
+        outcome = repair_target(str(path), output=str(out))
+        changes, written = outcome.changes, outcome.written
         assert written == str(out)
         open_before = set(repair_history(run.messages()).closed)  # a run ending mid-call
         if call_id is None:  # a plain-text agent: no call to lose a result
@@ -153,3 +158,70 @@ def test_a_bundled_trace_with_a_result_removed_is_repaired_into_a_valid_session(
             assert set(closed) == open_before | {call_id}
             assert closed[call_id] == INTERRUPTED_RESULT
         _valid(Engine.load(out))
+
+
+# ----- a trace broken in every way at once, repaired as recorded --------------------------------
+def _call(call_id: str, path: str) -> dict[str, Any]:
+    arguments = json.dumps({"path": path})
+    return {"id": call_id, "type": "function", "function": {"name": "read", "arguments": arguments}}
+
+
+BROKEN_TRACE = [
+    {"role": "system", "content": "You are an agent."},
+    {"role": "user", "content": "Read a.py then b.py"},
+    {"role": "assistant", "content": None, "tool_calls": [_call("call_0", "a.py")]},
+    {"role": "tool", "tool_call_id": "call_0", "content": "A content"},
+    {"role": "assistant", "content": None, "tool_calls": [_call("call_0", "b.py")]},
+    {"role": "tool", "tool_call_id": "call_0", "content": "B content"},
+    {"role": "tool", "tool_call_id": "ghost", "content": "orphan result"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [_call("c.1:x", "c.py"), _call("c2", "d.py")],
+    },
+    {"role": "tool", "tool_call_id": "c.1:x", "content": "C content"},
+    {"role": "user", "content": "hurry"},
+    {"role": "tool", "tool_call_id": "c2", "content": "D content"},
+    {"role": "assistant", "content": None, "tool_calls": [_call("c3", "e.py")]},
+]
+
+
+def test_a_trace_is_repaired_as_recorded_and_every_change_is_reported(
+    tmp_path: Path, capsys: Any
+) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(BROKEN_TRACE))
+    out = tmp_path / "out.json"
+    assert main(["repair", str(path), "-o", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    mapped = provider_id("c.1:x")
+    expected = [
+        "call_renamed call_0",
+        "result_renamed call_0",
+        f"id_mapped c.1:x (entry e8): {mapped}",
+        f"id_mapped c.1:x (entry e9): {mapped}",
+        "orphan_result_dropped ghost",
+        "call_closed c3",
+        "placed: the result of c2",
+    ]
+    for want in expected:
+        assert any(line.startswith(want) for line in lines), (want, lines)
+    _, payload = Engine.load(out).request("openai", "gpt-4o")
+    assert check_openai_chat(payload) == []
+    answers = {m["tool_call_id"]: m["content"] for m in payload["messages"] if m["role"] == "tool"}
+    # every recorded result stays with its own call, none becomes user text
+    assert answers["call_0"] == "A content" and answers["call_0-1"] == "B content"
+    assert answers[mapped] == "C content" and answers["c2"] == "D content"
+    assert "ghost" not in json.dumps(payload) and "unknown call" not in json.dumps(payload)
+
+
+def test_the_trace_importers_warnings_are_printed(tmp_path: Path, capsys: Any) -> None:
+    path = tmp_path / "no-id.json"
+    trace = [
+        {"role": "user", "content": "go"},
+        {"role": "tool", "content": "a result with no call id and no call to answer"},
+        {"role": "assistant", "content": "done"},
+    ]
+    path.write_text(json.dumps(trace))
+    assert main(["repair", str(path), "-o", str(tmp_path / "o.json")]) == 0
+    assert "warning: " in capsys.readouterr().out

@@ -1,7 +1,8 @@
 """Malformed provider responses never raise into the loop: ``Engine.add_response`` of a random
 mutation of a valid Anthropic Messages, Chat Completions (with tool calls, or with a legacy
 ``function_call``) or Responses response is either admitted (and the engine still renders and
-saves) or refused with a ``RegioError`` that changed nothing stored.
+saves, and every call it holds has a non-empty name and an id every provider accepts) or
+refused with a ``RegioError`` that changed nothing stored.
 
 Example count: ``REGIO_FUZZ_EXAMPLES`` (default 60 per response shape in CI; the long run in
 ``docs/security.md`` used 2,000 per shape).
@@ -19,7 +20,10 @@ import pytest
 from hypothesis import given
 
 from mutation_support import CONVERSATION_BLUEPRINT, fuzz_settings, mutate, mutation_picks
+from regio.callids import id_problem
+from regio.content import Entry, ToolUse
 from regio.errors import RegioError
+from regio.layout import check_anthropic, check_openai_chat
 from regio.runtime import Engine
 from sdk_responses_support import (
     ANTHROPIC_MESSAGE,
@@ -58,16 +62,20 @@ def fresh_engine() -> Engine:
 
 
 def admit_or_refuse(engine: Engine, response: Any, observe: bool) -> None:
-    """The property: admitted and still renderable and savable, or a RegioError with nothing
-    stored changed."""
+    """The property: admitted with named, provider-valid calls and still renderable (both
+    providers' request checks pass) and savable, or a RegioError with nothing stored
+    changed."""
     before = stored(engine)
     try:
-        engine.add_response(response, observe=observe)
+        entry = engine.add_response(response, observe=observe)
     except RegioError:
         assert stored(engine) == before
         return
-    engine.request()
-    engine.request("openai")
+    for call in entry.message.tool_calls:
+        assert call.name, f"admitted a call without a tool name: {call}"
+        assert id_problem(call.id) is None, f"admitted a call id no provider takes: {call}"
+    for provider, check in (("anthropic", check_anthropic), ("openai", check_openai_chat)):
+        assert check(engine.request(provider)[1]) == []
     with tempfile.TemporaryDirectory() as tmp:
         engine.save(Path(tmp) / "state.json")
 
@@ -89,3 +97,18 @@ def test_fuzz_a_mutated_response_is_admitted_or_refused_with_nothing_changed(
 ) -> None:
     response = mutate(RESPONSES[shape], picks)
     admit_or_refuse(fresh_engine(), response, observe=picks[0][0] < 0.5)
+
+
+@pytest.mark.parametrize(
+    "call", [ToolUse("", "read", {}), ToolUse("c.1", "read", {}), ToolUse("c1", "", {})]
+)
+def test_the_property_fails_for_an_engine_that_admits_a_call_no_provider_takes(
+    call: ToolUse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fuzz property can fail: an engine that stored a call without an id or a name, or
+    with an id Anthropic refuses, breaks it (what regio before 2026-12 let through)."""
+    engine = fresh_engine()
+    admitted = Entry(id="e9", blocks=(call,), role="assistant")
+    monkeypatch.setattr(engine, "add_response", lambda *a, **k: admitted)
+    with pytest.raises(AssertionError, match="admitted a call"):
+        admit_or_refuse(engine, copy.deepcopy(RESPONSES["anthropic"]), observe=False)

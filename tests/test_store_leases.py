@@ -4,6 +4,7 @@ stored whole or not at all, also with two processes racing on one session."""
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import traceback
@@ -16,15 +17,18 @@ from regio.content import ToolResult, ToolUse
 from regio.layout import check_anthropic, check_openai_chat
 from regio.runtime import Engine, ExtractiveSummarizer
 from regio.store import (
+    LeaseTimeError,
     RedisStore,
     SessionConflictError,
+    SessionDamagedError,
     SessionLeasedError,
     SessionStoreError,
     SQLiteStore,
     compact_session,
 )
+from regio.store.lease import MAX_TTL
 from regio.tokens import get_counter
-from store_support import HISTORY_BLUEPRINT, redis_url, sqlite_or_redis
+from store_support import HISTORY_BLUEPRINT, redis_url, sqlite_or_redis, stray_lease
 
 __all__ = ["redis_url"]
 
@@ -134,9 +138,43 @@ def test_a_lease_for_another_session_is_refused_at_the_save(store: Any) -> None:
         engine.save_to(store, "s", lease=lease)
 
 
-def test_a_lease_needs_a_positive_ttl(store: Any) -> None:
-    with pytest.raises(ValueError, match="ttl > 0"):
-        store.lease("s", ttl=0)
+@pytest.mark.parametrize("ttl", [0, -1, math.inf, math.nan, True, "5", MAX_TTL + 1])
+def test_a_lease_needs_a_finite_positive_ttl_and_takes_nothing_otherwise(
+    store: Any, ttl: Any
+) -> None:
+    with pytest.raises(LeaseTimeError, match="ttl is the seconds a lease lasts"):
+        store.lease("s", ttl=ttl)
+    store.lease("s", ttl=5, wait=0).release()  # nothing was taken
+
+
+@pytest.mark.parametrize("wait", [-1, math.nan, None, "1"])
+def test_a_lease_wait_must_be_seconds(store: Any, wait: Any) -> None:
+    with pytest.raises(LeaseTimeError, match="wait is the seconds"):
+        store.lease("s", ttl=5, wait=wait)
+
+
+@pytest.mark.parametrize("ttl", [-1, 0, math.inf, math.nan])
+def test_a_renewal_needs_a_finite_positive_ttl_and_keeps_the_lease(store: Any, ttl: Any) -> None:
+    lease = store.lease("s", ttl=5, wait=0)
+    with pytest.raises(LeaseTimeError):
+        lease.renew(ttl)
+    assert lease.ttl == 5
+    with pytest.raises(SessionLeasedError):  # still held: nobody else takes it
+        store.lease("s", ttl=5, wait=0)
+    lease.renew()
+    lease.release()
+
+
+def test_a_lease_that_never_expires_is_named_with_the_fix_not_waited_on_forever(
+    store: Any,
+) -> None:
+    engine = _engine()
+    engine.save_to(store, "s")
+    stray_lease(store)
+    for attempt in (lambda: store.lease("s", ttl=5, wait=0.2), lambda: engine.save_to(store, "s")):
+        with pytest.raises(SessionDamagedError, match="forever") as caught:
+            attempt()
+        assert "DEL" in str(caught.value) or "DELETE FROM leases" in str(caught.value)
 
 
 # ----- compaction under the lease, two processes -------------------------------------------

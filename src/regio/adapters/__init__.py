@@ -15,6 +15,9 @@ Each imports its framework lazily and is an optional extra:
 
 Where an adapter is in its framework's history lives in the engine's session
 (:mod:`regio.adapters.cursor`), so a new adapter over a loaded engine continues the session.
+Every adapter lays the window out through :func:`regio.adapters.repaired.repaired_request`: a
+broken history (an orphaned call or result, a reused call id) is repaired before the model gets
+it.
 
 Importing any adapter sets ``LITELLM_LOCAL_MODEL_COST_MAP=True`` when it is unset, so a later
 ``import litellm`` (the OpenAI Agents SDK's LiteLLM model among others) reads the price map

@@ -13,20 +13,41 @@ joined by a blank line; image and file parts (Chat ``image_url`` / ``file``, Res
 :class:`regio.media.Image` / :class:`regio.media.Document` blocks in their place
 (:func:`regio.runtime.sdk_media.media_of_part`); in a tool result they are the result's
 ``media``. Any other part (audio, a file id) raises :class:`SDKInputError` naming its index.
+
+A Responses ``reasoning`` item is the server's own; :func:`response_items` leaves it out unless
+asked to keep it with its turn (the Agents SDK session does: :func:`reasoning_block`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from regio.callargs import function_arguments
-from regio.content import Block, Document, Image, Message, Text, ToolResult, ToolUse
+from regio.content import (
+    Block,
+    Document,
+    Image,
+    Message,
+    Text,
+    Thinking,
+    ToolResult,
+    ToolUse,
+    canonical_json,
+)
 from regio.runtime.sdk import SDKInputError
 from regio.runtime.sdk_media import media_of_part
 from regio.runtime.sdk_read import plain_dict
 
-__all__ = ["chat_messages", "content_blocks", "content_text", "response_items"]
+__all__ = [
+    "chat_messages",
+    "content_blocks",
+    "content_text",
+    "reasoning_block",
+    "reasoning_item",
+    "response_items",
+]
 
 _TEXT_PARTS = ("text", "input_text", "output_text")
 
@@ -122,6 +143,10 @@ def _id(item: Mapping[str, Any], key: str, where: str) -> str:
     return str(value)
 
 
+def _thinking_only(message: Message) -> bool:
+    return all(isinstance(b, Thinking) for b in message.blocks)
+
+
 def chat_messages(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
     """regio messages of Chat Completions message dicts (module doc). Raises
     :class:`SDKInputError` naming the index for an unknown role or part."""
@@ -143,19 +168,46 @@ def chat_messages(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
                 call = _item(raw_call, f"messages[{index}].tool_calls[{n}]")
                 fn = _item(call.get("function") or {}, f"messages[{index}].tool_calls[{n}]")
                 args = function_arguments(fn.get("arguments"))
-                blocks.append(ToolUse(_id(call, "id", where), str(fn.get("name")), args))
+                at = f"messages[{index}].tool_calls[{n}]"
+                name = _id(fn, "name", f"{at}.function")
+                blocks.append(ToolUse(_id(call, "id", at), name, args))
             out.append(Message("assistant", tuple(blocks)))
         elif role == "tool":
-            out.append(_tool_result(str(m.get("tool_call_id")), m.get("content"), where))
+            call_id = _id(m, "tool_call_id", f"messages[{index}]")
+            out.append(_tool_result(call_id, m.get("content"), where))
         else:
             raise SDKInputError(f"messages[{index}]: unknown role {role!r}")
     return out
 
 
-def response_items(items: Iterable[Mapping[str, Any]]) -> list[Message]:
+def reasoning_block(item: Mapping[str, Any]) -> Thinking:
+    """The thinking block of a Responses ``reasoning`` item: its summary text as the thinking,
+    the whole item (canonical JSON, ``None`` fields left out) as the signature, so
+    :func:`reasoning_item` gives it back as the model sent it."""
+    summary = item.get("summary") or []
+    texts = [str(s.get("text") or "") for s in summary if isinstance(s, Mapping)]
+    body = {k: v for k, v in item.items() if v is not None}
+    return Thinking("\n\n".join(t for t in texts if t), canonical_json(body).decode())
+
+
+def reasoning_item(block: Thinking) -> dict[str, Any] | None:
+    """The Responses ``reasoning`` item a thinking block holds (:func:`reasoning_block`),
+    ``None`` for any other thinking block (Anthropic's, a summary without its item)."""
+    if not block.signature.startswith("{"):
+        return None
+    try:
+        item = json.loads(block.signature)
+    except ValueError:
+        return None
+    return item if isinstance(item, dict) and item.get("type") == "reasoning" else None
+
+
+def response_items(items: Iterable[Mapping[str, Any]], *, reasoning: bool = False) -> list[Message]:
     """regio messages of Responses input items (module doc); consecutive ``function_call``
-    items join the assistant message before them. Raises :class:`SDKInputError` naming the
-    index for an item or part it cannot read."""
+    items join the assistant message before them. ``reasoning``: a ``reasoning`` item opens
+    the assistant message of its turn as a thinking block holding the item
+    (:func:`reasoning_block`; the message and calls after it join it), else it is left out.
+    Raises :class:`SDKInputError` naming the index for an item or part it cannot read."""
     out: list[Message] = []
     for index, raw in enumerate(items):
         item = _item(raw, f"items[{index}]")
@@ -167,7 +219,11 @@ def response_items(items: Iterable[Mapping[str, Any]]) -> list[Message]:
         if kind == "message" and role == "user":
             out.append(_user(item.get("content"), f"{where}.content"))
         elif kind == "message" and role == "assistant":
-            out.append(Message("assistant", (Text(content_text(item.get("content"))),)))
+            text = Text(content_text(item.get("content")))
+            if out and out[-1].role == "assistant" and _thinking_only(out[-1]):
+                out[-1] = Message("assistant", (*out[-1].blocks, text))
+            else:
+                out.append(Message("assistant", (text,)))
         elif kind == "function_call":
             args = function_arguments(item.get("arguments"))
             call = ToolUse(_id(item, "call_id", where), _id(item, "name", where), args)
@@ -178,6 +234,12 @@ def response_items(items: Iterable[Mapping[str, Any]]) -> list[Message]:
         elif kind == "function_call_output":
             output = item.get("output")
             out.append(_tool_result(_id(item, "call_id", where), output, f"{where}.output"))
+        elif kind == "reasoning" and reasoning:
+            block = reasoning_block(item)
+            if out and out[-1].role == "assistant" and _thinking_only(out[-1]):
+                out[-1] = Message("assistant", (*out[-1].blocks, block))
+            else:
+                out.append(Message("assistant", (block,)))
         elif kind == "reasoning":
             continue
         else:

@@ -17,66 +17,46 @@ Gemini caches prefixes implicitly, so no marks are sent.
 
 Which contents the engine holds is an :class:`regio.runtime.state.AdapterCursor` in the
 engine's session (:mod:`regio.adapters.cursor`): new callbacks over a loaded engine admit only
-what is new. A part regio has no block for (inline data, files, executable code) raises
-:class:`regio.runtime.sdk.SDKInputError` naming the content and the part.
+what is new, and a run that stopped between a call and its response (ADK then leaves the call
+out of the contents it builds) goes on from the content before the call (the cursor's second
+anchor). Images and documents (``inline_data`` and ``file_data`` parts of the user's contents,
+and of function responses) travel both ways; a part regio has no block for (audio, video,
+executable code) raises :class:`regio.runtime.sdk.SDKInputError` naming the content and the
+part (:mod:`regio.adapters.genai`). A tool response too large for the conversation reaches the
+model cut, with a note saying so (:mod:`regio.adapters.admit`).
+
+**Function calls without ids.** Gemini sends function calls without ids; ADK gives them ids of
+its own and strips them from every ``LlmRequest``, so the model pairs responses with calls by
+order and name. The callbacks do the same: each call without an id gets one in the engine
+(``adk-regio-<n>``), each response without one the id of the call it answers, and those ids are
+never sent to the model (:mod:`regio.adapters.genai`).
+
+**A broken history is repaired before it is laid out.** ADK drops a function call without a
+response (and a response without its call) from the contents it builds, but the engine may hold
+one: ``after_model`` recorded a call whose tool never returned (a run that stopped between the
+two, then went on in the same session). When the layout finds the history broken,
+``before_model`` repairs the engine's conversation before the window goes out
+(:mod:`regio.adapters.repaired`; :meth:`regio.runtime.Engine.repair`, the rules of
+:func:`regio.runtime.repair_history`): an orphaned call is closed with a response saying it was
+interrupted, an orphaned response leaves the window, a reused id is renamed; each change is a
+``HistoryRepaired`` event. The model never gets an invalid request.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from google.genai import types
 
-from regio.content import Block, Message, Text, ToolResult, ToolUse
-from regio.runtime.sdk import SDKInputError
-
-from .chat import chat_messages, content_text
+from .admit import admit
 from .cursor import canonical_digest, cursor, first_new, mark
+from .genai import to_contents, to_regio
+from .repaired import repaired_request
 
 __all__ = ["RegioCallbacks"]
 
 #: The key of the callbacks' cursor in the engine's session (``engine.state.adapters``).
 CURSOR = "google-adk"
-
-
-def _response_text(response: Any) -> str:
-    """The text of a ``FunctionResponse.response``: its ``result`` (or ``output``) when that is
-    the one string in it, else the whole value as JSON."""
-    if isinstance(response, dict) and len(response) == 1:
-        (value,) = response.values()
-        if isinstance(value, str):
-            return value
-    return json.dumps(response, sort_keys=True, default=str)
-
-
-def _to_regio(content: types.Content, where: str) -> list[Message]:
-    """The regio messages of one ``google.genai`` content (module doc)."""
-    blocks: list[Block] = []
-    results: list[ToolResult] = []
-    for n, part in enumerate(content.parts or []):
-        if part.thought:
-            continue
-        if part.text is not None:
-            if part.text:
-                blocks.append(Text(part.text))
-        elif part.function_call is not None:
-            call = part.function_call
-            blocks.append(ToolUse(str(call.id or ""), str(call.name), dict(call.args or {})))
-        elif part.function_response is not None:
-            answer = part.function_response
-            results.append(ToolResult(str(answer.id or ""), _response_text(answer.response)))
-        else:
-            raise SDKInputError(
-                f"{where}.parts[{n}]: cannot read this part; regio reads text, function calls "
-                "and function responses"
-            )
-    if content.role == "model":
-        return [Message("assistant", tuple(blocks))] if blocks else []
-    out = [Message.tool((r,)) for r in results]
-    if blocks:
-        out.append(Message("user", tuple(blocks)))
-    return out
 
 
 def _part_form(part: types.Part) -> list[Any]:
@@ -86,46 +66,17 @@ def _part_form(part: types.Part) -> list[Any]:
     if part.function_response is not None:
         answer = part.function_response
         return ["response", answer.id, answer.name, answer.response]
+    if part.inline_data is not None:
+        blob = part.inline_data
+        return ["data", blob.mime_type, canonical_digest(repr(blob.data))]
+    if part.file_data is not None:
+        return ["file", part.file_data.mime_type, part.file_data.file_uri]
     return ["text", part.text or "", bool(part.thought)]
 
 
 def _digest(content: types.Content) -> str:
     """The canonical digest of one content (role and parts, no metadata)."""
     return canonical_digest([content.role, [_part_form(p) for p in content.parts or []]])
-
-
-def _contents(messages: list[dict[str, Any]]) -> tuple[str, list[types.Content]]:
-    """(regio's system text, the window as ``google.genai`` contents) of regio's Chat
-    Completions payload: tool results answering one assistant turn join one user content, with
-    the user text that follows them (the layout's tail)."""
-    system = "\n\n".join(
-        content_text(m.get("content")) for m in messages if m.get("role") == "system"
-    )
-    names: dict[str, str] = {}
-    out: list[types.Content] = []
-    for message in chat_messages(messages):
-        parts: list[types.Part] = []
-        if message.role == "assistant":
-            parts = [types.Part(text=b.text) for b in message.blocks if isinstance(b, Text)]
-            for call in message.tool_calls:
-                names[call.id] = call.name
-                fc = types.FunctionCall(id=call.id, name=call.name, args=dict(call.input))
-                parts.append(types.Part(function_call=fc))
-            out.append(types.Content(role="model", parts=parts))
-            continue
-        for r in message.tool_results:
-            answer = types.FunctionResponse(
-                id=r.tool_use_id,
-                name=names.get(r.tool_use_id, "tool"),
-                response={"result": r.content},
-            )
-            parts.append(types.Part(function_response=answer))
-        parts.extend(types.Part(text=b.text) for b in message.blocks if isinstance(b, Text))
-        if out and out[-1].role == "user":  # one user turn: the results, then the tail
-            out[-1].parts = [*(out[-1].parts or []), *parts]
-        else:
-            out.append(types.Content(role="user", parts=parts))
-    return system, out
 
 
 def _instruction_text(instruction: Any) -> str:
@@ -151,14 +102,16 @@ class RegioCallbacks:
         Returns ``None``, so ADK calls the model with the laid-out request."""
         contents = list(llm_request.contents or [])
         start = first_new(self.engine, CURSOR, contents, _digest)
-        for n, content in enumerate(contents[start:], start):
-            for message in _to_regio(content, f"contents[{n}]"):
-                self.engine.add_message(message)
-        if contents:
+        at = cursor(self.engine, CURSOR)
+        for n in range(start, len(contents)):
+            for message in to_regio(contents[n], f"contents[{n}]", at):
+                admit(self.engine, message)
+            mark(self.engine, CURSOR, n + 1, _digest(contents[n]))
+        if contents and start == len(contents) != at.position:  # contents rewritten shorter
             mark(self.engine, CURSOR, len(contents), _digest(contents[-1]))
         agent = _instruction_text(llm_request.config.system_instruction)
         self.engine.budget.send_beside(agent, "\n\n")
-        regio, window = _contents(self.engine.request("openai")[1]["messages"])
+        regio, window = to_contents(repaired_request(self.engine, "openai")[1]["messages"])
         llm_request.contents = window
         system = "\n\n".join(t for t in (agent, regio) if t)
         llm_request.config.system_instruction = system or None
@@ -169,7 +122,7 @@ class RegioCallbacks:
         content = llm_response.content
         if content is None or llm_response.partial:
             return
-        for message in _to_regio(content, "response.content"):
-            self.engine.add_message(message)
         at = cursor(self.engine, CURSOR)
+        for message in to_regio(content, "response.content", at):
+            self.engine.add_message(message)
         mark(self.engine, CURSOR, at.position + 1, _digest(content))

@@ -31,6 +31,16 @@ first call (:mod:`regio.adapters.window`).
 
 Pass ``provider="anthropic"`` or ``"openai"`` to choose instead of detecting.
 
+**A broken history is repaired before it is laid out.** The agent state can hold a tool call
+that never got its result (a run that stopped between the two, resumed from a checkpointer), a
+result whose call is gone or a call id used twice (messages edited or spliced by hand). The
+middleware admits what it receives as it is (the session's transcript keeps it) and, when the
+layout finds the history broken, repairs the engine's conversation before the window goes out
+(:mod:`regio.adapters.repaired`; :meth:`regio.runtime.Engine.repair`, the rules of
+:func:`regio.runtime.repair_history`): an orphaned call is closed with a result saying it was
+interrupted, an orphaned result leaves the window, a reused id is renamed; each change is a
+``HistoryRepaired`` event. The model never gets an invalid request.
+
 **regio's context tools** (``context_tools``: ``context_write``, ``todo_add``, ``compact``, ...)
 are sent with the caller's tools in both formats, in regio's order (the tools the budget
 counts), and the middleware runs the model's calls to them itself (``wrap_tool_call``:
@@ -70,8 +80,10 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from regio.content import Message, Thinking
 from regio.runtime.options import TOOL_NAMES
 
+from .admit import admit
 from .chat import chat_messages, content_text
 from .cursor import canonical_digest, cursor, first_new, mark
+from .repaired import repaired_request
 from .window import adopt_framework_window, langchain_window
 
 __all__ = ["PROVIDERS", "RegioMiddleware", "chat_model_provider"]
@@ -218,9 +230,11 @@ class RegioMiddleware(AgentMiddleware):
         an agent without a checkpointer invoked again, is new from its first message). The
         model's replies are recorded as they come (:meth:`_record`)."""
         start = first_new(self.engine, CURSOR, messages, _digest)
-        for message in chat_messages(convert_to_openai_messages(messages[start:])):
-            self.engine.add_message(message)
-        if messages:
+        for index in range(start, len(messages)):
+            for message in chat_messages(convert_to_openai_messages([messages[index]])):
+                admit(self.engine, message)
+            mark(self.engine, CURSOR, index + 1, _digest(messages[index]))
+        if messages and start == len(messages) != self.seen:  # a history rewritten shorter
             mark(self.engine, CURSOR, len(messages), _digest(messages[-1]))
 
     def _caller_system(self, request: Any) -> str:
@@ -252,7 +266,7 @@ class RegioMiddleware(AgentMiddleware):
             self.engine.budget.send_beside(caller, "" if anthropic else "\n\n")
         if anthropic:
             return self._anthropic(request, caller, functions, builtin)
-        body = self.engine.request("openai", tools=functions)[1]
+        body = repaired_request(self.engine, "openai", tools=functions)[1]
         window = convert_to_messages(body["messages"])
         regio_system = [content_text(m.content) for m in window if isinstance(m, SystemMessage)]
         rest = [m for m in window if not isinstance(m, SystemMessage)]
@@ -267,7 +281,7 @@ class RegioMiddleware(AgentMiddleware):
     def _anthropic(
         self, request: Any, caller: str, functions: list[Any], builtin: list[Any]
     ) -> Any:
-        body = self.engine.request("anthropic", tools=functions)[1]
+        body = repaired_request(self.engine, "anthropic", tools=functions)[1]
         system: list[str | dict[Any, Any]] = [dict(b) for b in body.get("system") or []]
         if caller:
             system.insert(0, {"type": "text", "text": caller})

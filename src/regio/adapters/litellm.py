@@ -14,6 +14,16 @@ LiteLLM sends it to the API: system blocks, text, image and document parts, tool
 tool calls and tools keep their marks (at most four, where the layout put them). Every other
 model gets regio's Chat Completions payload (OpenAI caches prefixes without markers).
 
+**Streaming.** With ``stream=True`` the call returns a :class:`RecordedStream`: LiteLLM's stream
+passed through chunk by chunk, as LiteLLM gives it (iterate it, or ``async for`` it from
+:func:`acompletion`); when the stream ends, its chunks are assembled into one response
+(``litellm.stream_chunk_builder``, LiteLLM's own) and recorded in the engine, as a reply of a
+call without ``stream`` is (``RecordedStream.response`` is it then). A stream left before its end
+records nothing until :meth:`RecordedStream.finish` is called (it records what arrived).
+The stream is the one LiteLLM returns, unchanged; the usage LiteLLM puts on its last chunk
+(it asks the provider for it, ``stream_options``) is observed, as a call without ``stream``
+observes its response's.
+
 **LiteLLM's price map is never downloaded for regio.** LiteLLM fetches its model-price map
 from the network when ``litellm`` is imported, unless ``LITELLM_LOCAL_MODEL_COST_MAP=True`` is
 set (https://docs.litellm.ai/docs/completion/token_usage#9-register_model). Importing this
@@ -33,7 +43,10 @@ from typing import Any
 
 from regio.runtime.sdk import SDKInputError
 
+from .repaired import repaired_request
+
 __all__ = [
+    "RecordedStream",
     "acompletion",
     "completion",
     "is_anthropic_route",
@@ -201,16 +214,19 @@ def payload(engine: Any, *, model: str | None = None, tools: Any = ()) -> dict[s
     """LiteLLM's keyword arguments for the engine's window (module doc): for an Anthropic
     route the Anthropic payload as LiteLLM messages with their ``cache_control`` marks
     (:func:`messages_of_anthropic`), else the Chat Completions payload; ``model`` (a LiteLLM
-    model name such as ``anthropic/claude-sonnet-4-6``) when given."""
+    model name such as ``anthropic/claude-sonnet-4-6``) when given. A broken history (a stored
+    session with a call that never got its result, a result whose call is gone, a reused call
+    id) is repaired first (:func:`regio.adapters.repaired.repaired_request`, each change a
+    ``HistoryRepaired`` event)."""
     if model and is_anthropic_route(model):
-        body = engine.request("anthropic", tools=tools)[1]
+        body = repaired_request(engine, "anthropic", tools=tools)[1]
         out: dict[str, Any] = {"messages": messages_of_anthropic(body)}
         if body.get("tools"):
             out["tools"] = _tools_of_anthropic(body["tools"])
         if "max_tokens" in body:
             out["max_tokens"] = body["max_tokens"]
     else:
-        out = engine.request("openai", tools=tools)[1]
+        out = repaired_request(engine, "openai", tools=tools)[1]
     if model:
         out["model"] = model
     return out
@@ -226,9 +242,53 @@ def _prepare(engine: Any, model: str | None, tools: Any, kwargs: dict[str, Any])
     return payload(engine, model=model, tools=tools)
 
 
+class RecordedStream:
+    """A LiteLLM stream (``CustomStreamWrapper``) whose reply is recorded in ``engine`` when it
+    ends (module doc). Iterate it (``for``, or ``async for`` for a stream of
+    :func:`acompletion`); every other attribute is the wrapped stream's. ``messages``: what was
+    sent (LiteLLM's chunk builder reads it for a usage it has to estimate)."""
+
+    def __init__(self, engine: Any, stream: Any, messages: list[dict[str, Any]]) -> None:
+        self.engine = engine
+        self.stream = stream
+        self.messages = messages
+        #: The chunks received so far.
+        self.chunks: list[Any] = []
+        #: The assembled response once recorded (:meth:`finish`), else ``None``.
+        self.response: Any = None
+
+    def __iter__(self) -> Any:
+        for chunk in self.stream:
+            self.chunks.append(chunk)
+            yield chunk
+        self.finish()
+
+    async def __aiter__(self) -> Any:
+        async for chunk in self.stream:
+            self.chunks.append(chunk)
+            yield chunk
+        self.finish()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+    def finish(self) -> Any:
+        """Assemble the chunks received (``litellm.stream_chunk_builder``) and record the
+        reply and its usage in the engine, once; returns the assembled response (``None`` when
+        no chunk came)."""
+        if self.response is not None or not self.chunks:
+            return self.response
+        import litellm
+
+        self.response = litellm.stream_chunk_builder(self.chunks, messages=self.messages)
+        self.engine.add_response(self.response, observe=True)
+        return self.response
+
+
 def completion(engine: Any, *, model: str | None = None, tools: Any = (), **kwargs: Any) -> Any:
     """``litellm.completion(**payload(engine), **kwargs)``, then the reply is appended to the
-    engine (``add_response(..., observe=True)``); returns LiteLLM's ``ModelResponse``.
+    engine (``add_response(..., observe=True)``); returns LiteLLM's ``ModelResponse``, or with
+    ``stream=True`` a :class:`RecordedStream` that records the reply when it ends (module doc).
     ``kwargs`` go to LiteLLM (``mock_response=`` for tests, ``api_base=``, ``client=``, ...);
     ``drop_params`` defaults to true so OpenAI-only fields of the payload (``prompt_cache_key``)
     are dropped for providers that refuse them
@@ -238,7 +298,10 @@ def completion(engine: Any, *, model: str | None = None, tools: Any = (), **kwar
     import litellm
 
     body = _prepare(engine, model, tools, kwargs)
+    streamed = bool(kwargs.get("stream"))
     response = litellm.completion(**body, **kwargs)
+    if streamed:
+        return RecordedStream(engine, response, body["messages"])
     engine.add_response(response, observe=True)
     return response
 
@@ -246,10 +309,14 @@ def completion(engine: Any, *, model: str | None = None, tools: Any = (), **kwar
 async def acompletion(
     engine: Any, *, model: str | None = None, tools: Any = (), **kwargs: Any
 ) -> Any:
-    """:func:`completion` with ``litellm.acompletion``."""
+    """:func:`completion` with ``litellm.acompletion`` (a stream is iterated with
+    ``async for``)."""
     import litellm
 
     body = _prepare(engine, model, tools, kwargs)
+    streamed = bool(kwargs.get("stream"))
     response = await litellm.acompletion(**body, **kwargs)
+    if streamed:
+        return RecordedStream(engine, response, body["messages"])
     engine.add_response(response, observe=True)
     return response

@@ -20,13 +20,39 @@
 
 Without the filter the model sees the window as it was when the run started plus everything
 the run added since, unbounded.
+
+**Reasoning stays with its turn.** A reasoning model's ``reasoning`` items (the summary, and the
+``encrypted_content`` when the run asks for it) are kept in the engine with the assistant turn
+they belong to, as a thinking block holding the item (:func:`regio.adapters.chat.
+reasoning_block`), and go back to the model right before that turn's first function call on
+every call of the window (regio's own Responses payload leaves thinking out): inside a tool loop
+the model continues its reasoning, as OpenAI asks of a stateless caller
+(https://platform.openai.com/docs/guides/reasoning#keeping-reasoning-items-in-context). A turn
+the window compacted or cleared takes its reasoning with it.
+
+A tool output too large for the conversation is admitted cut, with a note the agent reads
+(:mod:`regio.adapters.admit`).
+
+**A broken session is repaired before it is laid out.** The session can hold a function call
+whose output never came (a run that stopped between the two), an output whose call is gone or
+a call id used twice. The items are admitted as they come (the session's transcript keeps
+them); when the layout finds the history broken (:meth:`RegioSession.get_items` and the filter
+lay it out), the engine's conversation is repaired before the window goes out
+(:mod:`regio.adapters.repaired`; :meth:`regio.runtime.Engine.repair`, the rules of
+:func:`regio.runtime.repair_history`): an orphaned call is closed with an output saying it was
+interrupted, an orphaned output leaves the window, a reused id is renamed; each change is a
+``HistoryRepaired`` event. The model never gets an invalid request.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .chat import response_items
+from regio.content import Thinking, ToolUse
+
+from .admit import admit
+from .chat import reasoning_item, response_items
+from .repaired import repaired_request
 
 #: Separator between the agent's instructions and regio's pinned regions.
 _JOIN = "\n\n"
@@ -46,11 +72,37 @@ class RegioSession:
         self.session_id = session_id or engine.options.session_id or "regio"
 
     def _payload(self) -> dict[str, Any]:
-        payload: dict[str, Any] = self.engine.request("openai_responses")[1]
+        """The engine's window as a Responses payload, a broken history repaired first
+        (module doc)."""
+        payload: dict[str, Any] = repaired_request(self.engine, "openai_responses")[1]
         return payload
 
     def _items(self) -> list[dict[str, Any]]:
         return list(self._payload().get("input") or [])
+
+    def _with_reasoning(self, items: list[Any]) -> list[Any]:
+        """``items`` with each assistant turn's reasoning items back before its first function
+        call (module doc)."""
+        conv = self.engine.window.conversation
+        by_call: dict[str, list[dict[str, Any]]] = {}
+        for entry in conv.entries if conv is not None else ():
+            blocks = entry.blocks or ()
+            kept = [
+                found
+                for b in blocks
+                if isinstance(b, Thinking) and (found := reasoning_item(b)) is not None
+            ]
+            calls = [b.id for b in blocks if isinstance(b, ToolUse)]
+            if kept and calls:
+                by_call[calls[0]] = kept
+        if not by_call:
+            return items
+        out: list[Any] = []
+        for item in items:
+            if isinstance(item, dict) and item.get("type") == "function_call":
+                out.extend(by_call.pop(str(item.get("call_id")), ()))
+            out.append(item)
+        return out
 
     def call_model_input_filter(self, data: Any) -> Any:
         """``RunConfig.call_model_input_filter`` (module doc): the model input of every call
@@ -63,7 +115,8 @@ class RegioSession:
         payload = self._payload()
         regio = str(payload.get("instructions") or "")
         instructions = _JOIN.join(t for t in (agent, regio) if t) or None
-        return ModelInputData(input=list(payload.get("input") or []), instructions=instructions)
+        items = self._with_reasoning(list(payload.get("input") or []))
+        return ModelInputData(input=items, instructions=instructions)
 
     def run_config(self, **kwargs: Any) -> Any:
         """An Agents SDK ``RunConfig`` whose ``call_model_input_filter`` is this session's
@@ -74,13 +127,13 @@ class RegioSession:
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         """The window as Responses input items, oldest first (the last ``limit`` when given)."""
-        items = self._items()
+        items = self._with_reasoning(self._items())
         return items[-limit:] if limit else items
 
     async def add_items(self, items: list[Any]) -> None:
         """Append ``items`` (Responses input items) to the engine's conversation."""
-        for message in response_items(items):
-            self.engine.add_message(message)
+        for message in response_items(items, reasoning=True):
+            admit(self.engine, message)
 
     async def pop_item(self) -> Any:
         """Remove and return the most recent item's unit (an entry and what belongs to it;

@@ -2,14 +2,23 @@
 
 * :mod:`regio.bench.capture` — a recorded trace as one stream of region writes, messages and
   model calls, under the blueprint's capture rules (:mod:`regio.capture`);
-* :mod:`regio.bench.replay` — :func:`replay`: one request sequence per strategy;
+* :mod:`regio.bench.replay` — :func:`replay`: one request sequence per strategy, from
+  :mod:`regio.bench.enginepass` (regio's engines; a strategy that raises fails alone;
+  ``regio-delegate``) and :mod:`regio.bench.rawpass` (``recorded`` and the peers), sharing
+  :mod:`regio.bench.replaysetup`; :mod:`regio.bench.tracking` — per-strategy bookkeeping and
+  the broken rule;
 * :mod:`regio.bench.baselines` — the ``recorded`` baseline and the plain request;
-* :mod:`regio.bench.peers` — ``trim``, ``summarization-middleware``, ``llamaindex-memory``;
+* :mod:`regio.bench.peers` — the peers (``trim``, ``summarization-middleware``, ...; the
+  framework ones in :mod:`regio.bench.frameworkpeers`, the clearing ones in
+  :mod:`regio.bench.editing_peers`, the providers' compaction in
+  :mod:`regio.bench.provider_peers`);
 * :mod:`regio.bench.pressure` — ``--window-tokens``: a blueprint scaled to a smaller window;
 * :mod:`regio.bench.retention` — canaries, the trace's own facts and their retention;
 * :mod:`regio.bench.metrics` — hit rate, oracle and placement share, the trace bounds;
+  :mod:`regio.bench.costbound` — the cost-optimal periodic-compaction bound;
 * :mod:`regio.bench.run` — :func:`run_bench` -> :class:`BenchReport`;
-* :mod:`regio.bench.report` — the JSON report; :mod:`regio.bench.output` — tables and plot;
+* :mod:`regio.bench.report` — the JSON report; :mod:`regio.bench.output` — tables,
+  :mod:`regio.bench.plot` — the plot;
 * :mod:`regio.bench.cli` — ``regio bench`` and ``regio demo``.
 """
 

@@ -22,8 +22,9 @@ from regio.errors import (
     RegionFullError,
     WindowConfigError,
 )
+from regio.providers.registry import chat_format_for
 from regio.regions import Refusal, Region, Window, make_region
-from regio.tokens import chat_format_for_model, get_counter
+from regio.tokens import get_counter
 
 __all__ = ["build_window", "region_options"]
 
@@ -86,7 +87,7 @@ def build_window(
       whose declared writer replaces what it stored gets it as ``replacing_writer``
       (:func:`regio.blueprint.writers.replacing_writers`);
     * ``counter`` is a :class:`regio.tokens.TokenCounter`; default: ``blueprint.tokenizer``
-      with the model's chat format (:func:`regio.tokens.get_counter`);
+      with the provider's chat format (:func:`regio.providers.chat_format_for`);
     * ``custom`` regions load their hooks only when ``allow_custom_hooks`` is true, otherwise
       :class:`regio.errors.CustomHooksNotAllowedError` is raised.
 
@@ -96,7 +97,7 @@ def build_window(
     if counter is None:
         counter = get_counter(
             blueprint.tokenizer,
-            chat_format=chat_format_for_model(blueprint.model.name),
+            chat_format=chat_format_for(blueprint.model.provider, blueprint.model.name),
             model=blueprint.model.name,
         )
     regions: list[Region] = []

@@ -240,8 +240,8 @@ def _describes() -> dict[tuple[str, str], str]:
         classes[name] = next(c for c, n in DEF_NAMES.items() if n == name)
     classes["SeedEntry"], classes["SeedFile"] = SeedEntry, SeedFile
     classes["Capture"] = CaptureSpec
-    for kind, cls in REGION_CLASSES.items():
-        classes[kind_def_name(kind)] = cls
+    for kind in KINDS:
+        classes[kind_def_name(kind)] = REGION_CLASSES[kind]
     out: dict[tuple[str, str], str] = {}
     for def_name, cls in classes.items():
         for f in yaml_fields(cls):
@@ -290,8 +290,8 @@ def _table(schema: dict[str, Any], keys: list[str] | None = None, def_name: str 
 
 
 def generate_docs() -> str:
-    """The full text of ``docs/blueprint.md``."""
-    schema = blueprint_json_schema()
+    """The full text of ``docs/blueprint.md`` (the package's own kinds)."""
+    schema = blueprint_json_schema(KINDS)
     defs = schema["$defs"]
     out = [INTRO, "## Top-level keys", ""]
     out += _table(schema)

@@ -51,13 +51,15 @@ def blueprint_tool_specs(bp: Blueprint) -> list[Any]:
 def blueprint_tools_tokens(bp: Blueprint) -> int:
     """Tokens of the context tools' schemas of ``bp`` as its provider receives them (0 when
     no tool is offered), counted with the blueprint's tokenizer."""
+    from regio.providers.registry import tool_framing_for
     from regio.tokens.tooldefs import tool_definition_tokens
 
     specs = blueprint_tool_specs(bp)
     if not specs:
         return 0
     counter = _counter(bp)
-    return tool_definition_tokens(specs, bp.model.provider, lambda t: int(counter.count(t)))
+    framing = tool_framing_for(bp.model.provider)
+    return tool_definition_tokens(specs, framing, lambda t: int(counter.count(t)))
 
 
 def check_tool_room(
@@ -148,9 +150,10 @@ def check_trigger_floor(
 
 
 def _counter(bp: Blueprint) -> Any:
-    from regio.tokens import chat_format_for_model, get_counter
+    from regio.providers.registry import chat_format_for
+    from regio.tokens import get_counter
 
-    return get_counter(bp.tokenizer, chat_format=chat_format_for_model(bp.model.name))
+    return get_counter(bp.tokenizer, chat_format=chat_format_for(bp.model.provider, bp.model.name))
 
 
 def _trigger(spec: SlidingWindowSpec, budget: int) -> int | None:

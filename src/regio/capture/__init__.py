@@ -4,7 +4,8 @@
   operations they make (:class:`RegionOp`) and a message with the moves that took text out of
   it (:class:`AddMessage`);
 * :mod:`regio.capture.filing` -- applying those operations through engines, a refused one
-  leaving the message as it was sent (:func:`file_moves`);
+  leaving the message as it was sent (:func:`file_moves`; an engine that raises one of
+  :data:`ENGINE_ERRORS` goes to the caller's ``on_error``);
 * :mod:`regio.capture.live` -- :class:`LiveCapture`: the rules on a live agent's system prompt
   and messages as they arrive (``regio proxy``).
 
@@ -14,7 +15,7 @@ Reference: ``docs/blueprint.md#capture``.
 
 from __future__ import annotations
 
-from .filing import Filed, apply_all, apply_op, file_moves
+from .filing import ENGINE_ERRORS, Filed, OnError, apply_all, apply_op, file_moves
 from .live import BESIDE, LiveCapture
 from .rules import (
     SWE_AGENT_FOOTER,
@@ -34,6 +35,7 @@ from .rules import (
 
 __all__ = [
     "BESIDE",
+    "ENGINE_ERRORS",
     "SWE_AGENT_FOOTER",
     "TIME_LINE",
     "AddMessage",
@@ -43,6 +45,7 @@ __all__ = [
     "FooterRule",
     "LiveCapture",
     "LookupRule",
+    "OnError",
     "ParkRule",
     "RegionOp",
     "SystemPromptRule",

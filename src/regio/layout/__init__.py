@@ -47,6 +47,7 @@ from .model import (
     TailCopy,
     ToolSpec,
 )
+from .provider_compaction import ProviderCompaction
 from .render_anthropic import count_cache_markers, render_anthropic
 from .render_common import CONTINUE_TEXT
 from .render_openai import render_openai_chat, render_openai_responses
@@ -99,6 +100,7 @@ __all__ = [
     "NotesSettled",
     "OrphanResultDropped",
     "PMessage",
+    "ProviderCompaction",
     "RegionChange",
     "RegionWatch",
     "RenderLog",

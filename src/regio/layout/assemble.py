@@ -34,6 +34,7 @@ from .events import (
 )
 from .model import (
     CHAIN_ROOT,
+    DEFAULT_MIN_CACHE_TOKENS,
     MARKED_HISTORY,
     Breakpoint,
     BreakpointStat,
@@ -58,7 +59,6 @@ from .strategy import LayoutStrategy, strategy_for
 
 __all__ = ["DEFAULT_MIN_CACHE_TOKENS", "assemble", "note_text", "prompt_cache_key"]
 
-DEFAULT_MIN_CACHE_TOKENS = CacheEconomics().min_cache_tokens
 #: Requests a breakpoint slot must have been placed in, with its prefix never surviving, before
 #: :class:`BreakpointNeverRead` is reported.
 NEVER_READ_AFTER = 3

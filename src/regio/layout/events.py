@@ -24,12 +24,16 @@ __all__ = [
 
 class Repaired(Event, frozen=True, tag="repaired"):
     """The repair pass changed the projection: ``action`` (``moved_results``,
-    ``duplicate_result_dropped``, ``duplicate_call_dropped``, ``merged``, ``conversation_start``)
-    and the ``tool_use_id`` concerned (empty when none). The canonical log is unchanged."""
+    ``duplicate_result_dropped``, ``call_dropped``, ``merged``, ``conversation_start``, and the
+    call id changes of :mod:`regio.callids`: ``id_mapped``, ``call_renamed``,
+    ``result_renamed``), the ``tool_use_id`` concerned (empty when none; for an id change the
+    id as sent), ``message`` (the index of the message concerned) and ``detail`` (the id given,
+    for an id change). The canonical log is unchanged."""
 
     action: str
     tool_use_id: str = ""
     message: int = -1
+    detail: str = ""
 
 
 class OrphanResultDropped(Event, frozen=True, tag="orphan_result_dropped"):

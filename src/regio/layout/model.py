@@ -32,6 +32,7 @@ from regio.content import Block, Text, Thinking, canonical_json, content_hash
 from .events import LayoutEvent
 
 __all__ = [
+    "DEFAULT_MIN_CACHE_TOKENS",
     "LEVELS",
     "MARKED_HISTORY",
     "TTLS",
@@ -55,6 +56,15 @@ __all__ = [
 ]
 
 _TOKENS = attrgetter("tokens")
+
+#: The shortest prefix the layout assumes a provider caches when the caller names none, tokens:
+#: the ``min_tokens`` of the default provider's default model in the cache rules data
+#: (``regio/data/cache-rules.yaml``, rule ``anthropic/sonnet-4-6@2026-H2``: Anthropic's
+#: documented 1,024 for Sonnet-class models,
+#: https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching). The one declaration of
+#: this default; a test checks it against the rules data. A named provider's own minimum
+#: comes from its rule (:func:`regio.providers.economics_for`).
+DEFAULT_MIN_CACHE_TOKENS = 1024
 
 Level = Literal["tools", "system", "messages", "tail"]
 #: Where a block comes from: a tool definition, a region section (system or tail), a
@@ -187,17 +197,16 @@ def chain_hash(previous: str, digest: str) -> str:
 
 class CacheEconomics(msgspec.Struct, frozen=True):
     """What the layout needs to know of a provider's cache pricing, passed in by the caller
-    (the provider table, :func:`regio.providers.economics_for`).
+    (the provider's cache rule, :func:`regio.providers.economics_for`).
 
-    * ``min_cache_tokens``: the shortest prefix the provider caches (tokens; Anthropic's
-      documented 1,024 for Sonnet-class models by default,
-      https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching);
+    * ``min_cache_tokens``: the shortest prefix the provider caches (tokens; default
+      :data:`DEFAULT_MIN_CACHE_TOKENS`);
     * ``gc_ratio``: ``(m_write - m_read) / m_read`` of its price multipliers, how many
       stale-token-requests of rent equal one token of rewrite (the freezing tail's ski-rental
       rule, :mod:`regio.layout.tail`; default Anthropic's (1.25 - 0.1) / 0.1 = 11.5).
     """
 
-    min_cache_tokens: int = 1024
+    min_cache_tokens: int = DEFAULT_MIN_CACHE_TOKENS
     gc_ratio: float = 11.5
 
 
@@ -410,7 +419,7 @@ class Request(msgspec.Struct, frozen=True):
     state: LayoutState = msgspec.field(default_factory=LayoutState)
     events: tuple[LayoutEvent, ...] = ()
     prompt_cache_key: str = ""
-    min_cache_tokens: int = 1024
+    min_cache_tokens: int = DEFAULT_MIN_CACHE_TOKENS
     total_tokens: int = -1
 
     def __post_init__(self) -> None:

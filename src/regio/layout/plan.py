@@ -148,6 +148,27 @@ class RegionPlan:
 def _settle(job: Job, force: str | None) -> Settling | None:
     if not job.strategy.settles:
         return None
+    return _summaries_settled(job, _plan_settling(job, force))
+
+
+def _summaries_settled(job: Job, settling: Settling) -> Settling:
+    """``settling`` with every entry of a ``compact_history`` settled: when the strategy opens
+    the messages with its summaries, they are shown there (:func:`summary_extras`), never as a
+    note too (a merge, or an item section, written without a compaction of the conversation
+    would otherwise be shown twice)."""
+    if not getattr(job.strategy, "summaries_in_messages", False):
+        return settling
+    held = {r.name: r for r in job.grows if holds_summaries(r)}
+    if not held or not any(note.region in held for note, _ in settling.notes):
+        return settling
+    settled = dict(settling.settled)
+    for name, region in held.items():
+        settled[name] = list(region.entries)
+    notes = [(note, entry) for note, entry in settling.notes if note.region not in held]
+    return Settling(settled, notes, settling.reason)
+
+
+def _plan_settling(job: Job, force: str | None) -> Settling:
     return plan_settling(
         job.grows,
         job.conversation,

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from regio.content import Entry
 
 from .breakpoints import Wanted, check_ttls, place_marks, regio_wanted
-from .model import Breakpoint, ChunkState, LayoutBlock
+from .model import DEFAULT_MIN_CACHE_TOKENS, Breakpoint, ChunkState, LayoutBlock
 from .repair import LayoutError
 from .sections import (
     NO_MEMO,
@@ -131,7 +131,7 @@ class StrategyBase:
         *,
         ttl: str = "5m",
         stable_ttl: str | None = None,
-        min_tokens: int = 1024,
+        min_tokens: int = DEFAULT_MIN_CACHE_TOKENS,
         **options: Any,
     ) -> list[Breakpoint]:
         """Plan the markers of one request; returns them in block order (at most 4). Raises

@@ -17,6 +17,7 @@ import attrs
 
 from regio.blueprint import Blueprint, load_blueprint
 from regio.store import RedisStore, SQLiteStore
+from regio.store.lease import MAX_TTL
 
 from .errors import ProxyConfigError
 from .records import Records
@@ -29,6 +30,17 @@ DEFAULT_STORE = "sqlite:regio-proxy.db"
 def _positive(instance: Any, attribute: Any, value: float) -> None:
     if value <= 0:
         raise ProxyConfigError(f"--{attribute.name.replace('_', '-')}: must be > 0, got {value}")
+
+
+def _lease_ttl(instance: Any, attribute: Any, value: float) -> None:
+    """A lease's lifetime is at most :data:`regio.store.lease.MAX_TTL` (the store's own rule:
+    a lease that outlives its worker holds the session until it expires)."""
+    _positive(instance, attribute, value)
+    if not value <= MAX_TTL:
+        raise ProxyConfigError(
+            f"--lease-seconds: at most {MAX_TTL:g} (a lease is renewed while a request runs; "
+            f"a killed worker's lease holds the session until it expires), got {value}"
+        )
 
 
 @attrs.frozen
@@ -53,7 +65,7 @@ class ProxyConfig:
     host: str = "127.0.0.1"
     port: int = 8787
     store: str = DEFAULT_STORE
-    lease_seconds: float = attrs.field(default=30.0, validator=_positive)
+    lease_seconds: float = attrs.field(default=30.0, validator=_lease_ttl)
     lease_wait: float = attrs.field(default=600.0, validator=_positive)
     max_rounds: int = attrs.field(default=3, validator=_positive)
     engines: int = attrs.field(default=256, validator=_positive)

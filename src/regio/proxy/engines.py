@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 
 from regio import Engine, ExtractiveSummarizer
-from regio.providers import PROVIDERS
+from regio.providers import find_provider
 
 __all__ = ["EngineCache", "EngineFactory", "api_provider"]
 
@@ -40,7 +40,7 @@ _API_PROVIDER = {
 def api_provider(blueprint_provider: str, api: str) -> str:
     """The provider name the engine lays out and records a request of ``api`` under: the
     blueprint's when it speaks that API, else the API's own provider."""
-    row = PROVIDERS.get(blueprint_provider)
+    row = find_provider(blueprint_provider)
     if row is not None and row.api == api:
         return blueprint_provider
     if api == "openai_responses" and blueprint_provider == "openai":

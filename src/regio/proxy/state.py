@@ -13,7 +13,7 @@ import attrs
 
 from regio.cache import CacheRuleError, cache_model_for
 from regio.capture import LiveCapture
-from regio.providers import PROVIDERS
+from regio.providers import find_provider
 from regio.store import SessionLease, acquire_async
 
 from .config import ProxyConfig, open_stores
@@ -36,15 +36,15 @@ def cache_profile(blueprint: Any) -> str | None:
     cache rule describes)."""
     if blueprint.cache.profile:
         return str(blueprint.cache.profile)
-    row = PROVIDERS.get(blueprint.model.provider)
-    if row is None or row.cache_provider is None:
+    row = find_provider(blueprint.model.provider)
+    if row is None or row.cache_rule is None:
         return None
-    for model in (blueprint.model.name, row.cache_model):
+    for model in (blueprint.model.name, row.default_model):
         try:
-            cache_model_for(f"{row.cache_provider}:{model}")
+            cache_model_for(f"{row.cache_rule.provider}:{model}")
         except (CacheRuleError, ValueError, KeyError):
             continue
-        return f"{row.cache_provider}:{model}"
+        return f"{row.cache_rule.provider}:{model}"
     return None
 
 
@@ -81,6 +81,7 @@ class ProxyState:
             session,
             ttl=self.config.lease_seconds,
             wait=wait,
+            advice="start the proxy with a longer --lease-wait",
             offload=anyio.to_thread.run_sync,
         )
 

@@ -25,7 +25,8 @@ from regio.blueprint import Blueprint, CompactingSpec, build_window, dump_bluepr
 from regio.blueprint.contextspec import edits_value
 from regio.blueprint.reliefspec import relief_policy
 from regio.policies.hysteresis import resolve_mark
-from regio.tokens import chat_format_for_model, get_counter
+from regio.providers.registry import chat_format_for
+from regio.tokens import get_counter
 
 from .extractive import ExtractiveSummarizer
 from .forking import ForkSummarizer
@@ -91,9 +92,8 @@ def engine_options(
     bp = _load(blueprint)
     counter = token_counter
     if counter is None:
-        counter = get_counter(
-            bp.tokenizer, chat_format=chat_format_for_model(bp.model.name), model=bp.model.name
-        )
+        chat_format = chat_format_for(bp.model.provider, bp.model.name)
+        counter = get_counter(bp.tokenizer, chat_format=chat_format, model=bp.model.name)
     window = build_window(bp, counter=counter, allow_custom_hooks=allow_custom_hooks)
     if summarizer is None:
         summarizer = blueprint_summarizer(bp)

@@ -11,6 +11,7 @@ from typing import Any
 from regio.errors import RegioError
 
 __all__ = [
+    "BlockValueError",
     "CompactionNoProgressError",
     "ContextOverflowError",
     "ContextWindowError",
@@ -110,6 +111,11 @@ class ContextWindowError(RegioError, ValueError):
 class SDKInputError(RegioError, TypeError):
     """An SDK object or dict regio cannot read; the message names the type, the place and the
     accepted shapes."""
+
+
+class BlockValueError(RegioError, ValueError):
+    """A block that holds a value no provider takes: an empty tool call id, an empty tool name
+    or a tool result naming no call; the message names the call, the block and the fix."""
 
 
 class SizeError(RegioError, ValueError):

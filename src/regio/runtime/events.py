@@ -15,6 +15,9 @@ __all__ = [
     "CompactionNoProgress",
     "CompactionRejected",
     "CompactionStarted",
+    "ItemsDropped",
+    "ItemsFallback",
+    "ItemsUpdated",
     "NothingCompacted",
     "OrphanToolResult",
     "OverBudget",
@@ -190,3 +193,38 @@ class TextRepaired(Event, frozen=True, tag="text_repaired"):
     joined: int
     detail: str
     converted: int = 0
+
+
+class ItemsUpdated(Event, frozen=True, tag="items_updated"):
+    """A compaction of ``source`` changed the durable items of ``region`` (a
+    ``compact_history``): ``added`` the keys of items it added, ``superseded`` the texts of
+    earlier items a later item of their subject replaced, ``closed`` the to-dos a later
+    sentence completed (they stay in the transcript); ``count`` the items kept."""
+
+    region: str
+    source: str
+    added: tuple[str, ...]
+    superseded: tuple[str, ...]
+    closed: tuple[str, ...]
+    count: int
+
+
+class ItemsDropped(Event, frozen=True, tag="items_dropped"):
+    """Durable items of ``region`` left the window for room: ``texts`` (they stay in the
+    transcript). ``reason``: ``budget`` (the history's budget, past its last merge) or
+    ``target`` (a requested size, ``Engine.compact(target_tokens=...)``)."""
+
+    region: str
+    texts: tuple[str, ...]
+    reason: str
+
+
+class ItemsFallback(Event, frozen=True, tag="items_fallback"):
+    """The summarizer's reply left out constraints the extractor found (``dropped``), so the
+    extracted items were used instead of the reply's; ``rejected``: reply items whose text is
+    not in the summarized input."""
+
+    region: str
+    source: str
+    dropped: tuple[str, ...]
+    rejected: tuple[str, ...]

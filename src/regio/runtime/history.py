@@ -8,12 +8,12 @@ that was not already lost, and the caller keeps the input (``Engine.repair`` kee
 admitted message in the transcript). It is the render-time repair of
 :mod:`regio.layout.repair` (rules 1-6 there decide) applied to a history, with two additions:
 
-0. **Reused call ids are renamed first** (as the trace importers do,
-   :mod:`regio.traces.builder`): a call whose id an earlier assistant message already used
-   becomes ``<id>~<n>``, and the results after it follow the rename (the oldest call of that id
-   still unanswered takes a result), so neither call loses its result to the other
-   (``call_renamed``; the render-time rule would drop the second call and pair its result with
-   the first).
+0. **Call ids are named first** by the one rule of :mod:`regio.callids`, the rule the engine
+   applies where it admits a message and the render-time repair on every request: an id a
+   provider refuses is mapped (``id_mapped``), a call whose id an earlier call has is renamed
+   ``<id>-<n>`` (``call_renamed``, ``detail``: the new id) and the results after it follow the
+   rename (``result_renamed``; the oldest call of that id still unanswered takes a result), so
+   neither call loses its result to the other.
 7. **A call without a result is closed with a result the agent reads**: by default
    :data:`INTERRUPTED_RESULT` (an error result saying the call was interrupted), where the
    render-time repair gives a neutral placeholder on every request; ``closing`` picks another
@@ -22,7 +22,8 @@ admitted message in the transcript). It is the render-time repair of
    is a running job, not an orphan, and is left alone.
 
 Each change is a :class:`HistoryRepaired` event (``action`` below, the call id, the index of
-the input message concerned): ``call_renamed`` (``detail``: the new id), ``call_dropped`` (a
+the input message concerned): ``id_mapped``, ``call_renamed``, ``result_renamed`` (the id as
+sent; ``detail``: the id given), ``call_dropped`` (a
 call in a message that is not the assistant's), ``orphan_result_dropped``,
 ``duplicate_result_dropped`` (an earlier result of a call that has a later one),
 ``call_closed`` (``detail``: the result's text), ``empty_dropped`` (an empty text block or
@@ -36,11 +37,11 @@ System messages are kept where they are, never merged or moved.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Sequence
 
 import attrs
 
+from regio.callids import ID_ACTIONS, CallIdBook, name_blocks
 from regio.content import Block, Message, Text, ToolResult, ToolUse
 from regio.events import Event
 from regio.layout.events import Repaired, ResultSynthesized
@@ -63,9 +64,8 @@ INTERRUPTED_RESULT = (
 )
 
 #: The actions that change the history itself (the others place it for a provider).
-HISTORY_ACTIONS = frozenset(
+HISTORY_ACTIONS = ID_ACTIONS | frozenset(
     {
-        "call_renamed",
         "call_dropped",
         "orphan_result_dropped",
         "duplicate_result_dropped",
@@ -117,39 +117,14 @@ class HistoryRepair:
 def _renamed(
     messages: Sequence[Message], changes: list[HistoryRepaired]
 ) -> list[tuple[Block, ...]]:
-    """Rule 0: each message's blocks with reused call ids renamed (module doc). ``made``: the
-    ids assistant messages used so far; ``latest``: id -> the newest call made with it;
-    ``waiting``: id -> its calls without a final result yet, oldest first."""
-    taken = {b.id for m in messages for b in m.blocks if isinstance(b, ToolUse)}
-    taken |= {b.tool_use_id for m in messages for b in m.blocks if isinstance(b, ToolResult)}
-    made: set[str] = set()
-    latest: dict[str, str] = {}
-    waiting: dict[str, deque[str]] = {}
+    """Rule 0: each message's blocks with their call ids named (:mod:`regio.callids`), the
+    changes appended to ``changes``."""
+    book = CallIdBook()
     out: list[tuple[Block, ...]] = []
     for i, m in enumerate(messages):
-        blocks: list[Block] = []
-        for b in m.blocks:
-            if isinstance(b, ToolUse) and m.role == "assistant":
-                raw = b.id
-                if raw in made:
-                    n = 1
-                    while f"{raw}~{n}" in taken:
-                        n += 1
-                    taken.add(f"{raw}~{n}")
-                    b = ToolUse(f"{raw}~{n}", b.name, b.input)
-                    changes.append(HistoryRepaired("call_renamed", raw, i, detail=b.id))
-                made.add(raw)
-                latest[raw] = b.id
-                waiting.setdefault(raw, deque()).append(b.id)
-            elif isinstance(b, ToolResult):
-                queue = waiting.get(b.tool_use_id)
-                target = queue[0] if queue else latest.get(b.tool_use_id, b.tool_use_id)
-                if queue and b.is_final:
-                    queue.popleft()
-                if target != b.tool_use_id:
-                    b = ToolResult(target, b.content, b.is_error, b.final, b.media)
-            blocks.append(b)
-        out.append(tuple(blocks))
+        blocks, named = name_blocks(book, m.role, m.blocks)
+        changes.extend(HistoryRepaired(c.action, c.sent, i, detail=c.given) for c in named)
+        out.append(blocks)
     return out
 
 

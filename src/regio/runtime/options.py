@@ -17,6 +17,7 @@ import msgspec
 from regio.layout import DEFAULT_CHUNK_TOKENS, DEFAULT_SETTLE_SHARE, ToolSpec, strategy_for
 from regio.layout.model import TTLS
 from regio.policies.relief import ReliefPolicy
+from regio.providers.registry import DEFAULT_PROVIDER
 
 from .summarizer import DEFAULT_STANDING_INSTRUCTIONS
 from .toolargs import DEFAULT_TOOL_LIMITS, ToolLimits
@@ -136,9 +137,9 @@ class EngineOptions:
     ``settle_share`` outside ``(0, 1]``, an unknown ``carry_forward``, ``context_tools``,
     ``ttl`` or layout ``strategy``)."""
 
-    #: Provider of :meth:`Engine.request` when none is given (``anthropic``, ``openai``, ...).
-    #: Anthropic's Messages API is the one whose cache rules regio was first measured on.
-    provider: str = "anthropic"
+    #: Provider of :meth:`Engine.request` when none is given (``anthropic``, ``openai``, ...;
+    #: :data:`regio.providers.DEFAULT_PROVIDER`).
+    provider: str = DEFAULT_PROVIDER
     #: Model of requests when none is given; empty: the provider's default pricing row.
     model: str = ""
     #: The model's context window; ``None``: the window's ``max_tokens`` is the only limit.
@@ -216,6 +217,16 @@ class EngineOptions:
     #: (:mod:`regio.runtime.relief`); ``None``: off, token pressure goes straight to the
     #: region's summarization.
     relief: ReliefPolicy | None = attrs.field(default=None, converter=_relief)
+    #: Delegate compaction to the provider (:mod:`regio.runtime.delegation`): every Anthropic
+    #: Messages and OpenAI Responses request asks the provider to compact the conversation
+    #: once its input passes this many tokens (Anthropic's ``compact_20260112`` trigger, at
+    #: least 50,000 there; OpenAI's ``compact_threshold``), and
+    #: :meth:`regio.runtime.Engine.adopt_compaction` keeps a readable summary beside the item
+    #: it returns. ``None``: off (regio summarizes client-side). A request for another API
+    #: raises :class:`regio.runtime.delegation.ProviderCompactionError`.
+    delegate_compaction: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_at_least_one)
+    )
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

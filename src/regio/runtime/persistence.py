@@ -63,6 +63,7 @@ from regio.tokens import (
 from .compaction import CompactionBook
 from .errors import RuntimeStateError
 from .extractive import ExtractiveSummarizer
+from .lostparts import save_held
 from .reliefbook import Originals
 from .savedconfig import ConfigExtras, EngineConfig, config_options, engine_config
 from .state import AdapterCursor
@@ -231,9 +232,12 @@ def encode_state(engine: Any, *, msgpack: bool = False) -> bytes:
 
 
 def save_engine(engine: Any, path: str | os.PathLike[str]) -> Path:
-    """Write the engine's state to ``path`` atomically (module doc); returns the path."""
+    """Write the engine's state to ``path`` atomically (module doc); returns the path. A part
+    of a store-loaded engine its store lost since the load is left out with a warning
+    (:mod:`regio.runtime.lostparts`)."""
     target = Path(path)
-    data = encode_state(engine, msgpack=target.suffix.lower() in _MSGPACK_SUFFIXES)
+    msgpack = target.suffix.lower() in _MSGPACK_SUFFIXES
+    data = save_held(engine, lambda: encode_state(engine, msgpack=msgpack))
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(target)
     fd, tmp = tempfile.mkstemp(

@@ -22,11 +22,11 @@ from regio.content import Block, Entry, Message, Text, ToolResult, ToolUse
 from regio.policies import relief as rp
 from regio.regions import SlidingWindow, WritePlan, WriteResult
 
-from .compactor import Compactor
+from .compactor import Compactor, Steps
 from .relief import restorable, rewrite_block_entry
 from .reliefbook import Originals
 from .sizes import admission_tokens, count_up_to, entry_cap
-from .writes import write_to
+from .writes import write_steps
 
 __all__ = ["Admission", "admit", "commit"]
 
@@ -79,7 +79,7 @@ def admit(c: Compactor, message: Message, tokens: int | None) -> Admission:
     return Admission(Message(message.role, tuple(blocks)), None, tuple(changes))
 
 
-def commit(c: Compactor, admission: Admission, entry: Entry, region: str) -> Entry:
+def commit(c: Compactor, admission: Admission, entry: Entry, region: str) -> Steps[Entry]:
     """Make ``admission``'s changes take effect now that the conversation ``region`` holds
     ``entry``: write each routed result into its region, keep each original for
     ``context_restore``, count each stage, and record the message in the transcript, with the
@@ -89,7 +89,8 @@ def commit(c: Compactor, admission: Admission, entry: Entry, region: str) -> Ent
     again) replaces it (:func:`_replace_stale`). Returns ``entry`` as it now stands (the one
     recorded). A region that refuses the routed write now (the window changed since
     :func:`admit` tried it) gets nothing, and the result goes back into ``entry`` in full
-    (:func:`_put_back`)."""
+    (:func:`_put_back`). A step generator: a routed write that makes room by compaction yields
+    its summarizer jobs (:func:`regio.runtime.writes.write_steps`)."""
     changed = {change.original.tool_use_id for change in admission.changes}
     for block in admission.message.tool_results:
         if block.tool_use_id not in changed:
@@ -98,7 +99,7 @@ def commit(c: Compactor, admission: Admission, entry: Entry, region: str) -> Ent
     for change in admission.changes:
         original = change.original
         if change.region is not None:
-            result = write_to(c, change.region, original.content, key=change.key)
+            result = yield from write_steps(c, change.region, original.content, key=change.key)
             if not isinstance(result, WriteResult):
                 _replace_stale(c, original)
                 entry, cleared = _put_back(c, entry, change)

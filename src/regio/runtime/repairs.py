@@ -11,7 +11,10 @@ repair's, :mod:`regio.layout.repair`), applied to the conversation region's entr
 * a result whose call is not in the window (the call compacted or evicted without it, or never
   made) and an earlier result of a call that has a later one leave the window; a call in a
   message that is not the assistant's too; an entry left with nothing leaves whole;
-* a call id used again is renamed ``<id>~<n>`` with the results that answer it.
+* call ids are named by the one rule of :mod:`regio.callids` (the rule admission applies, so
+  only a window admitted before it, or by another way, needs it): an id a provider refuses is
+  mapped, a call id used again is renamed ``<id>-<n>`` with the results that answer it (the
+  entry keeps the id it was made with in ``meta["call_ids"]``, :mod:`regio.runtime.callnames`).
 
 Nothing leaves the transcript: the admitted messages stay as they were; the transcript gets a
 ``write`` record for each entry the repair wrote (a closing result, an entry rewritten without
@@ -29,8 +32,10 @@ from typing import Any
 
 import msgspec
 
+from regio.callids import provider_id
 from regio.content import Block, Entry, Text, ToolResult, ToolUse, split_weight
 
+from .callnames import META_KEY
 from .compactor import Compactor
 from .history import HISTORY_ACTIONS, HistoryRepaired, interrupted, repair_history
 from .toolspecs import restore_offered
@@ -75,6 +80,10 @@ def repair_window(c: Compactor) -> list[HistoryRepaired]:
     if not any(ch.action in _ACTIONS for ch in plan.changes):
         return []
     renamed = _renamed_groups(entries, plan.kept)
+    made_with: dict[int, dict[str, str]] = {}
+    for ch in plan.changes:
+        if ch.action == "call_renamed":
+            made_with.setdefault(ch.message, {})[ch.detail] = provider_id(ch.tool_use_id)
     new: list[Entry] = []
     gone: list[str] = []
     written: list[Entry] = []
@@ -85,8 +94,11 @@ def repair_window(c: Compactor) -> list[HistoryRepaired]:
                 gone.append(entry.id)
             else:
                 group = _group_after(entry, blocks, renamed)
+                meta = entry.meta
+                if i in made_with:
+                    meta = {**meta, META_KEY: {**meta.get(META_KEY, {}), **made_with[i]}}
                 entry = msgspec.structs.replace(
-                    entry, blocks=blocks, tokens=_share(entry, blocks), group=group
+                    entry, blocks=blocks, tokens=_share(entry, blocks), group=group, meta=meta
                 )
                 written.append(entry)
         if entry.id not in gone:
@@ -95,6 +107,8 @@ def repair_window(c: Compactor) -> list[HistoryRepaired]:
             new.append(closer)
             written.append(closer)
     _apply(c, conv.name, new, renamed)
+    if c.session is not None:
+        c.session.call_names = None  # read again from the repaired entries
     changes = [
         msgspec.structs.replace(ch, entry=entries[ch.message].id if ch.message >= 0 else "")
         for ch in plan.changes

@@ -1,6 +1,8 @@
-"""Requests and their usage: :func:`lay_out` (layout, ceiling check, renderer) and
-:func:`observe_usage` (usage ledger and calibration) -- the request half of
-:class:`regio.runtime.Engine`, working on its parts."""
+"""Requests and their usage: :func:`request_steps` (turn-boundary flush, then
+:func:`lay_out_steps`: layout, ceiling check, renderer) and :func:`observe_usage` (usage
+ledger and calibration) -- the request half of :class:`regio.runtime.Engine`, working on its
+parts. A request is a step generator: its compactions yield their summarizer jobs to the
+driver the caller chose (``Engine.request`` / ``Engine.arequest``)."""
 
 from __future__ import annotations
 
@@ -12,20 +14,22 @@ import msgspec
 
 from regio.events import Event
 from regio.layout import LayoutState, Request, ToolSpec, VolatilityObserved, assemble
-from regio.providers import economics_for
+from regio.providers.economics import economics_for
 from regio.textrepair import repair_text
 
 from . import compaction as cp
 from .budget import EngineBudget
-from .compactor import Compactor
+from .ceiling import evict_for_ceiling
+from .compactor import Compactor, Steps
+from .delegation import render_option
 from .errors import ContextOverflowError, UsageError
 from .events import CalibrationUpdated, OverBudget, UsageObserved
-from .flushing import pressure_steps
+from .flushing import boundary_steps, pressure_steps
 from .render import api_for, render_payload
 from .state import RegionHashes, SessionState
 from .usage import UsageLedger, UsageRecord
 
-__all__ = ["lay_out", "observe_usage", "request_fingerprint"]
+__all__ = ["lay_out_steps", "observe_usage", "request_fingerprint", "request_steps"]
 
 
 def request_fingerprint(
@@ -85,7 +89,39 @@ def _assemble(
     )
 
 
-def lay_out(
+def request_steps(
+    c: Compactor,
+    budget: EngineBudget,
+    state: SessionState,
+    provider: str,
+    model: str,
+    *,
+    tools: Sequence[ToolSpec],
+    api: str | None,
+    max_tokens: int | None,
+    flush: bool,
+    extra: Mapping[str, Any],
+) -> Steps[tuple[Request, dict[str, Any]]]:
+    """``Engine.request``: with ``flush`` (and ``auto_compact``) the turn-boundary flush
+    (:func:`regio.runtime.flushing.boundary_steps`), then :func:`lay_out_steps`."""
+    if flush and c.options.auto_compact:
+        yield from boundary_steps(c, budget, provider, model)
+    return (
+        yield from lay_out_steps(
+            c,
+            budget,
+            state,
+            provider,
+            model,
+            tools=tools,
+            api=api,
+            max_tokens=max_tokens,
+            extra=extra,
+        )
+    )
+
+
+def lay_out_steps(
     c: Compactor,
     budget: EngineBudget,
     state: SessionState,
@@ -96,18 +132,18 @@ def lay_out(
     api: str | None,
     max_tokens: int | None,
     extra: Mapping[str, Any],
-) -> tuple[Request, dict[str, Any]]:
+) -> Steps[tuple[Request, dict[str, Any]]]:
     """Lay the window out for ``provider`` / ``model`` and render the payload. A request whose
     calibrated size is over ``budget.limit`` is compacted to half the allowance (with
-    ``auto_compact``) and laid out again; still over: :class:`ContextOverflowError`. Keeps the
-    layout state, request and raw estimate in ``state``.
+    ``auto_compact``) and laid out again, then, still over, the sliding windows compaction
+    cannot shrink roll off their oldest units (:mod:`regio.runtime.ceiling`); still over:
+    :class:`ContextOverflowError`. Keeps the layout state, request and raw estimate in ``state``.
 
     Same state, same bytes: when :func:`request_fingerprint` equals the last request's (a
     retry, or a second call with nothing changed), the layout starts again from the layout
     state the last request started from, so the payload, cache markers included, is the same
-    byte for byte (the layout's breakpoint planning reads the previous request's marks).
-    A region the layout moved by its observed volatility is reported once on the engine's
-    event bus (:class:`regio.layout.VolatilityObserved`; not again on a retry)."""
+    byte for byte (the layout's breakpoint planning reads the previous request's marks). A
+    region moved by its observed volatility is reported once (``VolatilityObserved``)."""
     specs = budget.tool_specs(tools)
     fingerprint = request_fingerprint(c, specs, provider, model, api, state.region_hashes)
     same = fingerprint == state.layout_fingerprint
@@ -116,10 +152,18 @@ def lay_out(
     raw = budget.request_estimate(req, provider)
     limit = budget.limit
     if budget.calibrated(raw, provider, model) > limit:
-        if c.options.auto_compact:
-            factor = budget.calibration.factor(budget.calibration_key(provider, model))
-            need = int((budget.calibrated(raw, provider, model) - limit // 2) / factor) + 1
-            c.run(pressure_steps(c, "ceiling", cp.plan_targets(c, need)))
+        factor = budget.calibration.factor(budget.calibration_key(provider, model))
+
+        def need() -> int:  # raw tokens to free to reach half the allowance
+            return int((budget.calibrated(raw, provider, model) - limit // 2) / factor) + 1
+
+        for stage in ("compact", "roll off"):
+            if not c.options.auto_compact or budget.calibrated(raw, provider, model) <= limit:
+                break
+            if stage == "compact":
+                yield from pressure_steps(c, "ceiling", cp.plan_targets(c, need()))
+            else:
+                evict_for_ceiling(c, need())
             fingerprint = request_fingerprint(c, specs, provider, model, api, state.region_hashes)
             carried = state.layout_state  # the window changed: carry on from the last request
             req = _assemble(c, state, specs, provider, model, carried)
@@ -128,13 +172,14 @@ def lay_out(
         if sized > limit:
             c.emit(OverBudget(sized, limit))
             raise ContextOverflowError(
-                f"the request needs {sized} calibrated tokens but the ceiling is {limit} "
-                f"(window {c.window.max_tokens}, output reserve {c.options.output_reserve}); "
-                "nothing more can be compacted: release entries or raise the budget",
+                f"the request needs {sized} calibrated tokens but {ceiling_terms(c, limit)}",
                 estimated=sized,
                 ceiling=limit,
             )
     extra = _with_context_management(c.options.context_management, provider, api, extra)
+    compaction = render_option(c.window, c.options.delegate_compaction, api_for(provider, api))
+    if compaction is not None:
+        extra = {**extra, "compaction": compaction}
     payload = render_payload(
         req,
         provider,
@@ -156,6 +201,31 @@ def lay_out(
     state.last_estimate = raw
     state.last_provider, state.last_model = provider, model
     return req, payload
+
+
+def ceiling_terms(c: Compactor, limit: int) -> str:
+    """What the request ceiling ``limit`` is made of, with the fix (the end of a
+    :class:`ContextOverflowError`): the model's context window minus the output reserve, or
+    the window's ``max_tokens`` when that is smaller; a reserve that leaves no room in the
+    context window is named as the cause."""
+    options, window_max = c.options, c.window.max_tokens
+    context, reserve = options.context_window, options.output_reserve
+    if context is None or window_max <= context - reserve:
+        return (
+            f"the ceiling is the window's max_tokens, {window_max}; nothing more can be "
+            "compacted: release entries or raise the budget"
+        )
+    made = f"the model's context window {context} minus the output reserve {reserve}"
+    if limit <= 0:
+        return (
+            f"the ceiling is {limit}: {made}; the output reserve leaves no room for a request: "
+            "lower the output reserve (output_reserve, the blueprint's max_output_tokens) or "
+            "use a model with a larger context window"
+        )
+    return (
+        f"the ceiling is {limit} ({made}; the window's max_tokens is {window_max}); nothing "
+        "more can be compacted: release entries or raise the budget"
+    )
 
 
 def _with_context_management(

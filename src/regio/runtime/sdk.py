@@ -3,11 +3,14 @@
 Three readers, each taking an SDK object (a pydantic model with ``model_dump``) or the plain
 dict of one (``model_dump()`` / the JSON body):
 
-* :func:`response_message` reads a response into a :class:`regio.content.Message`: an Anthropic
-  Messages ``Message`` (``{"type": "message", "content": [...]}``), an OpenAI Chat Completions
+* :func:`response_message` reads a response into a :class:`regio.content.Message` with the
+  response reader of the registered provider that recognizes it
+  (:class:`regio.providers.ResponseReader`). The built-in ones: an Anthropic Messages
+  ``Message`` (``{"type": "message", "content": [...]}``), an OpenAI Chat Completions
   ``ChatCompletion`` (``{"object": "chat.completion", "choices": [...]}``, first choice) or an
-  OpenAI Responses ``Response`` (``{"object": "response", "output": [...]}``). The first two go
-  through :func:`regio.agent.providers.anthropic_completion` /
+  OpenAI Responses ``Response`` (``{"object": "response", "output": [...]}``, read by
+  :func:`responses_message`). The first two go through
+  :func:`regio.agent.providers.anthropic_completion` /
   :func:`regio.agent.providers.openai_chat_completion` (one converter each, shared with the
   agent loop's providers).
 * :func:`tool_specs` reads tool definitions into :class:`regio.layout.ToolSpec`: Anthropic
@@ -18,8 +21,8 @@ dict of one (``model_dump()`` / the JSON body):
   ``{"type": "function", "name", "description", "parameters"}``.
 * :func:`message_of` (:mod:`regio.runtime.sdk_media`) reads a request-side message of any of
   the three APIs, images and documents included, for :meth:`regio.Engine.add_message`.
-* :func:`usage_of` reads a usage report: the SDK's usage object or dict of any of the three
-  APIs, or a whole response (its ``usage``), or ``None``.
+* :func:`usage_of` reads a usage report: the SDK's usage object or dict of any registered
+  provider's API, or a whole response (its ``usage``), or ``None``.
 
 Anything else raises :class:`SDKInputError` naming the type and the accepted shapes.
 """
@@ -32,6 +35,7 @@ from typing import Any
 from regio.callargs import function_arguments
 from regio.content import Block, Message, Text, Thinking, ToolUse
 from regio.layout import ToolSpec
+from regio.providers.registry import response_reader_for, response_readers, usage_parsers
 from regio.textrepair import UnencodableValueError, describe_repairs, repair_value
 
 from .errors import SDKInputError
@@ -72,36 +76,21 @@ def _as_dict(obj: Any, what: str, accepted: str) -> dict[str, Any]:
     return out
 
 
-def _kind(data: dict[str, Any]) -> str:
-    if data.get("object") == "chat.completion" or "choices" in data:
-        return "chat"
-    if data.get("object") == "response" or "output" in data:
-        return "responses"
-    if data.get("type") == "message" or (
-        "content" in data and data.get("role") == "assistant" and "stop_reason" in data
-    ):
-        return "anthropic"
-    return ""
-
-
 def response_message(response: Any) -> tuple[Message, Any]:
-    """``(message, usage)`` of an SDK response (module doc); ``usage`` is the response's usage
-    dict or ``None``. Raises :class:`SDKInputError` for another type or shape and
-    :class:`regio.agent.errors.ProviderResponseError` for a response without content."""
-    from regio.agent.providers.wire import anthropic_completion, openai_chat_completion
-
+    """``(message, usage)`` of an SDK response (module doc): the registered provider whose
+    response reader recognizes it reads it (:func:`regio.providers.response_reader_for`);
+    ``usage`` is the response's usage report or ``None``. Raises :class:`SDKInputError` for
+    another type or shape and :class:`regio.agent.errors.ProviderResponseError` for a response
+    without content."""
     data = _as_dict(response, "add_response", ACCEPTED_RESPONSES)
-    kind = _kind(data)
-    if kind == "anthropic":
-        return anthropic_completion(data).message, data.get("usage")
-    if kind == "chat":
-        return openai_chat_completion(data).message, data.get("usage")
-    if kind == "responses":
-        return responses_message(data), data.get("usage")
+    reader = response_reader_for(data)
+    if reader is not None:
+        return reader.message(data), data.get(reader.usage_key)
     keys = ", ".join(sorted(data)[:8]) or "no keys"
+    accepted = ", ".join(r.describes for r in response_readers())
     raise SDKInputError(
         f"add_response: a {type(response).__name__} with {keys} is not a provider response; "
-        f"expected {ACCEPTED_RESPONSES}"
+        f"expected {accepted}, or the dict of one (model_dump())"
     )
 
 
@@ -229,21 +218,19 @@ def tool_specs(tools: Iterable[Any]) -> tuple[ToolSpec, ...]:
     return tuple(_tool(tool, index) for index, tool in enumerate(tools))
 
 
-_USAGE_KEYS = ("input_tokens", "prompt_tokens", "output_tokens", "completion_tokens")
-
-
 def usage_of(usage: Any) -> Any:
     """``usage`` as the engine's usage ledger reads it: ``None``, a dict, or an SDK usage object
-    turned into its dict; a whole response gives its ``usage``. Raises :class:`SDKInputError`
-    naming the type otherwise."""
+    turned into its dict; a whole response gives its usage report (where its provider's
+    response reader says it is). Raises :class:`SDKInputError` naming the type otherwise."""
     if usage is None:
         return None
     if not isinstance(usage, Mapping):
         usage = _as_dict(usage, "observe", ACCEPTED_USAGE)
-    if not usage or any(k in usage for k in _USAGE_KEYS):
+    if not usage or any(k in usage for p in usage_parsers() for k in p.keys):
         return dict(usage)
-    inner = usage.get("usage")
-    if inner is not None or _kind(dict(usage)):
+    reader = response_reader_for(usage)
+    inner = usage.get(reader.usage_key if reader is not None else "usage")
+    if inner is not None or reader is not None:
         return usage_of(inner)
     raise SDKInputError(
         f"observe: a mapping with keys {sorted(usage)[:8]} is not a usage report; expected "

@@ -31,6 +31,7 @@ from regio.content import ContentTypeError, Entry, Message, Thinking, ToolUse
 from regio.errors import RegioError
 from regio.events import Event
 
+from .errors import BlockValueError
 from .events import StreamCallDiscarded
 
 __all__ = ["AssistantStream", "StreamStateError"]
@@ -85,14 +86,20 @@ class AssistantStream:
     def tool_call_start(self, call_id: str, name: str = "") -> None:
         """A tool call begins (its id; the name may come here or in :meth:`tool_call_name`)."""
         self._check_open()
-        _text(call_id, "a tool call id")
+        if not _text(call_id, "a tool call id"):
+            raise BlockValueError(
+                "stream: tool_call_start got an empty call id; pass the id the model streamed "
+                "(its result answers that id)"
+            )
         if call_id in self._calls:
             raise StreamStateError(f"tool call {call_id!r} was already started in this stream")
         self._calls[call_id] = _Call(call_id, _text(name, "a tool name"))
 
     def tool_call_name(self, call_id: str, name: str) -> None:
         """The name of call ``call_id`` (some APIs stream it separately)."""
-        self._call(call_id).name = _text(name, "a tool name")
+        if not _text(name, "a tool name"):
+            raise BlockValueError(f"stream: tool_call_name got an empty name for call {call_id!r}")
+        self._call(call_id).name = name
 
     def tool_call_delta(self, call_id: str, piece: str) -> None:
         """A piece of call ``call_id``'s JSON arguments."""

@@ -31,6 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from regio.content import Entry
+from regio.summarizers.carryforward import SCHEMA_INSTRUCTIONS
 
 from .errors import SummaryRejected
 from .validity import summary_defect
@@ -52,12 +53,12 @@ DEFAULT_CONTEXT_WINDOW = 128_000
 #: Longest summary asked for when the summarizer declares nothing (tokens).
 DEFAULT_MAX_SUMMARY_TOKENS = 2_000
 
-#: What every summary must keep (facts verbatim).
+#: What every summary must keep: the carry-forward schema, durable items by type with their
+#: keys, verbatim, then prose (:data:`regio.summarizers.carryforward.SCHEMA_INSTRUCTIONS`;
+#: the published result it follows is cited there).
 DEFAULT_STANDING_INSTRUCTIONS = (
-    "Write a structured summary with these sections: Goal; Progress; Decisions; Constraints "
-    "(quote them verbatim); Files and identifiers (copy paths, ids, names and numbers "
-    "verbatim); Open items; Next steps. If a previous summary is given, carry every fact in it "
-    "forward unless a later entry supersedes it. Never invent facts."
+    f"{SCHEMA_INSTRUCTIONS}\nIn the prose, copy paths, ids, names and numbers verbatim. "
+    "Never invent facts."
 )
 
 SummaryFn = Callable[[Sequence[Entry], str, "str | None"], "str | Awaitable[str]"]

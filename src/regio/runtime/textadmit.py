@@ -12,7 +12,9 @@ and metadata are kept as their text (:func:`regio.textrepair.repair_value`), and
 (:class:`regio.runtime.events.TextRepaired`) names the call, the places and the first
 position, so a session never holds text it cannot render or save. A value no JSON can hold,
 or a block whose fields have the wrong types, raises :class:`regio.content.ContentTypeError`
-naming the place, before anything is stored.
+naming the place, and a tool call with an empty id or name, or a tool result with an empty
+call id, :class:`regio.runtime.errors.BlockValueError` (no provider takes them: Anthropic's
+ids match ``^[a-zA-Z0-9_-]+$``), before anything is stored.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from regio.content import (
 from regio.events import Event
 from regio.textrepair import UnencodableValueError, describe_repairs, repair_value
 
+from .errors import BlockValueError
 from .events import TextRepaired
 from .sizes import count_argument
 
@@ -47,6 +50,15 @@ __all__ = [
 
 T = TypeVar("T")
 
+#: The fields of each block type that must hold text that is not empty, and what each names.
+_NOT_EMPTY: dict[type, tuple[tuple[str, str], ...]] = {
+    ToolUse: (
+        ("id", "a tool call needs the id the model gave it (its result answers that id)"),
+        ("name", "a tool call names the tool it calls"),
+    ),
+    ToolResult: (("tool_use_id", "a tool result names the id of the call it answers"),),
+}
+
 #: The text fields of each block type (all must be ``str``).
 _TEXT_FIELDS: dict[type, tuple[str, ...]] = {
     Text: ("text",),
@@ -59,7 +71,8 @@ _BLOCKS = (Text, Thinking, ToolUse, ToolResult, Image, Document)
 
 def check_blocks(blocks: Any, where: str) -> None:
     """Raise :class:`ContentTypeError` naming ``where`` and the block when ``blocks`` is not a
-    sequence of regio blocks whose text fields are text (``ToolUse.input`` a dict)."""
+    sequence of regio blocks whose text fields are text (``ToolUse.input`` a dict), and
+    :class:`BlockValueError` for an empty call id, tool name or result call id."""
     if not isinstance(blocks, tuple | list):
         raise ContentTypeError(
             f"{where}: blocks must be a tuple of regio.content blocks, got {type(blocks).__name__}"
@@ -76,6 +89,9 @@ def check_blocks(blocks: Any, where: str) -> None:
                 raise ContentTypeError(
                     f"{where}: blocks[{index}].{name} must be text, got {type(value).__name__}"
                 )
+        for name, why in _NOT_EMPTY.get(type(block), ()):
+            if not getattr(block, name):
+                raise BlockValueError(f"{where}: blocks[{index}].{name} is empty; {why}")
         if isinstance(block, ToolUse) and not isinstance(block.input, dict):
             raise ContentTypeError(
                 f"{where}: blocks[{index}].input must be a dict, got {type(block.input).__name__}"

@@ -11,7 +11,7 @@ Classes (checked in this order, each a shape of text rather than a list of phras
   opens with one (``Traceback (most recent call last):``, a ``File "...", line N`` / ``at
   f (file:line)`` frame), or it is one with at most a one-line lead-in (``Summarization
   failed:`` and a traceback): two or more of its non-blank lines are trace lines as they
-  stand (:func:`regio.runtime.tracebacks.trace_mask`) and at most one is not. A summary that
+  stand (:func:`regio.summarizers.tracebacks.trace_mask`) and at most one is not. A summary that
   *quotes* a trace of the conversation is accepted: a traceback line under ``Errors:`` (``-
   Traceback ...``), after a label (``tool: Traceback ...``), inside a fenced code block, or
   trace lines among two or more lines of summary (the extractive summarizer quotes error
@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .tracebacks import opens_with_trace, trace_mask
+from regio.summarizers.tracebacks import opens_with_trace, trace_mask
 
 __all__ = ["DEFECTS", "normalize_phrase", "opens_with_phrase", "summary_defect"]
 

@@ -1,6 +1,10 @@
 """Writes and removals that keep the transcript: the engine's ``write`` / ``release`` /
 ``clear`` and the context tools both go through these, on the :class:`Compactor` part (a
-write that does not fit a paired ``compacting`` region first summarizes to make room)."""
+write that does not fit a paired ``compacting`` region first summarizes to make room).
+
+A write is a step generator (:func:`write_steps`): the compaction that makes room yields its
+summarizer jobs to whichever driver the caller chose (``Engine.write`` drives it with
+:meth:`Compactor.run`, ``Engine.awrite`` with :meth:`Compactor.arun`)."""
 
 from __future__ import annotations
 
@@ -10,11 +14,11 @@ from regio.content import Block, Entry
 from regio.regions import Refusal, WriteResult
 
 from .compaction import room_steps
-from .compactor import Compactor
+from .compactor import Compactor, Steps
 from .sizes import admission_tokens
 from .textadmit import admit_entry_text, admit_value, blocks_of
 
-__all__ = ["clear_region", "entry_of", "release_from", "write_to"]
+__all__ = ["clear_region", "entry_of", "release_from", "write_steps", "write_to"]
 
 
 def entry_of(c: Compactor, region: str, result: WriteResult | Refusal) -> Entry | None:
@@ -33,8 +37,21 @@ def write_to(
     key: str | None = None,
     strict: bool = False,
 ) -> WriteResult | Refusal:
+    """:func:`write_steps` driven synchronously (:meth:`Compactor.run`)."""
+    return c.run(write_steps(c, region, content, key=key, strict=strict))
+
+
+def write_steps(
+    c: Compactor,
+    region: str,
+    content: Entry | str | Block | Sequence[Block],
+    *,
+    key: str | None = None,
+    strict: bool = False,
+) -> Steps[WriteResult | Refusal]:
     """See ``Engine.write``; the content and key are checked and repaired first
-    (:mod:`regio.runtime.textadmit`)."""
+    (:mod:`regio.runtime.textadmit`). Yields the summarizer jobs of the compaction that makes
+    room (:func:`regio.runtime.compaction.room_steps`)."""
     where = f"write({region})"
     key = admit_value(c.emit, key, where, "key")
     if isinstance(content, Entry):
@@ -48,7 +65,7 @@ def write_to(
         content = c.window.make_entry(blocks, key=key, tokens=tokens)
     steps = room_steps(c, region, content.tokens)
     if steps is not None:
-        c.run(steps)
+        yield from steps
     result = c.window.write(region, content, key=key, strict=strict)
     entry = entry_of(c, region, result)
     if entry is not None and not (isinstance(result, WriteResult) and result.unchanged):

@@ -29,6 +29,8 @@ from typing import Any
 
 import msgspec
 
+from regio.runtime.lostparts import save_held
+
 from .base import (
     SessionRecords,
     SessionStore,
@@ -39,8 +41,10 @@ from .base import (
     read_head,
 )
 from .errors import (
+    LeaseTimeError,
     SessionConflictError,
     SessionDamagedError,
+    SessionHistoryLostError,
     SessionLeasedError,
     SessionLostError,
     SessionNotFoundError,
@@ -55,10 +59,12 @@ from .redis_store import RedisStore
 from .sqlite import SQLiteStore
 
 __all__ = [
+    "LeaseTimeError",
     "RedisStore",
     "SQLiteStore",
     "SessionConflictError",
     "SessionDamagedError",
+    "SessionHistoryLostError",
     "SessionLease",
     "SessionLeasedError",
     "SessionLostError",
@@ -119,9 +125,12 @@ def save_session(
     engine's :class:`StoreMark` for that store and session, and the head). ``lease``: the
     writer's lease on the session (:mod:`regio.store.lease`); ``create``: write the whole
     engine as a new session whatever its mark says (the save a :class:`SessionLostError`
-    asks for). Returns the new mark (also kept as ``engine.store_mark``). Raises
-    :class:`SessionConflictError` (:class:`SessionLeasedError` while another writer holds the
-    lease), :class:`SessionLostError` or :class:`SessionStoreError`; nothing is written then."""
+    asks for); a whole-engine save (``create``, another session or store) of an engine whose
+    store lost the parts its load left unread keeps everything the engine holds and warns
+    which parts are left out (:mod:`regio.runtime.lostparts`). Returns the new mark (also kept
+    as ``engine.store_mark``). Raises :class:`SessionConflictError`
+    (:class:`SessionLeasedError` while another writer holds the lease),
+    :class:`SessionLostError` or :class:`SessionStoreError`; nothing is written then."""
     mark = getattr(engine, "store_mark", None)
     if create or (mark is not None and (mark.store, mark.session_id) != (store.url, session_id)):
         mark = None
@@ -131,7 +140,7 @@ def save_session(
             f"{lease.session_id!r} of {lease.store.url}; pass the lease of this session",
             session_id=session_id,
         )
-    records, memo = encode_save_memo(engine, mark)
+    records, memo = save_held(engine, lambda: encode_save_memo(engine, mark))
     expected = mark.version if mark else 0
     if lease is not None:
         version = store.save(session_id, records, expected=expected, lease=lease)

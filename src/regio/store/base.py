@@ -14,7 +14,8 @@ A session is stored as
   there are no old deltas to fold: a load reads the head and the current entries, bounded by
   the window. The last request's blocks are kept the same way (``@lb/<key>`` records without
   the prefix hash, message index and breakpoint, which the head holds or the load rebuilds
-  from the digest chain), so the blocks of an unchanged prefix are never rewritten;
+  from the digest chain; :mod:`regio.store.blocks`), so the blocks of an unchanged prefix are
+  never rewritten;
 * the relief chain's kept originals (the tool results it changed on admission, for
   ``context_restore``), append-only: ``@ro/<call id>`` and ``@rn/<call id>`` records, of which a
   save writes the ones set since the last save and a load reads none
@@ -40,12 +41,12 @@ msgpack.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
+from .blocks import keyed_request, request_of
 from .errors import (
     SessionConflictError,
     SessionDamagedError,
@@ -55,7 +56,6 @@ from .errors import (
 from .failures import DECODE_ERRORS
 from .lists import DamagedListError, Memo, Recorder
 from .parts import (
-    RequestIndex,
     StateRef,
     decode_parts,
     encode_parts,
@@ -267,81 +267,6 @@ def _parts_of(
     return state, order, index
 
 
-def _keyed_request(request: Any, rec: Recorder) -> tuple[Any, RequestIndex]:
-    """The last request without its blocks and its :class:`RequestIndex`; each block goes
-    to ``put`` (without its position fields) when its record is not stored yet (a block
-    equal to the one the memo has under its key is not encoded again)."""
-    encode = msgspec.msgpack.encode
-    index = RequestIndex([], [], [])
-    seen: dict[tuple[str, str], int] = {}
-    prefix = []
-    for b in request.blocks:
-        prefix.append(b.prefix_hash)
-        n = seen[(b.digest, b.source)] = seen.get((b.digest, b.source), -1) + 1
-        tag = hashlib.blake2b(f"{b.digest}|{b.source}|{n}".encode(), digest_size=8).hexdigest()
-        key = f"@lb/{tag}"
-        bare = msgspec.structs.replace(b, prefix_hash="", message=None, breakpoint=None)
-        hit = rec.memo.get(key)
-        if hit is not None and hit[0] == bare and rec.stored.get(key) == hit[1]:
-            rec.digests[key] = hit[1]
-        else:
-            rec.keep(key, encode(bare))
-        rec.next_memo[key] = (bare, rec.digests[key])
-        index.keys.append(key)
-        index.messages.append(b.message)
-        index.breakpoints.append(b.breakpoint)
-    known = rec.memo.get(_CHAIN, (None, {}))[1]
-    links: dict[tuple[str, str], str] = {}
-    if prefix != _chain([b.digest for b in request.blocks], known, links):
-        index.prefix = prefix
-    rec.next_memo[_CHAIN] = (None, links)
-    return msgspec.structs.replace(request, blocks=()), index
-
-
-#: Memo key of the digest chain links of the last save's request (not a record key).
-_CHAIN = "@chain"
-
-
-def _chain(
-    digests: Sequence[str],
-    known: Mapping[tuple[str, str], str] | None = None,
-    links: dict[tuple[str, str], str] | None = None,
-) -> list[str]:
-    """The prefix hashes of the chain of ``digests``; ``known`` links (``(previous hash,
-    digest)`` -> hash, the last save's) are not hashed again, and every link goes to
-    ``links``."""
-    from regio.layout.model import CHAIN_ROOT, chain_hash
-
-    out, h = [], CHAIN_ROOT
-    for dg in digests:
-        link = (h, dg)
-        h = (known or {}).get(link) or chain_hash(h, dg)
-        if links is not None:
-            links[link] = h
-        out.append(h)
-    return out
-
-
-def _request_of(where: str, request: Any, index: Any, entries: Any) -> Any:
-    """The last request with its blocks decoded from the keyed records."""
-    from regio.layout.model import LayoutBlock
-
-    dec = msgspec.msgpack.Decoder(LayoutBlock)
-    missing = [k for k in index.keys if k not in entries]
-    if missing:
-        raise SessionDamagedError(
-            f"{where}: the stored last request lacks blocks {missing[:3]}; the session is "
-            "damaged, restore it from a file save"
-        )
-    blocks = [dec.decode(entries[k]) for k in index.keys]
-    prefix = index.prefix or _chain([b.digest for b in blocks])
-    out = tuple(
-        msgspec.structs.replace(b, prefix_hash=p, message=m, breakpoint=t)
-        for b, p, m, t in zip(blocks, prefix, index.messages, index.breakpoints, strict=True)
-    )
-    return msgspec.structs.replace(request, blocks=out, total_tokens=request.total_tokens)
-
-
 def encode_save(engine: Any, mark: StoreMark | None) -> SessionRecords:
     """The head, the records after ``mark`` and the record changes against ``mark`` of
     ``engine`` (module doc). Raises :class:`SessionStoreError` when the engine has fewer
@@ -380,7 +305,7 @@ def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecord
     bare = msgspec.structs.replace(state, transcript=[], ledger=[], window=window)
     index = None
     if state.last_request is not None:
-        request, index = _keyed_request(state.last_request, rec)
+        request, index = keyed_request(state.last_request, rec)
         bare = msgspec.structs.replace(bare, last_request=request)
     bare, originals_seq, originals_count = keyed_originals(bare, rec)
     bare, roots, states, prefix = encode_parts(bare, order, index, rec)
@@ -517,7 +442,7 @@ def decode_session(
                 )
             state = _window_of(where, state, order, entries or {})
             if index is not None and state.last_request is not None:
-                request = _request_of(where, state.last_request, index, entries or {})
+                request = request_of(where, state.last_request, index, entries or {})
                 state = msgspec.structs.replace(state, last_request=request)
             state = stored_originals(where, state, wrapped, entries or {}, originals)
     except SessionStoreError:

@@ -11,7 +11,9 @@ or key concerned, when one is), the cause and the fix; the driver's own error (`
   holds the session's lease (:class:`SessionLeasedError`: wait, or try later);
 * :class:`SessionLostError`: the store no longer holds a session this engine saved (a Redis
   restart without persistence, a deleted session): the engine holds it, save it again with
-  ``save_to(..., create=True)``; never reload, which would find nothing;
+  ``save_to(..., create=True)``; never reload, which would find nothing. Of an engine loaded
+  from the store, the parts its load left unread are gone too
+  (:class:`SessionHistoryLostError`): that save keeps everything else and warns which;
 * :class:`StoreUnavailableError`: the store cannot do it now (disk full, I/O error, a lock
   held too long, a server that cannot be reached or is out of memory); nothing was written and
   the engine still holds the session: fix the cause and save again;
@@ -23,10 +25,13 @@ or key concerned, when one is), the cause and the fix; the driver's own error (`
 from __future__ import annotations
 
 from regio.errors import RegioError
+from regio.runtime.stored import StoredRecordsLostError
 
 __all__ = [
+    "LeaseTimeError",
     "SessionConflictError",
     "SessionDamagedError",
+    "SessionHistoryLostError",
     "SessionLeasedError",
     "SessionLostError",
     "SessionNotFoundError",
@@ -79,7 +84,8 @@ class SessionLeasedError(SessionConflictError):
     """Another writer holds the session's lease (:meth:`regio.store.SQLiteStore.lease`,
     :meth:`regio.store.RedisStore.lease`), or this writer's lease was taken over after it
     expired; nothing was written. ``expires_in``: seconds until the holder's lease expires
-    (``None``: unknown). Wait for it (``lease(..., wait=...)``) or try later."""
+    (``None``: unknown). Wait for it (``lease(..., wait=SECONDS)``; ``regio repair --wait``)
+    or try later."""
 
     def __init__(
         self,
@@ -93,6 +99,12 @@ class SessionLeasedError(SessionConflictError):
         self.expires_in = expires_in
 
 
+class LeaseTimeError(SessionStoreError, ValueError):
+    """A lease's ``ttl`` or ``wait`` that is not a number of seconds it can use (``ttl``
+    outside ``(0, MAX_TTL]``: an infinite lease would hold the session forever; NaN; a bool or
+    text); nothing was taken. Also a :class:`ValueError`, which it was before."""
+
+
 class SessionLostError(SessionStoreError):
     """The store no longer holds a session this engine saved (``expected``: the version the
     engine saved last): the store was emptied (a Redis restart without persistence) or the
@@ -103,6 +115,15 @@ class SessionLostError(SessionStoreError):
     def __init__(self, message: str, *, session_id: str, expected: int) -> None:
         super().__init__(message, session_id=session_id)
         self.expected = expected
+
+
+class SessionHistoryLostError(SessionLostError, StoredRecordsLostError):
+    """What a load left to read on first use (the transcript or usage records, the relief
+    originals stored before the load) is gone from the store: the session was deleted, or the
+    server restarted without persistence, since the load. The engine holds the window and
+    everything added since: ``engine.save(path)`` or ``engine.save_to(store, id,
+    create=True)`` saves it without the lost parts and warns which
+    (:mod:`regio.runtime.lostparts`)."""
 
 
 class StoreUnavailableError(SessionStoreError):

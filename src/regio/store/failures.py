@@ -20,7 +20,13 @@ import msgspec
 
 from .errors import SessionDamagedError, SessionStoreError, StoreUnavailableError
 
-__all__ = ["DECODE_ERRORS", "damaged_record", "redis_failure", "sqlite_failure"]
+__all__ = [
+    "DECODE_ERRORS",
+    "damaged_record",
+    "incomplete_session",
+    "redis_failure",
+    "sqlite_failure",
+]
 
 #: What decoding damaged stored bytes raises: msgspec's errors, and ``UnicodeDecodeError``
 #: (msgspec raises it for a string that is no UTF-8).
@@ -83,6 +89,22 @@ def damaged_record(
         "or delete it",
         session_id=session_id,
         key=key,
+    )
+
+
+def incomplete_session(where: str, session_id: str, missing: str) -> SessionDamagedError:
+    """The :class:`SessionDamagedError` of a save that found the stored session without
+    ``missing`` (what its last save left there: window records, transcript or usage records;
+    a table or key was dropped, or rows deleted, since). The save wrote nothing: a save of
+    the changes alone would report success over a session no load can read."""
+    return SessionDamagedError(
+        f"{where}: session {session_id!r} no longer holds {missing} its last save left (a "
+        "table or key was dropped, or rows deleted, since); nothing was written, so no save "
+        "reports success over a session that cannot be loaded. This engine still holds the "
+        f"session: save it whole under a new id (engine.save_to(store, 'new-id', "
+        f"create=True)), or delete the damaged one (store.delete({session_id!r})) and save it "
+        "again with create=True; engine.save(path) keeps a copy in a file",
+        session_id=session_id,
     )
 
 

@@ -24,12 +24,19 @@ SQLite (the processes' wall clocks, one machine), a key with a server-side expir
 ``renew_lease(session_id, token, ttl) -> bool`` and ``release_lease(session_id, token) ->
 bool``.
 
+A ``ttl`` is a number of seconds in ``(0, MAX_TTL]`` (one day) and a ``wait`` one >= 0
+(``inf``: until the lease is free); anything else (an infinite or NaN ttl, a bool, text) is
+refused with :class:`LeaseTimeError` before anything is taken or renewed. A lease that can never
+expire (a Redis key without expiry, which regio never writes; an SQLite row expiring at
+infinity) is reported as :class:`SessionDamagedError` naming how to delete it, never waited on.
+
 In an asyncio event loop (a server holding many sessions' leases at once), the same lease is
-taken with :func:`acquire_async`, which waits with ``asyncio.sleep`` instead of blocking a
-thread, and kept with :meth:`SessionLease.keep_alive` (renewed every third of its lifetime
-until cancelled); :meth:`SessionLease.arenew` / :meth:`SessionLease.arelease` are the async
-forms of the two calls. The store's own calls (a SQLite transaction, a Redis round trip) run
-through ``offload`` (default ``asyncio.to_thread``), so the loop never waits on them::
+taken with :func:`acquire_async` (the same checks and errors), which waits with
+``asyncio.sleep`` instead of blocking a thread, and kept with :meth:`SessionLease.keep_alive`
+(renewed every third of its lifetime until cancelled); :meth:`SessionLease.arenew` /
+:meth:`SessionLease.arelease` are the async forms of the two calls. The store's own calls (a
+SQLite transaction, a Redis round trip) run through ``offload`` (default ``asyncio.to_thread``),
+so the loop never waits on them::
 
     lease = await acquire_async(store, "user-42", ttl=30, wait=600)
     keeper = asyncio.create_task(lease.keep_alive())   # raises SessionLeasedError when lost
@@ -43,6 +50,7 @@ through ``offload`` (default ``asyncio.to_thread``), so the loop never waits on 
 from __future__ import annotations
 
 import asyncio
+import math
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -50,9 +58,18 @@ from typing import Any
 
 import attrs
 
-from .errors import SessionLeasedError
+from .errors import LeaseTimeError, SessionLeasedError
 
-__all__ = ["DEFAULT_TTL", "DEFAULT_WAIT", "Offload", "SessionLease", "acquire", "acquire_async"]
+__all__ = [
+    "DEFAULT_TTL",
+    "DEFAULT_WAIT",
+    "MAX_TTL",
+    "Offload",
+    "SessionLease",
+    "acquire",
+    "acquire_async",
+    "check_ttl",
+]
 
 #: Runs a blocking call off the event loop: ``await offload(fn, *args)`` returns ``fn(*args)``
 #: (``asyncio.to_thread``, ``anyio.to_thread.run_sync``).
@@ -62,8 +79,45 @@ Offload = Callable[..., Awaitable[Any]]
 DEFAULT_TTL = 30.0
 #: Seconds :func:`acquire` waits for another writer's lease by default.
 DEFAULT_WAIT = 30.0
+#: Longest lease (seconds, one day): a lease is renewed while its writer works, and one that
+#: outlives its writer holds the session until it expires.
+MAX_TTL = 86_400.0
 #: Longest pause between two tries while waiting (seconds).
 _POLL = 0.05
+#: What :func:`acquire` tells a caller whose wait ran out (a CLI names its own option).
+WAIT_ADVICE = "wait longer (lease(..., wait=SECONDS))"
+
+
+def _seconds(value: Any) -> float | None:
+    """``value`` as seconds, or ``None`` for anything that is not a real number (a bool, text,
+    NaN)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        return None
+    return float(value)
+
+
+def check_ttl(ttl: Any, where: str) -> float:
+    """``ttl`` as a lease's seconds; raises :class:`LeaseTimeError` naming ``where`` for
+    anything but a number of seconds in ``(0, MAX_TTL]`` (no infinite lease: it would hold the
+    session forever once its writer is gone; a long job renews its lease instead)."""
+    seconds = _seconds(ttl)
+    if seconds is None or not 0 < seconds <= MAX_TTL:
+        raise LeaseTimeError(
+            f"{where}: ttl is the seconds a lease lasts without a renewal, a number in (0, "
+            f"{MAX_TTL:g}], got {ttl!r}; a longer job renews its lease (lease.renew()) while "
+            "it works"
+        )
+    return seconds
+
+
+def _check_wait(wait: Any, where: str) -> float:
+    seconds = _seconds(wait)
+    if seconds is None or seconds < 0:
+        raise LeaseTimeError(
+            f"{where}: wait is the seconds to wait for another writer's lease, a number >= 0 "
+            f"(0: one try; inf: until it is free), got {wait!r}"
+        )
+    return seconds
 
 
 @attrs.define(eq=False)
@@ -81,8 +135,9 @@ class SessionLease:
     def renew(self, ttl: float | None = None) -> None:
         """Extend the lease to ``ttl`` (default its own) seconds from now. Raises
         :class:`SessionLeasedError` when it expired and another writer took the session (stop:
-        whatever this writer saves now is refused)."""
-        self.ttl = ttl if ttl is not None else self.ttl
+        whatever this writer saves now is refused), :class:`LeaseTimeError` for a ``ttl`` that
+        is not a number of seconds in ``(0, MAX_TTL]``."""
+        self._new_ttl(ttl)
         if self.released or not self.store.renew_lease(self.session_id, self.token, self.ttl):
             raise self._lost()
 
@@ -93,8 +148,9 @@ class SessionLease:
             self.store.release_lease(self.session_id, self.token)
 
     async def arenew(self, ttl: float | None = None, *, offload: Offload | None = None) -> None:
-        """:meth:`renew` with the store's call run through ``offload`` (module doc)."""
-        self.ttl = ttl if ttl is not None else self.ttl
+        """:meth:`renew` with the store's call run through ``offload`` (module doc); the same
+        errors."""
+        self._new_ttl(ttl)
         run = offload or asyncio.to_thread
         if self.released or not await run(
             self.store.renew_lease, self.session_id, self.token, self.ttl
@@ -112,12 +168,27 @@ class SessionLease:
     async def keep_alive(
         self, every: float | None = None, *, offload: Offload | None = None
     ) -> None:
-        """Renew the lease every ``every`` seconds (default a third of its ``ttl``) until
-        cancelled. Raises :class:`SessionLeasedError` when a renewal finds it lost (the writer
-        must stop: its saves are refused)."""
+        """Renew the lease every ``every`` seconds (default a third of its ``ttl``; a number in
+        ``(0, ttl)``, else :class:`LeaseTimeError`) until cancelled. Raises
+        :class:`SessionLeasedError` when a renewal finds it lost (the writer must stop: its
+        saves are refused)."""
+        if every is not None:
+            seconds = _seconds(every)
+            if seconds is None or not 0 < seconds < self.ttl:
+                raise LeaseTimeError(
+                    f"{self.store.url}: keep the lease on session {self.session_id!r} alive: "
+                    f"every is the seconds between renewals, a number in (0, ttl={self.ttl:g}) "
+                    f"(a longer pause lets the lease expire between them), got {every!r}"
+                )
         while True:
             await asyncio.sleep(every if every is not None else self.ttl / 3)
             await self.arenew(offload=offload)
+
+    def _new_ttl(self, ttl: float | None) -> None:
+        """Take a renewal's ``ttl`` (checked: :func:`check_ttl`); ``None`` keeps the lease's."""
+        if ttl is not None:
+            where = f"{self.store.url}: renew the lease on session {self.session_id!r}"
+            self.ttl = check_ttl(ttl, where)
 
     def _lost(self) -> SessionLeasedError:
         return SessionLeasedError(
@@ -134,29 +205,38 @@ class SessionLease:
         self.release()
 
 
-def _check(ttl: float, wait: float) -> None:
-    if not ttl > 0 or not wait >= 0:
-        raise ValueError(f"a lease needs ttl > 0 and wait >= 0 seconds, got {ttl} and {wait}")
+def _checked(store: Any, session_id: str, ttl: Any, wait: Any) -> tuple[float, float]:
+    """``(ttl, wait)`` as seconds (:func:`check_ttl`, :func:`_check_wait`), before any try."""
+    where = f"{store.url}: lease session {session_id!r}"
+    return check_ttl(ttl, where), _check_wait(wait, where)
 
 
-def _busy(store: Any, session_id: str, left: float, wait: float) -> SessionLeasedError:
+def _busy(store: Any, session_id: str, left: float, wait: float, advice: str) -> SessionLeasedError:
     return SessionLeasedError(
         f"{store.url}: session {session_id!r} is leased by another writer for "
         f"{left:.1f} s more (waited {wait:g} s); nothing was done: try again later, or "
-        "wait longer (lease(..., wait=...))",
+        f"{advice}",
         session_id=session_id,
         expires_in=left,
     )
 
 
 def acquire(
-    store: Any, session_id: str, *, ttl: float = DEFAULT_TTL, wait: float = DEFAULT_WAIT
+    store: Any,
+    session_id: str,
+    *,
+    ttl: float = DEFAULT_TTL,
+    wait: float = DEFAULT_WAIT,
+    advice: str = WAIT_ADVICE,
 ) -> SessionLease:
     """Take the lease on ``session_id`` in ``store`` for ``ttl`` seconds, waiting up to ``wait``
-    seconds (0: one try) while another writer holds it. Raises :class:`SessionLeasedError`
-    (``expires_in``: when the holder's lease runs out) when it is still held after ``wait``,
-    ``ValueError`` for ``ttl <= 0`` or ``wait < 0``."""
-    _check(ttl, wait)
+    seconds (0: one try; ``inf``: until it is free) while another writer holds it. Raises
+    :class:`SessionLeasedError` (``expires_in``: when the holder's lease runs out; its message
+    ends with ``advice``, how the caller waits longer) when it is still held after ``wait``,
+    :class:`LeaseTimeError` (a ``ValueError``) for a ``ttl`` outside ``(0, MAX_TTL]`` or a
+    ``wait`` that is not a number >= 0, :class:`SessionDamagedError` for a holder's lease that
+    never expires (module doc)."""
+    ttl, wait = _checked(store, session_id, ttl, wait)
     token = secrets.token_hex(16)
     deadline = time.monotonic() + wait
     while True:
@@ -165,7 +245,7 @@ def acquire(
             return SessionLease(store, session_id, token, ttl)
         now = time.monotonic()
         if now >= deadline:
-            raise _busy(store, session_id, left, wait)
+            raise _busy(store, session_id, left, wait, advice)
         time.sleep(max(0.001, min(_POLL, left, deadline - now)))
 
 
@@ -175,12 +255,13 @@ async def acquire_async(
     *,
     ttl: float = DEFAULT_TTL,
     wait: float = DEFAULT_WAIT,
+    advice: str = WAIT_ADVICE,
     offload: Offload | None = None,
 ) -> SessionLease:
     """:func:`acquire` in an asyncio event loop: the wait is ``asyncio.sleep`` (the loop serves
     other work meanwhile) and each try runs through ``offload`` (default
-    ``asyncio.to_thread``). Same arguments, result and errors."""
-    _check(ttl, wait)
+    ``asyncio.to_thread``). Same arguments, checks, result and errors."""
+    ttl, wait = _checked(store, session_id, ttl, wait)
     run = offload or asyncio.to_thread
     token = secrets.token_hex(16)
     deadline = time.monotonic() + wait
@@ -190,5 +271,5 @@ async def acquire_async(
             return SessionLease(store, session_id, token, ttl)
         now = time.monotonic()
         if now >= deadline:
-            raise _busy(store, session_id, left, wait)
+            raise _busy(store, session_id, left, wait, advice)
         await asyncio.sleep(max(0.001, min(_POLL, left, deadline - now)))

@@ -28,7 +28,7 @@ from typing import Any
 
 import msgspec
 
-from .errors import SessionDamagedError, SessionStoreError
+from .errors import SessionDamagedError, SessionHistoryLostError, SessionStoreError
 from .failures import DECODE_ERRORS
 from .lists import DamagedListError, Memo, Recorder, Root, read_ids
 
@@ -188,23 +188,29 @@ class StoredOriginals:
         self._done[call_id] = value
         return value
 
-    def all(self, own: Collection[str] = (), replaced: Collection[str] = ()) -> dict[str, Any]:
+    def all(
+        self, own: Collection[str] = (), replaced: Collection[str] = (), complete: bool = True
+    ) -> dict[str, Any]:
         """Every stored original, by the sequence of its last set. ``own``: the call ids this
         session set since the load (their stored records, whoever saved them, are not read:
         the session holds them); ``replaced``: those of them that were stored at the load.
-        Raises :class:`SessionStoreError` for another writer's record (class doc) or when the
-        load's originals are not all stored any more (``count``)."""
+        Raises :class:`SessionStoreError` for another writer's record (class doc) or, with
+        ``complete``, :class:`SessionHistoryLostError` when the load's originals are not all
+        stored any more (``count``); without, those still stored are returned."""
         own = set(own)
         entries = self._read_all()
         stored = originals_from(self.where, entries, limit=self.limit, own=own)
-        if self.count is not None:
+        if self.count is not None and complete:
             seen = {c for c in stored if c not in own} | set(replaced)
             if len(seen) != self.count:
-                raise SessionStoreError(
+                raise SessionHistoryLostError(
                     f"{self.where}: the store holds {len(seen)} of the {self.count} relief "
                     "originals the session had when it was loaded (their records, or the "
-                    "session, were deleted since); nothing was written: restore the session "
-                    "from a file save, or reload it"
+                    "session, were deleted since); nothing was written. The engine holds the "
+                    "window and what was added since the load: engine.save(path) or "
+                    "engine.save_to(store, id, create=True) saves it and says what is left out",
+                    session_id=self.where.rpartition("#")[2],
+                    expected=-1,
                 )
         return stored
 

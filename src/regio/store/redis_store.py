@@ -14,8 +14,11 @@ programmability/eval-intro/): it compares the stored version with the one the en
 and only when they match appends the records, puts and deletes window entries, replaces the
 head and increments the version. Before it writes anything it checks what could make a
 command fail half-way (Redis does not roll a script back): each key holds its own type or
-nothing, the counters are integers, and no other writer holds the session's lease
-(``{prefix}{id}:lease``, a string with a server-side expiry, :mod:`regio.store.lease`). Two
+nothing, the counters are integers, no other writer holds the session's lease
+(``{prefix}{id}:lease``, a string with a server-side expiry, :mod:`regio.store.lease`), and
+the records and window entries the last save left are all there (a save over a session whose
+keys were deleted is refused with :class:`SessionDamagedError`, never reported as done). The
+scripts are :mod:`regio.store.redis_scripts`. Two
 workers racing on one session therefore never lose a write and never half-apply one: the
 second gets :class:`SessionConflictError` and reloads. A load reads all keys in one ``MULTI``
 transaction. Every ``redis`` error becomes a :class:`SessionStoreError` naming the server, the
@@ -28,87 +31,18 @@ from __future__ import annotations
 from typing import Any
 
 from .base import SessionNotFoundError, SessionRecords, SessionStoreError
-from .errors import SessionDamagedError, SessionLeasedError, SessionLostError, conflict
-from .failures import redis_failure
+from .errors import (
+    SessionDamagedError,
+    SessionHistoryLostError,
+    SessionLeasedError,
+    conflict,
+)
+from .failures import incomplete_session, redis_failure
 from .lease import DEFAULT_TTL, DEFAULT_WAIT, SessionLease, acquire
+from .originals import ORIGINALS_PREFIXES
+from .redis_scripts import NO_EXPIRY, RELEASE, RENEW, SAVE, TAKE, TYPES
 
 __all__ = ["RedisStore"]
-
-#: The type each of a session's keys holds (``TYPE``), in :meth:`RedisStore._keys` order.
-_TYPES = ("hash", "string", "list", "list", "hash", "hash", "string")
-
-#: The checks a save makes before it writes (KEYS as :meth:`RedisStore._keys`; the last ARGV is
-#: the writer's lease token, '' for none): ``{-2, key index}`` for a key of another type,
-#: ``{-3, field}`` for a counter that is no integer, ``{-4, ms left}`` for another writer's
-#: lease; then ``version`` and the counts.
-_CHECKS = """
-local want = {'hash', 'string', 'list', 'list', 'hash', 'hash', 'string'}
-for i = 1, 7 do
-  local t = redis.call('TYPE', KEYS[i])['ok']
-  if t ~= 'none' and t ~= want[i] then return {-2, i} end
-end
-local holder = redis.call('GET', KEYS[7])
-if holder and holder ~= ARGV[#ARGV] then return {-4, redis.call('PTTL', KEYS[7])} end
-local counts = redis.call('HMGET', KEYS[1], 'version', 'transcript', 'ledger')
-local names = {'version', 'transcript', 'ledger'}
-for i = 1, 3 do
-  local v = counts[i]
-  if v and (not tonumber(v) or tonumber(v) ~= math.floor(tonumber(v))) then
-    return {-3, names[i]}
-  end
-end
-local version = tonumber(counts[1] or '0')
-local t = tonumber(counts[2] or '0')
-local l = tonumber(counts[3] or '0')
-"""
-
-_SAVE = (
-    _CHECKS
-    + """
-local expected = tonumber(ARGV[1])
-if version ~= expected then return {-1, version} end
-local nt = tonumber(ARGV[3])
-local nl = tonumber(ARGV[4])
-if t ~= tonumber(ARGV[5]) or l ~= tonumber(ARGV[6]) then return {-1, version} end
-for i = 1, nt do redis.call('RPUSH', KEYS[3], ARGV[6 + i]) end
-for i = 1, nl do redis.call('RPUSH', KEYS[4], ARGV[6 + nt + i]) end
-local at = 7 + nt + nl
-if version == 0 then redis.call('DEL', KEYS[5], KEYS[6]) end
-local np = tonumber(ARGV[at])
-for i = 1, np do
-  local key = ARGV[at + 2 * i - 1]
-  local kind = string.sub(key, 1, 4)
-  local hash = KEYS[5]
-  if kind == '@ro/' or kind == '@rn/' then hash = KEYS[6] end
-  redis.call('HSET', hash, key, ARGV[at + 2 * i])
-end
-at = at + 2 * np + 1
-local nd = tonumber(ARGV[at])
-for i = 1, nd do redis.call('HDEL', KEYS[5], ARGV[at + i]) end
-redis.call('SET', KEYS[2], ARGV[2])
-redis.call('HSET', KEYS[1], 'version', version + 1, 'transcript', t + nt, 'ledger', l + nl)
-return {0, version + 1}
-"""
-)
-
-#: Take the lease KEYS[1] for token ARGV[1] for ARGV[2] ms when free: ``{1}``; else ``{0, ms
-#: left}``. Renew: ``1`` when ARGV[1] holds it. Release: ``1`` when ARGV[1] held it.
-_TAKE = """
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1} end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return {1}
-end
-return {0, redis.call('PTTL', KEYS[1])}
-"""
-_RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0
-"""
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
 
 
 class RedisStore:
@@ -120,10 +54,10 @@ class RedisStore:
         self.client = client
         self.prefix = prefix
         self.url = url or "redis://"
-        self._save = client.register_script(_SAVE)
-        self._take = client.register_script(_TAKE)
-        self._renew = client.register_script(_RENEW)
-        self._release = client.register_script(_RELEASE)
+        self._save = client.register_script(SAVE)
+        self._take = client.register_script(TAKE)
+        self._renew = client.register_script(RENEW)
+        self._release = client.register_script(RELEASE)
 
     @classmethod
     def from_url(cls, url: str, *, prefix: str = "regio:session:") -> RedisStore:
@@ -185,7 +119,7 @@ class RedisStore:
         import redis
 
         try:
-            for key, want in zip(self._keys(session_id), _TYPES, strict=True):
+            for key, want in zip(self._keys(session_id), TYPES, strict=True):
                 found = self.client.type(key)
                 found = found.decode() if isinstance(found, bytes) else str(found)
                 if found not in ("none", want):
@@ -225,6 +159,7 @@ class RedisStore:
             *(x for kv in records.put.items() for x in kv),
             len(records.drop),
             *records.drop,
+            sum(1 for k in records.digests if not k.startswith(ORIGINALS_PREFIXES)),
             token or "",
         ]
         keys = self._keys(session_id)
@@ -237,12 +172,18 @@ class RedisStore:
             i = int(value) - 1
             found = self._call(what, self.client.type, keys[i], session_id=session_id)
             found = found.decode() if isinstance(found, bytes) else str(found)
-            raise _wrong_type_error(self.url, session_id, what, keys[i], found, _TYPES[i])
+            raise _wrong_type_error(self.url, session_id, what, keys[i], found, TYPES[i])
         if status == -3:
             field = value.decode() if isinstance(value, bytes) else str(value)
             raise _not_integer(self.url, session_id, keys[0], field)
         if status == -4:
+            if int(value) == NO_EXPIRY:
+                raise _forever(self.url, session_id, keys[6])
             raise _leased(self.url, session_id, int(value) / 1000, bool(token), keys[6])
+        if status == -5:
+            part = value.decode() if isinstance(value, bytes) else str(value)
+            missing = "the window records" if part == "window" else f"the {part} records"
+            raise incomplete_session(self.url, session_id, missing)
         if status != 0:
             raise conflict(self.url, session_id, expected, int(value))
         return int(value)
@@ -275,6 +216,8 @@ class RedisStore:
         )
         if int(reply[0]) == 1:
             return None
+        if int(reply[1]) == NO_EXPIRY:
+            raise _forever(self.url, session_id, key)
         return max(0.0, int(reply[1]) / 1000)
 
     def renew_lease(self, session_id: str, token: str, ttl: float) -> bool:
@@ -363,7 +306,7 @@ class RedisStore:
     def transcript_records(self, session_id: str, count: int) -> list[bytes]:
         """The first ``count`` transcript records of ``session_id`` (append-only, so they are
         the ones a load counted, however many turns were saved since). Raises
-        :class:`SessionLostError` when fewer are stored (the session was deleted, or the
+        :class:`SessionHistoryLostError` when fewer are stored (the session was deleted, or the
         server restarted without persistence, since)."""
         return self._records(self._keys(session_id)[2], session_id, count, "transcript")
 
@@ -406,12 +349,13 @@ class RedisStore:
             session_id=session_id,
         )
         if len(rows) != count:
-            raise SessionLostError(
+            raise SessionHistoryLostError(
                 f"{self.url}: session {session_id!r} holds {len(rows)} of the {count} {what} "
                 f"records it had when this engine loaded it ({key}): the session was deleted "
                 "since (or the server restarted without persistence). The window and the turns "
-                "since the load are in the engine; the history before the load is gone from "
-                "this server: restore it from a backup or a file save",
+                "since the load are in the engine: engine.save(path) or engine.save_to(store, "
+                "id, create=True) saves them and says what is left out; the history before the "
+                "load is gone from this server (restore it from a backup or a file save)",
                 session_id=session_id,
                 expected=-1,
             )
@@ -485,6 +429,18 @@ def _leased(
         f"more ({key}); nothing was written. {fix}",
         session_id=session_id,
         expires_in=max(0.0, left),
+        key=key,
+    )
+
+
+def _forever(url: str, session_id: str, key: str) -> SessionDamagedError:
+    """The error of a lease key without an expiry (regio's leases always have one: it would
+    hold the session forever)."""
+    return SessionDamagedError(
+        f"{url}: the lease key {key} of session {session_id!r} has no expiry, so it would hold "
+        "the session forever; regio never sets one without (SET NX PX): another program wrote "
+        f"it. Nothing was done: delete it (DEL {key}) once no writer works on the session",
+        session_id=session_id,
         key=key,
     )
 

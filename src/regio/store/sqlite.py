@@ -34,10 +34,19 @@ from pathlib import Path
 from typing import Any
 
 from .base import SessionNotFoundError, SessionRecords, SessionStoreError
-from .errors import SessionLeasedError, SessionLostError, conflict
+from .errors import SessionHistoryLostError, SessionLeasedError, conflict
 from .failures import sqlite_failure
 from .lease import DEFAULT_TTL, DEFAULT_WAIT, SessionLease, acquire
 from .originals import ORIGINALS_PREFIXES
+from .sqlite_checks import (
+    HIGH,
+    LOW,
+    check_entries,
+    check_pairs,
+    check_records,
+    check_row,
+    lease_expiry,
+)
 from .sqlitedb import LEASES_SCHEMA, connect, lease_row
 
 __all__ = ["SQLiteStore"]
@@ -65,12 +74,6 @@ CREATE TABLE IF NOT EXISTS entries (
     PRIMARY KEY (session, key)
 ) WITHOUT ROWID;
 """
-
-
-#: The key range of the relief originals' records (``@rn/...`` and ``@ro/...``, adjacent in
-#: key order; no other record key falls between): a load of a ``regio.session-head/6`` head
-#: reads the entries below ``_LOW`` and from ``_HIGH`` on.
-_LOW, _HIGH = "@rn/", "@ro0"
 
 
 class SQLiteStore:
@@ -176,7 +179,10 @@ class SQLiteStore:
                 [(session_id, "t", t_start + i, d) for i, d in enumerate(records.transcript)]
                 + [(session_id, "l", l_start + i, d) for i, d in enumerate(records.ledger)],
             )
+            if row is not None:
+                check_records(self.url, db, session_id, stored)
             self._write_entries(session_id, records, new=row is None)
+            check_entries(self.url, db, session_id, records)
             db.execute(
                 "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?, ?)",
                 (
@@ -196,7 +202,7 @@ class SQLiteStore:
         row = lease_row(db, session_id)
         if row is None or row[0] == token:
             return
-        left = row[1] - time.time()
+        left = lease_expiry(self.url, session_id, row[1]) - time.time()
         if left > 0:
             raise SessionLeasedError(
                 f"{self.url}: session {session_id!r} is leased by another writer for "
@@ -241,8 +247,10 @@ class SQLiteStore:
         with self._transaction(f"lease session {session_id!r}", wrote=False) as db:
             now = time.time()
             row = lease_row(db, session_id)
-            if row is not None and row[0] != token and row[1] > now:
-                return row[1] - now
+            if row is not None and row[0] != token:
+                expires = lease_expiry(self.url, session_id, row[1])
+                if expires > now:
+                    return expires - now
             db.execute(
                 "INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (session_id, token, now + ttl)
             )
@@ -292,13 +300,13 @@ class SQLiteStore:
             if window:
                 # the keys before and after the originals' range (two index ranges; a
                 # load of an older head reads them with original_records)
-                entries = db.execute(f"{each} AND key < ?", (session_id, _LOW)).fetchall()
-                entries += db.execute(f"{each} AND key >= ?", (session_id, _HIGH)).fetchall()
+                entries = db.execute(f"{each} AND key < ?", (session_id, LOW)).fetchall()
+                entries += db.execute(f"{each} AND key >= ?", (session_id, HIGH)).fetchall()
             else:
                 entries = db.execute(each, (session_id,)).fetchall()
         if row is None:
             raise SessionNotFoundError(f"{self.url}: no session {session_id!r}")
-        _check_row(self.url, session_id, row, rows, entries)
+        check_row(self.url, session_id, row, rows, entries)
         return row, rows, entries
 
     def load(
@@ -328,8 +336,8 @@ class SQLiteStore:
     def transcript_records(self, session_id: str, count: int) -> list[bytes]:
         """The first ``count`` transcript records of ``session_id`` (append-only, so they are
         the ones a load counted, however many turns were saved since). Works after
-        :meth:`close` (a read-only connection of its own). Raises :class:`SessionLostError`
-        when fewer are stored (the session was deleted since)."""
+        :meth:`close` (a read-only connection of its own). Raises
+        :class:`SessionHistoryLostError` when fewer are stored (the session was deleted since)."""
         return self._records(session_id, "t", count, "transcript")
 
     def usage_records(self, session_id: str, count: int) -> list[bytes]:
@@ -342,15 +350,15 @@ class SQLiteStore:
         marks = ", ".join("?" * len(keys))
         query = f"SELECT key, data FROM entries WHERE session = ? AND key IN ({marks})"
         rows = self._query(query, (session_id, *keys), session_id)
-        _check_pairs(self.url, session_id, rows)
+        check_pairs(self.url, session_id, rows)
         return {str(k): bytes(d) for k, d in rows}
 
     def original_records(self, session_id: str) -> dict[str, bytes]:
         """Every relief original record of ``session_id`` (``@ro/`` and ``@rn/``); works
         after :meth:`close`."""
         query = "SELECT key, data FROM entries WHERE session = ? AND key >= ? AND key < ?"
-        rows = self._query(query, (session_id, _LOW, _HIGH), session_id)
-        _check_pairs(self.url, session_id, rows)
+        rows = self._query(query, (session_id, LOW, HIGH), session_id)
+        check_pairs(self.url, session_id, rows)
         return {str(k): bytes(d) for k, d in rows if str(k).startswith(ORIGINALS_PREFIXES)}
 
     def _query(self, query: str, args: tuple[Any, ...], session_id: str) -> list[Any]:
@@ -368,12 +376,13 @@ class SQLiteStore:
         query = "SELECT data FROM records WHERE session = ? AND kind = ? AND seq < ? ORDER BY seq"
         rows = self._query(query, (session_id, kind, count), session_id)
         if len(rows) != count:
-            raise SessionLostError(
+            raise SessionHistoryLostError(
                 f"{self.url}: session {session_id!r} holds {len(rows)} of the {count} {what} "
                 "records it had when this engine loaded it: the session was deleted since (or "
                 "the file replaced). The window and the turns since the load are in the "
-                "engine; the history before the load is gone from this store: restore it from "
-                "a backup or a file save",
+                "engine: engine.save(path) or engine.save_to(store, id, create=True) saves "
+                "them and says what is left out; the history before the load is gone from this "
+                "store (restore it from a backup or a file save)",
                 session_id=session_id,
                 expected=-1,
             )
@@ -402,34 +411,3 @@ class SQLiteStore:
             db.execute("DELETE FROM entries WHERE session = ?", (session_id,))
             db.execute("DELETE FROM leases WHERE session = ?", (session_id,))
         return bool(gone)
-
-
-def _check_row(url: str, session_id: str, row: Any, rows: list[Any], entries: list[Any]) -> None:
-    """Raise :class:`SessionStoreError` (damaged) when the rows read for a load do not have
-    the column types a save writes (a damaged file can hold any SQLite value)."""
-    ok = (
-        isinstance(row[0], bytes)
-        and all(type(v) is int for v in row[1:4])
-        and all(isinstance(d, bytes) for _, d in rows)
-    )
-    if not ok:
-        raise sqlite_failure(
-            url,
-            f"load session {session_id!r}",
-            TypeError("the session row or a record has a value of the wrong type"),
-            wrote=False,
-            session_id=session_id,
-        )
-    _check_pairs(url, session_id, entries)
-
-
-def _check_pairs(url: str, session_id: str, rows: list[Any]) -> None:
-    """Raise :class:`SessionStoreError` (damaged) when a keyed record is not (text, blob)."""
-    if not all(isinstance(k, str) and isinstance(d, bytes) for k, d in rows):
-        raise sqlite_failure(
-            url,
-            f"load session {session_id!r}",
-            TypeError("a keyed record has a value of the wrong type"),
-            wrote=False,
-            session_id=session_id,
-        )

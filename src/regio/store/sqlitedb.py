@@ -16,9 +16,11 @@ file can be fenced by the session's lease in the same transaction.
 
 from __future__ import annotations
 
+import math
 import os
 import sqlite3
 import time
+from typing import Any
 
 __all__ = ["LEASES_SCHEMA", "connect", "holds_lease", "lease_row"]
 
@@ -48,14 +50,21 @@ def connect(path: str | os.PathLike[str], *, timeout: float, schema: str) -> sql
     return db
 
 
-def lease_row(db: sqlite3.Connection, session_id: str) -> tuple[str, float] | None:
-    """``(token, expires)`` of ``session_id``'s lease row, or ``None`` (expired rows included)."""
+def lease_row(db: sqlite3.Connection, session_id: str) -> tuple[str, Any] | None:
+    """``(token, expires)`` of ``session_id``'s lease row, or ``None`` (expired rows included).
+    ``expires`` is the stored value, unchecked: a damaged file can hold any SQLite value, and
+    :func:`regio.store.sqlite_checks.lease_expiry` turns it into seconds or raises
+    :class:`regio.store.SessionDamagedError` (a lease that never expires)."""
     query = "SELECT token, expires FROM leases WHERE session = ?"
     row = db.execute(query, (session_id,)).fetchone()
-    return None if row is None else (str(row[0]), float(row[1]))
+    return None if row is None else (str(row[0]), row[1])
 
 
 def holds_lease(db: sqlite3.Connection, session_id: str, token: str) -> bool:
-    """Whether ``token`` holds a live lease on ``session_id`` (not expired)."""
+    """Whether ``token`` holds a live lease on ``session_id``: its row expires at a finite time
+    still ahead (a lease is written with a finite expiry: :func:`regio.store.lease.check_ttl`)."""
     row = lease_row(db, session_id)
-    return row is not None and row[0] == token and row[1] > time.time()
+    if row is None or row[0] != token:
+        return False
+    expires = row[1]
+    return isinstance(expires, int | float) and math.isfinite(expires) and expires > time.time()

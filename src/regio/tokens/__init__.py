@@ -26,7 +26,7 @@ from .chunking import DEFAULT_MAX_CHUNK_CHARS, iter_chunks, split_for_tokenizer
 from .countcache import DEFAULT_CACHE_SIZE, ENTRY_BYTES, CacheStats, CountCache
 from .errors import TokenCountError
 from .heuristic import HeuristicCounter, estimate_tokens
-from .overhead import CHAT_FORMATS, ChatFormatOverhead, chat_overhead
+from .overhead import CHAT_FORMATS, ChatFormatOverhead, chat_overhead, register_chat_format
 from .protocol import CachedCounter, TokenCounter, count_entry_up_to
 from .registry import (
     COUNTER_NAMES,
@@ -69,5 +69,6 @@ __all__ = [
     "estimate_tokens",
     "get_counter",
     "iter_chunks",
+    "register_chat_format",
     "split_for_tokenizer",
 ]

@@ -12,8 +12,10 @@ limit                       default    when exceeded
 ``max_depth``               64         refused: :class:`TraceFormatError` naming file:line
 ``max_int_digits``          128        refused the same way
 ``max_document_bytes``      64 MiB     a whole-document JSON file (or a non-streamed JSONL
-                                       format) larger than this is refused before it is read
-``max_line_bytes``          32 MiB     a longer JSONL line is refused (the rest is not read)
+                                       format) larger than this is refused before it is read;
+                                       a JSONL line longer than this is refused, naming it
+``max_line_bytes``          32 MiB     the most read at once: a longer JSONL line is read in
+                                       pieces of this size and joined (it loads)
 ``max_file_bytes``          1 GiB      any larger file is refused before it is read
 ==========================  =========  =========================================================
 
