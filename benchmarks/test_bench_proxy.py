@@ -20,9 +20,11 @@ Measured:
   (k-1)·N-th and k·N-th responses completed) divided by N; and per request, the CPU time of the
   proxy's own work (the request log's ``added_cpu_ms``: reading and digesting the request, the
   engine, the relay, the commit);
-* **added latency**: per request, the wall time the proxy spent on it (the request log's
-  ``added_ms``: reading the request, finding and leasing the session, laying out, committing,
-  waiting for the worker; not the upstream's time), p50 and p99.
+* **added latency**: per request, the wall time the proxy spent on it before the answer reached
+  the client (the request log's ``added_ms``: reading the request, finding and leasing the
+  session, laying out, committing, waiting for the worker; not the upstream's time), p50 and
+  p99. A compaction that runs beside the upstream call (``beside_ms``) is in it only where it
+  outlasted the upstream.
 
 Reported, for the first 10% of each session's requests, the 10% from 40% of the way (the window
 full, past most sessions' first compaction) and the last 10%: every figure with the ratios

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import socket
+import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
@@ -41,6 +42,16 @@ def sqlite_or_redis(request: Any, path: Any, prefix: str) -> Iterator[Any]:
     for sid in out.sessions():
         out.delete(sid)
     yield out
+
+
+def stray_lease(store: Any, sid: str = "s") -> None:
+    """A lease on ``sid`` that never expires, written by another program (Redis: a key without
+    expiry) or by regio before ttl was checked (SQLite: a row expiring at infinity)."""
+    if isinstance(store, SQLiteStore):
+        with sqlite3.connect(store.path) as db:
+            db.execute("INSERT INTO leases VALUES (?, 'someone', 9e999)", (sid,))
+    else:
+        store.client.set(store._keys(sid)[6], "someone")
 
 
 def load(store: Any, sid: str = "s") -> Engine:

@@ -20,10 +20,10 @@ from regio.bench.capture import (
     capture_stream,
     rules_for,
 )
-from regio.bench.regionops import apply_all, file_moves
 from regio.bench.replay import replay
 from regio.bench.retention import Probe, RetentionMeter
 from regio.bench.tracking import Tracker
+from regio.capture.filing import apply_all, file_moves
 from regio.content import Text, ToolResult, ToolUse, block_text
 from regio.runtime import Engine
 from regio.runtime.extractive import ExtractiveSummarizer

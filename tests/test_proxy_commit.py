@@ -56,3 +56,27 @@ def test_a_worker_stopped_mid_commit_leaves_every_item_admitted_once(monkeypatch
         assert _texts(client) == [m["content"] for m in history]
         meta = records.meta("s1")
         assert meta.pending is None and meta.count == len(history)
+
+
+def test_a_session_another_writer_leased_in_the_store_waits_for_it_and_is_never_written_meanwhile():
+    """The proxy's hold on a session is the store's lease (``regio compact`` and any other
+    writer take the same one): while another writer holds it, a request waits (past
+    ``--lease-wait``: 503, which the SDKs retry) and writes nothing; once it is released the
+    retry is served and committed."""
+    upstream = ScriptedUpstream([Step(f"r{i}") for i in range(4)], 8000, 500)
+    store = f"sqlite:{tempfile.mkdtemp()}/p.db"
+    with in_process(upstream, BLUEPRINT, store, lease_wait=0.3) as client:
+        history = [{"role": "user", "content": "u0"}]
+        _, reply = _post(client, history)
+        history += [{"role": "assistant", "content": reply}, {"role": "user", "content": "u1"}]
+        engines = client.app.state.proxy.store
+        with engines.lease("s1", ttl=30, wait=0):  # e.g. `regio compact` on the stored session
+            body = {"model": "gpt-5", "messages": history}
+            busy = client.post("/v1/chat/completions", json=body, headers={"x-regio-session": "s1"})
+            assert busy.status_code == 503, busy.text
+            assert busy.json()["error"]["type"] == "server_error"
+            assert len(upstream.requests) == 1  # nothing went upstream
+            assert client.app.state.proxy.records.meta("s1").count == 1
+        _post(client, history)  # the retry, once the other writer is done
+        assert _texts(client) == [m["content"] for m in history]
+        assert client.app.state.proxy.records.meta("s1").count == len(history)

@@ -3,15 +3,20 @@ client's system prompt placed; what it never changes: the client's own parameter
 
 from __future__ import annotations
 
+import json
+import os
 import tempfile
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("starlette", reason="the proxy extra (starlette) is not installed")
 
 from proxy_support import ScriptedUpstream, Step, blueprint, in_process
 from regio.layout.repair import check_anthropic, check_openai_chat
+from regio.runtime.history import INTERRUPTED_RESULT
 
 BLUEPRINT = blueprint(
     "proxy-repair", "anthropic:claude-x", window=8000, output=500, conversation=6000
@@ -59,17 +64,16 @@ def _anthropic(client: Any, messages: list[dict[str, Any]], **extra: Any) -> Any
     return response
 
 
-def _metric(client: Any, name: str) -> float:
+def _metric(client: Any, name: str, **labels: str) -> float:
     total = 0.0
     for line in client.get("/metrics").text.splitlines():
-        if line.startswith(name + "{"):
+        if line.startswith(name + "{") and all(f'{k}="{v}"' in line for k, v in labels.items()):
             total += float(line.rsplit(" ", 1)[1])
     return total
 
 
-def test_orphaned_tool_calls_and_results_are_repaired_upstream_with_an_event_and_never_refused():
-    upstream = ScriptedUpstream([Step("ok")] * 4, 8000, 500)
-    messages = [
+def _interrupted() -> list[dict[str, Any]]:
+    return [
         {"role": "user", "content": "run the tests"},
         {
             "role": "assistant",
@@ -84,14 +88,48 @@ def test_orphaned_tool_calls_and_results_are_repaired_upstream_with_an_event_and
             ],
         },
     ]
-    with in_process(upstream, BLUEPRINT, _store()) as client:
+
+
+def test_orphaned_tool_calls_and_results_are_repaired_upstream_with_an_event_and_never_refused(
+    tmp_path,
+):
+    upstream = ScriptedUpstream([Step("ok")] * 4, 8000, 500)
+    messages = _interrupted()
+    log = tmp_path / "requests.jsonl"
+    with in_process(upstream, BLUEPRINT, _store(), request_log=str(log)) as client:
         _anthropic(client, messages)
         sent = upstream.requests[-1]
         assert check_anthropic(sent) == []
         text = str(sent["messages"])
         assert "ghost" not in text and "never mind, just say hi" in text
-        assert "t1" in text  # the call stays, with a neutral result
-        assert _metric(client, "regio_repairs_total") >= 2
+        closing = [
+            b
+            for m in sent["messages"]
+            for b in (m["content"] if isinstance(m["content"], list) else [])
+            if b.get("type") == "tool_result" and b["tool_use_id"] == "t1"
+        ]
+        assert len(closing) == 1 and closing[0]["is_error"] is True  # the agent reads it failed
+        assert INTERRUPTED_RESULT in str(closing[0]["content"])
+        # each change counted once, by what it did (Engine.repair's actions)
+        assert _metric(client, "regio_repairs_total", action="orphan_result_dropped") == 1
+        assert _metric(client, "regio_repairs_total", action="call_closed") == 1
+        assert _metric(client, "regio_repairs_total") == 2
+        # the next request resends the same broken start: repaired once, so nothing new counts
+        messages += [
+            {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+            {"role": "user", "content": "thanks"},
+        ]
+        _anthropic(client, messages)
+        assert check_anthropic(upstream.requests[-1]) == []
+        assert "ghost" not in str(upstream.requests[-1]["messages"])
+        assert _metric(client, "regio_repairs_total") == 2
+        sessions = client.get("/status.json").json()["sessions"]
+        assert [s["repairs"] for s in sessions] == [2]
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [line["repairs"] for line in lines] == [
+        {"orphan_result_dropped": 1, "call_closed": 1},
+        {},
+    ]
 
 
 def test_an_orphaned_chat_tool_message_is_repaired_upstream():
@@ -117,6 +155,70 @@ def test_an_orphaned_chat_tool_message_is_repaired_upstream():
         assert response.status_code == 200
         assert check_openai_chat(upstream.requests[-1]) == []
         assert "orphan" not in str(upstream.requests[-1]["messages"])
+        assert _metric(client, "regio_repairs_total", action="orphan_result_dropped") == 1
+        assert _metric(client, "regio_repairs_total", action="call_closed") == 1
+
+
+#: One exchange of a generated history: the calls the assistant makes (ids), which of them get
+#: a result, and results for calls never made (ghost ids).
+EXCHANGE = st.tuples(
+    st.integers(0, 3), st.lists(st.booleans(), min_size=3, max_size=3), st.integers(0, 2)
+)
+
+
+def _broken_history(exchanges: list[tuple[int, list[bool], int]]) -> tuple[list[Any], int, int]:
+    """An Anthropic history from ``exchanges``, the calls left without a result and the
+    results without a call."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "start"}]
+    open_calls = ghosts = 0
+    for n, (calls, answered, ghost) in enumerate(exchanges):
+        ids = [f"c{n}_{k}" for k in range(calls)]
+        uses = [{"type": "tool_use", "id": i, "name": "bash", "input": {"k": i}} for i in ids]
+        text = {"type": "text", "text": f"a{n}"}
+        messages.append({"role": "assistant", "content": [text, *uses]})
+        content: list[dict[str, Any]] = [
+            {"type": "tool_result", "tool_use_id": i, "content": f"out {i}"}
+            for i, yes in zip(ids, answered, strict=False)
+            if yes
+        ]
+        content += [
+            {"type": "tool_result", "tool_use_id": f"ghost{n}_{k}", "content": "stale"}
+            for k in range(ghost)
+        ]
+        content.append({"type": "text", "text": f"u{n}"})
+        messages.append({"role": "user", "content": content})
+        open_calls += sum(1 for _, yes in zip(ids, answered, strict=False) if not yes)
+        ghosts += ghost
+    return messages, open_calls, ghosts
+
+
+@settings(
+    max_examples=int(os.environ.get("REGIO_FUZZ_EXAMPLES", "80")) // 10 or 1,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(st.lists(EXCHANGE, min_size=1, max_size=5))
+def test_any_broken_history_goes_upstream_valid_with_every_call_closed_and_each_repair_counted(
+    exchanges,
+):
+    """Property: whatever calls and results a client leaves unpaired, the upstream request is
+    valid, holds every call the client made with exactly one result, no result of a call it
+    never made, and each unpaired call or result counts one repair."""
+    messages, open_calls, ghosts = _broken_history(exchanges)
+    upstream = ScriptedUpstream([Step("ok")], 8000, 500)
+    with in_process(upstream, BLUEPRINT, _store()) as client:
+        _anthropic(client, messages)
+        sent = upstream.requests[-1]
+        assert check_anthropic(sent) == []
+        blocks = [m["content"] for m in sent["messages"] if isinstance(m["content"], list)]
+        blocks = [b for content in blocks for b in content]
+        calls = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+        results = [b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"]
+        made = [b["id"] for m in messages[1::2] for b in m["content"] if b["type"] == "tool_use"]
+        assert calls == made and sorted(results) == sorted(made)
+        assert _metric(client, "regio_repairs_total", action="call_closed") == open_calls
+        assert _metric(client, "regio_repairs_total", action="orphan_result_dropped") == ghosts
+        assert _metric(client, "regio_repairs_total") == open_calls + ghosts
 
 
 def test_captures_move_a_clock_line_to_the_tail_and_a_state_footer_out_of_the_conversation():
@@ -188,3 +290,47 @@ def test_the_clients_own_parameters_and_unknown_tools_reach_the_upstream_as_sent
     assert {k: v for k, v in mine.items() if k != "cache_control"} == {
         k: v for k, v in own.items() if k != "cache_control"
     }
+
+
+PARK_BLUEPRINT = """
+version: 1
+name: proxy-park
+model: {provider: anthropic, name: claude-x, context_window: 16000, max_output_tokens: 500}
+tokenizer: o200k_base
+tools: {context: none}
+regions:
+  - name: tool_output
+    kind: temporary
+    volatility: rewritten
+    budget: 6000
+    capture: [{rule: park, min_tokens: 300, keep: 1}]
+  - {name: conversation, kind: sliding_window, budget: 8000}
+"""
+
+
+def test_two_large_results_of_one_message_are_parked_side_by_side_and_neither_is_lost():
+    upstream = ScriptedUpstream([Step("ok")] * 2, 16000, 500)
+    big = {k: "\n".join(f"{k} line {i}: " + "data " * 20 for i in range(40)) for k in "ab"}
+    messages = [
+        {"role": "user", "content": "read both files"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "ta", "name": "bash", "input": {"f": "a"}},
+                {"type": "tool_use", "id": "tb", "name": "bash", "input": {"f": "b"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "ta", "content": big["a"]},
+                {"type": "tool_result", "tool_use_id": "tb", "content": big["b"]},
+            ],
+        },
+    ]
+    with in_process(upstream, PARK_BLUEPRINT, _store()) as client:
+        _anthropic(client, messages)
+    sent = json.dumps(upstream.requests[-1])
+    for k in "ab":  # the agent reads both before its next call: neither displaces the other
+        assert f"{k} line 39" in sent
+    assert sent.count("tokens of output parked in region 'tool_output'") == 2

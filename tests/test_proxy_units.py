@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 
 import pytest
@@ -127,6 +128,13 @@ def test_an_upstream_that_is_no_base_url_is_refused_naming_the_option(upstream, 
     with pytest.raises(ProxyConfigError, match="--upstream") as info:
         ProxyConfig("examples/blueprints/proxy.yaml", upstream)
     assert words in str(info.value)
+
+
+@pytest.mark.parametrize("seconds", [0, -1, math.nan, math.inf, 86_400.5])
+def test_a_lease_lifetime_the_store_would_refuse_is_refused_at_start_naming_the_option(seconds):
+    with pytest.raises(ProxyConfigError, match="--lease-seconds"):
+        ProxyConfig("examples/blueprints/proxy.yaml", "http://up.example", lease_seconds=seconds)
+    ProxyConfig("examples/blueprints/proxy.yaml", "http://up.example", lease_seconds=86_400)
 
 
 def test_a_store_of_another_scheme_is_refused_naming_both_forms():

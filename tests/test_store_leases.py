@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-import sqlite3
 import traceback
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ from regio.store import (
 )
 from regio.store.lease import MAX_TTL
 from regio.tokens import get_counter
-from store_support import HISTORY_BLUEPRINT, redis_url, sqlite_or_redis
+from store_support import HISTORY_BLUEPRINT, redis_url, sqlite_or_redis, stray_lease
 
 __all__ = ["redis_url"]
 
@@ -166,22 +165,12 @@ def test_a_renewal_needs_a_finite_positive_ttl_and_keeps_the_lease(store: Any, t
     lease.release()
 
 
-def _stray_lease(store: Any) -> None:
-    """A lease that never expires, written by another program (Redis: a key without expiry)
-    or by regio before ttl was checked (SQLite: a row expiring at infinity)."""
-    if isinstance(store, SQLiteStore):
-        with sqlite3.connect(store.path) as db:
-            db.execute("INSERT INTO leases VALUES ('s', 'someone', 9e999)")
-    else:
-        store.client.set(store._keys("s")[6], "someone")
-
-
 def test_a_lease_that_never_expires_is_named_with_the_fix_not_waited_on_forever(
     store: Any,
 ) -> None:
     engine = _engine()
     engine.save_to(store, "s")
-    _stray_lease(store)
+    stray_lease(store)
     for attempt in (lambda: store.lease("s", ttl=5, wait=0.2), lambda: engine.save_to(store, "s")):
         with pytest.raises(SessionDamagedError, match="forever") as caught:
             attempt()

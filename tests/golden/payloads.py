@@ -20,9 +20,9 @@ from typing import Any
 
 from regio.bench.capture import AddMessage, Call, RegionOp, capture_stream, rules_for
 from regio.bench.cli import DEMO_GROUPS
-from regio.bench.regionops import _apply, file_moves
 from regio.bench.replay import LAYOUTS, _Clock, _message_tokens, trace_tools
 from regio.blueprint import load_blueprint
+from regio.capture.filing import apply_op, file_moves
 from regio.runtime import Engine
 from regio.runtime.extractive import ExtractiveSummarizer
 from regio.tokens import chat_format_for_model, get_counter
@@ -82,7 +82,7 @@ def replay_hashes(trace: Trace, blueprint: Any, strategy: str, api: str) -> list
     for item in capture_stream(trace, rules_for(blueprint), counter.count):
         if isinstance(item, RegionOp):
             if item.region in names:
-                _apply(engine, item)
+                apply_op(engine, item)
         elif isinstance(item, AddMessage):
             filed = file_moves({strategy: engine}, None, item, names, [])
             message = item.message if filed.by_engine[strategy] else item.fallback or item.message

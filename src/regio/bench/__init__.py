@@ -1,6 +1,7 @@
 """Replay real agent traces through every layout and cache model; report hit rate and cost.
 
-* :mod:`regio.bench.capture` — rules that turn recorded content into region writes;
+* :mod:`regio.bench.capture` — a recorded trace as one stream of region writes, messages and
+  model calls, under the blueprint's capture rules (:mod:`regio.capture`);
 * :mod:`regio.bench.replay` — :func:`replay`: one request sequence per strategy, from
   :mod:`regio.bench.enginepass` (regio's engines; a strategy that raises fails alone;
   ``regio-delegate``) and :mod:`regio.bench.rawpass` (``recorded`` and the peers), sharing
@@ -23,15 +24,7 @@
 
 from __future__ import annotations
 
-from regio.bench.capture import (
-    Extract,
-    FooterRule,
-    LookupRule,
-    ParkRule,
-    SystemPromptRule,
-    capture_stream,
-    rules_for,
-)
+from regio.bench.capture import capture_stream
 from regio.bench.metrics import (
     append_only_hit_rate,
     bound_share,
@@ -56,6 +49,14 @@ from regio.bench.report import (
 )
 from regio.bench.retention import Probe, RetentionMeter, plant_canaries, trace_facts
 from regio.bench.run import DEFAULT_CACHE_MODELS, bench_trace, run_bench
+from regio.capture import (
+    Extract,
+    FooterRule,
+    LookupRule,
+    ParkRule,
+    SystemPromptRule,
+    rules_for,
+)
 
 __all__ = [
     "ALL_LAYOUTS",

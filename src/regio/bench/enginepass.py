@@ -1,10 +1,10 @@
 """The replay pass that drives one regio engine per layout through the captured stream
 (:mod:`regio.bench.capture`): messages through ``Engine.add_message``, captured state through
-region writes (:mod:`regio.bench.regionops`), pending compactions flushed at turn boundaries,
+region writes (:mod:`regio.capture.filing`), pending compactions flushed at turn boundaries,
 and at each model call ``Engine.request``.
 
 **A strategy that raises fails alone.** An engine that raises one of
-:data:`regio.bench.regionops.ENGINE_ERRORS` (a region that refuses a write with
+:data:`regio.capture.filing.ENGINE_ERRORS` (a region that refuses a write with
 ``RegionFullError``, a request that cannot fit, a layout it cannot build) is that strategy's
 failure on the trace: it is recorded (:meth:`regio.bench.tracking.Tracker.fail`), the engine
 is dropped, every model call from there on counts as broken and unsent, and the other
@@ -32,13 +32,14 @@ import attrs
 import msgspec
 
 from regio.bench.billing import bill
-from regio.bench.capture import AddMessage, Call, CaptureRule, RegionOp, capture_stream
+from regio.bench.capture import Call, capture_stream
 from regio.bench.provider_peers import PROVIDER_RULES, SUMMARY_PROMPT, compaction_item
-from regio.bench.regionops import ENGINE_ERRORS, Filed, apply_all, file_moves
 from regio.bench.replaysetup import Clock, ReplaySetup
 from regio.bench.report import ReliefStage
 from regio.bench.tracking import Tracker, prompt_tokens
 from regio.cache.types import CacheBlock, CacheRequest
+from regio.capture import AddMessage, CaptureRule, RegionOp
+from regio.capture.filing import ENGINE_ERRORS, Filed, apply_all, file_moves
 from regio.content import block_text, content_hash
 from regio.layout import ProviderCompaction, to_cache_request
 from regio.layout.provider_compaction import item_of

@@ -56,7 +56,6 @@ from typing import Any
 import attrs
 
 from regio.bench.baselines import MessageCounts
-from regio.bench.capture import CaptureRule, rules_for
 from regio.bench.enginepass import ABLATIONS, DELEGATE, engine_pass
 from regio.bench.peers import PEERS, peer_available
 from regio.bench.pressure import scale_blueprint
@@ -72,6 +71,7 @@ from regio.bench.replaysetup import (
 from regio.bench.retention import Probe
 from regio.bench.tracking import StrategyRun
 from regio.cache.types import CacheRequest
+from regio.capture import CaptureRule, rules_for
 from regio.providers.registry import chat_format_for
 from regio.tokens import get_counter
 from regio.traces.format import AssistantMessage, Trace
@@ -144,7 +144,7 @@ def replay(
     """Replay ``trace`` under ``blueprint`` (a :class:`regio.blueprint.Blueprint`).
 
     ``layouts``: names from :data:`ALL_LAYOUTS`; ``rules``: capture rules (default
-    :func:`regio.bench.capture.rules_for` the blueprint); ``counter``: token counter
+    :func:`regio.capture.rules_for` the blueprint); ``counter``: token counter
     (default: the blueprint's tokenizer); ``window_tokens``: run under pressure
     (:func:`regio.bench.pressure.scale_blueprint`); ``probes``: retention probes
     (:mod:`regio.bench.retention`). A peer whose package is missing is skipped with a note.

@@ -22,8 +22,8 @@ which of that content belongs to the region. Four rules (``rule:``):
   (its first line and where the rest went).
 
 Which key applies to which rule is checked across keys by :func:`check_captures` (errors name
-the YAML path and line, e.g. ``regions[2].capture[0].tools``). The bench executes the rules
-(:mod:`regio.bench.capture`).
+the YAML path and line, e.g. ``regions[2].capture[0].tools``). :mod:`regio.capture` executes
+the rules (the bench's replay and ``regio proxy``).
 """
 
 from __future__ import annotations

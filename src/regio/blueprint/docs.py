@@ -189,12 +189,15 @@ laid out in the tail however it was declared, and `regio validate`, an event and
 CAPTURE_INTRO = """\
 ## Capture
 
-A region's `capture` list declares content that a trace replay (`regio bench`, `regio demo`)
-copies into the region, as an agent built on regio would file it, instead of leaving it where
-the recorded agent's loop put it: a clock line in the system prompt, an environment footer at
-the end of every observation, lookup results in the tool results, a huge tool output in the
-conversation. The engine itself does not apply these rules to a live loop: there, your code
-writes such content with `Engine.write`. Each item is one rule:
+A region's `capture` list declares content that is copied into the region, as an agent built
+on regio would file it, instead of leaving it where the agent's loop put it: a clock line in
+the system prompt, an environment footer at the end of every observation, lookup results in the
+tool results, a huge tool output in the conversation. A trace replay (`regio bench`, `regio
+demo`) applies the rules to the recorded run, and `regio proxy` ([proxy.md](proxy.md)) to an
+unmodified agent's requests as they arrive; in your own loop, `regio.capture.LiveCapture`
+applies them (`LiveCapture.of(blueprint).admit(engine, messages, notes)` instead of
+`Engine.add_message`), or your code writes such content with `Engine.write`. Each item is one
+rule:
 
 ```yaml
 regions:

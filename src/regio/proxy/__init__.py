@@ -13,12 +13,13 @@ window, and the upstream's answer comes back unchanged. Usage: docs/proxy.md. ::
 
 Modules, one concept each: :mod:`~regio.proxy.dialects` (the client's request),
 :mod:`~regio.proxy.history` (digests and prefixes), :mod:`~regio.proxy.readers` (items into
-messages), :mod:`~regio.proxy.capture` (the blueprint's captures),
+messages; the blueprint's captures are applied with :class:`regio.capture.LiveCapture`),
 :mod:`~regio.proxy.payloads` (the upstream body), :mod:`~regio.proxy.sessions` (finding and
 opening sessions), :mod:`~regio.proxy.turn` (one request's engine work),
 :mod:`~regio.proxy.restore` (regio's own tools), :mod:`~regio.proxy.streams` and
-:mod:`~regio.proxy.sse` (relaying events), :mod:`~regio.proxy.records` (what the proxy stores),
-:mod:`~regio.proxy.leases`, :mod:`~regio.proxy.accounting`, :mod:`~regio.proxy.metrics`,
+:mod:`~regio.proxy.sse` (relaying events), :mod:`~regio.proxy.records` (what the proxy stores;
+each request holds its session's lease in the engine store, :mod:`regio.store.lease`),
+:mod:`~regio.proxy.accounting`, :mod:`~regio.proxy.metrics`,
 :mod:`~regio.proxy.status`, :mod:`~regio.proxy.forward` and :mod:`~regio.proxy.app`.
 """
 

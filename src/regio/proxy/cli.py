@@ -69,6 +69,12 @@ def register(subparsers: Any) -> None:
         help="threads doing engine work at once (40); several workers use several cores",
     )
     parser.add_argument(
+        "--compact-before-send",
+        action="store_true",
+        help="run a request's compactions before it is sent, never while the upstream answers (by "
+        "default they do when the window fits without them)",
+    )
+    parser.add_argument(
         "--request-log",
         default=None,
         help="append one JSON line per request to this file (session, worker, lease times, "
@@ -97,6 +103,7 @@ def _run(args: argparse.Namespace) -> int:
             max_rounds=args.max_rounds,
             request_log=args.request_log,
             threads=args.threads,
+            compact_after_send=not args.compact_before_send,
         )
         print(
             f"regio proxy: http://{args.host}:{args.port} -> {args.upstream} (store {args.store})",

@@ -17,6 +17,7 @@ import attrs
 
 from regio.blueprint import Blueprint, load_blueprint
 from regio.store import RedisStore, SQLiteStore
+from regio.store.lease import MAX_TTL
 
 from .errors import ProxyConfigError
 from .records import Records
@@ -31,6 +32,17 @@ def _positive(instance: Any, attribute: Any, value: float) -> None:
         raise ProxyConfigError(f"--{attribute.name.replace('_', '-')}: must be > 0, got {value}")
 
 
+def _lease_ttl(instance: Any, attribute: Any, value: float) -> None:
+    """A lease's lifetime is at most :data:`regio.store.lease.MAX_TTL` (the store's own rule:
+    a lease that outlives its worker holds the session until it expires)."""
+    _positive(instance, attribute, value)
+    if not value <= MAX_TTL:
+        raise ProxyConfigError(
+            f"--lease-seconds: at most {MAX_TTL:g} (a lease is renewed while a request runs; "
+            f"a killed worker's lease holds the session until it expires), got {value}"
+        )
+
+
 @attrs.frozen
 class ProxyConfig:
     """One proxy's settings. ``blueprint``: a path, YAML text or a loaded blueprint;
@@ -42,7 +54,10 @@ class ProxyConfig:
     ``engines``: engines a worker keeps warm; ``threads``: threads doing engine work at once
     (they share the interpreter lock; with fewer, a request waits for a compaction to finish
     instead of sharing the lock with it); ``request_log``:
-    a file to which each request appends one JSON line (:mod:`regio.proxy.requestlog`).
+    a file to which each request appends one JSON line (:mod:`regio.proxy.requestlog`);
+    ``compact_after_send``: a request's compactions run after it was sent, while the upstream
+    answers, when the window fits without them (:mod:`regio.proxy.turn`; ``False``:
+    ``--compact-before-send``).
     Raises :class:`ProxyConfigError` naming the option."""
 
     blueprint: Any
@@ -50,12 +65,13 @@ class ProxyConfig:
     host: str = "127.0.0.1"
     port: int = 8787
     store: str = DEFAULT_STORE
-    lease_seconds: float = attrs.field(default=30.0, validator=_positive)
+    lease_seconds: float = attrs.field(default=30.0, validator=_lease_ttl)
     lease_wait: float = attrs.field(default=600.0, validator=_positive)
     max_rounds: int = attrs.field(default=3, validator=_positive)
     engines: int = attrs.field(default=256, validator=_positive)
     request_log: str | None = None
     threads: int = attrs.field(default=40, validator=_positive)
+    compact_after_send: bool = True
 
     def __attrs_post_init__(self) -> None:
         parsed = urlparse(self.upstream)
@@ -106,7 +122,8 @@ def open_stores(url: str) -> tuple[Any, Records]:
     if url.startswith(("redis://", "rediss://", "unix://")):
         from .records_redis import RedisRecords
 
-        return RedisStore.from_url(url), RedisRecords(url)
+        store = RedisStore.from_url(url)
+        return store, RedisRecords(store)
     raise ProxyConfigError(
         f"--store {url!r}: use sqlite:PATH (the default, {DEFAULT_STORE}) or redis://HOST:PORT/DB"
     )

@@ -13,17 +13,24 @@ window, send it upstream, relay the answer, commit.
   A length refusal is answered by one compaction and one retry first (``Turn.recover``); a reply
   calling regio's own tools is answered by the proxy first (``Turn.answer``).
 
-The engine's work runs in worker threads; the session's lease is held from before the session
-is opened until after it is committed, renewed by a heartbeat (:mod:`regio.proxy.leases`). A
-client that goes away mid-stream cancels the upstream call; what it had sent is still
-committed, so its retry finds the session in order.
+The engine's work runs in worker threads. The session's lease in the engine store
+(:mod:`regio.store.lease`) is held from before the session is opened until after it is
+committed, renewed every third of ``--lease-seconds`` while the request runs: two requests of
+one session, on any workers, never work on it at once; a second one waits for the lease (up to
+``--lease-wait``, then 503, which the provider SDKs retry). A worker killed mid-request stops
+renewing, its lease lapses after ``--lease-seconds`` and the next request continues from what
+the store holds (:mod:`regio.proxy.records`). A client that goes away mid-stream cancels the
+upstream call; what it had sent is still committed, so its retry finds the session in order.
+A compaction the turn deferred (:mod:`regio.proxy.turn`) runs beside the upstream call, while
+the model generates; the turn's later steps wait for it. The turn is committed before the
+answer's end reaches the client, so a client that sends its next request at once finds the
+session where this one left it.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import secrets
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -36,12 +43,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from regio.errors import RegioError
+from regio.store import SessionLeasedError
 
 from .dialects import ClientRequest, parse_request
 from .engines import api_provider
 from .errors import ClientRequestError, PassThrough
 from .history import digests, fingerprint
-from .leases import LeaseTimeout
 from .replies import Reply, error_body, read_reply
 from .requestlog import log_request
 from .sessions import Handle, session_key
@@ -96,19 +103,24 @@ def _first_user(client: ClientRequest) -> Any:
 async def _handle(
     state: ProxyState, client: ClientRequest, key: str, header: str | None, incoming: list[bytes]
 ) -> Handle:
-    """Resolve the session and take its lease (resolving again if it moved meanwhile)."""
-    token = secrets.token_hex(16)
+    """Resolve the session and take its lease (resolving again if it moved meanwhile). Raises
+    :class:`SessionLeasedError` when the session stays busy past ``--lease-wait``."""
     deadline = time.monotonic() + state.config.lease_wait
     directory = state.directory
     while True:
         target = await state.run(directory.resolve, key, header, incoming)
-        await state.leases.take(target.id, token, deadline)
-        handle = await state.run(directory.open, target, token, incoming, client.api)
+        lease = await state.lease(target.id, deadline)
+        try:
+            handle = await state.run(directory.open, target, lease, incoming, client.api)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await lease.arelease(offload=anyio.to_thread.run_sync)
+            raise
         if handle is not None:
             if target.parent is not None and handle.fresh:
                 state.metrics.branches.labels(handle.id).inc()
             return handle
-        await state.leases.give_back(target.id, token)
+        await lease.arelease(offload=anyio.to_thread.run_sync)
 
 
 async def serve_api(state: ProxyState, api: str, request: Request) -> Response:
@@ -129,9 +141,10 @@ async def serve_api(state: ProxyState, api: str, request: Request) -> Response:
     parse_cpu = time.thread_time() - started
     try:
         handle = await _handle(state, client, key, header, incoming)
-    except LeaseTimeout as exc:
+    except SessionLeasedError as exc:
+        message = f"session busy with another request; retry later ({exc})"
         return _error(
-            api, 503, str(exc), "overloaded_error" if api == "anthropic" else "server_error"
+            api, 503, message, "overloaded_error" if api == "anthropic" else "server_error"
         )
     provider = api_provider(state.settings.provider, api)
     turn = Turn(state.settings, handle, client, incoming, provider, cpu=parse_cpu)
@@ -165,21 +178,53 @@ class _Exchange:
         self.scope = anyio.CancelScope()
         self.sent: dict[str, Any] = {}
         self.ended = False
+        self.beside = 0.0
+        self.compaction: anyio.Event | None = None
 
     async def _work(self, fn: Any, *args: Any) -> Any:
-        """Run one of the turn's steps in a worker thread, its wall time added to the turn's."""
+        """Run one of the turn's steps in a worker thread (after the deferred compaction, when
+        one runs), its wall time added to the turn's."""
         started = time.perf_counter()
         try:
+            if self.compaction is not None:  # the engine is the deferred compaction's until done
+                await self.compaction.wait()
             return await self.state.run(fn, *args)
         finally:
             self.turn.wall += time.perf_counter() - started
 
-    async def _heartbeat(self) -> None:
+    def _compact_meanwhile(self) -> None:
+        """Start the turn's deferred compaction (:mod:`regio.proxy.turn`) beside the upstream
+        call; its wall time is counted apart (``beside_ms``): the request waits for it only where a
+        later step does."""
+        if not self.turn.deferred or self.state.tasks is None:
+            return  # nothing deferred, or no task group: Turn.finish runs it
+        done = self.compaction = anyio.Event()
+
+        async def run() -> None:
+            started = time.perf_counter()
+            try:
+                await self.state.run(self.turn.compact_deferred)
+            except Exception:  # its compactions stay pending: the next request runs them first
+                log.exception(
+                    "session %s: compaction beside the upstream failed", self.turn.handle.id
+                )
+            finally:
+                self.beside += time.perf_counter() - started
+                done.set()
+
+        self.state.background(run)
+
+    async def _keep_lease(self) -> None:
+        """Renew the session's lease until the request ends; a lost lease sets ``lost`` (the
+        request then commits nothing)."""
         with self.scope:
-            await self.state.leases.keep(self.turn.handle.id, self.turn.handle.token, self.lost)
+            try:
+                await self.turn.handle.lease.keep_alive(offload=anyio.to_thread.run_sync)
+            except RegioError:  # SessionLeasedError, or the store failed to renew
+                self.lost.set()
 
     async def run(self, body: bytes) -> Response:
-        self.state.background(self._heartbeat)
+        self.state.background(self._keep_lease)
         try:
             return await self._start(body)
         except BaseException:
@@ -216,19 +261,24 @@ class _Exchange:
                 ok, stat = False, None
             finally:
                 self.scope.cancel()
-                await state.leases.give_back(turn.handle.id, turn.handle.token)
+                try:
+                    await turn.handle.lease.arelease(offload=anyio.to_thread.run_sync)
+                except RegioError as exc:  # it lapses by itself after --lease-seconds
+                    log.warning("session %s: lease not released (%s)", turn.handle.id, exc)
             log_request(
                 state.config.request_log,
                 session=turn.handle.id,
                 leased=turn.handle.leased_at,
                 committed=bool(ok),
                 compacted=bool(stat and stat.compacted),
+                repairs=dict(turn.repairs),
                 status=status,
                 items=turn.handle.meta.count,
                 client_tokens=stat.client_tokens if stat else 0,
                 upstream_tokens=stat.upstream_tokens if stat else 0,
                 added_cpu_ms=round(turn.cpu * 1000, 3),
                 added_ms=round(turn.wall * 1000, 3),
+                beside_ms=round(self.beside * 1000, 3),
             )
 
     async def _send(self, body: dict[str, Any]) -> httpx.Response:
@@ -248,6 +298,7 @@ class _Exchange:
         except RegioError as exc:
             await self._end(None, 400)
             return _error(self.api, 400, str(exc))
+        self._compact_meanwhile()  # starts once _send awaits: the body is encoded by then
         try:
             response = await self._send(upstream_body)
             response = await self._recovered(response)

@@ -15,7 +15,9 @@ Prometheus expects of several processes. Names, each per ``session`` (the sessio
 ``regio_cost_usd_total``                  cost of the reported usage (cache rules' prices)
 ``regio_as_is_cost_usd_total``            the same requests with the client's history as is
 ``regio_compactions_total``               requests in which a compaction ran
-``regio_repairs_total``                   repairs of orphaned tool calls and results
+``regio_repairs_total``                   changes the repair made to what a client sent (label
+                                          ``action``: ``call_closed``, ``orphan_result_dropped``,
+                                          ``call_renamed``, ... of ``Engine.repair``)
 ``regio_restores_total``                  regio tool calls the proxy answered itself
 ``regio_first_cache_miss_total``          requests whose first uncached block was ``region``'s
 ``regio_branches_total``                  sessions started as a branch of another
@@ -85,7 +87,12 @@ class ProxyMetrics:
             "regio_as_is_cost_usd", "Cost with the client's history as is.", s, registry=r
         )
         self.compactions = Counter("regio_compactions", "Requests that compacted.", s, registry=r)
-        self.repairs = Counter("regio_repairs", "Tool call repairs.", s, registry=r)
+        self.repairs = Counter(
+            "regio_repairs",
+            "Changes the repair made to a client's history.",
+            [*s, "action"],
+            registry=r,
+        )
         self.restores = Counter("regio_restores", "regio tool calls answered.", s, registry=r)
         self.first_miss = Counter(
             "regio_first_cache_miss", "First uncached block's region.", [*s, "region"], registry=r
@@ -116,7 +123,8 @@ class ProxyMetrics:
         self.cost.labels(session).inc(stat.cost_usd)
         self.as_is.labels(session).inc(stat.as_is_cost_usd)
         self.compactions.labels(session).inc(int(stat.compacted))
-        self.repairs.labels(session).inc(stat.repairs)
+        for action, n in stat.repaired.items():
+            self.repairs.labels(session, action).inc(n)
         self.restores.labels(session).inc(stat.restores)
         if stat.first_miss is not None:
             self.first_miss.labels(session, stat.first_miss).inc()

@@ -11,17 +11,19 @@ Beside it the proxy keeps, in the same database (SQLite tables ``proxy_*``, Redi
 * the digest and tokens of every admitted history item, by position, append-only
   (:mod:`regio.proxy.history`): a request reads only the positions it has not seen;
 * one :class:`RequestStat` per request (the status page's chart);
-* an index from each key to its sessions, newest first;
-* the **lease** of each session: a token with an expiry, held by the worker serving a request
-  of that session (:mod:`regio.proxy.leases`).
+* an index from each key to its sessions, newest first.
 
-A request commits in three steps under its lease: :meth:`Records.prepare` writes the new
-positions and marks them ``pending`` with the engine version the save will make; the engine is
-saved; :meth:`Records.commit` writes the new meta and the request's stat. A worker killed
-between two steps leaves a pending mark: the next request adopts it when the stored engine has
-that version (the save happened) and drops it otherwise, so the history and the engine never
-disagree and nothing the client sent is admitted twice or lost. Both writes are refused (return
-``False``) when the caller no longer holds the lease.
+A request works on its session under the session's **lease** in the engine store
+(:mod:`regio.store.lease`: a token with an expiry, the one lease every writer of the session
+takes, the proxy's workers and ``regio compact`` alike). It commits in three steps under it:
+:meth:`Records.prepare` writes the new positions and marks them ``pending`` with the engine
+version the save will make; the engine is saved; :meth:`Records.commit` writes the new meta and
+the request's stat. A worker killed between two steps leaves a pending mark: the next request
+adopts it when the stored engine has that version (the save happened) and drops it otherwise, so
+the history and the engine never disagree and nothing the client sent is admitted twice or lost.
+Both writes of the records are refused (return ``False``) when the caller's token no longer
+holds a live lease, checked in the same transaction (SQLite) or script (Redis) as the write; the
+engine's save is refused by the store itself (``SessionLeasedError``).
 """
 
 from __future__ import annotations
@@ -110,8 +112,9 @@ class RequestStat(msgspec.Struct, frozen=True):
     since the epoch), the figures of :class:`Totals` for this request, ``compacted`` whether a
     compaction ran, ``first_miss`` the region of the first uncached block (``None``: all read
     or nothing reported), ``added_ms`` the proxy's own CPU time, ``restores`` the rounds of
-    regio's own tool calls answered, ``repairs`` the layout's repair events (orphaned calls
-    and results), ``status`` the upstream's HTTP status."""
+    regio's own tool calls answered, ``repairs`` the changes the repair of what the client sent
+    made (orphaned calls closed, orphaned results dropped, reused ids renamed: ``Engine.repair``)
+    and ``repaired`` the same by action, ``status`` the upstream's HTTP status."""
 
     index: int
     t: float
@@ -131,6 +134,7 @@ class RequestStat(msgspec.Struct, frozen=True):
     restores: int = 0
     repairs: int = 0
     status: int = 200
+    repaired: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 @runtime_checkable
@@ -156,7 +160,7 @@ class Records(Protocol):
         self, session: str, token: str, meta: SessionMeta, rows: list[tuple[int, bytes, int]]
     ) -> bool:
         """Write ``rows`` (position, digest, tokens) and ``meta`` (carrying its
-        :class:`Pending`) if ``token`` holds the session's lease."""
+        :class:`Pending`) if ``token`` holds the session's live lease."""
         ...
 
     def commit(self, session: str, token: str, meta: SessionMeta, stat: RequestStat) -> bool:
@@ -170,18 +174,6 @@ class Records(Protocol):
 
     def sessions(self, limit: int) -> list[SessionMeta]:
         """The ``limit`` most recently updated sessions, newest first."""
-        ...
-
-    def acquire(self, session: str, token: str, ttl: float) -> bool:
-        """Take the session's lease for ``ttl`` seconds unless another token holds it."""
-        ...
-
-    def renew(self, session: str, token: str, ttl: float) -> bool:
-        """Extend the lease ``token`` holds; ``False`` when it lost it."""
-        ...
-
-    def release(self, session: str, token: str) -> None:
-        """Give the lease back if ``token`` holds it."""
         ...
 
     def close(self) -> None:

@@ -3,16 +3,15 @@ sessions of :class:`regio.store.RedisStore` on the same server.
 
 Keys (``regio:proxy:`` prefix; one hash tag per session, so its keys share a Cluster slot):
 ``{id}:meta`` (msgpack meta), ``{id}:pos`` (hash: position -> 16-byte digest + tokens),
-``{id}:stats`` (list of msgpack stats), ``{id}:lease`` (the lease token, with a Redis expiry:
-a worker killed mid-request lets it lapse by itself), ``index:<key>`` (sorted set of sessions
-by updated time) and ``sessions`` (all sessions by updated time).
+``{id}:stats`` (list of msgpack stats), ``index:<key>`` (sorted set of sessions by updated
+time) and ``sessions`` (all sessions by updated time). The connection pool is the store's.
 
-Leases follow the single-instance Redis lock pattern (https://redis.io/docs/latest/develop/
-use/patterns/distributed-locks/): ``SET key token NX PX ttl`` to take it; renewing and
-releasing are Lua scripts that act only when the key still holds the caller's token. A fenced
-write (:meth:`RedisRecords.prepare`, :meth:`RedisRecords.commit`) is one Lua script that checks
-the lease first and then writes the session's keys, atomically on the server. The two indexes
-are written after it (they are hints for finding sessions; a stale entry is skipped).
+The session's lease is the engine store's (:mod:`regio.store.lease`: a key holding the
+holder's token with a server-side expiry, ``SET NX PX``, :meth:`regio.store.RedisStore.lease_key`;
+same ``{id}`` hash tag). A fenced write (:meth:`RedisRecords.prepare`,
+:meth:`RedisRecords.commit`) is one Lua script that checks that key holds the writer's token
+and then writes the session's keys, atomically on the server. The two indexes are written after
+it (they are hints for finding sessions; a stale entry is skipped).
 """
 
 from __future__ import annotations
@@ -24,16 +23,6 @@ from .records import RequestStat, SessionMeta, decode_meta, decode_stat, encode
 
 __all__ = ["RedisRecords"]
 
-_RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0
-"""
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
 # KEYS: lease, meta, pos; ARGV: token, meta, then position/value pairs
 _PREPARE = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -51,27 +40,19 @@ return 1
 
 
 class RedisRecords:
-    """The proxy's records on the Redis server at ``url`` (module doc). Raises
-    :class:`regio.proxy.errors.ProxyError` naming the install command when ``redis`` is
-    missing."""
+    """The proxy's records beside the sessions of ``store`` (a :class:`regio.store.RedisStore`:
+    its connection pool and its lease keys; module doc)."""
 
-    def __init__(self, url: str, *, prefix: str = "regio:proxy:") -> None:
-        try:
-            import redis
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ProxyError(
-                "the Redis store needs the redis package: pip install 'regio[redis]'"
-            ) from exc
-        self.url = url
+    def __init__(self, store: Any, *, prefix: str = "regio:proxy:") -> None:
+        self.url = store.url
         self.prefix = prefix
-        self.client: Any = redis.Redis.from_url(url)
-        self._renew = self.client.register_script(_RENEW)
-        self._release = self.client.register_script(_RELEASE)
+        self.client: Any = store.client
+        self._lease_key = store.lease_key
         self._prepare = self.client.register_script(_PREPARE)
         self._commit = self.client.register_script(_COMMIT)
 
     def close(self) -> None:
-        """Close the connection pool."""
+        """Close the connection pool (the store's: close the records last)."""
         self.client.close()
 
     def _key(self, session: str, part: str) -> str:
@@ -102,11 +83,11 @@ class RedisRecords:
         args: list[Any] = [token, encode(meta)]
         for pos, digest, tokens in rows:
             args.extend((pos, digest + str(tokens).encode()))
-        keys = [self._key(session, "lease"), self._key(session, "meta"), self._key(session, "pos")]
+        keys = [self._lease_key(session), self._key(session, "meta"), self._key(session, "pos")]
         return bool(self._prepare(keys=keys, args=args))
 
     def commit(self, session: str, token: str, meta: SessionMeta, stat: RequestStat) -> bool:
-        keys = [self._key(session, p) for p in ("lease", "meta", "stats")]
+        keys = [self._lease_key(session), self._key(session, "meta"), self._key(session, "stats")]
         if not self._commit(keys=keys, args=[token, encode(meta), encode(stat)]):
             return False
         pipe = self.client.pipeline(transaction=False)
@@ -124,16 +105,3 @@ class RedisRecords:
             return []
         found = self.client.mget([self._key(s, "meta") for s in ids])
         return [decode_meta(d) for d in found if d is not None]
-
-    def acquire(self, session: str, token: str, ttl: float) -> bool:
-        key = self._key(session, "lease")
-        if self.client.set(key, token, nx=True, px=max(1, int(ttl * 1000))):
-            return True
-        return bool(self._renew(keys=[key], args=[token, max(1, int(ttl * 1000))]))
-
-    def renew(self, session: str, token: str, ttl: float) -> bool:
-        key = self._key(session, "lease")
-        return bool(self._renew(keys=[key], args=[token, max(1, int(ttl * 1000))]))
-
-    def release(self, session: str, token: str) -> None:
-        self._release(keys=[self._key(session, "lease")], args=[token])

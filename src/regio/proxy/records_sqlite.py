@@ -2,12 +2,13 @@
 sessions of :class:`regio.store.SQLiteStore` in the same file.
 
 Tables: ``proxy_meta`` (session -> key, updated time, msgpack meta), ``proxy_positions``
-(session, position -> digest, tokens), ``proxy_stats`` (session, sequence -> msgpack stat),
-``proxy_index`` (key, session -> updated time) and ``proxy_leases`` (session -> token, expiry in
-seconds since the epoch). Its own connection (WAL mode, as the store's; readers never block
-the writer), one lock per object, so a worker's threads share it. A fenced write is one
-``BEGIN IMMEDIATE`` transaction that first checks the lease row, so several processes on one
-machine can share the file.
+(session, position -> digest, tokens), ``proxy_stats`` (session, sequence -> msgpack stat) and
+``proxy_index`` (key, session -> updated time). Its own connection, set up as the store's
+(:func:`regio.store.sqlitedb.connect`: WAL mode, readers never block the writer), one lock per
+object, so a worker's threads share it. A fenced write is one ``BEGIN IMMEDIATE`` transaction
+that first checks that the writer holds the session's live lease in the store's ``leases``
+table (:func:`regio.store.sqlitedb.holds_lease`), so several processes on one machine can share
+the file.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
+
+from regio.store.sqlitedb import LEASES_SCHEMA, connect, holds_lease
 
 from .errors import ProxyError
 from .records import RequestStat, SessionMeta, decode_meta, decode_stat, encode
@@ -43,9 +45,6 @@ CREATE TABLE IF NOT EXISTS proxy_index (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS proxy_index_recent ON proxy_index (key, updated);
 CREATE INDEX IF NOT EXISTS proxy_meta_recent ON proxy_meta (updated);
-CREATE TABLE IF NOT EXISTS proxy_leases (
-    session TEXT PRIMARY KEY, token TEXT NOT NULL, expires REAL NOT NULL
-);
 """
 
 
@@ -59,12 +58,7 @@ class SQLiteRecords:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         try:
-            self._db = sqlite3.connect(
-                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
-            )
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
+            self._db = connect(self.path, timeout=timeout, schema=_SCHEMA + LEASES_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise ProxyError(f"{self.path}: not a regio session database ({exc})") from exc
 
@@ -109,13 +103,6 @@ class SQLiteRecords:
         return [r[0] for r in rows]
 
     @staticmethod
-    def _holds(db: sqlite3.Connection, session: str, token: str) -> bool:
-        row = db.execute(
-            "SELECT token, expires FROM proxy_leases WHERE session = ?", (session,)
-        ).fetchone()
-        return row is not None and row[0] == token and row[1] >= time.time()
-
-    @staticmethod
     def _put_meta(db: sqlite3.Connection, meta: SessionMeta) -> None:
         db.execute(
             "INSERT OR REPLACE INTO proxy_meta VALUES (?, ?, ?, ?)",
@@ -126,7 +113,7 @@ class SQLiteRecords:
         self, session: str, token: str, meta: SessionMeta, rows: list[tuple[int, bytes, int]]
     ) -> bool:
         def write(db: sqlite3.Connection) -> bool:
-            if not self._holds(db, session, token):
+            if not holds_lease(db, session, token):
                 return False
             db.executemany(
                 "INSERT OR REPLACE INTO proxy_positions VALUES (?, ?, ?, ?)",
@@ -139,7 +126,7 @@ class SQLiteRecords:
 
     def commit(self, session: str, token: str, meta: SessionMeta, stat: RequestStat) -> bool:
         def write(db: sqlite3.Connection) -> bool:
-            if not self._holds(db, session, token):
+            if not holds_lease(db, session, token):
                 return False
             self._put_meta(db, meta)
             db.execute(
@@ -164,36 +151,3 @@ class SQLiteRecords:
     def sessions(self, limit: int) -> list[SessionMeta]:
         rows = self._read("SELECT data FROM proxy_meta ORDER BY updated DESC LIMIT ?", (limit,))
         return [decode_meta(r[0]) for r in rows]
-
-    def acquire(self, session: str, token: str, ttl: float) -> bool:
-        def write(db: sqlite3.Connection) -> bool:
-            now = time.time()
-            row = db.execute(
-                "SELECT token, expires FROM proxy_leases WHERE session = ?", (session,)
-            ).fetchone()
-            if row is not None and row[0] != token and row[1] >= now:
-                return False
-            db.execute(
-                "INSERT OR REPLACE INTO proxy_leases VALUES (?, ?, ?)", (session, token, now + ttl)
-            )
-            return True
-
-        return self._write(write)
-
-    def renew(self, session: str, token: str, ttl: float) -> bool:
-        def write(db: sqlite3.Connection) -> bool:
-            if not self._holds(db, session, token):
-                return False
-            db.execute(
-                "UPDATE proxy_leases SET expires = ? WHERE session = ?",
-                (time.time() + ttl, session),
-            )
-            return True
-
-        return self._write(write)
-
-    def release(self, session: str, token: str) -> None:
-        def write(db: sqlite3.Connection) -> None:
-            db.execute("DELETE FROM proxy_leases WHERE session = ? AND token = ?", (session, token))
-
-        self._write(write)

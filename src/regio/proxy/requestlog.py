@@ -2,13 +2,16 @@
 
 Each line: ``session``, ``worker`` (the process id), ``leased`` / ``released`` (when the
 request took and gave back its session's lease, seconds since the epoch), ``committed``
-(whether its work was saved), ``compacted``, ``status`` (the upstream's), ``items`` (the client
-history items the session holds after it), ``client_tokens`` / ``upstream_tokens``,
-``added_cpu_ms`` (the proxy's own CPU time for the request) and ``added_ms`` (the wall time the
-proxy added: reading the request, finding and leasing the session, laying out, answering
-regio's tools, committing; not the upstream's time). No header, no key, no content. Lines are
-appended with one ``write`` each (``O_APPEND``), so the workers of one machine can share a
-file.
+(whether its work was saved), ``compacted``, ``repairs`` (the changes the repair of the
+client's history made, by action: ``{"call_closed": 1}``), ``status`` (the upstream's),
+``items`` (the client history items the session holds after it), ``client_tokens`` /
+``upstream_tokens``, ``added_cpu_ms`` (the proxy's own CPU time for the request) and
+``added_ms`` (the wall time the proxy added: reading the request, finding and leasing the
+session, laying out, answering regio's tools, committing, waiting for a compaction that ran
+beside the upstream call when it outlasted it; not the upstream's time) and ``beside_ms`` (the
+wall time of a compaction run beside the upstream call, while the model generated). No header,
+no key, no content. Lines are appended with one ``write`` each (``O_APPEND``), so the workers
+of one machine can share a file.
 """
 
 from __future__ import annotations

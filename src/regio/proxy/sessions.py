@@ -11,11 +11,12 @@ position where they part are recorded), built from the client's history as sent.
 never touched, so a client can go back to it. A header's first session is named by the header;
 branches and fingerprint sessions get generated ids (``<name>~<hex>``, ``<fingerprint>``).
 
-**Opening it** (:meth:`Directory.open`, under the session's lease): the meta is read again, a
-``pending`` mark left by a worker killed mid-commit is adopted or dropped
-(:mod:`regio.proxy.records`), and the request is checked to still extend the session (another
-request may have moved it on meanwhile; then the request is resolved again). The engine is the
-worker's warm one when no other worker saved the session since, else loaded from the store.
+**Opening it** (:meth:`Directory.open`, under the session's lease, :mod:`regio.store.lease`):
+the meta is read again, a ``pending`` mark left by a worker killed mid-commit is adopted or
+dropped (:mod:`regio.proxy.records`), and the request is checked to still extend the session
+(another request may have moved it on meanwhile; then the request is resolved again). The engine
+is the worker's warm one when no other worker saved the session since, else loaded from the
+store.
 
 What each session's history digests are, the worker keeps in memory too (:class:`DigestCache`)
 and reads from the store only the positions added since it last saw the session: a request costs
@@ -35,7 +36,7 @@ from typing import Any
 import attrs
 import msgspec
 
-from regio.store import SessionNotFoundError
+from regio.store import SessionLease, SessionNotFoundError
 
 from .engines import EngineCache, EngineFactory
 from .errors import ClientRequestError
@@ -77,14 +78,20 @@ class Target:
 @attrs.define
 class Handle:
     """One request's hold on a session: its ``meta`` (pending mark resolved), its ``engine``,
-    the lease ``token``, and ``fresh`` when the engine starts from nothing."""
+    the session's ``lease`` in the engine store, and ``fresh`` when the engine starts from
+    nothing."""
 
     id: str
     meta: SessionMeta
     engine: Any
-    token: str
+    lease: SessionLease
     fresh: bool
     leased_at: float = 0.0
+
+    @property
+    def token(self) -> str:
+        """The lease's token (what the records' fenced writes check)."""
+        return self.lease.token
 
 
 @attrs.define
@@ -153,9 +160,9 @@ class Directory:
         return Target(sid, key, new=True, parent=fork[2], forked_at=fork[0])
 
     def open(
-        self, target: Target, token: str, incoming: Sequence[bytes], api: str
+        self, target: Target, lease: SessionLease, incoming: Sequence[bytes], api: str
     ) -> Handle | None:
-        """The session of ``target`` under the lease ``token`` (module doc); ``None`` when the
+        """The session of ``target`` under its ``lease`` (module doc); ``None`` when the
         request no longer extends it (resolve again)."""
         meta = self.records.meta(target.id)
         if meta is None:
@@ -181,7 +188,7 @@ class Directory:
             if not fresh:
                 self.engines.put(meta.id, engine)
             return None
-        return Handle(meta.id, meta, engine, token, fresh, time.time())
+        return Handle(meta.id, meta, engine, lease, fresh, time.time())
 
     def _engine(self, meta: SessionMeta) -> Any:
         """The session's engine at its stored version (the pending one when a save may have

@@ -4,6 +4,7 @@ requests (its engines, stores and counters are this worker's own: nothing is mod
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 import anyio
@@ -11,12 +12,12 @@ import anyio.to_thread
 import attrs
 
 from regio.cache import CacheRuleError, cache_model_for
+from regio.capture import LiveCapture
 from regio.providers import find_provider
+from regio.store import SessionLease, acquire_async
 
-from .capture import LiveCapture
 from .config import ProxyConfig, open_stores
 from .engines import EngineCache, EngineFactory
-from .leases import LeaseKeeper
 from .metrics import ProxyMetrics
 from .records import Records
 from .sessions import Directory
@@ -59,7 +60,6 @@ class ProxyState:
     upstream: Upstream
     metrics: ProxyMetrics
     settings: Settings
-    leases: LeaseKeeper
     slot: SlotPredictor | None = None
     tasks: Any = None  # the app's task group, set while it runs (regio.proxy.app)
     #: Engine work runs in at most ``config.threads`` threads at once (``--threads``).
@@ -70,6 +70,20 @@ class ProxyState:
         if self.limiter is None:  # made in the event loop, on first use
             self.limiter = anyio.CapacityLimiter(self.config.threads)
         return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
+
+    async def lease(self, session: str, deadline: float) -> SessionLease:
+        """The lease of ``session`` in the engine store (:func:`regio.store.acquire_async`),
+        waiting until ``deadline`` (monotonic seconds) at most. Raises
+        :class:`regio.store.SessionLeasedError` when it is still held then."""
+        wait = max(0.0, deadline - time.monotonic())
+        return await acquire_async(
+            self.store,
+            session,
+            ttl=self.config.lease_seconds,
+            wait=wait,
+            advice="start the proxy with a longer --lease-wait",
+            offload=anyio.to_thread.run_sync,
+        )
 
     @classmethod
     def build(cls, config: ProxyConfig, *, transport: Any = None) -> ProxyState:
@@ -89,7 +103,12 @@ class ProxyState:
             slot, profile = SlotPredictor(config.upstream), None
         ttl_s = 3600.0 if blueprint.cache.ttl == "1h" else 300.0
         settings = Settings(
-            blueprint.model.provider, profile, LiveCapture.of(blueprint), config.max_rounds, ttl_s
+            blueprint.model.provider,
+            profile,
+            LiveCapture.of(blueprint),
+            config.max_rounds,
+            ttl_s,
+            config.compact_after_send,
         )
         return cls(
             config,
@@ -100,12 +119,11 @@ class ProxyState:
             Upstream(config.upstream, transport=transport),
             ProxyMetrics(),
             settings,
-            LeaseKeeper(records, config.lease_seconds, config.lease_wait),
             slot,
         )
 
     def background(self, fn: Any) -> None:
-        """Run ``fn()`` in the app's task group (lease heartbeats); nothing outside one."""
+        """Run ``fn()`` in the app's task group (lease keep-alives); nothing outside one."""
         if self.tasks is not None:
             self.tasks.start_soon(fn)
 

@@ -17,6 +17,18 @@ threads (:mod:`regio.proxy.app`). The order of one request:
    figures are computed (:mod:`regio.proxy.accounting`) and the session is committed
    (:meth:`Turn.commit`).
 
+**Compaction while the upstream answers.** The compactions a request's admission queues (and
+the whole-context trigger) run after the request was sent, while the upstream generates its
+answer (:meth:`Turn.compact_deferred`, which the server runs beside the upstream call; else
+:meth:`Turn.finish`), not before it, when the window without them still fits (calibrated size
+at most :data:`DEFER_SHARE` of the limit): the request goes upstream with the conversation one
+turn over its budget, the next one with the compacted window, and the compaction's CPU is spent
+during the model's time instead of in the request's latency. Every later step of the turn
+(answering regio's tools, a length refusal's recovery, finishing) waits for it.
+A window near the limit compacts before the request is sent, as ``Engine.request`` does; a
+compaction still pending from an earlier request (one that failed after it was sent) too.
+``--compact-before-send`` turns it off.
+
 A reply is not admitted when it arrives: the client sends it back as the first item of its next
 request, and it is admitted then, as the client holds it (its later requests are compared with
 exactly those bytes). Only when regio's tools were answered does the engine record the exchange
@@ -26,6 +38,7 @@ the final reply.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from typing import Any
@@ -33,11 +46,14 @@ from typing import Any
 import attrs
 import msgspec
 
+from regio.capture import LiveCapture
 from regio.content import Message
+from regio.errors import RegioError
 from regio.layout import Request
+from regio.layout.events import OrphanResultDropped, Repaired, ResultSynthesized
+from regio.runtime.flushing import boundary_steps
 
 from . import accounting
-from .capture import LiveCapture
 from .dialects import ClientRequest
 from .errors import ClientRequestError
 from .history import digest
@@ -48,26 +64,38 @@ from .replies import Reply, Shown
 from .restore import answer_internal, regio_tool_names
 from .sessions import Handle
 
-__all__ = ["Settings", "Turn"]
+__all__ = ["DEFER_SHARE", "Settings", "Turn"]
+
+log = logging.getLogger("regio.proxy")
+
+#: A request's compactions wait for its answer only when the window, uncompacted, is at most this
+#: share of the limit (``context_window - max_output_tokens``): the layout's own additions
+#: (headings, relief placeholders) stay inside the limit. Above it they run before the request.
+DEFER_SHARE = 0.95
 
 _HISTORY_KEY = {"anthropic": "messages", "openai_chat": "messages", "openai_responses": "input"}
-#: Layout events of a repaired tool pair (:mod:`regio.layout.repair`), on every request that
-#: carries the repair; a request counts the ones the session's previous request did not have.
-_REPAIR_KINDS = ("repaired", "orphan_result_dropped", "result_synthesized")
+#: What the render-time repair (:mod:`regio.layout.repair`) does to a broken history, as the
+#: layout reports it on every request that carries it (its placements, ``moved_results``,
+#: ``merged``, ``conversation_start``, repair nothing). The window is repaired first
+#: (``Engine.repair``), so a request carries none of these unless something after the repair
+#: broke a pair; a request counts the ones the session's previous request did not have.
+_RENDER_REPAIRS = frozenset({"duplicate_result_dropped", "duplicate_call_dropped"})
 
 
 @attrs.frozen
 class Settings:
     """What every turn of a proxy shares: the blueprint's ``provider``, the cache ``profile``
     its predictions use (``None``: none), the capture rules, ``max_rounds`` of regio's own
-    tool calls answered per request and the cache's time to live ``ttl_s`` (seconds, the
-    blueprint's ``cache.ttl``)."""
+    tool calls answered per request, the cache's time to live ``ttl_s`` (seconds, the
+    blueprint's ``cache.ttl``) and ``compact_after_send`` (the module doc's deferred
+    compaction; ``False``: a request's compactions always run before it is sent)."""
 
     provider: str
     profile: str | None
     capture: LiveCapture
     max_rounds: int = 3
     ttl_s: float = 300.0
+    compact_after_send: bool = True
 
 
 @attrs.define
@@ -90,9 +118,10 @@ class Turn:
     previous: tuple[Request, float, int] | None = None
     rounds: int = 0
     fixed_tokens: int = 0
-    repairs: int = 0
+    repairs: Counter[str] = attrs.field(factory=Counter)
     shown: Shown | None = None
     notes: list[str] = attrs.field(factory=list)
+    deferred: bool = False
 
     @property
     def engine(self) -> Any:
@@ -119,6 +148,9 @@ class Turn:
         if last is not None and engine.ledger.last is not None:
             self.previous = (last, meta.last_t, engine.ledger.last.output_tokens)
         self.start = self._skip_served(meta)
+        # only what this request's admission queues may wait for the answer (a compaction
+        # that failed after an earlier answer is still pending: it runs now, as it always did)
+        defer = self.settings.compact_after_send and not engine.pending()
         self._system(meta)
         messages: list[Message] = []
         where = _HISTORY_KEY[self.client.api]
@@ -129,9 +161,12 @@ class Turn:
         if self.client.api == "openai_responses":
             messages = merge_calls(messages)
         self.settings.capture.admit(engine, messages, self.notes)
-        repair = getattr(engine, "repair", None)
-        if callable(repair):  # Engine.repair (issue: "stores"): fix the window, keep the log
-            repair()
+        # what the client sent may be broken (an interrupted call, a result whose call is
+        # gone): the window is repaired in place, the transcript keeps what was sent
+        self.repairs.update(change.action for change in engine.repair())
+        if defer:
+            size = engine.budget.size(self.provider, self.client.model or None)
+            self.deferred = size <= DEFER_SHARE * engine.budget.limit
         return self._lay_out(offer=True)
 
     def _skip_served(self, meta: SessionMeta) -> int:
@@ -168,10 +203,14 @@ class Turn:
         tools are left out of it, so the model answers the client."""
         functions, _ = split_tools(self.client.api, self.client.tools)
         request, payload = self.engine.request(
-            self.provider, self.client.model or None, tools=functions, api=self.client.api
+            self.provider,
+            self.client.model or None,
+            tools=functions,
+            api=self.client.api,
+            flush=not (self.deferred and self.rounds == 0),
         )
         before = self.request or (self.previous[0] if self.previous else None)
-        self.repairs += len(_repairs(request) - _repairs(before))
+        self.repairs.update(kind for kind, _ in _repairs(request) - _repairs(before))
         self.request = request
         body = upstream_body(
             self.client, payload, beside=self.beside, provider=self.settings.provider
@@ -231,12 +270,36 @@ class Turn:
         if reply is not None and self.rounds and reply.complete:
             self.engine.add_message(reply.message)
             self.shown = reply.shown
+        if self.deferred:
+            self._compact_deferred()
         meta = self.handle.meta
         client_tokens = meta.tokens + sum(self.new_tokens) + self.fixed_tokens
         upstream = (self.request.tokens + self.engine.budget.beside_tokens) if self.request else 0
         stat = self._stat(record, client_tokens, upstream, status, predicted)
         self.handle.meta = _totalled(meta, stat)
         return stat
+
+    def compact_deferred(self) -> None:
+        """Run the compactions :meth:`prepare` deferred (module doc), once; the server calls it
+        while the upstream answers, :meth:`finish` when it was not called."""
+        self._timed(self._compact_deferred)
+
+    def _compact_deferred(self) -> None:
+        """The turn boundary's compactions (``Engine.request``'s flush: the whole-context
+        trigger, then the pending queue), run after the request was sent (module doc). A
+        failure is logged and leaves them pending: the next request runs them before it is
+        sent."""
+        if not self.deferred:
+            return
+        self.deferred = False
+        engine = self.engine
+        model = self.client.model or engine.options.model
+        steps = boundary_steps(engine.compactor, engine.budget, self.provider, model)
+        try:
+            with engine.events.transaction():
+                engine.compactor.run(steps)
+        except RegioError as exc:
+            log.warning("session %s: deferred compaction failed (%s)", self.handle.id, exc)
 
     def _stat(
         self, record: Any, client: int, upstream: int, status: int, slot: int | None
@@ -278,7 +341,8 @@ class Turn:
             first_miss=self._first_miss(prompt, read) if record is not None else None,
             added_ms=self.cpu * 1000.0,
             restores=self.rounds,
-            repairs=self.repairs + self.events["orphan_tool_result"],
+            repairs=self.repairs.total(),
+            repaired=dict(self.repairs),
             status=status,
         )
 
@@ -306,7 +370,7 @@ class Turn:
         pending = msgspec.structs.replace(meta, pending=Pending(count, tokens, version))
         if not records.prepare(meta.id, self.handle.token, pending, rows):
             return False
-        engine.save_to(store, meta.id)
+        engine.save_to(store, meta.id, lease=self.handle.lease)
         served = None
         if self.shown is not None:
             served = Served(count, self.shown.text, self.shown.call_ids)
@@ -326,12 +390,18 @@ class Turn:
 
 
 def _repairs(request: Request | None) -> set[tuple[str, str]]:
-    """The repairs a laid-out request carries: (event kind, tool call id)."""
+    """The repairs a laid-out request carries: (action, tool call id)."""
     if request is None:
         return set()
-    return {
-        (e.kind, getattr(e, "tool_use_id", "")) for e in request.events if e.kind in _REPAIR_KINDS
-    }
+    out: set[tuple[str, str]] = set()
+    for e in request.events:
+        if isinstance(e, Repaired) and e.action in _RENDER_REPAIRS:
+            out.add((e.action, e.tool_use_id))
+        elif isinstance(e, OrphanResultDropped):
+            out.add(("orphan_result_dropped", e.tool_use_id))
+        elif isinstance(e, ResultSynthesized) and not e.pending:
+            out.add(("result_synthesized", e.tool_use_id))
+    return out
 
 
 def _totalled(meta: SessionMeta, stat: RequestStat) -> SessionMeta:

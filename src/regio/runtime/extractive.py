@@ -71,26 +71,42 @@ from .summarizer import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_SUMMARY_TOKENS
 
 __all__ = ["ExtractiveSummarizer", "extract_identifiers"]
 
-_IDENT = re.compile(
-    r"(?:https?://\S+)"  # URLs
-    r"|(?:~?[\w.-]*/[\w./-]+)"  # paths
-    r"|(?:\b\w+\.(?:py|js|ts|tsx|json|yaml|yml|toml|md|txt|rs|go|java|c|h|cpp|sh|cfg|ini)\b)"
-    r"|(?:\b\d{4}-\d{2}-\d{2}\b)"  # dates
-    r"|(?:\b[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+\b)"  # ORD-4471, db-07.internal, snake_case
-    r"|(?:\b[a-z]+[A-Z]\w*\b)"  # camelCase
-    r"|(?:\b[A-Z][A-Z0-9]{2,}\b)"  # CONSTANTS
-    r"|(?:\b\d[\d,.]*\b)"  # numbers
+#: The identifier forms that need a ``/`` (URLs, paths), then the others.
+_SLASH_FORMS = (
+    r"(?:https?://\S+)",  # URLs
+    r"(?:~?[\w.-]*/[\w./-]+)",  # paths
 )
+_FORMS = (
+    r"(?:\b\w+\.(?:py|js|ts|tsx|json|yaml|yml|toml|md|txt|rs|go|java|c|h|cpp|sh|cfg|ini)\b)",
+    r"(?:\b\d{4}-\d{2}-\d{2}\b)",  # dates
+    r"(?:\b[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+\b)",  # ORD-4471, db-07.internal, snake_case
+    r"(?:\b[a-z]+[A-Z]\w*\b)",  # camelCase
+    r"(?:\b[A-Z][A-Z0-9]{2,}\b)",  # CONSTANTS
+    r"(?:\b\d[\d,.]*\b)",  # numbers
+)
+_IDENT = re.compile("|".join((*_SLASH_FORMS, *_FORMS)))
+#: :data:`_IDENT` without the forms that need a ``/``: the same matches in text without one.
+#: The path form is tried at every position of a word (it has no ``\b``) and fails there only
+#: at the word's end: quadratic in the word's length. No form matches across whitespace, so
+#: each whitespace-separated piece holding a ``/`` (:data:`_SLASHED`) is read with
+#: :data:`_IDENT` and the text between them with this one, in order: the same tokens, in
+#: linear time.
+_IDENT_NO_SLASH = re.compile("|".join(_FORMS))
+_SLASHED = re.compile(r"(?<!\S)\S*/\S*")
 
 
 def extract_identifiers(text: str) -> list[str]:
     """Identifier-like tokens of ``text`` (paths, ids, dates, names, numbers), first-seen order,
     without duplicates."""
-    seen: dict[str, None] = {}
-    for match in _IDENT.finditer(text):
-        token = match.group(0).rstrip(".,;:)")
-        if token and token not in seen:
-            seen[token] = None
+    found: list[str] = []
+    pos = 0
+    for piece in _SLASHED.finditer(text):
+        found += _IDENT_NO_SLASH.findall(text, pos, piece.start())
+        found += _IDENT.findall(text, piece.start(), piece.end())
+        pos = piece.end()
+    found += _IDENT_NO_SLASH.findall(text, pos)
+    seen = dict.fromkeys(token.rstrip(".,;:)") for token in found)
+    seen.pop("", None)
     return list(seen)
 
 

@@ -52,7 +52,7 @@ from .errors import (
     StoreUnavailableError,
 )
 from .lazy import lazy_transcript, lazy_usage
-from .lease import DEFAULT_TTL, DEFAULT_WAIT, SessionLease
+from .lease import DEFAULT_TTL, DEFAULT_WAIT, SessionLease, acquire_async
 from .lists import entry_digest
 from .originals import ORIGINALS_PREFIXES, StoredOriginals, head_seq, originals_memo
 from .redis_store import RedisStore
@@ -74,6 +74,7 @@ __all__ = [
     "SessionStoreError",
     "StoreMark",
     "StoreUnavailableError",
+    "acquire_async",
     "compact_session",
     "encode_save",
     "load_session",

@@ -197,6 +197,12 @@ class RedisStore:
         Raises :class:`SessionLeasedError`."""
         return acquire(self, session_id, ttl=ttl, wait=wait)
 
+    def lease_key(self, session_id: str) -> str:
+        """The key holding ``session_id``'s lease (the holder's token; its expiry is the
+        lease's): a Lua script writing other keys of the session checks it to fence its write
+        (in the session's hash slot, ``{id}``)."""
+        return self._keys(session_id)[6]
+
     def try_lease(self, session_id: str, token: str, ttl: float) -> float | None:
         """Take the lease for ``token`` when it is free: ``None``; else the seconds until the
         holder's lease expires."""

@@ -14,11 +14,12 @@ by SQLite's lock and a lost race raises :class:`SessionConflictError`. A store o
 shared by threads (one connection guarded by a lock).
 
 Leases (:mod:`regio.store.lease`) are rows of the table ``leases`` (session, holder token,
-expiry in seconds since the epoch); a save checks, inside its transaction, that no other
-writer holds a live lease on the session. Every ``sqlite3`` error (and text that is no UTF-8)
-becomes a :class:`SessionStoreError` naming the file, the session, the cause and the fix
-(:func:`regio.store.failures.sqlite_failure`); a failed save is rolled back whole, also when
-SQLite already rolled it back itself (a full disk).
+expiry in seconds since the epoch; :mod:`regio.store.sqlitedb`, with the connection's setup,
+shared with the tables other parts keep in the same file); a save checks, inside its
+transaction, that no other writer holds a live lease on the session. Every ``sqlite3`` error
+(and text that is no UTF-8) becomes a :class:`SessionStoreError` naming the file, the session,
+the cause and the fix (:func:`regio.store.failures.sqlite_failure`); a failed save is rolled
+back whole, also when SQLite already rolled it back itself (a full disk).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from .sqlite_checks import (
     check_row,
     lease_expiry,
 )
+from .sqlitedb import LEASES_SCHEMA, connect, lease_row
 
 __all__ = ["SQLiteStore"]
 
@@ -71,11 +73,6 @@ CREATE TABLE IF NOT EXISTS entries (
     data BLOB NOT NULL,
     PRIMARY KEY (session, key)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS leases (
-    session TEXT PRIMARY KEY,
-    token TEXT NOT NULL,
-    expires REAL NOT NULL
-);
 """
 
 
@@ -97,12 +94,7 @@ class SQLiteStore:
                 "check the path and its permissions"
             ) from exc
         with self._guard("open the session database", wrote=False):
-            self._db = sqlite3.connect(
-                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
-            )
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
+            self._db = connect(self.path, timeout=timeout, schema=_SCHEMA + LEASES_SCHEMA)
 
     @contextmanager
     def _guard(self, action: str, *, wrote: bool, session_id: str | None = None) -> Iterator[None]:
@@ -207,9 +199,7 @@ class SQLiteStore:
     def _check_lease(self, db: sqlite3.Connection, session_id: str, token: str | None) -> None:
         """Raise :class:`SessionLeasedError` when another writer holds a live lease on
         ``session_id`` (inside the save's transaction)."""
-        row = db.execute(
-            "SELECT token, expires FROM leases WHERE session = ?", (session_id,)
-        ).fetchone()
+        row = lease_row(db, session_id)
         if row is None or row[0] == token:
             return
         left = lease_expiry(self.url, session_id, row[1]) - time.time()
@@ -256,9 +246,7 @@ class SQLiteStore:
         seconds until the holder's lease expires."""
         with self._transaction(f"lease session {session_id!r}", wrote=False) as db:
             now = time.time()
-            row = db.execute(
-                "SELECT token, expires FROM leases WHERE session = ?", (session_id,)
-            ).fetchone()
+            row = lease_row(db, session_id)
             if row is not None and row[0] != token:
                 expires = lease_expiry(self.url, session_id, row[1])
                 if expires > now:

@@ -1,43 +1,60 @@
-"""Captured region operations applied through the replay's engines
-(:mod:`regio.bench.capture`): a write, a replace, a release, a park that displaces the oldest
-parked output, and the moves that took text out of a message, which an engine whose region
-refuses one undoes by adding the message as recorded (nothing is lost).
+"""Captured region operations applied through engines (:mod:`regio.capture.rules`): a write,
+a replace, a release, a park that displaces the oldest parked output, and the moves that took
+text out of a message, which an engine whose region refuses one undoes by adding the message as
+sent (nothing is lost).
+
+Several engines can file one stream at once (the bench replays one capture stream through an
+engine per layout); ``trackers`` (engine -> anything with a ``compacted`` flag, the bench's
+:class:`regio.bench.tracking.Tracker`) learn when an engine cut content it was sending (a
+displaced parked output, a refused write of text held nowhere else).
 
 An engine that raises (:data:`ENGINE_ERRORS`) while an operation is applied through it is
-handed to ``on_error(strategy, error)`` and left out of the rest of that operation: the
-replay records it as that strategy's failure on the trace (it is broken from that call on)
-and the other strategies carry on (:mod:`regio.bench.enginepass`)."""
+handed to ``on_error(name, error)`` and left out of the rest of that operation (default: the
+error is re-raised): the bench's replay records it as that strategy's failure on the trace (it
+is broken from that call on) and the other strategies carry on
+(:mod:`regio.bench.enginepass`).
+"""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
-from regio.bench.capture import AddMessage, RegionOp
-from regio.bench.tracking import Tracker
 from regio.errors import RegioError
 from regio.layout import LayoutError
 from regio.regions import Refusal
-from regio.runtime import Engine
 
-__all__ = ["ENGINE_ERRORS", "Filed", "OnError", "apply_all", "file_moves"]
+from .rules import AddMessage, RegionOp
+
+if TYPE_CHECKING:
+    from regio.runtime import Engine
+
+__all__ = ["ENGINE_ERRORS", "Cuts", "Filed", "OnError", "apply_all", "apply_op", "file_moves"]
 
 #: What an engine raises when it refuses or cannot do what the session asks (a region that
 #: refuses a write, a request that cannot fit, a layout it cannot build): a failure of that
-#: strategy on the trace, not of the bench.
+#: engine (the bench: of that strategy on the trace), not of the caller.
 ENGINE_ERRORS: tuple[type[Exception], ...] = (RegioError, LayoutError)
 
-#: ``on_error(strategy, error)``: an engine raised one of :data:`ENGINE_ERRORS`.
+#: ``on_error(name, error)``: the engine ``name`` raised one of :data:`ENGINE_ERRORS`.
 OnError = Callable[[str, Exception], None]
 
 
-def _raise(strategy: str, error: Exception) -> None:
+def _raise(name: str, error: Exception) -> None:
     raise error
 
 
-def _apply(engine: Engine, op: RegionOp) -> bool:
+class Cuts(Protocol):
+    """What filing reports to: ``compacted`` is set when an engine cut content it was
+    sending."""
+
+    compacted: bool
+
+
+def apply_op(engine: Engine, op: RegionOp) -> bool:
     """Apply one region operation through the engine; False when the region refused it."""
     if op.action == "release":
         if op.key is not None:
@@ -58,15 +75,15 @@ def _apply(engine: Engine, op: RegionOp) -> bool:
 
 def _displaces(engine: Engine, op: RegionOp) -> bool:
     """Whether ``op`` drops an entry the engine was sending: a ``trim`` (a parked tool output
-    displacing the oldest one, :class:`regio.bench.capture.ParkRule`) on a full region."""
+    displacing the oldest one, :class:`regio.capture.rules.ParkRule`) on a full region."""
     if op.action != "trim" or op.keep is None:
         return False
     return len(engine.window.region(op.region).entries) > op.keep - 1
 
 
 def apply_all(
-    engines: dict[str, Engine],
-    trackers: dict[str, Tracker],
+    engines: Mapping[str, Engine],
+    trackers: Mapping[str, Cuts],
     op: RegionOp,
     on_error: OnError = _raise,
 ) -> bool:
@@ -78,7 +95,7 @@ def apply_all(
     for s, engine in engines.items():
         dropped = _displaces(engine, op)
         try:
-            admitted = _apply(engine, op)
+            admitted = apply_op(engine, op)
         except ENGINE_ERRORS as exc:
             on_error(s, exc)
             continue
@@ -107,14 +124,14 @@ class Filed:
 
 
 def file_moves(
-    engines: dict[str, Engine],
-    trackers: dict[str, Tracker] | None,
+    engines: Mapping[str, Engine],
+    trackers: Mapping[str, Cuts] | None,
     item: AddMessage,
     names: set[str],
     notes: list[str],
     on_error: OnError = _raise,
 ) -> Filed:
-    """Apply ``item``'s moves (:class:`regio.bench.capture.AddMessage`) through every engine
+    """Apply ``item``'s moves (:class:`regio.capture.rules.AddMessage`) through every engine
     (:class:`Filed`). An engine whose region refused one (or any engine, for a move to a region
     not in the blueprint) adds the fallback message instead, so nothing is lost and nothing is
     cut; its later moves of the message are not tried. A ``repeat`` state the region already
@@ -137,7 +154,7 @@ def file_moves(
             if trackers is not None:
                 trackers[s].compacted |= dropped
             try:
-                admitted = _apply(engine, op)
+                admitted = apply_op(engine, op)
             except ENGINE_ERRORS as exc:
                 on_error(s, exc)
                 filed[s] = False
