@@ -37,8 +37,10 @@ every strategy is scored on the same requests and the same probe observations; a
 had cut nothing by then is scored too (it kept everything it was sent). ``recorded`` is not
 scored (it cuts nothing).
 
-A message larger than the conversation region (or the peers' allowance) is skipped for the
-strategies it cannot fit, with a note; the recorded requests keep it (it was sent).
+A message an engine's conversation refuses (a message whose own text cannot fit the window
+even with the turn's tool results trimmed: :mod:`regio.runtime.turnfit`; a tool result that
+does not fit is trimmed, never refused) or larger than the peers' allowance is skipped for
+those strategies, with a note; the recorded requests keep it (it was sent).
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ from regio.bench.retention import Probe, RetentionMeter
 from regio.bench.tracking import StrategyRun, Tracker
 from regio.cache.types import CacheRequest
 from regio.content import Entry, Message, block_text
+from regio.errors import RegionFullError
 from regio.layout import ToolSpec, to_cache_request
 from regio.runtime import Engine
 from regio.runtime.extractive import ExtractiveSummarizer
@@ -82,6 +85,7 @@ __all__ = [
     "ABLATIONS",
     "ALL_LAYOUTS",
     "LAYOUTS",
+    "OPT_IN",
     "ReplayOutput",
     "StrategyRun",
     "replay",
@@ -91,12 +95,23 @@ __all__ = [
 #: Layout strategies of the engine, in report order.
 LAYOUTS: tuple[str, ...] = ("naive", "kind", "volatility", "regio")
 #: Ablations of regio: strategy name -> engine options it overrides. ``regio-summarize-only``
-#: is regio with the relief chain off (token pressure goes straight to summarization).
+#: is regio with the relief chain off (token pressure goes straight to summarization);
+#: ``regio-window-fill`` regio with the cost controller off (it compacts at the window-fill
+#: mark), run only when named (:data:`OPT_IN`).
 ABLATIONS: dict[str, dict[str, Any]] = {
     "regio-summarize-only": {"strategy": "regio", "relief": None},
+    "regio-window-fill": {"strategy": "regio", "cost_control": False},
 }
-#: Every strategy: the recorded baseline, the layouts, the ablations and the peers.
-ALL_LAYOUTS: tuple[str, ...] = ("recorded", *LAYOUTS, *ABLATIONS, *PEERS)
+#: Ablations a run includes only when ``--layouts`` names them.
+OPT_IN: tuple[str, ...] = ("regio-window-fill",)
+#: Every strategy a default run includes: the recorded baseline, the layouts, the ablations
+#: (but :data:`OPT_IN`) and the peers.
+ALL_LAYOUTS: tuple[str, ...] = (
+    "recorded",
+    *LAYOUTS,
+    *(a for a in ABLATIONS if a not in OPT_IN),
+    *PEERS,
+)
 #: Requests measured for retention per strategy and trace (evenly spaced).
 RETENTION_SAMPLES = 64
 
@@ -283,24 +298,26 @@ def _add_message(
     """Add ``item``'s message to every engine, after its capture moves
     (:func:`regio.bench.regionops.file_moves`; an engine whose region refused one adds the
     message as recorded), flushing a queued compaction after a non-assistant message;
-    ``where`` = (the blueprint's region names, the conversation budget in tokens), a
-    message over it is skipped with a note. An environment observation (``item.observation``;
-    the fallback too) reaches every engine as one. Returns what the moves did."""
-    names, conv_budget = where
+    ``where`` = (the blueprint's region names, the conversation budget in tokens); a
+    message the conversation refuses is skipped with a note. An environment observation
+    (``item.observation``; the fallback too) reaches every engine as one. Returns what the
+    moves did."""
+    names, _ = where
     filed = file_moves(engines, trackers, item, names, notes)
     noted: set[int] = set()
     for s, engine in engines.items():
         message = item.message if filed.by_engine[s] else item.fallback or item.message
         n = setup.counts(message)
-        if n > conv_budget:
+        try:
+            engine.add_message(message, tokens=n, observation=item.observation)
+        except RegionFullError as exc:
             if id(message) not in noted:
                 noted.add(id(message))
                 notes.append(
                     f"a {message.role} message of {n} tokens is larger than the "
-                    f"conversation region ({conv_budget} tokens): skipped by the layouts"
+                    f"conversation region can hold ({exc.region!r}): skipped by the layouts"
                 )
             continue
-        engine.add_message(message, tokens=n, observation=item.observation)
         if message.role != "assistant" and engine.pending():
             engine.flush()
     return filed
@@ -528,9 +545,10 @@ def replay(
     for a request it cannot build and the engine's
     :class:`regio.runtime.errors.ContextOverflowError` for one that cannot fit the window.
     """
-    unknown = [x for x in layouts if x not in ALL_LAYOUTS]
+    unknown = [x for x in layouts if x not in ALL_LAYOUTS and x not in OPT_IN]
     if unknown:
-        raise ValueError(f"unknown layouts {unknown}; use names from {', '.join(ALL_LAYOUTS)}")
+        known = ", ".join((*ALL_LAYOUTS, *OPT_IN))
+        raise ValueError(f"unknown layouts {unknown}; use names from {known}")
     if window_tokens is not None:
         blueprint = scale_blueprint(blueprint, window_tokens)
     if counter is None:

@@ -172,6 +172,7 @@ class Engine:
     @summarizer.setter
     def summarizer(self, value: Any) -> None:
         self.compactor.summarizer = value
+        apply_options(self.window, self.budget, self.compactor, self.options)  # its size
 
     @property
     def render_log(self) -> RenderLog:
@@ -256,7 +257,9 @@ class Engine:
         :class:`regio.errors.RegionFullError` instead. A write that does not fit a
         ``compacting`` region paired with a ``compact_history`` first summarizes the region's
         oldest units to make room, so nothing rolls off unsummarized
-        (:func:`regio.runtime.compaction.room_steps`)."""
+        (:func:`regio.runtime.room.room_steps`; one the window cannot hold
+        first compacts an elastic conversation that grew into its room,
+        :func:`regio.runtime.room.window_room_steps`)."""
         return write_to(self.compactor, region, content, key=key, strict=strict)
 
     def append(
@@ -379,6 +382,7 @@ class Engine:
         tools = self.budget.request_tools = tuple(tool_specs(tools))  # counted from here on
         provider = provider or self.options.provider
         model = model or self.options.model
+        self.budget.reserve(provider, model)  # what the regions may fill: elastic rooms
         if flush and self.options.auto_compact:
             self.compactor.run(
                 flushing.boundary_steps(self.compactor, self.budget, provider, model)
@@ -404,12 +408,9 @@ class Engine:
         async summarizer. Call it, then ``request(..., flush=False)``. Returns what was done,
         or ``None`` when nothing was pending. Raises :class:`CompactionNoProgressError` as
         :meth:`request` does."""
-        steps = flushing.boundary_steps(
-            self.compactor,
-            self.budget,
-            provider or self.options.provider,
-            model or self.options.model,
-        )
+        provider, model = provider or self.options.provider, model or self.options.model
+        self.budget.reserve(provider, model)
+        steps = flushing.boundary_steps(self.compactor, self.budget, provider, model)
         return await self.compactor.arun(steps)
 
     # ----- overflow recovery and usage ---------------------------------------------------
@@ -435,9 +436,11 @@ class Engine:
         :class:`UsageRecord` (cost in USD from the cache rules' prices). SDK usage objects and
         whole responses are read by :func:`regio.runtime.sdk.usage_of`; anything else raises
         :class:`regio.runtime.sdk.SDKInputError`."""
-        return observe_usage(
+        record = observe_usage(
             self.ledger, self.budget, self.state, self.emit, usage_of(usage), provider, model
         )
+        self.budget.reserve(self.state.last_provider or None, self.state.last_model or None)
+        return record
 
     # ----- compaction --------------------------------------------------------------------
     def pending(self) -> list[PendingCompaction]:

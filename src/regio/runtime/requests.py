@@ -13,8 +13,10 @@ import msgspec
 from regio.events import Event
 from regio.layout import LayoutState, Request, ToolSpec, assemble
 from regio.providers import economics_for
+from regio.regions import SlidingWindow
 
 from . import compaction as cp
+from . import turnfit
 from .budget import EngineBudget
 from .compactor import Compactor
 from .errors import ContextOverflowError
@@ -98,7 +100,9 @@ def lay_out(
 ) -> tuple[Request, dict[str, Any]]:
     """Lay the window out for ``provider`` / ``model`` and render the payload. A request whose
     calibrated size is over ``budget.limit`` is compacted to half the allowance (with
-    ``auto_compact``) and laid out again; still over: :class:`ContextOverflowError`. Keeps the
+    ``auto_compact``), then, when the newest turn, which compaction never takes, still does
+    not fit, that turn's results are trimmed (:func:`regio.runtime.turnfit.shorten`), and it
+    is laid out again; still over: :class:`ContextOverflowError`. Keeps the
     layout state, request and raw estimate in ``state``.
 
     Same state, same bytes: when :func:`request_fingerprint` equals the last request's (a
@@ -111,16 +115,25 @@ def lay_out(
     carried = state.layout_input if same else state.layout_state
     req = _assemble(c, state, specs, provider, model, carried)
     raw = budget.request_estimate(req, provider)
+    measured = budget.layout_tokens
+    if budget.measure_layout(raw, provider) > measured:
+        budget.reserve(provider, model)  # the next admissions leave the layout's share free
     limit = budget.limit
     if budget.calibrated(raw, provider, model) > limit:
         if c.options.auto_compact:
             factor = budget.calibration.factor(budget.calibration_key(provider, model))
             need = int((budget.calibrated(raw, provider, model) - limit // 2) / factor) + 1
             c.run(pressure_steps(c, "ceiling", cp.plan_targets(c, need)))
-            fingerprint = request_fingerprint(c, specs, provider, model, api, state.region_hashes)
             carried = state.layout_state  # the window changed: carry on from the last request
             req = _assemble(c, state, specs, provider, model, carried)
             raw = budget.request_estimate(req, provider)
+            over = budget.calibrated(raw, provider, model) - limit
+            conv = c.window.conversation
+            if over > 0 and isinstance(conv, SlidingWindow):  # the newest turn, trimmed
+                turnfit.shorten(c, conv, int(over / factor) + 1)
+                req = _assemble(c, state, specs, provider, model, carried)
+                raw = budget.request_estimate(req, provider)
+            fingerprint = request_fingerprint(c, specs, provider, model, api, state.region_hashes)
         sized = budget.calibrated(raw, provider, model)
         if sized > limit:
             c.emit(OverBudget(sized, limit))

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from regio.content import Block, Entry
 from regio.regions import Refusal, WriteResult
 
-from .compaction import room_steps
 from .compactor import Compactor
+from .room import room_steps, window_room_steps
 
 __all__ = ["clear_region", "entry_of", "release_from", "write_to"]
 
@@ -37,6 +37,9 @@ def write_to(
     steps = room_steps(c, region, content.tokens)
     if steps is not None:
         c.run(steps)
+    room = window_room_steps(c, region, content.tokens)  # the floor the region is guaranteed
+    if room is not None:
+        c.run(room)
     result = c.window.write(region, content, key=key, strict=strict)
     entry = entry_of(c, region, result)
     if entry is not None and not (isinstance(result, WriteResult) and result.unchanged):
