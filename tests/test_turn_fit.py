@@ -75,7 +75,6 @@ def _parallel_turn(engine: Any, sizes: list[int], *, one_message: bool = True) -
 def test_a_turn_of_parallel_results_larger_than_half_the_window_fits(one_message: bool) -> None:
     engine = _engine()
     conv = engine.window.region("conversation")
-    assert conv.floor_tokens == WINDOW // 2
     ids = _parallel_turn(engine, [6000, 6000, 6000], one_message=one_message)  # 18k > 16k
     assert conv.used_tokens > WINDOW // 2
     _, payload = engine.request()
