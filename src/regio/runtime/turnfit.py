@@ -140,37 +140,46 @@ def _cut(c: Compactor, block: ToolResult, need: int) -> tuple[ToolResult, int]:
     return msgspec.structs.replace(block, content=text), before - c.count_text(text)
 
 
-def _trim_entry(c: Compactor, conv: SlidingWindow, index: int, need: int) -> int:
-    """Trim the results of the conversation entry at ``index`` (oldest first) toward
-    ``need`` tokens; returns the tokens its entry gave up."""
-    entry = conv.entries[index]
-    blocks = list(entry.blocks)
-    originals = c.book.relief.originals
-    touched: list[str] = []
+def _trim_blocks(
+    c: Compactor, blocks: Sequence[Block], need: int
+) -> tuple[tuple[Block, ...], list[tuple[ToolResult, int]]]:
+    """``blocks`` with their tool results trimmed (oldest first) toward ``need`` tokens, and
+    each trimmed original with the tokens it gave up."""
+    out = list(blocks)
+    trims: list[tuple[ToolResult, int]] = []
     left = need
-    for j, block in _results(blocks):
+    for j, block in _results(out):
         if left <= 0:
             break
         new, freed = _cut(c, block, left)
         if freed <= 0:
             continue
+        out[j] = new
+        trims.append((block, freed))
+        left -= freed
+    return tuple(out), trims
+
+
+def _trim_entry(c: Compactor, conv: SlidingWindow, index: int, need: int) -> int:
+    """Trim the results of the conversation entry at ``index`` (oldest first) toward
+    ``need`` tokens; returns the tokens its entry gave up."""
+    entry = conv.entries[index]
+    blocks, trims = _trim_blocks(c, entry.blocks, need)
+    if not trims:
+        return 0
+    originals = c.book.relief.originals
+    for block, _ in trims:
         if originals.get(block.tool_use_id) is None:
             originals[block.tool_use_id] = block
-        blocks[j] = new
-        touched.append(block.tool_use_id)
-        left -= freed
-    if not touched:
-        return 0
+    touched = tuple(block.tool_use_id for block, _ in trims)
     before = conv.used_tokens
     meta = dict(entry.meta)
     meta[rp.TRIMMED_META] = int(meta.get(rp.TRIMMED_META, 0)) + len(touched)
-    rewrite_block_entry(c, conv, index, entry, tuple(blocks), meta)
+    rewrite_block_entry(c, conv, index, entry, blocks, meta)
     freed_total = before - conv.used_tokens
     _count(c, len(touched), freed_total)
     c.emit(
-        ReliefApplied(
-            STAGE, conv.name, tuple(touched), (entry.id,), freed_total, before, conv.used_tokens
-        )
+        ReliefApplied(STAGE, conv.name, touched, (entry.id,), freed_total, before, conv.used_tokens)
     )
     return freed_total
 
@@ -178,22 +187,11 @@ def _trim_entry(c: Compactor, conv: SlidingWindow, index: int, need: int) -> int
 def _trim_message(c: Compactor, admission: Admission, need: int) -> Admission:
     """The message of ``admission`` with its results trimmed (oldest first) toward ``need``
     tokens; each original is kept when the message is committed."""
-    message = admission.message
-    blocks = list(message.blocks)
+    blocks, trims = _trim_blocks(c, admission.message.blocks, need)
     changed = {ch.original.tool_use_id for ch in admission.changes}
-    trims: list[tuple[ToolResult, int]] = []
-    left = need
-    for j, block in _results(blocks):
-        if left <= 0:
-            break
-        new, freed = _cut(c, block, left)
-        if freed <= 0:
-            continue
-        blocks[j] = new
-        left -= freed
-        if block.tool_use_id not in changed:  # an admission change keeps its original already
-            trims.append((block, freed))
-    return with_changes(admission, tuple(blocks), STAGE, trims)
+    # an admission change keeps its original already
+    kept = [(block, freed) for block, freed in trims if block.tool_use_id not in changed]
+    return with_changes(admission, blocks, STAGE, kept)
 
 
 def report(c: Compactor, conv: Region, admission: Admission, entry: Entry) -> None:
