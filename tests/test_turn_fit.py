@@ -5,10 +5,13 @@ cannot fit even trimmed is refused -- before any compaction runs, changing nothi
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from regio.content import Message, ToolResult, ToolUse
 from regio.errors import RegionFullError
@@ -213,3 +216,43 @@ def test_a_conversation_that_is_not_elastic_keeps_its_budget_as_a_cap() -> None:
         engine.add_tool_result(f"c{i}", words(2000, f"o{i}x"))
         engine.request()
         assert conv.used_tokens <= WINDOW // 2
+
+
+EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "20"))
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    turns=st.lists(
+        st.tuples(
+            st.lists(st.integers(min_value=50, max_value=24_000), min_size=1, max_size=3),
+            st.booleans(),  # the results in one message (else one message each)
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    elastic=st.booleans(),
+)
+def test_no_turn_of_tool_results_is_refused_and_every_request_fits_the_window(
+    turns: list[tuple[list[int], bool]], elastic: bool
+) -> None:
+    engine = _engine(elastic=elastic)
+    window = engine.window
+    engine.add_user("start")
+    engine.request()
+    for n, (sizes, together) in enumerate(turns):
+        calls = [ToolUse(f"c{n}_{k}", "read", {"k": k}) for k in range(len(sizes))]
+        engine.add_assistant(f"step {n}", calls)
+        results = [
+            ToolResult(c.id, words(s, f"{c.id}r")) for c, s in zip(calls, sizes, strict=True)
+        ]
+        for batch in [results] if together else [[r] for r in results]:
+            engine.add_message(Message.tool(batch))  # never raises: results are trimmed
+            assert window.used_tokens <= window.max_tokens
+        _, payload = engine.request()
+        sent = _results_sent(payload)
+        assert {c.id for c in calls} <= sent.keys()  # the whole turn reaches the model
