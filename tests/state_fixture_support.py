@@ -34,11 +34,13 @@ class Ticks:
 
 
 def unmarked(state: Any) -> Any:
-    """``state`` (an ``EngineState``) with no ``TranscriptRecord.kept`` marks: the state of
-    the fixture session as the regio that wrote the fixtures saved it (before the mark)."""
+    """``state`` (an ``EngineState``) with no ``TranscriptRecord.kept`` marks and no
+    measured ``layout_tokens``: the state of the fixture session as the regio that wrote the
+    fixtures saved it (before the mark and the measure)."""
     from msgspec.structs import replace
 
-    return replace(state, transcript=[replace(r, kept=()) for r in state.transcript])
+    transcript = [replace(r, kept=()) for r in state.transcript]
+    return replace(state, transcript=transcript, layout_tokens=0)
 
 
 def fixture_engine(turns: int = 6, store: Any = None) -> Engine:

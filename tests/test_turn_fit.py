@@ -6,6 +6,7 @@ cannot fit even trimmed is refused -- before any compaction runs, changing nothi
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -18,8 +19,8 @@ from regio.errors import RegionFullError
 from regio.policies.eviction import Compact
 from regio.policies.relief import MARKER_TOKENS
 from regio.regions import CompactHistory, Compacting, Keyed, Pinned, SlidingWindow
-from regio.runtime import relief
-from runtime_stubs import StubSummarizer, make_engine, words
+from regio.runtime import Engine, relief
+from runtime_stubs import StubCounter, StubSummarizer, make_engine, words
 
 WINDOW = 32_000
 
@@ -256,3 +257,19 @@ def test_no_turn_of_tool_results_is_refused_and_every_request_fits_the_window(
         _, payload = engine.request()
         sent = _results_sent(payload)
         assert {c.id for c in calls} <= sent.keys()  # the whole turn reaches the model
+
+
+def test_a_loaded_engine_gives_an_elastic_conversation_the_room_it_had(tmp_path: Path) -> None:
+    # the layout's overhead a request carried is saved: after a load the conversation's room
+    # (and so its marks and what a status line shows) is the saved session's
+    engine = _engine()
+    engine.add_user("start")
+    for i in range(14):  # a summary in the history: its heading is layout overhead
+        engine.add_assistant(f"step {i}", [ToolUse(f"c{i}", "bash", {"i": i})])
+        engine.add_tool_result(f"c{i}", words(2000, f"o{i}x"))
+        engine.request()
+    assert engine.window.region("history").entries and engine.budget.layout_tokens > 0
+    loaded = Engine.load(engine.save(tmp_path / "s.json"), token_counter=StubCounter())
+    conv, again = engine.window.region("conversation"), loaded.window.region("conversation")
+    assert loaded.window.reserved_tokens == engine.window.reserved_tokens
+    assert (again.budget, again.token_trigger) == (conv.budget, conv.token_trigger)

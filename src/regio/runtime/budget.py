@@ -48,7 +48,7 @@ class EngineBudget:
     beside_tokens: int = 0
     #: Most tokens a request laid out so far carried beyond its regions' entries, tool
     #: schemas and overhead (the layout's headings, chunk labels, notices); measured by
-    #: :meth:`measure_layout`, reserved by :meth:`reserve`. Not saved.
+    #: :meth:`measure_layout`, reserved by :meth:`reserve`; saved with the engine.
     layout_tokens: int = 0
     #: The (text, separator) ``beside_tokens`` counts (``None`` after a load: counted again).
     _beside: tuple[str, str] | None = attrs.field(default=None, init=False, repr=False)
