@@ -11,8 +11,9 @@ per case:
 * a 100 MB Claude Code session (the fixture's lines repeated with fresh ids) is streamed too;
 * a 100 MB OpenAI message list (one JSON document) is over ``max_document_bytes`` (64 MiB) and
   **refused before it is read**: the extra memory is about zero;
-* a 100 MB single-line file is refused at ``max_line_bytes`` (32 MiB): at most one line cap is
-  read (about twice the cap in memory: readline's buffer and the line).
+* a 100 MB single-line file is refused at ``max_document_bytes`` (64 MiB), the most one JSON
+  value may hold: a line is read in pieces of ``max_line_bytes`` and joined, so about that
+  cap is read before the refusal.
 """
 
 from __future__ import annotations
@@ -148,5 +149,5 @@ def test_bench_a_100mb_single_line_is_refused_at_the_line_cap(
         handle.write('"}\n')
     peak, status = _peak(PROBE, str(path))
     assert status.startswith("refused")
-    _report("one 100 MiB line (line cap)", path, peak, baseline, status)
-    assert peak - baseline < 3 * DEFAULT_LIMITS.max_line_bytes  # readline's buffer + the line
+    _report("one 100 MiB line (document cap)", path, peak, baseline, status)
+    assert peak - baseline < 3 * DEFAULT_LIMITS.max_document_bytes  # the pieces + the last one

@@ -7,8 +7,15 @@ from contextlib import ExitStack
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from chat_server_support import serve_chat
+
+# No per-example deadline: a property's examples are judged on what they check, never on how
+# long one took (a loaded CI machine made a 200 ms deadline fail a passing property). Speed
+# targets live in benchmarks/.
+settings.register_profile("regio", deadline=None)
+settings.load_profile("regio")
 
 
 @pytest.fixture

@@ -33,14 +33,48 @@ class Ticks:
         return self.now
 
 
-def unmarked(state: Any) -> Any:
-    """``state`` (an ``EngineState``) with no ``TranscriptRecord.kept`` marks and no
-    measured ``layout_tokens``: the state of the fixture session as the regio that wrote the
-    fixtures saved it (before the mark and the measure)."""
+def unwatched(value: Any) -> Any:
+    """``value`` (a ``Request`` or a ``LayoutState``, or ``None``) without the regions' watch
+    (``LayoutState.watch``, ``tokens`` and ``opening``, observed volatility) and the marked
+    prefixes of the last requests (``LayoutState.marked``): as the regio that wrote the
+    fixtures laid it out (before both)."""
     from msgspec.structs import replace
 
-    transcript = [replace(r, kept=()) for r in state.transcript]
-    return replace(state, transcript=transcript, layout_tokens=0)
+    from regio.layout import LayoutState, Request
+
+    if isinstance(value, Request):
+        return replace(value, state=unwatched(value.state))
+    if isinstance(value, LayoutState):
+        return replace(value, watch={}, tokens=0, marked=(), opening="")
+    return value
+
+
+def unmarked(state: Any) -> Any:
+    """``state`` (an ``EngineState``) with no ``TranscriptRecord.kept`` marks, no regions'
+    watch (:func:`unwatched`) and no measured ``layout_tokens``: the state of the fixture
+    session as the regio that wrote the fixtures saved it (before the mark, the watch and the
+    measure)."""
+    from msgspec.structs import replace
+
+    return replace(
+        state,
+        transcript=[replace(r, kept=()) for r in state.transcript],
+        last_request=unwatched(state.last_request),
+        layout_input=(state.layout_input[0], unwatched(state.layout_input[1])),
+        layout_state=unwatched(state.layout_state),
+        layout_tokens=0,
+    )
+
+
+#: The standing summary requirements the fixtures were saved with (the default until the
+#: carry-forward schema of 2026-12-04): a saved engine keeps its own, so a session built again
+#: to compare with a fixture states them.
+FIXTURE_STANDING_INSTRUCTIONS = (
+    "Write a structured summary with these sections: Goal; Progress; Decisions; Constraints "
+    "(quote them verbatim); Files and identifiers (copy paths, ids, names and numbers "
+    "verbatim); Open items; Next steps. If a previous summary is given, carry every fact in it "
+    "forward unless a later entry supersedes it. Never invent facts."
+)
 
 
 def fixture_engine(turns: int = 6, store: Any = None) -> Engine:
@@ -52,6 +86,7 @@ def fixture_engine(turns: int = 6, store: Any = None) -> Engine:
         clock=Ticks(),
         relief=ReliefPolicy(tools={"shell": ToolRelief(max_result_tokens=120)}),
         session_id="fixture",
+        standing_instructions=FIXTURE_STANDING_INSTRUCTIONS,
     )
     engine.write("facts", "the repo uses pytest", key="runner")
     engine.handle_tool_call("todo_add", {"region": "todo", "text": "reproduce the failure"})

@@ -124,6 +124,13 @@ regions:
 """
 
 
+#: A grows region written every turn (``HistorySession(notes=True)``): its entries travel as
+#: notes and settle at each compaction, so the layout state holds settled-entry lists (a
+#: summary history's entries never do: a summary opens the messages, never as a note).
+NOTES_REGION = """  - {name: notes, kind: temporary, volatility: grows, budget: 2000}
+"""
+
+
 class HistorySession:
     """A long agent session (also ``benchmarks/test_bench_session_scaling.py``'s): a
     60-message conversation compacted 20 messages at a time into a summary history, which
@@ -131,21 +138,23 @@ class HistorySession:
     and the relief chain trims it on admission (so the session keeps one relief original per
     turn)."""
 
-    def __init__(self, *, relief: bool = False) -> None:
+    def __init__(self, *, relief: bool = False, notes: bool = False) -> None:
         from regio.policies.relief import ReliefPolicy, ToolRelief
         from regio.runtime import Engine, ExtractiveSummarizer
         from regio.tokens import get_counter
 
         counter = get_counter("heuristic")
         policy = ReliefPolicy(tools={"read": ToolRelief(max_result_tokens=16)}) if relief else None
+        blueprint = HISTORY_BLUEPRINT + (NOTES_REGION if notes else "")
         self.engine = Engine.from_blueprint(
-            HISTORY_BLUEPRINT,
+            blueprint,
             token_counter=counter,
             summarizer=ExtractiveSummarizer(counter=counter, max_summary_tokens=200),
             clock=lambda: 0.0,
             relief=policy,
         )
         self.relief = relief
+        self.notes = notes
         self.turns = 0
 
     def advance_to(self, n: int) -> None:
@@ -158,6 +167,8 @@ class HistorySession:
             i = self.turns
             e.add_user(f"turn {i}: please check item {i} and report")
             e.write("env_state", f"cwd=/repo step={i}", key="env")
+            if self.notes:
+                e.write("notes", f"note {i}: item {i} is checked next")
             e.add_assistant(f"checking {i}", [ToolUse(f"c{i}", "read", {"item": i})])
             result = f"item {i}: status ok, size {i * 7}"
             if self.relief:

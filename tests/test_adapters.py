@@ -44,6 +44,7 @@ def _tool_results(engine: regio.Engine) -> list[str]:
         ("pydantic_ai_history.py", "pydantic_ai"),
         ("openai_agents_session.py", "agents"),
         ("litellm_completion.py", "litellm"),
+        ("google_adk_callbacks.py", "google.adk"),
     ],
 )
 def test_every_adapter_example_runs_as_a_script(script, package, capsys):

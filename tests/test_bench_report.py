@@ -34,6 +34,17 @@ LAYOUT_KEYS = {
     "cost_per_request",
     "relief",
     "first_cut",
+    "request_cost_usd",
+    "lost_task_requests",
+    "over_window_requests",
+    "unsent_requests",
+    "failure",
+    "failed_at",
+    "cost_bound_usd",
+    "cost_bound_share",
+    "cost_bound_trigger",
+    "kept_tokens",
+    "periodic_hit_bound",
 }
 
 

@@ -22,8 +22,9 @@ from regio.regions import Window
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples" / "blueprints").glob("*.yaml"))
 
 
-def test_the_three_examples_exist() -> None:
-    assert {p.stem for p in EXAMPLES} == {"coding-agent", "support-agent", "researcher"}
+def test_the_five_examples_exist() -> None:
+    names = {p.stem for p in EXAMPLES}
+    assert names == {"coding-agent", "support-agent", "researcher", "proxy", "assistant"}
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
@@ -64,8 +65,9 @@ def test_the_regio_layout_order_puts_stable_first_and_rewritten_in_the_tail() ->
     assert list(order) == ["tools", "stable", "grows", "compact_history", "conversation", "tail"]
     assert order["stable"] == ["system", "task"]
     assert order["compact_history"] == ["notes_history", "conversation_history"]
-    assert order["grows"] == ["tool_output", "scratch"]
-    assert order["tail"] == ["file_notes", "env_state", "plan"]
+    assert order["grows"] == ["scratch"]
+    # tool_output's park capture replaces what it parked: it belongs in the tail
+    assert order["tail"] == ["file_notes", "env_state", "plan", "tool_output"]
 
 
 def test_the_baseline_layout_orders_follow_their_rules() -> None:

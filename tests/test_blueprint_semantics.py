@@ -256,7 +256,7 @@ def test_an_unknown_explicit_cache_profile_is_an_error_at_its_line() -> None:
 
 
 def test_a_model_without_a_cache_rule_only_warns() -> None:
-    text = region_yaml(SYSTEM, TEMP).replace("provider: anthropic", "provider: openai_compatible")
-    [warning] = warnings_of(text)
-    assert (warning.path, warning.line) == ("model.provider", line_of(text, "openai_compatible"))
+    text = region_yaml(SYSTEM, TEMP).replace("provider: anthropic", "provider: text")
+    [warning] = warnings_of(text)  # a plain completion endpoint: no rule describes its cache
+    assert (warning.path, warning.line) == ("model.provider", line_of(text, "provider: text"))
     assert "set cache.profile" in warning.message

@@ -204,7 +204,7 @@ def test_fc_11_keyed_facts_survive_repeated_lossy_compaction() -> None:
 def test_fc_12_each_flush_summarizes_the_previous_summary_plus_exactly_the_evicted_units() -> None:
     # the case's numbers: budget = trigger = 256, summary cap 128, stub summary exactly 100.
     # A write that does not fit would roll the oldest rounds off unsummarized (the bug); the
-    # engine summarizes them first instead (runtime.compaction.room_steps), and flushes after
+    # engine summarizes them first instead (runtime.room.room_steps), and flushes after
     # each append.
     stub = StubSummarizer(100)
     engine = make_engine(

@@ -20,6 +20,7 @@ from regio.layout.repair import (
     RepairFront,
     StaleFront,
     advance,
+    named,
     repair_after,
     run_events,
 )
@@ -53,15 +54,17 @@ def pmessages(draw: st.DrawFn) -> PMessage:
 
 
 def _resumed(messages: list[PMessage], cuts: list[int]) -> tuple[list[PMessage], list[Any]]:
-    """Repair ``messages`` moving the watermark as far as allowed before each cut."""
+    """Repair ``messages`` moving the watermark as far as allowed before each cut (read, as the
+    render log reads it, on the call ids as the repair names them)."""
     front = RepairFront()
     final: list[PMessage] = []
     pos = 0
     for cut in cuts:
-        marks = [m for m in watermarks(messages[pos:], front) if pos + m <= cut]
+        ids = named(front, messages[pos:])
+        marks = [m for m in watermarks(ids, front) if pos + m <= cut]
         if not marks:
             continue
-        later = reporting(messages[pos + marks[-1] :])
+        later = reporting(ids[marks[-1] :])
         run = repair_after(front, messages[pos : pos + marks[-1]], later)
         final += advance(front, run, marks[-1])
         pos += marks[-1]
@@ -71,8 +74,19 @@ def _resumed(messages: list[PMessage], cuts: list[int]) -> tuple[list[PMessage],
     return ([START_MESSAGE, *out] if first == "assistant" else out), run_events(front, run)
 
 
+#: a call id reused after its first call was answered: the second call (named ``c4-1``) is still
+#: open at input 4, so no watermark may fall there
+REUSED_ID_OPEN = [
+    PMessage("assistant", (ToolUse("c4", "t", {}),), "e", True, "entry"),
+    PMessage("user", (ToolResult("c4", "r"),), "e", False, "entry"),
+    PMessage("assistant", (ToolUse("c4", "t", {}),), "e", False, "entry"),
+    PMessage("user", (Text("a"),), "e", False, "entry"),
+]
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(pmessages(), max_size=30), st.lists(st.integers(0, 30), max_size=4))
+@example(REUSED_ID_OPEN, [3])
 def test_a_repair_resumed_at_watermarks_equals_a_full_repair(
     messages: list[PMessage], cuts: list[int]
 ) -> None:

@@ -22,24 +22,15 @@ import uuid
 from typing import Any
 
 import attrs
-import pytest
 
+from live_support import BASE_URL, LIVE
 from regio.agent import AgentLoop, Completion, LlamaCppServer, LlamaCppSlotPredictor, Tool
 from regio.agent.providers import OpenAICompatibleProvider
 from regio.cache import cache_model_for
 from regio.content import Message, Text, ToolUse
 from regio.runtime.engine import Engine
 
-BASE_URL = os.environ.get("REGIO_LIVE_BASE_URL")
-
-pytestmark = [
-    pytest.mark.live,
-    pytest.mark.skipif(
-        not BASE_URL,
-        reason="live check: set REGIO_LIVE_BASE_URL to a llama.cpp server "
-        "(../shared/tools/local-llm.sh start; see docs/live.md)",
-    ),
-]
+pytestmark = LIVE
 
 BLUEPRINT = """
 version: 1

@@ -27,7 +27,7 @@ from regio.runtime.persistence import FORMAT, READ_FORMATS
 from regio.runtime.savedconfig import ReliefLimitRaisedWarning
 from regio.store import SessionStoreError, SQLiteStore
 from regio.store.base import HEAD_FORMAT, HEAD_READ_FORMATS
-from state_fixture_support import FIXTURES, SHELL, Ticks, fixture_engine
+from state_fixture_support import FIXTURES, SHELL, Ticks, fixture_engine, unwatched
 
 STAMP = "20261201"
 
@@ -39,7 +39,7 @@ def _same_session(loaded: Engine, rebuilt: Engine) -> None:
     assert any(r.kept for r in rebuilt.transcript())
     assert loaded.ledger.records == rebuilt.ledger.records
     assert loaded.book.relief.originals == rebuilt.book.relief.originals
-    assert loaded.state.last_request == replace(rebuilt.state.last_request, events=())
+    assert loaded.state.last_request == unwatched(replace(rebuilt.state.last_request, events=()))
     for engine in (loaded, rebuilt):
         engine.add_user("and the next turn")
     assert loaded.request(tools=[SHELL])[1] == rebuilt.request(tools=[SHELL])[1]

@@ -115,14 +115,14 @@ def test_a_route_refused_after_the_message_was_admitted_puts_the_full_result_bac
     engine = _engine()
     engine.add_user("find it")
     engine.add_assistant("", [ToolUse("g1", "grep", {"p": "x"})])
-    real = admission.write_to
+    real = admission.write_steps
 
     def refusing(c: Any, region: str, content: Any, **kw: Any) -> Any:
         if region == "hits":  # the window changed since the trial: the region says no now
             return Refusal(region, 0, 0, 0, 0, (), "region_full", "full")
-        return real(c, region, content, **kw)
+        return (yield from real(c, region, content, **kw))
 
-    monkeypatch.setattr(admission, "write_to", refusing)
+    monkeypatch.setattr(admission, "write_steps", refusing)
     bulky = words(300, "hit")
     engine.add_tool_result("g1", bulky)
     kept = engine.window.region("conversation").entries[-1].blocks[0]
@@ -143,19 +143,19 @@ def _last_id(engine: Any) -> str:
 
 
 def _refusing_routes(refused: set[str]) -> Any:
-    """A ``write_to`` whose routed writes of the results in ``refused`` are refused, as when
+    """A ``write_steps`` whose routed writes of the results in ``refused`` are refused, as when
     the window changed between the trial and the write."""
     import regio.runtime.reliefadmit as admission
     from regio.regions import Refusal
 
-    real = admission.write_to
+    real = admission.write_steps
 
-    def write_to(c: Any, region: str, content: Any, **kw: Any) -> Any:
+    def write_steps(c: Any, region: str, content: Any, **kw: Any) -> Any:
         if region in ("hits", "files") and any(r in str(content) for r in refused):
             return Refusal(region, 0, 0, 0, 0, (), "region_full", "full")
-        return real(c, region, content, **kw)
+        return (yield from real(c, region, content, **kw))
 
-    return write_to
+    return write_steps
 
 
 def test_a_refused_route_that_no_longer_fits_becomes_a_restorable_placeholder(
@@ -166,7 +166,7 @@ def test_a_refused_route_that_no_longer_fits_becomes_a_restorable_placeholder(
     engine = _engine()
     engine.add_user("find it")
     engine.add_assistant("", [ToolUse("g1", "grep", {"p": "x"})])
-    monkeypatch.setattr(admission, "write_to", _refusing_routes({"big"}))
+    monkeypatch.setattr(admission, "write_steps", _refusing_routes({"big"}))
     bulky = words(800, "big")  # the pointer fits the conversation's 600 tokens, this does not
     engine.add_tool_result("g1", bulky)
     conv = engine.window.region("conversation")
@@ -195,7 +195,7 @@ def test_whatever_routes_are_refused_restore_returns_the_original_result(
     refused = {f"r{i}-" for i, (_, _, no) in enumerate(calls) if no}
     originals: dict[str, str] = {}
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(admission, "write_to", _refusing_routes(refused))
+        mp.setattr(admission, "write_steps", _refusing_routes(refused))
         for i, (tool, size, _) in enumerate(calls):
             try:  # a conversation too full even for the call refuses it: the session ends here
                 engine.add_assistant("", [ToolUse(f"c{i}", tool, {"path": f"f{i}.py"})])

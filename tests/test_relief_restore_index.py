@@ -124,11 +124,16 @@ def _check_first_lookup(loaded: Any, before: list[int], after: list[int]) -> Non
     for n, call in enumerate(after, start=len(before)):
         _answer(loaded, n, call)
     assert not log.decoded
-    # the first lookup by call id (decodes the saved records and indexes them)
-    found = {f"c{i}": log.tool_result(f"c{i}") for i in range(7)}
-    kept = {f"c{i}": relief.original_result(loaded.compactor, f"c{i}") for i in range(7)}
-    assert found == kept == {f"c{i}": _scan(log, f"c{i}") for i in range(7)}
+    # the first lookup by call id (decodes the saved records and indexes them); a reused id
+    # was renamed at admission (regio.callids): the k-th reuse of c<i> is c<i>-<k>
     calls = [*before, *after]
-    for n, call in enumerate(calls):
-        if n == max(k for k, c in enumerate(calls) if c == call):  # the newest result wins
-            assert found[f"c{call}"] == ToolResult(f"c{call}", f"result {n} of c{call}")
+    names = [
+        f"c{call}" if k == 0 else f"c{call}-{k}"
+        for k, call in ((calls[:n].count(call), call) for n, call in enumerate(calls))
+    ]
+    ids = [*names, *(f"c{i}" for i in range(7))]
+    found = {i: log.tool_result(i) for i in ids}
+    kept = {i: relief.original_result(loaded.compactor, i) for i in ids}
+    assert found == kept == {i: _scan(log, i) for i in ids}
+    for n, (call, name) in enumerate(zip(calls, names, strict=True)):
+        assert found[name] == ToolResult(name, f"result {n} of c{call}")  # its own result

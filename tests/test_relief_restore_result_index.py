@@ -194,14 +194,21 @@ def test_after_a_release_a_recent_call_is_answered_without_a_rebuild() -> None:
 
 
 def test_a_result_for_a_call_asked_again_is_not_live_until_it_comes() -> None:
-    """A call id used again: its older result is no longer the live one (the walk stopped at
-    the newer call), until the newer result arrives, in a later message."""
+    """A call id used again while its call is in the window: the new call is renamed at
+    admission (``c1-1``, :mod:`regio.callids`), so the older result stays the live one of
+    ``c1``, and the renamed call has none until its result arrives (sent as ``c1``), in a
+    later message."""
     engine = _session(3)
     c = engine.compactor
-    assert relief._live_result_entry(c, "c1") is not None
-    engine.add_assistant("again", [ToolUse("c1", "read", {"again": True})])
-    assert relief._live_result_entry(c, "c1") is None
+    older = relief._live_result_entry(c, "c1")
+    assert older is not None
+    entry = engine.add_assistant("again", [ToolUse("c1", "read", {"again": True})])
+    assert entry.message.tool_calls[0].id == "c1-1"
+    assert relief._live_result_entry(c, "c1-1") is None
+    assert relief._live_result_entry(c, "c1") == older
     engine.add_user("meanwhile")
     engine.add_tool_result("c1", "the newer result")
-    assert relief._live_result_entry(c, "c1").blocks == (ToolResult("c1", "the newer result"),)
-    assert relief.restore(c, "c1")[1] is False
+    newer = relief._live_result_entry(c, "c1-1")
+    assert newer.blocks == (ToolResult("c1-1", "the newer result"),)
+    assert relief._live_result_entry(c, "c1") == older
+    assert relief.restore(c, "c1-1")[1] is False

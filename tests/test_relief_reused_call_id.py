@@ -1,6 +1,9 @@
-"""A call id used again replaces its kept original at admission, whether the new result is
-changed on admission (trimmed) or admitted unchanged: ``context_restore`` and the clear stage
-never read an earlier result's text under a reused call id, before or after a lazy load."""
+"""A call id used again never restores another call's result: while the earlier call is in the
+window the new one is renamed at admission (``<id>-<n>``, :mod:`regio.callids`) and each id
+restores its own result; once it left, the new call keeps the id and replaces its kept
+original, whether the new result is changed on admission (trimmed) or admitted unchanged:
+``context_restore`` and the clear stage never read an earlier result's text under a call id,
+before or after a lazy load."""
 
 from __future__ import annotations
 
@@ -15,13 +18,14 @@ from regio.store import SQLiteStore
 from test_store_originals_append_only import _engine, _load, _result
 
 
-def _call(engine: Engine, n: int, call: str, long: bool) -> str:
+def _call(engine: Engine, n: int, call: str, long: bool) -> tuple[str, str]:
+    """One turn calling ``call``: the id the engine gave the call, and its result's text."""
     text = _result(n, call) if long else f"short {n} {call}"
     engine.add_user(f"turn {n}: check {call}")
-    engine.add_assistant(f"checking {n}", [ToolUse(call, "read", {"n": n})])
+    entry = engine.add_assistant(f"checking {n}", [ToolUse(call, "read", {"n": n})])
     engine.add_tool_result(call, text)  # a long one is trimmed on admission
     engine.request("anthropic", "claude-sonnet-4-6")
-    return text
+    return entry.message.tool_calls[0].id, text
 
 
 def _check(engine: Engine, latest: dict[str, tuple[str, bool]], texts: set[str]) -> None:
@@ -43,8 +47,8 @@ def test_a_reused_call_ids_restore_is_its_latest_result(turns: list[tuple[int, b
     latest: dict[str, tuple[str, bool]] = {}
     texts: set[str] = set()
     for n, (call, long) in enumerate(turns):
-        text = _call(engine, n, f"c{call}", long)
-        latest[f"c{call}"] = (text, long)
+        given, text = _call(engine, n, f"c{call}", long)
+        latest[given] = (text, long)
         texts.add(text)
         _check(engine, latest, texts)
 
@@ -55,10 +59,12 @@ def test_a_reused_call_id_admitted_unchanged_replaces_its_stored_original(
     db = SQLiteStore(tmp_path / "s.db")
     try:
         engine = _engine()
-        first = _call(engine, 0, "c1", True)  # trimmed: its original is kept
+        _, first = _call(engine, 0, "c1", True)  # trimmed: its original is kept
         engine.save_to(db, "r")
         loaded = _load(db)  # the original is stored, read on demand
-        second = _call(loaded, 1, "c1", False)  # the same call id, admitted unchanged
+        loaded.release("conversation", oldest=2)  # the first call left the window
+        given, second = _call(loaded, 1, "c1", False)  # the same call id, admitted unchanged
+        assert given == "c1"  # nothing in the window has it: it keeps its id
         _check(loaded, {"c1": (second, False)}, {first, second})
         loaded.save_to(db, "r")
         _check(_load(db), {"c1": (second, False)}, {first, second})

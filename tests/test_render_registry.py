@@ -19,7 +19,7 @@ from regio.layout import (
     strategy_for,
 )
 from regio.layout.strategy import REGIO
-from regio.providers import PROVIDERS, economics_for
+from regio.providers import economics_for, providers
 from regio.regions.base import declared_kinds
 from regio.runtime import Engine, ExtractiveSummarizer
 from regio.runtime.render import api_for
@@ -84,7 +84,7 @@ def test_an_unknown_api_names_the_registered_ones() -> None:
 
 
 def test_every_provider_speaks_a_registered_api() -> None:
-    for provider in PROVIDERS.values():
+    for provider in providers():
         assert renderer_for(provider.api).api == provider.api
         assert api_for(provider.name) == provider.api
 

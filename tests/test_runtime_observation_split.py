@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from regio.content import Entry, Text
 from regio.runtime.hierarchy import _split_entry
-from regio.runtime.observations import OBSERVATION_META, is_observation
-from regio.runtime.salience import sort_entries
+from regio.summarizers.extract import extract_items
+from regio.summarizers.observations import OBSERVATION_META, is_observation
 from regio.tokens import HeuristicCounter
 
 VIEW = "\n".join(
@@ -23,7 +23,7 @@ def test_the_parts_of_a_split_observation_are_observations() -> None:
     parts = _split_entry(entry, 40, HeuristicCounter())
     assert len(parts) > 1
     assert all(is_observation(p) for p in parts)
-    sections = sort_entries(parts).sections
+    sections = extract_items(parts).sections
     assert not sections["Constraints"] and not sections["Open items"]
 
 

@@ -15,12 +15,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.content import Entry, Message, Text, ToolResult, ToolUse
+from regio.regions.compaction import ITEMS_META
 from regio.runtime import Engine
 from regio.runtime.extractive import ExtractiveSummarizer
 from regio.runtime.llm_summarizer import entries_as_transcript
-from regio.runtime.observations import OBSERVATION_META, is_observation
-from regio.runtime.salience import SECTIONS, sentences, sort_entries
 from regio.store import SQLiteStore
+from regio.summarizers.extract import extract_items
+from regio.summarizers.kinds import SECTIONS
+from regio.summarizers.observations import OBSERVATION_META, is_observation
+from regio.summarizers.statements import sentences
 
 BLUEPRINT = """version: 1
 name: observations
@@ -81,11 +84,18 @@ def _sections(text: str) -> dict[str, list[str]]:
 
 
 def _summary(engine: Engine) -> str:
+    """What a compaction kept: its summary and the durable items it took out."""
     result = engine.compact(keep_messages=1)
     assert result is not None
     record = next(r for r in reversed(engine.transcript()) if r.kind == "compaction")
     assert record.entry is not None
-    return record.entry.text
+    items = [
+        entry.text
+        for region in engine.window.regions
+        for entry in region.entries
+        if ITEMS_META in entry.meta
+    ]
+    return "\n".join([record.entry.text, *items])
 
 
 def _user(i: int, text: str) -> Entry:
@@ -101,7 +111,11 @@ def test_a_file_views_todo_and_raise_lines_are_not_the_users_open_items_or_const
     engine = _engine()
     _plain_text_session(engine)
     sections = _sections(_summary(engine))
-    assert sections["Open items"] == ["TODO: add a regression test for empty input."]
+    # the user's own task and to-do; nothing of the file view
+    assert sections["Open items"] == [
+        "Fix the crash in parse().",
+        "TODO: add a regression test for empty input.",
+    ]
     assert not any("handle this" in line for line in sections["Open items"])
     assert not any("must never pass None" in line for line in sections["Constraints"])
     assert not any("raise ValueError" in line for s in SECTIONS for line in sections[s])
@@ -115,8 +129,11 @@ def test_an_observations_error_lines_are_kept_as_errors() -> None:
 
 
 def test_the_salience_sort_reads_an_observation_entry_as_tool_output() -> None:
-    out = sort_entries([_user(0, TASK), _observation(1, FILE_VIEW), _observation(2, TEST_RUN)])
-    assert out.sections["Open items"] == ["TODO: add a regression test for empty input."]
+    out = extract_items([_user(0, TASK), _observation(1, FILE_VIEW), _observation(2, TEST_RUN)])
+    assert out.sections["Open items"] == [
+        "Fix the crash in parse().",
+        "TODO: add a regression test for empty input.",
+    ]
     assert out.sections["Constraints"] == []
     assert out.sections["Errors"] == [
         "E       AssertionError: 344 != 345",
@@ -126,16 +143,16 @@ def test_the_salience_sort_reads_an_observation_entry_as_tool_output() -> None:
 
 
 def test_the_same_text_sent_as_the_users_own_still_gives_open_items_and_constraints() -> None:
-    out = sort_entries([_user(0, FILE_VIEW)])
+    out = extract_items([_user(0, FILE_VIEW)])
     assert any("handle this" in line for line in out.sections["Open items"])
     assert any("must never pass None" in line for line in out.sections["Constraints"])
 
 
 def test_an_observation_does_not_complete_the_users_todo() -> None:
     todo = "TODO: update the README."
-    out = sort_entries([_user(0, todo), _observation(1, "Updated the README.\nDone: the README.")])
+    out = extract_items([_user(0, todo), _observation(1, "Updated the README.\nDone: the README.")])
     assert out.sections["Open items"] == [todo]
-    done = sort_entries([_user(0, todo), _user(1, "Updated the README.")])
+    done = extract_items([_user(0, todo), _user(1, "Updated the README.")])
     assert done.sections["Open items"] == []
 
 
@@ -285,7 +302,7 @@ def test_observations_add_nothing_but_error_lines_to_the_salient_sections(
     mixed: list[Entry] = list(users)
     for k, (text, at) in enumerate(zip(observations, places, strict=False)):
         mixed.insert(min(at + k, len(mixed)), _observation(k, text))
-    alone, together = sort_entries(users).sections, sort_entries(mixed).sections
+    alone, together = extract_items(users).sections, extract_items(mixed).sections
     for title in SECTIONS[:-1]:  # every section but Errors
         assert together[title] == alone[title]
     observed = {ln.strip() for text in observations for ln in text.splitlines()}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -11,6 +13,7 @@ from regio.layout import ToolSpec
 from regio.regions import SlidingWindow
 from regio.runtime.sdk import SDKInputError, response_message, tool_specs, usage_of
 from runtime_stubs import make_engine
+from sdk_responses_support import ANTHROPIC_MESSAGE, CHAT_COMPLETION, RESPONSES_RESPONSE
 
 anthropic_types = pytest.importorskip("anthropic.types")
 chat_types = pytest.importorskip("openai.types.chat")
@@ -20,93 +23,15 @@ SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "require
 
 
 def anthropic_message() -> object:
-    return anthropic_types.Message.model_validate(
-        {
-            "id": "msg_1",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-sonnet-4-6",
-            "content": [
-                {"type": "thinking", "thinking": "look first", "signature": "sig"},
-                {"type": "text", "text": "Reading it."},
-                {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.py"}},
-            ],
-            "stop_reason": "tool_use",
-            "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 90},
-        }
-    )
+    return anthropic_types.Message.model_validate(copy.deepcopy(ANTHROPIC_MESSAGE))
 
 
 def chat_completion() -> object:
-    return chat_types.ChatCompletion.model_validate(
-        {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 1,
-            "model": "gpt-5",
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "tool_calls",
-                    "message": {
-                        "role": "assistant",
-                        "content": "Reading it.",
-                        "tool_calls": [
-                            {
-                                "id": "call_1",
-                                "type": "function",
-                                "function": {"name": "read", "arguments": '{"path": "a.py"}'},
-                            }
-                        ],
-                    },
-                }
-            ],
-            "usage": {
-                "prompt_tokens": 100,
-                "completion_tokens": 5,
-                "total_tokens": 105,
-                "prompt_tokens_details": {"cached_tokens": 64},
-            },
-        }
-    )
+    return chat_types.ChatCompletion.model_validate(copy.deepcopy(CHAT_COMPLETION))
 
 
 def responses_response() -> object:
-    return responses_types.Response.model_validate(
-        {
-            "id": "resp_1",
-            "object": "response",
-            "created_at": 1,
-            "model": "gpt-5",
-            "parallel_tool_calls": True,
-            "tool_choice": "auto",
-            "tools": [],
-            "output": [
-                {
-                    "type": "message",
-                    "id": "msg_1",
-                    "role": "assistant",
-                    "status": "completed",
-                    "content": [{"type": "output_text", "text": "Reading it.", "annotations": []}],
-                },
-                {
-                    "type": "function_call",
-                    "id": "fc_1",
-                    "call_id": "call_1",
-                    "name": "read",
-                    "arguments": '{"path": "a.py"}',
-                },
-            ],
-            "usage": {
-                "input_tokens": 100,
-                "output_tokens": 5,
-                "total_tokens": 105,
-                "input_tokens_details": {"cached_tokens": 64, "cache_write_tokens": 0},
-                "output_tokens_details": {"reasoning_tokens": 0},
-            },
-        }
-    )
+    return responses_types.Response.model_validate(copy.deepcopy(RESPONSES_RESPONSE))
 
 
 RESPONSES = [anthropic_message, chat_completion, responses_response]

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from regio.content import Entry, Text
 from regio.runtime.extractive import ExtractiveSummarizer
-from regio.runtime.salience import sort_entries
+from regio.summarizers.extract import extract_items
 
 
 def _say(i: int, text: str, role: str = "user") -> Entry:
@@ -22,7 +22,7 @@ def _summary(open_items: list[str]) -> Entry:
 
 def _open(*texts: tuple[str, str]) -> list[str]:
     entries = [_say(i, text, role) for i, (role, text) in enumerate(texts)]
-    return sort_entries(entries).sections["Open items"]
+    return extract_items(entries).sections["Open items"]
 
 
 @pytest.mark.parametrize(
@@ -75,7 +75,7 @@ def test_an_unrelated_or_unfinished_done_keeps_the_open_item(unrelated: str) -> 
 def test_a_pasted_failure_is_an_error_not_a_completion(line: str) -> None:
     todo = "TODO: fix the login test in tests/test_api.py."
     entries = [_say(0, todo), _say(1, line, "assistant")]
-    sections = sort_entries(entries).sections
+    sections = extract_items(entries).sections
     assert sections["Open items"] == [todo] and sections["Errors"] == [line]
 
 
@@ -95,7 +95,7 @@ def test_a_completion_matching_two_items_equally_closes_neither() -> None:
 def test_an_item_of_a_previous_summary_is_dropped_by_a_later_completion() -> None:
     items = ["TODO: update CHANGELOG.md before the release.", "TODO-7: rotate the staging keys."]
     entries = [_summary(items), _say(1, "Closed TODO-7."), _say(2, "Done: update CHANGELOG.md.")]
-    assert sort_entries(entries).sections["Open items"] == []
+    assert extract_items(entries).sections["Open items"] == []
     summary = ExtractiveSummarizer()(entries, "", None)
     assert "Open items:" not in summary
     assert not any(item in summary for item in items)
@@ -164,13 +164,13 @@ def test_exactly_the_completed_items_leave_the_open_items(
     later = [
         _say(n + 1, text, "assistant" if n % 2 else "user") for n, (_, text) in enumerate(lines)
     ]
-    kept = sort_entries([*head, *later]).sections["Open items"]
+    kept = extract_items([*head, *later]).sections["Open items"]
     assert kept == [item for i, item in enumerate(items) if i not in done]
 
 
 def _errors(*texts: tuple[str, str]) -> list[str]:
     entries = [_say(i, text, role) for i, (role, text) in enumerate(texts)]
-    return sort_entries(entries).sections["Errors"]
+    return extract_items(entries).sections["Errors"]
 
 
 @pytest.mark.parametrize(
@@ -380,7 +380,7 @@ def test_previous_summaries_carried_lines_are_kept_once_in_first_seen_order(
         if lines
     ]
     flat = [line for lines in summaries for line in lines]
-    assert sort_entries(entries).carried == list(dict.fromkeys(flat))
+    assert extract_items(entries).carried == list(dict.fromkeys(flat))
 
 
 @pytest.mark.parametrize("done", ["Done: TODO-12, TODO-13", "Closed TODO-12 and TODO-13."])

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from regio.content import Entry, Text
 from regio.runtime.extractive import ExtractiveSummarizer
-from regio.runtime.salience import sort_entries
-from regio.runtime.valuestatements import GENERIC_NOUNS, value_key
+from regio.summarizers.extract import extract_items
+from regio.summarizers.valuestatements import GENERIC_NOUNS, value_key
 from regio.tokens import HeuristicCounter
 
 
@@ -62,7 +62,7 @@ def test_a_summarized_result_survives_a_later_run_s_result() -> None:
 
 
 def test_a_change_of_a_generic_setting_still_supersedes_the_explicit_one() -> None:
-    sections = sort_entries(
+    sections = extract_items(
         [_user(0, "Set the output to json."), _user(1, "The output is now yaml.")]
     )
     assert sections.sections["Values"] == ["The output is now yaml."]
@@ -77,5 +77,5 @@ def test_two_plain_reports_of_a_generic_noun_are_both_kept(
     noun: str, first: int, second: int
 ) -> None:
     older, newer = f"The {noun} is {first}.", f"The {noun} is {second}."
-    values = sort_entries([_user(0, older), _user(1, newer)]).sections["Values"]
+    values = extract_items([_user(0, older), _user(1, newer)]).sections["Values"]
     assert older in values and newer in values

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.content import Entry, Text
-from regio.runtime.salience import sort_entries
-from regio.runtime.valuestatements import value_key
+from regio.summarizers.extract import extract_items
+from regio.summarizers.valuestatements import value_key
 
 
 def _say(i: int, text: str, role: str = "user") -> Entry:
@@ -17,7 +17,7 @@ def _say(i: int, text: str, role: str = "user") -> Entry:
 
 
 def _sections(*texts: str, role: str = "user") -> dict[str, list[str]]:
-    return sort_entries([_say(i, text, role) for i, text in enumerate(texts)]).sections
+    return extract_items([_say(i, text, role) for i, text in enumerate(texts)]).sections
 
 
 # -- a constraint on a key supersedes its value --------------------------------------------
@@ -47,7 +47,7 @@ def test_a_users_later_value_supersedes_their_constraint_on_the_key() -> None:
 
 def test_the_agent_cannot_lift_the_users_constraint_by_stating_a_value() -> None:
     entries = [_say(0, "The port must be 9000."), _say(1, "The port is now 8080.", "assistant")]
-    sections = sort_entries(entries).sections
+    sections = extract_items(entries).sections
     assert sections["Constraints"] == ["The port must be 9000."]
 
 
@@ -186,7 +186,7 @@ def test_the_test_is_now_failing_is_an_error_not_a_value() -> None:
 
 
 def _by(*texts: tuple[str, str]) -> dict[str, list[str]]:
-    return sort_entries([_say(i, text, role) for i, (role, text) in enumerate(texts)]).sections
+    return extract_items([_say(i, text, role) for i, (role, text) in enumerate(texts)]).sections
 
 
 def test_the_agents_constraint_does_not_override_the_users() -> None:

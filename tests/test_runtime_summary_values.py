@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from _traces_support import raw_traces_dir
 from regio.content import Entry, Text, ToolResult, ToolUse
 from regio.runtime.extractive import ExtractiveSummarizer
-from regio.runtime.salience import sort_entries
-from regio.runtime.valuestatements import value_key
+from regio.summarizers.extract import extract_items
+from regio.summarizers.valuestatements import value_key
 from regio.tokens import HeuristicCounter
 from regio.traces import AssistantMessage, ToolResults, UserMessage, import_file
 
@@ -93,7 +93,7 @@ def test_a_value_in_a_previous_summary_is_superseded_by_a_later_statement() -> N
         tokens=20,
         meta={"summary": True},
     )
-    salient = sort_entries([previous, _user(1, "Change the timeout to 90s.")])
+    salient = extract_items([previous, _user(1, "Change the timeout to 90s.")])
     assert salient.sections["Values"] == ["Change the timeout to 90s."]
 
 
@@ -122,7 +122,7 @@ def test_open_todos_and_values_are_kept_before_tool_errors_fill_the_budget() -> 
     ],
 )
 def test_each_to_do_phrasing_lands_in_open_items(todo: str) -> None:
-    assert sort_entries([_user(0, todo)]).sections["Open items"] == [todo]
+    assert extract_items([_user(0, todo)]).sections["Open items"] == [todo]
 
 
 @pytest.mark.parametrize(
@@ -134,7 +134,7 @@ def test_each_to_do_phrasing_lands_in_open_items(todo: str) -> None:
     ],
 )
 def test_a_casual_to_do_or_remaining_is_not_an_open_item(sentence: str) -> None:
-    assert sort_entries([_user(0, sentence)]).sections["Open items"] == []
+    assert extract_items([_user(0, sentence)]).sections["Open items"] == []
 
 
 def test_tool_output_supplies_neither_to_dos_nor_values() -> None:
@@ -144,7 +144,7 @@ def test_tool_output_supplies_neither_to_dos_nor_values() -> None:
         blocks=(ToolResult("c1", "# TODO: remove this hack\nThe port is 8443."),),
         role="tool",
     )
-    salient = sort_entries([call, result])
+    salient = extract_items([call, result])
     assert salient.sections["Open items"] == [] and salient.sections["Values"] == []
 
 
@@ -215,7 +215,7 @@ def test_a_value_already_in_a_context_only_summary_still_supersedes_an_older_one
         tokens=20,
         meta={"summary": True, "context_only": True},
     )
-    salient = sort_entries(
+    salient = extract_items(
         [context, _user(1, "Set the timeout to 30s."), _user(2, "Set the timeout to 60s.")]
     )
     assert "Set the timeout to 30s." not in salient.sections["Values"]
@@ -227,7 +227,7 @@ def test_a_change_with_its_reason_still_supersedes_the_old_value() -> None:
         "Update: the deploy target is now prod-eu-1 because the stage cluster is being "
         "retired next week."
     )
-    salient = sort_entries([_user(0, old), _user(1, new)])
+    salient = extract_items([_user(0, old), _user(1, new)])
     assert salient.sections["Values"] == [new]
 
 
@@ -241,7 +241,7 @@ def test_a_change_with_its_reason_still_supersedes_the_old_value() -> None:
 def test_one_setting_spelled_differently_is_one_key(spellings: tuple[str, str]) -> None:
     first, second = spellings
     assert value_key(first) == value_key(second) == "log level"
-    salient = sort_entries([_user(0, first), _user(1, second)])
+    salient = extract_items([_user(0, first), _user(1, second)])
     assert salient.sections["Values"] == [second]
 
 

@@ -229,7 +229,7 @@ def test_a_stored_list_missing_a_node_is_reported_as_damaged(tmp_path, prefix):
     from store_support import HistorySession
 
     db = SQLiteStore(tmp_path / "s.db")
-    session = HistorySession()
+    session = HistorySession(notes=True)
     session.advance_to(30)
     session.engine.save_to(db, "h")
     keys = [k for (k,) in db._db.execute("SELECT key FROM entries WHERE session = 'h'")]

@@ -36,12 +36,12 @@ def test_the_head_at_turn_1500_is_the_size_of_the_head_at_turn_100() -> None:
 
 
 def test_the_head_holds_no_entry_order_request_index_or_layout_state() -> None:
-    session = HistorySession()
+    session = HistorySession(notes=True)  # a grows region whose notes settle
     session.advance_to(120)
     head = msgspec.msgpack.decode(encode_save(session.engine, None).head, type=_Head)
     assert head.order == {} and head.request is None and head.parts is None
     assert head.lists and all(k.startswith(PARTS_PREFIXES) for k in head.lists)
-    assert {"@o/conversation", "@i", "@s/L/s/history", "@s/C/s/history"} <= set(head.lists)
+    assert {"@o/conversation", "@i", "@s/L/s/notes", "@s/C/s/notes"} <= set(head.lists)
     state = msgspec.msgpack.decode(bytes(head.state))
     assert state["last_request"]["state"].get("settled", {}) == {}
     assert state.get("layout_input", [None, None])[1] is None

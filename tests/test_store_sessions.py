@@ -87,21 +87,23 @@ def _bytes_per_save(session: HistorySession, db: SQLiteStore, turns: range) -> f
 
 
 @pytest.mark.parametrize("relief", [False, True])
-def test_bytes_per_save_at_turn_1000_are_those_of_turn_100(tmp_path, relief):
-    # the summary history fills over the first ~1,000 turns: the request's block index and
-    # the layout states' settled ids grow with it, and a save writes only what changed; with
-    # relief, one more relief original per turn (the session keeps them all, for
-    # context_restore), of which a save writes the new one
+def test_bytes_per_save_at_turn_2000_are_those_of_turn_1000(tmp_path, relief):
+    # the summary history fills over the first ~1,000 turns (with durable items its merges
+    # rewrite more summary blocks once it is full: 11.8 KB per save at turn 100, 14.2 KB at
+    # turn 1,000); from then on a save writes only what changed, whatever the session's
+    # length (14.19 KB at turn 1,000 and at turn 2,000). With relief, one more relief
+    # original per turn (the session keeps them all, for context_restore), of which a save
+    # writes the new one.
     db = SQLiteStore(tmp_path / "h.db")
     session = HistorySession(relief=relief)
-    session.advance_to(99)
-    session.engine.save_to(db, "h")
-    early = _bytes_per_save(session, db, range(100, 120))  # one compaction cycle: 20 turns
     session.advance_to(999)
     session.engine.save_to(db, "h")
-    late = _bytes_per_save(session, db, range(1_000, 1_020))
+    early = _bytes_per_save(session, db, range(1_000, 1_020))  # one compaction cycle
+    session.advance_to(1_999)
+    session.engine.save_to(db, "h")
+    late = _bytes_per_save(session, db, range(2_000, 2_020))
     db.close()
-    assert late <= 1.15 * early, (early, late)
+    assert late <= 1.1 * early, (early, late)
 
 
 def test_a_stale_engine_gets_a_conflict_and_writes_nothing(store):

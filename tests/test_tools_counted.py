@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 
 from progress_support import conversation_blueprint
 from regio.layout import ToolSpec
+from regio.providers import provider_for, tool_framing_for
 from regio.runtime import Engine
 from regio.runtime.events import TriggerBelowFloor
-from regio.tokens.tooldefs import TOOL_FORMATS, tool_definition_tokens, tool_format_for
+from regio.tokens.tooldefs import NEUTRAL_FRAMING, tool_definition_tokens
 
 
 def _big_tool(name: str = "big_tool", fields: int = 40) -> ToolSpec:
@@ -89,16 +90,20 @@ def test_anthropic_tool_system_prompt_is_counted_in_the_request_estimate() -> No
     without = engine.state.last_estimate
     tool = _big_tool(fields=2)
     engine.request("anthropic", tools=[tool])
-    shaped = tool_definition_tokens([tool], "anthropic", engine.budget.count_text)
+    framing = provider_for("anthropic").tool_framing
+    shaped = tool_definition_tokens([tool], framing, engine.budget.count_text)
     assert engine.state.last_estimate >= without + shaped
-    assert shaped > TOOL_FORMATS["anthropic"].per_request
+    assert shaped > framing.per_request
 
 
 def test_openai_shaped_providers_share_the_function_framing() -> None:
-    for provider in ("openai", "openai_responses", "openai_compatible", "llamacpp"):
-        assert tool_format_for(provider).name == "openai"
-    assert tool_format_for("text").name == "none"
-    assert tool_definition_tokens([], "anthropic", len) == 0
+    chat = provider_for("openai").tool_framing
+    for provider in ("openai_compatible", "llamacpp", "vllm", "sglang", "deepseek", "google"):
+        assert tool_framing_for(provider) is chat
+    responses = tool_framing_for("openai_responses")
+    assert (responses.per_request, responses.per_tool) == (chat.per_request, chat.per_tool)
+    assert tool_framing_for("someone-else") is NEUTRAL_FRAMING
+    assert tool_definition_tokens([], provider_for("anthropic").tool_framing, len) == 0
 
 
 def _strip(value: Any) -> Any:

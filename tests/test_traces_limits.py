@@ -170,14 +170,39 @@ def test_a_json_document_over_the_size_limit_is_refused_before_reading(tmp_path:
         import_file(path, limits=TraceLimits(max_document_bytes=1_000))
 
 
-def test_a_jsonl_line_over_the_line_limit_is_refused_naming_the_line(tmp_path: Path) -> None:
+def test_a_jsonl_line_over_the_piece_size_loads_whole(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     trace = Trace(Header("x", "regio"), (UserMessage(0.0, (Text("y" * 5_000),)),))
     write_trace(trace, path)
-    with pytest.raises(TraceFormatError, match="line 2: longer than 1000 bytes"):
-        read_trace(path, TraceLimits(max_line_bytes=1_000))
-    with pytest.raises(TraceFormatError, match="line 2: longer than 1000 bytes"):
-        import_file(path, limits=TraceLimits(max_line_bytes=1_000))
+    limits = TraceLimits(max_line_bytes=1_000)
+    assert read_trace(path, limits) == trace
+    assert import_file(path, limits=limits).traces[0].events == trace.events
+
+
+def test_a_jsonl_line_over_the_document_limit_is_refused_naming_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    trace = Trace(Header("x", "regio"), (UserMessage(0.0, (Text("y" * 5_000),)),))
+    write_trace(trace, path)
+    limits = TraceLimits(max_line_bytes=1_000, max_document_bytes=3_000)
+    with pytest.raises(TraceFormatError, match="line 2: longer than 3000 bytes"):
+        read_trace(path, limits)
+    with pytest.raises(TraceFormatError, match="line 2: longer than 3000 bytes"):
+        import_file(path, limits=limits)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 3_000), min_size=1, max_size=6),
+    piece=st.integers(1, 700),
+)
+def test_lines_read_in_pieces_are_the_lines_written(sizes: list[int], piece: int) -> None:
+    import io
+
+    from regio.traces.source import iter_lines
+
+    lines = [b"x" * n + b"\n" for n in sizes]
+    read = list(iter_lines(io.BytesIO(b"".join(lines)), "mem", TraceLimits(max_line_bytes=piece)))
+    assert read == [(k + 1, line) for k, line in enumerate(lines) if line.strip()]
 
 
 def test_any_file_over_the_file_limit_is_refused(tmp_path: Path) -> None:

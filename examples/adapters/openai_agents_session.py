@@ -50,7 +50,8 @@ async def main() -> RegioSession:
     session = RegioSession(engine, "demo")
     agent = Agent(name="coder", instructions="Be brief.", model=EchoModel())
     for task in ("Find the failing test", "Now fix it"):
-        result = await Runner.run(agent, task, session=session)
+        # run_config: the window is laid out again before every model call of the run
+        result = await Runner.run(agent, task, session=session, run_config=session.run_config())
         print(f"{task!r} -> {result.final_output!r}")
     print(f"window: {engine.window.used_tokens} tokens, transcript: {len(engine.transcript())}")
     return session

@@ -1,4 +1,4 @@
-"""pydantic-ai: a history processor that hands the model regio's window (offline, fake model).
+"""pydantic-ai: a capability that hands the model regio's window (offline, fake model).
 
 pip install 'regio[pydantic-ai]'
 python examples/adapters/pydantic_ai_history.py
@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from pydantic_ai import Agent
-from pydantic_ai.capabilities import ProcessHistory
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 import regio
-from regio.adapters.pydantic_ai import RegioHistory
+from regio.adapters.pydantic_ai import RegioCapability
 
 BLUEPRINT = Path(__file__).resolve().parents[1] / "blueprints" / "coding-agent.yaml"
 
@@ -30,7 +29,11 @@ def main() -> tuple[regio.Engine, list[Any]]:
         return ModelResponse(parts=[TextPart("add() is wrong; fixed.")])
 
     engine = regio.Engine.from_blueprint(BLUEPRINT)
-    agent = Agent(FunctionModel(fake_model), capabilities=[ProcessHistory(RegioHistory(engine))])
+    agent = Agent(
+        FunctionModel(fake_model),
+        system_prompt="You fix failing tests.",
+        capabilities=[RegioCapability(engine)],
+    )
 
     @agent.tool_plain
     def read_file(path: str) -> str:

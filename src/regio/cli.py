@@ -23,7 +23,9 @@ COMMAND_MODULES = (
     "regio.blueprint.cli",  # validate, schema
     "regio.traces.cli",  # traces import / show
     "regio.runtime.cli",  # inspect
+    "regio.traces.repaircli",  # repair
     "regio.agent.cli",  # run
+    "regio.proxy.cli",  # proxy
 )
 
 

@@ -4,7 +4,11 @@ The bundled traces are short: their windows never fill, so they never compact, e
 notes or collect the tail. This session does all of that within a few hundred turns (a small
 window, a ``compact`` conversation, a ``compacting`` scratch region, ``grows`` notes that
 settle, a ``rewritten`` state region, tool calls with a missing and an orphan result, a
-``stable`` region edited once), so the golden hashes cover the rewrite paths too.
+``stable`` region edited once), so the golden hashes cover the rewrite paths too. ``notes``
+releases its oldest entry every 11 turns: from turn 5 on the ``regio`` layout places it in the
+tail (observed volatility, :mod:`regio.layout.observe`), so the hashes cover that move too;
+``scratch`` stays ``grows`` through its compactions (their removal comes with a new summary,
+which rewrites the conversation anyway).
 """
 
 from __future__ import annotations

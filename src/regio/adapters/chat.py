@@ -13,19 +13,41 @@ joined by a blank line; image and file parts (Chat ``image_url`` / ``file``, Res
 :class:`regio.media.Image` / :class:`regio.media.Document` blocks in their place
 (:func:`regio.runtime.sdk_media.media_of_part`); in a tool result they are the result's
 ``media``. Any other part (audio, a file id) raises :class:`SDKInputError` naming its index.
+
+A Responses ``reasoning`` item is the server's own; :func:`response_items` leaves it out unless
+asked to keep it with its turn (the Agents SDK session does: :func:`reasoning_block`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from regio.callargs import function_arguments
-from regio.content import Block, Document, Image, Message, Text, ToolResult, ToolUse
+from regio.content import (
+    Block,
+    Document,
+    Image,
+    Message,
+    Text,
+    Thinking,
+    ToolResult,
+    ToolUse,
+    canonical_json,
+)
 from regio.runtime.sdk import SDKInputError
 from regio.runtime.sdk_media import media_of_part
+from regio.runtime.sdk_read import plain_dict
 
-__all__ = ["chat_messages", "content_blocks", "content_text", "response_items"]
+__all__ = [
+    "chat_messages",
+    "content_blocks",
+    "content_text",
+    "reasoning_block",
+    "reasoning_item",
+    "response_items",
+]
 
 _TEXT_PARTS = ("text", "input_text", "output_text")
 
@@ -102,11 +124,35 @@ def _tool_result(call_id: str, content: Any, where: str) -> Message:
     return Message.tool((ToolResult(call_id, text, media=media),))
 
 
+def _item(raw: Any, where: str) -> Mapping[str, Any]:
+    """One message or input item as a mapping (an SDK object's ``model_dump``); raises
+    :class:`SDKInputError` naming ``where`` for anything else (``None``, a string, ...)."""
+    item = plain_dict(raw, exclude_none=True)
+    if item is None:
+        raise SDKInputError(
+            f"{where}: cannot read a {type(raw).__name__}; expected a message or input item "
+            "object (a dict with a role or a type)"
+        )
+    return item
+
+
+def _id(item: Mapping[str, Any], key: str, where: str) -> str:
+    value = item.get(key)
+    if isinstance(value, bool) or not isinstance(value, str | int) or value == "":
+        raise SDKInputError(f"{where}: {key!r} is missing or not text")
+    return str(value)
+
+
+def _thinking_only(message: Message) -> bool:
+    return all(isinstance(b, Thinking) for b in message.blocks)
+
+
 def chat_messages(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
     """regio messages of Chat Completions message dicts (module doc). Raises
     :class:`SDKInputError` naming the index for an unknown role or part."""
     out: list[Message] = []
-    for index, m in enumerate(messages):
+    for index, raw in enumerate(messages):
+        m = _item(raw, f"messages[{index}]")
         role = m.get("role")
         where = f"messages[{index}].content"
         if role in ("system", "developer"):
@@ -118,24 +164,53 @@ def chat_messages(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
             text = content_text(m.get("content"))
             if text:
                 blocks.append(Text(text))
-            for call in m.get("tool_calls") or []:
-                fn = call.get("function") or {}
+            for n, raw_call in enumerate(m.get("tool_calls") or []):
+                call = _item(raw_call, f"messages[{index}].tool_calls[{n}]")
+                fn = _item(call.get("function") or {}, f"messages[{index}].tool_calls[{n}]")
                 args = function_arguments(fn.get("arguments"))
-                blocks.append(ToolUse(str(call["id"]), str(fn.get("name")), args))
+                at = f"messages[{index}].tool_calls[{n}]"
+                name = _id(fn, "name", f"{at}.function")
+                blocks.append(ToolUse(_id(call, "id", at), name, args))
             out.append(Message("assistant", tuple(blocks)))
         elif role == "tool":
-            out.append(_tool_result(str(m.get("tool_call_id")), m.get("content"), where))
+            call_id = _id(m, "tool_call_id", f"messages[{index}]")
+            out.append(_tool_result(call_id, m.get("content"), where))
         else:
             raise SDKInputError(f"messages[{index}]: unknown role {role!r}")
     return out
 
 
-def response_items(items: Iterable[Mapping[str, Any]]) -> list[Message]:
+def reasoning_block(item: Mapping[str, Any]) -> Thinking:
+    """The thinking block of a Responses ``reasoning`` item: its summary text as the thinking,
+    the whole item (canonical JSON, ``None`` fields left out) as the signature, so
+    :func:`reasoning_item` gives it back as the model sent it."""
+    summary = item.get("summary") or []
+    texts = [str(s.get("text") or "") for s in summary if isinstance(s, Mapping)]
+    body = {k: v for k, v in item.items() if v is not None}
+    return Thinking("\n\n".join(t for t in texts if t), canonical_json(body).decode())
+
+
+def reasoning_item(block: Thinking) -> dict[str, Any] | None:
+    """The Responses ``reasoning`` item a thinking block holds (:func:`reasoning_block`),
+    ``None`` for any other thinking block (Anthropic's, a summary without its item)."""
+    if not block.signature.startswith("{"):
+        return None
+    try:
+        item = json.loads(block.signature)
+    except ValueError:
+        return None
+    return item if isinstance(item, dict) and item.get("type") == "reasoning" else None
+
+
+def response_items(items: Iterable[Mapping[str, Any]], *, reasoning: bool = False) -> list[Message]:
     """regio messages of Responses input items (module doc); consecutive ``function_call``
-    items join the assistant message before them. Raises :class:`SDKInputError` naming the
-    index for an item or part it cannot read."""
+    items join the assistant message before them. ``reasoning``: a ``reasoning`` item opens
+    the assistant message of its turn as a thinking block holding the item
+    (:func:`reasoning_block`; the message and calls after it join it), else it is left out.
+    Raises :class:`SDKInputError` naming the index for an item or part it cannot read."""
     out: list[Message] = []
-    for index, item in enumerate(items):
+    for index, raw in enumerate(items):
+        item = _item(raw, f"items[{index}]")
         kind = item.get("type", "message")
         role = item.get("role")
         where = f"items[{index}]"
@@ -144,17 +219,27 @@ def response_items(items: Iterable[Mapping[str, Any]]) -> list[Message]:
         if kind == "message" and role == "user":
             out.append(_user(item.get("content"), f"{where}.content"))
         elif kind == "message" and role == "assistant":
-            out.append(Message("assistant", (Text(content_text(item.get("content"))),)))
+            text = Text(content_text(item.get("content")))
+            if out and out[-1].role == "assistant" and _thinking_only(out[-1]):
+                out[-1] = Message("assistant", (*out[-1].blocks, text))
+            else:
+                out.append(Message("assistant", (text,)))
         elif kind == "function_call":
             args = function_arguments(item.get("arguments"))
-            call = ToolUse(str(item["call_id"]), str(item["name"]), args)
+            call = ToolUse(_id(item, "call_id", where), _id(item, "name", where), args)
             if out and out[-1].role == "assistant":
                 out[-1] = Message("assistant", (*out[-1].blocks, call))
             else:
                 out.append(Message("assistant", (call,)))
         elif kind == "function_call_output":
             output = item.get("output")
-            out.append(_tool_result(str(item["call_id"]), output, f"{where}.output"))
+            out.append(_tool_result(_id(item, "call_id", where), output, f"{where}.output"))
+        elif kind == "reasoning" and reasoning:
+            block = reasoning_block(item)
+            if out and out[-1].role == "assistant" and _thinking_only(out[-1]):
+                out[-1] = Message("assistant", (*out[-1].blocks, block))
+            else:
+                out.append(Message("assistant", (block,)))
         elif kind == "reasoning":
             continue
         else:

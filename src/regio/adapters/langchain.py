@@ -31,6 +31,16 @@ first call (:mod:`regio.adapters.window`).
 
 Pass ``provider="anthropic"`` or ``"openai"`` to choose instead of detecting.
 
+**A broken history is repaired before it is laid out.** The agent state can hold a tool call
+that never got its result (a run that stopped between the two, resumed from a checkpointer), a
+result whose call is gone or a call id used twice (messages edited or spliced by hand). The
+middleware admits what it receives as it is (the session's transcript keeps it) and, when the
+layout finds the history broken, repairs the engine's conversation before the window goes out
+(:mod:`regio.adapters.repaired`; :meth:`regio.runtime.Engine.repair`, the rules of
+:func:`regio.runtime.repair_history`): an orphaned call is closed with a result saying it was
+interrupted, an orphaned result leaves the window, a reused id is renamed; each change is a
+``HistoryRepaired`` event. The model never gets an invalid request.
+
 **regio's context tools** (``context_tools``: ``context_write``, ``todo_add``, ``compact``, ...)
 are sent with the caller's tools in both formats, in regio's order (the tools the budget
 counts), and the middleware runs the model's calls to them itself (``wrap_tool_call``:
@@ -70,10 +80,16 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from regio.content import Message, Thinking
 from regio.runtime.options import TOOL_NAMES
 
+from .admit import admit
 from .chat import chat_messages, content_text
+from .cursor import canonical_digest, cursor, first_new, mark
+from .repaired import repaired_request
 from .window import adopt_framework_window, langchain_window
 
 __all__ = ["PROVIDERS", "RegioMiddleware", "chat_model_provider"]
+
+#: The key of the middleware's cursor in the engine's session (``engine.state.adapters``).
+CURSOR = "langchain"
 
 #: The formats the middleware renders: Anthropic Messages, OpenAI Chat Completions.
 PROVIDERS = ("anthropic", "openai")
@@ -114,6 +130,12 @@ def chat_model_provider(model: Any) -> str:
     except Exception:  # a model whose _llm_type property needs configuration
         llm_type = ""
     return "anthropic" if "anthropic" in llm_type.lower() else "openai"
+
+
+def _digest(message: BaseMessage) -> str:
+    """The canonical digest of one state message (its Chat Completions form: role, content,
+    tool calls and call id; LangChain's message ids left out)."""
+    return canonical_digest(convert_to_openai_messages([message]))
 
 
 def _split_tools(tools: list[Any]) -> tuple[list[Any], list[Any]]:
@@ -194,19 +216,26 @@ class RegioMiddleware(AgentMiddleware):
         self.engine = engine
         self.provider = provider
         self.system_region = system_region
-        self.seen = 0
-        self.window_read = False
-        self.system_written: str | None = None
+
+    @property
+    def seen(self) -> int:
+        """Messages of the agent state already in the engine (the engine session's
+        :class:`regio.runtime.state.AdapterCursor`, :mod:`regio.adapters.cursor`)."""
+        return cursor(self.engine, CURSOR).position
 
     def _sync(self, messages: list[Any]) -> None:
-        """Add the state's messages not yet in the engine. The model's replies are recorded
-        as they come (``seen`` moves past them); a run that does not carry the earlier turns
-        (an agent without a checkpointer, invoked again) starts over from its first message."""
-        if len(messages) < self.seen:
-            self.seen = 0
-        for message in chat_messages(convert_to_openai_messages(messages[self.seen :])):
-            self.engine.add_message(message)
-        self.seen = len(messages)
+        """Add the state's messages not yet in the engine (:func:`regio.adapters.cursor.
+        first_new`: where the engine session's cursor stopped, so a new middleware over a
+        loaded engine re-admits nothing; a run that does not carry the earlier turns, such as
+        an agent without a checkpointer invoked again, is new from its first message). The
+        model's replies are recorded as they come (:meth:`_record`)."""
+        start = first_new(self.engine, CURSOR, messages, _digest)
+        for index in range(start, len(messages)):
+            for message in chat_messages(convert_to_openai_messages([messages[index]])):
+                admit(self.engine, message)
+            mark(self.engine, CURSOR, index + 1, _digest(messages[index]))
+        if messages and start == len(messages) != self.seen:  # a history rewritten shorter
+            mark(self.engine, CURSOR, len(messages), _digest(messages[-1]))
 
     def _caller_system(self, request: Any) -> str:
         """The caller's system text to send as the first system block ("" when there is none
@@ -215,17 +244,19 @@ class RegioMiddleware(AgentMiddleware):
         text = content_text(system.content) if system is not None else ""
         if self.system_region is None:
             return text  # sent beside the window: counted there (_window)
-        if text != (self.system_written or ""):
+        at = cursor(self.engine, CURSOR)
+        if text != (at.system or ""):
             self.engine.clear(self.system_region)
             if text:
                 self.engine.write(self.system_region, text, strict=True)
-            self.system_written = text
+            at.system = text
         return ""
 
     def _window(self, request: Any) -> Any:
         model = getattr(request, "model", None)
-        if not self.window_read:  # the model's declared window, once
-            self.window_read = True
+        at = cursor(self.engine, CURSOR)
+        if not at.window_read:  # the model's declared window, once per session
+            at.window_read = True
             adopt_framework_window(self.engine, langchain_window(model), "LangChain model profile")
         self._sync(list(request.messages))
         caller = self._caller_system(request)
@@ -235,7 +266,7 @@ class RegioMiddleware(AgentMiddleware):
             self.engine.budget.send_beside(caller, "" if anthropic else "\n\n")
         if anthropic:
             return self._anthropic(request, caller, functions, builtin)
-        body = self.engine.request("openai", tools=functions)[1]
+        body = repaired_request(self.engine, "openai", tools=functions)[1]
         window = convert_to_messages(body["messages"])
         regio_system = [content_text(m.content) for m in window if isinstance(m, SystemMessage)]
         rest = [m for m in window if not isinstance(m, SystemMessage)]
@@ -250,7 +281,7 @@ class RegioMiddleware(AgentMiddleware):
     def _anthropic(
         self, request: Any, caller: str, functions: list[Any], builtin: list[Any]
     ) -> Any:
-        body = self.engine.request("anthropic", tools=functions)[1]
+        body = repaired_request(self.engine, "anthropic", tools=functions)[1]
         system: list[str | dict[Any, Any]] = [dict(b) for b in body.get("system") or []]
         if caller:
             system.insert(0, {"type": "text", "text": caller})
@@ -262,12 +293,15 @@ class RegioMiddleware(AgentMiddleware):
         )
 
     def _record(self, response: Any) -> Any:
+        """Append the model's replies to the engine; the cursor moves past them (they join
+        the agent state after the messages of the request)."""
         replies = [m for m in response.result if isinstance(m, AIMessage)]
         for reply in replies:
             message = _reply(reply)
             if message is not None:
                 self.engine.add_message(message)
-        self.seen += len(replies)
+        if replies:
+            mark(self.engine, CURSOR, self.seen + len(replies), _digest(replies[-1]))
         return response
 
     def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:

@@ -1,14 +1,52 @@
-"""A pydantic-ai history processor that hands the model regio's window (extra
+"""pydantic-ai adapters that hand the model regio's window on every request (extra
 ``regio[pydantic-ai]``).
 
-``Agent(model, capabilities=[ProcessHistory(RegioHistory(engine))])``
-(``pydantic_ai.capabilities.ProcessHistory``): before each model request pydantic-ai passes
-the message history (https://ai.pydantic.dev/message-history/); the
-processor appends what is new to the engine (user prompts, the model's text and tool calls,
-tool returns) and returns the engine's laid-out window as pydantic-ai messages: pinned
-instructions as a system prompt, then the compacted history and the recent turns. pydantic-ai
-replaces the run's history with the returned window, so the next call passes the window plus
-what happened since.
+* ``Agent(model, capabilities=[RegioCapability(engine)])`` (recommended): a pydantic-ai
+  capability (https://ai.pydantic.dev/capabilities/). Before each model request
+  (``before_model_request``) the run's messages new since the last request go to the engine
+  (user prompts, tool returns) and the request's messages become the engine's laid-out window;
+  after it (``after_model_request``) the model's reply is recorded, so the last reply of a run
+  is in the engine when the run ends. The run's own history (``result.all_messages()``) keeps
+  every message; only the model sees the window.
+* ``Agent(model, capabilities=[ProcessHistory(RegioHistory(engine))])``: the same as a history
+  processor (https://ai.pydantic.dev/message-history/). pydantic-ai replaces the run's history
+  with the returned window, and a reply reaches the engine at the next request (a processor
+  sees requests only), so the last reply of a run arrives with the next run.
+
+The window as pydantic-ai messages: the agent's ``system_prompt`` (its ``SystemPromptPart`` s)
+first, then regio's pinned regions, as one ``SystemPromptPart``; the compacted history and the
+recent turns; tool results as ``ToolReturnPart`` s answering their ``ToolCallPart`` s (relief
+placeholders in place of cleared results). The agent's ``system_prompt`` and ``instructions``
+are counted beside the window (:meth:`regio.runtime.budget.EngineBudget.send_beside`);
+``instructions`` travel as pydantic-ai sends them. :class:`RegioCapability` counts the tool
+definitions pydantic-ai sends with the request too (``Engine.request(tools=...)``), so the
+window leaves room for them; a history processor does not see them, so with
+:class:`RegioHistory` leave room for them in ``output_reserve`` (or count them with
+``extra_tools``). Which messages the engine holds is an
+:class:`regio.runtime.state.AdapterCursor` in the engine's session (:mod:`regio.adapters.
+cursor`): a new adapter over a loaded engine (an agent server passing ``message_history``)
+admits only what is new.
+
+**The provider's format.** For a model pydantic-ai sends to Anthropic (``AnthropicModel``,
+detected; ``RegioCapability(engine, provider="anthropic")`` to choose) the capability lays the
+window out as regio's Anthropic payload and carries every cache mark the layout planned as
+pydantic-ai's own (``CachePoint`` s in the messages, ``anthropic_cache_instructions`` for the
+system prompt; pydantic-ai's other cache settings are turned off for the request):
+:mod:`regio.adapters.pydantic_ai_marks`. Every other model gets regio's Chat Completions
+payload, without marks; so does :class:`RegioHistory` (a history processor cannot set model
+settings).
+
+**Broken histories are repaired before they are laid out.** A ``message_history`` with a tool
+call that never got its result (a run that crashed between the two), a result whose call is
+gone, or a call id used twice (a history edited by hand), and an engine session holding a call
+the capability recorded before the run stopped, are repaired before the window is laid out
+(:mod:`regio.adapters.repaired`): what the run hands over is admitted as it is (the session's
+transcript keeps it), then the engine's conversation is repaired
+(:meth:`regio.runtime.Engine.repair`, the rules of :func:`regio.runtime.repair_history`): an
+orphaned call is closed with a result saying it was interrupted, an orphaned result leaves the
+window, a reused id is renamed; each change is a ``HistoryRepaired`` event. The model never
+gets an invalid request. (pydantic-ai itself closes a call left open in ``message_history`` and
+drops a result without its call before the first request.)
 
 Images and documents travel both ways: a ``UserPromptPart``'s ``ImageUrl``, ``DocumentUrl`` and
 ``BinaryContent`` (an image, a PDF or plain text) become regio image / document blocks, and the
@@ -19,17 +57,20 @@ window's media come back as ``BinaryContent`` (inline bytes) or ``ImageUrl`` / `
 
 from __future__ import annotations
 
-import base64
 import json
+from dataclasses import dataclass
 from typing import Any
 
+from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import (
     BinaryContent,
+    CachePoint,
     DocumentUrl,
     ImageUrl,
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    RetryPromptPart,
     SystemPromptPart,
     TextPart,
     ToolCallPart,
@@ -39,12 +80,25 @@ from pydantic_ai.messages import (
 
 from regio.callargs import function_arguments
 from regio.content import Block, Document, Image, Message, Text, ToolResult, ToolUse
-from regio.media import Base64Source, URLSource
+from regio.media import URLSource
 from regio.runtime.sdk import SDKInputError
 
+from .admit import admit
 from .chat import chat_messages, content_text
+from .cursor import canonical_digest, cursor, first_new, mark
+from .pydantic_ai_marks import (
+    REGIO_SYSTEM,
+    anthropic_bound,
+    cache_settings,
+    marked_window,
+    user_item,
+)
+from .repaired import repaired_request
 
-__all__ = ["RegioHistory"]
+__all__ = ["PROVIDERS", "RegioCapability", "RegioHistory"]
+
+#: The key of the adapters' cursor in the engine's session (``engine.state.adapters``).
+CURSOR = "pydantic-ai"
 
 
 def _binary_block(item: BinaryContent, where: str) -> Block:
@@ -61,12 +115,15 @@ def _binary_block(item: BinaryContent, where: str) -> Block:
 
 
 def _user_blocks(content: Any, where: str) -> tuple[Block, ...]:
-    """The blocks of a ``UserPromptPart.content`` (a string or a list of user content)."""
+    """The blocks of a ``UserPromptPart.content`` (a string or a list of user content; a
+    ``CachePoint`` is a mark, not content: none when it holds only marks)."""
     if isinstance(content, str):
         return (Text(content),)
     blocks: list[Block] = []
     for n, item in enumerate(content):
         at = f"{where}[{n}]"
+        if isinstance(item, CachePoint):
+            continue
         if isinstance(item, str):
             blocks.append(Text(item))
         elif isinstance(item, ImageUrl):
@@ -80,6 +137,8 @@ def _user_blocks(content: Any, where: str) -> tuple[Block, ...]:
                 f"{at}: cannot read a {type(item).__name__}; regio reads text, ImageUrl, "
                 "DocumentUrl and BinaryContent (images, PDFs, plain text)"
             )
+    if not blocks and content and all(isinstance(item, CachePoint) for item in content):
+        return ()
     return tuple(blocks) or (Text(""),)
 
 
@@ -87,18 +146,8 @@ def _user_content(message: Message) -> Any:
     """A ``UserPromptPart.content`` of a regio user message: its text, or text and media."""
     if not any(isinstance(b, Image | Document) for b in message.blocks):
         return message.text
-    out: list[Any] = []
-    for b in message.blocks:
-        if isinstance(b, Text):
-            out.append(b.text)
-        elif isinstance(b, Image | Document) and isinstance(b.source, URLSource):
-            kind = ImageUrl if isinstance(b, Image) else DocumentUrl
-            out.append(kind(b.source.url, media_type=b.source.media_type or None))
-        elif isinstance(b, Image | Document) and isinstance(b.source, Base64Source):
-            data = base64.b64decode(b.source.data)
-            title = b.title if isinstance(b, Document) else None
-            out.append(BinaryContent(data, media_type=b.source.media_type, identifier=title))
-    return out
+    items = (user_item(b) for b in message.blocks)
+    return [item for item in items if item is not None]
 
 
 def _to_regio(message: Any) -> list[Message]:
@@ -114,20 +163,70 @@ def _to_regio(message: Any) -> list[Message]:
         return [Message("assistant", tuple(blocks))] if blocks else []
     for n, part in enumerate(message.parts):
         if isinstance(part, UserPromptPart):
-            out.append(Message("user", _user_blocks(part.content, f"parts[{n}].content")))
+            content = _user_blocks(part.content, f"parts[{n}].content")
+            if content:  # a part holding only cache points is no message
+                out.append(Message("user", content))
         elif isinstance(part, ToolReturnPart):
             result = ToolResult(part.tool_call_id, part.model_response_str())
             out.append(Message.tool((result,)))
+        elif isinstance(part, RetryPromptPart) and part.tool_name is not None:
+            text = part.model_response()  # a tool's retry: the answer to its call
+            out.append(Message.tool((ToolResult(part.tool_call_id, text, is_error=True),)))
+        elif isinstance(part, RetryPromptPart):
+            out.append(Message("user", (Text(part.model_response()),)))
     return out
 
 
-def _from_chat(messages: list[dict[str, Any]]) -> list[ModelMessage]:
+def _part_form(part: Any) -> list[Any]:
+    """The canonical form of one part (what the model reads of it, no timestamps)."""
+    if isinstance(part, SystemPromptPart | TextPart):
+        return [type(part).__name__, part.content]
+    if isinstance(part, UserPromptPart):
+        content = part.content
+        return ["user", content if isinstance(content, str) else [repr(c) for c in content]]
+    if isinstance(part, ToolCallPart):
+        return ["call", part.tool_call_id, part.tool_name, function_arguments(part.args)]
+    if isinstance(part, ToolReturnPart):
+        return ["return", part.tool_call_id, part.model_response_str()]
+    if isinstance(part, RetryPromptPart):
+        return ["retry", part.tool_call_id, part.model_response()]
+    return [type(part).__name__]
+
+
+def _digest(message: Any) -> str:
+    """The canonical digest of one pydantic-ai message (:func:`_part_form` of its parts)."""
+    kind = "response" if isinstance(message, ModelResponse) else "request"
+    return canonical_digest([kind, [_part_form(p) for p in message.parts]])
+
+
+def _caller_system(engine: Any, messages: list[ModelMessage]) -> str:
+    """The agent's ``system_prompt`` text: its ``SystemPromptPart`` s, joined by a blank line.
+    A history that starts with a window the adapters built carries it inside that window's
+    system part; it is then the text the session's cursor remembers."""
+    texts: list[str] = []
+    carried = False
+    for m in messages:
+        if not isinstance(m, ModelRequest):
+            continue
+        for p in m.parts:
+            if isinstance(p, SystemPromptPart) and p.metadata == REGIO_SYSTEM:
+                carried = True
+            elif isinstance(p, SystemPromptPart) and p.content:
+                texts.append(p.content)
+    at = cursor(engine, CURSOR)
+    if texts or not carried:
+        at.system = "\n\n".join(texts)
+    return at.system or ""
+
+
+def _from_chat(messages: list[dict[str, Any]], caller: str = "") -> list[ModelMessage]:
+    """pydantic-ai messages of regio's Chat Completions payload (module doc): the caller's
+    system text and regio's in one system part, tool results as ``ToolReturnPart`` s."""
     out: list[ModelMessage] = []
-    system = "\n\n".join(
-        content_text(m.get("content")) for m in messages if m.get("role") == "system"
-    )
+    regio_system = [content_text(m.get("content")) for m in messages if m.get("role") == "system"]
+    system = "\n\n".join(t for t in (caller, *regio_system) if t)
     names: dict[str, str] = {}
-    request: list[Any] = [SystemPromptPart(system)] if system else []
+    request: list[Any] = [SystemPromptPart(system, metadata=dict(REGIO_SYSTEM))] if system else []
     for message in chat_messages(messages):
         if message.role == "assistant":
             if request:
@@ -138,7 +237,7 @@ def _from_chat(messages: list[dict[str, Any]]) -> list[ModelMessage]:
                 names[call.id] = call.name
                 parts.append(ToolCallPart(call.name, json.dumps(call.input), tool_call_id=call.id))
             out.append(ModelResponse(parts=parts))
-        elif message.role == "user" and message.tool_results:
+        elif message.tool_results:
             for r in message.tool_results:
                 name = names.get(r.tool_use_id, "tool")
                 request.append(ToolReturnPart(name, r.content, tool_call_id=r.tool_use_id))
@@ -149,23 +248,141 @@ def _from_chat(messages: list[dict[str, Any]]) -> list[ModelMessage]:
     return out
 
 
+def _admit(engine: Any, messages: list[ModelMessage]) -> None:
+    """Append the messages the engine does not hold yet (:func:`regio.adapters.cursor.
+    first_new`) as they are, moving the cursor past each (a broken history is repaired when
+    the window is laid out, :func:`_window`; a tool return too large for the conversation is
+    admitted cut, with a note the agent reads: :func:`regio.adapters.admit.admit`)."""
+    start = first_new(engine, CURSOR, messages, _digest)
+    for index in range(start, len(messages)):
+        for converted in _to_regio(messages[index]):
+            admit(engine, converted)
+        mark(engine, CURSOR, index + 1, _digest(messages[index]))
+    if messages and start == len(messages) != cursor(engine, CURSOR).position:
+        mark(engine, CURSOR, len(messages), _digest(messages[-1]))  # a history rewritten shorter
+
+
+def _window(
+    engine: Any,
+    caller: str,
+    instructions: str = "",
+    provider: str = "openai",
+    tools: list[dict[str, Any]] | None = None,
+) -> tuple[list[ModelMessage], str | None]:
+    """(The engine's window as pydantic-ai messages, the caller's system text first; the TTL
+    of the system prompt's cache mark or ``None``). ``provider`` ``anthropic``: regio's
+    Anthropic payload with its marks (:func:`regio.adapters.pydantic_ai_marks.marked_window`);
+    ``openai``: its Chat Completions payload, no marks. The caller's system text and
+    ``instructions`` are counted beside the window, the request's ``tools`` (Chat Completions
+    tool dicts: :func:`_tools`) with it, as pydantic-ai sends them; a broken history is
+    repaired first (:func:`regio.adapters.repaired.repaired_request`)."""
+    beside = "\n\n".join(t for t in (caller, instructions) if t)
+    engine.budget.send_beside(beside, "\n\n")
+    if provider == "anthropic":
+        return marked_window(repaired_request(engine, "anthropic", tools=tools or ())[1], caller)
+    body = repaired_request(engine, "openai", tools=tools or ())[1]
+    return _from_chat(body["messages"], caller), None
+
+
+def _tools(request_context: Any) -> list[dict[str, Any]]:
+    """The tool definitions pydantic-ai sends with the request (its function tools the model
+    sees, and its output tools) as Chat Completions tool dicts, for the engine to count."""
+    params = getattr(request_context, "model_request_parameters", None)
+    found = getattr(params, "declared_tool_defs", None)
+    if found is None:
+        found = getattr(params, "tool_defs", None) or {}
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": d.name,
+                "description": d.description or "",
+                "parameters": d.parameters_json_schema,
+            },
+        }
+        for d in found.values()
+    ]
+
+
+def _instructions(request_context: Any) -> str:
+    params = getattr(request_context, "model_request_parameters", None)
+    parts = getattr(params, "instruction_parts", None) or []
+    return "\n\n".join(str(getattr(p, "content", "")) for p in parts if getattr(p, "content", ""))
+
+
+#: The formats the adapters lay the window out in: Anthropic Messages (with its cache marks),
+#: OpenAI Chat Completions.
+PROVIDERS = ("anthropic", "openai")
+
+
+def _check_provider(provider: str | None, where: str) -> None:
+    if provider is not None and provider not in PROVIDERS:
+        raise ValueError(
+            f"{where}(provider={provider!r}): use one of {', '.join(PROVIDERS)}, or None to "
+            "detect it from the model"
+        )
+
+
+@dataclass
+class RegioCapability(AbstractCapability[Any]):
+    """A pydantic-ai capability over ``engine`` (module doc): the model gets regio's window on
+    every request and its replies are recorded. ``provider``: ``anthropic`` (regio's Anthropic
+    payload, its cache marks as pydantic-ai's, :mod:`regio.adapters.pydantic_ai_marks`) or
+    ``openai`` (its Chat Completions payload); ``None`` detects it from the request's model
+    (:func:`regio.adapters.pydantic_ai_marks.anthropic_bound`). Raises ``ValueError`` for
+    another provider and :class:`regio.runtime.sdk.SDKInputError` for a message part regio
+    cannot read."""
+
+    engine: Any
+    provider: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_provider(self.provider, "RegioCapability")
+
+    async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+        """Append the run's new messages; the request's messages become the window (for an
+        Anthropic-bound model with regio's cache marks, pydantic-ai's own turned off)."""
+        messages = list(ctx.messages)
+        _admit(self.engine, messages)
+        caller = _caller_system(self.engine, messages)
+        provider = self.provider or (
+            "anthropic" if anthropic_bound(request_context.model) else "openai"
+        )
+        instructions = _instructions(request_context)
+        tools = _tools(request_context)
+        window, system_ttl = _window(self.engine, caller, instructions, provider, tools)
+        request_context.messages = window
+        if provider == "anthropic":
+            request_context.model_settings = cache_settings(
+                request_context.model_settings, system_ttl
+            )
+        return request_context
+
+    async def after_model_request(self, ctx: Any, *, request_context: Any, response: Any) -> Any:
+        """Record the reply; pydantic-ai appends it to the run's messages next."""
+        for converted in _to_regio(response):
+            self.engine.add_message(converted)
+        mark(self.engine, CURSOR, len(ctx.messages) + 1, _digest(response))
+        return response
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None  # holds an engine: not spec-serializable
+
+
 class RegioHistory:
-    """History processor over ``engine`` (module doc); one per conversation."""
+    """History processor over ``engine`` (module doc): ``ProcessHistory(RegioHistory(engine))``.
+    The window is regio's Chat Completions payload: a processor cannot set the model settings
+    a system prompt's cache mark needs, so use :class:`RegioCapability` for Anthropic's marks."""
 
     def __init__(self, engine: Any) -> None:
         self.engine = engine
-        self.last: list[ModelMessage] = []
 
     def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
-        """Append the messages new since the last call; return regio's window. pydantic-ai
-        replaces its history with what is returned, so a call that continues it starts with
-        the window returned last; a run without ``message_history`` does not, and all of its
-        messages are new."""
-        last = self.last
-        new = messages[len(last) :] if messages[: len(last)] == last else messages
-        for message in new:
-            for converted in _to_regio(message):
-                self.engine.add_message(converted)
-        window = _from_chat(self.engine.request("openai")[1]["messages"])
-        self.last = window
+        """Append the messages new since the last call; return regio's window, which
+        pydantic-ai keeps as the run's history (the cursor then points past it)."""
+        _admit(self.engine, messages)
+        window, _ = _window(self.engine, _caller_system(self.engine, messages))
+        if window:
+            mark(self.engine, CURSOR, len(window), _digest(window[-1]), rebase=True)
         return window

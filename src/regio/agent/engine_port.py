@@ -9,8 +9,11 @@ Keeping them in one place documents the contract between :mod:`regio.agent` and
   block for block; parallel results travel in one ``tool`` message);
 * ``request(provider, model, tools=..., max_tokens=...)`` -> ``(Request, payload)``; it
   flushes pending compactions at the turn boundary itself;
-* ``aturn_boundary(provider, model)`` (else ``aflush()``) before an async step, then
-  ``request(..., flush=False)``; ``recover_overflow(error)``, ``observe(usage)``;
+* ``recover_overflow(error)``, ``observe(usage)``;
+* for :meth:`regio.agent.AgentLoop.arun`, the async twins of the calls that can end in a
+  summary: ``aadd_user``, ``aadd_message``, ``arequest``, ``arecover_overflow``,
+  ``aadopt_compaction``, ``ahandle_tool_call`` (:mod:`regio.runtime.asyncentries`); an engine
+  without them gets its sync call (and ``aturn_boundary`` / ``aflush`` before a request);
 * ``budget.request_estimate(request)``, ``budget.calibrated(raw, provider, model)``,
   ``window.used_tokens`` and ``limit`` for the step figures.
 """
@@ -56,6 +59,14 @@ def usage_for_engine(usage: ProviderUsage, api: str) -> dict[str, Any]:
     }
 
 
+def _compaction_items(completion: Completion) -> list[Any]:
+    """The compaction blocks / items of ``completion`` (its raw ``content`` for Anthropic,
+    ``output`` for OpenAI Responses)."""
+    raw = completion.raw.get("content") or completion.raw.get("output") or []
+    items = raw if isinstance(raw, list) else ()
+    return [i for i in items if isinstance(i, dict) and i.get("type") == "compaction"]
+
+
 def _outcome(value: Any) -> UserToolOutcome:
     """A :class:`UserToolOutcome` from whatever ``handle_tool_call`` returned."""
     if isinstance(value, str):
@@ -96,14 +107,47 @@ class EnginePort:
         """Start a turn with a user message."""
         self.engine.add_user(text)
 
+    async def aadd_user(self, text: str) -> None:
+        """:meth:`add_user` awaiting the engine's ``aadd_user``."""
+        await self._twin("add_user", text)
+
     def add_assistant(self, message: Message) -> None:
         """Record the assistant turn block for block (thinking, text, tool_use)."""
         self.engine.add_message(message)
+
+    async def aadd_assistant(self, message: Message) -> None:
+        """:meth:`add_assistant` awaiting the engine's ``aadd_message``."""
+        await self._twin("add_message", message)
+
+    async def _twin(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """The engine's async twin ``a<name>`` awaited, or its sync ``name`` when it has none."""
+        twin = getattr(self.engine, f"a{name}", None)
+        if twin is not None:
+            return await twin(*args, **kwargs)
+        return getattr(self.engine, name)(*args, **kwargs)
+
+    def adopt_compactions(self, completion: Completion, api: str) -> None:
+        """Hand every compaction block / item the provider returned in ``completion`` (its
+        raw ``content`` for Anthropic, ``output`` for OpenAI Responses) to
+        ``Engine.adopt_compaction`` (:mod:`regio.runtime.delegation`); call it before
+        :meth:`add_assistant`."""
+        for item in _compaction_items(completion):
+            self.engine.adopt_compaction(api, item)
+
+    async def aadopt_compactions(self, completion: Completion, api: str) -> None:
+        """:meth:`adopt_compactions` awaiting the engine's ``aadopt_compaction``."""
+        for item in _compaction_items(completion):
+            await self._twin("adopt_compaction", api, item)
 
     def add_tool_results(self, results: Sequence[ToolResult]) -> None:
         """Record the results of one turn's tool calls in one ``tool`` message."""
         if results:
             self.engine.add_message(Message.tool(tuple(results)))
+
+    async def aadd_tool_results(self, results: Sequence[ToolResult]) -> None:
+        """:meth:`add_tool_results` awaiting the engine's ``aadd_message``."""
+        if results:
+            await self._twin("add_message", Message.tool(tuple(results)))
 
     def request(
         self, api: str, model: str, max_tokens: int | None = None
@@ -114,6 +158,20 @@ class EnginePort:
             kwargs["flush"] = False  # aflush already ran this turn boundary's flush
             self._flushed = False
         result: tuple[Any, dict[str, Any]] = self.engine.request(api, model, **kwargs)
+        return result
+
+    async def arequest(
+        self, api: str, model: str, max_tokens: int | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """:meth:`request` awaiting the engine's ``arequest`` (turn-boundary flush and a
+        compaction to the ceiling with an async summarizer); an engine without it gets
+        :meth:`aflush` then its sync ``request``."""
+        arequest = getattr(self.engine, "arequest", None)
+        if arequest is None:
+            await self.aflush(api, model)
+            return self.request(api, model, max_tokens)
+        kwargs: dict[str, Any] = {"tools": self.user_tools, "max_tokens": max_tokens}
+        result: tuple[Any, dict[str, Any]] = await arequest(api, model, **kwargs)
         return result
 
     def request_tokens(self, request: Any, api: str = "") -> int:
@@ -152,6 +210,10 @@ class EnginePort:
     def recover_overflow(self, error: Exception) -> Any:
         """Hand a length refusal to the engine (compacts, or raises on a second refusal)."""
         return self.engine.recover_overflow(error)
+
+    async def arecover_overflow(self, error: Exception) -> Any:
+        """:meth:`recover_overflow` awaiting the engine's ``arecover_overflow``."""
+        return await self._twin("recover_overflow", error)
 
     def observe(self, completion: Completion, api: str) -> None:
         """Report the call's usage to the engine (calibration, ledger)."""

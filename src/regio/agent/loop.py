@@ -3,8 +3,7 @@
 One **step** is one provider call:
 
 1. at the turn boundary, flush pending compactions (``engine.request`` does it before laying
-   out; :meth:`AgentLoop.arun` awaits ``engine.aturn_boundary()`` instead, so an async
-   summarizer is awaited; never mid-turn);
+   out; never mid-turn);
 2. assemble and render the request (``engine.request(provider.api, provider.model)``);
 3. stop before sending when the request would pass ``max_prompt_tokens``;
 4. call the provider; on a context-length refusal (recognised by
@@ -20,6 +19,13 @@ One **step** is one provider call:
    :class:`regio.agent.tools.Tool` s by name, the engine's context tools through
    ``engine.handle_tool_call``; unknown tools, bad arguments and tool exceptions come back to
    the agent as error tool results, never raised; then record the results.
+
+Every engine call that can end in a summary (adding the task, the assistant turn and the tool
+results; the request; overflow recovery; context tools) is an effect of the run's one step
+generator: :meth:`AgentLoop.run` answers it with the engine's sync entry, :meth:`AgentLoop.arun`
+awaits its async twin (``aadd_message``, ``arequest``, ``arecover_overflow``,
+``ahandle_tool_call``: :mod:`regio.runtime.asyncentries`), so an async summarizer is awaited on
+every path that compacts, never refused.
 
 The run stops on a final answer (``final_answer``), after ``max_steps`` steps (``max_steps``),
 or when a budget is spent (``max_prompt_tokens``: reported prompt tokens summed over steps;
@@ -129,14 +135,16 @@ class AgentLoop:
             return "max_usd"
         return None
 
-    def _overflow_or_raise(self, error: Exception, retries: int, estimate: int) -> None:
+    def _overflow_or_raise(
+        self, error: Exception, retries: int, estimate: int
+    ) -> Generator[_Effect, Any, None]:
         """Recover from a length refusal (first time) or raise (not an overflow / second)."""
         info = classify_overflow(error)
         if info is None:
             raise error
         if retries >= 1:
             # The engine owns the numbers of a second refusal; let it raise first.
-            self.port.recover_overflow(error)
+            yield _EngineCall("recover_overflow", (error,))
             raise ContextOverflowError(
                 "the provider refused the request for length again after one compaction "
                 f"(reported {info.reported}, maximum {info.maximum}, estimated {estimate}); "
@@ -146,12 +154,12 @@ class AgentLoop:
                 estimated=estimate,
                 provider_error=error,
             ) from error
-        self.port.recover_overflow(error)
+        yield _EngineCall("recover_overflow", (error,))
 
-    def _request(self) -> tuple[Any, dict[str, Any]]:
-        return self.port.request(
-            self.provider.api, self.provider.model, getattr(self.provider, "max_tokens", None)
-        )
+    def _request(self) -> _EngineCall:
+        """The effect laying out the next request (the engine flushes at the turn boundary)."""
+        args = (self.provider.api, self.provider.model, getattr(self.provider, "max_tokens", None))
+        return _EngineCall("request", args)
 
     def _expected(self, estimate: int) -> int:
         """The engine's calibrated expectation of the reported prompt size (tokens)."""
@@ -162,10 +170,11 @@ class AgentLoop:
         stop = self._budget_stop(run.totals)
         return None if stop is None else self._result(run, stop)
 
-    def _open(self, run: _Run, step: int) -> _Attempt | RunResult:
-        """Lay out step ``step`` (flushing at the turn boundary), emit ``step_started`` and
-        stop when the calibrated estimate would pass ``max_prompt_tokens``."""
-        request, payload = self._request()
+    def _open(
+        self, run: _Run, step: int, request: Any, payload: dict[str, Any]
+    ) -> _Attempt | RunResult:
+        """Step ``step`` laid out as ``request`` / ``payload``: emit ``step_started`` and stop
+        when the calibrated estimate would pass ``max_prompt_tokens``."""
         estimate = self.port.request_tokens(request, self.provider.api)
         used, budget = self.port.window_state()
         self.events.emit(StepStarted(step, estimate, used, budget))
@@ -173,15 +182,17 @@ class AgentLoop:
             return self._result(run, "max_prompt_tokens")
         return _Attempt(step, request, payload, estimate)
 
-    def _retry(self, attempt: _Attempt, error: Exception) -> None:
+    def _retry(self, attempt: _Attempt, error: Exception) -> Generator[_Effect, Any, None]:
         """Recover from a length refusal and re-lay the request, or raise (see
         :meth:`_overflow_or_raise`)."""
-        self._overflow_or_raise(error, attempt.retries, attempt.estimate)
+        yield from self._overflow_or_raise(error, attempt.retries, attempt.estimate)
         attempt.retries += 1
-        attempt.request, attempt.payload = self._request()
+        attempt.request, attempt.payload = yield self._request()
         attempt.estimate = self.port.request_tokens(attempt.request, self.provider.api)
 
-    def _accept(self, run: _Run, attempt: _Attempt, completion: Completion) -> list[ToolUse]:
+    def _accept(
+        self, run: _Run, attempt: _Attempt, completion: Completion
+    ) -> Generator[_Effect, Any, list[ToolUse]]:
         """Observe usage, predict, price and record the assistant turn; returns its tool
         calls (empty: final answer)."""
         self.port.observe(completion, self.provider.api)
@@ -189,7 +200,8 @@ class AgentLoop:
             attempt.predicted = self.predictor.predict(attempt.request, attempt.payload, completion)
         if self.pricing is not None:
             attempt.cost = self.pricing.cost(completion.usage)
-        self.port.add_assistant(completion.message)
+        yield _EngineCall("adopt_compactions", (completion, self.provider.api))
+        yield _EngineCall("add_assistant", (completion.message,))
         run.text = assistant_text(completion.message) or run.text
         return list(completion.message.tool_calls)
 
@@ -200,10 +212,8 @@ class AgentLoop:
         completion: Completion,
         results: list[ToolResult],
     ) -> RunResult | None:
-        """Record the tool results, emit ``step_completed`` and return the result when the
-        turn was the final answer (no tool calls), else ``None``."""
-        if results:
-            self.port.add_tool_results(results)
+        """Emit ``step_completed`` (the tool ``results`` are recorded) and return the result
+        when the turn was the final answer (no tool calls), else ``None``."""
         usage = completion.usage
         used, budget = self.port.window_state()
         record = StepRecord(
@@ -256,24 +266,21 @@ class AgentLoop:
             final_text=run.text, stop_reason=reason, steps=tuple(run.steps), usage=run.totals
         )
 
-    def _start(self, task: str | None) -> _Run:
-        if task is not None:
-            self.port.add_user(task)
-        return _Run()
-
     # ------------------------------------------------------------------ the run, as steps
 
     def _steps(self, task: str | None) -> Generator[_Effect, Any, RunResult]:
         """The whole run as one generator (see module docstring): it yields the effects that
-        differ between sync and async (turn-boundary flush, provider call, tool call) and
-        receives their results; a provider error is thrown in at its call."""
-        run = self._start(task)
+        differ between sync and async (engine calls that can end in a summary, provider call,
+        tool call) and receives their results; a provider error is thrown in at its call."""
+        if task is not None:
+            yield _EngineCall("add_user", (task,))
+        run = _Run()
         for step in range(1, self.max_steps + 1):
             done = self._stop_before(run, step)
             if done is not None:
                 return done
-            yield _Flush()
-            attempt = self._open(run, step)
+            request, payload = yield self._request()
+            attempt = self._open(run, step, request, payload)
             if isinstance(attempt, RunResult):
                 return attempt
             while True:
@@ -281,10 +288,12 @@ class AgentLoop:
                     completion = yield _Complete(attempt.payload)
                     break
                 except Exception as exc:
-                    self._retry(attempt, exc)
+                    yield from self._retry(attempt, exc)
             results = []
-            for call in self._accept(run, attempt, completion):
+            for call in (yield from self._accept(run, attempt, completion)):
                 results.append((yield _CallTool(call)))
+            if results:
+                yield _EngineCall("add_tool_results", (results,))
             done = self._close(run, attempt, completion, results)
             if done is not None:
                 return done
@@ -306,7 +315,7 @@ class AgentLoop:
             return self.provider.complete(effect.payload)
         if isinstance(effect, _CallTool):
             return self._call_tool(effect.call)
-        return None  # engine.request flushes at the turn boundary itself
+        return getattr(self.port, effect.name)(*effect.args)
 
     def run(self, task: str | None = None) -> RunResult:
         """Run until a final answer or a limit (see module docstring).
@@ -335,18 +344,22 @@ class AgentLoop:
             return await self.provider.acomplete(effect.payload)
         if isinstance(effect, _CallTool):
             return await self._acall_tool(effect.call)
-        await self.port.aflush(self.provider.api, self.provider.model)
-        return None
+        return await getattr(self.port, f"a{effect.name}")(*effect.args)
 
     async def arun(self, task: str | None = None) -> RunResult:
-        """:meth:`run` with provider ``acomplete``, async tools, and the turn-boundary flush
-        awaited (``engine.aturn_boundary``) so an async summarizer is awaited."""
+        """:meth:`run` with provider ``acomplete``, async tools, and every engine call that can
+        end in a summary awaited through the engine's async twin (``aadd_message``,
+        ``arequest``, ...), so an async summarizer is awaited on every path that compacts."""
         return await adrive(self._steps(task), self._ado)
 
 
 @attrs.frozen
-class _Flush:
-    """Effect: the turn-boundary flush before a step is laid out."""
+class _EngineCall:
+    """Effect: the engine call :class:`EnginePort` ``name`` with ``args``, one that can end in
+    a summary; the sync driver calls ``port.<name>``, the async one awaits ``port.a<name>``."""
+
+    name: str
+    args: tuple[Any, ...]
 
 
 @attrs.frozen
@@ -363,7 +376,7 @@ class _CallTool:
     call: ToolUse
 
 
-_Effect = _Flush | _Complete | _CallTool
+_Effect = _EngineCall | _Complete | _CallTool
 
 
 @attrs.define

@@ -16,6 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from regio.providers.registry import find_provider
+
 from .errors import AgentConfigError
 from .providers import ReplayProvider, ScriptedProvider, reply
 
@@ -23,21 +25,14 @@ __all__ = ["OFFLINE_PROVIDERS", "offline_provider", "provider_for_blueprint"]
 
 OFFLINE_PROVIDERS = ("scripted", "replay")
 
-#: Blueprint ``model.provider`` -> the ``regio run --provider`` that talks to it.
-_BLUEPRINT_PROVIDERS = {
-    "anthropic": "anthropic",
-    "openai": "openai",
-    "openai_responses": "openai",
-    "openai_compatible": "openai-compatible",
-    "openai-compatible": "openai-compatible",
-    "llamacpp": "openai-compatible",
-    "vllm": "openai-compatible",
-}
-
 
 def provider_for_blueprint(name: str) -> str | None:
-    """The ``--provider`` choice for a blueprint's ``model.provider`` (``None`` if unknown)."""
-    return _BLUEPRINT_PROVIDERS.get(name.lower())
+    """The ``--provider`` choice for a blueprint's ``model.provider``: the registered
+    provider's ``agent_client`` (``anthropic``, ``openai`` or ``openai-compatible``;
+    :func:`regio.providers.find_provider`), ``None`` for a provider no registration knows or
+    that no client talks to."""
+    found = find_provider(name)
+    return found.agent_client if found is not None else None
 
 
 def _script_items(path: str) -> list[Any]:

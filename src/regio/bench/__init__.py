@@ -1,14 +1,23 @@
 """Replay real agent traces through every layout and cache model; report hit rate and cost.
 
 * :mod:`regio.bench.capture` — rules that turn recorded content into region writes;
-* :mod:`regio.bench.replay` — :func:`replay`: one request sequence per strategy;
+* :mod:`regio.bench.replay` — :func:`replay`: one request sequence per strategy, from
+  :mod:`regio.bench.enginepass` (regio's engines; a strategy that raises fails alone;
+  ``regio-delegate``) and :mod:`regio.bench.rawpass` (``recorded`` and the peers), sharing
+  :mod:`regio.bench.replaysetup`; :mod:`regio.bench.tracking` — per-strategy bookkeeping and
+  the broken rule;
 * :mod:`regio.bench.baselines` — the ``recorded`` baseline and the plain request;
-* :mod:`regio.bench.peers` — ``trim``, ``summarization-middleware``, ``llamaindex-memory``;
+* :mod:`regio.bench.peers` — the peers (``trim``, ``summarization-middleware``, ...; the
+  framework ones in :mod:`regio.bench.frameworkpeers`, the clearing ones in
+  :mod:`regio.bench.editing_peers`, the providers' compaction in
+  :mod:`regio.bench.provider_peers`);
 * :mod:`regio.bench.pressure` — ``--window-tokens``: a blueprint scaled to a smaller window;
 * :mod:`regio.bench.retention` — canaries, the trace's own facts and their retention;
 * :mod:`regio.bench.metrics` — hit rate, oracle and placement share, the trace bounds;
+  :mod:`regio.bench.costbound` — the cost-optimal periodic-compaction bound;
 * :mod:`regio.bench.run` — :func:`run_bench` -> :class:`BenchReport`;
-* :mod:`regio.bench.report` — the JSON report; :mod:`regio.bench.output` — tables and plot;
+* :mod:`regio.bench.report` — the JSON report; :mod:`regio.bench.output` — tables,
+  :mod:`regio.bench.plot` — the plot;
 * :mod:`regio.bench.cli` — ``regio bench`` and ``regio demo``.
 """
 

@@ -26,6 +26,11 @@ reference ``docs/blueprint.md#capture``). :func:`rules_for` turns them into rule
   region (the newest ``keep`` parked outputs stay there) and the conversation keeps a stub with
   its first line and where the rest went.
 
+``park`` and ``footer`` replace what they stored, so the region they write is laid out in the
+tail by the ``regio`` layout whatever its declared volatility (the blueprint names the writer on
+the region, :mod:`regio.blueprint.writers`; :mod:`regio.layout.observe`): a new parked output
+or state invalidates only itself, never the conversation before it.
+
 A blueprint without ``capture`` lists replays the trace as recorded (messages only).
 """
 

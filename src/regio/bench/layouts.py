@@ -30,7 +30,7 @@ import attrs
 
 from regio.content import Entry
 from regio.layout.breakpoints import MESSAGE_MARK_EVERY, Wanted, levels, stable_run_end
-from regio.layout.model import ChunkState, LayoutBlock
+from regio.layout.model import DEFAULT_MIN_CACHE_TOKENS, ChunkState, LayoutBlock
 from regio.layout.sections import (
     LayoutMemo,
     Section,
@@ -68,10 +68,10 @@ class MarkOptions:
     """The options of one :meth:`regio.layout.LayoutStrategy.wanted` call, declared once for
     every bench layout: ``ttl`` / ``stable_ttl`` (``"5m"`` | ``"1h"``, the marks' TTLs),
     ``previous_newest`` (prefix hash of the newest message block the previous request
-    marked), ``previous_marks`` (prefix hashes the previous request marked), ``tail_index``
-    (index of the last tail block, ``None``: no tail) and ``system_changed`` (the system
-    prefix differs from the previous request's). Any other keyword is a ``TypeError`` naming
-    it (attrs)."""
+    marked), ``previous_marks`` (prefix hashes earlier requests marked, the previous
+    request's first), ``tail_index`` (index of the last tail block, ``None``: no tail) and
+    ``system_changed`` (the system prefix differs from the previous request's). Any other
+    keyword is a ``TypeError`` naming it (attrs)."""
 
     ttl: str
     stable_ttl: str = ""
@@ -193,7 +193,7 @@ class VolatilityLayout(_BenchLayout):
         out: list[Wanted] = []
         stable_end = stable_run_end(blocks)
         cum = sum(b.tokens for b in blocks[: stable_end + 1]) if stable_end is not None else 0
-        first = stable_end if stable_end is not None and cum >= 1024 else None
+        first = stable_end if stable_end is not None and cum >= DEFAULT_MIN_CACHE_TOKENS else None
         if first is not None:
             out.append((first, options.stable_ttl, "stable"))
         deep = [k for k in sys_idx if blocks[k].level == "tools" or _vol(blocks[k]) != "rewritten"]

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from regio.bench.report import LayoutResult, ModelResult, ReliefStage
 from regio.cache.registry import cache_model_for
@@ -136,18 +137,23 @@ def layout_result(
     compaction_calls: int | None = None,
     relief: tuple[ReliefStage, ...] = (),
     first_cut: int | None = None,
+    **extra: Any,
 ) -> LayoutResult:
     """A :class:`LayoutResult` from a cache model's report, the oracle report of the same
     requests, the trace's bound ``trace_bound`` and the report of the summarizer's requests
     (``compaction``); ``compaction_calls`` defaults to that report's requests (an offline
     summarizer sends none, so its calls are passed in); ``relief``: the relief chain's stage
     tallies; ``first_cut``: the model call at which the strategy first cut something
-    (``None``: never). Writes are ``write_5m + write_1h +
-    write`` (all written tokens)."""
+    (``None``: never); ``extra``: the other :class:`LayoutResult` fields (broken reasons,
+    failure, cost bound). Writes are ``write_5m + write_1h + write`` (all written tokens);
+    ``cost_usd`` is the requests' cost plus the summarizer's (``request_cost_usd`` the
+    first alone)."""
     outs = report.outcomes
     calls = compaction.requests if compaction is not None else 0
     if compaction_calls is not None:
         calls = compaction_calls
+    summarized = compaction.cost_usd if compaction is not None else 0.0
+    total = _sum_costs([report.cost_usd, summarized])
     return LayoutResult(
         layout=name,
         requests=report.requests,
@@ -156,13 +162,13 @@ def layout_result(
         cache_write_tokens=report.creation,
         uncached_tokens=report.uncached,
         hit_rate=report.hit_rate,
-        cost_usd=report.cost_usd,
+        cost_usd=total,
         oracle_hit_rate=bound.hit_rate,
         placement_share=oracle_share(report.hit_rate, bound.hit_rate),
         bound_hit_rate=trace_bound,
         bound_share=bound_share(report.hit_rate, trace_bound),
         compaction_calls=calls,
-        compaction_cost_usd=compaction.cost_usd if compaction is not None else 0.0,
+        compaction_cost_usd=summarized,
         summarizer=summarizer,
         retention=retention,
         broken_requests=broken_requests,
@@ -171,6 +177,8 @@ def layout_result(
         cost_per_request=tuple(o.cost_usd or 0.0 for o in outs),
         relief=relief,
         first_cut=first_cut,
+        request_cost_usd=report.cost_usd,
+        **extra,
     )
 
 
@@ -194,9 +202,10 @@ def _sum_retention(items: Sequence[LayoutResult]) -> dict[str, float] | None:
 def sum_layout_results(name: str, items: Sequence[LayoutResult]) -> LayoutResult:
     """Totals of one layout over several traces: counts and costs summed, rates recomputed
     from the sums (the oracle rate from the summed bound reads, the trace bound weighted by
-    prompt tokens), retention averaged weighted by requests. Per-request series are
-    concatenated in the given order. ``first_cut`` is kept for one item and ``None`` for
-    several (each trace counts its own calls)."""
+    prompt tokens), retention averaged weighted by requests, the cost bounds summed and the
+    share of them recomputed, failures joined. Per-request series are concatenated in the
+    given order. ``first_cut``, ``failed_at``, the bound's trigger and kept size are kept for
+    one item and ``None`` for several (each trace counts its own calls)."""
     prompt = sum(x.prompt_tokens for x in items)
     read = sum(x.cache_read_tokens for x in items)
     bound_read = sum(x.oracle_hit_rate * x.prompt_tokens for x in items)
@@ -228,7 +237,39 @@ def sum_layout_results(name: str, items: Sequence[LayoutResult]) -> LayoutResult
         cost_per_request=tuple(c for x in items for c in x.cost_per_request),
         relief=sum_relief([x.relief for x in items]),
         first_cut=items[0].first_cut if len(items) == 1 else None,
+        request_cost_usd=_sum_costs([x.request_cost_usd for x in items]),
+        lost_task_requests=sum(x.lost_task_requests for x in items),
+        over_window_requests=sum(x.over_window_requests for x in items),
+        unsent_requests=sum(x.unsent_requests for x in items),
+        failure="; ".join(x.failure for x in items if x.failure) or None,
+        failed_at=items[0].failed_at if len(items) == 1 else None,
+        **_sum_bound(items),
     )
+
+
+def _sum_bound(items: Sequence[LayoutResult]) -> dict[str, Any]:
+    """The summed cost bound of ``items`` and the share of it (``None`` when any item has no
+    bound); the trigger and kept size are kept for one item only."""
+    bound = _sum_costs([x.cost_bound_usd for x in items])
+    cost = _sum_costs([x.cost_usd for x in items])
+    one = items[0] if len(items) == 1 else None
+    return {
+        "cost_bound_usd": bound,
+        "cost_bound_share": cost / bound if bound and cost is not None else None,
+        "cost_bound_trigger": one.cost_bound_trigger if one else None,
+        "kept_tokens": one.kept_tokens if one else None,
+        "periodic_hit_bound": _weighted_bound(items),
+    }
+
+
+def _weighted_bound(items: Sequence[LayoutResult]) -> float | None:
+    """The periodic hit bounds of ``items`` weighted by prompt tokens (``None`` when any is
+    missing)."""
+    if any(x.periodic_hit_bound is None for x in items):
+        return None
+    prompt = sum(x.prompt_tokens for x in items)
+    total = sum((x.periodic_hit_bound or 0.0) * x.prompt_tokens for x in items)
+    return total / prompt if prompt else None
 
 
 def sum_relief(parts: Sequence[Sequence[ReliefStage]]) -> tuple[ReliefStage, ...]:

@@ -1,7 +1,9 @@
 """Showing a :class:`BenchReport`: rich tables and the plot.
 
 Tables: one row per strategy with cost and retention side by side, the trace bound and the
-share of it, and the cost against ``recorded`` and the best unbroken peer. The plot
+share of it, the cost over the cost bound, and the cost against ``recorded`` and the best
+unbroken peer; under each table one line per strategy with broken calls, giving the reasons
+(:func:`broken_lines`). The plot
 (matplotlib, Agg backend, optional ``bench`` extra) has three panels per cache model: the
 cumulative hit rate and the cumulative cost per request side by side, and cost against
 retention (:func:`write_plot`).
@@ -10,22 +12,21 @@ retention (:func:`write_plot`).
 from __future__ import annotations
 
 import os
-import textwrap
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from regio.bench.metrics import total_models
-from regio.bench.peers import PEER_PACKAGES, PEERS
+from regio.bench.peers import PEERS
+from regio.bench.plot import cumulative_series, plot_available, series_style, write_plot
 from regio.bench.report import BenchReport, LayoutResult, ModelResult, TraceResult, UsageAgreement
 from regio.console import TableColumn, compact_number, fit_tables, stdout_console
 
 __all__ = [
     "AS_SENT",
     "agreement_lines",
+    "broken_lines",
     "cumulative_series",
     "group_table",
     "model_table",
@@ -70,17 +71,14 @@ def _compaction(x: LayoutResult) -> str:
 
 def _savings(model: ModelResult) -> dict[str, tuple[str, str]]:
     """Per strategy: its total cost against ``recorded`` and against the cheapest unbroken
-    real peer (a third-party package; never regio's layouts, its ablation or the simulated
-    server-side edit), negative = cheaper."""
+    peer (any of :data:`regio.bench.peers.PEERS`, the providers' simulated compaction and
+    server-side edit included; never regio's layouts or ablations), negative = cheaper."""
     costs = {x.layout: x.total_cost_usd for x in model.layouts}
     recorded = costs.get("recorded")
     peers = [
         c
         for x in model.layouts
-        if x.layout in PEERS
-        and PEER_PACKAGES[x.layout][1] != "regio"  # real peers only (not simulated ones)
-        and x.broken_requests == 0
-        and (c := x.total_cost_usd) is not None
+        if x.layout in PEERS and x.broken_requests == 0 and (c := x.total_cost_usd) is not None
     ]
     best = min(peers, default=None)
     out: dict[str, tuple[str, str]] = {}
@@ -99,7 +97,7 @@ _COLUMNS = (
         TableColumn(c, justify="right")
         for c in (
             *("calls", "prompt", "hit", "bound", "of bnd", "marks", "summ.", "kept"),
-            *("broken", "cost", "vs rec", "vs peer"),
+            *("broken", "cost", "of c.bnd", "vs rec", "vs peer"),
         )
     ),
 )
@@ -135,6 +133,7 @@ def _model_rows(model: ModelResult, windowed: bool = False) -> list[list[str]]:
                 _retention(x),
                 str(x.broken_requests),
                 cost,
+                "—" if x.cost_bound_share is None else f"{x.cost_bound_share:.2f}x",
                 *savings.get(x.layout, ("", "")),
             ]
         )
@@ -204,6 +203,31 @@ def _print_table(
             console.print(table)
     finally:
         console.width = saved
+
+
+def broken_lines(model: ModelResult) -> list[str]:
+    """One line per strategy with broken calls: how many lost the task, went over the window
+    or were never sent, and the failure that stopped it (module doc of
+    :mod:`regio.bench.tracking`)."""
+    out = []
+    for x in model.layouts:
+        if not x.broken_requests:
+            continue
+        why = [
+            f"{n} {label}"
+            for n, label in (
+                (x.over_window_requests, "over the window"),
+                (x.lost_task_requests, "lost the task"),
+                (x.unsent_requests, "never sent"),
+            )
+            if n
+        ]
+        failed = f"; failed: {x.failure}" if x.failure else ""
+        out.append(
+            f"broken: {x.layout} ({model.cache_model}) {x.broken_requests} of "
+            f"{x.requests + x.unsent_requests} calls ({', '.join(why)}){failed}"
+        )
+    return out
 
 
 def relief_lines(model: ModelResult) -> list[str]:
@@ -375,7 +399,7 @@ def print_report(
             _print_table(console, name, m, window)
     for m in report.totals:
         _print_table(console, f"all {len(report.traces)} traces", m, report.window_tokens)
-        for line in relief_lines(m):
+        for line in (*broken_lines(m), *relief_lines(m)):
             console.print(line, highlight=False)
     kept = retention_line(report.traces)
     if kept is not None:
@@ -393,104 +417,3 @@ def print_report(
         console.print(f"[yellow]note:[/] {note}")
     for reason in report.skipped:
         console.print(f"[yellow]skipped:[/] {reason}")
-
-
-def plot_available() -> bool:
-    """True when matplotlib can be imported."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-_STYLES = ("-", "--", "-.", ":")
-_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-
-
-def series_style(k: int) -> dict[str, str]:
-    """Line style and marker of the ``k``-th series: distinct pairs for the first 32 series
-    (4 line styles x 8 markers), so series that coincide stay told apart."""
-    return {"linestyle": _STYLES[k % 4], "marker": _MARKERS[(k // 4 + k) % 8]}
-
-
-def cumulative_series(x: LayoutResult) -> tuple[list[float], list[float]]:
-    """Per request (all traces in order): the cumulative hit rate (cache-read / prompt
-    tokens so far, 0..1) and the cumulative cost (USD)."""
-    hits: list[float] = []
-    costs: list[float] = []
-    read = prompt = 0
-    total = 0.0
-    for r, p in zip(x.read_per_request, x.prompt_per_request, strict=False):
-        read, prompt = read + r, prompt + p
-        hits.append(read / prompt if prompt else 0.0)
-    for c in x.cost_per_request:
-        total += c
-        costs.append(total)
-    return hits, costs
-
-
-def _line_panels(hit_ax: Any, cost_ax: Any, side: Any, model: ModelResult) -> None:
-    """The hit-rate and cost lines of ``model`` and its cost-vs-retention points. Markers of
-    series k start at request k, so identical lines still show every series' markers."""
-    unplotted: list[str] = []
-    for k, x in enumerate(model.layouts):
-        style = series_style(k)
-        hits, costs = cumulative_series(x)
-        every = max(1, len(model.layouts), max(len(hits), len(costs)) // 12)
-        marks = {"markevery": (k % every, every), "markersize": 4, **style}
-        label = x.layout + (" (broken)" if x.broken_requests else "")
-        hit_ax.plot(range(1, len(hits) + 1), hits, label=label, **marks)
-        (line,) = cost_ax.plot(range(1, len(costs) + 1), costs, label=label, **marks)
-        cost = x.total_cost_usd
-        if x.retention is None or cost is None:
-            unplotted.append(x.layout)
-            continue
-        side.scatter(
-            [cost], [x.retention["overall"]], marker=style["marker"], color=line.get_color()
-        )
-        side.annotate(x.layout, (cost, x.retention["overall"]), fontsize=7)
-    if unplotted:
-        note = textwrap.fill("no compaction: " + ", ".join(unplotted), 70)
-        side.text(0.01, 0.02, note, fontsize=7, transform=side.transAxes)
-
-
-def _label(ax: Any, title: str, ylabel: str) -> None:
-    ax.set_title(title, fontsize=10)
-    ax.set_xlabel("request (all traces, in order)")
-    ax.set_ylabel(ylabel)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
-
-
-def write_plot(report: BenchReport, path: str | os.PathLike[str]) -> Path:
-    """Write the plot (PNG) to ``path``; returns the path. Per cache model, side by side: the
-    cumulative hit rate per request, the cumulative cost (USD) per request (both over all
-    traces in order, one line per strategy, each with its own line style and marker, see
-    :func:`series_style`), and cost against retention per strategy (strategies with no
-    compaction measured are listed, not plotted). Raises ``ImportError`` when matplotlib is
-    not installed."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    models = report.totals
-    rows = max(1, len(models))
-    fig, axes = plt.subplots(rows, 3, figsize=(18, 3.8 * rows), squeeze=False)
-    for (hit_ax, cost_ax, side), model in zip(axes, models, strict=False):
-        _line_panels(hit_ax, cost_ax, side, model)
-        _label(hit_ax, f"cumulative hit rate — {model.cache_model}", "cache-read / prompt")
-        hit_ax.set_ylim(0, 1.05)
-        _label(cost_ax, f"cumulative cost — {model.cache_model}", "USD")
-        side.set_title(f"cost vs retention (upper bound) — {model.cache_model}", fontsize=10)
-        side.set_xlabel("total cost incl. summarizer calls (USD)")
-        side.set_ylabel("retained after compaction")
-        side.set_ylim(0, 1.05)
-        side.grid(alpha=0.3)
-    fig.tight_layout()
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(p, dpi=100)
-    plt.close(fig)
-    return p

@@ -28,11 +28,14 @@ class CompactionCall:
 @attrs.frozen
 class PeerView:
     """What a peer sends at one call: its kept messages, whether a summary stands for
-    dropped ones, and whether it has dropped anything so far (``compacted``)."""
+    dropped ones, and whether it has dropped anything so far (``compacted``);
+    ``compaction_pass``: a provider's compaction pass made within this call before it
+    (:class:`regio.bench.provider_peers.CompactionPass`), ``None`` for the others."""
 
     messages: list[PlainMessage]
     summary: bool
     compacted: bool
+    compaction_pass: Any = None
 
 
 def _to_langchain(index: int, pm: PlainMessage) -> list[Any]:

@@ -51,17 +51,18 @@ def _floored(budget: Any, factor: float) -> Any:
 
 def scale_blueprint(blueprint: Any, window_tokens: int) -> Any:
     """``blueprint`` (a :class:`regio.blueprint.Blueprint`) with a ``window_tokens`` window
-    (module doc). Raises ``ValueError`` when ``window_tokens`` is below 1,024 tokens or not
-    smaller than the blueprint's window."""
+    (module doc); at the blueprint's own window nothing is scaled (a run at the model's real
+    window with the pressure run's measures). Raises ``ValueError`` when ``window_tokens`` is
+    below 1,024 tokens or larger than the blueprint's window."""
     old = blueprint.model.context_window
     if blueprint.window.max_tokens is not None:
         old = min(old, blueprint.window.max_tokens)
     if window_tokens < 1024:
         raise ValueError(f"--window-tokens {window_tokens}: use at least 1024 tokens")
-    if window_tokens >= old:
+    if window_tokens > old:
         raise ValueError(
             f"--window-tokens {window_tokens}: the blueprint {blueprint.name!r} already has a "
-            f"{old}-token window; give a smaller one to put it under pressure"
+            f"{old}-token window; give that one or a smaller one"
         )
     factor = window_tokens / old
     model = attrs.evolve(

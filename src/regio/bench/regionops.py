@@ -1,20 +1,40 @@
 """Captured region operations applied through the replay's engines
 (:mod:`regio.bench.capture`): a write, a replace, a release, a park that displaces the oldest
 parked output, and the moves that took text out of a message, which an engine whose region
-refuses one undoes by adding the message as recorded (nothing is lost)."""
+refuses one undoes by adding the message as recorded (nothing is lost).
+
+An engine that raises (:data:`ENGINE_ERRORS`) while an operation is applied through it is
+handed to ``on_error(strategy, error)`` and left out of the rest of that operation: the
+replay records it as that strategy's failure on the trace (it is broken from that call on)
+and the other strategies carry on (:mod:`regio.bench.enginepass`)."""
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 
 import attrs
 
 from regio.bench.capture import AddMessage, RegionOp
 from regio.bench.tracking import Tracker
+from regio.errors import RegioError
+from regio.layout import LayoutError
 from regio.regions import Refusal
 from regio.runtime import Engine
 
-__all__ = ["Filed", "apply_all", "file_moves"]
+__all__ = ["ENGINE_ERRORS", "Filed", "OnError", "apply_all", "file_moves"]
+
+#: What an engine raises when it refuses or cannot do what the session asks (a region that
+#: refuses a write, a request that cannot fit, a layout it cannot build): a failure of that
+#: strategy on the trace, not of the bench.
+ENGINE_ERRORS: tuple[type[Exception], ...] = (RegioError, LayoutError)
+
+#: ``on_error(strategy, error)``: an engine raised one of :data:`ENGINE_ERRORS`.
+OnError = Callable[[str, Exception], None]
+
+
+def _raise(strategy: str, error: Exception) -> None:
+    raise error
 
 
 def _apply(engine: Engine, op: RegionOp) -> bool:
@@ -44,14 +64,24 @@ def _displaces(engine: Engine, op: RegionOp) -> bool:
     return len(engine.window.region(op.region).entries) > op.keep - 1
 
 
-def apply_all(engines: dict[str, Engine], trackers: dict[str, Tracker], op: RegionOp) -> bool:
+def apply_all(
+    engines: dict[str, Engine],
+    trackers: dict[str, Tracker],
+    op: RegionOp,
+    on_error: OnError = _raise,
+) -> bool:
     """Apply ``op`` through every engine; an engine that drops content it was sending (a
     displaced parked output) or whose region refused content it holds nowhere else (a
-    refused write that is not a ``copy``) has cut something. False when any refused."""
+    refused write that is not a ``copy``) has cut something. False when any refused. An
+    engine that raises goes to ``on_error`` (module doc; default: re-raised)."""
     ok = True
     for s, engine in engines.items():
         dropped = _displaces(engine, op)
-        admitted = _apply(engine, op)
+        try:
+            admitted = _apply(engine, op)
+        except ENGINE_ERRORS as exc:
+            on_error(s, exc)
+            continue
         trackers[s].compacted |= dropped or not (admitted or op.copy)
         ok = ok and admitted
     return ok
@@ -82,13 +112,15 @@ def file_moves(
     item: AddMessage,
     names: set[str],
     notes: list[str],
+    on_error: OnError = _raise,
 ) -> Filed:
     """Apply ``item``'s moves (:class:`regio.bench.capture.AddMessage`) through every engine
     (:class:`Filed`). An engine whose region refused one (or any engine, for a move to a region
     not in the blueprint) adds the fallback message instead, so nothing is lost and nothing is
     cut; its later moves of the message are not tried. A ``repeat`` state the region already
     holds is not written again. A parked output displacing an older one is a cut in
-    ``trackers`` (``None``: not tracked)."""
+    ``trackers`` (``None``: not tracked). An engine that raises goes to ``on_error`` (module
+    doc; default: re-raised) and takes no further move of the message."""
     for op in item.moves:
         if op.region not in names:
             notes.append(f"{op.rule}: region {op.region!r} is not in the blueprint")
@@ -104,7 +136,13 @@ def file_moves(
             written.add(i)
             if trackers is not None:
                 trackers[s].compacted |= dropped
-            if not _apply(engine, op):
+            try:
+                admitted = _apply(engine, op)
+            except ENGINE_ERRORS as exc:
+                on_error(s, exc)
+                filed[s] = False
+                break
+            if not admitted:
                 filed[s] = False
                 if not op.repeat:  # a repeat was counted when it was first refused
                     refused.add(i)

@@ -2,10 +2,11 @@
 
 Shape of ``regio bench --json OUT`` (all token counts in tokens, costs in USD, rates in [0, 1])::
 
-    {"schema": "regio.bench-report/3",
+    {"schema": "regio.bench-report/4",
      "traces": [
        {"trace": "swe-agent/function_calling_simple", "group": "swe-agent",
         "blueprint": "coding-agent", "requests": 5, "append_only_hit_rate": 0.71,
+        "prompt_limit": 184000,
         "region_writes": 4, "notes": [...], "retention_from": 29,
         "models": [
           {"cache_model": "anthropic:claude-sonnet-4-6", "rule_id": "anthropic/...",
@@ -13,11 +14,16 @@ Shape of ``regio bench --json OUT`` (all token counts in tokens, costs in USD, r
              {"layout": "regio", "requests": 5, "prompt_tokens": 20311,
               "cache_read_tokens": 14012, "cache_write_tokens": 6100,
               "uncached_tokens": 199, "hit_rate": 0.69, "cost_usd": 0.0312,
+              "request_cost_usd": 0.0301,
               "oracle_hit_rate": 0.70, "placement_share": 0.98,
               "bound_hit_rate": 0.71, "bound_share": 0.97, "compaction_calls": 0,
               "compaction_cost_usd": 0.0, "summarizer": "offline",
               "retention": {"overall": 0.9, "fact": 1.0, ...}, "first_cut": 31,
-              "broken_requests": 0,
+              "broken_requests": 0, "lost_task_requests": 0, "over_window_requests": 0,
+              "unsent_requests": 0, "failure": null, "failed_at": null,
+              "cost_bound_usd": 0.0290, "cost_bound_share": 1.08,
+              "cost_bound_trigger": 61440, "kept_tokens": 14210,
+              "periodic_hit_bound": 0.91,
               "read_per_request": [...], "prompt_per_request": [...],
               "cost_per_request": [...],
               "relief": [{"stage": "clear", "runs": 12, "skipped": 1,
@@ -36,6 +42,13 @@ added the bound, compaction, retention and broken-request fields. Schema 3 added
 ``usage_agreement`` the unlogged-prefix estimate, the added-token comparison and
 ``comparable`` / ``reason`` (:class:`UsageAgreement`); a later schema-3 field, each layout's
 ``first_cut`` (:class:`LayoutResult`), is optional, so earlier schema-3 reports still load.
+Schema 4: ``cost_usd`` is the whole bill, the strategy's summarizer calls included (the figure
+the tables print; schema 3 left them out) and ``request_cost_usd`` its model calls alone;
+``broken_requests`` counts every broken call once, whatever the reason, with
+``lost_task_requests``, ``over_window_requests`` and ``unsent_requests`` beside it, and
+``failure`` / ``failed_at`` when the strategy raised; the cost bound (``cost_bound_usd``,
+``cost_bound_share``, ``cost_bound_trigger``, ``kept_tokens``), the periodic-compaction hit
+bound (``periodic_hit_bound``) and each trace's ``prompt_limit`` are new.
 """
 
 from __future__ import annotations
@@ -60,7 +73,7 @@ __all__ = [
     "write_report",
 ]
 
-REPORT_SCHEMA = "regio.bench-report/3"
+REPORT_SCHEMA = "regio.bench-report/4"
 
 _T = TypeVar("_T")
 
@@ -93,15 +106,17 @@ class ReliefStage(msgspec.Struct, frozen=True):
 class LayoutResult(msgspec.Struct, frozen=True):
     """One layout (or baseline) under one cache model: totals over its requests.
 
-    Token counts in tokens, ``cost_usd`` in USD (``None`` when the cache rule has no input
-    price, e.g. local engines), rates in [0, 1]. ``oracle_hit_rate`` is the bound of the
-    strategy's own requests, ``placement_share`` = hit rate / that bound: a check of
-    breakpoint placement (100% = the marks caught everything those requests allowed), not of
-    what the requests contain. ``bound_hit_rate`` is the trace's bound (append-only, or
-    window-capped under ``--window-tokens``, computed on the recorded requests) and
-    ``bound_share`` = hit rate / bound. ``compaction_calls`` / ``compaction_cost_usd``: the
-    summarizer's calls and their cost under the same cache model (0 for ``summarizer ==
-    "offline"``, regio's extractive summarizer, which sends no request). ``retention``:
+    Token counts in tokens, costs in USD (``None`` when the cache rule has no input price,
+    e.g. local engines), rates in [0, 1]. ``cost_usd`` is the whole bill: the strategy's model
+    calls (``request_cost_usd``) plus its summarizer calls (``compaction_cost_usd``: forks of
+    the agent's request, transcript prompts, a provider's compaction passes), the figure the
+    tables print. ``oracle_hit_rate`` is the bound of the strategy's own requests,
+    ``placement_share`` = hit rate / that bound: a check of breakpoint placement (100% = the
+    marks caught everything those requests allowed), not of what the requests contain.
+    ``bound_hit_rate`` is the trace's bound (append-only, or window-capped under
+    ``--window-tokens``, computed on the recorded requests) and ``bound_share`` = hit rate /
+    bound. ``compaction_calls``: the summarizer's calls (0 cost for ``summarizer ==
+    "offline"``, an extractive summarizer that sends no request). ``retention``:
     ``{"overall": share, <probe type>: share}`` over the requests from the trace's
     ``retention_from`` call on, the same requests for every strategy (``None``: not
     measured). ``first_cut``: the model call (0-based) at which this strategy first cut
@@ -111,7 +126,22 @@ class LayoutResult(msgspec.Struct, frozen=True):
     state of the same key, such as SWE-agent's status footer); ``None`` when it never
     cut (``recorded`` never does), and in totals over more than one trace (each trace has its
     own calls; totals over one trace keep it). The trace's ``retention_from`` is the smallest
-    ``first_cut`` of its strategies. ``broken_requests``: requests that lost the task.
+    ``first_cut`` of its strategies.
+
+    **Broken** (:mod:`regio.bench.tracking`): ``broken_requests`` model calls whose request
+    lost the task (``lost_task_requests``), held more prompt tokens than the window allows
+    (``over_window_requests``: more than the trace's ``prompt_limit``), or were never sent
+    because the strategy raised (``unsent_requests``; ``failure`` is the error, ``failed_at``
+    the call). Each call counts once. A strategy with a broken call is shown and never ranked.
+
+    **Cost bound** (:mod:`regio.bench.costbound`): ``cost_bound_usd`` is the cheapest
+    periodic-compaction schedule for this trace and window at the strategy's own mean kept
+    size ``kept_tokens`` (tokens; ``None`` when it never cut), swept over the trigger (the
+    best one is ``cost_bound_trigger``, tokens; ``None``: never compacting was cheapest);
+    ``cost_bound_share`` = ``cost_usd`` / that bound. ``periodic_hit_bound``: the best hit
+    rate of periodic compaction at that kept size (DESIGN.md section 6,
+    :func:`regio.bench.costbound.periodic_hit_bound`; ``None`` without a kept size).
+
     ``read_per_request`` / ``prompt_per_request`` / ``cost_per_request`` hold the
     per-request figures in request order (for cumulative plots). ``relief``: what regio's
     relief chain did, per stage (empty for strategies without one).
@@ -139,13 +169,22 @@ class LayoutResult(msgspec.Struct, frozen=True):
     cost_per_request: tuple[float, ...] = ()
     relief: tuple[ReliefStage, ...] = ()
     first_cut: int | None = None
+    request_cost_usd: float | None = None
+    lost_task_requests: int = 0
+    over_window_requests: int = 0
+    unsent_requests: int = 0
+    failure: str | None = None
+    failed_at: int | None = None
+    cost_bound_usd: float | None = None
+    cost_bound_share: float | None = None
+    cost_bound_trigger: int | None = None
+    kept_tokens: int | None = None
+    periodic_hit_bound: float | None = None
 
     @property
     def total_cost_usd(self) -> float | None:
-        """Requests plus summarizer calls (USD); ``None`` without prices."""
-        if self.cost_usd is None or self.compaction_cost_usd is None:
-            return None
-        return self.cost_usd + self.compaction_cost_usd
+        """Requests plus summarizer calls (USD): :attr:`cost_usd`; ``None`` without prices."""
+        return self.cost_usd
 
 
 class ModelResult(msgspec.Struct, frozen=True):
@@ -207,6 +246,8 @@ class TraceResult(msgspec.Struct, frozen=True):
     ``refused_writes`` writes a region refused; ``notes`` what was skipped or approximated;
     ``window_tokens`` the window of a pressure run (``None``: the blueprint's own);
     ``bound_hit_rate`` the trace's bound (append-only, or window-capped);
+    ``prompt_limit`` the most prompt tokens a request may hold (the window less the output
+    reserve: ``context_window - max_output_tokens``; a request over it is broken);
     ``usage_agreement`` the simulator against the recorded provider usage (``None`` when the
     trace recorded none or ``recorded`` was not run); ``retention_from`` the model call (0-based)
     from which every strategy's retention is scored: the first at which any strategy of the run
@@ -226,6 +267,7 @@ class TraceResult(msgspec.Struct, frozen=True):
     bound_hit_rate: float = 0.0
     usage_agreement: UsageAgreement | None = None
     retention_from: int | None = None
+    prompt_limit: int | None = None
 
     def model(self, name: str) -> ModelResult:
         """The results under cache model ``name``; ``KeyError`` naming the ones present."""

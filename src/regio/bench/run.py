@@ -2,8 +2,10 @@
 
 Each layout's request sequence is simulated by a fresh cache model (one per layout, so layouts
 never share a cache), and bounded by the oracle of the same requests
-(:func:`regio.bench.metrics.oracle_report`). Costs include the output tokens at the rule's
-output price; the output is the recorded reply, identical for every layout.
+(:func:`regio.bench.metrics.oracle_report`) and by the cost-optimal periodic-compaction
+schedule at the strategy's own kept size (:mod:`regio.bench.costbound`). Costs include the
+output tokens at the rule's output price (the output is the recorded reply, identical for
+every layout) and every summarizer call of the strategy.
 """
 
 from __future__ import annotations
@@ -13,6 +15,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from regio.bench.agreement import usage_agreement
+from regio.bench.costbound import (
+    Schedule,
+    cut_sizes,
+    kept_tokens,
+    periodic_hit_bound,
+    prices_of,
+)
 from regio.bench.metrics import (
     append_only_hit_rate,
     layout_result,
@@ -40,8 +49,8 @@ __all__ = [
 ]
 
 #: Cache models used when none are named (the demo's two). ``openai:gpt-5`` is the OpenAI
-#: default of :data:`regio.cache.registry.DEFAULT_MODELS` (its rule carries a price);
-#: ``openai:gpt-4o`` stays selectable with ``--cache``.
+#: provider's default model (``regio.providers.provider_for("openai").default_model``; its rule
+#: carries a price); ``openai:gpt-4o`` stays selectable with ``--cache``.
 DEFAULT_CACHE_MODELS: tuple[str, ...] = ("anthropic:claude-sonnet-4-6", "openai:gpt-5")
 
 
@@ -52,9 +61,12 @@ def check_cache_models(names: Sequence[str]) -> None:
         cache_model_for(name)
 
 
-def score(out: ReplayOutput, cache_models: Sequence[str]) -> tuple[ModelResult, ...]:
+def score(
+    out: ReplayOutput, cache_models: Sequence[str], ttl: str = "5m"
+) -> tuple[ModelResult, ...]:
     """Simulate every strategy's requests of ``out`` under each cache model (a fresh model
-    per strategy, and another for its summarizer's requests)."""
+    per strategy, and another for its summarizer's requests), with its broken calls, failure
+    and cost bound (cache writes priced at ``ttl``)."""
     trace_bound = trace_bound_of(out)
     results = []
     for name in cache_models:
@@ -63,6 +75,9 @@ def score(out: ReplayOutput, cache_models: Sequence[str]) -> tuple[ModelResult, 
         for layout, run in out.runs.items():
             report, compaction = _simulate(name, run)
             rule_id = report.rule_id
+            cost = report.cost_usd
+            if compaction is not None and cost is not None and compaction.cost_usd is not None:
+                cost += compaction.cost_usd
             items.append(
                 layout_result(
                     layout,
@@ -76,10 +91,62 @@ def score(out: ReplayOutput, cache_models: Sequence[str]) -> tuple[ModelResult, 
                     compaction_calls=run.compaction_calls,
                     relief=run.relief,
                     first_cut=run.first_cut,
+                    lost_task_requests=run.lost_task_requests,
+                    over_window_requests=run.over_window_requests,
+                    unsent_requests=run.unsent_requests,
+                    failure=run.failure,
+                    failed_at=run.failed_at,
+                    **bound_fields(out, run, name, cost, ttl),
                 )
             )
         results.append(ModelResult(cache_model=name, rule_id=rule_id, layouts=tuple(items)))
     return tuple(results)
+
+
+def bound_fields(
+    out: ReplayOutput, run: Any, cache_model: str, cost: float | None, ttl: str = "5m"
+) -> dict[str, Any]:
+    """The cost bound of ``run`` on ``out``'s trace under ``cache_model``
+    (:mod:`regio.bench.costbound`) as :class:`LayoutResult` fields: the bound (USD), the share
+    ``cost`` is of it, its trigger, the kept size (tokens) and the periodic-compaction bound
+    on the hit rate at that kept size; ``None`` where prices, a prompt limit, a kept size or a
+    feasible schedule are missing."""
+    empty: dict[str, Any] = {
+        "cost_bound_usd": None,
+        "cost_bound_share": None,
+        "cost_bound_trigger": None,
+    }
+    prompts = [sum(b.tokens for b in r.blocks) for r in run.requests]
+    kept = kept_tokens(prompts)
+    hit_bound = None
+    if out.prompt_limit is not None:
+        hit_bound = periodic_hit_bound(out.raw_sizes, out.prompt_limit, out.fixed_tokens, kept)
+    empty["periodic_hit_bound"] = hit_bound
+    prices = prices_of(cache_model_for(cache_model).rule, ttl)
+    if prices is None or out.prompt_limit is None or not out.outputs:
+        return {**empty, "kept_tokens": kept}
+    passes = [*run.fork_requests, *run.compaction_requests]
+    summary = round(sum(r.output_tokens for r in passes) / len(passes)) if passes else 0
+    bound = Schedule(
+        sizes=out.raw_sizes,
+        outputs=out.outputs,
+        limit=out.prompt_limit,
+        fixed=out.fixed_tokens,
+        kept=kept,
+        summary=summary,
+        summarizes=min(1.0, len(passes) / max(1, len(cut_sizes(prompts)))),
+        prices=prices,
+    ).bound()
+    if bound is None:
+        return {**empty, "kept_tokens": kept}
+    share = cost / bound.cost_usd if cost is not None and bound.cost_usd > 0 else None
+    return {
+        "cost_bound_usd": bound.cost_usd,
+        "cost_bound_share": share,
+        "cost_bound_trigger": bound.trigger,
+        "kept_tokens": kept,
+        "periodic_hit_bound": hit_bound,
+    }
 
 
 def _simulate(name: str, run: Any) -> tuple[CacheReport, CacheReport | None]:
@@ -127,7 +194,7 @@ def bench_trace(
     out = replay(
         trace, blueprint, layouts=layouts, rules=rules, window_tokens=window_tokens, probes=probes
     )
-    models = score(out, cache_models)
+    models = score(out, cache_models, blueprint.cache.ttl)
     return TraceResult(
         trace=trace.id,
         group=trace.header.source_format,
@@ -142,6 +209,7 @@ def bench_trace(
         bound_hit_rate=trace_bound_of(out),
         usage_agreement=usage_agreement(trace, out, models),
         retention_from=out.retention_from,
+        prompt_limit=out.prompt_limit,
     )
 
 

@@ -1,6 +1,13 @@
 """Per-strategy bookkeeping of a replay: the requests, summarizer calls, broken requests,
 first cut and retention meter of one strategy (:class:`Tracker`), and what it yields
-(:class:`StrategyRun`). Used by :func:`regio.bench.replay.replay`."""
+(:class:`StrategyRun`). Used by :func:`regio.bench.replay.replay`.
+
+**Broken** is one rule for every strategy, regio's included: a model call is broken when its
+request lost the task (no task message and no summary standing for it), when its request (or
+a provider's compaction pass sent within it) holds more prompt tokens than the window allows
+(``prompt tokens > context window - max output tokens``: the API would refuse it, whoever
+sent it), or when the strategy raised and so sent nothing from that call on. Each call counts
+once, whatever the reasons (:meth:`Tracker.run`)."""
 
 from __future__ import annotations
 
@@ -12,16 +19,20 @@ from regio.bench.report import ReliefStage
 from regio.bench.retention import RetentionMeter
 from regio.cache.types import CacheRequest
 
-__all__ = ["StrategyRun", "Tracker"]
+__all__ = ["StrategyRun", "Tracker", "prompt_tokens"]
 
 
 @attrs.frozen
 class StrategyRun:
     """One strategy on one trace. ``requests``: its model calls; ``compaction_requests``:
     its summarizer calls as requests; ``summarizer``: ``"none"`` (never summarizes),
-    ``"offline"`` (an extractive summarizer not billed) or ``"llm"`` (billed
-    requests); ``compaction_calls``: summarizer calls; ``broken_requests``: requests that
-    lost the task; ``retention``: :meth:`RetentionMeter.result` from the run's common first
+    ``"offline"`` (an extractive summarizer not billed), ``"llm"`` (billed requests) or
+    ``"provider"`` (the provider's compaction passes); ``compaction_calls``: summarizer
+    calls; ``broken_requests``: the calls that are broken (module doc; each call once),
+    ``lost_task_requests`` / ``over_window_requests`` / ``unsent_requests`` the calls broken
+    for each reason (they may overlap); ``failure``: the error that stopped the strategy
+    (``"RegionFullError: ..."``) and ``failed_at`` the model call it stopped at (``None``: it
+    ran to the end); ``retention``: :meth:`RetentionMeter.result` from the run's common first
     call or ``None``; ``retention_observations``: its denominators (probe type -> probe
     observations counted, the same for every strategy of one run); ``first_cut``: the first
     model call at which this strategy had cut something (``None``: never); ``relief``: the
@@ -38,14 +49,22 @@ class StrategyRun:
     retention_observations: dict[str, int] | None = None
     first_cut: int | None = None
     #: summarizer calls sent as forks of the agent's last request, priced in the agent's own
-    #: cache scope with :attr:`requests` (:mod:`regio.bench.billing`)
+    #: cache scope with :attr:`requests` (:mod:`regio.bench.billing`), and a provider's
+    #: compaction passes (:mod:`regio.bench.provider_peers`)
     fork_requests: list[CacheRequest] = attrs.field(factory=list)
+    lost_task_requests: int = 0
+    over_window_requests: int = 0
+    unsent_requests: int = 0
+    failure: str | None = None
+    failed_at: int | None = None
 
 
 @attrs.define
 class Tracker:
-    """Per strategy: its requests, broken count, compaction flag (``compacted``: it has cut
-    something; ``first_cut``: the first call at which it had) and retention meter."""
+    """Per strategy: its requests, the calls that lost the task (``lost``) or sent a pass over
+    the window (``over``, beside the requests :meth:`run` checks), the failure that stopped it
+    (``failure``, ``failed_at``), compaction flag (``compacted``: it has cut something;
+    ``first_cut``: the first call at which it had) and retention meter."""
 
     meter: RetentionMeter
     requests: list[CacheRequest] = attrs.field(factory=list)
@@ -53,7 +72,10 @@ class Tracker:
     fork_requests: list[CacheRequest] = attrs.field(factory=list)
     summarizer: str = "none"
     compaction_calls: int = 0
-    broken: int = 0
+    lost: set[int] = attrs.field(factory=set)
+    over: set[int] = attrs.field(factory=set)
+    failure: str | None = None
+    failed_at: int | None = None
     compacted: bool = False
     first_cut: int | None = None
     relief: tuple[ReliefStage, ...] = ()
@@ -63,25 +85,48 @@ class Tracker:
         ``text()`` (the request's text) is measured on every sampled request, whether or not
         this strategy has cut yet (the run picks the common first call afterwards)."""
         if not has_task and not summary:
-            self.broken += 1
+            self.lost.add(call)
         if self.compacted and self.first_cut is None:
             self.first_cut = call
         if self.meter.wants(call):
             self.meter.observe(call, text())
 
-    def run(self, since: int | None) -> StrategyRun:
+    def fail(self, call: int, exc: BaseException) -> None:
+        """The strategy raised ``exc`` at model call ``call``: it sends nothing from there on."""
+        if self.failure is None:
+            self.failure = f"{type(exc).__name__}: {exc}"
+            self.failed_at = call
+
+    def run(self, since: int | None, limit: int | None = None, calls: int = 0) -> StrategyRun:
         """The strategy's run, its retention scored from model call ``since`` (``None``:
-        not scored)."""
+        not scored); ``limit``: the most prompt tokens a request may hold (``None``: not
+        checked); ``calls``: the trace's model calls (those from ``failed_at`` on were never
+        sent)."""
         scored = since is not None and self.meter.result(since) is not None
+        over = set(self.over)
+        if limit is not None:
+            over.update(int(r.id) for r in self.requests if prompt_tokens(r) > limit)
+        unsent = set(range(self.failed_at, calls)) if self.failed_at is not None else set()
+        broken = self.lost | over | unsent
         return StrategyRun(
             self.requests,
             self.compaction_requests,
             self.summarizer,
             self.compaction_calls,
-            self.broken,
+            len(broken),
             self.meter.result(since or 0) if scored else None,
             self.relief,
             self.meter.observations(since or 0) if scored else None,
             self.first_cut,
             self.fork_requests,
+            len(self.lost),
+            len(over),
+            len(unsent),
+            self.failure,
+            self.failed_at,
         )
+
+
+def prompt_tokens(request: CacheRequest) -> int:
+    """Prompt tokens of ``request`` (the sum of its blocks)."""
+    return sum(b.tokens for b in request.blocks)

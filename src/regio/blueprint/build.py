@@ -14,6 +14,7 @@ from regio.blueprint.spec import (
     SeedFile,
     SlidingWindowSpec,
 )
+from regio.blueprint.writers import replacing_writers
 from regio.content import Message, Text
 from regio.errors import (
     CustomHooksNotAllowedError,
@@ -21,8 +22,9 @@ from regio.errors import (
     RegionFullError,
     WindowConfigError,
 )
+from regio.providers.registry import chat_format_for
 from regio.regions import Refusal, Region, Window, make_region
-from regio.tokens import chat_format_for_model, get_counter
+from regio.tokens import get_counter
 
 __all__ = ["build_window", "region_options"]
 
@@ -81,9 +83,11 @@ def build_window(
     """A fresh :class:`regio.regions.Window` for ``blueprint``, with every seed written.
 
     * regions are made with :func:`regio.regions.make_region` in declaration order, budgets
-      resolved against :attr:`Blueprint.window_tokens` (the window's ``max_tokens``);
+      resolved against :attr:`Blueprint.window_tokens` (the window's ``max_tokens``); a region
+      whose declared writer replaces what it stored gets it as ``replacing_writer``
+      (:func:`regio.blueprint.writers.replacing_writers`);
     * ``counter`` is a :class:`regio.tokens.TokenCounter`; default: ``blueprint.tokenizer``
-      with the model's chat format (:func:`regio.tokens.get_counter`);
+      with the provider's chat format (:func:`regio.providers.chat_format_for`);
     * ``custom`` regions load their hooks only when ``allow_custom_hooks`` is true, otherwise
       :class:`regio.errors.CustomHooksNotAllowedError` is raised.
 
@@ -93,17 +97,17 @@ def build_window(
     if counter is None:
         counter = get_counter(
             blueprint.tokenizer,
-            chat_format=chat_format_for_model(blueprint.model.name),
+            chat_format=chat_format_for(blueprint.model.provider, blueprint.model.name),
             model=blueprint.model.name,
         )
     regions: list[Region] = []
+    writers = replacing_writers(blueprint.regions, blueprint.relief)
     for index, spec in enumerate(blueprint.regions):
+        options = region_options(spec)
+        if spec.name in writers:
+            options["replacing_writer"] = writers[spec.name]
         try:
-            regions.append(
-                make_region(
-                    spec.kind, allow_custom_hooks=allow_custom_hooks, **region_options(spec)
-                )
-            )
+            regions.append(make_region(spec.kind, allow_custom_hooks=allow_custom_hooks, **options))
         except CustomHooksNotAllowedError:
             raise
         except RegionConfigError as exc:

@@ -10,9 +10,10 @@ document, each with its path (``regions[3].budget``) in the exception notes, and
 * ``Literal[...]`` takes exactly one of its words; ``Annotated[T, FieldRule(...)]`` structures ``T``
   and checks the rule (:class:`regio.blueprint.fields.FieldRule`); a union of scalars picks the
   member whose type the value has; ``tuple[X, ...]`` takes a YAML list;
-* regions are a tagged union on ``kind`` (``cattrs.strategies.configure_tagged_union``) over
-  :data:`~regio.blueprint.regionspec.REGION_CLASSES`, ``temporary`` when ``kind`` is omitted,
-  aliases (``hashmap``) normalised first;
+* regions are a union tagged by ``kind``: the class registered for the kind in
+  :data:`~regio.blueprint.regionspec.REGION_CLASSES` when the region is read (so a kind
+  registered later, in the user's own module, loads too), ``temporary`` when ``kind`` is
+  omitted, aliases (``hashmap``) normalised first;
 * seeds accept their YAML shorthands (a string, a list of strings and entries, ``{file: ...}``).
 
 A refused value raises :class:`ValueProblem` (what was found, what is allowed);
@@ -30,14 +31,12 @@ import attrs
 import cattrs
 from cattrs.errors import IterableValidationError, IterableValidationNote
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
-from cattrs.strategies import configure_tagged_union
 
 from regio.blueprint.fields import FieldRule
 from regio.blueprint.regionspec import Seed
 from regio.blueprint.schema import describe_type
 from regio.blueprint.spec import (
     KIND_ALIASES,
-    KINDS,
     REGION_CLASSES,
     Blueprint,
     RegionSpec,
@@ -49,7 +48,6 @@ from regio.blueprint.spec import (
 __all__ = ["ValueProblem", "converter", "structure_blueprint", "unstructure_spec"]
 
 _SEED_TYPE = get_args(Seed)[0]
-_REGION_UNION: Any = Union[tuple(REGION_CLASSES.values())]  # noqa: UP007
 
 
 class ValueProblem(Exception):
@@ -225,29 +223,42 @@ converter.register_structure_hook_factory(_is_scalar_union, _scalar_union)
 converter.register_structure_hook_factory(_is_sequence, _sequence)
 converter.register_structure_hook_factory(_is_spec, _spec_structure)
 converter.register_unstructure_hook_factory(_is_spec, _spec_unstructure)
-_KIND_WORDS = f"one of the kinds {', '.join(KINDS)} (alias: hashmap = keyed)"
+
+
+def _kind_words() -> str:
+    aliases = ", ".join(f"{a} = {k}" for a, k in KIND_ALIASES.items())
+    return f"one of the kinds {', '.join(REGION_CLASSES)}" + (
+        f" (alias: {aliases})" if aliases else ""
+    )
 
 
 def _structure_region(value: Any, _: Any) -> RegionSpec:
+    """The spec class registered for the region's ``kind`` (an alias normalised; ``temporary``
+    when omitted), looked up when the region is read, so a kind registered after this module
+    was imported (in the user's own module) loads too."""
     if not isinstance(value, dict):
         raise ValueProblem(value, "a mapping with at least name, kind and budget")
+    cls: type[RegionSpec] = TemporarySpec
     if "kind" in value:
         kind = value["kind"]
         kind = KIND_ALIASES.get(kind, kind) if isinstance(kind, str) else kind
         if not isinstance(kind, str) or kind not in REGION_CLASSES:
             raise ValueProblem(
-                value["kind"], _KIND_WORDS, choices=[*KINDS, *KIND_ALIASES], at=("kind",)
+                value["kind"],
+                _kind_words(),
+                choices=[*REGION_CLASSES, *KIND_ALIASES],
+                at=("kind",),
             )
-        value = {**value, "kind": kind}
-    region: RegionSpec = _structure_tagged(value, _REGION_UNION)
+        cls = REGION_CLASSES[kind]
+        value = {k: v for k, v in value.items() if k != "kind"}
+    region: RegionSpec = converter.structure(value, cls)
     return region
 
 
 def _unstructure_region(spec: RegionSpec) -> dict[str, Any]:
     """The region's keys with ``kind`` right after ``name``."""
-    data: dict[str, Any] = _unstructure_tagged(spec)
-    kind = data.pop("kind")
-    return {"name": data.pop("name"), "kind": kind, **data}
+    data: dict[str, Any] = converter.unstructure(spec, type(spec))
+    return {"name": data.pop("name"), "kind": spec.kind, **data}
 
 
 def _structure_seed(value: Any, _: Any) -> tuple[SeedEntry, ...] | SeedFile | None:
@@ -276,21 +287,12 @@ def _unstructure_seed(seed: tuple[SeedEntry, ...] | SeedFile | None) -> Any:
     return items[0] if len(items) == 1 and isinstance(items[0], str) else items
 
 
-# Seed hooks first: the tagged union below generates each region class's hooks, which bind
-# their field hooks when they are made.
 converter.register_structure_hook_func(lambda t: t == _SEED_TYPE, _structure_seed)
 converter.register_unstructure_hook_func(lambda t: t in (_SEED_TYPE, Seed), _unstructure_seed)
-configure_tagged_union(
-    _REGION_UNION,
-    converter,
-    tag_generator=lambda cls: str(getattr(cls, "kind", "")),
-    tag_name="kind",
-    default=TemporarySpec,
-)
-_structure_tagged = converter.get_structure_hook(_REGION_UNION)
-_unstructure_tagged = converter.get_unstructure_hook(_REGION_UNION)
-converter.register_structure_hook(RegionSpec, _structure_region)
-converter.register_unstructure_hook(RegionSpec, _unstructure_region)
+# For ``RegionSpec`` itself only (a class hook would also catch every kind's class, which
+# ``_is_spec`` builds).
+converter.register_structure_hook_func(lambda t: t is RegionSpec, _structure_region)
+converter.register_unstructure_hook_func(lambda t: t is RegionSpec, _unstructure_region)
 
 
 def structure_blueprint(data: Any) -> Blueprint:
@@ -306,5 +308,7 @@ def structure_blueprint(data: Any) -> Blueprint:
 def unstructure_spec(spec: Any) -> dict[str, Any]:
     """A spec object -> plain data (YAML keys in declaration order, defaults omitted; a region
     gets its ``kind`` right after its ``name``)."""
+    if isinstance(spec, RegionSpec):
+        return _unstructure_region(spec)
     data: dict[str, Any] = converter.unstructure(spec)
     return data

@@ -198,8 +198,12 @@ gives a conversation the old fixed cap.
 cache keeps hitting: tools, `stable` regions, `grows` regions (in frozen chunks of
 `chunk_tokens`) in the system prompt; then the messages, opened by the `compact_history`
 summaries (never joined into the system text), the conversation, then `rewritten` regions in
-the tail (after the conversation). `naive`, `kind` and `volatility` reproduce the baseline
-layouts the benchmark compares against.
+the tail (after the conversation). A declaration is checked against behaviour: a `stable`
+or `grows` region whose writes remove or rewrite entries between requests, or whose capture
+or relief route replaces what it stored (`park`, `footer`, a `route` with `route_key`), is
+laid out in the tail however it was declared, and `regio validate`, an event and
+`Engine.snapshot()` say so ([layout.md](layout.md#observed-volatility)). `naive`, `kind` and
+`volatility` reproduce the baseline layouts the benchmark compares against.
 """
 
 
@@ -241,7 +245,10 @@ gets (e.g. a `The current time is ...` line moved to a small `rewritten` clock r
 policy stays a stable prefix). A `footer` write is skipped when the state did not change.
 A region that refuses a `footer` or `park` write (too small for it, or full under
 `admission: reject`) leaves the text in the message as the agent received it: a capture
-moves text, it never drops it."""
+moves text, it never drops it. `park` (which keeps only the newest `keep` outputs) and
+`footer` (which replaces the last state) replace what they stored, so their region belongs in
+the tail: declare it `rewritten` (the `regio` layout places it there whatever it is declared,
+and `regio validate` warns about a `stable` or `grows` one)."""
 
 
 def _describes() -> dict[tuple[str, str], str]:
@@ -251,8 +258,8 @@ def _describes() -> dict[tuple[str, str], str]:
         classes[name] = next(c for c, n in DEF_NAMES.items() if n == name)
     classes["SeedEntry"], classes["SeedFile"] = SeedEntry, SeedFile
     classes["Capture"] = CaptureSpec
-    for kind, cls in REGION_CLASSES.items():
-        classes[kind_def_name(kind)] = cls
+    for kind in KINDS:
+        classes[kind_def_name(kind)] = REGION_CLASSES[kind]
     out: dict[tuple[str, str], str] = {}
     for def_name, cls in classes.items():
         for f in yaml_fields(cls):
@@ -301,8 +308,8 @@ def _table(schema: dict[str, Any], keys: list[str] | None = None, def_name: str 
 
 
 def generate_docs() -> str:
-    """The full text of ``docs/blueprint.md``."""
-    schema = blueprint_json_schema()
+    """The full text of ``docs/blueprint.md`` (the package's own kinds)."""
+    schema = blueprint_json_schema(KINDS)
     defs = schema["$defs"]
     out = [INTRO, "## Top-level keys", ""]
     out += _table(schema)

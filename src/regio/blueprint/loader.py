@@ -31,6 +31,7 @@ from regio.blueprint.messages import structure_issues
 from regio.blueprint.source import Located, format_path, parse_yaml
 from regio.blueprint.spec import Blueprint, RegionSpec, SeedEntry, SeedFile
 from regio.blueprint.validate import validate_semantics
+from regio.textrepair import repair_text
 
 __all__ = ["BlueprintSource", "dump_blueprint", "load_blueprint", "validate_blueprint"]
 
@@ -184,10 +185,44 @@ def load_blueprint(
     return attrs.evolve(blueprint, warnings=tuple(_by_line(warnings)), source=bp_source)
 
 
+def _surrogate_issues(located: Located) -> list[BlueprintIssue]:
+    """An issue per string (value or key) holding a UTF-16 surrogate, which a double-quoted
+    YAML escape (``"\\ud800"``) can write but no UTF-8 encoding, request or save can hold."""
+    issues: list[BlueprintIssue] = []
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(located.data, ())]
+    while stack:  # iterative: the limits scan bounded the depth, not the recursion
+        value, path = stack.pop()
+        texts: list[tuple[str, tuple[Any, ...]]] = []
+        if isinstance(value, str):
+            texts.append((value, path))
+        elif isinstance(value, dict):
+            for key, child in value.items():
+                if isinstance(key, str):
+                    texts.append((key, path))
+                stack.append((child, (*path, key)))
+        elif isinstance(value, list):
+            stack.extend((child, (*path, i)) for i, child in enumerate(value))
+        for text, where in texts:
+            _fixed, repair = repair_text(text)
+            if repair is not None:
+                issues.append(
+                    BlueprintIssue(
+                        format_path(where),
+                        located.line(where),
+                        f"a UTF-16 surrogate escape at character {repair.position} has no UTF-8 "
+                        "encoding, so no request or save can hold it; write the character "
+                        "itself or its 8-digit escape (\\U0001F600, not \\ud83d\\ude00)",
+                    )
+                )
+    return issues
+
+
 def _structure(located: Located) -> tuple[Blueprint | None, list[BlueprintIssue]]:
-    """The structured blueprint (or ``None``) and every structural issue: duplicate keys, then
-    what cattrs refused (unknown and missing keys, types, ranges, kinds)."""
+    """The structured blueprint (or ``None``) and every structural issue: duplicate keys,
+    strings no UTF-8 can hold, then what cattrs refused (unknown and missing keys, types,
+    ranges, kinds)."""
     issues = [BlueprintIssue(format_path(i.path), i.line, i.message) for i in located.issues]
+    issues.extend(_surrogate_issues(located))
     try:
         return structure_blueprint(located.data), issues
     except (ClassValidationError, IterableValidationError, ValueProblem) as exc:

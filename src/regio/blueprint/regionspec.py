@@ -5,8 +5,10 @@ Each kind is one class: it declares its ``kind`` word (and ``aliases``), a one-l
 written every turn (``written_every_turn``), its own YAML keys as typed attrs fields, and
 :meth:`RegionSpec.region_options` (the :func:`regio.regions.make_region` options) and
 :meth:`RegionSpec.policy` (its summary line in ``regio validate``). :func:`region_kind`
-registers it; the loader's tagged union on ``kind``, the JSON Schema and the docs read the
-registry, so a new kind is one class here.
+registers it; the loader (which looks the class of a region's ``kind`` up when it reads the
+region), the JSON Schema and the docs read the registry, so a new kind is one class here, or
+in the user's own module next to its :class:`regio.regions.Region` class
+(``docs/architecture.md``, "A region kind's blueprint spec").
 """
 
 from __future__ import annotations
@@ -196,7 +198,13 @@ _R = TypeVar("_R", bound=type[RegionSpec])
 
 
 def region_kind(cls: _R) -> _R:
-    """Register a region spec class under its ``kind`` (and ``aliases``)."""
+    """Register a region spec class under its ``kind`` (and ``aliases``); a later class of
+    the same kind replaces it. The loader, the JSON Schema and ``regio validate`` look kinds
+    up when they run, so a kind registered in the user's own module, after :mod:`regio` was
+    imported, loads from YAML like the package's own (its runtime class, a
+    :class:`regio.regions.Region` subclass of the same ``kind``, must be defined too). Its
+    annotations are resolved here (``Annotated`` rules kept), so they may be strings."""
+    attrs.resolve_types(cls, include_extras=True)
     REGION_CLASSES[cls.kind] = cls
     KIND_ALIASES.update(dict.fromkeys(cls.aliases, cls.kind))
     return cls
@@ -463,5 +471,6 @@ class CustomSpec(RegionSpec):
         return "hooks: " + (", ".join(hooks) or "none")
 
 
-#: Kind names, in registration order.
+#: The package's own kind names, in registration order (the reference docs and the shipped
+#: JSON Schema list these; :data:`REGION_CLASSES` also holds kinds registered later).
 KINDS: tuple[str, ...] = tuple(REGION_CLASSES)

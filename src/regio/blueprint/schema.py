@@ -11,6 +11,7 @@ types (:mod:`regio.blueprint.convert`), so the three agree by construction.
 from __future__ import annotations
 
 import types
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -288,19 +289,24 @@ def _capture_rules() -> list[dict[str, Any]]:
     return out
 
 
-def blueprint_json_schema() -> dict[str, Any]:
+def blueprint_json_schema(kinds: Iterable[str] | None = None) -> dict[str, Any]:
     """The JSON Schema of a blueprint file (a fresh dict each call).
 
     Regions are a ``oneOf`` over one definition per kind (``Region_pinned``, ...), told apart by
-    ``kind``; a region without ``kind`` is ``temporary`` (the default kind).
+    ``kind``; a region without ``kind`` is ``temporary`` (the default kind). ``kinds``: the
+    kinds it lists (registered names, in that order); ``None``, every registered kind, those
+    of the user's own modules included (the shipped ``blueprint.schema.json`` lists the
+    package's own, :data:`regio.blueprint.spec.KINDS`). Raises ``KeyError`` for an
+    unregistered kind.
     """
+    listed = tuple(REGION_CLASSES if kinds is None else kinds)
     defs: dict[str, Any] = {name: _object_schema(cls) for cls, name in DEF_NAMES.items()}
-    for kind in REGION_CLASSES:
+    for kind in listed:
         defs[kind_def_name(kind)] = _region_schema(kind)
     defs["Capture"]["allOf"] = _capture_rules()
     defs["Region"] = {
         "description": "One region; `kind` selects its options.",
-        "oneOf": [{"$ref": f"#/$defs/{kind_def_name(k)}"} for k in REGION_CLASSES],
+        "oneOf": [{"$ref": f"#/$defs/{kind_def_name(k)}"} for k in listed],
     }
     root = _object_schema(Blueprint)
     return {

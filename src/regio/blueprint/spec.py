@@ -33,6 +33,7 @@ from regio.blueprint.fields import (
     Int0,
     Int1,
     LayoutStrategy,
+    Mark,
     NonEmpty,
     Share,
     Tokenizer,
@@ -156,6 +157,14 @@ class WindowSpec:
         "3 compacting).",
         default=0.9,
     )
+    compact_trigger: Mark | None = _field(
+        "Whole-context compaction trigger: every compactable region is compacted (toward half "
+        "of it) when the next request's calibrated size reaches it; tokens, or a share of the "
+        'window such as `"80%"`. A trigger at or below what never shrinks (the pinned '
+        "seeds and the context tools' schemas) is reported when the blueprint loads and "
+        "ignored at run time. Omitted: none (each region's own trigger).",
+        default=None,
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -220,6 +229,13 @@ class SummarizerSpec:
         "Extra standing instructions added to the built-in summary requirements (they never "
         "replace them).",
         default="",
+    )
+    refusal_phrases: tuple[NonEmpty, ...] = _field(
+        "Openings that make a summary a refusal (refused, nothing changes), besides the "
+        "built-in English ones (`I can't`, `I'm sorry`, `As an AI`, ...): a deployment in "
+        "another language adds its own (`[Lo siento, No puedo]`). Compared case-insensitively "
+        "with the summary's start.",
+        factory=tuple,
     )
 
 

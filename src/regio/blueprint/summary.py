@@ -19,6 +19,7 @@ from regio.blueprint.spec import (
     SlidingWindowSpec,
 )
 from regio.blueprint.validate import never_shrinks, resolved_budget
+from regio.blueprint.writers import replacing_writers
 from regio.console import TableColumn, fit_tables
 from regio.regions.base import declared_kinds
 
@@ -46,16 +47,25 @@ def _system_only(order: Callable[[list[RegionSpec]], list[RegionSpec]]) -> Calla
     return slots
 
 
-def _regio_slots(rest: list[RegionSpec], convo: list[str]) -> Slots:
+def _regio_slots(
+    rest: list[RegionSpec], convo: list[str], writers: dict[str, str] | None = None
+) -> Slots:
+    """The ``regio`` slots; ``writers``: the regions whose declared writer replaces what it
+    stored (:func:`regio.blueprint.writers.replacing_writers`), laid out in the tail."""
     histories = [r.name for r in rest if isinstance(r, CompactHistorySpec)]
     others = [r for r in rest if not isinstance(r, CompactHistorySpec)]
+    moved = writers or {}
+
+    def vol(r: RegionSpec) -> str:
+        return "rewritten" if r.name in moved else r.volatility
+
     return [
         ("tools", []),
-        ("stable", [r.name for r in others if r.volatility == "stable"]),
-        ("grows", [r.name for r in others if r.volatility == "grows"]),
+        ("stable", [r.name for r in others if vol(r) == "stable"]),
+        ("grows", [r.name for r in others if vol(r) == "grows"]),
         ("compact_history", histories),
         ("conversation", convo),
-        ("tail", [r.name for r in others if r.volatility == "rewritten"]),
+        ("tail", [r.name for r in others if vol(r) == "rewritten"]),
     ]
 
 
@@ -73,7 +83,8 @@ def layout_order(bp: Blueprint) -> Slots:
     """``(slot, region names)`` in request order under ``bp.layout.strategy``.
 
     * ``regio``: tools, stable, grows (chunked), compact_history, conversation, tail
-      (rewritten regions after the conversation);
+      (rewritten regions after the conversation, and every region whose declared writer
+      replaces what it stored: :mod:`regio.blueprint.writers`);
     * ``naive``: system (declaration order), conversation;
     * ``kind``: system by each kind's ``kind_rank`` (ties in declaration order), conversation;
     * ``volatility``: system sorted stable, grows, rewritten (kind rank breaks ties),
@@ -85,7 +96,10 @@ def layout_order(bp: Blueprint) -> Slots:
     conversation = _conversation(bp)
     convo = [conversation.name] if conversation is not None else []
     rest = [r for r in bp.regions if r is not conversation]
-    return _SLOTS.get(bp.layout.strategy, _regio_slots)(rest, convo)
+    slots = _SLOTS.get(bp.layout.strategy)
+    if slots is None:
+        return _regio_slots(rest, convo, replacing_writers(bp.regions, bp.relief))
+    return slots(rest, convo)
 
 
 def policy_text(spec: RegionSpec) -> str:

@@ -12,7 +12,7 @@ not known here; the runtime counts them (``docs/runtime.md``, "Budget truth").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -20,7 +20,12 @@ from regio.blueprint.spec import Blueprint, SlidingWindowSpec
 from regio.errors import RegioError
 from regio.policies import hysteresis as hy
 
-__all__ = ["blueprint_tool_specs", "blueprint_tools_tokens", "check_tool_room"]
+__all__ = [
+    "blueprint_tool_specs",
+    "blueprint_tools_tokens",
+    "check_tool_room",
+    "check_trigger_floor",
+]
 
 Warn = Callable[[tuple[str | int, ...], str], None]
 
@@ -46,14 +51,15 @@ def blueprint_tool_specs(bp: Blueprint) -> list[Any]:
 def blueprint_tools_tokens(bp: Blueprint) -> int:
     """Tokens of the context tools' schemas of ``bp`` as its provider receives them (0 when
     no tool is offered), counted with the blueprint's tokenizer."""
-    from regio.tokens import chat_format_for_model, get_counter
+    from regio.providers.registry import tool_framing_for
     from regio.tokens.tooldefs import tool_definition_tokens
 
     specs = blueprint_tool_specs(bp)
     if not specs:
         return 0
-    counter = get_counter(bp.tokenizer, chat_format=chat_format_for_model(bp.model.name))
-    return tool_definition_tokens(specs, bp.model.provider, lambda t: int(counter.count(t)))
+    counter = _counter(bp)
+    framing = tool_framing_for(bp.model.provider)
+    return tool_definition_tokens(specs, framing, lambda t: int(counter.count(t)))
 
 
 def check_tool_room(
@@ -90,6 +96,64 @@ def check_tool_room(
                 "the trigger, will compact it; lower its budget or trigger, or set "
                 "tools.context: none",
             )
+
+
+def check_trigger_floor(
+    bp: Blueprint, fixed: Mapping[int, int], fixed_seeds: Sequence[str], warn: Warn
+) -> None:
+    """Warn when the whole-context trigger (``window.compact_trigger``) is at or below the
+    floor that never shrinks: the seeds of the regions that never shrink (``fixed_seeds``,
+    the system prompt and its kin) plus the context tools' schemas. Every request is then over
+    it from the first turn and compaction cannot bring it under, so the runtime ignores it
+    (one ``trigger_below_floor`` event). A trigger above that floor but at or below the
+    never-shrinking regions' full budgets (``fixed``) plus the schemas is warned too: it is
+    passed for good once those regions fill. A trigger above the window never fires (the
+    request ceiling compacts first)."""
+    mark = bp.window.compact_trigger
+    if mark is None:
+        return
+    window = bp.window_tokens
+    try:
+        trigger = hy.resolve_mark(mark, window)
+        tools = blueprint_tools_tokens(bp)
+        counter = _counter(bp)
+    except (RegioError, ValueError):
+        return  # an unknown tokenizer or mark is reported by the other checks
+    seeds = sum(int(counter.count(text)) for text in fixed_seeds)
+    floor, full = seeds + tools, sum(fixed.values()) + tools
+    path = ("window", "compact_trigger")
+    parts = (
+        f"the seeds of the regions that never shrink ({seeds}) and the context tools' "
+        f"schemas ({tools})"
+    )
+    if trigger <= floor:
+        warn(
+            path,
+            f"compact_trigger {trigger} tokens is at or below the fixed floor of {floor} tokens "
+            f"({parts}): every request is over it and no compaction can bring it under, so it "
+            "is ignored at run time; raise it above the floor or shorten the pinned prompt",
+        )
+    elif trigger <= full:
+        warn(
+            path,
+            f"compact_trigger {trigger} tokens is at or below what the regions that never "
+            f"shrink may hold ({sum(fixed.values())} tokens of budgets) plus the context tools' "
+            f"schemas ({tools}): once they fill, every request is over it and it is ignored; "
+            "raise it or lower those budgets",
+        )
+    elif trigger > window:
+        warn(
+            path,
+            f"compact_trigger {trigger} tokens is above the window ({window} tokens): it never "
+            "fires (the request ceiling compacts first); lower it",
+        )
+
+
+def _counter(bp: Blueprint) -> Any:
+    from regio.providers.registry import chat_format_for
+    from regio.tokens import get_counter
+
+    return get_counter(bp.tokenizer, chat_format=chat_format_for(bp.model.provider, bp.model.name))
 
 
 def _trigger(spec: SlidingWindowSpec, budget: int) -> int | None:

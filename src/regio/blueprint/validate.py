@@ -18,9 +18,11 @@ Errors (returned as :class:`BlueprintIssue`, raised together by the loader):
   (:func:`regio.blueprint.capturespec.check_captures`).
 
 Warnings (:class:`BlueprintWarning`): no region can ever shrink; a ``stable`` region of a kind
-written every turn; a window larger than the model's; clamps that conflict; a custom region
-without hooks; a trigger above its budget; more than one conversation; a conversation that
-evicts or compacts on every turn (:mod:`regio.blueprint.pressure`).
+written every turn; a ``stable`` or ``grows`` region whose declared writer replaces what it
+stored (:mod:`regio.blueprint.writers`: the ``regio`` layout places it in the tail); a window
+larger than the model's; clamps that conflict; a custom region without hooks; a trigger above
+its budget; more than one conversation; a conversation that evicts or compacts on every turn
+(:mod:`regio.blueprint.pressure`).
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ from regio.blueprint.spec import (
     SeedFile,
     SlidingWindowSpec,
 )
-from regio.blueprint.toolroom import check_tool_room
+from regio.blueprint.toolroom import check_tool_room, check_trigger_floor
+from regio.blueprint.writers import writer_warnings
 from regio.errors import RegionConfigError
 from regio.policies.budget import Budget
 
@@ -161,6 +164,8 @@ def validate_semantics(
     check_pressure(blueprint, budgets, report.warn)
     fixed = {i: n for i, n in budgets.items() if never_shrinks(blueprint.regions[i])}
     check_tool_room(blueprint, budgets, fixed, report.warn)
+    seeds = [text for i in fixed for _, text in _seed_texts(blueprint.regions[i])]
+    check_trigger_floor(blueprint, fixed, seeds, report.warn)
     return report.issues, report.warnings
 
 
@@ -374,6 +379,8 @@ def _check_floors(bp: Blueprint, budgets: dict[int, int], report: _Report) -> No
 
 
 def _check_volatility(bp: Blueprint, report: _Report) -> None:
+    if bp.layout.strategy == "regio":
+        writer_warnings(bp.regions, bp.relief, report.warn)
     for index, spec in enumerate(bp.regions):
         if spec.volatility == "stable" and type(spec).written_every_turn:
             report.warn(

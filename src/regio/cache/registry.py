@@ -1,12 +1,14 @@
 """Cache models by CLI name (``anthropic:claude-sonnet-4-6``, ``openai:gpt-5``, ``vllm``,
 ``oracle``, ...).
 
-``cache_model_for(name)`` parses ``provider[:model]``, resolves the rule and
-builds the model class for the rule's mechanism. Providers: ``anthropic``, ``openai``,
-``gemini`` (= rules provider ``google``; implicit caching unless ``mechanism="explicit_object"``),
-``deepseek``, ``vllm``, ``sglang``, ``llamacpp`` (``llama.cpp``). ``oracle[:provider[:model]]``
-builds the oracle bound quantized for that provider; plain ``oracle`` quantizes request-side at
-Anthropic block boundaries (the Claude Sonnet 4.6 rule, minimum 1,024).
+``cache_model_for(name)`` parses ``provider[:model]``, finds the registered provider (by name or
+alias: ``gemini`` is ``google``, ``claude`` is ``anthropic``, ``llama.cpp`` is ``llamacpp``;
+:func:`regio.providers.find_provider`), resolves its cache rule for the model (its default
+model when none is given) and builds the model class for the rule's mechanism. Google's
+provider caches implicitly unless ``mechanism="explicit_object"``.
+``oracle[:provider[:model]]`` builds the oracle bound quantized for that provider; plain
+``oracle`` quantizes request-side at the default provider's block boundaries (Anthropic, the
+Claude Sonnet 4.6 rule, minimum 1,024).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from regio.cache.oracle import OracleCache
 from regio.cache.rules import Rule, RuleSet, default_rules
 from regio.cache.types import CacheRuleError
 
-__all__ = ["DEFAULT_MODELS", "MODEL_CLASSES", "cache_model_for", "model_for_rule"]
+__all__ = ["MODEL_CLASSES", "cache_model_for", "model_for_rule"]
 
 MODEL_CLASSES: dict[str, type[CacheModel]] = {
     "breakpoint_lookback": AnthropicCache,
@@ -39,23 +41,6 @@ MODEL_CLASSES: dict[str, type[CacheModel]] = {
     "slot": SlotCache,
 }
 
-#: Model used when a name gives only the provider.
-DEFAULT_MODELS = {
-    "anthropic": "claude-sonnet-4-6",
-    "openai": "gpt-5",
-    "google": "gemini-2.5-flash",
-    "deepseek": "deepseek-chat",
-    "vllm": "any",
-    "sglang": "any",
-    "llamacpp": "any",
-}
-_ALIASES = {
-    "gemini": "google",
-    "llama.cpp": "llamacpp",
-    "llama-cpp": "llamacpp",
-    "claude": "anthropic",
-}
-
 
 def model_for_rule(rule: Rule, **options: Any) -> CacheModel:
     """The cache model class for ``rule.mechanism``, built with ``options``."""
@@ -68,15 +53,32 @@ def model_for_rule(rule: Rule, **options: Any) -> CacheModel:
     return cls(rule, **options)
 
 
-def _split(name: str) -> tuple[str, str]:
-    provider, _, model = name.partition(":")
-    provider = _ALIASES.get(provider.strip().lower(), provider.strip().lower())
-    if provider not in DEFAULT_MODELS:
+def _rule(
+    name: str,
+    ruleset: RuleSet,
+    platform: str | None,
+    sim_date: str | None,
+    mechanism: str | None,
+) -> Rule:
+    """The cache rule of ``provider[:model]`` (module doc). Raises :class:`CacheRuleError`
+    naming the providers with cache rules for a provider that has none."""
+    from regio.providers.registry import find_provider, providers
+
+    given, _, model = name.partition(":")
+    provider = find_provider(given)
+    if provider is None or provider.cache_rule is None:
+        known = sorted(p.name for p in providers() if p.cache_rule is not None)
         raise CacheRuleError(
-            f"unknown cache provider {provider!r} in {name!r}; use one of "
-            f"{sorted(DEFAULT_MODELS)} or 'oracle[:provider[:model]]'"
+            f"unknown cache provider {given.strip().lower()!r} in {name!r}; use one of "
+            f"{known} or 'oracle[:provider[:model]]'"
         )
-    return provider, model.strip() or DEFAULT_MODELS[provider]
+    return provider.cache_rule.resolve(
+        model.strip() or provider.default_model,
+        rules=ruleset,
+        platform=platform,
+        sim_date=sim_date,
+        mechanism=mechanism,
+    )
 
 
 def cache_model_for(
@@ -93,20 +95,10 @@ def cache_model_for(
 
     Raises :class:`CacheRuleError` for an unknown provider or a model without a rule.
     """
+    from regio.providers.registry import DEFAULT_PROVIDER
+
     ruleset = rules or default_rules()
     if name == "oracle" or name.startswith("oracle:"):
-        rest = name[len("oracle:") :] if name != "oracle" else "anthropic"
-        provider, model = _split(rest)
-        rule = ruleset.resolve(
-            provider, model, platform, sim_date, mechanism or _default_mech(provider)
-        )
-        return OracleCache(rule, **options)
-    provider, model = _split(name)
-    rule = ruleset.resolve(
-        provider, model, platform, sim_date, mechanism or _default_mech(provider)
-    )
-    return model_for_rule(rule, **options)
-
-
-def _default_mech(provider: str) -> str | None:
-    return "auto_prefix" if provider == "google" else None
+        rest = name[len("oracle:") :] if name != "oracle" else DEFAULT_PROVIDER
+        return OracleCache(_rule(rest, ruleset, platform, sim_date, mechanism), **options)
+    return model_for_rule(_rule(name, ruleset, platform, sim_date, mechanism), **options)

@@ -9,6 +9,8 @@
   :func:`render_text`;
 * :func:`repair` and the W/L checks :func:`check_anthropic`, :func:`check_openai_chat`;
 * :func:`classify` — prefix stability between consecutive requests;
+* observed volatility (:mod:`regio.layout.observe`): regions laid out by what their writes do
+  between requests (:class:`RegionWatch`, :class:`VolatilityObserved`);
 * :func:`fork_for_summary` — summarizer requests that share the main request's prefix;
 * :func:`to_cache_request` — input for :mod:`regio.cache`.
 """
@@ -29,6 +31,7 @@ from .events import (
     ResultSynthesized,
     StableRegionChanged,
     TailSettled,
+    VolatilityObserved,
 )
 from .fork import fork_for_summary
 from .model import (
@@ -38,10 +41,13 @@ from .model import (
     LayoutBlock,
     LayoutState,
     Note,
+    RegionChange,
+    RegionWatch,
     Request,
     TailCopy,
     ToolSpec,
 )
+from .provider_compaction import ProviderCompaction
 from .render_anthropic import count_cache_markers, render_anthropic
 from .render_common import CONTINUE_TEXT
 from .render_openai import render_openai_chat, render_openai_responses
@@ -94,6 +100,9 @@ __all__ = [
     "NotesSettled",
     "OrphanResultDropped",
     "PMessage",
+    "ProviderCompaction",
+    "RegionChange",
+    "RegionWatch",
     "RenderLog",
     "Renderer",
     "Repaired",
@@ -104,6 +113,7 @@ __all__ = [
     "TailCopy",
     "TailSettled",
     "ToolSpec",
+    "VolatilityObserved",
     "assemble",
     "check_anthropic",
     "check_openai_chat",

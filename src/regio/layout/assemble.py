@@ -11,7 +11,8 @@ The steps, one function each: check the input (:func:`_inputs`), plan the region
 notes, sections, the freezing tail: :mod:`.plan`), build the tools and system blocks
 (:func:`_head`), the conversation blocks (the log), the tail blocks, the stable-region
 warnings (:func:`_stable_warnings`), the breakpoints (:func:`_breakpoints`) and the
-never-read statistics (:func:`_never_read`), then the new state (:func:`_new_state`).
+never-read statistics (:func:`_never_read`), then the new state (:func:`_new_state`, with the
+regions' observed volatility: :func:`_watch`, :mod:`.observe`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from .events import (
 )
 from .model import (
     CHAIN_ROOT,
+    DEFAULT_MIN_CACHE_TOKENS,
+    MARKED_HISTORY,
     Breakpoint,
     BreakpointStat,
     CacheEconomics,
@@ -40,10 +43,12 @@ from .model import (
     LayoutState,
     Level,
     Origin,
+    RegionWatch,
     Request,
     ToolSpec,
     chain_hash,
 )
+from .observe import with_offsets
 from .plan import Job, RegionPlan, extras_of, note_text, plan_regions, refresh_tail
 from .protocols import count_text
 from .renderlog import ConversationView, RenderLog
@@ -54,7 +59,6 @@ from .strategy import LayoutStrategy, strategy_for
 
 __all__ = ["DEFAULT_MIN_CACHE_TOKENS", "assemble", "note_text", "prompt_cache_key"]
 
-DEFAULT_MIN_CACHE_TOKENS = CacheEconomics().min_cache_tokens
 #: Requests a breakpoint slot must have been placed in, with its prefix never surviving, before
 #: :class:`BreakpointNeverRead` is reported.
 NEVER_READ_AFTER = 3
@@ -250,6 +254,25 @@ def _stable_warnings(
     return digests, warned
 
 
+def _previous_marks(prev: LayoutState | None) -> tuple[str, ...]:
+    """The prefix hashes earlier requests marked: the previous request's, then the older
+    ones the state remembers (``LayoutState.marked``), newest first."""
+    if prev is None:
+        return ()
+    last = tuple(ph for _, ph in prev.marks)
+    return (*last, *(ph for ph in reversed(prev.marked) if ph not in last))
+
+
+def _marked(prev: LayoutState | None, newest: str | None) -> tuple[str, ...]:
+    """``LayoutState.marked`` after a request whose ``newest`` marker sat on the prefix hash
+    ``newest`` (``None``: it had none): the ``newest`` prefixes of the last
+    :data:`MARKED_HISTORY` requests, oldest first."""
+    before = prev.marked if prev is not None else ()
+    if newest is None:
+        return before
+    return (*before, newest)[-MARKED_HISTORY:]
+
+
 def _breakpoints(
     job: Job, blocks: list[LayoutBlock], tail_index: int | None, system_end: str
 ) -> list[Breakpoint]:
@@ -261,7 +284,7 @@ def _breakpoints(
             stable_ttl=job.stable_ttl,
             min_tokens=job.min_tokens,
             previous_newest=prev.newest_hash if prev is not None else None,
-            previous_marks=tuple(ph for _, ph in prev.marks) if prev is not None else (),
+            previous_marks=_previous_marks(prev),
             tail_index=tail_index,
             system_changed=prev is not None
             and prev.system_hash is not None
@@ -300,6 +323,29 @@ def _never_read(
     return stats
 
 
+def _watch(
+    job: Job, plan: RegionPlan, blocks: Sequence[LayoutBlock], n_head: int, view: ConversationView
+) -> dict[str, RegionWatch]:
+    """The regions' watch for the next request (observed volatility, :mod:`.observe`): the
+    observation of this request with each region's first byte in it."""
+    if job.observation is None:
+        return {}
+    head = blocks[:n_head]
+    head_tokens = sum(b.tokens for b in head)
+    fresh = view.blocks[view.final :]
+    fresh_at = head_tokens + view.tokens - sum(b.tokens for b in fresh)
+    return with_offsets(
+        job.observation.watches,
+        job.prev_state,
+        head,
+        fresh,
+        fresh_at,
+        blocks[n_head + len(view.blocks) :],
+        head_tokens + view.tokens,
+        frozenset(note.region for note, _ in plan.notes),
+    )
+
+
 def _new_state(
     job: Job,
     plan: RegionPlan,
@@ -308,6 +354,8 @@ def _new_state(
     system_end: str,
     stable: tuple[dict[str, tuple[int, str]], list[str]],
     stats: dict[str, BreakpointStat],
+    watch: dict[str, RegionWatch],
+    tokens: int,
 ) -> LayoutState:
     newest = next((m for m in marks if m.slot == "newest"), None)
     tail_plan = plan.tail_plan
@@ -327,6 +375,10 @@ def _new_state(
         tail=tail_plan.tail if tail_plan is not None else (),
         frozen=tail_plan.frozen if tail_plan is not None else (),
         stale_rent=plan.stale_rent if plan.gc_reason is None else 0,
+        marked=_marked(job.prev_state, blocks[newest.index].prefix_hash if newest else None),
+        opening=job.observation.opening if job.observation is not None else "",
+        watch=watch,
+        tokens=tokens if watch else 0,
     )
 
 
@@ -390,19 +442,22 @@ def assemble(
     system_end = _chain(head, CHAIN_ROOT, job.log, blocks)
     refresh_tail(job, plan, system_end)
     view, tail_tokens, tail_index = _conversation_and_tail(job, plan, blocks, system_end)
-    events: list[LayoutEvent] = [*plan.events, *view.events]
+    observed = job.observation.events if job.observation is not None else []
+    events: list[LayoutEvent] = [*observed, *plan.events, *view.events]
     stable = _stable_warnings(job, events)
     marks = _breakpoints(job, blocks, tail_index, system_end)
     events.append(BreakpointPlan(strat.name, tuple((m.index, m.ttl, m.slot) for m in marks)))
     stats = _never_read(job, blocks, len(head), view, events)
+    total = sum(r.tokens for r in head) + view.tokens + tail_tokens
+    watch = _watch(job, plan, blocks, len(head), view)
     return Request(
         strategy=strat.name,
         blocks=tuple(blocks),
         breakpoints=tuple(marks),
         ttl=ttl,  # type: ignore[arg-type]
-        state=_new_state(job, plan, blocks, marks, system_end, stable, stats),
+        state=_new_state(job, plan, blocks, marks, system_end, stable, stats, watch, total),
         events=tuple(events),
         prompt_cache_key=prompt_cache_key(blocks, session_id),
         min_cache_tokens=job.min_tokens,
-        total_tokens=sum(r.tokens for r in head) + view.tokens + tail_tokens,
+        total_tokens=total,
     )

@@ -16,9 +16,14 @@ Each strategy says which markers it wants (:meth:`regio.layout.LayoutStrategy.wa
 comparison layouts' wishes are in :mod:`regio.bench.layouts`) and :func:`place_marks` places
 them by the rules above. ``regio`` (:func:`regio_wanted`) marks
 the end of the stable prefix (``stable``), the end of the settled chunks (``settled``), the
-newest conversation block (``newest``), — when the blocks added since the previous request
-put the previous request's newest surviving marker 20 or more positions back — that previous
-marker (``spare``), and, when a slot is free, the last tail copy of a region that did not also
+newest conversation block (``newest``), — when the deepest block of this request whose prefix
+an earlier request marked (the previous request's markers, then the ``newest`` markers of the
+last requests the layout state remembers, ``LayoutState.marked``) is 20 or more positions
+before the newest — that block (``spare``): after blocks were appended it is the previous
+request's newest marker; after the conversation was rewritten from some point (stale tail
+copies collected, a region's notes gone, old tool results cleared) it is the last prefix
+before that point the provider still holds, which the newest marker's lookback would not
+reach. When a slot is free, the last tail copy of a region that did not also
 change on the previous request (``tail``), so the copy is read back once it freezes into the
 conversation (:mod:`regio.layout.tail`).
 """

@@ -18,17 +18,22 @@ __all__ = [
     "ResultSynthesized",
     "StableRegionChanged",
     "TailSettled",
+    "VolatilityObserved",
 ]
 
 
 class Repaired(Event, frozen=True, tag="repaired"):
     """The repair pass changed the projection: ``action`` (``moved_results``,
-    ``duplicate_result_dropped``, ``duplicate_call_dropped``, ``merged``, ``conversation_start``)
-    and the ``tool_use_id`` concerned (empty when none). The canonical log is unchanged."""
+    ``duplicate_result_dropped``, ``call_dropped``, ``merged``, ``conversation_start``, and the
+    call id changes of :mod:`regio.callids`: ``id_mapped``, ``call_renamed``,
+    ``result_renamed``), the ``tool_use_id`` concerned (empty when none; for an id change the
+    id as sent), ``message`` (the index of the message concerned) and ``detail`` (the id given,
+    for an id change). The canonical log is unchanged."""
 
     action: str
     tool_use_id: str = ""
     message: int = -1
+    detail: str = ""
 
 
 class OrphanResultDropped(Event, frozen=True, tag="orphan_result_dropped"):
@@ -91,6 +96,34 @@ class TailSettled(Event, frozen=True, tag="tail_settled"):
     stale_tokens: int
 
 
+class VolatilityObserved(Event, frozen=True, tag="volatility_observed"):
+    """The ``regio`` layout places ``region`` (declared ``declared``) as ``laid_out`` from this
+    request on (observed volatility, :mod:`regio.layout.observe`; once per move).
+
+    ``reason``: ``writer`` (``writer``, a capture or route the blueprint declares, replaces
+    what it stored), ``removes`` (it removed or rewrote entries between requests), ``changes``
+    (a region declared ``stable`` changed between requests twice) or ``appends_only`` (back to
+    its declared place: its last ``changes`` changes only appended, and this request rewrote
+    the conversation anyway). Figures over its last ``changes`` changes between requests:
+    ``churns`` of them removed or rewrote entries; ``appended`` / ``rewritten`` / ``removed``
+    entries; ``rewrite_tokens``: tokens the provider had to write again because of them (each
+    from the region's first byte to the end of the request); ``first_changed``: the earliest
+    token offset they invalidated (``-1``: none)."""
+
+    region: str
+    declared: str
+    laid_out: str
+    reason: str
+    changes: int = 0
+    churns: int = 0
+    appended: int = 0
+    rewritten: int = 0
+    removed: int = 0
+    rewrite_tokens: int = 0
+    first_changed: int = -1
+    writer: str = ""
+
+
 LayoutEvent = (
     Repaired
     | OrphanResultDropped
@@ -100,4 +133,5 @@ LayoutEvent = (
     | BreakpointPlan
     | NotesSettled
     | TailSettled
+    | VolatilityObserved
 )

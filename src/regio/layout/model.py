@@ -16,7 +16,8 @@ Shapes (token counts are ints, in tokens):
 * :class:`Request` — the provider-neutral result of :func:`regio.layout.assemble`.
 * :class:`LayoutState` — what the ``regio`` strategy remembers between requests (chunk
   boundaries, settled entry ids, notes and their anchors, stable-region digests, breakpoint
-  read statistics). It is passed in and returned, so ``assemble`` stays pure.
+  read statistics, what each region's writes did: :class:`RegionWatch`). It is passed in and
+  returned, so ``assemble`` stays pure.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ from regio.content import Block, Text, Thinking, canonical_json, content_hash
 from .events import LayoutEvent
 
 __all__ = [
+    "DEFAULT_MIN_CACHE_TOKENS",
     "LEVELS",
+    "MARKED_HISTORY",
     "TTLS",
     "Breakpoint",
     "BreakpointStat",
@@ -42,6 +45,8 @@ __all__ = [
     "Level",
     "Note",
     "Origin",
+    "RegionChange",
+    "RegionWatch",
     "Request",
     "TailCopy",
     "ToolSpec",
@@ -51,6 +56,15 @@ __all__ = [
 ]
 
 _TOKENS = attrgetter("tokens")
+
+#: The shortest prefix the layout assumes a provider caches when the caller names none, tokens:
+#: the ``min_tokens`` of the default provider's default model in the cache rules data
+#: (``regio/data/cache-rules.yaml``, rule ``anthropic/sonnet-4-6@2026-H2``: Anthropic's
+#: documented 1,024 for Sonnet-class models,
+#: https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching). The one declaration of
+#: this default; a test checks it against the rules data. A named provider's own minimum
+#: comes from its rule (:func:`regio.providers.economics_for`).
+DEFAULT_MIN_CACHE_TOKENS = 1024
 
 Level = Literal["tools", "system", "messages", "tail"]
 #: Where a block comes from: a tool definition, a region section (system or tail), a
@@ -74,6 +88,11 @@ Origin = Literal[
 Ttl = Literal["5m", "1h"]
 LEVELS: tuple[str, ...] = ("tools", "system", "messages", "tail")
 TTLS: tuple[str, ...] = ("5m", "1h")
+
+#: Requests whose marked prefixes a :class:`LayoutState` remembers (``marked``). A 5-minute
+#: cache entry outlives them in a tool loop whose calls are seconds apart; the layout has no
+#: clock, and a marker on an expired prefix costs no more than the write it would pay anyway.
+MARKED_HISTORY = 16
 
 #: Root of the prefix-hash chain (h_0); the chain is h_k = sha256(h_{k-1} + digest_k).
 CHAIN_ROOT = content_hash("regio.layout.prefix.v1")
@@ -178,17 +197,16 @@ def chain_hash(previous: str, digest: str) -> str:
 
 class CacheEconomics(msgspec.Struct, frozen=True):
     """What the layout needs to know of a provider's cache pricing, passed in by the caller
-    (the provider table, :func:`regio.providers.economics_for`).
+    (the provider's cache rule, :func:`regio.providers.economics_for`).
 
-    * ``min_cache_tokens``: the shortest prefix the provider caches (tokens; Anthropic's
-      documented 1,024 for Sonnet-class models by default,
-      https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching);
+    * ``min_cache_tokens``: the shortest prefix the provider caches (tokens; default
+      :data:`DEFAULT_MIN_CACHE_TOKENS`);
     * ``gc_ratio``: ``(m_write - m_read) / m_read`` of its price multipliers, how many
       stale-token-requests of rent equal one token of rewrite (the freezing tail's ski-rental
       rule, :mod:`regio.layout.tail`; default Anthropic's (1.25 - 0.1) / 0.1 = 11.5).
     """
 
-    min_cache_tokens: int = 1024
+    min_cache_tokens: int = DEFAULT_MIN_CACHE_TOKENS
     gc_ratio: float = 11.5
 
 
@@ -260,6 +278,66 @@ class BreakpointStat(msgspec.Struct, frozen=True):
     warned: bool = False
 
 
+class RegionChange(msgspec.Struct, frozen=True):
+    """What one region's writes did between two requests (:mod:`regio.layout.observe`).
+
+    * ``request``: the request number (``LayoutState.requests``) that saw the change;
+    * ``appended`` / ``rewritten`` / ``removed``: entries added after the last entry kept,
+      entries changed in place (other bytes, a replacement at the same place, an insertion
+      or a move before a kept entry) and entries gone;
+    * ``at``: the token offset, in the previous request, of the first byte the change
+      invalidated (the region's first block there), ``-1`` when it invalidated nothing sent
+      before (an append travelling as a note, a region not sent);
+    * ``after``: tokens of the previous request from ``at`` on: what the provider had to
+      write to its cache again because of the change (``0`` when ``at`` is ``-1``);
+    * ``free``: the request rewrote the opening of the conversation anyway (its first message
+      or the summaries that open it changed: a compaction), so the change cost little more
+      where the region was; it does not count toward moving the region.
+    """
+
+    request: int
+    appended: int = 0
+    rewritten: int = 0
+    removed: int = 0
+    at: int = -1
+    after: int = 0
+    free: bool = False
+
+    @property
+    def churn(self) -> bool:
+        """The change removed or rewrote entries (more than appending)."""
+        return bool(self.rewritten or self.removed)
+
+    @property
+    def counts(self) -> bool:
+        """A churn that counts toward moving the region: one that was not :attr:`free`."""
+        return self.churn and not self.free
+
+
+class RegionWatch(msgspec.Struct, frozen=True):
+    """What the ``regio`` layout knows of one region declared ``stable`` or ``grows`` at the
+    end of a request (:mod:`regio.layout.observe`).
+
+    * ``version``: the region's version then (an unchanged version: nothing to compare);
+    * ``entries``: (identity, digest) of its entries then, in order (the identity is the
+      entry's key in a keyed region, else its id; 16 hex digits of the digest);
+    * ``changes``: its last changes between requests, oldest first (at most
+      :data:`regio.layout.observe.OBSERVED_CHANGES`);
+    * ``placed``: the volatility it was laid out with (``stable``, ``grows``, ``rewritten``);
+    * ``reason``: why it was laid out other than declared (``writer``, ``removes``,
+      ``changes``), ``""`` when as declared;
+    * ``offset``: token offset of its first block in that request (``-1``: not sent, or only
+      as notes in the conversation).
+    """
+
+    version: int
+    entries: tuple[tuple[str, str], ...] = ()
+    changes: tuple[RegionChange, ...] = ()
+    placed: str = ""
+    reason: str = ""
+    offset: int = -1
+
+
 class LayoutState(msgspec.Struct, frozen=True):
     """State carried between requests (serializable with ``msgspec.json``).
 
@@ -277,7 +355,18 @@ class LayoutState(msgspec.Struct, frozen=True):
     * ``tail``: the rewritten-region copies emitted in the tail of the last request;
     * ``frozen``: copies frozen into the conversation (current and stale), in placement order;
     * ``stale_rent``: stale tokens summed over the requests since the last garbage collection
-      (the ski-rental rule of :mod:`regio.layout.tail`).
+      (the ski-rental rule of :mod:`regio.layout.tail`);
+    * ``watch``: region -> :class:`RegionWatch` (regions declared ``stable`` or ``grows``):
+      what their writes did over the last requests and where they were laid out
+      (observed volatility, :mod:`regio.layout.observe`);
+    * ``tokens``: the request's total tokens (the figures of the next request's changes);
+    * ``marked``: the prefix hashes the ``newest`` markers of the last
+      :data:`MARKED_HISTORY` requests sat on, oldest first: prefixes the provider may still
+      hold, so a request whose conversation was rewritten after one of them reads it back
+      (the ``spare`` marker, :mod:`regio.layout.breakpoints`);
+    * ``opening``: a digest of what opens the conversation (its first entry and the
+      ``compact_history`` regions' versions): a change means the conversation was rewritten
+      from its start (:mod:`regio.layout.observe`).
     """
 
     strategy: str = ""
@@ -295,6 +384,10 @@ class LayoutState(msgspec.Struct, frozen=True):
     tail: tuple[TailCopy, ...] = ()
     frozen: tuple[TailCopy, ...] = ()
     stale_rent: int = 0
+    watch: dict[str, RegionWatch] = msgspec.field(default_factory=dict)
+    tokens: int = 0
+    marked: tuple[str, ...] = ()
+    opening: str = ""
 
     def to_json(self) -> bytes:
         """The state as JSON bytes."""
@@ -326,7 +419,7 @@ class Request(msgspec.Struct, frozen=True):
     state: LayoutState = msgspec.field(default_factory=LayoutState)
     events: tuple[LayoutEvent, ...] = ()
     prompt_cache_key: str = ""
-    min_cache_tokens: int = 1024
+    min_cache_tokens: int = DEFAULT_MIN_CACHE_TOKENS
     total_tokens: int = -1
 
     def __post_init__(self) -> None:

@@ -20,6 +20,7 @@ from regio.content import Entry
 
 from .events import LayoutEvent, NotesSettled, TailSettled
 from .model import ChunkState, LayoutState, Note
+from .observe import Observation, observe_regions, opening_digest
 from .protocols import count_text
 from .renderlog import Extra, RenderLog, frozen_message, note_message, summary_message
 from .repair import PMessage
@@ -37,7 +38,9 @@ _ID = attrgetter("id")
 class Job:
     """What one :func:`regio.layout.assemble` call works with (read-only): the window, the
     strategy, the previous state (``None`` on a first request), the options (tokens unless
-    noted) and the session's render log, plus the window's regions split once."""
+    noted) and the session's render log, plus the window's regions split once and, for a
+    strategy that ``observes``, what the regions' writes did since the previous request
+    (:mod:`regio.layout.observe`)."""
 
     window: Any
     strategy: LayoutStrategy
@@ -52,6 +55,7 @@ class Job:
     log: RenderLog
     others: list[Any]
     conversation: list[Entry]
+    observation: Observation | None = None
 
     @classmethod
     def build(
@@ -64,20 +68,55 @@ class Job:
         conversation: list[Entry] = list(source) if source is not None else []
         log: RenderLog = options["log"]
         log.sync(conversation, source)
+        prev = state if state is not None and state.requests else None
+        placed = (state.requests if state is not None else 0) + 1
+        others = [r for r in regions if r is not conv]
+        observation = None
+        if getattr(strategy, "observes", False):
+            opening = opening_digest(conversation, others)
+            observation = observe_regions(
+                others,
+                prev,
+                request=placed,
+                prefix_rewritten=prev is not None and prev.opening not in ("", opening),
+                digest=log.entry_digest,
+                opening=opening,
+            )
         return cls(
             window=window,
             strategy=strategy,
-            prev_state=state if state is not None and state.requests else None,
-            placed=(state.requests if state is not None else 0) + 1,
-            others=[r for r in regions if r is not conv],
+            prev_state=prev,
+            placed=placed,
+            others=others,
             conversation=conversation,
+            observation=observation,
             **options,
         )
 
     @property
+    def placement(self) -> dict[str, str]:
+        """Region -> the volatility it is laid out with, where that is not the declared one
+        (observed volatility; empty for a strategy that does not observe)."""
+        return self.observation.placement if self.observation is not None else {}
+
+    def volatility(self, region: Any) -> str:
+        """The volatility ``region`` is laid out with."""
+        return self.placement.get(region.name, region.volatility)
+
+    @property
     def grows(self) -> list[Any]:
-        """The grows regions whose entries can settle (custom regions own their text)."""
-        return [r for r in self.others if r.volatility == "grows" and not renders_itself(r)]
+        """The regions laid out as grows whose entries can settle (custom regions own their
+        text). Under a strategy that opens the messages with the ``compact_history`` summaries
+        (``summaries_in_messages``) those regions are not among them: a summary is shown once,
+        as a summary, never also as an unsettled note."""
+        in_messages = getattr(self.strategy, "summaries_in_messages", False)
+        return [
+            r
+            for r in self.others
+            if self.volatility(r) == "grows"
+            and not renders_itself(r)
+            and not (in_messages and holds_summaries(r))
+        ]
 
 
 @attrs.define
@@ -109,6 +148,27 @@ class RegionPlan:
 def _settle(job: Job, force: str | None) -> Settling | None:
     if not job.strategy.settles:
         return None
+    return _summaries_settled(job, _plan_settling(job, force))
+
+
+def _summaries_settled(job: Job, settling: Settling) -> Settling:
+    """``settling`` with every entry of a ``compact_history`` settled: when the strategy opens
+    the messages with its summaries, they are shown there (:func:`summary_extras`), never as a
+    note too (a merge, or an item section, written without a compaction of the conversation
+    would otherwise be shown twice)."""
+    if not getattr(job.strategy, "summaries_in_messages", False):
+        return settling
+    held = {r.name: r for r in job.grows if holds_summaries(r)}
+    if not held or not any(note.region in held for note, _ in settling.notes):
+        return settling
+    settled = dict(settling.settled)
+    for name, region in held.items():
+        settled[name] = list(region.entries)
+    notes = [(note, entry) for note, entry in settling.notes if note.region not in held]
+    return Settling(settled, notes, settling.reason)
+
+
+def _plan_settling(job: Job, force: str | None) -> Settling:
     return plan_settling(
         job.grows,
         job.conversation,
@@ -132,6 +192,7 @@ def _sections(job: Job, plan: RegionPlan) -> None:
         previous_chunks=prev.chunks if prev is not None else {},
         chunk_tokens=job.chunk_tokens,
         memo=job.log,
+        **({"placement": job.placement} if job.observation is not None else {}),
     )
 
 
@@ -271,7 +332,7 @@ def extras_of(job: Job, plan: RegionPlan) -> dict[str | None, list[Extra]]:
     for note, entry in plan.notes:
         text = note_text(note.region, entry)
         ntok = entry.tokens + count_text(job.window, text[: len(text) - len(entry.text)])
-        pm = note_message(text, ntok, entry.id)
+        pm = note_message(text, ntok, entry.id, note.region)
         by_anchor.setdefault(note.anchor, []).append(((note.placed, 0), pm, (ntok,), (None,)))
     if plan.tail_plan is not None:
         groups: dict[tuple[str | None, int], list[tuple[str, int, str]]] = {}

@@ -27,6 +27,7 @@ from typing import Any
 
 import msgspec
 
+from regio.callids import ID_ACTIONS
 from regio.content import Block, Entry, Text, ToolResult
 
 from .events import LayoutEvent, OrphanResultDropped, Repaired
@@ -131,6 +132,8 @@ def drop_removed_reports(log: Any, conversation: Sequence[Entry], start: int) ->
     get their token shares in the new entry later (``log.slimmed``, :func:`retoken`).
     Returns False for any other difference (the caller resets the log, which may be partly
     changed)."""
+    if any(isinstance(ev, Repaired) and ev.action in ID_ACTIONS for ev in log.front.ev_names):
+        return False  # the entries' call ids are not the front's: the caller starts over
     found = _removed(log, conversation, start)
     if found is None or not (found[0] or found[1]):
         return False
@@ -166,7 +169,7 @@ def drop_removed_reports(log: Any, conversation: Sequence[Entry], start: int) ->
 
 def _shift_front(front: Any, gone: int) -> None:
     """The front's cleaned indexes once cleaned message ``gone`` is taken out."""
-    for events in (front.ev_dedup, front.ev_results, front.ev_place):
+    for events in (front.ev_names, front.ev_dedup, front.ev_results, front.ev_place):
         events[:] = [_shift(ev, gone) for ev in events]
     for pc in front.progress.values():
         pc.call_i -= pc.call_i > gone

@@ -8,7 +8,10 @@ https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching).
   is the last block of the last user message; a request that would end with the assistant gets
   the fixed user turn :data:`CONTINUE_TEXT`;
 * each planned breakpoint becomes ``cache_control: {"type": "ephemeral", "ttl": <ttl>}`` on its
-  block. Markers are counted after rendering; more than 4 raises :class:`LayoutError`.
+  block. Markers are counted after rendering; more than 4 raises :class:`LayoutError`;
+* ``compaction`` (:class:`regio.layout.provider_compaction.ProviderCompaction`): Anthropic's
+  threshold compaction asked for, and the compaction blocks it returned rendered in place of
+  regio's readable summaries (see that module).
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from typing import Any
 from regio.content import Document, Image, Text, Thinking, ToolResult, ToolUse
 
 from .breakpoints import MAX_BREAKPOINTS
-from .model import LayoutBlock, Request
+from .model import LayoutBlock, Request, ToolSpec
+from .provider_compaction import ProviderCompaction, add_anthropic_edit, item_of
 from .render_common import (
     CONTINUE_TEXT,
     RenderedMessage,
@@ -32,7 +36,17 @@ from .render_media import anthropic_media
 from .renderers import FunctionRenderer, register_renderer
 from .repair import LayoutError, check_anthropic
 
-__all__ = ["ANTHROPIC", "count_cache_markers", "render_anthropic"]
+__all__ = ["ANTHROPIC", "anthropic_tool", "count_cache_markers", "render_anthropic"]
+
+
+def anthropic_tool(tool: ToolSpec) -> dict[str, Any]:
+    """The ``tools`` entry of ``tool``: ``{name, description, input_schema}`` (schema keys
+    sorted), without a cache marker."""
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": tool.canonical_schema(),
+    }
 
 
 def _marker(b: LayoutBlock, out: dict[str, Any]) -> dict[str, Any]:
@@ -91,11 +105,23 @@ def _unit(m: RenderedMessage) -> list[dict[str, Any]]:
     return [_render_block(b) for b in m.blocks]
 
 
-def _messages(conv: tuple[LayoutBlock, ...], log: Any) -> list[dict[str, Any]]:
+def _messages(
+    conv: tuple[LayoutBlock, ...], log: Any, compaction: ProviderCompaction | None = None
+) -> list[dict[str, Any]]:
     """The conversation messages of the conversation-level blocks ``conv``: ``tool`` groups
-    become ``user`` messages, consecutive groups of one role merge (unless ``separate``)."""
+    become ``user`` messages, consecutive groups of one role merge (unless ``separate``). A
+    message holding the summary of an entry with a provider compaction block is rendered as
+    that block, in an assistant message that opens the conversation (the API drops what
+    precedes it); that entry's notes are left out
+    (:func:`regio.layout.provider_compaction.item_of`)."""
     messages: list[dict[str, Any]] = []
     for m, content in rendered_units("anthropic", group_runs(conv), _unit, log):
+        item, skip = item_of(m.blocks, compaction)
+        if item is not None:
+            messages = [{"role": "assistant", "content": [fresh_copy(item)]}]
+            continue
+        if skip:
+            continue
         role = "user" if m.role == "tool" else m.role
         if messages and messages[-1]["role"] == role and not m.separate:
             messages[-1]["content"].extend(content)
@@ -105,12 +131,19 @@ def _messages(conv: tuple[LayoutBlock, ...], log: Any) -> list[dict[str, Any]]:
 
 
 def render_anthropic(
-    request: Request, *, model: str, max_tokens: int = 1024, log: Any = None, **extra: Any
+    request: Request,
+    *,
+    model: str,
+    max_tokens: int = 1024,
+    log: Any = None,
+    compaction: ProviderCompaction | None = None,
+    **extra: Any,
 ) -> dict[str, Any]:
     """The ``messages.create`` payload of ``request`` (``model``, ``max_tokens`` in tokens,
     ``system``, ``messages``, ``tools`` when any; ``extra`` keys are added as given). With the
     session's render log (``log``) final messages are rendered once and copied afterwards; the
-    payload shares no container with the log or another payload.
+    payload shares no container with the log or another payload. ``compaction``: the
+    provider's threshold compaction (module doc).
 
     Raises :class:`LayoutError` when the result has more than 4 markers or breaks W-A / L.
     """
@@ -118,19 +151,12 @@ def render_anthropic(
     lo = conversation_start(request)
     head = request.blocks[:lo]
     tools = [
-        _marker(
-            b,
-            {
-                "name": b.tool.name,
-                "description": b.tool.description,
-                "input_schema": b.tool.canonical_schema(),
-            },
-        )
+        _marker(b, anthropic_tool(b.tool))
         for b in head
         if b.level == "tools" and b.tool is not None
     ]
     system = [_render_block(b) for b in head if b.level == "system"]
-    messages = _messages(request.blocks[lo:], log)
+    messages = _messages(request.blocks[lo:], log, compaction)
     if not messages or messages[-1]["role"] != "user":
         messages.append({"role": "user", "content": [{"type": "text", "text": CONTINUE_TEXT}]})
     if system:
@@ -139,6 +165,8 @@ def render_anthropic(
     if tools:
         payload["tools"] = tools
     payload.update(fresh_copy(extra))
+    if compaction is not None and compaction.trigger is not None:
+        add_anthropic_edit(payload, compaction.trigger)
     n = count_cache_markers(payload)
     if n > MAX_BREAKPOINTS:
         raise LayoutError(

@@ -22,6 +22,11 @@ sorted), nested under ``function`` for Chat Completions, with ``strict: false`` 
 
 Both carry the request's ``prompt_cache_key`` (see :func:`regio.layout.prompt_cache_key`).
 
+Responses takes a ``compaction`` option
+(:class:`regio.layout.provider_compaction.ProviderCompaction`): server-side compaction asked
+for, and the opaque compaction items it returned placed first in ``input``, in place of
+regio's readable summaries.
+
 With the session's render log, final message groups are rendered once and copied afterwards
 (:func:`regio.layout.render_common.rendered_units`): a payload shares no container with the log
 or another payload. Chat payloads are checked against W-O and L.
@@ -34,7 +39,8 @@ from typing import Any
 
 from regio.content import Document, Image, Text, ToolResult, ToolUse, canonical_json
 
-from .model import LayoutBlock, Request
+from .model import LayoutBlock, Request, ToolSpec
+from .provider_compaction import ProviderCompaction, add_responses_entry, item_of
 from .render_common import (
     RenderedMessage,
     conversation_start,
@@ -55,10 +61,12 @@ from .repair import LayoutError, check_openai_chat
 __all__ = [
     "OPENAI_CHAT",
     "OPENAI_RESPONSES",
+    "chat_function_tool",
     "check_openai_responses",
     "function_tools",
     "render_openai_chat",
     "render_openai_responses",
+    "responses_function_tool",
     "system_text",
 ]
 
@@ -159,25 +167,31 @@ def _chat_messages(conv: tuple[LayoutBlock, ...], system: str, log: Any) -> list
     return move_tool_media(messages)
 
 
+def chat_function_tool(tool: ToolSpec) -> dict[str, Any]:
+    """The Chat Completions ``tools`` entry of ``tool``: ``{"type": "function", "function":
+    {name, description, parameters}}`` (schema keys sorted)."""
+    fn = {"name": tool.name, "description": tool.description, "parameters": tool.canonical_schema()}
+    return {"type": "function", "function": fn}
+
+
+def responses_function_tool(tool: ToolSpec) -> dict[str, Any]:
+    """The Responses ``tools`` entry of ``tool``: ``{"type": "function", name, description,
+    parameters, "strict": false}`` (schema keys sorted)."""
+    return {
+        "type": "function",
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.canonical_schema(),
+        "strict": False,
+    }
+
+
 def function_tools(head: Sequence[LayoutBlock], api: str) -> list[dict[str, Any]]:
     """The function tools of the tools blocks in ``head``, in their order, for ``api``
-    (``openai_chat``: ``{"type": "function", "function": {name, description, parameters}}``;
-    ``openai_responses``: ``{"type": "function", name, description, parameters, "strict":
-    false}``; https://platform.openai.com/docs/guides/function-calling)."""
-    out: list[dict[str, Any]] = []
-    for b in head:
-        if b.level != "tools" or b.tool is None:
-            continue
-        fn = {
-            "name": b.tool.name,
-            "description": b.tool.description,
-            "parameters": b.tool.canonical_schema(),
-        }
-        if api == "openai_chat":
-            out.append({"type": "function", "function": fn})
-        else:
-            out.append({"type": "function", **fn, "strict": False})
-    return out
+    (``openai_chat``: :func:`chat_function_tool`; ``openai_responses``:
+    :func:`responses_function_tool`; https://platform.openai.com/docs/guides/function-calling)."""
+    shape = chat_function_tool if api == "openai_chat" else responses_function_tool
+    return [shape(b.tool) for b in head if b.level == "tools" and b.tool is not None]
 
 
 def render_openai_chat(
@@ -282,11 +296,20 @@ def _responses_output(r: ToolResult) -> Any:
     return head + [responses_media_part(x) for x in r.media]
 
 
-def _responses_items(conv: tuple[LayoutBlock, ...], log: Any) -> list[dict[str, Any]]:
-    """The input items of the conversation blocks ``conv``."""
+def _responses_items(
+    conv: tuple[LayoutBlock, ...], log: Any, compaction: ProviderCompaction | None = None
+) -> list[dict[str, Any]]:
+    """The input items of the conversation blocks ``conv``; a message holding the summary of
+    an entry with a compaction item becomes that item, first in ``input`` (the items before
+    it are dropped), and that entry's notes are left out
+    (:func:`regio.layout.provider_compaction.item_of`)."""
     items: list[dict[str, Any]] = []
-    for _, unit in rendered_units("openai_responses", group_runs(conv), _responses_unit, log):
-        items.extend(unit)
+    for m, unit in rendered_units("openai_responses", group_runs(conv), _responses_unit, log):
+        item, skip = item_of(m.blocks, compaction)
+        if item is not None:
+            items = [fresh_copy(item)]
+        elif not skip:
+            items.extend(unit)
     return items
 
 
@@ -296,19 +319,21 @@ def render_openai_responses(
     model: str,
     max_tokens: int | None = None,
     log: Any = None,
+    compaction: ProviderCompaction | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """The ``responses.create`` payload (``model``, ``instructions`` when any, ``input`` items,
     ``tools`` when any, ``max_output_tokens`` (tokens) when given, ``prompt_cache_key``;
     ``extra`` added as given).
 
-    ``log``: the session's render log (see the module docstring).
+    ``log``: the session's render log (see the module docstring); ``compaction``: server-side
+    compaction and its items (module docstring).
 
     Raises :class:`LayoutError` when the result breaks :func:`check_openai_responses`.
     """
     lo = conversation_start(request)
     head = request.blocks[:lo]
-    items = _responses_items(request.blocks[lo:], log)
+    items = _responses_items(request.blocks[lo:], log, compaction)
     payload: dict[str, Any] = {"model": model}
     sys = _system_text_of(head)
     if sys:
@@ -316,6 +341,8 @@ def render_openai_responses(
     payload["input"] = items
     limit = ("max_output_tokens", max_tokens)
     _add_common(payload, request, head, "openai_responses", limit, extra)
+    if compaction is not None and compaction.trigger is not None:
+        add_responses_entry(payload, compaction.trigger)
     _raise_if_malformed("Responses", check_openai_responses(payload))
     return payload
 

@@ -46,6 +46,7 @@ from .repair import (
     RepairRun,
     StaleFront,
     advance,
+    named,
     repair_after,
     run_events,
 )
@@ -57,9 +58,10 @@ __all__ = ["ConversationView", "Extra", "RenderLog", "frozen_message", "note_mes
 Extra = tuple[tuple[int, int], PMessage, tuple[int, ...], tuple[str | None, ...]]
 
 
-def note_message(text: str, tokens: int, entry_id: str) -> PMessage:
-    """The user message carrying an unsettled note (``tokens``: of ``text``)."""
-    info = ((tokens, None),)
+def note_message(text: str, tokens: int, entry_id: str, region: str | None = None) -> PMessage:
+    """The user message carrying an unsettled note (``tokens``: of ``text``) of ``region``
+    (the grows region the entry belongs to, on the note's block)."""
+    info = ((tokens, region),)
     return PMessage("user", (Text(text),), f"note:{entry_id}", origin="note", info=info)
 
 
@@ -323,10 +325,12 @@ class RenderLog:
     ) -> ConversationView:
         inputs, starts = self._project(extras, split)
         # the watermark: the last segment boundary before the newest entry with no open call
+        # (read on the call ids as the repair names them)
+        ids = named(self.front, inputs)
         cuts = set(starts[1:])
-        k = next((m for m in reversed(watermarks(inputs, self.front)) if m in cuts), 0)
+        k = next((m for m in reversed(watermarks(ids, self.front)) if m in cuts), 0)
         if k:
-            run = self._repaired(inputs[:k], reporting(inputs[k:]), count_block, False)
+            run = self._repaired(inputs[:k], reporting(ids[k:]), count_block, False)
             self._commit(run, k, count_block, extras, starts.index(k))
             inputs = inputs[k:]
         run = self._repaired(inputs, (), count_block, True)

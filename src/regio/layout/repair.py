@@ -7,7 +7,11 @@ returns a new list and the events describing each change.
 Rules, in order:
 
 1. Empty text blocks and empty messages are dropped (providers refuse them).
-2. A ``tool_use`` id seen before is dropped from the later message (W-A.4).
+2. Tool call ids are named by the one rule of :mod:`regio.callids` (:func:`named`): an id
+   no provider accepts is mapped (``id_mapped``), a call whose id an earlier call has is
+   renamed and the results that answer it follow (``call_renamed``, ``result_renamed``; W-A.4:
+   no id twice). A call in a message that is not the assistant's is dropped
+   (``call_dropped``).
 3. A ``tool_result`` whose call is absent, or only appears later, is dropped
    (:class:`OrphanResultDropped`, naming the id). Of several results for one call the latest
    is kept and the earlier ones are dropped: progress reports (``ToolResult(final=False)``)
@@ -35,10 +39,9 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
-import attrs
-import msgspec
-
-from regio.content import Block, Role, Text, ToolResult, ToolUse
+from regio.callids import CallIdBook, name_blocks
+from regio.content import Block, Text, ToolResult, ToolUse
+from regio.errors import RegioError
 
 from .events import (
     LayoutEvent,
@@ -47,10 +50,23 @@ from .events import (
     ResultSynthesized,
 )
 from .model import Origin
+from .repairstate import (
+    FROZEN,
+    BlockInfo,
+    PMessage,
+    ProgressCall,
+    RepairFront,
+    RepairRun,
+    StaleFront,
+    advance,
+    is_frozen,
+    run_events,
+)
 from .wellformed import anthropic_problems, openai_chat_problems
 
 __all__ = [
     "CONVERSATION_START",
+    "FROZEN",
     "MISSING_RESULT",
     "PENDING_RESULT",
     "RUNNING_RESULT",
@@ -65,6 +81,8 @@ __all__ = [
     "check_anthropic",
     "check_first_message",
     "check_openai_chat",
+    "is_frozen",
+    "named",
     "repair",
     "repair_after",
     "report_message",
@@ -82,56 +100,8 @@ RUNNING_RESULT = (
 REPORT = "progress:"
 
 
-class LayoutError(ValueError):
+class LayoutError(RegioError, ValueError):
     """Input the layout cannot turn into a request; the message names the place and the fix."""
-
-
-#: What the caller knows of a block: its tokens and the region it came from.
-BlockInfo = tuple[int, str | None]
-
-
-class PMessage(msgspec.Struct, frozen=True):
-    """A projected message: ``role``, ``blocks``, ``source`` (entry id, ``note:<id>`` or
-    ``synthetic:<reason>``: a label), ``separate`` (never merged into the previous message)
-    and ``origin`` (where it comes from, :data:`regio.layout.model.Origin`)."""
-
-    role: Role
-    blocks: tuple[Block, ...]
-    source: str = ""
-    separate: bool = False
-    origin: Origin = "entry"
-    #: per block, ``(tokens, region)`` when the caller knows them (``None``: unknown; an empty
-    #: tuple: unknown for every block). The repair carries them with their blocks.
-    info: tuple[BlockInfo | None, ...] = ()
-
-    def pairs(self) -> list[tuple[Block, BlockInfo | None]]:
-        """``(block, info)`` for every block."""
-        if len(self.info) == len(self.blocks):
-            return list(zip(self.blocks, self.info, strict=True))
-        return [(b, None) for b in self.blocks]
-
-    def rebuilt(
-        self, pairs: Sequence[tuple[Block, BlockInfo | None]], role: Role | None = None
-    ) -> PMessage:
-        """This message with other ``(block, info)`` pairs (and ``role``)."""
-        infos = tuple(i for _, i in pairs)
-        return PMessage(
-            role or self.role,
-            tuple(b for b, _ in pairs),
-            self.source,
-            self.separate,
-            self.origin,
-            infos if any(i is not None for i in infos) else (),
-        )
-
-
-#: Source prefix of frozen tail copies (:mod:`regio.layout.tail`): never merged with a
-#: neighbour, and not a user turn (they do not close the open current-turn group).
-FROZEN = "frozen:"
-
-
-def _frozen(m: PMessage) -> bool:
-    return m.origin == "frozen"
 
 
 def report_message(report: ToolResult) -> PMessage:
@@ -145,7 +115,9 @@ def report_message(report: ToolResult) -> PMessage:
 
 def _is_user_text(m: PMessage) -> bool:
     return (
-        m.role == "user" and not _frozen(m) and any(not isinstance(b, ToolResult) for b in m.blocks)
+        m.role == "user"
+        and not is_frozen(m)
+        and any(not isinstance(b, ToolResult) for b in m.blocks)
     )
 
 
@@ -206,8 +178,8 @@ def _mergeable(prev: PMessage, m: PMessage) -> bool:
     return (
         prev.role == m.role
         and not m.separate
-        and not _frozen(m)
-        and not _frozen(prev)
+        and not is_frozen(m)
+        and not is_frozen(prev)
         and "progress" not in (m.origin, prev.origin)
     )
 
@@ -246,84 +218,6 @@ class _Merged:
         return self.done
 
 
-@attrs.define(eq=False)
-class ProgressCall:
-    """A call of the front whose result may still be replaced (its latest result was a
-    progress report, ``ToolResult(final=False)``, when it was committed): a later result
-    changes only the call's ``tool`` message (its *shell*) and one place event, so the render
-    log patches them instead of starting over.
-
-    ``call_i``: cleaned index of the calling message; ``order``: the call's position among
-    its calls; ``first``: the first call id of that message (the shell's source is
-    ``pending:<first>`` or ``results:<first>``); ``ev_at``: index in the front's place events of
-    its ``moved_results`` event (``has_ev``), or where it goes; ``committed``: the latest result
-    in the front's inputs as ``(result, info, cleaned index, source)`` (``None`` after the
-    render log removed it); ``shown``: the final result the front's shell holds (``None``: the
-    shell holds :data:`RUNNING_RESULT`)."""
-
-    call_i: int
-    order: int
-    first: str
-    ev_at: int
-    has_ev: bool
-    committed: tuple[ToolResult, BlockInfo | None, int, str] | None = None
-    shown: tuple[ToolResult, BlockInfo | None, int] | None = None
-
-
-class StaleFront(Exception):
-    """A result arrived for a call the repaired front took as missing: the front must be
-    repaired again from the start (the caller resets its :class:`RepairFront`)."""
-
-
-@attrs.define(eq=False)
-class RepairFront:
-    """What the repaired front of a conversation leaves for the messages after it.
-
-    A front ends at a *watermark*: a point where every call made before it is answered before
-    it or is decided missing (a user text follows it), so nothing after the point can change
-    how the front is repaired — except a late result for a decided-missing call, which raises
-    :class:`StaleFront`. Counters are message counts (inputs, cleaned messages, final merged
-    messages); ``carry`` is the last merged message, which may still absorb the next one;
-    the four event lists are the front's events per repair pass.
-    """
-
-    inputs: int = 0
-    cleaned: int = 0
-    merged: int = 0
-    first_role: str | None = None
-    calls: set[str] = attrs.field(factory=set)
-    answered: set[str] = attrs.field(factory=set)
-    missing: set[str] = attrs.field(factory=set)
-    carry: PMessage | None = None
-    ev_dedup: list[LayoutEvent] = attrs.field(factory=list)
-    ev_results: list[LayoutEvent] = attrs.field(factory=list)
-    ev_place: list[LayoutEvent] = attrs.field(factory=list)
-    ev_merge: list[LayoutEvent] = attrs.field(factory=list)
-    progress: dict[str, ProgressCall] = attrs.field(factory=dict)
-
-
-@attrs.frozen
-class RepairRun:
-    """One :func:`repair_after` run: ``messages`` (the front's ``carry`` first, when there is
-    one; without the conversation-start message), the events of this run per pass, and the
-    bookkeeping :meth:`RepairFront` needs to advance over the run's inputs."""
-
-    messages: list[PMessage]
-    ev_dedup: list[LayoutEvent]
-    ev_results: list[LayoutEvent]
-    ev_place: list[LayoutEvent]
-    ev_merge: list[LayoutEvent]
-    cleaned: int
-    calls: list[str]
-    answered: list[str]
-    unanswered: list[str]
-    #: the latest result in this run of each call of the front's ``progress`` (``(result,
-    #: info, cleaned index, source)``), and the calls of this run whose latest result is a
-    #: progress report (their :class:`ProgressCall`, place-event index within this run)
-    late: dict[str, tuple[ToolResult, BlockInfo | None, int, str]] = attrs.field(factory=dict)
-    progress: dict[str, ProgressCall] = attrs.field(factory=dict)
-
-
 def _clean(messages: Sequence[PMessage], front: RepairFront) -> list[PMessage]:
     """Rule 1: empty text blocks and empty messages dropped; a system message refused."""
     cleaned: list[PMessage] = []
@@ -339,11 +233,35 @@ def _clean(messages: Sequence[PMessage], front: RepairFront) -> list[PMessage]:
     return cleaned
 
 
+def _named(
+    cleaned: list[PMessage], front: RepairFront, events: list[LayoutEvent]
+) -> tuple[list[PMessage], CallIdBook]:
+    """Rule 2's naming (:mod:`regio.callids`) over the front's calls: the messages with their
+    call ids named, and the run's book (a child of the front's)."""
+    book = front.ids.child()
+    out: list[PMessage] = []
+    for k, m in enumerate(cleaned):
+        blocks, changes = name_blocks(book, m.role, m.blocks)
+        if changes:
+            i = front.cleaned + k
+            events.extend(Repaired(c.action, c.sent, i, c.given) for c in changes)
+            m = m.rebuilt([(b, n) for b, (_, n) in zip(blocks, m.pairs(), strict=True)])
+        out.append(m)
+    return out, book
+
+
+def named(front: RepairFront, messages: Sequence[PMessage]) -> list[PMessage]:
+    """``messages`` (projected, after ``front``) with their call ids as the repair names them
+    (rule 2), nothing recorded: what the render log reads its watermarks from. The same
+    objects when no id changes."""
+    return _named(list(messages), front, [])[0]
+
+
 def _dedup(
     cleaned: list[PMessage], front: RepairFront, events: list[LayoutEvent]
 ) -> tuple[list[PMessage], dict[str, int]]:
-    """Rule 2: a call id seen before (here or in the front) is dropped; returns the messages and
-    where each new call is made (cleaned index)."""
+    """Rule 2's drop: a call in a message that is not the assistant's; returns the messages and
+    where each call is made (cleaned index). The ids are named already (unique)."""
     call_at: dict[str, int] = {}
     deduped: list[PMessage] = []
     for k, m in enumerate(cleaned):
@@ -351,12 +269,12 @@ def _dedup(
         kept: list[tuple[Block, BlockInfo | None]] = []
         for b, n in m.pairs():
             if isinstance(b, ToolUse):
-                if b.id in call_at or b.id in front.calls or m.role != "assistant":
-                    events.append(Repaired("duplicate_call_dropped", b.id, i))
+                if m.role != "assistant":
+                    events.append(Repaired("call_dropped", b.id, i))
                     continue
                 call_at[b.id] = i
             kept.append((b, n))
-        deduped.append(m.rebuilt(kept))
+        deduped.append(m.rebuilt(kept) if len(kept) != len(m.blocks) else m)
     return deduped, call_at
 
 
@@ -410,11 +328,12 @@ def repair_after(
     Raises :class:`LayoutError` for a ``system`` message and :class:`StaleFront` when a result
     answers a call the front took as missing.
     """
+    ev_names: list[LayoutEvent] = []
     ev_dedup: list[LayoutEvent] = []
     ev_results: list[LayoutEvent] = []
     ev_place: list[LayoutEvent] = []
     ev_merge: list[LayoutEvent] = []
-    cleaned = _clean(messages, front)
+    cleaned, ids = _named(_clean(messages, front), front, ev_names)
     deduped, call_at = _dedup(cleaned, front, ev_dedup)
     sources: dict[str, str] = {}
     result_for, result_from = _assign(deduped, call_at, front, ev_results, sources)
@@ -437,6 +356,7 @@ def repair_after(
     }
     return RepairRun(
         messages=merger.messages(),
+        ev_names=ev_names,
         ev_dedup=ev_dedup,
         ev_results=ev_results,
         ev_place=ev_place,
@@ -447,57 +367,8 @@ def repair_after(
         unanswered=[c for c in call_at if c not in result_for and c not in later],
         late=late,
         progress=marks,
+        ids=ids,
     )
-
-
-def advance(front: RepairFront, run: RepairRun, inputs: int) -> list[PMessage]:
-    """Move ``front`` over the ``inputs`` messages ``run`` repaired (they must end at a
-    watermark); returns the messages that became final (all of ``run.messages`` but the last,
-    which is the new ``carry``)."""
-    front.inputs += inputs
-    front.cleaned += run.cleaned
-    front.calls.update(run.calls)
-    front.answered.update(run.answered)
-    front.missing.update(run.unanswered)
-    for cid, late in run.late.items():
-        if late[0].is_final:
-            del front.progress[cid]  # answered: a later result starts over (StaleFront)
-        else:
-            front.progress[cid].committed = late
-    for cid, pc in run.progress.items():
-        pc.ev_at += len(front.ev_place)
-        front.progress[cid] = pc
-    front.ev_dedup.extend(run.ev_dedup)
-    front.ev_results.extend(run.ev_results)
-    front.ev_place.extend(run.ev_place)
-    front.ev_merge.extend(run.ev_merge)
-    if not run.messages:
-        return []
-    if front.first_role is None:
-        front.first_role = run.messages[0].role
-    final = run.messages[:-1]
-    front.merged += len(final)
-    front.carry = run.messages[-1]
-    return final
-
-
-def run_events(front: RepairFront, run: RepairRun) -> list[LayoutEvent]:
-    """The events of a whole repair: the front's and the run's, pass by pass, then the
-    conversation-start insertion when the conversation starts with the assistant."""
-    events: list[LayoutEvent] = [
-        *front.ev_dedup,
-        *run.ev_dedup,
-        *front.ev_results,
-        *run.ev_results,
-        *front.ev_place,
-        *run.ev_place,
-        *front.ev_merge,
-        *run.ev_merge,
-    ]
-    first = front.first_role or (run.messages[0].role if run.messages else None)
-    if first == "assistant":
-        events.append(Repaired("conversation_start", "", 0))
-    return events
 
 
 def repair(messages: Sequence[PMessage]) -> tuple[list[PMessage], list[LayoutEvent]]:

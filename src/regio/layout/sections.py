@@ -92,14 +92,16 @@ class Section:
     chunk: int | None = None
 
 
-def whole_section(window: Any, r: Any) -> Section | None:
-    """Region ``r`` rendered as one section (``None`` when its text is blank)."""
+def whole_section(window: Any, r: Any, volatility: str | None = None) -> Section | None:
+    """Region ``r`` rendered as one section (``None`` when its text is blank); ``volatility``:
+    the one it is laid out with (default its declared one)."""
     text = r.render_text()
     if not text.strip():
         return None
     head = count_text(window, heading(r.name, r.description)) if getattr(r, "heading", True) else 0
     tokens = r.used_tokens + head
-    return Section(text, tokens, r.name, f"{r.volatility}:{r.name}", r.volatility)
+    vol = volatility or r.volatility
+    return Section(text, tokens, r.name, f"{vol}:{r.name}", vol)
 
 
 def chunked_sections(

@@ -14,6 +14,11 @@ anyway, or when unsettled notes pass ``settle_share`` of the window. Reasons to 
 * a reason forced by the caller (``tail_share``: the freezing tail's stale copies passed
   ``settle_share``; the prefix is rewritten anyway, see :mod:`regio.layout.tail`).
 
+A region that leaves the grows place (observed volatility, :mod:`regio.layout.observe`: it
+removed or rewrote entries) takes its notes with it and settles nothing else: the
+conversation changes from its first note, the system prompt does not. A region newly laid out
+as grows (a ``stable`` region that only appends) starts with every entry settled.
+
 On the first request every entry is settled. Each entry is shown exactly once: in its chunk
 when settled, as a note otherwise.
 """
@@ -113,6 +118,9 @@ def plan_settling(
     fresh: list[Entry] = []
     fresh_region: dict[str, str] = {}
     for r in grows:
+        if r.name not in state.settled:  # newly laid out as grows: it was sent whole until now
+            settled[r.name] = list(r.entries)
+            continue
         if _chunks_rewritten(r, state, digest):
             reason = reason or "region_rewritten"
         ids = set(state.settled.get(r.name, ()))
@@ -129,6 +137,8 @@ def plan_settling(
     notes: list[tuple[Note, Entry]] = []
     noted: set[str] = set()
     for note in state.notes:
+        if note.region not in settled:  # its region left the grows place: its notes go with it
+            continue
         e = fresh_by_id.get(note.entry_id)
         if e is None or digest(e) != note.digest:
             reason = reason or "note_removed"

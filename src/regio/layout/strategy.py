@@ -2,11 +2,12 @@
 
 A :class:`LayoutStrategy` decides where each region goes (:meth:`~LayoutStrategy.sections`)
 and where the cache markers go (:meth:`~LayoutStrategy.plan_breakpoints`), and says whether
-it settles ``grows`` notes and keeps a freezing tail. The production strategy is
-:data:`REGIO` (``regio``): stable regions, then grows regions in frozen chunks (settled entries
-only), all in the system prompt; the ``compact_history`` summaries open the messages (never
-joined into the system text); rewritten regions in the freezing tail after the conversation
-(docs/layout.md). The comparison layouts the bench
+it settles ``grows`` notes, keeps a freezing tail and lays regions out by what their writes
+did. The production strategy is :data:`REGIO` (``regio``): stable regions, then grows regions
+in frozen chunks (settled entries only), all in the system prompt; the ``compact_history``
+summaries open the messages (never joined into the system text); rewritten regions in the
+freezing tail after the conversation; each region by its observed volatility
+(:mod:`regio.layout.observe`; docs/layout.md). The comparison layouts the bench
 measures it against (``naive``, ``kind``, ``volatility``) live in :mod:`regio.bench.layouts`
 and are registered when that module is imported (:func:`strategy_for` imports it for their
 names).
@@ -21,7 +22,7 @@ from typing import Any, Protocol
 from regio.content import Entry
 
 from .breakpoints import Wanted, check_ttls, place_marks, regio_wanted
-from .model import Breakpoint, ChunkState, LayoutBlock
+from .model import DEFAULT_MIN_CACHE_TOKENS, Breakpoint, ChunkState, LayoutBlock
 from .repair import LayoutError
 from .sections import (
     NO_MEMO,
@@ -57,11 +58,13 @@ _PROVIDED_BY: dict[str, str] = {
 class LayoutStrategy(Protocol):
     """Where regions and cache markers go. ``name``: the registry name; ``settles``: grows
     entries written mid-run travel as notes until they settle; ``freezing_tail``: rewritten
-    regions go to the freezing tail."""
+    regions go to the freezing tail; ``observes``: regions are laid out by what their writes
+    did between requests, not only by their declaration (:mod:`regio.layout.observe`)."""
 
     name: str
     settles: bool
     freezing_tail: bool
+    observes: bool
 
     def sections(
         self,
@@ -75,7 +78,9 @@ class LayoutStrategy(Protocol):
     ) -> tuple[list[Section], list[Section], dict[str, tuple[ChunkState, ...]]]:
         """System sections, tail sections and the chunk boundaries used for ``regions`` (the
         non-conversation regions in declaration order; ``settled``: the settled entries of
-        each grows region, ``None``: all; ``memo``: the session's :class:`LayoutMemo`)."""
+        each grows region, ``None``: all; ``memo``: the session's :class:`LayoutMemo`). A
+        strategy that ``observes`` also takes ``placement``: region -> the volatility it is
+        laid out with where that is not its declared one (:mod:`regio.layout.observe`)."""
         ...
 
     def wanted(
@@ -89,7 +94,10 @@ class LayoutStrategy(Protocol):
         tail_index: int | None,
         system_changed: bool,
     ) -> list[Wanted]:
-        """The markers this strategy asks for, ``(index, ttl, slot)``, in priority order."""
+        """The markers this strategy asks for, ``(index, ttl, slot)``, in priority order;
+        ``previous_newest``: the prefix hash of the previous request's newest marker;
+        ``previous_marks``: the prefix hashes earlier requests marked, the previous request's
+        first (then the ``newest`` markers of the requests before it the state remembers)."""
         ...
 
     def plan_breakpoints(self, blocks: Sequence[LayoutBlock], **options: Any) -> list[Breakpoint]:
@@ -104,6 +112,7 @@ class StrategyBase:
     name = ""
     settles = False
     freezing_tail = False
+    observes = False
     #: ``compact_history`` summaries open the messages instead of sitting in the system.
     summaries_in_messages = False
 
@@ -122,7 +131,7 @@ class StrategyBase:
         *,
         ttl: str = "5m",
         stable_ttl: str | None = None,
-        min_tokens: int = 1024,
+        min_tokens: int = DEFAULT_MIN_CACHE_TOKENS,
         **options: Any,
     ) -> list[Breakpoint]:
         """Plan the markers of one request; returns them in block order (at most 4). Raises
@@ -140,6 +149,7 @@ class RegioStrategy(StrategyBase):
     name = "regio"
     settles = True
     freezing_tail = True
+    observes = True
     summaries_in_messages = True
 
     def sections(
@@ -151,13 +161,19 @@ class RegioStrategy(StrategyBase):
         previous_chunks: Mapping[str, Sequence[ChunkState]],
         chunk_tokens: int,
         memo: LayoutMemo,
+        placement: Mapping[str, str] | None = None,
     ) -> tuple[list[Section], list[Section], dict[str, tuple[ChunkState, ...]]]:
         chunks_used: dict[str, tuple[ChunkState, ...]] = {}
+        placed = placement or {}
+
+        def vol(r: Any) -> str:
+            return placed.get(r.name, r.volatility)
+
         # compact_history summaries open the messages (regio.layout.plan.summary_extras)
         regions = [r for r in regions if not holds_summaries(r)]
         shown = [r for r in regions if r.entries or renders_itself(r)]
-        ordered = [r for r in regions if r.volatility == "grows"]
-        stable = (whole_section(window, r) for r in shown if r.volatility == "stable")
+        ordered = [r for r in regions if vol(r) == "grows"]
+        stable = (whole_section(window, r) for r in shown if vol(r) == "stable")
         system = [s for s in stable if s]
         for r in ordered:
             system.extend(
@@ -165,8 +181,8 @@ class RegioStrategy(StrategyBase):
                     window, r, settled, previous_chunks, chunk_tokens, chunks_used, memo
                 )
             )
-        rewritten = [r for r in shown if r.volatility not in ("stable", "grows")]
-        tail = [s for s in (whole_section(window, r) for r in rewritten) if s]
+        rewritten = [r for r in shown if vol(r) not in ("stable", "grows")]
+        tail = [s for s in (whole_section(window, r, vol(r)) for r in rewritten) if s]
         return system, tail, chunks_used
 
     def wanted(self, blocks: Sequence[LayoutBlock], **options: Any) -> list[Wanted]:
@@ -219,10 +235,12 @@ def system_and_tail(
     previous_chunks: Mapping[str, Sequence[ChunkState]] | None = None,
     chunk_tokens: int,
     memo: LayoutMemo | None = None,
+    placement: Mapping[str, str] | None = None,
 ) -> tuple[list[Section], list[Section], dict[str, tuple[ChunkState, ...]]]:
     """System sections, tail sections and the chunk boundaries used by ``strategy`` (a name or
     a :class:`regio.layout.LayoutStrategy`) for ``regions`` (the window's non-conversation
-    regions in declaration order). Raises ``ValueError`` for an unknown strategy."""
+    regions in declaration order; ``placement``: region -> laid-out volatility where it is
+    not the declared one). Raises ``ValueError`` for an unknown strategy."""
     return strategy_for(strategy).sections(
         window,
         regions,
@@ -230,4 +248,5 @@ def system_and_tail(
         previous_chunks=previous_chunks or {},
         chunk_tokens=chunk_tokens,
         memo=memo or NO_MEMO,
+        **({"placement": placement} if placement is not None else {}),
     )

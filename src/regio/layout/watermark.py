@@ -5,7 +5,9 @@ messages before it are repaired (:func:`regio.layout.repair.repair_after` resume
 every call made before it is answered before it, or decided missing by a user text, or its
 latest result is a progress report (its shell shows
 :data:`regio.layout.repair.RUNNING_RESULT` whichever report comes). The render log
-(:mod:`regio.layout.renderlog`) moves its watermark over each request's new messages.
+(:mod:`regio.layout.renderlog`) moves its watermark over each request's new messages. The
+messages read here have their call ids named as the repair names them
+(:func:`regio.layout.repair.named`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Sequence
 
 from regio.content import Text, ToolResult, ToolUse
 
-from .repair import PMessage, RepairFront, _frozen
+from .repairstate import PMessage, RepairFront, is_frozen
 
 __all__ = ["reporting", "watermarks"]
 
@@ -24,7 +26,7 @@ def _user_text_input(m: PMessage) -> bool:
     of what rules 1 and 2 leave of it)."""
     return (
         m.role == "user"
-        and not _frozen(m)
+        and not is_frozen(m)
         and any(
             not isinstance(b, (ToolResult, ToolUse)) and not (isinstance(b, Text) and not b.text)
             for b in m.blocks

@@ -2,10 +2,14 @@
 
 The one implementation of those rules, run over a whole payload's messages:
 :func:`anthropic_problems` (Anthropic Messages: every ``tool_use`` answered once in the next
-message, results first in their message, no id twice, no result in the first message) and
+message, results first in their message, no id twice, no result in the first message, every
+``tool_use`` id and ``tool_use_id`` matching ``^[a-zA-Z0-9_-]+$``: W-A.5) and
 :func:`openai_chat_problems` (Chat Completions: ``tool`` messages answer the pending calls of
 the assistant message before them, each once, none after a user or system message, the first
-conversational message is not a ``tool`` message). :func:`regio.layout.check_anthropic` and
+conversational message is not a ``tool`` message, every ``tool_calls[].id`` and
+``tool_call_id`` text of 1 to 40 characters: W-O.4). The id rules are the providers' (HTTP 400
+"String should match pattern" from Anthropic, ``string_above_max_length`` from OpenAI), read by
+:func:`regio.callids.id_problem`. :func:`regio.layout.check_anthropic` and
 :func:`regio.layout.check_openai_chat` apply them to a payload.
 """
 
@@ -14,7 +18,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from regio.callids import MAX_ID_CHARS, id_problem
+
 __all__ = ["anthropic_problems", "openai_chat_problems", "tool_use_ids"]
+
+#: The field holding the call id of each Anthropic block type that has one.
+_ID_FIELDS = {"tool_use": "id", "tool_result": "tool_use_id"}
 
 
 def _blocks_of(message: dict[str, Any]) -> list[dict[str, Any]]:
@@ -39,6 +48,11 @@ def anthropic_problems(messages: Sequence[dict[str, Any]]) -> list[str]:
     for n in range(len(messages)):
         msg = messages[n]
         blocks = _blocks_of(msg)
+        for b in blocks:
+            key = _ID_FIELDS.get(b.get("type", ""))
+            problem = id_problem(b.get(key), max_chars=None) if key else None
+            if problem is not None:
+                problems.append(f"W-A.5: {b['type']} in message {n}: {problem}")
         if msg["role"] == "assistant":
             ids = [b["id"] for b in blocks if b.get("type") == "tool_use"]
             for cid in ids:
@@ -85,6 +99,7 @@ def openai_chat_problems(messages: Sequence[dict[str, Any]]) -> list[str]:
     first_conv = True
     for n, msg in enumerate(messages):
         role = msg["role"]
+        problems.extend(_openai_id_problems(msg, n))
         if role != "system" and first_conv:
             first_conv = False
             if role == "tool":
@@ -111,3 +126,16 @@ def openai_chat_problems(messages: Sequence[dict[str, Any]]) -> list[str]:
     if missing:
         problems.append(f"W-O.2: calls {missing} unanswered at the end")
     return problems
+
+
+def _openai_id_problems(msg: dict[str, Any], n: int) -> list[str]:
+    """W-O.4 for message ``n``: its call ids (``tool_calls[].id``, ``tool_call_id``) are text
+    of 1 to :data:`regio.callids.MAX_ID_CHARS` characters (OpenAI checks no character set)."""
+    ids = [c.get("id") for c in msg.get("tool_calls") or []]
+    if msg["role"] == "tool":
+        ids.append(msg.get("tool_call_id"))
+    return [
+        f"W-O.4: call id {cid!r} in message {n} is not text of 1 to {MAX_ID_CHARS} characters"
+        for cid in ids
+        if not isinstance(cid, str) or not 0 < len(cid) <= MAX_ID_CHARS
+    ]

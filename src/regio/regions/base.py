@@ -5,13 +5,14 @@ Public constructor surface (keyword-only, shared by every kind)::
     Region(name: str, budget: int | str | Budget | dict, volatility="rewritten",
            admission="evict", description="", max_entry_tokens: int | None = None,
            min_tokens: int | None = None, max_tokens: int | None = None,
-           elastic: bool | None = None, cap: int | str | None = None)
+           elastic: bool | None = None, cap: int | str | None = None, replacing_writer="")
 
 ``min_tokens`` / ``max_tokens`` clamp the budget (the floor wins). **Budgets bend**: the
 declared budget is the floor a region is guaranteed; an elastic region (``elastic=True``, the
 ``sliding_window`` kind's default) may hold what the window has free, up to ``cap`` (tokens or
 a share of the window), so :attr:`Region.budget` moves with the window's real fill
-(:mod:`regio.regions.elastic`). Writes go through
+(:mod:`regio.regions.elastic`). ``replacing_writer``: see :mod:`regio.blueprint.writers` (the
+layout puts such a region in the tail). Writes go through
 ``plan_write(entry) -> WritePlan | Refusal`` (pure: nothing changes) and ``commit(plan) ->
 WriteResult``; :meth:`Region.write` does both. The window inserts a window-level check between
 the two, so a refused write never changes anything.
@@ -135,6 +136,7 @@ class Region(Elastic, Refusing):
     #: the most an elastic region may hold: tokens, or a share of the window (``"80%"``);
     #: ``None``: the whole window (ignored when the region is not elastic)
     cap: int | str | None = None
+    replacing_writer: str = ""  # ``""``: none known (module doc)
 
     #: an :class:`EntryList` (assigning any list converts it): its ``rewrite_epoch`` tells the
     #: layout caches whether the entries were only appended to since they last looked

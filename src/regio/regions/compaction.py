@@ -6,6 +6,9 @@ Constructors (keyword-only)::
                threshold_tokens: int | None = None, admission="evict", ...)
     CompactHistory(name=, budget=, source: str, admission="evict", volatility="grows", ...)
 
+A ``compact_history`` also holds its source's durable items, in one entry after the summaries
+(:data:`ITEMS_META`; written by the runtime at each compaction, ``regio.runtime.durable``).
+
 A ``compacting`` region over ``compact_at * budget`` (or over ``threshold_tokens``) queues its
 whole compactable content (complete units only: never the newest user message nor an open
 group; completed groups after the newest user message are compactable) as one
@@ -37,7 +40,11 @@ from regio.regions.base import ReclaimPhase, Refusal, Region, WritePlan
 from regio.regions.pending import PendingCompaction
 from regio.regions.settle import settle_marks
 
-__all__ = ["CompactHistory", "Compacting"]
+__all__ = ["ITEMS_META", "CompactHistory", "Compacting"]
+
+#: The ``meta`` key of a ``compact_history``'s item section: one entry, always the last, whose
+#: ``meta[ITEMS_META]`` lists the durable items it renders (``regio.runtime.durable``).
+ITEMS_META = "durable_items"
 
 
 @attrs.define(eq=False, kw_only=True)
@@ -131,13 +138,37 @@ class CompactHistory(Region):
     def _after_write(self) -> None:
         self.check_merge()
 
+    def summaries(self) -> list[Entry]:
+        """The summaries, oldest first (the item section left out)."""
+        return [e for e in self.entries if ITEMS_META not in e.meta]
+
+    def item_entry(self) -> Entry | None:
+        """The item section, if there is one."""
+        for entry in reversed(self.entries):
+            if ITEMS_META in entry.meta:
+                return entry
+        return None
+
+    def queue_merge(self, entries: list[Entry], reason: str) -> PendingCompaction:
+        """Queue a merge of ``entries`` (summaries of this history) into one; returns it."""
+        return self.queue.add(
+            region=self.name,
+            entry_ids=[e.id for e in entries],
+            target=self.name,
+            reason=reason,
+            tokens=sum(e.tokens for e in entries),
+            operation="merge",
+        )
+
     def check_merge(self) -> PendingCompaction | None:
-        """Queue a merge of the oldest summaries when over budget and none is pending."""
+        """Queue a merge of the oldest summaries when over budget and none is pending (the
+        item section is never merged: past the last merge its lowest-priority items are
+        dropped instead, by the runtime)."""
         over = self.used_tokens - self.budget
         if over <= 0 or self.pending():
             return None
         taken: list[Entry] = []
-        for e in self.entries:
+        for e in self.summaries():
             taken.append(e)
             if len(taken) >= 2 and sum(t.tokens for t in taken) > over:
                 break
@@ -148,14 +179,7 @@ class CompactHistory(Region):
                 )
             )
             return None
-        p = self.queue.add(
-            region=self.name,
-            entry_ids=[e.id for e in taken],
-            target=self.name,
-            reason="history_over_budget",
-            tokens=sum(e.tokens for e in taken),
-            operation="merge",
-        )
+        p = self.queue_merge(taken, "history_over_budget")
         self.events.emit(
             ev.CompactionQueued(
                 p.id, self.name, p.target, p.entry_ids, p.tokens, p.reason, p.operation

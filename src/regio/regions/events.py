@@ -69,7 +69,8 @@ class Unchanged(Event, frozen=True, tag="unchanged"):
 
 class Evicted(Event, frozen=True, tag="evicted"):
     """Whole units rolled off a region. ``reason``: ``tokens`` | ``max_items`` |
-    ``max_entries`` | ``compaction_fallback`` | ``hook``."""
+    ``max_entries`` | ``compaction_fallback`` | ``hook`` | ``ceiling`` (the engine's request
+    ceiling, :mod:`regio.runtime.ceiling`)."""
 
     region: str
     entry_ids: tuple[str, ...]

@@ -6,6 +6,9 @@
 * summarizers -- the :class:`Summarizer` protocol, :class:`LLMSummarizer` (any provider
   adapter), :class:`ExtractiveSummarizer` (offline), hierarchical chunking;
 * :func:`classify_overflow` -- provider length refusals;
+* :func:`repair_history` -- a broken history (orphaned calls or results, reused call ids)
+  made valid, each change a :class:`HistoryRepaired` event (``Engine.repair`` does it to the
+  engine's conversation);
 * errors -- :class:`CompactionNoProgressError`, :class:`ContextOverflowError`,
   :class:`SummaryRejected`, :class:`SummarizerError`, :class:`RuntimeStateError`.
 
@@ -25,6 +28,7 @@ from .errors import (
 )
 from .extractive import ExtractiveSummarizer
 from .hierarchy import SummaryCall, SummaryOutcome, asummarize_entries, summarize_entries
+from .history import HistoryRepair, HistoryRepaired, repair_history
 from .llm_summarizer import LLMSummarizer
 from .options import EngineOptions
 from .overflow import OverflowInfo, classify_overflow
@@ -47,6 +51,8 @@ __all__ = [
     "EngineSnapshot",
     "ExtractiveSummarizer",
     "FunctionSummarizer",
+    "HistoryRepair",
+    "HistoryRepaired",
     "LLMSummarizer",
     "ModelPricing",
     "OverflowInfo",
@@ -65,5 +71,6 @@ __all__ = [
     "check_summary",
     "classify_overflow",
     "normalize_usage",
+    "repair_history",
     "summarize_entries",
 ]

@@ -24,7 +24,9 @@ from typing import Any
 from regio.blueprint import Blueprint, CompactingSpec, build_window, dump_blueprint, load_blueprint
 from regio.blueprint.contextspec import edits_value
 from regio.blueprint.reliefspec import relief_policy
-from regio.tokens import chat_format_for_model, get_counter
+from regio.policies.hysteresis import resolve_mark
+from regio.providers.registry import chat_format_for
+from regio.tokens import get_counter
 
 from .extractive import ExtractiveSummarizer
 from .forking import ForkSummarizer
@@ -90,9 +92,8 @@ def engine_options(
     bp = _load(blueprint)
     counter = token_counter
     if counter is None:
-        counter = get_counter(
-            bp.tokenizer, chat_format=chat_format_for_model(bp.model.name), model=bp.model.name
-        )
+        chat_format = chat_format_for(bp.model.provider, bp.model.name)
+        counter = get_counter(bp.tokenizer, chat_format=chat_format, model=bp.model.name)
     window = build_window(bp, counter=counter, allow_custom_hooks=allow_custom_hooks)
     if summarizer is None:
         summarizer = blueprint_summarizer(bp)
@@ -106,12 +107,18 @@ def engine_options(
         model=bp.model.name,
         context_window=bp.model.context_window,
         output_reserve=bp.model.max_output_tokens,
+        compact_trigger=(
+            None
+            if bp.window.compact_trigger is None
+            else resolve_mark(bp.window.compact_trigger, bp.window_tokens)
+        ),
         strategy=bp.layout.strategy,
         ttl=bp.cache.ttl,
         chunk_tokens=bp.layout.chunk_tokens,
         settle_share=bp.layout.settle_share,
         targets=targets,
         standing_instructions=standing_instructions(bp),
+        refusal_phrases=bp.summarizer.refusal_phrases,
         blueprint_text=dump_blueprint(bp, inline_seeds=True),
         tokenizer=bp.tokenizer,
         context_tools=bp.tools.context,

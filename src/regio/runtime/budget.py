@@ -7,12 +7,12 @@ overhead``. Sizes are raw estimates from the token counter, corrected by
 Everything that is sent is counted: the tool schemas are the context tools regio offers, the
 application's ``extra_tools`` and the tools passed to the last ``Engine.request(tools=...)``
 (:attr:`EngineBudget.request_tools`, taken as sent again with the next request until another
-request passes others), each rendered in the provider's shape with its hidden framing
-(:func:`regio.tokens.tooldefs.tool_definition_tokens`). They count in the whole-context
-trigger and its fixed floor, in overflow recovery, in :meth:`EngineBudget.ceiling` and in the
-request's ceiling check. So is text a caller sends beside the window with every request (a
-framework's own system prompt that regio does not lay out, :meth:`EngineBudget.send_beside`):
-it is part of :attr:`EngineBudget.system_overhead`.
+request passes others), each rendered in the provider's shape with its hidden framing (the
+provider's ``tool_framing``, :func:`regio.tokens.tooldefs.tool_definition_tokens`). They count
+in the whole-context trigger and its fixed floor, in overflow recovery, in
+:meth:`EngineBudget.ceiling` and in the request's ceiling check. So is text a caller sends
+beside the window with every request (a framework's own system prompt that regio does not lay
+out, :meth:`EngineBudget.send_beside`): it is part of :attr:`EngineBudget.system_overhead`.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 import attrs
 
 from regio.layout import Request, ToolSpec
+from regio.providers.registry import tool_framing_for
 from regio.regions import Window
 from regio.tokens import Calibration
 from regio.tokens.tooldefs import tool_definition_tokens
@@ -73,9 +74,9 @@ class EngineBudget:
     def tools_tokens(self, extra: Iterable[ToolSpec] | None = None, provider: str = "") -> int:
         """Tokens of the tool schemas sent with a request (``extra``: the request's own tools,
         ``None``: :attr:`request_tools`), rendered for ``provider`` (default the engine's)
-        with its framing; never zero when there are tools."""
-        specs = self.tool_specs(extra)
-        return tool_definition_tokens(specs, provider or self.options.provider, self.count_text)
+        with its framing; zero without tools, or for a provider whose API sends none."""
+        framing = tool_framing_for(provider or self.options.provider)
+        return tool_definition_tokens(self.tool_specs(extra), framing, self.count_text)
 
     def send_beside(self, text: str, separator: str = "\n\n") -> int:
         """Count ``text`` as sent with every request from now on, beside the window: a system
@@ -165,5 +166,6 @@ class EngineBudget:
         if not specs:
             return request.tokens + self.system_overhead
         neutral = sum(b.tokens for b in request.blocks if b.level == "tools")
-        shaped = tool_definition_tokens(specs, provider or self.options.provider, self.count_text)
+        framing = tool_framing_for(provider or self.options.provider)
+        shaped = tool_definition_tokens(specs, framing, self.count_text)
         return request.tokens - neutral + shaped + self.system_overhead

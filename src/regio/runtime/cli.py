@@ -125,7 +125,7 @@ def render_snapshot(snapshot: EngineSnapshot, console: Console | None = None) ->
         table.add_row(
             r.name,
             r.kind,
-            r.volatility,
+            r.volatility if r.laid_out in ("", r.volatility) else f"{r.volatility} -> {r.laid_out}",
             _bar(r.tokens, r.budget),
             f"{r.tokens:,}",
             f"{r.budget:,}",
@@ -134,6 +134,9 @@ def render_snapshot(snapshot: EngineSnapshot, console: Console | None = None) ->
             r.cache or "",
         )
     console.print(table)
+    for r in snapshot.regions:
+        if r.placement:
+            console.print(f"{r.name}: {r.placement}", markup=False)
     u = snapshot.usage
     cost = f"${u.cost_usd:.4f}" if u.cost_usd is not None else "unpriced"
     console.print(

@@ -34,21 +34,21 @@ every rule.
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 import msgspec
 
 from regio.content import Entry, content_hash
 from regio.errors import CompactionError
-from regio.regions import PendingCompaction, SlidingWindow
+from regio.regions import CompactHistory, PendingCompaction, SlidingWindow
+from regio.regions.compaction import ITEMS_META
 
+from . import durable
+from .commit import commit_summary
 from .compactor import CompactionBook, CompactionResult, Compactor, Steps, SummaryJob
 from .cuts import cut_ids, unsent, unsent_from
 from .errors import CompactionNoProgressError, SummarizerError, SummaryRejected
 from .events import CompactionFinished, CompactionNoProgress, CompactionRejected, CompactionStarted
 from .fallback import bulk_fallback, fallback_point, fired_trigger
-from .hierarchy import SummaryOutcome
 from .planning import (
     compactable_regions,
     compactable_tokens,
@@ -60,7 +60,8 @@ from .planning import (
 from .relief import relieve_after, relieve_queued, with_originals
 from .reliefcut import relieve_before_cuts
 from .reliefmemo import ReliefMemo
-from .summarizer import check_summary, summarizer_limits
+from .summarizer import summarizer_limits
+from .textadmit import admit_value
 
 __all__ = [
     "BUG_TYPES",
@@ -125,9 +126,28 @@ def _previous_summary(c: Compactor, p: PendingCompaction) -> Entry | None:
         return None
     history = c.window.region(p.target)
     for entry in reversed(history.entries):
-        if entry.meta.get("source") == p.region:
+        if entry.meta.get("source") == p.region and ITEMS_META not in entry.meta:
             return entry
     return None
+
+
+def summary_inputs(c: Compactor, p: PendingCompaction, previous: Entry | None) -> tuple[Entry, ...]:
+    """The summaries a compaction of ``p`` reads before its entries: ``previous`` (its
+    source's last summary, :func:`_as_input`); with ``carry_forward="append"`` and a
+    summarizer that declares ``reads_all_summaries`` (the extractive one), every earlier
+    summary of the source too, as context: the new summary then repeats no identifier line
+    another summary of the history already shows."""
+    if previous is None:
+        return ()
+    earlier: tuple[Entry, ...] = ()
+    if c.options.carry_forward != "replace" and getattr(c.summarizer, "reads_all_summaries", False):
+        history = c.window.region(p.target) if p.target else None
+        earlier = tuple(
+            _as_input(c, e)
+            for e in (history.entries if history is not None else ())
+            if e.meta.get("source") == p.region and ITEMS_META not in e.meta and e.id != previous.id
+        )
+    return (*earlier, _as_input(c, previous))
 
 
 def _as_input(c: Compactor, previous: Entry) -> Entry:
@@ -160,6 +180,8 @@ def _widen_merge(c: Compactor, p: PendingCompaction) -> PendingCompaction:
         return p
     taken: list[Entry] = []
     for entry in history.entries:
+        if ITEMS_META in entry.meta:
+            continue
         taken.append(entry)
         if sum(e.tokens for e in taken) > floor and len(taken) >= len(p.entry_ids):
             break
@@ -312,6 +334,9 @@ def flush_steps(c: Compactor, policy: FlushPolicy) -> Steps[CompactionResult | N
         region = window.region(name)
         if isinstance(region, SlidingWindow):  # what a compaction keeps (the cost controller)
             region.kept_tokens = region.used_tokens
+    for history in c.window.regions:  # past its last merge, a history's items make room
+        if isinstance(history, CompactHistory):
+            durable.fit_history(c, history)
     return _finish(c, policy.trigger, tally)
 
 
@@ -367,7 +392,8 @@ def _summary_steps(
     by_id = {e.id: e for e in region.entries}
     entries = with_originals(c, [by_id[i] for i in p.entry_ids if i in by_id])
     previous = _previous_summary(c, p)
-    inputs = ((_as_input(c, previous),) if previous is not None else ()) + tuple(entries)
+    inputs = summary_inputs(c, p, previous) + tuple(entries)
+    inputs += durable.merge_context(c, p)
     if region.name not in tally.touched:
         tally.touched.append(region.name)
     c.emit(CompactionStarted(policy.trigger, (p.id,), p.tokens, region_target(c, region)))
@@ -383,7 +409,7 @@ def _summary_steps(
                     raise
                 raise SummarizerError(f"the summarizer raised {exc!r}", cause=exc) from exc
             tally.calls += len(outcome.calls)
-            return _accept(c, p, outcome, previous)
+            return commit_summary(c, p, outcome, previous, inputs)
         except (SummaryRejected, SummarizerError, CompactionError) as exc:
             if tally.calls == calls_before:
                 tally.calls += 1
@@ -470,54 +496,9 @@ def _finish(c: Compactor, trigger: str, tally: _Tally) -> CompactionResult | Non
     return result
 
 
-def _accept(
-    c: Compactor, p: PendingCompaction, outcome: SummaryOutcome, previous: Entry | None
-) -> Entry:
-    """Check and commit one summary; raises (changing nothing) when it is refused."""
-    window = c.window
-    text = outcome.text
-    tokens = c.count_text(text)
-    rolling = (
-        c.options.carry_forward == "replace" and previous is not None and p.operation == "compact"
-    )
-    replaced = p.tokens + (previous.tokens if (rolling and previous is not None) else 0)
-    try:
-        cap: int | None = summarizer_limits(c.summarizer)[2]
-    except ValueError:
-        cap = None
-    check_summary(text, summary_tokens=tokens, replaced_tokens=replaced, max_summary_tokens=cap)
-    target = window.region(p.target) if p.target else None
-    if target is None:
-        raise CompactionError(f"{p.id}: region {p.region!r} has no compact_history")
-    if tokens > target.budget:
-        raise SummaryRejected(
-            f"the summary ({tokens} tokens) is larger than region {target.name!r} "
-            f"({target.budget} tokens); nothing was changed",
-            reason="oversized",
-            summary_tokens=tokens,
-            replaced_tokens=replaced,
-        )
-    version = c.book.versions.get(p.region, 0) + 1
-    meta: dict[str, Any] = {"summary": True, "version": version}
-    if p.operation == "compact":
-        covered = (
-            list(previous.meta.get("covers_all", previous.meta.get("covers", [])))
-            if (previous is not None and rolling)
-            else []
-        )
-        meta["covers_all"] = covered + list(p.entry_ids)
-    entry = window.make_entry(text, tokens=tokens, meta=meta)
-    # a rolling summary carries the previous one forward: the regions layer removes it in the
-    # same commit and checks the size against everything the new summary replaces
-    supersedes = (previous.id,) if (rolling and previous is not None) else ()
-    committed = window.complete_compaction(p.id, entry, supersedes=supersedes)
-    c.book.versions[p.region] = version
-    c.record("compaction", p.region, entry=committed, ids=p.entry_ids)
-    return committed
-
-
 def schedule_compaction(c: Compactor, instructions: str | None) -> None:
     """Queue the compactable content for the next turn boundary with ``instructions`` added to
     the standing requirements (the ``compact`` tool runs mid-turn)."""
     queue_everything(c, "manual")
+    instructions = admit_value(c.emit, instructions, "compact", "instructions")
     c.book.scheduled = (instructions or "").strip() or None

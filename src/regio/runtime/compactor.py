@@ -144,19 +144,22 @@ class Compactor:
         self.book.scheduled = None
         return scheduled
 
+    def cache_expired(self) -> bool:
+        """The last request's cached prefix has expired: :attr:`clock` is past its send time
+        plus the cache TTL (``cache_ttl_s``, seconds). ``False`` while either is unknown (no
+        session, no TTL, nothing sent yet): the cache is taken as warm. The one test of the
+        cache's warmth, read by :func:`regio.runtime.flushing.queue_expired` and
+        :meth:`fork_terms`."""
+        session, ttl = self.session, self.cache_ttl_s
+        if session is None or ttl is None or session.last_sent_at is None:
+            return False
+        return float(self.clock()) - session.last_sent_at > ttl
+
     def fork_terms(self) -> dict[str, Any]:
-        """``read`` (the cache read multiplier) and ``warm`` (the last request's cached prefix
-        is still within the TTL by :attr:`clock`) for
+        """``read`` (the cache read multiplier) and ``warm`` (not :meth:`cache_expired`) for
         :func:`regio.runtime.forking.forked_request`: a fork is sent only when it costs
         less than the transcript prompt."""
-        session, ttl = self.session, self.cache_ttl_s
-        warm = (
-            session is None
-            or ttl is None
-            or session.last_sent_at is None
-            or float(self.clock()) - session.last_sent_at <= ttl
-        )
-        return {"read": self.cache_read, "warm": warm}
+        return {"read": self.cache_read, "warm": not self.cache_expired()}
 
     def _fork(self, job: SummaryJob) -> tuple[dict[str, Any], int] | None:
         """Payload and prompt tokens of the forked request for ``job``

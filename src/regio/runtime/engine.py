@@ -18,7 +18,9 @@ min(window max, model context window) - output reserve - tool schemas - system o
 against the estimate corrected by :class:`regio.tokens.Calibration`), :class:`Compactor` (the
 compaction flush, sync and async), :class:`SessionState`, :class:`UsageLedger`, overflow
 recovery (:mod:`regio.runtime.recovery`), the context tools (:mod:`regio.runtime.tools`) and
-persistence (:mod:`regio.runtime.persistence`). Events go through the window's bus.
+persistence (:mod:`regio.runtime.persistence`). Events go through the window's bus. Every call
+that can end in a summary has an async twin awaiting the summarizer (``aadd_message``,
+``arequest``, ...: :class:`regio.runtime.asyncentries.AsyncEntries`), driving the same steps.
 """
 
 from __future__ import annotations
@@ -30,31 +32,34 @@ from typing import Any, cast
 
 import attrs
 
-from regio.content import Block, Entry, Message, Text, Thinking, ToolResult, ToolUse
-from regio.events import Event, EventBus, atransactional, transactional
+from regio.content import Block, Entry, Message, Thinking, ToolUse
+from regio.events import Event, EventBus, transactional
 from regio.layout import RenderLog, Request, ToolSpec
 from regio.regions import PendingCompaction, Refusal, Window, WriteResult
 from regio.tokens import Calibration, TokenCounter
 
 from . import compaction as cp
 from . import flushing
+from .asyncentries import AsyncEntries, tool_message, user_message
 from .budget import EngineBudget
 from .compactor import CompactionBook, CompactionResult, Compactor
+from .delegation import adopt_steps
 from .engineparts import apply_options
-from .extractive import ExtractiveSummarizer
-from .messages import admit_message
+from .extractive import engine_summarizer
+from .history import HistoryRepaired
 from .options import EngineOptions
 from .overflow import OverflowInfo, classify_overflow
-from .recovery import RetryToken, recover
-from .requests import lay_out, observe_usage
-from .sdk import response_message, tool_specs, usage_of
+from .recovery import RetryToken, recover_steps
+from .repairs import repair_window
+from .requests import observe_usage
+from .sdk import response_message, usage_of
 from .snapshot import EngineSnapshot, take_snapshot
 from .state import SessionState
 from .streaming import AssistantStream
-from .tools import ContextToolOutcome, handle_tool_call, offered_tool_specs
+from .tools import ContextToolOutcome, offered_tool_specs, tool_steps
 from .transcript import Transcript, TranscriptRecord
-from .usage import PriceLookup, UsageLedger, UsageRecord, rule_prices
-from .writes import clear_region, release_from, write_to
+from .usage import PriceLookup, UsageLedger, UsageRecord, normalize_usage, rule_prices
+from .writes import clear_region, release_from, write_steps
 
 __all__ = ["Engine"]
 
@@ -62,7 +67,7 @@ __all__ = ["Engine"]
 _STATE_NAMES = tuple(a.name for a in attrs.fields(SessionState))
 
 
-class Engine:
+class Engine(AsyncEntries):
     """Drives one agent's window (see module doc). Build with :meth:`from_blueprint`, or from a
     :class:`regio.regions.Window` (with a token counter) and :class:`EngineOptions`; option
     keywords (``Engine(window, strategy="naive")``) override ``options``.
@@ -87,20 +92,13 @@ class Engine:
         **values: Any,
     ) -> None:
         if window.counter is None:
-            raise ValueError(
-                "the engine's window needs a token counter (Window(counter=...)); entries are "
-                "counted once when written"
-            )
+            raise ValueError("the engine's window needs a token counter (Window(counter=...))")
         overrides, rest = EngineOptions.split(values)
         state = {k: rest.pop(k) for k in _STATE_NAMES if k in rest}
         if rest:
             raise TypeError(f"Engine() got unknown keyword arguments: {', '.join(sorted(rest))}")
         opts = attrs.evolve(options or EngineOptions(), **overrides)
-        if summarizer is None:
-            summarizer = ExtractiveSummarizer(counter=window.counter)
-        elif isinstance(summarizer, ExtractiveSummarizer) and summarizer.counter is None:
-            # the summary bound holds in the engine's tokens (the commit gate counts with them)
-            summarizer = attrs.evolve(summarizer, counter=window.counter)
+        summarizer = engine_summarizer(summarizer, window.counter)
         self.window = window
         self.budget = EngineBudget(
             window=window, options=opts, calibration=calibration or Calibration()
@@ -260,7 +258,8 @@ class Engine:
         (:func:`regio.runtime.room.room_steps`; one the window cannot hold
         first compacts an elastic conversation that grew into its room,
         :func:`regio.runtime.room.window_room_steps`)."""
-        return write_to(self.compactor, region, content, key=key, strict=strict)
+        steps = write_steps(self.compactor, region, content, key=key, strict=strict)
+        return self.compactor.run(steps)
 
     def append(
         self, region: str, content: str | Block | Sequence[Block], *, strict: bool = False
@@ -296,21 +295,20 @@ class Engine:
         (:meth:`add_observation`).
         Raises :class:`ValueError` for ``observation`` on anything but a user text and
         :class:`regio.errors.RegionFullError` when the conversation refuses the message."""
-        return admit_message(self.compactor, self.state, message, tokens, observation)
+        return self.compactor.run(self._message_steps(message, tokens, observation))
 
     def add_user(
         self, text: str | Sequence[Block], *, tokens: int | None = None, observation: bool = False
     ) -> Entry:
         """Append a user message (starts a new turn); ``observation``: an environment
         observation (:meth:`add_observation`)."""
-        blocks = (Text(text),) if isinstance(text, str) else tuple(text)
-        return self.add_message(Message("user", blocks), tokens=tokens, observation=observation)
+        return self.add_message(user_message(text), tokens=tokens, observation=observation)
 
     def add_observation(self, text: str | Sequence[Block], *, tokens: int | None = None) -> Entry:
         """Append an environment observation sent as a user message (a plain-text agent's file
         view or test run): rendered as user text, but read as tool output -- the summarizers
         keep only its errors, never constraints, to-dos or values
-        (:mod:`regio.runtime.observations`). Its entry has ``meta["observation"] = True``."""
+        (:mod:`regio.summarizers.observations`). Its entry has ``meta["observation"] = True``."""
         return self.add_user(text, tokens=tokens, observation=True)
 
     def add_assistant(
@@ -338,19 +336,23 @@ class Engine:
         :class:`regio.media.Image` / ``Document`` blocks the tool returned; ``final=False`` is
         a progress report keeping the group open (:class:`ToolResult`). A result for an id no
         assistant message issued is kept and emits ``orphan_tool_result`` (the id)."""
-        result = ToolResult(tool_use_id, content, is_error, final, tuple(media))
-        return self.add_message(Message.tool((result,)), tokens=tokens)
+        message = tool_message(tool_use_id, content, is_error, final, media)
+        return self.add_message(message, tokens=tokens)
 
     def add_response(self, response: Any, *, observe: bool = False) -> Entry:
         """Append the assistant message of a provider response: an Anthropic ``Message``, an
         OpenAI ``ChatCompletion`` or a Responses ``Response``, as SDK object or dict
         (:func:`regio.runtime.sdk.response_message`). With ``observe`` its usage is also
-        recorded (:meth:`observe`). Raises :class:`regio.runtime.sdk.SDKInputError` naming the
-        type for anything else."""
+        recorded (:meth:`observe`). Anything else raises a :class:`regio.errors.RegioError`
+        naming the place (``SDKInputError``, ``ProviderResponseError``, ``UsageError``), and
+        nothing is stored."""
         message, usage = response_message(response)
+        if observe:  # the usage is read first, so a usage it cannot read stores nothing
+            normalize_usage(usage := usage_of(usage))
+        entry = self.add_message(message)
         if observe:
             self.observe(usage)
-        return self.add_message(message)
+        return entry
 
     def stream_assistant(self) -> AssistantStream:
         """An :class:`AssistantStream` that appends the streamed assistant message when it
@@ -379,39 +381,8 @@ class Engine:
         only a warning. ``tools`` are :class:`ToolSpec` s or the SDKs' tool dicts
         (:func:`regio.runtime.sdk.tool_specs`). Returns ``(request, payload)``; the layout
         state is kept for the next call."""
-        tools = self.budget.request_tools = tuple(tool_specs(tools))  # counted from here on
-        provider = provider or self.options.provider
-        model = model or self.options.model
-        self.budget.reserve(provider, model)  # what the regions may fill: elastic rooms
-        if flush and self.options.auto_compact:
-            self.compactor.run(
-                flushing.boundary_steps(self.compactor, self.budget, provider, model)
-            )
-        return lay_out(
-            self.compactor,
-            self.budget,
-            self.state,
-            provider,
-            model,
-            tools=tools,
-            api=api,
-            max_tokens=max_tokens,
-            extra=extra,
-        )
-
-    @atransactional
-    async def aturn_boundary(
-        self, provider: str | None = None, model: str | None = None
-    ) -> CompactionResult | None:
-        """The flush :meth:`request` runs at a turn boundary (whole-context trigger measured for
-        ``provider`` / ``model``, default the engine's; tolerated bulk fallback), awaiting an
-        async summarizer. Call it, then ``request(..., flush=False)``. Returns what was done,
-        or ``None`` when nothing was pending. Raises :class:`CompactionNoProgressError` as
-        :meth:`request` does."""
-        provider, model = provider or self.options.provider, model or self.options.model
-        self.budget.reserve(provider, model)
-        steps = flushing.boundary_steps(self.compactor, self.budget, provider, model)
-        return await self.compactor.arun(steps)
+        steps = self._request_steps(provider, model, tools, api, max_tokens, flush, extra)
+        return self.compactor.run(steps)
 
     # ----- overflow recovery and usage ---------------------------------------------------
     @transactional
@@ -420,7 +391,7 @@ class Engine:
         and returns a :class:`RetryToken` (retry the call once); a second refusal raises
         :class:`ContextOverflowError` with the numbers and the provider's error. Any other
         error is re-raised unchanged when it is an exception, else ``None`` is returned."""
-        return recover(self.compactor, self.budget, self.state, error)
+        return self.compactor.run(recover_steps(self.compactor, self.budget, self.state, error))
 
     def classify(self, error: Any) -> OverflowInfo | None:
         """:func:`regio.runtime.overflow.classify_overflow`: the context-length refusal or None."""
@@ -454,11 +425,6 @@ class Engine:
         :class:`CompactionNoProgressError` after N passes that free nothing."""
         return self.compactor.run(flushing.queued_steps(self.compactor))
 
-    @atransactional
-    async def aflush(self) -> CompactionResult | None:
-        """:meth:`flush` awaiting an async summarizer."""
-        return await self.compactor.arun(flushing.queued_steps(self.compactor))
-
     @transactional
     def compact(
         self,
@@ -467,6 +433,7 @@ class Engine:
         keep_tokens: int | None = None,
         keep_messages: int | None = None,
         keep_fraction: float | None = None,
+        target_tokens: int | None = None,
     ) -> CompactionResult | None:
         """Compact now, on demand. ``instructions`` are added to the standing summary
         requirements (never replace them). Keep limits, per compacted region, all optional
@@ -475,30 +442,22 @@ class Engine:
         messages"), ``keep_fraction`` (fraction in ``[0, 1]`` of the region's current size);
         none: each region's hysteresis target. A limit that falls inside a unit (a call and its
         results) shrinks the kept tail to that unit's boundary: the whole unit is summarized.
+        ``target_tokens``: the window's size to reach (tokens): stored summaries merged, then
+        the lowest-priority durable items dropped as far as it takes (events name what went;
+        :mod:`regio.runtime.reach`); ``tokens_after`` says where it stopped.
         Returns a :class:`CompactionResult`, or ``None`` when there is nothing to compact;
         ``compaction_started`` / ``compaction_finished`` events are emitted either way. Raises
-        :class:`ValueError` for a negative limit or a fraction outside ``[0, 1]``."""
-        return self.compactor.run(
-            flushing.manual_steps(
-                self.compactor, instructions, keep_tokens, keep_messages, keep_fraction
-            )
-        )
+        :class:`ValueError` for a negative limit or target, or a fraction outside ``[0, 1]``."""
+        limits = (keep_tokens, keep_messages, keep_fraction, target_tokens)
+        return self.compactor.run(flushing.manual_steps(self.compactor, instructions, *limits))
 
-    @atransactional
-    async def acompact(
-        self,
-        instructions: str | None = None,
-        *,
-        keep_tokens: int | None = None,
-        keep_messages: int | None = None,
-        keep_fraction: float | None = None,
-    ) -> CompactionResult | None:
-        """:meth:`compact` awaiting an async summarizer."""
-        return await self.compactor.arun(
-            flushing.manual_steps(
-                self.compactor, instructions, keep_tokens, keep_messages, keep_fraction
-            )
-        )
+    @transactional
+    def adopt_compaction(self, api: str, item: Any) -> CompactionResult | None:
+        """The provider compacted the last request's conversation and returned ``item`` (its
+        compaction block or item for ``api``): :func:`regio.runtime.delegation.adopt_steps`, which
+        keeps a readable summary of the same span beside it. ``None``: nothing to compact.
+        Raises :class:`regio.runtime.delegation.ProviderCompactionError` for a bad item."""
+        return self.compactor.run(adopt_steps(self.compactor, api, item))
 
     @transactional
     def schedule_compaction(self, instructions: str | None = None) -> None:
@@ -517,7 +476,13 @@ class Engine:
         """Run a context tool; returns a :class:`ContextToolOutcome` whose ``text`` goes back
         to the agent. Mistakes and refusals come back as instructive text, never as
         exceptions."""
-        return handle_tool_call(self.compactor, name, arguments)
+        return self.compactor.run(tool_steps(self.compactor, name, arguments))
+
+    @transactional
+    def repair(self) -> list[HistoryRepaired]:
+        """Make a broken conversation valid in place, losing nothing from the transcript
+        (:mod:`regio.runtime.repairs`); returns each change (also an event). Idempotent."""
+        return repair_window(self.compactor)
 
     # ----- snapshot and persistence ------------------------------------------------------
     def snapshot(self) -> EngineSnapshot:
@@ -531,18 +496,21 @@ class Engine:
 
         return save_engine(self, path)
 
-    def save_to(self, store: Any, session_id: str | None = None) -> int:
+    def save_to(
+        self, store: Any, session_id: str | None = None, *, lease: Any = None, create: bool = False
+    ) -> int:
         """Save incrementally into a :class:`regio.store.SessionStore` as ``session_id``
-        (default the ``session_id`` option): only the records since this engine's last load or
-        save, plus the window state. Returns the stored version. Raises
-        :class:`regio.store.SessionConflictError` (nothing written) when another writer saved
-        the session since, and :class:`ValueError` without a session id."""
+        (default the ``session_id`` option): the records since the last load or save, plus the
+        window. ``lease``: this writer's :class:`regio.store.SessionLease`; ``create``: write
+        the whole engine as a new session (a :class:`regio.store.SessionLostError` asks for it).
+        Returns the stored version. Raises :class:`regio.store.SessionStoreError` (nothing
+        written; its subclasses say why) and :class:`ValueError` without a session id."""
         from regio.store import save_session
 
         sid = session_id or self.options.session_id
         if not sid:
             raise ValueError("save_to needs a session_id (or the session_id engine option)")
-        return save_session(self, store, sid).version
+        return save_session(self, store, sid, lease=lease, create=create).version
 
     @classmethod
     def load_from(cls, store: Any, session_id: str, **kwargs: Any) -> Engine:

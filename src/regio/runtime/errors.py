@@ -11,13 +11,16 @@ from typing import Any
 from regio.errors import RegioError
 
 __all__ = [
+    "BlockValueError",
     "CompactionNoProgressError",
     "ContextOverflowError",
     "ContextWindowError",
     "RuntimeStateError",
     "SDKInputError",
+    "SizeError",
     "SummarizerError",
     "SummaryRejected",
+    "UsageError",
 ]
 
 
@@ -108,3 +111,20 @@ class ContextWindowError(RegioError, ValueError):
 class SDKInputError(RegioError, TypeError):
     """An SDK object or dict regio cannot read; the message names the type, the place and the
     accepted shapes."""
+
+
+class BlockValueError(RegioError, ValueError):
+    """A block that holds a value no provider takes: an empty tool call id, an empty tool name
+    or a tool result naming no call; the message names the call, the block and the fix."""
+
+
+class SizeError(RegioError, ValueError):
+    """A size, count or limit given to the engine that is not one: not an integer (a bool, a
+    float, text), negative, or larger than any window (``tokens=-5`` on an add); the message
+    names the argument and the call. Also a :class:`ValueError`, which it was before."""
+
+
+class UsageError(RegioError, ValueError):
+    """A usage report regio cannot read: a token count that is not a number or is negative, or
+    a shape of no known API; the message names the field. Also a :class:`ValueError`, which it
+    was before."""

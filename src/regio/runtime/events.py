@@ -15,11 +15,16 @@ __all__ = [
     "CompactionNoProgress",
     "CompactionRejected",
     "CompactionStarted",
+    "ItemsDropped",
+    "ItemsFallback",
+    "ItemsUpdated",
+    "NothingCompacted",
     "OrphanToolResult",
     "OverBudget",
     "OverflowFailed",
     "OverflowRecovered",
     "StreamCallDiscarded",
+    "TextRepaired",
     "ToolCallHandled",
     "TriggerBelowFloor",
     "UsageObserved",
@@ -70,6 +75,20 @@ class CompactionNoProgress(Event, frozen=True, tag="compaction_no_progress"):
     attempts: int
     size: int
     trigger: int
+
+
+class NothingCompacted(Event, frozen=True, tag="nothing_compacted"):
+    """A compaction (``trigger``: ``manual``, ``ceiling`` or ``overflow``) compacted nothing in
+    ``region`` (``tokens`` used), and why (``reason``): ``open_calls`` -- its only units
+    before the current turn are tool calls without a final result (``open_calls``), which are
+    never summarized until they are answered; ``current_turn`` -- it holds only the current
+    turn; ``at_target`` -- it is already at or below its target."""
+
+    trigger: str
+    region: str
+    reason: str
+    open_calls: tuple[str, ...]
+    tokens: int
 
 
 class TriggerBelowFloor(Event, frozen=True, tag="trigger_below_floor"):
@@ -154,3 +173,58 @@ class OrphanToolResult(Event, frozen=True, tag="orphan_tool_result"):
 
     tool_use_id: str
     entry_id: str
+
+
+class TextRepaired(Event, frozen=True, tag="text_repaired"):
+    """An admitted value held text or numbers no request or save can hold, repaired before
+    anything was stored (:mod:`regio.runtime.textadmit`, :mod:`regio.textrepair`): lone UTF-16
+    surrogates replaced by U+FFFD, surrogate pairs joined into the character they encode,
+    numbers outside what JSON and msgpack hold (an integer past 64 bits, ``NaN``, an infinity)
+    in tool arguments or metadata kept as their text. ``where`` is the call (``add_message``,
+    ``write(notes)``, ``handle_tool_call(context_write)``, ``summary(notes)``, ...),
+    ``places`` the fields changed (``blocks[0].text``), ``position`` the first surrogate's
+    index in the first of them, ``replaced`` / ``joined`` / ``converted`` the totals and
+    ``detail`` one line for a log."""
+
+    where: str
+    places: tuple[str, ...]
+    position: int
+    replaced: int
+    joined: int
+    detail: str
+    converted: int = 0
+
+
+class ItemsUpdated(Event, frozen=True, tag="items_updated"):
+    """A compaction of ``source`` changed the durable items of ``region`` (a
+    ``compact_history``): ``added`` the keys of items it added, ``superseded`` the texts of
+    earlier items a later item of their subject replaced, ``closed`` the to-dos a later
+    sentence completed (they stay in the transcript); ``count`` the items kept."""
+
+    region: str
+    source: str
+    added: tuple[str, ...]
+    superseded: tuple[str, ...]
+    closed: tuple[str, ...]
+    count: int
+
+
+class ItemsDropped(Event, frozen=True, tag="items_dropped"):
+    """Durable items of ``region`` left the window for room: ``texts`` (they stay in the
+    transcript). ``reason``: ``budget`` (the history's budget, past its last merge) or
+    ``target`` (a requested size, ``Engine.compact(target_tokens=...)``)."""
+
+    region: str
+    texts: tuple[str, ...]
+    reason: str
+
+
+class ItemsFallback(Event, frozen=True, tag="items_fallback"):
+    """The summarizer's reply left out constraints the extractor found (``dropped``), so the
+    extracted items were used instead of the reply's; ``rejected``: reply items whose text is
+    not in the summarized input."""
+
+    region: str
+    source: str
+    dropped: tuple[str, ...]
+    rejected: tuple[str, ...]

@@ -10,28 +10,30 @@ count when smaller), the previous summary included unless it is passed as contex
 (``meta["context_only"]``, ``carry_forward="append"``: it stays in the history, so it is neither
 copied nor counted). Output is measured with ``counter`` (the heuristic counter by default).
 
-**Salient sections first** (:mod:`regio.runtime.salience`): ``Constraints:`` (user
-instructions and constraints, verbatim), ``Open items:`` (to-dos no later sentence
-completed), ``Values:`` (the latest stated value of each setting or entity: a later ``X is
-now Y`` replaces ``X is Z``, a constraint ``X must be Y`` replaces it too), ``Decisions:``,
-``Errors:`` (with their messages), each a list of ``- `` lines, in that order; a line that
-does not fit is skipped, so a constraint only ever gives way to other constraints, never to
-identifiers. A
-previous summary in the input is parsed back into its sections (its constraints stay first
-and verbatim through every later compaction); its other lines are carried verbatim after them.
+**Durable items first** (:func:`regio.summarizers.extract.extract_items`): the latest
+statement of each subject, by kind, constraints first (``Constraints:``, ``Preferences:``,
+``Goals:``, ``Open items:``, ``Values:``, ``Decisions:``, ``Errors:``), each a list of ``- ``
+lines holding the source sentence(s) verbatim; an item that does not fit is skipped, so an
+item only ever gives way to items before it, never to identifiers. A previous summary in the
+input is parsed back into its items (they stay first and verbatim through every later
+compaction); its other lines are carried verbatim after them.
 
-**Then the rest**, in the budget that is left: the first of these forms that fits:
+**Then the rest**, in the budget that is left, of what did not become an item (a superseded
+value is not repeated in the prose): the first of these forms that fits (the ``compact`` form
+with as many of the newest entries in the ``detailed`` form as fit), then, in what budget
+remains, a ``Facts:`` line of the identifiers it does not show yet:
 
 1. ``detailed``: the previous summary verbatim, then per entry one line ``role: first line``
    (tool calls as ``call name(id) {json}``; an environment observation sent as user text is
-   labelled ``observation``, :mod:`regio.runtime.observations`; in tool output a stack trace
+   labelled ``observation``, :mod:`regio.summarizers.observations`; in tool output a stack trace
    is one line, its exception line and innermost frame's location,
-   :mod:`regio.runtime.tracebacks`); an entry of several lines adds ``ids:`` (the
+   :mod:`regio.summarizers.tracebacks`); an entry of several lines adds ``ids:`` (the
    identifier-like tokens of its middle lines) and ``last:`` (its last line);
 2. ``compact``: the previous summary verbatim, then one line per entry: ``role: first line``
    cut to :data:`COMPACT_LINE_CHARS` plus the new identifiers of the rest (no labels);
 3. ``identifiers``: ``Facts:`` and one line of every identifier of the input (previous
-   summary included), in first-seen order, cut at the budget with a ``[+N more]`` marker.
+   summary included), in first-seen order, cut at the budget with a ``[+N more]`` marker,
+   then, in the budget the identifiers leave, the ``compact`` lines of the newest entries.
 
 Identifiers are file paths (``src/app/main.py``), ids (``ORD-4471``, ``TCK-9902``), dotted or
 snake/camel names with digits or separators, URLs, hosts, dates and numbers -- verbatim, in
@@ -41,10 +43,13 @@ as the budget allows).
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Sequence
+from typing import Any, ClassVar
 
 import attrs
+import msgspec
 
 from regio.content import (
     Document,
@@ -56,12 +61,13 @@ from regio.content import (
     block_text,
     canonical_json,
 )
+from regio.summarizers.extract import extract_items, without_statements
+from regio.summarizers.items import DurableItem, render_items
+from regio.summarizers.observations import is_observation
+from regio.summarizers.tracebacks import condense
 from regio.tokens import HeuristicCounter, TokenCounter
 
-from .observations import is_observation
-from .salience import SECTIONS, sort_entries
 from .summarizer import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_SUMMARY_TOKENS
-from .tracebacks import condense
 
 __all__ = ["ExtractiveSummarizer", "extract_identifiers"]
 
@@ -117,6 +123,12 @@ MAX_LINE_CHARS = 240
 MAX_IDENTIFIERS = 40
 #: Longest first line kept per entry in the ``compact`` form (characters).
 COMPACT_LINE_CHARS = 80
+#: Least room (tokens) worth a ``Facts:`` line after the chosen form of the rest.
+MIN_FILL_TOKENS = 8
+#: Longest item text kept in a summary (characters): a statement is at most this long
+#: (:data:`regio.summarizers.statements.MAX_STATEMENT_CHARS`), so items are kept whole; an
+#: error line is a report, cut at :data:`MAX_LINE_CHARS` like every other line of output.
+MAX_ITEM_CHARS = 400
 
 
 def _clip(line: str, limit: int = MAX_LINE_CHARS) -> str:
@@ -141,11 +153,30 @@ class ExtractiveSummarizer:
     entries).
     """
 
+    #: Its items are the extractor's own (:func:`regio.summarizers.extract.extract_items`):
+    #: an engine takes only its prose and keeps the items it extracts itself.
+    extracts_items: ClassVar[bool] = True
+    #: It reads a summary passed as context only to skip identifiers the history already
+    #: shows, so an engine passes it every summary of the source, not only the last
+    #: (:func:`regio.runtime.compaction.summary_inputs`).
+    reads_all_summaries: ClassVar[bool] = True
+
     context_window: int = DEFAULT_CONTEXT_WINDOW
     max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS
     reserve_tokens: int | None = None
     counter: TokenCounter | None = None
     _heuristic: TokenCounter = attrs.field(factory=HeuristicCounter, init=False, repr=False)
+
+    def with_counter(self, counter: TokenCounter) -> ExtractiveSummarizer:
+        """A copy of this summarizer that measures with ``counter``. A copy, not
+        ``attrs.evolve``: a subclass may have a constructor of its own, and attributes of its
+        own, which attrs' copy of the slotted fields would leave out."""
+        own = dict(getattr(self, "__dict__", {}))
+        twin = copy.copy(self)
+        if own:
+            twin.__dict__.update(own)
+        twin.counter = counter
+        return twin
 
     @property
     def measure(self) -> TokenCounter:
@@ -255,22 +286,32 @@ class ExtractiveSummarizer:
                 hi = mid - 1
         return text[:lo]
 
-    def salient_lines(self, entries: Sequence[Entry], budget: int) -> tuple[list[str], str]:
-        """The salient sections of ``entries`` (module doc) within ``budget`` tokens, and the
-        carried lines of previous summaries that did not fit verbatim (their identifiers go
-        to the rest)."""
-        salient = sort_entries(entries)
+    def item_lines(self, items: Sequence[DurableItem], budget: int) -> list[str]:
+        """The lines of ``items`` (in render order) that fit ``budget`` tokens, under their
+        kind's heading: an item that does not fit is skipped, so an item only ever gives way
+        to items before it (constraints first), never to prose."""
+        kept: list[DurableItem] = []
         lines: list[str] = []
-        for title in SECTIONS:
-            header = False
-            for item in salient.sections[title]:
-                candidate = [*lines, *([] if header else [f"{title}:"]), f"- {_clip(item)}"]
-                if self.measure.count("\n".join(candidate)) <= budget:
-                    lines, header = candidate, True
-        carried = [*lines, *salient.carried]
+        for item in items:
+            limit = MAX_LINE_CHARS if item.kind == "error" else MAX_ITEM_CHARS
+            clipped = msgspec.structs.replace(item, text=_clip(item.text, limit))
+            candidate = render_items([*kept, clipped]).splitlines()
+            if self.measure.count("\n".join(candidate)) <= budget:
+                kept.append(clipped)
+                lines = candidate
+        return lines
+
+    def salient_lines(self, entries: Sequence[Entry], budget: int) -> tuple[list[str], str]:
+        """The durable items of ``entries`` (:func:`regio.summarizers.extract.extract_items`)
+        within ``budget`` tokens, then the carried prose lines of previous summaries if they
+        fit verbatim; returns the lines and the carried text that did not fit (its
+        identifiers go to the rest)."""
+        extraction = extract_items(entries)
+        lines = self.item_lines(extraction.items.items(), budget)
+        carried = [*lines, *extraction.carried]
         if self.measure.count("\n".join(carried)) <= budget:
             return carried, ""
-        return lines, "\n".join(salient.carried)
+        return lines, "\n".join(extraction.carried)
 
     def _rest(self, entries: Sequence[Entry], leftover: str, budget: int) -> str:
         """The best form of the non-summary entries that fits ``budget`` tokens (module doc);
@@ -279,28 +320,123 @@ class ExtractiveSummarizer:
         if budget <= 0:
             return ""
         if not leftover:
-            for lines in (self.summary_lines(fresh), self.compact_lines(fresh)):
-                text = "\n".join(lines)
-                if text and self.measure.count(text) <= budget:
-                    return text
+            text = "\n".join(self.summary_lines(fresh))
+            if text and self.measure.count(text) <= budget:
+                return self._fill(text, fresh, budget)
+            text = "\n".join(self.compact_lines(fresh))
+            if text and self.measure.count(text) <= budget:
+                return self._fill(self._upgraded(fresh, budget) or text, fresh, budget)
         pool = list(fresh)
         if leftover:
             pool.insert(0, Entry(id="carried", blocks=(Text(leftover),), meta={"summary": True}))
         head = "Facts: "
         line = self.identifier_line(pool, budget - self.measure.count(head))
-        return head + line if line.strip() else ""
+        facts = head + line if line.strip() else ""
+        return self._newest(fresh, facts, budget)
+
+    def _newest(self, entries: Sequence[Entry], facts: str, budget: int) -> str:
+        """``facts`` (the identifiers line) and, in the budget it leaves, the ``compact`` lines
+        of the newest entries that fit, oldest of them first."""
+        room = budget - self.measure.count(facts) - 1
+        if room < MIN_FILL_TOKENS:
+            return facts
+        kept: list[str] = []
+        for entry in reversed([e for e in entries if not e.meta.get("summary")]):
+            lines = self.compact_lines([entry])
+            if not lines:
+                continue
+            if self.measure.count("\n".join([*lines, *kept])) > room:
+                break
+            kept = [*lines, *kept]
+        return "\n".join(part for part in (facts, *kept) if part)
+
+    def _upgraded(self, entries: Sequence[Entry], budget: int) -> str:
+        """The ``compact`` form with the newest entries in the ``detailed`` form, as many as
+        fit ``budget`` tokens (``""`` when none does): the budget the compact form leaves goes
+        to the newest turns' detail."""
+        plain = [i for i, e in enumerate(entries) if not e.meta.get("summary")]
+
+        def mixed(k: int) -> str:
+            cut = plain[len(plain) - k] if k else len(entries)
+            lines = [*self.compact_lines(entries[:cut]), *self.summary_lines(entries[cut:])]
+            return "\n".join(lines)
+
+        lo, hi, best = 1, len(plain) - 1, ""
+        while lo <= hi:  # more entries in detail is longer: the largest k that fits
+            mid = (lo + hi) // 2
+            text = mixed(mid)
+            if self.measure.count(text) <= budget:
+                lo, best = mid + 1, text
+            else:
+                hi = mid - 1
+        return best
+
+    def _fill(self, text: str, entries: Sequence[Entry], budget: int) -> str:
+        """``text`` and, in the budget it leaves, a ``Facts:`` line of the identifiers of
+        ``entries`` it does not show yet (the summary budget is used, not left empty)."""
+        head = "Facts: "
+        room = budget - self.measure.count(text + "\n" + head)
+        if room < MIN_FILL_TOKENS:
+            return text
+        shown = Entry(
+            id="shown", blocks=(Text(text),), meta={"summary": True, "context_only": True}
+        )
+        # a previous summary passed as context (it stays in the history) shows its identifiers
+        context = [e for e in entries if e.meta.get("context_only")]
+        known = set(extract_identifiers("\n".join([text, *(e.text for e in context)])))
+        pool = [e for e in entries if not e.meta.get("context_only")]
+        fresh = [t for t in extract_identifiers("\n".join(e.text for e in pool)) if t not in known]
+        if not fresh:
+            return text
+        line = self.identifier_line([shown, *context, *pool], room)
+        filled = f"{text}\n{head}{line}" if line.strip() else text
+        return filled if self.measure.count(filled) <= budget else text
 
     def __call__(
         self, entries: Sequence[Entry], standing_instructions: str, extra_instructions: str | None
     ) -> str:
         budget = self.budget(entries)
-        head, leftover = self.salient_lines(entries, budget)
+        extraction = extract_items(entries)
+        head = self.item_lines(extraction.items.items(), budget)
+        leftover = ""
+        if extraction.carried:
+            with_carried = [*head, *extraction.carried]
+            if self.measure.count("\n".join(with_carried)) <= budget:
+                head = with_carried
+            else:
+                leftover = "\n".join(extraction.carried)
         head_text = "\n".join(head)
         used = self.measure.count(head_text) + (1 if head else 0)
-        rest = self._rest(entries, leftover, budget - used)
+        # what became an item leaves the prose (an engine keeps it in its item section; a value
+        # a later statement supersedes must not live on in a summary); an error line the
+        # budget left out keeps its identifiers in the rest: errors supersede nothing
+        shown = {ln[2:] for ln in head if ln.startswith("- ")}
+        unshown = {i.text for i in extraction.items.items() if i.kind == "error"} - shown
+        prose_entries = without_statements(entries, extraction.consumed - unshown)
+        if head_text:  # identifiers the items already show are not repeated in the rest
+            shown_entry = Entry(
+                id="items", blocks=(Text(head_text),), meta={"summary": True, "context_only": True}
+            )
+            prose_entries = [shown_entry, *prose_entries]
+        rest = self._rest(prose_entries, leftover, budget - used)
         text = "\n".join(part for part in (head_text, rest) if part)
         if text.strip() and self.measure.count(text) <= budget:
             return text
         if head_text.strip():
             return head_text
-        return self._cut(" ".join(self.summary_lines(entries)), budget)
+        lines = self.summary_lines(prose_entries)
+        if lines:
+            return self._cut(" ".join(lines), budget)
+        return self._cut(render_items(extraction.items.items()), budget)  # all became items
+
+
+def engine_summarizer(summarizer: Any, counter: TokenCounter) -> Any:
+    """The summarizer an engine counting with ``counter`` uses: ``summarizer``, or a new
+    :class:`ExtractiveSummarizer` when it is ``None``; an extractive one without a counter is
+    copied with ``counter`` (the summary bound holds in the engine's tokens: the commit gate
+    counts with them)."""
+    if summarizer is None:
+        return ExtractiveSummarizer(counter=counter)
+    if isinstance(summarizer, ExtractiveSummarizer) and summarizer.counter is None:
+        return summarizer.with_counter(counter)
+    return summarizer

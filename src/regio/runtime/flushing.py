@@ -13,12 +13,18 @@ The rules themselves live in :mod:`regio.runtime.compaction`.
 
 from __future__ import annotations
 
+import msgspec
+
 from regio.regions import PendingCompaction, SlidingWindow
 
 from . import compaction as cp
 from .budget import EngineBudget
 from .compactor import CompactionResult, Compactor, Steps
 from .events import CompactionFinished, CompactionStarted, TriggerBelowFloor
+from .planning import report_nothing_compacted
+from .reach import reach_steps
+from .sizes import count_argument
+from .textadmit import admit_value
 
 __all__ = [
     "boundary_steps",
@@ -68,7 +74,10 @@ def boundary_steps(
     whose summary fails does not end the turn: the failure is reported by events
     (``compaction_rejected``, ``compaction_no_progress``) and the region falls back to bulk
     eviction past ``max_items + 2*compact_count``; the request's ceiling check still raises
-    when the window is too large. Other regions raise :class:`CompactionNoProgressError`."""
+    when the window is too large. Other regions raise :class:`CompactionNoProgressError`.
+    The window's reserve is set for ``provider`` / ``model`` first (what an elastic region
+    may fill: :meth:`regio.runtime.budget.EngineBudget.reserve`)."""
+    budget.reserve(provider, model)
     queue_expired(c)
     targets = whole_trigger_targets(c, budget, provider, model)
     if targets:
@@ -89,11 +98,9 @@ def queue_expired(c: Compactor) -> list[PendingCompaction]:
     """Timing (``docs/runtime.md``, "Compaction's own cost"): when the cached prefix has
     expired -- the clock is past the last request's time plus the cache TTL
     (``c.cache_ttl_s``) -- the next request rewrites the cache anyway, so a conversation above
-    its :func:`soft_mark` is queued for compaction now (reason ``cache_expired``)."""
-    session, ttl = c.session, c.cache_ttl_s
-    if session is None or ttl is None or session.last_sent_at is None:
-        return []
-    if float(c.clock()) - session.last_sent_at <= ttl:
+    its :func:`soft_mark` is queued for compaction now (reason ``cache_expired``;
+    :meth:`Compactor.cache_expired`)."""
+    if not c.cache_expired():
         return []
     queued = []
     for region in c.window.regions:
@@ -119,7 +126,10 @@ def pressure_steps(
     ``overflow``)."""
     if targets:
         cp.queue_everything(c, trigger)
-    return cp.flush_steps(c, cp.FlushPolicy.pressure(trigger, targets))
+    result = yield from cp.flush_steps(c, cp.FlushPolicy.pressure(trigger, targets))
+    if result is None:
+        report_nothing_compacted(c, trigger)
+    return result
 
 
 def manual_steps(
@@ -128,17 +138,46 @@ def manual_steps(
     keep_tokens: int | None,
     keep_messages: int | None,
     keep_fraction: float | None,
+    target_tokens: int | None = None,
 ) -> Steps[CompactionResult | None]:
     """A compaction on demand (see ``Engine.compact``); ``compaction_started`` /
-    ``compaction_finished`` are emitted even when there is nothing to compact. Raises
-    :class:`ValueError` for a negative limit or a fraction outside ``[0, 1]``."""
+    ``compaction_finished`` are emitted even when there is nothing to compact. With
+    ``target_tokens`` the window is then brought to that size (:mod:`regio.runtime.reach`);
+    without a keep limit each region then keeps at most what the target leaves it beside
+    the rest of the window. Raises :class:`ValueError` for a negative limit or target, or a
+    fraction outside ``[0, 1]``."""
     before = c.window.used_tokens
-    if keep_messages is not None and keep_messages < 0:
-        raise ValueError(f"keep_messages must be >= 0, got {keep_messages}")
+    if keep_messages is not None:
+        keep_messages = count_argument(keep_messages, "keep_messages", "compact")
+    if target_tokens is not None:
+        target_tokens = count_argument(target_tokens, "target_tokens", "compact")
     targets = cp.manual_targets(c, keep_tokens, keep_fraction)
+    instructions = admit_value(c.emit, instructions, "compact", "instructions")
+    if target_tokens is not None and keep_tokens is None and keep_fraction is None:
+        for name in targets:
+            others = c.window.used_tokens - c.window.region(name).used_tokens
+            targets[name] = min(targets[name], max(0, target_tokens - others))
     policy = cp.FlushPolicy.manual(instructions, targets, keep_messages)
     result = yield from cp.flush_steps(c, policy)
+    if target_tokens is not None and c.window.used_tokens > target_tokens:
+        merged = yield from reach_steps(c, target_tokens)
+        if merged is not None:
+            result = CompactionResult(
+                trigger="manual",
+                replaced_ids=(*(result.replaced_ids if result else ()), *merged.replaced_ids),
+                kept_ids=merged.kept_ids,
+                tokens_before=before,
+                tokens_after=c.window.used_tokens,
+                summary_ids=(*(result.summary_ids if result else ()), *merged.summary_ids),
+                summary_preview=(result or merged).summary_preview,
+                summarizer_calls=(result.summarizer_calls if result else 0)
+                + merged.summarizer_calls,
+                rejected=(*(result.rejected if result else ()), *merged.rejected),
+            )
+        elif result is not None:
+            result = msgspec.structs.replace(result, tokens_after=c.window.used_tokens)
     if result is None:
         c.emit(CompactionStarted("manual", (), 0, 0))
+        report_nothing_compacted(c, "manual")
         c.emit(CompactionFinished("manual", (), (), before, before, (), 0, ""))
     return result

@@ -22,6 +22,7 @@ import attrs
 
 from regio.content import Entry, Text
 from regio.layout import Request, fork_for_summary
+from regio.providers.registry import DEFAULT_PROVIDER, find_provider
 
 from .cuts import entry_number
 from .llm_summarizer import LLMSummarizer
@@ -223,11 +224,12 @@ def fork_payload(
         return None
     model = str(getattr(summarizer, "model", "") or "")
     cap = summarizer_limits(summarizer)[2]
-    api = getattr(summarizer, "api", None)
-    api = {"openai": "openai_chat"}.get(api, api) if isinstance(api, str) else None
+    api = getattr(summarizer, "api", None)  # a provider name, or a renderer's API
+    found = find_provider(api) if isinstance(api, str) else None
+    api = found.api if found is not None else api if isinstance(api, str) else None
     payload = render_payload(
         forked,
-        state.last_provider or "anthropic",
+        state.last_provider or DEFAULT_PROVIDER,
         api=api,
         model=model or state.last_model,
         max_tokens=cap,

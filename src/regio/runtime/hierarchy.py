@@ -27,11 +27,11 @@ from typing import Any
 import msgspec
 
 from regio.content import Entry, Text
+from regio.summarizers.observations import OBSERVATION_META, is_observation
 from regio.tokens import TokenCounter
 
 from .drive import adrive, drive
 from .errors import SummarizerError, SummaryRejected
-from .observations import OBSERVATION_META, is_observation
 from .overflow import classify_overflow
 from .summarizer import summarizer_limits
 from .validity import summary_defect
@@ -255,8 +255,9 @@ def summarize_entries(
             if close is not None:
                 close()
             raise SummarizerError(
-                "the summarizer is async; call the engine's async twin (aflush / "
-                "acompact) instead of flush / compact"
+                "the summarizer is async; call the engine's async entry (aadd_message, "
+                "aadd_tool_result, awrite, arequest, aflush, acompact, ...) instead of the "
+                "sync one"
             )
         return answer
 

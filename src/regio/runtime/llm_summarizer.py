@@ -24,9 +24,9 @@ from regio.content import (
     block_text,
     canonical_json,
 )
+from regio.summarizers.observations import is_observation
 
 from .errors import SummarizerError
-from .observations import is_observation
 from .summarizer import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_SUMMARY_TOKENS
 
 __all__ = ["ChatComplete", "LLMSummarizer", "entries_as_transcript", "summary_prompt"]
@@ -50,7 +50,7 @@ def entries_as_transcript(entries: Sequence[Entry]) -> str:
 
     Tool calls show as ``call name(id) {json}``, results as ``result(id): text``; an
     environment observation sent as user text is labelled ``observation``
-    (:mod:`regio.runtime.observations`); thinking blocks are left out (they are opaque and not
+    (:mod:`regio.summarizers.observations`); thinking blocks are left out (they are opaque and not
     part of what happened).
     """
     parts: list[str] = []

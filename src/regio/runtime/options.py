@@ -8,17 +8,20 @@ clock, price lookup) is passed to :class:`regio.runtime.Engine` beside the optio
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
 import msgspec
 
-from regio.layout import DEFAULT_CHUNK_TOKENS, DEFAULT_SETTLE_SHARE, ToolSpec
+from regio.layout import DEFAULT_CHUNK_TOKENS, DEFAULT_SETTLE_SHARE, ToolSpec, strategy_for
+from regio.layout.model import TTLS
 from regio.policies.relief import ReliefPolicy
+from regio.providers.registry import DEFAULT_PROVIDER
 
 from .summarizer import DEFAULT_STANDING_INSTRUCTIONS
 from .toolargs import DEFAULT_TOOL_LIMITS, ToolLimits
+from .validity import normalize_phrase
 
 __all__ = ["CARRY_FORWARD_MODES", "CONTEXT_TOOL_MODES", "TOOL_NAMES", "EngineOptions"]
 
@@ -72,6 +75,29 @@ def _known_context_tools(
         )
 
 
+def _known_strategy(_: Any, attribute: attrs.Attribute[str], value: str) -> None:
+    """A layout strategy regio knows (built in or registered,
+    :func:`regio.layout.strategy_for`): checked when the options are made, so an engine (or
+    a loaded state) never holds one every request would refuse."""
+    if not isinstance(value, str):
+        raise ValueError(f"{attribute.name} must be a strategy name, got {value!r}")
+    strategy_for(value)  # raises LayoutError naming the known strategies
+
+
+def _phrase_tuple(value: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(value, str):  # one phrase, not its characters
+        return (value,)
+    return tuple(value)
+
+
+def _phrases(_: Any, attribute: attrs.Attribute[Any], value: tuple[Any, ...]) -> None:
+    for phrase in value:
+        if not isinstance(phrase, str) or not normalize_phrase(phrase):
+            raise ValueError(
+                f"{attribute.name}: every phrase must be text with a word in it, got {phrase!r}"
+            )
+
+
 def _relief(value: Any) -> ReliefPolicy | None:
     """``None``, a :class:`ReliefPolicy`, or its mapping (a saved state) as one."""
     if value is None or isinstance(value, ReliefPolicy):
@@ -108,11 +134,12 @@ def _share(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
 class EngineOptions:
     """The options of one engine (sizes in tokens). Raises :class:`ValueError` for a value out
     of range (``context_window`` < 1, ``no_progress_limit`` < 1, ``chunk_tokens`` < 1,
-    ``settle_share`` outside ``(0, 1]``, an unknown ``carry_forward`` or ``context_tools``)."""
+    ``settle_share`` outside ``(0, 1]``, an unknown ``carry_forward``, ``context_tools``,
+    ``ttl`` or layout ``strategy``)."""
 
-    #: Provider of :meth:`Engine.request` when none is given (``anthropic``, ``openai``, ...).
-    #: Anthropic's Messages API is the one whose cache rules regio was first measured on.
-    provider: str = "anthropic"
+    #: Provider of :meth:`Engine.request` when none is given (``anthropic``, ``openai``, ...;
+    #: :data:`regio.providers.DEFAULT_PROVIDER`).
+    provider: str = DEFAULT_PROVIDER
     #: Model of requests when none is given; empty: the provider's default pricing row.
     model: str = ""
     #: The model's context window; ``None``: the window's ``max_tokens`` is the only limit.
@@ -121,10 +148,10 @@ class EngineOptions:
     output_reserve: int = 0
     #: Layout strategy (``regio``, or the comparison layouts ``naive``, ``kind``,
     #: ``volatility``); ``regio`` is the cache-aware layout of ``docs/layout.md``.
-    strategy: str = "regio"
+    strategy: str = attrs.field(default="regio", validator=_known_strategy)
     #: Cache TTL the layout plans breakpoints for: ``5m`` or ``1h`` (the two TTLs of
     #: https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching).
-    ttl: str = "5m"
+    ttl: str = attrs.field(default="5m", validator=attrs.validators.in_(TTLS))
     #: Size of the frozen chunks ``grows`` regions are packed into
     #: (:data:`regio.layout.DEFAULT_CHUNK_TOKENS`, where the default and its source are declared).
     chunk_tokens: int = attrs.field(default=DEFAULT_CHUNK_TOKENS, validator=_at_least_one)
@@ -154,6 +181,12 @@ class EngineOptions:
     )
     #: Requirements every summary must meet (the blueprint's instructions are added to them).
     standing_instructions: str = DEFAULT_STANDING_INSTRUCTIONS
+    #: Openings that make a summary a refusal besides the built-in English ones (a deployment
+    #: in another language adds its own: ``("Lo siento", "No puedo")``); compared
+    #: case-insensitively with the summary's start (:mod:`regio.runtime.validity`).
+    refusal_phrases: tuple[str, ...] = attrs.field(
+        default=(), converter=_phrase_tuple, validator=_phrases
+    )
     #: Session id passed to the layout (provider cache routing keys); ``None``: none.
     session_id: str | None = None
     #: The blueprint the engine was built from, as YAML (saved so a state file stands alone).
@@ -188,6 +221,16 @@ class EngineOptions:
     #: (:mod:`regio.runtime.relief`); ``None``: off, token pressure goes straight to the
     #: region's summarization.
     relief: ReliefPolicy | None = attrs.field(default=None, converter=_relief)
+    #: Delegate compaction to the provider (:mod:`regio.runtime.delegation`): every Anthropic
+    #: Messages and OpenAI Responses request asks the provider to compact the conversation
+    #: once its input passes this many tokens (Anthropic's ``compact_20260112`` trigger, at
+    #: least 50,000 there; OpenAI's ``compact_threshold``), and
+    #: :meth:`regio.runtime.Engine.adopt_compaction` keeps a readable summary beside the item
+    #: it returns. ``None``: off (regio summarizes client-side). A request for another API
+    #: raises :class:`regio.runtime.delegation.ProviderCompactionError`.
+    delegate_compaction: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_at_least_one)
+    )
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

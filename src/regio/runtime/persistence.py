@@ -63,8 +63,10 @@ from regio.tokens import (
 from .compaction import CompactionBook
 from .errors import RuntimeStateError
 from .extractive import ExtractiveSummarizer
+from .lostparts import save_held
 from .reliefbook import Originals
 from .savedconfig import ConfigExtras, EngineConfig, config_options, engine_config
+from .state import AdapterCursor
 from .stateread import lazy_state_type, split_transcript
 from .statescan import max_json_depth, max_msgpack_depth
 from .stored import StoredRecords
@@ -139,6 +141,8 @@ class EngineState(msgspec.Struct, omit_defaults=True):
     request_tools: list[ToolSpec] = msgspec.field(default_factory=list)
     beside_tokens: int = 0  # EngineBudget.beside_tokens (tokens sent beside the window)
     layout_tokens: int = 0  # EngineBudget.layout_tokens (an elastic region's room leaves it)
+    #: Framework adapter name -> its place in the framework's history (files without: none).
+    adapters: dict[str, AdapterCursor] = msgspec.field(default_factory=dict)
 
 
 #: :class:`EngineState` with the transcript's records left raw (decoded on first use).
@@ -211,6 +215,7 @@ def engine_state(
         request_tools=list(engine.budget.request_tools),
         beside_tokens=engine.budget.beside_tokens,
         layout_tokens=engine.budget.layout_tokens,
+        adapters=dict(engine.state.adapters),
         layout_input=(engine.state.layout_fingerprint, engine.state.layout_input),
         last_request=last,
         last_estimate=engine.state.last_estimate,
@@ -231,9 +236,12 @@ def encode_state(engine: Any, *, msgpack: bool = False) -> bytes:
 
 
 def save_engine(engine: Any, path: str | os.PathLike[str]) -> Path:
-    """Write the engine's state to ``path`` atomically (module doc); returns the path."""
+    """Write the engine's state to ``path`` atomically (module doc); returns the path. A part
+    of a store-loaded engine its store lost since the load is left out with a warning
+    (:mod:`regio.runtime.lostparts`)."""
     target = Path(path)
-    data = encode_state(engine, msgpack=target.suffix.lower() in _MSGPACK_SUFFIXES)
+    msgpack = target.suffix.lower() in _MSGPACK_SUFFIXES
+    data = save_held(engine, lambda: encode_state(engine, msgpack=msgpack))
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(target)
     fd, tmp = tempfile.mkstemp(
@@ -482,6 +490,7 @@ def _build(
         last_provider=state.last_provider,
         last_model=state.last_model,
         overflow_retry=state.overflow_retry,
+        adapters=dict(state.adapters),
         allow_custom_hooks=allow_custom_hooks and trusted is not None,
     )
     engine.budget.request_tools = tuple(state.request_tools)

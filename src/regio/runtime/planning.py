@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from regio.content import group_entries
 from regio.regions import PendingCompaction, Region, SlidingWindow
+
+from .events import NothingCompacted
+from .sizes import SizeError, count_argument
 
 if TYPE_CHECKING:
     from .compactor import Compactor
@@ -20,6 +24,7 @@ __all__ = [
     "plan_targets",
     "queue_everything",
     "region_target",
+    "report_nothing_compacted",
 ]
 
 
@@ -45,6 +50,35 @@ def compactable_regions(c: Compactor) -> list[Region]:
     blueprint order within a kind)."""
     paired = [r for r in c.window.regions if r.compaction_order is not None and r.compact_target]
     return sorted(paired, key=lambda r: r.compaction_order or 0)
+
+
+def report_nothing_compacted(c: Compactor, trigger: str) -> None:
+    """After a compaction (``trigger``: ``manual``, ``ceiling``, ``overflow``) that compacted
+    nothing, say why for every compactable region that holds entries, with a
+    ``nothing_compacted`` event (:class:`regio.runtime.events.NothingCompacted`): its only
+    units are open tool calls (``open_calls``: the calls without a final result, which are never
+    summarized), the current turn (``current_turn``: the newest user message and what follows),
+    or it already is at or below its target (``at_target``)."""
+    for region in compactable_regions(c):
+        if not region.entries:
+            continue
+        info = region.analysis()
+        open_calls: tuple[str, ...] = ()
+        if info.removable:
+            reason = "at_target"
+        else:
+            grouping = group_entries(region.entries)
+            before_turn = {
+                grouping.assignment[i] for i in range(min(info.turn_start, len(region.entries)))
+            }
+            open_calls = tuple(
+                call
+                for index, group in enumerate(grouping.groups)
+                if group.open and index in before_turn
+                for call in group.pending
+            )
+            reason = "open_calls" if open_calls else "current_turn"
+        c.emit(NothingCompacted(trigger, region.name, reason, open_calls, region.used_tokens))
 
 
 def compactable_tokens(c: Compactor) -> int:
@@ -87,12 +121,17 @@ def manual_targets(
     ``keep_tokens``: tokens kept verbatim per region (0 compacts everything compactable);
     ``keep_fraction``: the fraction in ``[0, 1]`` of each region's current size kept verbatim
     (``int(fraction * used tokens)``); both given: the smaller wins; neither: the region's
-    hysteresis target (:func:`region_target`). Raises :class:`ValueError` for a negative
-    ``keep_tokens`` or a fraction outside ``[0, 1]``."""
-    if keep_tokens is not None and keep_tokens < 0:
-        raise ValueError(f"keep_tokens must be >= 0, got {keep_tokens}")
-    if keep_fraction is not None and not 0 <= keep_fraction <= 1:
-        raise ValueError(f"keep_fraction is a fraction in [0, 1], got {keep_fraction}")
+    hysteresis target (:func:`region_target`). Raises :class:`regio.runtime.errors.SizeError`
+    (a ``ValueError``) for a ``keep_tokens`` that is not a count or a fraction outside
+    ``[0, 1]``."""
+    if keep_tokens is not None:
+        keep_tokens = count_argument(keep_tokens, "keep_tokens", "compact")
+    if keep_fraction is not None and (
+        isinstance(keep_fraction, bool)
+        or not isinstance(keep_fraction, int | float)
+        or not 0 <= keep_fraction <= 1
+    ):
+        raise SizeError(f"compact: keep_fraction is a fraction in [0, 1], got {keep_fraction!r}")
     queue_everything(c, "manual")
     targets: dict[str, int] = {}
     for region in compactable_regions(c):

@@ -27,14 +27,14 @@ import msgspec
 
 from . import compaction as cp
 from .budget import EngineBudget
-from .compactor import Compactor
+from .compactor import Compactor, Steps
 from .errors import ContextOverflowError
 from .events import OverflowFailed, OverflowRecovered
 from .flushing import pressure_steps
 from .overflow import OverflowInfo, classify_overflow
 from .state import SessionState
 
-__all__ = ["MAX_RECOVERY_PASSES", "RetryToken", "recover"]
+__all__ = ["MAX_RECOVERY_PASSES", "RetryToken", "recover_steps"]
 
 #: Most compaction passes of one overflow recovery.
 MAX_RECOVERY_PASSES = 4
@@ -90,12 +90,13 @@ def _fail(
     ) from (error if isinstance(error, BaseException) else None)
 
 
-def recover(
+def recover_steps(
     c: Compactor, budget: EngineBudget, state: SessionState, error: Any
-) -> RetryToken | None:
+) -> Steps[RetryToken | None]:
     """Answer ``error`` (module doc): compact toward half the allowance and return a
     :class:`RetryToken`, return ``None`` / re-raise for anything that is not a length refusal,
-    or raise :class:`ContextOverflowError`. ``Engine.recover_overflow`` calls this."""
+    or raise :class:`ContextOverflowError`. A step generator: ``Engine.recover_overflow``
+    drives it synchronously, ``Engine.arecover_overflow`` awaiting the summarizer."""
     info = classify_overflow(error)
     if info is None:
         if isinstance(error, BaseException):
@@ -122,7 +123,7 @@ def recover(
     passes = 0
     while need > 0 and passes < MAX_RECOVERY_PASSES:
         passes += 1
-        done = c.run(pressure_steps(c, "overflow", cp.plan_targets(c, need)))
+        done = yield from pressure_steps(c, "overflow", cp.plan_targets(c, need))
         if done is None or done.freed <= 0:
             break
         result = done if result is None else _merged(result, done)

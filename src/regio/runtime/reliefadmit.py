@@ -24,10 +24,11 @@ from regio.content import Block, Entry, Message, Text, ToolResult, ToolUse
 from regio.policies import relief as rp
 from regio.regions import SlidingWindow, WritePlan, WriteResult
 
-from .compactor import Compactor
+from .compactor import Compactor, Steps
 from .relief import restorable, rewrite_block_entry
 from .reliefbook import Originals
-from .writes import write_to
+from .sizes import admission_tokens, count_up_to, entry_cap
+from .writes import write_steps
 
 __all__ = ["Admission", "admit", "commit", "with_changes"]
 
@@ -94,7 +95,7 @@ def with_changes(
     return Admission(message, None, admission.changes + changes)
 
 
-def commit(c: Compactor, admission: Admission, entry: Entry, region: str) -> Entry:
+def commit(c: Compactor, admission: Admission, entry: Entry, region: str) -> Steps[Entry]:
     """Make ``admission``'s changes take effect now that the conversation ``region`` holds
     ``entry``: write each routed result into its region, keep each original for
     ``context_restore``, count each stage, and record the message in the transcript, with the
@@ -104,7 +105,8 @@ def commit(c: Compactor, admission: Admission, entry: Entry, region: str) -> Ent
     again) replaces it (:func:`_replace_stale`). Returns ``entry`` as it now stands (the one
     recorded). A region that refuses the routed write now (the window changed since
     :func:`admit` tried it) gets nothing, and the result goes back into ``entry`` in full
-    (:func:`_put_back`)."""
+    (:func:`_put_back`). A step generator: a routed write that makes room by compaction yields
+    its summarizer jobs (:func:`regio.runtime.writes.write_steps`)."""
     changed = {change.original.tool_use_id for change in admission.changes}
     for block in admission.message.tool_results:
         if block.tool_use_id not in changed:
@@ -113,7 +115,7 @@ def commit(c: Compactor, admission: Admission, entry: Entry, region: str) -> Ent
     for change in admission.changes:
         original = change.original
         if change.region is not None:
-            result = write_to(c, change.region, original.content, key=change.key)
+            result = yield from write_steps(c, change.region, original.content, key=change.key)
             if not isinstance(result, WriteResult):
                 _replace_stale(c, original)
                 entry, cleared = _put_back(c, entry, change)
@@ -186,7 +188,13 @@ def _admitted(
     c: Compactor, block: ToolResult, call: ToolUse, rule: rp.ToolRelief
 ) -> tuple[ToolResult, _Change | None]:
     """``block`` routed or trimmed by ``rule``, and the change to commit (``None``: as is)."""
-    before = c.count_text(block.content)
+    conv = c.window.conversation
+    assert conv is not None  # admit() reads relief policies only for a conversation
+    # counted up to what the conversation could admit and the trim limit (an estimate past
+    # both: a result that large is trimmed, routed or refused, never admitted as is)
+    cap = entry_cap(c.window, conv)
+    limit = None if cap is None else max(cap, rule.max_result_tokens or 0)
+    before = count_up_to(c.window.counter, block.content, limit)
     routed = _route(c, block, call, rule) if rule.route else None
     if routed is not None:
         text, key = routed
@@ -219,8 +227,9 @@ def _route(
     window = c.window
     # a dry run of the write (the id and turn make_entry would give; nothing changes)
     probe = Entry(id=f"e{window.next_entry}", blocks=(Text(block.content),), key=key)
+    target = window.region(str(rule.route))
     probe = msgspec.structs.replace(
-        probe, tokens=int(window.counter.count_entry(probe)), turn=window.turn
+        probe, tokens=admission_tokens(window, target, probe), turn=window.turn
     )
     if not isinstance(window.plan_write(str(rule.route), probe), WritePlan):
         return None

@@ -63,12 +63,13 @@ class OriginalsSource(Protocol):
         ...
 
     def all(
-        self, own: Collection[str] = (), replaced: Collection[str] = ()
+        self, own: Collection[str] = (), replaced: Collection[str] = (), complete: bool = True
     ) -> dict[str, ToolResult]:
         """Every stored original, oldest set first, without the ``own`` call ids (set since
         the load; ``replaced``: those of them stored at the load). Raises
-        :class:`regio.store.SessionStoreError` when stored originals are missing (fewer than
-        ``count``) or were saved by another writer after the load."""
+        :class:`regio.store.SessionStoreError` when stored originals were saved by another
+        writer after the load, or (with ``complete``) are missing (fewer than ``count``);
+        without ``complete`` those still stored are returned."""
         ...
 
 
@@ -154,12 +155,28 @@ class Originals(dict[str, ToolResult]):
     def __contains__(self, call_id: object) -> bool:
         return isinstance(call_id, str) and self._read(call_id) is not None
 
+    def keep_stored(self) -> tuple[int | None, int | None]:
+        """Read the stored originals their store still holds, giving up the others (the store
+        lost them: :mod:`regio.runtime.lostparts`); those set since the load stay. Returns
+        ``(lost, stored at the load)`` (``None``: the store did not say how many it held)."""
+        source = self._source
+        if source is None:
+            return 0, 0
+        count, replaced = source.count, len(self._replaced)
+        stored = source.all(own=list(dict.keys(self)), replaced=self._replaced, complete=False)
+        self._merge(stored)
+        return (None if count is None else max(0, count - len(stored) - replaced)), count
+
     def load_all(self) -> Originals:
         """Read every stored original (once), in order: the stored ones not set since the
         load, then the ones set since, as set. Returns ``self``."""
         if self._source is None:
             return self
-        stored = self._source.all(own=list(dict.keys(self)), replaced=self._replaced)
+        return self._merge(self._source.all(own=list(dict.keys(self)), replaced=self._replaced))
+
+    def _merge(self, stored: dict[str, ToolResult]) -> Originals:
+        """Take ``stored`` (read from the source, which is dropped) before the originals set
+        since the load."""
         self._source = None
         new = {k: dict.__getitem__(self, k) for k in dict.keys(self)}
         dict.clear(self)

@@ -2,8 +2,8 @@
 salient lines (``ReliefPolicy.placeholder_extract_tokens``).
 
 A placeholder alone keeps none of the result's facts; a summary keeps its identifiers. The
-extract closes that gap with the extractive summarizer's own salience rules
-(:mod:`regio.runtime.salience`, :func:`regio.runtime.extractive.extract_identifiers`), in
+extract closes that gap with the extractive summarizer's own rules
+(:mod:`regio.summarizers.kinds`, :func:`regio.runtime.extractive.extract_identifiers`), in
 this order, each item once:
 
 1. error lines of the output (a line the summarizer files under ``Errors``: exception
@@ -24,8 +24,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from regio.summarizers.kinds import ERROR as _ERROR
+from regio.summarizers.kinds import TOOL_ERROR as _TOOL_ERROR
+
 from .extractive import extract_identifiers
-from .salience import _ERROR, _TOOL_ERROR
 
 __all__ = ["MAX_ERROR_CHARS", "MAX_ERROR_LINES", "MAX_ITEMS", "salient_extract"]
 

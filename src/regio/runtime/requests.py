@@ -1,6 +1,8 @@
-"""Requests and their usage: :func:`lay_out` (layout, ceiling check, renderer) and
-:func:`observe_usage` (usage ledger and calibration) -- the request half of
-:class:`regio.runtime.Engine`, working on its parts."""
+"""Requests and their usage: :func:`request_steps` (turn-boundary flush, then
+:func:`lay_out_steps`: layout, ceiling check, renderer) and :func:`observe_usage` (usage
+ledger and calibration) -- the request half of :class:`regio.runtime.Engine`, working on its
+parts. A request is a step generator: its compactions yield their summarizer jobs to the
+driver the caller chose (``Engine.request`` / ``Engine.arequest``)."""
 
 from __future__ import annotations
 
@@ -11,22 +13,25 @@ from typing import Any
 import msgspec
 
 from regio.events import Event
-from regio.layout import LayoutState, Request, ToolSpec, assemble
-from regio.providers import economics_for
+from regio.layout import LayoutState, Request, ToolSpec, VolatilityObserved, assemble
+from regio.providers.economics import economics_for
 from regio.regions import SlidingWindow
+from regio.textrepair import repair_text
 
 from . import compaction as cp
 from . import turnfit
 from .budget import EngineBudget
-from .compactor import Compactor
-from .errors import ContextOverflowError
+from .ceiling import evict_for_ceiling
+from .compactor import Compactor, Steps
+from .delegation import render_option
+from .errors import ContextOverflowError, UsageError
 from .events import CalibrationUpdated, OverBudget, UsageObserved
-from .flushing import pressure_steps
+from .flushing import boundary_steps, pressure_steps
 from .render import api_for, render_payload
 from .state import RegionHashes, SessionState
 from .usage import UsageLedger, UsageRecord
 
-__all__ = ["lay_out", "observe_usage", "request_fingerprint"]
+__all__ = ["lay_out_steps", "observe_usage", "request_fingerprint", "request_steps"]
 
 
 def request_fingerprint(
@@ -86,7 +91,40 @@ def _assemble(
     )
 
 
-def lay_out(
+def request_steps(
+    c: Compactor,
+    budget: EngineBudget,
+    state: SessionState,
+    provider: str,
+    model: str,
+    *,
+    tools: Sequence[ToolSpec],
+    api: str | None,
+    max_tokens: int | None,
+    flush: bool,
+    extra: Mapping[str, Any],
+) -> Steps[tuple[Request, dict[str, Any]]]:
+    """``Engine.request``: with ``flush`` (and ``auto_compact``) the turn-boundary flush
+    (:func:`regio.runtime.flushing.boundary_steps`), then :func:`lay_out_steps`."""
+    budget.reserve(provider, model)  # what the regions may fill: elastic rooms
+    if flush and c.options.auto_compact:
+        yield from boundary_steps(c, budget, provider, model)
+    return (
+        yield from lay_out_steps(
+            c,
+            budget,
+            state,
+            provider,
+            model,
+            tools=tools,
+            api=api,
+            max_tokens=max_tokens,
+            extra=extra,
+        )
+    )
+
+
+def lay_out_steps(
     c: Compactor,
     budget: EngineBudget,
     state: SessionState,
@@ -97,18 +135,20 @@ def lay_out(
     api: str | None,
     max_tokens: int | None,
     extra: Mapping[str, Any],
-) -> tuple[Request, dict[str, Any]]:
+) -> Steps[tuple[Request, dict[str, Any]]]:
     """Lay the window out for ``provider`` / ``model`` and render the payload. A request whose
     calibrated size is over ``budget.limit`` is compacted to half the allowance (with
-    ``auto_compact``), then, when the newest turn, which compaction never takes, still does
-    not fit, that turn's results are trimmed (:func:`regio.runtime.turnfit.shorten`), and it
-    is laid out again; still over: :class:`ContextOverflowError`. Keeps the
-    layout state, request and raw estimate in ``state``.
+    ``auto_compact``) and laid out again, then, still over, the sliding windows compaction
+    cannot shrink roll off their oldest units (:mod:`regio.runtime.ceiling`), then, when the
+    newest turn, which neither takes, still does not fit, that turn's results are trimmed
+    (:func:`regio.runtime.turnfit.shorten`); still over: :class:`ContextOverflowError`. Keeps
+    the layout state, request and raw estimate in ``state``.
 
     Same state, same bytes: when :func:`request_fingerprint` equals the last request's (a
     retry, or a second call with nothing changed), the layout starts again from the layout
     state the last request started from, so the payload, cache markers included, is the same
-    byte for byte (the layout's breakpoint planning reads the previous request's marks)."""
+    byte for byte (the layout's breakpoint planning reads the previous request's marks). A
+    region moved by its observed volatility is reported once (``VolatilityObserved``)."""
     specs = budget.tool_specs(tools)
     fingerprint = request_fingerprint(c, specs, provider, model, api, state.region_hashes)
     same = fingerprint == state.layout_fingerprint
@@ -120,31 +160,21 @@ def lay_out(
         budget.reserve(provider, model)  # the next admissions leave the layout's share free
     limit = budget.limit
     if budget.calibrated(raw, provider, model) > limit:
-        if c.options.auto_compact:
-            factor = budget.calibration.factor(budget.calibration_key(provider, model))
-            need = int((budget.calibrated(raw, provider, model) - limit // 2) / factor) + 1
-            c.run(pressure_steps(c, "ceiling", cp.plan_targets(c, need)))
-            carried = state.layout_state  # the window changed: carry on from the last request
-            req = _assemble(c, state, specs, provider, model, carried)
-            raw = budget.request_estimate(req, provider)
-            over = budget.calibrated(raw, provider, model) - limit
-            conv = c.window.conversation
-            if over > 0 and isinstance(conv, SlidingWindow):  # the newest turn, trimmed
-                turnfit.shorten(c, conv, int(over / factor) + 1)
-                req = _assemble(c, state, specs, provider, model, carried)
-                raw = budget.request_estimate(req, provider)
-            fingerprint = request_fingerprint(c, specs, provider, model, api, state.region_hashes)
+        made = yield from _to_ceiling(c, budget, state, specs, (provider, model, api), raw)
+        if made is not None:
+            req, raw, carried, fingerprint = made
         sized = budget.calibrated(raw, provider, model)
         if sized > limit:
             c.emit(OverBudget(sized, limit))
             raise ContextOverflowError(
-                f"the request needs {sized} calibrated tokens but the ceiling is {limit} "
-                f"(window {c.window.max_tokens}, output reserve {c.options.output_reserve}); "
-                "nothing more can be compacted: release entries or raise the budget",
+                f"the request needs {sized} calibrated tokens but {ceiling_terms(c, limit)}",
                 estimated=sized,
                 ceiling=limit,
             )
     extra = _with_context_management(c.options.context_management, provider, api, extra)
+    compaction = render_option(c.window, c.options.delegate_compaction, api_for(provider, api))
+    if compaction is not None:
+        extra = {**extra, "compaction": compaction}
     payload = render_payload(
         req,
         provider,
@@ -154,6 +184,10 @@ def lay_out(
         log=state.render_log,
         **extra,
     )
+    if not same:  # a retry renders the same request: its layout decisions were told already
+        for event in req.events:
+            if isinstance(event, VolatilityObserved):
+                c.emit(event)
     state.layout_input, state.layout_fingerprint = carried, fingerprint
     state.layout_state = req.state
     state.last_request = req
@@ -162,6 +196,71 @@ def lay_out(
     state.last_estimate = raw
     state.last_provider, state.last_model = provider, model
     return req, payload
+
+
+def _to_ceiling(
+    c: Compactor,
+    budget: EngineBudget,
+    state: SessionState,
+    specs: Sequence[ToolSpec],
+    target: tuple[str, str, str | None],
+    raw: int,
+) -> Steps[tuple[Request, int, LayoutState | None, str] | None]:
+    """A request of ``raw`` tokens over the ceiling (``target``: provider, model, api) brought
+    under it with ``auto_compact`` (:func:`lay_out_steps`): compaction to half the allowance,
+    the roll-off of the sliding windows compaction cannot shrink, then the newest turn
+    trimmed; returns the request laid out again, its raw estimate, the layout state it
+    carried on from and its fingerprint, or ``None`` when nothing was tried."""
+    provider, model, api = target
+    limit = budget.limit
+    factor = budget.calibration.factor(budget.calibration_key(provider, model))
+
+    def need() -> int:  # raw tokens to free to reach half the allowance
+        return int((budget.calibrated(raw, provider, model) - limit // 2) / factor) + 1
+
+    conv = c.window.conversation
+    made = None
+    for stage in ("compact", "roll off", "turn trim"):
+        if not c.options.auto_compact or budget.calibrated(raw, provider, model) <= limit:
+            break
+        if stage == "compact":
+            yield from pressure_steps(c, "ceiling", cp.plan_targets(c, need()))
+        elif stage == "roll off":
+            evict_for_ceiling(c, need())
+        elif isinstance(conv, SlidingWindow):  # the newest turn, trimmed to the ceiling
+            over = budget.calibrated(raw, provider, model) - limit
+            turnfit.shorten(c, conv, int(over / factor) + 1)
+        fingerprint = request_fingerprint(c, specs, provider, model, api, state.region_hashes)
+        carried = state.layout_state  # the window changed: carry on from the last request
+        req = _assemble(c, state, specs, provider, model, carried)
+        raw = budget.request_estimate(req, provider)
+        made = (req, raw, carried, fingerprint)
+    return made
+
+
+def ceiling_terms(c: Compactor, limit: int) -> str:
+    """What the request ceiling ``limit`` is made of, with the fix (the end of a
+    :class:`ContextOverflowError`): the model's context window minus the output reserve, or
+    the window's ``max_tokens`` when that is smaller; a reserve that leaves no room in the
+    context window is named as the cause."""
+    options, window_max = c.options, c.window.max_tokens
+    context, reserve = options.context_window, options.output_reserve
+    if context is None or window_max <= context - reserve:
+        return (
+            f"the ceiling is the window's max_tokens, {window_max}; nothing more can be "
+            "compacted: release entries or raise the budget"
+        )
+    made = f"the model's context window {context} minus the output reserve {reserve}"
+    if limit <= 0:
+        return (
+            f"the ceiling is {limit}: {made}; the output reserve leaves no room for a request: "
+            "lower the output reserve (output_reserve, the blueprint's max_output_tokens) or "
+            "use a model with a larger context window"
+        )
+    return (
+        f"the ceiling is {limit} ({made}; the window's max_tokens is {window_max}); nothing "
+        "more can be compacted: release entries or raise the budget"
+    )
 
 
 def _with_context_management(
@@ -192,9 +291,14 @@ def observe_usage(
     provider: str | None,
     model: str | None,
 ) -> UsageRecord:
-    """Record ``usage`` of the last request (see ``Engine.observe``)."""
+    """Record ``usage`` of the last request (see ``Engine.observe``). Raises
+    :class:`regio.runtime.errors.UsageError` for a ``provider`` or ``model`` that is not text
+    a save can hold, before anything is recorded."""
     provider = provider or state.last_provider or budget.options.provider
     model = model or state.last_model or budget.options.model
+    for name, value in (("provider", provider), ("model", model)):
+        if not isinstance(value, str) or repair_text(value)[1] is not None:
+            raise UsageError(f"observe: {name} must be text without lone surrogates, got {value!r}")
     estimated = state.last_estimate or None
     record = ledger.observe(usage, provider=provider, model=model, estimated=estimated)
     emit(

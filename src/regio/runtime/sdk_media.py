@@ -45,6 +45,29 @@ def _error(where: str, what: str) -> Exception:
     return SDKInputError(f"{where}: {what}; expected {ACCEPTED_MESSAGES}")
 
 
+def _field(data: Mapping[str, Any], key: str, where: str) -> str:
+    """The text (or integer id) ``data[key]``; :class:`SDKInputError` naming ``where`` when it
+    is missing or of another type."""
+    value = data.get(key)
+    if isinstance(value, bool) or not isinstance(value, str | int) or value == "":
+        raise _error(where, f"{key!r} is missing or not text (got {type(value).__name__})")
+    return str(value)
+
+
+def _text(value: Any, where: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _error(where, f"a {type(value).__name__} where text belongs")
+    return value
+
+
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _error(where, f"a {type(value).__name__} is not an object")
+    return value
+
+
 def _source_of_url(url: str, media_type: str = "") -> Base64Source | URLSource:
     """A ``data:<type>;base64,<data>`` URL as inline bytes, any other URL as a URL source."""
     if url.startswith("data:") and ";base64," in url:
@@ -53,7 +76,8 @@ def _source_of_url(url: str, media_type: str = "") -> Base64Source | URLSource:
     return URLSource(url, media_type)
 
 
-def _anthropic_source(src: Mapping[str, Any], where: str) -> Base64Source | URLSource | TextSource:
+def _anthropic_source(src: Any, where: str) -> Base64Source | URLSource | TextSource:
+    src = _mapping(src, f"{where}.source")
     kind = src.get("type")
     if kind == "base64":
         return Base64Source(str(src.get("media_type", "")), str(src.get("data", "")))
@@ -112,6 +136,8 @@ def _parts(content: Any, where: str) -> list[Block]:
         return []
     if isinstance(content, str):
         return [Text(content)] if content else []
+    if not isinstance(content, list | tuple):
+        raise _error(where, f"content is a {type(content).__name__}, not text or a list of parts")
     blocks: list[Block] = []
     for n, part in enumerate(content):
         at = f"{where}[{n}]"
@@ -135,16 +161,25 @@ def _tool_result(call_id: str, content: Any, where: str, is_error: bool = False)
     return ToolResult(call_id, text, is_error=is_error, media=media)
 
 
-def _anthropic_block(part: Mapping[str, Any], where: str) -> Block:
+def _anthropic_block(part: Any, where: str) -> Block:
+    part = _mapping(part, where)
     kind = part.get("type")
     if kind == "tool_use":
-        return ToolUse(str(part["id"]), str(part["name"]), dict(part.get("input") or {}))
+        arguments = part.get("input") or {}
+        return ToolUse(
+            _field(part, "id", where),
+            _field(part, "name", where),
+            dict(arguments) if isinstance(arguments, Mapping) else function_arguments(arguments),
+        )
     if kind == "tool_result":
         return _tool_result(
-            str(part["tool_use_id"]), part.get("content"), where, bool(part.get("is_error"))
+            _field(part, "tool_use_id", where),
+            part.get("content"),
+            where,
+            bool(part.get("is_error")),
         )
     if kind == "thinking":
-        return Thinking(str(part.get("thinking", "")), str(part.get("signature", "")))
+        return Thinking(_text(part.get("thinking"), where), _text(part.get("signature"), where))
     blocks = _parts([part], where)
     return blocks[0]
 
@@ -165,14 +200,15 @@ def message_of(message: Any) -> Message:
             "assistant",
             (
                 ToolUse(
-                    str(data["call_id"]),
-                    str(data["name"]),
+                    _field(data, "call_id", "function_call"),
+                    _field(data, "name", "function_call"),
                     function_arguments(data.get("arguments")),
                 ),
             ),
         )
     if kind == "function_call_output":
-        return Message("tool", (_tool_result(str(data["call_id"]), data.get("output"), "output"),))
+        call_id = _field(data, "call_id", "function_call_output")
+        return Message("tool", (_tool_result(call_id, data.get("output"), "output"),))
     role = data.get("role")
     if role not in ("user", "assistant", "system", "tool", "developer"):
         raise _error("add_message", f"a message with role {role!r} and keys {sorted(data)[:6]}")
@@ -189,10 +225,18 @@ def message_of(message: Any) -> Message:
         blocks = [_anthropic_block(p, f"content[{n}]") for n, p in enumerate(content)]
     else:
         blocks = _parts(content, "content")
-    for call in data.get("tool_calls") or []:
-        fn = call.get("function") or {}
+    calls = data.get("tool_calls") or []
+    if not isinstance(calls, list | tuple):
+        raise _error("tool_calls", f"a {type(calls).__name__} is not a list of calls")
+    for n, raw in enumerate(calls):
+        call = _mapping(raw, f"tool_calls[{n}]")
+        fn = _mapping(call.get("function") or {}, f"tool_calls[{n}].function")
         blocks.append(
-            ToolUse(str(call["id"]), str(fn.get("name")), function_arguments(fn.get("arguments")))
+            ToolUse(
+                _field(call, "id", f"tool_calls[{n}]"),
+                _field(fn, "name", f"tool_calls[{n}].function"),
+                function_arguments(fn.get("arguments")),
+            )
         )
     out_role = "system" if role == "developer" else role
     if out_role == "user" and blocks and all(isinstance(b, ToolResult) for b in blocks):

@@ -1,10 +1,12 @@
 """``Engine.snapshot()``: a readable breakdown of the window.
 
-Per region: kind, entries, tokens, budget, volatility, content hash, pending compaction work
-and the last request's cache outcome (``read`` when all of the region's blocks were inside the
-prefix the provider reported as read from cache, ``partial`` when some were, ``written`` /
-``uncached`` otherwise, ``None`` before any observed request). Totals: used, ceiling,
-calibrated size, tools, usage totals; and the last compaction.
+Per region: kind, entries, tokens, budget, volatility (declared, and the one the last
+request laid it out with, with a note when they differ: observed volatility,
+:mod:`regio.layout.observe`), content hash, pending compaction work and the last request's
+cache outcome (``read`` when all of the region's blocks were inside the prefix the provider
+reported as read from cache, ``partial`` when some were, ``written`` / ``uncached``
+otherwise, ``None`` before any observed request). Totals: used, ceiling, calibrated size,
+tools, usage totals; and the last compaction.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from typing import Any
 
 import msgspec
 
-from regio.layout import Request
+from regio.layout import RegionWatch, Request
+from regio.layout.observe import placement_note
 
 from .budget import EngineBudget
 from .compactor import CompactionResult, Compactor
@@ -30,7 +33,10 @@ __all__ = [
 
 class RegionSnapshot(msgspec.Struct, frozen=True):
     """One region (tokens): ``cache`` is the last request's outcome for its blocks and
-    ``request_tokens`` the tokens it had in that request."""
+    ``request_tokens`` the tokens it had in that request; ``volatility`` is the declared one,
+    ``laid_out`` the one the last request laid the region out with (``""`` before any
+    request) and ``placement`` says why they differ, with the figures of its last changes
+    between requests (``""`` when they do not)."""
 
     name: str
     kind: str
@@ -44,6 +50,8 @@ class RegionSnapshot(msgspec.Struct, frozen=True):
     pending_tokens: int = 0
     cache: str | None = None
     request_tokens: int = 0
+    laid_out: str = ""
+    placement: str = ""
 
 
 class EngineSnapshot(msgspec.Struct, frozen=True):
@@ -100,11 +108,26 @@ def cache_outcomes(
     return outcome, sizes
 
 
+def _laid_out(r: Any, watch: dict[str, RegionWatch] | None) -> tuple[str, str]:
+    """(the volatility the last request laid ``r`` out with, the note saying why it is not the
+    declared one); ``("", "")`` before any request."""
+    if watch is None:
+        return "", ""
+    w = watch.get(r.name)
+    if w is None or not w.placed:
+        return str(r.volatility), ""
+    return w.placed, placement_note(r.volatility, w, getattr(r, "replacing_writer", ""))
+
+
 def region_snapshots(
-    window: Any, cache: dict[str, str], sizes: dict[str, int]
+    window: Any,
+    cache: dict[str, str],
+    sizes: dict[str, int],
+    watch: dict[str, RegionWatch] | None = None,
 ) -> tuple[RegionSnapshot, ...]:
     """One :class:`RegionSnapshot` per region of ``window``, in order; ``cache`` and ``sizes``:
-    each region's cache outcome and request tokens (:func:`cache_outcomes`)."""
+    each region's cache outcome and request tokens (:func:`cache_outcomes`); ``watch``: the
+    last request's :attr:`regio.layout.LayoutState.watch` (``None``: no request yet)."""
     pending = window.pending_compactions()
     return tuple(
         RegionSnapshot(
@@ -120,8 +143,11 @@ def region_snapshots(
             pending_tokens=sum(p.tokens for p in pending if p.region == r.name),
             cache=cache.get(r.name),
             request_tokens=sizes.get(r.name, 0),
+            laid_out=laid[0],
+            placement=laid[1],
         )
         for r in window.regions
+        for laid in (_laid_out(r, watch),)
     )
 
 
@@ -132,7 +158,8 @@ def take_snapshot(
     book), budget, usage ledger and last request."""
     window = c.window
     cache, sizes = cache_outcomes(last_request, ledger.last)
-    regions = region_snapshots(window, cache, sizes)
+    watch = last_request.state.watch if last_request is not None else None
+    regions = region_snapshots(window, cache, sizes, watch)
     record = ledger.last
     return EngineSnapshot(
         provider=c.options.provider,

@@ -10,11 +10,19 @@ import hashlib
 from typing import Any
 
 import attrs
+import msgspec
 
 from regio.layout import LayoutState, RenderLog, Request
 from regio.regions.entrylist import EntryList, EntryMark, appended_since
 
-__all__ = ["RegionHashes", "SessionState"]
+from .callnames import CallNames
+
+__all__ = ["ANCHOR_CHARS", "EARLIER_ANCHORS", "AdapterCursor", "RegionHashes", "SessionState"]
+
+#: Second anchors an :class:`AdapterCursor` keeps (the marks before its newest).
+EARLIER_ANCHORS = 32
+#: Hex characters of a digest a second anchor keeps (64 bits).
+ANCHOR_CHARS = 16
 
 
 @attrs.define(eq=False)
@@ -50,6 +58,36 @@ class RegionHashes:
         return digest
 
 
+class AdapterCursor(msgspec.Struct, omit_defaults=True):
+    """Where a framework adapter is in its framework's own message history (saved with the
+    engine, so a new adapter over a loaded engine continues where the last one stopped, never
+    re-admitting what the engine already holds; :mod:`regio.adapters.cursor`).
+
+    ``position``: messages of the framework's history already in the engine; ``digest``:
+    sha256 (hex) of the canonical form of the message at ``position - 1`` (the adapter's own
+    digest, so a history that was rewritten or does not carry the earlier turns is recognised);
+    ``system``: the caller's system text the adapter keeps (LangChain: the text last written to
+    a pinned region; pydantic-ai: the agent's ``system_prompt``, which a history carrying an
+    earlier window holds only inside it; ``None``: none); ``window_read``: the framework's
+    declared context window was read; ``earlier``: the second anchors, ``(position, digest
+    prefix)`` of the marks before this one, newest first (at most :data:`EARLIER_ANCHORS`, the
+    first :data:`ANCHOR_CHARS` hex characters of each digest), for a history that left out the
+    message at ``position - 1`` (ADK leaves a call that never got its response out of the
+    contents it builds; a run resumed from the ``message_history`` saved before a stopped run
+    ends before it); ``open_calls``: ``(call id, tool name)`` of the calls of the last model
+    message the adapter admitted that no result has answered yet, oldest first (a framework
+    whose model sends calls without ids, Gemini through ADK, pairs their results by order and
+    name); ``assigned``: call ids the adapter has made so far (for calls without one)."""
+
+    position: int = 0
+    digest: str = ""
+    system: str | None = None
+    window_read: bool = False
+    earlier: list[tuple[int, str]] = msgspec.field(default_factory=list)
+    open_calls: list[tuple[str, str]] = msgspec.field(default_factory=list)
+    assigned: int = 0
+
+
 @attrs.define(eq=False, kw_only=True)
 class SessionState:
     """Request-to-request state of one engine. ``last_estimate`` is the raw token estimate of
@@ -81,3 +119,8 @@ class SessionState:
     #: The window's next entry number when the last request was laid out: every entry
     #: numbered below it that is still in the window was in that request. Not saved.
     last_next_entry: int = 0
+    #: Framework adapter name -> its :class:`AdapterCursor` (saved).
+    adapters: dict[str, AdapterCursor] = attrs.field(factory=dict)
+    #: The window's renamed calls (:mod:`regio.runtime.callnames`); ``None``: read from the
+    #: entries at the next admission (after a load or a repair). Not saved.
+    call_names: CallNames | None = attrs.field(default=None, repr=False)

@@ -6,7 +6,10 @@ they are first needed: the transcript of a state file
 (:func:`regio.store.lazy.lazy_transcript`) and a store's usage records
 (:func:`regio.store.lazy.lazy_usage`), held by
 :class:`regio.runtime.transcript.Transcript` and :class:`regio.runtime.usage.UsageLedger`;
-:func:`stored_records` builds one from the raw records and how to decode one.
+:func:`stored_records` builds one from the raw records and how to decode one. A reader whose
+records are gone from where they were stored (the session was deleted from its store since
+the load) raises :class:`StoredRecordsLostError`; what the engine holds in memory is intact
+(:mod:`regio.runtime.lostparts` saves it without them).
 """
 
 from __future__ import annotations
@@ -17,7 +20,18 @@ from typing import Any, Generic, TypeVar
 import attrs
 import msgspec
 
-__all__ = ["StoredRecords", "stored_records"]
+from regio.errors import RegioError
+
+__all__ = ["StoredRecords", "StoredRecordsLostError", "stored_records"]
+
+
+class StoredRecordsLostError(RegioError):
+    """What a load left to read on first use (transcript or usage records, relief originals)
+    is gone from its store: the session was deleted, or the server restarted without
+    persistence, since the load. The engine's window and everything added since the load are
+    in memory; ``Engine.save`` and ``save_to(..., create=True)`` save them without the lost
+    parts and say which (:mod:`regio.runtime.lostparts`)."""
+
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -66,7 +80,7 @@ def stored_records(
     once, on first use, e.g. a read from the store), each decoded by ``decode`` and its turn
     read by ``turn``; a ``msgspec`` decode or validation error becomes ``damaged(error)``
     (raised when the record is decoded). ``fields``: the other :class:`StoredRecords` fields."""
-    failures = (msgspec.DecodeError, msgspec.ValidationError)
+    failures = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
     held: list[Sequence[R]] = []
 
     def records() -> Sequence[R]:

@@ -27,12 +27,26 @@ from collections.abc import Callable
 import attrs
 
 from regio.callargs import INVALID_ARGUMENTS_KEY, function_arguments
-from regio.content import Entry, Message, Thinking, ToolUse
+from regio.content import ContentTypeError, Entry, Message, Thinking, ToolUse
+from regio.errors import RegioError
 from regio.events import Event
 
+from .errors import BlockValueError
 from .events import StreamCallDiscarded
 
-__all__ = ["AssistantStream"]
+__all__ = ["AssistantStream", "StreamStateError"]
+
+
+class StreamStateError(RegioError, ValueError):
+    """A stream call out of order: a call started twice, a delta for a call never started, a
+    delta after the stream finished (the message names the call and the fix). Also a
+    :class:`ValueError`, which it was before."""
+
+
+def _text(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise ContentTypeError(f"stream: {what} must be text, got {type(value).__name__}")
+    return value
 
 
 @attrs.define
@@ -60,29 +74,36 @@ class AssistantStream:
     def text(self, delta: str) -> None:
         """Add a text delta."""
         self._check_open()
-        self._text.append(delta)
+        self._text.append(_text(delta, "a text delta"))
 
     def thinking(self, delta: str, signature: str | None = None) -> None:
         """Add a thinking delta (and its signature when it arrives)."""
         self._check_open()
-        self._thinking.append(delta)
+        self._thinking.append(_text(delta, "a thinking delta"))
         if signature:
-            self._signature = signature
+            self._signature = _text(signature, "a thinking signature")
 
     def tool_call_start(self, call_id: str, name: str = "") -> None:
         """A tool call begins (its id; the name may come here or in :meth:`tool_call_name`)."""
         self._check_open()
+        if not _text(call_id, "a tool call id"):
+            raise BlockValueError(
+                "stream: tool_call_start got an empty call id; pass the id the model streamed "
+                "(its result answers that id)"
+            )
         if call_id in self._calls:
-            raise ValueError(f"tool call {call_id!r} was already started in this stream")
-        self._calls[call_id] = _Call(call_id, name)
+            raise StreamStateError(f"tool call {call_id!r} was already started in this stream")
+        self._calls[call_id] = _Call(call_id, _text(name, "a tool name"))
 
     def tool_call_name(self, call_id: str, name: str) -> None:
         """The name of call ``call_id`` (some APIs stream it separately)."""
+        if not _text(name, "a tool name"):
+            raise BlockValueError(f"stream: tool_call_name got an empty name for call {call_id!r}")
         self._call(call_id).name = name
 
     def tool_call_delta(self, call_id: str, piece: str) -> None:
         """A piece of call ``call_id``'s JSON arguments."""
-        self._call(call_id).pieces.append(piece)
+        self._call(call_id).pieces.append(_text(piece, "a tool call's arguments piece"))
 
     def tool_call_end(self, call_id: str) -> None:
         """The arguments of ``call_id`` are complete."""
@@ -92,14 +113,14 @@ class AssistantStream:
         self._check_open()
         try:
             return self._calls[call_id]
-        except KeyError:
-            raise ValueError(
+        except (KeyError, TypeError):  # TypeError: an id that cannot be a key
+            raise StreamStateError(
                 f"tool call {call_id!r} was not started; call tool_call_start first"
             ) from None
 
     def _check_open(self) -> None:
         if self.closed:
-            raise ValueError("this assistant stream is already finished")
+            raise StreamStateError("this assistant stream is already finished")
 
     def _complete_calls(self) -> list[ToolUse]:
         calls: list[ToolUse] = []

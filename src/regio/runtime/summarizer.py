@@ -31,6 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from regio.content import Entry
+from regio.summarizers.carryforward import SCHEMA_INSTRUCTIONS
 
 from .errors import SummaryRejected
 from .validity import summary_defect
@@ -52,12 +53,12 @@ DEFAULT_CONTEXT_WINDOW = 128_000
 #: Longest summary asked for when the summarizer declares nothing (tokens).
 DEFAULT_MAX_SUMMARY_TOKENS = 2_000
 
-#: What every summary must keep (facts verbatim).
+#: What every summary must keep: the carry-forward schema, durable items by type with their
+#: keys, verbatim, then prose (:data:`regio.summarizers.carryforward.SCHEMA_INSTRUCTIONS`;
+#: the published result it follows is cited there).
 DEFAULT_STANDING_INSTRUCTIONS = (
-    "Write a structured summary with these sections: Goal; Progress; Decisions; Constraints "
-    "(quote them verbatim); Files and identifiers (copy paths, ids, names and numbers "
-    "verbatim); Open items; Next steps. If a previous summary is given, carry every fact in it "
-    "forward unless a later entry supersedes it. Never invent facts."
+    f"{SCHEMA_INSTRUCTIONS}\nIn the prose, copy paths, ids, names and numbers verbatim. "
+    "Never invent facts."
 )
 
 SummaryFn = Callable[[Sequence[Entry], str, "str | None"], "str | Awaitable[str]"]
@@ -137,16 +138,18 @@ def check_summary(
     summary_tokens: int,
     replaced_tokens: int,
     max_summary_tokens: int | None = None,
+    refusal_phrases: Sequence[str] = (),
 ) -> str:
     """Return ``text`` when it may replace ``replaced_tokens`` tokens, else raise.
 
     Raises :class:`SummaryRejected` whose ``reason`` is the class of the defect:
     ``empty`` / ``error`` / ``refusal`` / ``request``
-    (:func:`regio.runtime.validity.summary_defect`), ``over_cap`` (more than
-    ``max_summary_tokens``, when given) or ``oversized`` (``summary_tokens >=
-    replaced_tokens``: a summary must be smaller than what it replaces).
+    (:func:`regio.runtime.validity.summary_defect`; ``refusal_phrases`` are openings that
+    also make a refusal), ``over_cap`` (more than ``max_summary_tokens``, when given) or
+    ``oversized`` (``summary_tokens >= replaced_tokens``: a summary must be smaller than what
+    it replaces).
     """
-    defect = summary_defect(text)
+    defect = summary_defect(text, refusal_phrases)
     if defect is not None:
         start = text.strip()[:60] if isinstance(text, str) else type(text).__name__
         raise SummaryRejected(

@@ -16,7 +16,9 @@ key, an unknown key, a protected entry) becomes such a reply too.
 
 ``compact`` runs mid-turn (inside the assistant's tool call), so it only *schedules* the
 compaction: the engine flushes it at the next turn boundary (:meth:`Engine.request`), never
-touching the open group the call belongs to.
+touching the open group the call belongs to. Its answer says what that will really do: how
+many tokens of which region will be summarized, or that nothing is due and why
+(:mod:`regio.runtime.compactplan`).
 
 A write into a ``grows`` region travels in the conversation as a note until the layout settles
 it; the layout places that note itself, so the tool result only
@@ -29,15 +31,18 @@ from typing import Any
 
 import msgspec
 
+from regio.content import ContentTypeError
 from regio.errors import RegioError
 from regio.layout import note_text
 from regio.regions import Checklist, Refusal, WriteResult
 
 from .compaction import schedule_compaction
-from .compactor import Compactor
+from .compactor import Compactor, Steps
+from .compactplan import compact_plan, describe_plan
 from .events import ToolCallHandled
 from .options import TOOL_NAMES
 from .relief import restore
+from .textadmit import admit_value
 from .toolargs import ToolArgumentError, check_arguments, echo, parse_arguments
 from .toolspecs import (
     checklist_regions,
@@ -45,7 +50,7 @@ from .toolspecs import (
     offered_tool_specs,
     writable_regions,
 )
-from .writes import release_from, write_to
+from .writes import release_from, write_steps
 
 __all__ = [
     "TOOL_NAMES",
@@ -53,6 +58,7 @@ __all__ = [
     "context_tool_specs",
     "handle_tool_call",
     "offered_tool_specs",
+    "tool_steps",
 ]
 
 
@@ -106,7 +112,7 @@ def _ok(c: Compactor, name: str, text: str, **data: Any) -> ContextToolOutcome:
     return ContextToolOutcome(text, ok=True, data=data)
 
 
-def _write(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutcome:
+def _write(c: Compactor, name: str, args: dict[str, Any]) -> Steps[ContextToolOutcome]:
     region, text = args.get("region"), args.get("text")
     if not isinstance(region, str) or not isinstance(text, str) or not text.strip():
         return _mistake(c, name, "needs 'region' (a writable region) and a non-empty 'text'")
@@ -121,7 +127,7 @@ def _write(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutcome:
     key = args.get("key") if name == "context_write" else None
     if key is not None and not isinstance(key, str):
         return _mistake(c, name, "'key' must be a string")
-    result = write_to(c, region, text, key=key)
+    result = yield from write_steps(c, region, text, key=key)
     if isinstance(result, Refusal):
         return _mistake(c, name, result.message)
     assert isinstance(result, WriteResult)
@@ -138,7 +144,7 @@ def _write(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutcome:
         entry_id=result.entry_id,
         evicted=list(result.evicted),
     )
-    if r.volatility == "grows":
+    if r.volatility == "grows" and not r.replacing_writer:  # else laid out in the tail
         entry = next(e for e in r.entries if e.id == result.entry_id)
         return msgspec.structs.replace(outcome, note=note_text(region, entry))
     return outcome
@@ -229,9 +235,15 @@ def _todo(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutcome:
 
 
 def handle_tool_call(c: Compactor, name: str, arguments: Any) -> ContextToolOutcome:
+    """:func:`tool_steps` driven synchronously (:meth:`Compactor.run`)."""
+    return c.run(tool_steps(c, name, arguments))
+
+
+def tool_steps(c: Compactor, name: str, arguments: Any) -> Steps[ContextToolOutcome]:
     """Run context tool ``name`` with ``arguments`` (a dict or JSON text); never raises for the
     agent's mistakes (module doc): a bad name or argument, or a :class:`RegioError` the call
-    provokes, comes back as a :class:`ContextToolOutcome` with ``ok`` false."""
+    provokes, comes back as a :class:`ContextToolOutcome` with ``ok`` false. A step generator:
+    a write that makes room by compaction yields its summarizer jobs to the caller's driver."""
     if not isinstance(name, str) or name not in TOOL_NAMES:
         return _mistake(
             c, str(name), f"unknown tool {_q(c, name)}; context tools: {', '.join(TOOL_NAMES)}"
@@ -240,6 +252,10 @@ def handle_tool_call(c: Compactor, name: str, arguments: Any) -> ContextToolOutc
         args = parse_arguments(arguments, c.options.tool_limits)
     except ToolArgumentError as exc:
         return _mistake(c, name, f"{exc}; call {name} again with a JSON object")
+    try:
+        args = admit_value(c.emit, args, f"handle_tool_call({name})", "arguments")
+    except ContentTypeError as exc:
+        return _mistake(c, name, f"{exc}; call {name} again with JSON values")
     offered = offered_tool_specs(c.window, c.options.context_tools, c.options.relief)
     spec = next((s for s in offered if s.name == name), None)
     if spec is None:
@@ -255,7 +271,7 @@ def handle_tool_call(c: Compactor, name: str, arguments: Any) -> ContextToolOutc
         if problem is not None:
             return _mistake(c, name, problem)
     try:
-        return _dispatch(c, name, args)
+        return (yield from _dispatch(c, name, args))
     except RegioError as exc:  # the call's own refusal (keyed without a key, unknown key, ...)
         return _mistake(c, name, _cut_echoes(c, str(exc), args))
 
@@ -269,9 +285,9 @@ def _cut_echoes(c: Compactor, message: str, args: dict[str, Any]) -> str:
     return message
 
 
-def _dispatch(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutcome:
+def _dispatch(c: Compactor, name: str, args: dict[str, Any]) -> Steps[ContextToolOutcome]:
     if name in ("context_write", "context_append"):
-        return _write(c, name, args)
+        return (yield from _write(c, name, args))
     if name == "context_read":
         return _read(c, args)
     if name == "context_delete":
@@ -287,12 +303,7 @@ def _dispatch(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutco
         return _ok(c, name, text, call_id=args["call_id"])
     if name == "compact":
         instructions = args.get("instructions")
+        plan = compact_plan(c)
         schedule_compaction(c, instructions if isinstance(instructions, str) else None)
-        pending = sum(p.tokens for p in c.window.pending_compactions())
-        return _ok(
-            c,
-            name,
-            f"compaction scheduled: up to {pending} tokens will be "
-            "summarized before your next turn",
-        )
+        return _ok(c, name, describe_plan(plan))
     return _mistake(c, name, f"tool {name!r} is not offered by this window")

@@ -114,6 +114,19 @@ class Transcript:
             return self._pending.encoded(msgpack) + self._records
         return list(self.records)
 
+    def forget_stored(self) -> int:
+        """Give up the records stored before the load, unread (their store lost them:
+        :mod:`regio.runtime.lostparts`); the records added since stay, with their ``seq``.
+        Returns how many were given up."""
+        lost = self._pending_count
+        if self._pending is None:
+            return 0
+        self._pending, self._one, self._turns = None, {}, None
+        self._stored = self._indexed = 0
+        self._stored_indexed = True
+        self._by_entry, self._by_result = {}, {}
+        return lost
+
     @property
     def decoded(self) -> bool:
         """Whether every record is in memory (no pending records left to decode)."""

@@ -31,11 +31,13 @@ import msgspec
 from regio.content import Block, Entry, Message, ToolResult
 from regio.policies import relief as rp
 from regio.regions import Region, SlidingWindow
+from regio.tokens import count_entry_up_to
 
 from .compactor import Compactor
 from .cuts import unsent, unsent_from
 from .relief import ReliefApplied, rewrite_block_entry
 from .reliefadmit import Admission, with_changes
+from .sizes import admission_tokens, count_up_to, entry_cap
 
 __all__ = ["STAGE", "check", "report", "shorten", "trim", "turn_indexes"]
 
@@ -57,17 +59,36 @@ def _results(blocks: Sequence[Block]) -> list[tuple[int, ToolResult]]:
 
 
 def _slack(c: Compactor, blocks: Sequence[Block]) -> int:
-    """Tokens the tool results among ``blocks`` could give up (each down to its marker)."""
+    """Tokens the tool results among ``blocks`` (of entries the conversation holds) could give
+    up (each down to its marker)."""
     return sum(max(0, c.count_text(b.content) - rp.MARKER_TOKENS) for _, b in _results(blocks))
 
 
-def _size(c: Compactor, message: Message, tokens: int | None) -> int:
-    """``tokens``, else the counter's size of ``message`` as an entry."""
-    if tokens is not None:
-        return tokens
+def _least(c: Compactor, conv: Region, message: Message) -> int:
+    """Tokens of ``message`` with every tool result cut to its marker (at most): its other
+    blocks and the results' framing counted only up to what ``conv`` could admit
+    (:func:`regio.runtime.sizes.entry_cap`), so a 100 MiB result is never counted here."""
     counter = c.window.counter
     assert counter is not None
-    return int(counter.count_entry(Entry(id="", blocks=message.blocks, role=message.role)))
+    blocks = tuple(
+        msgspec.structs.replace(b, content="") if isinstance(b, ToolResult) else b
+        for b in message.blocks
+    )
+    probe = Entry(id="", blocks=blocks, role=message.role)
+    cap = entry_cap(c.window, conv)
+    size = counter.count_entry(probe) if cap is None else count_entry_up_to(counter, probe, cap)
+    marker = rp.MARKER_TOKENS
+    return int(size) + sum(
+        min(marker, count_up_to(counter, b.content, marker)) for _, b in _results(message.blocks)
+    )
+
+
+def _size(c: Compactor, conv: Region, message: Message, tokens: int | None) -> int:
+    """``tokens``, else the size of ``message`` as an entry (counted only up to what ``conv``
+    could admit: :func:`regio.runtime.sizes.admission_tokens`)."""
+    if tokens is not None:
+        return tokens
+    return admission_tokens(c.window, conv, Entry(id="", blocks=message.blocks, role=message.role))
 
 
 def check(c: Compactor, conv: Region, admission: Admission) -> None:
@@ -77,8 +98,7 @@ def check(c: Compactor, conv: Region, admission: Admission) -> None:
     message = admission.message
     if conv.admission == "reject":
         return  # the region refuses what does not fit, changing nothing, as declared
-    size = _size(c, message, admission.tokens)
-    least = size - _slack(c, message.blocks)
+    least = _least(c, conv, message)
     limit = conv.max_entry_tokens
     turn = turn_indexes(c, conv)
     kept = sum(conv.entries[i].tokens - _slack(c, conv.entries[i].blocks) for i in turn)
@@ -99,7 +119,7 @@ def trim(c: Compactor, conv: Region, admission: Admission) -> Admission:
     if not isinstance(conv, SlidingWindow) or conv.admission == "reject":
         return admission  # a ``reject`` conversation refuses what does not fit, as declared
     message = admission.message
-    size = _size(c, message, admission.tokens)
+    size = _size(c, conv, message, admission.tokens)
     turn = turn_indexes(c, conv)
     info = conv.analysis()
     held = set(turn)
@@ -113,7 +133,7 @@ def trim(c: Compactor, conv: Region, admission: Admission) -> Admission:
     if need <= 0:
         return admission
     need -= shorten(c, conv, need)
-    return _trim_message(c, admission, need) if need > 0 else admission
+    return _trim_message(c, conv, admission, need) if need > 0 else admission
 
 
 def shorten(c: Compactor, conv: SlidingWindow, need: int) -> int:
@@ -129,10 +149,13 @@ def shorten(c: Compactor, conv: SlidingWindow, need: int) -> int:
     return freed
 
 
-def _cut(c: Compactor, block: ToolResult, need: int) -> tuple[ToolResult, int]:
+def _cut(
+    c: Compactor, block: ToolResult, need: int, cap: int | None = None
+) -> tuple[ToolResult, int]:
     """``block`` trimmed to give up about ``need`` tokens (never below its marker), and the
-    tokens it gave up."""
-    before = c.count_text(block.content)
+    tokens it gave up; ``cap``: its text is counted only up to that many tokens (an estimate
+    past it, :func:`regio.runtime.sizes.count_up_to`: a result that large is cut anyway)."""
+    before = count_up_to(c.window.counter, block.content, cap)
     keep = max(rp.MARKER_TOKENS, before - need)
     if keep >= before:
         return block, 0
@@ -141,17 +164,17 @@ def _cut(c: Compactor, block: ToolResult, need: int) -> tuple[ToolResult, int]:
 
 
 def _trim_blocks(
-    c: Compactor, blocks: Sequence[Block], need: int
+    c: Compactor, blocks: Sequence[Block], need: int, cap: int | None = None
 ) -> tuple[tuple[Block, ...], list[tuple[ToolResult, int]]]:
     """``blocks`` with their tool results trimmed (oldest first) toward ``need`` tokens, and
-    each trimmed original with the tokens it gave up."""
+    each trimmed original with the tokens it gave up (``cap``: :func:`_cut`)."""
     out = list(blocks)
     trims: list[tuple[ToolResult, int]] = []
     left = need
     for j, block in _results(out):
         if left <= 0:
             break
-        new, freed = _cut(c, block, left)
+        new, freed = _cut(c, block, left, cap)
         if freed <= 0:
             continue
         out[j] = new
@@ -184,10 +207,12 @@ def _trim_entry(c: Compactor, conv: SlidingWindow, index: int, need: int) -> int
     return freed_total
 
 
-def _trim_message(c: Compactor, admission: Admission, need: int) -> Admission:
+def _trim_message(c: Compactor, conv: Region, admission: Admission, need: int) -> Admission:
     """The message of ``admission`` with its results trimmed (oldest first) toward ``need``
-    tokens; each original is kept when the message is committed."""
-    blocks, trims = _trim_blocks(c, admission.message.blocks, need)
+    tokens; each original is kept when the message is committed. A result is counted only up
+    to what ``conv`` could admit (:func:`regio.runtime.sizes.entry_cap`)."""
+    cap = entry_cap(c.window, conv)
+    blocks, trims = _trim_blocks(c, admission.message.blocks, need, cap)
     changed = {ch.original.tool_use_id for ch in admission.changes}
     # an admission change keeps its original already
     kept = [(block, freed) for block, freed in trims if block.tool_use_id not in changed]

@@ -1,7 +1,8 @@
 """The usage ledger: provider-reported usage, normalized per call, with its cost.
 
-:func:`normalize_usage` reads the usage of any of the supported APIs -- objects from the SDKs
-(attributes) or plain dicts -- into one :class:`UsageRecord`:
+:func:`normalize_usage` reads the usage of any registered provider's API -- objects from the SDKs
+(attributes) or plain dicts -- into one :class:`UsageRecord`, with the provider's usage parser
+(:class:`regio.providers.UsageParser`). The built-in ones:
 
 * Anthropic Messages: ``input_tokens`` (the *uncached* part), ``cache_read_input_tokens``,
   ``cache_creation_input_tokens`` with the optional breakdown ``cache_creation.
@@ -25,6 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 import msgspec
+
+from regio.providers.base import CacheRuleKey
+from regio.providers.fields import field
+from regio.providers.registry import find_provider, usage_parser_for, usage_parsers
+
+from .errors import UsageError
 
 if TYPE_CHECKING:
     from .stored import StoredRecords
@@ -60,15 +67,17 @@ PriceLookup = Callable[[str, str], "ModelPricing | None"]
 
 
 def rule_prices(provider: str, model: str) -> ModelPricing | None:
-    """Prices from the packaged cache rules (``regio.cache.rules.resolve``); ``None`` when no
-    rule matches or the rules are not available."""
-    try:
-        from regio.cache.rules import resolve
-    except ImportError:
+    """Prices from the packaged cache rules, through the provider's cache rule
+    (:meth:`regio.providers.CacheRuleKey.resolve`; a provider no registration knows is looked
+    up under its own name); ``None`` when the provider has no cache rule, no rule matches or
+    the rules are not available."""
+    found = find_provider(provider)
+    key = found.cache_rule if found is not None else CacheRuleKey(provider)
+    if key is None:
         return None
     try:
-        rule = resolve(provider, model)
-    except (ValueError, LookupError, OSError):
+        rule = key.resolve(model)
+    except (ValueError, LookupError, OSError, ImportError):
         return None
     return ModelPricing(
         input=rule.price.input, output=rule.price.output, mult=dict(rule.mult), rule_id=rule.id
@@ -81,7 +90,8 @@ class UsageRecord(msgspec.Struct, frozen=True):
     ``prompt_tokens`` = ``uncached + cache_read + cache_write_5m + cache_write_1h +
     cache_write``; ``estimated_tokens`` is the engine's own estimate of the request (``None``
     when unknown); ``cost_usd`` is ``None`` without an input price; ``api`` the usage shape
-    recognised (``anthropic`` | ``openai_chat`` | ``openai_responses`` | ``none``).
+    recognised (the :attr:`regio.providers.UsageParser.api` that read it: ``anthropic`` |
+    ``openai_chat`` | ``openai_responses`` for the built-in providers; ``none`` for no usage).
     """
 
     index: int
@@ -140,34 +150,15 @@ def _plus(t: UsageTotals, r: UsageRecord) -> UsageTotals:
     )
 
 
-def _get(obj: Any, key: str) -> Any:
-    if obj is None:
-        return None
-    if isinstance(obj, Mapping):
-        return obj.get(key)
-    return getattr(obj, key, None)
-
-
-def _int(value: Any, place: str) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"usage field {place} must be a token count, got {value!r}")
-    if value < 0:
-        raise ValueError(f"usage field {place} must be >= 0, got {value!r}")
-    return int(value)
-
-
-def _has(obj: Any, key: str) -> bool:
-    return _get(obj, key) is not None
-
-
 def normalize_usage(usage: Any) -> dict[str, Any]:
     """The token fields of ``usage`` (module doc) as a dict: ``api``, ``prompt_tokens``,
     ``uncached_tokens``, ``cache_read_tokens``, ``cache_write_5m_tokens``,
-    ``cache_write_1h_tokens``, ``cache_write_tokens``, ``output_tokens``.
+    ``cache_write_1h_tokens``, ``cache_write_tokens``, ``output_tokens``. The registered
+    provider whose usage parser recognizes the shape reads it
+    (:func:`regio.providers.usage_parser_for`); ``api`` is that parser's.
 
-    ``None`` gives ``api="none"`` and zeros. Raises ``ValueError`` naming the field for a
+    ``None`` gives ``api="none"`` and zeros. Raises :class:`regio.runtime.errors.UsageError`
+    (a ``RegioError`` and a ``ValueError``) naming the field for a
     negative or non-numeric count, or when the shape is not recognised.
     """
     zero = {
@@ -180,75 +171,27 @@ def normalize_usage(usage: Any) -> dict[str, Any]:
         "cache_write_tokens": 0,
         "output_tokens": 0,
     }
+    for _ in range(4):  # a response carries its usage in .usage (never deeper in any API)
+        if usage is None or field(usage, "usage") is None or usage_parser_for(usage):
+            break
+        usage = field(usage, "usage")
     if usage is None:
         return zero
-    if not _has(usage, "input_tokens") and not _has(usage, "prompt_tokens"):
-        inner = _get(usage, "usage")
-        if inner is not None:
-            return normalize_usage(inner)
+    parser = usage_parser_for(usage)
+    if parser is None:
         if isinstance(usage, Mapping) and not usage:
             return zero
-        raise ValueError(
-            f"unrecognised usage {usage!r}: expected Anthropic (input_tokens, "
-            "cache_read_input_tokens, ...) or OpenAI (prompt_tokens / input_tokens_details) fields"
+        shape = (
+            f"a mapping with keys {sorted(map(str, usage))[:8]}"
+            if isinstance(usage, Mapping)
+            else f"a {type(usage).__name__}"
         )
+        known = " or ".join(p.describes for p in usage_parsers())
+        raise UsageError(f"unrecognised usage ({shape}): expected {known} fields")
     out = dict(zero)
-    if _has(usage, "prompt_tokens"):
-        out.update(_openai_fields(usage, "openai_chat", "prompt", "completion_tokens"))
-        return out
-    anthropic = (
-        _has(usage, "cache_read_input_tokens")
-        or _has(usage, "cache_creation_input_tokens")
-        or _has(usage, "cache_creation")
-    )
-    if anthropic or not _has(usage, "input_tokens_details"):
-        out.update(_anthropic_fields(usage))
-        return out
-    out.update(_openai_fields(usage, "openai_responses", "input", "output_tokens"))
+    out.update(parser.parse(usage))
+    out["api"] = parser.api
     return out
-
-
-def _openai_fields(usage: Any, api: str, side: str, output_key: str) -> dict[str, Any]:
-    """The token fields of an OpenAI ``usage``: ``<side>_tokens`` with its
-    ``<side>_tokens_details.cached_tokens`` (``side``: ``prompt`` for Chat Completions,
-    ``input`` for Responses) and ``output_key``."""
-    total = _int(_get(usage, f"{side}_tokens"), f"{side}_tokens")
-    details = _get(usage, f"{side}_tokens_details")
-    cached = _int(_get(details, "cached_tokens"), f"{side}_tokens_details.cached_tokens")
-    return {
-        "api": api,
-        "prompt_tokens": total,
-        "cache_read_tokens": cached,
-        "uncached_tokens": max(0, total - cached),
-        "output_tokens": _int(_get(usage, output_key), output_key),
-    }
-
-
-def _anthropic_fields(usage: Any) -> dict[str, Any]:
-    """The token fields of an Anthropic Messages ``usage`` (cache writes split by TTL)."""
-    uncached = _int(_get(usage, "input_tokens"), "input_tokens")
-    read = _int(_get(usage, "cache_read_input_tokens"), "cache_read_input_tokens")
-    created = _int(_get(usage, "cache_creation_input_tokens"), "cache_creation_input_tokens")
-    breakdown = _get(usage, "cache_creation")
-    w5 = _int(
-        _get(breakdown, "ephemeral_5m_input_tokens") or _get(breakdown, "ephemeral_5m"),
-        "cache_creation.ephemeral_5m_input_tokens",
-    )
-    w1 = _int(
-        _get(breakdown, "ephemeral_1h_input_tokens") or _get(breakdown, "ephemeral_1h"),
-        "cache_creation.ephemeral_1h_input_tokens",
-    )
-    if w5 + w1 == 0:
-        w5 = created  # no breakdown: Anthropic's default TTL is 5 minutes
-    return {
-        "api": "anthropic",
-        "prompt_tokens": uncached + read + w5 + w1,
-        "uncached_tokens": uncached,
-        "cache_read_tokens": read,
-        "cache_write_5m_tokens": w5,
-        "cache_write_1h_tokens": w1,
-        "output_tokens": _int(_get(usage, "output_tokens"), "output_tokens"),
-    }
 
 
 def _cost(fields: Mapping[str, int], pricing: ModelPricing | None) -> float | None:
@@ -319,6 +262,14 @@ class UsageLedger:
         self._records = records
         self._pending = None
         self._sums = _NO_CALLS
+
+    def forget_stored(self) -> int:
+        """Give up the records stored before the load, unread (their store lost them:
+        :mod:`regio.runtime.lostparts`); the records observed since stay. Returns how many
+        were given up."""
+        lost = self._pending_count
+        self._pending, self._sums = None, None
+        return lost
 
     @property
     def count(self) -> int:

@@ -11,14 +11,16 @@ Classes (checked in this order, each a shape of text rather than a list of phras
   opens with one (``Traceback (most recent call last):``, a ``File "...", line N`` / ``at
   f (file:line)`` frame), or it is one with at most a one-line lead-in (``Summarization
   failed:`` and a traceback): two or more of its non-blank lines are trace lines as they
-  stand (:func:`regio.runtime.tracebacks.trace_mask`) and at most one is not. A summary that
+  stand (:func:`regio.summarizers.tracebacks.trace_mask`) and at most one is not. A summary that
   *quotes* a trace of the conversation is accepted: a traceback line under ``Errors:`` (``-
   Traceback ...``), after a label (``tool: Traceback ...``), inside a fenced code block, or
   trace lines among two or more lines of summary (the extractive summarizer quotes error
   lines of tool output; an LLM summarizer may quote a traceback). Only a bare traceback with
   at most one line around it is ambiguous, and is read as a failed call.
 * ``refusal``: it opens with a first-person refusal or apology (``I can't``, ``I'm sorry``,
-  ``Unfortunately, I``, ``As an AI``);
+  ``Unfortunately, I``, ``As an AI``), or with one of the deployment's own refusal phrases
+  (``EngineOptions.refusal_phrases``, the blueprint's ``summarizer.refusal_phrases``: the
+  built-in ones are English);
 * ``request``: it asks for input instead of summarizing: it opens with a request addressed to
   the reader (``Please provide ...``, ``Could you share ...``, ``I need the ...``), says there
   is nothing to summarize (``There is no conversation ...``, ``No content was provided``), or
@@ -32,10 +34,11 @@ than what it replaces) need the token counts and are checked by
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from .tracebacks import opens_with_trace, trace_mask
+from regio.summarizers.tracebacks import opens_with_trace, trace_mask
 
-__all__ = ["DEFECTS", "summary_defect"]
+__all__ = ["DEFECTS", "normalize_phrase", "opens_with_phrase", "summary_defect"]
 
 #: Text classes :func:`summary_defect` recognises, in checking order.
 DEFECTS = ("empty", "error", "refusal", "request")
@@ -81,6 +84,11 @@ _REQUEST = re.compile(
     r")",
     re.IGNORECASE,
 )
+_LEADING = re.compile(r"^\W+")
+_EDGES = re.compile(r"^\W+|\W+$")
+#: Characters of a summary's opening compared with the refusal phrases.
+_OPENING_CHARS = 400
+
 _QUESTION_TO_READER = re.compile(r"\b(?:you|your)\b.*\?\s*$", re.IGNORECASE | re.S)
 
 #: A text this short (characters) that is one question to the reader is a request for input.
@@ -109,15 +117,32 @@ def _mostly_trace(body: str) -> bool:
     return trace >= 2 and rest <= MAX_LEAD_LINES
 
 
-def summary_defect(text: object) -> str | None:
+def normalize_phrase(phrase: str) -> str:
+    """``phrase`` as :func:`summary_defect` compares it: case-folded, runs of whitespace as
+    one space, leading and trailing non-word characters removed."""
+    return " ".join(_EDGES.sub("", phrase).casefold().split())
+
+
+def opens_with_phrase(body: str, phrases: Sequence[str]) -> bool:
+    """Whether ``body`` opens (after leading punctuation and whitespace) with one of
+    ``phrases`` (normalized by :func:`normalize_phrase`), case-insensitively."""
+    if not phrases:
+        return False
+    opening = " ".join(_LEADING.sub("", body[:_OPENING_CHARS]).casefold().split())
+    return any(p and opening.startswith(normalize_phrase(p)) for p in phrases)
+
+
+def summary_defect(text: object, refusal_phrases: Sequence[str] = ()) -> str | None:
     """The first class of :data:`DEFECTS` that ``text`` falls into (module doc), or ``None``
-    for a usable summary."""
+    for a usable summary. ``refusal_phrases``: openings that also make a ``refusal`` besides
+    the built-in English ones (a deployment in another language adds its own: ``"Lo
+    siento"``, ``"Je ne peux pas"``; the blueprint's ``summarizer.refusal_phrases``)."""
     if not isinstance(text, str) or not text.strip():
         return "empty"
     body = text.strip()
     if _ERROR_OPENING.match(body) or opens_with_trace(body) or _mostly_trace(body):
         return "error"
-    if _REFUSAL.match(body):
+    if _REFUSAL.match(body) or opens_with_phrase(body, refusal_phrases):
         return "refusal"
     if _REQUEST.match(body):
         return "request"

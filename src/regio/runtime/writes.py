@@ -1,6 +1,10 @@
 """Writes and removals that keep the transcript: the engine's ``write`` / ``release`` /
 ``clear`` and the context tools both go through these, on the :class:`Compactor` part (a
-write that does not fit a paired ``compacting`` region first summarizes to make room)."""
+write that does not fit a paired ``compacting`` region first summarizes to make room).
+
+A write is a step generator (:func:`write_steps`): the compaction that makes room yields its
+summarizer jobs to whichever driver the caller chose (``Engine.write`` drives it with
+:meth:`Compactor.run`, ``Engine.awrite`` with :meth:`Compactor.arun`)."""
 
 from __future__ import annotations
 
@@ -9,10 +13,12 @@ from collections.abc import Sequence
 from regio.content import Block, Entry
 from regio.regions import Refusal, WriteResult
 
-from .compactor import Compactor
+from .compactor import Compactor, Steps
 from .room import room_steps, window_room_steps
+from .sizes import admission_tokens
+from .textadmit import admit_entry_text, admit_value, blocks_of
 
-__all__ = ["clear_region", "entry_of", "release_from", "write_to"]
+__all__ = ["clear_region", "entry_of", "release_from", "write_steps", "write_to"]
 
 
 def entry_of(c: Compactor, region: str, result: WriteResult | Refusal) -> Entry | None:
@@ -31,15 +37,39 @@ def write_to(
     key: str | None = None,
     strict: bool = False,
 ) -> WriteResult | Refusal:
-    """See ``Engine.write``."""
-    if not isinstance(content, Entry):
-        content = c.window.make_entry(content, key=key)
+    """:func:`write_steps` driven synchronously (:meth:`Compactor.run`)."""
+    return c.run(write_steps(c, region, content, key=key, strict=strict))
+
+
+def write_steps(
+    c: Compactor,
+    region: str,
+    content: Entry | str | Block | Sequence[Block],
+    *,
+    key: str | None = None,
+    strict: bool = False,
+) -> Steps[WriteResult | Refusal]:
+    """See ``Engine.write``; the content and key are checked and repaired first
+    (:mod:`regio.runtime.textadmit`). Yields the summarizer jobs of the compaction that makes
+    room (:func:`regio.runtime.room.room_steps`, and for the floor the region is guaranteed
+    beside an elastic conversation, :func:`regio.runtime.room.window_room_steps`)."""
+    where = f"write({region})"
+    key = admit_value(c.emit, key, where, "key")
+    if isinstance(content, Entry):
+        content = admit_entry_text(c.emit, content, where)
+    else:
+        blocks = blocks_of(content, where)
+        blocks = admit_value(c.emit, blocks, where, "blocks")
+        # counted only up to what the region could admit (regio.runtime.sizes)
+        probe = Entry(id="", blocks=blocks, key=key)
+        tokens = admission_tokens(c.window, c.window.region(region), probe)
+        content = c.window.make_entry(blocks, key=key, tokens=tokens)
     steps = room_steps(c, region, content.tokens)
     if steps is not None:
-        c.run(steps)
+        yield from steps
     room = window_room_steps(c, region, content.tokens)  # the floor the region is guaranteed
     if room is not None:
-        c.run(room)
+        yield from room
     result = c.window.write(region, content, key=key, strict=strict)
     entry = entry_of(c, region, result)
     if entry is not None and not (isinstance(result, WriteResult) and result.unchanged):

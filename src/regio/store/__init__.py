@@ -14,7 +14,11 @@
 * :func:`open_store` opens either from a URL (``sqlite:///path.db``, ``redis://host:6379/0``).
 
 Saves are optimistic: a save by an engine that did not see the last stored version raises
-:class:`SessionConflictError` and writes nothing (see :mod:`regio.store.base`).
+:class:`SessionConflictError` and writes nothing (see :mod:`regio.store.base`). A writer that
+works on a session for a while (a proxy's request, a compaction) takes its lease first
+(``store.lease(id)``, :mod:`regio.store.lease`) so no other writer starts on it meanwhile;
+:func:`compact_session` compacts a stored session under its lease. Every failure is a
+:class:`SessionStoreError` naming the cause and the fix (:mod:`regio.store.errors`).
 """
 
 from __future__ import annotations
@@ -25,33 +29,52 @@ from typing import Any
 
 import msgspec
 
+from regio.runtime.lostparts import save_held
+
 from .base import (
-    SessionConflictError,
-    SessionNotFoundError,
     SessionRecords,
     SessionStore,
-    SessionStoreError,
     StoreMark,
     decode_session,
     encode_save,
     encode_save_memo,
     read_head,
 )
+from .errors import (
+    LeaseTimeError,
+    SessionConflictError,
+    SessionDamagedError,
+    SessionHistoryLostError,
+    SessionLeasedError,
+    SessionLostError,
+    SessionNotFoundError,
+    SessionStoreError,
+    StoreUnavailableError,
+)
 from .lazy import lazy_transcript, lazy_usage
+from .lease import DEFAULT_TTL, DEFAULT_WAIT, SessionLease
 from .lists import entry_digest
 from .originals import ORIGINALS_PREFIXES, StoredOriginals, head_seq, originals_memo
 from .redis_store import RedisStore
 from .sqlite import SQLiteStore
 
 __all__ = [
+    "LeaseTimeError",
     "RedisStore",
     "SQLiteStore",
     "SessionConflictError",
+    "SessionDamagedError",
+    "SessionHistoryLostError",
+    "SessionLease",
+    "SessionLeasedError",
+    "SessionLostError",
     "SessionNotFoundError",
     "SessionRecords",
     "SessionStore",
     "SessionStoreError",
     "StoreMark",
+    "StoreUnavailableError",
+    "compact_session",
     "encode_save",
     "load_session",
     "load_state",
@@ -89,15 +112,39 @@ def split_url(target: str) -> tuple[str, str]:
     return url, session
 
 
-def save_session(engine: Any, store: SessionStore, session_id: str) -> StoreMark:
+def save_session(
+    engine: Any,
+    store: SessionStore,
+    session_id: str,
+    *,
+    lease: SessionLease | None = None,
+    create: bool = False,
+) -> StoreMark:
     """Save ``engine`` as ``session_id`` in ``store`` incrementally (the records after the
-    engine's :class:`StoreMark` for that store and session, and the head). Returns the new mark
-    (also kept as ``engine.store_mark``). Raises :class:`SessionConflictError`."""
+    engine's :class:`StoreMark` for that store and session, and the head). ``lease``: the
+    writer's lease on the session (:mod:`regio.store.lease`); ``create``: write the whole
+    engine as a new session whatever its mark says (the save a :class:`SessionLostError`
+    asks for); a whole-engine save (``create``, another session or store) of an engine whose
+    store lost the parts its load left unread keeps everything the engine holds and warns
+    which parts are left out (:mod:`regio.runtime.lostparts`). Returns the new mark (also kept
+    as ``engine.store_mark``). Raises :class:`SessionConflictError`
+    (:class:`SessionLeasedError` while another writer holds the lease),
+    :class:`SessionLostError` or :class:`SessionStoreError`; nothing is written then."""
     mark = getattr(engine, "store_mark", None)
-    if mark is not None and (mark.store, mark.session_id) != (store.url, session_id):
+    if create or (mark is not None and (mark.store, mark.session_id) != (store.url, session_id)):
         mark = None
-    records, memo = encode_save_memo(engine, mark)
-    version = store.save(session_id, records, expected=mark.version if mark else 0)
+    if lease is not None and (lease.store.url != store.url or lease.session_id != session_id):
+        raise SessionStoreError(
+            f"{store.url}: the lease given to save session {session_id!r} is on session "
+            f"{lease.session_id!r} of {lease.store.url}; pass the lease of this session",
+            session_id=session_id,
+        )
+    records, memo = save_held(engine, lambda: encode_save_memo(engine, mark))
+    expected = mark.version if mark else 0
+    if lease is not None:
+        version = store.save(session_id, records, expected=expected, lease=lease)
+    else:
+        version = store.save(session_id, records, expected=expected)
     new = StoreMark(
         store.url,
         session_id,
@@ -178,12 +225,67 @@ def load_session(cls: Any, store: SessionStore, session_id: str, **kwargs: Any) 
     use (:class:`regio.runtime.transcript.Transcript`), and from a store with
     ``load_window`` the usage records too (the newest is read with the window): a load
     decodes the head and the window entries, not the history."""
+    from regio.runtime.errors import RuntimeStateError
     from regio.runtime.persistence import restore_engine
 
     state, mark, (transcript, usage) = _load(store, session_id, lazy=True)
-    engine = restore_engine(cls, state, transcript=transcript, usage=usage, **kwargs)
+    try:
+        engine = restore_engine(cls, state, transcript=transcript, usage=usage, **kwargs)
+    except RuntimeStateError as exc:
+        where = f"{store.url}#{session_id}"
+        if exc.__cause__ is None:  # the session asks for what the load was not given
+            raise SessionStoreError(f"{where}: {exc}", session_id=session_id) from exc
+        raise SessionDamagedError(
+            f"{where}: the stored session is damaged ({exc}); the store is unchanged. Restore "
+            "it from a backup or a file save (Engine.save), or delete it",
+            session_id=session_id,
+        ) from exc
     # the engine owns a copy of the state's book: the memo names the engine's originals
     memo = dict(mark.memo)
     memo.update(originals_memo(engine.book.relief.originals, head_seq(mark.memo)))
     engine.store_mark = msgspec.structs.replace(mark, memo=memo)
     return engine
+
+
+def compact_session(
+    cls: Any,
+    store: SessionStore,
+    session_id: str,
+    instructions: str | None = None,
+    *,
+    ttl: float = DEFAULT_TTL,
+    wait: float = DEFAULT_WAIT,
+    keep_tokens: int | None = None,
+    keep_messages: int | None = None,
+    keep_fraction: float | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Compact stored session ``session_id`` under its lease: take the lease (waiting up to
+    ``wait`` seconds for another writer's), load the session into an engine of class ``cls``
+    (keywords as ``Engine.load_from``: the summarizer, the token counter...), compact it
+    (``Engine.compact(instructions, keep_tokens=..., keep_messages=..., keep_fraction=...)``)
+    and save the result, then release the lease. The save is
+    one atomic step in the store, so a reader sees the session before or after the compaction,
+    never in between; a second writer waits for the lease or gets
+    :class:`SessionLeasedError`, and one whose lease was taken over (it outlived ``ttl``)
+    gets it at the save, having written nothing. Returns the
+    :class:`regio.runtime.compactor.CompactionResult` (``None``: nothing to compact, nothing
+    saved). Raises :class:`SessionNotFoundError` and the other :class:`SessionStoreError` s."""
+    lease_of = getattr(store, "lease", None)
+    if lease_of is None:
+        raise SessionStoreError(
+            f"{store.url}: this store has no leases; use SQLiteStore or RedisStore, or compact "
+            "with Engine.load_from / compact / save_to",
+            session_id=session_id,
+        )
+    with lease_of(session_id, ttl=ttl, wait=wait) as lease:
+        engine = cls.load_from(store, session_id, **kwargs)
+        result = engine.compact(
+            instructions,
+            keep_tokens=keep_tokens,
+            keep_messages=keep_messages,
+            keep_fraction=keep_fraction,
+        )
+        if result is not None:
+            engine.save_to(store, session_id, lease=lease)
+        return result

@@ -14,7 +14,8 @@ A session is stored as
   there are no old deltas to fold: a load reads the head and the current entries, bounded by
   the window. The last request's blocks are kept the same way (``@lb/<key>`` records without
   the prefix hash, message index and breakpoint, which the head holds or the load rebuilds
-  from the digest chain), so the blocks of an unchanged prefix are never rewritten;
+  from the digest chain; :mod:`regio.store.blocks`), so the blocks of an unchanged prefix are
+  never rewritten;
 * the relief chain's kept originals (the tool results it changed on admission, for
   ``context_restore``), append-only: ``@ro/<call id>`` and ``@rn/<call id>`` records, of which a
   save writes the ones set since the last save and a load reads none
@@ -40,16 +41,21 @@ msgpack.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
-from .errors import SessionConflictError, SessionNotFoundError, SessionStoreError
+from .blocks import keyed_request, request_of
+from .errors import (
+    SessionConflictError,
+    SessionDamagedError,
+    SessionNotFoundError,
+    SessionStoreError,
+)
+from .failures import DECODE_ERRORS
 from .lists import DamagedListError, Memo, Recorder
 from .parts import (
-    RequestIndex,
     StateRef,
     decode_parts,
     encode_parts,
@@ -121,15 +127,21 @@ class SessionStore(Protocol):
     """Stores many engine sessions by id (module doc).
 
     ``save`` raises :class:`SessionConflictError` when ``expected`` (the version the caller
-    last saw, 0 for a new session) is not the stored version and returns the new version;
+    last saw, 0 for a new session) is not the stored version, :class:`SessionLostError` when
+    the session it saw is gone, and returns the new version; with ``lease`` (a
+    :class:`regio.store.lease.SessionLease` or its token) it is refused with
+    :class:`SessionLeasedError` while another writer holds the session's lease (without one,
+    too);
     ``load`` raises :class:`SessionNotFoundError` and returns ``(head, transcript records,
     ledger records, version, window entries by key)``."""
 
     url: str
 
-    def save(self, session_id: str, records: SessionRecords, *, expected: int) -> int:
+    def save(
+        self, session_id: str, records: SessionRecords, *, expected: int, lease: Any = None
+    ) -> int:
         """Append ``records``, put / drop the window entries and replace the head if the
-        session is at ``expected``."""
+        session is at ``expected`` (and no other writer holds its lease)."""
         ...
 
     def load(
@@ -145,22 +157,6 @@ class SessionStore(Protocol):
     def delete(self, session_id: str) -> bool:
         """Remove a session; ``False`` when there was none."""
         ...
-
-
-def conflict(store: str, session_id: str, expected: int, found: int) -> SessionConflictError:
-    """The :class:`SessionConflictError` of a lost race (message names the versions)."""
-    if expected == 0:
-        text = (
-            f"{store}: session {session_id!r} already exists (version {found}); load it with "
-            "Engine.load_from before saving, or delete it"
-        )
-    else:
-        text = (
-            f"{store}: session {session_id!r} was saved by another writer (stored version "
-            f"{found}, this engine loaded version {expected}); nothing was written. Reload it "
-            "with Engine.load_from and redo the turn"
-        )
-    return SessionConflictError(text, session_id=session_id, expected=expected, found=found)
 
 
 #: Format tag of a head whose window entries are keyed records, whose window-sized parts are
@@ -244,7 +240,7 @@ def _parts_of(
 
     missing = [k for k in parts if k not in entries]
     if missing:
-        raise SessionStoreError(
+        raise SessionDamagedError(
             f"{where}: the stored head lacks its parts {missing[:3]}; the session is damaged, "
             "restore it from a file save"
         )
@@ -269,81 +265,6 @@ def _parts_of(
         input_state = decode(entries[carried], type=LayoutState)
         state = msgspec.structs.replace(state, layout_input=(state.layout_input[0], input_state))
     return state, order, index
-
-
-def _keyed_request(request: Any, rec: Recorder) -> tuple[Any, RequestIndex]:
-    """The last request without its blocks and its :class:`RequestIndex`; each block goes
-    to ``put`` (without its position fields) when its record is not stored yet (a block
-    equal to the one the memo has under its key is not encoded again)."""
-    encode = msgspec.msgpack.encode
-    index = RequestIndex([], [], [])
-    seen: dict[tuple[str, str], int] = {}
-    prefix = []
-    for b in request.blocks:
-        prefix.append(b.prefix_hash)
-        n = seen[(b.digest, b.source)] = seen.get((b.digest, b.source), -1) + 1
-        tag = hashlib.blake2b(f"{b.digest}|{b.source}|{n}".encode(), digest_size=8).hexdigest()
-        key = f"@lb/{tag}"
-        bare = msgspec.structs.replace(b, prefix_hash="", message=None, breakpoint=None)
-        hit = rec.memo.get(key)
-        if hit is not None and hit[0] == bare and rec.stored.get(key) == hit[1]:
-            rec.digests[key] = hit[1]
-        else:
-            rec.keep(key, encode(bare))
-        rec.next_memo[key] = (bare, rec.digests[key])
-        index.keys.append(key)
-        index.messages.append(b.message)
-        index.breakpoints.append(b.breakpoint)
-    known = rec.memo.get(_CHAIN, (None, {}))[1]
-    links: dict[tuple[str, str], str] = {}
-    if prefix != _chain([b.digest for b in request.blocks], known, links):
-        index.prefix = prefix
-    rec.next_memo[_CHAIN] = (None, links)
-    return msgspec.structs.replace(request, blocks=()), index
-
-
-#: Memo key of the digest chain links of the last save's request (not a record key).
-_CHAIN = "@chain"
-
-
-def _chain(
-    digests: Sequence[str],
-    known: Mapping[tuple[str, str], str] | None = None,
-    links: dict[tuple[str, str], str] | None = None,
-) -> list[str]:
-    """The prefix hashes of the chain of ``digests``; ``known`` links (``(previous hash,
-    digest)`` -> hash, the last save's) are not hashed again, and every link goes to
-    ``links``."""
-    from regio.layout.model import CHAIN_ROOT, chain_hash
-
-    out, h = [], CHAIN_ROOT
-    for dg in digests:
-        link = (h, dg)
-        h = (known or {}).get(link) or chain_hash(h, dg)
-        if links is not None:
-            links[link] = h
-        out.append(h)
-    return out
-
-
-def _request_of(where: str, request: Any, index: Any, entries: Any) -> Any:
-    """The last request with its blocks decoded from the keyed records."""
-    from regio.layout.model import LayoutBlock
-
-    dec = msgspec.msgpack.Decoder(LayoutBlock)
-    missing = [k for k in index.keys if k not in entries]
-    if missing:
-        raise SessionStoreError(
-            f"{where}: the stored last request lacks blocks {missing[:3]}; the session is "
-            "damaged, restore it from a file save"
-        )
-    blocks = [dec.decode(entries[k]) for k in index.keys]
-    prefix = index.prefix or _chain([b.digest for b in blocks])
-    out = tuple(
-        msgspec.structs.replace(b, prefix_hash=p, message=m, breakpoint=t)
-        for b, p, m, t in zip(blocks, prefix, index.messages, index.breakpoints, strict=True)
-    )
-    return msgspec.structs.replace(request, blocks=out, total_tokens=request.total_tokens)
 
 
 def encode_save(engine: Any, mark: StoreMark | None) -> SessionRecords:
@@ -384,7 +305,7 @@ def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecord
     bare = msgspec.structs.replace(state, transcript=[], ledger=[], window=window)
     index = None
     if state.last_request is not None:
-        request, index = _keyed_request(state.last_request, rec)
+        request, index = keyed_request(state.last_request, rec)
         bare = msgspec.structs.replace(bare, last_request=request)
     bare, originals_seq, originals_count = keyed_originals(bare, rec)
     bare, roots, states, prefix = encode_parts(bare, order, index, rec)
@@ -430,7 +351,7 @@ def _parts4_of(
             state, head.lists or {}, head.states or (None, None), head.prefix, entries
         )
     except DamagedListError as exc:
-        raise SessionStoreError(
+        raise SessionDamagedError(
             f"{where}: the stored head's {exc}; the session is damaged, restore it from a file save"
         ) from exc
 
@@ -445,7 +366,7 @@ def _window_of(where: str, state: Any, order: Mapping[str, list[str]], entries: 
         ids = order.get(region.name, [])
         missing = [i for i in ids if f"{region.name}/{i}" not in entries]
         if missing:
-            raise SessionStoreError(
+            raise SessionDamagedError(
                 f"{where}: the stored window lacks entries {missing[:3]} of region "
                 f"{region.name!r}; the session is damaged, restore it from a file save"
             )
@@ -461,9 +382,13 @@ def read_head(head: bytes) -> _Head | None:
     layout, the whole state)."""
     try:
         return msgspec.msgpack.decode(head, type=_Head)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except DECODE_ERRORS:
         return None
 
+
+#: What decoding a damaged session raises: damaged bytes decode to anything, such as a list of
+#: another length (``zip(strict=True)``), a missing key or a value of another type.
+_DAMAGE: tuple[type[Exception], ...] = (*DECODE_ERRORS, ValueError, KeyError, TypeError, IndexError)
 
 #: :func:`decode_session`'s default ``wrapped``: the head is not decoded yet.
 _UNREAD: Any = object()
@@ -517,11 +442,17 @@ def decode_session(
                 )
             state = _window_of(where, state, order, entries or {})
             if index is not None and state.last_request is not None:
-                request = _request_of(where, state.last_request, index, entries or {})
+                request = request_of(where, state.last_request, index, entries or {})
                 state = msgspec.structs.replace(state, last_request=request)
             state = stored_originals(where, state, wrapped, entries or {}, originals)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise SessionStoreError(f"{where}: not a regio session ({exc})") from exc
+    except SessionStoreError:
+        raise
+    except _DAMAGE as exc:
+        raise SessionDamagedError(
+            f"{where}: the stored session is damaged, not a regio session any more "
+            f"({type(exc).__name__}: {exc}); the store is unchanged. Restore it from a backup "
+            "or a file save (Engine.save), or delete it"
+        ) from exc
     if state.format not in READ_FORMATS:
         raise SessionStoreError(
             f"{where}: state format {state.format!r} is not one of {', '.join(READ_FORMATS)}; "

@@ -13,7 +13,8 @@ from typing import Any
 
 import msgspec
 
-from .base import SessionStoreError
+from .errors import SessionDamagedError
+from .failures import DECODE_ERRORS
 
 __all__ = ["lazy_transcript", "lazy_usage"]
 
@@ -46,8 +47,8 @@ def lazy_transcript(
     def raw() -> Sequence[bytes]:
         return transcript() if callable(transcript) else transcript
 
-    def damaged(exc: Exception) -> SessionStoreError:
-        return SessionStoreError(
+    def damaged(exc: Exception) -> SessionDamagedError:
+        return SessionDamagedError(
             f"{where}: a stored transcript record is damaged ({exc}); the window is intact, "
             "restore the history from a file save"
         )
@@ -78,15 +79,18 @@ def lazy_usage(
 
     dec = msgspec.msgpack.Decoder(UsageRecord)
 
-    def damaged(exc: Exception) -> SessionStoreError:
-        return SessionStoreError(
+    def damaged(exc: Exception) -> SessionDamagedError:
+        return SessionDamagedError(
             f"{where}: a stored usage record is damaged ({exc}); the window is intact"
         )
 
     try:
         last = dec.decode(newest) if newest is not None else None
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise SessionStoreError(f"{where}: the newest usage record is damaged ({exc})") from exc
+    except DECODE_ERRORS as exc:
+        raise SessionDamagedError(
+            f"{where}: the newest usage record is damaged ({exc}); restore the session from a "
+            "backup or a file save"
+        ) from exc
     summary = UsageTotals(*totals) if totals is not None else None
     if summary is not None and summary.calls != count:
         summary = None  # costs one pass over the records, never a wrong total

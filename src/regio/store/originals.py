@@ -28,7 +28,8 @@ from typing import Any
 
 import msgspec
 
-from .errors import SessionStoreError
+from .errors import SessionDamagedError, SessionHistoryLostError, SessionStoreError
+from .failures import DECODE_ERRORS
 from .lists import DamagedListError, Memo, Recorder, Root, read_ids
 
 __all__ = [
@@ -93,7 +94,7 @@ def _original_ids(where: str, root: Root, entries: Mapping[str, bytes]) -> list[
     try:
         return read_ids(_ORIGINALS_LIST, root, entries)[::-1]
     except DamagedListError as exc:
-        raise SessionStoreError(
+        raise SessionDamagedError(
             f"{where}: the stored head's {exc}; the session is damaged, restore it from a file save"
         ) from exc
 
@@ -111,7 +112,7 @@ def _originals_of(where: str, state: Any, call_ids: Sequence[str], entries: Any)
 
     missing = [c for c in call_ids if f"{_ORIGINAL}{c}" not in entries]
     if missing:
-        raise SessionStoreError(
+        raise SessionDamagedError(
             f"{where}: the stored relief originals lack calls {missing[:3]}; the session is "
             "damaged, restore it from a file save"
         )
@@ -187,23 +188,29 @@ class StoredOriginals:
         self._done[call_id] = value
         return value
 
-    def all(self, own: Collection[str] = (), replaced: Collection[str] = ()) -> dict[str, Any]:
+    def all(
+        self, own: Collection[str] = (), replaced: Collection[str] = (), complete: bool = True
+    ) -> dict[str, Any]:
         """Every stored original, by the sequence of its last set. ``own``: the call ids this
         session set since the load (their stored records, whoever saved them, are not read:
         the session holds them); ``replaced``: those of them that were stored at the load.
-        Raises :class:`SessionStoreError` for another writer's record (class doc) or when the
-        load's originals are not all stored any more (``count``)."""
+        Raises :class:`SessionStoreError` for another writer's record (class doc) or, with
+        ``complete``, :class:`SessionHistoryLostError` when the load's originals are not all
+        stored any more (``count``); without, those still stored are returned."""
         own = set(own)
         entries = self._read_all()
         stored = originals_from(self.where, entries, limit=self.limit, own=own)
-        if self.count is not None:
+        if self.count is not None and complete:
             seen = {c for c in stored if c not in own} | set(replaced)
             if len(seen) != self.count:
-                raise SessionStoreError(
+                raise SessionHistoryLostError(
                     f"{self.where}: the store holds {len(seen)} of the {self.count} relief "
                     "originals the session had when it was loaded (their records, or the "
-                    "session, were deleted since); nothing was written: restore the session "
-                    "from a file save, or reload it"
+                    "session, were deleted since); nothing was written. The engine holds the "
+                    "window and what was added since the load: engine.save(path) or "
+                    "engine.save_to(store, id, create=True) saves it and says what is left out",
+                    session_id=self.where.rpartition("#")[2],
+                    expected=-1,
                 )
         return stored
 
@@ -226,14 +233,14 @@ def _decoded(where: str, key: str, data: bytes | None, dec: Any) -> Any:
     """``data``, the stored record ``key``, decoded; raises :class:`SessionStoreError` naming
     ``where`` and ``key`` when it is missing (``None``) or damaged."""
     if data is None:
-        raise SessionStoreError(
+        raise SessionDamagedError(
             f"{where}: the stored relief original {key!r} is missing (its call is listed); "
             "the session is damaged, restore it from a file save"
         )
     try:
         return dec.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise SessionStoreError(
+    except DECODE_ERRORS as exc:
+        raise SessionDamagedError(
             f"{where}: the stored relief original {key!r} is damaged ({exc}); restore the "
             "session from a file save"
         ) from exc
@@ -265,7 +272,7 @@ def originals_from(
         k for k in entries if k.startswith(_ORIGINAL) and f"{_ORIGINALS_SEQ}{k[n:]}" not in entries
     ]
     if lone:
-        raise SessionStoreError(
+        raise SessionDamagedError(
             f"{where}: the stored relief original {lone[0]!r} has no sequence record; the "
             "session is damaged, restore it from a file save"
         )
@@ -300,7 +307,7 @@ def stored_originals(
             return _with_originals(state, Originals(source=source))
         found = originals_from(where, entries)
         if head.originals_count is not None and len(found) != head.originals_count:
-            raise SessionStoreError(
+            raise SessionDamagedError(
                 f"{where}: the store holds {len(found)} of the session's "
                 f"{head.originals_count} relief originals; the session is damaged, restore it "
                 "from a file save"

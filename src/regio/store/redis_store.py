@@ -12,47 +12,37 @@ records as the SQLite store) and the hash ``{prefix}{id}:o`` of the relief origi
 A save is one Lua script (atomic on the server, https://redis.io/docs/latest/develop/interact/
 programmability/eval-intro/): it compares the stored version with the one the engine last saw,
 and only when they match appends the records, puts and deletes window entries, replaces the
-head and increments the version.
-Two workers racing on one session therefore never lose a write: the second gets
-:class:`SessionConflictError` and reloads. A load reads all keys in one ``MULTI`` transaction.
+head and increments the version. Before it writes anything it checks what could make a
+command fail half-way (Redis does not roll a script back): each key holds its own type or
+nothing, the counters are integers, no other writer holds the session's lease
+(``{prefix}{id}:lease``, a string with a server-side expiry, :mod:`regio.store.lease`), and
+the records and window entries the last save left are all there (a save over a session whose
+keys were deleted is refused with :class:`SessionDamagedError`, never reported as done). The
+scripts are :mod:`regio.store.redis_scripts`. Two
+workers racing on one session therefore never lose a write and never half-apply one: the
+second gets :class:`SessionConflictError` and reloads. A load reads all keys in one ``MULTI``
+transaction. Every ``redis`` error becomes a :class:`SessionStoreError` naming the server, the
+session (and the key of another type), the cause and the fix
+(:func:`regio.store.failures.redis_failure`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .base import SessionNotFoundError, SessionRecords, SessionStoreError, conflict
+from .base import SessionNotFoundError, SessionRecords, SessionStoreError
+from .errors import (
+    SessionDamagedError,
+    SessionHistoryLostError,
+    SessionLeasedError,
+    conflict,
+)
+from .failures import incomplete_session, redis_failure
+from .lease import DEFAULT_TTL, DEFAULT_WAIT, SessionLease, acquire
+from .originals import ORIGINALS_PREFIXES
+from .redis_scripts import NO_EXPIRY, RELEASE, RENEW, SAVE, TAKE, TYPES
 
 __all__ = ["RedisStore"]
-
-_SAVE = """
-local version = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
-local expected = tonumber(ARGV[1])
-if version ~= expected then return {-1, version} end
-local t = tonumber(redis.call('HGET', KEYS[1], 'transcript') or '0')
-local l = tonumber(redis.call('HGET', KEYS[1], 'ledger') or '0')
-local nt = tonumber(ARGV[3])
-local nl = tonumber(ARGV[4])
-if t ~= tonumber(ARGV[5]) or l ~= tonumber(ARGV[6]) then return {-1, version} end
-for i = 1, nt do redis.call('RPUSH', KEYS[3], ARGV[6 + i]) end
-for i = 1, nl do redis.call('RPUSH', KEYS[4], ARGV[6 + nt + i]) end
-local at = 7 + nt + nl
-if version == 0 then redis.call('DEL', KEYS[5], KEYS[6]) end
-local np = tonumber(ARGV[at])
-for i = 1, np do
-  local key = ARGV[at + 2 * i - 1]
-  local kind = string.sub(key, 1, 4)
-  local hash = KEYS[5]
-  if kind == '@ro/' or kind == '@rn/' then hash = KEYS[6] end
-  redis.call('HSET', hash, key, ARGV[at + 2 * i])
-end
-at = at + 2 * np + 1
-local nd = tonumber(ARGV[at])
-for i = 1, nd do redis.call('HDEL', KEYS[5], ARGV[at + i]) end
-redis.call('SET', KEYS[2], ARGV[2])
-redis.call('HSET', KEYS[1], 'version', version + 1, 'transcript', t + nt, 'ledger', l + nl)
-return {0, version + 1}
-"""
 
 
 class RedisStore:
@@ -64,7 +54,10 @@ class RedisStore:
         self.client = client
         self.prefix = prefix
         self.url = url or "redis://"
-        self._save = client.register_script(_SAVE)
+        self._save = client.register_script(SAVE)
+        self._take = client.register_script(TAKE)
+        self._renew = client.register_script(RENEW)
+        self._release = client.register_script(RELEASE)
 
     @classmethod
     def from_url(cls, url: str, *, prefix: str = "regio:session:") -> RedisStore:
@@ -74,9 +67,15 @@ class RedisStore:
             import redis
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise SessionStoreError(
-                "the Redis store needs the redis package: pip install 'regio[redis]'"
+                "the redis store needs the redis package: pip install 'regio[redis]'"
             ) from exc
-        return cls(redis.Redis.from_url(url), prefix=prefix, url=url)
+        try:
+            client = redis.Redis.from_url(url)
+        except ValueError as exc:
+            raise SessionStoreError(
+                f"{url!r} is not a Redis URL ({exc}); use redis://host:6379/0"
+            ) from exc
+        return cls(client, prefix=prefix, url=url)
 
     def _keys(self, session_id: str) -> list[str]:
         base = f"{self.prefix}{{{session_id}}}"
@@ -87,20 +86,64 @@ class RedisStore:
             f"{base}:l",
             f"{base}:e",
             f"{base}:o",
+            f"{base}:lease",
         ]
 
-    def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    def _call(
+        self,
+        what: str,
+        fn: Any,
+        *args: Any,
+        session_id: str | None = None,
+        wrote: bool = False,
+        **kwargs: Any,
+    ) -> Any:
+        """``fn(*args, **kwargs)``, a ``redis`` error turned into the
+        :class:`SessionStoreError` of :func:`redis_failure` (a ``WRONGTYPE`` names the key of
+        ``session_id`` that holds another type)."""
         import redis
 
         try:
             return fn(*args, **kwargs)
-        except redis.ConnectionError as exc:
-            raise SessionStoreError(f"{self.url}: cannot {what} ({exc})") from exc
+        except redis.RedisError as exc:
+            error = redis_failure(self.url, what, exc, wrote=wrote, session_id=session_id)
+            if isinstance(error, SessionDamagedError) and session_id is not None:
+                error = self._wrong_type(session_id, what, error)
+            raise error from exc
 
-    def save(self, session_id: str, records: SessionRecords, *, expected: int) -> int:
+    def _wrong_type(
+        self, session_id: str, what: str, error: SessionDamagedError
+    ) -> SessionDamagedError:
+        """``error`` naming the first key of ``session_id`` whose type is not regio's (one
+        ``TYPE`` per key; ``error`` unchanged when that fails too)."""
+        import redis
+
+        try:
+            for key, want in zip(self._keys(session_id), TYPES, strict=True):
+                found = self.client.type(key)
+                found = found.decode() if isinstance(found, bytes) else str(found)
+                if found not in ("none", want):
+                    return _wrong_type_error(self.url, session_id, what, key, found, want)
+        except redis.RedisError:
+            pass
+        return error
+
+    def save(
+        self,
+        session_id: str,
+        records: SessionRecords,
+        *,
+        expected: int,
+        lease: SessionLease | str | None = None,
+    ) -> int:
         """Append ``records`` and replace the head when the session is at version
-        ``expected`` (0: new), atomically (module doc). Returns the new version; raises
-        :class:`SessionConflictError` (nothing written) otherwise."""
+        ``expected`` (0: new), atomically (module doc); ``lease``: the writer's lease on the
+        session (or its token). Returns the new version; raises
+        :class:`SessionConflictError` (another writer saved first),
+        :class:`SessionLeasedError` (another writer holds the lease),
+        :class:`SessionLostError` (the session this engine saved is gone) or
+        :class:`SessionStoreError`; nothing is written then."""
+        token = lease.token if isinstance(lease, SessionLease) else lease
         t_start = records.transcript_count - len(records.transcript)
         l_start = records.ledger_count - len(records.ledger)
         args = [
@@ -116,26 +159,119 @@ class RedisStore:
             *(x for kv in records.put.items() for x in kv),
             len(records.drop),
             *records.drop,
+            sum(1 for k in records.digests if not k.startswith(ORIGINALS_PREFIXES)),
+            token or "",
         ]
-        status, version = self._call("save", self._save, keys=self._keys(session_id), args=args)
-        if int(status) != 0:
-            raise conflict(self.url, session_id, expected, int(version))
-        return int(version)
+        keys = self._keys(session_id)
+        what = f"save session {session_id!r}"
+        status, value = self._call(
+            what, self._save, keys=keys, args=args, session_id=session_id, wrote=True
+        )
+        status = int(status)
+        if status == -2:
+            i = int(value) - 1
+            found = self._call(what, self.client.type, keys[i], session_id=session_id)
+            found = found.decode() if isinstance(found, bytes) else str(found)
+            raise _wrong_type_error(self.url, session_id, what, keys[i], found, TYPES[i])
+        if status == -3:
+            field = value.decode() if isinstance(value, bytes) else str(value)
+            raise _not_integer(self.url, session_id, keys[0], field)
+        if status == -4:
+            if int(value) == NO_EXPIRY:
+                raise _forever(self.url, session_id, keys[6])
+            raise _leased(self.url, session_id, int(value) / 1000, bool(token), keys[6])
+        if status == -5:
+            part = value.decode() if isinstance(value, bytes) else str(value)
+            missing = "the window records" if part == "window" else f"the {part} records"
+            raise incomplete_session(self.url, session_id, missing)
+        if status != 0:
+            raise conflict(self.url, session_id, expected, int(value))
+        return int(value)
+
+    # ----- leases ------------------------------------------------------------------------
+    def lease(
+        self, session_id: str, *, ttl: float = DEFAULT_TTL, wait: float = DEFAULT_WAIT
+    ) -> SessionLease:
+        """Take the lease on ``session_id`` (:func:`regio.store.lease.acquire`): ``ttl``
+        seconds (the server's clock), waiting up to ``wait`` seconds for another writer's.
+        Raises :class:`SessionLeasedError`."""
+        return acquire(self, session_id, ttl=ttl, wait=wait)
+
+    def try_lease(self, session_id: str, token: str, ttl: float) -> float | None:
+        """Take the lease for ``token`` when it is free: ``None``; else the seconds until the
+        holder's lease expires."""
+        key = self._keys(session_id)[6]
+        reply = self._call(
+            f"lease session {session_id!r}",
+            self._take,
+            keys=[key],
+            args=[token, max(1, round(ttl * 1000))],
+            session_id=session_id,
+        )
+        if int(reply[0]) == 1:
+            return None
+        if int(reply[1]) == NO_EXPIRY:
+            raise _forever(self.url, session_id, key)
+        return max(0.0, int(reply[1]) / 1000)
+
+    def renew_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        """Extend ``token``'s lease to ``ttl`` seconds from now; ``False`` when it is not the
+        holder's any more."""
+        key = self._keys(session_id)[6]
+        done = self._call(
+            f"renew the lease on session {session_id!r}",
+            self._renew,
+            keys=[key],
+            args=[token, max(1, round(ttl * 1000))],
+            session_id=session_id,
+        )
+        return bool(int(done))
+
+    def release_lease(self, session_id: str, token: str) -> bool:
+        """Drop ``token``'s lease on ``session_id``; ``False`` when it held none."""
+        key = self._keys(session_id)[6]
+        done = self._call(
+            f"release the lease on session {session_id!r}",
+            self._release,
+            keys=[key],
+            args=[token],
+            session_id=session_id,
+        )
+        return bool(int(done))
+
+    # ----- reads -------------------------------------------------------------------------
+    def _read(self, session_id: str, fill: Any) -> list[Any]:
+        """The replies of one ``MULTI`` that ``fill(pipe)`` queues; a reply that is an error
+        (a key of another type) raises the :class:`SessionStoreError` naming it."""
+        what = f"load session {session_id!r}"
+        pipe = self.client.pipeline(transaction=True)
+        fill(pipe)
+        replies = self._call(what, pipe.execute, raise_on_error=False, session_id=session_id)
+        for reply in replies:
+            if isinstance(reply, Exception):
+                error = redis_failure(self.url, what, reply, wrote=False, session_id=session_id)
+                if isinstance(error, SessionDamagedError):
+                    error = self._wrong_type(session_id, what, error)
+                raise error from reply
+        return list(replies)
 
     def load(
         self, session_id: str
     ) -> tuple[bytes, list[bytes], list[bytes], int, dict[str, bytes]]:
         """The head, records, version and window entries of ``session_id`` (one ``MULTI``).
         Raises :class:`SessionNotFoundError`."""
-        meta, head, t_key, l_key, e_key, o_key = self._keys(session_id)
-        pipe = self.client.pipeline(transaction=True)
-        pipe.hget(meta, "version").get(head).lrange(t_key, 0, -1).lrange(l_key, 0, -1)
-        pipe.hgetall(e_key).hgetall(o_key)
-        version, data, transcript, ledger, entries, originals = self._call("load", pipe.execute)
+        meta, head, t_key, l_key, e_key, o_key, _ = self._keys(session_id)
+
+        def fill(pipe: Any) -> None:
+            pipe.hget(meta, "version").get(head).lrange(t_key, 0, -1).lrange(l_key, 0, -1)
+            pipe.hgetall(e_key).hgetall(o_key)
+
+        version, data, transcript, ledger, entries, originals = self._read(session_id, fill)
         if data is None or version is None:
             raise SessionNotFoundError(f"{self.url}: no session {session_id!r}")
         window = _window(entries) | _window(originals)
-        return bytes(data), list(transcript), list(ledger), int(version), window
+        number = _integer(self.url, session_id, meta, "version", version)
+        return bytes(data), list(transcript), list(ledger), number, window
 
     def load_window(
         self, session_id: str
@@ -144,21 +280,28 @@ class RedisStore:
         count, usage record count, newest usage record or None, version, window entries)``;
         read the records with :meth:`transcript_records` / :meth:`usage_records` when they
         are needed. Raises :class:`SessionNotFoundError`."""
-        meta, head, _t_key, l_key, e_key, _o_key = self._keys(session_id)
-        pipe = self.client.pipeline(transaction=True)
-        pipe.hmget(meta, "version", "transcript", "ledger").get(head).lindex(l_key, -1)
-        pipe.hgetall(e_key)
-        (version, count, n_usage), data, newest, entries = self._call("load", pipe.execute)
+        meta, head, _t_key, l_key, e_key, _o_key, _ = self._keys(session_id)
+
+        def fill(pipe: Any) -> None:
+            pipe.hmget(meta, "version", "transcript", "ledger").get(head).lindex(l_key, -1)
+            pipe.hgetall(e_key)
+
+        (version, count, n_usage), data, newest, entries = self._read(session_id, fill)
         if data is None or version is None:
             raise SessionNotFoundError(f"{self.url}: no session {session_id!r}")
         last = bytes(newest) if newest is not None else None
         window = _window(entries)
-        return bytes(data), int(count or 0), int(n_usage or 0), last, int(version), window
+        numbers = [
+            _integer(self.url, session_id, meta, name, value or b"0")
+            for name, value in (("version", version), ("transcript", count), ("ledger", n_usage))
+        ]
+        return bytes(data), numbers[1], numbers[2], last, numbers[0], window
 
     def transcript_records(self, session_id: str, count: int) -> list[bytes]:
         """The first ``count`` transcript records of ``session_id`` (append-only, so they are
         the ones a load counted, however many turns were saved since). Raises
-        :class:`SessionStoreError` when fewer are stored (the session was deleted since)."""
+        :class:`SessionHistoryLostError` when fewer are stored (the session was deleted, or the
+        server restarted without persistence, since)."""
         return self._records(self._keys(session_id)[2], session_id, count, "transcript")
 
     def usage_records(self, session_id: str, count: int) -> list[bytes]:
@@ -168,21 +311,47 @@ class RedisStore:
     def entry_records(self, session_id: str, keys: list[str]) -> dict[str, bytes]:
         """The stored relief original records of ``session_id`` among ``keys`` (read on
         demand, :class:`regio.store.originals.StoredOriginals`)."""
-        found = self._call("read", self.client.hmget, self._keys(session_id)[5], keys)
+        found = self._call(
+            f"read session {session_id!r}",
+            self.client.hmget,
+            self._keys(session_id)[5],
+            keys,
+            session_id=session_id,
+        )
         return {k: bytes(v) for k, v in zip(keys, found, strict=True) if v is not None}
 
     def original_records(self, session_id: str) -> dict[str, bytes]:
         """Every relief original record of ``session_id`` (``@ro/`` and ``@rn/``)."""
-        return _window(self._call("read", self.client.hgetall, self._keys(session_id)[5]))
+        return _window(
+            self._call(
+                f"read session {session_id!r}",
+                self.client.hgetall,
+                self._keys(session_id)[5],
+                session_id=session_id,
+            )
+        )
 
     def _records(self, key: str, session_id: str, count: int, what: str) -> list[bytes]:
         if count <= 0:
             return []
-        rows = self._call(f"read the {what} records", self.client.lrange, key, 0, count - 1)
+        rows = self._call(
+            f"read the {what} records of session {session_id!r}",
+            self.client.lrange,
+            key,
+            0,
+            count - 1,
+            session_id=session_id,
+        )
         if len(rows) != count:
-            raise SessionStoreError(
-                f"{self.url}: session {session_id!r} holds {len(rows)} of the {count} "
-                f"{what} records it had when it was loaded (it was deleted since); reload it"
+            raise SessionHistoryLostError(
+                f"{self.url}: session {session_id!r} holds {len(rows)} of the {count} {what} "
+                f"records it had when this engine loaded it ({key}): the session was deleted "
+                "since (or the server restarted without persistence). The window and the turns "
+                "since the load are in the engine: engine.save(path) or engine.save_to(store, "
+                "id, create=True) saves them and says what is left out; the history before the "
+                "load is gone from this server (restore it from a backup or a file save)",
+                session_id=session_id,
+                expected=-1,
             )
         return [bytes(r) for r in rows]
 
@@ -192,13 +361,82 @@ class RedisStore:
         found = self._call("list sessions", list, self.client.scan_iter(pattern))
         out = []
         for key in found:
-            text = key.decode() if isinstance(key, bytes) else str(key)
+            text = key.decode(errors="replace") if isinstance(key, bytes) else str(key)
             out.append(text[len(self.prefix) + 1 : -len("}:meta")])
         return sorted(out)
 
     def delete(self, session_id: str) -> bool:
-        """Remove ``session_id``; ``False`` when there was none."""
-        return bool(self._call("delete", self.client.delete, *self._keys(session_id)))
+        """Remove ``session_id`` (its lease too); ``False`` when there was none."""
+        keys = self._keys(session_id)
+        gone = self._call(
+            f"delete session {session_id!r}",
+            self.client.delete,
+            *keys,
+            session_id=session_id,
+            wrote=True,
+        )
+        return bool(gone)
+
+
+def _wrong_type_error(
+    url: str, session_id: str, what: str, key: str, found: str, want: str
+) -> SessionDamagedError:
+    return SessionDamagedError(
+        f"{url}: cannot {what}: key {key!r} holds a {found}, not the {want} regio keeps there; "
+        "nothing was written. Another program writes under regio's key prefix: delete that "
+        "key (the session's other keys are intact, a save then writes the session again with "
+        "save_to(..., create=True)), or give the store another prefix",
+        session_id=session_id,
+        key=key,
+    )
+
+
+def _not_integer(url: str, session_id: str, key: str, field: str) -> SessionDamagedError:
+    return SessionDamagedError(
+        f"{url}: session {session_id!r}: field {field!r} of {key!r} is not an integer (another "
+        "program wrote it); the store is unchanged. Restore the session from a backup or a file "
+        "save, or delete it",
+        session_id=session_id,
+        key=key,
+    )
+
+
+def _integer(url: str, session_id: str, key: str, field: str, value: Any) -> int:
+    """``value`` (a ``meta`` field) as an ``int``; raises :class:`SessionDamagedError`."""
+    try:
+        return int(value)
+    except (TypeError, ValueError) as exc:
+        raise _not_integer(url, session_id, key, field) from exc
+
+
+def _leased(
+    url: str, session_id: str, left: float, had_lease: bool, key: str
+) -> SessionLeasedError:
+    fix = (
+        "This writer's lease expired and was taken over: take a new lease, reload the session "
+        "and redo the turn"
+        if had_lease
+        else "Save under the session's lease (store.lease), or wait for it"
+    )
+    return SessionLeasedError(
+        f"{url}: session {session_id!r} is leased by another writer for {max(0.0, left):.1f} s "
+        f"more ({key}); nothing was written. {fix}",
+        session_id=session_id,
+        expires_in=max(0.0, left),
+        key=key,
+    )
+
+
+def _forever(url: str, session_id: str, key: str) -> SessionDamagedError:
+    """The error of a lease key without an expiry (regio's leases always have one: it would
+    hold the session forever)."""
+    return SessionDamagedError(
+        f"{url}: the lease key {key} of session {session_id!r} has no expiry, so it would hold "
+        "the session forever; regio never sets one without (SET NX PX): another program wrote "
+        f"it. Nothing was done: delete it (DEL {key}) once no writer works on the session",
+        session_id=session_id,
+        key=key,
+    )
 
 
 def _window(entries: dict[Any, Any]) -> dict[str, bytes]:

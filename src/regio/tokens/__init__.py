@@ -22,12 +22,12 @@ from .calibration import (
     CalibrationStateError,
     calibration_key,
 )
-from .chunking import DEFAULT_MAX_CHUNK_CHARS, split_for_tokenizer
+from .chunking import DEFAULT_MAX_CHUNK_CHARS, iter_chunks, split_for_tokenizer
 from .countcache import DEFAULT_CACHE_SIZE, ENTRY_BYTES, CacheStats, CountCache
 from .errors import TokenCountError
 from .heuristic import HeuristicCounter, estimate_tokens
-from .overhead import CHAT_FORMATS, ChatFormatOverhead, chat_overhead
-from .protocol import CachedCounter, TokenCounter
+from .overhead import CHAT_FORMATS, ChatFormatOverhead, chat_overhead, register_chat_format
+from .protocol import CachedCounter, TokenCounter, count_entry_up_to
 from .registry import (
     COUNTER_NAMES,
     chat_format_for_model,
@@ -63,9 +63,12 @@ __all__ = [
     "chat_format_for_model",
     "chat_overhead",
     "clear_encoding_cache",
+    "count_entry_up_to",
     "counter_for_model",
     "encoding_for_model",
     "estimate_tokens",
     "get_counter",
+    "iter_chunks",
+    "register_chat_format",
     "split_for_tokenizer",
 ]

@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 
-__all__ = ["DEFAULT_MAX_CHUNK_CHARS", "MIN_CHUNK_CHARS", "split_for_tokenizer"]
+__all__ = ["DEFAULT_MAX_CHUNK_CHARS", "MIN_CHUNK_CHARS", "iter_chunks", "split_for_tokenizer"]
 
 #: Most characters handed to the tokenizer at once. tiktoken 0.14 panics on runs of about
 #: 1,000,000 spaces (its regex backtracking limit) and passes at 500,000: 100,000 keeps a 5x
@@ -76,6 +77,27 @@ def _last_safe_cut(text: str, start: int, end: int) -> int | None:
     return None
 
 
+def iter_chunks(text: str, max_chars: int = DEFAULT_MAX_CHUNK_CHARS) -> Iterator[tuple[str, bool]]:
+    """The chunks of :func:`split_for_tokenizer`, one at a time, each with whether the cut
+    that ends it was forced (module doc), so a caller can stop early (a count up to a limit,
+    :meth:`regio.tokens.CachedCounter.count_up_to`) without cutting the rest of the text.
+    Raises ``ValueError`` when ``max_chars`` is below :data:`MIN_CHUNK_CHARS`."""
+    if max_chars < MIN_CHUNK_CHARS:
+        raise ValueError(
+            f"max_chars must be at least {MIN_CHUNK_CHARS} characters, got {max_chars}"
+        )
+    start = 0
+    while len(text) - start > max_chars:
+        end = start + max_chars
+        cut = _last_safe_cut(text, start, end)
+        forced = cut is None
+        if cut is None:
+            cut = end
+        yield text[start:cut], forced
+        start = cut
+    yield text[start:], False
+
+
 def split_for_tokenizer(
     text: str, max_chars: int = DEFAULT_MAX_CHUNK_CHARS
 ) -> tuple[list[str], int]:
@@ -86,22 +108,7 @@ def split_for_tokenizer(
     ``max_chars`` characters is one chunk. Raises ``ValueError`` when ``max_chars`` is below
     :data:`MIN_CHUNK_CHARS`.
     """
-    if max_chars < MIN_CHUNK_CHARS:
-        raise ValueError(
-            f"max_chars must be at least {MIN_CHUNK_CHARS} characters, got {max_chars}"
-        )
-    if len(text) <= max_chars:
+    if len(text) <= max_chars and max_chars >= MIN_CHUNK_CHARS:
         return [text], 0
-    chunks: list[str] = []
-    forced = 0
-    start = 0
-    while len(text) - start > max_chars:
-        end = start + max_chars
-        cut = _last_safe_cut(text, start, end)
-        if cut is None:
-            cut = end
-            forced += 1
-        chunks.append(text[start:cut])
-        start = cut
-    chunks.append(text[start:])
-    return chunks, forced
+    pairs = list(iter_chunks(text, max_chars))
+    return [chunk for chunk, _ in pairs], sum(forced for _, forced in pairs)

@@ -100,6 +100,31 @@ class CountCache:
                 self._evictions += 1
         return count
 
+    def peek(self, text: str) -> int | None:
+        """The cached count of ``text`` (a hit, refreshed in the LRU), or ``None`` without
+        counting (a miss)."""
+        key = text_digest(text)
+        with self._lock:
+            found = self._counts.get(key)
+            if found is None:
+                self._misses += 1
+                return None
+            self._counts.move_to_end(key)
+            self._hits += 1
+            return found
+
+    def put(self, text: str, count: int) -> None:
+        """Keep ``count`` as the count of ``text`` (measured by the caller: one tokenize
+        call)."""
+        key = text_digest(text)
+        with self._lock:
+            self._tokenize_calls += 1
+            self._counts[key] = count
+            self._counts.move_to_end(key)
+            while len(self._counts) > self.maxsize:
+                self._counts.popitem(last=False)
+                self._evictions += 1
+
     def __contains__(self, text: object) -> bool:
         return isinstance(text, str) and text_digest(text) in self._counts
 

@@ -10,12 +10,23 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 
 import attrs
 
 from .protocol import CachedCounter
 
-__all__ = ["CJK_PATTERN", "HeuristicCounter", "cjk_characters", "estimate_tokens"]
+__all__ = [
+    "CJK_PATTERN",
+    "RUNNING_CHUNK_CHARS",
+    "HeuristicCounter",
+    "cjk_characters",
+    "estimate_tokens",
+]
+
+#: Characters estimated at a time when counting up to a limit
+#: (:meth:`regio.tokens.CachedCounter.count_up_to`).
+RUNNING_CHUNK_CHARS = 1_000_000
 
 #: Characters counted one token each: Han (CJK Unified Ideographs and extensions, compatibility
 #: ideographs), Hiragana, Katakana (incl. phonetic extensions), Hangul (syllables, Jamo,
@@ -60,3 +71,12 @@ class HeuristicCounter(CachedCounter):
 
     def _tokenize(self, text: str) -> int:
         return estimate_tokens(text)
+
+    def _running_counts(self, text: str) -> Iterator[tuple[int, int]]:
+        """Running ``(tokens, characters)`` per :data:`RUNNING_CHUNK_CHARS` characters: the
+        estimate of the text read so far (exactly :func:`estimate_tokens` at the end)."""
+        cjk = 0
+        for start in range(0, len(text), RUNNING_CHUNK_CHARS):
+            end = min(len(text), start + RUNNING_CHUNK_CHARS)
+            cjk += cjk_characters(text[start:end])
+            yield math.ceil((end - cjk) / 4) + cjk, end

@@ -2,14 +2,16 @@
 
 A chat API wraps every message in format tokens that the message text does not show. The table
 :data:`CHAT_FORMATS` holds, per format, the tokens added per message, per ``name`` field and to
-prime the reply, with the source of each figure.
+prime the reply, with the source of each figure. A provider with a format of its own registers
+it with :func:`register_chat_format` (``regio.providers.register_provider`` does, for the
+provider's ``chat_overhead``), so counters and saved engines find it by name.
 """
 
 from __future__ import annotations
 
 import msgspec
 
-__all__ = ["CHAT_FORMATS", "ChatFormatOverhead", "chat_overhead"]
+__all__ = ["CHAT_FORMATS", "ChatFormatOverhead", "chat_overhead", "register_chat_format"]
 
 
 class ChatFormatOverhead(msgspec.Struct, frozen=True):
@@ -80,3 +82,18 @@ def chat_overhead(format_name: str) -> ChatFormatOverhead:
         raise ValueError(
             f"unknown chat format {format_name!r}; known formats: {', '.join(CHAT_FORMATS)}"
         ) from None
+
+
+def register_chat_format(overhead: ChatFormatOverhead) -> ChatFormatOverhead:
+    """Register ``overhead`` under its ``name`` and return it. A name already registered keeps
+    its row when the row is equal; a different row under a known name raises ``ValueError``
+    (counters already built with the name would count otherwise than new ones)."""
+    known = CHAT_FORMATS.get(overhead.name)
+    if known is not None and known != overhead:
+        raise ValueError(
+            f"chat format {overhead.name!r} is already registered with other figures "
+            f"({known.tokens_per_message}/{known.tokens_per_name}/{known.reply_priming}); "
+            "give the new format a name of its own"
+        )
+    CHAT_FORMATS.setdefault(overhead.name, overhead)
+    return CHAT_FORMATS[overhead.name]

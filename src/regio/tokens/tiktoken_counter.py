@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import attrs
 import tiktoken
 
-from .chunking import DEFAULT_MAX_CHUNK_CHARS, MIN_CHUNK_CHARS, split_for_tokenizer
+from .chunking import DEFAULT_MAX_CHUNK_CHARS, MIN_CHUNK_CHARS, iter_chunks, split_for_tokenizer
 from .errors import TokenCountError
 from .protocol import CachedCounter
 from .vocab import ENCODING_NAMES, get_encoding
@@ -69,3 +71,12 @@ class TiktokenCounter(CachedCounter):
     def _tokenize(self, text: str) -> int:
         chunks, _forced = split_for_tokenizer(text, self.max_chunk_chars)
         return sum(len(self._encode_chunk(chunk)) for chunk in chunks)
+
+    def _running_counts(self, text: str) -> Iterator[tuple[int, int]]:
+        """One running ``(tokens, characters)`` pair per chunk (:func:`iter_chunks`, the
+        chunks :meth:`_tokenize` counts, so the last pair is exactly its count)."""
+        tokens = chars = 0
+        for chunk, _forced in iter_chunks(text, self.max_chunk_chars):
+            tokens += len(self._encode_chunk(chunk))
+            chars += len(chunk)
+            yield tokens, chars

@@ -4,24 +4,33 @@ Every importer turns its source records into calls on a :class:`TraceBuilder`; t
 emits the events of :mod:`regio.traces.format` and keeps the trace consistent:
 
 * **call ids**: a missing id is generated deterministically (``call_<record>_<k>``, suffixed
-  when taken); an id reused within one trace (tau-bench replays reuse OpenAI ids after they were
-  answered) is renamed ``<id>~<n>`` and the result that answers it follows the rename, with a
-  warning; a result without an id answers the oldest pending call; a result for no known call
-  becomes a user observation message (warning), so no orphan tool_result reaches a provider;
-  calls left unanswered when the next assistant message starts get a synthetic error result
-  ``"[no result recorded]"`` (warning), because providers reject an unanswered tool_use.
+  when taken); every other id follows the one rule of :mod:`regio.callids` (an id a provider
+  refuses, such as ``functions.Bash:0``, is mapped; an id reused within one trace, as tau-bench
+  replays reuse OpenAI ids after they were answered, is renamed ``<id>-<n>`` and the result
+  that answers it follows the rename), each change with a warning; a result without an id
+  answers the oldest pending call; a result for no known call becomes a user observation
+  message (warning), so no orphan tool_result reaches a provider; calls left unanswered when
+  the next assistant message starts get a synthetic error result ``"[no result recorded]"``
+  (warning), because providers reject an unanswered tool_use.
+* **as recorded** (``repair=False``, what ``regio repair`` imports: :func:`as_recorded`): ids
+  are kept as the source wrote them (only a missing one is generated), a result for no pending
+  call stays a tool result of its id, and unanswered calls stay unanswered, so the repair of
+  the history (:func:`regio.runtime.history.repair_history`) makes and reports every change.
 * **timestamps**: sources carry none, so ``t`` follows :class:`Timing` (see there).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import attrs
 import msgspec
 
+from regio.callids import CallIdBook, name_blocks
 from regio.content import Text, Thinking, ToolResult, ToolUse, canonical_json
 from regio.traces.errors import ImportIssue, Severity
 from regio.traces.format import (
@@ -35,7 +44,30 @@ from regio.traces.format import (
     UserMessage,
 )
 
-__all__ = ["NO_RESULT", "RECORDED", "CallSpec", "ResultSpec", "Timing", "TraceBuilder"]
+__all__ = [
+    "NO_RESULT",
+    "RECORDED",
+    "CallSpec",
+    "ResultSpec",
+    "Timing",
+    "TraceBuilder",
+    "as_recorded",
+]
+
+#: Whether the builders made in this context keep the history as recorded (:func:`as_recorded`).
+_AS_RECORDED: ContextVar[bool] = ContextVar("regio_traces_as_recorded", default=False)
+
+
+@contextlib.contextmanager
+def as_recorded() -> Iterator[None]:
+    """Within the block, every :class:`TraceBuilder` made keeps the history as recorded
+    (``repair=False``, module doc): what ``regio repair`` imports a trace with."""
+    token = _AS_RECORDED.set(True)
+    try:
+        yield
+    finally:
+        _AS_RECORDED.reset(token)
+
 
 #: Content of the synthetic error result given to a call the source never answered.
 NO_RESULT = "[no result recorded]"
@@ -98,8 +130,10 @@ class ResultSpec(msgspec.Struct, frozen=True):
 class TraceBuilder:
     """Builds one :class:`Trace` from normalized source records (see module docstring).
 
-    ``file`` names the source in issues; ``timing`` is the synthetic clock. Methods take the
-    ``record`` index and ``field`` path of the source record so issues can point at it.
+    ``file`` names the source in issues; ``timing`` is the synthetic clock; ``repair``: keep
+    the call ids consistent (module doc; default: unless made inside :func:`as_recorded`).
+    Methods take the ``record`` index and ``field`` path of the source record so issues can
+    point at it.
     """
 
     file: str
@@ -107,9 +141,9 @@ class TraceBuilder:
     events: list[TraceEvent] = attrs.field(factory=list)
     issues: list[ImportIssue] = attrs.field(factory=list)
     clock: float = 0.0
+    repair: bool = attrs.field(factory=lambda: not _AS_RECORDED.get())
     _pending: list[tuple[str | None, str]] = attrs.field(factory=list)  # (raw id, unique id)
-    _used: set[str] = attrs.field(factory=set)
-    _renames: int = 0
+    _ids: CallIdBook = attrs.field(factory=CallIdBook)
     _model_called: bool = False
 
     # -- issues -----------------------------------------------------------------------------
@@ -145,7 +179,7 @@ class TraceBuilder:
     ) -> None:
         """A user message (``observation``: an environment observation). Calls still pending
         are closed first (see module docstring)."""
-        if self._pending:
+        if self._pending and self.repair:
             self._close_pending(record, field)
         self._user_event(text, observation)
 
@@ -165,7 +199,7 @@ class TraceBuilder:
         field: str = "",
     ) -> None:
         """One model call's reply. Calls get unique ids (generated or renamed as needed)."""
-        if self._pending:
+        if self._pending and self.repair:
             self._close_pending(record, field)
         blocks: list[Thinking | Text | ToolUse] = list(thinking)
         if text:
@@ -204,37 +238,45 @@ class TraceBuilder:
 
     # -- ids ----------------------------------------------------------------------------------
     def _unique_id(self, raw: str | None, record: int | None, k: int, field: str) -> str:
+        where = f"{field}tool_calls[{k}].id" if field else f"tool_calls[{k}].id"
+        if raw and not self.repair:
+            self._ids.add_call(raw, raw)
+            return raw
         if raw:
-            candidate = raw
-            if candidate in self._used:
-                self._renames += 1
-                candidate = f"{raw}~{self._renames}"
-                while candidate in self._used:
-                    self._renames += 1
-                    candidate = f"{raw}~{self._renames}"
-                self.issue(
-                    record,
-                    f"{field}tool_calls[{k}].id" if field else f"tool_calls[{k}].id",
-                    f"tool call id {raw!r} was already used in this trace; renamed {candidate!r}",
-                    "warning",
+            named, changes = name_blocks(self._ids, "assistant", (ToolUse(raw, ""),))
+            for change in changes:
+                why = (
+                    "was already used in this trace; renamed"
+                    if change.action == "call_renamed"
+                    else "is not an id every provider accepts; mapped to"
                 )
-        else:
-            base = f"call_{record if record is not None else len(self.events)}_{k}"
-            candidate, n = base, 0
-            while candidate in self._used:
-                n += 1
-                candidate = f"{base}_{n}"
-        self._used.add(candidate)
+                self.issue(record, where, f"tool call id {raw!r} {why} {change.given!r}", "warning")
+            return named[0].id  # type: ignore[union-attr]
+        base = f"call_{record if record is not None else len(self.events)}_{k}"
+        candidate, n = base, 0
+        while self._ids.in_use(candidate):
+            n += 1
+            candidate = f"{base}_{n}"
+        self._ids.add_call(candidate, candidate)
         return candidate
 
     def _match(self, raw: str | None, record: int | None, field: str) -> str | None:
         if raw is None:
             if self._pending:
-                return self._pending.pop(0)[1]
+                unique = self._pending.pop(0)[1]
+                self._ids.add_result(unique, True)
+                return unique
             self.issue(record, field, "tool result without a call id and no pending call")
             return None
-        for i, (pending_raw, unique) in enumerate(self._pending):
-            if pending_raw == raw or unique == raw:
+        if not self.repair:
+            found = next((i for i, p in enumerate(self._pending) if raw in p), None)
+            if found is not None:
+                del self._pending[found]
+            return raw
+        named, _ = name_blocks(self._ids, "tool", (ToolResult(raw, ""),))
+        target = named[0].tool_use_id  # type: ignore[union-attr]
+        for i, (_, unique) in enumerate(self._pending):
+            if unique == target:
                 del self._pending[i]
                 return unique
         self.issue(
@@ -256,6 +298,8 @@ class TraceBuilder:
             "warning",
         )
         self._pending = []
+        for i in ids:
+            self._ids.add_result(i, True)
         self._flush_results([ToolResult(i, NO_RESULT, True) for i in ids])
 
     # -- result -------------------------------------------------------------------------------

@@ -8,11 +8,12 @@
   that cannot be imported is one line ``error: <file>: <place>: <why>`` on stderr (never a
   traceback) and the other files are still imported. Exit 0 when every file imported, 2 when
   any failed or nothing was imported.
-* ``regio traces synth --calls N --seed S --out DIR`` writes one generated coding session
-  (:func:`regio.traces.synth.synthesize`) as ``DIR/synth__coding-N-seedS.jsonl`` (or to
-  ``--out`` itself when it ends ``.jsonl``); ``--like SRC...`` measures the profile from those
-  traces instead of the bundled coding runs. Exit 2 for ``--calls`` below 1 or a ``--like``
-  source that does not import.
+* ``regio traces synth --calls N --seed S [--shape SHAPE] --out DIR`` writes one generated
+  session (:func:`regio.traces.synth.synthesize`; ``--shape`` one of
+  :data:`regio.traces.synthshapes.SHAPES`, default ``coding``) as
+  ``DIR/synth__<shape>-N-seedS.jsonl`` (or to ``--out`` itself when it ends ``.jsonl``);
+  ``--like SRC...`` measures the profile from those traces instead of the bundled coding runs.
+  Exit 2 for ``--calls`` below 1 or a ``--like`` source that does not import.
 * ``regio traces show TRACE.jsonl`` prints a summary: events by type, messages, tool calls,
   model calls, duration, whether the trace is append-only, and consistency problems. Exit 2
   for a file that is not a regio trace.
@@ -64,11 +65,20 @@ def register(subparsers: Any) -> None:
     imp.add_argument("-v", "--verbose", action="store_true", help="print every issue")
     imp.set_defaults(handler=_cmd_import)
 
+    from regio.traces.synthshapes import SHAPES
+
     synth = sub.add_parser(
-        "synth", help="generate a seeded long coding session shaped by the bundled real runs"
+        "synth", help="generate a seeded long session shaped by the bundled real runs"
     )
     synth.add_argument("--calls", type=int, default=1000, help="model calls (default 1000)")
     synth.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    synth.add_argument(
+        "--shape",
+        default="coding",
+        choices=tuple(SHAPES),
+        help="session family (default coding): "
+        + "; ".join(f"{k}: {v.summary}" for k, v in SHAPES.items()).replace("%", "%%"),
+    )
     synth.add_argument(
         "--out", type=Path, required=True, help="directory (or .jsonl file) to write the trace to"
     )
@@ -177,7 +187,7 @@ def _cmd_synth(args: argparse.Namespace) -> int:
         except ValueError as exc:
             print(f"error: --like: {exc}", file=sys.stderr)
             return 2
-    trace = synthesize(args.calls, args.seed, profile=profile)
+    trace = synthesize(args.calls, args.seed, profile=profile, shape=args.shape)
     out: Path = args.out
     target = out if out.suffix == ".jsonl" else out / trace_filename(trace)
     try:

@@ -489,8 +489,9 @@ def loads_trace(
 
 
 def read_trace(path: str | os.PathLike[str], limits: TraceLimits = DEFAULT_LIMITS) -> Trace:
-    """Read a regio trace file (JSONL), streamed line by line (each line at most
-    ``limits.max_line_bytes``, the file at most ``limits.max_file_bytes``). Raises
+    """Read a regio trace file (JSONL), streamed line by line (a line read in pieces of
+    ``limits.max_line_bytes``, at most ``limits.max_document_bytes``; the file at most
+    ``limits.max_file_bytes``). Raises
     :class:`TraceFormatError` (see :func:`loads_trace`) or ``OSError`` when the file cannot be
     opened."""
     p = Path(path)

@@ -12,8 +12,10 @@ limit                       default    when exceeded
 ``max_depth``               64         refused: :class:`TraceFormatError` naming file:line
 ``max_int_digits``          128        refused the same way
 ``max_document_bytes``      64 MiB     a whole-document JSON file (or a non-streamed JSONL
-                                       format) larger than this is refused before it is read
-``max_line_bytes``          32 MiB     a longer JSONL line is refused (the rest is not read)
+                                       format) larger than this is refused before it is read;
+                                       a JSONL line longer than this is refused, naming it
+``max_line_bytes``          32 MiB     the most read at once: a longer JSONL line is read in
+                                       pieces of this size and joined (it loads)
 ``max_file_bytes``          1 GiB      any larger file is refused before it is read
 ==========================  =========  =========================================================
 
@@ -27,11 +29,11 @@ valid UTF-8. Pass ``limits=TraceLimits(...)`` to :func:`regio.traces.import_file
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import msgspec
 
+from regio.textrepair import SURROGATE, repair_text
 from regio.traces.errors import TraceFormatError
 
 __all__ = [
@@ -43,8 +45,7 @@ __all__ = [
     "replace_surrogates",
 ]
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-REPLACEMENT = "\ufffd"
+_SURROGATE = SURROGATE
 
 
 class TraceLimits(msgspec.Struct, frozen=True):
@@ -80,10 +81,10 @@ def _int_parser(limit: int) -> Any:
 
 
 def replace_surrogates(text: str) -> tuple[str, int]:
-    """``text`` with each lone surrogate replaced by U+FFFD, and how many were replaced."""
-    if _SURROGATE.search(text) is None:
-        return text, 0
-    return _SURROGATE.subn(REPLACEMENT, text)
+    """``text`` repaired by :func:`regio.textrepair.repair_text` (each lone surrogate replaced
+    by U+FFFD, a pair joined into its character), and how many surrogates were changed."""
+    fixed, repair = repair_text(text)
+    return fixed, (0 if repair is None else repair.replaced + 2 * repair.joined)
 
 
 def check_depth(value: Any, limit: int) -> int | None:

@@ -27,6 +27,7 @@ from regio.traces.builder import TraceBuilder
 from regio.traces.errors import ImportIssue, TraceFormatError
 from regio.traces.format import Header, Trace
 from regio.traces.safejson import parse_json, replace_surrogates
+from regio.traces.sidefiles import side_file_text
 
 __all__ = [
     "RECORDED_TIMING",
@@ -58,11 +59,14 @@ def source_notes(path: Path) -> tuple[str, str]:
 
     The licence is the first non-empty line of a ``LICENSE*`` file beside the source plus its
     first copyright line; the provenance is the line of a ``PROVENANCE.md`` (beside the file or
-    one level up) that names the file. Empty strings when absent.
+    one level up) that names the file. Empty strings when absent. A side file is read only
+    when it is a small regular file inside the folder it is found in
+    (:func:`regio.traces.sidefiles.side_file_text`); any other is skipped with a warning.
     """
     license_note = ""
     for candidate in sorted(path.parent.glob("LICENSE*")):
-        lines = [ln.strip() for ln in candidate.read_text(errors="replace").splitlines()]
+        text = side_file_text(candidate)
+        lines = [ln.strip() for ln in (text or "").splitlines()]
         lines = [ln for ln in lines if ln]
         if lines:
             copyright_line = next((ln for ln in lines if ln.lower().startswith("copyright")), "")
@@ -71,8 +75,8 @@ def source_notes(path: Path) -> tuple[str, str]:
     provenance = ""
     for directory in (path.parent, path.parent.parent):
         doc = directory / "PROVENANCE.md"
-        if doc.is_file():
-            for line in doc.read_text(errors="replace").splitlines():
+        if doc.exists() or doc.is_symlink():
+            for line in (side_file_text(doc) or "").splitlines():
                 if path.name in line:
                     provenance = " ".join(line.strip().strip("|").split())
                     break

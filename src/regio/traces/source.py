@@ -4,10 +4,12 @@
 more non-blank lines follow, the file is JSONL; a single line holding a record of a JSONL format
 (``type`` in :data:`LINE_TYPES`) is JSONL too; otherwise it is one JSON document. A JSON
 document is read whole, so it must fit ``max_document_bytes``; JSONL is never read whole:
-:meth:`SourceFile.records` streams it again line by line (each line at most
-``max_line_bytes``), which keeps the memory of an import bounded by the trace it builds, not by
-the file. Every value goes through :func:`regio.traces.safejson.parse_json` (depth, integer
-and surrogate limits).
+:meth:`SourceFile.records` streams it again line by line, which keeps the memory of an import
+bounded by the trace it builds, not by the file. A line is read in pieces of at most
+``max_line_bytes`` and joined, so a line longer than that (one tool result of 50 MiB) still
+loads; one JSON value is never larger than ``max_document_bytes``, so a longer line is
+refused, naming it, with no more than that read. Every value goes through
+:func:`regio.traces.safejson.parse_json` (depth, integer and surrogate limits).
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ class SourceFile:
     def records(self) -> Iterator[tuple[int, Any]]:
         """Every JSONL line as (line number, object), streamed from the file. A line that is
         not valid JSON (or breaks a limit other than the line size) is added to ``issues``
-        and skipped; a line over ``max_line_bytes`` raises :class:`TraceFormatError`."""
+        and skipped; a line over ``max_document_bytes`` raises :class:`TraceFormatError`."""
         with _open(self.path) as handle:
             for number, line in iter_lines(handle, self.path, self.limits):
                 value = self._parse_line(number, line)
@@ -111,22 +113,40 @@ def _open(path: str) -> IO[bytes]:
         raise TraceFormatError(path, f"cannot read the file: {exc.strerror or exc}") from None
 
 
+def _read(handle: IO[bytes], path: str, size: int) -> bytes:
+    try:
+        return handle.readline(size)
+    except OSError as exc:
+        raise TraceFormatError(path, f"cannot read the file: {exc}") from None
+
+
 def iter_lines(handle: IO[bytes], path: str, limits: TraceLimits) -> Iterator[tuple[int, bytes]]:
-    """Non-blank lines with their 1-based numbers, each at most ``max_line_bytes``."""
-    cap = limits.max_line_bytes
+    """Non-blank lines with their 1-based numbers. Each is read in pieces of at most
+    ``max_line_bytes`` (so a long line loads); a line longer than ``max_document_bytes`` (the
+    most one JSON value may hold) raises :class:`TraceFormatError` naming it, with no more than
+    that read."""
+    piece = max(1, limits.max_line_bytes)
+    cap = limits.max_document_bytes
     number = 0
     while True:
-        try:
-            line = handle.readline(cap + 1)
-        except OSError as exc:
-            raise TraceFormatError(path, f"cannot read the file: {exc}") from None
+        line = _read(handle, path, min(piece, cap + 1))
         if not line:
             return
         number += 1
-        if len(line) > cap and not line.endswith(b"\n"):
-            raise TraceFormatError(
-                path, f"line {number}: longer than {cap} bytes (max_line_bytes); refused"
-            )
+        if not line.endswith(b"\n") and len(line) == min(piece, cap + 1):
+            parts = bytearray(line)
+            while not parts.endswith(b"\n") and len(parts) <= cap:
+                more = _read(handle, path, min(piece, cap + 1 - len(parts)))
+                if not more:
+                    break
+                parts += more
+            if len(parts) > cap:
+                raise TraceFormatError(
+                    path,
+                    f"line {number}: longer than {cap} bytes (max_document_bytes, the most one "
+                    "JSON value may hold); refused",
+                )
+            line = bytes(parts)
         if line.strip():
             yield number, line
 
@@ -166,7 +186,12 @@ def load_source(path: str | os.PathLike[str], limits: TraceLimits = DEFAULT_LIMI
     source = SourceFile(p, stat.st_size, limits)
     with _open(p) as handle:
         lines = iter_lines(handle, p, limits)
-        first = next(lines, None)
+        try:
+            first = next(lines, None)
+        except TraceFormatError:
+            # a first line longer than one JSON value may be: as a whole document, too big
+            _check_size(p, stat.st_size, limits.max_document_bytes, "a whole-document JSON file")
+            raise
         second = next(lines, None)
     if first is None:
         raise TraceFormatError(p, "the file is empty")

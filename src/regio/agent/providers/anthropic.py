@@ -6,7 +6,9 @@ with planned ``cache_control`` breakpoints); the provider adds ``model`` and ``m
 ``create`` does not know travel in ``extra_body``. A payload with ``context_management``
 (server-side context editing, https://platform.claude.com/docs/en/build-with-claude/
 context-editing) goes through ``client.beta.messages.create`` with the beta
-``context-management-2025-06-27`` added to ``betas``.
+``context-management-2025-06-27`` added to ``betas``, and ``compact-2026-01-12`` as well when
+its edits hold the threshold compaction ``compact_20260112``
+(https://platform.claude.com/docs/en/build-with-claude/compaction).
 
 Usage: ``input_tokens`` is net of the cache, so the prompt is ``input_tokens +
 cache_read_input_tokens + cache_creation_input_tokens`` (Anthropic prompt-caching docs,
@@ -21,11 +23,16 @@ from typing import Any
 
 import attrs
 
+from regio.layout.provider_compaction import ANTHROPIC_COMPACT_EDIT as COMPACT_EDIT
+
 from ..types import Completion
 from .base import context_window_field, create_kwargs, sdk_client, to_dict
 from .wire import anthropic_completion
 
-__all__ = ["AnthropicProvider"]
+__all__ = ["COMPACT_BETA", "AnthropicProvider"]
+
+#: The beta header of Anthropic's threshold compaction.
+COMPACT_BETA = "compact-2026-01-12"
 
 
 @attrs.define
@@ -85,7 +92,8 @@ class AnthropicProvider:
 
     def _call(self, client: Any, payload: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         """(``create``, its keyword arguments): the beta endpoint with the context-management
-        beta when the payload carries ``context_management``."""
+        beta when the payload carries ``context_management`` (and the compaction beta when an
+        edit is threshold compaction)."""
         if "context_management" not in payload:
             create = client.messages.create
             return create, self.request_kwargs(payload, create)
@@ -93,7 +101,11 @@ class AnthropicProvider:
 
         create = client.beta.messages.create
         kwargs = self.request_kwargs(payload, create)
-        kwargs["betas"] = sorted({*kwargs.get("betas", ()), BETA})
+        edits = payload["context_management"].get("edits", ())
+        betas = {*kwargs.get("betas", ()), BETA}
+        if any(e.get("type") == COMPACT_EDIT for e in edits):
+            betas.add(COMPACT_BETA)
+        kwargs["betas"] = sorted(betas)
         return create, kwargs
 
     def complete(self, payload: dict[str, Any]) -> Completion:

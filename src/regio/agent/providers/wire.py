@@ -14,19 +14,30 @@ zero.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 from typing import Any
 
-from regio.callargs import INVALID_ARGUMENTS_KEY, function_arguments
+from regio.callargs import INVALID_ARGUMENTS_KEY, function_arguments, invalid_arguments
 from regio.content import Block, Message, Text, Thinking, ToolUse
 
 from ..errors import ProviderResponseError
 from ..types import USAGE_COUNTS, Completion, ProviderUsage
 
+#: The largest count read from a usage report (2**53 - 1, exact in every JSON reader); a larger
+#: or negative one is unreported.
+MAX_COUNT = 2**53 - 1
+
+#: The prefix of the ids :func:`legacy_call_id` gives legacy ``function_call`` s.
+LEGACY_CALL_PREFIX = "call_legacy_"
+
 __all__ = [
     "INVALID_ARGUMENTS_KEY",
+    "LEGACY_CALL_PREFIX",
     "anthropic_completion",
     "anthropic_usage",
+    "legacy_call_id",
     "openai_chat_completion",
     "openai_usage",
 ]
@@ -37,7 +48,41 @@ def _int(value: Any) -> int:
 
 
 def _reported(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A count a provider reported: a finite, non-negative number (not a bool)."""
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0 <= value <= MAX_COUNT
+    )
+
+
+def _fields(value: Any) -> dict[str, Any]:
+    """A usage object or one of its ``*_details``: the dict itself, ``{}`` for anything else
+    (an absent or malformed object reports nothing; its counts are named unreported)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _object(value: Any, where: str, data: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else :class:`ProviderResponseError` naming
+    ``where``."""
+    if not isinstance(value, dict):
+        raise ProviderResponseError(
+            f"the response's {where} is a {type(value).__name__}, not an object", raw=data
+        )
+    return value
+
+
+def _text(value: Any, where: str, data: Any, default: str = "") -> str:
+    """``value`` when it is text (``default`` for ``None``), else
+    :class:`ProviderResponseError` naming ``where``."""
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise ProviderResponseError(
+            f"the response's {where} is a {type(value).__name__}, not text", raw=data
+        )
+    return value
 
 
 def _unreported(usage: dict[str, Any], fields: dict[str, Any]) -> tuple[str, ...]:
@@ -56,8 +101,8 @@ def openai_usage(
     When ``usage.prompt_tokens_details.cached_tokens`` is absent but llama.cpp ``timings``
     are present, ``timings.cache_n`` is the cached count.
     """
-    usage = usage or {}
-    details = usage.get("prompt_tokens_details") or {}
+    usage = _fields(usage)
+    details = _fields(usage.get("prompt_tokens_details"))
     cached: Any = details.get("cached_tokens")
     prompt_ms = None
     raw = dict(usage)
@@ -65,7 +110,7 @@ def openai_usage(
         raw["timings"] = dict(timings)
         if cached is None and "cache_n" in timings:
             cached = timings.get("cache_n")
-        if isinstance(timings.get("prompt_ms"), (int, float)):
+        if _reported(timings.get("prompt_ms")):
             prompt_ms = float(timings["prompt_ms"])
     prompt, output = usage.get("prompt_tokens"), usage.get("completion_tokens")
     fields = {"prompt_tokens": prompt, "cached_tokens": cached, "output_tokens": output}
@@ -80,41 +125,102 @@ def openai_usage(
     )
 
 
+def legacy_call_id(data: dict[str, Any], name: str, arguments: Any) -> str:
+    """The call id given to a Chat Completions legacy ``message.function_call`` (which has
+    none): ``call_legacy_`` and 24 hex digits of the sha256 of the response's ``id`` and
+    ``created`` and the call's name and arguments, so the same response always gives the same
+    id, and the id is valid in every API (Anthropic's ``tool_use.id`` is ``[A-Za-z0-9_-]+``).
+    Answer the call with this id (``Engine.add_tool_result(entry.blocks[-1].id, ...)``)."""
+    try:
+        seed = json.dumps([data.get("id"), data.get("created"), name, arguments], default=str)
+    except (ValueError, RecursionError):  # arguments nested past the stack
+        seed = json.dumps([data.get("id"), data.get("created"), name], default=str)
+    digest = hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return f"{LEGACY_CALL_PREFIX}{digest}"
+
+
+def _chat_content(content: Any, data: Any) -> str:
+    """The text of a Chat Completions ``message.content``: a string, or the text of its
+    parts (some servers return a part list)."""
+    if isinstance(content, list):
+        texts = []
+        for n, part in enumerate(content):
+            part = _object(part, f"choices[0].message.content[{n}]", data)
+            texts.append(_text(part.get("text"), f"choices[0].message.content[{n}].text", data))
+        return "".join(texts)
+    return _text(content, "choices[0].message.content", data)
+
+
+def _name(value: Any, missing: str, data: Any) -> str:
+    """A tool call's name; :class:`ProviderResponseError` ``missing`` when absent or not text."""
+    if not isinstance(value, str) or not value:
+        raise ProviderResponseError(missing, raw=data)
+    return value
+
+
+def _call_id(value: Any, default: str, where: str, data: Any) -> str:
+    """A tool call's id as text (``default`` when absent); :class:`ProviderResponseError` for
+    an id that is neither text nor a number."""
+    value = value or default
+    if not isinstance(value, str | int):
+        raise ProviderResponseError(f"{where}.id is a {type(value).__name__}", raw=data)
+    return str(value)
+
+
+def _chat_call(call: Any, index: int, data: Any) -> ToolUse:
+    where = f"choices[0].message.tool_calls[{index}]"
+    call = _object(call, where, data)
+    function = _object(call.get("function") or {}, f"{where}.function", data)
+    name = _name(function.get("name"), f"tool_calls[{index}] has no function name", data)
+    call_id = _call_id(call.get("id"), f"call_{index}", where, data)
+    return ToolUse(id=call_id, name=name, input=function_arguments(function.get("arguments")))
+
+
 def openai_chat_completion(data: dict[str, Any]) -> Completion:
     """A :class:`Completion` from a Chat Completions response dict (first choice).
 
-    Raises :class:`ProviderResponseError` when there is no choice or no message.
+    ``reasoning_content`` (DeepSeek, vLLM) becomes thinking, ``content`` text, ``tool_calls``
+    tool calls, and a legacy ``function_call`` (the deprecated single-call form some servers
+    still send) a tool call with the id :func:`legacy_call_id`. Raises
+    :class:`ProviderResponseError` naming the place when there is no choice or no message, or a
+    part of it has the wrong shape (a part or call that is not an object, text that is not a
+    string, a call without a function name).
     """
     choices = data.get("choices") or []
-    if not choices or not isinstance(choices[0], dict) or "message" not in choices[0]:
+    if (
+        not isinstance(choices, list)
+        or not choices
+        or not isinstance(choices[0], dict)
+        or "message" not in choices[0]
+    ):
         raise ProviderResponseError(
             "the Chat Completions response has no choices[0].message; check the server and "
             "the model name",
             raw=data,
         )
     choice = choices[0]
-    message = choice["message"] or {}
+    message = _object(choice["message"] or {}, "choices[0].message", data)
     blocks: list[Block] = []
     reasoning = message.get("reasoning_content")
     if isinstance(reasoning, str) and reasoning:
         blocks.append(Thinking(reasoning))
-    content = message.get("content")
-    if isinstance(content, list):  # some servers return content parts
-        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    if isinstance(content, str) and content:
+    content = _chat_content(message.get("content"), data)
+    if content:
         blocks.append(Text(content))
-    for index, call in enumerate(message.get("tool_calls") or []):
-        function = call.get("function") or {}
-        name = function.get("name")
-        if not isinstance(name, str) or not name:
-            raise ProviderResponseError(f"tool_calls[{index}] has no function name", raw=data)
-        call_id = call.get("id") or f"call_{index}"
+    calls = message.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise ProviderResponseError(
+            f"the response's choices[0].message.tool_calls is a {type(calls).__name__}, not a list",
+            raw=data,
+        )
+    blocks.extend(_chat_call(call, index, data) for index, call in enumerate(calls))
+    legacy = message.get("function_call")
+    if legacy is not None:
+        legacy = _object(legacy, "choices[0].message.function_call", data)
+        name = _name(legacy.get("name"), "function_call has no function name", data)
+        arguments = legacy.get("arguments")
         blocks.append(
-            ToolUse(
-                id=str(call_id),
-                name=name,
-                input=function_arguments((call.get("function") or {}).get("arguments")),
-            )
+            ToolUse(legacy_call_id(data, name, arguments), name, function_arguments(arguments))
         )
     timings = data.get("timings") if isinstance(data.get("timings"), dict) else None
     return Completion(
@@ -132,7 +238,7 @@ def anthropic_usage(usage: dict[str, Any] | None) -> ProviderUsage:
     prompt = ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens`` (the
     Messages API reports ``input_tokens`` net of the cache).
     """
-    usage = usage or {}
+    usage = _fields(usage)
     read = _int(usage.get("cache_read_input_tokens"))
     write = _int(usage.get("cache_creation_input_tokens"))
     plain = _int(usage.get("input_tokens"))
@@ -152,39 +258,49 @@ def anthropic_usage(usage: dict[str, Any] | None) -> ProviderUsage:
     )
 
 
+def _anthropic_block(item: Any, index: int, data: Any) -> Block | None:
+    """The block of ``content[index]`` (``None`` for an empty text or a type regio does not
+    keep: server tool results, citations)."""
+    where = f"content[{index}]"
+    item = _object(item, where, data)
+    kind = item.get("type")
+    if kind == "text":
+        text = _text(item.get("text"), f"{where}.text", data)
+        return Text(text) if text else None
+    if kind == "tool_use":
+        arguments = item.get("input")
+        if not isinstance(arguments, dict):
+            try:
+                arguments = {INVALID_ARGUMENTS_KEY: json.dumps(arguments, default=str)}
+            except (ValueError, RecursionError):  # nested past the stack, a circular list
+                arguments = invalid_arguments(arguments)
+        name = _name(item.get("name"), f"{where} (tool_use) has no name", data)
+        call_id = _call_id(item.get("id"), f"toolu_{index}", where, data)
+        return ToolUse(id=call_id, name=name, input=arguments)
+    if kind == "thinking":
+        return Thinking(
+            _text(item.get("thinking"), f"{where}.thinking", data),
+            _text(item.get("signature"), f"{where}.signature", data),
+        )
+    if kind == "redacted_thinking":
+        return Thinking("", _text(item.get("data"), f"{where}.data", data))
+    return None
+
+
 def anthropic_completion(data: dict[str, Any]) -> Completion:
     """A :class:`Completion` from a Messages API response dict.
 
     Text, ``tool_use`` and ``thinking`` blocks are kept in order (``redacted_thinking`` is kept
     as a thinking block whose signature holds the opaque data). Raises
-    :class:`ProviderResponseError` when ``content`` is missing.
+    :class:`ProviderResponseError` when ``content`` is missing or a block has the wrong shape
+    (not an object, text that is not a string, a ``tool_use`` without a name), naming it.
     """
     content = data.get("content")
     if not isinstance(content, list):
         raise ProviderResponseError("the Messages response has no content list", raw=data)
-    blocks: list[Block] = []
-    for index, item in enumerate(content):
-        kind = item.get("type")
-        if kind == "text":
-            if item.get("text"):
-                blocks.append(Text(item["text"]))
-        elif kind == "tool_use":
-            arguments = item.get("input")
-            if not isinstance(arguments, dict):
-                arguments = {INVALID_ARGUMENTS_KEY: json.dumps(arguments)}
-            blocks.append(
-                ToolUse(
-                    id=str(item.get("id") or f"toolu_{index}"),
-                    name=str(item.get("name")),
-                    input=arguments,
-                )
-            )
-        elif kind == "thinking":
-            blocks.append(Thinking(str(item.get("thinking", "")), str(item.get("signature", ""))))
-        elif kind == "redacted_thinking":
-            blocks.append(Thinking("", str(item.get("data", ""))))
+    blocks = [_anthropic_block(item, index, data) for index, item in enumerate(content)]
     return Completion(
-        message=Message("assistant", tuple(blocks)),
+        message=Message("assistant", tuple(b for b in blocks if b is not None)),
         usage=anthropic_usage(data.get("usage")),
         stop_reason=str(data.get("stop_reason") or ""),
         model=str(data.get("model") or ""),

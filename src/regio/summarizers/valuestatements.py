@@ -61,7 +61,9 @@ __all__ = [
     "STATUS_WORDS",
     "constraint_key",
     "failure_state",
+    "requires_form",
     "value_key",
+    "value_statement",
 ]
 
 #: Longest value an explicit change (``set X to Y``, ``X is now Y``) sets, in words, counting
@@ -188,6 +190,13 @@ def _concrete(words: list[str]) -> bool:
 def value_key(sentence: str) -> str | None:
     """The normalized key (``"deploy target"``, ``"reservation abc123"``) of ``sentence``
     when it states a value (module doc), else ``None``."""
+    found = value_statement(sentence)
+    return found[0] if found is not None else None
+
+
+def value_statement(sentence: str) -> tuple[str, str] | None:
+    """``(key, value)`` of ``sentence`` when it states a value (:func:`value_key`; the value
+    as written), else ``None``."""
     text = sentence.strip()
     for index, form in enumerate(_FORMS):
         match = form.match(text)
@@ -199,7 +208,7 @@ def value_key(sentence: str) -> str | None:
         if index == 2 and _state(match.group("value")) is not None:
             return None  # "X is now failing": a state, not a value
         key = _key(match.group("key"))
-        return key[0] if key else None
+        return (key[0], match.group("value")) if key else None
     match = _IS.match(text)
     if match is None or _state(match.group("value")) is not None:
         return None
@@ -209,10 +218,10 @@ def value_key(sentence: str) -> str | None:
         return None
     if len(value) == 1 and _CONCRETE.match(value[0].rstrip(".,;:!")):
         if not key[1] and key[0] in GENERIC_NOUNS:  # "the result is 5": one run's report
-            return f"{key[0]} is {value[0].rstrip('.,;:!').lower()}"
-        return key[0]
+            return f"{key[0]} is {value[0].rstrip('.,;:!').lower()}", match.group("value")
+        return key[0], match.group("value")
     if key[1] and len(value) <= MAX_ENTITY_WORDS and _concrete(value):
-        return key[0]  # "reservation ABC123 is for May 3"
+        return key[0], match.group("value")  # "reservation ABC123 is for May 3"
     return None
 
 
@@ -249,6 +258,14 @@ _PROPERTIES = frozenset(
      "small", "large", "consistent", "stable", "deterministic", "idempotent", "secure"}
 )  # fmt: skip
 _ENSURE = re.compile(r"^(?:please\s+)?(?:make\s+sure|ensure|always|only)\s+(?:that\s+)?", re.I)
+
+
+def requires_form(sentence: str) -> bool:
+    """Whether ``sentence`` is a modal constraint (``X must be Y``) that requires a state, a
+    kind, a property or a form rather than a value (``the port must be a number``, ``the
+    value must be positive``): it constrains its key without fixing a value, so it supersedes
+    nothing."""
+    return _MODAL.match(sentence.strip()) is not None and constraint_key(sentence) is None
 
 
 def constraint_key(sentence: str) -> str | None:

@@ -1,0 +1,48 @@
+"""The adapters' requests: a broken history is repaired before the model gets it.
+
+A framework can hand an adapter a history no provider accepts (a tool call whose result never
+came, a result whose call is gone, a call id used twice), and the engine's own session can hold
+one (a call recorded before the process stopped). Every adapter admits what it receives as it
+is (the session's transcript keeps it) and lays the window out with :func:`repaired_request`:
+``engine.request(...)``, and when the layout had to repair the history on the way (its
+render-time repair, :mod:`regio.layout.repair`, synthesized a result or dropped a result or a
+call: :func:`needs_repair`), :meth:`regio.runtime.Engine.repair` repairs the engine's
+conversation itself (the rules of :func:`regio.runtime.repair_history`: an orphaned call closed
+with an error result saying it was interrupted, an orphaned result out of the window, a reused
+id renamed; each change a :class:`regio.runtime.HistoryRepaired` event) and the window is laid
+out again. A valid history costs nothing more than the one request (the render-time repair
+reports only placement for it: results moved after their call, messages merged).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from regio.layout.events import OrphanResultDropped, Repaired, ResultSynthesized
+
+__all__ = ["needs_repair", "repaired_request"]
+
+#: The render-time repairs that change what the history says (the others place it).
+_HISTORY_REPAIRS = frozenset({"duplicate_result_dropped", "duplicate_call_dropped"})
+
+
+def needs_repair(engine: Any) -> bool:
+    """Whether the engine's last laid-out request needed the render-time repair to change the
+    history (a result synthesized for a call without one, a result without its call or a
+    duplicated call or result dropped), so :meth:`regio.runtime.Engine.repair` has work."""
+    last = engine.state.last_request
+    for event in last.events if last is not None else ():
+        if isinstance(event, ResultSynthesized | OrphanResultDropped):
+            return True
+        if isinstance(event, Repaired) and event.action in _HISTORY_REPAIRS:
+            return True
+    return False
+
+
+def repaired_request(engine: Any, *args: Any, **kwargs: Any) -> Any:
+    """``engine.request(*args, **kwargs)`` (``(request, payload)``), laid out again after
+    :meth:`regio.runtime.Engine.repair` when the history needed it (module doc)."""
+    out = engine.request(*args, **kwargs)
+    if needs_repair(engine) and engine.repair():
+        out = engine.request(*args, **kwargs)
+    return out

@@ -1,0 +1,92 @@
+"""What one request cost, what the cache simulator predicted for it, and what sending the
+client's history as it is would have cost.
+
+* **Prediction** (:func:`predict_blocks`): the blueprint's cache model
+  (:func:`regio.cache.cache_model_for` of ``cache.profile``) run on the previous request the
+  session sent and then this one, both as laid out (block digests and planned breakpoints,
+  :func:`regio.layout.to_cache_request`), at their real times: what this request reads and
+  writes if the provider's cache holds what the previous request left there. The session's
+  previous request is in the engine's saved state, so any worker predicts the same. A llama.cpp
+  upstream is predicted per token instead (:mod:`regio.proxy.slot`).
+* **First miss** (:func:`first_miss`): the region of the first block past the prefix the
+  upstream reported as read from cache (block tokens scaled to the reported prompt): the region
+  whose change broke the cache for this request (``None`` when the whole prompt was read or
+  nothing was reported).
+* **As is** (:func:`as_is_cost`): the reference the status page compares with: the client's own
+  requests sent unchanged, each reading the previous one's history from the cache when it
+  extends it and came within the cache's time to live (a client that resends a growing history
+  with prompt caching; written at the write price where the rule has one). Tokens are regio's
+  count of the client's request scaled by this request's reported / estimated ratio. Past the
+  model's window such a request would be refused: the figure is what not managing the window
+  would cost, not a bill anyone could have paid.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from regio.cache import CacheRuleError, cache_model_for
+from regio.layout import Request, to_cache_request
+
+__all__ = ["as_is_cost", "first_miss", "predict_blocks"]
+
+
+def predict_blocks(
+    profile: str, previous: tuple[Request, float, int] | None, request: Request, t: float
+) -> tuple[int, int] | None:
+    """``(read, written)`` tokens the cache model ``profile`` predicts for ``request`` sent at
+    ``t`` (seconds) after ``previous`` = (request, sent at, output tokens), or ``None`` when the
+    profile names no cache model."""
+    try:
+        model = cache_model_for(profile)
+    except (CacheRuleError, ValueError, KeyError):
+        return None
+    start = max(t, 0.0)
+    if previous is not None:
+        before, t_before, output = previous
+        model.process(
+            to_cache_request(
+                before, t_start=t_before, id="previous", ttft=0.0, output_tokens=output
+            )
+        )
+        start = max(start, t_before)
+    outcome = model.process(to_cache_request(request, t_start=start, id="this", ttft=0.0))
+    return int(outcome.read), int(outcome.creation)
+
+
+def first_miss(
+    request: Request | None, prompt_tokens: int, read_tokens: int, conversation: str
+) -> str | None:
+    """The region of the first block not read from cache (module doc): a conversation block is
+    ``conversation``'s (the conversation region's name), a tool definition ``tools``."""
+    if request is None or prompt_tokens <= 0 or read_tokens >= prompt_tokens:
+        return None
+    scale = request.tokens / prompt_tokens if request.tokens else 1.0
+    read = read_tokens * scale
+    pos = 0
+    for block in request.blocks:
+        pos += block.tokens
+        if pos > read:
+            if block.region is not None:
+                return block.region
+            return conversation if block.level in ("messages", "tail") else block.level
+    return None
+
+
+def as_is_cost(
+    pricing: Any, previous: int, tokens: int, output: int, *, cached: bool
+) -> float | None:
+    """USD of one request sent as the client sent it (module doc): ``tokens`` prompt tokens of
+    which the ``previous`` request's are read from cache when ``cached``; ``pricing`` a
+    :class:`regio.runtime.ModelPricing` (``None`` or no input price: ``None``)."""
+    if pricing is None or pricing.input is None:
+        return None
+    read = min(previous, tokens) if cached else 0
+    write = tokens - read
+    units = read * pricing.m("read") + write * pricing.m(
+        "write_5m", pricing.m("write", pricing.m("plain"))
+    )
+    cost = float(pricing.input) / 1e6 * units
+    if pricing.output is not None:
+        cost += float(pricing.output) / 1e6 * output
+    return cost

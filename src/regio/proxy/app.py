@@ -1,0 +1,108 @@
+"""The proxy's ASGI application (Starlette) and its server (uvicorn).
+
+Routes: ``POST /v1/messages``, ``POST /v1/chat/completions``, ``POST /v1/responses`` (managed,
+:mod:`regio.proxy.forward`); ``GET /metrics`` (Prometheus text, :mod:`regio.proxy.metrics`);
+``GET /`` and ``GET /status.json`` (the status page, :mod:`regio.proxy.status`); every other
+path and method goes upstream untouched (model lists, ``/v1/messages/count_tokens``, ...).
+
+Why these libraries: Starlette (https://www.starlette.io) is a small ASGI toolkit whose
+``StreamingResponse`` sends each chunk as it is produced, with client disconnects surfacing as
+cancellation, which is what an event relay needs; uvicorn (https://www.uvicorn.org) is the
+reference ASGI server, one event loop per process, so a worker serves hundreds of streams at
+once while the engine's work runs in threads. Several workers are several processes sharing one
+store (``--store redis://...``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from .config import ProxyConfig
+from .dialects import API_PATHS
+from .forward import passthrough, serve_api
+from .metrics import CONTENT_TYPE
+from .state import ProxyState
+from .status import page_html, status_data
+
+__all__ = ["create_app", "serve"]
+
+log = logging.getLogger("regio.proxy")
+
+
+def create_app(config: ProxyConfig | ProxyState, *, transport: Any = None) -> Starlette:
+    """The ASGI app of one worker for ``config`` (or a built :class:`ProxyState`);
+    ``transport``: an httpx transport for the upstream instead of the network (an in-process
+    upstream in tests). Raises :class:`regio.blueprint.BlueprintError` /
+    :class:`regio.proxy.errors.ProxyConfigError`."""
+    if isinstance(config, ProxyState):
+        state = config
+    else:
+        state = ProxyState.build(config, transport=transport)
+
+    def managed(api: str) -> Any:
+        async def endpoint(request: Request) -> Response:
+            return await serve_api(state, api, request)
+
+        return endpoint
+
+    async def metrics(request: Request) -> Response:
+        return Response(state.metrics.text(), media_type=CONTENT_TYPE)
+
+    async def page(request: Request) -> Response:
+        return HTMLResponse(page_html())
+
+    async def status(request: Request) -> Response:
+        return JSONResponse(await state.run(status_data, state.records))
+
+    async def other(request: Request) -> Response:
+        return await passthrough(state, request, await request.body(), "other path")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with anyio.create_task_group() as tg:
+            state.tasks = tg
+            try:
+                yield
+            finally:
+                state.tasks = None
+                tg.cancel_scope.cancel()
+        await state.close()
+
+    methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+    routes = [Route(path, managed(api), methods=["POST"]) for api, path in API_PATHS.items()]
+    routes += [
+        Route("/metrics", metrics, methods=["GET"]),
+        Route("/", page, methods=["GET"]),
+        Route("/status.json", status, methods=["GET"]),
+        Route("/{path:path}", other, methods=methods),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.proxy = state
+    return app
+
+
+def serve(config: ProxyConfig) -> None:
+    """Run one worker until interrupted (uvicorn on ``config.host:config.port``; its access log
+    is off: the proxy logs no request line and no header)."""
+    import uvicorn
+
+    app = create_app(config)
+    uvicorn.run(
+        app,
+        host=config.host,
+        port=config.port,
+        access_log=False,
+        log_level="warning",
+        timeout_graceful_shutdown=5,
+        timeout_keep_alive=75,  # agents pause between calls; keep their connections open
+    )

@@ -1,0 +1,115 @@
+"""``regio proxy --blueprint B.yaml --upstream URL [--host H] [--port P] [--store S]``.
+
+Runs one proxy worker until interrupted; it is ready when its port accepts connections. The
+server's packages (the ``proxy`` extra) are imported when the command runs, so ``regio --help``
+works without them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add ``proxy`` to the ``regio`` command."""
+    from .config import DEFAULT_STORE
+
+    parser = subparsers.add_parser(
+        "proxy",
+        help="serve the Anthropic and OpenAI APIs in front of an upstream with a blueprint",
+        description=(
+            "Serve POST /v1/messages, /v1/chat/completions and /v1/responses in front of one "
+            "upstream: each session's window is laid out by the blueprint; the client's key "
+            "headers are passed upstream as received and never stored. Status page at /, "
+            "Prometheus metrics at /metrics. Guide: docs/proxy.md."
+        ),
+    )
+    parser.add_argument("--blueprint", required=True, help="the blueprint YAML file")
+    parser.add_argument(
+        "--upstream",
+        required=True,
+        help="the upstream's base URL without the API path, e.g. https://api.anthropic.com or "
+        "http://127.0.0.1:8080 (the proxy appends the path the client used)",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8787, help="port to listen on (8787)")
+    parser.add_argument(
+        "--store",
+        default=DEFAULT_STORE,
+        help=f"sqlite:PATH or redis://HOST:PORT/DB (default {DEFAULT_STORE})",
+    )
+    parser.add_argument(
+        "--lease-seconds",
+        type=float,
+        default=30.0,
+        help="lifetime of a session's lease, renewed while a request runs; a killed worker's "
+        "lease lapses after it (30)",
+    )
+    parser.add_argument(
+        "--lease-wait",
+        type=float,
+        default=600.0,
+        help="seconds a request waits for its busy session before it is answered 503 (600)",
+    )
+    parser.add_argument(
+        "--max-rounds",
+        type=int,
+        default=3,
+        help="calls to regio's own tools (context_restore) answered per request (3)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=40,
+        help="threads doing engine work at once (40); several workers use several cores",
+    )
+    parser.add_argument(
+        "--request-log",
+        default=None,
+        help="append one JSON line per request to this file (session, worker, lease times, "
+        "figures; never a header or content)",
+    )
+    parser.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from regio.console import stderr_console
+    from regio.errors import RegioError
+
+    logging.basicConfig(level=logging.WARNING, format="regio proxy: %(message)s")
+    try:
+        from .app import serve
+        from .config import ProxyConfig
+
+        config = ProxyConfig(
+            args.blueprint,
+            args.upstream,
+            host=args.host,
+            port=args.port,
+            store=args.store,
+            lease_seconds=args.lease_seconds,
+            lease_wait=args.lease_wait,
+            max_rounds=args.max_rounds,
+            request_log=args.request_log,
+            threads=args.threads,
+        )
+        print(
+            f"regio proxy: http://{args.host}:{args.port} -> {args.upstream} (store {args.store})",
+            file=sys.stderr,
+            flush=True,
+        )
+        serve(config)
+    except ImportError as exc:
+        stderr_console().print(
+            f"regio proxy needs its server packages ({exc.name}): pip install 'regio[proxy]'"
+        )
+        return 1
+    except RegioError as exc:
+        stderr_console().print(f"regio proxy: {exc}")
+        return 2
+    return 0

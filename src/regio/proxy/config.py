@@ -1,0 +1,112 @@
+"""The options of ``regio proxy`` (:class:`ProxyConfig`) and the stores they name.
+
+``--store`` takes ``sqlite:PATH`` (also ``sqlite:///relative.db`` / ``sqlite:////abs.db``, as
+``regio inspect``) or ``redis://HOST:PORT/DB``; the default is the SQLite file
+``regio-proxy.db`` in the working directory. The engine sessions
+(:class:`regio.store.SQLiteStore` / :class:`regio.store.RedisStore`) and the proxy's own
+records (:mod:`regio.proxy.records`) live in that one database.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import attrs
+
+from regio.blueprint import Blueprint, load_blueprint
+from regio.store import RedisStore, SQLiteStore
+
+from .errors import ProxyConfigError
+from .records import Records
+
+__all__ = ["DEFAULT_STORE", "ProxyConfig", "open_stores"]
+
+DEFAULT_STORE = "sqlite:regio-proxy.db"
+
+
+def _positive(instance: Any, attribute: Any, value: float) -> None:
+    if value <= 0:
+        raise ProxyConfigError(f"--{attribute.name.replace('_', '-')}: must be > 0, got {value}")
+
+
+@attrs.frozen
+class ProxyConfig:
+    """One proxy's settings. ``blueprint``: a path, YAML text or a loaded blueprint;
+    ``upstream``: the base URL without the API path; ``host`` / ``port``: where it listens;
+    ``store``: see the module doc; ``lease_seconds``: a session lease's lifetime (renewed every
+    third of it while a request runs; a killed worker's lease lapses after it);
+    ``lease_wait``: how long a request waits for its session's lease before it is answered
+    503 (seconds); ``max_rounds``: calls to regio's own tools answered per request;
+    ``engines``: engines a worker keeps warm; ``threads``: threads doing engine work at once
+    (they share the interpreter lock; with fewer, a request waits for a compaction to finish
+    instead of sharing the lock with it); ``request_log``:
+    a file to which each request appends one JSON line (:mod:`regio.proxy.requestlog`).
+    Raises :class:`ProxyConfigError` naming the option."""
+
+    blueprint: Any
+    upstream: str
+    host: str = "127.0.0.1"
+    port: int = 8787
+    store: str = DEFAULT_STORE
+    lease_seconds: float = attrs.field(default=30.0, validator=_positive)
+    lease_wait: float = attrs.field(default=600.0, validator=_positive)
+    max_rounds: int = attrs.field(default=3, validator=_positive)
+    engines: int = attrs.field(default=256, validator=_positive)
+    request_log: str | None = None
+    threads: int = attrs.field(default=40, validator=_positive)
+
+    def __attrs_post_init__(self) -> None:
+        parsed = urlparse(self.upstream)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ProxyConfigError(
+                f"--upstream {self.upstream!r}: give the upstream's base URL, e.g. "
+                "https://api.anthropic.com or http://127.0.0.1:8080 (the proxy appends the API "
+                "path the client uses)"
+            )
+        for path in ("/v1/messages", "/v1/chat/completions", "/v1/responses"):
+            if parsed.path.rstrip("/").endswith(path):
+                raise ProxyConfigError(
+                    f"--upstream {self.upstream!r}: leave out the API path {path}; the proxy "
+                    "appends the path the client used"
+                )
+
+    def load_blueprint(self) -> Blueprint:
+        """The blueprint, loaded. Raises :class:`regio.blueprint.BlueprintError`."""
+        if isinstance(self.blueprint, Blueprint):
+            return self.blueprint
+        try:
+            if isinstance(self.blueprint, Path):
+                return load_blueprint(self.blueprint)
+            return load_blueprint(str(self.blueprint))
+        except OSError as exc:
+            raise ProxyConfigError(f"--blueprint {self.blueprint}: {exc}") from exc
+
+
+def _sqlite_path(url: str) -> str:
+    rest = url[len("sqlite:") :]
+    if rest.startswith("///"):
+        rest = rest[2:] if rest.startswith("////") else rest[3:]
+    elif rest.startswith("//"):
+        rest = rest[2:]
+    if not rest:
+        raise ProxyConfigError(f"--store {url!r}: give a file, e.g. sqlite:sessions.db")
+    return rest
+
+
+def open_stores(url: str) -> tuple[Any, Records]:
+    """``(engine store, proxy records)`` of the store ``url`` (module doc). Raises
+    :class:`ProxyConfigError` for another scheme."""
+    if url.startswith("sqlite:"):
+        from .records_sqlite import SQLiteRecords
+
+        path = _sqlite_path(url)
+        return SQLiteStore(path), SQLiteRecords(path)
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        from .records_redis import RedisRecords
+
+        return RedisStore.from_url(url), RedisRecords(url)
+    raise ProxyConfigError(
+        f"--store {url!r}: use sqlite:PATH (the default, {DEFAULT_STORE}) or redis://HOST:PORT/DB"
+    )

@@ -1,0 +1,119 @@
+"""The engines of the proxy's sessions: built from the blueprint, loaded from the store, kept
+warm in the worker between requests.
+
+Every session's engine is made from the one blueprint the proxy was started with
+(:meth:`regio.Engine.from_blueprint`, with the session id, which seeds the OpenAI
+``prompt_cache_key``) and saved to the store after each request (``Engine.save_to``). A worker
+keeps the engines it served last in memory (:class:`EngineCache`, least recently used out) and
+uses one again only while the store holds no newer version of its session (another worker
+served it since): otherwise it loads the session (``Engine.load_from``), which reads the head
+and the window, never the whole history.
+
+**The summarizer** is always the offline :class:`regio.ExtractiveSummarizer`, sized by the
+blueprint's ``summarizer`` section: a proxy calls no host but its upstream and keeps no key
+between requests, so it cannot call a summarizer model of its own. A blueprint that names a
+summarizer provider is served with the extractive one, with a warning when the proxy starts.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+import attrs
+
+from regio import Engine, ExtractiveSummarizer
+from regio.providers import find_provider
+
+__all__ = ["EngineCache", "EngineFactory", "api_provider"]
+
+#: The provider a request of each API is recorded under when the blueprint's provider speaks
+#: another API (its usage shape, calibration key and price lookup).
+_API_PROVIDER = {
+    "anthropic": "anthropic",
+    "openai_chat": "openai",
+    "openai_responses": "openai_responses",
+}
+
+
+def api_provider(blueprint_provider: str, api: str) -> str:
+    """The provider name the engine lays out and records a request of ``api`` under: the
+    blueprint's when it speaks that API, else the API's own provider."""
+    row = find_provider(blueprint_provider)
+    if row is not None and row.api == api:
+        return blueprint_provider
+    if api == "openai_responses" and blueprint_provider == "openai":
+        return "openai_responses"
+    return _API_PROVIDER[api]
+
+
+@attrs.define
+class EngineFactory:
+    """Builds and loads the engines of one blueprint (module doc)."""
+
+    blueprint: Any
+
+    @property
+    def summarizer_warning(self) -> str | None:
+        """Why the blueprint's summarizer is not used, or ``None``."""
+        spec = self.blueprint.summarizer
+        if spec.provider == "extractive":
+            return None
+        return (
+            f"summarizer.provider {spec.provider!r}: the proxy summarizes with the offline "
+            "extractive summarizer (it calls no host but its upstream and keeps no keys)"
+        )
+
+    def summarizer(self) -> ExtractiveSummarizer:
+        """A fresh extractive summarizer sized by the blueprint's ``summarizer`` section."""
+        spec = self.blueprint.summarizer
+        window = spec.context_window or self.blueprint.model.context_window
+        return ExtractiveSummarizer(
+            context_window=window, max_summary_tokens=spec.max_summary_tokens
+        )
+
+    def new(self, session: str) -> Engine:
+        """A new engine for ``session``."""
+        return Engine.from_blueprint(
+            self.blueprint, summarizer=self.summarizer(), session_id=session
+        )
+
+    def load(self, store: Any, session: str) -> Engine:
+        """``session``'s engine from ``store``. Raises
+        :class:`regio.store.SessionNotFoundError`."""
+        return Engine.load_from(
+            store, session, summarizer=self.summarizer(), blueprint=self.blueprint
+        )
+
+
+@attrs.define
+class EngineCache:
+    """The engines a worker served last, by session id, at most ``size`` of them."""
+
+    size: int = 256
+    _engines: OrderedDict[str, Engine] = attrs.field(factory=OrderedDict)
+    _lock: threading.Lock = attrs.field(factory=threading.Lock)
+
+    def take(self, session: str, version: int) -> Engine | None:
+        """The cached engine of ``session`` if it is at stored ``version``, else ``None``; the
+        engine leaves the cache (a request owns it until :meth:`put`)."""
+        with self._lock:
+            engine = self._engines.pop(session, None)
+        mark = getattr(engine, "store_mark", None)
+        if engine is None or mark is None or mark.version != version:
+            return None
+        return engine
+
+    def put(self, session: str, engine: Engine) -> None:
+        """Keep ``engine`` as ``session``'s, dropping the least recently used past ``size``."""
+        with self._lock:
+            self._engines[session] = engine
+            self._engines.move_to_end(session)
+            while len(self._engines) > self.size:
+                self._engines.popitem(last=False)
+
+    def drop(self, session: str) -> None:
+        """Forget ``session``'s engine."""
+        with self._lock:
+            self._engines.pop(session, None)

@@ -1,0 +1,356 @@
+"""One client request through the proxy: read it, find and lease its session, lay out the
+window, send it upstream, relay the answer, commit.
+
+* A request the proxy cannot manage (:class:`regio.proxy.errors.PassThrough`: a history item
+  regio has no block for, a Responses request continuing a stored response) and every other
+  path (``/v1/models``, ``/v1/messages/count_tokens``, ...) goes upstream exactly as sent, and
+  its answer comes back exactly as received (:func:`passthrough`).
+* A body that is not a request of its API is answered 400 in that API's error shape, as is a
+  request the engine cannot fit (``ContextOverflowError``, a message larger than its region).
+* The upstream's answer comes back with its status, its headers (:mod:`regio.proxy.upstream`),
+  and its body unchanged: a non-streamed body as received, a stream event by event as it
+  arrives (:mod:`regio.proxy.streams`), plus the header ``x-regio-session`` naming the session.
+  A length refusal is answered by one compaction and one retry first (``Turn.recover``); a reply
+  calling regio's own tools is answered by the proxy first (``Turn.answer``).
+
+The engine's work runs in worker threads; the session's lease is held from before the session
+is opened until after it is committed, renewed by a heartbeat (:mod:`regio.proxy.leases`). A
+client that goes away mid-stream cancels the upstream call; what it had sent is still
+committed, so its retry finds the session in order.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import httpx
+import msgspec
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from regio.errors import RegioError
+
+from .dialects import ClientRequest, parse_request
+from .engines import api_provider
+from .errors import ClientRequestError, PassThrough
+from .history import digests, fingerprint
+from .leases import LeaseTimeout
+from .replies import Reply, error_body, read_reply
+from .requestlog import log_request
+from .sessions import Handle, session_key
+from .sse import EventSplitter, encode_event
+from .state import ProxyState
+from .streams import Relay, relay_for
+from .turn import Turn
+from .upstream import client_headers, response_headers
+
+__all__ = ["passthrough", "serve_api"]
+
+log = logging.getLogger("regio.proxy")
+
+
+def _error(api: str, status: int, message: str, kind: str = "invalid_request_error") -> Response:
+    return JSONResponse(error_body(api, message, kind), status_code=status)
+
+
+async def passthrough(
+    state: ProxyState, request: Request, body: bytes, reason: str, api: str = "openai_chat"
+) -> Response:
+    """Send ``request`` upstream as it came and return the answer as it comes (an upstream that
+    cannot be reached is answered 502 in ``api``'s error shape)."""
+    state.metrics.passthrough.labels(reason.split(":", 1)[0][:60]).inc()
+    headers = client_headers(request.headers.items())
+    try:
+        response = await state.upstream.open(
+            request.method, request.url.path, request.url.query, headers, body
+        )
+    except httpx.HTTPError as exc:
+        return _error(api, 502, f"upstream unreachable: {type(exc).__name__}", "api_error")
+
+    async def chunks() -> AsyncIterator[bytes]:
+        try:
+            async for chunk in response.aiter_raw():
+                yield chunk
+        finally:
+            await response.aclose()
+
+    return StreamingResponse(
+        chunks(), status_code=response.status_code, headers=response_headers(response.headers)
+    )
+
+
+def _first_user(client: ClientRequest) -> Any:
+    for raw in client.items:
+        if b'"user"' in bytes(raw):
+            return raw
+    return client.items[0] if client.items else None
+
+
+async def _handle(
+    state: ProxyState, client: ClientRequest, key: str, header: str | None, incoming: list[bytes]
+) -> Handle:
+    """Resolve the session and take its lease (resolving again if it moved meanwhile)."""
+    token = secrets.token_hex(16)
+    deadline = time.monotonic() + state.config.lease_wait
+    directory = state.directory
+    while True:
+        target = await state.run(directory.resolve, key, header, incoming)
+        await state.leases.take(target.id, token, deadline)
+        handle = await state.run(directory.open, target, token, incoming, client.api)
+        if handle is not None:
+            if target.parent is not None and handle.fresh:
+                state.metrics.branches.labels(handle.id).inc()
+            return handle
+        await state.leases.give_back(target.id, token)
+
+
+async def serve_api(state: ProxyState, api: str, request: Request) -> Response:
+    """Serve one request of ``api`` (module doc)."""
+    body = await request.body()
+    received = time.perf_counter()
+    started = time.thread_time()
+    try:
+        client = parse_request(api, body)
+        incoming = digests(client.items)
+        fp = fingerprint(client.system_raw, client.tools_raw, _first_user(client))
+        header = request.headers.get("x-regio-session")
+        key = session_key(header, fp)
+    except ClientRequestError as exc:
+        return _error(api, 400, str(exc))
+    except PassThrough as exc:
+        return await passthrough(state, request, body, exc.reason, api)
+    parse_cpu = time.thread_time() - started
+    try:
+        handle = await _handle(state, client, key, header, incoming)
+    except LeaseTimeout as exc:
+        return _error(
+            api, 503, str(exc), "overloaded_error" if api == "anthropic" else "server_error"
+        )
+    provider = api_provider(state.settings.provider, api)
+    turn = Turn(state.settings, handle, client, incoming, provider, cpu=parse_cpu)
+    turn.wall = time.perf_counter() - received  # reading, finding and leasing the session
+    exchange = _Exchange(state, request, turn)
+    return await exchange.run(body)
+
+
+class _Stream(StreamingResponse):
+    """A streamed answer that ends its turn however the sending ends (also when the body was
+    never iterated): ``on_close`` runs after the response."""
+
+    def __init__(self, content: AsyncIterator[bytes], on_close: Any, **kwargs: Any) -> None:
+        super().__init__(content, **kwargs)
+        self.on_close = on_close
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self.on_close()
+
+
+class _Exchange:
+    """The lease-holding part of one request (module doc)."""
+
+    def __init__(self, state: ProxyState, request: Request, turn: Turn) -> None:
+        self.state, self.request, self.turn = state, request, turn
+        self.api = turn.client.api
+        self.lost = anyio.Event()
+        self.scope = anyio.CancelScope()
+        self.sent: dict[str, Any] = {}
+        self.ended = False
+
+    async def _work(self, fn: Any, *args: Any) -> Any:
+        """Run one of the turn's steps in a worker thread, its wall time added to the turn's."""
+        started = time.perf_counter()
+        try:
+            return await self.state.run(fn, *args)
+        finally:
+            self.turn.wall += time.perf_counter() - started
+
+    async def _heartbeat(self) -> None:
+        with self.scope:
+            await self.state.leases.keep(self.turn.handle.id, self.turn.handle.token, self.lost)
+
+    async def run(self, body: bytes) -> Response:
+        self.state.background(self._heartbeat)
+        try:
+            return await self._start(body)
+        except BaseException:
+            await self._end(None, 0)
+            raise
+
+    async def _end(self, reply: Reply | None, status: int) -> None:
+        """Finish and commit the turn, give the lease back (once; shielded from
+        cancellation)."""
+        if self.ended:
+            return
+        self.ended = True
+        turn, state = self.turn, self.state
+        ok, stat = False, None
+        with anyio.CancelScope(shield=True):
+            try:
+                predicted = None
+                if state.slot is not None and reply is not None and reply.raw is not None:
+                    predicted = await state.run(state.slot.predict, self.sent, reply.raw)
+                stat = await self._work(turn.finish, reply, status, predicted)
+                ok = not self.lost.is_set() and await self._work(
+                    turn.commit, state.records, state.store, stat
+                )
+                if ok:
+                    state.directory.engines.put(turn.handle.id, turn.engine)
+                    state.directory.digests.remember(turn.handle.id, turn.incoming)
+                    state.metrics.record(turn.handle.id, self.api, stat)
+                else:
+                    state.directory.engines.drop(turn.handle.id)
+                    log.warning("session %s: lease lost, request not committed", turn.handle.id)
+            except RegioError as exc:
+                state.directory.engines.drop(turn.handle.id)
+                log.warning("session %s: not committed (%s)", turn.handle.id, exc)
+                ok, stat = False, None
+            finally:
+                self.scope.cancel()
+                await state.leases.give_back(turn.handle.id, turn.handle.token)
+            log_request(
+                state.config.request_log,
+                session=turn.handle.id,
+                leased=turn.handle.leased_at,
+                committed=bool(ok),
+                compacted=bool(stat and stat.compacted),
+                status=status,
+                items=turn.handle.meta.count,
+                client_tokens=stat.client_tokens if stat else 0,
+                upstream_tokens=stat.upstream_tokens if stat else 0,
+                added_cpu_ms=round(turn.cpu * 1000, 3),
+                added_ms=round(turn.wall * 1000, 3),
+            )
+
+    async def _send(self, body: dict[str, Any]) -> httpx.Response:
+        self.sent = body
+        headers = client_headers(self.request.headers.items())
+        data = msgspec.json.encode(body)
+        url = self.request.url
+        return await self.state.upstream.open("POST", url.path, url.query, headers, data)
+
+    async def _start(self, body: bytes) -> Response:
+        turn = self.turn
+        try:
+            upstream_body = await self._work(turn.prepare)
+        except PassThrough as exc:
+            await self._end(None, 0)
+            return await passthrough(self.state, self.request, body, exc.reason, self.api)
+        except RegioError as exc:
+            await self._end(None, 400)
+            return _error(self.api, 400, str(exc))
+        try:
+            response = await self._send(upstream_body)
+            response = await self._recovered(response)
+        except RegioError as exc:
+            await self._end(None, 400)
+            return _error(self.api, 400, str(exc))
+        except httpx.HTTPError as exc:
+            await self._end(None, 502)
+            return _error(self.api, 502, f"upstream unreachable: {type(exc).__name__}", "api_error")
+        if response.status_code != 200:
+            data = await response.aread()
+            await self._end(None, response.status_code)
+            return self._plain(response, data)
+        if turn.client.stream:
+            return _Stream(
+                self._relay(response),
+                lambda: self._end(None, 0),
+                status_code=200,
+                headers=self._headers(response),
+            )
+        return await self._complete(response)
+
+    def _headers(self, response: httpx.Response) -> dict[str, str]:
+        headers = response_headers(response.headers)
+        headers["x-regio-session"] = self.turn.handle.id
+        return headers
+
+    def _plain(self, response: httpx.Response, data: bytes) -> Response:
+        return Response(data, status_code=response.status_code, headers=self._headers(response))
+
+    async def _recovered(self, response: httpx.Response) -> httpx.Response:
+        """The response after one overflow recovery and retry when the first was a length
+        refusal (``Turn.recover``)."""
+        if response.status_code not in (400, 413):
+            return response
+        data = await response.aread()
+        await response.aclose()
+        try:
+            error = json.loads(data)
+        except ValueError:
+            error = {"error": {"message": data.decode(errors="replace")}}
+        retry = await self._work(self.turn.recover, response.status_code, error)
+        if retry is None:
+            return httpx.Response(response.status_code, headers=response.headers, content=data)
+        return await self._send(retry)
+
+    async def _complete(self, response: httpx.Response) -> Response:
+        """A non-streamed answer, after the rounds of regio's own tools."""
+        turn = self.turn
+        while True:
+            data = await response.aread()
+            await response.aclose()
+            try:
+                reply = read_reply(json.loads(data), turn.regio_tools)
+            except (ValueError, RegioError):
+                await self._end(None, response.status_code)
+                return self._plain(response, data)
+            if not reply.internal or response.status_code != 200:
+                await self._end(reply, response.status_code)
+                return self._plain(response, data)
+            response = await self._send(await self._work(turn.answer, reply))
+            if response.status_code != 200:
+                data = await response.aread()
+                await self._end(None, response.status_code)
+                return self._plain(response, data)
+
+    async def _relay(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        """The client's stream (module doc of :mod:`regio.proxy.streams`)."""
+        turn = self.turn
+        relay = relay_for(self.api, turn.regio_tools)
+        reply: Reply | None = None
+        try:
+            while True:
+                async for out in self._events(response, relay):
+                    yield out
+                await response.aclose()
+                reply = relay.reply()
+                if not (relay.held and reply.internal and reply.complete):
+                    break
+                response = await self._send(await self._work(turn.answer, reply))
+                if response.status_code != 200:
+                    text = (await response.aread()).decode(errors="replace")[:500]
+                    yield self._error_event(f"upstream {response.status_code}: {text}")
+                    reply = None
+                    break
+                relay = relay_for(self.api, turn.regio_tools, relay.next_carry())
+        finally:
+            with anyio.CancelScope(shield=True):  # a client gone away cancels the relay
+                await response.aclose()
+            await self._end(reply, 200)
+
+    async def _events(self, response: httpx.Response, relay: Relay) -> AsyncIterator[bytes]:
+        splitter = EventSplitter()
+        async for chunk in response.aiter_raw():
+            started = time.thread_time()
+            out = [b for e in splitter.feed(chunk) if (b := relay.feed(e)) is not None]
+            self.turn.cpu += time.thread_time() - started
+            if out:
+                yield b"".join(out)
+        tail = [b for e in splitter.close() if (b := relay.feed(e)) is not None]
+        if tail:
+            yield b"".join(tail)
+
+    def _error_event(self, message: str) -> bytes:
+        body = error_body(self.api, message, "api_error")
+        return encode_event(json.dumps(body), "error" if self.api == "anthropic" else None)

@@ -1,0 +1,127 @@
+"""``/metrics``: the proxy's counters in the Prometheus text format (prometheus-client).
+
+Each worker has its own registry (a ``CollectorRegistry`` per app, never the process-global
+one) and counts the requests it served, so a scraper collects each worker and sums them, as
+Prometheus expects of several processes. Names, each per ``session`` (the session id):
+
+========================================  ===================================================
+``regio_requests_total``                  requests (label ``api``; ``status`` the upstream's)
+``regio_client_tokens_total``             tokens the client sent (its whole history, each time)
+``regio_upstream_tokens_total``           tokens sent upstream (regio's estimate of the window)
+``regio_tokens_saved_total``              client tokens minus upstream tokens
+``regio_prompt_tokens_total``             prompt tokens the upstream reported
+``regio_cache_read_tokens_total``         cache reads, ``source`` = ``reported`` | ``predicted``
+``regio_cache_write_tokens_total``        cache writes, ``source`` = ``reported`` | ``predicted``
+``regio_cost_usd_total``                  cost of the reported usage (cache rules' prices)
+``regio_as_is_cost_usd_total``            the same requests with the client's history as is
+``regio_compactions_total``               requests in which a compaction ran
+``regio_repairs_total``                   repairs of orphaned tool calls and results
+``regio_restores_total``                  regio tool calls the proxy answered itself
+``regio_first_cache_miss_total``          requests whose first uncached block was ``region``'s
+``regio_branches_total``                  sessions started as a branch of another
+``regio_passthrough_total``               requests sent upstream unmanaged (label ``reason``)
+``regio_added_cpu_seconds``               histogram: the proxy's own CPU time per request
+========================================  ===================================================
+"""
+
+from __future__ import annotations
+
+import attrs
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from .records import RequestStat
+
+__all__ = ["CONTENT_TYPE", "ProxyMetrics"]
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+
+@attrs.define
+class ProxyMetrics:
+    """One worker's counters (module doc)."""
+
+    registry: CollectorRegistry = attrs.field(factory=lambda: CollectorRegistry(auto_describe=True))
+    requests: Counter = attrs.field(init=False)
+    client_tokens: Counter = attrs.field(init=False)
+    upstream_tokens: Counter = attrs.field(init=False)
+    saved: Counter = attrs.field(init=False)
+    prompt: Counter = attrs.field(init=False)
+    cache_read: Counter = attrs.field(init=False)
+    cache_write: Counter = attrs.field(init=False)
+    cost: Counter = attrs.field(init=False)
+    as_is: Counter = attrs.field(init=False)
+    compactions: Counter = attrs.field(init=False)
+    repairs: Counter = attrs.field(init=False)
+    restores: Counter = attrs.field(init=False)
+    first_miss: Counter = attrs.field(init=False)
+    branches: Counter = attrs.field(init=False)
+    passthrough: Counter = attrs.field(init=False)
+    cpu: Histogram = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        r, s = self.registry, ["session"]
+        self.requests = Counter(
+            "regio_requests", "Requests served.", [*s, "api", "status"], registry=r
+        )
+        self.client_tokens = Counter(
+            "regio_client_tokens", "Tokens the client sent.", s, registry=r
+        )
+        self.upstream_tokens = Counter(
+            "regio_upstream_tokens", "Tokens sent upstream.", s, registry=r
+        )
+        self.saved = Counter(
+            "regio_tokens_saved", "Client tokens minus upstream tokens.", s, registry=r
+        )
+        self.prompt = Counter("regio_prompt_tokens", "Reported prompt tokens.", s, registry=r)
+        self.cache_read = Counter(
+            "regio_cache_read_tokens", "Cache reads.", [*s, "source"], registry=r
+        )
+        self.cache_write = Counter(
+            "regio_cache_write_tokens", "Cache writes.", [*s, "source"], registry=r
+        )
+        self.cost = Counter("regio_cost_usd", "Cost of the reported usage.", s, registry=r)
+        self.as_is = Counter(
+            "regio_as_is_cost_usd", "Cost with the client's history as is.", s, registry=r
+        )
+        self.compactions = Counter("regio_compactions", "Requests that compacted.", s, registry=r)
+        self.repairs = Counter("regio_repairs", "Tool call repairs.", s, registry=r)
+        self.restores = Counter("regio_restores", "regio tool calls answered.", s, registry=r)
+        self.first_miss = Counter(
+            "regio_first_cache_miss", "First uncached block's region.", [*s, "region"], registry=r
+        )
+        self.branches = Counter("regio_branches", "Sessions started as branches.", s, registry=r)
+        self.passthrough = Counter(
+            "regio_passthrough", "Requests sent unmanaged.", ["reason"], registry=r
+        )
+        self.cpu = Histogram(
+            "regio_added_cpu_seconds",
+            "The proxy's CPU time per request.",
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
+            registry=r,
+        )
+
+    def record(self, session: str, api: str, stat: RequestStat) -> None:
+        """Count one served request."""
+        self.requests.labels(session, api, str(stat.status)).inc()
+        self.client_tokens.labels(session).inc(stat.client_tokens)
+        self.upstream_tokens.labels(session).inc(stat.upstream_tokens)
+        self.saved.labels(session).inc(max(0, stat.client_tokens - stat.upstream_tokens))
+        self.prompt.labels(session).inc(stat.prompt_tokens)
+        self.cache_read.labels(session, "reported").inc(stat.cache_read)
+        self.cache_write.labels(session, "reported").inc(stat.cache_write)
+        if stat.predicted_read is not None:
+            self.cache_read.labels(session, "predicted").inc(stat.predicted_read)
+            self.cache_write.labels(session, "predicted").inc(stat.predicted_write or 0)
+        self.cost.labels(session).inc(stat.cost_usd)
+        self.as_is.labels(session).inc(stat.as_is_cost_usd)
+        self.compactions.labels(session).inc(int(stat.compacted))
+        self.repairs.labels(session).inc(stat.repairs)
+        self.restores.labels(session).inc(stat.restores)
+        if stat.first_miss is not None:
+            self.first_miss.labels(session, stat.first_miss).inc()
+        self.cpu.observe(stat.added_ms / 1000.0)
+
+    def text(self) -> bytes:
+        """The exposition text."""
+        return generate_latest(self.registry)

@@ -1,0 +1,209 @@
+"""What the proxy keeps per session beside the engine, and the contract of its two stores.
+
+The engine's own state is saved in a :class:`regio.store.SessionStore` (``Engine.save_to``).
+Beside it the proxy keeps, in the same database (SQLite tables ``proxy_*``, Redis keys
+``regio:proxy:*``):
+
+* a :class:`SessionMeta` per session: the client history it has admitted (``count`` items,
+  their tokens), the engine version that holds them, how it was found (``key``: the
+  ``x-regio-session`` name or the fingerprint), its parent when it is a branch, running totals
+  for ``/metrics`` and the status page;
+* the digest and tokens of every admitted history item, by position, append-only
+  (:mod:`regio.proxy.history`): a request reads only the positions it has not seen;
+* one :class:`RequestStat` per request (the status page's chart);
+* an index from each key to its sessions, newest first;
+* the **lease** of each session: a token with an expiry, held by the worker serving a request
+  of that session (:mod:`regio.proxy.leases`).
+
+A request commits in three steps under its lease: :meth:`Records.prepare` writes the new
+positions and marks them ``pending`` with the engine version the save will make; the engine is
+saved; :meth:`Records.commit` writes the new meta and the request's stat. A worker killed
+between two steps leaves a pending mark: the next request adopts it when the stored engine has
+that version (the save happened) and drops it otherwise, so the history and the engine never
+disagree and nothing the client sent is admitted twice or lost. Both writes are refused (return
+``False``) when the caller no longer holds the lease.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import msgspec
+
+__all__ = ["Pending", "Records", "RequestStat", "Served", "SessionMeta", "Totals"]
+
+
+class Pending(msgspec.Struct, frozen=True):
+    """Positions written for a save that may not have happened: the history ``count`` and its
+    ``tokens`` once the engine is at ``engine_version``."""
+
+    count: int
+    tokens: int
+    engine_version: int
+
+
+class Served(msgspec.Struct, frozen=True):
+    """A reply the client saw as one message although the engine holds it as several (an
+    answered ``context_restore`` in a stream, :mod:`regio.proxy.restore`): the client's next
+    item at ``position`` is its copy, recognised by ``text`` and ``call_ids``, and is not
+    admitted again."""
+
+    position: int
+    text: str
+    call_ids: tuple[str, ...]
+
+
+class Totals(msgspec.Struct):
+    """Running sums of one session (tokens; USD). ``client_tokens``: what the client sent (its
+    whole history each time, regio's count); ``upstream_tokens``: what the proxy sent (regio's
+    estimate of the laid-out window); ``prompt_tokens`` / ``cache_read`` / ``cache_write``: what
+    the upstream reported; ``predicted_read`` / ``predicted_write``: the cache simulator's
+    figures for the same requests; ``cost_usd``: the reported usage priced by the cache rules;
+    ``as_is_cost_usd``: the same requests had the client's history been sent as it is
+    (:mod:`regio.proxy.accounting`); ``first_miss``: per region, how many requests' first
+    uncached block was that region's."""
+
+    requests: int = 0
+    client_tokens: int = 0
+    upstream_tokens: int = 0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    predicted_read: int = 0
+    predicted_write: int = 0
+    cost_usd: float = 0.0
+    as_is_cost_usd: float = 0.0
+    compactions: int = 0
+    repairs: int = 0
+    restores: int = 0
+    reported: int = 0
+    first_miss: dict[str, int] = msgspec.field(default_factory=dict)
+
+
+class SessionMeta(msgspec.Struct):
+    """One session (module doc). ``count`` / ``tokens``: the client history items admitted and
+    their tokens; ``system``: digest (hex) of the system prompt last applied; ``served``: see
+    :class:`Served`; ``last_client``: the client tokens of the last request (the as-is
+    reference of the next)."""
+
+    id: str
+    key: str
+    api: str
+    created: float
+    updated: float
+    parent: str | None = None
+    forked_at: int = 0
+    count: int = 0
+    tokens: int = 0
+    engine_version: int = 0
+    pending: Pending | None = None
+    system: str = ""
+    served: Served | None = None
+    last_client: int = 0
+    last_t: float = 0.0
+    totals: Totals = msgspec.field(default_factory=Totals)
+
+
+class RequestStat(msgspec.Struct, frozen=True):
+    """One request of a session (tokens; USD; milliseconds): ``t`` when it arrived (seconds
+    since the epoch), the figures of :class:`Totals` for this request, ``compacted`` whether a
+    compaction ran, ``first_miss`` the region of the first uncached block (``None``: all read
+    or nothing reported), ``added_ms`` the proxy's own CPU time, ``restores`` the rounds of
+    regio's own tool calls answered, ``repairs`` the layout's repair events (orphaned calls
+    and results), ``status`` the upstream's HTTP status."""
+
+    index: int
+    t: float
+    client_tokens: int
+    upstream_tokens: int
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    predicted_read: int | None = None
+    predicted_write: int | None = None
+    cost_usd: float = 0.0
+    as_is_cost_usd: float = 0.0
+    compacted: bool = False
+    first_miss: str | None = None
+    added_ms: float = 0.0
+    restores: int = 0
+    repairs: int = 0
+    status: int = 200
+
+
+@runtime_checkable
+class Records(Protocol):
+    """The proxy's store (module doc); :mod:`regio.proxy.records_sqlite` and
+    :mod:`regio.proxy.records_redis` implement it."""
+
+    url: str
+
+    def meta(self, session: str) -> SessionMeta | None:
+        """The session's meta, or ``None`` for an unknown session."""
+        ...
+
+    def positions(self, session: str, start: int, stop: int) -> list[tuple[bytes, int]]:
+        """``(digest, tokens)`` of the history items at ``start <= position < stop``."""
+        ...
+
+    def candidates(self, key: str, limit: int) -> list[str]:
+        """The sessions found under ``key``, most recently updated first."""
+        ...
+
+    def prepare(
+        self, session: str, token: str, meta: SessionMeta, rows: list[tuple[int, bytes, int]]
+    ) -> bool:
+        """Write ``rows`` (position, digest, tokens) and ``meta`` (carrying its
+        :class:`Pending`) if ``token`` holds the session's lease."""
+        ...
+
+    def commit(self, session: str, token: str, meta: SessionMeta, stat: RequestStat) -> bool:
+        """Write ``meta`` and append ``stat`` if ``token`` holds the lease; index the session
+        under ``meta.key``."""
+        ...
+
+    def stats(self, session: str, limit: int) -> list[RequestStat]:
+        """The session's last ``limit`` request stats, oldest first."""
+        ...
+
+    def sessions(self, limit: int) -> list[SessionMeta]:
+        """The ``limit`` most recently updated sessions, newest first."""
+        ...
+
+    def acquire(self, session: str, token: str, ttl: float) -> bool:
+        """Take the session's lease for ``ttl`` seconds unless another token holds it."""
+        ...
+
+    def renew(self, session: str, token: str, ttl: float) -> bool:
+        """Extend the lease ``token`` holds; ``False`` when it lost it."""
+        ...
+
+    def release(self, session: str, token: str) -> None:
+        """Give the lease back if ``token`` holds it."""
+        ...
+
+    def close(self) -> None:
+        """Close the connection."""
+        ...
+
+
+_meta_encoder = msgspec.msgpack.Encoder()
+_meta_decoder = msgspec.msgpack.Decoder(SessionMeta)
+_stat_decoder = msgspec.msgpack.Decoder(RequestStat)
+
+
+def encode(value: SessionMeta | RequestStat) -> bytes:
+    """msgpack bytes of a meta or a stat."""
+    return _meta_encoder.encode(value)
+
+
+def decode_meta(data: bytes) -> SessionMeta:
+    """The :class:`SessionMeta` of stored bytes."""
+    return _meta_decoder.decode(data)
+
+
+def decode_stat(data: bytes) -> RequestStat:
+    """The :class:`RequestStat` of stored bytes."""
+    return _stat_decoder.decode(data)

@@ -1,0 +1,199 @@
+"""The proxy's records in SQLite (:class:`regio.proxy.records.Records`), beside the engine
+sessions of :class:`regio.store.SQLiteStore` in the same file.
+
+Tables: ``proxy_meta`` (session -> key, updated time, msgpack meta), ``proxy_positions``
+(session, position -> digest, tokens), ``proxy_stats`` (session, sequence -> msgpack stat),
+``proxy_index`` (key, session -> updated time) and ``proxy_leases`` (session -> token, expiry in
+seconds since the epoch). Its own connection (WAL mode, as the store's; readers never block
+the writer), one lock per object, so a worker's threads share it. A fenced write is one
+``BEGIN IMMEDIATE`` transaction that first checks the lease row, so several processes on one
+machine can share the file.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .errors import ProxyError
+from .records import RequestStat, SessionMeta, decode_meta, decode_stat, encode
+
+__all__ = ["SQLiteRecords"]
+
+_T = TypeVar("_T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS proxy_meta (
+    session TEXT PRIMARY KEY, key TEXT NOT NULL, updated REAL NOT NULL, data BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS proxy_positions (
+    session TEXT NOT NULL, pos INTEGER NOT NULL, digest BLOB NOT NULL, tokens INTEGER NOT NULL,
+    PRIMARY KEY (session, pos)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS proxy_stats (
+    session TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (session, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS proxy_index (
+    key TEXT NOT NULL, session TEXT NOT NULL, updated REAL NOT NULL, PRIMARY KEY (key, session)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS proxy_index_recent ON proxy_index (key, updated);
+CREATE INDEX IF NOT EXISTS proxy_meta_recent ON proxy_meta (updated);
+CREATE TABLE IF NOT EXISTS proxy_leases (
+    session TEXT PRIMARY KEY, token TEXT NOT NULL, expires REAL NOT NULL
+);
+"""
+
+
+class SQLiteRecords:
+    """The proxy's records in the SQLite file ``path`` (module doc). Raises
+    :class:`regio.proxy.errors.ProxyError` naming the file when it is not a database."""
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+        self.path = Path(path)
+        self.url = f"sqlite:{self.path}"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(
+                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise ProxyError(f"{self.path}: not a regio session database ({exc})") from exc
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._db.close()
+
+    def _read(self, query: str, args: tuple[Any, ...]) -> list[Any]:
+        with self._lock:
+            return self._db.execute(query, args).fetchall()
+
+    def _write(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                out = fn(db)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            return out
+
+    def meta(self, session: str) -> SessionMeta | None:
+        rows = self._read("SELECT data FROM proxy_meta WHERE session = ?", (session,))
+        return decode_meta(rows[0][0]) if rows else None
+
+    def positions(self, session: str, start: int, stop: int) -> list[tuple[bytes, int]]:
+        rows = self._read(
+            "SELECT digest, tokens FROM proxy_positions WHERE session = ? AND pos >= ? "
+            "AND pos < ? ORDER BY pos",
+            (session, start, stop),
+        )
+        return [(bytes(d), int(t)) for d, t in rows]
+
+    def candidates(self, key: str, limit: int) -> list[str]:
+        rows = self._read(
+            "SELECT session FROM proxy_index WHERE key = ? ORDER BY updated DESC LIMIT ?",
+            (key, limit),
+        )
+        return [r[0] for r in rows]
+
+    @staticmethod
+    def _holds(db: sqlite3.Connection, session: str, token: str) -> bool:
+        row = db.execute(
+            "SELECT token, expires FROM proxy_leases WHERE session = ?", (session,)
+        ).fetchone()
+        return row is not None and row[0] == token and row[1] >= time.time()
+
+    @staticmethod
+    def _put_meta(db: sqlite3.Connection, meta: SessionMeta) -> None:
+        db.execute(
+            "INSERT OR REPLACE INTO proxy_meta VALUES (?, ?, ?, ?)",
+            (meta.id, meta.key, meta.updated, encode(meta)),
+        )
+
+    def prepare(
+        self, session: str, token: str, meta: SessionMeta, rows: list[tuple[int, bytes, int]]
+    ) -> bool:
+        def write(db: sqlite3.Connection) -> bool:
+            if not self._holds(db, session, token):
+                return False
+            db.executemany(
+                "INSERT OR REPLACE INTO proxy_positions VALUES (?, ?, ?, ?)",
+                [(session, pos, digest, tokens) for pos, digest, tokens in rows],
+            )
+            self._put_meta(db, meta)
+            return True
+
+        return self._write(write)
+
+    def commit(self, session: str, token: str, meta: SessionMeta, stat: RequestStat) -> bool:
+        def write(db: sqlite3.Connection) -> bool:
+            if not self._holds(db, session, token):
+                return False
+            self._put_meta(db, meta)
+            db.execute(
+                "INSERT OR REPLACE INTO proxy_stats VALUES (?, ?, ?)",
+                (session, stat.index, encode(stat)),
+            )
+            db.execute(
+                "INSERT OR REPLACE INTO proxy_index VALUES (?, ?, ?)",
+                (meta.key, session, meta.updated),
+            )
+            return True
+
+        return self._write(write)
+
+    def stats(self, session: str, limit: int) -> list[RequestStat]:
+        rows = self._read(
+            "SELECT data FROM proxy_stats WHERE session = ? ORDER BY seq DESC LIMIT ?",
+            (session, limit),
+        )
+        return [decode_stat(r[0]) for r in reversed(rows)]
+
+    def sessions(self, limit: int) -> list[SessionMeta]:
+        rows = self._read("SELECT data FROM proxy_meta ORDER BY updated DESC LIMIT ?", (limit,))
+        return [decode_meta(r[0]) for r in rows]
+
+    def acquire(self, session: str, token: str, ttl: float) -> bool:
+        def write(db: sqlite3.Connection) -> bool:
+            now = time.time()
+            row = db.execute(
+                "SELECT token, expires FROM proxy_leases WHERE session = ?", (session,)
+            ).fetchone()
+            if row is not None and row[0] != token and row[1] >= now:
+                return False
+            db.execute(
+                "INSERT OR REPLACE INTO proxy_leases VALUES (?, ?, ?)", (session, token, now + ttl)
+            )
+            return True
+
+        return self._write(write)
+
+    def renew(self, session: str, token: str, ttl: float) -> bool:
+        def write(db: sqlite3.Connection) -> bool:
+            if not self._holds(db, session, token):
+                return False
+            db.execute(
+                "UPDATE proxy_leases SET expires = ? WHERE session = ?",
+                (time.time() + ttl, session),
+            )
+            return True
+
+        return self._write(write)
+
+    def release(self, session: str, token: str) -> None:
+        def write(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM proxy_leases WHERE session = ? AND token = ?", (session, token))
+
+        self._write(write)

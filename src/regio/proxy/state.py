@@ -1,0 +1,118 @@
+"""Everything one proxy worker holds: built once from a :class:`ProxyConfig`, shared by its
+requests (its engines, stores and counters are this worker's own: nothing is module-level)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import attrs
+
+from regio.cache import CacheRuleError, cache_model_for
+from regio.providers import find_provider
+
+from .capture import LiveCapture
+from .config import ProxyConfig, open_stores
+from .engines import EngineCache, EngineFactory
+from .leases import LeaseKeeper
+from .metrics import ProxyMetrics
+from .records import Records
+from .sessions import Directory
+from .slot import SlotPredictor
+from .turn import Settings
+from .upstream import Upstream
+
+__all__ = ["ProxyState", "cache_profile"]
+
+log = logging.getLogger("regio.proxy")
+
+
+def cache_profile(blueprint: Any) -> str | None:
+    """The cache model the proxy predicts with: the blueprint's ``cache.profile``, else its
+    provider's rule for its model, else its provider's default model (``None``: a provider no
+    cache rule describes)."""
+    if blueprint.cache.profile:
+        return str(blueprint.cache.profile)
+    row = find_provider(blueprint.model.provider)
+    if row is None or row.cache_rule is None:
+        return None
+    for model in (blueprint.model.name, row.default_model):
+        try:
+            cache_model_for(f"{row.cache_rule.provider}:{model}")
+        except (CacheRuleError, ValueError, KeyError):
+            continue
+        return f"{row.cache_rule.provider}:{model}"
+    return None
+
+
+@attrs.define
+class ProxyState:
+    """One worker's state (module doc)."""
+
+    config: ProxyConfig
+    blueprint: Any
+    store: Any
+    records: Records
+    directory: Directory
+    upstream: Upstream
+    metrics: ProxyMetrics
+    settings: Settings
+    leases: LeaseKeeper
+    slot: SlotPredictor | None = None
+    tasks: Any = None  # the app's task group, set while it runs (regio.proxy.app)
+    #: Engine work runs in at most ``config.threads`` threads at once (``--threads``).
+    limiter: Any = None
+
+    async def run(self, fn: Any, *args: Any) -> Any:
+        """``fn(*args)`` in a worker thread, at most ``config.threads`` at once."""
+        if self.limiter is None:  # made in the event loop, on first use
+            self.limiter = anyio.CapacityLimiter(self.config.threads)
+        return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
+
+    @classmethod
+    def build(cls, config: ProxyConfig, *, transport: Any = None) -> ProxyState:
+        """The state of a worker for ``config`` (``transport``: see
+        :class:`regio.proxy.upstream.Upstream`). Raises
+        :class:`regio.blueprint.BlueprintError` and
+        :class:`regio.proxy.errors.ProxyConfigError`."""
+        blueprint = config.load_blueprint()
+        store, records = open_stores(config.store)
+        factory = EngineFactory(blueprint)
+        if factory.summarizer_warning:
+            log.warning("%s", factory.summarizer_warning)
+        directory = Directory(records, store, factory, EngineCache(config.engines))
+        profile = cache_profile(blueprint)
+        slot = None
+        if profile is not None and profile.split(":", 1)[0] == "llamacpp":
+            slot, profile = SlotPredictor(config.upstream), None
+        ttl_s = 3600.0 if blueprint.cache.ttl == "1h" else 300.0
+        settings = Settings(
+            blueprint.model.provider, profile, LiveCapture.of(blueprint), config.max_rounds, ttl_s
+        )
+        return cls(
+            config,
+            blueprint,
+            store,
+            records,
+            directory,
+            Upstream(config.upstream, transport=transport),
+            ProxyMetrics(),
+            settings,
+            LeaseKeeper(records, config.lease_seconds, config.lease_wait),
+            slot,
+        )
+
+    def background(self, fn: Any) -> None:
+        """Run ``fn()`` in the app's task group (lease heartbeats); nothing outside one."""
+        if self.tasks is not None:
+            self.tasks.start_soon(fn)
+
+    async def close(self) -> None:
+        """Close the upstream connections and the stores."""
+        await self.upstream.close()
+        self.records.close()
+        close = getattr(self.store, "close", None)
+        if callable(close):
+            close()

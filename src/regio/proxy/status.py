@@ -1,0 +1,99 @@
+"""The status page (``GET /``) and its data (``GET /status.json``).
+
+The page lists the most recently active sessions of the store (every worker's, read from the
+shared records), each with its requests, cost, the cost of the same requests had the client's
+history been sent as it is (:mod:`regio.proxy.accounting`) and the saving against it, the
+cache hit rate the upstream reported and the one the simulator predicted, compactions,
+repairs, answered restores, the regions that caused first cache misses, and a chart of its
+last requests (tokens the client sent, tokens sent upstream, tokens read from cache). The page
+is one static HTML file with a script that reads ``/status.json`` and draws the charts as SVG
+(no third-party script, nothing loaded from another host).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+from .records import Records, RequestStat, SessionMeta
+
+__all__ = ["page_html", "status_data"]
+
+#: Sessions listed, and requests charted per session.
+SESSIONS, POINTS = 50, 200
+
+
+def _point(s: RequestStat) -> dict[str, Any]:
+    return {
+        "i": s.index,
+        "t": s.t,
+        "client": s.client_tokens,
+        "upstream": s.upstream_tokens,
+        "prompt": s.prompt_tokens,
+        "read": s.cache_read,
+        "predicted": s.predicted_read,
+        "compacted": s.compacted,
+        "cost": s.cost_usd,
+        "as_is": s.as_is_cost_usd,
+    }
+
+
+def _session(meta: SessionMeta, stats: list[RequestStat]) -> dict[str, Any]:
+    t = meta.totals
+    saving = t.as_is_cost_usd - t.cost_usd
+    return {
+        "id": meta.id,
+        "found_by": "x-regio-session" if meta.key.startswith("name:") else "fingerprint",
+        "api": meta.api,
+        "parent": meta.parent,
+        "forked_at": meta.forked_at,
+        "history_items": meta.count,
+        "requests": t.requests,
+        "client_tokens": t.client_tokens,
+        "upstream_tokens": t.upstream_tokens,
+        "saved_tokens": t.client_tokens - t.upstream_tokens,
+        "cost_usd": t.cost_usd,
+        "as_is_cost_usd": t.as_is_cost_usd,
+        "saving_usd": saving,
+        "saving_share": saving / t.as_is_cost_usd if t.as_is_cost_usd else None,
+        "hit_rate": t.cache_read / t.prompt_tokens if t.prompt_tokens else None,
+        "predicted_hit_rate": (
+            t.predicted_read / t.upstream_tokens if t.upstream_tokens and t.predicted_read else None
+        ),
+        "compactions": t.compactions,
+        "repairs": t.repairs,
+        "restores": t.restores,
+        "first_miss": dict(sorted(t.first_miss.items(), key=lambda kv: -kv[1])),
+        "updated": meta.updated,
+        "chart": [_point(s) for s in stats],
+    }
+
+
+def status_data(
+    records: Records, *, sessions: int = SESSIONS, points: int = POINTS
+) -> dict[str, Any]:
+    """The data of the status page (module doc)."""
+    metas = records.sessions(sessions)
+    rows = [_session(m, records.stats(m.id, points)) for m in metas]
+    total_cost = sum(r["cost_usd"] for r in rows)
+    total_as_is = sum(r["as_is_cost_usd"] for r in rows)
+    prompt = sum(m.totals.prompt_tokens for m in metas)
+    read = sum(m.totals.cache_read for m in metas)
+    return {
+        "totals": {
+            "sessions": len(rows),
+            "requests": sum(r["requests"] for r in rows),
+            "cost_usd": total_cost,
+            "as_is_cost_usd": total_as_is,
+            "saving_usd": total_as_is - total_cost,
+            "hit_rate": read / prompt if prompt else None,
+            "client_tokens": sum(r["client_tokens"] for r in rows),
+            "upstream_tokens": sum(r["upstream_tokens"] for r in rows),
+        },
+        "sessions": rows,
+    }
+
+
+def page_html() -> str:
+    """The status page's HTML (it fetches ``/status.json`` itself)."""
+    return resources.files("regio.proxy").joinpath("status.html").read_text(encoding="utf-8")

@@ -1,0 +1,361 @@
+"""One request's work on its session's engine: admit what is new, lay out, answer regio's own
+tool calls, recover from a length refusal, record the reply, commit.
+
+Everything here is synchronous (the engine and the stores are); the server runs it in worker
+threads (:mod:`regio.proxy.app`). The order of one request:
+
+1. :meth:`Turn.prepare`: the client's system prompt is placed (capture rules, or beside the
+   window), the history items after the session's known prefix are read into messages and
+   admitted (a copy of a reply the proxy already recorded is skipped,
+   :class:`regio.proxy.records.Served`), the engine lays out the window (flushing the
+   compactions it needs) and the upstream body is built (:mod:`regio.proxy.payloads`).
+2. The server sends it; a context-length refusal goes to :meth:`Turn.recover` (one compaction
+   to half the allowance, one retry: ``Engine.recover_overflow``).
+3. A reply calling regio's tools goes to :meth:`Turn.answer` (:mod:`regio.proxy.restore`),
+   which lays out the next round.
+4. :meth:`Turn.finish`: the reply's usage is observed (calibration, usage ledger), the request's
+   figures are computed (:mod:`regio.proxy.accounting`) and the session is committed
+   (:meth:`Turn.commit`).
+
+A reply is not admitted when it arrives: the client sends it back as the first item of its next
+request, and it is admitted then, as the client holds it (its later requests are compared with
+exactly those bytes). Only when regio's tools were answered does the engine record the exchange
+at once (the model's calls, their results and the final reply), because the client holds only
+the final reply.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+import attrs
+import msgspec
+
+from regio.content import Message
+from regio.layout import Request
+
+from . import accounting
+from .capture import LiveCapture
+from .dialects import ClientRequest
+from .errors import ClientRequestError
+from .history import digest
+from .payloads import split_tools, tool_name, upstream_body
+from .readers import item_messages, merge_calls
+from .records import Pending, Records, RequestStat, Served, SessionMeta
+from .replies import Reply, Shown
+from .restore import answer_internal, regio_tool_names
+from .sessions import Handle
+
+__all__ = ["Settings", "Turn"]
+
+_HISTORY_KEY = {"anthropic": "messages", "openai_chat": "messages", "openai_responses": "input"}
+#: Layout events of a repaired tool pair (:mod:`regio.layout.repair`), on every request that
+#: carries the repair; a request counts the ones the session's previous request did not have.
+_REPAIR_KINDS = ("repaired", "orphan_result_dropped", "result_synthesized")
+
+
+@attrs.frozen
+class Settings:
+    """What every turn of a proxy shares: the blueprint's ``provider``, the cache ``profile``
+    its predictions use (``None``: none), the capture rules, ``max_rounds`` of regio's own
+    tool calls answered per request and the cache's time to live ``ttl_s`` (seconds, the
+    blueprint's ``cache.ttl``)."""
+
+    provider: str
+    profile: str | None
+    capture: LiveCapture
+    max_rounds: int = 3
+    ttl_s: float = 300.0
+
+
+@attrs.define
+class Turn:
+    """One request on one session (module doc)."""
+
+    settings: Settings
+    handle: Handle
+    client: ClientRequest
+    incoming: list[bytes]
+    provider: str
+    t0: float = attrs.field(factory=time.time)
+    cpu: float = 0.0
+    wall: float = 0.0
+    start: int = 0
+    beside: str = ""
+    new_tokens: list[int] = attrs.field(factory=list)
+    events: Counter[str] = attrs.field(factory=Counter)
+    request: Request | None = None
+    previous: tuple[Request, float, int] | None = None
+    rounds: int = 0
+    fixed_tokens: int = 0
+    repairs: int = 0
+    shown: Shown | None = None
+    notes: list[str] = attrs.field(factory=list)
+
+    @property
+    def engine(self) -> Any:
+        return self.handle.engine
+
+    def _timed(self, fn: Any, *args: Any) -> Any:
+        started = time.thread_time()
+        unsubscribe = self.engine.subscribe(lambda e: self.events.update((e.kind,)))
+        try:
+            return fn(*args)
+        finally:
+            unsubscribe()
+            self.cpu += time.thread_time() - started
+
+    # ----- 1. prepare -----------------------------------------------------------------------
+    def prepare(self) -> dict[str, Any]:
+        """Admit the new items and lay out the first round (module doc). Raises
+        :class:`regio.proxy.errors.PassThrough` for an item no reader takes."""
+        return self._timed(self._prepare)
+
+    def _prepare(self) -> dict[str, Any]:
+        engine, meta = self.engine, self.handle.meta
+        last = engine.state.last_request
+        if last is not None and engine.ledger.last is not None:
+            self.previous = (last, meta.last_t, engine.ledger.last.output_tokens)
+        self.start = self._skip_served(meta)
+        self._system(meta)
+        messages: list[Message] = []
+        where = _HISTORY_KEY[self.client.api]
+        for pos in range(self.start, len(self.client.items)):
+            read = item_messages(self.client.api, self.client.items[pos], f"{where}[{pos}]")
+            self.new_tokens.append(sum(engine.counter.count_message(m) for m in read))
+            messages.extend(read)
+        if self.client.api == "openai_responses":
+            messages = merge_calls(messages)
+        self.settings.capture.admit(engine, messages, self.notes)
+        repair = getattr(engine, "repair", None)
+        if callable(repair):  # Engine.repair (issue: "stores"): fix the window, keep the log
+            repair()
+        return self._lay_out(offer=True)
+
+    def _skip_served(self, meta: SessionMeta) -> int:
+        """The first position to admit: past the client's copy of a reply already recorded."""
+        served, start = meta.served, meta.count
+        if served is None or served.position != start or start >= len(self.client.items):
+            return start
+        try:
+            read = item_messages(self.client.api, self.client.items[start], "served")
+        except ClientRequestError:
+            return start
+        shown = Shown.of(Message("assistant", tuple(b for m in read for b in m.blocks)))
+        if read and read[0].role == "assistant" and shown == Shown(served.text, served.call_ids):
+            self.new_tokens.append(0)
+            return start + 1
+        return start
+
+    def _system(self, meta: SessionMeta) -> None:
+        key = digest(msgspec.json.encode([bytes(r) for r in self.client.system_raw])).hex()
+        apply = self.handle.fresh or key != meta.system
+        self.beside = self.settings.capture.system(self.engine, self.client.system, apply=apply)
+        self.handle.meta = msgspec.structs.replace(meta, system=key)
+        _, others = split_tools(self.client.api, self.client.tools)
+        beside = self.beside
+        if others:  # the client's non-function tools ride beside the window too
+            beside += "\n\n" + msgspec.json.encode(others).decode()
+        self.engine.budget.send_beside(beside, "" if self.client.api == "anthropic" else "\n\n")
+        count = self.engine.counter.count  # the counter's cache makes a repeated prompt a lookup
+        tools = bytes(self.client.tools_raw).decode() if self.client.tools_raw is not None else ""
+        self.fixed_tokens = count(self.client.system) + (count(tools) if tools else 0)
+
+    def _lay_out(self, *, offer: bool) -> dict[str, Any]:
+        """The upstream body of the next round; without ``offer`` (the last round) regio's own
+        tools are left out of it, so the model answers the client."""
+        functions, _ = split_tools(self.client.api, self.client.tools)
+        request, payload = self.engine.request(
+            self.provider, self.client.model or None, tools=functions, api=self.client.api
+        )
+        before = self.request or (self.previous[0] if self.previous else None)
+        self.repairs += len(_repairs(request) - _repairs(before))
+        self.request = request
+        body = upstream_body(
+            self.client, payload, beside=self.beside, provider=self.settings.provider
+        )
+        if not offer and "tools" in body:
+            own = regio_tool_names(self.engine)
+            body["tools"] = [t for t in body["tools"] if tool_name(self.client.api, t) not in own]
+            if not body["tools"] and self.client.tools_raw is None:
+                del body["tools"]
+        return body
+
+    @property
+    def regio_tools(self) -> frozenset[str]:
+        """The names of regio's own tools offered in this round."""
+        if self.rounds >= self.settings.max_rounds:
+            return frozenset()
+        return regio_tool_names(self.engine)
+
+    # ----- 2. overflow ----------------------------------------------------------------------
+    def recover(self, status: int, error: Any) -> dict[str, Any] | None:
+        """The body to retry with after an upstream refusal ``error`` (its decoded body), or
+        ``None`` when it is no context-length refusal or the retry was already made. Raises
+        :class:`regio.ContextOverflowError` when compaction cannot make the request fit."""
+        return self._timed(self._recover, status, error)
+
+    def _recover(self, status: int, error: Any) -> dict[str, Any] | None:
+        body = error if isinstance(error, dict) else {"error": {"message": str(error)}}
+        token = self.engine.recover_overflow({"status": status, **body})
+        if token is None:
+            return None
+        return self._lay_out(offer=self.rounds < self.settings.max_rounds)
+
+    # ----- 3. regio's own tools --------------------------------------------------------------
+    def answer(self, reply: Reply) -> dict[str, Any]:
+        """Record ``reply``, answer its calls to regio's tools and lay out the next round."""
+        return self._timed(self._answer, reply)
+
+    def _answer(self, reply: Reply) -> dict[str, Any]:
+        if reply.usage is not None:
+            self._observe(reply.usage)
+        answer_internal(self.engine, reply)
+        self.rounds += 1
+        return self._lay_out(offer=self.rounds < self.settings.max_rounds)
+
+    def _observe(self, usage: dict[str, Any]) -> Any:
+        return self.engine.observe(usage, provider=self.provider, model=self.client.model or None)
+
+    # ----- 4. finish --------------------------------------------------------------------------
+    def finish(self, reply: Reply | None, status: int, predicted: int | None = None) -> RequestStat:
+        """Observe ``reply`` (``None``: the upstream sent none), record the request and return its
+        :class:`RequestStat`; ``predicted``: a per-token prediction of the cached tokens
+        (:mod:`regio.proxy.slot`) that replaces the block model's."""
+        return self._timed(self._finish, reply, status, predicted)
+
+    def _finish(self, reply: Reply | None, status: int, predicted: int | None) -> RequestStat:
+        record = self._observe(reply.usage) if reply is not None and reply.usage else None
+        if reply is not None and self.rounds and reply.complete:
+            self.engine.add_message(reply.message)
+            self.shown = reply.shown
+        meta = self.handle.meta
+        client_tokens = meta.tokens + sum(self.new_tokens) + self.fixed_tokens
+        upstream = (self.request.tokens + self.engine.budget.beside_tokens) if self.request else 0
+        stat = self._stat(record, client_tokens, upstream, status, predicted)
+        self.handle.meta = _totalled(meta, stat)
+        return stat
+
+    def _stat(
+        self, record: Any, client: int, upstream: int, status: int, slot: int | None
+    ) -> RequestStat:
+        meta = self.handle.meta
+        predicted: tuple[int, int] | None = None
+        if self.request is not None and self.settings.profile is not None:
+            predicted = accounting.predict_blocks(
+                self.settings.profile, self.previous, self.request, self.t0
+            )
+        if slot is not None:
+            predicted = (slot, 0)
+        prompt = record.prompt_tokens if record is not None else 0
+        scale = prompt / upstream if prompt and upstream else 1.0
+        pricing = self.engine.ledger.pricing(self.provider, self.client.model or "")
+        cached = bool(meta.last_client) and self.t0 - meta.last_t < self.settings.ttl_s
+        as_is = accounting.as_is_cost(
+            pricing,
+            int(meta.last_client * scale),
+            int(client * scale),
+            record.output_tokens if record is not None else 0,
+            cached=cached,
+        )
+        read = record.cache_read_tokens if record is not None else 0
+        return RequestStat(
+            index=meta.totals.requests,
+            t=self.t0,
+            client_tokens=client,
+            upstream_tokens=upstream,
+            prompt_tokens=prompt,
+            output_tokens=record.output_tokens if record is not None else 0,
+            cache_read=read,
+            cache_write=record.cache_creation_tokens if record is not None else 0,
+            predicted_read=predicted[0] if predicted else None,
+            predicted_write=predicted[1] if predicted else None,
+            cost_usd=(record.cost_usd or 0.0) if record is not None else 0.0,
+            as_is_cost_usd=as_is or 0.0,
+            compacted=self.events["compaction_finished"] > 0,
+            first_miss=self._first_miss(prompt, read) if record is not None else None,
+            added_ms=self.cpu * 1000.0,
+            restores=self.rounds,
+            repairs=self.repairs + self.events["orphan_tool_result"],
+            status=status,
+        )
+
+    def _first_miss(self, prompt: int, read: int) -> str | None:
+        conversation = self.engine.window.conversation
+        name = conversation.name if conversation is not None else "messages"
+        return accounting.first_miss(self.request, prompt, read, name)
+
+    # ----- commit -----------------------------------------------------------------------------
+    def commit(self, records: Records, store: Any, stat: RequestStat) -> bool:
+        """Save the session (module doc of :mod:`regio.proxy.records`): positions and the pending
+        mark, the engine, then the meta and the stat. ``False`` when the lease was lost (nothing
+        more is written; the next request redoes this one's admission)."""
+        return self._timed(self._commit, records, store, stat)
+
+    def _commit(self, records: Records, store: Any, stat: RequestStat) -> bool:
+        meta, engine = self.handle.meta, self.engine
+        count = len(self.client.items)
+        tokens = meta.tokens + sum(self.new_tokens)
+        version = (engine.store_mark.version if engine.store_mark is not None else 0) + 1
+        rows = [
+            (pos, self.incoming[pos], n)
+            for pos, n in zip(range(meta.count, count), self.new_tokens, strict=False)
+        ]
+        pending = msgspec.structs.replace(meta, pending=Pending(count, tokens, version))
+        if not records.prepare(meta.id, self.handle.token, pending, rows):
+            return False
+        engine.save_to(store, meta.id)
+        served = None
+        if self.shown is not None:
+            served = Served(count, self.shown.text, self.shown.call_ids)
+        final = msgspec.structs.replace(
+            meta,
+            count=count,
+            tokens=tokens,
+            engine_version=engine.store_mark.version,
+            pending=None,
+            served=served,
+            updated=time.time(),
+            last_t=self.t0,
+            last_client=stat.client_tokens,
+        )
+        self.handle.meta = final
+        return records.commit(meta.id, self.handle.token, final, stat)
+
+
+def _repairs(request: Request | None) -> set[tuple[str, str]]:
+    """The repairs a laid-out request carries: (event kind, tool call id)."""
+    if request is None:
+        return set()
+    return {
+        (e.kind, getattr(e, "tool_use_id", "")) for e in request.events if e.kind in _REPAIR_KINDS
+    }
+
+
+def _totalled(meta: SessionMeta, stat: RequestStat) -> SessionMeta:
+    t = meta.totals
+    first = dict(t.first_miss)
+    if stat.first_miss is not None:
+        first[stat.first_miss] = first.get(stat.first_miss, 0) + 1
+    totals = msgspec.structs.replace(
+        t,
+        requests=t.requests + 1,
+        client_tokens=t.client_tokens + stat.client_tokens,
+        upstream_tokens=t.upstream_tokens + stat.upstream_tokens,
+        prompt_tokens=t.prompt_tokens + stat.prompt_tokens,
+        output_tokens=t.output_tokens + stat.output_tokens,
+        cache_read=t.cache_read + stat.cache_read,
+        cache_write=t.cache_write + stat.cache_write,
+        predicted_read=t.predicted_read + (stat.predicted_read or 0),
+        predicted_write=t.predicted_write + (stat.predicted_write or 0),
+        cost_usd=t.cost_usd + stat.cost_usd,
+        as_is_cost_usd=t.as_is_cost_usd + stat.as_is_cost_usd,
+        compactions=t.compactions + int(stat.compacted),
+        restores=t.restores + stat.restores,
+        repairs=t.repairs + stat.repairs,
+        reported=t.reported + int(stat.prompt_tokens > 0),
+        first_miss=first,
+    )
+    return msgspec.structs.replace(meta, totals=totals)

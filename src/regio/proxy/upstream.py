@@ -1,0 +1,125 @@
+"""The one upstream the proxy talks to, through httpx.
+
+``--upstream`` is a base URL without the API path (``https://api.anthropic.com``,
+``http://127.0.0.1:8080``); a request goes to that URL plus the path and query the client used
+(``/v1/messages?beta=true``). The client's headers are passed on as received, its key
+(``x-api-key``, ``Authorization``) included, except the hop-by-hop headers (RFC 9110 section
+7.6.1), ``Host`` and ``Content-Length`` (set for the new body), ``Accept-Encoding`` (the proxy
+asks for an unencoded body, which it reads event by event) and the proxy's own
+``x-regio-session``. The upstream's response headers come back the same way. Headers are held
+in memory for the request only: never stored, never logged (the proxy logs no header at all).
+
+httpx (https://www.python-httpx.org) streams a response body as it arrives
+(``AsyncClient.send(..., stream=True)`` and ``aiter_raw``), keeps connections to the upstream
+alive between requests, and has a timeout per phase: connecting is bounded, reading is not
+(a model may think for minutes before its first token). An idle connection is dropped after 4
+seconds, before the common 5-second server keep-alive lapses; a request whose connection the
+upstream closed before it answered (the race of reusing a connection as the server closes it)
+is sent once more, on a new connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Mapping
+from typing import Any
+
+import attrs
+import httpx
+
+__all__ = ["Upstream", "client_headers", "response_headers"]
+
+_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
+_NOT_SENT = _HOP | {"host", "content-length", "accept-encoding", "x-regio-session"}
+_NOT_RETURNED = _HOP | {"content-length", "content-encoding", "date", "server"}
+#: A kept-alive connection the upstream closed as it was reused: sent once more on a new one.
+_STALE = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+
+
+def client_headers(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The client's headers to send upstream (module doc)."""
+    out = [(k, v) for k, v in headers if k.lower() not in _NOT_SENT]
+    out.append(("accept-encoding", "identity"))
+    return out
+
+
+def response_headers(headers: Mapping[str, str] | httpx.Headers) -> dict[str, str]:
+    """The upstream's response headers to return to the client (module doc)."""
+    return {k: v for k, v in headers.items() if k.lower() not in _NOT_RETURNED}
+
+
+@attrs.define
+class Upstream:
+    """The upstream at ``base_url`` (module doc); ``connect_timeout`` in seconds;
+    ``transport``: an httpx transport to use instead of the network (an in-process upstream,
+    ``httpx.ASGITransport``, in tests)."""
+
+    base_url: str
+    connect_timeout: float = 30.0
+    transport: httpx.AsyncBaseTransport | None = None
+    _client: httpx.AsyncClient | None = None
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            timeout = httpx.Timeout(None, connect=self.connect_timeout)
+            limits = httpx.Limits(
+                max_connections=None, max_keepalive_connections=64, keepalive_expiry=4.0
+            )
+            self._client = httpx.AsyncClient(
+                timeout=timeout, limits=limits, trust_env=False, transport=self.transport
+            )
+        return self._client
+
+    def url(self, path: str, query: str = "") -> str:
+        """The upstream URL of the client's ``path`` and ``query``."""
+        return self.base_url.rstrip("/") + path + (f"?{query}" if query else "")
+
+    async def open(
+        self, method: str, path: str, query: str, headers: list[tuple[str, str]], body: bytes
+    ) -> httpx.Response:
+        """Send the request; returns the response with its body not read yet (read it with
+        :meth:`body` or iterate :meth:`chunks`; close it with ``aclose``)."""
+        for attempt in (1, 2):
+            request = self.client.build_request(
+                method, self.url(path, query), headers=headers, content=body
+            )
+            try:
+                return await self.client.send(request, stream=True)
+            except _STALE:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @staticmethod
+    async def chunks(response: httpx.Response) -> AsyncIterator[bytes]:
+        """The response body as it arrives, bytes as received."""
+        async for chunk in response.aiter_raw():
+            yield chunk
+
+    @staticmethod
+    async def body(response: httpx.Response) -> bytes:
+        """The whole response body."""
+        return await response.aread()
+
+    async def close(self) -> None:
+        """Close the connections."""
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    @staticmethod
+    def status_text(error: Any) -> str:
+        """A one-line description of a transport error (no header, no body)."""
+        return f"{type(error).__name__}: {error}"

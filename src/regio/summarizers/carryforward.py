@@ -1,0 +1,157 @@
+"""The carry-forward schema of a summary: durable items by type with their keys, then prose.
+
+A summary in this schema is::
+
+    Constraints:
+    - [key: budget] HARD CONSTRAINT: Budget cap is $500 total. Never exceed without approval.
+    Values:
+    - [key: deploy target] Update: the deploy target is now prod-eu-1.
+    Summary:
+    <prose: what happened, in as much detail as the budget allows>
+
+Item lists come first, one heading per kind (:data:`regio.summarizers.kinds.HEADINGS`), each
+item a ``- `` line holding its source sentence(s) verbatim and, optionally, its key; then
+``Summary:`` and the prose. :data:`SCHEMA_INSTRUCTIONS` asks an LLM summarizer for exactly
+this. Asking a model for typed, verbatim items carried forward from the previous summary is
+the structured carry-forward prompt of google/adk-go PR #1431 ("carry durable facts across
+re-summarization", https://github.com/google/adk-go/pull/1431): its author reports probe
+recall of planted facts rising from 39/80 with the free-form prompt to 70/72 with the
+structured one over repeated re-summarization, and a re-measurement in the review (gemini
+3.5 flash) of 24/24 against 0/16.
+
+:func:`split_reply` reads a reply back into items and prose; :func:`check_reply` validates
+it against the items the extractor found in the same input (by class, never by phrasing):
+every constraint the extractor found must be in the reply, by key or verbatim; a reply item
+whose text is not in the input is not taken. A reply that drops a constraint falls back to the
+extracted items (``fallback``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import attrs
+
+from .items import DurableItem, parse_items
+from .kinds import HEADINGS
+from .subjects import item_key
+
+__all__ = [
+    "PROSE_HEADING",
+    "SCHEMA_INSTRUCTIONS",
+    "ReplyCheck",
+    "check_reply",
+    "join_summary",
+    "split_reply",
+]
+
+#: The heading between the item lists and the prose.
+PROSE_HEADING = "Summary:"
+
+_WHAT = {
+    "constraint": "rules and prohibitions, with or without must or never ('No external "
+    "network calls', 'use metric, not imperial')",
+    "preference": "the user's preferences",
+    "goal": "goals and the state of the task",
+    "todo": "open to-dos",
+    "fact": "named values: a setting, a number, a name, an identifier and what it is",
+    "decision": "decisions",
+    "error": "errors still open",
+}
+
+SCHEMA_INSTRUCTIONS = (
+    "Reply in this structure and nothing else.\n"
+    "First the durable items, each kind under its heading (only the headings that have "
+    "items, in this order): "
+    + "; ".join(f"'{heading}:' {_WHAT[kind]}" for kind, heading in HEADINGS.items())
+    + ". Each item is one line: '- [key: <subject>] <its source sentence(s), copied "
+    "verbatim>'. Copy the whole sentence(s): a rule stays with its condition ('Budget cap is "
+    "$500 total. Never exceed without explicit approval.'). The key names the subject (the "
+    "budget, the deploy target, the on-call owner): when a later statement changes a "
+    "subject, keep only the latest one. Carry every item of a previous summary forward "
+    "verbatim unless a later statement supersedes or completes it.\n"
+    f"Then a line '{PROSE_HEADING}' and prose covering everything else: progress, files and "
+    "identifiers, what was tried, what is next."
+)
+
+
+def split_reply(text: str) -> tuple[list[tuple[str, str, str | None]], str, bool]:
+    """``(items, prose, structured)`` of a summary: the ``(kind, text, key)`` items of its
+    item lists, the prose (its ``Errors:`` list, then what follows ``Summary:``, else every
+    line outside an item list, in order, as written), and whether it had an item list or a
+    ``Summary:`` heading at all (without, the prose is the whole text as written).
+
+    Errors stay in the prose too: an error is reported once, by the batch it happened in, so
+    each summary keeps its own error lines, while the item section keeps only the newest."""
+    head, sep, tail = text.partition(f"\n{PROSE_HEADING}")
+    if not sep and text.startswith(PROSE_HEADING):
+        head, sep, tail = "", PROSE_HEADING, text[len(PROSE_HEADING) :]
+    items, rest = parse_items(head)
+    if not items and not sep:
+        return [], text.strip(), False
+    errors = [t for k, t, _ in items if k == "error"]
+    lines = ([f"{HEADINGS['error']}:", *(f"- {t}" for t in errors)] if errors else []) + rest
+    if sep:
+        lines.append(tail.strip("\n"))
+    return items, "\n".join(lines).strip(), True
+
+
+def join_summary(items_text: str, prose: str) -> str:
+    """A summary in the schema: ``items_text`` (rendered item lists), then ``Summary:`` and
+    ``prose`` (either may be empty)."""
+    parts = [items_text] if items_text else []
+    if prose:
+        parts.append(f"{PROSE_HEADING}\n{prose}")
+    return "\n".join(parts)
+
+
+@attrs.frozen
+class ReplyCheck:
+    """The validated items of a reply: ``accepted`` (reply items found verbatim in the input
+    that add a key the extractor did not find), ``rejected`` (reply items not in the input),
+    ``dropped`` (extracted constraints the reply left out: non-empty means ``fallback``)."""
+
+    accepted: tuple[DurableItem, ...]
+    rejected: tuple[str, ...]
+    dropped: tuple[str, ...]
+
+    @property
+    def fallback(self) -> bool:
+        """The reply dropped an extracted constraint: its items are not used."""
+        return bool(self.dropped)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def check_reply(
+    reply: list[tuple[str, str, str | None]],
+    extracted: Iterable[DurableItem],
+    source_text: str,
+) -> ReplyCheck:
+    """Validate ``reply``'s items (module doc) against the ``extracted`` items of the same
+    input, whose text is ``source_text``."""
+    extracted = list(extracted)
+    source = _norm(source_text)
+    texts = {_norm(t) for _, t, _ in reply}
+    keys = {item_key(t, k) for k, t, _ in reply}
+    dropped = tuple(
+        i.text
+        for i in extracted
+        if i.kind == "constraint" and _norm(i.text) not in texts and i.key not in keys
+    )
+    known = {i.key for i in extracted}
+    accepted: list[DurableItem] = []
+    rejected: list[str] = []
+    for seq, (kind, text, _) in enumerate(reply):
+        if kind not in HEADINGS:
+            continue
+        if _norm(text) not in source:
+            rejected.append(text)
+            continue
+        key = item_key(text, kind)
+        if key not in known:
+            known.add(key)
+            accepted.append(DurableItem(kind, key, text, seq))
+    return ReplyCheck(tuple(accepted), tuple(rejected), dropped)

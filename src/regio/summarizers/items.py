@@ -1,0 +1,267 @@
+"""Durable items and the keyed set that holds them.
+
+A :class:`DurableItem` is one typed statement kept verbatim (``text``), with its ``kind``
+(:data:`regio.summarizers.kinds.KINDS`), its ``key`` (:func:`regio.summarizers.subjects.item_key`),
+its order in the session (``seq``) and whether the user stated it (``by_user``).
+
+An :class:`ItemSet` keeps at most one item per key:
+
+* **A later item supersedes the earlier one of the same key** (and, when no item has its key,
+  the one item of a related key: :func:`regio.summarizers.subjects.related`); the superseded
+  item leaves the set (the transcript keeps the message it came from).
+* **Authority.** A constraint or a preference the user stated is superseded only by the user:
+  the agent reporting another value does not lift the user's requirement, and both are kept
+  (the agent's under the key plus :data:`AGENT_SUFFIX`, until the user settles the key).
+* **To-dos close.** A later sentence that completes an open to-do
+  (:func:`regio.summarizers.openitems.completion`) removes it.
+* **Render order** is by kind (constraints first, :data:`~regio.summarizers.kinds.KINDS`),
+  then by the order in which the items were stated (a superseding item comes last); the same
+  set always renders the same bytes (:meth:`ItemSet.render`), and :func:`parse_items` reads a
+  rendering back.
+* **A budget drops the lowest-priority items first** (:meth:`ItemSet.fit`): the last kind
+  first, within a kind the item updated longest ago; what was dropped is returned, so the
+  caller can report it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import attrs
+import msgspec
+
+from .kinds import HEADINGS, KINDS
+from .openitems import CompletedItem, OpenItems
+from .subjects import item_key, related
+
+__all__ = ["AGENT_SUFFIX", "DurableItem", "ItemSet", "parse_items", "render_items"]
+
+_RANK = {kind: i for i, kind in enumerate(KINDS)}
+_BY_HEADING = {heading: kind for kind, heading in HEADINGS.items()}
+_KEYED = re.compile(r"^\[key:\s*(?P<key>[^\]]*)\]\s*(?P<text>\S.*)$")
+
+
+class DurableItem(msgspec.Struct, frozen=True):
+    """One durable item (module doc). ``source``: the id of the entry it came from, if
+    known."""
+
+    kind: str
+    key: str
+    text: str
+    seq: int
+    by_user: bool = True
+    source: str | None = None
+
+    @property
+    def order(self) -> tuple[int, int]:
+        """Sort key of the rendering: kind, then when it was stated."""
+        return (_RANK.get(self.kind, len(KINDS)), self.seq)
+
+
+def _binds(old: DurableItem, kind: str, by_user: bool) -> bool:
+    """Whether ``old`` stays when an item of ``kind`` by the user (``by_user``) or the agent
+    comes: a constraint or a preference is lifted only by the user, or, when the agent
+    stated it, by another of the same kind."""
+    if old.kind not in ("constraint", "preference") or by_user:
+        return False
+    return old.by_user or kind != old.kind
+
+
+#: Suffix of the key of an agent's item kept beside the user's binding item of the same key.
+AGENT_SUFFIX = "|agent"
+
+
+@attrs.define
+class ItemSet:
+    """Items by key (module doc). ``next_seq`` numbers the items added next."""
+
+    _items: dict[str, DurableItem] = attrs.field(factory=dict)
+    _texts: set[str] = attrs.field(factory=set)
+    _open: OpenItems = attrs.field(factory=OpenItems)
+    next_seq: int = 0
+
+    @classmethod
+    def of(cls, items: Iterable[DurableItem]) -> ItemSet:
+        """A set holding ``items`` as they are (keys and order kept)."""
+        out = cls()
+        for item in items:
+            out._put(item)
+            out.next_seq = max(out.next_seq, item.seq + 1)
+        return out
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def get(self, key: str) -> DurableItem | None:
+        """The item of ``key``, if any."""
+        return self._items.get(key)
+
+    def items(self) -> list[DurableItem]:
+        """The items in render order (module doc)."""
+        return sorted(self._items.values(), key=lambda i: i.order)
+
+    def has_text(self, text: str) -> bool:
+        """Whether an item's text is ``text``."""
+        return text in self._texts
+
+    def texts(self) -> set[str]:
+        """Every item's text (a copy)."""
+        return set(self._texts)
+
+    def _target(self, key: str) -> DurableItem | None:
+        """The item a new item of ``key`` supersedes: the same key, else the one related key."""
+        same = self._items.get(key)
+        if same is not None:
+            return same
+        near = [i for k, i in self._items.items() if related(k, key)]
+        return near[0] if len(near) == 1 else None
+
+    def _put(self, item: DurableItem) -> None:
+        self._items[item.key] = item
+        self._texts.add(item.text)
+        if item.kind == "todo":
+            self._open.add(item.text)
+
+    def add(
+        self,
+        kind: str,
+        text: str,
+        *,
+        by_user: bool = True,
+        key: str | None = None,
+        source: str | None = None,
+        keep: bool = True,
+    ) -> tuple[DurableItem | None, list[DurableItem]]:
+        """Add ``text`` as an item of ``kind``; returns ``(added, superseded)``. ``added`` is
+        ``None`` when the text is already kept. An agent's item that may not lift the user's
+        constraint or preference of its key (module doc) is kept beside it (its key gets
+        :data:`AGENT_SUFFIX`). ``keep=False``: only supersede (the item itself is kept
+        elsewhere, e.g. by a summary that stays in the history)."""
+        key = key if key is not None else item_key(text, kind)
+        if text in self._texts:
+            return None, []
+        old = self._target(key)
+        if old is not None and _binds(old, kind, by_user):
+            key, old = key + AGENT_SUFFIX, self._items.get(key + AGENT_SUFFIX)
+        gone = [old] if old is not None else []
+        if by_user and old is not None and old.key + AGENT_SUFFIX in self._items:
+            gone.append(self._items[old.key + AGENT_SUFFIX])
+        item = DurableItem(kind, key, text, self.next_seq, by_user, source=source)
+        for each in gone:
+            self._discard(each)
+        self.next_seq += 1
+        if not keep:
+            return None, gone
+        self._put(item)
+        return item, gone
+
+    def add_older(self, items: Sequence[tuple[str, str, bool]]) -> list[DurableItem]:
+        """Add ``(kind, text, by_user)`` items older than every item of the set (read from a
+        merge of earlier summaries), in their order: each only when its key is new, and
+        superseding nothing. Returns the items added."""
+        floor = min((i.seq for i in self._items.values()), default=0)
+        added: list[DurableItem] = []
+        for offset, (kind, text, by_user) in enumerate(items):
+            key = item_key(text, kind)
+            if text in self._texts or self._target(key) is not None:
+                continue
+            item = DurableItem(kind, key, text, floor - len(items) + offset, by_user)
+            self._put(item)
+            added.append(item)
+        return added
+
+    def _discard(self, item: DurableItem) -> None:
+        self._items.pop(item.key, None)
+        self._texts.discard(item.text)
+        if item.kind == "todo":
+            self._open.discard(item.text)
+
+    def remove(self, keys: Iterable[str]) -> list[DurableItem]:
+        """Remove the items of ``keys``; returns those that were present."""
+        out = [self._items[k] for k in keys if k in self._items]
+        for item in out:
+            self._discard(item)
+        return out
+
+    def complete(self, done: CompletedItem) -> list[DurableItem]:
+        """Remove the open to-dos ``done`` completes; returns them."""
+        closed = set(self._open.closed_by(done))
+        out = [i for i in self._items.values() if i.kind == "todo" and i.text in closed]
+        for item in out:
+            self._discard(item)
+        return out
+
+    def fit(self, fits: Callable[[list[DurableItem]], bool]) -> list[DurableItem]:
+        """Drop the lowest-priority items (module doc) until ``fits(items)`` holds; returns
+        the dropped items, in the order they went."""
+        dropped: list[DurableItem] = []
+        order = sorted(self._items.values(), key=lambda i: (-_RANK.get(i.kind, 99), i.seq))
+        for item in order:
+            if fits(self.items()):
+                break
+            self._discard(item)
+            dropped.append(item)
+        return dropped
+
+    def to_meta(self) -> list[dict[str, Any]]:
+        """The items as JSON-able dicts (render order), for an entry's ``meta``."""
+        return [msgspec.to_builtins(i) for i in self.items()]
+
+    @classmethod
+    def from_meta(cls, data: Sequence[Any]) -> ItemSet:
+        """The set :meth:`to_meta` wrote."""
+        return cls.of(msgspec.convert(list(data), list[DurableItem]))
+
+    def render(self, *, keys: bool = False) -> str:
+        """The items under their kind's heading, in render order (:func:`render_items`)."""
+        return render_items(self.items(), keys=keys)
+
+
+def render_items(items: Sequence[DurableItem], *, keys: bool = False) -> str:
+    """``items`` as ``Heading:`` lines, each followed by its items as ``- text`` lines (with
+    ``keys``: ``- [key: <key>] text``), in the given order; headings in kind order."""
+    lines: list[str] = []
+    for kind in KINDS:
+        group = [i for i in items if i.kind == kind]
+        if not group:
+            continue
+        lines.append(f"{HEADINGS[kind]}:")
+        for item in group:
+            lines.append(f"- [key: {item.key}] {item.text}" if keys else f"- {item.text}")
+    return "\n".join(lines)
+
+
+def parse_items(text: str) -> tuple[list[tuple[str, str, str | None]], list[str]]:
+    """Read a rendering back: ``(items, rest)`` where ``items`` are ``(kind, text, key)``
+    (``key`` as written with ``[key: ...]``, else ``None``) and ``rest`` the lines outside
+    any item list, in order and as written (blank lines outside the lists kept). A heading is
+    a kind's heading alone on its line (``Values:``); its items are the ``- `` lines right
+    after it."""
+    items: list[tuple[str, str, str | None]] = []
+    rest: list[str] = []
+    current: str | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            if current is None:
+                rest.append(raw.rstrip())
+            continue
+        if line.endswith(":") and line[:-1] in _BY_HEADING:
+            current = _BY_HEADING[line[:-1]]
+            continue
+        if current is not None and line.startswith("- "):
+            body = line[2:].strip()
+            keyed = _KEYED.match(body)
+            if keyed is not None:
+                items.append((current, keyed.group("text"), keyed.group("key").strip() or None))
+            elif body:
+                items.append((current, body, None))
+            continue
+        current = None
+        rest.append(raw.rstrip())
+    return items, rest

@@ -1,0 +1,171 @@
+"""The proxy's interface promises: keys pass through and are never kept, requests regio cannot
+manage and other paths go upstream untouched, length refusals are recovered, errors come back in
+the client's API shape, ``/metrics`` is Prometheus text with a ``session`` label."""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("starlette", reason="the proxy extra (starlette) is not installed")
+pytest.importorskip("prometheus_client", reason="prometheus-client is not installed")
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from proxy_support import ScriptedUpstream, Step, blueprint, in_process
+
+BLUEPRINT = blueprint(
+    "proxy-interface",
+    "anthropic:claude-x",
+    window=8000,
+    output=500,
+    conversation=6000,
+    history=1000,
+)
+SECRET = "sk-ant-api03-SECRET-do-not-keep-4711"
+
+
+def _anthropic(client: Any, messages: list[dict[str, Any]], **headers: str) -> Any:
+    body = {"model": "claude-x", "max_tokens": 50, "system": "Be brief.", "messages": messages}
+    return client.post("/v1/messages", json=body, headers={"x-api-key": SECRET, **headers})
+
+
+def _families(client: Any) -> dict[str, Any]:
+    return {f.name: f for f in text_string_to_metric_families(client.get("/metrics").text)}
+
+
+def test_the_clients_key_reaches_the_upstream_and_is_never_stored_logged_or_shown(tmp_path, caplog):
+    caplog.set_level(logging.DEBUG)
+    upstream = ScriptedUpstream([Step("hello")] * 3, 8000, 500)
+    db = tmp_path / "proxy.db"
+    with in_process(upstream, BLUEPRINT, f"sqlite:{db}") as client:
+        response = _anthropic(
+            client, [{"role": "user", "content": "hi"}], authorization=f"Bearer {SECRET}"
+        )
+        assert response.status_code == 200
+        shown = client.get("/metrics").text + client.get("/status.json").text + client.get("/").text
+    assert upstream.headers[-1]["x-api-key"] == SECRET
+    assert upstream.headers[-1]["authorization"] == f"Bearer {SECRET}"
+    assert SECRET not in shown
+    assert SECRET not in caplog.text
+    for path in tmp_path.iterdir():  # the database, its WAL and shared-memory files
+        assert SECRET.encode() not in Path(path).read_bytes(), path
+
+
+def test_metrics_are_prometheus_text_per_session_with_requests_and_tokens_saved():
+    upstream = ScriptedUpstream([Step("x" * 400)] * 14, 8000, 500)
+    with in_process(upstream, BLUEPRINT, f"sqlite:{tempfile.mkdtemp()}/p.db") as client:
+        history = [{"role": "user", "content": "start " + "word " * 900}]
+        for i in range(12):
+            response = _anthropic(client, history, **{"x-regio-session": "metrics-1"})
+            assert response.status_code == 200
+            history += [
+                {"role": "assistant", "content": response.json()["content"]},
+                {"role": "user", "content": f"more {i} " + "word " * 900},
+            ]
+        families = _families(client)
+    requests = families["regio_requests"].samples
+    assert [s.labels["session"] for s in requests if s.name == "regio_requests_total"] == [
+        "metrics-1"
+    ]
+    assert sum(s.value for s in requests if s.name == "regio_requests_total") == 12
+    saved = [
+        s for s in families["regio_tokens_saved"].samples if s.name == "regio_tokens_saved_total"
+    ]
+    client_tokens = families["regio_client_tokens"].samples[0].value
+    upstream_tokens = families["regio_upstream_tokens"].samples[0].value
+    assert saved[0].labels == {"session": "metrics-1"}
+    assert saved[0].value > 0 and client_tokens > upstream_tokens  # compaction kept the window
+    for name in ("regio_cache_read_tokens", "regio_cache_write_tokens"):
+        sources = {s.labels["source"] for s in families[name].samples if s.name.endswith("_total")}
+        assert sources == {"reported", "predicted"}
+    assert families["regio_compactions"].samples[0].value > 0
+    assert "regio_first_cache_miss" in families
+
+
+def test_a_request_with_an_item_regio_cannot_read_goes_upstream_exactly_as_sent():
+    upstream = ScriptedUpstream([Step("ok")] * 2, 8000, 500)
+    body = {
+        "model": "claude-x",
+        "max_tokens": 50,
+        "messages": [
+            {"role": "user", "content": "think"},
+            {"role": "assistant", "content": [{"type": "redacted_thinking", "data": "opaque"}]},
+            {"role": "user", "content": "go on"},
+        ],
+    }
+    data = json.dumps(body, separators=(",", ":")).encode()
+    with in_process(upstream, BLUEPRINT, f"sqlite:{tempfile.mkdtemp()}/p.db") as client:
+        response = client.post(
+            "/v1/messages",
+            content=data,
+            headers={"x-api-key": SECRET, "content-type": "application/json"},
+        )
+        assert response.status_code == 200, response.text
+        assert upstream.raw[-1] == data
+        passed = _families(client)["regio_passthrough"].samples
+        assert any(s.value == 1 and "messages[1]" in s.labels["reason"] for s in passed)
+
+
+def test_other_paths_go_upstream_untouched():
+    upstream = ScriptedUpstream([], 8000, 500)
+    with in_process(upstream, BLUEPRINT, f"sqlite:{tempfile.mkdtemp()}/p.db") as client:
+        response = client.get("/v1/models", headers={"authorization": f"Bearer {SECRET}"})
+    assert response.status_code == 200 and response.json()["data"][0]["id"] == "scripted"
+    assert upstream.headers[-1]["authorization"] == f"Bearer {SECRET}"
+
+
+def test_a_length_refusal_is_answered_by_one_compaction_and_one_retry():
+    # the upstream's window is smaller than the blueprint says: the first request over it is
+    # refused, the proxy compacts to half the allowance and retries once
+    upstream = ScriptedUpstream([Step("ok")] * 12, 4500, 0)
+    with in_process(upstream, BLUEPRINT, f"sqlite:{tempfile.mkdtemp()}/p.db") as client:
+        history: list[dict[str, Any]] = [{"role": "user", "content": "start"}]
+        statuses = []
+        for i in range(6):
+            history.append({"role": "user", "content": f"chunk {i} " + "word " * 900})
+            response = _anthropic(client, history)
+            statuses.append(response.status_code)
+            history.append({"role": "assistant", "content": response.json().get("content") or "ok"})
+    assert statuses == [200] * 6
+    assert upstream.refused >= 1
+    refusals = [n for n, p in enumerate(upstream.prompts) if p > 4500]
+    assert all(upstream.prompts[n + 1] <= 4500 for n in refusals)  # each retry fit
+
+
+def test_a_body_that_is_no_request_is_answered_400_in_the_apis_error_shape():
+    upstream = ScriptedUpstream([], 8000, 500)
+    with in_process(upstream, BLUEPRINT, f"sqlite:{tempfile.mkdtemp()}/p.db") as client:
+        anthropic = client.post("/v1/messages", content=b"not json", headers={"x-api-key": "k"})
+        chat = client.post("/v1/chat/completions", content=b"[1, 2]")
+    assert anthropic.status_code == 400 and anthropic.json()["type"] == "error"
+    assert "JSON object" in anthropic.json()["error"]["message"]
+    assert chat.status_code == 400 and "JSON object" in chat.json()["error"]["message"]
+    assert upstream.requests == []
+
+
+def test_a_client_gone_mid_stream_leaves_its_session_committed_and_free():
+    import httpx
+
+    from proxy_loops import proxied
+
+    upstream = ScriptedUpstream([Step("word " * 40)] * 3, 8000, 500, event_delay=0.05)
+    history = [{"role": "user", "content": "tell me a long story"}]
+    body = {"model": "claude-x", "max_tokens": 50, "messages": history}
+    headers = {"x-api-key": SECRET, "x-regio-session": "gone-1"}
+    # a busy session answers 503 after 2 s: the next request must find it free
+    with proxied(upstream, BLUEPRINT, lease_wait=2.0) as url:
+        with httpx.stream(
+            "POST", f"{url}/v1/messages", json={**body, "stream": True}, headers=headers
+        ) as response:
+            assert next(response.iter_raw())  # the first bytes, then the client goes away
+        again = httpx.post(f"{url}/v1/messages", json=body, headers=headers, timeout=30)
+        assert again.status_code == 200, again.text
+        (session,) = httpx.get(f"{url}/status.json").json()["sessions"]
+    assert session["id"] == "gone-1" and session["history_items"] == 1
+    assert session["requests"] == 2
