@@ -11,7 +11,8 @@ def conversation_blueprint(
 ) -> str:
     """YAML of the engine these tests share: a pinned system region, a ``compact_history``
     region fed by the conversation, and a ``sliding_window`` conversation of ``budget`` tokens
-    (``items``: its ``max_items``) that compacts ``compact_count`` messages at a time."""
+    (``items``: its ``max_items``) that compacts ``compact_count`` messages at a time (not
+    elastic: its budget is its cap, so these tests compact without filling a 200k window)."""
     cap = f"\n    max_items: {items}" if items is not None else ""
     return f"""
 version: 1
@@ -23,6 +24,7 @@ regions:
   - {{name: history, kind: compact_history, source: conversation, budget: 1500}}
   - name: conversation
     kind: sliding_window
+    elastic: false
     budget: {budget}{cap}
     eviction: {{strategy: compact, compact_count: {compact_count}}}
 """

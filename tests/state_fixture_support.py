@@ -50,9 +50,10 @@ def unwatched(value: Any) -> Any:
 
 
 def unmarked(state: Any) -> Any:
-    """``state`` (an ``EngineState``) with no ``TranscriptRecord.kept`` marks and no regions'
-    watch (:func:`unwatched`): the state of the fixture session as the regio that wrote the
-    fixtures saved it (before the mark and the watch)."""
+    """``state`` (an ``EngineState``) with no ``TranscriptRecord.kept`` marks, no regions'
+    watch (:func:`unwatched`) and no measured ``layout_tokens``: the state of the fixture
+    session as the regio that wrote the fixtures saved it (before the mark, the watch and the
+    measure)."""
     from msgspec.structs import replace
 
     return replace(
@@ -61,6 +62,7 @@ def unmarked(state: Any) -> Any:
         last_request=unwatched(state.last_request),
         layout_input=(state.layout_input[0], unwatched(state.layout_input[1])),
         layout_state=unwatched(state.layout_state),
+        layout_tokens=0,
     )
 
 

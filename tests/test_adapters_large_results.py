@@ -1,5 +1,6 @@
-"""One tool output larger than the whole conversation (about 150,000 tokens against a
-92,000-token conversation), beside a small one, through each framework's own loop over three
+"""One tool output larger than the whole conversation (about 300,000 tokens against a
+conversation whose budget bends to the whole 184,000-token window), beside a small one, through
+each framework's own loop over three
 turns: the agent gets the large result cut, with a note saying so and what to ask for, on the
 next model call; nothing is raised into the framework's loop, on that turn or any later one;
 every message reaches the engine once (the cursor moves past each message as it is admitted).
@@ -24,7 +25,7 @@ from adapter_harness_support import engine as harness_engine
 from regio.adapters.admit import ToolResultTooLarge
 from regio.content import ToolResult
 
-HUGE = "big line of output\n" * 30_000
+HUGE = "big line of output\n" * 60_000
 SMALL = "small file"
 #: The note's opening, as the agent reads it.
 NOTE = "[regio: the read_file result of call c2 is about"
@@ -32,7 +33,8 @@ TURNS = 3
 
 
 def engine() -> regio.Engine:
-    """The coding blueprint at its own window (a 92,000-token conversation)."""
+    """The coding blueprint at its own window (a 92,000-token conversation, elastic up to what
+    the window has free)."""
     return harness_engine(context_window=None)
 
 

@@ -129,13 +129,19 @@ def test_a_replay_counts_the_requests_that_lost_the_task() -> None:
     assert out.runs["trim"].broken_requests >= out.runs["trim"].lost_task_requests
 
 
-def _oversized_trace() -> Trace:
-    huge = "word " * 50_000
-    events = [
-        SystemPrompt(0.0, "Be brief."),
-        UserMessage(0.0, (Text("Hello"),)),
-        AssistantMessage(1.0, (ToolUse("c1", "cat", {}),)),
-        ToolResults(2.0, (ToolResult("c1", huge),)),
+def _oversized_trace(result: bool = True) -> Trace:
+    """A short run whose second message holds 80,000 words, more than the whole 56,000-token
+    window of the tiny blueprint: a tool result (``result``) or a user message."""
+    huge = "word " * 80_000
+    events: list[Any] = [SystemPrompt(0.0, "Be brief."), UserMessage(0.0, (Text("Hello"),))]
+    if result:
+        events += [
+            AssistantMessage(1.0, (ToolUse("c1", "cat", {}),)),
+            ToolResults(2.0, (ToolResult("c1", huge),)),
+        ]
+    else:
+        events += [AssistantMessage(1.0, (Text("Paste it"),)), UserMessage(2.0, (Text(huge),))]
+    events += [
         AssistantMessage(3.0, (Text("That file is long."),)),
         UserMessage(4.0, (Text("Thanks"),)),
         AssistantMessage(5.0, (Text("Bye"),)),
@@ -143,12 +149,20 @@ def _oversized_trace() -> Trace:
     return Trace(Header(id="tiny/huge", source_format="regio"), tuple(events))
 
 
-def test_a_message_larger_than_the_conversation_region_is_skipped_with_a_note() -> None:
+def test_a_tool_result_larger_than_the_window_is_trimmed_to_fit_not_skipped() -> None:
     out = replay(_oversized_trace(), tiny_blueprint(), layouts=("recorded", "regio"))
-    assert any("larger than the conversation region" in n for n in out.notes)
+    assert not any("skipped" in n for n in out.notes)
+    sizes = [sum(b.tokens for b in r.blocks) for r in out.requests["regio"]]
+    assert len(sizes) == 3 and max(sizes) <= 56_000 < out.raw_sizes[1]
+    assert max(sizes) > 40_000  # trimmed to what fits, not cleared away
+
+
+def test_a_user_message_larger_than_the_window_is_skipped_with_a_note() -> None:
+    out = replay(_oversized_trace(result=False), tiny_blueprint(), layouts=("recorded", "regio"))
+    assert any("larger than the conversation region can hold" in n for n in out.notes)
     assert len(out.requests["regio"]) == 3
     # the recorded requests keep it: it was sent
-    assert out.raw_sizes[1] > 50_000
+    assert out.raw_sizes[1] > 80_000
 
 
 def test_a_trace_that_cannot_be_replayed_is_skipped_and_the_run_goes_on() -> None:

@@ -41,7 +41,7 @@ FC01 = [u("u1 [10]"), a("a1 [10]", "c1"), t("c1", "t1 [50]"), u("u2 [10]"), a("a
 
 def _loaded(messages, *, budget=10**6, counter=None, **opts):
     w = Window(
-        regions=[SlidingWindow(name="conv", budget=budget, **opts)],
+        regions=[SlidingWindow(name="conv", budget=budget, elastic=False, **opts)],
         max_tokens=10**7,
         counter=counter or StubCounter(),
     )
@@ -140,7 +140,7 @@ def _fc05(max_tokens, conv_budget, **opts):
     w = Window(
         regions=[
             Pinned(name="system", budget=50),
-            SlidingWindow(name="conv", budget=conv_budget, **opts),
+            SlidingWindow(name="conv", budget=conv_budget, elastic=False, **opts),
         ],
         max_tokens=max_tokens,
         counter=StubCounter(),
@@ -196,7 +196,9 @@ def test_fc_07_a_unit_count_limit_extends_back_to_the_start_of_the_group():
 
 def test_fc_10_an_open_call_is_never_evicted_and_its_result_joins_its_group():
     w = Window(
-        regions=[SlidingWindow(name="conv", budget=60)], max_tokens=1000, counter=StubCounter()
+        regions=[SlidingWindow(name="conv", budget=60, elastic=False)],
+        max_tokens=1000,
+        counter=StubCounter(),
     )
     for m in [
         u("u1 [10]"),
@@ -219,7 +221,9 @@ def test_fc_10_an_open_call_is_never_evicted_and_its_result_joins_its_group():
     assert conv.entries[0].group == conv.entries[-1].group == "g:c1"
     # only protected units left (the newest user message and the group being completed)
     tight = Window(
-        regions=[SlidingWindow(name="conv", budget=20)], max_tokens=1000, counter=StubCounter()
+        regions=[SlidingWindow(name="conv", budget=20, elastic=False)],
+        max_tokens=1000,
+        counter=StubCounter(),
     )
     for m in [u("u1 [10]"), a("a1 [10]", "c1"), u("u2 [10]")]:
         assert isinstance(tight.add_message(m), WriteResult)
@@ -229,7 +233,9 @@ def test_fc_10_an_open_call_is_never_evicted_and_its_result_joins_its_group():
     assert isinstance(tight.add_message(t("c1", "approved [10]")), Refusal)
     assert texts(tight.region("conv")) == ["a1", "u2"]  # the call stays, nothing else changed
     w2 = Window(
-        regions=[SlidingWindow(name="conv", budget=80)], max_tokens=1000, counter=StubCounter()
+        regions=[SlidingWindow(name="conv", budget=80, elastic=False)],
+        max_tokens=1000,
+        counter=StubCounter(),
     )
     for m in [
         u("u1 [10]"),

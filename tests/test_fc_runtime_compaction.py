@@ -204,7 +204,7 @@ def test_fc_11_keyed_facts_survive_repeated_lossy_compaction() -> None:
 def test_fc_12_each_flush_summarizes_the_previous_summary_plus_exactly_the_evicted_units() -> None:
     # the case's numbers: budget = trigger = 256, summary cap 128, stub summary exactly 100.
     # A write that does not fit would roll the oldest rounds off unsummarized (the bug); the
-    # engine summarizes them first instead (runtime.compaction.room_steps), and flushes after
+    # engine summarizes them first instead (runtime.room.room_steps), and flushes after
     # each append.
     stub = StubSummarizer(100)
     engine = make_engine(
@@ -345,9 +345,9 @@ def test_fc_21_summarizer_requests_are_sized_by_the_summarizers_own_window(
     stub = StubSummarizer(100, window=window, reserve=reserve)
     engine = _conversation_engine(stub, context_window=32_000)
     engine.add_user(words(500, "u"), tokens=500)
-    engine.add_assistant("", list(call("c1")), tokens=20)
-    engine.add_tool_result("c1", words(38_000, "big"))
-    engine.add_assistant(words(100, "a"), tokens=100)
+    # a long answer the model wrote (a tool result the model has not seen yet would be
+    # trimmed to fit, never summarized first: tests/test_seen_before_cut.py)
+    engine.add_assistant(words(38_000, "big"))
     engine.add_user(words(100, "q"), tokens=100)
     engine.request()
     sizes = [sum(e.tokens for e in inp) for inp in stub.inputs]

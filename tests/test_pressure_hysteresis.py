@@ -85,6 +85,7 @@ def test_token_trigger_queues_a_compaction_down_to_the_target() -> None:
     conv = engine.window.region("conversation")
     i = 0
     while conv.used_tokens < 1000:
+        engine.request()  # each turn reaches the model before anything may summarize it
         _turn(engine, i, 100)
         i += 1
     (pending,) = engine.pending()

@@ -119,7 +119,9 @@ def test_the_status_page_shows_each_session_with_its_figures_and_a_chart_in_a_re
                 reply = _chat(url, history, session)
                 history += [
                     {"role": "assistant", "content": reply},
-                    {"role": "user", "content": f"step {i} " + "data " * 400},
+                    # 600 words a step: past the window by the ninth request, although the
+                    # conversation's budget bends to what the window has free
+                    {"role": "user", "content": f"step {i} " + "data " * 600},
                 ]
         status = httpx.get(f"{url}/status.json").json()
         dom = _Dom()

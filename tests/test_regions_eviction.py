@@ -11,7 +11,11 @@ from regions_support import StubCounter, a, check_units, t, texts, u
 
 
 def conv_window(eviction, max_items, *, budget=10_000, hist_budget=1000):
-    regions = [SlidingWindow(name="conv", budget=budget, max_items=max_items, eviction=eviction)]
+    regions = [
+        SlidingWindow(
+            name="conv", budget=budget, max_items=max_items, eviction=eviction, elastic=False
+        )
+    ]
     if isinstance(parse_eviction(eviction), Compact):
         regions.append(CompactHistory(name="hist", budget=hist_budget, source="conv"))
     return Window(regions=regions, max_tokens=100_000, counter=StubCounter())

@@ -26,7 +26,7 @@ def _loop(rounds: int, *, open_last: bool = True) -> list[Message]:
 def _window(budget: int = 10**6, **opts: object) -> Window:
     return Window(
         regions=[
-            SlidingWindow(name="conv", budget=budget, **opts),  # type: ignore[arg-type]
+            SlidingWindow(name="conv", budget=budget, elastic=False, **opts),  # type: ignore[arg-type]
             CompactHistory(name="hist", budget=10_000, source="conv"),
         ],
         max_tokens=10**7,

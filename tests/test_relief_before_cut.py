@@ -29,6 +29,7 @@ def _engine(relief: ReliefPolicy | None, summarizer: Any = None) -> Any:
                 name="conversation",
                 budget=4000,
                 eviction=Compact(compact_count=500, trigger=1000, target=400),
+                elastic=False,
             ),
         ],
         max_tokens=6000,
@@ -38,19 +39,23 @@ def _engine(relief: ReliefPolicy | None, summarizer: Any = None) -> Any:
 
 
 def _first_summary(engine: Any, sizes: list[int]) -> tuple[int, int, int] | None:
-    """One user turn and a call per size, then one request; a message that passes the
-    conversation's budget compacts it on admission, the request flushes what its trigger
-    queued. ``(message at which the first summary ran, entries it covered, entries the
-    conversation kept right after)``; ``None`` when nothing was summarized."""
+    """One user turn and a call per size, each result sent in a request that flushes nothing
+    (a result reaches the model before anything may summarize it), then one request that
+    flushes; a message that passes the conversation's budget compacts it on admission, the
+    last request flushes what its trigger queued. ``(message at which the first summary ran,
+    entries it covered, entries the conversation kept right after)``; ``None`` when nothing
+    was summarized."""
     engine.add_user("fix the bug")
     for i, size in enumerate(sizes):
         call = ToolUse(f"c{i}", "bash", {"cmd": f"step {i}"})
         engine.add_assistant(f"step {i}", [call])
         if engine.summarizer.inputs:
             break
+        engine.request(flush=False)
         engine.add_tool_result(call.id, words(size, f"t{i}x"))
         if engine.summarizer.inputs:
             break
+        engine.request(flush=False)
     else:
         engine.request()
     if not engine.summarizer.inputs:

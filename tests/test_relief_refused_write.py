@@ -35,7 +35,7 @@ def _engine() -> Any:
             Pinned(name="system", budget=200, volatility="stable"),
             Temporary(name="hits", budget=3000, volatility="rewritten"),
             Keyed(name="files", budget=3000, volatility="rewritten"),
-            SlidingWindow(name="conversation", budget=600, admission="reject"),
+            SlidingWindow(name="conversation", budget=600, admission="reject", elastic=False),
         ],
         max_tokens=8000,
         relief=POLICY,

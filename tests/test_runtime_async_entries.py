@@ -116,7 +116,8 @@ def test_the_sync_add_tool_result_never_calls_an_async_summarizer_it_cannot_awai
     summarizer = AsyncExtractive()
     engine, events = _loop_engine(summarizer)
     engine.add_user("inspect the files")
-    for i in range(3):
+    # four results: the elastic conversation holds three in what the window has free
+    for i in range(4):
         engine.add_assistant("", [ToolUse(f"c{i}", "look", {})])
         engine.add_tool_result(f"c{i}", f"file {i}: " + "alpha beta " * 1000)
 

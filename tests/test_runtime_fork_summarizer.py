@@ -47,6 +47,7 @@ def _engine(summarizer: Any, clock: Any = None, budget: int = 6000) -> Engine:
                 name="conversation",
                 budget=budget,
                 eviction=Compact(trigger="80%", target="40%"),
+                elastic=False,  # the marks are shares of this budget
             ),
         ],
         max_tokens=budget + 3000,

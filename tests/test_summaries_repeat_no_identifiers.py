@@ -33,6 +33,7 @@ regions:
   - name: conversation
     kind: sliding_window
     budget: 3000
+    elastic: false  # held at its budget, so a 30-step loop compacts many times
     max_items: 5000
     eviction: {strategy: compact}
 """

@@ -1,16 +1,14 @@
 """Counting up to a limit: exact at or under the limit, over it after the first chunk that
-passes it, so admission never counts a 100 MiB tool result in full before refusing it (it was
-counted whole, 74 s, then refused)."""
+passes it, so admission never counts a 100 MiB tool result in full (it was counted whole, 74 s,
+then refused; now a few chunks, then trimmed to the window or refused)."""
 
 from __future__ import annotations
 
 import attrs
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.content import Entry, Text, ToolResult, ToolUse
-from regio.errors import RegionFullError
 from regio.regions import Refusal
 from regio.runtime import Engine
 from regio.tokens import HeuristicCounter, TiktokenCounter, count_entry_up_to, get_counter
@@ -91,16 +89,23 @@ def test_a_counter_that_cannot_stop_early_counts_the_whole_entry() -> None:
     assert count_entry_up_to(Plain(), Entry("e", (Text("x"),)), 1) == 42  # type: ignore[arg-type]
 
 
-def test_a_huge_tool_result_is_refused_after_counting_a_few_chunks() -> None:
+def test_a_huge_tool_result_is_trimmed_to_the_window_after_counting_a_few_chunks() -> None:
+    # the turn's result is trimmed to what the window holds (regio.runtime.turnfit), never
+    # refused; it is counted up to the conversation's reach, not in full
     counter = MeteredCounter("o200k_base", chat_format="anthropic")
     engine = Engine.from_blueprint(CODING, token_counter=counter)
     engine.add_user("go")
     engine.add_assistant("", [ToolUse("c1", "bash", {"cmd": "cat big.log"})])
     counter.encoded = 0
-    with pytest.raises(RegionFullError, match="larger than the whole region"):
-        engine.add_tool_result("c1", HUGE)
-    assert counter.encoded <= 1_000_000, counter.encoded  # was the whole 108 million
-    assert len(engine.window.conversation.entries) == 2
+    entry = engine.add_tool_result("c1", HUGE)
+    # a few times the 184,000-token window (about 0.75 million characters), not the whole
+    # 108 million
+    assert counter.encoded <= 4_000_000, counter.encoded
+    text = entry.blocks[0].content
+    assert entry.tokens <= engine.window.max_tokens and len(text) < len(HUGE) // 100
+    assert HUGE.startswith(text[:1000]) and HUGE.endswith(text[-1000:])
+    assert engine.book.relief.originals.get("c1") is not None  # context_restore brings it back
+    assert len(engine.window.conversation.entries) == 3
     engine.request()
 
 

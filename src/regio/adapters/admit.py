@@ -1,11 +1,12 @@
 """A framework message the engine's conversation cannot hold: a tool result too large for it
 reaches the agent as text, never as an exception out of the framework's loop.
 
-Every adapter appends the framework's messages with :func:`admit`: ``engine.add_message``, and
-when the conversation refuses a message that holds tool results
-(:class:`regio.errors.RegionFullError`: a result larger than the whole conversation, such as one
-read of a 570 kB file, or a conversation already full of the turn that is still open), the
-message is admitted again with each result fitted, as the relief's trim cuts a result
+Every adapter appends the framework's messages with :func:`admit`: ``engine.add_message``,
+except that a message whose tool results together are larger than the whole conversation (such
+as one read of a 570 kB file) is admitted with each result fitted before the engine sees it (the
+engine would trim it itself, :mod:`regio.runtime.turnfit`, but the agent would not read what to
+ask for instead), and so is a message with tool results the conversation refuses
+(:class:`regio.errors.RegionFullError`), as the relief's trim cuts a result
 (:func:`regio.policies.relief.trimmed_to`):
 
 1. each result over its share of the conversation (a quarter of the most one entry may hold,
@@ -70,22 +71,29 @@ def note(tool: str, call_id: str, tokens: int, cap: int, *, kept: bool) -> str:
 
 
 def admit(engine: Any, message: Message) -> None:
-    """``engine.add_message(message)``; a message whose tool results the conversation refuses
-    is admitted with them fitted (module doc). Raises the conversation's
+    """``engine.add_message(message)``; a message whose tool results are larger than the
+    conversation could ever hold (together over :func:`regio.runtime.sizes.entry_cap`), or
+    that the conversation refuses, is admitted with them fitted (module doc). (A turn the
+    conversation can hold whole but not beside the rest is the engine's to fit: it compacts
+    older turns and trims the turn, :mod:`regio.runtime.turnfit`.) Raises the conversation's
     :class:`regio.errors.RegionFullError` for a message without tool results, or when even
     the notes alone do not fit."""
-    try:
+    conv = engine.window.conversation
+    if conv is None:  # refused by the engine, naming what is missing
         engine.add_message(message)
         return
-    except RegionFullError:
-        if not message.tool_results:
-            raise
-    conv = engine.window.conversation
     cap = entry_cap(engine.window, conv)
     cap = int(conv.budget if cap is None else cap)
-    share = max(1, cap // (SHARE * len(message.tool_results)))
     counter = engine.window.counter
     sizes = {b.tool_use_id: count_up_to(counter, b.content, cap) for b in message.tool_results}
+    if sum(sizes.values()) <= cap:
+        try:
+            engine.add_message(message)
+            return
+        except RegionFullError:
+            if not message.tool_results:
+                raise
+    share = max(1, cap // (SHARE * len(message.tool_results)))
     try:
         fitted, events = _fitted(engine, message, sizes, cap, share, kept=True)
         engine.add_message(fitted)

@@ -29,7 +29,7 @@ from rich.progress import Progress
 
 from regio.bench.output import plot_available, print_report, write_plot
 from regio.bench.pressure import scale_blueprint
-from regio.bench.replay import ALL_LAYOUTS
+from regio.bench.replay import ALL_LAYOUTS, OPT_IN
 from regio.bench.report import BenchReport, write_report
 from regio.bench.run import DEFAULT_CACHE_MODELS, check_cache_models, run_bench
 from regio.cache.types import CacheError
@@ -95,7 +95,8 @@ def register(subparsers: Any) -> None:
     bench.add_argument(
         "--layouts",
         default=",".join(ALL_LAYOUTS),
-        help=f"comma-separated layouts and baselines (default {','.join(ALL_LAYOUTS)})",
+        help=f"comma-separated layouts and baselines (default {','.join(ALL_LAYOUTS)}; "
+        f"also: {','.join(OPT_IN)})",
     )
     bench.add_argument(
         "--cache",
@@ -196,10 +197,11 @@ def main_bench(args: argparse.Namespace) -> int:
     console = stdout_console()
     layouts = _names(args.layouts)
     caches = _names(args.cache)
-    bad = [x for x in layouts if x not in ALL_LAYOUTS]
+    bad = [x for x in layouts if x not in ALL_LAYOUTS and x not in OPT_IN]
     try:
         if bad or not layouts:
-            raise ValueError(f"--layouts: unknown {bad}; use names from {', '.join(ALL_LAYOUTS)}")
+            known = ", ".join((*ALL_LAYOUTS, *OPT_IN))
+            raise ValueError(f"--layouts: unknown {bad}; use names from {known}")
         check_cache_models(caches)
         blueprint = load_blueprint(Path(args.blueprint))
         if args.window_tokens is not None:

@@ -41,6 +41,7 @@ from regio.cache.types import CacheBlock, CacheRequest
 from regio.capture import AddMessage, CaptureRule, RegionOp
 from regio.capture.filing import ENGINE_ERRORS, Filed, apply_all, file_moves
 from regio.content import block_text, content_hash
+from regio.errors import RegionFullError
 from regio.layout import ProviderCompaction, to_cache_request
 from regio.layout.provider_compaction import item_of
 from regio.runtime import Engine
@@ -49,6 +50,7 @@ from regio.runtime.delegation import render_option
 __all__ = [
     "ABLATIONS",
     "DELEGATE",
+    "OPT_IN",
     "EngineRun",
     "as_sent",
     "delegate_blueprint",
@@ -56,10 +58,15 @@ __all__ = [
 ]
 
 #: Ablations of regio: strategy name -> engine options it overrides. ``regio-summarize-only``
-#: is regio with the relief chain off (token pressure goes straight to summarization).
+#: is regio with the relief chain off (token pressure goes straight to summarization);
+#: ``regio-window-fill`` regio with the cost controller off (it compacts at the window-fill
+#: mark), run only when named (:data:`OPT_IN`).
 ABLATIONS: dict[str, dict[str, Any]] = {
     "regio-summarize-only": {"strategy": "regio", "relief": None},
+    "regio-window-fill": {"strategy": "regio", "cost_control": False},
 }
+#: Ablations a run includes only when ``--layouts`` names them.
+OPT_IN: tuple[str, ...] = ("regio-window-fill",)
 #: regio delegating compaction to the provider (module doc).
 DELEGATE = "regio-delegate"
 #: The provider rule the delegating strategy is simulated with (the coding blueprint's
@@ -150,8 +157,9 @@ class EngineRun:
     def add_message(self, item: AddMessage, names: set[str]) -> Filed:
         """Add ``item``'s message to every engine after its capture moves (an engine whose
         region refused one adds the message as recorded), flushing a queued compaction after
-        a non-assistant message; a message over the engine's conversation budget is skipped
-        with a note. An environment observation reaches every engine as one."""
+        a non-assistant message; a message the engine's conversation refuses (its own text
+        cannot fit even with the turn's tool results trimmed: :mod:`regio.runtime.turnfit`)
+        is skipped with a note. An environment observation reaches every engine as one."""
         filed = file_moves(self.engines, self.trackers, item, names, self.notes, self.fail)
         noted: set[int] = set()
         for s, engine in self.engines.items():
@@ -159,18 +167,20 @@ class EngineRun:
                 continue
             message = item.message if filed.by_engine[s] else item.fallback or item.message
             n = self.setup.counts(message)
-            conv = engine.window.conversation
-            conv_budget = conv.budget if conv is not None else self.setup.blueprint.window_tokens
-            if n > conv_budget:
+            try:
+                engine.add_message(message, tokens=n, observation=item.observation)
+            except RegionFullError as exc:  # the engine decides, changing nothing
                 if id(message) not in noted:
                     noted.add(id(message))
                     self.notes.append(
                         f"a {message.role} message of {n} tokens is larger than the "
-                        f"conversation region ({conv_budget} tokens): skipped by the layouts"
+                        f"conversation region can hold ({exc.region!r}): skipped by the layouts"
                     )
                 continue
+            except ENGINE_ERRORS as exc:
+                self.fail(s, exc)
+                continue
             try:
-                engine.add_message(message, tokens=n, observation=item.observation)
                 if message.role != "assistant" and engine.pending():
                     engine.flush()
             except ENGINE_ERRORS as exc:

@@ -19,7 +19,8 @@ Strategies (:data:`ALL_LAYOUTS`):
   boundaries, and at each model call ``Engine.request(provider, model, tools=...)`` with the
   trace's recorded tools (the engine adds its context tools);
 * the ablation ``regio-summarize-only`` (:data:`ABLATIONS`): ``regio`` with the relief chain
-  off, so a pressure run measures what the chain adds over summarization alone;
+  off, so a pressure run measures what the chain adds over summarization alone, and, only
+  when named (:data:`OPT_IN`), ``regio-window-fill``: ``regio`` with the cost controller off;
 * ``regio-delegate``: regio delegating compaction to the provider
   (:mod:`regio.bench.enginepass`, :mod:`regio.runtime.delegation`);
 * the peers (:data:`regio.bench.peers.PEERS`, each on its real package: :mod:`regio.bench.peers`
@@ -44,8 +45,10 @@ every strategy is scored on the same requests and the same probe observations; a
 had cut nothing by then is scored too (it kept everything it was sent). ``recorded`` is not
 scored (it cuts nothing).
 
-A message larger than the conversation region (or the peers' allowance) is skipped for the
-strategies it cannot fit, with a note; the recorded requests keep it (it was sent).
+A message an engine's conversation refuses (a message whose own text cannot fit the window
+even with the turn's tool results trimmed: :mod:`regio.runtime.turnfit`; a tool result that
+does not fit is trimmed, never refused) or larger than the peers' allowance is skipped for
+those strategies, with a note; the recorded requests keep it (it was sent).
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ from typing import Any
 import attrs
 
 from regio.bench.baselines import MessageCounts
-from regio.bench.enginepass import ABLATIONS, DELEGATE, engine_pass
+from regio.bench.enginepass import ABLATIONS, DELEGATE, OPT_IN, engine_pass
 from regio.bench.peers import PEERS, peer_available
 from regio.bench.pressure import scale_blueprint
 from regio.bench.rawpass import raw_pass
@@ -81,6 +84,7 @@ __all__ = [
     "ALL_LAYOUTS",
     "DELEGATE",
     "LAYOUTS",
+    "OPT_IN",
     "ReplayOutput",
     "StrategyRun",
     "replay",
@@ -89,9 +93,15 @@ __all__ = [
 
 #: Layout strategies of the engine, in report order.
 LAYOUTS: tuple[str, ...] = ("naive", "kind", "volatility", "regio")
-#: Every strategy: the recorded baseline, the layouts, the ablations, the delegating
-#: strategy and the peers.
-ALL_LAYOUTS: tuple[str, ...] = ("recorded", *LAYOUTS, *ABLATIONS, DELEGATE, *PEERS)
+#: Every strategy a default run includes: the recorded baseline, the layouts, the ablations
+#: (but :data:`OPT_IN`, run only when named), the delegating strategy and the peers.
+ALL_LAYOUTS: tuple[str, ...] = (
+    "recorded",
+    *LAYOUTS,
+    *(a for a in ABLATIONS if a not in OPT_IN),
+    DELEGATE,
+    *PEERS,
+)
 
 # Kept importable from here for the golden payload tests.
 _Clock = Clock
@@ -151,9 +161,10 @@ def replay(
     A strategy whose engine raises is that strategy's failure, recorded on its run (module
     doc). Raises ``ValueError`` for an unknown name.
     """
-    unknown = [x for x in layouts if x not in ALL_LAYOUTS]
+    unknown = [x for x in layouts if x not in ALL_LAYOUTS and x not in OPT_IN]
     if unknown:
-        raise ValueError(f"unknown layouts {unknown}; use names from {', '.join(ALL_LAYOUTS)}")
+        known = ", ".join((*ALL_LAYOUTS, *OPT_IN))
+        raise ValueError(f"unknown layouts {unknown}; use names from {known}")
     if window_tokens is not None:
         blueprint = scale_blueprint(blueprint, window_tokens)
     if counter is None:

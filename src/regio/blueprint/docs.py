@@ -167,9 +167,30 @@ window; `min_tokens` above `max_tokens` (the floor wins); a `custom` region with
 
 ## Budgets and the window
 
+```yaml
+regions:
+  - {name: notes, kind: keyed, budget: 2000}            # guaranteed 2,000; never more
+  - name: conversation
+    kind: sliding_window
+    budget: "30%"             # guaranteed 30% of the window ...
+    cap: "90%"                # ... and may grow into what is free, up to 90% (default: all)
+    eviction: {strategy: compact}
+  - {name: history, kind: compact_history, source: conversation, budget: 4000}
+```
+
 Regions share `window tokens = min(window.max_tokens, model.context_window) -
 model.max_output_tokens`. A budget is tokens (`8000`) or a share of those window tokens
 (`"12%"`, floored), then capped by `max_tokens` and raised by `min_tokens` (the floor wins).
+
+**Budgets bend.** A region's budget is the room it is guaranteed. An `elastic` region (the
+conversation is elastic unless it says `elastic: false`) may also use whatever the window has
+free beside the other regions (and beside what every request spends outside them: tool
+schemas, chat framing), up to its `cap`. Its token marks (the compaction trigger and target,
+a bulk eviction, its hard cap) are measured against that room, so compaction and eviction
+fire on the window's real fill (`window.high_water`, default 90%) and on the cost rule of
+`docs/runtime.md`, never because the conversation passed a fixed share while the window had
+room. A budget written before budgets bent still loads and means its floor; `elastic: false`
+gives a conversation the old fixed cap.
 
 ## Layout order
 

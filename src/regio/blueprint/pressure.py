@@ -66,7 +66,16 @@ def pressure_notes(bp: Blueprint, budgets: Mapping[int, int]) -> list[str]:
             )
         else:
             shown = f"{target:,} tokens"
-        notes.append(f"{spec.name}: at {trigger:,} tokens it {step} down to {shown} in one step")
+        line = f"{spec.name}: at {trigger:,} tokens it {step} down to {shown} in one step"
+        if spec.elastic is not False:
+            others = sum(b for i, b in budgets.items() if i != index)
+            line += (
+                f"; elastic: it grows past its {budget:,}-token budget into what the window "
+                f"has free (up to {max(budget, bp.window_tokens - others):,} tokens with every "
+                f"other region full, {bp.window_tokens:,} with them empty) and its marks "
+                "follow that room"
+            )
+        notes.append(line)
     return notes
 
 

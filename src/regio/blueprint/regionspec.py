@@ -107,12 +107,27 @@ class RegionSpec:
     written_every_turn: ClassVar[bool] = False
 
     name: Name = _field("Unique region name (letters, digits, `_`, `-`).")
-    budget: Budget = _field('Budget: tokens (`8000`) or a share of the window (`"12%"`).')
+    budget: Budget = _field(
+        'Budget: tokens (`8000`) or a share of the window (`"12%"`): the room the region is '
+        "guaranteed, and the most it holds unless it is `elastic`."
+    )
     min_tokens: Int0 | None = _field(
         "Floor on the resolved budget in tokens (the floor wins over `max_tokens`).",
         default=None,
     )
     max_tokens: Int0 | None = _field("Ceiling on the resolved budget in tokens.", default=None)
+    elastic: bool | None = _field(
+        "`true`: the region may grow past its budget into whatever the window has free (up "
+        "to `cap`), and its token marks follow that room, so it compacts or evicts when the "
+        "window nears full, not when it passes a fixed share. Omitted: `true` for "
+        "`sliding_window` (the conversation), `false` for every other kind.",
+        default=None,
+    )
+    cap: Budget | None = _field(
+        'An elastic region\'s most: tokens or a share of the window (`"80%"`). Omitted: the '
+        "whole window.",
+        default=None,
+    )
     admission: Admission = _field(
         "`evict` makes room by the kind's rules; `reject` refuses a write that does not fit "
         "and exempts the region from window reclaim.",
@@ -153,6 +168,10 @@ class RegionSpec:
             "description": self.description,
             "heading": self.heading,
         }
+        if self.elastic is not None:
+            options["elastic"] = self.elastic
+        if self.cap is not None:
+            options["cap"] = self.cap
         if self.min_tokens is not None or self.max_tokens is not None:
             tokens = (
                 {"tokens": self.budget}
@@ -257,6 +276,12 @@ class SlidingWindowSpec(RegionSpec):
         default=None,
     )
     eviction: EvictionSpec = _field("Eviction strategy and its options.", factory=EvictionSpec)
+    keep_at_least: Int0 | None = _field(
+        "Keep at least this many tokens of recent turns verbatim: no compaction (automatic, "
+        "by the cost controller, or on demand) and no hysteresis target leaves the "
+        "conversation with fewer. Omitted: no floor.",
+        default=None,
+    )
 
     def region_options(self) -> dict[str, Any]:
         eviction = self.eviction
@@ -273,6 +298,7 @@ class SlidingWindowSpec(RegionSpec):
             "max_turns": self.max_turns,
             "max_tool_calls": self.max_tool_calls,
             "eviction": {"name": eviction.strategy, **extra},
+            **({"keep_at_least": self.keep_at_least} if self.keep_at_least is not None else {}),
         }
 
     def policy(self) -> str:

@@ -9,6 +9,7 @@ from rich.console import Console, Group
 from rich.markup import escape
 from rich.text import Text
 
+from regio.blueprint.costnote import cost_notes
 from regio.blueprint.pressure import pressure_notes
 from regio.blueprint.spec import (
     VOLATILITIES,
@@ -154,7 +155,8 @@ def render_summary(bp: Blueprint, console: Console) -> None:
     parts = [f"[{slot}: {', '.join(names) or '-'}]" for slot, names in layout_order(bp)]
     order.append(" ".join(parts))
     budgets = {i: resolved_budget(spec, window) for i, spec in enumerate(bp.regions)}
-    pressure = Text("\n".join(f"token pressure: {n}" for n in pressure_notes(bp, budgets)))
+    notes = [*pressure_notes(bp, budgets), *cost_notes(bp)]
+    pressure = Text("\n".join(f"token pressure: {n}" for n in notes))
     console.print(Group(*tables, facts, order, pressure))
     for warning in bp.warnings:
         where = f"{bp.source.file}:{warning.line}" if bp.source and warning.line else ""

@@ -271,6 +271,14 @@ def _check_budgets(bp: Blueprint, report: _Report) -> dict[int, int]:
                 ("regions", index, "min_tokens"),
                 f"min_tokens ({low}) is above max_tokens ({high}); the floor wins",
             )
+        if spec.cap is not None and window > 0:
+            cap = Budget.of(spec.cap).resolve(window)
+            if cap < budgets[index]:
+                report.warn(
+                    ("regions", index, "cap"),
+                    f"cap ({cap} tokens) is below the region's budget ({budgets[index]} "
+                    "tokens); the budget, the floor it is guaranteed, wins",
+                )
         if window > 0 and budgets[index] > window:
             report.error(
                 ("regions", index, "budget"),
@@ -435,6 +443,13 @@ def _check_misc(bp: Blueprint, budgets: dict[int, int], report: _Report) -> None
                 ("regions", index, "kind"),
                 f"custom region {spec.name!r} names no hooks (render, on_write, on_overflow); "
                 "a built-in kind would do the same",
+            )
+        keep = getattr(spec, "keep_at_least", None)
+        if keep is not None and index in budgets and keep >= bp.window_tokens:
+            report.error(
+                ("regions", index, "keep_at_least"),
+                f"keep_at_least ({keep} tokens) is the whole window ({bp.window_tokens} tokens) "
+                "or more: no compaction could ever free anything; lower it",
             )
         if (
             isinstance(spec, CompactingSpec)

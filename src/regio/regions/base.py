@@ -4,10 +4,15 @@ Public constructor surface (keyword-only, shared by every kind)::
 
     Region(name: str, budget: int | str | Budget | dict, volatility="rewritten",
            admission="evict", description="", max_entry_tokens: int | None = None,
-           min_tokens: int | None = None, max_tokens: int | None = None, replacing_writer="")
+           min_tokens: int | None = None, max_tokens: int | None = None,
+           elastic: bool | None = None, cap: int | str | None = None, replacing_writer="")
 
-``min_tokens`` / ``max_tokens`` clamp the budget (the floor wins); ``replacing_writer``: see
-:mod:`regio.blueprint.writers` (the layout puts such a region in the tail). Writes go through
+``min_tokens`` / ``max_tokens`` clamp the budget (the floor wins). **Budgets bend**: the
+declared budget is the floor a region is guaranteed; an elastic region (``elastic=True``, the
+``sliding_window`` kind's default) may hold what the window has free, up to ``cap`` (tokens or
+a share of the window), so :attr:`Region.budget` moves with the window's real fill
+(:mod:`regio.regions.elastic`). ``replacing_writer``: see :mod:`regio.blueprint.writers` (the
+layout puts such a region in the tail). Writes go through
 ``plan_write(entry) -> WritePlan | Refusal`` (pure: nothing changes) and ``commit(plan) ->
 WriteResult``; :meth:`Region.write` does both. The window inserts a window-level check between
 the two, so a refused write never changes anything.
@@ -41,11 +46,12 @@ from regio.policies import (
     UnitAnalysis,
     analyze,
 )
-from regio.regions import entrylist, results, rolloff
+from regio.regions import entrylist, rolloff
 from regio.regions import events as ev
+from regio.regions.elastic import Elastic, check_elastic
 from regio.regions.entrylist import EntryList, EntryMark, as_entry_list, entry_mark
 from regio.regions.pending import CompactionQueue, PendingCompaction
-from regio.regions.results import Refusal, Releasable, WritePlan, WriteResult
+from regio.regions.results import Refusal, Refusing, Releasable, WritePlan, WriteResult
 
 __all__ = [
     "ReclaimPhase",
@@ -61,6 +67,11 @@ __all__ = [
 _DECLARED: dict[str, type[Region]] = {}
 
 
+#: Options :meth:`Region.options` leaves out while unset (``None``): a state is then the one
+#: saved before they existed.
+_UNSET_OMITTED = frozenset({"elastic", "cap", "keep_at_least"})
+
+
 def declared_kinds() -> dict[str, type[Region]]:
     """Every region kind defined so far: kind name -> class (a copy)."""
     return dict(_DECLARED)
@@ -71,7 +82,7 @@ def _coerce_budget(value: Any) -> Budget:
 
 
 @attrs.define(eq=False, kw_only=True)
-class Region:
+class Region(Elastic, Refusing):
     """Base of all region kinds (attrs, mutable). See docs/architecture.md ``regio.regions``.
 
     ``budget`` reads the resolved budget in tokens (a percent budget resolves once the region
@@ -105,6 +116,8 @@ class Region:
     summarizes_before_rolloff: ClassVar[bool] = False
     """A write that does not fit first summarizes the oldest units (paired, ``evict``), so
     nothing rolls off unsummarized."""
+    elastic_kind: ClassVar[bool] = False
+    """The kind's default of ``elastic`` (the conversation's is ``True``)."""
 
     name: str = attrs.field()
     budget_spec: Budget = attrs.field(alias="budget", converter=_coerce_budget)
@@ -117,6 +130,12 @@ class Region:
     max_entry_tokens: int | None = None
     min_tokens: int | None = None
     max_tokens: int | None = None
+    #: may grow into what the window has free, up to ``cap`` (``None``: the kind's default,
+    #: :attr:`elastic_kind`); the budget stays the floor it is guaranteed
+    elastic: bool | None = None
+    #: the most an elastic region may hold: tokens, or a share of the window (``"80%"``);
+    #: ``None``: the whole window (ignored when the region is not elastic)
+    cap: int | str | None = None
     replacing_writer: str = ""  # ``""``: none known (module doc)
 
     #: an :class:`EntryList` (assigning any list converts it): its ``rewrite_epoch`` tells the
@@ -128,6 +147,8 @@ class Region:
     compact_target: str | None = attrs.field(default=None, init=False)
     """Name of the paired ``compact_history`` (set by the window)."""
     _window_tokens: int | None = attrs.field(default=None, init=False, repr=False)
+    #: the window it belongs to (an elastic region's room is what that window has free)
+    _window: Any = attrs.field(default=None, init=False, repr=False, eq=False)
     _used: int = attrs.field(default=0, init=False, repr=False)
     _hash: str | None = attrs.field(default=None, init=False, repr=False)
     _counts: tuple[EntryMark | None, HistoryCounts] | None = attrs.field(
@@ -163,13 +184,9 @@ class Region:
             raise RegionConfigError(
                 f"region {self.name!r}: max_entry_tokens must be >= 1, got {self.max_entry_tokens}"
             )
+        check_elastic(self)
 
     # ----- read-only surface used by other layers -------------------------------------------
-    @property
-    def budget(self) -> int:
-        """Resolved budget in tokens."""
-        return self.budget_spec.resolve(self._window_tokens)
-
     @property
     def used_tokens(self) -> int:
         """Sum of entry tokens (kept incrementally)."""
@@ -236,11 +253,19 @@ class Region:
         """Pending compactions of this region (read from the queue, the single source)."""
         return self.queue.for_region(self.name)
 
-    def bind(self, window_tokens: int | None, events: EventBus, queue: CompactionQueue) -> None:
-        """Attach to a window: resolve percent budgets, share its event bus and queue."""
+    def bind(
+        self,
+        window_tokens: int | None,
+        events: EventBus,
+        queue: CompactionQueue,
+        window: Any = None,
+    ) -> None:
+        """Attach to a window: resolve percent budgets, share its event bus and queue;
+        ``window`` (a :class:`regio.regions.Window`) sizes an elastic region's room."""
         self._window_tokens = window_tokens
         self.events = events
         self.queue = queue
+        self._window = window
 
     # ----- writes ----------------------------------------------------------------------------
     def write(self, entry: Entry, *, strict: bool = False) -> WriteResult | Refusal:
@@ -531,61 +556,16 @@ class Region:
             self._drop_pending(ids, fallback=fallback, reason=reason)
         return removed
 
-    # ----- refusals --------------------------------------------------------------------------
-    def releasable(
-        self, info: UnitAnalysis | None = None, limit: int = 5
-    ) -> tuple[Releasable, ...]:
-        """The oldest releasable units of the removal order (first entry id, unit tokens, key),
-        up to ``limit``."""
-        if not self.entries:
-            return ()
-        if info is None or info.size != len(self.entries):
-            info = self.analysis()
-        return results.releasable_units(self.entries, info, limit)
-
-    def refusal(
-        self,
-        entry: Entry,
-        reason: str,
-        *,
-        info: UnitAnalysis | None = None,
-        window: tuple[int, int] | None = None,
-    ) -> Refusal:
-        """Build the :class:`Refusal` for ``entry`` (``window``: (used, max) of the window)."""
-        used, budget = window if window else (self._used, self.budget)
-        return results.make_refusal(
-            self.name,
-            entry.tokens,
-            reason,
-            used=used,
-            budget=budget,
-            entries=len(self.entries),
-            max_entry_tokens=self.max_entry_tokens,
-            releasable=self.releasable(info) if reason != "too_large" else (),
-            in_window=window is not None,
-        )
-
-    def emit_refusal(self, refusal: Refusal) -> None:
-        """Emit the ``refused`` event for ``refusal``."""
-        self.events.emit(
-            ev.Refused(
-                refusal.region,
-                refusal.entry_tokens,
-                refusal.used,
-                refusal.budget,
-                refusal.available,
-                refusal.reason,
-                refusal.message,
-            )
-        )
-
     # ----- state -----------------------------------------------------------------------------
     def options(self) -> dict[str, Any]:
-        """Constructor keywords that rebuild this region (JSON-able)."""
+        """Constructor keywords that rebuild this region (JSON-able); the options of
+        :data:`_UNSET_OMITTED` only when set (a state saved without them loads with the
+        defaults)."""
         out: dict[str, Any] = {}
         for f in attrs.fields(type(self)):
-            if f.init:
-                out[f.alias or f.name] = msgspec.to_builtins(getattr(self, f.name))
+            value = getattr(self, f.name)
+            if f.init and not (f.name in _UNSET_OMITTED and value is None):
+                out[f.alias or f.name] = msgspec.to_builtins(value)
         return out
 
     def state_extra(self) -> dict[str, Any]:

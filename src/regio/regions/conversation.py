@@ -6,7 +6,8 @@ Constructor (keyword-only)::
                   eviction: "per_item" | {"bulk": {"overflow": N}} |
                             {"compact": {"compact_count": N}} = "per_item",
                   count_units: bool = False, max_turns: int | None = None,
-                  max_tool_calls: int | None = None, admission="evict",
+                  max_tool_calls: int | None = None, keep_at_least: int | None = None,
+                  admission="evict",
                   volatility="rewritten", description="")
 
 ``max_items`` counts entries (messages); with ``count_units=True`` it counts units (a whole
@@ -21,6 +22,8 @@ soft when only protected units (current turn, open groups) are left (event
 ``region_over_budget``). The token budget is a hard cap under every strategy and may also
 evict completed groups of the current turn (the newest user message and open groups stay).
 
+``keep_at_least`` (tokens): no compaction or hysteresis target keeps less of the conversation.
+
 Token hysteresis (:mod:`regio.policies.hysteresis`): under ``bulk`` a write that would pass
 the token trigger (default: the budget) evicts down to the token target in one step; under
 ``compact`` a write that reaches the trigger (default 90% of the budget) queues a compaction
@@ -34,9 +37,10 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import attrs
+import msgspec
 
 from regio.content import Entry
 from regio.errors import RegionConfigError
@@ -48,6 +52,7 @@ from regio.policies import (
     PerItem,
     UnitAnalysis,
     analyze,
+    costcontrol,
     parse_eviction,
 )
 from regio.policies import hysteresis as hy
@@ -68,15 +73,25 @@ class SlidingWindow(Region):
     kind: ClassVar[str] = "sliding_window"
     agent_releasable: ClassVar[bool] = False
     compaction_order: ClassVar[int | None] = 1
+    elastic_kind: ClassVar[bool] = True
 
     max_items: int | None = None
     eviction: EvictionStrategy = attrs.field(factory=PerItem, converter=parse_eviction)
     count_units: bool = False
     max_turns: int | None = None
     max_tool_calls: int | None = None
+    #: "keep at least N tokens of recent turns": no compaction or hysteresis target cuts the
+    #: conversation below this many tokens (``None``: no floor)
+    keep_at_least: int | None = None
     cache_multipliers: tuple[float, float] = attrs.field(default=hy.DEFAULT_MULTIPLIERS, init=False)
     """``(write, read)`` cache multipliers the default token target is priced with (an engine
     sets its provider's)."""
+    cost_terms: costcontrol.CostTerms | None = attrs.field(default=None, init=False)
+    """The prices the cost controller weighs (an engine sets its provider's and its
+    summarizer's size); ``None``: compact at the window-fill trigger."""
+    kept_tokens: int | None = attrs.field(default=None, init=False)
+    """Tokens the conversation held right after its last compaction (the runtime measures
+    it; saved with the region): what the cost controller takes a compaction to keep."""
     #: a planning copy (:meth:`planning_copy`): its refusals are never shown, so they list
     #: nothing releasable (no unit analysis of the copy)
     _planning: bool = attrs.field(default=False, init=False, repr=False)
@@ -87,7 +102,7 @@ class SlidingWindow(Region):
             raise RegionConfigError(
                 f"region {self.name!r}: max_items must be >= 1, got {self.max_items}"
             )
-        for option in ("max_turns", "max_tool_calls"):
+        for option in ("max_turns", "max_tool_calls", "keep_at_least"):
             value = getattr(self, option)
             if value is not None and (not isinstance(value, int) or value < 0):
                 raise RegionConfigError(
@@ -125,36 +140,115 @@ class SlidingWindow(Region):
     @property
     def token_trigger(self) -> int | None:
         """High-water mark in tokens under ``bulk`` / ``compact`` eviction (``None`` under
-        ``per_item``)."""
-        ev_ = self.eviction
-        if not isinstance(ev_, Bulk | Compact):
-            return None
-        default = hy.DEFAULT_BULK_TRIGGER if isinstance(ev_, Bulk) else hy.DEFAULT_COMPACT_TRIGGER
-        mark = hy.resolve_mark(ev_.trigger if ev_.trigger is not None else default, self.budget)
-        return max(1, min(mark, self.budget))
+        ``per_item``): the declared one, else the window-fill mark (``docs/runtime.md``,
+        "Token hysteresis"), brought earlier by the cost controller when the engine gave the
+        region its prices (:attr:`cost_terms`; :mod:`regio.policies.costcontrol`)."""
+        marks = self.hysteresis()
+        return None if marks is None else marks[0]
 
     @property
     def token_target(self) -> int | None:
         """Low-water target in tokens (below :attr:`token_trigger`): the declared one, else
-        :func:`regio.policies.hysteresis.cost_target` with the mean tokens of a unit of the
-        current content, as admitted (before relief edits), as the growth per request.
-        ``None`` under ``per_item``."""
-        trigger = self.token_trigger
-        if trigger is None:
-            return None
-        declared = self.eviction.target  # type: ignore[union-attr]
-        if declared is not None:
-            return min(hy.resolve_mark(declared, self.budget), trigger - 1)
+        :func:`regio.policies.hysteresis.cost_target` of the trigger, with the mean tokens of
+        a unit of the current content, as admitted (before relief edits), as the growth per
+        request; never below ``keep_at_least``. ``None`` under ``per_item``."""
+        marks = self.hysteresis()
+        return None if marks is None else marks[1]
+
+    def growth(self) -> float:
+        """Tokens a request adds, measured: the mean admitted tokens of a unit (a turn group)
+        of the current content (a relief edit, ``meta["admitted_tokens"]``, shrinks the
+        content, not what the next turns add); ``0.0`` when empty."""
         units = len(self.analysis().units) if self.entries else 0
-        # the growth per request is what entries weighed when admitted: a relief edit
-        # (``meta["admitted_tokens"]``) shrinks the content, not what the next turns add
         admitted = self.used_tokens + sum(
             e.meta["admitted_tokens"] - e.tokens
             for e in self.entries
             if "admitted_tokens" in e.meta
         )
-        growth = admitted / units if units else 0.0
-        return hy.cost_target(trigger, growth, multipliers=self.cache_multipliers)
+        return admitted / units if units else 0.0
+
+    def hysteresis(self, growth: float | None = None) -> tuple[int, int] | None:
+        """``(trigger, target)`` in tokens of the region (see :attr:`token_trigger` and
+        :attr:`token_target`) for requests adding ``growth`` tokens each (``None``: the
+        measured :meth:`growth`); ``None`` under ``per_item``."""
+        ev_ = self.eviction
+        if not isinstance(ev_, Bulk | Compact):
+            return None
+        budget = self.budget
+        default = hy.DEFAULT_BULK_TRIGGER if isinstance(ev_, Bulk) else hy.DEFAULT_COMPACT_TRIGGER
+        window = self._window
+        if isinstance(ev_, Compact) and self.is_elastic and window is not None:
+            default = f"{100 * window.high_water:g}%"  # the window's own high-water mark
+        declared = ev_.trigger is not None
+        mark = hy.resolve_mark(ev_.trigger if ev_.trigger is not None else default, budget)
+        trigger = max(1, min(mark, budget))
+        growth = self.growth() if growth is None else growth
+        kept = self._target(trigger, growth)
+        terms = self.measured_terms()
+        if isinstance(ev_, Compact) and not declared and terms is not None:
+            outside = self.outside_tokens()
+            # what a compaction keeps: as measured after the last one (relief may clear what
+            # the cut kept), else the target; the cut still goes to the target, so the
+            # trigger leaves it room for a summary worth its size (twice the summary)
+            keeps = kept if self.kept_tokens is None else min(kept, self.kept_tokens)
+            limit = outside + trigger
+            whole = costcontrol.controlled_trigger(limit, growth, outside + keeps, terms)
+            trigger = max(min(trigger, kept + 1 + int(2 * terms.summary)), whole - outside)
+        return trigger, kept
+
+    def _target(self, trigger: int, growth: float) -> int:
+        """The low-water target for ``trigger`` (the declared ``target``, else
+        :func:`regio.policies.hysteresis.cost_target`), never below ``keep_at_least`` nor at
+        or above ``trigger``."""
+        declared = self.eviction.target  # type: ignore[union-attr]
+        if declared is not None:
+            low = hy.resolve_mark(declared, self.budget)
+        else:
+            low = hy.cost_target(trigger, growth, multipliers=self.cache_multipliers)
+        return max(0, min(max(low, self.keep_at_least or 0), trigger - 1))
+
+    def state_extra(self) -> dict[str, Any]:
+        """The measured :attr:`kept_tokens` (when measured)."""
+        return {} if self.kept_tokens is None else {"kept_tokens": self.kept_tokens}
+
+    def load_state(self, entries: list[Entry], version: int, extra: dict[str, Any]) -> None:
+        """See :meth:`regio.regions.Region.load_state` (and :attr:`kept_tokens`)."""
+        super().load_state(entries, version, extra)
+        kept = extra.get("kept_tokens")
+        self.kept_tokens = int(kept) if isinstance(kept, int) else None
+
+    def batch_tokens(self) -> int:
+        """Tokens an item-count batch (``compact_count``) frees at least when the cost
+        controller runs: the cost-optimal growth ``x*`` between two compactions
+        (:func:`regio.policies.costcontrol.interval`) for what the conversation keeps, so a
+        batch does not rewrite the cached conversation every ``compact_count`` items; ``0``
+        without the controller or a measured growth."""
+        terms = self.measured_terms()
+        if terms is None or not isinstance(self.eviction, Compact):
+            return 0
+        growth = self.growth()
+        keeps = self.used_tokens if self.kept_tokens is None else self.kept_tokens
+        return int(costcontrol.interval(growth, self.outside_tokens() + keeps, terms))
+
+    def measured_terms(self) -> costcontrol.CostTerms | None:
+        """:attr:`cost_terms` with the summary size measured: the mean tokens of this
+        region's summaries in its ``compact_history`` once there are any."""
+        terms, window = self.cost_terms, self._window
+        if terms is None or window is None or self.compact_target is None:
+            return terms
+        history = window.region(self.compact_target)
+        sizes = [e.tokens for e in history.entries if e.meta.get("source", self.name) == self.name]
+        if not sizes:
+            return terms
+        return msgspec.structs.replace(terms, summary=sum(sizes) / len(sizes))
+
+    def outside_tokens(self) -> int:
+        """Tokens every request carries beside this region: the other regions' and what the
+        window reserves (tool schemas, framing); ``0`` outside a window."""
+        window = self._window
+        if window is None:
+            return 0
+        return int(window.reserved_tokens + window.used_tokens - self.used_tokens)
 
     def _plan(self, entry: Entry) -> WritePlan | Refusal:
         count = (
@@ -181,7 +275,14 @@ class SlidingWindow(Region):
         settle_marks(self)
         decision = self.eviction.decide(self.item_count(), self.max_items, bool(self.pending()))
         if decision.mark_items:
-            self.mark_oldest(decision.mark_items, reason="compact_count")
+            items = decision.mark_items
+            batch = self.batch_tokens()
+            if batch > 0 and not self.count_units:  # at least the cost-optimal growth
+                info = self.analysis()
+                j = info.fewest_removals(max_tokens=max(0, self.used_tokens - batch))
+                j = info.removable_count if j is None else j
+                items = max(items, info.removed_entries[j])
+            self.mark_oldest(items, reason="compact_count")
         self.check_token_trigger()
 
     def check_token_trigger(self) -> None:

@@ -4,7 +4,7 @@ internal :class:`WritePlan` a region computes before committing."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import attrs
 import msgspec
@@ -12,10 +12,12 @@ import msgspec
 from regio.content import Entry
 from regio.errors import RegionFullError
 from regio.policies import UnitAnalysis
+from regio.regions import events as ev
 
 __all__ = [
     "HoldsEntries",
     "Refusal",
+    "Refusing",
     "Releasable",
     "WritePlan",
     "WriteResult",
@@ -205,3 +207,74 @@ def make_refusal(
     )
     available = max(0, budget - used)
     return Refusal(region, used, budget, entry_tokens, available, releasable, reason, msg)
+
+
+class _Refuser(Protocol):
+    """What :class:`Refusing` reads of its region."""
+
+    name: str
+    entries: Any
+    events: Any
+    max_entry_tokens: int | None
+    _used: int
+
+    @property
+    def budget(self) -> int: ...
+
+    def analysis(self) -> UnitAnalysis: ...
+
+    def releasable(
+        self, info: UnitAnalysis | None = None, limit: int = 5
+    ) -> tuple[Releasable, ...]: ...
+
+
+class Refusing:
+    """The refusals of a region (mixed into :class:`regio.regions.Region`): what can be
+    released, the :class:`Refusal` of an entry and its ``refused`` event."""
+
+    def releasable(
+        self: _Refuser, info: UnitAnalysis | None = None, limit: int = 5
+    ) -> tuple[Releasable, ...]:
+        """The oldest releasable units of the removal order (first entry id, unit tokens, key),
+        up to ``limit``."""
+        if not self.entries:
+            return ()
+        if info is None or info.size != len(self.entries):
+            info = self.analysis()
+        return releasable_units(self.entries, info, limit)
+
+    def refusal(
+        self: _Refuser,
+        entry: Entry,
+        reason: str,
+        *,
+        info: UnitAnalysis | None = None,
+        window: tuple[int, int] | None = None,
+    ) -> Refusal:
+        """Build the :class:`Refusal` for ``entry`` (``window``: (used, max) of the window)."""
+        used, budget = window if window else (self._used, self.budget)
+        return make_refusal(
+            self.name,
+            entry.tokens,
+            reason,
+            used=used,
+            budget=budget,
+            entries=len(self.entries),
+            max_entry_tokens=self.max_entry_tokens,
+            releasable=self.releasable(info) if reason != "too_large" else (),
+            in_window=window is not None,
+        )
+
+    def emit_refusal(self: _Refuser, refusal: Refusal) -> None:
+        """Emit the ``refused`` event for ``refusal``."""
+        self.events.emit(
+            ev.Refused(
+                refusal.region,
+                refusal.entry_tokens,
+                refusal.used,
+                refusal.budget,
+                refusal.available,
+                refusal.reason,
+                refusal.message,
+            )
+        )

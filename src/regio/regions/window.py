@@ -5,6 +5,10 @@ Constructor (keyword-only)::
     Window(regions: list[Region], max_tokens: int, counter: TokenCounter | None = None,
            high_water: float = 0.9)
 
+``reserved_tokens`` (not a constructor argument, never saved): tokens of ``max_tokens`` every
+request spends outside the regions (tool schemas, chat framing, the calibration margin); an
+engine sets it, and an elastic region's room (:meth:`Window.room_for`) leaves it free.
+
 ``counter`` is anything with ``count_entry(entry) -> int`` (see :mod:`regio.tokens`); without
 one, :meth:`Window.make_entry` needs ``tokens=``. Load-time check: the floors of the
 regions that never shrink (``pinned``, ``keyed``, ``checklist``, ``compact_history`` and every
@@ -56,6 +60,8 @@ class Window:
     queue: CompactionQueue = attrs.field(factory=CompactionQueue, repr=False)
     turn: int = 0
     next_entry: int = 1
+    #: tokens of ``max_tokens`` spent outside the regions by every request (module doc)
+    reserved_tokens: int = attrs.field(default=0, init=False)
     #: call id -> group and ``tool_use`` block of every call still in the window (saved as
     #: the call -> group map; the blocks are found again in the entries on load)
     calls: CallIndex = attrs.field(factory=CallIndex, init=False, repr=False)
@@ -74,7 +80,7 @@ class Window:
             if r.name in self._by_name:
                 raise WindowConfigError(f"two regions are named {r.name!r}; names must be unique")
             self._by_name[r.name] = r
-            r.bind(self.max_tokens, self.events, self.queue)
+            r.bind(self.max_tokens, self.events, self.queue, self)
         pair_histories(self.regions, self._by_name)
         check_floors(self.regions, self.max_tokens)
 
@@ -100,6 +106,12 @@ class Window:
     def used_tokens(self) -> int:
         """Sum of the regions' used tokens."""
         return sum(r.used_tokens for r in self.regions)
+
+    def room_for(self, region: Region) -> int:
+        """Tokens ``region`` may hold beside what the other regions hold now and
+        :attr:`reserved_tokens` (an elastic region's room, :attr:`Region.budget`)."""
+        others = sum(r.used_tokens for r in self.regions if r.name != region.name)
+        return self.max_tokens - self.reserved_tokens - others
 
     @property
     def high_water_tokens(self) -> int:

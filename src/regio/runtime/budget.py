@@ -47,6 +47,10 @@ class EngineBudget:
     request_tools: tuple[ToolSpec, ...] = ()
     #: Tokens of the text the caller sends beside the window (:meth:`send_beside`).
     beside_tokens: int = 0
+    #: Most tokens a request laid out so far carried beyond its regions' entries, tool
+    #: schemas and overhead (the layout's headings, chunk labels, notices); measured by
+    #: :meth:`measure_layout`, reserved by :meth:`reserve`; saved with the engine.
+    layout_tokens: int = 0
     #: The (text, separator) ``beside_tokens`` counts (``None`` after a load: counted again).
     _beside: tuple[str, str] | None = attrs.field(default=None, init=False, repr=False)
 
@@ -130,6 +134,29 @@ class EngineBudget:
     def size(self, provider: str | None = None, model: str | None = None) -> int:
         """Calibrated estimate of the next request (tokens)."""
         return self.calibrated(self.estimate(provider, model), provider, model)
+
+    def reserve(self, provider: str | None = None, model: str | None = None) -> int:
+        """Set and return the window's ``reserved_tokens``: the tokens of its ``max_tokens``
+        the next request of ``provider`` / ``model`` spends outside the regions (the output
+        reserve, tool schemas, system overhead and the calibration's correction), so an
+        elastic region's room (:meth:`regio.regions.Window.room_for`) is what a request can
+        really carry."""
+        key = self.calibration_key(provider, model)
+        scale = self.calibration.factor(key) * (1.0 + self.calibration.margin)
+        outside = self.tools_tokens(None, provider or "") + self.system_overhead
+        room = int(self.limit / max(scale, 1.0)) - outside - self.layout_tokens
+        reserved = max(0, self.window.max_tokens - room)
+        self.window.reserved_tokens = reserved
+        return reserved
+
+    def measure_layout(self, raw: int, provider: str = "") -> int:
+        """Keep the most tokens a laid-out request (raw estimate ``raw``, for ``provider``)
+        carried beyond the window's entries, its tool schemas and the system overhead
+        (:attr:`layout_tokens`); returns that most."""
+        tools = self.tools_tokens(None, provider or "")
+        extra = raw - self.window.used_tokens - tools - self.system_overhead
+        self.layout_tokens = max(self.layout_tokens, extra)
+        return self.layout_tokens
 
     def request_estimate(self, request: Request, provider: str = "") -> int:
         """Raw estimate of ``request``: its blocks, with its tool blocks counted as ``provider``

@@ -45,7 +45,7 @@ from regio.regions.compaction import ITEMS_META
 from . import durable
 from .commit import commit_summary
 from .compactor import CompactionBook, CompactionResult, Compactor, Steps, SummaryJob
-from .cuts import cut_ids
+from .cuts import cut_ids, unsent, unsent_from
 from .errors import CompactionNoProgressError, SummarizerError, SummaryRejected
 from .events import CompactionFinished, CompactionNoProgress, CompactionRejected, CompactionStarted
 from .fallback import bulk_fallback, fallback_point, fired_trigger
@@ -76,7 +76,6 @@ __all__ = [
     "plan_targets",
     "queue_everything",
     "region_target",
-    "room_steps",
     "schedule_compaction",
 ]
 
@@ -103,16 +102,22 @@ def _blocked_key(p: PendingCompaction) -> str:
 
 
 def _narrow(
-    c: Compactor, p: PendingCompaction, target: int, keep_messages: int | None = None
+    c: Compactor,
+    p: PendingCompaction,
+    target: int,
+    keep_messages: int | None = None,
+    held: bool = True,
 ) -> PendingCompaction | None:
     """``p`` cut down to its fewest oldest units (in the region's removal order) that leave
     ``<= target`` tokens and, with ``keep_messages``, ``<= keep_messages`` entries in its region;
     ``None`` when nothing needs to go or none of its units is still compactable (the cut:
-    :func:`regio.runtime.cuts.cut_ids`)."""
+    :func:`regio.runtime.cuts.cut_ids`; ``held``: never the entries no request carried yet,
+    :func:`regio.runtime.cuts.unsent`)."""
     region = c.window.region(p.region)
     index = {e.id: i for i, e in enumerate(region.entries)}
     marked = {index[i] for i in p.entry_ids if i in index}
-    ids = cut_ids(c, region, marked, target, keep_messages)
+    keep = unsent(region.entries, unsent_from(c)) if held and region.is_conversation else set()
+    ids = cut_ids(c, region, marked, target, keep_messages, held=keep)
     return c.window.narrow_compaction(p.id, ids) if ids else None
 
 
@@ -325,6 +330,10 @@ def flush_steps(c: Compactor, policy: FlushPolicy) -> Steps[CompactionResult | N
             c.book.strikes.pop(region.name, None)
             c.book.blocked = [b for b in c.book.blocked if not b.startswith(f"{region.name}:")]
     relieve_after(c, tally.touched if tally.summaries else [], memo)  # rides the same rewrite
+    for name in tally.touched if tally.summaries else ():
+        region = window.region(name)
+        if isinstance(region, SlidingWindow):  # what a compaction keeps (the cost controller)
+            region.kept_tokens = region.used_tokens
     for history in c.window.regions:  # past its last merge, a history's items make room
         if isinstance(history, CompactHistory):
             durable.fit_history(c, history)
@@ -344,10 +353,25 @@ def _prepared(
         return None
     if p.operation == "merge":
         p = _widen_merge(c, p)
+    manual = policy.trigger == "manual"
+    if p.operation == "compact" and p.reason == "compact_count" and not manual:
+        # a batch is flushed as queued, less what no request carried yet (it waits for the
+        # next turn boundary when that is all of it)
+        region_ids = {e.id: i for i, e in enumerate(region.entries)}
+        held = unsent(region.entries, unsent_from(c)) if region.is_conversation else set()
+        if held & {region_ids.get(i, -1) for i in p.entry_ids}:
+            narrowed = _narrow(c, p, 0)
+            if narrowed is None:
+                return None
+            p = narrowed
     if p.operation == "compact" and p.reason != "compact_count":
         goal = (policy.targets or {}).get(p.region, region_target(c, region))
         fresh = window.refresh_compaction(p.id)
-        narrowed = _narrow(c, fresh, goal, policy.keep_messages) if fresh is not None else None
+        narrowed = (
+            _narrow(c, fresh, goal, policy.keep_messages, held=not manual)
+            if fresh is not None
+            else None
+        )
         if narrowed is None:
             window.fail_compaction(
                 p.id,
@@ -470,34 +494,6 @@ def _finish(c: Compactor, trigger: str, tally: _Tally) -> CompactionResult | Non
         )
     )
     return result
-
-
-def room_steps(
-    c: Compactor, region_name: str, tokens: int
-) -> Steps[CompactionResult | None] | None:
-    """Compaction that makes room for a write of ``tokens`` into ``region_name``.
-
-    A ``compacting`` region paired with a ``compact_history`` (admission ``evict``), or a
-    ``sliding_window`` under ``compact`` eviction whose token-trigger compaction has not been
-    flushed yet, would otherwise roll its oldest units off to fit the write, and they would
-    never reach the summary. Instead, its fewest oldest compactable units that bring it to its
-    hysteresis target (:func:`region_target`), and at least leave room for the write, are
-    summarized first (previous summary carried forward, as in every flush). Returns the flush
-    generator to drive, or ``None`` when the write fits (or the region is not such a region);
-    units that cannot be compacted (the newest user message, open groups) stay, and the write
-    then rolls off or is refused by the region as usual."""
-    region = c.window.region(region_name)
-    # a conversation under ``compact`` eviction summarizes before it rolls off (token
-    # hysteresis); its declared fallback eviction tolerates a failed summary
-    conversation = isinstance(region, SlidingWindow) and region.needs_history
-    summarizes = region.summarizes_before_rolloff or conversation
-    if not summarizes or region.compact_target is None:
-        return None
-    if region.admission != "evict" or region.used_tokens + tokens <= region.budget:
-        return None
-    c.window.request_compaction(region, reason="room")
-    target = max(0, min(region_target(c, region), region.budget - tokens))
-    return flush_steps(c, FlushPolicy.room(region.name, target, tolerate_fallback=conversation))
 
 
 def schedule_compaction(c: Compactor, instructions: str | None) -> None:

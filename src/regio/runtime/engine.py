@@ -170,6 +170,7 @@ class Engine(AsyncEntries):
     @summarizer.setter
     def summarizer(self, value: Any) -> None:
         self.compactor.summarizer = value
+        apply_options(self.window, self.budget, self.compactor, self.options)  # its size
 
     @property
     def render_log(self) -> RenderLog:
@@ -254,7 +255,9 @@ class Engine(AsyncEntries):
         :class:`regio.errors.RegionFullError` instead. A write that does not fit a
         ``compacting`` region paired with a ``compact_history`` first summarizes the region's
         oldest units to make room, so nothing rolls off unsummarized
-        (:func:`regio.runtime.compaction.room_steps`)."""
+        (:func:`regio.runtime.room.room_steps`; one the window cannot hold
+        first compacts an elastic conversation that grew into its room,
+        :func:`regio.runtime.room.window_room_steps`)."""
         steps = write_steps(self.compactor, region, content, key=key, strict=strict)
         return self.compactor.run(steps)
 
@@ -404,9 +407,11 @@ class Engine(AsyncEntries):
         :class:`UsageRecord` (cost in USD from the cache rules' prices). SDK usage objects and
         whole responses are read by :func:`regio.runtime.sdk.usage_of`; anything else raises
         :class:`regio.runtime.sdk.SDKInputError`."""
-        return observe_usage(
+        record = observe_usage(
             self.ledger, self.budget, self.state, self.emit, usage_of(usage), provider, model
         )
+        self.budget.reserve(self.state.last_provider or None, self.state.last_model or None)
+        return record
 
     # ----- compaction --------------------------------------------------------------------
     def pending(self) -> list[PendingCompaction]:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from regio.policies.costcontrol import CostTerms
 from regio.regions import SlidingWindow
 
 from .cacheprices import cache_terms
+from .summarizer import DEFAULT_MAX_SUMMARY_TOKENS, summarizer_limits
 
 if TYPE_CHECKING:
     from regio.regions import Window
@@ -33,12 +35,22 @@ def apply_options(
     compactor's ``cache_ttl_s`` (seconds, ``None`` when the provider's TTL is unknown) and
     ``cache_read`` (the read multiplier), and the
     ``cache_multipliers`` (write, read; multiples of the input price) of every
-    :class:`regio.regions.SlidingWindow` in ``window``."""
+    :class:`regio.regions.SlidingWindow` in ``window`` with the cost controller's prices
+    (``cost_terms``: those, the output price and the summarizer's ``max_summary_tokens`` as
+    the summary size until one is measured), and the window's ``reserved_tokens``
+    (:meth:`regio.runtime.budget.EngineBudget.reserve`)."""
     budget.options = options
     compactor.options = options
     terms = cache_terms(options.provider, options.model, options.ttl)
     compactor.cache_ttl_s = terms.ttl_s
     compactor.cache_read = terms.read
+    try:
+        summary = float(summarizer_limits(compactor.summarizer)[2])
+    except ValueError:
+        summary = float(DEFAULT_MAX_SUMMARY_TOKENS)
+    prices = CostTerms(read=terms.read, write=terms.write, output=terms.output, summary=summary)
     for region in window.regions:
         if isinstance(region, SlidingWindow):
             region.cache_multipliers = (terms.write, terms.read)
+            region.cost_terms = prices if options.cost_control else None
+    budget.reserve()  # the room elastic regions may fill (tools, overhead, output reserve)

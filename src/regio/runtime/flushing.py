@@ -74,7 +74,10 @@ def boundary_steps(
     whose summary fails does not end the turn: the failure is reported by events
     (``compaction_rejected``, ``compaction_no_progress``) and the region falls back to bulk
     eviction past ``max_items + 2*compact_count``; the request's ceiling check still raises
-    when the window is too large. Other regions raise :class:`CompactionNoProgressError`."""
+    when the window is too large. Other regions raise :class:`CompactionNoProgressError`.
+    The window's reserve is set for ``provider`` / ``model`` first (what an elastic region
+    may fill: :meth:`regio.runtime.budget.EngineBudget.reserve`)."""
+    budget.reserve(provider, model)
     queue_expired(c)
     targets = whole_trigger_targets(c, budget, provider, model)
     if targets:

@@ -24,6 +24,7 @@ from regio.content import Entry, Text
 from regio.layout import Request, fork_for_summary
 from regio.providers.registry import DEFAULT_PROVIDER, find_provider
 
+from .cuts import entry_number
 from .llm_summarizer import LLMSummarizer
 from .render import render_payload
 from .state import SessionState
@@ -145,19 +146,14 @@ class ForkSummarizer:
         return reply
 
 
-def _number(entry_id: str) -> int | None:
-    digits = entry_id[1:] if entry_id.startswith("e") else ""
-    return int(digits) if digits.isdigit() else None
-
-
 def _holds(state: SessionState, entries: Sequence[Entry]) -> bool:
     """Every entry to summarize was in the window when the last request was laid out (entry
     numbers grow; the request rendered the whole window). A compaction's summaries are not
     checked (its new entries are); a merge of summaries alone (a ``compact_history`` over
     budget) checks its summaries, so one written after the last request is not forked."""
-    fresh = [_number(e.id) for e in entries if not e.meta.get("summary")]
+    fresh = [entry_number(e.id) for e in entries if not e.meta.get("summary")]
     if not fresh:
-        fresh = [_number(e.id) for e in entries]
+        fresh = [entry_number(e.id) for e in entries]
     return bool(fresh) and all(n is not None and n < state.last_next_entry for n in fresh)
 
 

@@ -6,11 +6,13 @@ call ids and tool names) and a given ``tokens`` checked
 (:func:`regio.runtime.sizes.measured_tokens`), its call ids named
 (:mod:`regio.runtime.callnames`: mapped, renamed when reused, results following), the relief chain's
 admission rules (route, trim; nothing changes yet, :func:`regio.runtime.reliefadmit.admit`),
-room made by compaction when a ``compact`` conversation would pass its token budget
-(:func:`make_room`), the window's ``add_message`` (strict: a refusal raises), a
-``history_repaired`` event per call id changed and an ``orphan_tool_result`` event per result
-of a call no assistant message issued, the admission's changes committed, then the transcript
-record. An environment observation
+the refusal of a message that could not fit even trimmed (:func:`regio.runtime.turnfit.check`:
+before anything changes), room made by compaction when a ``compact`` conversation would pass
+its token budget (:func:`make_room`), the newest turn's tool results trimmed when it still does
+not fit (:func:`regio.runtime.turnfit.trim`), the window's ``add_message`` (strict: a refusal
+raises), a ``history_repaired`` event per call id changed and an ``orphan_tool_result`` event
+per result of a call no assistant message issued, the admission's changes committed, then the
+transcript record. An environment observation
 (``observation=True``) is annotated on its entry (:mod:`regio.summarizers.observations`).
 
 The admission is one step generator (:func:`admit_steps`): every compaction on the way (the
@@ -21,16 +23,18 @@ room made, a routed write) yields its summarizer jobs to the driver the caller c
 
 from __future__ import annotations
 
+import attrs
+
 from regio.content import Entry, Message, ToolResult
 from regio.regions import Region
 from regio.summarizers.observations import observation_meta
 
-from . import compaction as cp
-from . import reliefadmit
+from . import reliefadmit, turnfit
 from .callnames import CallNames, name_message, renamed_meta
 from .compactor import CompactionResult, Compactor, Steps
 from .events import OrphanToolResult
 from .history import HistoryRepaired
+from .room import room_steps
 from .sizes import admission_tokens, measured_tokens
 from .state import SessionState
 from .textadmit import admit_message_text
@@ -77,15 +81,16 @@ def admit_steps(
     message, renames, ledger = name_message(c.window, conv, state.call_names, message)
     if renames:
         meta = renamed_meta(meta, renames)
-    admission = reliefadmit.admit(c, message, tokens)  # changes nothing yet
-    message, tokens = admission.message, admission.tokens
-    if tokens is None:  # counted once, and only up to what the conversation could admit
-        probe = Entry(id="", blocks=message.blocks, role=message.role)
-        tokens = admission_tokens(c.window, conv, probe)
+    admission = _counted(c, conv, reliefadmit.admit(c, message, tokens))  # changes nothing yet
+    turnfit.check(c, conv, admission)  # a message that cannot fit is refused here
     orphans = [
-        b.tool_use_id for b in message.tool_results if c.window.call_group(b.tool_use_id) is None
+        b.tool_use_id
+        for b in admission.message.tool_results
+        if c.window.call_group(b.tool_use_id) is None
     ]
-    yield from make_room(c, conv, message, tokens)
+    yield from make_room(c, conv, admission.message, admission.tokens)
+    admission = _counted(c, conv, turnfit.trim(c, conv, admission))
+    message, tokens = admission.message, admission.tokens
     result = c.window.add_message(message, tokens=tokens, strict=True, meta=meta)
     entry = entry_of(c, conv.name, result)
     assert entry is not None
@@ -98,20 +103,32 @@ def admit_steps(
     if message.role == "user" and user_text and not observation:
         state.overflow_retry = False
     # route, keep originals, record the message in the transcript
-    return (yield from reliefadmit.commit(c, admission, entry, conv.name))
+    entry = yield from reliefadmit.commit(c, admission, entry, conv.name)
+    turnfit.report(c, conv, admission, entry)
+    return entry
+
+
+def _counted(c: Compactor, conv: Region, admission: reliefadmit.Admission) -> reliefadmit.Admission:
+    """``admission`` with its message's tokens: as given, else counted once, and only up to
+    what the conversation could admit (:func:`regio.runtime.sizes.admission_tokens`)."""
+    if admission.tokens is not None:
+        return admission
+    message = admission.message
+    probe = Entry(id="", blocks=message.blocks, role=message.role)
+    return attrs.evolve(admission, tokens=admission_tokens(c.window, conv, probe))
 
 
 def make_room(
     c: Compactor, conv: Region, message: Message, tokens: int | None
 ) -> Steps[CompactionResult | None]:
     """Token hysteresis: a message that would pass a ``compact`` conversation's budget
-    first relieves and compacts it to its token target (:func:`cp.room_steps`); a step
-    generator (its summarizer jobs go to the caller's driver)."""
+    first relieves and compacts it to its token target (:func:`regio.runtime.room.room_steps`);
+    a step generator (its summarizer jobs go to the caller's driver)."""
     if not c.options.auto_compact or getattr(conv, "token_trigger", None) is None:
         return None
     counter = c.window.counter
     assert counter is not None  # the engine refuses a window without one
     probe = Entry(id="", blocks=message.blocks, role=message.role)
     tokens = int(counter.count_entry(probe)) if tokens is None else tokens
-    steps = cp.room_steps(c, conv.name, tokens)
+    steps = room_steps(c, conv.name, tokens)
     return None if steps is None else (yield from steps)

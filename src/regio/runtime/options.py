@@ -163,6 +163,10 @@ class EngineOptions:
     targets: Mapping[str, int] = attrs.field(factory=dict, converter=_targets)
     #: Whole-context compaction trigger in calibrated tokens; ``None``: off.
     compact_trigger: int | None = None
+    #: The cost controller picks a compacting conversation's trigger from the cache
+    #: economics (docs/runtime.md, "The cost controller"): earlier than the window-fill mark
+    #: when that is cheaper per request. Off: compact at the window-fill mark.
+    cost_control: bool = True
     #: Flush pending compactions at every turn boundary and recover from overflow by
     #: compacting; off: the caller calls :meth:`Engine.flush` / :meth:`Engine.compact`.
     auto_compact: bool = True

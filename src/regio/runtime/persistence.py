@@ -120,7 +120,9 @@ class EngineState(msgspec.Struct, omit_defaults=True):
     loads). ``request_tools`` are the tools of the last ``Engine.request(tools=...)``, counted
     as sent again until a request passes others (:class:`regio.runtime.budget.EngineBudget`);
     files without them load with none. ``beside_tokens`` counts the text the caller sends
-    beside the window (``EngineBudget.send_beside``, tokens); files without it load with 0."""
+    beside the window (``EngineBudget.send_beside``, tokens); files without it load with 0.
+    ``layout_tokens``: the most layout overhead a request carried
+    (``EngineBudget.layout_tokens``), so a loaded elastic region has the room it had."""
 
     format: str
     config: EngineConfig
@@ -138,6 +140,7 @@ class EngineState(msgspec.Struct, omit_defaults=True):
     layout_state: LayoutState | None = None
     request_tools: list[ToolSpec] = msgspec.field(default_factory=list)
     beside_tokens: int = 0  # EngineBudget.beside_tokens (tokens sent beside the window)
+    layout_tokens: int = 0  # EngineBudget.layout_tokens (an elastic region's room leaves it)
     #: Framework adapter name -> its place in the framework's history (files without: none).
     adapters: dict[str, AdapterCursor] = msgspec.field(default_factory=dict)
 
@@ -211,6 +214,7 @@ def engine_state(
         layout_state=layout_state,
         request_tools=list(engine.budget.request_tools),
         beside_tokens=engine.budget.beside_tokens,
+        layout_tokens=engine.budget.layout_tokens,
         adapters=dict(engine.state.adapters),
         layout_input=(engine.state.layout_fingerprint, engine.state.layout_input),
         last_request=last,
@@ -491,6 +495,8 @@ def _build(
     )
     engine.budget.request_tools = tuple(state.request_tools)
     engine.budget.beside_tokens = state.beside_tokens
+    engine.budget.layout_tokens = state.layout_tokens
+    engine.budget.reserve(state.last_provider or None, state.last_model or None)  # same room
     return engine
 
 

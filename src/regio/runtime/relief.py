@@ -59,6 +59,7 @@ from regio.policies import relief as rp
 from regio.regions import SlidingWindow
 
 from .compactor import Compactor
+from .cuts import unsent, unsent_from
 from .planning import region_target
 from .reliefbook import missing_original
 from .reliefextract import salient_extract
@@ -242,10 +243,16 @@ class _Pass:
     memo: ReliefMemo = attrs.field(factory=ReliefMemo)
     _selected: dict[str, list[rp.Candidate]] = attrs.field(factory=dict)
 
+    def select(self, stage: _Stage, entries: Sequence[Entry]) -> list[rp.Candidate]:
+        """``stage``'s candidates among ``entries``, never in an entry no request carried
+        yet (:func:`regio.runtime.cuts.unsent`: every result reaches the model once)."""
+        held = unsent(entries, unsent_from(self.c))
+        return [x for x in stage.select(entries, self.policy) if x.index not in held]
+
     def candidates(self, stage: _Stage) -> list[rp.Candidate]:
         """``stage``'s candidates on the region as it is now, oldest first."""
         if stage.name not in self._selected:
-            self._selected[stage.name] = stage.select(list(self.region.entries), self.policy)
+            self._selected[stage.name] = self.select(stage, list(self.region.entries))
         return self._selected[stage.name]
 
     def edit(self, stage: _Stage, cand: rp.Candidate) -> tuple[Block, int]:
@@ -282,7 +289,7 @@ class _Pass:
         for s in self.stages:
             if used <= target:
                 return None
-            cands = s.select(entries, self.policy)
+            cands = self.select(s, entries)
             available = sum(max(0, self.gain(s, x)) for x in cands)
             if available > 0:
                 could[s.name] = available

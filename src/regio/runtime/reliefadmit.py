@@ -15,6 +15,8 @@ tallies.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 import msgspec
 
@@ -28,7 +30,7 @@ from .reliefbook import Originals
 from .sizes import admission_tokens, count_up_to, entry_cap
 from .writes import write_steps
 
-__all__ = ["Admission", "admit", "commit"]
+__all__ = ["Admission", "admit", "commit", "with_changes"]
 
 
 @attrs.frozen
@@ -77,6 +79,20 @@ def admit(c: Compactor, message: Message, tokens: int | None) -> Admission:
     if not changes:
         return Admission(message, tokens)
     return Admission(Message(message.role, tuple(blocks)), None, tuple(changes))
+
+
+def with_changes(
+    admission: Admission,
+    blocks: tuple[Block, ...],
+    stage: str,
+    originals: Sequence[tuple[ToolResult, int]],
+) -> Admission:
+    """``admission`` whose message now holds ``blocks`` (its size counted again), with one
+    change of ``stage`` per ``(original result, tokens freed)`` of ``originals``: their
+    originals are kept when :func:`commit` runs."""
+    changes = tuple(_Change(original, stage, freed) for original, freed in originals)
+    message = Message(admission.message.role, blocks)
+    return Admission(message, None, admission.changes + changes)
 
 
 def commit(c: Compactor, admission: Admission, entry: Entry, region: str) -> Steps[Entry]:

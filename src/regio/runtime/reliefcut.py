@@ -32,7 +32,7 @@ import attrs
 from regio.regions import SlidingWindow
 
 from .compactor import Compactor
-from .cuts import cut_ids
+from .cuts import cut_ids, unsent, unsent_from
 from .planning import region_target
 from .relief import _apply, _Pass, _stages
 from .reliefmemo import ReliefMemo
@@ -117,11 +117,12 @@ def relieve_before_cuts(
         goal = (targets or {}).get(p.region, region_target(c, region))
         info = region.analysis()
         marked = set(info.removal(info.removable_count))
-        verbatim = cut_ids(c, region, marked, goal, keep_messages)
+        held = unsent(region.entries, unsent_from(c))  # the summary will not take these
+        verbatim = cut_ids(c, region, marked, goal, keep_messages, held=held)
         plan = plan_kept(c, region, set(verbatim), memo) if verbatim else None
         if plan is None:
             continue
-        cut = set(cut_ids(c, region, marked, goal, keep_messages, plan.gains))
+        cut = set(cut_ids(c, region, marked, goal, keep_messages, plan.gains, held))
         index = {e.id: i for i, e in enumerate(region.entries)}
         covered = sum(
             region.entries[i].tokens - plan.gains.get(i, 0)

@@ -15,9 +15,11 @@ import msgspec
 from regio.events import Event
 from regio.layout import LayoutState, Request, ToolSpec, VolatilityObserved, assemble
 from regio.providers.economics import economics_for
+from regio.regions import SlidingWindow
 from regio.textrepair import repair_text
 
 from . import compaction as cp
+from . import turnfit
 from .budget import EngineBudget
 from .ceiling import evict_for_ceiling
 from .compactor import Compactor, Steps
@@ -104,6 +106,7 @@ def request_steps(
 ) -> Steps[tuple[Request, dict[str, Any]]]:
     """``Engine.request``: with ``flush`` (and ``auto_compact``) the turn-boundary flush
     (:func:`regio.runtime.flushing.boundary_steps`), then :func:`lay_out_steps`."""
+    budget.reserve(provider, model)  # what the regions may fill: elastic rooms
     if flush and c.options.auto_compact:
         yield from boundary_steps(c, budget, provider, model)
     return (
@@ -136,8 +139,10 @@ def lay_out_steps(
     """Lay the window out for ``provider`` / ``model`` and render the payload. A request whose
     calibrated size is over ``budget.limit`` is compacted to half the allowance (with
     ``auto_compact``) and laid out again, then, still over, the sliding windows compaction
-    cannot shrink roll off their oldest units (:mod:`regio.runtime.ceiling`); still over:
-    :class:`ContextOverflowError`. Keeps the layout state, request and raw estimate in ``state``.
+    cannot shrink roll off their oldest units (:mod:`regio.runtime.ceiling`), then, when the
+    newest turn, which neither takes, still does not fit, that turn's results are trimmed
+    (:func:`regio.runtime.turnfit.shorten`); still over: :class:`ContextOverflowError`. Keeps
+    the layout state, request and raw estimate in ``state``.
 
     Same state, same bytes: when :func:`request_fingerprint` equals the last request's (a
     retry, or a second call with nothing changed), the layout starts again from the layout
@@ -150,24 +155,14 @@ def lay_out_steps(
     carried = state.layout_input if same else state.layout_state
     req = _assemble(c, state, specs, provider, model, carried)
     raw = budget.request_estimate(req, provider)
+    measured = budget.layout_tokens
+    if budget.measure_layout(raw, provider) > measured:
+        budget.reserve(provider, model)  # the next admissions leave the layout's share free
     limit = budget.limit
     if budget.calibrated(raw, provider, model) > limit:
-        factor = budget.calibration.factor(budget.calibration_key(provider, model))
-
-        def need() -> int:  # raw tokens to free to reach half the allowance
-            return int((budget.calibrated(raw, provider, model) - limit // 2) / factor) + 1
-
-        for stage in ("compact", "roll off"):
-            if not c.options.auto_compact or budget.calibrated(raw, provider, model) <= limit:
-                break
-            if stage == "compact":
-                yield from pressure_steps(c, "ceiling", cp.plan_targets(c, need()))
-            else:
-                evict_for_ceiling(c, need())
-            fingerprint = request_fingerprint(c, specs, provider, model, api, state.region_hashes)
-            carried = state.layout_state  # the window changed: carry on from the last request
-            req = _assemble(c, state, specs, provider, model, carried)
-            raw = budget.request_estimate(req, provider)
+        made = yield from _to_ceiling(c, budget, state, specs, (provider, model, api), raw)
+        if made is not None:
+            req, raw, carried, fingerprint = made
         sized = budget.calibrated(raw, provider, model)
         if sized > limit:
             c.emit(OverBudget(sized, limit))
@@ -201,6 +196,46 @@ def lay_out_steps(
     state.last_estimate = raw
     state.last_provider, state.last_model = provider, model
     return req, payload
+
+
+def _to_ceiling(
+    c: Compactor,
+    budget: EngineBudget,
+    state: SessionState,
+    specs: Sequence[ToolSpec],
+    target: tuple[str, str, str | None],
+    raw: int,
+) -> Steps[tuple[Request, int, LayoutState | None, str] | None]:
+    """A request of ``raw`` tokens over the ceiling (``target``: provider, model, api) brought
+    under it with ``auto_compact`` (:func:`lay_out_steps`): compaction to half the allowance,
+    the roll-off of the sliding windows compaction cannot shrink, then the newest turn
+    trimmed; returns the request laid out again, its raw estimate, the layout state it
+    carried on from and its fingerprint, or ``None`` when nothing was tried."""
+    provider, model, api = target
+    limit = budget.limit
+    factor = budget.calibration.factor(budget.calibration_key(provider, model))
+
+    def need() -> int:  # raw tokens to free to reach half the allowance
+        return int((budget.calibrated(raw, provider, model) - limit // 2) / factor) + 1
+
+    conv = c.window.conversation
+    made = None
+    for stage in ("compact", "roll off", "turn trim"):
+        if not c.options.auto_compact or budget.calibrated(raw, provider, model) <= limit:
+            break
+        if stage == "compact":
+            yield from pressure_steps(c, "ceiling", cp.plan_targets(c, need()))
+        elif stage == "roll off":
+            evict_for_ceiling(c, need())
+        elif isinstance(conv, SlidingWindow):  # the newest turn, trimmed to the ceiling
+            over = budget.calibrated(raw, provider, model) - limit
+            turnfit.shorten(c, conv, int(over / factor) + 1)
+        fingerprint = request_fingerprint(c, specs, provider, model, api, state.region_hashes)
+        carried = state.layout_state  # the window changed: carry on from the last request
+        req = _assemble(c, state, specs, provider, model, carried)
+        raw = budget.request_estimate(req, provider)
+        made = (req, raw, carried, fingerprint)
+    return made
 
 
 def ceiling_terms(c: Compactor, limit: int) -> str:

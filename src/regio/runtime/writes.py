@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from regio.content import Block, Entry
 from regio.regions import Refusal, WriteResult
 
-from .compaction import room_steps
 from .compactor import Compactor, Steps
+from .room import room_steps, window_room_steps
 from .sizes import admission_tokens
 from .textadmit import admit_entry_text, admit_value, blocks_of
 
@@ -51,7 +51,8 @@ def write_steps(
 ) -> Steps[WriteResult | Refusal]:
     """See ``Engine.write``; the content and key are checked and repaired first
     (:mod:`regio.runtime.textadmit`). Yields the summarizer jobs of the compaction that makes
-    room (:func:`regio.runtime.compaction.room_steps`)."""
+    room (:func:`regio.runtime.room.room_steps`, and for the floor the region is guaranteed
+    beside an elastic conversation, :func:`regio.runtime.room.window_room_steps`)."""
     where = f"write({region})"
     key = admit_value(c.emit, key, where, "key")
     if isinstance(content, Entry):
@@ -66,6 +67,9 @@ def write_steps(
     steps = room_steps(c, region, content.tokens)
     if steps is not None:
         yield from steps
+    room = window_room_steps(c, region, content.tokens)  # the floor the region is guaranteed
+    if room is not None:
+        yield from room
     result = c.window.write(region, content, key=key, strict=strict)
     entry = entry_of(c, region, result)
     if entry is not None and not (isinstance(result, WriteResult) and result.unchanged):
