@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from _traces_support import raw_traces_dir
@@ -158,6 +158,9 @@ _VALUES = st.from_regex(r"[a-z]{2,6}-[0-9]{1,4}", fullmatch=True)
     st.integers(1, 400),
     st.integers(0, 6),
 )
+# a budget smaller than any item: the fallback cut the rendered items, keeping "Values:\n- Se"
+# (an item holding a value nobody set)
+@example(updates=[("timeout", "aa-0")], cap=3, padding=0)
 def test_the_latest_value_of_a_key_wins_and_the_summary_stays_in_bound(
     updates: list[tuple[str, str]], cap: int, padding: int
 ) -> None:

@@ -443,7 +443,9 @@ class ExtractiveSummarizer:
         lines = self.summary_lines(prose_entries)
         if lines:
             return self._cut(" ".join(lines), budget)
-        return self._cut(render_items(extraction.items.items()), budget)  # all became items
+        # every statement became an item and not one fits whole: their plain text, cut, with
+        # no item heading (a cut item would read back as an item holding a value never said)
+        return self._cut(" ".join(i.text for i in extraction.items.items()), budget)
 
 
 def engine_summarizer(summarizer: Any, counter: TokenCounter) -> Any:
