@@ -24,10 +24,10 @@ import time
 from typing import Any
 
 import pytest
+from regio.runtime.salience import sort_entries
 
 from regio.content import Entry, Text
 from regio.runtime.extractive import ExtractiveSummarizer
-from regio.runtime.salience import sort_entries
 
 _NOUNS = (
     "billing", "parser", "client", "cache", "schema", "router", "ledger", "invoice", "webhook",
