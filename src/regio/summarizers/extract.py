@@ -59,6 +59,7 @@ class Extraction:
     consumed: set[str] = attrs.field(factory=set)
     carried: list[str] = attrs.field(factory=list)
     known: set[str] = attrs.field(factory=set)
+    _carried_seen: set[str] = attrs.field(factory=set, repr=False)
 
     @property
     def sections(self) -> dict[str, list[str]]:
@@ -103,7 +104,7 @@ def _read_summary(out: Extraction, entry: Entry) -> None:
         return
     for kind, text, _ in parsed:
         out._record(*out.items.add(kind, text, by_user=True, source=entry.id))
-    seen = set(out.carried)
+    seen = out._carried_seen  # kept across summaries: one pass over all carried lines
     for line in rest:
         if line.strip() and line not in seen:
             seen.add(line)

@@ -81,6 +81,8 @@ class ItemSet:
     _texts: set[str] = attrs.field(factory=set)
     _open: OpenItems = attrs.field(factory=OpenItems)
     next_seq: int = 0
+    #: concept name -> the keys of that name (``related`` keys share one): a lookup, not a scan
+    _by_name: dict[str, set[str]] = attrs.field(factory=dict, repr=False, eq=False)
 
     @classmethod
     def of(cls, items: Iterable[DurableItem]) -> ItemSet:
@@ -118,11 +120,16 @@ class ItemSet:
         same = self._items.get(key)
         if same is not None:
             return same
-        near = [i for k, i in self._items.items() if related(k, key)]
+        if ":" not in key:
+            return None  # related() holds only between two keys of one concept name
+        keys = self._by_name.get(key.split(":", 1)[0], ())
+        near = [self._items[k] for k in keys if related(k, key)]
         return near[0] if len(near) == 1 else None
 
     def _put(self, item: DurableItem) -> None:
         self._items[item.key] = item
+        if ":" in item.key:
+            self._by_name.setdefault(item.key.split(":", 1)[0], set()).add(item.key)
         self._texts.add(item.text)
         if item.kind == "todo":
             self._open.add(item.text)
@@ -177,6 +184,8 @@ class ItemSet:
 
     def _discard(self, item: DurableItem) -> None:
         self._items.pop(item.key, None)
+        if ":" in item.key:
+            self._by_name.get(item.key.split(":", 1)[0], set()).discard(item.key)
         self._texts.discard(item.text)
         if item.kind == "todo":
             self._open.discard(item.text)
