@@ -277,6 +277,9 @@ def test_added_cpu_and_latency_per_request_stay_flat_as_sessions_grow(tmp_path):
         print(f"{key:28}{cells}{ratios}")
     print("compactions:", sum(line["compacted"] for line in lines), "of", len(lines), "requests")
     for label, group in (("first", firsts), ("last", lasts)):
+        if not group:  # relief (clearing old results) kept every session under its trigger
+            print(f"a session's {label} compaction: none (no session compacted twice)")
+            continue
         print(
             f"a session's {label} compaction: proxy cpu p50 "
             f"{_percentile([r['added_cpu_ms'] for r in group], 0.5):.1f} ms, added p50 "
@@ -292,5 +295,6 @@ def test_added_cpu_and_latency_per_request_stay_flat_as_sessions_grow(tmp_path):
     assert table["last 10%"][cpu] / table["first 10%"][cpu] <= 1.5, table
     for key in (cpu, "proxy cpu ms p50"):
         assert table["last 10%"][key] / table["window full"][key] <= 1.5, (key, table)
-    first_c = _percentile([r["added_cpu_ms"] for r in firsts], 0.5)
-    assert _percentile([r["added_cpu_ms"] for r in lasts], 0.5) / first_c <= 1.5
+    if firsts:
+        first_c = _percentile([r["added_cpu_ms"] for r in firsts], 0.5)
+        assert _percentile([r["added_cpu_ms"] for r in lasts], 0.5) / first_c <= 1.5
