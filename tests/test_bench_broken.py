@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -180,3 +181,19 @@ def test_a_broken_strategy_is_shown_and_never_ranked() -> None:
         f"broken: trim ({CACHE}) 2 of 3 calls (2 over the window)",
         f"broken: llamaindex-memory ({CACHE}) 1 of 3 calls (1 lost the task)",
     ]
+
+
+def test_delegation_is_left_out_with_a_note_where_the_blueprint_renders_for_an_api_without_it() -> (
+    None
+):
+    # tau-bench's support-agent blueprint renders Chat Completions: every regio-delegate call
+    # raised ProviderCompactionError, so `regio demo` showed it broken on 571 of 571 calls
+    blueprint = attrs.evolve(
+        tiny_blueprint(),
+        model=attrs.evolve(tiny_blueprint().model, provider="openai", name="gpt-4o"),
+    )
+    out = replay(swe_trace(steps=6), blueprint, layouts=("regio", "regio-delegate"))
+    assert "regio-delegate" not in out.runs and "regio" in out.runs
+    assert any("regio-delegate left out" in n and "openai_chat" in n for n in out.notes)
+    anthropic = replay(swe_trace(steps=6), tiny_blueprint(), layouts=("regio-delegate",))
+    assert "regio-delegate" in anthropic.runs

@@ -75,7 +75,8 @@ from regio.bench.retention import Probe
 from regio.bench.tracking import StrategyRun
 from regio.cache.types import CacheRequest
 from regio.capture import CaptureRule, rules_for
-from regio.providers.registry import chat_format_for
+from regio.layout.provider_compaction import COMPACTION_APIS
+from regio.providers.registry import chat_format_for, provider_for
 from regio.tokens import get_counter
 from regio.traces.format import AssistantMessage, Trace
 
@@ -189,6 +190,13 @@ def replay(
         calls,
     )
     strategies = [x for x in layouts if x in LAYOUTS or x in ABLATIONS or x == DELEGATE]
+    api = provider_for(blueprint.model.provider).api
+    if DELEGATE in strategies and api not in COMPACTION_APIS:
+        strategies.remove(DELEGATE)  # not applicable: a strategy that could never send
+        notes.append(
+            f"{DELEGATE} left out: the blueprint's provider renders for {api!r}, which has no "
+            f"server-side compaction (one of {', '.join(COMPACTION_APIS)} has)"
+        )
     chosen = rules if rules is not None else rules_for(blueprint)
     engine_runs, writes, refused = (
         engine_pass(setup, strategies, chosen, notes) if strategies else ({}, 0, 0)
