@@ -235,3 +235,22 @@ def test_edits_rewinds_and_retries_never_change_a_sessions_history_only_extend_i
                 if other != session:
                     assert _transcript(client, other) == transcript
             seen[session] = _expected(history)
+
+
+def test_a_damaged_session_in_the_store_answers_with_the_stores_words_never_a_bare_500():
+    # before: a store error other than "session busy" (here a lease that can never expire,
+    # which the store reports as SessionDamagedError naming the DELETE that clears it) left the
+    # handler and reached the client as Starlette's bare "Internal Server Error"
+    from store_support import stray_lease
+
+    with in_process(_upstream(), BLUEPRINT, _store()) as client:
+        session = "damaged-one"
+        stray_lease(client.app.state.proxy.store, session)
+        response = client.post(
+            "/v1/chat/completions",
+            json={"model": "gpt-5", "messages": [SYSTEM, {"role": "user", "content": "hi"}]},
+            headers={"authorization": "Bearer sk-test", "x-regio-session": session},
+        )
+        assert response.status_code == 500
+        message = response.json()["error"]["message"]
+        assert "session store refused" in message and "DELETE" in message

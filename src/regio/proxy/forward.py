@@ -43,7 +43,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from regio.errors import RegioError
-from regio.store import SessionLeasedError
+from regio.store import SessionLeasedError, SessionStoreError, StoreUnavailableError
 
 from .dialects import ClientRequest, parse_request
 from .engines import api_provider
@@ -146,6 +146,10 @@ async def serve_api(state: ProxyState, api: str, request: Request) -> Response:
         return _error(
             api, 503, message, "overloaded_error" if api == "anthropic" else "server_error"
         )
+    except SessionStoreError as exc:  # the store is down, or a session in it is damaged
+        status = 503 if isinstance(exc, StoreUnavailableError) else 500
+        kind = "api_error" if api == "anthropic" else "server_error"
+        return _error(api, status, f"regio proxy: the session store refused: {exc}", kind)
     provider = api_provider(state.settings.provider, api)
     turn = Turn(state.settings, handle, client, incoming, provider, cpu=parse_cpu)
     turn.wall = time.perf_counter() - received  # reading, finding and leasing the session
