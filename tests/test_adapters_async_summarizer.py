@@ -63,9 +63,11 @@ def async_engine(**options: Any) -> tuple[Engine, list[Any]]:
     return eng, events
 
 
-def assert_awaited(eng: Engine, events: list[Any]) -> None:
+def assert_awaited(eng: Engine, events: list[Any], received: list[int]) -> None:
     """Compactions finished by awaiting the summarizer; none refused, failed or fell back to
-    evicting unsummarized."""
+    evicting unsummarized; ``received`` (the messages the model got on each call) shows the
+    compacted window on every call: the run's history grows to ``2 * STEPS + 1`` messages."""
+    assert len(received) == STEPS + 1 and max(received) < STEPS, received
     bad = ("compaction_rejected", "compaction_failed", "compaction_no_progress")
     failures = [
         e
@@ -128,7 +130,7 @@ def test_langchain_ainvoke_awaits_the_async_summarizer_in_the_middleware():
 
     assert result["messages"][-1].content == FINAL
     assert len(received) == STEPS + 1
-    assert_awaited(eng, events)
+    assert_awaited(eng, events, received)
 
 
 @pytest.mark.parametrize("adapter", ["capability", "history"])
@@ -164,7 +166,7 @@ def test_pydantic_ai_agent_run_awaits_the_async_summarizer_in_the_adapter(adapte
 
     assert asyncio.run(agent.run(TASK)).output == FINAL
     assert len(received) == STEPS + 1
-    assert_awaited(eng, events)
+    assert_awaited(eng, events, received)
 
 
 def test_agents_sdk_runner_run_awaits_the_async_summarizer_in_the_session():
@@ -198,7 +200,7 @@ def test_agents_sdk_runner_run_awaits_the_async_summarizer_in_the_session():
     )
     assert asyncio.run(run).final_output == FINAL
     assert len(calls) == STEPS + 1
-    assert_awaited(eng, events)
+    assert_awaited(eng, events, [len(c.messages) for c in calls])
 
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "15"))
