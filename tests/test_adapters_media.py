@@ -189,7 +189,7 @@ def test_pydantic_ai_audio_is_refused_naming_the_part():
     engine = regio.Engine.from_blueprint(BLUEPRINT, provider="openai", model="gpt-5")
     request = ModelRequest(parts=[UserPromptPart(["hear", AudioUrl("https://x.invalid/a.mp3")])])
     with pytest.raises(SDKInputError, match=r"parts\[0\]\.content\[1\].*AudioUrl"):
-        RegioHistory(engine)([request])
+        asyncio.run(RegioHistory(engine)([request]))
 
 
 # ---------------------------------------------------------------------- OpenAI Agents SDK

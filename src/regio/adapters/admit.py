@@ -1,7 +1,8 @@
 """A framework message the engine's conversation cannot hold: a tool result too large for it
 reaches the agent as text, never as an exception out of the framework's loop.
 
-Every adapter appends the framework's messages with :func:`admit`: ``engine.add_message``,
+Every adapter appends the framework's messages with :func:`admit` (from an async hook
+:func:`aadmit`, awaiting ``engine.aadd_message``): ``engine.add_message``,
 except that a message whose tool results together are larger than the whole conversation (such
 as one read of a 570 kB file) is admitted with each result fitted before the engine sees it (the
 engine would trim it itself, :mod:`regio.runtime.turnfit`, but the agent would not read what to
@@ -34,7 +35,9 @@ from regio.events import Event
 from regio.policies.relief import trimmed_to
 from regio.runtime.sizes import count_up_to, entry_cap
 
-__all__ = ["ToolResultTooLarge", "admit", "note"]
+from .drive import Call, Steps, arun, run
+
+__all__ = ["ToolResultTooLarge", "aadmit", "admit", "admit_steps", "note"]
 
 #: The share of the most one entry may hold that the results of one message may take.
 SHARE = 4
@@ -78,9 +81,21 @@ def admit(engine: Any, message: Message) -> None:
     older turns and trims the turn, :mod:`regio.runtime.turnfit`.) Raises the conversation's
     :class:`regio.errors.RegionFullError` for a message without tool results, or when even
     the notes alone do not fit."""
+    run(engine, admit_steps(engine, message))
+
+
+async def aadmit(engine: Any, message: Message) -> None:
+    """:func:`admit` awaiting ``engine.aadd_message``, for async hooks: an async summarizer
+    is awaited when the message makes room by compaction (:mod:`regio.adapters.drive`)."""
+    await arun(engine, admit_steps(engine, message))
+
+
+def admit_steps(engine: Any, message: Message) -> Steps[None]:
+    """The engine calls of :func:`admit` (:mod:`regio.adapters.drive`): each ``add_message``
+    it tries, the conversation's ``RegionFullError`` thrown back in."""
     conv = engine.window.conversation
     if conv is None:  # refused by the engine, naming what is missing
-        engine.add_message(message)
+        yield Call("add_message", (message,))
         return
     cap = entry_cap(engine.window, conv)
     cap = int(conv.budget if cap is None else cap)
@@ -88,7 +103,7 @@ def admit(engine: Any, message: Message) -> None:
     sizes = {b.tool_use_id: count_up_to(counter, b.content, cap) for b in message.tool_results}
     if sum(sizes.values()) <= cap:
         try:
-            engine.add_message(message)
+            yield Call("add_message", (message,))
             return
         except RegionFullError:
             if not message.tool_results:
@@ -96,10 +111,10 @@ def admit(engine: Any, message: Message) -> None:
     share = max(1, cap // (SHARE * len(message.tool_results)))
     try:
         fitted, events = _fitted(engine, message, sizes, cap, share, kept=True)
-        engine.add_message(fitted)
+        yield Call("add_message", (fitted,))
     except RegionFullError:
         fitted, events = _fitted(engine, message, sizes, cap, share, kept=False)
-        engine.add_message(fitted)
+        yield Call("add_message", (fitted,))
     for event in events:
         engine.emit(event)
 

@@ -80,10 +80,11 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from regio.content import Message, Thinking
 from regio.runtime.options import TOOL_NAMES
 
-from .admit import admit
+from .admit import admit_steps
 from .chat import chat_messages, content_text
 from .cursor import canonical_digest, cursor, first_new, mark
-from .repaired import repaired_request
+from .drive import Call, Steps, arun, run
+from .repaired import repaired_steps
 from .window import adopt_framework_window, langchain_window
 
 __all__ = ["PROVIDERS", "RegioMiddleware", "chat_model_provider"]
@@ -223,7 +224,7 @@ class RegioMiddleware(AgentMiddleware):
         :class:`regio.runtime.state.AdapterCursor`, :mod:`regio.adapters.cursor`)."""
         return cursor(self.engine, CURSOR).position
 
-    def _sync(self, messages: list[Any]) -> None:
+    def _sync(self, messages: list[Any]) -> Steps[None]:
         """Add the state's messages not yet in the engine (:func:`regio.adapters.cursor.
         first_new`: where the engine session's cursor stopped, so a new middleware over a
         loaded engine re-admits nothing; a run that does not carry the earlier turns, such as
@@ -232,12 +233,12 @@ class RegioMiddleware(AgentMiddleware):
         start = first_new(self.engine, CURSOR, messages, _digest)
         for index in range(start, len(messages)):
             for message in chat_messages(convert_to_openai_messages([messages[index]])):
-                admit(self.engine, message)
+                yield from admit_steps(self.engine, message)
             mark(self.engine, CURSOR, index + 1, _digest(messages[index]))
         if messages and start == len(messages) != self.seen:  # a history rewritten shorter
             mark(self.engine, CURSOR, len(messages), _digest(messages[-1]))
 
-    def _caller_system(self, request: Any) -> str:
+    def _caller_system(self, request: Any) -> Steps[str]:
         """The caller's system text to send as the first system block ("" when there is none
         or it lives in ``system_region``)."""
         system = getattr(request, "system_message", None)
@@ -248,25 +249,25 @@ class RegioMiddleware(AgentMiddleware):
         if text != (at.system or ""):
             self.engine.clear(self.system_region)
             if text:
-                self.engine.write(self.system_region, text, strict=True)
+                yield Call("write", (self.system_region, text), {"strict": True})
             at.system = text
         return ""
 
-    def _window(self, request: Any) -> Any:
+    def _window(self, request: Any) -> Steps[Any]:
         model = getattr(request, "model", None)
         at = cursor(self.engine, CURSOR)
         if not at.window_read:  # the model's declared window, once per session
             at.window_read = True
             adopt_framework_window(self.engine, langchain_window(model), "LangChain model profile")
-        self._sync(list(request.messages))
-        caller = self._caller_system(request)
+        yield from self._sync(list(request.messages))
+        caller = yield from self._caller_system(request)
         functions, builtin = _split_tools(list(request.tools))
         anthropic = (self.provider or chat_model_provider(model)) == "anthropic"
         if self.system_region is None:  # a block of its own (Anthropic) or joined by "\n\n"
             self.engine.budget.send_beside(caller, "" if anthropic else "\n\n")
         if anthropic:
-            return self._anthropic(request, caller, functions, builtin)
-        body = repaired_request(self.engine, "openai", tools=functions)[1]
+            return (yield from self._anthropic(request, caller, functions, builtin))
+        body = (yield from repaired_steps(self.engine, "openai", tools=functions))[1]
         window = convert_to_messages(body["messages"])
         regio_system = [content_text(m.content) for m in window if isinstance(m, SystemMessage)]
         rest = [m for m in window if not isinstance(m, SystemMessage)]
@@ -280,8 +281,8 @@ class RegioMiddleware(AgentMiddleware):
 
     def _anthropic(
         self, request: Any, caller: str, functions: list[Any], builtin: list[Any]
-    ) -> Any:
-        body = repaired_request(self.engine, "anthropic", tools=functions)[1]
+    ) -> Steps[Any]:
+        body = (yield from repaired_steps(self.engine, "anthropic", tools=functions))[1]
         system: list[str | dict[Any, Any]] = [dict(b) for b in body.get("system") or []]
         if caller:
             system.insert(0, {"type": "text", "text": caller})
@@ -292,33 +293,36 @@ class RegioMiddleware(AgentMiddleware):
             tools=[*tools, *builtin] if tools else list(request.tools),
         )
 
-    def _record(self, response: Any) -> Any:
+    def _record(self, response: Any) -> Steps[Any]:
         """Append the model's replies to the engine; the cursor moves past them (they join
         the agent state after the messages of the request)."""
         replies = [m for m in response.result if isinstance(m, AIMessage)]
         for reply in replies:
             message = _reply(reply)
             if message is not None:
-                self.engine.add_message(message)
+                yield Call("add_message", (message,))
         if replies:
             mark(self.engine, CURSOR, self.seen + len(replies), _digest(replies[-1]))
         return response
 
     def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         """Replace the request's messages with regio's window; record the reply."""
-        return self._record(handler(self._window(request)))
+        response = handler(run(self.engine, self._window(request)))
+        return run(self.engine, self._record(response))
 
     async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        """:meth:`wrap_model_call` for async agents."""
-        return self._record(await handler(self._window(request)))
+        """:meth:`wrap_model_call` for async agents, awaiting the engine's async entries (an
+        async summarizer, :mod:`regio.adapters.drive`)."""
+        response = await handler(await arun(self.engine, self._window(request)))
+        return await arun(self.engine, self._record(response))
 
-    def _context_tool_result(self, request: Any) -> ToolMessage | None:
+    def _context_tool_result(self, request: Any) -> Steps[ToolMessage | None]:
         """The result of a call to one of regio's context tools (module doc), ``None`` for
         any other call (a tool the agent registered, under any name)."""
         call = request.tool_call
         if request.tool is not None or call.get("name") not in TOOL_NAMES:
             return None
-        outcome = self.engine.handle_tool_call(call["name"], call.get("args") or {})
+        outcome = yield Call("handle_tool_call", (call["name"], call.get("args") or {}))
         return ToolMessage(
             outcome.text,
             tool_call_id=call["id"],
@@ -328,10 +332,10 @@ class RegioMiddleware(AgentMiddleware):
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         """Run a call to a regio context tool in the engine; pass every other call on."""
-        result = self._context_tool_result(request)
+        result = run(self.engine, self._context_tool_result(request))
         return handler(request) if result is None else result
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         """:meth:`wrap_tool_call` for async agents."""
-        result = self._context_tool_result(request)
+        result = await arun(self.engine, self._context_tool_result(request))
         return await handler(request) if result is None else result

@@ -30,6 +30,9 @@ the model continues its reasoning, as OpenAI asks of a stateless caller
 (https://platform.openai.com/docs/guides/reasoning#keeping-reasoning-items-in-context). A turn
 the window compacted or cleared takes its reasoning with it.
 
+The session's methods and the filter are async and await the engine's async entries
+(``aadd_message``, ``arequest``): an async summarizer is awaited when they compact.
+
 A tool output too large for the conversation is admitted cut, with a note the agent reads
 (:mod:`regio.adapters.admit`).
 
@@ -50,9 +53,9 @@ from typing import Any
 
 from regio.content import Thinking, ToolUse
 
-from .admit import admit
+from .admit import aadmit
 from .chat import reasoning_item, response_items
-from .repaired import repaired_request
+from .repaired import arepaired_request
 
 #: Separator between the agent's instructions and regio's pinned regions.
 _JOIN = "\n\n"
@@ -71,14 +74,14 @@ class RegioSession:
         self.engine = engine
         self.session_id = session_id or engine.options.session_id or "regio"
 
-    def _payload(self) -> dict[str, Any]:
+    async def _payload(self) -> dict[str, Any]:
         """The engine's window as a Responses payload, a broken history repaired first
-        (module doc)."""
-        payload: dict[str, Any] = repaired_request(self.engine, "openai_responses")[1]
+        (module doc); an async summarizer's flush is awaited (``engine.arequest``)."""
+        payload: dict[str, Any] = (await arepaired_request(self.engine, "openai_responses"))[1]
         return payload
 
-    def _items(self) -> list[dict[str, Any]]:
-        return list(self._payload().get("input") or [])
+    async def _items(self) -> list[dict[str, Any]]:
+        return list((await self._payload()).get("input") or [])
 
     def _with_reasoning(self, items: list[Any]) -> list[Any]:
         """``items`` with each assistant turn's reasoning items back before its first function
@@ -104,7 +107,7 @@ class RegioSession:
             out.append(item)
         return out
 
-    def call_model_input_filter(self, data: Any) -> Any:
+    async def call_model_input_filter(self, data: Any) -> Any:
         """``RunConfig.call_model_input_filter`` (module doc): the model input of every call
         becomes the engine's window; the instructions the agent's, then regio's."""
         from agents.run_config import ModelInputData
@@ -112,7 +115,7 @@ class RegioSession:
         model_data = data.model_data
         agent = str(model_data.instructions or "")
         self.engine.budget.send_beside(agent, _JOIN)
-        payload = self._payload()
+        payload = await self._payload()
         regio = str(payload.get("instructions") or "")
         instructions = _JOIN.join(t for t in (agent, regio) if t) or None
         items = self._with_reasoning(list(payload.get("input") or []))
@@ -127,13 +130,13 @@ class RegioSession:
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         """The window as Responses input items, oldest first (the last ``limit`` when given)."""
-        items = self._with_reasoning(self._items())
+        items = self._with_reasoning(await self._items())
         return items[-limit:] if limit else items
 
     async def add_items(self, items: list[Any]) -> None:
         """Append ``items`` (Responses input items) to the engine's conversation."""
         for message in response_items(items, reasoning=True):
-            admit(self.engine, message)
+            await aadmit(self.engine, message)
 
     async def pop_item(self) -> Any:
         """Remove and return the most recent item's unit (an entry and what belongs to it;
@@ -141,7 +144,7 @@ class RegioSession:
         conv = self.engine.window.conversation
         if conv is None or not conv.entries:
             return None
-        last = self._items()[-1]
+        last = (await self._items())[-1]
         self.engine.release(conv.name, index=len(conv.entries) - 1)
         return last
 

@@ -83,9 +83,10 @@ from regio.content import Block, Document, Image, Message, Text, ToolResult, Too
 from regio.media import URLSource
 from regio.runtime.sdk import SDKInputError
 
-from .admit import admit
+from .admit import admit_steps
 from .chat import chat_messages, content_text
 from .cursor import canonical_digest, cursor, first_new, mark
+from .drive import Steps, arun
 from .pydantic_ai_marks import (
     REGIO_SYSTEM,
     anthropic_bound,
@@ -93,7 +94,7 @@ from .pydantic_ai_marks import (
     marked_window,
     user_item,
 )
-from .repaired import repaired_request
+from .repaired import repaired_steps
 
 __all__ = ["PROVIDERS", "RegioCapability", "RegioHistory"]
 
@@ -248,7 +249,7 @@ def _from_chat(messages: list[dict[str, Any]], caller: str = "") -> list[ModelMe
     return out
 
 
-def _admit(engine: Any, messages: list[ModelMessage]) -> None:
+def _admit(engine: Any, messages: list[ModelMessage]) -> Steps[None]:
     """Append the messages the engine does not hold yet (:func:`regio.adapters.cursor.
     first_new`) as they are, moving the cursor past each (a broken history is repaired when
     the window is laid out, :func:`_window`; a tool return too large for the conversation is
@@ -256,7 +257,7 @@ def _admit(engine: Any, messages: list[ModelMessage]) -> None:
     start = first_new(engine, CURSOR, messages, _digest)
     for index in range(start, len(messages)):
         for converted in _to_regio(messages[index]):
-            admit(engine, converted)
+            yield from admit_steps(engine, converted)
         mark(engine, CURSOR, index + 1, _digest(messages[index]))
     if messages and start == len(messages) != cursor(engine, CURSOR).position:
         mark(engine, CURSOR, len(messages), _digest(messages[-1]))  # a history rewritten shorter
@@ -268,7 +269,7 @@ def _window(
     instructions: str = "",
     provider: str = "openai",
     tools: list[dict[str, Any]] | None = None,
-) -> tuple[list[ModelMessage], str | None]:
+) -> Steps[tuple[list[ModelMessage], str | None]]:
     """(The engine's window as pydantic-ai messages, the caller's system text first; the TTL
     of the system prompt's cache mark or ``None``). ``provider`` ``anthropic``: regio's
     Anthropic payload with its marks (:func:`regio.adapters.pydantic_ai_marks.marked_window`);
@@ -279,8 +280,9 @@ def _window(
     beside = "\n\n".join(t for t in (caller, instructions) if t)
     engine.budget.send_beside(beside, "\n\n")
     if provider == "anthropic":
-        return marked_window(repaired_request(engine, "anthropic", tools=tools or ())[1], caller)
-    body = repaired_request(engine, "openai", tools=tools or ())[1]
+        body = (yield from repaired_steps(engine, "anthropic", tools=tools or ()))[1]
+        return marked_window(body, caller)
+    body = (yield from repaired_steps(engine, "openai", tools=tools or ()))[1]
     return _from_chat(body["messages"], caller), None
 
 
@@ -343,14 +345,15 @@ class RegioCapability(AbstractCapability[Any]):
         """Append the run's new messages; the request's messages become the window (for an
         Anthropic-bound model with regio's cache marks, pydantic-ai's own turned off)."""
         messages = list(ctx.messages)
-        _admit(self.engine, messages)
+        await arun(self.engine, _admit(self.engine, messages))
         caller = _caller_system(self.engine, messages)
         provider = self.provider or (
             "anthropic" if anthropic_bound(request_context.model) else "openai"
         )
         instructions = _instructions(request_context)
         tools = _tools(request_context)
-        window, system_ttl = _window(self.engine, caller, instructions, provider, tools)
+        steps = _window(self.engine, caller, instructions, provider, tools)
+        window, system_ttl = await arun(self.engine, steps)
         request_context.messages = window
         if provider == "anthropic":
             request_context.model_settings = cache_settings(
@@ -361,7 +364,7 @@ class RegioCapability(AbstractCapability[Any]):
     async def after_model_request(self, ctx: Any, *, request_context: Any, response: Any) -> Any:
         """Record the reply; pydantic-ai appends it to the run's messages next."""
         for converted in _to_regio(response):
-            self.engine.add_message(converted)
+            await self.engine.aadd_message(converted)
         mark(self.engine, CURSOR, len(ctx.messages) + 1, _digest(response))
         return response
 
@@ -378,11 +381,14 @@ class RegioHistory:
     def __init__(self, engine: Any) -> None:
         self.engine = engine
 
-    def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
+    async def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
         """Append the messages new since the last call; return regio's window, which
-        pydantic-ai keeps as the run's history (the cursor then points past it)."""
-        _admit(self.engine, messages)
-        window, _ = _window(self.engine, _caller_system(self.engine, messages))
+        pydantic-ai keeps as the run's history (the cursor then points past it). Async, as
+        pydantic-ai awaits a processor on its event loop: an async summarizer is awaited
+        (the engine's async entries, :mod:`regio.adapters.drive`)."""
+        await arun(self.engine, _admit(self.engine, messages))
+        caller = _caller_system(self.engine, messages)
+        window, _ = await arun(self.engine, _window(self.engine, caller))
         if window:
             mark(self.engine, CURSOR, len(window), _digest(window[-1]), rebase=True)
         return window

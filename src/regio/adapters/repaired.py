@@ -20,7 +20,9 @@ from typing import Any
 
 from regio.layout.events import OrphanResultDropped, Repaired, ResultSynthesized
 
-__all__ = ["needs_repair", "repaired_request"]
+from .drive import Call, Steps, arun, run
+
+__all__ = ["arepaired_request", "needs_repair", "repaired_request", "repaired_steps"]
 
 #: The render-time repairs that change what the history says (the others place it).
 _HISTORY_REPAIRS = frozenset({"duplicate_result_dropped", "duplicate_call_dropped"})
@@ -42,7 +44,17 @@ def needs_repair(engine: Any) -> bool:
 def repaired_request(engine: Any, *args: Any, **kwargs: Any) -> Any:
     """``engine.request(*args, **kwargs)`` (``(request, payload)``), laid out again after
     :meth:`regio.runtime.Engine.repair` when the history needed it (module doc)."""
-    out = engine.request(*args, **kwargs)
+    return run(engine, repaired_steps(engine, *args, **kwargs))
+
+
+async def arepaired_request(engine: Any, *args: Any, **kwargs: Any) -> Any:
+    """:func:`repaired_request` awaiting ``engine.arequest`` (an async summarizer's flush)."""
+    return await arun(engine, repaired_steps(engine, *args, **kwargs))
+
+
+def repaired_steps(engine: Any, *args: Any, **kwargs: Any) -> Steps[Any]:
+    """The engine calls of :func:`repaired_request` (:mod:`regio.adapters.drive`)."""
+    out = yield Call("request", args, kwargs)
     if needs_repair(engine) and engine.repair():
-        out = engine.request(*args, **kwargs)
+        out = yield Call("request", args, kwargs)
     return out
