@@ -35,7 +35,7 @@ from regio.events import Event
 from regio.policies.relief import trimmed_to
 from regio.runtime.sizes import count_up_to, entry_cap
 
-from .drive import Call, Steps, arun, run
+from .drive import EngineCall, Steps, arun, run
 
 __all__ = ["ToolResultTooLarge", "aadmit", "admit", "admit_steps", "note"]
 
@@ -95,7 +95,7 @@ def admit_steps(engine: Any, message: Message) -> Steps[None]:
     it tries, the conversation's ``RegionFullError`` thrown back in."""
     conv = engine.window.conversation
     if conv is None:  # refused by the engine, naming what is missing
-        yield Call("add_message", (message,))
+        yield EngineCall("add_message", (message,))
         return
     cap = entry_cap(engine.window, conv)
     cap = int(conv.budget if cap is None else cap)
@@ -103,7 +103,7 @@ def admit_steps(engine: Any, message: Message) -> Steps[None]:
     sizes = {b.tool_use_id: count_up_to(counter, b.content, cap) for b in message.tool_results}
     if sum(sizes.values()) <= cap:
         try:
-            yield Call("add_message", (message,))
+            yield EngineCall("add_message", (message,))
             return
         except RegionFullError:
             if not message.tool_results:
@@ -111,10 +111,10 @@ def admit_steps(engine: Any, message: Message) -> Steps[None]:
     share = max(1, cap // (SHARE * len(message.tool_results)))
     try:
         fitted, events = _fitted(engine, message, sizes, cap, share, kept=True)
-        yield Call("add_message", (fitted,))
+        yield EngineCall("add_message", (fitted,))
     except RegionFullError:
         fitted, events = _fitted(engine, message, sizes, cap, share, kept=False)
-        yield Call("add_message", (fitted,))
+        yield EngineCall("add_message", (fitted,))
     for event in events:
         engine.emit(event)
 

@@ -4,7 +4,7 @@ A framework calls an adapter's hook from its sync loop or its async one (LangCha
 ``wrap_model_call`` / ``awrap_model_call``, the Agents SDK's async session). Each engine call a
 hook makes that can end in a summary (``add_message``, ``request``, ``write``,
 ``handle_tool_call``: the engine's summarizing entries, :mod:`regio.runtime.asyncentries`) is
-yielded as a :class:`Call` from one step generator; :func:`run` makes it with the engine's sync
+yielded as an :class:`EngineCall` from one step generator; :func:`run` makes it with the sync
 entry, :func:`arun` awaits its ``a``-prefixed twin, so an async summarizer is awaited from an
 async hook instead of refused (a sync entry refuses it: a ``compaction_rejected`` event, and
 after three strikes the engine evicts unsummarized). The call's value is sent back into the
@@ -14,7 +14,7 @@ generator, its exception thrown into it (where the hook may catch it, as
 Usage::
 
     def hook_steps(engine, message) -> Steps[None]:
-        yield Call("add_message", (message,))
+        yield EngineCall("add_message", (message,))
 
     run(engine, hook_steps(engine, message))          # from a sync hook
     await arun(engine, hook_steps(engine, message))   # from an async hook
@@ -26,13 +26,13 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-__all__ = ["Call", "Steps", "arun", "run"]
+__all__ = ["EngineCall", "Steps", "arun", "run"]
 
 T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class Call:
+class EngineCall:
     """One engine call: ``name`` of its sync entry (``add_message``, ``request``, ...; the
     async driver awaits ``"a" + name``), its positional ``args`` and keyword ``kwargs``."""
 
@@ -41,8 +41,8 @@ class Call:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
 
-#: A hook's engine calls: yields each :class:`Call`, receives its value, returns the hook's.
-Steps = Generator[Call, Any, T]
+#: A hook's engine calls: yields each :class:`EngineCall`, receives its value, returns the hook's.
+Steps = Generator[EngineCall, Any, T]
 
 
 def run(engine: Any, steps: Steps[T]) -> T:

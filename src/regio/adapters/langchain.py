@@ -83,7 +83,7 @@ from regio.runtime.options import TOOL_NAMES
 from .admit import admit_steps
 from .chat import chat_messages, content_text
 from .cursor import canonical_digest, cursor, first_new, mark
-from .drive import Call, Steps, arun, run
+from .drive import EngineCall, Steps, arun, run
 from .repaired import repaired_steps
 from .window import adopt_framework_window, langchain_window
 
@@ -249,7 +249,7 @@ class RegioMiddleware(AgentMiddleware):
         if text != (at.system or ""):
             self.engine.clear(self.system_region)
             if text:
-                yield Call("write", (self.system_region, text), {"strict": True})
+                yield EngineCall("write", (self.system_region, text), {"strict": True})
             at.system = text
         return ""
 
@@ -300,7 +300,7 @@ class RegioMiddleware(AgentMiddleware):
         for reply in replies:
             message = _reply(reply)
             if message is not None:
-                yield Call("add_message", (message,))
+                yield EngineCall("add_message", (message,))
         if replies:
             mark(self.engine, CURSOR, self.seen + len(replies), _digest(replies[-1]))
         return response
@@ -322,7 +322,7 @@ class RegioMiddleware(AgentMiddleware):
         call = request.tool_call
         if request.tool is not None or call.get("name") not in TOOL_NAMES:
             return None
-        outcome = yield Call("handle_tool_call", (call["name"], call.get("args") or {}))
+        outcome = yield EngineCall("handle_tool_call", (call["name"], call.get("args") or {}))
         return ToolMessage(
             outcome.text,
             tool_call_id=call["id"],

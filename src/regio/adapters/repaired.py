@@ -20,7 +20,7 @@ from typing import Any
 
 from regio.layout.events import OrphanResultDropped, Repaired, ResultSynthesized
 
-from .drive import Call, Steps, arun, run
+from .drive import EngineCall, Steps, arun, run
 
 __all__ = ["arepaired_request", "needs_repair", "repaired_request", "repaired_steps"]
 
@@ -54,7 +54,7 @@ async def arepaired_request(engine: Any, *args: Any, **kwargs: Any) -> Any:
 
 def repaired_steps(engine: Any, *args: Any, **kwargs: Any) -> Steps[Any]:
     """The engine calls of :func:`repaired_request` (:mod:`regio.adapters.drive`)."""
-    out = yield Call("request", args, kwargs)
+    out = yield EngineCall("request", args, kwargs)
     if needs_repair(engine) and engine.repair():
-        out = yield Call("request", args, kwargs)
+        out = yield EngineCall("request", args, kwargs)
     return out
