@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from _traces_support import shared_dir
 from history_support import history_engine
 from regio.callids import provider_id
 from regio.cli import main
@@ -28,7 +29,9 @@ from store_support import redis_url
 
 __all__ = ["redis_url"]
 
-RAW = Path("/work/shared/traces/raw")
+#: ``shared/traces/raw`` beside the project (``None`` when absent: the bundled traces alone).
+_SHARED = shared_dir()
+RAW = _SHARED / "traces" / "raw" if _SHARED is not None else None
 
 
 def _broken() -> Engine:
@@ -110,7 +113,7 @@ def test_repair_of_a_stored_session_saves_it_under_its_lease(store: Any, capsys:
 # ----- every bundled trace, with one call's result removed ----------------------------------
 def _bundled() -> list[Path]:
     paths = expand_sources([bundled_traces_dir()])
-    if RAW.is_dir():
+    if RAW is not None and RAW.is_dir():
         paths += expand_sources([RAW])
     return sorted({p.resolve() for p in paths if p.suffix in (".traj", ".json", ".jsonl")})
 
