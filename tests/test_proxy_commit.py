@@ -80,3 +80,46 @@ def test_a_session_another_writer_leased_in_the_store_waits_for_it_and_is_never_
         _post(client, history)  # the retry, once the other writer is done
         assert _texts(client) == [m["content"] for m in history]
         assert client.app.state.proxy.records.meta("s1").count == len(history)
+
+
+@pytest.mark.parametrize("api", ["openai_chat", "anthropic"])
+def test_a_streamed_answer_ends_only_after_its_turn_is_committed(monkeypatch, api):
+    """An SDK sends its next request as soon as it has read the stream's last event; the session
+    must be committed by then, or that request finds no session and opens a second one."""
+    import threading
+    import time
+
+    import httpx
+
+    from proxy_loops import proxied
+    from regio.proxy.records_sqlite import SQLiteRecords
+
+    upstream = ScriptedUpstream([Step("r0")], 8000, 500)
+    committed = threading.Event()
+    original = SQLiteRecords.commit
+
+    def slow_commit(self: Any, *args: Any) -> bool:
+        time.sleep(0.4)  # a slow store: the last event must wait for it
+        ok = original(self, *args)
+        committed.set()
+        return ok
+
+    monkeypatch.setattr(SQLiteRecords, "commit", slow_commit)
+    path = "/v1/messages" if api == "anthropic" else "/v1/chat/completions"
+    body: dict[str, Any] = {
+        "model": "claude-sonnet-4-5" if api == "anthropic" else "gpt-5",
+        "messages": [{"role": "user", "content": "u0"}],
+        "stream": True,
+    }
+    if api == "anthropic":
+        body["max_tokens"] = 500
+    with proxied(upstream, BLUEPRINT) as url:
+        chunks: list[tuple[bool, bytes]] = []
+        with httpx.stream("POST", url + path, json=body, timeout=30) as response:
+            assert response.status_code == 200
+            for chunk in response.iter_raw():
+                chunks.append((committed.is_set(), chunk))
+        status = httpx.get(f"{url}/status.json").json()
+    assert chunks and chunks[-1][0], "the stream's last bytes reached the client before the commit"
+    assert b"r0" in b"".join(c for _, c in chunks)
+    assert [s["requests"] for s in status["sessions"]] == [1]

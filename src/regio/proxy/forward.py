@@ -23,8 +23,8 @@ the store holds (:mod:`regio.proxy.records`). A client that goes away mid-stream
 upstream call; what it had sent is still committed, so its retry finds the session in order.
 A compaction the turn deferred (:mod:`regio.proxy.turn`) runs beside the upstream call, while
 the model generates; the turn's later steps wait for it. The turn is committed before the
-answer's end reaches the client, so a client that sends its next request at once finds the
-session where this one left it.
+answer's end reaches the client (a stream's last event is held back until then), so a client
+that sends its next request at once finds the session where this one left it.
 """
 
 from __future__ import annotations
@@ -374,10 +374,13 @@ class _Exchange:
         turn = self.turn
         relay = relay_for(self.api, turn.regio_tools)
         reply: Reply | None = None
+        last = b""  # held back until the turn is committed
         try:
             while True:
                 async for out in self._events(response, relay):
-                    yield out
+                    if last:
+                        yield last
+                    last = out
                 await response.aclose()
                 reply = relay.reply()
                 if not (relay.held and reply.internal and reply.complete):
@@ -385,14 +388,22 @@ class _Exchange:
                 response = await self._send(await self._work(turn.answer, reply))
                 if response.status_code != 200:
                     text = (await response.aread()).decode(errors="replace")[:500]
-                    yield self._error_event(f"upstream {response.status_code}: {text}")
+                    if last:
+                        yield last
+                    last = self._error_event(f"upstream {response.status_code}: {text}")
                     reply = None
                     break
                 relay = relay_for(self.api, turn.regio_tools, relay.next_carry())
+            await self._end_stream(response, reply)
+            if last:  # the answer's end: the client may send its next request once it has it
+                yield last
         finally:
-            with anyio.CancelScope(shield=True):  # a client gone away cancels the relay
-                await response.aclose()
-            await self._end(reply, 200)
+            await self._end_stream(response, reply)
+
+    async def _end_stream(self, response: httpx.Response, reply: Reply | None) -> None:
+        with anyio.CancelScope(shield=True):  # a client gone away cancels the relay
+            await response.aclose()
+        await self._end(reply, 200)
 
     async def _events(self, response: httpx.Response, relay: Relay) -> AsyncIterator[bytes]:
         splitter = EventSplitter()
