@@ -14,8 +14,8 @@ from pathlib import Path
 
 from regio.cache import cache_model_for
 from regio.content import ToolUse
+from regio.engine import Engine
 from regio.layout.cachebridge import to_cache_request
-from regio.runtime import Engine
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = [

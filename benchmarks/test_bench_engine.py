@@ -1,7 +1,7 @@
 """Per-turn overhead of the engine at turn 100 and turn 1,000 of a long synthetic session.
 
 A turn is what :mod:`regio.bench.replay` does per model call, through
-:class:`regio.runtime.Engine` (``regio`` layout): ``add_user``, one captured region write
+:class:`regio.engine.Engine` (``regio`` layout): ``add_user``, one captured region write
 (``Engine.write``), ``Engine.request`` (turn-boundary flush, layout with the carried state,
 budget check, rendering for the provider: Anthropic or OpenAI Chat, parametrized) and
 ``add_assistant``. The median-based time ratio
@@ -22,7 +22,8 @@ from typing import Any
 import attrs
 import pytest
 
-from regio.runtime import Engine, ExtractiveSummarizer
+from regio.engine import Engine
+from regio.summarizers import ExtractiveSummarizer
 from regio.tokens import get_counter
 
 BLUEPRINT = """

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from regio.content import Entry, Text
-from regio.runtime.extractive import ExtractiveSummarizer
+from regio.summarizers._extractive import ExtractiveSummarizer
 from regio.summarizers.extract import extract_items
 
 _NOUNS = (

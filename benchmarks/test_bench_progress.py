@@ -44,8 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from progress_support import conversation_blueprint
 from regio.content import Message, ToolResult, ToolUse
+from regio.engine import Engine
 from regio.regions.superseded import drop_superseded_progress
-from regio.runtime import Engine
 
 BLUEPRINT = conversation_blueprint("background", 60000, items=60, compact_count=40)
 

@@ -24,7 +24,7 @@ import pytest
 from regio.content import Message, ToolResult, ToolUse
 from regio.policies.relief import ReliefPolicy, ToolRelief
 from regio.regions import Pinned, SlidingWindow
-from regio.runtime import reliefadmit
+from regio.relief import _admit as reliefadmit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from runtime_stubs import make_engine

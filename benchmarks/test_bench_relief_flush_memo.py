@@ -1,6 +1,6 @@
 """One compaction flush at 2,000 tool results weighs each result's placeholder once, not once
 per relief pass: the flush's passes share one memo of edits and gains
-(:class:`regio.runtime.reliefmemo.ReliefMemo`).
+(:class:`regio.relief._memo.ReliefMemo`).
 
 The case: a conversation of 2,000 calls (each an assistant step of 41 words and a 120-word
 result of source lines, the kind of output a salient extract reads) queued for compaction far
@@ -30,12 +30,12 @@ from typing import Any
 
 import pytest
 
-import regio.runtime.compaction as compaction
+import regio.compaction._flush as compaction
 from regio.content import ToolUse
+from regio.engine import Engine
 from regio.policies import Compact
 from regio.policies.relief import ReliefPolicy
 from regio.regions import CompactHistory, Pinned, SlidingWindow
-from regio.runtime import Engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from runtime_stubs import StubSummarizer, make_engine

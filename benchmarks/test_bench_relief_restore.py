@@ -39,7 +39,7 @@ import pytest
 from regio.content import ToolResult, ToolUse
 from regio.policies.relief import ReliefPolicy
 from regio.regions import Pinned, SlidingWindow
-from regio.runtime import relief
+from regio.relief import _chain as relief
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from runtime_stubs import make_engine

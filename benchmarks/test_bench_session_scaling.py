@@ -1,6 +1,6 @@
 """Per-turn time and retained memory of long sessions, and of many sessions in one process.
 
-A turn is what an agent does per model call, through :class:`regio.runtime.Engine` (``regio``
+A turn is what an agent does per model call, through :class:`regio.engine.Engine` (``regio``
 layout, Anthropic payload): a user message, a state write, an assistant tool call and its
 result, ``Engine.request`` and the assistant's answer. The conversation compacts (``compact``
 eviction past 60 messages), so the window stays bounded while the session goes on.
@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from regio.runtime.transcript import Transcript
+from regio.session._transcript import Transcript
 from store_support import HistorySession
 
 

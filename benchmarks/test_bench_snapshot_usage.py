@@ -29,9 +29,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from regio.content import ToolUse
+from regio.engine import Engine
+from regio.persistence.store import SQLiteStore
 from regio.regions import Pinned, SlidingWindow
-from regio.runtime import Engine
-from regio.store import SQLiteStore
 from runtime_stubs import StubCounter, make_engine
 
 RECORDS = (100, 4_000)

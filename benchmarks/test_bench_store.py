@@ -34,9 +34,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from regio.content import ToolUse
+from regio.engine import Engine
+from regio.persistence.store import SQLiteStore, encode_save
 from regio.regions import Pinned, SlidingWindow
-from regio.runtime import Engine
-from regio.store import SQLiteStore, encode_save
 from runtime_stubs import StubCounter, make_engine
 from store_support import HistorySession
 
@@ -102,8 +102,8 @@ def test_sqlite_store_saves_follow_the_turn_not_the_session(tmp_path: Any) -> No
 
 
 def _saves(session: HistorySession, db: SQLiteStore, start: int) -> tuple[float, float]:
-    """Mean bytes written per save (every byte of :class:`regio.store.SessionRecords`) and
-    median seconds per save (encoding and the SQLite transaction) over 20 saves, one per turn
+    """Mean bytes written per save (every byte of :class:`regio.persistence.store.SessionRecords`)
+    and median seconds per save (encoding and the SQLite transaction) over 20 saves, one per turn
     from ``start`` (20 turns: one compaction cycle of the conversation)."""
     session.advance_to(start - 1)
     session.engine.save_to(db, "h")

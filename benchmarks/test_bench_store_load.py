@@ -5,7 +5,7 @@ conversation that evicts its oldest turns; each turn a user message, a tool call
 result, a request and its usage) is saved every turn; at turn 100 and at turn 2,000, with the
 same window and 20x the history, ``Engine.load_from`` is timed (pytest-benchmark, 15 rounds
 each). The transcript is read and decoded on first use
-(:class:`regio.runtime.transcript.Transcript`, ``SQLiteStore.transcript_records``), so a load
+(:class:`regio.session._transcript.Transcript`, ``SQLiteStore.transcript_records``), so a load
 reads the head and its parts, the window entries and the usage records.
 
 Asserted as a ratio within the run: load time at turn 2,000 <= 3x the load time at turn 100
@@ -30,9 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from regio.content import ToolUse
+from regio.engine import Engine
+from regio.persistence.store import SQLiteStore
 from regio.regions import Pinned, SlidingWindow
-from regio.runtime import Engine
-from regio.store import SQLiteStore
 from runtime_stubs import StubCounter, make_engine
 
 TURNS = (100, 2_000)

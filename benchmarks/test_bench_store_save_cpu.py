@@ -7,7 +7,7 @@ saved to SQLite every turn; at turn 100 a copy of it is saved as a second sessio
 4,000, ``Engine.load_from`` of both (the same window, 40x the originals) is timed (loaded in
 turn, median of 7 each), with the stored relief records each load reads counted; then both,
 as loaded, play on, saved every turn, and the encoding of each save
-(:func:`regio.store.base.encode_save_memo`: the CPU a save spends before the store's
+(:func:`regio.persistence.store.base.encode_save_memo`: the CPU a save spends before the store's
 transaction) is timed (played in turn, median of 20 saves each).
 
 Asserted as ratios within the run: encode time at turn 4,000 <= 1.5x the one at turn 100, and
@@ -32,11 +32,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from regio.engine import Engine
+from regio.persistence.store import SQLiteStore
+from regio.persistence.store.base import encode_save_memo
 from regio.policies.relief import ReliefPolicy, ToolRelief
 from regio.regions import Pinned, SlidingWindow
-from regio.runtime import Engine
-from regio.store import SQLiteStore
-from regio.store.base import encode_save_memo
 from runtime_stubs import StubCounter, make_engine
 from test_bench_store_load import _turn  # a user message, a tool call and its result, usage
 

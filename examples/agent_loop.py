@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 
 from regio.agent import AgentLoop, OpenAICompatibleProvider, ScriptedProvider, Tool, reply
-from regio.runtime.engine import Engine
+from regio.engine._engine import Engine
 
 BLUEPRINT = """
 version: 1

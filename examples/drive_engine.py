@@ -14,7 +14,8 @@ import tempfile
 from pathlib import Path
 
 from regio.content import ToolUse
-from regio.runtime import Engine, ExtractiveSummarizer
+from regio.engine import Engine
+from regio.summarizers import ExtractiveSummarizer
 
 BLUEPRINT = Path(__file__).parent / "blueprints" / "coding-agent.yaml"
 INLINE = """

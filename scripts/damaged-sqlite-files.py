@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from regio.errors import RegioError
-from regio.store import SQLiteStore
+from regio.persistence.store import SQLiteStore
 from store_support import load, play_turn, store_engine
 
 

@@ -39,7 +39,7 @@ from adapter_harness_support import (
     request_problems,
     tool_output,
 )
-from regio.runtime.history import INTERRUPTED_RESULT
+from regio.engine._history import INTERRUPTED_RESULT
 
 #: The text of the result whose call was edited out.
 GONE = "output of a call whose assistant message was edited out of the history"

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from regio.content import ToolUse
-from regio.runtime import Engine
-from regio.store import SQLiteStore
+from regio.engine import Engine
+from regio.persistence.store import SQLiteStore
 
 HOOK = "builtins:repr"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from regio.content import ToolUse, group_entries
-from regio.runtime import Engine
+from regio.engine import Engine
 
 
 def conversation_blueprint(

@@ -6,8 +6,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from regio.content import Block, Entry, Message, block_text
+from regio.engine import Engine
 from regio.regions import Window
-from regio.runtime import Engine
 
 
 class StubCounter:

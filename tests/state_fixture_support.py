@@ -11,9 +11,9 @@ from typing import Any
 
 from persistence_support import blueprint_text
 from regio.content import ToolUse
+from regio.engine import Engine
 from regio.layout import ToolSpec
 from regio.policies.relief import ReliefPolicy, ToolRelief
-from regio.runtime import Engine
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "state"
 #: The tool the application passes to ``request(tools=...)`` in the fixture session.
@@ -106,7 +106,7 @@ def fixture_engine(turns: int = 6, store: Any = None) -> Engine:
 def write_fixtures(stamp: str) -> list[Path]:
     """Save :func:`fixture_engine` as ``main-<stamp>.json`` / ``.msgpack`` and into a SQLite
     store ``main-<stamp>.db`` (session ``fixture``, saved after every turn)."""
-    from regio.store import SQLiteStore
+    from regio.persistence.store import SQLiteStore
 
     FIXTURES.mkdir(parents=True, exist_ok=True)
     engine = fixture_engine()

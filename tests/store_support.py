@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from regio.engine import Engine
+from regio.persistence.store import RedisStore, SQLiteStore
 from regio.regions import Pinned, SlidingWindow
-from regio.runtime import Engine
-from regio.store import RedisStore, SQLiteStore
 from runtime_stubs import StubCounter, make_engine
 
 
@@ -150,8 +150,9 @@ class HistorySession:
     turn)."""
 
     def __init__(self, *, relief: bool = False, notes: bool = False) -> None:
+        from regio.engine import Engine
         from regio.policies.relief import ReliefPolicy, ToolRelief
-        from regio.runtime import Engine, ExtractiveSummarizer
+        from regio.summarizers import ExtractiveSummarizer
         from regio.tokens import get_counter
 
         counter = get_counter("heuristic")

@@ -125,7 +125,7 @@ def test_agents_session_pop_item_of_an_empty_session_is_none():
 
 
 def test_agents_session_refuses_an_unknown_item_naming_it():
-    from regio.runtime.sdk import SDKInputError
+    from regio.sdk._objects import SDKInputError
 
     _, session = _session()
     with pytest.raises(SDKInputError, match=r"items\[0\].*web_search_call"):

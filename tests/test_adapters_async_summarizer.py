@@ -19,8 +19,8 @@ from adapter_drivers_support import agents_model
 from adapter_harness_support import BLUEPRINT, FINAL, SYSTEM_PROMPT, TOOL, path_of
 from regio.adapters.admit import aadmit, admit
 from regio.content import Message, ToolResult, ToolUse
-from regio.runtime.engine import Engine
-from regio.runtime.extractive import ExtractiveSummarizer
+from regio.engine._engine import Engine
+from regio.summarizers._extractive import ExtractiveSummarizer
 
 #: Model calls that read a file before the final answer; each result is ~1,500 tokens in a
 #: 9,000-token window, so the conversation compacts several times on the way.

@@ -210,7 +210,7 @@ def test_an_audio_part_is_refused_naming_its_place() -> None:
     from google.genai import types
 
     from regio.adapters.google_adk import RegioCallbacks
-    from regio.runtime.sdk import SDKInputError
+    from regio.sdk._objects import SDKInputError
 
     audio = types.Part(inline_data=types.Blob(data=b"RIFF....", mime_type="audio/wav"))
     request = LlmRequest(

@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage
 import regio
 from examples_support import FakeChatModel
 from regio.adapters.langchain import RegioMiddleware
-from regio.runtime.events import CompactionStarted, TriggerBelowFloor
+from regio.session._events import CompactionStarted, TriggerBelowFloor
 
 REGIONS = """
 version: 1

@@ -19,7 +19,7 @@ import regio
 from media_support import image_bytes, pdf_bytes
 from regio.adapters.chat import chat_messages, content_blocks, content_text, response_items
 from regio.content import Document, Image, Text, ToolResult
-from regio.runtime.sdk import SDKInputError
+from regio.sdk._objects import SDKInputError
 
 # LiteLLM reads its model-price map from the installed package, never the network.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

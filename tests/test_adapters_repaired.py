@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 import regio
 from regio.adapters.repaired import needs_repair, repaired_request
 from regio.content import Message, Text, ToolResult, ToolUse
+from regio.engine import HistoryRepaired, repair_history
 from regio.layout import check_anthropic, check_openai_chat
-from regio.runtime import HistoryRepaired, repair_history
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "30"))
 BLUEPRINT = "examples/blueprints/coding-agent.yaml"

@@ -16,7 +16,7 @@ import pytest
 
 import regio
 from adapter_harness_support import SYSTEM_PROMPT, engine
-from regio.store import SessionNotFoundError, SQLiteStore
+from regio.persistence.store import SessionNotFoundError, SQLiteStore
 
 QUESTIONS = ["QUESTION ONE", "QUESTION TWO", "QUESTION THREE"]
 

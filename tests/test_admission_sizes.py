@@ -14,9 +14,8 @@ from hypothesis import strategies as st
 
 from regio.blueprint import load_blueprint
 from regio.content import Entry, Text
-from regio.errors import RegioError
-from regio.runtime import Engine
-from regio.runtime.errors import SizeError, UsageError
+from regio.engine import Engine
+from regio.errors import RegioError, SizeError, UsageError
 
 BLUEPRINT = load_blueprint(
     """

@@ -26,9 +26,9 @@ from mutation_support import hostile_text
 from regio.blueprint import BlueprintError, load_blueprint
 from regio.callids import provider_id
 from regio.content import ContentTypeError, Entry, Text, Thinking, ToolUse
-from regio.runtime import Engine
-from regio.runtime.sdk import SDKInputError
-from regio.store import SQLiteStore
+from regio.engine import Engine
+from regio.persistence.store import SQLiteStore
+from regio.sdk._objects import SDKInputError
 from regio.textrepair import repair_text
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "20"))

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from regio.agent import AgentLoop, ScriptedProvider, reply
-from regio.runtime.engine import Engine
-from regio.runtime.extractive import ExtractiveSummarizer
+from regio.engine._engine import Engine
+from regio.summarizers._extractive import ExtractiveSummarizer
 from test_agent_loop import BLUEPRINT, look_tool
 
 

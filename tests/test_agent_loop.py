@@ -21,8 +21,8 @@ from regio.agent import (
 )
 from regio.agent.providers import INVALID_ARGUMENTS_KEY
 from regio.content import ToolUse
-from regio.runtime.engine import Engine
-from regio.runtime.errors import ContextOverflowError
+from regio.engine._engine import Engine
+from regio.errors import ContextOverflowError
 
 BLUEPRINT = """
 version: 1

@@ -37,7 +37,7 @@ from regio.agent.providers import (
 )
 from regio.agent.types import LoopPricing, ProviderUsage
 from regio.content import Message, Text, ToolUse
-from regio.runtime.overflow import classify_overflow
+from regio.providers.overflow import classify_overflow
 
 OPENAI_RESPONSE = {
     "id": "chatcmpl-1",

@@ -22,8 +22,8 @@ from regio.bench.run import run_bench
 from regio.bench.tracking import Tracker, prompt_tokens
 from regio.cache.types import CacheBlock, CacheRequest
 from regio.content import Text, ToolResult, ToolUse
+from regio.engine import Engine
 from regio.errors import RegionFullError
-from regio.runtime import Engine
 from regio.traces import AssistantMessage, Header, SystemPrompt, ToolResults, Trace, UserMessage
 
 CACHE = "anthropic:claude-sonnet-4-6"

@@ -25,8 +25,8 @@ from regio.bench.retention import Probe, RetentionMeter
 from regio.bench.tracking import Tracker
 from regio.capture.filing import apply_all, file_moves
 from regio.content import Text, ToolResult, ToolUse, block_text
-from regio.runtime import Engine
-from regio.runtime.extractive import ExtractiveSummarizer
+from regio.engine import Engine
+from regio.summarizers._extractive import ExtractiveSummarizer
 from regio.tokens import get_counter
 from regio.traces.format import (
     AssistantMessage,

@@ -18,7 +18,7 @@ from regio.bench.editing_peers import (
 from regio.bench.peers import PEERS, make_peer, peer_available
 from regio.cache.context_editing import PLACEHOLDER
 from regio.content import Message, ToolResult, ToolUse
-from regio.runtime.extractive import ExtractiveSummarizer
+from regio.summarizers._extractive import ExtractiveSummarizer
 from regio.tokens import get_counter
 
 COUNTER = get_counter("o200k_base")

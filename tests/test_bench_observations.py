@@ -19,7 +19,7 @@ from _bench_fixtures import FOOTER, footer_state_blueprint
 from regio.bench.capture import AddMessage, FooterRule, capture_stream
 from regio.bench.replay import replay
 from regio.content import Message, Text
-from regio.runtime import Engine
+from regio.engine import Engine
 from regio.traces.format import AssistantMessage, Header, SystemPrompt, Trace, UserMessage
 
 

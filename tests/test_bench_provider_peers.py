@@ -19,7 +19,7 @@ from regio.bench.replay import replay
 from regio.bench.run import score
 from regio.bench.tracking import prompt_tokens
 from regio.content import Message, Text
-from regio.runtime.extractive import ExtractiveSummarizer
+from regio.summarizers._extractive import ExtractiveSummarizer
 from regio.tokens import get_counter
 from regio.traces.format import AssistantMessage, Header, SystemPrompt, Trace, UserMessage
 

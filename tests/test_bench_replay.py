@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 from _bench_fixtures import swe_trace, tau_trace, tiny_blueprint
 from regio.bench.capture import AddMessage, Call, capture_stream
 from regio.bench.replay import replay, trace_tools
+from regio.engine import Engine
 from regio.layout import to_cache_request
-from regio.runtime import Engine, ExtractiveSummarizer
+from regio.summarizers import ExtractiveSummarizer
 from regio.tokens import get_counter
 from regio.traces.format import Header, Trace
 

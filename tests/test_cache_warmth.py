@@ -8,7 +8,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from mutation_support import fuzz_settings
-from regio.runtime import Engine
+from regio.engine import Engine
 
 BLUEPRINT = """
 version: 1

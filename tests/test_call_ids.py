@@ -21,12 +21,12 @@ from mutation_support import CONVERSATION_BLUEPRINT
 from regio.adapters.chat import chat_messages
 from regio.callids import ID_ACTIONS, id_problem, provider_id, renamed_id
 from regio.content import Message, Text, ToolResult, ToolUse
+from regio.engine import Engine
+from regio.engine._history import HistoryRepaired, repair_history
 from regio.errors import RegioError
 from regio.layout import check_anthropic, check_openai_chat
 from regio.layout.events import Repaired
 from regio.layout.wellformed import anthropic_problems, openai_chat_problems
-from regio.runtime import Engine
-from regio.runtime.history import HistoryRepaired, repair_history
 
 ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]+")
 

@@ -86,14 +86,14 @@ def _wire(raw: Any) -> dict[str, Any]:
 
 
 def _responses(raw: Any) -> dict[str, Any]:
-    from regio.runtime.sdk import responses_message
+    from regio.sdk._objects import responses_message
 
     item = {"type": "function_call", "call_id": "c1", "name": "f", "arguments": raw}
     return responses_message({"output": [item]}).tool_calls[0].input
 
 
 def _message_of(raw: Any) -> dict[str, Any]:
-    from regio.runtime.sdk import message_of
+    from regio.sdk._objects import message_of
 
     call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": raw}}
     return message_of({"role": "assistant", "tool_calls": [call]}).tool_calls[0].input

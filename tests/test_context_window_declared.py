@@ -17,15 +17,15 @@ from regio.agent import AgentLoop
 from regio.agent.llamacpp import LlamaCppServer
 from regio.agent.providers import AnthropicProvider, OpenAICompatibleProvider
 from regio.blueprint import BlueprintError, load_blueprint
-from regio.errors import RegioError
+from regio.engine import Engine
+from regio.errors import ContextWindowError, RegioError
 from regio.regions import Pinned, SlidingWindow
-from regio.runtime import Engine, EngineOptions
-from regio.runtime.declared import (
+from regio.session import EngineOptions
+from regio.session._declared import (
     ContextWindowAdopted,
     adopt_context_window,
     declared_context_window,
 )
-from regio.runtime.errors import ContextWindowError
 from runtime_stubs import make_engine
 
 BLUEPRINT = """

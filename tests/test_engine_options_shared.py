@@ -6,9 +6,9 @@ import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from regio.engine import Engine
 from regio.regions import SlidingWindow
-from regio.runtime import Engine
-from regio.runtime.declared import adopt_context_window
+from regio.session._declared import adopt_context_window
 from runtime_stubs import make_engine
 
 

@@ -31,8 +31,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from progress_support import call_is_open
 from regio.content import ToolUse
+from regio.engine import Engine
 from regio.layout.repair import RUNNING_RESULT
-from regio.runtime import Engine
 
 BLUEPRINT = """
 version: 1

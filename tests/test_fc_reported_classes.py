@@ -12,8 +12,8 @@ import pytest
 
 from regio.blueprint import load_blueprint
 from regio.content import ToolUse
-from regio.runtime import Engine
-from regio.runtime.validity import summary_defect
+from regio.engine import Engine
+from regio.summarizers._validity import summary_defect
 
 CONVERSATION = """
 version: 1

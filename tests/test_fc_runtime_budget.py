@@ -8,9 +8,14 @@ from typing import Any
 
 import pytest
 
-from regio.errors import RegioError, RegionFullError
+from regio.engine import Engine
+from regio.errors import (
+    CompactionNoProgressError,
+    ContextOverflowError,
+    RegioError,
+    RegionFullError,
+)
 from regio.regions import CompactHistory, Compacting, Pinned, SlidingWindow, Temporary
-from regio.runtime import CompactionNoProgressError, ContextOverflowError, Engine
 from runtime_stubs import StubSummarizer, make_engine, words
 
 

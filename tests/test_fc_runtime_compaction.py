@@ -8,9 +8,10 @@ from collections.abc import Sequence
 import pytest
 
 from regio.content import Entry, Text, ToolResult, ToolUse
+from regio.engine import Engine
+from regio.errors import CompactionNoProgressError
 from regio.layout import check_anthropic, check_openai_chat
 from regio.regions import CompactHistory, Compacting, Keyed, Pinned, SlidingWindow
-from regio.runtime import CompactionNoProgressError, Engine
 from runtime_stubs import StubSummarizer, make_engine, words
 
 
@@ -295,7 +296,7 @@ def test_fc_13_a_lone_oversized_question_is_kept_and_a_hard_overflow_is_typed() 
     u1 = engine.add_user(words(60, "u"), tokens=60)
     assert engine.compact(keep_tokens=0) is None and stub.inputs == []
     assert ids(engine.window.region("conversation").entries) == [u1.id]
-    from regio.runtime import ContextOverflowError
+    from regio.errors import ContextOverflowError
 
     with pytest.raises(ContextOverflowError):
         engine.request()

@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.content import Entry, Message, ToolResult, ToolUse
+from regio.engine import Engine
 from regio.layout import check_anthropic, check_openai_chat
 from regio.regions import CompactHistory, Compacting, SlidingWindow
-from regio.runtime import Engine
 from regions_support import StubCounter, check_units, declared_size, generated_history
 from runtime_stubs import StubSummarizer, make_engine
 

@@ -9,6 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from regio.content import ToolUse
+from regio.engine import Engine
+from regio.errors import RuntimeStateError
 from regio.layout import check_anthropic, check_openai_chat
 from regio.regions import (
     Clearable,
@@ -18,7 +20,6 @@ from regio.regions import (
     Pinned,
     SlidingWindow,
 )
-from regio.runtime import Engine, RuntimeStateError
 from runtime_stubs import StubCounter, StubSummarizer, make_engine, words
 
 

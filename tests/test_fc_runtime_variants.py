@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.content import ToolUse
+from regio.engine import Engine
+from regio.engine._tools import TOOL_NAMES
 from regio.layout import ToolSpec
 from regio.policies.relief import ReliefPolicy
 from regio.regions import Checklist, Clearable, Keyed, Pinned, Refusal, SlidingWindow, Temporary
-from regio.runtime import Engine
-from regio.runtime.tools import TOOL_NAMES
 from regio.tokens import HeuristicCounter
 from runtime_stubs import StubSummarizer, make_engine, words
 

@@ -24,11 +24,11 @@ from history_support import (
 )
 from regio.callids import ID_ACTIONS
 from regio.content import Message, Text, ToolResult, ToolUse
+from regio.engine import Engine
+from regio.engine._history import INTERRUPTED_RESULT, HistoryRepaired, repair_history
 from regio.layout import check_anthropic, check_openai_chat
 from regio.layout.events import OrphanResultDropped, Repaired, ResultSynthesized
-from regio.runtime import Engine
-from regio.runtime.history import INTERRUPTED_RESULT, HistoryRepaired, repair_history
-from regio.runtime.persistence import engine_state
+from regio.persistence._statefile import engine_state
 from runtime_stubs import StubCounter
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "150"))

@@ -1,7 +1,7 @@
 """Observed volatility (DESIGN.md section 3 item 7, :mod:`regio.layout.observe`): the ``regio``
 layout places a region by what its writes do between requests, not only by its declaration.
 
-Sessions are driven through :class:`regio.runtime.Engine` (blueprint, writes, requests), as an
+Sessions are driven through :class:`regio.engine.Engine` (blueprint, writes, requests), as an
 application drives them; the property tests play random write sequences. CI runs a bounded
 number of examples; ``REGIO_FUZZ_EXAMPLES=N`` runs N per property."""
 
@@ -21,9 +21,10 @@ from hypothesis import strategies as st
 from regio.blueprint import load_blueprint
 from regio.cache import cache_model_for
 from regio.content import ToolUse
+from regio.engine import Engine
 from regio.layout import Request, VolatilityObserved, classify, to_cache_request
 from regio.layout.observe import OBSERVED_CHANGES, diff_entries
-from regio.runtime import Engine, ExtractiveSummarizer
+from regio.summarizers import ExtractiveSummarizer
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "25"))
 PROP = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -12,6 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from regio.content import Message, Text, ToolResult, ToolUse
+from regio.engine import Engine
 from regio.layout import RenderLog, repair
 from regio.layout import renderlog as renderlog_module
 from regio.layout.repair import (
@@ -25,7 +26,7 @@ from regio.layout.repair import (
     run_events,
 )
 from regio.layout.watermark import reporting, watermarks
-from regio.runtime import Engine, ExtractiveSummarizer
+from regio.summarizers import ExtractiveSummarizer
 from regio.tokens import get_counter
 
 IDS = ["c1", "c2", "c3", "c4", "c5"]

@@ -28,7 +28,7 @@ from regio.agent import AgentLoop, Completion, LlamaCppServer, LlamaCppSlotPredi
 from regio.agent.providers import OpenAICompatibleProvider
 from regio.cache import cache_model_for
 from regio.content import Message, Text, ToolUse
-from regio.runtime.engine import Engine
+from regio.engine._engine import Engine
 
 pytestmark = LIVE
 

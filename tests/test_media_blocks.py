@@ -24,11 +24,11 @@ from regio.content import (
     block_text,
     group_entries,
 )
+from regio.engine import Engine
 from regio.layout import check_anthropic, check_openai_chat
 from regio.media import Base64Source, MediaError, TextSource, URLSource, describe
-from regio.runtime import Engine
-from regio.runtime.extractive import ExtractiveSummarizer
-from regio.runtime.llm_summarizer import entries_as_transcript
+from regio.summarizers._extractive import ExtractiveSummarizer
+from regio.summarizers._llm import entries_as_transcript
 from regio.tokens import counter_for_model, get_counter
 from regio.tokens.media import (
     ANTHROPIC_UNKNOWN_IMAGE_TOKENS,
@@ -389,7 +389,7 @@ def test_engine_state_with_media_survives_save_and_load(tmp_path):
 
 
 def test_sqlite_store_round_trips_media_entries(tmp_path):
-    from regio.store import SQLiteStore
+    from regio.persistence.store import SQLiteStore
 
     store = SQLiteStore(tmp_path / "sessions.db")
     engine = Engine.from_blueprint(blueprint())

@@ -12,9 +12,9 @@ import pytest
 
 from media_support import image_bytes, pdf, pdf_bytes, png
 from regio.content import Document, Image, Message, Text, ToolResult, ToolUse
+from regio.engine import Engine
 from regio.media import Base64Source, MediaError, URLSource
-from regio.runtime import Engine
-from regio.runtime.sdk import SDKInputError, message_of
+from regio.sdk._objects import SDKInputError, message_of
 from test_media_blocks import blueprint, screenshot_turn
 
 anthropic = pytest.importorskip("anthropic")

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from media_support import image_bytes
 from regio.media import Image, MediaError, URLSource
-from regio.runtime.sdk import message_of
+from regio.sdk._objects import message_of
 
 
 @given(st.text(max_size=12).filter(lambda d: d not in ("auto", "low", "high")))

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from persistence_support import driven_engine, reload_engine
-from regio.runtime import Engine
+from regio.engine import Engine
 from state_fixture_support import FIXTURES
 
 CALLER = "Always answer in English and cite the file you read. " * 40

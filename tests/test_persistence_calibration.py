@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from persistence_support import driven_engine
-from regio.runtime import Engine
-from regio.runtime.errors import ContextOverflowError, RuntimeStateError
+from regio.engine import Engine
+from regio.errors import ContextOverflowError, RuntimeStateError
 from regio.tokens import CalibrationResetWarning
 
 

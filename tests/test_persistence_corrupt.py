@@ -21,10 +21,9 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from persistence_support import driven_engine
-from regio.errors import RegioError
-from regio.runtime import Engine
-from regio.runtime.errors import RuntimeStateError
-from regio.runtime.persistence import MAX_STATE_DEPTH
+from regio.engine import Engine
+from regio.errors import RegioError, RuntimeStateError
+from regio.persistence._statefile import MAX_STATE_DEPTH
 from regio.tokens import CalibrationResetWarning
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_STATE_EXAMPLES", "150"))

@@ -9,7 +9,7 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regio.runtime.statescan import max_json_depth, max_msgpack_depth
+from regio.persistence._statescan import max_json_depth, max_msgpack_depth
 
 values = st.recursive(
     st.none()

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from persistence_support import driven_engine
-from regio.runtime import Engine
-from regio.runtime.persistence import TEMP_SUFFIX, stale_temporaries
+from regio.engine import Engine
+from regio.persistence._statefile import TEMP_SUFFIX, stale_temporaries
 
 TESTS = Path(__file__).resolve().parent
 #: Kills of a saving process in the random-timing test (CI default; raise it for long runs).

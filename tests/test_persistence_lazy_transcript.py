@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from regio.engine import Engine
+from regio.errors import RuntimeStateError
+from regio.persistence.store import SQLiteStore
 from regio.regions import Pinned, SlidingWindow
-from regio.runtime import Engine
-from regio.runtime.errors import RuntimeStateError
-from regio.store import SQLiteStore
 from runtime_stubs import StubCounter, make_engine
 from store_support import play_turn
 

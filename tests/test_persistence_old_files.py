@@ -21,12 +21,12 @@ from hypothesis import strategies as st
 from msgspec import msgpack
 from msgspec.structs import replace
 
+from regio.engine import Engine
+from regio.persistence._savedconfig import ReliefLimitRaisedWarning
+from regio.persistence._statefile import FORMAT, READ_FORMATS
+from regio.persistence.store import SessionStoreError, SQLiteStore
+from regio.persistence.store.base import HEAD_FORMAT, HEAD_READ_FORMATS
 from regio.policies.relief import MARKER_TOKENS, ToolRelief
-from regio.runtime import Engine
-from regio.runtime.persistence import FORMAT, READ_FORMATS
-from regio.runtime.savedconfig import ReliefLimitRaisedWarning
-from regio.store import SessionStoreError, SQLiteStore
-from regio.store.base import HEAD_FORMAT, HEAD_READ_FORMATS
 from state_fixture_support import FIXTURES, SHELL, Ticks, fixture_engine, unwatched
 
 STAMP = "20261201"

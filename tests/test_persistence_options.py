@@ -14,13 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from persistence_support import blueprint_text
+from regio.engine import Engine
 from regio.layout import ToolSpec
+from regio.persistence._savedconfig import NOT_SAVED, SAVED_OPTIONS, ConfigExtras, EngineConfig
+from regio.persistence._statefile import read_state
 from regio.policies.relief import ReliefPolicy
-from regio.runtime import Engine
-from regio.runtime.options import CARRY_FORWARD_MODES, TOOL_NAMES, EngineOptions
-from regio.runtime.persistence import read_state
-from regio.runtime.savedconfig import NOT_SAVED, SAVED_OPTIONS, ConfigExtras, EngineConfig
-from regio.runtime.toolargs import ToolLimits
+from regio.session._options import CARRY_FORWARD_MODES, TOOL_NAMES, EngineOptions
+from regio.session._toolargs import ToolLimits
 
 
 def test_every_engine_option_is_saved_unless_declared_not_saved_with_a_reason() -> None:

@@ -10,9 +10,9 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from regio.runtime import Engine
-from regio.runtime.persistence import restore_engine
-from regio.store import SQLiteStore, load_state
+from regio.engine import Engine
+from regio.persistence._statefile import restore_engine
+from regio.persistence.store import SQLiteStore, load_state
 from test_store_originals_append_only import COUNTER, _saved_session, _turn
 
 
@@ -52,7 +52,7 @@ def test_a_lazy_load_saves_incrementally_with_its_own_copy_of_the_originals(
         _saved_session(db, 12)
         loaded = Engine.load_from(db, "r", token_counter=COUNTER, clock=lambda: 0.0)
         _turn(loaded, 12, "c12")
-        from regio.store import encode_save
+        from regio.persistence.store import encode_save
 
         put = encode_save(loaded, loaded.store_mark).put
         assert sorted(k for k in put if k.startswith(("@ro/", "@rn/"))) == ["@rn/c12", "@ro/c12"]

@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from persistence_support import blueprint_text, driven_engine, reload_engine
+from regio.engine import Engine
 from regio.layout import ToolSpec
-from regio.runtime import Engine
-from regio.store import encode_save
-from regio.store.base import _Head
+from regio.persistence.store import encode_save
+from regio.persistence.store.base import _Head
 
 
 def _tool(name: str, props: int) -> ToolSpec:

@@ -15,9 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from persistence_support import HOOK, blueprint_text, driven_engine
-from regio.errors import RegioError
-from regio.runtime import Engine
-from regio.runtime.errors import RuntimeStateError
+from regio.engine import Engine
+from regio.errors import RegioError, RuntimeStateError
 
 PROBE = "regio_state_probe_module"
 
@@ -117,7 +116,7 @@ def test_a_saved_blueprint_edited_with_its_hash_still_needs_the_real_blueprint(
 ) -> None:
     """Rewriting the saved blueprint text and its hash together does not make the state trusted:
     the caller's blueprint is what is trusted, and it no longer matches."""
-    from regio.runtime.persistence import text_sha256
+    from regio.persistence._statefile import text_sha256
 
     path = driven_engine().save(tmp_path / "state.json")
 

@@ -12,8 +12,8 @@ from typing import Any
 from regio.content import ToolUse
 from regio.policies import Compact
 from regio.regions import CompactHistory, Pinned, SlidingWindow
-from regio.runtime import ExtractiveSummarizer
-from regio.runtime.validity import summary_defect
+from regio.summarizers import ExtractiveSummarizer
+from regio.summarizers._validity import summary_defect
 from runtime_stubs import make_engine
 
 CONSTRAINTS = (

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from progress_support import conversation_blueprint
 from regio.content import Message, ToolResult, ToolUse
+from regio.engine import Engine
 from regio.layout import RenderLog
 from regio.layout.repair import RUNNING_RESULT
-from regio.runtime import Engine
 
 BLUEPRINT = conversation_blueprint("background", 150_000, items=5000)
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from progress_support import conversation_blueprint
 from regio.content import Message, ToolResult, ToolUse
+from regio.engine import Engine
 from regio.regions.superseded import ProgressIndex, open_reports
-from regio.runtime import Engine
 
 
 def _engine(budget: int = 1500, items: int = 14) -> Engine:

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from progress_support import conversation_blueprint
 from regio.content import Message, ToolResult, ToolUse, group_entries, group_messages
+from regio.engine import Engine
 from regio.regions import Refusal
-from regio.runtime import Engine
 
 
 def _engine(budget: int = 40000, items: int = 60) -> Engine:

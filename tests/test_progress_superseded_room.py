@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from progress_support import conversation_blueprint
 from regio.content import Message, ToolResult, ToolUse
+from regio.engine import Engine
 from regio.layout.repair import RUNNING_RESULT
 from regio.regions import Refusal, SlidingWindow, Window, WriteResult
-from regio.runtime import Engine
 from regions_support import StubCounter
 
 

@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 
 from regio.blueprint import load_blueprint
+from regio.compaction._delegation import ProviderCompactionError
 from regio.content import Message, ToolResult, ToolUse
+from regio.engine import Engine
 from regio.layout.provider_compaction import (
     ProviderCompaction,
     add_anthropic_edit,
     add_responses_entry,
 )
-from regio.runtime import Engine
-from regio.runtime.delegation import ProviderCompactionError
 
 BLUEPRINT = Path(__file__).resolve().parents[1] / "examples" / "blueprints" / "coding-agent.yaml"
 ITEM = {"type": "compaction", "content": "<summary>parser.py fixed; tests pass</summary>"}

@@ -16,10 +16,10 @@ import pytest
 import gemini_native
 from regio.agent import ProviderResponseError
 from regio.cache import cache_model_for
+from regio.engine import Engine
+from regio.errors import SDKInputError
 from regio.layout import ToolSpec
 from regio.providers import economics_for, find_provider, provider_for, register_provider, registry
-from regio.runtime import Engine
-from regio.runtime.errors import SDKInputError
 
 ROOT = Path(__file__).resolve().parents[1]
 

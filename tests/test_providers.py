@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from progress_support import conversation_blueprint
 from regio.content import Message
+from regio.engine import Engine
 from regio.layout import DEFAULT_MIN_CACHE_TOKENS, CacheEconomics, ToolSpec
 from regio.providers import (
     DEFAULT_PROVIDER,
@@ -34,7 +35,7 @@ from regio.providers import (
     usage_parser_for,
     usage_parsers,
 )
-from regio.runtime import Engine, normalize_usage
+from regio.session import normalize_usage
 from regio.tokens import chat_overhead
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "15"))

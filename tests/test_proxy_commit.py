@@ -14,7 +14,7 @@ pytest.importorskip("starlette", reason="the proxy extra (starlette) is not inst
 
 import regio
 from proxy_support import ScriptedUpstream, Step, blueprint, in_process
-from regio.store import SessionStoreError
+from regio.persistence.store import SessionStoreError
 
 BLUEPRINT = blueprint("proxy-commit", "openai:gpt-5", window=8000, output=500, conversation=6000)
 

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 pytest.importorskip("starlette", reason="the proxy extra (starlette) is not installed")
 
 from proxy_support import ScriptedUpstream, Step, blueprint, in_process
+from regio.engine._history import INTERRUPTED_RESULT
 from regio.layout.repair import check_anthropic, check_openai_chat
-from regio.runtime.history import INTERRUPTED_RESULT
 
 BLUEPRINT = blueprint(
     "proxy-repair", "anthropic:claude-x", window=8000, output=500, conversation=6000

@@ -42,7 +42,7 @@ from proxy_support import (
     running,
     wait_for_port,
 )
-from regio.store import RedisStore
+from regio.persistence.store import RedisStore
 from store_support import redis_url
 
 __all__ = ["redis_url"]

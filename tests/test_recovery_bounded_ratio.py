@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from persistence_support import driven_engine
-from regio.runtime.options import EngineOptions
-from regio.runtime.recovery import RetryToken
+from regio.engine._recovery import RetryToken
+from regio.session._options import EngineOptions
 
 
 def _overflow(reported: int) -> dict[str, object]:

@@ -16,9 +16,9 @@ from regio.blueprint.fields import Int1, _field
 from regio.blueprint.regionspec import REGION_CLASSES, RegionSpec, region_kind
 from regio.blueprint.schema import blueprint_json_schema
 from regio.content import Entry
+from regio.engine import Engine
 from regio.regions import Region
 from regio.regions.base import ReclaimPhase, Refusal, WritePlan
-from regio.runtime import Engine
 
 
 @attrs.define(eq=False, kw_only=True)

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from regio.engine._tools import context_tool_specs
 from regio.regions import REGION_KINDS, Region, Window, make_region
 from regio.regions.base import ReclaimPhase
-from regio.runtime.tools import context_tool_specs
 from regions_support import StubCounter
 
 

@@ -16,7 +16,7 @@ from regio.content import ToolResult, ToolUse
 from regio.policies import Compact
 from regio.policies.relief import CLEARED_META, ReliefPolicy, ToolRelief, placeholder
 from regio.regions import CompactHistory, Pinned, SlidingWindow
-from regio.runtime.relief import ReliefApplied, ReliefSkipped
+from regio.relief._chain import ReliefApplied, ReliefSkipped
 from runtime_stubs import StubSummarizer, make_engine, words
 
 FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -13,13 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.content import Entry, Text, ToolResult, ToolUse
+from regio.engine import Engine
+from regio.persistence.store import SQLiteStore
 from regio.policies import Compact
 from regio.policies.relief import ReliefPolicy
 from regio.regions import CompactHistory, Pinned, SlidingWindow
-from regio.runtime import Engine
-from regio.runtime.stored import StoredRecords
-from regio.runtime.transcript import Transcript, TranscriptRecord
-from regio.store import SQLiteStore
+from regio.session._stored import StoredRecords
+from regio.session._transcript import Transcript, TranscriptRecord
 from runtime_stubs import StubCounter, StubSummarizer, make_engine, words
 
 # per record: (kind, turn step 0/1, holds a tool result)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from regio.content import ToolUse
 from regio.policies.relief import ReliefPolicy, ToolRelief
 from regio.regions import Pinned, SlidingWindow
-from regio.runtime import relief
+from regio.relief import _chain as relief
 from runtime_stubs import make_engine, words
 
 # per step: (tool, argument, result words, assistant text words)

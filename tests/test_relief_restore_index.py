@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from regio.content import Entry, Text, ToolResult, ToolUse
+from regio.persistence.store import SQLiteStore
 from regio.policies.relief import ReliefPolicy
 from regio.regions import Pinned, SlidingWindow
-from regio.runtime import relief
-from regio.runtime.transcript import Transcript
-from regio.store import SQLiteStore
+from regio.relief import _chain as relief
+from regio.session._transcript import Transcript
 from runtime_stubs import StubCounter, make_engine, words
 
 

@@ -15,7 +15,8 @@ from regio.content import ToolResult, ToolUse
 from regio.policies import Compact
 from regio.policies.relief import ReliefPolicy
 from regio.regions import Checklist, CompactHistory, Keyed, Pinned, SlidingWindow
-from regio.runtime import relief, toolspecs
+from regio.relief import _chain as relief
+from regio.session import _toolspecs as toolspecs
 from runtime_stubs import StubSummarizer, make_engine, words
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -15,13 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from regio.content import Entry, Message, ToolResult, ToolUse
-from regio.errors import ProtectedEntryError
+from regio.errors import CompactionNoProgressError, ProtectedEntryError
+from regio.persistence.store import SQLiteStore
 from regio.policies import Compact
 from regio.policies.relief import ReliefPolicy
 from regio.regions import CompactHistory, Pinned, SlidingWindow
-from regio.runtime import relief
-from regio.runtime.errors import CompactionNoProgressError
-from regio.store import SQLiteStore
+from regio.relief import _chain as relief
 from runtime_stubs import StubCounter, StubSummarizer, make_engine, words
 from test_regions_result_index import near, walk
 

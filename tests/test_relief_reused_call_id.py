@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from regio.content import ToolUse
-from regio.runtime import Engine
-from regio.store import SQLiteStore
+from regio.engine import Engine
+from regio.persistence.store import SQLiteStore
 from test_store_originals_append_only import _engine, _load, _result
 
 

@@ -15,9 +15,9 @@ import pytest
 from regio.blueprint import BlueprintError, load_blueprint
 from regio.cache.context_editing import BETA, CLEAR_TOOL_USES, ContextEditingError
 from regio.content import Message
-from regio.runtime import Engine
-from regio.runtime.blueprint_bridge import engine_options
-from regio.runtime.options import EngineOptions
+from regio.engine import Engine
+from regio.engine._from_blueprint import engine_options
+from regio.session._options import EngineOptions
 
 BLUEPRINT = """
 version: 1

@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.content import ToolUse
+from regio.engine import Engine
 from regio.layout import ToolSpec
-from regio.runtime import Engine, ExtractiveSummarizer
+from regio.summarizers import ExtractiveSummarizer
 from regio.tokens import get_counter
 
 BLUEPRINT = """

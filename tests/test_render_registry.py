@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from regio.engine import Engine
 from regio.layout import (
     LayoutError,
     kind_rank,
@@ -21,8 +22,8 @@ from regio.layout import (
 from regio.layout.strategy import REGIO
 from regio.providers import economics_for, providers
 from regio.regions.base import declared_kinds
-from regio.runtime import Engine, ExtractiveSummarizer
-from regio.runtime.render import api_for
+from regio.session._render import api_for
+from regio.summarizers import ExtractiveSummarizer
 from regio.tokens import get_counter
 
 ROOT = Path(__file__).resolve().parents[1]

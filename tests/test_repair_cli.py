@@ -15,11 +15,11 @@ from history_support import history_engine
 from regio.callids import provider_id
 from regio.cli import main
 from regio.content import ToolUse
+from regio.engine import Engine
+from regio.engine._history import INTERRUPTED_RESULT, repair_history
 from regio.layout import check_anthropic, check_openai_chat
 from regio.layout.events import OrphanResultDropped, ResultSynthesized
-from regio.runtime import Engine
-from regio.runtime.history import INTERRUPTED_RESULT, repair_history
-from regio.store import RedisStore, SQLiteStore
+from regio.persistence.store import RedisStore, SQLiteStore
 from regio.tokens import get_counter
 from regio.traces import bundled_traces_dir, import_file, write_trace
 from regio.traces.detect import expand_sources

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from regio.content import Message, ToolUse
+from regio.engine import Engine
+from regio.errors import ContextOverflowError
 from regio.regions.events import Evicted
-from regio.runtime import ContextOverflowError, Engine
 
 SUPPORT = Path(__file__).resolve().parent.parent / "examples" / "blueprints" / "support-agent.yaml"
 

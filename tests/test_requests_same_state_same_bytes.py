@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from persistence_support import driven_engine
 from regio.content import ToolUse
-from regio.runtime import Engine
+from regio.engine import Engine
 
 _step = st.one_of(
     st.tuples(st.just("user"), st.integers(1, 300)),

@@ -1,5 +1,5 @@
 """Every Engine call that can end in a summary has a sync and an async entry driving the same
-step generator (regio.runtime.asyncentries): an async summarizer is awaited on every path that
+step generator (regio.engine._asyncentries): an async summarizer is awaited on every path that
 compacts (adding a message, a write, a request, overflow recovery, a context tool), never
 refused, and the two entries leave the same window and events."""
 
@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from regio.agent import AgentLoop, ScriptedProvider, reply
 from regio.content import ToolUse
-from regio.runtime.engine import Engine
-from regio.runtime.extractive import ExtractiveSummarizer
+from regio.engine._engine import Engine
+from regio.summarizers._extractive import ExtractiveSummarizer
 from test_agent_loop import BLUEPRINT, look_tool, overflow_error
 from test_tokens_limits import _strings
 
@@ -197,7 +197,7 @@ def test_arecover_overflow_compacts_by_awaiting_the_async_summarizer():
 
 
 def test_every_sync_entry_that_can_summarize_has_an_async_twin_with_its_signature():
-    from regio.runtime.asyncentries import AsyncEntries
+    from regio.engine._asyncentries import AsyncEntries
 
     names = [
         "write",

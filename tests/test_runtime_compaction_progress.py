@@ -12,7 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.content import Entry, Text, ToolUse
-from regio.runtime import CompactionNoProgressError, Engine, ExtractiveSummarizer
+from regio.engine import Engine
+from regio.errors import CompactionNoProgressError
+from regio.summarizers import ExtractiveSummarizer
 from regio.tokens import HeuristicCounter
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "blueprints" / "coding-agent.yaml"

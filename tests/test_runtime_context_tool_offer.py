@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regio.runtime import Engine
-from regio.runtime.options import TOOL_NAMES, EngineOptions
+from regio.engine import Engine
+from regio.session._options import TOOL_NAMES, EngineOptions
 
 #: ``context_restore`` applies only to an engine with the relief chain (tests/test_relief_*.py).
 WITHOUT_RELIEF = [n for n in TOOL_NAMES if n != "context_restore"]

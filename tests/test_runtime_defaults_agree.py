@@ -12,7 +12,7 @@ import attrs
 from regio.blueprint.spec import LayoutSpec
 from regio.layout import DEFAULT_CHUNK_TOKENS, DEFAULT_SETTLE_SHARE, assemble, pack_chunks
 from regio.layout.settle import plan_settling
-from regio.runtime.options import EngineOptions
+from regio.session._options import EngineOptions
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 DEFAULTS = {"chunk_tokens": DEFAULT_CHUNK_TOKENS, "settle_share": DEFAULT_SETTLE_SHARE}

@@ -12,10 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from regio.blueprint import load_blueprint
+from regio.engine import Engine
 from regio.events import Event
 from regio.regions.compaction import ITEMS_META
-from regio.runtime import Engine, ExtractiveSummarizer, FunctionSummarizer, LLMSummarizer
-from regio.runtime.summarizer import DEFAULT_STANDING_INSTRUCTIONS
+from regio.summarizers import ExtractiveSummarizer, FunctionSummarizer, LLMSummarizer
+from regio.summarizers._protocol import DEFAULT_STANDING_INSTRUCTIONS
 from regio.summarizers.carryforward import SCHEMA_INSTRUCTIONS
 from regio.summarizers.kinds import classify
 from regio.summarizers.subjects import item_key

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from regio.content import ToolUse
+from regio.engine import Engine
 from regio.layout import check_anthropic, check_openai_chat
 from regio.regions import (
     Checklist,
@@ -15,7 +16,6 @@ from regio.regions import (
     SlidingWindow,
     Temporary,
 )
-from regio.runtime import Engine
 from runtime_stubs import StubSummarizer, make_engine, words
 
 

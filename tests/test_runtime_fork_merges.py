@@ -1,4 +1,4 @@
-"""Which summaries fork the agent's last request (regio.runtime.forking.forked_request): a
+"""Which summaries fork the agent's last request (regio.compaction._forking.forked_request): a
 compaction forks when every new entry it summarizes was in the last request; a merge of
 summaries alone (a compact_history over budget) forks when every summary was, so a merge no
 longer pays the transcript prompt for summaries the provider has cached."""
@@ -12,11 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from regio.agent.types import Completion
+from regio.compaction._forking import ForkSummarizer, cheaper_than_transcript, forked_request
 from regio.content import Entry, Message, Text
+from regio.engine import Engine
 from regio.policies import Compact
 from regio.regions import CompactHistory, Pinned, SlidingWindow, Window
-from regio.runtime import Engine
-from regio.runtime.forking import ForkSummarizer, cheaper_than_transcript, forked_request
 from runtime_stubs import StubCounter, words
 from test_runtime_fork_summarizer import MODEL, RecordingProvider, _engine, _step
 

@@ -10,12 +10,13 @@ from typing import Any
 from regio.agent.types import Completion
 from regio.blueprint import load_blueprint
 from regio.cache import cache_model_for
+from regio.compaction._forking import ForkSummarizer
 from regio.content import Message, ToolUse
+from regio.engine import Engine
 from regio.layout.cachebridge import to_cache_request
 from regio.policies import Compact
 from regio.regions import CompactHistory, Pinned, SlidingWindow, Window
-from regio.runtime import Engine, ExtractiveSummarizer
-from regio.runtime.forking import ForkSummarizer
+from regio.summarizers import ExtractiveSummarizer
 from runtime_stubs import StubCounter, words
 
 MODEL = "claude-sonnet-4-5"

@@ -1,7 +1,7 @@
-"""The extractive summarizer's identifiers (:func:`regio.runtime.extractive.extract_identifiers`)
-are read in linear time: the forms that need a ``/`` only on the whitespace-separated pieces
-that hold one. Property: that finds exactly the tokens one scan of the whole pattern finds, in
-the same order."""
+"""The extractive summarizer's identifiers
+(:func:`regio.summarizers._extractive.extract_identifiers`) are read in linear time: the forms that
+need a ``/`` only on the whitespace-separated pieces that hold one. Property: that finds exactly the
+tokens one scan of the whole pattern finds, in the same order."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import os
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regio.runtime.extractive import _IDENT, extract_identifiers
+from regio.summarizers._extractive import _IDENT, extract_identifiers
 
 #: Characters that make every identifier form and their edges: word characters, the
 #: separators of paths, ids and numbers, whitespace, URL and file-suffix letters.

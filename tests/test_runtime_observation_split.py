@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from regio.content import Entry, Text
-from regio.runtime.hierarchy import _split_entry
+from regio.summarizers._hierarchy import _split_entry
 from regio.summarizers.extract import extract_items
 from regio.summarizers.observations import OBSERVATION_META, is_observation
 from regio.tokens import HeuristicCounter

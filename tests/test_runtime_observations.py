@@ -15,11 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.content import Entry, Message, Text, ToolResult, ToolUse
+from regio.engine import Engine
+from regio.persistence.store import SQLiteStore
 from regio.regions.compaction import ITEMS_META
-from regio.runtime import Engine
-from regio.runtime.extractive import ExtractiveSummarizer
-from regio.runtime.llm_summarizer import entries_as_transcript
-from regio.store import SQLiteStore
+from regio.summarizers._extractive import ExtractiveSummarizer
+from regio.summarizers._llm import entries_as_transcript
 from regio.summarizers.extract import extract_items
 from regio.summarizers.kinds import SECTIONS
 from regio.summarizers.observations import OBSERVATION_META, is_observation

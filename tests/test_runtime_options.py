@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.blueprint.spec import LayoutSpec
+from regio.engine import Engine
 from regio.regions import SlidingWindow, Temporary
-from regio.runtime import Engine, EngineOptions
+from regio.session import EngineOptions
 from regio.tokens import get_counter
 from runtime_stubs import make_engine
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regio.runtime.overflow import classify_overflow
+from regio.providers.overflow import classify_overflow
 
 
 def _sdk(name: str) -> Any:

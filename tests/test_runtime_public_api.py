@@ -12,7 +12,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import regio
-from regio.runtime import Engine
+from regio.engine import Engine
 
 #: What a user of the package needs from ``import regio``.
 NEEDED = {

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.regions.entrylist import EntryList
-from regio.runtime import state as state_module
-from regio.runtime.state import RegionHashes
+from regio.session import _state as state_module
+from regio.session._state import RegionHashes
 from test_regions_entrylist_epoch import _POOL, _mutate, ops
 
 

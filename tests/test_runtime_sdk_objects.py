@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from regio.content import Text, ToolUse
 from regio.layout import ToolSpec
 from regio.regions import SlidingWindow
-from regio.runtime.sdk import SDKInputError, response_message, tool_specs, usage_of
+from regio.sdk._objects import SDKInputError, response_message, tool_specs, usage_of
 from runtime_stubs import make_engine
 from sdk_responses_support import ANTHROPIC_MESSAGE, CHAT_COMPLETION, RESPONSES_RESPONSE
 

@@ -8,9 +8,10 @@ import json
 from pathlib import Path
 
 from regio.content import ToolUse
+from regio.engine import Engine
 from regio.layout import check_anthropic, check_openai_chat
 from regio.regions import CompactHistory, Pinned, SlidingWindow
-from regio.runtime import Engine, ExtractiveSummarizer
+from regio.summarizers import ExtractiveSummarizer
 from runtime_stubs import StubSummarizer, make_engine, words
 
 

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from regio.content import Entry
+from regio.engine import Engine
+from regio.engine._inspect import snapshot_from_file
 from regio.regions import CompactHistory, Compacting, Pinned, SlidingWindow
-from regio.runtime import Engine
-from regio.runtime.cli import snapshot_from_file
 from runtime_stubs import StubSummarizer, make_engine, words
 
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from regio.callargs import MAX_ARGUMENT_DEPTH
 from regio.content import Message, ToolUse
-from regio.runtime.events import StreamCallDiscarded
-from regio.runtime.streaming import AssistantStream
+from regio.engine._streaming import AssistantStream
+from regio.session._events import StreamCallDiscarded
 
 
 def _stream() -> tuple[AssistantStream, list[Message], list[Any]]:

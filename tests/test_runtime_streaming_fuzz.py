@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from mutation_support import CONVERSATION_BLUEPRINT, fuzz_settings, hostile_json, hostile_text
 from regio.content import Text
+from regio.engine import Engine
 from regio.errors import RegioError
-from regio.runtime import Engine
 
 FUZZ = fuzz_settings(60)
 BLUEPRINT = CONVERSATION_BLUEPRINT

@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.content import Entry, Text, ToolResult, ToolUse
-from regio.runtime.errors import SummarizerError, SummaryRejected
-from regio.runtime.extractive import ExtractiveSummarizer, extract_identifiers
-from regio.runtime.hierarchy import asummarize_entries, chunk_entries, summarize_entries
-from regio.runtime.llm_summarizer import LLMSummarizer
-from regio.runtime.summarizer import FunctionSummarizer, check_summary, is_refusal
+from regio.errors import SummarizerError, SummaryRejected
+from regio.summarizers._extractive import ExtractiveSummarizer, extract_identifiers
+from regio.summarizers._hierarchy import asummarize_entries, chunk_entries, summarize_entries
+from regio.summarizers._llm import LLMSummarizer
+from regio.summarizers._protocol import FunctionSummarizer, check_summary, is_refusal
 from regio.tokens import HeuristicCounter
 
 

@@ -7,7 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from regio.content import Entry, Text
-from regio.runtime.extractive import ExtractiveSummarizer
+from regio.summarizers._extractive import ExtractiveSummarizer
 from regio.summarizers.extract import extract_items
 
 

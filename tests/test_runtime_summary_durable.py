@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from regio.blueprint import load_blueprint
 from regio.content import Entry, Text
-from regio.runtime import Engine, ExtractiveSummarizer
+from regio.engine import Engine
+from regio.summarizers import ExtractiveSummarizer
 from regio.tokens import HeuristicCounter
 
 _FILLER = [

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from regio.content import Entry, Text
-from regio.runtime.extractive import ExtractiveSummarizer
+from regio.summarizers._extractive import ExtractiveSummarizer
 from regio.summarizers.extract import extract_items
 from regio.summarizers.valuestatements import GENERIC_NOUNS, value_key
 from regio.tokens import HeuristicCounter

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from regio.content import ToolUse
+from regio.engine import Engine
+from regio.errors import CompactionNoProgressError
 from regio.regions.compaction import ITEMS_META
-from regio.runtime import Engine
-from regio.runtime.errors import CompactionNoProgressError
-from regio.runtime.validity import summary_defect
+from regio.summarizers._validity import summary_defect
 from regio.summarizers.tracebacks import condense
 from runtime_stubs import StubSummarizer
 

@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from regio.content import ToolUse
+from regio.errors import SummaryRejected
 from regio.policies import Compact
 from regio.regions import CompactHistory, Pinned, SlidingWindow
-from regio.runtime import check_summary
-from regio.runtime.errors import SummaryRejected
-from regio.runtime.validity import summary_defect
+from regio.summarizers import check_summary
+from regio.summarizers._validity import summary_defect
 from runtime_stubs import StubSummarizer, make_engine, words
 
 ERRORS = [

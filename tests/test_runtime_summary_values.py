@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from _traces_support import raw_traces_dir
 from regio.content import Entry, Text, ToolResult, ToolUse
-from regio.runtime.extractive import ExtractiveSummarizer
+from regio.summarizers._extractive import ExtractiveSummarizer
 from regio.summarizers.extract import extract_items
 from regio.summarizers.valuestatements import value_key
 from regio.tokens import HeuristicCounter

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from regio.engine import Engine
 from regio.errors import SubscriberError
 from regio.events import Event
 from regio.regions import CompactHistory, SlidingWindow
-from regio.runtime import Engine
 from runtime_stubs import make_engine, words
 
 

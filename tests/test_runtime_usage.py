@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regio.runtime.usage import ModelPricing, UsageLedger, normalize_usage
+from regio.session._usage import ModelPricing, UsageLedger, normalize_usage
 
 PRICES = ModelPricing(
     input=3.0,

@@ -1,5 +1,5 @@
 """One mechanism for the records a load leaves to read on first use
-(:class:`regio.runtime.stored.StoredRecords`): the usage ledger's stored records behave like
+(:class:`regio.session._stored.StoredRecords`): the usage ledger's stored records behave like
 the transcript's (counted, appended after and read once, in order, the count checked), and
 ``UsageLedger.totals`` (running sums, started from the stored records' saved totals or from
 one pass over them) equals the naive sums."""
@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regio.runtime.stored import StoredRecords, stored_records
-from regio.runtime.transcript import Transcript, TranscriptRecord
-from regio.runtime.usage import UsageLedger, UsageRecord
+from regio.session._stored import StoredRecords, stored_records
+from regio.session._transcript import Transcript, TranscriptRecord
+from regio.session._usage import UsageLedger, UsageRecord
 
 _RECORDS = st.lists(
     st.tuples(
@@ -159,7 +159,7 @@ def test_running_totals_from_the_saved_sums_equal_the_sums_over_every_record(
     them for :meth:`UsageLedger.totals`; without them it reads them once. Either way, after any
     interleaving of observed records and ``totals()`` calls, the totals are the sums over every
     record, costs added in record order (exactly)."""
-    from regio.runtime.usage import UsageTotals
+    from regio.session._usage import UsageTotals
 
     records = [_usage(i, s) for i, s in enumerate(spec)]
     split = min(split, len(records))

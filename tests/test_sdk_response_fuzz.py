@@ -22,9 +22,9 @@ from hypothesis import given
 from mutation_support import CONVERSATION_BLUEPRINT, fuzz_settings, mutate, mutation_picks
 from regio.callids import id_problem
 from regio.content import Entry, ToolUse
+from regio.engine import Engine
 from regio.errors import RegioError
 from regio.layout import check_anthropic, check_openai_chat
-from regio.runtime import Engine
 from sdk_responses_support import (
     ANTHROPIC_MESSAGE,
     CHAT_COMPLETION,

@@ -1,5 +1,5 @@
 """Every tool result reaches the model at least once (whole or trimmed) before a clearing or a
-summary covers it (issue 29; ``regio.runtime.cuts``, "Seen before cut"): in a tight window a
+summary covers it (issue 29; ``regio.compaction._cuts``, "Seen before cut"): in a tight window a
 result used to be summarized at the very next turn boundary, before any request carried it."""
 
 from __future__ import annotations

@@ -10,16 +10,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from regio.regions import Pinned, SlidingWindow
-from regio.runtime import Engine
-from regio.runtime.persistence import engine_state
-from regio.store import (
+from regio.engine import Engine
+from regio.persistence._statefile import engine_state
+from regio.persistence.store import (
     SessionConflictError,
     SessionRecords,
     SessionStoreError,
     SQLiteStore,
     encode_save,
 )
+from regio.regions import Pinned, SlidingWindow
 from runtime_stubs import make_engine
 from store_support import load, play_turn, redis_url, sqlite_or_redis
 

@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from regio.errors import RegioError
-from regio.runtime.persistence import engine_state
-from regio.store import (
+from regio.persistence._statefile import engine_state
+from regio.persistence.store import (
     RedisStore,
     SessionConflictError,
     SessionDamagedError,

@@ -11,10 +11,10 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from regio.runtime import Engine
-from regio.store import SQLiteStore, encode_save
-from regio.store.base import _Head
-from regio.store.parts import PARTS_PREFIXES, StateRef
+from regio.engine import Engine
+from regio.persistence.store import SQLiteStore, encode_save
+from regio.persistence.store.base import _Head
+from regio.persistence.store.parts import PARTS_PREFIXES, StateRef
 from runtime_stubs import StubCounter
 from store_support import HistorySession, play_turn, store_engine
 

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from regio.engine import Engine
+from regio.persistence.store import SessionNotFoundError, SessionStoreError, SQLiteStore
 from regio.regions import Pinned, SlidingWindow
-from regio.runtime import Engine
-from regio.store import SessionNotFoundError, SessionStoreError, SQLiteStore
 from runtime_stubs import StubCounter, make_engine
 from store_support import play_turn, redis_url, sqlite_or_redis
 

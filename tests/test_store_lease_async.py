@@ -1,7 +1,7 @@
-"""The session lease in an asyncio event loop (:func:`regio.store.acquire_async`,
-:meth:`regio.store.SessionLease.keep_alive`): the same lease as ``store.lease`` (one writer at a
-time, whichever API took it), taken without blocking the loop while another writer holds it,
-kept alive past its lifetime while the work runs, and reported lost when it was taken over."""
+"""The session lease in an asyncio event loop (:func:`regio.persistence.store.acquire_async`,
+:meth:`regio.persistence.store.SessionLease.keep_alive`): the same lease as ``store.lease`` (one
+writer at a time, whichever API took it), taken without blocking the loop while another writer holds
+it, kept alive past its lifetime while the work runs, and reported lost when it was taken over."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from regio.store import (
+from regio.persistence.store import (
     LeaseTimeError,
     SessionDamagedError,
     SessionLeasedError,
     acquire_async,
 )
-from regio.store.lease import MAX_TTL
+from regio.persistence.store.lease import MAX_TTL
 from store_support import redis_url, sqlite_or_redis, stray_lease
 
 __all__ = ["redis_url"]

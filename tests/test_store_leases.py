@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from regio.content import ToolResult, ToolUse
+from regio.engine import Engine
 from regio.layout import check_anthropic, check_openai_chat
-from regio.runtime import Engine, ExtractiveSummarizer
-from regio.store import (
+from regio.persistence.store import (
     LeaseTimeError,
     RedisStore,
     SessionConflictError,
@@ -26,7 +26,8 @@ from regio.store import (
     SQLiteStore,
     compact_session,
 )
-from regio.store.lease import MAX_TTL
+from regio.persistence.store.lease import MAX_TTL
+from regio.summarizers import ExtractiveSummarizer
 from regio.tokens import get_counter
 from store_support import HISTORY_BLUEPRINT, redis_url, sqlite_or_redis, stray_lease
 

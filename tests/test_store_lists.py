@@ -1,5 +1,5 @@
-"""Linked lists of records (``regio.store.lists``): a list read back is the list kept, and a
-save of a changed list writes only the nodes of new or changed items and of the items whose
+"""Linked lists of records (``regio.persistence.store.lists``): a list read back is the list kept,
+and a save of a changed list writes only the nodes of new or changed items and of the items whose
 successor changed, never the unchanged rest."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from regio.store.lists import (
+from regio.persistence.store.lists import (
     DamagedListError,
     Recorder,
     content_items,

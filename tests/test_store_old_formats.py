@@ -19,10 +19,10 @@ from pathlib import Path
 import msgspec
 from msgspec.structs import replace
 
-from regio.runtime import Engine
-from regio.runtime.persistence import engine_state
-from regio.store import SQLiteStore
-from regio.store.base import HEAD_FORMAT
+from regio.engine import Engine
+from regio.persistence._statefile import engine_state
+from regio.persistence.store import SQLiteStore
+from regio.persistence.store.base import HEAD_FORMAT
 from state_fixture_support import FIXTURES, SHELL, Ticks, fixture_engine, unmarked, unwatched
 
 HEAD3 = FIXTURES / "main-20261201-head3.db"

@@ -16,10 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from regio.content import ToolResult, ToolUse
+from regio.engine import Engine
+from regio.persistence.store import RedisStore, SessionStoreError, SQLiteStore, encode_save
 from regio.policies.relief import ReliefPolicy, ToolRelief
-from regio.runtime import Engine, ExtractiveSummarizer
-from regio.runtime.reliefbook import Originals
-from regio.store import RedisStore, SessionStoreError, SQLiteStore, encode_save
+from regio.relief._book import Originals
+from regio.summarizers import ExtractiveSummarizer
 from regio.tokens import get_counter
 from store_support import redis_url, sqlite_or_redis
 

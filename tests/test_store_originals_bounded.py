@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from regio.runtime import Engine
-from regio.runtime.lostparts import StoredPartsLostWarning
-from regio.store import SessionConflictError, SessionStoreError, SQLiteStore
+from regio.engine import Engine
+from regio.persistence._lostparts import StoredPartsLostWarning
+from regio.persistence.store import SessionConflictError, SessionStoreError, SQLiteStore
 from store_support import redis_url
 from test_store_originals_append_only import (
     COUNTER,
@@ -143,7 +143,7 @@ def _drop_pair(db: SQLiteStore, call: str) -> None:
 
 
 def test_a_deleted_original_is_found_by_any_read_of_them_all(tmp_path: Path) -> None:
-    from regio.store import load_state
+    from regio.persistence.store import load_state
 
     db = SQLiteStore(tmp_path / "s.db")
     try:
@@ -168,7 +168,7 @@ def test_the_head_counts_the_sessions_originals_across_lazy_saves_and_reloads(
 ) -> None:
     import tempfile
 
-    from regio.store.base import read_head
+    from regio.persistence.store.base import read_head
 
     with tempfile.TemporaryDirectory() as folder:
         db = SQLiteStore(Path(folder) / "s.db")

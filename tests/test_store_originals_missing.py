@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from regio.content import ToolResult, ToolUse
-from regio.runtime import Engine
-from regio.runtime.lostparts import StoredPartsLostWarning
-from regio.store import RedisStore, SessionStoreError, SQLiteStore
+from regio.engine import Engine
+from regio.persistence._lostparts import StoredPartsLostWarning
+from regio.persistence.store import RedisStore, SessionStoreError, SQLiteStore
 from store_support import redis_url
 from test_store_originals_append_only import COUNTER, _engine, _load, _result, _turn
 
@@ -130,7 +130,7 @@ def test_a_lost_original_is_reported_missing_never_given_as_the_trimmed_result(
 def test_a_lost_original_raises_to_code_that_reads_it_and_a_full_read_counts_it(
     request: Any, tmp_path: Path, backend: str
 ) -> None:
-    from regio.runtime.relief import original_result
+    from regio.relief._chain import original_result
 
     where, _ = _session(backend, tmp_path, request, 10)
     try:
@@ -251,7 +251,7 @@ def test_the_summarizers_input_for_a_cleared_entry_whose_original_was_lost_raise
     tmp_path: Path,
 ) -> None:
     from regio.policies.relief import CLEARED_META
-    from regio.runtime.relief import with_originals
+    from regio.relief._chain import with_originals
 
     db = SQLiteStore(tmp_path / "s.db")
     try:

@@ -15,10 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from regio.content import ToolUse
+from regio.engine import Engine
+from regio.persistence.store import SQLiteStore, encode_save
+from regio.persistence.store.base import _Head
 from regio.policies.relief import ReliefPolicy, ToolRelief
-from regio.runtime import Engine, ExtractiveSummarizer
-from regio.store import SQLiteStore, encode_save
-from regio.store.base import _Head
+from regio.summarizers import ExtractiveSummarizer
 from regio.tokens import get_counter
 from store_support import HISTORY_BLUEPRINT, HistorySession
 

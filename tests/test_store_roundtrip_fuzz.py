@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from mutation_support import hostile_json, hostile_text
 from regio.content import ToolUse
+from regio.engine import Engine
 from regio.errors import RegioError
-from regio.runtime import Engine
-from regio.store import SQLiteStore
+from regio.persistence.store import SQLiteStore
 from store_support import store_engine
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "15"))

@@ -19,14 +19,15 @@ from typing import Any
 
 import pytest
 
-from regio.runtime import Engine, ExtractiveSummarizer
-from regio.runtime.lostparts import StoredPartsLost, StoredPartsLostWarning
-from regio.store import (
+from regio.engine import Engine
+from regio.persistence._lostparts import StoredPartsLost, StoredPartsLostWarning
+from regio.persistence.store import (
     SessionDamagedError,
     SessionHistoryLostError,
     SessionLostError,
     SQLiteStore,
 )
+from regio.summarizers import ExtractiveSummarizer
 from regio.tokens import get_counter
 from store_support import HistorySession, redis_url, sqlite_or_redis
 

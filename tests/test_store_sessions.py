@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from regio.engine import Engine
 from regio.errors import RegioError
-from regio.runtime import Engine
-from regio.runtime.persistence import engine_state
-from regio.store import (
+from regio.persistence._statefile import engine_state
+from regio.persistence.store import (
     SessionConflictError,
     SessionNotFoundError,
     SessionStore,
@@ -260,8 +260,8 @@ def test_of_two_simultaneous_saves_one_wins_and_the_loser_reloads(store):
 
 _PROCESS_WORKER = """
 import sys
-from regio.runtime import Engine
-from regio.store import SQLiteStore, SessionConflictError
+from regio.engine import Engine
+from regio.persistence.store import SQLiteStore, SessionConflictError
 from runtime_stubs import StubCounter
 db = SQLiteStore(sys.argv[1])
 for turn in range(8):

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.content import ToolResult
-from regio.runtime.reliefbook import Originals
-from regio.store import SQLiteStore, encode_save
+from regio.persistence.store import SQLiteStore, encode_save
+from regio.relief._book import Originals
 from test_store_originals_append_only import _load, _saved_session
 
 _IDS = st.sampled_from([f"c{i}" for i in range(5)])

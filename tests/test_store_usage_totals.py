@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from regio.runtime import Engine
-from regio.runtime.usage import UsageLedger, UsageRecord, UsageTotals
-from regio.store import RedisStore, SQLiteStore
+from regio.engine import Engine
+from regio.persistence.store import RedisStore, SQLiteStore
+from regio.session._usage import UsageLedger, UsageRecord, UsageTotals
 from store_support import redis_url, store_engine
 from test_store_originals_append_only import store
 

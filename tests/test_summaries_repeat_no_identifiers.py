@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from regio.blueprint import load_blueprint
 from regio.content import ToolUse
-from regio.runtime import Engine, ExtractiveSummarizer
+from regio.engine import Engine
+from regio.summarizers import ExtractiveSummarizer
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "10"))
 

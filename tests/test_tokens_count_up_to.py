@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.content import Entry, Text, ToolResult, ToolUse
+from regio.engine import Engine
 from regio.regions import Refusal
-from regio.runtime import Engine
 from regio.tokens import HeuristicCounter, TiktokenCounter, count_entry_up_to, get_counter
 
 CODING = "examples/blueprints/coding-agent.yaml"
@@ -90,7 +90,7 @@ def test_a_counter_that_cannot_stop_early_counts_the_whole_entry() -> None:
 
 
 def test_a_huge_tool_result_is_trimmed_to_the_window_after_counting_a_few_chunks() -> None:
-    # the turn's result is trimmed to what the window holds (regio.runtime.turnfit), never
+    # the turn's result is trimmed to what the window holds (regio.engine._turnfit), never
     # refused; it is counted up to the conversation's reach, not in full
     counter = MeteredCounter("o200k_base", chat_format="anthropic")
     engine = Engine.from_blueprint(CODING, token_counter=counter)

@@ -149,8 +149,8 @@ def test_counting_a_value_that_is_not_text_raises_a_regio_error() -> None:
 @pytest.mark.parametrize("provider", ["anthropic", "openai", "text"])
 def test_structured_tool_result_content_renders_as_its_json_text(provider: str) -> None:
     from regio.content import ToolUse
+    from regio.engine import Engine
     from regio.regions import SlidingWindow, Window
-    from regio.runtime import Engine
 
     window = Window(
         regions=[SlidingWindow(name="conversation", budget=10_000)],

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from media_support import png
 from regio.content import Message, ToolResult, ToolUse
+from regio.engine import Engine
 from regio.media import Image, URLSource
-from regio.runtime import Engine
 from regio.tokens import counter_for_model, get_counter
 from regio.tokens.media import (
     CHAT_MEDIA_FOLLOWS,

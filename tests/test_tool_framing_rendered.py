@@ -12,8 +12,8 @@ import msgspec
 import pytest
 
 from progress_support import conversation_blueprint
+from regio.engine import Engine
 from regio.layout import ToolSpec
-from regio.runtime import Engine
 from regio.tokens import get_counter
 
 TOOLS = [

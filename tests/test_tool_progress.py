@@ -22,9 +22,9 @@ from regio.content import (
     ToolUse,
     group_messages,
 )
+from regio.engine import Engine
 from regio.layout import RenderLog
 from regio.layout.repair import RUNNING_RESULT, check_anthropic, check_openai_chat
-from regio.runtime import Engine
 
 BLUEPRINT = conversation_blueprint("progress", 3000)
 
@@ -319,7 +319,7 @@ def _unmarked(payload: dict[str, Any]) -> str:
 
 
 def test_mcp_progress_notification_becomes_a_progress_report() -> None:
-    from regio.runtime.progress import mcp_progress_result
+    from regio.sdk._progress import mcp_progress_result
 
     note = {
         "jsonrpc": "2.0",
@@ -348,8 +348,8 @@ def test_mcp_progress_notification_becomes_a_progress_report() -> None:
     ],
 )
 def test_malformed_mcp_progress_is_refused_naming_the_field(bad: Any) -> None:
-    from regio.runtime.progress import mcp_progress_result
-    from regio.runtime.sdk import SDKInputError
+    from regio.sdk._objects import SDKInputError
+    from regio.sdk._progress import mcp_progress_result
 
     with pytest.raises(SDKInputError, match="MCP progress"):
         mcp_progress_result("c1", bad)

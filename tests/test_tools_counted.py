@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from progress_support import conversation_blueprint
+from regio.engine import Engine
 from regio.layout import ToolSpec
 from regio.providers import provider_for, tool_framing_for
-from regio.runtime import Engine
-from regio.runtime.events import TriggerBelowFloor
+from regio.session._events import TriggerBelowFloor
 from regio.tokens.tooldefs import NEUTRAL_FRAMING, tool_definition_tokens
 
 

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 from persistence_support import driven_engine
 from regio.agent import AgentLoop, ScriptedProvider, reply
+from regio.engine import Engine
+from regio.engine._tools import TOOL_NAMES
 from regio.errors import EntryIndexError, NoSuchRegionError, RegioError, UnknownKeyError
-from regio.runtime import Engine
-from regio.runtime.options import EngineOptions
-from regio.runtime.toolargs import ToolLimits
-from regio.runtime.tools import TOOL_NAMES
+from regio.session._options import EngineOptions
+from regio.session._toolargs import ToolLimits
 
 ECHO = 200
 

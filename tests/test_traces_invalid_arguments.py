@@ -162,7 +162,7 @@ def test_an_imported_invalid_call_is_answered_with_an_error_when_replayed(tmp_pa
     """The agent loop answers a replayed call in the invalid form as it answers a live one:
     an error tool result quoting the text, the tool never run."""
     from regio.agent import AgentLoop, ReplayProvider
-    from regio.runtime import Engine
+    from regio.engine import Engine
 
     (trace,) = import_file(_openai_file(tmp_path, '{"q": '), "openai").traces
     blueprint = (

@@ -42,17 +42,17 @@ _EXPORTS: dict[str, str] = {
     "Clearable": "regio.regions",
     "CompactHistory": "regio.regions",
     "Compacting": "regio.regions",
-    "CompactionNoProgressError": "regio.runtime",
-    "ContextOverflowError": "regio.runtime",
+    "CompactionNoProgressError": "regio.errors",
+    "ContextOverflowError": "regio.errors",
     "Custom": "regio.regions",
-    "Engine": "regio.runtime",
-    "EngineOptions": "regio.runtime",
-    "EngineSnapshot": "regio.runtime",
+    "Engine": "regio.engine",
+    "EngineOptions": "regio.session",
+    "EngineSnapshot": "regio.engine",
     "Event": "regio.events",
     "EventBus": "regio.events",
-    "ExtractiveSummarizer": "regio.runtime",
+    "ExtractiveSummarizer": "regio.summarizers",
     "Keyed": "regio.regions",
-    "LLMSummarizer": "regio.runtime",
+    "LLMSummarizer": "regio.summarizers",
     "Message": "regio.content",
     "Pinned": "regio.regions",
     "RegionFullError": "regio.errors",
@@ -115,7 +115,14 @@ if TYPE_CHECKING:
     from regio.blueprint import Blueprint, BlueprintError, load_blueprint
     from regio.cache import cache_model_for
     from regio.content import Message, Text, Thinking, ToolResult, ToolUse
-    from regio.errors import RegioError, RegionFullError, SubscriberError
+    from regio.engine import Engine, EngineSnapshot
+    from regio.errors import (
+        CompactionNoProgressError,
+        ContextOverflowError,
+        RegioError,
+        RegionFullError,
+        SubscriberError,
+    )
     from regio.events import Event, EventBus
     from regio.regions import (
         Checklist,
@@ -129,15 +136,8 @@ if TYPE_CHECKING:
         Temporary,
         Window,
     )
-    from regio.runtime import (
-        CompactionNoProgressError,
-        ContextOverflowError,
-        Engine,
-        EngineOptions,
-        EngineSnapshot,
-        ExtractiveSummarizer,
-        LLMSummarizer,
-    )
+    from regio.session import EngineOptions
+    from regio.summarizers import ExtractiveSummarizer, LLMSummarizer
 
 
 def __getattr__(name: str) -> Any:

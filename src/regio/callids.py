@@ -1,9 +1,9 @@
 """Tool call ids every provider accepts, and the one rule for an id used twice.
 
 Every place regio takes a tool call id in applies this module: the engine where a message is
-admitted (:mod:`regio.runtime.callnames`), the render-time repair of every request
+admitted (:mod:`regio.session._callnames`), the render-time repair of every request
 (:mod:`regio.layout.repair`), the repair of a stored history
-(:func:`regio.runtime.history.repair_history`, ``Engine.repair``, ``regio repair``) and the
+(:func:`regio.engine._history.repair_history`, ``Engine.repair``, ``regio repair``) and the
 trace importers (:mod:`regio.traces.builder`). The rule, block by block in history order:
 
 1. **Syntax.** An id must match ``^[a-zA-Z0-9_-]{1,40}$``: Anthropic refuses a ``tool_use`` id

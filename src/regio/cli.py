@@ -22,7 +22,7 @@ COMMAND_MODULES = (
     "regio.tokens.cli",  # count
     "regio.blueprint.cli",  # validate, schema
     "regio.traces.cli",  # traces import / show
-    "regio.runtime.cli",  # inspect
+    "regio.engine._inspect",  # inspect
     "regio.traces.repaircli",  # repair
     "regio.agent.cli",  # run
     "regio.proxy.cli",  # proxy

@@ -20,7 +20,7 @@ request or store can hold are kept as their text: an integer outside the 64-bit 
 (which no provider's JSON parser accepts) as ``"NaN"``, ``"Infinity"``, ``"-Infinity"``. It
 raises :class:`UnencodableValueError` for a value no JSON can hold (an object of another type,
 nesting deeper than :data:`MAX_DEPTH`, such a number in a field of a struct). The engine calls
-it once when a value is admitted (``regio.runtime.textadmit``).
+it once when a value is admitted (``regio.session._textadmit``).
 
 This module imports nothing of regio but its errors, so any layer can use it.
 """

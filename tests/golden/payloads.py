@@ -23,8 +23,8 @@ from regio.bench.cli import DEMO_GROUPS
 from regio.bench.replay import LAYOUTS, _Clock, _message_tokens, trace_tools
 from regio.blueprint import load_blueprint
 from regio.capture.filing import apply_op, file_moves
-from regio.runtime import Engine
-from regio.runtime.extractive import ExtractiveSummarizer
+from regio.engine import Engine
+from regio.summarizers._extractive import ExtractiveSummarizer
 from regio.tokens import chat_format_for_model, get_counter
 from regio.traces.detect import expand_sources, import_file
 from regio.traces.format import Trace

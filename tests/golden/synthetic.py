@@ -16,7 +16,8 @@ from __future__ import annotations
 import hashlib
 
 from regio.content import ToolUse
-from regio.runtime import Engine, ExtractiveSummarizer
+from regio.engine import Engine
+from regio.summarizers import ExtractiveSummarizer
 from regio.tokens import get_counter
 
 __all__ = ["SYNTHETIC", "synthetic_hashes"]

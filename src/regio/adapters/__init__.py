@@ -1,4 +1,4 @@
-"""Adapters that put a regio :class:`regio.runtime.Engine` inside existing agent frameworks.
+"""Adapters that put a regio :class:`regio.engine.Engine` inside existing agent frameworks.
 
 Each imports its framework lazily and is an optional extra:
 

@@ -5,13 +5,13 @@ Every adapter appends the framework's messages with :func:`admit` (from an async
 :func:`aadmit`, awaiting ``engine.aadd_message``): ``engine.add_message``,
 except that a message whose tool results together are larger than the whole conversation (such
 as one read of a 570 kB file) is admitted with each result fitted before the engine sees it (the
-engine would trim it itself, :mod:`regio.runtime.turnfit`, but the agent would not read what to
+engine would trim it itself, :mod:`regio.engine._turnfit`, but the agent would not read what to
 ask for instead), and so is a message with tool results the conversation refuses
 (:class:`regio.errors.RegionFullError`), as the relief's trim cuts a result
 (:func:`regio.policies.relief.trimmed_to`):
 
 1. each result over its share of the conversation (a quarter of the most one entry may hold,
-   :func:`regio.runtime.sizes.entry_cap`, split between the message's results) is cut to its
+   :func:`regio.session._sizes.entry_cap`, split between the message's results) is cut to its
    head and tail around the trim marker, followed by a note saying how large it was and what to
    ask for instead (:func:`note`);
 2. when that is refused too, each of those results is the note alone (an error result).
@@ -33,7 +33,7 @@ from regio.content import Block, Message, ToolResult
 from regio.errors import RegionFullError
 from regio.events import Event
 from regio.policies.relief import trimmed_to
-from regio.runtime.sizes import count_up_to, entry_cap
+from regio.session._sizes import count_up_to, entry_cap
 
 from .drive import EngineCall, Steps, arun, run
 
@@ -75,10 +75,10 @@ def note(tool: str, call_id: str, tokens: int, cap: int, *, kept: bool) -> str:
 
 def admit(engine: Any, message: Message) -> None:
     """``engine.add_message(message)``; a message whose tool results are larger than the
-    conversation could ever hold (together over :func:`regio.runtime.sizes.entry_cap`), or
+    conversation could ever hold (together over :func:`regio.session._sizes.entry_cap`), or
     that the conversation refuses, is admitted with them fitted (module doc). (A turn the
     conversation can hold whole but not beside the rest is the engine's to fit: it compacts
-    older turns and trims the turn, :mod:`regio.runtime.turnfit`.) Raises the conversation's
+    older turns and trims the turn, :mod:`regio.engine._turnfit`.) Raises the conversation's
     :class:`regio.errors.RegionFullError` for a message without tool results, or when even
     the notes alone do not fit."""
     run(engine, admit_steps(engine, message))

@@ -11,7 +11,7 @@ Content (a string or a list of parts), by :func:`content_blocks`: text parts (``
 joined by a blank line; image and file parts (Chat ``image_url`` / ``file``, Responses
 ``input_image`` / ``input_file``, Anthropic ``image`` / ``document``) become
 :class:`regio.media.Image` / :class:`regio.media.Document` blocks in their place
-(:func:`regio.runtime.sdk_media.media_of_part`); in a tool result they are the result's
+(:func:`regio.sdk._media.media_of_part`); in a tool result they are the result's
 ``media``. Any other part (audio, a file id) raises :class:`SDKInputError` naming its index.
 
 A Responses ``reasoning`` item is the server's own; :func:`response_items` leaves it out unless
@@ -36,9 +36,9 @@ from regio.content import (
     ToolUse,
     canonical_json,
 )
-from regio.runtime.sdk import SDKInputError
-from regio.runtime.sdk_media import media_of_part
-from regio.runtime.sdk_read import plain_dict
+from regio.sdk._media import media_of_part
+from regio.sdk._objects import SDKInputError
+from regio.sdk._read import plain_dict
 
 __all__ = [
     "chat_messages",

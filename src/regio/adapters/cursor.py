@@ -2,7 +2,7 @@
 
 A framework adapter sees the framework's own message history on every model call (LangChain's
 agent state, pydantic-ai's run messages) and appends to the engine only what is new. Where it
-stopped is an :class:`regio.runtime.state.AdapterCursor` in ``engine.state.adapters`` (saved and
+stopped is an :class:`regio.session._state.AdapterCursor` in ``engine.state.adapters`` (saved and
 loaded with the engine, in a file or a session store), never in the adapter object: an agent
 server that loads the engine per request and builds a new adapter each time continues where
 the last request stopped, and the model never gets the history twice.
@@ -33,7 +33,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from regio.runtime.state import ANCHOR_CHARS, EARLIER_ANCHORS, AdapterCursor
+from regio.session._state import ANCHOR_CHARS, EARLIER_ANCHORS, AdapterCursor
 
 __all__ = ["canonical_digest", "cursor", "first_new", "mark"]
 

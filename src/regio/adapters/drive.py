@@ -3,7 +3,7 @@
 A framework calls an adapter's hook from its sync loop or its async one (LangChain's
 ``wrap_model_call`` / ``awrap_model_call``, the Agents SDK's async session). Each engine call a
 hook makes that can end in a summary (``add_message``, ``request``, ``write``,
-``handle_tool_call``: the engine's summarizing entries, :mod:`regio.runtime.asyncentries`) is
+``handle_tool_call``: the engine's summarizing entries, :mod:`regio.engine._asyncentries`) is
 yielded as an :class:`EngineCall` from one step generator; :func:`run` makes it with the sync
 entry, :func:`arun` awaits its ``a``-prefixed twin, so an async summarizer is awaited from an
 async hook instead of refused (a sync entry refuses it: a ``compaction_rejected`` event, and

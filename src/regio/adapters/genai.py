@@ -9,7 +9,7 @@ A content's parts (https://ai.google.dev/api/caching#Part): ``text`` parts becom
 ``file_data`` (a URI) parts of a user content images (JPEG, PNG, GIF, WebP) or documents (PDF,
 plain text), as :class:`regio.media.Image` / :class:`regio.media.Document` blocks in their place.
 Any other part (audio, video, executable code, media in a model content) raises
-:class:`regio.runtime.sdk.SDKInputError` naming the content and the part. Back to the model
+:class:`regio.sdk._objects.SDKInputError` naming the content and the part. Back to the model
 (:func:`to_contents`), media are ``inline_data`` / ``file_data`` parts, a result's in the user
 turn after the responses (where regio's Chat Completions layout puts them: not every Gemini
 model reads media inside a function response).
@@ -36,8 +36,8 @@ from google.genai import types
 
 from regio.content import Block, Document, Image, Message, Text, ToolResult, ToolUse
 from regio.media import Base64Source, TextSource, URLSource
-from regio.runtime.sdk import SDKInputError
-from regio.runtime.state import AdapterCursor
+from regio.sdk._objects import SDKInputError
+from regio.session._state import AdapterCursor
 
 from .chat import chat_messages, content_text
 

@@ -11,17 +11,17 @@ contents (the compacted history and the recent turns; function calls and their r
 paired by id, relief placeholders in place of cleared responses) and its
 ``config.system_instruction`` the agent's instruction followed by regio's pinned regions (the
 agent's first: it opens the stable prefix; counted beside the window,
-:meth:`regio.runtime.budget.EngineBudget.send_beside`). :meth:`RegioCallbacks.after_model`
+:meth:`regio.session._budget.EngineBudget.send_beside`). :meth:`RegioCallbacks.after_model`
 records the model's reply. ADK's session keeps every event; only the model sees the window.
 Gemini caches prefixes implicitly, so no marks are sent.
 
-Which contents the engine holds is an :class:`regio.runtime.state.AdapterCursor` in the
+Which contents the engine holds is an :class:`regio.session._state.AdapterCursor` in the
 engine's session (:mod:`regio.adapters.cursor`): new callbacks over a loaded engine admit only
 what is new, and a run that stopped between a call and its response (ADK then leaves the call
 out of the contents it builds) goes on from the content before the call (the cursor's second
 anchor). Images and documents (``inline_data`` and ``file_data`` parts of the user's contents,
 and of function responses) travel both ways; a part regio has no block for (audio, video,
-executable code) raises :class:`regio.runtime.sdk.SDKInputError` naming the content and the
+executable code) raises :class:`regio.sdk._objects.SDKInputError` naming the content and the
 part (:mod:`regio.adapters.genai`). A tool response too large for the conversation reaches the
 model cut, with a note saying so (:mod:`regio.adapters.admit`).
 
@@ -36,8 +36,8 @@ response (and a response without its call) from the contents it builds, but the 
 one: ``after_model`` recorded a call whose tool never returned (a run that stopped between the
 two, then went on in the same session). When the layout finds the history broken,
 ``before_model`` repairs the engine's conversation before the window goes out
-(:mod:`regio.adapters.repaired`; :meth:`regio.runtime.Engine.repair`, the rules of
-:func:`regio.runtime.repair_history`): an orphaned call is closed with a response saying it was
+(:mod:`regio.adapters.repaired`; :meth:`regio.engine.Engine.repair`, the rules of
+:func:`regio.engine.repair_history`): an orphaned call is closed with a response saying it was
 interrupted, an orphaned response leaves the window, a reused id is renamed; each change is a
 ``HistoryRepaired`` event. The model never gets an invalid request.
 """

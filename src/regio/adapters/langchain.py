@@ -36,15 +36,15 @@ that never got its result (a run that stopped between the two, resumed from a ch
 result whose call is gone or a call id used twice (messages edited or spliced by hand). The
 middleware admits what it receives as it is (the session's transcript keeps it) and, when the
 layout finds the history broken, repairs the engine's conversation before the window goes out
-(:mod:`regio.adapters.repaired`; :meth:`regio.runtime.Engine.repair`, the rules of
-:func:`regio.runtime.repair_history`): an orphaned call is closed with a result saying it was
+(:mod:`regio.adapters.repaired`; :meth:`regio.engine.Engine.repair`, the rules of
+:func:`regio.engine.repair_history`): an orphaned call is closed with a result saying it was
 interrupted, an orphaned result leaves the window, a reused id is renamed; each change is a
 ``HistoryRepaired`` event. The model never gets an invalid request.
 
 **regio's context tools** (``context_tools``: ``context_write``, ``todo_add``, ``compact``, ...)
 are sent with the caller's tools in both formats, in regio's order (the tools the budget
 counts), and the middleware runs the model's calls to them itself (``wrap_tool_call``:
-:meth:`regio.runtime.Engine.handle_tool_call`, its text returned as the tool result), so the
+:meth:`regio.engine.Engine.handle_tool_call`, its text returned as the tool result), so the
 agent needs no tool of its own for them. A tool the caller registered under a context tool's
 name is the caller's: its calls go to the agent's tool as before. An agent without tools of
 its own runs them too (``create_agent`` builds its tool node for a middleware that wraps tool
@@ -56,7 +56,7 @@ it is written to that pinned region of the engine (replacing its content wheneve
 and laid out with the blueprint's stable content; without, it is sent as the first system
 block, before regio's pinned regions (stable-first: it is set when the agent is built and does
 not change per call), inside the first cached prefix, and the engine counts it beside the
-window (:meth:`regio.runtime.budget.EngineBudget.send_beside`) in the request's size, the
+window (:meth:`regio.session._budget.EngineBudget.send_beside`) in the request's size, the
 ceiling, the whole-context compaction trigger and its fixed floor.
 """
 
@@ -78,7 +78,7 @@ from langchain_core.messages import (
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from regio.content import Message, Thinking
-from regio.runtime.options import TOOL_NAMES
+from regio.session._options import TOOL_NAMES
 
 from .admit import admit_steps
 from .chat import chat_messages, content_text
@@ -203,7 +203,7 @@ class RegioMiddleware(AgentMiddleware):
     from the request's model, :func:`chat_model_provider`). ``system_region``: the pinned
     region the caller's system message is written to (``None``: sent as the first system
     block and counted beside the window). Raises ``ValueError`` for another provider and
-    :class:`regio.runtime.sdk.SDKInputError` for a message part regio cannot read."""
+    :class:`regio.sdk._objects.SDKInputError` for a message part regio cannot read."""
 
     def __init__(
         self, engine: Any, *, provider: str | None = None, system_region: str | None = None
@@ -221,7 +221,7 @@ class RegioMiddleware(AgentMiddleware):
     @property
     def seen(self) -> int:
         """Messages of the agent state already in the engine (the engine session's
-        :class:`regio.runtime.state.AdapterCursor`, :mod:`regio.adapters.cursor`)."""
+        :class:`regio.session._state.AdapterCursor`, :mod:`regio.adapters.cursor`)."""
         return cursor(self.engine, CURSOR).position
 
     def _sync(self, messages: list[Any]) -> Steps[None]:

@@ -41,7 +41,7 @@ import json
 import os
 from typing import Any
 
-from regio.runtime.sdk import SDKInputError
+from regio.sdk._objects import SDKInputError
 
 from .repaired import repaired_request
 

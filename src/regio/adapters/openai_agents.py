@@ -14,7 +14,7 @@
   running_agents/#call-model-input-filter): the model's input becomes the engine's window as
   Responses input items, and its instructions the agent's ``instructions`` followed by regio's
   pinned regions (the agent's first: they open the stable prefix; counted beside the window,
-  :meth:`regio.runtime.budget.EngineBudget.send_beside`). The SDK adds each turn's items to the
+  :meth:`regio.session._budget.EngineBudget.send_beside`). The SDK adds each turn's items to the
   session before the next model call, so the engine holds them when the filter runs (the
   filter reads the engine, not the SDK's input).
 
@@ -41,8 +41,8 @@ whose output never came (a run that stopped between the two), an output whose ca
 a call id used twice. The items are admitted as they come (the session's transcript keeps
 them); when the layout finds the history broken (:meth:`RegioSession.get_items` and the filter
 lay it out), the engine's conversation is repaired before the window goes out
-(:mod:`regio.adapters.repaired`; :meth:`regio.runtime.Engine.repair`, the rules of
-:func:`regio.runtime.repair_history`): an orphaned call is closed with an output saying it was
+(:mod:`regio.adapters.repaired`; :meth:`regio.engine.Engine.repair`, the rules of
+:func:`regio.engine.repair_history`): an orphaned call is closed with an output saying it was
 interrupted, an orphaned output leaves the window, a reused id is renamed; each change is a
 ``HistoryRepaired`` event. The model never gets an invalid request.
 """
@@ -66,7 +66,7 @@ __all__ = ["RegioSession"]
 class RegioSession:
     """The Agents SDK ``Session`` protocol over ``engine`` (module doc). ``session_id``
     defaults to the engine's ``session_id`` option. Items the engine cannot read raise
-    :class:`regio.runtime.sdk.SDKInputError` naming the index."""
+    :class:`regio.sdk._objects.SDKInputError` naming the index."""
 
     session_settings: Any = None
 

@@ -17,13 +17,13 @@ The window as pydantic-ai messages: the agent's ``system_prompt`` (its ``SystemP
 first, then regio's pinned regions, as one ``SystemPromptPart``; the compacted history and the
 recent turns; tool results as ``ToolReturnPart`` s answering their ``ToolCallPart`` s (relief
 placeholders in place of cleared results). The agent's ``system_prompt`` and ``instructions``
-are counted beside the window (:meth:`regio.runtime.budget.EngineBudget.send_beside`);
+are counted beside the window (:meth:`regio.session._budget.EngineBudget.send_beside`);
 ``instructions`` travel as pydantic-ai sends them. :class:`RegioCapability` counts the tool
 definitions pydantic-ai sends with the request too (``Engine.request(tools=...)``), so the
 window leaves room for them; a history processor does not see them, so with
 :class:`RegioHistory` leave room for them in ``output_reserve`` (or count them with
 ``extra_tools``). Which messages the engine holds is an
-:class:`regio.runtime.state.AdapterCursor` in the engine's session (:mod:`regio.adapters.
+:class:`regio.session._state.AdapterCursor` in the engine's session (:mod:`regio.adapters.
 cursor`): a new adapter over a loaded engine (an agent server passing ``message_history``)
 admits only what is new.
 
@@ -42,7 +42,7 @@ gone, or a call id used twice (a history edited by hand), and an engine session 
 the capability recorded before the run stopped, are repaired before the window is laid out
 (:mod:`regio.adapters.repaired`): what the run hands over is admitted as it is (the session's
 transcript keeps it), then the engine's conversation is repaired
-(:meth:`regio.runtime.Engine.repair`, the rules of :func:`regio.runtime.repair_history`): an
+(:meth:`regio.engine.Engine.repair`, the rules of :func:`regio.engine.repair_history`): an
 orphaned call is closed with a result saying it was interrupted, an orphaned result leaves the
 window, a reused id is renamed; each change is a ``HistoryRepaired`` event. The model never
 gets an invalid request. (pydantic-ai itself closes a call left open in ``message_history`` and
@@ -52,7 +52,7 @@ Images and documents travel both ways: a ``UserPromptPart``'s ``ImageUrl``, ``Do
 ``BinaryContent`` (an image, a PDF or plain text) become regio image / document blocks, and the
 window's media come back as ``BinaryContent`` (inline bytes) or ``ImageUrl`` / ``DocumentUrl``
 (https://ai.pydantic.dev/input/). Audio and video have no regio block and raise
-:class:`regio.runtime.sdk.SDKInputError` naming the part.
+:class:`regio.sdk._objects.SDKInputError` naming the part.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ from pydantic_ai.messages import (
 from regio.callargs import function_arguments
 from regio.content import Block, Document, Image, Message, Text, ToolResult, ToolUse
 from regio.media import URLSource
-from regio.runtime.sdk import SDKInputError
+from regio.sdk._objects import SDKInputError
 
 from .admit import admit_steps
 from .chat import chat_messages, content_text
@@ -332,7 +332,7 @@ class RegioCapability(AbstractCapability[Any]):
     payload, its cache marks as pydantic-ai's, :mod:`regio.adapters.pydantic_ai_marks`) or
     ``openai`` (its Chat Completions payload); ``None`` detects it from the request's model
     (:func:`regio.adapters.pydantic_ai_marks.anthropic_bound`). Raises ``ValueError`` for
-    another provider and :class:`regio.runtime.sdk.SDKInputError` for a message part regio
+    another provider and :class:`regio.sdk._objects.SDKInputError` for a message part regio
     cannot read."""
 
     engine: Any

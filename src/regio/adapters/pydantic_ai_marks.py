@@ -63,7 +63,7 @@ from pydantic_ai.messages import (
 
 from regio.content import Block, Document, Image, Text, ToolResult, ToolUse
 from regio.media import Base64Source, TextSource, URLSource
-from regio.runtime.sdk_media import message_of
+from regio.sdk._media import message_of
 
 __all__ = [
     "CACHE_SETTINGS",
@@ -235,7 +235,7 @@ def marked_window(
     prompt's mark or ``None``) (module doc): the caller's system text and regio's system blocks
     in one ``SystemPromptPart`` (joined by a blank line), tool results as ``ToolReturnPart`` s,
     every message mark as a ``CachePoint``. Raises
-    :class:`regio.runtime.sdk.SDKInputError` for a block regio cannot read."""
+    :class:`regio.sdk._objects.SDKInputError` for a block regio cannot read."""
     system_blocks = [dict(b) for b in body.get("system") or []]
     texts = [str(b.get("text") or "") for b in system_blocks]
     builder = _Builder("\n\n".join(t for t in (caller, *texts) if t))

@@ -6,10 +6,10 @@ one (a call recorded before the process stopped). Every adapter admits what it r
 is (the session's transcript keeps it) and lays the window out with :func:`repaired_request`:
 ``engine.request(...)``, and when the layout had to repair the history on the way (its
 render-time repair, :mod:`regio.layout.repair`, synthesized a result or dropped a result or a
-call: :func:`needs_repair`), :meth:`regio.runtime.Engine.repair` repairs the engine's
-conversation itself (the rules of :func:`regio.runtime.repair_history`: an orphaned call closed
+call: :func:`needs_repair`), :meth:`regio.engine.Engine.repair` repairs the engine's
+conversation itself (the rules of :func:`regio.engine.repair_history`: an orphaned call closed
 with an error result saying it was interrupted, an orphaned result out of the window, a reused
-id renamed; each change a :class:`regio.runtime.HistoryRepaired` event) and the window is laid
+id renamed; each change a :class:`regio.engine.HistoryRepaired` event) and the window is laid
 out again. A valid history costs nothing more than the one request (the render-time repair
 reports only placement for it: results moved after their call, messages merged).
 """
@@ -31,7 +31,7 @@ _HISTORY_REPAIRS = frozenset({"duplicate_result_dropped", "duplicate_call_droppe
 def needs_repair(engine: Any) -> bool:
     """Whether the engine's last laid-out request needed the render-time repair to change the
     history (a result synthesized for a call without one, a result without its call or a
-    duplicated call or result dropped), so :meth:`regio.runtime.Engine.repair` has work."""
+    duplicated call or result dropped), so :meth:`regio.engine.Engine.repair` has work."""
     last = engine.state.last_request
     for event in last.events if last is not None else ():
         if isinstance(event, ResultSynthesized | OrphanResultDropped):
@@ -43,7 +43,7 @@ def needs_repair(engine: Any) -> bool:
 
 def repaired_request(engine: Any, *args: Any, **kwargs: Any) -> Any:
     """``engine.request(*args, **kwargs)`` (``(request, payload)``), laid out again after
-    :meth:`regio.runtime.Engine.repair` when the history needed it (module doc)."""
+    :meth:`regio.engine.Engine.repair` when the history needed it (module doc)."""
     return run(engine, repaired_steps(engine, *args, **kwargs))
 
 

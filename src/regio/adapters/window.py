@@ -1,5 +1,5 @@
 """The context window a framework declares for its model, read into the engine
-(:func:`regio.runtime.declared.adopt_context_window`: used when the engine has none, the
+(:func:`regio.session._declared.adopt_context_window`: used when the engine has none, the
 smaller with a warning when both are set and disagree).
 
 * LangChain: a chat model's ``profile["max_input_tokens"]`` (langchain-core model profiles,
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from regio.runtime.declared import adopt_context_window, check_context_window
+from regio.session._declared import adopt_context_window, check_context_window
 
 __all__ = ["adopt_framework_window", "langchain_window", "litellm_window"]
 
@@ -23,7 +23,7 @@ __all__ = ["adopt_framework_window", "langchain_window", "litellm_window"]
 def langchain_window(model: Any) -> int | None:
     """``max_input_tokens`` of a LangChain chat model's ``profile`` (tokens), ``None`` when
     it has no profile or no such entry. Raises
-    :class:`regio.runtime.errors.ContextWindowError` for a value that is not a positive
+    :class:`regio.errors.ContextWindowError` for a value that is not a positive
     integer."""
     profile = getattr(model, "profile", None)
     value = profile.get("max_input_tokens") if isinstance(profile, dict) else None
@@ -34,7 +34,7 @@ def langchain_window(model: Any) -> int | None:
 def litellm_window(model: str) -> int | None:
     """``max_input_tokens`` of ``model`` in LiteLLM's installed model map (tokens), ``None``
     for a model the map does not know. Raises
-    :class:`regio.runtime.errors.ContextWindowError` for a value that is not a positive
+    :class:`regio.errors.ContextWindowError` for a value that is not a positive
     integer."""
     import litellm
 
@@ -47,6 +47,6 @@ def litellm_window(model: str) -> int | None:
 
 
 def adopt_framework_window(engine: Any, declared: int | None, source: str) -> None:
-    """:func:`regio.runtime.declared.adopt_context_window` when ``declared`` is known."""
+    """:func:`regio.session._declared.adopt_context_window` when ``declared`` is known."""
     if declared is not None:
         adopt_context_window(engine, declared, source)

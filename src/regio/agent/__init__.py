@@ -1,6 +1,6 @@
 """The agent loop and provider adapters.
 
-* :class:`AgentLoop` runs an agent through a :class:`regio.runtime.Engine` and a provider
+* :class:`AgentLoop` runs an agent through a :class:`regio.engine.Engine` and a provider
   (``run(task)`` / ``arun(task)``) and returns a :class:`RunResult`;
 * :class:`Tool` declares a user tool (name, description, JSON Schema, callable);
 * providers: :class:`OpenAICompatibleProvider` (OpenAI, vLLM, llama.cpp server),

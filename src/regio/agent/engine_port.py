@@ -1,7 +1,7 @@
-"""The loop's view of the engine: the handful of :class:`regio.runtime.Engine` calls it makes.
+"""The loop's view of the engine: the handful of :class:`regio.engine.Engine` calls it makes.
 
 Keeping them in one place documents the contract between :mod:`regio.agent` and
-:mod:`regio.runtime`:
+:mod:`regio.engine`:
 
 * ``tools()`` -> context tool specs, ``handle_tool_call(name, arguments)`` -> an outcome with
   ``text`` (and ``is_error`` or ``ok``);
@@ -12,7 +12,7 @@ Keeping them in one place documents the contract between :mod:`regio.agent` and
 * ``recover_overflow(error)``, ``observe(usage)``;
 * for :meth:`regio.agent.AgentLoop.arun`, the async twins of the calls that can end in a
   summary: ``aadd_user``, ``aadd_message``, ``arequest``, ``arecover_overflow``,
-  ``aadopt_compaction``, ``ahandle_tool_call`` (:mod:`regio.runtime.asyncentries`); an engine
+  ``aadopt_compaction``, ``ahandle_tool_call`` (:mod:`regio.engine._asyncentries`); an engine
   without them gets its sync call (and ``aturn_boundary`` / ``aflush`` before a request);
 * ``budget.request_estimate(request)``, ``budget.calibrated(raw, provider, model)``,
   ``window.used_tokens`` and ``limit`` for the step figures.
@@ -129,7 +129,7 @@ class EnginePort:
     def adopt_compactions(self, completion: Completion, api: str) -> None:
         """Hand every compaction block / item the provider returned in ``completion`` (its
         raw ``content`` for Anthropic, ``output`` for OpenAI Responses) to
-        ``Engine.adopt_compaction`` (:mod:`regio.runtime.delegation`); call it before
+        ``Engine.adopt_compaction`` (:mod:`regio.compaction._delegation`); call it before
         :meth:`add_assistant`."""
         for item in _compaction_items(completion):
             self.engine.adopt_compaction(api, item)

@@ -2,7 +2,7 @@
 
 All derive from :class:`regio.errors.RegioError`. Provider refusals raised by the official SDKs
 (``openai.BadRequestError``, ``anthropic.BadRequestError``) pass through unchanged so that
-:func:`regio.runtime.overflow.classify_overflow` can read their ``status_code`` and ``body``;
+:func:`regio.providers.overflow.classify_overflow` can read their ``status_code`` and ``body``;
 :class:`ProviderHTTPError` has the same two attributes for providers without an SDK (scripted
 tests, replays).
 """

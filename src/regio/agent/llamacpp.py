@@ -102,9 +102,9 @@ class LlamaCppServer:
     def context_window(self) -> int | None:
         """The server's context window per slot in tokens: ``n_ctx`` of ``GET /props``
         (``default_generation_settings.n_ctx``, or a top-level ``n_ctx``); ``None`` when the
-        server reports none. Raises :class:`regio.runtime.errors.ContextWindowError` naming
+        server reports none. Raises :class:`regio.errors.ContextWindowError` naming
         the server for a value that is not a positive integer."""
-        from regio.runtime.declared import check_context_window
+        from regio.session._declared import check_context_window
 
         props = self.props()
         settings = props.get("default_generation_settings")

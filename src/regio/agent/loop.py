@@ -7,9 +7,9 @@ One **step** is one provider call:
 2. assemble and render the request (``engine.request(provider.api, provider.model)``);
 3. stop before sending when the request would pass ``max_prompt_tokens``;
 4. call the provider; on a context-length refusal (recognised by
-   :func:`regio.runtime.overflow.classify_overflow`) hand the error to
+   :func:`regio.providers.overflow.classify_overflow`) hand the error to
    ``engine.recover_overflow`` (one compaction to half the allowance) and retry **once**; a
-   second refusal raises :class:`regio.runtime.errors.ContextOverflowError`
+   second refusal raises :class:`regio.errors.ContextOverflowError`
    (see ``docs/runtime.md``). Any other provider error propagates unchanged;
 5. report usage to ``engine.observe`` and ask the attached :class:`CachePredictor` (if any)
    what it predicted;
@@ -24,7 +24,7 @@ Every engine call that can end in a summary (adding the task, the assistant turn
 results; the request; overflow recovery; context tools) is an effect of the run's one step
 generator: :meth:`AgentLoop.run` answers it with the engine's sync entry, :meth:`AgentLoop.arun`
 awaits its async twin (``aadd_message``, ``arequest``, ``arecover_overflow``,
-``ahandle_tool_call``: :mod:`regio.runtime.asyncentries`), so an async summarizer is awaited on
+``ahandle_tool_call``: :mod:`regio.engine._asyncentries`), so an async summarizer is awaited on
 every path that compacts, never refused.
 
 The run stops on a final answer (``final_answer``), after ``max_steps`` steps (``max_steps``),
@@ -40,12 +40,12 @@ from typing import Any
 import attrs
 
 from regio.content import Message, Text, ToolResult, ToolUse
+from regio.drive import adrive, drive
+from regio.errors import ContextOverflowError
 from regio.events import EventBus
-from regio.runtime.declared import adopt_context_window, declared_context_window
-from regio.runtime.drive import adrive, drive
-from regio.runtime.errors import ContextOverflowError
-from regio.runtime.overflow import classify_overflow
-from regio.runtime.toolargs import echo
+from regio.providers.overflow import classify_overflow
+from regio.session._declared import adopt_context_window, declared_context_window
+from regio.session._toolargs import echo
 
 from .engine_port import EnginePort
 from .errors import AgentConfigError
@@ -71,7 +71,7 @@ def _check_positive(instance: Any, attribute: attrs.Attribute[Any], value: Any) 
 class AgentLoop:
     """Drives one agent through an engine and a provider.
 
-    * ``engine``: a :class:`regio.runtime.Engine` (anything offering the calls listed in
+    * ``engine``: a :class:`regio.engine.Engine` (anything offering the calls listed in
       :class:`regio.agent.engine_port.EnginePort`);
     * ``provider``: a :class:`regio.agent.providers.ProviderAdapter`;
     * ``tools``: user tools; their names must differ from the engine's context tools;
@@ -322,7 +322,7 @@ class AgentLoop:
 
         ``task`` is added as a user message first (``None``: continue the engine's current
         conversation). Returns a :class:`RunResult`. Raises
-        :class:`regio.runtime.errors.ContextOverflowError` on a second length refusal in one
+        :class:`regio.errors.ContextOverflowError` on a second length refusal in one
         step and re-raises any other provider error.
         """
         return drive(self._steps(task), self._do)

@@ -1,7 +1,7 @@
 """User tools for the agent loop: a name, a description, a JSON Schema and a Python callable.
 
 A :class:`Tool` is what the agent may call besides the engine's own context tools
-(``context_write``, ``todo_add``, ... from :meth:`regio.runtime.Engine.tools`). The callable
+(``context_write``, ``todo_add``, ... from :meth:`regio.engine.Engine.tools`). The callable
 receives the call's arguments as keyword arguments and returns the tool result: a ``str`` (used
 as is) or any JSON-able value (serialized as JSON). It may be a coroutine function; the sync
 loop then runs it to completion with :func:`asyncio.run`.

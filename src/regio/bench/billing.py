@@ -6,18 +6,18 @@ and no network is needed. A peer's summarizer call is billed as the chat request
 output). :class:`BilledExtractive` does the same for regio, with the request regio's own LLM
 summarizer sends for those entries:
 
-* **forked** (:func:`regio.runtime.forking.forked_request`, the decision and request the
+* **forked** (:func:`regio.compaction._forking.forked_request`, the decision and request the
   engine's own fork makes): when the blueprint's summarizer runs on the agent's own model
   (``summarizer.model`` unset or the agent's), the last request holds every entry to
   summarize, the fork fits the summarizer's window and it costs less than the transcript
-  prompt (:func:`regio.runtime.forking.cheaper_than_transcript`), a
-  :class:`regio.runtime.ForkSummarizer` sends the agent's last request byte for byte with
+  prompt (:func:`regio.compaction._forking.cheaper_than_transcript`), a
+  :class:`regio.compaction.ForkSummarizer` sends the agent's last request byte for byte with
   the summary instruction appended (``docs/runtime.md``, "Compaction's own cost"). It is
   kept as that :class:`regio.layout.Request` and priced in the agent's own cache scope,
   between the two model calls it came between (:func:`fork_request`), so it reads what the
   agent's last request cached, as it would at the provider;
-* otherwise the **transcript prompt** an :class:`regio.runtime.LLMSummarizer` sends
-  (:func:`regio.runtime.llm_summarizer.summary_prompt`: system requirements plus the
+* otherwise the **transcript prompt** an :class:`regio.summarizers.LLMSummarizer` sends
+  (:func:`regio.summarizers._llm.summary_prompt`: system requirements plus the
   transcript), priced in a scope of its own (:func:`summary_request`), as the peers' are.
 
 The fork is decided per summarizer call, as the engine's is per job: the same thing at the
@@ -34,12 +34,12 @@ import attrs
 
 from regio.bench.peerview import CompactionCall
 from regio.cache.types import CacheBlock, CacheRequest
+from regio.compaction._forking import forked_request
 from regio.content import Entry, content_hash
 from regio.layout import Request, to_cache_request
-from regio.runtime.extractive import ExtractiveSummarizer
-from regio.runtime.forking import forked_request
-from regio.runtime.llm_summarizer import summary_prompt
-from regio.runtime.state import SessionState
+from regio.session._state import SessionState
+from regio.summarizers._extractive import ExtractiveSummarizer
+from regio.summarizers._llm import summary_prompt
 
 __all__ = ["BilledExtractive", "ForkedCall", "bill", "fork_request", "summary_request"]
 
@@ -57,12 +57,12 @@ class ForkedCall:
 class BilledExtractive(ExtractiveSummarizer):
     """An :class:`ExtractiveSummarizer` that records every call in :attr:`calls` (prompt
     tokens and summary tokens, counted with its ``counter``). With ``session`` (the engine's
-    :class:`regio.runtime.state.SessionState`) a call the engine's fork would send as a fork
+    :class:`regio.session._state.SessionState`) a call the engine's fork would send as a fork
     of the last request (module doc) is recorded as a :class:`ForkedCall`."""
 
     calls: list[CompactionCall | ForkedCall] = attrs.field(factory=list)
     session: SessionState | None = None
-    #: the engine's :meth:`regio.runtime.compactor.Compactor.fork_terms` (cache read
+    #: the engine's :meth:`regio.compaction._compactor.Compactor.fork_terms` (cache read
     #: multiplier, warm cache), so a call forks exactly when the engine's fork would
     terms: Callable[[], dict[str, Any]] = dict
 

@@ -40,12 +40,12 @@ from regio.bench.tracking import Tracker, prompt_tokens
 from regio.cache.types import CacheBlock, CacheRequest
 from regio.capture import AddMessage, CaptureRule, RegionOp
 from regio.capture.filing import ENGINE_ERRORS, Filed, apply_all, file_moves
+from regio.compaction._delegation import render_option
 from regio.content import block_text, content_hash
+from regio.engine import Engine
 from regio.errors import RegionFullError
 from regio.layout import ProviderCompaction, to_cache_request
 from regio.layout.provider_compaction import item_of
-from regio.runtime import Engine
-from regio.runtime.delegation import render_option
 
 __all__ = [
     "ABLATIONS",
@@ -158,7 +158,7 @@ class EngineRun:
         """Add ``item``'s message to every engine after its capture moves (an engine whose
         region refused one adds the message as recorded), flushing a queued compaction after
         a non-assistant message; a message the engine's conversation refuses (its own text
-        cannot fit even with the turn's tool results trimmed: :mod:`regio.runtime.turnfit`)
+        cannot fit even with the turn's tool results trimmed: :mod:`regio.engine._turnfit`)
         is skipped with a note. An environment observation reaches every engine as one."""
         filed = file_moves(self.engines, self.trackers, item, names, self.notes, self.fail)
         noted: set[int] = set()

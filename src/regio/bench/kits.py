@@ -8,7 +8,7 @@
   (``Strategy(name, summarize, description)``, ``summarize(messages) -> messages``), for
   ``jev_harness.modules.compaction_survival.sim.run_strategy``.
 
-Both drive an :class:`regio.runtime.Engine` built from a blueprint (default:
+Both drive an :class:`regio.engine.Engine` built from a blueprint (default:
 ``examples/blueprints/assistant.yaml``, the docs' recommendation for sessions whose
 instructions must survive, found by :func:`assistant_blueprint`) with the extractive
 summarizer, offline. A turn the suite gives becomes what it is for an agent: the kit's first
@@ -41,7 +41,8 @@ from typing import Any
 import attrs
 
 from regio.blueprint import Blueprint, load_blueprint
-from regio.runtime import Engine, ExtractiveSummarizer
+from regio.engine import Engine
+from regio.summarizers import ExtractiveSummarizer
 
 __all__ = ["KitCompactor", "Session", "assistant_blueprint", "jev_strategy"]
 

@@ -54,7 +54,7 @@ from regio.bench.frameworkpeers import AgentFrameworkPeer, MemoryPeer
 from regio.bench.peerview import CompactionCall, PeerView, _LangChainLog, _owner
 from regio.bench.provider_peers import PROVIDER_PEERS, PROVIDER_RULES, ProviderCompactionPeer
 from regio.content import Entry, Message, Text, block_text
-from regio.runtime.extractive import ExtractiveSummarizer
+from regio.summarizers._extractive import ExtractiveSummarizer
 
 __all__ = [
     "PEERS",

@@ -60,7 +60,7 @@ import attrs
 from regio.bench.baselines import PlainMessage, plain_message
 from regio.bench.peerview import PeerView
 from regio.content import Entry, Message, Text
-from regio.runtime.extractive import ExtractiveSummarizer
+from regio.summarizers._extractive import ExtractiveSummarizer
 
 __all__ = [
     "DOCUMENTED_WINDOW",

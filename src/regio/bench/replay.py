@@ -10,7 +10,7 @@ Strategies (:data:`ALL_LAYOUTS`):
 * ``recorded`` — the request the recorded agent sent (:class:`regio.bench.baselines.
   RecordedBaseline`), the reference of every table;
 * the layouts ``naive``, ``kind``, ``volatility``, ``regio`` — what
-  :class:`regio.runtime.Engine` produces: one engine per layout
+  :class:`regio.engine.Engine` produces: one engine per layout
   (``Engine.from_blueprint(bp, strategy=..., summarizer=ExtractiveSummarizer(...),
   token_counter=...)``, the trace clock as its clock) driven through the captured stream
   (:mod:`regio.bench.capture`): messages through ``Engine.add_message`` (an observation
@@ -22,7 +22,7 @@ Strategies (:data:`ALL_LAYOUTS`):
   off, so a pressure run measures what the chain adds over summarization alone, and, only
   when named (:data:`OPT_IN`), ``regio-window-fill``: ``regio`` with the cost controller off;
 * ``regio-delegate``: regio delegating compaction to the provider
-  (:mod:`regio.bench.enginepass`, :mod:`regio.runtime.delegation`);
+  (:mod:`regio.bench.enginepass`, :mod:`regio.compaction._delegation`);
 * the peers (:data:`regio.bench.peers.PEERS`, each on its real package: :mod:`regio.bench.peers`
   and :mod:`regio.bench.editing_peers`) ``trim``, ``summarization-middleware``,
   ``llamaindex-memory``, ``agent-framework-truncation``, ``anthropic-clear-tool-uses`` and
@@ -46,7 +46,7 @@ had cut nothing by then is scored too (it kept everything it was sent). ``record
 scored (it cuts nothing).
 
 A message an engine's conversation refuses (a message whose own text cannot fit the window
-even with the turn's tool results trimmed: :mod:`regio.runtime.turnfit`; a tool result that
+even with the turn's tool results trimmed: :mod:`regio.engine._turnfit`; a tool result that
 does not fit is trimmed, never refused) or larger than the peers' allowance is skipped for
 those strategies, with a note; the recorded requests keep it (it was sent).
 """

@@ -14,9 +14,9 @@ from regio.bench.billing import BilledExtractive
 from regio.bench.retention import Probe, RetentionMeter
 from regio.bench.tracking import Tracker
 from regio.content import Entry, Message, block_text
+from regio.engine import Engine
 from regio.layout import ToolSpec
-from regio.runtime import Engine
-from regio.runtime.extractive import ExtractiveSummarizer
+from regio.summarizers._extractive import ExtractiveSummarizer
 from regio.traces.format import Trace, UserMessage
 
 __all__ = [
@@ -96,7 +96,7 @@ def prompt_limit(blueprint: Any) -> int:
 def forks(blueprint: Any) -> bool:
     """The blueprint's summarizer runs on the agent's own model (``summarizer.model`` unset
     or the agent's): its LLM summarizer then forks the agent's last request
-    (:class:`regio.runtime.ForkSummarizer`), which the bench bills as such. The bench bills
+    (:class:`regio.compaction.ForkSummarizer`), which the bench bills as such. The bench bills
     every summarizer as an LLM on the model the blueprint names, whatever its ``provider``
     (the default ``extractive`` sends no request: billing it keeps regio comparable with the
     peers' LLM summaries)."""

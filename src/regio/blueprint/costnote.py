@@ -11,7 +11,7 @@ from regio.blueprint.spec import Blueprint
 from regio.policies.costcontrol import CostTerms, request_cost
 from regio.policies.eviction import Compact
 from regio.regions import SlidingWindow
-from regio.runtime.cacheprices import cache_terms
+from regio.session._cacheprices import cache_terms
 
 __all__ = ["GROWTHS", "cost_notes"]
 

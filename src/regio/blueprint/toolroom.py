@@ -32,10 +32,10 @@ Warn = Callable[[tuple[str | int, ...], str], None]
 
 def blueprint_tool_specs(bp: Blueprint) -> list[Any]:
     """The context tools an engine built from ``bp`` offers (:class:`regio.layout.ToolSpec`
-    list, the runtime's own :func:`regio.runtime.tools.offered_tool_specs` over the region
+    list, the runtime's own :func:`regio.engine._tools.offered_tool_specs` over the region
     kinds; an unknown kind offers nothing)."""
     from regio.regions.registry import kind_class
-    from regio.runtime.toolspecs import offered_tool_specs
+    from regio.session._toolspecs import offered_tool_specs
 
     regions = []
     for spec in bp.regions:

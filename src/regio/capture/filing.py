@@ -30,7 +30,7 @@ from regio.regions import Refusal
 from .rules import AddMessage, RegionOp
 
 if TYPE_CHECKING:
-    from regio.runtime import Engine
+    from regio.engine import Engine
 
 __all__ = ["ENGINE_ERRORS", "Cuts", "Filed", "OnError", "apply_all", "apply_op", "file_moves"]
 

@@ -51,7 +51,7 @@ from .rules import (
 )
 
 if TYPE_CHECKING:
-    from regio.runtime import Engine
+    from regio.engine import Engine
 
 __all__ = ["BESIDE", "LiveCapture"]
 

@@ -22,7 +22,7 @@ carries the compaction items it returned earlier:
 
 ``trigger`` ``None`` sends no field (the items alone, e.g. a session whose delegation was
 turned off). Other APIs have no such field: the engine renders its own readable summary
-there (:mod:`regio.runtime.delegation`).
+there (:mod:`regio.compaction._delegation`).
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CacheRuleKey", "Provider", "ResponseReader", "UsageFields", "UsageParser"]
 
-#: The token fields a usage parser gives (a subset of :class:`regio.runtime.UsageRecord`'s):
+#: The token fields a usage parser gives (a subset of :class:`regio.session.UsageRecord`'s):
 #: ``prompt_tokens`` (the whole prompt), ``uncached_tokens``, ``cache_read_tokens``,
 #: ``cache_write_5m_tokens``, ``cache_write_1h_tokens``, ``cache_write_tokens``,
 #: ``output_tokens``; a field left out is 0.
@@ -50,13 +50,13 @@ UsageFields = dict[str, int]
 class UsageParser:
     """Reads one API's usage report (an SDK usage object or its dict).
 
-    * ``api``: the name of the shape, recorded as :attr:`regio.runtime.UsageRecord.api`;
+    * ``api``: the name of the shape, recorded as :attr:`regio.session.UsageRecord.api`;
     * ``recognizes(usage) -> bool``: whether ``usage`` has this shape. The registered parsers
       recognize disjoint shapes (a test checks each one's ``example`` against all the others);
     * ``parse(usage) -> UsageFields``: the token counts; raises
-      :class:`regio.runtime.errors.UsageError` naming the field of a count that is not one;
+      :class:`regio.errors.UsageError` naming the field of a count that is not one;
     * ``keys``: the top-level keys that mark a report of this kind (how
-      :func:`regio.runtime.sdk.usage_of` tells a usage report from a response carrying one);
+      :func:`regio.sdk._objects.usage_of` tells a usage report from a response carrying one);
     * ``describes``: the shape in a few words, for error messages;
     * ``example``: a report of this shape as the provider documents it (tests drive the parser
       with it).

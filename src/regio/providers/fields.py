@@ -26,12 +26,12 @@ def has(obj: Any, key: str) -> bool:
 
 def count(value: Any, place: str) -> int:
     """``value`` as a token count (``None``: 0). Raises
-    :class:`regio.runtime.errors.UsageError` naming ``place`` for a value that is not a finite
-    number in ``[0, MAX_TOKENS]`` (:data:`regio.runtime.sizes.MAX_TOKENS`)."""
+    :class:`regio.errors.UsageError` naming ``place`` for a value that is not a finite
+    number in ``[0, MAX_TOKENS]`` (:data:`regio.session._sizes.MAX_TOKENS`)."""
     if value is None:
         return 0
-    from regio.runtime.errors import UsageError
-    from regio.runtime.sizes import MAX_TOKENS
+    from regio.errors import UsageError
+    from regio.session._sizes import MAX_TOKENS
 
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise UsageError(f"usage field {place} must be a token count, got {value!r:.80}")

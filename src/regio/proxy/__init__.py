@@ -18,7 +18,7 @@ messages; the blueprint's captures are applied with :class:`regio.capture.LiveCa
 opening sessions), :mod:`~regio.proxy.turn` (one request's engine work),
 :mod:`~regio.proxy.restore` (regio's own tools), :mod:`~regio.proxy.streams` and
 :mod:`~regio.proxy.sse` (relaying events), :mod:`~regio.proxy.records` (what the proxy stores;
-each request holds its session's lease in the engine store, :mod:`regio.store.lease`),
+each request holds its session's lease in the engine store, :mod:`regio.persistence.store.lease`),
 :mod:`~regio.proxy.accounting`, :mod:`~regio.proxy.metrics`,
 :mod:`~regio.proxy.status`, :mod:`~regio.proxy.forward` and :mod:`~regio.proxy.app`.
 """

@@ -78,7 +78,7 @@ def as_is_cost(
 ) -> float | None:
     """USD of one request sent as the client sent it (module doc): ``tokens`` prompt tokens of
     which the ``previous`` request's are read from cache when ``cached``; ``pricing`` a
-    :class:`regio.runtime.ModelPricing` (``None`` or no input price: ``None``)."""
+    :class:`regio.session.ModelPricing` (``None`` or no input price: ``None``)."""
     if pricing is None or pricing.input is None:
         return None
     read = min(previous, tokens) if cached else 0

@@ -3,8 +3,8 @@
 ``--store`` takes ``sqlite:PATH`` (also ``sqlite:///relative.db`` / ``sqlite:////abs.db``, as
 ``regio inspect``) or ``redis://HOST:PORT/DB``; the default is the SQLite file
 ``regio-proxy.db`` in the working directory. The engine sessions
-(:class:`regio.store.SQLiteStore` / :class:`regio.store.RedisStore`) and the proxy's own
-records (:mod:`regio.proxy.records`) live in that one database.
+(:class:`regio.persistence.store.SQLiteStore` / :class:`regio.persistence.store.RedisStore`) and the
+proxy's own records (:mod:`regio.proxy.records`) live in that one database.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from urllib.parse import urlparse
 import attrs
 
 from regio.blueprint import Blueprint, load_blueprint
-from regio.store import RedisStore, SQLiteStore
-from regio.store.lease import MAX_TTL
+from regio.persistence.store import RedisStore, SQLiteStore
+from regio.persistence.store.lease import MAX_TTL
 
 from .errors import ProxyConfigError
 from .records import Records
@@ -33,8 +33,8 @@ def _positive(instance: Any, attribute: Any, value: float) -> None:
 
 
 def _lease_ttl(instance: Any, attribute: Any, value: float) -> None:
-    """A lease's lifetime is at most :data:`regio.store.lease.MAX_TTL` (the store's own rule:
-    a lease that outlives its worker holds the session until it expires)."""
+    """A lease's lifetime is at most :data:`regio.persistence.store.lease.MAX_TTL` (the store's own
+    rule: a lease that outlives its worker holds the session until it expires)."""
     _positive(instance, attribute, value)
     if not value <= MAX_TTL:
         raise ProxyConfigError(

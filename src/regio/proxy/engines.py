@@ -81,7 +81,7 @@ class EngineFactory:
 
     def load(self, store: Any, session: str) -> Engine:
         """``session``'s engine from ``store``. Raises
-        :class:`regio.store.SessionNotFoundError`."""
+        :class:`regio.persistence.store.SessionNotFoundError`."""
         return Engine.load_from(
             store, session, summarizer=self.summarizer(), blueprint=self.blueprint
         )

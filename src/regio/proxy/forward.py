@@ -14,7 +14,7 @@ window, send it upstream, relay the answer, commit.
   calling regio's own tools is answered by the proxy first (``Turn.answer``).
 
 The engine's work runs in worker threads. The session's lease in the engine store
-(:mod:`regio.store.lease`) is held from before the session is opened until after it is
+(:mod:`regio.persistence.store.lease`) is held from before the session is opened until after it is
 committed, renewed every third of ``--lease-seconds`` while the request runs: two requests of
 one session, on any workers, never work on it at once; a second one waits for the lease (up to
 ``--lease-wait``, then 503, which the provider SDKs retry). A worker killed mid-request stops
@@ -43,7 +43,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from regio.errors import RegioError
-from regio.store import SessionLeasedError, SessionStoreError, StoreUnavailableError
+from regio.persistence.store import SessionLeasedError, SessionStoreError, StoreUnavailableError
 
 from .dialects import ClientRequest, parse_request
 from .engines import api_provider

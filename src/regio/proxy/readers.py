@@ -1,6 +1,6 @@
 """A client's history items as engine messages, with the engine's own readers.
 
-* Anthropic messages: :func:`regio.runtime.sdk.message_of` (text, image, document,
+* Anthropic messages: :func:`regio.sdk._objects.message_of` (text, image, document,
   ``tool_use``, ``tool_result``, ``thinking`` blocks). A user message that carries tool results
   and text (Claude Code adds reminders beside its results) becomes the ``tool`` message of its
   results followed by a ``user`` message of the rest: the renderer merges them back into one
@@ -30,7 +30,7 @@ import msgspec
 from regio.adapters.chat import chat_messages, content_blocks, response_items
 from regio.content import Block, Message, Text, ToolResult, ToolUse
 from regio.errors import RegioError
-from regio.runtime.sdk import message_of
+from regio.sdk._objects import message_of
 
 from .errors import ClientRequestError, PassThrough
 

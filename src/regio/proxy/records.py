@@ -1,8 +1,8 @@
 """What the proxy keeps per session beside the engine, and the contract of its two stores.
 
-The engine's own state is saved in a :class:`regio.store.SessionStore` (``Engine.save_to``).
-Beside it the proxy keeps, in the same database (SQLite tables ``proxy_*``, Redis keys
-``regio:proxy:*``):
+The engine's own state is saved in a :class:`regio.persistence.store.SessionStore`
+(``Engine.save_to``). Beside it the proxy keeps, in the same database (SQLite tables ``proxy_*``,
+Redis keys ``regio:proxy:*``):
 
 * a :class:`SessionMeta` per session: the client history it has admitted (``count`` items,
   their tokens), the engine version that holds them, how it was found (``key``: the
@@ -14,8 +14,8 @@ Beside it the proxy keeps, in the same database (SQLite tables ``proxy_*``, Redi
 * an index from each key to its sessions, newest first.
 
 A request works on its session under the session's **lease** in the engine store
-(:mod:`regio.store.lease`: a token with an expiry, the one lease every writer of the session
-takes, the proxy's workers and ``regio compact`` alike). It commits in three steps under it:
+(:mod:`regio.persistence.store.lease`: a token with an expiry, the one lease every writer of the
+session takes, the proxy's workers and ``regio compact`` alike). It commits in three steps under it:
 :meth:`Records.prepare` writes the new positions and marks them ``pending`` with the engine
 version the save will make; the engine is saved; :meth:`Records.commit` writes the new meta and
 the request's stat. A worker killed between two steps leaves a pending mark: the next request

@@ -1,17 +1,17 @@
 """The proxy's records in Redis (:class:`regio.proxy.records.Records`), beside the engine
-sessions of :class:`regio.store.RedisStore` on the same server.
+sessions of :class:`regio.persistence.store.RedisStore` on the same server.
 
 Keys (``regio:proxy:`` prefix; one hash tag per session, so its keys share a Cluster slot):
 ``{id}:meta`` (msgpack meta), ``{id}:pos`` (hash: position -> 16-byte digest + tokens),
 ``{id}:stats`` (list of msgpack stats), ``index:<key>`` (sorted set of sessions by updated
 time) and ``sessions`` (all sessions by updated time). The connection pool is the store's.
 
-The session's lease is the engine store's (:mod:`regio.store.lease`: a key holding the
-holder's token with a server-side expiry, ``SET NX PX``, :meth:`regio.store.RedisStore.lease_key`;
-same ``{id}`` hash tag). A fenced write (:meth:`RedisRecords.prepare`,
-:meth:`RedisRecords.commit`) is one Lua script that checks that key holds the writer's token
-and then writes the session's keys, atomically on the server. The two indexes are written after
-it (they are hints for finding sessions; a stale entry is skipped).
+The session's lease is the engine store's (:mod:`regio.persistence.store.lease`: a key holding the
+holder's token with a server-side expiry, ``SET NX PX``,
+:meth:`regio.persistence.store.RedisStore.lease_key`; same ``{id}`` hash tag). A fenced write
+(:meth:`RedisRecords.prepare`, :meth:`RedisRecords.commit`) is one Lua script that checks that key
+holds the writer's token and then writes the session's keys, atomically on the server. The two
+indexes are written after it (they are hints for finding sessions; a stale entry is skipped).
 """
 
 from __future__ import annotations
@@ -40,8 +40,9 @@ return 1
 
 
 class RedisRecords:
-    """The proxy's records beside the sessions of ``store`` (a :class:`regio.store.RedisStore`:
-    its connection pool and its lease keys; module doc)."""
+    """The proxy's records beside the sessions of ``store`` (a
+    :class:`regio.persistence.store.RedisStore`: its connection pool and its lease keys; module
+    doc)."""
 
     def __init__(self, store: Any, *, prefix: str = "regio:proxy:") -> None:
         self.url = store.url

@@ -1,14 +1,14 @@
 """The proxy's records in SQLite (:class:`regio.proxy.records.Records`), beside the engine
-sessions of :class:`regio.store.SQLiteStore` in the same file.
+sessions of :class:`regio.persistence.store.SQLiteStore` in the same file.
 
 Tables: ``proxy_meta`` (session -> key, updated time, msgpack meta), ``proxy_positions``
 (session, position -> digest, tokens), ``proxy_stats`` (session, sequence -> msgpack stat) and
 ``proxy_index`` (key, session -> updated time). Its own connection, set up as the store's
-(:func:`regio.store.sqlitedb.connect`: WAL mode, readers never block the writer), one lock per
-object, so a worker's threads share it. A fenced write is one ``BEGIN IMMEDIATE`` transaction
-that first checks that the writer holds the session's live lease in the store's ``leases``
-table (:func:`regio.store.sqlitedb.holds_lease`), so several processes on one machine can share
-the file.
+(:func:`regio.persistence.store.sqlitedb.connect`: WAL mode, readers never block the writer), one
+lock per object, so a worker's threads share it. A fenced write is one ``BEGIN IMMEDIATE``
+transaction that first checks that the writer holds the session's live lease in the store's
+``leases`` table (:func:`regio.persistence.store.sqlitedb.holds_lease`), so several processes on one
+machine can share the file.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from regio.store.sqlitedb import LEASES_SCHEMA, connect, holds_lease
+from regio.persistence.store.sqlitedb import LEASES_SCHEMA, connect, holds_lease
 
 from .errors import ProxyError
 from .records import RequestStat, SessionMeta, decode_meta, decode_stat, encode

@@ -1,7 +1,7 @@
 """What the model answered, read from the upstream's response, and the errors the proxy sends.
 
 :class:`Reply` is one upstream response, streamed or not: the assistant :class:`Message` the
-engine records (read by :func:`regio.runtime.sdk.response_message`, the same reader
+engine records (read by :func:`regio.sdk._objects.response_message`, the same reader
 ``Engine.add_response`` uses), the usage the upstream reported, and the calls the model made to
 regio's own tools (``context_restore``), which the proxy answers itself
 (:mod:`regio.proxy.restore`). ``shown`` is what the client saw of it (text and tool call ids),
@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from regio.content import Message, Text, ToolUse
-from regio.runtime.sdk import response_message
+from regio.sdk._objects import response_message
 
 __all__ = ["Reply", "Shown", "error_body", "read_reply"]
 
@@ -62,7 +62,7 @@ class Reply:
 
 def read_reply(data: dict[str, Any], regio_tools: Collection[str]) -> Reply:
     """The :class:`Reply` of a non-streamed response body of any of the three APIs. Raises
-    :class:`regio.runtime.sdk.SDKInputError` for a body that is no response."""
+    :class:`regio.sdk._objects.SDKInputError` for a body that is no response."""
     message, usage = response_message(data)
     internal = tuple(b for b in message.blocks if isinstance(b, ToolUse) and b.name in regio_tools)
     usage = dict(usage) if isinstance(usage, dict) else None

@@ -11,12 +11,12 @@ position where they part are recorded), built from the client's history as sent.
 never touched, so a client can go back to it. A header's first session is named by the header;
 branches and fingerprint sessions get generated ids (``<name>~<hex>``, ``<fingerprint>``).
 
-**Opening it** (:meth:`Directory.open`, under the session's lease, :mod:`regio.store.lease`):
-the meta is read again, a ``pending`` mark left by a worker killed mid-commit is adopted or
-dropped (:mod:`regio.proxy.records`), and the request is checked to still extend the session
-(another request may have moved it on meanwhile; then the request is resolved again). The engine
-is the worker's warm one when no other worker saved the session since, else loaded from the
-store.
+**Opening it** (:meth:`Directory.open`, under the session's lease,
+:mod:`regio.persistence.store.lease`): the meta is read again, a ``pending`` mark left by a worker
+killed mid-commit is adopted or dropped (:mod:`regio.proxy.records`), and the request is checked to
+still extend the session (another request may have moved it on meanwhile; then the request is
+resolved again). The engine is the worker's warm one when no other worker saved the session since,
+else loaded from the store.
 
 What each session's history digests are, the worker keeps in memory too (:class:`DigestCache`)
 and reads from the store only the positions added since it last saw the session: a request costs
@@ -36,7 +36,7 @@ from typing import Any
 import attrs
 import msgspec
 
-from regio.store import SessionLease, SessionNotFoundError
+from regio.persistence.store import SessionLease, SessionNotFoundError
 
 from .engines import EngineCache, EngineFactory
 from .errors import ClientRequestError

@@ -13,8 +13,8 @@ import attrs
 
 from regio.cache import CacheRuleError, cache_model_for
 from regio.capture import LiveCapture
+from regio.persistence.store import SessionLease, acquire_async
 from regio.providers import find_provider
-from regio.store import SessionLease, acquire_async
 
 from .config import ProxyConfig, open_stores
 from .engines import EngineCache, EngineFactory
@@ -72,9 +72,10 @@ class ProxyState:
         return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
 
     async def lease(self, session: str, deadline: float) -> SessionLease:
-        """The lease of ``session`` in the engine store (:func:`regio.store.acquire_async`),
-        waiting until ``deadline`` (monotonic seconds) at most. Raises
-        :class:`regio.store.SessionLeasedError` when it is still held then."""
+        """The lease of ``session`` in the engine store
+        (:func:`regio.persistence.store.acquire_async`), waiting until ``deadline`` (monotonic
+        seconds) at most. Raises :class:`regio.persistence.store.SessionLeasedError` when it is
+        still held then."""
         wait = max(0.0, deadline - time.monotonic())
         return await acquire_async(
             self.store,

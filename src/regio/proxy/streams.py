@@ -30,7 +30,7 @@ from typing import Any
 import attrs
 
 from regio.content import ToolUse
-from regio.runtime.sdk import response_message
+from regio.sdk._objects import response_message
 
 from .replies import Reply, Shown
 from .sse import SSEEvent, encode_event

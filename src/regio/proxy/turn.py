@@ -47,11 +47,11 @@ import attrs
 import msgspec
 
 from regio.capture import LiveCapture
+from regio.compaction._flushes import boundary_steps
 from regio.content import Message
 from regio.errors import RegioError
 from regio.layout import Request
 from regio.layout.events import OrphanResultDropped, Repaired, ResultSynthesized
-from regio.runtime.flushing import boundary_steps
 
 from . import accounting
 from .dialects import ClientRequest

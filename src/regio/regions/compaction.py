@@ -7,7 +7,7 @@ Constructors (keyword-only)::
     CompactHistory(name=, budget=, source: str, admission="evict", volatility="grows", ...)
 
 A ``compact_history`` also holds its source's durable items, in one entry after the summaries
-(:data:`ITEMS_META`; written by the runtime at each compaction, ``regio.runtime.durable``).
+(:data:`ITEMS_META`; written by the runtime at each compaction, ``regio.compaction._durable``).
 
 A ``compacting`` region over ``compact_at * budget`` (or over ``threshold_tokens``) queues its
 whole compactable content (complete units only: never the newest user message nor an open
@@ -43,7 +43,7 @@ from regio.regions.settle import settle_marks
 __all__ = ["ITEMS_META", "CompactHistory", "Compacting"]
 
 #: The ``meta`` key of a ``compact_history``'s item section: one entry, always the last, whose
-#: ``meta[ITEMS_META]`` lists the durable items it renders (``regio.runtime.durable``).
+#: ``meta[ITEMS_META]`` lists the durable items it renders (``regio.compaction._durable``).
 ITEMS_META = "durable_items"
 
 

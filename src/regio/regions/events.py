@@ -70,7 +70,7 @@ class Unchanged(Event, frozen=True, tag="unchanged"):
 class Evicted(Event, frozen=True, tag="evicted"):
     """Whole units rolled off a region. ``reason``: ``tokens`` | ``max_items`` |
     ``max_entries`` | ``compaction_fallback`` | ``hook`` | ``ceiling`` (the engine's request
-    ceiling, :mod:`regio.runtime.ceiling`)."""
+    ceiling, :mod:`regio.compaction._ceiling`)."""
 
     region: str
     entry_ids: tuple[str, ...]

@@ -10,8 +10,8 @@ read as the user's text, as it was then).
 
 How the parts read an observation entry (``docs/runtime.md``, "Observations"):
 
-* the summarizers (:mod:`regio.summarizers.kinds`, :class:`regio.runtime.ExtractiveSummarizer`,
-  :class:`regio.runtime.LLMSummarizer`) read it exactly as tool output: error lines only,
+* the summarizers (:mod:`regio.summarizers.kinds`, :class:`regio.summarizers.ExtractiveSummarizer`,
+  :class:`regio.summarizers.LLMSummarizer`) read it exactly as tool output: error lines only,
   never constraints, open items, values or decisions, and it completes no to-do; its lines are
   labelled ``observation``, not ``user``;
 * it is still a ``user`` message for everything structural: it is rendered as the agent sent

@@ -15,7 +15,7 @@ emits the events of :mod:`regio.traces.format` and keeps the trace consistent:
 * **as recorded** (``repair=False``, what ``regio repair`` imports: :func:`as_recorded`): ids
   are kept as the source wrote them (only a missing one is generated), a result for no pending
   call stays a tool result of its id, and unanswered calls stay unanswered, so the repair of
-  the history (:func:`regio.runtime.history.repair_history`) makes and reports every change.
+  the history (:func:`regio.engine._history.repair_history`) makes and reports every change.
 * **timestamps**: sources carry none, so ``t`` follows :class:`Timing` (see there).
 """
 

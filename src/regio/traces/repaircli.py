@@ -1,5 +1,5 @@
 """``regio repair TARGET``: make a broken history valid (``Engine.repair``,
-:mod:`regio.runtime.repairs`).
+:mod:`regio.engine._repairs`).
 
 ``TARGET`` is
 
@@ -19,7 +19,7 @@
 
 The importer's warnings first (``warning:`` lines: what it could not keep as recorded, such
 as a result without a call id and no call to answer, kept as user text), then one line per
-change (the :class:`regio.runtime.history.HistoryRepaired` events: those of the admission,
+change (the :class:`regio.engine._history.HistoryRepaired` events: those of the admission,
 which names call ids by :mod:`regio.callids`, then those of ``Engine.repair``), then the
 results every request places right after their call (``placed:`` lines; the session keeps
 them where they were recorded), then what was written. ``--dry-run`` writes nothing. Exit 0
@@ -45,7 +45,7 @@ __all__ = ["DEFAULT_BLUEPRINT", "RepairOutcome", "register", "repair_target"]
 @attrs.frozen
 class RepairOutcome:
     """What :func:`repair_target` did: ``changes`` (every
-    :class:`regio.runtime.history.HistoryRepaired`, in order), ``written`` (where the
+    :class:`regio.engine._history.HistoryRepaired`, in order), ``written`` (where the
     repaired session went; ``None``: nothing written) and ``warnings`` (the trace importer's
     :class:`regio.traces.errors.ImportIssue` s; empty for a stored session or a state file)."""
 
@@ -145,7 +145,7 @@ def repair_target(
     """Repair ``target`` (module doc); returns the :class:`RepairOutcome`. Raises
     :class:`regio.errors.RegioError` naming the input for anything that cannot be read or
     written."""
-    from regio.runtime import Engine
+    from regio.engine import Engine
 
     if "://" in target:
         engine, changes, written = _repair_stored(target, output, wait, dry_run)
@@ -168,8 +168,8 @@ def repair_target(
 
 def _placed(engine: Any) -> list[Any]:
     """The ``results_moved`` placements the repaired conversation of ``engine`` gets on every
-    request (:func:`regio.runtime.history.repair_history`), with their entry ids."""
-    from regio.runtime.history import repair_history
+    request (:func:`regio.engine._history.repair_history`), with their entry ids."""
+    from regio.engine._history import repair_history
 
     conv = engine.window.conversation
     entries = list(conv.entries) if conv is not None else []
@@ -183,8 +183,8 @@ def _placed(engine: Any) -> list[Any]:
 
 def _is_state(path: Path) -> bool:
     """Whether ``path`` is an engine state file (else it is read as a trace)."""
-    from regio.runtime.errors import RuntimeStateError
-    from regio.runtime.persistence import read_state
+    from regio.errors import RuntimeStateError
+    from regio.persistence._statefile import read_state
 
     try:
         read_state(path)
@@ -198,8 +198,8 @@ def _repair_stored(
 ) -> tuple[Any, list[Any], str | None]:
     """A stored session repaired under its lease (module doc): the engine, its changes and
     where it was written."""
-    from regio.runtime import Engine
-    from regio.store import open_store, split_url
+    from regio.engine import Engine
+    from regio.persistence.store import open_store, split_url
 
     url, session = split_url(target)
     store = open_store(url, create=False)
@@ -220,7 +220,7 @@ def _write(engine: Any, output: str, wait: float) -> str:
     if "://" not in output:
         engine.save(output)
         return output
-    from regio.store import open_store, split_url
+    from regio.persistence.store import open_store, split_url
 
     url, session = split_url(output)
     store = open_store(url)
@@ -234,7 +234,7 @@ def _write(engine: Any, output: str, wait: float) -> str:
 def _lease(store: Any, session: str, wait: float) -> Any:
     """The lease on ``session``, waiting up to ``wait`` seconds; the error of a lease still
     held says how to wait longer here (``--wait``)."""
-    from regio.store.lease import acquire
+    from regio.persistence.store.lease import acquire
 
     return acquire(store, session, wait=wait, advice="wait longer (--wait SECONDS)")
 
@@ -243,9 +243,9 @@ def _from_trace(path: Path, blueprint: str | None, index: int) -> tuple[Any, lis
     """An engine of ``blueprint`` holding the history of run ``index`` of the trace at
     ``path`` as recorded (module doc), the changes its admission made (call ids named by
     :mod:`regio.callids`) and the importer's warnings."""
+    from regio.engine import Engine
+    from regio.engine._history import HistoryRepaired
     from regio.regions import WriteResult
-    from regio.runtime import Engine
-    from regio.runtime.history import HistoryRepaired
     from regio.traces.builder import as_recorded
     from regio.traces.detect import import_file
     from regio.traces.format import SystemPrompt, UserMessage, event_message

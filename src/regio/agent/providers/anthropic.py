@@ -14,7 +14,7 @@ Usage: ``input_tokens`` is net of the cache, so the prompt is ``input_tokens +
 cache_read_input_tokens + cache_creation_input_tokens`` (Anthropic prompt-caching docs,
 https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching). Refusals are raised as
 ``anthropic.BadRequestError`` (``prompt is too long: N tokens > M maximum``), recognised by
-:func:`regio.runtime.overflow.classify_overflow`.
+:func:`regio.providers.overflow.classify_overflow`.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class AnthropicProvider:
       ``max_retries``: passed to the SDK client;
     * ``extra_body``: extra JSON fields; ``client`` / ``async_client``: ready SDK clients;
     * ``context_window``: the model's context window in tokens when known (``None``); the
-      agent loop reads it into the engine (:func:`regio.runtime.declared.adopt_context_window`).
+      agent loop reads it into the engine (:func:`regio.session._declared.adopt_context_window`).
 
     Raises :class:`regio.agent.errors.ProviderNotInstalledError` on first use when
     ``anthropic`` is not installed.

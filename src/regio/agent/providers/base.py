@@ -1,7 +1,7 @@
 """The provider protocol and the helpers every adapter shares.
 
 A provider turns a rendered payload (the second value of
-:meth:`regio.runtime.Engine.request`) into a :class:`regio.agent.types.Completion`. It names
+:meth:`regio.engine.Engine.request`) into a :class:`regio.agent.types.Completion`. It names
 the wire ``api`` whose renderer the engine must use (``"openai"`` for Chat Completions,
 ``"anthropic"`` for the Messages API) and the ``model`` it asks for.
 
@@ -41,7 +41,7 @@ class ProviderAdapter(Protocol):
     * ``complete(payload)`` / ``acomplete(payload)``: one call; provider refusals are raised
       as the SDK's own exception (or :class:`regio.agent.errors.ProviderHTTPError`), never
       swallowed, so the loop can hand a context-length refusal to
-      :meth:`regio.runtime.Engine.recover_overflow`.
+      :meth:`regio.engine.Engine.recover_overflow`.
     """
 
     api: str
@@ -120,7 +120,7 @@ def to_dict(obj: Any) -> dict[str, Any]:
 
 
 def _check_window(instance: Any, attribute: Any, value: Any) -> None:
-    from regio.runtime.declared import check_context_window
+    from regio.session._declared import check_context_window
 
     check_context_window(value, f"{type(instance).__name__}({attribute.name}=...)")
 
@@ -128,6 +128,6 @@ def _check_window(instance: Any, attribute: Any, value: Any) -> None:
 def context_window_field() -> Any:
     """An ``attrs`` field for a provider's declared ``context_window`` (tokens, ``None``:
     unknown); anything but ``None`` or a positive integer raises
-    :class:`regio.runtime.errors.ContextWindowError` naming the provider. The agent loop reads
-    it into the engine (:func:`regio.runtime.declared.adopt_context_window`)."""
+    :class:`regio.errors.ContextWindowError` naming the provider. The agent loop reads
+    it into the engine (:func:`regio.session._declared.adopt_context_window`)."""
     return attrs.field(default=None, validator=_check_window, kw_only=True)

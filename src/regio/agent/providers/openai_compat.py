@@ -12,7 +12,7 @@ OpenAI itself (no ``base_url``, or a host under ``openai.com``): other servers m
 unknown field, and it has no meaning for them.
 
 Refusals are raised as the SDK's exceptions (``openai.BadRequestError`` with ``status_code``
-and ``body``), which :func:`regio.runtime.overflow.classify_overflow` recognises for
+and ``body``), which :func:`regio.providers.overflow.classify_overflow` recognises for
 ``context_length_exceeded`` and llama.cpp's ``exceed_context_size_error``.
 """
 
@@ -58,7 +58,7 @@ class OpenAICompatibleProvider:
     * ``context_window``: the model's context window in tokens when known (``None``; for a
       llama.cpp server :meth:`regio.agent.llamacpp.LlamaCppServer.context_window` reads its
       ``n_ctx``); the agent loop reads it into the engine
-      (:func:`regio.runtime.declared.adopt_context_window`).
+      (:func:`regio.session._declared.adopt_context_window`).
 
     Raises :class:`regio.agent.errors.ProviderNotInstalledError` on first use when ``openai``
     is not installed.

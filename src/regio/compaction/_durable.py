@@ -1,0 +1,212 @@
+"""Durable items in the window: each ``compact_history``'s item section.
+
+A compaction first extracts typed items from what it summarizes
+(:func:`regio.summarizers.extract.extract_items`) on top of the items its history already
+keeps, so a later item of a subject supersedes the earlier one across compactions. The items
+live in one entry of the history, always after its summaries (``meta[ITEMS_META]`` holds
+them), rendered in priority order (constraints first). The entry changes only when a
+compaction changes an item, so between compactions it is byte-identical, and placed last it
+costs the cache nothing beyond its own bytes: a compaction rewrites the conversation after it
+anyway. A summary holds prose only: what is not an item.
+
+**The summarizer's reply** is read in the carry-forward schema
+(:mod:`regio.summarizers.carryforward`). A summarizer whose items are the extractor's own
+(``extracts_items = True``, :class:`regio.summarizers.ExtractiveSummarizer`) gives only its
+prose. Any other reply with item lists is validated against the extracted items: if it left
+out a constraint the extractor found, its items are not used (event ``items_fallback``);
+otherwise its items that are verbatim in the input and name a subject the extractor did not
+find are added. A reply without item lists is prose; the extracted items are used.
+
+**A merge** of stored summaries adds no item that the section already has a key for: the
+summaries are older than every item (a summary stored before item sections existed may still
+hold item lists; they are added as older items).
+
+**Budget.** The section counts in its history's budget. Over it, the history merges its oldest
+summaries first; when only one summary is left, the lowest-priority items go (the last kind
+first, the item updated longest ago first), event ``items_dropped`` naming each. At most
+**Errors stay with their summary.** An error is reported once, by the batch it happened in: the
+summary's prose keeps its batch's error lines, and the section holds no error items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+import msgspec
+
+from regio.content import Entry
+from regio.regions import CompactHistory, PendingCompaction
+from regio.regions.compaction import ITEMS_META
+from regio.session._events import ItemsDropped, ItemsFallback, ItemsUpdated
+from regio.summarizers.carryforward import check_reply, split_reply
+from regio.summarizers.extract import extract_items
+from regio.summarizers.items import DurableItem, ItemSet
+
+from ._compactor import Compactor
+
+__all__ = [
+    "Settled",
+    "commit_items",
+    "fit_history",
+    "merge_context",
+    "render_section",
+    "section_items",
+    "settle",
+    "write_items",
+]
+
+#: The prose of a summary whose whole input became items (a single ellipsis when even this
+#: would not be smaller than the turns it replaces).
+EMPTY_PROSE = "(the summarized turns are kept as the durable items below)"
+
+
+def section_items(history: CompactHistory) -> ItemSet:
+    """The items ``history``'s section keeps (a new set: changing it changes nothing)."""
+    entry = history.item_entry()
+    if entry is None:
+        return ItemSet()
+    return ItemSet.from_meta(entry.meta[ITEMS_META])
+
+
+@attrs.frozen
+class Settled:
+    """What a compaction does to the items: the summary's ``prose``, the resulting ``items``,
+    and what changed (``added``, ``superseded``, ``closed``: items; ``rejected``: reply items
+    not found in the input; ``dropped``: extracted constraints a reply left out)."""
+
+    prose: str
+    items: ItemSet
+    added: tuple[DurableItem, ...] = ()
+    superseded: tuple[DurableItem, ...] = ()
+    closed: tuple[DurableItem, ...] = ()
+    rejected: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+
+
+def _errors_out(items: ItemSet) -> list[DurableItem]:
+    """Take the error items out of ``items``: they stay in their summary's prose (module
+    doc)."""
+    return items.remove(i.key for i in items.items() if i.kind == "error")
+
+
+def _empty_prose(c: Compactor, p: PendingCompaction) -> str:
+    return EMPTY_PROSE if c.count_text(EMPTY_PROSE) < p.tokens else "\u2026"
+
+
+def settle(c: Compactor, p: PendingCompaction, entries: Sequence[Entry], reply: str) -> Settled:
+    """The items and prose of one compaction of ``entries`` (module doc); changes nothing."""
+    history = c.window.region(p.target) if p.target else None
+    base = section_items(history) if isinstance(history, CompactHistory) else ItemSet()
+    reply_items, prose, structured = split_reply(reply)
+    own = bool(getattr(c.summarizer, "extracts_items", False))
+    if p.operation == "merge":
+        older = [(k, t, True) for k, t, _ in reply_items] if structured and not own else []
+        for entry in entries:  # summaries stored before item sections held item lists
+            older.extend((k, t, True) for k, t, _ in split_reply(entry.text)[0])
+        # errors stay with the summary that reported them (their prose), never re-enter
+        added = base.add_older([i for i in older if i[0] != "error"])
+        return Settled(prose or _empty_prose(c, p), base, added=tuple(added))
+    fresh = [e for e in entries if not e.meta.get("summary") or not e.meta.get("context_only")]
+    extraction = extract_items(fresh, base)
+    rejected: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+    added = list(extraction.added)
+    if structured and not own and reply_items:
+        source = "\n".join(e.text for e in fresh)
+        check = check_reply(reply_items, extraction.added, source)
+        rejected, dropped = check.rejected, check.dropped
+        if not check.fallback:
+            for item in check.accepted:
+                kept, gone = extraction.items.add(item.kind, item.text, key=item.key)
+                if kept is not None:
+                    added.append(kept)
+                extraction.superseded.extend(gone)
+    errors = _errors_out(extraction.items)
+    return Settled(
+        prose or _empty_prose(c, p),
+        extraction.items,
+        added=tuple(i for i in added if i not in errors),
+        superseded=tuple(extraction.superseded),
+        closed=tuple(extraction.closed),
+        rejected=rejected,
+        dropped=dropped,
+    )
+
+
+def merge_context(c: Compactor, p: PendingCompaction) -> tuple[Entry, ...]:
+    """What a merge of ``p``'s summaries reads besides them: its history's item section, as
+    a summary it carries first (and does not replace: the section stays as it is). So the
+    merged prose is sized as if the items were part of the summaries it merges, as they were
+    before they had a section of their own: half of summaries plus items, less the items."""
+    history = c.window.region(p.region) if p.operation == "merge" else None
+    section = history.item_entry() if isinstance(history, CompactHistory) else None
+    if section is None:
+        return ()
+    return (msgspec.structs.replace(section, meta={**section.meta, "summary": True}),)
+
+
+def render_section(items: ItemSet) -> str:
+    """The text of an item section holding ``items``: their kinds' item lists, as in a
+    summary (:func:`regio.summarizers.items.render_items`), with no heading of its own, so
+    it costs the history no more than the same lines inside a summary."""
+    return items.render()
+
+
+def commit_items(c: Compactor, history: CompactHistory, settled: Settled, source: str) -> None:
+    """Write ``settled.items`` as ``history``'s item section, after its summaries (the entry is
+    kept, byte for byte, when no item changed), and emit ``items_updated`` and
+    ``items_fallback``."""
+    if settled.dropped:
+        c.emit(ItemsFallback(history.name, source, settled.dropped, settled.rejected))
+    write_items(c, history, settled.items)
+    if settled.added or settled.superseded or settled.closed:
+        c.emit(
+            ItemsUpdated(
+                history.name,
+                source,
+                tuple(i.key for i in settled.added),
+                tuple(i.text for i in settled.superseded),
+                tuple(i.text for i in settled.closed),
+                len(settled.items),
+            )
+        )
+
+
+def write_items(c: Compactor, history: CompactHistory, items: ItemSet) -> None:
+    """Make ``items`` ``history``'s item section, after its summaries: the entry is moved, not
+    rewritten, when its items did not change (its bytes stay), and removed when none is
+    left."""
+    old = history.item_entry()
+    data = items.to_meta()
+    if old is not None and old.meta[ITEMS_META] == data:
+        if history.entries[-1] is not old:  # a new summary came after it: move it last
+            history.remove_ids([old.id])
+            history.insert(len(history.entries), old)
+        return
+    if old is not None:
+        history.remove_ids([old.id])
+    if len(items):
+        entry = c.window.make_entry(render_section(items), meta={ITEMS_META: data})
+        history.insert(len(history.entries), entry)
+
+
+def fit_history(c: Compactor, history: CompactHistory) -> list[DurableItem]:
+    """Drop ``history``'s lowest-priority items while it is over budget and has no summaries
+    left to merge (module doc); emits ``items_dropped``. Returns the dropped items."""
+    if history.used_tokens <= history.budget or history.pending():
+        return []
+    if len(history.summaries()) > 1 or history.item_entry() is None:
+        return []
+    items = section_items(history)
+    rest = history.used_tokens - history.item_entry().tokens  # type: ignore[union-attr]
+    room = history.budget - rest
+
+    def fits(kept: list[DurableItem]) -> bool:
+        return not kept or c.count_text(render_section(ItemSet.of(kept))) <= room
+
+    dropped = items.fit(fits)
+    if dropped:
+        write_items(c, history, items)
+        c.emit(ItemsDropped(history.name, tuple(i.text for i in dropped), "budget"))
+    return dropped

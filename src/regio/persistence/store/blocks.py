@@ -1,0 +1,99 @@
+"""The last request's blocks as keyed records of a session store
+(:mod:`regio.persistence.store.base`).
+
+A save keeps each :class:`regio.layout.model.LayoutBlock` of the last request as a record
+``@lb/<tag>`` without what depends on its place (prefix hash, message index, breakpoint), so
+the blocks of an unchanged prefix are never written again; the head's
+:class:`regio.persistence.store.parts.RequestIndex` holds the place of each (its record key, message
+index and breakpoint TTL) and the prefix hashes only when they are not the chain of the digests. A
+load puts the blocks back in order and rebuilds the chain (:func:`request_of`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from .errors import SessionDamagedError
+from .lists import Recorder
+from .parts import RequestIndex
+
+__all__ = ["CHAIN", "chain", "keyed_request", "request_of"]
+
+
+def keyed_request(request: Any, rec: Recorder) -> tuple[Any, RequestIndex]:
+    """The last request without its blocks and its :class:`RequestIndex`; each block goes
+    to ``put`` (without its position fields) when its record is not stored yet (a block
+    equal to the one the memo has under its key is not encoded again)."""
+    encode = msgspec.msgpack.encode
+    index = RequestIndex([], [], [])
+    seen: dict[tuple[str, str], int] = {}
+    prefix = []
+    for b in request.blocks:
+        prefix.append(b.prefix_hash)
+        n = seen[(b.digest, b.source)] = seen.get((b.digest, b.source), -1) + 1
+        tag = hashlib.blake2b(f"{b.digest}|{b.source}|{n}".encode(), digest_size=8).hexdigest()
+        key = f"@lb/{tag}"
+        bare = msgspec.structs.replace(b, prefix_hash="", message=None, breakpoint=None)
+        hit = rec.memo.get(key)
+        if hit is not None and hit[0] == bare and rec.stored.get(key) == hit[1]:
+            rec.digests[key] = hit[1]
+        else:
+            rec.keep(key, encode(bare))
+        rec.next_memo[key] = (bare, rec.digests[key])
+        index.keys.append(key)
+        index.messages.append(b.message)
+        index.breakpoints.append(b.breakpoint)
+    known = rec.memo.get(CHAIN, (None, {}))[1]
+    links: dict[tuple[str, str], str] = {}
+    if prefix != chain([b.digest for b in request.blocks], known, links):
+        index.prefix = prefix
+    rec.next_memo[CHAIN] = (None, links)
+    return msgspec.structs.replace(request, blocks=()), index
+
+
+#: Memo key of the digest chain links of the last save's request (not a record key).
+CHAIN = "@chain"
+
+
+def chain(
+    digests: Sequence[str],
+    known: Mapping[tuple[str, str], str] | None = None,
+    links: dict[tuple[str, str], str] | None = None,
+) -> list[str]:
+    """The prefix hashes of the chain of ``digests``; ``known`` links (``(previous hash,
+    digest)`` -> hash, the last save's) are not hashed again, and every link goes to
+    ``links``."""
+    from regio.layout.model import CHAIN_ROOT, chain_hash
+
+    out, h = [], CHAIN_ROOT
+    for dg in digests:
+        link = (h, dg)
+        h = (known or {}).get(link) or chain_hash(h, dg)
+        if links is not None:
+            links[link] = h
+        out.append(h)
+    return out
+
+
+def request_of(where: str, request: Any, index: Any, entries: Any) -> Any:
+    """The last request with its blocks decoded from the keyed records."""
+    from regio.layout.model import LayoutBlock
+
+    dec = msgspec.msgpack.Decoder(LayoutBlock)
+    missing = [k for k in index.keys if k not in entries]
+    if missing:
+        raise SessionDamagedError(
+            f"{where}: the stored last request lacks blocks {missing[:3]}; the session is "
+            "damaged, restore it from a file save"
+        )
+    blocks = [dec.decode(entries[k]) for k in index.keys]
+    prefix = index.prefix or chain([b.digest for b in blocks])
+    out = tuple(
+        msgspec.structs.replace(b, prefix_hash=p, message=m, breakpoint=t)
+        for b, p, m, t in zip(blocks, prefix, index.messages, index.breakpoints, strict=True)
+    )
+    return msgspec.structs.replace(request, blocks=out, total_tokens=request.total_tokens)

@@ -1,0 +1,71 @@
+"""The SQLite connection every regio table in one file shares: the session store's
+(:class:`regio.persistence.store.SQLiteStore`) and the proxy's records beside it
+(:mod:`regio.proxy.records_sqlite`).
+
+:func:`connect` opens the file as both need it: autocommit (``isolation_level=None``: each
+writer opens its own ``BEGIN IMMEDIATE`` transaction), shareable by a process's threads under
+the caller's lock, WAL mode (readers never block the writer; https://sqlite.org/wal.html) with
+``synchronous=NORMAL`` (durable at checkpoints, never corrupt), a busy timeout so several
+processes on one machine wait for each other's writes, and the caller's schema.
+
+The sessions' leases (:mod:`regio.persistence.store.lease`) are rows of the ``leases`` table
+(:data:`LEASES_SCHEMA`); :func:`lease_row` reads one inside the caller's transaction and
+:func:`holds_lease` says whether a token holds a live one, so a write in another table of the
+file can be fenced by the session's lease in the same transaction.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sqlite3
+import time
+from typing import Any
+
+__all__ = ["LEASES_SCHEMA", "connect", "holds_lease", "lease_row"]
+
+#: The leases table: session id -> the holder's token and when its lease expires (seconds
+#: since the epoch, the processes' wall clocks: one machine).
+LEASES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS leases (
+    session TEXT PRIMARY KEY,
+    token TEXT NOT NULL,
+    expires REAL NOT NULL
+);
+"""
+
+
+def connect(path: str | os.PathLike[str], *, timeout: float, schema: str) -> sqlite3.Connection:
+    """The connection to the SQLite file ``path`` (module doc), with ``schema`` (``CREATE ...
+    IF NOT EXISTS`` statements) applied. ``timeout``: seconds a write waits for another
+    process's lock. Raises ``sqlite3.Error`` (the callers name the file and the fix)."""
+    db = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(schema)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def lease_row(db: sqlite3.Connection, session_id: str) -> tuple[str, Any] | None:
+    """``(token, expires)`` of ``session_id``'s lease row, or ``None`` (expired rows included).
+    ``expires`` is the stored value, unchecked: a damaged file can hold any SQLite value, and
+    :func:`regio.persistence.store.sqlite_checks.lease_expiry` turns it into seconds or raises
+    :class:`regio.persistence.store.SessionDamagedError` (a lease that never expires)."""
+    query = "SELECT token, expires FROM leases WHERE session = ?"
+    row = db.execute(query, (session_id,)).fetchone()
+    return None if row is None else (str(row[0]), row[1])
+
+
+def holds_lease(db: sqlite3.Connection, session_id: str, token: str) -> bool:
+    """Whether ``token`` holds a live lease on ``session_id``: its row expires at a finite time
+    still ahead (a lease is written with a finite expiry:
+    :func:`regio.persistence.store.lease.check_ttl`)."""
+    row = lease_row(db, session_id)
+    if row is None or row[0] != token:
+        return False
+    expires = row[1]
+    return isinstance(expires, int | float) and math.isfinite(expires) and expires > time.time()

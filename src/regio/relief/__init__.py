@@ -1,0 +1,32 @@
+"""The relief chain: cheap moves before summarization (``EngineOptions.relief``,
+``docs/relief.md``); the rules are :mod:`regio.policies.relief`.
+
+Modules:
+
+* ``_chain`` -- the chain under token pressure: dedupe, clear, trim, restore;
+* ``_cut`` -- where the chain clears around a summary;
+* ``_admit`` -- tool results on admission (route, ``max_result_tokens``);
+* ``_extract`` -- what a cleared result's placeholder keeps;
+* ``_memo`` -- the edits one flush has worked out;
+* ``_book`` -- :class:`ReliefBook`: stage tallies and the originals.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from regio._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ._book import ReliefBook
+
+#: Public name -> the module that defines it (imported on first use).
+_EXPORTS: dict[str, str] = {
+    "ReliefBook": "._book",
+}
+
+__all__ = [
+    "ReliefBook",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
