@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from persistence_support import blueprint_text
 from regio.engine import Engine
 from regio.layout import ToolSpec
+from regio.persistence._load import read_state
 from regio.persistence._savedconfig import NOT_SAVED, SAVED_OPTIONS, ConfigExtras, EngineConfig
-from regio.persistence._statefile import read_state
 from regio.policies.relief import ReliefPolicy
 from regio.session._options import CARRY_FORWARD_MODES, TOOL_NAMES, EngineOptions
 from regio.session._toolargs import ToolLimits

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from regio.engine import Engine
-from regio.persistence._statefile import restore_engine
+from regio.persistence._load import restore_engine
 from regio.persistence.store import SQLiteStore, load_state
 from test_store_originals_append_only import COUNTER, _saved_session, _turn
 

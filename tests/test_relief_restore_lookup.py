@@ -16,6 +16,7 @@ from regio.policies import Compact
 from regio.policies.relief import ReliefPolicy
 from regio.regions import Checklist, CompactHistory, Keyed, Pinned, SlidingWindow
 from regio.relief import _chain as relief
+from regio.relief import _originals as relief_originals
 from regio.session import _toolspecs as toolspecs
 from runtime_stubs import StubSummarizer, make_engine, words
 
@@ -24,9 +25,9 @@ FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthChe
 
 def _scan_restore(c: Any, call_id: str) -> tuple[str, bool]:
     """``restore`` as a full scan of the conversation decides it (the reference)."""
-    original = relief.original_result(c, call_id)
+    original = relief_originals.original_result(c, call_id)
     if original is None:
-        return relief.restore(c, call_id)  # the unknown-id message
+        return relief_originals.restore(c, call_id)  # the unknown-id message
     conv = c.window.conversation
     live = [
         b
@@ -73,7 +74,7 @@ def test_restore_answers_what_a_full_scan_of_the_conversation_answers(
         engine.request()
     for call in range(14):
         c = engine.compactor
-        assert relief.restore(c, f"c{call}") == _scan_restore(c, f"c{call}")
+        assert relief_originals.restore(c, f"c{call}") == _scan_restore(c, f"c{call}")
 
 
 _MODES = st.sampled_from(["all", "auto", "none"]) | st.lists(

@@ -21,6 +21,7 @@ from regio.policies import Compact
 from regio.policies.relief import ReliefPolicy
 from regio.regions import CompactHistory, Pinned, SlidingWindow
 from regio.relief import _chain as relief
+from regio.relief import _originals as relief_originals
 from runtime_stubs import StubCounter, StubSummarizer, make_engine, words
 from test_regions_result_index import near, walk
 
@@ -165,13 +166,13 @@ def test_relief_clears_are_followed_without_rebuilding_the_index() -> None:
     engine = _session(50)
     c, conv = engine.compactor, engine.window.conversation
     index = engine.window.result_index(conv)
-    assert relief.restore(c, "c0")[1] is False  # unchanged: the first lookup builds it
+    assert relief_originals.restore(c, "c0")[1] is False  # unchanged: the first lookup builds it
     assert index.rebuilds == 1
     assert relief.relieve(c, conv, conv.used_tokens // 2) > 0  # clears the oldest results
     assert "cleared" in relief._live_result_entry(c, "c0").blocks[0].content
     for i in range(50):
         assert relief._live_result_entry(c, f"c{i}") == _walk(c, f"c{i}")
-    assert relief.restore(c, "c0") == (words(40, "r0x"), True)
+    assert relief_originals.restore(c, "c0") == (words(40, "r0x"), True)
     assert index.rebuilds == 1  # the clear replaced entries in place: followed, not rebuilt
 
 
@@ -181,7 +182,7 @@ def test_after_a_release_a_recent_call_is_answered_without_a_rebuild() -> None:
     engine = _session(100)
     c, conv = engine.compactor, engine.window.conversation
     index = engine.window.result_index(conv)
-    relief.restore(c, "c5")
+    relief_originals.restore(c, "c5")
     assert index.rebuilds == 1
     engine.release("conversation", oldest=4)
     assert index.rebuilds == 1  # nothing is done until asked
@@ -210,4 +211,4 @@ def test_a_result_for_a_call_asked_again_is_not_live_until_it_comes() -> None:
     newer = relief._live_result_entry(c, "c1-1")
     assert newer.blocks == (ToolResult("c1-1", "the newer result"),)
     assert relief._live_result_entry(c, "c1") == older
-    assert relief.restore(c, "c1-1")[1] is False
+    assert relief_originals.restore(c, "c1-1")[1] is False

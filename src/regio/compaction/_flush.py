@@ -35,7 +35,6 @@ every rule.
 from __future__ import annotations
 
 import attrs
-import msgspec
 
 from regio.content import Entry, content_hash
 from regio.errors import (
@@ -45,10 +44,10 @@ from regio.errors import (
     SummaryRejected,
 )
 from regio.regions import CompactHistory, PendingCompaction, SlidingWindow
-from regio.regions.compaction import ITEMS_META
-from regio.relief._chain import relieve_after, relieve_queued, with_originals
+from regio.relief._chain import relieve_after, relieve_queued
 from regio.relief._cut import relieve_before_cuts
 from regio.relief._memo import ReliefMemo
+from regio.relief._originals import with_originals
 from regio.session._events import (
     CompactionFinished,
     CompactionNoProgress,
@@ -56,13 +55,13 @@ from regio.session._events import (
     CompactionStarted,
 )
 from regio.session._textadmit import admit_value
-from regio.summarizers._protocol import summarizer_limits
 
 from . import _durable as durable
 from ._commit import commit_summary
 from ._compactor import CompactionBook, CompactionResult, Compactor, Steps, SummaryJob
 from ._cuts import cut_ids, unsent, unsent_from
 from ._fallback import bulk_fallback, fallback_point, fired_trigger
+from ._inputs import previous_summary, summary_inputs, widen_merge
 from ._planning import (
     compactable_regions,
     compactable_tokens,
@@ -128,81 +127,6 @@ def _narrow(
     keep = unsent(region.entries, unsent_from(c)) if held and region.is_conversation else set()
     ids = cut_ids(c, region, marked, target, keep_messages, held=keep)
     return c.window.narrow_compaction(p.id, ids) if ids else None
-
-
-def _previous_summary(c: Compactor, p: PendingCompaction) -> Entry | None:
-    if p.operation != "compact" or p.target is None:
-        return None
-    history = c.window.region(p.target)
-    for entry in reversed(history.entries):
-        if entry.meta.get("source") == p.region and ITEMS_META not in entry.meta:
-            return entry
-    return None
-
-
-def summary_inputs(c: Compactor, p: PendingCompaction, previous: Entry | None) -> tuple[Entry, ...]:
-    """The summaries a compaction of ``p`` reads before its entries: ``previous`` (its
-    source's last summary, :func:`_as_input`); with ``carry_forward="append"`` and a
-    summarizer that declares ``reads_all_summaries`` (the extractive one), every earlier
-    summary of the source too, as context: the new summary then repeats no identifier line
-    another summary of the history already shows."""
-    if previous is None:
-        return ()
-    earlier: tuple[Entry, ...] = ()
-    if c.options.carry_forward != "replace" and getattr(c.summarizer, "reads_all_summaries", False):
-        history = c.window.region(p.target) if p.target else None
-        earlier = tuple(
-            _as_input(c, e)
-            for e in (history.entries if history is not None else ())
-            if e.meta.get("source") == p.region and ITEMS_META not in e.meta and e.id != previous.id
-        )
-    return (*earlier, _as_input(c, previous))
-
-
-def _as_input(c: Compactor, previous: Entry) -> Entry:
-    """The previous summary as summarizer input. With ``carry_forward="append"`` it stays in
-    the history and the new summary replaces only the new units, so it is passed as context
-    (``meta["context_only"]``): a summarizer must not copy it (the extractive one uses it only
-    to skip identifiers it already holds, and sizes its output on the replaced units)."""
-    if c.options.carry_forward == "replace":
-        return previous
-    return msgspec.structs.replace(previous, meta={**previous.meta, "context_only": True})
-
-
-#: A merge's input is widened to at least this many times the summarizer's
-#: ``max_summary_tokens`` (when the history holds that much), so a summary at the cap still
-#: makes progress.
-MERGE_INPUT_FACTOR = 2
-
-
-def _widen_merge(c: Compactor, p: PendingCompaction) -> PendingCompaction:
-    """``p`` (a ``merge``) extended to the history's oldest summaries that hold more than
-    ``MERGE_INPUT_FACTOR * max_summary_tokens`` (or all of them): a merge whose input is near
-    the summary cap could never shrink it."""
-    history = c.window.region(p.region)
-    try:
-        cap = summarizer_limits(c.summarizer)[2]
-    except ValueError:
-        return p
-    floor = MERGE_INPUT_FACTOR * cap
-    if p.tokens > floor:
-        return p
-    taken: list[Entry] = []
-    for entry in history.entries:
-        if ITEMS_META in entry.meta:
-            continue
-        taken.append(entry)
-        if sum(e.tokens for e in taken) > floor and len(taken) >= len(p.entry_ids):
-            break
-    if len(taken) <= len(p.entry_ids) or [e.id for e in taken[: len(p.entry_ids)]] != list(
-        p.entry_ids
-    ):
-        return p
-    wider = msgspec.structs.replace(
-        p, entry_ids=tuple(e.id for e in taken), tokens=sum(e.tokens for e in taken)
-    )
-    c.window.queue.put(wider)
-    return wider
 
 
 def _check_triggers(c: Compactor) -> None:
@@ -361,7 +285,7 @@ def _prepared(
         bulk_fallback(c, region, p, "no progress earlier")
         return None
     if p.operation == "merge":
-        p = _widen_merge(c, p)
+        p = widen_merge(c, p)
     manual = policy.trigger == "manual"
     if p.operation == "compact" and p.reason == "compact_count" and not manual:
         # a batch is flushed as queued, less what no request carried yet (it waits for the
@@ -400,7 +324,7 @@ def _summary_steps(
     region = c.window.region(p.region)
     by_id = {e.id: e for e in region.entries}
     entries = with_originals(c, [by_id[i] for i in p.entry_ids if i in by_id])
-    previous = _previous_summary(c, p)
+    previous = previous_summary(c, p)
     inputs = summary_inputs(c, p, previous) + tuple(entries)
     inputs += durable.merge_context(c, p)
     if region.name not in tally.touched:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import Any, cast
 
 import attrs
@@ -47,7 +46,7 @@ from regio.session._budget import EngineBudget
 from regio.session._options import EngineOptions
 from regio.session._state import SessionState
 from regio.session._transcript import Transcript, TranscriptRecord
-from regio.session._usage import PriceLookup, UsageLedger, UsageRecord, normalize_usage, rule_prices
+from regio.session._usage import PriceLookup, UsageLedger, UsageRecord, normalize_usage
 from regio.summarizers._extractive import engine_summarizer
 from regio.tokens import Calibration, TokenCounter
 
@@ -57,6 +56,7 @@ from ._parts import apply_options
 from ._recovery import RetryToken, recover_steps
 from ._repairs import repair_window
 from ._requests import observe_usage
+from ._saving import SavedEngine
 from ._snapshot import EngineSnapshot, take_snapshot
 from ._streaming import AssistantStream
 from ._tools import ContextToolOutcome, offered_tool_specs, tool_steps
@@ -67,7 +67,7 @@ __all__ = ["Engine"]
 _STATE_NAMES = tuple(a.name for a in attrs.fields(SessionState))
 
 
-class Engine(AsyncEntries):
+class Engine(AsyncEntries, SavedEngine):
     """Drives one agent's window (see module doc). Build with :meth:`from_blueprint`, or from a
     :class:`regio.regions.Window` (with a token counter) and :class:`EngineOptions`; option
     keywords (``Engine(window, strategy="naive")``) override ``options``.
@@ -486,72 +486,7 @@ class Engine(AsyncEntries):
         (:mod:`regio.engine._repairs`); returns each change (also an event). Idempotent."""
         return repair_window(self.compactor)
 
-    # ----- snapshot and persistence ------------------------------------------------------
+    # ----- snapshot (saving and loading: SavedEngine) ------------------------------------
     def snapshot(self) -> EngineSnapshot:
         """A per-region breakdown of the window (:class:`EngineSnapshot`)."""
         return take_snapshot(self.compactor, self.budget, self.ledger, self.state.last_request)
-
-    def save(self, path: str | Path) -> Path:
-        """Save the whole engine state atomically (JSON, or msgpack for ``.msgpack`` /
-        ``.mpk``); returns the path."""
-        from regio.persistence._statefile import save_engine
-
-        return save_engine(self, path)
-
-    def save_to(
-        self, store: Any, session_id: str | None = None, *, lease: Any = None, create: bool = False
-    ) -> int:
-        """Save incrementally into a :class:`regio.persistence.store.SessionStore` as ``session_id``
-        (default the ``session_id`` option): the records since the last load or save, plus the
-        window. ``lease``: this writer's :class:`regio.persistence.store.SessionLease`; ``create``:
-        write the whole engine as a new session (a :class:`regio.persistence.store.SessionLostError`
-        asks for it). Returns the stored version. Raises
-        :class:`regio.persistence.store.SessionStoreError` (nothing written; its subclasses say why)
-        and :class:`ValueError` without a session id."""
-        from regio.persistence.store import save_session
-
-        sid = session_id or self.options.session_id
-        if not sid:
-            raise ValueError("save_to needs a session_id (or the session_id engine option)")
-        return save_session(self, store, sid, lease=lease, create=create).version
-
-    @classmethod
-    def load_from(cls, store: Any, session_id: str, **kwargs: Any) -> Engine:
-        """Restore ``session_id`` from a :class:`regio.persistence.store.SessionStore` (keywords as
-        :meth:`load`). Raises :class:`regio.persistence.store.SessionNotFoundError`."""
-        from regio.persistence.store import load_session
-
-        kwargs.setdefault("prices", rule_prices)
-        engine: Engine = load_session(cls, store, session_id, **kwargs)
-        return engine
-
-    @classmethod
-    def load(
-        cls,
-        path: str | Path,
-        *,
-        summarizer: Any = None,
-        token_counter: TokenCounter | None = None,
-        allow_custom_hooks: bool = False,
-        clock: Callable[[], float] | None = None,
-        prices: PriceLookup | None = None,
-        blueprint: Any = None,
-    ) -> Engine:
-        """Restore an engine saved with :meth:`save` (pending compactions, layout state,
-        calibration, transcript and ledger included). Custom hooks come only from
-        ``blueprint``, the blueprint the engine was created with (its hash is checked). Raises
-        :class:`regio.errors.RuntimeStateError` for a file that is not an engine
-        state."""
-        from regio.persistence._statefile import load_engine
-
-        engine: Engine = load_engine(
-            cls,
-            path,
-            summarizer=summarizer,
-            token_counter=token_counter,
-            allow_custom_hooks=allow_custom_hooks,
-            clock=clock,
-            prices=prices or rule_prices,
-            blueprint=blueprint,
-        )
-        return engine

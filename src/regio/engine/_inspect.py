@@ -15,7 +15,7 @@ from rich.table import Table
 
 from regio.console import stderr_console, stdout_console
 from regio.errors import RuntimeStateError
-from regio.persistence._statefile import read_state
+from regio.persistence._load import read_state
 
 from ._snapshot import EngineSnapshot, cache_outcomes, region_snapshots
 

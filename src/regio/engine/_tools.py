@@ -39,7 +39,7 @@ from regio.content import ContentTypeError
 from regio.errors import RegioError
 from regio.layout import note_text
 from regio.regions import Checklist, Refusal, WriteResult
-from regio.relief._chain import restore
+from regio.relief._originals import restore
 from regio.session._events import ToolCallHandled
 from regio.session._options import TOOL_NAMES
 from regio.session._textadmit import admit_value

@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING
 from regio._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from ._statefile import EngineState, load_engine, save_engine
+    from ._load import load_engine
+    from ._statefile import EngineState, save_engine
 
 #: Public name -> the module that defines it (imported on first use).
 _EXPORTS: dict[str, str] = {
     "EngineState": "._statefile",
-    "load_engine": "._statefile",
+    "load_engine": "._load",
     "save_engine": "._statefile",
 }
 

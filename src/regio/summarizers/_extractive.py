@@ -174,7 +174,7 @@ class ExtractiveSummarizer:
     extracts_items: ClassVar[bool] = True
     #: It reads a summary passed as context only to skip identifiers the history already
     #: shows, so an engine passes it every summary of the source, not only the last
-    #: (:func:`regio.compaction._flush.summary_inputs`).
+    #: (:func:`regio.compaction._inputs.summary_inputs`).
     reads_all_summaries: ClassVar[bool] = True
 
     context_window: int = DEFAULT_CONTEXT_WINDOW

@@ -184,7 +184,7 @@ def _placed(engine: Any) -> list[Any]:
 def _is_state(path: Path) -> bool:
     """Whether ``path`` is an engine state file (else it is read as a trace)."""
     from regio.errors import RuntimeStateError
-    from regio.persistence._statefile import read_state
+    from regio.persistence._load import read_state
 
     try:
         read_state(path)

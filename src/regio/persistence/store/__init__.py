@@ -227,7 +227,7 @@ def load_session(cls: Any, store: SessionStore, session_id: str, **kwargs: Any) 
     ``load_window`` the usage records too (the newest is read with the window): a load
     decodes the head and the window entries, not the history."""
     from regio.errors import RuntimeStateError
-    from regio.persistence._statefile import restore_engine
+    from regio.persistence._load import restore_engine
 
     state, mark, (transcript, usage) = _load(store, session_id, lazy=True)
     try:

@@ -36,7 +36,7 @@ window (figures in :mod:`regio.persistence.store.parts`). Window entries that ar
 (immutable) objects as at the last save are not encoded again (:attr:`StoreMark.memo`).
 
 The state encoding is :func:`regio.persistence._statefile.engine_state` /
-:func:`regio.persistence._statefile.restore_engine` (the same state ``Engine.save`` writes), in
+:func:`regio.persistence._load.restore_engine` (the same state ``Engine.save`` writes), in
 msgpack.
 """
 

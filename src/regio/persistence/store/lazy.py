@@ -68,7 +68,7 @@ def lazy_usage(
     totals: Sequence[Any] | None = None,
 ) -> Any:
     """The :class:`regio.session._stored.StoredRecords` of ``count`` stored usage records for
-    :func:`regio.persistence._statefile.restore_engine`'s ``usage``: ``read`` reads them (on first
+    :func:`regio.persistence._load.restore_engine`'s ``usage``: ``read`` reads them (on first
     use of the ledger's records; a damaged record raises :class:`SessionStoreError` naming
     ``where`` then), ``newest`` is the last one, decoded now; ``totals``, the head's
     :class:`regio.session._usage.UsageTotals` of them (its fields in order), becomes its
