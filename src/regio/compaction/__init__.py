@@ -6,6 +6,7 @@ Modules:
 * ``_compactor`` -- :class:`Compactor` (what a flush reads and changes) and its drivers;
 * ``_flush`` -- the flush generator and its rules (:class:`CompactionResult`);
 * ``_flushes`` -- the flushes an engine runs (boundary, queued, pressure, manual, room);
+* ``_inputs`` -- what a summary reads besides its units (carry-forward, merges);
 * ``_planning`` -- which regions to compact and how far;
 * ``_cuts`` -- where a compaction cuts (the fewest oldest units to a target);
 * ``_fallback`` -- what a failed compaction leaves behind;

@@ -5,6 +5,7 @@ its parts (``docs/runtime.md``). What one session holds is :mod:`regio.session`;
 Modules:
 
 * ``_engine`` -- :class:`Engine`: builds the parts and forwards each call;
+* ``_saving`` -- ``save`` / ``load`` / ``save_to`` / ``load_from`` (regio.persistence);
 * ``_asyncentries`` -- the ``a``-prefixed twin of every call that can end in a summary;
 * ``_parts`` -- the options an engine hands to each part;
 * ``_from_blueprint`` -- engine options from a blueprint (``Engine.from_blueprint``);

@@ -3,7 +3,8 @@ session stores (:mod:`regio.persistence.store`, ``Engine.save_to`` / ``Engine.lo
 
 Modules:
 
-* ``_statefile`` -- :func:`save_engine` / :func:`load_engine` (:class:`EngineState`);
+* ``_statefile`` -- the state file (:class:`EngineState`) and :func:`save_engine`;
+* ``_load`` -- :func:`load_engine`: reading and restoring a state file;
 * ``_savedconfig`` -- the options a state file records;
 * ``_stateread`` -- a state file's transcript decoded on first use;
 * ``_statescan`` -- a state file's nesting depth, measured before it is decoded;
