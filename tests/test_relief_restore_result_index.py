@@ -143,7 +143,7 @@ def _check_steps(steps: list[Any]) -> None:
                     _step(engine, step, pending, n)
                 c = engine.compactor
                 for call in [*CALLS, "ghost"]:
-                    assert relief._live_result_entry(c, call) == _walk(c, call), (n, call)
+                    assert relief_originals._live_result_entry(c, call) == _walk(c, call), (n, call)
         finally:
             for store in stores:
                 store.close()
@@ -169,9 +169,9 @@ def test_relief_clears_are_followed_without_rebuilding_the_index() -> None:
     assert relief_originals.restore(c, "c0")[1] is False  # unchanged: the first lookup builds it
     assert index.rebuilds == 1
     assert relief.relieve(c, conv, conv.used_tokens // 2) > 0  # clears the oldest results
-    assert "cleared" in relief._live_result_entry(c, "c0").blocks[0].content
+    assert "cleared" in relief_originals._live_result_entry(c, "c0").blocks[0].content
     for i in range(50):
-        assert relief._live_result_entry(c, f"c{i}") == _walk(c, f"c{i}")
+        assert relief_originals._live_result_entry(c, f"c{i}") == _walk(c, f"c{i}")
     assert relief_originals.restore(c, "c0") == (words(40, "r0x"), True)
     assert index.rebuilds == 1  # the clear replaced entries in place: followed, not rebuilt
 
@@ -186,10 +186,10 @@ def test_after_a_release_a_recent_call_is_answered_without_a_rebuild() -> None:
     assert index.rebuilds == 1
     engine.release("conversation", oldest=4)
     assert index.rebuilds == 1  # nothing is done until asked
-    assert relief._live_result_entry(c, "c99") == _walk(c, "c99")
+    assert relief_originals._live_result_entry(c, "c99") == _walk(c, "c99")
     assert index.rebuilds == 1  # among the newest entries
     for i in range(100):
-        assert relief._live_result_entry(c, f"c{i}") == _walk(c, f"c{i}")
+        assert relief_originals._live_result_entry(c, f"c{i}") == _walk(c, f"c{i}")
     assert index.rebuilds == 2
 
 
@@ -200,15 +200,15 @@ def test_a_result_for_a_call_asked_again_is_not_live_until_it_comes() -> None:
     later message."""
     engine = _session(3)
     c = engine.compactor
-    older = relief._live_result_entry(c, "c1")
+    older = relief_originals._live_result_entry(c, "c1")
     assert older is not None
     entry = engine.add_assistant("again", [ToolUse("c1", "read", {"again": True})])
     assert entry.message.tool_calls[0].id == "c1-1"
-    assert relief._live_result_entry(c, "c1-1") is None
-    assert relief._live_result_entry(c, "c1") == older
+    assert relief_originals._live_result_entry(c, "c1-1") is None
+    assert relief_originals._live_result_entry(c, "c1") == older
     engine.add_user("meanwhile")
     engine.add_tool_result("c1", "the newer result")
-    newer = relief._live_result_entry(c, "c1-1")
+    newer = relief_originals._live_result_entry(c, "c1-1")
     assert newer.blocks == (ToolResult("c1-1", "the newer result"),)
-    assert relief._live_result_entry(c, "c1") == older
+    assert relief_originals._live_result_entry(c, "c1") == older
     assert relief_originals.restore(c, "c1-1")[1] is False
