@@ -25,7 +25,7 @@ the conversation cannot hold (a user's message) is the caller's to shorten: its
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -36,6 +36,9 @@ from regio.policies.relief import trimmed_to
 from regio.session._sizes import count_up_to, entry_cap
 
 from .drive import EngineCall, Steps, arun, run
+
+if TYPE_CHECKING:
+    from regio.engine import Engine
 
 __all__ = ["ToolResultTooLarge", "aadmit", "admit", "admit_steps", "note"]
 
@@ -73,7 +76,7 @@ def note(tool: str, call_id: str, tokens: int, cap: int, *, kept: bool) -> str:
     )
 
 
-def admit(engine: Any, message: Message) -> None:
+def admit(engine: Engine, message: Message) -> None:
     """``engine.add_message(message)``; a message whose tool results are larger than the
     conversation could ever hold (together over :func:`regio.session._sizes.entry_cap`), or
     that the conversation refuses, is admitted with them fitted (module doc). (A turn the
@@ -84,13 +87,13 @@ def admit(engine: Any, message: Message) -> None:
     run(engine, admit_steps(engine, message))
 
 
-async def aadmit(engine: Any, message: Message) -> None:
+async def aadmit(engine: Engine, message: Message) -> None:
     """:func:`admit` awaiting ``engine.aadd_message``, for async hooks: an async summarizer
     is awaited when the message makes room by compaction (:mod:`regio.adapters.drive`)."""
     await arun(engine, admit_steps(engine, message))
 
 
-def admit_steps(engine: Any, message: Message) -> Steps[None]:
+def admit_steps(engine: Engine, message: Message) -> Steps[None]:
     """The engine calls of :func:`admit` (:mod:`regio.adapters.drive`): each ``add_message``
     it tries, the conversation's ``RegionFullError`` thrown back in."""
     conv = engine.window.conversation
@@ -119,13 +122,13 @@ def admit_steps(engine: Any, message: Message) -> Steps[None]:
         engine.emit(event)
 
 
-def _tool(engine: Any, call_id: str) -> str:
+def _tool(engine: Engine, call_id: str) -> str:
     call = engine.window.tool_call(call_id)
     return call.name if call is not None else "tool"
 
 
 def _fitted(
-    engine: Any,
+    engine: Engine,
     message: Message,
     sizes: dict[str, int],
     cap: int,

@@ -52,7 +52,7 @@ __all__ = [
 _TEXT_PARTS = ("text", "input_text", "output_text")
 
 
-def _part_text(part: Any) -> str | None:
+def _part_text(part: object) -> str | None:
     """The text of a text or refusal part (a bare string counts), else ``None``."""
     if isinstance(part, str):
         return part
@@ -67,7 +67,7 @@ def _part_text(part: Any) -> str | None:
     return None
 
 
-def content_text(content: Any) -> str:
+def content_text(content: object) -> str:
     """The text of a message ``content``: a string, or the text parts of a part list joined by
     a blank line (``"\\n\\n"``); image and file parts have no text and are not part of it."""
     if content is None:
@@ -80,7 +80,7 @@ def content_text(content: Any) -> str:
     return str(content)
 
 
-def content_blocks(content: Any, where: str = "content") -> list[Block]:
+def content_blocks(content: object, where: str = "content") -> list[Block]:
     """The text, image and document blocks of a message ``content`` (module doc), in order.
     Raises :class:`SDKInputError` naming ``where[index]`` for a part that is neither text nor
     an image or file, and :class:`regio.media.MediaError` for bad media data."""
@@ -112,19 +112,19 @@ def content_blocks(content: Any, where: str = "content") -> list[Block]:
     return blocks
 
 
-def _user(content: Any, where: str) -> Message:
+def _user(content: object, where: str) -> Message:
     blocks = content_blocks(content, where)
     return Message("user", tuple(blocks) if blocks else (Text(""),))
 
 
-def _tool_result(call_id: str, content: Any, where: str) -> Message:
+def _tool_result(call_id: str, content: object, where: str) -> Message:
     blocks = content_blocks(content, where)
     text = "\n\n".join(b.text for b in blocks if isinstance(b, Text))
     media = tuple(b for b in blocks if isinstance(b, Image | Document))
     return Message.tool((ToolResult(call_id, text, media=media),))
 
 
-def _item(raw: Any, where: str) -> Mapping[str, Any]:
+def _item(raw: object, where: str) -> Mapping[str, Any]:
     """One message or input item as a mapping (an SDK object's ``model_dump``); raises
     :class:`SDKInputError` naming ``where`` for anything else (``None``, a string, ...)."""
     item = plain_dict(raw, exclude_none=True)

@@ -31,21 +31,27 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from regio.session._state import ANCHOR_CHARS, EARLIER_ANCHORS, AdapterCursor
 
+if TYPE_CHECKING:
+    from regio.engine import Engine
+
 __all__ = ["canonical_digest", "cursor", "first_new", "mark"]
 
+#: One framework message (a LangChain ``BaseMessage``, a pydantic-ai ``ModelMessage``, ...).
+M = TypeVar("M")
 
-def canonical_digest(value: Any) -> str:
+
+def canonical_digest(value: object) -> str:
     """sha256 (hex) of ``value`` as canonical JSON (sorted keys, no whitespace; values JSON
     cannot hold are written by ``str``)."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def cursor(engine: Any, key: str) -> AdapterCursor:
+def cursor(engine: Engine, key: str) -> AdapterCursor:
     """The cursor of adapter ``key`` in ``engine``'s session (created at 0 when missing)."""
     found = engine.state.adapters.get(key)
     if not isinstance(found, AdapterCursor):
@@ -53,7 +59,7 @@ def cursor(engine: Any, key: str) -> AdapterCursor:
     return found
 
 
-def first_new(engine: Any, key: str, messages: Sequence[Any], digest: Callable[[Any], str]) -> int:
+def first_new(engine: Engine, key: str, messages: Sequence[M], digest: Callable[[M], str]) -> int:
     """Index of the first message of ``messages`` the engine does not hold yet (module doc).
     ``digest`` is the adapter's canonical digest of one framework message."""
     at = cursor(engine, key)
@@ -78,7 +84,7 @@ def first_new(engine: Any, key: str, messages: Sequence[Any], digest: Callable[[
     return 0
 
 
-def mark(engine: Any, key: str, position: int, last: str, *, rebase: bool = False) -> None:
+def mark(engine: Engine, key: str, position: int, last: str, *, rebase: bool = False) -> None:
     """Record that the first ``position`` framework messages are in the engine, the last of
     them with digest ``last``; the mark before becomes a second anchor (module doc), and
     anchors at or past ``position`` go. ``rebase``: the history was replaced from here on (a

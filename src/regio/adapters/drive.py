@@ -24,7 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from regio.engine import Engine
 
 __all__ = ["EngineCall", "Steps", "arun", "run"]
 
@@ -45,7 +48,7 @@ class EngineCall:
 Steps = Generator[EngineCall, Any, T]
 
 
-def run(engine: Any, steps: Steps[T]) -> T:
+def run(engine: Engine, steps: Steps[T]) -> T:
     """Make each call of ``steps`` with the engine's sync entry; returns what ``steps``
     returns and raises what it raises."""
     value: Any = None
@@ -61,7 +64,7 @@ def run(engine: Any, steps: Steps[T]) -> T:
             value, error = None, exc
 
 
-async def arun(engine: Any, steps: Steps[T]) -> T:
+async def arun(engine: Engine, steps: Steps[T]) -> T:
     """:func:`run` awaiting the engine's async twin of each call (``"a" + name``)."""
     value: Any = None
     error: BaseException | None = None

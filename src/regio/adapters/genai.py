@@ -48,7 +48,7 @@ __all__ = ["CLIENT_ID_PREFIX", "to_contents", "to_regio"]
 CLIENT_ID_PREFIX = "adk-regio-"
 
 
-def _response_text(response: Any) -> str:
+def _response_text(response: dict[str, Any] | None) -> str:
     """The text of a ``FunctionResponse.response``: its ``result`` (or ``output``) when that is
     the one string in it, else the whole value as JSON."""
     if isinstance(response, dict) and len(response) == 1:
@@ -77,7 +77,9 @@ def _media(mime: str | None, data: bytes | None, uri: str | None, where: str) ->
     )
 
 
-def _part_media(part: Any, where: str) -> Image | Document | None:
+def _part_media(
+    part: types.Part | types.FunctionResponsePart, where: str
+) -> Image | Document | None:
     """The block of an ``inline_data`` or ``file_data`` part (a ``Part`` or a
     ``FunctionResponsePart``), ``None`` for any other part."""
     if part.inline_data is not None:
@@ -106,8 +108,7 @@ def _answered(at: AdapterCursor, call_id: str | None, name: str | None) -> str:
     return found[0]
 
 
-def _result(part: Any, at: AdapterCursor, where: str) -> ToolResult:
-    answer = part.function_response
+def _result(answer: types.FunctionResponse, at: AdapterCursor, where: str) -> ToolResult:
     found = (_part_media(p, f"{where}.parts[{n}]") for n, p in enumerate(answer.parts or []))
     media = tuple(m for m in found if m is not None)
     call_id = _answered(at, answer.id, answer.name)
@@ -137,7 +138,7 @@ def to_regio(content: types.Content, where: str, at: AdapterCursor) -> list[Mess
             calls.append((call_id, str(call.name)))
             blocks.append(ToolUse(call_id, str(call.name), dict(call.args or {})))
         elif part.function_response is not None:
-            results.append(_result(part, at, at_part))
+            results.append(_result(part.function_response, at, at_part))
         elif not model and (media := _part_media(part, at_part)) is not None:
             blocks.append(media)
         else:

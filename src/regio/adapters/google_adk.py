@@ -44,7 +44,7 @@ interrupted, an orphaned response leaves the window, a reused id is renamed; eac
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.genai import types
 
@@ -52,6 +52,13 @@ from .admit import admit
 from .cursor import canonical_digest, cursor, first_new, mark
 from .genai import to_contents, to_regio
 from .repaired import repaired_request
+
+if TYPE_CHECKING:
+    from google.adk.agents.callback_context import CallbackContext
+    from google.adk.models.llm_request import LlmRequest
+    from google.adk.models.llm_response import LlmResponse
+
+    from regio.engine import Engine
 
 __all__ = ["RegioCallbacks"]
 
@@ -79,7 +86,7 @@ def _digest(content: types.Content) -> str:
     return canonical_digest([content.role, [_part_form(p) for p in content.parts or []]])
 
 
-def _instruction_text(instruction: Any) -> str:
+def _instruction_text(instruction: types.ContentUnion | None) -> str:
     """The text of a ``GenerateContentConfig.system_instruction`` (a string or a content)."""
     if instruction is None:
         return ""
@@ -94,10 +101,10 @@ def _instruction_text(instruction: Any) -> str:
 class RegioCallbacks:
     """ADK model callbacks over ``engine`` (module doc); one engine per ADK session."""
 
-    def __init__(self, engine: Any) -> None:
+    def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def before_model(self, callback_context: Any, llm_request: Any) -> None:
+    def before_model(self, callback_context: CallbackContext, llm_request: LlmRequest) -> None:
         """Append the new contents; the request becomes the engine's window (module doc).
         Returns ``None``, so ADK calls the model with the laid-out request."""
         contents = list(llm_request.contents or [])
@@ -116,7 +123,7 @@ class RegioCallbacks:
         system = "\n\n".join(t for t in (agent, regio) if t)
         llm_request.config.system_instruction = system or None
 
-    def after_model(self, callback_context: Any, llm_response: Any) -> None:
+    def after_model(self, callback_context: CallbackContext, llm_response: LlmResponse) -> None:
         """Record the model's reply (a streamed response once, when complete); ADK appends it
         to the session's events next. Returns ``None``: the reply goes on unchanged."""
         content = llm_response.content

@@ -62,8 +62,8 @@ ceiling, the whole-context compaction trigger and its fixed floor.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import (
@@ -87,6 +87,14 @@ from .drive import EngineCall, Steps, arun, run
 from .repaired import repaired_steps
 from .window import adopt_framework_window, langchain_window
 
+if TYPE_CHECKING:
+    from langchain.agents.middleware import ModelRequest, ModelResponse, ToolCallRequest
+    from langchain_core.messages import AnyMessage
+    from langchain_core.runnables import Runnable
+    from langgraph.types import Command
+
+    from regio.engine import Engine
+
 __all__ = ["PROVIDERS", "RegioMiddleware", "chat_model_provider"]
 
 #: The key of the middleware's cursor in the engine's session (``engine.state.adapters``).
@@ -96,7 +104,7 @@ CURSOR = "langchain"
 PROVIDERS = ("anthropic", "openai")
 
 
-def _unwrap(model: Any) -> Any:
+def _unwrap(model: Runnable[Any, Any]) -> Runnable[Any, Any]:
     """The chat model inside ``bind_tools`` / ``with_config`` wrappers (``RunnableBinding``)."""
     for _ in range(8):
         inner = getattr(model, "bound", None)
@@ -106,7 +114,7 @@ def _unwrap(model: Any) -> Any:
     return model
 
 
-def chat_model_provider(model: Any) -> str:
+def chat_model_provider(model: Runnable[Any, Any]) -> str:
     """``anthropic`` or ``openai``: the payload format for a LangChain chat model.
 
     The rule, first match: a class from ``langchain_anthropic`` -> ``anthropic``; a class from
@@ -169,7 +177,7 @@ def _move_tool_use_markers(messages: list[dict[str, Any]]) -> None:
             first.setdefault("cache_control", marker)
 
 
-def _anthropic_window(body: dict[str, Any]) -> list[BaseMessage]:
+def _anthropic_window(body: dict[str, Any]) -> list[AnyMessage]:
     """LangChain messages carrying the Anthropic payload's messages as content blocks."""
     messages = [
         {"role": m["role"], "content": [dict(b) for b in m["content"]]} for m in body["messages"]
@@ -206,7 +214,7 @@ class RegioMiddleware(AgentMiddleware):
     :class:`regio.sdk._objects.SDKInputError` for a message part regio cannot read."""
 
     def __init__(
-        self, engine: Any, *, provider: str | None = None, system_region: str | None = None
+        self, engine: Engine, *, provider: str | None = None, system_region: str | None = None
     ) -> None:
         super().__init__()
         if provider is not None and provider not in PROVIDERS:
@@ -224,7 +232,7 @@ class RegioMiddleware(AgentMiddleware):
         :class:`regio.session._state.AdapterCursor`, :mod:`regio.adapters.cursor`)."""
         return cursor(self.engine, CURSOR).position
 
-    def _sync(self, messages: list[Any]) -> Steps[None]:
+    def _sync(self, messages: Sequence[BaseMessage]) -> Steps[None]:
         """Add the state's messages not yet in the engine (:func:`regio.adapters.cursor.
         first_new`: where the engine session's cursor stopped, so a new middleware over a
         loaded engine re-admits nothing; a run that does not carry the earlier turns, such as
@@ -238,7 +246,7 @@ class RegioMiddleware(AgentMiddleware):
         if messages and start == len(messages) != self.seen:  # a history rewritten shorter
             mark(self.engine, CURSOR, len(messages), _digest(messages[-1]))
 
-    def _caller_system(self, request: Any) -> Steps[str]:
+    def _caller_system(self, request: ModelRequest[Any]) -> Steps[str]:
         """The caller's system text to send as the first system block ("" when there is none
         or it lives in ``system_region``)."""
         system = getattr(request, "system_message", None)
@@ -253,8 +261,8 @@ class RegioMiddleware(AgentMiddleware):
             at.system = text
         return ""
 
-    def _window(self, request: Any) -> Steps[Any]:
-        model = getattr(request, "model", None)
+    def _window(self, request: ModelRequest[Any]) -> Steps[ModelRequest[Any]]:
+        model = request.model
         at = cursor(self.engine, CURSOR)
         if not at.window_read:  # the model's declared window, once per session
             at.window_read = True
@@ -268,9 +276,11 @@ class RegioMiddleware(AgentMiddleware):
         if anthropic:
             return (yield from self._anthropic(request, caller, functions, builtin))
         body = (yield from repaired_steps(self.engine, "openai", tools=functions))[1]
-        window = convert_to_messages(body["messages"])
+        # convert_to_messages is typed list[BaseMessage]; from Chat Completions dicts it builds
+        # only the classes of AnyMessage (System, Human, AI, Tool), which the request holds
+        window = cast("list[AnyMessage]", convert_to_messages(body["messages"]))
         regio_system = [content_text(m.content) for m in window if isinstance(m, SystemMessage)]
-        rest = [m for m in window if not isinstance(m, SystemMessage)]
+        rest: list[AnyMessage] = [m for m in window if not isinstance(m, SystemMessage)]
         text = "\n\n".join(t for t in (caller, *regio_system) if t)
         tools = [dict(t) for t in body.get("tools") or []]  # the caller's and regio's
         return request.override(
@@ -280,8 +290,8 @@ class RegioMiddleware(AgentMiddleware):
         )
 
     def _anthropic(
-        self, request: Any, caller: str, functions: list[Any], builtin: list[Any]
-    ) -> Steps[Any]:
+        self, request: ModelRequest[Any], caller: str, functions: list[Any], builtin: list[Any]
+    ) -> Steps[ModelRequest[Any]]:
         body = (yield from repaired_steps(self.engine, "anthropic", tools=functions))[1]
         system: list[str | dict[Any, Any]] = [dict(b) for b in body.get("system") or []]
         if caller:
@@ -293,7 +303,7 @@ class RegioMiddleware(AgentMiddleware):
             tools=[*tools, *builtin] if tools else list(request.tools),
         )
 
-    def _record(self, response: Any) -> Steps[Any]:
+    def _record(self, response: ModelResponse[Any]) -> Steps[ModelResponse[Any]]:
         """Append the model's replies to the engine; the cursor moves past them (they join
         the agent state after the messages of the request)."""
         replies = [m for m in response.result if isinstance(m, AIMessage)]
@@ -305,18 +315,26 @@ class RegioMiddleware(AgentMiddleware):
             mark(self.engine, CURSOR, self.seen + len(replies), _digest(replies[-1]))
         return response
 
-    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
         """Replace the request's messages with regio's window; record the reply."""
         response = handler(run(self.engine, self._window(request)))
         return run(self.engine, self._record(response))
 
-    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
         """:meth:`wrap_model_call` for async agents, awaiting the engine's async entries (an
         async summarizer, :mod:`regio.adapters.drive`)."""
         response = await handler(await arun(self.engine, self._window(request)))
         return await arun(self.engine, self._record(response))
 
-    def _context_tool_result(self, request: Any) -> Steps[ToolMessage | None]:
+    def _context_tool_result(self, request: ToolCallRequest) -> Steps[ToolMessage | None]:
         """The result of a call to one of regio's context tools (module doc), ``None`` for
         any other call (a tool the agent registered, under any name)."""
         call = request.tool_call
@@ -330,12 +348,20 @@ class RegioMiddleware(AgentMiddleware):
             status="success" if outcome.ok else "error",
         )
 
-    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
         """Run a call to a regio context tool in the engine; pass every other call on."""
         result = run(self.engine, self._context_tool_result(request))
         return handler(request) if result is None else result
 
-    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
         """:meth:`wrap_tool_call` for async agents."""
         result = await arun(self.engine, self._context_tool_result(request))
         return await handler(request) if result is None else result

@@ -39,11 +39,17 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from regio.sdk._objects import SDKInputError
 
 from .repaired import repaired_request
+
+if TYPE_CHECKING:
+    from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
+
+    from regio.engine import Engine
 
 __all__ = [
     "RecordedStream",
@@ -210,7 +216,9 @@ def _tools_of_anthropic(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def payload(engine: Any, *, model: str | None = None, tools: Any = ()) -> dict[str, Any]:
+def payload(
+    engine: Engine, *, model: str | None = None, tools: Sequence[object] = ()
+) -> dict[str, Any]:
     """LiteLLM's keyword arguments for the engine's window (module doc): for an Anthropic
     route the Anthropic payload as LiteLLM messages with their ``cache_control`` marks
     (:func:`messages_of_anthropic`), else the Chat Completions payload; ``model`` (a LiteLLM
@@ -232,7 +240,9 @@ def payload(engine: Any, *, model: str | None = None, tools: Any = ()) -> dict[s
     return out
 
 
-def _prepare(engine: Any, model: str | None, tools: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+def _prepare(
+    engine: Engine, model: str | None, tools: Sequence[object], kwargs: dict[str, Any]
+) -> dict[str, Any]:
     from .window import adopt_framework_window, litellm_window
 
     use_installed_price_map()
@@ -248,7 +258,9 @@ class RecordedStream:
     :func:`acompletion`); every other attribute is the wrapped stream's. ``messages``: what was
     sent (LiteLLM's chunk builder reads it for a usage it has to estimate)."""
 
-    def __init__(self, engine: Any, stream: Any, messages: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, engine: Engine, stream: CustomStreamWrapper, messages: list[dict[str, Any]]
+    ) -> None:
         self.engine = engine
         self.stream = stream
         self.messages = messages
@@ -285,7 +297,9 @@ class RecordedStream:
         return self.response
 
 
-def completion(engine: Any, *, model: str | None = None, tools: Any = (), **kwargs: Any) -> Any:
+def completion(
+    engine: Engine, *, model: str | None = None, tools: Sequence[object] = (), **kwargs: Any
+) -> Any:
     """``litellm.completion(**payload(engine), **kwargs)``, then the reply is appended to the
     engine (``add_response(..., observe=True)``); returns LiteLLM's ``ModelResponse``, or with
     ``stream=True`` a :class:`RecordedStream` that records the reply when it ends (module doc).
@@ -307,7 +321,7 @@ def completion(engine: Any, *, model: str | None = None, tools: Any = (), **kwar
 
 
 async def acompletion(
-    engine: Any, *, model: str | None = None, tools: Any = (), **kwargs: Any
+    engine: Engine, *, model: str | None = None, tools: Sequence[object] = (), **kwargs: Any
 ) -> Any:
     """:func:`completion` with ``litellm.acompletion`` (a stream is iterated with
     ``async for``)."""

@@ -49,13 +49,20 @@ interrupted, an orphaned output leaves the window, a reused id is renamed; each 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from regio.content import Thinking, ToolUse
 
 from .admit import aadmit
 from .chat import reasoning_item, response_items
 from .repaired import arepaired_request
+
+if TYPE_CHECKING:
+    from agents import RunConfig
+    from agents.memory.session_settings import SessionSettings
+    from agents.run_config import CallModelData, ModelInputData
+
+    from regio.engine import Engine
 
 #: Separator between the agent's instructions and regio's pinned regions.
 _JOIN = "\n\n"
@@ -68,9 +75,9 @@ class RegioSession:
     defaults to the engine's ``session_id`` option. Items the engine cannot read raise
     :class:`regio.sdk._objects.SDKInputError` naming the index."""
 
-    session_settings: Any = None
+    session_settings: SessionSettings | None = None
 
-    def __init__(self, engine: Any, session_id: str | None = None) -> None:
+    def __init__(self, engine: Engine, session_id: str | None = None) -> None:
         self.engine = engine
         self.session_id = session_id or engine.options.session_id or "regio"
 
@@ -107,7 +114,7 @@ class RegioSession:
             out.append(item)
         return out
 
-    async def call_model_input_filter(self, data: Any) -> Any:
+    async def call_model_input_filter(self, data: CallModelData[Any]) -> ModelInputData:
         """``RunConfig.call_model_input_filter`` (module doc): the model input of every call
         becomes the engine's window; the instructions the agent's, then regio's."""
         from agents.run_config import ModelInputData
@@ -121,7 +128,7 @@ class RegioSession:
         items = self._with_reasoning(list(payload.get("input") or []))
         return ModelInputData(input=items, instructions=instructions)
 
-    def run_config(self, **kwargs: Any) -> Any:
+    def run_config(self, **kwargs: Any) -> RunConfig:
         """An Agents SDK ``RunConfig`` whose ``call_model_input_filter`` is this session's
         (``kwargs`` are its other fields)."""
         from agents import RunConfig

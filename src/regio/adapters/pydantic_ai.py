@@ -58,8 +58,9 @@ window's media come back as ``BinaryContent`` (inline bytes) or ``ImageUrl`` / `
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import (
@@ -96,6 +97,14 @@ from .pydantic_ai_marks import (
 )
 from .repaired import repaired_steps
 
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelRequestPart, ModelResponsePart, UserContent
+    from pydantic_ai.models import ModelRequestContext
+    from pydantic_ai.tools import RunContext
+
+    from regio.engine import Engine
+    from regio.layout.model import Ttl
+
 __all__ = ["PROVIDERS", "RegioCapability", "RegioHistory"]
 
 #: The key of the adapters' cursor in the engine's session (``engine.state.adapters``).
@@ -115,7 +124,7 @@ def _binary_block(item: BinaryContent, where: str) -> Block:
     )
 
 
-def _user_blocks(content: Any, where: str) -> tuple[Block, ...]:
+def _user_blocks(content: str | Sequence[UserContent], where: str) -> tuple[Block, ...]:
     """The blocks of a ``UserPromptPart.content`` (a string or a list of user content; a
     ``CachePoint`` is a mark, not content: none when it holds only marks)."""
     if isinstance(content, str):
@@ -151,16 +160,16 @@ def _user_content(message: Message) -> Any:
     return [item for item in items if item is not None]
 
 
-def _to_regio(message: Any) -> list[Message]:
+def _to_regio(message: ModelMessage) -> list[Message]:
     out: list[Message] = []
     if isinstance(message, ModelResponse):
         blocks: list[Block] = []
-        for part in message.parts:
-            if isinstance(part, TextPart) and part.content:
-                blocks.append(Text(part.content))
-            elif isinstance(part, ToolCallPart):
-                args = function_arguments(part.args)  # unreadable: the shared invalid form
-                blocks.append(ToolUse(part.tool_call_id, part.tool_name, args))
+        for reply in message.parts:
+            if isinstance(reply, TextPart) and reply.content:
+                blocks.append(Text(reply.content))
+            elif isinstance(reply, ToolCallPart):
+                args = function_arguments(reply.args)  # unreadable: the shared invalid form
+                blocks.append(ToolUse(reply.tool_call_id, reply.tool_name, args))
         return [Message("assistant", tuple(blocks))] if blocks else []
     for n, part in enumerate(message.parts):
         if isinstance(part, UserPromptPart):
@@ -178,7 +187,7 @@ def _to_regio(message: Any) -> list[Message]:
     return out
 
 
-def _part_form(part: Any) -> list[Any]:
+def _part_form(part: ModelRequestPart | ModelResponsePart) -> list[Any]:
     """The canonical form of one part (what the model reads of it, no timestamps)."""
     if isinstance(part, SystemPromptPart | TextPart):
         return [type(part).__name__, part.content]
@@ -194,13 +203,13 @@ def _part_form(part: Any) -> list[Any]:
     return [type(part).__name__]
 
 
-def _digest(message: Any) -> str:
+def _digest(message: ModelMessage) -> str:
     """The canonical digest of one pydantic-ai message (:func:`_part_form` of its parts)."""
     kind = "response" if isinstance(message, ModelResponse) else "request"
     return canonical_digest([kind, [_part_form(p) for p in message.parts]])
 
 
-def _caller_system(engine: Any, messages: list[ModelMessage]) -> str:
+def _caller_system(engine: Engine, messages: list[ModelMessage]) -> str:
     """The agent's ``system_prompt`` text: its ``SystemPromptPart`` s, joined by a blank line.
     A history that starts with a window the adapters built carries it inside that window's
     system part; it is then the text the session's cursor remembers."""
@@ -249,7 +258,7 @@ def _from_chat(messages: list[dict[str, Any]], caller: str = "") -> list[ModelMe
     return out
 
 
-def _admit(engine: Any, messages: list[ModelMessage]) -> Steps[None]:
+def _admit(engine: Engine, messages: list[ModelMessage]) -> Steps[None]:
     """Append the messages the engine does not hold yet (:func:`regio.adapters.cursor.
     first_new`) as they are, moving the cursor past each (a broken history is repaired when
     the window is laid out, :func:`_window`; a tool return too large for the conversation is
@@ -264,12 +273,12 @@ def _admit(engine: Any, messages: list[ModelMessage]) -> Steps[None]:
 
 
 def _window(
-    engine: Any,
+    engine: Engine,
     caller: str,
     instructions: str = "",
     provider: str = "openai",
     tools: list[dict[str, Any]] | None = None,
-) -> Steps[tuple[list[ModelMessage], str | None]]:
+) -> Steps[tuple[list[ModelMessage], Ttl | None]]:
     """(The engine's window as pydantic-ai messages, the caller's system text first; the TTL
     of the system prompt's cache mark or ``None``). ``provider`` ``anthropic``: regio's
     Anthropic payload with its marks (:func:`regio.adapters.pydantic_ai_marks.marked_window`);
@@ -286,7 +295,7 @@ def _window(
     return _from_chat(body["messages"], caller), None
 
 
-def _tools(request_context: Any) -> list[dict[str, Any]]:
+def _tools(request_context: ModelRequestContext) -> list[dict[str, Any]]:
     """The tool definitions pydantic-ai sends with the request (its function tools the model
     sees, and its output tools) as Chat Completions tool dicts, for the engine to count."""
     params = getattr(request_context, "model_request_parameters", None)
@@ -306,7 +315,7 @@ def _tools(request_context: Any) -> list[dict[str, Any]]:
     ]
 
 
-def _instructions(request_context: Any) -> str:
+def _instructions(request_context: ModelRequestContext) -> str:
     params = getattr(request_context, "model_request_parameters", None)
     parts = getattr(params, "instruction_parts", None) or []
     return "\n\n".join(str(getattr(p, "content", "")) for p in parts if getattr(p, "content", ""))
@@ -335,13 +344,15 @@ class RegioCapability(AbstractCapability[Any]):
     another provider and :class:`regio.sdk._objects.SDKInputError` for a message part regio
     cannot read."""
 
-    engine: Any
+    engine: Engine
     provider: str | None = None
 
     def __post_init__(self) -> None:
         _check_provider(self.provider, "RegioCapability")
 
-    async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+    async def before_model_request(
+        self, ctx: RunContext[Any], request_context: ModelRequestContext
+    ) -> ModelRequestContext:
         """Append the run's new messages; the request's messages become the window (for an
         Anthropic-bound model with regio's cache marks, pydantic-ai's own turned off)."""
         messages = list(ctx.messages)
@@ -361,7 +372,13 @@ class RegioCapability(AbstractCapability[Any]):
             )
         return request_context
 
-    async def after_model_request(self, ctx: Any, *, request_context: Any, response: Any) -> Any:
+    async def after_model_request(
+        self,
+        ctx: RunContext[Any],
+        *,
+        request_context: ModelRequestContext,
+        response: ModelResponse,
+    ) -> ModelResponse:
         """Record the reply; pydantic-ai appends it to the run's messages next."""
         for converted in _to_regio(response):
             await self.engine.aadd_message(converted)
@@ -378,7 +395,7 @@ class RegioHistory:
     The window is regio's Chat Completions payload: a processor cannot set the model settings
     a system prompt's cache mark needs, so use :class:`RegioCapability` for Anthropic's marks."""
 
-    def __init__(self, engine: Any) -> None:
+    def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
     async def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:

@@ -44,7 +44,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.messages import (
     BinaryContent,
@@ -64,6 +64,13 @@ from pydantic_ai.messages import (
 from regio.content import Block, Document, Image, Text, ToolResult, ToolUse
 from regio.media import Base64Source, TextSource, URLSource
 from regio.sdk._media import message_of
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+    from pydantic_ai.models.anthropic import AnthropicModelSettings
+    from pydantic_ai.settings import ModelSettings
+
+    from regio.layout.model import Ttl
 
 __all__ = [
     "CACHE_SETTINGS",
@@ -102,7 +109,7 @@ def anthropic_tool_id(tool_id: str) -> str:
     return f"{_OUTSIDE_TOOL_ID.sub('_', tool_id)}_{digest}"
 
 
-def anthropic_bound(model: Any) -> bool:
+def anthropic_bound(model: Model) -> bool:
     """Whether pydantic-ai sends ``model``'s requests to Anthropic's Messages API: a class of
     ``pydantic_ai.models.anthropic`` (``AnthropicModel``, whichever provider's client it talks
     through: Anthropic's API, Bedrock, Vertex AI, a gateway), or a ``system`` of
@@ -142,7 +149,7 @@ def user_item(block: Block) -> Any:
     return None
 
 
-def _ttl(block: Mapping[str, Any]) -> str | None:
+def _ttl(block: Mapping[str, Any]) -> Ttl | None:
     """The TTL of ``block``'s ``cache_control`` mark (``5m`` unless it says ``1h``), ``None``
     when it has none."""
     mark = block.get("cache_control")
@@ -151,7 +158,7 @@ def _ttl(block: Mapping[str, Any]) -> str | None:
     return "1h" if mark.get("ttl") == "1h" else "5m"
 
 
-def _longest(*ttls: str | None) -> str | None:
+def _longest(*ttls: Ttl | None) -> Ttl | None:
     """The longest of ``ttls`` (``None`` when all are): one mark standing for several keeps
     the longest, as Anthropic wants longer TTLs first."""
     marks = [t for t in ttls if t is not None]
@@ -181,7 +188,7 @@ class _Builder:
         if system:
             self.request.append(SystemPromptPart(system, metadata=dict(REGIO_SYSTEM)))
         self.names: dict[str, str] = {}
-        self.carried: str | None = None  # a mark of the assistant message before
+        self.carried: Ttl | None = None  # a mark of the assistant message before
 
     def assistant(self, blocks: list[dict[str, Any]]) -> None:
         if self.request:
@@ -214,9 +221,9 @@ class _Builder:
             if item is not None:
                 items.append(item)
             if ttl is not None and items:
-                items.append(CachePoint(ttl=ttl))  # type: ignore[arg-type]
+                items.append(CachePoint(ttl=ttl))
         if lead is not None and (returns or self.out):
-            items.insert(0, CachePoint(ttl=lead))  # type: ignore[arg-type]
+            items.insert(0, CachePoint(ttl=lead))
         self.request.extend(returns)
         if items:
             self.request.append(UserPromptPart(items))
@@ -230,7 +237,7 @@ class _Builder:
 
 def marked_window(
     body: Mapping[str, Any], caller: str = ""
-) -> tuple[list[ModelMessage], str | None]:
+) -> tuple[list[ModelMessage], Ttl | None]:
     """(pydantic-ai messages of regio's Anthropic payload ``body``, the TTL of the system
     prompt's mark or ``None``) (module doc): the caller's system text and regio's system blocks
     in one ``SystemPromptPart`` (joined by a blank line), tool results as ``ToolReturnPart`` s,
@@ -247,15 +254,16 @@ def marked_window(
     return builder.finish(), _longest(*(_ttl(b) for b in system_blocks))
 
 
-def cache_settings(settings: Mapping[str, Any] | None, system_ttl: str | None) -> dict[str, Any]:
+def cache_settings(
+    settings: ModelSettings | None, system_ttl: Ttl | None
+) -> AnthropicModelSettings:
     """``settings`` with pydantic-ai's Anthropic cache settings set for regio's marks (module
     doc): ``anthropic_cache_instructions`` the system prompt's TTL (``False`` without a system
     mark), the other :data:`CACHE_SETTINGS` off."""
-    out = dict(settings or {})
-    out.update(
-        anthropic_cache=False,
-        anthropic_cache_messages=False,
-        anthropic_cache_tool_definitions=False,
-        anthropic_cache_instructions=system_ttl or False,
-    )
-    return out
+    return {
+        **(settings or {}),
+        "anthropic_cache": False,
+        "anthropic_cache_messages": False,
+        "anthropic_cache_tool_definitions": False,
+        "anthropic_cache_instructions": system_ttl or False,
+    }

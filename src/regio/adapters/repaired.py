@@ -16,11 +16,15 @@ reports only placement for it: results moved after their call, messages merged).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from regio.layout.events import OrphanResultDropped, Repaired, ResultSynthesized
 
 from .drive import EngineCall, Steps, arun, run
+
+if TYPE_CHECKING:
+    from regio.engine import Engine
+    from regio.layout import Request
 
 __all__ = ["arepaired_request", "needs_repair", "repaired_request", "repaired_steps"]
 
@@ -28,7 +32,7 @@ __all__ = ["arepaired_request", "needs_repair", "repaired_request", "repaired_st
 _HISTORY_REPAIRS = frozenset({"duplicate_result_dropped", "duplicate_call_dropped"})
 
 
-def needs_repair(engine: Any) -> bool:
+def needs_repair(engine: Engine) -> bool:
     """Whether the engine's last laid-out request needed the render-time repair to change the
     history (a result synthesized for a call without one, a result without its call or a
     duplicated call or result dropped), so :meth:`regio.engine.Engine.repair` has work."""
@@ -41,18 +45,22 @@ def needs_repair(engine: Any) -> bool:
     return False
 
 
-def repaired_request(engine: Any, *args: Any, **kwargs: Any) -> Any:
+def repaired_request(engine: Engine, *args: Any, **kwargs: Any) -> tuple[Request, dict[str, Any]]:
     """``engine.request(*args, **kwargs)`` (``(request, payload)``), laid out again after
     :meth:`regio.engine.Engine.repair` when the history needed it (module doc)."""
     return run(engine, repaired_steps(engine, *args, **kwargs))
 
 
-async def arepaired_request(engine: Any, *args: Any, **kwargs: Any) -> Any:
+async def arepaired_request(
+    engine: Engine, *args: Any, **kwargs: Any
+) -> tuple[Request, dict[str, Any]]:
     """:func:`repaired_request` awaiting ``engine.arequest`` (an async summarizer's flush)."""
     return await arun(engine, repaired_steps(engine, *args, **kwargs))
 
 
-def repaired_steps(engine: Any, *args: Any, **kwargs: Any) -> Steps[Any]:
+def repaired_steps(
+    engine: Engine, *args: Any, **kwargs: Any
+) -> Steps[tuple[Request, dict[str, Any]]]:
     """The engine calls of :func:`repaired_request` (:mod:`regio.adapters.drive`)."""
     out = yield EngineCall("request", args, kwargs)
     if needs_repair(engine) and engine.repair():

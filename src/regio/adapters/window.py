@@ -13,14 +13,19 @@ keep the window they were built with.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from regio.session._declared import adopt_context_window, check_context_window
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from regio.engine import Engine
 
 __all__ = ["adopt_framework_window", "langchain_window", "litellm_window"]
 
 
-def langchain_window(model: Any) -> int | None:
+def langchain_window(model: BaseChatModel) -> int | None:
     """``max_input_tokens`` of a LangChain chat model's ``profile`` (tokens), ``None`` when
     it has no profile or no such entry. Raises
     :class:`regio.errors.ContextWindowError` for a value that is not a positive
@@ -46,7 +51,7 @@ def litellm_window(model: str) -> int | None:
     return check_context_window(value, f"LiteLLM model map {model!r} max_input_tokens")
 
 
-def adopt_framework_window(engine: Any, declared: int | None, source: str) -> None:
+def adopt_framework_window(engine: Engine, declared: int | None, source: str) -> None:
     """:func:`regio.session._declared.adopt_context_window` when ``declared`` is known."""
     if declared is not None:
         adopt_context_window(engine, declared, source)

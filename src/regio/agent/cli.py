@@ -198,7 +198,7 @@ def run_command(args: argparse.Namespace) -> int:
     from regio.agent.events import StepCompleted
     from regio.blueprint import BlueprintError, load_blueprint
     from regio.console import stderr_console, stdout_console
-    from regio.engine._engine import Engine
+    from regio.engine import Engine
 
     console = stdout_console()
     err = stderr_console()

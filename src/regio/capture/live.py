@@ -31,12 +31,12 @@ engine's window; the agent's own history is never edited.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 import msgspec
 
-from regio.content import Message, Text, ToolResult, ToolUse
+from regio.content import Block, Message, Text, ToolResult, ToolUse
 
 from .filing import file_moves
 from .rules import (
@@ -51,6 +51,7 @@ from .rules import (
 )
 
 if TYPE_CHECKING:
+    from regio.blueprint.spec import Blueprint
     from regio.engine import Engine
 
 __all__ = ["BESIDE", "LiveCapture"]
@@ -66,7 +67,7 @@ class LiveCapture:
     rules: tuple[CaptureRule, ...]
 
     @classmethod
-    def of(cls, blueprint: Any) -> LiveCapture:
+    def of(cls, blueprint: Blueprint) -> LiveCapture:
         """The rules ``blueprint`` (a :class:`regio.blueprint.Blueprint`) declares (none: every
         message is admitted as sent)."""
         return cls(rules_for(blueprint))
@@ -121,7 +122,7 @@ class LiveCapture:
         if message.role not in ("tool", "user") or not self.rules:
             return None
         count = engine.counter.count
-        blocks: list[Any] = []
+        blocks: list[Block] = []
         moves: list[RegionOp] = []
         for b in message.blocks:
             if isinstance(b, ToolResult):

@@ -40,12 +40,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
 import msgspec
 
 from regio.content import Message, ToolUse
+
+if TYPE_CHECKING:
+    from regio.blueprint.spec import Blueprint
 
 __all__ = [
     "SWE_AGENT_FOOTER",
@@ -215,7 +218,7 @@ class ParkRule:
 CaptureRule = SystemPromptRule | FooterRule | LookupRule | ParkRule
 
 
-def rules_for(blueprint: Any) -> tuple[CaptureRule, ...]:
+def rules_for(blueprint: Blueprint) -> tuple[CaptureRule, ...]:
     """The capture rules a blueprint declares (each region's ``capture`` list, see
     :mod:`regio.blueprint.capturespec`), in region order. ``system_prompt`` rules are merged
     into one :class:`SystemPromptRule` (the pattern-less region takes the rest of the prompt,
