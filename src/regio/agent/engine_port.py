@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 
 from regio.content import Message, ToolResult
-from regio.layout import ToolSpec
+from regio.layout import Request, ToolSpec
 
 from .tools import UserToolOutcome
 from .types import Completion, ProviderUsage
@@ -67,7 +67,7 @@ def _compaction_items(completion: Completion) -> list[Any]:
     return [i for i in items if isinstance(i, dict) and i.get("type") == "compaction"]
 
 
-def _outcome(value: Any) -> UserToolOutcome:
+def _outcome(value: object) -> UserToolOutcome:
     """A :class:`UserToolOutcome` from whatever ``handle_tool_call`` returned."""
     if isinstance(value, str):
         return UserToolOutcome(value)
@@ -174,7 +174,7 @@ class EnginePort:
         result: tuple[Any, dict[str, Any]] = await arequest(api, model, **kwargs)
         return result
 
-    def request_tokens(self, request: Any, api: str = "") -> int:
+    def request_tokens(self, request: Request, api: str = "") -> int:
         """The engine's estimate of ``request`` with its tools counted as ``api`` receives them
         (tokens; default the engine's provider)."""
         return int(self.engine.budget.request_estimate(request, api))
