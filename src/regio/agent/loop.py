@@ -58,6 +58,7 @@ from .types import Completion, LoopPricing, RunResult, RunTotals, StepRecord
 
 if TYPE_CHECKING:
     from regio.layout.model import Request
+    from regio.runtime.engine import Engine
 
 __all__ = ["STOP_REASONS", "AgentLoop"]
 
@@ -91,7 +92,7 @@ class AgentLoop:
     a non-positive limit, or ``max_usd`` without ``pricing``.
     """
 
-    engine: Any
+    engine: Engine
     provider: ProviderAdapter
     tools: Sequence[Tool] = ()
     max_steps: int = attrs.field(default=20, validator=_check_positive)
