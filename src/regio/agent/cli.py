@@ -28,7 +28,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from regio.blueprint.spec import Blueprint
+    from regio.events import Event
+
+    from .providers.base import ProviderAdapter
+    from .types import RunResult, StepRecord
 
 __all__ = [
     "UNKNOWN",
@@ -46,7 +55,7 @@ PROVIDERS = ("openai-compatible", "openai", "anthropic", "scripted", "replay")
 LAYOUTS = ("naive", "kind", "volatility", "regio")
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``run`` subcommand."""
     parser = subparsers.add_parser(
         "run",
@@ -105,7 +114,7 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run_command)
 
 
-def build_provider(args: argparse.Namespace, model: str) -> Any:
+def build_provider(args: argparse.Namespace, model: str) -> ProviderAdapter:
     """The provider named by ``--provider``."""
     from regio.agent.providers import AnthropicProvider, OpenAICompatibleProvider
 
@@ -125,7 +134,9 @@ def build_provider(args: argparse.Namespace, model: str) -> Any:
     return OpenAICompatibleProvider(**options)
 
 
-def resolve_provider(args: argparse.Namespace, blueprint: Any, err: Any) -> tuple[Any, str, str]:
+def resolve_provider(
+    args: argparse.Namespace, blueprint: Blueprint, err: Console
+) -> tuple[ProviderAdapter, str, str]:
     """``(provider, model, task)``: ``--provider`` or the blueprint's ``model.provider``,
     ``--model`` or the blueprint's ``model.name``. A real ``--provider`` other than the
     blueprint's is warned about on ``err``. Raises ``ValueError`` for a real provider without
@@ -233,7 +244,7 @@ def run_command(args: argparse.Namespace) -> int:
     ):
         table.add_column(column, justify="right" if column != "tools" else "left")
 
-    def on_event(event: Any) -> None:
+    def on_event(event: Event) -> None:
         if isinstance(event, StepCompleted):
             predicted = (
                 "-" if event.predicted_cached_tokens is None else str(event.predicted_cached_tokens)
@@ -267,18 +278,18 @@ def run_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _reported(step: Any, count: str) -> str:
+def _reported(step: StepRecord, count: str) -> str:
     """``count`` of ``step`` as text, :data:`UNKNOWN` when the provider did not report it."""
     return UNKNOWN if count in step.unreported else str(getattr(step, count))
 
 
-def _run_count(result: Any, count: str) -> tuple[int, int]:
+def _run_count(result: RunResult, count: str) -> tuple[int, int]:
     """(sum of ``count`` over the steps that reported it, how many did)."""
     steps = [s for s in result.steps if count not in s.unreported]
     return sum(getattr(s, count) for s in steps), len(steps)
 
 
-def _stop_line(result: Any, steps: int, args: argparse.Namespace) -> str:
+def _stop_line(result: RunResult, steps: int, args: argparse.Namespace) -> str:
     """The run's last line: why it stopped, steps, prompt and cached tokens. The reason is
     "end of the <provider> turns" when the loop stopped at ``steps`` because the replayed
     trace or script ran out before ``--max-steps``. A count no step reported is

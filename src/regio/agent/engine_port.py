@@ -21,15 +21,18 @@ Keeping them in one place documents the contract between :mod:`regio.agent` and
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from regio.content import Message, ToolResult
-from regio.layout import ToolSpec
+from regio.layout import Request, ToolSpec
 
 from .tools import UserToolOutcome
 from .types import Completion, ProviderUsage
+
+if TYPE_CHECKING:
+    from regio.engine import Engine
 
 __all__ = ["EnginePort", "usage_for_engine"]
 
@@ -67,7 +70,7 @@ def _compaction_items(completion: Completion) -> list[Any]:
     return [i for i in items if isinstance(i, dict) and i.get("type") == "compaction"]
 
 
-def _outcome(value: Any) -> UserToolOutcome:
+def _outcome(value: object) -> UserToolOutcome:
     """A :class:`UserToolOutcome` from whatever ``handle_tool_call`` returned."""
     if isinstance(value, str):
         return UserToolOutcome(value)
@@ -87,7 +90,7 @@ def _outcome(value: Any) -> UserToolOutcome:
 class EnginePort:
     """Wraps one engine (see module docstring); ``user_tools`` are sent with every request."""
 
-    engine: Any
+    engine: Engine
     user_tools: tuple[ToolSpec, ...] = ()
     _flushed: bool = attrs.field(default=False, init=False)
 
@@ -151,18 +154,18 @@ class EnginePort:
 
     def request(
         self, api: str, model: str, max_tokens: int | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    ) -> tuple[Request, dict[str, Any]]:
         """Assemble and render the next request (the engine flushes at the turn boundary)."""
         kwargs: dict[str, Any] = {"tools": self.user_tools, "max_tokens": max_tokens}
         if self._flushed:
             kwargs["flush"] = False  # aflush already ran this turn boundary's flush
             self._flushed = False
-        result: tuple[Any, dict[str, Any]] = self.engine.request(api, model, **kwargs)
+        result: tuple[Request, dict[str, Any]] = self.engine.request(api, model, **kwargs)
         return result
 
     async def arequest(
         self, api: str, model: str, max_tokens: int | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    ) -> tuple[Request, dict[str, Any]]:
         """:meth:`request` awaiting the engine's ``arequest`` (turn-boundary flush and a
         compaction to the ceiling with an async summarizer); an engine without it gets
         :meth:`aflush` then its sync ``request``."""
@@ -171,10 +174,10 @@ class EnginePort:
             await self.aflush(api, model)
             return self.request(api, model, max_tokens)
         kwargs: dict[str, Any] = {"tools": self.user_tools, "max_tokens": max_tokens}
-        result: tuple[Any, dict[str, Any]] = await arequest(api, model, **kwargs)
+        result: tuple[Request, dict[str, Any]] = await arequest(api, model, **kwargs)
         return result
 
-    def request_tokens(self, request: Any, api: str = "") -> int:
+    def request_tokens(self, request: Request, api: str = "") -> int:
         """The engine's estimate of ``request`` with its tools counted as ``api`` receives them
         (tokens; default the engine's provider)."""
         return int(self.engine.budget.request_estimate(request, api))

@@ -35,7 +35,7 @@ class ProviderResponseError(RegioError):
     """A provider answered with something the adapter cannot read (no choices, a tool call
     whose arguments are not a JSON object, ...). ``raw`` is the offending response."""
 
-    def __init__(self, message: str, *, raw: Any = None) -> None:
+    def __init__(self, message: str, *, raw: object = None) -> None:
         super().__init__(message)
         self.raw = raw
 

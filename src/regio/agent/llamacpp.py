@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse, urlunparse
 
 import attrs
@@ -42,6 +42,9 @@ from regio.content import Text, content_hash
 
 from .errors import ProviderHTTPError, ProviderResponseError
 from .types import Completion
+
+if TYPE_CHECKING:
+    from regio.layout.model import Request
 
 __all__ = ["LlamaCppServer", "LlamaCppSlotPredictor", "server_root"]
 
@@ -186,7 +189,9 @@ class LlamaCppSlotPredictor:
     scope: str = "slot-0"
     history: list[tuple[list[int], list[int], int]] = attrs.field(factory=list)
 
-    def predict(self, request: Any, payload: dict[str, Any], completion: Completion) -> int | None:
+    def predict(
+        self, request: Request, payload: dict[str, Any], completion: Completion
+    ) -> int | None:
         """Predicted ``cache_n`` of the request just answered (tokens)."""
         from regio.cache.types import CacheBlock, CacheRequest
 

@@ -35,7 +35,7 @@ or when a budget is spent (``max_prompt_tokens``: reported prompt tokens summed 
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -56,13 +56,19 @@ from .providers.wire import INVALID_ARGUMENTS_KEY
 from .tools import Tool, UserToolOutcome
 from .types import Completion, LoopPricing, RunResult, RunTotals, StepRecord
 
+if TYPE_CHECKING:
+    from regio.engine import Engine
+    from regio.layout.model import Request
+
 __all__ = ["STOP_REASONS", "AgentLoop"]
 
 #: Every value :attr:`RunResult.stop_reason` can take.
 STOP_REASONS = ("final_answer", "max_steps", "max_prompt_tokens", "max_usd")
 
 
-def _check_positive(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+def _check_positive(
+    instance: AgentLoop, attribute: attrs.Attribute[Any], value: float | None
+) -> None:
     if value is not None and value <= 0:
         raise AgentConfigError(f"AgentLoop.{attribute.name} must be > 0 (or None), got {value!r}")
 
@@ -86,7 +92,7 @@ class AgentLoop:
     a non-positive limit, or ``max_usd`` without ``pricing``.
     """
 
-    engine: Any
+    engine: Engine
     provider: ProviderAdapter
     tools: Sequence[Tool] = ()
     max_steps: int = attrs.field(default=20, validator=_check_positive)
@@ -171,7 +177,7 @@ class AgentLoop:
         return None if stop is None else self._result(run, stop)
 
     def _open(
-        self, run: _Run, step: int, request: Any, payload: dict[str, Any]
+        self, run: _Run, step: int, request: Request, payload: dict[str, Any]
     ) -> _Attempt | RunResult:
         """Step ``step`` laid out as ``request`` / ``payload``: emit ``step_started`` and stop
         when the calibrated estimate would pass ``max_prompt_tokens``."""
@@ -394,7 +400,7 @@ class _Attempt:
     learnt about it."""
 
     step: int
-    request: Any
+    request: Request
     payload: dict[str, Any]
     estimate: int
     retries: int = 0

@@ -11,11 +11,14 @@ simulator must learn them before the next request).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
 from .types import Completion
+
+if TYPE_CHECKING:
+    from regio.layout.model import Request
 
 __all__ = ["CacheModelPredictor", "CachePredictor"]
 
@@ -26,7 +29,9 @@ class CachePredictor(Protocol):
     tokens (``None``: no prediction) of the request the engine assembled (``request``, a
     :class:`regio.layout.Request`) and rendered (``payload``), given the provider's answer."""
 
-    def predict(self, request: Any, payload: dict[str, Any], completion: Completion) -> int | None:
+    def predict(
+        self, request: Request, payload: dict[str, Any], completion: Completion
+    ) -> int | None:
         """Predicted cached tokens of this request (tokens)."""
         ...
 
@@ -55,7 +60,9 @@ class CacheModelPredictor:
 
         return cls(cache_model_for(name, **options))
 
-    def predict(self, request: Any, payload: dict[str, Any], completion: Completion) -> int | None:
+    def predict(
+        self, request: Request, payload: dict[str, Any], completion: Completion
+    ) -> int | None:
         """Predicted cached tokens (the model's ``read``) of ``request``."""
         from regio.layout.cachebridge import to_cache_request
 

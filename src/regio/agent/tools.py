@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import attrs
@@ -49,7 +49,7 @@ class UserToolOutcome:
         )
 
 
-def _check_schema(instance: Tool, attribute: attrs.Attribute[Any], value: Any) -> None:
+def _check_schema(instance: Tool, attribute: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, dict) or value.get("type") != "object":
         raise AgentConfigError(
             f"Tool {instance.name!r}: input_schema must be a JSON Schema object "
@@ -57,7 +57,7 @@ def _check_schema(instance: Tool, attribute: attrs.Attribute[Any], value: Any) -
         )
 
 
-def _check_name(instance: Tool, attribute: attrs.Attribute[Any], value: Any) -> None:
+def _check_name(instance: Tool, attribute: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, str) or not value or len(value) > 64:
         raise AgentConfigError(
             f"Tool name {value!r} is invalid: give a non-empty name of at most 64 characters"
@@ -94,12 +94,13 @@ class Tool:
             "input_schema": self.input_schema,
         }
 
-    def _check_arguments(self, arguments: Any) -> str | None:
-        if not isinstance(arguments, dict):
-            return (
-                f"Error: the arguments of {self.name} must be a JSON object; got "
-                f"{type(arguments).__name__}. Call {self.name} again with an object."
-            )
+    def _not_an_object(self, arguments: object) -> str:
+        return (
+            f"Error: the arguments of {self.name} must be a JSON object; got "
+            f"{type(arguments).__name__}. Call {self.name} again with an object."
+        )
+
+    def _missing_arguments(self, arguments: Mapping[str, object]) -> str | None:
         required = self.input_schema.get("required", ())
         missing = [k for k in required if k not in arguments]
         if missing:
@@ -109,7 +110,7 @@ class Tool:
             )
         return None
 
-    def _format(self, value: Any) -> UserToolOutcome:
+    def _format(self, value: object) -> UserToolOutcome:
         if isinstance(value, UserToolOutcome):
             return value
         if isinstance(value, str):
@@ -126,10 +127,12 @@ class Tool:
             is_error=True,
         )
 
-    def _start(self, arguments: Any) -> tuple[UserToolOutcome | None, Any]:
+    def _start(self, arguments: object) -> tuple[UserToolOutcome | None, Any]:
         """``(outcome, None)`` when the arguments are refused or the call raised, else
         ``(None, value)`` with the tool's value (an awaitable for an async tool)."""
-        problem = self._check_arguments(arguments)
+        if not isinstance(arguments, dict):
+            return UserToolOutcome(self._not_an_object(arguments), is_error=True), None
+        problem = self._missing_arguments(arguments)
         if problem is not None:
             return UserToolOutcome(problem, is_error=True), None
         try:
@@ -137,7 +140,7 @@ class Tool:
         except Exception as exc:
             return self._error(exc), None
 
-    def call(self, arguments: Any) -> UserToolOutcome:
+    def call(self, arguments: object) -> UserToolOutcome:
         """Run the tool synchronously; errors come back as an error :class:`UserToolOutcome`."""
         done, value = self._start(arguments)
         if done is not None:
@@ -149,7 +152,7 @@ class Tool:
                 return self._error(exc)
         return self._format(value)
 
-    async def acall(self, arguments: Any) -> UserToolOutcome:
+    async def acall(self, arguments: object) -> UserToolOutcome:
         """Run the tool, awaiting it when it is async; errors come back as text."""
         done, value = self._start(arguments)
         if done is not None:
@@ -162,5 +165,5 @@ class Tool:
         return self._format(value)
 
 
-async def _await(value: Any) -> Any:
+async def _await(value: Awaitable[object]) -> object:
     return await value

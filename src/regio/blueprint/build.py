@@ -24,7 +24,7 @@ from regio.errors import (
 )
 from regio.providers.registry import chat_format_for
 from regio.regions import Refusal, Region, Window, make_region
-from regio.tokens import get_counter
+from regio.tokens import TokenCounter, get_counter
 
 __all__ = ["build_window", "region_options"]
 
@@ -78,7 +78,7 @@ def _seed(window: Window, region: Region, spec: RegionSpec, bp: Blueprint, index
 
 
 def build_window(
-    blueprint: Blueprint, *, counter: Any = None, allow_custom_hooks: bool = False
+    blueprint: Blueprint, *, counter: TokenCounter | None = None, allow_custom_hooks: bool = False
 ) -> Window:
     """A fresh :class:`regio.regions.Window` for ``blueprint``, with every seed written.
 

@@ -13,7 +13,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from regio.blueprint.errors import BlueprintError
 from regio.blueprint.loader import load_blueprint
@@ -59,7 +58,7 @@ def _indent(text: str) -> int:
     return value
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``validate`` and ``schema`` to the ``regio`` command (see :mod:`regio.cli`)."""
     validate = subparsers.add_parser(
         "validate",

@@ -25,7 +25,7 @@ are not YAML keys (``Blueprint.warnings``, ``SeedFile.text``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 import attrs
 import cattrs
@@ -45,6 +45,9 @@ from regio.blueprint.spec import (
     TemporarySpec,
 )
 
+if TYPE_CHECKING:
+    from attrs import AttrsInstance
+
 __all__ = ["ValueProblem", "converter", "structure_blueprint", "unstructure_spec"]
 
 _SEED_TYPE = get_args(Seed)[0]
@@ -56,7 +59,7 @@ class ValueProblem(Exception):
 
     def __init__(
         self,
-        value: Any,
+        value: object,
         expected: str,
         *,
         choices: Sequence[str] = (),
@@ -73,7 +76,7 @@ converter = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True, o
 
 
 def _scalar(kind: type, words: str) -> Callable[[Any, Any], Any]:
-    def hook(value: Any, _: Any) -> Any:
+    def hook(value: object, _: object) -> Any:
         if isinstance(value, bool) and kind is not bool:
             raise ValueProblem(value, words)
         if kind is float and isinstance(value, (int, float)):
@@ -92,11 +95,11 @@ for _kind, _words in ((int, "an integer"), (float, "a number"), (str, "a string"
 converter.register_structure_hook(bool, _scalar(bool, "true or false"))
 
 
-def _literal(tp: Any) -> Callable[[Any, Any], Any]:
+def _literal(tp: object) -> Callable[[Any, Any], Any]:
     values = get_args(tp)
     words = describe_type(tp)
 
-    def hook(value: Any, _: Any) -> Any:
+    def hook(value: object, _: object) -> Any:
         if any(value == v and type(value) is type(v) for v in values):
             return value
         raise ValueProblem(value, words, choices=[str(v) for v in values])
@@ -104,12 +107,12 @@ def _literal(tp: Any) -> Callable[[Any, Any], Any]:
     return hook
 
 
-def _annotated(tp: Any) -> Callable[[Any, Any], Any]:
+def _annotated(tp: object) -> Callable[[Any, Any], Any]:
     base, *extras = get_args(tp)
     rules = [r for r in extras if isinstance(r, FieldRule)]
     words = next((r.describe for r in rules if r.describe), None) or describe_type(tp)
 
-    def hook(value: Any, _: Any) -> Any:
+    def hook(value: object, _: object) -> Any:
         try:
             out = converter.structure(value, base)
         except ValueProblem as exc:
@@ -123,25 +126,27 @@ def _annotated(tp: Any) -> Callable[[Any, Any], Any]:
     return hook
 
 
-def _bare(tp: Any) -> Any:
+def _bare(tp: object) -> object:
     return get_args(tp)[0] if get_origin(tp) is Annotated else tp
 
 
-def _scalar_union(tp: Any) -> Callable[[Any, Any], Any]:
+def _scalar_union(tp: object) -> Callable[[Any, Any], Any]:
     members = [m for m in get_args(tp) if m is not type(None)]
     optional = len(members) < len(get_args(tp))
     words = describe_type(tp)
 
-    def fits(value: Any, member: Any) -> bool:
+    def fits(value: object, member: object) -> bool:
         bare = _bare(member)
         bare = str if get_origin(bare) is Literal else bare
         if isinstance(value, bool):
             return bare is bool
         if bare is int and isinstance(value, float):
             return value.is_integer()
-        return isinstance(value, (int, float)) if bare is float else isinstance(value, bare)
+        if bare is float:
+            return isinstance(value, (int, float))
+        return isinstance(bare, type) and isinstance(value, bare)
 
-    def hook(value: Any, _: Any) -> Any:
+    def hook(value: object, _: object) -> Any:
         if value is None and optional:
             return None
         for member in members:
@@ -152,17 +157,17 @@ def _scalar_union(tp: Any) -> Callable[[Any, Any], Any]:
     return hook
 
 
-def _is_scalar_union(tp: Any) -> bool:
+def _is_scalar_union(tp: object) -> bool:
     if get_origin(tp) not in (Union, type(int | str)) or tp == _SEED_TYPE:
         return False
-    return all(isinstance(_bare(m), type) and not attrs.has(_bare(m)) for m in get_args(tp))
+    return all(isinstance(b := _bare(m), type) and not attrs.has(b) for m in get_args(tp))
 
 
-def _sequence(tp: Any) -> Callable[[Any, Any], Any]:
+def _sequence(tp: object) -> Callable[[Any, Any], Any]:
     item_type = get_args(tp)[0]
     words = describe_type(tp)
 
-    def hook(value: Any, _: Any) -> tuple[Any, ...]:
+    def hook(value: object, _: object) -> tuple[Any, ...]:
         if not isinstance(value, list):
             raise ValueProblem(value, words)
         out: list[Any] = []
@@ -175,13 +180,19 @@ def _sequence(tp: Any) -> Callable[[Any, Any], Any]:
                 exc.__notes__ = [*getattr(exc, "__notes__", []), note]
                 errors.append(exc)
         if errors:
-            raise IterableValidationError(f"While structuring {tp!r}", errors, tp)
+            # cattrs types ``cl`` as ``type`` but passes type forms such as ``list[int]`` there
+            # itself (its own list hook); ``tuple[X, ...]`` is one.
+            raise IterableValidationError(
+                f"While structuring {tp!r}",
+                errors,
+                tp,  # type: ignore[arg-type]
+            )
         return tuple(out)
 
     return hook
 
 
-def _is_sequence(tp: Any) -> bool:
+def _is_sequence(tp: object) -> bool:
     args = get_args(tp)
     return get_origin(tp) is tuple and len(args) == 2 and args[1] is Ellipsis
 
@@ -201,7 +212,7 @@ def _spec_structure(cls: type) -> Callable[[Any, Any], Any]:
     )
     keys = ", ".join(f.name for f in attrs.fields(cls) if "doc" in f.metadata)
 
-    def hook(value: Any, _: Any) -> Any:
+    def hook(value: object, _: object) -> Any:
         if not isinstance(value, dict):
             raise ValueProblem(value, f"a mapping with keys {keys}")
         return generated(value, cls)
@@ -213,7 +224,7 @@ def _spec_unstructure(cls: type) -> Callable[[Any], Any]:
     return make_dict_unstructure_fn(cls, converter, _cattrs_omit_if_default=True, **_omitted(cls))
 
 
-def _is_spec(tp: Any) -> bool:
+def _is_spec(tp: object) -> bool:
     return isinstance(tp, type) and attrs.has(tp) and tp is not RegionSpec
 
 
@@ -232,7 +243,7 @@ def _kind_words() -> str:
     )
 
 
-def _structure_region(value: Any, _: Any) -> RegionSpec:
+def _structure_region(value: object, _: object) -> RegionSpec:
     """The spec class registered for the region's ``kind`` (an alias normalised; ``temporary``
     when omitted), looked up when the region is read, so a kind registered after this module
     was imported (in the user's own module) loads too."""
@@ -261,7 +272,7 @@ def _unstructure_region(spec: RegionSpec) -> dict[str, Any]:
     return {"name": data.pop("name"), "kind": spec.kind, **data}
 
 
-def _structure_seed(value: Any, _: Any) -> tuple[SeedEntry, ...] | SeedFile | None:
+def _structure_seed(value: object, _: object) -> tuple[SeedEntry, ...] | SeedFile | None:
     if value is None:
         return None
     if isinstance(value, str):
@@ -295,7 +306,7 @@ converter.register_structure_hook_func(lambda t: t is RegionSpec, _structure_reg
 converter.register_unstructure_hook_func(lambda t: t is RegionSpec, _unstructure_region)
 
 
-def structure_blueprint(data: Any) -> Blueprint:
+def structure_blueprint(data: object) -> Blueprint:
     """YAML data -> :class:`Blueprint`.
 
     Raises :class:`ValueProblem` when ``data`` is not a mapping, else cattrs'
@@ -305,7 +316,7 @@ def structure_blueprint(data: Any) -> Blueprint:
     return blueprint
 
 
-def unstructure_spec(spec: Any) -> dict[str, Any]:
+def unstructure_spec(spec: AttrsInstance) -> dict[str, Any]:
     """A spec object -> plain data (YAML keys in declaration order, defaults omitted; a region
     gets its ``kind`` right after its ``name``)."""
     if isinstance(spec, RegionSpec):

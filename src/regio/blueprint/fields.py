@@ -11,6 +11,7 @@ these types with cattrs and :mod:`regio.blueprint.schema` writes the JSON Schema
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sized
 from typing import Annotated, Any, Literal, get_args
 
 import attrs
@@ -95,22 +96,24 @@ class FieldRule:
         }
         return {k: v for k, v in keywords.items() if v is not None}
 
-    def holds(self, value: Any) -> bool:
-        """True when ``value`` (already of the right type) meets the constraint; NaN meets no
-        bound."""
-        bounded = self.ge is not None or self.gt is not None or self.le is not None
-        if bounded and value != value:  # NaN: every comparison is false, so refuse it here
-            return False
-        if self.ge is not None and value < self.ge:
-            return False
-        if self.gt is not None and value <= self.gt:
-            return False
-        if self.le is not None and value > self.le:
-            return False
-        if self.pattern is not None and re.fullmatch(self.pattern, value) is None:
-            return False
-        if self.min_length is not None and len(value) < self.min_length:
-            return False
+    def holds(self, value: float | str | Sized) -> bool:
+        """True when ``value`` (already of the right type: a number for the bounds, a string
+        for ``pattern`` and ``min_length``, a list for ``min_items``) meets the constraint;
+        NaN meets no bound."""
+        if isinstance(value, (int, float)):
+            bounded = self.ge is not None or self.gt is not None or self.le is not None
+            if bounded and value != value:  # NaN: every comparison is false, so refuse it here
+                return False
+            if self.ge is not None and value < self.ge:
+                return False
+            if self.gt is not None and value <= self.gt:
+                return False
+            return self.le is None or value <= self.le
+        if isinstance(value, str):
+            if self.pattern is not None and re.fullmatch(self.pattern, value) is None:
+                return False
+            if self.min_length is not None and len(value) < self.min_length:
+                return False
         return self.min_items is None or len(value) >= self.min_items
 
 
@@ -141,7 +144,9 @@ Mark = Annotated[
 ]
 
 
-def _field(doc: str, *, default: Any = attrs.NOTHING, factory: Any = None) -> Any:
+def _field(
+    doc: str, *, default: object = attrs.NOTHING, factory: Callable[[], object] | None = None
+) -> Any:
     """An attrs field that is a YAML key, documented by ``doc`` (its type does the rest)."""
     if factory is not None:
         return attrs.field(factory=factory, metadata={"doc": doc})

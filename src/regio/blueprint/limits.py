@@ -124,7 +124,7 @@ def _depth_message(limits: LoaderLimits) -> str:
     )
 
 
-def _scan(loader: Any, limits: LoaderLimits) -> None:
+def _scan(loader: yaml.SafeLoader, limits: LoaderLimits) -> None:
     """The event walk of :func:`scan_events` (raises ``LimitProblem`` or ``yaml.YAMLError``)."""
     open_starts: list[tuple[int, str | None]] = []  # (expanded count at start, anchor)
     sizes: dict[str, int] = {}  # expanded node count of each finished anchored node
@@ -169,7 +169,7 @@ def _scan(loader: Any, limits: LoaderLimits) -> None:
         loader.dispose()
 
 
-def _check_int(loader: Any, event: yaml.ScalarEvent, limits: LoaderLimits) -> None:
+def _check_int(loader: yaml.SafeLoader, event: yaml.ScalarEvent, limits: LoaderLimits) -> None:
     if len(event.value) <= limits.max_int_digits:
         return
     tag = event.tag

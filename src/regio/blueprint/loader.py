@@ -17,6 +17,7 @@ Warnings are attached to the result as ``Blueprint.warnings``.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path as FsPath
 from typing import Any
 
@@ -45,7 +46,7 @@ class BlueprintSource:
     base_dir: FsPath
     located: Located | None = None
 
-    def line(self, path: Any) -> int | None:
+    def line(self, path: Sequence[str | int]) -> int | None:
         """The line of a YAML path, or ``None``."""
         return self.located.line(path) if self.located is not None else None
 

@@ -16,7 +16,6 @@ leaf's path from the notes and phrases it:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import attrs
 from cattrs.errors import (
@@ -35,7 +34,7 @@ from regio.blueprint.spec import REGION_CLASSES, Blueprint, RegionSpec, yaml_fie
 __all__ = ["show", "structure_issues"]
 
 
-def show(value: Any) -> str:
+def show(value: object) -> str:
     """A found value as an error message quotes it (``null``, ``true``, ``a mapping``, ``'x'``)."""
     if value is None:
         return "null"
@@ -50,8 +49,8 @@ def show(value: Any) -> str:
 
 
 def _leaves(
-    exc: BaseException, path: Path, owner: Any
-) -> Iterator[tuple[Path, BaseException, Any]]:
+    exc: BaseException, path: Path, owner: type
+) -> Iterator[tuple[Path, BaseException, type]]:
     """``(path, leaf exception, class being structured)`` for every problem in the tree."""
     if isinstance(exc, (ClassValidationError, IterableValidationError)):
         inner = exc.cl if isinstance(exc, ClassValidationError) else owner
@@ -67,7 +66,7 @@ def _leaves(
         yield path, exc, owner
 
 
-def _what(owner: Any, path: Path) -> str:
+def _what(owner: type, path: Path) -> str:
     if isinstance(owner, type) and issubclass(owner, RegionSpec):
         return f"a {owner.kind} region"
     if owner is Blueprint:
@@ -75,12 +74,12 @@ def _what(owner: Any, path: Path) -> str:
     return format_path(path)
 
 
-def _allowed(owner: Any) -> list[str]:
+def _allowed(owner: type) -> list[str]:
     names = [f.name for f in yaml_fields(owner)] if attrs.has(owner) else []
     return ["kind", *names] if isinstance(owner, type) and issubclass(owner, RegionSpec) else names
 
 
-def _unknown_key(owner: Any, path: Path, key: Any) -> str:
+def _unknown_key(owner: type, path: Path, key: object) -> str:
     allowed = _allowed(owner)
     what = _what(owner, path)
     if not isinstance(key, str):
@@ -97,7 +96,7 @@ def _unknown_key(owner: Any, path: Path, key: Any) -> str:
     )
 
 
-def _missing(owner: Any, name: str, path: Path) -> str:
+def _missing(owner: type, name: str, path: Path) -> str:
     doc = attrs.fields_dict(owner)[name].metadata.get("doc", "")
     return f"missing required key {name!r} in {_what(owner, path)} ({doc})"
 

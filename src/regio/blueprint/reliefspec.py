@@ -37,7 +37,7 @@ __all__ = ["ReliefSpec", "ReliefToolSpec", "check_relief", "relief_policy"]
 ROUTE_KINDS = ("temporary", "clearable", "keyed")
 
 
-def _spec_type(hint: Any) -> Any:
+def _spec_type(hint: object) -> object:
     """A policy field's type as a blueprint key's: the ``msgspec.Meta`` constraints a
     :class:`regio.blueprint.fields.FieldRule` can state become one (inside ``X | None`` too);
     :func:`check_relief` validates the values against every declared constraint."""
@@ -75,10 +75,12 @@ def _policy_keys(cls: type[msgspec.Struct], skip: tuple[str, ...] = ()) -> dict[
     return keys
 
 
-def _key(doc: str, kind: Any, **default: Any) -> Any:
+def _key(doc: str, kind: object, **default: Any) -> Any:
     """A blueprint key of type ``kind`` documented by ``doc`` (as
     :func:`regio.blueprint.fields._field` declares one)."""
-    return attrs.field(type=kind, metadata={"doc": doc}, **default)
+    # attrs' stub types ``type=`` as a class; attrs keeps any type form (``Annotated[...]``,
+    # a union) as given, and the converter and the schema read it from there.
+    return attrs.field(type=kind, metadata={"doc": doc}, **default)  # type: ignore[call-overload]
 
 
 def _tool_keys() -> dict[str, Any]:

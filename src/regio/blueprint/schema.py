@@ -113,7 +113,7 @@ def _union_schema(members: tuple[Any, ...]) -> dict[str, Any]:
     return {"anyOf": [*options, {"type": "null"}] if nullable else options}
 
 
-def type_schema(tp: Any) -> dict[str, Any]:
+def type_schema(tp: object) -> dict[str, Any]:
     """The JSON Schema of a spec field type (``$ref`` to ``#/$defs/...`` for spec classes).
 
     ``Annotated[T, FieldRule(...)]`` adds the rule's keywords to ``T``'s schema (or to the schema of
@@ -143,7 +143,7 @@ def type_schema(tp: Any) -> dict[str, Any]:
     return {"type": _JSON_TYPES[tp]}
 
 
-def rule_describe(tp: Any) -> str | None:
+def rule_describe(tp: object) -> str | None:
     """The ``FieldRule.describe`` phrase of a field type (also inside ``X | None``), or ``None``."""
     if get_origin(tp) is Annotated:
         return next((r.describe for r in get_args(tp)[1:] if getattr(r, "describe", None)), None)
@@ -153,12 +153,12 @@ def rule_describe(tp: Any) -> str | None:
     return None
 
 
-def describe_type(tp: Any) -> str:
+def describe_type(tp: object) -> str:
     """What a field type allows, in words (``an integer >= 1``)."""
     return describe_schema(type_schema(tp))
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     if value is None:
         return "null"
     return repr(value)

@@ -26,14 +26,19 @@ remove or rewrite entries: ``lookup`` (replaces only when the same key is looked
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from regio.blueprint.capturespec import CaptureSpec
+    from regio.blueprint.regionspec import RegionSpec
+    from regio.blueprint.reliefspec import ReliefSpec
 
 __all__ = ["replacing_writers", "writer_warnings"]
 
 Warn = Callable[[tuple["str | int", ...], str], None]
 
 
-def _capture_writer(cap: Any) -> str:
+def _capture_writer(cap: CaptureSpec) -> str:
     """The phrase for a capture rule that replaces what it stored, else ``""``."""
     if cap.rule == "park":
         keep = cap.keep or 1
@@ -44,7 +49,9 @@ def _capture_writer(cap: Any) -> str:
     return ""
 
 
-def replacing_writers(regions: Sequence[Any], relief: Any = None) -> dict[str, str]:
+def replacing_writers(
+    regions: Sequence[RegionSpec], relief: ReliefSpec | None = None
+) -> dict[str, str]:
     """Region name -> the declared writer that replaces what it stored there (module doc),
     for region specs ``regions`` (``name``, ``capture``) and the blueprint's ``relief`` spec
     (its ``tools``' ``route`` / ``route_key``; ``None``: none). A region with several gets
@@ -65,7 +72,7 @@ def replacing_writers(regions: Sequence[Any], relief: Any = None) -> dict[str, s
     return out
 
 
-def writer_warnings(regions: Sequence[Any], relief: Any, warn: Warn) -> None:
+def writer_warnings(regions: Sequence[RegionSpec], relief: ReliefSpec | None, warn: Warn) -> None:
     """Warn at ``regions[i].volatility`` for each region declared ``stable`` or ``grows``
     whose declared writer replaces what it stored (:func:`replacing_writers`): the ``regio``
     layout places it in the tail instead."""

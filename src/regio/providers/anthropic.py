@@ -41,7 +41,7 @@ ANTHROPIC_TOOLS = ToolFraming(
 _CACHE_KEYS = ("cache_read_input_tokens", "cache_creation_input_tokens", "cache_creation")
 
 
-def _is_anthropic_usage(usage: Any) -> bool:
+def _is_anthropic_usage(usage: object) -> bool:
     """``input_tokens`` with Anthropic's cache fields, or without OpenAI Responses'
     ``input_tokens_details`` (a Messages usage need not carry the cache fields)."""
     if usage is None or has(usage, "prompt_tokens") or not has(usage, "input_tokens"):
@@ -49,7 +49,7 @@ def _is_anthropic_usage(usage: Any) -> bool:
     return any(has(usage, k) for k in _CACHE_KEYS) or not has(usage, "input_tokens_details")
 
 
-def anthropic_usage_fields(usage: Any) -> UsageFields:
+def anthropic_usage_fields(usage: object) -> UsageFields:
     """The token fields of a Messages ``usage``: ``input_tokens`` is the uncached part, the
     prompt the sum of it, ``cache_read_input_tokens`` and the cache writes, split by TTL with
     ``cache_creation.ephemeral_5m_input_tokens`` / ``ephemeral_1h_input_tokens`` (all 5m

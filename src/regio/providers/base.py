@@ -63,8 +63,8 @@ class UsageParser:
     """
 
     api: str
-    recognizes: Callable[[Any], bool]
-    parse: Callable[[Any], UsageFields]
+    recognizes: Callable[[object], bool]
+    parse: Callable[[object], UsageFields]
     keys: tuple[str, ...]
     describes: str
     example: Mapping[str, Any]

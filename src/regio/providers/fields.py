@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
 
 __all__ = ["count", "field", "has"]
 
 
-def field(obj: Any, key: str) -> Any:
+def field(obj: object, key: str) -> object:
     """``obj[key]`` of a mapping, ``obj.key`` of an object, ``None`` when absent."""
     if obj is None:
         return None
@@ -19,12 +18,12 @@ def field(obj: Any, key: str) -> Any:
     return getattr(obj, key, None)
 
 
-def has(obj: Any, key: str) -> bool:
+def has(obj: object, key: str) -> bool:
     """Whether ``obj`` has ``key`` with a value other than ``None``."""
     return field(obj, key) is not None
 
 
-def count(value: Any, place: str) -> int:
+def count(value: object, place: str) -> int:
     """``value`` as a token count (``None``: 0). Raises
     :class:`regio.errors.UsageError` naming ``place`` for a value that is not a finite
     number in ``[0, MAX_TOKENS]`` (:data:`regio.session._sizes.MAX_TOKENS`)."""

@@ -56,7 +56,7 @@ CHAT_TOOLS = _framing("openai_chat", chat_function_tool)
 RESPONSES_TOOLS = _framing("openai_responses", responses_function_tool)
 
 
-def openai_usage_fields(usage: Any, side: str, output_key: str) -> UsageFields:
+def openai_usage_fields(usage: object, side: str, output_key: str) -> UsageFields:
     """The token fields of an OpenAI ``usage``: ``<side>_tokens`` (the whole prompt) with its
     ``<side>_tokens_details.cached_tokens`` (``side``: ``prompt`` for Chat Completions,
     ``input`` for Responses) and ``output_key``."""
@@ -71,11 +71,11 @@ def openai_usage_fields(usage: Any, side: str, output_key: str) -> UsageFields:
     }
 
 
-def _is_chat_usage(usage: Any) -> bool:
+def _is_chat_usage(usage: object) -> bool:
     return has(usage, "prompt_tokens")
 
 
-def _is_responses_usage(usage: Any) -> bool:
+def _is_responses_usage(usage: object) -> bool:
     """``input_tokens`` with ``input_tokens_details`` and none of Anthropic's cache fields."""
     if has(usage, "prompt_tokens") or not has(usage, "input_tokens"):
         return False

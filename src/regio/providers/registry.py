@@ -137,7 +137,7 @@ def response_readers() -> tuple[ResponseReader, ...]:
     return _distinct([p.responses for p in _REGISTRY.values()])
 
 
-def usage_parser_for(usage: Any) -> UsageParser | None:
+def usage_parser_for(usage: object) -> UsageParser | None:
     """The registered usage parser that recognizes ``usage`` (``None``: none does)."""
     for parser in usage_parsers():
         if parser.recognizes(usage):

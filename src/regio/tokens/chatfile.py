@@ -62,15 +62,15 @@ class ChatItem(msgspec.Struct, frozen=True):
     name: str | None = None
 
 
-def _is_message(value: Any) -> bool:
+def _is_message(value: object) -> bool:
     return isinstance(value, dict) and isinstance(value.get("role"), str)
 
 
-def _is_message_list(value: Any) -> bool:
+def _is_message_list(value: object) -> bool:
     return isinstance(value, list) and bool(value) and all(_is_message(m) for m in value)
 
 
-def _tool_calls(raw: Any, where: str) -> list[Block]:
+def _tool_calls(raw: object, where: str) -> list[Block]:
     if isinstance(raw, str):
         text = raw.strip()
         if not text:
@@ -101,7 +101,7 @@ def _tool_calls(raw: Any, where: str) -> list[Block]:
     return blocks
 
 
-def _part_text(part: Any) -> str:
+def _part_text(part: object) -> str:
     if isinstance(part, str):
         return part
     if isinstance(part, dict) and isinstance(part.get("text"), str):
@@ -109,7 +109,7 @@ def _part_text(part: Any) -> str:
     return canonical_json(part).decode()
 
 
-def _flat_text(content: Any) -> str:
+def _flat_text(content: object) -> str:
     if content is None:
         return ""
     if isinstance(content, str):
@@ -119,7 +119,7 @@ def _flat_text(content: Any) -> str:
     return canonical_json(content).decode()
 
 
-def _content_blocks(content: Any, where: str) -> list[Block]:
+def _content_blocks(content: object, where: str) -> list[Block]:
     if content is None:
         return []
     if isinstance(content, str):
@@ -192,7 +192,7 @@ def _messages(items: Sequence[Any], source: str, prefix: str = "") -> list[ChatI
     return out
 
 
-def parse_transcript(data: Any, source: str = "<data>") -> list[ChatItem]:
+def parse_transcript(data: object, source: str = "<data>") -> list[ChatItem]:
     """Messages of a decoded JSON transcript (shapes in the module docstring).
 
     Raises :class:`TranscriptError` naming ``source`` and the expected shapes.

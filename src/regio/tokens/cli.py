@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from .chatfile import TranscriptError, read_transcript
 from .registry import COUNTER_NAMES, counter_for_model, get_counter
@@ -16,7 +15,7 @@ __all__ = ["JSON_SUFFIXES", "register", "run_count"]
 JSON_SUFFIXES = (".json", ".jsonl", ".traj")
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``count`` to the ``regio`` command's subparsers."""
     parser = subparsers.add_parser(
         "count",

@@ -14,12 +14,18 @@ reported usage (:class:`regio.tokens.Calibration`) corrects the residual.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 import msgspec
 
-__all__ = ["NEUTRAL_FRAMING", "UNSENT_FRAMING", "ToolFraming", "tool_definition_tokens"]
+__all__ = [
+    "NEUTRAL_FRAMING",
+    "UNSENT_FRAMING",
+    "ToolDefinition",
+    "ToolFraming",
+    "tool_definition_tokens",
+]
 
 
 @attrs.frozen
@@ -45,7 +51,20 @@ class ToolFraming:
     source: str = ""
 
 
-def _neutral(tool: Any) -> list[Any]:
+class ToolDefinition(Protocol):
+    """A tool definition as it is counted: a name, a description and the JSON Schema of its
+    input with sorted keys (:class:`regio.layout.ToolSpec`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    def canonical_schema(self) -> dict[str, Any]: ...
+
+
+def _neutral(tool: ToolDefinition) -> list[object]:
     return [tool.name, tool.description, tool.canonical_schema()]
 
 
@@ -65,7 +84,7 @@ UNSENT_FRAMING = ToolFraming(
 
 
 def tool_definition_tokens(
-    tools: Iterable[Any], framing: ToolFraming, count: Callable[[str], int]
+    tools: Iterable[ToolDefinition], framing: ToolFraming, count: Callable[[str], int]
 ) -> int:
     """Tokens of ``tools`` (objects with ``name``, ``description`` and ``canonical_schema()``,
     i.e. :class:`regio.layout.ToolSpec`) as an API with ``framing`` receives them: each

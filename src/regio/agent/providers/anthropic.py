@@ -19,7 +19,8 @@ https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching). Refusals a
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -28,6 +29,9 @@ from regio.layout.provider_compaction import ANTHROPIC_COMPACT_EDIT as COMPACT_E
 from ..types import Completion
 from .base import context_window_field, create_kwargs, sdk_client, to_dict
 from .wire import anthropic_completion
+
+if TYPE_CHECKING:
+    from anthropic import Anthropic, AsyncAnthropic
 
 __all__ = ["COMPACT_BETA", "AnthropicProvider"]
 
@@ -79,7 +83,7 @@ class AnthropicProvider:
     def _async_client(self) -> Any:
         return sdk_client(self, "async_client", "anthropic", "AsyncAnthropic")
 
-    def request_kwargs(self, payload: dict[str, Any], create: Any) -> dict[str, Any]:
+    def request_kwargs(self, payload: dict[str, Any], create: Callable[..., Any]) -> dict[str, Any]:
         """Keyword arguments for ``messages.create``: the payload plus ``model``,
         ``max_tokens``, ``temperature`` and ``extra_body`` (unknown keys go there)."""
         body = dict(payload)
@@ -90,10 +94,13 @@ class AnthropicProvider:
         body.pop("prompt_cache_key", None)  # an OpenAI field; the Messages API has none
         return create_kwargs(body, create, self.extra_body)
 
-    def _call(self, client: Any, payload: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    def _call(
+        self, client: Anthropic | AsyncAnthropic, payload: dict[str, Any]
+    ) -> tuple[Callable[..., Any], dict[str, Any]]:
         """(``create``, its keyword arguments): the beta endpoint with the context-management
         beta when the payload carries ``context_management`` (and the compaction beta when an
         edit is threshold compaction)."""
+        create: Callable[..., Any]
         if "context_management" not in payload:
             create = client.messages.create
             return create, self.request_kwargs(payload, create)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
@@ -56,6 +57,14 @@ class ProviderAdapter(Protocol):
         ...
 
 
+class HoldsSdkClient(Protocol):
+    """A provider that builds its SDK client on first use (:func:`sdk_client`): the client
+    lives in one of its attributes (``client`` / ``async_client``, ``None`` until built) and
+    ``_client_kwargs()`` gives the client constructor's keyword arguments."""
+
+    def _client_kwargs(self) -> dict[str, Any]: ...
+
+
 def require_sdk(module: str) -> ModuleType:
     """Import the SDK ``module`` (``"openai"`` or ``"anthropic"``).
 
@@ -70,7 +79,7 @@ def require_sdk(module: str) -> ModuleType:
         ) from exc
 
 
-def sdk_client(provider: Any, slot: str, module: str, class_name: str) -> Any:
+def sdk_client(provider: HoldsSdkClient, slot: str, module: str, class_name: str) -> Any:
     """The SDK client held in ``provider.<slot>`` (``"client"`` / ``"async_client"``),
     built on first use as ``<module>.<class_name>(**provider._client_kwargs())`` (e.g.
     ``"anthropic"``, ``"AsyncAnthropic"``) and kept there.
@@ -84,7 +93,9 @@ def sdk_client(provider: Any, slot: str, module: str, class_name: str) -> Any:
     return client
 
 
-def create_kwargs(body: dict[str, Any], create: Any, extra_body: dict[str, Any]) -> dict[str, Any]:
+def create_kwargs(
+    body: dict[str, Any], create: Callable[..., Any], extra_body: dict[str, Any]
+) -> dict[str, Any]:
     """Split a request ``body`` into keyword arguments for the SDK's ``create``: keys its
     signature names travel as themselves, every other key (plus ``extra_body`` and the body's
     own ``extra_body``) travels in ``extra_body`` (omitted when empty). ``body`` is consumed."""
@@ -102,7 +113,7 @@ def create_kwargs(body: dict[str, Any], create: Any, extra_body: dict[str, Any])
     return kwargs
 
 
-def to_dict(obj: Any) -> dict[str, Any]:
+def to_dict(obj: object) -> dict[str, Any]:
     """A JSON-able dict of an SDK response object (pydantic ``model_dump``) or a dict."""
     if isinstance(obj, dict):
         return obj
@@ -119,7 +130,7 @@ def to_dict(obj: Any) -> dict[str, Any]:
     raise TypeError(f"cannot read a provider response of type {type(obj).__name__}")
 
 
-def _check_window(instance: Any, attribute: Any, value: Any) -> None:
+def _check_window(instance: object, attribute: attrs.Attribute[int | None], value: object) -> None:
     from regio.session._declared import check_context_window
 
     check_context_window(value, f"{type(instance).__name__}({attribute.name}=...)")

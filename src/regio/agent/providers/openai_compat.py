@@ -18,6 +18,7 @@ and ``body``), which :func:`regio.providers.overflow.classify_overflow` recognis
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlparse
 
@@ -104,7 +105,7 @@ class OpenAICompatibleProvider:
     def _async_client(self) -> Any:
         return sdk_client(self, "async_client", "openai", "AsyncOpenAI")
 
-    def request_kwargs(self, payload: dict[str, Any], create: Any) -> dict[str, Any]:
+    def request_kwargs(self, payload: dict[str, Any], create: Callable[..., Any]) -> dict[str, Any]:
         """The keyword arguments for ``chat.completions.create``: the payload plus ``model``,
         sampling defaults and ``extra_body``; unknown keys move into ``extra_body``."""
         body = dict(payload)

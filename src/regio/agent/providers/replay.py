@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -20,6 +20,9 @@ from regio.content import Message
 
 from ..errors import AgentConfigError, ReplayExhaustedError
 from ..types import USAGE_COUNTS, Completion, ProviderUsage
+
+if TYPE_CHECKING:
+    from regio.traces.format import Trace, Usage
 
 __all__ = ["ReplayProvider"]
 
@@ -54,7 +57,7 @@ class ReplayProvider:
         return cls(out, **kwargs)
 
     @classmethod
-    def from_trace(cls, trace: Any, **kwargs: Any) -> ReplayProvider:
+    def from_trace(cls, trace: Trace | str | os.PathLike[str], **kwargs: Any) -> ReplayProvider:
         """A replay of a regio trace's assistant events (a ``Trace`` or a JSONL path), with
         their recorded usage."""
         from regio.traces.format import AssistantMessage, Trace, read_trace
@@ -113,7 +116,7 @@ class ReplayProvider:
         return self.complete(payload)
 
 
-def recorded_unreported(usage: Any) -> tuple[str, ...]:
+def recorded_unreported(usage: Usage) -> tuple[str, ...]:
     """The counts of a recorded :class:`regio.traces.format.Usage` its provider left out: those
     whose own name is missing from ``usage.reported`` (a usage of unknown provider, or with no
     ``reported`` names, counts as fully reported, as it was read). The names are

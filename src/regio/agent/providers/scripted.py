@@ -55,7 +55,7 @@ def reply(
     return Completion(message=message, usage=usage, stop_reason=reason, model="scripted")
 
 
-def _as_completion(item: Any, index: int) -> Completion:
+def _as_completion(item: object, index: int) -> Completion:
     if isinstance(item, Completion):
         return item
     if isinstance(item, Message):

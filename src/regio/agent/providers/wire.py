@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from typing import Any
+from typing import Any, TypeGuard
 
 from regio.callargs import INVALID_ARGUMENTS_KEY, function_arguments, invalid_arguments
 from regio.content import Block, Message, Text, Thinking, ToolUse
@@ -43,11 +43,11 @@ __all__ = [
 ]
 
 
-def _int(value: Any) -> int:
+def _int(value: object) -> int:
     return int(value) if _reported(value) else 0
 
 
-def _reported(value: Any) -> bool:
+def _reported(value: object) -> TypeGuard[int | float]:
     """A count a provider reported: a finite, non-negative number (not a bool)."""
     return (
         isinstance(value, (int, float))
@@ -57,13 +57,13 @@ def _reported(value: Any) -> bool:
     )
 
 
-def _fields(value: Any) -> dict[str, Any]:
+def _fields(value: object) -> dict[str, Any]:
     """A usage object or one of its ``*_details``: the dict itself, ``{}`` for anything else
     (an absent or malformed object reports nothing; its counts are named unreported)."""
     return value if isinstance(value, dict) else {}
 
 
-def _object(value: Any, where: str, data: Any) -> dict[str, Any]:
+def _object(value: object, where: str, data: dict[str, Any]) -> dict[str, Any]:
     """``value`` when it is a JSON object, else :class:`ProviderResponseError` naming
     ``where``."""
     if not isinstance(value, dict):
@@ -73,7 +73,7 @@ def _object(value: Any, where: str, data: Any) -> dict[str, Any]:
     return value
 
 
-def _text(value: Any, where: str, data: Any, default: str = "") -> str:
+def _text(value: object, where: str, data: dict[str, Any], default: str = "") -> str:
     """``value`` when it is text (``default`` for ``None``), else
     :class:`ProviderResponseError` naming ``where``."""
     if value is None:
@@ -125,7 +125,7 @@ def openai_usage(
     )
 
 
-def legacy_call_id(data: dict[str, Any], name: str, arguments: Any) -> str:
+def legacy_call_id(data: dict[str, Any], name: str, arguments: object) -> str:
     """The call id given to a Chat Completions legacy ``message.function_call`` (which has
     none): ``call_legacy_`` and 24 hex digits of the sha256 of the response's ``id`` and
     ``created`` and the call's name and arguments, so the same response always gives the same
@@ -139,7 +139,7 @@ def legacy_call_id(data: dict[str, Any], name: str, arguments: Any) -> str:
     return f"{LEGACY_CALL_PREFIX}{digest}"
 
 
-def _chat_content(content: Any, data: Any) -> str:
+def _chat_content(content: object, data: dict[str, Any]) -> str:
     """The text of a Chat Completions ``message.content``: a string, or the text of its
     parts (some servers return a part list)."""
     if isinstance(content, list):
@@ -151,14 +151,14 @@ def _chat_content(content: Any, data: Any) -> str:
     return _text(content, "choices[0].message.content", data)
 
 
-def _name(value: Any, missing: str, data: Any) -> str:
+def _name(value: object, missing: str, data: dict[str, Any]) -> str:
     """A tool call's name; :class:`ProviderResponseError` ``missing`` when absent or not text."""
     if not isinstance(value, str) or not value:
         raise ProviderResponseError(missing, raw=data)
     return value
 
 
-def _call_id(value: Any, default: str, where: str, data: Any) -> str:
+def _call_id(value: object, default: str, where: str, data: dict[str, Any]) -> str:
     """A tool call's id as text (``default`` when absent); :class:`ProviderResponseError` for
     an id that is neither text nor a number."""
     value = value or default
@@ -167,7 +167,7 @@ def _call_id(value: Any, default: str, where: str, data: Any) -> str:
     return str(value)
 
 
-def _chat_call(call: Any, index: int, data: Any) -> ToolUse:
+def _chat_call(call: object, index: int, data: dict[str, Any]) -> ToolUse:
     where = f"choices[0].message.tool_calls[{index}]"
     call = _object(call, where, data)
     function = _object(call.get("function") or {}, f"{where}.function", data)
@@ -258,7 +258,7 @@ def anthropic_usage(usage: dict[str, Any] | None) -> ProviderUsage:
     )
 
 
-def _anthropic_block(item: Any, index: int, data: Any) -> Block | None:
+def _anthropic_block(item: object, index: int, data: dict[str, Any]) -> Block | None:
     """The block of ``content[index]`` (``None`` for an empty text or a type regio does not
     keep: server tool results, citations)."""
     where = f"content[{index}]"
