@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from regio.content import group_entries
 from regio.regions import PendingCompaction, Region, SlidingWindow
+from regio.turngroups import group_entries
 
 from .events import NothingCompacted
 from .sizes import SizeError, count_argument
