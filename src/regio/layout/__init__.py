@@ -48,11 +48,11 @@ from .model import (
     ToolSpec,
 )
 from .provider_compaction import ProviderCompaction
-from .render_anthropic import count_cache_markers, render_anthropic
-from .render_common import CONTINUE_TEXT
-from .render_openai import render_openai_chat, render_openai_responses
-from .render_text import render_prompt, render_text
-from .renderers import Renderer, register_renderer, renderer_for, renderers
+from .render.anthropic import count_cache_markers, render_anthropic
+from .render.common import CONTINUE_TEXT
+from .render.openai import render_openai_chat, render_openai_responses
+from .render.registry import Renderer, register_renderer, renderer_for, renderers
+from .render.text import render_prompt, render_text
 from .renderlog import RenderLog
 from .repair import (
     CONVERSATION_START,
