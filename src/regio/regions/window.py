@@ -35,11 +35,11 @@ from regio.events import EventBus, transactional
 from regio.policies import is_user_turn_start
 from regio.regions import batch, flush, removal, todo
 from regio.regions.base import Refusal, Region, WritePlan, WriteResult
-from regio.regions.calls import CallIndex, CallRecord
+from regio.regions.indexes.calls import CallIndex, CallRecord
+from regio.regions.indexes.results import ResultIndex
 from regio.regions.pending import CompactionQueue, PendingCompaction
 from regio.regions.protocols import Content, content_blocks
 from regio.regions.registry import make_region
-from regio.regions.resultindex import ResultIndex
 from regio.regions.state import FinishGate, RegionState, WindowState
 from regio.regions.superseded import ProgressIndex, admit_superseding, drop_superseded_progress
 from regio.regions.windowchecks import check_floors, pair_histories
