@@ -80,18 +80,19 @@ PEERS: tuple[str, ...] = (
     *EDITING_PEERS,
     *PROVIDER_PEERS,
 )
-#: Peer -> (module imported to check it, distribution name for its version).
-PEER_PACKAGES: dict[str, tuple[str, str]] = {
+#: Peer -> (module imported to check it, distribution name for its version). The peers regio
+#: simulates itself (distribution ``regio``) name no module: they are always available.
+PEER_PACKAGES: dict[str, tuple[str | None, str]] = {
     "trim": ("langchain_core.messages", "langchain-core"),
     "summarization-middleware": ("langchain.agents.middleware", "langchain"),
     "llamaindex-memory": ("llama_index.core.memory", "llama-index-core"),
     "agent-framework-truncation": ("agent_framework", "agent-framework-core"),
-    "anthropic-clear-tool-uses": ("regio.cache.context_editing", "regio"),
+    "anthropic-clear-tool-uses": (None, "regio"),
     "context-editing-middleware": ("langchain.agents.middleware", "langchain"),
-    "anthropic-clear-tool-uses-tuned": ("regio.cache.context_editing", "regio"),
+    "anthropic-clear-tool-uses-tuned": (None, "regio"),
     "context-editing-middleware-tuned": ("langchain.agents.middleware", "langchain"),
-    "anthropic-compaction": ("regio.bench.provider_peers", "regio"),
-    "openai-compaction": ("regio.bench.provider_peers", "regio"),
+    "anthropic-compaction": (None, "regio"),
+    "openai-compaction": (None, "regio"),
 }
 
 
@@ -104,9 +105,12 @@ def peer_allowance(window_tokens: int, system_tokens: int, tool_tokens: int) -> 
 
 
 def peer_available(name: str) -> bool:
-    """True when the package of peer ``name`` imports."""
+    """True when the package of peer ``name`` imports (always for a peer regio simulates)."""
+    module = PEER_PACKAGES[name][0]
+    if module is None:
+        return True
     try:
-        importlib.import_module(PEER_PACKAGES[name][0])
+        importlib.import_module(module)
     except ImportError:
         return False
     return True
