@@ -32,7 +32,7 @@ from typing import Any
 
 import attrs
 
-from regio.bench.peerview import CompactionCall
+from regio.bench.peers.view import CompactionCall
 from regio.cache.types import CacheBlock, CacheRequest
 from regio.content import Entry, content_hash
 from regio.layout import Request, to_cache_request
