@@ -16,7 +16,7 @@ entries) and 3.1 us (4,000), ratio 0.97; before (regio main of 2026-12-01: the c
 scanned per call, every tool schema built to know whether ``context_restore`` is offered) 133
 us and 1,802 us, ratio 13.6.
 
-Oldest call (2026-12-01, the window's result index, ``regio.regions.resultindex``; a quiet
+Oldest call (2026-12-01, the window's result index, ``regio.regions.indexes.results``; a quiet
 moment of the machine): 3.7 us (400) and 3.7 us (4,000); the first after a clear 7.7 us and
 7.6 us; newest 4.2 us (4,000). Before (the walk from the newest entry back to the call; the
 call index's prune reading every entry after any edit): 116 us and 1,305 us; after a clear

@@ -11,9 +11,9 @@ from typing import Any
 from regio.agent import ProviderResponseError
 from regio.content import Message, Text, Thinking, ToolResult, ToolUse, block_text
 from regio.layout import Request, ToolSpec
-from regio.layout.render_common import group_messages_of
-from regio.layout.render_openai import system_text
-from regio.layout.renderers import FunctionRenderer
+from regio.layout.render.common import group_messages_of
+from regio.layout.render.openai import system_text
+from regio.layout.render.registry import FunctionRenderer
 from regio.providers import CacheRuleKey, Provider, ResponseReader, UsageParser, register_provider
 from regio.providers.fields import count, field, has
 from regio.tokens import ChatFormatOverhead

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from regio.content import ToolUse, group_entries
+from regio.content import ToolUse
 from regio.engine import Engine
+from regio.turngroups import group_entries
 
 
 def conversation_blueprint(

@@ -24,14 +24,8 @@ from regio.cli import main
 from regio.content import Text, ToolUse
 from regio.traces.builder import TraceBuilder
 from regio.traces.claudecode import anthropic_usage as claude_code_usage
-from regio.traces.format import (
-    AssistantMessage,
-    Header,
-    Trace,
-    Usage,
-    UserMessage,
-    write_trace,
-)
+from regio.traces.format import AssistantMessage, Header, Trace, Usage, UserMessage
+from regio.traces.jsonl import write_trace
 from regio.traces.openhands import litellm_usage
 
 

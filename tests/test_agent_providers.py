@@ -361,14 +361,8 @@ def test_the_replay_provider_answers_with_recorded_messages_then_stops():
 
 
 def test_the_replay_provider_reads_a_regio_trace_with_its_usage(tmp_path):
-    from regio.traces.format import (
-        AssistantMessage,
-        Header,
-        Trace,
-        Usage,
-        UserMessage,
-        write_trace,
-    )
+    from regio.traces.format import AssistantMessage, Header, Trace, Usage, UserMessage
+    from regio.traces.jsonl import write_trace
 
     trace = Trace(
         header=Header(id="t", source_format="regio"),

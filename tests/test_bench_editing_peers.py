@@ -8,14 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.bench.baselines import PlainMessage, plain_message
-from regio.bench.editing_peers import (
+from regio.bench.peers import PEERS, make_peer, peer_available
+from regio.bench.peers.editing import (
     CLEAR_AT_LEAST_SHARE,
     TRIGGER_SHARE,
     MiddlewareEditPeer,
     ServerEditPeer,
     fit_allowance,
 )
-from regio.bench.peers import PEERS, make_peer, peer_available
 from regio.cache.context_editing import PLACEHOLDER
 from regio.content import Message, ToolResult, ToolUse
 from regio.summarizers._extractive import ExtractiveSummarizer

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regio.bench.editing_peers import TRIGGER_SHARE
 from regio.bench.metrics import total_models
 from regio.bench.output import retention_line
 from regio.bench.peers import PEERS, peer_available
+from regio.bench.peers.editing import TRIGGER_SHARE
 from regio.bench.replay import ABLATIONS, LAYOUTS, ReplayOutput, replay
 from regio.bench.report import BenchReport, TraceResult, load_report, report_json
 from regio.bench.retention import plant_canaries, trace_facts

@@ -11,11 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from regio.bench.layouts import MarkOptions  # importing registers the strategies
 from regio.content import Text
+from regio.layout.comparison import MarkOptions
 from regio.layout.model import LayoutBlock
 from regio.layout.sections import NO_MEMO
-from regio.layout.strategy import LayoutStrategy, strategy_for
+from regio.layout.strategy import LayoutStrategy
+from regio.layout.strategy_registry import strategy_for
 
 NAMES = ("naive", "kind", "volatility")
 DECLARED = {

@@ -26,7 +26,7 @@ import pytest
 
 from regio.bench.cli import examples_dir
 from regio.bench.peers import PEER_PACKAGES, PEERS, peer_available
-from regio.bench.provider_peers import PROVIDER_PEERS
+from regio.bench.peers.providers import PROVIDER_PEERS
 from regio.bench.report import BenchReport, LayoutResult, ModelResult
 from regio.bench.run import DEFAULT_CACHE_MODELS, run_bench
 from regio.blueprint import load_blueprint

@@ -9,7 +9,7 @@ import pytest
 
 from regio.bench.baselines import plain_message
 from regio.bench.peers import make_peer
-from regio.bench.provider_peers import (
+from regio.bench.peers.providers import (
     DOCUMENTED_WINDOW,
     PROVIDER_RULES,
     SUMMARY_PROMPT,
@@ -37,7 +37,7 @@ def test_the_anthropic_trigger_is_the_documented_default_at_its_window() -> None
 
 
 def test_a_scaled_trigger_never_falls_below_the_scaled_minimum() -> None:
-    from regio.bench.provider_peers import ProviderRule
+    from regio.bench.peers.providers import ProviderRule
 
     low = ProviderRule("x", "anthropic", 10_000, 50_000, "doc")
     assert low.trigger(100_000) == 25_000  # the minimum, scaled by 100k / 200k

@@ -12,6 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.cache import cache_model_for
+from regio.cache.applied_edits import (
+    apply_edits,
+    edit_payload,
+    payload_cache_request,
+    simulate_edited,
+)
 from regio.cache.context_editing import (
     CLEAR_THINKING,
     CLEAR_TOOL_USES,
@@ -19,12 +25,8 @@ from regio.cache.context_editing import (
     ClearThinking,
     ClearToolUses,
     ContextEditingError,
-    apply_edits,
-    edit_payload,
     edits_payload,
     parse_edits,
-    payload_cache_request,
-    simulate_edited,
 )
 from regio.errors import RegioError
 

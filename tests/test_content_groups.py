@@ -6,17 +6,8 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regio.content import (
-    Entry,
-    Message,
-    Text,
-    Thinking,
-    ToolResult,
-    ToolUse,
-    canonical_json,
-    group_entries,
-    group_messages,
-)
+from regio.content import Entry, Message, Text, Thinking, ToolResult, ToolUse, canonical_json
+from regio.turngroups import group_entries, group_messages
 
 
 def test_a_call_and_its_adjacent_result_form_one_group() -> None:

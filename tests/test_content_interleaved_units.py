@@ -7,7 +7,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regio.content import Message, ToolResult, ToolUse, group_messages
+from regio.content import Message, ToolResult, ToolUse
+from regio.turngroups import group_messages
 
 
 def _cuts_are_clean(msgs: list[Message]) -> None:

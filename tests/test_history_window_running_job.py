@@ -15,9 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regio.content import Entry, Message, Text, ToolResult, ToolUse, group_entries
+from regio.content import Entry, Message, Text, ToolResult, ToolUse
 from regio.policies import HistoryCaps, analyze
 from regio.regions import SlidingWindow, Window
+from regio.turngroups import group_entries
 from regions_support import StubCounter
 
 

@@ -22,7 +22,6 @@ from regio.content import (
     ToolResult,
     ToolUse,
     block_text,
-    group_entries,
 )
 from regio.engine import Engine
 from regio.layout import check_anthropic, check_openai_chat
@@ -37,6 +36,7 @@ from regio.tokens.media import (
     anthropic_image_tokens,
     openai_image_tokens,
 )
+from regio.turngroups import group_entries
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -12,9 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from progress_support import conversation_blueprint
-from regio.content import Message, ToolResult, ToolUse, group_entries, group_messages
+from regio.content import Message, ToolResult, ToolUse
 from regio.engine import Engine
 from regio.regions import Refusal
+from regio.turngroups import group_entries, group_messages
 
 
 def _engine(budget: int = 40000, items: int = 60) -> Engine:

@@ -27,7 +27,7 @@ import httpx
 
 from proxy_loops import OUTPUT, WINDOW, blueprint, file_text, proxied, run_loop, script
 from proxy_support import ScriptedUpstream
-from regio.layout.render_openai import check_openai_responses
+from regio.layout.render.openai import check_openai_responses
 from regio.layout.repair import check_anthropic, check_openai_chat
 
 #: The client step at which the model calls ``context_restore`` (even steps stream).

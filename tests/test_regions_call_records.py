@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from regio.content import Message, ToolResult, ToolUse
 from regio.errors import CompactionError
 from regio.regions import CompactHistory, SlidingWindow, Window
-from regio.regions.calls import CallIndex, CallRecord
+from regio.regions.indexes.calls import CallIndex, CallRecord
 from regions_support import StubCounter
 
 
@@ -138,7 +138,7 @@ def test_the_call_groups_view_is_read_only_and_follows_the_index() -> None:
 def test_an_append_only_window_prunes_its_call_index_without_a_full_pass(monkeypatch: Any) -> None:
     """Appending call / result pairs changes no group already recorded, so the index's prune
     is an O(regions) check, not a pass over every entry (it ran one per result before)."""
-    import regio.regions.calls as calls_module
+    import regio.regions.indexes.calls as calls_module
 
     passes = []
     real = calls_module.entry_mark

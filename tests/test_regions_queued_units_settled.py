@@ -12,8 +12,9 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from regio.content import Message, ToolResult, ToolUse, group_entries
+from regio.content import Message, ToolResult, ToolUse
 from regio.regions import CompactHistory, SlidingWindow, Window
+from regio.turngroups import group_entries
 from regions_support import StubCounter, check_units
 
 

@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 
 from regio.content import Entry, Message, ToolResult, ToolUse
 from regio.errors import ProtectedEntryError
-from regio.regions import SlidingWindow, Window, resultindex
+from regio.regions import SlidingWindow, Window
 from regio.regions.entrylist import REPLACEMENTS_KEPT
+from regio.regions.indexes import results as resultindex
 from regions_support import StubCounter
 
 CALLS = [f"c{i}" for i in range(5)]

@@ -16,7 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from regio.blueprint.reliefspec import ReliefSpec, ReliefToolSpec, check_relief
-from regio.policies.relief import ReliefPolicy, ToolRelief, check_fields, field_problem
+from regio.policies.fieldrules import check_fields, field_problem
+from regio.policies.relief import ReliefPolicy, ToolRelief
 
 
 class _Bounded(msgspec.Struct):

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from regio.blueprint import BlueprintError, load_blueprint
 from regio.blueprint.fields import yaml_fields
 from regio.blueprint.reliefspec import ReliefSpec, ReliefToolSpec, relief_policy
-from regio.policies.relief import ReliefPolicy, ToolRelief, field_rules
+from regio.policies.fieldrules import field_rules
+from regio.policies.relief import ReliefPolicy, ToolRelief
 
 BASE = """version: 1
 name: t

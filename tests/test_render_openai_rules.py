@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from layout_support import TOOLS, answer, call, history_window, make_window, raw_entry, say
 from regio.content import Text, Thinking, ToolResult, ToolUse
 from regio.layout import LayoutError, assemble, render_openai_chat, render_openai_responses
-from regio.layout.render_openai import check_openai_responses, function_tools
+from regio.layout.render.openai import check_openai_responses, function_tools
 
 
 def _request():

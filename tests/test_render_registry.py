@@ -104,7 +104,7 @@ def test_strategies_are_objects_found_by_name() -> None:
     for name in ("naive", "kind", "volatility"):  # the bench's comparison layouts
         found = strategy_for(name)
         assert found.name == name
-        assert type(found).__module__ == "regio.bench.layouts"
+        assert type(found).__module__ == "regio.layout.comparison"
     with pytest.raises(LayoutError, match="use one of naive, kind, volatility, regio"):
         strategy_for("chaos")
 

@@ -15,16 +15,11 @@ from hypothesis import strategies as st
 
 from progress_support import call_is_open, conversation_blueprint
 from regio.agent.tools import UserToolOutcome
-from regio.content import (
-    ContentTypeError,
-    Message,
-    ToolResult,
-    ToolUse,
-    group_messages,
-)
+from regio.content import ContentTypeError, Message, ToolResult, ToolUse
 from regio.engine import Engine
 from regio.layout import RenderLog
 from regio.layout.repair import RUNNING_RESULT, check_anthropic, check_openai_chat
+from regio.turngroups import group_messages
 
 BLUEPRINT = conversation_blueprint("progress", 3000)
 

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from regio.callargs import INVALID_ARGUMENTS_KEY, function_arguments, invalid_arguments
 from regio.content import ToolUse
 from regio.traces import import_file, loads_trace
-from regio.traces.format import FORMAT_VERSION, AssistantMessage, Header, Trace, dumps_trace
+from regio.traces.format import FORMAT_VERSION, AssistantMessage, Header, Trace
+from regio.traces.jsonl import dumps_trace
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "regio" / "traces"
 IMPORTER_MODULES = ("claudecode", "codex", "openhands", "importers", "openai_chat")

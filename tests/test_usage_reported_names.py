@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from regio.agent.providers.replay import recorded_unreported
 from regio.agent.types import USAGE_COUNTS
-from regio.traces.format import Usage, loads_trace
+from regio.traces.format import Usage
+from regio.traces.jsonl import loads_trace
 
 COUNT = st.integers(0, 10**6)
 MAYBE = st.none() | COUNT

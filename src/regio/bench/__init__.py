@@ -9,9 +9,9 @@
   the broken rule;
 * :mod:`regio.bench.baselines` — the ``recorded`` baseline and the plain request;
 * :mod:`regio.bench.peers` — the peers (``trim``, ``summarization-middleware``, ...; the
-  framework ones in :mod:`regio.bench.frameworkpeers`, the clearing ones in
-  :mod:`regio.bench.editing_peers`, the providers' compaction in
-  :mod:`regio.bench.provider_peers`);
+  framework ones in :mod:`regio.bench.peers.frameworks`, the clearing ones in
+  :mod:`regio.bench.peers.editing`, the providers' compaction in
+  :mod:`regio.bench.peers.providers`);
 * :mod:`regio.bench.pressure` — ``--window-tokens``: a blueprint scaled to a smaller window;
 * :mod:`regio.bench.retention` — canaries, the trace's own facts and their retention;
 * :mod:`regio.bench.metrics` — hit rate, oracle and placement share, the trace bounds;

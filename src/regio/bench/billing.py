@@ -32,7 +32,7 @@ from typing import Any
 
 import attrs
 
-from regio.bench.peerview import CompactionCall
+from regio.bench.peers.view import CompactionCall
 from regio.cache.types import CacheBlock, CacheRequest
 from regio.compaction._forking import forked_request
 from regio.content import Entry, content_hash

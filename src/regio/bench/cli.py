@@ -268,7 +268,8 @@ def main_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-if __name__ == "__main__":  # pragma: no cover
-    from regio.cli import main
-
-    sys.exit(main(["demo"]))
+if __name__ == "__main__":  # pragma: no cover (``python -m regio.bench.cli``: ``regio demo``)
+    _parser = argparse.ArgumentParser(prog="regio")
+    register(_parser.add_subparsers(dest="command"))
+    _args = _parser.parse_args(["demo"])
+    sys.exit(_args.handler(_args))

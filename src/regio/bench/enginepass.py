@@ -12,10 +12,10 @@ strategies, regio's and the peers', carry on.
 
 **Delegation** (``regio-delegate``, :data:`DELEGATE`): regio with
 ``EngineOptions.delegate_compaction`` at the provider's documented trigger scaled to the
-window (:meth:`regio.bench.provider_peers.ProviderRule.trigger`), one rolling summary
+window (:meth:`regio.bench.peers.providers.ProviderRule.trigger`), one rolling summary
 (``carry_forward: replace``) and a conversation budget that reaches the trigger, so the
 provider, not regio, compacts the conversation. The provider is simulated as the provider
-peers are (:mod:`regio.bench.provider_peers`): a request over the trigger is billed as a
+peers are (:mod:`regio.bench.peers.providers`): a request over the trigger is billed as a
 compaction pass (the request plus the summarization prompt, in the agent's cache scope) and
 the message pass; the provider's summary is written by the offline summarizer over the
 request's conversation, handed to ``Engine.adopt_compaction``, whose readable summary is
@@ -33,7 +33,7 @@ import msgspec
 
 from regio.bench.billing import bill
 from regio.bench.capture import Call, capture_stream
-from regio.bench.provider_peers import PROVIDER_RULES, SUMMARY_PROMPT, compaction_item
+from regio.bench.peers.providers import PROVIDER_RULES, SUMMARY_PROMPT, compaction_item
 from regio.bench.replaysetup import Clock, ReplaySetup
 from regio.bench.report import ReliefStage
 from regio.bench.tracking import Tracker, prompt_tokens

@@ -1,7 +1,7 @@
 """The replay pass that feeds the trace's messages untouched: the ``recorded`` requests and
 every peer (:mod:`regio.bench.peers`), each rendered as a plain request
 (:func:`regio.bench.baselines.plain_request`). A provider peer's compaction pass
-(:mod:`regio.bench.provider_peers`) is billed as a request of its own in the agent's cache
+(:mod:`regio.bench.peers.providers`) is billed as a request of its own in the agent's cache
 scope, just before the call it was made in; a pass over the window marks that call broken."""
 
 from __future__ import annotations

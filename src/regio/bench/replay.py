@@ -24,12 +24,12 @@ Strategies (:data:`ALL_LAYOUTS`):
 * ``regio-delegate``: regio delegating compaction to the provider
   (:mod:`regio.bench.enginepass`, :mod:`regio.compaction._delegation`);
 * the peers (:data:`regio.bench.peers.PEERS`, each on its real package: :mod:`regio.bench.peers`
-  and :mod:`regio.bench.editing_peers`) ``trim``, ``summarization-middleware``,
+  and :mod:`regio.bench.peers.editing`) ``trim``, ``summarization-middleware``,
   ``llamaindex-memory``, ``agent-framework-truncation``, ``anthropic-clear-tool-uses`` and
   ``context-editing-middleware`` (and their ``anthropic-clear-tool-uses-tuned`` and
   ``context-editing-middleware-tuned`` variants), and the providers' own compaction simulated
   from their documentation (``anthropic-compaction``, ``openai-compaction``,
-  :mod:`regio.bench.provider_peers`), fed the recorded messages untouched, at the same
+  :mod:`regio.bench.peers.providers`), fed the recorded messages untouched, at the same
   window: their conversation allowance is :func:`regio.bench.peers.peer_allowance`.
 
 Per strategy the replay also counts summarizer calls (``compaction_requests``: the requests a

@@ -50,7 +50,7 @@ class StrategyRun:
     first_cut: int | None = None
     #: summarizer calls sent as forks of the agent's last request, priced in the agent's own
     #: cache scope with :attr:`requests` (:mod:`regio.bench.billing`), and a provider's
-    #: compaction passes (:mod:`regio.bench.provider_peers`)
+    #: compaction passes (:mod:`regio.bench.peers.providers`)
     fork_requests: list[CacheRequest] = attrs.field(factory=list)
     lost_task_requests: int = 0
     over_window_requests: int = 0

@@ -23,13 +23,8 @@ import msgspec
 
 from regio.blueprint.capturespec import key_fields
 from regio.blueprint.fields import FieldRule, NonEmpty
-from regio.policies.relief import (
-    ReliefPolicy,
-    ToolRelief,
-    field_problem,
-    field_rules,
-    trim_problem,
-)
+from regio.policies.fieldrules import field_problem, field_rules
+from regio.policies.relief import ReliefPolicy, ToolRelief, trim_problem
 
 __all__ = ["ReliefSpec", "ReliefToolSpec", "check_relief", "relief_policy"]
 
@@ -59,7 +54,7 @@ def _spec_type(hint: object) -> object:
 def _policy_keys(cls: type[msgspec.Struct], skip: tuple[str, ...] = ()) -> dict[str, Any]:
     """The attrs fields (blueprint keys, in declaration order) of the policy class ``cls``'s
     fields: type and constraint (:func:`_spec_type`), default and documentation from the
-    field's declaration (:func:`regio.policies.relief.field_rules`). Raises ``TypeError`` for
+    field's declaration (:func:`regio.policies.fieldrules.field_rules`). Raises ``TypeError`` for
     a field that declares no documentation."""
     hints = typing.get_type_hints(cls, include_extras=True)
     rules = field_rules(cls)
@@ -144,7 +139,7 @@ Report = Callable[[tuple["str | int", ...], str], None]
 def check_relief(spec: ReliefSpec, regions: Sequence[object], error: Report) -> None:
     """Check ``spec`` against the blueprint's ``regions``, calling ``error(path, message)``:
     a key's value that breaks its policy field's declared type or constraint (validated by
-    msgspec, :func:`regio.policies.relief.field_problem`), a trim whose head and tail do not
+    msgspec, :func:`regio.policies.fieldrules.field_problem`), a trim whose head and tail do not
     fit 200 characters under its threshold, a tool named twice, a ``route`` to a missing
     region or a kind that cannot drop content, a ``route_key`` missing for a keyed region,
     given for another kind, or malformed."""

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from regio.content import group_entries
 from regio.regions import PendingCompaction, Region, SlidingWindow
 from regio.session._events import NothingCompacted
 from regio.session._sizes import SizeError, count_argument
+from regio.turngroups import group_entries
 
 if TYPE_CHECKING:
     from ._compactor import Compactor

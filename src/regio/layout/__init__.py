@@ -1,7 +1,7 @@
 """Cache-aware layout: window -> provider-neutral request -> provider payloads.
 
 * :func:`assemble` — the layout (a :class:`LayoutStrategy`: ``regio``, or the comparison
-  layouts of :mod:`regio.bench.layouts`) returning a :class:`Request` with blocks, prefix
+  layouts of :mod:`regio.layout.comparison`) returning a :class:`Request` with blocks, prefix
   hashes, planned breakpoints, events and the next :class:`LayoutState`; the session's
   :class:`RenderLog` keeps what is unchanged between requests;
 * renderers behind one :class:`Renderer` protocol, by API (:func:`renderer_for`):
@@ -48,11 +48,11 @@ from .model import (
     ToolSpec,
 )
 from .provider_compaction import ProviderCompaction
-from .render_anthropic import count_cache_markers, render_anthropic
-from .render_common import CONTINUE_TEXT
-from .render_openai import render_openai_chat, render_openai_responses
-from .render_text import render_prompt, render_text
-from .renderers import Renderer, register_renderer, renderer_for, renderers
+from .render.anthropic import count_cache_markers, render_anthropic
+from .render.common import CONTINUE_TEXT
+from .render.openai import render_openai_chat, render_openai_responses
+from .render.registry import Renderer, register_renderer, renderer_for, renderers
+from .render.text import render_prompt, render_text
 from .renderlog import RenderLog
 from .repair import (
     CONVERSATION_START,
@@ -67,13 +67,8 @@ from .repair import (
 from .sections import kind_rank
 from .settle import DEFAULT_SETTLE_SHARE
 from .stability import Stability, classify
-from .strategy import (
-    STRATEGIES,
-    LayoutStrategy,
-    plan_breakpoints,
-    register_strategy,
-    strategy_for,
-)
+from .strategy import LayoutStrategy
+from .strategy_registry import STRATEGIES, plan_breakpoints, register_strategy, strategy_for
 
 __all__ = [
     "CONTINUE_TEXT",

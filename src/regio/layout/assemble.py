@@ -55,7 +55,8 @@ from .renderlog import ConversationView, RenderLog
 from .repair import LayoutError
 from .sections import Section
 from .settle import DEFAULT_SETTLE_SHARE
-from .strategy import LayoutStrategy, strategy_for
+from .strategy import LayoutStrategy
+from .strategy_registry import strategy_for
 
 __all__ = ["DEFAULT_MIN_CACHE_TOKENS", "assemble", "note_text", "prompt_cache_key"]
 
@@ -403,7 +404,7 @@ def assemble(
     * ``window``: ``regions`` (declaration order) and ``max_tokens``; see
       :class:`regio.layout.protocols.WindowLike`.
     * ``strategy``: a :class:`regio.layout.LayoutStrategy` or a registered name (``regio``;
-      the comparison layouts ``naive``, ``kind``, ``volatility`` of :mod:`regio.bench.layouts`).
+      the comparison layouts ``naive``, ``kind``, ``volatility`` of :mod:`regio.layout.comparison`).
     * ``tools``: tool definitions, kept in the given order.
     * ``state`` (or ``previous.state``): the previous request's :class:`LayoutState`.
     * ``ttl`` / ``stable_ttl``: marker TTLs (``5m`` | ``1h``) for the conversation and for the

@@ -13,7 +13,7 @@ Rules used:
 * 1h markers must precede 5m markers.
 
 Each strategy says which markers it wants (:meth:`regio.layout.LayoutStrategy.wanted`; the
-comparison layouts' wishes are in :mod:`regio.bench.layouts`) and :func:`place_marks` places
+comparison layouts' wishes are in :mod:`regio.layout.comparison`) and :func:`place_marks` places
 them by the rules above. ``regio`` (:func:`regio_wanted`) marks
 the end of the stable prefix (``stable``), the end of the settled chunks (``settled``), the
 newest conversation block (``newest``), — when the deepest block of this request whose prefix

@@ -4,7 +4,7 @@ A :class:`Section` is one text block with its token count, its region and typed 
 (``volatility``, ``chunk``); ``source`` is a display label (``<volatility>:<region>[#<chunk>]``).
 :func:`whole_section` renders a region as one block; :func:`chunked_sections` packs a grows
 region's entries into frozen chunks (:mod:`regio.layout.chunks`). Strategies
-(:mod:`regio.layout.strategy`, :mod:`regio.bench.layouts`) compose them.
+(:mod:`regio.layout.strategy`, :mod:`regio.layout.comparison`) compose them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Layout strategies as objects, and the registry that finds one by name.
+"""Layout strategies as objects: the :class:`LayoutStrategy` protocol and the production one.
 
 A :class:`LayoutStrategy` decides where each region goes (:meth:`~LayoutStrategy.sections`)
 and where the cache markers go (:meth:`~LayoutStrategy.plan_breakpoints`), and says whether
@@ -8,14 +8,12 @@ in frozen chunks (settled entries only), all in the system prompt; the ``compact
 summaries open the messages (never joined into the system text); rewritten regions in the
 freezing tail after the conversation; each region by its observed volatility
 (:mod:`regio.layout.observe`; docs/layout.md). The comparison layouts the bench
-measures it against (``naive``, ``kind``, ``volatility``) live in :mod:`regio.bench.layouts`
-and are registered when that module is imported (:func:`strategy_for` imports it for their
-names).
+measures it against (``naive``, ``kind``, ``volatility``) are :mod:`regio.layout.comparison`;
+:mod:`regio.layout.strategy_registry` finds any of them by name.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -23,9 +21,7 @@ from regio.content import Entry
 
 from .breakpoints import Wanted, check_ttls, place_marks, regio_wanted
 from .model import DEFAULT_MIN_CACHE_TOKENS, Breakpoint, ChunkState, LayoutBlock
-from .repair import LayoutError
 from .sections import (
-    NO_MEMO,
     LayoutMemo,
     Section,
     chunked_sections,
@@ -36,23 +32,9 @@ from .sections import (
 
 __all__ = [
     "REGIO",
-    "STRATEGIES",
     "LayoutStrategy",
     "RegioStrategy",
-    "plan_breakpoints",
-    "register_strategy",
-    "strategy_for",
-    "system_and_tail",
 ]
-
-#: Strategy names, in report order (the comparison layouts first).
-STRATEGIES: tuple[str, ...] = ("naive", "kind", "volatility", "regio")
-#: Where the strategies that are not registered at import live.
-_PROVIDED_BY: dict[str, str] = {
-    "naive": "regio.bench.layouts",
-    "kind": "regio.bench.layouts",
-    "volatility": "regio.bench.layouts",
-}
 
 
 class LayoutStrategy(Protocol):
@@ -192,61 +174,3 @@ class RegioStrategy(StrategyBase):
 
 
 REGIO = RegioStrategy()
-_REGISTRY: dict[str, LayoutStrategy] = {REGIO.name: REGIO}
-
-
-def register_strategy(strategy: LayoutStrategy) -> LayoutStrategy:
-    """Register ``strategy`` under its ``name`` (a later registration replaces it)."""
-    _REGISTRY[strategy.name] = strategy
-    return strategy
-
-
-def strategy_for(strategy: str | LayoutStrategy) -> LayoutStrategy:
-    """The strategy object for ``strategy`` (an object is returned as is). Raises
-    :class:`LayoutError` naming the known strategies for an unknown name."""
-    if not isinstance(strategy, str):
-        return strategy
-    found = _REGISTRY.get(strategy)
-    if found is None and strategy in _PROVIDED_BY:
-        importlib.import_module(_PROVIDED_BY[strategy])
-        found = _REGISTRY.get(strategy)
-    if found is None:
-        names = dict.fromkeys([*STRATEGIES, *_REGISTRY])
-        raise LayoutError(f"unknown layout strategy {strategy!r}; use one of {', '.join(names)}")
-    return found
-
-
-def plan_breakpoints(
-    strategy: Any, blocks: Sequence[LayoutBlock], **options: Any
-) -> list[Breakpoint]:
-    """The markers ``strategy`` (a name or a :class:`regio.layout.LayoutStrategy`) plans for
-    ``blocks``; ``options`` as for :meth:`LayoutStrategy.plan_breakpoints` (``ttl``,
-    ``stable_ttl``, ``min_tokens``, ``previous_newest``, ``previous_marks``, ``tail_index``,
-    ``system_changed``). Raises ``ValueError`` for an unknown strategy or TTL."""
-    return strategy_for(strategy).plan_breakpoints(blocks, **options)
-
-
-def system_and_tail(
-    window: Any,
-    strategy: Any,
-    regions: Sequence[Any],
-    *,
-    settled: Mapping[str, Sequence[Entry]] | None = None,
-    previous_chunks: Mapping[str, Sequence[ChunkState]] | None = None,
-    chunk_tokens: int,
-    memo: LayoutMemo | None = None,
-    placement: Mapping[str, str] | None = None,
-) -> tuple[list[Section], list[Section], dict[str, tuple[ChunkState, ...]]]:
-    """System sections, tail sections and the chunk boundaries used by ``strategy`` (a name or
-    a :class:`regio.layout.LayoutStrategy`) for ``regions`` (the window's non-conversation
-    regions in declaration order; ``placement``: region -> laid-out volatility where it is
-    not the declared one). Raises ``ValueError`` for an unknown strategy."""
-    return strategy_for(strategy).sections(
-        window,
-        regions,
-        settled=settled,
-        previous_chunks=previous_chunks or {},
-        chunk_tokens=chunk_tokens,
-        memo=memo or NO_MEMO,
-        **({"placement": placement} if placement is not None else {}),
-    )

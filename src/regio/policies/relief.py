@@ -28,14 +28,13 @@ counter.
 
 from __future__ import annotations
 
-import types
-import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any
 
 import msgspec
 
 from regio.content import Entry, Text, ToolResult, ToolUse, canonical_json
+from regio.policies.fieldrules import check_fields, declare_rules, field_key
 
 __all__ = [
     "CLEARED_META",
@@ -67,77 +66,6 @@ TRIMMED_META = "relief_trimmed"
 MARKER_TOKENS = 16
 
 
-def _key(doc: str, **rule: Any) -> Any:
-    """A policy field's ``msgspec.Meta``: its constraint (``ge``, ``min_length``) and the
-    documentation of its blueprint key (``description``); the one declaration of both, read by
-    :func:`check_fields` here and by :mod:`regio.blueprint.reliefspec` for the blueprint."""
-    return msgspec.Meta(description=doc, **rule)
-
-
-def _rules(cls: type) -> dict[str, tuple[msgspec.Meta, Any]]:
-    """Field name -> its ``msgspec.Meta`` (of the type or of the type inside ``X | None``) and
-    the field's whole annotated type (what :func:`field_problem` validates with msgspec)."""
-    out: dict[str, tuple[msgspec.Meta, Any]] = {}
-    for name, full in typing.get_type_hints(cls, include_extras=True).items():
-        hint = full
-        inner = [a for a in typing.get_args(hint) if a is not type(None)]
-        if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-            hint = inner[0] if len(inner) == 1 else hint
-        metas = [m for m in getattr(hint, "__metadata__", ()) if isinstance(m, msgspec.Meta)]
-        if metas:
-            out[name] = (metas[0], full)
-    return out
-
-
-def _declared(cls: type) -> dict[str, tuple[msgspec.Meta, Any]]:
-    return _RULES[cls] if cls in _RULES else _rules(cls)
-
-
-def field_rules(cls: type) -> dict[str, msgspec.Meta]:
-    """The declared ``msgspec.Meta`` of each field of :class:`ReliefPolicy` or
-    :class:`ToolRelief` (constraint and key documentation), in declaration order."""
-    return {name: meta for name, (meta, _) in _declared(cls).items()}
-
-
-def field_problem(cls: type, name: str, value: Any, where: str = "") -> str | None:
-    """Why ``value`` cannot be field ``name`` of the policy class ``cls`` (``None``: it can),
-    naming ``where`` + the field and the fix. The value is validated by msgspec against the
-    field's declared type, so every ``msgspec.Meta`` constraint holds (``ge``, ``gt``, ``le``,
-    ``lt``, ``multiple_of``, ``min_length``, ``max_length``, ``pattern``), and the type too.
-    ``None`` (an omitted option) meets every constraint."""
-    declared = _declared(cls).get(name)
-    if declared is None or value is None:
-        return None
-    meta, hint = declared
-    try:
-        msgspec.convert(value, type=hint)
-    except msgspec.ValidationError as exc:
-        return _phrase(f"{where}{name}", meta, value, str(exc))
-    return None
-
-
-def _phrase(field: str, meta: msgspec.Meta, value: Any, detail: str) -> str:
-    """The error of ``field`` for a ``value`` msgspec refused with ``detail``."""
-    numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if meta.ge is not None and numeric and value < meta.ge:
-        return f"{field} must be >= {meta.ge}, got {value}; raise it"
-    if meta.min_length is not None and hasattr(value, "__len__") and len(value) < meta.min_length:
-        if meta.min_length == 1:
-            return f"{field} must not be empty; name it or remove it"
-        return f"{field} needs at least {meta.min_length} items or characters, got {len(value)}"
-    return f"{field} is {value!r}: {detail[0].lower()}{detail[1:]}; change it to match"
-
-
-def check_fields(value: Any, where: str) -> None:
-    """Raise ``ValueError`` naming ``where`` + the field when a field of ``value`` breaks its
-    declared type or constraint (msgspec checks ``Meta`` only when decoding; a policy built
-    in Python is validated here by msgspec, :func:`field_problem`)."""
-    for name in _declared(type(value)):
-        problem = field_problem(type(value), name, getattr(value, name), where)
-        if problem is not None:
-            raise ValueError(problem)
-
-
 def trim_problem(over: int, head: int, tail: int) -> str | None:
     """Why a trim of blocks over ``over`` characters to ``head`` + ``tail`` is refused
     (``None``: it is not): a trimmed block must be 200 characters under the threshold, or it
@@ -150,6 +78,7 @@ def trim_problem(over: int, head: int, tail: int) -> str | None:
     )
 
 
+@declare_rules
 class ToolRelief(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Relief policy of one tool (blueprint ``relief.tools.<name>``).
 
@@ -167,7 +96,7 @@ class ToolRelief(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 
     clear: Annotated[
         bool,
-        _key(
+        field_key(
             "`false`: the tool's results are never cleared or trimmed (e.g. a tool whose "
             "results the agent keeps referring to)."
         ),
@@ -175,7 +104,7 @@ class ToolRelief(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     keep_last: (
         Annotated[
             int,
-            _key(
+            field_key(
                 "The tool's newest N results are never cleared (on top of `relief.keep_last`). "
                 "Omitted: only `relief.keep_last`.",
                 ge=0,
@@ -186,7 +115,7 @@ class ToolRelief(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     max_result_tokens: (
         Annotated[
             int,
-            _key(
+            field_key(
                 "A longer result is trimmed when it is admitted: head and tail kept around a "
                 "marker saying how many characters were cut; `context_restore` brings the full "
                 f"text back. At least {MARKER_TOKENS} (the marker's size). Omitted: no limit.",
@@ -197,7 +126,7 @@ class ToolRelief(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     ) = None
     dedupe: Annotated[
         bool,
-        _key(
+        field_key(
             "A newer call with the same tool and arguments supersedes the older result: under "
             "token pressure, the chain's first stage makes every such older result a "
             "placeholder naming the newer call (see `dedupe_at_least`)."
@@ -206,7 +135,7 @@ class ToolRelief(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     route: (
         Annotated[
             str,
-            _key(
+            field_key(
                 "Region (temporary, clearable or keyed) the tool's results are written to "
                 "instead of the conversation, which keeps a short pointer. Omitted: results "
                 "stay in the conversation.",
@@ -218,7 +147,7 @@ class ToolRelief(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     route_key: (
         Annotated[
             str,
-            _key(
+            field_key(
                 "`route` into a keyed region: key template of the call's arguments, e.g. "
                 '"file:{path}" (`{tool}` is the tool\'s name). Required for a keyed region, '
                 "not allowed otherwise.",
@@ -232,10 +161,10 @@ class ToolRelief(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
         check_fields(self, "")
 
 
-_RULES: dict[type, dict[str, tuple[msgspec.Meta, Any]]] = {ToolRelief: _rules(ToolRelief)}
 _DEFAULT_TOOL = ToolRelief()
 
 
+@declare_rules
 class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The relief chain of one engine (``EngineOptions.relief``; blueprint ``relief``).
 
@@ -262,53 +191,54 @@ class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
     dedupe_at_least: Annotated[
         int,
-        _key(
+        field_key(
             "Tokens the dedupe stage (stage 0, for tools with `dedupe`) must free, or it does "
             "not run; when it runs it supersedes every duplicate at once, never one whose "
             "placeholder is not smaller.",
             ge=0,
         ),
     ] = 1024
-    clear: Annotated[bool, _key("Stage 1: clear old tool results (placeholders).")] = True
+    clear: Annotated[bool, field_key("Stage 1: clear old tool results (placeholders).")] = True
     keep_last: Annotated[
-        int, _key("Newest tool results never cleared (Anthropic's context editing keeps 3).", ge=0)
+        int,
+        field_key("Newest tool results never cleared (Anthropic's context editing keeps 3).", ge=0),
     ] = 3
     clear_at_least: Annotated[
         int,
-        _key(
+        field_key(
             "Tokens stage 1 must free, or it does not run (each clearing rewrites the cached "
             "prefix from the first cleared result on).",
             ge=0,
         ),
     ] = 1024
-    trim: Annotated[bool, _key("Stage 2: trim oversized text blocks (head + tail).")] = True
+    trim: Annotated[bool, field_key("Stage 2: trim oversized text blocks (head + tail).")] = True
     trim_over_chars: Annotated[
         int,
-        _key(
+        field_key(
             "Stage 2 trims tool results and assistant text longer than this (characters); "
             "user text is never trimmed.",
             ge=1,
         ),
     ] = 4000
     trim_head_chars: Annotated[
-        int, _key("Characters kept at the start of a trimmed block.", ge=0)
+        int, field_key("Characters kept at the start of a trimmed block.", ge=0)
     ] = 1200
     trim_tail_chars: Annotated[
-        int, _key("Characters kept at the end of a trimmed block.", ge=0)
+        int, field_key("Characters kept at the end of a trimmed block.", ge=0)
     ] = 800
-    trim_at_least: Annotated[int, _key("Tokens stage 2 must free, or it does not run.", ge=0)] = (
-        1024
-    )
+    trim_at_least: Annotated[
+        int, field_key("Tokens stage 2 must free, or it does not run.", ge=0)
+    ] = 1024
     restore_tool: Annotated[
         bool,
-        _key(
+        field_key(
             "Offer `context_restore` (call id -> the full result, appended at the end of the "
             "conversation) whatever `tools.context` says; placeholders name it."
         ),
     ] = True
     clear_after_summary: Annotated[
         bool,
-        _key(
+        field_key(
             "When clearing and trimming cannot reach the target and the conversation is "
             "summarized, also clear and trim what the summary kept, in the same cache "
             "rewrite: cheaper (longer between compactions); when that would free less than "
@@ -320,7 +250,7 @@ class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     ] = True
     summarize_originals: Annotated[
         bool,
-        _key(
+        field_key(
             "The summarizer reads the original text of the results the chain cleared or "
             "trimmed. `false` (the default): it reads what the conversation holds, their "
             "placeholders with their salient items, at a fraction of the summarizer's input "
@@ -330,7 +260,7 @@ class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     ] = False
     placeholder_extract_tokens: Annotated[
         int,
-        _key(
+        field_key(
             "A cleared result's placeholder also carries up to this many tokens of the "
             "result's salient items (error lines, file paths, ids, numbers), so its facts stay "
             "in the context; the extract depends only on the result, so the placeholder never "
@@ -349,9 +279,6 @@ class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     def tool(self, name: str) -> ToolRelief:
         """The policy of tool ``name`` (the defaults when it has none)."""
         return self.tools.get(name, _DEFAULT_TOOL)
-
-
-_RULES[ReliefPolicy] = _rules(ReliefPolicy)
 
 
 class Candidate(msgspec.Struct, frozen=True):

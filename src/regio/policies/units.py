@@ -1,7 +1,7 @@
 """Unit boundaries of a region's entries: what may be removed, in which order, and what is
 protected.
 
-A **unit** is a standalone entry or a whole turn group (:func:`regio.content.group_entries`;
+A **unit** is a standalone entry or a whole turn group (:func:`regio.turngroups.group_entries`;
 a group may be non-contiguous). Every eviction, compaction mark, release and clear removes a
 union of whole units, so no group is ever split.
 
@@ -44,7 +44,8 @@ from collections.abc import Collection, Sequence
 
 import msgspec
 
-from regio.content import Entry, ToolResult, ToolUse, TurnGroup, group_entries
+from regio.content import Entry, ToolResult, ToolUse
+from regio.turngroups import TurnGroup, group_entries
 
 __all__ = ["HistoryCaps", "HistoryCounts", "UnitAnalysis", "analyze", "is_user_turn_start"]
 

@@ -1,6 +1,6 @@
 """The Anthropic Messages API provider (``anthropic``): https://docs.anthropic.com/en/api/messages.
 
-Renderer :data:`regio.layout.render_anthropic.ANTHROPIC`; tools framed by the tool-use system
+Renderer :data:`regio.layout.render.anthropic.ANTHROPIC`; tools framed by the tool-use system
 prompt; the ``anthropic`` chat format; usage with the cache reads and writes beside
 ``input_tokens``; responses read by :func:`regio.agent.providers.anthropic_completion`; cache
 rules of provider ``anthropic``.
@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from regio.content import Message
-from regio.layout.render_anthropic import ANTHROPIC as ANTHROPIC_RENDERER
-from regio.layout.render_anthropic import anthropic_tool
+from regio.layout.render.anthropic import ANTHROPIC as ANTHROPIC_RENDERER
+from regio.layout.render.anthropic import anthropic_tool
 from regio.tokens.overhead import CHAT_FORMATS
 from regio.tokens.tooldefs import ToolFraming
 

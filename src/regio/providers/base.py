@@ -3,7 +3,7 @@
 A provider is one API endpoint family regio lays requests out for (``anthropic``, ``openai``,
 ``vllm``, ...). Everything regio knows of it is one :class:`Provider`:
 
-* ``renderer``: the :class:`regio.layout.renderers.Renderer` that turns a laid-out
+* ``renderer``: the :class:`regio.layout.render.registry.Renderer` that turns a laid-out
   :class:`regio.layout.Request` into its payload;
 * ``tool_framing``: the :class:`regio.tokens.tooldefs.ToolFraming` its tool definitions are
   sent (and so counted) with;
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from regio.layout.renderers import Renderer
+from regio.layout.render.registry import Renderer
 from regio.tokens.overhead import ChatFormatOverhead
 from regio.tokens.tooldefs import ToolFraming
 

@@ -9,7 +9,7 @@ default model. A server whose own framing is known would give its own :class:`To
 
 from __future__ import annotations
 
-from regio.layout.render_openai import OPENAI_CHAT
+from regio.layout.render.openai import OPENAI_CHAT
 from regio.tokens.overhead import CHAT_FORMATS
 
 from .base import CacheRuleKey, Provider

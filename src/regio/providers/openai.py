@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from regio.content import Message
-from regio.layout.render_openai import (
+from regio.layout.render.openai import (
     OPENAI_CHAT,
     OPENAI_RESPONSES,
     chat_function_tool,

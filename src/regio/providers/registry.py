@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from regio.errors import RegioError
-from regio.layout.renderers import register_renderer, renderers
+from regio.layout.render.registry import register_renderer, renderers
 from regio.tokens.overhead import register_chat_format
 from regio.tokens.registry import chat_format_for_model
 from regio.tokens.tooldefs import NEUTRAL_FRAMING, ToolFraming

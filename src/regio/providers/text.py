@@ -1,5 +1,5 @@
 """The plain-text completion provider (``text``): ``POST /v1/completions`` or llama.cpp
-``/completion``, one prompt string (:mod:`regio.layout.render_text`).
+``/completion``, one prompt string (:mod:`regio.layout.render.text`).
 
 The prompt carries no tool definitions, so they cost nothing (:data:`UNSENT_FRAMING`); its
 counters keep the ``openai_chat`` chat format and its usage and responses are read as Chat
@@ -9,7 +9,7 @@ rule describes it.
 
 from __future__ import annotations
 
-from regio.layout.render_text import TEXT as TEXT_RENDERER
+from regio.layout.render.text import TEXT as TEXT_RENDERER
 from regio.tokens.overhead import CHAT_FORMATS
 from regio.tokens.tooldefs import UNSENT_FRAMING
 

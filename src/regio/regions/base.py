@@ -21,7 +21,6 @@ the two, so a refused write never changes anything.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 import attrs
@@ -29,18 +28,14 @@ import msgspec
 
 from regio.content import Entry
 from regio.errors import (
-    EntryIndexError,
-    ProtectedEntryError,
     RegionConfigError,
     SystemRoleError,
-    UnknownKeyError,
 )
 from regio.events import EventBus, transactional
 from regio.policies import (
     ADMISSIONS,
     VOLATILITIES,
     Budget,
-    HistoryCaps,
     HistoryCounts,
     ReclaimPhase,
     UnitAnalysis,
@@ -51,6 +46,7 @@ from regio.regions import events as ev
 from regio.regions.elastic import Elastic, check_elastic
 from regio.regions.entrylist import EntryList, EntryMark, as_entry_list, entry_mark
 from regio.regions.pending import CompactionQueue, PendingCompaction
+from regio.regions.removal import Removing
 from regio.regions.results import Refusal, Refusing, Releasable, WritePlan, WriteResult
 
 __all__ = [
@@ -82,7 +78,7 @@ def _coerce_budget(value: Any) -> Budget:
 
 
 @attrs.define(eq=False, kw_only=True)
-class Region(Elastic, Refusing):
+class Region(Elastic, Refusing, Removing):
     """Base of all region kinds (attrs, mutable). See docs/architecture.md ``regio.regions``.
 
     ``budget`` reads the resolved budget in tokens (a percent budget resolves once the region
@@ -375,16 +371,6 @@ class Region(Elastic, Refusing):
             self.name, entry.id, self.version, evicted=plan.evict_ids, replaced=replaced
         )
 
-    def evict(self, ids: Iterable[str], reason: str) -> list[Entry]:
-        """Remove ``ids`` and emit ``evicted`` (``reason``); returns the removed entries."""
-        removed = self.remove_ids(ids)
-        self.events.emit(
-            ev.Evicted(
-                self.name, tuple(e.id for e in removed), sum(e.tokens for e in removed), reason
-            )
-        )
-        return removed
-
     def queue_compaction(self, marked: list[Entry], reason: str) -> PendingCompaction:
         """Queue ``marked`` (whole units of this region) for compaction into the paired
         ``compact_history`` and emit ``compaction_queued``; returns the queued item."""
@@ -410,16 +396,6 @@ class Region(Elastic, Refusing):
         self.version += 1
         self._hash = None
 
-    def remove_ids(self, ids: Iterable[str]) -> list[Entry]:
-        """Remove the entries with ``ids`` (no events, no pending handling); returns them."""
-        gone = set(ids)
-        removed = [e for e in self.entries if e.id in gone]
-        if removed:
-            self.entries = [e for e in self.entries if e.id not in gone]
-            self._used -= sum(e.tokens for e in removed)
-            self._changed()
-        return removed
-
     @transactional
     def insert(self, index: int, entry: Entry) -> None:
         """Insert ``entry`` at ``index`` (used by merge compactions); emits ``written``."""
@@ -429,14 +405,6 @@ class Region(Elastic, Refusing):
         self.events.emit(
             ev.Written(self.name, entry.id, entry.tokens, self._used, self.budget, self.version)
         )
-
-    def _drop_pending(self, ids: Iterable[str], *, fallback: bool, reason: str) -> None:
-        for p in self.queue.touching(self.name, ids):
-            self.queue.remove(p.id)
-            if fallback:
-                self.events.emit(ev.CompactionFallback(p.id, self.name, p.entry_ids, reason))
-            else:
-                self.events.emit(ev.CompactionFailed(p.id, self.name, reason, True))
 
     def analysis(self) -> UnitAnalysis:
         """Unit analysis of the current entries (:func:`regio.policies.analyze`), reused while
@@ -448,113 +416,6 @@ class Region(Elastic, Refusing):
         info = analyze(self.entries)
         self._analysis = (entry_mark(self.entries), info)
         return info
-
-    @transactional
-    def release(
-        self, *, key: str | None = None, index: int | None = None, oldest: int | None = None
-    ) -> list[Entry]:
-        """Release by ``key``, by ``index`` (the whole unit of that entry) or the ``oldest`` N
-        units of the removal order (protected units are skipped). Returns the removed entries.
-        Raises :class:`ProtectedEntryError` for a protected unit (the newest user message or an
-        open tool-call group), ``KeyError`` for an unknown key and ``IndexError`` for a bad
-        index."""
-        given = [x is not None for x in (key, index, oldest)]
-        if sum(given) != 1:
-            raise RegionConfigError("release needs exactly one of key=, index= or oldest=")
-        info = self.analysis()
-        if oldest is not None:
-            if oldest < 0:
-                raise RegionConfigError(f"release(oldest=N) needs N >= 0, got {oldest}")
-            ids = [self.entries[i].id for i in info.removal(min(oldest, info.removable_count))]
-        else:
-            if key is not None:
-                matches = [i for i, e in enumerate(self.entries) if e.key == key]
-                if not matches:
-                    known = ", ".join(sorted(e.key for e in self.entries if e.key)) or "none"
-                    raise UnknownKeyError(
-                        f"region {self.name!r} has no key {key!r} (keys: {known})"
-                    )
-                index = matches[0]
-            assert index is not None
-            n = len(self.entries)
-            if not -n <= index < n:
-                raise EntryIndexError(f"region {self.name!r} has {n} entries; index {index} is out")
-            index %= n
-            unit = info.unit_of[index]
-            if info.protected[unit]:
-                raise ProtectedEntryError(
-                    f"entry {self.entries[index].id!r} of region {self.name!r} is the newest "
-                    "user message or in an open tool-call group and cannot be released"
-                )
-            ids = [self.entries[i].id for i in info.units[unit]]
-        removed = self.remove_ids(ids)
-        if removed:
-            self.events.emit(
-                ev.Released(self.name, tuple(e.id for e in removed), sum(e.tokens for e in removed))
-            )
-            self._drop_pending(ids, fallback=False, reason="entries released")
-        return removed
-
-    @transactional
-    def trim(
-        self,
-        *,
-        max_tokens: int | None = None,
-        max_items: int | None = None,
-        max_units: int | None = None,
-        max_turns: int | None = None,
-        max_tool_calls: int | None = None,
-    ) -> list[Entry]:
-        """Evict so the region fits ``max_tokens`` (default: its budget) and the history window
-        of ``max_items`` entries / ``max_units`` units / ``max_turns`` earlier turns /
-        ``max_tool_calls`` earlier calls (:class:`regio.policies.HistoryCaps`). History windows
-        cut before the current turn only; the token cap removes the fewest units of the removal
-        order. Protected units are never evicted, so the result may stay above a cap (event
-        ``region_over_budget``). Returns the evicted entries."""
-        cap = self.budget if max_tokens is None else max_tokens
-        info = self.analysis()
-        caps = HistoryCaps(max_items, max_units, max_turns, max_tool_calls)
-        cut, met = info.history_cut(caps)
-        j_hist = info.units_before(cut)
-        j = info.fewest_removals(max_tokens=cap, min_removals=j_hist)
-        over = j is None or not met
-        if j is None:
-            j = info.removable_count
-        ids = [self.entries[i].id for i in info.removal(j)]
-        removed = self._remove_and_emit(
-            ids,
-            lambda gone: ev.Evicted(self.name, tuple(ids), sum(e.tokens for e in gone), "trim"),
-            fallback=True,
-            reason="entries evicted (trim)",
-        )
-        if over:
-            self.events.emit(ev.RegionOverBudget(self.name, self.used_tokens, cap, "protected"))
-        return removed
-
-    @transactional
-    def clear(self) -> list[Entry]:
-        """Remove every unit that is not protected; returns the removed entries."""
-        info = self.analysis()
-        ids = [self.entries[i].id for i in info.removal(info.removable_count)]
-        return self._remove_and_emit(
-            ids,
-            lambda gone: ev.Cleared(
-                self.name, tuple(e.id for e in gone), sum(e.tokens for e in gone)
-            ),
-            fallback=False,
-            reason="region cleared",
-        )
-
-    def _remove_and_emit(
-        self, ids: list[str], event: Callable[[list[Entry]], Any], *, fallback: bool, reason: str
-    ) -> list[Entry]:
-        """Remove ``ids``; when any went, emit ``event(removed)`` and settle the pending
-        compactions that marked them (``fallback``, ``reason``: see :meth:`_drop_pending`)."""
-        removed = self.remove_ids(ids)
-        if removed:
-            self.events.emit(event(removed))
-            self._drop_pending(ids, fallback=fallback, reason=reason)
-        return removed
 
     # ----- state -----------------------------------------------------------------------------
     def options(self) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 A compaction is planned when a trigger fires and completed later by the runtime. In between,
 a tool result that answers a call open at queue time merges that call's group with every
 tool-calling group that starts after the call (calls and results spread over several
-assistant messages form one unit, :func:`regio.content.group_messages`). A queued span that
+assistant messages form one unit, :func:`regio.turngroups.group_messages`). A queued span that
 held such a group is then no longer whole units, and completing it as queued would split a
 turn group. :func:`settle_marks` runs after every committed write of a region and cuts each of
 its queued ``compact`` items down to the marked units that are still whole and unprotected

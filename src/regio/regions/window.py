@@ -33,14 +33,13 @@ from regio.errors import (
 )
 from regio.events import EventBus, transactional
 from regio.policies import is_user_turn_start
-from regio.regions import batch, flush, todo
-from regio.regions import events as ev
-from regio.regions.base import ReclaimPhase, Refusal, Region, WritePlan, WriteResult
-from regio.regions.calls import CallIndex, CallRecord
+from regio.regions import batch, flush, removal, todo
+from regio.regions.base import Refusal, Region, WritePlan, WriteResult
+from regio.regions.indexes.calls import CallIndex, CallRecord
+from regio.regions.indexes.results import ResultIndex
 from regio.regions.pending import CompactionQueue, PendingCompaction
 from regio.regions.protocols import Content, content_blocks
 from regio.regions.registry import make_region
-from regio.regions.resultindex import ResultIndex
 from regio.regions.state import FinishGate, RegionState, WindowState
 from regio.regions.superseded import ProgressIndex, admit_superseding, drop_superseded_progress
 from regio.regions.windowchecks import check_floors, pair_histories
@@ -268,7 +267,7 @@ class Window:
             delta = plan.delta_tokens(target)
             used = self.used_tokens - r.used_tokens + target.used_tokens
             over = used + delta - self.max_tokens
-            if delta > 0 and over > 0 and over > self._reclaimable(exclude=r):
+            if delta > 0 and over > 0 and over > removal.reclaimable(self, exclude=r):
                 return r.refusal(entry, "window_full", window=(used, self.max_tokens))
         return plan
 
@@ -348,98 +347,12 @@ class Window:
         return self.region(region).clear()
 
     # ----- reclaim ------------------------------------------------------------------------
-    def _reclaimable(self, exclude: Region | None = None) -> int:
-        return sum(
-            r.used_tokens
-            for r in self.regions
-            if r is not exclude
-            and r.admission == "evict"
-            and r.reclaim_phase in (ReclaimPhase.WIPE, ReclaimPhase.OLDEST)
-        )
-
     @transactional
     def reclaim(self, *, keep: str | None = None) -> int:
-        """Run the reclaim cascade if the window is above its high-water mark; returns tokens
-        freed. Phases: 1 wipe ``clearable``; 1.5 custom ``on_overflow``;
-        2 ``temporary`` oldest unit first, round-robin; 3 queue ``compacting`` regions. Never
-        touches ``sliding_window``, ``pinned``, ``compact_history``, ``keyed``, ``checklist`` or
-        ``reject`` regions. ``keep``: an entry id never reclaimed (the one just written)."""
-        mark = self.high_water_tokens
-        before = self.used_tokens
-        if before <= mark:
-            return 0
-        evictable = [r for r in self.regions if r.admission == "evict"]
-        for r in evictable:
-            if self.used_tokens <= mark:
-                break
-            wipe = r.reclaim_phase == ReclaimPhase.WIPE
-            if wipe and r.entries and all(e.id != keep for e in r.entries):
-                self._reclaimed(r, ReclaimPhase.WIPE, r.clear())
-        for r in evictable:
-            if self.used_tokens <= mark:
-                break
-            if r.reclaim_phase == ReclaimPhase.HOOK:
-                ids = [i for i in r.overflow_ids(self.used_tokens - mark) if i != keep]
-                self._reclaimed(r, ReclaimPhase.HOOK, r.remove_ids(ids))
-        temps = [r for r in evictable if r.reclaim_phase == ReclaimPhase.OLDEST]
-        order: dict[str, list[list[str]]] = {}
-        for r in temps:
-            info = r.analysis()
-            order[r.name] = [[r.entries[i].id for i in info.units[u]] for u in info.removable]
-        progress = True
-        while self.used_tokens > mark and progress:
-            progress = False
-            for r in temps:
-                if self.used_tokens <= mark:
-                    break
-                units = order[r.name]
-                while units and keep in units[0]:
-                    units.pop(0)
-                if not units:
-                    continue
-                ids = units.pop(0)
-                self._reclaimed(r, ReclaimPhase.OLDEST, r.remove_ids(ids))
-                progress = True
-        if self.used_tokens > mark:
-            for r in evictable:
-                if r.reclaim_phase == ReclaimPhase.QUEUE:
-                    p = r.request_compaction(reason="reclaim")
-                    if p is not None:
-                        self.events.emit(
-                            ev.Reclaimed(
-                                r.name,
-                                str(ReclaimPhase.QUEUE),
-                                p.entry_ids,
-                                p.tokens,
-                                self.used_tokens,
-                                mark,
-                            )
-                        )
-        if self.used_tokens > self.max_tokens:
-            self.events.emit(
-                ev.RegionOverBudget(
-                    "<window>", self.used_tokens, self.max_tokens, "nothing reclaimable left"
-                )
-            )
-        return before - self.used_tokens
-
-    def _reclaimed(self, r: Region, phase: ReclaimPhase, removed: list[Entry]) -> None:
-        if not removed:
-            return
-        ids = tuple(e.id for e in removed)
-        for p in self.queue.touching(r.name, ids):
-            self.queue.remove(p.id)
-            self.events.emit(ev.CompactionFailed(p.id, r.name, "entries reclaimed", True))
-        self.events.emit(
-            ev.Reclaimed(
-                r.name,
-                str(phase),
-                ids,
-                sum(e.tokens for e in removed),
-                self.used_tokens,
-                self.high_water_tokens,
-            )
-        )
+        """Run the reclaim cascade (:func:`regio.regions.removal.reclaim`) if the window is
+        above its high-water mark; returns tokens freed. ``keep``: an entry id never reclaimed
+        (the one just written)."""
+        return removal.reclaim(self, keep=keep)
 
     # ----- compaction queue ---------------------------------------------------------------
     def pending_compactions(self) -> list[PendingCompaction]:

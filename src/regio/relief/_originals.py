@@ -167,7 +167,7 @@ def _live_result_entry(c: Compactor, call_id: str) -> Entry | None:
     is the assistant message that made it: a result comes after its call). Summary entries
     are passed over. Read from the window's index of the entries mentioning each call
     (:meth:`regio.regions.Window.result_index`): O(1) amortised however far back the call is;
-    the answer is the backward walk's (:func:`regio.regions.resultindex.newest_result_scan`)."""
+    the answer is the backward walk's (:func:`regio.regions.indexes.results.newest_result_scan`)."""
     conv = c.window.conversation
     if conv is None or c.window.call_group(call_id) is None:
         return None

@@ -1,6 +1,6 @@
 """The seam where the engine renders a laid-out request: the provider registry
 (:mod:`regio.providers.registry`) gives the provider's renderer, or the renderer registry
-(:mod:`regio.layout.renderers`) the one of an ``api`` asked for by name."""
+(:mod:`regio.layout.render.registry`) the one of an ``api`` asked for by name."""
 
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ tiles (768 x 2048 after scaling), patch models 1,536 patches times the multiplie
 The Chat Completions wrapper of a tool result's media: a ``role: tool`` message takes text only,
 so the OpenAI chat renderer appends :data:`CHAT_MEDIA_FOLLOWS` to the tool message and sends
 the media in a ``user`` message opened by :func:`chat_media_carrier_text`
-(:mod:`regio.layout.render_media`). :func:`chat_media_wrapper_tokens` counts both texts and the
+(:mod:`regio.layout.render.media`). :func:`chat_media_wrapper_tokens` counts both texts and the
 extra message's overhead, so the budget holds what the payload carries.
 
 Documents (:class:`regio.media.Document`): a PDF counts :data:`PDF_TOKENS_PER_PAGE` per page

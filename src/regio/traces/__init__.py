@@ -1,7 +1,7 @@
 """Recorded agent runs: regio's JSONL trace format and importers for public formats.
 
-* :mod:`regio.traces.format` — the events, :class:`Trace`, :func:`read_trace`,
-  :func:`write_trace`;
+* :mod:`regio.traces.format` — the events and :class:`Trace`; :mod:`regio.traces.jsonl` —
+  :func:`read_trace`, :func:`write_trace` (the JSONL text);
 * :mod:`regio.traces.detect` — :func:`import_file` with format auto-detection;
 * :mod:`regio.traces.importers` — SWE-agent, mini-swe-agent, tau-bench, OpenAI messages;
   :mod:`regio.traces.claudecode`, :mod:`regio.traces.codex`, :mod:`regio.traces.openhands` —
@@ -37,11 +37,8 @@ from regio.traces.format import (
     TraceEvent,
     Usage,
     UserMessage,
-    dumps_trace,
-    loads_trace,
-    read_trace,
-    write_trace,
 )
+from regio.traces.jsonl import dumps_trace, loads_trace, read_trace, write_trace
 from regio.traces.safejson import DEFAULT_LIMITS, TraceLimits
 from regio.traces.synth import CODING_PROFILE, synthesize
 from regio.traces.synthprofile import SynthProfile, profile_from_traces

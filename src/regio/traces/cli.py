@@ -28,7 +28,8 @@ from typing import Any
 
 from regio.traces.detect import FORMATS, expand_sources, import_file
 from regio.traces.errors import ImportIssue, TraceError, TraceFormatError
-from regio.traces.format import Trace, read_trace, write_trace
+from regio.traces.format import Trace
+from regio.traces.jsonl import read_trace, write_trace
 from regio.traces.usage import recorded_usage, usage_totals
 
 __all__ = ["register", "trace_filename"]

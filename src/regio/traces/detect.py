@@ -36,13 +36,14 @@ from regio.traces.builder import Timing
 from regio.traces.claudecode import import_claude_code, is_subagent_transcript
 from regio.traces.codex import ROLLOUT_TYPES, import_codex
 from regio.traces.errors import ImportIssue, TraceFormatError
-from regio.traces.format import Trace, parse_trace_lines
+from regio.traces.format import Trace
 from regio.traces.importers import (
     import_mini_swe_agent,
     import_openai,
     import_swe_agent,
     import_tau_bench,
 )
+from regio.traces.jsonl import parse_trace_lines
 from regio.traces.openhands import import_openhands, import_openhands_runs, looks_openhands
 from regio.traces.safejson import DEFAULT_LIMITS, TraceLimits
 from regio.traces.source import SourceFile, iter_lines, load_source

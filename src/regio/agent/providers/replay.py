@@ -60,7 +60,8 @@ class ReplayProvider:
     def from_trace(cls, trace: Trace | str | os.PathLike[str], **kwargs: Any) -> ReplayProvider:
         """A replay of a regio trace's assistant events (a ``Trace`` or a JSONL path), with
         their recorded usage."""
-        from regio.traces.format import AssistantMessage, Trace, read_trace
+        from regio.traces.format import AssistantMessage, Trace
+        from regio.traces.jsonl import read_trace
 
         if isinstance(trace, (str, os.PathLike)):
             trace = read_trace(trace)

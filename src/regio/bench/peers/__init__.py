@@ -31,13 +31,20 @@ Its kept messages are rendered as a :func:`regio.bench.baselines.plain_request`.
   list it keeps, before every call: whole tool-call groups are excluded oldest first.
 * ``anthropic-clear-tool-uses`` and ``context-editing-middleware`` — old tool results cleared
   instead of summarized (Anthropic's server-side edit, simulated; LangChain's
-  ``ContextEditingMiddleware``): :mod:`regio.bench.editing_peers`.
+  ``ContextEditingMiddleware``): :mod:`regio.bench.peers.editing`.
 * ``anthropic-compaction`` and ``openai-compaction`` — the providers' own server-side
-  compaction, simulated from their documentation: :mod:`regio.bench.provider_peers`.
+  compaction, simulated from their documentation: :mod:`regio.bench.peers.providers`.
 
 Token counts are regio's (the blueprint's tokenizer) for every peer. Each peer raises
 ``ImportError`` at construction when its package is missing; :func:`peer_available` says
 whether it can be built.
+
+Modules: this package's face holds the registry (:data:`PEERS`, :data:`PEER_PACKAGES`,
+:func:`peer_available`) and the LangChain peers; :mod:`~regio.bench.peers.frameworks` the
+LlamaIndex and Agent Framework ones; :mod:`~regio.bench.peers.editing` the result-clearing
+ones (Anthropic's server edit, LangChain's middleware); :mod:`~regio.bench.peers.providers`
+the providers' own compaction; :mod:`~regio.bench.peers.view` what every peer shares (the
+messages it keeps, its compaction calls).
 """
 
 from __future__ import annotations
@@ -49,10 +56,10 @@ from typing import Any
 import attrs
 
 from regio.bench.baselines import PlainMessage, plain_message
-from regio.bench.editing_peers import EDITING_PEERS, MiddlewareEditPeer, ServerEditPeer
-from regio.bench.frameworkpeers import AgentFrameworkPeer, MemoryPeer
-from regio.bench.peerview import CompactionCall, PeerView, _LangChainLog, _owner
-from regio.bench.provider_peers import PROVIDER_PEERS, PROVIDER_RULES, ProviderCompactionPeer
+from regio.bench.peers.editing import EDITING_PEERS, MiddlewareEditPeer, ServerEditPeer
+from regio.bench.peers.frameworks import AgentFrameworkPeer, MemoryPeer
+from regio.bench.peers.providers import PROVIDER_PEERS, PROVIDER_RULES, ProviderCompactionPeer
+from regio.bench.peers.view import CompactionCall, PeerView, _LangChainLog, _owner
 from regio.content import Entry, Message, Text, block_text
 from regio.summarizers._extractive import ExtractiveSummarizer
 
@@ -80,18 +87,19 @@ PEERS: tuple[str, ...] = (
     *EDITING_PEERS,
     *PROVIDER_PEERS,
 )
-#: Peer -> (module imported to check it, distribution name for its version).
-PEER_PACKAGES: dict[str, tuple[str, str]] = {
+#: Peer -> (module imported to check it, distribution name for its version). The peers regio
+#: simulates itself (distribution ``regio``) name no module: they are always available.
+PEER_PACKAGES: dict[str, tuple[str | None, str]] = {
     "trim": ("langchain_core.messages", "langchain-core"),
     "summarization-middleware": ("langchain.agents.middleware", "langchain"),
     "llamaindex-memory": ("llama_index.core.memory", "llama-index-core"),
     "agent-framework-truncation": ("agent_framework", "agent-framework-core"),
-    "anthropic-clear-tool-uses": ("regio.cache.context_editing", "regio"),
+    "anthropic-clear-tool-uses": (None, "regio"),
     "context-editing-middleware": ("langchain.agents.middleware", "langchain"),
-    "anthropic-clear-tool-uses-tuned": ("regio.cache.context_editing", "regio"),
+    "anthropic-clear-tool-uses-tuned": (None, "regio"),
     "context-editing-middleware-tuned": ("langchain.agents.middleware", "langchain"),
-    "anthropic-compaction": ("regio.bench.provider_peers", "regio"),
-    "openai-compaction": ("regio.bench.provider_peers", "regio"),
+    "anthropic-compaction": (None, "regio"),
+    "openai-compaction": (None, "regio"),
 }
 
 
@@ -104,9 +112,12 @@ def peer_allowance(window_tokens: int, system_tokens: int, tool_tokens: int) -> 
 
 
 def peer_available(name: str) -> bool:
-    """True when the package of peer ``name`` imports."""
+    """True when the package of peer ``name`` imports (always for a peer regio simulates)."""
+    module = PEER_PACKAGES[name][0]
+    if module is None:
+        return True
     try:
-        importlib.import_module(PEER_PACKAGES[name][0])
+        importlib.import_module(module)
     except ImportError:
         return False
     return True
@@ -290,7 +301,7 @@ def make_peer(
 ) -> Peer:
     """The peer ``name`` of :data:`PEERS`; ``fixed``: system + tool schema tokens (default
     ``system_tokens``; the context-editing peers' trigger counts them,
-    :mod:`regio.bench.editing_peers`); ``window``: the model's context window (tokens; the
+    :mod:`regio.bench.peers.editing`); ``window``: the model's context window (tokens; the
     provider peers' trigger is scaled to it, default ``allowance + fixed``). ``ImportError``
     when its package is missing, ``ValueError`` for an unknown name."""
     if name == "trim":

@@ -12,10 +12,10 @@ from typing import Any
 
 from regio.content import Document, Image, Text, ToolResult, ToolUse, block_text, canonical_json
 
-from .model import Request
-from .render_common import group_messages_of
-from .render_openai import system_text
-from .renderers import FunctionRenderer, register_renderer
+from ..model import Request
+from .common import group_messages_of
+from .openai import system_text
+from .registry import FunctionRenderer, register_renderer
 
 __all__ = ["TEXT", "check_text", "render_prompt", "render_text"]
 

@@ -28,7 +28,7 @@ for, and the opaque compaction items it returned placed first in ``input``, in p
 regio's readable summaries.
 
 With the session's render log, final message groups are rendered once and copied afterwards
-(:func:`regio.layout.render_common.rendered_units`): a payload shares no container with the log
+(:func:`regio.layout.render.common.rendered_units`): a payload shares no container with the log
 or another payload. Chat payloads are checked against W-O and L.
 """
 
@@ -39,24 +39,24 @@ from typing import Any
 
 from regio.content import Document, Image, Text, ToolResult, ToolUse, canonical_json
 
-from .model import LayoutBlock, Request, ToolSpec
-from .provider_compaction import ProviderCompaction, add_responses_entry, item_of
-from .render_common import (
+from ..model import LayoutBlock, Request, ToolSpec
+from ..provider_compaction import ProviderCompaction, add_responses_entry, item_of
+from ..repair import LayoutError, check_openai_chat
+from .common import (
     RenderedMessage,
     conversation_start,
     fresh_copy,
     group_runs,
     rendered_units,
 )
-from .render_media import (
+from .media import (
     MEDIA_FOLLOWS,
     chat_media_part,
     chat_tool_media,
     move_tool_media,
     responses_media_part,
 )
-from .renderers import FunctionRenderer, register_renderer
-from .repair import LayoutError, check_openai_chat
+from .registry import FunctionRenderer, register_renderer
 
 __all__ = [
     "OPENAI_CHAT",

@@ -1,4 +1,5 @@
-"""The comparison layouts the bench measures ``regio`` against (registered on import).
+"""The comparison layouts the bench measures ``regio`` against (registered by
+:mod:`regio.layout.strategy_registry`).
 
 * ``naive``: every non-conversation region in declaration order, joined into one system
   block; one marker at the end of the system prompt.
@@ -38,7 +39,7 @@ from regio.layout.sections import (
     kind_rank,
     whole_section,
 )
-from regio.layout.strategy import StrategyBase, register_strategy
+from regio.layout.strategy import StrategyBase
 
 __all__ = [
     "KIND",
@@ -214,6 +215,6 @@ def _vol(b: LayoutBlock) -> str:
     return b.volatility or ""
 
 
-NAIVE = register_strategy(NaiveLayout())
-KIND = register_strategy(KindLayout())
-VOLATILITY = register_strategy(VolatilityLayout())
+NAIVE = NaiveLayout()
+KIND = KindLayout()
+VOLATILITY = VolatilityLayout()

@@ -1,4 +1,4 @@
-"""What every peer shares (:mod:`regio.bench.peers`, :mod:`regio.bench.editing_peers`): the
+"""What every peer shares (:mod:`regio.bench.peers`, :mod:`regio.bench.peers.editing`): the
 view of one call (:class:`PeerView`), a billed summarizer call (:class:`CompactionCall`) and the
 run's messages as LangChain messages with their tokens."""
 
@@ -30,7 +30,7 @@ class PeerView:
     """What a peer sends at one call: its kept messages, whether a summary stands for
     dropped ones, and whether it has dropped anything so far (``compacted``);
     ``compaction_pass``: a provider's compaction pass made within this call before it
-    (:class:`regio.bench.provider_peers.CompactionPass`), ``None`` for the others."""
+    (:class:`regio.bench.peers.providers.CompactionPass`), ``None`` for the others."""
 
     messages: list[PlainMessage]
     summary: bool

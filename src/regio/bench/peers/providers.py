@@ -58,7 +58,7 @@ from typing import Any
 import attrs
 
 from regio.bench.baselines import PlainMessage, plain_message
-from regio.bench.peerview import PeerView
+from regio.bench.peers.view import PeerView
 from regio.content import Entry, Message, Text
 from regio.summarizers._extractive import ExtractiveSummarizer
 

@@ -15,8 +15,8 @@ from typing import Any, Protocol
 
 import attrs
 
-from .model import Request
-from .repair import LayoutError
+from ..model import Request
+from ..repair import LayoutError
 
 __all__ = ["FunctionRenderer", "Renderer", "register_renderer", "renderer_for", "renderers"]
 

@@ -12,7 +12,7 @@ import msgspec
 
 from regio.content import canonical_json
 
-from .model import LayoutBlock, Request
+from ..model import LayoutBlock, Request
 
 __all__ = [
     "CONTINUE_TEXT",

@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from regio.bench.baselines import PlainMessage
-from regio.bench.peerview import CompactionCall, PeerView
+from regio.bench.peers.view import CompactionCall, PeerView
 from regio.content import Message, Text, ToolUse, block_text
 
 __all__ = ["AgentFrameworkPeer", "MemoryPeer", "list_chat_store"]

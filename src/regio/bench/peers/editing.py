@@ -51,8 +51,9 @@ import attrs
 import msgspec
 
 from regio.bench.baselines import PlainMessage
-from regio.bench.peerview import PeerView, _LangChainLog, _owner
-from regio.cache.context_editing import ClearToolUses, apply_edits
+from regio.bench.peers.view import PeerView, _LangChainLog, _owner
+from regio.cache.applied_edits import apply_edits
+from regio.cache.context_editing import ClearToolUses
 from regio.cache.types import CacheBlock
 from regio.content import Block, Message, ToolResult, canonical_json, content_hash
 

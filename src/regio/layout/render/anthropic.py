@@ -20,10 +20,11 @@ from typing import Any
 
 from regio.content import Document, Image, Text, Thinking, ToolResult, ToolUse
 
-from .breakpoints import MAX_BREAKPOINTS
-from .model import LayoutBlock, Request, ToolSpec
-from .provider_compaction import ProviderCompaction, add_anthropic_edit, item_of
-from .render_common import (
+from ..breakpoints import MAX_BREAKPOINTS
+from ..model import LayoutBlock, Request, ToolSpec
+from ..provider_compaction import ProviderCompaction, add_anthropic_edit, item_of
+from ..repair import LayoutError, check_anthropic
+from .common import (
     CONTINUE_TEXT,
     RenderedMessage,
     canonical_input,
@@ -32,9 +33,8 @@ from .render_common import (
     group_runs,
     rendered_units,
 )
-from .render_media import anthropic_media
-from .renderers import FunctionRenderer, register_renderer
-from .repair import LayoutError, check_anthropic
+from .media import anthropic_media
+from .registry import FunctionRenderer, register_renderer
 
 __all__ = ["ANTHROPIC", "anthropic_tool", "count_cache_markers", "render_anthropic"]
 
