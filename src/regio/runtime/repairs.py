@@ -37,7 +37,7 @@ from regio.content import Block, Entry, Text, ToolResult, ToolUse, split_weight
 
 from .callnames import META_KEY
 from .compactor import Compactor
-from .history import HISTORY_ACTIONS, HistoryRepaired, interrupted, repair_history
+from .history import HISTORY_ACTIONS, HistoryRepaired, interrupted, needs_repair, repair_history
 from .toolspecs import restore_offered
 
 __all__ = ["compacted_result", "repair_window"]
@@ -69,6 +69,8 @@ def repair_window(c: Compactor) -> list[HistoryRepaired]:
     if conv is None:
         return []
     entries = list(conv.entries)
+    if not needs_repair(e.message for e in entries):  # the usual case: nothing to repair
+        return []
     restorable = restore_offered(c.options.context_tools, c.options.relief)
 
     def closing(call: ToolUse) -> ToolResult:
