@@ -357,12 +357,10 @@ def analyze(
     With ``protect_current_turn`` the newest :func:`is_user_turn_start` entry is protected and
     history windows keep the current turn whole (``limit``). Open groups are always protected.
     ``also_protect``: entry indexes whose units are protected too (a region planning a write
-    protects the entry being written). ``grouping``: :func:`regio.content.group_entries` of
-    ``entries`` when the caller has it (:func:`appended_grouping`), else it is computed.
-    """
+    protects the entry being written). ``grouping``: ``group_entries(entries)`` when known
+    (:func:`appended_grouping`)."""
     n = len(entries)
-    if grouping is None:
-        grouping = group_entries(entries)
+    grouping = group_entries(entries) if grouping is None else grouping
     groups = grouping.groups
     last_member = [0] * n
     first_member = [0] * n
