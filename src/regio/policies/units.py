@@ -357,8 +357,7 @@ def analyze(
     With ``protect_current_turn`` the newest :func:`is_user_turn_start` entry is protected and
     history windows keep the current turn whole (``limit``). Open groups are always protected.
     ``also_protect``: entry indexes whose units are protected too (a region planning a write
-    protects the entry being written). ``grouping``: ``group_entries(entries)`` when known
-    (:func:`appended_grouping`)."""
+    protects the entry being written); ``grouping``: ``group_entries(entries)``, if known."""
     n = len(entries)
     grouping = group_entries(entries) if grouping is None else grouping
     groups = grouping.groups
