@@ -106,3 +106,19 @@ def test_engine_repair_still_closes_an_interrupted_call_in_a_window() -> None:
     changes = engine.repair()
     assert [c.action for c in changes] == ["call_closed"]
     assert engine.repair() == []
+
+
+def test_engine_repair_of_a_valid_long_window_does_not_run_the_full_repair(monkeypatch) -> None:
+    import regio.runtime.repairs as repairs
+
+    engine = history_engine()
+    engine.add_user("start")
+    for n in range(40):
+        engine.add_assistant("", [ToolUse(f"c{n}", "read", {"path": "a"})])
+        engine.add_tool_result(f"c{n}", "contents")
+
+    def refuse(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("the full repair ran on a window with nothing to repair")
+
+    monkeypatch.setattr(repairs, "repair_history", refuse)
+    assert engine.repair() == []

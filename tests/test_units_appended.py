@@ -70,3 +70,30 @@ def test_a_regions_analysis_after_each_append_is_the_analysis_of_its_entries(
         for entry in _entries([("user", (Text("x"),))] * start + batch)[start:]:
             region.entries.append(entry)
         assert region.analysis() == analyze(list(region.entries))
+
+
+def test_a_tool_loop_step_admitted_to_a_long_conversation_groups_only_the_new_entries(
+    monkeypatch,
+) -> None:
+    import regio.policies.units as units
+    import regio.regions.base as base
+
+    region = SlidingWindow(name="conversation", budget=1_000_000)
+    for entry in _entries(_loop(50)):
+        region.entries.append(entry)
+    region.analysis()
+    seen: list[int] = []
+    real = units.group_entries
+
+    def counting(entries):  # type: ignore[no-untyped-def]
+        seen.append(len(entries))
+        return real(entries)
+
+    monkeypatch.setattr(units, "group_entries", counting)
+    monkeypatch.setattr(base, "group_entries", counting, raising=False)
+    step = _entries([("user", (Text("x"),))] * 101 + _loop(51)[-2:])[101:]
+    for entry in step:  # the model's call, then its result: one analysis after each
+        region.entries.append(entry)
+        region.analysis()
+    assert seen and max(seen) <= 2, seen
+    assert region.analysis() == analyze(list(region.entries))
