@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -108,7 +109,9 @@ def test_engine_repair_still_closes_an_interrupted_call_in_a_window() -> None:
     assert engine.repair() == []
 
 
-def test_engine_repair_of_a_valid_long_window_does_not_run_the_full_repair(monkeypatch) -> None:
+def test_engine_repair_of_a_valid_long_window_does_not_run_the_full_repair(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import regio.runtime.repairs as repairs
 
     engine = history_engine()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -73,7 +74,7 @@ def test_a_regions_analysis_after_each_append_is_the_analysis_of_its_entries(
 
 
 def test_a_tool_loop_step_admitted_to_a_long_conversation_groups_only_the_new_entries(
-    monkeypatch,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import regio.policies.units as units
     import regio.regions.base as base
