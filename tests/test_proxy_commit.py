@@ -92,7 +92,7 @@ def test_a_streamed_answer_ends_only_after_its_turn_is_committed(monkeypatch, ap
     import httpx
 
     from proxy_loops import proxied
-    from regio.proxy.records_sqlite import SQLiteRecords
+    from regio.proxy.records.sqlite import SQLiteRecords
 
     upstream = ScriptedUpstream([Step("r0")], 8000, 500)
     committed = threading.Event()

@@ -37,11 +37,11 @@ System messages are kept where they are, never merged or moved.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
-from regio.callids import ID_ACTIONS, CallIdBook, name_blocks
+from regio.callids import ID_ACTIONS, ID_PATTERN, CallIdBook, name_blocks
 from regio.content import Block, Message, Text, ToolResult, ToolUse
 from regio.events import Event
 from regio.layout.events import Repaired, ResultSynthesized
@@ -53,6 +53,7 @@ __all__ = [
     "HistoryRepair",
     "HistoryRepaired",
     "interrupted",
+    "needs_repair",
     "repair_history",
 ]
 
@@ -191,6 +192,42 @@ def repair_history(
         again, _ = repair(_projected(out, [m.blocks for m in out]))
         out = _messages(again, {})
     return HistoryRepair(out, changes, kept, closed, {c: calls[c][0] for c in closed})
+
+
+def needs_repair(messages: Iterable[Message]) -> bool:
+    """``False`` only when :func:`repair_history` would change nothing of the history itself
+    (no action of :data:`HISTORY_ACTIONS` but ``empty_dropped``): a quick O(blocks) check of
+    the plain shape, each call made by the assistant with an id the providers accept
+    (:data:`regio.callids.ID_PATTERN`), used once, and answered by exactly one final result
+    in a later user or tool message before the assistant speaks again; no system message, no
+    progress report. Anything else is ``True`` (the full repair decides), so a caller may skip
+    the repair on ``False`` (``Engine.repair`` does: a window repaired on every request costs
+    its new messages, not its length)."""
+    made: set[str] = set()
+    open_calls: set[str] = set()
+    for m in messages:
+        if m.role == "assistant":
+            if open_calls:
+                return True
+            for b in m.blocks:
+                if isinstance(b, ToolResult):
+                    return True
+                if isinstance(b, ToolUse):
+                    if b.id in made or not ID_PATTERN.fullmatch(b.id):
+                        return True
+                    made.add(b.id)
+                    open_calls.add(b.id)
+        elif m.role in ("user", "tool"):
+            for b in m.blocks:
+                if isinstance(b, ToolUse):
+                    return True
+                if isinstance(b, ToolResult):
+                    if not b.is_final or b.tool_use_id not in open_calls:
+                        return True
+                    open_calls.discard(b.tool_use_id)
+        else:
+            return True
+    return bool(open_calls)
 
 
 def _droppable(block: Block, at: int, calls: dict[str, tuple[int, ToolUse]]) -> bool:

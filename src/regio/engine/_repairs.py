@@ -38,7 +38,7 @@ from regio.content import Block, Entry, Text, ToolResult, ToolUse, split_weight
 from regio.session._callnames import META_KEY
 from regio.session._toolspecs import restore_offered
 
-from ._history import HISTORY_ACTIONS, HistoryRepaired, interrupted, repair_history
+from ._history import HISTORY_ACTIONS, HistoryRepaired, interrupted, needs_repair, repair_history
 
 __all__ = ["compacted_result", "repair_window"]
 
@@ -69,6 +69,8 @@ def repair_window(c: Compactor) -> list[HistoryRepaired]:
     if conv is None:
         return []
     entries = list(conv.entries)
+    if not needs_repair(e.message for e in entries):  # the usual case: nothing to repair
+        return []
     restorable = restore_offered(c.options.context_tools, c.options.relief)
 
     def closing(call: ToolUse) -> ToolResult:

@@ -45,7 +45,7 @@ from collections.abc import Collection, Sequence
 import msgspec
 
 from regio.content import Entry, ToolResult, ToolUse
-from regio.turngroups import TurnGroup, group_entries
+from regio.turngroups import Grouping, TurnGroup, group_entries
 
 __all__ = ["HistoryCaps", "HistoryCounts", "UnitAnalysis", "analyze", "is_user_turn_start"]
 
@@ -313,21 +313,54 @@ def _reports_progress(group: TurnGroup, entries: Sequence[Entry]) -> bool:
     )
 
 
+def appended_grouping(prior: Grouping, entries: Sequence[Entry]) -> Grouping:
+    """:func:`regio.content.group_entries` of ``entries`` when ``prior`` is the grouping of
+    its first ``len(prior.assignment)`` entries (the rest appended since). Only the entries
+    from the first member of ``prior``'s first open group on (the appended ones when none is
+    open: a tool loop's window whose last call is answered) are grouped again, when nothing
+    in them can reach back: ``prior`` has no orphaned result, no group before that point
+    reaches past it, and the entries grouped again make no call of an id made before it and
+    answer no call made before it. Then the grouping is ``prior``'s groups before that point
+    followed by the regrouped entries' (indexes shifted). Anything else groups all of
+    ``entries`` again. O(regrouped + groups)."""
+    k = len(prior.assignment)
+    if k == 0 or k > len(entries) or prior.orphan_results:
+        return group_entries(entries)
+    open_ids = set(prior.open_groups)
+    cut = min((g.members[0] for g in prior.groups if g.id in open_ids), default=k)
+    kept = [g for g in prior.groups if g.members[0] < cut]
+    if any(g.members[-1] >= cut for g in kept):
+        return group_entries(entries)
+    tail = group_entries(entries[cut:])
+    made = {c for g in kept for c in g.call_ids}
+    if tail.orphan_results or any(c in made for g in tail.groups for c in g.call_ids):
+        return group_entries(entries)
+    moved = tuple(
+        msgspec.structs.replace(g, members=tuple(m + cut for m in g.members)) for g in tail.groups
+    )
+    return Grouping(
+        groups=(*kept, *moved),
+        assignment=prior.assignment[:cut] + tuple(a + len(kept) for a in tail.assignment),
+        open_groups=tail.open_groups,
+        orphan_results=(),
+    )
+
+
 def analyze(
     entries: Sequence[Entry],
     *,
     protect_current_turn: bool = True,
     also_protect: Collection[int] = (),
+    grouping: Grouping | None = None,
 ) -> UnitAnalysis:
     """Analyse ``entries`` into units. O(n + calls).
 
     With ``protect_current_turn`` the newest :func:`is_user_turn_start` entry is protected and
     history windows keep the current turn whole (``limit``). Open groups are always protected.
     ``also_protect``: entry indexes whose units are protected too (a region planning a write
-    protects the entry being written).
-    """
+    protects the entry being written); ``grouping``: ``group_entries(entries)``, if known."""
     n = len(entries)
-    grouping = group_entries(entries)
+    grouping = group_entries(entries) if grouping is None else grouping
     groups = grouping.groups
     last_member = [0] * n
     first_member = [0] * n

@@ -115,12 +115,12 @@ def open_stores(url: str) -> tuple[Any, Records]:
     """``(engine store, proxy records)`` of the store ``url`` (module doc). Raises
     :class:`ProxyConfigError` for another scheme."""
     if url.startswith("sqlite:"):
-        from .records_sqlite import SQLiteRecords
+        from .records.sqlite import SQLiteRecords
 
         path = _sqlite_path(url)
         return SQLiteStore(path), SQLiteRecords(path)
     if url.startswith(("redis://", "rediss://", "unix://")):
-        from .records_redis import RedisRecords
+        from .records.redis import RedisRecords
 
         store = RedisStore.from_url(url)
         return store, RedisRecords(store)

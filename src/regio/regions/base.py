@@ -41,6 +41,7 @@ from regio.policies import (
     UnitAnalysis,
     analyze,
 )
+from regio.policies.units import appended_grouping
 from regio.regions import entrylist, rolloff
 from regio.regions import events as ev
 from regio.regions.elastic import Elastic, check_elastic
@@ -48,6 +49,7 @@ from regio.regions.entrylist import EntryList, EntryMark, as_entry_list, entry_m
 from regio.regions.pending import CompactionQueue, PendingCompaction
 from regio.regions.removal import Removing
 from regio.regions.results import Refusal, Refusing, Releasable, WritePlan, WriteResult
+from regio.turngroups import Grouping, group_entries
 
 __all__ = [
     "ReclaimPhase",
@@ -152,7 +154,7 @@ class Region(Elastic, Refusing, Removing):
     )
     settle_memo: tuple[Any, ...] | None = attrs.field(default=None, init=False, repr=False)
     #: the last :meth:`analysis` and the entries it was made of (a cache, never saved)
-    _analysis: tuple[EntryMark | None, UnitAnalysis] | None = attrs.field(
+    _analysis: tuple[EntryMark | None, UnitAnalysis, Grouping] | None = attrs.field(
         default=None, init=False, repr=False
     )
 
@@ -409,12 +411,18 @@ class Region(Elastic, Refusing, Removing):
     def analysis(self) -> UnitAnalysis:
         """Unit analysis of the current entries (:func:`regio.policies.analyze`), reused while
         they are unchanged (:func:`regio.regions.entrylist.unchanged`; O(entries) after a
-        change, O(1) again until the next one)."""
+        change, O(1) again until the next one); after appends only the appended entries are
+        grouped again (:func:`regio.policies.units.appended_grouping`)."""
         memo = self._analysis
-        if memo is not None and entrylist.unchanged(self.entries, memo[0]):
+        kept = entrylist.appended_since(self.entries, memo[0]) if memo is not None else None
+        if memo is not None and kept == len(self.entries):
             return memo[1]
-        info = analyze(self.entries)
-        self._analysis = (entry_mark(self.entries), info)
+        if memo is not None and kept is not None and kept == len(memo[2].assignment):
+            grouping = appended_grouping(memo[2], self.entries)  # only the appended grouped
+        else:
+            grouping = group_entries(self.entries)
+        info = analyze(self.entries, grouping=grouping)
+        self._analysis = (entry_mark(self.entries), info, grouping)
         return info
 
     # ----- state -----------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The SQLite connection every regio table in one file shares: the session store's
 (:class:`regio.persistence.store.SQLiteStore`) and the proxy's records beside it
-(:mod:`regio.proxy.records_sqlite`).
+(:mod:`regio.proxy.records.sqlite`).
 
 :func:`connect` opens the file as both need it: autocommit (``isolation_level=None``: each
 writer opens its own ``BEGIN IMMEDIATE`` transaction), shareable by a process's threads under

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import ProxyError
-from .records import RequestStat, SessionMeta, decode_meta, decode_stat, encode
+from ..errors import ProxyError
+from . import RequestStat, SessionMeta, decode_meta, decode_stat, encode
 
 __all__ = ["RedisRecords"]
 

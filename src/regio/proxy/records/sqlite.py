@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 
 from regio.persistence.store.sqlitedb import LEASES_SCHEMA, connect, holds_lease
 
-from .errors import ProxyError
-from .records import RequestStat, SessionMeta, decode_meta, decode_stat, encode
+from ..errors import ProxyError
+from . import RequestStat, SessionMeta, decode_meta, decode_stat, encode
 
 __all__ = ["SQLiteRecords"]
 

@@ -139,8 +139,8 @@ class RequestStat(msgspec.Struct, frozen=True):
 
 @runtime_checkable
 class Records(Protocol):
-    """The proxy's store (module doc); :mod:`regio.proxy.records_sqlite` and
-    :mod:`regio.proxy.records_redis` implement it."""
+    """The proxy's store (module doc); :mod:`regio.proxy.records.sqlite` and
+    :mod:`regio.proxy.records.redis` implement it."""
 
     url: str
 
