@@ -78,7 +78,7 @@ def test_a_value_of_another_type_is_kept_as_text(raw):
 
 
 def _wire(raw: Any) -> dict[str, Any]:
-    from regio.agent.providers.wire import openai_chat_completion
+    from regio.providers.wire import openai_chat_completion
 
     call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": raw}}
     data = {"choices": [{"message": {"role": "assistant", "tool_calls": [call]}}]}

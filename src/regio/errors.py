@@ -19,6 +19,7 @@ __all__ = [
     "EntryIndexError",
     "NoSuchRegionError",
     "ProtectedEntryError",
+    "ProviderResponseError",
     "RegioError",
     "RegionConfigError",
     "RegionError",
@@ -214,6 +215,15 @@ class ContextWindowError(RegioError, ValueError):
     """A context window that is not a positive integer of tokens; the message names where it
     was given (blueprint ``model.context_window``, ``EngineOptions.context_window``, a provider
     adapter's ``context_window``) and what was given."""
+
+
+class ProviderResponseError(RegioError):
+    """A provider answered with something the adapter cannot read (no choices, a tool call
+    whose arguments are not a JSON object, ...). ``raw`` is the offending response."""
+
+    def __init__(self, message: str, *, raw: object = None) -> None:
+        super().__init__(message)
+        self.raw = raw
 
 
 class SDKInputError(RegioError, TypeError):

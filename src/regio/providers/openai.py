@@ -124,7 +124,7 @@ def _is_response(data: Mapping[str, Any]) -> bool:
 
 
 def _chat_message(data: dict[str, Any]) -> Message:
-    from regio.agent.providers.wire import openai_chat_completion
+    from regio.providers.wire import openai_chat_completion
 
     return openai_chat_completion(data).message
 

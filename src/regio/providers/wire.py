@@ -21,9 +21,9 @@ from typing import Any, TypeGuard
 
 from regio.callargs import INVALID_ARGUMENTS_KEY, function_arguments, invalid_arguments
 from regio.content import Block, Message, Text, Thinking, ToolUse
+from regio.errors import ProviderResponseError
 
-from ..errors import ProviderResponseError
-from ..types import USAGE_COUNTS, Completion, ProviderUsage
+from .completion import USAGE_COUNTS, Completion, ProviderUsage
 
 #: The largest count read from a usage report (2**53 - 1, exact in every JSON reader); a larger
 #: or negative one is unreported.
