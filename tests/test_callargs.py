@@ -86,7 +86,7 @@ def _wire(raw: Any) -> dict[str, Any]:
 
 
 def _responses(raw: Any) -> dict[str, Any]:
-    from regio.sdk._objects import responses_message
+    from regio.providers.wire import responses_message
 
     item = {"type": "function_call", "call_id": "c1", "name": "f", "arguments": raw}
     return responses_message({"output": [item]}).tool_calls[0].input

@@ -130,7 +130,7 @@ def _chat_message(data: dict[str, Any]) -> Message:
 
 
 def _responses_message(data: dict[str, Any]) -> Message:
-    from regio.sdk._objects import responses_message
+    from regio.providers.wire import responses_message
 
     return responses_message(data)
 
