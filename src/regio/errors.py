@@ -26,6 +26,7 @@ __all__ = [
     "RegionFullError",
     "RuntimeStateError",
     "SDKInputError",
+    "SessionStoreError",
     "SizeError",
     "SubscriberError",
     "SummarizerError",
@@ -224,6 +225,19 @@ class ProviderResponseError(RegioError):
     def __init__(self, message: str, *, raw: object = None) -> None:
         super().__init__(message)
         self.raw = raw
+
+
+class SessionStoreError(RegioError):
+    """A session store could not do what was asked (the message names the store and session,
+    the cause and the fix). ``session_id`` and ``key`` (the stored record or server key
+    concerned) are set when known."""
+
+    def __init__(
+        self, message: str, *, session_id: str | None = None, key: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.key = key
 
 
 class SDKInputError(RegioError, TypeError):
