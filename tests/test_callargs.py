@@ -78,7 +78,7 @@ def test_a_value_of_another_type_is_kept_as_text(raw):
 
 
 def _wire(raw: Any) -> dict[str, Any]:
-    from regio.agent.providers.wire import openai_chat_completion
+    from regio.providers.wire import openai_chat_completion
 
     call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": raw}}
     data = {"choices": [{"message": {"role": "assistant", "tool_calls": [call]}}]}
@@ -86,7 +86,7 @@ def _wire(raw: Any) -> dict[str, Any]:
 
 
 def _responses(raw: Any) -> dict[str, Any]:
-    from regio.sdk._objects import responses_message
+    from regio.providers.wire import responses_message
 
     item = {"type": "function_call", "call_id": "c1", "name": "f", "arguments": raw}
     return responses_message({"output": [item]}).tool_calls[0].input

@@ -16,11 +16,11 @@ import pytest
 from regio.adapters.chat import chat_messages, response_items
 from regio.adapters.openai_agents import RegioSession
 from regio.agent.errors import ProviderResponseError
-from regio.agent.providers.wire import LEGACY_CALL_PREFIX, openai_chat_completion
 from regio.blueprint import load_blueprint
 from regio.engine import Engine
 from regio.errors import RegioError, RuntimeStateError
 from regio.layout.repair import LayoutError
+from regio.providers.wire import LEGACY_CALL_PREFIX, openai_chat_completion
 from regio.sdk._objects import SDKInputError, message_of
 from regio.summarizers import ExtractiveSummarizer
 from sdk_responses_support import LEGACY_FUNCTION_CALL

@@ -17,6 +17,7 @@ from regio.cli import main
 from regio.content import ToolUse
 from regio.engine import Engine
 from regio.engine._history import INTERRUPTED_RESULT, repair_history
+from regio.engine._repair_cli import repair_target
 from regio.layout import check_anthropic, check_openai_chat
 from regio.layout.events import OrphanResultDropped, ResultSynthesized
 from regio.persistence.store import RedisStore, SQLiteStore
@@ -24,7 +25,6 @@ from regio.tokens import get_counter
 from regio.traces import bundled_traces_dir, import_file, write_trace
 from regio.traces.detect import expand_sources
 from regio.traces.format import ToolResults, Trace
-from regio.traces.repaircli import repair_target
 from store_support import redis_url
 
 __all__ = ["redis_url"]

@@ -6,7 +6,7 @@ https://platform.openai.com/docs/guides/function-calling): usually a JSON object
 can produce text that is not JSON, JSON that is not an object, or JSON nested deeper than any
 tool schema. :func:`function_arguments` never raises for any of them: the SDK readers
 (:mod:`regio.sdk._objects`, :mod:`regio.sdk._media`, :mod:`regio.adapters.chat`), the
-agent loop's providers (:mod:`regio.agent.providers.wire`) and the transcript reader of the
+agent loop's providers (:mod:`regio.providers.wire`) and the transcript reader of the
 token CLI (:mod:`regio.tokens.chatfile`) all keep what the model sent, so the agent loop can
 answer such a call with an error tool result that quotes it.
 

@@ -56,10 +56,10 @@ def _command_modules() -> tuple[Any, ...]:
     from regio.bench import cli as bench_cli  # demo, bench
     from regio.blueprint import cli as blueprint_cli  # validate, schema
     from regio.engine import _inspect as runtime_cli  # inspect
+    from regio.engine import _repair_cli as repair_cli  # repair
     from regio.proxy import cli as proxy_cli  # proxy
     from regio.tokens import cli as tokens_cli  # count
     from regio.traces import cli as traces_cli  # traces import / show
-    from regio.traces import repaircli  # repair
 
     return (
         bench_cli,
@@ -67,7 +67,7 @@ def _command_modules() -> tuple[Any, ...]:
         blueprint_cli,
         traces_cli,
         runtime_cli,
-        repaircli,
+        repair_cli,
         agent_cli,
         proxy_cli,
     )

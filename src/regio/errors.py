@@ -19,12 +19,14 @@ __all__ = [
     "EntryIndexError",
     "NoSuchRegionError",
     "ProtectedEntryError",
+    "ProviderResponseError",
     "RegioError",
     "RegionConfigError",
     "RegionError",
     "RegionFullError",
     "RuntimeStateError",
     "SDKInputError",
+    "SessionStoreError",
     "SizeError",
     "SubscriberError",
     "SummarizerError",
@@ -214,6 +216,28 @@ class ContextWindowError(RegioError, ValueError):
     """A context window that is not a positive integer of tokens; the message names where it
     was given (blueprint ``model.context_window``, ``EngineOptions.context_window``, a provider
     adapter's ``context_window``) and what was given."""
+
+
+class ProviderResponseError(RegioError):
+    """A provider answered with something the adapter cannot read (no choices, a tool call
+    whose arguments are not a JSON object, ...). ``raw`` is the offending response."""
+
+    def __init__(self, message: str, *, raw: object = None) -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+class SessionStoreError(RegioError):
+    """A session store could not do what was asked (the message names the store and session,
+    the cause and the fix). ``session_id`` and ``key`` (the stored record or server key
+    concerned) are set when known."""
+
+    def __init__(
+        self, message: str, *, session_id: str | None = None, key: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.key = key
 
 
 class SDKInputError(RegioError, TypeError):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from regio.errors import RegioError
+from regio.errors import ProviderResponseError, RegioError
 
 __all__ = [
     "AgentConfigError",
@@ -29,15 +29,6 @@ class AgentConfigError(RegioError, ValueError):
 
 class ProviderNotInstalledError(RegioError, ImportError):
     """A provider's SDK is not installed; the message names ``pip install regio[providers]``."""
-
-
-class ProviderResponseError(RegioError):
-    """A provider answered with something the adapter cannot read (no choices, a tool call
-    whose arguments are not a JSON object, ...). ``raw`` is the offending response."""
-
-    def __init__(self, message: str, *, raw: object = None) -> None:
-        super().__init__(message)
-        self.raw = raw
 
 
 class ProviderHTTPError(RegioError):

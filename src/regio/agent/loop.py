@@ -44,6 +44,7 @@ from regio.drive import adrive, drive
 from regio.errors import ContextOverflowError
 from regio.events import EventBus
 from regio.providers.overflow import classify_overflow
+from regio.providers.wire import INVALID_ARGUMENTS_KEY
 from regio.session._declared import adopt_context_window, declared_context_window
 from regio.session._toolargs import echo
 
@@ -52,7 +53,6 @@ from .errors import AgentConfigError
 from .events import RunFinished, StepCompleted, StepStarted
 from .predict import CachePredictor
 from .providers.base import ProviderAdapter
-from .providers.wire import INVALID_ARGUMENTS_KEY
 from .tools import Tool, UserToolOutcome
 from .types import Completion, LoopPricing, RunResult, RunTotals, StepRecord
 

@@ -17,7 +17,8 @@ Modules:
 * ``_tools`` -- the context tools' handler (:class:`ContextToolOutcome`);
 * ``_history``, ``_repairs`` -- :func:`repair_history` and ``Engine.repair``;
 * ``_snapshot`` -- ``Engine.snapshot()`` (:class:`EngineSnapshot`, :class:`RegionSnapshot`);
-* ``_inspect`` -- ``regio inspect STATE_FILE``.
+* ``_inspect`` -- ``regio inspect STATE_FILE``;
+* ``_repair_cli`` -- ``regio repair TARGET`` (a stored session, a state file or a trace).
 """
 
 from __future__ import annotations

@@ -103,7 +103,7 @@ def _is_message(data: Mapping[str, Any]) -> bool:
 
 
 def _message(data: dict[str, Any]) -> Message:
-    from regio.agent.providers.wire import anthropic_completion
+    from regio.providers.wire import anthropic_completion
 
     return anthropic_completion(data).message
 

@@ -26,11 +26,11 @@ def has(obj: object, key: str) -> bool:
 def count(value: object, place: str) -> int:
     """``value`` as a token count (``None``: 0). Raises
     :class:`regio.errors.UsageError` naming ``place`` for a value that is not a finite
-    number in ``[0, MAX_TOKENS]`` (:data:`regio.session._sizes.MAX_TOKENS`)."""
+    number in ``[0, MAX_TOKENS]`` (:data:`regio.tokens.protocol.MAX_TOKENS`)."""
     if value is None:
         return 0
     from regio.errors import UsageError
-    from regio.session._sizes import MAX_TOKENS
+    from regio.tokens.protocol import MAX_TOKENS
 
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise UsageError(f"usage field {place} must be a token count, got {value!r:.80}")

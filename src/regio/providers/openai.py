@@ -124,13 +124,13 @@ def _is_response(data: Mapping[str, Any]) -> bool:
 
 
 def _chat_message(data: dict[str, Any]) -> Message:
-    from regio.agent.providers.wire import openai_chat_completion
+    from regio.providers.wire import openai_chat_completion
 
     return openai_chat_completion(data).message
 
 
 def _responses_message(data: dict[str, Any]) -> Message:
-    from regio.sdk._objects import responses_message
+    from regio.providers.wire import responses_message
 
     return responses_message(data)
 

@@ -251,7 +251,7 @@ def missing_original(originals: dict[str, ToolResult], call_id: str) -> Exceptio
     ``originals`` (an :class:`Originals`, named by its ``where``) no longer holds: its stored
     records were deleted or lost. The message names the call, says the transcript holds only
     the shortened result, and what to do (the agent reads it from ``context_restore``)."""
-    from regio.persistence.store.errors import SessionStoreError
+    from regio.errors import SessionStoreError
 
     where = getattr(originals, "where", "this session")
     return SessionStoreError(

@@ -3,8 +3,8 @@
 
 Modules:
 
-* ``_objects`` -- :func:`response_message`, :func:`responses_message`, :func:`tool_specs`,
-  :func:`usage_of`;
+* ``_objects`` -- :func:`response_message`, :func:`tool_specs`, :func:`usage_of`;
+  :func:`responses_message` (the Responses API reader) is :mod:`regio.providers.wire`'s;
 * ``_media`` -- :func:`message_of`: one SDK message (with media) as a
   :class:`regio.content.Message`;
 * ``_progress`` -- :func:`mcp_progress_result`: a progress report as a non-final tool result;
@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING
 from regio._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from regio.providers.wire import responses_message
+
     from ._media import message_of
-    from ._objects import response_message, responses_message, tool_specs, usage_of
+    from ._objects import response_message, tool_specs, usage_of
     from ._progress import mcp_progress_result
 
 #: Public name -> the module that defines it (imported on first use).
@@ -27,7 +29,7 @@ _EXPORTS: dict[str, str] = {
     "mcp_progress_result": "._progress",
     "message_of": "._media",
     "response_message": "._objects",
-    "responses_message": "._objects",
+    "responses_message": "regio.providers.wire",
     "tool_specs": "._objects",
     "usage_of": "._objects",
 }

@@ -9,10 +9,8 @@ dict of one (``model_dump()`` / the JSON body):
   ``Message`` (``{"type": "message", "content": [...]}``), an OpenAI Chat Completions
   ``ChatCompletion`` (``{"object": "chat.completion", "choices": [...]}``, first choice) or an
   OpenAI Responses ``Response`` (``{"object": "response", "output": [...]}``, read by
-  :func:`responses_message`). The first two go through
-  :func:`regio.agent.providers.anthropic_completion` /
-  :func:`regio.agent.providers.openai_chat_completion` (one converter each, shared with the
-  agent loop's providers).
+  :func:`responses_message`). All three are the readers of :mod:`regio.providers.wire`
+  (one converter each, shared with the agent loop's providers).
 * :func:`tool_specs` reads tool definitions into :class:`regio.layout.ToolSpec`: Anthropic
   ``{"name", "description", "input_schema"}``
   (https://docs.anthropic.com/en/docs/build-with-claude/tool-use), Chat Completions
@@ -32,8 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from regio.callargs import function_arguments
-from regio.content import Block, Message, Text, Thinking, ToolUse
+from regio.content import Message
 from regio.errors import SDKInputError
 from regio.layout import ToolSpec
 from regio.providers.registry import response_reader_for, response_readers, usage_parsers
@@ -92,75 +89,6 @@ def response_message(response: Any) -> tuple[Message, Any]:
         f"add_response: a {type(response).__name__} with {keys} is not a provider response; "
         f"expected {accepted}, or the dict of one (model_dump())"
     )
-
-
-def _items(value: Any, where: str) -> list[Any]:
-    """``value`` as a list (``[]`` for ``None``), else :class:`SDKInputError` naming
-    ``where``."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise SDKInputError(f"add_response: {where} is a {type(value).__name__}, not a list")
-    return value
-
-
-def _part(value: Any, where: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise SDKInputError(f"add_response: {where} is a {type(value).__name__}, not an object")
-    return value
-
-
-def _part_text(value: Any, where: str) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise SDKInputError(f"add_response: {where} is a {type(value).__name__}, not text")
-    return value
-
-
-def _responses_item(item: dict[str, Any], index: int) -> list[Block]:
-    """The blocks of ``output[index]`` (module doc of :func:`responses_message`)."""
-    where = f"output[{index}]"
-    kind = item.get("type")
-    if kind == "reasoning":
-        parts = _items(item.get("summary"), f"{where}.summary")
-        summary = "".join(
-            _part_text(_part(s, f"{where}.summary[{n}]").get("text"), f"{where}.summary[{n}]")
-            for n, s in enumerate(parts)
-        )
-        return [Thinking(summary)] if summary else []
-    if kind == "message":
-        blocks: list[Block] = []
-        for n, raw in enumerate(_items(item.get("content"), f"{where}.content")):
-            part = _part(raw, f"{where}.content[{n}]")
-            field = {"output_text": "text", "refusal": "refusal"}.get(str(part.get("type")))
-            text = _part_text(part.get(field), f"{where}.content[{n}].{field}") if field else ""
-            if text:
-                blocks.append(Text(text))
-        return blocks
-    if kind == "function_call":
-        call_id = item.get("call_id") or item.get("id") or f"call_{index}"
-        name = item.get("name")
-        if not isinstance(name, str) or not name:
-            raise SDKInputError(f"add_response: {where} (function_call) has no name")
-        if not isinstance(call_id, str | int):
-            raise SDKInputError(f"add_response: {where}.call_id is a {type(call_id).__name__}")
-        return [ToolUse(str(call_id), name, function_arguments(item.get("arguments")))]
-    return []
-
-
-def responses_message(data: dict[str, Any]) -> Message:
-    """The assistant :class:`Message` of a Responses API ``Response`` dict: ``reasoning`` items
-    become thinking (their summary text), ``message`` items text (``output_text`` parts; a
-    ``refusal`` part is kept as text), ``function_call`` items tool_use blocks (``call_id``
-    is the id a ``function_call_output`` answers). Other items (built-in tool calls) are
-    skipped. Raises :class:`SDKInputError` naming the place for an item or part of the wrong
-    shape (not an object, text that is not a string, a call without a name). Source:
-    https://platform.openai.com/docs/api-reference/responses/object."""
-    blocks: list[Block] = []
-    for index, item in enumerate(_items(data.get("output"), "output")):
-        blocks.extend(_responses_item(_part(item, f"output[{index}]"), index))
-    return Message("assistant", tuple(blocks))
 
 
 def _encodable(spec: ToolSpec, index: int) -> ToolSpec:

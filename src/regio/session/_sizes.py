@@ -22,6 +22,7 @@ from regio.content import Entry
 from regio.errors import SizeError
 from regio.regions import Region, Window
 from regio.tokens import count_entry_up_to
+from regio.tokens.protocol import MAX_TOKENS
 
 __all__ = [
     "MAX_TOKENS",
@@ -32,10 +33,6 @@ __all__ = [
     "entry_cap",
     "measured_tokens",
 ]
-
-#: The largest size accepted (tokens): 2**53 - 1, the largest integer every JSON reader holds
-#: exactly; windows are six orders of magnitude smaller.
-MAX_TOKENS = 2**53 - 1
 
 
 def count_argument(value: Any, name: str, where: str, *, minimum: int = 0) -> int:

@@ -44,7 +44,12 @@ from .countcache import DEFAULT_CACHE_SIZE, CacheStats, CountCache
 from .errors import TokenCountError
 from .overhead import ChatFormatOverhead, chat_overhead
 
-__all__ = ["PEEK_CHARS", "CachedCounter", "TokenCounter", "count_entry_up_to"]
+__all__ = ["MAX_TOKENS", "PEEK_CHARS", "CachedCounter", "TokenCounter", "count_entry_up_to"]
+
+#: The largest token count regio accepts (a measured size, a usage field): 2**53 - 1, the
+#: largest integer every JSON reader holds exactly; windows are six orders of magnitude smaller.
+MAX_TOKENS = 2**53 - 1
+
 
 #: Longest text :meth:`CachedCounter.count_up_to` looks up in the count cache first (1,000,000
 #: characters, about 2 ms of hashing); a longer one is counted up to its limit, which is

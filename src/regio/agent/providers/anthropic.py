@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from regio.layout.provider_compaction import ANTHROPIC_COMPACT_EDIT as COMPACT_EDIT
+from regio.providers.wire import anthropic_completion
 
 from ..types import Completion
 from .base import context_window_field, create_kwargs, sdk_client, to_dict
-from .wire import anthropic_completion
 
 if TYPE_CHECKING:
     from anthropic import Anthropic, AsyncAnthropic

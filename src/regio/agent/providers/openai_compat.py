@@ -24,9 +24,10 @@ from urllib.parse import urlparse
 
 import attrs
 
+from regio.providers.wire import openai_chat_completion
+
 from ..types import Completion
 from .base import context_window_field, create_kwargs, sdk_client, to_dict
-from .wire import openai_chat_completion
 
 __all__ = ["OpenAICompatibleProvider", "is_openai_host"]
 

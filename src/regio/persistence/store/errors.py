@@ -6,6 +6,10 @@ Every failure of a store reaches the caller as a :class:`SessionStoreError` (a
 or key concerned, when one is), the cause and the fix; the driver's own error (``sqlite3``,
 ``redis``, a decoder's) is its ``__cause__``. The subclasses say what the caller can do:
 
+(:class:`SessionStoreError` itself is defined in :mod:`regio.errors`, where the relief book
+names a lost original with it; it is importable from here and from
+:mod:`regio.persistence.store`.)
+
 * :class:`SessionNotFoundError`: no such session;
 * :class:`SessionConflictError`: another writer saved first (reload and redo the turn), or
   holds the session's lease (:class:`SessionLeasedError`: wait, or try later);
@@ -24,7 +28,7 @@ or key concerned, when one is), the cause and the fix; the driver's own error (`
 
 from __future__ import annotations
 
-from regio.errors import RegioError
+from regio.errors import SessionStoreError
 from regio.session._stored import StoredRecordsLostError
 
 __all__ = [
@@ -38,19 +42,6 @@ __all__ = [
     "SessionStoreError",
     "StoreUnavailableError",
 ]
-
-
-class SessionStoreError(RegioError):
-    """A session store could not do what was asked (the message names the store and session,
-    the cause and the fix). ``session_id`` and ``key`` (the stored record or server key
-    concerned) are set when known."""
-
-    def __init__(
-        self, message: str, *, session_id: str | None = None, key: str | None = None
-    ) -> None:
-        super().__init__(message)
-        self.session_id = session_id
-        self.key = key
 
 
 class SessionNotFoundError(SessionStoreError, KeyError):

@@ -3,7 +3,8 @@
 * :func:`openai_chat_completion` reads an OpenAI Chat Completions response (also vLLM and
   llama.cpp server, whose extra ``timings`` object carries ``cache_n``, ``prompt_n`` and
   ``prompt_ms``);
-* :func:`anthropic_completion` reads an Anthropic Messages response.
+* :func:`anthropic_completion` reads an Anthropic Messages response;
+* :func:`responses_message` reads the assistant message of an OpenAI Responses ``Response``.
 
 Usage fields follow the providers' documentation: OpenAI ``usage.prompt_tokens`` (whole prompt)
 and ``usage.prompt_tokens_details.cached_tokens``; Anthropic ``usage.input_tokens`` (uncached
@@ -21,9 +22,9 @@ from typing import Any, TypeGuard
 
 from regio.callargs import INVALID_ARGUMENTS_KEY, function_arguments, invalid_arguments
 from regio.content import Block, Message, Text, Thinking, ToolUse
+from regio.errors import ProviderResponseError, SDKInputError
 
-from ..errors import ProviderResponseError
-from ..types import USAGE_COUNTS, Completion, ProviderUsage
+from .completion import USAGE_COUNTS, Completion, ProviderUsage
 
 #: The largest count read from a usage report (2**53 - 1, exact in every JSON reader); a larger
 #: or negative one is unreported.
@@ -40,6 +41,7 @@ __all__ = [
     "legacy_call_id",
     "openai_chat_completion",
     "openai_usage",
+    "responses_message",
 ]
 
 
@@ -306,3 +308,72 @@ def anthropic_completion(data: dict[str, Any]) -> Completion:
         model=str(data.get("model") or ""),
         raw=data,
     )
+
+
+def _items(value: Any, where: str) -> list[Any]:
+    """``value`` as a list (``[]`` for ``None``), else :class:`SDKInputError` naming
+    ``where``."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise SDKInputError(f"add_response: {where} is a {type(value).__name__}, not a list")
+    return value
+
+
+def _part(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise SDKInputError(f"add_response: {where} is a {type(value).__name__}, not an object")
+    return value
+
+
+def _part_text(value: Any, where: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise SDKInputError(f"add_response: {where} is a {type(value).__name__}, not text")
+    return value
+
+
+def _responses_item(item: dict[str, Any], index: int) -> list[Block]:
+    """The blocks of ``output[index]`` (module doc of :func:`responses_message`)."""
+    where = f"output[{index}]"
+    kind = item.get("type")
+    if kind == "reasoning":
+        parts = _items(item.get("summary"), f"{where}.summary")
+        summary = "".join(
+            _part_text(_part(s, f"{where}.summary[{n}]").get("text"), f"{where}.summary[{n}]")
+            for n, s in enumerate(parts)
+        )
+        return [Thinking(summary)] if summary else []
+    if kind == "message":
+        blocks: list[Block] = []
+        for n, raw in enumerate(_items(item.get("content"), f"{where}.content")):
+            part = _part(raw, f"{where}.content[{n}]")
+            field = {"output_text": "text", "refusal": "refusal"}.get(str(part.get("type")))
+            text = _part_text(part.get(field), f"{where}.content[{n}].{field}") if field else ""
+            if text:
+                blocks.append(Text(text))
+        return blocks
+    if kind == "function_call":
+        call_id = item.get("call_id") or item.get("id") or f"call_{index}"
+        name = item.get("name")
+        if not isinstance(name, str) or not name:
+            raise SDKInputError(f"add_response: {where} (function_call) has no name")
+        if not isinstance(call_id, str | int):
+            raise SDKInputError(f"add_response: {where}.call_id is a {type(call_id).__name__}")
+        return [ToolUse(str(call_id), name, function_arguments(item.get("arguments")))]
+    return []
+
+
+def responses_message(data: dict[str, Any]) -> Message:
+    """The assistant :class:`Message` of a Responses API ``Response`` dict: ``reasoning`` items
+    become thinking (their summary text), ``message`` items text (``output_text`` parts; a
+    ``refusal`` part is kept as text), ``function_call`` items tool_use blocks (``call_id``
+    is the id a ``function_call_output`` answers). Other items (built-in tool calls) are
+    skipped. Raises :class:`SDKInputError` naming the place for an item or part of the wrong
+    shape (not an object, text that is not a string, a call without a name). Source:
+    https://platform.openai.com/docs/api-reference/responses/object."""
+    blocks: list[Block] = []
+    for index, item in enumerate(_items(data.get("output"), "output")):
+        blocks.extend(_responses_item(_part(item, f"output[{index}]"), index))
+    return Message("assistant", tuple(blocks))
