@@ -249,3 +249,54 @@ def test_an_items_text_is_in_the_window_until_superseded_or_dropped_with_an_even
             if latest[key] != text:
                 continue  # superseded by a later statement of its key
             assert text in window or text in dropped, (text, window)
+
+
+def test_an_extractive_summary_longer_than_its_history_is_shortened_so_the_compaction_progresses():
+    """Found by the property above: 14 turns answered "Noted." summarize to 63 tokens of prose
+    against a 60-token history; the summary was refused three times and the manual compaction
+    raised CompactionNoProgressError. Now its last lines are cut, with an event."""
+    engine, events = _engine(history=60)
+    for _ in range(14):
+        _say(engine, "Set the timeout to aa-0.")
+    engine.compact(keep_messages=0)
+    shortened = [e for e in events if e.kind == "summary_shortened"]
+    assert len(shortened) == 1 and shortened[0].tokens <= 60 < shortened[0].tokens_before  # type: ignore[attr-defined]
+    assert not [e for e in events if e.kind == "compaction_rejected"]
+    history = engine.window.region("history")
+    assert history.used_tokens <= 60
+    window = _text(engine)
+    assert "Set the timeout to aa-0." in window or any(
+        "Set the timeout to aa-0." in t
+        for e in events
+        if e.kind == "items_dropped"
+        for t in e.texts  # type: ignore[attr-defined]
+    )
+
+
+class _Counter:
+    """``count_text`` as the window's counter does it, by tiktoken-free rule: one token a
+    word or punctuation run."""
+
+    def count_text(self, text: str) -> int:
+        import re
+
+        return len(re.findall(r"\w+|[^\w\s]+", text))
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    st.lists(st.text(alphabet="ab .:\u2026", min_size=0, max_size=30), min_size=1, max_size=8),
+    st.integers(1, 40),
+)
+def test_fitted_prose_fits_its_budget_and_keeps_the_start_of_the_text(lines, budget):
+    from regio.compaction._commit import fit_prose
+
+    text = "\n".join(lines)
+    counter = _Counter()
+    fitted = fit_prose(counter, text, budget)  # type: ignore[arg-type]
+    if counter.count_text(text) <= budget:
+        assert fitted == text
+    else:
+        assert counter.count_text(fitted) <= max(budget, 1)
+        assert fitted.endswith("\u2026")
+        assert text.startswith(fitted[:-1].rstrip("\n").rstrip())

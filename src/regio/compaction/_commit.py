@@ -11,6 +11,7 @@ from typing import Any
 from regio.content import Entry
 from regio.errors import CompactionError, SummaryRejected
 from regio.regions import CompactHistory, PendingCompaction
+from regio.session._events import SummaryShortened
 from regio.session._textadmit import admit_value
 from regio.summarizers._hierarchy import SummaryOutcome
 from regio.summarizers._protocol import check_summary, summarizer_limits
@@ -18,7 +19,7 @@ from regio.summarizers._protocol import check_summary, summarizer_limits
 from . import _durable as durable
 from ._compactor import Compactor
 
-__all__ = ["commit_summary"]
+__all__ = ["commit_summary", "fit_prose"]
 
 
 def commit_summary(
@@ -57,6 +58,10 @@ def commit_summary(
     target = window.region(p.target) if p.target else None
     if target is None:
         raise CompactionError(f"{p.id}: region {p.region!r} has no compact_history")
+    if tokens > target.budget and getattr(c.summarizer, "extracts_items", False):
+        text = fit_prose(c, text, target.budget)
+        before, tokens = tokens, c.count_text(text)
+        c.emit(SummaryShortened(p.region, target.name, target.budget, before, tokens))
     if tokens > target.budget:
         raise SummaryRejected(
             f"the summary ({tokens} tokens) is larger than region {target.name!r} "
@@ -84,3 +89,30 @@ def commit_summary(
     if isinstance(target, CompactHistory):
         durable.commit_items(c, target, settled, p.region)
     return committed
+
+
+def fit_prose(c: Compactor, text: str, budget: int) -> str:
+    """The longest start of ``text`` that counts at most ``budget`` tokens with the window's
+    counter: whole lines, then whole words of the first line that does not fit, ending with
+    an ellipsis; a lone ellipsis when not even one word fits. Extractive prose lists its
+    lines oldest first, one turn a line, so what goes is the last."""
+    if c.count_text(text) <= budget:
+        return text
+    ellipsis = "\u2026"
+    lines = text.split("\n")
+    kept: list[str] = []
+    for line in lines:
+        if c.count_text("\n".join([*kept, line, ellipsis])) > budget:
+            words = line.split(" ")
+            lo, hi = 0, len(words)  # the most words w with the cut line fitting
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if c.count_text("\n".join([*kept, " ".join(words[:mid]) + ellipsis])) <= budget:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            if lo:
+                kept.append(" ".join(words[:lo]))
+            return "\n".join(kept) + ("\n" if kept and not lo else "") + ellipsis
+        kept.append(line)
+    return text

@@ -24,6 +24,7 @@ __all__ = [
     "OverflowFailed",
     "OverflowRecovered",
     "StreamCallDiscarded",
+    "SummaryShortened",
     "TextRepaired",
     "ToolCallHandled",
     "TriggerBelowFloor",
@@ -228,3 +229,17 @@ class ItemsFallback(Event, frozen=True, tag="items_fallback"):
     source: str
     dropped: tuple[str, ...]
     rejected: tuple[str, ...]
+
+
+class SummaryShortened(Event, frozen=True, tag="summary_shortened"):
+    """The prose of a summary of ``region`` from regio's extractive summarizer was longer than
+    its ``compact_history`` ``target`` holds (``budget`` tokens): its last lines were cut to
+    ``tokens`` (from ``tokens_before``), so that the compaction makes progress. The cut lines
+    stay in the transcript; durable items are kept apart (``items_dropped`` names any that
+    leave)."""
+
+    region: str
+    target: str
+    budget: int
+    tokens_before: int
+    tokens: int
