@@ -69,14 +69,14 @@ ACCEPTED_USAGE = (
 )
 
 
-def _as_dict(obj: Any, what: str, accepted: str) -> dict[str, Any]:
+def _as_dict(obj: object, what: str, accepted: str) -> dict[str, Any]:
     out = plain_dict(obj, exclude_none=False)
     if out is None:
         raise SDKInputError(f"{what}: cannot read a {type(obj).__name__}; expected {accepted}")
     return out
 
 
-def response_message(response: Any) -> tuple[Message, Any]:
+def response_message(response: object) -> tuple[Message, Any]:
     """``(message, usage)`` of an SDK response (module doc): the registered provider whose
     response reader recognizes it reads it (:func:`regio.providers.response_reader_for`);
     ``usage`` is the response's usage report or ``None``. Raises :class:`SDKInputError` for
@@ -94,7 +94,7 @@ def response_message(response: Any) -> tuple[Message, Any]:
     )
 
 
-def _items(value: Any, where: str) -> list[Any]:
+def _items(value: object, where: str) -> list[Any]:
     """``value`` as a list (``[]`` for ``None``), else :class:`SDKInputError` naming
     ``where``."""
     if value is None:
@@ -104,13 +104,13 @@ def _items(value: Any, where: str) -> list[Any]:
     return value
 
 
-def _part(value: Any, where: str) -> dict[str, Any]:
+def _part(value: object, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise SDKInputError(f"add_response: {where} is a {type(value).__name__}, not an object")
     return value
 
 
-def _part_text(value: Any, where: str) -> str:
+def _part_text(value: object, where: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
@@ -180,7 +180,7 @@ def _encodable(spec: ToolSpec, index: int) -> ToolSpec:
     return spec
 
 
-def _tool(tool: Any, index: int) -> ToolSpec:
+def _tool(tool: object, index: int) -> ToolSpec:
     if isinstance(tool, ToolSpec):
         return _encodable(tool, index)
     data = _as_dict(tool, f"tools[{index}]", ACCEPTED_TOOLS)
@@ -218,7 +218,7 @@ def tool_specs(tools: Iterable[Any]) -> tuple[ToolSpec, ...]:
     return tuple(_tool(tool, index) for index, tool in enumerate(tools))
 
 
-def usage_of(usage: Any) -> Any:
+def usage_of(usage: object) -> Any:
     """``usage`` as the engine's usage ledger reads it: ``None``, a dict, or an SDK usage object
     turned into its dict; a whole response gives its usage report (where its provider's
     response reader says it is). Raises :class:`SDKInputError` naming the type otherwise."""
