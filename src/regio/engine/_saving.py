@@ -17,50 +17,19 @@ from regio.session._usage import PriceLookup, rule_prices
 from regio.tokens import TokenCounter
 
 if TYPE_CHECKING:
-    from regio.compaction._compactor import CompactionBook
-    from regio.events import Event
-    from regio.regions import Window
-    from regio.session._budget import EngineBudget
-    from regio.session._options import EngineOptions
-    from regio.session._state import SessionState
-    from regio.session._transcript import Transcript
-    from regio.session._usage import UsageLedger
-    from regio.tokens import Calibration
+    # the parts a save writes and a load sets, as persistence names them (a protocol: the
+    # engine's own classes stay out of persistence); a base for the type checker only
+    from regio.persistence.store.engines import StoredEngine as _EngineParts
+else:
+    _EngineParts = object
 
 __all__ = ["SavedEngine"]
 
 E = TypeVar("E", bound="SavedEngine")
 
 
-class SavedEngine:
+class SavedEngine(_EngineParts):
     """The engine's save and load calls (module doc)."""
-
-    if TYPE_CHECKING:  # the parts a save writes (regio.persistence._engineparts.EngineParts)
-        window: Window
-        budget: EngineBudget
-        state: SessionState
-        ledger: UsageLedger
-        store_mark: Any
-
-        @property
-        def options(self) -> EngineOptions: ...
-
-        @property
-        def summarizer(self) -> object: ...
-
-        @property
-        def counter(self) -> TokenCounter: ...
-
-        @property
-        def calibration(self) -> Calibration: ...
-
-        @property
-        def transcript_log(self) -> Transcript: ...
-
-        @property
-        def book(self) -> CompactionBook: ...
-
-        def emit(self, event: Event) -> None: ...
 
     def save(self, path: str | Path) -> Path:
         """Save the whole engine state atomically (JSON, or msgpack for ``.msgpack`` /

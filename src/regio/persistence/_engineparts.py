@@ -28,17 +28,10 @@ class EngineParts(Protocol):
     ``engine.book``, ...), and its event bus (``emit``: what a save that left parts out
     reports)."""
 
-    @property
-    def window(self) -> Window: ...
-
-    @property
-    def budget(self) -> EngineBudget: ...
-
-    @property
-    def state(self) -> SessionState: ...
-
-    @property
-    def ledger(self) -> UsageLedger: ...
+    window: Window
+    budget: EngineBudget
+    state: SessionState
+    ledger: UsageLedger
 
     @property
     def options(self) -> EngineOptions: ...
