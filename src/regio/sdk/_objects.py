@@ -94,7 +94,7 @@ def response_message(response: object) -> tuple[Message, Any]:
     )
 
 
-def _items(value: object, where: str) -> list[Any]:
+def _items(value: Any, where: str) -> list[Any]:
     """``value`` as a list (``[]`` for ``None``), else :class:`SDKInputError` naming
     ``where``."""
     if value is None:
@@ -104,13 +104,13 @@ def _items(value: object, where: str) -> list[Any]:
     return value
 
 
-def _part(value: object, where: str) -> dict[str, Any]:
+def _part(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise SDKInputError(f"add_response: {where} is a {type(value).__name__}, not an object")
     return value
 
 
-def _part_text(value: object, where: str) -> str:
+def _part_text(value: Any, where: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
