@@ -17,20 +17,19 @@ from regio.session._usage import PriceLookup, rule_prices
 from regio.tokens import TokenCounter
 
 if TYPE_CHECKING:
-    from regio.session._options import EngineOptions
+    # the parts a save writes and a load sets, as persistence names them (a protocol: the
+    # engine's own classes stay out of persistence); a base for the type checker only
+    from regio.persistence.store.engines import StoredEngine as _EngineParts
+else:
+    _EngineParts = object
 
 __all__ = ["SavedEngine"]
 
 E = TypeVar("E", bound="SavedEngine")
 
 
-class SavedEngine:
+class SavedEngine(_EngineParts):
     """The engine's save and load calls (module doc)."""
-
-    if TYPE_CHECKING:
-
-        @property
-        def options(self) -> EngineOptions: ...
 
     def save(self, path: str | Path) -> Path:
         """Save the whole engine state atomically (JSON, or msgpack for ``.msgpack`` /

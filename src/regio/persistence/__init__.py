@@ -10,6 +10,7 @@ Modules:
 * ``_statescan`` -- a state file's nesting depth, measured before it is decoded;
 * ``_tempfiles`` -- the temporary files of an atomic save;
 * ``_lostparts`` -- what a save keeps of a session whose store lost parts;
+* ``_engineparts`` -- what a save reads of an engine (the :class:`EngineParts` protocol);
 * ``store`` -- session stores (SQLite, Redis) by id.
 """
 

@@ -32,7 +32,7 @@ import stat
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -66,6 +66,12 @@ from ._statefile import (
 from ._stateread import lazy_state_type, split_transcript
 from ._statescan import max_json_depth, max_msgpack_depth
 from ._tempfiles import remove_stale_temporaries
+
+if TYPE_CHECKING:
+    from regio.blueprint import Blueprint
+    from regio.tokens import TokenCounter
+
+    from ._engineparts import PartsT
 
 __all__ = ["load_engine", "read_state", "restore_engine"]
 
@@ -101,7 +107,7 @@ def read_state(
     *,
     max_bytes: int = MAX_STATE_BYTES,
     max_depth: int = MAX_STATE_DEPTH,
-    state_type: Any = EngineState,
+    state_type: type[msgspec.Struct] = EngineState,
 ) -> Any:
     """Decode an engine state file (JSON or msgpack by suffix). Raises
     :class:`RuntimeStateError` naming the file for anything that is not an engine state
@@ -118,6 +124,7 @@ def read_state(
             f"{source}: values nested more than {max_depth} levels deep; not a state written "
             "by Engine.save()"
         )
+    state: Any  # a ``state_type`` value (EngineState or its lazy twin: both have ``format``)
     try:
         if msgpack:
             state = msgspec.msgpack.decode(data, type=state_type)
@@ -139,7 +146,7 @@ def read_state(
     return state
 
 
-def _counter(source: Path, config: EngineConfig, given: Any) -> Any:
+def _counter(source: Path, config: EngineConfig, given: TokenCounter | None) -> TokenCounter:
     if given is not None:
         return given
     name = config.tokenizer or config.counter_name
@@ -169,7 +176,9 @@ def _blueprint_hash(source: Path, config: EngineConfig) -> str | None:
     return actual
 
 
-def _given_blueprint(source: Path, config: EngineConfig, blueprint: Any) -> Any:
+def _given_blueprint(
+    source: Path, config: EngineConfig, blueprint: Blueprint | str | os.PathLike[str]
+) -> Blueprint:
     """The caller's blueprint, loaded, checked to be the one the engine was created with."""
     from regio.blueprint import Blueprint, dump_blueprint, load_blueprint
 
@@ -200,7 +209,7 @@ def _hooks_of(options: dict[str, Any]) -> dict[str, str]:
 
 
 def _trusted_regions(
-    source: Path, state: WindowState, blueprint: Any, allow_custom_hooks: bool
+    source: Path, state: WindowState, blueprint: Blueprint | None, allow_custom_hooks: bool
 ) -> list[RegionState]:
     """``state.regions`` with every custom region's hooks taken from the trusted blueprint
     (module doc, trust model); the state's own hook references never select code."""
@@ -254,13 +263,13 @@ def _calibration(source: Path, state: CalibrationState) -> Calibration:
 
 
 def _build(
-    cls: Any,
+    cls: Callable[..., PartsT],
     source: Path,
     state: EngineState,
     options: dict[str, Any],
-    blueprint: Any,
+    blueprint: Blueprint | str | os.PathLike[str] | None,
     allow_custom_hooks: bool,
-) -> Any:
+) -> PartsT:
     config = state.config
     counter = _counter(source, config, options.pop("token_counter"))
     transcript = options.pop("transcript", None)
@@ -312,16 +321,16 @@ def _build(
 
 
 def load_engine(
-    cls: Any,
+    cls: Callable[..., PartsT],
     path: str | os.PathLike[str],
     *,
-    summarizer: Any = None,
-    token_counter: Any = None,
+    summarizer: object = None,
+    token_counter: TokenCounter | None = None,
     allow_custom_hooks: bool = False,
     clock: Callable[[], float] | None = None,
     prices: PriceLookup | None = None,
-    blueprint: Any = None,
-) -> Any:
+    blueprint: Blueprint | str | os.PathLike[str] | None = None,
+) -> PartsT:
     """Rebuild an engine of class ``cls`` from ``path`` (see module doc).
 
     ``blueprint`` (a path, YAML text or :class:`regio.blueprint.Blueprint`) is the blueprint
@@ -350,19 +359,19 @@ def load_engine(
 
 
 def restore_engine(
-    cls: Any,
+    cls: Callable[..., PartsT],
     state: EngineState,
     *,
     source: str | os.PathLike[str] = "the saved state",
-    summarizer: Any = None,
-    token_counter: Any = None,
+    summarizer: object = None,
+    token_counter: TokenCounter | None = None,
     allow_custom_hooks: bool = False,
     clock: Callable[[], float] | None = None,
     prices: PriceLookup | None = None,
-    blueprint: Any = None,
+    blueprint: Blueprint | str | os.PathLike[str] | None = None,
     transcript: Transcript | None = None,
     usage: StoredRecords[UsageRecord] | None = None,
-) -> Any:
+) -> PartsT:
     """Rebuild an engine of class ``cls`` from a decoded :class:`EngineState` (what
     :func:`load_engine` does after reading the file; session stores call it directly).
     ``source`` names the state in errors; ``transcript``, when given, is the engine's

@@ -19,10 +19,14 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from regio.events import Event
+from regio.relief._book import Originals
 from regio.session._stored import StoredRecordsLostError
+
+if TYPE_CHECKING:
+    from ._engineparts import EngineParts
 
 __all__ = ["StoredPartsLost", "StoredPartsLostWarning", "keep_held", "save_held"]
 
@@ -50,7 +54,7 @@ def _lost(what: str, lost: int | None, stored: int | None = None) -> str:
     return f"{lost}{of} {what} stored before the load"
 
 
-def keep_held(engine: Any) -> tuple[str, ...]:
+def keep_held(engine: EngineParts) -> tuple[str, ...]:
     """Give up every part of ``engine`` its store lost (read now; the parts that can still
     be read are kept, read; of the relief originals, those still stored); returns a line per
     lost part, also warned (:class:`StoredPartsLostWarning`) and emitted
@@ -67,6 +71,7 @@ def keep_held(engine: Any) -> tuple[str, ...]:
     except StoredRecordsLostError:
         lost.append(_lost("usage records", ledger.forget_stored()))
     originals = engine.book.relief.originals
+    assert isinstance(originals, Originals)  # ReliefBook.__post_init__ makes it one
     try:
         originals.load_all()
     except StoredRecordsLostError:
@@ -84,7 +89,7 @@ def keep_held(engine: Any) -> tuple[str, ...]:
     return tuple(lost)
 
 
-def save_held(engine: Any, save: Callable[[], T]) -> T:
+def save_held(engine: EngineParts, save: Callable[[], T]) -> T:
     """``save()``; when a part its store lost stops it, :func:`keep_held` then ``save()``
     again (module doc)."""
     try:

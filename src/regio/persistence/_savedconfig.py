@@ -90,7 +90,7 @@ class SavedReliefPolicy(ReliefPolicy, frozen=True, kw_only=True, forbid_unknown_
     tools: dict[str, SavedToolRelief] = msgspec.field(default_factory=dict)  # type: ignore[assignment]
 
 
-def _saved_field(attribute: attrs.Attribute[Any], hint: Any) -> tuple[str, Any, Any]:
+def _saved_field(attribute: attrs.Attribute[Any], hint: object) -> tuple[str, Any, Any]:
     """``(name, type, default)`` of one option as a saved field (its default is the option's;
     the relief policy is read as a :class:`SavedReliefPolicy`)."""
     default: Any = attribute.default

@@ -23,7 +23,7 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -42,6 +42,9 @@ from regio.tokens import (
 from ._lostparts import save_held
 from ._savedconfig import ConfigExtras, EngineConfig, engine_config
 from ._tempfiles import TEMP_SUFFIX, fsync_dir, remove_stale_temporaries, stale_temporaries
+
+if TYPE_CHECKING:
+    from ._engineparts import EngineParts
 
 __all__ = [
     "FORMAT",
@@ -142,7 +145,7 @@ def text_sha256(text: str) -> str:
 
 
 def engine_state(
-    engine: Any, *, transcript: bool = True, msgpack: bool = False, ledger: bool = True
+    engine: EngineParts, *, transcript: bool = True, msgpack: bool = False, ledger: bool = True
 ) -> EngineState:
     """The :class:`EngineState` of ``engine`` (what :func:`save_engine` writes, as JSON or
     ``msgpack``: the transcript's records a lazy load has not read are written as loaded,
@@ -152,7 +155,9 @@ def engine_state(
     usage records). With ``transcript`` the relief originals a store load left to read on
     demand are read (a session store saves them itself, the new ones only)."""
     if transcript:
-        engine.book.relief.originals.load_all()
+        originals = engine.book.relief.originals
+        assert isinstance(originals, Originals)  # ReliefBook.__post_init__ makes it one
+        originals.load_all()
     window, _reserve, max_summary = summarizer_limits(engine.summarizer)
     counter = engine.counter
     last = engine.state.last_request
@@ -191,13 +196,13 @@ def engine_state(
     )
 
 
-def encode_state(engine: Any, *, msgpack: bool = False) -> bytes:
+def encode_state(engine: EngineParts, *, msgpack: bool = False) -> bytes:
     """The engine's state as JSON (default) or msgpack bytes."""
     state = engine_state(engine, msgpack=msgpack)
     return msgspec.msgpack.encode(state) if msgpack else msgspec.json.encode(state)
 
 
-def save_engine(engine: Any, path: str | os.PathLike[str]) -> Path:
+def save_engine(engine: EngineParts, path: str | os.PathLike[str]) -> Path:
     """Write the engine's state to ``path`` atomically (module doc); returns the path. A part
     of a store-loaded engine its store lost since the load is left out with a warning
     (:mod:`regio.persistence._lostparts`)."""

@@ -21,8 +21,9 @@ behind every record list a load leaves to read on first use.
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
@@ -31,7 +32,9 @@ from regio.errors import RuntimeStateError
 from regio.session._stored import stored_records
 from regio.session._transcript import RecordKind, Transcript, TranscriptRecord
 
-__all__ = ["RawRecord", "lazy_state_type", "split_transcript"]
+__all__ = ["LazyState", "RawRecord", "lazy_state_type", "split_transcript"]
+
+S = TypeVar("S", bound=msgspec.Struct)
 
 
 class RawRecord(msgspec.Struct, frozen=True):
@@ -48,7 +51,7 @@ class RawRecord(msgspec.Struct, frozen=True):
     kept: tuple[str, ...] = ()
 
 
-def _field(info: Any) -> tuple[str, Any, Any] | tuple[str, Any]:
+def _field(info: msgspec.structs.FieldInfo) -> tuple[str, Any, Any] | tuple[str, Any]:
     kind = list[RawRecord] if info.name == "transcript" else info.type
     if info.default is not msgspec.NODEFAULT:
         return info.name, kind, info.default
@@ -57,11 +60,18 @@ def _field(info: Any) -> tuple[str, Any, Any] | tuple[str, Any]:
     return info.name, kind
 
 
-def lazy_state_type(state_type: Any) -> Any:
+def lazy_state_type(state_type: type[msgspec.Struct]) -> type[msgspec.Struct]:
     """``state_type`` (a msgspec struct with a ``transcript`` list) with the transcript's
     records as :class:`RawRecord` s (module doc)."""
     fields = [_field(info) for info in msgspec.structs.fields(state_type)]
     return msgspec.defstruct(f"Lazy{state_type.__name__}", fields, omit_defaults=True)
+
+
+class LazyState(Protocol):
+    """A decoded :func:`lazy_state_type` value: its transcript's records left raw."""
+
+    @property
+    def transcript(self) -> Sequence[RawRecord]: ...
 
 
 def _encodable(raws: list[RawRecord], module: Any | None) -> list[Any]:
@@ -79,8 +89,8 @@ def _encodable(raws: list[RawRecord], module: Any | None) -> list[Any]:
 
 
 def split_transcript(
-    lazy: Any, state_type: Any, *, msgpack: bool, source: Path
-) -> tuple[Any, Transcript]:
+    lazy: LazyState, state_type: type[S], *, msgpack: bool, source: Path
+) -> tuple[S, Transcript]:
     """``(state, transcript)`` of a decoded :func:`lazy_state_type` value: the
     ``state_type`` value with an empty transcript, and the records decoded on first read (a
     damaged entry raises :class:`RuntimeStateError` naming ``source`` then; the window loaded

@@ -54,7 +54,7 @@ def _field(data: Mapping[str, Any], key: str, where: str) -> str:
     return str(value)
 
 
-def _text(value: Any, where: str) -> str:
+def _text(value: object, where: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
@@ -62,7 +62,7 @@ def _text(value: Any, where: str) -> str:
     return value
 
 
-def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+def _mapping(value: object, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise _error(where, f"a {type(value).__name__} is not an object")
     return value
@@ -76,7 +76,7 @@ def _source_of_url(url: str, media_type: str = "") -> Base64Source | URLSource:
     return URLSource(url, media_type)
 
 
-def _anthropic_source(src: Any, where: str) -> Base64Source | URLSource | TextSource:
+def _anthropic_source(src: object, where: str) -> Base64Source | URLSource | TextSource:
     src = _mapping(src, f"{where}.source")
     kind = src.get("type")
     if kind == "base64":
@@ -122,7 +122,7 @@ def media_of_part(part: Mapping[str, Any], where: str) -> Image | Document | Non
     return None
 
 
-def _text_of_part(part: Any) -> str | None:
+def _text_of_part(part: object) -> str | None:
     if isinstance(part, str):
         return part
     if isinstance(part, Mapping) and part.get("type") in ("text", "input_text", "output_text"):
@@ -130,7 +130,7 @@ def _text_of_part(part: Any) -> str | None:
     return None
 
 
-def _parts(content: Any, where: str) -> list[Block]:
+def _parts(content: object, where: str) -> list[Block]:
     """Text, image and document blocks of a ``content`` string or part list."""
     if content is None:
         return []
@@ -154,14 +154,14 @@ def _parts(content: Any, where: str) -> list[Block]:
     return blocks
 
 
-def _tool_result(call_id: str, content: Any, where: str, is_error: bool = False) -> ToolResult:
+def _tool_result(call_id: str, content: object, where: str, is_error: bool = False) -> ToolResult:
     blocks = _parts(content, where)
     text = "\n".join(b.text for b in blocks if isinstance(b, Text))
     media = tuple(b for b in blocks if isinstance(b, Image | Document))
     return ToolResult(call_id, text, is_error=is_error, media=media)
 
 
-def _anthropic_block(part: Any, where: str) -> Block:
+def _anthropic_block(part: object, where: str) -> Block:
     part = _mapping(part, where)
     kind = part.get("type")
     if kind == "tool_use":
@@ -184,14 +184,14 @@ def _anthropic_block(part: Any, where: str) -> Block:
     return blocks[0]
 
 
-def _as_mapping(obj: Any) -> dict[str, Any]:
+def _as_mapping(obj: object) -> dict[str, Any]:
     out = plain_dict(obj, exclude_none=True)
     if out is None:
         raise _error("add_message", f"cannot read a {type(obj).__name__}")
     return out
 
 
-def message_of(message: Any) -> Message:
+def message_of(message: object) -> Message:
     """The :class:`Message` of one SDK message or input item (module doc)."""
     data = _as_mapping(message)
     kind = data.get("type")

@@ -66,14 +66,14 @@ ACCEPTED_USAGE = (
 )
 
 
-def _as_dict(obj: Any, what: str, accepted: str) -> dict[str, Any]:
+def _as_dict(obj: object, what: str, accepted: str) -> dict[str, Any]:
     out = plain_dict(obj, exclude_none=False)
     if out is None:
         raise SDKInputError(f"{what}: cannot read a {type(obj).__name__}; expected {accepted}")
     return out
 
 
-def response_message(response: Any) -> tuple[Message, Any]:
+def response_message(response: object) -> tuple[Message, Any]:
     """``(message, usage)`` of an SDK response (module doc): the registered provider whose
     response reader recognizes it reads it (:func:`regio.providers.response_reader_for`);
     ``usage`` is the response's usage report or ``None``. Raises :class:`SDKInputError` for
@@ -108,7 +108,7 @@ def _encodable(spec: ToolSpec, index: int) -> ToolSpec:
     return spec
 
 
-def _tool(tool: Any, index: int) -> ToolSpec:
+def _tool(tool: object, index: int) -> ToolSpec:
     if isinstance(tool, ToolSpec):
         return _encodable(tool, index)
     data = _as_dict(tool, f"tools[{index}]", ACCEPTED_TOOLS)
@@ -146,7 +146,7 @@ def tool_specs(tools: Iterable[Any]) -> tuple[ToolSpec, ...]:
     return tuple(_tool(tool, index) for index, tool in enumerate(tools))
 
 
-def usage_of(usage: Any) -> Any:
+def usage_of(usage: object) -> Any:
     """``usage`` as the engine's usage ledger reads it: ``None``, a dict, or an SDK usage object
     turned into its dict; a whole response gives its usage report (where its provider's
     response reader says it is). Raises :class:`SDKInputError` naming the type otherwise."""

@@ -22,7 +22,7 @@ from ._objects import SDKInputError
 __all__ = ["mcp_progress_result"]
 
 
-def _number(value: Any) -> str:
+def _number(value: object) -> str:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise SDKInputError(f"MCP progress: progress and total must be numbers, got {value!r}")
     return f"{value:g}" if isinstance(value, float) else str(value)

@@ -12,7 +12,7 @@ from typing import Any
 __all__ = ["plain_dict"]
 
 
-def plain_dict(obj: Any, *, exclude_none: bool) -> dict[str, Any] | None:
+def plain_dict(obj: object, *, exclude_none: bool) -> dict[str, Any] | None:
     """``obj`` as a plain dict: a copy of a ``Mapping``, or the ``model_dump(mode="json")`` of a
     pydantic model (the provider SDKs' objects, https://docs.pydantic.dev/latest/concepts/serialization/);
     ``None`` for anything else, so the caller raises its own error naming the place."""

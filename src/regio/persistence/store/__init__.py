@@ -19,13 +19,14 @@ that works on a session for a while (a proxy's request, a compaction) takes its 
 (``store.lease(id)``, :mod:`regio.persistence.store.lease`) so no other writer starts on it
 meanwhile; :func:`compact_session` compacts a stored session under its lease. Every failure is a
 :class:`SessionStoreError` naming the cause and the fix (:mod:`regio.persistence.store.errors`).
+What a store reads of an engine and of its class: :mod:`regio.persistence.store.engines`.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -57,6 +58,13 @@ from .lists import entry_digest
 from .originals import ORIGINALS_PREFIXES, StoredOriginals, head_seq, originals_memo
 from .redis_store import RedisStore
 from .sqlite import SQLiteStore
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from regio.compaction._compactor import CompactionResult
+
+    from .engines import EngineLoader, StoredEngine, StoredT
 
 __all__ = [
     "LeaseTimeError",
@@ -114,7 +122,7 @@ def split_url(target: str) -> tuple[str, str]:
 
 
 def save_session(
-    engine: Any,
+    engine: StoredEngine,
     store: SessionStore,
     session_id: str,
     *,
@@ -220,7 +228,9 @@ def load_state(store: SessionStore, session_id: str) -> tuple[Any, StoreMark]:
     return state, mark
 
 
-def load_session(cls: Any, store: SessionStore, session_id: str, **kwargs: Any) -> Any:
+def load_session(
+    cls: Callable[..., StoredT], store: SessionStore, session_id: str, **kwargs: Any
+) -> StoredT:
     """An engine of class ``cls`` restored from ``session_id`` (keywords as
     ``Engine.load``), carrying its :class:`StoreMark`. The transcript is decoded on first
     use (:class:`regio.session._transcript.Transcript`), and from a store with
@@ -249,7 +259,7 @@ def load_session(cls: Any, store: SessionStore, session_id: str, **kwargs: Any) 
 
 
 def compact_session(
-    cls: Any,
+    cls: EngineLoader,
     store: SessionStore,
     session_id: str,
     instructions: str | None = None,
@@ -260,7 +270,7 @@ def compact_session(
     keep_messages: int | None = None,
     keep_fraction: float | None = None,
     **kwargs: Any,
-) -> Any:
+) -> CompactionResult | None:
     """Compact stored session ``session_id`` under its lease: take the lease (waiting up to
     ``wait`` seconds for another writer's), load the session into an engine of class ``cls``
     (keywords as ``Engine.load_from``: the summarizer, the token counter...), compact it

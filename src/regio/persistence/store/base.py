@@ -43,11 +43,11 @@ msgpack.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import msgspec
 
-from .blocks import keyed_request, request_of
+from .blocks import BlockIndex, keyed_request, request_of
 from .errors import (
     SessionConflictError,
     SessionDamagedError,
@@ -63,6 +63,13 @@ from .parts import (
     keep_last_compaction,
     last_compaction_of,
 )
+
+if TYPE_CHECKING:
+    from regio.persistence._engineparts import EngineParts
+    from regio.persistence._statefile import EngineState
+
+    from .lease import SessionLease
+    from .originals import StoredOriginals
 
 __all__ = [
     "SessionConflictError",
@@ -139,7 +146,12 @@ class SessionStore(Protocol):
     url: str
 
     def save(
-        self, session_id: str, records: SessionRecords, *, expected: int, lease: Any = None
+        self,
+        session_id: str,
+        records: SessionRecords,
+        *,
+        expected: int,
+        lease: SessionLease | str | None = None,
     ) -> int:
         """Append ``records``, put / drop the window entries and replace the head if the
         session is at ``expected`` (and no other writer holds its lease)."""
@@ -231,11 +243,11 @@ class _Head(msgspec.Struct):
 
 def _parts_of(
     where: str,
-    state: Any,
+    state: EngineState,
     parts: Sequence[str],
     entries: Mapping[str, bytes],
     layouts: tuple[str | None, str | None] | None = None,
-) -> tuple[Any, dict[str, list[str]], _RequestIndex | None]:
+) -> tuple[EngineState, dict[str, list[str]], _RequestIndex | None]:
     """``state`` with its layout states from the part records, each region's entry order and
     the request index (the inverse of :func:`_keyed_parts`)."""
     from regio.layout import LayoutState
@@ -269,14 +281,14 @@ def _parts_of(
     return state, order, index
 
 
-def encode_save(engine: Any, mark: StoreMark | None) -> SessionRecords:
+def encode_save(engine: EngineParts, mark: StoreMark | None) -> SessionRecords:
     """The head, the records after ``mark`` and the record changes against ``mark`` of
     ``engine`` (module doc). Raises :class:`SessionStoreError` when the engine has fewer
     records than ``mark`` says were stored (it is not the engine that was loaded or saved)."""
     return encode_save_memo(engine, mark)[0]
 
 
-def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecords, Memo]:
+def encode_save_memo(engine: EngineParts, mark: StoreMark | None) -> tuple[SessionRecords, Memo]:
     """:func:`encode_save` and the memo of the next :class:`StoreMark`: each window entry
     and request block encoded now, by key, with its digest. A window entry or block that is
     the same (immutable) object as in ``mark.memo`` is not encoded again, so a save encodes
@@ -343,8 +355,8 @@ def encode_save_memo(engine: Any, mark: StoreMark | None) -> tuple[SessionRecord
 
 
 def _parts4_of(
-    where: str, state: Any, head: _Head, entries: Mapping[str, bytes]
-) -> tuple[Any, dict[str, list[str]], Any]:
+    where: str, state: EngineState, head: _Head, entries: Mapping[str, bytes]
+) -> tuple[EngineState, dict[str, list[str]], BlockIndex | None]:
     """The window-sized parts of a ``regio.session-head/4`` head
     (:mod:`regio.persistence.store.parts`); a broken list raises :class:`SessionStoreError` naming
     ``where``."""
@@ -359,7 +371,9 @@ def _parts4_of(
         ) from exc
 
 
-def _window_of(where: str, state: Any, order: Mapping[str, list[str]], entries: Any) -> Any:
+def _window_of(
+    where: str, state: EngineState, order: Mapping[str, list[str]], entries: Mapping[str, bytes]
+) -> EngineState:
     """``state`` with each region's entries decoded from the keyed records, in stored order."""
     from regio.content import Entry
 
@@ -405,9 +419,9 @@ def decode_session(
     entries: Mapping[str, bytes] | None = None,
     *,
     lazy: bool = False,
-    originals: Any = None,
-    wrapped: Any = _UNREAD,
-) -> Any:
+    originals: StoredOriginals | None = None,
+    wrapped: _Head | None = _UNREAD,
+) -> EngineState:
     """The :class:`regio.persistence._statefile.EngineState` of stored parts (a head of
     :data:`HEAD_FORMAT` with its keyed window ``entries``, or an older head holding the whole
     window). With ``lazy`` its transcript is left empty (the records are decoded on first use:
@@ -436,6 +450,7 @@ def decode_session(
         records = [] if lazy else [t_dec.decode(r) for r in transcript]
         usage = [l_dec.decode(r) for r in ledger]
         if wrapped is not None:
+            index: BlockIndex | None
             order, index = wrapped.order, wrapped.request
             if wrapped.lists is not None:
                 state, order, index = _parts4_of(where, state, wrapped, entries or {})

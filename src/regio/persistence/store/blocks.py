@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
@@ -21,10 +21,32 @@ from .errors import SessionDamagedError
 from .lists import Recorder
 from .parts import RequestIndex
 
-__all__ = ["CHAIN", "chain", "keyed_request", "request_of"]
+if TYPE_CHECKING:
+    from regio.layout import Request
+
+__all__ = ["CHAIN", "BlockIndex", "chain", "keyed_request", "request_of"]
 
 
-def keyed_request(request: Any, rec: Recorder) -> tuple[Any, RequestIndex]:
+class BlockIndex(Protocol):
+    """A stored last request's block index (:class:`RequestIndex`, or the
+    ``regio.session-head/2`` and ``/3`` head's ``_RequestIndex`` of
+    :mod:`regio.persistence.store.base`): each block's record key, message index and
+    breakpoint TTL, and the prefix hashes when they are not the digest chain."""
+
+    @property
+    def keys(self) -> list[str]: ...
+
+    @property
+    def messages(self) -> list[int | None]: ...
+
+    @property
+    def breakpoints(self) -> list[str | None]: ...
+
+    @property
+    def prefix(self) -> list[str] | None: ...
+
+
+def keyed_request(request: Request, rec: Recorder) -> tuple[Request, RequestIndex]:
     """The last request without its blocks and its :class:`RequestIndex`; each block goes
     to ``put`` (without its position fields) when its record is not stored yet (a block
     equal to the one the memo has under its key is not encoded again)."""
@@ -79,7 +101,9 @@ def chain(
     return out
 
 
-def request_of(where: str, request: Any, index: Any, entries: Any) -> Any:
+def request_of(
+    where: str, request: Request, index: BlockIndex, entries: Mapping[str, bytes]
+) -> Request:
     """The last request with its blocks decoded from the keyed records."""
     from regio.layout.model import LayoutBlock
 

@@ -54,7 +54,7 @@ import math
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -64,6 +64,7 @@ __all__ = [
     "DEFAULT_TTL",
     "DEFAULT_WAIT",
     "MAX_TTL",
+    "LeaseStore",
     "Offload",
     "SessionLease",
     "acquire",
@@ -88,7 +89,7 @@ _POLL = 0.05
 WAIT_ADVICE = "wait longer (lease(..., wait=SECONDS))"
 
 
-def _seconds(value: Any) -> float | None:
+def _seconds(value: object) -> float | None:
     """``value`` as seconds, or ``None`` for anything that is not a real number (a bool, text,
     NaN)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
@@ -96,7 +97,7 @@ def _seconds(value: Any) -> float | None:
     return float(value)
 
 
-def check_ttl(ttl: Any, where: str) -> float:
+def check_ttl(ttl: object, where: str) -> float:
     """``ttl`` as a lease's seconds; raises :class:`LeaseTimeError` naming ``where`` for
     anything but a number of seconds in ``(0, MAX_TTL]`` (no infinite lease: it would hold the
     session forever once its writer is gone; a long job renews its lease instead)."""
@@ -110,7 +111,7 @@ def check_ttl(ttl: Any, where: str) -> float:
     return seconds
 
 
-def _check_wait(wait: Any, where: str) -> float:
+def _check_wait(wait: object, where: str) -> float:
     seconds = _seconds(wait)
     if seconds is None or seconds < 0:
         raise LeaseTimeError(
@@ -120,13 +121,29 @@ def _check_wait(wait: Any, where: str) -> float:
     return seconds
 
 
+class LeaseStore(Protocol):
+    """A store that leases sessions (:class:`regio.persistence.store.SQLiteStore`,
+    :class:`regio.persistence.store.RedisStore`): ``try_lease`` returns ``None`` when the lease
+    is taken, else the seconds the holder's lease has left; ``renew_lease`` /
+    ``release_lease`` return whether the token still held it."""
+
+    @property
+    def url(self) -> str: ...
+
+    def try_lease(self, session_id: str, token: str, ttl: float) -> float | None: ...
+
+    def renew_lease(self, session_id: str, token: str, ttl: float) -> bool: ...
+
+    def release_lease(self, session_id: str, token: str) -> bool: ...
+
+
 @attrs.define(eq=False)
 class SessionLease:
     """One writer's hold on ``session_id`` in ``store`` (see the module doc): ``token`` (random,
     names the holder), ``ttl`` (seconds). Use it as a context manager (released on exit) or
     call :meth:`release`; pass it to every save made under it."""
 
-    store: Any
+    store: LeaseStore
     session_id: str
     token: str
     ttl: float
@@ -205,13 +222,15 @@ class SessionLease:
         self.release()
 
 
-def _checked(store: Any, session_id: str, ttl: Any, wait: Any) -> tuple[float, float]:
+def _checked(store: LeaseStore, session_id: str, ttl: object, wait: object) -> tuple[float, float]:
     """``(ttl, wait)`` as seconds (:func:`check_ttl`, :func:`_check_wait`), before any try."""
     where = f"{store.url}: lease session {session_id!r}"
     return check_ttl(ttl, where), _check_wait(wait, where)
 
 
-def _busy(store: Any, session_id: str, left: float, wait: float, advice: str) -> SessionLeasedError:
+def _busy(
+    store: LeaseStore, session_id: str, left: float, wait: float, advice: str
+) -> SessionLeasedError:
     return SessionLeasedError(
         f"{store.url}: session {session_id!r} is leased by another writer for "
         f"{left:.1f} s more (waited {wait:g} s); nothing was done: try again later, or "
@@ -222,7 +241,7 @@ def _busy(store: Any, session_id: str, left: float, wait: float, advice: str) ->
 
 
 def acquire(
-    store: Any,
+    store: LeaseStore,
     session_id: str,
     *,
     ttl: float = DEFAULT_TTL,
@@ -250,7 +269,7 @@ def acquire(
 
 
 async def acquire_async(
-    store: Any,
+    store: LeaseStore,
     session_id: str,
     *,
     ttl: float = DEFAULT_TTL,

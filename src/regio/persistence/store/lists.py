@@ -96,7 +96,7 @@ class Recorder:
             self.put[key] = data
         return key
 
-    def keep_object(self, key: str, value: Any) -> None:
+    def keep_object(self, key: str, value: object) -> None:
         """Record the msgpack of the immutable ``value`` under ``key``, encoding it only when
         it is not the object the memo has for ``key`` (whose stored digest is known)."""
         hit = self.memo.get(key)

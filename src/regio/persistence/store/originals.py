@@ -24,13 +24,19 @@ a later save losing it silently.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import msgspec
 
 from .errors import SessionDamagedError, SessionHistoryLostError, SessionStoreError
 from .failures import DECODE_ERRORS
 from .lists import DamagedListError, Memo, Recorder, Root, read_ids
+
+if TYPE_CHECKING:
+    from regio.content import ToolResult
+    from regio.persistence._statefile import EngineState
+
+T = TypeVar("T")
 
 __all__ = [
     "ORIGINALS_PREFIXES",
@@ -42,7 +48,7 @@ __all__ = [
 ]
 
 
-def keyed_originals(state: Any, rec: Recorder) -> tuple[Any, int, int | None]:
+def keyed_originals(state: EngineState, rec: Recorder) -> tuple[EngineState, int, int | None]:
     """``state`` without the relief originals (``book.relief.originals``, an
     :class:`regio.relief._book.Originals`), the next sequence number of their
     records and how many originals the session holds (``None``: unknown, a lazy mapping loaded
@@ -54,7 +60,10 @@ def keyed_originals(state: Any, rec: Recorder) -> tuple[Any, int, int | None]:
     memo's position) and never looks at the others: its cost follows the turn, not the
     session. Without a memo of this mapping (a new session, one loaded from an older head, or
     from another store) every original is put, in order."""
+    from regio.relief._book import Originals
+
     originals = state.book.relief.originals
+    assert isinstance(originals, Originals)  # ReliefBook.__post_init__ makes it one
     hit = rec.memo.get(_ORIGINALS_SEQ)
     if hit is not None and hit[0] is originals:
         done, seq = hit[1]
@@ -72,12 +81,15 @@ def keyed_originals(state: Any, rec: Recorder) -> tuple[Any, int, int | None]:
     return msgspec.structs.replace(state, book=book), seq, originals.count
 
 
-def originals_memo(originals: Any, seq: int | None) -> Memo:
+def originals_memo(originals: dict[str, ToolResult], seq: int | None) -> Memo:
     """The :attr:`StoreMark.memo` part of a loaded engine's relief ``originals`` (a save
     after the load writes the ones set since; ``seq`` is the head's ``originals_seq``,
     ``None`` for an older head: the first save writes them all in the current layout)."""
+    from regio.relief._book import Originals
+
     if seq is None:
         return {}
+    assert isinstance(originals, Originals)  # ReliefBook.__post_init__ makes it one
     return {_ORIGINALS_SEQ: (originals, (len(originals.changes), seq))}
 
 
@@ -99,13 +111,15 @@ def _original_ids(where: str, root: Root, entries: Mapping[str, bytes]) -> list[
         ) from exc
 
 
-def _with_originals(state: Any, originals: Any) -> Any:
+def _with_originals(state: EngineState, originals: dict[str, ToolResult]) -> EngineState:
     relief = msgspec.structs.replace(state.book.relief, originals=originals)
     book = msgspec.structs.replace(state.book, relief=relief)
     return msgspec.structs.replace(state, book=book)
 
 
-def _originals_of(where: str, state: Any, call_ids: Sequence[str], entries: Any) -> Any:
+def _originals_of(
+    where: str, state: EngineState, call_ids: Sequence[str], entries: Mapping[str, bytes]
+) -> EngineState:
     """``state`` with the relief originals decoded from their ``@ro/`` records (heads before
     ``regio.session-head/6``)."""
     from regio.content import ToolResult
@@ -229,7 +243,7 @@ def _check_own(where: str, key: str, seq: int, limit: int | None) -> None:
 _SEQ = msgspec.msgpack.Decoder(int)
 
 
-def _decoded(where: str, key: str, data: bytes | None, dec: Any) -> Any:
+def _decoded(where: str, key: str, data: bytes | None, dec: msgspec.msgpack.Decoder[T]) -> T:
     """``data``, the stored record ``key``, decoded; raises :class:`SessionStoreError` naming
     ``where`` and ``key`` when it is missing (``None``) or damaged."""
     if data is None:
@@ -290,13 +304,31 @@ ORIGINALS_PREFIXES = (_ORIGINAL, _ORIGINALS_SEQ)
 encode_record = msgspec.msgpack.encode
 
 
+class OriginalsHead(Protocol):
+    """What :func:`stored_originals` reads of a stored head
+    (:class:`regio.persistence.store.base._Head`; named here, as the base module imports this
+    one): the ``regio.session-head/6`` sequence and count, an older head's call ids or lists."""
+
+    @property
+    def originals_seq(self) -> int | None: ...
+
+    @property
+    def originals_count(self) -> int | None: ...
+
+    @property
+    def originals(self) -> list[str] | None: ...
+
+    @property
+    def lists(self) -> dict[str, tuple[str, int]] | None: ...
+
+
 def stored_originals(
     where: str,
-    state: Any,
-    head: Any,
+    state: EngineState,
+    head: OriginalsHead,
     entries: Mapping[str, bytes],
     source: StoredOriginals | None,
-) -> Any:
+) -> EngineState:
     """``state`` with the relief originals of ``head``: read on demand from ``source`` or
     decoded from ``entries`` (``regio.session-head/6``), or the ids listed by an older head
     decoded from ``entries``."""

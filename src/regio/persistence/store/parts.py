@@ -31,11 +31,17 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
 from .lists import DamagedListError, Recorder, Root, content_items, id_items, read_ids, read_list
+
+if TYPE_CHECKING:
+    from regio.layout import LayoutState
+    from regio.persistence._statefile import EngineState
+
+T = TypeVar("T")
 
 __all__ = ["PARTS_PREFIXES", "StateRef", "decode_parts", "encode_parts"]
 
@@ -67,7 +73,7 @@ class RequestIndex(msgspec.Struct):
     prefix: list[str] | None = None
 
 
-def _keep_state(slot: str, state: Any, rec: Recorder, roots: dict[str, Root]) -> StateRef:
+def _keep_state(slot: str, state: LayoutState, rec: Recorder, roots: dict[str, Root]) -> StateRef:
     """Record one layout state in ``slot`` (module doc)."""
     ns = f"{_STATES}{slot}/"
     for region, ids in state.settled.items():
@@ -82,7 +88,7 @@ def _keep_state(slot: str, state: Any, rec: Recorder, roots: dict[str, Root]) ->
     return StateRef(key, list(state.settled), list(state.chunks))
 
 
-def keep_last_compaction(bare: Any, rec: Recorder) -> tuple[Any, str | None]:
+def keep_last_compaction(bare: EngineState, rec: Recorder) -> tuple[EngineState, str | None]:
     """``bare`` without the compaction book's last result and the key of the record it went
     to, keyed by its content (``@bl/<digest>``): it changes with each compaction, not with
     each save, and its kept ids grow with the summary history."""
@@ -94,7 +100,9 @@ def keep_last_compaction(bare: Any, rec: Recorder) -> tuple[Any, str | None]:
     return msgspec.structs.replace(bare, book=msgspec.structs.replace(bare.book, last=None)), key
 
 
-def last_compaction_of(state: Any, key: str | None, entries: Mapping[str, bytes]) -> Any:
+def last_compaction_of(
+    state: EngineState, key: str | None, entries: Mapping[str, bytes]
+) -> EngineState:
     """``state`` with the compaction book's last result from its record (the inverse of
     :func:`keep_last_compaction`). Raises :class:`DamagedListError` when it is missing."""
     from regio.compaction._compactor import CompactionResult
@@ -108,8 +116,8 @@ def last_compaction_of(state: Any, key: str | None, entries: Mapping[str, bytes]
 
 
 def encode_parts(
-    bare: Any, order: Mapping[str, list[str]], index: RequestIndex | None, rec: Recorder
-) -> tuple[Any, dict[str, Root], tuple[StateRef | None, StateRef | None], str | None]:
+    bare: EngineState, order: Mapping[str, list[str]], index: RequestIndex | None, rec: Recorder
+) -> tuple[EngineState, dict[str, Root], tuple[StateRef | None, StateRef | None], str | None]:
     """``bare`` (an engine state without window entries and request blocks) without its
     window-sized parts, the roots of the lists they went to, the two layout states' refs
     and the ``@rp`` key (module doc). Every record goes through ``rec``."""
@@ -146,7 +154,9 @@ def encode_parts(
     return bare, roots, (last, carried), prefix
 
 
-def _state_of(slot: str, ref: StateRef, roots: Mapping[str, Root], entries: Any) -> Any:
+def _state_of(
+    slot: str, ref: StateRef, roots: Mapping[str, Root], entries: Mapping[str, bytes]
+) -> LayoutState:
     from regio.layout import LayoutState
     from regio.layout.model import ChunkState, Note, TailCopy
 
@@ -155,7 +165,7 @@ def _state_of(slot: str, ref: StateRef, roots: Mapping[str, Root], entries: Any)
         raise DamagedListError(f"layout state {slot} lacks its record {ref.rest!r}")
     rest = msgspec.msgpack.decode(entries[ref.rest], type=LayoutState)
 
-    def values(name: str, kind: Any) -> tuple[Any, ...]:
+    def values(name: str, kind: type[T]) -> tuple[T, ...]:
         dec = msgspec.msgpack.Decoder(kind)
         return tuple(dec.decode(v or b"") for _, v in read_list(name, roots[name], entries))
 
@@ -170,7 +180,9 @@ def _state_of(slot: str, ref: StateRef, roots: Mapping[str, Root], entries: Any)
     )
 
 
-def _index_of(roots: Mapping[str, Root], prefix: str | None, entries: Any) -> RequestIndex:
+def _index_of(
+    roots: Mapping[str, Root], prefix: str | None, entries: Mapping[str, bytes]
+) -> RequestIndex:
     index = RequestIndex([], [], [])
     dec = msgspec.msgpack.Decoder(tuple[int | None, str | None])
     previous = 0
@@ -189,12 +201,12 @@ def _index_of(roots: Mapping[str, Root], prefix: str | None, entries: Any) -> Re
 
 
 def decode_parts(
-    state: Any,
+    state: EngineState,
     roots: Mapping[str, Root],
     states: tuple[StateRef | None, StateRef | None],
     prefix: str | None,
     entries: Mapping[str, bytes],
-) -> tuple[Any, dict[str, list[str]], RequestIndex | None]:
+) -> tuple[EngineState, dict[str, list[str]], RequestIndex | None]:
     """``state`` with its call index and layout states from the lists, each region's entry
     order and the request index (the inverse of :func:`encode_parts`). Raises
     :class:`regio.persistence.store.lists.DamagedListError` for a missing record or a missing root

@@ -28,7 +28,8 @@ session (and the key of another type), the cause and the fix
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .base import SessionNotFoundError, SessionRecords, SessionStoreError
 from .errors import (
@@ -42,6 +43,10 @@ from .lease import DEFAULT_TTL, DEFAULT_WAIT, SessionLease, acquire
 from .originals import ORIGINALS_PREFIXES
 from .redis_scripts import NO_EXPIRY, RELEASE, RENEW, SAVE, TAKE, TYPES
 
+if TYPE_CHECKING:
+    from redis import Redis
+    from redis.client import Pipeline
+
 __all__ = ["RedisStore"]
 
 
@@ -50,7 +55,7 @@ class RedisStore:
     :meth:`from_url` builds one. ``prefix`` namespaces the keys. Raises
     :class:`SessionStoreError` naming the URL when the server cannot be reached."""
 
-    def __init__(self, client: Any, *, prefix: str = "regio:session:", url: str = "") -> None:
+    def __init__(self, client: Redis, *, prefix: str = "regio:session:", url: str = "") -> None:
         self.client = client
         self.prefix = prefix
         self.url = url or "redis://"
@@ -92,7 +97,7 @@ class RedisStore:
     def _call(
         self,
         what: str,
-        fn: Any,
+        fn: Callable[..., Any],
         *args: Any,
         session_id: str | None = None,
         wrote: bool = False,
@@ -246,7 +251,7 @@ class RedisStore:
         return bool(int(done))
 
     # ----- reads -------------------------------------------------------------------------
-    def _read(self, session_id: str, fill: Any) -> list[Any]:
+    def _read(self, session_id: str, fill: Callable[[Pipeline], None]) -> list[Any]:
         """The replies of one ``MULTI`` that ``fill(pipe)`` queues; a reply that is an error
         (a key of another type) raises the :class:`SessionStoreError` naming it."""
         what = f"load session {session_id!r}"
@@ -268,9 +273,11 @@ class RedisStore:
         Raises :class:`SessionNotFoundError`."""
         meta, head, t_key, l_key, e_key, o_key, _ = self._keys(session_id)
 
-        def fill(pipe: Any) -> None:
-            pipe.hget(meta, "version").get(head).lrange(t_key, 0, -1).lrange(l_key, 0, -1)
-            pipe.hgetall(e_key).hgetall(o_key)
+        def fill(pipe: Pipeline) -> None:
+            # redis-py types a Pipeline's commands as their replies; queued, each returns the
+            # pipeline (the stub is wrong for pipelines)
+            pipe.hget(meta, "version").get(head).lrange(t_key, 0, -1).lrange(l_key, 0, -1)  # type: ignore[union-attr]
+            pipe.hgetall(e_key).hgetall(o_key)  # type: ignore[attr-defined]
 
         version, data, transcript, ledger, entries, originals = self._read(session_id, fill)
         if data is None or version is None:
@@ -288,8 +295,9 @@ class RedisStore:
         are needed. Raises :class:`SessionNotFoundError`."""
         meta, head, _t_key, l_key, e_key, _o_key, _ = self._keys(session_id)
 
-        def fill(pipe: Any) -> None:
-            pipe.hmget(meta, "version", "transcript", "ledger").get(head).lindex(l_key, -1)
+        def fill(pipe: Pipeline) -> None:
+            # the stub types the queued command as its reply (see load)
+            pipe.hmget(meta, "version", "transcript", "ledger").get(head).lindex(l_key, -1)  # type: ignore[attr-defined]
             pipe.hgetall(e_key)
 
         (version, count, n_usage), data, newest, entries = self._read(session_id, fill)
@@ -407,7 +415,7 @@ def _not_integer(url: str, session_id: str, key: str, field: str) -> SessionDama
     )
 
 
-def _integer(url: str, session_id: str, key: str, field: str, value: Any) -> int:
+def _integer(url: str, session_id: str, key: str, field: str, value: bytes | str) -> int:
     """``value`` (a ``meta`` field) as an ``int``; raises :class:`SessionDamagedError`."""
     try:
         return int(value)

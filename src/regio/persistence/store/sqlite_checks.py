@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from collections.abc import Sequence
 from typing import Any
 
 from .base import SessionRecords
@@ -66,7 +67,7 @@ def check_entries(
         raise incomplete_session(url, session_id, f"the window records ({found} of {want} stored)")
 
 
-def lease_expiry(url: str, session_id: str, value: Any) -> float:
+def lease_expiry(url: str, session_id: str, value: object) -> float:
     """A lease row's expiry (seconds since the epoch); raises :class:`SessionDamagedError`
     for one that is no finite number (such a lease would hold the session forever)."""
     if isinstance(value, int | float) and math.isfinite(value):
@@ -80,7 +81,9 @@ def lease_expiry(url: str, session_id: str, value: Any) -> float:
     )
 
 
-def check_row(url: str, session_id: str, row: Any, rows: list[Any], entries: list[Any]) -> None:
+def check_row(
+    url: str, session_id: str, row: Sequence[object], rows: list[Any], entries: list[Any]
+) -> None:
     """Raise :class:`SessionStoreError` (damaged) when the rows read for a load do not have
     the column types a save writes (a damaged file can hold any SQLite value)."""
     ok = (
