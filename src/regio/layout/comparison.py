@@ -32,6 +32,7 @@ import attrs
 from regio.content import Entry
 from regio.layout.breakpoints import MESSAGE_MARK_EVERY, Wanted, levels, stable_run_end
 from regio.layout.model import DEFAULT_MIN_CACHE_TOKENS, ChunkState, LayoutBlock
+from regio.layout.protocols import RegionLike, WindowLike
 from regio.layout.sections import (
     LayoutMemo,
     Section,
@@ -102,8 +103,8 @@ class _WholeSectionsLayout(_BenchLayout):
 
     def sections(
         self,
-        window: Any,
-        regions: Sequence[Any],
+        window: WindowLike,
+        regions: Sequence[RegionLike],
         *,
         settled: Mapping[str, Sequence[Entry]] | None = None,
         previous_chunks: Mapping[str, Sequence[ChunkState]] | None = None,
@@ -163,8 +164,8 @@ class VolatilityLayout(_BenchLayout):
 
     def sections(
         self,
-        window: Any,
-        regions: Sequence[Any],
+        window: WindowLike,
+        regions: Sequence[RegionLike],
         *,
         settled: Mapping[str, Sequence[Entry]] | None = None,
         previous_chunks: Mapping[str, Sequence[ChunkState]],

@@ -98,7 +98,7 @@ def diff_entries(
     return appended, rewritten, gone - min(gone, new_before)
 
 
-def _identity(region: Any, entry: Entry) -> str:
+def _identity(region: object, entry: Entry) -> str:
     """What makes an entry the same entry from one request to the next: its key in a keyed
     region (a write under an existing key replaces that entry in place), else its id."""
     if getattr(region, "kind", "") == "keyed" and entry.key:

@@ -165,7 +165,7 @@ class RenderLog:
         self._pending_ids = {e.id for e in self._conversation}
 
     # ----- entries -------------------------------------------------------------------------
-    def sync(self, conversation: Sequence[Entry], source: Any = None) -> None:
+    def sync(self, conversation: Sequence[Entry], source: Sequence[Entry] | None = None) -> None:
         """Take the conversation's current entries (``source``: the live entry list they were
         copied from, an :class:`regio.regions.entrylist.EntryList`: when it was only appended
         to, no scan is needed). Resets the log when the consumed entries are not a prefix."""
@@ -443,7 +443,7 @@ class RenderLog:
         return found[1], found[2]
 
     def keep_unit(
-        self, api: str, message: int, first: LayoutBlock, unit: Any, copy: Callable[[Any], Any]
+        self, api: str, message: int, first: LayoutBlock, unit: object, copy: Callable[[Any], Any]
     ) -> None:
         """Store the rendered form of message ``message`` (and ``copy``, the function that
         gives a payload its own containers of it) when it is final (before the watermark)

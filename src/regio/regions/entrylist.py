@@ -159,12 +159,13 @@ def entry_mark(entries: object) -> EntryMark | None:
     return EntryMark(entries, entries.rewrite_epoch, len(entries))
 
 
-def appended_since(entries: Sequence[Entry], mark: EntryMark | None) -> int | None:
+def appended_since(entries: Sequence[Entry] | None, mark: EntryMark | None) -> int | None:
     """``mark.length`` when ``entries`` was only appended to since ``mark`` was taken: it is
     the marked :class:`EntryList` object, with the same ``rewrite_epoch`` and at least
     ``mark.length`` entries, so ``entries[:mark.length]`` are the very objects the reader saw
     and anything after them was appended. ``None`` otherwise (no mark, another list object, a
-    rewrite since, or a list that is not an :class:`EntryList`): the reader recomputes. O(1)."""
+    rewrite since, no list, or a list that is not an :class:`EntryList`): the reader
+    recomputes. O(1)."""
     if (
         mark is None
         or entries is not mark.entries
