@@ -53,7 +53,7 @@ class Job:
     chunk_tokens: int
     settle_share: float
     log: RenderLog
-    others: list[Any]
+    others: list[RegionLike]
     conversation: list[Entry]
     observation: Observation | None = None
 
@@ -109,7 +109,7 @@ class Job:
         return self.placement.get(region.name, region.volatility)
 
     @property
-    def grows(self) -> list[Any]:
+    def grows(self) -> list[RegionLike]:
         """The regions laid out as grows whose entries can settle (custom regions own their
         text). Under a strategy that opens the messages with the ``compact_history`` summaries
         (``summaries_in_messages``) those regions are not among them: a summary is shown once,

@@ -39,6 +39,7 @@ from regio.regions.entrylist import EntryMark, appended_since, entry_mark, uncha
 from .events import LayoutEvent
 from .model import LayoutBlock, ToolSpec, block_digest, chain_hash
 from .progresslog import drop_removed_reports, retoken, show_latest
+from .protocols import RegionLike
 from .repair import (
     START_MESSAGE,
     PMessage,
@@ -209,7 +210,7 @@ class RenderLog:
 
     # ----- the summaries opening the conversation ----------------------------------------
     def summaries(
-        self, regions: Sequence[Any], message: Callable[[str, Entry], tuple[PMessage, int]]
+        self, regions: Sequence[RegionLike], message: Callable[[str, Entry], tuple[PMessage, int]]
     ) -> list[Extra]:
         """The summary extras of ``regions`` (anchor ``None``, oldest first): per entry
         ``message(region name, entry) -> (message, tokens)``. The same list object is returned
