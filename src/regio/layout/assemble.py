@@ -18,7 +18,6 @@ regions' observed volatility: :func:`_watch`, :mod:`.observe`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 import attrs
 import msgspec
@@ -50,7 +49,7 @@ from .model import (
 )
 from .observe import with_offsets
 from .plan import Job, RegionPlan, extras_of, note_text, plan_regions, refresh_tail
-from .protocols import count_text
+from .protocols import WindowLike, count_text
 from .renderlog import ConversationView, RenderLog
 from .repair import LayoutError
 from .sections import Section
@@ -384,7 +383,7 @@ def _new_state(
 
 
 def assemble(
-    window: Any,
+    window: WindowLike,
     strategy: str | LayoutStrategy = "regio",
     *,
     tools: Iterable[ToolSpec] = (),

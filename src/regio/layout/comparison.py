@@ -32,6 +32,7 @@ import attrs
 from regio.content import Entry
 from regio.layout.breakpoints import MESSAGE_MARK_EVERY, Wanted, levels, stable_run_end
 from regio.layout.model import DEFAULT_MIN_CACHE_TOKENS, ChunkState, LayoutBlock
+from regio.layout.protocols import RegionLike, WindowLike
 from regio.layout.sections import (
     LayoutMemo,
     Section,
@@ -55,7 +56,7 @@ _Sections = tuple[list[Section], list[Section], dict[str, tuple[ChunkState, ...]
 _VOL_RANK: dict[str, int] = {"stable": 0, "grows": 1, "rewritten": 2}
 
 
-def _shown(regions: Sequence[Any]) -> list[Any]:
+def _shown(regions: Sequence[RegionLike]) -> list[RegionLike]:
     return [r for r in regions if r.entries or r.kind == "custom"]
 
 
@@ -102,8 +103,8 @@ class _WholeSectionsLayout(_BenchLayout):
 
     def sections(
         self,
-        window: Any,
-        regions: Sequence[Any],
+        window: WindowLike,
+        regions: Sequence[RegionLike],
         *,
         settled: Mapping[str, Sequence[Entry]] | None = None,
         previous_chunks: Mapping[str, Sequence[ChunkState]] | None = None,
@@ -114,11 +115,11 @@ class _WholeSectionsLayout(_BenchLayout):
         parts = [s for s in (whole_section(window, r) for r in shown) if s]
         return self.system(parts, shown), [], {}
 
-    def order(self, shown: list[Any]) -> list[Any]:
+    def order(self, shown: list[RegionLike]) -> list[RegionLike]:
         """The shown regions in the order their sections stand (here: as given)."""
         return shown
 
-    def system(self, parts: list[Section], shown: list[Any]) -> list[Section]:
+    def system(self, parts: list[Section], shown: list[RegionLike]) -> list[Section]:
         """The system sections made of ``parts`` (here: the parts themselves)."""
         return parts
 
@@ -128,7 +129,7 @@ class NaiveLayout(_WholeSectionsLayout):
 
     name = "naive"
 
-    def system(self, parts: list[Section], shown: list[Any]) -> list[Section]:
+    def system(self, parts: list[Section], shown: list[RegionLike]) -> list[Section]:
         if not parts:
             return []
         vol = "stable" if all(r.volatility == "stable" for r in shown) else "mixed"
@@ -145,7 +146,7 @@ class KindLayout(_WholeSectionsLayout):
 
     name = "kind"
 
-    def order(self, shown: list[Any]) -> list[Any]:
+    def order(self, shown: list[RegionLike]) -> list[RegionLike]:
         return sorted(shown, key=kind_rank)
 
     def marks(self, blocks: Sequence[LayoutBlock], options: MarkOptions) -> list[Wanted]:
@@ -163,8 +164,8 @@ class VolatilityLayout(_BenchLayout):
 
     def sections(
         self,
-        window: Any,
-        regions: Sequence[Any],
+        window: WindowLike,
+        regions: Sequence[RegionLike],
         *,
         settled: Mapping[str, Sequence[Entry]] | None = None,
         previous_chunks: Mapping[str, Sequence[ChunkState]],

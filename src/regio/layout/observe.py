@@ -45,7 +45,6 @@ own rule).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 import attrs
 
@@ -53,6 +52,7 @@ from regio.content import Entry, content_hash
 
 from .events import VolatilityObserved
 from .model import LayoutBlock, LayoutState, RegionChange, RegionWatch
+from .protocols import RegionLike
 from .sections import holds_summaries
 
 __all__ = [
@@ -98,7 +98,7 @@ def diff_entries(
     return appended, rewritten, gone - min(gone, new_before)
 
 
-def _identity(region: Any, entry: Entry) -> str:
+def _identity(region: object, entry: Entry) -> str:
     """What makes an entry the same entry from one request to the next: its key in a keyed
     region (a write under an existing key replaces that entry in place), else its id."""
     if getattr(region, "kind", "") == "keyed" and entry.key:
@@ -165,7 +165,7 @@ def _change(
     return RegionChange(request, appended, rewritten, removed, at, after, free)
 
 
-def opening_digest(conversation: Sequence[Entry], regions: Sequence[Any]) -> str:
+def opening_digest(conversation: Sequence[Entry], regions: Sequence[RegionLike]) -> str:
     """A digest of what opens the conversation: its first entry and the versions of the
     ``compact_history`` regions whose summaries open the messages. It changes when the
     conversation is rewritten from its start (a compaction, an eviction)."""
@@ -175,7 +175,7 @@ def opening_digest(conversation: Sequence[Entry], regions: Sequence[Any]) -> str
 
 
 def observe_regions(
-    regions: Sequence[Any],
+    regions: Sequence[RegionLike],
     prev: LayoutState | None,
     *,
     request: int,

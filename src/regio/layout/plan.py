@@ -21,7 +21,7 @@ from regio.content import Entry
 from .events import LayoutEvent, NotesSettled, TailSettled
 from .model import ChunkState, LayoutState, Note
 from .observe import Observation, observe_regions, opening_digest
-from .protocols import count_text
+from .protocols import RegionLike, WindowLike, count_text
 from .renderlog import Extra, RenderLog, frozen_message, note_message, summary_message
 from .repair import PMessage
 from .sections import Section, holds_summaries, renders_itself
@@ -42,7 +42,7 @@ class Job:
     strategy that ``observes``, what the regions' writes did since the previous request
     (:mod:`regio.layout.observe`)."""
 
-    window: Any
+    window: WindowLike
     strategy: LayoutStrategy
     prev_state: LayoutState | None
     placed: int
@@ -53,13 +53,18 @@ class Job:
     chunk_tokens: int
     settle_share: float
     log: RenderLog
-    others: list[Any]
+    others: list[RegionLike]
     conversation: list[Entry]
     observation: Observation | None = None
 
     @classmethod
     def build(
-        cls, window: Any, strategy: LayoutStrategy, *, state: LayoutState | None, **options: Any
+        cls,
+        window: WindowLike,
+        strategy: LayoutStrategy,
+        *,
+        state: LayoutState | None,
+        **options: Any,
     ) -> Job:
         """A job for ``window``; syncs the log with the conversation's entries."""
         regions = list(window.regions)
@@ -99,12 +104,12 @@ class Job:
         (observed volatility; empty for a strategy that does not observe)."""
         return self.observation.placement if self.observation is not None else {}
 
-    def volatility(self, region: Any) -> str:
+    def volatility(self, region: RegionLike) -> str:
         """The volatility ``region`` is laid out with."""
         return self.placement.get(region.name, region.volatility)
 
     @property
-    def grows(self) -> list[Any]:
+    def grows(self) -> list[RegionLike]:
         """The regions laid out as grows whose entries can settle (custom regions own their
         text). Under a strategy that opens the messages with the ``compact_history`` summaries
         (``summaries_in_messages``) those regions are not among them: a summary is shown once,

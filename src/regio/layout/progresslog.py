@@ -22,8 +22,8 @@ entry otherwise rewritten, a removed report a note is anchored to) still resets 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Container, Sequence
+from typing import Any, Protocol
 
 import msgspec
 
@@ -40,12 +40,43 @@ from .repair import (
     BlockInfo,
     PMessage,
     ProgressCall,
+    RepairFront,
     StaleFront,
 )
 
 __all__ = ["drop_removed_reports", "retoken", "show_latest"]
 
 Late = dict[str, tuple[ToolResult, BlockInfo | None, int, str]]
+
+
+class RenderLogSurface(Protocol):
+    """What this module reads and edits of the session's :class:`regio.layout.RenderLog`
+    (declared here: the render log imports this module): the consumed entries and their
+    index, the extras by entry id, the repair front, the laid-out message blocks with their
+    running token sums and prefix hashes, the count of final messages, the rendered forms by
+    API and message, the entries rewritten without reports, and how it lays messages out."""
+
+    root: str | None
+    entries: list[Entry]
+    entry_index: dict[str, int]
+    front: RepairFront
+    blocks: list[LayoutBlock]
+    cum: list[int]
+    hashes: set[str]
+    messages: int
+    rendered: dict[str, dict[int, tuple[LayoutBlock, Any, Callable[[Any], Any]]]]
+    slimmed: list[tuple[Entry, Entry]]
+
+    @property
+    def extras(self) -> Container[str | None]: ...
+
+    def _layout_blocks(
+        self,
+        messages: Sequence[PMessage],
+        first_index: int,
+        h: str,
+        count_block: Callable[[Block], int],
+    ) -> list[LayoutBlock]: ...
 
 
 def _committed_report(b: Block, entry_id: str, progress: dict[str, ProgressCall]) -> bool:
@@ -91,7 +122,7 @@ def _lost_reports(old: Entry, new: Entry, progress: dict[str, ProgressCall]) -> 
 
 
 def _removed(
-    log: Any, conversation: Sequence[Entry], start: int
+    log: RenderLogSurface, conversation: Sequence[Entry], start: int
 ) -> tuple[list[int], dict[int, tuple[Entry, list[str]]]] | None:
     """Positions (in ``log.entries``) of the consumed entries missing from ``conversation``,
     and of those rewritten without some reports (position -> the new entry, the calls of the
@@ -123,7 +154,7 @@ def _shift(event: LayoutEvent, gone: int) -> LayoutEvent:
     return event
 
 
-def drop_removed_reports(log: Any, conversation: Sequence[Entry], start: int) -> bool:
+def drop_removed_reports(log: RenderLogSurface, conversation: Sequence[Entry], start: int) -> bool:
     """Take out of ``log`` the consumed entries that ``conversation`` no longer holds (from
     position ``start`` on), when each held only superseded progress reports the log
     committed, with their rendered report messages; their calls wait for the newer result
@@ -139,7 +170,10 @@ def drop_removed_reports(log: Any, conversation: Sequence[Entry], start: int) ->
         return False
     removed, slimmed = found
     front = log.front
-    gone_calls = [b.tool_use_id for i in removed for b in log.entries[i].blocks]
+    # every block of a removed entry is a committed report (:func:`_removed_report`)
+    gone_calls = [
+        b.tool_use_id for i in removed for b in log.entries[i].blocks if isinstance(b, ToolResult)
+    ]
     calls = list(dict.fromkeys([*gone_calls, *(c for _, lost in slimmed.values() for c in lost)]))
     if any(isinstance(ev, Repaired) and ev.tool_use_id in calls for ev in front.ev_results):
         return False  # a duplicate of these calls was dropped before: the caller starts over
@@ -167,7 +201,7 @@ def drop_removed_reports(log: Any, conversation: Sequence[Entry], start: int) ->
     return True
 
 
-def _shift_front(front: Any, gone: int) -> None:
+def _shift_front(front: RepairFront, gone: int) -> None:
     """The front's cleaned indexes once cleaned message ``gone`` is taken out."""
     for events in (front.ev_names, front.ev_dedup, front.ev_results, front.ev_place):
         events[:] = [_shift(ev, gone) for ev in events]
@@ -179,7 +213,7 @@ def _shift_front(front: Any, gone: int) -> None:
             pc.shown = (*pc.shown[:2], pc.shown[2] - 1)
 
 
-def retoken(log: Any, split: Callable[[Entry], list[int]]) -> None:
+def retoken(log: RenderLogSurface, split: Callable[[Entry], list[int]]) -> None:
     """Give the blocks that the entries rewritten without reports kept (``log.slimmed``:
     ``(old entry, new entry)``) their token shares in the new entry (``split``): the log's
     block and the running sums after it, or the front's carry. A block not rendered (a
@@ -201,7 +235,7 @@ def retoken(log: Any, split: Callable[[Entry], list[int]]) -> None:
         _retoken_block(log, blk, n)
 
 
-def _retoken_block(log: Any, blk: Block, tokens: int) -> None:
+def _retoken_block(log: RenderLogSurface, blk: Block, tokens: int) -> None:
     """The log's block of ``blk`` (searched from the end) counted ``tokens``: the running
     sums after it follow, and a rendered form keyed on it stays."""
     blocks: list[LayoutBlock] = log.blocks
@@ -222,7 +256,7 @@ def _retoken_block(log: Any, blk: Block, tokens: int) -> None:
             units[old.message or 0] = (blocks[j], *unit[1:])
 
 
-def _may_meet_its_call(front: Any, gones: set[int]) -> bool:
+def _may_meet_its_call(front: RepairFront, gones: set[int]) -> bool:
     """Whether a final result the front moved (``moved_results``) sits right after a removed
     report: it may come next to its call, and lose the event a fresh repair would not emit
     (its call's index is not kept; the caller starts over)."""
@@ -242,7 +276,7 @@ def _mergeable(a: LayoutBlock, b: LayoutBlock | PMessage) -> bool:
     return a.role == b.role and not {a.origin, b.origin} & {"frozen", "progress", "synthetic"}
 
 
-def _merge_events(front: Any, report: int, merge: bool) -> None:
+def _merge_events(front: RepairFront, report: int, merge: bool) -> None:
     """The front's merge events once the report message at merged index ``report`` is gone:
     a later index is one less; with ``merge`` (the messages around the report merged) two
     less, after a new merge event at ``report`` (the events are in order of their index)."""
@@ -260,7 +294,7 @@ def _merge_events(front: Any, report: int, merge: bool) -> None:
     front.ev_merge[:] = out
 
 
-def _unrender(log: Any, cid: str) -> bool:
+def _unrender(log: RenderLogSurface, cid: str) -> bool:
     """Take the rendered report message of call ``cid`` out of the log (the front's carry or
     its final blocks); the messages around it merge when a full repair merges them (the one
     after it may be the front's carry). False when the report is not there."""
@@ -294,7 +328,7 @@ def _unrender(log: Any, cid: str) -> bool:
     return True
 
 
-def _rechain(log: Any, s: int, e: int, merge: LayoutBlock | None = None) -> None:
+def _rechain(log: RenderLogSurface, s: int, e: int, merge: LayoutBlock | None = None) -> None:
     """Remove the message of the log's blocks ``[s:e)``: the later blocks get the prefix
     hashes, running sums and message indexes (one less) they have without it, and keep their
     rendered forms. With ``merge`` (the last block of the message before it) the message after
@@ -329,7 +363,7 @@ def _rechain(log: Any, s: int, e: int, merge: LayoutBlock | None = None) -> None
                 units[k - gone] = (firsts[k - gone], *v[1:])
 
 
-def _splice(log: Any, start: int, new: list[LayoutBlock]) -> None:
+def _splice(log: RenderLogSurface, start: int, new: list[LayoutBlock]) -> None:
     """Put ``new`` in place of the log's blocks from ``start`` on, and their running token
     sums in place of the old ones."""
     log.blocks[start:] = new
@@ -339,7 +373,7 @@ def _splice(log: Any, start: int, new: list[LayoutBlock]) -> None:
         cum.append(cum[-1] + b.tokens)
 
 
-def _unfinalize(log: Any) -> PMessage | None:
+def _unfinalize(log: RenderLogSurface) -> PMessage | None:
     """The log's last final message taken back out of its final blocks (it becomes the
     front's carry again, which may absorb the next message); ``None`` when there is none."""
     blocks: list[LayoutBlock] = log.blocks
@@ -363,7 +397,7 @@ def _unfinalize(log: Any) -> PMessage | None:
 
 
 def show_latest(
-    log: Any, late: Late, count_block: Callable[[Block], int], *, complete: bool
+    log: RenderLogSurface, late: Late, count_block: Callable[[Block], int], *, complete: bool
 ) -> None:
     """Make the log's shells show what a full repair shows for each tracked call:
     :data:`regio.layout.repair.RUNNING_RESULT` while its latest result (``late``, a repair
@@ -393,7 +427,7 @@ def show_latest(
         pc.shown = want
 
 
-def _place_event(front: Any, cid: str, pc: ProgressCall, at: int | None) -> None:
+def _place_event(front: RepairFront, cid: str, pc: ProgressCall, at: int | None) -> None:
     """The call's ``moved_results`` event for its final result at cleaned index ``at`` (none
     while ``at`` is ``None``, the shell showing :data:`RUNNING_RESULT`)."""
     events: list[LayoutEvent] = front.ev_place
@@ -435,7 +469,7 @@ def _is_shell(source: str, first: str) -> bool:
 
 
 def _reshell(
-    log: Any,
+    log: RenderLogSurface,
     cid: str,
     pc: ProgressCall,
     result: ToolResult,

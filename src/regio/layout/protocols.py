@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from regio.content import Entry
 
@@ -20,10 +20,14 @@ class RegionLike(Protocol):
     """A region as the layout sees it."""
 
     name: str
-    kind: str
     volatility: str
     description: str
     version: int
+
+    @property
+    def kind(self) -> str:
+        """The kind's name (a class attribute of each :class:`regio.regions.Region` kind)."""
+        ...
 
     @property
     def entries(self) -> Sequence[Entry]: ...
@@ -44,13 +48,13 @@ class WindowLike(Protocol):
     """A window as the layout sees it: regions in declaration order and the budget (tokens)."""
 
     @property
-    def regions(self) -> Sequence[Any]: ...
+    def regions(self) -> Sequence[RegionLike]: ...
 
     @property
     def max_tokens(self) -> int: ...
 
 
-def count_text(window: Any, text: str) -> int:
+def count_text(window: object, text: str) -> int:
     """Tokens of ``text`` with the window's counter (``window.counter.count``) when it has one,
     else the 4-characters-per-token estimate (rounded up)."""
     counter = getattr(window, "counter", None)

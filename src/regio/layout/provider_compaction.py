@@ -27,10 +27,13 @@ there (:mod:`regio.compaction._delegation`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
+
+if TYPE_CHECKING:
+    from .model import LayoutBlock
 
 __all__ = [
     "ANTHROPIC_COMPACT_EDIT",
@@ -62,7 +65,7 @@ class ProviderCompaction:
 
 
 def item_of(
-    blocks: Any, compaction: ProviderCompaction | None
+    blocks: Sequence[LayoutBlock], compaction: ProviderCompaction | None
 ) -> tuple[dict[str, Any] | None, bool]:
     """For the layout blocks of one message: (the item that stands for it when it holds the
     summary of an entry with an item, else ``None``; whether it is only notes of such

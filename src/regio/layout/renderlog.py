@@ -39,6 +39,7 @@ from regio.regions.entrylist import EntryMark, appended_since, entry_mark, uncha
 from .events import LayoutEvent
 from .model import LayoutBlock, ToolSpec, block_digest, chain_hash
 from .progresslog import drop_removed_reports, retoken, show_latest
+from .protocols import RegionLike
 from .repair import (
     START_MESSAGE,
     PMessage,
@@ -165,7 +166,7 @@ class RenderLog:
         self._pending_ids = {e.id for e in self._conversation}
 
     # ----- entries -------------------------------------------------------------------------
-    def sync(self, conversation: Sequence[Entry], source: Any = None) -> None:
+    def sync(self, conversation: Sequence[Entry], source: Sequence[Entry] | None = None) -> None:
         """Take the conversation's current entries (``source``: the live entry list they were
         copied from, an :class:`regio.regions.entrylist.EntryList`: when it was only appended
         to, no scan is needed). Resets the log when the consumed entries are not a prefix."""
@@ -209,7 +210,7 @@ class RenderLog:
 
     # ----- the summaries opening the conversation ----------------------------------------
     def summaries(
-        self, regions: Sequence[Any], message: Callable[[str, Entry], tuple[PMessage, int]]
+        self, regions: Sequence[RegionLike], message: Callable[[str, Entry], tuple[PMessage, int]]
     ) -> list[Extra]:
         """The summary extras of ``regions`` (anchor ``None``, oldest first): per entry
         ``message(region name, entry) -> (message, tokens)``. The same list object is returned
@@ -443,7 +444,7 @@ class RenderLog:
         return found[1], found[2]
 
     def keep_unit(
-        self, api: str, message: int, first: LayoutBlock, unit: Any, copy: Callable[[Any], Any]
+        self, api: str, message: int, first: LayoutBlock, unit: object, copy: Callable[[Any], Any]
     ) -> None:
         """Store the rendered form of message ``message`` (and ``copy``, the function that
         gives a payload its own containers of it) when it is final (before the watermark)

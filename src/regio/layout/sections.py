@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import partial
-from typing import Any, Protocol
+from typing import Protocol
 
 import attrs
 
@@ -19,7 +19,7 @@ from regio.content import Entry
 
 from .chunks import chunk_text, heading, pack_chunks
 from .model import ChunkState
-from .protocols import count_text
+from .protocols import RegionLike, WindowLike, count_text
 
 __all__ = [
     "NO_MEMO",
@@ -33,19 +33,19 @@ __all__ = [
 ]
 
 
-def kind_rank(region: Any) -> int:
+def kind_rank(region: object) -> int:
     """The rank of ``region``'s kind in the ``kind`` layout (lower first), the class attribute
     :attr:`regio.regions.Region.kind_rank` its kind declares (1 for an object without one)."""
     return int(getattr(type(region), "kind_rank", 1))
 
 
-def renders_itself(region: Any) -> bool:
+def renders_itself(region: object) -> bool:
     """Whether ``region``'s kind owns its text (``custom``'s render hook): laid out as one
     section, never settled or chunked (:attr:`regio.regions.Region.renders_itself`)."""
     return bool(getattr(type(region), "renders_itself", False))
 
 
-def holds_summaries(region: Any) -> bool:
+def holds_summaries(region: object) -> bool:
     """Whether ``region``'s kind holds compaction summaries (``compact_history``;
     :attr:`regio.regions.Region.holds_summaries`)."""
     return bool(getattr(type(region), "holds_summaries", False))
@@ -92,7 +92,9 @@ class Section:
     chunk: int | None = None
 
 
-def whole_section(window: Any, r: Any, volatility: str | None = None) -> Section | None:
+def whole_section(
+    window: WindowLike, r: RegionLike, volatility: str | None = None
+) -> Section | None:
     """Region ``r`` rendered as one section (``None`` when its text is blank); ``volatility``:
     the one it is laid out with (default its declared one)."""
     text = r.render_text()
@@ -105,8 +107,8 @@ def whole_section(window: Any, r: Any, volatility: str | None = None) -> Section
 
 
 def chunked_sections(
-    window: Any,
-    r: Any,
+    window: WindowLike,
+    r: RegionLike,
     settled: Mapping[str, Sequence[Entry]] | None,
     previous: Mapping[str, Sequence[ChunkState]],
     chunk_tokens: int,

@@ -34,6 +34,7 @@ import attrs
 from regio.content import Entry
 
 from .model import LayoutState, Note
+from .protocols import RegionLike
 
 __all__ = ["DEFAULT_SETTLE_SHARE", "Settling", "plan_settling"]
 
@@ -58,7 +59,7 @@ class Settling:
 _ID = attrgetter("id")
 
 
-def _chunks_rewritten(r: Any, state: LayoutState, digest: Callable[[Entry], str]) -> bool:
+def _chunks_rewritten(r: RegionLike, state: LayoutState, digest: Callable[[Entry], str]) -> bool:
     """Whether an entry of a chunk the previous request sent of region ``r`` is gone or
     changed."""
     known = {

@@ -21,6 +21,7 @@ from regio.content import Entry
 
 from .breakpoints import Wanted, check_ttls, place_marks, regio_wanted
 from .model import DEFAULT_MIN_CACHE_TOKENS, Breakpoint, ChunkState, LayoutBlock
+from .protocols import RegionLike, WindowLike
 from .sections import (
     LayoutMemo,
     Section,
@@ -50,8 +51,8 @@ class LayoutStrategy(Protocol):
 
     def sections(
         self,
-        window: Any,
-        regions: Sequence[Any],
+        window: WindowLike,
+        regions: Sequence[RegionLike],
         *,
         settled: Mapping[str, Sequence[Entry]] | None,
         previous_chunks: Mapping[str, Sequence[ChunkState]],
@@ -136,8 +137,8 @@ class RegioStrategy(StrategyBase):
 
     def sections(
         self,
-        window: Any,
-        regions: Sequence[Any],
+        window: WindowLike,
+        regions: Sequence[RegionLike],
         *,
         settled: Mapping[str, Sequence[Entry]] | None,
         previous_chunks: Mapping[str, Sequence[ChunkState]],
@@ -148,7 +149,7 @@ class RegioStrategy(StrategyBase):
         chunks_used: dict[str, tuple[ChunkState, ...]] = {}
         placed = placement or {}
 
-        def vol(r: Any) -> str:
+        def vol(r: RegionLike) -> str:
             return placed.get(r.name, r.volatility)
 
         # compact_history summaries open the messages (regio.layout.plan.summary_extras)

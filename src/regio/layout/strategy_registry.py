@@ -17,6 +17,7 @@ from regio.content import Entry
 
 from .comparison import KIND, NAIVE, VOLATILITY
 from .model import Breakpoint, ChunkState, LayoutBlock
+from .protocols import RegionLike, WindowLike
 from .repair import LayoutError
 from .sections import NO_MEMO, LayoutMemo, Section
 from .strategy import REGIO, LayoutStrategy
@@ -48,7 +49,7 @@ def strategy_for(strategy: str | LayoutStrategy) -> LayoutStrategy:
 
 
 def plan_breakpoints(
-    strategy: Any, blocks: Sequence[LayoutBlock], **options: Any
+    strategy: str | LayoutStrategy, blocks: Sequence[LayoutBlock], **options: Any
 ) -> list[Breakpoint]:
     """The markers ``strategy`` (a name or a :class:`regio.layout.LayoutStrategy`) plans for
     ``blocks``; ``options`` as for :meth:`LayoutStrategy.plan_breakpoints` (``ttl``,
@@ -58,9 +59,9 @@ def plan_breakpoints(
 
 
 def system_and_tail(
-    window: Any,
-    strategy: Any,
-    regions: Sequence[Any],
+    window: WindowLike,
+    strategy: str | LayoutStrategy,
+    regions: Sequence[RegionLike],
     *,
     settled: Mapping[str, Sequence[Entry]] | None = None,
     previous_chunks: Mapping[str, Sequence[ChunkState]] | None = None,

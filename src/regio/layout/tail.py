@@ -53,7 +53,7 @@ import msgspec
 from regio.content import content_hash
 
 from .model import LayoutState, TailCopy
-from .protocols import count_text
+from .protocols import RegionLike, WindowLike, count_text
 from .sections import renders_itself
 
 __all__ = [
@@ -144,7 +144,7 @@ def delta_header(region: str, turn: int) -> str:
     )
 
 
-def _entry_lines(region: Any, text: str) -> list[str] | None:
+def _entry_lines(region: RegionLike | None, text: str) -> list[str] | None:
     """The region's rendered line per entry when ``text`` is exactly its heading followed by
     those lines (so a copy can show a suffix of the entries), else ``None``."""
     render = getattr(region, "render_entry", None)
@@ -164,7 +164,7 @@ def _covered(copies: Sequence[TailCopy], region: str) -> list[tuple[str, str]]:
 
 
 def _copy(
-    window: Any,
+    window: WindowLike,
     region: str,
     body: str,
     digest: str,
@@ -188,7 +188,7 @@ def _copy(
 
 
 def plan_tail(
-    window: Any,
+    window: WindowLike,
     sections: Sequence[Any],
     state: LayoutState | None,
     *,

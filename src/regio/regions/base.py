@@ -21,7 +21,7 @@ the two, so a refused write never changes anything.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import attrs
 import msgspec
@@ -75,7 +75,27 @@ def declared_kinds() -> dict[str, type[Region]]:
     return dict(_DECLARED)
 
 
-def _coerce_budget(value: Any) -> Budget:
+class BoundWindow(Protocol):
+    """What a region reads of the :class:`regio.regions.Window` it is bound to
+    (:meth:`Region.bind`): the room an elastic region may hold (``room_for``, tokens), the
+    high-water mark (a share of ``max_tokens``), the tokens reserved outside the regions and
+    held by all of them, and the other regions by name."""
+
+    @property
+    def high_water(self) -> float: ...
+
+    @property
+    def reserved_tokens(self) -> int: ...
+
+    @property
+    def used_tokens(self) -> int: ...
+
+    def region(self, name: str | Region) -> Region: ...
+
+    def room_for(self, region: Region) -> int: ...
+
+
+def _coerce_budget(value: int | str | Budget | dict[str, Any]) -> Budget:
     return Budget.coerce(value)
 
 
@@ -146,7 +166,7 @@ class Region(Elastic, Refusing, Removing):
     """Name of the paired ``compact_history`` (set by the window)."""
     _window_tokens: int | None = attrs.field(default=None, init=False, repr=False)
     #: the window it belongs to (an elastic region's room is what that window has free)
-    _window: Any = attrs.field(default=None, init=False, repr=False, eq=False)
+    _window: BoundWindow | None = attrs.field(default=None, init=False, repr=False, eq=False)
     _used: int = attrs.field(default=0, init=False, repr=False)
     _hash: str | None = attrs.field(default=None, init=False, repr=False)
     _counts: tuple[EntryMark | None, HistoryCounts] | None = attrs.field(
@@ -256,7 +276,7 @@ class Region(Elastic, Refusing, Removing):
         window_tokens: int | None,
         events: EventBus,
         queue: CompactionQueue,
-        window: Any = None,
+        window: BoundWindow | None = None,
     ) -> None:
         """Attach to a window: resolve percent budgets, share its event bus and queue;
         ``window`` (a :class:`regio.regions.Window`) sizes an elastic region's room."""

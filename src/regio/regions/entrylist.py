@@ -26,7 +26,8 @@ answer is ``None``).
 
 from __future__ import annotations
 
-from typing import Any, SupportsIndex
+from collections.abc import Iterable, Sequence
+from typing import Any, SupportsIndex, overload
 
 from regio.content import Entry
 
@@ -68,7 +69,15 @@ class EntryList(list[Entry]):
         if self.replaced:
             self.replaced = []
 
+    @overload
+    def __setitem__(self, index: SupportsIndex, value: Entry) -> None: ...
+
+    @overload
+    def __setitem__(self, index: slice, value: Iterable[Entry]) -> None: ...
+
     def __setitem__(self, index: Any, value: Any) -> None:
+        # Any: the body forwards either overload's pair to list.__setitem__, whose overloads
+        # take no union pair; callers are checked against the two overloads above.
         n = len(self)
         if type(index) is not int or not -n <= index < n:
             self._rewritten()  # a slice, or an index out of range (the list raises)
@@ -84,7 +93,7 @@ class EntryList(list[Entry]):
             del self.replaced[:drop]
             self.replaced_from += drop
 
-    def __delitem__(self, index: Any) -> None:
+    def __delitem__(self, index: SupportsIndex | slice) -> None:
         self._rewritten()
         super().__delitem__(index)
 
@@ -118,7 +127,7 @@ class EntryList(list[Entry]):
         super().reverse()
 
 
-def as_entry_list(value: Any) -> EntryList:
+def as_entry_list(value: Iterable[Entry]) -> EntryList:
     """``value`` itself when it is an :class:`EntryList`, else a new one holding its items
     (the ``Region.entries`` converter)."""
     return value if isinstance(value, EntryList) else EntryList(value)
@@ -142,7 +151,7 @@ class EntryMark:
         return f"EntryMark(epoch={self.epoch}, length={self.length})"
 
 
-def entry_mark(entries: Any) -> EntryMark | None:
+def entry_mark(entries: object) -> EntryMark | None:
     """The :class:`EntryMark` of ``entries`` now (``length``: ``len(entries)``); ``None`` when
     ``entries`` is not an :class:`EntryList` (it has no rewrite counter to trust)."""
     if not isinstance(entries, EntryList):
@@ -150,28 +159,31 @@ def entry_mark(entries: Any) -> EntryMark | None:
     return EntryMark(entries, entries.rewrite_epoch, len(entries))
 
 
-def appended_since(entries: Any, mark: EntryMark | None) -> int | None:
+def appended_since(entries: Sequence[Entry] | None, mark: EntryMark | None) -> int | None:
     """``mark.length`` when ``entries`` was only appended to since ``mark`` was taken: it is
     the marked :class:`EntryList` object, with the same ``rewrite_epoch`` and at least
     ``mark.length`` entries, so ``entries[:mark.length]`` are the very objects the reader saw
     and anything after them was appended. ``None`` otherwise (no mark, another list object, a
-    rewrite since, or a list that is not an :class:`EntryList`): the reader recomputes. O(1)."""
+    rewrite since, no list, or a list that is not an :class:`EntryList`): the reader
+    recomputes. O(1)."""
     if (
         mark is None
         or entries is not mark.entries
-        or entries.rewrite_epoch != mark.epoch
+        or mark.entries.rewrite_epoch != mark.epoch
         or len(entries) < mark.length
     ):
         return None
     return mark.length
 
 
-def unchanged(entries: Any, mark: EntryMark | None) -> bool:
+def unchanged(entries: Sequence[Entry], mark: EntryMark | None) -> bool:
     """Whether ``entries`` is exactly as ``mark`` saw it (only appended to, and by nothing)."""
     return appended_since(entries, mark) == len(entries)
 
 
-def replaced_since(entries: Any, mark: EntryMark | None) -> list[tuple[int, str | None]] | None:
+def replaced_since(
+    entries: Sequence[Entry], mark: EntryMark | None
+) -> list[tuple[int, str | None]] | None:
     """The entries replaced in place since ``mark`` was taken, in order: ``(position, group of
     the entry replaced)`` per item assignment (``[]``: only appended to), when ``entries`` is
     the marked :class:`EntryList`, still holds at least ``mark.length`` entries and was changed
@@ -179,7 +191,7 @@ def replaced_since(entries: Any, mark: EntryMark | None) -> list[tuple[int, str 
     :data:`REPLACEMENTS_KEPT`). ``None`` otherwise: the reader recomputes. O(replacements)."""
     if mark is None or entries is not mark.entries or len(entries) < mark.length:
         return None
-    skip = mark.epoch - entries.replaced_from
+    skip = mark.epoch - mark.entries.replaced_from
     if skip < 0:
         return None
-    return entries.replaced[skip:]
+    return mark.entries.replaced[skip:]

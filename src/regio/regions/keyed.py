@@ -19,6 +19,7 @@ whether the gate blocks finishing.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 import attrs
@@ -125,7 +126,7 @@ class Keyed(Region):
             self._touched[plan.entry.key] = self._seq
         return result
 
-    def remove_ids(self, ids: Any) -> list[Entry]:
+    def remove_ids(self, ids: Iterable[str]) -> list[Entry]:
         """Remove entries and forget their LRU stamps."""
         removed = super().remove_ids(ids)
         for e in removed:

@@ -17,7 +17,7 @@ from regio.regions.base import Refusal, Region, WriteResult
 from regio.regions.pending import CompactionQueue
 from regio.regions.state import WindowState
 
-__all__ = ["Content", "WindowSurface", "content_blocks"]
+__all__ = ["Content", "EntryCounter", "WindowSurface", "content_blocks"]
 
 #: What a write or a new entry is made from: text, one block or a sequence of blocks.
 Content = str | Block | Sequence[Block]
@@ -30,6 +30,15 @@ def content_blocks(content: Content) -> tuple[Block, ...]:
     if isinstance(content, Text | ToolUse | ToolResult | Thinking | Image | Document):
         return (content,)
     return tuple(content)
+
+
+class EntryCounter(Protocol):
+    """What a window counts new entries with: ``count_entry(entry) -> int`` (tokens), which
+    every :class:`regio.tokens.TokenCounter` has."""
+
+    def count_entry(self, entry: Entry) -> int:
+        """Tokens of ``entry``."""
+        ...
 
 
 class WindowSurface(Protocol):
@@ -75,7 +84,11 @@ class WindowSurface(Protocol):
 
     @classmethod
     def from_state(
-        cls, state: WindowState, *, counter: Any = None, allow_custom_hooks: bool = False
+        cls,
+        state: WindowState,
+        *,
+        counter: EntryCounter | None = None,
+        allow_custom_hooks: bool = False,
     ) -> WindowSurface:
         """A new window rebuilt from ``state``."""
         ...

@@ -199,6 +199,13 @@ class Removing:
         return removed
 
 
+class _Named(Protocol):
+    """A region as :func:`_reclaimed` reads it: its name."""
+
+    @property
+    def name(self) -> str: ...
+
+
 class _Reclaiming(Protocol):
     """What :func:`reclaim` reads of the window."""
 
@@ -216,7 +223,7 @@ class _Reclaiming(Protocol):
     def high_water_tokens(self) -> int: ...
 
 
-def reclaimable(window: _Reclaiming, exclude: Any = None) -> int:
+def reclaimable(window: _Reclaiming, exclude: object = None) -> int:
     """Tokens the cascade's first two phases could take (wipe and oldest-first regions under
     ``evict``), leaving out ``exclude``."""
     return sum(
@@ -294,7 +301,7 @@ def reclaim(window: _Reclaiming, *, keep: str | None = None) -> int:
     return before - window.used_tokens
 
 
-def _reclaimed(window: _Reclaiming, r: Any, phase: ReclaimPhase, removed: list[Entry]) -> None:
+def _reclaimed(window: _Reclaiming, r: _Named, phase: ReclaimPhase, removed: list[Entry]) -> None:
     if not removed:
         return
     ids = tuple(e.id for e in removed)

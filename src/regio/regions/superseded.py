@@ -26,8 +26,8 @@ drops for real only when that plan admits the write.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 import msgspec
@@ -40,7 +40,7 @@ from regio.regions.conversation import SlidingWindow
 from regio.regions.entrylist import EntryMark, appended_since, entry_mark
 
 if TYPE_CHECKING:
-    from regio.regions.base import Region, WriteResult
+    from regio.regions.base import Region, WritePlan, WriteResult
     from regio.tokens import TokenCounter
 
 __all__ = [
@@ -61,7 +61,7 @@ def _report_calls(entry: Entry) -> list[str]:
     return [b.tool_use_id for b in entry.blocks if isinstance(b, ToolResult) and not b.is_final]
 
 
-def open_reports(entries: Any) -> dict[str, list[str]]:
+def open_reports(entries: Iterable[Entry]) -> dict[str, list[str]]:
     """The full scan: call id -> ids of the entries of ``entries`` holding a progress report
     (``final=False``) of that call, oldest first (O(entries))."""
     out: dict[str, list[str]] = {}
@@ -258,8 +258,27 @@ def _as_dropped(region: SlidingWindow, drop: DropPlan) -> SlidingWindow:
     return trial
 
 
+class SupersedingWindow(Protocol):
+    """What :func:`admit_superseding` reads of the window owning the region
+    (:class:`regio.regions.Window`): its token counter, its progress indexes and its two-step
+    write."""
+
+    @property
+    def counter(self) -> TokenCounter | None: ...
+
+    def progress_index(self, region: str | Region) -> ProgressIndex: ...
+
+    def plan_write(
+        self, region: str | Region, entry: Entry, *, as_if: Region | None = None
+    ) -> WritePlan | Refusal: ...
+
+    def write_plan(
+        self, region: str | Region, entry: Entry, plan: WritePlan | Refusal, *, strict: bool = False
+    ) -> WriteResult | Refusal: ...
+
+
 def admit_superseding(
-    window: Any, region: Region, entry: Entry, *, strict: bool = False
+    window: SupersedingWindow, region: Region, entry: Entry, *, strict: bool = False
 ) -> WriteResult | Refusal:
     """``window.write(region, entry, strict=strict)``, counting the progress reports that
     ``entry`` supersedes as freed: a newer report replacing one that fills the room (and that

@@ -38,7 +38,7 @@ from regio.regions.base import Refusal, Region, WritePlan, WriteResult
 from regio.regions.indexes.calls import CallIndex, CallRecord
 from regio.regions.indexes.results import ResultIndex
 from regio.regions.pending import CompactionQueue, PendingCompaction
-from regio.regions.protocols import Content, content_blocks
+from regio.regions.protocols import Content, EntryCounter, content_blocks
 from regio.regions.registry import make_region
 from regio.regions.state import FinishGate, RegionState, WindowState
 from regio.regions.superseded import ProgressIndex, admit_superseding, drop_superseded_progress
@@ -448,7 +448,11 @@ class Window:
 
     @classmethod
     def from_state(
-        cls, state: WindowState, *, counter: Any = None, allow_custom_hooks: bool = False
+        cls,
+        state: WindowState,
+        *,
+        counter: EntryCounter | None = None,
+        allow_custom_hooks: bool = False,
     ) -> Window:
         """Rebuild a window from :meth:`snapshot_state` output (regions from their options)."""
         regions = [

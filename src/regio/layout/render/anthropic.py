@@ -16,7 +16,7 @@ https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from regio.content import Document, Image, Text, Thinking, ToolResult, ToolUse
 
@@ -35,6 +35,9 @@ from .common import (
 )
 from .media import anthropic_media
 from .registry import FunctionRenderer, register_renderer
+
+if TYPE_CHECKING:
+    from ..renderlog import RenderLog
 
 __all__ = ["ANTHROPIC", "anthropic_tool", "count_cache_markers", "render_anthropic"]
 
@@ -106,7 +109,9 @@ def _unit(m: RenderedMessage) -> list[dict[str, Any]]:
 
 
 def _messages(
-    conv: tuple[LayoutBlock, ...], log: Any, compaction: ProviderCompaction | None = None
+    conv: tuple[LayoutBlock, ...],
+    log: RenderLog | None,
+    compaction: ProviderCompaction | None = None,
 ) -> list[dict[str, Any]]:
     """The conversation messages of the conversation-level blocks ``conv``: ``tool`` groups
     become ``user`` messages, consecutive groups of one role merge (unless ``separate``). A
@@ -135,7 +140,7 @@ def render_anthropic(
     *,
     model: str,
     max_tokens: int = 1024,
-    log: Any = None,
+    log: RenderLog | None = None,
     compaction: ProviderCompaction | None = None,
     **extra: Any,
 ) -> dict[str, Any]:

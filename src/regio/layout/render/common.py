@@ -5,7 +5,7 @@ and the fixed user turn that ends an Anthropic request."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 import attrs
 import msgspec
@@ -13,6 +13,9 @@ import msgspec
 from regio.content import canonical_json
 
 from ..model import LayoutBlock, Request
+
+if TYPE_CHECKING:
+    from ..renderlog import RenderLog
 
 __all__ = [
     "CONTINUE_TEXT",
@@ -81,7 +84,15 @@ def group_messages_of(request: Request) -> list[RenderedMessage]:
     return group_runs(request.blocks, conversation_start(request))
 
 
-def fresh_copy(value: Any) -> Any:
+@overload
+def fresh_copy(value: dict[str, Any]) -> dict[str, Any]: ...
+
+
+@overload
+def fresh_copy(value: list[Any]) -> list[Any]: ...
+
+
+def fresh_copy(value: object) -> object:
     """``value`` with every dict and list copied (at every depth); strings, numbers and other
     leaves are shared. What a payload gets from the render log, so the caller owns it."""
     if isinstance(value, dict):
@@ -95,7 +106,7 @@ def _copy_leaf_dicts(unit: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(map(dict.copy, unit))
 
 
-def copier(unit: Any) -> Callable[[Any], Any]:
+def copier(unit: object) -> Callable[[Any], Any]:
     """The copy function that gives ``unit`` fresh containers (:func:`fresh_copy`'s result),
     chosen once for a unit the log keeps: a list of dicts whose values are all leaves is copied
     with ``dict.copy`` per item (about six times faster than the generic walk)."""
@@ -110,7 +121,7 @@ def rendered_units(
     api: str,
     messages: Sequence[RenderedMessage],
     render: Callable[[RenderedMessage], Any],
-    log: Any = None,
+    log: RenderLog | None = None,
 ) -> Iterator[tuple[RenderedMessage, Any]]:
     """Each message with its rendered unit (``render(message)``). With the session's render
     log, a final message without markers is rendered once and then copied from the log

@@ -34,8 +34,8 @@ or another payload. Chat payloads are checked against W-O and L.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from regio.content import Document, Image, Text, ToolResult, ToolUse, canonical_json
 
@@ -57,6 +57,9 @@ from .media import (
     responses_media_part,
 )
 from .registry import FunctionRenderer, register_renderer
+
+if TYPE_CHECKING:
+    from ..renderlog import RenderLog
 
 __all__ = [
     "OPENAI_CHAT",
@@ -87,7 +90,7 @@ def system_text(request: Request) -> str:
     return _system_text_of(_head(request))
 
 
-def _texts(blocks: Any) -> list[str]:
+def _texts(blocks: Iterable[LayoutBlock]) -> list[str]:
     return [b.block.text for b in blocks if isinstance(b.block, Text)]
 
 
@@ -159,7 +162,9 @@ def _chat_tool_messages(m: RenderedMessage) -> list[dict[str, Any]]:
     return out
 
 
-def _chat_messages(conv: tuple[LayoutBlock, ...], system: str, log: Any) -> list[dict[str, Any]]:
+def _chat_messages(
+    conv: tuple[LayoutBlock, ...], system: str, log: RenderLog | None
+) -> list[dict[str, Any]]:
     """The Chat messages of ``system`` and the conversation blocks ``conv``."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     for _, unit in rendered_units("openai_chat", group_runs(conv), _chat_unit, log):
@@ -199,7 +204,7 @@ def render_openai_chat(
     *,
     model: str,
     max_tokens: int | None = None,
-    log: Any = None,
+    log: RenderLog | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """The ``chat.completions.create`` payload (``model``, ``messages``, ``tools`` when any,
@@ -297,7 +302,9 @@ def _responses_output(r: ToolResult) -> Any:
 
 
 def _responses_items(
-    conv: tuple[LayoutBlock, ...], log: Any, compaction: ProviderCompaction | None = None
+    conv: tuple[LayoutBlock, ...],
+    log: RenderLog | None,
+    compaction: ProviderCompaction | None = None,
 ) -> list[dict[str, Any]]:
     """The input items of the conversation blocks ``conv``; a message holding the summary of
     an entry with a compaction item becomes that item, first in ``input`` (the items before
@@ -318,7 +325,7 @@ def render_openai_responses(
     *,
     model: str,
     max_tokens: int | None = None,
-    log: Any = None,
+    log: RenderLog | None = None,
     compaction: ProviderCompaction | None = None,
     **extra: Any,
 ) -> dict[str, Any]:

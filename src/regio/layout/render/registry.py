@@ -11,12 +11,15 @@ renderer").
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from ..model import Request
 from ..repair import LayoutError
+
+if TYPE_CHECKING:
+    from ..renderlog import RenderLog
 
 __all__ = ["FunctionRenderer", "Renderer", "register_renderer", "renderer_for", "renderers"]
 
@@ -44,7 +47,7 @@ class Renderer(Protocol):
         *,
         model: str,
         max_tokens: int | None = None,
-        log: Any = None,
+        log: RenderLog | None = None,
         **extra: Any,
     ) -> dict[str, Any]:
         """The payload of ``request`` (``log``: the session's render log, optional; ``extra``

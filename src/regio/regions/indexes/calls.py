@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from regio.content import ToolUse
+from regio.content import Entry, ToolUse
 from regio.regions.entrylist import EntryMark, appended_since, entry_mark, replaced_since
 
 __all__ = ["CallGroups", "CallIndex", "CallRecord"]
@@ -121,7 +121,7 @@ class CallIndex:
         self._seen, self._kept = (), 0
 
 
-def _groups_kept(entries: Any, mark: EntryMark | None) -> bool | None:
+def _groups_kept(entries: Sequence[Entry], mark: EntryMark | None) -> bool | None:
     """Whether ``entries`` had entries replaced since ``mark`` (``False``: only appended to),
     each by an entry of the group it replaced (then every group there at the mark still is);
     ``None`` when it changed otherwise, or a replacement changed the group."""
