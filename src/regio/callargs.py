@@ -33,7 +33,7 @@ INVALID_ARGUMENTS_KEY = "_invalid_arguments"
 MAX_ARGUMENT_DEPTH = 64
 
 
-def invalid_arguments(raw: Any) -> dict[str, str]:
+def invalid_arguments(raw: object) -> dict[str, str]:
     """The invalid-arguments form of ``raw``: ``{INVALID_ARGUMENTS_KEY: text}`` where text is
     ``raw`` itself for a string, decoded UTF-8 (errors replaced) for bytes, else ``str(raw)``."""
     if isinstance(raw, bytes | bytearray):
@@ -46,7 +46,7 @@ def invalid_arguments(raw: Any) -> dict[str, str]:
         return {INVALID_ARGUMENTS_KEY: f"<{type(raw).__name__}>"}
 
 
-def _depth_over(value: Any, limit: int) -> bool:
+def _depth_over(value: object, limit: int) -> bool:
     """Whether ``value`` nests more than ``limit`` dicts / lists (iterative, never recurses)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
@@ -59,7 +59,7 @@ def _depth_over(value: Any, limit: int) -> bool:
     return False
 
 
-def function_arguments(raw: Any) -> dict[str, Any]:
+def function_arguments(raw: object) -> dict[str, Any]:
     """A function call's arguments as a dict; never raises.
 
     * a ``Mapping`` (an SDK that parsed them already): a shallow copy as a dict;

@@ -244,12 +244,12 @@ def block_text(block: Block) -> str:
 _encoder = msgspec.json.Encoder(order="sorted")
 
 
-def canonical_json(value: Any) -> bytes:
+def canonical_json(value: object) -> bytes:
     """JSON with sorted keys and no whitespace, so equal values give equal bytes."""
     return _encoder.encode(value)
 
 
-def content_hash(value: Any) -> str:
+def content_hash(value: object) -> str:
     """Hex sha256 of :func:`canonical_json` of ``value``."""
     return hashlib.sha256(canonical_json(value)).hexdigest()
 

@@ -7,8 +7,6 @@ nothing ever ends the process. Layers add their own subclasses here.
 
 from __future__ import annotations
 
-from typing import Any
-
 __all__ = [
     "BlockValueError",
     "CompactionError",
@@ -198,7 +196,7 @@ class ContextOverflowError(RegioError):
         maximum: int | None = None,
         estimated: int | None = None,
         ceiling: int | None = None,
-        provider_error: Any = None,
+        provider_error: object = None,
     ) -> None:
         super().__init__(message)
         self.reported = reported

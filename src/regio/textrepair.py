@@ -115,7 +115,7 @@ def _number(value: int | float, place: str, data: bool, out: list[TextRepair]) -
     return text
 
 
-def _walk(value: Any, place: str, depth: int, data: bool, out: list[TextRepair]) -> Any:
+def _walk(value: object, place: str, depth: int, data: bool, out: list[TextRepair]) -> Any:
     """``value`` repaired (the same object when nothing changed), appending to ``out``;
     ``data``: ``value`` is inside a dict or list (JSON data, where numbers may become text)."""
     if isinstance(value, str):
@@ -178,7 +178,7 @@ def _walk_mapping(
     return dict(items) if changed else value
 
 
-def _stores(value: Any) -> bool:
+def _stores(value: object) -> bool:
     """Whether ``value`` needs no repair: msgpack holds it (so it has no surrogate, no integer
     past 64 bits and no object of another type) and it holds no float (a NaN needs a look)."""
     try:
@@ -188,7 +188,7 @@ def _stores(value: Any) -> bool:
     return _FLOAT64 not in packed
 
 
-def repair_value(value: Any, place: str = "") -> tuple[Any, tuple[TextRepair, ...]]:
+def repair_value(value: object, place: str = "") -> tuple[Any, tuple[TextRepair, ...]]:
     """``value`` with every string repaired by :func:`repair_text` (dict keys and the fields of
     msgspec structs included) and its unstorable numbers kept as text (module doc), and where
     it changed; ``value`` itself when nothing did. The common case (nothing to repair) costs

@@ -11,7 +11,6 @@ message / entry to its :class:`TurnGroup` (a :class:`Grouping`), in O(n + calls)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
 
 import msgspec
 
@@ -96,7 +95,7 @@ def group_entries(entries: Sequence[Entry]) -> Grouping:
 
 def _merge_interleaved(
     assignment: list[int],
-    find: Any,
+    find: Callable[[int], int],
     parent: list[int],
     members: list[list[int]],
     calls: list[list[str]],

@@ -15,13 +15,13 @@ The peers (:mod:`regio.bench.peers`) render their kept messages with the same
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import msgspec
 
-from regio.cache.types import CacheBlock, CacheRequest
+from regio.cache.types import CacheBlock, CacheRequest, Mark
 from regio.content import (
     Block,
     Entry,
@@ -32,6 +32,9 @@ from regio.content import (
     canonical_json,
     content_hash,
 )
+
+if TYPE_CHECKING:
+    from regio.tokens import TokenCounter
 
 __all__ = [
     "MessageCounts",
@@ -49,7 +52,7 @@ class MessageCounts:
     counts with ``counter.count_entry`` once per distinct content (canonical JSON of role and
     blocks), so a message seen by several strategies is counted once."""
 
-    def __init__(self, counter: Any) -> None:
+    def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
         self._seen: dict[bytes, int] = {}
 
@@ -63,7 +66,7 @@ class MessageCounts:
         return found
 
 
-def tools_text(tools: Sequence[Any], count: Any) -> tuple[str, int]:
+def tools_text(tools: Sequence[Any], count: Callable[[str], int]) -> tuple[str, int]:
     """(canonical JSON of the recorded tool schemas, tokens); ``("", 0)`` without tools."""
     if not tools:
         return "", 0
@@ -125,7 +128,7 @@ def plain_request(
     output_tokens: int = 0,
     scope: str = "default",
     model: str = "",
-    ttl: Any = "5m",
+    ttl: Mark = "5m",
     tools: tuple[str, int] = ("", 0),
 ) -> CacheRequest:
     """A plain [tools] + system + messages request: ``tools`` is (canonical JSON of the tool

@@ -32,6 +32,7 @@ from typing import Any
 
 import attrs
 
+from regio.bench.capture import Call
 from regio.bench.peers.view import CompactionCall
 from regio.cache.types import CacheBlock, CacheRequest
 from regio.compaction._forking import forked_request
@@ -94,7 +95,9 @@ class BilledExtractive(ExtractiveSummarizer):
         return summary
 
 
-def summary_request(call: Any, rid: str, t: float, scope: str, model: str) -> CacheRequest:
+def summary_request(
+    call: CompactionCall, rid: str, t: float, scope: str, model: str
+) -> CacheRequest:
     """A summarizer call as the request an LLM summarizer receives: one user message."""
     block = CacheBlock(
         call.prompt_tokens,
@@ -132,7 +135,7 @@ def fork_request(call: ForkedCall, rid: str, t: float, scope: str, model: str) -
 def bill(
     summarizer: BilledExtractive,
     requests: tuple[list[CacheRequest], list[CacheRequest]],
-    call: Any,
+    call: Call,
     after: tuple[str, float],
     scope: str,
     model: str,

@@ -75,7 +75,7 @@ def _names(value: str) -> list[str]:
     return [x.strip() for x in value.split(",") if x.strip()]
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``bench`` and ``demo`` to the ``regio`` command."""
     bench = subparsers.add_parser(
         "bench",

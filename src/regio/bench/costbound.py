@@ -31,9 +31,12 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
+
+if TYPE_CHECKING:
+    from regio.cache.rules import Rule
 
 __all__ = [
     "CostBound",
@@ -62,7 +65,7 @@ class CostPrices:
     input_usd: float
 
 
-def prices_of(rule: Any, ttl: str = "5m") -> CostPrices | None:
+def prices_of(rule: Rule, ttl: str = "5m") -> CostPrices | None:
     """The :class:`CostPrices` of a cache rule (:class:`regio.cache.rules.Rule`) for cache
     writes of ``ttl`` (``write_<ttl>`` when the rule prices one, else its plain input);
     ``None`` when the rule records no input or output price (local engines)."""

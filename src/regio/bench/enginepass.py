@@ -25,8 +25,8 @@ and the message pass is the request regio renders after it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import msgspec
@@ -44,8 +44,13 @@ from regio.compaction._delegation import render_option
 from regio.content import block_text, content_hash
 from regio.engine import Engine
 from regio.errors import RegionFullError
-from regio.layout import ProviderCompaction, to_cache_request
+from regio.layout import LayoutBlock, ProviderCompaction, Request, to_cache_request
 from regio.layout.provider_compaction import item_of
+from regio.session._events import CompactionFinished
+
+if TYPE_CHECKING:
+    from regio.blueprint import Blueprint
+    from regio.events import Event
 
 __all__ = [
     "ABLATIONS",
@@ -86,18 +91,18 @@ def _watch(engine: Engine, tracker: Tracker) -> None:
     """Mark ``tracker`` compacted on the engine's eviction / compaction events and count its
     summarizer calls."""
 
-    def on_event(event: Any) -> None:
+    def on_event(event: Event) -> None:
         tag = type(event).__struct_config__.tag if hasattr(type(event), "__struct_config__") else ""
         if tag in _COMPACTING_EVENTS:
             tracker.compacted = True
-        if tag == "compaction_finished":
+        if isinstance(event, CompactionFinished):
             tracker.compaction_calls += int(event.summarizer_calls)
 
     engine.subscribe(on_event)
 
 
 def _engine_has_task(
-    engine: Engine, req: Any, tasks: frozenset[str], summary_regions: set[str]
+    engine: Engine, req: Request, tasks: frozenset[str], summary_regions: set[str]
 ) -> tuple[bool, bool]:
     """(the request holds a task message, a summary stands in it: a block of a
     ``compact_history`` region or a conversation entry marked as a summary)."""
@@ -114,7 +119,7 @@ def _engine_has_task(
     return has_task, summary
 
 
-def delegate_blueprint(blueprint: Any, trigger: int) -> Any:
+def delegate_blueprint(blueprint: Blueprint, trigger: int) -> Blueprint:
     """``blueprint`` for the delegating strategy: its conversation's budget raised to
     ``trigger`` tokens (the provider compacts at the request's trigger, before regio would)."""
     regions = tuple(
@@ -204,7 +209,7 @@ class EngineRun:
         tracker.requests.append(cache)
         tracker.seen(item.index, has_task, summary, text)
 
-    def _sent(self, s: str, req: Any, item: Call) -> tuple[CacheRequest, Any]:
+    def _sent(self, s: str, req: Request, item: Call) -> tuple[CacheRequest, Callable[[], str]]:
         """The cache request of ``req`` and a function giving its text; for the delegating
         strategy, as the provider receives it (:func:`as_sent`)."""
         setup = self.setup
@@ -225,7 +230,9 @@ class EngineRun:
             block_text(b.block) for b in req.blocks if b.block is not None
         )
 
-    def _delegated(self, s: str, item: Call, sent: CacheRequest) -> tuple[Any, CacheRequest, Any]:
+    def _delegated(
+        self, s: str, item: Call, sent: CacheRequest
+    ) -> tuple[Request, CacheRequest, Callable[[], str]]:
         """The provider compacts request ``sent`` (module doc): bill its compaction pass,
         adopt its item, and return the message pass regio renders after it."""
         setup, engine, tracker = self.setup, self.engines[s], self.trackers[s]
@@ -265,14 +272,14 @@ class EngineRun:
 
 
 def as_sent(
-    req: Any, cache: CacheRequest, option: ProviderCompaction, count: Any
-) -> tuple[CacheRequest, Any]:
+    req: Request, cache: CacheRequest, option: ProviderCompaction, count: Callable[[str], int]
+) -> tuple[CacheRequest, Callable[[], str]]:
     """``cache`` (the cache request of layout request ``req``) as the provider receives it
     when ``option`` holds its compaction items (:mod:`regio.layout.provider_compaction`): the
     message holding an item's summary becomes one block of the item's text (``count``: text
     -> tokens), what precedes it in the messages is dropped, and the notes of that entry are
     left out; and a function giving the request's text."""
-    kept: list[tuple[Any, str]] = []  # (cache block, text)
+    kept: list[tuple[CacheBlock, str]] = []  # (cache block, text)
     pairs = list(zip(req.blocks, cache.blocks, strict=True))
     k = 0
     while k < len(pairs):
@@ -299,7 +306,7 @@ def as_sent(
     return sent, lambda: "\n".join(t for _, t in kept)
 
 
-def _key(b: Any) -> tuple[str, Any]:
+def _key(b: LayoutBlock) -> tuple[str, Any]:
     """The message a layout block belongs to (tools and system blocks stand alone)."""
     if b.level in ("tools", "system"):
         return (b.level, id(b))

@@ -7,9 +7,12 @@ from __future__ import annotations
 import os
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from regio.bench.report import BenchReport, LayoutResult, ModelResult
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["cumulative_series", "plot_available", "series_style", "write_plot"]
 
@@ -49,7 +52,7 @@ def cumulative_series(x: LayoutResult) -> tuple[list[float], list[float]]:
     return hits, costs
 
 
-def _line_panels(hit_ax: Any, cost_ax: Any, side: Any, model: ModelResult) -> None:
+def _line_panels(hit_ax: Axes, cost_ax: Axes, side: Axes, model: ModelResult) -> None:
     """The hit-rate and cost lines of ``model`` and its cost-vs-retention points. Markers of
     series k start at request k, so identical lines still show every series' markers."""
     unplotted: list[str] = []
@@ -57,7 +60,7 @@ def _line_panels(hit_ax: Any, cost_ax: Any, side: Any, model: ModelResult) -> No
         style = series_style(k)
         hits, costs = cumulative_series(x)
         every = max(1, len(model.layouts), max(len(hits), len(costs)) // 12)
-        marks = {"markevery": (k % every, every), "markersize": 4, **style}
+        marks: dict[str, Any] = {"markevery": (k % every, every), "markersize": 4, **style}
         label = x.layout + (" (broken)" if x.broken_requests else "")
         hit_ax.plot(range(1, len(hits) + 1), hits, label=label, **marks)
         (line,) = cost_ax.plot(range(1, len(costs) + 1), costs, label=label, **marks)
@@ -74,7 +77,7 @@ def _line_panels(hit_ax: Any, cost_ax: Any, side: Any, model: ModelResult) -> No
         side.text(0.01, 0.02, note, fontsize=7, transform=side.transAxes)
 
 
-def _label(ax: Any, title: str, ylabel: str) -> None:
+def _label(ax: Axes, title: str, ylabel: str) -> None:
     ax.set_title(title, fontsize=10)
     ax.set_xlabel("request (all traces, in order)")
     ax.set_ylabel(ylabel)

@@ -25,9 +25,12 @@ kept as well: they size tool output, which the trace fixes, not the window
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, overload
 
 import attrs
+
+if TYPE_CHECKING:
+    from regio.blueprint import Blueprint
 
 __all__ = ["STATE_FLOOR_TOKENS", "scale_blueprint"]
 
@@ -35,21 +38,27 @@ __all__ = ["STATE_FLOOR_TOKENS", "scale_blueprint"]
 STATE_FLOOR_TOKENS = 128
 
 
-def _scaled(value: Any, factor: float) -> Any:
+@overload
+def _scaled(value: int, factor: float) -> int: ...
+@overload
+def _scaled(value: str, factor: float) -> str: ...
+@overload
+def _scaled(value: None, factor: float) -> None: ...
+def _scaled(value: int | str | None, factor: float) -> int | str | None:
+    """An integer size (tokens) times ``factor``, at least 1; a share or ``None`` as is."""
     if isinstance(value, bool) or not isinstance(value, int):
         return value
     return max(1, round(value * factor))
 
 
-def _floored(budget: Any, factor: float) -> Any:
+def _floored(budget: int | str, factor: float) -> int | str:
     """A scaled integer region budget, at least :data:`STATE_FLOOR_TOKENS` (or ``budget``)."""
-    scaled = _scaled(budget, factor)
     if isinstance(budget, bool) or not isinstance(budget, int):
-        return scaled
-    return max(scaled, min(budget, STATE_FLOOR_TOKENS))
+        return _scaled(budget, factor)
+    return max(_scaled(budget, factor), min(budget, STATE_FLOOR_TOKENS))
 
 
-def scale_blueprint(blueprint: Any, window_tokens: int) -> Any:
+def scale_blueprint(blueprint: Blueprint, window_tokens: int) -> Blueprint:
     """``blueprint`` (a :class:`regio.blueprint.Blueprint`) with a ``window_tokens`` window
     (module doc); at the blueprint's own window nothing is scaled (a run at the model's real
     window with the pressure run's measures). Raises ``ValueError`` when ``window_tokens`` is

@@ -7,7 +7,7 @@ scope, just before the call it was made in; a pass over the window marks that ca
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Protocol
 
 from regio.bench.baselines import (
     PlainMessage,
@@ -17,7 +17,7 @@ from regio.bench.baselines import (
     tools_text,
 )
 from regio.bench.billing import summary_request
-from regio.bench.peers import make_peer, peer_allowance
+from regio.bench.peers import Peer, make_peer, peer_allowance
 from regio.bench.replaysetup import ReplaySetup, message_text
 from regio.bench.tracking import Tracker, prompt_tokens
 from regio.cache.types import CacheRequest
@@ -34,12 +34,21 @@ SUMMARIZER_KIND = {
 }
 
 
+class _Emit(Protocol):
+    """Renders the messages a strategy shows as one plain request of the current call
+    (``rid``: its id, ``out``: its output tokens; defaults: the call's)."""
+
+    def __call__(
+        self, shown: list[PlainMessage], *, rid: str = ..., out: int = ...
+    ) -> CacheRequest: ...
+
+
 def _peer_step(
     setup: ReplaySetup,
-    peer: Any,
+    peer: Peer,
     tracker: Tracker,
     call: int,
-    emit: Any,
+    emit: _Emit,
     system_text: str,
 ) -> None:
     """One model call of a peer: its view, its new summarizer calls or compaction pass, its
@@ -78,11 +87,11 @@ def _make_peers(
     allowance: int,
     system: int,
     tools: int,
-) -> dict[str, Any]:
+) -> dict[str, Peer]:
     """The peers of ``names`` with a conversation ``allowance`` (tokens,
     :func:`regio.bench.peers.peer_allowance`; ``system`` / ``tools``: the system prompt's and
     tool schemas' tokens), each tracker told how its peer summarizes."""
-    peers: dict[str, Any] = {}
+    peers: dict[str, Peer] = {}
     window = setup.blueprint.model.context_window
     for name in names:
         if name != "recorded":

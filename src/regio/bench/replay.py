@@ -54,7 +54,7 @@ those strategies, with a note; the recorded requests keep it (it was sent).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -77,8 +77,11 @@ from regio.cache.types import CacheRequest
 from regio.capture import CaptureRule, rules_for
 from regio.layout.provider_compaction import COMPACTION_APIS
 from regio.providers.registry import chat_format_for, provider_for
-from regio.tokens import get_counter
+from regio.tokens import TokenCounter, get_counter
 from regio.traces.format import AssistantMessage, Trace
+
+if TYPE_CHECKING:
+    from regio.blueprint import Blueprint
 
 __all__ = [
     "ABLATIONS",
@@ -144,11 +147,11 @@ class ReplayOutput:
 
 def replay(
     trace: Trace,
-    blueprint: Any,
+    blueprint: Blueprint,
     *,
     layouts: Sequence[str] = ALL_LAYOUTS,
     rules: Sequence[CaptureRule] | None = None,
-    counter: Any = None,
+    counter: TokenCounter | None = None,
     window_tokens: int | None = None,
     probes: Sequence[Probe] = (),
 ) -> ReplayOutput:

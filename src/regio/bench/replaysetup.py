@@ -5,7 +5,7 @@ regio engine and the offline summarizer are built for it. Used by
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -18,6 +18,10 @@ from regio.engine import Engine
 from regio.layout import ToolSpec
 from regio.summarizers._extractive import ExtractiveSummarizer
 from regio.traces.format import Trace, UserMessage
+
+if TYPE_CHECKING:
+    from regio.blueprint import Blueprint
+    from regio.tokens import TokenCounter
 
 __all__ = [
     "RETENTION_SAMPLES",
@@ -62,7 +66,7 @@ class Clock:
         return self.now
 
 
-def message_tokens(counter: Any, message: Message) -> int:
+def message_tokens(counter: TokenCounter, message: Message) -> int:
     """Tokens of ``message`` counted by ``counter.count_entry`` (no cache: a replay keeps its
     counts in its own :class:`regio.bench.baselines.MessageCounts`)."""
     return int(counter.count_entry(Entry(id="", blocks=message.blocks, role=message.role)))
@@ -85,7 +89,7 @@ def task_texts(trace: Trace) -> frozenset[str]:
     return frozenset(out)
 
 
-def prompt_limit(blueprint: Any) -> int:
+def prompt_limit(blueprint: Blueprint) -> int:
     """The most prompt tokens a request may hold under ``blueprint``: its window (the model's,
     or ``window.max_tokens`` when smaller) less ``max_output_tokens``
     (:attr:`regio.blueprint.Blueprint.window_tokens`); the API refuses a request whose prompt
@@ -93,7 +97,7 @@ def prompt_limit(blueprint: Any) -> int:
     return int(blueprint.window_tokens)
 
 
-def forks(blueprint: Any) -> bool:
+def forks(blueprint: Blueprint) -> bool:
     """The blueprint's summarizer runs on the agent's own model (``summarizer.model`` unset
     or the agent's): its LLM summarizer then forks the agent's last request
     (:class:`regio.compaction.ForkSummarizer`), which the bench bills as such. The bench bills
@@ -108,8 +112,8 @@ class ReplaySetup:
     """What every pass of one replay shares."""
 
     trace: Trace
-    blueprint: Any
-    counter: Any
+    blueprint: Blueprint
+    counter: TokenCounter
     counts: MessageCounts
     tools: tuple[ToolSpec, ...]
     tasks: frozenset[str]
@@ -126,7 +130,9 @@ class ReplaySetup:
         every = max(1, len(self.call_events) // RETENTION_SAMPLES)
         return Tracker(RetentionMeter(self.probes if scored else (), self.call_events, every))
 
-    def engine(self, clock: Any, options: dict[str, Any], blueprint: Any = None) -> Engine:
+    def engine(
+        self, clock: Clock, options: dict[str, Any], blueprint: Blueprint | None = None
+    ) -> Engine:
         """A regio engine for one layout (``blueprint``: another than the run's, e.g. the
         delegating strategy's), its summarizer's calls billed (:mod:`.billing`): as forks of
         the agent's last request when the blueprint's summarizer runs on the agent's own model

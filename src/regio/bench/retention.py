@@ -29,13 +29,12 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Sequence
-from typing import Any
 
 import attrs
 import msgspec
 
 from regio.content import Text, ToolResult
-from regio.traces.format import SystemPrompt, ToolResults, Trace, UserMessage
+from regio.traces.format import SystemPrompt, ToolResults, Trace, TraceEvent, UserMessage
 
 __all__ = ["PROBE_TYPES", "Probe", "RetentionMeter", "plant_canaries", "trace_facts"]
 
@@ -80,7 +79,7 @@ def _append_result(event: ToolResults, text: str) -> ToolResults:
     return msgspec.structs.replace(event, results=(changed, *rest))
 
 
-def _append(event: Any, text: str) -> Any:
+def _append(event: TraceEvent, text: str) -> TraceEvent:
     """``event`` with ``text`` added: a user message gets a text block, tool results get it
     at the end of the first result."""
     if isinstance(event, UserMessage):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from regio.bench.agreement import usage_agreement
 from regio.bench.costbound import (
@@ -33,10 +33,15 @@ from regio.bench.peers import PEERS, peer_versions
 from regio.bench.replay import ALL_LAYOUTS, ReplayOutput, replay
 from regio.bench.report import BenchReport, ModelResult, TraceResult
 from regio.bench.retention import Probe, plant_canaries, trace_facts
+from regio.bench.tracking import StrategyRun
 from regio.cache.base import order_requests
 from regio.cache.registry import cache_model_for
 from regio.cache.types import CacheReport
 from regio.traces.format import Trace
+
+if TYPE_CHECKING:
+    from regio.blueprint import Blueprint
+    from regio.capture import CaptureRule
 
 __all__ = [
     "DEFAULT_CACHE_MODELS",
@@ -104,7 +109,7 @@ def score(
 
 
 def bound_fields(
-    out: ReplayOutput, run: Any, cache_model: str, cost: float | None, ttl: str = "5m"
+    out: ReplayOutput, run: StrategyRun, cache_model: str, cost: float | None, ttl: str = "5m"
 ) -> dict[str, Any]:
     """The cost bound of ``run`` on ``out``'s trace under ``cache_model``
     (:mod:`regio.bench.costbound`) as :class:`LayoutResult` fields: the bound (USD), the share
@@ -149,7 +154,7 @@ def bound_fields(
     }
 
 
-def _simulate(name: str, run: Any) -> tuple[CacheReport, CacheReport | None]:
+def _simulate(name: str, run: StrategyRun) -> tuple[CacheReport, CacheReport | None]:
     """``(the strategy's model calls, its summarizer calls)`` of ``run`` under cache model
     ``name``: the calls and the summarizer's forks of them (``run.fork_requests``) share one
     cache, in time order, as at the provider; transcript prompts have one of their own."""
@@ -175,11 +180,11 @@ def trace_bound_of(out: ReplayOutput) -> float:
 
 def bench_trace(
     trace: Trace,
-    blueprint: Any,
+    blueprint: Blueprint,
     *,
     layouts: Sequence[str] = ALL_LAYOUTS,
     cache_models: Sequence[str] = DEFAULT_CACHE_MODELS,
-    rules: Any = None,
+    rules: Sequence[CaptureRule] | None = None,
     window_tokens: int | None = None,
     canaries: bool = False,
     seed: int = 0,

@@ -11,7 +11,7 @@ once, whatever the reasons (:meth:`Tracker.run`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 import attrs
 
@@ -80,7 +80,7 @@ class Tracker:
     first_cut: int | None = None
     relief: tuple[ReliefStage, ...] = ()
 
-    def seen(self, call: int, has_task: bool, summary: bool, text: Any) -> None:
+    def seen(self, call: int, has_task: bool, summary: bool, text: Callable[[], str]) -> None:
         """Account for request ``call``: broken when it has neither the task nor a summary;
         ``text()`` (the request's text) is measured on every sampled request, whether or not
         this strategy has cut yet (the run picks the common first call afterwards)."""

@@ -16,7 +16,7 @@ import copy
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -31,6 +31,9 @@ from regio.cache.context_editing import (
     parse_edits,
 )
 from regio.cache.types import CacheBlock, CacheOutcome, CacheRequest
+
+if TYPE_CHECKING:
+    from regio.cache.base import CacheModel
 
 __all__ = [
     "AppliedEdit",
@@ -343,7 +346,13 @@ def edit_payload(payload: Mapping[str, Any], count: Count) -> tuple[dict[str, An
 
 
 def simulate_edited(
-    cache: Any, payload: Mapping[str, Any], count: Count, *, id: str, t_start: float, **extra: Any
+    cache: CacheModel,
+    payload: Mapping[str, Any],
+    count: Count,
+    *,
+    id: str,
+    t_start: float,
+    **extra: Any,
 ) -> tuple[CacheOutcome, EditResult]:
     """Send ``payload`` through the server-side edit and then through ``cache`` (an
     :class:`~regio.cache.anthropic.AnthropicCache`): the outcome (read / written / uncached

@@ -135,7 +135,7 @@ def _where(index: int | None) -> str:
     return "context_management.edits" + (f"[{index}]" if index is not None else "")
 
 
-def _typed_value(raw: Any, kind: tuple[str, ...], where: str) -> tuple[str, int]:
+def _typed_value(raw: object, kind: tuple[str, ...], where: str) -> tuple[str, int]:
     if (
         not isinstance(raw, Mapping)
         or raw.get("type") not in kind
@@ -150,7 +150,7 @@ def _typed_value(raw: Any, kind: tuple[str, ...], where: str) -> tuple[str, int]
     return str(raw["type"]), int(raw["value"])
 
 
-def _names(raw: Any, where: str) -> tuple[str, ...]:
+def _names(raw: object, where: str) -> tuple[str, ...]:
     if (
         not isinstance(raw, Sequence)
         or isinstance(raw, str)
@@ -215,7 +215,7 @@ def _parse_thinking(raw: Mapping[str, Any], where: str) -> ClearThinking:
     return ClearThinking(keep=value)
 
 
-def parse_edits(context_management: Any) -> tuple[Edit, ...]:
+def parse_edits(context_management: object) -> tuple[Edit, ...]:
     """The edits of a ``context_management`` value (``{"edits": [...]}``), defaults filled in.
     Raises :class:`ContextEditingError` for an unknown edit type or key, a bad value, or a
     ``clear_thinking_20251015`` that is not listed first (the API's rule)."""

@@ -124,7 +124,7 @@ class Rule:
         """Start of the ``as_of`` period."""
         return parse_period(self.as_of)
 
-    def param(self, key: str, default: Any = None) -> Any:
+    def param(self, key: str, default: object = None) -> Any:
         """Value of ``key`` (typed field or extra); a ``null`` falls back to ``sim[key]``, then
         ``default``."""
         value = getattr(self, key) if key in _TYPED else self.extra.get(key)
@@ -219,7 +219,7 @@ def _err(rule_id: str, key: str, msg: str, source: str) -> CacheRuleError:
     return CacheRuleError(f"{source}: rule {rule_id!r}, key {key!r}: {msg}")
 
 
-def _num(v: Any) -> bool:
+def _num(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
@@ -283,7 +283,7 @@ def _build(d: Mapping[str, Any], order: int) -> Rule:
     return _converter.structure(typed, Rule)
 
 
-def _parse(doc: Any, source: str) -> RuleSet:
+def _parse(doc: object, source: str) -> RuleSet:
     if not isinstance(doc, dict):
         raise CacheRuleError(f"{source}: top level must be a mapping with 'schema' and 'rules'")
     if doc.get("schema") != SCHEMA:

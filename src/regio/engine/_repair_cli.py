@@ -31,13 +31,19 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import msgspec
 
 from regio.console import stderr_console, stdout_console
 from regio.errors import RegioError
+
+if TYPE_CHECKING:
+    from regio.engine import Engine
+    from regio.events import Event
+    from regio.persistence.store import SessionStore
+    from regio.persistence.store.lease import SessionLease
 
 __all__ = ["DEFAULT_BLUEPRINT", "RepairOutcome", "register", "repair_target"]
 
@@ -69,7 +75,7 @@ regions:
 """
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``repair`` to the ``regio`` command."""
     parser = subparsers.add_parser(
         "repair",
@@ -166,7 +172,7 @@ def repair_target(
     return RepairOutcome(changes, written, warnings, _placed(engine))
 
 
-def _placed(engine: Any) -> list[Any]:
+def _placed(engine: Engine) -> list[Any]:
     """The ``results_moved`` placements the repaired conversation of ``engine`` gets on every
     request (:func:`regio.engine._history.repair_history`), with their entry ids."""
     from regio.engine._history import repair_history
@@ -214,7 +220,7 @@ def _repair_stored(
     return engine, changes, _write(engine, output, wait)
 
 
-def _write(engine: Any, output: str, wait: float) -> str:
+def _write(engine: Engine, output: str, wait: float) -> str:
     """Save ``engine`` to ``output``: a state file, or ``URL#ID`` (a new session there, or
     the session it was loaded as, under its lease)."""
     if "://" not in output:
@@ -231,7 +237,7 @@ def _write(engine: Any, output: str, wait: float) -> str:
     return output
 
 
-def _lease(store: Any, session: str, wait: float) -> Any:
+def _lease(store: SessionStore, session: str, wait: float) -> SessionLease:
     """The lease on ``session``, waiting up to ``wait`` seconds; the error of a lease still
     held says how to wait longer here (``--wait``)."""
     from regio.persistence.store.lease import acquire
@@ -261,7 +267,7 @@ def _from_trace(path: Path, blueprint: str | None, index: int) -> tuple[Any, lis
     engine = Engine.from_blueprint(blueprint or DEFAULT_BLUEPRINT)
     admitted: list[Any] = []
 
-    def collect(event: Any) -> None:
+    def collect(event: Event) -> None:
         if isinstance(event, HistoryRepaired):
             admitted.append(event)
 

@@ -75,7 +75,7 @@ class Budget(msgspec.Struct, frozen=True):
         )
 
     @classmethod
-    def coerce(cls, value: Any) -> Budget:
+    def coerce(cls, value: int | str | Budget | dict[str, Any]) -> Budget:
         """:meth:`of` that also accepts the dict form produced by ``msgspec.to_builtins``."""
         if isinstance(value, dict):
             return msgspec.convert(value, cls)

@@ -18,7 +18,7 @@ write fit, on every write that needs it.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
@@ -107,7 +107,7 @@ EvictionStrategy = PerItem | Bulk | Compact
 StrategyName = Literal["per_item", "bulk", "compact"]
 
 
-def parse_eviction(value: Any) -> EvictionStrategy:
+def parse_eviction(value: object) -> EvictionStrategy:
     """Build a strategy from ``"per_item"``, ``"bulk"``, ``{"bulk": {"overflow": 20}}``,
     ``{"name": "compact", "compact_count": 8}`` or an existing strategy.
 

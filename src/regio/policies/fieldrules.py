@@ -65,7 +65,7 @@ def field_rules(cls: type) -> dict[str, msgspec.Meta]:
     return {name: meta for name, (meta, _) in _declared(cls).items()}
 
 
-def field_problem(cls: type, name: str, value: Any, where: str = "") -> str | None:
+def field_problem(cls: type, name: str, value: object, where: str = "") -> str | None:
     """Why ``value`` cannot be field ``name`` of the class ``cls`` (``None``: it can),
     naming ``where`` + the field and the fix. The value is validated by msgspec against the
     field's declared type, so every ``msgspec.Meta`` constraint holds (``ge``, ``gt``, ``le``,
@@ -82,10 +82,14 @@ def field_problem(cls: type, name: str, value: Any, where: str = "") -> str | No
     return None
 
 
-def _phrase(field: str, meta: msgspec.Meta, value: Any, detail: str) -> str:
+def _phrase(field: str, meta: msgspec.Meta, value: object, detail: str) -> str:
     """The error of ``field`` for a ``value`` msgspec refused with ``detail``."""
-    numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if meta.ge is not None and numeric and value < meta.ge:
+    if (
+        meta.ge is not None
+        and isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and value < meta.ge
+    ):
         return f"{field} must be >= {meta.ge}, got {value}; raise it"
     if meta.min_length is not None and hasattr(value, "__len__") and len(value) < meta.min_length:
         if meta.min_length == 1:
@@ -94,7 +98,7 @@ def _phrase(field: str, meta: msgspec.Meta, value: Any, detail: str) -> str:
     return f"{field} is {value!r}: {detail[0].lower()}{detail[1:]}; change it to match"
 
 
-def check_fields(value: Any, where: str) -> None:
+def check_fields(value: object, where: str) -> None:
     """Raise ``ValueError`` naming ``where`` + the field when a field of ``value`` breaks its
     declared type or constraint (msgspec checks ``Meta`` only when decoding; a policy built
     in Python is validated here by msgspec, :func:`field_problem`)."""

@@ -29,11 +29,11 @@ counter.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any
+from typing import Annotated
 
 import msgspec
 
-from regio.content import Entry, Text, ToolResult, ToolUse, canonical_json
+from regio.content import Block, Entry, Text, ToolResult, ToolUse, canonical_json
 from regio.policies.fieldrules import check_fields, declare_rules, field_key
 
 __all__ = [
@@ -438,7 +438,7 @@ def trim_candidates(entries: Sequence[Entry], policy: ReliefPolicy) -> list[Cand
     return out
 
 
-def block_text(block: Any) -> str:
+def block_text(block: Block) -> str:
     """The text a relief stage edits: a tool result's content, a text block's text, else ""."""
     if isinstance(block, ToolResult):
         return block.content

@@ -46,11 +46,11 @@ from regio.traces.shared import RecordedClock, parse_arguments, recorded_trace, 
 __all__ = ["anthropic_usage", "import_claude_code", "is_subagent_transcript"]
 
 
-def _count(value: Any) -> int | None:
+def _count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def anthropic_usage(raw: Any, builder: TraceBuilder, record: int, field: str) -> Usage | None:
+def anthropic_usage(raw: object, builder: TraceBuilder, record: int, field: str) -> Usage | None:
     """An Anthropic ``usage`` object → :class:`Usage` (missing counts are 0, and a missing
     cache count is left out of ``reported``: unknown); a usage whose counts are not
     non-negative integers is dropped with a warning."""
@@ -75,7 +75,7 @@ def anthropic_usage(raw: Any, builder: TraceBuilder, record: int, field: str) ->
     )
 
 
-def _block_text(content: Any) -> str:
+def _block_text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -147,21 +147,22 @@ class _Session:
         for k, block in enumerate(blocks):
             self._block(n, k, block, call)
 
-    def _block(self, n: int, k: int, block: Any, call: _Call) -> None:
-        kind = block.get("type") if isinstance(block, dict) else None
+    def _block(self, n: int, k: int, block: object, call: _Call) -> None:
+        fields: dict[str, Any] = block if isinstance(block, dict) else {}
+        kind = fields.get("type")
         if kind == "text":
-            call.text.append(str(block.get("text") or ""))
+            call.text.append(str(fields.get("text") or ""))
         elif kind == "thinking":
             call.thinking.append(
-                Thinking(str(block.get("thinking", "")), str(block.get("signature", "")))
+                Thinking(str(fields.get("thinking", "")), str(fields.get("signature", "")))
             )
         elif kind == "tool_use":
             where = f"message.content[{k}].input"
             call.calls.append(
                 CallSpec(
-                    str(block["id"]) if block.get("id") else None,
-                    str(block.get("name") or "tool"),
-                    parse_arguments(block.get("input"), self.builder, n, where),
+                    str(fields["id"]) if fields.get("id") else None,
+                    str(fields.get("name") or "tool"),
+                    parse_arguments(fields.get("input"), self.builder, n, where),
                 )
             )
         else:
@@ -190,7 +191,7 @@ class _Session:
         if rest:
             self.builder.user(_block_text(rest), record=n, field="message.content")
 
-    def line(self, n: int, obj: Any) -> None:
+    def line(self, n: int, obj: object) -> None:
         if not isinstance(obj, dict):
             self.builder.issue(n, "", "line is not a JSON object; skipped")
             return

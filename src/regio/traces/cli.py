@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from regio.traces.detect import FORMATS, expand_sources, import_file
 from regio.traces.errors import ImportIssue, TraceError, TraceFormatError
@@ -35,7 +34,7 @@ from regio.traces.usage import recorded_usage, usage_totals
 __all__ = ["register", "trace_filename"]
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``traces`` command (``import``, ``show``) to the ``regio`` parser."""
     parser = subparsers.add_parser(
         "traces",

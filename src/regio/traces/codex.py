@@ -51,7 +51,7 @@ ROLLOUT_TYPES = ("session_meta", "response_item", "compacted", "turn_context", "
 _OUTPUT_ITEMS = ("reasoning", "function_call", "custom_tool_call", "local_shell_call")
 
 
-def _parts_text(content: Any) -> str:
+def _parts_text(content: object) -> str:
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
@@ -65,7 +65,7 @@ def _parts_text(content: Any) -> str:
     return "\n".join(out)
 
 
-def _output_text(output: Any) -> str:
+def _output_text(output: object) -> str:
     if isinstance(output, dict):
         return _parts_text(output.get("content", output.get("output", "")))
     return _parts_text(output)
@@ -175,7 +175,7 @@ class _Rollout:
                 n, "payload.info", "token_count without a model call before it; ignored", "warning"
             )
 
-    def line(self, n: int, obj: Any) -> None:
+    def line(self, n: int, obj: object) -> None:
         if not isinstance(obj, dict):
             self.builder.issue(n, "", "line is not a JSON object; skipped")
             return

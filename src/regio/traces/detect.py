@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 import msgspec
 
@@ -92,7 +92,7 @@ class ImportResult(msgspec.Struct, frozen=True):
     issues: tuple[ImportIssue, ...]
 
 
-def _looks_mini(path: Path, messages: Any) -> bool:
+def _looks_mini(path: Path, messages: object) -> bool:
     if path.name.endswith(".traj.json"):
         return True
     if not isinstance(messages, list):

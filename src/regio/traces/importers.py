@@ -73,7 +73,7 @@ def _swe_model(data: dict[str, Any]) -> str | None:
 
 
 def import_swe_agent(
-    data: Any, path: Path, timing: Timing
+    data: object, path: Path, timing: Timing
 ) -> tuple[list[Trace], list[ImportIssue]]:
     """A SWE-agent ``.traj`` object → one trace (see module docstring)."""
     if not isinstance(data, dict) or not isinstance(data.get("history"), list):
@@ -125,7 +125,7 @@ def import_swe_agent(
     return [trace], builder.issues
 
 
-def _plain_message(builder: TraceBuilder, role: Any, text: str, j: int, what: str) -> None:
+def _plain_message(builder: TraceBuilder, role: object, text: str, j: int, what: str) -> None:
     """A ``system`` or ``user`` message of record ``j`` into ``builder``; any other role is an
     issue (``what``: the record's name in it), the record skipped."""
     if role == "system":
@@ -142,7 +142,7 @@ def _plain_message(builder: TraceBuilder, role: Any, text: str, j: int, what: st
 
 
 def import_mini_swe_agent(
-    data: Any, path: Path, timing: Timing
+    data: object, path: Path, timing: Timing
 ) -> tuple[list[Trace], list[ImportIssue]]:
     """A mini-swe-agent trajectory (bare message list or ``{"messages": ...}``) → one trace."""
     info: dict[str, Any] = {}
@@ -196,7 +196,7 @@ def _run_locator(record: int, key: str) -> Callable[[int], tuple[int | None, str
 
 
 def import_tau_bench(
-    data: Any, path: Path, timing: Timing
+    data: object, path: Path, timing: Timing
 ) -> tuple[list[Trace], list[ImportIssue]]:
     """A tau-bench result list → one trace per run (record = run index)."""
     runs = [data] if isinstance(data, dict) else data
@@ -243,9 +243,9 @@ def _conversation(
     trace_id: str,
     locate: Callable[[int], tuple[int | None, str]],
     *,
-    tools: Any = None,
+    tools: object = None,
     record: int | None = None,
-    model: Any = None,
+    model: object = None,
 ) -> tuple[Trace, list[ImportIssue]]:
     builder = TraceBuilder(str(path), timing)
     feed_openai_messages(builder, messages, locate)
@@ -262,7 +262,7 @@ def _conversation(
 
 
 def import_openai(
-    data: Any, path: Path, timing: Timing, *, lines: Records | None = None
+    data: object, path: Path, timing: Timing, *, lines: Records | None = None
 ) -> tuple[list[Trace], list[ImportIssue]]:
     """OpenAI chat messages → traces.
 

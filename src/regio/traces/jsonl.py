@@ -79,7 +79,7 @@ def _decode_line(line: bytes, name: str, number: int, limits: TraceLimits) -> An
     return item
 
 
-def _check_nesting(item: Any, name: str, number: int, limits: TraceLimits) -> None:
+def _check_nesting(item: Header | TraceEvent, name: str, number: int, limits: TraceLimits) -> None:
     values: list[Any] = []
     if isinstance(item, Header):
         values = [item.meta, list(item.tools)]
@@ -95,7 +95,7 @@ def _check_nesting(item: Any, name: str, number: int, limits: TraceLimits) -> No
             )
 
 
-def _version_1_input(raw: Any) -> dict[str, Any]:
+def _version_1_input(raw: object) -> dict[str, Any]:
     """Version 1's ``{"_raw": raw}`` in today's form: no input at all (``None``) is ``{}``;
     anything else is :func:`regio.callargs.invalid_arguments` of its text (a string as is,
     another JSON value as JSON)."""
@@ -104,7 +104,7 @@ def _version_1_input(raw: Any) -> dict[str, Any]:
     return invalid_arguments(raw if isinstance(raw, str) else json.dumps(raw, default=str))
 
 
-def _version_1_event(item: Any) -> Any:
+def _version_1_event(item: TraceEvent) -> TraceEvent:
     """``item`` of a version-1 trace in today's form: a tool_use input that is exactly
     ``{"_raw": <value>}`` (version 1's unreadable or non-object arguments) becomes
     :func:`_version_1_input` of the value."""

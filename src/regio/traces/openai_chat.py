@@ -47,7 +47,7 @@ Locate = Callable[[int], tuple[int | None, str]]
 _TEXT_PARTS = ("text", "input_text", "output_text")
 
 
-def loose_literal(value: Any) -> Any:
+def loose_literal(value: object) -> Any:
     """A field that may be stored as a string: JSON first, then a Python literal."""
     if not isinstance(value, str):
         return value
@@ -68,7 +68,7 @@ def loose_literal(value: Any) -> Any:
 
 
 def parse_tool_calls(
-    value: Any, builder: TraceBuilder, record: int | None, field: str
+    value: object, builder: TraceBuilder, record: int | None, field: str
 ) -> list[CallSpec]:
     """OpenAI ``tool_calls`` (a list, or that list stored as a JSON / Python-literal string, as
     SWE-agent does) → :class:`CallSpec` list. Malformed calls are reported and skipped."""
@@ -105,7 +105,7 @@ def parse_tool_calls(
 
 
 def content_text(
-    content: Any, builder: TraceBuilder, record: int | None, field: str
+    content: object, builder: TraceBuilder, record: int | None, field: str
 ) -> tuple[str, list[dict[str, Any]]]:
     """Message content → (joined text, non-text parts). ``None`` is ``""``; a string is itself;
     a list of parts joins its text parts with newlines and returns the other parts."""
@@ -134,7 +134,7 @@ def content_text(
     return "\n".join(texts), others
 
 
-def _result_text(content: Any, builder: TraceBuilder, record: int | None, field: str) -> str:
+def _result_text(content: object, builder: TraceBuilder, record: int | None, field: str) -> str:
     text, others = content_text(content, builder, record, field)
     if others:
         builder.issue(record, field, f"{len(others)} non-text result part(s) dropped", "warning")

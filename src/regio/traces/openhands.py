@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from regio.traces.builder import RECORDED, CallSpec, ResultSpec, TraceBuilder
 from regio.traces.errors import ImportIssue, TraceFormatError
@@ -50,7 +50,7 @@ from regio.traces.shared import (
 __all__ = ["import_openhands", "import_openhands_runs", "litellm_usage", "looks_openhands"]
 
 
-def looks_openhands(data: Any) -> bool:
+def looks_openhands(data: object) -> TypeGuard[list[dict[str, Any]]]:
     """True for a non-empty list of objects with ``source`` and ``action`` / ``observation``."""
     return (
         isinstance(data, list)
@@ -60,13 +60,13 @@ def looks_openhands(data: Any) -> bool:
     )
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
     if value is None:
         return 0
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def litellm_usage(raw: Any, builder: TraceBuilder, record: int) -> Usage | None:
+def litellm_usage(raw: object, builder: TraceBuilder, record: int) -> Usage | None:
     """LiteLLM's ``usage`` → :class:`Usage` (see the module doc); ``None`` when absent or
     malformed (a warning)."""
     if not isinstance(raw, dict):
@@ -101,7 +101,7 @@ def _reply(response: dict[str, Any]) -> dict[str, Any]:
     return message if isinstance(message, dict) else {}
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if isinstance(value, list):
         return "\n".join(str(p.get("text", "")) for p in value if isinstance(p, dict))
     return "" if value is None else str(value)
@@ -180,13 +180,14 @@ def _run_meta(run: dict[str, Any]) -> dict[str, Any]:
     return {k: run[k] for k in ("instance_id", "instruction") if isinstance(run.get(k), str)}
 
 
-def import_openhands(data: Any, path: Path) -> tuple[list[Trace], list[ImportIssue]]:
+def import_openhands(data: object, path: Path) -> tuple[list[Trace], list[ImportIssue]]:
     """An OpenHands event list, or a run object ``{"history": [events], "instance_id": ...}``
     (an evaluation output record), → one trace (see the module doc). Raises
     :class:`TraceFormatError` when ``data`` is neither."""
     meta: dict[str, Any] = {}
     if isinstance(data, dict) and looks_openhands(data.get("history")):
-        data, meta = data["history"], _run_meta(data)
+        meta = _run_meta(data)
+        data = data["history"]
     if not looks_openhands(data):
         raise TraceFormatError(
             str(path), "not an OpenHands trajectory: expected a list of events with source"

@@ -87,7 +87,7 @@ def replace_surrogates(text: str) -> tuple[str, int]:
     return fixed, (0 if repair is None else repair.replaced + 2 * repair.joined)
 
 
-def check_depth(value: Any, limit: int) -> int | None:
+def check_depth(value: object, limit: int) -> int | None:
     """The first nesting depth above ``limit`` found in ``value``, else ``None`` (iterative,
     so it never recurses)."""
     stack: list[tuple[Any, int]] = [(value, 0)]
@@ -106,7 +106,7 @@ def check_depth(value: Any, limit: int) -> int | None:
     return None
 
 
-def _clean(value: Any) -> tuple[Any, int]:
+def _clean(value: object) -> tuple[Any, int]:
     """Replace lone surrogates in every string and key of ``value`` (iteratively, in place for
     containers); returns the value and the count replaced."""
     if isinstance(value, str):
@@ -163,7 +163,7 @@ def parse_json(
 
 
 def clean_value(
-    value: Any, file: str = "", where: str = "", limits: TraceLimits = DEFAULT_LIMITS
+    value: object, file: str = "", where: str = "", limits: TraceLimits = DEFAULT_LIMITS
 ) -> tuple[Any, int]:
     """Check ``value`` (parsed JSON or a Python literal: dicts, lists, scalars) against
     ``max_depth`` and replace its lone surrogates; returns ``(value, replaced)``. Raises

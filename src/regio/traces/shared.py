@@ -99,7 +99,7 @@ def source_header(path: Path, trace_id: str, fmt: str, **fields: Any) -> Header:
     )
 
 
-def parse_timestamp(value: Any) -> float | None:
+def parse_timestamp(value: object) -> float | None:
     """An ISO 8601 timestamp (``Z`` or an offset; naive = UTC) as POSIX seconds, else None."""
     if not isinstance(value, str) or not value:
         return None
@@ -120,7 +120,7 @@ class RecordedClock:
     builder: TraceBuilder
     start: float | None = None
 
-    def __call__(self, value: Any) -> None:
+    def __call__(self, value: object) -> None:
         seconds = parse_timestamp(value)
         if seconds is None:
             return
@@ -155,7 +155,7 @@ def recorded_trace(
 
 
 def parse_arguments(
-    raw: Any, builder: TraceBuilder, record: int | None, field: str
+    raw: object, builder: TraceBuilder, record: int | None, field: str
 ) -> dict[str, Any]:
     """A tool call's arguments as an input dict (module doc).
 

@@ -50,8 +50,8 @@ messages it keeps, its compaction calls).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -62,6 +62,10 @@ from regio.bench.peers.providers import PROVIDER_PEERS, PROVIDER_RULES, Provider
 from regio.bench.peers.view import CompactionCall, PeerView, _LangChainLog, _owner
 from regio.content import Entry, Message, Text, block_text
 from regio.summarizers._extractive import ExtractiveSummarizer
+
+if TYPE_CHECKING:
+    from langchain_core.callbacks import CallbackManagerForLLMRun
+    from langchain_core.messages import BaseMessage, MessageLikeRepresentation
 
 __all__ = [
     "PEERS",
@@ -197,7 +201,13 @@ def extractive_chat_model(summarizer: ExtractiveSummarizer) -> Any:
     class ExtractiveChatModel(GenericFakeChatModel):
         prompts: list[str] = []  # noqa: RUF012 - pydantic field, copied per instance
 
-        def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any):  # type: ignore[no-untyped-def]
+        def _generate(
+            self,
+            messages: list[BaseMessage],
+            stop: list[str] | None = None,
+            run_manager: CallbackManagerForLLMRun | None = None,
+            **kw: Any,
+        ) -> ChatResult:
             prompt = "\n".join(str(m.content) for m in messages)
             self.prompts.append(prompt)
             entry = Entry(id="prompt", blocks=(Text(prompt),), role="user")
@@ -235,11 +245,12 @@ class SummarizationPeer:
             token_counter=self._count,
         )
 
-    def _count(self, items: Any) -> int:
+    def _count(self, items: Iterable[MessageLikeRepresentation]) -> int:
+        # LangChain passes BaseMessages; its signature also admits their plain forms
         total = 0
         for m in items:
             known = self.log.tokens.get(str(getattr(m, "id", "")))
-            total += known if known is not None else int(self.count(str(m.content)))
+            total += known if known is not None else int(self.count(str(getattr(m, "content", m))))
         return total
 
     def add(self, pm: PlainMessage) -> None:
@@ -294,7 +305,7 @@ def make_peer(
     name: str,
     allowance: int,
     system_tokens: int,
-    count: Any,
+    count: Callable[[str], int],
     summarizer: ExtractiveSummarizer,
     fixed: int | None = None,
     window: int | None = None,

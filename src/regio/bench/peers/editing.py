@@ -43,7 +43,7 @@ was dropped is counted broken like any peer's. Anthropic's own alternative
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import accumulate
 from typing import Any
 
@@ -153,7 +153,7 @@ class ServerEditPeer:
         at_least = int(window * CLEAR_AT_LEAST_SHARE) if self.tuned else None
         self.edit = ClearToolUses(trigger=int(window * TRIGGER_SHARE), clear_at_least=at_least)
 
-    def _count_block(self, block: Any) -> int:
+    def _count_block(self, block: Mapping[str, Any]) -> int:
         key = canonical_json(block)
         n = self.counted.get(key)
         if n is None:
@@ -241,7 +241,7 @@ class MiddlewareEditPeer:
         self.model = GenericFakeChatModel(messages=iter(()))
 
     @staticmethod
-    def _cleared(m: Any) -> bool:
+    def _cleared(m: object) -> bool:
         meta = getattr(m, "response_metadata", None) or {}
         return bool(meta.get("context_editing", {}).get("cleared"))
 
@@ -260,7 +260,7 @@ class MiddlewareEditPeer:
 
         seen: list[Any] = []
 
-        def handler(request: Any) -> Any:
+        def handler(request: ModelRequest) -> Any:
             seen.extend(request.messages)
             return None
 

@@ -4,13 +4,17 @@ describes each): ``llamaindex-memory`` (:class:`MemoryPeer`, with the in-process
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from regio.bench.baselines import PlainMessage
 from regio.bench.peers.view import CompactionCall, PeerView
 from regio.content import Message, Text, ToolUse, block_text
+
+if TYPE_CHECKING:
+    from llama_index.core.base.llms.types import ChatMessage
 
 __all__ = ["AgentFrameworkPeer", "MemoryPeer", "list_chat_store"]
 
@@ -30,35 +34,43 @@ def list_chat_store() -> Any:
     class ListChatStore(AsyncDBChatStore):
         rows: dict[str, list[tuple[Any, Any]]] = Field(default_factory=dict)
 
-        def _of(self, key: str, status: Any) -> list[Any]:
+        def _of(self, key: str, status: MessageStatus | None) -> list[Any]:
             rows = self.rows.get(key, [])
             return [m for m, st in rows if status is None or st == status]
 
         async def get_messages(
             self,
             key: str,
-            status: Any = MessageStatus.ACTIVE,
-            limit: Any = None,
-            offset: Any = None,
-        ) -> list[Any]:
+            status: MessageStatus | None = MessageStatus.ACTIVE,
+            limit: int | None = None,
+            offset: int | None = None,
+        ) -> list[ChatMessage]:
             found = self._of(key, status)[offset or 0 :]
             return found[:limit] if limit is not None else found
 
-        async def count_messages(self, key: str, status: Any = MessageStatus.ACTIVE) -> int:
+        async def count_messages(
+            self, key: str, status: MessageStatus | None = MessageStatus.ACTIVE
+        ) -> int:
             return len(self._of(key, status))
 
         async def add_message(
-            self, key: str, message: Any, status: Any = MessageStatus.ACTIVE
+            self, key: str, message: ChatMessage, status: MessageStatus = MessageStatus.ACTIVE
         ) -> None:
             self.rows.setdefault(key, []).append((message, status))
 
         async def add_messages(
-            self, key: str, messages: Any, status: Any = MessageStatus.ACTIVE
+            self,
+            key: str,
+            messages: list[ChatMessage],
+            status: MessageStatus = MessageStatus.ACTIVE,
         ) -> None:
             self.rows.setdefault(key, []).extend((m, status) for m in messages)
 
         async def set_messages(
-            self, key: str, messages: Any, status: Any = MessageStatus.ACTIVE
+            self,
+            key: str,
+            messages: list[ChatMessage],
+            status: MessageStatus = MessageStatus.ACTIVE,
         ) -> None:
             self.rows[key] = [(m, status) for m in messages]
 
@@ -66,7 +78,7 @@ def list_chat_store() -> Any:
             rows = self.rows.get(key, [])
             return rows.pop(idx)[0] if 0 <= idx < len(rows) else None
 
-        async def delete_messages(self, key: str, status: Any = None) -> None:
+        async def delete_messages(self, key: str, status: MessageStatus | None = None) -> None:
             rows = self.rows.get(key, [])
             self.rows[key] = [r for r in rows if status is not None and r[1] != status]
 
@@ -150,7 +162,7 @@ class MemoryPeer:
 class _AgentFrameworkTokenizer:
     """``TokenizerProtocol`` of agent_framework with regio's counter (text -> tokens)."""
 
-    def __init__(self, count: Any) -> None:
+    def __init__(self, count: Callable[[str], int]) -> None:
         self.count = count
 
     def count_tokens(self, text: str) -> int:

@@ -52,7 +52,7 @@ What the bench simulates, for both (:class:`ProviderCompactionPeer`):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -152,7 +152,7 @@ def compaction_item(api: str, summary: str, index: int) -> dict[str, Any]:
     }
 
 
-def summary_prompt_message(count: Any) -> PlainMessage:
+def summary_prompt_message(count: Callable[[str], int]) -> PlainMessage:
     """:data:`SUMMARY_PROMPT` as the compaction pass's last user turn (``count``: text ->
     tokens)."""
     return plain_message(Message.user(SUMMARY_PROMPT), int(count(SUMMARY_PROMPT)))

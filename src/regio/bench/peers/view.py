@@ -59,7 +59,7 @@ def _to_langchain(index: int, pm: PlainMessage) -> list[Any]:
     return [HumanMessage(content=message.text, id=f"m{index}:0")]
 
 
-def _owner(lc_id: Any) -> int:
+def _owner(lc_id: object) -> int:
     return int(str(lc_id)[1:].split(":")[0])
 
 
