@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from regio.engine import Engine
     from regio.events import Event
     from regio.persistence.store import SessionStore
-    from regio.persistence.store.lease import SessionLease
+    from regio.persistence.store.lease import LeaseStore, SessionLease
 
 __all__ = ["DEFAULT_BLUEPRINT", "RepairOutcome", "register", "repair_target"]
 
@@ -237,7 +237,7 @@ def _write(engine: Engine, output: str, wait: float) -> str:
     return output
 
 
-def _lease(store: SessionStore, session: str, wait: float) -> SessionLease:
+def _lease(store: LeaseStore, session: str, wait: float) -> SessionLease:
     """The lease on ``session``, waiting up to ``wait`` seconds; the error of a lease still
     held says how to wait longer here (``--wait``)."""
     from regio.persistence.store.lease import acquire

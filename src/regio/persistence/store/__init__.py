@@ -93,7 +93,7 @@ __all__ = [
 ]
 
 
-def open_store(url: str, *, create: bool = True) -> SessionStore:
+def open_store(url: str, *, create: bool = True) -> SQLiteStore | RedisStore:
     """The store at ``url``: ``sqlite:///relative.db``, ``sqlite:////abs/path.db`` or
     ``redis://host:port/db``; with ``create=False`` a missing SQLite file is an error instead
     of a new store. Raises :class:`SessionStoreError` for another scheme or a missing file."""
