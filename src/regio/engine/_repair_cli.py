@@ -42,7 +42,6 @@ from regio.errors import RegioError
 if TYPE_CHECKING:
     from regio.engine import Engine
     from regio.events import Event
-    from regio.persistence.store import SessionStore
     from regio.persistence.store.lease import LeaseStore, SessionLease
 
 __all__ = ["DEFAULT_BLUEPRINT", "RepairOutcome", "register", "repair_target"]
