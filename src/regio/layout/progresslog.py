@@ -22,8 +22,7 @@ entry otherwise rewritten, a removed report a note is anchored to) still resets 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
 
 import msgspec
 
@@ -32,6 +31,7 @@ from regio.content import Block, Entry, Text, ToolResult
 
 from .events import LayoutEvent, OrphanResultDropped, Repaired
 from .model import LayoutBlock, chain_hash
+from .protocols import RenderLogSurface
 from .repair import (
     PENDING_RESULT,
     REPORT,
@@ -47,36 +47,6 @@ from .repair import (
 __all__ = ["drop_removed_reports", "retoken", "show_latest"]
 
 Late = dict[str, tuple[ToolResult, BlockInfo | None, int, str]]
-
-
-class RenderLogSurface(Protocol):
-    """What this module reads and edits of the session's :class:`regio.layout.RenderLog`
-    (declared here: the render log imports this module): the consumed entries and their
-    index, the extras by entry id, the repair front, the laid-out message blocks with their
-    running token sums and prefix hashes, the count of final messages, the rendered forms by
-    API and message, the entries rewritten without reports, and how it lays messages out."""
-
-    root: str | None
-    entries: list[Entry]
-    entry_index: dict[str, int]
-    front: RepairFront
-    blocks: list[LayoutBlock]
-    cum: list[int]
-    hashes: set[str]
-    messages: int
-    rendered: dict[str, dict[int, tuple[LayoutBlock, Any, Callable[[Any], Any]]]]
-    slimmed: list[tuple[Entry, Entry]]
-
-    @property
-    def extras(self) -> Container[str | None]: ...
-
-    def _layout_blocks(
-        self,
-        messages: Sequence[PMessage],
-        first_index: int,
-        h: str,
-        count_block: Callable[[Block], int],
-    ) -> list[LayoutBlock]: ...
 
 
 def _committed_report(b: Block, entry_id: str, progress: dict[str, ProgressCall]) -> bool:

@@ -7,12 +7,16 @@ The layout depends only on these attributes, so any object with them (the real
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Container, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from regio.content import Entry
+from regio.content import Block, Entry
 
-__all__ = ["RegionLike", "WindowLike", "count_text"]
+if TYPE_CHECKING:
+    from .model import LayoutBlock
+    from .repair import PMessage, RepairFront
+
+__all__ = ["RegionLike", "RenderLogSurface", "WindowLike", "count_text"]
 
 
 @runtime_checkable
@@ -62,3 +66,33 @@ def count_text(window: object, text: str) -> int:
     if callable(count):
         return int(count(text))
     return math.ceil(len(text) / 4)
+
+
+class RenderLogSurface(Protocol):
+    """What this module reads and edits of the session's :class:`regio.layout.RenderLog`
+    (declared here: the render log imports this module): the consumed entries and their
+    index, the extras by entry id, the repair front, the laid-out message blocks with their
+    running token sums and prefix hashes, the count of final messages, the rendered forms by
+    API and message, the entries rewritten without reports, and how it lays messages out."""
+
+    root: str | None
+    entries: list[Entry]
+    entry_index: dict[str, int]
+    front: RepairFront
+    blocks: list[LayoutBlock]
+    cum: list[int]
+    hashes: set[str]
+    messages: int
+    rendered: dict[str, dict[int, tuple[LayoutBlock, Any, Callable[[Any], Any]]]]
+    slimmed: list[tuple[Entry, Entry]]
+
+    @property
+    def extras(self) -> Container[str | None]: ...
+
+    def _layout_blocks(
+        self,
+        messages: Sequence[PMessage],
+        first_index: int,
+        h: str,
+        count_block: Callable[[Block], int],
+    ) -> list[LayoutBlock]: ...
