@@ -69,7 +69,7 @@ class ToolUse(msgspec.Struct, frozen=True, tag="tool_use", tag_field="type"):
     """A tool call made by the assistant: call ``id``, tool ``name`` and its JSON ``input``.
 
     ``item``: for a call the provider sent as an item other than a function call (a Responses
-    ``custom_tool_call`` or ``local_shell_call``, :mod:`regio.toolitems`), that item's fields
+    ``custom_tool_call`` or ``local_shell_call``, :mod:`regio.responses_items`), that item's fields
     as sent, its payload ``null`` (``input`` then holds it); unset for every other call, so
     such a call encodes exactly as before the field existed."""
 
@@ -98,7 +98,7 @@ class ToolResult(
     so a final result encodes exactly as before the field existed.
 
     ``item``: for a result the provider sent as a Responses ``custom_tool_call_output`` or
-    ``local_shell_call_output`` (:mod:`regio.toolitems`), that item's fields as sent, its
+    ``local_shell_call_output`` (:mod:`regio.responses_items`), that item's fields as sent, its
     ``output`` ``null`` (``content`` and ``media`` hold it); unset for every other result.
     """
 

@@ -4,7 +4,7 @@ Chat Completions messages (https://platform.openai.com/docs/api-reference/chat/c
 ``user`` / ``assistant`` (``content``, ``tool_calls``) / ``tool`` (``tool_call_id``); Responses
 input items (https://platform.openai.com/docs/api-reference/responses/create): messages with a
 ``role``, ``function_call`` and ``function_call_output`` items, and the custom tool and local
-shell calls and their outputs (:mod:`regio.toolitems`: a :class:`ToolUse` /
+shell calls and their outputs (:mod:`regio.responses_items`: a :class:`ToolUse` /
 :class:`ToolResult` keeping the item's own fields, so it renders back as sent).
 ``system`` / ``developer`` messages are skipped: the blueprint's pinned regions hold the
 instructions.
@@ -29,7 +29,6 @@ from typing import Any
 
 import msgspec
 
-from regio import toolitems
 from regio.callargs import function_arguments
 from regio.content import (
     Block,
@@ -42,6 +41,7 @@ from regio.content import (
     ToolUse,
     canonical_json,
 )
+from regio.responses_items import call_block, is_call, is_output, output_call_id, output_shell
 from regio.runtime.sdk import SDKInputError
 from regio.runtime.sdk_media import media_of_part
 from regio.runtime.sdk_read import plain_dict
@@ -244,15 +244,15 @@ def response_items(items: Iterable[Mapping[str, Any]], *, reasoning: bool = Fals
         elif kind == "function_call_output":
             output = item.get("output")
             out.append(_tool_result(_id(item, "call_id", where), output, f"{where}.output"))
-        elif toolitems.is_call(kind):
-            call = toolitems.call_block(item, where)
+        elif is_call(kind):
+            call = call_block(item, where)
             if out and out[-1].role == "assistant":
                 out[-1] = Message("assistant", (*out[-1].blocks, call))
             else:
                 out.append(Message("assistant", (call,)))
-        elif toolitems.is_output(kind):
-            call_id = toolitems.output_call_id(item, where)
-            shell = toolitems.output_shell(item)
+        elif is_output(kind):
+            call_id = output_call_id(item, where)
+            shell = output_shell(item)
             out.append(
                 Message.tool((_result(call_id, item.get("output"), f"{where}.output", shell),))
             )

@@ -10,7 +10,7 @@ Responses (``POST /v1/responses``): ``instructions`` = the system text; ``input`
 messages, ``function_call`` (``call_id``, ``name``, ``arguments``) and
 ``function_call_output`` (``call_id``, ``output``); the tail as the last user item. A call or
 result read from a ``custom_tool_call`` / ``local_shell_call`` item or one of their outputs
-(:mod:`regio.toolitems`) is rendered back as that item, its fields as sent and in their order,
+(:mod:`regio.responses_items`) is rendered back as that item, its fields as sent and in their order,
 with the block's current id and payload (a cleared result's placeholder is its ``output``); a
 result regio made for a custom tool call (a repair's synthesized result) is a
 ``custom_tool_call_output``. In the other APIs such a call is a function call whose arguments
@@ -46,7 +46,7 @@ from typing import Any
 from msgspec import UNSET
 
 from regio.content import Document, Image, Text, ToolResult, ToolUse, canonical_json
-from regio.toolitems import call_item, is_call, is_output, output_item
+from regio.responses_items import call_item, is_call, is_output, output_item
 
 from .model import LayoutBlock, Request, ToolSpec
 from .provider_compaction import ProviderCompaction, add_responses_entry, item_of
@@ -261,7 +261,7 @@ def _raise_if_malformed(api: str, problems: list[str]) -> None:
 
 def _responses_call(call: ToolUse) -> dict[str, Any]:
     """A call's input item: the custom tool or local shell call it came as
-    (:func:`regio.toolitems.call_item`), else a ``function_call``."""
+    (:func:`regio.responses_items.call_item`), else a ``function_call``."""
     item = call_item(call)
     if item is not None:
         return item
@@ -275,7 +275,7 @@ def _responses_call(call: ToolUse) -> dict[str, Any]:
 
 def _responses_result(r: ToolResult, calls: Mapping[str, ToolUse]) -> dict[str, Any]:
     """A result's input item: the output item it came as, or the one its call takes
-    (:func:`regio.toolitems.output_item`), else a ``function_call_output``."""
+    (:func:`regio.responses_items.output_item`), else a ``function_call_output``."""
     output = _responses_output(r)
     item = output_item(r, calls.get(r.tool_use_id), output)
     if item is not None:

@@ -9,7 +9,7 @@
   ``assistant`` with ``tool_calls``, ``tool``).
 * Responses input items: :func:`regio.adapters.chat.response_items` (messages,
   ``function_call``, ``function_call_output``, Codex CLI's ``custom_tool_call`` /
-  ``local_shell_call`` and their outputs, kept as sent (:mod:`regio.toolitems`);
+  ``local_shell_call`` and their outputs, kept as sent (:mod:`regio.responses_items`);
   ``reasoning`` items are the server's own and are left out). :func:`merge_calls` then
   joins ``function_call`` items to the assistant message before them, as one model turn.
 

@@ -23,7 +23,7 @@ client sees may be a ``function_call``, a ``custom_tool_call`` (its input stream
 ``response.custom_tool_call_input.delta`` / ``.done`` events, relayed and renumbered like any
 event with an ``output_index``) or a ``local_shell_call``; the reply reads each from its
 ``response.output_item.done`` item (or the final response), fields kept
-(:mod:`regio.toolitems`). regio's own tools are function tools.
+(:mod:`regio.responses_items`). regio's own tools are function tools.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from typing import Any
 import attrs
 
 from regio.content import ToolUse
+from regio.responses_items import is_call
 from regio.runtime.sdk import response_message
-from regio.toolitems import is_call
 
 from .replies import Reply, Shown
 from .sse import SSEEvent, encode_event

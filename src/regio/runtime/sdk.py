@@ -32,11 +32,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from regio import toolitems
 from regio.callargs import function_arguments
 from regio.content import Block, Message, Text, Thinking, ToolUse
 from regio.layout import ToolSpec
 from regio.providers.registry import response_reader_for, response_readers, usage_parsers
+from regio.responses_items import ToolItemError, call_block, is_call
 from regio.textrepair import UnencodableValueError, describe_repairs, repair_value
 
 from .errors import SDKInputError
@@ -147,10 +147,10 @@ def _responses_item(item: dict[str, Any], index: int) -> list[Block]:
         if not isinstance(call_id, str | int):
             raise SDKInputError(f"add_response: {where}.call_id is a {type(call_id).__name__}")
         return [ToolUse(str(call_id), name, function_arguments(item.get("arguments")))]
-    if toolitems.is_call(kind):
+    if is_call(kind):
         try:
-            return [toolitems.call_block(item, where)]
-        except toolitems.ToolItemError as exc:
+            return [call_block(item, where)]
+        except ToolItemError as exc:
             raise SDKInputError(f"add_response: {exc}") from exc
     return []
 
@@ -160,7 +160,7 @@ def responses_message(data: dict[str, Any]) -> Message:
     become thinking (their summary text), ``message`` items text (``output_text`` parts; a
     ``refusal`` part is kept as text), ``function_call`` items tool_use blocks (``call_id``
     is the id a ``function_call_output`` answers), ``custom_tool_call`` and
-    ``local_shell_call`` items too, keeping their fields (:mod:`regio.toolitems`). Other items
+    ``local_shell_call`` items too, keeping their fields (:mod:`regio.responses_items`). Other items
     (built-in tool calls) are skipped. Raises :class:`SDKInputError` naming the place for an
     item or part of the wrong shape (not an object, text that is not a string, a call without
     a name). Source:
