@@ -19,12 +19,11 @@ from hypothesis import strategies as st
 from regio.adapters.chat import response_items
 from regio.content import canonical_json
 from regio.layout.render_openai import check_openai_responses
-from regio.policies import Compact
-from regio.policies.relief import ReliefPolicy
 from regio.proxy.readers import merge_calls
-from regio.regions import CompactHistory, Pinned, SlidingWindow
+from regio.regions import Pinned, SlidingWindow
 from regio.tokens import get_counter
-from runtime_stubs import StubSummarizer, make_engine
+from runtime_stubs import make_engine
+from test_relief_placeholder_extract import _engine as relieved_engine
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "40"))
 _TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=40)
@@ -118,24 +117,6 @@ def test_a_custom_call_is_counted_with_its_input_and_a_shell_call_with_its_comma
     assert counted >= counter.count(patch) + counter.count("needle_" * 50)
 
 
-def _relieved_engine() -> Any:
-    policy = ReliefPolicy(clear_at_least=10, trim_at_least=10, keep_last=1)
-    return make_engine(
-        [
-            Pinned(name="system", budget=200, volatility="stable"),
-            CompactHistory(name="history", source="conversation", budget=600, volatility="grows"),
-            SlidingWindow(
-                name="conversation",
-                budget=4000,
-                eviction=Compact(compact_count=500, trigger=600, target=350),
-            ),
-        ],
-        max_tokens=6000,
-        summarizer=StubSummarizer(size=8, distinct=True),
-        relief=policy,
-    )
-
-
 def _codex_turn(i: int) -> list[dict[str, Any]]:
     out = " ".join(f"out{i}x{k}" for k in range(120))
     if i % 2:
@@ -158,7 +139,7 @@ def _codex_turn(i: int) -> list[dict[str, Any]]:
 
 
 def test_custom_and_local_shell_outputs_are_cleared_in_their_own_item_and_restored():
-    engine = _relieved_engine()
+    engine = relieved_engine(0)  # the relief tests' engine, a placeholder without extract
     engine.add_user("fix the bug")
     sent: dict[str, dict[str, Any]] = {}
     cleared: dict[str, dict[str, Any]] = {}
