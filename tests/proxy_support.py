@@ -101,6 +101,10 @@ def _texts(api: str, body: dict[str, Any]) -> list[str]:
                 pieces.append(str(part))
         for call in m.get("tool_calls") or []:
             pieces.append(json.dumps(call.get("function"), sort_keys=True))
+        if isinstance(m.get("input"), str):  # a custom tool call's input
+            pieces.append(m["input"])
+        if isinstance(m.get("action"), dict):  # a local shell call's action
+            pieces.append(json.dumps(m["action"], sort_keys=True))
     return pieces
 
 
