@@ -24,6 +24,7 @@ pytest.importorskip("starlette", reason="the proxy extra (starlette, uvicorn) is
 pytest.importorskip("uvicorn", reason="the proxy extra (starlette, uvicorn) is not installed")
 pytest.importorskip("openai", reason="the openai SDK is not installed")
 pytest.importorskip("httpx", reason="httpx is not installed (the proxy extra)")
+pytest.importorskip("prometheus_client", reason="prometheus-client is not installed")
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
