@@ -74,13 +74,13 @@ class ToolItemError(RegioError, ValueError):
 
 
 def is_call(kind: Any) -> bool:
-    """Whether ``kind`` (an item's ``type``) is a call item of this module."""
-    return kind in CALL_TYPES
+    """Whether ``kind`` (an item's ``type``, any JSON value) is a call item of this module."""
+    return isinstance(kind, str) and kind in CALL_TYPES
 
 
 def is_output(kind: Any) -> bool:
-    """Whether ``kind`` (an item's ``type``) is an output item of this module."""
-    return kind in OUTPUT_TYPES
+    """Whether ``kind`` (an item's ``type``, any JSON value) is an output item of this module."""
+    return isinstance(kind, str) and kind in OUTPUT_TYPES
 
 
 def _text(item: Mapping[str, Any], key: str, where: str) -> str:
