@@ -65,10 +65,12 @@ def running(app: Any, port: int | None = None) -> Iterator[str]:
 
 @attrs.frozen
 class Step:
-    """One scripted reply: ``text`` and ``calls`` ((tool name, arguments) pairs)."""
+    """One scripted reply: ``text`` and ``calls`` ((tool name, arguments) pairs; in the
+    Responses API, text arguments make a ``custom_tool_call`` and the name ``local_shell`` a
+    ``local_shell_call`` whose arguments are its ``action``)."""
 
     text: str = ""
-    calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    calls: tuple[tuple[str, Any], ...] = ()
 
 
 def _texts(api: str, body: dict[str, Any]) -> list[str]:
@@ -99,6 +101,10 @@ def _texts(api: str, body: dict[str, Any]) -> list[str]:
                 pieces.append(str(part))
         for call in m.get("tool_calls") or []:
             pieces.append(json.dumps(call.get("function"), sort_keys=True))
+        if isinstance(m.get("input"), str):  # a custom tool call's input
+            pieces.append(m["input"])
+        if isinstance(m.get("action"), dict):  # a local shell call's action
+            pieces.append(json.dumps(m["action"], sort_keys=True))
     return pieces
 
 
@@ -395,6 +401,38 @@ def _chat_events(
     return events
 
 
+def _responses_call(n: int, k: int, name: str, args: Any) -> dict[str, Any]:
+    """A Responses call item: a ``local_shell_call`` for the name ``local_shell`` (``args``:
+    its ``action``), a ``custom_tool_call`` when ``args`` is text (its ``input``), else a
+    ``function_call``."""
+    call_id = _call_id("openai_responses", n, k)
+    if name == "local_shell":
+        return {
+            "type": "local_shell_call",
+            "id": f"lsitem_{n:03d}_{k}",
+            "call_id": call_id,
+            "action": args,
+            "status": "completed",
+        }
+    if isinstance(args, str):
+        return {
+            "type": "custom_tool_call",
+            "id": f"ctitem_{n:03d}_{k}",
+            "call_id": call_id,
+            "name": name,
+            "input": args,
+            "status": "completed",
+        }
+    return {
+        "type": "function_call",
+        "id": f"fcitem_{n:03d}_{k}",
+        "call_id": call_id,
+        "name": name,
+        "arguments": json.dumps(args),
+        "status": "completed",
+    }
+
+
 def _responses_body(
     n: int, body: dict[str, Any], step: Step, usage: tuple[int, int, int]
 ) -> dict[str, Any]:
@@ -411,16 +449,7 @@ def _responses_body(
             }
         )
     for k, (name, args) in enumerate(step.calls):
-        output.append(
-            {
-                "type": "function_call",
-                "id": f"fcitem_{n:03d}_{k}",
-                "call_id": _call_id("openai_responses", n, k),
-                "name": name,
-                "arguments": json.dumps(args),
-                "status": "completed",
-            }
-        )
+        output.append(_responses_call(n, k, name, args))
     return {
         "id": f"resp_{n:03d}",
         "object": "response",
@@ -445,6 +474,32 @@ def _responses_body(
             "total_tokens": prompt + out,
         },
     }
+
+
+def _responses_tool_events(seq: Any, i: int, item: dict[str, Any]) -> list[bytes]:
+    """The events before ``response.output_item.done`` of a custom tool or local shell call:
+    the item added (a custom call's input empty, then streamed in
+    ``response.custom_tool_call_input.delta`` events and a ``.done``)."""
+    if item["type"] == "local_shell_call":
+        added = dict(item, status="in_progress")
+    else:
+        added = dict(item, input="", status="in_progress")
+    kind = "response.output_item.added"
+    events = [
+        _sse({"type": kind, "sequence_number": next(seq), "output_index": i, "item": added}, kind)
+    ]
+    if item["type"] != "custom_tool_call":
+        return events
+    at = {"output_index": i, "item_id": item["id"]}
+    for piece in _pieces(item["input"]):
+        kind = "response.custom_tool_call_input.delta"
+        events.append(
+            _sse({"type": kind, "sequence_number": next(seq), **at, "delta": piece}, kind)
+        )
+    kind = "response.custom_tool_call_input.done"
+    done = {"type": kind, "sequence_number": next(seq), **at, "input": item["input"]}
+    events.append(_sse(done, kind))
+    return events
 
 
 def _responses_events(
@@ -532,6 +587,8 @@ def _responses_events(
                     "response.content_part.done",
                 )
             )
+        elif item["type"] != "function_call":
+            events.extend(_responses_tool_events(seq, i, item))
         else:
             events.append(
                 _sse(

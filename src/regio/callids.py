@@ -42,6 +42,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 import attrs
+import msgspec
 
 from regio.content import Block, Role, ToolResult, ToolUse
 
@@ -166,7 +167,7 @@ def name_blocks(
             if given != b.id:
                 action = "id_mapped" if given == base else "call_renamed"
                 changes.append(IdChange(action, i, b.id, given))
-                new = ToolUse(given, b.name, b.input)
+                new = msgspec.structs.replace(b, id=given)
         elif isinstance(b, ToolResult):
             base = provider_id(b.tool_use_id)
             made = ledger.made_with(base)
@@ -178,7 +179,7 @@ def name_blocks(
             if target != b.tool_use_id:
                 action = "id_mapped" if target == base else "result_renamed"
                 changes.append(IdChange(action, i, b.tool_use_id, target))
-                new = ToolResult(target, b.content, b.is_error, b.final, b.media)
+                new = msgspec.structs.replace(b, tool_use_id=target)
         if new is not b:
             out = list(blocks) if out is None else out
             out[i] = new

@@ -60,11 +60,17 @@ class Text(msgspec.Struct, frozen=True, tag="text", tag_field="type"):
 
 
 class ToolUse(msgspec.Struct, frozen=True, tag="tool_use", tag_field="type"):
-    """A tool call made by the assistant: call ``id``, tool ``name`` and its JSON ``input``."""
+    """A tool call made by the assistant: call ``id``, tool ``name`` and its JSON ``input``.
+
+    ``item``: for a call the provider sent as an item other than a function call (a Responses
+    ``custom_tool_call`` or ``local_shell_call``, :mod:`regio.responses_items`), that item's fields
+    as sent, its payload ``null`` (``input`` then holds it); unset for every other call, so
+    such a call encodes exactly as before the field existed."""
 
     id: str
     name: str
     input: dict[str, Any] = msgspec.field(default_factory=dict)
+    item: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
 
 
 class ToolResult(
@@ -84,6 +90,10 @@ class ToolResult(
     until a final result arrives, and the latest result of a call is the one rendered. Read
     it with :attr:`is_final`; the field itself holds ``False`` or ``msgspec.UNSET`` (final),
     so a final result encodes exactly as before the field existed.
+
+    ``item``: for a result the provider sent as a Responses ``custom_tool_call_output`` or
+    ``local_shell_call_output`` (:mod:`regio.responses_items`), that item's fields as sent, its
+    ``output`` ``null`` (``content`` and ``media`` hold it); unset for every other result.
     """
 
     tool_use_id: str
@@ -91,6 +101,7 @@ class ToolResult(
     is_error: bool = False
     final: bool | msgspec.UnsetType = msgspec.UNSET
     media: tuple[Image | Document, ...] = ()
+    item: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
 
     @property
     def is_final(self) -> bool:

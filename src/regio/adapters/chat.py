@@ -3,8 +3,11 @@
 Chat Completions messages (https://platform.openai.com/docs/api-reference/chat/create):
 ``user`` / ``assistant`` (``content``, ``tool_calls``) / ``tool`` (``tool_call_id``); Responses
 input items (https://platform.openai.com/docs/api-reference/responses/create): messages with a
-``role``, ``function_call`` and ``function_call_output`` items. ``system`` / ``developer``
-messages are skipped: the blueprint's pinned regions hold the instructions.
+``role``, ``function_call`` and ``function_call_output`` items, and the custom tool and local
+shell calls and their outputs (:mod:`regio.responses_items`: a :class:`ToolUse` /
+:class:`ToolResult` keeping the item's own fields, so it renders back as sent).
+``system`` / ``developer`` messages are skipped: the blueprint's pinned regions hold the
+instructions.
 
 Content (a string or a list of parts), by :func:`content_blocks`: text parts (``text``,
 ``input_text``, ``output_text``, ``refusal``) that follow each other become one text block,
@@ -24,6 +27,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import msgspec
+
 from regio.callargs import function_arguments
 from regio.content import (
     Block,
@@ -36,6 +41,7 @@ from regio.content import (
     ToolUse,
     canonical_json,
 )
+from regio.responses_items import call_block, is_call, is_output, output_call_id, output_shell
 from regio.sdk._media import media_of_part
 from regio.sdk._objects import SDKInputError
 from regio.sdk._read import plain_dict
@@ -117,11 +123,20 @@ def _user(content: object, where: str) -> Message:
     return Message("user", tuple(blocks) if blocks else (Text(""),))
 
 
-def _tool_result(call_id: str, content: object, where: str) -> Message:
+def _result(
+    call_id: str,
+    content: object,
+    where: str,
+    item: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET,
+) -> ToolResult:
     blocks = content_blocks(content, where)
     text = "\n\n".join(b.text for b in blocks if isinstance(b, Text))
     media = tuple(b for b in blocks if isinstance(b, Image | Document))
-    return Message.tool((ToolResult(call_id, text, media=media),))
+    return ToolResult(call_id, text, media=media, item=item)
+
+
+def _tool_result(call_id: str, content: object, where: str) -> Message:
+    return Message.tool((_result(call_id, content, where),))
 
 
 def _item(raw: object, where: str) -> Mapping[str, Any]:
@@ -234,6 +249,18 @@ def response_items(items: Iterable[Mapping[str, Any]], *, reasoning: bool = Fals
         elif kind == "function_call_output":
             output = item.get("output")
             out.append(_tool_result(_id(item, "call_id", where), output, f"{where}.output"))
+        elif is_call(kind):
+            call = call_block(item, where)
+            if out and out[-1].role == "assistant":
+                out[-1] = Message("assistant", (*out[-1].blocks, call))
+            else:
+                out.append(Message("assistant", (call,)))
+        elif is_output(kind):
+            call_id = output_call_id(item, where)
+            shell = output_shell(item)
+            out.append(
+                Message.tool((_result(call_id, item.get("output"), f"{where}.output", shell),))
+            )
         elif kind == "reasoning" and reasoning:
             block = reasoning_block(item)
             if out and out[-1].role == "assistant" and _thinking_only(out[-1]):
@@ -245,6 +272,7 @@ def response_items(items: Iterable[Mapping[str, Any]], *, reasoning: bool = Fals
         else:
             raise SDKInputError(
                 f"{where}: cannot read a {kind!r} item (role {role!r}); regio reads "
-                "messages, function_call and function_call_output items"
+                "messages, reasoning, function_call, custom_tool_call and local_shell_call "
+                "items and their outputs"
             )
     return out

@@ -23,6 +23,7 @@ from typing import Any, TypeGuard
 from regio.callargs import INVALID_ARGUMENTS_KEY, function_arguments, invalid_arguments
 from regio.content import Block, Message, Text, Thinking, ToolUse
 from regio.errors import ProviderResponseError, SDKInputError
+from regio.responses_items import ToolItemError, call_block, is_call
 
 from .completion import USAGE_COUNTS, Completion, ProviderUsage
 
@@ -362,6 +363,11 @@ def _responses_item(item: dict[str, Any], index: int) -> list[Block]:
         if not isinstance(call_id, str | int):
             raise SDKInputError(f"add_response: {where}.call_id is a {type(call_id).__name__}")
         return [ToolUse(str(call_id), name, function_arguments(item.get("arguments")))]
+    if is_call(kind):
+        try:
+            return [call_block(item, where)]
+        except ToolItemError as exc:
+            raise SDKInputError(f"add_response: {exc}") from exc
     return []
 
 
@@ -369,9 +375,11 @@ def responses_message(data: dict[str, Any]) -> Message:
     """The assistant :class:`Message` of a Responses API ``Response`` dict: ``reasoning`` items
     become thinking (their summary text), ``message`` items text (``output_text`` parts; a
     ``refusal`` part is kept as text), ``function_call`` items tool_use blocks (``call_id``
-    is the id a ``function_call_output`` answers). Other items (built-in tool calls) are
-    skipped. Raises :class:`SDKInputError` naming the place for an item or part of the wrong
-    shape (not an object, text that is not a string, a call without a name). Source:
+    is the id a ``function_call_output`` answers), ``custom_tool_call`` and
+    ``local_shell_call`` items too, keeping their fields (:mod:`regio.responses_items`). Other
+    items (built-in tool calls) are skipped. Raises :class:`SDKInputError` naming the place for
+    an item or part of the wrong shape (not an object, text that is not a string, a call
+    without a name). Source:
     https://platform.openai.com/docs/api-reference/responses/object."""
     blocks: list[Block] = []
     for index, item in enumerate(_items(data.get("output"), "output")):

@@ -8,14 +8,15 @@
 * Chat Completions messages: :func:`regio.adapters.chat.chat_messages` (``user``,
   ``assistant`` with ``tool_calls``, ``tool``).
 * Responses input items: :func:`regio.adapters.chat.response_items` (messages,
-  ``function_call``, ``function_call_output``; ``reasoning`` items are the server's own and are
-  left out). :func:`merge_calls` then joins ``function_call`` items to the assistant message
-  before them, as one model turn.
+  ``function_call``, ``function_call_output``, Codex CLI's ``custom_tool_call`` /
+  ``local_shell_call`` and their outputs, kept as sent (:mod:`regio.responses_items`);
+  ``reasoning`` items are the server's own and are left out). :func:`merge_calls` then
+  joins ``function_call`` items to the assistant message before them, as one model turn.
 
 A ``system`` / ``developer`` message after the history began (the leading ones are the system
 prompt, :mod:`regio.proxy.dialects`) is kept in place as a ``user`` message: the conversation
 has no system role. An item none of the readers can take (an Anthropic ``redacted_thinking`` or
-server-tool block, a Responses ``custom_tool_call``, an audio part) raises
+server-tool block, a Responses built-in tool call, an audio part) raises
 :class:`regio.proxy.errors.PassThrough` naming it: the request then goes upstream as the client
 sent it.
 """

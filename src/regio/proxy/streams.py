@@ -18,7 +18,12 @@ which the client does not have:
 Event shapes: Anthropic Messages streaming
 (https://docs.anthropic.com/en/docs/build-with-claude/streaming), Chat Completions chunks
 (https://platform.openai.com/docs/api-reference/chat-streaming), Responses streaming events
-(https://platform.openai.com/docs/api-reference/responses-streaming).
+(https://platform.openai.com/docs/api-reference/responses-streaming). A Responses call the
+client sees may be a ``function_call``, a ``custom_tool_call`` (its input streamed as
+``response.custom_tool_call_input.delta`` / ``.done`` events, relayed and renumbered like any
+event with an ``output_index``) or a ``local_shell_call``; the reply reads each from its
+``response.output_item.done`` item (or the final response), fields kept
+(:mod:`regio.responses_items`). regio's own tools are function tools.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from typing import Any
 import attrs
 
 from regio.content import ToolUse
+from regio.responses_items import is_call
 from regio.sdk._objects import response_message
 
 from .replies import Reply, Shown
@@ -292,7 +298,7 @@ class ResponsesRelay(Relay):
                 self.held = True
             elif not self.held:
                 self.forwarded += 1
-                if item.get("type") == "function_call":
+                if item.get("type") == "function_call" or is_call(item.get("type")):
                     self._ids.append(str(item.get("call_id") or item.get("id")))
         if (
             kind == "response.output_item.done"

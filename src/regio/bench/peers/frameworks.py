@@ -24,12 +24,11 @@ def _text(message: Message) -> str:
 
 
 def list_chat_store() -> Any:
-    """An in-process ``llama_index.core.storage.chat_store.base_db.AsyncDBChatStore`` (the
-    store interface ``Memory.from_defaults(chat_store=...)`` accepts): active and archived
-    messages kept in lists. Memory's default store is SQLite through SQLAlchemy (about 35 ms
-    per ``put`` here); the flush logic, which is what is compared, is the same."""
+    """``Memory``'s chat store in lists (its SQLite default: ~35 ms a put; same flush logic)."""
     from llama_index.core.storage.chat_store.base_db import AsyncDBChatStore, MessageStatus
     from pydantic import Field
+
+    ACTIVE = MessageStatus.ACTIVE
 
     class ListChatStore(AsyncDBChatStore):
         rows: dict[str, list[tuple[Any, Any]]] = Field(default_factory=dict)
@@ -48,9 +47,7 @@ def list_chat_store() -> Any:
             found = self._of(key, status)[offset or 0 :]
             return found[:limit] if limit is not None else found
 
-        async def count_messages(
-            self, key: str, status: MessageStatus | None = MessageStatus.ACTIVE
-        ) -> int:
+        async def count_messages(self, key: str, status: MessageStatus | None = ACTIVE) -> int:
             return len(self._of(key, status))
 
         async def add_message(

@@ -8,8 +8,14 @@ per result; the tail as the last user message. The result is checked against W-O
 
 Responses (``POST /v1/responses``): ``instructions`` = the system text; ``input`` items:
 messages, ``function_call`` (``call_id``, ``name``, ``arguments``) and
-``function_call_output`` (``call_id``, ``output``); the tail as the last user item. The result
-is checked by :func:`check_openai_responses`.
+``function_call_output`` (``call_id``, ``output``); the tail as the last user item. A call or
+result read from a ``custom_tool_call`` / ``local_shell_call`` item or one of their outputs
+(:mod:`regio.responses_items`) is rendered back as that item, its fields as sent and in their order,
+with the block's current id and payload (a cleared result's placeholder is its ``output``); a
+result regio made for a custom tool call (a repair's synthesized result) is a
+``custom_tool_call_output``. In the other APIs such a call is a function call whose arguments
+are its ``input`` (``{"input": text}``, or the shell ``action``). The result is checked by
+:func:`check_openai_responses`.
 
 Thinking blocks are left out of both payloads, wherever they stand (an assistant message or,
 by mistake, a user or tool message): Chat Completions has no thinking input, and Responses
@@ -34,10 +40,13 @@ or another payload. Chat payloads are checked against W-O and L.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from msgspec import UNSET
+
 from regio.content import Document, Image, Text, ToolResult, ToolUse, canonical_json
+from regio.responses_items import call_item, is_call, is_output, output_item
 
 from ..model import LayoutBlock, Request, ToolSpec
 from ..provider_compaction import ProviderCompaction, add_responses_entry, item_of
@@ -255,34 +264,44 @@ def _raise_if_malformed(api: str, problems: list[str]) -> None:
 # ------------------------------------------------------------------------------- Responses
 
 
-def _responses_unit(m: RenderedMessage) -> list[dict[str, Any]]:
+def _responses_call(call: ToolUse) -> dict[str, Any]:
+    """A call's input item: the custom tool or local shell call it came as
+    (:func:`regio.responses_items.call_item`), else a ``function_call``."""
+    item = call_item(call)
+    if item is not None:
+        return item
+    return {
+        "type": "function_call",
+        "call_id": call.id,
+        "name": call.name,
+        "arguments": _arguments(call),
+    }
+
+
+def _responses_result(r: ToolResult, calls: Mapping[str, ToolUse]) -> dict[str, Any]:
+    """A result's input item: the output item it came as, or the one its call takes
+    (:func:`regio.responses_items.output_item`), else a ``function_call_output``."""
+    output = _responses_output(r)
+    item = output_item(r, calls.get(r.tool_use_id), output)
+    if item is not None:
+        return item
+    return {"type": "function_call_output", "call_id": r.tool_use_id, "output": output}
+
+
+def _responses_unit(m: RenderedMessage, calls: Mapping[str, ToolUse]) -> list[dict[str, Any]]:
     """The Responses input items of one message group (possibly none; thinking is left
-    out, see the module docstring)."""
+    out, see the module docstring); ``calls``: the conversation's custom tool and local shell
+    calls by id, whose results regio made take their call's output type."""
     items: list[dict[str, Any]] = []
     texts = [t for t in _texts(m.blocks) if t]
     if m.role == "assistant":
         if texts:
             items.append({"role": "assistant", "content": "\n\n".join(texts)})
-        items.extend(
-            {
-                "type": "function_call",
-                "call_id": b.block.id,
-                "name": b.block.name,
-                "arguments": _arguments(b.block),
-            }
-            for b in m.blocks
-            if isinstance(b.block, ToolUse)
-        )
+        items.extend(_responses_call(b.block) for b in m.blocks if isinstance(b.block, ToolUse))
         return items
     if m.role == "tool":
         items.extend(
-            {
-                "type": "function_call_output",
-                "call_id": b.block.tool_use_id,
-                "output": _responses_output(b.block),
-            }
-            for b in m.blocks
-            if isinstance(b.block, ToolResult)
+            _responses_result(b.block, calls) for b in m.blocks if isinstance(b.block, ToolResult)
         )
     elif any(isinstance(b.block, Image | Document) for b in m.blocks):
         items.append(
@@ -311,7 +330,15 @@ def _responses_items(
     it are dropped), and that entry's notes are left out
     (:func:`regio.layout.provider_compaction.item_of`)."""
     items: list[dict[str, Any]] = []
-    for m, unit in rendered_units("openai_responses", group_runs(conv), _responses_unit, log):
+    calls = {
+        b.block.id: b.block
+        for b in conv
+        if isinstance(b.block, ToolUse) and b.block.item is not UNSET
+    }
+    runs = group_runs(conv)
+    for m, unit in rendered_units(
+        "openai_responses", runs, lambda m: _responses_unit(m, calls), log
+    ):
         item, skip = item_of(m.blocks, compaction)
         if item is not None:
             items = [fresh_copy(item)]
@@ -355,15 +382,23 @@ def render_openai_responses(
 
 
 def check_openai_responses(payload: dict[str, Any]) -> list[str]:
-    """Problems of a Responses payload: every ``function_call_output`` answers an earlier
-    ``function_call`` (empty: well formed)."""
-    calls: set[str] = set()
+    """Problems of a Responses payload: every output item (``function_call_output``,
+    ``custom_tool_call_output``, ``local_shell_call_output``) answers an earlier call item
+    (``function_call``, ``custom_tool_call``, ``local_shell_call``), and a
+    ``custom_tool_call`` is answered by a ``custom_tool_call_output`` (empty: well formed)."""
+    calls: dict[str, str] = {}
     problems: list[str] = []
     for n, item in enumerate(payload.get("input", [])):
-        if item.get("type") == "function_call":
-            calls.add(item["call_id"])
-        elif item.get("type") == "function_call_output" and item["call_id"] not in calls:
-            problems.append(f"input item {n} answers {item['call_id']}, not an earlier call")
+        kind = item.get("type")
+        if kind == "function_call" or is_call(kind):
+            calls[str(item.get("call_id") or item.get("id"))] = kind
+        elif kind == "function_call_output" or is_output(kind):
+            answered = str(item.get("id") if kind == "local_shell_call_output" else item["call_id"])
+            made = calls.get(answered)
+            if made is None:
+                problems.append(f"input item {n} answers {answered}, not an earlier call")
+            elif (made == "custom_tool_call") != (kind == "custom_tool_call_output"):
+                problems.append(f"input item {n} ({kind}) answers the {made} {answered}")
     return problems
 
 
