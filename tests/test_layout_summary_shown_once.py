@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import regio
@@ -95,12 +95,14 @@ def test_a_summary_is_never_also_sent_as_a_context_note_on_the_coding_blueprint(
     provider=st.sampled_from(["anthropic", "openai"]),
 )
 def test_no_request_carries_the_same_summary_text_twice(sizes: list[int], provider: str) -> None:
-    """Each example compacts (its tool output is over the window), and the payload of the
-    provider drawn is the one checked."""
-    assert _run(sizes, provider) >= 1
+    """Almost every example compacts (its tool output is over the window), and the payload of
+    the provider drawn is the one checked; an example the relief chain kept under the
+    trigger (it happens near :data:`COMPACTS_AT`: one of 1,700 lines on Anthropic ended with
+    no summary) checked no summary and is not counted (``assume``)."""
+    assume(_run(sizes, provider) >= 1)
 
 
 #: Tool-output lines after which a session of :func:`_run` has compacted at least once (the
 #: relief clears old results first; sessions of 1,000-1,400 lines still end without a summary
-#: on some shapes, none of 1,700 lines did over the shapes tried).
+#: on some shapes, and one of 1,700 did).
 COMPACTS_AT = 1700
