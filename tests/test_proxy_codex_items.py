@@ -28,10 +28,10 @@ pytest.importorskip("prometheus_client", reason="prometheus-client is not instal
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
-from regio.layout.render.openai import check_openai_responses
 
 from proxy_loops import OUTPUT, READ, READ_SCHEMA, WINDOW, blueprint, file_text, proxied, sdk_client
 from proxy_support import ScriptedUpstream, Step
+from regio.layout.render.openai import check_openai_responses
 
 SYSTEM = "You are Codex, a coding agent. Edit files with apply_patch, run commands in the shell."
 TASK = "Fix every module of the repository."

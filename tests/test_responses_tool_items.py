@@ -15,10 +15,10 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from regio.layout.render.openai import check_openai_responses
 
 from regio.adapters.chat import response_items
 from regio.content import canonical_json
+from regio.layout.render.openai import check_openai_responses
 from regio.proxy.readers import merge_calls
 from regio.regions import Pinned, SlidingWindow
 from regio.tokens import get_counter
