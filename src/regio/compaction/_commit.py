@@ -11,18 +11,18 @@ from typing import Any
 from regio.content import Entry
 from regio.errors import CompactionError, SummaryRejected
 from regio.regions import CompactHistory, PendingCompaction
+from regio.session._session import Session
 from regio.session._textadmit import admit_value
 from regio.summarizers._hierarchy import SummaryOutcome
 from regio.summarizers._protocol import check_summary, summarizer_limits
 
 from . import _durable as durable
-from ._compactor import Compactor
 
 __all__ = ["commit_summary"]
 
 
 def commit_summary(
-    c: Compactor,
+    c: Session,
     p: PendingCompaction,
     outcome: SummaryOutcome,
     previous: Entry | None,

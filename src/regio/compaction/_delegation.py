@@ -29,8 +29,8 @@ from typing import Any
 
 from regio.errors import RegioError
 from regio.layout.provider_compaction import COMPACTION_APIS, ProviderCompaction
+from regio.session._session import CompactionResult, Session, Steps
 
-from ._compactor import CompactionResult, Compactor, Steps
 from ._flushes import manual_steps
 
 __all__ = [
@@ -117,7 +117,7 @@ def attach_item(window: Any, summary_ids: tuple[str, ...], api: str, item: Any) 
     )
 
 
-def adopt_steps(c: Compactor, api: str, item: Any) -> Steps[CompactionResult | None]:
+def adopt_steps(c: Session, api: str, item: Any) -> Steps[CompactionResult | None]:
     """``Engine.adopt_compaction`` / ``aadopt_compaction``: the provider compacted the
     conversation of the last request and returned ``item`` (Anthropic's ``compaction`` block,
     ``api="anthropic"``; OpenAI's Responses ``compaction`` item, ``api="openai_responses"``).

@@ -15,7 +15,7 @@ Typical loop::
 Parts (none of them knows the engine): :class:`EngineOptions` (frozen; handed to the parts by
 :func:`regio.engine._parts.apply_options`), :class:`EngineBudget` (counting; ``ceiling =
 min(window max, model context window) - output reserve - tool schemas - system overhead``,
-against the estimate corrected by :class:`regio.tokens.Calibration`), :class:`Compactor` (the
+against the estimate corrected by :class:`regio.tokens.Calibration`), :class:`Session` (the
 compaction flush, sync and async), :class:`SessionState`, :class:`UsageLedger`, overflow
 recovery (:mod:`regio.engine._recovery`), the context tools (:mod:`regio.engine._tools`) and
 persistence (:mod:`regio.persistence._statefile`). Events go through the window's bus. Every call
@@ -33,7 +33,7 @@ import attrs
 
 from regio.compaction import _flush as cp
 from regio.compaction import _flushes as flushing
-from regio.compaction._compactor import CompactionBook, CompactionResult, Compactor
+from regio.compaction._compactor import run_steps
 from regio.compaction._delegation import adopt_steps
 from regio.compaction._writes import clear_region, release_from, write_steps
 from regio.content import Block, Entry, Message, Thinking, ToolUse
@@ -44,6 +44,7 @@ from regio.regions import PendingCompaction, Refusal, Window, WriteResult
 from regio.sdk._objects import response_message, usage_of
 from regio.session._budget import EngineBudget
 from regio.session._options import EngineOptions
+from regio.session._session import CompactionBook, CompactionResult, Session
 from regio.session._state import SessionState
 from regio.session._transcript import Transcript, TranscriptRecord
 from regio.session._usage import PriceLookup, UsageLedger, UsageRecord, normalize_usage
@@ -103,7 +104,7 @@ class Engine(AsyncEntries, SavedEngine):
         self.budget = EngineBudget(
             window=window, options=opts, calibration=calibration or Calibration()
         )
-        self.compactor = Compactor(
+        self.session = Session(
             window=window,
             options=opts,
             summarizer=summarizer,
@@ -113,7 +114,7 @@ class Engine(AsyncEntries, SavedEngine):
         )
         self.ledger = ledger or UsageLedger()
         self.state = SessionState(**state)
-        self.compactor.session = self.state
+        self.session.state = self.state
         self.options = opts  # the cache terms follow the options
         self.store_mark: Any = (
             None  # its place in a session store (regio.persistence.store.StoreMark)
@@ -157,22 +158,22 @@ class Engine(AsyncEntries, SavedEngine):
     @property
     def options(self) -> EngineOptions:
         """The engine's :class:`EngineOptions` (frozen; assign new ones to change them: they
-        reach the budget, the compactor and the cache terms, :func:`apply_options`)."""
+        reach the budget, the session and the cache terms, :func:`apply_options`)."""
         return self.budget.options
 
     @options.setter
     def options(self, value: EngineOptions) -> None:
-        apply_options(self.window, self.budget, self.compactor, value)
+        apply_options(self.window, self.budget, self.session, value)
 
     @property
     def summarizer(self) -> Any:
         """The summarizer compactions call (assignable)."""
-        return self.compactor.summarizer
+        return self.session.summarizer
 
     @summarizer.setter
     def summarizer(self, value: Any) -> None:
-        self.compactor.summarizer = value
-        apply_options(self.window, self.budget, self.compactor, self.options)  # its size
+        self.session.summarizer = value
+        apply_options(self.window, self.budget, self.session, self.options)  # its size
 
     @property
     def render_log(self) -> RenderLog:
@@ -191,12 +192,12 @@ class Engine(AsyncEntries, SavedEngine):
     @property
     def book(self) -> CompactionBook:
         """Compaction bookkeeping (strikes, versions, the last result)."""
-        return self.compactor.book
+        return self.session.book
 
     @property
     def transcript_log(self) -> Transcript:
         """The canonical append-only log."""
-        return self.compactor.transcript
+        return self.session.transcript
 
     @property
     def counter(self) -> TokenCounter:
@@ -260,8 +261,8 @@ class Engine(AsyncEntries, SavedEngine):
         (:func:`regio.compaction._room.room_steps`; one the window cannot hold
         first compacts an elastic conversation that grew into its room,
         :func:`regio.compaction._room.window_room_steps`)."""
-        steps = write_steps(self.compactor, region, content, key=key, strict=strict)
-        return self.compactor.run(steps)
+        steps = write_steps(self.session, region, content, key=key, strict=strict)
+        return run_steps(self.session, steps)
 
     def append(
         self, region: str, content: str | Block | Sequence[Block], *, strict: bool = False
@@ -280,12 +281,12 @@ class Engine(AsyncEntries, SavedEngine):
     ) -> list[Entry]:
         """Release by ``key``, ``index`` (its whole unit) or the ``oldest`` N units; returns the
         removed entries (they stay in the transcript)."""
-        return release_from(self.compactor, region, key=key, index=index, oldest=oldest)
+        return release_from(self.session, region, key=key, index=index, oldest=oldest)
 
     @transactional
     def clear(self, region: str) -> list[Entry]:
         """Clear ``region`` (protected units stay); returns the removed entries."""
-        return clear_region(self.compactor, region)
+        return clear_region(self.session, region)
 
     # ----- conversation ------------------------------------------------------------------
     @transactional
@@ -297,7 +298,7 @@ class Engine(AsyncEntries, SavedEngine):
         (:meth:`add_observation`).
         Raises :class:`ValueError` for ``observation`` on anything but a user text and
         :class:`regio.errors.RegionFullError` when the conversation refuses the message."""
-        return self.compactor.run(self._message_steps(message, tokens, observation))
+        return run_steps(self.session, self._message_steps(message, tokens, observation))
 
     def add_user(
         self, text: str | Sequence[Block], *, tokens: int | None = None, observation: bool = False
@@ -384,7 +385,7 @@ class Engine(AsyncEntries, SavedEngine):
         (:func:`regio.sdk._objects.tool_specs`). Returns ``(request, payload)``; the layout
         state is kept for the next call."""
         steps = self._request_steps(provider, model, tools, api, max_tokens, flush, extra)
-        return self.compactor.run(steps)
+        return run_steps(self.session, steps)
 
     # ----- overflow recovery and usage ---------------------------------------------------
     @transactional
@@ -393,7 +394,7 @@ class Engine(AsyncEntries, SavedEngine):
         and returns a :class:`RetryToken` (retry the call once); a second refusal raises
         :class:`ContextOverflowError` with the numbers and the provider's error. Any other
         error is re-raised unchanged when it is an exception, else ``None`` is returned."""
-        return self.compactor.run(recover_steps(self.compactor, self.budget, self.state, error))
+        return run_steps(self.session, recover_steps(self.session, self.budget, self.state, error))
 
     def classify(self, error: Any) -> OverflowInfo | None:
         """:func:`regio.providers.overflow.classify_overflow`: the length refusal or None."""
@@ -425,7 +426,7 @@ class Engine(AsyncEntries, SavedEngine):
         """Flush pending compactions now (call at a turn boundary; :meth:`request` does it).
         Returns what was done, or ``None`` when nothing was pending. Raises
         :class:`CompactionNoProgressError` after N passes that free nothing."""
-        return self.compactor.run(flushing.queued_steps(self.compactor))
+        return run_steps(self.session, flushing.queued_steps(self.session))
 
     @transactional
     def compact(
@@ -451,7 +452,7 @@ class Engine(AsyncEntries, SavedEngine):
         ``compaction_started`` / ``compaction_finished`` events are emitted either way. Raises
         :class:`ValueError` for a negative limit or target, or a fraction outside ``[0, 1]``."""
         limits = (keep_tokens, keep_messages, keep_fraction, target_tokens)
-        return self.compactor.run(flushing.manual_steps(self.compactor, instructions, *limits))
+        return run_steps(self.session, flushing.manual_steps(self.session, instructions, *limits))
 
     @transactional
     def adopt_compaction(self, api: str, item: Any) -> CompactionResult | None:
@@ -459,14 +460,14 @@ class Engine(AsyncEntries, SavedEngine):
         compaction block or item for ``api``): :func:`regio.compaction._delegation.adopt_steps`,
         which keeps a readable summary of the same span beside it. ``None``: nothing to compact.
         Raises :class:`regio.compaction._delegation.ProviderCompactionError` for a bad item."""
-        return self.compactor.run(adopt_steps(self.compactor, api, item))
+        return run_steps(self.session, adopt_steps(self.session, api, item))
 
     @transactional
     def schedule_compaction(self, instructions: str | None = None) -> None:
         """Compact at the next turn boundary (used by the agent's ``compact`` tool, which runs
         mid-turn): queues the compactable content; ``instructions`` are added to the standing
         requirements."""
-        cp.schedule_compaction(self.compactor, instructions)
+        cp.schedule_compaction(self.session, instructions)
 
     # ----- tools -------------------------------------------------------------------------
     def tools(self) -> list[ToolSpec]:
@@ -478,15 +479,15 @@ class Engine(AsyncEntries, SavedEngine):
         """Run a context tool; returns a :class:`ContextToolOutcome` whose ``text`` goes back
         to the agent. Mistakes and refusals come back as instructive text, never as
         exceptions."""
-        return self.compactor.run(tool_steps(self.compactor, name, arguments))
+        return run_steps(self.session, tool_steps(self.session, name, arguments))
 
     @transactional
     def repair(self) -> list[HistoryRepaired]:
         """Make a broken conversation valid in place, losing nothing from the transcript
         (:mod:`regio.engine._repairs`); returns each change (also an event). Idempotent."""
-        return repair_window(self.compactor)
+        return repair_window(self.session)
 
     # ----- snapshot (saving and loading: SavedEngine) ------------------------------------
     def snapshot(self) -> EngineSnapshot:
         """A per-region breakdown of the window (:class:`EngineSnapshot`)."""
-        return take_snapshot(self.compactor, self.budget, self.ledger, self.state.last_request)
+        return take_snapshot(self.session, self.budget, self.ledger, self.state.last_request)

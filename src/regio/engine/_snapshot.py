@@ -15,10 +15,10 @@ from typing import Any
 
 import msgspec
 
-from regio.compaction._compactor import CompactionResult, Compactor
 from regio.layout import RegionWatch, Request
 from regio.layout.observe import placement_note
 from regio.session._budget import EngineBudget
+from regio.session._session import CompactionResult, Session
 from regio.session._usage import UsageLedger, UsageRecord, UsageTotals
 
 __all__ = [
@@ -151,9 +151,9 @@ def region_snapshots(
 
 
 def take_snapshot(
-    c: Compactor, budget: EngineBudget, ledger: UsageLedger, last_request: Request | None
+    c: Session, budget: EngineBudget, ledger: UsageLedger, last_request: Request | None
 ) -> EngineSnapshot:
-    """The :class:`EngineSnapshot` of an engine's parts: its compactor (window, transcript,
+    """The :class:`EngineSnapshot` of an engine's parts: its session (window, transcript,
     book), budget, usage ledger and last request."""
     window = c.window
     cache, sizes = cache_outcomes(last_request, ledger.last)

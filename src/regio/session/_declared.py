@@ -92,6 +92,6 @@ def adopt_context_window(engine: Any, declared: int | None, source: str) -> int 
             stacklevel=2,
         )
     options = attrs.evolve(engine.options, context_window=used)
-    engine.options = options  # an Engine hands them to its budget and its compactor
+    engine.options = options  # an Engine hands them to its budget and its session
     engine.emit(ContextWindowAdopted(current, declared, used, source))
     return used

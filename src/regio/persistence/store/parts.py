@@ -97,7 +97,7 @@ def keep_last_compaction(bare: Any, rec: Recorder) -> tuple[Any, str | None]:
 def last_compaction_of(state: Any, key: str | None, entries: Mapping[str, bytes]) -> Any:
     """``state`` with the compaction book's last result from its record (the inverse of
     :func:`keep_last_compaction`). Raises :class:`DamagedListError` when it is missing."""
-    from regio.compaction._compactor import CompactionResult
+    from regio.session._session import CompactionResult
 
     if key is None:
         return state
