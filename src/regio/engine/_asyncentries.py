@@ -85,7 +85,7 @@ class AsyncEntries:
         def events(self) -> EventBus: ...
 
         def observe(
-            self, usage: Any, *, provider: str | None = None, model: str | None = None
+            self, usage: object, *, provider: str | None = None, model: str | None = None
         ) -> UsageRecord: ...
 
     # ----- step builders (shared with the sync entries) ----------------------------------
@@ -194,7 +194,7 @@ class AsyncEntries:
         message = tool_message(tool_use_id, content, is_error, final, media)
         return await self.aadd_message(message, tokens=tokens)
 
-    async def aadd_response(self, response: Any, *, observe: bool = False) -> Entry:
+    async def aadd_response(self, response: object, *, observe: bool = False) -> Entry:
         """``Engine.add_response`` (:meth:`aadd_message`)."""
         message, usage = response_message(response)
         if observe:  # the usage is read first, so a usage it cannot read stores nothing
@@ -233,7 +233,7 @@ class AsyncEntries:
         return await arun_steps(self.session, self._boundary_steps(provider, model))
 
     @atransactional
-    async def arecover_overflow(self, error: Any) -> RetryToken | None:
+    async def arecover_overflow(self, error: object) -> RetryToken | None:
         """``Engine.recover_overflow`` awaiting an async summarizer for its compaction."""
         steps = recover_steps(self.session, self.budget, self.state, error)
         return await arun_steps(self.session, steps)
@@ -260,12 +260,12 @@ class AsyncEntries:
         return await arun_steps(self.session, steps)
 
     @atransactional
-    async def aadopt_compaction(self, api: str, item: Any) -> CompactionResult | None:
+    async def aadopt_compaction(self, api: str, item: object) -> CompactionResult | None:
         """``Engine.adopt_compaction`` awaiting an async summarizer."""
         return await arun_steps(self.session, adopt_steps(self.session, api, item))
 
     # ----- tools -------------------------------------------------------------------------
     @atransactional
-    async def ahandle_tool_call(self, name: str, arguments: Any) -> ContextToolOutcome:
+    async def ahandle_tool_call(self, name: str, arguments: object) -> ContextToolOutcome:
         """``Engine.handle_tool_call`` awaiting an async summarizer when a write makes room."""
         return await arun_steps(self.session, tool_steps(self.session, name, arguments))

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
@@ -62,6 +62,12 @@ from ._snapshot import EngineSnapshot, take_snapshot
 from ._streaming import AssistantStream
 from ._tools import ContextToolOutcome, offered_tool_specs, tool_steps
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from regio.blueprint import Blueprint
+    from regio.summarizers._protocol import SummaryFn
+
 __all__ = ["Engine"]
 
 #: Keyword arguments of :class:`Engine` that are session state (:class:`SessionState`).
@@ -84,7 +90,7 @@ class Engine(AsyncEntries, SavedEngine):
         window: Window,
         *,
         options: EngineOptions | None = None,
-        summarizer: Any = None,
+        summarizer: SummaryFn | None = None,
         clock: Callable[[], float] = time.time,
         calibration: Calibration | None = None,
         ledger: UsageLedger | None = None,
@@ -124,9 +130,9 @@ class Engine(AsyncEntries, SavedEngine):
     @classmethod
     def from_blueprint(
         cls,
-        blueprint: Any,
+        blueprint: str | Path | Blueprint,
         *,
-        summarizer: Any = None,
+        summarizer: SummaryFn | None = None,
         token_counter: TokenCounter | None = None,
         allow_custom_hooks: bool = False,
         clock: Callable[[], float] | None = None,
@@ -171,7 +177,7 @@ class Engine(AsyncEntries, SavedEngine):
         return self.session.summarizer
 
     @summarizer.setter
-    def summarizer(self, value: Any) -> None:
+    def summarizer(self, value: SummaryFn) -> None:
         self.session.summarizer = value
         apply_options(self.window, self.budget, self.session, self.options)  # its size
 
@@ -342,7 +348,7 @@ class Engine(AsyncEntries, SavedEngine):
         message = tool_message(tool_use_id, content, is_error, final, media)
         return self.add_message(message, tokens=tokens)
 
-    def add_response(self, response: Any, *, observe: bool = False) -> Entry:
+    def add_response(self, response: object, *, observe: bool = False) -> Entry:
         """Append the assistant message of a provider response: an Anthropic ``Message``, an
         OpenAI ``ChatCompletion`` or a Responses ``Response``, as SDK object or dict
         (:func:`regio.sdk._objects.response_message`). With ``observe`` its usage is also
@@ -389,20 +395,20 @@ class Engine(AsyncEntries, SavedEngine):
 
     # ----- overflow recovery and usage ---------------------------------------------------
     @transactional
-    def recover_overflow(self, error: Any) -> RetryToken | None:
+    def recover_overflow(self, error: object) -> RetryToken | None:
         """Answer a provider error. A context-length refusal compacts to half the allowance
         and returns a :class:`RetryToken` (retry the call once); a second refusal raises
         :class:`ContextOverflowError` with the numbers and the provider's error. Any other
         error is re-raised unchanged when it is an exception, else ``None`` is returned."""
         return run_steps(self.session, recover_steps(self.session, self.budget, self.state, error))
 
-    def classify(self, error: Any) -> OverflowInfo | None:
+    def classify(self, error: object) -> OverflowInfo | None:
         """:func:`regio.providers.overflow.classify_overflow`: the length refusal or None."""
         return classify_overflow(error)
 
     @transactional
     def observe(
-        self, usage: Any, *, provider: str | None = None, model: str | None = None
+        self, usage: object, *, provider: str | None = None, model: str | None = None
     ) -> UsageRecord:
         """Record the provider-reported usage of the last request (Anthropic or OpenAI shapes,
         objects or dicts; ``None`` when the provider reports none). Feeds
@@ -455,7 +461,7 @@ class Engine(AsyncEntries, SavedEngine):
         return run_steps(self.session, flushing.manual_steps(self.session, instructions, *limits))
 
     @transactional
-    def adopt_compaction(self, api: str, item: Any) -> CompactionResult | None:
+    def adopt_compaction(self, api: str, item: object) -> CompactionResult | None:
         """The provider compacted the last request's conversation and returned ``item`` (its
         compaction block or item for ``api``): :func:`regio.compaction._delegation.adopt_steps`,
         which keeps a readable summary of the same span beside it. ``None``: nothing to compact.
@@ -475,7 +481,7 @@ class Engine(AsyncEntries, SavedEngine):
         return offered_tool_specs(self.window, self.options.context_tools, self.options.relief)
 
     @transactional
-    def handle_tool_call(self, name: str, arguments: Any) -> ContextToolOutcome:
+    def handle_tool_call(self, name: str, arguments: object) -> ContextToolOutcome:
         """Run a context tool; returns a :class:`ContextToolOutcome` whose ``text`` goes back
         to the agent. Mistakes and refusals come back as instructive text, never as
         exceptions."""

@@ -21,8 +21,6 @@ Only the prompt view shrinks; the transcript keeps everything.
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from regio.compaction import _flush as cp
@@ -74,7 +72,7 @@ def _bounded_ratio(budget: EngineBudget, raw: int, info: OverflowInfo) -> float:
 
 
 def _fail(
-    c: Session, budget: EngineBudget, info: OverflowInfo, error: Any, reason: str, estimated: int
+    c: Session, budget: EngineBudget, info: OverflowInfo, error: object, reason: str, estimated: int
 ) -> None:
     c.emit(OverflowFailed(info.reported, info.maximum, estimated, reason))
     raise ContextOverflowError(
@@ -91,7 +89,7 @@ def _fail(
 
 
 def recover_steps(
-    c: Session, budget: EngineBudget, state: SessionState, error: Any
+    c: Session, budget: EngineBudget, state: SessionState, error: object
 ) -> Steps[RetryToken | None]:
     """Answer ``error`` (module doc): compact toward half the allowance and return a
     :class:`RetryToken`, return ``None`` / re-raise for anything that is not a length refusal,

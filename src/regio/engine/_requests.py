@@ -287,7 +287,7 @@ def observe_usage(
     budget: EngineBudget,
     state: SessionState,
     emit: Callable[[Event], None],
-    usage: Any,
+    usage: object,
     provider: str | None,
     model: str | None,
 ) -> UsageRecord:

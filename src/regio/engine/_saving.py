@@ -17,7 +17,11 @@ from regio.session._usage import PriceLookup, rule_prices
 from regio.tokens import TokenCounter
 
 if TYPE_CHECKING:
+    from regio.blueprint import Blueprint
+    from regio.persistence.store.base import SessionStore
+    from regio.persistence.store.lease import SessionLease
     from regio.session._options import EngineOptions
+    from regio.summarizers._protocol import SummaryFn
 
 __all__ = ["SavedEngine"]
 
@@ -40,7 +44,12 @@ class SavedEngine:
         return save_engine(self, path)
 
     def save_to(
-        self, store: Any, session_id: str | None = None, *, lease: Any = None, create: bool = False
+        self,
+        store: SessionStore,
+        session_id: str | None = None,
+        *,
+        lease: SessionLease | None = None,
+        create: bool = False,
     ) -> int:
         """Save incrementally into a :class:`regio.persistence.store.SessionStore` as ``session_id``
         (default the ``session_id`` option): the records since the last load or save, plus the
@@ -57,7 +66,7 @@ class SavedEngine:
         return save_session(self, store, sid, lease=lease, create=create).version
 
     @classmethod
-    def load_from(cls: type[E], store: Any, session_id: str, **kwargs: Any) -> E:
+    def load_from(cls: type[E], store: SessionStore, session_id: str, **kwargs: Any) -> E:
         """Restore ``session_id`` from a :class:`regio.persistence.store.SessionStore` (keywords as
         :meth:`load`). Raises :class:`regio.persistence.store.SessionNotFoundError`."""
         from regio.persistence.store import load_session
@@ -71,12 +80,12 @@ class SavedEngine:
         cls: type[E],
         path: str | Path,
         *,
-        summarizer: Any = None,
+        summarizer: SummaryFn | None = None,
         token_counter: TokenCounter | None = None,
         allow_custom_hooks: bool = False,
         clock: Callable[[], float] | None = None,
         prices: PriceLookup | None = None,
-        blueprint: Any = None,
+        blueprint: str | Path | Blueprint | None = None,
     ) -> E:
         """Restore an engine saved with :meth:`save` (pending compactions, layout state,
         calibration, transcript and ledger included). Custom hooks come only from

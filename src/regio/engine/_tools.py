@@ -92,7 +92,7 @@ def _echo_chars(c: Session) -> int:
     return c.options.tool_limits.echo_chars
 
 
-def _q(c: Session, value: Any) -> str:
+def _q(c: Session, value: object) -> str:
     """``value`` (agent input) quoted, bounded."""
     return echo(value, _echo_chars(c))
 
@@ -234,12 +234,12 @@ def _todo(c: Session, name: str, args: dict[str, Any]) -> ContextToolOutcome:
     )
 
 
-def handle_tool_call(c: Session, name: str, arguments: Any) -> ContextToolOutcome:
+def handle_tool_call(c: Session, name: str, arguments: object) -> ContextToolOutcome:
     """:func:`tool_steps` driven synchronously (:meth:`Session.run`)."""
     return run_steps(c, tool_steps(c, name, arguments))
 
 
-def tool_steps(c: Session, name: str, arguments: Any) -> Steps[ContextToolOutcome]:
+def tool_steps(c: Session, name: str, arguments: object) -> Steps[ContextToolOutcome]:
     """Run context tool ``name`` with ``arguments`` (a dict or JSON text); never raises for the
     agent's mistakes (module doc): a bad name or argument, or a :class:`RegioError` the call
     provokes, comes back as a :class:`ContextToolOutcome` with ``ok`` false. A step generator:

@@ -12,7 +12,7 @@ store, read on demand (:class:`OriginalsSource`) instead of all at load."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 import msgspec
@@ -83,7 +83,12 @@ class Originals(dict[str, ToolResult]):
 
     __slots__ = ("_added", "_replaced", "_source", "changes", "where")
 
-    def __init__(self, items: Any = (), *, source: OriginalsSource | None = None) -> None:
+    def __init__(
+        self,
+        items: Mapping[str, ToolResult] | Iterable[tuple[str, ToolResult]] = (),
+        *,
+        source: OriginalsSource | None = None,
+    ) -> None:
         super().__init__(items)
         #: call ids in the order they were set since this mapping was built
         self.changes: list[str] = []
