@@ -226,7 +226,9 @@ class Originals(dict[str, ToolResult]):
         for k, v in dict(*args, **kwargs).items():
             self[k] = v
 
-    def __ior__(self, other: Any) -> Originals:  # type: ignore[override,misc]
+    def __ior__(  # type: ignore[override,misc]
+        self, other: Mapping[str, ToolResult] | Iterable[tuple[str, ToolResult]]
+    ) -> Originals:
         self.update(other)  # logged like any set (dict's |= would bypass it)
         return self
 
