@@ -20,11 +20,29 @@ import msgspec
 
 from regio.content import Block, Entry, Text, ToolResult
 from regio.policies import relief as rp
-from regio.session._reliefbook import missing_original
 from regio.session._session import Session
 from regio.session._transcript import TranscriptRecord
 
-__all__ = ["original_result", "restore", "with_originals"]
+__all__ = ["missing_original", "original_result", "restore", "with_originals"]
+
+
+def missing_original(originals: dict[str, ToolResult], call_id: str) -> Exception:
+    """The :class:`regio.persistence.store.SessionStoreError` of an original the session kept on
+    admission (the transcript record of the call's result says so, ``TranscriptRecord.kept``)
+    that ``originals`` (an :class:`regio.session._reliefbook.Originals`, named by its
+    ``where``) no longer holds: its stored records were deleted or lost. The message names the
+    call, says the transcript holds only the shortened result, and what to do (the agent reads
+    it from ``context_restore``)."""
+    from regio.persistence.store.errors import SessionStoreError
+
+    where = getattr(originals, "where", "this session")
+    return SessionStoreError(
+        f"{where}: the original of call {call_id!r} is missing: its result was "
+        "shortened on admission (trimmed or routed) and kept whole as a relief original, which "
+        "the session no longer holds (its stored records were deleted or lost). The "
+        "conversation holds only the shortened result, which is not the original: call the "
+        "tool again for its full result, or restore the session from a file save"
+    )
 
 
 def with_originals(c: Session, entries: Sequence[Entry]) -> list[Entry]:
@@ -79,7 +97,7 @@ def _admitted_result(
 def _kept(c: Session, call_id: str, record: TranscriptRecord | None) -> ToolResult | None:
     """The original kept for ``call_id`` (``None``: none). Raises
     :class:`regio.persistence.store.SessionStoreError`
-    (:func:`regio.session._reliefbook.missing_original`)
+    (:func:`missing_original`)
     when there is none but ``record``, the transcript record of the message carrying the
     call's result, says admission kept one: that message holds the shortened result, never
     to be taken for the original."""
@@ -123,7 +141,7 @@ def restore(c: Session, call_id: str) -> tuple[str, bool]:
     transcript's index (the first such lookup after a lazy load decodes the stored
     records). An original kept on admission that the session no longer holds (its stored
     records deleted or lost) raises :class:`regio.persistence.store.SessionStoreError` naming the
-    call (:func:`regio.session._reliefbook.missing_original`; ``context_restore`` hands the agent
+    call (:func:`missing_original`; ``context_restore`` hands the agent
     its text), never the transcript's shortened result."""
     live = _live_result_entry(c, call_id)
     original = _live_original(c, live, call_id) if live is not None else None

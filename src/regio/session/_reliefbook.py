@@ -25,7 +25,6 @@ __all__ = [
     "OriginalsSource",
     "ReliefBook",
     "StageTally",
-    "missing_original",
 ]
 
 #: Stages of the chain in report order: ``dedupe``, ``clear`` and ``trim`` run under token
@@ -250,24 +249,6 @@ class Originals(dict[str, ToolResult]):
 
     def clear(self) -> None:
         raise TypeError("relief originals are append-only: an original is never removed")
-
-
-def missing_original(originals: dict[str, ToolResult], call_id: str) -> Exception:
-    """The :class:`regio.persistence.store.SessionStoreError` of an original the session kept on
-    admission (the transcript record of the call's result says so, ``TranscriptRecord.kept``) that
-    ``originals`` (an :class:`Originals`, named by its ``where``) no longer holds: its stored
-    records were deleted or lost. The message names the call, says the transcript holds only
-    the shortened result, and what to do (the agent reads it from ``context_restore``)."""
-    from regio.persistence.store.errors import SessionStoreError
-
-    where = getattr(originals, "where", "this session")
-    return SessionStoreError(
-        f"{where}: the original of call {call_id!r} is missing: its result was "
-        "shortened on admission (trimmed or routed) and kept whole as a relief original, which "
-        "the session no longer holds (its stored records were deleted or lost). The "
-        "conversation holds only the shortened result, which is not the original: call the "
-        "tool again for its full result, or restore the session from a file save"
-    )
 
 
 class ReliefBook(msgspec.Struct):
