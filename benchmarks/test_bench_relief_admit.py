@@ -57,7 +57,7 @@ def _admit_time(entries: int) -> float:
     for _ in range(7):
         start = time.perf_counter()
         for _ in range(200):
-            reliefadmit.admit(engine.compactor, REPORT, None)
+            reliefadmit.admit(engine.session, REPORT, None)
         runs.append((time.perf_counter() - start) / 200)
     return statistics.median(runs)
 
@@ -71,5 +71,5 @@ def test_admitting_a_progress_report_costs_the_same_in_a_large_window() -> None:
 @pytest.mark.parametrize("entries", [400, 4000])
 def test_bench_admit_progress_report(benchmark: Any, entries: int) -> None:
     engine = _engine_with(entries)
-    admission = benchmark(reliefadmit.admit, engine.compactor, REPORT, None)
+    admission = benchmark(reliefadmit.admit, engine.session, REPORT, None)
     assert admission.message == REPORT  # no rule for the job's tool: admitted as is

@@ -64,13 +64,13 @@ def _engine_with(entries: int) -> Any:
 
 def _restore_time(entries: int) -> float:
     engine, newest = _engine_with(entries)
-    text, ok = relief_originals.restore(engine.compactor, newest)
+    text, ok = relief_originals.restore(engine.session, newest)
     assert not ok and "unchanged" in text
     runs = []
     for _ in range(9):
         start = time.perf_counter()
         for _ in range(1000):
-            relief_originals.restore(engine.compactor, newest)
+            relief_originals.restore(engine.session, newest)
         runs.append((time.perf_counter() - start) / 1000)
     return min(runs)  # the least disturbed run: the machine is shared
 
@@ -99,20 +99,20 @@ def _oldest_times(entries: int) -> tuple[float, float]:
     """``(oldest call, unchanged; oldest call, first restore after its result was cleared)``:
     each the fastest of 9 runs of 200 restores."""
     engine, _ = _engine_with(entries)
-    text, ok = relief_originals.restore(engine.compactor, "c0")
+    text, ok = relief_originals.restore(engine.session, "c0")
     assert not ok and "unchanged" in text
     conv, at, placeholder = _cleared(engine, "c0")
     steady, after_clear = [], []
     for _ in range(9):
         start = time.perf_counter()
         for _ in range(200):
-            relief_originals.restore(engine.compactor, "c0")
+            relief_originals.restore(engine.session, "c0")
         steady.append((time.perf_counter() - start) / 200)
         total = 0.0
         for _ in range(200):
             conv.rewrite_entry(at, placeholder)  # an edit since the last restore
             start = time.perf_counter()
-            text, ok = relief_originals.restore(engine.compactor, "c0")
+            text, ok = relief_originals.restore(engine.session, "c0")
             total += time.perf_counter() - start
         assert ok and text == "ok 0"
         after_clear.append(total / 200)
@@ -125,13 +125,13 @@ def _after_a_release(entries: int, which: int) -> float:
     answered from the newest entries), the fastest of 15; not a target, printed only."""
     engine, _ = _engine_with(entries)
     conv = engine.window.conversation
-    relief_originals.restore(engine.compactor, "c0")
+    relief_originals.restore(engine.session, "c0")
     runs = []
     for _ in range(15):
         engine.release("conversation", oldest=1)
         calls = [b.id for e in conv.entries for b in e.blocks if isinstance(b, ToolUse)]
         start = time.perf_counter()
-        relief_originals.restore(engine.compactor, calls[which])
+        relief_originals.restore(engine.session, calls[which])
         runs.append(time.perf_counter() - start)
     return min(runs)
 
@@ -156,5 +156,5 @@ def test_restoring_the_oldest_call_costs_the_same_as_the_newest() -> None:
 @pytest.mark.parametrize("entries", [400, 4000])
 def test_bench_restore_oldest_call(benchmark: Any, entries: int) -> None:
     engine, _ = _engine_with(entries)
-    text, ok = benchmark(relief.restore, engine.compactor, "c0")
+    text, ok = benchmark(relief.restore, engine.session, "c0")
     assert not ok and "unchanged" in text

@@ -96,7 +96,7 @@ def _retained(turns: int) -> tuple[int, int]:
     s.advance_to(turns)
     gc.collect()
     total = tracemalloc.get_traced_memory()[0] - base
-    s.engine.compactor.transcript = Transcript()
+    s.engine.session.transcript = Transcript()
     gc.collect()
     without = tracemalloc.get_traced_memory()[0] - base
     tracemalloc.stop()

@@ -1,5 +1,5 @@
-"""The cache's warmth is tested in one place (``Compactor.cache_expired``): the cache-expiry
-compaction (``flushing.queue_expired``) and the fork decision (``Compactor.fork_terms``) read
+"""The cache's warmth is tested in one place (``Session.cache_expired``): the cache-expiry
+compaction (``flushing.queue_expired``) and the fork decision (``Session.fork_terms``) read
 it, so they cannot disagree about the same clock (they were two copies with inverted logic)."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def test_the_cache_is_expired_exactly_when_the_ttl_has_passed_and_both_readers_a
 ) -> None:
     clock = [100.0]
     engine = Engine.from_blueprint(BLUEPRINT, clock=lambda: clock[0])
-    c = engine.compactor
+    c = engine.session
     ttl = c.cache_ttl_s
     assert ttl is not None  # Anthropic's rule: 5 minutes
     assert not c.cache_expired() and c.fork_terms()["warm"]  # nothing sent yet: warm

@@ -111,8 +111,8 @@ def test_an_expired_cache_moves_compaction_earlier() -> None:
     for idle, compacts in ((10.0, False), (301.0, True)):
         clock = [0.0]
         engine = _conversation(ev={"target": 20_000})
-        engine.compactor.clock = lambda c=clock: c[0]
-        engine.compactor.cache_ttl_s = 300.0
+        engine.session.clock = lambda c=clock: c[0]
+        engine.session.cache_ttl_s = 300.0
         conv = engine.window.region("conversation")
         conv.cost_terms = ANTHROPIC
         engine.add_user("go")

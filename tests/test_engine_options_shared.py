@@ -21,7 +21,7 @@ def test_assigned_options_reach_the_budget_and_the_compactor() -> None:
     new = attrs.evolve(engine.options, context_window=9000, standing_instructions="keep ids")
     engine.options = new
     assert engine.budget.options is new
-    assert engine.compactor.options is new
+    assert engine.session.options is new
     assert engine.options is new
 
 
@@ -29,7 +29,7 @@ def test_an_adopted_context_window_changes_the_ceiling() -> None:
     engine = _engine()
     before = engine.ceiling()
     adopt_context_window(engine, 2000, "TestProvider")
-    assert engine.compactor.options.context_window == 2000
+    assert engine.session.options.context_window == 2000
     assert engine.ceiling() < before
 
 
@@ -38,7 +38,7 @@ def test_an_adopted_context_window_changes_the_ceiling() -> None:
 def test_every_part_reads_the_same_options(window: int, reserve: int) -> None:
     engine = _engine()
     engine.options = attrs.evolve(engine.options, context_window=window, output_reserve=reserve)
-    assert engine.budget.options == engine.compactor.options == engine.options
+    assert engine.budget.options == engine.session.options == engine.options
     assert engine.budget.options.context_window == window
 
 
@@ -50,7 +50,7 @@ def test_assigned_options_set_the_cache_terms_they_imply() -> None:
         model="claude-sonnet-4-6",
     )
     conv = engine.window.regions[0]
-    assert engine.compactor.cache_ttl_s == 300.0
+    assert engine.session.cache_ttl_s == 300.0
     engine.options = attrs.evolve(engine.options, provider="openai", model="gpt-4.1", ttl="1h")
     fresh = make_engine(
         [SlidingWindow(name="conversation", budget=4000)],
@@ -59,6 +59,6 @@ def test_assigned_options_set_the_cache_terms_they_imply() -> None:
         model="gpt-4.1",
         ttl="1h",
     )
-    assert engine.compactor.cache_ttl_s == fresh.compactor.cache_ttl_s
+    assert engine.session.cache_ttl_s == fresh.session.cache_ttl_s
     assert conv.cache_multipliers == fresh.window.regions[0].cache_multipliers
     assert conv.cache_multipliers != (1.25, 0.1)

@@ -68,7 +68,7 @@ def _session(engine: Any, steps: list[Any], every: int) -> dict[str, Any]:
         "payloads": payloads,
         "events": [e.to_dict() for e in seen],
         "entries": {r.name: msgspec.to_builtins(list(r.entries)) for r in engine.window.regions},
-        "tallies": msgspec.to_builtins(engine.compactor.book.relief.stages),
+        "tallies": msgspec.to_builtins(engine.session.book.relief.stages),
     }
 
 
@@ -207,7 +207,7 @@ def test_a_block_rewritten_since_its_edit_was_memoized_is_weighed_again() -> Non
         engine.add_assistant(f"step {i}", [call])
         engine.add_tool_result(call.id, _result(i, i, 200))
     engine.add_assistant("done", [])
-    c, region = engine.compactor, engine.window.region("conversation")
+    c, region = engine.session, engine.window.region("conversation")
     memo = ReliefMemo()
     first = relief_mod._Pass(c, region, policy, relief_mod._stages(c, policy), memo)
     clear, trim = (next(s for s in first.stages if s.name == n) for n in ("clear", "trim"))

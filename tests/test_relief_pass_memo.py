@@ -72,6 +72,6 @@ def test_a_pass_extracts_each_cleared_results_salient_items_once(
     pressed = region.used_tokens > target
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(relief_mod, "salient_extract", counting)
-        relief_mod.relieve(engine.compactor, region, target)
+        relief_mod.relieve(engine.session, region, target)
     assert bool(calls) == pressed  # under pressure the clear stage weighed its candidates
     assert all(n == 1 for n in calls.values()), calls.most_common(3)

@@ -77,10 +77,10 @@ def test_the_pre_check_lets_the_stages_run_exactly_when_the_dry_run_reaches_the_
     region = checked.window.conversation
     target = int(region.used_tokens * share)
     before = list(region.entries)
-    freed = relief.relieve(checked.compactor, region, target)
+    freed = relief.relieve(checked.session, region, target)
     # the plain dry run: every stage in order toward the target, no pre-check
     plain = dry.window.conversation
-    run = relief._Pass(dry.compactor, plain, policy, relief._stages(dry.compactor, policy))
+    run = relief._Pass(dry.session, plain, policy, relief._stages(dry.session, policy))
     for stage in run.stages:
         if plain.used_tokens <= target:
             break
@@ -110,7 +110,7 @@ def test_a_result_too_small_to_clear_is_still_room_for_the_trim_stage() -> None:
     engine = _built([("bash", 0, 86, 1)], policy)
     region = engine.window.conversation
     target = region.used_tokens // 2
-    assert relief.relieve(engine.compactor, region, target) > 0
+    assert relief.relieve(engine.session, region, target) > 0
     assert region.used_tokens <= target
     assert engine.book.relief.stages["trim"].runs == 1
     assert "clear" not in engine.book.relief.stages or not engine.book.relief.stages["clear"].runs

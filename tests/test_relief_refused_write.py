@@ -132,9 +132,9 @@ def test_a_route_refused_after_the_message_was_admitted_puts_the_full_result_bac
     # the transcript keeps the message as the conversation holds it: the full result
     recorded = engine.transcript_log.tool_result("g1")
     assert recorded is not None and recorded.content == bulky
-    assert relief_originals.original_result(engine.compactor, "g1").content == bulky
+    assert relief_originals.original_result(engine.session, "g1").content == bulky
     assert relief_originals.with_originals(
-        engine.compactor, [engine.transcript_log.message(_last_id(engine))]
+        engine.session, [engine.transcript_log.message(_last_id(engine))]
     )[0].blocks[0] == ToolResult("g1", bulky)
 
 
@@ -172,8 +172,8 @@ def test_a_refused_route_that_no_longer_fits_becomes_a_restorable_placeholder(
     conv = engine.window.region("conversation")
     assert conv.used_tokens <= conv.budget
     assert engine.window.used_tokens <= engine.window.max_tokens
-    assert relief_originals.restore(engine.compactor, "g1") == (bulky, True)
-    assert relief_originals.original_result(engine.compactor, "g1").content == bulky
+    assert relief_originals.restore(engine.session, "g1") == (bulky, True)
+    assert relief_originals.original_result(engine.session, "g1").content == bulky
 
 
 _ROUTED = st.tuples(
@@ -209,9 +209,9 @@ def test_whatever_routes_are_refused_restore_returns_the_original_result(
             conv = engine.window.region("conversation")
             assert conv.used_tokens <= conv.budget
     for call_id, text in originals.items():
-        kept = relief_originals.original_result(engine.compactor, call_id)
+        kept = relief_originals.original_result(engine.session, call_id)
         assert kept is not None and kept.content == text
-        restored, ok = relief_originals.restore(engine.compactor, call_id)
+        restored, ok = relief_originals.restore(engine.session, call_id)
         assert restored == text or not ok
 
 

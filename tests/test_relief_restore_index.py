@@ -133,7 +133,7 @@ def _check_first_lookup(loaded: Any, before: list[int], after: list[int]) -> Non
     ]
     ids = [*names, *(f"c{i}" for i in range(7))]
     found = {i: log.tool_result(i) for i in ids}
-    kept = {i: relief_originals.original_result(loaded.compactor, i) for i in ids}
+    kept = {i: relief_originals.original_result(loaded.session, i) for i in ids}
     assert found == kept == {i: _scan(log, i) for i in ids}
     for n, (call, name) in enumerate(zip(calls, names, strict=True)):
         assert found[name] == ToolResult(name, f"result {n} of c{call}")  # its own result

@@ -73,7 +73,7 @@ def test_restore_answers_what_a_full_scan_of_the_conversation_answers(
         engine.add_tool_result(f"c{call}", words(size, f"r{n}x"))
         engine.request()
     for call in range(14):
-        c = engine.compactor
+        c = engine.session
         assert relief_originals.restore(c, f"c{call}") == _scan_restore(c, f"c{call}")
 
 
@@ -96,7 +96,7 @@ def test_restorable_says_what_the_offered_tools_say(
     policy = None if restore_tool is None else ReliefPolicy(restore_tool=restore_tool)
     engine = make_engine(regions, max_tokens=4000, relief=policy, context_tools=mode)
     offered = toolspecs.offered_tool_specs(engine.window, mode, policy)
-    assert relief.restorable(engine.compactor) == any(s.name == "context_restore" for s in offered)
+    assert relief.restorable(engine.session) == any(s.name == "context_restore" for s in offered)
 
 
 def test_restorable_builds_no_tool_schema(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -109,5 +109,5 @@ def test_restorable_builds_no_tool_schema(monkeypatch: pytest.MonkeyPatch) -> No
     built: list[Any] = []
     original = toolspecs.context_tool_specs
     monkeypatch.setattr(toolspecs, "context_tool_specs", lambda w: built.append(w) or original(w))
-    assert relief.restorable(engine.compactor)
+    assert relief.restorable(engine.session)
     assert built == []

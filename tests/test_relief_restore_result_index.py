@@ -109,7 +109,7 @@ def _step(engine: Any, step: tuple[Any, ...], pending: list[str], n: int) -> Non
         engine.request()
     elif kind == "clear":
         conv = engine.window.conversation
-        relief.relieve(engine.compactor, conv, conv.used_tokens * step[1] // 100)
+        relief.relieve(engine.session, conv, conv.used_tokens * step[1] // 100)
     elif kind == "compact":
         with contextlib.suppress(CompactionNoProgressError):  # too little: nothing changed
             engine.compact(keep_messages=step[1])
@@ -141,7 +141,7 @@ def _check_steps(steps: list[Any]) -> None:
                     engine = _reloaded(engine, step[1], folder, stores)
                 else:
                     _step(engine, step, pending, n)
-                c = engine.compactor
+                c = engine.session
                 for call in [*CALLS, "ghost"]:
                     assert relief_originals._live_result_entry(c, call) == _walk(c, call), (n, call)
         finally:
@@ -164,7 +164,7 @@ def _session(calls: int) -> Any:
 
 def test_relief_clears_are_followed_without_rebuilding_the_index() -> None:
     engine = _session(50)
-    c, conv = engine.compactor, engine.window.conversation
+    c, conv = engine.session, engine.window.conversation
     index = engine.window.result_index(conv)
     assert relief_originals.restore(c, "c0")[1] is False  # unchanged: the first lookup builds it
     assert index.rebuilds == 1
@@ -180,7 +180,7 @@ def test_after_a_release_a_recent_call_is_answered_without_a_rebuild() -> None:
     """Entries removed: the index cannot follow; the newest entries answer a recent call
     (no rebuild), the first call further back rebuilds the index once."""
     engine = _session(100)
-    c, conv = engine.compactor, engine.window.conversation
+    c, conv = engine.session, engine.window.conversation
     index = engine.window.result_index(conv)
     relief_originals.restore(c, "c5")
     assert index.rebuilds == 1
@@ -199,7 +199,7 @@ def test_a_result_for_a_call_asked_again_is_not_live_until_it_comes() -> None:
     ``c1``, and the renamed call has none until its result arrives (sent as ``c1``), in a
     later message."""
     engine = _session(3)
-    c = engine.compactor
+    c = engine.session
     older = relief_originals._live_result_entry(c, "c1")
     assert older is not None
     entry = engine.add_assistant("again", [ToolUse("c1", "read", {"again": True})])

@@ -180,5 +180,5 @@ def test_an_expired_cache_sends_the_transcript_prompt_not_a_fork() -> None:
         _step(engine, i)
     assert provider.payloads, "no compaction happened"
     now[0] += 400.0
-    assert engine.compactor.fork_terms()["warm"] is False  # what each flush above saw
+    assert engine.session.fork_terms()["warm"] is False  # what each flush above saw
     assert all(len(p["messages"]) == 1 for p in provider.payloads)  # transcript prompts

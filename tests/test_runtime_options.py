@@ -62,7 +62,7 @@ def test_an_unknown_engine_keyword_is_a_type_error_naming_it() -> None:
 def test_option_keywords_override_the_options_value() -> None:
     engine = _engine(options=EngineOptions(strategy="naive", ttl="1h"), strategy="kind")
     assert (engine.options.strategy, engine.options.ttl) == ("kind", "1h")
-    assert engine.budget.options is engine.options is engine.compactor.options
+    assert engine.budget.options is engine.options is engine.session.options
 
 
 @settings(max_examples=25, deadline=None)

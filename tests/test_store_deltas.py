@@ -204,7 +204,7 @@ def test_relief_originals_are_written_once_not_with_every_head(store: Any) -> No
         heads.append(len(records.head))
         assert sum(k.startswith("@ro/") for k in records.put) == 1  # only the new original
         engine.save_to(store, "s")
-    assert len(engine.compactor.book.relief.originals) == 12
+    assert len(engine.session.book.relief.originals) == 12
     # each original is ~3 kB: a head that carried them would grow by that per turn
     assert heads[-1] - heads[0] < 1_000
 

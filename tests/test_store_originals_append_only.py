@@ -19,7 +19,7 @@ from regio.content import ToolResult, ToolUse
 from regio.engine import Engine
 from regio.persistence.store import RedisStore, SessionStoreError, SQLiteStore, encode_save
 from regio.policies.relief import ReliefPolicy, ToolRelief
-from regio.relief._book import Originals
+from regio.session._reliefbook import Originals
 from regio.summarizers import ExtractiveSummarizer
 from regio.tokens import get_counter
 from store_support import redis_url, sqlite_or_redis

@@ -137,7 +137,7 @@ def test_a_lost_original_raises_to_code_that_reads_it_and_a_full_read_counts_it(
         _lose(where, "c2", LOSSES[0])
         loaded = _open(where)
         with pytest.raises(SessionStoreError, match="the original of call 'c2' is missing"):
-            original_result(loaded.compactor, "c2")
+            original_result(loaded.session, "c2")
         with pytest.raises(SessionStoreError, match="holds 9 of the 10 relief originals"):
             loaded.book.relief.originals.load_all()  # the head says 10: a full read finds 9
         with pytest.warns(StoredPartsLostWarning, match="1 of the 10 relief originals"):
@@ -264,11 +264,11 @@ def test_the_summarizers_input_for_a_cleared_entry_whose_original_was_lost_raise
         entry = next(e for e in conv.entries if any(isinstance(b, ToolResult) for b in e.blocks))
         call = next(b.tool_use_id for b in entry.blocks if isinstance(b, ToolResult))
         cleared = msgspec.structs.replace(entry, meta={**entry.meta, CLEARED_META: [call]})
-        full = with_originals(_reading_originals(_load(db)).compactor, [cleared])
+        full = with_originals(_reading_originals(_load(db)).session, [cleared])
         texts = [b.content for b in full[0].blocks if isinstance(b, ToolResult)]
         assert _result(int(call[1:]), call) in texts
         _lose(db, call, LOSSES[0])
         with pytest.raises(SessionStoreError, match=f"the original of call {call!r} is missing"):
-            with_originals(_reading_originals(_load(db)).compactor, [cleared])
+            with_originals(_reading_originals(_load(db)).session, [cleared])
     finally:
         db.close()

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from regio.content import ToolResult
 from regio.persistence.store import SQLiteStore, encode_save
-from regio.relief._book import Originals
+from regio.session._reliefbook import Originals
 from test_store_originals_append_only import _load, _saved_session
 
 _IDS = st.sampled_from([f"c{i}" for i in range(5)])

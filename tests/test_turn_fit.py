@@ -115,7 +115,7 @@ def test_a_turn_larger_than_the_window_is_trimmed_oldest_result_first_and_restor
     assert len(first.split()) < 20_000 and len(second.split()) <= 20_000
     trims = [e for e in engine.events.of_kind("relief_applied") if e.stage == "turn_trim"]
     assert trims and trims[0].call_ids[0] == ids[0]
-    restored, ok = relief_originals.restore(engine.compactor, ids[0])
+    restored, ok = relief_originals.restore(engine.session, ids[0])
     assert ok and restored == words(20_000, f"{ids[0]}x")  # the original, byte for byte
     assert conv.used_tokens <= conv.budget
 
@@ -163,7 +163,7 @@ def test_a_tool_result_larger_than_the_whole_region_is_admitted_trimmed_not_refu
     conv = engine.window.region("conversation")
     assert conv.used_tokens <= conv.budget == WINDOW // 2
     assert entry.blocks[0].content.startswith("b0 ")
-    assert relief_originals.restore(engine.compactor, "big") == (words(50_000, "b"), True)
+    assert relief_originals.restore(engine.session, "big") == (words(50_000, "b"), True)
 
 
 def test_a_write_larger_than_its_compacting_region_runs_no_compaction() -> None:

@@ -63,7 +63,7 @@ class BilledExtractive(ExtractiveSummarizer):
 
     calls: list[CompactionCall | ForkedCall] = attrs.field(factory=list)
     session: SessionState | None = None
-    #: the engine's :meth:`regio.compaction._compactor.Compactor.fork_terms` (cache read
+    #: the engine's :meth:`regio.session._session.Session.fork_terms` (cache read
     #: multiplier, warm cache), so a call forks exactly when the engine's fork would
     terms: Callable[[], dict[str, Any]] = dict
 

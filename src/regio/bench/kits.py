@@ -44,7 +44,7 @@ from regio.blueprint import Blueprint, load_blueprint
 from regio.engine import Engine
 from regio.summarizers import ExtractiveSummarizer
 
-__all__ = ["KitCompactor", "Session", "assistant_blueprint", "jev_strategy"]
+__all__ = ["KitCompactor", "KitSession", "assistant_blueprint", "jev_strategy"]
 
 #: Most times the token target is lowered to fit a character budget.
 MAX_FIT_PASSES = 24
@@ -75,7 +75,7 @@ def _blueprint(source: str | Path | Blueprint | None) -> Blueprint:
 
 
 @attrs.define
-class Session:
+class KitSession:
     """One session of an adapter: the engine and the context it last returned."""
 
     blueprint: Blueprint
@@ -151,7 +151,7 @@ class KitCompactor:
     name = "regio"
 
     def __init__(self, blueprint: str | Path | Blueprint | None = None) -> None:
-        self.session = Session(_blueprint(blueprint))
+        self.session = KitSession(_blueprint(blueprint))
 
     def compact(
         self, turns: Sequence[Any], round_num: int = 1, budget_chars: int | None = None
@@ -171,7 +171,7 @@ def jev_strategy(blueprint: str | Path | Blueprint | None = None) -> Any:
     ``system`` message. Raises ``ImportError`` without jev-harness-sdk installed."""
     from jev_harness.modules.compaction_survival.sim import Message, Strategy
 
-    session = Session(_blueprint(blueprint), system_prompt=False)
+    session = KitSession(_blueprint(blueprint), system_prompt=False)
 
     def summarize(context: list[Any]) -> list[Any]:
         pairs = [(str(m.role), str(m.text)) for m in context]

@@ -144,7 +144,7 @@ class ReplaySetup:
         )
         if forks(bp):
             summarizer.session = engine.state
-            summarizer.terms = engine.compactor.fork_terms
+            summarizer.terms = engine.session.fork_terms
         return engine
 
     def summarizer(self, cls: type[ExtractiveSummarizer] = ExtractiveSummarizer) -> Any:

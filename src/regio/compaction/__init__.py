@@ -3,7 +3,10 @@
 
 Modules:
 
-* ``_compactor`` -- :class:`Compactor` (what a flush reads and changes) and its drivers;
+* ``_compactor`` -- the drivers of a flush generator (:func:`run_steps`, :func:`arun_steps`)
+  with the session's summarizer (the session, :class:`regio.session.Session`, and the
+  records saved with it, :class:`regio.session.CompactionBook` and
+  :class:`regio.session.CompactionResult`, live in :mod:`regio.session`);
 * ``_flush`` -- the flush generator and its rules (:class:`CompactionResult`);
 * ``_flushes`` -- the flushes an engine runs (boundary, queued, pressure, manual, room);
 * ``_inputs`` -- what a summary reads besides its units (carry-forward, merges);
@@ -28,22 +31,20 @@ from typing import TYPE_CHECKING
 from regio._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from ._compactor import CompactionBook, CompactionResult, Compactor
+    from ._compactor import arun_steps, run_steps
     from ._forking import ForkSummarizer
 
 #: Public name -> the module that defines it (imported on first use).
 _EXPORTS: dict[str, str] = {
-    "CompactionBook": "._compactor",
-    "CompactionResult": "._compactor",
-    "Compactor": "._compactor",
     "ForkSummarizer": "._forking",
+    "arun_steps": "._compactor",
+    "run_steps": "._compactor",
 }
 
 __all__ = [
-    "CompactionBook",
-    "CompactionResult",
-    "Compactor",
     "ForkSummarizer",
+    "arun_steps",
+    "run_steps",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

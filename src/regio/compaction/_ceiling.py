@@ -19,13 +19,12 @@ from __future__ import annotations
 
 from regio.regions import SlidingWindow
 from regio.regions import events as rev
-
-from ._compactor import Compactor
+from regio.session._session import Session
 
 __all__ = ["evict_for_ceiling"]
 
 
-def evict_for_ceiling(c: Compactor, need: int) -> int:
+def evict_for_ceiling(c: Session, need: int) -> int:
     """Roll off the oldest removable units of the ``sliding_window`` regions of ``c``'s window
     that compaction cannot shrink, until ``need`` tokens (raw) are freed or none is left
     (module doc); returns the tokens freed."""

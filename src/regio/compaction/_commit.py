@@ -12,18 +12,18 @@ from regio.content import Entry
 from regio.errors import CompactionError, SummaryRejected
 from regio.regions import CompactHistory, PendingCompaction
 from regio.session._events import SummaryShortened
+from regio.session._session import Session
 from regio.session._textadmit import admit_value
 from regio.summarizers._hierarchy import SummaryOutcome
 from regio.summarizers._protocol import check_summary, summarizer_limits
 
 from . import _durable as durable
-from ._compactor import Compactor
 
 __all__ = ["commit_summary", "fit_prose"]
 
 
 def commit_summary(
-    c: Compactor,
+    c: Session,
     p: PendingCompaction,
     outcome: SummaryOutcome,
     previous: Entry | None,
@@ -91,7 +91,7 @@ def commit_summary(
     return committed
 
 
-def fit_prose(c: Compactor, text: str, budget: int) -> str:
+def fit_prose(c: Session, text: str, budget: int) -> str:
     """The longest start of ``text`` that counts at most ``budget`` tokens with the window's
     counter: whole lines, then whole words of the first line that does not fit, ending with
     an ellipsis; a lone ellipsis when not even one word fits. Extractive prose lists its

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import attrs
 
-from ._compactor import Compactor
+from regio.session._session import Session
+
 from ._cuts import cut_ids
 from ._planning import compactable_regions, region_target
 
@@ -32,7 +33,7 @@ class RegionCut:
     target: int
 
 
-def compact_plan(c: Compactor) -> list[RegionCut]:
+def compact_plan(c: Session) -> list[RegionCut]:
     """The cut of every compactable region at the next turn boundary (changes nothing)."""
     out: list[RegionCut] = []
     for region in compactable_regions(c):

@@ -15,10 +15,14 @@ and the newest user message is protected anyway.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from regio.content import Entry, ToolResult
 from regio.policies import is_user_turn_start
+
+if TYPE_CHECKING:
+    from regio.regions import Region
+    from regio.session._session import Session
 
 __all__ = ["cut_ids", "entry_number", "unsent", "unsent_from"]
 
@@ -29,15 +33,15 @@ def entry_number(entry_id: str) -> int | None:
     return int(digits) if digits.isdigit() else None
 
 
-def unsent_from(c: Any) -> int | None:
+def unsent_from(c: Session) -> int | None:
     """The first entry number no request has carried yet (the window's next entry number
     when the last request was laid out), or ``None`` before this engine laid out any request
     or without a session: nothing is held back then (an agent's tool results answer calls of
     a response to a request; a history loaded or imported in bulk compacts as before)."""
-    session = getattr(c, "session", None)
-    if session is None or session.last_sent_at is None:
+    state = c.state
+    if state is None or state.last_sent_at is None:
         return None
-    return int(session.last_next_entry)
+    return int(state.last_next_entry)
 
 
 def unsent(entries: Sequence[Entry], mark: int | None) -> set[int]:
@@ -54,8 +58,8 @@ def unsent(entries: Sequence[Entry], mark: int | None) -> set[int]:
 
 
 def cut_ids(
-    c: Any,
-    region: Any,
+    c: Session,
+    region: Region,
     marked: set[int],
     target: int,
     keep_messages: int | None = None,

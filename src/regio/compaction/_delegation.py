@@ -25,13 +25,16 @@ provider never sees a request that passes the trigger.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from regio.errors import RegioError
 from regio.layout.provider_compaction import COMPACTION_APIS, ProviderCompaction
+from regio.session._session import CompactionResult, Session, Steps
 
-from ._compactor import CompactionResult, Compactor, Steps
 from ._flushes import manual_steps
+
+if TYPE_CHECKING:
+    from regio.regions import Window
 
 __all__ = [
     "PROVIDER_ITEM_KEY",
@@ -51,7 +54,7 @@ class ProviderCompactionError(RegioError, ValueError):
     one; the message names the API and the fix."""
 
 
-def _items(window: Any, api: str) -> dict[str, dict[str, Any]]:
+def _items(window: Window, api: str) -> dict[str, dict[str, Any]]:
     """Summary entry id -> the provider item recorded on it for ``api``."""
     out: dict[str, dict[str, Any]] = {}
     for region in window.regions:
@@ -64,7 +67,7 @@ def _items(window: Any, api: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def render_option(window: Any, trigger: int | None, api: str) -> ProviderCompaction | None:
+def render_option(window: Window, trigger: int | None, api: str) -> ProviderCompaction | None:
     """The renderers' ``compaction`` option for a request of ``api``: the ``trigger``
     (tokens; ``None``: delegation off) and the provider items recorded for ``api``.
     ``None`` when neither applies. Raises :class:`ProviderCompactionError` when ``trigger``
@@ -84,7 +87,7 @@ def render_option(window: Any, trigger: int | None, api: str) -> ProviderCompact
     return ProviderCompaction(trigger, items)
 
 
-def check_item(api: str, item: Any) -> None:
+def check_item(api: str, item: object) -> Mapping[str, object]:
     """Raise :class:`ProviderCompactionError` unless ``item`` is a compaction block / item (a
     mapping whose ``type`` is ``"compaction"``) of an API with server-side compaction."""
     if api not in COMPACTION_APIS:
@@ -98,18 +101,19 @@ def check_item(api: str, item: Any) -> None:
             f"with type 'compaction' (got {type(item).__name__}); pass it as the response "
             "carried it"
         )
+    return item
 
 
-def attach_item(window: Any, summary_ids: tuple[str, ...], api: str, item: Any) -> str:
+def attach_item(window: Window, summary_ids: tuple[str, ...], api: str, item: object) -> str:
     """Record the provider's ``item`` for ``api`` (checked by :func:`check_item`) on the
     newest of the summary entries ``summary_ids``; returns its id. Raises
     :class:`ProviderCompactionError` when none of them is in the window."""
-    check_item(api, item)
+    mapping = check_item(api, item)
     wanted = set(summary_ids)
     for region in window.regions:
         for entry in reversed(region.entries):
             if entry.id in wanted:
-                entry.meta[PROVIDER_ITEM_KEY] = {"api": api, "item": dict(item)}
+                entry.meta[PROVIDER_ITEM_KEY] = {"api": api, "item": dict(mapping)}
                 return str(entry.id)
     raise ProviderCompactionError(
         "adopt_compaction: the compaction wrote no summary to hold the provider's item "
@@ -117,7 +121,7 @@ def attach_item(window: Any, summary_ids: tuple[str, ...], api: str, item: Any) 
     )
 
 
-def adopt_steps(c: Compactor, api: str, item: Any) -> Steps[CompactionResult | None]:
+def adopt_steps(c: Session, api: str, item: object) -> Steps[CompactionResult | None]:
     """``Engine.adopt_compaction`` / ``aadopt_compaction``: the provider compacted the
     conversation of the last request and returned ``item`` (Anthropic's ``compaction`` block,
     ``api="anthropic"``; OpenAI's Responses ``compaction`` item, ``api="openai_responses"``).

@@ -39,11 +39,10 @@ from regio.content import Entry
 from regio.regions import CompactHistory, PendingCompaction
 from regio.regions.compaction import ITEMS_META
 from regio.session._events import ItemsDropped, ItemsFallback, ItemsUpdated
+from regio.session._session import Session
 from regio.summarizers.carryforward import check_reply, split_reply
 from regio.summarizers.extract import extract_items
 from regio.summarizers.items import DurableItem, ItemSet
-
-from ._compactor import Compactor
 
 __all__ = [
     "Settled",
@@ -90,11 +89,11 @@ def _errors_out(items: ItemSet) -> list[DurableItem]:
     return items.remove(i.key for i in items.items() if i.kind == "error")
 
 
-def _empty_prose(c: Compactor, p: PendingCompaction) -> str:
+def _empty_prose(c: Session, p: PendingCompaction) -> str:
     return EMPTY_PROSE if c.count_text(EMPTY_PROSE) < p.tokens else "\u2026"
 
 
-def settle(c: Compactor, p: PendingCompaction, entries: Sequence[Entry], reply: str) -> Settled:
+def settle(c: Session, p: PendingCompaction, entries: Sequence[Entry], reply: str) -> Settled:
     """The items and prose of one compaction of ``entries`` (module doc); changes nothing."""
     history = c.window.region(p.target) if p.target else None
     base = section_items(history) if isinstance(history, CompactHistory) else ItemSet()
@@ -134,7 +133,7 @@ def settle(c: Compactor, p: PendingCompaction, entries: Sequence[Entry], reply: 
     )
 
 
-def merge_context(c: Compactor, p: PendingCompaction) -> tuple[Entry, ...]:
+def merge_context(c: Session, p: PendingCompaction) -> tuple[Entry, ...]:
     """What a merge of ``p``'s summaries reads besides them: its history's item section, as
     a summary it carries first (and does not replace: the section stays as it is). So the
     merged prose is sized as if the items were part of the summaries it merges, as they were
@@ -153,7 +152,7 @@ def render_section(items: ItemSet) -> str:
     return items.render()
 
 
-def commit_items(c: Compactor, history: CompactHistory, settled: Settled, source: str) -> None:
+def commit_items(c: Session, history: CompactHistory, settled: Settled, source: str) -> None:
     """Write ``settled.items`` as ``history``'s item section, after its summaries (the entry is
     kept, byte for byte, when no item changed), and emit ``items_updated`` and
     ``items_fallback``."""
@@ -173,7 +172,7 @@ def commit_items(c: Compactor, history: CompactHistory, settled: Settled, source
         )
 
 
-def write_items(c: Compactor, history: CompactHistory, items: ItemSet) -> None:
+def write_items(c: Session, history: CompactHistory, items: ItemSet) -> None:
     """Make ``items`` ``history``'s item section, after its summaries: the entry is moved, not
     rewritten, when its items did not change (its bytes stay), and removed when none is
     left."""
@@ -191,7 +190,7 @@ def write_items(c: Compactor, history: CompactHistory, items: ItemSet) -> None:
         history.insert(len(history.entries), entry)
 
 
-def fit_history(c: Compactor, history: CompactHistory) -> list[DurableItem]:
+def fit_history(c: Session, history: CompactHistory) -> list[DurableItem]:
     """Drop ``history``'s lowest-priority items while it is over budget and has no summaries
     left to merge (module doc); emits ``items_dropped``. Returns the dropped items."""
     if history.used_tokens <= history.budget or history.pending():

@@ -18,7 +18,7 @@ compaction flush).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from regio.policies.eviction import Compact
 from regio.regions import PendingCompaction, Region, SlidingWindow
@@ -27,7 +27,7 @@ from regio.regions import events as rev
 from ._planning import region_target
 
 if TYPE_CHECKING:
-    from ._compactor import Compactor
+    from regio.session._session import Session
 
 __all__ = ["bulk_fallback", "fallback_point", "fired_trigger"]
 
@@ -51,7 +51,7 @@ def _token_fallback(region: SlidingWindow) -> list[int]:
     return info.removal(info.removable_count if j is None else j)
 
 
-def fired_trigger(c: Compactor, region: Any, p: PendingCompaction) -> tuple[int, int, str]:
+def fired_trigger(c: Session, region: Region, p: PendingCompaction) -> tuple[int, int, str]:
     """``(size, trigger, unit)`` of the trigger that queued ``p``: a ``compact_count`` batch
     fires on the item count (``max_items + compact_count`` items); a ``merge`` on the history's
     budget; a whole-context trigger on the window's tokens against ``compact_trigger``; a
@@ -59,7 +59,12 @@ def fired_trigger(c: Compactor, region: Any, p: PendingCompaction) -> tuple[int,
     ceiling) is measured against the region's hysteresis target (tokens)."""
     eviction = getattr(region, "eviction", None)
     max_items = getattr(region, "max_items", None)
-    if p.reason == "compact_count" and isinstance(eviction, Compact) and max_items is not None:
+    if (
+        p.reason == "compact_count"
+        and isinstance(eviction, Compact)
+        and max_items is not None
+        and isinstance(region, SlidingWindow)  # the kind that counts items
+    ):
         return region.item_count(), max_items + eviction.compact_count, "items"
     if p.operation == "merge":
         return region.used_tokens, region.budget, "tokens"
@@ -73,7 +78,7 @@ def fired_trigger(c: Compactor, region: Any, p: PendingCompaction) -> tuple[int,
     return region.used_tokens, region_target(c, region), "tokens"
 
 
-def bulk_fallback(c: Compactor, region: Any, p: PendingCompaction, reason: str) -> tuple[str, ...]:
+def bulk_fallback(c: Session, region: Region, p: PendingCompaction, reason: str) -> tuple[str, ...]:
     """Evict ``region`` down to ``max_items`` when it is past its :func:`fallback_point` after
     the compaction ``p`` failed (module doc). Returns the evicted entry ids (empty when the
     region is not past the point or declares no fallback). Pending items that covered evicted

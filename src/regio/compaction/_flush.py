@@ -28,7 +28,7 @@ them here, at turn boundaries. Rules:
   compaction brings the region below its trigger.
 
 The flush is one generator that yields summarizer jobs, steered by one :class:`FlushPolicy`
-value, so the sync and async drivers of :class:`regio.compaction._compactor.Compactor` share
+value, so the sync and async drivers of :class:`regio.session._session.Session` share
 every rule.
 """
 
@@ -54,11 +54,11 @@ from regio.session._events import (
     CompactionRejected,
     CompactionStarted,
 )
+from regio.session._session import CompactionBook, CompactionResult, Session, Steps, SummaryJob
 from regio.session._textadmit import admit_value
 
 from . import _durable as durable
 from ._commit import commit_summary
-from ._compactor import CompactionBook, CompactionResult, Compactor, Steps, SummaryJob
 from ._cuts import cut_ids, unsent, unsent_from
 from ._fallback import bulk_fallback, fallback_point, fired_trigger
 from ._inputs import previous_summary, summary_inputs, widen_merge
@@ -110,7 +110,7 @@ def _blocked_key(p: PendingCompaction) -> str:
 
 
 def _narrow(
-    c: Compactor,
+    c: Session,
     p: PendingCompaction,
     target: int,
     keep_messages: int | None = None,
@@ -129,7 +129,7 @@ def _narrow(
     return c.window.narrow_compaction(p.id, ids) if ids else None
 
 
-def _check_triggers(c: Compactor) -> None:
+def _check_triggers(c: Session) -> None:
     """Queue compactions for regions at or over their trigger (``>=``): a region's
     ``trigger_tokens`` (``compacting`` working notes; a ``sliding_window`` under ``compact``
     eviction by its token trigger, token hysteresis)."""
@@ -214,7 +214,7 @@ class _Tally:
     calls: int = 0
 
 
-def flush_steps(c: Compactor, policy: FlushPolicy) -> Steps[CompactionResult | None]:
+def flush_steps(c: Session, policy: FlushPolicy) -> Steps[CompactionResult | None]:
     """Flush the pending-compaction queue as ``policy`` says (module doc). Yields
     :class:`SummaryJob` s and receives their :class:`SummaryOutcome` (or has the summarizer's
     exception thrown in).
@@ -274,7 +274,7 @@ def flush_steps(c: Compactor, policy: FlushPolicy) -> Steps[CompactionResult | N
 
 
 def _prepared(
-    c: Compactor, p: PendingCompaction, key: str, policy: FlushPolicy
+    c: Session, p: PendingCompaction, key: str, policy: FlushPolicy
 ) -> PendingCompaction | None:
     """``p`` as it will be summarized (a merge widened, a compaction refreshed and narrowed to
     its target), or ``None`` when it left the queue instead."""
@@ -317,7 +317,7 @@ def _prepared(
 
 
 def _summary_steps(
-    c: Compactor, p: PendingCompaction, key: str, policy: FlushPolicy, tally: _Tally
+    c: Session, p: PendingCompaction, key: str, policy: FlushPolicy, tally: _Tally
 ) -> Steps[Entry | None]:
     """Summarize and commit ``p``, retrying a refused summary until the strikes run out;
     returns the committed summary, or ``None`` when the region's fallback took over."""
@@ -351,7 +351,7 @@ def _summary_steps(
 
 
 def _strike(
-    c: Compactor,
+    c: Session,
     p: PendingCompaction,
     key: str,
     exc: SummaryRejected | SummarizerError | CompactionError,
@@ -395,7 +395,7 @@ def _strike(
     ) from cause
 
 
-def _finish(c: Compactor, trigger: str, tally: _Tally) -> CompactionResult | None:
+def _finish(c: Session, trigger: str, tally: _Tally) -> CompactionResult | None:
     """The flush's result (kept as ``book.last``) and its ``compaction_finished`` event."""
     if not tally.replaced and not tally.summaries:
         return None
@@ -429,7 +429,7 @@ def _finish(c: Compactor, trigger: str, tally: _Tally) -> CompactionResult | Non
     return result
 
 
-def schedule_compaction(c: Compactor, instructions: str | None) -> None:
+def schedule_compaction(c: Session, instructions: str | None) -> None:
     """Queue the compactable content for the next turn boundary with ``instructions`` added to
     the standing requirements (the ``compact`` tool runs mid-turn)."""
     queue_everything(c, "manual")

@@ -1,6 +1,6 @@
 """The compaction flushes an engine runs, each one flush generator with its
 :class:`regio.compaction._flush.FlushPolicy` (the sync and async drivers of
-:class:`regio.compaction._compactor.Compactor` run the same generators):
+:class:`regio.session._session.Session` run the same generators):
 
 * :func:`boundary_steps` -- the turn boundary of ``Engine.request`` / ``Engine.aturn_boundary``:
   the whole-context trigger, then the pending queue;
@@ -18,11 +18,11 @@ import msgspec
 from regio.regions import PendingCompaction, SlidingWindow
 from regio.session._budget import EngineBudget
 from regio.session._events import CompactionFinished, CompactionStarted, TriggerBelowFloor
+from regio.session._session import CompactionResult, Session, Steps
 from regio.session._sizes import count_argument
 from regio.session._textadmit import admit_value
 
 from . import _flush as cp
-from ._compactor import CompactionResult, Compactor, Steps
 from ._planning import report_nothing_compacted
 from ._reach import reach_steps
 
@@ -38,7 +38,7 @@ __all__ = [
 
 
 def whole_trigger_targets(
-    c: Compactor, budget: EngineBudget, provider: str, model: str
+    c: Session, budget: EngineBudget, provider: str, model: str
 ) -> dict[str, int] | None:
     """Targets of the whole-context trigger (``options.compact_trigger``, calibrated tokens)
     when the next request of ``provider`` / ``model`` reaches it, else ``None``. A trigger the
@@ -66,7 +66,7 @@ def whole_trigger_targets(
 
 
 def boundary_steps(
-    c: Compactor, budget: EngineBudget, provider: str, model: str
+    c: Session, budget: EngineBudget, provider: str, model: str
 ) -> Steps[CompactionResult | None]:
     """The flush of a turn boundary: the whole-context trigger, then the pending queue.
 
@@ -94,12 +94,12 @@ def soft_mark(region: SlidingWindow) -> int | None:
     return target + (trigger - target) // 2
 
 
-def queue_expired(c: Compactor) -> list[PendingCompaction]:
+def queue_expired(c: Session) -> list[PendingCompaction]:
     """Timing (``docs/runtime.md``, "Compaction's own cost"): when the cached prefix has
     expired -- the clock is past the last request's time plus the cache TTL
     (``c.cache_ttl_s``) -- the next request rewrites the cache anyway, so a conversation above
     its :func:`soft_mark` is queued for compaction now (reason ``cache_expired``;
-    :meth:`Compactor.cache_expired`)."""
+    :meth:`Session.cache_expired`)."""
     if not c.cache_expired():
         return []
     queued = []
@@ -114,13 +114,13 @@ def queue_expired(c: Compactor) -> list[PendingCompaction]:
     return queued
 
 
-def queued_steps(c: Compactor) -> Steps[CompactionResult | None]:
+def queued_steps(c: Session) -> Steps[CompactionResult | None]:
     """Flush the pending queue (and the ``compact`` tool's scheduled instructions)."""
     return cp.flush_steps(c, cp.FlushPolicy.queued(c.take_scheduled()))
 
 
 def pressure_steps(
-    c: Compactor, trigger: str, targets: dict[str, int] | None
+    c: Session, trigger: str, targets: dict[str, int] | None
 ) -> Steps[CompactionResult | None]:
     """Compact every compactable region toward ``targets`` now (``trigger``: ``ceiling`` or
     ``overflow``)."""
@@ -133,7 +133,7 @@ def pressure_steps(
 
 
 def manual_steps(
-    c: Compactor,
+    c: Session,
     instructions: str | None,
     keep_tokens: int | None,
     keep_messages: int | None,

@@ -83,7 +83,7 @@ def fork_instruction(
     return text
 
 
-def _reply_text(completion: Any) -> str:
+def _reply_text(completion: object) -> str:
     message = getattr(completion, "message", completion)
     if isinstance(message, str):
         return message
@@ -175,7 +175,7 @@ def cheaper_than_transcript(
 
 
 def forked_request(
-    summarizer: Any,
+    summarizer: object,
     state: SessionState,
     entries: Sequence[Entry],
     standing: str,
@@ -209,7 +209,7 @@ def forked_request(
 
 
 def fork_payload(
-    summarizer: Any,
+    summarizer: object,
     state: SessionState,
     entries: Sequence[Entry],
     standing: str,

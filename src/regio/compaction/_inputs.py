@@ -16,14 +16,13 @@ import msgspec
 from regio.content import Entry
 from regio.regions import PendingCompaction
 from regio.regions.compaction import ITEMS_META
+from regio.session._session import Session
 from regio.summarizers._protocol import summarizer_limits
-
-from ._compactor import Compactor
 
 __all__ = ["MERGE_INPUT_FACTOR", "previous_summary", "summary_inputs", "widen_merge"]
 
 
-def previous_summary(c: Compactor, p: PendingCompaction) -> Entry | None:
+def previous_summary(c: Session, p: PendingCompaction) -> Entry | None:
     """The last summary of ``p``'s source in its ``compact_history`` (``None``: none, or ``p``
     is not a compaction into a history)."""
     if p.operation != "compact" or p.target is None:
@@ -35,7 +34,7 @@ def previous_summary(c: Compactor, p: PendingCompaction) -> Entry | None:
     return None
 
 
-def summary_inputs(c: Compactor, p: PendingCompaction, previous: Entry | None) -> tuple[Entry, ...]:
+def summary_inputs(c: Session, p: PendingCompaction, previous: Entry | None) -> tuple[Entry, ...]:
     """The summaries a compaction of ``p`` reads before its entries: ``previous`` (its
     source's last summary, :func:`_as_input`); with ``carry_forward="append"`` and a
     summarizer that declares ``reads_all_summaries`` (the extractive one), every earlier
@@ -54,7 +53,7 @@ def summary_inputs(c: Compactor, p: PendingCompaction, previous: Entry | None) -
     return (*earlier, _as_input(c, previous))
 
 
-def _as_input(c: Compactor, previous: Entry) -> Entry:
+def _as_input(c: Session, previous: Entry) -> Entry:
     """The previous summary as summarizer input. With ``carry_forward="append"`` it stays in
     the history and the new summary replaces only the new units, so it is passed as context
     (``meta["context_only"]``): a summarizer must not copy it (the extractive one uses it only
@@ -70,7 +69,7 @@ def _as_input(c: Compactor, previous: Entry) -> Entry:
 MERGE_INPUT_FACTOR = 2
 
 
-def widen_merge(c: Compactor, p: PendingCompaction) -> PendingCompaction:
+def widen_merge(c: Session, p: PendingCompaction) -> PendingCompaction:
     """``p`` (a ``merge``) extended to the history's oldest summaries that hold more than
     ``MERGE_INPUT_FACTOR * max_summary_tokens`` (or all of them): a merge whose input is near
     the summary cap could never shrink it."""

@@ -14,7 +14,7 @@ from regio.session._sizes import SizeError, count_argument
 from regio.turngroups import group_entries
 
 if TYPE_CHECKING:
-    from ._compactor import Compactor
+    from regio.session._session import Session
 
 __all__ = [
     "compactable_regions",
@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-def region_target(c: Compactor, region: Region) -> int:
+def region_target(c: Session, region: Region) -> int:
     """Low-water mark of ``region`` in tokens (hysteresis target): the engine's explicit
     target, else a ``sliding_window``'s token target (``bulk`` / ``compact`` eviction,
     :mod:`regio.policies.hysteresis`), else half the budget, never above half the trigger."""
@@ -43,7 +43,7 @@ def region_target(c: Compactor, region: Region) -> int:
     return target
 
 
-def compactable_regions(c: Compactor) -> list[Region]:
+def compactable_regions(c: Session) -> list[Region]:
     """Regions whose content compaction can shrink: kinds with a ``compaction_order`` paired
     with a ``compact_history``, in that order (working notes first, the conversation last;
     blueprint order within a kind)."""
@@ -51,7 +51,7 @@ def compactable_regions(c: Compactor) -> list[Region]:
     return sorted(paired, key=lambda r: r.compaction_order or 0)
 
 
-def report_nothing_compacted(c: Compactor, trigger: str) -> None:
+def report_nothing_compacted(c: Session, trigger: str) -> None:
     """After a compaction (``trigger``: ``manual``, ``ceiling``, ``overflow``) that compacted
     nothing, say why for every compactable region that holds entries, with a
     ``nothing_compacted`` event (:class:`regio.session._events.NothingCompacted`): its only
@@ -80,7 +80,7 @@ def report_nothing_compacted(c: Compactor, trigger: str) -> None:
         c.emit(NothingCompacted(trigger, region.name, reason, open_calls, region.used_tokens))
 
 
-def compactable_tokens(c: Compactor) -> int:
+def compactable_tokens(c: Session) -> int:
     """Tokens compaction could remove right now (whole units before each protected tail)."""
     total = 0
     for region in compactable_regions(c):
@@ -89,7 +89,7 @@ def compactable_tokens(c: Compactor) -> int:
     return total
 
 
-def plan_targets(c: Compactor, free_raw: int) -> dict[str, int]:
+def plan_targets(c: Session, free_raw: int) -> dict[str, int]:
     """Per-region targets that free at least ``free_raw`` tokens (raw, uncalibrated), taken from
     working notes first and from the conversation last."""
     targets: dict[str, int] = {}
@@ -102,7 +102,7 @@ def plan_targets(c: Compactor, free_raw: int) -> dict[str, int]:
     return targets
 
 
-def queue_everything(c: Compactor, reason: str) -> list[PendingCompaction]:
+def queue_everything(c: Session, reason: str) -> list[PendingCompaction]:
     """Ask every compactable region to queue its compactable content (``reason``)."""
     queued = []
     for region in compactable_regions(c):
@@ -113,7 +113,7 @@ def queue_everything(c: Compactor, reason: str) -> list[PendingCompaction]:
 
 
 def manual_targets(
-    c: Compactor, keep_tokens: int | None = None, keep_fraction: float | None = None
+    c: Session, keep_tokens: int | None = None, keep_fraction: float | None = None
 ) -> dict[str, int]:
     """Queue every compactable region (reason ``manual``) and return its token target.
 

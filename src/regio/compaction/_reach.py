@@ -22,11 +22,11 @@ from __future__ import annotations
 from regio.errors import CompactionNoProgressError
 from regio.regions import CompactHistory
 from regio.session._events import ItemsDropped
+from regio.session._session import CompactionResult, Session, Steps
 from regio.summarizers.items import DurableItem, ItemSet
 
 from . import _durable as durable
 from . import _flush as cp
-from ._compactor import CompactionResult, Compactor, Steps
 
 __all__ = ["MAX_MERGE_PASSES", "MIN_PROSE_TOKENS", "reach_steps"]
 
@@ -37,12 +37,12 @@ MAX_MERGE_PASSES = 8
 MIN_PROSE_TOKENS = 12
 
 
-def _histories(c: Compactor) -> list[CompactHistory]:
+def _histories(c: Session) -> list[CompactHistory]:
     found = [r for r in c.window.regions if isinstance(r, CompactHistory)]
     return sorted(found, key=lambda h: -h.used_tokens)
 
 
-def _merge_all(c: Compactor, history: CompactHistory) -> None:
+def _merge_all(c: Session, history: CompactHistory) -> None:
     """Queue one merge of every summary of ``history`` (none when one is pending)."""
     summaries = history.summaries()
     if not summaries or history.pending():
@@ -50,7 +50,7 @@ def _merge_all(c: Compactor, history: CompactHistory) -> None:
     history.queue_merge(summaries, "target")
 
 
-def _drop_items(c: Compactor, history: CompactHistory, target: int) -> None:
+def _drop_items(c: Session, history: CompactHistory, target: int) -> None:
     """Drop ``history``'s lowest-priority items until the window holds ``target`` tokens."""
     entry = history.item_entry()
     if entry is None:
@@ -69,7 +69,7 @@ def _drop_items(c: Compactor, history: CompactHistory, target: int) -> None:
         c.emit(ItemsDropped(history.name, tuple(i.text for i in dropped), "target"))
 
 
-def reach_steps(c: Compactor, target: int) -> Steps[CompactionResult | None]:
+def reach_steps(c: Session, target: int) -> Steps[CompactionResult | None]:
     """Bring the window to ``target`` tokens (module doc); returns the last merge's result, or
     ``None`` when no merge ran. Raises :class:`ValueError` for a negative target."""
     if target < 0:

@@ -15,17 +15,15 @@ and every region gets the floor it is guaranteed.
 from __future__ import annotations
 
 from regio.regions import SlidingWindow
+from regio.session._session import CompactionResult, Session, Steps
 
-from ._compactor import CompactionResult, Compactor, Steps
 from ._flush import FlushPolicy, flush_steps
 from ._planning import region_target
 
 __all__ = ["room_steps", "window_room_steps"]
 
 
-def room_steps(
-    c: Compactor, region_name: str, tokens: int
-) -> Steps[CompactionResult | None] | None:
+def room_steps(c: Session, region_name: str, tokens: int) -> Steps[CompactionResult | None] | None:
     """Compaction that makes room for a write of ``tokens`` into ``region_name``.
 
     A ``compacting`` region paired with a ``compact_history`` (admission ``evict``), or a
@@ -57,7 +55,7 @@ def room_steps(
 
 
 def window_room_steps(
-    c: Compactor, region_name: str, tokens: int
+    c: Session, region_name: str, tokens: int
 ) -> Steps[CompactionResult | None] | None:
     """Compaction of an elastic conversation that makes the window hold a write of ``tokens``
     into another region ``region_name`` (module doc), or ``None`` when the window holds it

@@ -1,10 +1,10 @@
 """Writes and removals that keep the transcript: the engine's ``write`` / ``release`` /
-``clear`` and the context tools both go through these, on the :class:`Compactor` part (a
+``clear`` and the context tools both go through these, on the :class:`Session` part (a
 write that does not fit a paired ``compacting`` region first summarizes to make room).
 
 A write is a step generator (:func:`write_steps`): the compaction that makes room yields its
 summarizer jobs to whichever driver the caller chose (``Engine.write`` drives it with
-:meth:`Compactor.run`, ``Engine.awrite`` with :meth:`Compactor.arun`)."""
+:meth:`Session.run`, ``Engine.awrite`` with :meth:`Session.arun`)."""
 
 from __future__ import annotations
 
@@ -12,16 +12,17 @@ from collections.abc import Sequence
 
 from regio.content import Block, Entry
 from regio.regions import Refusal, WriteResult
+from regio.session._session import Session, Steps
 from regio.session._sizes import admission_tokens
 from regio.session._textadmit import admit_entry_text, admit_value, blocks_of
 
-from ._compactor import Compactor, Steps
+from ._compactor import run_steps
 from ._room import room_steps, window_room_steps
 
 __all__ = ["clear_region", "entry_of", "release_from", "write_steps", "write_to"]
 
 
-def entry_of(c: Compactor, region: str, result: WriteResult | Refusal) -> Entry | None:
+def entry_of(c: Session, region: str, result: WriteResult | Refusal) -> Entry | None:
     """The entry a write stored (``None`` for a refusal)."""
     if not isinstance(result, WriteResult):
         return None
@@ -30,19 +31,19 @@ def entry_of(c: Compactor, region: str, result: WriteResult | Refusal) -> Entry 
 
 
 def write_to(
-    c: Compactor,
+    c: Session,
     region: str,
     content: Entry | str | Block | Sequence[Block],
     *,
     key: str | None = None,
     strict: bool = False,
 ) -> WriteResult | Refusal:
-    """:func:`write_steps` driven synchronously (:meth:`Compactor.run`)."""
-    return c.run(write_steps(c, region, content, key=key, strict=strict))
+    """:func:`write_steps` driven synchronously (:meth:`Session.run`)."""
+    return run_steps(c, write_steps(c, region, content, key=key, strict=strict))
 
 
 def write_steps(
-    c: Compactor,
+    c: Session,
     region: str,
     content: Entry | str | Block | Sequence[Block],
     *,
@@ -77,7 +78,7 @@ def write_steps(
     return result
 
 
-def release_from(c: Compactor, region: str, **which: int | str | None) -> list[Entry]:
+def release_from(c: Session, region: str, **which: int | str | None) -> list[Entry]:
     """See ``Engine.release`` (``which``: exactly one of ``key``, ``index``, ``oldest``)."""
     removed = c.window.release(region, **which)  # type: ignore[arg-type]
     if removed:
@@ -85,7 +86,7 @@ def release_from(c: Compactor, region: str, **which: int | str | None) -> list[E
     return removed
 
 
-def clear_region(c: Compactor, region: str) -> list[Entry]:
+def clear_region(c: Session, region: str) -> list[Entry]:
     """See ``Engine.clear``."""
     removed = c.window.clear(region)
     if removed:

@@ -9,7 +9,7 @@ summarizer jobs: :func:`regio.engine._messages.admit_steps` (``add_*``),
 :func:`regio.engine._tools.tool_steps` (``handle_tool_call``),
 :func:`regio.compaction._delegation.adopt_steps` (``adopt_compaction``) and the flushes of
 :mod:`regio.compaction._flushes` (``flush``, ``compact``, the turn boundary). The sync entry
-drives it with :meth:`Compactor.run`, the async one here awaits :meth:`Compactor.arun`; both
+drives it with :meth:`Session.run`, the async one here awaits :meth:`Session.arun`; both
 build their generator with the same step function (or the shared builders below, for the
 calls that prepare arguments), so the two differ only in the driver, and no path reaches the
 summarizer except through the driver the caller chose. An async
@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from regio.compaction import _flushes as flushing
-from regio.compaction._compactor import CompactionResult, Compactor, Steps
+from regio.compaction._compactor import arun_steps
 from regio.compaction._delegation import adopt_steps
 from regio.compaction._writes import write_steps
 from regio.content import Block, Entry, Message, Text, Thinking, ToolResult, ToolUse
@@ -38,6 +38,7 @@ from regio.events import EventBus, atransactional
 from regio.layout import Request
 from regio.regions import Refusal, WriteResult
 from regio.sdk._objects import response_message, tool_specs, usage_of
+from regio.session._session import CompactionResult, Session, Steps
 from regio.session._usage import UsageRecord, normalize_usage
 
 from ._messages import admit_steps
@@ -74,7 +75,7 @@ class AsyncEntries:
     (module doc). Each twin takes the arguments of its sync entry, returns the same value and
     raises the same errors; each is one event transaction, as its sync entry."""
 
-    compactor: Compactor
+    session: Session
     budget: EngineBudget
     state: SessionState
 
@@ -84,14 +85,14 @@ class AsyncEntries:
         def events(self) -> EventBus: ...
 
         def observe(
-            self, usage: Any, *, provider: str | None = None, model: str | None = None
+            self, usage: object, *, provider: str | None = None, model: str | None = None
         ) -> UsageRecord: ...
 
     # ----- step builders (shared with the sync entries) ----------------------------------
     def _message_steps(
         self, message: Message, tokens: int | None, observation: bool = False
     ) -> Steps[Entry]:
-        return admit_steps(self.compactor, self.state, message, tokens, observation)
+        return admit_steps(self.session, self.state, message, tokens, observation)
 
     def _request_steps(
         self,
@@ -104,9 +105,9 @@ class AsyncEntries:
         extra: dict[str, Any],
     ) -> Steps[tuple[Request, dict[str, Any]]]:
         specs = self.budget.request_tools = tuple(tool_specs(tools))  # counted from here on
-        options = self.compactor.options
+        options = self.session.options
         return request_steps(
-            self.compactor,
+            self.session,
             self.budget,
             self.state,
             provider or options.provider,
@@ -121,9 +122,9 @@ class AsyncEntries:
     def _boundary_steps(
         self, provider: str | None, model: str | None
     ) -> Steps[CompactionResult | None]:
-        options = self.compactor.options
+        options = self.session.options
         return flushing.boundary_steps(
-            self.compactor, self.budget, provider or options.provider, model or options.model
+            self.session, self.budget, provider or options.provider, model or options.model
         )
 
     # ----- writes ------------------------------------------------------------------------
@@ -137,8 +138,8 @@ class AsyncEntries:
         strict: bool = False,
     ) -> WriteResult | Refusal:
         """``Engine.write`` awaiting an async summarizer for the room it makes."""
-        steps = write_steps(self.compactor, region, content, key=key, strict=strict)
-        return await self.compactor.arun(steps)
+        steps = write_steps(self.session, region, content, key=key, strict=strict)
+        return await arun_steps(self.session, steps)
 
     async def aappend(
         self, region: str, content: str | Block | Sequence[Block], *, strict: bool = False
@@ -153,7 +154,7 @@ class AsyncEntries:
     ) -> Entry:
         """``Engine.add_message`` awaiting an async summarizer when the message makes room by
         compaction."""
-        return await self.compactor.arun(self._message_steps(message, tokens, observation))
+        return await arun_steps(self.session, self._message_steps(message, tokens, observation))
 
     async def aadd_user(
         self, text: str | Sequence[Block], *, tokens: int | None = None, observation: bool = False
@@ -193,7 +194,7 @@ class AsyncEntries:
         message = tool_message(tool_use_id, content, is_error, final, media)
         return await self.aadd_message(message, tokens=tokens)
 
-    async def aadd_response(self, response: Any, *, observe: bool = False) -> Entry:
+    async def aadd_response(self, response: object, *, observe: bool = False) -> Entry:
         """``Engine.add_response`` (:meth:`aadd_message`)."""
         message, usage = response_message(response)
         if observe:  # the usage is read first, so a usage it cannot read stores nothing
@@ -219,7 +220,7 @@ class AsyncEntries:
         """``Engine.request`` awaiting an async summarizer for the turn-boundary flush and a
         compaction to the ceiling."""
         steps = self._request_steps(provider, model, tools, api, max_tokens, flush, extra)
-        return await self.compactor.arun(steps)
+        return await arun_steps(self.session, steps)
 
     @atransactional
     async def aturn_boundary(
@@ -229,19 +230,19 @@ class AsyncEntries:
         for ``provider`` / ``model``, default the engine's; tolerated bulk fallback), awaiting an
         async summarizer. Returns what was done, or ``None`` when nothing was pending. Raises
         :class:`CompactionNoProgressError` as ``Engine.request`` does."""
-        return await self.compactor.arun(self._boundary_steps(provider, model))
+        return await arun_steps(self.session, self._boundary_steps(provider, model))
 
     @atransactional
-    async def arecover_overflow(self, error: Any) -> RetryToken | None:
+    async def arecover_overflow(self, error: object) -> RetryToken | None:
         """``Engine.recover_overflow`` awaiting an async summarizer for its compaction."""
-        steps = recover_steps(self.compactor, self.budget, self.state, error)
-        return await self.compactor.arun(steps)
+        steps = recover_steps(self.session, self.budget, self.state, error)
+        return await arun_steps(self.session, steps)
 
     # ----- compaction --------------------------------------------------------------------
     @atransactional
     async def aflush(self) -> CompactionResult | None:
         """``Engine.flush`` awaiting an async summarizer."""
-        return await self.compactor.arun(flushing.queued_steps(self.compactor))
+        return await arun_steps(self.session, flushing.queued_steps(self.session))
 
     @atransactional
     async def acompact(
@@ -255,16 +256,16 @@ class AsyncEntries:
     ) -> CompactionResult | None:
         """``Engine.compact`` awaiting an async summarizer."""
         limits = (keep_tokens, keep_messages, keep_fraction, target_tokens)
-        steps = flushing.manual_steps(self.compactor, instructions, *limits)
-        return await self.compactor.arun(steps)
+        steps = flushing.manual_steps(self.session, instructions, *limits)
+        return await arun_steps(self.session, steps)
 
     @atransactional
-    async def aadopt_compaction(self, api: str, item: Any) -> CompactionResult | None:
+    async def aadopt_compaction(self, api: str, item: object) -> CompactionResult | None:
         """``Engine.adopt_compaction`` awaiting an async summarizer."""
-        return await self.compactor.arun(adopt_steps(self.compactor, api, item))
+        return await arun_steps(self.session, adopt_steps(self.session, api, item))
 
     # ----- tools -------------------------------------------------------------------------
     @atransactional
-    async def ahandle_tool_call(self, name: str, arguments: Any) -> ContextToolOutcome:
+    async def ahandle_tool_call(self, name: str, arguments: object) -> ContextToolOutcome:
         """``Engine.handle_tool_call`` awaiting an async summarizer when a write makes room."""
-        return await self.compactor.arun(tool_steps(self.compactor, name, arguments))
+        return await arun_steps(self.session, tool_steps(self.session, name, arguments))

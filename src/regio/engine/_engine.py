@@ -15,7 +15,7 @@ Typical loop::
 Parts (none of them knows the engine): :class:`EngineOptions` (frozen; handed to the parts by
 :func:`regio.engine._parts.apply_options`), :class:`EngineBudget` (counting; ``ceiling =
 min(window max, model context window) - output reserve - tool schemas - system overhead``,
-against the estimate corrected by :class:`regio.tokens.Calibration`), :class:`Compactor` (the
+against the estimate corrected by :class:`regio.tokens.Calibration`), :class:`Session` (the
 compaction flush, sync and async), :class:`SessionState`, :class:`UsageLedger`, overflow
 recovery (:mod:`regio.engine._recovery`), the context tools (:mod:`regio.engine._tools`) and
 persistence (:mod:`regio.persistence._statefile`). Events go through the window's bus. Every call
@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
 from regio.compaction import _flush as cp
 from regio.compaction import _flushes as flushing
-from regio.compaction._compactor import CompactionBook, CompactionResult, Compactor
+from regio.compaction._compactor import run_steps
 from regio.compaction._delegation import adopt_steps
 from regio.compaction._writes import clear_region, release_from, write_steps
 from regio.content import Block, Entry, Message, Thinking, ToolUse
@@ -44,6 +44,7 @@ from regio.regions import PendingCompaction, Refusal, Window, WriteResult
 from regio.sdk._objects import response_message, usage_of
 from regio.session._budget import EngineBudget
 from regio.session._options import EngineOptions
+from regio.session._session import CompactionBook, CompactionResult, Session
 from regio.session._state import SessionState
 from regio.session._transcript import Transcript, TranscriptRecord
 from regio.session._usage import PriceLookup, UsageLedger, UsageRecord, normalize_usage
@@ -60,6 +61,12 @@ from ._saving import SavedEngine
 from ._snapshot import EngineSnapshot, take_snapshot
 from ._streaming import AssistantStream
 from ._tools import ContextToolOutcome, offered_tool_specs, tool_steps
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from regio.blueprint import Blueprint
+    from regio.summarizers._protocol import SummaryFn
 
 __all__ = ["Engine"]
 
@@ -83,7 +90,7 @@ class Engine(AsyncEntries, SavedEngine):
         window: Window,
         *,
         options: EngineOptions | None = None,
-        summarizer: Any = None,
+        summarizer: SummaryFn | None = None,
         clock: Callable[[], float] = time.time,
         calibration: Calibration | None = None,
         ledger: UsageLedger | None = None,
@@ -103,7 +110,7 @@ class Engine(AsyncEntries, SavedEngine):
         self.budget = EngineBudget(
             window=window, options=opts, calibration=calibration or Calibration()
         )
-        self.compactor = Compactor(
+        self.session = Session(
             window=window,
             options=opts,
             summarizer=summarizer,
@@ -113,7 +120,7 @@ class Engine(AsyncEntries, SavedEngine):
         )
         self.ledger = ledger or UsageLedger()
         self.state = SessionState(**state)
-        self.compactor.session = self.state
+        self.session.state = self.state
         self.options = opts  # the cache terms follow the options
         self.store_mark: Any = (
             None  # its place in a session store (regio.persistence.store.StoreMark)
@@ -123,9 +130,9 @@ class Engine(AsyncEntries, SavedEngine):
     @classmethod
     def from_blueprint(
         cls,
-        blueprint: Any,
+        blueprint: str | Path | Blueprint,
         *,
-        summarizer: Any = None,
+        summarizer: SummaryFn | None = None,
         token_counter: TokenCounter | None = None,
         allow_custom_hooks: bool = False,
         clock: Callable[[], float] | None = None,
@@ -157,22 +164,22 @@ class Engine(AsyncEntries, SavedEngine):
     @property
     def options(self) -> EngineOptions:
         """The engine's :class:`EngineOptions` (frozen; assign new ones to change them: they
-        reach the budget, the compactor and the cache terms, :func:`apply_options`)."""
+        reach the budget, the session and the cache terms, :func:`apply_options`)."""
         return self.budget.options
 
     @options.setter
     def options(self, value: EngineOptions) -> None:
-        apply_options(self.window, self.budget, self.compactor, value)
+        apply_options(self.window, self.budget, self.session, value)
 
     @property
     def summarizer(self) -> Any:
         """The summarizer compactions call (assignable)."""
-        return self.compactor.summarizer
+        return self.session.summarizer
 
     @summarizer.setter
-    def summarizer(self, value: Any) -> None:
-        self.compactor.summarizer = value
-        apply_options(self.window, self.budget, self.compactor, self.options)  # its size
+    def summarizer(self, value: SummaryFn) -> None:
+        self.session.summarizer = value
+        apply_options(self.window, self.budget, self.session, self.options)  # its size
 
     @property
     def render_log(self) -> RenderLog:
@@ -191,12 +198,12 @@ class Engine(AsyncEntries, SavedEngine):
     @property
     def book(self) -> CompactionBook:
         """Compaction bookkeeping (strikes, versions, the last result)."""
-        return self.compactor.book
+        return self.session.book
 
     @property
     def transcript_log(self) -> Transcript:
         """The canonical append-only log."""
-        return self.compactor.transcript
+        return self.session.transcript
 
     @property
     def counter(self) -> TokenCounter:
@@ -260,8 +267,8 @@ class Engine(AsyncEntries, SavedEngine):
         (:func:`regio.compaction._room.room_steps`; one the window cannot hold
         first compacts an elastic conversation that grew into its room,
         :func:`regio.compaction._room.window_room_steps`)."""
-        steps = write_steps(self.compactor, region, content, key=key, strict=strict)
-        return self.compactor.run(steps)
+        steps = write_steps(self.session, region, content, key=key, strict=strict)
+        return run_steps(self.session, steps)
 
     def append(
         self, region: str, content: str | Block | Sequence[Block], *, strict: bool = False
@@ -280,12 +287,12 @@ class Engine(AsyncEntries, SavedEngine):
     ) -> list[Entry]:
         """Release by ``key``, ``index`` (its whole unit) or the ``oldest`` N units; returns the
         removed entries (they stay in the transcript)."""
-        return release_from(self.compactor, region, key=key, index=index, oldest=oldest)
+        return release_from(self.session, region, key=key, index=index, oldest=oldest)
 
     @transactional
     def clear(self, region: str) -> list[Entry]:
         """Clear ``region`` (protected units stay); returns the removed entries."""
-        return clear_region(self.compactor, region)
+        return clear_region(self.session, region)
 
     # ----- conversation ------------------------------------------------------------------
     @transactional
@@ -297,7 +304,7 @@ class Engine(AsyncEntries, SavedEngine):
         (:meth:`add_observation`).
         Raises :class:`ValueError` for ``observation`` on anything but a user text and
         :class:`regio.errors.RegionFullError` when the conversation refuses the message."""
-        return self.compactor.run(self._message_steps(message, tokens, observation))
+        return run_steps(self.session, self._message_steps(message, tokens, observation))
 
     def add_user(
         self, text: str | Sequence[Block], *, tokens: int | None = None, observation: bool = False
@@ -341,7 +348,7 @@ class Engine(AsyncEntries, SavedEngine):
         message = tool_message(tool_use_id, content, is_error, final, media)
         return self.add_message(message, tokens=tokens)
 
-    def add_response(self, response: Any, *, observe: bool = False) -> Entry:
+    def add_response(self, response: object, *, observe: bool = False) -> Entry:
         """Append the assistant message of a provider response: an Anthropic ``Message``, an
         OpenAI ``ChatCompletion`` or a Responses ``Response``, as SDK object or dict
         (:func:`regio.sdk._objects.response_message`). With ``observe`` its usage is also
@@ -384,24 +391,24 @@ class Engine(AsyncEntries, SavedEngine):
         (:func:`regio.sdk._objects.tool_specs`). Returns ``(request, payload)``; the layout
         state is kept for the next call."""
         steps = self._request_steps(provider, model, tools, api, max_tokens, flush, extra)
-        return self.compactor.run(steps)
+        return run_steps(self.session, steps)
 
     # ----- overflow recovery and usage ---------------------------------------------------
     @transactional
-    def recover_overflow(self, error: Any) -> RetryToken | None:
+    def recover_overflow(self, error: object) -> RetryToken | None:
         """Answer a provider error. A context-length refusal compacts to half the allowance
         and returns a :class:`RetryToken` (retry the call once); a second refusal raises
         :class:`ContextOverflowError` with the numbers and the provider's error. Any other
         error is re-raised unchanged when it is an exception, else ``None`` is returned."""
-        return self.compactor.run(recover_steps(self.compactor, self.budget, self.state, error))
+        return run_steps(self.session, recover_steps(self.session, self.budget, self.state, error))
 
-    def classify(self, error: Any) -> OverflowInfo | None:
+    def classify(self, error: object) -> OverflowInfo | None:
         """:func:`regio.providers.overflow.classify_overflow`: the length refusal or None."""
         return classify_overflow(error)
 
     @transactional
     def observe(
-        self, usage: Any, *, provider: str | None = None, model: str | None = None
+        self, usage: object, *, provider: str | None = None, model: str | None = None
     ) -> UsageRecord:
         """Record the provider-reported usage of the last request (Anthropic or OpenAI shapes,
         objects or dicts; ``None`` when the provider reports none). Feeds
@@ -425,7 +432,7 @@ class Engine(AsyncEntries, SavedEngine):
         """Flush pending compactions now (call at a turn boundary; :meth:`request` does it).
         Returns what was done, or ``None`` when nothing was pending. Raises
         :class:`CompactionNoProgressError` after N passes that free nothing."""
-        return self.compactor.run(flushing.queued_steps(self.compactor))
+        return run_steps(self.session, flushing.queued_steps(self.session))
 
     @transactional
     def compact(
@@ -451,22 +458,22 @@ class Engine(AsyncEntries, SavedEngine):
         ``compaction_started`` / ``compaction_finished`` events are emitted either way. Raises
         :class:`ValueError` for a negative limit or target, or a fraction outside ``[0, 1]``."""
         limits = (keep_tokens, keep_messages, keep_fraction, target_tokens)
-        return self.compactor.run(flushing.manual_steps(self.compactor, instructions, *limits))
+        return run_steps(self.session, flushing.manual_steps(self.session, instructions, *limits))
 
     @transactional
-    def adopt_compaction(self, api: str, item: Any) -> CompactionResult | None:
+    def adopt_compaction(self, api: str, item: object) -> CompactionResult | None:
         """The provider compacted the last request's conversation and returned ``item`` (its
         compaction block or item for ``api``): :func:`regio.compaction._delegation.adopt_steps`,
         which keeps a readable summary of the same span beside it. ``None``: nothing to compact.
         Raises :class:`regio.compaction._delegation.ProviderCompactionError` for a bad item."""
-        return self.compactor.run(adopt_steps(self.compactor, api, item))
+        return run_steps(self.session, adopt_steps(self.session, api, item))
 
     @transactional
     def schedule_compaction(self, instructions: str | None = None) -> None:
         """Compact at the next turn boundary (used by the agent's ``compact`` tool, which runs
         mid-turn): queues the compactable content; ``instructions`` are added to the standing
         requirements."""
-        cp.schedule_compaction(self.compactor, instructions)
+        cp.schedule_compaction(self.session, instructions)
 
     # ----- tools -------------------------------------------------------------------------
     def tools(self) -> list[ToolSpec]:
@@ -474,19 +481,19 @@ class Engine(AsyncEntries, SavedEngine):
         return offered_tool_specs(self.window, self.options.context_tools, self.options.relief)
 
     @transactional
-    def handle_tool_call(self, name: str, arguments: Any) -> ContextToolOutcome:
+    def handle_tool_call(self, name: str, arguments: object) -> ContextToolOutcome:
         """Run a context tool; returns a :class:`ContextToolOutcome` whose ``text`` goes back
         to the agent. Mistakes and refusals come back as instructive text, never as
         exceptions."""
-        return self.compactor.run(tool_steps(self.compactor, name, arguments))
+        return run_steps(self.session, tool_steps(self.session, name, arguments))
 
     @transactional
     def repair(self) -> list[HistoryRepaired]:
         """Make a broken conversation valid in place, losing nothing from the transcript
         (:mod:`regio.engine._repairs`); returns each change (also an event). Idempotent."""
-        return repair_window(self.compactor)
+        return repair_window(self.session)
 
     # ----- snapshot (saving and loading: SavedEngine) ------------------------------------
     def snapshot(self) -> EngineSnapshot:
         """A per-region breakdown of the window (:class:`EngineSnapshot`)."""
-        return take_snapshot(self.compactor, self.budget, self.ledger, self.state.last_request)
+        return take_snapshot(self.session, self.budget, self.ledger, self.state.last_request)

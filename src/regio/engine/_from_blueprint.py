@@ -19,7 +19,7 @@ Mapping:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from regio.blueprint import Blueprint, CompactingSpec, build_window, dump_blueprint, load_blueprint
 from regio.blueprint.contextspec import edits_value
@@ -31,6 +31,10 @@ from regio.session._options import EngineOptions
 from regio.summarizers._extractive import ExtractiveSummarizer
 from regio.summarizers._protocol import DEFAULT_STANDING_INSTRUCTIONS
 from regio.tokens import get_counter
+
+if TYPE_CHECKING:
+    from regio.summarizers._protocol import SummaryFn
+    from regio.tokens import TokenCounter
 
 __all__ = ["blueprint_summarizer", "engine_options", "standing_instructions"]
 
@@ -70,7 +74,7 @@ def blueprint_summarizer(bp: Blueprint) -> Any:
     )
 
 
-def _load(blueprint: Any) -> Blueprint:
+def _load(blueprint: str | Path | Blueprint) -> Blueprint:
     if isinstance(blueprint, Blueprint):
         return blueprint
     if isinstance(blueprint, Path):
@@ -79,10 +83,10 @@ def _load(blueprint: Any) -> Blueprint:
 
 
 def engine_options(
-    blueprint: Any,
+    blueprint: str | Path | Blueprint,
     *,
-    summarizer: Any = None,
-    token_counter: Any = None,
+    summarizer: SummaryFn | None = None,
+    token_counter: TokenCounter | None = None,
     allow_custom_hooks: bool = False,
 ) -> dict[str, Any]:
     """Keyword arguments of :class:`regio.engine.Engine` for ``blueprint`` (path, YAML text

@@ -8,7 +8,7 @@ totals. Reads the state written by :meth:`regio.engine.Engine.save` (JSON or msg
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
@@ -19,12 +19,18 @@ from regio.persistence._load import read_state
 
 from ._snapshot import EngineSnapshot, cache_outcomes, region_snapshots
 
+if TYPE_CHECKING:
+    import argparse
+
+    from regio.content import Entry
+    from regio.persistence._statefile import EngineState
+
 __all__ = ["register", "render_snapshot", "snapshot_from_file"]
 
 BAR_WIDTH = 12
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``inspect`` to the ``regio`` command."""
     parser = subparsers.add_parser(
         "inspect",
@@ -45,7 +51,7 @@ def snapshot_from_file(path: str) -> EngineSnapshot:
     return snapshot_from_state(read_state(path))
 
 
-def snapshot_from_state(state: Any) -> EngineSnapshot:
+def snapshot_from_state(state: EngineState) -> EngineSnapshot:
     """The :class:`EngineSnapshot` of a decoded :class:`regio.persistence._statefile.EngineState`
     (from a file or a session store)."""
     from regio.compaction._flush import CompactionBook
@@ -60,7 +66,7 @@ def snapshot_from_state(state: Any) -> EngineSnapshot:
         def count(self, text: str) -> int:
             return 0
 
-        def count_entry(self, entry: Any) -> int:
+        def count_entry(self, entry: Entry) -> int:
             return int(entry.tokens)
 
     window = Window.from_state(state.window, counter=_Saved())

@@ -17,15 +17,15 @@ transcript record. An environment observation
 
 The admission is one step generator (:func:`admit_steps`): every compaction on the way (the
 room made, a routed write) yields its summarizer jobs to the driver the caller chose
-(``Engine.add_message`` drives it with :meth:`Compactor.run`, ``Engine.aadd_message`` awaits
-:meth:`Compactor.arun`), so an async summarizer is never called from the sync path.
+(``Engine.add_message`` drives it with :meth:`Session.run`, ``Engine.aadd_message`` awaits
+:meth:`Session.arun`), so an async summarizer is never called from the sync path.
 """
 
 from __future__ import annotations
 
 import attrs
 
-from regio.compaction._compactor import CompactionResult, Compactor, Steps
+from regio.compaction._compactor import run_steps
 from regio.compaction._room import room_steps
 from regio.compaction._writes import entry_of
 from regio.content import Entry, Message, ToolResult
@@ -33,6 +33,7 @@ from regio.regions import Region
 from regio.relief import _admit as reliefadmit
 from regio.session._callnames import CallNames, name_message, renamed_meta
 from regio.session._events import OrphanToolResult
+from regio.session._session import CompactionResult, Session, Steps
 from regio.session._sizes import admission_tokens, measured_tokens
 from regio.session._state import SessionState
 from regio.session._textadmit import admit_message_text
@@ -45,18 +46,18 @@ __all__ = ["admit_message", "admit_steps", "make_room"]
 
 
 def admit_message(
-    c: Compactor,
+    c: Session,
     state: SessionState,
     message: Message,
     tokens: int | None = None,
     observation: bool = False,
 ) -> Entry:
-    """:func:`admit_steps` driven synchronously (:meth:`Compactor.run`)."""
-    return c.run(admit_steps(c, state, message, tokens, observation))
+    """:func:`admit_steps` driven synchronously (:meth:`Session.run`)."""
+    return run_steps(c, admit_steps(c, state, message, tokens, observation))
 
 
 def admit_steps(
-    c: Compactor,
+    c: Session,
     state: SessionState,
     message: Message,
     tokens: int | None = None,
@@ -109,7 +110,7 @@ def admit_steps(
     return entry
 
 
-def _counted(c: Compactor, conv: Region, admission: reliefadmit.Admission) -> reliefadmit.Admission:
+def _counted(c: Session, conv: Region, admission: reliefadmit.Admission) -> reliefadmit.Admission:
     """``admission`` with its message's tokens: as given, else counted once, and only up to
     what the conversation could admit (:func:`regio.session._sizes.admission_tokens`)."""
     if admission.tokens is not None:
@@ -120,7 +121,7 @@ def _counted(c: Compactor, conv: Region, admission: reliefadmit.Admission) -> re
 
 
 def make_room(
-    c: Compactor, conv: Region, message: Message, tokens: int | None
+    c: Session, conv: Region, message: Message, tokens: int | None
 ) -> Steps[CompactionResult | None]:
     """Token hysteresis: a message that would pass a ``compact`` conversation's budget
     first relieves and compacts it to its token target (:func:`regio.compaction._room.room_steps`);

@@ -1,9 +1,9 @@
 """An engine's options, handed to every part that reads them.
 
 An :class:`regio.engine.Engine` owns an :class:`regio.session.EngineBudget` (counting, the
-ceiling) and a :class:`regio.compaction.Compactor` (compaction and its bookkeeping); both read the
+ceiling) and a :class:`regio.compaction.Session` (compaction and its bookkeeping); both read the
 engine's :class:`regio.session.EngineOptions`, and the cache terms of the options' provider,
-model and TTL (:func:`regio.session._cacheprices.cache_terms`) set the compactor's idle TTL and
+model and TTL (:func:`regio.session._cacheprices.cache_terms`) set the session's idle TTL and
 each sliding window's cache-price multipliers. :func:`apply_options` sets all of them from one
 value, so no part reads options another part no longer has.
 """
@@ -18,19 +18,19 @@ from regio.session._cacheprices import cache_terms
 from regio.summarizers._protocol import DEFAULT_MAX_SUMMARY_TOKENS, summarizer_limits
 
 if TYPE_CHECKING:
-    from regio.compaction._compactor import Compactor
     from regio.regions import Window
     from regio.session._budget import EngineBudget
     from regio.session._options import EngineOptions
+    from regio.session._session import Session
 
 __all__ = ["apply_options"]
 
 
 def apply_options(
-    window: Window, budget: EngineBudget, compactor: Compactor, options: EngineOptions
+    window: Window, budget: EngineBudget, session: Session, options: EngineOptions
 ) -> None:
-    """Give ``options`` to ``budget`` and ``compactor`` and set what derives from them: the
-    compactor's ``cache_ttl_s`` (seconds, ``None`` when the provider's TTL is unknown) and
+    """Give ``options`` to ``budget`` and ``session`` and set what derives from them: the
+    session's ``cache_ttl_s`` (seconds, ``None`` when the provider's TTL is unknown) and
     ``cache_read`` (the read multiplier), and the
     ``cache_multipliers`` (write, read; multiples of the input price) of every
     :class:`regio.regions.SlidingWindow` in ``window`` with the cost controller's prices
@@ -38,12 +38,12 @@ def apply_options(
     the summary size until one is measured), and the window's ``reserved_tokens``
     (:meth:`regio.session._budget.EngineBudget.reserve`)."""
     budget.options = options
-    compactor.options = options
+    session.options = options
     terms = cache_terms(options.provider, options.model, options.ttl)
-    compactor.cache_ttl_s = terms.ttl_s
-    compactor.cache_read = terms.read
+    session.cache_ttl_s = terms.ttl_s
+    session.cache_read = terms.read
     try:
-        summary = float(summarizer_limits(compactor.summarizer)[2])
+        summary = float(summarizer_limits(session.summarizer)[2])
     except ValueError:
         summary = float(DEFAULT_MAX_SUMMARY_TOKENS)
     prices = CostTerms(read=terms.read, write=terms.write, output=terms.output, summary=summary)

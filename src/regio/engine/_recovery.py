@@ -21,17 +21,15 @@ Only the prompt view shrinks; the transcript keeps everything.
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from regio.compaction import _flush as cp
-from regio.compaction._compactor import Compactor, Steps
 from regio.compaction._flushes import pressure_steps
 from regio.errors import ContextOverflowError
 from regio.providers.overflow import OverflowInfo, classify_overflow
 from regio.session._budget import EngineBudget
 from regio.session._events import OverflowFailed, OverflowRecovered
+from regio.session._session import Session, Steps
 from regio.session._state import SessionState
 
 __all__ = ["MAX_RECOVERY_PASSES", "RetryToken", "recover_steps"]
@@ -74,7 +72,7 @@ def _bounded_ratio(budget: EngineBudget, raw: int, info: OverflowInfo) -> float:
 
 
 def _fail(
-    c: Compactor, budget: EngineBudget, info: OverflowInfo, error: Any, reason: str, estimated: int
+    c: Session, budget: EngineBudget, info: OverflowInfo, error: object, reason: str, estimated: int
 ) -> None:
     c.emit(OverflowFailed(info.reported, info.maximum, estimated, reason))
     raise ContextOverflowError(
@@ -91,7 +89,7 @@ def _fail(
 
 
 def recover_steps(
-    c: Compactor, budget: EngineBudget, state: SessionState, error: Any
+    c: Session, budget: EngineBudget, state: SessionState, error: object
 ) -> Steps[RetryToken | None]:
     """Answer ``error`` (module doc): compact toward half the allowance and return a
     :class:`RetryToken`, return ``None`` / re-raise for anything that is not a length refusal,

@@ -33,9 +33,9 @@ from typing import Any
 import msgspec
 
 from regio.callids import provider_id
-from regio.compaction._compactor import Compactor
 from regio.content import Block, Entry, Text, ToolResult, ToolUse, split_weight
 from regio.session._callnames import META_KEY
+from regio.session._session import Session
 from regio.session._toolspecs import restore_offered
 
 from ._history import HISTORY_ACTIONS, HistoryRepaired, interrupted, needs_repair, repair_history
@@ -61,7 +61,7 @@ def compacted_result(call: ToolUse, restorable: bool) -> ToolResult:
     )
 
 
-def repair_window(c: Compactor) -> list[HistoryRepaired]:
+def repair_window(c: Session) -> list[HistoryRepaired]:
     """Repair the conversation of ``c``'s window in place (module doc); returns the changes
     (also emitted on the window's bus). Nothing changes when the conversation is valid."""
     window = c.window
@@ -109,8 +109,8 @@ def repair_window(c: Compactor) -> list[HistoryRepaired]:
             new.append(closer)
             written.append(closer)
     _apply(c, conv.name, new, renamed)
-    if c.session is not None:
-        c.session.call_names = None  # read again from the repaired entries
+    if c.state is not None:
+        c.state.call_names = None  # read again from the repaired entries
     changes = [
         msgspec.structs.replace(ch, entry=entries[ch.message].id if ch.message >= 0 else "")
         for ch in plan.changes
@@ -127,7 +127,7 @@ def repair_window(c: Compactor) -> list[HistoryRepaired]:
 
 
 def _closers(
-    c: Compactor,
+    c: Session,
     entries: list[Entry],
     closed: dict[str, ToolResult],
     closed_at: dict[str, int],
@@ -182,7 +182,7 @@ def _share(entry: Entry, blocks: tuple[Block, ...]) -> int:
     return max(1, round(entry.tokens * kept / total))
 
 
-def _apply(c: Compactor, name: str, entries: list[Entry], renamed: dict[str, str]) -> None:
+def _apply(c: Session, name: str, entries: list[Entry], renamed: dict[str, str]) -> None:
     """Put ``entries`` in region ``name`` through the window's own state restore (its call
     index, result and progress indexes rebuilt from them), the region's version bumped; a
     queued compaction marking an entry that changed or left is dropped (``compaction_failed``;

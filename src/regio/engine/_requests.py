@@ -14,7 +14,6 @@ import msgspec
 
 from regio.compaction import _flush as cp
 from regio.compaction._ceiling import evict_for_ceiling
-from regio.compaction._compactor import Compactor, Steps
 from regio.compaction._delegation import render_option
 from regio.compaction._flushes import boundary_steps, pressure_steps
 from regio.errors import ContextOverflowError, UsageError
@@ -25,6 +24,7 @@ from regio.regions import SlidingWindow
 from regio.session._budget import EngineBudget
 from regio.session._events import CalibrationUpdated, OverBudget, UsageObserved
 from regio.session._render import api_for, render_payload
+from regio.session._session import Session, Steps
 from regio.session._state import RegionHashes, SessionState
 from regio.session._usage import UsageLedger, UsageRecord
 from regio.textrepair import repair_text
@@ -35,7 +35,7 @@ __all__ = ["lay_out_steps", "observe_usage", "request_fingerprint", "request_ste
 
 
 def request_fingerprint(
-    c: Compactor,
+    c: Session,
     specs: Sequence[ToolSpec],
     provider: str,
     model: str,
@@ -69,7 +69,7 @@ def request_fingerprint(
 
 
 def _assemble(
-    c: Compactor,
+    c: Session,
     state: SessionState,
     specs: Sequence[ToolSpec],
     provider: str,
@@ -92,7 +92,7 @@ def _assemble(
 
 
 def request_steps(
-    c: Compactor,
+    c: Session,
     budget: EngineBudget,
     state: SessionState,
     provider: str,
@@ -125,7 +125,7 @@ def request_steps(
 
 
 def lay_out_steps(
-    c: Compactor,
+    c: Session,
     budget: EngineBudget,
     state: SessionState,
     provider: str,
@@ -199,7 +199,7 @@ def lay_out_steps(
 
 
 def _to_ceiling(
-    c: Compactor,
+    c: Session,
     budget: EngineBudget,
     state: SessionState,
     specs: Sequence[ToolSpec],
@@ -238,7 +238,7 @@ def _to_ceiling(
     return made
 
 
-def ceiling_terms(c: Compactor, limit: int) -> str:
+def ceiling_terms(c: Session, limit: int) -> str:
     """What the request ceiling ``limit`` is made of, with the fix (the end of a
     :class:`ContextOverflowError`): the model's context window minus the output reserve, or
     the window's ``max_tokens`` when that is smaller; a reserve that leaves no room in the
@@ -287,7 +287,7 @@ def observe_usage(
     budget: EngineBudget,
     state: SessionState,
     emit: Callable[[Event], None],
-    usage: Any,
+    usage: object,
     provider: str | None,
     model: str | None,
 ) -> UsageRecord:

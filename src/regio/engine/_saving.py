@@ -17,9 +17,14 @@ from regio.session._usage import PriceLookup, rule_prices
 from regio.tokens import TokenCounter
 
 if TYPE_CHECKING:
+    from regio.blueprint import Blueprint
+    from regio.persistence.store.base import SessionStore
+
     # the parts a save writes and a load sets, as persistence names them (a protocol: the
     # engine's own classes stay out of persistence); a base for the type checker only
     from regio.persistence.store.engines import StoredEngine as _EngineParts
+    from regio.persistence.store.lease import SessionLease
+    from regio.summarizers._protocol import SummaryFn
 else:
     _EngineParts = object
 
@@ -39,7 +44,12 @@ class SavedEngine(_EngineParts):
         return save_engine(self, path)
 
     def save_to(
-        self, store: Any, session_id: str | None = None, *, lease: Any = None, create: bool = False
+        self,
+        store: SessionStore,
+        session_id: str | None = None,
+        *,
+        lease: SessionLease | None = None,
+        create: bool = False,
     ) -> int:
         """Save incrementally into a :class:`regio.persistence.store.SessionStore` as ``session_id``
         (default the ``session_id`` option): the records since the last load or save, plus the
@@ -56,7 +66,7 @@ class SavedEngine(_EngineParts):
         return save_session(self, store, sid, lease=lease, create=create).version
 
     @classmethod
-    def load_from(cls: type[E], store: Any, session_id: str, **kwargs: Any) -> E:
+    def load_from(cls: type[E], store: SessionStore, session_id: str, **kwargs: Any) -> E:
         """Restore ``session_id`` from a :class:`regio.persistence.store.SessionStore` (keywords as
         :meth:`load`). Raises :class:`regio.persistence.store.SessionNotFoundError`."""
         from regio.persistence.store import load_session
@@ -70,12 +80,12 @@ class SavedEngine(_EngineParts):
         cls: type[E],
         path: str | Path,
         *,
-        summarizer: Any = None,
+        summarizer: SummaryFn | None = None,
         token_counter: TokenCounter | None = None,
         allow_custom_hooks: bool = False,
         clock: Callable[[], float] | None = None,
         prices: PriceLookup | None = None,
-        blueprint: Any = None,
+        blueprint: str | Path | Blueprint | None = None,
     ) -> E:
         """Restore an engine saved with :meth:`save` (pending compactions, layout state,
         calibration, transcript and ledger included). Custom hooks come only from

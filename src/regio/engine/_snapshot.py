@@ -11,15 +11,18 @@ tools, usage totals; and the last compaction.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
-from regio.compaction._compactor import CompactionResult, Compactor
 from regio.layout import RegionWatch, Request
 from regio.layout.observe import placement_note
 from regio.session._budget import EngineBudget
+from regio.session._session import CompactionResult, Session
 from regio.session._usage import UsageLedger, UsageRecord, UsageTotals
+
+if TYPE_CHECKING:
+    from regio.regions import Region, Window
 
 __all__ = [
     "EngineSnapshot",
@@ -107,7 +110,7 @@ def cache_outcomes(
     return outcome, sizes
 
 
-def _laid_out(r: Any, watch: dict[str, RegionWatch] | None) -> tuple[str, str]:
+def _laid_out(r: Region, watch: dict[str, RegionWatch] | None) -> tuple[str, str]:
     """(the volatility the last request laid ``r`` out with, the note saying why it is not the
     declared one); ``("", "")`` before any request."""
     if watch is None:
@@ -119,7 +122,7 @@ def _laid_out(r: Any, watch: dict[str, RegionWatch] | None) -> tuple[str, str]:
 
 
 def region_snapshots(
-    window: Any,
+    window: Window,
     cache: dict[str, str],
     sizes: dict[str, int],
     watch: dict[str, RegionWatch] | None = None,
@@ -151,9 +154,9 @@ def region_snapshots(
 
 
 def take_snapshot(
-    c: Compactor, budget: EngineBudget, ledger: UsageLedger, last_request: Request | None
+    c: Session, budget: EngineBudget, ledger: UsageLedger, last_request: Request | None
 ) -> EngineSnapshot:
-    """The :class:`EngineSnapshot` of an engine's parts: its compactor (window, transcript,
+    """The :class:`EngineSnapshot` of an engine's parts: its session (window, transcript,
     book), budget, usage ledger and last request."""
     window = c.window
     cache, sizes = cache_outcomes(last_request, ledger.last)

@@ -31,7 +31,7 @@ from typing import Any
 
 import msgspec
 
-from regio.compaction._compactor import Compactor, Steps
+from regio.compaction._compactor import run_steps
 from regio.compaction._compactplan import compact_plan, describe_plan
 from regio.compaction._flush import schedule_compaction
 from regio.compaction._writes import release_from, write_steps
@@ -42,6 +42,7 @@ from regio.regions import Checklist, Refusal, WriteResult
 from regio.relief._originals import restore
 from regio.session._events import ToolCallHandled
 from regio.session._options import TOOL_NAMES
+from regio.session._session import Session, Steps
 from regio.session._textadmit import admit_value
 from regio.session._toolargs import ToolArgumentError, check_arguments, echo, parse_arguments
 from regio.session._toolspecs import (
@@ -71,7 +72,7 @@ class ContextToolOutcome(msgspec.Struct, frozen=True):
     note: str | None = None
 
 
-def _listing(c: Compactor) -> str:
+def _listing(c: Session) -> str:
     writable = set(writable_regions(c.window))
     lines = [f"window: {c.window.used_tokens}/{c.window.max_tokens} tokens used"]
     for r in c.window.regions:
@@ -87,16 +88,16 @@ def _listing(c: Compactor) -> str:
     return "\n".join(lines)
 
 
-def _echo_chars(c: Compactor) -> int:
+def _echo_chars(c: Session) -> int:
     return c.options.tool_limits.echo_chars
 
 
-def _q(c: Compactor, value: Any) -> str:
+def _q(c: Session, value: object) -> str:
     """``value`` (agent input) quoted, bounded."""
     return echo(value, _echo_chars(c))
 
 
-def _mistake(c: Compactor, name: str, message: str) -> ContextToolOutcome:
+def _mistake(c: Session, name: str, message: str) -> ContextToolOutcome:
     limit = _echo_chars(c)
     tool = name if isinstance(name, str) and len(name) <= limit else echo(name, limit)
     if len(message) > 8 * limit + 400:  # a backstop: every agent value in it is already cut
@@ -106,12 +107,12 @@ def _mistake(c: Compactor, name: str, message: str) -> ContextToolOutcome:
     return ContextToolOutcome(text, ok=False)
 
 
-def _ok(c: Compactor, name: str, text: str, **data: Any) -> ContextToolOutcome:
+def _ok(c: Session, name: str, text: str, **data: Any) -> ContextToolOutcome:
     c.emit(ToolCallHandled(name, True, text.splitlines()[0] if text else ""))
     return ContextToolOutcome(text, ok=True, data=data)
 
 
-def _write(c: Compactor, name: str, args: dict[str, Any]) -> Steps[ContextToolOutcome]:
+def _write(c: Session, name: str, args: dict[str, Any]) -> Steps[ContextToolOutcome]:
     region, text = args.get("region"), args.get("text")
     if not isinstance(region, str) or not isinstance(text, str) or not text.strip():
         return _mistake(c, name, "needs 'region' (a writable region) and a non-empty 'text'")
@@ -149,7 +150,7 @@ def _write(c: Compactor, name: str, args: dict[str, Any]) -> Steps[ContextToolOu
     return outcome
 
 
-def _read(c: Compactor, args: dict[str, Any]) -> ContextToolOutcome:
+def _read(c: Session, args: dict[str, Any]) -> ContextToolOutcome:
     region = args.get("region")
     if not isinstance(region, str) or region not in [r.name for r in c.window.regions]:
         return _mistake(c, "context_read", f"unknown region {_q(c, region)}")
@@ -175,7 +176,7 @@ def _read(c: Compactor, args: dict[str, Any]) -> ContextToolOutcome:
     )
 
 
-def _delete(c: Compactor, args: dict[str, Any]) -> ContextToolOutcome:
+def _delete(c: Session, args: dict[str, Any]) -> ContextToolOutcome:
     region = args.get("region")
     if not isinstance(region, str) or region not in [r.name for r in c.window.regions]:
         return _mistake(c, "context_delete", f"unknown region {_q(c, region)}")
@@ -200,7 +201,7 @@ def _delete(c: Compactor, args: dict[str, Any]) -> ContextToolOutcome:
     )
 
 
-def _todo(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutcome:
+def _todo(c: Session, name: str, args: dict[str, Any]) -> ContextToolOutcome:
     lists = checklist_regions(c.window)
     region = args.get("region") or (lists[0] if lists else None)
     if region not in lists:
@@ -233,12 +234,12 @@ def _todo(c: Compactor, name: str, args: dict[str, Any]) -> ContextToolOutcome:
     )
 
 
-def handle_tool_call(c: Compactor, name: str, arguments: Any) -> ContextToolOutcome:
-    """:func:`tool_steps` driven synchronously (:meth:`Compactor.run`)."""
-    return c.run(tool_steps(c, name, arguments))
+def handle_tool_call(c: Session, name: str, arguments: object) -> ContextToolOutcome:
+    """:func:`tool_steps` driven synchronously (:meth:`Session.run`)."""
+    return run_steps(c, tool_steps(c, name, arguments))
 
 
-def tool_steps(c: Compactor, name: str, arguments: Any) -> Steps[ContextToolOutcome]:
+def tool_steps(c: Session, name: str, arguments: object) -> Steps[ContextToolOutcome]:
     """Run context tool ``name`` with ``arguments`` (a dict or JSON text); never raises for the
     agent's mistakes (module doc): a bad name or argument, or a :class:`RegioError` the call
     provokes, comes back as a :class:`ContextToolOutcome` with ``ok`` false. A step generator:
@@ -275,7 +276,7 @@ def tool_steps(c: Compactor, name: str, arguments: Any) -> Steps[ContextToolOutc
         return _mistake(c, name, _cut_echoes(c, str(exc), args))
 
 
-def _cut_echoes(c: Compactor, message: str, args: dict[str, Any]) -> str:
+def _cut_echoes(c: Session, message: str, args: dict[str, Any]) -> str:
     """``message`` with every long agent string of ``args`` it quotes cut to the echo bound."""
     limit = _echo_chars(c)
     for value in args.values():
@@ -284,7 +285,7 @@ def _cut_echoes(c: Compactor, message: str, args: dict[str, Any]) -> str:
     return message
 
 
-def _dispatch(c: Compactor, name: str, args: dict[str, Any]) -> Steps[ContextToolOutcome]:
+def _dispatch(c: Session, name: str, args: dict[str, Any]) -> Steps[ContextToolOutcome]:
     if name in ("context_write", "context_append"):
         return (yield from _write(c, name, args))
     if name == "context_read":

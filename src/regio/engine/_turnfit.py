@@ -28,13 +28,13 @@ from collections.abc import Sequence
 
 import msgspec
 
-from regio.compaction._compactor import Compactor
 from regio.compaction._cuts import unsent, unsent_from
 from regio.content import Block, Entry, Message, ToolResult
 from regio.policies import relief as rp
 from regio.regions import Region, SlidingWindow
 from regio.relief._admit import Admission, with_changes
 from regio.relief._chain import ReliefApplied, rewrite_block_entry
+from regio.session._session import Session
 from regio.session._sizes import admission_tokens, count_up_to, entry_cap
 from regio.tokens import count_entry_up_to
 
@@ -44,7 +44,7 @@ __all__ = ["STAGE", "check", "report", "shorten", "trim", "turn_indexes"]
 STAGE = "turn_trim"
 
 
-def turn_indexes(c: Compactor, conv: Region) -> list[int]:
+def turn_indexes(c: Session, conv: Region) -> list[int]:
     """Indexes of the conversation entries of the newest turn (module doc), oldest first:
     the protected units and every unit holding a result no request carried yet."""
     info = conv.analysis()
@@ -57,13 +57,13 @@ def _results(blocks: Sequence[Block]) -> list[tuple[int, ToolResult]]:
     return [(j, b) for j, b in enumerate(blocks) if isinstance(b, ToolResult)]
 
 
-def _slack(c: Compactor, blocks: Sequence[Block]) -> int:
+def _slack(c: Session, blocks: Sequence[Block]) -> int:
     """Tokens the tool results among ``blocks`` (of entries the conversation holds) could give
     up (each down to its marker)."""
     return sum(max(0, c.count_text(b.content) - rp.MARKER_TOKENS) for _, b in _results(blocks))
 
 
-def _least(c: Compactor, conv: Region, message: Message) -> int:
+def _least(c: Session, conv: Region, message: Message) -> int:
     """Tokens of ``message`` with every tool result cut to its marker (at most): its other
     blocks and the results' framing counted only up to what ``conv`` could admit
     (:func:`regio.session._sizes.entry_cap`), so a 100 MiB result is never counted here."""
@@ -82,7 +82,7 @@ def _least(c: Compactor, conv: Region, message: Message) -> int:
     )
 
 
-def _size(c: Compactor, conv: Region, message: Message, tokens: int | None) -> int:
+def _size(c: Session, conv: Region, message: Message, tokens: int | None) -> int:
     """``tokens``, else the size of ``message`` as an entry (counted only up to what ``conv``
     could admit: :func:`regio.session._sizes.admission_tokens`)."""
     if tokens is not None:
@@ -90,7 +90,7 @@ def _size(c: Compactor, conv: Region, message: Message, tokens: int | None) -> i
     return admission_tokens(c.window, conv, Entry(id="", blocks=message.blocks, role=message.role))
 
 
-def check(c: Compactor, conv: Region, admission: Admission) -> None:
+def check(c: Session, conv: Region, admission: Admission) -> None:
     """Refuse ``admission``'s message now, changing nothing, when the newest turn could not
     fit ``conv`` even with every tool result of the turn cut to its marker (module doc).
     Raises :class:`regio.errors.RegionFullError` (event ``refused``, reason ``too_large``)."""
@@ -110,7 +110,7 @@ def check(c: Compactor, conv: Region, admission: Admission) -> None:
     raise refusal.error()
 
 
-def trim(c: Compactor, conv: Region, admission: Admission) -> Admission:
+def trim(c: Session, conv: Region, admission: Admission) -> Admission:
     """``admission`` with the newest turn trimmed so the message fits ``conv`` (module doc):
     the turn's results already in the conversation first (rewritten in place, oldest first),
     then the message's own; unchanged when it fits. Units compaction could still take are
@@ -135,7 +135,7 @@ def trim(c: Compactor, conv: Region, admission: Admission) -> Admission:
     return _trim_message(c, conv, admission, need) if need > 0 else admission
 
 
-def shorten(c: Compactor, conv: SlidingWindow, need: int) -> int:
+def shorten(c: Session, conv: SlidingWindow, need: int) -> int:
     """Trim the newest turn's results already in ``conv`` (oldest first, each head + tail,
     never below its marker) toward ``need`` tokens; returns the tokens freed. What
     :func:`trim` does before the message's own results, and what a request over the ceiling
@@ -149,7 +149,7 @@ def shorten(c: Compactor, conv: SlidingWindow, need: int) -> int:
 
 
 def _cut(
-    c: Compactor, block: ToolResult, need: int, cap: int | None = None
+    c: Session, block: ToolResult, need: int, cap: int | None = None
 ) -> tuple[ToolResult, int]:
     """``block`` trimmed to give up about ``need`` tokens (never below its marker), and the
     tokens it gave up; ``cap``: its text is counted only up to that many tokens (an estimate
@@ -163,7 +163,7 @@ def _cut(
 
 
 def _trim_blocks(
-    c: Compactor, blocks: Sequence[Block], need: int, cap: int | None = None
+    c: Session, blocks: Sequence[Block], need: int, cap: int | None = None
 ) -> tuple[tuple[Block, ...], list[tuple[ToolResult, int]]]:
     """``blocks`` with their tool results trimmed (oldest first) toward ``need`` tokens, and
     each trimmed original with the tokens it gave up (``cap``: :func:`_cut`)."""
@@ -182,7 +182,7 @@ def _trim_blocks(
     return tuple(out), trims
 
 
-def _trim_entry(c: Compactor, conv: SlidingWindow, index: int, need: int) -> int:
+def _trim_entry(c: Session, conv: SlidingWindow, index: int, need: int) -> int:
     """Trim the results of the conversation entry at ``index`` (oldest first) toward
     ``need`` tokens; returns the tokens its entry gave up."""
     entry = conv.entries[index]
@@ -206,7 +206,7 @@ def _trim_entry(c: Compactor, conv: SlidingWindow, index: int, need: int) -> int
     return freed_total
 
 
-def _trim_message(c: Compactor, conv: Region, admission: Admission, need: int) -> Admission:
+def _trim_message(c: Session, conv: Region, admission: Admission, need: int) -> Admission:
     """The message of ``admission`` with its results trimmed (oldest first) toward ``need``
     tokens; each original is kept when the message is committed. A result is counted only up
     to what ``conv`` could admit (:func:`regio.session._sizes.entry_cap`)."""
@@ -218,7 +218,7 @@ def _trim_message(c: Compactor, conv: Region, admission: Admission, need: int) -
     return with_changes(admission, blocks, STAGE, kept)
 
 
-def report(c: Compactor, conv: Region, admission: Admission, entry: Entry) -> None:
+def report(c: Session, conv: Region, admission: Admission, entry: Entry) -> None:
     """Emit ``relief_applied`` (stage ``turn_trim``) for the results of ``admission``'s
     message that :func:`trim` shortened, now that the conversation holds it as ``entry`` (the
     tallies are counted when the admission commits)."""
@@ -230,7 +230,7 @@ def report(c: Compactor, conv: Region, admission: Admission, entry: Entry) -> No
         c.emit(ReliefApplied(STAGE, conv.name, ids, (entry.id,), freed, used + freed, used))
 
 
-def _count(c: Compactor, blocks: int, freed: int) -> None:
+def _count(c: Session, blocks: int, freed: int) -> None:
     tally = c.book.relief.tally(STAGE)
     tally.runs += 1
     tally.blocks += blocks

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from regio.compaction._compactor import CompactionBook
     from regio.events import Event
     from regio.regions import Window
     from regio.session._budget import EngineBudget
     from regio.session._options import EngineOptions
+    from regio.session._session import CompactionBook
     from regio.session._state import SessionState
     from regio.session._transcript import Transcript
     from regio.session._usage import UsageLedger

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from regio.events import Event
-from regio.relief._book import Originals
+from regio.session._reliefbook import Originals
 from regio.session._stored import StoredRecordsLostError
 
 if TYPE_CHECKING:

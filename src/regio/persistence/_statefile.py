@@ -30,7 +30,7 @@ import msgspec
 from regio.compaction._flush import CompactionBook
 from regio.layout import LayoutState, Request, ToolSpec
 from regio.regions import WindowState
-from regio.relief._book import Originals
+from regio.session._reliefbook import Originals
 from regio.session._state import AdapterCursor
 from regio.session._transcript import TranscriptRecord
 from regio.session._usage import UsageRecord
@@ -124,7 +124,7 @@ def saved_layout_state(state: EngineState) -> LayoutState | None:
 
 def own_book(book: CompactionBook) -> CompactionBook:
     """A copy of ``book`` that shares nothing mutable with it (tallies, strikes, versions, the
-    relief originals: :meth:`regio.relief._book.Originals.detached`), so that each
+    relief originals: :meth:`regio.session._reliefbook.Originals.detached`), so that each
     engine restored from one loaded state owns its bookkeeping. Reads no stored original."""
     relief = book.relief
     originals = relief.originals

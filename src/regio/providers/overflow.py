@@ -95,7 +95,7 @@ def _int(text: str) -> int:
     return int(text.replace(",", ""))
 
 
-def _status_of(error: Any) -> int | None:
+def _status_of(error: object) -> int | None:
     for attr in ("status_code", "status", "http_status"):
         value = getattr(error, attr, None)
         if isinstance(value, int) and not isinstance(value, bool):
@@ -112,7 +112,7 @@ def _status_of(error: Any) -> int | None:
     return None
 
 
-def _error_body(error: Any) -> Mapping[str, Any] | None:
+def _error_body(error: object) -> Mapping[str, Any] | None:
     if isinstance(error, Mapping):
         return error
     body = getattr(error, "body", None)
@@ -121,7 +121,7 @@ def _error_body(error: Any) -> Mapping[str, Any] | None:
     return None
 
 
-def _collect(body: Mapping[str, Any] | None, error: Any) -> tuple[list[str], list[str], dict]:
+def _collect(body: Mapping[str, Any] | None, error: object) -> tuple[list[str], list[str], dict]:
     """Messages, codes/types and the innermost error dict found in ``body`` / ``error``."""
     messages: list[str] = []
     codes: list[str] = []
@@ -156,7 +156,7 @@ def _collect(body: Mapping[str, Any] | None, error: Any) -> tuple[list[str], lis
     return messages, codes, inner
 
 
-def classify_overflow(error: Any) -> OverflowInfo | None:
+def classify_overflow(error: object) -> OverflowInfo | None:
     """An :class:`OverflowInfo` when ``error`` is a context-length refusal, else ``None``.
 
     A known status other than 400 / 413 (429, 500, ...) is never an overflow, whatever its text

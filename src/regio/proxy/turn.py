@@ -47,6 +47,7 @@ import attrs
 import msgspec
 
 from regio.capture import LiveCapture
+from regio.compaction._compactor import run_steps
 from regio.compaction._flushes import boundary_steps
 from regio.content import Message
 from regio.errors import RegioError
@@ -294,10 +295,10 @@ class Turn:
         self.deferred = False
         engine = self.engine
         model = self.client.model or engine.options.model
-        steps = boundary_steps(engine.compactor, engine.budget, self.provider, model)
+        steps = boundary_steps(engine.session, engine.budget, self.provider, model)
         try:
             with engine.events.transaction():
-                engine.compactor.run(steps)
+                run_steps(engine.session, steps)
         except RegioError as exc:
             log.warning("session %s: deferred compaction failed (%s)", self.handle.id, exc)
 

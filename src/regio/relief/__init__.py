@@ -9,7 +9,8 @@ Modules:
 * ``_admit`` -- tool results on admission (route, ``max_result_tokens``);
 * ``_extract`` -- what a cleared result's placeholder keeps;
 * ``_memo`` -- the edits one flush has worked out;
-* ``_book`` -- :class:`ReliefBook`: stage tallies and the originals.
+* ``ReliefBook`` (stage tallies and the originals) is session state, kept in
+  :mod:`regio.session._reliefbook`.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ from typing import TYPE_CHECKING
 from regio._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from ._book import ReliefBook
+    from regio.session._reliefbook import ReliefBook
 
 #: Public name -> the module that defines it (imported on first use).
 _EXPORTS: dict[str, str] = {
-    "ReliefBook": "._book",
+    "ReliefBook": "regio.session._reliefbook",
 }
 
 __all__ = [

@@ -20,14 +20,14 @@ from collections.abc import Sequence
 import attrs
 import msgspec
 
-from regio.compaction._compactor import Compactor, Steps
 from regio.compaction._writes import write_steps
 from regio.content import Block, Entry, Message, Text, ToolResult, ToolUse
 from regio.policies import relief as rp
 from regio.regions import SlidingWindow, WritePlan, WriteResult
+from regio.session._reliefbook import Originals
+from regio.session._session import Session, Steps
 from regio.session._sizes import admission_tokens, count_up_to, entry_cap
 
-from ._book import Originals
 from ._chain import restorable, rewrite_block_entry
 
 __all__ = ["Admission", "admit", "commit", "with_changes"]
@@ -57,7 +57,7 @@ class Admission:
     changes: tuple[_Change, ...] = ()
 
 
-def admit(c: Compactor, message: Message, tokens: int | None) -> Admission:
+def admit(c: Session, message: Message, tokens: int | None) -> Admission:
     """``message`` as the conversation admits it under the tools' relief policies (module
     doc), with ``tokens`` (``None``: count it again, the message changed). Changes no state."""
     policy = c.options.relief
@@ -95,7 +95,7 @@ def with_changes(
     return Admission(message, None, admission.changes + changes)
 
 
-def commit(c: Compactor, admission: Admission, entry: Entry, region: str) -> Steps[Entry]:
+def commit(c: Session, admission: Admission, entry: Entry, region: str) -> Steps[Entry]:
     """Make ``admission``'s changes take effect now that the conversation ``region`` holds
     ``entry``: write each routed result into its region, keep each original for
     ``context_restore``, count each stage, and record the message in the transcript, with the
@@ -131,7 +131,7 @@ def commit(c: Compactor, admission: Admission, entry: Entry, region: str) -> Ste
     return entry
 
 
-def _replace_stale(c: Compactor, result: ToolResult) -> None:
+def _replace_stale(c: Session, result: ToolResult) -> None:
     """Keep ``result`` (admitted unchanged) as the original of its call when the session holds
     an original of an earlier result under the same call id: the call id was used again, and
     ``context_restore`` / the clear stage's placeholder extract must see this result, not the
@@ -142,7 +142,7 @@ def _replace_stale(c: Compactor, result: ToolResult) -> None:
         originals[result.tool_use_id] = result
 
 
-def _put_back(c: Compactor, entry: Entry, change: _Change) -> tuple[Entry, bool]:
+def _put_back(c: Session, entry: Entry, change: _Change) -> tuple[Entry, bool]:
     """``(entry, cleared)``: ``entry`` with the refused route's pointer replaced by the full
     result, in the conversation too when it is still there. When the full result does not fit
     the conversation's budget or the window's ``max_tokens`` (the pointer was admitted, not
@@ -185,7 +185,7 @@ def _with_block(entry: Entry, result: ToolResult) -> Entry:
 
 
 def _admitted(
-    c: Compactor, block: ToolResult, call: ToolUse, rule: rp.ToolRelief
+    c: Session, block: ToolResult, call: ToolUse, rule: rp.ToolRelief
 ) -> tuple[ToolResult, _Change | None]:
     """``block`` routed or trimmed by ``rule``, and the change to commit (``None``: as is)."""
     conv = c.window.conversation
@@ -213,7 +213,7 @@ def _admitted(
 
 
 def _route(
-    c: Compactor, block: ToolResult, call: ToolUse, rule: rp.ToolRelief
+    c: Session, block: ToolResult, call: ToolUse, rule: rp.ToolRelief
 ) -> tuple[str, str | None] | None:
     """``(pointer, key)`` when ``rule.route`` would take ``block`` (a dry run of the write,
     ``Window.plan_write``), or ``None`` (the result stays in the conversation) when the key

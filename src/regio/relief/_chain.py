@@ -39,7 +39,7 @@ unchanged.
 
 Nothing is lost: a block's content is replaced, never the block (a ``tool_use`` and its
 ``tool_result`` stay one group), the transcript keeps every message as admitted, results
-changed on admission are kept in :class:`regio.relief._book.ReliefBook`, and
+changed on admission are kept in :class:`regio.session._reliefbook.ReliefBook`, and
 :func:`regio.relief._originals.restore` (the ``context_restore`` tool) returns the original text
 byte for byte, as the tool result appended at the end of the conversation, never re-inserted in
 place.
@@ -54,13 +54,13 @@ from typing import Any
 import attrs
 import msgspec
 
-from regio.compaction._compactor import Compactor
 from regio.compaction._cuts import unsent, unsent_from
 from regio.compaction._planning import region_target
 from regio.content import Block, Entry, Text, ToolResult
 from regio.events import Event
 from regio.policies import relief as rp
 from regio.regions import SlidingWindow
+from regio.session._session import Session
 from regio.session._toolspecs import restore_offered
 
 from ._extract import salient_extract
@@ -102,7 +102,7 @@ class ReliefSkipped(Event, frozen=True, tag="relief_skipped"):
     need: int
 
 
-def restorable(c: Compactor) -> bool:
+def restorable(c: Session) -> bool:
     """The engine offers ``context_restore`` (placeholders then say to call it): read from
     its options alone (:func:`regio.session._toolspecs.restore_offered`), no schema built."""
     return restore_offered(c.options.context_tools, c.options.relief)
@@ -110,7 +110,7 @@ def restorable(c: Compactor) -> bool:
 
 # ----- the chain under pressure ------------------------------------------------------------
 def relieve_queued(
-    c: Compactor,
+    c: Session,
     trigger: str,
     targets: dict[str, int] | None,
     only: str | None = None,
@@ -134,7 +134,7 @@ def relieve_queued(
     return freed
 
 
-def relieve_after(c: Compactor, regions: Sequence[str], memo: ReliefMemo | None = None) -> int:
+def relieve_after(c: Session, regions: Sequence[str], memo: ReliefMemo | None = None) -> int:
     """With ``clear_after_summary``: after a summarization of the conversations ``regions``
     (it rewrote their cached prefix from the start), run the stages on what the summary kept,
     freeing all each can (its minimum still applies) in the same rewrite, so the room costs
@@ -153,9 +153,7 @@ def relieve_after(c: Compactor, regions: Sequence[str], memo: ReliefMemo | None 
     return freed
 
 
-def relieve(
-    c: Compactor, region: SlidingWindow, target: int, memo: ReliefMemo | None = None
-) -> int:
+def relieve(c: Session, region: SlidingWindow, target: int, memo: ReliefMemo | None = None) -> int:
     """Stages 0 to 2 of the chain on ``region`` toward ``target`` tokens (module doc);
     returns the tokens freed (0 when relief is off or the region is at or below target).
     ``memo``: the flush's memo of edits and gains (``None``: the pass keeps its own).
@@ -201,7 +199,7 @@ class _Stage:
     takes_all: bool = False
 
 
-def _stages(c: Compactor, policy: rp.ReliefPolicy) -> list[_Stage]:
+def _stages(c: Session, policy: rp.ReliefPolicy) -> list[_Stage]:
     """The enabled stages, cheapest first."""
     out = []
     if any(rule.dedupe for rule in policy.tools.values()):
@@ -234,7 +232,7 @@ class _Pass:
     only after an earlier stage of the pass edited the region (the edit changes which
     results are live and which are the newest ``keep_last``)."""
 
-    c: Compactor
+    c: Session
     region: SlidingWindow
     policy: rp.ReliefPolicy
     stages: list[_Stage]
@@ -327,7 +325,7 @@ class _Pass:
             self._selected.pop(s.name, None)
 
 
-def _placeholders(c: Compactor) -> Edit:
+def _placeholders(c: Session) -> Edit:
     """The clear stage's edit: the result's placeholder with its salient extract (of the
     result as received: :func:`original_result` when admission changed it)."""
     can_restore = restorable(c)
@@ -349,7 +347,7 @@ def _placeholders(c: Compactor) -> Edit:
     return clear
 
 
-def _superseded(c: Compactor) -> Edit:
+def _superseded(c: Session) -> Edit:
     """The dedupe stage's edit: the placeholder naming the newer call with the same tool and
     arguments (``Candidate.by``); byte-identical forever, like every placeholder."""
     can_restore = restorable(c)
@@ -387,7 +385,7 @@ def _edited(
 
 
 def _apply(
-    c: Compactor, region: SlidingWindow, stage: str, chosen: Sequence[rp.Candidate], edit: Edit
+    c: Session, region: SlidingWindow, stage: str, chosen: Sequence[rp.Candidate], edit: Edit
 ) -> int:
     """Replace the chosen blocks in their entries (same ids, groups and block order)."""
     before = region.used_tokens
@@ -415,9 +413,7 @@ def _apply(
     return freed
 
 
-def _rewritten(
-    c: Compactor, entry: Entry, blocks: tuple[Block, ...], meta: dict[str, Any]
-) -> Entry:
+def _rewritten(c: Session, entry: Entry, blocks: tuple[Block, ...], meta: dict[str, Any]) -> Entry:
     """``entry`` with ``blocks`` and ``meta``; its tokens shrink by what the counter measures
     the edit saves (the entry's own count, however it was measured, stays the base)."""
     counter = c.window.counter
@@ -429,7 +425,7 @@ def _rewritten(
 
 
 def rewrite_block_entry(
-    c: Compactor,
+    c: Session,
     region: SlidingWindow,
     index: int,
     entry: Entry,

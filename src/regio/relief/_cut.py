@@ -29,10 +29,10 @@ from typing import Any
 
 import attrs
 
-from regio.compaction._compactor import Compactor
 from regio.compaction._cuts import cut_ids, unsent, unsent_from
 from regio.compaction._planning import region_target
 from regio.regions import SlidingWindow
+from regio.session._session import Session
 from regio.summarizers._protocol import summarizer_limits
 
 from ._chain import _apply, _Pass, _stages
@@ -65,7 +65,7 @@ class KeptClearing:
 
 
 def plan_kept(
-    c: Compactor, region: SlidingWindow, cut: set[str], memo: ReliefMemo | None = None
+    c: Session, region: SlidingWindow, cut: set[str], memo: ReliefMemo | None = None
 ) -> KeptClearing | None:
     """Before a summary whose verbatim cut covers the entries ``cut`` (ids): ``None`` when
     clearing what it keeps frees at least a stage's minimum (clear after the cut), when relief
@@ -92,7 +92,7 @@ def plan_kept(
 
 
 def relieve_before_cuts(
-    c: Compactor,
+    c: Session,
     trigger: str,
     targets: dict[str, int] | None,
     only: str | None,

@@ -2,7 +2,7 @@
 
 A relief stage replaces a block's content, never the block, and the transcript keeps every
 message as admitted (results changed on admission are kept in
-:class:`regio.relief._book.ReliefBook`), so the original of every relieved result is found
+:class:`regio.session._reliefbook.ReliefBook`), so the original of every relieved result is found
 again:
 
 * :func:`with_originals` -- a summarizer's input with every edited block given back its
@@ -18,17 +18,34 @@ from collections.abc import Sequence
 
 import msgspec
 
-from regio.compaction._compactor import Compactor
 from regio.content import Block, Entry, Text, ToolResult
 from regio.policies import relief as rp
+from regio.session._session import Session
 from regio.session._transcript import TranscriptRecord
 
-from ._book import missing_original
-
-__all__ = ["original_result", "restore", "with_originals"]
+__all__ = ["missing_original", "original_result", "restore", "with_originals"]
 
 
-def with_originals(c: Compactor, entries: Sequence[Entry]) -> list[Entry]:
+def missing_original(originals: dict[str, ToolResult], call_id: str) -> Exception:
+    """The :class:`regio.persistence.store.SessionStoreError` of an original the session kept on
+    admission (the transcript record of the call's result says so, ``TranscriptRecord.kept``)
+    that ``originals`` (an :class:`regio.session._reliefbook.Originals`, named by its
+    ``where``) no longer holds: its stored records were deleted or lost. The message names the
+    call, says the transcript holds only the shortened result, and what to do (the agent reads
+    it from ``context_restore``)."""
+    from regio.errors import SessionStoreError
+
+    where = getattr(originals, "where", "this session")
+    return SessionStoreError(
+        f"{where}: the original of call {call_id!r} is missing: its result was "
+        "shortened on admission (trimmed or routed) and kept whole as a relief original, which "
+        "the session no longer holds (its stored records were deleted or lost). The "
+        "conversation holds only the shortened result, which is not the original: call the "
+        "tool again for its full result, or restore the session from a file save"
+    )
+
+
+def with_originals(c: Session, entries: Sequence[Entry]) -> list[Entry]:
     """``entries`` with every block a relief edit changed given back its original content
     (the summarizer's input with ``summarize_originals``: the summary covers what the turns
     really held, not placeholders).
@@ -62,7 +79,7 @@ def with_originals(c: Compactor, entries: Sequence[Entry]) -> list[Entry]:
 
 
 def _admitted_result(
-    c: Compactor, admitted: TranscriptRecord | None, call_id: str
+    c: Session, admitted: TranscriptRecord | None, call_id: str
 ) -> ToolResult | None:
     """The result of ``call_id`` as received: kept by admission, in the ``admitted`` message
     (the entry's own transcript record) unless it says an original was kept (then a missing
@@ -77,9 +94,10 @@ def _admitted_result(
     return original_result(c, call_id)
 
 
-def _kept(c: Compactor, call_id: str, record: TranscriptRecord | None) -> ToolResult | None:
+def _kept(c: Session, call_id: str, record: TranscriptRecord | None) -> ToolResult | None:
     """The original kept for ``call_id`` (``None``: none). Raises
-    :class:`regio.persistence.store.SessionStoreError` (:func:`regio.relief._book.missing_original`)
+    :class:`regio.persistence.store.SessionStoreError`
+    (:func:`missing_original`)
     when there is none but ``record``, the transcript record of the message carrying the
     call's result, says admission kept one: that message holds the shortened result, never
     to be taken for the original."""
@@ -99,7 +117,7 @@ def _admitted_text(admitted: TranscriptRecord | None, k: int) -> Block | None:
 
 
 # ----- restore -----------------------------------------------------------------------------
-def original_result(c: Compactor, call_id: str) -> ToolResult | None:
+def original_result(c: Session, call_id: str) -> ToolResult | None:
     """The result of call ``call_id`` as it was received (``None``: no such result): its kept
     original, else the transcript's (the session's index: no scan). Raises
     :class:`regio.persistence.store.SessionStoreError` when the transcript's is shortened and its
@@ -111,7 +129,7 @@ def original_result(c: Compactor, call_id: str) -> ToolResult | None:
     return c.transcript.tool_result(call_id)
 
 
-def restore(c: Compactor, call_id: str) -> tuple[str, bool]:
+def restore(c: Session, call_id: str) -> tuple[str, bool]:
     """``(text, ok)`` for ``context_restore``: the original result of ``call_id`` byte for
     byte, or a message saying what is wrong (an unknown id, a result that is in the
     conversation unchanged). While the call's group is in the window (the window's call
@@ -123,7 +141,7 @@ def restore(c: Compactor, call_id: str) -> tuple[str, bool]:
     transcript's index (the first such lookup after a lazy load decodes the stored
     records). An original kept on admission that the session no longer holds (its stored
     records deleted or lost) raises :class:`regio.persistence.store.SessionStoreError` naming the
-    call (:func:`regio.relief._book.missing_original`; ``context_restore`` hands the agent
+    call (:func:`missing_original`; ``context_restore`` hands the agent
     its text), never the transcript's shortened result."""
     live = _live_result_entry(c, call_id)
     original = _live_original(c, live, call_id) if live is not None else None
@@ -149,7 +167,7 @@ def _result_block(entry: Entry | None, call_id: str) -> ToolResult | None:
     return None
 
 
-def _live_original(c: Compactor, live: Entry, call_id: str) -> ToolResult | None:
+def _live_original(c: Session, live: Entry, call_id: str) -> ToolResult | None:
     """The result of ``call_id`` as received, for its ``live`` entry: kept by admission, else
     in the entry's own admitted message (by entry id and turn; ``None``: not there), unless
     that message says an original was kept (:func:`_kept` raises)."""
@@ -161,7 +179,7 @@ def _live_original(c: Compactor, live: Entry, call_id: str) -> ToolResult | None
     return _result_block(record.entry if record is not None else None, call_id)
 
 
-def _live_result_entry(c: Compactor, call_id: str) -> Entry | None:
+def _live_result_entry(c: Session, call_id: str) -> Entry | None:
     """The newest conversation entry holding a result of ``call_id`` (``None``: none, or the
     call's group has left the window, or the newest mention of the call in the conversation
     is the assistant message that made it: a result comes after its call). Summary entries

@@ -3,6 +3,10 @@ transcript and the usage ledger, the budget, and the checks every value passes w
 
 Modules:
 
+* ``_session`` -- :class:`Session`: the window, options, summarizer, compaction book,
+  transcript, clock, state and cache terms that compaction, relief, the budget and the context
+  tools take; the records saved with it (:class:`CompactionBook`, :class:`CompactionResult`);
+* ``_reliefbook`` -- :class:`ReliefBook`: the relief chain's stage tallies and originals;
 * ``_options`` -- :class:`EngineOptions`: every option, its default declared once;
 * ``_declared`` -- the context window a provider adapter declares;
 * ``_state`` -- :class:`SessionState`: what changes from request to request;
@@ -28,12 +32,18 @@ from regio._lazy import lazy_exports
 if TYPE_CHECKING:
     from ._budget import EngineBudget
     from ._options import EngineOptions
+    from ._reliefbook import ReliefBook
+    from ._session import CompactionBook, CompactionResult, Session
     from ._state import SessionState
     from ._transcript import TranscriptRecord
     from ._usage import ModelPricing, UsageLedger, UsageRecord, normalize_usage
 
 #: Public name -> the module that defines it (imported on first use).
 _EXPORTS: dict[str, str] = {
+    "CompactionBook": "._session",
+    "CompactionResult": "._session",
+    "ReliefBook": "._reliefbook",
+    "Session": "._session",
     "EngineBudget": "._budget",
     "EngineOptions": "._options",
     "ModelPricing": "._usage",
@@ -45,9 +55,13 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "CompactionBook",
+    "CompactionResult",
     "EngineBudget",
     "EngineOptions",
     "ModelPricing",
+    "ReliefBook",
+    "Session",
     "SessionState",
     "TranscriptRecord",
     "UsageLedger",

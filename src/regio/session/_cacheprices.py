@@ -7,7 +7,7 @@ documentation).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -15,6 +15,9 @@ from regio.cache import resolve
 from regio.errors import RegioError
 from regio.policies.costcontrol import DEFAULT_OUTPUT
 from regio.policies.hysteresis import DEFAULT_MULTIPLIERS
+
+if TYPE_CHECKING:
+    from regio.cache.rules import Rule
 
 __all__ = ["CacheTerms", "cache_terms"]
 
@@ -33,7 +36,7 @@ class CacheTerms(msgspec.Struct, frozen=True):
     input_usd: float | None = None
 
 
-def _ttl(rule: Any, ttl: str) -> float | None:
+def _ttl(rule: Rule, ttl: str) -> float | None:
     value = rule.ttl_s
     if isinstance(value, dict):
         value = value.get(ttl, next(iter(value.values()), None))

@@ -47,7 +47,7 @@ class ContextWindowAdopted(Event, frozen=True, tag="context_window_adopted"):
     source: str
 
 
-def check_context_window(value: Any, where: str) -> int | None:
+def check_context_window(value: object, where: str) -> int | None:
     """``value`` as a context window in tokens (``None``: unknown). Raises
     :class:`ContextWindowError` naming ``where`` for anything but ``None`` or a positive
     integer (a bool, a float, zero or a negative number)."""
@@ -61,7 +61,7 @@ def check_context_window(value: Any, where: str) -> int | None:
     return value
 
 
-def declared_context_window(adapter: Any, where: str | None = None) -> int | None:
+def declared_context_window(adapter: object, where: str | None = None) -> int | None:
     """The context window ``adapter`` declares: its ``context_window`` attribute, or the value
     of its ``context_window()`` method; ``None`` when it declares none. Raises
     :class:`ContextWindowError` naming the adapter (``where``, default its class name) for a
@@ -92,6 +92,6 @@ def adopt_context_window(engine: Any, declared: int | None, source: str) -> int 
             stacklevel=2,
         )
     options = attrs.evolve(engine.options, context_window=used)
-    engine.options = options  # an Engine hands them to its budget and its compactor
+    engine.options = options  # an Engine hands them to its budget and its session
     engine.emit(ContextWindowAdopted(current, declared, used, source))
     return used

@@ -51,14 +51,14 @@ def _targets(value: Mapping[str, int] | None) -> dict[str, int]:
     return {str(k): int(v) for k, v in (value or {}).items()}
 
 
-def _context_tools_mode(value: Any) -> str | tuple[str, ...]:
+def _context_tools_mode(value: str | Iterable[object]) -> str | tuple[str, ...]:
     if isinstance(value, str):
         return value
     return tuple(str(v) for v in value)
 
 
 def _known_context_tools(
-    _: Any, attribute: attrs.Attribute[Any], value: str | tuple[str, ...]
+    _: object, attribute: attrs.Attribute[Any], value: str | tuple[str, ...]
 ) -> None:
     if isinstance(value, str):
         if value not in CONTEXT_TOOL_MODES:
@@ -75,7 +75,7 @@ def _known_context_tools(
         )
 
 
-def _known_strategy(_: Any, attribute: attrs.Attribute[str], value: str) -> None:
+def _known_strategy(_: object, attribute: attrs.Attribute[str], value: str) -> None:
     """A layout strategy regio knows (built in or registered,
     :func:`regio.layout.strategy_for`): checked when the options are made, so an engine (or
     a loaded state) never holds one every request would refuse."""
@@ -90,7 +90,7 @@ def _phrase_tuple(value: Iterable[str]) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _phrases(_: Any, attribute: attrs.Attribute[Any], value: tuple[Any, ...]) -> None:
+def _phrases(_: object, attribute: attrs.Attribute[Any], value: tuple[Any, ...]) -> None:
     for phrase in value:
         if not isinstance(phrase, str) or not normalize_phrase(phrase):
             raise ValueError(
@@ -98,25 +98,25 @@ def _phrases(_: Any, attribute: attrs.Attribute[Any], value: tuple[Any, ...]) ->
             )
 
 
-def _relief(value: Any) -> ReliefPolicy | None:
+def _relief(value: object) -> ReliefPolicy | None:
     """``None``, a :class:`ReliefPolicy`, or its mapping (a saved state) as one."""
     if value is None or isinstance(value, ReliefPolicy):
         return value
     return msgspec.convert(value, ReliefPolicy)
 
 
-def _at_least_one(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
+def _at_least_one(_: object, attribute: attrs.Attribute[int], value: int) -> None:
     if value < 1:
         raise ValueError(f"{attribute.name} must be >= 1, got {value}")
 
 
-def _window(_: Any, attribute: attrs.Attribute[int | None], value: int | None) -> None:
+def _window(_: object, attribute: attrs.Attribute[int | None], value: int | None) -> None:
     from ._declared import check_context_window
 
     check_context_window(value, f"EngineOptions.{attribute.name}")
 
 
-def _context_management(value: Any) -> dict[str, Any] | None:
+def _context_management(value: object) -> dict[str, Any] | None:
     """The API value, validated and with every default spelled out (``None`` stays)."""
     if value is None:
         return None
@@ -125,7 +125,7 @@ def _context_management(value: Any) -> dict[str, Any] | None:
     return edits_payload(parse_edits(value))
 
 
-def _share(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
+def _share(_: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not 0 < value <= 1:
         raise ValueError(f"{attribute.name} is a share of the window in (0, 1], got {value}")
 

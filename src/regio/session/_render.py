@@ -4,10 +4,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from regio.layout import Renderer, Request, renderer_for, renderers
 from regio.providers.registry import find_provider, providers
+
+if TYPE_CHECKING:
+    from regio.layout import RenderLog
 
 __all__ = ["APIS", "api_for", "render_payload", "renderer_of"]
 
@@ -42,7 +45,7 @@ def render_payload(
     api: str | None = None,
     model: str = "",
     max_tokens: int | None = None,
-    log: Any = None,
+    log: RenderLog | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """The provider payload of ``request`` (``max_tokens``: the output reserve, tokens; the

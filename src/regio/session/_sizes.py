@@ -16,13 +16,16 @@ conversation is refused after a few chunks of counting, not after the whole text
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from regio.content import Entry
 from regio.errors import SizeError
 from regio.regions import Region, Window
 from regio.tokens import count_entry_up_to
 from regio.tokens.protocol import MAX_TOKENS
+
+if TYPE_CHECKING:
+    from regio.tokens import TokenCounter
 
 __all__ = [
     "MAX_TOKENS",
@@ -54,7 +57,7 @@ def count_argument(value: Any, name: str, where: str, *, minimum: int = 0) -> in
     return number
 
 
-def measured_tokens(tokens: Any, where: str) -> int | None:
+def measured_tokens(tokens: object, where: str) -> int | None:
     """A caller's measured size: ``None`` (count it) or a count of tokens
     (:func:`count_argument`)."""
     return None if tokens is None else count_argument(tokens, "tokens", where)
@@ -85,7 +88,7 @@ def admission_tokens(window: Window, region: Region, entry: Entry) -> int:
     )
 
 
-def count_up_to(counter: Any, text: str, limit: int | None) -> int:
+def count_up_to(counter: TokenCounter, text: str, limit: int | None) -> int:
     """Tokens of ``text`` by ``counter``, counted only up to ``limit`` when it is given and
     the counter can stop early (:meth:`regio.tokens.CachedCounter.count_up_to`)."""
     capped = getattr(counter, "count_up_to", None)

@@ -7,7 +7,7 @@ request, the overflow retry flag). Options that never change are
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import msgspec
@@ -16,6 +16,9 @@ from regio.layout import LayoutState, RenderLog, Request
 from regio.regions.entrylist import EntryList, EntryMark, appended_since
 
 from ._callnames import CallNames
+
+if TYPE_CHECKING:
+    from regio.regions import Region
 
 __all__ = ["ANCHOR_CHARS", "EARLIER_ANCHORS", "AdapterCursor", "RegionHashes", "SessionState"]
 
@@ -37,7 +40,7 @@ class RegionHashes:
     #: region name -> (the entry list's mark, sha256 state, hex digest)
     _seen: dict[str, tuple[EntryMark, Any, str]] = attrs.field(factory=dict)
 
-    def content_hash(self, region: Any) -> str:
+    def content_hash(self, region: Region) -> str:
         """``region.content_hash()``, from what was hashed before when only appended to."""
         entries = region.entries
         if not isinstance(entries, EntryList):

@@ -69,7 +69,7 @@ _TEXT_FIELDS: dict[type, tuple[str, ...]] = {
 _BLOCKS = (Text, Thinking, ToolUse, ToolResult, Image, Document)
 
 
-def check_blocks(blocks: Any, where: str) -> None:
+def check_blocks(blocks: object, where: str) -> None:
     """Raise :class:`ContentTypeError` naming ``where`` and the block when ``blocks`` is not a
     sequence of regio blocks whose text fields are text (``ToolUse.input`` a dict), and
     :class:`BlockValueError` for an empty call id, tool name or result call id."""
@@ -98,7 +98,7 @@ def check_blocks(blocks: Any, where: str) -> None:
             )
 
 
-def blocks_of(content: Any, where: str) -> tuple[Any, ...]:
+def blocks_of(content: object, where: str) -> tuple[Any, ...]:
     """The blocks of written ``content`` (text, one block or a sequence of blocks), checked
     (:func:`check_blocks`). Raises :class:`ContentTypeError` for anything else."""
     if isinstance(content, str):

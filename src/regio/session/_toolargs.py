@@ -71,7 +71,7 @@ def _digits_over(value: int, limit: int) -> bool:
     return value.bit_length() * 0.30103 > limit + 1
 
 
-def echo(value: Any, limit: int = DEFAULT_TOOL_LIMITS.echo_chars) -> str:
+def echo(value: object, limit: int = DEFAULT_TOOL_LIMITS.echo_chars) -> str:
     """``repr(value)`` of at most about ``limit`` characters: a longer string is cut and marked
     with its length, a huge integer is described by its digit count, containers are shortened
     (:mod:`reprlib`); never raises."""
@@ -89,7 +89,7 @@ def echo(value: Any, limit: int = DEFAULT_TOOL_LIMITS.echo_chars) -> str:
     return text if len(text) <= limit + 20 else text[:limit] + f"... ({len(text)} characters)"
 
 
-def _too_deep(value: Any, limit: int) -> bool:
+def _too_deep(value: object, limit: int) -> bool:
     """Whether ``value`` nests more than ``limit`` dicts / lists (iterative: never recurses)."""
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
@@ -157,7 +157,7 @@ def parse_arguments(arguments: Any, limits: ToolLimits = DEFAULT_TOOL_LIMITS) ->
 _TYPES = {"string": "a string", "integer": "an integer"}
 
 
-def _ok_type(kind: str | None, value: Any) -> bool:
+def _ok_type(kind: str | None, value: object) -> bool:
     if kind == "string":
         return isinstance(value, str)
     if kind == "integer":

@@ -149,7 +149,7 @@ def _plus(t: UsageTotals, r: UsageRecord) -> UsageTotals:
     )
 
 
-def normalize_usage(usage: Any) -> dict[str, Any]:
+def normalize_usage(usage: object) -> dict[str, Any]:
     """The token fields of ``usage`` (module doc) as a dict: ``api``, ``prompt_tokens``,
     ``uncached_tokens``, ``cache_read_tokens``, ``cache_write_5m_tokens``,
     ``cache_write_1h_tokens``, ``cache_write_tokens``, ``output_tokens``. The registered
@@ -290,7 +290,7 @@ class UsageLedger:
         return self._price_cache[key]
 
     def observe(
-        self, usage: Any, *, provider: str = "", model: str = "", estimated: int | None = None
+        self, usage: object, *, provider: str = "", model: str = "", estimated: int | None = None
     ) -> UsageRecord:
         """Append and return the :class:`UsageRecord` of one call (see :func:`normalize_usage`
         for accepted shapes and errors)."""

@@ -46,7 +46,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 import msgspec
@@ -68,6 +68,9 @@ from regio.summarizers.tracebacks import condense
 from regio.tokens import HeuristicCounter, TokenCounter
 
 from ._protocol import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_SUMMARY_TOKENS
+
+if TYPE_CHECKING:
+    from regio.summarizers._protocol import SummaryFn
 
 __all__ = ["ExtractiveSummarizer", "extract_identifiers"]
 
@@ -448,7 +451,7 @@ class ExtractiveSummarizer:
         return self._cut(" ".join(i.text for i in extraction.items.items()), budget)
 
 
-def engine_summarizer(summarizer: Any, counter: TokenCounter) -> Any:
+def engine_summarizer(summarizer: SummaryFn | None, counter: TokenCounter) -> Any:
     """The summarizer an engine counting with ``counter`` uses: ``summarizer``, or a new
     :class:`ExtractiveSummarizer` when it is ``None``; an extractive one without a counter is
     copied with ``counter`` (the summary bound holds in the engine's tokens: the commit gate

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Generator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -35,6 +35,9 @@ from regio.tokens import TokenCounter
 
 from ._protocol import summarizer_limits
 from ._validity import summary_defect
+
+if TYPE_CHECKING:
+    from regio.summarizers._protocol import SummaryFn
 
 __all__ = [
     "MAX_LEVELS",
@@ -162,7 +165,7 @@ def chunk_entries(
 
 
 def _drive(
-    summarizer: Any,
+    summarizer: SummaryFn,
     entries: Sequence[Entry],
     standing: str,
     extra: str | None,
@@ -235,7 +238,7 @@ def _drive(
 
 
 def summarize_entries(
-    summarizer: Any,
+    summarizer: SummaryFn,
     entries: Sequence[Entry],
     standing_instructions: str,
     extra_instructions: str | None,
@@ -266,7 +269,7 @@ def summarize_entries(
 
 
 async def asummarize_entries(
-    summarizer: Any,
+    summarizer: SummaryFn,
     entries: Sequence[Entry],
     standing_instructions: str,
     extra_instructions: str | None,

@@ -96,7 +96,7 @@ def summary_prompt(
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def _reply_text(reply: Any) -> str:
+def _reply_text(reply: object) -> str:
     if isinstance(reply, str):
         return reply
     raise SummarizerError(

@@ -26,7 +26,7 @@ replaces raises :class:`SummaryRejected` and changes nothing.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import attrs
 
@@ -98,7 +98,7 @@ class FunctionSummarizer:
         return self.fn(entries, standing_instructions, extra_instructions)
 
 
-def summarizer_limits(summarizer: Any) -> tuple[int, int, int]:
+def summarizer_limits(summarizer: object) -> tuple[int, int, int]:
     """``(context_window, reserve_tokens, max_summary_tokens)`` of ``summarizer`` (tokens).
 
     Missing attributes get the defaults; ``reserve_tokens`` defaults to ``max_summary_tokens``.
@@ -133,7 +133,7 @@ _MESSAGES = {
 
 
 def check_summary(
-    text: Any,
+    text: object,
     *,
     summary_tokens: int,
     replaced_tokens: int,
@@ -158,6 +158,7 @@ def check_summary(
             summary_tokens=summary_tokens if defect != "empty" else 0,
             replaced_tokens=replaced_tokens,
         )
+    assert isinstance(text, str)  # anything else is an "empty" defect (summary_defect)
     if max_summary_tokens is not None and summary_tokens > max_summary_tokens:
         raise SummaryRejected(
             f"the summary ({summary_tokens} tokens) is longer than the summarizer's "

@@ -62,7 +62,7 @@ from .sqlite import SQLiteStore
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from regio.compaction._compactor import CompactionResult
+    from regio.session._session import CompactionResult
 
     from .engines import EngineLoader, StoredEngine, StoredT
 
@@ -280,7 +280,7 @@ def compact_session(
     never in between; a second writer waits for the lease or gets
     :class:`SessionLeasedError`, and one whose lease was taken over (it outlived ``ttl``)
     gets it at the save, having written nothing. Returns the
-    :class:`regio.compaction._compactor.CompactionResult` (``None``: nothing to compact, nothing
+    :class:`regio.session.CompactionResult` (``None``: nothing to compact, nothing
     saved). Raises :class:`SessionNotFoundError` and the other :class:`SessionStoreError` s."""
     lease_of = getattr(store, "lease", None)
     if lease_of is None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from regio.persistence._engineparts import EngineParts
 
 if TYPE_CHECKING:
-    from regio.compaction._compactor import CompactionResult
+    from regio.session._session import CompactionResult
 
     from .base import SessionStore, StoreMark
     from .lease import SessionLease

@@ -1,7 +1,7 @@
 """The relief originals in a session store (``regio.session-head/6``).
 
 Each original (a tool result the relief chain changed on admission, kept whole for
-``context_restore``; :class:`regio.relief._book.Originals`) is the record
+``context_restore``; :class:`regio.session._reliefbook.Originals`) is the record
 ``@ro/<call id>``, and ``@rn/<call id>`` holds the sequence number of its last set; the head
 holds the next sequence number (``originals_seq``). Originals are append-only like the
 transcript (only ever added, or replaced when a later call reuses the call id), so a save writes
@@ -50,17 +50,17 @@ __all__ = [
 
 def keyed_originals(state: EngineState, rec: Recorder) -> tuple[EngineState, int, int | None]:
     """``state`` without the relief originals (``book.relief.originals``, an
-    :class:`regio.relief._book.Originals`), the next sequence number of their
+    :class:`regio.session._reliefbook.Originals`), the next sequence number of their
     records and how many originals the session holds (``None``: unknown, a lazy mapping loaded
-    from a head that did not store it; :attr:`~regio.relief._book.Originals.count`).
+    from a head that did not store it; :attr:`~regio.session._reliefbook.Originals.count`).
     Each original is the record ``@ro/<call id>``, and ``@rn/<call id>`` holds the sequence
     number of its last set (the load orders them by it). Originals are append-only
     (only ever added, or replaced under their call id), so a save puts the records of the call
-    ids set since the last save (:attr:`~regio.relief._book.Originals.changes` past the
+    ids set since the last save (:attr:`~regio.session._reliefbook.Originals.changes` past the
     memo's position) and never looks at the others: its cost follows the turn, not the
     session. Without a memo of this mapping (a new session, one loaded from an older head, or
     from another store) every original is put, in order."""
-    from regio.relief._book import Originals
+    from regio.session._reliefbook import Originals
 
     originals = state.book.relief.originals
     assert isinstance(originals, Originals)  # ReliefBook.__post_init__ makes it one
@@ -85,7 +85,7 @@ def originals_memo(originals: dict[str, ToolResult], seq: int | None) -> Memo:
     """The :attr:`StoreMark.memo` part of a loaded engine's relief ``originals`` (a save
     after the load writes the ones set since; ``seq`` is the head's ``originals_seq``,
     ``None`` for an older head: the first save writes them all in the current layout)."""
-    from regio.relief._book import Originals
+    from regio.session._reliefbook import Originals
 
     if seq is None:
         return {}
@@ -136,7 +136,7 @@ def _originals_of(
 
 class StoredOriginals:
     """The relief originals of a stored ``regio.session-head/6`` session, read on demand
-    (:class:`regio.relief._book.OriginalsSource`): ``read(keys)`` returns the stored
+    (:class:`regio.session._reliefbook.OriginalsSource`): ``read(keys)`` returns the stored
     records among ``keys``, ``read_all()`` every ``@ro/`` and ``@rn/`` record of the session.
 
     ``limit`` is the loaded head's ``originals_seq``: the load sees the records whose sequence
@@ -332,7 +332,7 @@ def stored_originals(
     """``state`` with the relief originals of ``head``: read on demand from ``source`` or
     decoded from ``entries`` (``regio.session-head/6``), or the ids listed by an older head
     decoded from ``entries``."""
-    from regio.relief._book import Originals
+    from regio.session._reliefbook import Originals
 
     if head.originals_seq is not None:
         if source is not None:

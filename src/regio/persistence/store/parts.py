@@ -105,7 +105,7 @@ def last_compaction_of(
 ) -> EngineState:
     """``state`` with the compaction book's last result from its record (the inverse of
     :func:`keep_last_compaction`). Raises :class:`DamagedListError` when it is missing."""
-    from regio.compaction._compactor import CompactionResult
+    from regio.session._session import CompactionResult
 
     if key is None:
         return state

@@ -12,7 +12,7 @@ store, read on demand (:class:`OriginalsSource`) instead of all at load."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 import msgspec
@@ -25,7 +25,6 @@ __all__ = [
     "OriginalsSource",
     "ReliefBook",
     "StageTally",
-    "missing_original",
 ]
 
 #: Stages of the chain in report order: ``dedupe``, ``clear`` and ``trim`` run under token
@@ -83,7 +82,12 @@ class Originals(dict[str, ToolResult]):
 
     __slots__ = ("_added", "_replaced", "_source", "changes", "where")
 
-    def __init__(self, items: Any = (), *, source: OriginalsSource | None = None) -> None:
+    def __init__(
+        self,
+        items: Mapping[str, ToolResult] | Iterable[tuple[str, ToolResult]] = (),
+        *,
+        source: OriginalsSource | None = None,
+    ) -> None:
         super().__init__(items)
         #: call ids in the order they were set since this mapping was built
         self.changes: list[str] = []
@@ -221,7 +225,9 @@ class Originals(dict[str, ToolResult]):
         for k, v in dict(*args, **kwargs).items():
             self[k] = v
 
-    def __ior__(self, other: Any) -> Originals:  # type: ignore[override,misc]
+    def __ior__(  # type: ignore[override,misc]
+        self, other: Mapping[str, ToolResult] | Iterable[tuple[str, ToolResult]]
+    ) -> Originals:
         self.update(other)  # logged like any set (dict's |= would bypass it)
         return self
 
@@ -243,24 +249,6 @@ class Originals(dict[str, ToolResult]):
 
     def clear(self) -> None:
         raise TypeError("relief originals are append-only: an original is never removed")
-
-
-def missing_original(originals: dict[str, ToolResult], call_id: str) -> Exception:
-    """The :class:`regio.persistence.store.SessionStoreError` of an original the session kept on
-    admission (the transcript record of the call's result says so, ``TranscriptRecord.kept``) that
-    ``originals`` (an :class:`Originals`, named by its ``where``) no longer holds: its stored
-    records were deleted or lost. The message names the call, says the transcript holds only
-    the shortened result, and what to do (the agent reads it from ``context_restore``)."""
-    from regio.errors import SessionStoreError
-
-    where = getattr(originals, "where", "this session")
-    return SessionStoreError(
-        f"{where}: the original of call {call_id!r} is missing: its result was "
-        "shortened on admission (trimmed or routed) and kept whole as a relief original, which "
-        "the session no longer holds (its stored records were deleted or lost). The "
-        "conversation holds only the shortened result, which is not the original: call the "
-        "tool again for its full result, or restore the session from a file save"
-    )
 
 
 class ReliefBook(msgspec.Struct):
