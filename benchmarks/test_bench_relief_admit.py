@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
+from regio.compaction.relief import _admit as reliefadmit
 from regio.content import Message, ToolResult, ToolUse
 from regio.policies.relief import ReliefPolicy, ToolRelief
 from regio.regions import Pinned, SlidingWindow
-from regio.relief import _admit as reliefadmit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from runtime_stubs import make_engine

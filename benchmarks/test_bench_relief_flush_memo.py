@@ -1,6 +1,6 @@
 """One compaction flush at 2,000 tool results weighs each result's placeholder once, not once
 per relief pass: the flush's passes share one memo of edits and gains
-(:class:`regio.relief._memo.ReliefMemo`).
+(:class:`regio.compaction.relief._memo.ReliefMemo`).
 
 The case: a conversation of 2,000 calls (each an assistant step of 41 words and a 120-word
 result of source lines, the kind of output a salient extract reads) queued for compaction far

@@ -4,7 +4,8 @@ A session under relief (``clear`` then summarization of the conversation; each s
 assistant call and a 150-word result, then a request) is saved to a JSON state file after 100
 and after 2,000 steps and loaded; the loaded session then plays steps until its first summary.
 That summary covers results the chain cleared, so the summarizer's input gives them back their
-originals (:func:`regio.relief._originals.with_originals`). The request that runs it is timed
+originals (:func:`regio.compaction.relief._originals.with_originals`). The request that runs it is
+timed
 (median of 7 loads).
 
 Asserted as a ratio within the run: first summary after a load at 2,000 steps <= 2x the one at

@@ -36,11 +36,11 @@ from typing import Any
 import msgspec
 import pytest
 
+from regio.compaction.relief import _chain as relief
+from regio.compaction.relief import _originals as relief_originals
 from regio.content import ToolResult, ToolUse
 from regio.policies.relief import ReliefPolicy
 from regio.regions import Pinned, SlidingWindow
-from regio.relief import _chain as relief
-from regio.relief import _originals as relief_originals
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from runtime_stubs import make_engine

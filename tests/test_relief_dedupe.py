@@ -12,11 +12,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from regio.compaction.relief._chain import ReliefApplied, ReliefSkipped
 from regio.content import ToolResult, ToolUse
 from regio.policies import Compact
 from regio.policies.relief import CLEARED_META, ReliefPolicy, ToolRelief, placeholder
 from regio.regions import CompactHistory, Pinned, SlidingWindow
-from regio.relief._chain import ReliefApplied, ReliefSkipped
 from runtime_stubs import StubSummarizer, make_engine, words
 
 FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,6 +1,6 @@
 """One compaction flush shares one memo of relief edits and gains across its passes (the chain
 before the summary, the clearing before the cut, the chain after the summary;
-:class:`regio.relief._memo.ReliefMemo`): each result's salient extract is worked out
+:class:`regio.compaction.relief._memo.ReliefMemo`): each result's salient extract is worked out
 once per flush, not once per pass, and the session comes out byte for byte as with a fresh
 memo per pass (requests, events, entries). An edit is reused only while its block is the one
 it was worked out for: a block an earlier stage rewrote is weighed again."""
@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import regio.compaction._flush as compaction
-import regio.relief._chain as relief_mod
+import regio.compaction.relief._chain as relief_mod
+from regio.compaction.relief._memo import ReliefMemo
 from regio.content import ToolUse
 from regio.policies import Compact
 from regio.policies.relief import ReliefPolicy, ToolRelief
 from regio.regions import CompactHistory, Pinned, SlidingWindow
-from regio.relief._memo import ReliefMemo
 from runtime_stubs import StubSummarizer, make_engine, words
 
 

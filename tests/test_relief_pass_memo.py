@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import regio.relief._chain as relief_mod
+import regio.compaction.relief._chain as relief_mod
 from regio.content import ToolUse
 from regio.policies import Compact
 from regio.policies.relief import ReliefPolicy

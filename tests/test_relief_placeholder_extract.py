@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from regio.compaction.relief._extract import MAX_ERROR_CHARS, salient_extract
 from regio.content import ToolResult, ToolUse
 from regio.policies import Compact
 from regio.policies.relief import ReliefPolicy, placeholder
 from regio.regions import CompactHistory, Pinned, SlidingWindow
-from regio.relief._extract import MAX_ERROR_CHARS, salient_extract
 from runtime_stubs import StubSummarizer, make_engine
 
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,10 +10,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from regio.compaction.relief import _chain as relief
 from regio.content import ToolUse
 from regio.policies.relief import ReliefPolicy, ToolRelief
 from regio.regions import Pinned, SlidingWindow
-from regio.relief import _chain as relief
 from runtime_stubs import make_engine, words
 
 # per step: (tool, argument, result words, assistant text words)

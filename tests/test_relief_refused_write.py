@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from regio.compaction.relief import _originals as relief_originals
 from regio.content import Message, ToolResult, ToolUse
 from regio.errors import RegionFullError
 from regio.policies.relief import ReliefPolicy, ToolRelief
 from regio.regions import Keyed, Pinned, SlidingWindow, Temporary
-from regio.relief import _originals as relief_originals
 from runtime_stubs import make_engine, words
 
 FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -109,7 +109,7 @@ def test_a_refused_write_leaves_every_region_byte_identical(writes: list[Any]) -
 def test_a_route_refused_after_the_message_was_admitted_puts_the_full_result_back(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import regio.relief._admit as admission
+    import regio.compaction.relief._admit as admission
     from regio.regions import Refusal
 
     engine = _engine()
@@ -145,7 +145,7 @@ def _last_id(engine: Any) -> str:
 def _refusing_routes(refused: set[str]) -> Any:
     """A ``write_steps`` whose routed writes of the results in ``refused`` are refused, as when
     the window changed between the trial and the write."""
-    import regio.relief._admit as admission
+    import regio.compaction.relief._admit as admission
     from regio.regions import Refusal
 
     real = admission.write_steps
@@ -161,7 +161,7 @@ def _refusing_routes(refused: set[str]) -> Any:
 def test_a_refused_route_that_no_longer_fits_becomes_a_restorable_placeholder(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import regio.relief._admit as admission
+    import regio.compaction.relief._admit as admission
 
     engine = _engine()
     engine.add_user("find it")
@@ -188,7 +188,7 @@ _ROUTED = st.tuples(
 def test_whatever_routes_are_refused_restore_returns_the_original_result(
     calls: list[Any],
 ) -> None:
-    import regio.relief._admit as admission
+    import regio.compaction.relief._admit as admission
 
     engine = _engine()
     engine.add_user("work")

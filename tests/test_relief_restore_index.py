@@ -12,11 +12,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from regio.compaction.relief import _originals as relief_originals
 from regio.content import Entry, Text, ToolResult, ToolUse
 from regio.persistence.store import SQLiteStore
 from regio.policies.relief import ReliefPolicy
 from regio.regions import Pinned, SlidingWindow
-from regio.relief import _originals as relief_originals
 from regio.session._transcript import Transcript
 from runtime_stubs import StubCounter, make_engine, words
 

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from regio.compaction.relief import _chain as relief
+from regio.compaction.relief import _originals as relief_originals
 from regio.content import ToolResult, ToolUse
 from regio.policies import Compact
 from regio.policies.relief import ReliefPolicy
 from regio.regions import Checklist, CompactHistory, Keyed, Pinned, SlidingWindow
-from regio.relief import _chain as relief
-from regio.relief import _originals as relief_originals
 from regio.session import _toolspecs as toolspecs
 from runtime_stubs import StubSummarizer, make_engine, words
 

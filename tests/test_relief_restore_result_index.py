@@ -14,14 +14,14 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from regio.compaction.relief import _chain as relief
+from regio.compaction.relief import _originals as relief_originals
 from regio.content import Entry, Message, ToolResult, ToolUse
 from regio.errors import CompactionNoProgressError, ProtectedEntryError
 from regio.persistence.store import SQLiteStore
 from regio.policies import Compact
 from regio.policies.relief import ReliefPolicy
 from regio.regions import CompactHistory, Pinned, SlidingWindow
-from regio.relief import _chain as relief
-from regio.relief import _originals as relief_originals
 from runtime_stubs import StubCounter, StubSummarizer, make_engine, words
 from test_regions_result_index import near, walk
 

@@ -130,7 +130,7 @@ def test_a_lost_original_is_reported_missing_never_given_as_the_trimmed_result(
 def test_a_lost_original_raises_to_code_that_reads_it_and_a_full_read_counts_it(
     request: Any, tmp_path: Path, backend: str
 ) -> None:
-    from regio.relief._originals import original_result
+    from regio.compaction.relief._originals import original_result
 
     where, _ = _session(backend, tmp_path, request, 10)
     try:
@@ -250,8 +250,8 @@ def _reading_originals(engine: Engine) -> Engine:
 def test_the_summarizers_input_for_a_cleared_entry_whose_original_was_lost_raises(
     tmp_path: Path,
 ) -> None:
+    from regio.compaction.relief._originals import with_originals
     from regio.policies.relief import CLEARED_META
-    from regio.relief._originals import with_originals
 
     db = SQLiteStore(tmp_path / "s.db")
     try:

@@ -14,13 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from regio.compaction.relief import _originals as relief_originals
 from regio.content import Message, ToolResult, ToolUse
 from regio.engine import Engine
 from regio.errors import RegionFullError
 from regio.policies.eviction import Compact
 from regio.policies.relief import MARKER_TOKENS
 from regio.regions import CompactHistory, Compacting, Keyed, Pinned, SlidingWindow
-from regio.relief import _originals as relief_originals
 from runtime_stubs import StubCounter, StubSummarizer, make_engine, words
 
 WINDOW = 32_000

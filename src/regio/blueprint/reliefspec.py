@@ -1,7 +1,8 @@
 """The ``relief`` section of a blueprint: the relief chain run under token pressure before any
 summarization (clear old tool results, trim oversized text blocks, then summarize) and the
 per-tool rules applied when a tool result is admitted (``route``, ``max_result_tokens``,
-``dedupe``). The runtime side is :mod:`regio.relief._chain`; docs/relief.md explains the chain.
+``dedupe``). The runtime side is :mod:`regio.compaction.relief._chain`; docs/relief.md explains the
+chain.
 
 Sizes: ``*_chars`` are characters, every other size is tokens. The keys are made from the
 fields of :class:`regio.policies.relief.ReliefPolicy` / :class:`~regio.policies.relief.ToolRelief`

@@ -36,6 +36,10 @@ from __future__ import annotations
 
 import attrs
 
+from regio.compaction.relief._chain import relieve_after, relieve_queued
+from regio.compaction.relief._cut import relieve_before_cuts
+from regio.compaction.relief._memo import ReliefMemo
+from regio.compaction.relief._originals import with_originals
 from regio.content import Entry, content_hash
 from regio.errors import (
     CompactionError,
@@ -44,10 +48,6 @@ from regio.errors import (
     SummaryRejected,
 )
 from regio.regions import CompactHistory, PendingCompaction, SlidingWindow
-from regio.relief._chain import relieve_after, relieve_queued
-from regio.relief._cut import relieve_before_cuts
-from regio.relief._memo import ReliefMemo
-from regio.relief._originals import with_originals
 from regio.session._events import (
     CompactionFinished,
     CompactionNoProgress,

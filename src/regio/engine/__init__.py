@@ -1,6 +1,7 @@
 """The engine: :class:`Engine`, the front an agent loop drives, and the calls it forwards to
 its parts (``docs/runtime.md``). What one session holds is :mod:`regio.session`; compaction is
-:mod:`regio.compaction`, the relief chain :mod:`regio.relief`, saving :mod:`regio.persistence`.
+:mod:`regio.compaction`, the relief chain :mod:`regio.compaction.relief`, saving
+:mod:`regio.persistence`.
 
 Modules:
 

@@ -5,7 +5,8 @@ A message is admitted in this order: its text checked and repaired
 call ids and tool names) and a given ``tokens`` checked
 (:func:`regio.session._sizes.measured_tokens`), its call ids named
 (:mod:`regio.session._callnames`: mapped, renamed when reused, results following), the relief
-chain's admission rules (route, trim; nothing changes yet, :func:`regio.relief._admit.admit`),
+chain's admission rules (route, trim; nothing changes yet,
+:func:`regio.compaction.relief._admit.admit`),
 the refusal of a message that could not fit even trimmed (:func:`regio.engine._turnfit.check`:
 before anything changes), room made by compaction when a ``compact`` conversation would pass
 its token budget (:func:`make_room`), the newest turn's tool results trimmed when it still does
@@ -28,9 +29,9 @@ import attrs
 from regio.compaction._compactor import run_steps
 from regio.compaction._room import room_steps
 from regio.compaction._writes import entry_of
+from regio.compaction.relief import _admit as reliefadmit
 from regio.content import Entry, Message, ToolResult
 from regio.regions import Region
-from regio.relief import _admit as reliefadmit
 from regio.session._callnames import CallNames, name_message, renamed_meta
 from regio.session._events import OrphanToolResult
 from regio.session._session import CompactionResult, Session, Steps

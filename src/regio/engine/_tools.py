@@ -35,11 +35,11 @@ from regio.compaction._compactor import run_steps
 from regio.compaction._compactplan import compact_plan, describe_plan
 from regio.compaction._flush import schedule_compaction
 from regio.compaction._writes import release_from, write_steps
+from regio.compaction.relief._originals import restore
 from regio.content import ContentTypeError
 from regio.errors import RegioError
 from regio.layout import note_text
 from regio.regions import Checklist, Refusal, WriteResult
-from regio.relief._originals import restore
 from regio.session._events import ToolCallHandled
 from regio.session._options import TOOL_NAMES
 from regio.session._session import Session, Steps

@@ -29,11 +29,11 @@ from collections.abc import Sequence
 import msgspec
 
 from regio.compaction._cuts import unsent, unsent_from
+from regio.compaction.relief._admit import Admission, with_changes
+from regio.compaction.relief._chain import ReliefApplied, rewrite_block_entry
 from regio.content import Block, Entry, Message, ToolResult
 from regio.policies import relief as rp
 from regio.regions import Region, SlidingWindow
-from regio.relief._admit import Admission, with_changes
-from regio.relief._chain import ReliefApplied, rewrite_block_entry
 from regio.session._session import Session
 from regio.session._sizes import admission_tokens, count_up_to, entry_cap
 from regio.tokens import count_entry_up_to

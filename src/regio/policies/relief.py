@@ -1,6 +1,6 @@
 """Relief before summarization: the pure rules of the chain's first two stages.
 
-Under token pressure the relief chain (:mod:`regio.relief._chain`) frees tokens cheapest
+Under token pressure the relief chain (:mod:`regio.compaction.relief._chain`) frees tokens cheapest
 first: (0) **dedupe** (a result superseded by a newer call with the same tool and arguments,
 for tools with ``dedupe``), (1) **clear** old tool results (each becomes a short placeholder
 naming the call), (2) **trim** oversized text blocks (head + tail with a marker saying how much
@@ -180,7 +180,8 @@ class ReliefPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     it). ``clear_after_summary``: when the stages cannot reach the target and the region is
     summarized, run them on what the summary kept, in the same cache rewrite (cheaper: the
     next compaction comes later), or, when that would free less than their minimum, on the
-    whole conversation before the summary's cut (:func:`regio.relief._chain.relieve_before_cut`).
+    whole conversation before the summary's cut
+    (:func:`regio.compaction.relief._chain.relieve_before_cut`).
     ``summarize_originals``: the summarizer reads the originals of edited results (default:
     what the conversation holds). ``placeholder_extract_tokens``: a cleared result's
     placeholder also carries up to this many tokens of the result's salient items (error
@@ -296,7 +297,7 @@ class Candidate(msgspec.Struct, frozen=True):
 def placeholder(call_id: str, tool: str, *, restorable: bool, extract: str = "") -> str:
     """The text a cleared result becomes. It depends only on the call id, the tool name,
     whether the engine offers ``context_restore`` (fixed for an engine) and ``extract`` (the
-    result's salient items, :func:`regio.relief._extract.salient_extract`, a function
+    result's salient items, :func:`regio.compaction.relief._extract.salient_extract`, a function
     of the immutable result text), so it is byte-identical on every later request."""
     how = (
         f'context_restore(call_id="{call_id}") brings it back'

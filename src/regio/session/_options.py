@@ -218,7 +218,7 @@ class EngineOptions:
     tool_limits: ToolLimits = DEFAULT_TOOL_LIMITS
     #: The relief chain run under token pressure before summarization (clear old tool
     #: results, trim oversized text, then summarize) and the per-tool admission rules
-    #: (:mod:`regio.relief._chain`); ``None``: off, token pressure goes straight to the
+    #: (:mod:`regio.compaction.relief._chain`); ``None``: off, token pressure goes straight to the
     #: region's summarization.
     relief: ReliefPolicy | None = attrs.field(default=None, converter=_relief)
     #: Delegate compaction to the provider (:mod:`regio.compaction._delegation`): every Anthropic

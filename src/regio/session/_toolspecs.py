@@ -73,7 +73,7 @@ def context_tool_specs(window: Window) -> list[ToolSpec]:
     return specs
 
 
-#: ``context_restore``: offered with the relief chain (:mod:`regio.relief._chain`).
+#: ``context_restore``: offered with the relief chain (:mod:`regio.compaction.relief._chain`).
 RESTORE_SPEC = ToolSpec(
     "context_restore",
     "Bring back the full result of an earlier tool call that was cleared, trimmed or moved "

@@ -14,7 +14,7 @@ counting never decode them, so a load and the turns after it cost what the windo
 loader that can also decode one stored record (``StoredRecords.one``) and give the turn of
 each (``StoredRecords.turns``) lets :meth:`Transcript.message` with a ``turn`` decode only that
 turn's stored records (the summarizer's originals after a load,
-:func:`regio.relief._originals.with_originals`).
+:func:`regio.compaction.relief._originals.with_originals`).
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ class TranscriptRecord(msgspec.Struct, frozen=True):
       shortened on admission (trimmed to ``max_result_tokens`` or routed) after keeping the
       result as received as a relief original (``Engine.book.relief.originals``): ``entry``
       holds them shortened, so the original is the only full copy and a missing one is an
-      error, never this entry's result (:func:`regio.relief._originals.restore`). Empty in
+      error, never this entry's result (:func:`regio.compaction.relief._originals.restore`). Empty
+      in
       records saved before regio of 2026-12-01 stored it.
     """
 

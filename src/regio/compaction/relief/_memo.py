@@ -1,9 +1,9 @@
 """The edits and token gains one compaction flush has worked out (:class:`ReliefMemo`).
 
 Under token pressure a flush runs up to three relief passes over the same conversation
-(:func:`regio.relief._chain.relieve_queued`, then
-:func:`regio.relief._cut.relieve_before_cuts`, then, after the summary,
-:func:`regio.relief._chain.relieve_after`). Each pass weighs a stage's candidates by the
+(:func:`regio.compaction.relief._chain.relieve_queued`, then
+:func:`regio.compaction.relief._cut.relieve_before_cuts`, then, after the summary,
+:func:`regio.compaction.relief._chain.relieve_after`). Each pass weighs a stage's candidates by the
 tokens their edits free, and the edit of a cleared result includes its salient extract, the
 costly part. The flush owns one memo and hands it to every pass, so an edit worked out by one
 pass is reused by the next instead of recomputed; the memo is dropped with the flush.

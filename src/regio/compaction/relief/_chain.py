@@ -9,7 +9,8 @@ request ceiling or an overflow -- the flush first runs, toward the same hysteres
    one whose placeholder is not smaller (:func:`regio.policies.relief.dedupe_candidates`);
 1. **clear**: the oldest answered tool results become a placeholder naming the call and how
    to get it back, with the result's salient items
-   (:func:`regio.relief._extract.salient_extract`; :func:`regio.policies.relief.placeholder`,
+   (:func:`regio.compaction.relief._extract.salient_extract`;
+   :func:`regio.policies.relief.placeholder`,
    byte-identical forever);
 2. **trim**: tool results and assistant text over ``trim_over_chars`` characters keep their
    head and tail around a marker saying how many characters were cut;
@@ -26,21 +27,22 @@ clearing and trimming together cannot reach the target, neither runs (the summar
 prefix from the conversation's start anyway); with ``clear_after_summary`` they run on what the
 summary kept, in the same rewrite (:func:`relieve_after`).
 
-On admission (:func:`regio.relief._admit.admit`) a tool result follows its tool's
+On admission (:func:`regio.compaction.relief._admit.admit`) a tool result follows its tool's
 policy: ``route`` writes it to a region and leaves a pointer in the conversation;
 ``max_result_tokens`` trims it (head + tail, marker). Both take effect only once the
 conversation has admitted the message (a refused write changes nothing).
 
 Each pass (:class:`_Pass`) selects a stage's candidates and computes each candidate's edit and
 gain once. A flush's passes share one memo of the edits and gains
-(:class:`regio.relief._memo.ReliefMemo`, owned by the flush and dropped when it ends),
+(:class:`regio.compaction.relief._memo.ReliefMemo`, owned by the flush and dropped when it ends),
 so an edit one pass worked out is not worked out again by the next while its block is
 unchanged.
 
 Nothing is lost: a block's content is replaced, never the block (a ``tool_use`` and its
 ``tool_result`` stay one group), the transcript keeps every message as admitted, results
 changed on admission are kept in :class:`regio.session._reliefbook.ReliefBook`, and
-:func:`regio.relief._originals.restore` (the ``context_restore`` tool) returns the original text
+:func:`regio.compaction.relief._originals.restore` (the ``context_restore`` tool) returns the
+original text
 byte for byte, as the tool result appended at the end of the conversation, never re-inserted in
 place.
 """

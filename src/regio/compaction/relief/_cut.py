@@ -4,7 +4,7 @@
 A summary under token pressure rewrites the cached prefix from the conversation's start, so
 clearing in the same flush costs no extra cache write. Two places:
 
-* **after the cut** (:func:`regio.relief._chain.relieve_after`): the summary cuts to its
+* **after the cut** (:func:`regio.compaction.relief._chain.relieve_after`): the summary cuts to its
   target as it would alone, then clears what it kept. Chosen when clearing what the summary
   keeps frees at least a stage's minimum: the conversation ends below the target and the next
   compaction comes later;
@@ -19,7 +19,7 @@ clearing in the same flush costs no extra cache write. Two places:
 The decision reads the cut the summary would take (:func:`regio.compaction._cuts.cut_ids`) and one
 relief pass over the conversation (:func:`plan_kept`), whose edits and gains the clearing then
 reuses (as it reuses those of the flush's earlier pass, through the flush's
-:class:`regio.relief._memo.ReliefMemo`); neither the region nor the compaction queue
+:class:`regio.compaction.relief._memo.ReliefMemo`); neither the region nor the compaction queue
 changes until the clearing runs.
 """
 

@@ -2,8 +2,9 @@
 ``route`` writes the result into a region and leaves a pointer in the conversation,
 ``max_result_tokens`` trims it (head + tail with a marker saying how much was cut). The
 originals stay in the engine's ``ReliefBook`` and come back with ``context_restore``
-(:func:`regio.relief._originals.restore`). (``dedupe`` is not applied here but by the chain's
-first stage under token pressure, :mod:`regio.relief._chain`: on admission it rewrote an
+(:func:`regio.compaction.relief._originals.restore`). (``dedupe`` is not applied here but by the
+chain's
+first stage under token pressure, :mod:`regio.compaction.relief._chain`: on admission it rewrote an
 earlier message, so the cached prefix, on almost every turn of a session repeating calls.)
 
 Two steps, so that a write the conversation refuses changes nothing: :func:`admit` decides
