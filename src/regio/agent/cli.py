@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from regio.blueprint.spec import Blueprint
+    from regio.clients import ProviderAdapter
     from regio.events import Event
 
-    from .providers.base import ProviderAdapter
     from .types import RunResult, StepRecord
 
 __all__ = [
