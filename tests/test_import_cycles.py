@@ -37,13 +37,10 @@ KNOWN_CYCLES: frozenset[tuple[str, ...]] = frozenset()
 #: them), each the sorted tuple of one strongly connected component. The list can only shrink:
 #: a new cycle fails, and so does a listed one that changed (shrunk or gone; list what is left).
 #: Those left (issue 26): compaction and relief through the compaction and relief books (cut
-#: when the typed ``Session`` takes the books); and cache, layout and providers (the
-#: cache-model registry finds a provider by name; a provider holds its renderer and cache
-#: rule).
+#: when the typed ``Session`` takes the books).
 KNOWN_PACKAGE_CYCLES: frozenset[tuple[str, ...]] = frozenset(
     {
         ("regio.compaction", "regio.relief"),
-        ("regio.cache", "regio.layout", "regio.providers"),
     }
 )
 

@@ -182,7 +182,7 @@ def describe_failure(exc: BaseException, args: argparse.Namespace) -> str:
 def _predictor(args: argparse.Namespace, profile: str) -> Any:
     from regio.agent.llamacpp import LlamaCppServer, LlamaCppSlotPredictor
     from regio.agent.predict import CacheModelPredictor
-    from regio.cache import cache_model_for
+    from regio.providers import cache_model_for
 
     choice = args.predict
     if choice == "none":
