@@ -12,10 +12,10 @@ import argparse
 import random
 from pathlib import Path
 
-from regio.cache import cache_model_for
 from regio.content import ToolUse
 from regio.engine import Engine
 from regio.layout.cachebridge import to_cache_request
+from regio.providers import cache_model_for
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = [

@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from regio.cache import CacheBlock, CacheReport, CacheRequest, cache_model_for
+from regio.cache import CacheBlock, CacheReport, CacheRequest
+from regio.providers import cache_model_for
 
 N_REQUESTS = 1000
 BLOCKS = 200

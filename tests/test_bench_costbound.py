@@ -27,7 +27,7 @@ from regio.bench.output import print_report
 from regio.bench.report import BenchReport, report_json
 from regio.bench.run import run_bench
 from regio.blueprint import load_blueprint
-from regio.cache.registry import cache_model_for
+from regio.providers import cache_model_for
 from regio.traces.synth import synthesize
 
 CACHE = "anthropic:claude-sonnet-4-6"

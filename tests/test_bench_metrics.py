@@ -13,8 +13,8 @@ from regio.bench.metrics import (
     oracle_share,
     sum_layout_results,
 )
-from regio.cache.registry import cache_model_for
 from regio.cache.types import CacheBlock, CacheRequest
+from regio.providers import cache_model_for
 
 
 def _append_only(sizes: list[int], block: int = 200) -> list[CacheRequest]:

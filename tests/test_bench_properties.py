@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.bench.metrics import append_only_hit_rate, cumulative_hit_rates, oracle_report
-from regio.cache.registry import cache_model_for
 from regio.cache.types import CacheBlock, CacheRequest
+from regio.providers import cache_model_for
 
 MODELS = (
     "anthropic:claude-sonnet-4-5",

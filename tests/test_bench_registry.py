@@ -15,9 +15,9 @@ from regio.bench.peers import PEERS, peer_allowance, peer_available
 from regio.bench.pressure import scale_blueprint
 from regio.bench.replay import ALL_LAYOUTS, replay
 from regio.bench.run import DEFAULT_CACHE_MODELS
-from regio.cache.registry import cache_model_for
 from regio.cli import main
 from regio.content import Text, ToolResult, ToolUse
+from regio.providers import cache_model_for
 from regio.tokens import chat_format_for_model, get_counter
 from regio.traces.format import (
     AssistantMessage,

@@ -6,14 +6,9 @@ import attrs
 import pytest
 
 from cache_support import blk, mark, req, texts
-from regio.cache import (
-    AnthropicCache,
-    BreakpointError,
-    CacheReport,
-    cache_model_for,
-    resolve,
-)
+from regio.cache import AnthropicCache, BreakpointError, CacheReport, resolve
 from regio.cache.rules import Lookback
+from regio.providers import cache_model_for
 
 SONNET = "anthropic:claude-sonnet-4-5"
 

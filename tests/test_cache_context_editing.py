@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regio.cache import cache_model_for
 from regio.cache.applied_edits import (
     apply_edits,
     edit_payload,
@@ -29,6 +28,7 @@ from regio.cache.context_editing import (
     parse_edits,
 )
 from regio.errors import RegioError
+from regio.providers import cache_model_for
 
 RESULT = 1000  # tokens of every tool result in the vectors
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from cache_support import blk, req
-from regio.cache import CacheRequestError, OracleCache, PagedCache, SlotCache, cache_model_for
+from regio.cache import CacheRequestError, OracleCache, PagedCache, SlotCache
+from regio.providers import cache_model_for
 
 
 def ids_req(rid: str, ids: tuple[int, ...], t: float, **kw: object):

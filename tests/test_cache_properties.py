@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cache_support import blk, req
-from regio.cache import CacheRequest, cache_model_for
+from regio.cache import CacheRequest
+from regio.providers import cache_model_for
 
 # (model name, oracle name, model id used in requests)
 MODELS = [

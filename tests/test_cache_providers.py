@@ -12,10 +12,10 @@ from regio.cache import (
     CacheRequestError,
     DeepSeekCache,
     GeminiExplicitCache,
-    cache_model_for,
     openai_q,
     resolve,
 )
+from regio.providers import cache_model_for
 
 
 def gpt4o(**kw: object) -> AutoPrefixCache:

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from regio.cache import CacheRuleError, cache_model_for, default_rules, load_rules, resolve
+from regio.cache import CacheRuleError, default_rules, load_rules, resolve
 from regio.cache.rules import parse_period
+from regio.providers import cache_model_for
 
 
 def test_periods_compare_by_their_start() -> None:

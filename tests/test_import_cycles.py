@@ -36,17 +36,8 @@ KNOWN_CYCLES: frozenset[tuple[str, ...]] = frozenset()
 #: Package-level cycles that are known and not yet removed (nodes as :func:`package_of` names
 #: them), each the sorted tuple of one strongly connected component. The list can only shrink:
 #: a new cycle fails, and so does a listed one that changed (shrunk or gone; list what is left).
-#: Those left (issue 26): the engine built from a blueprint with the agent's provider adapters,
-#: and cache, layout and providers (the cache-model registry finds a provider by name; a
-#: provider holds its renderer and cache rule). The relief chain is part of compaction
-#: (``regio.compaction.relief``): the two call each other by design (a flush relieves before it
-#: cuts, a relief stage counts what a cut would free).
-KNOWN_PACKAGE_CYCLES: frozenset[tuple[str, ...]] = frozenset(
-    {
-        ("regio.agent", "regio.engine"),
-        ("regio.cache", "regio.layout", "regio.providers"),
-    }
-)
+#: None is left (issue 26); a cycle that appears fails the test with its path.
+KNOWN_PACKAGE_CYCLES: frozenset[tuple[str, ...]] = frozenset()
 
 
 #: The modules that may load a regio module by a string name, and why. Each is a lazy public

@@ -4,10 +4,9 @@ the regio layout reads more of the prefix than every baseline on a tool loop."""
 from __future__ import annotations
 
 from layout_support import TOOLS, answer, call, make_window, say
-from regio.cache.registry import cache_model_for
 from regio.cache.types import CacheReport
 from regio.layout import assemble, to_cache_request
-from regio.providers import economics_for
+from regio.providers import cache_model_for, economics_for
 
 MODEL = "claude-sonnet-4-5"
 

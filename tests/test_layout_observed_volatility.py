@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from regio.blueprint import load_blueprint
-from regio.cache import cache_model_for
 from regio.content import ToolUse
 from regio.engine import Engine
 from regio.layout import Request, VolatilityObserved, classify, to_cache_request
 from regio.layout.observe import OBSERVED_CHANGES, diff_entries
+from regio.providers import cache_model_for
 from regio.summarizers import ExtractiveSummarizer
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "25"))

@@ -8,7 +8,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from layout_support import TOOLS, answer, call, make_window, say
-from regio.cache.registry import cache_model_for
 from regio.cache.types import CacheReport
 from regio.content import content_hash
 from regio.layout import (
@@ -20,7 +19,7 @@ from regio.layout import (
     render_openai_chat,
     to_cache_request,
 )
-from regio.providers import economics_for
+from regio.providers import cache_model_for, economics_for
 from regio.regions import Keyed, Pinned, SlidingWindow, Window
 
 PROP = settings(max_examples=50, deadline=None)

@@ -26,9 +26,9 @@ import attrs
 from live_support import BASE_URL, LIVE
 from regio.agent import AgentLoop, Completion, LlamaCppServer, LlamaCppSlotPredictor, Tool
 from regio.agent.providers import OpenAICompatibleProvider
-from regio.cache import cache_model_for
 from regio.content import Message, Text, ToolUse
 from regio.engine._engine import Engine
+from regio.providers import cache_model_for
 
 pytestmark = LIVE
 

@@ -15,11 +15,17 @@ import pytest
 
 import gemini_native
 from regio.agent import ProviderResponseError
-from regio.cache import cache_model_for
 from regio.engine import Engine
 from regio.errors import SDKInputError
 from regio.layout import ToolSpec
-from regio.providers import economics_for, find_provider, provider_for, register_provider, registry
+from regio.providers import (
+    cache_model_for,
+    economics_for,
+    find_provider,
+    provider_for,
+    register_provider,
+    registry,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 

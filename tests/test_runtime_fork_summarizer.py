@@ -9,12 +9,12 @@ from typing import Any
 
 from regio.agent.types import Completion
 from regio.blueprint import load_blueprint
-from regio.cache import cache_model_for
 from regio.compaction._forking import ForkSummarizer
 from regio.content import Message, ToolUse
 from regio.engine import Engine
 from regio.layout.cachebridge import to_cache_request
 from regio.policies import Compact
+from regio.providers import cache_model_for
 from regio.regions import CompactHistory, Pinned, SlidingWindow, Window
 from regio.summarizers import ExtractiveSummarizer
 from runtime_stubs import StubCounter, words

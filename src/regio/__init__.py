@@ -65,7 +65,7 @@ _EXPORTS: dict[str, str] = {
     "ToolResult": "regio.content",
     "ToolUse": "regio.content",
     "Window": "regio.regions",
-    "cache_model_for": "regio.cache",
+    "cache_model_for": "regio.providers",
     "load_blueprint": "regio.blueprint",
     "replay": "regio.bench",
     "run_bench": "regio.bench",
@@ -113,7 +113,6 @@ if TYPE_CHECKING:
     from regio.agent import AgentLoop
     from regio.bench import replay, run_bench
     from regio.blueprint import Blueprint, BlueprintError, load_blueprint
-    from regio.cache import cache_model_for
     from regio.content import Message, Text, Thinking, ToolResult, ToolUse
     from regio.engine import Engine, EngineSnapshot
     from regio.errors import (
@@ -124,6 +123,7 @@ if TYPE_CHECKING:
         SubscriberError,
     )
     from regio.events import Event, EventBus
+    from regio.providers import cache_model_for
     from regio.regions import (
         Checklist,
         Clearable,

@@ -17,6 +17,7 @@ __all__ = [
     "EntryIndexError",
     "NoSuchRegionError",
     "ProtectedEntryError",
+    "ProviderNotInstalledError",
     "ProviderResponseError",
     "RegioError",
     "RegionConfigError",
@@ -214,6 +215,10 @@ class ContextWindowError(RegioError, ValueError):
     """A context window that is not a positive integer of tokens; the message names where it
     was given (blueprint ``model.context_window``, ``EngineOptions.context_window``, a provider
     adapter's ``context_window``) and what was given."""
+
+
+class ProviderNotInstalledError(RegioError, ImportError):
+    """A provider's SDK is not installed; the message names ``pip install regio[providers]``."""
 
 
 class ProviderResponseError(RegioError):

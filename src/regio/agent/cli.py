@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from regio.blueprint.spec import Blueprint
+    from regio.clients import ProviderAdapter
     from regio.events import Event
 
-    from .providers.base import ProviderAdapter
     from .types import RunResult, StepRecord
 
 __all__ = [
@@ -182,7 +182,7 @@ def describe_failure(exc: BaseException, args: argparse.Namespace) -> str:
 def _predictor(args: argparse.Namespace, profile: str) -> Any:
     from regio.agent.llamacpp import LlamaCppServer, LlamaCppSlotPredictor
     from regio.agent.predict import CacheModelPredictor
-    from regio.cache import cache_model_for
+    from regio.providers import cache_model_for
 
     choice = args.predict
     if choice == "none":

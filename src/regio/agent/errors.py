@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from regio.errors import ProviderResponseError, RegioError
+from regio.errors import ProviderNotInstalledError, ProviderResponseError, RegioError
 
 __all__ = [
     "AgentConfigError",
@@ -25,10 +25,6 @@ __all__ = [
 
 class AgentConfigError(RegioError, ValueError):
     """The loop or a provider was configured with an invalid option (the message names it)."""
-
-
-class ProviderNotInstalledError(RegioError, ImportError):
-    """A provider's SDK is not installed; the message names ``pip install regio[providers]``."""
 
 
 class ProviderHTTPError(RegioError):

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from regio.clients import ProviderAdapter
 from regio.content import Message, Text, ToolResult, ToolUse
 from regio.drive import adrive, drive
 from regio.errors import ContextOverflowError
@@ -52,7 +53,6 @@ from .engine_port import EnginePort
 from .errors import AgentConfigError
 from .events import RunFinished, StepCompleted, StepStarted
 from .predict import CachePredictor
-from .providers.base import ProviderAdapter
 from .tools import Tool, UserToolOutcome
 from .types import Completion, LoopPricing, RunResult, RunTotals, StepRecord
 

@@ -53,10 +53,10 @@ class CacheModelPredictor:
 
     @classmethod
     def named(cls, name: str, **options: Any) -> CacheModelPredictor:
-        """A predictor over ``regio.cache.cache_model_for(name)`` (e.g.
+        """A predictor over ``regio.providers.cache_model_for(name)`` (e.g.
         ``"anthropic:claude-sonnet-4-6"``, ``"openai:gpt-5"``, ``"llamacpp"``). Raises
         :class:`regio.cache.CacheRuleError` for an unknown name."""
-        from regio.cache import cache_model_for
+        from regio.providers import cache_model_for
 
         return cls(cache_model_for(name, **options))
 

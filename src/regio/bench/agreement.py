@@ -42,9 +42,9 @@ import msgspec
 
 from regio.bench.replay import ReplayOutput
 from regio.bench.report import ModelResult, UsageAgreement
-from regio.cache.registry import cache_model_for
 from regio.cache.types import CacheBlock, CacheRequest, Mark
 from regio.content import content_hash
+from regio.providers import cache_model_for
 from regio.traces.format import SystemPrompt, Trace, Usage
 from regio.traces.usage import recorded_usage
 

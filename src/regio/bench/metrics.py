@@ -16,8 +16,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from regio.bench.report import LayoutResult, ModelResult, ReliefStage
-from regio.cache.registry import cache_model_for
 from regio.cache.types import CacheReport, CacheRequest
+from regio.providers import cache_model_for
 
 __all__ = [
     "append_only_hit_rate",

@@ -35,8 +35,8 @@ from regio.bench.report import BenchReport, ModelResult, TraceResult
 from regio.bench.retention import Probe, plant_canaries, trace_facts
 from regio.bench.tracking import StrategyRun
 from regio.cache.base import order_requests
-from regio.cache.registry import cache_model_for
 from regio.cache.types import CacheReport
+from regio.providers import cache_model_for
 from regio.traces.format import Trace
 
 if TYPE_CHECKING:

@@ -193,8 +193,8 @@ def _check_context_management(bp: Blueprint, report: _Report) -> None:
 def _check_cache_profile(bp: Blueprint, report: _Report) -> None:
     """The cache profile must resolve in regio's cache rules data: an
     error for an explicit ``cache.profile``, a warning for the one derived from ``model``."""
-    from regio.cache.registry import cache_model_for
     from regio.cache.types import CacheRuleError
+    from regio.providers import cache_model_for
 
     try:
         cache_model_for(bp.cache_profile)

@@ -3,9 +3,11 @@
 Input: :class:`CacheRequest` (ordered :class:`CacheBlock` s with kind, level, tokens, digest,
 optional ``mark`` "5m"/"1h" and token ids; times in simulated seconds). Output: one
 :class:`CacheOutcome` per request (read, write_5m, write_1h, write, uncached tokens, input
-units, cost in USD) and a :class:`CacheReport` (totals, ``hit_rate``, ``eps``). Build a model with
-:func:`cache_model_for` (``"anthropic:claude-sonnet-4-6"``, ``"openai:gpt-5"``, ``"vllm"``,
-``"oracle"``, ...) and feed it with ``model.run(requests)`` or ``model.process(request)``.
+units, cost in USD) and a :class:`CacheReport` (totals, ``hit_rate``, ``eps``). Build a model
+by name with :func:`regio.providers.cache_model_for` (``"anthropic:claude-sonnet-4-6"``,
+``"openai:gpt-5"``, ``"vllm"``, ``"oracle"``, ...; the providers registry holds each provider's
+cache rule), or from a rule with :func:`model_for_rule`, and feed it with ``model.run(requests)``
+or ``model.process(request)``.
 Rules: :func:`load_rules` / :func:`resolve` over ``regio/data/cache-rules.yaml`` or your own
 file. Docs: ``docs/cache.md``.
 """
@@ -20,7 +22,7 @@ from regio.cache.engines import PagedCache, SlotCache
 from regio.cache.gemini import ExplicitCache, GeminiExplicitCache
 from regio.cache.openai import BreakpointExactCache
 from regio.cache.oracle import OracleCache
-from regio.cache.registry import cache_model_for, model_for_rule
+from regio.cache.registry import model_for_rule
 from regio.cache.rules import Rule, RuleSet, default_rules, load_rules, parse_period, resolve
 from regio.cache.types import (
     BreakpointError,
@@ -57,7 +59,6 @@ __all__ = [
     "RuleSet",
     "SlotCache",
     "breakpoints",
-    "cache_model_for",
     "default_rules",
     "load_rules",
     "model_for_rule",

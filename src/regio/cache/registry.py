@@ -1,14 +1,7 @@
-"""Cache models by CLI name (``anthropic:claude-sonnet-4-6``, ``openai:gpt-5``, ``vllm``,
-``oracle``, ...).
-
-``cache_model_for(name)`` parses ``provider[:model]``, finds the registered provider (by name or
-alias: ``gemini`` is ``google``, ``claude`` is ``anthropic``, ``llama.cpp`` is ``llamacpp``;
-:func:`regio.providers.find_provider`), resolves its cache rule for the model (its default
-model when none is given) and builds the model class for the rule's mechanism. Google's
-provider caches implicitly unless ``mechanism="explicit_object"``.
-``oracle[:provider[:model]]`` builds the oracle bound quantized for that provider; plain
-``oracle`` quantizes request-side at the default provider's block boundaries (Anthropic, the
-Claude Sonnet 4.6 rule, minimum 1,024).
+"""The cache model class of each cache mechanism (``breakpoint_lookback``, ``auto_prefix``,
+``radix``, ...): :func:`model_for_rule` builds the model a :class:`regio.cache.rules.Rule`
+describes. Finding a provider's rule by name (``anthropic:claude-sonnet-4-6``, ``vllm``,
+``oracle``) is the providers registry's: :func:`regio.providers.cache_model_for`.
 """
 
 from __future__ import annotations
@@ -22,11 +15,10 @@ from regio.cache.deepseek import DeepSeekCache
 from regio.cache.engines import PagedCache, SlotCache
 from regio.cache.gemini import GeminiExplicitCache
 from regio.cache.openai import BreakpointExactCache
-from regio.cache.oracle import OracleCache
-from regio.cache.rules import Rule, RuleSet, default_rules
+from regio.cache.rules import Rule
 from regio.cache.types import CacheRuleError
 
-__all__ = ["MODEL_CLASSES", "cache_model_for", "model_for_rule"]
+__all__ = ["MODEL_CLASSES", "model_for_rule"]
 
 MODEL_CLASSES: dict[str, type[CacheModel]] = {
     "breakpoint_lookback": AnthropicCache,
@@ -51,54 +43,3 @@ def model_for_rule(rule: Rule, **options: Any) -> CacheModel:
             f"known: {sorted(MODEL_CLASSES)}"
         )
     return cls(rule, **options)
-
-
-def _rule(
-    name: str,
-    ruleset: RuleSet,
-    platform: str | None,
-    sim_date: str | None,
-    mechanism: str | None,
-) -> Rule:
-    """The cache rule of ``provider[:model]`` (module doc). Raises :class:`CacheRuleError`
-    naming the providers with cache rules for a provider that has none."""
-    from regio.providers.registry import find_provider, providers
-
-    given, _, model = name.partition(":")
-    provider = find_provider(given)
-    if provider is None or provider.cache_rule is None:
-        known = sorted(p.name for p in providers() if p.cache_rule is not None)
-        raise CacheRuleError(
-            f"unknown cache provider {given.strip().lower()!r} in {name!r}; use one of "
-            f"{known} or 'oracle[:provider[:model]]'"
-        )
-    return provider.cache_rule.resolve(
-        model.strip() or provider.default_model,
-        rules=ruleset,
-        platform=platform,
-        sim_date=sim_date,
-        mechanism=mechanism,
-    )
-
-
-def cache_model_for(
-    name: str,
-    *,
-    rules: RuleSet | None = None,
-    sim_date: str | None = None,
-    platform: str | None = None,
-    mechanism: str | None = None,
-    **options: Any,
-) -> CacheModel:
-    """Build the cache model named ``name`` (see module doc). ``options`` go to the model class
-    (e.g. ``idle_mode="optimistic"``, ``capacity_blocks=4096``, ``quantize="exact"``).
-
-    Raises :class:`CacheRuleError` for an unknown provider or a model without a rule.
-    """
-    from regio.providers.registry import DEFAULT_PROVIDER
-
-    ruleset = rules or default_rules()
-    if name == "oracle" or name.startswith("oracle:"):
-        rest = name[len("oracle:") :] if name != "oracle" else DEFAULT_PROVIDER
-        return OracleCache(_rule(rest, ruleset, platform, sim_date, mechanism), **options)
-    return model_for_rule(_rule(name, ruleset, platform, sim_date, mechanism), **options)

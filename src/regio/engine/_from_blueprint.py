@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from regio.blueprint import Blueprint, CompactingSpec, build_window, dump_blueprint, load_blueprint
 from regio.blueprint.contextspec import edits_value
 from regio.blueprint.reliefspec import relief_policy
+from regio.clients import AnthropicProvider, OpenAICompatibleProvider
 from regio.compaction._forking import ForkSummarizer
 from regio.policies.hysteresis import resolve_mark
 from regio.providers.registry import chat_format_for
@@ -51,7 +52,7 @@ def blueprint_summarizer(bp: Blueprint) -> Any:
     """The summarizer the blueprint's ``summarizer`` section declares: the offline
     :class:`ExtractiveSummarizer` (``provider: extractive``, the default), or a
     :class:`regio.compaction._forking.ForkSummarizer` over the ``anthropic`` / ``openai`` provider
-    adapter of :mod:`regio.agent.providers` asking for ``summarizer.model`` (default: the
+    client of :mod:`regio.clients` asking for ``summarizer.model`` (default: the
     agent's model). The SDK and its API key are needed only when a summary is written."""
     spec = bp.summarizer
     window = spec.context_window or bp.model.context_window
@@ -59,7 +60,6 @@ def blueprint_summarizer(bp: Blueprint) -> Any:
         return ExtractiveSummarizer(
             context_window=window, max_summary_tokens=spec.max_summary_tokens
         )
-    from regio.agent.providers import AnthropicProvider, OpenAICompatibleProvider
 
     model = spec.model or bp.model.name
     provider: Any

@@ -16,6 +16,7 @@ from __future__ import annotations
 # The built-in providers register on import, in this order.
 from .anthropic import ANTHROPIC
 from .base import CacheRuleKey, Provider, ResponseReader, UsageFields, UsageParser
+from .cachemodel import cache_model_for
 from .compatible import DEEPSEEK, GOOGLE, LLAMACPP, OPENAI_COMPATIBLE, SGLANG, VLLM
 from .economics import economics_for
 from .openai import OPENAI, OPENAI_RESPONSES_PROVIDER
@@ -53,6 +54,7 @@ __all__ = [
     "UnknownProviderError",
     "UsageFields",
     "UsageParser",
+    "cache_model_for",
     "chat_format_for",
     "economics_for",
     "find_provider",

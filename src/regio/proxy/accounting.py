@@ -2,7 +2,7 @@
 client's history as it is would have cost.
 
 * **Prediction** (:func:`predict_blocks`): the blueprint's cache model
-  (:func:`regio.cache.cache_model_for` of ``cache.profile``) run on the previous request the
+  (:func:`regio.providers.cache_model_for` of ``cache.profile``) run on the previous request the
   session sent and then this one, both as laid out (block digests and planned breakpoints,
   :func:`regio.layout.to_cache_request`), at their real times: what this request reads and
   writes if the provider's cache holds what the previous request left there. The session's
@@ -25,8 +25,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from regio.cache import CacheRuleError, cache_model_for
+from regio.cache import CacheRuleError
 from regio.layout import Request, to_cache_request
+from regio.providers import cache_model_for
 
 __all__ = ["as_is_cost", "first_miss", "predict_blocks"]
 

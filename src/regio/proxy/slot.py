@@ -19,8 +19,8 @@ from typing import Any
 import attrs
 
 from regio.agent import LlamaCppServer, LlamaCppSlotPredictor
-from regio.cache import cache_model_for
 from regio.errors import RegioError
+from regio.providers import cache_model_for
 from regio.providers.wire import openai_chat_completion
 
 __all__ = ["SlotPredictor"]

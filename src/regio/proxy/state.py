@@ -11,10 +11,10 @@ import anyio
 import anyio.to_thread
 import attrs
 
-from regio.cache import CacheRuleError, cache_model_for
+from regio.cache import CacheRuleError
 from regio.capture import LiveCapture
 from regio.persistence.store import SessionLease, acquire_async
-from regio.providers import find_provider
+from regio.providers import cache_model_for, find_provider
 
 from .config import ProxyConfig, open_stores
 from .engines import EngineCache, EngineFactory

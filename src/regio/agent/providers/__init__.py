@@ -1,10 +1,19 @@
 """Provider adapters: OpenAI-compatible Chat Completions, Anthropic Messages, replay, scripted.
 
-The SDK-backed providers import their SDK lazily (optional extra ``providers``).
+The SDK-backed providers are defined in :mod:`regio.clients` (below the engine, which builds a
+blueprint's LLM summarizer on them) and re-exported here; they import their SDK lazily
+(optional extra ``providers``). The offline ones (replay, scripted) live here.
 """
 
 from __future__ import annotations
 
+from regio.clients import (
+    AnthropicProvider,
+    OpenAICompatibleProvider,
+    ProviderAdapter,
+    is_openai_host,
+    require_sdk,
+)
 from regio.providers.wire import (
     INVALID_ARGUMENTS_KEY,
     anthropic_completion,
@@ -13,9 +22,6 @@ from regio.providers.wire import (
     openai_usage,
 )
 
-from .anthropic import AnthropicProvider
-from .base import ProviderAdapter, require_sdk
-from .openai_compat import OpenAICompatibleProvider, is_openai_host
 from .replay import ReplayProvider
 from .scripted import ScriptedProvider, ScriptItem, reply
 

@@ -1,12 +1,12 @@
 """The provider protocol and the helpers every adapter shares.
 
 A provider turns a rendered payload (the second value of
-:meth:`regio.engine.Engine.request`) into a :class:`regio.agent.types.Completion`. It names
+:meth:`regio.engine.Engine.request`) into a :class:`regio.providers.completion.Completion`. It names
 the wire ``api`` whose renderer the engine must use (``"openai"`` for Chat Completions,
 ``"anthropic"`` for the Messages API) and the ``model`` it asks for.
 
 The SDKs are optional (extra ``providers``); :func:`require_sdk` imports one lazily and raises
-:class:`regio.agent.errors.ProviderNotInstalledError` naming ``pip install regio[providers]``
+:class:`regio.errors.ProviderNotInstalledError` naming ``pip install regio[providers]``
 when it is absent.
 """
 
@@ -20,8 +20,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from ..errors import ProviderNotInstalledError
-from ..types import Completion
+from regio.errors import ProviderNotInstalledError
+from regio.providers.completion import Completion
 
 __all__ = [
     "ProviderAdapter",

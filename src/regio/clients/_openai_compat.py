@@ -24,10 +24,10 @@ from urllib.parse import urlparse
 
 import attrs
 
+from regio.providers.completion import Completion
 from regio.providers.wire import openai_chat_completion
 
-from ..types import Completion
-from .base import context_window_field, create_kwargs, sdk_client, to_dict
+from ._base import context_window_field, create_kwargs, sdk_client, to_dict
 
 __all__ = ["OpenAICompatibleProvider", "is_openai_host"]
 
@@ -62,7 +62,7 @@ class OpenAICompatibleProvider:
       ``n_ctx``); the agent loop reads it into the engine
       (:func:`regio.session._declared.adopt_context_window`).
 
-    Raises :class:`regio.agent.errors.ProviderNotInstalledError` on first use when ``openai``
+    Raises :class:`regio.errors.ProviderNotInstalledError` on first use when ``openai``
     is not installed.
     """
 

@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from regio.layout.provider_compaction import ANTHROPIC_COMPACT_EDIT as COMPACT_EDIT
+from regio.providers.completion import Completion
 from regio.providers.wire import anthropic_completion
 
-from ..types import Completion
-from .base import context_window_field, create_kwargs, sdk_client, to_dict
+from ._base import context_window_field, create_kwargs, sdk_client, to_dict
 
 if TYPE_CHECKING:
     from anthropic import Anthropic, AsyncAnthropic
@@ -52,7 +52,7 @@ class AnthropicProvider:
     * ``context_window``: the model's context window in tokens when known (``None``); the
       agent loop reads it into the engine (:func:`regio.session._declared.adopt_context_window`).
 
-    Raises :class:`regio.agent.errors.ProviderNotInstalledError` on first use when
+    Raises :class:`regio.errors.ProviderNotInstalledError` on first use when
     ``anthropic`` is not installed.
     """
 
