@@ -90,10 +90,14 @@ def _tool_keys() -> dict[str, Any]:
 class ReliefToolSpec:
     """The relief rules of one tool (an item of `relief.tools`)."""
 
-    if typing.TYPE_CHECKING:  # the keys made from ToolRelief (module doc)
+    if typing.TYPE_CHECKING:  # the keys made from ToolRelief (module doc; a test checks them)
         name: str
-
-        def __getattr__(self, key: str) -> Any: ...
+        clear: bool
+        keep_last: int | None
+        max_result_tokens: int | None
+        dedupe: bool
+        route: str | None
+        route_key: str | None
 
 
 def _relief_keys() -> dict[str, Any]:
@@ -114,11 +118,22 @@ class ReliefSpec:
     summarize, each stage in one batch down to the compaction target or not at all, and
     per-tool rules on admission."""
 
-    if typing.TYPE_CHECKING:  # the keys made from ReliefPolicy (module doc)
+    if typing.TYPE_CHECKING:  # the keys made from ReliefPolicy (module doc; a test checks them)
         enabled: bool
+        dedupe_at_least: int
+        clear: bool
+        keep_last: int
+        clear_at_least: int
+        trim: bool
+        trim_over_chars: int
+        trim_head_chars: int
+        trim_tail_chars: int
+        trim_at_least: int
+        restore_tool: bool
+        clear_after_summary: bool
+        summarize_originals: bool
+        placeholder_extract_tokens: int
         tools: tuple[ReliefToolSpec, ...]
-
-        def __getattr__(self, key: str) -> Any: ...
 
 
 def relief_policy(spec: ReliefSpec) -> ReliefPolicy | None:

@@ -118,14 +118,41 @@ def _config_type() -> Any:
 
 
 if TYPE_CHECKING:
+    from regio.layout.model import ToolSpec
+    from regio.session._toolargs import ToolLimits
 
-    class EngineConfig(ConfigExtras):
+    class EngineConfig(ConfigExtras, kw_only=True):
         """The engine's saved options and the :class:`ConfigExtras` (built from
-        :class:`EngineOptions` at import: one attribute per saved option)."""
+        :class:`EngineOptions` at import: one attribute per saved option). The fields below
+        are what the type checker sees; ``tests/test_saved_config_fields.py`` checks that they
+        are the built struct's, name for name."""
 
-        def __init__(self, **fields: Any) -> None: ...
-
-        def __getattr__(self, name: str) -> Any: ...
+        provider: str
+        model: str
+        context_window: int | None
+        output_reserve: int
+        strategy: str
+        ttl: str
+        chunk_tokens: int
+        settle_share: float
+        targets: Mapping[str, int]
+        compact_trigger: int | None
+        cost_control: bool
+        auto_compact: bool
+        no_progress_limit: int
+        cut_at_turns: bool
+        carry_forward: str
+        standing_instructions: str
+        refusal_phrases: tuple[str, ...]
+        session_id: str | None
+        blueprint_text: str | None
+        tokenizer: str | None
+        context_tools: str | tuple[str, ...]
+        extra_tools: tuple[ToolSpec, ...]
+        context_management: dict[str, Any] | None
+        tool_limits: ToolLimits
+        relief: SavedReliefPolicy | None
+        delegate_compaction: int | None
 
 else:
     EngineConfig = _config_type()
