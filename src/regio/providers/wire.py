@@ -311,7 +311,7 @@ def anthropic_completion(data: dict[str, Any]) -> Completion:
     )
 
 
-def _items(value: Any, where: str) -> list[Any]:
+def _items(value: object, where: str) -> list[Any]:
     """``value`` as a list (``[]`` for ``None``), else :class:`SDKInputError` naming
     ``where``."""
     if value is None:
@@ -321,13 +321,13 @@ def _items(value: Any, where: str) -> list[Any]:
     return value
 
 
-def _part(value: Any, where: str) -> dict[str, Any]:
+def _part(value: object, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise SDKInputError(f"add_response: {where} is a {type(value).__name__}, not an object")
     return value
 
 
-def _part_text(value: Any, where: str) -> str:
+def _part_text(value: object, where: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):

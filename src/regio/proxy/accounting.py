@@ -23,11 +23,14 @@ client's history as it is would have cost.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from regio.cache import CacheRuleError
 from regio.layout import Request, to_cache_request
 from regio.providers import cache_model_for
+
+if TYPE_CHECKING:
+    from regio.session import ModelPricing
 
 __all__ = ["as_is_cost", "first_miss", "predict_blocks"]
 
@@ -75,7 +78,7 @@ def first_miss(
 
 
 def as_is_cost(
-    pricing: Any, previous: int, tokens: int, output: int, *, cached: bool
+    pricing: ModelPricing | None, previous: int, tokens: int, output: int, *, cached: bool
 ) -> float | None:
     """USD of one request sent as the client sent it (module doc): ``tokens`` prompt tokens of
     which the ``previous`` request's are read from cache when ``cached``; ``pricing`` a

@@ -19,7 +19,7 @@ import contextlib
 import gc
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -34,6 +34,9 @@ from .forward import passthrough, serve_api
 from .metrics import CONTENT_TYPE
 from .state import ProxyState
 from .status import page_html, status_data
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["create_app", "serve"]
 
@@ -51,7 +54,9 @@ log = logging.getLogger("regio.proxy")
 GC_THRESHOLDS = (100_000, 20, 100)
 
 
-def create_app(config: ProxyConfig | ProxyState, *, transport: Any = None) -> Starlette:
+def create_app(
+    config: ProxyConfig | ProxyState, *, transport: httpx.AsyncBaseTransport | None = None
+) -> Starlette:
     """The ASGI app of one worker for ``config`` (or a built :class:`ProxyState`);
     ``transport``: an httpx transport for the upstream instead of the network (an in-process
     upstream in tests). Raises :class:`regio.blueprint.BlueprintError` /

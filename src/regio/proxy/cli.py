@@ -10,12 +10,11 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Any
 
 __all__ = ["register"]
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``proxy`` to the ``regio`` command."""
     from .config import DEFAULT_STORE
 

@@ -10,7 +10,7 @@ proxy's own records (:mod:`regio.proxy.records`) live in that one database.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 import attrs
@@ -26,13 +26,16 @@ __all__ = ["DEFAULT_STORE", "ProxyConfig", "open_stores"]
 
 DEFAULT_STORE = "sqlite:regio-proxy.db"
 
+#: The options checked by :func:`_positive`: counts and seconds.
+_Number = TypeVar("_Number", int, float)
 
-def _positive(instance: Any, attribute: Any, value: float) -> None:
+
+def _positive(instance: object, attribute: attrs.Attribute[_Number], value: _Number) -> None:
     if value <= 0:
         raise ProxyConfigError(f"--{attribute.name.replace('_', '-')}: must be > 0, got {value}")
 
 
-def _lease_ttl(instance: Any, attribute: Any, value: float) -> None:
+def _lease_ttl(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
     """A lease's lifetime is at most :data:`regio.persistence.store.lease.MAX_TTL` (the store's own
     rule: a lease that outlives its worker holds the session until it expires)."""
     _positive(instance, attribute, value)

@@ -83,7 +83,7 @@ class ClientRequest:
         return bool(self.params.get("stream"))
 
 
-def _decode(raw: Any, where: str) -> Any:
+def _decode(raw: msgspec.Raw, where: str) -> Any:
     try:
         return msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
@@ -99,7 +99,7 @@ def _raw_list(raw: msgspec.Raw, where: str) -> list[msgspec.Raw]:
         raise ClientRequestError(f"{where}: not valid JSON ({exc})") from exc
 
 
-def _text_of(content: Any, where: str) -> str:
+def _text_of(content: object, where: str) -> str:
     """The text of a system ``content``: a string, or text blocks / parts joined by a blank
     line (``"\\n\\n"``)."""
     if content is None:

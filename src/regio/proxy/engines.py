@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from regio import Engine, ExtractiveSummarizer
 from regio.providers import find_provider
+
+if TYPE_CHECKING:
+    from regio.persistence.store import SessionStore
 
 __all__ = ["EngineCache", "EngineFactory", "api_provider"]
 
@@ -79,7 +82,7 @@ class EngineFactory:
             self.blueprint, summarizer=self.summarizer(), session_id=session
         )
 
-    def load(self, store: Any, session: str) -> Engine:
+    def load(self, store: SessionStore, session: str) -> Engine:
         """``session``'s engine from ``store``. Raises
         :class:`regio.persistence.store.SessionNotFoundError`."""
         return Engine.load_from(

@@ -33,7 +33,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -57,6 +57,16 @@ from .state import ProxyState
 from .streams import Relay, relay_for
 from .turn import Turn
 from .upstream import client_headers, response_headers
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+    from typing import TypeVar, TypeVarTuple, Unpack
+
+    from starlette.types import Receive, Scope, Send
+
+    #: A step's result and its arguments (typing only: ``TypeVarTuple`` is Python 3.11+).
+    T = TypeVar("T")
+    Ts = TypeVarTuple("Ts")
 
 __all__ = ["passthrough", "serve_api"]
 
@@ -161,11 +171,13 @@ class _Stream(StreamingResponse):
     """A streamed answer that ends its turn however the sending ends (also when the body was
     never iterated): ``on_close`` runs after the response."""
 
-    def __init__(self, content: AsyncIterator[bytes], on_close: Any, **kwargs: Any) -> None:
+    def __init__(
+        self, content: AsyncIterator[bytes], on_close: Callable[[], Awaitable[None]], **kwargs: Any
+    ) -> None:
         super().__init__(content, **kwargs)
         self.on_close = on_close
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await super().__call__(scope, receive, send)
         finally:
@@ -185,7 +197,7 @@ class _Exchange:
         self.beside = 0.0
         self.compaction: anyio.Event | None = None
 
-    async def _work(self, fn: Any, *args: Any) -> Any:
+    async def _work(self, fn: Callable[[Unpack[Ts]], T], *args: Unpack[Ts]) -> T:
         """Run one of the turn's steps in a worker thread (after the deferred compaction, when
         one runs), its wall time added to the turn's."""
         started = time.perf_counter()

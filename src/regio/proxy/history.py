@@ -28,7 +28,10 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import msgspec
 
 __all__ = ["DIGEST_SIZE", "common_prefix", "digest", "digests", "fingerprint", "unmarked"]
 
@@ -67,7 +70,7 @@ def unmarked(data: bytes) -> bytes:
     return "".join(out).encode("utf-8")
 
 
-def digest(raw: Any) -> bytes:
+def digest(raw: bytes | msgspec.Raw) -> bytes:
     """The digest of one JSON value's bytes (module doc: markers cut out first)."""
     data = bytes(raw) if not isinstance(raw, bytes) else raw
     if _MARKER in data:
@@ -91,7 +94,9 @@ def common_prefix(known: Sequence[bytes], incoming: Sequence[bytes]) -> int:
     return n  # pragma: no cover - the comparison above found a difference
 
 
-def fingerprint(system: Sequence[Any], tools: Any, first_user: Any) -> str:
+def fingerprint(
+    system: Sequence[msgspec.Raw], tools: msgspec.Raw | None, first_user: msgspec.Raw | None
+) -> str:
     """Hex digest of the system prompt's raw pieces, the tools' raw JSON (``None``: none) and
     the first user item (``None``: none), markers removed (module doc)."""
     h = hashlib.sha256()

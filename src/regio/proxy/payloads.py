@@ -35,7 +35,7 @@ __all__ = ["function_tool_name", "split_tools", "tool_name", "upstream_body"]
 _OPENAI_PROVIDERS = ("openai", "openai_responses")
 
 
-def tool_name(api: str, tool: Any) -> str | None:
+def tool_name(api: str, tool: object) -> str | None:
     """The ``name`` of any tool definition of ``api`` (``None`` when it has none)."""
     if not isinstance(tool, Mapping):
         return None
@@ -44,7 +44,7 @@ def tool_name(api: str, tool: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def function_tool_name(api: str, tool: Any) -> str | None:
+def function_tool_name(api: str, tool: object) -> str | None:
     """The name of ``tool`` when it is a function tool of ``api`` (one regio can count and
     lay out), else ``None``."""
     if not isinstance(tool, Mapping):
@@ -70,7 +70,7 @@ def split_tools(api: str, tools: Sequence[Any]) -> tuple[list[Any], list[Any]]:
     return functions, others
 
 
-def _unmarked(tool: Any) -> Any:
+def _unmarked(tool: object) -> Any:
     if isinstance(tool, Mapping) and "cache_control" in tool:
         return {k: v for k, v in tool.items() if k != "cache_control"}
     return tool

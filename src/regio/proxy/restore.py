@@ -19,11 +19,14 @@ the client.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from regio.content import Message, ToolResult, ToolUse
 
 from .replies import Reply
+
+if TYPE_CHECKING:
+    from regio.engine import Engine
 
 __all__ = ["NOT_RUN", "answer_internal", "regio_tool_names"]
 
@@ -34,12 +37,12 @@ NOT_RUN = (
 )
 
 
-def regio_tool_names(engine: Any) -> frozenset[str]:
+def regio_tool_names(engine: Engine) -> frozenset[str]:
     """Names of the tools the engine offers the model (``Engine.tools()``)."""
     return frozenset(spec.name for spec in engine.tools())
 
 
-def answer_internal(engine: Any, reply: Reply) -> list[Message]:
+def answer_internal(engine: Engine, reply: Reply) -> list[Message]:
     """Record ``reply``'s message and answer each of its calls (module doc); returns the two
     messages added (the assistant's, then the results)."""
     assistant = reply.message

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -25,12 +25,24 @@ from .slot import SlotPredictor
 from .turn import Settings
 from .upstream import Upstream
 
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+    from typing import TypeVar, TypeVarTuple, Unpack
+
+    import httpx
+
+    from regio.blueprint import Blueprint
+
+    #: A step's result and its arguments (typing only: ``TypeVarTuple`` is Python 3.11+).
+    T = TypeVar("T")
+    Ts = TypeVarTuple("Ts")
+
 __all__ = ["ProxyState", "cache_profile"]
 
 log = logging.getLogger("regio.proxy")
 
 
-def cache_profile(blueprint: Any) -> str | None:
+def cache_profile(blueprint: Blueprint) -> str | None:
     """The cache model the proxy predicts with: the blueprint's ``cache.profile``, else its
     provider's rule for its model, else its provider's default model (``None``: a provider no
     cache rule describes)."""
@@ -65,7 +77,7 @@ class ProxyState:
     #: Engine work runs in at most ``config.threads`` threads at once (``--threads``).
     limiter: Any = None
 
-    async def run(self, fn: Any, *args: Any) -> Any:
+    async def run(self, fn: Callable[[Unpack[Ts]], T], *args: Unpack[Ts]) -> T:
         """``fn(*args)`` in a worker thread, at most ``config.threads`` at once."""
         if self.limiter is None:  # made in the event loop, on first use
             self.limiter = anyio.CapacityLimiter(self.config.threads)
@@ -87,7 +99,9 @@ class ProxyState:
         )
 
     @classmethod
-    def build(cls, config: ProxyConfig, *, transport: Any = None) -> ProxyState:
+    def build(
+        cls, config: ProxyConfig, *, transport: httpx.AsyncBaseTransport | None = None
+    ) -> ProxyState:
         """The state of a worker for ``config`` (``transport``: see
         :class:`regio.proxy.upstream.Upstream`). Raises
         :class:`regio.blueprint.BlueprintError` and
@@ -123,7 +137,7 @@ class ProxyState:
             slot,
         )
 
-    def background(self, fn: Any) -> None:
+    def background(self, fn: Callable[[], Awaitable[object]]) -> None:
         """Run ``fn()`` in the app's task group (lease keep-alives); nothing outside one."""
         if self.tasks is not None:
             self.tasks.start_soon(fn)

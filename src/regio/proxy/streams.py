@@ -318,7 +318,7 @@ class ResponsesRelay(Relay):
             return None
         return self._renumber(event, data, index)
 
-    def _renumber(self, event: SSEEvent, data: dict[str, Any], index: Any) -> bytes:
+    def _renumber(self, event: SSEEvent, data: dict[str, Any], index: object) -> bytes:
         changed = False
         response = data.get("response")
         if self.carry is not None and isinstance(response, dict):  # one reply, one identity

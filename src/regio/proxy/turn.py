@@ -41,7 +41,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import msgspec
@@ -64,6 +64,17 @@ from .records import Pending, Records, RequestStat, Served, SessionMeta
 from .replies import Reply, Shown
 from .restore import answer_internal, regio_tool_names
 from .sessions import Handle
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeVar, TypeVarTuple, Unpack
+
+    from regio.persistence.store import SessionStore
+    from regio.session import UsageRecord
+
+    #: A step's result and its arguments (typing only: ``TypeVarTuple`` is Python 3.11+).
+    T = TypeVar("T")
+    Ts = TypeVarTuple("Ts")
 
 __all__ = ["DEFER_SHARE", "Settings", "Turn"]
 
@@ -128,7 +139,7 @@ class Turn:
     def engine(self) -> Any:
         return self.handle.engine
 
-    def _timed(self, fn: Any, *args: Any) -> Any:
+    def _timed(self, fn: Callable[[Unpack[Ts]], T], *args: Unpack[Ts]) -> T:
         started = time.thread_time()
         unsubscribe = self.engine.subscribe(lambda e: self.events.update((e.kind,)))
         try:
@@ -231,13 +242,13 @@ class Turn:
         return regio_tool_names(self.engine)
 
     # ----- 2. overflow ----------------------------------------------------------------------
-    def recover(self, status: int, error: Any) -> dict[str, Any] | None:
+    def recover(self, status: int, error: object) -> dict[str, Any] | None:
         """The body to retry with after an upstream refusal ``error`` (its decoded body), or
         ``None`` when it is no context-length refusal or the retry was already made. Raises
         :class:`regio.ContextOverflowError` when compaction cannot make the request fit."""
         return self._timed(self._recover, status, error)
 
-    def _recover(self, status: int, error: Any) -> dict[str, Any] | None:
+    def _recover(self, status: int, error: object) -> dict[str, Any] | None:
         body = error if isinstance(error, dict) else {"error": {"message": str(error)}}
         token = self.engine.recover_overflow({"status": status, **body})
         if token is None:
@@ -303,7 +314,7 @@ class Turn:
             log.warning("session %s: deferred compaction failed (%s)", self.handle.id, exc)
 
     def _stat(
-        self, record: Any, client: int, upstream: int, status: int, slot: int | None
+        self, record: UsageRecord | None, client: int, upstream: int, status: int, slot: int | None
     ) -> RequestStat:
         meta = self.handle.meta
         predicted: tuple[int, int] | None = None
@@ -353,13 +364,13 @@ class Turn:
         return accounting.first_miss(self.request, prompt, read, name)
 
     # ----- commit -----------------------------------------------------------------------------
-    def commit(self, records: Records, store: Any, stat: RequestStat) -> bool:
+    def commit(self, records: Records, store: SessionStore, stat: RequestStat) -> bool:
         """Save the session (module doc of :mod:`regio.proxy.records`): positions and the pending
         mark, the engine, then the meta and the stat. ``False`` when the lease was lost (nothing
         more is written; the next request redoes this one's admission)."""
         return self._timed(self._commit, records, store, stat)
 
-    def _commit(self, records: Records, store: Any, stat: RequestStat) -> bool:
+    def _commit(self, records: Records, store: SessionStore, stat: RequestStat) -> bool:
         meta, engine = self.handle.meta, self.engine
         count = len(self.client.items)
         tokens = meta.tokens + sum(self.new_tokens)

@@ -21,7 +21,6 @@ is sent once more, on a new connection.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import Any
 
 import attrs
 import httpx
@@ -120,6 +119,6 @@ class Upstream:
             self._client = None
 
     @staticmethod
-    def status_text(error: Any) -> str:
+    def status_text(error: BaseException) -> str:
         """A one-line description of a transport error (no header, no body)."""
         return f"{type(error).__name__}: {error}"

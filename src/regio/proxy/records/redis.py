@@ -16,10 +16,13 @@ indexes are written after it (they are hints for finding sessions; a stale entry
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ProxyError
 from . import RequestStat, SessionMeta, decode_meta, decode_stat, encode
+
+if TYPE_CHECKING:
+    from regio.persistence.store import RedisStore
 
 __all__ = ["RedisRecords"]
 
@@ -44,7 +47,7 @@ class RedisRecords:
     :class:`regio.persistence.store.RedisStore`: its connection pool and its lease keys; module
     doc)."""
 
-    def __init__(self, store: Any, *, prefix: str = "regio:proxy:") -> None:
+    def __init__(self, store: RedisStore, *, prefix: str = "regio:proxy:") -> None:
         self.url = store.url
         self.prefix = prefix
         self.client: Any = store.client
