@@ -10,7 +10,7 @@ proxy's own records (:mod:`regio.proxy.records`) live in that one database.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 from urllib.parse import urlparse
 
 import attrs
@@ -63,7 +63,7 @@ class ProxyConfig:
     ``--compact-before-send``).
     Raises :class:`ProxyConfigError` naming the option."""
 
-    blueprint: Any
+    blueprint: Blueprint | str | Path
     upstream: str
     host: str = "127.0.0.1"
     port: int = 8787
@@ -114,7 +114,7 @@ def _sqlite_path(url: str) -> str:
     return rest
 
 
-def open_stores(url: str) -> tuple[Any, Records]:
+def open_stores(url: str) -> tuple[SQLiteStore | RedisStore, Records]:
     """``(engine store, proxy records)`` of the store ``url`` (module doc). Raises
     :class:`ProxyConfigError` for another scheme."""
     if url.startswith("sqlite:"):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -27,6 +27,7 @@ from regio import Engine, ExtractiveSummarizer
 from regio.providers import find_provider
 
 if TYPE_CHECKING:
+    from regio.blueprint import Blueprint
     from regio.persistence.store import SessionStore
 
 __all__ = ["EngineCache", "EngineFactory", "api_provider"]
@@ -55,7 +56,7 @@ def api_provider(blueprint_provider: str, api: str) -> str:
 class EngineFactory:
     """Builds and loads the engines of one blueprint (module doc)."""
 
-    blueprint: Any
+    blueprint: Blueprint
 
     @property
     def summarizer_warning(self) -> str | None:

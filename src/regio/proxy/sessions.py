@@ -31,7 +31,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import msgspec
@@ -42,6 +42,9 @@ from .engines import EngineCache, EngineFactory
 from .errors import ClientRequestError
 from .history import common_prefix
 from .records import Records, SessionMeta
+
+if TYPE_CHECKING:
+    from regio.engine import Engine
 
 __all__ = ["DigestCache", "Directory", "Handle", "Target", "session_key"]
 
@@ -83,7 +86,7 @@ class Handle:
 
     id: str
     meta: SessionMeta
-    engine: Any
+    engine: Engine
     lease: SessionLease
     fresh: bool
     leased_at: float = 0.0

@@ -26,12 +26,14 @@ from .turn import Settings
 from .upstream import Upstream
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Callable, Coroutine
     from typing import TypeVar, TypeVarTuple, Unpack
 
+    import anyio.abc
     import httpx
 
     from regio.blueprint import Blueprint
+    from regio.persistence.store import RedisStore, SQLiteStore
 
     #: A step's result and its arguments (typing only: ``TypeVarTuple`` is Python 3.11+).
     T = TypeVar("T")
@@ -65,17 +67,18 @@ class ProxyState:
     """One worker's state (module doc)."""
 
     config: ProxyConfig
-    blueprint: Any
-    store: Any
+    blueprint: Blueprint
+    store: SQLiteStore | RedisStore
     records: Records
     directory: Directory
     upstream: Upstream
     metrics: ProxyMetrics
     settings: Settings
     slot: SlotPredictor | None = None
-    tasks: Any = None  # the app's task group, set while it runs (regio.proxy.app)
+    #: The app's task group, set while it runs (:mod:`regio.proxy.app`).
+    tasks: anyio.abc.TaskGroup | None = None
     #: Engine work runs in at most ``config.threads`` threads at once (``--threads``).
-    limiter: Any = None
+    limiter: anyio.CapacityLimiter | None = None
 
     async def run(self, fn: Callable[[Unpack[Ts]], T], *args: Unpack[Ts]) -> T:
         """``fn(*args)`` in a worker thread, at most ``config.threads`` at once."""
@@ -137,7 +140,7 @@ class ProxyState:
             slot,
         )
 
-    def background(self, fn: Callable[[], Awaitable[object]]) -> None:
+    def background(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run ``fn()`` in the app's task group (lease keep-alives); nothing outside one."""
         if self.tasks is not None:
             self.tasks.start_soon(fn)

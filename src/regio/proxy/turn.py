@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TypeVar, TypeVarTuple, Unpack
 
+    from regio.engine import Engine
     from regio.persistence.store import SessionStore
     from regio.session import UsageRecord
 
@@ -136,7 +137,7 @@ class Turn:
     deferred: bool = False
 
     @property
-    def engine(self) -> Any:
+    def engine(self) -> Engine:
         return self.handle.engine
 
     def _timed(self, fn: Callable[[Unpack[Ts]], T], *args: Unpack[Ts]) -> T:
