@@ -18,8 +18,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.to_thread
@@ -66,7 +66,7 @@ def create_app(
     else:
         state = ProxyState.build(config, transport=transport)
 
-    def managed(api: str) -> Any:
+    def managed(api: str) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             return await serve_api(state, api, request)
 

@@ -103,7 +103,7 @@ async def passthrough(
     )
 
 
-def _first_user(client: ClientRequest) -> Any:
+def _first_user(client: ClientRequest) -> msgspec.Raw | None:
     for raw in client.items:
         if b'"user"' in bytes(raw):
             return raw

@@ -31,7 +31,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 import msgspec
@@ -45,6 +45,7 @@ from .records import Records, SessionMeta
 
 if TYPE_CHECKING:
     from regio.engine import Engine
+    from regio.persistence.store import RedisStore, SQLiteStore
 
 __all__ = ["DigestCache", "Directory", "Handle", "Target", "session_key"]
 
@@ -130,7 +131,7 @@ class Directory:
     """Finds and opens sessions (module doc)."""
 
     records: Records
-    store: Any
+    store: SQLiteStore | RedisStore
     factory: EngineFactory
     engines: EngineCache = attrs.field(factory=EngineCache)
     digests: DigestCache = attrs.field(factory=DigestCache)
@@ -193,7 +194,7 @@ class Directory:
             return None
         return Handle(meta.id, meta, engine, lease, fresh, time.time())
 
-    def _engine(self, meta: SessionMeta) -> Any:
+    def _engine(self, meta: SessionMeta) -> Engine | None:
         """The session's engine at its stored version (the pending one when a save may have
         happened), or ``None`` when nothing is stored."""
         versions = [meta.engine_version]
