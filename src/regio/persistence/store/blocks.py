@@ -23,6 +23,7 @@ from .parts import RequestIndex
 
 if TYPE_CHECKING:
     from regio.layout import Request
+    from regio.layout.model import LayoutBlock
 
 __all__ = ["CHAIN", "BlockIndex", "chain", "keyed_request", "request_of"]
 
@@ -54,44 +55,71 @@ def keyed_request(request: Request, rec: Recorder) -> tuple[Request, RequestInde
     index = RequestIndex([], [], [])
     seen: dict[tuple[str, str], int] = {}
     prefix = []
-    for b in request.blocks:
+    # the last save's blocks, by position: a block that is the same (immutable) object at the
+    # same place and repetition is not keyed, stripped nor compared again (the render log
+    # keeps a settled prefix's blocks), so a save's work per block is a few lookups
+    matched, before = rec.memo.get(BLOCKS, (False, []))
+    done: list[tuple[LayoutBlock, int, str]] = []
+    same = 0  # the leading blocks that are the last save's very blocks
+    for i, b in enumerate(request.blocks):
         prefix.append(b.prefix_hash)
         n = seen[(b.digest, b.source)] = seen.get((b.digest, b.source), -1) + 1
-        tag = hashlib.blake2b(f"{b.digest}|{b.source}|{n}".encode(), digest_size=8).hexdigest()
-        key = f"@lb/{tag}"
-        bare = msgspec.structs.replace(b, prefix_hash="", message=None, breakpoint=None)
-        hit = rec.memo.get(key)
-        if hit is not None and hit[0] == bare and rec.stored.get(key) == hit[1]:
+        last = before[i] if i < len(before) else None
+        hit = None
+        if last is not None and last[0] is b and last[1] == n:
+            key = last[2]
+            hit = rec.memo.get(key)
+            same += same == i
+        if hit is None:
+            tag = hashlib.blake2b(f"{b.digest}|{b.source}|{n}".encode(), digest_size=8)
+            key = f"@lb/{tag.hexdigest()}"
+            bare = msgspec.structs.replace(b, prefix_hash="", message=None, breakpoint=None)
+            hit = rec.memo.get(key)
+            if hit is None or hit[0] != bare:
+                hit = (bare, "")
+        if hit[1] and rec.stored.get(key) == hit[1]:
             rec.digests[key] = hit[1]
         else:
-            rec.keep(key, encode(bare))
-        rec.next_memo[key] = (bare, rec.digests[key])
+            rec.keep(key, encode(hit[0]))
+        rec.next_memo[key] = (hit[0], rec.digests[key])
+        done.append((b, n, key))
         index.keys.append(key)
         index.messages.append(b.message)
         index.breakpoints.append(b.breakpoint)
     known = rec.memo.get(CHAIN, (None, {}))[1]
     links: dict[tuple[str, str], str] = {}
-    if prefix != chain([b.digest for b in request.blocks], known, links):
+    # the last save's leading blocks had their chain checked then (``matched``): only the
+    # blocks after them are chained again, from the last of them
+    start = same if matched else 0
+    root = request.blocks[start - 1].prefix_hash if start else None
+    digests = [b.digest for b in request.blocks[start:]]
+    if prefix[start:] != chain(digests, known, links, root):
         index.prefix = prefix
     rec.next_memo[CHAIN] = (None, links)
+    rec.next_memo[BLOCKS] = (index.prefix is None, done)
     return msgspec.structs.replace(request, blocks=()), index
 
 
 #: Memo key of the digest chain links of the last save's request (not a record key).
 CHAIN = "@chain"
+#: Memo key of the last save's request blocks: whether their prefix hashes were the digest
+#: chain, and ``(block, repetition, record key)`` by position (not a record key).
+BLOCKS = "@blocks"
 
 
 def chain(
     digests: Sequence[str],
     known: Mapping[tuple[str, str], str] | None = None,
     links: dict[tuple[str, str], str] | None = None,
+    root: str | None = None,
 ) -> list[str]:
-    """The prefix hashes of the chain of ``digests``; ``known`` links (``(previous hash,
+    """The prefix hashes of the chain of ``digests`` from ``root`` (``None``: the chain's
+    root, :data:`regio.layout.model.CHAIN_ROOT`); ``known`` links (``(previous hash,
     digest)`` -> hash, the last save's) are not hashed again, and every link goes to
     ``links``."""
     from regio.layout.model import CHAIN_ROOT, chain_hash
 
-    out, h = [], CHAIN_ROOT
+    out, h = [], CHAIN_ROOT if root is None else root
     for dg in digests:
         link = (h, dg)
         h = (known or {}).get(link) or chain_hash(h, dg)

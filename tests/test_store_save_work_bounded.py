@@ -1,0 +1,92 @@
+"""A save's work follows what changed since the last save, not the session's length: the last
+request's blocks that are the very blocks of the last save (a settled prefix the render log
+kept) are not keyed, stripped or compared again, and a stored list (an entry order, the
+request's block index) that grew at its end is walked from its first changed item, not from
+its head. (The records a save writes were already bounded; this bounds the work that finds
+them, which the proxy pays on every request.)"""
+
+from __future__ import annotations
+
+import hashlib
+import types
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from regio.engine import Engine
+from regio.persistence.store import SQLiteStore, blocks, lists
+from runtime_stubs import StubCounter
+from store_support import play_turn, store_engine
+
+
+class _Count:
+    """Counts the block keys a save derives and the list items it walks item by item."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.keys = 0
+        self.walked = 0
+
+        def blake2b(data: bytes, **kw: Any) -> Any:
+            self.keys += 1
+            return hashlib.blake2b(data, **kw)
+
+        monkeypatch.setattr(blocks, "hashlib", types.SimpleNamespace(blake2b=blake2b))
+        successors = lists._successors
+
+        def counted(items: Any) -> Any:
+            self.walked += len(items)
+            return successors(items)
+
+        monkeypatch.setattr(lists, "_successors", counted)
+
+
+def _save_work(monkeypatch: pytest.MonkeyPatch, tmp_path: Any, turns: int) -> tuple[int, int]:
+    db = SQLiteStore(tmp_path / f"s{turns}.db")
+    engine = store_engine()
+    for turn in range(1, turns + 1):
+        play_turn(engine, turn)
+        engine.save_to(db)
+    play_turn(engine, turns + 1)
+    with monkeypatch.context() as patch:
+        count = _Count(patch)
+        engine.save_to(db)
+    loaded = Engine.load_from(db, "s", token_counter=StubCounter())
+    assert loaded.request()[1] == engine.request()[1]
+    db.close()
+    return count.keys, count.walked
+
+
+def test_a_save_after_one_more_turn_keys_and_walks_as_much_at_turn_60_as_at_turn_5(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    early = _save_work(monkeypatch, tmp_path, 5)
+    late = _save_work(monkeypatch, tmp_path, 60)
+    assert late[0] <= early[0] + 2, (early, late)  # the turn's new blocks (and the tail's)
+    assert late[1] <= early[1] + 4, (early, late)  # the changed items of each list
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(changes=st.lists(st.tuples(st.booleans(), st.integers(0, 30)), min_size=1, max_size=12))
+def test_property_a_list_saved_from_its_first_change_stores_what_a_whole_save_stores(
+    changes: list[tuple[bool, int]],
+) -> None:
+    """Each step inserts or removes an item of a list: a save that takes the memo's common
+    prefix keeps and writes the records a save from scratch against the same store does."""
+    items = [(f"k{i}", None) for i in range(8)]
+    stored: dict[str, str] = {}
+    memo: dict[str, Any] = {}
+    fresh = 100
+    for append, at in changes:
+        if append or not items:
+            items.insert(min(at, len(items)), (f"k{fresh}", lists._encode(fresh)))
+            fresh += 1
+        else:
+            items.pop(at % len(items))
+        rec = lists.Recorder(stored, memo)
+        root = rec.keep_list("@o/c", items)
+        whole = lists.Recorder(stored, {})
+        assert whole.keep_list("@o/c", items) == root
+        assert (rec.digests, rec.put) == (whole.digests, whole.put)
+        stored, memo = dict(rec.digests), rec.next_memo  # the store after the save
