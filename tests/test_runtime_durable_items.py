@@ -254,7 +254,8 @@ def test_an_items_text_is_in_the_window_until_superseded_or_dropped_with_an_even
 def test_an_extractive_summary_longer_than_its_history_is_shortened_so_the_compaction_progresses():
     """Found by the property above: 14 turns answered "Noted." summarize to 63 tokens of prose
     against a 60-token history; the summary was refused three times and the manual compaction
-    raised CompactionNoProgressError. Now its last lines are cut, with an event."""
+    raised CompactionNoProgressError. Now its oldest lines are cut, with an event, and a later
+    compaction's turns still reach the (rolling) summary."""
     engine, events = _engine(history=60)
     for _ in range(14):
         _say(engine, "Set the timeout to aa-0.")
@@ -298,5 +299,5 @@ def test_fitted_prose_fits_its_budget_and_keeps_the_start_of_the_text(lines, bud
         assert fitted == text
     else:
         assert counter.count_text(fitted) <= max(budget, 1)
-        assert fitted.endswith("\u2026")
-        assert text.startswith(fitted[:-1].rstrip("\n").rstrip())
+        assert fitted.startswith("\u2026")
+        assert text.endswith(fitted[1:].lstrip("\n").lstrip())

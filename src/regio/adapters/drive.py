@@ -22,9 +22,11 @@ Usage::
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Awaitable, Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from regio.drive import adrive, drive
 
 if TYPE_CHECKING:
     from regio.engine import Engine
@@ -49,32 +51,16 @@ Steps = Generator[EngineCall, Any, T]
 
 
 def run(engine: Engine, steps: Steps[T]) -> T:
-    """Make each call of ``steps`` with the engine's sync entry; returns what ``steps``
-    returns and raises what it raises."""
-    value: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            call = steps.throw(error) if error is not None else steps.send(value)
-        except StopIteration as stop:
-            return stop.value
-        try:
-            value, error = getattr(engine, call.name)(*call.args, **call.kwargs), None
-        except Exception as exc:  # thrown into the hook, which catches or re-raises it
-            value, error = None, exc
+    """Make each call of ``steps`` with the engine's sync entry (:func:`regio.drive.drive`);
+    returns what ``steps`` returns and raises what it raises."""
+    return drive(steps, lambda call: getattr(engine, call.name)(*call.args, **call.kwargs))
 
 
 async def arun(engine: Engine, steps: Steps[T]) -> T:
-    """:func:`run` awaiting the engine's async twin of each call (``"a" + name``)."""
-    value: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            call = steps.throw(error) if error is not None else steps.send(value)
-        except StopIteration as stop:
-            return stop.value
-        try:
-            entry = getattr(engine, "a" + call.name)
-            value, error = await entry(*call.args, **call.kwargs), None
-        except Exception as exc:  # thrown into the hook, which catches or re-raises it
-            value, error = None, exc
+    """:func:`run` awaiting the engine's async twin of each call (``"a" + name``;
+    :func:`regio.drive.adrive`)."""
+
+    def entry(call: EngineCall) -> Awaitable[Any]:
+        return getattr(engine, "a" + call.name)(*call.args, **call.kwargs)
+
+    return await adrive(steps, entry)

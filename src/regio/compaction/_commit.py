@@ -58,10 +58,11 @@ def commit_summary(
     target = window.region(p.target) if p.target else None
     if target is None:
         raise CompactionError(f"{p.id}: region {p.region!r} has no compact_history")
+    shortened: SummaryShortened | None = None
     if tokens > target.budget and getattr(c.summarizer, "extracts_items", False):
         text = fit_prose(c, text, target.budget)
         before, tokens = tokens, c.count_text(text)
-        c.emit(SummaryShortened(p.region, target.name, target.budget, before, tokens))
+        shortened = SummaryShortened(p.region, target.name, target.budget, before, tokens)
     if tokens > target.budget:
         raise SummaryRejected(
             f"the summary ({tokens} tokens) is larger than region {target.name!r} "
@@ -85,6 +86,8 @@ def commit_summary(
     supersedes = (previous.id,) if (rolling and previous is not None) else ()
     committed = window.complete_compaction(p.id, entry, supersedes=supersedes)
     c.book.versions[p.region] = version
+    if shortened is not None:  # said once the shortened summary is committed
+        c.emit(shortened)
     c.record("compaction", p.region, entry=committed, ids=p.entry_ids)
     if isinstance(target, CompactHistory):
         durable.commit_items(c, target, settled, p.region)
@@ -92,27 +95,28 @@ def commit_summary(
 
 
 def fit_prose(c: Session, text: str, budget: int) -> str:
-    """The longest start of ``text`` that counts at most ``budget`` tokens with the window's
-    counter: whole lines, then whole words of the first line that does not fit, ending with
-    an ellipsis; a lone ellipsis when not even one word fits. Extractive prose lists its
-    lines oldest first, one turn a line, so what goes is the last."""
+    """The longest end of ``text`` that counts at most ``budget`` tokens with the window's
+    counter, after an ellipsis: whole lines, then the last words of the first line that does
+    not fit; a lone ellipsis when not even one word fits. Extractive prose is the previous
+    summary first and one line per new turn after it, so what goes is the oldest, and a
+    rolling summary at its budget still takes in each compaction's turns."""
     if c.count_text(text) <= budget:
         return text
     ellipsis = "\u2026"
     lines = text.split("\n")
     kept: list[str] = []
-    for line in lines:
-        if c.count_text("\n".join([*kept, line, ellipsis])) > budget:
+    for line in reversed(lines):
+        if c.count_text("\n".join([ellipsis, line, *kept])) > budget:
             words = line.split(" ")
             lo, hi = 0, len(words)  # the most words w with the cut line fitting
             while lo < hi:
                 mid = (lo + hi + 1) // 2
-                if c.count_text("\n".join([*kept, " ".join(words[:mid]) + ellipsis])) <= budget:
+                tail = ellipsis + " ".join(words[-mid:])
+                if c.count_text("\n".join([tail, *kept])) <= budget:
                     lo = mid
                 else:
                     hi = mid - 1
-            if lo:
-                kept.append(" ".join(words[:lo]))
-            return "\n".join(kept) + ("\n" if kept and not lo else "") + ellipsis
-        kept.append(line)
+            head = ellipsis + " ".join(words[-lo:]) if lo else ellipsis
+            return "\n".join([head, *kept])
+        kept.insert(0, line)
     return text
