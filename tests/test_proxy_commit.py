@@ -123,3 +123,44 @@ def test_a_streamed_answer_ends_only_after_its_turn_is_committed(monkeypatch, ap
     assert chunks and chunks[-1][0], "the stream's last bytes reached the client before the commit"
     assert b"r0" in b"".join(c for _, c in chunks)
     assert [s["requests"] for s in status["sessions"]] == [1]
+
+
+def test_an_upstream_that_fails_mid_stream_still_delivers_every_event_it_sent():
+    """The proxy holds a stream's last event back until the turn is committed; when the
+    upstream breaks off instead of ending, that held event must still reach the client."""
+    import json
+
+    import httpx
+    from starlette.applications import Starlette
+    from starlette.responses import StreamingResponse
+    from starlette.routing import Route
+
+    from proxy_support import running
+    from regio.proxy import ProxyConfig, create_app
+
+    def chunk(text: str) -> bytes:
+        delta = {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+        return f"data: {json.dumps({'id': 'c1', 'object': 'chat.completion.chunk', **delta})}\n\n".encode()
+
+    async def broken(_request: Any) -> StreamingResponse:
+        async def body() -> Any:
+            for text in ("first-part ", "second-part ", "third-part"):
+                yield chunk(text)
+            raise RuntimeError("the upstream went away mid-stream")
+
+        return StreamingResponse(body(), media_type="text/event-stream")
+
+    upstream = Starlette(routes=[Route("/v1/chat/completions", broken, methods=["POST"])])
+    body = {"model": "gpt-5", "messages": [{"role": "user", "content": "u0"}], "stream": True}
+    received = bytearray()
+    with running(upstream) as up_url:
+        app = create_app(ProxyConfig(BLUEPRINT, up_url, store=f"sqlite:{tempfile.mkdtemp()}/p.db"))
+        with running(app) as url:
+            try:
+                with httpx.stream("POST", url + "/v1/chat/completions", json=body, timeout=30) as r:
+                    for piece in r.iter_raw():
+                        received.extend(piece)
+            except httpx.HTTPError:
+                pass  # the stream ends broken, as the upstream's did
+    assert b"first-part" in received and b"second-part" in received
+    assert b"third-part" in received  # the held-back last event

@@ -409,6 +409,11 @@ class _Exchange:
             await self._end_stream(response, reply)
             if last:  # the answer's end: the client may send its next request once it has it
                 yield last
+        except Exception:  # the upstream failed mid-stream: what it had sent still goes out
+            await self._end_stream(response, reply)
+            if last:
+                yield last
+            raise
         finally:
             await self._end_stream(response, reply)
 
