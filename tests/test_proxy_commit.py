@@ -140,7 +140,8 @@ def test_an_upstream_that_fails_mid_stream_still_delivers_every_event_it_sent():
 
     def chunk(text: str) -> bytes:
         delta = {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
-        return f"data: {json.dumps({'id': 'c1', 'object': 'chat.completion.chunk', **delta})}\n\n".encode()
+        event = {"id": "c1", "object": "chat.completion.chunk", **delta}
+        return f"data: {json.dumps(event)}\n\n".encode()
 
     async def broken(_request: Any) -> StreamingResponse:
         async def body() -> Any:
