@@ -254,8 +254,7 @@ def test_an_items_text_is_in_the_window_until_superseded_or_dropped_with_an_even
 def test_an_extractive_summary_longer_than_its_history_is_shortened_so_the_compaction_progresses():
     """Found by the property above: 14 turns answered "Noted." summarize to 63 tokens of prose
     against a 60-token history; the summary was refused three times and the manual compaction
-    raised CompactionNoProgressError. Now its oldest lines are cut, with an event, and a later
-    compaction's turns still reach the (rolling) summary."""
+    raised CompactionNoProgressError. Now its oldest lines are cut, with an event."""
     engine, events = _engine(history=60)
     for _ in range(14):
         _say(engine, "Set the timeout to aa-0.")
