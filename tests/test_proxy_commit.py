@@ -82,46 +82,61 @@ def test_a_session_another_writer_leased_in_the_store_waits_for_it_and_is_never_
         assert client.app.state.proxy.records.meta("s1").count == len(history)
 
 
-@pytest.mark.parametrize("api", ["openai_chat", "anthropic"])
+@pytest.mark.parametrize("api", ["openai_chat", "anthropic", "openai_responses"])
 def test_a_streamed_answer_ends_only_after_its_turn_is_committed(monkeypatch, api):
     """An SDK sends its next request as soon as it has read the stream's last event; the session
-    must be committed by then, or that request finds no session and opens a second one."""
+    must be committed by then, or that request finds no session and opens a second one.
+
+    The store's commit waits until the client has read the answer's text: so the text is
+    streamed before the commit (nothing is buffered whole), and the last event, held back
+    until the commit is done, cannot have reached the client before it."""
     import threading
-    import time
 
     import httpx
 
     from proxy_loops import proxied
     from regio.proxy.records.sqlite import SQLiteRecords
 
-    upstream = ScriptedUpstream([Step("r0")], 8000, 500)
-    committed = threading.Event()
+    upstream = ScriptedUpstream([Step("r0-answer")], 8000, 500)
+    text_read, committed = threading.Event(), threading.Event()
     original = SQLiteRecords.commit
 
-    def slow_commit(self: Any, *args: Any) -> bool:
-        time.sleep(0.4)  # a slow store: the last event must wait for it
+    def gated_commit(self: Any, *args: Any) -> bool:
+        streamed = text_read.wait(timeout=20)  # a slow store, slow until the client read the text
         ok = original(self, *args)
-        committed.set()
+        if streamed:
+            committed.set()
         return ok
 
-    monkeypatch.setattr(SQLiteRecords, "commit", slow_commit)
-    path = "/v1/messages" if api == "anthropic" else "/v1/chat/completions"
-    body: dict[str, Any] = {
-        "model": "claude-sonnet-4-5" if api == "anthropic" else "gpt-5",
-        "messages": [{"role": "user", "content": "u0"}],
-        "stream": True,
-    }
+    monkeypatch.setattr(SQLiteRecords, "commit", gated_commit)
+    path = {
+        "anthropic": "/v1/messages",
+        "openai_chat": "/v1/chat/completions",
+        "openai_responses": "/v1/responses",
+    }[api]
+    body: dict[str, Any] = {"model": "claude-sonnet-4-5" if api == "anthropic" else "gpt-5"}
+    if api == "openai_responses":
+        body["input"] = [{"role": "user", "content": "u0"}]
+    else:
+        body["messages"] = [{"role": "user", "content": "u0"}]
     if api == "anthropic":
         body["max_tokens"] = 500
+    body["stream"] = True
     with proxied(upstream, BLUEPRINT) as url:
         chunks: list[tuple[bool, bytes]] = []
+        received = b""
         with httpx.stream("POST", url + path, json=body, timeout=30) as response:
             assert response.status_code == 200
             for chunk in response.iter_raw():
                 chunks.append((committed.is_set(), chunk))
+                received += chunk
+                if b"r0-answer" in received:
+                    text_read.set()
         status = httpx.get(f"{url}/status.json").json()
-    assert chunks and chunks[-1][0], "the stream's last bytes reached the client before the commit"
-    assert b"r0" in b"".join(c for _, c in chunks)
+    assert text_read.is_set(), "the answer's text never reached the client"
+    assert committed.is_set(), "the text reached the client only after the commit: not streamed"
+    assert chunks[-1][0], "the stream's last bytes reached the client before the commit"
+    assert not chunks[0][0], "the commit ran before the first event was relayed"
     assert [s["requests"] for s in status["sessions"]] == [1]
 
 
