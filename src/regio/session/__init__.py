@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ._reliefbook import ReliefBook
     from ._session import CompactionBook, CompactionResult, Session
     from ._state import SessionState
+    from ._toolargs import ToolLimits
     from ._transcript import TranscriptRecord
     from ._usage import ModelPricing, UsageLedger, UsageRecord, normalize_usage
 
@@ -48,6 +49,7 @@ _EXPORTS: dict[str, str] = {
     "EngineOptions": "._options",
     "ModelPricing": "._usage",
     "SessionState": "._state",
+    "ToolLimits": "._toolargs",
     "TranscriptRecord": "._transcript",
     "UsageLedger": "._usage",
     "UsageRecord": "._usage",
@@ -63,6 +65,7 @@ __all__ = [
     "ReliefBook",
     "Session",
     "SessionState",
+    "ToolLimits",
     "TranscriptRecord",
     "UsageLedger",
     "UsageRecord",
