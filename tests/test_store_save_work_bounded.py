@@ -47,19 +47,30 @@ class _Count:
         monkeypatch.setattr(lists, "_successors", counted)
 
 
-def _save_work(monkeypatch: pytest.MonkeyPatch, tmp_path: Any, turns: int) -> tuple[int, int]:
-    db = SQLiteStore(tmp_path / f"s{turns}.db")
+def _one_more_turn(path: Any, turns: int) -> tuple[SQLiteStore, Engine]:
+    """A store at ``path`` holding ``turns`` turns of a session, and its engine one turn on."""
+    db = SQLiteStore(path)
     engine = store_engine()
     for turn in range(1, turns + 1):
         play_turn(engine, turn)
         engine.save_to(db)
     play_turn(engine, turns + 1)
-    with monkeypatch.context() as patch:
-        count = _Count(patch)
-        engine.save_to(db)
+    return db, engine
+
+
+def _check_and_close(db: SQLiteStore, engine: Engine) -> None:
+    """The saved session loads to the engine's request; ``db`` closed."""
     loaded = Engine.load_from(db, "s", token_counter=StubCounter())
     assert loaded.request()[1] == engine.request()[1]
     db.close()
+
+
+def _save_work(monkeypatch: pytest.MonkeyPatch, tmp_path: Any, turns: int) -> tuple[int, int]:
+    db, engine = _one_more_turn(tmp_path / f"s{turns}.db", turns)
+    with monkeypatch.context() as patch:
+        count = _Count(patch)
+        engine.save_to(db)
+    _check_and_close(db, engine)
     return count.keys, count.walked
 
 
@@ -103,12 +114,7 @@ _STORE_CODE = os.sep + os.path.join("persistence", "store") + os.sep
 def _save_steps(tmp_path: Any, turns: int) -> int:
     """The calls (Python functions and builtins) the store's own code makes in a save after
     one more turn."""
-    db = SQLiteStore(tmp_path / f"steps{turns}.db")
-    engine = store_engine()
-    for turn in range(1, turns + 1):
-        play_turn(engine, turn)
-        engine.save_to(db)
-    play_turn(engine, turns + 1)
+    db, engine = _one_more_turn(tmp_path / f"steps{turns}.db", turns)
     steps = 0
 
     def count(frame: Any, event: str, arg: Any) -> None:
@@ -121,9 +127,7 @@ def _save_steps(tmp_path: Any, turns: int) -> int:
         engine.save_to(db)
     finally:
         sys.setprofile(None)
-    loaded = Engine.load_from(db, "s", token_counter=StubCounter())
-    assert loaded.request()[1] == engine.request()[1]
-    db.close()
+    _check_and_close(db, engine)
     return steps
 
 

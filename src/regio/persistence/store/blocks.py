@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import msgspec
 
+from regio.cache.prefix import common_prefix
+
 from .errors import SessionDamagedError
-from .lists import Recorder, common_prefix
+from .lists import Recorder
 from .parts import RequestIndex
 
 if TYPE_CHECKING:

@@ -24,12 +24,13 @@ from typing import Any
 
 import msgspec
 
+from regio.cache.prefix import common_prefix
+
 __all__ = [
     "DamagedListError",
     "Memo",
     "Recorder",
     "Root",
-    "common_prefix",
     "content_items",
     "entry_digest",
     "id_items",
@@ -162,19 +163,6 @@ class Recorder:
                     nodes[node] = self.digests[node]
         self.next_memo[ns] = (items, nodes)
         return (items[0][0] if items else "", len(items))
-
-
-def common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
-    """The length of the longest common prefix of ``a`` and ``b`` (halving slices compared in
-    C: a few list comparisons, not a Python step per item)."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def _successors(items: Sequence[tuple[str, bytes | None]]) -> dict[str, tuple[str, Any]]:

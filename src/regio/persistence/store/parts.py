@@ -35,16 +35,9 @@ from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
-from .lists import (
-    DamagedListError,
-    Recorder,
-    Root,
-    common_prefix,
-    content_items,
-    id_items,
-    read_ids,
-    read_list,
-)
+from regio.cache.prefix import common_prefix
+
+from .lists import DamagedListError, Recorder, Root, content_items, id_items, read_ids, read_list
 
 if TYPE_CHECKING:
     from regio.layout import LayoutState
