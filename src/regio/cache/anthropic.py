@@ -149,7 +149,7 @@ class AnthropicCache(CacheModel):
         deepest = bp[-1][0]
         pos = positions([b.kind for b in request.blocks[: deepest + 1]], collapse)
         last_block: dict[int, int] = {p: i for i, p in enumerate(pos)}
-        hashes = block_hashes(request, self.provider, rule.render_level)
+        hashes = block_hashes(request, self.provider, rule.render_level, self.hash_memo)
         hit: int | None = None
         for k, _ttl in reversed(bp):
             probes = [k] + [last_block[p] for p in range(pos[k] - 1, max(pos[k] - window, 0), -1)]

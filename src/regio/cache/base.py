@@ -3,7 +3,9 @@
 A model is an attrs object holding one :class:`~regio.cache.rules.Rule` and its mutable store.
 ``process(request) -> CacheOutcome`` simulates one request at ``request.t_start`` (callers keep
 requests in time order); ``run(requests) -> CacheReport`` sorts by ``(t_start, id)``,
-processes them all and aggregates; ``reset()`` empties the store.
+processes them all and aggregates; ``reset()`` empties the store. ``hash_memo``: a caller's
+:class:`regio.cache.prefix.HashMemo` the models that chain prefix hashes hash through (a caller
+that simulates one growing prompt request after request hashes its new blocks only).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Iterable
 
 import attrs
 
+from regio.cache.prefix import HashMemo
 from regio.cache.rules import Rule
 from regio.cache.types import CacheOutcome, CacheReport, CacheRequest, CacheRequestError
 
@@ -25,9 +28,11 @@ def order_requests(requests: Iterable[CacheRequest]) -> list[CacheRequest]:
 
 @attrs.define
 class CacheModel:
-    """Base class: ``rule`` + helpers for accounting. Subclasses implement :meth:`process`."""
+    """Base class: ``rule`` + helpers for accounting. Subclasses implement :meth:`process`;
+    ``hash_memo`` (keyword only; module doc)."""
 
     rule: Rule
+    hash_memo: HashMemo | None = attrs.field(default=None, kw_only=True)
 
     @property
     def name(self) -> str:

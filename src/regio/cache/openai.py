@@ -74,7 +74,7 @@ class BreakpointExactCache(CacheModel):
         t = request.t_start
         ttl = float(rule.ttl_s or 1800)
         keyed = msgspec.structs.replace(request, scope=f"{request.scope}\x00{request.key}")
-        hashes = block_hashes(keyed, "openai", rule.render_level)
+        hashes = block_hashes(keyed, "openai", rule.render_level, self.hash_memo)
         window = int(rule.extra.get("read_window") or 50)
         big_a = 0
         hit: int | None = None

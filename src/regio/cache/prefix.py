@@ -4,7 +4,10 @@
   model)``, ``h_k = sha256(h_{k-1}, salt_k, digest_k)``; ``salt_k`` is the digest of the request
   parameters whose ``render_level`` is the level that block k opens (empty otherwise); a level
   with no block of its own salts the next level that opens (so a ``system``-level parameter
-  still invalidates ``messages`` when the request has no system block) [D].
+  still invalidates ``messages`` when the request has no system block) [D]. With a
+  :class:`HashMemo` (its caller's, e.g. one session's predictions) a request's hashes are taken
+  from the memo's last request up to the first block that differs: a prompt that grows at its
+  end costs its new blocks.
 * :class:`Unit`: one block (or the persisted output) as a matchable unit: digest, tokens and
   optional token ids. Two units match fully when their ids are equal (with ids on both sides)
   or their digests and token counts are equal; a partial match (same digest, fewer tokens, or
@@ -19,16 +22,20 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from regio.cache.types import CacheRequest
+import attrs
+
+from regio.cache.types import CacheBlock, CacheRequest
 
 __all__ = [
+    "HashMemo",
     "PrefixIndex",
     "Unit",
     "block_hashes",
     "branch_depths",
     "chain",
+    "common_prefix",
     "level_salts",
     "units_of",
 ]
@@ -54,16 +61,59 @@ def level_salts(params: Mapping[str, str], render_level: Mapping[str, str]) -> d
     return out
 
 
+@attrs.define
+class HashMemo:
+    """The chained prefix hashes of the last request :func:`block_hashes` hashed with this memo:
+    its hash seed (provider, scope, model and level salts), its blocks, each block's hash and
+    how many levels' salts were in the chain after it. Mutable, one caller's (never shared
+    between sessions); ``hashed`` counts the blocks hashed through it."""
+
+    seed: tuple[str, dict[str, bytes]] | None = None
+    blocks: tuple[CacheBlock, ...] = ()
+    hashes: list[bytes] = attrs.field(factory=list)
+    applied: list[int] = attrs.field(factory=list)
+    hashed: int = 0
+
+
+def common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """The length of the longest common prefix of the sequences ``a`` and ``b`` (halving
+    slices compared in C: a few slice comparisons, not a Python step per item; the items of
+    two requests are mostly the same objects, compared by identity first)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 def block_hashes(
-    req: CacheRequest, provider: str, render_level: Mapping[str, str] | None = None
+    req: CacheRequest,
+    provider: str,
+    render_level: Mapping[str, str] | None = None,
+    memo: HashMemo | None = None,
 ) -> list[bytes]:
-    """Chained prefix hashes ``[h_1 .. h_n]`` of the request's blocks."""
+    """Chained prefix hashes ``[h_1 .. h_n]`` of the request's blocks; with ``memo`` the
+    leading blocks equal to the memo's last request's keep their hashes (module doc) and the
+    request becomes the memo's last."""
     salts = level_salts(req.params, render_level or {}) if req.params else {}
-    h = hashlib.sha256(f"{provider}\x00{req.scope}\x00{req.model}".encode()).digest()
+    head = f"{provider}\x00{req.scope}\x00{req.model}"
+    seed = (head, salts)
+    start = 0
     out: list[bytes] = []
-    prev_level: str | None = None
-    applied = 0  # levels whose salt is already in the chain (a skipped level salts the next)
-    for b in req.blocks:
+    applied_at: list[int] = []
+    if memo is not None and memo.seed == seed:
+        start = common_prefix(req.blocks, memo.blocks)
+        out, applied_at = memo.hashes[:start], memo.applied[:start]
+    if start:
+        h, prev_level, applied = out[-1], req.blocks[start - 1].level, applied_at[-1]
+    else:
+        h = hashlib.sha256(head.encode()).digest()
+        prev_level, applied = None, 0  # levels whose salt is in the chain (a skipped level
+        # salts the next)
+    for b in req.blocks[start:]:
         salt = b""
         if b.level != prev_level and salts:
             upto = _LEVELS.get(b.level, 2) + 1
@@ -72,6 +122,12 @@ def block_hashes(
         prev_level = b.level
         h = hashlib.sha256(h + salt + b"\x00" + b.digest.encode()).digest()
         out.append(h)
+        applied_at.append(applied)
+    if memo is not None:
+        memo.seed, memo.blocks = seed, req.blocks
+        memo.hashes, memo.applied = out, applied_at
+        memo.hashed += len(req.blocks) - start
+        return list(out)
     return out
 
 

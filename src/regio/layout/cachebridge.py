@@ -8,13 +8,14 @@ TTL), ``role`` and ``message`` (tail blocks carry the index of the user message 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from regio.content import Thinking, ToolResult, ToolUse
 
 from .model import LayoutBlock, Request
 
-__all__ = ["to_cache_request"]
+__all__ = ["cache_blocks", "last_message", "to_cache_request"]
 
 
 def _kind(b: LayoutBlock) -> Any:
@@ -25,6 +26,47 @@ def _kind(b: LayoutBlock) -> Any:
     if isinstance(b.block, Thinking):
         return "thinking"
     return "text"
+
+
+def last_message(request: Request) -> int:
+    """The highest message index of ``request``'s blocks (``-1``: none): its tail blocks close
+    message ``last_message + 1``."""
+    return max((b.message for b in request.blocks if b.message is not None), default=-1)
+
+
+def cache_blocks(
+    request: Request,
+    last_msg: int,
+    earlier: tuple[Sequence[LayoutBlock], Sequence[Any], int] | None = None,
+) -> tuple[tuple[Any, ...], int]:
+    """The ``regio.cache.CacheBlock`` of each block of ``request`` (module doc; ``last_msg``:
+    :func:`last_message` of it) and how many were converted. ``earlier``: an earlier conversion
+    (its layout blocks, their cache blocks, its ``last_msg``): a block that is the same
+    (immutable) object at the same position is not converted again (a tail block only when both
+    close the same message)."""
+    from regio.cache.types import CacheBlock
+
+    old, converted, old_last = earlier if earlier is not None else ((), (), -2)
+    n_old = len(old)
+    out = []
+    reused = 0
+    for i, b in enumerate(request.blocks):
+        if i < n_old and old[i] is b and (b.level != "tail" or old_last == last_msg):
+            out.append(converted[i])
+            reused += 1
+            continue
+        out.append(
+            CacheBlock(
+                tokens=b.tokens,
+                digest=b.digest,
+                kind=_kind(b),
+                level="messages" if b.level == "tail" else b.level,
+                mark=b.breakpoint,
+                role=("tool" if b.role == "tool" else b.role) if b.level != "tools" else None,
+                message=b.message if b.level != "tail" else last_msg + 1,
+            )
+        )
+    return tuple(out), len(out) - reused
 
 
 def to_cache_request(
@@ -38,28 +80,19 @@ def to_cache_request(
     t_end: float | None = None,
     output_tokens: int = 0,
     key: str | None = None,
+    blocks: tuple[Any, ...] | None = None,
     **extra: Any,
 ) -> Any:
     """A ``regio.cache.CacheRequest`` for ``request`` sent at ``t_start`` (simulated seconds).
 
-    ``id`` defaults to ``"t<t_start>"``; ``key`` to ``request.prompt_cache_key``; other keyword
-    arguments go to ``CacheRequest`` unchanged (``params``, ``auto_mark``, ...).
+    ``id`` defaults to ``"t<t_start>"``; ``key`` to ``request.prompt_cache_key``; ``blocks``:
+    the request's :func:`cache_blocks` when already converted; other keyword arguments go to
+    ``CacheRequest`` unchanged (``params``, ``auto_mark``, ...).
     """
-    from regio.cache.types import CacheBlock, CacheRequest
+    from regio.cache.types import CacheRequest
 
-    last_msg = max((b.message for b in request.blocks if b.message is not None), default=-1)
-    blocks = tuple(
-        CacheBlock(
-            tokens=b.tokens,
-            digest=b.digest,
-            kind=_kind(b),
-            level="messages" if b.level == "tail" else b.level,
-            mark=b.breakpoint,
-            role=("tool" if b.role == "tool" else b.role) if b.level != "tools" else None,
-            message=b.message if b.level != "tail" else last_msg + 1,
-        )
-        for b in request.blocks
-    )
+    if blocks is None:
+        blocks = cache_blocks(request, last_message(request))[0]
     return CacheRequest(
         id=id if id is not None else f"t{t_start:.6f}",
         blocks=blocks,

@@ -7,7 +7,14 @@ client's history as it is would have cost.
   :func:`regio.layout.to_cache_request`), at their real times: what this request reads and
   writes if the provider's cache holds what the previous request left there. The session's
   previous request is in the engine's saved state, so any worker predicts the same. A llama.cpp
-  upstream is predicted per token instead (:mod:`regio.proxy.slot`).
+  upstream is predicted per token instead (:mod:`regio.proxy.slot`). The session keeps the last
+  request it predicted as converted for the cache model and its prefix hashes
+  (:class:`CachePrediction`): the next request's "previous" is that very request, and its own
+  blocks that are the previous one's very blocks (the layout's settled prefix) are neither
+  converted nor hashed again, so a prediction's work per block is a few comparisons, and the
+  conversion and hashing follow the blocks that changed. Each prediction still runs a fresh
+  cache model on the two requests, so a worker that loaded the session from the store (and
+  converts and hashes the previous request whole once) predicts the same figures.
 * **First miss** (:func:`first_miss`): the region of the first block past the prefix the
   upstream reported as read from cache (block tokens scaled to the reported prompt): the region
   whose change broke the cache for this request (``None`` when the whole prompt was read or
@@ -23,26 +30,66 @@ client's history as it is would have cost.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from regio.cache import CacheRuleError
+from regio.cache.prefix import HashMemo
 from regio.layout import Request, to_cache_request
+from regio.layout.cachebridge import cache_blocks, last_message
 from regio.providers import cache_model_for
 
 if TYPE_CHECKING:
     from regio.session import ModelPricing
 
-__all__ = ["as_is_cost", "first_miss", "predict_blocks"]
+__all__ = ["CachePrediction", "as_is_cost", "first_miss", "predict_blocks"]
+
+
+@attrs.define
+class CachePrediction:
+    """One session's prediction state (module doc): the last request converted for the cache
+    model, its ``regio.cache.CacheBlock`` tuple and its last message index, and the prefix
+    hashes of the last request the model hashed (``hashes``). Belongs to the session (kept with
+    its warm engine); a new one starts empty and gives the same figures."""
+
+    request: Request | None = None
+    blocks: tuple[Any, ...] = ()
+    last_msg: int = -1
+    hashes: HashMemo = attrs.field(factory=HashMemo)
+    #: blocks converted by this state (each prediction's new work; a count, for tests; the
+    #: blocks hashed are ``hashes.hashed``)
+    converted: int = 0
+
+    def blocks_of(self, request: Request) -> tuple[Any, ...]:
+        """``request``'s cache blocks, converting only the blocks that are not the last
+        converted request's very blocks at the same place; ``request`` becomes the last."""
+        if request is self.request:
+            return self.blocks
+        last_msg = last_message(request)
+        earlier = None
+        if self.request is not None:
+            earlier = (self.request.blocks, self.blocks, self.last_msg)
+        blocks, converted = cache_blocks(request, last_msg, earlier)
+        self.converted += converted
+        self.request, self.blocks, self.last_msg = request, blocks, last_msg
+        return blocks
 
 
 def predict_blocks(
-    profile: str, previous: tuple[Request, float, int] | None, request: Request, t: float
+    profile: str,
+    previous: tuple[Request, float, int] | None,
+    request: Request,
+    t: float,
+    state: CachePrediction | None = None,
 ) -> tuple[int, int] | None:
     """``(read, written)`` tokens the cache model ``profile`` predicts for ``request`` sent at
     ``t`` (seconds) after ``previous`` = (request, sent at, output tokens), or ``None`` when the
-    profile names no cache model."""
+    profile names no cache model. ``state``: the session's :class:`CachePrediction` (``None``:
+    a fresh one; the figures are the same)."""
+    state = state if state is not None else CachePrediction()
     try:
-        model = cache_model_for(profile)
+        model = cache_model_for(profile, hash_memo=state.hashes)
     except (CacheRuleError, ValueError, KeyError):
         return None
     start = max(t, 0.0)
@@ -50,11 +97,19 @@ def predict_blocks(
         before, t_before, output = previous
         model.process(
             to_cache_request(
-                before, t_start=t_before, id="previous", ttft=0.0, output_tokens=output
+                before,
+                t_start=t_before,
+                id="previous",
+                ttft=0.0,
+                output_tokens=output,
+                blocks=state.blocks_of(before),
             )
         )
         start = max(start, t_before)
-    outcome = model.process(to_cache_request(request, t_start=start, id="this", ttft=0.0))
+    blocks = state.blocks_of(request)
+    outcome = model.process(
+        to_cache_request(request, t_start=start, id="this", ttft=0.0, blocks=blocks)
+    )
     return int(outcome.read), int(outcome.creation)
 
 

@@ -4,7 +4,8 @@ warm in the worker between requests.
 Every session's engine is made from the one blueprint the proxy was started with
 (:meth:`regio.Engine.from_blueprint`, with the session id, which seeds the OpenAI
 ``prompt_cache_key``) and saved to the store after each request (``Engine.save_to``). A worker
-keeps the engines it served last in memory (:class:`EngineCache`, least recently used out) and
+keeps the engines it served last in memory (:class:`EngineCache`, least recently used out, each
+with its session's cache prediction state, :class:`regio.proxy.accounting.CachePrediction`) and
 uses one again only while the store holds no newer version of its session (another worker
 served it since): otherwise it loads the session (``Engine.load_from``), which reads the head
 and the window, never the whole history.
@@ -26,11 +27,13 @@ import attrs
 from regio import Engine, ExtractiveSummarizer
 from regio.providers import find_provider
 
+from .accounting import CachePrediction
+
 if TYPE_CHECKING:
     from regio.blueprint import Blueprint
     from regio.persistence.store import SessionStore
 
-__all__ = ["EngineCache", "EngineFactory", "api_provider"]
+__all__ = ["EngineCache", "EngineFactory", "Warm", "api_provider"]
 
 #: The provider a request of each API is recorded under when the blueprint's provider speaks
 #: another API (its usage shape, calibration key and price lookup).
@@ -91,28 +94,38 @@ class EngineFactory:
         )
 
 
+@attrs.frozen
+class Warm:
+    """A session's state a worker keeps between its requests: the ``engine`` and its cache
+    ``prediction`` state."""
+
+    engine: Engine
+    prediction: CachePrediction = attrs.field(factory=CachePrediction)
+
+
 @attrs.define
 class EngineCache:
     """The engines a worker served last, by session id, at most ``size`` of them."""
 
     size: int = 256
-    _engines: OrderedDict[str, Engine] = attrs.field(factory=OrderedDict)
+    _engines: OrderedDict[str, Warm] = attrs.field(factory=OrderedDict)
     _lock: threading.Lock = attrs.field(factory=threading.Lock)
 
-    def take(self, session: str, version: int) -> Engine | None:
-        """The cached engine of ``session`` if it is at stored ``version``, else ``None``; the
-        engine leaves the cache (a request owns it until :meth:`put`)."""
+    def take(self, session: str, version: int) -> Warm | None:
+        """The cached engine of ``session`` (with its prediction state) if it is at stored
+        ``version``, else ``None``; it leaves the cache (a request owns it until :meth:`put`)."""
         with self._lock:
-            engine = self._engines.pop(session, None)
-        mark = getattr(engine, "store_mark", None)
-        if engine is None or mark is None or mark.version != version:
+            warm = self._engines.pop(session, None)
+        mark = getattr(warm.engine, "store_mark", None) if warm is not None else None
+        if warm is None or mark is None or mark.version != version:
             return None
-        return engine
+        return warm
 
-    def put(self, session: str, engine: Engine) -> None:
-        """Keep ``engine`` as ``session``'s, dropping the least recently used past ``size``."""
+    def put(self, session: str, engine: Engine, prediction: CachePrediction | None = None) -> None:
+        """Keep ``engine`` (and its session's ``prediction`` state) as ``session``'s, dropping
+        the least recently used past ``size``."""
         with self._lock:
-            self._engines[session] = engine
+            self._engines[session] = Warm(engine, prediction or CachePrediction())
             self._engines.move_to_end(session)
             while len(self._engines) > self.size:
                 self._engines.popitem(last=False)

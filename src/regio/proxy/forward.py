@@ -265,7 +265,7 @@ class _Exchange:
                     turn.commit, state.records, state.store, stat
                 )
                 if ok:
-                    state.directory.engines.put(turn.handle.id, turn.engine)
+                    state.directory.engines.put(turn.handle.id, turn.engine, turn.handle.prediction)
                     state.directory.digests.remember(turn.handle.id, turn.incoming)
                     state.metrics.record(turn.handle.id, self.api, stat)
                 else:

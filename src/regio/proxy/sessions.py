@@ -38,7 +38,8 @@ import msgspec
 
 from regio.persistence.store import SessionLease, SessionNotFoundError
 
-from .engines import EngineCache, EngineFactory
+from .accounting import CachePrediction
+from .engines import EngineCache, EngineFactory, Warm
 from .errors import ClientRequestError
 from .history import common_prefix
 from .records import Records, SessionMeta
@@ -82,8 +83,8 @@ class Target:
 @attrs.define
 class Handle:
     """One request's hold on a session: its ``meta`` (pending mark resolved), its ``engine``,
-    the session's ``lease`` in the engine store, and ``fresh`` when the engine starts from
-    nothing."""
+    the session's ``lease`` in the engine store, ``fresh`` when the engine starts from
+    nothing, and the session's cache ``prediction`` state (kept with its warm engine)."""
 
     id: str
     meta: SessionMeta
@@ -91,6 +92,7 @@ class Handle:
     lease: SessionLease
     fresh: bool
     leased_at: float = 0.0
+    prediction: CachePrediction = attrs.field(factory=CachePrediction)
 
     @property
     def token(self) -> str:
@@ -174,11 +176,12 @@ class Directory:
             meta = SessionMeta(
                 target.id, target.key, api, now, now, target.parent, target.forked_at
             )
-        engine = self._engine(meta)
-        fresh = engine is None
-        if engine is None:  # nothing stored: the whole history is admitted
-            engine = self.factory.new(meta.id)
+        warm = self._engine(meta)
+        fresh = warm is None
+        if warm is None:  # nothing stored: the whole history is admitted
+            warm = Warm(self.factory.new(meta.id))
             meta = msgspec.structs.replace(meta, count=0, tokens=0, engine_version=0)
+        engine = warm.engine
         if meta.pending is not None:
             version = engine.store_mark.version if engine.store_mark is not None else 0
             if version == meta.pending.engine_version:
@@ -190,23 +193,23 @@ class Directory:
         known = self.digests.known(self.records, meta)
         if common_prefix(known, incoming) < meta.count:
             if not fresh:
-                self.engines.put(meta.id, engine)
+                self.engines.put(meta.id, engine, warm.prediction)
             return None
-        return Handle(meta.id, meta, engine, lease, fresh, time.time())
+        return Handle(meta.id, meta, engine, lease, fresh, time.time(), warm.prediction)
 
-    def _engine(self, meta: SessionMeta) -> Engine | None:
-        """The session's engine at its stored version (the pending one when a save may have
-        happened), or ``None`` when nothing is stored."""
+    def _engine(self, meta: SessionMeta) -> Warm | None:
+        """The session's engine (and prediction state) at its stored version (the pending one
+        when a save may have happened), or ``None`` when nothing is stored."""
         versions = [meta.engine_version]
         if meta.pending is not None:
             versions.insert(0, meta.pending.engine_version)
         for version in versions:
-            engine = self.engines.take(meta.id, version)
-            if engine is not None:
-                return engine
+            warm = self.engines.take(meta.id, version)
+            if warm is not None:
+                return warm
         if meta.engine_version == 0 and meta.pending is None:
             return None
         try:
-            return self.factory.load(self.store, meta.id)
+            return Warm(self.factory.load(self.store, meta.id))
         except SessionNotFoundError:
             return None

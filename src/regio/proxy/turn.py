@@ -321,7 +321,11 @@ class Turn:
         predicted: tuple[int, int] | None = None
         if self.request is not None and self.settings.profile is not None:
             predicted = accounting.predict_blocks(
-                self.settings.profile, self.previous, self.request, self.t0
+                self.settings.profile,
+                self.previous,
+                self.request,
+                self.t0,
+                self.handle.prediction,
             )
         if slot is not None:
             predicted = (slot, 0)

@@ -312,8 +312,7 @@ def encode_save_memo(engine: EngineParts, mark: StoreMark | None) -> tuple[Sessi
     regions = []
     for region in state.window.regions:
         order[region.name] = [e.id for e in region.entries]
-        for entry in region.entries:
-            rec.keep_object(f"{region.name}/{entry.id}", entry)
+        rec.keep_objects(region.name, region.entries)
         regions.append(msgspec.structs.replace(region, entries=[]))
     window = msgspec.structs.replace(state.window, regions=regions)
     bare = msgspec.structs.replace(state, transcript=[], ledger=[], window=window)
@@ -348,7 +347,7 @@ def encode_save_memo(engine: EngineParts, mark: StoreMark | None) -> tuple[Sessi
         transcript_count=len(log),
         ledger_count=ledger.count,
         put=rec.put,
-        drop=sorted(k for k in rec.stored if k not in rec.digests),
+        drop=sorted(rec.stored.keys() - rec.digests.keys()),
         digests=rec.digests,
     )
     return records, rec.next_memo

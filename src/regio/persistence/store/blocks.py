@@ -12,10 +12,14 @@ load puts the blocks back in order and rebuilds the chain (:func:`request_of`).
 from __future__ import annotations
 
 import hashlib
+import itertools
+import operator
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import msgspec
+
+from regio.cache.prefix import common_prefix
 
 from .errors import SessionDamagedError
 from .lists import Recorder
@@ -47,63 +51,106 @@ class BlockIndex(Protocol):
     def prefix(self) -> list[str] | None: ...
 
 
+class _Saved(NamedTuple):
+    """The last save's request blocks (the memo's :data:`BLOCKS`): the blocks, each one's
+    repetition, record key, message index and breakpoint, and by record key in block order
+    each record's digest and bare block (without its position fields); ``counts``: how many
+    blocks of each ``(digest, source)`` the request has."""
+
+    blocks: tuple[LayoutBlock, ...]
+    repeats: list[int]
+    keys: list[str]
+    messages: list[int | None]
+    breakpoints: list[str | None]
+    digests: dict[str, str]
+    bare: dict[str, LayoutBlock]
+    counts: dict[tuple[str, str], int]
+
+
 def keyed_request(request: Request, rec: Recorder) -> tuple[Request, RequestIndex]:
     """The last request without its blocks and its :class:`RequestIndex`; each block goes
     to ``put`` (without its position fields) when its record is not stored yet (a block
-    equal to the one the memo has under its key is not encoded again)."""
+    equal to the one the memo has under its key is not encoded again).
+
+    The leading blocks equal to the last save's (the render log keeps a settled prefix's
+    blocks; the tool definitions are laid out again alike) are taken from the memo whole, in
+    slices and dictionary views compared in C, when the store holds their digests: a save's
+    work in Python follows the blocks after them; a later block that is the last save's very
+    block at its place is not keyed again."""
     encode = msgspec.msgpack.encode
-    index = RequestIndex([], [], [])
-    seen: dict[tuple[str, str], int] = {}
-    prefix = []
-    # the last save's blocks, by position: a block that is the same (immutable) object at the
-    # same place and repetition is not keyed, stripped nor compared again (the render log
-    # keeps a settled prefix's blocks), so a save's work per block is a few lookups
-    matched, before = rec.memo.get(BLOCKS, (False, []))
-    done: list[tuple[LayoutBlock, int, str]] = []
-    same = 0  # the leading blocks that are the last save's very blocks
-    for i, b in enumerate(request.blocks):
-        prefix.append(b.prefix_hash)
-        n = seen[(b.digest, b.source)] = seen.get((b.digest, b.source), -1) + 1
-        last = before[i] if i < len(before) else None
-        hit = None
-        if last is not None and last[0] is b and last[1] == n:
-            key = last[2]
-            hit = rec.memo.get(key)
-            same += same == i
-        if hit is None:
+    blocks = request.blocks
+    matched, last = rec.memo.get(BLOCKS, (False, None))
+    same = common_prefix(blocks, last.blocks) if last is not None else 0
+    digests: dict[str, str] = {}
+    if same:
+        digests = dict(itertools.islice(last.digests.items(), same))
+        if digests.items() <= rec.stored.items():
+            rec.digests.update(digests)
+        else:
+            same, digests = 0, {}
+    if same:
+        bare = dict(itertools.islice(last.bare.items(), same))
+        repeats, keys = last.repeats[:same], last.keys[:same]
+        messages, breakpoints = last.messages[:same], last.breakpoints[:same]
+        counts = dict(last.counts)  # the prefix's: the last save's less its blocks after it
+        for old in last.blocks[same:]:
+            pair = (old.digest, old.source)
+            if counts[pair] == 1:
+                del counts[pair]
+            else:
+                counts[pair] -= 1
+    else:
+        bare, repeats, keys, messages, breakpoints, counts = {}, [], [], [], [], {}
+    old_blocks = last.blocks if last is not None else ()
+    old_bare = last.bare if last is not None else {}
+    old_digests = last.digests if last is not None else {}
+    for i in range(same, len(blocks)):
+        b = blocks[i]
+        n = counts.get((b.digest, b.source), 0)
+        counts[(b.digest, b.source)] = n + 1
+        if i < len(old_blocks) and old_blocks[i] is b and last is not None and last.repeats[i] == n:
+            # the last save's very block at its place (after a change before it)
+            key = last.keys[i]
+            stripped = old_bare[key]
+        else:
             tag = hashlib.blake2b(f"{b.digest}|{b.source}|{n}".encode(), digest_size=8)
             key = f"@lb/{tag.hexdigest()}"
-            bare = msgspec.structs.replace(b, prefix_hash="", message=None, breakpoint=None)
-            hit = rec.memo.get(key)
-            if hit is None or hit[0] != bare:
-                hit = (bare, "")
-        if hit[1] and rec.stored.get(key) == hit[1]:
-            rec.digests[key] = hit[1]
+            stripped = msgspec.structs.replace(b, prefix_hash="", message=None, breakpoint=None)
+        digest = old_digests.get(key, "") if old_bare.get(key) == stripped else ""
+        if digest and rec.stored.get(key) == digest:
+            rec.digests[key] = digest
         else:
-            rec.keep(key, encode(hit[0]))
-        rec.next_memo[key] = (hit[0], rec.digests[key])
-        done.append((b, n, key))
-        index.keys.append(key)
-        index.messages.append(b.message)
-        index.breakpoints.append(b.breakpoint)
+            rec.keep(key, encode(stripped))
+        digests[key] = rec.digests[key]
+        bare[key] = stripped
+        repeats.append(n)
+        keys.append(key)
+        messages.append(b.message)
+        breakpoints.append(b.breakpoint)
+    index = RequestIndex(keys, messages, breakpoints)
     known = rec.memo.get(CHAIN, (None, {}))[1]
     links: dict[tuple[str, str], str] = {}
     # the last save's leading blocks had their chain checked then (``matched``): only the
     # blocks after them are chained again, from the last of them
     start = same if matched else 0
-    root = request.blocks[start - 1].prefix_hash if start else None
-    digests = [b.digest for b in request.blocks[start:]]
-    if prefix[start:] != chain(digests, known, links, root):
-        index.prefix = prefix
+    root = blocks[start - 1].prefix_hash if start else None
+    if list(map(_PREFIX, blocks[start:])) != chain(
+        list(map(_DIGEST, blocks[start:])), known, links, root
+    ):
+        index.prefix = list(map(_PREFIX, blocks))
     rec.next_memo[CHAIN] = (None, links)
-    rec.next_memo[BLOCKS] = (index.prefix is None, done)
+    saved = _Saved(blocks, repeats, keys, messages, breakpoints, digests, bare, counts)
+    rec.next_memo[BLOCKS] = (index.prefix is None, saved)
     return msgspec.structs.replace(request, blocks=()), index
 
+
+_DIGEST = operator.attrgetter("digest")
+_PREFIX = operator.attrgetter("prefix_hash")
 
 #: Memo key of the digest chain links of the last save's request (not a record key).
 CHAIN = "@chain"
 #: Memo key of the last save's request blocks: whether their prefix hashes were the digest
-#: chain, and ``(block, repetition, record key)`` by position (not a record key).
+#: chain, and the blocks with their records (:class:`_Saved`; not a record key).
 BLOCKS = "@blocks"
 
 

@@ -24,6 +24,8 @@ from typing import Any
 
 import msgspec
 
+from regio.cache.prefix import common_prefix
+
 __all__ = [
     "DamagedListError",
     "Memo",
@@ -46,6 +48,8 @@ _node = msgspec.msgpack.Decoder(tuple[str, bytes | None])
 def id_items(ids: Sequence[str]) -> list[tuple[str, bytes | None]]:
     """``ids`` as list items: each id is its own key with no value; a repeated id gets a
     ``\\x00<n>`` key and carries itself as the value (module doc)."""
+    if len(set(ids)) == len(ids):  # no id repeats (the common case): built in C
+        return list(zip(ids, itertools.repeat(None)))
     seen: dict[str, int] = {}
     out: list[tuple[str, bytes | None]] = []
     for i in ids:
@@ -97,15 +101,30 @@ class Recorder:
             self.put[key] = data
         return key
 
-    def keep_object(self, key: str, value: object) -> None:
-        """Record the msgpack of the immutable ``value`` under ``key``, encoding it only when
-        it is not the object the memo has for ``key`` (whose stored digest is known)."""
-        hit = self.memo.get(key)
-        if hit is not None and hit[0] is value and self.stored.get(key) == hit[1]:
-            self.digests[key] = hit[1]
-        else:
-            self.keep(key, _encode(value))
-        self.next_memo[key] = (value, self.digests[key])
+    def keep_objects(self, ns: str, values: Sequence[Any]) -> None:
+        """Record the msgpack of each immutable value of ``values`` (each with a unique
+        ``id``) under ``<ns>/<id>``, encoding a value only when it is not the object the memo
+        has under its key (whose stored digest is known). The leading values equal to the last
+        save's under ``ns`` are taken whole (slices and dictionary views compared in C) when
+        the store holds their digests: the work in Python follows the values after them."""
+        memo_key = f"@objects/{ns}"
+        hit = self.memo.get(memo_key)
+        old_values, (old_objects, old_digests) = hit if hit is not None else ([], ({}, {}))
+        start = common_prefix(values, old_values) if hit is not None else 0
+        digests = dict(itertools.islice(old_digests.items(), start))
+        if start and not digests.items() <= self.stored.items():
+            start, digests = 0, {}
+        self.digests.update(digests)
+        objects = dict(itertools.islice(old_objects.items(), start))
+        for value in values[start:]:
+            key = f"{ns}/{value.id}"
+            digest = old_digests.get(key)
+            if old_objects.get(key) is value and digest and self.stored.get(key) == digest:
+                self.digests[key] = digest
+            else:
+                self.keep(key, _encode(value))
+            objects[key], digests[key] = value, self.digests[key]
+        self.next_memo[memo_key] = (list(values), (objects, digests))
 
     def keep_list(self, ns: str, items: Sequence[tuple[str, bytes | None]]) -> Root:
         """Record the list ``items`` (``(key, value)``, keys unique) under ``ns``, one node
@@ -114,11 +133,7 @@ class Recorder:
         items = list(items)
         hit = self.memo.get(ns)
         nodes: dict[str, str] = {}
-        if (
-            hit is not None
-            and hit[0] == items
-            and all(self.stored.get(k) == d for k, d in hit[1].items())
-        ):
+        if hit is not None and hit[0] == items and hit[1].items() <= self.stored.items():
             nodes = hit[1]
             self.digests.update(nodes)
         else:
@@ -127,7 +142,7 @@ class Recorder:
                 # the nodes before the first changed item (their item and successor are the
                 # memo's) are taken whole when the store holds their digests: a list that grew
                 # or changed at its end costs the changed nodes, not the list
-                start = max(0, _common_prefix(items, hit[0]) - 1)
+                start = max(0, common_prefix(items, hit[0]) - 1)
                 kept = dict(itertools.islice(hit[1].items(), start))
                 if len(kept) == start and kept.items() <= self.stored.items():
                     nodes.update(kept)
@@ -148,19 +163,6 @@ class Recorder:
                     nodes[node] = self.digests[node]
         self.next_memo[ns] = (items, nodes)
         return (items[0][0] if items else "", len(items))
-
-
-def _common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
-    """The length of the longest common prefix of ``a`` and ``b`` (halving slices compared in
-    C: a few list comparisons, not a Python step per item)."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def _successors(items: Sequence[tuple[str, bytes | None]]) -> dict[str, tuple[str, Any]]:

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
+from regio.cache.prefix import common_prefix
+
 from .lists import DamagedListError, Recorder, Root, content_items, id_items, read_ids, read_list
 
 if TYPE_CHECKING:
@@ -128,17 +130,12 @@ def encode_parts(
         roots[_ORDER + name] = rec.keep_list(_ORDER + name, id_items(ids))
     calls = bare.window.call_groups
     if calls:
-        roots[_CALLS] = rec.keep_list(_CALLS, [(c, _encode(g)) for c, g in calls.items()])
+        roots[_CALLS] = rec.keep_list(_CALLS, _call_items(calls, rec))
         window = msgspec.structs.replace(bare.window, call_groups={})
         bare = msgspec.structs.replace(bare, window=window)
     prefix = None
     if index is not None:
-        items, previous = [], 0
-        for key, message, ttl in zip(index.keys, index.messages, index.breakpoints, strict=True):
-            step = None if message is None else message - previous
-            previous = previous if message is None else message
-            items.append((key, _encode((step, ttl))))
-        roots[_INDEX] = rec.keep_list(_INDEX, items)
+        roots[_INDEX] = rec.keep_list(_INDEX, _index_items(index, rec))
         if index.prefix is not None:
             prefix = rec.keep(_PREFIX, _encode(index.prefix))
     last = carried = None
@@ -152,6 +149,55 @@ def encode_parts(
         carried = _keep_state("C", input_state, rec, roots)
         bare = msgspec.structs.replace(bare, layout_input=(fingerprint, None))
     return bare, roots, (last, carried), prefix
+
+
+def _index_items(index: RequestIndex, rec: Recorder) -> list[tuple[str, bytes | None]]:
+    """The ``@i`` list items of ``index`` (module doc): the items of the leading blocks whose
+    key, message and breakpoint are the last save's are its items (lists compared in C), the
+    others are encoded."""
+    last = rec.memo.get(_INDEX_SOURCE)
+    start = 0
+    items: list[tuple[str, bytes | None]] = []
+    if last is not None:
+        (keys, messages, breakpoints), old = last
+        start = min(
+            common_prefix(index.keys, keys),
+            common_prefix(index.messages, messages),
+            common_prefix(index.breakpoints, breakpoints),
+        )
+        items = old[:start]
+    previous = next((m for m in reversed(index.messages[:start]) if m is not None), 0)
+    for i in range(start, len(index.keys)):
+        message = index.messages[i]
+        step = None if message is None else message - previous
+        previous = previous if message is None else message
+        items.append((index.keys[i], _encode((step, index.breakpoints[i]))))
+    source = (index.keys, index.messages, index.breakpoints)
+    rec.next_memo[_INDEX_SOURCE] = (source, items)
+    return items
+
+
+#: Memo key of the last save's block index and its ``@i`` items (not a record key).
+_INDEX_SOURCE = "@i-source"
+
+
+def _call_items(calls: Mapping[str, str], rec: Recorder) -> list[tuple[str, bytes | None]]:
+    """The ``@c`` list items of the call index ``calls`` (call id -> group id): the leading
+    pairs that are the last save's keep its encoded items (lists compared in C)."""
+    pairs = list(calls.items())
+    last = rec.memo.get(_CALLS_SOURCE)
+    start = 0
+    items: list[tuple[str, bytes | None]] = []
+    if last is not None:
+        start = common_prefix(pairs, last[0])
+        items = last[1][:start]
+    items += [(c, _encode(g)) for c, g in pairs[start:]]
+    rec.next_memo[_CALLS_SOURCE] = (pairs, items)
+    return items
+
+
+#: Memo key of the last save's call index pairs and their ``@c`` items (not a record key).
+_CALLS_SOURCE = "@c-source"
 
 
 def _state_of(

@@ -9,6 +9,7 @@ load can read. Each check costs key lookups or one count bounded by the window.
 
 from __future__ import annotations
 
+import itertools
 import math
 import sqlite3
 from collections.abc import Sequence
@@ -62,7 +63,8 @@ def check_entries(
         "SELECT COUNT(*) FROM entries WHERE session = ? AND (key < ? OR key >= ?)",
         (session_id, LOW, HIGH),
     ).fetchone()
-    want = sum(1 for k in records.digests if not k.startswith(ORIGINALS_PREFIXES))
+    keys = records.digests.keys()
+    want = len(keys) - sum(map(str.startswith, keys, itertools.repeat(ORIGINALS_PREFIXES)))
     if found != want:
         raise incomplete_session(url, session_id, f"the window records ({found} of {want} stored)")
 
