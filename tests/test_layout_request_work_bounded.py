@@ -12,10 +12,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from regio import turngroups
 from regio.content import ToolUse
+from regio.engine import Engine
 from regio.layout import wellformed
 from regio.layout.render import anthropic
 from regio.layout.render.anthropic import render_anthropic
+from regio.policies import units
+from regio.summarizers import ExtractiveSummarizer
+from regio.tokens import get_counter
 from store_support import play_turn, store_engine
 
 
@@ -97,3 +102,74 @@ def test_property_a_payload_rendered_from_the_kept_prefix_is_a_whole_render(
                 for block in message["content"]:
                     block.clear()
                 message["content"].append({"type": "text", "text": "edited"})
+
+
+class _Analysed:
+    """Counts the entries the admissions and the layout group into units
+    (:func:`regio.turngroups.group_entries`) and analyse (:func:`regio.policies.analyze`)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.entries = 0
+        group, prefix_counts = turngroups._group, units._prefix_counts
+
+        def grouped(items: Any, *args: Any) -> Any:
+            self.entries += len(items)
+            return group(items, *args)
+
+        def analysed(entries: Any, *args: Any) -> Any:
+            self.entries += len(entries)
+            return prefix_counts(entries, *args)
+
+        monkeypatch.setattr(turngroups, "_group", grouped)
+        monkeypatch.setattr(units, "_prefix_counts", analysed)
+
+
+#: the proxy benchmark's blueprint (benchmarks/test_bench_proxy.py) with a window that never
+#: fills in 60 steps: compact eviction (token hysteresis), a history region, relief
+_PROXY_LIKE = """
+version: 1
+name: bounded
+model: {provider: anthropic, name: claude-sonnet-4-6, context_window: 200000,
+        max_output_tokens: 2000}
+tokenizer: o200k_base
+tools: {context: none}
+relief: {enabled: true, restore_tool: false}
+regions:
+  - {name: system, kind: pinned, volatility: stable, budget: 2000, heading: false,
+     capture: [{rule: system_prompt}]}
+  - {name: conversation_history, kind: compact_history, source: conversation,
+     volatility: grows, budget: 3000}
+  - {name: conversation, kind: sliding_window, budget: "70%", max_items: 2000,
+     eviction: {strategy: compact, compact_count: 20}}
+"""
+
+
+def _tool_step(engine: Engine, step: int) -> None:
+    engine.request()
+    engine.add_assistant(f"reading {step}", [ToolUse(f"c{step}", "read", {"p": step})])
+    engine.add_tool_result(f"c{step}", f"line {step} " * 40)
+
+
+def _analysis_work(monkeypatch: pytest.MonkeyPatch, steps: int) -> int:
+    counter = get_counter("heuristic")
+    engine = Engine.from_blueprint(
+        _PROXY_LIKE, token_counter=counter, summarizer=ExtractiveSummarizer(counter=counter)
+    )
+    engine.add_user("Read every file.")
+    for step in range(1, steps + 1):
+        _tool_step(engine, step)
+    with monkeypatch.context() as patch:
+        count = _Analysed(patch)
+        _tool_step(engine, steps + 1)
+        engine.request()
+    return count.entries
+
+
+def test_one_more_tool_step_groups_and_analyses_as_many_entries_at_step_60_as_at_step_5(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A tool loop's admissions (the conversation's growth per request, the newest turn an
+    admission keeps) read the entries appended since, not the whole conversation."""
+    early = _analysis_work(monkeypatch, 5)
+    late = _analysis_work(monkeypatch, 60)
+    assert late <= early, (early, late)
