@@ -16,6 +16,7 @@ https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching).
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Any
 
 from regio.content import Document, Image, Text, Thinking, ToolResult, ToolUse
@@ -93,13 +94,14 @@ def _render_block(b: LayoutBlock) -> dict[str, Any]:
     raise LayoutError(f"block {b.source!r} has no content to render")
 
 
-def count_cache_markers(payload: dict[str, Any]) -> int:
-    """Number of ``cache_control`` markers in a rendered Anthropic payload."""
+def count_cache_markers(payload: dict[str, Any], *, unmarked: int = 0) -> int:
+    """Number of ``cache_control`` markers in a rendered Anthropic payload; ``unmarked``: how
+    many leading messages are known to carry none (they are not read)."""
     n = sum(1 for t in payload.get("tools", []) if "cache_control" in t)
     system = payload.get("system", [])
     if isinstance(system, list):
         n += sum(1 for s in system if "cache_control" in s)
-    for m in payload.get("messages", []):
+    for m in itertools.islice(payload.get("messages", []), unmarked, None):
         if isinstance(m["content"], list):
             n += sum(1 for c in m["content"] if "cache_control" in c)
     return n + (1 if "cache_control" in payload else 0)
@@ -184,13 +186,14 @@ def render_anthropic(
     payload.update(fresh_copy(extra))
     if compaction is not None and compaction.trigger is not None:
         add_anthropic_edit(payload, compaction.trigger)
-    n = count_cache_markers(payload)
+    kept = prefix is not None and payload.get("messages") is messages
+    n = count_cache_markers(payload, unmarked=prefix.whole if kept and prefix else 0)
     if n > MAX_BREAKPOINTS:
         raise LayoutError(
             f"rendered Anthropic request has {n} cache_control markers; the API allows "
             f"{MAX_BREAKPOINTS} (remove a top-level cache_control from extra)"
         )
-    if prefix is not None and payload.get("messages") is messages:
+    if kept and prefix is not None:
         # the kept messages were checked when they were rendered first: only the rest now
         problems = anthropic_problems(messages, prefix.progress, prefix.settled)
     else:

@@ -160,7 +160,7 @@ def rendered_runs(
             unit = render(m)
             fresh = (unit, copier(unit))
             if not log.keep_unit(api, index, first, *fresh):
-                yield m, unit, None
+                yield m, fresh[1](unit), None  # the payload gets its own copy, as a kept one does
                 continue
             found = fresh
         unit, copy = found

@@ -80,9 +80,16 @@ class MessagePrefix:
         return 0
 
     @property
+    def whole(self) -> int:
+        """How many leading payload messages of a payload rendered with this prefix are kept
+        messages as kept (all but the last: it may take the next run); no cache marker is on
+        them (a unit with one is never kept)."""
+        return max(0, len(self.bounds) - 1)
+
+    @property
     def settled(self) -> int:
         """How many leading payload messages every payload rendered with this prefix shares,
-        with the message after them (the last kept message may take the next run)."""
+        with the message after them."""
         return max(0, len(self.bounds) - 2)
 
     def copy(self) -> list[dict[str, Any]]:
