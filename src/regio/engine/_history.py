@@ -52,6 +52,7 @@ __all__ = [
     "INTERRUPTED_RESULT",
     "HistoryRepair",
     "HistoryRepaired",
+    "PlainScan",
     "interrupted",
     "needs_repair",
     "repair_history",
@@ -202,32 +203,62 @@ def needs_repair(messages: Iterable[Message]) -> bool:
     in a later user or tool message before the assistant speaks again; no system message, no
     progress report. Anything else is ``True`` (the full repair decides), so a caller may skip
     the repair on ``False`` (``Engine.repair`` does: a window repaired on every request costs
-    its new messages, not its length)."""
-    made: set[str] = set()
-    open_calls: set[str] = set()
-    for m in messages:
-        if m.role == "assistant":
-            if open_calls:
-                return True
-            for b in m.blocks:
-                if isinstance(b, ToolResult):
-                    return True
-                if isinstance(b, ToolUse):
-                    if b.id in made or not ID_PATTERN.fullmatch(b.id):
-                        return True
-                    made.add(b.id)
-                    open_calls.add(b.id)
-        elif m.role in ("user", "tool"):
-            for b in m.blocks:
-                if isinstance(b, ToolUse):
-                    return True
-                if isinstance(b, ToolResult):
-                    if not b.is_final or b.tool_use_id not in open_calls:
-                        return True
-                    open_calls.discard(b.tool_use_id)
-        else:
-            return True
-    return bool(open_calls)
+    its new messages, not its length; it carries a :class:`PlainScan` from one to the next)."""
+    scan = PlainScan()
+    scan.extend(messages)
+    return scan.needs
+
+
+class PlainScan:
+    """:func:`needs_repair`'s check carried over a history read in parts (each part the
+    messages appended since the last): the calls made so far, those still open, and whether
+    the plain shape is ``broken`` already (then it reads nothing more)."""
+
+    __slots__ = ("broken", "made", "open_calls")
+
+    def __init__(self) -> None:
+        self.made: set[str] = set()
+        self.open_calls: set[str] = set()
+        self.broken = False
+
+    @property
+    def needs(self) -> bool:
+        """:func:`needs_repair` of the messages read so far."""
+        return self.broken or bool(self.open_calls)
+
+    def extend(self, messages: Iterable[Message]) -> None:
+        """Read ``messages``, the next ones of the history."""
+        if self.broken:
+            return
+        made, open_calls = self.made, self.open_calls
+        for m in messages:
+            if m.role == "assistant":
+                if open_calls:
+                    self.broken = True
+                    return
+                for b in m.blocks:
+                    if isinstance(b, ToolResult):
+                        self.broken = True
+                        return
+                    if isinstance(b, ToolUse):
+                        if b.id in made or not ID_PATTERN.fullmatch(b.id):
+                            self.broken = True
+                            return
+                        made.add(b.id)
+                        open_calls.add(b.id)
+            elif m.role in ("user", "tool"):
+                for b in m.blocks:
+                    if isinstance(b, ToolUse):
+                        self.broken = True
+                        return
+                    if isinstance(b, ToolResult):
+                        if not b.is_final or b.tool_use_id not in open_calls:
+                            self.broken = True
+                            return
+                        open_calls.discard(b.tool_use_id)
+            else:
+                self.broken = True
+                return
 
 
 def _droppable(block: Block, at: int, calls: dict[str, tuple[int, ToolUse]]) -> bool:

@@ -28,17 +28,20 @@ repair but placement: no result synthesized or dropped.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
 from regio.callids import provider_id
 from regio.content import Block, Entry, Text, ToolResult, ToolUse, split_weight
+from regio.regions.entrylist import appended_since, entry_mark
 from regio.session._callnames import META_KEY
 from regio.session._session import Session
 from regio.session._toolspecs import restore_offered
 
-from ._history import HISTORY_ACTIONS, HistoryRepaired, interrupted, needs_repair, repair_history
+from ._history import HISTORY_ACTIONS, HistoryRepaired, PlainScan, interrupted, repair_history
 
 __all__ = ["compacted_result", "repair_window"]
 
@@ -61,6 +64,20 @@ def compacted_result(call: ToolUse, restorable: bool) -> ToolResult:
     )
 
 
+def _needs_repair(c: Session, entries: Sequence[Entry]) -> bool:
+    """:func:`regio.engine._history.needs_repair` of the conversation ``entries``, reading
+    only the entries appended since the last call (the session state carries the
+    :class:`regio.engine._history.PlainScan` and where it stopped while the shape is plain)."""
+    state = c.state
+    carried = state.plain_scan if state is not None else None
+    start = appended_since(entries, carried[0]) if carried is not None else None
+    scan = carried[1] if carried is not None and start is not None else PlainScan()
+    scan.extend(e.message for e in itertools.islice(entries, start or 0, None))
+    if state is not None:
+        state.plain_scan = None if scan.broken else (entry_mark(entries), scan)
+    return scan.needs
+
+
 def repair_window(c: Session) -> list[HistoryRepaired]:
     """Repair the conversation of ``c``'s window in place (module doc); returns the changes
     (also emitted on the window's bus). Nothing changes when the conversation is valid."""
@@ -68,9 +85,9 @@ def repair_window(c: Session) -> list[HistoryRepaired]:
     conv = window.conversation
     if conv is None:
         return []
-    entries = list(conv.entries)
-    if not needs_repair(e.message for e in entries):  # the usual case: nothing to repair
+    if not _needs_repair(c, conv.entries):  # the usual case: nothing to repair
         return []
+    entries = list(conv.entries)
     restorable = restore_offered(c.options.context_tools, c.options.relief)
 
     def closing(call: ToolUse) -> ToolResult:

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from regio.compaction._cuts import unsent, unsent_from
+from regio.compaction._cuts import unsent_from
 from regio.compaction.relief._admit import Admission, with_changes
 from regio.compaction.relief._chain import ReliefApplied, rewrite_block_entry
 from regio.content import Block, Entry, Message, ToolResult
@@ -47,10 +47,17 @@ STAGE = "turn_trim"
 def turn_indexes(c: Session, conv: Region) -> list[int]:
     """Indexes of the conversation entries of the newest turn (module doc), oldest first:
     the protected units and every unit holding a result no request carried yet."""
-    info = conv.analysis()
-    held = unsent(conv.entries, unsent_from(c))
-    units = {info.unit_of[i] for i in held}
-    return [i for i in range(len(conv.entries)) if info.is_protected(i) or info.unit_of[i] in units]
+    memo = conv.units()  # the grouping and the protected units, without a whole analysis
+    unit_of = memo.grouping.assignment
+    units = memo.protected_units()
+    mark = unsent_from(c)
+    if mark is not None:  # what `unsent` finds: the entries made since, found by id
+        for number in range(mark, c.window.next_entry):
+            i = memo.results.get(f"e{number}")
+            if i is not None:
+                units.add(unit_of[i])
+    groups = memo.grouping.groups
+    return sorted(m for u in units for m in groups[u].members)
 
 
 def _results(blocks: Sequence[Block]) -> list[tuple[int, ToolResult]]:
@@ -119,13 +126,9 @@ def trim(c: Session, conv: Region, admission: Admission) -> Admission:
         return admission  # a ``reject`` conversation refuses what does not fit, as declared
     message = admission.message
     size = _size(c, conv, message, admission.tokens)
-    turn = turn_indexes(c, conv)
-    info = conv.analysis()
-    held = set(turn)
-    others = sum(
-        info.unit_tokens[u] for u in info.removable if not held.intersection(info.units[u])
-    )
-    need = conv.used_tokens + size - conv.budget - others
+    turn = turn_indexes(c, conv)  # whole units: every other unit is one compaction may take
+    entries = conv.entries
+    need = size + sum(entries[i].tokens for i in turn) - conv.budget
     limit = conv.max_entry_tokens
     if limit is not None:
         need = max(need, size - limit)

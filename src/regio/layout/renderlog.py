@@ -127,6 +127,9 @@ class RenderLog:
     rendered: dict[str, dict[int, tuple[LayoutBlock, Any, Callable[[Any], Any]]]] = attrs.field(
         factory=dict
     )
+    #: per API, the rendered messages of the final conversation prefix
+    #: (:func:`regio.layout.render.prefix.message_prefix`)
+    prefixes: dict[str, Any] = attrs.field(factory=dict)
     head: dict[Any, str] = attrs.field(factory=dict)
     #: entries rewritten without superseded reports since the last request, ``(old, new)``:
     #: the blocks they kept get their token shares in the new entry (:func:`retoken`)
@@ -162,6 +165,7 @@ class RenderLog:
         self.hashes = set()
         self.messages = 0
         self.rendered = {}
+        self.prefixes = {}
         self.slimmed = []
         self._pending_ids = {e.id for e in self._conversation}
 
@@ -445,12 +449,14 @@ class RenderLog:
 
     def keep_unit(
         self, api: str, message: int, first: LayoutBlock, unit: object, copy: Callable[[Any], Any]
-    ) -> None:
+    ) -> bool:
         """Store the rendered form of message ``message`` (and ``copy``, the function that
         gives a payload its own containers of it) when it is final (before the watermark)
-        and ``first`` is the log's own block (no marker on it)."""
+        and ``first`` is the log's own block (no marker on it); whether it was stored."""
         if message < self.messages and self._final_block(first):
             self.rendered.setdefault(api, {})[message] = (first, unit, copy)
+            return True
+        return False
 
     def _final_block(self, b: LayoutBlock) -> bool:
         # final message blocks are the log's own objects; find by running sums is not needed:

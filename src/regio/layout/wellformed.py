@@ -20,7 +20,7 @@ from typing import Any
 
 from regio.callids import MAX_ID_CHARS, id_problem
 
-__all__ = ["anthropic_problems", "openai_chat_problems", "tool_use_ids"]
+__all__ = ["AnthropicProgress", "anthropic_problems", "openai_chat_problems", "tool_use_ids"]
 
 #: The field holding the call id of each Anthropic block type that has one.
 _ID_FIELDS = {"tool_use": "id", "tool_result": "tool_use_id"}
@@ -40,50 +40,87 @@ def tool_use_ids(message: dict[str, Any]) -> tuple[str, ...]:
     return tuple(b["id"] for b in _blocks_of(message) if b.get("type") == "tool_use")
 
 
-def anthropic_problems(messages: Sequence[dict[str, Any]]) -> list[str]:
-    """W-A and L problems of an Anthropic Messages list, in message order (empty: well
-    formed)."""
-    seen: dict[str, int] = {}
-    problems: list[str] = []
-    for n in range(len(messages)):
-        msg = messages[n]
-        blocks = _blocks_of(msg)
-        for b in blocks:
-            key = _ID_FIELDS.get(b.get("type", ""))
-            problem = id_problem(b.get(key), max_chars=None) if key else None
-            if problem is not None:
-                problems.append(f"W-A.5: {b['type']} in message {n}: {problem}")
-        if msg["role"] == "assistant":
-            ids = [b["id"] for b in blocks if b.get("type") == "tool_use"]
-            for cid in ids:
-                if cid in seen:
-                    problems.append(f"W-A.4: tool_use id {cid} appears twice")
-                else:
-                    seen[cid] = n
-            if ids:
-                nxt = _blocks_of(messages[n + 1]) if n + 1 < len(messages) else []
-                answers = [b["tool_use_id"] for b in nxt if b.get("type") == "tool_result"]
-                for cid in ids:
-                    if answers.count(cid) != 1:
-                        problems.append(
-                            f"W-A.2: tool_use {cid} not answered once in message {n + 1}"
-                        )
-            continue
-        prev_ids: set[str] = set()
-        if n > 0 and messages[n - 1]["role"] == "assistant":
-            prev_ids = set(tool_use_ids(messages[n - 1]))
-        seen_other = False
-        for b in blocks:
-            if b.get("type") == "tool_result":
-                if b["tool_use_id"] not in prev_ids:
-                    problems.append(
-                        f"W-A.1: tool_result {b['tool_use_id']} in message {n} "
-                        "does not answer the message before it"
-                    )
-                if seen_other:
-                    problems.append(f"W-A.3: tool_result after other content in message {n}")
+class AnthropicProgress:
+    """How far :func:`anthropic_problems` got through a list of messages that later lists
+    start with too (a session's final conversation prefix,
+    :class:`regio.layout.render.prefix.MessagePrefix`): ``checked`` messages, the problems
+    found in them and the ``tool_use`` ids they made (id -> message number). Messages are
+    checked with their neighbours, so the caller lets the check run only over messages whose
+    neighbours are settled too."""
+
+    __slots__ = ("checked", "problems", "seen")
+
+    def __init__(self) -> None:
+        self.checked = 0
+        self.problems: list[str] = []
+        self.seen: dict[str, int] = {}
+
+
+def _check_anthropic_message(
+    messages: Sequence[dict[str, Any]], n: int, seen: dict[str, int], problems: list[str]
+) -> None:
+    """Append the W-A problems of message ``n`` (read with ``n - 1`` and ``n + 1``)."""
+    msg = messages[n]
+    blocks = _blocks_of(msg)
+    for b in blocks:
+        key = _ID_FIELDS.get(b.get("type", ""))
+        problem = id_problem(b.get(key), max_chars=None) if key else None
+        if problem is not None:
+            problems.append(f"W-A.5: {b['type']} in message {n}: {problem}")
+    if msg["role"] == "assistant":
+        ids = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+        for cid in ids:
+            if cid in seen:
+                problems.append(f"W-A.4: tool_use id {cid} appears twice")
             else:
-                seen_other = True
+                seen[cid] = n
+        if ids:
+            nxt = _blocks_of(messages[n + 1]) if n + 1 < len(messages) else []
+            answers = [b["tool_use_id"] for b in nxt if b.get("type") == "tool_result"]
+            for cid in ids:
+                if answers.count(cid) != 1:
+                    problems.append(f"W-A.2: tool_use {cid} not answered once in message {n + 1}")
+        return
+    prev_ids: set[str] = set()
+    if n > 0 and messages[n - 1]["role"] == "assistant":
+        prev_ids = set(tool_use_ids(messages[n - 1]))
+    seen_other = False
+    for b in blocks:
+        if b.get("type") == "tool_result":
+            if b["tool_use_id"] not in prev_ids:
+                problems.append(
+                    f"W-A.1: tool_result {b['tool_use_id']} in message {n} "
+                    "does not answer the message before it"
+                )
+            if seen_other:
+                problems.append(f"W-A.3: tool_result after other content in message {n}")
+        else:
+            seen_other = True
+
+
+def anthropic_problems(
+    messages: Sequence[dict[str, Any]],
+    progress: AnthropicProgress | None = None,
+    settled: int = 0,
+) -> list[str]:
+    """W-A and L problems of an Anthropic Messages list, in message order (empty: well
+    formed). With ``progress`` (of a list ``messages`` starts with: what an earlier call
+    checked of it), the check resumes where it stopped, when that is at most ``settled``
+    messages in, and moves ``progress`` on to ``settled``: the first ``settled`` messages and
+    the one after them are the same in every later list checked with it. O(messages after
+    ``progress.checked``)."""
+    if progress is None or progress.checked > settled:
+        progress = None
+        seen: dict[str, int] = {}
+        problems: list[str] = []
+        start = 0
+    else:
+        for n in range(progress.checked, min(settled, len(messages))):
+            _check_anthropic_message(messages, n, progress.seen, progress.problems)
+            progress.checked = n + 1
+        seen, problems, start = dict(progress.seen), list(progress.problems), progress.checked
+    for n in range(start, len(messages)):
+        _check_anthropic_message(messages, n, seen, problems)
     if messages and any(b.get("type") == "tool_result" for b in _blocks_of(messages[0])):
         problems.append("L: the first message carries a tool_result")
     return problems

@@ -39,9 +39,7 @@ from regio.policies import (
     HistoryCounts,
     ReclaimPhase,
     UnitAnalysis,
-    analyze,
 )
-from regio.policies.units import appended_grouping
 from regio.regions import entrylist, rolloff
 from regio.regions import events as ev
 from regio.regions.elastic import Elastic, check_elastic
@@ -49,7 +47,7 @@ from regio.regions.entrylist import EntryList, EntryMark, as_entry_list, entry_m
 from regio.regions.pending import CompactionQueue, PendingCompaction
 from regio.regions.removal import Removing
 from regio.regions.results import Refusal, Refusing, Releasable, WritePlan, WriteResult
-from regio.turngroups import Grouping, group_entries
+from regio.regions.unitmemo import UnitMemo, units_of
 
 __all__ = [
     "ReclaimPhase",
@@ -173,10 +171,9 @@ class Region(Elastic, Refusing, Removing):
         default=None, init=False, repr=False
     )
     settle_memo: tuple[Any, ...] | None = attrs.field(default=None, init=False, repr=False)
-    #: the last :meth:`analysis` and the entries it was made of (a cache, never saved)
-    _analysis: tuple[EntryMark | None, UnitAnalysis, Grouping] | None = attrs.field(
-        default=None, init=False, repr=False
-    )
+    #: the unit structure of the entries as last read (:mod:`regio.regions.unitmemo`; never
+    #: saved)
+    _units: UnitMemo | None = attrs.field(default=None, init=False, repr=False)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Declare the subclass's kind (a class that sets ``kind``); the attrs class that
@@ -433,17 +430,13 @@ class Region(Elastic, Refusing, Removing):
         they are unchanged (:func:`regio.regions.entrylist.unchanged`; O(entries) after a
         change, O(1) again until the next one); after appends only the appended entries are
         grouped again (:func:`regio.policies.units.appended_grouping`)."""
-        memo = self._analysis
-        kept = entrylist.appended_since(self.entries, memo[0]) if memo is not None else None
-        if memo is not None and kept == len(self.entries):
-            return memo[1]
-        if memo is not None and kept is not None and kept == len(memo[2].assignment):
-            grouping = appended_grouping(memo[2], self.entries)  # only the appended grouped
-        else:
-            grouping = group_entries(self.entries)
-        info = analyze(self.entries, grouping=grouping)
-        self._analysis = (entry_mark(self.entries), info, grouping)
-        return info
+        return self.units().unit_analysis(self.entries)
+
+    def units(self) -> UnitMemo:
+        """The unit structure of the current entries (:class:`regio.regions.unitmemo.UnitMemo`:
+        grouping, newest turn start, relieved tokens), read again only where they changed."""
+        memo = self._units = units_of(self.entries, self._units)
+        return memo
 
     # ----- state -----------------------------------------------------------------------------
     def options(self) -> dict[str, Any]:

@@ -159,13 +159,11 @@ class SlidingWindow(Region):
         """Tokens a request adds, measured: the mean admitted tokens of a unit (a turn group)
         of the current content (a relief edit, ``meta["admitted_tokens"]``, shrinks the
         content, not what the next turns add); ``0.0`` when empty."""
-        units = len(self.analysis().units) if self.entries else 0
-        admitted = self.used_tokens + sum(
-            e.meta["admitted_tokens"] - e.tokens
-            for e in self.entries
-            if "admitted_tokens" in e.meta
-        )
-        return admitted / units if units else 0.0
+        if not self.entries:
+            return 0.0
+        memo = self.units()  # the appended entries read, not the whole list
+        units = len(memo.grouping.groups)
+        return (self.used_tokens + memo.relieved) / units if units else 0.0
 
     def hysteresis(self, growth: float | None = None) -> tuple[int, int] | None:
         """``(trigger, target)`` in tokens of the region (see :attr:`token_trigger` and

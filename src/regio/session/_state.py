@@ -127,3 +127,7 @@ class SessionState:
     #: The window's renamed calls (:mod:`regio.session._callnames`); ``None``: read from the
     #: entries at the next admission (after a load or a repair). Not saved.
     call_names: CallNames | None = attrs.field(default=None, repr=False)
+    #: Where ``Engine.repair``'s check of the conversation's plain shape stopped (the entry
+    #: list's mark) and its ``regio.engine._history.PlainScan`` there, while the shape is
+    #: plain; ``None``: read the whole conversation at the next check. Not saved.
+    plain_scan: tuple[EntryMark | None, Any] | None = attrs.field(default=None, repr=False)

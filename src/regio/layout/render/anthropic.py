@@ -16,6 +16,7 @@ https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching).
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Any
 
 from regio.content import Document, Image, Text, Thinking, ToolResult, ToolUse
@@ -24,6 +25,7 @@ from ..breakpoints import MAX_BREAKPOINTS
 from ..model import LayoutBlock, Request, ToolSpec
 from ..provider_compaction import ProviderCompaction, add_anthropic_edit, item_of
 from ..repair import LayoutError, check_anthropic
+from ..wellformed import anthropic_problems
 from .common import (
     CONTINUE_TEXT,
     RenderedMessage,
@@ -31,9 +33,10 @@ from .common import (
     conversation_start,
     fresh_copy,
     group_runs,
-    rendered_units,
+    rendered_runs,
 )
 from .media import anthropic_media
+from .prefix import MessagePrefix, message_prefix
 from .registry import FunctionRenderer, register_renderer
 
 if TYPE_CHECKING:
@@ -91,13 +94,14 @@ def _render_block(b: LayoutBlock) -> dict[str, Any]:
     raise LayoutError(f"block {b.source!r} has no content to render")
 
 
-def count_cache_markers(payload: dict[str, Any]) -> int:
-    """Number of ``cache_control`` markers in a rendered Anthropic payload."""
+def count_cache_markers(payload: dict[str, Any], *, unmarked: int = 0) -> int:
+    """Number of ``cache_control`` markers in a rendered Anthropic payload; ``unmarked``: how
+    many leading messages are known to carry none (they are not read)."""
     n = sum(1 for t in payload.get("tools", []) if "cache_control" in t)
     system = payload.get("system", [])
     if isinstance(system, list):
         n += sum(1 for s in system if "cache_control" in s)
-    for m in payload.get("messages", []):
+    for m in itertools.islice(payload.get("messages", []), unmarked, None):
         if isinstance(m["content"], list):
             n += sum(1 for c in m["content"] if "cache_control" in c)
     return n + (1 if "cache_control" in payload else 0)
@@ -112,15 +116,20 @@ def _messages(
     conv: tuple[LayoutBlock, ...],
     log: RenderLog | None,
     compaction: ProviderCompaction | None = None,
+    prefix: MessagePrefix | None = None,
 ) -> list[dict[str, Any]]:
     """The conversation messages of the conversation-level blocks ``conv``: ``tool`` groups
     become ``user`` messages, consecutive groups of one role merge (unless ``separate``). A
     message holding the summary of an entry with a provider compaction block is rendered as
     that block, in an assistant message that opens the conversation (the API drops what
     precedes it); that entry's notes are left out
-    (:func:`regio.layout.provider_compaction.item_of`)."""
-    messages: list[dict[str, Any]] = []
-    for m, content in rendered_units("anthropic", group_runs(conv), _unit, log):
+    (:func:`regio.layout.provider_compaction.item_of`). With ``prefix`` (the session's
+    :class:`regio.layout.render.prefix.MessagePrefix`; never with compaction items) the
+    messages it keeps are copied and the units found final after them extend it."""
+    start = prefix.covered(conv) if prefix is not None else 0
+    messages: list[dict[str, Any]] = prefix.copy() if prefix is not None and start else []
+    growing = prefix is not None
+    for m, content, kept in rendered_runs("anthropic", group_runs(conv, start), _unit, log):
         item, skip = item_of(m.blocks, compaction)
         if item is not None:
             messages = [{"role": "assistant", "content": [fresh_copy(item)]}]
@@ -132,6 +141,8 @@ def _messages(
             messages[-1]["content"].extend(content)
         else:
             messages.append({"role": role, "content": content})
+        if growing and prefix is not None:
+            growing = kept is not None and prefix.add(m, role, kept[0])
     return messages
 
 
@@ -161,7 +172,10 @@ def render_anthropic(
         if b.level == "tools" and b.tool is not None
     ]
     system = [_render_block(b) for b in head if b.level == "system"]
-    messages = _messages(request.blocks[lo:], log, compaction)
+    prefix = None
+    if log is not None and (compaction is None or not compaction.items):
+        prefix = message_prefix(log, "anthropic")  # no provider item stands for a message
+    messages = _messages(request.blocks[lo:], log, compaction, prefix)
     if not messages or messages[-1]["role"] != "user":
         messages.append({"role": "user", "content": [{"type": "text", "text": CONTINUE_TEXT}]})
     if system:
@@ -172,13 +186,18 @@ def render_anthropic(
     payload.update(fresh_copy(extra))
     if compaction is not None and compaction.trigger is not None:
         add_anthropic_edit(payload, compaction.trigger)
-    n = count_cache_markers(payload)
+    kept = prefix is not None and payload.get("messages") is messages
+    n = count_cache_markers(payload, unmarked=prefix.whole if kept and prefix else 0)
     if n > MAX_BREAKPOINTS:
         raise LayoutError(
             f"rendered Anthropic request has {n} cache_control markers; the API allows "
             f"{MAX_BREAKPOINTS} (remove a top-level cache_control from extra)"
         )
-    problems = check_anthropic(payload)
+    if kept and prefix is not None:
+        # the kept messages were checked when they were rendered first: only the rest now
+        problems = anthropic_problems(messages, prefix.progress, prefix.settled)
+    else:
+        problems = check_anthropic(payload)
     if problems:
         raise LayoutError("rendered Anthropic request is malformed: " + "; ".join(problems))
     return payload

@@ -26,6 +26,7 @@ __all__ = [
     "fresh_copy",
     "group_messages_of",
     "group_runs",
+    "rendered_runs",
     "rendered_units",
 ]
 
@@ -136,19 +137,34 @@ def rendered_units(
     """Each message with its rendered unit (``render(message)``). With the session's render
     log, a final message without markers is rendered once and then copied from the log
     (:func:`copier`: the payload never shares a container with the log)."""
+    for m, unit, _ in rendered_runs(api, messages, render, log):
+        yield m, unit
+
+
+def rendered_runs(
+    api: str,
+    messages: Sequence[RenderedMessage],
+    render: Callable[[RenderedMessage], Any],
+    log: RenderLog | None = None,
+) -> Iterator[tuple[RenderedMessage, Any, tuple[Any, Callable[[Any], Any]] | None]]:
+    """:func:`rendered_units` with, per message, the log's own unit and its copy function
+    when the log keeps it (a final message without markers), else ``None``."""
     for m in messages:
         first = m.blocks[0]
         if log is None or first.level != "messages" or any(b.breakpoint for b in m.blocks):
-            yield m, render(m)
+            yield m, render(m), None
             continue
         index = first.message or 0
         found = log.rendered_unit(api, index, first)
         if found is None:
             unit = render(m)
-            found = (unit, copier(unit))
-            log.keep_unit(api, index, first, *found)
+            fresh = (unit, copier(unit))
+            if not log.keep_unit(api, index, first, *fresh):
+                yield m, fresh[1](unit), None  # the payload gets its own copy, as a kept one does
+                continue
+            found = fresh
         unit, copy = found
-        yield m, copy(unit)
+        yield m, copy(unit), found
 
 
 def canonical_input(value: dict[str, Any]) -> dict[str, Any]:
