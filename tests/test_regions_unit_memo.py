@@ -23,6 +23,9 @@ from runtime_stubs import make_engine, words
 
 _op = st.one_of(
     st.tuples(st.just("user"), st.integers(0, 3)),
+    st.tuples(st.just("system"), st.integers(0, 3)),
+    st.tuples(st.just("answer"), st.integers(0, 3)),
+    st.tuples(st.just("rewrite"), st.integers(0, 40)),
     st.tuples(st.just("calls"), st.integers(1, 3)),
     st.tuples(st.just("result"), st.integers(0, 6)),
     st.tuples(st.just("relieve"), st.integers(0, 40)),
@@ -45,6 +48,20 @@ def test_property_a_carried_unit_memo_equals_one_read_from_scratch(
     for n, (kind, arg) in enumerate(ops):
         if kind == "user":
             entries.append(_entry(n, "user", (Text(f"ask {n}"),) * (arg or 1)))
+        elif kind == "system":  # a system note or a summary placed in the conversation
+            entries.append(_entry(n, "system", (Text(f"note {n}"),), summary=arg % 2 == 0))
+        elif kind == "answer":  # an assistant turn without calls
+            entries.append(_entry(n, "assistant", (Text(f"answer {n}"),) * (arg or 1)))
+        elif kind == "rewrite" and entries:  # an entry replaced in place by other blocks
+            i = arg % len(entries)
+            old = entries[i]
+            entries[i] = Entry(
+                id=old.id,
+                blocks=(Text(f"[cleared {old.id}]"),),
+                role=old.role,
+                tokens=2,
+                meta=dict(old.meta),
+            )
         elif kind == "calls":
             ids = [f"c{n}x{k}" for k in range(arg)]
             calls.extend(ids)
