@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from regio import turngroups
@@ -173,3 +173,53 @@ def test_one_more_tool_step_groups_and_analyses_as_many_entries_at_step_60_as_at
     early = _analysis_work(monkeypatch, 5)
     late = _analysis_work(monkeypatch, 60)
     assert late <= early, (early, late)
+
+
+#: a window small enough that a few dozen steps compact and relieve (clearing old results
+#: resets the render log; a compaction removes the conversation's oldest units)
+_TIGHT = _PROXY_LIKE.replace("context_window: 200000", "context_window: 6000").replace(
+    "max_output_tokens: 2000", "max_output_tokens: 500"
+)
+
+_tight_step = st.one_of(
+    st.tuples(st.just("user"), st.integers(1, 60)),
+    st.tuples(st.just("calls"), st.integers(1, 3)),
+    st.tuples(st.just("big"), st.integers(100, 600)),
+    st.tuples(st.just("request"), st.just(0)),
+)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(_tight_step, min_size=5, max_size=40))
+@example(steps=[("big", 300), ("request", 0)] * 30)  # compacts 4 times (checked below)
+def test_property_payloads_stay_whole_renders_through_compaction_and_relief(
+    steps: list[tuple[str, int]],
+) -> None:
+    """In a window that compacts and clears old results, every payload still equals the same
+    request rendered without the render log: the kept prefix never outlives a cut or a
+    relief edit."""
+    counter = get_counter("heuristic")
+    engine = Engine.from_blueprint(
+        _TIGHT, token_counter=counter, summarizer=ExtractiveSummarizer(counter=counter)
+    )
+    engine.add_user("Read every file.")
+    for n, (kind, size) in enumerate([*steps, ("request", 0)]):
+        if kind == "user":
+            engine.add_user(" ".join(f"u{n}w{i}" for i in range(size)))
+        elif kind in ("calls", "big"):
+            count = size if kind == "calls" else 1
+            words = 20 if kind == "calls" else size
+            calls = [
+                ToolUse(id=f"c{n}x{k}", name="read", input={"p": [n, k]}) for k in range(count)
+            ]
+            engine.add_assistant(f"calling {n}", calls)
+            for k in range(count):
+                engine.add_tool_result(f"c{n}x{k}", " ".join(f"r{n}k{k}w{i}" for i in range(words)))
+        else:
+            request, payload = engine.request()
+            whole = render_anthropic(
+                request, model=payload["model"], max_tokens=payload["max_tokens"]
+            )
+            assert payload == whole
+    if steps == [("big", 300), ("request", 0)] * 30:  # the example exercises what it names
+        assert engine.session.book.versions.get("conversation", 0) >= 2
