@@ -4,9 +4,9 @@ made in the middle of a conversation, not only appends: a tool result cleared in
 restored (what relief edits and the restore of an original do, ``SlidingWindow.rewrite_entry``),
 a call ``Engine.repair`` closes, and a long job's progress report taken out of the window by
 a newer one turns after it was sent (the render log then drops the report without starting
-over, so only the kept prefix's own check of its blocks notices). After each, the payload is the request rendered without
-the render log, the memo and the scan say what a reading from scratch says, and the saved
-session loads to the same request."""
+over, so only the kept prefix's own check of its blocks notices). After each, the payload is
+the request rendered without the render log, the memo and the scan say what a reading from
+scratch says, and the saved session loads to the same request."""
 
 from __future__ import annotations
 
@@ -58,9 +58,7 @@ def test_a_result_cleared_and_restored_and_a_call_repaired_mid_conversation_keep
         _checked(engine, db)
     conv = engine.session.window.conversation
     at = next(
-        i
-        for i, e in enumerate(conv.entries)
-        if any(isinstance(b, ToolResult) for b in e.blocks)
+        i for i, e in enumerate(conv.entries) if any(isinstance(b, ToolResult) for b in e.blocks)
     )
     original = conv.entries[at]
     call = next(b for b in original.blocks if isinstance(b, ToolResult)).tool_use_id
