@@ -201,3 +201,53 @@ def test_blocks_converted_again_only_where_the_request_changed_are_the_blocks_co
     assert again == whole
     assert converted == 2  # the new call and the tail, which closes another message
     assert again[3].message == 3
+
+
+def _pool() -> list[Any]:
+    """Layout blocks a session's requests are made of (the same objects request after request,
+    as the layout's settled prefix gives them): messages with and without markers, and tail
+    blocks, whose cache block depends on the message they close."""
+    from regio.content import Text
+    from regio.layout.model import LayoutBlock
+
+    out = []
+    for i in range(8):
+        level = "tail" if i >= 6 else "messages"
+        out.append(
+            LayoutBlock(
+                level=level, role="user" if i % 2 else "assistant",
+                message=None if level == "tail" else i, block=Text(f"b{i}"),
+                tokens=600 + 100 * i, digest=f"d{i}", prefix_hash="", source=f"s{i}",
+                breakpoint="5m" if i in (2, 5, 7) else None,
+            )
+        )  # fmt: skip
+    return out
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    requests=st.lists(
+        st.lists(st.integers(0, 7), min_size=1, max_size=8, unique=True), min_size=1, max_size=6
+    ),
+    previous=st.lists(st.integers(-1, 6), min_size=6, max_size=6),
+    profile=st.sampled_from(["anthropic", "openai", "deepseek"]),
+)
+def test_property_a_carried_prediction_state_predicts_what_a_fresh_one_predicts(
+    requests: list[list[int]], previous: list[int], profile: str
+) -> None:
+    """Any sequence of requests made of one session's block objects, each predicted after any
+    earlier one (a rewind, a retried request) or none: the session's carried
+    :class:`CachePrediction` gives the figures and the cache blocks a fresh state gives."""
+    from regio.layout.model import Request
+    from regio.proxy.accounting import CachePrediction, predict_blocks
+
+    pool = _pool()
+    made = [Request(strategy="test", blocks=tuple(pool[i] for i in picks)) for picks in requests]
+    state = CachePrediction()
+    for k, request in enumerate(made):
+        j = previous[k] if previous[k] < k else k - 1
+        before = (made[j], 10.0 * j, 50) if j >= 0 else None
+        carried = predict_blocks(profile, before, request, 10.0 * k + 5, state)
+        assert carried == predict_blocks(profile, before, request, 10.0 * k + 5)
+        whole, _ = cachebridge.cache_blocks(request, cachebridge.last_message(request))
+        assert state.blocks_of(request) == whole

@@ -30,6 +30,7 @@ _op = st.one_of(
     st.tuples(st.just("result"), st.integers(0, 6)),
     st.tuples(st.just("relieve"), st.integers(0, 40)),
     st.tuples(st.just("delete"), st.integers(0, 40)),
+    st.tuples(st.just("foreign"), st.integers(0, 2)),
 )
 
 
@@ -70,6 +71,10 @@ def test_property_a_carried_unit_memo_equals_one_read_from_scratch(
         elif kind == "result":
             cid = calls[arg % len(calls)] if calls else f"gone{n}"
             entries.append(_entry(n, "user", (ToolResult(cid, f"out {n}"),)))
+        elif kind == "foreign":  # a result entry a caller made: its own id
+            cid = calls[arg % len(calls)] if calls else f"gone{n}"
+            eid = (f"e{900 + n}", f"e00{n}", f"x{n}")[arg]
+            entries.append(Entry(id=eid, blocks=(ToolResult(cid, f"out {n}"),), role="user"))
         elif kind == "relieve" and entries:
             i = arg % len(entries)
             old = entries[i]
@@ -86,7 +91,7 @@ def test_property_a_carried_unit_memo_equals_one_read_from_scratch(
         fresh = units_of(entries, None)
         assert memo.grouping == fresh.grouping == group_entries(entries)
         assert (memo.turn_start, memo.relieved) == (fresh.turn_start, fresh.relieved)
-        assert memo.results == fresh.results
+        assert (memo.results, memo.numbers) == (fresh.results, fresh.numbers)
         info = analyze(entries)
         assert memo.protected_units() == {u for u, p in enumerate(info.protected) if p}
         assert memo.unit_analysis(entries) == info
@@ -98,6 +103,7 @@ _step = st.one_of(
     st.tuples(st.just("calls"), st.integers(1, 3)),
     st.tuples(st.just("answer"), st.integers(0, 3)),
     st.tuples(st.just("request"), st.just(0)),
+    st.tuples(st.just("foreign"), st.integers(0, 2)),
 )
 
 
@@ -108,7 +114,8 @@ def test_property_the_newest_turn_read_from_the_memo_is_the_analysed_one(
 ) -> None:
     """The newest turn an admission keeps (:func:`regio.engine._turnfit.turn_indexes`: the
     protected units and those holding a result no request carried yet) equals the one read
-    from the whole analysis and a scan of every entry (:func:`regio.compaction._cuts.unsent`)."""
+    from the whole analysis and a scan of every entry (:func:`regio.compaction._cuts.unsent`),
+    result entries a caller wrote with ids of its own (``e900``, ``e007``) included."""
     engine = make_engine([SlidingWindow(name="conversation", budget=50_000)])
     open_calls: list[str] = []
     for n, (kind, size) in enumerate(steps):
@@ -120,7 +127,12 @@ def test_property_the_newest_turn_read_from_the_memo_is_the_analysed_one(
             open_calls.extend(ids)
         elif kind == "answer" and open_calls:
             engine.add_tool_result(open_calls.pop(size % len(open_calls)), words(3, f"r{n}"))
-        else:
+        elif kind == "foreign" and open_calls:  # a result entry a caller made, with its own id
+            call = open_calls.pop(size % len(open_calls))
+            eid = (f"e{900 + n}", f"e00{n}", f"x{n}")[size % 3]
+            result = Entry(id=eid, blocks=(ToolResult(call, f"r{n}"),), role="tool", tokens=3)
+            engine.session.window.write(engine.session.window.conversation, result)
+        elif kind != "foreign":
             engine.request()
         c = engine.session
         conv = c.window.conversation

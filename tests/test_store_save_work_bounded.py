@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from regio.engine import Engine
-from regio.persistence.store import SQLiteStore, blocks, lists
+from regio.persistence.store import SQLiteStore, blocks, lists, parts
 from runtime_stubs import StubCounter
 from store_support import play_turn, store_engine
 
@@ -177,4 +177,66 @@ def test_property_objects_kept_from_their_first_change_store_what_a_whole_save_s
         whole = lists.Recorder(stored, {})
         whole.keep_objects("conversation", values)
         assert (rec.digests, rec.put) == (whole.digests, whole.put)
+        stored, memo = dict(rec.digests), rec.next_memo  # the store after the save
+
+
+_BLOCK_STEP = st.tuples(
+    st.integers(0, 12),  # how many of the last request's blocks the next one keeps
+    st.lists(st.integers(0, 5), max_size=5),  # the new blocks after them (repeats collide)
+    st.sampled_from(["none", "copy", "marker", "message", "other"]),  # an edit before the cut
+    st.integers(0, 12),  # where that edit falls
+    st.booleans(),  # whether the new blocks' prefix hashes are the digest chain
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(_BLOCK_STEP, min_size=1, max_size=8))
+def test_property_request_blocks_keyed_from_the_last_save_store_what_a_whole_save_stores(
+    steps: list[tuple[int, list[int], str, int, bool]],
+) -> None:
+    """Each request keeps a prefix of the last one's block objects and adds blocks (the same
+    digest and source more than once, chained or not), and may replace a kept block by an
+    equal copy, move a marker or a message index, or put another block in its place (the
+    kept blocks after it repeat its digest one time less): the request saved through the last save's
+    memo gives the index, its list items, the records and the writes a save from scratch
+    gives."""
+    from regio.content import Text
+    from regio.layout.model import LayoutBlock, Request
+
+    current: list[LayoutBlock] = []
+    stored: dict[str, str] = {}
+    memo: dict[str, Any] = {}
+    made = 0
+    for keep, new, edit, at, chained in steps:
+        current = current[: min(keep, len(current))]
+        if current and edit != "none":
+            i = at % len(current)
+            b = current[i]
+            if edit == "copy":  # an equal block, another object
+                current[i] = msgspec.structs.replace(b)
+            elif edit == "marker":
+                current[i] = msgspec.structs.replace(b, breakpoint=None if b.breakpoint else "5m")
+            elif edit == "message":
+                current[i] = msgspec.structs.replace(b, message=(b.message or 0) + 1)
+            else:  # another block in its place: the repetitions of its digest after it shift
+                current[i] = msgspec.structs.replace(b, digest=f"x{at}", source="other")
+        root = current[-1].prefix_hash if current else None
+        hashes = blocks.chain([f"d{k}" for k in new], root=root or None)
+        for k, h in zip(new, hashes, strict=True):
+            made += 1
+            current.append(
+                LayoutBlock(
+                    level="messages", role="user", tokens=5, digest=f"d{k}",
+                    prefix_hash=h if chained else "", block=Text(f"text {k}"), message=made,
+                    source=f"e{k % 3}", breakpoint="5m" if made % 4 == 0 else None,
+                )
+            )  # fmt: skip
+        request = Request(strategy="test", blocks=tuple(current))
+        rec = lists.Recorder(stored, memo)
+        carried = blocks.keyed_request(request, rec)
+        whole_rec = lists.Recorder(stored, {})
+        assert carried == blocks.keyed_request(request, whole_rec)
+        index = carried[1]  # its ``@i`` list items, taken from the last save's up to a change
+        assert parts._index_items(index, rec) == parts._index_items(index, whole_rec)
+        assert (rec.digests, rec.put) == (whole_rec.digests, whole_rec.put)
         stored, memo = dict(rec.digests), rec.next_memo  # the store after the save

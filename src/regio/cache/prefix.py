@@ -78,7 +78,8 @@ class HashMemo:
 def common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
     """The length of the longest common prefix of the sequences ``a`` and ``b`` (halving
     slices compared in C: a few slice comparisons, not a Python step per item; the items of
-    two requests are mostly the same objects, compared by identity first)."""
+    two requests are mostly the same objects, compared by identity first). ``a`` and ``b``
+    slice to the same type (two lists, two tuples): a list slice never equals a tuple slice."""
     lo, hi = 0, min(len(a), len(b))
     while lo < hi:
         mid = (lo + hi + 1) // 2

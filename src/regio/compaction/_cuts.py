@@ -19,18 +19,13 @@ from typing import TYPE_CHECKING
 
 from regio.content import Entry, ToolResult
 from regio.policies import is_user_turn_start
+from regio.regions.entrylist import entry_number
 
 if TYPE_CHECKING:
     from regio.regions import Region
     from regio.session._session import Session
 
 __all__ = ["cut_ids", "entry_number", "unsent", "unsent_from"]
-
-
-def entry_number(entry_id: str) -> int | None:
-    """The number of an entry id the window gave (``e12`` -> 12), else ``None``."""
-    digits = entry_id[1:] if entry_id.startswith("e") else ""
-    return int(digits) if digits.isdigit() else None
 
 
 def unsent_from(c: Session) -> int | None:

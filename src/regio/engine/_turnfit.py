@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from regio.compaction._cuts import unsent_from
+from regio.compaction._cuts import unsent, unsent_from
 from regio.compaction.relief._admit import Admission, with_changes
 from regio.compaction.relief._chain import ReliefApplied, rewrite_block_entry
 from regio.content import Block, Entry, Message, ToolResult
@@ -51,11 +51,16 @@ def turn_indexes(c: Session, conv: Region) -> list[int]:
     unit_of = memo.grouping.assignment
     units = memo.protected_units()
     mark = unsent_from(c)
-    if mark is not None:  # what `unsent` finds: the entries made since, found by id
+    numbers = memo.numbers
+    if mark is not None and numbers.top >= c.window.next_entry:
+        # a caller's entry numbered past the window's own: what `unsent` finds, read whole
+        units.update(unit_of[i] for i in unsent(conv.entries, mark))
+    elif mark is not None:  # what `unsent` finds: the entries made since, found by id
         for number in range(mark, c.window.next_entry):
             i = memo.results.get(f"e{number}")
             if i is not None:
                 units.add(unit_of[i])
+        units.update(unit_of[i] for number, i in numbers.odd if number >= mark)
     groups = memo.grouping.groups
     return sorted(m for u in units for m in groups[u].members)
 

@@ -53,7 +53,14 @@ from .repair import (
 )
 from .watermark import reporting, watermarks
 
-__all__ = ["ConversationView", "Extra", "RenderLog", "frozen_message", "note_message"]
+__all__ = [
+    "ConversationView",
+    "Extra",
+    "RenderLog",
+    "frozen_message",
+    "note_message",
+    "same_prefix",
+]
 
 #: One message placed after an anchor: (order key, message, tokens per block, region per block).
 Extra = tuple[tuple[int, int], PMessage, tuple[int, ...], tuple[str | None, ...]]
@@ -85,8 +92,9 @@ def frozen_message(when: int, copies: Sequence[tuple[str, int, str]]) -> PMessag
     )
 
 
-def _same_prefix(a: Sequence[object], b: Sequence[object]) -> int:
-    """Length of the common prefix of ``a`` and ``b`` by object identity (C-level scan)."""
+def same_prefix(a: Sequence[object], b: Sequence[object]) -> int:
+    """Length of the common prefix of ``a`` and ``b`` by object identity (C-level scan; the
+    log's check of its entries and the render prefix's of its blocks)."""
     return next(compress(count(), map(is_not, a, b)), min(len(a), len(b)))
 
 
@@ -180,7 +188,7 @@ class RenderLog:
         n = len(self.entries)
         appended = appended_since(source, self.source) is not None and len(conversation) >= n
         if n and not appended:
-            same = _same_prefix(conversation, self.entries)
+            same = same_prefix(conversation, self.entries)
             if same < n and not drop_removed_reports(self, conversation, same):
                 self.reset()
         self.source = entry_mark(source)

@@ -30,6 +30,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from regio.cache.prefix import common_prefix as shared_prefix
+
 if TYPE_CHECKING:
     import msgspec
 
@@ -84,14 +86,10 @@ def digests(items: Iterable[Any]) -> list[bytes]:
 
 
 def common_prefix(known: Sequence[bytes], incoming: Sequence[bytes]) -> int:
-    """How many leading digests ``incoming`` shares with ``known`` (at most ``len(known)``)."""
-    n = min(len(known), len(incoming))
-    if list(known[:n]) == list(incoming[:n]):
-        return n
-    for i in range(n):
-        if known[i] != incoming[i]:
-            return i
-    return n  # pragma: no cover - the comparison above found a difference
+    """How many leading digests ``incoming`` shares with ``known`` (at most ``len(known)``;
+    :func:`regio.cache.prefix.common_prefix` on the two as lists, whatever sequences they
+    are)."""
+    return shared_prefix(list(known), list(incoming))
 
 
 def fingerprint(

@@ -38,6 +38,7 @@ __all__ = [
     "appended_since",
     "as_entry_list",
     "entry_mark",
+    "entry_number",
     "replaced_since",
     "unchanged",
 ]
@@ -195,3 +196,9 @@ def replaced_since(
     if skip < 0:
         return None
     return mark.entries.replaced[skip:]
+
+
+def entry_number(entry_id: str) -> int | None:
+    """The number of an entry id the window gave (``e12`` -> 12), else ``None``."""
+    digits = entry_id[1:] if entry_id.startswith("e") else ""
+    return int(digits) if digits.isdigit() else None

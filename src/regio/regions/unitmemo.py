@@ -19,10 +19,10 @@ from regio.content import Entry, ToolResult
 from regio.policies import UnitAnalysis, analyze, is_user_turn_start
 from regio.policies.units import appended_grouping
 from regio.regions import entrylist
-from regio.regions.entrylist import EntryMark, entry_mark
+from regio.regions.entrylist import EntryMark, entry_mark, entry_number
 from regio.turngroups import Grouping, group_entries
 
-__all__ = ["UnitMemo", "relieved_tokens", "units_of"]
+__all__ = ["ResultNumbers", "UnitMemo", "relieved_tokens", "units_of"]
 
 
 def relieved_tokens(entries: Sequence[Entry]) -> int:
@@ -37,9 +37,13 @@ class UnitMemo:
     :func:`regio.policies.is_user_turn_start` entry, ``len(entries)`` when none),
     ``relieved`` (:func:`relieved_tokens` of them), ``results`` (entry id -> index of each
     entry holding a tool result; the dict grows with the list: an older memo of the same
-    list may see later entries in it) and ``analysis`` (``None`` until asked for)."""
+    list may see later entries in it), ``numbers`` (of those entries: ``top``, the highest
+    entry number, ``-1`` for none, and ``odd``, ``(number, index)`` of each whose id is not
+    the window's ``e<n>`` or whose number is not above every earlier one: an entry a caller
+    made; a reader looks those up by number, not by id) and ``analysis`` (``None`` until
+    asked for)."""
 
-    __slots__ = ("analysis", "grouping", "mark", "relieved", "results", "turn_start")
+    __slots__ = ("analysis", "grouping", "mark", "numbers", "relieved", "results", "turn_start")
 
     def __init__(
         self,
@@ -48,12 +52,14 @@ class UnitMemo:
         turn_start: int,
         relieved: int,
         results: dict[str, int],
+        numbers: ResultNumbers,
     ) -> None:
         self.mark = mark
         self.grouping = grouping
         self.turn_start = turn_start
         self.relieved = relieved
         self.results = results
+        self.numbers = numbers
         self.analysis: UnitAnalysis | None = None
 
     def unit_analysis(self, entries: Sequence[Entry]) -> UnitAnalysis:
@@ -94,18 +100,49 @@ def units_of(entries: Sequence[Entry], memo: UnitMemo | None) -> UnitMemo:
         starts = [i for i in range(kept, n) if is_user_turn_start(entries[i])]
         turn_start = starts[-1] if starts else (memo.turn_start if memo.turn_start < kept else n)
         relieved = memo.relieved + relieved_tokens(entries[kept:])
-        results = _with_results(memo.results, entries, kept)
-        return UnitMemo(entry_mark(entries), grouping, turn_start, relieved, results)
+        numbers = ResultNumbers(memo.numbers.top, memo.numbers.odd)
+        results = _with_results(memo.results, numbers, entries, kept)
+        return UnitMemo(entry_mark(entries), grouping, turn_start, relieved, results, numbers)
     turn_start = next((i for i in range(n - 1, -1, -1) if is_user_turn_start(entries[i])), n)
     relieved = relieved_tokens(entries)
-    results = _with_results({}, entries, 0)
-    return UnitMemo(entry_mark(entries), group_entries(entries), turn_start, relieved, results)
+    numbers = ResultNumbers(-1, [])
+    results = _with_results({}, numbers, entries, 0)
+    return UnitMemo(
+        entry_mark(entries), group_entries(entries), turn_start, relieved, results, numbers
+    )
 
 
-def _with_results(results: dict[str, int], entries: Sequence[Entry], start: int) -> dict[str, int]:
-    """``results`` with the entries from ``start`` on that hold a tool result (id -> index)."""
+class ResultNumbers:
+    """The entry numbers of a list's result-holding entries (:class:`UnitMemo`): ``top`` and
+    ``odd``; ``odd`` grows with the list like ``results``."""
+
+    __slots__ = ("odd", "top")
+
+    def __init__(self, top: int, odd: list[tuple[int, int]]) -> None:
+        self.top = top
+        self.odd = odd
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ResultNumbers):
+            return NotImplemented
+        return (self.top, self.odd) == (other.top, other.odd)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _with_results(
+    results: dict[str, int], numbers: ResultNumbers, entries: Sequence[Entry], start: int
+) -> dict[str, int]:
+    """``results`` with the entries from ``start`` on that hold a tool result (id -> index);
+    ``numbers`` moved on over them."""
     for i in range(start, len(entries)):
         e = entries[i]
         if any(isinstance(b, ToolResult) for b in e.blocks):
             results[e.id] = i
+            number = entry_number(e.id)
+            if number is None:
+                continue
+            if number <= numbers.top or e.id != f"e{number}":
+                numbers.odd.append((number, i))
+            numbers.top = max(numbers.top, number)
     return results

@@ -17,16 +17,12 @@ for the next request. Same payload bytes as the walk: the same units, merged by 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import compress, count
-from operator import is_not
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..model import LayoutBlock
+from ..renderlog import RenderLog, same_prefix
 from ..wellformed import AnthropicProgress
 from .common import RenderedMessage, fresh_copy
-
-if TYPE_CHECKING:
-    from ..renderlog import RenderLog
 
 __all__ = ["MessagePrefix", "message_prefix"]
 
@@ -73,7 +69,7 @@ class MessagePrefix:
         n = len(self.blocks)
         if not n:
             return 0
-        same = next(compress(count(), map(is_not, conv, self.blocks)), min(len(conv), n))
+        same = same_prefix(conv, self.blocks)
         if same == n and (len(conv) == n or _key(conv[n]) != _key(conv[n - 1])):
             return n
         self.__init__()  # type: ignore[misc]
