@@ -169,3 +169,25 @@ def test_the_agent_loop_hands_the_providers_block_to_the_engine_and_sends_it_bac
     assert first["role"] == "assistant" and first["content"][0] == ITEM
     assert [b["type"] for b in first["content"][1:]] == ["text", "tool_use"]
     assert "Fix the bug" not in str(provider.calls[2]["messages"])
+
+
+
+def test_the_item_survives_an_incremental_store_save(tmp_path: Path) -> None:
+    """The session store's save writes what changed since its last save (its memo knows
+    entries by identity): an adoption between two saves is kept, on the one window entry that
+    carries it."""
+    from regio.persistence.store import SQLiteStore
+
+    store = SQLiteStore(tmp_path / "s.db")
+    engine = _engine(delegate_compaction=60_000)
+    engine.save_to(store, "s", create=True)
+    engine.adopt_compaction("anthropic", ITEM)
+    carrying = [
+        e for r in engine.window.regions for e in r.entries if "provider_compaction" in e.meta
+    ]
+    assert len(carrying) == 1
+    engine.save_to(store, "s")
+    _, before = engine.request("anthropic", "claude-sonnet-4-6")
+    _, after = Engine.load_from(store, "s").request("anthropic", "claude-sonnet-4-6")
+    assert after["messages"][0]["content"][0] == ITEM
+    assert after["messages"] == before["messages"]

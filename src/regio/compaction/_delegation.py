@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from regio.errors import RegioError
 from regio.layout.provider_compaction import COMPACTION_APIS, ProviderCompaction
 from regio.session._session import CompactionResult, Session, Steps
@@ -111,9 +113,12 @@ def attach_item(window: Window, summary_ids: tuple[str, ...], api: str, item: ob
     mapping = check_item(api, item)
     wanted = set(summary_ids)
     for region in window.regions:
-        for entry in reversed(region.entries):
-            if entry.id in wanted:
-                entry.meta[PROVIDER_ITEM_KEY] = {"api": api, "item": dict(mapping)}
+        entries = region.entries
+        for index in range(len(entries) - 1, -1, -1):
+            entry = entries[index]
+            if entry.id in wanted:  # a new entry: memos that know the old one by identity see it
+                meta = {**entry.meta, PROVIDER_ITEM_KEY: {"api": api, "item": dict(mapping)}}
+                entries[index] = msgspec.structs.replace(entry, meta=meta)
                 return str(entry.id)
     raise ProviderCompactionError(
         "adopt_compaction: the compaction wrote no summary to hold the provider's item "
