@@ -6,7 +6,8 @@ a call ``Engine.repair`` closes, and a long job's progress report taken out of t
 a newer one turns after it was sent (the render log then drops the report without starting
 over, so only the kept prefix's own check of its blocks notices). After each, the payload is
 the request rendered without the render log, the memo and the scan say what a reading from
-scratch says, and the saved session loads to the same request."""
+scratch says, and the saved session loads to the same request. Each for every renderer API
+that keeps a prefix: Anthropic Messages, Chat Completions and Responses."""
 
 from __future__ import annotations
 
@@ -19,19 +20,17 @@ from regio.content import Message, ToolResult, ToolUse
 from regio.engine import Engine
 from regio.engine._history import needs_repair
 from regio.engine._repairs import _needs_repair
-from regio.layout.render.anthropic import render_anthropic
 from regio.persistence.store import SQLiteStore
 from regio.regions.unitmemo import units_of
+from render_support import PREFIX_APIS, whole_render
 from runtime_stubs import StubCounter
 from store_support import play_turn, store_engine
 
 
-def _checked(engine: Any, db: SQLiteStore) -> dict[str, Any]:
-    """The engine's next payload, checked against the state read from scratch."""
-    request, payload = engine.request()
-    assert payload == render_anthropic(
-        request, model=payload["model"], max_tokens=payload["max_tokens"]
-    )
+def _checked(engine: Any, db: SQLiteStore, api: str) -> dict[str, Any]:
+    """The engine's next payload for ``api``, checked against the state read from scratch."""
+    request, payload = engine.request(api=api)
+    assert payload == whole_render(request, payload, api)
     c = engine.session
     conv = c.window.conversation
     memo, fresh = conv.units(), units_of(conv.entries, None)
@@ -44,46 +43,48 @@ def _checked(engine: Any, db: SQLiteStore) -> dict[str, Any]:
     assert _needs_repair(c, conv.entries) == needs_repair(e.message for e in conv.entries)
     engine.save_to(db)
     loaded = Engine.load_from(db, "s", token_counter=StubCounter())
-    assert loaded.request()[1] == payload
+    assert loaded.request(api=api)[1] == payload
     return payload
 
 
+@pytest.mark.parametrize("api", PREFIX_APIS)
 def test_a_result_cleared_and_restored_and_a_call_repaired_mid_conversation_keep_state_fresh(
-    tmp_path: Any,
+    tmp_path: Any, api: str
 ) -> None:
     db = SQLiteStore(tmp_path / "s.db")
     engine = store_engine()
     for turn in range(1, 7):
         play_turn(engine, turn)
-        _checked(engine, db)
+        _checked(engine, db, api)
     conv = engine.session.window.conversation
     at = next(
         i for i, e in enumerate(conv.entries) if any(isinstance(b, ToolResult) for b in e.blocks)
     )
     original = conv.entries[at]
     call = next(b for b in original.blocks if isinstance(b, ToolResult)).tool_use_id
-    before = _checked(engine, db)
+    before = _checked(engine, db, api)
     cleared = msgspec.structs.replace(
         original, blocks=(ToolResult(call, f"[result of read call {call} cleared]"),), tokens=4
     )
     conv.rewrite_entry(at, cleared)  # a relief edit of the second turn's result
-    after = _checked(engine, db)
-    assert after != before and "cleared]" in str(after["messages"])
+    after = _checked(engine, db, api)
+    assert after != before and "cleared]" in str(after)
     conv.rewrite_entry(at, original)  # its original restored
-    assert _checked(engine, db) == before
+    assert _checked(engine, db, api) == before
     engine.add_assistant("calling again", [ToolUse("call-x", "read", {"path": "x.py"})])
     engine.add_user("never mind that file")  # the call is never answered
     assert [r.action for r in engine.repair()] == ["call_closed"]
-    repaired = _checked(engine, db)
-    assert "never returned a result" in str(repaired["messages"])
+    repaired = _checked(engine, db, api)
+    assert "never returned a result" in str(repaired)
     play_turn(engine, 7)
-    _checked(engine, db)
+    _checked(engine, db, api)
     db.close()
 
 
+@pytest.mark.parametrize("api", PREFIX_APIS)
 @pytest.mark.parametrize("beside_a_result", [False, True])
 def test_a_progress_report_superseded_turns_later_leaves_payloads_whole_renders(
-    tmp_path: Any, beside_a_result: bool
+    tmp_path: Any, beside_a_result: bool, api: str
 ) -> None:
     """The report is its own entry (the entry leaves the window) or sits beside a parallel
     call's result (the entry is rewritten without it)."""
@@ -100,12 +101,12 @@ def test_a_progress_report_superseded_turns_later_leaves_payloads_whole_renders(
     else:
         engine.add_message(Message.tool([report]))
         engine.add_message(Message.tool([ToolResult("rd", "file a")]))
-    _checked(engine, db)
+    _checked(engine, db, api)
     for turn in range(2, 6):
         play_turn(engine, turn)
-        _checked(engine, db)
+        _checked(engine, db, api)
     engine.add_message(Message.tool([ToolResult("job", "progress 1", final=False)]))
-    assert "progress 0" not in str(_checked(engine, db)["messages"])
+    assert "progress 0" not in str(_checked(engine, db, api))
     engine.add_message(Message.tool([ToolResult("job", "done")]))
-    assert "progress 1" not in str(_checked(engine, db)["messages"])
+    assert "progress 1" not in str(_checked(engine, db, api))
     db.close()

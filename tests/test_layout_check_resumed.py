@@ -1,18 +1,27 @@
-"""The Anthropic payload check resumed from a session's progress
-(:class:`regio.layout.wellformed.AnthropicProgress`, what the render prefix carries) finds the
+"""The payload checks resumed from a session's progress
+(:class:`regio.layout.wellformed.CheckProgress`, what the render prefix carries) find the
 problems a check of the whole list finds, for malformed lists too: unanswered calls, results
 that answer nothing, repeated call ids, malformed ids, a result after other content, a result
-in the first message, wherever they fall relative to the settled messages."""
+in the first message (Anthropic, Chat Completions), an output of the wrong type (Responses),
+wherever they fall relative to the settled messages."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regio.layout.wellformed import AnthropicProgress, anthropic_problems
+from regio.layout.wellformed import (
+    AnthropicProgress,
+    ChatProgress,
+    ResponsesProgress,
+    anthropic_problems,
+    openai_chat_problems,
+    openai_responses_problems,
+)
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "150"))
 
@@ -51,4 +60,68 @@ def test_property_a_check_resumed_from_its_progress_finds_what_a_whole_check_fin
         settled = min(settled, max(length - 1, 0))
         messages = final[:length] + extra
         assert anthropic_problems(messages, progress, settled) == anthropic_problems(messages)
+        floor = max(floor, settled)
+
+
+_CHAT_ID = st.sampled_from(["call_1", "call_2", "call_3", "", "c" * 41])
+_CHAT_MESSAGE = st.one_of(
+    st.builds(lambda role: {"role": role, "content": "t"}, st.sampled_from(["system", "user"])),
+    st.builds(
+        lambda ids: {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                for i in ids
+            ],
+        },
+        st.lists(_CHAT_ID, max_size=3),
+    ),
+    st.builds(lambda i: {"role": "tool", "tool_call_id": i, "content": "r"}, _CHAT_ID),
+)
+_KINDS = ["function_call", "custom_tool_call", "local_shell_call"]
+_OUTPUTS = ["function_call_output", "custom_tool_call_output", "local_shell_call_output"]
+_ITEM = st.one_of(
+    st.just({"role": "user", "content": "t"}),
+    st.builds(
+        lambda kind, i: {"type": kind, "call_id": i, "name": "f"}, st.sampled_from(_KINDS), _ID
+    ),
+    st.builds(
+        lambda kind, i: {"type": kind, ("id" if kind == _OUTPUTS[2] else "call_id"): i},
+        st.sampled_from(_OUTPUTS),
+        _ID,
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    ("check", "progress", "message"),
+    [
+        (openai_chat_problems, ChatProgress, _CHAT_MESSAGE),
+        (openai_responses_problems, ResponsesProgress, _ITEM),
+    ],
+    ids=["openai_chat", "openai_responses"],
+)
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(data=st.data())
+def test_property_an_openai_check_resumed_from_its_progress_finds_what_a_whole_check_finds(
+    check: Any, progress: Any, message: Any, data: st.DataObject
+) -> None:
+    """As above for the Chat Completions and Responses checks, which read nothing after the
+    message they check: ``settled`` may be every message later lists share."""
+    final = data.draw(st.lists(message, min_size=1, max_size=12))
+    calls = data.draw(
+        st.lists(
+            st.tuples(st.integers(0, 12), st.integers(0, 12), st.lists(message, max_size=3)),
+            min_size=1,
+            max_size=6,
+        )
+    )
+    state = progress()
+    floor = 0
+    for length, settled, extra in calls:
+        length = max(length % (len(final) + 1), min(floor, len(final)))
+        settled = min(settled, length)
+        messages = final[:length] + extra
+        assert check(messages, state, settled) == check(messages)
         floor = max(floor, settled)

@@ -21,6 +21,7 @@ from regio.layout.render.anthropic import render_anthropic
 from regio.policies import units
 from regio.summarizers import ExtractiveSummarizer
 from regio.tokens import get_counter
+from render_support import PREFIX_APIS, whole_render
 from store_support import play_turn, store_engine
 
 
@@ -197,15 +198,16 @@ _tight_step = st.one_of(
 )
 
 
+@pytest.mark.parametrize("api", PREFIX_APIS)
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(_tight_step, min_size=5, max_size=40))
 @example(steps=[("big", 300), ("request", 0)] * 30)  # compacts 4 times (checked below)
 def test_property_payloads_stay_whole_renders_through_compaction_and_relief(
-    steps: list[tuple[str, int]],
+    api: str, steps: list[tuple[str, int]]
 ) -> None:
-    """In a window that compacts and clears old results, every payload still equals the same
-    request rendered without the render log: the kept prefix never outlives a cut or a
-    relief edit."""
+    """In a window that compacts and clears old results, every payload (for each API whose
+    renderer keeps a prefix) still equals the same request rendered without the render log:
+    the kept prefix never outlives a cut or a relief edit."""
     counter = get_counter("heuristic")
     engine = Engine.from_blueprint(
         _TIGHT, token_counter=counter, summarizer=ExtractiveSummarizer(counter=counter)
@@ -224,10 +226,7 @@ def test_property_payloads_stay_whole_renders_through_compaction_and_relief(
             for k in range(count):
                 engine.add_tool_result(f"c{n}x{k}", " ".join(f"r{n}k{k}w{i}" for i in range(words)))
         else:
-            request, payload = engine.request()
-            whole = render_anthropic(
-                request, model=payload["model"], max_tokens=payload["max_tokens"]
-            )
-            assert payload == whole
+            request, payload = engine.request(api=api)
+            assert payload == whole_render(request, payload, api)
     if steps == [("big", 300), ("request", 0)] * 30:  # the example exercises what it names
         assert engine.session.book.versions.get("conversation", 0) >= 2

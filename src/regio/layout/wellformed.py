@@ -1,26 +1,45 @@
 """W/L checks of rendered payloads (rules W-A, W-O and L of the tool-call pairing rules).
 
-The one implementation of those rules, run over a whole payload's messages:
+The one implementation of those rules, run over a payload's messages:
 :func:`anthropic_problems` (Anthropic Messages: every ``tool_use`` answered once in the next
 message, results first in their message, no id twice, no result in the first message, every
-``tool_use`` id and ``tool_use_id`` matching ``^[a-zA-Z0-9_-]+$``: W-A.5) and
+``tool_use`` id and ``tool_use_id`` matching ``^[a-zA-Z0-9_-]+$``: W-A.5),
 :func:`openai_chat_problems` (Chat Completions: ``tool`` messages answer the pending calls of
 the assistant message before them, each once, none after a user or system message, the first
 conversational message is not a ``tool`` message, every ``tool_calls[].id`` and
-``tool_call_id`` text of 1 to 40 characters: W-O.4). The id rules are the providers' (HTTP 400
-"String should match pattern" from Anthropic, ``string_above_max_length`` from OpenAI), read by
-:func:`regio.callids.id_problem`. :func:`regio.layout.check_anthropic` and
-:func:`regio.layout.check_openai_chat` apply them to a payload.
+``tool_call_id`` text of 1 to 40 characters: W-O.4) and :func:`openai_responses_problems`
+(Responses ``input``: every output item answers an earlier call item, a custom tool call's
+with a custom tool output). The id rules are the providers' (HTTP 400 "String should match
+pattern" from Anthropic, ``string_above_max_length`` from OpenAI), read by
+:func:`regio.callids.id_problem`. :func:`regio.layout.check_anthropic`,
+:func:`regio.layout.check_openai_chat` and
+:func:`regio.layout.render.openai.check_openai_responses` apply them to a payload.
+
+Each check reads the list in order, and can resume from a :class:`CheckProgress` kept from an
+earlier list the new one starts with (a session's rendered prefix,
+:mod:`regio.layout.render.prefix`), so a request checks only the messages after it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import copy
+from collections import ChainMap
+from collections.abc import Callable, MutableMapping, Sequence
+from typing import Any, TypeVar
 
 from regio.callids import MAX_ID_CHARS, id_problem
+from regio.responses_items import is_call, is_output
 
-__all__ = ["AnthropicProgress", "anthropic_problems", "openai_chat_problems", "tool_use_ids"]
+__all__ = [
+    "AnthropicProgress",
+    "ChatProgress",
+    "CheckProgress",
+    "ResponsesProgress",
+    "anthropic_problems",
+    "openai_chat_problems",
+    "openai_responses_problems",
+    "tool_use_ids",
+]
 
 #: The field holding the call id of each Anthropic block type that has one.
 _ID_FIELDS = {"tool_use": "id", "tool_result": "tool_use_id"}
@@ -40,26 +59,76 @@ def tool_use_ids(message: dict[str, Any]) -> tuple[str, ...]:
     return tuple(b["id"] for b in _blocks_of(message) if b.get("type") == "tool_use")
 
 
-class AnthropicProgress:
-    """How far :func:`anthropic_problems` got through a list of messages that later lists
-    start with too (a session's final conversation prefix,
-    :class:`regio.layout.render.prefix.MessagePrefix`): ``checked`` messages, the problems
-    found in them and the ``tool_use`` ids they made (id -> message number). Messages are
-    checked with their neighbours, so the caller lets the check run only over messages whose
-    neighbours are settled too."""
+_P = TypeVar("_P", bound="CheckProgress")
 
-    __slots__ = ("checked", "problems", "seen")
+
+class CheckProgress:
+    """How far a check got through a list of messages (or input items) that later lists start
+    with too (a session's final conversation prefix,
+    :class:`regio.layout.render.prefix.MessagePrefix`): ``checked`` messages and the problems
+    found in them; a subclass adds the check's state after them. A check reads only what
+    precedes a message, except the Anthropic one (the message after it too): the caller lets
+    the progress move only over messages whose neighbours are settled as well."""
+
+    __slots__ = ("checked", "problems")
 
     def __init__(self) -> None:
         self.checked = 0
         self.problems: list[str] = []
-        self.seen: dict[str, int] = {}
+
+    def resumed(self: _P) -> _P:
+        """A state to go on from without moving this one: the problems copied, the
+        subclass's containers copied or layered over this one's (O(1) for the ones that
+        grow with the session)."""
+        out = copy.copy(self)
+        out.problems = list(self.problems)
+        return out
+
+
+def _run(
+    messages: Sequence[dict[str, Any]],
+    step: Callable[[Sequence[dict[str, Any]], int, _P], None],
+    fresh: _P,
+    progress: _P | None,
+    settled: int,
+) -> _P:
+    """The state after ``step`` has read every message of ``messages``: from ``fresh``, or,
+    with ``progress`` (of a list ``messages`` starts with) that stopped at most ``settled``
+    messages in, from ``progress`` moved on to ``settled`` first (``settled``: how many leading
+    messages every later list shares). O(messages after ``progress.checked``)."""
+    if progress is None or progress.checked > settled:
+        state, start = fresh, 0
+    else:
+        for n in range(progress.checked, min(settled, len(messages))):
+            step(messages, n, progress)
+            progress.checked = n + 1
+        state, start = progress.resumed(), progress.checked
+    for n in range(start, len(messages)):
+        step(messages, n, state)
+    return state
+
+
+class AnthropicProgress(CheckProgress):
+    """:class:`CheckProgress` of :func:`anthropic_problems`: ``seen``, the ``tool_use`` ids
+    the checked messages made (id -> message number)."""
+
+    __slots__ = ("seen",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: MutableMapping[str, int] = {}
+
+    def resumed(self) -> AnthropicProgress:
+        out = CheckProgress.resumed(self)
+        out.seen = ChainMap({}, self.seen)
+        return out
 
 
 def _check_anthropic_message(
-    messages: Sequence[dict[str, Any]], n: int, seen: dict[str, int], problems: list[str]
+    messages: Sequence[dict[str, Any]], n: int, state: AnthropicProgress
 ) -> None:
     """Append the W-A problems of message ``n`` (read with ``n - 1`` and ``n + 1``)."""
+    seen, problems = state.seen, state.problems
     msg = messages[n]
     blocks = _blocks_of(msg)
     for b in blocks:
@@ -109,57 +178,77 @@ def anthropic_problems(
     messages in, and moves ``progress`` on to ``settled``: the first ``settled`` messages and
     the one after them are the same in every later list checked with it. O(messages after
     ``progress.checked``)."""
-    if progress is None or progress.checked > settled:
-        progress = None
-        seen: dict[str, int] = {}
-        problems: list[str] = []
-        start = 0
-    else:
-        for n in range(progress.checked, min(settled, len(messages))):
-            _check_anthropic_message(messages, n, progress.seen, progress.problems)
-            progress.checked = n + 1
-        seen, problems, start = dict(progress.seen), list(progress.problems), progress.checked
-    for n in range(start, len(messages)):
-        _check_anthropic_message(messages, n, seen, problems)
+    state = _run(messages, _check_anthropic_message, AnthropicProgress(), progress, settled)
+    problems = state.problems
     if messages and any(b.get("type") == "tool_result" for b in _blocks_of(messages[0])):
         problems.append("L: the first message carries a tool_result")
     return problems
 
 
-def openai_chat_problems(messages: Sequence[dict[str, Any]]) -> list[str]:
-    """W-O and L problems of an OpenAI Chat Completions message list, in message order
-    (empty: well formed)."""
-    problems: list[str] = []
-    open_calls: list[str] = []
-    answered: set[str] = set()
-    prev_role: str | None = None
-    first_conv = True
-    for n, msg in enumerate(messages):
-        role = msg["role"]
-        problems.extend(_openai_id_problems(msg, n))
-        if role != "system" and first_conv:
-            first_conv = False
-            if role == "tool":
-                problems.append("L: the first conversational message has role tool")
+class ChatProgress(CheckProgress):
+    """:class:`CheckProgress` of :func:`openai_chat_problems`: the calls of the last
+    assistant message still open (``open_calls``) and those answered (``answered``), the role
+    of the last checked message (``prev_role``), whether no conversational message came yet
+    (``first_conv``); ``lead``: how many messages (the system message) came before the ones
+    the caller keeps (a progress made with another lead does not apply)."""
+
+    __slots__ = ("answered", "first_conv", "lead", "open_calls", "prev_role")
+
+    def __init__(self, lead: int = 0) -> None:
+        super().__init__()
+        self.lead = lead
+        self.open_calls: list[str] = []
+        self.answered: set[str] = set()
+        self.prev_role: str | None = None
+        self.first_conv = True
+
+    def resumed(self) -> ChatProgress:
+        out = CheckProgress.resumed(self)
+        out.open_calls, out.answered = list(self.open_calls), set(self.answered)
+        return out
+
+
+def _check_chat_message(messages: Sequence[dict[str, Any]], n: int, state: ChatProgress) -> None:
+    """Append the W-O and L problems of message ``n`` (read after the ones before it)."""
+    msg, problems = messages[n], state.problems
+    role = msg["role"]
+    problems.extend(_openai_id_problems(msg, n))
+    if role != "system" and state.first_conv:
+        state.first_conv = False
         if role == "tool":
-            if prev_role in ("system", "user"):
-                problems.append(f"W-O.3: tool message {n} directly after a {prev_role} message")
-            cid = msg.get("tool_call_id")
-            if cid not in open_calls:
-                problems.append(f"W-O.1: tool message {n} answers {cid}, not a pending call")
-            elif cid in answered:
-                problems.append(f"W-O.2: {cid} answered twice")
-            answered.add(cid)  # type: ignore[arg-type]
-        else:
-            missing = [c for c in open_calls if c not in answered]
-            if missing:
-                problems.append(f"W-O.2: calls {missing} unanswered before message {n}")
-            open_calls = []
-            answered = set()
-            if role == "assistant":
-                open_calls = [c["id"] for c in msg.get("tool_calls") or []]
-        prev_role = role
-    missing = [c for c in open_calls if c not in answered]
+            problems.append("L: the first conversational message has role tool")
+    if role == "tool":
+        if state.prev_role in ("system", "user"):
+            problems.append(f"W-O.3: tool message {n} directly after a {state.prev_role} message")
+        cid = msg.get("tool_call_id")
+        if cid not in state.open_calls:
+            problems.append(f"W-O.1: tool message {n} answers {cid}, not a pending call")
+        elif cid in state.answered:
+            problems.append(f"W-O.2: {cid} answered twice")
+        state.answered.add(cid)  # type: ignore[arg-type]
+    else:
+        missing = [c for c in state.open_calls if c not in state.answered]
+        if missing:
+            problems.append(f"W-O.2: calls {missing} unanswered before message {n}")
+        state.open_calls = []
+        state.answered = set()
+        if role == "assistant":
+            state.open_calls = [c["id"] for c in msg.get("tool_calls") or []]
+    state.prev_role = role
+
+
+def openai_chat_problems(
+    messages: Sequence[dict[str, Any]],
+    progress: ChatProgress | None = None,
+    settled: int = 0,
+) -> list[str]:
+    """W-O and L problems of an OpenAI Chat Completions message list, in message order
+    (empty: well formed). ``progress`` and ``settled`` as for :func:`anthropic_problems`
+    (this check reads no message after the one it checks: ``settled`` may be every message
+    later lists share)."""
+    state = _run(messages, _check_chat_message, ChatProgress(), progress, settled)
+    problems = state.problems
+    missing = [c for c in state.open_calls if c not in state.answered]
     if missing:
         problems.append(f"W-O.2: calls {missing} unanswered at the end")
     return problems
@@ -176,3 +265,49 @@ def _openai_id_problems(msg: dict[str, Any], n: int) -> list[str]:
         for cid in ids
         if not isinstance(cid, str) or not 0 < len(cid) <= MAX_ID_CHARS
     ]
+
+
+class ResponsesProgress(CheckProgress):
+    """:class:`CheckProgress` of :func:`openai_responses_problems`: ``calls``, the call
+    items the checked items made (call id -> item type)."""
+
+    __slots__ = ("calls",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: MutableMapping[str, Any] = {}
+
+    def resumed(self) -> ResponsesProgress:
+        out = CheckProgress.resumed(self)
+        out.calls = ChainMap({}, self.calls)
+        return out
+
+
+def _check_responses_item(
+    items: Sequence[dict[str, Any]], n: int, state: ResponsesProgress
+) -> None:
+    """Note the call of input item ``n`` or append the problems of its output."""
+    item = items[n]
+    kind = item.get("type")
+    if kind == "function_call" or is_call(kind):
+        state.calls[str(item.get("call_id") or item.get("id"))] = kind
+    elif kind == "function_call_output" or is_output(kind):
+        answered = str(item.get("id") if kind == "local_shell_call_output" else item["call_id"])
+        made = state.calls.get(answered)
+        if made is None:
+            state.problems.append(f"input item {n} answers {answered}, not an earlier call")
+        elif (made == "custom_tool_call") != (kind == "custom_tool_call_output"):
+            state.problems.append(f"input item {n} ({kind}) answers the {made} {answered}")
+
+
+def openai_responses_problems(
+    items: Sequence[dict[str, Any]],
+    progress: ResponsesProgress | None = None,
+    settled: int = 0,
+) -> list[str]:
+    """Problems of a Responses ``input`` list: every output item (``function_call_output``,
+    ``custom_tool_call_output``, ``local_shell_call_output``) answers an earlier call item
+    (``function_call``, ``custom_tool_call``, ``local_shell_call``), and a
+    ``custom_tool_call`` is answered by a ``custom_tool_call_output`` (empty: well formed).
+    ``progress`` and ``settled`` as for :func:`openai_chat_problems`."""
+    return _run(items, _check_responses_item, ResponsesProgress(), progress, settled).problems

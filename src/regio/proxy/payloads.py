@@ -135,7 +135,8 @@ def upstream_body(
         body.update(system)
         body["messages"] = payload["messages"]
     elif client.api == "openai_chat":
-        messages = [m for m in payload["messages"] if m.get("role") != "system"]
+        rendered = payload["messages"]  # its system message, if any, is the first (the only)
+        messages = rendered[1 if rendered and rendered[0].get("role") == "system" else 0 :]
         if "system_message" in system:
             messages.insert(0, {"role": _system_role(client), "content": system["system_message"]})
         body["messages"] = messages

@@ -9,7 +9,7 @@
   ``file`` parts (``file_data`` data URL) for PDFs. A PDF URL has no Chat form and a plain-text
   document is its text: both become ``text`` parts. ``role: tool`` messages take text only, so
   a tool result's media travel in a ``user`` message placed after the tool messages of that
-  turn (:func:`move_tool_media`), the text part naming where they went
+  turn (:func:`hold_tool_media`), the text part naming where they went
   (https://platform.openai.com/docs/guides/images-vision,
   https://platform.openai.com/docs/guides/pdf-files);
 * OpenAI Responses: ``input_image`` (``image_url``, ``detail``) and ``input_file``
@@ -33,7 +33,7 @@ __all__ = [
     "MEDIA_FOLLOWS",
     "anthropic_media",
     "chat_media_part",
-    "move_tool_media",
+    "hold_tool_media",
     "responses_media_part",
 ]
 
@@ -112,21 +112,23 @@ def _is_media_carrier(msg: dict[str, Any]) -> bool:
     )
 
 
-def move_tool_media(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Chat messages with every tool-media ``user`` message moved after the run of ``tool``
-    messages it sits in (a user message between two tool messages of one turn breaks the
-    pairing rule). Order among the carriers is kept."""
-    out: list[dict[str, Any]] = []
-    held: list[dict[str, Any]] = []
+def hold_tool_media(
+    messages: list[dict[str, Any]], placed: list[dict[str, Any]], held: list[dict[str, Any]]
+) -> None:
+    """Place the next Chat ``messages`` after ``placed`` with every tool-media ``user``
+    message moved after the run of ``tool`` messages it sits in (a user message between two
+    tool messages of one turn breaks the pairing rule): it waits in ``held`` until a message
+    that is not a ``tool`` message comes, and is placed before it (order among the carriers
+    kept). Called piece by piece over a payload's messages; what is still held after the last
+    piece goes last."""
     for msg in messages:
         if _is_media_carrier(msg):
             held.append(msg)
             continue
-        if msg.get("role") != "tool" and held:
-            out.extend(held)
-            held = []
-        out.append(msg)
-    return out + held
+        if held and msg.get("role") != "tool":
+            placed.extend(held)
+            held.clear()
+        placed.append(msg)
 
 
 def chat_tool_media(tool_use_id: str, media: tuple[Image | Document, ...]) -> dict[str, Any]:

@@ -35,36 +35,47 @@ regio's readable summaries.
 
 With the session's render log, final message groups are rendered once and copied afterwards
 (:func:`regio.layout.render.common.rendered_units`): a payload shares no container with the log
-or another payload. Chat payloads are checked against W-O and L.
+or another payload. The items of the longest run of such groups at the start of the
+conversation are kept in the log's :class:`regio.layout.render.prefix.MessagePrefix` for the
+API, so a request whose conversation starts with the same blocks copies them and renders,
+places and checks only the groups after them (not with Responses compaction items).
 """
 
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from msgspec import UNSET
 
 from regio.content import Document, Image, Text, ToolResult, ToolUse, canonical_json
-from regio.responses_items import call_item, is_call, is_output, output_item
+from regio.responses_items import call_item, output_item
 
 from ..model import LayoutBlock, Request, ToolSpec
 from ..provider_compaction import ProviderCompaction, add_responses_entry, item_of
 from ..repair import LayoutError, check_openai_chat
+from ..wellformed import (
+    ChatProgress,
+    ResponsesProgress,
+    openai_chat_problems,
+    openai_responses_problems,
+)
 from .common import (
     RenderedMessage,
     conversation_start,
     fresh_copy,
     group_runs,
-    rendered_units,
+    rendered_runs,
 )
 from .media import (
     MEDIA_FOLLOWS,
     chat_media_part,
     chat_tool_media,
-    move_tool_media,
+    hold_tool_media,
     responses_media_part,
 )
+from .prefix import MessagePrefix, message_prefix
 from .registry import FunctionRenderer, register_renderer
 
 if TYPE_CHECKING:
@@ -158,7 +169,7 @@ def _media_parts(
 
 def _chat_tool_messages(m: RenderedMessage) -> list[dict[str, Any]]:
     """One ``tool`` message per result; a result's media follow as a ``user`` message
-    (moved after the turn's tool messages by :func:`move_tool_media`)."""
+    (moved after the turn's tool messages by :func:`hold_tool_media`)."""
     out: list[dict[str, Any]] = []
     for b in m.blocks:
         if not isinstance(b.block, ToolResult):
@@ -172,13 +183,31 @@ def _chat_tool_messages(m: RenderedMessage) -> list[dict[str, Any]]:
 
 
 def _chat_messages(
-    conv: tuple[LayoutBlock, ...], system: str, log: RenderLog | None
+    conv: tuple[LayoutBlock, ...],
+    system: str,
+    log: RenderLog | None,
+    prefix: MessagePrefix[ChatProgress] | None = None,
 ) -> list[dict[str, Any]]:
-    """The Chat messages of ``system`` and the conversation blocks ``conv``."""
+    """The Chat messages of ``system`` and the conversation blocks ``conv``, tool media placed
+    by :func:`hold_tool_media`. With ``prefix`` (the session's) the messages it keeps are
+    copied and the groups found final after them extend it."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-    for _, unit in rendered_units("openai_chat", group_runs(conv), _chat_unit, log):
-        messages.extend(unit)
-    return move_tool_media(messages)
+    start = 0
+    held: list[dict[str, Any]] = []
+    if prefix is not None:
+        start = prefix.covered(conv)
+        if prefix.progress.lead != len(messages):  # checked after another system message
+            prefix.progress = ChatProgress(len(messages))
+        if start:
+            kept, held = prefix.items()
+            messages.extend(kept)
+    growing = prefix is not None
+    for m, unit, found in rendered_runs("openai_chat", group_runs(conv, start), _chat_unit, log):
+        hold_tool_media(unit, messages, held)
+        if growing and prefix is not None:
+            growing = found is not None and prefix.add_items(m, found[0], hold_tool_media)
+    messages.extend(held)
+    return messages
 
 
 def chat_function_tool(tool: ToolSpec) -> dict[str, Any]:
@@ -226,10 +255,16 @@ def render_openai_chat(
     """
     lo = conversation_start(request)
     head = request.blocks[:lo]
-    messages = _chat_messages(request.blocks[lo:], _system_text_of(head), log)
+    prefix = message_prefix(log, "openai_chat", ChatProgress) if log is not None else None
+    messages = _chat_messages(request.blocks[lo:], _system_text_of(head), log, prefix)
     payload: dict[str, Any] = {"model": model, "messages": messages}
     _add_common(payload, request, head, "openai_chat", ("max_completion_tokens", max_tokens), extra)
-    _raise_if_malformed("chat", check_openai_chat(payload))
+    if prefix is not None and payload.get("messages") is messages:
+        # the kept messages were checked when they were rendered first: only the rest now
+        settled = prefix.progress.lead + prefix.settled
+        _raise_if_malformed("chat", openai_chat_problems(messages, prefix.progress, settled))
+    else:
+        _raise_if_malformed("chat", check_openai_chat(payload))
     return payload
 
 
@@ -320,23 +355,36 @@ def _responses_output(r: ToolResult) -> Any:
     return head + [responses_media_part(x) for x in r.media]
 
 
+def _item_calls(blocks: Sequence[LayoutBlock], start: int = 0) -> dict[str, ToolUse]:
+    """The calls among ``blocks[start:]`` that came as Responses items other than function
+    calls (custom tool and local shell calls), by id (a later one wins)."""
+    out: dict[str, ToolUse] = {}
+    for k in range(start, len(blocks)):
+        blk = blocks[k].block
+        if isinstance(blk, ToolUse) and blk.item is not UNSET:
+            out[blk.id] = blk
+    return out
+
+
 def _responses_items(
     conv: tuple[LayoutBlock, ...],
     log: RenderLog | None,
     compaction: ProviderCompaction | None = None,
+    prefix: MessagePrefix[ResponsesProgress] | None = None,
 ) -> list[dict[str, Any]]:
     """The input items of the conversation blocks ``conv``; a message holding the summary of
     an entry with a compaction item becomes that item, first in ``input`` (the items before
     it are dropped), and that entry's notes are left out
-    (:func:`regio.layout.provider_compaction.item_of`)."""
-    items: list[dict[str, Any]] = []
-    calls = {
-        b.block.id: b.block
-        for b in conv
-        if isinstance(b.block, ToolUse) and b.block.item is not UNSET
-    }
-    runs = group_runs(conv)
-    for m, unit in rendered_units(
+    (:func:`regio.layout.provider_compaction.item_of`). With ``prefix`` (the session's;
+    never with compaction items) the items it keeps are copied and the groups found final
+    after them extend it."""
+    start = prefix.covered(conv) if prefix is not None else 0
+    items = prefix.items()[0] if prefix is not None and start else []
+    found = _item_calls(conv, start)
+    calls: Mapping[str, ToolUse] = found if prefix is None else ChainMap(found, prefix.calls)
+    growing = prefix is not None
+    runs = group_runs(conv, start)
+    for m, unit, kept in rendered_runs(
         "openai_responses", runs, lambda m: _responses_unit(m, calls), log
     ):
         item, skip = item_of(m.blocks, compaction)
@@ -344,6 +392,10 @@ def _responses_items(
             items = [fresh_copy(item)]
         elif not skip:
             items.extend(unit)
+        if growing and prefix is not None:
+            growing = kept is not None and prefix.add_items(m, kept[0])
+            if growing:  # a later result regio makes may answer one of its calls
+                prefix.calls.update(_item_calls(m.blocks))
     return items
 
 
@@ -367,7 +419,10 @@ def render_openai_responses(
     """
     lo = conversation_start(request)
     head = request.blocks[:lo]
-    items = _responses_items(request.blocks[lo:], log, compaction)
+    prefix = None
+    if log is not None and (compaction is None or not compaction.items):
+        prefix = message_prefix(log, "openai_responses", ResponsesProgress)  # no item stands in
+    items = _responses_items(request.blocks[lo:], log, compaction, prefix)
     payload: dict[str, Any] = {"model": model}
     sys = _system_text_of(head)
     if sys:
@@ -377,29 +432,19 @@ def render_openai_responses(
     _add_common(payload, request, head, "openai_responses", limit, extra)
     if compaction is not None and compaction.trigger is not None:
         add_responses_entry(payload, compaction.trigger)
-    _raise_if_malformed("Responses", check_openai_responses(payload))
+    if prefix is not None and payload.get("input") is items:
+        # the kept items were checked when they were rendered first: only the rest now
+        problems = openai_responses_problems(items, prefix.progress, prefix.settled)
+    else:
+        problems = check_openai_responses(payload)
+    _raise_if_malformed("Responses", problems)
     return payload
 
 
 def check_openai_responses(payload: dict[str, Any]) -> list[str]:
-    """Problems of a Responses payload: every output item (``function_call_output``,
-    ``custom_tool_call_output``, ``local_shell_call_output``) answers an earlier call item
-    (``function_call``, ``custom_tool_call``, ``local_shell_call``), and a
-    ``custom_tool_call`` is answered by a ``custom_tool_call_output`` (empty: well formed)."""
-    calls: dict[str, str] = {}
-    problems: list[str] = []
-    for n, item in enumerate(payload.get("input", [])):
-        kind = item.get("type")
-        if kind == "function_call" or is_call(kind):
-            calls[str(item.get("call_id") or item.get("id"))] = kind
-        elif kind == "function_call_output" or is_output(kind):
-            answered = str(item.get("id") if kind == "local_shell_call_output" else item["call_id"])
-            made = calls.get(answered)
-            if made is None:
-                problems.append(f"input item {n} answers {answered}, not an earlier call")
-            elif (made == "custom_tool_call") != (kind == "custom_tool_call_output"):
-                problems.append(f"input item {n} ({kind}) answers the {made} {answered}")
-    return problems
+    """Problems of a Responses payload's ``input`` (empty: well formed); see
+    :func:`regio.layout.wellformed.openai_responses_problems`."""
+    return openai_responses_problems(payload.get("input", []))
 
 
 OPENAI_CHAT = register_renderer(
