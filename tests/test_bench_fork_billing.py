@@ -22,10 +22,14 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "blueprints"
 CACHE = "anthropic:claude-sonnet-4-6"
 
 
-def _coding(own_model: bool) -> Any:
+def _coding(own_model: bool, model: str | None = None) -> Any:
+    """The coding example; ``own_model``: its summarizer on the agent's model, else on
+    ``model`` (default: the example's claude-haiku-4-5)."""
     bp = load_blueprint(EXAMPLES / "coding-agent.yaml")
     if own_model:
         return attrs.evolve(bp, summarizer=attrs.evolve(bp.summarizer, model=""))
+    if model is not None:
+        return attrs.evolve(bp, summarizer=attrs.evolve(bp.summarizer, model=model))
     return bp
 
 
@@ -76,7 +80,10 @@ def test_a_summarizer_on_the_agents_model_is_billed_as_a_fork_of_the_last_reques
 
 
 def test_a_fork_reads_the_agents_cache_and_costs_less_than_the_transcript_prompt() -> None:
-    transcript = score(_run(_coding(own_model=False)), [CACHE])[0].layout("regio")
+    # a summarizer model the rules give no price (Claude Haiku 3.5): its transcripts are
+    # priced at the agent's prices, and the engine's cost controller decides as for a fork
+    unpriced = _coding(own_model=False, model="claude-3-5-haiku-20241022")
+    transcript = score(_run(unpriced), [CACHE])[0].layout("regio")
     forked_out = _run(_coding(own_model=True))
     forked = score(forked_out, [CACHE])[0].layout("regio")
     # the same engine decisions: the same model calls at the same cost

@@ -22,27 +22,75 @@ summarizer sends for those entries:
 
 The fork is decided per summarizer call, as the engine's is per job: the same thing at the
 bench's sizes, where no summary is chunked (a chunked job's calls would each be checked).
-Either way it is counted with the replay's counter, with the summary's tokens as its output,
-and priced by the run's cache model at the agent model's prices."""
+Either way it is counted with the replay's counter, with the summary's tokens as its output.
+A fork is priced by the run's cache model, at the agent model's prices. A transcript prompt is
+a request to the summarizer's own model: when the blueprint names another model than the
+agent's (:attr:`regio.blueprint.Blueprint.summary_model`) and the cache rules give its
+prices, it is priced by that model's cache rule (its prices, its minimum cacheable prefix), in
+its scope of its own, whatever the run's cache model (a Claude Haiku summarizer is paid to
+Anthropic even when the agent's requests are simulated under OpenAI's cache);
+:func:`summarizer_pricing` names that cache model, or says in a note that the summarizer's
+model has no price and its calls are priced at the agent model's, as before."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from regio.bench.capture import Call
 from regio.bench.peers.view import CompactionCall
-from regio.cache.types import CacheBlock, CacheRequest
+from regio.cache.types import CacheBlock, CacheRequest, CacheRuleError
 from regio.compaction._forking import forked_request
 from regio.content import Entry, content_hash
 from regio.layout import Request, to_cache_request
+from regio.providers import cache_model_for
 from regio.session._state import SessionState
 from regio.summarizers._extractive import ExtractiveSummarizer
 from regio.summarizers._llm import summary_prompt
 
-__all__ = ["BilledExtractive", "ForkedCall", "bill", "fork_request", "summary_request"]
+if TYPE_CHECKING:
+    from regio.blueprint import Blueprint
+
+__all__ = [
+    "BilledExtractive",
+    "ForkedCall",
+    "bill",
+    "fork_request",
+    "summarizer_pricing",
+    "summary_request",
+]
+
+
+def summarizer_pricing(blueprint: Blueprint) -> tuple[str | None, str | None]:
+    """``(cache model, note)`` for the transcript prompts of ``blueprint``'s summarizer: the
+    cache model name (``provider:model``, :func:`regio.providers.cache_model_for`) of a
+    summarizer on another model than the agent's whose price the cache rules record, and
+    ``None`` when its calls are priced by the run's own cache model (a summarizer on the
+    agent's model, or one whose model the rules do not know or do not price; the note then
+    says so). The note also names the model and rule that price them."""
+    named = blueprint.summary_model
+    if named is None:
+        return None, None
+    provider, model = named
+    name = f"{provider}:{model}"
+    try:
+        rule = cache_model_for(name).rule
+    except CacheRuleError:
+        return None, (
+            f"summarizer model {model!r} ({provider}) is not in the cache rules: its calls "
+            "are billed at the agent model's prices"
+        )
+    if not rule.price.input or rule.price.output is None:
+        return None, (
+            f"summarizer model {model!r} has no price in the cache rules ({rule.id}): its "
+            "calls are billed at the agent model's prices"
+        )
+    return name, (
+        f"summarizer calls billed as requests to {model} at its own prices "
+        f"(${rule.price.input:g} / ${rule.price.output:g} per MTok, {rule.id})"
+    )
 
 
 @attrs.frozen
@@ -59,13 +107,19 @@ class BilledExtractive(ExtractiveSummarizer):
     """An :class:`ExtractiveSummarizer` that records every call in :attr:`calls` (prompt
     tokens and summary tokens, counted with its ``counter``). With ``session`` (the engine's
     :class:`regio.session._state.SessionState`) a call the engine's fork would send as a fork
-    of the last request (module doc) is recorded as a :class:`ForkedCall`."""
+    of the last request (module doc) is recorded as a :class:`ForkedCall`. ``model`` and
+    ``api`` name the LLM it stands for when that is not the agent's (the blueprint's
+    ``summarizer.model`` and its provider; empty: the agent's), as a
+    :class:`regio.compaction.ForkSummarizer` names its own: the engine's cost controller then
+    prices its summaries at that model's prices, as the bench bills them."""
 
     calls: list[CompactionCall | ForkedCall] = attrs.field(factory=list)
     session: SessionState | None = None
     #: the engine's :meth:`regio.session._session.Session.fork_terms` (cache read
     #: multiplier, warm cache), so a call forks exactly when the engine's fork would
     terms: Callable[[], dict[str, Any]] = dict
+    model: str = ""
+    api: str | None = None
 
     def __call__(
         self, entries: Sequence[Entry], standing_instructions: str, extra_instructions: str | None
@@ -144,7 +198,9 @@ def bill(
     :class:`regio.bench.capture.Call`: its ``index`` and start time ``t``) as billed requests:
     ``requests`` = (transcript prompts, forks). ``after`` = (the id of the agent's previous
     request, the time it ended): a fork is stamped then, with an id that sorts after that
-    request and before ``call``'s (the cache model orders requests by time, then id)."""
+    request and before ``call``'s (the cache model orders requests by time, then id). A fork
+    is a request to the agent's ``model``, a transcript prompt one to the summarizer's own
+    (its ``model``, else the agent's)."""
     transcripts, forks = requests
     prev_id, prev_end = after
     for k, made in enumerate(summarizer.calls):
@@ -152,5 +208,6 @@ def bill(
             forks.append(fork_request(made, f"{prev_id}.s{k:03d}", prev_end, scope, model))
         else:
             rid = f"{call.index:05d}.{k}"
-            transcripts.append(summary_request(made, rid, call.t, scope, model))
+            own = summarizer.model or model
+            transcripts.append(summary_request(made, rid, call.t, scope, own))
     summarizer.calls.clear()

@@ -10,7 +10,11 @@ pass a trigger ``T`` pays, per request, about (in input-price units)::
 reads the cached prompt (``R`` growing to ``T``, ``R + x/2`` on average) and writes what is
 new, and once per ``x/Δ`` requests the summarizer reads the window from the cache (``r·T``),
 writes the summary (``o·s``) and the next request writes the kept prefix again (``w·R``).
-It is smallest at ``x* = √(2Δ·(R + (o·s + w·R)/r))`` (:func:`optimal_interval`).
+It is smallest at ``x* = √(2Δ·(R + (o·s + w·R)/r))`` (:func:`optimal_interval`). A
+summarizer on another model than the agent's reads what it summarizes (``x``) in a transcript
+prompt of its own, uncached, at its own input price (``i·x`` instead of ``r·T``), and writes
+the summary at its own output price (``o`` is then its output price over the agent's input
+price): :func:`with_summarizer`, and :mod:`regio.policies.costcontrol` for the formula.
 
 :meth:`Schedule.bound` evaluates that schedule exactly on one trace rather than in its steady
 state: the recorded requests' sizes give each request's new tokens ``Δ_i`` (so a short session
@@ -22,18 +26,19 @@ bench computes it per strategy with the strategy's own mean kept size ``R`` (the
 requests where its prompt shrank), summary size ``s`` (the mean output of its summarizer
 calls) and the share of its cuts that called a summarizer (``summarizes``: a strategy that
 cuts without one, or whose package sometimes skips the call, pays the read and the summary
-only on that share). It bounds the periodic family, not every strategy: keeping less than
-``R`` can be cheaper and keep less.
+only on that share), at its summarizer's prices. It bounds the periodic family, not every
+strategy: keeping less than ``R`` can be cheaper and keep less.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import attrs
+
+from regio.policies.costcontrol import CostTerms, interval, request_cost
 
 if TYPE_CHECKING:
     from regio.cache.rules import Rule
@@ -48,6 +53,7 @@ __all__ = [
     "periodic_hit_bound",
     "prices_of",
     "steady_state_cost",
+    "with_summarizer",
 ]
 
 #: Triggers tried between the smallest feasible one and the prompt limit (plus "never").
@@ -57,12 +63,39 @@ TRIGGER_STEPS = 64
 @attrs.frozen
 class CostPrices:
     """Prices of one cache rule: ``read`` / ``write`` / ``output`` as multiples of the input
-    price, and ``input_usd`` the input price in USD per token."""
+    price, and ``input_usd`` the input price in USD per token. A summarizer on another model
+    (:func:`with_summarizer`): ``summary_output`` its output price and ``transcript_input``
+    its input price, both over this input price (``None``: the summary forks the agent's
+    cached request on this rule's model, at ``read`` and ``output``)."""
 
     read: float
     write: float
     output: float
     input_usd: float
+    summary_output: float | None = None
+    transcript_input: float | None = None
+
+    def terms(self, summary: float) -> CostTerms:
+        """These prices as the cost controller's terms for ``summary``-token summaries."""
+        output = self.output if self.summary_output is None else self.summary_output
+        return CostTerms(
+            read=self.read,
+            write=self.write,
+            output=output,
+            summary=summary,
+            transcript_input=self.transcript_input,
+        )
+
+    def compaction(self, prompt: int, kept: int, summary: int) -> float:
+        """A summarizer call's cost (input-price units) on a ``prompt``-token request cut to
+        ``kept`` tokens: the fork reads ``prompt`` from the cache, a transcript on another
+        model the ``prompt - kept`` tokens it summarizes, uncached; plus the summary."""
+        terms = self.terms(summary)
+        return terms.output * summary + (
+            self.read * prompt
+            if self.transcript_input is None
+            else self.transcript_input * max(0, prompt - kept)
+        )
 
 
 def prices_of(rule: Rule, ttl: str = "5m") -> CostPrices | None:
@@ -82,24 +115,40 @@ def prices_of(rule: Rule, ttl: str = "5m") -> CostPrices | None:
     )
 
 
+def with_summarizer(prices: CostPrices, rule: Rule) -> CostPrices:
+    """``prices`` (the agent's) with its summaries written by the model of cache rule
+    ``rule`` (a summarizer on another model: a transcript prompt of its own, its input and
+    output prices over the agent's input price); ``prices`` unchanged when ``rule`` records
+    no input or output price."""
+    price = rule.price
+    if not price.input or price.output is None:
+        return prices
+    base = prices.input_usd * 1e6
+    return attrs.evolve(
+        prices,
+        summary_output=float(price.output) / base,
+        transcript_input=float(price.input) / base,
+    )
+
+
 def steady_state_cost(
     delta: float, kept: float, summary: float, trigger: float, prices: CostPrices
 ) -> float:
     """The formula of the module doc: cost per request in input-price units for new tokens
     ``delta`` per request, ``kept`` tokens after a compaction, ``summary`` tokens per summary
-    and a ``trigger`` above ``kept``. Raises ``ValueError`` when ``trigger <= kept``."""
+    and a ``trigger`` above ``kept`` (:func:`regio.policies.costcontrol.request_cost`).
+    Raises ``ValueError`` when ``trigger <= kept``."""
     x = trigger - kept
     if x <= 0:
         raise ValueError(f"trigger {trigger} must be above the kept size {kept}")
-    r, w, o = prices.read, prices.write, prices.output
-    return r * (kept + x / 2) + w * delta + delta * (r * trigger + o * summary + w * kept) / x
+    return request_cost(delta, kept, x, prices.terms(summary))
 
 
 def optimal_interval(delta: float, kept: float, summary: float, prices: CostPrices) -> float:
-    """``x* = √(2Δ·(R + (o·s + w·R)/r))``: the interval between compactions (tokens) that
-    minimises :func:`steady_state_cost`."""
-    r, w, o = prices.read, prices.write, prices.output
-    return math.sqrt(2 * delta * (kept + (o * summary + w * kept) / r))
+    """``x* = √(2Δ·(R + (o·s + w·R)/r))`` (``√(2Δ·(o·s + w·R)/r)`` for a summarizer on
+    another model): the interval between compactions (tokens) that minimises
+    :func:`steady_state_cost` (:func:`regio.policies.costcontrol.interval`)."""
+    return interval(delta, kept, prices.terms(summary))
 
 
 @attrs.frozen
@@ -141,7 +190,7 @@ class Schedule:
             previous = size
             candidate = prompt + new
             if i > 0 and trigger is not None and self.kept is not None and candidate > trigger:
-                units += self.summarizes * (p.read * prompt + p.output * self.summary)
+                units += self.summarizes * p.compaction(prompt, self.kept, self.summary)
                 base = min(self.fixed, self.kept)
                 units += p.read * base + p.write * (self.kept - base)
                 prompt = self.kept

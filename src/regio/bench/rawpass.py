@@ -2,7 +2,10 @@
 every peer (:mod:`regio.bench.peers`), each rendered as a plain request
 (:func:`regio.bench.baselines.plain_request`). A provider peer's compaction pass
 (:mod:`regio.bench.peers.providers`) is billed as a request of its own in the agent's cache
-scope, just before the call it was made in; a pass over the window marks that call broken."""
+scope, just before the call it was made in; a pass over the window marks that call broken.
+A peer's summarizer calls (LangChain's ``SummarizationMiddleware`` takes its summary model as
+an argument) go to the blueprint's summarizer model, as regio's do
+(:attr:`regio.bench.replaysetup.ReplaySetup.summarizer_model`)."""
 
 from __future__ import annotations
 
@@ -58,7 +61,9 @@ def _peer_step(
     tracker.compacted = view.compacted
     for k, c in enumerate(peer.calls[len(tracker.compaction_requests) :]):
         tracker.compaction_requests.append(
-            summary_request(c, f"{empty.id}.{k}", empty.t_start, setup.trace.id, empty.model)
+            summary_request(
+                c, f"{empty.id}.{k}", empty.t_start, setup.trace.id, setup.summarizer_model
+            )
         )
     made = view.compaction_pass
     if made is not None:

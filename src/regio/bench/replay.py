@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from regio.bench.baselines import MessageCounts
+from regio.bench.billing import summarizer_pricing
 from regio.bench.enginepass import ABLATIONS, DELEGATE, OPT_IN, engine_pass
 from regio.bench.peers import PEERS, peer_available
 from regio.bench.pressure import scale_blueprint
@@ -124,7 +125,10 @@ class ReplayOutput:
     operations made after the first call; ``refused_writes``: writes a region refused;
     ``notes``: what was skipped or approximated; ``retention_from``: the model call from which
     every strategy's retention is scored (the first call at which any strategy had cut
-    something; ``None``: none cut, or no probes).
+    something; ``None``: none cut, or no probes); ``summarizer_cache``: the cache model that
+    prices the summarizers' transcript prompts (a summarizer on another model than the
+    agent's, with a price in the cache rules: :func:`regio.bench.billing.summarizer_pricing`;
+    ``None``: the run's own cache model).
     """
 
     trace: str
@@ -138,6 +142,7 @@ class ReplayOutput:
     outputs: list[int] = attrs.field(factory=list)
     fixed_tokens: int = 0
     prompt_limit: int | None = None
+    summarizer_cache: str | None = None
 
     @property
     def requests(self) -> dict[str, list[CacheRequest]]:
@@ -206,6 +211,9 @@ def replay(
     )
     raw = raw_pass(setup, raw_names, notes)
     runs = {**engine_runs, **raw.trackers}
+    summarizer_cache, billed = summarizer_pricing(blueprint)
+    if billed is not None and any(t.compaction_requests for t in runs.values()):
+        notes.append(billed)  # how the transcript prompts billed were priced
     cuts = [t.first_cut for t in runs.values() if t.first_cut is not None]
     since = min(cuts) if cuts and setup.probes else None
     limit = prompt_limit(blueprint)
@@ -221,4 +229,5 @@ def replay(
         outputs=raw.outputs,
         fixed_tokens=raw.fixed,
         prompt_limit=limit,
+        summarizer_cache=summarizer_cache,
     )

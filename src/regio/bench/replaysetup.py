@@ -104,7 +104,7 @@ def forks(blueprint: Blueprint) -> bool:
     every summarizer as an LLM on the model the blueprint names, whatever its ``provider``
     (the default ``extractive`` sends no request: billing it keeps regio comparable with the
     peers' LLM summaries)."""
-    return blueprint.summarizer.model in ("", None, blueprint.model.name)
+    return blueprint.summary_model is None
 
 
 @attrs.frozen
@@ -119,6 +119,13 @@ class ReplaySetup:
     tasks: frozenset[str]
     probes: tuple[Probe, ...]
     call_events: tuple[int, ...]
+
+    @property
+    def summarizer_model(self) -> str:
+        """The model every summarizer's transcript prompts go to: the blueprint's
+        ``summarizer.model`` when it names another than the agent's, else the agent's."""
+        named = self.blueprint.summary_model
+        return named[1] if named is not None else self.blueprint.model.name
 
     @property
     def limit(self) -> int:
@@ -136,9 +143,12 @@ class ReplaySetup:
         """A regio engine for one layout (``blueprint``: another than the run's, e.g. the
         delegating strategy's), its summarizer's calls billed (:mod:`.billing`): as forks of
         the agent's last request when the blueprint's summarizer runs on the agent's own model
-        (:func:`forks`), else as transcript prompts."""
+        (:func:`forks`), else as transcript prompts to the summarizer's model, which the
+        summarizer names (so the engine's cost controller prices its summaries as billed)."""
         bp = blueprint if blueprint is not None else self.blueprint
         summarizer = self.summarizer(BilledExtractive)
+        if bp.summary_model is not None:  # the model its summaries are billed on
+            summarizer.api, summarizer.model = bp.summary_model
         engine = Engine.from_blueprint(
             bp, summarizer=summarizer, token_counter=self.counter, clock=clock, **options
         )

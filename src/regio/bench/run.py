@@ -21,6 +21,7 @@ from regio.bench.costbound import (
     kept_tokens,
     periodic_hit_bound,
     prices_of,
+    with_summarizer,
 )
 from regio.bench.metrics import (
     append_only_hit_rate,
@@ -78,7 +79,7 @@ def score(
         rule_id = ""
         items = []
         for layout, run in out.runs.items():
-            report, compaction = _simulate(name, run)
+            report, compaction = _simulate(name, run, out.summarizer_cache)
             rule_id = report.rule_id
             cost = report.cost_usd
             if compaction is not None and cost is not None and compaction.cost_usd is not None:
@@ -115,7 +116,9 @@ def bound_fields(
     (:mod:`regio.bench.costbound`) as :class:`LayoutResult` fields: the bound (USD), the share
     ``cost`` is of it, its trigger, the kept size (tokens) and the periodic-compaction bound
     on the hit rate at that kept size; ``None`` where prices, a prompt limit, a kept size or a
-    feasible schedule are missing."""
+    feasible schedule are missing. A strategy whose summaries are transcript prompts to
+    another model (``out.summarizer_cache``) has its summaries priced at that model's prices,
+    as they are billed."""
     empty: dict[str, Any] = {
         "cost_bound_usd": None,
         "cost_bound_share": None,
@@ -130,6 +133,9 @@ def bound_fields(
     prices = prices_of(cache_model_for(cache_model).rule, ttl)
     if prices is None or out.prompt_limit is None or not out.outputs:
         return {**empty, "kept_tokens": kept}
+    if run.compaction_requests and out.summarizer_cache is not None:
+        # its summaries are transcript prompts to another model, at that model's prices
+        prices = with_summarizer(prices, cache_model_for(out.summarizer_cache).rule)
     passes = [*run.fork_requests, *run.compaction_requests]
     summary = round(sum(r.output_tokens for r in passes) / len(passes)) if passes else 0
     bound = Schedule(
@@ -154,17 +160,20 @@ def bound_fields(
     }
 
 
-def _simulate(name: str, run: StrategyRun) -> tuple[CacheReport, CacheReport | None]:
+def _simulate(
+    name: str, run: StrategyRun, summarizer: str | None = None
+) -> tuple[CacheReport, CacheReport | None]:
     """``(the strategy's model calls, its summarizer calls)`` of ``run`` under cache model
     ``name``: the calls and the summarizer's forks of them (``run.fork_requests``) share one
-    cache, in time order, as at the provider; transcript prompts have one of their own."""
+    cache, in time order, as at the provider; transcript prompts have one of their own, under
+    the summarizer's cache model ``summarizer`` (``provider:model``; ``None``: ``name``)."""
     model = cache_model_for(name)
     forks = {r.id for r in run.fork_requests}
     outs = [model.process(r) for r in order_requests([*run.requests, *run.fork_requests])]
     report = CacheReport.from_outcomes(model.rule.id, [o for o in outs if o.id not in forks])
     billed = [o for o in outs if o.id in forks]
     if run.compaction_requests:
-        own = cache_model_for(name)
+        own = cache_model_for(summarizer or name)
         billed += [own.process(r) for r in order_requests(run.compaction_requests)]
     compaction = CacheReport.from_outcomes(model.rule.id, billed) if billed else None
     return report, compaction

@@ -2,16 +2,19 @@
 under ``compact`` eviction, the compaction trigger and target it would use and the expected
 cost per request, at a stated number of new tokens per request (``docs/runtime.md``, "The
 cost controller"). Computed on the blueprint's own window (seeds written, no tool schemas)
-with its cache profile's prices and its summarizer's ``max_summary_tokens`` as the summary."""
+with its cache profile's prices and its summarizer's ``max_summary_tokens`` as the summary; a
+``summarizer.model`` other than the agent's is priced at its own input and output prices (a
+transcript prompt of its own: :func:`regio.session._cacheprices.summary_cost_terms`) when the
+cache rules record them."""
 
 from __future__ import annotations
 
 from regio.blueprint.build import build_window
 from regio.blueprint.spec import Blueprint
-from regio.policies.costcontrol import CostTerms, request_cost
+from regio.policies.costcontrol import request_cost
 from regio.policies.eviction import Compact
 from regio.regions import SlidingWindow
-from regio.session._cacheprices import cache_terms
+from regio.session._cacheprices import cache_terms, summary_cost_terms
 
 __all__ = ["GROWTHS", "cost_notes"]
 
@@ -32,14 +35,18 @@ def cost_notes(bp: Blueprint, growths: tuple[int, ...] = GROWTHS) -> list[str]:
         return []
     provider, _, model = bp.cache_profile.partition(":")
     cache = cache_terms(provider, model, bp.cache.ttl)
-    terms = CostTerms(
-        read=cache.read,
-        write=cache.write,
-        output=cache.output,
-        summary=float(bp.summarizer.max_summary_tokens),
-    )
+    terms = summary_cost_terms(cache, bp.summary_model, float(bp.summarizer.max_summary_tokens))
     conv.cache_multipliers = (cache.write, cache.read)
     outside = conv.outside_tokens()
+    writer = bp.summary_model
+    priced = ""
+    if writer is not None:
+        priced = (
+            f", its summaries written by {writer[1]} at that model's prices"
+            if terms.transcript_input is not None
+            else f", its summaries priced as the agent model's: the cache rules give no "
+            f"price for {writer[1]}"
+        )
     notes = []
     for growth in growths:
         conv.cost_terms = None
@@ -57,6 +64,6 @@ def cost_notes(bp: Blueprint, growths: tuple[int, ...] = GROWTHS) -> list[str]:
         notes.append(
             f"{conv.name}: at {growth:,} new tokens a request the cost controller compacts at "
             f"{trigger:,} tokens a request{earlier} down to {target:,}: about {cost:,.0f} "
-            f"input-token equivalents{usd} a request"
+            f"input-token equivalents{usd} a request{priced}"
         )
     return notes

@@ -301,6 +301,19 @@ class Blueprint:
         """``cache.profile``, or ``<provider>:<model name>`` when omitted."""
         return self.cache.profile or f"{self.model.provider}:{self.model.name}"
 
+    @property
+    def summary_model(self) -> tuple[str, str] | None:
+        """``(provider, model)`` of the summarizer when ``summarizer.model`` names another
+        model than the agent's ``model.name``: on ``summarizer.provider``, or the agent's
+        provider when that is ``extractive`` (the offline default, which the bench and the
+        cost estimates of ``regio validate`` price as an LLM on the model it names);
+        ``None`` when it names none or the agent's own."""
+        spec = self.summarizer
+        if not spec.model or spec.model == self.model.name:
+            return None
+        provider = self.model.provider if spec.provider == "extractive" else spec.provider
+        return provider, spec.model
+
     def region(self, name: str) -> RegionSpec:
         """The region spec called ``name``; raises :class:`UnknownRegionError` (a
         ``RegioError`` and ``KeyError``) naming the known regions."""

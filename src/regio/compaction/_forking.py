@@ -170,7 +170,10 @@ def cheaper_than_transcript(
     an instruction of about the same size, and the reply is the same). A cache that is not
     ``warm`` (the clock past the last request plus the TTL) is written again by a fork, so a
     fork then never costs less. Measured (``docs/benchmark.md``): a merge of a few small
-    summaries forked at a 32k window cost more than its transcript prompt."""
+    summaries forked at a 32k window cost more than its transcript prompt. Both requests go
+    to the agent's model, so one input price weighs them: a summarizer on another model is
+    never forked (:func:`forked_request` checks the model first) and sends the transcript
+    prompt at its own prices."""
     return warm and read * forked.tokens < sum(e.tokens for e in entries)
 
 

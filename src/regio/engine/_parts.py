@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from regio.policies.costcontrol import CostTerms
 from regio.regions import SlidingWindow
-from regio.session._cacheprices import cache_terms
+from regio.session._cacheprices import cache_terms, summarizer_model, summary_cost_terms
 from regio.summarizers._protocol import DEFAULT_MAX_SUMMARY_TOKENS, summarizer_limits
 
 if TYPE_CHECKING:
@@ -35,7 +34,9 @@ def apply_options(
     ``cache_multipliers`` (write, read; multiples of the input price) of every
     :class:`regio.regions.SlidingWindow` in ``window`` with the cost controller's prices
     (``cost_terms``: those, the output price and the summarizer's ``max_summary_tokens`` as
-    the summary size until one is measured), and the window's ``reserved_tokens``
+    the summary size until one is measured; a summarizer on another model than the agent's is
+    priced at its own input and output prices when the cache rules record them:
+    :func:`regio.session._cacheprices.summary_cost_terms`), and the window's ``reserved_tokens``
     (:meth:`regio.session._budget.EngineBudget.reserve`)."""
     budget.options = options
     session.options = options
@@ -46,7 +47,8 @@ def apply_options(
         summary = float(summarizer_limits(session.summarizer)[2])
     except ValueError:
         summary = float(DEFAULT_MAX_SUMMARY_TOKENS)
-    prices = CostTerms(read=terms.read, write=terms.write, output=terms.output, summary=summary)
+    writer = summarizer_model(session.summarizer, options.provider, options.model)
+    prices = summary_cost_terms(terms, writer, summary)
     for region in window.regions:
         if isinstance(region, SlidingWindow):
             region.cache_multipliers = (terms.write, terms.read)

@@ -20,6 +20,16 @@ tens of thousands of tokens whatever the window. :func:`interval` is ``x*``,
 :func:`request_cost` is ``c(x)``, and :func:`controlled_trigger` the trigger a conversation uses
 for what its compaction keeps: ``R + x*``, never later than the window allows (``limit``: the
 window-fill trigger).
+
+A summarizer on another model than the agent's (``CostTerms.transcript_input`` set) cannot read
+the agent's cache (a prefix cache is per model): it is sent a transcript prompt of its own
+holding what it summarizes, about the ``x`` tokens that came since the last compaction, at its
+own input price ``i`` (a multiple of the agent's input price), and writes the summary at its
+own output price (``o``, over the agent's input price). Its ``r T`` term becomes ``i x``, so
+
+    c(x) = r (R + x/2) + w D + D i + D (o s + w R) / x,    x* = sqrt(2 D (o s + w R) / r)
+
+(the summarizer's read no longer depends on when it runs: it reads each token once).
 """
 
 from __future__ import annotations
@@ -28,7 +38,14 @@ import math
 
 import msgspec
 
-__all__ = ["DEFAULT_OUTPUT", "CostTerms", "controlled_trigger", "interval", "request_cost"]
+__all__ = [
+    "DEFAULT_OUTPUT",
+    "CostTerms",
+    "compaction_cost",
+    "controlled_trigger",
+    "interval",
+    "request_cost",
+]
 
 #: Output price over input price when the rules do not give both: Anthropic's Claude Sonnet
 #: 4.6 (https://docs.anthropic.com/en/docs/about-claude/pricing: $3 input, $15 output).
@@ -36,14 +53,32 @@ DEFAULT_OUTPUT = 5.0
 
 
 class CostTerms(msgspec.Struct, frozen=True):
-    """The prices a controller weighs, as multiples of the input price per token: ``read``
-    (``r``) and ``write`` (``w``) of the provider's prefix cache, ``output`` (``o``) of a
-    generated token; ``summary``: the tokens a summary is expected to take (``s``)."""
+    """The prices a controller weighs, as multiples of the agent model's input price per
+    token: ``read`` (``r``) and ``write`` (``w``) of the provider's prefix cache, ``output``
+    (``o``) of a summary's generated token (the summarizer model's output price);
+    ``summary``: the tokens a summary is expected to take (``s``); ``transcript_input``
+    (``i``): ``None`` when the summary request reads the agent's cached request (a fork on
+    the agent's own model), else the input price of a summarizer on another model, which
+    reads what it summarizes uncached in a transcript prompt (module doc)."""
 
     read: float
     write: float
     output: float = DEFAULT_OUTPUT
     summary: float = 0.0
+    transcript_input: float | None = None
+
+
+def compaction_cost(kept: float, growth: float, terms: CostTerms) -> float:
+    """One compaction's cost in input-token equivalents when it keeps ``kept`` tokens after
+    ``growth`` tokens came (``T = kept + growth``): the summary request's read (``r T`` from
+    the agent's cache, or ``i x`` as a transcript on another model), its summary (``o s``)
+    and the kept prefix written again (``w R``)."""
+    read = (
+        terms.read * (kept + growth)
+        if terms.transcript_input is None
+        else terms.transcript_input * growth
+    )
+    return read + terms.output * terms.summary + terms.write * kept
 
 
 def interval(delta: float, kept: float, terms: CostTerms) -> float:
@@ -53,7 +88,9 @@ def interval(delta: float, kept: float, terms: CostTerms) -> float:
     if delta <= 0 or terms.read <= 0:
         return 0.0
     rewrite = (terms.output * terms.summary + terms.write * kept) / terms.read
-    return math.sqrt(2.0 * delta * (kept + rewrite))
+    if terms.transcript_input is None:  # the fork reads R + x at r: R of it fixed
+        return math.sqrt(2.0 * delta * (kept + rewrite))
+    return math.sqrt(2.0 * delta * rewrite)  # the transcript reads x: no fixed read
 
 
 def request_cost(delta: float, kept: float, growth: float, terms: CostTerms) -> float:
@@ -62,10 +99,8 @@ def request_cost(delta: float, kept: float, growth: float, terms: CostTerms) -> 
     ``growth <= 0``."""
     if growth <= 0:
         raise ValueError(f"growth between compactions must be > 0 tokens, got {growth}")
-    r, w = terms.read, terms.write
-    trigger = kept + growth
-    step = r * trigger + terms.output * terms.summary + w * kept
-    return r * (kept + growth / 2) + w * delta + delta * step / growth
+    step = compaction_cost(kept, growth, terms)
+    return terms.read * (kept + growth / 2) + terms.write * delta + delta * step / growth
 
 
 def controlled_trigger(limit: int, delta: float, kept: float, terms: CostTerms) -> int:

@@ -1,8 +1,8 @@
 """What an engine knows about its provider's prefix cache: the ``(write, read)`` price
 multipliers that size token hysteresis targets, the output price the cost controller weighs a
-summary with, and the cache TTL (seconds) that times an idle compaction. All come from the
-cache rules data (``regio/data/cache-rules.yaml``, each rule citing its provider's
-documentation).
+summary with, and the cache TTL (seconds) that times an idle compaction; and the prices of a
+summarizer on another model than the agent's (:func:`summary_cost_terms`). All come from the
+cache rules data (``regio/data/cache-rules.yaml``, each rule citing its source).
 """
 
 from __future__ import annotations
@@ -13,13 +13,21 @@ import msgspec
 
 from regio.cache import resolve
 from regio.errors import RegioError
-from regio.policies.costcontrol import DEFAULT_OUTPUT
+from regio.policies.costcontrol import DEFAULT_OUTPUT, CostTerms
 from regio.policies.hysteresis import DEFAULT_MULTIPLIERS
+from regio.providers.registry import find_provider
+from regio.session._usage import rule_prices
 
 if TYPE_CHECKING:
     from regio.cache.rules import Rule
 
-__all__ = ["CacheTerms", "cache_terms"]
+__all__ = [
+    "CacheTerms",
+    "cache_terms",
+    "model_price",
+    "summarizer_model",
+    "summary_cost_terms",
+]
 
 
 class CacheTerms(msgspec.Struct, frozen=True):
@@ -64,3 +72,44 @@ def cache_terms(provider: str, model: str, ttl: str = "5m") -> CacheTerms:
     return CacheTerms(
         write=write, read=read, ttl_s=_ttl(rule, ttl), output=output, input_usd=price.input
     )
+
+
+def model_price(provider: str, model: str) -> tuple[float, float] | None:
+    """``(input, output)`` USD per million tokens of ``model`` on ``provider`` from the cache
+    rules data (:func:`regio.session._usage.rule_prices`); ``None`` when the rules do not know
+    the model or record no input or output price for it."""
+    pricing = rule_prices(provider, model)
+    if pricing is None or not pricing.input or pricing.output is None:
+        return None
+    return float(pricing.input), float(pricing.output)
+
+
+def summarizer_model(summarizer: object, provider: str, model: str) -> tuple[str, str] | None:
+    """``(provider, model)`` of a summarizer that asks for another model than the agent's
+    ``model``: its ``model`` attribute, on the provider its ``api`` names (a
+    :class:`regio.compaction.ForkSummarizer`'s client), else on the agent's ``provider``;
+    ``None`` when it names no model or the agent's own (an offline summarizer names none)."""
+    own = str(getattr(summarizer, "model", "") or "")
+    if not own or own == model:
+        return None
+    api = getattr(summarizer, "api", None)
+    found = find_provider(api) if isinstance(api, str) else None
+    return (found.name if found is not None else provider), own
+
+
+def summary_cost_terms(
+    cache: CacheTerms, summarizer: tuple[str, str] | None, summary: float
+) -> CostTerms:
+    """The cost controller's :class:`regio.policies.costcontrol.CostTerms` for an agent whose
+    cache terms are ``cache`` and whose summaries of ``summary`` tokens are written by
+    ``summarizer`` (``(provider, model)``, :func:`summarizer_model`; ``None``: the agent's own
+    model, which forks the cached request). A summarizer on another model reads a transcript
+    prompt at its own input price and writes at its own output price, both over the agent's
+    input price (``transcript_input``, ``output``); when the rules give no price for it, or
+    none for the agent's model, the agent's own terms are kept."""
+    terms = CostTerms(read=cache.read, write=cache.write, output=cache.output, summary=summary)
+    price = model_price(*summarizer) if summarizer is not None else None
+    if price is None or not cache.input_usd:
+        return terms
+    base = float(cache.input_usd)
+    return msgspec.structs.replace(terms, output=price[1] / base, transcript_input=price[0] / base)
