@@ -32,7 +32,8 @@ last/first and last/full; "no compaction" figures leave out the requests that co
 for the process's CPU, their own CPU time); a compaction is a cost of the full window, never in
 the first 10%, reported as a session's first compaction against its last. A session's first
 request, which creates it, is reported apart, and two requests of a warm-up session run first.
-``REGIO_BENCH_LOG=path`` keeps the request log.
+``REGIO_BENCH_LOG=path`` keeps the request log; ``REGIO_BENCH_PROXY_ARGS`` adds options to the
+worker's command line (``"--threads 4"``).
 
 Asserted: the process's CPU per request without compactions, last 10% against first 10% and
 against the full window, and the proxy's own CPU against the full window, each at most 1.5; a
@@ -187,6 +188,7 @@ def test_added_cpu_and_latency_per_request_stay_flat_as_sessions_grow(tmp_path):
             proxy_port,
             "--request-log",
             str(log),
+            *os.environ.get("REGIO_BENCH_PROXY_ARGS", "").split(),
         ),
         env=env,
     )
