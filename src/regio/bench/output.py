@@ -161,22 +161,29 @@ def model_table(
 
 def recorded_window_line(traces: Sequence[TraceResult], window: int) -> str | None:
     """The line printed under a pressure run's tables about the ``recorded`` row: the
-    agents' requests as sent, the ``window`` (tokens) not applied, with how many of them
-    exceed it and the largest (prompt tokens, under the first cache model). ``None`` when
-    ``recorded`` was not run."""
-    sizes = [
-        n
+    agents' requests as sent, the ``window`` (tokens) not applied, with how many of them do
+    not fit it and the largest (prompt tokens, under the first cache model). A request fits
+    when its prompt is at most its trace's ``prompt_limit`` (``context_window -
+    max_output_tokens``: what an API accepts, the measure the ``broken`` lines count ``over
+    the window`` with; ``window`` for a trace without one). ``None`` when ``recorded`` was
+    not run."""
+    pairs = [
+        (n, t.prompt_limit if t.prompt_limit is not None else window)
         for t in traces
         if t.models and any(x.layout == "recorded" for x in t.models[0].layouts)
         for n in t.models[0].layout("recorded").prompt_per_request
     ]
-    if not sizes:
+    if not pairs:
         return None
-    over = sum(n > window for n in sizes)
+    over = sum(n > limit for n, limit in pairs)
+    limits = sorted({limit for _, limit in pairs})
+    span = f"{limits[0]:,}" if len(limits) == 1 else f"{limits[0]:,}-{limits[-1]:,}"
     return (
         f"{AS_SENT}: the requests the agents really sent, window not applied (a recorded "
-        f"request cannot be re-windowed): {over} of {len(sizes)} exceed the {window:,}-token "
-        f"window, the largest is {max(sizes):,} tokens; 'vs rec' compares each strategy with "
+        f"request cannot be re-windowed): {over} of {len(pairs)} exceed the {window:,}-token "
+        f"window less the output reserve (a prompt over {span} tokens, context_window - "
+        "max_output_tokens, as the broken lines count it), the largest is "
+        f"{max(n for n, _ in pairs):,} tokens; 'vs rec' compares each strategy with "
         "these requests, and their share of the window-capped bound is not shown"
     )
 
