@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from regio.compaction.relief._chain import ReliefSkipped
 from regio.content import ToolResult, ToolUse
 from regio.layout import check_anthropic, check_openai_chat
 from regio.policies import Compact
@@ -157,7 +158,42 @@ def test_stages_that_cannot_reach_the_target_leave_it_to_the_summary() -> None:
     engine, kinds = _small_results_run(policy)
     assert "relief_applied" not in kinds
     assert "relief_skipped" in kinds and "compaction_finished" in kinds
-    assert engine.book.relief.stages["clear"].skipped >= 1
+    assert engine.book.relief.stages["clear"].short >= 1
+
+
+def test_a_stage_short_of_the_target_is_counted_apart_from_one_below_its_minimum() -> None:
+    # `regio demo` printed "clear ran 69x (skipped 69x)" while the docs said "skipped below
+    # its minimum": the chain falling short of the target was counted in the same tally
+    short, _ = _small_results_run(
+        ReliefPolicy(clear_at_least=1, trim_at_least=1, keep_last=2, clear_after_summary=False)
+    )
+    assert short.book.relief.stages["clear"].short >= 1
+    assert short.book.relief.stages["clear"].skipped == 0  # its batch always met its 1 token
+    below = _engine(ReliefPolicy(clear_at_least=100_000, trim_at_least=100_000, keep_last=2))
+    seen = _events(below)
+    below.add_user("fix the bug")
+    for i in range(14):
+        _step(below, i, 150)
+        below.request()
+    clear = below.book.relief.stages["clear"]
+    assert clear.skipped >= 1 and clear.short == 0 and clear.runs == 0
+    reasons = {e.reason for e in seen if isinstance(e, ReliefSkipped)}
+    assert reasons == {"below_minimum"}
+
+
+def test_the_skipped_event_says_which_of_the_two_it_was() -> None:
+    policy = ReliefPolicy(clear_at_least=1, trim_at_least=1, keep_last=2, clear_after_summary=False)
+    engine = _engine(policy)
+    seen = _events(engine)
+    engine.add_user("fix the bug " + words(300))
+    for i in range(40):
+        call = ToolUse(f"c{i}", "bash", {"cmd": "x"})
+        engine.add_assistant(words(12, f"a{i}"), [call])
+        engine.add_tool_result(call.id, words(14, f"t{i}x"))
+        engine.request()
+    skips = [e for e in seen if isinstance(e, ReliefSkipped) and e.stage == "clear"]
+    assert skips and {e.reason for e in skips} == {"short_of_target"}
+    assert len(skips) == engine.book.relief.stages["clear"].short
 
 
 def test_clear_after_summary_clears_what_the_summary_kept_in_the_same_rewrite() -> None:

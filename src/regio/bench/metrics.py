@@ -290,8 +290,8 @@ def sum_relief(parts: Sequence[Sequence[ReliefStage]]) -> tuple[ReliefStage, ...
     out: dict[str, list[int]] = {}
     for part in parts:
         for s in part:
-            acc = out.setdefault(s.stage, [0, 0, 0, 0])
-            for i, v in enumerate((s.runs, s.skipped, s.freed_tokens, s.blocks)):
+            acc = out.setdefault(s.stage, [0, 0, 0, 0, 0])
+            for i, v in enumerate((s.runs, s.skipped, s.freed_tokens, s.blocks, s.short)):
                 acc[i] += v
     return tuple(ReliefStage(k, *v) for k, v in out.items())
 

@@ -248,13 +248,16 @@ def broken_lines(model: ModelResult) -> list[str]:
 
 def relief_lines(model: ModelResult) -> list[str]:
     """One line per strategy with a relief chain: per stage how often it ran (batches), how
-    often it was skipped below its minimum and the tokens it freed."""
+    often it did not run, apart: skipped below its minimum, and short of the target (its
+    batch met its minimum but the stages together could not reach the target, so the
+    summarization ran instead), and the tokens it freed."""
     out = []
     for x in model.layouts:
         if not x.relief:
             continue
         stages = "; ".join(
-            f"{s.stage} ran {s.runs}x (skipped {s.skipped}x), freed {s.freed_tokens:,} tokens"
+            f"{s.stage} ran {s.runs}x (skipped {s.skipped}x below its minimum, {s.short}x short "
+            f"of the target), freed {s.freed_tokens:,} tokens"
             for s in x.relief
         )
         out.append(f"relief chain of {x.layout} ({model.cache_model}): {stages}")

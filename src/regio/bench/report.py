@@ -27,7 +27,7 @@ Shape of ``regio bench --json OUT`` (all token counts in tokens, costs in USD, r
               "read_per_request": [...], "prompt_per_request": [...],
               "cost_per_request": [...], "compaction_cost_per_request": [...],
               "relief": [{"stage": "clear", "runs": 12, "skipped": 1,
-                          "freed_tokens": 61040, "blocks": 240, ...}]}, ...]}]}],
+                          "freed_tokens": 61040, "blocks": 240, "short": 3}]}, ...]}]}],
      "totals": [ {"cache_model": ..., "layouts": [...]} ],
      "notes": ["..."], "skipped": ["..."], "versions": {"langchain-core": "1.8.3"},
      "window_tokens": null}
@@ -95,14 +95,16 @@ def _named(
 class ReliefStage(msgspec.Struct, frozen=True):
     """One stage of regio's relief chain on one strategy (``clear``, ``trim`` under token
     pressure; ``dedupe``, ``admit_trim``, ``route`` on admission): ``runs`` batches applied,
-    ``skipped`` times it would have freed less than its minimum, ``freed_tokens`` (tokens)
-    and ``blocks`` edited."""
+    ``skipped`` times it would have freed less than its minimum, ``short`` times its batch met
+    its minimum but the stages together could not reach the target (so it did not run and the
+    summarization ran instead), ``freed_tokens`` (tokens) and ``blocks`` edited."""
 
     stage: str
     runs: int
     skipped: int
     freed_tokens: int
     blocks: int
+    short: int = 0
 
 
 class LayoutResult(msgspec.Struct, frozen=True):

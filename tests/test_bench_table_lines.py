@@ -1,17 +1,19 @@
-"""A totals table compares like with like: a strategy that ran on fewer traces than the table
-sums (``regio-delegate`` where the blueprint renders for an API without provider compaction)
-is compared with ``recorded`` and the peers over the traces it ran on, never with their
-totals over all of them, and says so."""
+"""What the tables and the lines under them say. A totals table compares like with like: a
+strategy that ran on fewer traces than the table sums (``regio-delegate`` where the blueprint
+renders for an API without provider compaction) is compared with ``recorded`` and the peers
+over the traces it ran on, never with their totals over all of them, and says so; the relief
+line counts a stage's two ways of not running apart."""
 
 from __future__ import annotations
 
+import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
 from regio.bench.metrics import total_models
-from regio.bench.output import print_report
-from regio.bench.report import BenchReport, LayoutResult, ModelResult, TraceResult
+from regio.bench.output import print_report, relief_lines
+from regio.bench.report import BenchReport, LayoutResult, ModelResult, ReliefStage, TraceResult
 from regio.bench.savings import compare_costs
 
 CACHE = "anthropic:claude-sonnet-4-6"
@@ -94,3 +96,16 @@ def test_vs_recorded_is_the_ratio_of_the_sums_over_the_traces_the_strategy_ran(
         assert seen["regio-delegate"].traces == len(ran)
     own = sum(o for _, o, _ in per_trace) / sum(r for r, _, _ in per_trace) - 1
     assert seen["regio"].vs_recorded == f"{own:+.1%}" and not seen["regio"].partial
+
+
+def test_the_relief_line_counts_skips_below_the_minimum_apart_from_falling_short() -> None:
+    stages = (ReliefStage("clear", 3, 12, 9000, 40, 57), ReliefStage("trim", 0, 0, 0, 0, 69))
+    layout = msgspec.structs.replace(_layout("regio", 1.0), relief=stages)
+    (line,) = relief_lines(ModelResult(CACHE, "rule", (layout,)))
+    assert line == (
+        f"relief chain of regio ({CACHE}): clear ran 3x (skipped 12x below its minimum, 57x "
+        "short of the target), freed 9,000 tokens; trim ran 0x (skipped 0x below its minimum, "
+        "69x short of the target), freed 0 tokens"
+    )
+    summed = total_models([[ModelResult(CACHE, "rule", (layout,))]] * 2)[0].layout("regio")
+    assert summed.relief[0] == ReliefStage("clear", 6, 24, 18000, 80, 114)
