@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from regio.bench.agreement import usage_agreement
+from regio.bench.cachenames import check_cache_models
 from regio.bench.costbound import (
     Schedule,
     cut_sizes,
@@ -60,13 +61,6 @@ __all__ = [
 #: provider's default model (``regio.providers.provider_for("openai").default_model``; its rule
 #: carries a price); ``openai:gpt-4o`` stays selectable with ``--cache``.
 DEFAULT_CACHE_MODELS: tuple[str, ...] = ("anthropic:claude-sonnet-4-6", "openai:gpt-5")
-
-
-def check_cache_models(names: Sequence[str]) -> None:
-    """Resolve every cache model name once; raises the cache layer's ``CacheRuleError``
-    (naming the bad name and the known providers) before any work is done."""
-    for name in names:
-        cache_model_for(name)
 
 
 def score(
