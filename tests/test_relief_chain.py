@@ -121,13 +121,19 @@ def test_the_chain_stops_when_the_target_is_met() -> None:
     assert all(f in (["clear"], ["clear", "trim"], ["trim"]) for f in flushes)
 
 
-def test_a_stage_below_its_minimum_does_not_run() -> None:
+def _below_minimum_run() -> tuple[Any, list[Any]]:
+    """The engine and events of 14 calls whose stages' minimum (100,000 tokens) is never met."""
     engine = _engine(ReliefPolicy(clear_at_least=100_000, trim_at_least=100_000, keep_last=2))
     seen = _events(engine)
     engine.add_user("fix the bug")
     for i in range(14):
         _step(engine, i, 150)
         engine.request()
+    return engine, seen
+
+
+def test_a_stage_below_its_minimum_does_not_run() -> None:
+    engine, seen = _below_minimum_run()
     kinds = [e.kind for e in seen]
     assert "relief_applied" not in kinds
     assert "compaction_finished" in kinds  # token pressure went on to summarization
@@ -137,11 +143,16 @@ def test_a_stage_below_its_minimum_does_not_run() -> None:
     )
 
 
-def _small_results_run(policy: ReliefPolicy) -> tuple[Any, list[str]]:
+def _small_results_run(
+    policy: ReliefPolicy, seen: list[Any] | None = None
+) -> tuple[Any, list[str]]:
     """The engine and the event kinds of a run of 40 small calls and results (12 and 14
-    words) after a 300-word task, one request each: clearing alone cannot meet the target."""
+    words) after a 300-word task, one request each: clearing alone cannot meet the target.
+    ``seen`` collects the events themselves."""
     engine = _engine(policy)
-    seen = _events(engine)
+    if seen is None:
+        seen = []
+    engine.subscribe(seen.append)
     engine.add_user("fix the bug " + words(300))
     for i in range(40):
         call = ToolUse(f"c{i}", "bash", {"cmd": "x"})
@@ -169,12 +180,7 @@ def test_a_stage_short_of_the_target_is_counted_apart_from_one_below_its_minimum
     )
     assert short.book.relief.stages["clear"].short >= 1
     assert short.book.relief.stages["clear"].skipped == 0  # its batch always met its 1 token
-    below = _engine(ReliefPolicy(clear_at_least=100_000, trim_at_least=100_000, keep_last=2))
-    seen = _events(below)
-    below.add_user("fix the bug")
-    for i in range(14):
-        _step(below, i, 150)
-        below.request()
+    below, seen = _below_minimum_run()
     clear = below.book.relief.stages["clear"]
     assert clear.skipped >= 1 and clear.short == 0 and clear.runs == 0
     reasons = {e.reason for e in seen if isinstance(e, ReliefSkipped)}
@@ -183,14 +189,8 @@ def test_a_stage_short_of_the_target_is_counted_apart_from_one_below_its_minimum
 
 def test_the_skipped_event_says_which_of_the_two_it_was() -> None:
     policy = ReliefPolicy(clear_at_least=1, trim_at_least=1, keep_last=2, clear_after_summary=False)
-    engine = _engine(policy)
-    seen = _events(engine)
-    engine.add_user("fix the bug " + words(300))
-    for i in range(40):
-        call = ToolUse(f"c{i}", "bash", {"cmd": "x"})
-        engine.add_assistant(words(12, f"a{i}"), [call])
-        engine.add_tool_result(call.id, words(14, f"t{i}x"))
-        engine.request()
+    seen: list[Any] = []
+    engine, _ = _small_results_run(policy, seen)
     skips = [e for e in seen if isinstance(e, ReliefSkipped) and e.stage == "clear"]
     assert skips and {e.reason for e in skips} == {"short_of_target"}
     assert len(skips) == engine.book.relief.stages["clear"].short
