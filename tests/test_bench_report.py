@@ -33,6 +33,7 @@ LAYOUT_KEYS = {
     "read_per_request",
     "prompt_per_request",
     "cost_per_request",
+    "compaction_cost_per_request",
     "relief",
     "first_cut",
     "request_cost_usd",

@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from regio.compaction.relief._chain import ReliefSkipped
 from regio.content import ToolResult, ToolUse
 from regio.layout import check_anthropic, check_openai_chat
 from regio.policies import Compact
@@ -120,13 +121,19 @@ def test_the_chain_stops_when_the_target_is_met() -> None:
     assert all(f in (["clear"], ["clear", "trim"], ["trim"]) for f in flushes)
 
 
-def test_a_stage_below_its_minimum_does_not_run() -> None:
+def _below_minimum_run() -> tuple[Any, list[Any]]:
+    """The engine and events of 14 calls whose stages' minimum (100,000 tokens) is never met."""
     engine = _engine(ReliefPolicy(clear_at_least=100_000, trim_at_least=100_000, keep_last=2))
     seen = _events(engine)
     engine.add_user("fix the bug")
     for i in range(14):
         _step(engine, i, 150)
         engine.request()
+    return engine, seen
+
+
+def test_a_stage_below_its_minimum_does_not_run() -> None:
+    engine, seen = _below_minimum_run()
     kinds = [e.kind for e in seen]
     assert "relief_applied" not in kinds
     assert "compaction_finished" in kinds  # token pressure went on to summarization
@@ -136,11 +143,16 @@ def test_a_stage_below_its_minimum_does_not_run() -> None:
     )
 
 
-def _small_results_run(policy: ReliefPolicy) -> tuple[Any, list[str]]:
+def _small_results_run(
+    policy: ReliefPolicy, seen: list[Any] | None = None
+) -> tuple[Any, list[str]]:
     """The engine and the event kinds of a run of 40 small calls and results (12 and 14
-    words) after a 300-word task, one request each: clearing alone cannot meet the target."""
+    words) after a 300-word task, one request each: clearing alone cannot meet the target.
+    ``seen`` collects the events themselves."""
     engine = _engine(policy)
-    seen = _events(engine)
+    if seen is None:
+        seen = []
+    engine.subscribe(seen.append)
     engine.add_user("fix the bug " + words(300))
     for i in range(40):
         call = ToolUse(f"c{i}", "bash", {"cmd": "x"})
@@ -157,7 +169,31 @@ def test_stages_that_cannot_reach_the_target_leave_it_to_the_summary() -> None:
     engine, kinds = _small_results_run(policy)
     assert "relief_applied" not in kinds
     assert "relief_skipped" in kinds and "compaction_finished" in kinds
-    assert engine.book.relief.stages["clear"].skipped >= 1
+    assert engine.book.relief.stages["clear"].short >= 1
+
+
+def test_a_stage_short_of_the_target_is_counted_apart_from_one_below_its_minimum() -> None:
+    # `regio demo` printed "clear ran 69x (skipped 69x)" while the docs said "skipped below
+    # its minimum": the chain falling short of the target was counted in the same tally
+    short, _ = _small_results_run(
+        ReliefPolicy(clear_at_least=1, trim_at_least=1, keep_last=2, clear_after_summary=False)
+    )
+    assert short.book.relief.stages["clear"].short >= 1
+    assert short.book.relief.stages["clear"].skipped == 0  # its batch always met its 1 token
+    below, seen = _below_minimum_run()
+    clear = below.book.relief.stages["clear"]
+    assert clear.skipped >= 1 and clear.short == 0 and clear.runs == 0
+    reasons = {e.reason for e in seen if isinstance(e, ReliefSkipped)}
+    assert reasons == {"below_minimum"}
+
+
+def test_the_skipped_event_says_which_of_the_two_it_was() -> None:
+    policy = ReliefPolicy(clear_at_least=1, trim_at_least=1, keep_last=2, clear_after_summary=False)
+    seen: list[Any] = []
+    engine, _ = _small_results_run(policy, seen)
+    skips = [e for e in seen if isinstance(e, ReliefSkipped) and e.stage == "clear"]
+    assert skips and {e.reason for e in skips} == {"short_of_target"}
+    assert len(skips) == engine.book.relief.stages["clear"].short
 
 
 def test_clear_after_summary_clears_what_the_summary_kept_in_the_same_rewrite() -> None:

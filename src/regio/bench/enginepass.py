@@ -367,7 +367,7 @@ def engine_pass(
         run.drop_failed()
     for s, engine in {**run.engines, **run.dropped}.items():
         run.trackers[s].relief = tuple(
-            ReliefStage(k, v.runs, v.skipped, v.freed_tokens, v.blocks)
+            ReliefStage(k, v.runs, v.skipped, v.freed_tokens, v.blocks, v.short)
             for k, v in engine.book.relief.stages.items()
         )
     return run.trackers, run.writes, run.refused

@@ -235,6 +235,7 @@ def sum_layout_results(name: str, items: Sequence[LayoutResult]) -> LayoutResult
         read_per_request=tuple(r for x in items for r in x.read_per_request),
         prompt_per_request=tuple(n for x in items for n in x.prompt_per_request),
         cost_per_request=tuple(c for x in items for c in x.cost_per_request),
+        compaction_cost_per_request=_concat_compaction(items),
         relief=sum_relief([x.relief for x in items]),
         first_cut=items[0].first_cut if len(items) == 1 else None,
         request_cost_usd=_sum_costs([x.request_cost_usd for x in items]),
@@ -244,6 +245,18 @@ def sum_layout_results(name: str, items: Sequence[LayoutResult]) -> LayoutResult
         failure="; ".join(x.failure for x in items if x.failure) or None,
         failed_at=items[0].failed_at if len(items) == 1 else None,
         **_sum_bound(items),
+    )
+
+
+def _concat_compaction(items: Sequence[LayoutResult]) -> tuple[float, ...]:
+    """The summarizer's cost per model call of ``items`` in order, zeros for an item without
+    one; empty when none has one."""
+    if not any(x.compaction_cost_per_request for x in items):
+        return ()
+    return tuple(
+        c
+        for x in items
+        for c in (x.compaction_cost_per_request or (0.0,) * len(x.cost_per_request))
     )
 
 
@@ -277,8 +290,8 @@ def sum_relief(parts: Sequence[Sequence[ReliefStage]]) -> tuple[ReliefStage, ...
     out: dict[str, list[int]] = {}
     for part in parts:
         for s in part:
-            acc = out.setdefault(s.stage, [0, 0, 0, 0])
-            for i, v in enumerate((s.runs, s.skipped, s.freed_tokens, s.blocks)):
+            acc = out.setdefault(s.stage, [0, 0, 0, 0, 0])
+            for i, v in enumerate((s.runs, s.skipped, s.freed_tokens, s.blocks, s.short)):
                 acc[i] += v
     return tuple(ReliefStage(k, *v) for k, v in out.items())
 

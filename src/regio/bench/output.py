@@ -18,9 +18,9 @@ from rich.console import Console
 from rich.table import Table
 
 from regio.bench.metrics import total_models
-from regio.bench.peers import PEERS
 from regio.bench.plot import cumulative_series, plot_available, series_style, write_plot
 from regio.bench.report import BenchReport, LayoutResult, ModelResult, TraceResult, UsageAgreement
+from regio.bench.savings import compare_costs, partial_lines
 from regio.console import TableColumn, compact_number, fit_tables, stdout_console
 
 __all__ = [
@@ -69,27 +69,6 @@ def _compaction(x: LayoutResult) -> str:
     return f"{x.compaction_calls} {cost}"
 
 
-def _savings(model: ModelResult) -> dict[str, tuple[str, str]]:
-    """Per strategy: its total cost against ``recorded`` and against the cheapest unbroken
-    peer (any of :data:`regio.bench.peers.PEERS`, the providers' simulated compaction and
-    server-side edit included; never regio's layouts or ablations), negative = cheaper."""
-    costs = {x.layout: x.total_cost_usd for x in model.layouts}
-    recorded = costs.get("recorded")
-    peers = [
-        c
-        for x in model.layouts
-        if x.layout in PEERS and x.broken_requests == 0 and (c := x.total_cost_usd) is not None
-    ]
-    best = min(peers, default=None)
-    out: dict[str, tuple[str, str]] = {}
-    for name, cost in costs.items():
-        rec, peer = (
-            "—" if cost is None or not ref else f"{cost / ref - 1:+.1%}" for ref in (recorded, best)
-        )
-        out[name] = (rec, peer)
-    return out
-
-
 #: Columns of the strategy tables; the strategy name is the key repeated when they split.
 _COLUMNS = (
     TableColumn("strategy"),
@@ -107,16 +86,20 @@ _COLUMNS = (
 AS_SENT = "recorded (as sent)"
 
 
-def _model_rows(model: ModelResult, windowed: bool = False) -> list[list[str]]:
-    ranked = [x for x in model.layouts if x.broken_requests == 0]
+def _model_rows(
+    model: ModelResult, windowed: bool = False, parts: Sequence[ModelResult] = ()
+) -> list[list[str]]:
+    savings = compare_costs(model, parts)
+    ranked = [x for x in model.layouts if x.broken_requests == 0 and not savings[x.layout].partial]
     cheapest = min((c for x in ranked if (c := x.total_cost_usd) is not None), default=None)
-    savings = _savings(model)
     rows = []
     for x in model.layouts:
         cost = _money(x.total_cost_usd)
-        if x.broken_requests == 0 and cheapest is not None and x.total_cost_usd == cheapest:
+        if x in ranked and cheapest is not None and x.total_cost_usd == cheapest:
             cost = f"[bold green]{cost}[/]"
-        name = x.layout if x.broken_requests == 0 else f"[red]{x.layout} (broken)[/]"
+        seen = savings[x.layout]
+        label = f"{x.layout} ({seen.traces} of {seen.of} traces)" if seen.partial else x.layout
+        name = label if x.broken_requests == 0 else f"[red]{label} (broken)[/]"
         as_sent = windowed and x.layout == "recorded"
         if as_sent:
             name = AS_SENT
@@ -134,14 +117,20 @@ def _model_rows(model: ModelResult, windowed: bool = False) -> list[list[str]]:
                 str(x.broken_requests),
                 cost,
                 "—" if x.cost_bound_share is None else f"{x.cost_bound_share:.2f}x",
-                *savings.get(x.layout, ("", "")),
+                seen.vs_recorded,
+                seen.vs_peer,
             ]
         )
     return rows
 
 
 def model_tables(
-    title: str, model: ModelResult, width: int = 10_000, *, window: int | None = None
+    title: str,
+    model: ModelResult,
+    width: int = 10_000,
+    *,
+    window: int | None = None,
+    parts: Sequence[ModelResult] = (),
 ) -> list[Table]:
     """One row per strategy: calls, tokens, hit rate, the trace bound and the share of it,
     placement check, compaction calls and cost, retention, broken requests, total cost and
@@ -151,34 +140,50 @@ def model_tables(
     window-capped bound: it is what the agents sent, the window not applied
     (:func:`recorded_window_line`). Narrower than the columns need (``width``, in
     characters), the columns split over several tables that each start with the strategy
-    (:func:`regio.console.fit_tables`); no cell is cut."""
+    (:func:`regio.console.fit_tables`); no cell is cut. ``model`` as totals over several
+    traces: ``parts`` are those traces' results under the same cache model; a strategy that
+    ran on fewer of them is labelled ``name (k of n traces)``, compared over those traces
+    only and not ranked (:func:`regio.bench.savings.compare_costs`)."""
     heading = f"{title} — {model.cache_model}"
-    return fit_tables(heading, _COLUMNS, _model_rows(model, window is not None), width)
+    return fit_tables(heading, _COLUMNS, _model_rows(model, window is not None, parts), width)
 
 
-def model_table(title: str, model: ModelResult, *, window: int | None = None) -> Table:
+def model_table(
+    title: str,
+    model: ModelResult,
+    *,
+    window: int | None = None,
+    parts: Sequence[ModelResult] = (),
+) -> Table:
     """:func:`model_tables` as one table, however wide."""
-    return model_tables(title, model, window=window)[0]
+    return model_tables(title, model, window=window, parts=parts)[0]
 
 
 def recorded_window_line(traces: Sequence[TraceResult], window: int) -> str | None:
     """The line printed under a pressure run's tables about the ``recorded`` row: the
-    agents' requests as sent, the ``window`` (tokens) not applied, with how many of them
-    exceed it and the largest (prompt tokens, under the first cache model). ``None`` when
-    ``recorded`` was not run."""
-    sizes = [
-        n
+    agents' requests as sent, the ``window`` (tokens) not applied, with how many of them do
+    not fit it and the largest (prompt tokens, under the first cache model). A request fits
+    when its prompt is at most its trace's ``prompt_limit`` (``context_window -
+    max_output_tokens``: what an API accepts, the measure the ``broken`` lines count ``over
+    the window`` with; ``window`` for a trace without one). ``None`` when ``recorded`` was
+    not run."""
+    pairs = [
+        (n, t.prompt_limit if t.prompt_limit is not None else window)
         for t in traces
         if t.models and any(x.layout == "recorded" for x in t.models[0].layouts)
         for n in t.models[0].layout("recorded").prompt_per_request
     ]
-    if not sizes:
+    if not pairs:
         return None
-    over = sum(n > window for n in sizes)
+    over = sum(n > limit for n, limit in pairs)
+    limits = sorted({limit for _, limit in pairs})
+    span = f"{limits[0]:,}" if len(limits) == 1 else f"{limits[0]:,}-{limits[-1]:,}"
     return (
         f"{AS_SENT}: the requests the agents really sent, window not applied (a recorded "
-        f"request cannot be re-windowed): {over} of {len(sizes)} exceed the {window:,}-token "
-        f"window, the largest is {max(sizes):,} tokens; 'vs rec' compares each strategy with "
+        f"request cannot be re-windowed): {over} of {len(pairs)} exceed the {window:,}-token "
+        f"window less the output reserve (a prompt over {span} tokens, context_window - "
+        "max_output_tokens, as the broken lines count it), the largest is "
+        f"{max(n for n, _ in pairs):,} tokens; 'vs rec' compares each strategy with "
         "these requests, and their share of the window-capped bound is not shown"
     )
 
@@ -189,7 +194,11 @@ TABLE_WIDTH = 140
 
 
 def _print_table(
-    console: Console, title: str, model: ModelResult, window: int | None = None
+    console: Console,
+    title: str,
+    model: ModelResult,
+    window: int | None = None,
+    parts: Sequence[ModelResult] = (),
 ) -> None:
     """Print the strategy tables of ``model`` at the console's width (off a terminal and
     without ``$COLUMNS``: at least :data:`TABLE_WIDTH`)."""
@@ -199,10 +208,17 @@ def _print_table(
     saved = console.width
     console.width = max(saved, width)
     try:
-        for table in model_tables(title, model, width, window=window):
+        for table in model_tables(title, model, width, window=window, parts=parts):
             console.print(table)
     finally:
         console.width = saved
+    for line in partial_lines(model, parts):
+        console.print(line, highlight=False)
+
+
+def _parts(traces: Sequence[TraceResult], cache_model: str) -> list[ModelResult]:
+    """The results of ``traces`` under ``cache_model`` (one per trace that ran it)."""
+    return [m for t in traces for m in t.models if m.cache_model == cache_model]
 
 
 def broken_lines(model: ModelResult) -> list[str]:
@@ -232,13 +248,16 @@ def broken_lines(model: ModelResult) -> list[str]:
 
 def relief_lines(model: ModelResult) -> list[str]:
     """One line per strategy with a relief chain: per stage how often it ran (batches), how
-    often it was skipped below its minimum and the tokens it freed."""
+    often it did not run, apart: skipped below its minimum, and short of the target (its
+    batch met its minimum but the stages together could not reach the target, so the
+    summarization ran instead), and the tokens it freed."""
     out = []
     for x in model.layouts:
         if not x.relief:
             continue
         stages = "; ".join(
-            f"{s.stage} ran {s.runs}x (skipped {s.skipped}x), freed {s.freed_tokens:,} tokens"
+            f"{s.stage} ran {s.runs}x (skipped {s.skipped}x below its minimum, {s.short}x short "
+            f"of the target), freed {s.freed_tokens:,} tokens"
             for s in x.relief
         )
         out.append(f"relief chain of {x.layout} ({model.cache_model}): {stages}")
@@ -304,7 +323,10 @@ def group_table(
 ) -> list[Table]:
     """Tables of the totals over ``traces`` (one per cache model); ``window``: see
     :func:`model_tables`."""
-    return [model_table(title, m, window=window) for m in total_models([t.models for t in traces])]
+    return [
+        model_table(title, m, window=window, parts=_parts(traces, m.cache_model))
+        for m in total_models([t.models for t in traces])
+    ]
 
 
 def _trace_lines(found: Sequence[tuple[str, UsageAgreement]]) -> list[str]:
@@ -396,9 +418,11 @@ def print_report(
             f"mean {kind} {mean_bound:.1%}"
         )
         for m in total_models([t.models for t in items]):
-            _print_table(console, name, m, window)
+            _print_table(console, name, m, window, _parts(items, m.cache_model))
     for m in report.totals:
-        _print_table(console, f"all {len(report.traces)} traces", m, report.window_tokens)
+        title = f"all {len(report.traces)} traces"
+        parts = _parts(report.traces, m.cache_model)
+        _print_table(console, title, m, report.window_tokens, parts)
         for line in (*broken_lines(m), *relief_lines(m)):
             console.print(line, highlight=False)
     kept = retention_line(report.traces)

@@ -38,7 +38,9 @@ def series_style(k: int) -> dict[str, str]:
 
 def cumulative_series(x: LayoutResult) -> tuple[list[float], list[float]]:
     """Per request (all traces in order): the cumulative hit rate (cache-read / prompt
-    tokens so far, 0..1) and the cumulative cost (USD)."""
+    tokens so far, 0..1) and the cumulative cost (USD): the model calls and the summarizer
+    calls made by then (``compaction_cost_per_request``), so the last point is the table's
+    cost (``cost_usd``)."""
     hits: list[float] = []
     costs: list[float] = []
     read = prompt = 0
@@ -46,8 +48,9 @@ def cumulative_series(x: LayoutResult) -> tuple[list[float], list[float]]:
     for r, p in zip(x.read_per_request, x.prompt_per_request, strict=False):
         read, prompt = read + r, prompt + p
         hits.append(read / prompt if prompt else 0.0)
-    for c in x.cost_per_request:
-        total += c
+    summarized = x.compaction_cost_per_request or (0.0,) * len(x.cost_per_request)
+    for c, s in zip(x.cost_per_request, summarized, strict=False):
+        total += c + s
         costs.append(total)
     return hits, costs
 

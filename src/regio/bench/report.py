@@ -25,9 +25,9 @@ Shape of ``regio bench --json OUT`` (all token counts in tokens, costs in USD, r
               "cost_bound_trigger": 61440, "kept_tokens": 14210,
               "periodic_hit_bound": 0.91,
               "read_per_request": [...], "prompt_per_request": [...],
-              "cost_per_request": [...],
+              "cost_per_request": [...], "compaction_cost_per_request": [...],
               "relief": [{"stage": "clear", "runs": 12, "skipped": 1,
-                          "freed_tokens": 61040, "blocks": 240, ...}]}, ...]}]}],
+                          "freed_tokens": 61040, "blocks": 240, "short": 3}]}, ...]}]}],
      "totals": [ {"cache_model": ..., "layouts": [...]} ],
      "notes": ["..."], "skipped": ["..."], "versions": {"langchain-core": "1.8.3"},
      "window_tokens": null}
@@ -48,7 +48,9 @@ the tables print; schema 3 left them out) and ``request_cost_usd`` its model cal
 ``lost_task_requests``, ``over_window_requests`` and ``unsent_requests`` beside it, and
 ``failure`` / ``failed_at`` when the strategy raised; the cost bound (``cost_bound_usd``,
 ``cost_bound_share``, ``cost_bound_trigger``, ``kept_tokens``), the periodic-compaction hit
-bound (``periodic_hit_bound``) and each trace's ``prompt_limit`` are new.
+bound (``periodic_hit_bound``) and each trace's ``prompt_limit`` are new. A later schema-4
+field, each layout's ``compaction_cost_per_request`` (:class:`LayoutResult`), is optional, so
+earlier schema-4 reports still load (their plots leave the summarizer calls out).
 """
 
 from __future__ import annotations
@@ -93,14 +95,16 @@ def _named(
 class ReliefStage(msgspec.Struct, frozen=True):
     """One stage of regio's relief chain on one strategy (``clear``, ``trim`` under token
     pressure; ``dedupe``, ``admit_trim``, ``route`` on admission): ``runs`` batches applied,
-    ``skipped`` times it would have freed less than its minimum, ``freed_tokens`` (tokens)
-    and ``blocks`` edited."""
+    ``skipped`` times it would have freed less than its minimum, ``short`` times its batch met
+    its minimum but the stages together could not reach the target (so it did not run and the
+    summarization ran instead), ``freed_tokens`` (tokens) and ``blocks`` edited."""
 
     stage: str
     runs: int
     skipped: int
     freed_tokens: int
     blocks: int
+    short: int = 0
 
 
 class LayoutResult(msgspec.Struct, frozen=True):
@@ -143,7 +147,11 @@ class LayoutResult(msgspec.Struct, frozen=True):
     :func:`regio.bench.costbound.periodic_hit_bound`; ``None`` without a kept size).
 
     ``read_per_request`` / ``prompt_per_request`` / ``cost_per_request`` hold the
-    per-request figures in request order (for cumulative plots). ``relief``: what regio's
+    per-request figures in request order (for cumulative plots); ``cost_per_request`` is the
+    model calls alone and ``compaction_cost_per_request`` (USD, one per model call, or empty
+    when the strategy made no billed summarizer call) the summarizer calls' cost, each added
+    at the last model call sent before it: the two summed over the requests give
+    ``cost_usd``. ``relief``: what regio's
     relief chain did, per stage (empty for strategies without one).
     """
 
@@ -180,6 +188,7 @@ class LayoutResult(msgspec.Struct, frozen=True):
     cost_bound_trigger: int | None = None
     kept_tokens: int | None = None
     periodic_hit_bound: float | None = None
+    compaction_cost_per_request: tuple[float, ...] = ()
 
     @property
     def total_cost_usd(self) -> float | None:

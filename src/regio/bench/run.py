@@ -10,11 +10,13 @@ every layout) and every summarizer call of the strategy.
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from regio.bench.agreement import usage_agreement
+from regio.bench.cachenames import check_cache_models
 from regio.bench.costbound import (
     Schedule,
     cut_sizes,
@@ -50,6 +52,7 @@ __all__ = [
     "check_cache_models",
     "run_bench",
     "score",
+    "summarizer_cost_per_request",
     "trace_bound_of",
     "usage_agreement",
 ]
@@ -58,13 +61,6 @@ __all__ = [
 #: provider's default model (``regio.providers.provider_for("openai").default_model``; its rule
 #: carries a price); ``openai:gpt-4o`` stays selectable with ``--cache``.
 DEFAULT_CACHE_MODELS: tuple[str, ...] = ("anthropic:claude-sonnet-4-6", "openai:gpt-5")
-
-
-def check_cache_models(names: Sequence[str]) -> None:
-    """Resolve every cache model name once; raises the cache layer's ``CacheRuleError``
-    (naming the bad name and the known providers) before any work is done."""
-    for name in names:
-        cache_model_for(name)
 
 
 def score(
@@ -79,7 +75,7 @@ def score(
         rule_id = ""
         items = []
         for layout, run in out.runs.items():
-            report, compaction = _simulate(name, run, out.summarizer_cache)
+            report, compaction, per_call = _simulate(name, run, out.summarizer_cache)
             rule_id = report.rule_id
             cost = report.cost_usd
             if compaction is not None and cost is not None and compaction.cost_usd is not None:
@@ -102,6 +98,7 @@ def score(
                     unsent_requests=run.unsent_requests,
                     failure=run.failure,
                     failed_at=run.failed_at,
+                    compaction_cost_per_request=per_call if compaction is not None else (),
                     **bound_fields(out, run, name, cost, ttl),
                 )
             )
@@ -162,21 +159,47 @@ def bound_fields(
 
 def _simulate(
     name: str, run: StrategyRun, summarizer: str | None = None
-) -> tuple[CacheReport, CacheReport | None]:
-    """``(the strategy's model calls, its summarizer calls)`` of ``run`` under cache model
-    ``name``: the calls and the summarizer's forks of them (``run.fork_requests``) share one
-    cache, in time order, as at the provider; transcript prompts have one of their own, under
-    the summarizer's cache model ``summarizer`` (``provider:model``; ``None``: ``name``)."""
+) -> tuple[CacheReport, CacheReport | None, tuple[float, ...]]:
+    """``(the strategy's model calls, its summarizer calls, the summarizer's cost per model
+    call)`` of ``run`` under cache model ``name``: the calls and the summarizer's forks of
+    them (``run.fork_requests``) share one cache, in time order, as at the provider;
+    transcript prompts have one of their own, under the summarizer's cache model
+    ``summarizer`` (``provider:model``; ``None``: ``name``). The per-call costs (USD, one per
+    model call, in order) place each summarizer call at the last model call sent before it
+    (:func:`summarizer_cost_per_request`)."""
     model = cache_model_for(name)
     forks = {r.id for r in run.fork_requests}
-    outs = [model.process(r) for r in order_requests([*run.requests, *run.fork_requests])]
+    ordered = order_requests([*run.requests, *run.fork_requests])
+    outs = [model.process(r) for r in ordered]
     report = CacheReport.from_outcomes(model.rule.id, [o for o in outs if o.id not in forks])
-    billed = [o for o in outs if o.id in forks]
+    placed = [(r.t_start, r.id, o) for r, o in zip(ordered, outs, strict=True) if r.id in forks]
     if run.compaction_requests:
         own = cache_model_for(summarizer or name)
-        billed += [own.process(r) for r in order_requests(run.compaction_requests)]
+        for r in order_requests(run.compaction_requests):
+            placed.append((r.t_start, r.id, own.process(r)))
+    billed = [o for _, _, o in placed]
     compaction = CacheReport.from_outcomes(model.rule.id, billed) if billed else None
-    return report, compaction
+    calls = [(r.t_start, r.id) for r in order_requests(run.requests)]
+    per_call = summarizer_cost_per_request(
+        calls, [((t, i), o.cost_usd or 0.0) for t, i, o in placed]
+    )
+    return report, compaction, per_call
+
+
+def summarizer_cost_per_request(
+    calls: Sequence[tuple[float, str]], passes: Sequence[tuple[tuple[float, str], float]]
+) -> tuple[float, ...]:
+    """The summarizer's cost (USD) at each model call: ``calls`` are the model calls' sort
+    keys ``(t_start, id)`` in order, ``passes`` each summarizer call's key and cost. A
+    summarizer call is added at the last model call whose key is not after its own (the
+    first call when it precedes them all); ``()`` without model calls. The sum is the
+    summarizer calls' whole cost."""
+    if not calls:
+        return ()
+    out = [0.0] * len(calls)
+    for key, cost in passes:
+        out[max(0, bisect.bisect_right(calls, key) - 1)] += cost
+    return tuple(out)
 
 
 def trace_bound_of(out: ReplayOutput) -> float:

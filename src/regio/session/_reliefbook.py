@@ -34,12 +34,16 @@ STAGES = ("dedupe", "clear", "trim", "admit_trim", "route")
 
 class StageTally(msgspec.Struct):
     """One stage: ``runs`` (batches applied), ``skipped`` (times it would have freed less than
-    its minimum, so it did not run), ``freed_tokens`` (tokens) and ``blocks`` edited."""
+    its minimum, so it did not run), ``short`` (times its batch met its minimum but the
+    stages together could not reach the target, so it did not run and the summarization ran
+    instead; :func:`regio.compaction.relief._chain.relieve`), ``freed_tokens`` (tokens) and
+    ``blocks`` edited."""
 
     runs: int = 0
     skipped: int = 0
     freed_tokens: int = 0
     blocks: int = 0
+    short: int = 0
 
 
 class OriginalsSource(Protocol):

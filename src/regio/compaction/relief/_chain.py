@@ -94,14 +94,17 @@ class ReliefApplied(Event, frozen=True, tag="relief_applied"):
 
 
 class ReliefSkipped(Event, frozen=True, tag="relief_skipped"):
-    """A stage did not run: all it could free (``available`` tokens) is below its minimum
-    ``at_least``; ``need``: tokens above the target."""
+    """A stage that could free ``available`` tokens did not run; ``need``: tokens above the
+    target. ``reason``: ``"below_minimum"`` (its batch would free less than its minimum
+    ``at_least``) or ``"short_of_target"`` (its batch met its minimum, but the stages together
+    cannot reach the target, so the summarization runs instead; module doc)."""
 
     stage: str
     region: str
     available: int
     at_least: int
     need: int
+    reason: str = "below_minimum"
 
 
 def restorable(c: Session) -> bool:
@@ -163,7 +166,8 @@ def relieve(c: Session, region: SlidingWindow, target: int, memo: ReliefMemo | N
     The stages run only when together they bring the region to ``target``: otherwise the
     summarization runs anyway and rewrites the cached prefix from the conversation's start,
     so an edit before it would buy no room it does not buy itself and only lose detail (each
-    stage that could free tokens is then counted as skipped). Whether they do is the plain
+    stage that could free tokens is then counted: as ``skipped`` when its batch fell below its
+    minimum in the dry run, as ``short`` when it met it). Whether they do is the plain
     dry run (:meth:`_Pass.dry_run`: every stage, in order, on a copy of the entry list), so
     the check and the run never disagree."""
     policy = c.options.relief
@@ -175,8 +179,17 @@ def relieve(c: Session, region: SlidingWindow, target: int, memo: ReliefMemo | N
     if could is not None:
         for s in run.stages:
             if could.get(s.name, 0) > 0:
-                c.book.relief.tally(s.name).skipped += 1
-                c.emit(ReliefSkipped(s.name, region.name, could[s.name], s.at_least, need))
+                tally = c.book.relief.tally(s.name)
+                if s.name in run.met_minimum:
+                    tally.short += 1
+                    reason = "short_of_target"
+                else:
+                    tally.skipped += 1
+                    reason = "below_minimum"
+                skipped = ReliefSkipped(
+                    s.name, region.name, could[s.name], s.at_least, need, reason
+                )
+                c.emit(skipped)
         return 0
     freed = 0
     for s in run.stages:
@@ -240,6 +253,8 @@ class _Pass:
     stages: list[_Stage]
     memo: ReliefMemo = attrs.field(factory=ReliefMemo)
     _selected: dict[str, list[rp.Candidate]] = attrs.field(factory=dict)
+    #: the stages whose batch met their minimum in the last :meth:`dry_run`
+    met_minimum: set[str] = attrs.field(factory=set)
 
     def select(self, stage: _Stage, entries: Sequence[Entry]) -> list[rp.Candidate]:
         """``stage``'s candidates among ``entries``, never in an entry no request carried
@@ -280,7 +295,9 @@ class _Pass:
         """The stages run in order toward ``target`` on a copy of the entry list (the same
         batches, edits and token counts as :meth:`stage`; the region is not touched):
         ``None`` when they reach it, else the tokens each stage could free (its candidates'
-        gains) for the stages that could free any."""
+        gains) for the stages that could free any; :attr:`met_minimum` holds the stages whose
+        batch met their minimum."""
+        self.met_minimum = set()
         entries = list(self.region.entries)
         used = self.region.used_tokens
         could: dict[str, int] = {}
@@ -291,7 +308,10 @@ class _Pass:
             available = sum(max(0, self.gain(s, x)) for x in cands)
             if available > 0:
                 could[s.name] = available
-            for index, group in _by_entry(self.choose(s, cands, used - target)).items():
+            chosen = self.choose(s, cands, used - target)
+            if chosen:
+                self.met_minimum.add(s.name)
+            for index, group in _by_entry(chosen).items():
                 old = entries[index]
                 blocks, meta = _edited(s.name, old, group, self._edit_of(s))
                 entries[index] = new = _rewritten(self.c, old, blocks, meta)
