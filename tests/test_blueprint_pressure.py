@@ -65,5 +65,14 @@ def test_a_well_spaced_step_does_not_warn() -> None:
 def test_notes_say_what_per_item_costs_and_where_a_step_lands() -> None:
     (per_item,) = _notes(_bp("{strategy: per_item}"))
     assert "50,000 tokens" in per_item and "every turn" in per_item
-    (step,) = _notes(_bp('{strategy: compact, trigger: "80%", target: 20000}'))
+    fixed = _bp('{strategy: compact, trigger: "80%", target: 20000}\n    elastic: false')
+    (step,) = _notes(fixed)
     assert "40,000 tokens" in step and "20,000 tokens" in step
+
+
+def test_an_elastic_conversations_declared_trigger_is_a_share_of_the_windows_room() -> None:
+    (step,) = _notes(_bp('{strategy: compact, trigger: "80%", target: 20000}'))
+    # the other regions' seeds are empty: the room is the 99,000-token window less framing
+    assert "40,000 tokens a request" not in step and "its trigger 80% of its room" in step
+    assert "compacts at 79,200 tokens a request" in step  # 80% of 99,000
+    assert "down to 20,000" in step

@@ -109,7 +109,7 @@ def test_a_request_with_an_item_regio_cannot_read_goes_upstream_exactly_as_sent(
         assert response.status_code == 200, response.text
         assert upstream.raw[-1] == data
         passed = _families(client)["regio_passthrough"].samples
-        assert any(s.value == 1 and "messages[1]" in s.labels["reason"] for s in passed)
+        assert any(s.value == 1 and s.labels["reason"] == "unreadable_item" for s in passed)
 
 
 def test_other_paths_go_upstream_untouched():

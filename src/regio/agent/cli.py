@@ -21,12 +21,14 @@ Prediction: ``--predict llamacpp`` uses the llama.cpp slot model with the exact 
 from the server's ``/apply-template`` and ``/tokenize``; ``--predict profile`` uses the
 blueprint's cache profile on the layout's blocks; ``auto`` (default) picks ``llamacpp`` when an
 OpenAI-compatible ``--base-url`` answers ``/apply-template``, else ``profile``; ``none`` turns
-it off. Exit status: 0 on success, 2 for invalid input (blueprint, options), 1 otherwise.
+it off. Exit status: 0 on success, 2 for invalid input (blueprint, options, a real provider
+whose API key is not set: :func:`missing_key`, checked before the run starts), 1 otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +45,7 @@ __all__ = [
     "UNKNOWN",
     "build_provider",
     "describe_failure",
+    "missing_key",
     "register",
     "resolve_provider",
     "run_command",
@@ -164,6 +167,45 @@ def resolve_provider(
     return build_provider(args, model), model, args.task
 
 
+def missing_key(args: argparse.Namespace, blueprint: Blueprint) -> str | None:
+    """Why the run cannot authenticate, before it starts: the environment variable that is not
+    set for the provider that answers (``--provider``, else the blueprint's ``model.provider``:
+    ``ANTHROPIC_API_KEY`` for ``anthropic``, ``OPENAI_API_KEY`` for ``openai`` on OpenAI's own
+    host; none with ``--api-key``) or for the blueprint's LLM ``summarizer.provider``, with the
+    offline alternatives; ``None`` when nothing is missing (the offline providers and other
+    OpenAI-compatible servers need no key)."""
+    from regio.clients._openai_compat import is_openai_host
+
+    from .offline import provider_for_blueprint
+
+    provider = args.provider or provider_for_blueprint(blueprint.model.provider)
+    agent = (
+        f"--provider {provider}"
+        if args.provider
+        else f"the blueprint's model.provider {blueprint.model.provider}"
+    )
+    needs: list[tuple[str, str]] = []
+    if args.api_key is None:
+        if provider == "anthropic" and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+            needs.append(("ANTHROPIC_API_KEY", agent))
+        if provider == "openai" and is_openai_host(args.base_url):
+            needs.append(("OPENAI_API_KEY", agent))
+    summarizer = blueprint.summarizer
+    if summarizer.provider == "anthropic":
+        needs.append(("ANTHROPIC_API_KEY", "the blueprint's summarizer.provider anthropic"))
+    if summarizer.provider == "openai" and is_openai_host(summarizer.base_url):
+        needs.append(("OPENAI_API_KEY", "the blueprint's summarizer.provider openai"))
+    unset = [(var, who) for var, who in needs if not os.environ.get(var)]
+    if not unset:
+        return None
+    var, who = unset[0]
+    return (
+        f"{who} needs an API key and {var} is not set: set it (export {var}=...)"
+        f"{' or pass --api-key' if who == agent else ''}, or run offline "
+        "with --provider replay (a recorded run) or --provider scripted (scripted replies)"
+    )
+
+
 def describe_failure(exc: BaseException, args: argparse.Namespace) -> str:
     """The message of a failed run; a connection error names the URL that did not answer."""
     name = type(exc).__name__
@@ -221,6 +263,11 @@ def run_command(args: argparse.Namespace) -> int:
     except (BlueprintError, OSError) as exc:
         err.print(f"[red]invalid blueprint:[/red] {exc}")
         return 2
+    if args.provider not in ("scripted", "replay"):
+        missing = missing_key(args, blueprint)
+        if missing is not None:
+            err.print(f"[red]error:[/red] {missing}")
+            return 2
     options: dict[str, Any] = {}
     if args.layout:
         options["strategy"] = args.layout

@@ -12,11 +12,11 @@ from __future__ import annotations
 from regio.blueprint.build import build_window
 from regio.blueprint.spec import Blueprint
 from regio.policies.costcontrol import request_cost
-from regio.policies.eviction import Compact
+from regio.policies.eviction import Bulk, Compact
 from regio.regions import SlidingWindow
-from regio.session._cacheprices import cache_terms, summary_cost_terms
+from regio.session._cacheprices import CacheTerms, cache_terms, summary_cost_terms
 
-__all__ = ["GROWTHS", "cost_notes"]
+__all__ = ["GROWTHS", "cost_notes", "priced_conversation"]
 
 #: New tokens per request the notes are given for: a chat turn, a coding agent's tool step.
 GROWTHS = (1000, 3000)
@@ -26,17 +26,11 @@ def cost_notes(bp: Blueprint, growths: tuple[int, ...] = GROWTHS) -> list[str]:
     """One line per ``growths`` value for the conversation of ``bp`` when it compacts (none
     otherwise): trigger and target in tokens of the whole request, and its cost per request
     in input-token equivalents and USD."""
-    spec = next((s for s in bp.regions if s.kind == "sliding_window"), None)
-    if spec is None:
+    found = priced_conversation(bp)
+    if found is None or not isinstance(found[0].eviction, Compact):
         return []
-    window = build_window(bp)
-    conv = window.conversation
-    if not isinstance(conv, SlidingWindow) or not isinstance(conv.eviction, Compact):
-        return []
-    provider, _, model = bp.cache_profile.partition(":")
-    cache = cache_terms(provider, model, bp.cache.ttl)
+    conv, cache = found
     terms = summary_cost_terms(cache, bp.summary_model, float(bp.summarizer.max_summary_tokens))
-    conv.cache_multipliers = (cache.write, cache.read)
     outside = conv.outside_tokens()
     writer = bp.summary_model
     priced = ""
@@ -67,3 +61,19 @@ def cost_notes(bp: Blueprint, growths: tuple[int, ...] = GROWTHS) -> list[str]:
             f"input-token equivalents{usd} a request{priced}"
         )
     return notes
+
+
+def priced_conversation(bp: Blueprint) -> tuple[SlidingWindow, CacheTerms] | None:
+    """The conversation of a fresh window of ``bp`` (seeds written) with the cache-price
+    multipliers an engine gives it (:func:`regio.engine._parts.apply_options`), and those
+    cache terms; ``None`` without a ``sliding_window`` under ``bulk`` / ``compact`` eviction.
+    Its ``cost_terms`` are left unset: the caller prices the summarizer it means."""
+    if not any(s.kind == "sliding_window" for s in bp.regions):
+        return None
+    conv = build_window(bp).conversation
+    if not isinstance(conv, SlidingWindow) or not isinstance(conv.eviction, Bulk | Compact):
+        return None
+    provider, _, model = bp.cache_profile.partition(":")
+    cache = cache_terms(provider, model, bp.cache.ttl)
+    conv.cache_multipliers = (cache.write, cache.read)
+    return conv, cache

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from regio.blueprint import costnote
 from regio.blueprint.spec import Blueprint, SlidingWindowSpec
 from regio.errors import RegionConfigError
 from regio.policies import hysteresis as hy
+from regio.session._cacheprices import summary_cost_terms
 
 __all__ = ["TURN_SHARES", "check_pressure", "pressure_notes"]
 
@@ -58,6 +60,18 @@ def pressure_notes(bp: Blueprint, budgets: Mapping[int, int]) -> list[str]:
         except RegionConfigError:
             continue
         step = "compacts" if ev.strategy == "compact" else "evicts"
+        if spec.elastic is not False:
+            others = sum(b for i, b in budgets.items() if i != index)
+            elastic = _elastic_note(bp, budget, step)
+            if elastic is not None:
+                notes.append(
+                    f"{spec.name}: elastic: it grows past its {budget:,}-token budget into "
+                    f"what the window has free (up to "
+                    f"{max(budget, bp.window_tokens - others):,} tokens with every other "
+                    f"region full, {bp.window_tokens:,} with them empty), so it {step} on the "
+                    f"window's real fill, not at a share of its budget: {elastic}"
+                )
+                continue
         if target is None:
             turn = int(0.03 * budget)
             shown = (
@@ -66,17 +80,57 @@ def pressure_notes(bp: Blueprint, budgets: Mapping[int, int]) -> list[str]:
             )
         else:
             shown = f"{target:,} tokens"
-        line = f"{spec.name}: at {trigger:,} tokens it {step} down to {shown} in one step"
-        if spec.elastic is not False:
-            others = sum(b for i, b in budgets.items() if i != index)
-            line += (
-                f"; elastic: it grows past its {budget:,}-token budget into what the window "
-                f"has free (up to {max(budget, bp.window_tokens - others):,} tokens with every "
-                f"other region full, {bp.window_tokens:,} with them empty) and its marks "
-                "follow that room"
-            )
-        notes.append(line)
+        notes.append(f"{spec.name}: at {trigger:,} tokens it {step} down to {shown} in one step")
     return notes
+
+
+def _elastic_note(bp: Blueprint, budget: int, step: str) -> str | None:
+    """Where an engine built from ``bp`` first compacts (or evicts) its elastic conversation
+    for turns of 3% of its ``budget``: the marks :meth:`regio.regions.SlidingWindow.hysteresis`
+    gives on a fresh window of ``bp`` (seeds written), priced as the engine prices them
+    (:func:`regio.engine._parts.apply_options`): the cost controller with the blueprint's
+    summarizer model, and with an offline summarizer (``Engine.from_blueprint``'s default,
+    priced as the agent's model) when that differs; in tokens of the whole request."""
+    priced = costnote.priced_conversation(bp)
+    if priced is None:
+        return None
+    conv, cache = priced
+    turn = int(0.03 * budget)
+    outside = conv.outside_tokens()
+    summary = float(bp.summarizer.max_summary_tokens)
+    conv.cost_terms = None
+    plain = conv.hysteresis(float(turn))
+    conv.cost_terms = summary_cost_terms(cache, bp.summary_model, summary)
+    named = conv.hysteresis(float(turn))
+    conv.cost_terms = summary_cost_terms(cache, None, summary)
+    own = conv.hysteresis(float(turn))
+    if plain is None or named is None or own is None:
+        return None
+    fill = outside + plain[0]
+    trigger, target = (outside + m for m in named)
+    declared = conv.eviction.trigger  # type: ignore[union-attr]
+    mark = (
+        f"its trigger {declared} of its room"
+        if declared is not None
+        else f"the window-fill mark, {bp.window.high_water:.0%} of its room"
+    )
+    why = (
+        f"the cost controller's trigger, before the window-fill mark {fill:,}"
+        if trigger < fill
+        else mark
+    )
+    writer = bp.summary_model
+    line = (
+        f"with the other regions as seeded and {turn:,}-token turns it {step} at "
+        f"{trigger:,} tokens a request ({why}) down to {target:,} in one step"
+    )
+    if writer is not None and own != named:
+        line += (
+            f", its summaries priced as {writer[1]}'s; at {outside + own[0]:,} down to "
+            f"{outside + own[1]:,} with an offline summarizer (Engine.from_blueprint's "
+            "default), priced as the agent's model"
+        )
+    return line + "; fuller regions bring it earlier"
 
 
 def _check_step(

@@ -30,6 +30,7 @@ from starlette.routing import Route
 
 from .config import ProxyConfig
 from .dialects import API_PATHS
+from .errors import PassThrough
 from .forward import passthrough, serve_api
 from .metrics import CONTENT_TYPE
 from .state import ProxyState
@@ -82,7 +83,8 @@ def create_app(
         return JSONResponse(await state.run(status_data, state.records))
 
     async def other(request: Request) -> Response:
-        return await passthrough(state, request, await request.body(), "other path")
+        reason = PassThrough("unsupported_api", f"{request.method} {request.url.path}")
+        return await passthrough(state, request, await request.body(), reason, logged=True)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -114,7 +114,9 @@ def _text_of(content: object, where: str) -> str:
             elif isinstance(part, Mapping) and isinstance(part.get("text"), str):
                 texts.append(part["text"])
             else:
-                raise PassThrough(f"{where}[{n}]: a system part that is not text")
+                raise PassThrough(
+                    "non_text_system", f"{where}[{n}]: a system part that is not text"
+                )
         return "\n\n".join(t for t in texts if t)
     raise ClientRequestError(f"{where}: expected a string or a list of text blocks")
 
@@ -148,7 +150,9 @@ def parse_request(api: str, body: bytes) -> ClientRequest:
     if api == "openai_responses":
         for key in ("previous_response_id", "conversation"):
             if params.get(key):
-                raise PassThrough(f"{key}: the history is stored upstream, not sent")
+                raise PassThrough(
+                    "stored_history", f"{key}: the history is stored upstream, not sent"
+                )
     history_key = "input" if api == "openai_responses" else "messages"
     raw_history = top.get(history_key)
     items: list[msgspec.Raw] = []

@@ -13,7 +13,9 @@ and the window, never the whole history.
 **The summarizer** is always the offline :class:`regio.ExtractiveSummarizer`, sized by the
 blueprint's ``summarizer`` section: a proxy calls no host but its upstream and keeps no key
 between requests, so it cannot call a summarizer model of its own. A blueprint that names a
-summarizer provider is served with the extractive one, with a warning when the proxy starts.
+summarizer model (``summarizer.model``) or an LLM ``summarizer.provider`` is served with the
+extractive one, with a warning when the proxy starts that names the model not called
+(:attr:`EngineFactory.summarizer_warning`).
 """
 
 from __future__ import annotations
@@ -63,13 +65,28 @@ class EngineFactory:
 
     @property
     def summarizer_warning(self) -> str | None:
-        """Why the blueprint's summarizer is not used, or ``None``."""
+        """Why the model the blueprint's ``summarizer`` names is never called, what writes
+        the summaries instead and how to have that model write them; ``None`` when the
+        section names neither a model nor an LLM provider (the extractive default)."""
         spec = self.blueprint.summarizer
-        if spec.provider == "extractive":
+        if spec.provider == "extractive" and not spec.model:
             return None
+        model = spec.model or self.blueprint.model.name
+        named = (
+            f"summarizer.model {model!r}"
+            if spec.provider == "extractive"
+            else f"summarizer.provider {spec.provider!r} (model {model!r})"
+        )
+        how = (
+            "set summarizer.provider (anthropic or openai) and run the agent with regio as a "
+            "library (Engine.from_blueprint) or `regio run`"
+            if spec.provider == "extractive"
+            else "run the agent with regio as a library (Engine.from_blueprint) or `regio run`"
+        )
         return (
-            f"summarizer.provider {spec.provider!r}: the proxy summarizes with the offline "
-            "extractive summarizer (it calls no host but its upstream and keeps no keys)"
+            f"{named} is not called: the proxy writes every summary with the offline "
+            "extractive summarizer (no model: it calls no host but its upstream and keeps no "
+            f"keys); to have {model} write the summaries, {how}"
         )
 
     def summarizer(self) -> ExtractiveSummarizer:

@@ -4,7 +4,19 @@ from __future__ import annotations
 
 from regio.errors import RegioError
 
-__all__ = ["ClientRequestError", "PassThrough", "ProxyConfigError", "ProxyError"]
+__all__ = [
+    "PASSTHROUGH_REASONS",
+    "ClientRequestError",
+    "PassThrough",
+    "ProxyConfigError",
+    "ProxyError",
+]
+
+#: Why a request went upstream unmanaged (the ``reason`` label of ``regio_passthrough_total``):
+#: a history item regio has no block for; a system part that is not text; a Responses request
+#: whose history is stored upstream (``previous_response_id`` / ``conversation``); a path that
+#: is none of the three APIs the proxy manages.
+PASSTHROUGH_REASONS = ("unreadable_item", "non_text_system", "stored_history", "unsupported_api")
 
 
 class ProxyError(RegioError):
@@ -23,9 +35,14 @@ class ClientRequestError(ProxyError, ValueError):
 
 class PassThrough(ProxyError):
     """A request the proxy does not manage (a history item regio has no block for, a Responses
-    request that continues a stored response): it goes upstream exactly as the client sent it,
-    and ``reason`` says why (counted in ``regio_passthrough_total``)."""
+    request that continues a stored response): it goes upstream exactly as the client sent it.
+    ``reason`` says why, one of :data:`PASSTHROUGH_REASONS` (the label it is counted under in
+    ``regio_passthrough_total``); ``place`` where and what (``"messages[1]: ..."``, written
+    to the ``--request-log`` line). Raises ``ValueError`` for another ``reason``."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
+    def __init__(self, reason: str, place: str) -> None:
+        if reason not in PASSTHROUGH_REASONS:
+            raise ValueError(f"passthrough reason {reason!r} is none of {PASSTHROUGH_REASONS}")
+        super().__init__(f"{reason}: {place}")
         self.reason = reason
+        self.place = place

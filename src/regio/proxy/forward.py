@@ -78,18 +78,31 @@ def _error(api: str, status: int, message: str, kind: str = "invalid_request_err
 
 
 async def passthrough(
-    state: ProxyState, request: Request, body: bytes, reason: str, api: str = "openai_chat"
+    state: ProxyState,
+    request: Request,
+    body: bytes,
+    reason: PassThrough,
+    api: str = "openai_chat",
+    *,
+    logged: bool = False,
 ) -> Response:
     """Send ``request`` upstream as it came and return the answer as it comes (an upstream that
-    cannot be reached is answered 502 in ``api``'s error shape)."""
-    state.metrics.passthrough.labels(reason.split(":", 1)[0][:60]).inc()
+    cannot be reached is answered 502 in ``api``'s error shape), counted under
+    ``reason.reason``; ``logged``: also write its ``--request-log`` line (a request of no
+    session; a session's turn writes its own)."""
+    state.metrics.passthrough.labels(reason.reason).inc()
     headers = client_headers(request.headers.items())
     try:
         response = await state.upstream.open(
             request.method, request.url.path, request.url.query, headers, body
         )
     except httpx.HTTPError as exc:
-        return _error(api, 502, f"upstream unreachable: {type(exc).__name__}", "api_error")
+        answer = _error(api, 502, f"upstream unreachable: {type(exc).__name__}", "api_error")
+        if logged:
+            _log_passthrough(state, reason, answer.status_code)
+        return answer
+    if logged:
+        _log_passthrough(state, reason, response.status_code)
 
     async def chunks() -> AsyncIterator[bytes]:
         try:
@@ -101,6 +114,15 @@ async def passthrough(
     return StreamingResponse(
         chunks(), status_code=response.status_code, headers=response_headers(response.headers)
     )
+
+
+def _log_passthrough(state: ProxyState, reason: PassThrough, status: int) -> None:
+    log_request(state.config.request_log, session=None, status=status, **_passed(reason))
+
+
+def _passed(reason: PassThrough) -> dict[str, Any]:
+    """The ``--request-log`` field of a request sent upstream unmanaged."""
+    return {"passthrough": {"reason": reason.reason, "place": reason.place}}
 
 
 def _first_user(client: ClientRequest) -> msgspec.Raw | None:
@@ -147,7 +169,7 @@ async def serve_api(state: ProxyState, api: str, request: Request) -> Response:
     except ClientRequestError as exc:
         return _error(api, 400, str(exc))
     except PassThrough as exc:
-        return await passthrough(state, request, body, exc.reason, api)
+        return await passthrough(state, request, body, exc, api, logged=True)
     parse_cpu = time.thread_time() - started
     try:
         handle = await _handle(state, client, key, header, incoming)
@@ -247,9 +269,11 @@ class _Exchange:
             await self._end(None, 0)
             raise
 
-    async def _end(self, reply: Reply | None, status: int) -> None:
+    async def _end(
+        self, reply: Reply | None, status: int, passed: PassThrough | None = None
+    ) -> None:
         """Finish and commit the turn, give the lease back (once; shielded from
-        cancellation)."""
+        cancellation); ``passed``: why the request went upstream unmanaged (logged)."""
         if self.ended:
             return
         self.ended = True
@@ -295,6 +319,7 @@ class _Exchange:
                 added_cpu_ms=round(turn.cpu * 1000, 3),
                 added_ms=round(turn.wall * 1000, 3),
                 beside_ms=round(self.beside * 1000, 3),
+                **({} if passed is None else _passed(passed)),
             )
 
     async def _send(self, body: dict[str, Any]) -> httpx.Response:
@@ -309,8 +334,14 @@ class _Exchange:
         try:
             upstream_body = await self._work(turn.prepare)
         except PassThrough as exc:
-            await self._end(None, 0)
-            return await passthrough(self.state, self.request, body, exc.reason, self.api)
+            # the upstream's status is logged: the turn ends once the answer has started
+            status = 0
+            try:
+                answer = await passthrough(self.state, self.request, body, exc, self.api)
+                status = answer.status_code
+            finally:
+                await self._end(None, status, exc)
+            return answer
         except RegioError as exc:
             await self._end(None, 400)
             return _error(self.api, 400, str(exc))

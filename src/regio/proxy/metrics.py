@@ -21,7 +21,8 @@ Prometheus expects of several processes. Names, each per ``session`` (the sessio
 ``regio_restores_total``                  regio tool calls the proxy answered itself
 ``regio_first_cache_miss_total``          requests whose first uncached block was ``region``'s
 ``regio_branches_total``                  sessions started as a branch of another
-``regio_passthrough_total``               requests sent upstream unmanaged (label ``reason``)
+``regio_passthrough_total``               requests sent upstream unmanaged (label ``reason``,
+                                          one of ``regio.proxy.errors.PASSTHROUGH_REASONS``)
 ``regio_added_cpu_seconds``               histogram: the proxy's own CPU time per request
 ========================================  ===================================================
 """

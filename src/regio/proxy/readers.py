@@ -78,7 +78,7 @@ def item_messages(api: str, raw: msgspec.Raw, where: str) -> list[Message]:
             return chat_messages([item])
         return response_items([item])
     except RegioError as exc:  # SDKInputError, MediaError: a block regio has no type for
-        raise PassThrough(f"{where}: {exc}") from exc
+        raise PassThrough("unreadable_item", f"{where}: {exc}") from exc
     except (KeyError, TypeError, AttributeError) as exc:
         raise ClientRequestError(
             f"{where}: a field is missing or of the wrong type ({exc})"

@@ -5,7 +5,10 @@ request took and gave back its session's lease, seconds since the epoch), ``comm
 (whether its work was saved), ``compacted``, ``repairs`` (the changes the repair of the
 client's history made, by action: ``{"call_closed": 1}``), ``status`` (the upstream's),
 ``items`` (the client history items the session holds after it), ``client_tokens`` /
-``upstream_tokens``, ``added_cpu_ms`` (the proxy's own CPU time for the request) and
+``upstream_tokens``, ``passthrough`` (a request sent upstream unmanaged: ``{"reason":
+"unreadable_item", "place": "messages[1]: ..."}``; a request of no session, another path or
+one unreadable before its session was found, has ``session`` null and only ``status`` and
+``passthrough``), ``added_cpu_ms`` (the proxy's own CPU time for the request) and
 ``added_ms`` (the wall time the proxy added: reading the request, finding and leasing the
 session, laying out, answering regio's tools, committing, waiting for a compaction that ran
 beside the upstream call when it outlasted it; not the upstream's time) and ``beside_ms`` (the

@@ -15,7 +15,7 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any
 
-from .records import Records, RequestStat, SessionMeta
+from .records import Records, RequestStat, SessionMeta, Totals
 
 __all__ = ["page_html", "status_data"]
 
@@ -57,9 +57,7 @@ def _session(meta: SessionMeta, stats: list[RequestStat]) -> dict[str, Any]:
         "saving_usd": saving,
         "saving_share": saving / t.as_is_cost_usd if t.as_is_cost_usd else None,
         "hit_rate": t.cache_read / t.prompt_tokens if t.prompt_tokens else None,
-        "predicted_hit_rate": (
-            t.predicted_read / t.upstream_tokens if t.upstream_tokens and t.predicted_read else None
-        ),
+        "predicted_hit_rate": _predicted_rate(t),
         "compactions": t.compactions,
         "repairs": t.repairs,
         "restores": t.restores,
@@ -67,6 +65,15 @@ def _session(meta: SessionMeta, stats: list[RequestStat]) -> dict[str, Any]:
         "updated": meta.updated,
         "chart": [_point(s) for s in stats],
     }
+
+
+def _predicted_rate(t: Totals) -> float | None:
+    """The cache simulator's predicted reads over the tokens sent upstream: ``0.0`` when it
+    predicted requests and none read, ``None`` only when it predicted none (a session recorded
+    before :attr:`Totals.predicted` was kept counts as predicted when it read any)."""
+    if not t.upstream_tokens or not (t.predicted or t.predicted_read):
+        return None
+    return t.predicted_read / t.upstream_tokens
 
 
 def status_data(

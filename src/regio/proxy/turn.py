@@ -437,6 +437,7 @@ def _totalled(meta: SessionMeta, stat: RequestStat) -> SessionMeta:
         cache_write=t.cache_write + stat.cache_write,
         predicted_read=t.predicted_read + (stat.predicted_read or 0),
         predicted_write=t.predicted_write + (stat.predicted_write or 0),
+        predicted=t.predicted + int(stat.predicted_read is not None),
         cost_usd=t.cost_usd + stat.cost_usd,
         as_is_cost_usd=t.as_is_cost_usd + stat.as_is_cost_usd,
         compactions=t.compactions + int(stat.compacted),

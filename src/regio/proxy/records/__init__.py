@@ -60,10 +60,10 @@ class Totals(msgspec.Struct):
     whole history each time, regio's count); ``upstream_tokens``: what the proxy sent (regio's
     estimate of the laid-out window); ``prompt_tokens`` / ``cache_read`` / ``cache_write``: what
     the upstream reported; ``predicted_read`` / ``predicted_write``: the cache simulator's
-    figures for the same requests; ``cost_usd``: the reported usage priced by the cache rules;
-    ``as_is_cost_usd``: the same requests had the client's history been sent as it is
-    (:mod:`regio.proxy.accounting`); ``first_miss``: per region, how many requests' first
-    uncached block was that region's."""
+    figures for the same requests, ``predicted`` how many requests it predicted;
+    ``cost_usd``: the reported usage priced by the cache rules; ``as_is_cost_usd``: the same
+    requests had the client's history been sent as it is (:mod:`regio.proxy.accounting`);
+    ``first_miss``: per region, how many requests' first uncached block was that region's."""
 
     requests: int = 0
     client_tokens: int = 0
@@ -74,6 +74,7 @@ class Totals(msgspec.Struct):
     cache_write: int = 0
     predicted_read: int = 0
     predicted_write: int = 0
+    predicted: int = 0
     cost_usd: float = 0.0
     as_is_cost_usd: float = 0.0
     compactions: int = 0

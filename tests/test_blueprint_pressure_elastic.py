@@ -1,0 +1,85 @@
+"""``regio validate`` says where an elastic conversation really compacts: on the window's real
+fill (the window-fill mark, or the cost controller's earlier trigger), not at a share of its
+declared budget; an engine built from the blueprint compacts there first (user report:
+validate said 82,800 tokens for the example coding agent, the engine compacted at ~158k)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from regio.blueprint import load_blueprint
+from regio.blueprint.pressure import pressure_notes
+from regio.blueprint.validate import resolved_budget
+from regio.content import ToolUse
+from regio.engine import Engine
+from regio.summarizers import ExtractiveSummarizer
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "blueprints" / "coding-agent.yaml"
+
+
+class HaikuExtractive(ExtractiveSummarizer):
+    """Offline summaries, priced as the blueprint's summarizer model's (what a summarizer
+    calling ``claude-haiku-4-5`` costs the controller)."""
+
+    model = "claude-haiku-4-5"
+
+
+def _validate_line() -> str:
+    bp = load_blueprint(EXAMPLE)
+    budgets = {i: resolved_budget(s, bp.window_tokens) for i, s in enumerate(bp.regions)}
+    (line,) = [n for n in pressure_notes(bp, budgets) if n.startswith("conversation:")]
+    return line
+
+
+def _number(pattern: str, line: str) -> int:
+    found = re.search(pattern, line)
+    assert found, f"{pattern!r} not in {line!r}"
+    return int(found.group(1).replace(",", ""))
+
+
+def _first_compaction(summarizer: ExtractiveSummarizer | None) -> tuple[int, int, float]:
+    """(request tokens when the first compaction ran, tokens after it, tokens a turn) for
+    ~2,790-token tool turns (validate's example is 3% of the 92,000-token budget: 2,760)."""
+    engine = Engine.from_blueprint(EXAMPLE, summarizer=summarizer)
+    engine.add_user("Fix tests/test_api.py::test_login")
+    conversation = engine.window.region("conversation")
+    for t in range(120):
+        engine.add_assistant(
+            f"Run step {t}.", [ToolUse(f"c{t}", "bash", {"cmd": f"pytest tests/test_{t}.py"})]
+        )
+        output = " ".join(f"line{t}_{i} value{i % 97}" for i in range(470))
+        engine.add_tool_result(f"c{t}", output)
+        before, turn = engine.window.used_tokens, conversation.growth()
+        engine.request(provider="anthropic", model="claude-sonnet-4-6")
+        if engine.window.used_tokens < before - turn:
+            return before, engine.window.used_tokens, turn
+    raise AssertionError("the conversation never compacted")
+
+
+@pytest.mark.parametrize(
+    ("summarizer", "trigger_at", "target_at"),
+    [
+        (HaikuExtractive(), r"\bat ([\d,]+) tokens", r"down to ([\d,]+)"),
+        (None, r"; at ([\d,]+) down to", r"; at [\d,]+ down to ([\d,]+) with an offline"),
+    ],
+    ids=["summaries-by-the-named-model", "offline-default-summarizer"],
+)
+def test_an_elastic_conversation_first_compacts_where_validate_says_within_a_turn(
+    summarizer: ExtractiveSummarizer | None, trigger_at: str, target_at: str
+) -> None:
+    line = _validate_line()
+    trigger, target = _number(trigger_at, line), _number(target_at, line)
+    fired, left, turn = _first_compaction(summarizer)
+    assert 2_700 < turn < 2_900  # validate's example turn is 2,760 tokens
+    # the first request at or past the trigger compacts: it is within one turn after it
+    assert trigger <= fired < trigger + turn, (trigger, fired, line)
+    assert abs(left - target) < turn, (target, left, line)
+
+
+def test_validate_no_longer_puts_an_elastic_conversations_trigger_at_its_budget_share() -> None:
+    line = _validate_line()
+    assert "82,800" not in line  # 90% of the declared 92,000-token budget
+    assert "real fill" in line and "cost controller's trigger" in line
