@@ -171,7 +171,6 @@ def test_the_agent_loop_hands_the_providers_block_to_the_engine_and_sends_it_bac
     assert "Fix the bug" not in str(provider.calls[2]["messages"])
 
 
-
 def test_the_item_survives_an_incremental_store_save(tmp_path: Path) -> None:
     """The session store's save writes what changed since its last save (its memo knows
     entries by identity): an adoption between two saves is kept, on the one window entry that
