@@ -51,9 +51,9 @@ def unwatched(value: Any) -> Any:
 
 def unmarked(state: Any) -> Any:
     """``state`` (an ``EngineState``) with no ``TranscriptRecord.kept`` marks, no regions'
-    watch (:func:`unwatched`) and no measured ``layout_tokens``: the state of the fixture
-    session as the regio that wrote the fixtures saved it (before the mark, the watch and the
-    measure)."""
+    watch (:func:`unwatched`), no measured ``layout_tokens`` and no last request's send time
+    and next entry number: the state of the fixture session as the regio that wrote the
+    fixtures saved it (before the mark, the watch, the measure and the send time)."""
     from msgspec.structs import replace
 
     return replace(
@@ -63,6 +63,8 @@ def unmarked(state: Any) -> Any:
         layout_input=(state.layout_input[0], unwatched(state.layout_input[1])),
         layout_state=unwatched(state.layout_state),
         layout_tokens=0,
+        last_sent_at=None,
+        last_next_entry=0,
     )
 
 

@@ -310,6 +310,8 @@ def _build(
         last_provider=state.last_provider,
         last_model=state.last_model,
         overflow_retry=state.overflow_retry,
+        last_sent_at=state.last_sent_at,
+        last_next_entry=state.last_next_entry,
         adapters=dict(state.adapters),
         allow_custom_hooks=allow_custom_hooks and trusted is not None,
     )

@@ -88,7 +88,12 @@ class EngineState(msgspec.Struct, omit_defaults=True):
     files without them load with none. ``beside_tokens`` counts the text the caller sends
     beside the window (``EngineBudget.send_beside``, tokens); files without it load with 0.
     ``layout_tokens``: the most layout overhead a request carried
-    (``EngineBudget.layout_tokens``), so a loaded elastic region has the room it had."""
+    (``EngineBudget.layout_tokens``), so a loaded elastic region has the room it had.
+    ``last_sent_at`` (clock seconds) and ``last_next_entry``: when the last request was laid out
+    and the window's next entry number then (``SessionState``), so a loaded engine still knows
+    which tool results no request carried yet (never cut before one does:
+    :mod:`regio.compaction._cuts`) and whether the cache expired; files without them load as
+    an engine that laid out no request (nothing held back, the cache taken as warm)."""
 
     format: str
     config: EngineConfig
@@ -107,6 +112,8 @@ class EngineState(msgspec.Struct, omit_defaults=True):
     request_tools: list[ToolSpec] = msgspec.field(default_factory=list)
     beside_tokens: int = 0  # EngineBudget.beside_tokens (tokens sent beside the window)
     layout_tokens: int = 0  # EngineBudget.layout_tokens (an elastic region's room leaves it)
+    last_sent_at: float | None = None  # SessionState.last_sent_at (clock seconds)
+    last_next_entry: int = 0  # SessionState.last_next_entry
     #: Framework adapter name -> its place in the framework's history (files without: none).
     adapters: dict[str, AdapterCursor] = msgspec.field(default_factory=dict)
 
@@ -182,6 +189,8 @@ def engine_state(
         request_tools=list(engine.budget.request_tools),
         beside_tokens=engine.budget.beside_tokens,
         layout_tokens=engine.budget.layout_tokens,
+        last_sent_at=engine.state.last_sent_at,
+        last_next_entry=engine.state.last_next_entry,
         adapters=dict(engine.state.adapters),
         layout_input=(engine.state.layout_fingerprint, engine.state.layout_input),
         last_request=last,

@@ -117,10 +117,10 @@ class SessionState:
     #: The last forked summarizer request (:mod:`regio.compaction._forking`), ``None`` before one;
     #: what a bill of the compaction's own calls needs. Not saved.
     last_summary_request: Request | None = None
-    #: Clock time (seconds) the last request was laid out at; ``None`` before one. Not saved.
+    #: Clock time (seconds) the last request was laid out at; ``None`` before one (saved).
     last_sent_at: float | None = None
     #: The window's next entry number when the last request was laid out: every entry
-    #: numbered below it that is still in the window was in that request. Not saved.
+    #: numbered below it that is still in the window was in that request (saved).
     last_next_entry: int = 0
     #: Framework adapter name -> its :class:`AdapterCursor` (saved).
     adapters: dict[str, AdapterCursor] = attrs.field(factory=dict)
