@@ -280,15 +280,8 @@ def run_command(args: argparse.Namespace) -> int:
         return 2
 
     table = Table(title=f"regio run · layout {engine.options.strategy} · {provider.api}:{model}")
-    for column in (
-        "step",
-        "prompt",
-        "cached (server)",
-        "predicted",
-        "prompt ms",
-        "window",
-        "tools",
-    ):
+    columns = ("step", "prompt", "cached (server)", "predicted", "prompt ms", "window", "tools")
+    for column in columns:
         table.add_column(column, justify="right" if column != "tools" else "left")
 
     def on_event(event: Event) -> None:

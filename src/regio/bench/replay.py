@@ -150,6 +150,18 @@ class ReplayOutput:
         return {k: v.requests for k, v in self.runs.items()}
 
 
+def _raw_names(layouts: Sequence[str], notes: list[str]) -> list[str]:
+    """The raw-pass strategies among ``layouts``: ``recorded`` and each peer whose package
+    imports; a missing one is noted in ``notes``."""
+    names = [x for x in layouts if x == "recorded"]
+    for name in (x for x in layouts if x in PEERS):
+        if peer_available(name):
+            names.append(name)
+        else:
+            notes.append(f"{name} skipped: its package is not installed (extra 'bench')")
+    return names
+
+
 def replay(
     trace: Trace,
     blueprint: Blueprint,
@@ -180,12 +192,7 @@ def replay(
         chat_format = chat_format_for(blueprint.model.provider, blueprint.model.name)
         counter = get_counter(blueprint.tokenizer, chat_format=chat_format)
     notes: list[str] = []
-    raw_names = [x for x in layouts if x == "recorded"]
-    for name in (x for x in layouts if x in PEERS):
-        if peer_available(name):
-            raw_names.append(name)
-        else:
-            notes.append(f"{name} skipped: its package is not installed (extra 'bench')")
+    raw_names = _raw_names(layouts, notes)
     calls = tuple(i for i, e in enumerate(trace.events) if isinstance(e, AssistantMessage))
     setup = ReplaySetup(
         trace,
