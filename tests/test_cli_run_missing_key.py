@@ -75,3 +75,24 @@ def test_an_llm_summarizer_without_its_key_is_caught_too() -> None:
 
 def test_an_offline_run_needs_no_key(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", CODING, "--provider", "scripted", "--task", "Fix the test"]) == 0
+
+
+@pytest.mark.parametrize("offline", ["scripted", "replay"])
+def test_an_offline_run_with_an_llm_summarizer_stops_before_it_starts_naming_the_key(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, offline: str
+) -> None:
+    """The agent's replies need no key offline, but a blueprint whose summarizer calls
+    Anthropic would fail at its first compaction, mid-run: caught before the run starts."""
+    text = (
+        Path(CODING)
+        .read_text(encoding="utf-8")
+        .replace("  model: claude-haiku-4-5 ", "  provider: anthropic\n  model: claude-haiku-4-5 ")
+    )
+    bp = tmp_path / "bp.yaml"
+    bp.write_text(text, encoding="utf-8")
+    assert main(["run", str(bp), "--provider", offline, "--task", "Fix the test"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    message = _one_line(err)
+    assert "summarizer.provider anthropic" in message and "ANTHROPIC_API_KEY is not set" in message
+    assert "drop summarizer.provider" in message and "--provider replay" not in message

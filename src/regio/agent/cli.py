@@ -171,8 +171,9 @@ def missing_key(args: argparse.Namespace, blueprint: Blueprint) -> str | None:
     """Why the run cannot authenticate, before it starts: the environment variable that is not
     set for the provider that answers (``--provider``, else the blueprint's ``model.provider``:
     ``ANTHROPIC_API_KEY`` for ``anthropic``, ``OPENAI_API_KEY`` for ``openai`` on OpenAI's own
-    host; none with ``--api-key``) or for the blueprint's LLM ``summarizer.provider``, with the
-    offline alternatives; ``None`` when nothing is missing (the offline providers and other
+    host; none with ``--api-key`` or an offline ``--provider scripted`` / ``replay``) or for the
+    blueprint's LLM ``summarizer.provider`` (whatever answers the agent), with the
+    alternatives; ``None`` when nothing is missing (the offline providers and other
     OpenAI-compatible servers need no key)."""
     from regio.clients._openai_compat import is_openai_host
 
@@ -184,8 +185,9 @@ def missing_key(args: argparse.Namespace, blueprint: Blueprint) -> str | None:
         if args.provider
         else f"the blueprint's model.provider {blueprint.model.provider}"
     )
+    offline = provider in ("scripted", "replay")
     needs: list[tuple[str, str]] = []
-    if args.api_key is None:
+    if args.api_key is None and not offline:
         if provider == "anthropic" and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
             needs.append(("ANTHROPIC_API_KEY", agent))
         if provider == "openai" and is_openai_host(args.base_url):
@@ -199,6 +201,11 @@ def missing_key(args: argparse.Namespace, blueprint: Blueprint) -> str | None:
     if not unset:
         return None
     var, who = unset[0]
+    if offline:  # the agent needs no key; the summarizer still calls its provider
+        return (
+            f"{who} needs an API key and {var} is not set: set it (export {var}=...), or "
+            "drop summarizer.provider from the blueprint to summarize offline"
+        )
     return (
         f"{who} needs an API key and {var} is not set: set it (export {var}=...)"
         f"{' or pass --api-key' if who == agent else ''}, or run offline "
@@ -263,11 +270,10 @@ def run_command(args: argparse.Namespace) -> int:
     except (BlueprintError, OSError) as exc:
         err.print(f"[red]invalid blueprint:[/red] {exc}")
         return 2
-    if args.provider not in ("scripted", "replay"):
-        missing = missing_key(args, blueprint)
-        if missing is not None:
-            err.print(f"[red]error:[/red] {missing}")
-            return 2
+    missing = missing_key(args, blueprint)
+    if missing is not None:
+        err.print(f"[red]error:[/red] {missing}")
+        return 2
     options: dict[str, Any] = {}
     if args.layout:
         options["strategy"] = args.layout
