@@ -1,7 +1,9 @@
 """A request sent upstream unmanaged is logged with the upstream's real status and where it
 went unmanaged, and counted under a small fixed set of reasons (user report: a passed-through
 request answered 200 was logged ``"status": 0``, and ``regio_passthrough_total``'s ``reason``
-was the place, ``messages[1]``, one label value per place)."""
+was the place, ``messages[1]``, one label value per place). A session's request sent upstream
+unmanaged holds the session's lease only until the upstream's answer has started (its status is
+logged): never across the answer's stream, and never past an upstream that cannot be reached."""
 
 from __future__ import annotations
 
@@ -14,9 +16,12 @@ import pytest
 
 pytest.importorskip("starlette", reason="the proxy extra (starlette) is not installed")
 pytest.importorskip("prometheus_client", reason="prometheus-client is not installed")
+pytest.importorskip("httpx", reason="httpx is not installed (the proxy extra)")
 
+import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from proxy_loops import proxied
 from proxy_support import ScriptedUpstream, Step, blueprint, in_process
 from regio.proxy.errors import PASSTHROUGH_REASONS, PassThrough
 
@@ -33,6 +38,8 @@ REDACTED = [
     {"role": "assistant", "content": [{"type": "redacted_thinking", "data": "opaque"}]},
     {"role": "user", "content": "go on"},
 ]
+BODY = {"model": "claude-x", "max_tokens": 50, "messages": REDACTED}
+HEADERS = {"x-api-key": "k", "x-regio-session": "s1"}
 
 
 def _reasons(client: Any) -> dict[str, float]:
@@ -42,7 +49,7 @@ def _reasons(client: Any) -> dict[str, float]:
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return [json.loads(line) for line in path.read_text().splitlines() if line]
 
 
 def test_a_passed_through_request_is_logged_with_the_upstreams_status_and_its_place() -> None:
@@ -84,3 +91,42 @@ def test_passthrough_reasons_are_a_fixed_set_never_the_place() -> None:
 def test_a_passthrough_of_an_unknown_reason_is_a_programming_error() -> None:
     with pytest.raises(ValueError, match="none of"):
         PassThrough("messages[1]", "a place is not a reason")
+
+
+def test_a_streamed_passthrough_gives_its_lease_back_before_the_stream_ends() -> None:
+    upstream = ScriptedUpstream([Step("a long answer " * 8)], 8000, 500, event_delay=0.05)
+    log = Path(tempfile.mkdtemp()) / "requests.jsonl"
+    with proxied(upstream, BLUEPRINT, request_log=str(log)) as url:
+        body = {**BODY, "stream": True}
+        with httpx.stream("POST", url + "/v1/messages", json=body, headers=HEADERS) as response:
+            assert response.status_code == 200
+            chunks = response.iter_raw()
+            next(chunks)  # the stream has started, most of it still to come
+            during = _lines(log)
+            rest = b"".join(chunks)
+        assert rest and b"message_stop" in rest
+    (line,) = during
+    assert line["session"] == "s1" and line["status"] == 200
+    assert line["released"] is not None
+    assert line["passthrough"]["reason"] == "unreadable_item"  # type: ignore[index]
+
+
+def test_a_passthrough_to_an_unreachable_upstream_gives_its_lease_back() -> None:
+    from starlette.testclient import TestClient
+
+    from regio.proxy import ProxyConfig, create_app
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused", request=request)
+
+    log = Path(tempfile.mkdtemp()) / "requests.jsonl"
+    store = f"sqlite:{tempfile.mkdtemp()}/p.db"
+    config = ProxyConfig(BLUEPRINT, "http://upstream.test", store=store, request_log=str(log))
+    app = create_app(config, transport=httpx.MockTransport(refuse))
+    with TestClient(app) as client:
+        refused = client.post("/v1/messages", json=BODY, headers=HEADERS)
+        assert refused.status_code == 502, refused.text
+        with client.app.state.proxy.store.lease("s1", ttl=30, wait=0):  # free: it let go
+            pass
+    (line,) = _lines(log)
+    assert line["session"] == "s1" and line["status"] == 502
