@@ -35,6 +35,13 @@ from regio.tokens import get_counter
 __all__ = ["ScriptedUpstream", "Step", "free_port", "running"]
 
 
+def metric_families(text: str) -> dict[str, Any]:
+    """The Prometheus metric families of a ``/metrics`` page ``text``, by name."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {f.name: f for f in text_string_to_metric_families(text)}
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

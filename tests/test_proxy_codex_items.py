@@ -27,10 +27,9 @@ pytest.importorskip("httpx", reason="httpx is not installed (the proxy extra)")
 pytest.importorskip("prometheus_client", reason="prometheus-client is not installed")
 
 import httpx
-from prometheus_client.parser import text_string_to_metric_families
 
 from proxy_loops import OUTPUT, READ, READ_SCHEMA, WINDOW, blueprint, file_text, proxied, sdk_client
-from proxy_support import ScriptedUpstream, Step
+from proxy_support import ScriptedUpstream, Step, metric_families
 from regio.layout.render.openai import check_openai_responses
 
 SYSTEM = "You are Codex, a coding agent. Edit files with apply_patch, run commands in the shell."
@@ -141,8 +140,7 @@ def _unpaired(body: dict[str, Any]) -> list[str]:
 
 
 def _passed_through(url: str) -> float:
-    families = {f.name: f for f in text_string_to_metric_families(httpx.get(f"{url}/metrics").text)}
-    family = families.get("regio_passthrough")
+    family = metric_families(httpx.get(f"{url}/metrics").text).get("regio_passthrough")
     return sum(s.value for s in family.samples if s.name.endswith("_total")) if family else 0.0
 
 

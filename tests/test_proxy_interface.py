@@ -15,9 +15,8 @@ import pytest
 pytest.importorskip("starlette", reason="the proxy extra (starlette) is not installed")
 pytest.importorskip("prometheus_client", reason="prometheus-client is not installed")
 
-from prometheus_client.parser import text_string_to_metric_families
 
-from proxy_support import ScriptedUpstream, Step, blueprint, in_process
+from proxy_support import ScriptedUpstream, Step, blueprint, in_process, metric_families
 
 BLUEPRINT = blueprint(
     "proxy-interface",
@@ -36,7 +35,7 @@ def _anthropic(client: Any, messages: list[dict[str, Any]], **headers: str) -> A
 
 
 def _families(client: Any) -> dict[str, Any]:
-    return {f.name: f for f in text_string_to_metric_families(client.get("/metrics").text)}
+    return metric_families(client.get("/metrics").text)
 
 
 def test_the_clients_key_reaches_the_upstream_and_is_never_stored_logged_or_shown(tmp_path, caplog):

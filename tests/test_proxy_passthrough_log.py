@@ -19,10 +19,9 @@ pytest.importorskip("prometheus_client", reason="prometheus-client is not instal
 pytest.importorskip("httpx", reason="httpx is not installed (the proxy extra)")
 
 import httpx
-from prometheus_client.parser import text_string_to_metric_families
 
 from proxy_loops import proxied
-from proxy_support import ScriptedUpstream, Step, blueprint, in_process
+from proxy_support import ScriptedUpstream, Step, blueprint, in_process, metric_families
 from regio.proxy.errors import PASSTHROUGH_REASONS, PassThrough
 
 BLUEPRINT = blueprint(
@@ -43,8 +42,7 @@ HEADERS = {"x-api-key": "k", "x-regio-session": "s1"}
 
 
 def _reasons(client: Any) -> dict[str, float]:
-    families = {f.name: f for f in text_string_to_metric_families(client.get("/metrics").text)}
-    samples = families["regio_passthrough"].samples
+    samples = metric_families(client.get("/metrics").text)["regio_passthrough"].samples
     return {s.labels["reason"]: s.value for s in samples if s.name.endswith("_total")}
 
 
