@@ -6,6 +6,8 @@ must still see that marker, or a request over the API's four markers goes out.""
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,7 +16,7 @@ from regio.layout.model import LayoutBlock
 from regio.layout.render.anthropic import count_cache_markers
 from regio.layout.render.common import RenderedMessage
 from regio.layout.render.prefix import MessagePrefix
-from regio.layout.wellformed import AnthropicProgress
+from regio.layout.wellformed import CallsProgress
 
 
 def _message(n: int, role: str, *, marked: bool = False, separate: bool = False) -> RenderedMessage:
@@ -31,7 +33,7 @@ def _message(n: int, role: str, *, marked: bool = False, separate: bool = False)
     return RenderedMessage(role, (block,), separate=separate)
 
 
-def _payload_after(prefix: MessagePrefix[AnthropicProgress], m: RenderedMessage) -> dict:
+def _payload_after(prefix: MessagePrefix[CallsProgress], m: RenderedMessage) -> dict[str, Any]:
     """The kept messages with ``m`` (one marked text) after them, merged by the renderer's
     rule (same role, not ``separate``: into the last kept message)."""
     messages = prefix.copy()
@@ -47,7 +49,7 @@ def _payload_after(prefix: MessagePrefix[AnthropicProgress], m: RenderedMessage)
 def test_a_marker_merged_into_the_last_kept_message_is_counted() -> None:
     """A call, its kept result, then a marked user text: one ``user`` message holds the kept
     result and the marker."""
-    prefix = MessagePrefix(AnthropicProgress)
+    prefix = MessagePrefix(CallsProgress)
     assert prefix.add(_message(0, "assistant"), "assistant", [{"type": "text", "text": "a"}])
     assert prefix.add(_message(1, "tool"), "user", [{"type": "text", "text": "r"}])
     payload = _payload_after(prefix, _message(2, "user", marked=True))
@@ -68,7 +70,7 @@ def test_property_the_markers_counted_past_the_kept_prefix_are_all_the_markers(
     """Whatever the kept units' roles and ``separate`` flags, and wherever the marked unit
     after them lands (merged or its own message), skipping ``whole`` messages loses no
     marker."""
-    prefix = MessagePrefix(AnthropicProgress)
+    prefix = MessagePrefix(CallsProgress)
     for n, (role, separate) in enumerate(kept):
         unit = [{"type": "text", "text": f"k{n}"}]
         payload_role = "user" if role == "tool" else role
