@@ -15,9 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.layout.wellformed import (
-    AnthropicProgress,
+    CallsProgress,
     ChatProgress,
-    ResponsesProgress,
     anthropic_problems,
     openai_chat_problems,
     openai_responses_problems,
@@ -53,7 +52,7 @@ def test_property_a_check_resumed_from_its_progress_finds_what_a_whole_check_fin
     """Each call checks the messages a later payload keeps (a prefix of ``final``) and messages
     it does not (``extra``), with ``settled`` messages (and the one after them) shared with
     every later call: the answer is the whole check's, whatever the earlier calls saw."""
-    progress = AnthropicProgress()
+    progress = CallsProgress()
     floor = 0  # the contract: later lists share the messages an earlier call called settled
     for length, settled, extra in calls:
         length = max(length % (len(final) + 1), min(floor + 1, len(final)))
@@ -98,7 +97,7 @@ _ITEM = st.one_of(
     ("check", "progress", "message"),
     [
         (openai_chat_problems, ChatProgress, _CHAT_MESSAGE),
-        (openai_responses_problems, ResponsesProgress, _ITEM),
+        (openai_responses_problems, CallsProgress, _ITEM),
     ],
     ids=["openai_chat", "openai_responses"],
 )

@@ -31,10 +31,9 @@ from regio.callids import MAX_ID_CHARS, id_problem
 from regio.responses_items import is_call, is_output
 
 __all__ = [
-    "AnthropicProgress",
+    "CallsProgress",
     "ChatProgress",
     "CheckProgress",
-    "ResponsesProgress",
     "anthropic_problems",
     "openai_chat_problems",
     "openai_responses_problems",
@@ -108,27 +107,29 @@ def _run(
     return state
 
 
-class AnthropicProgress(CheckProgress):
-    """:class:`CheckProgress` of :func:`anthropic_problems`: ``seen``, the ``tool_use`` ids
-    the checked messages made (id -> message number)."""
+class CallsProgress(CheckProgress):
+    """:class:`CheckProgress` of the checks whose state is the calls the checked messages
+    made, by call id: :func:`anthropic_problems` (``tool_use`` id -> message number) and
+    :func:`openai_responses_problems` (call item id -> item type). A resumed state layers
+    its own calls over these (O(1))."""
 
-    __slots__ = ("seen",)
+    __slots__ = ("calls",)
 
     def __init__(self) -> None:
         super().__init__()
-        self.seen: MutableMapping[str, int] = {}
+        self.calls: MutableMapping[str, Any] = {}
 
-    def resumed(self) -> AnthropicProgress:
+    def resumed(self) -> CallsProgress:
         out = CheckProgress.resumed(self)
-        out.seen = ChainMap({}, self.seen)
+        out.calls = ChainMap({}, self.calls)
         return out
 
 
 def _check_anthropic_message(
-    messages: Sequence[dict[str, Any]], n: int, state: AnthropicProgress
+    messages: Sequence[dict[str, Any]], n: int, state: CallsProgress
 ) -> None:
     """Append the W-A problems of message ``n`` (read with ``n - 1`` and ``n + 1``)."""
-    seen, problems = state.seen, state.problems
+    made, problems = state.calls, state.problems
     msg = messages[n]
     blocks = _blocks_of(msg)
     for b in blocks:
@@ -139,10 +140,10 @@ def _check_anthropic_message(
     if msg["role"] == "assistant":
         ids = [b["id"] for b in blocks if b.get("type") == "tool_use"]
         for cid in ids:
-            if cid in seen:
+            if cid in made:
                 problems.append(f"W-A.4: tool_use id {cid} appears twice")
             else:
-                seen[cid] = n
+                made[cid] = n
         if ids:
             nxt = _blocks_of(messages[n + 1]) if n + 1 < len(messages) else []
             answers = [b["tool_use_id"] for b in nxt if b.get("type") == "tool_result"]
@@ -169,7 +170,7 @@ def _check_anthropic_message(
 
 def anthropic_problems(
     messages: Sequence[dict[str, Any]],
-    progress: AnthropicProgress | None = None,
+    progress: CallsProgress | None = None,
     settled: int = 0,
 ) -> list[str]:
     """W-A and L problems of an Anthropic Messages list, in message order (empty: well
@@ -178,7 +179,7 @@ def anthropic_problems(
     messages in, and moves ``progress`` on to ``settled``: the first ``settled`` messages and
     the one after them are the same in every later list checked with it. O(messages after
     ``progress.checked``)."""
-    state = _run(messages, _check_anthropic_message, AnthropicProgress(), progress, settled)
+    state = _run(messages, _check_anthropic_message, CallsProgress(), progress, settled)
     problems = state.problems
     if messages and any(b.get("type") == "tool_result" for b in _blocks_of(messages[0])):
         problems.append("L: the first message carries a tool_result")
@@ -267,25 +268,7 @@ def _openai_id_problems(msg: dict[str, Any], n: int) -> list[str]:
     ]
 
 
-class ResponsesProgress(CheckProgress):
-    """:class:`CheckProgress` of :func:`openai_responses_problems`: ``calls``, the call
-    items the checked items made (call id -> item type)."""
-
-    __slots__ = ("calls",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: MutableMapping[str, Any] = {}
-
-    def resumed(self) -> ResponsesProgress:
-        out = CheckProgress.resumed(self)
-        out.calls = ChainMap({}, self.calls)
-        return out
-
-
-def _check_responses_item(
-    items: Sequence[dict[str, Any]], n: int, state: ResponsesProgress
-) -> None:
+def _check_responses_item(items: Sequence[dict[str, Any]], n: int, state: CallsProgress) -> None:
     """Note the call of input item ``n`` or append the problems of its output."""
     item = items[n]
     kind = item.get("type")
@@ -302,7 +285,7 @@ def _check_responses_item(
 
 def openai_responses_problems(
     items: Sequence[dict[str, Any]],
-    progress: ResponsesProgress | None = None,
+    progress: CallsProgress | None = None,
     settled: int = 0,
 ) -> list[str]:
     """Problems of a Responses ``input`` list: every output item (``function_call_output``,
@@ -310,4 +293,4 @@ def openai_responses_problems(
     (``function_call``, ``custom_tool_call``, ``local_shell_call``), and a
     ``custom_tool_call`` is answered by a ``custom_tool_call_output`` (empty: well formed).
     ``progress`` and ``settled`` as for :func:`openai_chat_problems`."""
-    return _run(items, _check_responses_item, ResponsesProgress(), progress, settled).problems
+    return _run(items, _check_responses_item, CallsProgress(), progress, settled).problems

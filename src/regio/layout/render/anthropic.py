@@ -25,7 +25,7 @@ from ..breakpoints import MAX_BREAKPOINTS
 from ..model import LayoutBlock, Request, ToolSpec
 from ..provider_compaction import ProviderCompaction, add_anthropic_edit, item_of
 from ..repair import LayoutError, check_anthropic
-from ..wellformed import AnthropicProgress, anthropic_problems
+from ..wellformed import CallsProgress, anthropic_problems
 from .common import (
     CONTINUE_TEXT,
     RenderedMessage,
@@ -116,7 +116,7 @@ def _messages(
     conv: tuple[LayoutBlock, ...],
     log: RenderLog | None,
     compaction: ProviderCompaction | None = None,
-    prefix: MessagePrefix[AnthropicProgress] | None = None,
+    prefix: MessagePrefix[CallsProgress] | None = None,
 ) -> list[dict[str, Any]]:
     """The conversation messages of the conversation-level blocks ``conv``: ``tool`` groups
     become ``user`` messages, consecutive groups of one role merge (unless ``separate``). A
@@ -172,9 +172,9 @@ def render_anthropic(
         if b.level == "tools" and b.tool is not None
     ]
     system = [_render_block(b) for b in head if b.level == "system"]
-    prefix: MessagePrefix[AnthropicProgress] | None = None
+    prefix: MessagePrefix[CallsProgress] | None = None
     if log is not None and (compaction is None or not compaction.items):
-        prefix = message_prefix(log, "anthropic", AnthropicProgress)  # no item stands in
+        prefix = message_prefix(log, "anthropic", CallsProgress)  # no item stands in
     messages = _messages(request.blocks[lo:], log, compaction, prefix)
     if not messages or messages[-1]["role"] != "user":
         messages.append({"role": "user", "content": [{"type": "text", "text": CONTINUE_TEXT}]})

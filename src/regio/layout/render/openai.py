@@ -56,8 +56,8 @@ from ..model import LayoutBlock, Request, ToolSpec
 from ..provider_compaction import ProviderCompaction, add_responses_entry, item_of
 from ..repair import LayoutError, check_openai_chat
 from ..wellformed import (
+    CallsProgress,
     ChatProgress,
-    ResponsesProgress,
     openai_chat_problems,
     openai_responses_problems,
 )
@@ -370,7 +370,7 @@ def _responses_items(
     conv: tuple[LayoutBlock, ...],
     log: RenderLog | None,
     compaction: ProviderCompaction | None = None,
-    prefix: MessagePrefix[ResponsesProgress] | None = None,
+    prefix: MessagePrefix[CallsProgress] | None = None,
 ) -> list[dict[str, Any]]:
     """The input items of the conversation blocks ``conv``; a message holding the summary of
     an entry with a compaction item becomes that item, first in ``input`` (the items before
@@ -421,7 +421,7 @@ def render_openai_responses(
     head = request.blocks[:lo]
     prefix = None
     if log is not None and (compaction is None or not compaction.items):
-        prefix = message_prefix(log, "openai_responses", ResponsesProgress)  # no item stands in
+        prefix = message_prefix(log, "openai_responses", CallsProgress)  # no item stands in
     items = _responses_items(request.blocks[lo:], log, compaction, prefix)
     payload: dict[str, Any] = {"model": model}
     sys = _system_text_of(head)
