@@ -45,22 +45,29 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(scope="module")
-def report() -> BenchReport:
+def _demo_run(blueprint: str, folders: tuple[str, ...], layouts: tuple[str, ...]) -> BenchReport:
+    """The demo's run of the bundled traces in ``folders`` under the example ``blueprint`` at
+    its demo window, with canaries."""
     root = examples_dir()
-    bp = load_blueprint(root / "blueprints" / "support-agent.yaml")
+    bp = load_blueprint(root / "blueprints" / blueprint)
     jobs = [
         (t, bp)
-        for path in expand_sources([root / "traces" / "tau-bench"])
+        for folder in folders
+        for path in expand_sources([root / "traces" / folder])
         for t in import_file(path).traces
     ]
     return run_bench(
         jobs,
         cache_models=MODELS,
-        layouts=("recorded", "regio", *AVAILABLE),
-        window_tokens=DEMO_WINDOW_TOKENS["support-agent.yaml"],
+        layouts=layouts,
+        window_tokens=DEMO_WINDOW_TOKENS[blueprint],
         canaries=True,
     )
+
+
+@pytest.fixture(scope="module")
+def report() -> BenchReport:
+    return _demo_run("support-agent.yaml", ("tau-bench",), ("recorded", "regio", *AVAILABLE))
 
 
 def _total(report: BenchReport, model: str) -> ModelResult:
@@ -107,22 +114,9 @@ def test_regio_costs_less_than_the_peer_keeping_the_most_canaries(
 
 @pytest.fixture(scope="module")
 def coding() -> BenchReport:
-    root = examples_dir()
-    bp = load_blueprint(root / "blueprints" / "coding-agent.yaml")
-    jobs = [
-        (t, bp)
-        for folder in ("swe-agent", "mini-swe-agent")
-        for path in expand_sources([root / "traces" / folder])
-        for t in import_file(path).traces
-    ]
-    assert len(jobs) == 7, "the demo's seven bundled coding runs"
-    return run_bench(
-        jobs,
-        cache_models=MODELS,
-        layouts=("recorded", "regio"),
-        window_tokens=DEMO_WINDOW_TOKENS["coding-agent.yaml"],
-        canaries=True,
-    )
+    out = _demo_run("coding-agent.yaml", ("swe-agent", "mini-swe-agent"), ("recorded", "regio"))
+    assert len(out.traces) == 7, "the demo's seven bundled coding runs"
+    return out
 
 
 def _rounding_allowance(m: ModelResult, requests: int) -> float:

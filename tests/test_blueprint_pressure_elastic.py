@@ -9,8 +9,10 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from regio.blueprint import load_blueprint
+from regio.blueprint.build import build_window
 from regio.blueprint.pressure import pressure_notes
 from regio.blueprint.validate import resolved_budget
 from regio.content import ToolUse
@@ -83,3 +85,26 @@ def test_validate_no_longer_puts_an_elastic_conversations_trigger_at_its_budget_
     line = _validate_line()
     assert "82,800" not in line  # 90% of the declared 92,000-token budget
     assert "real fill" in line and "cost controller's trigger" in line
+
+
+def test_a_second_sliding_windows_elastic_line_gives_its_own_marks_not_the_conversations(
+    tmp_path: Path,
+) -> None:
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["regions"].append(
+        {
+            "name": "side",
+            "kind": "sliding_window",
+            "budget": 4000,
+            "eviction": {"strategy": "bulk", "trigger": 3000, "target": 1000},
+        }
+    )
+    path = tmp_path / "two-windows.yaml"
+    path.write_text(yaml.safe_dump(data))
+    bp = load_blueprint(path)
+    budgets = {i: resolved_budget(s, bp.window_tokens) for i, s in enumerate(bp.regions)}
+    (line,) = [n for n in pressure_notes(bp, budgets) if n.startswith("side:")]
+    outside = build_window(bp).region("side").outside_tokens()
+    # its own declared marks in tokens of the whole request (was the conversation's 165,606)
+    assert _number(r"\bevicts at ([\d,]+) tokens", line) == outside + 3000, line
+    assert _number(r"down to ([\d,]+)", line) == outside + 1000, line

@@ -63,14 +63,18 @@ def cost_notes(bp: Blueprint, growths: tuple[int, ...] = GROWTHS) -> list[str]:
     return notes
 
 
-def priced_conversation(bp: Blueprint) -> tuple[SlidingWindow, CacheTerms] | None:
-    """The conversation of a fresh window of ``bp`` (seeds written) with the cache-price
-    multipliers an engine gives it (:func:`regio.engine._parts.apply_options`), and those
-    cache terms; ``None`` without a ``sliding_window`` under ``bulk`` / ``compact`` eviction.
-    Its ``cost_terms`` are left unset: the caller prices the summarizer it means."""
+def priced_conversation(
+    bp: Blueprint, name: str | None = None
+) -> tuple[SlidingWindow, CacheTerms] | None:
+    """The conversation (or the ``sliding_window`` region called ``name``) of a fresh window
+    of ``bp`` (seeds written) with the cache-price multipliers an engine gives it
+    (:func:`regio.engine._parts.apply_options`), and those cache terms; ``None`` without such
+    a ``sliding_window`` under ``bulk`` / ``compact`` eviction. Its ``cost_terms`` are left
+    unset: the caller prices the summarizer it means."""
     if not any(s.kind == "sliding_window" for s in bp.regions):
         return None
-    conv = build_window(bp).conversation
+    window = build_window(bp)
+    conv = window.conversation if name is None else window.region(name)
     if not isinstance(conv, SlidingWindow) or not isinstance(conv.eviction, Bulk | Compact):
         return None
     provider, _, model = bp.cache_profile.partition(":")

@@ -62,7 +62,7 @@ def pressure_notes(bp: Blueprint, budgets: Mapping[int, int]) -> list[str]:
         step = "compacts" if ev.strategy == "compact" else "evicts"
         if spec.elastic is not False:
             others = sum(b for i, b in budgets.items() if i != index)
-            elastic = _elastic_note(bp, budget, step)
+            elastic = _elastic_note(bp, spec.name, budget, step)
             if elastic is not None:
                 notes.append(
                     f"{spec.name}: elastic: it grows past its {budget:,}-token budget into "
@@ -84,14 +84,15 @@ def pressure_notes(bp: Blueprint, budgets: Mapping[int, int]) -> list[str]:
     return notes
 
 
-def _elastic_note(bp: Blueprint, budget: int, step: str) -> str | None:
-    """Where an engine built from ``bp`` first compacts (or evicts) its elastic conversation
-    for turns of 3% of its ``budget``: the marks :meth:`regio.regions.SlidingWindow.hysteresis`
-    gives on a fresh window of ``bp`` (seeds written), priced as the engine prices them
-    (:func:`regio.engine._parts.apply_options`): the cost controller with the blueprint's
-    summarizer model, and with an offline summarizer (``Engine.from_blueprint``'s default,
-    priced as the agent's model) when that differs; in tokens of the whole request."""
-    priced = costnote.priced_conversation(bp)
+def _elastic_note(bp: Blueprint, name: str, budget: int, step: str) -> str | None:
+    """Where an engine built from ``bp`` first compacts (or evicts) its elastic
+    ``sliding_window`` called ``name`` for turns of 3% of its ``budget``: the marks
+    :meth:`regio.regions.SlidingWindow.hysteresis` gives on a fresh window of ``bp`` (seeds
+    written), priced as the engine prices them (:func:`regio.engine._parts.apply_options`):
+    the cost controller with the blueprint's summarizer model, and with an offline summarizer
+    (``Engine.from_blueprint``'s default, priced as the agent's model) when that differs; in
+    tokens of the whole request."""
+    priced = costnote.priced_conversation(bp, name)
     if priced is None:
         return None
     conv, cache = priced
