@@ -46,6 +46,7 @@ from regio.compaction._forking import forked_request
 from regio.content import Entry, content_hash
 from regio.layout import Request, to_cache_request
 from regio.providers import cache_model_for
+from regio.session._cacheprices import priced
 from regio.session._state import SessionState
 from regio.summarizers._extractive import ExtractiveSummarizer
 from regio.summarizers._llm import summary_prompt
@@ -82,7 +83,7 @@ def summarizer_pricing(blueprint: Blueprint) -> tuple[str | None, str | None]:
             f"summarizer model {model!r} ({provider}) is not in the cache rules: its calls "
             "are billed at the agent model's prices"
         )
-    if not rule.price.input or rule.price.output is None:
+    if priced(rule.price) is None:
         return None, (
             f"summarizer model {model!r} has no price in the cache rules ({rule.id}): its "
             "calls are billed at the agent model's prices"

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from regio.policies.costcontrol import CostTerms, interval, request_cost
+from regio.session._cacheprices import priced, summary_ratios
 
 if TYPE_CHECKING:
     from regio.cache.rules import Rule
@@ -120,15 +121,11 @@ def with_summarizer(prices: CostPrices, rule: Rule) -> CostPrices:
     ``rule`` (a summarizer on another model: a transcript prompt of its own, its input and
     output prices over the agent's input price); ``prices`` unchanged when ``rule`` records
     no input or output price."""
-    price = rule.price
-    if not price.input or price.output is None:
+    price = priced(rule.price)
+    if price is None:
         return prices
-    base = prices.input_usd * 1e6
-    return attrs.evolve(
-        prices,
-        summary_output=float(price.output) / base,
-        transcript_input=float(price.input) / base,
-    )
+    transcript, output = summary_ratios(price, prices.input_usd * 1e6)
+    return attrs.evolve(prices, summary_output=output, transcript_input=transcript)
 
 
 def steady_state_cost(

@@ -7,7 +7,7 @@ cache rules data (``regio/data/cache-rules.yaml``, each rule citing its source).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -25,8 +25,10 @@ __all__ = [
     "CacheTerms",
     "cache_terms",
     "model_price",
+    "priced",
     "summarizer_model",
     "summary_cost_terms",
+    "summary_ratios",
 ]
 
 
@@ -79,9 +81,22 @@ def model_price(provider: str, model: str) -> tuple[float, float] | None:
     rules data (:func:`regio.session._usage.rule_prices`); ``None`` when the rules do not know
     the model or record no input or output price for it."""
     pricing = rule_prices(provider, model)
-    if pricing is None or not pricing.input or pricing.output is None:
+    return None if pricing is None else priced(pricing)
+
+
+def priced(price: Any) -> tuple[float, float] | None:
+    """``(input, output)`` USD per million tokens of a cache rule's ``price`` (its ``input``
+    and ``output`` fields), or ``None`` when either is not recorded: the one test of "has a
+    price" for a summarizer's model (the engine's controller, the bench's bill and bound)."""
+    if not price.input or price.output is None:
         return None
-    return float(pricing.input), float(pricing.output)
+    return float(price.input), float(price.output)
+
+
+def summary_ratios(price: tuple[float, float], base_usd: float) -> tuple[float, float]:
+    """A summarizer's ``(transcript_input, output)`` cost terms: its ``price`` (``(input,
+    output)`` USD per million tokens) over the agent's input price ``base_usd`` (same unit)."""
+    return price[0] / base_usd, price[1] / base_usd
 
 
 def summarizer_model(summarizer: object, provider: str, model: str) -> tuple[str, str] | None:
@@ -111,5 +126,5 @@ def summary_cost_terms(
     price = model_price(*summarizer) if summarizer is not None else None
     if price is None or not cache.input_usd:
         return terms
-    base = float(cache.input_usd)
-    return msgspec.structs.replace(terms, output=price[1] / base, transcript_input=price[0] / base)
+    transcript, output = summary_ratios(price, float(cache.input_usd))
+    return msgspec.structs.replace(terms, output=output, transcript_input=transcript)
