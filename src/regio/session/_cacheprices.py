@@ -7,7 +7,7 @@ cache rules data (``regio/data/cache-rules.yaml``, each rule citing its source).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -16,10 +16,10 @@ from regio.errors import RegioError
 from regio.policies.costcontrol import DEFAULT_OUTPUT, CostTerms
 from regio.policies.hysteresis import DEFAULT_MULTIPLIERS
 from regio.providers.registry import find_provider
-from regio.session._usage import rule_prices
+from regio.session._usage import ModelPricing, rule_prices
 
 if TYPE_CHECKING:
-    from regio.cache.rules import Rule
+    from regio.cache.rules import Price, Rule
 
 __all__ = [
     "CacheTerms",
@@ -84,7 +84,7 @@ def model_price(provider: str, model: str) -> tuple[float, float] | None:
     return None if pricing is None else priced(pricing)
 
 
-def priced(price: Any) -> tuple[float, float] | None:
+def priced(price: Price | ModelPricing) -> tuple[float, float] | None:
     """``(input, output)`` USD per million tokens of a cache rule's ``price`` (its ``input``
     and ``output`` fields), or ``None`` when either is not recorded: the one test of "has a
     price" for a summarizer's model (the engine's controller, the bench's bill and bound)."""
