@@ -100,8 +100,8 @@ def _summary_options(parser: argparse.ArgumentParser, modes: tuple[str, ...]) ->
         "--summary-timeout",
         type=float,
         default=120.0,
-        help="seconds an upstream summary call may take before the offline summarizer writes "
-        "that summary instead (120)",
+        help="seconds the upstream summary calls of one request may take together; past them "
+        "the offline summarizer writes the request's remaining summaries (120)",
     )
 
 

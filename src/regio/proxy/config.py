@@ -74,8 +74,8 @@ class ProxyConfig:
     ``--compact-before-send``); ``summarizer``: who writes the compaction summaries,
     ``offline`` (the extractive summarizer, no model call) or ``upstream`` (the upstream model,
     one more upstream request per summary with the client's own key:
-    :mod:`regio.proxy.summaries`); ``summary_timeout``: seconds an upstream summary call may
-    take before the offline summarizer writes that summary instead.
+    :mod:`regio.proxy.summaries`); ``summary_timeout``: seconds the upstream summary calls of
+    one request may take together; past them the offline summarizer writes the rest.
     Raises :class:`ProxyConfigError` naming the option."""
 
     blueprint: Blueprint | str | Path

@@ -9,7 +9,8 @@ is one non-streamed request to the proxy's one upstream (never another host), on
 path of the client's request (Anthropic ``POST /v1/messages``, Chat Completions ``POST
 /v1/chat/completions``, Responses ``POST /v1/responses``), with the client's headers as received
 (its ``x-api-key`` / ``Authorization``, ``anthropic-version``, ...:
-:func:`regio.proxy.upstream.client_headers`). Its model is the blueprint's ``summarizer.model``,
+:func:`summary_headers`; not its ``Accept``, ``Content-Type`` nor ``Idempotency-Key``, which
+belong to its own request). Its model is the blueprint's ``summarizer.model``,
 else the client's; its output limit the blueprint's ``summarizer.max_summary_tokens``; its
 prompt regio's summary prompt (:func:`regio.summarizers._llm.summary_prompt`, through
 :class:`regio.summarizers.LLMSummarizer`): Anthropic and Responses carry the system text
@@ -18,11 +19,18 @@ user message. The headers live in the bound summarizer only, in memory, for that
 are never stored (the engine saves its summarizer's limits only) and never logged.
 
 **A failed summary call never fails the client's request.** A status other than 200, a
-timeout (:attr:`SummaryClient.timeout`), a transport error, a reply without text, or a reply the
-engine refused (the same entries come back for another try: refused, too long, ...) is written
-by the offline summarizer instead (a warning names the session and the reason: no header, no
-body; counted ``fallback``). A context-length refusal (400/413 that
-:func:`regio.providers.overflow.classify_overflow` recognises) is raised to the engine, which
+timeout, a transport error, a reply without text, or a reply the engine refused (the same
+entries come back for another try: refused, too long, ...) is written by the offline summarizer
+instead (counted ``fallback``). After a call that failed (all but the engine's refusal), the
+rest of the request's summaries are written offline without asking the upstream again (a
+model name the upstream does not know, a key without rights, an upstream down: the next
+request asks again). **The summary calls of one request take at most**
+:attr:`SummaryClient.timeout` **seconds together** (``--summary-timeout``; each phase of a
+call is bounded by the time left, and a reply is read no further past it): past that, the
+offline summarizer writes the rest. One warning per request and reason names the session and
+the reason (the status and the error's ``type`` / ``code``; no header, no body). A
+context-length refusal (400/413 that :func:`regio.providers.overflow.classify_overflow`
+recognises) is raised to the engine, which
 summarizes in smaller chunks and retries (:mod:`regio.summarizers._hierarchy`); after
 :data:`OVERFLOW_RETRIES` of them in one request the offline summarizer writes the rest.
 
@@ -35,7 +43,9 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +69,7 @@ __all__ = [
     "SummaryTally",
     "UpstreamSummarizer",
     "summary_body",
+    "summary_headers",
     "summary_reply",
 ]
 
@@ -68,6 +79,22 @@ log = logging.getLogger("regio.proxy")
 #: chunks on each, as :data:`regio.summarizers._hierarchy._MAX_OVERFLOW_RETRIES` allows);
 #: later ones are written offline.
 OVERFLOW_RETRIES = 3
+
+#: The client's headers that describe its own request, not a summary request (replaced, or
+#: dropped: an ``Idempotency-Key`` reused for another body is refused or answered with the
+#: first body's reply).
+_OWN = frozenset({"accept", "content-type", "content-encoding", "idempotency-key"})
+#: An error's ``type`` / ``code`` as logged: a short identifier, never free text.
+_KIND = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def summary_headers(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The headers of a summary request: the client's as sent upstream
+    (:func:`regio.proxy.upstream.client_headers`, its key included) but for those of its own
+    request's body and answer (``Accept``, ``Content-Type``, ``Content-Encoding``,
+    ``Idempotency-Key``), with a JSON body asking for a JSON answer."""
+    out = [(k, v) for k, v in client_headers(headers) if k.lower() not in _OWN]
+    return [*out, ("content-type", "application/json"), ("accept", "application/json")]
 
 
 @attrs.define
@@ -148,7 +175,12 @@ def summary_body(
 
 
 def _number(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    """A reported token count: a non-negative int, else 0 (a counter never goes down)."""
+    return max(value, 0) if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def summary_reply(api: str, data: object) -> tuple[str, int, int]:
@@ -176,7 +208,7 @@ def summary_reply(api: str, data: object) -> tuple[str, int, int]:
             str(part.get("text", ""))
             for item in output
             if isinstance(item, dict) and item.get("type") == "message"
-            for part in item.get("content") or []
+            for part in _list(item.get("content"))
             if isinstance(part, dict) and part.get("type") == "output_text"
         )
         return text, _number(usage.get("input_tokens")), _number(usage.get("output_tokens"))
@@ -197,8 +229,11 @@ def _entries_key(entries: Sequence[Entry]) -> tuple[tuple[str, int], ...]:
 class UpstreamSummarizer:
     """The summarizer one request binds to its session's engine (module doc): ``client`` the
     worker's :class:`SummaryClient`, ``api`` / ``path`` / ``headers`` those of the client's
-    request, ``model`` the summary model, ``offline`` the engine's own summarizer (its limits
-    are this one's; it writes the fallbacks), ``session`` the session id (for the log)."""
+    request (``headers`` as :func:`summary_headers` makes them), ``model`` the summary model,
+    ``offline`` the engine's own summarizer (its limits are this one's; it writes the
+    fallbacks), ``session`` the session id (for the log), ``deadline`` the
+    ``time.monotonic()`` past which no summary call is made (the request's
+    ``--summary-timeout``)."""
 
     client: SummaryClient
     api: str
@@ -208,7 +243,11 @@ class UpstreamSummarizer:
     offline: Any
     session: str
     limit_key: str = "max_tokens"
+    deadline: float = float("inf")
     tally: SummaryTally = attrs.field(factory=SummaryTally)
+    #: Why a call of this request failed (the rest are written offline), else ``None``.
+    _down: str | None = None
+    _warned: set[str] = attrs.field(factory=set)
     #: Whether the last summary was the offline one (the engine then treats it as the
     #: extractor's: :attr:`extracts_items`).
     _offline_last: bool = False
@@ -249,13 +288,18 @@ class UpstreamSummarizer:
         try:
             if key in self._by_model:  # the engine refused the model's summary of these
                 raise _Failed("the engine refused the model's summary")
+            if self._down is not None:
+                raise _Failed(self._down)
             text = self._llm(entries, standing_instructions, extra_instructions)
         except _Failed as exc:
-            log.warning(
-                "session %s: the upstream's summary failed (%s); the offline summarizer wrote it",
-                self.session,
-                exc.reason,
-            )
+            if exc.reason not in self._warned:  # once per request and reason
+                self._warned.add(exc.reason)
+                log.warning(
+                    "session %s: the upstream's summary failed (%s); the offline summarizer "
+                    "writes the request's summaries that fail so",
+                    self.session,
+                    exc.reason,
+                )
             self.tally.fallbacks += 1
             self._offline_last = True
             return str(self.offline(entries, standing_instructions, extra_instructions))
@@ -266,13 +310,24 @@ class UpstreamSummarizer:
         return text
 
     def _complete(self, messages: list[dict[str, str]]) -> str:
+        try:
+            return self._ask(messages)
+        except _Failed as exc:
+            if not exc.reason.startswith("the reply is no summary"):
+                self._down = exc.reason  # the next summaries of this request: offline
+            raise
+
+    def _ask(self, messages: list[dict[str, str]]) -> str:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise _Failed(f"the request's {self.client.timeout:g} s of summary calls are spent")
         body = summary_body(self.api, self.model, self.max_summary_tokens, messages, self.limit_key)
         self.tally.calls += 1
         try:
-            status, data = self.client.post(self.path, self.headers, body)
+            status, data = self.client.post(self.path, self.headers, body, left)
         except httpx.TimeoutException:
-            raise _Failed(f"timed out after {self.client.timeout:g} s") from None
-        except httpx.HTTPError as exc:
+            raise _Failed(f"timed out ({self.client.timeout:g} s per request)") from None
+        except Exception as exc:  # httpx.HTTPError, or a header httpx cannot encode
             raise _Failed(f"upstream unreachable: {type(exc).__name__}") from None
         if status != 200:
             error = _decoded(data)
@@ -280,10 +335,10 @@ class UpstreamSummarizer:
             if length and self.tally.overflows < OVERFLOW_RETRIES:
                 self.tally.overflows += 1
                 raise SummaryOverflow(status, error)
-            raise _Failed(f"status {status}")
+            raise _Failed(f"status {status}{_kind(error)}")
         try:
             text, used_in, used_out = summary_reply(self.api, json.loads(data))
-        except ValueError:
+        except (ValueError, RecursionError):
             raise _Failed("unreadable reply") from None
         self.tally.input_tokens += used_in
         self.tally.output_tokens += used_out
@@ -291,6 +346,18 @@ class UpstreamSummarizer:
         if defect is not None:
             raise _Failed(f"the reply is no summary ({defect})")
         return text
+
+
+def _kind(error: dict[str, Any]) -> str:
+    """`` (kind)`` of an error body: its ``code`` or ``type`` when a short identifier (a
+    message is free text and may quote the request: never logged), else ``""``."""
+    inner = error.get("error")
+    for source in (inner if isinstance(inner, dict) else {}, error):
+        for key in ("code", "type"):
+            value = source.get(key)
+            if isinstance(value, str) and value != "error" and _KIND.fullmatch(value):
+                return f" ({value})"
+    return ""
 
 
 def _decoded(data: bytes) -> dict[str, Any]:
@@ -304,8 +371,9 @@ def _decoded(data: bytes) -> dict[str, Any]:
 @attrs.define
 class SummaryClient:
     """One worker's summary requests to its upstream ``base_url``: one sync ``httpx.Client``
-    (made on first use, shared by the worker's threads: its connections are reused), each
-    request bounded by ``timeout`` seconds (connect, write, each read, pool);
+    (made on first use, shared by the worker's threads: its connections are reused); the
+    summary calls of one client request take at most ``timeout`` seconds together
+    (``--summary-timeout``, :meth:`bind`);
     ``transport``: an httpx transport instead of the network (tests)."""
 
     base_url: str
@@ -327,14 +395,29 @@ class SummaryClient:
             return self._client
 
     def post(
-        self, path: str, headers: list[tuple[str, str]], body: dict[str, Any]
+        self,
+        path: str,
+        headers: list[tuple[str, str]],
+        body: dict[str, Any],
+        timeout: float | None = None,
     ) -> tuple[int, bytes]:
-        """``(status, body)`` of ``body`` posted to the upstream's ``path`` (path and query).
-        Raises ``httpx.HTTPError`` (``httpx.TimeoutException`` after :attr:`timeout`)."""
+        """``(status, body)`` of ``body`` posted to the upstream's ``path`` (path and query),
+        within ``timeout`` seconds (at most :attr:`timeout`): connecting, writing and each read
+        are bounded by it, and the reply is read no further past it. Raises
+        ``httpx.HTTPError`` (``httpx.TimeoutException`` when the time is up)."""
+        limit = self.timeout if timeout is None else min(timeout, self.timeout)
+        deadline = time.monotonic() + limit
         url = self.base_url.rstrip("/") + path
         data = json.dumps(body).encode()
-        response = self.client.post(url, headers=headers, content=data)
-        return response.status_code, response.content
+        chunks: list[bytes] = []
+        with self.client.stream(
+            "POST", url, headers=headers, content=data, timeout=httpx.Timeout(limit)
+        ) as response:
+            for chunk in response.iter_bytes():
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout("summary reply past its time", request=response.request)
+            return response.status_code, b"".join(chunks)
 
     def bind(
         self,
@@ -350,11 +433,13 @@ class SummaryClient:
         """Bind an :class:`UpstreamSummarizer` for the client's request (``api``, ``path`` with
         its query, its ``headers`` as received, its body's ``params``) to ``engine``; returns
         the request's tally and the function that restores the engine's own summarizer (call
-        it when the request ends, on every path)."""
+        it when the request ends, on every path). Its summary calls take at most
+        :attr:`timeout` seconds together, from now."""
         offline = engine.summarizer
         key = "max_completion_tokens" if "max_completion_tokens" in params else "max_tokens"
+        deadline = time.monotonic() + self.timeout
         bound = UpstreamSummarizer(
-            self, api, path, client_headers(headers), model, offline, session, key
+            self, api, path, summary_headers(headers), model, offline, session, key, deadline
         )
         engine.summarizer = bound
 
