@@ -205,7 +205,7 @@ def test_once_the_requests_summary_time_is_spent_no_call_goes_upstream(
         return httpx.Response(200, json=_reply("anthropic", SUMMARY, {"output_tokens": 9}))
 
     summarizer, _ = _bound(upstream)
-    summarizer.deadline = 0.0  # the request's --summary-timeout is behind it
+    summarizer.spent = 5.0  # the request's calls took its --summary-timeout already
     assert summarizer(_entries(), "", None).strip()
     assert calls == [] and (summarizer.tally.calls, summarizer.tally.fallbacks) == (0, 1)
     assert any("summary calls are spent" in m for m in _warnings(caplog))

@@ -231,9 +231,9 @@ class UpstreamSummarizer:
     worker's :class:`SummaryClient`, ``api`` / ``path`` / ``headers`` those of the client's
     request (``headers`` as :func:`summary_headers` makes them), ``model`` the summary model,
     ``offline`` the engine's own summarizer (its limits are this one's; it writes the
-    fallbacks), ``session`` the session id (for the log), ``deadline`` the
-    ``time.monotonic()`` past which no summary call is made (the request's
-    ``--summary-timeout``)."""
+    fallbacks), ``session`` the session id (for the log); ``spent`` the seconds its calls
+    took so far (once they reach the client's ``timeout``, ``--summary-timeout``, no call is
+    made)."""
 
     client: SummaryClient
     api: str
@@ -243,7 +243,7 @@ class UpstreamSummarizer:
     offline: Any
     session: str
     limit_key: str = "max_tokens"
-    deadline: float = float("inf")
+    spent: float = 0.0
     tally: SummaryTally = attrs.field(factory=SummaryTally)
     #: Why a call of this request failed (the rest are written offline), else ``None``.
     _down: str | None = None
@@ -318,17 +318,20 @@ class UpstreamSummarizer:
             raise
 
     def _ask(self, messages: list[dict[str, str]]) -> str:
-        left = self.deadline - time.monotonic()
+        left = self.client.timeout - self.spent
         if left <= 0:
             raise _Failed(f"the request's {self.client.timeout:g} s of summary calls are spent")
         body = summary_body(self.api, self.model, self.max_summary_tokens, messages, self.limit_key)
         self.tally.calls += 1
+        started = time.monotonic()
         try:
             status, data = self.client.post(self.path, self.headers, body, left)
         except httpx.TimeoutException:
             raise _Failed(f"timed out ({self.client.timeout:g} s per request)") from None
         except Exception as exc:  # httpx.HTTPError, or a header httpx cannot encode
             raise _Failed(f"upstream unreachable: {type(exc).__name__}") from None
+        finally:
+            self.spent += time.monotonic() - started
         if status != 200:
             error = _decoded(data)
             length = status in (400, 413) and classify_overflow({"status": status, **error})
@@ -434,12 +437,11 @@ class SummaryClient:
         its query, its ``headers`` as received, its body's ``params``) to ``engine``; returns
         the request's tally and the function that restores the engine's own summarizer (call
         it when the request ends, on every path). Its summary calls take at most
-        :attr:`timeout` seconds together, from now."""
+        :attr:`timeout` seconds together."""
         offline = engine.summarizer
         key = "max_completion_tokens" if "max_completion_tokens" in params else "max_tokens"
-        deadline = time.monotonic() + self.timeout
         bound = UpstreamSummarizer(
-            self, api, path, summary_headers(headers), model, offline, session, key, deadline
+            self, api, path, summary_headers(headers), model, offline, session, key
         )
         engine.summarizer = bound
 
