@@ -9,7 +9,11 @@ content pieces, with the previous request) and reports usage in each API's shape
 ``context_window - max_output`` is refused with the API's length error, as a provider would.
 It keeps every request body it received and the exact bytes of every response it sent; a
 stream's events are sent in two chunks each, cut mid-event, so a relay must cut at event
-boundaries itself.
+boundaries itself. A summary request (regio's summary prompt, ``--summarizer upstream``) is
+kept apart (:attr:`ScriptedUpstream.summaries`, with its headers) and answered with the
+scripted ``summary`` text and usage, or with ``summary_status``, or after ``summary_delay``, or
+refused for length over ``summary_window`` tokens; it consumes no step and is not in
+``requests``.
 
 :func:`running` serves an ASGI app with uvicorn on a free loopback port, in a thread.
 """
@@ -129,6 +133,13 @@ class ScriptedUpstream:
     sent: list[bytes] = attrs.field(factory=list)
     refused: int = 0
     delay: float = 0.0
+    summary: str = "Scripted summary: the agent read files and continues with the next one."
+    summary_status: int = 200
+    summary_delay: float = 0.0
+    summary_window: int | None = None
+    summaries: list[dict[str, Any]] = attrs.field(factory=list)
+    summary_headers: list[dict[str, str]] = attrs.field(factory=list)
+    summary_paths: list[str] = attrs.field(factory=list)
     event_delay: float = 0.0
     _previous: list[tuple[str, int]] = attrs.field(factory=list)
     _counter: Any = attrs.field(factory=lambda: get_counter("o200k_base"))
@@ -163,6 +174,8 @@ class ScriptedUpstream:
         async def endpoint(request: Request) -> Response:
             data = await request.body()
             body = json.loads(data)
+            if _is_summary(api, body):
+                return await self._summarize(api, request, body)
             self.raw.append(data)
             self.headers.append(dict(request.headers))
             self.requests.append(body)
@@ -187,6 +200,29 @@ class ScriptedUpstream:
 
         return endpoint
 
+    def summary_text(self, n: int) -> str:
+        """The text of the ``n``-th summary answered (from 1)."""
+        return f"{self.summary} [summary {n}]"
+
+    async def _summarize(self, api: str, request: Request, body: dict[str, Any]) -> Response:
+        self.summaries.append(body)
+        self.summary_headers.append(dict(request.headers))
+        self.summary_paths.append(request.url.path)
+        if self.summary_delay:
+            import anyio
+
+            await anyio.sleep(self.summary_delay)
+        if self.summary_status != 200:
+            error = {"error": {"type": "api_error", "message": "scripted summary failure"}}
+            return JSONResponse(error, status_code=self.summary_status)
+        prompt = sum(self._counter.count(p) for p in _texts(api, body)) + 8
+        if self.summary_window is not None and prompt > self.summary_window:
+            self.refused += 1
+            return JSONResponse(_too_long(api, prompt, self.summary_window), status_code=400)
+        text = self.summary_text(len(self.summaries))
+        usage = (prompt, 0, self._counter.count(text))
+        return JSONResponse(_BODIES[api](1000 + len(self.summaries), body, Step(text), usage))
+
     async def _chunks(self, events: list[bytes]) -> AsyncIterator[bytes]:
         whole = b"".join(events)
         self.sent.append(whole)
@@ -198,6 +234,21 @@ class ScriptedUpstream:
                 import anyio
 
                 await anyio.sleep(self.event_delay)
+
+
+#: How regio's summary prompt opens (:func:`regio.summarizers._llm.summary_prompt`).
+SUMMARY_PROMPT = "You compact an AI agent's working context."
+
+
+def _is_summary(api: str, body: dict[str, Any]) -> bool:
+    if api == "anthropic":
+        system = body.get("system")
+    elif api == "openai_responses":
+        system = body.get("instructions")
+    else:
+        first = (body.get("messages") or [{}])[0]
+        system = first.get("content") if first.get("role") == "system" else None
+    return isinstance(system, str) and system.startswith(SUMMARY_PROMPT)
 
 
 def _too_long(api: str, prompt: int, window: int) -> dict[str, Any]:

@@ -74,6 +74,19 @@ def _ask(client: Any, system: str, history: list[dict[str, Any]]) -> Any:
     )
 
 
+def _turn(client: Any, system: str, history: list[dict[str, Any]], step: int) -> None:
+    """One step: the model's text, the scripted ``read_log`` call and its result."""
+    reply = _ask(client, system, history)
+    text = reply.choices[0].message.content or "(no text)"
+    call = {
+        "id": f"c{step}",
+        "type": "function",
+        "function": {"name": "read_log", "arguments": json.dumps({"phase": str(step)})},
+    }
+    history.append({"role": "assistant", "content": text, "tool_calls": [call]})
+    history.append({"role": "tool", "tool_call_id": f"c{step}", "content": _log(step)})
+
+
 def test_the_servers_cached_tokens_equal_the_proxys_prediction_on_every_request(tmp_path):
     from regio.agent.llamacpp import server_root
     from regio.proxy import ProxyConfig, create_app
@@ -98,15 +111,7 @@ def test_the_servers_cached_tokens_equal_the_proxys_prediction_on_every_request(
             {"role": "user", "content": "Build kestrel, phase by phase."}
         ]
         for step in range(STEPS):
-            reply = _ask(client, system, history)
-            text = reply.choices[0].message.content or "(no text)"
-            call = {
-                "id": f"c{step}",
-                "type": "function",
-                "function": {"name": "read_log", "arguments": json.dumps({"phase": str(step)})},
-            }
-            history.append({"role": "assistant", "content": text, "tool_calls": [call]})
-            history.append({"role": "tool", "tool_call_id": f"c{step}", "content": _log(step)})
+            _turn(client, system, history, step)
         status = httpx.get(url + "/status.json").json()
     session = next(s for s in status["sessions"] if s["id"] != "primer")
     reported = [p["read"] for p in session["chart"]]
@@ -119,3 +124,42 @@ def test_the_servers_cached_tokens_equal_the_proxys_prediction_on_every_request(
     assert len(reported) == STEPS
     assert session["compactions"] > 0, "the window never compacted: the check is too easy"
     assert reported == predicted
+
+
+def test_the_llamacpp_server_writes_the_summaries_through_the_proxy(tmp_path):
+    """``--summarizer upstream``: the compactions' summaries are requests to the same server
+    (the client's model, its key header), answered by the model; every client request
+    succeeds."""
+    from regio.agent.llamacpp import server_root
+    from regio.proxy import ProxyConfig, create_app
+
+    assert BASE_URL is not None
+    system = f"Session {uuid.uuid4().hex[:12]}. You are a build assistant. Say what to do next."
+    log = tmp_path / "requests.jsonl"
+    config = ProxyConfig(
+        BLUEPRINT,
+        server_root(BASE_URL),
+        store=f"sqlite:{tmp_path}/p.db",
+        request_log=str(log),
+        summarizer="upstream",
+        summary_timeout=300,
+    )
+    with running(create_app(config)) as url:
+        client = openai.OpenAI(base_url=url + "/v1", api_key="none", max_retries=0, timeout=600)
+        history: list[dict[str, Any]] = [
+            {"role": "user", "content": "Build kestrel, phase by phase."}
+        ]
+        for step in range(STEPS):
+            _turn(client, system, history, step)
+        metrics = httpx.get(url + "/metrics").text
+    rows = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    written = [
+        line for line in metrics.splitlines()
+        if line.startswith("regio_summary_requests_total") and 'result="ok"' in line
+    ]  # fmt: skip
+    print(json.dumps([{k: v for k, v in r.items() if k.startswith("summary_")} for r in rows]))
+    assert len(rows) == STEPS and all(r["status"] == 200 and r["committed"] for r in rows)
+    assert sum(r["summary_calls"] for r in rows) > 0, "no compaction: the check is too easy"
+    assert sum(r["summary_input_tokens"] for r in rows) > 0
+    assert sum(r["summary_output_tokens"] for r in rows) > 0
+    assert written and sum(float(line.rsplit(" ", 1)[1]) for line in written) > 0

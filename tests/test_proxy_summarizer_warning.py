@@ -1,6 +1,7 @@
-"""The proxy writes every summary with the offline extractive summarizer; a blueprint that
-names a summarizer model gets a warning at start naming that model, what runs instead and how
-to have the model write them (user report: ``examples/blueprints/coding-agent.yaml`` names
+"""By default (``--summarizer offline``) the proxy writes every summary with the offline
+extractive summarizer; a blueprint that names a summarizer model gets a warning at start naming
+that model, what runs instead and how to have the model write them (``--summarizer upstream``,
+which starts without the warning) (user report: ``examples/blueprints/coding-agent.yaml`` names
 ``claude-haiku-4-5`` with no provider and the proxy said nothing)."""
 
 from __future__ import annotations
@@ -22,9 +23,12 @@ from regio.proxy.state import ProxyState
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "blueprints" / "coding-agent.yaml"
 
 
-def _started(tmp_path: Path, caplog: pytest.LogCaptureFixture, blueprint: object) -> list[str]:
+def _started(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, blueprint: object, mode: str = "offline"
+) -> list[str]:
     caplog.set_level(logging.WARNING, logger="regio.proxy")
-    config = ProxyConfig(blueprint, "http://upstream.test", store=f"sqlite:{tmp_path}/p.db")  # type: ignore[arg-type]
+    store = f"sqlite:{tmp_path}/p.db"
+    config = ProxyConfig(blueprint, "http://upstream.test", store=store, summarizer=mode)  # type: ignore[arg-type]
     ProxyState.build(config)
     return [r.getMessage() for r in caplog.records if r.name == "regio.proxy"]
 
@@ -35,7 +39,13 @@ def test_a_blueprint_naming_a_summarizer_model_is_warned_at_start_that_it_is_not
     (message,) = [m for m in _started(tmp_path, caplog, EXAMPLE) if "summar" in m]
     assert "'claude-haiku-4-5' is not called" in message
     assert "offline extractive summarizer" in message
-    assert "summarizer.provider" in message and "Engine.from_blueprint" in message
+    assert "--summarizer upstream" in message and "client's own key" in message
+
+
+def test_a_proxy_whose_upstream_writes_the_summaries_starts_without_the_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert not [m for m in _started(tmp_path, caplog, EXAMPLE, "upstream") if "summar" in m]
 
 
 def test_the_proxy_really_summarizes_offline_whatever_model_the_blueprint_names() -> None:

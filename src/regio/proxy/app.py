@@ -56,16 +56,20 @@ GC_THRESHOLDS = (100_000, 20, 100)
 
 
 def create_app(
-    config: ProxyConfig | ProxyState, *, transport: httpx.AsyncBaseTransport | None = None
+    config: ProxyConfig | ProxyState,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    summary_transport: httpx.BaseTransport | None = None,
 ) -> Starlette:
     """The ASGI app of one worker for ``config`` (or a built :class:`ProxyState`);
     ``transport``: an httpx transport for the upstream instead of the network (an in-process
-    upstream in tests). Raises :class:`regio.blueprint.BlueprintError` /
-    :class:`regio.proxy.errors.ProxyConfigError`."""
+    upstream in tests), ``summary_transport`` a sync one for the summary calls of
+    ``--summarizer upstream`` (``httpx.MockTransport`` serves as both). Raises
+    :class:`regio.blueprint.BlueprintError` / :class:`regio.proxy.errors.ProxyConfigError`."""
     if isinstance(config, ProxyState):
         state = config
     else:
-        state = ProxyState.build(config, transport=transport)
+        state = ProxyState.build(config, transport=transport, summary_transport=summary_transport)
 
     def managed(api: str) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:

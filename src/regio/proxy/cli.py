@@ -1,4 +1,5 @@
-"""``regio proxy --blueprint B.yaml --upstream URL [--host H] [--port P] [--store S]``.
+"""``regio proxy --blueprint B.yaml --upstream URL [--host H] [--port P] [--store S]
+[--summarizer offline|upstream]``.
 
 Runs one proxy worker until interrupted; it is ready when its port accepts connections. The
 server's packages (the ``proxy`` extra) are imported when the command runs, so ``regio --help``
@@ -16,7 +17,7 @@ __all__ = ["register"]
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``proxy`` to the ``regio`` command."""
-    from .config import DEFAULT_STORE
+    from .config import DEFAULT_STORE, SUMMARIZER_MODES
 
     parser = subparsers.add_parser(
         "proxy",
@@ -73,6 +74,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="run a request's compactions before it is sent, never while the upstream answers (by "
         "default they do when the window fits without them)",
     )
+    _summary_options(parser, SUMMARIZER_MODES)
     parser.add_argument(
         "--request-log",
         default=None,
@@ -80,6 +82,27 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "figures; never a header or content)",
     )
     parser.set_defaults(handler=_run)
+
+
+def _summary_options(parser: argparse.ArgumentParser, modes: tuple[str, ...]) -> None:
+    """``--summarizer`` and ``--summary-timeout`` (:mod:`regio.proxy.summaries`)."""
+    parser.add_argument(
+        "--summarizer",
+        choices=modes,
+        default="offline",
+        help="who writes the compaction summaries: offline (default: the extractive "
+        "summarizer, no model call) or upstream (the upstream model, the blueprint's "
+        "summarizer.model or else the client's: each summary is one more upstream request, "
+        "on the client's API with the client's own key, billed to it; a failed one is written "
+        "offline)",
+    )
+    parser.add_argument(
+        "--summary-timeout",
+        type=float,
+        default=120.0,
+        help="seconds the upstream summary calls of one request may take together; past them "
+        "the offline summarizer writes the request's remaining summaries (120)",
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -103,6 +126,8 @@ def _run(args: argparse.Namespace) -> int:
             request_log=args.request_log,
             threads=args.threads,
             compact_after_send=not args.compact_before_send,
+            summarizer=args.summarizer,
+            summary_timeout=args.summary_timeout,
         )
         print(
             f"regio proxy: http://{args.host}:{args.port} -> {args.upstream} (store {args.store})",

@@ -22,9 +22,11 @@ from regio.persistence.store.lease import MAX_TTL
 from .errors import ProxyConfigError
 from .records import Records
 
-__all__ = ["DEFAULT_STORE", "ProxyConfig", "open_stores"]
+__all__ = ["DEFAULT_STORE", "SUMMARIZER_MODES", "ProxyConfig", "open_stores"]
 
 DEFAULT_STORE = "sqlite:regio-proxy.db"
+#: The values of ``--summarizer`` (:mod:`regio.proxy.summaries`).
+SUMMARIZER_MODES = ("offline", "upstream")
 
 #: The options checked by :func:`_positive`: counts and seconds.
 _Number = TypeVar("_Number", int, float)
@@ -33,6 +35,15 @@ _Number = TypeVar("_Number", int, float)
 def _positive(instance: object, attribute: attrs.Attribute[_Number], value: _Number) -> None:
     if value <= 0:
         raise ProxyConfigError(f"--{attribute.name.replace('_', '-')}: must be > 0, got {value}")
+
+
+def _summarizer(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if value not in SUMMARIZER_MODES:
+        raise ProxyConfigError(
+            f"--summarizer {value!r}: use offline (the extractive summarizer, no model call: "
+            "the default) or upstream (the upstream model writes each summary, billed to the "
+            "client's key)"
+        )
 
 
 def _lease_ttl(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
@@ -60,7 +71,11 @@ class ProxyConfig:
     a file to which each request appends one JSON line (:mod:`regio.proxy.requestlog`);
     ``compact_after_send``: a request's compactions run after it was sent, while the upstream
     answers, when the window fits without them (:mod:`regio.proxy.turn`; ``False``:
-    ``--compact-before-send``).
+    ``--compact-before-send``); ``summarizer``: who writes the compaction summaries,
+    ``offline`` (the extractive summarizer, no model call) or ``upstream`` (the upstream model,
+    one more upstream request per summary with the client's own key:
+    :mod:`regio.proxy.summaries`); ``summary_timeout``: seconds the upstream summary calls of
+    one request may take together; past them the offline summarizer writes the rest.
     Raises :class:`ProxyConfigError` naming the option."""
 
     blueprint: Blueprint | str | Path
@@ -75,6 +90,8 @@ class ProxyConfig:
     request_log: str | None = None
     threads: int = attrs.field(default=40, validator=_positive)
     compact_after_send: bool = True
+    summarizer: str = attrs.field(default="offline", validator=_summarizer)
+    summary_timeout: float = attrs.field(default=120.0, validator=_positive)
 
     def __attrs_post_init__(self) -> None:
         parsed = urlparse(self.upstream)

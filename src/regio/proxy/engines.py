@@ -10,12 +10,15 @@ uses one again only while the store holds no newer version of its session (anoth
 served it since): otherwise it loads the session (``Engine.load_from``), which reads the head
 and the window, never the whole history.
 
-**The summarizer** is always the offline :class:`regio.ExtractiveSummarizer`, sized by the
-blueprint's ``summarizer`` section: a proxy calls no host but its upstream and keeps no key
-between requests, so it cannot call a summarizer model of its own. A blueprint that names a
+**The summarizer** an engine keeps between requests is the offline
+:class:`regio.ExtractiveSummarizer`, sized by the blueprint's ``summarizer`` section: a proxy
+keeps no key between requests. With ``--summarizer upstream`` each request binds a summarizer
+that asks the proxy's upstream, with the client's own key, for that request only
+(:mod:`regio.proxy.summaries`). In the default ``offline`` mode a blueprint that names a
 summarizer model (``summarizer.model``) or an LLM ``summarizer.provider`` is served with the
-extractive one, with a warning when the proxy starts that names the model not called
-(:attr:`EngineFactory.summarizer_warning`).
+extractive one, with a warning when the proxy starts that names the model not called and how to
+have it write the summaries (:attr:`EngineFactory.summarizer_warning`). Neither mode calls
+``summarizer.base_url``: the proxy calls no host but its upstream.
 """
 
 from __future__ import annotations
@@ -59,17 +62,20 @@ def api_provider(blueprint_provider: str, api: str) -> str:
 
 @attrs.define
 class EngineFactory:
-    """Builds and loads the engines of one blueprint (module doc)."""
+    """Builds and loads the engines of one blueprint (module doc); ``mode``: the proxy's
+    ``--summarizer`` (``offline`` | ``upstream``)."""
 
     blueprint: Blueprint
+    mode: str = "offline"
 
     @property
     def summarizer_warning(self) -> str | None:
-        """Why the model the blueprint's ``summarizer`` names is never called, what writes
-        the summaries instead and how to have that model write them; ``None`` when the
-        section names neither a model nor an LLM provider (the extractive default)."""
+        """Why the model the blueprint's ``summarizer`` names is not called, what writes
+        the summaries instead and how to have that model write them; ``None`` in ``upstream``
+        mode, or when the section names neither a model nor an LLM provider (the extractive
+        default)."""
         spec = self.blueprint.summarizer
-        if spec.provider == "extractive" and not spec.model:
+        if self.mode == "upstream" or (spec.provider == "extractive" and not spec.model):
             return None
         model = spec.model or self.blueprint.model.name
         named = (
@@ -77,16 +83,12 @@ class EngineFactory:
             if spec.provider == "extractive"
             else f"summarizer.provider {spec.provider!r} (model {model!r})"
         )
-        how = (
-            "set summarizer.provider (anthropic or openai) and run the agent with regio as a "
-            "library (Engine.from_blueprint) or `regio run`"
-            if spec.provider == "extractive"
-            else "run the agent with regio as a library (Engine.from_blueprint) or `regio run`"
-        )
         return (
             f"{named} is not called: the proxy writes every summary with the offline "
-            "extractive summarizer (no model: it calls no host but its upstream and keeps no "
-            f"keys); to have {model} write the summaries, {how}"
+            "extractive summarizer (--summarizer offline, the default); to have "
+            f"{model} write the summaries, start the proxy with --summarizer upstream (each "
+            "summary is then one more request to the upstream, with the client's own key, "
+            "billed to it)"
         )
 
     def summarizer(self) -> ExtractiveSummarizer:

@@ -24,7 +24,9 @@ upstream call; what it had sent is still committed, so its retry finds the sessi
 A compaction the turn deferred (:mod:`regio.proxy.turn`) runs beside the upstream call, while
 the model generates; the turn's later steps wait for it. The turn is committed before the
 answer's end reaches the client (a stream's last event is held back until then), so a client
-that sends its next request at once finds the session where this one left it.
+that sends its next request at once finds the session where this one left it. With
+``--summarizer upstream`` the engine's summaries are written by the upstream, with this
+request's key, until its turn ends (:mod:`regio.proxy.summaries`).
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from .sessions import Handle, session_key
 from .sse import EventSplitter, encode_event
 from .state import ProxyState
 from .streams import Relay, relay_for
+from .summaries import SummaryTally
 from .turn import Turn
 from .upstream import client_headers, response_headers
 
@@ -218,6 +221,25 @@ class _Exchange:
         self.ended = False
         self.beside = 0.0
         self.compaction: anyio.Event | None = None
+        self.summary = SummaryTally()
+        self.unbind: Callable[[], None] = lambda: None
+
+    def _bind_summarizer(self) -> None:
+        """``--summarizer upstream``: the engine summarizes through the upstream with this
+        request's key until the request ends (:mod:`regio.proxy.summaries`)."""
+        summaries, turn = self.state.summaries, self.turn
+        if summaries is None:
+            return
+        url, model = self.request.url, self.state.blueprint.summarizer.model
+        self.summary, self.unbind = summaries.bind(
+            turn.engine,
+            api=self.api,
+            path=url.path + (f"?{url.query}" if url.query else ""),
+            headers=self.request.headers.items(),
+            model=model or turn.client.model or self.state.blueprint.model.name,
+            session=turn.handle.id,
+            params=turn.client.params,
+        )
 
     async def _work(self, fn: Callable[[Unpack[Ts]], T], *args: Unpack[Ts]) -> T:
         """Run one of the turn's steps in a worker thread (after the deferred compaction, when
@@ -264,6 +286,7 @@ class _Exchange:
     async def run(self, body: bytes) -> Response:
         self.state.background(self._keep_lease)
         try:
+            self._bind_summarizer()
             return await self._start(body)
         except BaseException:
             await self._end(None, 0)
@@ -285,6 +308,7 @@ class _Exchange:
                 if state.slot is not None and reply is not None and reply.raw is not None:
                     predicted = await state.run(state.slot.predict, self.sent, reply.raw)
                 stat = await self._work(turn.finish, reply, status, predicted)
+                stat = msgspec.structs.replace(stat, **self.summary.fields())
                 ok = not self.lost.is_set() and await self._work(
                     turn.commit, state.records, state.store, stat
                 )
@@ -300,6 +324,8 @@ class _Exchange:
                 log.warning("session %s: not committed (%s)", turn.handle.id, exc)
                 ok, stat = False, None
             finally:
+                self.unbind()  # before the lease goes: the next request binds its own
+                state.metrics.summarized(turn.handle.id, self.summary)
                 self.scope.cancel()
                 try:
                     await turn.handle.lease.arelease(offload=anyio.to_thread.run_sync)
@@ -319,6 +345,7 @@ class _Exchange:
                 added_cpu_ms=round(turn.cpu * 1000, 3),
                 added_ms=round(turn.wall * 1000, 3),
                 beside_ms=round(self.beside * 1000, 3),
+                **self.summary.fields(),
                 **({} if passed is None else _passed(passed)),
             )
 

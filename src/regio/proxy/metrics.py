@@ -23,6 +23,12 @@ Prometheus expects of several processes. Names, each per ``session`` (the sessio
 ``regio_branches_total``                  sessions started as a branch of another
 ``regio_passthrough_total``               requests sent upstream unmanaged (label ``reason``,
                                           one of ``regio.proxy.errors.PASSTHROUGH_REASONS``)
+``regio_summary_requests_total``          ``--summarizer upstream``: summaries by ``result``:
+                                          ``ok`` (the upstream model wrote it), ``fallback``
+                                          (its call failed: the offline summarizer wrote it),
+                                          ``overflow`` (refused for length: retried in chunks)
+``regio_summary_input_tokens_total``      input tokens of the summary requests (reported)
+``regio_summary_output_tokens_total``     output tokens of the summary requests (reported)
 ``regio_added_cpu_seconds``               histogram: the proxy's own CPU time per request
 ========================================  ===================================================
 """
@@ -34,6 +40,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from .records import RequestStat
+from .summaries import SummaryTally
 
 __all__ = ["CONTENT_TYPE", "ProxyMetrics"]
 
@@ -60,6 +67,9 @@ class ProxyMetrics:
     first_miss: Counter = attrs.field(init=False)
     branches: Counter = attrs.field(init=False)
     passthrough: Counter = attrs.field(init=False)
+    summaries: Counter = attrs.field(init=False)
+    summary_input: Counter = attrs.field(init=False)
+    summary_output: Counter = attrs.field(init=False)
     cpu: Histogram = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -102,6 +112,15 @@ class ProxyMetrics:
         self.passthrough = Counter(
             "regio_passthrough", "Requests sent unmanaged.", ["reason"], registry=r
         )
+        self.summaries = Counter(
+            "regio_summary_requests", "Summaries by who wrote them.", [*s, "result"], registry=r
+        )
+        self.summary_input = Counter(
+            "regio_summary_input_tokens", "Input tokens of summary requests.", s, registry=r
+        )
+        self.summary_output = Counter(
+            "regio_summary_output_tokens", "Output tokens of summary requests.", s, registry=r
+        )
         self.cpu = Histogram(
             "regio_added_cpu_seconds",
             "The proxy's CPU time per request.",
@@ -130,6 +149,21 @@ class ProxyMetrics:
         if stat.first_miss is not None:
             self.first_miss.labels(session, stat.first_miss).inc()
         self.cpu.observe(stat.added_ms / 1000.0)
+
+    def summarized(self, session: str, tally: SummaryTally) -> None:
+        """Count one request's summary calls (also when the request was not committed: the
+        upstream was asked, and billed, all the same)."""
+        if not (tally.calls or tally.fallbacks):
+            return
+        for result, n in (
+            ("ok", tally.written),
+            ("fallback", tally.fallbacks),
+            ("overflow", tally.overflows),
+        ):
+            if n:
+                self.summaries.labels(session, result).inc(n)
+        self.summary_input.labels(session).inc(tally.input_tokens)
+        self.summary_output.labels(session).inc(tally.output_tokens)
 
     def text(self) -> bytes:
         """The exposition text."""

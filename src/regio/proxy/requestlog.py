@@ -11,9 +11,13 @@ one unreadable before its session was found, has ``session`` null and only ``sta
 ``passthrough``), ``added_cpu_ms`` (the proxy's own CPU time for the request) and
 ``added_ms`` (the wall time the proxy added: reading the request, finding and leasing the
 session, laying out, answering regio's tools, committing, waiting for a compaction that ran
-beside the upstream call when it outlasted it; not the upstream's time) and ``beside_ms`` (the
-wall time of a compaction run beside the upstream call, while the model generated). No header,
-no key, no content. Lines are appended with one ``write`` each (``O_APPEND``), so the workers
+beside the upstream call when it outlasted it; not the upstream's time), ``beside_ms`` (the
+wall time of a compaction run beside the upstream call, while the model generated) and, with
+``--summarizer upstream``, ``summary_calls`` / ``summary_fallbacks`` / ``summary_input_tokens``
+/ ``summary_output_tokens`` (the summary requests the request's compactions sent upstream, the
+summaries the offline summarizer wrote instead, their reported usage:
+:mod:`regio.proxy.summaries`; zero otherwise). No header, no key, no content. Lines are
+appended with one ``write`` each (``O_APPEND``), so the workers
 of one machine can share a file.
 """
 

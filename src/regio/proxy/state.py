@@ -22,6 +22,7 @@ from .metrics import ProxyMetrics
 from .records import Records
 from .sessions import Directory
 from .slot import SlotPredictor
+from .summaries import SummaryClient
 from .turn import Settings
 from .upstream import Upstream
 
@@ -79,6 +80,8 @@ class ProxyState:
     tasks: anyio.abc.TaskGroup | None = None
     #: Engine work runs in at most ``config.threads`` threads at once (``--threads``).
     limiter: anyio.CapacityLimiter | None = None
+    #: ``--summarizer upstream``: the worker's summary calls (:mod:`regio.proxy.summaries`).
+    summaries: SummaryClient | None = None
 
     async def run(self, fn: Callable[[Unpack[Ts]], T], *args: Unpack[Ts]) -> T:
         """``fn(*args)`` in a worker thread, at most ``config.threads`` at once."""
@@ -103,15 +106,21 @@ class ProxyState:
 
     @classmethod
     def build(
-        cls, config: ProxyConfig, *, transport: httpx.AsyncBaseTransport | None = None
+        cls,
+        config: ProxyConfig,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        summary_transport: httpx.BaseTransport | None = None,
     ) -> ProxyState:
         """The state of a worker for ``config`` (``transport``: see
-        :class:`regio.proxy.upstream.Upstream`). Raises
+        :class:`regio.proxy.upstream.Upstream`; ``summary_transport``: the same for the
+        summary calls of ``--summarizer upstream``, :class:`regio.proxy.summaries.SummaryClient`,
+        which are synchronous). Raises
         :class:`regio.blueprint.BlueprintError` and
         :class:`regio.proxy.errors.ProxyConfigError`."""
         blueprint = config.load_blueprint()
         store, records = open_stores(config.store)
-        factory = EngineFactory(blueprint)
+        factory = EngineFactory(blueprint, config.summarizer)
         if factory.summarizer_warning:
             log.warning("%s", factory.summarizer_warning)
         directory = Directory(records, store, factory, EngineCache(config.engines))
@@ -128,6 +137,9 @@ class ProxyState:
             ttl_s,
             config.compact_after_send,
         )
+        summaries = None
+        if config.summarizer == "upstream":
+            summaries = SummaryClient(config.upstream, config.summary_timeout, summary_transport)
         return cls(
             config,
             blueprint,
@@ -138,6 +150,7 @@ class ProxyState:
             ProxyMetrics(),
             settings,
             slot,
+            summaries=summaries,
         )
 
     def background(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
@@ -148,6 +161,8 @@ class ProxyState:
     async def close(self) -> None:
         """Close the upstream connections and the stores."""
         await self.upstream.close()
+        if self.summaries is not None:
+            self.summaries.close()
         self.records.close()
         close = getattr(self.store, "close", None)
         if callable(close):

@@ -115,7 +115,11 @@ class RequestStat(msgspec.Struct, frozen=True):
     or nothing reported), ``added_ms`` the proxy's own CPU time, ``restores`` the rounds of
     regio's own tool calls answered, ``repairs`` the changes the repair of what the client sent
     made (orphaned calls closed, orphaned results dropped, reused ids renamed: ``Engine.repair``)
-    and ``repaired`` the same by action, ``status`` the upstream's HTTP status."""
+    and ``repaired`` the same by action, ``status`` the upstream's HTTP status;
+    ``summary_calls`` the summary requests sent upstream (``--summarizer upstream``),
+    ``summary_fallbacks`` the summaries of them the offline summarizer wrote instead, and
+    ``summary_input_tokens`` / ``summary_output_tokens`` their usage as the upstream reported it
+    (:mod:`regio.proxy.summaries`)."""
 
     index: int
     t: float
@@ -136,6 +140,10 @@ class RequestStat(msgspec.Struct, frozen=True):
     repairs: int = 0
     status: int = 200
     repaired: dict[str, int] = msgspec.field(default_factory=dict)
+    summary_calls: int = 0
+    summary_fallbacks: int = 0
+    summary_input_tokens: int = 0
+    summary_output_tokens: int = 0
 
 
 @runtime_checkable
