@@ -47,6 +47,7 @@ LAYOUT_KEYS = {
     "cost_bound_trigger",
     "kept_tokens",
     "periodic_hit_bound",
+    "compactions",
 }
 
 

@@ -46,6 +46,7 @@ from regio.engine import Engine
 from regio.errors import RegionFullError
 from regio.layout import LayoutBlock, ProviderCompaction, Request, to_cache_request
 from regio.layout.provider_compaction import item_of
+from regio.regions.events import CompactionCompleted, CompactionQueued
 from regio.session._events import CompactionFinished
 
 if TYPE_CHECKING:
@@ -88,8 +89,10 @@ _COMPACTING_EVENTS = (
 
 
 def _watch(engine: Engine, tracker: Tracker) -> None:
-    """Mark ``tracker`` compacted on the engine's eviction / compaction events and count its
-    summarizer calls."""
+    """Mark ``tracker`` compacted on the engine's eviction / compaction events, count its
+    summarizer calls and its committed compactions by what queued them
+    (:attr:`Tracker.compactions`)."""
+    queued: dict[str, str] = {}  # pending id -> "region:reason"
 
     def on_event(event: Event) -> None:
         tag = type(event).__struct_config__.tag if hasattr(type(event), "__struct_config__") else ""
@@ -97,6 +100,11 @@ def _watch(engine: Engine, tracker: Tracker) -> None:
             tracker.compacted = True
         if isinstance(event, CompactionFinished):
             tracker.compaction_calls += int(event.summarizer_calls)
+        elif isinstance(event, CompactionQueued):
+            queued[event.pending_id] = f"{event.region}:{event.reason}"
+        elif isinstance(event, CompactionCompleted):
+            key = queued.pop(event.pending_id, f"{event.region}:unknown")
+            tracker.compactions[key] = tracker.compactions.get(key, 0) + 1
 
     engine.subscribe(on_event)
 

@@ -244,8 +244,18 @@ def sum_layout_results(name: str, items: Sequence[LayoutResult]) -> LayoutResult
         unsent_requests=sum(x.unsent_requests for x in items),
         failure="; ".join(x.failure for x in items if x.failure) or None,
         failed_at=items[0].failed_at if len(items) == 1 else None,
+        compactions=_sum_counts([x.compactions for x in items]),
         **_sum_bound(items),
     )
+
+
+def _sum_counts(counts: Sequence[dict[str, int]]) -> dict[str, int]:
+    """Counts by key summed over ``counts``, keys sorted."""
+    out: dict[str, int] = {}
+    for c in counts:
+        for k, n in c.items():
+            out[k] = out.get(k, 0) + n
+    return dict(sorted(out.items()))
 
 
 def _concat_compaction(items: Sequence[LayoutResult]) -> tuple[float, ...]:

@@ -48,9 +48,10 @@ the tables print; schema 3 left them out) and ``request_cost_usd`` its model cal
 ``lost_task_requests``, ``over_window_requests`` and ``unsent_requests`` beside it, and
 ``failure`` / ``failed_at`` when the strategy raised; the cost bound (``cost_bound_usd``,
 ``cost_bound_share``, ``cost_bound_trigger``, ``kept_tokens``), the periodic-compaction hit
-bound (``periodic_hit_bound``) and each trace's ``prompt_limit`` are new. A later schema-4
-field, each layout's ``compaction_cost_per_request`` (:class:`LayoutResult`), is optional, so
-earlier schema-4 reports still load (their plots leave the summarizer calls out).
+bound (``periodic_hit_bound``) and each trace's ``prompt_limit`` are new. Later schema-4
+fields, each layout's ``compaction_cost_per_request`` and ``compactions``
+(:class:`LayoutResult`), are optional, so earlier schema-4 reports still load (their plots
+leave the summarizer calls out; their counts by reason are empty).
 """
 
 from __future__ import annotations
@@ -120,7 +121,11 @@ class LayoutResult(msgspec.Struct, frozen=True):
     ``bound_hit_rate`` is the trace's bound (append-only, or window-capped under
     ``--window-tokens``, computed on the recorded requests) and ``bound_share`` = hit rate /
     bound. ``compaction_calls``: the summarizer's calls (0 cost for ``summarizer ==
-    "offline"``, an extractive summarizer that sends no request). ``retention``:
+    "offline"``, an extractive summarizer that sends no request); ``compactions``: regio's
+    committed compactions by ``"region:reason"`` (the region compacted and why its
+    compaction was queued: ``token_trigger``, ``room``, ``threshold``,
+    ``history_over_budget`` for a merge of a history's summaries, ...; one summary each, so
+    without a rejected summary they add up to ``compaction_calls``). ``retention``:
     ``{"overall": share, <probe type>: share}`` over the requests from the trace's
     ``retention_from`` call on, the same requests for every strategy (``None``: not
     measured). ``first_cut``: the model call (0-based) at which this strategy first cut
@@ -189,6 +194,7 @@ class LayoutResult(msgspec.Struct, frozen=True):
     kept_tokens: int | None = None
     periodic_hit_bound: float | None = None
     compaction_cost_per_request: tuple[float, ...] = ()
+    compactions: dict[str, int] = msgspec.field(default_factory=dict)
 
     @property
     def total_cost_usd(self) -> float | None:

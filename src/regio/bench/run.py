@@ -92,6 +92,7 @@ def score(
                     broken_requests=run.broken_requests,
                     compaction_calls=run.compaction_calls,
                     relief=run.relief,
+                    compactions=run.compactions,
                     first_cut=run.first_cut,
                     lost_task_requests=run.lost_task_requests,
                     over_window_requests=run.over_window_requests,

@@ -37,7 +37,10 @@ class StrategyRun:
     observations counted, the same for every strategy of one run); ``first_cut``: the first
     model call at which this strategy had cut something (``None``: never); ``relief``: the
     relief chain's stage tallies (regio strategies whose blueprint enables it);
-    ``fork_requests``: see below."""
+    ``fork_requests``: see below. ``compactions``: the compactions it committed, by the
+    region compacted and the reason its compaction was queued (``"conversation:room"``,
+    ``"conversation_history:history_over_budget"`` for a merge of summaries, ...; regio
+    strategies, empty for the others)."""
 
     requests: list[CacheRequest]
     compaction_requests: list[CacheRequest] = attrs.field(factory=list)
@@ -57,6 +60,7 @@ class StrategyRun:
     unsent_requests: int = 0
     failure: str | None = None
     failed_at: int | None = None
+    compactions: dict[str, int] = attrs.field(factory=dict)
 
 
 @attrs.define
@@ -64,7 +68,8 @@ class Tracker:
     """Per strategy: its requests, the calls that lost the task (``lost``) or sent a pass over
     the window (``over``, beside the requests :meth:`run` checks), the failure that stopped it
     (``failure``, ``failed_at``), compaction flag (``compacted``: it has cut something;
-    ``first_cut``: the first call at which it had) and retention meter."""
+    ``first_cut``: the first call at which it had), retention meter and committed
+    compactions by ``"region:reason"`` (``compactions``, :class:`StrategyRun`)."""
 
     meter: RetentionMeter
     requests: list[CacheRequest] = attrs.field(factory=list)
@@ -79,6 +84,7 @@ class Tracker:
     compacted: bool = False
     first_cut: int | None = None
     relief: tuple[ReliefStage, ...] = ()
+    compactions: dict[str, int] = attrs.field(factory=dict)
 
     def seen(self, call: int, has_task: bool, summary: bool, text: Callable[[], str]) -> None:
         """Account for request ``call``: broken when it has neither the task nor a summary;
@@ -124,6 +130,7 @@ class Tracker:
             len(unsent),
             self.failure,
             self.failed_at,
+            dict(sorted(self.compactions.items())),
         )
 
 
