@@ -174,3 +174,18 @@ def test_every_tool_use_keeps_its_result_with_salient_placeholders(lengths: list
 def test_a_negative_extract_budget_is_refused() -> None:
     with pytest.raises(ValueError, match="placeholder_extract_tokens"):
         ReliefPolicy(placeholder_extract_tokens=-1)
+
+
+def test_a_stack_trace_is_extracted_as_its_exception_line_and_innermost_frame() -> None:
+    trace = (
+        "$ python x.py\nTraceback (most recent call last):\n"
+        '  File "src/app/cli.py", line 40, in main\n    run(args)\n'
+        '  File "src/app/core.py", line 12, in run\n    total = 1 / count\n'
+        "ZeroDivisionError: division by zero\nexit status 1"
+    )
+    extract = salient_extract(trace, 200, _words)
+    # the line a summary keeps of the trace (so a summarizer reading the placeholder keeps
+    # it too), never the header, which says nothing
+    assert "ZeroDivisionError: division by zero (at src/app/core.py:12, in run)" in extract
+    assert "Traceback (most recent call last)" not in extract
+    assert "src/app/cli.py" in extract  # the outer frame's path is still an identifier

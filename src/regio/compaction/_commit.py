@@ -30,7 +30,8 @@ def commit_summary(
     inputs: tuple[Entry, ...],
 ) -> Entry:
     """Check and commit one summary of ``p`` (its summarizer ``outcome``; ``previous``: the
-    source's previous summary, ``inputs``: what the summarizer read) and its durable items
+    source's previous summary, ``inputs``: what the summarizer read, each tool result as the
+    window holds it) and its durable items
     (:mod:`regio.compaction._durable`). Raises :class:`SummaryRejected` or
     :class:`regio.errors.CompactionError` (changing nothing) when the summary is refused."""
     window = c.window

@@ -14,7 +14,10 @@ them here, at turn boundaries. Rules:
   A ``compact_count`` item (``sliding_window`` eviction) and a ``merge``
   are flushed as queued.
 * **Carry-forward.** A compaction's summarizer input is the previous summary of the same
-  source (if any), verbatim, followed by exactly the units it replaces.
+  source (if any), verbatim, followed by exactly the units it replaces (a tool result of
+  theirs that only ``keep_last`` kept from clearing read as its clear-stage placeholder:
+  :mod:`regio.compaction.relief._kept`; the durable items are extracted from the units as
+  the window holds them).
   With ``carry_forward="replace"`` the new summary supersedes the previous one in the
   ``compact_history`` (``Window.complete_compaction(..., supersedes=...)``: a rolling summary
   whose ``meta["covers_all"]`` lists every id it stands for, size-checked against the units
@@ -38,6 +41,7 @@ import attrs
 
 from regio.compaction.relief._chain import relieve_after, relieve_queued
 from regio.compaction.relief._cut import relieve_before_cuts
+from regio.compaction.relief._kept import kept_as_placeholders
 from regio.compaction.relief._memo import ReliefMemo
 from regio.compaction.relief._originals import with_originals
 from regio.content import Entry, content_hash
@@ -325,8 +329,11 @@ def _summary_steps(
     by_id = {e.id: e for e in region.entries}
     entries = with_originals(c, [by_id[i] for i in p.entry_ids if i in by_id])
     previous = previous_summary(c, p)
-    inputs = summary_inputs(c, p, previous) + tuple(entries)
-    inputs += durable.merge_context(c, p)
+    head, tail = summary_inputs(c, p, previous), durable.merge_context(c, p)
+    # the summarizer reads the results keep_last kept as their placeholders; the durable
+    # items are extracted from the cut as the window holds it (relief/_kept.py)
+    inputs = head + tuple(kept_as_placeholders(c, region, entries)) + tail
+    read = head + tuple(entries) + tail
     if region.name not in tally.touched:
         tally.touched.append(region.name)
     c.emit(CompactionStarted(policy.trigger, (p.id,), p.tokens, region_target(c, region)))
@@ -342,7 +349,7 @@ def _summary_steps(
                     raise
                 raise SummarizerError(f"the summarizer raised {exc!r}", cause=exc) from exc
             tally.calls += len(outcome.calls)
-            return commit_summary(c, p, outcome, previous, inputs)
+            return commit_summary(c, p, outcome, previous, read)
         except (SummaryRejected, SummarizerError, CompactionError) as exc:
             if tally.calls == calls_before:
                 tally.calls += 1

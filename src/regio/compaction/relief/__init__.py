@@ -6,6 +6,7 @@ Modules:
 * ``_chain`` -- the chain under token pressure: dedupe, clear, trim, restore;
 * ``_originals`` -- the originals of relieved results: ``with_originals``, ``restore``;
 * ``_cut`` -- where the chain clears around a summary;
+* ``_kept`` -- what a summary reads of the results ``keep_last`` kept verbatim;
 * ``_admit`` -- tool results on admission (route, ``max_result_tokens``);
 * ``_extract`` -- what a cleared result's placeholder keeps;
 * ``_memo`` -- the edits one flush has worked out;

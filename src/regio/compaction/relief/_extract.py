@@ -8,7 +8,10 @@ this order, each item once:
 
 1. error lines of the output (a line the summarizer files under ``Errors``: exception
    names, ``error``, ``failed``, ``Traceback``, non-zero exit codes; at most
-   :data:`MAX_ERROR_LINES`), cut to :data:`MAX_ERROR_CHARS` characters;
+   :data:`MAX_ERROR_LINES`), cut to :data:`MAX_ERROR_CHARS` characters; a stack trace is
+   one such line, its exception line and innermost frame
+   (:func:`regio.summarizers.tracebacks.condense`, as a summary keeps it: a placeholder the
+   summarizer reads gives it the same line, never the ``Traceback`` header);
 2. identifiers: file paths, ids with separators (``ORD-4471``, ``db-07.internal``,
    ``snake_case``), camelCase names, upper-case codes, then numbers of 3+ digits; within a
    class, the result's last lines first (an output ends with its outcome: the test summary,
@@ -27,6 +30,7 @@ from collections.abc import Callable
 from regio.summarizers._extractive import extract_identifiers
 from regio.summarizers.kinds import ERROR as _ERROR
 from regio.summarizers.kinds import TOOL_ERROR as _TOOL_ERROR
+from regio.summarizers.tracebacks import condense
 
 __all__ = ["MAX_ERROR_CHARS", "MAX_ERROR_LINES", "MAX_ITEMS", "salient_extract"]
 
@@ -58,8 +62,12 @@ def _rank(token: str) -> int | None:
 
 def _items(text: str) -> list[str]:
     """Error lines, then identifiers by class (module doc), each once."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    errors = [ln for ln in lines if _TOOL_ERROR.search(ln) or _ERROR.search(ln)][:MAX_ERROR_LINES]
+    raw = text.splitlines()
+    lines = [ln.strip() for ln in raw if ln.strip()]
+    # a stack trace counts as its one line, as a summary keeps it (the header says nothing)
+    condensed = [ln.strip() for ln, _ in condense(raw, MAX_ERROR_CHARS) if ln.strip()]
+    errors = [ln for ln in condensed if _TOOL_ERROR.search(ln) or _ERROR.search(ln)]
+    errors = errors[:MAX_ERROR_LINES]
     items = [
         ln if len(ln) <= MAX_ERROR_CHARS else ln[: MAX_ERROR_CHARS - 1] + "\u2026" for ln in errors
     ]
