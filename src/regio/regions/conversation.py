@@ -90,8 +90,10 @@ class SlidingWindow(Region):
     """The prices the cost controller weighs (an engine sets its provider's and its
     summarizer's size); ``None``: compact at the window-fill trigger."""
     kept_tokens: int | None = attrs.field(default=None, init=False)
-    """Tokens the conversation held right after its last compaction (the runtime measures
-    it; saved with the region): what the cost controller takes a compaction to keep."""
+    """Tokens the conversation held right after its last compaction: after a summary (and
+    the ``clear_after_summary`` pass riding it), or after a relief pass that alone brought it
+    to its flush target (the runtime measures it; saved with the region): what the cost
+    controller takes a compaction to keep."""
     #: a planning copy (:meth:`planning_copy`): its refusals are never shown, so they list
     #: nothing releasable (no unit analysis of the copy)
     _planning: bool = attrs.field(default=False, init=False, repr=False)

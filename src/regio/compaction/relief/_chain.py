@@ -61,6 +61,7 @@ from regio.compaction._planning import region_target
 from regio.content import Block, Entry, Text, ToolResult
 from regio.events import Event
 from regio.policies import relief as rp
+from regio.policies.eviction import Compact
 from regio.regions import SlidingWindow
 from regio.session._session import Session
 from regio.session._toolspecs import restore_offered
@@ -124,7 +125,15 @@ def relieve_queued(
     """Run the chain on every conversation queued for a compaction that size forced (not a
     ``manual`` one, not an item-count ``compact_count`` batch), toward its flush target
     (``targets`` or :func:`region_target`; ``memo``: the flush's, else the pass's own).
-    Returns the tokens freed."""
+    Returns the tokens freed.
+
+    A pass that frees tokens and brings a conversation under compact eviction to its target
+    stands in for its compaction: the conversation's ``kept_tokens`` becomes what it holds
+    then, as after a summary, so the cost controller prices the next interval from what the
+    conversation really keeps (issue 27: measured after summaries only, a ``kept_tokens``
+    that the summary's ``clear_after_summary`` pass left far below the target put the
+    controller's trigger one request above the target, and relief cleared every 1-3
+    requests)."""
     if c.options.relief is None or trigger == "manual":
         return 0
     freed = 0
@@ -135,7 +144,11 @@ def relieve_queued(
             continue
         if reasons <= {"compact_count", "manual"}:
             continue
-        freed += relieve(c, region, (targets or {}).get(name, region_target(c, region)), memo)
+        target = (targets or {}).get(name, region_target(c, region))
+        gained = relieve(c, region, target, memo)
+        if gained > 0 and region.used_tokens <= target and isinstance(region.eviction, Compact):
+            region.kept_tokens = region.used_tokens  # what the controller takes a pass to keep
+        freed += gained
     return freed
 
 
