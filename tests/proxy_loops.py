@@ -105,6 +105,17 @@ def tee_client(sink: list[bytearray]) -> Any:
     return http.Client(transport=Tee(), timeout=60)
 
 
+def summarizing_blueprint(api: str, model: str | None, name: str = "proxy-upsum") -> str:
+    """A blueprint for :func:`run_loop` on ``api`` whose window compacts within its steps, its
+    summarizer ``model`` (``None``: the client's) writing at most 600 tokens."""
+    named = f"model: {model}, " if model else ""
+    return make_blueprint(
+        name, f"{PROVIDER[api]}:{MODEL[api]}", window=WINDOW, output=OUTPUT,
+        conversation="70%", history=2000, system=1500,
+        extra=f"summarizer: {{{named}max_summary_tokens: 600}}\n",
+    )  # fmt: skip
+
+
 @contextmanager
 def proxied(upstream: ScriptedUpstream, bp: str, **config: Any) -> Iterator[str]:
     """A proxy for ``bp`` in front of ``upstream``, each on a loopback port; yields the proxy's

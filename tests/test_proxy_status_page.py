@@ -112,7 +112,8 @@ def _chat(url: str, history: list[dict[str, Any]], session: str) -> str:
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 def test_the_status_page_shows_each_session_with_its_figures_and_a_chart_in_a_real_browser():
     upstream = ScriptedUpstream([Step("noted " * 80)] * 20, 6000, 500)
-    with proxied(upstream, BLUEPRINT) as url:
+    # the upstream writes the summaries: the session that compacts lists their calls and cost
+    with proxied(upstream, BLUEPRINT, summarizer="upstream") as url:
         for session, turns in (("alpha", 9), ("beta", 3)):
             history = [{"role": "user", "content": f"{session} task " + "data " * 400}]
             for i in range(turns):
@@ -132,7 +133,12 @@ def test_the_status_page_shows_each_session_with_its_figures_and_a_chart_in_a_re
     assert alpha["requests"] == 9 and alpha["compactions"] > 0
     cells = dom.rows["alpha"]
     assert cells[2] == "9"  # requests
-    assert cells[3] == f"${alpha['cost_usd']:.4f}"  # cost
+    assert alpha["summary_calls"] > 0 and alpha["summary_cost_usd"] > 0
+    summaries = f"incl. {alpha['summary_calls']} summary calls ${alpha['summary_cost_usd']:.4f}"
+    assert cells[3] == f"${alpha['cost_usd']:.4f}{summaries}"  # cost, with the summaries'
+    beta = {s["id"]: s for s in status["sessions"]}["beta"]
+    assert beta["summary_calls"] == 0
+    assert dom.rows["beta"][3] == f"${beta['cost_usd']:.4f}"
     assert cells[6].endswith("%")  # hit rate reported by the upstream
     # one chart line per series, one point per request
     assert dom.lines["alpha"] == {"client": 9, "upstream": 9, "read": 9}

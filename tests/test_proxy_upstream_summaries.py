@@ -30,8 +30,16 @@ import httpx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proxy_loops import MODEL, OUTPUT, PROVIDER, WINDOW, proxied, run_loop, script
-from proxy_support import ScriptedUpstream, blueprint, metric_families, running
+from proxy_loops import (
+    MODEL,
+    OUTPUT,
+    WINDOW,
+    proxied,
+    run_loop,
+    script,
+    summarizing_blueprint,
+)
+from proxy_support import ScriptedUpstream, metric_families, running
 from regio import Engine
 from regio.blueprint import load_blueprint
 from regio.persistence.store import SQLiteStore
@@ -62,12 +70,7 @@ PATH = {
 
 
 def _blueprint(api: str, model: str | None = SUMMARY_MODEL) -> str:
-    named = f"model: {model}, " if model else ""
-    return blueprint(
-        "proxy-upsum", f"{PROVIDER[api]}:{MODEL[api]}", window=WINDOW, output=OUTPUT,
-        conversation="70%", history=2000, system=1500,
-        extra=f"summarizer: {{{named}max_summary_tokens: {SUMMARY_TOKENS}}}\n",
-    )  # fmt: skip
+    return summarizing_blueprint(api, model)
 
 
 def _run(

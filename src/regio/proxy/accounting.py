@@ -26,6 +26,10 @@ client's history as it is would have cost.
   count of the client's request scaled by this request's reported / estimated ratio. Past the
   model's window such a request would be refused: the figure is what not managing the window
   would cost, not a bill anyone could have paid.
+* **Summary calls** (:func:`summary_cost`): with ``--summarizer upstream``, the usage the
+  upstream reported for a request's summary requests (:mod:`regio.proxy.summaries`) at the
+  summary model's input and output prices (the summary requests carry no cache breakpoint:
+  every input token at the input price); the status page adds it to the session's cost.
 """
 
 from __future__ import annotations
@@ -39,11 +43,12 @@ from regio.cache.prefix import HashMemo
 from regio.layout import Request, to_cache_request
 from regio.layout.cachebridge import cache_blocks, last_message
 from regio.providers import cache_model_for
+from regio.session._cacheprices import priced
 
 if TYPE_CHECKING:
     from regio.session import ModelPricing
 
-__all__ = ["CachePrediction", "as_is_cost", "first_miss", "predict_blocks"]
+__all__ = ["CachePrediction", "as_is_cost", "first_miss", "predict_blocks", "summary_cost"]
 
 
 @attrs.define
@@ -149,3 +154,18 @@ def as_is_cost(
     if pricing.output is not None:
         cost += float(pricing.output) / 1e6 * output
     return cost
+
+
+def summary_cost(
+    pricing: ModelPricing | None, input_tokens: int, output_tokens: int
+) -> float | None:
+    """USD of summary requests that used ``input_tokens`` / ``output_tokens`` (module doc), at
+    the summary model's ``pricing`` (:class:`regio.session.ModelPricing`): ``0.0`` when they
+    used none, ``None`` when the model has no input or output price
+    (:func:`regio.session._cacheprices.priced`), never a guessed one."""
+    if not (input_tokens or output_tokens):
+        return 0.0
+    price = priced(pricing) if pricing is not None else None
+    if price is None:
+        return None
+    return (price[0] * input_tokens + price[1] * output_tokens) / 1e6

@@ -307,8 +307,7 @@ class _Exchange:
                 predicted = None
                 if state.slot is not None and reply is not None and reply.raw is not None:
                     predicted = await state.run(state.slot.predict, self.sent, reply.raw)
-                stat = await self._work(turn.finish, reply, status, predicted)
-                stat = msgspec.structs.replace(stat, **self.summary.fields())
+                stat = await self._work(turn.finish, reply, status, predicted, self.summary)
                 ok = not self.lost.is_set() and await self._work(
                     turn.commit, state.records, state.store, stat
                 )

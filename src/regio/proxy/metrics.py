@@ -2,7 +2,11 @@
 
 Each worker has its own registry (a ``CollectorRegistry`` per app, never the process-global
 one) and counts the requests it served, so a scraper collects each worker and sums them, as
-Prometheus expects of several processes. Names, each per ``session`` (the session id):
+Prometheus expects of several processes. The cost counters and the other figures of
+:meth:`ProxyMetrics.record` count the requests whose work was committed, as the status page
+does; the summary requests' counts and tokens (:meth:`ProxyMetrics.summarized`) count every
+request's, committed or not (the upstream billed them all the same). Names, each per
+``session`` (the session id):
 
 ========================================  ===================================================
 ``regio_requests_total``                  requests (label ``api``; ``status`` the upstream's)
@@ -12,7 +16,9 @@ Prometheus expects of several processes. Names, each per ``session`` (the sessio
 ``regio_prompt_tokens_total``             prompt tokens the upstream reported
 ``regio_cache_read_tokens_total``         cache reads, ``source`` = ``reported`` | ``predicted``
 ``regio_cache_write_tokens_total``        cache writes, ``source`` = ``reported`` | ``predicted``
-``regio_cost_usd_total``                  cost of the reported usage (cache rules' prices)
+``regio_cost_usd_total``                  cost of the reported usage (cache rules' prices):
+                                          the client's requests and their summary requests
+                                          (those whose model has a price), as the status page
 ``regio_as_is_cost_usd_total``            the same requests with the client's history as is
 ``regio_compactions_total``               requests in which a compaction ran
 ``regio_repairs_total``                   changes the repair made to what a client sent (label
@@ -29,6 +35,9 @@ Prometheus expects of several processes. Names, each per ``session`` (the sessio
                                           ``overflow`` (refused for length: retried in chunks)
 ``regio_summary_input_tokens_total``      input tokens of the summary requests (reported)
 ``regio_summary_output_tokens_total``     output tokens of the summary requests (reported)
+``regio_summary_cost_usd_total``          the summary requests' part of ``regio_cost_usd_total``
+``regio_summary_unpriced_total``          summary requests whose model has no price (their
+                                          cost is in no counter)
 ``regio_added_cpu_seconds``               histogram: the proxy's own CPU time per request
 ========================================  ===================================================
 """
@@ -70,6 +79,8 @@ class ProxyMetrics:
     summaries: Counter = attrs.field(init=False)
     summary_input: Counter = attrs.field(init=False)
     summary_output: Counter = attrs.field(init=False)
+    summary_cost: Counter = attrs.field(init=False)
+    summary_unpriced: Counter = attrs.field(init=False)
     cpu: Histogram = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -121,6 +132,12 @@ class ProxyMetrics:
         self.summary_output = Counter(
             "regio_summary_output_tokens", "Output tokens of summary requests.", s, registry=r
         )
+        self.summary_cost = Counter(
+            "regio_summary_cost_usd", "Cost of the summary requests.", s, registry=r
+        )
+        self.summary_unpriced = Counter(
+            "regio_summary_unpriced", "Summary requests of a model without a price.", s, registry=r
+        )
         self.cpu = Histogram(
             "regio_added_cpu_seconds",
             "The proxy's CPU time per request.",
@@ -140,7 +157,12 @@ class ProxyMetrics:
         if stat.predicted_read is not None:
             self.cache_read.labels(session, "predicted").inc(stat.predicted_read)
             self.cache_write.labels(session, "predicted").inc(stat.predicted_write or 0)
-        self.cost.labels(session).inc(stat.cost_usd)
+        self.cost.labels(session).inc(stat.cost_usd + (stat.summary_cost_usd or 0.0))
+        if stat.summary_calls:
+            if stat.summary_cost_usd is None:
+                self.summary_unpriced.labels(session).inc(stat.summary_calls)
+            else:
+                self.summary_cost.labels(session).inc(stat.summary_cost_usd)
         self.as_is.labels(session).inc(stat.as_is_cost_usd)
         self.compactions.labels(session).inc(int(stat.compacted))
         for action, n in stat.repaired.items():

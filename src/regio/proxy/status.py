@@ -1,13 +1,16 @@
 """The status page (``GET /``) and its data (``GET /status.json``).
 
 The page lists the most recently active sessions of the store (every worker's, read from the
-shared records), each with its requests, cost, the cost of the same requests had the client's
-history been sent as it is (:mod:`regio.proxy.accounting`) and the saving against it, the
-cache hit rate the upstream reported and the one the simulator predicted, compactions,
-repairs, answered restores, the regions that caused first cache misses, and a chart of its
-last requests (tokens the client sent, tokens sent upstream, tokens read from cache). The page
-is one static HTML file with a script that reads ``/status.json`` and draws the charts as SVG
-(no third-party script, nothing loaded from another host).
+shared records), each with its requests, cost (the client's requests and, with
+``--summarizer upstream``, the summary requests its compactions sent upstream, at the summary
+model's prices: :func:`regio.proxy.accounting.summary_cost`; a summary model without a price
+is left out of it and said so, ``summary_cost_usd`` ``None``), the cost of the same requests
+had the client's history been sent as it is (:mod:`regio.proxy.accounting`) and the saving
+against it, the cache hit rate the upstream reported and the one the simulator predicted,
+compactions, repairs, answered restores, the regions that caused first cache misses, and a
+chart of its last requests (tokens the client sent, tokens sent upstream, tokens read from
+cache). The page is one static HTML file with a script that reads ``/status.json`` and draws
+the charts as SVG (no third-party script, nothing loaded from another host).
 """
 
 from __future__ import annotations
@@ -33,14 +36,17 @@ def _point(s: RequestStat) -> dict[str, Any]:
         "read": s.cache_read,
         "predicted": s.predicted_read,
         "compacted": s.compacted,
-        "cost": s.cost_usd,
+        "cost": s.cost_usd + (s.summary_cost_usd or 0.0),
+        "summary_calls": s.summary_calls,
+        "summary_cost": s.summary_cost_usd if s.summary_calls else 0.0,
         "as_is": s.as_is_cost_usd,
     }
 
 
 def _session(meta: SessionMeta, stats: list[RequestStat]) -> dict[str, Any]:
     t = meta.totals
-    saving = t.as_is_cost_usd - t.cost_usd
+    cost = t.cost_usd + t.summary_cost_usd
+    saving = t.as_is_cost_usd - cost
     return {
         "id": meta.id,
         "found_by": "x-regio-session" if meta.key.startswith("name:") else "fingerprint",
@@ -52,7 +58,13 @@ def _session(meta: SessionMeta, stats: list[RequestStat]) -> dict[str, Any]:
         "client_tokens": t.client_tokens,
         "upstream_tokens": t.upstream_tokens,
         "saved_tokens": t.client_tokens - t.upstream_tokens,
-        "cost_usd": t.cost_usd,
+        "cost_usd": cost,
+        "requests_cost_usd": t.cost_usd,
+        "summary_calls": t.summary_calls,
+        "summary_input_tokens": t.summary_input_tokens,
+        "summary_output_tokens": t.summary_output_tokens,
+        "summary_cost_usd": None if t.summary_unpriced else t.summary_cost_usd,
+        "summary_unpriced_calls": t.summary_unpriced,
         "as_is_cost_usd": t.as_is_cost_usd,
         "saving_usd": saving,
         "saving_share": saving / t.as_is_cost_usd if t.as_is_cost_usd else None,
@@ -79,11 +91,19 @@ def _predicted_rate(t: Totals) -> float | None:
 def status_data(
     records: Records, *, sessions: int = SESSIONS, points: int = POINTS
 ) -> dict[str, Any]:
-    """The data of the status page (module doc)."""
+    """The data of the status page (module doc), per session and in ``totals`` (USD; tokens):
+    ``cost_usd`` = ``requests_cost_usd`` (the client's requests) + the summary requests' cost
+    where their model has a price; ``summary_cost_usd`` that part, ``None`` when some summary
+    request's model has no price (``summary_unpriced_calls`` of them, in no figure);
+    ``saving_usd`` / ``saving_share`` against ``as_is_cost_usd``, from ``cost_usd``. A chart
+    point's ``cost`` includes its request's summary cost, ``summary_cost`` alone (``None``:
+    unpriced)."""
     metas = records.sessions(sessions)
     rows = [_session(m, records.stats(m.id, points)) for m in metas]
     total_cost = sum(r["cost_usd"] for r in rows)
     total_as_is = sum(r["as_is_cost_usd"] for r in rows)
+    unpriced = sum(m.totals.summary_unpriced for m in metas)
+    summary_cost = sum(m.totals.summary_cost_usd for m in metas)
     prompt = sum(m.totals.prompt_tokens for m in metas)
     read = sum(m.totals.cache_read for m in metas)
     return {
@@ -93,6 +113,9 @@ def status_data(
             "cost_usd": total_cost,
             "as_is_cost_usd": total_as_is,
             "saving_usd": total_as_is - total_cost,
+            "summary_calls": sum(r["summary_calls"] for r in rows),
+            "summary_cost_usd": None if unpriced else summary_cost,
+            "summary_unpriced_calls": unpriced,
             "hit_rate": read / prompt if prompt else None,
             "client_tokens": sum(r["client_tokens"] for r in rows),
             "upstream_tokens": sum(r["upstream_tokens"] for r in rows),

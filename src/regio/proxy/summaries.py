@@ -35,8 +35,10 @@ summarizes in smaller chunks and retries (:mod:`regio.summarizers._hierarchy`); 
 :data:`OVERFLOW_RETRIES` of them in one request the offline summarizer writes the rest.
 
 What the calls cost goes in :class:`SummaryTally` (per request: calls, fallbacks, input and
-output tokens from the upstream's ``usage``), then to the request's stat, its
-``--request-log`` line and ``/metrics`` (:mod:`regio.proxy.metrics`).
+output tokens from the upstream's ``usage``, the model), then to the request's stat (with the
+tokens priced at that model's prices, :func:`regio.proxy.accounting.summary_cost`), its
+``--request-log`` line, ``/metrics`` (:mod:`regio.proxy.metrics`) and the session's cost on the
+status page (:mod:`regio.proxy.status`).
 """
 
 from __future__ import annotations
@@ -103,7 +105,8 @@ class SummaryTally:
     summaries the model wrote, ``fallbacks`` summaries the offline summarizer wrote instead
     (module doc), ``overflows`` context-length refusals raised to the engine,
     ``input_tokens`` / ``output_tokens`` the upstream's reported usage of them (all of them,
-    failed ones included)."""
+    failed ones included), ``model`` the model they named (the request's stat prices them at
+    its prices: :func:`regio.proxy.accounting.summary_cost`)."""
 
     calls: int = 0
     written: int = 0
@@ -111,6 +114,7 @@ class SummaryTally:
     overflows: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    model: str = ""
 
     def fields(self) -> dict[str, int]:
         """The request log's and the stat's figures."""
@@ -244,7 +248,9 @@ class UpstreamSummarizer:
     session: str
     limit_key: str = "max_tokens"
     spent: float = 0.0
-    tally: SummaryTally = attrs.field(factory=SummaryTally)
+    tally: SummaryTally = attrs.field(
+        default=attrs.Factory(lambda self: SummaryTally(model=self.model), takes_self=True)
+    )
     #: Why a call of this request failed (the rest are written offline), else ``None``.
     _down: str | None = None
     _warned: set[str] = attrs.field(factory=set)

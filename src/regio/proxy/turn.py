@@ -73,6 +73,8 @@ if TYPE_CHECKING:
     from regio.persistence.store import SessionStore
     from regio.session import UsageRecord
 
+    from .summaries import SummaryTally
+
     #: A step's result and its arguments (typing only: ``TypeVarTuple`` is Python 3.11+).
     T = TypeVar("T")
     Ts = TypeVarTuple("Ts")
@@ -272,13 +274,27 @@ class Turn:
         return self.engine.observe(usage, provider=self.provider, model=self.client.model or None)
 
     # ----- 4. finish --------------------------------------------------------------------------
-    def finish(self, reply: Reply | None, status: int, predicted: int | None = None) -> RequestStat:
+    def finish(
+        self,
+        reply: Reply | None,
+        status: int,
+        predicted: int | None = None,
+        summary: SummaryTally | None = None,
+    ) -> RequestStat:
         """Observe ``reply`` (``None``: the upstream sent none), record the request and return its
         :class:`RequestStat`; ``predicted``: a per-token prediction of the cached tokens
-        (:mod:`regio.proxy.slot`) that replaces the block model's."""
-        return self._timed(self._finish, reply, status, predicted)
+        (:mod:`regio.proxy.slot`) that replaces the block model's; ``summary``: the request's
+        summary calls (``--summarizer upstream``, :mod:`regio.proxy.summaries`), read after the
+        deferred compaction ran, priced at their model's prices."""
+        return self._timed(self._finish, reply, status, predicted, summary)
 
-    def _finish(self, reply: Reply | None, status: int, predicted: int | None) -> RequestStat:
+    def _finish(
+        self,
+        reply: Reply | None,
+        status: int,
+        predicted: int | None,
+        summary: SummaryTally | None,
+    ) -> RequestStat:
         record = self._observe(reply.usage) if reply is not None and reply.usage else None
         if reply is not None and self.rounds and reply.complete:
             self.engine.add_message(reply.message)
@@ -289,6 +305,10 @@ class Turn:
         client_tokens = meta.tokens + sum(self.new_tokens) + self.fixed_tokens
         upstream = (self.request.tokens + self.engine.budget.beside_tokens) if self.request else 0
         stat = self._stat(record, client_tokens, upstream, status, predicted)
+        if summary is not None:
+            pricing = self.engine.ledger.pricing(self.provider, summary.model)
+            cost = accounting.summary_cost(pricing, summary.input_tokens, summary.output_tokens)
+            stat = msgspec.structs.replace(stat, summary_cost_usd=cost, **summary.fields())
         self.handle.meta = _totalled(meta, stat)
         return stat
 
@@ -361,6 +381,7 @@ class Turn:
             repairs=self.repairs.total(),
             repaired=dict(self.repairs),
             status=status,
+            summary_cost_usd=0.0,
         )
 
     def _first_miss(self, prompt: int, read: int) -> str | None:
@@ -445,5 +466,11 @@ def _totalled(meta: SessionMeta, stat: RequestStat) -> SessionMeta:
         repairs=t.repairs + stat.repairs,
         reported=t.reported + int(stat.prompt_tokens > 0),
         first_miss=first,
+        summary_calls=t.summary_calls + stat.summary_calls,
+        summary_input_tokens=t.summary_input_tokens + stat.summary_input_tokens,
+        summary_output_tokens=t.summary_output_tokens + stat.summary_output_tokens,
+        summary_cost_usd=t.summary_cost_usd + (stat.summary_cost_usd or 0.0),
+        summary_unpriced=t.summary_unpriced
+        + (stat.summary_calls if stat.summary_cost_usd is None else 0),
     )
     return msgspec.structs.replace(meta, totals=totals)

@@ -63,7 +63,12 @@ class Totals(msgspec.Struct):
     figures for the same requests, ``predicted`` how many requests it predicted;
     ``cost_usd``: the reported usage priced by the cache rules; ``as_is_cost_usd``: the same
     requests had the client's history been sent as it is (:mod:`regio.proxy.accounting`);
-    ``first_miss``: per region, how many requests' first uncached block was that region's."""
+    ``first_miss``: per region, how many requests' first uncached block was that region's;
+    ``summary_calls`` / ``summary_input_tokens`` / ``summary_output_tokens``: the summary
+    requests of ``--summarizer upstream`` and their reported usage, ``summary_cost_usd`` the
+    cost of those whose model has a price, ``summary_unpriced`` the calls whose model has none
+    (their cost is in no figure). ``cost_usd`` is the client's requests only: the session's
+    cost is ``cost_usd + summary_cost_usd`` (:mod:`regio.proxy.status`)."""
 
     requests: int = 0
     client_tokens: int = 0
@@ -82,6 +87,11 @@ class Totals(msgspec.Struct):
     restores: int = 0
     reported: int = 0
     first_miss: dict[str, int] = msgspec.field(default_factory=dict)
+    summary_calls: int = 0
+    summary_input_tokens: int = 0
+    summary_output_tokens: int = 0
+    summary_cost_usd: float = 0.0
+    summary_unpriced: int = 0
 
 
 class SessionMeta(msgspec.Struct):
@@ -119,7 +129,10 @@ class RequestStat(msgspec.Struct, frozen=True):
     ``summary_calls`` the summary requests sent upstream (``--summarizer upstream``),
     ``summary_fallbacks`` the summaries of them the offline summarizer wrote instead, and
     ``summary_input_tokens`` / ``summary_output_tokens`` their usage as the upstream reported it
-    (:mod:`regio.proxy.summaries`)."""
+    (:mod:`regio.proxy.summaries`) and ``summary_cost_usd`` that usage at the summary model's
+    prices (:func:`regio.proxy.accounting.summary_cost`: ``0.0`` without summary usage,
+    ``None`` when the model has no price, and in a stat stored before it was kept); ``cost_usd``
+    is the client's request alone."""
 
     index: int
     t: float
@@ -144,6 +157,7 @@ class RequestStat(msgspec.Struct, frozen=True):
     summary_fallbacks: int = 0
     summary_input_tokens: int = 0
     summary_output_tokens: int = 0
+    summary_cost_usd: float | None = None
 
 
 @runtime_checkable
