@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from regio.policies.costcontrol import CostTerms, interval, request_cost
+from regio.policies.costcontrol import CostTerms, interval, request_cost, summary_call_cost
 from regio.session._cacheprices import priced, summary_ratios
 
 if TYPE_CHECKING:
@@ -91,12 +91,7 @@ class CostPrices:
         """A summarizer call's cost (input-price units) on a ``prompt``-token request cut to
         ``kept`` tokens: the fork reads ``prompt`` from the cache, a transcript on another
         model the ``prompt - kept`` tokens it summarizes, uncached; plus the summary."""
-        terms = self.terms(summary)
-        return terms.output * summary + (
-            self.read * prompt
-            if self.transcript_input is None
-            else self.transcript_input * max(0, prompt - kept)
-        )
+        return summary_call_cost(kept, prompt - kept, self.terms(summary))
 
 
 def prices_of(rule: Rule, ttl: str = "5m") -> CostPrices | None:

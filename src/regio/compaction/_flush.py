@@ -37,6 +37,8 @@ every rule.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 
 from regio.compaction.relief._chain import relieve_after, relieve_queued
@@ -234,7 +236,8 @@ def flush_steps(c: Session, policy: FlushPolicy) -> Steps[CompactionResult | Non
     if policy.check_triggers:
         _check_triggers(c)
     memo = ReliefMemo()  # the flush's relief passes share their edits and gains
-    relieve_queued(c, policy.trigger, policy.targets, only, memo)  # cheapest moves first
+    relieved = relieve_queued(c, policy.trigger, policy.targets, only, memo)  # cheapest first
+    _measure_kept(c, relieved)  # a pass that reached the target stood in for a compaction
     if not [p for p in window.pending_compactions() if only is None or p.region == only]:
         return None
     # clear before the summary's cut when clearing after it would not be worth it
@@ -267,14 +270,25 @@ def flush_steps(c: Session, policy: FlushPolicy) -> Steps[CompactionResult | Non
             c.book.strikes.pop(region.name, None)
             c.book.blocked = [b for b in c.book.blocked if not b.startswith(f"{region.name}:")]
     relieve_after(c, tally.touched if tally.summaries else [], memo)  # rides the same rewrite
-    for name in tally.touched if tally.summaries else ():
-        region = window.region(name)
-        if isinstance(region, SlidingWindow):  # what a compaction keeps (the cost controller)
-            region.kept_tokens = region.used_tokens
+    _measure_kept(c, tally.touched if tally.summaries else [])
     for history in c.window.regions:  # past its last merge, a history's items make room
         if isinstance(history, CompactHistory):
             durable.fit_history(c, history)
     return _finish(c, policy.trigger, tally)
+
+
+def _measure_kept(c: Session, names: Sequence[str]) -> None:
+    """What a compaction of the conversations ``names`` kept, for the cost controller
+    (``SlidingWindow.kept_tokens``): what each holds once the flush's summary and relief
+    passes are done (a summary's ``clear_after_summary`` pass, or a relief pass that brought
+    the conversation to its target instead of a summary). Issue 27: measured after summaries
+    only, a ``kept_tokens`` that ``clear_after_summary`` left far below the target put the
+    controller's trigger one request above the target, and relief cleared every 1-3
+    requests."""
+    for name in names:
+        region = c.window.region(name)
+        if isinstance(region, SlidingWindow):
+            region.kept_tokens = region.used_tokens
 
 
 def _prepared(

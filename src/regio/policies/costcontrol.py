@@ -45,6 +45,7 @@ __all__ = [
     "controlled_trigger",
     "interval",
     "request_cost",
+    "summary_call_cost",
 ]
 
 #: Output price over input price when the rules do not give both: Anthropic's Claude Sonnet
@@ -68,17 +69,23 @@ class CostTerms(msgspec.Struct, frozen=True):
     transcript_input: float | None = None
 
 
-def compaction_cost(kept: float, growth: float, terms: CostTerms) -> float:
-    """One compaction's cost in input-token equivalents when it keeps ``kept`` tokens after
-    ``growth`` tokens came (``T = kept + growth``): the summary request's read (``r T`` from
-    the agent's cache, or ``i x`` as a transcript on another model), its summary (``o s``)
-    and the kept prefix written again (``w R``)."""
+def summary_call_cost(kept: float, growth: float, terms: CostTerms) -> float:
+    """The summary request's cost in input-token equivalents when the compaction keeps
+    ``kept`` tokens after ``growth`` tokens came (``T = kept + growth``): its read (``r T``
+    from the agent's cache, or ``i x`` as a transcript on another model, ``x`` never below 0)
+    and its summary (``o s``)."""
     read = (
         terms.read * (kept + growth)
         if terms.transcript_input is None
-        else terms.transcript_input * growth
+        else terms.transcript_input * max(0.0, growth)
     )
-    return read + terms.output * terms.summary + terms.write * kept
+    return read + terms.output * terms.summary
+
+
+def compaction_cost(kept: float, growth: float, terms: CostTerms) -> float:
+    """One compaction's cost in input-token equivalents: :func:`summary_call_cost` and the
+    kept prefix written again (``w R``)."""
+    return summary_call_cost(kept, growth, terms) + terms.write * kept
 
 
 def interval(delta: float, kept: float, terms: CostTerms) -> float:

@@ -121,22 +121,16 @@ def relieve_queued(
     targets: dict[str, int] | None,
     only: str | None = None,
     memo: ReliefMemo | None = None,
-) -> int:
+) -> list[str]:
     """Run the chain on every conversation queued for a compaction that size forced (not a
     ``manual`` one, not an item-count ``compact_count`` batch), toward its flush target
     (``targets`` or :func:`region_target`; ``memo``: the flush's, else the pass's own).
-    Returns the tokens freed.
-
-    A pass that frees tokens and brings a conversation under compact eviction to its target
-    stands in for its compaction: the conversation's ``kept_tokens`` becomes what it holds
-    then, as after a summary, so the cost controller prices the next interval from what the
-    conversation really keeps (issue 27: measured after summaries only, a ``kept_tokens``
-    that the summary's ``clear_after_summary`` pass left far below the target put the
-    controller's trigger one request above the target, and relief cleared every 1-3
-    requests)."""
+    Returns the names of the conversations under compact eviction whose pass freed tokens and
+    brought them to their target: the pass stood in for their compaction, so the flush
+    measures what they keep as after a summary (:func:`regio.compaction._flush.flush_steps`)."""
     if c.options.relief is None or trigger == "manual":
-        return 0
-    freed = 0
+        return []
+    stood_in = []
     for name in dict.fromkeys(p.region for p in c.window.pending_compactions()):
         region = c.window.region(name)
         reasons = {p.reason for p in region.pending()}
@@ -147,9 +141,8 @@ def relieve_queued(
         target = (targets or {}).get(name, region_target(c, region))
         gained = relieve(c, region, target, memo)
         if gained > 0 and region.used_tokens <= target and isinstance(region.eviction, Compact):
-            region.kept_tokens = region.used_tokens  # what the controller takes a pass to keep
-        freed += gained
-    return freed
+            stood_in.append(name)
+    return stood_in
 
 
 def relieve_after(c: Session, regions: Sequence[str], memo: ReliefMemo | None = None) -> int:
