@@ -108,3 +108,24 @@ def test_a_second_sliding_windows_elastic_line_gives_its_own_marks_not_the_conve
     # its own declared marks in tokens of the whole request (was the conversation's 165,606)
     assert _number(r"\bevicts at ([\d,]+) tokens", line) == outside + 3000, line
     assert _number(r"down to ([\d,]+)", line) == outside + 1000, line
+
+
+def test_an_llm_summarizers_elastic_line_does_not_call_the_offline_summarizer_the_default(
+    tmp_path: Path,
+) -> None:
+    """Under ``summarizer.provider: anthropic`` Engine.from_blueprint's default summarizer calls
+    the named model, so the line gives that model's marks only, not an 'offline default'."""
+    text = EXAMPLE.read_text(encoding="utf-8").replace(
+        "  model: claude-haiku-4-5 ", "  provider: anthropic\n  model: claude-haiku-4-5 "
+    )
+    path = tmp_path / "llm-summarizer.yaml"
+    path.write_text(text, encoding="utf-8")
+    bp = load_blueprint(path)
+    assert bp.summarizer.provider == "anthropic"
+    budgets = {i: resolved_budget(s, bp.window_tokens) for i, s in enumerate(bp.regions)}
+    (line,) = [n for n in pressure_notes(bp, budgets) if n.startswith("conversation:")]
+    assert "offline" not in line, line
+    assert "priced as claude-haiku-4-5's" in line, line
+    assert _number(r"\bat ([\d,]+) tokens", line) == _number(
+        r"\bat ([\d,]+) tokens", _validate_line()
+    )

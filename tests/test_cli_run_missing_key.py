@@ -96,3 +96,25 @@ def test_an_offline_run_with_an_llm_summarizer_stops_before_it_starts_naming_the
     message = _one_line(err)
     assert "summarizer.provider anthropic" in message and "ANTHROPIC_API_KEY is not set" in message
     assert "drop summarizer.provider" in message and "--provider replay" not in message
+
+
+def test_an_llm_summarizer_authenticated_by_anthropic_auth_token_is_not_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Anthropic SDK reads ``ANTHROPIC_AUTH_TOKEN`` as well as ``ANTHROPIC_API_KEY``, for
+    the summarizer's client as for the agent's: a run with only the token set is not stopped."""
+    from argparse import Namespace
+
+    from regio.agent.cli import missing_key
+    from regio.blueprint import load_blueprint
+
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "token-test")
+    text = (
+        Path(CODING)
+        .read_text(encoding="utf-8")
+        .replace("  model: claude-haiku-4-5 ", "  provider: anthropic\n  model: claude-haiku-4-5 ")
+    )
+    bp = load_blueprint(text)
+    assert missing_key(Namespace(provider=None, api_key=None, base_url=None), bp) is None
+    offline = Namespace(provider="scripted", api_key=None, base_url=None)
+    assert missing_key(offline, bp) is None

@@ -187,13 +187,15 @@ def missing_key(args: argparse.Namespace, blueprint: Blueprint) -> str | None:
     )
     offline = provider in ("scripted", "replay")
     needs: list[tuple[str, str]] = []
+    # the Anthropic SDK authenticates with either variable (agent and summarizer alike)
+    anthropic_token = bool(os.environ.get("ANTHROPIC_AUTH_TOKEN"))
     if args.api_key is None and not offline:
-        if provider == "anthropic" and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+        if provider == "anthropic" and not anthropic_token:
             needs.append(("ANTHROPIC_API_KEY", agent))
         if provider == "openai" and is_openai_host(args.base_url):
             needs.append(("OPENAI_API_KEY", agent))
     summarizer = blueprint.summarizer
-    if summarizer.provider == "anthropic":
+    if summarizer.provider == "anthropic" and not anthropic_token:
         needs.append(("ANTHROPIC_API_KEY", "the blueprint's summarizer.provider anthropic"))
     if summarizer.provider == "openai" and is_openai_host(summarizer.base_url):
         needs.append(("OPENAI_API_KEY", "the blueprint's summarizer.provider openai"))

@@ -89,9 +89,9 @@ def _elastic_note(bp: Blueprint, name: str, budget: int, step: str) -> str | Non
     ``sliding_window`` called ``name`` for turns of 3% of its ``budget``: the marks
     :meth:`regio.regions.SlidingWindow.hysteresis` gives on a fresh window of ``bp`` (seeds
     written), priced as the engine prices them (:func:`regio.engine._parts.apply_options`):
-    the cost controller with the blueprint's summarizer model, and with an offline summarizer
-    (``Engine.from_blueprint``'s default, priced as the agent's model) when that differs; in
-    tokens of the whole request."""
+    the cost controller with the blueprint's summarizer model, and, under ``summarizer.provider:
+    extractive``, with an offline summarizer (``Engine.from_blueprint``'s default there, priced
+    as the agent's model) when that differs; in tokens of the whole request."""
     priced = costnote.priced_conversation(bp, name)
     if priced is None:
         return None
@@ -126,11 +126,14 @@ def _elastic_note(bp: Blueprint, name: str, budget: int, step: str) -> str | Non
         f"{trigger:,} tokens a request ({why}) down to {target:,} in one step"
     )
     if writer is not None and own != named:
-        line += (
-            f", its summaries priced as {writer[1]}'s; at {outside + own[0]:,} down to "
-            f"{outside + own[1]:,} with an offline summarizer (Engine.from_blueprint's "
-            "default), priced as the agent's model"
-        )
+        line += f", its summaries priced as {writer[1]}'s"
+        # Engine.from_blueprint's default summarizer is offline only under ``provider:
+        # extractive``; otherwise it calls the named model, priced as above
+        if bp.summarizer.provider == "extractive":
+            line += (
+                f"; at {outside + own[0]:,} down to {outside + own[1]:,} with an offline "
+                "summarizer (Engine.from_blueprint's default), priced as the agent's model"
+            )
     return line + "; fuller regions bring it earlier"
 
 
