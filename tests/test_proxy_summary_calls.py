@@ -167,6 +167,28 @@ def test_after_a_refused_model_the_requests_other_summaries_are_written_offline_
     assert not any(KEY in m or "does not exist" in m for m in warned)
 
 
+def test_a_model_summary_the_engine_refused_is_counted_once_as_the_offline_fallback() -> None:
+    """The engine refuses a summary by asking again for the same entries: the model's refused
+    summary is not counted ``ok`` beside the offline one that replaced it (``ok`` + ``fallback``
+    is the summaries written), and a refused offline summary is one more fallback."""
+    calls: list[httpx.Request] = []
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        return httpx.Response(200, json=_reply("anthropic", SUMMARY, {"output_tokens": 20}))
+
+    summarizer, _ = _bound(upstream)
+    assert summarizer(_entries(), "", None) == SUMMARY
+    assert (summarizer.tally.written, summarizer.tally.fallbacks) == (1, 0)
+    retried = summarizer(_entries(), "", None)  # the engine refused it: same entries again
+    assert retried.strip() and retried != SUMMARY
+    tally = summarizer.tally
+    assert (tally.calls, tally.written, tally.fallbacks) == (1, 0, 1)
+    summarizer(_entries(), "", None)  # the offline summary refused too
+    assert summarizer(_entries(tag="b"), "", None) == SUMMARY  # other entries: the model's
+    assert (len(calls), tally.calls, tally.written, tally.fallbacks) == (2, 2, 1, 2)
+
+
 def _bad_reply(api: str) -> dict[str, Any]:
     if api == "anthropic":
         return {"content": {"type": "text", "text": SUMMARY}}
