@@ -189,6 +189,33 @@ def test_a_model_summary_the_engine_refused_is_counted_once_as_the_offline_fallb
     assert (len(calls), tally.calls, tally.written, tally.fallbacks) == (2, 2, 1, 2)
 
 
+def test_a_cookie_one_clients_summary_reply_set_never_goes_with_anothers_summary_request() -> None:
+    """The worker's summary client serves every client's requests: a ``Set-Cookie`` in the
+    reply to one client's summary request is not sent with another client's, under its key."""
+    seen: list[tuple[str | None, str | None]] = []
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        key = request.headers.get("x-api-key")
+        seen.append((key, request.headers.get("cookie")))
+        reply = _reply("anthropic", SUMMARY, {"output_tokens": 20})
+        return httpx.Response(200, json=reply, headers={"set-cookie": f"__cf_bm=for-{key}"})
+
+    client = SummaryClient("https://upstream.test", 5.0, httpx.MockTransport(upstream))
+    for key in ("key-a", "key-b"):
+        engine = SimpleNamespace(summarizer=ExtractiveSummarizer())
+        client.bind(
+            engine,  # type: ignore[arg-type]  # a stand-in with a summarizer attribute
+            api="anthropic",
+            path=PATH["anthropic"],
+            headers=[("x-api-key", key)],
+            model="summary-model",
+            session=key,
+            params={},
+        )
+        assert engine.summarizer(_entries(), "", None) == SUMMARY
+    assert seen == [("key-a", None), ("key-b", None)]
+
+
 def _bad_reply(api: str) -> dict[str, Any]:
     if api == "anthropic":
         return {"content": {"type": "text", "text": SUMMARY}}

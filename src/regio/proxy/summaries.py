@@ -58,7 +58,7 @@ from regio.providers.overflow import classify_overflow
 from regio.summarizers import LLMSummarizer
 from regio.summarizers._validity import summary_defect
 
-from .upstream import client_headers
+from .upstream import client_headers, cookieless
 
 if TYPE_CHECKING:
     from regio.content import Entry
@@ -388,7 +388,8 @@ def _decoded(data: bytes) -> dict[str, Any]:
 @attrs.define
 class SummaryClient:
     """One worker's summary requests to its upstream ``base_url``: one sync ``httpx.Client``
-    (made on first use, shared by the worker's threads: its connections are reused); the
+    (made on first use, shared by the worker's threads: its connections are reused, no cookie
+    is kept: :func:`regio.proxy.upstream.cookieless`); the
     summary calls of one client request take at most ``timeout`` seconds together
     (``--summary-timeout``, :meth:`bind`);
     ``transport``: an httpx transport instead of the network (tests)."""
@@ -408,6 +409,7 @@ class SummaryClient:
                     trust_env=False,
                     transport=self.transport,
                     limits=httpx.Limits(keepalive_expiry=4.0),
+                    cookies=cookieless(),  # one client's cookies never go with another's
                 )
             return self._client
 
