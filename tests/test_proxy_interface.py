@@ -119,6 +119,41 @@ def test_other_paths_go_upstream_untouched():
     assert upstream.headers[-1]["authorization"] == f"Bearer {SECRET}"
 
 
+def test_a_cookie_the_upstream_set_in_one_clients_answer_never_goes_with_anothers_request():
+    """The worker's upstream client serves every client: a ``Set-Cookie`` in one client's
+    answer (an edge's ``__cf_bm``) is not kept and sent upstream under another client's key; a
+    client's own ``Cookie`` header goes upstream as received."""
+    import httpx
+    from starlette.testclient import TestClient
+
+    from regio.proxy import ProxyConfig, create_app
+
+    seen: list[tuple[str | None, str | None]] = []
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        seen.append((request.headers.get("x-api-key"), request.headers.get("cookie")))
+        body = {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x",
+            "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+            "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 3},
+        }  # fmt: skip
+        cookie = {"set-cookie": f"__cf_bm=for-{request.headers.get('x-api-key')}; Path=/"}
+        return httpx.Response(200, json=body, headers=cookie)
+
+    config = ProxyConfig(
+        BLUEPRINT, "http://upstream.test", store=f"sqlite:{tempfile.mkdtemp()}/p.db"
+    )
+    sent = [("a", {}), ("b", {}), ("c", {"cookie": "own=1"})]
+    with TestClient(create_app(config, transport=httpx.MockTransport(upstream))) as client:
+        for key, cookie in sent:
+            client.cookies.clear()  # the test client keeps cookies; the clients here do not
+            headers = {"x-api-key": key, "x-regio-session": key, **cookie}
+            message = {"role": "user", "content": f"hello from {key}"}
+            body = {"model": "claude-x", "max_tokens": 50, "messages": [message]}
+            assert client.post("/v1/messages", json=body, headers=headers).status_code == 200
+    assert seen == [(k, c.get("cookie")) for k, c in sent]
+
+
 def test_a_length_refusal_is_answered_by_one_compaction_and_one_retry():
     # the upstream's window is smaller than the blueprint says: the first request over it is
     # refused, the proxy compacts to half the allowance and retries once

@@ -167,6 +167,55 @@ def test_after_a_refused_model_the_requests_other_summaries_are_written_offline_
     assert not any(KEY in m or "does not exist" in m for m in warned)
 
 
+def test_a_model_summary_the_engine_refused_is_counted_once_as_the_offline_fallback() -> None:
+    """The engine refuses a summary by asking again for the same entries: the model's refused
+    summary is not counted ``ok`` beside the offline one that replaced it (``ok`` + ``fallback``
+    is the summaries written), and a refused offline summary is one more fallback."""
+    calls: list[httpx.Request] = []
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        return httpx.Response(200, json=_reply("anthropic", SUMMARY, {"output_tokens": 20}))
+
+    summarizer, _ = _bound(upstream)
+    assert summarizer(_entries(), "", None) == SUMMARY
+    assert (summarizer.tally.written, summarizer.tally.fallbacks) == (1, 0)
+    retried = summarizer(_entries(), "", None)  # the engine refused it: same entries again
+    assert retried.strip() and retried != SUMMARY
+    tally = summarizer.tally
+    assert (tally.calls, tally.written, tally.fallbacks) == (1, 0, 1)
+    summarizer(_entries(), "", None)  # the offline summary refused too
+    assert summarizer(_entries(tag="b"), "", None) == SUMMARY  # other entries: the model's
+    assert (len(calls), tally.calls, tally.written, tally.fallbacks) == (2, 2, 1, 2)
+
+
+def test_a_cookie_one_clients_summary_reply_set_never_goes_with_anothers_summary_request() -> None:
+    """The worker's summary client serves every client's requests: a ``Set-Cookie`` in the
+    reply to one client's summary request is not sent with another client's, under its key."""
+    seen: list[tuple[str | None, str | None]] = []
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        key = request.headers.get("x-api-key")
+        seen.append((key, request.headers.get("cookie")))
+        reply = _reply("anthropic", SUMMARY, {"output_tokens": 20})
+        return httpx.Response(200, json=reply, headers={"set-cookie": f"__cf_bm=for-{key}"})
+
+    client = SummaryClient("https://upstream.test", 5.0, httpx.MockTransport(upstream))
+    for key in ("key-a", "key-b"):
+        engine = SimpleNamespace(summarizer=ExtractiveSummarizer())
+        client.bind(
+            engine,  # type: ignore[arg-type]  # a stand-in with a summarizer attribute
+            api="anthropic",
+            path=PATH["anthropic"],
+            headers=[("x-api-key", key)],
+            model="summary-model",
+            session=key,
+            params={},
+        )
+        assert engine.summarizer(_entries(), "", None) == SUMMARY
+    assert seen == [("key-a", None), ("key-b", None)]
+
+
 def _bad_reply(api: str) -> dict[str, Any]:
     if api == "anthropic":
         return {"content": {"type": "text", "text": SUMMARY}}

@@ -31,7 +31,8 @@ request's, committed or not (the upstream billed them all the same). Names, each
                                           one of ``regio.proxy.errors.PASSTHROUGH_REASONS``)
 ``regio_summary_requests_total``          ``--summarizer upstream``: summaries by ``result``:
                                           ``ok`` (the upstream model wrote it), ``fallback``
-                                          (its call failed: the offline summarizer wrote it),
+                                          (its call failed or the engine refused its summary:
+                                          the offline summarizer wrote it),
                                           ``overflow`` (refused for length: retried in chunks)
 ``regio_summary_input_tokens_total``      input tokens of the summary requests (reported)
 ``regio_summary_output_tokens_total``     output tokens of the summary requests (reported)

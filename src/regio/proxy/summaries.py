@@ -58,7 +58,7 @@ from regio.providers.overflow import classify_overflow
 from regio.summarizers import LLMSummarizer
 from regio.summarizers._validity import summary_defect
 
-from .upstream import client_headers
+from .upstream import client_headers, cookieless
 
 if TYPE_CHECKING:
     from regio.content import Entry
@@ -102,11 +102,12 @@ def summary_headers(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]
 @attrs.define
 class SummaryTally:
     """What one request's summary calls did: ``calls`` requests sent upstream, ``written``
-    summaries the model wrote, ``fallbacks`` summaries the offline summarizer wrote instead
-    (module doc), ``overflows`` context-length refusals raised to the engine,
-    ``input_tokens`` / ``output_tokens`` the upstream's reported usage of them (all of them,
-    failed ones included), ``model`` the model they named (the request's stat prices them at
-    its prices: :func:`regio.proxy.accounting.summary_cost`)."""
+    summaries the model wrote that the engine took, ``fallbacks`` summaries the offline
+    summarizer wrote instead (module doc; a model summary the engine refused counts here,
+    once), ``overflows`` context-length refusals raised to the engine, ``input_tokens`` /
+    ``output_tokens`` the upstream's reported usage of them (all of them, failed and refused
+    ones included), ``model`` the model they named (the request's stat prices them at its
+    prices: :func:`regio.proxy.accounting.summary_cost`)."""
 
     calls: int = 0
     written: int = 0
@@ -257,7 +258,10 @@ class UpstreamSummarizer:
     #: Whether the last summary was the offline one (the engine then treats it as the
     #: extractor's: :attr:`extracts_items`).
     _offline_last: bool = False
+    #: The entries the model summarized in this request, and those whose model summary the
+    #: engine refused (it asked again for the same entries): the latter are written offline.
     _by_model: set[tuple[tuple[str, int], ...]] = attrs.field(factory=set)
+    _refused: set[tuple[tuple[str, int], ...]] = attrs.field(factory=set)
     _llm: LLMSummarizer = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -291,8 +295,12 @@ class UpstreamSummarizer:
         self, entries: Sequence[Entry], standing_instructions: str, extra_instructions: str | None
     ) -> str:
         key = _entries_key(entries)
+        if key in self._by_model:  # the engine refused the model's summary of these: not
+            self._by_model.discard(key)  # written by the model, the offline one stands in
+            self._refused.add(key)
+            self.tally.written -= 1
         try:
-            if key in self._by_model:  # the engine refused the model's summary of these
+            if key in self._refused:
                 raise _Failed("the engine refused the model's summary")
             if self._down is not None:
                 raise _Failed(self._down)
@@ -380,7 +388,8 @@ def _decoded(data: bytes) -> dict[str, Any]:
 @attrs.define
 class SummaryClient:
     """One worker's summary requests to its upstream ``base_url``: one sync ``httpx.Client``
-    (made on first use, shared by the worker's threads: its connections are reused); the
+    (made on first use, shared by the worker's threads: its connections are reused, no cookie
+    is kept: :func:`regio.proxy.upstream.cookieless`); the
     summary calls of one client request take at most ``timeout`` seconds together
     (``--summary-timeout``, :meth:`bind`);
     ``transport``: an httpx transport instead of the network (tests)."""
@@ -400,6 +409,7 @@ class SummaryClient:
                     trust_env=False,
                     transport=self.transport,
                     limits=httpx.Limits(keepalive_expiry=4.0),
+                    cookies=cookieless(),  # one client's cookies never go with another's
                 )
             return self._client
 

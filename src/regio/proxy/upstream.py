@@ -15,17 +15,19 @@ alive between requests, and has a timeout per phase: connecting is bounded, read
 (a model may think for minutes before its first token). An idle connection is dropped after 4
 seconds, before the common 5-second server keep-alive lapses; a request whose connection the
 upstream closed before it answered (the race of reusing a connection as the server closes it)
-is sent once more, on a new connection.
+is sent once more, on a new connection. The worker's clients keep no cookie
+(:func:`cookieless`): they serve every client of the proxy.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 
 import attrs
 import httpx
 
-__all__ = ["Upstream", "client_headers", "response_headers"]
+__all__ = ["Upstream", "client_headers", "cookieless", "response_headers"]
 
 _HOP = frozenset(
     {
@@ -53,6 +55,15 @@ def client_headers(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     return out
 
 
+def cookieless() -> CookieJar:
+    """The cookie jar of a worker's upstream client: it keeps no cookie. httpx keeps what a
+    response's ``Set-Cookie`` sets and sends it with the client's later requests, and one
+    client of the proxy's serves every client, so a cookie set in one client's answer (a load
+    balancer's, an edge's) would go upstream with another client's requests, under its key.
+    A client's own ``Cookie`` header is passed on as received (:func:`client_headers`)."""
+    return CookieJar(DefaultCookiePolicy(allowed_domains=[]))
+
+
 def response_headers(headers: Mapping[str, str] | httpx.Headers) -> dict[str, str]:
     """The upstream's response headers to return to the client (module doc)."""
     return {k: v for k, v in headers.items() if k.lower() not in _NOT_RETURNED}
@@ -77,7 +88,11 @@ class Upstream:
                 max_connections=None, max_keepalive_connections=64, keepalive_expiry=4.0
             )
             self._client = httpx.AsyncClient(
-                timeout=timeout, limits=limits, trust_env=False, transport=self.transport
+                timeout=timeout,
+                limits=limits,
+                trust_env=False,
+                transport=self.transport,
+                cookies=cookieless(),
             )
         return self._client
 
