@@ -107,12 +107,8 @@ class _Count:
         monkeypatch.setattr(wellformed, "_check_responses_item", checked(responses))
 
     def counts(self) -> dict[str, int]:
-        return {
-            "walked": self.walked,
-            "placed": self.placed,
-            "scanned": self.scanned,
-            "checked": self.checked,
-        }
+        """Each counter by name (``walked``, ``placed``, ``scanned``, ``checked``)."""
+        return dict(vars(self))
 
 
 def _turn(engine: Engine, turn: int) -> tuple[Any, dict[str, Any]]:
