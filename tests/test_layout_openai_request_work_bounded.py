@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -107,12 +108,8 @@ class _Count:
         monkeypatch.setattr(wellformed, "_check_responses_item", checked(responses))
 
     def counts(self) -> dict[str, int]:
-        return {
-            "walked": self.walked,
-            "placed": self.placed,
-            "scanned": self.scanned,
-            "checked": self.checked,
-        }
+        """Each counter by name (``walked``, ``placed``, ``scanned``, ``checked``)."""
+        return dict(vars(self))
 
 
 def _turn(engine: Engine, turn: int) -> tuple[Any, dict[str, Any]]:
@@ -237,3 +234,28 @@ def test_a_prefix_ending_after_held_media_or_an_unanswered_custom_call_renders_w
     else:
         outputs = [i for i in payload["input"] if i.get("type") == "custom_tool_call_output"]
         assert len(outputs) == 5
+
+
+def test_a_chat_payload_whose_system_message_came_or_went_is_checked_from_its_first() -> None:
+    """The session's kept prefix outlives a request whose head has no system message (the same
+    conversation blocks, rendered with the session's render log): the check's progress,
+    counted in payload messages, was made with the system message before the kept ones, so
+    it is started again rather than resumed one message off (which reported a kept call as
+    unanswered). Each payload equals the request rendered without the log."""
+    regions = [
+        Pinned(name="system", budget=2_000, volatility="stable"),  # a head system message
+        SlidingWindow(name="conversation", budget=200_000),
+    ]
+    engine = make_engine(regions, max_tokens=300_000, provider="openai")
+    engine.write("system", "You are a careful agent.")
+    for turn in range(4):
+        engine.add_user(f"turn {turn}")
+        engine.add_assistant(f"calling {turn}", [ToolUse(f"c{turn}", "read", {"turn": turn})])
+        engine.add_message(Message.tool([ToolResult(f"c{turn}", f"result {turn}")]))
+        request, _ = engine.request(api="openai_chat")
+    head = tuple(b for b in request.blocks if b.level != "system")
+    bare = msgspec.structs.replace(request, blocks=head, total_tokens=-1)
+    for each in (request, bare, request, bare):
+        payload = openai.render_openai_chat(each, model="m", log=engine.render_log)
+        assert payload == whole_render(each, payload, "openai_chat")
+        assert (payload["messages"][0]["role"] == "system") == (each is request)

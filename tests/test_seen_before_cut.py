@@ -28,6 +28,17 @@ TURN = st.tuples(
 )
 
 
+def played(examples: int) -> Any:
+    """The hypothesis settings of a property that plays :data:`TURN` lists (:func:`play`):
+    ``examples`` examples, no deadline (a session of turns and requests), large draws allowed
+    (tests/test_seen_before_cut_across_save.py plays them with saves between)."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+
+
 def _engine(window: int, relief: bool) -> Any:
     policy = ReliefPolicy(keep_last=0, clear_at_least=50, trim=False) if relief else None
     return make_engine(
@@ -112,11 +123,7 @@ def uncarried(log: list[tuple[str, frozenset[str]]]) -> list[str]:
     return out
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@played(EXAMPLES)
 @given(
     turns=st.lists(TURN, min_size=1, max_size=25),
     window=st.sampled_from([3000, 6000, 12000]),

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from regio.engine import Engine
 from regio.persistence.store import SQLiteStore
 from runtime_stubs import StubCounter, StubSummarizer
-from test_seen_before_cut import TURN, _engine, play, uncarried
+from test_seen_before_cut import TURN, _engine, play, played, uncarried
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "25"))
 
@@ -61,11 +61,7 @@ def test_results_added_before_a_save_are_not_summarized_at_the_loaded_engines_fi
     assert uncarried(play(_engine(3000, False), turns, _saving(tmp_path, [how]))) == []
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@played(EXAMPLES)
 @given(
     turns=st.lists(TURN, min_size=1, max_size=15),
     window=st.sampled_from([3000, 6000]),
