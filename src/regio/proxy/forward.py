@@ -301,9 +301,17 @@ class _Exchange:
         with anyio.CancelScope(shield=True):
             try:
                 ok, stat = await self._work(
-                    end_turn, state, turn, reply, status, self.sent, self.summary, self.lost.is_set
+                    end_turn,
+                    state,
+                    turn,
+                    reply,
+                    status,
+                    self.sent,
+                    self.summary,
+                    self.lost.is_set,
+                    self.unbind,
                 )
-            finally:
+            finally:  # end_turn gave the lease back, unless it failed: then here
                 self.unbind()  # before the lease goes: the next request binds its own
                 state.metrics.summarized(turn.handle.id, self.summary)
                 self.scope.cancel()

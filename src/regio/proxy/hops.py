@@ -10,8 +10,8 @@ between run in one trip:
   and open it (``Directory.open``). Only a lease another request holds sends the request back
   to the loop, to wait for it there (:func:`regio.persistence.store.acquire_async`: the loop
   serves other requests meanwhile).
-* :func:`end_turn`: the llama.cpp slot prediction, ``Turn.finish`` and ``Turn.commit``, then the
-  worker's warm engine, its digests and the metrics.
+* :func:`end_turn`: the llama.cpp slot prediction, ``Turn.finish`` and ``Turn.commit``, the
+  worker's warm engine, its digests and the metrics, then the lease given back.
 
 Nothing here runs on the event loop: the stores' calls block.
 """
@@ -81,10 +81,33 @@ def end_turn(
     sent: dict[str, Any],
     summary: SummaryTally,
     lost: Callable[[], bool],
+    unbind: Callable[[], None],
 ) -> tuple[bool, RequestStat | None]:
-    """Finish and commit ``turn`` (module doc): ``(committed, stat)``; ``committed`` is false
-    when the lease was lost (``lost()``) or the store refused (logged; ``stat`` is then
-    ``None``). ``sent``: the last body sent upstream (the slot prediction's)."""
+    """Finish and commit ``turn`` (module doc), then ``unbind()`` (the request's summarizer) and
+    give its lease back: ``(committed, stat)``; ``committed`` is false when the lease was lost
+    (``lost()``) or the store refused (logged; ``stat`` is then ``None``). ``sent``: the last
+    body sent upstream (the slot prediction's). A lease the store fails to release is logged
+    (it lapses by itself after ``--lease-seconds``)."""
+    handle = turn.handle
+    try:
+        return _committed(state, turn, reply, status, sent, summary, lost)
+    finally:
+        unbind()  # before the lease goes: the next request binds its own
+        try:
+            handle.lease.release()
+        except RegioError as exc:
+            log.warning("session %s: lease not released (%s)", handle.id, exc)
+
+
+def _committed(
+    state: ProxyState,
+    turn: Turn,
+    reply: Reply | None,
+    status: int,
+    sent: dict[str, Any],
+    summary: SummaryTally,
+    lost: Callable[[], bool],
+) -> tuple[bool, RequestStat | None]:
     handle = turn.handle
     try:
         predicted = None
