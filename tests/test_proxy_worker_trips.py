@@ -2,8 +2,8 @@
 (:mod:`regio.proxy.hops`): each trip waits for a thread and for the interpreter, a wait that
 grows with the worker's load, so a request whose session's lease is free makes three it waits
 for (find and open the session; admit and lay out; finish, commit and give the lease back),
-however long its session is (the compaction a turn defers runs beside the upstream call); a request whose session another writer holds waits for it on the loop and is then
-served."""
+however long its session is (the compaction a turn defers runs beside the upstream call). A
+request whose session another writer holds waits for it on the loop and is then served."""
 
 from __future__ import annotations
 

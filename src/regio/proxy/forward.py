@@ -13,7 +13,8 @@ window, send it upstream, relay the answer, commit.
   A length refusal is answered by one compaction and one retry first (``Turn.recover``); a reply
   calling regio's own tools is answered by the proxy first (``Turn.answer``).
 
-The engine's work runs in worker threads. The session's lease in the engine store
+The engine's work runs in worker threads, in as few trips there as the order allows
+(:mod:`regio.proxy.hops`). The session's lease in the engine store
 (:mod:`regio.persistence.store.lease`) is held from before the session is opened until after it is
 committed, renewed every third of ``--lease-seconds`` while the request runs: two requests of
 one session, on any workers, never work on it at once; a second one waits for the lease (up to
