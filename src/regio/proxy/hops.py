@@ -90,40 +90,27 @@ def end_turn(
     (it lapses by itself after ``--lease-seconds``)."""
     handle = turn.handle
     try:
-        return _committed(state, turn, reply, status, sent, summary, lost)
+        try:
+            predicted = None
+            if state.slot is not None and reply is not None and reply.raw is not None:
+                predicted = state.slot.predict(sent, reply.raw)
+            stat = turn.finish(reply, status, predicted, summary)
+            ok = not lost() and turn.commit(state.records, state.store, stat)
+        except RegioError as exc:
+            state.directory.engines.drop(handle.id)
+            log.warning("session %s: not committed (%s)", handle.id, exc)
+            return False, None
+        if ok:
+            state.directory.engines.put(handle.id, turn.engine, handle.prediction)
+            state.directory.digests.remember(handle.id, turn.incoming)
+            state.metrics.record(handle.id, turn.client.api, stat)
+        else:
+            state.directory.engines.drop(handle.id)
+            log.warning("session %s: lease lost, request not committed", handle.id)
+        return ok, stat
     finally:
         unbind()  # before the lease goes: the next request binds its own
         try:
             handle.lease.release()
         except RegioError as exc:
             log.warning("session %s: lease not released (%s)", handle.id, exc)
-
-
-def _committed(
-    state: ProxyState,
-    turn: Turn,
-    reply: Reply | None,
-    status: int,
-    sent: dict[str, Any],
-    summary: SummaryTally,
-    lost: Callable[[], bool],
-) -> tuple[bool, RequestStat | None]:
-    handle = turn.handle
-    try:
-        predicted = None
-        if state.slot is not None and reply is not None and reply.raw is not None:
-            predicted = state.slot.predict(sent, reply.raw)
-        stat = turn.finish(reply, status, predicted, summary)
-        ok = not lost() and turn.commit(state.records, state.store, stat)
-    except RegioError as exc:
-        state.directory.engines.drop(handle.id)
-        log.warning("session %s: not committed (%s)", handle.id, exc)
-        return False, None
-    if ok:
-        state.directory.engines.put(handle.id, turn.engine, handle.prediction)
-        state.directory.digests.remember(handle.id, turn.incoming)
-        state.metrics.record(handle.id, turn.client.api, stat)
-    else:
-        state.directory.engines.drop(handle.id)
-        log.warning("session %s: lease lost, request not committed", handle.id)
-    return ok, stat
