@@ -1,5 +1,5 @@
 """How often one request goes from the event loop to a worker thread and back
-(:mod:`regio.proxy.hops`): each trip waits for a thread and for the interpreter, a wait that
+(:mod:`regio.proxy.state`): each trip waits for a thread and for the interpreter, a wait that
 grows with the worker's load, so a request whose session's lease is free makes three it waits
 for (find and open the session; admit and lay out; finish, commit and give the lease back),
 however long its session is (the compaction a turn defers runs beside the upstream call). A

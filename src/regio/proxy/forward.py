@@ -14,7 +14,7 @@ window, send it upstream, relay the answer, commit.
   calling regio's own tools is answered by the proxy first (``Turn.answer``).
 
 The engine's work runs in worker threads, in as few trips there as the order allows
-(:mod:`regio.proxy.hops`). The session's lease in the engine store
+(:mod:`regio.proxy.state`). The session's lease in the engine store
 (:mod:`regio.persistence.store.lease`) is held from before the session is opened until after it is
 committed, renewed every third of ``--lease-seconds`` while the request runs: two requests of
 one session, on any workers, never work on it at once; a second one waits for the lease (up to
@@ -52,7 +52,6 @@ from .dialects import ClientRequest, parse_request
 from .engines import api_provider
 from .errors import ClientRequestError, PassThrough
 from .history import digests, fingerprint
-from .hops import end_turn, open_session, opened
 from .replies import Reply, error_body, read_reply
 from .requestlog import log_request
 from .sessions import Handle, session_key
@@ -141,14 +140,14 @@ async def _handle(
     state: ProxyState, client: ClientRequest, key: str, header: str | None, incoming: list[bytes]
 ) -> Handle:
     """Resolve the session and take its lease (resolving again if it moved meanwhile): one trip
-    to a worker thread when its lease is free (:func:`regio.proxy.hops.open_session`). Raises
+    to a worker thread when its lease is free (:meth:`ProxyState.open_session`). Raises
     :class:`SessionLeasedError` when the session stays busy past ``--lease-wait``."""
     deadline = time.monotonic() + state.config.lease_wait
     while True:
-        target, handle = await state.run(open_session, state, key, header, incoming, client.api)
+        target, handle = await state.run(state.open_session, key, header, incoming, client.api)
         if handle is None:  # another request holds the lease: wait for it here
             lease = await state.lease(target.id, deadline)
-            handle = await state.run(opened, state, target, lease, incoming, client.api)
+            handle = await state.run(state.opened, target, lease, incoming, client.api)
         if handle is not None:
             if target.parent is not None and handle.fresh:
                 state.metrics.branches.labels(handle.id).inc()
@@ -302,8 +301,7 @@ class _Exchange:
         with anyio.CancelScope(shield=True):
             try:
                 ok, stat = await self._work(
-                    end_turn,
-                    state,
+                    state.end_turn,
                     turn,
                     reply,
                     status,
