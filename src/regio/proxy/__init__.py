@@ -20,7 +20,8 @@ opening sessions), :mod:`~regio.proxy.turn` (one request's engine work),
 :mod:`~regio.proxy.sse` (relaying events), :mod:`~regio.proxy.records` (what the proxy stores;
 each request holds its session's lease in the engine store, :mod:`regio.persistence.store.lease`),
 :mod:`~regio.proxy.accounting`, :mod:`~regio.proxy.metrics`,
-:mod:`~regio.proxy.status`, :mod:`~regio.proxy.forward` and :mod:`~regio.proxy.app`.
+:mod:`~regio.proxy.status`, :mod:`~regio.proxy.state` (a worker's state; the blocking steps,
+grouped into trips to a worker thread), :mod:`~regio.proxy.forward` and :mod:`~regio.proxy.app`.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ window, send it upstream, relay the answer, commit.
   A length refusal is answered by one compaction and one retry first (``Turn.recover``); a reply
   calling regio's own tools is answered by the proxy first (``Turn.answer``).
 
-The engine's work runs in worker threads. The session's lease in the engine store
+The engine's work runs in worker threads, in as few trips there as the order allows
+(:mod:`regio.proxy.state`). The session's lease in the engine store
 (:mod:`regio.persistence.store.lease`) is held from before the session is opened until after it is
 committed, renewed every third of ``--lease-seconds`` while the request runs: two requests of
 one session, on any workers, never work on it at once; a second one waits for the lease (up to
@@ -138,24 +139,19 @@ def _first_user(client: ClientRequest) -> msgspec.Raw | None:
 async def _handle(
     state: ProxyState, client: ClientRequest, key: str, header: str | None, incoming: list[bytes]
 ) -> Handle:
-    """Resolve the session and take its lease (resolving again if it moved meanwhile). Raises
+    """Resolve the session and take its lease (resolving again if it moved meanwhile): one trip
+    to a worker thread when its lease is free (:meth:`ProxyState.open_session`). Raises
     :class:`SessionLeasedError` when the session stays busy past ``--lease-wait``."""
     deadline = time.monotonic() + state.config.lease_wait
-    directory = state.directory
     while True:
-        target = await state.run(directory.resolve, key, header, incoming)
-        lease = await state.lease(target.id, deadline)
-        try:
-            handle = await state.run(directory.open, target, lease, incoming, client.api)
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await lease.arelease(offload=anyio.to_thread.run_sync)
-            raise
+        target, handle = await state.run(state.open_session, key, header, incoming, client.api)
+        if handle is None:  # another request holds the lease: wait for it here
+            lease = await state.lease(target.id, deadline)
+            handle = await state.run(state.opened, target, lease, incoming, client.api)
         if handle is not None:
             if target.parent is not None and handle.fresh:
                 state.metrics.branches.labels(handle.id).inc()
             return handle
-        await lease.arelease(offload=anyio.to_thread.run_sync)
 
 
 async def serve_api(state: ProxyState, api: str, request: Request) -> Response:
@@ -304,25 +300,17 @@ class _Exchange:
         ok, stat = False, None
         with anyio.CancelScope(shield=True):
             try:
-                predicted = None
-                if state.slot is not None and reply is not None and reply.raw is not None:
-                    predicted = await state.run(state.slot.predict, self.sent, reply.raw)
-                stat = await self._work(turn.finish, reply, status, predicted, self.summary)
-                ok = not self.lost.is_set() and await self._work(
-                    turn.commit, state.records, state.store, stat
+                ok, stat = await self._work(
+                    state.end_turn,
+                    turn,
+                    reply,
+                    status,
+                    self.sent,
+                    self.summary,
+                    self.lost.is_set,
+                    self.unbind,
                 )
-                if ok:
-                    state.directory.engines.put(turn.handle.id, turn.engine, turn.handle.prediction)
-                    state.directory.digests.remember(turn.handle.id, turn.incoming)
-                    state.metrics.record(turn.handle.id, self.api, stat)
-                else:
-                    state.directory.engines.drop(turn.handle.id)
-                    log.warning("session %s: lease lost, request not committed", turn.handle.id)
-            except RegioError as exc:
-                state.directory.engines.drop(turn.handle.id)
-                log.warning("session %s: not committed (%s)", turn.handle.id, exc)
-                ok, stat = False, None
-            finally:
+            finally:  # end_turn gave the lease back, unless it failed: then here
                 self.unbind()  # before the lease goes: the next request binds its own
                 state.metrics.summarized(turn.handle.id, self.summary)
                 self.scope.cancel()

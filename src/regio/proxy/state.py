@@ -1,5 +1,23 @@
 """Everything one proxy worker holds: built once from a :class:`ProxyConfig`, shared by its
-requests (its engines, stores and counters are this worker's own: nothing is module-level)."""
+requests (its engines, stores and counters are this worker's own: nothing is module-level).
+
+**Trips to a worker thread.** A request's blocking steps run in worker threads
+(:meth:`ProxyState.run`). Every trip from the event loop to a worker thread and back waits for a
+free thread and for the interpreter (the threads and the loop share it; a thread busy with a
+compaction holds it for its switch interval at a time), a wait that grows with the worker's
+load, not with the request's own work. So the steps that follow each other with nothing for the
+loop to do in between run in one trip:
+
+* :meth:`ProxyState.open_session`: find the session (``Directory.resolve``), take its lease with
+  one try and open it (``Directory.open``). Only a lease another request holds sends the request
+  back to the loop, to wait for it there (:meth:`ProxyState.lease`: the loop serves other
+  requests meanwhile), then :meth:`ProxyState.opened`.
+* :meth:`ProxyState.end_turn`: the llama.cpp slot prediction, ``Turn.finish`` and
+  ``Turn.commit``, the worker's warm engine, its digests and the metrics, then the lease given
+  back.
+
+None of them runs on the event loop: the stores' calls block.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +31,8 @@ import attrs
 
 from regio.cache import CacheRuleError
 from regio.capture import LiveCapture
-from regio.persistence.store import SessionLease, acquire_async
+from regio.errors import RegioError
+from regio.persistence.store import SessionLease, SessionLeasedError, acquire_async
 from regio.providers import cache_model_for, find_provider
 
 from .config import ProxyConfig, open_stores
@@ -27,7 +46,7 @@ from .turn import Settings
 from .upstream import Upstream
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Coroutine
+    from collections.abc import Callable, Coroutine, Sequence
     from typing import TypeVar, TypeVarTuple, Unpack
 
     import anyio.abc
@@ -35,6 +54,12 @@ if TYPE_CHECKING:
 
     from regio.blueprint import Blueprint
     from regio.persistence.store import RedisStore, SQLiteStore
+
+    from .records import RequestStat
+    from .replies import Reply
+    from .sessions import Handle, Target
+    from .summaries import SummaryTally
+    from .turn import Turn
 
     #: A step's result and its arguments (typing only: ``TypeVarTuple`` is Python 3.11+).
     T = TypeVar("T")
@@ -103,6 +128,79 @@ class ProxyState:
             advice="start the proxy with a longer --lease-wait",
             offload=anyio.to_thread.run_sync,
         )
+
+    def opened(
+        self, target: Target, lease: SessionLease, incoming: Sequence[bytes], api: str
+    ) -> Handle | None:
+        """``Directory.open`` of ``target`` under ``lease``; the lease is given back when the
+        request no longer extends the session (``None``: resolve again) or the open fails."""
+        try:
+            handle = self.directory.open(target, lease, incoming, api)
+        except BaseException:
+            lease.release()
+            raise
+        if handle is None:
+            lease.release()
+        return handle
+
+    def open_session(
+        self, key: str, header: str | None, incoming: Sequence[bytes], api: str
+    ) -> tuple[Target, Handle | None]:
+        """The session of a request (module doc, trips to a worker thread): its target and its
+        handle under its lease, or the target and ``None`` when another request holds its lease
+        (the caller waits for it). Raises what ``Directory.resolve`` and ``Directory.open``
+        raise."""
+        while True:
+            target = self.directory.resolve(key, header, incoming)
+            try:
+                lease = self.store.lease(target.id, ttl=self.config.lease_seconds, wait=0)
+            except SessionLeasedError:
+                return target, None
+            handle = self.opened(target, lease, incoming, api)
+            if handle is not None:
+                return target, handle
+
+    def end_turn(
+        self,
+        turn: Turn,
+        reply: Reply | None,
+        status: int,
+        sent: dict[str, Any],
+        summary: SummaryTally,
+        lost: Callable[[], bool],
+        unbind: Callable[[], None],
+    ) -> tuple[bool, RequestStat | None]:
+        """Finish and commit ``turn`` (module doc, trips to a worker thread), then ``unbind()``
+        (the request's summarizer) and give its lease back: ``(committed, stat)``; ``committed``
+        is false when the lease was lost (``lost()``) or the store refused (logged; ``stat`` is
+        then ``None``). ``sent``: the last body sent upstream (the slot prediction's). A lease
+        the store fails to release is logged (it lapses by itself after ``--lease-seconds``)."""
+        handle = turn.handle
+        try:
+            try:
+                predicted = None
+                if self.slot is not None and reply is not None and reply.raw is not None:
+                    predicted = self.slot.predict(sent, reply.raw)
+                stat = turn.finish(reply, status, predicted, summary)
+                ok = not lost() and turn.commit(self.records, self.store, stat)
+            except RegioError as exc:
+                self.directory.engines.drop(handle.id)
+                log.warning("session %s: not committed (%s)", handle.id, exc)
+                return False, None
+            if ok:
+                self.directory.engines.put(handle.id, turn.engine, handle.prediction)
+                self.directory.digests.remember(handle.id, turn.incoming)
+                self.metrics.record(handle.id, turn.client.api, stat)
+            else:
+                self.directory.engines.drop(handle.id)
+                log.warning("session %s: lease lost, request not committed", handle.id)
+            return ok, stat
+        finally:
+            unbind()  # before the lease goes: the next request binds its own
+            try:
+                handle.lease.release()
+            except RegioError as exc:
+                log.warning("session %s: lease not released (%s)", handle.id, exc)
 
     @classmethod
     def build(
