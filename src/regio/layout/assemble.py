@@ -256,11 +256,15 @@ def _stable_warnings(
 
 def _previous_marks(prev: LayoutState | None) -> tuple[str, ...]:
     """The prefix hashes earlier requests marked: the previous request's, then the older
-    ones the state remembers (``LayoutState.marked``), newest first."""
+    ones the state remembers (``LayoutState.marked``), newest first, then the prefixes the
+    frozen tail copies follow (``TailCopy.follows``: marked by the requests that emitted
+    them, which may be older than ``marked`` remembers), newest copy first."""
     if prev is None:
         return ()
-    last = tuple(ph for _, ph in prev.marks)
-    return (*last, *(ph for ph in reversed(prev.marked) if ph not in last))
+    out = list(dict.fromkeys(ph for _, ph in prev.marks))
+    out.extend(ph for ph in reversed(prev.marked) if ph not in out)
+    out.extend(c.follows for c in reversed(prev.frozen) if c.follows and c.follows not in out)
+    return tuple(dict.fromkeys(out))
 
 
 def _marked(prev: LayoutState | None, newest: str | None) -> tuple[str, ...]:
@@ -358,7 +362,13 @@ def _new_state(
     tokens: int,
 ) -> LayoutState:
     newest = next((m for m in marks if m.slot == "newest"), None)
+    newest_hash = blocks[newest.index].prefix_hash if newest is not None else None
     tail_plan = plan.tail_plan
+    # the copies emitted now follow this request's newest marker (TailCopy.follows)
+    tail = tuple(
+        msgspec.structs.replace(c, follows=newest_hash or "")
+        for c in (tail_plan.tail if tail_plan is not None else ())
+    )
     return LayoutState(
         strategy=job.strategy.name,
         requests=job.placed,
@@ -370,12 +380,12 @@ def _new_state(
         stable_warned=tuple(stable[1]),
         system_hash=system_end,
         marks=tuple((m.slot, blocks[m.index].prefix_hash) for m in marks),
-        newest_hash=blocks[newest.index].prefix_hash if newest is not None else None,
+        newest_hash=newest_hash,
         stats=stats,
-        tail=tail_plan.tail if tail_plan is not None else (),
+        tail=tail,
         frozen=tail_plan.frozen if tail_plan is not None else (),
         stale_rent=plan.stale_rent if plan.gc_reason is None else 0,
-        marked=_marked(job.prev_state, blocks[newest.index].prefix_hash if newest else None),
+        marked=_marked(job.prev_state, newest_hash),
         opening=job.observation.opening if job.observation is not None else "",
         watch=watch,
         tokens=tokens if watch else 0,

@@ -255,7 +255,12 @@ class TailCopy(msgspec.Struct, frozen=True):
     * ``entries``: (entry id, entry digest) of the region entries the copy shows (empty when
       the region's rendering cannot be split into entries);
     * ``delta``: the copy shows only entries appended since the region's earlier copies (it
-      adds to them; a full copy supersedes them).
+      adds to them; a full copy supersedes them);
+    * ``follows``: the prefix hash the ``newest`` marker of the emitting request sat on (the
+      conversation just before the copy; ``""``: that request had none). A collection that
+      drops the copy rewrites the prompt from the copy on; the provider still holds that
+      prefix, however many requests ago it was marked, so the ``spare`` marker reads it back
+      (:mod:`regio.layout.breakpoints`).
     """
 
     region: str
@@ -267,6 +272,7 @@ class TailCopy(msgspec.Struct, frozen=True):
     placed: int
     entries: tuple[tuple[str, str], ...] = ()
     delta: bool = False
+    follows: str = ""
 
 
 class BreakpointStat(msgspec.Struct, frozen=True):
