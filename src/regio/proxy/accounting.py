@@ -40,6 +40,7 @@ import attrs
 
 from regio.cache import CacheRuleError
 from regio.cache.prefix import HashMemo
+from regio.cache.walk import BlockWalk
 from regio.layout import Request, to_cache_request
 from regio.layout.cachebridge import cache_blocks, last_message
 from regio.providers import cache_model_for
@@ -54,14 +55,16 @@ __all__ = ["CachePrediction", "as_is_cost", "first_miss", "predict_blocks", "sum
 @attrs.define
 class CachePrediction:
     """One session's prediction state (module doc): the last request converted for the cache
-    model, its ``regio.cache.CacheBlock`` tuple and its last message index, and the prefix
-    hashes of the last request the model hashed (``hashes``). Belongs to the session (kept with
+    model, its ``regio.cache.CacheBlock`` tuple and its last message index, the prefix
+    hashes of the last request the model hashed (``hashes``) and the per-block facts of the
+    last one it walked (``walk``, :mod:`regio.cache.walk`). Belongs to the session (kept with
     its warm engine); a new one starts empty and gives the same figures."""
 
     request: Request | None = None
     blocks: tuple[Any, ...] = ()
     last_msg: int = -1
     hashes: HashMemo = attrs.field(factory=HashMemo)
+    walk: BlockWalk = attrs.field(factory=BlockWalk)
     #: blocks converted by this state (each prediction's new work; a count, for tests; the
     #: blocks hashed are ``hashes.hashed``)
     converted: int = 0
@@ -94,7 +97,7 @@ def predict_blocks(
     a fresh one; the figures are the same)."""
     state = state if state is not None else CachePrediction()
     try:
-        model = cache_model_for(profile, hash_memo=state.hashes)
+        model = cache_model_for(profile, hash_memo=state.hashes, walk_memo=state.walk)
     except (CacheRuleError, ValueError, KeyError):
         return None
     start = max(t, 0.0)
