@@ -34,15 +34,16 @@ client's history as it is would have cost.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from regio.cache import CacheRuleError
-from regio.cache.prefix import HashMemo
+from regio.cache.prefix import HashMemo, common_prefix
 from regio.cache.walk import BlockWalk
 from regio.layout import Request, to_cache_request
-from regio.layout.cachebridge import cache_blocks, last_message
+from regio.layout.cachebridge import cache_blocks
 from regio.providers import cache_model_for
 from regio.session._cacheprices import priced
 
@@ -65,23 +66,48 @@ class CachePrediction:
     last_msg: int = -1
     hashes: HashMemo = attrs.field(factory=HashMemo)
     walk: BlockWalk = attrs.field(factory=BlockWalk)
+    #: the highest message index through each block of the last request, and the indexes
+    #: of its tail blocks
+    reach: list[int] = attrs.field(factory=list)
+    tails: list[int] = attrs.field(factory=list)
     #: blocks converted by this state (each prediction's new work; a count, for tests; the
     #: blocks hashed are ``hashes.hashed``)
     converted: int = 0
 
     def blocks_of(self, request: Request) -> tuple[Any, ...]:
         """``request``'s cache blocks, converting only the blocks that are not the last
-        converted request's very blocks at the same place; ``request`` becomes the last."""
+        converted request's very blocks at the same place; ``request`` becomes the last. The
+        blocks it shares with the last request (compared in C,
+        :func:`regio.cache.prefix.common_prefix`) are neither converted nor looked at again:
+        the message they reach and where their tail blocks are is kept (``reach``,
+        ``tails``)."""
         if request is self.request:
             return self.blocks
-        last_msg = last_message(request)
+        blocks = request.blocks
+        start = 0
+        if self.request is not None:
+            start = common_prefix(blocks, self.request.blocks)
+        reach = self.reach[:start]
+        tails = self.tails[: bisect_left(self.tails, start)]
+        top = reach[-1] if reach else -1
+        for i in range(start, len(blocks)):
+            b = blocks[i]
+            if b.message is not None and b.message > top:
+                top = b.message
+            reach.append(top)
+            if b.level == "tail":
+                tails.append(i)
+        keep = start
+        if top != self.last_msg and tails and tails[0] < start:
+            keep = tails[0]  # a tail block closes another message now: converted again
         earlier = None
         if self.request is not None:
             earlier = (self.request.blocks, self.blocks, self.last_msg)
-        blocks, converted = cache_blocks(request, last_msg, earlier)
-        self.converted += converted
-        self.request, self.blocks, self.last_msg = request, blocks, last_msg
-        return blocks
+        converted, count = cache_blocks(request, top, earlier, keep)
+        self.converted += count
+        self.request, self.blocks, self.last_msg = request, converted, top
+        self.reach, self.tails = reach, tails
+        return converted
 
 
 def predict_blocks(
