@@ -10,9 +10,11 @@ client's history as it is would have cost.
   upstream is predicted per token instead (:mod:`regio.proxy.slot`). The session keeps the last
   request it predicted as converted for the cache model and its prefix hashes
   (:class:`CachePrediction`): the next request's "previous" is that very request, and its own
-  blocks that are the previous one's very blocks (the layout's settled prefix) are neither
-  converted nor hashed again, so a prediction's work per block is a few comparisons, and the
-  conversion and hashing follow the blocks that changed. Each prediction still runs a fresh
+  blocks that are the previous one's very blocks (the layout's settled prefix, found by
+  comparing the two block tuples in C) are neither converted, hashed nor walked again: the
+  conversion, the hashing and the cache model's walk over the blocks (token sums, marks,
+  lookback positions, :mod:`regio.cache.walk`) follow the blocks that changed, and what is
+  left per block is slices and comparisons in C. Each prediction still runs a fresh
   cache model on the two requests, so a worker that loaded the session from the store (and
   converts and hashes the previous request whole once) predicts the same figures.
 * **First miss** (:func:`first_miss`): the region of the first block past the prefix the
