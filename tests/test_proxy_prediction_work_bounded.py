@@ -251,3 +251,71 @@ def test_property_a_carried_prediction_state_predicts_what_a_fresh_one_predicts(
         assert carried == predict_blocks(profile, before, request, 10.0 * k + 5)
         whole, _ = cachebridge.cache_blocks(request, cachebridge.last_message(request))
         assert state.blocks_of(request) == whole
+
+
+def test_a_request_late_in_a_session_reads_as_many_cache_blocks_in_its_prediction_as_an_early_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The cache model's walk over the blocks (token sums, marks, lookback positions, the
+    input check) follows the blocks that changed: the reads of the converted cache blocks'
+    fields during a request at turn 60 are as many as at turn 10, the first turns whose
+    prefix is long enough to be cached (on a model that walks every block they grow with the
+    window)."""
+    reads = [0]
+
+    class Counted(CacheBlock, frozen=True):
+        def __getattribute__(self, name: str) -> Any:
+            reads[0] += 1
+            return super().__getattribute__(name)
+
+    monkeypatch.setattr(cache_types, "CacheBlock", Counted)
+    upstream = ScriptedUpstream([CALL] * 61)
+    work: list[int] = []
+    with in_process(upstream, WIDE, f"sqlite:{tempfile.mkdtemp()}/p.db") as client:
+        history: list[dict[str, Any]] = [{"role": "user", "content": "Read every file."}]
+        for step in range(61):
+            before = reads[0]
+            _step(client, history, step, 12)
+            work.append(reads[0] - before)
+    assert len(upstream.requests[-1]["messages"]) == 121  # the window holds the whole history
+    early, late = work[10], work[60]
+    assert early > 0  # the prediction reads the blocks it walks: the count says something
+    assert late == early, (early, late, work[::5])
+
+
+def test_converting_a_longer_request_of_a_session_looks_at_as_many_layout_blocks_as_a_short_one():
+    """The session's prediction state looks at the blocks a request adds (and its tail,
+    which closes the new message), not at the blocks it shares with the last request: the
+    layout blocks' fields read to convert the request of turn 60 are as many as at turn 5
+    (converting every block, or finding its last message by a pass over every block, reads
+    a number that grows with the history)."""
+    from regio.content import Text
+    from regio.layout.model import LayoutBlock, Request
+    from regio.proxy.accounting import CachePrediction
+
+    reads = [0]
+
+    class Counted(LayoutBlock, frozen=True):
+        def __getattribute__(self, name: str) -> Any:
+            reads[0] += 1
+            return super().__getattribute__(name)
+
+    def block(i: int | None, level: str = "messages") -> Counted:
+        return Counted(
+            level=level, role="user", message=i, block=Text(f"m{i}"), tokens=700,
+            digest=f"d{i}", prefix_hash="", source=f"s{i}",
+        )  # fmt: skip
+
+    state = CachePrediction()
+    messages: list[Counted] = []
+    work = []
+    for turn in range(61):
+        messages.append(block(turn))
+        request = Request(strategy="test", blocks=(*messages, block(None, "tail")))
+        before = reads[0]
+        state.blocks_of(request)
+        work.append(reads[0] - before)
+        whole, _ = cachebridge.cache_blocks(request, cachebridge.last_message(request))
+        assert state.blocks == whole
+    assert work[5] > 0
+    assert work[60] == work[5], work[::10]

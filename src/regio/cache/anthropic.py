@@ -13,13 +13,14 @@ beyond A, C = through the last breakpoint; read A, 1h write B-A, 5m write C-B, p
 
 from __future__ import annotations
 
-from itertools import accumulate
+from collections.abc import Sequence
 
 import attrs
 
 from regio.cache.base import CacheModel
 from regio.cache.prefix import block_hashes
 from regio.cache.types import BreakpointError, CacheOutcome, CacheRequest
+from regio.cache.walk import last_of, walk_blocks, walked_prefix
 
 __all__ = ["AnthropicCache", "breakpoints", "positions"]
 
@@ -47,9 +48,14 @@ def positions(kinds: list[str], collapse: tuple[str, ...]) -> list[int]:
 
 
 def breakpoints(
-    req: CacheRequest, max_breakpoints: int = 4, automatic: bool = True
+    req: CacheRequest,
+    max_breakpoints: int = 4,
+    automatic: bool = True,
+    marked: Sequence[int] | None = None,
 ) -> list[tuple[int, str]]:
     """``[(block index, ttl)]`` in block order: explicit marks plus the automatic mark.
+    ``marked``: the indexes of the blocks that carry a mark, ascending, when the caller knows
+    them (:func:`regio.cache.walk.walk_blocks`; ``None``: every block is looked at).
 
     Raises :class:`BreakpointError` for the provider's 400 cases: a mark on a
     thinking or empty block, more than ``max_breakpoints`` marks, a 1h mark after a 5m mark,
@@ -57,7 +63,8 @@ def breakpoints(
     or automatic mode on a platform without it.
     """
     marks: dict[int, str] = {}
-    for i, b in enumerate(req.blocks):
+    for i in range(len(req.blocks)) if marked is None else marked:
+        b = req.blocks[i]
         if b.mark is None:
             continue
         if b.kind == "thinking" or b.tokens == 0:
@@ -128,11 +135,18 @@ class AnthropicCache(CacheModel):
         self.store = {h: e for h, e in self.store.items() if e.expires_at > t}
 
     def process(self, request: CacheRequest) -> CacheOutcome:
-        """Simulate one request at ``request.t_start``; O(blocks)."""
-        self.check(request)
+        """Simulate one request at ``request.t_start``; O(blocks), or with ``hash_memo`` and
+        ``walk_memo`` O(blocks from the first that differs from the memo's last request) in Python
+        (:mod:`regio.cache.walk`; the slices and comparisons of the rest run in C)."""
         rule = self.rule
-        bps = breakpoints(request, rule.max_breakpoints or 4, rule.automatic_mode)
-        cum = list(accumulate(b.tokens for b in request.blocks))
+        lb = rule.lookback
+        window = lb.positions if lb else 20
+        collapse = tuple(lb.collapse_runs) if lb else ()
+        memo = self.walk_memo
+        start = walked_prefix(request.blocks, collapse, memo)
+        self.check(request, start)
+        cum, marked, pos = walk_blocks(request.blocks, collapse, memo, start)
+        bps = breakpoints(request, rule.max_breakpoints or 4, rule.automatic_mode, marked)
         n = cum[-1] if cum else 0
         minimum = rule.min_tokens or 0
         bp = [(k, ttl) for k, ttl in bps if cum[k] >= minimum]
@@ -143,16 +157,11 @@ class AnthropicCache(CacheModel):
         if self._count % _PURGE_EVERY == 0:
             self._purge(t)
         ttls = rule.ttl_s or {"5m": 300, "1h": 3600}
-        lb = rule.lookback
-        window = lb.positions if lb else 20
-        collapse = lb.collapse_runs if lb else ()
         deepest = bp[-1][0]
-        pos = positions([b.kind for b in request.blocks[: deepest + 1]], collapse)
-        last_block: dict[int, int] = {p: i for i, p in enumerate(pos)}
         hashes = block_hashes(request, self.provider, rule.render_level, self.hash_memo)
         hit: int | None = None
         for k, _ttl in reversed(bp):
-            probes = [k] + [last_block[p] for p in range(pos[k] - 1, max(pos[k] - window, 0), -1)]
+            probes = [k] + [last_of(pos, p) for p in range(pos[k] - 1, max(pos[k] - window, 0), -1)]
             for a in probes:
                 e = self.store.get(hashes[a])
                 if e is not None and e.readable_at <= t < e.expires_at:

@@ -6,6 +6,9 @@ requests in time order); ``run(requests) -> CacheReport`` sorts by ``(t_start, i
 processes them all and aggregates; ``reset()`` empties the store. ``hash_memo``: a caller's
 :class:`regio.cache.prefix.HashMemo` the models that chain prefix hashes hash through (a caller
 that simulates one growing prompt request after request hashes its new blocks only).
+``walk_memo``: a caller's :class:`regio.cache.walk.BlockWalk` the breakpoint models take the
+per-block facts of the blocks a request shares with the last one walked from (the same caller
+walks its new blocks only).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import attrs
 from regio.cache.prefix import HashMemo
 from regio.cache.rules import Rule
 from regio.cache.types import CacheOutcome, CacheReport, CacheRequest, CacheRequestError
+from regio.cache.walk import BlockWalk
 
 __all__ = ["CacheModel", "order_requests"]
 
@@ -29,10 +33,11 @@ def order_requests(requests: Iterable[CacheRequest]) -> list[CacheRequest]:
 @attrs.define
 class CacheModel:
     """Base class: ``rule`` + helpers for accounting. Subclasses implement :meth:`process`;
-    ``hash_memo`` (keyword only; module doc)."""
+    ``hash_memo`` and ``walk_memo`` (keyword only; module doc)."""
 
     rule: Rule
     hash_memo: HashMemo | None = attrs.field(default=None, kw_only=True)
+    walk_memo: BlockWalk | None = attrs.field(default=None, kw_only=True)
 
     @property
     def name(self) -> str:
@@ -52,9 +57,12 @@ class CacheModel:
         outs = [self.process(r) for r in order_requests(requests)]
         return CacheReport.from_outcomes(self.rule.id, outs)
 
-    def check(self, request: CacheRequest) -> None:
-        """Reject malformed input (negative tokens, token ids of the wrong length)."""
-        for i, b in enumerate(request.blocks):
+    def check(self, request: CacheRequest, start: int = 0) -> None:
+        """Reject malformed input (negative tokens, token ids of the wrong length) in the
+        blocks from ``start`` (the earlier ones: checked as the same blocks of an earlier
+        request, :mod:`regio.cache.walk`)."""
+        for i in range(start, len(request.blocks)):
+            b = request.blocks[i]
             if b.tokens < 0:
                 raise CacheRequestError(
                     f"request {request.id!r}: blocks[{i}].tokens = {b.tokens} < 0; counts are >= 0"

@@ -38,19 +38,24 @@ def cache_blocks(
     request: Request,
     last_msg: int,
     earlier: tuple[Sequence[LayoutBlock], Sequence[Any], int] | None = None,
+    start: int = 0,
 ) -> tuple[tuple[Any, ...], int]:
     """The ``regio.cache.CacheBlock`` of each block of ``request`` (module doc; ``last_msg``:
     :func:`last_message` of it) and how many were converted. ``earlier``: an earlier conversion
     (its layout blocks, their cache blocks, its ``last_msg``): a block that is the same
     (immutable) object at the same position is not converted again (a tail block only when both
-    close the same message)."""
+    close the same message). ``start``: the caller's count of leading blocks that are
+    ``earlier``'s own and convert alike (no tail block among them when the two close other
+    messages): their cache blocks are ``earlier``'s, taken whole."""
     from regio.cache.types import CacheBlock
 
     old, converted, old_last = earlier if earlier is not None else ((), (), -2)
     n_old = len(old)
-    out = []
-    reused = 0
-    for i, b in enumerate(request.blocks):
+    out = list(converted[:start])
+    reused = start
+    blocks = request.blocks
+    for i in range(start, len(blocks)):
+        b = blocks[i]
         if i < n_old and old[i] is b and (b.level != "tail" or old_last == last_msg):
             out.append(converted[i])
             reused += 1

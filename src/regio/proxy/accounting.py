@@ -10,9 +10,11 @@ client's history as it is would have cost.
   upstream is predicted per token instead (:mod:`regio.proxy.slot`). The session keeps the last
   request it predicted as converted for the cache model and its prefix hashes
   (:class:`CachePrediction`): the next request's "previous" is that very request, and its own
-  blocks that are the previous one's very blocks (the layout's settled prefix) are neither
-  converted nor hashed again, so a prediction's work per block is a few comparisons, and the
-  conversion and hashing follow the blocks that changed. Each prediction still runs a fresh
+  blocks that are the previous one's very blocks (the layout's settled prefix, found by
+  comparing the two block tuples in C) are neither converted, hashed nor walked again: the
+  conversion, the hashing and the cache model's walk over the blocks (token sums, marks,
+  lookback positions, :mod:`regio.cache.walk`) follow the blocks that changed, and what is
+  left per block is slices and comparisons in C. Each prediction still runs a fresh
   cache model on the two requests, so a worker that loaded the session from the store (and
   converts and hashes the previous request whole once) predicts the same figures.
 * **First miss** (:func:`first_miss`): the region of the first block past the prefix the
@@ -34,14 +36,16 @@ client's history as it is would have cost.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from regio.cache import CacheRuleError
-from regio.cache.prefix import HashMemo
+from regio.cache.prefix import HashMemo, common_prefix
+from regio.cache.walk import BlockWalk
 from regio.layout import Request, to_cache_request
-from regio.layout.cachebridge import cache_blocks, last_message
+from regio.layout.cachebridge import cache_blocks
 from regio.providers import cache_model_for
 from regio.session._cacheprices import priced
 
@@ -54,31 +58,58 @@ __all__ = ["CachePrediction", "as_is_cost", "first_miss", "predict_blocks", "sum
 @attrs.define
 class CachePrediction:
     """One session's prediction state (module doc): the last request converted for the cache
-    model, its ``regio.cache.CacheBlock`` tuple and its last message index, and the prefix
-    hashes of the last request the model hashed (``hashes``). Belongs to the session (kept with
+    model, its ``regio.cache.CacheBlock`` tuple and its last message index, the prefix
+    hashes of the last request the model hashed (``hashes``) and the per-block facts of the
+    last one it walked (``walk``, :mod:`regio.cache.walk`). Belongs to the session (kept with
     its warm engine); a new one starts empty and gives the same figures."""
 
     request: Request | None = None
     blocks: tuple[Any, ...] = ()
     last_msg: int = -1
     hashes: HashMemo = attrs.field(factory=HashMemo)
+    walk: BlockWalk = attrs.field(factory=BlockWalk)
+    #: the highest message index through each block of the last request, and the indexes
+    #: of its tail blocks
+    reach: list[int] = attrs.field(factory=list)
+    tails: list[int] = attrs.field(factory=list)
     #: blocks converted by this state (each prediction's new work; a count, for tests; the
     #: blocks hashed are ``hashes.hashed``)
     converted: int = 0
 
     def blocks_of(self, request: Request) -> tuple[Any, ...]:
         """``request``'s cache blocks, converting only the blocks that are not the last
-        converted request's very blocks at the same place; ``request`` becomes the last."""
+        converted request's very blocks at the same place; ``request`` becomes the last. The
+        blocks it shares with the last request (compared in C,
+        :func:`regio.cache.prefix.common_prefix`) are neither converted nor looked at again:
+        the message they reach and where their tail blocks are is kept (``reach``,
+        ``tails``)."""
         if request is self.request:
             return self.blocks
-        last_msg = last_message(request)
+        blocks = request.blocks
+        start = 0
+        if self.request is not None:
+            start = common_prefix(blocks, self.request.blocks)
+        reach = self.reach[:start]
+        tails = self.tails[: bisect_left(self.tails, start)]
+        top = reach[-1] if reach else -1
+        for i in range(start, len(blocks)):
+            b = blocks[i]
+            if b.message is not None and b.message > top:
+                top = b.message
+            reach.append(top)
+            if b.level == "tail":
+                tails.append(i)
+        keep = start
+        if top != self.last_msg and tails and tails[0] < start:
+            keep = tails[0]  # a tail block closes another message now: converted again
         earlier = None
         if self.request is not None:
             earlier = (self.request.blocks, self.blocks, self.last_msg)
-        blocks, converted = cache_blocks(request, last_msg, earlier)
-        self.converted += converted
-        self.request, self.blocks, self.last_msg = request, blocks, last_msg
-        return blocks
+        converted, count = cache_blocks(request, top, earlier, keep)
+        self.converted += count
+        self.request, self.blocks, self.last_msg = request, converted, top
+        self.reach, self.tails = reach, tails
+        return converted
 
 
 def predict_blocks(
@@ -94,7 +125,7 @@ def predict_blocks(
     a fresh one; the figures are the same)."""
     state = state if state is not None else CachePrediction()
     try:
-        model = cache_model_for(profile, hash_memo=state.hashes)
+        model = cache_model_for(profile, hash_memo=state.hashes, walk_memo=state.walk)
     except (CacheRuleError, ValueError, KeyError):
         return None
     start = max(t, 0.0)
