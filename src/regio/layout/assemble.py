@@ -387,6 +387,7 @@ def _new_state(
         stale_rent=plan.stale_rent if plan.gc_reason is None else 0,
         marked=_marked(job.prev_state, newest_hash),
         opening=job.observation.opening if job.observation is not None else "",
+        rewrites=job.log.rewrites,
         watch=watch,
         tokens=tokens if watch else 0,
     )

@@ -372,7 +372,11 @@ class LayoutState(msgspec.Struct, frozen=True):
       (the ``spare`` marker, :mod:`regio.layout.breakpoints`);
     * ``opening``: a digest of what opens the conversation (its first entry and the
       ``compact_history`` regions' versions): a change means the conversation was rewritten
-      from its start (:mod:`regio.layout.observe`).
+      from its start (:mod:`regio.layout.observe`);
+    * ``rewrites``: the session render log's count of conversation rewrites this request saw
+      (:attr:`regio.layout.renderlog.RenderLog.rewrites`): a higher count at the next request
+      means an entry changed in place or was removed since, and the freezing tail is
+      collected when every copy follows that entry (:mod:`regio.layout.tail`).
     """
 
     strategy: str = ""
@@ -394,6 +398,7 @@ class LayoutState(msgspec.Struct, frozen=True):
     tokens: int = 0
     marked: tuple[str, ...] = ()
     opening: str = ""
+    rewrites: int = 0
 
     def to_json(self) -> bytes:
         """The state as JSON bytes."""

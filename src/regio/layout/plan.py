@@ -11,6 +11,7 @@ notes and frozen copies after their anchors in the conversation.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -19,7 +20,7 @@ import attrs
 from regio.content import Entry
 
 from .events import LayoutEvent, NotesSettled, TailSettled
-from .model import ChunkState, LayoutState, Note
+from .model import ChunkState, LayoutState, Note, TailCopy
 from .observe import Observation, observe_regions, opening_digest
 from .protocols import RegionLike, WindowLike, count_text
 from .renderlog import Extra, RenderLog, frozen_message, note_message, summary_message
@@ -229,7 +230,20 @@ def _first_reason(job: Job, plan: RegionPlan) -> str | None:
         return "prefix_rewritten"
     if any(c.anchor is not None and not job.log.has_entry(c.anchor) for c in copies):
         return "anchor_lost"
+    if job.log.rewrites > prev.rewrites and _all_follow(copies, job):
+        return "conversation_rewritten"
     return None
+
+
+def _all_follow(copies: Sequence[TailCopy], job: Job) -> bool:
+    """Whether every copy sits after the first conversation entry the session's render log
+    found changed since the previous request (``RenderLog.rewritten_from``): the prompt is
+    rewritten from that entry on anyway, so dropping the copies costs nothing, while copies
+    left in place would keep a ``follows`` prefix (the one the ``spare`` marker reads back
+    when they are collected later) that the provider no longer holds."""
+    start = job.log.rewritten_from
+    index = {e.id: i for i, e in enumerate(job.conversation[start:], start)}
+    return all(c.anchor is not None and c.anchor in index for c in copies)
 
 
 def _freezing_tail(job: Job, plan: RegionPlan) -> None:

@@ -57,6 +57,7 @@ __all__ = [
     "ConversationView",
     "Extra",
     "RenderLog",
+    "first_changed",
     "frozen_message",
     "note_message",
     "same_prefix",
@@ -98,6 +99,17 @@ def same_prefix(a: Sequence[object], b: Sequence[object]) -> int:
     return next(compress(count(), map(is_not, a, b)), min(len(a), len(b)))
 
 
+def first_changed(new: Sequence[Entry], old: Sequence[Entry], start: int = 0) -> int | None:
+    """Index of the first entry of ``new`` that differs from ``old`` by id or content (entries
+    before ``start`` are known identical), ``len(new)`` when ``new`` only lost entries at its
+    end, ``None`` when ``old`` is a prefix of ``new`` (new entry objects with the same content
+    included)."""
+    for k in range(start, min(len(new), len(old))):
+        if new[k].id != old[k].id or new[k].digest != old[k].digest:
+            return k
+    return len(new) if len(new) < len(old) else None
+
+
 @attrs.frozen
 class ConversationView:
     """The conversation part of one request: ``blocks`` (message level, in order; the log's
@@ -119,6 +131,11 @@ class RenderLog:
     ``resets`` counts the invalidations (how often the conversation was rewritten)."""
 
     resets: int = 0
+    #: how many syncs found the conversation changed since the previous one other than by
+    #: appends (by content, not only identity: an entry rewritten in place, removed or
+    #: inserted) and the index of the first changed entry at the last one (:meth:`sync`)
+    rewrites: int = 0
+    rewritten_from: int = 0
     strategy: str | None = None
     root: str | None = None
     #: where the last :meth:`sync` left the live entry list it was given (``None``: none, or
@@ -182,11 +199,16 @@ class RenderLog:
         """Take the conversation's current entries (``source``: the live entry list they were
         copied from, an :class:`regio.regions.entrylist.EntryList`: when it was only appended
         to, no scan is needed). Resets the log when the consumed entries are not a prefix."""
-        self._conversation = conversation
+        before, self._conversation = self._conversation, conversation
         self._digests_before, self._digests = self._digests, {}
         self._sections_before, self._sections = self._sections, {}
         n = len(self.entries)
         appended = appended_since(source, self.source) is not None and len(conversation) >= n
+        if before and not appended:
+            changed = first_changed(conversation, before, same_prefix(conversation, before))
+            if changed is not None:
+                self.rewrites += 1
+                self.rewritten_from = changed
         if n and not appended:
             same = same_prefix(conversation, self.entries)
             if same < n and not drop_removed_reports(self, conversation, same):

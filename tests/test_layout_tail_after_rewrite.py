@@ -1,0 +1,189 @@
+"""A request that rewrites the conversation before every frozen tail copy (old tool results
+cleared in place by the relief chain, an entry evicted) collects the freezing tail then, at no
+extra cost; copies left in place would keep, as the prefix a later collection reads back
+(``TailCopy.follows``), a prefix the provider no longer holds (regio.layout.tail, plan.py).
+
+Before the fix a relief clear left the copies frozen after the cleared result in place; when
+their rent fell due some requests later, the collection's ``spare`` marker had no held prefix
+before the oldest copy to read, and the whole prompt was written again (the generated bigtool
+session, seed 303, at 200k: request 260 wrote 114,380 tokens of which 101,411 the previous
+request had sent identically)."""
+
+from __future__ import annotations
+
+import os
+
+import msgspec
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from layout_support import TOOLS, answer, call, make_window, say
+from regio.content import ToolResult
+from regio.layout import RenderLog, assemble, to_cache_request
+from regio.layout.renderlog import first_changed
+from regio.providers import cache_model_for, economics_for
+
+PROP = settings(max_examples=int(os.environ.get("REGIO_FUZZ_EXAMPLES", "20")), deadline=None)
+MODEL = "claude-sonnet-4-5"
+ECON = economics_for("anthropic", MODEL)
+
+
+def _set_scratch(w, text: str) -> None:
+    w.clear("scratch")
+    w.write("scratch", text, tokens=max(1, len(text) // 4))
+
+
+def _clear_result(w, index: int) -> None:
+    """Replace the ``index``-th tool-result entry of the history in place by a short
+    placeholder, as the relief chain's ``clear`` stage does (same id, role and group)."""
+    hist = w.region("history")
+    at = [i for i, e in enumerate(hist.entries) if e.role == "tool"][index]
+    old = hist.entries[at]
+    blocks = tuple(
+        ToolResult(b.tool_use_id, f"[result of call {b.tool_use_id} cleared]") for b in old.blocks
+    )
+    hist.rewrite_entry(at, msgspec.structs.replace(old, blocks=blocks, tokens=8))
+
+
+def _common_tokens(prev, cur) -> int:
+    total = 0
+    for a, b in zip(prev.blocks, cur.blocks, strict=False):
+        if a.prefix_hash != b.prefix_hash:
+            break
+        total += b.tokens
+    return total
+
+
+def _session(steps, settle_share: float = 0.05):
+    """One request per step ``(calls, change scratch, clear the k-th result or None)``: a
+    ~300-token user turn, that many calls with ~150-token results, scratch set to a new
+    ~500-token value when asked, then the clear. One render log for the session (as an engine
+    keeps), requests 5 s apart. Yields (previous request, request, outcome, cleared)."""
+    sim = cache_model_for(f"anthropic:{MODEL}")
+    w = make_window(max_tokens=60_000, scratch=None)
+    log = RenderLog()
+    prev = None
+    for n, (calls, change, clear) in enumerate(steps):
+        say(w, "user", f"step {n} " * 150)
+        for k in range(calls):
+            call(w, f"call {n}.{k}", f"c{n}_{k}")
+            answer(w, f"c{n}_{k}")
+        if change:
+            _set_scratch(w, f"plan version {n} " * 120)
+        results = sum(1 for e in w.region("history").entries if e.role == "tool")
+        cleared = clear is not None and clear < results
+        if cleared:
+            _clear_result(w, clear)
+        req = assemble(
+            w,
+            "regio",
+            tools=TOOLS,
+            state=prev.state if prev is not None else None,
+            economics=ECON,
+            settle_share=settle_share,
+            log=log,
+        )
+        assert len(req.breakpoints) <= 4
+        out = sim.process(to_cache_request(req, t_start=n * 5.0, id=f"r{n:03d}"))
+        yield prev, req, out, cleared
+        say(w, "assistant", f"done {n}")
+        prev = req
+
+
+def _first_copy(req) -> int | None:
+    return next((i for i, b in enumerate(req.blocks) if b.source.startswith("frozen:")), None)
+
+
+def _settled(req) -> list:
+    return [e for e in req.events if e.kind == "tail_settled"]
+
+
+def test_a_relief_clear_before_every_frozen_copy_collects_the_tail_at_once():
+    # scratch changes at 2, 4 and 6 (copies frozen after results of steps 2..6); the result
+    # of step 0 is cleared at step 8, before every copy
+    steps = [(1, n in (2, 4, 6), 0 if n == 8 else None) for n in range(10)]
+    runs = list(_session(steps))
+    prev, req, _out, cleared = runs[8]
+    assert cleared and _first_copy(prev) is not None
+    assert [e.reason for e in _settled(req)] == ["conversation_rewritten"]
+    assert _first_copy(req) is None  # every copy dropped, the current value in the tail
+    # free: the request rewrites from the cleared result, as it had to anyway
+    hist_first = next(i for i, b in enumerate(prev.blocks) if b.source.startswith("results:"))
+    assert _common_tokens(prev, req) == sum(b.tokens for b in prev.blocks[:hist_first])
+
+
+def test_a_tail_collection_after_a_relief_clear_reads_back_the_prefix_before_the_oldest_copy():
+    # scratch set at 3 (frozen from 4 on); the result of step 0 cleared at 6 (rewrites
+    # before that copy); scratch changed at 8, so the copy frozen at 4 turns stale and is
+    # collected (tight settle share) once the spare marker is needed
+    steps = [(2, n in (3, 8), 0 if n == 6 else None) for n in range(14)]
+    collections = [
+        (prev, req, out)
+        for prev, req, out, cleared in _session(steps, settle_share=0.005)
+        if _settled(req) and not cleared
+    ]
+    assert collections, "no collection after the clear"
+    for prev, req, out in collections:
+        first = _first_copy(prev)
+        if first is None:
+            continue
+        held = sum(b.tokens for b in prev.blocks[:first])
+        assert _common_tokens(prev, req) >= held
+        assert out.read >= held  # on main: only the system prompt was read back
+
+
+def test_a_rewrite_after_a_frozen_copy_leaves_the_tail_in_place():
+    # the copy frozen at 2 follows step 2's entries; clearing step 3's result changes an
+    # entry after it: collecting would move the rewrite earlier, so nothing is collected
+    steps = [(1, n == 2, 3 if n == 5 else None) for n in range(7)]
+    runs = list(_session(steps))
+    prev, req, _out, cleared = runs[5]
+    assert cleared and _first_copy(prev) is not None
+    assert not _settled(req)
+    assert _first_copy(req) == _first_copy(prev)
+
+
+def test_first_changed_finds_the_first_entry_whose_content_differs():
+    w = make_window(scratch=None)
+    for n in range(3):
+        call(w, f"call {n}", f"c{n}")
+        answer(w, f"c{n}")
+    old = list(w.region("history").entries)
+    copies = [msgspec.structs.replace(e) for e in old]  # new objects, same content
+    assert first_changed(copies, old) is None
+    assert first_changed([*copies, copies[0]], old) is None  # appended
+    assert first_changed(copies[:4], old) == 4  # lost its end
+    _clear_result(w, 1)
+    assert first_changed(list(w.region("history").entries), old) == 3
+
+
+@PROP
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3), st.booleans(), st.none() | st.integers(0, 12)),
+        min_size=6,
+        max_size=16,
+    ),
+    st.sampled_from([0.002, 0.01, 0.05]),
+)
+def test_every_tail_collection_reads_back_what_the_previous_request_held_before_its_change(
+    steps, settle_share: float
+) -> None:
+    """Whatever the turns, value changes and in-place clears of old results: a request that
+    collects the tail without clearing anything itself reads back every block before the
+    oldest copy it drops (all requests within the TTL), and a collection at a clear happens
+    only when the clear changed the prompt at or before every copy."""
+    for prev, req, out, cleared in _session(steps, settle_share):
+        if prev is None or not _settled(req):
+            continue
+        first = _first_copy(prev)
+        if first is None:
+            continue
+        held = sum(b.tokens for b in prev.blocks[:first])
+        common = _common_tokens(prev, req)
+        if any(e.reason == "conversation_rewritten" for e in _settled(req)):
+            assert cleared
+            assert common <= held
+        elif not cleared:
+            assert common >= held
+            assert out.read >= held
