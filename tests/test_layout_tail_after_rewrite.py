@@ -17,77 +17,22 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from layout_support import TOOLS, answer, call, make_window, say
-from regio.content import ToolResult
-from regio.layout import RenderLog, assemble, to_cache_request
+from layout_support import (
+    answer,
+    call,
+    clear_result,
+    common_prefix_tokens,
+    make_window,
+    tail_session,
+)
 from regio.layout.renderlog import first_changed
-from regio.providers import cache_model_for, economics_for
 
-PROP = settings(max_examples=int(os.environ.get("REGIO_FUZZ_EXAMPLES", "20")), deadline=None)
+PROP = settings(max_examples=int(os.environ.get("REGIO_FUZZ_EXAMPLES", "60")), deadline=None)
 MODEL = "claude-sonnet-4-5"
-ECON = economics_for("anthropic", MODEL)
-
-
-def _set_scratch(w, text: str) -> None:
-    w.clear("scratch")
-    w.write("scratch", text, tokens=max(1, len(text) // 4))
-
-
-def _clear_result(w, index: int) -> None:
-    """Replace the ``index``-th tool-result entry of the history in place by a short
-    placeholder, as the relief chain's ``clear`` stage does (same id, role and group)."""
-    hist = w.region("history")
-    at = [i for i, e in enumerate(hist.entries) if e.role == "tool"][index]
-    old = hist.entries[at]
-    blocks = tuple(
-        ToolResult(b.tool_use_id, f"[result of call {b.tool_use_id} cleared]") for b in old.blocks
-    )
-    hist.rewrite_entry(at, msgspec.structs.replace(old, blocks=blocks, tokens=8))
-
-
-def _common_tokens(prev, cur) -> int:
-    total = 0
-    for a, b in zip(prev.blocks, cur.blocks, strict=False):
-        if a.prefix_hash != b.prefix_hash:
-            break
-        total += b.tokens
-    return total
 
 
 def _session(steps, settle_share: float = 0.05):
-    """One request per step ``(calls, change scratch, clear the k-th result or None)``: a
-    ~300-token user turn, that many calls with ~150-token results, scratch set to a new
-    ~500-token value when asked, then the clear. One render log for the session (as an engine
-    keeps), requests 5 s apart. Yields (previous request, request, outcome, cleared)."""
-    sim = cache_model_for(f"anthropic:{MODEL}")
-    w = make_window(max_tokens=60_000, scratch=None)
-    log = RenderLog()
-    prev = None
-    for n, (calls, change, clear) in enumerate(steps):
-        say(w, "user", f"step {n} " * 150)
-        for k in range(calls):
-            call(w, f"call {n}.{k}", f"c{n}_{k}")
-            answer(w, f"c{n}_{k}")
-        if change:
-            _set_scratch(w, f"plan version {n} " * 120)
-        results = sum(1 for e in w.region("history").entries if e.role == "tool")
-        cleared = clear is not None and clear < results
-        if cleared:
-            _clear_result(w, clear)
-        req = assemble(
-            w,
-            "regio",
-            tools=TOOLS,
-            state=prev.state if prev is not None else None,
-            economics=ECON,
-            settle_share=settle_share,
-            log=log,
-        )
-        assert len(req.breakpoints) <= 4
-        out = sim.process(to_cache_request(req, t_start=n * 5.0, id=f"r{n:03d}"))
-        yield prev, req, out, cleared
-        say(w, "assistant", f"done {n}")
-        prev = req
+    return tail_session(steps, settle_share, MODEL)
 
 
 def _first_copy(req) -> int | None:
@@ -109,7 +54,7 @@ def test_a_relief_clear_before_every_frozen_copy_collects_the_tail_at_once():
     assert _first_copy(req) is None  # every copy dropped, the current value in the tail
     # free: the request rewrites from the cleared result, as it had to anyway
     hist_first = next(i for i, b in enumerate(prev.blocks) if b.source.startswith("results:"))
-    assert _common_tokens(prev, req) == sum(b.tokens for b in prev.blocks[:hist_first])
+    assert common_prefix_tokens(prev, req) == sum(b.tokens for b in prev.blocks[:hist_first])
 
 
 def test_a_tail_collection_after_a_relief_clear_reads_back_the_prefix_before_the_oldest_copy():
@@ -128,7 +73,7 @@ def test_a_tail_collection_after_a_relief_clear_reads_back_the_prefix_before_the
         if first is None:
             continue
         held = sum(b.tokens for b in prev.blocks[:first])
-        assert _common_tokens(prev, req) >= held
+        assert common_prefix_tokens(prev, req) >= held
         assert out.read >= held  # on main: only the system prompt was read back
 
 
@@ -153,7 +98,7 @@ def test_first_changed_finds_the_first_entry_whose_content_differs():
     assert first_changed(copies, old) is None
     assert first_changed([*copies, copies[0]], old) is None  # appended
     assert first_changed(copies[:4], old) == 4  # lost its end
-    _clear_result(w, 1)
+    clear_result(w, 1)
     assert first_changed(list(w.region("history").entries), old) == 3
 
 
@@ -180,7 +125,7 @@ def test_every_tail_collection_reads_back_what_the_previous_request_held_before_
         if first is None:
             continue
         held = sum(b.tokens for b in prev.blocks[:first])
-        common = _common_tokens(prev, req)
+        common = common_prefix_tokens(prev, req)
         if any(e.reason == "conversation_rewritten" for e in _settled(req)):
             assert cleared
             assert common <= held
