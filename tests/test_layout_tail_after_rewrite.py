@@ -25,7 +25,7 @@ from layout_support import (
     make_window,
     tail_session,
 )
-from regio.layout.renderlog import first_changed
+from regio.regions.entrylist import first_changed
 
 PROP = settings(max_examples=int(os.environ.get("REGIO_FUZZ_EXAMPLES", "60")), deadline=None)
 MODEL = "claude-sonnet-4-5"

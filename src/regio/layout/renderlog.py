@@ -34,7 +34,13 @@ from typing import Any
 import attrs
 
 from regio.content import Block, Entry, Text, block_text
-from regio.regions.entrylist import EntryMark, appended_since, entry_mark, unchanged
+from regio.regions.entrylist import (
+    EntryMark,
+    appended_since,
+    entry_mark,
+    first_changed,
+    unchanged,
+)
 
 from .events import LayoutEvent
 from .model import LayoutBlock, ToolSpec, block_digest, chain_hash
@@ -57,7 +63,6 @@ __all__ = [
     "ConversationView",
     "Extra",
     "RenderLog",
-    "first_changed",
     "frozen_message",
     "note_message",
     "same_prefix",
@@ -97,17 +102,6 @@ def same_prefix(a: Sequence[object], b: Sequence[object]) -> int:
     """Length of the common prefix of ``a`` and ``b`` by object identity (C-level scan; the
     log's check of its entries and the render prefix's of its blocks)."""
     return next(compress(count(), map(is_not, a, b)), min(len(a), len(b)))
-
-
-def first_changed(new: Sequence[Entry], old: Sequence[Entry], start: int = 0) -> int | None:
-    """Index of the first entry of ``new`` that differs from ``old`` by id or content (entries
-    before ``start`` are known identical), ``len(new)`` when ``new`` only lost entries at its
-    end, ``None`` when ``old`` is a prefix of ``new`` (new entry objects with the same content
-    included)."""
-    for k in range(start, min(len(new), len(old))):
-        if new[k].id != old[k].id or new[k].digest != old[k].digest:
-            return k
-    return len(new) if len(new) < len(old) else None
 
 
 @attrs.frozen
