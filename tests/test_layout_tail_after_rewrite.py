@@ -13,19 +13,13 @@ from __future__ import annotations
 
 import os
 
-import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from layout_support import (
-    answer,
-    call,
-    clear_result,
     common_prefix_tokens,
-    make_window,
     tail_session,
 )
-from regio.regions.entrylist import first_changed
 
 PROP = settings(max_examples=int(os.environ.get("REGIO_FUZZ_EXAMPLES", "60")), deadline=None)
 MODEL = "claude-sonnet-4-5"
@@ -86,20 +80,6 @@ def test_a_rewrite_after_a_frozen_copy_leaves_the_tail_in_place():
     assert cleared and _first_copy(prev) is not None
     assert not _settled(req)
     assert _first_copy(req) == _first_copy(prev)
-
-
-def test_first_changed_finds_the_first_entry_whose_content_differs():
-    w = make_window(scratch=None)
-    for n in range(3):
-        call(w, f"call {n}", f"c{n}")
-        answer(w, f"c{n}")
-    old = list(w.region("history").entries)
-    copies = [msgspec.structs.replace(e) for e in old]  # new objects, same content
-    assert first_changed(copies, old) is None
-    assert first_changed([*copies, copies[0]], old) is None  # appended
-    assert first_changed(copies[:4], old) == 4  # lost its end
-    clear_result(w, 1)
-    assert first_changed(list(w.region("history").entries), old) == 3
 
 
 @PROP

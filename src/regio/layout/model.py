@@ -373,10 +373,11 @@ class LayoutState(msgspec.Struct, frozen=True):
     * ``opening``: a digest of what opens the conversation (its first entry and the
       ``compact_history`` regions' versions): a change means the conversation was rewritten
       from its start (:mod:`regio.layout.observe`);
-    * ``rewrites``: the session render log's count of conversation rewrites this request saw
-      (:attr:`regio.layout.renderlog.RenderLog.rewrites`): a higher count at the next request
-      means an entry changed in place or was removed since, and the freezing tail is
-      collected when every copy follows that entry (:mod:`regio.layout.tail`).
+    * ``anchored``: digest of the conversation entries up to and including the anchor of
+      the first tail copy (``""``: no copies): when the next request's entries up to that
+      anchor differ (an entry changed in place or removed: old tool results cleared), the
+      prompt is rewritten before every copy anyway and the freezing tail is collected
+      (:mod:`regio.layout.tail`).
     """
 
     strategy: str = ""
@@ -398,7 +399,7 @@ class LayoutState(msgspec.Struct, frozen=True):
     tokens: int = 0
     marked: tuple[str, ...] = ()
     opening: str = ""
-    rewrites: int = 0
+    anchored: str = ""
 
     def to_json(self) -> bytes:
         """The state as JSON bytes."""

@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from regio.content import Entry
+from regio.content import Entry, content_hash
 
 from .events import LayoutEvent, NotesSettled, TailSettled
 from .model import ChunkState, LayoutState, Note, TailCopy
@@ -230,20 +230,24 @@ def _first_reason(job: Job, plan: RegionPlan) -> str | None:
         return "prefix_rewritten"
     if any(c.anchor is not None and not job.log.has_entry(c.anchor) for c in copies):
         return "anchor_lost"
-    if job.log.rewrites > prev.rewrites and _all_follow(copies, job):
+    if prev.anchored and anchored_digest(job, copies) != prev.anchored:
         return "conversation_rewritten"
     return None
 
 
-def _all_follow(copies: Sequence[TailCopy], job: Job) -> bool:
-    """Whether every copy sits after the first conversation entry the session's render log
-    found changed since the previous request (``RenderLog.rewritten_from``): the prompt is
-    rewritten from that entry on anyway, so dropping the copies costs nothing, while copies
-    left in place would keep a ``follows`` prefix (the one the ``spare`` marker reads back
-    when they are collected later) that the provider no longer holds."""
-    start = job.log.rewritten_from
-    index = {e.id: i for i, e in enumerate(job.conversation[start:], start)}
-    return all(c.anchor is not None and c.anchor in index for c in copies)
+def anchored_digest(job: Job, copies: Sequence[TailCopy]) -> str:
+    """Digest of ``job``'s conversation entries up to and including the anchor of the first of
+    ``copies`` (``LayoutState.anchored``; ``""`` when there are none, the first has no anchor
+    or its anchor is not in the conversation). The entries' digests come from the session's
+    render log (a cache: the value is the same with a fresh log)."""
+    anchor = copies[0].anchor if copies else None
+    if anchor is None:
+        return ""
+    conv = job.conversation
+    at = next((i for i in range(len(conv) - 1, -1, -1) if conv[i].id == anchor), None)
+    if at is None:
+        return ""
+    return content_hash([job.log.entry_digest(e) for e in conv[: at + 1]])
 
 
 def _freezing_tail(job: Job, plan: RegionPlan) -> None:

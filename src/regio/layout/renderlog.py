@@ -34,13 +34,7 @@ from typing import Any
 import attrs
 
 from regio.content import Block, Entry, Text, block_text
-from regio.regions.entrylist import (
-    EntryMark,
-    appended_since,
-    entry_mark,
-    first_changed,
-    unchanged,
-)
+from regio.regions.entrylist import EntryMark, appended_since, entry_mark, unchanged
 
 from .events import LayoutEvent
 from .model import LayoutBlock, ToolSpec, block_digest, chain_hash
@@ -125,11 +119,6 @@ class RenderLog:
     ``resets`` counts the invalidations (how often the conversation was rewritten)."""
 
     resets: int = 0
-    #: how many syncs found the conversation changed since the previous one other than by
-    #: appends (by content, not only identity: an entry rewritten in place, removed or
-    #: inserted) and the index of the first changed entry at the last one (:meth:`sync`)
-    rewrites: int = 0
-    rewritten_from: int = 0
     strategy: str | None = None
     root: str | None = None
     #: where the last :meth:`sync` left the live entry list it was given (``None``: none, or
@@ -193,16 +182,11 @@ class RenderLog:
         """Take the conversation's current entries (``source``: the live entry list they were
         copied from, an :class:`regio.regions.entrylist.EntryList`: when it was only appended
         to, no scan is needed). Resets the log when the consumed entries are not a prefix."""
-        before, self._conversation = self._conversation, conversation
+        self._conversation = conversation
         self._digests_before, self._digests = self._digests, {}
         self._sections_before, self._sections = self._sections, {}
         n = len(self.entries)
         appended = appended_since(source, self.source) is not None and len(conversation) >= n
-        if before and not appended:
-            changed = first_changed(conversation, before, same_prefix(conversation, before))
-            if changed is not None:
-                self.rewrites += 1
-                self.rewritten_from = changed
         if n and not appended:
             same = same_prefix(conversation, self.entries)
             if same < n and not drop_removed_reports(self, conversation, same):

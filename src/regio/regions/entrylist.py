@@ -39,7 +39,6 @@ __all__ = [
     "as_entry_list",
     "entry_mark",
     "entry_number",
-    "first_changed",
     "replaced_since",
     "unchanged",
 ]
@@ -203,14 +202,3 @@ def entry_number(entry_id: str) -> int | None:
     """The number of an entry id the window gave (``e12`` -> 12), else ``None``."""
     digits = entry_id[1:] if entry_id.startswith("e") else ""
     return int(digits) if digits.isdigit() else None
-
-
-def first_changed(new: Sequence[Entry], old: Sequence[Entry], start: int = 0) -> int | None:
-    """Index of the first entry of ``new`` that differs from ``old`` by id or content (entries
-    before ``start`` are known identical), ``len(new)`` when ``new`` only lost entries at its
-    end, ``None`` when ``old`` is a prefix of ``new`` (new entry objects with the same content
-    included)."""
-    for k in range(start, min(len(new), len(old))):
-        if new[k].id != old[k].id or new[k].digest != old[k].digest:
-            return k
-    return len(new) if len(new) < len(old) else None
