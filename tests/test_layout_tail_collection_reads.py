@@ -13,58 +13,20 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from layout_support import TOOLS, answer, call, make_window, say
-from regio.layout import assemble, to_cache_request
+from layout_support import (
+    common_prefix_tokens,
+    tail_session,
+)
 from regio.layout.model import MARKED_HISTORY
-from regio.providers import cache_model_for, economics_for
 
 PROP = settings(max_examples=25, deadline=None)
 MODEL = "claude-sonnet-4-5"
-ECON = economics_for("anthropic", MODEL)
-
-
-def _set_scratch(w, text: str) -> None:
-    w.clear("scratch")
-    w.write("scratch", text, tokens=max(1, len(text) // 4))
-
-
-def _common_tokens(prev, cur) -> int:
-    """Tokens of the blocks ``cur`` shares with ``prev`` from the start (equal prefix hash)."""
-    total = 0
-    for a, b in zip(prev.blocks, cur.blocks, strict=False):
-        if a.prefix_hash != b.prefix_hash:
-            break
-        total += b.tokens
-    return total
 
 
 def _session(steps: list[tuple[int, bool]], settle_share: float):
-    """One request per step ``(tool calls, change scratch)``: a user turn of ~300 tokens, that
-    many calls with their results, scratch set to a new ~500-token value when asked; requests
-    5 s apart (well inside the 5-minute TTL). Yields (previous request, request, outcome)."""
-    sim = cache_model_for(f"anthropic:{MODEL}")
-    w = make_window(max_tokens=60_000, scratch=None)
-    prev = None
-    for n, (calls, change) in enumerate(steps):
-        say(w, "user", f"step {n} " * 150)
-        for k in range(calls):
-            call(w, f"call {n}.{k}", f"c{n}_{k}")
-            answer(w, f"c{n}_{k}")
-        if change:
-            _set_scratch(w, f"plan version {n} " * 120)
-        req = assemble(
-            w,
-            "regio",
-            tools=TOOLS,
-            state=prev.state if prev is not None else None,
-            economics=ECON,
-            settle_share=settle_share,
-        )
-        assert len(req.breakpoints) <= 4
-        out = sim.process(to_cache_request(req, t_start=n * 5.0, id=f"r{n:03d}"))
+    """(previous request, request, outcome) of :func:`layout_support.tail_session`."""
+    for prev, req, out, _cleared in tail_session(steps, settle_share, MODEL):
         yield prev, req, out
-        say(w, "assistant", f"done {n}")
-        prev = req
 
 
 def test_a_collection_of_a_copy_frozen_long_ago_reads_back_the_prefix_before_it():
@@ -81,7 +43,7 @@ def test_a_collection_of_a_copy_frozen_long_ago_reads_back_the_prefix_before_it(
     prev, req, out = collections[0]
     first_copy = next(i for i, b in enumerate(prev.blocks) if b.source.startswith("frozen:"))
     held = sum(b.tokens for b in prev.blocks[:first_copy])
-    assert _common_tokens(prev, req) == held  # the collection rewrites from the copy on
+    assert common_prefix_tokens(prev, req) == held  # the collection rewrites from the copy on
     head = sum(b.tokens for b in prev.blocks if b.level in ("tools", "system"))
     assert held > head + 1_500  # the conversation before the copy, beyond the system prompt
     assert out.read == held  # ... and reads everything before it back
@@ -111,5 +73,5 @@ def test_every_tail_collection_reads_back_the_prefix_before_the_oldest_dropped_c
         if first_copy is None:
             continue
         held = sum(b.tokens for b in prev.blocks[:first_copy])
-        assert _common_tokens(prev, req) >= held
+        assert common_prefix_tokens(prev, req) >= held
         assert out.read >= held

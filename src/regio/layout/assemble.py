@@ -48,7 +48,15 @@ from .model import (
     chain_hash,
 )
 from .observe import with_offsets
-from .plan import Job, RegionPlan, extras_of, note_text, plan_regions, refresh_tail
+from .plan import (
+    Job,
+    RegionPlan,
+    anchored_digest,
+    extras_of,
+    note_text,
+    plan_regions,
+    refresh_tail,
+)
 from .protocols import WindowLike, count_text
 from .renderlog import ConversationView, RenderLog
 from .repair import LayoutError
@@ -387,6 +395,7 @@ def _new_state(
         stale_rent=plan.stale_rent if plan.gc_reason is None else 0,
         marked=_marked(job.prev_state, newest_hash),
         opening=job.observation.opening if job.observation is not None else "",
+        anchored=anchored_digest(job, (*(tail_plan.frozen if tail_plan else ()), *tail)),
         watch=watch,
         tokens=tokens if watch else 0,
     )

@@ -87,9 +87,11 @@ class NotesSettled(Event, frozen=True, tag="notes_settled"):
 class TailSettled(Event, frozen=True, tag="tail_settled"):
     """The freezing tail's copies were dropped from the conversation and the current values
     re-emitted in the tail (:mod:`regio.layout.tail`). ``reason``: ``prefix_rewritten``
-    (compaction or eviction), ``anchor_lost``, ``system_changed``, a notes-settling reason, or
-    ``share`` (stale copies passed the declared ``settle_share`` of the window); ``regions``:
-    the region of each dropped copy; ``stale_tokens``: tokens of the stale copies dropped."""
+    (compaction or eviction), ``anchor_lost``, ``conversation_rewritten`` (an entry before
+    every copy changed or left: old tool results cleared), ``system_changed``, a
+    notes-settling reason, or ``share`` (stale copies passed the declared ``settle_share`` of
+    the window); ``regions``: the region of each dropped copy; ``stale_tokens``: tokens of
+    the stale copies dropped."""
 
     reason: str
     regions: tuple[str, ...]

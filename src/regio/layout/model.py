@@ -372,7 +372,12 @@ class LayoutState(msgspec.Struct, frozen=True):
       (the ``spare`` marker, :mod:`regio.layout.breakpoints`);
     * ``opening``: a digest of what opens the conversation (its first entry and the
       ``compact_history`` regions' versions): a change means the conversation was rewritten
-      from its start (:mod:`regio.layout.observe`).
+      from its start (:mod:`regio.layout.observe`);
+    * ``anchored``: digest of the conversation entries up to and including the anchor of
+      the first tail copy (``""``: no copies): when the next request's entries up to that
+      anchor differ (an entry changed in place or removed: old tool results cleared), the
+      prompt is rewritten before every copy anyway and the freezing tail is collected
+      (:mod:`regio.layout.tail`).
     """
 
     strategy: str = ""
@@ -394,6 +399,7 @@ class LayoutState(msgspec.Struct, frozen=True):
     tokens: int = 0
     marked: tuple[str, ...] = ()
     opening: str = ""
+    anchored: str = ""
 
     def to_json(self) -> bytes:
         """The state as JSON bytes."""

@@ -11,15 +11,16 @@ notes and frozen copies after their anchors in the conversation.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
 import attrs
 
-from regio.content import Entry
+from regio.content import Entry, content_hash
 
 from .events import LayoutEvent, NotesSettled, TailSettled
-from .model import ChunkState, LayoutState, Note
+from .model import ChunkState, LayoutState, Note, TailCopy
 from .observe import Observation, observe_regions, opening_digest
 from .protocols import RegionLike, WindowLike, count_text
 from .renderlog import Extra, RenderLog, frozen_message, note_message, summary_message
@@ -229,7 +230,24 @@ def _first_reason(job: Job, plan: RegionPlan) -> str | None:
         return "prefix_rewritten"
     if any(c.anchor is not None and not job.log.has_entry(c.anchor) for c in copies):
         return "anchor_lost"
+    if prev.anchored and anchored_digest(job, copies) != prev.anchored:
+        return "conversation_rewritten"
     return None
+
+
+def anchored_digest(job: Job, copies: Sequence[TailCopy]) -> str:
+    """Digest of ``job``'s conversation entries up to and including the anchor of the first of
+    ``copies`` (``LayoutState.anchored``; ``""`` when there are none, the first has no anchor
+    or its anchor is not in the conversation). The entries' digests come from the session's
+    render log (a cache: the value is the same with a fresh log)."""
+    anchor = copies[0].anchor if copies else None
+    if anchor is None:
+        return ""
+    conv = job.conversation
+    at = next((i for i in range(len(conv) - 1, -1, -1) if conv[i].id == anchor), None)
+    if at is None:
+        return ""
+    return content_hash([job.log.entry_digest(e) for e in conv[: at + 1]])
 
 
 def _freezing_tail(job: Job, plan: RegionPlan) -> None:

@@ -19,7 +19,8 @@ change invalidates nothing before it. The tail is log-structured like the grows-
   value goes to the tail again. A region emptied after being frozen gets an empty-region
   notice as its new copy;
 * **garbage collection** — stale copies are dropped when the prefix is rewritten anyway
-  (conversation compaction or eviction, notes settling, a system-prompt change, a lost anchor),
+  (conversation compaction or eviction, notes settling, a system-prompt change, a lost anchor,
+  an entry before every copy changed or removed, e.g. old tool results cleared by relief),
   when stale tokens pass ``settle_share`` of the window (reason ``share``), or when keeping them
   has cost as much as dropping them would (reason ``rent``, below); all copies are dropped and
   every current value is emitted once more in the tail (keeping its turn label).

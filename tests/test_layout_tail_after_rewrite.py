@@ -1,0 +1,114 @@
+"""A request that rewrites the conversation before every frozen tail copy (old tool results
+cleared in place by the relief chain, an entry evicted) collects the freezing tail then, at no
+extra cost; copies left in place would keep, as the prefix a later collection reads back
+(``TailCopy.follows``), a prefix the provider no longer holds (regio.layout.tail, plan.py).
+
+Before the fix a relief clear left the copies frozen after the cleared result in place; when
+their rent fell due some requests later, the collection's ``spare`` marker had no held prefix
+before the oldest copy to read, and the whole prompt was written again (the generated bigtool
+session, seed 303, at 200k: request 260 wrote 114,380 tokens of which 101,411 the previous
+request had sent identically)."""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from layout_support import (
+    common_prefix_tokens,
+    tail_session,
+)
+
+PROP = settings(max_examples=int(os.environ.get("REGIO_FUZZ_EXAMPLES", "60")), deadline=None)
+MODEL = "claude-sonnet-4-5"
+
+
+def _session(steps, settle_share: float = 0.05):
+    return tail_session(steps, settle_share, MODEL)
+
+
+def _first_copy(req) -> int | None:
+    return next((i for i, b in enumerate(req.blocks) if b.source.startswith("frozen:")), None)
+
+
+def _settled(req) -> list:
+    return [e for e in req.events if e.kind == "tail_settled"]
+
+
+def test_a_relief_clear_before_every_frozen_copy_collects_the_tail_at_once():
+    # scratch changes at 2, 4 and 6 (copies frozen after results of steps 2..6); the result
+    # of step 0 is cleared at step 8, before every copy
+    steps = [(1, n in (2, 4, 6), 0 if n == 8 else None) for n in range(10)]
+    runs = list(_session(steps))
+    prev, req, _out, cleared = runs[8]
+    assert cleared and _first_copy(prev) is not None
+    assert [e.reason for e in _settled(req)] == ["conversation_rewritten"]
+    assert _first_copy(req) is None  # every copy dropped, the current value in the tail
+    # free: the request rewrites from the cleared result, as it had to anyway
+    hist_first = next(i for i, b in enumerate(prev.blocks) if b.source.startswith("results:"))
+    assert common_prefix_tokens(prev, req) == sum(b.tokens for b in prev.blocks[:hist_first])
+
+
+def test_a_tail_collection_after_a_relief_clear_reads_back_the_prefix_before_the_oldest_copy():
+    # scratch set at 3 (frozen from 4 on); the result of step 0 cleared at 6 (rewrites
+    # before that copy); scratch changed at 8, so the copy frozen at 4 turns stale and is
+    # collected (tight settle share) once the spare marker is needed
+    steps = [(2, n in (3, 8), 0 if n == 6 else None) for n in range(14)]
+    collections = [
+        (prev, req, out)
+        for prev, req, out, cleared in _session(steps, settle_share=0.005)
+        if _settled(req) and not cleared
+    ]
+    assert collections, "no collection after the clear"
+    for prev, req, out in collections:
+        first = _first_copy(prev)
+        if first is None:
+            continue
+        held = sum(b.tokens for b in prev.blocks[:first])
+        assert common_prefix_tokens(prev, req) >= held
+        assert out.read >= held  # on main: only the system prompt was read back
+
+
+def test_a_rewrite_after_a_frozen_copy_leaves_the_tail_in_place():
+    # the copy frozen at 2 follows step 2's entries; clearing step 3's result changes an
+    # entry after it: collecting would move the rewrite earlier, so nothing is collected
+    steps = [(1, n == 2, 3 if n == 5 else None) for n in range(7)]
+    runs = list(_session(steps))
+    prev, req, _out, cleared = runs[5]
+    assert cleared and _first_copy(prev) is not None
+    assert not _settled(req)
+    assert _first_copy(req) == _first_copy(prev)
+
+
+@PROP
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3), st.booleans(), st.none() | st.integers(0, 12)),
+        min_size=6,
+        max_size=16,
+    ),
+    st.sampled_from([0.002, 0.01, 0.05]),
+)
+def test_every_tail_collection_reads_back_what_the_previous_request_held_before_its_change(
+    steps, settle_share: float
+) -> None:
+    """Whatever the turns, value changes and in-place clears of old results: a request that
+    collects the tail without clearing anything itself reads back every block before the
+    oldest copy it drops (all requests within the TTL), and a collection at a clear happens
+    only when the clear changed the prompt at or before every copy."""
+    for prev, req, out, cleared in _session(steps, settle_share):
+        if prev is None or not _settled(req):
+            continue
+        first = _first_copy(prev)
+        if first is None:
+            continue
+        held = sum(b.tokens for b in prev.blocks[:first])
+        common = common_prefix_tokens(prev, req)
+        if any(e.reason == "conversation_rewritten" for e in _settled(req)):
+            assert cleared
+            assert common <= held
+        elif not cleared:
+            assert common >= held
+            assert out.read >= held
