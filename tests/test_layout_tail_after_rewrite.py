@@ -112,3 +112,61 @@ def test_every_tail_collection_reads_back_what_the_previous_request_held_before_
         elif not cleared:
             assert common >= held
             assert out.read >= held
+
+
+def _digests_of_last_request(frozen_at: int, steps: int, monkeypatch) -> int:
+    """Entry digests the render log hands out for the last of ``steps`` requests of a session
+    whose only tail copy froze after step ``frozen_at`` (the conversation only grows)."""
+    from regio.layout import RenderLog
+
+    calls = [0]
+    digest = RenderLog.entry_digest
+
+    def counted(self, entry):
+        calls[0] += 1
+        return digest(self, entry)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(RenderLog, "entry_digest", counted)
+        for n, (_prev, req, _out, _cleared) in enumerate(
+            _session([(1, k == frozen_at, None) for k in range(steps)])
+        ):
+            if n < steps - 1:
+                calls[0] = 0
+            else:
+                assert _first_copy(req) is not None
+    return calls[0]
+
+
+def test_a_request_that_appends_after_a_frozen_copy_does_not_digest_the_entries_before_it(
+    monkeypatch,
+):
+    """The check for a rewrite before every copy (``LayoutState.anchored``) costs a request
+    that only appends nothing per entry before the oldest copy: a copy frozen late in a long
+    session costs what one frozen early does (on main: a digest of every entry through the
+    copy's anchor, twice a request)."""
+    early = _digests_of_last_request(1, 30, monkeypatch)
+    late = _digests_of_last_request(25, 30, monkeypatch)
+    assert late == early, (early, late)
+
+
+@PROP
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3), st.booleans(), st.none() | st.integers(0, 12)),
+        min_size=4,
+        max_size=14,
+    )
+)
+def test_property_a_session_on_its_warm_render_log_lays_out_what_a_cold_one_does(steps) -> None:
+    """Turns, value changes and in-place clears of old results: every request built on the
+    session's render log (which keeps the last rewrite check's entries) has the blocks,
+    events and layout state of the one built on a fresh log."""
+    warm = _session(steps)
+    cold = tail_session(steps, 0.05, MODEL, cold=True)
+    for (_, a, _, _), (_, b, _, _) in zip(warm, cold, strict=True):
+        assert [(x.prefix_hash, x.source) for x in a.blocks] == [
+            (x.prefix_hash, x.source) for x in b.blocks
+        ]
+        assert a.events == b.events
+        assert a.state == b.state

@@ -23,7 +23,14 @@ from .events import LayoutEvent, NotesSettled, TailSettled
 from .model import ChunkState, LayoutState, Note, TailCopy
 from .observe import Observation, observe_regions, opening_digest
 from .protocols import RegionLike, WindowLike, count_text
-from .renderlog import Extra, RenderLog, frozen_message, note_message, summary_message
+from .renderlog import (
+    Extra,
+    RenderLog,
+    frozen_message,
+    note_message,
+    same_prefix,
+    summary_message,
+)
 from .repair import PMessage
 from .sections import Section, holds_summaries, renders_itself
 from .settle import Settling, plan_settling
@@ -239,15 +246,24 @@ def anchored_digest(job: Job, copies: Sequence[TailCopy]) -> str:
     """Digest of ``job``'s conversation entries up to and including the anchor of the first of
     ``copies`` (``LayoutState.anchored``; ``""`` when there are none, the first has no anchor
     or its anchor is not in the conversation). The entries' digests come from the session's
-    render log (a cache: the value is the same with a fresh log)."""
+    render log, which also keeps the last value with the entries it covers (``anchored``):
+    while those are the same objects at the head of the conversation (compared in C), the
+    value is that one, so a request that appends costs no pass over the entries before the
+    anchor (a cache: the value is the same with a fresh log)."""
     anchor = copies[0].anchor if copies else None
     if anchor is None:
         return ""
-    conv = job.conversation
+    conv, log = job.conversation, job.log
+    memo = log.anchored
+    if memo is not None and memo[0] == anchor and same_prefix(conv, memo[1]) == len(memo[1]):
+        return memo[2]  # entry ids are unique: the anchor is still the last of those entries
     at = next((i for i in range(len(conv) - 1, -1, -1) if conv[i].id == anchor), None)
     if at is None:
         return ""
-    return content_hash([job.log.entry_digest(e) for e in conv[: at + 1]])
+    through = conv[: at + 1]
+    digest = content_hash([log.entry_digest(e) for e in through])
+    log.anchored = (anchor, through, digest)
+    return digest
 
 
 def _freezing_tail(job: Job, plan: RegionPlan) -> None:

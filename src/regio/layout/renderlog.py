@@ -158,6 +158,9 @@ class RenderLog:
     _summary_messages: dict[tuple[str, str], tuple[Entry, PMessage, int]] = attrs.field(
         factory=dict
     )
+    #: the last ``LayoutState.anchored`` digest (:func:`regio.layout.plan.anchored_digest`):
+    #: the anchor's id, the entries through it (the objects) and their digest
+    anchored: tuple[str, list[Entry], str] | None = None
 
     # ----- the one invalidation point ----------------------------------------------------
     def reset(self) -> None:
