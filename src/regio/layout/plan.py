@@ -11,13 +11,14 @@ notes and frozen copies after their anchors in the conversation.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
 import attrs
 
-from regio.content import Entry, content_hash
+from regio.content import Entry, canonical_json
 
 from .events import LayoutEvent, NotesSettled, TailSettled
 from .model import ChunkState, LayoutState, Note, TailCopy
@@ -244,25 +245,35 @@ def _first_reason(job: Job, plan: RegionPlan) -> str | None:
 
 def anchored_digest(job: Job, copies: Sequence[TailCopy]) -> str:
     """Digest of ``job``'s conversation entries up to and including the anchor of the first of
-    ``copies`` (``LayoutState.anchored``; ``""`` when there are none, the first has no anchor
-    or its anchor is not in the conversation). The entries' digests come from the session's
-    render log, which also keeps the last value with the entries it covers (``anchored``):
-    while those are the same objects at the head of the conversation (compared in C), the
-    value is that one, so a request that appends costs no pass over the entries before the
-    anchor (a cache: the value is the same with a fresh log)."""
+    ``copies`` (``LayoutState.anchored``: ``content_hash`` of their digests, in order; ``""``
+    when there are none, the first has no anchor or its anchor is not in the conversation).
+    The session's render log keeps the last value with the entries it covers and the hash
+    state through them (``RenderLog.anchored``): while those entries are the same objects at
+    the head of the conversation (compared in C), a request that appends hashes only the
+    entries after them, and one whose anchor did not move none (a cache: the value is the same
+    with a fresh log)."""
     anchor = copies[0].anchor if copies else None
     if anchor is None:
         return ""
     conv, log = job.conversation, job.log
     memo = log.anchored
-    if memo is not None and memo[0] == anchor and same_prefix(conv, memo[1]) == len(memo[1]):
-        return memo[2]  # entry ids are unique: the anchor is still the last of those entries
+    kept = memo is not None and same_prefix(conv, memo[1]) == len(memo[1])
+    if memo is not None and kept and memo[0] == anchor:
+        return memo[3]  # entry ids are unique: the anchor is still the last of those entries
     at = next((i for i in range(len(conv) - 1, -1, -1) if conv[i].id == anchor), None)
     if at is None:
         return ""
     through = conv[: at + 1]
-    digest = content_hash([log.entry_digest(e) for e in through])
-    log.anchored = (anchor, through, digest)
+    if memo is not None and kept and len(memo[1]) <= len(through):
+        done, hasher = len(memo[1]), memo[2].copy()
+    else:
+        done, hasher = 0, hashlib.sha256(b"[")
+    for i in range(done, len(through)):  # the bytes canonical_json gives the list
+        hasher.update((b"," if i else b"") + canonical_json(log.entry_digest(through[i])))
+    end = hasher.copy()
+    end.update(b"]")
+    digest = end.hexdigest()
+    log.anchored = (anchor, through, hasher, digest)
     return digest
 
 
