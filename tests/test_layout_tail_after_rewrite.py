@@ -23,6 +23,12 @@ from layout_support import (
 
 PROP = settings(max_examples=int(os.environ.get("REGIO_FUZZ_EXAMPLES", "60")), deadline=None)
 MODEL = "claude-sonnet-4-5"
+#: sessions of (tool calls, whether the scratch value changes, index of a result to clear)
+STEPS = st.lists(
+    st.tuples(st.integers(0, 3), st.booleans(), st.none() | st.integers(0, 12)),
+    min_size=6,
+    max_size=16,
+)
 
 
 def _session(steps, settle_share: float = 0.05):
@@ -83,14 +89,7 @@ def test_a_rewrite_after_a_frozen_copy_leaves_the_tail_in_place():
 
 
 @PROP
-@given(
-    st.lists(
-        st.tuples(st.integers(0, 3), st.booleans(), st.none() | st.integers(0, 12)),
-        min_size=6,
-        max_size=16,
-    ),
-    st.sampled_from([0.002, 0.01, 0.05]),
-)
+@given(STEPS, st.sampled_from([0.002, 0.01, 0.05]))
 def test_every_tail_collection_reads_back_what_the_previous_request_held_before_its_change(
     steps, settle_share: float
 ) -> None:
@@ -164,13 +163,7 @@ def _first_copy_at_end(steps) -> bool:
 
 
 @PROP
-@given(
-    st.lists(
-        st.tuples(st.integers(0, 3), st.booleans(), st.none() | st.integers(0, 12)),
-        min_size=4,
-        max_size=14,
-    )
-)
+@given(STEPS)
 def test_property_a_session_on_its_warm_render_log_lays_out_what_a_cold_one_does(steps) -> None:
     """Turns, value changes and in-place clears of old results: every request built on the
     session's render log (which keeps the last rewrite check's entries) has the blocks,
