@@ -96,15 +96,19 @@ def clear_result(w: Window, index: int) -> None:
 
 
 def tail_session(
-    steps: Sequence[tuple[Any, ...]], settle_share: float, model: str = "claude-sonnet-4-5"
+    steps: Sequence[tuple[Any, ...]],
+    settle_share: float,
+    model: str = "claude-sonnet-4-5",
+    cold: bool = False,
 ) -> Iterator[tuple[Any, Any, Any, bool]]:
     """Drive the ``regio`` layout through one request per step ``(tool calls, change scratch[,
     index of a result to clear])``: a ~300-token user turn, that many calls with their
     results, ``scratch`` set to a new ~500-token value when asked, then the clear
     (:func:`clear_result`, skipped when there is no such result). One render log for the
     session, as an engine keeps; requests 5 s apart (well inside the 5-minute TTL), each
-    simulated under the Anthropic cache model of ``model``. Yields (previous request,
-    request, cache outcome, whether a result was cleared)."""
+    simulated under the Anthropic cache model of ``model``; ``cold``: a fresh render log for
+    every request instead (what a session loaded from a store starts with). Yields (previous
+    request, request, cache outcome, whether a result was cleared)."""
     sim = cache_model_for(f"anthropic:{model}")
     econ = economics_for("anthropic", model)
     w = make_window(max_tokens=60_000, scratch=None)
@@ -129,7 +133,7 @@ def tail_session(
             state=prev.state if prev is not None else None,
             economics=econ,
             settle_share=settle_share,
-            log=log,
+            log=RenderLog() if cold else log,
         )
         assert len(req.breakpoints) <= 4
         out = sim.process(to_cache_request(req, t_start=n * 5.0, id=f"r{n:03d}"))

@@ -23,6 +23,12 @@ from layout_support import (
 
 PROP = settings(max_examples=int(os.environ.get("REGIO_FUZZ_EXAMPLES", "60")), deadline=None)
 MODEL = "claude-sonnet-4-5"
+#: sessions of (tool calls, whether the scratch value changes, index of a result to clear)
+STEPS = st.lists(
+    st.tuples(st.integers(0, 3), st.booleans(), st.none() | st.integers(0, 12)),
+    min_size=6,
+    max_size=16,
+)
 
 
 def _session(steps, settle_share: float = 0.05):
@@ -83,14 +89,7 @@ def test_a_rewrite_after_a_frozen_copy_leaves_the_tail_in_place():
 
 
 @PROP
-@given(
-    st.lists(
-        st.tuples(st.integers(0, 3), st.booleans(), st.none() | st.integers(0, 12)),
-        min_size=6,
-        max_size=16,
-    ),
-    st.sampled_from([0.002, 0.01, 0.05]),
-)
+@given(STEPS, st.sampled_from([0.002, 0.01, 0.05]))
 def test_every_tail_collection_reads_back_what_the_previous_request_held_before_its_change(
     steps, settle_share: float
 ) -> None:
@@ -112,3 +111,114 @@ def test_every_tail_collection_reads_back_what_the_previous_request_held_before_
         elif not cleared:
             assert common >= held
             assert out.read >= held
+
+
+def _digests_of_last_request(steps, monkeypatch) -> int:
+    """Entry digests the render log hands out for the last request of a session of ``steps``
+    (:func:`layout_support.tail_session`), which keeps a tail copy."""
+    from regio.layout import RenderLog
+
+    calls = [0]
+    digest = RenderLog.entry_digest
+
+    def counted(self, entry):
+        calls[0] += 1
+        return digest(self, entry)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(RenderLog, "entry_digest", counted)
+        for n, (_prev, req, _out, _cleared) in enumerate(_session(steps)):
+            if n < len(steps) - 1:
+                calls[0] = 0
+            else:
+                assert req.state.tail or req.state.frozen
+    return calls[0]
+
+
+def test_a_request_that_appends_after_a_frozen_copy_does_not_digest_the_entries_before_it(
+    monkeypatch,
+):
+    """The check for a rewrite before every copy (``LayoutState.anchored``) costs a request
+    that only appends nothing per entry before the oldest copy: a copy frozen late in a long
+    session costs what one frozen early does (on main: a digest of every entry through the
+    copy's anchor, twice a request)."""
+    early = _digests_of_last_request([(1, k == 1, None) for k in range(30)], monkeypatch)
+    late = _digests_of_last_request([(1, k == 25, None) for k in range(30)], monkeypatch)
+    assert _first_copy_at_end([(1, k == 25, None) for k in range(30)])
+    assert late == early, (early, late)
+
+
+def test_a_value_changed_every_request_costs_its_new_entries_not_the_conversation(monkeypatch):
+    """A rewritten region whose value changes every request (its copy re-emitted in the tail
+    each time, anchored at the newest entry) costs a request the entries it adds, however long
+    the conversation is (on main: a digest of every entry of the conversation a request)."""
+    short = _digests_of_last_request([(1, True, None)] * 8, monkeypatch)
+    long = _digests_of_last_request([(1, True, None)] * 40, monkeypatch)
+    assert long == short, (short, long)
+
+
+def _first_copy_at_end(steps) -> bool:
+    *_, (_prev, req, _out, _cleared) = _session(steps)
+    return _first_copy(req) is not None
+
+
+@PROP
+@given(STEPS)
+def test_property_a_session_on_its_warm_render_log_lays_out_what_a_cold_one_does(steps) -> None:
+    """Turns, value changes and in-place clears of old results: every request built on the
+    session's render log (which keeps the last rewrite check's entries) has the blocks,
+    events and layout state of the one built on a fresh log."""
+    warm = _session(steps)
+    cold = tail_session(steps, 0.05, MODEL, cold=True)
+    for (_, a, _, _), (_, b, _, _) in zip(warm, cold, strict=True):
+        assert [(x.prefix_hash, x.source) for x in a.blocks] == [
+            (x.prefix_hash, x.source) for x in b.blocks
+        ]
+        assert a.events == b.events
+        assert a.state == b.state
+
+
+@PROP
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["append", "append", "rewrite", "drop"]),
+            st.integers(0, 40),
+            st.integers(0, 40),
+        ),
+        min_size=1,
+        max_size=24,
+    )
+)
+def test_property_the_rewrite_check_through_a_warm_log_digests_the_entries_through_the_anchor(
+    ops,
+) -> None:
+    """Conversations that grow, have an entry rewritten in place or dropped, with the first
+    copy's anchor anywhere (or gone): the check's digest through the session's render log
+    (which carries the last one's entries and hash state) is ``content_hash`` of the digests
+    of the entries through the anchor, asked once or twice a request."""
+    import types
+
+    from layout_support import raw_entry
+    from regio.content import Text, content_hash
+    from regio.layout import RenderLog, TailCopy
+    from regio.layout.plan import anchored_digest
+
+    log = RenderLog()
+    conv: list = []
+    for n, (op, i, a) in enumerate(ops):
+        if op == "append" or not conv:
+            conv = [*conv, raw_entry(f"e{n}", "user", Text(f"turn {n}"))]
+        elif op == "rewrite":
+            k = i % len(conv)
+            conv = [*conv[:k], raw_entry(conv[k].id, "user", Text(f"cleared {n}")), *conv[k + 1 :]]
+        else:
+            k = i % len(conv)
+            conv = conv[:k] + conv[k + 1 :]
+        at = a % (len(conv) + 1)  # len(conv): an anchor no longer in the conversation
+        anchor = conv[at].id if at < len(conv) else "gone"
+        expected = content_hash([e.digest for e in conv[: at + 1]]) if at < len(conv) else ""
+        job = types.SimpleNamespace(conversation=conv, log=log)
+        copies = (TailCopy("scratch", "d", "text", 1, 0, anchor, n),)
+        for _ in range(1 + i % 2):
+            assert anchored_digest(job, copies) == expected  # type: ignore[arg-type]

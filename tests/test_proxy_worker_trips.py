@@ -7,10 +7,12 @@ request whose session another writer holds waits for it on the loop and is then 
 
 from __future__ import annotations
 
+import json
 import tempfile
 import threading
 from typing import Any
 
+import anyio
 import anyio.to_thread
 import pytest
 
@@ -18,6 +20,12 @@ pytest.importorskip("starlette", reason="the proxy extra (starlette) is not inst
 
 import regio
 from proxy_support import ScriptedUpstream, Step, blueprint, in_process
+from regio.proxy import ProxyConfig
+from regio.proxy.dialects import parse_request
+from regio.proxy.forward import _first_user, _handle
+from regio.proxy.history import digests, fingerprint
+from regio.proxy.sessions import session_key
+from regio.proxy.state import ProxyState
 
 BLUEPRINT = blueprint("proxy-trips", "openai:gpt-5", window=8000, output=500, conversation=6000)
 
@@ -103,3 +111,52 @@ def test_a_request_whose_session_another_writer_holds_is_served_once_it_lets_go(
         assert texts == [m["content"] for m in history]
         # the lease was given back: another writer takes it at once
         store.lease("s1", ttl=30, wait=0).release()
+
+
+def test_a_request_cancelled_as_its_session_lease_arrives_gives_the_lease_back(monkeypatch):
+    """A request whose session another writer held, cancelled (its client gone) right as the
+    lease arrives, before the trip that opens the session starts, gives the lease back: the
+    next request takes it at once instead of waiting ``--lease-seconds`` for it to lapse."""
+    config = ProxyConfig(
+        BLUEPRINT, "http://upstream.test", store=f"sqlite:{tempfile.mkdtemp()}/p.db"
+    )
+    state = ProxyState.build(config)
+    body = {"model": "gpt-5", "messages": [{"role": "user", "content": "u0"}]}
+    client = parse_request("openai_chat", json.dumps(body).encode())
+    incoming = digests(client.items)
+    key = session_key("s1", fingerprint(client.system_raw, client.tools_raw, _first_user(client)))
+    holder = state.store.lease("s1", ttl=30, wait=0)  # another writer
+    scopes: list[anyio.CancelScope] = []
+    waiting: list[anyio.Event] = []
+    lease_of = ProxyState.lease
+
+    async def leased(self: ProxyState, session: str, deadline: float) -> Any:
+        waiting[0].set()
+        lease = await lease_of(self, session, deadline)
+        scopes[0].cancel()  # the client went away while the request waited for the lease
+        return lease
+
+    monkeypatch.setattr(ProxyState, "lease", leased)
+
+    async def main() -> None:
+        scope = anyio.CancelScope()
+        scopes.append(scope)
+        waiting.append(anyio.Event())
+        try:
+            with anyio.fail_after(20):
+                async with anyio.create_task_group() as tasks:
+
+                    async def request() -> None:
+                        with scope:
+                            await _handle(state, client, key, "s1", incoming)
+                            pytest.fail("the request went on past its cancellation")
+
+                    tasks.start_soon(request)
+                    await waiting[0].wait()  # the request waits for the lease on the loop
+                    holder.release()
+            assert scope.cancelled_caught
+            state.store.lease("s1", ttl=30, wait=0).release()  # free at once
+        finally:
+            await state.close()
+
+    anyio.run(main)

@@ -11,19 +11,27 @@ notes and frozen copies after their anchors in the conversation.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
 import attrs
 
-from regio.content import Entry, content_hash
+from regio.content import Entry, canonical_json
 
 from .events import LayoutEvent, NotesSettled, TailSettled
 from .model import ChunkState, LayoutState, Note, TailCopy
 from .observe import Observation, observe_regions, opening_digest
 from .protocols import RegionLike, WindowLike, count_text
-from .renderlog import Extra, RenderLog, frozen_message, note_message, summary_message
+from .renderlog import (
+    Extra,
+    RenderLog,
+    frozen_message,
+    note_message,
+    same_prefix,
+    summary_message,
+)
 from .repair import PMessage
 from .sections import Section, holds_summaries, renders_itself
 from .settle import Settling, plan_settling
@@ -237,17 +245,36 @@ def _first_reason(job: Job, plan: RegionPlan) -> str | None:
 
 def anchored_digest(job: Job, copies: Sequence[TailCopy]) -> str:
     """Digest of ``job``'s conversation entries up to and including the anchor of the first of
-    ``copies`` (``LayoutState.anchored``; ``""`` when there are none, the first has no anchor
-    or its anchor is not in the conversation). The entries' digests come from the session's
-    render log (a cache: the value is the same with a fresh log)."""
+    ``copies`` (``LayoutState.anchored``: ``content_hash`` of their digests, in order; ``""``
+    when there are none, the first has no anchor or its anchor is not in the conversation).
+    The session's render log keeps the last value with the entries it covers and the hash
+    state through them (``RenderLog.anchored``): while those entries are the same objects at
+    the head of the conversation (compared in C), a request that appends hashes only the
+    entries after them, and one whose anchor did not move none (a cache: the value is the same
+    with a fresh log)."""
     anchor = copies[0].anchor if copies else None
     if anchor is None:
         return ""
-    conv = job.conversation
+    conv, log = job.conversation, job.log
+    memo = log.anchored
+    kept = memo is not None and same_prefix(conv, memo[1]) == len(memo[1])
+    if memo is not None and kept and memo[0] == anchor:
+        return memo[3]  # entry ids are unique: the anchor is still the last of those entries
     at = next((i for i in range(len(conv) - 1, -1, -1) if conv[i].id == anchor), None)
     if at is None:
         return ""
-    return content_hash([job.log.entry_digest(e) for e in conv[: at + 1]])
+    through = conv[: at + 1]
+    if memo is not None and kept and len(memo[1]) <= len(through):
+        done, hasher = len(memo[1]), memo[2].copy()
+    else:
+        done, hasher = 0, hashlib.sha256(b"[")
+    for i in range(done, len(through)):  # the bytes canonical_json gives the list
+        hasher.update((b"," if i else b"") + canonical_json(log.entry_digest(through[i])))
+    end = hasher.copy()
+    end.update(b"]")
+    digest = end.hexdigest()
+    log.anchored = (anchor, through, hasher, digest)
+    return digest
 
 
 def _freezing_tail(job: Job, plan: RegionPlan) -> None:

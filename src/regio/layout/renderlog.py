@@ -158,6 +158,10 @@ class RenderLog:
     _summary_messages: dict[tuple[str, str], tuple[Entry, PMessage, int]] = attrs.field(
         factory=dict
     )
+    #: the last ``LayoutState.anchored`` digest (:func:`regio.layout.plan.anchored_digest`):
+    #: the anchor's id, the entries through it (the objects), the hash state through them
+    #: (without the closing bracket) and the digest
+    anchored: tuple[str, list[Entry], Any, str] | None = None
 
     # ----- the one invalidation point ----------------------------------------------------
     def reset(self) -> None:

@@ -147,7 +147,12 @@ async def _handle(
         target, handle = await state.run(state.open_session, key, header, incoming, client.api)
         if handle is None:  # another request holds the lease: wait for it here
             lease = await state.lease(target.id, deadline)
-            handle = await state.run(state.opened, target, lease, incoming, client.api)
+            try:  # a cancellation before the trip starts (waiting for a thread) keeps no lease
+                handle = await state.run(state.opened, target, lease, incoming, client.api)
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    await lease.arelease(offload=anyio.to_thread.run_sync)
+                raise
         if handle is not None:
             if target.parent is not None and handle.fresh:
                 state.metrics.branches.labels(handle.id).inc()
