@@ -160,3 +160,36 @@ def test_a_request_cancelled_as_its_session_lease_arrives_gives_the_lease_back(m
             await state.close()
 
     anyio.run(main)
+
+
+def test_a_request_whose_turn_cannot_be_set_up_gives_its_session_lease_back(monkeypatch):
+    """A failure between taking the session's lease and the exchange that holds it (setting up
+    the turn) answers the request with an error and gives the lease back: the next request of
+    the session is served at once instead of waiting ``--lease-seconds`` for it to lapse."""
+    import regio.proxy.forward as forward
+
+    upstream = ScriptedUpstream([Step(f"r{i}") for i in range(4)], 8000, 500)
+    with in_process(upstream, BLUEPRINT, f"sqlite:{tempfile.mkdtemp()}/p.db") as client:
+        body = {"model": "gpt-5", "messages": [{"role": "user", "content": "u0"}]}
+        headers = {"x-regio-session": "s1"}
+        first = client.post("/v1/chat/completions", json=body, headers=headers)
+        assert first.status_code == 200, first.text
+        turn = forward.Turn
+
+        def broken(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("turn set-up failed")
+
+        history = [
+            *body["messages"],
+            {"role": "assistant", "content": first.json()["choices"][0]["message"]["content"]},
+            {"role": "user", "content": "u1"},
+        ]
+        monkeypatch.setattr(forward, "Turn", broken)
+        second = {"model": "gpt-5", "messages": history}
+        with pytest.raises(RuntimeError, match="turn set-up failed"):
+            client.post("/v1/chat/completions", json=second, headers=headers)
+        monkeypatch.setattr(forward, "Turn", turn)
+        store = client.app.state.proxy.store
+        store.lease("s1", ttl=30, wait=0).release()  # free at once, not leased for 30 s
+        again = client.post("/v1/chat/completions", json=second, headers=headers)
+        assert again.status_code == 200, again.text

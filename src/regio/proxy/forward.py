@@ -186,10 +186,15 @@ async def serve_api(state: ProxyState, api: str, request: Request) -> Response:
         status = 503 if isinstance(exc, StoreUnavailableError) else 500
         kind = "api_error" if api == "anthropic" else "server_error"
         return _error(api, status, f"regio proxy: the session store refused: {exc}", kind)
-    provider = api_provider(state.settings.provider, api)
-    turn = Turn(state.settings, handle, client, incoming, provider, cpu=parse_cpu)
+    try:  # until the exchange holds the lease, a failure here gives it back
+        provider = api_provider(state.settings.provider, api)
+        turn = Turn(state.settings, handle, client, incoming, provider, cpu=parse_cpu)
+        exchange = _Exchange(state, request, turn)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await handle.lease.arelease(offload=anyio.to_thread.run_sync)
+        raise
     turn.wall = time.perf_counter() - received  # reading, finding and leasing the session
-    exchange = _Exchange(state, request, turn)
     return await exchange.run(body)
 
 
@@ -315,7 +320,7 @@ class _Exchange:
                     self.lost.is_set,
                     self.unbind,
                 )
-            finally:  # end_turn gave the lease back, unless it failed: then here
+            finally:  # end_turn gave the lease back unless it failed (a second release is a no-op)
                 self.unbind()  # before the lease goes: the next request binds its own
                 state.metrics.summarized(turn.handle.id, self.summary)
                 self.scope.cancel()
