@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from regio.cache import CacheError
@@ -84,20 +84,27 @@ def test_property_a_model_walking_through_a_memo_predicts_what_a_model_walking_e
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(
     kinds=st.lists(st.lists(st.sampled_from(_KINDS), max_size=12), min_size=1, max_size=6),
-    collapse=st.sampled_from([(), ("tool_use", "tool_result"), ("tool_result",)]),
+    collapses=st.lists(
+        st.sampled_from([(), ("tool_use", "tool_result"), ("tool_result",)]), min_size=1
+    ),
+)
+@example(  # the same blocks walked again under other collapse kinds: nothing taken from the memo
+    kinds=[["tool_use", "tool_use"], []], collapses=[(), ("tool_use", "tool_result")]
 )
 def test_property_walked_facts_through_a_memo_are_the_facts_of_the_blocks_alone(
-    kinds: list[list[str]], collapse: tuple[str, ...]
+    kinds: list[list[str]], collapses: list[tuple[str, ...]]
 ) -> None:
     """Token sums, marked indexes and lookback positions through a memo (after any earlier
-    walk, with any collapse kinds) are those of the blocks walked from nothing; the last
-    block at each position is the one a map over every block gives."""
+    walk, with the same or other collapse kinds: a cache profile that changed between two
+    requests of one memo) are those of the blocks walked from nothing; the last block at each
+    position is the one a map over every block gives."""
     from regio.cache.anthropic import positions
     from regio.cache.walk import walked_prefix
 
     memo = BlockWalk()
     made: list[CacheBlock] = []
     for n, ks in enumerate(kinds):
+        collapse = collapses[n % len(collapses)]
         made = made[: n % 3 * 2] + [
             CacheBlock(tokens=len(k) + j, digest=k, kind=k, mark="5m" if j % 3 else None)  # type: ignore[arg-type]
             for j, k in enumerate(ks)
