@@ -154,6 +154,73 @@ def test_a_cookie_the_upstream_set_in_one_clients_answer_never_goes_with_another
     assert seen == [(k, c.get("cookie")) for k, c in sent]
 
 
+#: Two cookies an edge sets in one answer (as api.openai.com's does): an ``Expires`` date
+#: holds a comma, so the two cannot be joined into one header.
+EDGE_COOKIES = [
+    "__cf_bm=abc; path=/; expires=Sat, 05-Dec-26 18:00:00 GMT; HttpOnly; Secure",
+    "_cfuvid=def; path=/; HttpOnly; Secure",
+]
+
+
+@pytest.mark.parametrize("path", ["/v1/messages", "/v1/messages?stream", "/v1/models"])
+def test_each_set_cookie_of_the_upstreams_answer_reaches_the_client_as_its_own_header(path):
+    """The client gets the upstream's repeated headers as they came, one ``Set-Cookie`` per
+    cookie, on a managed request (answered whole or streamed) and a passed-through one: joined
+    into one header with commas, the cookies read wrong (the date's comma splits one)."""
+    import httpx
+    from starlette.testclient import TestClient
+
+    from regio.proxy import ProxyConfig, create_app
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        headers = [("set-cookie", c) for c in EDGE_COOKIES] + [("x-request-id", "req_1")]
+        if request.url.path == "/v1/models":
+            return httpx.Response(200, stream=httpx.ByteStream(b'{"data":[]}'), headers=headers)
+        if json.loads(request.content).get("stream"):
+            events = [
+                {"type": "message_start", "message": {
+                    "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x",
+                    "content": [], "stop_reason": None, "stop_sequence": None,
+                    "usage": {"input_tokens": 12, "output_tokens": 1}}},
+                {"type": "content_block_start", "index": 0,
+                 "content_block": {"type": "text", "text": ""}},
+                {"type": "content_block_delta", "index": 0,
+                 "delta": {"type": "text_delta", "text": "ok"}},
+                {"type": "content_block_stop", "index": 0},
+                {"type": "message_delta", "delta": {"stop_reason": "end_turn",
+                 "stop_sequence": None}, "usage": {"output_tokens": 3}},
+                {"type": "message_stop"},
+            ]  # fmt: skip
+            data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+            headers.append(("content-type", "text/event-stream"))
+            return httpx.Response(200, stream=httpx.ByteStream(data.encode()), headers=headers)
+        body = {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x",
+            "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+            "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 3},
+        }  # fmt: skip
+        return httpx.Response(200, json=body, headers=headers)
+
+    config = ProxyConfig(
+        BLUEPRINT, "http://upstream.test", store=f"sqlite:{tempfile.mkdtemp()}/p.db"
+    )
+    headers = {"x-api-key": SECRET, "x-regio-session": "s1"}
+    with TestClient(create_app(config, transport=httpx.MockTransport(upstream))) as client:
+        if path == "/v1/models":
+            response = client.get(path, headers=headers)
+        else:
+            body = {
+                "model": "claude-x",
+                "max_tokens": 50,
+                "messages": [{"role": "user", "content": "hello"}],
+                "stream": path.endswith("?stream"),
+            }
+            response = client.post("/v1/messages", json=body, headers=headers)
+        assert response.status_code == 200, response.text
+        assert response.headers.get_list("set-cookie") == EDGE_COOKIES
+        assert response.headers["x-request-id"] == "req_1"
+
+
 def test_a_length_refusal_is_answered_by_one_compaction_and_one_retry():
     # the upstream's window is smaller than the blueprint says: the first request over it is
     # refused, the proxy compacts to half the allowance and retries once

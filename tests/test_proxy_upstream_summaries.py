@@ -301,6 +301,39 @@ def test_the_upstream_summarizer_is_bound_for_one_request_only_whatever_its_end(
             assert offline(state) == [ExtractiveSummarizer] * 2
 
 
+def test_a_warm_engine_summarizes_offline_again_before_its_sessions_lease_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The request's summarizer (its client's key) is unbound from the engine the worker keeps
+    warm before the session's lease is given back: once the lease goes, the session's next
+    request, on any thread, may take that engine, and must not summarize (nor save as the
+    engine's own summarizer) with the previous client's key."""
+    from regio import ExtractiveSummarizer
+    from regio.persistence.store import SessionLease
+    from regio.proxy import ProxyConfig, create_app
+    from regio.proxy.state import ProxyState
+
+    upstream = ScriptedUpstream(script(STEPS, None, "anthropic"), WINDOW, OUTPUT)
+    at_release: list[list[type]] = []
+    release = SessionLease.release
+
+    def released(lease: SessionLease) -> None:
+        warm = state.directory.engines._engines.values()  # the worker's warm engines
+        at_release.append([type(w.engine.summarizer) for w in warm])
+        release(lease)
+
+    monkeypatch.setattr(SessionLease, "release", released)
+    with running(upstream.app()) as up_url:
+        store = f"sqlite:{tmp_path}/proxy.db"
+        config = ProxyConfig(_blueprint("anthropic"), up_url, store=store, summarizer="upstream")
+        state = ProxyState.build(config)
+        with running(create_app(state)) as url:
+            run_loop("anthropic", url, STEPS)
+    assert upstream.summaries  # the upstream summarizer was bound and used
+    assert len(at_release) >= STEPS
+    assert all(kinds in ([], [ExtractiveSummarizer]) for kinds in at_release), at_release
+
+
 def test_a_summary_refused_for_length_is_summarized_again_in_smaller_chunks(
     tmp_path: Path,
 ) -> None:

@@ -65,7 +65,6 @@ class CachePrediction:
 
     request: Request | None = None
     blocks: tuple[Any, ...] = ()
-    last_msg: int = -1
     hashes: HashMemo = attrs.field(factory=HashMemo)
     walk: BlockWalk = attrs.field(factory=BlockWalk)
     #: the highest message index through each block of the last request, and the indexes
@@ -75,6 +74,12 @@ class CachePrediction:
     #: blocks converted by this state (each prediction's new work; a count, for tests; the
     #: blocks hashed are ``hashes.hashed``)
     converted: int = 0
+
+    @property
+    def last_msg(self) -> int:
+        """The last request's highest message index (``-1``: none): its tail blocks close
+        message ``last_msg + 1`` (:func:`regio.layout.cachebridge.last_message`)."""
+        return self.reach[-1] if self.reach else -1
 
     def blocks_of(self, request: Request) -> tuple[Any, ...]:
         """``request``'s cache blocks, converting only the blocks that are not the last
@@ -107,7 +112,7 @@ class CachePrediction:
             earlier = (self.request.blocks, self.blocks, self.last_msg)
         converted, count = cache_blocks(request, top, earlier, keep)
         self.converted += count
-        self.request, self.blocks, self.last_msg = request, converted, top
+        self.request, self.blocks = request, converted
         self.reach, self.tails = reach, tails
         return converted
 

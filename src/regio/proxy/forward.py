@@ -42,6 +42,7 @@ import anyio
 import anyio.to_thread
 import httpx
 import msgspec
+from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
@@ -116,8 +117,13 @@ async def passthrough(
             await response.aclose()
 
     return StreamingResponse(
-        chunks(), status_code=response.status_code, headers=response_headers(response.headers)
+        chunks(), status_code=response.status_code, headers=_returned(response)
     )
+
+
+def _returned(response: httpx.Response) -> MutableHeaders:
+    """The upstream's headers for the client, a repeated one repeated (``response_headers``)."""
+    return MutableHeaders(raw=response_headers(response.headers))
 
 
 def _log_passthrough(state: ProxyState, reason: PassThrough, status: int) -> None:
@@ -392,8 +398,8 @@ class _Exchange:
             )
         return await self._complete(response)
 
-    def _headers(self, response: httpx.Response) -> dict[str, str]:
-        headers = response_headers(response.headers)
+    def _headers(self, response: httpx.Response) -> MutableHeaders:
+        headers = _returned(response)
         headers["x-regio-session"] = self.turn.handle.id
         return headers
 

@@ -158,12 +158,11 @@ class ProxyMetrics:
         if stat.predicted_read is not None:
             self.cache_read.labels(session, "predicted").inc(stat.predicted_read)
             self.cache_write.labels(session, "predicted").inc(stat.predicted_write or 0)
-        self.cost.labels(session).inc(stat.cost_usd + (stat.summary_cost_usd or 0.0))
-        if stat.summary_calls:
-            if stat.summary_cost_usd is None:
-                self.summary_unpriced.labels(session).inc(stat.summary_calls)
-            else:
-                self.summary_cost.labels(session).inc(stat.summary_cost_usd)
+        self.cost.labels(session).inc(stat.total_cost_usd)
+        if stat.summary_unpriced:
+            self.summary_unpriced.labels(session).inc(stat.summary_unpriced)
+        elif stat.summary_calls:
+            self.summary_cost.labels(session).inc(stat.summary_cost_usd or 0.0)
         self.as_is.labels(session).inc(stat.as_is_cost_usd)
         self.compactions.labels(session).inc(int(stat.compacted))
         for action, n in stat.repaired.items():

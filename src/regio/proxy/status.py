@@ -36,7 +36,7 @@ def _point(s: RequestStat) -> dict[str, Any]:
         "read": s.cache_read,
         "predicted": s.predicted_read,
         "compacted": s.compacted,
-        "cost": s.cost_usd + (s.summary_cost_usd or 0.0),
+        "cost": s.total_cost_usd,
         "summary_calls": s.summary_calls,
         "summary_cost": s.summary_cost_usd if s.summary_calls else 0.0,
         "as_is": s.as_is_cost_usd,
@@ -45,7 +45,7 @@ def _point(s: RequestStat) -> dict[str, Any]:
 
 def _session(meta: SessionMeta, stats: list[RequestStat]) -> dict[str, Any]:
     t = meta.totals
-    cost = t.cost_usd + t.summary_cost_usd
+    cost = t.total_cost_usd
     saving = t.as_is_cost_usd - cost
     return {
         "id": meta.id,

@@ -470,7 +470,6 @@ def _totalled(meta: SessionMeta, stat: RequestStat) -> SessionMeta:
         summary_input_tokens=t.summary_input_tokens + stat.summary_input_tokens,
         summary_output_tokens=t.summary_output_tokens + stat.summary_output_tokens,
         summary_cost_usd=t.summary_cost_usd + (stat.summary_cost_usd or 0.0),
-        summary_unpriced=t.summary_unpriced
-        + (stat.summary_calls if stat.summary_cost_usd is None else 0),
+        summary_unpriced=t.summary_unpriced + stat.summary_unpriced,
     )
     return msgspec.structs.replace(meta, totals=totals)

@@ -6,7 +6,9 @@
 (``x-api-key``, ``Authorization``) included, except the hop-by-hop headers (RFC 9110 section
 7.6.1), ``Host`` and ``Content-Length`` (set for the new body), ``Accept-Encoding`` (the proxy
 asks for an unencoded body, which it reads event by event) and the proxy's own
-``x-regio-session``. The upstream's response headers come back the same way. Headers are held
+``x-regio-session``. The upstream's response headers come back the same way, each as received:
+a repeated one stays repeated (one ``Set-Cookie`` per cookie; joined with commas, as a
+mapping of headers would, a cookie's ``Expires`` date splits it). Headers are held
 in memory for the request only: never stored, never logged (the proxy logs no header at all).
 
 httpx (https://www.python-httpx.org) streams a response body as it arrives
@@ -21,7 +23,7 @@ is sent once more, on a new connection. The worker's clients keep no cookie
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 
 import attrs
@@ -64,9 +66,13 @@ def cookieless() -> CookieJar:
     return CookieJar(DefaultCookiePolicy(allowed_domains=[]))
 
 
-def response_headers(headers: Mapping[str, str] | httpx.Headers) -> dict[str, str]:
-    """The upstream's response headers to return to the client (module doc)."""
-    return {k: v for k, v in headers.items() if k.lower() not in _NOT_RETURNED}
+def response_headers(headers: httpx.Headers) -> list[tuple[bytes, bytes]]:
+    """The upstream's response headers to return to the client (module doc): raw ``(name,
+    value)`` pairs in the order received, names lower-cased, a repeated header repeated (never
+    joined: ``httpx.Headers.items`` joins them with commas)."""
+    return [
+        (k.lower(), v) for k, v in headers.raw if k.lower().decode("latin-1") not in _NOT_RETURNED
+    ]
 
 
 @attrs.define

@@ -68,7 +68,7 @@ class Totals(msgspec.Struct):
     requests of ``--summarizer upstream`` and their reported usage, ``summary_cost_usd`` the
     cost of those whose model has a price, ``summary_unpriced`` the calls whose model has none
     (their cost is in no figure). ``cost_usd`` is the client's requests only: the session's
-    cost is ``cost_usd + summary_cost_usd`` (:mod:`regio.proxy.status`)."""
+    cost is :attr:`total_cost_usd` (:mod:`regio.proxy.status`)."""
 
     requests: int = 0
     client_tokens: int = 0
@@ -92,6 +92,12 @@ class Totals(msgspec.Struct):
     summary_output_tokens: int = 0
     summary_cost_usd: float = 0.0
     summary_unpriced: int = 0
+
+    @property
+    def total_cost_usd(self) -> float:
+        """The session's cost (USD): its requests' ``cost_usd`` plus the priced summary
+        requests' ``summary_cost_usd``."""
+        return self.cost_usd + self.summary_cost_usd
 
 
 class SessionMeta(msgspec.Struct):
@@ -158,6 +164,19 @@ class RequestStat(msgspec.Struct, frozen=True):
     summary_input_tokens: int = 0
     summary_output_tokens: int = 0
     summary_cost_usd: float | None = None
+
+    @property
+    def total_cost_usd(self) -> float:
+        """The request's cost (USD) with its summary requests': ``cost_usd`` plus
+        ``summary_cost_usd`` when they have a price (``None`` adds nothing)."""
+        return self.cost_usd + (self.summary_cost_usd or 0.0)
+
+    @property
+    def summary_unpriced(self) -> int:
+        """The request's summary requests priced in no figure: ``summary_calls`` when
+        ``summary_cost_usd`` is ``None`` (no price, or a stat stored before it was kept), else
+        ``0``."""
+        return self.summary_calls if self.summary_cost_usd is None else 0
 
 
 @runtime_checkable
