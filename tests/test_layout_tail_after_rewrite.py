@@ -17,9 +17,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from layout_support import (
+    TOOLS,
     common_prefix_tokens,
+    make_window,
+    say,
+    set_scratch,
     tail_session,
 )
+from regio.layout import RenderLog, assemble
 
 PROP = settings(max_examples=int(os.environ.get("REGIO_FUZZ_EXAMPLES", "60")), deadline=None)
 MODEL = "claude-sonnet-4-5"
@@ -116,8 +121,6 @@ def test_every_tail_collection_reads_back_what_the_previous_request_held_before_
 def _digests_of_last_request(steps, monkeypatch) -> int:
     """Entry digests the render log hands out for the last request of a session of ``steps``
     (:func:`layout_support.tail_session`), which keeps a tail copy."""
-    from regio.layout import RenderLog
-
     calls = [0]
     digest = RenderLog.entry_digest
 
@@ -222,3 +225,22 @@ def test_property_the_rewrite_check_through_a_warm_log_digests_the_entries_throu
         copies = (TailCopy("scratch", "d", "text", 1, 0, anchor, n),)
         for _ in range(1 + i % 2):
             assert anchored_digest(job, copies) == expected  # type: ignore[arg-type]
+
+
+def test_a_reset_render_log_holds_no_entries_of_the_conversation_it_forgot():
+    # the rewrite check's memo (RenderLog.anchored) holds the entries through the first
+    # copy's anchor; a reset (the conversation rewritten) must let them go like the rest of
+    # the log, or a session whose copies are then all dropped keeps the compacted-away
+    # entries alive for as long as it runs
+    w = make_window(max_tokens=60_000, scratch=None)
+    log = RenderLog()
+    state = None
+    for n in range(4):
+        say(w, "user", f"step {n} " * 150)
+        if n == 1:
+            set_scratch(w, "plan " * 400)
+        state = assemble(w, "regio", tools=TOOLS, state=state, log=log).state
+        say(w, "assistant", f"done {n}")
+    assert state.frozen and log.anchored is not None
+    log.reset()
+    assert log.anchored is None

@@ -269,10 +269,8 @@ def _previous_marks(prev: LayoutState | None) -> tuple[str, ...]:
     them, which may be older than ``marked`` remembers), newest copy first."""
     if prev is None:
         return ()
-    out = list(dict.fromkeys(ph for _, ph in prev.marks))
-    out.extend(ph for ph in reversed(prev.marked) if ph not in out)
-    out.extend(c.follows for c in reversed(prev.frozen) if c.follows and c.follows not in out)
-    return tuple(dict.fromkeys(out))
+    follows = (c.follows for c in reversed(prev.frozen) if c.follows)
+    return tuple(dict.fromkeys((*(ph for _, ph in prev.marks), *reversed(prev.marked), *follows)))
 
 
 def _marked(prev: LayoutState | None, newest: str | None) -> tuple[str, ...]:

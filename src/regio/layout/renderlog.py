@@ -177,6 +177,7 @@ class RenderLog:
         self.hashes = set()
         self.messages = 0
         self.rendered = {}
+        self.anchored = None
         self.prefixes = {}
         self.slimmed = []
         self._pending_ids = {e.id for e in self._conversation}
