@@ -200,6 +200,21 @@ def test_the_cost_bound_prices_a_haiku_transcript_at_haikus_prices() -> None:
     assert schedule.cost(12_500) == pytest.approx(by_hand)
 
 
+def test_a_transcript_summary_of_a_prompt_below_the_kept_size_reads_nothing_not_less() -> None:
+    """A schedule compacts when the next prompt would pass the trigger, so a single large
+    request can start a compaction from a prompt below the kept size: the transcript then
+    summarizes nothing and its read costs 0, never a negative amount that would make the
+    bound cheaper than any schedule (:func:`regio.policies.costcontrol.summary_call_cost`)."""
+    sonnet = prices_of(cache_model_for(CACHES[0]).rule)
+    assert sonnet is not None
+    haiku = with_summarizer(sonnet, cache_model_for(HAIKU).rule)
+    summary_only = 5 / 3 * 1_500  # the 1,500-token summary at Haiku's output price
+    assert haiku.compaction(1_000, 2_000, 1_500) == pytest.approx(summary_only)
+    assert haiku.compaction(2_000, 2_000, 1_500) == pytest.approx(summary_only)
+    # a fork reads the whole prompt from the agent's cache, whatever the kept size
+    assert sonnet.compaction(1_000, 2_000, 1_500) == pytest.approx(0.1 * 1_000 + 5 * 1_500)
+
+
 def test_the_cost_bound_of_a_haiku_run_uses_haikus_prices() -> None:
     out = replay(synthesize(120, 3), _coding(), layouts=("regio",), window_tokens=16384)
     run = out.runs["regio"]
