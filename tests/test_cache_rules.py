@@ -42,6 +42,11 @@ def test_periods_compare_by_their_start() -> None:
         ("openai", "gpt-4o-mini", "openai/gpt-4o-mini@2024-10-01"),
         ("openai", "gpt-4.1", "openai/gpt-4.1@2025"),
         ("openai", "gpt-5", "openai/gpt-5@2025-11-13"),
+        ("openai", "gpt-5-mini", "openai/gpt-5-mini@2025-11-13"),
+        ("openai", "gpt-5-mini-2025-08-07", "openai/gpt-5-mini@2025-11-13"),
+        ("openai", "gpt-5-nano", "openai/gpt-5-nano-pro@2025-11-13"),
+        ("openai", "gpt-5-pro", "openai/gpt-5-nano-pro@2025-11-13"),
+        ("openai", "gpt-5-codex", "openai/gpt-5@2025-11-13"),
         ("openai", "gpt-5.5", "openai/gpt-5.5@2026-H2"),
         ("openai", "gpt-5.6", "openai/gpt-5.6@2026-H2"),
         ("deepseek", "deepseek-chat", "deepseek/chat@2024-08-02"),
@@ -154,3 +159,18 @@ def test_an_extends_cycle_is_refused(tmp_path: Path) -> None:
     b = {"id": "mine/b", "extends": "mine/a@2026"}
     with pytest.raises(CacheRuleError, match="cycle"):
         load_rules(_write(tmp_path, {"schema": "regio.cache-rules/1", "rules": [a, b]}))
+
+
+def test_a_smaller_or_larger_gpt_5_model_is_never_billed_at_gpt_5_prices() -> None:
+    """``gpt-5-*`` would give GPT-5 mini, nano and pro GPT-5's $1.25 / $10: mini has its own
+    published price, nano and pro none recorded (their costs are unpriced, never guessed);
+    each keeps GPT-5's cache mechanism and read discount."""
+    gpt5 = resolve("openai", "gpt-5")
+    mini = resolve("openai", "gpt-5-mini")
+    assert (mini.price.input, mini.price.output) == (0.25, 2.00)
+    for model in ("gpt-5-nano", "gpt-5-pro-2025-10-06"):
+        rule = resolve("openai", model)
+        assert (rule.price.input, rule.price.output) == (None, None)
+    for rule in (mini, resolve("openai", "gpt-5-nano")):
+        assert rule.mechanism == gpt5.mechanism
+        assert rule.m("read") == gpt5.m("read")
