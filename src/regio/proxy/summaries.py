@@ -48,13 +48,16 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import httpx
 
+from regio.errors import UsageError
 from regio.providers.overflow import classify_overflow
+from regio.providers.registry import usage_parsers
+from regio.session._usage import PROMPT_FIELDS
 from regio.summarizers import LLMSummarizer
 from regio.summarizers._validity import summary_defect
 
@@ -73,6 +76,7 @@ __all__ = [
     "summary_body",
     "summary_headers",
     "summary_reply",
+    "summary_usage",
 ]
 
 log = logging.getLogger("regio.proxy")
@@ -106,8 +110,10 @@ class SummaryTally:
     summarizer wrote instead (module doc; a model summary the engine refused counts here,
     once), ``overflows`` context-length refusals raised to the engine, ``input_tokens`` /
     ``output_tokens`` the upstream's reported usage of them (all of them, failed and refused
-    ones included), ``model`` the model they named (the request's stat prices them at its
-    prices: :func:`regio.proxy.accounting.summary_cost`)."""
+    ones included; ``input_tokens`` the whole prompt, cached part included), ``usage`` the
+    same usage by token class (:func:`summary_usage`: uncached input, cache reads, cache writes
+    by TTL, output, summed over the calls), ``model`` the model they named (the request's stat
+    prices ``usage`` at its prices: :func:`regio.proxy.accounting.summary_cost`)."""
 
     calls: int = 0
     written: int = 0
@@ -116,6 +122,12 @@ class SummaryTally:
     input_tokens: int = 0
     output_tokens: int = 0
     model: str = ""
+    usage: dict[str, int] = attrs.field(factory=dict)
+
+    def add(self, usage: Mapping[str, int]) -> None:
+        """Add one summary call's :func:`summary_usage` counts to :attr:`usage`."""
+        for key, n in usage.items():
+            self.usage[key] = self.usage.get(key, 0) + n
 
     def fields(self) -> dict[str, int]:
         """The request log's and the stat's figures."""
@@ -186,6 +198,30 @@ def _number(value: object) -> int:
 
 def _list(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+def summary_usage(api: str, data: object) -> dict[str, int]:
+    """The token counts of a summary reply's ``usage`` by class (``uncached_tokens``,
+    ``cache_read_tokens``, ``cache_write_5m_tokens``, ``cache_write_1h_tokens``,
+    ``cache_write_tokens``, ``output_tokens``), read by the registered usage parser of ``api``
+    (:func:`regio.session.normalize_usage`'s reading: cached reads and Anthropic cache writes
+    apart from the uncached input, so they are priced as the cache rule prices them). A usage
+    that parser refuses (a count that is no count) gives :func:`summary_reply`'s lenient totals
+    as uncached input and output; no usage gives zeros."""
+    found = data.get("usage") if isinstance(data, dict) else None
+    shape = "openai_chat" if api not in ("anthropic", "openai_responses") else api
+    parser = next((p for p in usage_parsers() if p.api == shape), None)
+    if isinstance(found, dict) and found and parser is not None:
+        try:
+            fields = parser.parse(found)
+            return {k: int(fields.get(k, 0)) for k in (*PROMPT_FIELDS, "output_tokens")}
+        except UsageError:
+            pass
+    try:
+        _, used_in, used_out = summary_reply(api, data)
+    except ValueError:
+        used_in = used_out = 0
+    return {"uncached_tokens": used_in, "output_tokens": used_out}
 
 
 def summary_reply(api: str, data: object) -> tuple[str, int, int]:
@@ -354,11 +390,13 @@ class UpstreamSummarizer:
                 raise SummaryOverflow(status, error)
             raise _Failed(f"status {status}{_kind(error)}")
         try:
-            text, used_in, used_out = summary_reply(self.api, json.loads(data))
+            reply = json.loads(data)
+            text, used_in, used_out = summary_reply(self.api, reply)
         except (ValueError, RecursionError):
             raise _Failed("unreadable reply") from None
         self.tally.input_tokens += used_in
         self.tally.output_tokens += used_out
+        self.tally.add(summary_usage(self.api, reply))
         defect = summary_defect(text)
         if defect is not None:
             raise _Failed(f"the reply is no summary ({defect})")
