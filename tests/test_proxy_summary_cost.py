@@ -30,6 +30,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proxy_loops import OUTPUT, WINDOW, proxied, run_loop, script, summarizing_blueprint
+from proxy_status_support import ListedRecords
 from proxy_support import ScriptedUpstream, metric_families
 from regio.proxy.accounting import summary_cost
 from regio.proxy.records import RequestStat, SessionMeta, decode_meta, decode_stat
@@ -165,22 +166,9 @@ def test_records_stored_before_the_summary_cost_was_kept_still_decode() -> None:
     }  # fmt: skip
     meta = decode_meta(msgspec.msgpack.encode(old_meta))
     assert meta.totals.summary_calls == 0 and meta.totals.summary_cost_usd == 0.0
-    (row,) = status_data(_Records([(meta, [stat])]))["sessions"]  # type: ignore[arg-type]
+    (row,) = status_data(ListedRecords([(meta, [stat])]))["sessions"]  # type: ignore[arg-type]
     assert row["cost_usd"] == pytest.approx(0.5)
     assert row["saving_usd"] == pytest.approx(0.3)
-
-
-class _Records:
-    """The two reads ``status_data`` makes."""
-
-    def __init__(self, sessions: list[tuple[SessionMeta, list[RequestStat]]]) -> None:
-        self._sessions = sessions
-
-    def sessions(self, limit: int) -> list[SessionMeta]:
-        return [m for m, _ in self._sessions][:limit]
-
-    def stats(self, session: str, limit: int) -> list[RequestStat]:
-        return next(s for m, s in self._sessions if m.id == session)[-limit:]
 
 
 _STAT = st.builds(
@@ -211,7 +199,7 @@ def test_a_sessions_cost_is_its_requests_plus_its_summaries_and_unpriced_when_on
             meta = _totalled(meta, stat)
             stats.append(stat)
         stored.append((meta, stats))
-    data = status_data(_Records(stored))  # type: ignore[arg-type]
+    data = status_data(ListedRecords(stored))  # type: ignore[arg-type]
     for (_, stats), row in zip(stored, data["sessions"], strict=True):
         requests = sum(s.cost_usd for s in stats)
         priced = sum(s.summary_cost_usd or 0.0 for s in stats)

@@ -20,6 +20,7 @@ pytest.importorskip("httpx", reason="httpx is not installed (the proxy extra)")
 
 import httpx
 
+from proxy_status_support import ListedRecords
 from regio import ExtractiveSummarizer
 from regio.content import Entry, Text
 from regio.proxy.accounting import as_is_cost, summary_cost
@@ -109,17 +110,6 @@ def _stat(i: int, cost: float | None, as_is: float | None = 1.0, **summary: Any)
     )  # fmt: skip
 
 
-class _Records:
-    def __init__(self, sessions: list[tuple[SessionMeta, list[RequestStat]]]) -> None:
-        self._sessions = sessions
-
-    def sessions(self, limit: int) -> list[SessionMeta]:
-        return [m for m, _ in self._sessions][:limit]
-
-    def stats(self, session: str, limit: int) -> list[RequestStat]:
-        return next(s for m, s in self._sessions if m.id == session)[-limit:]
-
-
 def _session(sid: str, stats: list[RequestStat]) -> tuple[SessionMeta, list[RequestStat]]:
     meta = SessionMeta(id=sid, key="fp:x", api="anthropic", created=0.0, updated=0.0)
     for s in stats:
@@ -130,7 +120,7 @@ def _session(sid: str, stats: list[RequestStat]) -> tuple[SessionMeta, list[Requ
 def test_an_unpriced_client_request_makes_the_sessions_cost_unpriced_not_zero() -> None:
     priced = _session("a", [_stat(0, 0.25), _stat(1, 0.5)])
     mixed = _session("b", [_stat(0, 0.25), _stat(1, None, as_is=None)])
-    data = status_data(_Records([priced, mixed]))  # type: ignore[arg-type]
+    data = status_data(ListedRecords([priced, mixed]))  # type: ignore[arg-type]
     by_id = {r["id"]: r for r in data["sessions"]}
     assert by_id["a"]["cost_usd"] == pytest.approx(0.75)
     assert by_id["a"]["saving_usd"] == pytest.approx(2.0 - 0.75)
@@ -152,7 +142,7 @@ def test_a_mix_of_priced_and_unpriced_summaries_gives_an_unpriced_session_cost()
     meta, _ = _session("s", stats)
     assert meta.totals.total_cost_usd is None  # not 0.2 + 0.02
     assert stats[1].total_cost_usd is None and stats[0].total_cost_usd == pytest.approx(0.12)
-    (row,) = status_data(_Records([(meta, stats)]))["sessions"]  # type: ignore[arg-type]
+    (row,) = status_data(ListedRecords([(meta, stats)]))["sessions"]  # type: ignore[arg-type]
     assert row["cost_usd"] is None and row["summary_unpriced_calls"] == 2
 
 
