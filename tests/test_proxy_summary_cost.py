@@ -4,8 +4,10 @@ Each summary is one more upstream request, billed to the client's key: the statu
 ``/status.json``'s session cost is the client's requests plus the summary requests' reported
 tokens at the summary model's prices (the model the summary request named), the saving is
 computed against that, and ``/metrics``' cost agrees. A summary model without a known price
-leaves its cost out and says so (``None``), never a made-up figure; offline summaries cost
-nothing and change nothing. Records stored before the summary cost was kept still decode.
+makes the summaries' cost and the session's cost unpriced and says so (``None``), never a
+made-up figure nor the sum of the priced parts alone (``/metrics`` counts the priced parts and
+the unpriced requests apart); offline summaries cost nothing and change nothing. Records stored
+before the summary cost was kept still decode.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proxy_loops import OUTPUT, WINDOW, proxied, run_loop, script, summarizing_blueprint
+from proxy_status_support import ListedRecords
 from proxy_support import ScriptedUpstream, metric_families
 from regio.proxy.accounting import summary_cost
 from regio.proxy.records import RequestStat, SessionMeta, decode_meta, decode_stat
@@ -98,7 +101,7 @@ def test_upstream_summaries_are_priced_into_the_sessions_cost_and_its_saving(
     assert _total(families, "regio_summary_cost_usd") == pytest.approx(expected)
 
 
-def test_a_summary_model_without_a_price_leaves_its_cost_out_and_says_so(
+def test_a_summary_model_without_a_price_makes_the_sessions_cost_unpriced_and_says_so(
     tmp_path: Path,
 ) -> None:
     upstream, rows, status, families = _run(tmp_path, UNPRICED, summarizer="upstream")
@@ -109,12 +112,15 @@ def test_a_summary_model_without_a_price_leaves_its_cost_out_and_says_so(
     assert session["summary_cost_usd"] is None  # unknown, not 0.0
     assert session["summary_unpriced_calls"] == calls
     assert session["requests_cost_usd"] > 0
-    assert session["cost_usd"] == session["requests_cost_usd"]
+    assert session["cost_usd"] is None  # not the client's requests alone
+    assert session["saving_usd"] is None and session["saving_share"] is None
     assert status["totals"]["summary_cost_usd"] is None
+    assert status["totals"]["cost_usd"] is None and status["totals"]["saving_usd"] is None
     assert any(p["summary_cost"] is None for p in session["chart"])
     assert _total(families, "regio_summary_unpriced") == calls
     assert _total(families, "regio_summary_cost_usd") is None
-    assert _total(families, "regio_cost_usd") == pytest.approx(session["cost_usd"])
+    # the counter holds the priced part; the unpriced summary requests are counted apart
+    assert _total(families, "regio_cost_usd") == pytest.approx(session["requests_cost_usd"])
 
 
 def test_offline_summaries_leave_the_sessions_cost_the_client_requests_alone(
@@ -133,14 +139,18 @@ def test_offline_summaries_leave_the_sessions_cost_the_client_requests_alone(
     assert _total(families, "regio_cost_usd") == pytest.approx(session["cost_usd"])
 
 
+def _used(uncached: int, output: int, read: int = 0) -> dict[str, int]:
+    return {"uncached_tokens": uncached, "cache_read_tokens": read, "output_tokens": output}
+
+
 def test_summary_cost_prices_input_and_output_tokens_or_says_it_cannot() -> None:
     haiku = ModelPricing(input=1.0, output=5.0)
-    assert summary_cost(haiku, 1_000_000, 200_000) == pytest.approx(2.0)
-    assert summary_cost(haiku, 0, 0) == 0.0
-    assert summary_cost(None, 100, 10) is None
-    assert summary_cost(ModelPricing(input=None, output=5.0), 100, 10) is None
-    assert summary_cost(ModelPricing(input=1.0, output=None), 100, 10) is None
-    assert summary_cost(None, 0, 0) == 0.0  # no usage costs nothing, price or not
+    assert summary_cost(haiku, _used(1_000_000, 200_000)) == pytest.approx(2.0)
+    assert summary_cost(haiku, _used(0, 0)) == 0.0
+    assert summary_cost(None, _used(100, 10)) is None
+    assert summary_cost(ModelPricing(input=None, output=5.0), _used(100, 10)) is None
+    assert summary_cost(ModelPricing(input=1.0, output=None), _used(100, 10)) is None
+    assert summary_cost(None, _used(0, 0)) == 0.0  # no usage costs nothing, price or not
 
 
 def test_records_stored_before_the_summary_cost_was_kept_still_decode() -> None:
@@ -156,22 +166,9 @@ def test_records_stored_before_the_summary_cost_was_kept_still_decode() -> None:
     }  # fmt: skip
     meta = decode_meta(msgspec.msgpack.encode(old_meta))
     assert meta.totals.summary_calls == 0 and meta.totals.summary_cost_usd == 0.0
-    (row,) = status_data(_Records([(meta, [stat])]))["sessions"]  # type: ignore[arg-type]
+    (row,) = status_data(ListedRecords([(meta, [stat])]))["sessions"]  # type: ignore[arg-type]
     assert row["cost_usd"] == pytest.approx(0.5)
     assert row["saving_usd"] == pytest.approx(0.3)
-
-
-class _Records:
-    """The two reads ``status_data`` makes."""
-
-    def __init__(self, sessions: list[tuple[SessionMeta, list[RequestStat]]]) -> None:
-        self._sessions = sessions
-
-    def sessions(self, limit: int) -> list[SessionMeta]:
-        return [m for m, _ in self._sessions][:limit]
-
-    def stats(self, session: str, limit: int) -> list[RequestStat]:
-        return next(s for m, s in self._sessions if m.id == session)[-limit:]
 
 
 _STAT = st.builds(
@@ -186,7 +183,7 @@ _STAT = st.builds(
 
 @settings(max_examples=int(os.environ.get("REGIO_FUZZ_EXAMPLES", "100")), deadline=None)
 @given(st.lists(st.lists(_STAT, max_size=6), min_size=1, max_size=3))
-def test_a_sessions_cost_is_its_requests_plus_its_priced_summaries_and_says_when_some_are_not(
+def test_a_sessions_cost_is_its_requests_plus_its_summaries_and_unpriced_when_one_is_not(
     sessions: list[list[tuple[float, int, int, int, float | None]]],
 ) -> None:
     stored = []
@@ -202,12 +199,16 @@ def test_a_sessions_cost_is_its_requests_plus_its_priced_summaries_and_says_when
             meta = _totalled(meta, stat)
             stats.append(stat)
         stored.append((meta, stats))
-    data = status_data(_Records(stored))  # type: ignore[arg-type]
+    data = status_data(ListedRecords(stored))  # type: ignore[arg-type]
     for (_, stats), row in zip(stored, data["sessions"], strict=True):
         requests = sum(s.cost_usd for s in stats)
         priced = sum(s.summary_cost_usd or 0.0 for s in stats)
         unpriced = sum(s.summary_calls for s in stats if s.summary_cost_usd is None)
         assert row["requests_cost_usd"] == pytest.approx(requests)
+        if unpriced:  # never the priced part alone
+            assert row["cost_usd"] is None and row["saving_usd"] is None
+            assert any(p["cost"] is None for p in row["chart"])
+            continue
         assert row["cost_usd"] == pytest.approx(requests + priced)
         assert row["summary_calls"] == sum(s.summary_calls for s in stats)
         assert row["summary_unpriced_calls"] == unpriced
@@ -217,7 +218,11 @@ def test_a_sessions_cost_is_its_requests_plus_its_priced_summaries_and_says_when
         assert row["saving_usd"] == pytest.approx(row["as_is_cost_usd"] - row["cost_usd"])
         assert sum(p["cost"] for p in row["chart"]) == pytest.approx(row["cost_usd"])
     totals = data["totals"]
-    assert totals["cost_usd"] == pytest.approx(sum(r["cost_usd"] for r in data["sessions"]))
+    costs = [r["cost_usd"] for r in data["sessions"]]
+    if None in costs:
+        assert totals["cost_usd"] is None and totals["saving_usd"] is None
+    else:
+        assert totals["cost_usd"] == pytest.approx(sum(costs))
     assert (totals["summary_cost_usd"] is None) == any(
         r["summary_cost_usd"] is None for r in data["sessions"]
     )

@@ -98,16 +98,16 @@ def prices_of(rule: Rule, ttl: str = "5m") -> CostPrices | None:
     """The :class:`CostPrices` of a cache rule (:class:`regio.cache.rules.Rule`) for cache
     writes of ``ttl`` (``write_<ttl>`` when the rule prices one, else its plain input);
     ``None`` when the rule records no input or output price (local engines)."""
-    price = rule.price
-    if not price.input or price.output is None:
+    price = priced(rule.price)
+    if price is None:
         return None
     mult = rule.mult
     write = mult.get(f"write_{ttl}", mult.get("plain", 1.0))
     return CostPrices(
         read=float(mult.get("read", 1.0)),
         write=float(write),
-        output=float(price.output) / float(price.input),
-        input_usd=float(price.input) / 1e6,
+        output=price[1] / price[0],
+        input_usd=price[0] / 1e6,
     )
 
 

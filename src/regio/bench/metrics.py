@@ -16,7 +16,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from regio.bench.report import LayoutResult, ModelResult, ReliefStage
-from regio.cache.types import CacheReport, CacheRequest
+from regio.cache.billing import total
+from regio.cache.types import CacheOutcome, CacheReport, CacheRequest
 from regio.providers import cache_model_for
 
 __all__ = [
@@ -153,7 +154,7 @@ def layout_result(
     if compaction_calls is not None:
         calls = compaction_calls
     summarized = compaction.cost_usd if compaction is not None else 0.0
-    total = _sum_costs([report.cost_usd, summarized])
+    cost = total([report.cost_usd, summarized])
     return LayoutResult(
         layout=name,
         requests=report.requests,
@@ -162,7 +163,7 @@ def layout_result(
         cache_write_tokens=report.creation,
         uncached_tokens=report.uncached,
         hit_rate=report.hit_rate,
-        cost_usd=total,
+        cost_usd=cost,
         oracle_hit_rate=bound.hit_rate,
         placement_share=oracle_share(report.hit_rate, bound.hit_rate),
         bound_hit_rate=trace_bound,
@@ -174,7 +175,7 @@ def layout_result(
         broken_requests=broken_requests,
         read_per_request=tuple(o.read for o in outs),
         prompt_per_request=tuple(o.prompt_tokens for o in outs),
-        cost_per_request=tuple(o.cost_usd or 0.0 for o in outs),
+        cost_per_request=_each_cost(outs),
         relief=relief,
         first_cut=first_cut,
         request_cost_usd=report.cost_usd,
@@ -182,8 +183,11 @@ def layout_result(
     )
 
 
-def _sum_costs(values: Sequence[float | None]) -> float | None:
-    return None if any(c is None for c in values) else sum(c for c in values if c is not None)
+def _each_cost(outs: Sequence[CacheOutcome]) -> tuple[float, ...]:
+    """Each outcome's cost (USD), or ``()`` when one is unpriced (no per-request cost line
+    rather than one that counts an unpriced request as $0)."""
+    costs = tuple(o.cost_usd for o in outs if o.cost_usd is not None)
+    return costs if len(costs) == len(outs) else ()
 
 
 def _sum_retention(items: Sequence[LayoutResult]) -> dict[str, float] | None:
@@ -222,13 +226,13 @@ def sum_layout_results(name: str, items: Sequence[LayoutResult]) -> LayoutResult
         cache_write_tokens=sum(x.cache_write_tokens for x in items),
         uncached_tokens=sum(x.uncached_tokens for x in items),
         hit_rate=rate,
-        cost_usd=_sum_costs([x.cost_usd for x in items]),
+        cost_usd=total([x.cost_usd for x in items]),
         oracle_hit_rate=bound,
         placement_share=oracle_share(rate, bound),
         bound_hit_rate=trace_bound,
         bound_share=bound_share(rate, trace_bound),
         compaction_calls=sum(x.compaction_calls for x in items),
-        compaction_cost_usd=_sum_costs([x.compaction_cost_usd for x in items]),
+        compaction_cost_usd=total([x.compaction_cost_usd for x in items]),
         summarizer=next(iter(kinds)) if len(kinds) == 1 else ("mixed" if kinds else "none"),
         retention=_sum_retention(items),
         broken_requests=sum(x.broken_requests for x in items),
@@ -238,7 +242,7 @@ def sum_layout_results(name: str, items: Sequence[LayoutResult]) -> LayoutResult
         compaction_cost_per_request=_concat_compaction(items),
         relief=sum_relief([x.relief for x in items]),
         first_cut=items[0].first_cut if len(items) == 1 else None,
-        request_cost_usd=_sum_costs([x.request_cost_usd for x in items]),
+        request_cost_usd=total([x.request_cost_usd for x in items]),
         lost_task_requests=sum(x.lost_task_requests for x in items),
         over_window_requests=sum(x.over_window_requests for x in items),
         unsent_requests=sum(x.unsent_requests for x in items),
@@ -273,8 +277,8 @@ def _concat_compaction(items: Sequence[LayoutResult]) -> tuple[float, ...]:
 def _sum_bound(items: Sequence[LayoutResult]) -> dict[str, Any]:
     """The summed cost bound of ``items`` and the share of it (``None`` when any item has no
     bound); the trigger and kept size are kept for one item only."""
-    bound = _sum_costs([x.cost_bound_usd for x in items])
-    cost = _sum_costs([x.cost_usd for x in items])
+    bound = total([x.cost_bound_usd for x in items])
+    cost = total([x.cost_usd for x in items])
     one = items[0] if len(items) == 1 else None
     return {
         "cost_bound_usd": bound,

@@ -40,7 +40,7 @@ def cumulative_series(x: LayoutResult) -> tuple[list[float], list[float]]:
     """Per request (all traces in order): the cumulative hit rate (cache-read / prompt
     tokens so far, 0..1) and the cumulative cost (USD): the model calls and the summarizer
     calls made by then (``compaction_cost_per_request``), so the last point is the table's
-    cost (``cost_usd``)."""
+    cost (``cost_usd``); no cost points when that cost is unpriced."""
     hits: list[float] = []
     costs: list[float] = []
     read = prompt = 0
@@ -48,6 +48,8 @@ def cumulative_series(x: LayoutResult) -> tuple[list[float], list[float]]:
     for r, p in zip(x.read_per_request, x.prompt_per_request, strict=False):
         read, prompt = read + r, prompt + p
         hits.append(read / prompt if prompt else 0.0)
+    if x.total_cost_usd is None:  # unpriced: no cost line, never one at $0 for the unknown
+        return hits, costs
     summarized = x.compaction_cost_per_request or (0.0,) * len(x.cost_per_request)
     for c, s in zip(x.cost_per_request, summarized, strict=False):
         total += c + s

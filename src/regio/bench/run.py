@@ -38,6 +38,7 @@ from regio.bench.report import BenchReport, ModelResult, TraceResult
 from regio.bench.retention import Probe, plant_canaries, trace_facts
 from regio.bench.tracking import StrategyRun
 from regio.cache.base import order_requests
+from regio.cache.billing import total
 from regio.cache.types import CacheReport
 from regio.providers import cache_model_for
 from regio.traces.format import Trace
@@ -78,8 +79,8 @@ def score(
             report, compaction, per_call = _simulate(name, run, out.summarizer_cache)
             rule_id = report.rule_id
             cost = report.cost_usd
-            if compaction is not None and cost is not None and compaction.cost_usd is not None:
-                cost += compaction.cost_usd
+            if compaction is not None:  # unpriced once either part is (regio.cache.billing)
+                cost = total([cost, compaction.cost_usd])
             items.append(
                 layout_result(
                     layout,
@@ -181,9 +182,11 @@ def _simulate(
     billed = [o for _, _, o in placed]
     compaction = CacheReport.from_outcomes(model.rule.id, billed) if billed else None
     calls = [(r.t_start, r.id) for r in order_requests(run.requests)]
-    per_call = summarizer_cost_per_request(
-        calls, [((t, i), o.cost_usd or 0.0) for t, i, o in placed]
-    )
+    passes = [((t, i), o.cost_usd) for t, i, o in placed]
+    priced = [(key, c) for key, c in passes if c is not None]
+    # an unpriced summarizer call makes the breakdown unpriced too: no per-call figures,
+    # never the priced calls' alone
+    per_call = summarizer_cost_per_request(calls, priced) if len(priced) == len(passes) else ()
     return report, compaction, per_call
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 import attrs
 
+from regio.cache.billing import bill
 from regio.cache.prefix import HashMemo
 from regio.cache.rules import Rule
 from regio.cache.types import CacheOutcome, CacheReport, CacheRequest, CacheRequestError
@@ -98,11 +99,13 @@ class CacheModel:
             + r.m("write", 1.25) * write
             + r.m("plain") * uncached
         )
-        cost = None
-        if r.price.input is not None:
-            cost = r.price.input / 1e6 * units
-            if r.price.output is not None:
-                cost += r.price.output / 1e6 * request.output_tokens
+        cost = bill(
+            r.price.input,
+            r.price.output,
+            input_tokens=n,
+            input_units=units,
+            output_tokens=request.output_tokens,
+        )
         return CacheOutcome(
             id=request.id,
             rule_id=r.id,

@@ -33,6 +33,8 @@ from typing import Literal
 
 import msgspec
 
+from regio.cache.billing import total
+
 __all__ = [
     "BlockKind",
     "BreakpointError",
@@ -148,8 +150,8 @@ class CacheOutcome(msgspec.Struct, frozen=True):
     ``read + write_5m + write_1h + write + uncached == prompt_tokens``. ``write`` is the
     generic write of GPT-5.6; Anthropic uses ``write_5m`` / ``write_1h``. ``input_units`` is
     ``sum(mult_c * count_c)`` in base-input-token units; ``cost_usd`` is
-    ``price.input/1e6 * input_units + price.output/1e6 * output_tokens`` (``None`` when the
-    rule has no input price; an unknown output price counts as 0).
+    ``price.input/1e6 * input_units + price.output/1e6 * output_tokens``, ``None`` (unpriced)
+    when a price its tokens need is not recorded (:func:`regio.cache.billing.bill`).
     """
 
     id: str
@@ -209,8 +211,7 @@ class CacheReport(msgspec.Struct, frozen=True):
         n = sum(o.prompt_tokens for o in outs)
         read = sum(o.read for o in outs)
         units = sum(o.input_units for o in outs)
-        costs = [o.cost_usd for o in outs]
-        cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+        cost = total(o.cost_usd for o in outs)
         return cls(
             rule_id=rule_id,
             requests=len(outs),

@@ -30,24 +30,28 @@ client's history as it is would have cost.
   would cost, not a bill anyone could have paid.
 * **Summary calls** (:func:`summary_cost`): with ``--summarizer upstream``, the usage the
   upstream reported for a request's summary requests (:mod:`regio.proxy.summaries`) at the
-  summary model's input and output prices (the summary requests carry no cache breakpoint:
-  every input token at the input price); the status page adds it to the session's cost.
+  summary model's prices, as the ledger prices a call: uncached input at the input price, the
+  cache reads and writes the upstream reported at the cache rule's read and write prices,
+  output at the output price; unpriced (``None``) when a price they need is not recorded. The
+  status page adds it to the session's cost.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from regio.cache import CacheRuleError
+from regio.cache.billing import bill
 from regio.cache.prefix import HashMemo, common_prefix
 from regio.cache.walk import BlockWalk
 from regio.layout import Request, to_cache_request
 from regio.layout.cachebridge import cache_blocks
 from regio.providers import cache_model_for
-from regio.session._cacheprices import priced
+from regio.session._usage import PROMPT_FIELDS, usage_cost
 
 if TYPE_CHECKING:
     from regio.session import ModelPricing
@@ -178,30 +182,28 @@ def as_is_cost(
 ) -> float | None:
     """USD of one request sent as the client sent it (module doc): ``tokens`` prompt tokens of
     which the ``previous`` request's are read from cache when ``cached``; ``pricing`` a
-    :class:`regio.session.ModelPricing` (``None`` or no input price: ``None``)."""
-    if pricing is None or pricing.input is None:
+    :class:`regio.session.ModelPricing`. ``None`` (unpriced) without a pricing or when a price
+    the tokens need is not recorded (:func:`regio.cache.billing.bill`)."""
+    if pricing is None:
         return None
     read = min(previous, tokens) if cached else 0
     write = tokens - read
     units = read * pricing.m("read") + write * pricing.m(
         "write_5m", pricing.m("write", pricing.m("plain"))
     )
-    cost = float(pricing.input) / 1e6 * units
-    if pricing.output is not None:
-        cost += float(pricing.output) / 1e6 * output
-    return cost
+    return bill(
+        pricing.input, pricing.output, input_tokens=tokens, input_units=units, output_tokens=output
+    )
 
 
-def summary_cost(
-    pricing: ModelPricing | None, input_tokens: int, output_tokens: int
-) -> float | None:
-    """USD of summary requests that used ``input_tokens`` / ``output_tokens`` (module doc), at
-    the summary model's ``pricing`` (:class:`regio.session.ModelPricing`): ``0.0`` when they
-    used none, ``None`` when the model has no input or output price
-    (:func:`regio.session._cacheprices.priced`), never a guessed one."""
-    if not (input_tokens or output_tokens):
+def summary_cost(pricing: ModelPricing | None, usage: Mapping[str, int]) -> float | None:
+    """USD of summary requests whose summed usage is ``usage`` (the token counts of
+    :func:`regio.session._usage.normalize_usage`: uncached input, cache reads and writes apart,
+    output), at the summary model's ``pricing`` (:class:`regio.session.ModelPricing`), through
+    the ledger's :func:`regio.session._usage.usage_cost`: cache reads at the rule's read price,
+    writes at its write price; ``0.0`` when they used no tokens, ``None`` (unpriced) when the
+    model has no pricing or a price their tokens need is not recorded, never a guessed one."""
+    if not any(usage.get(k, 0) for k in (*PROMPT_FIELDS, "output_tokens")):
         return 0.0
-    price = priced(pricing) if pricing is not None else None
-    if price is None:
-        return None
-    return (price[0] * input_tokens + price[1] * output_tokens) / 1e6
+    counts = {k: int(usage.get(k, 0)) for k in (*PROMPT_FIELDS, "output_tokens")}
+    return usage_cost(counts, pricing)

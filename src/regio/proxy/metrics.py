@@ -18,8 +18,13 @@ request's, committed or not (the upstream billed them all the same). Names, each
 ``regio_cache_write_tokens_total``        cache writes, ``source`` = ``reported`` | ``predicted``
 ``regio_cost_usd_total``                  cost of the reported usage (cache rules' prices):
                                           the client's requests and their summary requests
-                                          (those whose model has a price), as the status page
+                                          that have a price (the unpriced ones are counted
+                                          in ``regio_unpriced_requests_total`` and
+                                          ``regio_summary_unpriced_total``, never as $0)
+``regio_unpriced_requests_total``         client requests whose cost has no price (a price
+                                          their tokens need is not recorded)
 ``regio_as_is_cost_usd_total``            the same requests with the client's history as is
+``regio_as_is_unpriced_total``            requests whose as-is cost has no price
 ``regio_compactions_total``               requests in which a compaction ran
 ``regio_repairs_total``                   changes the repair made to what a client sent (label
                                           ``action``: ``call_closed``, ``orphan_result_dropped``,
@@ -71,6 +76,8 @@ class ProxyMetrics:
     cache_write: Counter = attrs.field(init=False)
     cost: Counter = attrs.field(init=False)
     as_is: Counter = attrs.field(init=False)
+    unpriced: Counter = attrs.field(init=False)
+    as_is_unpriced: Counter = attrs.field(init=False)
     compactions: Counter = attrs.field(init=False)
     repairs: Counter = attrs.field(init=False)
     restores: Counter = attrs.field(init=False)
@@ -108,6 +115,12 @@ class ProxyMetrics:
         self.cost = Counter("regio_cost_usd", "Cost of the reported usage.", s, registry=r)
         self.as_is = Counter(
             "regio_as_is_cost_usd", "Cost with the client's history as is.", s, registry=r
+        )
+        self.unpriced = Counter(
+            "regio_unpriced_requests", "Requests whose cost has no price.", s, registry=r
+        )
+        self.as_is_unpriced = Counter(
+            "regio_as_is_unpriced", "Requests whose as-is cost has no price.", s, registry=r
         )
         self.compactions = Counter("regio_compactions", "Requests that compacted.", s, registry=r)
         self.repairs = Counter(
@@ -158,12 +171,19 @@ class ProxyMetrics:
         if stat.predicted_read is not None:
             self.cache_read.labels(session, "predicted").inc(stat.predicted_read)
             self.cache_write.labels(session, "predicted").inc(stat.predicted_write or 0)
-        self.cost.labels(session).inc(stat.total_cost_usd)
+        if stat.cost_usd is None:
+            self.unpriced.labels(session).inc()
+        else:
+            self.cost.labels(session).inc(stat.cost_usd)
         if stat.summary_unpriced:
             self.summary_unpriced.labels(session).inc(stat.summary_unpriced)
         elif stat.summary_calls:
             self.summary_cost.labels(session).inc(stat.summary_cost_usd or 0.0)
-        self.as_is.labels(session).inc(stat.as_is_cost_usd)
+            self.cost.labels(session).inc(stat.summary_cost_usd or 0.0)
+        if stat.as_is_cost_usd is None:
+            self.as_is_unpriced.labels(session).inc()
+        else:
+            self.as_is.labels(session).inc(stat.as_is_cost_usd)
         self.compactions.labels(session).inc(int(stat.compacted))
         for action, n in stat.repaired.items():
             self.repairs.labels(session, action).inc(n)

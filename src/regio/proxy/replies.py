@@ -11,6 +11,12 @@ which the client sends back as its next history item.
 exception with the proxy's message: Anthropic ``{"type": "error", "error": {"type", "message"}}``
 (https://docs.anthropic.com/en/api/errors), OpenAI ``{"error": {"message", "type", "param",
 "code"}}`` (https://platform.openai.com/docs/guides/error-codes).
+
+A summary request's reply (``--summarizer upstream``, :mod:`regio.proxy.summaries`) is read by
+:func:`summary_reply` (its text and the whole prompt's and output's token counts) and
+:func:`summary_usage` (the same usage by token class: uncached input, cache reads, cache writes
+by TTL, output, as the usage ledger reads a call's usage, so a summary request is priced as any
+call is: :func:`regio.proxy.accounting.summary_cost`).
 """
 
 from __future__ import annotations
@@ -21,9 +27,12 @@ from typing import Any
 import attrs
 
 from regio.content import Message, Text, ToolUse
+from regio.errors import UsageError
+from regio.providers.registry import usage_parsers
 from regio.sdk._objects import response_message
+from regio.session._usage import PROMPT_FIELDS
 
-__all__ = ["Reply", "Shown", "error_body", "read_reply"]
+__all__ = ["Reply", "Shown", "error_body", "read_reply", "summary_reply", "summary_usage"]
 
 
 @attrs.frozen
@@ -74,3 +83,74 @@ def error_body(api: str, message: str, kind: str = "invalid_request_error") -> d
     if api == "anthropic":
         return {"type": "error", "error": {"type": kind, "message": message}}
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+def _number(value: object) -> int:
+    """A reported token count: a non-negative int, else 0 (a counter never goes down)."""
+    return max(value, 0) if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def summary_usage(api: str, data: object) -> dict[str, int]:
+    """The token counts of a summary reply's ``usage`` by class (``uncached_tokens``,
+    ``cache_read_tokens``, ``cache_write_5m_tokens``, ``cache_write_1h_tokens``,
+    ``cache_write_tokens``, ``output_tokens``), read by the registered usage parser of ``api``
+    (:func:`regio.session.normalize_usage`'s reading: cached reads and Anthropic cache writes
+    apart from the uncached input, so they are priced as the cache rule prices them). A usage
+    that parser refuses (a count that is no count) gives :func:`summary_reply`'s lenient totals
+    as uncached input and output; no usage gives zeros."""
+    found = data.get("usage") if isinstance(data, dict) else None
+    shape = "openai_chat" if api not in ("anthropic", "openai_responses") else api
+    parser = next((p for p in usage_parsers() if p.api == shape), None)
+    if isinstance(found, dict) and found and parser is not None:
+        try:
+            fields = parser.parse(found)
+            return {k: int(fields.get(k, 0)) for k in (*PROMPT_FIELDS, "output_tokens")}
+        except UsageError:
+            pass
+    try:
+        _, used_in, used_out = summary_reply(api, data)
+    except ValueError:
+        used_in = used_out = 0
+    return {"uncached_tokens": used_in, "output_tokens": used_out}
+
+
+def summary_reply(api: str, data: object) -> tuple[str, int, int]:
+    """``(text, input tokens, output tokens)`` of a summary reply of ``api`` (usage missing:
+    0). Anthropic input counts cache reads and writes too. Raises ``ValueError`` when ``data``
+    is no reply of that API."""
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    found = data.get("usage")
+    usage: dict[str, Any] = found if isinstance(found, dict) else {}
+    if api == "anthropic":
+        content = data.get("content")
+        if not isinstance(content, list):
+            raise ValueError("no content")
+        blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        text = "".join(str(b.get("text", "")) for b in blocks)
+        keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        used = sum(_number(usage.get(k)) for k in keys)
+        return text, used, _number(usage.get("output_tokens"))
+    if api == "openai_responses":
+        output = data.get("output")
+        if not isinstance(output, list):
+            raise ValueError("no output")
+        text = "".join(
+            str(part.get("text", ""))
+            for item in output
+            if isinstance(item, dict) and item.get("type") == "message"
+            for part in _list(item.get("content"))
+            if isinstance(part, dict) and part.get("type") == "output_text"
+        )
+        return text, _number(usage.get("input_tokens")), _number(usage.get("output_tokens"))
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise ValueError("no choices")
+    message = choices[0].get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    text = content if isinstance(content, str) else ""
+    return text, _number(usage.get("prompt_tokens")), _number(usage.get("completion_tokens"))

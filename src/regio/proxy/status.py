@@ -3,20 +3,22 @@
 The page lists the most recently active sessions of the store (every worker's, read from the
 shared records), each with its requests, cost (the client's requests and, with
 ``--summarizer upstream``, the summary requests its compactions sent upstream, at the summary
-model's prices: :func:`regio.proxy.accounting.summary_cost`; a summary model without a price
-is left out of it and said so, ``summary_cost_usd`` ``None``), the cost of the same requests
-had the client's history been sent as it is (:mod:`regio.proxy.accounting`) and the saving
-against it, the cache hit rate the upstream reported and the one the simulator predicted,
-compactions, repairs, answered restores, the regions that caused first cache misses, and a
-chart of its last requests (tokens the client sent, tokens sent upstream, tokens read from
-cache). The page is one static HTML file with a script that reads ``/status.json`` and draws
-the charts as SVG (no third-party script, nothing loaded from another host).
+model's prices: :func:`regio.proxy.accounting.summary_cost`; a cost some of whose requests
+have no price is shown as unpriced, ``None``, never as the sum of the priced ones), the cost of
+the same requests had the client's history been sent as it is (:mod:`regio.proxy.accounting`)
+and the saving against it, the cache hit rate the upstream reported and the one the simulator
+predicted, compactions, repairs, answered restores, the regions that caused first cache
+misses, and a chart of its last requests (tokens the client sent, tokens sent upstream, tokens
+read from cache). The page is one static HTML file with a script that reads ``/status.json``
+and draws the charts as SVG (no third-party script, nothing loaded from another host).
 """
 
 from __future__ import annotations
 
 from importlib import resources
 from typing import Any
+
+from regio.cache.billing import total
 
 from .records import Records, RequestStat, SessionMeta, Totals
 
@@ -45,8 +47,8 @@ def _point(s: RequestStat) -> dict[str, Any]:
 
 def _session(meta: SessionMeta, stats: list[RequestStat]) -> dict[str, Any]:
     t = meta.totals
-    cost = t.total_cost_usd
-    saving = t.as_is_cost_usd - cost
+    cost, as_is = t.total_cost_usd, t.as_is_usd
+    saving = None if cost is None or as_is is None else as_is - cost
     return {
         "id": meta.id,
         "found_by": "x-regio-session" if meta.key.startswith("name:") else "fingerprint",
@@ -59,15 +61,16 @@ def _session(meta: SessionMeta, stats: list[RequestStat]) -> dict[str, Any]:
         "upstream_tokens": t.upstream_tokens,
         "saved_tokens": t.client_tokens - t.upstream_tokens,
         "cost_usd": cost,
-        "requests_cost_usd": t.cost_usd,
+        "requests_cost_usd": None if t.unpriced else t.cost_usd,
+        "unpriced_requests": t.unpriced,
         "summary_calls": t.summary_calls,
         "summary_input_tokens": t.summary_input_tokens,
         "summary_output_tokens": t.summary_output_tokens,
         "summary_cost_usd": None if t.summary_unpriced else t.summary_cost_usd,
         "summary_unpriced_calls": t.summary_unpriced,
-        "as_is_cost_usd": t.as_is_cost_usd,
+        "as_is_cost_usd": as_is,
         "saving_usd": saving,
-        "saving_share": saving / t.as_is_cost_usd if t.as_is_cost_usd else None,
+        "saving_share": saving / as_is if saving is not None and as_is else None,
         "hit_rate": t.cache_read / t.prompt_tokens if t.prompt_tokens else None,
         "predicted_hit_rate": _predicted_rate(t),
         "compactions": t.compactions,
@@ -92,16 +95,18 @@ def status_data(
     records: Records, *, sessions: int = SESSIONS, points: int = POINTS
 ) -> dict[str, Any]:
     """The data of the status page (module doc), per session and in ``totals`` (USD; tokens):
-    ``cost_usd`` = ``requests_cost_usd`` (the client's requests) + the summary requests' cost
-    where their model has a price; ``summary_cost_usd`` that part, ``None`` when some summary
-    request's model has no price (``summary_unpriced_calls`` of them, in no figure);
-    ``saving_usd`` / ``saving_share`` against ``as_is_cost_usd``, from ``cost_usd``. A chart
-    point's ``cost`` includes its request's summary cost, ``summary_cost`` alone (``None``:
+    ``cost_usd`` = ``requests_cost_usd`` (the client's requests) + ``summary_cost_usd`` (the
+    summary requests'); each is ``None`` (unpriced) when some request it sums has no price
+    (``unpriced_requests`` client requests, ``summary_unpriced_calls`` summary requests), and
+    ``cost_usd`` then too: a cost is never the sum of its priced parts alone
+    (:func:`regio.cache.billing.bill`). ``saving_usd`` / ``saving_share`` against
+    ``as_is_cost_usd``, from ``cost_usd`` (``None`` when either is unpriced). A chart point's
+    ``cost`` includes its request's summary cost, ``summary_cost`` alone (``None``:
     unpriced)."""
     metas = records.sessions(sessions)
     rows = [_session(m, records.stats(m.id, points)) for m in metas]
-    total_cost = sum(r["cost_usd"] for r in rows)
-    total_as_is = sum(r["as_is_cost_usd"] for r in rows)
+    total_cost = total(r["cost_usd"] for r in rows)
+    total_as_is = total(r["as_is_cost_usd"] for r in rows)
     unpriced = sum(m.totals.summary_unpriced for m in metas)
     summary_cost = sum(m.totals.summary_cost_usd for m in metas)
     prompt = sum(m.totals.prompt_tokens for m in metas)
@@ -112,7 +117,10 @@ def status_data(
             "requests": sum(r["requests"] for r in rows),
             "cost_usd": total_cost,
             "as_is_cost_usd": total_as_is,
-            "saving_usd": total_as_is - total_cost,
+            "saving_usd": (
+                None if total_cost is None or total_as_is is None else total_as_is - total_cost
+            ),
+            "unpriced_requests": sum(m.totals.unpriced for m in metas),
             "summary_calls": sum(r["summary_calls"] for r in rows),
             "summary_cost_usd": None if unpriced else summary_cost,
             "summary_unpriced_calls": unpriced,

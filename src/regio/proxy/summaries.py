@@ -48,7 +48,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -58,6 +58,7 @@ from regio.providers.overflow import classify_overflow
 from regio.summarizers import LLMSummarizer
 from regio.summarizers._validity import summary_defect
 
+from .replies import summary_reply, summary_usage
 from .upstream import client_headers, cookieless
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ __all__ = [
     "summary_body",
     "summary_headers",
     "summary_reply",
+    "summary_usage",
 ]
 
 log = logging.getLogger("regio.proxy")
@@ -106,8 +108,10 @@ class SummaryTally:
     summarizer wrote instead (module doc; a model summary the engine refused counts here,
     once), ``overflows`` context-length refusals raised to the engine, ``input_tokens`` /
     ``output_tokens`` the upstream's reported usage of them (all of them, failed and refused
-    ones included), ``model`` the model they named (the request's stat prices them at its
-    prices: :func:`regio.proxy.accounting.summary_cost`)."""
+    ones included; ``input_tokens`` the whole prompt, cached part included), ``usage`` the
+    same usage by token class (:func:`summary_usage`: uncached input, cache reads, cache writes
+    by TTL, output, summed over the calls), ``model`` the model they named (the request's stat
+    prices ``usage`` at its prices: :func:`regio.proxy.accounting.summary_cost`)."""
 
     calls: int = 0
     written: int = 0
@@ -116,6 +120,12 @@ class SummaryTally:
     input_tokens: int = 0
     output_tokens: int = 0
     model: str = ""
+    usage: dict[str, int] = attrs.field(factory=dict)
+
+    def add(self, usage: Mapping[str, int]) -> None:
+        """Add one summary call's :func:`summary_usage` counts to :attr:`usage`."""
+        for key, n in usage.items():
+            self.usage[key] = self.usage.get(key, 0) + n
 
     def fields(self) -> dict[str, int]:
         """The request log's and the stat's figures."""
@@ -177,53 +187,6 @@ def summary_body(
         limit_key: max_tokens,
         "stream": False,
     }
-
-
-def _number(value: object) -> int:
-    """A reported token count: a non-negative int, else 0 (a counter never goes down)."""
-    return max(value, 0) if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def summary_reply(api: str, data: object) -> tuple[str, int, int]:
-    """``(text, input tokens, output tokens)`` of a summary reply of ``api`` (usage missing:
-    0). Anthropic input counts cache reads and writes too. Raises ``ValueError`` when ``data``
-    is no reply of that API."""
-    if not isinstance(data, dict):
-        raise ValueError("not a JSON object")
-    found = data.get("usage")
-    usage: dict[str, Any] = found if isinstance(found, dict) else {}
-    if api == "anthropic":
-        content = data.get("content")
-        if not isinstance(content, list):
-            raise ValueError("no content")
-        blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        text = "".join(str(b.get("text", "")) for b in blocks)
-        keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-        used = sum(_number(usage.get(k)) for k in keys)
-        return text, used, _number(usage.get("output_tokens"))
-    if api == "openai_responses":
-        output = data.get("output")
-        if not isinstance(output, list):
-            raise ValueError("no output")
-        text = "".join(
-            str(part.get("text", ""))
-            for item in output
-            if isinstance(item, dict) and item.get("type") == "message"
-            for part in _list(item.get("content"))
-            if isinstance(part, dict) and part.get("type") == "output_text"
-        )
-        return text, _number(usage.get("input_tokens")), _number(usage.get("output_tokens"))
-    choices = data.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise ValueError("no choices")
-    message = choices[0].get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    text = content if isinstance(content, str) else ""
-    return text, _number(usage.get("prompt_tokens")), _number(usage.get("completion_tokens"))
 
 
 def _entries_key(entries: Sequence[Entry]) -> tuple[tuple[str, int], ...]:
@@ -354,11 +317,13 @@ class UpstreamSummarizer:
                 raise SummaryOverflow(status, error)
             raise _Failed(f"status {status}{_kind(error)}")
         try:
-            text, used_in, used_out = summary_reply(self.api, json.loads(data))
+            reply = json.loads(data)
+            text, used_in, used_out = summary_reply(self.api, reply)
         except (ValueError, RecursionError):
             raise _Failed("unreadable reply") from None
         self.tally.input_tokens += used_in
         self.tally.output_tokens += used_out
+        self.tally.add(summary_usage(self.api, reply))
         defect = summary_defect(text)
         if defect is not None:
             raise _Failed(f"the reply is no summary ({defect})")

@@ -307,7 +307,7 @@ class Turn:
         stat = self._stat(record, client_tokens, upstream, status, predicted)
         if summary is not None:
             pricing = self.engine.ledger.pricing(self.provider, summary.model)
-            cost = accounting.summary_cost(pricing, summary.input_tokens, summary.output_tokens)
+            cost = accounting.summary_cost(pricing, summary.usage)
             stat = msgspec.structs.replace(stat, summary_cost_usd=cost, **summary.fields())
         self.handle.meta = _totalled(meta, stat)
         return stat
@@ -372,8 +372,8 @@ class Turn:
             cache_write=record.cache_creation_tokens if record is not None else 0,
             predicted_read=predicted[0] if predicted else None,
             predicted_write=predicted[1] if predicted else None,
-            cost_usd=(record.cost_usd or 0.0) if record is not None else 0.0,
-            as_is_cost_usd=as_is or 0.0,
+            cost_usd=record.cost_usd if record is not None else 0.0,
+            as_is_cost_usd=as_is,
             compacted=self.events["compaction_finished"] > 0,
             first_miss=self._first_miss(prompt, read) if record is not None else None,
             added_ms=self.cpu * 1000.0,
@@ -459,8 +459,10 @@ def _totalled(meta: SessionMeta, stat: RequestStat) -> SessionMeta:
         predicted_read=t.predicted_read + (stat.predicted_read or 0),
         predicted_write=t.predicted_write + (stat.predicted_write or 0),
         predicted=t.predicted + int(stat.predicted_read is not None),
-        cost_usd=t.cost_usd + stat.cost_usd,
-        as_is_cost_usd=t.as_is_cost_usd + stat.as_is_cost_usd,
+        cost_usd=t.cost_usd + (stat.cost_usd or 0.0),
+        unpriced=t.unpriced + int(stat.cost_usd is None),
+        as_is_cost_usd=t.as_is_cost_usd + (stat.as_is_cost_usd or 0.0),
+        as_is_unpriced=t.as_is_unpriced + int(stat.as_is_cost_usd is None),
         compactions=t.compactions + int(stat.compacted),
         restores=t.restores + stat.restores,
         repairs=t.repairs + stat.repairs,

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import msgspec
 
+from regio.cache.billing import bill
 from regio.errors import UsageError
 from regio.providers.base import CacheRuleKey
 from regio.providers.fields import field
@@ -43,6 +44,7 @@ __all__ = [
     "UsageTotals",
     "normalize_usage",
     "rule_prices",
+    "usage_cost",
 ]
 
 
@@ -193,8 +195,21 @@ def normalize_usage(usage: object) -> dict[str, Any]:
     return out
 
 
-def _cost(fields: Mapping[str, int], pricing: ModelPricing | None) -> float | None:
-    if pricing is None or pricing.input is None:
+#: the prompt's token classes (they sum to ``prompt_tokens``)
+PROMPT_FIELDS = (
+    "uncached_tokens",
+    "cache_read_tokens",
+    "cache_write_5m_tokens",
+    "cache_write_1h_tokens",
+    "cache_write_tokens",
+)
+
+
+def usage_cost(fields: Mapping[str, int], pricing: ModelPricing | None) -> float | None:
+    """USD of one call's token ``fields`` (:func:`normalize_usage`'s counts) at ``pricing``, through
+    :func:`regio.cache.billing.bill`: ``None`` without a pricing or when a price its tokens
+    need is not recorded (an output price ``None`` with output tokens is unpriced, not free)."""
+    if pricing is None:
         return None
     units = (
         fields["uncached_tokens"] * pricing.m("plain")
@@ -203,10 +218,14 @@ def _cost(fields: Mapping[str, int], pricing: ModelPricing | None) -> float | No
         + fields["cache_write_1h_tokens"] * pricing.m("write_1h", pricing.m("write"))
         + fields["cache_write_tokens"] * pricing.m("write")
     )
-    cost = pricing.input / 1e6 * units
-    if pricing.output is not None:
-        cost += pricing.output / 1e6 * fields["output_tokens"]
-    return cost
+    prompt = sum(fields[k] for k in PROMPT_FIELDS)
+    return bill(
+        pricing.input,
+        pricing.output,
+        input_tokens=prompt,
+        input_units=units,
+        output_tokens=fields["output_tokens"],
+    )
 
 
 @attrs.define(eq=False)
@@ -301,7 +320,7 @@ class UsageLedger:
             provider=provider,
             model=model,
             estimated_tokens=estimated,
-            cost_usd=_cost(fields, pricing),
+            cost_usd=usage_cost(fields, pricing),
             rule_id=pricing.rule_id if pricing is not None else None,
             **fields,
         )

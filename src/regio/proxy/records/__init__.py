@@ -67,8 +67,11 @@ class Totals(msgspec.Struct):
     ``summary_calls`` / ``summary_input_tokens`` / ``summary_output_tokens``: the summary
     requests of ``--summarizer upstream`` and their reported usage, ``summary_cost_usd`` the
     cost of those whose model has a price, ``summary_unpriced`` the calls whose model has none
-    (their cost is in no figure). ``cost_usd`` is the client's requests only: the session's
-    cost is :attr:`total_cost_usd` (:mod:`regio.proxy.status`)."""
+    (their cost is in no figure). ``cost_usd`` is the client's requests whose cost has a price
+    (:func:`regio.cache.billing.bill`), ``unpriced`` how many have none; ``as_is_cost_usd`` /
+    ``as_is_unpriced`` the same of the as-is figure. The session's cost is
+    :attr:`total_cost_usd` (:mod:`regio.proxy.status`), unpriced (``None``) once any part of
+    it is."""
 
     requests: int = 0
     client_tokens: int = 0
@@ -92,12 +95,23 @@ class Totals(msgspec.Struct):
     summary_output_tokens: int = 0
     summary_cost_usd: float = 0.0
     summary_unpriced: int = 0
+    unpriced: int = 0
+    as_is_unpriced: int = 0
 
     @property
-    def total_cost_usd(self) -> float:
-        """The session's cost (USD): its requests' ``cost_usd`` plus the priced summary
-        requests' ``summary_cost_usd``."""
+    def total_cost_usd(self) -> float | None:
+        """The session's cost (USD): its requests' ``cost_usd`` plus its summary requests'
+        ``summary_cost_usd``; ``None`` (unpriced) when some request or summary request has no
+        price, never the sum of the priced ones."""
+        if self.unpriced or self.summary_unpriced:
+            return None
         return self.cost_usd + self.summary_cost_usd
+
+    @property
+    def as_is_usd(self) -> float | None:
+        """``as_is_cost_usd``, ``None`` (unpriced) when some request's as-is cost has no
+        price."""
+        return None if self.as_is_unpriced else self.as_is_cost_usd
 
 
 class SessionMeta(msgspec.Struct):
@@ -138,7 +152,9 @@ class RequestStat(msgspec.Struct, frozen=True):
     (:mod:`regio.proxy.summaries`) and ``summary_cost_usd`` that usage at the summary model's
     prices (:func:`regio.proxy.accounting.summary_cost`: ``0.0`` without summary usage,
     ``None`` when the model has no price, and in a stat stored before it was kept); ``cost_usd``
-    is the client's request alone."""
+    is the client's request alone and ``as_is_cost_usd`` the same request as the client sent it,
+    each ``None`` when unpriced (a price its tokens need is not recorded:
+    :func:`regio.cache.billing.bill`)."""
 
     index: int
     t: float
@@ -150,8 +166,8 @@ class RequestStat(msgspec.Struct, frozen=True):
     cache_write: int = 0
     predicted_read: int | None = None
     predicted_write: int | None = None
-    cost_usd: float = 0.0
-    as_is_cost_usd: float = 0.0
+    cost_usd: float | None = 0.0
+    as_is_cost_usd: float | None = 0.0
     compacted: bool = False
     first_miss: str | None = None
     added_ms: float = 0.0
@@ -166,9 +182,11 @@ class RequestStat(msgspec.Struct, frozen=True):
     summary_cost_usd: float | None = None
 
     @property
-    def total_cost_usd(self) -> float:
+    def total_cost_usd(self) -> float | None:
         """The request's cost (USD) with its summary requests': ``cost_usd`` plus
-        ``summary_cost_usd`` when they have a price (``None`` adds nothing)."""
+        ``summary_cost_usd``; ``None`` (unpriced) when either has no price."""
+        if self.cost_usd is None or self.summary_unpriced:
+            return None
         return self.cost_usd + (self.summary_cost_usd or 0.0)
 
     @property
