@@ -3,7 +3,7 @@ salient lines (``ReliefPolicy.placeholder_extract_tokens``).
 
 A placeholder alone keeps none of the result's facts; a summary keeps its identifiers. The
 extract closes that gap with the extractive summarizer's own rules
-(:mod:`regio.summarizers.kinds`, :func:`regio.summarizers._extractive.extract_identifiers`), in
+(:mod:`regio.summarizers.kinds`, :func:`regio.summarizers._extractive.identifier_matches`), in
 this order, each item once:
 
 1. error lines of the output (a line the summarizer files under ``Errors``: exception
@@ -24,10 +24,11 @@ is admitted -- so the placeholder holding it is byte-identical on every later re
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 
-from regio.summarizers._extractive import extract_identifiers
+from regio.summarizers._extractive import identifier_matches, identifier_tokens
 from regio.summarizers.kinds import ERROR as _ERROR
 from regio.summarizers.kinds import TOOL_ERROR as _TOOL_ERROR
 from regio.summarizers.tracebacks import condense
@@ -45,6 +46,8 @@ MAX_ERROR_CHARS = 120
 
 _NUMBER = re.compile(r"^\d[\d,.]*$")
 _PATH = re.compile(r"/|\.\w{1,5}$")
+#: :data:`regio.summarizers.kinds.TOOL_ERROR` with its ``^`` at every line start.
+_TOOL_ERROR_AT_ANY_LINE = re.compile(_TOOL_ERROR.pattern, _TOOL_ERROR.flags | re.MULTILINE)
 
 
 def _rank(token: str) -> int | None:
@@ -60,22 +63,46 @@ def _rank(token: str) -> int | None:
     return 2
 
 
+def _error_lines(condensed: list[str]) -> list[str]:
+    """The lines of ``condensed`` that read as errors (module doc), at most
+    :data:`MAX_ERROR_LINES`. The lines joined are searched once first: a pattern that matches
+    in a line matches in the joined text too (:data:`_TOOL_ERROR_AT_ANY_LINE` reads its ``^``
+    at every line start), so a text without a match has no error line."""
+    joined = "\n".join(condensed)
+    if not (_TOOL_ERROR_AT_ANY_LINE.search(joined) or _ERROR.search(joined)):
+        return []
+    errors = [ln for ln in condensed if _TOOL_ERROR.search(ln) or _ERROR.search(ln)]
+    return errors[:MAX_ERROR_LINES]
+
+
+def _line_identifiers(lines: list[str]) -> list[list[str]]:
+    """:func:`regio.summarizers._extractive.extract_identifiers` of each line, read in one scan
+    of the lines joined (no identifier spans a line break)."""
+    found: list[list[str]] = [[] for _ in lines]
+    ends = list(itertools.accumulate(len(ln) + 1 for ln in lines))  # past each line's break
+    at = 0
+    for match in identifier_matches("\n".join(lines)):
+        while match.start() >= ends[at]:
+            at += 1
+        found[at].append(match.group())
+    return [identifier_tokens(tokens) for tokens in found]
+
+
 def _items(text: str) -> list[str]:
     """Error lines, then identifiers by class (module doc), each once."""
     raw = text.splitlines()
     lines = [ln.strip() for ln in raw if ln.strip()]
     # a stack trace counts as its one line, as a summary keeps it (the header says nothing)
     condensed = [ln.strip() for ln, _ in condense(raw, MAX_ERROR_CHARS) if ln.strip()]
-    errors = [ln for ln in condensed if _TOOL_ERROR.search(ln) or _ERROR.search(ln)]
-    errors = errors[:MAX_ERROR_LINES]
     items = [
-        ln if len(ln) <= MAX_ERROR_CHARS else ln[: MAX_ERROR_CHARS - 1] + "\u2026" for ln in errors
+        ln if len(ln) <= MAX_ERROR_CHARS else ln[: MAX_ERROR_CHARS - 1] + "\u2026"
+        for ln in _error_lines(condensed)
     ]
     seen = set(items)
     ranked: list[tuple[int, int, str]] = []
     order = 0
-    for line in reversed(lines):  # the last lines first within a class
-        for token in extract_identifiers(line):
+    for tokens in reversed(_line_identifiers(lines)):  # the last lines first within a class
+        for token in tokens:
             rank = _rank(token)
             if rank is None or token in seen or any(token in item for item in items):
                 continue
