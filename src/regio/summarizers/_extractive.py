@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
@@ -72,12 +72,7 @@ from ._protocol import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_SUMMARY_TOKENS
 if TYPE_CHECKING:
     from regio.summarizers._protocol import SummaryFn
 
-__all__ = [
-    "ExtractiveSummarizer",
-    "extract_identifiers",
-    "identifier_matches",
-    "identifier_tokens",
-]
+__all__ = ["ExtractiveSummarizer", "extract_identifiers"]
 
 #: The identifier forms that need a ``/`` (URLs, paths), then the others.
 _SLASH_FORMS = (
@@ -103,37 +98,19 @@ _IDENT_NO_SLASH = re.compile("|".join(_FORMS))
 _SLASHED = re.compile(r"(?<!\S)\S*/\S*")
 
 
-def _spans(text: str) -> Iterator[tuple[re.Pattern[str], int, int]]:
-    """``(pattern, start, end)``: the spans of ``text`` in order, each with the pattern that
-    reads it (:data:`_IDENT` for a piece holding a ``/``, :data:`_IDENT_NO_SLASH` between)."""
-    pos = 0
-    for piece in _SLASHED.finditer(text):
-        yield _IDENT_NO_SLASH, pos, piece.start()
-        yield _IDENT, piece.start(), piece.end()
-        pos = piece.end()
-    yield _IDENT_NO_SLASH, pos, len(text)
-
-
-def identifier_matches(text: str) -> Iterator[re.Match[str]]:
-    """Every identifier-like match of ``text`` in order, duplicates included, before the
-    trailing punctuation is stripped (:func:`extract_identifiers` keeps each token once). No
-    match spans whitespace, so the matches of a text are those of its lines, in order."""
-    for pattern, start, end in _spans(text):
-        yield from pattern.finditer(text, start, end)
-
-
-def identifier_tokens(found: Iterable[str]) -> list[str]:
-    """``found`` (raw identifier matches) stripped of trailing ``.,;:)``, first-seen order,
-    without duplicates or empty tokens."""
-    seen = dict.fromkeys(token.rstrip(".,;:)") for token in found)
-    seen.pop("", None)
-    return list(seen)
-
-
 def extract_identifiers(text: str) -> list[str]:
     """Identifier-like tokens of ``text`` (paths, ids, dates, names, numbers), first-seen order,
     without duplicates."""
-    return identifier_tokens(t for p, a, b in _spans(text) for t in p.findall(text, a, b))
+    found: list[str] = []
+    pos = 0
+    for piece in _SLASHED.finditer(text):
+        found += _IDENT_NO_SLASH.findall(text, pos, piece.start())
+        found += _IDENT.findall(text, piece.start(), piece.end())
+        pos = piece.end()
+    found += _IDENT_NO_SLASH.findall(text, pos)
+    seen = dict.fromkeys(token.rstrip(".,;:)") for token in found)
+    seen.pop("", None)
+    return list(seen)
 
 
 def _tool_lines(text: str) -> list[str]:

@@ -3,7 +3,7 @@ salient lines (``ReliefPolicy.placeholder_extract_tokens``).
 
 A placeholder alone keeps none of the result's facts; a summary keeps its identifiers. The
 extract closes that gap with the extractive summarizer's own rules
-(:mod:`regio.summarizers.kinds`, :func:`regio.summarizers._extractive.identifier_matches`), in
+(:mod:`regio.summarizers.kinds`, :func:`regio.summarizers._extractive.extract_identifiers`), in
 this order, each item once:
 
 1. error lines of the output (a line the summarizer files under ``Errors``: exception
@@ -24,16 +24,21 @@ is admitted -- so the placeholder holding it is byte-identical on every later re
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Callable
 
-from regio.summarizers._extractive import identifier_matches, identifier_tokens
+from regio.summarizers._extractive import extract_identifiers
 from regio.summarizers.kinds import ERROR as _ERROR
 from regio.summarizers.kinds import TOOL_ERROR as _TOOL_ERROR
 from regio.summarizers.tracebacks import condense
 
-__all__ = ["MAX_ERROR_CHARS", "MAX_ERROR_LINES", "MAX_ITEMS", "salient_extract"]
+__all__ = [
+    "ERROR_WORDS",
+    "MAX_ERROR_CHARS",
+    "MAX_ERROR_LINES",
+    "MAX_ITEMS",
+    "salient_extract",
+]
 
 #: Most items tried for one extract (the output's first errors and identifiers).
 MAX_ITEMS = 40
@@ -46,8 +51,12 @@ MAX_ERROR_CHARS = 120
 
 _NUMBER = re.compile(r"^\d[\d,.]*$")
 _PATH = re.compile(r"/|\.\w{1,5}$")
-#: :data:`regio.summarizers.kinds.TOOL_ERROR` with its ``^`` at every line start.
-_TOOL_ERROR_AT_ANY_LINE = re.compile(_TOOL_ERROR.pattern, _TOOL_ERROR.flags | re.MULTILINE)
+#: What every match of :data:`regio.summarizers.kinds.ERROR` or
+#: :data:`regio.summarizers.kinds.TOOL_ERROR` contains: one of these words (under the
+#: patterns' case folding), or a line opening with ``E`` (pytest's error lines, :data:`_E_LINE`).
+ERROR_WORDS = ("error", "exception", "traceback", "fail", "fatal", "panic", "exit")
+_ERROR_WORD = re.compile("|".join(ERROR_WORDS), re.IGNORECASE)
+_E_LINE = re.compile(r"^\W{0,3}E\b", re.MULTILINE)
 
 
 def _rank(token: str) -> int | None:
@@ -65,27 +74,25 @@ def _rank(token: str) -> int | None:
 
 def _error_lines(condensed: list[str]) -> list[str]:
     """The lines of ``condensed`` that read as errors (module doc), at most
-    :data:`MAX_ERROR_LINES`. The lines joined are searched once first: a pattern that matches
-    in a line matches in the joined text too (:data:`_TOOL_ERROR_AT_ANY_LINE` reads its ``^``
-    at every line start), so a text without a match has no error line."""
+    :data:`MAX_ERROR_LINES`. The lines joined are searched once first for what every error
+    match contains (:data:`ERROR_WORDS`, a line opening with ``E``): a text without it has no
+    error line, and most tool output is read without a pattern search of each line."""
     joined = "\n".join(condensed)
-    if not (_TOOL_ERROR_AT_ANY_LINE.search(joined) or _ERROR.search(joined)):
+    if not (_has_error_word(joined) or _E_LINE.search(joined)):
         return []
     errors = [ln for ln in condensed if _TOOL_ERROR.search(ln) or _ERROR.search(ln)]
     return errors[:MAX_ERROR_LINES]
 
 
-def _line_identifiers(lines: list[str]) -> list[list[str]]:
-    """:func:`regio.summarizers._extractive.extract_identifiers` of each line, read in one scan
-    of the lines joined (no identifier spans a line break)."""
-    found: list[list[str]] = [[] for _ in lines]
-    ends = list(itertools.accumulate(len(ln) + 1 for ln in lines))  # past each line's break
-    at = 0
-    for match in identifier_matches("\n".join(lines)):
-        while match.start() >= ends[at]:
-            at += 1
-        found[at].append(match.group())
-    return [identifier_tokens(tokens) for tokens in found]
+def _has_error_word(text: str) -> bool:
+    """Whether ``text`` holds one of :data:`ERROR_WORDS` in any case. An ASCII text is
+    lower-cased and searched for each word (several times faster than the case-insensitive
+    pattern); any other text with the pattern, whose case folding the error patterns share
+    (``ı`` matches ``i`` there, and ``str.lower`` keeps it)."""
+    if text.isascii():
+        lowered = text.lower()
+        return any(word in lowered for word in ERROR_WORDS)
+    return _ERROR_WORD.search(text) is not None
 
 
 def _items(text: str) -> list[str]:
@@ -101,8 +108,8 @@ def _items(text: str) -> list[str]:
     seen = set(items)
     ranked: list[tuple[int, int, str]] = []
     order = 0
-    for tokens in reversed(_line_identifiers(lines)):  # the last lines first within a class
-        for token in tokens:
+    for line in reversed(lines):  # the last lines first within a class
+        for token in extract_identifiers(line):
             rank = _rank(token)
             if rank is None or token in seen or any(token in item for item in items):
                 continue
