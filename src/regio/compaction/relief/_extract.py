@@ -32,7 +32,13 @@ from regio.summarizers.kinds import ERROR as _ERROR
 from regio.summarizers.kinds import TOOL_ERROR as _TOOL_ERROR
 from regio.summarizers.tracebacks import condense
 
-__all__ = ["MAX_ERROR_CHARS", "MAX_ERROR_LINES", "MAX_ITEMS", "salient_extract"]
+__all__ = [
+    "ERROR_WORDS",
+    "MAX_ERROR_CHARS",
+    "MAX_ERROR_LINES",
+    "MAX_ITEMS",
+    "salient_extract",
+]
 
 #: Most items tried for one extract (the output's first errors and identifiers).
 MAX_ITEMS = 40
@@ -45,6 +51,12 @@ MAX_ERROR_CHARS = 120
 
 _NUMBER = re.compile(r"^\d[\d,.]*$")
 _PATH = re.compile(r"/|\.\w{1,5}$")
+#: What every match of :data:`regio.summarizers.kinds.ERROR` or
+#: :data:`regio.summarizers.kinds.TOOL_ERROR` contains: one of these words (under the
+#: patterns' case folding), or a line opening with ``E`` (pytest's error lines, :data:`_E_LINE`).
+ERROR_WORDS = ("error", "exception", "traceback", "fail", "fatal", "panic", "exit")
+_ERROR_WORD = re.compile("|".join(ERROR_WORDS), re.IGNORECASE)
+_E_LINE = re.compile(r"^\W{0,3}E\b", re.MULTILINE)
 
 
 def _rank(token: str) -> int | None:
@@ -60,16 +72,38 @@ def _rank(token: str) -> int | None:
     return 2
 
 
+def _error_lines(condensed: list[str]) -> list[str]:
+    """The lines of ``condensed`` that read as errors (module doc), at most
+    :data:`MAX_ERROR_LINES`. The lines joined are searched once first for what every error
+    match contains (:data:`ERROR_WORDS`, a line opening with ``E``): a text without it has no
+    error line, and most tool output is read without a pattern search of each line."""
+    joined = "\n".join(condensed)
+    if not (_has_error_word(joined) or _E_LINE.search(joined)):
+        return []
+    errors = [ln for ln in condensed if _TOOL_ERROR.search(ln) or _ERROR.search(ln)]
+    return errors[:MAX_ERROR_LINES]
+
+
+def _has_error_word(text: str) -> bool:
+    """Whether ``text`` holds one of :data:`ERROR_WORDS` in any case. An ASCII text is
+    lower-cased and searched for each word (several times faster than the case-insensitive
+    pattern); any other text with the pattern, whose case folding the error patterns share
+    (``ı`` matches ``i`` there, and ``str.lower`` keeps it)."""
+    if text.isascii():
+        lowered = text.lower()
+        return any(word in lowered for word in ERROR_WORDS)
+    return _ERROR_WORD.search(text) is not None
+
+
 def _items(text: str) -> list[str]:
     """Error lines, then identifiers by class (module doc), each once."""
     raw = text.splitlines()
     lines = [ln.strip() for ln in raw if ln.strip()]
     # a stack trace counts as its one line, as a summary keeps it (the header says nothing)
     condensed = [ln.strip() for ln, _ in condense(raw, MAX_ERROR_CHARS) if ln.strip()]
-    errors = [ln for ln in condensed if _TOOL_ERROR.search(ln) or _ERROR.search(ln)]
-    errors = errors[:MAX_ERROR_LINES]
     items = [
-        ln if len(ln) <= MAX_ERROR_CHARS else ln[: MAX_ERROR_CHARS - 1] + "\u2026" for ln in errors
+        ln if len(ln) <= MAX_ERROR_CHARS else ln[: MAX_ERROR_CHARS - 1] + "\u2026"
+        for ln in _error_lines(condensed)
     ]
     seen = set(items)
     ranked: list[tuple[int, int, str]] = []

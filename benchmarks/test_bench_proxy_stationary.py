@@ -1,0 +1,98 @@
+"""What the proxy adds to a request late in its session against one early in it, under a
+steady load: one worker serving 100 sessions at once, at every stage of their 50 steps at
+every moment, as a server serves sessions that started at different times.
+
+Why a second design: in ``benchmarks/test_bench_proxy.py`` every session starts within the
+first model interval, so the whole worker moves through the stages together: its first 10% of
+requests are served while every window holds ~3,000 tokens and its last 10% while every window
+holds ~17,000. A late request there waits behind the other sessions' late (larger) work, so its
+ratio to an early one measures the worker's load growing as much as the cost of the request's
+own session growing. Here the load does not grow, and the ratio is what a session's length
+adds to its own requests.
+
+Setup (:mod:`proxy_load`): ``REGIO_BENCH_SESSIONS`` (default 100) slots each run three
+sessions back to back, all of the same shape (``REGIO_BENCH_STEPS`` steps at most, default
+50): slot ``n`` starts with a lead-in session of ``STEPS - k`` steps, then the measured session
+of ``STEPS`` steps, then a tail session of ``k`` steps, with ``k = 1 + n (STEPS - 1) //
+SESSIONS`` (1 to ``STEPS - 1``): from the lead-ins' end the slots' sessions sit at stages spread
+evenly over 0 to ``STEPS - 1`` at every moment, and every slot makes ``2 STEPS`` requests.
+While some lead-ins are still short the load is lighter: the measured sessions of slots with a
+large ``k`` make their first requests under it (the first 10% is favoured, so the ratio is if
+anything overstated). A measured session is the one with ``STEPS`` requests in the log (a
+lead-in or tail has fewer).
+
+Measured, per request of the measured sessions (the request log): the proxy's own CPU
+(``added_cpu_ms``) and the wall time it added (``added_ms``; not the upstream's), p50 and p99,
+for the first 10%, the 10% from 40% of the way and the last 10% of each session's requests,
+with the ratios last / first and last / full.
+
+Asserted: the proxy's own CPU per request (p50) and the added latency (p50 and p99), last 10%
+against first 10%, at most 1.5 (the issue's flatness target). Not a timed test: the figures
+follow the machine; run it by hand on an otherwise idle machine, ``pytest
+benchmarks/test_bench_proxy_stationary.py -s`` (about ``2 STEPS`` model intervals, 8-9 minutes
+at the defaults), and read the table it prints; docs/proxy.md has a run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette", reason="the proxy extra (starlette, uvicorn) is not installed")
+pytest.importorskip("uvicorn", reason="the proxy extra (starlette, uvicorn) is not installed")
+
+import httpx
+
+from proxy_load import (
+    MODEL_SECONDS,
+    SESSIONS,
+    STEPS,
+    latency_figures,
+    logged_sessions,
+    phases,
+    print_table,
+    serving,
+    step,
+)
+
+
+def _tail_steps(n: int) -> int:
+    """``k`` of slot ``n`` (module doc): 1 to ``STEPS - 1``, spread evenly over the slots."""
+    return 1 + n * (STEPS - 1) // SESSIONS
+
+
+def test_added_latency_of_a_late_request_stays_flat_under_a_steady_load(tmp_path: Path) -> None:
+    with serving(tmp_path) as (url, _proxy, log):
+
+        async def run() -> None:
+            limits = httpx.Limits(max_connections=SESSIONS + 10)
+            async with httpx.AsyncClient(timeout=600, limits=limits) as client:
+                warm = [{"role": "user", "content": "Warm-up session: read every file."}]
+                for index in range(2):  # the worker's first requests load tokenizers and code
+                    await step(client, url, -1, warm, index)
+
+                async def slot(n: int) -> None:
+                    await asyncio.sleep(random.Random(n).uniform(0, MODEL_SECONDS))  # spread
+                    k = _tail_steps(n)
+                    for part, steps in (("lead-in", STEPS - k), ("measured", STEPS), ("tail", k)):
+                        text = f"Session {n} ({part}): read every file."
+                        history = [{"role": "user", "content": text}]
+                        for index in range(steps):
+                            await step(client, url, n, history, index)
+
+                await asyncio.gather(*(slot(n) for n in range(SESSIONS)))
+
+        asyncio.run(run())
+    measured = {k: v for k, v in logged_sessions(log).items() if len(v) == STEPS}
+    assert len(measured) == SESSIONS
+    table = {
+        name: latency_figures([v[i] for v in measured.values() for i in steps])
+        for name, steps in phases().items()
+    }
+    print_table(f"{SESSIONS} slots x {2 * STEPS} steps, a steady load, one worker", table)
+    first, last = table["first 10%"], table["last 10%"]
+    for key in ("proxy cpu ms p50", "added ms p50", "added ms p99"):
+        assert last[key] / first[key] <= 1.5, (key, table)
