@@ -31,10 +31,10 @@ from .events import (
     LayoutEvent,
     StableRegionChanged,
 )
+from .held import held_after, remembered
 from .model import (
     CHAIN_ROOT,
     DEFAULT_MIN_CACHE_TOKENS,
-    MARKED_HISTORY,
     Breakpoint,
     BreakpointStat,
     CacheEconomics,
@@ -262,29 +262,24 @@ def _stable_warnings(
     return digests, warned
 
 
-def _previous_marks(prev: LayoutState | None) -> tuple[str, ...]:
-    """The prefix hashes earlier requests marked: the previous request's, then the older
-    ones the state remembers (``LayoutState.marked``), newest first, then the prefixes the
-    frozen tail copies follow (``TailCopy.follows``: marked by the requests that emitted
-    them, which may be older than ``marked`` remembers), newest copy first."""
+def _previous_marks(prev: LayoutState | None, now: float | None) -> tuple[str, ...]:
+    """The prefix hashes earlier requests marked: the previous request's, then the ones the
+    state remembers the provider may still hold at ``now`` (``LayoutState.held``,
+    :func:`regio.layout.held.remembered`), newest first, then the prefixes the frozen tail
+    copies follow (``TailCopy.follows``: marked by the requests that emitted them, which may
+    be older than ``held`` remembers), newest copy first."""
     if prev is None:
         return ()
     follows = (c.follows for c in reversed(prev.frozen) if c.follows)
-    return tuple(dict.fromkeys((*(ph for _, ph in prev.marks), *reversed(prev.marked), *follows)))
-
-
-def _marked(prev: LayoutState | None, newest: str | None) -> tuple[str, ...]:
-    """``LayoutState.marked`` after a request whose ``newest`` marker sat on the prefix hash
-    ``newest`` (``None``: it had none): the ``newest`` prefixes of the last
-    :data:`MARKED_HISTORY` requests, oldest first."""
-    before = prev.marked if prev is not None else ()
-    if newest is None:
-        return before
-    return (*before, newest)[-MARKED_HISTORY:]
+    return tuple(dict.fromkeys((*(ph for _, ph in prev.marks), *remembered(prev, now), *follows)))
 
 
 def _breakpoints(
-    job: Job, blocks: list[LayoutBlock], tail_index: int | None, system_end: str
+    job: Job,
+    blocks: list[LayoutBlock],
+    tail_index: int | None,
+    system_end: str,
+    now: float | None,
 ) -> list[Breakpoint]:
     prev = job.prev_state
     try:
@@ -294,7 +289,7 @@ def _breakpoints(
             stable_ttl=job.stable_ttl,
             min_tokens=job.min_tokens,
             previous_newest=prev.newest_hash if prev is not None else None,
-            previous_marks=_previous_marks(prev),
+            previous_marks=_previous_marks(prev, now),
             tail_index=tail_index,
             system_changed=prev is not None
             and prev.system_hash is not None
@@ -366,6 +361,7 @@ def _new_state(
     stats: dict[str, BreakpointStat],
     watch: dict[str, RegionWatch],
     tokens: int,
+    now: float | None,
 ) -> LayoutState:
     newest = next((m for m in marks if m.slot == "newest"), None)
     newest_hash = blocks[newest.index].prefix_hash if newest is not None else None
@@ -391,7 +387,14 @@ def _new_state(
         tail=tail,
         frozen=tail_plan.frozen if tail_plan is not None else (),
         stale_rent=plan.stale_rent if plan.gc_reason is None else 0,
-        marked=_marked(job.prev_state, newest_hash),
+        held=held_after(
+            job.prev_state,
+            request=job.placed,
+            now=now,
+            newest=(newest.ttl, newest_hash) if newest is not None and newest_hash else None,
+            marks=((m.ttl, blocks[m.index].prefix_hash) for m in marks),
+            present={b.prefix_hash for b in blocks},
+        ),
         opening=job.observation.opening if job.observation is not None else "",
         anchored=anchored_digest(job, (*(tail_plan.frozen if tail_plan else ()), *tail)),
         watch=watch,
@@ -414,6 +417,7 @@ def assemble(
     settle_share: float = DEFAULT_SETTLE_SHARE,
     session_id: str | None = None,
     log: RenderLog | None = None,
+    sent_at: float | None = None,
 ) -> Request:
     """Lay ``window`` out as a provider-neutral :class:`Request`.
 
@@ -432,6 +436,10 @@ def assemble(
     * ``settle_share``: share of ``window.max_tokens`` unsettled notes may reach (``regio``).
     * ``session_id``: seeds the OpenAI ``prompt_cache_key``.
     * ``log``: the session's :class:`RenderLog` (default: a new one, used for this request).
+    * ``sent_at``: when the request is sent (seconds, any clock the session keeps; the engine
+      passes its clock): with it the state remembers older marked prefixes while their TTL
+      runs, so the ``spare`` marker reads back the prefix before a rewrite of an old entry
+      (:mod:`regio.layout.held`); without it only the last 16 marking requests' prefixes.
 
     Raises :class:`LayoutError` (a ``ValueError``) for an unknown strategy, duplicate tool names,
     a bad tool schema, a state from another strategy, or a system-role conversation message.
@@ -462,7 +470,7 @@ def assemble(
     observed = job.observation.events if job.observation is not None else []
     events: list[LayoutEvent] = [*observed, *plan.events, *view.events]
     stable = _stable_warnings(job, events)
-    marks = _breakpoints(job, blocks, tail_index, system_end)
+    marks = _breakpoints(job, blocks, tail_index, system_end, sent_at)
     events.append(BreakpointPlan(strat.name, tuple((m.index, m.ttl, m.slot) for m in marks)))
     stats = _never_read(job, blocks, len(head), view, events)
     total = sum(r.tokens for r in head) + view.tokens + tail_tokens
@@ -472,7 +480,9 @@ def assemble(
         blocks=tuple(blocks),
         breakpoints=tuple(marks),
         ttl=ttl,  # type: ignore[arg-type]
-        state=_new_state(job, plan, blocks, marks, system_end, stable, stats, watch, total),
+        state=_new_state(
+            job, plan, blocks, marks, system_end, stable, stats, watch, total, sent_at
+        ),
         events=tuple(events),
         prompt_cache_key=prompt_cache_key(blocks, session_id),
         min_cache_tokens=job.min_tokens,

@@ -17,9 +17,10 @@ comparison layouts' wishes are in :mod:`regio.layout.comparison`) and :func:`pla
 them by the rules above. ``regio`` (:func:`regio_wanted`) marks
 the end of the stable prefix (``stable``), the end of the settled chunks (``settled``), the
 newest conversation block (``newest``), — when the deepest block of this request whose prefix
-an earlier request marked (the previous request's markers, then the ``newest`` markers of the
-last requests the layout state remembers, ``LayoutState.marked``, then the prefixes the frozen
-tail copies follow, ``TailCopy.follows``, however old) is 20 or more positions
+an earlier request marked (the previous request's markers, then the ``newest`` markers the
+layout state remembers while the provider may hold them, ``LayoutState.held``,
+:mod:`regio.layout.held`, then the prefixes the frozen tail copies follow,
+``TailCopy.follows``, however old) is 20 or more positions
 before the newest — that block (``spare``): after blocks were appended it is the previous
 request's newest marker; after the conversation was rewritten from some point (stale tail
 copies collected, a region's notes gone, old tool results cleared) it is the last prefix
