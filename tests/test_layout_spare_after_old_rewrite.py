@@ -3,7 +3,7 @@
 reads back the prefix before that entry while the provider holds it: the request that sent
 the entry before it marked that prefix with its ``newest`` marker, and the layout state
 remembers older marked prefixes, thinned, while the request times say their TTL runs
-(``LayoutState.held``, :mod:`regio.layout.held`; the ``spare`` marker,
+(``LayoutState.held``, :mod:`regio.layout.breakpoints`; the ``spare`` marker,
 :mod:`regio.layout.breakpoints`). Before ``held`` a clear of a result 18+ requests old read
 back the system prompt alone (1,652 of the 8,291 tokens before the change) although every
 request was sent 5 s apart."""
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from layout_support import common_prefix_tokens, tail_session
 from regio.layout import LayoutState
-from regio.layout.held import HELD_CAP, held_after, remembered, stride
+from regio.layout.breakpoints import HELD_CAP, held_after, remembered, stride
 from regio.layout.model import MARKED_HISTORY, HeldMark
 
 MODEL = "claude-sonnet-4-5"

@@ -24,6 +24,7 @@ import msgspec
 
 from regio.content import Block, Entry, Text, block_text, content_hash, split_weight
 
+from .breakpoints import held_after, remembered
 from .chunks import DEFAULT_CHUNK_TOKENS
 from .events import (
     BreakpointNeverRead,
@@ -31,7 +32,6 @@ from .events import (
     LayoutEvent,
     StableRegionChanged,
 )
-from .held import held_after, remembered
 from .model import (
     CHAIN_ROOT,
     DEFAULT_MIN_CACHE_TOKENS,
@@ -265,7 +265,7 @@ def _stable_warnings(
 def _previous_marks(prev: LayoutState | None, now: float | None) -> tuple[str, ...]:
     """The prefix hashes earlier requests marked: the previous request's, then the ones the
     state remembers the provider may still hold at ``now`` (``LayoutState.held``,
-    :func:`regio.layout.held.remembered`), newest first, then the prefixes the frozen tail
+    :func:`regio.layout.breakpoints.remembered`), newest first, then the prefixes the frozen tail
     copies follow (``TailCopy.follows``: marked by the requests that emitted them, which may
     be older than ``held`` remembers), newest copy first."""
     if prev is None:
@@ -279,7 +279,7 @@ def _breakpoints(
     blocks: list[LayoutBlock],
     tail_index: int | None,
     system_end: str,
-    now: float | None,
+    events: list[LayoutEvent],
 ) -> list[Breakpoint]:
     prev = job.prev_state
     try:
@@ -289,7 +289,7 @@ def _breakpoints(
             stable_ttl=job.stable_ttl,
             min_tokens=job.min_tokens,
             previous_newest=prev.newest_hash if prev is not None else None,
-            previous_marks=_previous_marks(prev, now),
+            previous_marks=_previous_marks(prev, job.sent_at),
             tail_index=tail_index,
             system_changed=prev is not None
             and prev.system_hash is not None
@@ -299,6 +299,7 @@ def _breakpoints(
         raise LayoutError(str(exc)) from exc
     for m in marks:
         blocks[m.index] = msgspec.structs.replace(blocks[m.index], breakpoint=m.ttl)
+    events.append(BreakpointPlan(job.strategy.name, tuple((m.index, m.ttl, m.slot) for m in marks)))
     return marks
 
 
@@ -361,7 +362,6 @@ def _new_state(
     stats: dict[str, BreakpointStat],
     watch: dict[str, RegionWatch],
     tokens: int,
-    now: float | None,
 ) -> LayoutState:
     newest = next((m for m in marks if m.slot == "newest"), None)
     newest_hash = blocks[newest.index].prefix_hash if newest is not None else None
@@ -390,7 +390,7 @@ def _new_state(
         held=held_after(
             job.prev_state,
             request=job.placed,
-            now=now,
+            now=job.sent_at,
             newest=(newest.ttl, newest_hash) if newest is not None and newest_hash else None,
             marks=((m.ttl, blocks[m.index].prefix_hash) for m in marks),
             present={b.prefix_hash for b in blocks},
@@ -436,17 +436,13 @@ def assemble(
     * ``settle_share``: share of ``window.max_tokens`` unsettled notes may reach (``regio``).
     * ``session_id``: seeds the OpenAI ``prompt_cache_key``.
     * ``log``: the session's :class:`RenderLog` (default: a new one, used for this request).
-    * ``sent_at``: when the request is sent (seconds, any clock the session keeps; the engine
-      passes its clock): with it the state remembers older marked prefixes while their TTL
-      runs, so the ``spare`` marker reads back the prefix before a rewrite of an old entry
-      (:mod:`regio.layout.held`); without it only the last 16 marking requests' prefixes.
+    * ``sent_at``: send time in clock seconds, to remember older marks (:func:`held_after`).
 
     Raises :class:`LayoutError` (a ``ValueError``) for an unknown strategy, duplicate tool names,
     a bad tool schema, a state from another strategy, or a system-role conversation message.
     """
     strat = strategy_for(strategy)
-    if state is None and previous is not None:
-        state = previous.state
+    state = previous.state if state is None and previous is not None else state
     tool_list = _inputs(strat, state, tools)
     econ = economics or CacheEconomics()
     job = Job.build(
@@ -460,6 +456,7 @@ def assemble(
         chunk_tokens=chunk_tokens,
         settle_share=settle_share,
         log=log if log is not None else RenderLog(),
+        sent_at=sent_at,
     )
     plan = plan_regions(job)
     head = _head(job, tool_list, plan)
@@ -470,8 +467,7 @@ def assemble(
     observed = job.observation.events if job.observation is not None else []
     events: list[LayoutEvent] = [*observed, *plan.events, *view.events]
     stable = _stable_warnings(job, events)
-    marks = _breakpoints(job, blocks, tail_index, system_end, sent_at)
-    events.append(BreakpointPlan(strat.name, tuple((m.index, m.ttl, m.slot) for m in marks)))
+    marks = _breakpoints(job, blocks, tail_index, system_end, events)
     stats = _never_read(job, blocks, len(head), view, events)
     total = sum(r.tokens for r in head) + view.tokens + tail_tokens
     watch = _watch(job, plan, blocks, len(head), view)
@@ -480,9 +476,7 @@ def assemble(
         blocks=tuple(blocks),
         breakpoints=tuple(marks),
         ttl=ttl,  # type: ignore[arg-type]
-        state=_new_state(
-            job, plan, blocks, marks, system_end, stable, stats, watch, total, sent_at
-        ),
+        state=_new_state(job, plan, blocks, marks, system_end, stable, stats, watch, total),
         events=tuple(events),
         prompt_cache_key=prompt_cache_key(blocks, session_id),
         min_cache_tokens=job.min_tokens,

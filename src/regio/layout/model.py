@@ -94,7 +94,7 @@ TTLS: tuple[str, ...] = ("5m", "1h")
 #: (the last ``MARKED_HISTORY`` entries of ``held``). A 5-minute cache entry outlives them in
 #: a tool loop whose calls are seconds apart, and a marker on an expired prefix costs no more
 #: than the write it would pay anyway. Older ones are remembered, thinned, only while the
-#: request times say the provider still holds them (:mod:`regio.layout.held`).
+#: request times say the provider still holds them (:mod:`regio.layout.breakpoints`).
 MARKED_HISTORY = 16
 
 #: Root of the prefix-hash chain (h_0); the chain is h_k = sha256(h_{k-1} + digest_k).
@@ -279,7 +279,7 @@ class TailCopy(msgspec.Struct, frozen=True):
 
 
 class HeldMark(msgspec.Struct, frozen=True, array_like=True):
-    """A prefix a ``newest`` marker sat on (``LayoutState.held``, :mod:`regio.layout.held`),
+    """A prefix a ``newest`` marker sat on (``LayoutState.held``, :mod:`regio.layout.breakpoints`),
     saved as ``[request, until, prefix_hash, read]``.
 
     * ``request``: the request number (``LayoutState.requests``) that marked it (``0``:
@@ -394,10 +394,10 @@ class LayoutState(msgspec.Struct, frozen=True):
       (a new state carries them in ``held`` and leaves ``marked`` empty);
     * ``held``: the prefixes ``newest`` markers sat on, oldest first (:class:`HeldMark`):
       those of the last :data:`MARKED_HISTORY` marking requests, then older ones thinned
-      (sparser further back, at most :data:`regio.layout.held.HELD_CAP` in all) while the
+      (sparser further back, at most :data:`regio.layout.breakpoints.HELD_CAP` in all) while the
       request times say the provider still holds them: a request whose conversation was
       rewritten after one of them reads it back (the ``spare`` marker,
-      :mod:`regio.layout.breakpoints`, :mod:`regio.layout.held`);
+      :mod:`regio.layout.breakpoints`, :mod:`regio.layout.breakpoints`);
     * ``opening``: a digest of what opens the conversation (its first entry and the
       ``compact_history`` regions' versions): a change means the conversation was rewritten
       from its start (:mod:`regio.layout.observe`);
