@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from layout_support import common_prefix_tokens, tail_session
 from regio.layout import LayoutState
-from regio.layout.breakpoints import HELD_CAP, held_after, remembered, stride
+from regio.layout.breakpoints import HELD_CAP, HELD_DIGITS, held_after, remembered, stride
 from regio.layout.model import MARKED_HISTORY, HeldMark
 
 MODEL = "claude-sonnet-4-5"
@@ -75,7 +75,7 @@ def test_a_clear_within_the_remembered_range_reads_back_at_least_the_deepest_kep
     total, deepest = 0, 0
     for b in req.blocks:
         total += b.tokens
-        if b.prefix_hash in kept:
+        if b.prefix_hash[:HELD_DIGITS] in kept:
             deepest = total
     assert deepest <= common_prefix_tokens(prev, req)
     assert out.read >= deepest
@@ -135,15 +135,16 @@ def test_a_layout_state_saved_before_held_loads_and_offers_its_marks_as_before()
     assert len(old.marked) == MARKED_HISTORY and not old.held
     runs = list(tail_session([(1, False)] * 22, 0.05, MODEL))
     now = runs[20][1].state
-    assert remembered(old, None) == remembered(now, None) == tuple(reversed(old.marked))
+    short = [h[:HELD_DIGITS] for h in old.marked]  # held keeps 16 hex digits of each
+    assert remembered(old, None) == remembered(now, None) == tuple(reversed(short))
     assert remembered(old, 105.0)[:MARKED_HISTORY] == remembered(now, 105.0)[:MARKED_HISTORY]
     carried = held_after(old, request=22, now=105.0, newest=("5m", "hx"), marks=())
-    assert [m.prefix_hash for m in carried] == [*old.marked[1:], "hx"]
+    assert [m.prefix_hash for m in carried] == [*short[1:], "hx"]
     assert all(m.request == 0 for m in carried[:-1])  # unknown: they age out, never held
     aged = held_after(
         LayoutState(held=carried), request=23, now=110.0, newest=("5m", "hy"), marks=()
     )
-    assert [m.prefix_hash for m in aged] == [*old.marked[2:], "hx", "hy"]
+    assert [m.prefix_hash for m in aged] == [*short[2:], "hx", "hy"]
 
 
 def test_a_second_relief_wave_reads_back_the_prefix_the_first_one_read_back():

@@ -24,7 +24,7 @@ import msgspec
 
 from regio.content import Block, Entry, Text, block_text, content_hash, split_weight
 
-from .breakpoints import held_after, remembered
+from .breakpoints import HELD_DIGITS, held_after, remembered
 from .chunks import DEFAULT_CHUNK_TOKENS
 from .events import (
     BreakpointNeverRead,
@@ -262,16 +262,21 @@ def _stable_warnings(
     return digests, warned
 
 
-def _previous_marks(prev: LayoutState | None, now: float | None) -> tuple[str, ...]:
+def _previous_marks(
+    prev: LayoutState | None, now: float | None, blocks: Sequence[LayoutBlock]
+) -> tuple[str, ...]:
     """The prefix hashes earlier requests marked: the previous request's, then the ones the
     state remembers the provider may still hold at ``now`` (``LayoutState.held``,
-    :func:`regio.layout.breakpoints.remembered`), newest first, then the prefixes the frozen tail
-    copies follow (``TailCopy.follows``: marked by the requests that emitted them, which may
-    be older than ``held`` remembers), newest copy first."""
+    :func:`regio.layout.breakpoints.remembered`, kept short: those ``blocks`` carry, in
+    full), newest first, then the prefixes the frozen tail copies follow
+    (``TailCopy.follows``: marked by the requests that emitted them, which may be older than
+    ``held`` remembers), newest copy first."""
     if prev is None:
         return ()
+    full = {b.prefix_hash[:HELD_DIGITS]: b.prefix_hash for b in blocks}
+    held = (full[k] for k in remembered(prev, now) if k in full)
     follows = (c.follows for c in reversed(prev.frozen) if c.follows)
-    return tuple(dict.fromkeys((*(ph for _, ph in prev.marks), *remembered(prev, now), *follows)))
+    return tuple(dict.fromkeys((*(ph for _, ph in prev.marks), *held, *follows)))
 
 
 def _breakpoints(
@@ -289,7 +294,7 @@ def _breakpoints(
             stable_ttl=job.stable_ttl,
             min_tokens=job.min_tokens,
             previous_newest=prev.newest_hash if prev is not None else None,
-            previous_marks=_previous_marks(prev, job.sent_at),
+            previous_marks=_previous_marks(prev, job.sent_at, blocks),
             tail_index=tail_index,
             system_changed=prev is not None
             and prev.system_hash is not None

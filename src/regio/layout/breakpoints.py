@@ -69,7 +69,7 @@ price the request pays for it anyway.
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from operator import attrgetter
 
 from regio.content import ToolResult, ToolUse
@@ -78,6 +78,7 @@ from .model import MARKED_HISTORY, Breakpoint, HeldMark, LayoutBlock, LayoutStat
 
 __all__ = [
     "HELD_CAP",
+    "HELD_DIGITS",
     "LOOKBACK",
     "MAX_BREAKPOINTS",
     "MESSAGE_MARK_EVERY",
@@ -261,6 +262,10 @@ TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 #: older ones reaching about 64 requests back (past a 5-minute TTL for calls 5 s apart).
 HELD_CAP = 32
 
+#: Hex digits of a prefix hash a remembered mark keeps (64 bits: no collision within a
+#: session's few hundred prefixes; a quarter of the state a full hash would take).
+HELD_DIGITS = 16
+
 _REQUEST = attrgetter("request")
 
 
@@ -269,6 +274,9 @@ class _Every:
 
     def __contains__(self, item: object) -> bool:
         return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
 
 
 _EVERY = _Every()
@@ -287,7 +295,7 @@ def _entries(state: LayoutState) -> tuple[HeldMark, ...]:
     numbers, no times)."""
     if state.held or not state.marked:
         return state.held
-    return tuple(HeldMark(0, None, h) for h in state.marked[-MARKED_HISTORY:])
+    return tuple(HeldMark(0, None, h[:HELD_DIGITS]) for h in state.marked[-MARKED_HISTORY:])
 
 
 def _live(m: HeldMark, now: float | None) -> bool:
@@ -295,9 +303,10 @@ def _live(m: HeldMark, now: float | None) -> bool:
 
 
 def remembered(state: LayoutState | None, now: float | None) -> tuple[str, ...]:
-    """The prefix hashes of ``state``'s remembered marks the provider may hold at ``now``
-    (seconds; ``None``: unknown), newest first: the last :data:`MARKED_HISTORY`, then the
-    older ones whose ``until`` is after ``now``."""
+    """The prefix hashes (their first :data:`HELD_DIGITS` hex digits) of ``state``'s
+    remembered marks the provider may hold at ``now`` (seconds; ``None``: unknown), newest
+    first: the last :data:`MARKED_HISTORY`, then the older ones whose ``until`` is after
+    ``now``."""
     if state is None:
         return ()
     held = _entries(state)
@@ -313,12 +322,13 @@ def held_after(
     now: float | None,
     newest: tuple[str, str] | None,
     marks: Iterable[tuple[str, str]],
-    present: Container[str] = _EVERY,
+    present: Iterable[str] = _EVERY,
 ) -> tuple[HeldMark, ...]:
     """``LayoutState.held`` after request number ``request`` sent at ``now`` (seconds;
     ``None``: unknown) whose markers sat on ``marks`` ((TTL, prefix hash) each) and whose
     ``newest`` marker on ``newest`` ((TTL, prefix hash); ``None``: it had none);
-    ``present``: the prefix hashes of that request's blocks (default: every hash).
+    ``present``: the prefix hashes of that request's blocks (default: every hash). Hashes
+    are kept as their first :data:`HELD_DIGITS` hex digits.
 
     A marker on a remembered prefix renews it (read, or written again): it counts as marked
     by this request (``request``, and ``until`` at least ``now`` + the marker's TTL) and as
@@ -327,13 +337,15 @@ def held_after(
     request (one it does not carry was rewritten: no later request can read it) and, unless
     ``read``, on their :func:`stride` (module docstring)."""
     held: Sequence[HeldMark] = _entries(state) if state is not None else ()
+    keys = present if isinstance(present, _Every) else {h[:HELD_DIGITS] for h in present}
     if now is not None:
         renewed: dict[str, float] = {}
-        for ttl, ph in marks:
+        for ttl, full in marks:
+            ph = full[:HELD_DIGITS]
             renewed[ph] = max(renewed.get(ph, now), now + TTL_SECONDS.get(ttl, 300.0))
         held = sorted((_renew(m, request, renewed) for m in held), key=_REQUEST)
     if newest is not None:
-        ttl, ph = newest
+        ttl, ph = newest[0], newest[1][:HELD_DIGITS]
         until = None
         if now is not None:  # a prefix marked again is remembered once, as this request's
             until = now + TTL_SECONDS.get(ttl, 300.0)
@@ -344,7 +356,7 @@ def held_after(
         for m in held[:-MARKED_HISTORY]
         if m.request > 0
         and _live(m, now)
-        and m.prefix_hash in present
+        and m.prefix_hash in keys
         and (m.read or m.request % stride(request - m.request) == 0)
     ]
     kept = (*older, *held[-MARKED_HISTORY:])

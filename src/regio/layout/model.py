@@ -287,7 +287,8 @@ class HeldMark(msgspec.Struct, frozen=True, array_like=True):
     * ``until``: the time (seconds, the caller's clock: ``assemble(sent_at=...)``) until which
       the provider holds it at least: the start of the last request that marked it plus that
       marker's TTL (``None``: no time was given);
-    * ``prefix_hash``: the chained prefix hash of the marked block;
+    * ``prefix_hash``: the first 16 hex digits of the chained prefix hash of the marked
+      block (:data:`regio.layout.breakpoints.HELD_DIGITS`);
     * ``read``: a later request's marker sat on it again (a ``spare`` read it back), so
       thinning keeps it while it lives.
     """
