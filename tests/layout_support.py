@@ -134,6 +134,7 @@ def tail_session(
             economics=econ,
             settle_share=settle_share,
             log=RenderLog() if cold else log,
+            sent_at=n * 5.0,
         )
         assert len(req.breakpoints) <= 4
         out = sim.process(to_cache_request(req, t_start=n * 5.0, id=f"r{n:03d}"))

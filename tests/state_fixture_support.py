@@ -36,9 +36,9 @@ class Ticks:
 def unwatched(value: Any) -> Any:
     """``value`` (a ``Request`` or a ``LayoutState``, or ``None``) without the regions' watch
     (``LayoutState.watch``, ``tokens`` and ``opening``, observed volatility), the marked
-    prefixes of the last requests (``LayoutState.marked``) and the digest of the entries the
-    first tail copy follows (``LayoutState.anchored``): as the regio that wrote the fixtures
-    laid it out (before all three)."""
+    prefixes of the last requests (``LayoutState.marked``, ``held``) and the digest of the
+    entries the first tail copy follows (``LayoutState.anchored``): as the regio that wrote
+    the fixtures laid it out (before all three)."""
     from msgspec.structs import replace
 
     from regio.layout import LayoutState, Request
@@ -46,7 +46,7 @@ def unwatched(value: Any) -> Any:
     if isinstance(value, Request):
         return replace(value, state=unwatched(value.state))
     if isinstance(value, LayoutState):
-        return replace(value, watch={}, tokens=0, marked=(), opening="", anchored="")
+        return replace(value, watch={}, tokens=0, marked=(), opening="", anchored="", held=())
     return value
 
 

@@ -25,6 +25,7 @@ from regio.layout import Request, VolatilityObserved, classify, to_cache_request
 from regio.layout.observe import OBSERVED_CHANGES, diff_entries
 from regio.providers import cache_model_for
 from regio.summarizers import ExtractiveSummarizer
+from state_fixture_support import Ticks
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "25"))
 PROP = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -54,7 +55,8 @@ SYSTEM = "You are a careful engineer who reads before editing. " * 60
 
 
 def _engine(blueprint: str = BLUEPRINT) -> Engine:
-    return Engine.from_blueprint(blueprint.replace("SYSTEM", SYSTEM))
+    # a reproducible clock: the layout state remembers when its marked prefixes expire
+    return Engine.from_blueprint(blueprint.replace("SYSTEM", SYSTEM), clock=Ticks())
 
 
 def _request(engine: Engine) -> tuple[Request, bytes]:

@@ -75,6 +75,7 @@ def _assemble(
     provider: str,
     model: str,
     carried: LayoutState | None,
+    sent_at: float,
 ) -> Request:
     options = c.options
     return assemble(
@@ -88,6 +89,7 @@ def _assemble(
         settle_share=options.settle_share,
         session_id=options.session_id,
         log=state.render_log,
+        sent_at=sent_at,
     )
 
 
@@ -153,14 +155,15 @@ def lay_out_steps(
     fingerprint = request_fingerprint(c, specs, provider, model, api, state.region_hashes)
     same = fingerprint == state.layout_fingerprint
     carried = state.layout_input if same else state.layout_state
-    req = _assemble(c, state, specs, provider, model, carried)
+    sent_at = float(c.clock())  # read once: the layout's and the send time
+    req = _assemble(c, state, specs, provider, model, carried, sent_at)
     raw = budget.request_estimate(req, provider)
     measured = budget.layout_tokens
     if budget.measure_layout(raw, provider) > measured:
         budget.reserve(provider, model)  # the next admissions leave the layout's share free
     limit = budget.limit
     if budget.calibrated(raw, provider, model) > limit:
-        made = yield from _to_ceiling(c, budget, state, specs, (provider, model, api), raw)
+        made = yield from _to_ceiling(c, budget, state, specs, (provider, model, api), raw, sent_at)
         if made is not None:
             req, raw, carried, fingerprint = made
         sized = budget.calibrated(raw, provider, model)
@@ -191,7 +194,7 @@ def lay_out_steps(
     state.layout_input, state.layout_fingerprint = carried, fingerprint
     state.layout_state = req.state
     state.last_request = req
-    state.last_sent_at = float(c.clock())
+    state.last_sent_at = sent_at
     state.last_next_entry = c.window.next_entry
     state.last_estimate = raw
     state.last_provider, state.last_model = provider, model
@@ -205,12 +208,14 @@ def _to_ceiling(
     specs: Sequence[ToolSpec],
     target: tuple[str, str, str | None],
     raw: int,
+    sent_at: float,
 ) -> Steps[tuple[Request, int, LayoutState | None, str] | None]:
     """A request of ``raw`` tokens over the ceiling (``target``: provider, model, api) brought
     under it with ``auto_compact`` (:func:`lay_out_steps`): compaction to half the allowance,
     the roll-off of the sliding windows compaction cannot shrink, then the newest turn
-    trimmed; returns the request laid out again, its raw estimate, the layout state it
-    carried on from and its fingerprint, or ``None`` when nothing was tried."""
+    trimmed; returns the request laid out again (sent at ``sent_at``, clock seconds), its raw
+    estimate, the layout state it carried on from and its fingerprint, or ``None`` when
+    nothing was tried."""
     provider, model, api = target
     limit = budget.limit
     factor = budget.calibration.factor(budget.calibration_key(provider, model))
@@ -232,7 +237,7 @@ def _to_ceiling(
             turnfit.shorten(c, conv, int(over / factor) + 1)
         fingerprint = request_fingerprint(c, specs, provider, model, api, state.region_hashes)
         carried = state.layout_state  # the window changed: carry on from the last request
-        req = _assemble(c, state, specs, provider, model, carried)
+        req = _assemble(c, state, specs, provider, model, carried, sent_at)
         raw = budget.request_estimate(req, provider)
         made = (req, raw, carried, fingerprint)
     return made

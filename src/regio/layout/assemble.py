@@ -24,6 +24,7 @@ import msgspec
 
 from regio.content import Block, Entry, Text, block_text, content_hash, split_weight
 
+from .breakpoints import HELD_DIGITS, held_after, remembered
 from .chunks import DEFAULT_CHUNK_TOKENS
 from .events import (
     BreakpointNeverRead,
@@ -34,7 +35,6 @@ from .events import (
 from .model import (
     CHAIN_ROOT,
     DEFAULT_MIN_CACHE_TOKENS,
-    MARKED_HISTORY,
     Breakpoint,
     BreakpointStat,
     CacheEconomics,
@@ -262,29 +262,29 @@ def _stable_warnings(
     return digests, warned
 
 
-def _previous_marks(prev: LayoutState | None) -> tuple[str, ...]:
-    """The prefix hashes earlier requests marked: the previous request's, then the older
-    ones the state remembers (``LayoutState.marked``), newest first, then the prefixes the
-    frozen tail copies follow (``TailCopy.follows``: marked by the requests that emitted
-    them, which may be older than ``marked`` remembers), newest copy first."""
+def _previous_marks(
+    prev: LayoutState | None, now: float | None, blocks: Sequence[LayoutBlock]
+) -> tuple[str, ...]:
+    """The prefix hashes earlier requests marked: the previous request's, then the ones the
+    state remembers the provider may still hold at ``now`` (``LayoutState.held``,
+    :func:`regio.layout.breakpoints.remembered`, kept short: those ``blocks`` carry, in
+    full), newest first, then the prefixes the frozen tail copies follow
+    (``TailCopy.follows``: marked by the requests that emitted them, which may be older than
+    ``held`` remembers), newest copy first."""
     if prev is None:
         return ()
+    full = {b.prefix_hash[:HELD_DIGITS]: b.prefix_hash for b in blocks}
+    held = (full[k] for k in remembered(prev, now) if k in full)
     follows = (c.follows for c in reversed(prev.frozen) if c.follows)
-    return tuple(dict.fromkeys((*(ph for _, ph in prev.marks), *reversed(prev.marked), *follows)))
-
-
-def _marked(prev: LayoutState | None, newest: str | None) -> tuple[str, ...]:
-    """``LayoutState.marked`` after a request whose ``newest`` marker sat on the prefix hash
-    ``newest`` (``None``: it had none): the ``newest`` prefixes of the last
-    :data:`MARKED_HISTORY` requests, oldest first."""
-    before = prev.marked if prev is not None else ()
-    if newest is None:
-        return before
-    return (*before, newest)[-MARKED_HISTORY:]
+    return tuple(dict.fromkeys((*(ph for _, ph in prev.marks), *held, *follows)))
 
 
 def _breakpoints(
-    job: Job, blocks: list[LayoutBlock], tail_index: int | None, system_end: str
+    job: Job,
+    blocks: list[LayoutBlock],
+    tail_index: int | None,
+    system_end: str,
+    events: list[LayoutEvent],
 ) -> list[Breakpoint]:
     prev = job.prev_state
     try:
@@ -294,7 +294,7 @@ def _breakpoints(
             stable_ttl=job.stable_ttl,
             min_tokens=job.min_tokens,
             previous_newest=prev.newest_hash if prev is not None else None,
-            previous_marks=_previous_marks(prev),
+            previous_marks=_previous_marks(prev, job.sent_at, blocks),
             tail_index=tail_index,
             system_changed=prev is not None
             and prev.system_hash is not None
@@ -304,6 +304,7 @@ def _breakpoints(
         raise LayoutError(str(exc)) from exc
     for m in marks:
         blocks[m.index] = msgspec.structs.replace(blocks[m.index], breakpoint=m.ttl)
+    events.append(BreakpointPlan(job.strategy.name, tuple((m.index, m.ttl, m.slot) for m in marks)))
     return marks
 
 
@@ -391,7 +392,14 @@ def _new_state(
         tail=tail,
         frozen=tail_plan.frozen if tail_plan is not None else (),
         stale_rent=plan.stale_rent if plan.gc_reason is None else 0,
-        marked=_marked(job.prev_state, newest_hash),
+        held=held_after(
+            job.prev_state,
+            request=job.placed,
+            now=job.sent_at,
+            newest=(newest.ttl, newest_hash) if newest is not None and newest_hash else None,
+            marks=((m.ttl, blocks[m.index].prefix_hash) for m in marks),
+            present={b.prefix_hash for b in blocks},
+        ),
         opening=job.observation.opening if job.observation is not None else "",
         anchored=anchored_digest(job, (*(tail_plan.frozen if tail_plan else ()), *tail)),
         watch=watch,
@@ -414,6 +422,7 @@ def assemble(
     settle_share: float = DEFAULT_SETTLE_SHARE,
     session_id: str | None = None,
     log: RenderLog | None = None,
+    sent_at: float | None = None,
 ) -> Request:
     """Lay ``window`` out as a provider-neutral :class:`Request`.
 
@@ -432,13 +441,13 @@ def assemble(
     * ``settle_share``: share of ``window.max_tokens`` unsettled notes may reach (``regio``).
     * ``session_id``: seeds the OpenAI ``prompt_cache_key``.
     * ``log``: the session's :class:`RenderLog` (default: a new one, used for this request).
+    * ``sent_at``: send time in clock seconds, to remember older marks (:func:`held_after`).
 
     Raises :class:`LayoutError` (a ``ValueError``) for an unknown strategy, duplicate tool names,
     a bad tool schema, a state from another strategy, or a system-role conversation message.
     """
     strat = strategy_for(strategy)
-    if state is None and previous is not None:
-        state = previous.state
+    state = previous.state if state is None and previous is not None else state
     tool_list = _inputs(strat, state, tools)
     econ = economics or CacheEconomics()
     job = Job.build(
@@ -452,6 +461,7 @@ def assemble(
         chunk_tokens=chunk_tokens,
         settle_share=settle_share,
         log=log if log is not None else RenderLog(),
+        sent_at=sent_at,
     )
     plan = plan_regions(job)
     head = _head(job, tool_list, plan)
@@ -462,8 +472,7 @@ def assemble(
     observed = job.observation.events if job.observation is not None else []
     events: list[LayoutEvent] = [*observed, *plan.events, *view.events]
     stable = _stable_warnings(job, events)
-    marks = _breakpoints(job, blocks, tail_index, system_end)
-    events.append(BreakpointPlan(strat.name, tuple((m.index, m.ttl, m.slot) for m in marks)))
+    marks = _breakpoints(job, blocks, tail_index, system_end, events)
     stats = _never_read(job, blocks, len(head), view, events)
     total = sum(r.tokens for r in head) + view.tokens + tail_tokens
     watch = _watch(job, plan, blocks, len(head), view)

@@ -40,6 +40,7 @@ __all__ = [
     "BreakpointStat",
     "CacheEconomics",
     "ChunkState",
+    "HeldMark",
     "LayoutBlock",
     "LayoutState",
     "Level",
@@ -89,9 +90,11 @@ Ttl = Literal["5m", "1h"]
 LEVELS: tuple[str, ...] = ("tools", "system", "messages", "tail")
 TTLS: tuple[str, ...] = ("5m", "1h")
 
-#: Requests whose marked prefixes a :class:`LayoutState` remembers (``marked``). A 5-minute
-#: cache entry outlives them in a tool loop whose calls are seconds apart; the layout has no
-#: clock, and a marker on an expired prefix costs no more than the write it would pay anyway.
+#: Requests whose marked prefixes a :class:`LayoutState` remembers whatever the time
+#: (the last ``MARKED_HISTORY`` entries of ``held``). A 5-minute cache entry outlives them in
+#: a tool loop whose calls are seconds apart, and a marker on an expired prefix costs no more
+#: than the write it would pay anyway. Older ones are remembered, thinned, only while the
+#: request times say the provider still holds them (:mod:`regio.layout.breakpoints`).
 MARKED_HISTORY = 16
 
 #: Root of the prefix-hash chain (h_0); the chain is h_k = sha256(h_{k-1} + digest_k).
@@ -275,6 +278,27 @@ class TailCopy(msgspec.Struct, frozen=True):
     follows: str = ""
 
 
+class HeldMark(msgspec.Struct, frozen=True, array_like=True):
+    """A prefix a ``newest`` marker sat on (``LayoutState.held``, :mod:`regio.layout.breakpoints`),
+    saved as ``[request, until, prefix_hash, read]``.
+
+    * ``request``: the request number (``LayoutState.requests``) that marked it (``0``:
+      unknown, carried over from a state saved before ``held`` existed);
+    * ``until``: the time (seconds, the caller's clock: ``assemble(sent_at=...)``) until which
+      the provider holds it at least: the start of the last request that marked it plus that
+      marker's TTL (``None``: no time was given);
+    * ``prefix_hash``: the first 16 hex digits of the chained prefix hash of the marked
+      block (:data:`regio.layout.breakpoints.HELD_DIGITS`);
+    * ``read``: a later request's marker sat on it again (a ``spare`` read it back), so
+      thinning keeps it while it lives.
+    """
+
+    request: int
+    until: float | None
+    prefix_hash: str
+    read: bool = False
+
+
 class BreakpointStat(msgspec.Struct, frozen=True):
     """Per slot: requests seen with a mark, how many marks' prefixes survived into the next
     request, and whether the "never read" warning was already given."""
@@ -366,10 +390,15 @@ class LayoutState(msgspec.Struct, frozen=True):
       what their writes did over the last requests and where they were laid out
       (observed volatility, :mod:`regio.layout.observe`);
     * ``tokens``: the request's total tokens (the figures of the next request's changes);
-    * ``marked``: the prefix hashes the ``newest`` markers of the last
-      :data:`MARKED_HISTORY` requests sat on, oldest first: prefixes the provider may still
-      hold, so a request whose conversation was rewritten after one of them reads it back
-      (the ``spare`` marker, :mod:`regio.layout.breakpoints`);
+    * ``marked``: read only, from states saved before ``held``: the prefix hashes the
+      ``newest`` markers of the last :data:`MARKED_HISTORY` requests sat on, oldest first
+      (a new state carries them in ``held`` and leaves ``marked`` empty);
+    * ``held``: the prefixes ``newest`` markers sat on, oldest first (:class:`HeldMark`):
+      those of the last :data:`MARKED_HISTORY` marking requests, then older ones thinned
+      (sparser further back, at most :data:`regio.layout.breakpoints.HELD_CAP` in all) while the
+      request times say the provider still holds them: a request whose conversation was
+      rewritten after one of them reads it back (the ``spare`` marker,
+      :mod:`regio.layout.breakpoints`, :mod:`regio.layout.breakpoints`);
     * ``opening``: a digest of what opens the conversation (its first entry and the
       ``compact_history`` regions' versions): a change means the conversation was rewritten
       from its start (:mod:`regio.layout.observe`);
@@ -400,6 +429,7 @@ class LayoutState(msgspec.Struct, frozen=True):
     marked: tuple[str, ...] = ()
     opening: str = ""
     anchored: str = ""
+    held: tuple[HeldMark, ...] = ()
 
     def to_json(self) -> bytes:
         """The state as JSON bytes."""

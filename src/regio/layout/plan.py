@@ -49,7 +49,8 @@ class Job:
     strategy, the previous state (``None`` on a first request), the options (tokens unless
     noted) and the session's render log, plus the window's regions split once and, for a
     strategy that ``observes``, what the regions' writes did since the previous request
-    (:mod:`regio.layout.observe`)."""
+    (:mod:`regio.layout.observe`); ``sent_at``: when the request is sent (clock seconds,
+    ``None``: unknown; :mod:`regio.layout.breakpoints`)."""
 
     window: WindowLike
     strategy: LayoutStrategy
@@ -65,6 +66,7 @@ class Job:
     others: list[RegionLike]
     conversation: list[Entry]
     observation: Observation | None = None
+    sent_at: float | None = None
 
     @classmethod
     def build(
