@@ -61,7 +61,7 @@ from .state import ProxyState
 from .streams import Relay, relay_for
 from .summaries import SummaryTally
 from .turn import Turn
-from .upstream import client_headers, response_headers
+from .upstream import client_headers, drained, release, response_headers
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -114,7 +114,7 @@ async def passthrough(
             async for chunk in response.aiter_raw():
                 yield chunk
         finally:
-            await response.aclose()
+            await release(response)
 
     return StreamingResponse(
         chunks(), status_code=response.status_code, headers=_returned(response)
@@ -386,7 +386,7 @@ class _Exchange:
             await self._end(None, 502)
             return _error(self.api, 502, f"upstream unreachable: {type(exc).__name__}", "api_error")
         if response.status_code != 200:
-            data = await response.aread()
+            data = await drained(response)
             await self._end(None, response.status_code)
             return self._plain(response, data)
         if turn.client.stream:
@@ -411,8 +411,7 @@ class _Exchange:
         refusal (``Turn.recover``)."""
         if response.status_code not in (400, 413):
             return response
-        data = await response.aread()
-        await response.aclose()
+        data = await drained(response)
         try:
             error = json.loads(data)
         except ValueError:
@@ -426,8 +425,7 @@ class _Exchange:
         """A non-streamed answer, after the rounds of regio's own tools."""
         turn = self.turn
         while True:
-            data = await response.aread()
-            await response.aclose()
+            data = await drained(response)
             try:
                 reply = read_reply(json.loads(data), turn.regio_tools)
             except (ValueError, RegioError):
@@ -438,7 +436,7 @@ class _Exchange:
                 return self._plain(response, data)
             response = await self._send(await self._work(turn.answer, reply))
             if response.status_code != 200:
-                data = await response.aread()
+                data = await drained(response)
                 await self._end(None, response.status_code)
                 return self._plain(response, data)
 
@@ -454,13 +452,13 @@ class _Exchange:
                     if last:
                         yield last
                     last = out
-                await response.aclose()
+                await release(response)
                 reply = relay.reply()
                 if not (relay.held and reply.internal and reply.complete):
                     break
                 response = await self._send(await self._work(turn.answer, reply))
                 if response.status_code != 200:
-                    text = (await response.aread()).decode(errors="replace")[:500]
+                    text = (await drained(response)).decode(errors="replace")[:500]
                     if last:
                         yield last
                     last = self._error_event(f"upstream {response.status_code}: {text}")
@@ -480,7 +478,7 @@ class _Exchange:
 
     async def _end_stream(self, response: httpx.Response, reply: Reply | None) -> None:
         with anyio.CancelScope(shield=True):  # a client gone away cancels the relay
-            await response.aclose()
+            await release(response)
         await self._end(reply, 200)
 
     async def _events(self, response: httpx.Response, relay: Relay) -> AsyncIterator[bytes]:

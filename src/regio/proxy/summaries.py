@@ -59,7 +59,7 @@ from regio.summarizers import LLMSummarizer
 from regio.summarizers._validity import summary_defect
 
 from .replies import summary_reply, summary_usage
-from .upstream import client_headers, cookieless
+from .upstream import client_headers, cookieless, unlinked
 
 if TYPE_CHECKING:
     from regio.content import Entry
@@ -397,11 +397,16 @@ class SummaryClient:
         with self.client.stream(
             "POST", url, headers=headers, content=data, timeout=httpx.Timeout(limit)
         ) as response:
-            for chunk in response.iter_bytes():
-                chunks.append(chunk)
-                if time.monotonic() > deadline:
-                    raise httpx.ReadTimeout("summary reply past its time", request=response.request)
-            return response.status_code, b"".join(chunks)
+            try:
+                for chunk in response.iter_bytes():
+                    chunks.append(chunk)
+                    if time.monotonic() > deadline:
+                        raise httpx.ReadTimeout(
+                            "summary reply past its time", request=response.request
+                        )
+                return response.status_code, b"".join(chunks)
+            finally:
+                unlinked(response)
 
     def bind(
         self,

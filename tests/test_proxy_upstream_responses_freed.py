@@ -1,0 +1,118 @@
+"""The worker's upstream responses are freed as each request ends, not by the collector.
+
+httpx's body stream of a sent request refers back to its response, a reference cycle that keeps
+the request, its body and the connection pool's state of it alive until a collection finds it;
+a worker that left them to the collector paused for 64-268 ms every ~35 s in the proxy
+benchmark (docs/proxy.md). Every path that is done with an upstream response (a stream relayed,
+a whole answer read, an error answer, a summary call) cuts the cycle, so a collection finds
+none of them."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+pytest.importorskip("starlette", reason="the proxy extra (starlette, uvicorn) is not installed")
+
+from mutation_support import fuzz_settings
+from proxy_support import ScriptedUpstream, Step, blueprint, in_process
+from regio.proxy.summaries import SummaryClient
+
+UPSTREAM = "http://upstream.test"
+BLUEPRINT = blueprint(
+    "freed", "anthropic:claude-sonnet-4-6", window=16000, output=1000, conversation="80%"
+)
+
+
+def _cyclic_garbage(run: Callable[[], None]) -> list[Any]:
+    """What the collector finds unreachable only through cycles after ``run()``."""
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        run()
+        gc.collect()
+        return list(gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if enabled:
+            gc.enable()
+
+
+def _upstream_responses(garbage: list[Any]) -> list[httpx.Response]:
+    return [
+        o
+        for o in garbage
+        if isinstance(o, httpx.Response) and str(o.request.url).startswith(UPSTREAM)
+    ]
+
+
+def _body(history: list[dict[str, Any]], stream: bool) -> dict[str, Any]:
+    return {"model": "claude-sonnet-4-6", "max_tokens": 100, "messages": history, "stream": stream}
+
+
+@contextlib.contextmanager
+def _client(path: Path) -> Iterator[Any]:
+    steps = [Step("Reading.", (("read", {"path": "f.py"}),))] * 20
+    with in_process(ScriptedUpstream(steps), BLUEPRINT, f"sqlite:{path}") as c:
+        yield c
+
+
+def _turns(client: Any, history: list[dict[str, Any]], streams: list[bool]) -> None:
+    for stream in streams:
+        r = client.post("/v1/messages", json=_body(history, stream), headers={"x-api-key": "k"})
+        assert r.status_code == 200, r.text
+        call_id = f"call-{len(history)}"
+        if stream:
+            assert "tool_use" in r.text
+        history.append({"role": "assistant", "content": [{"type": "text", "text": "Reading."}]})
+        history.append({"role": "user", "content": f"result {call_id}: {'x ' * 50}"})
+
+
+@given(streams=st.lists(st.booleans(), min_size=1, max_size=4))
+@fuzz_settings(8)
+def test_relayed_and_whole_upstream_answers_leave_no_cycle_for_the_collector(
+    streams: list[bool],
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp, _client(Path(tmp) / "p.db") as client:
+        history: list[dict[str, Any]] = [{"role": "user", "content": "Read every file."}]
+        _turns(client, history, [False])  # the session and the worker's first-use objects
+        garbage = _cyclic_garbage(lambda: _turns(client, history, streams))
+    assert _upstream_responses(garbage) == []
+
+
+def test_an_upstream_error_answer_leaves_no_cycle_for_the_collector(tmp_path) -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(529, json={"type": "error", "error": {"type": "overloaded"}})
+
+    def run() -> None:
+        with in_process(ScriptedUpstream([]), BLUEPRINT, f"sqlite:{tmp_path}/p.db") as c:
+            c.app.state.proxy.upstream.transport = httpx.MockTransport(refuse)
+            body = _body([{"role": "user", "content": "Hello."}], False)
+            r = c.post("/v1/messages", json=body, headers={"x-api-key": "k"})
+            assert r.status_code == 529
+
+    assert _upstream_responses(_cyclic_garbage(run)) == []
+
+
+def test_a_summary_call_leaves_no_cycle_for_the_collector() -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"content": [{"type": "text", "text": "A summary."}]})
+
+    summaries = SummaryClient(UPSTREAM, transport=httpx.MockTransport(answer))
+    summaries.post("/v1/messages", [], {"messages": []})  # the client and its pool exist
+    calls: list[tuple[int, bytes]] = []
+    garbage = _cyclic_garbage(lambda: calls.append(summaries.post("/v1/messages", [], {})))
+    assert calls[0][0] == 200
+    assert _upstream_responses(garbage) == []
