@@ -75,9 +75,10 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def step(client: httpx.AsyncClient, url: str, n: int, history: list[Any], index: int) -> None:
+async def step(client: httpx.AsyncClient, url: str, n: int, history: list[Any], index: int) -> str:
     """Step ``index`` of session ``n``: send ``history`` (streamed on even steps), then add the
-    model's call and a tool result to it."""
+    model's call and a tool result to it. Returns the proxy's session id (its
+    ``x-regio-session`` response header)."""
     body = {
         "model": "claude-sonnet-4-6",
         "max_tokens": 1000,
@@ -91,6 +92,7 @@ async def step(client: httpx.AsyncClient, url: str, n: int, history: list[Any], 
         text = []
         async with client.stream("POST", f"{url}/v1/messages", json=body, headers=headers) as r:
             assert r.status_code == 200
+            session = r.headers["x-regio-session"]
             async for line in r.aiter_lines():
                 text.append(line)
         start = next(
@@ -102,6 +104,7 @@ async def step(client: httpx.AsyncClient, url: str, n: int, history: list[Any], 
     else:
         r = await client.post(f"{url}/v1/messages", json=body, headers=headers)
         assert r.status_code == 200, r.text
+        session = r.headers["x-regio-session"]
         call = next(b for b in r.json()["content"] if b["type"] == "tool_use")
     history.append(
         {
@@ -120,6 +123,7 @@ async def step(client: httpx.AsyncClient, url: str, n: int, history: list[Any], 
             ],
         }
     )
+    return session
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -10,16 +10,16 @@ ratio to an early one measures the worker's load growing as much as the cost of 
 own session growing. Here the load does not grow, and the ratio is what a session's length
 adds to its own requests.
 
-Setup (:mod:`proxy_load`): ``REGIO_BENCH_SESSIONS`` (default 100) slots each run three
+Setup (:mod:`proxy_load`): ``REGIO_BENCH_SESSIONS`` (default 100) slots each run four
 sessions back to back, all of the same shape (``REGIO_BENCH_STEPS`` steps at most, default
-50): slot ``n`` starts with a lead-in session of ``STEPS - k`` steps, then the measured session
-of ``STEPS`` steps, then a tail session of ``k`` steps, with ``k = 1 + n (STEPS - 1) //
-SESSIONS`` (1 to ``STEPS - 1``): from the lead-ins' end the slots' sessions sit at stages spread
-evenly over 0 to ``STEPS - 1`` at every moment, and every slot makes ``2 STEPS`` requests.
-While some lead-ins are still short the load is lighter: the measured sessions of slots with a
-large ``k`` make their first requests under it (the first 10% is favoured, so the ratio is if
-anything overstated). A measured session is the one with ``STEPS`` requests in the log (a
-lead-in or tail has fewer).
+50): slot ``n`` starts with a lead-in of ``k = 1 + n (STEPS - 1) // SESSIONS`` steps (1 to
+``STEPS - 1``), then a session of ``STEPS`` steps, then the measured session of ``STEPS`` steps,
+then a tail of ``STEPS - k`` steps. After the lead-ins (from step ``STEPS`` of the run on) the
+slots sit at stages ``(t - k) mod STEPS`` at step ``t``: spread evenly over the stages, so the
+worker's load holds still; every measured session runs inside that steady stretch (steps
+``STEPS + k`` to ``2 STEPS + k``), and the tails keep it steady until the last of them ends.
+Every slot makes ``3 STEPS`` requests. A measured session is known by the session id the
+proxy returns (``x-regio-session``).
 
 Measured, per request of the measured sessions (the request log): the proxy's own CPU
 (``added_cpu_ms``) and the wall time it added (``added_ms``; not the upstream's), p50 and p99,
@@ -29,8 +29,8 @@ with the ratios last / first and last / full.
 Asserted: the proxy's own CPU per request (p50) and the added latency (p50 and p99), last 10%
 against first 10%, at most 1.5 (the issue's flatness target). Not a timed test: the figures
 follow the machine; run it by hand on an otherwise idle machine, ``pytest
-benchmarks/test_bench_proxy_stationary.py -s`` (about ``2 STEPS`` model intervals, 8-9 minutes
-at the defaults), and read the table it prints; docs/proxy.md has a run.
+benchmarks/test_bench_proxy_stationary.py -s`` (about ``3 STEPS`` model intervals, 13
+minutes at the defaults), and read the table it prints; docs/proxy.md has a run.
 """
 
 from __future__ import annotations
@@ -59,12 +59,13 @@ from proxy_load import (
 )
 
 
-def _tail_steps(n: int) -> int:
+def _lead_steps(n: int) -> int:
     """``k`` of slot ``n`` (module doc): 1 to ``STEPS - 1``, spread evenly over the slots."""
     return 1 + n * (STEPS - 1) // SESSIONS
 
 
 def test_added_latency_of_a_late_request_stays_flat_under_a_steady_load(tmp_path: Path) -> None:
+    measured_ids: set[str] = set()
     with serving(tmp_path) as (url, _proxy, log):
 
         async def run() -> None:
@@ -76,23 +77,26 @@ def test_added_latency_of_a_late_request_stays_flat_under_a_steady_load(tmp_path
 
                 async def slot(n: int) -> None:
                     await asyncio.sleep(random.Random(n).uniform(0, MODEL_SECONDS))  # spread
-                    k = _tail_steps(n)
-                    for part, steps in (("lead-in", STEPS - k), ("measured", STEPS), ("tail", k)):
+                    k = _lead_steps(n)
+                    parts = (("lead-in", k), ("before", STEPS), ("measured", STEPS))
+                    for part, steps in (*parts, ("tail", STEPS - k)):
                         text = f"Session {n} ({part}): read every file."
                         history = [{"role": "user", "content": text}]
                         for index in range(steps):
-                            await step(client, url, n, history, index)
+                            session = await step(client, url, n, history, index)
+                            if part == "measured":
+                                measured_ids.add(session)
 
                 await asyncio.gather(*(slot(n) for n in range(SESSIONS)))
 
         asyncio.run(run())
-    measured = {k: v for k, v in logged_sessions(log).items() if len(v) == STEPS}
-    assert len(measured) == SESSIONS
+    measured = {k: v for k, v in logged_sessions(log).items() if k in measured_ids}
+    assert len(measured) == SESSIONS and all(len(v) == STEPS for v in measured.values())
     table = {
         name: latency_figures([v[i] for v in measured.values() for i in steps])
         for name, steps in phases().items()
     }
-    print_table(f"{SESSIONS} slots x {2 * STEPS} steps, a steady load, one worker", table)
+    print_table(f"{SESSIONS} slots x {3 * STEPS} steps, a steady load, one worker", table)
     first, last = table["first 10%"], table["last 10%"]
     for key in ("proxy cpu ms p50", "added ms p50", "added ms p99"):
         assert last[key] / first[key] <= 1.5, (key, table)
