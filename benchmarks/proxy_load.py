@@ -25,6 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
+
+pytest.importorskip("starlette", reason="the proxy extra (starlette, uvicorn) is not installed")
+pytest.importorskip("uvicorn", reason="the proxy extra (starlette, uvicorn) is not installed")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 

@@ -39,14 +39,9 @@ import asyncio
 import random
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("starlette", reason="the proxy extra (starlette, uvicorn) is not installed")
-pytest.importorskip("uvicorn", reason="the proxy extra (starlette, uvicorn) is not installed")
-
 import httpx
 
-from proxy_load import (
+from proxy_load import (  # skips the module without the proxy extra
     MODEL_SECONDS,
     SESSIONS,
     STEPS,
