@@ -20,7 +20,7 @@ import os
 import statistics
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +128,18 @@ async def step(client: httpx.AsyncClient, url: str, n: int, history: list[Any], 
         }
     )
     return session
+
+
+@contextlib.asynccontextmanager
+async def warmed_client(url: str) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the worker at ``url`` with a connection per session, after two requests of
+    a warm-up session (the worker's first requests load tokenizers and code)."""
+    limits = httpx.Limits(max_connections=SESSIONS + 10)
+    async with httpx.AsyncClient(timeout=600, limits=limits) as client:
+        warm = [{"role": "user", "content": "Warm-up session: read every file."}]
+        for index in range(2):
+            await step(client, url, -1, warm, index)
+        yield client
 
 
 def percentile(values: list[float], q: float) -> float:

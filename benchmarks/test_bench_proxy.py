@@ -53,8 +53,6 @@ import random
 import statistics
 from pathlib import Path
 
-import httpx
-
 from proxy_load import (  # skips the module without the proxy extra
     MODEL_SECONDS,
     SESSIONS,
@@ -67,6 +65,7 @@ from proxy_load import (  # skips the module without the proxy extra
     print_table,
     serving,
     step,
+    warmed_client,
 )
 
 
@@ -75,11 +74,7 @@ def test_added_cpu_and_latency_per_request_stay_flat_as_sessions_grow(tmp_path: 
     with serving(tmp_path) as (url, proxy, log):
 
         async def run() -> None:
-            limits = httpx.Limits(max_connections=SESSIONS + 10)
-            async with httpx.AsyncClient(timeout=600, limits=limits) as client:
-                warm = [{"role": "user", "content": "Warm-up session: read every file."}]
-                for index in range(2):  # the worker's first requests load tokenizers and code
-                    await step(client, url, -1, warm, index)
+            async with warmed_client(url) as client:
                 done = [0]
                 marks = [cpu_seconds(proxy.pid)]
 

@@ -39,8 +39,6 @@ import asyncio
 import random
 from pathlib import Path
 
-import httpx
-
 from proxy_load import (  # skips the module without the proxy extra
     MODEL_SECONDS,
     SESSIONS,
@@ -51,6 +49,7 @@ from proxy_load import (  # skips the module without the proxy extra
     print_table,
     serving,
     step,
+    warmed_client,
 )
 
 
@@ -64,11 +63,7 @@ def test_added_latency_of_a_late_request_stays_flat_under_a_steady_load(tmp_path
     with serving(tmp_path) as (url, _proxy, log):
 
         async def run() -> None:
-            limits = httpx.Limits(max_connections=SESSIONS + 10)
-            async with httpx.AsyncClient(timeout=600, limits=limits) as client:
-                warm = [{"role": "user", "content": "Warm-up session: read every file."}]
-                for index in range(2):  # the worker's first requests load tokenizers and code
-                    await step(client, url, -1, warm, index)
+            async with warmed_client(url) as client:
 
                 async def slot(n: int) -> None:
                     await asyncio.sleep(random.Random(n).uniform(0, MODEL_SECONDS))  # spread
