@@ -116,8 +116,12 @@ async def passthrough(
         finally:
             await release(response)
 
-    return StreamingResponse(
-        chunks(), status_code=response.status_code, headers=_returned(response)
+    # released also when the body is never iterated (the client gone before it started)
+    return _Stream(
+        chunks(),
+        lambda: release(response),
+        status_code=response.status_code,
+        headers=_returned(response),
     )
 
 
@@ -392,7 +396,7 @@ class _Exchange:
         if turn.client.stream:
             return _Stream(
                 self._relay(response),
-                lambda: self._end(None, 0),
+                lambda: self._left(response),
                 status_code=200,
                 headers=self._headers(response),
             )
@@ -477,9 +481,14 @@ class _Exchange:
             await self._end_stream(response, reply)
 
     async def _end_stream(self, response: httpx.Response, reply: Reply | None) -> None:
-        with anyio.CancelScope(shield=True):  # a client gone away cancels the relay
-            await release(response)
+        await release(response)  # shielded: a client gone away cancels the relay
         await self._end(reply, 200)
+
+    async def _left(self, response: httpx.Response) -> None:
+        """After a streamed answer however it ended: the first upstream response given back
+        (also when the client left before the relay started) and the turn ended (once)."""
+        await release(response)
+        await self._end(None, 0)
 
     async def _events(self, response: httpx.Response, relay: Relay) -> AsyncIterator[bytes]:
         splitter = EventSplitter()
