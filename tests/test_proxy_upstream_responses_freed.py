@@ -10,8 +10,8 @@ none of them."""
 from __future__ import annotations
 
 import contextlib
-import json
 import gc
+import json
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path

@@ -116,13 +116,8 @@ async def passthrough(
         finally:
             await release(response)
 
-    # released also when the body is never iterated (the client gone before it started)
-    return _Stream(
-        chunks(),
-        lambda: release(response),
-        status_code=response.status_code,
-        headers=_returned(response),
-    )
+    status, returned = response.status_code, _returned(response)
+    return _Stream(chunks(), lambda: release(response), status_code=status, headers=returned)
 
 
 def _returned(response: httpx.Response) -> MutableHeaders:
@@ -209,8 +204,8 @@ async def serve_api(state: ProxyState, api: str, request: Request) -> Response:
 
 
 class _Stream(StreamingResponse):
-    """A streamed answer that ends its turn however the sending ends (also when the body was
-    never iterated): ``on_close`` runs after the response."""
+    """A streamed answer whose ``on_close`` runs after it however the sending ends, also when
+    the body was never iterated (a client gone first): the upstream response given back."""
 
     def __init__(
         self, content: AsyncIterator[bytes], on_close: Callable[[], Awaitable[None]], **kwargs: Any
@@ -396,7 +391,7 @@ class _Exchange:
         if turn.client.stream:
             return _Stream(
                 self._relay(response),
-                lambda: self._left(response),
+                lambda: self._left(response),  # its first response given back, turn ended
                 status_code=200,
                 headers=self._headers(response),
             )
@@ -485,8 +480,6 @@ class _Exchange:
         await self._end(reply, 200)
 
     async def _left(self, response: httpx.Response) -> None:
-        """After a streamed answer however it ended: the first upstream response given back
-        (also when the client left before the relay started) and the turn ended (once)."""
         await release(response)
         await self._end(None, 0)
 
