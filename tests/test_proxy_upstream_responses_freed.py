@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import json
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -116,3 +117,92 @@ def test_a_summary_call_leaves_no_cycle_for_the_collector() -> None:
     garbage = _cyclic_garbage(lambda: calls.append(summaries.post("/v1/messages", [], {})))
     assert calls[0][0] == 200
     assert _upstream_responses(garbage) == []
+
+
+class _Body(httpx.SyncByteStream, httpx.AsyncByteStream):
+    """A reply body that sends one chunk, then fails (``fail``) or ends; records its close."""
+
+    def __init__(self, fail: bool) -> None:
+        self.fail, self.closed = fail, False
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield b'{"content": '
+        if self.fail:
+            raise httpx.ReadError("connection reset")
+        yield b"[]}"
+
+    async def __aiter__(self) -> Any:
+        for chunk in self:
+            yield chunk
+
+    def close(self) -> None:
+        self.closed = True
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+def test_a_summary_reply_broken_off_mid_body_gives_its_connection_back() -> None:
+    bodies: list[_Body] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        bodies.append(_Body(fail=True))
+        return httpx.Response(200, stream=bodies[-1])
+
+    summaries = SummaryClient(UPSTREAM, transport=httpx.MockTransport(answer))
+    with pytest.raises(httpx.ReadError):
+        summaries.post("/v1/messages", [], {})
+    assert bodies[0].closed  # the transport's stream closed: its connection back in the pool
+
+
+def _asgi_post(client: Any, body: dict[str, Any], path: str = "/v1/messages") -> None:
+    """POST ``body`` to the proxy as a client that is gone before the answer starts (the
+    server's ``send`` of the response start fails: ASGI spec 2.4's ``OSError``)."""
+    data = json.dumps(body).encode()
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.4"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"content-type", b"application/json"), (b"x-api-key", b"k")],
+        "client": ("127.0.0.1", 1),
+        "server": ("testserver", 80),
+        "state": {},
+    }
+    received = [{"type": "http.request", "body": data, "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        return received.pop() if received else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start" and message["status"] == 200:
+            raise OSError("the client is gone")
+
+    async def run() -> None:
+        with contextlib.suppress(Exception):
+            await client.app(scope, receive, send)
+
+    client.portal.call(run)
+
+
+@pytest.mark.parametrize("passed_through", [False, True], ids=["session", "passthrough"])
+def test_a_streamed_answer_its_client_left_before_it_started_gives_its_connection_back(
+    tmp_path: Path, passed_through: bool
+) -> None:
+    bodies: list[_Body] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        bodies.append(_Body(fail=False))
+        return httpx.Response(200, stream=bodies[-1], headers={"content-type": "text/event-stream"})
+
+    with in_process(ScriptedUpstream([]), BLUEPRINT, f"sqlite:{tmp_path}/p.db") as c:
+        c.app.state.proxy.upstream.transport = httpx.MockTransport(answer)
+        body = _body([{"role": "user", "content": "Hello."}], True)
+        _asgi_post(c, body, "/v1/models/x" if passed_through else "/v1/messages")
+    assert len(bodies) == 1
+    assert bodies[0].closed  # the transport's stream closed: its connection back in the pool

@@ -116,9 +116,8 @@ async def passthrough(
         finally:
             await release(response)
 
-    return StreamingResponse(
-        chunks(), status_code=response.status_code, headers=_returned(response)
-    )
+    status, returned = response.status_code, _returned(response)
+    return _Stream(chunks(), lambda: release(response), status_code=status, headers=returned)
 
 
 def _returned(response: httpx.Response) -> MutableHeaders:
@@ -205,8 +204,8 @@ async def serve_api(state: ProxyState, api: str, request: Request) -> Response:
 
 
 class _Stream(StreamingResponse):
-    """A streamed answer that ends its turn however the sending ends (also when the body was
-    never iterated): ``on_close`` runs after the response."""
+    """A streamed answer whose ``on_close`` runs after it however the sending ends, also when
+    the body was never iterated (a client gone first): the upstream response given back."""
 
     def __init__(
         self, content: AsyncIterator[bytes], on_close: Callable[[], Awaitable[None]], **kwargs: Any
@@ -392,7 +391,7 @@ class _Exchange:
         if turn.client.stream:
             return _Stream(
                 self._relay(response),
-                lambda: self._end(None, 0),
+                lambda: self._left(response),  # its first response given back, turn ended
                 status_code=200,
                 headers=self._headers(response),
             )
@@ -477,9 +476,12 @@ class _Exchange:
             await self._end_stream(response, reply)
 
     async def _end_stream(self, response: httpx.Response, reply: Reply | None) -> None:
-        with anyio.CancelScope(shield=True):  # a client gone away cancels the relay
-            await release(response)
+        await release(response)  # shielded: a client gone away cancels the relay
         await self._end(reply, 200)
+
+    async def _left(self, response: httpx.Response) -> None:
+        await release(response)
+        await self._end(None, 0)
 
     async def _events(self, response: httpx.Response, relay: Relay) -> AsyncIterator[bytes]:
         splitter = EventSplitter()

@@ -405,7 +405,8 @@ class SummaryClient:
                             "summary reply past its time", request=response.request
                         )
                 return response.status_code, b"".join(chunks)
-            finally:
+            finally:  # closed first: the stream unlinked would leave its connection taken
+                response.close()
                 unlinked(response)
 
     def bind(

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 
+import anyio
 import attrs
 import httpx
 
@@ -155,8 +156,10 @@ def unlinked(response: httpx.Response) -> None:
 
 async def release(response: httpx.Response) -> None:
     """Close ``response`` (``aclose``: its connection goes back to the pool) and
-    :func:`unlinked` it."""
-    await response.aclose()
+    :func:`unlinked` it; shielded: a request cancelled mid-way (its client gone) still gives
+    the connection back."""
+    with anyio.CancelScope(shield=True):
+        await response.aclose()
     unlinked(response)
 
 
