@@ -17,12 +17,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 pytest.importorskip("starlette", reason="the proxy extra (starlette, uvicorn) is not installed")
+pytest.importorskip("httpx", reason="httpx is not installed (the proxy extra)")
+
+import httpx
 
 from mutation_support import fuzz_settings
 from proxy_support import ScriptedUpstream, Step, blueprint, in_process
