@@ -143,6 +143,10 @@ async def warmed_client(url: str) -> AsyncIterator[httpx.AsyncClient]:
 
 
 def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile of ``values`` (nearest rank); NaN when there are none (a phase whose
+    requests all compacted has no "no compaction" figure)."""
+    if not values:
+        return float("nan")
     values = sorted(values)
     return values[min(len(values) - 1, int(q * len(values)))]
 
@@ -222,7 +226,7 @@ def latency_figures(rows: list[dict[str, Any]]) -> dict[str, float]:
         "added ms p99": percentile([r["added_ms"] for r in rows], 0.99),
         "added ms p50, no compaction": percentile([r["added_ms"] for r in plain], 0.5),
         "added ms p99, no compaction": percentile([r["added_ms"] for r in plain], 0.99),
-        "share compacting": 1 - len(plain) / len(rows),
+        "share compacting": 1 - len(plain) / len(rows) if rows else float("nan"),
         "client tokens": statistics.mean(r["client_tokens"] for r in rows),
         "upstream tokens": statistics.mean(r["upstream_tokens"] for r in rows),
     }
