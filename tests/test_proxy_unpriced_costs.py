@@ -29,16 +29,9 @@ from regio.proxy.status import status_data
 from regio.proxy.summaries import SummaryClient, UpstreamSummarizer, summary_usage
 from regio.proxy.turn import _totalled
 from regio.session._usage import rule_prices
+from unpriced_support import ANTHROPIC_USAGE, OPUS
 
-#: Claude Opus 4.6: input $5 / MTok recorded, output price not recorded
-OPUS = ("anthropic", "claude-opus-4-6")
 HAIKU = ("anthropic", "claude-haiku-4-5")  # $1 / $5 per MTok, read 0.1x, 5-minute write 1.25x
-ANTHROPIC_USAGE = {
-    "input_tokens": 1_000,
-    "cache_read_input_tokens": 50_000,
-    "cache_creation_input_tokens": 2_000,
-    "output_tokens": 800,
-}
 
 
 def test_an_as_is_request_of_a_model_without_an_output_price_is_unpriced() -> None:
