@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 from proxy_loops import OUTPUT, WINDOW, proxied, run_loop, script, summarizing_blueprint
 from proxy_status_support import ListedRecords
 from proxy_support import ScriptedUpstream, metric_families
+from regio.cache.billing import total
 from regio.proxy.accounting import summary_cost
 from regio.proxy.records import RequestStat, SessionMeta, decode_meta, decode_stat
 from regio.proxy.status import status_data
@@ -173,7 +174,7 @@ def test_records_stored_before_the_summary_cost_was_kept_still_decode() -> None:
 
 _STAT = st.builds(
     lambda cost, calls, used_in, used_out, summary: (cost, calls, used_in, used_out, summary),
-    st.floats(0, 1, allow_nan=False),
+    st.one_of(st.none(), st.floats(0, 1, allow_nan=False)),
     st.integers(0, 3),
     st.integers(0, 5000),
     st.integers(0, 800),
@@ -184,7 +185,7 @@ _STAT = st.builds(
 @settings(max_examples=int(os.environ.get("REGIO_FUZZ_EXAMPLES", "100")), deadline=None)
 @given(st.lists(st.lists(_STAT, max_size=6), min_size=1, max_size=3))
 def test_a_sessions_cost_is_its_requests_plus_its_summaries_and_unpriced_when_one_is_not(
-    sessions: list[list[tuple[float, int, int, int, float | None]]],
+    sessions: list[list[tuple[float | None, int, int, int, float | None]]],
 ) -> None:
     stored = []
     for n, figures in enumerate(sessions):
@@ -201,23 +202,28 @@ def test_a_sessions_cost_is_its_requests_plus_its_summaries_and_unpriced_when_on
         stored.append((meta, stats))
     data = status_data(ListedRecords(stored))  # type: ignore[arg-type]
     for (_, stats), row in zip(stored, data["sessions"], strict=True):
-        requests = sum(s.cost_usd for s in stats)
+        requests = total(s.cost_usd for s in stats)
         priced = sum(s.summary_cost_usd or 0.0 for s in stats)
         unpriced = sum(s.summary_calls for s in stats if s.summary_cost_usd is None)
-        assert row["requests_cost_usd"] == pytest.approx(requests)
-        if unpriced:  # never the priced part alone
-            assert row["cost_usd"] is None and row["saving_usd"] is None
-            assert any(p["cost"] is None for p in row["chart"])
-            continue
-        assert row["cost_usd"] == pytest.approx(requests + priced)
+        assert row["unpriced_requests"] == sum(s.cost_usd is None for s in stats)
         assert row["summary_calls"] == sum(s.summary_calls for s in stats)
         assert row["summary_unpriced_calls"] == unpriced
         assert (row["summary_cost_usd"] is None) == (unpriced > 0)
-        if unpriced == 0:
-            assert row["summary_cost_usd"] == pytest.approx(priced)
+        if requests is None:
+            assert row["requests_cost_usd"] is None
+        else:
+            assert row["requests_cost_usd"] == pytest.approx(requests)
+        if requests is None or unpriced:  # never the priced part alone
+            assert row["cost_usd"] is None and row["saving_usd"] is None
+            assert row["saving_share"] is None
+            assert any(p["cost"] is None for p in row["chart"])
+            continue
+        assert row["cost_usd"] == pytest.approx(requests + priced)
+        assert row["summary_cost_usd"] == pytest.approx(priced)
         assert row["saving_usd"] == pytest.approx(row["as_is_cost_usd"] - row["cost_usd"])
         assert sum(p["cost"] for p in row["chart"]) == pytest.approx(row["cost_usd"])
     totals = data["totals"]
+    assert totals["unpriced_requests"] == sum(r["unpriced_requests"] for r in data["sessions"])
     costs = [r["cost_usd"] for r in data["sessions"]]
     if None in costs:
         assert totals["cost_usd"] is None and totals["saving_usd"] is None

@@ -26,19 +26,12 @@ from regio.content import Entry, Text
 from regio.proxy.accounting import as_is_cost, summary_cost
 from regio.proxy.records import RequestStat, SessionMeta
 from regio.proxy.status import status_data
-from regio.proxy.summaries import SummaryClient, UpstreamSummarizer, summary_usage
+from regio.proxy.summaries import SummaryClient, SummaryTally, UpstreamSummarizer, summary_usage
 from regio.proxy.turn import _totalled
 from regio.session._usage import rule_prices
+from unpriced_support import ANTHROPIC_USAGE, OPUS
 
-#: Claude Opus 4.6: input $5 / MTok recorded, output price not recorded
-OPUS = ("anthropic", "claude-opus-4-6")
 HAIKU = ("anthropic", "claude-haiku-4-5")  # $1 / $5 per MTok, read 0.1x, 5-minute write 1.25x
-ANTHROPIC_USAGE = {
-    "input_tokens": 1_000,
-    "cache_read_input_tokens": 50_000,
-    "cache_creation_input_tokens": 2_000,
-    "output_tokens": 800,
-}
 
 
 def test_an_as_is_request_of_a_model_without_an_output_price_is_unpriced() -> None:
@@ -72,12 +65,13 @@ def test_cached_summary_input_is_billed_at_the_cache_read_and_write_prices() -> 
     assert (chat["uncached_tokens"], chat["cache_read_tokens"]) == (2_000, 8_000)
 
 
-def test_an_upstream_summary_call_keeps_its_cached_tokens_apart_in_the_tally() -> None:
+def _summarized(usage: dict[str, Any]) -> SummaryTally:
+    """The tally of one ``--summarizer upstream`` call whose Anthropic reply reports ``usage``."""
     text = "The agent read three files and keeps editing the parser; next it runs the tests."
     body = {"type": "message", "content": [{"type": "text", "text": text}]}
 
     def upstream(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json={**body, "usage": ANTHROPIC_USAGE})
+        return httpx.Response(200, json={**body, "usage": usage})
 
     client = SummaryClient("https://upstream.test", 5.0, httpx.MockTransport(upstream))
     engine = SimpleNamespace(summarizer=ExtractiveSummarizer())
@@ -96,11 +90,32 @@ def test_an_upstream_summary_call_keeps_its_cached_tokens_apart_in_the_tally() -
         Entry(f"e{i}", (Text(f"step {i}: read a{i}.py"),), "user", tokens=9) for i in range(3)
     ]
     assert summarizer(entries, "", None) == text
-    tally = summarizer.tally
+    return summarizer.tally
+
+
+def test_an_upstream_summary_call_keeps_its_cached_tokens_apart_in_the_tally() -> None:
+    tally = _summarized(ANTHROPIC_USAGE)
     assert tally.input_tokens == 53_000  # the whole prompt, as before
     cost = summary_cost(rule_prices(*HAIKU), tally.usage)
     assert cost == pytest.approx((1_000 + 5_000 + 2_500) / 1e6 + 800 * 5.0 / 1e6)
     assert cost < (53_000 * 1.0 + 800 * 5.0) / 1e6  # not every input token at the input price
+
+
+def test_a_summary_calls_logged_tokens_are_the_tokens_its_cost_is_priced_on() -> None:
+    # the cache write's breakdown by TTL (5 tokens) disagrees with its total (7): the ledger's
+    # reading prices the breakdown, so the logged prompt is the breakdown's too, not the total's
+    usage = {
+        "input_tokens": 10,
+        "cache_read_input_tokens": 5,
+        "cache_creation_input_tokens": 7,
+        "cache_creation": {"ephemeral_5m_input_tokens": 3, "ephemeral_1h_input_tokens": 2},
+        "output_tokens": 4,
+    }
+    tally = _summarized(usage)
+    priced = sum(n for k, n in tally.usage.items() if k != "output_tokens")
+    assert priced == 10 + 5 + 3 + 2
+    assert tally.fields()["summary_input_tokens"] == priced
+    assert tally.fields()["summary_output_tokens"] == tally.usage["output_tokens"] == 4
 
 
 def _stat(i: int, cost: float | None, as_is: float | None = 1.0, **summary: Any) -> RequestStat:

@@ -27,17 +27,9 @@ from regio.providers import cache_model_for
 from regio.proxy.accounting import summary_cost
 from regio.session import ModelPricing, UsageLedger
 from regio.session._usage import rule_prices, usage_cost
+from unpriced_support import ANTHROPIC_USAGE, OPUS
 
 FUZZ = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "100"))
-#: Claude Opus 4.6: input $5 / MTok recorded, output price not recorded
-OPUS = ("anthropic", "claude-opus-4-6")
-
-ANTHROPIC_USAGE = {
-    "input_tokens": 1_000,
-    "cache_read_input_tokens": 50_000,
-    "cache_creation_input_tokens": 2_000,
-    "output_tokens": 800,
-}
 
 
 def test_a_call_of_a_model_without_an_output_price_is_unpriced_in_the_ledger() -> None:

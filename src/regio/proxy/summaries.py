@@ -55,6 +55,7 @@ import attrs
 import httpx
 
 from regio.providers.overflow import classify_overflow
+from regio.session._usage import PROMPT_FIELDS
 from regio.summarizers import LLMSummarizer
 from regio.summarizers._validity import summary_defect
 
@@ -106,21 +107,30 @@ class SummaryTally:
     """What one request's summary calls did: ``calls`` requests sent upstream, ``written``
     summaries the model wrote that the engine took, ``fallbacks`` summaries the offline
     summarizer wrote instead (module doc; a model summary the engine refused counts here,
-    once), ``overflows`` context-length refusals raised to the engine, ``input_tokens`` /
-    ``output_tokens`` the upstream's reported usage of them (all of them, failed and refused
-    ones included; ``input_tokens`` the whole prompt, cached part included), ``usage`` the
-    same usage by token class (:func:`summary_usage`: uncached input, cache reads, cache writes
-    by TTL, output, summed over the calls), ``model`` the model they named (the request's stat
-    prices ``usage`` at its prices: :func:`regio.proxy.accounting.summary_cost`)."""
+    once), ``overflows`` context-length refusals raised to the engine, ``usage`` the upstream's
+    reported usage of them by token class (:func:`summary_usage`: uncached input, cache reads,
+    cache writes by TTL, output, summed over the calls, failed and refused ones included),
+    ``model`` the model they named (the request's stat prices ``usage`` at its prices:
+    :func:`regio.proxy.accounting.summary_cost`). ``input_tokens`` / ``output_tokens`` (the
+    log's and the stat's figures) are read from ``usage``: the whole prompt, cached part
+    included, and the output, the very tokens the cost is priced on."""
 
     calls: int = 0
     written: int = 0
     fallbacks: int = 0
     overflows: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
     model: str = ""
     usage: dict[str, int] = attrs.field(factory=dict)
+
+    @property
+    def input_tokens(self) -> int:
+        """The summary calls' prompt tokens (all classes of :attr:`usage`)."""
+        return sum(self.usage.get(k, 0) for k in PROMPT_FIELDS)
+
+    @property
+    def output_tokens(self) -> int:
+        """The summary calls' output tokens."""
+        return self.usage.get("output_tokens", 0)
 
     def add(self, usage: Mapping[str, int]) -> None:
         """Add one summary call's :func:`summary_usage` counts to :attr:`usage`."""
@@ -318,11 +328,9 @@ class UpstreamSummarizer:
             raise _Failed(f"status {status}{_kind(error)}")
         try:
             reply = json.loads(data)
-            text, used_in, used_out = summary_reply(self.api, reply)
+            text = summary_reply(self.api, reply)[0]
         except (ValueError, RecursionError):
             raise _Failed("unreadable reply") from None
-        self.tally.input_tokens += used_in
-        self.tally.output_tokens += used_out
         self.tally.add(summary_usage(self.api, reply))
         defect = summary_defect(text)
         if defect is not None:

@@ -86,8 +86,11 @@ def model_price(provider: str, model: str) -> tuple[float, float] | None:
 
 def priced(price: Price | ModelPricing) -> tuple[float, float] | None:
     """``(input, output)`` USD per million tokens of a cache rule's ``price`` (its ``input``
-    and ``output`` fields), or ``None`` when either is not recorded: the one test of "has a
-    price" for a summarizer's model (the engine's controller, the bench's bill and bound)."""
+    and ``output`` fields), or ``None`` when either is not recorded: the "has a price" test of
+    a summarizer's model (the engine's controller, the bench's bill and bound). It is
+    :func:`regio.cache.billing.bill`'s rule for a call with prompt and output tokens (a summary
+    call always has both), except that an input price of 0 counts as none here: these prices
+    are taken as ratios of the input price."""
     if not price.input or price.output is None:
         return None
     return float(price.input), float(price.output)
