@@ -33,6 +33,7 @@ pytest.importorskip("uvicorn", reason="the proxy extra (starlette, uvicorn) is n
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from proxy_support import blueprint, free_port, proxy_command, wait_for_port
+from reading_agent_support import add_read, request_body
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSIONS = int(os.environ.get("REGIO_BENCH_SESSIONS", "100"))
@@ -56,13 +57,6 @@ steps = [Step("Reading the next file.", (("read", {{"path": "f.py"}}),))] * 1000
 app = ScriptedUpstream(steps, delay={delay}).app()
 uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning", timeout_keep_alive=75)
 """
-TOOLS = [
-    {
-        "name": "read",
-        "description": "Read a file.",
-        "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
-    }
-]
 
 
 def result_text(session: int, step: int) -> str:
@@ -83,16 +77,10 @@ async def step(client: httpx.AsyncClient, url: str, n: int, history: list[Any], 
     """Step ``index`` of session ``n``: send ``history`` (streamed on even steps), then add the
     model's call and a tool result to it. Returns the proxy's session id (its
     ``x-regio-session`` response header)."""
-    body = {
-        "model": "claude-sonnet-4-6",
-        "max_tokens": 1000,
-        "system": "You read files.",
-        "tools": TOOLS,
-        "messages": history,
-        "stream": index % 2 == 0,
-    }
+    stream = index % 2 == 0
+    body = request_body(history, stream=stream)
     headers = {"x-api-key": "sk-bench"}
-    if body["stream"]:
+    if stream:
         text = []
         async with client.stream("POST", f"{url}/v1/messages", json=body, headers=headers) as r:
             assert r.status_code == 200
@@ -110,23 +98,7 @@ async def step(client: httpx.AsyncClient, url: str, n: int, history: list[Any], 
         assert r.status_code == 200, r.text
         session = r.headers["x-regio-session"]
         call = next(b for b in r.json()["content"] if b["type"] == "tool_use")
-    history.append(
-        {
-            "role": "assistant",
-            "content": [
-                {"type": "text", "text": "Reading the next file."},
-                {"type": "tool_use", "id": call["id"], "name": "read", "input": {"path": "f.py"}},
-            ],
-        }
-    )
-    history.append(
-        {
-            "role": "user",
-            "content": [
-                {"type": "tool_result", "tool_use_id": call["id"], "content": result_text(n, index)}
-            ],
-        }
-    )
+    add_read(history, call["id"], result_text(n, index))
     return session
 
 

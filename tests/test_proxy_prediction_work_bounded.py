@@ -18,20 +18,14 @@ from hypothesis import strategies as st
 
 pytest.importorskip("starlette", reason="the proxy extra (starlette) is not installed")
 
-from proxy_support import ScriptedUpstream, Step, blueprint, in_process
+from proxy_support import ScriptedUpstream, blueprint, in_process
+from reading_agent_support import READ_CALL as CALL
+from reading_agent_support import add_read, request_body
 from regio.cache import prefix
 from regio.cache import types as cache_types
 from regio.cache.types import CacheBlock, CacheRequest
 from regio.layout import cachebridge
 
-CALL = Step("Reading the next file.", (("read", {"path": "f.py"}),))
-TOOLS = [
-    {
-        "name": "read",
-        "description": "Read a file.",
-        "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
-    }
-]
 #: a window no history of these tests fills (the work per request is compared without compaction)
 WIDE = blueprint(
     "prediction-wide", "anthropic:claude-sonnet-4-6", window=200_000, output=2000,
@@ -48,30 +42,13 @@ NARROW = blueprint(
 def _step(client: Any, history: list[dict[str, Any]], step: int, lines: int) -> None:
     """One request of a reading agent (the proxy benchmark's shape), then its call and result
     added to ``history``."""
-    body = {
-        "model": "claude-sonnet-4-6",
-        "max_tokens": 1000,
-        "system": "You read files.",
-        "tools": TOOLS,
-        "messages": history,
-    }
-    response = client.post("/v1/messages", json=body, headers={"x-regio-session": "s1"})
+    response = client.post(
+        "/v1/messages", json=request_body(history), headers={"x-regio-session": "s1"}
+    )
     assert response.status_code == 200, response.text
     call = next(b for b in response.json()["content"] if b["type"] == "tool_use")
     result = "\n".join(f"step {step} line {j}: value = compute({j})" for j in range(lines))
-    history += [
-        {
-            "role": "assistant",
-            "content": [
-                {"type": "text", "text": "Reading the next file."},
-                {"type": "tool_use", "id": call["id"], "name": "read", "input": {"path": "f.py"}},
-            ],
-        },
-        {
-            "role": "user",
-            "content": [{"type": "tool_result", "tool_use_id": call["id"], "content": result}],
-        },
-    ]
+    add_read(history, call["id"], result)
 
 
 class _Count:

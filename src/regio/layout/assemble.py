@@ -24,7 +24,7 @@ import msgspec
 
 from regio.content import Block, Entry, Text, block_text, content_hash, split_weight
 
-from .breakpoints import HELD_DIGITS, held_after, remembered
+from .breakpoints import carried_prefixes, held_after, previous_marks
 from .chunks import DEFAULT_CHUNK_TOKENS
 from .events import (
     BreakpointNeverRead,
@@ -262,31 +262,20 @@ def _stable_warnings(
     return digests, warned
 
 
-def _previous_marks(
-    prev: LayoutState | None, now: float | None, blocks: Sequence[LayoutBlock]
-) -> tuple[str, ...]:
-    """The prefix hashes earlier requests marked: the previous request's, then the ones the
-    state remembers the provider may still hold at ``now`` (``LayoutState.held``,
-    :func:`regio.layout.breakpoints.remembered`, kept short: those ``blocks`` carry, in
-    full), newest first, then the prefixes the frozen tail copies follow
-    (``TailCopy.follows``: marked by the requests that emitted them, which may be older than
-    ``held`` remembers), newest copy first."""
-    if prev is None:
-        return ()
-    full = {b.prefix_hash[:HELD_DIGITS]: b.prefix_hash for b in blocks}
-    held = (full[k] for k in remembered(prev, now) if k in full)
-    follows = (c.follows for c in reversed(prev.frozen) if c.follows)
-    return tuple(dict.fromkeys((*(ph for _, ph in prev.marks), *held, *follows)))
-
-
 def _breakpoints(
     job: Job,
     blocks: list[LayoutBlock],
-    tail_index: int | None,
+    at: tuple[int | None, int],
     system_end: str,
     events: list[LayoutEvent],
-) -> list[Breakpoint]:
-    prev = job.prev_state
+    view: ConversationView,
+) -> tuple[list[Breakpoint], dict[str, str]]:
+    """The request's markers (set on ``blocks``) and the remembered marks it carries
+    (:func:`carried_prefixes`); ``at``: the tail's index and the head's length."""
+    tail_index, n_head = at
+    ends = n_head + len(view.blocks)
+    others = (*blocks[:n_head], *view.blocks[view.final :], *blocks[ends:])
+    carried = carried_prefixes(prev := job.prev_state, job.log.short, others)
     try:
         marks = job.strategy.plan_breakpoints(
             blocks,
@@ -294,7 +283,7 @@ def _breakpoints(
             stable_ttl=job.stable_ttl,
             min_tokens=job.min_tokens,
             previous_newest=prev.newest_hash if prev is not None else None,
-            previous_marks=_previous_marks(prev, job.sent_at, blocks),
+            previous_marks=previous_marks(prev, job.sent_at, carried),
             tail_index=tail_index,
             system_changed=prev is not None
             and prev.system_hash is not None
@@ -305,7 +294,7 @@ def _breakpoints(
     for m in marks:
         blocks[m.index] = msgspec.structs.replace(blocks[m.index], breakpoint=m.ttl)
     events.append(BreakpointPlan(job.strategy.name, tuple((m.index, m.ttl, m.slot) for m in marks)))
-    return marks
+    return marks, carried
 
 
 def _never_read(
@@ -367,6 +356,7 @@ def _new_state(
     stats: dict[str, BreakpointStat],
     watch: dict[str, RegionWatch],
     tokens: int,
+    carried: dict[str, str],
 ) -> LayoutState:
     newest = next((m for m in marks if m.slot == "newest"), None)
     newest_hash = blocks[newest.index].prefix_hash if newest is not None else None
@@ -398,7 +388,7 @@ def _new_state(
             now=job.sent_at,
             newest=(newest.ttl, newest_hash) if newest is not None and newest_hash else None,
             marks=((m.ttl, blocks[m.index].prefix_hash) for m in marks),
-            present={b.prefix_hash for b in blocks},
+            present=carried.values(),
         ),
         opening=job.observation.opening if job.observation is not None else "",
         anchored=anchored_digest(job, (*(tail_plan.frozen if tail_plan else ()), *tail)),
@@ -472,7 +462,7 @@ def assemble(
     observed = job.observation.events if job.observation is not None else []
     events: list[LayoutEvent] = [*observed, *plan.events, *view.events]
     stable = _stable_warnings(job, events)
-    marks = _breakpoints(job, blocks, tail_index, system_end, events)
+    marks, held = _breakpoints(job, blocks, (tail_index, len(head)), system_end, events, view)
     stats = _never_read(job, blocks, len(head), view, events)
     total = sum(r.tokens for r in head) + view.tokens + tail_tokens
     watch = _watch(job, plan, blocks, len(head), view)
@@ -481,7 +471,7 @@ def assemble(
         blocks=tuple(blocks),
         breakpoints=tuple(marks),
         ttl=ttl,  # type: ignore[arg-type]
-        state=_new_state(job, plan, blocks, marks, system_end, stable, stats, watch, total),
+        state=_new_state(job, plan, blocks, marks, system_end, stable, stats, watch, total, held),
         events=tuple(events),
         prompt_cache_key=prompt_cache_key(blocks, session_id),
         min_cache_tokens=job.min_tokens,

@@ -69,7 +69,7 @@ price the request pays for it anyway.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter
 
 from regio.content import ToolResult, ToolUse
@@ -84,11 +84,14 @@ __all__ = [
     "MESSAGE_MARK_EVERY",
     "TTL_SECONDS",
     "Wanted",
+    "carried_prefixes",
     "check_ttls",
     "held_after",
+    "held_marks",
     "levels",
     "place_marks",
     "positions",
+    "previous_marks",
     "regio_wanted",
     "remembered",
     "stable_run_end",
@@ -290,7 +293,7 @@ def stride(age: int) -> int:
     return 1 << (age // MARKED_HISTORY).bit_length()
 
 
-def _entries(state: LayoutState) -> tuple[HeldMark, ...]:
+def held_marks(state: LayoutState) -> tuple[HeldMark, ...]:
     """The state's marks; a state saved before ``held`` carries only ``marked`` (no request
     numbers, no times)."""
     if state.held or not state.marked:
@@ -309,7 +312,7 @@ def remembered(state: LayoutState | None, now: float | None) -> tuple[str, ...]:
     ``now``."""
     if state is None:
         return ()
-    held = _entries(state)
+    held = held_marks(state)
     recent = held[-MARKED_HISTORY:]
     older = [m for m in held[:-MARKED_HISTORY] if _live(m, now)]
     return tuple(m.prefix_hash for m in reversed((*older, *recent)))
@@ -336,7 +339,7 @@ def held_after(
     Then the newest is appended and the older marks kept while live, still a prefix of this
     request (one it does not carry was rewritten: no later request can read it) and, unless
     ``read``, on their :func:`stride` (module docstring)."""
-    held: Sequence[HeldMark] = _entries(state) if state is not None else ()
+    held: Sequence[HeldMark] = held_marks(state) if state is not None else ()
     keys = present if isinstance(present, _Every) else {h[:HELD_DIGITS] for h in present}
     if now is not None:
         renewed: dict[str, float] = {}
@@ -369,3 +372,39 @@ def _renew(m: HeldMark, request: int, renewed: dict[str, float]) -> HeldMark:
     if until is None or m.until is None:
         return m
     return HeldMark(request, max(m.until, until), m.prefix_hash, True)
+
+
+def carried_prefixes(
+    state: LayoutState | None, committed: Mapping[str, str], others: Iterable[LayoutBlock]
+) -> dict[str, str]:
+    """The full prefix hashes, by their first :data:`HELD_DIGITS` digits, of ``state``'s
+    remembered marks (``LayoutState.held``) a request carries: looked up in ``committed``
+    (the render log's committed conversation blocks, ``RenderLog.short``), else found among
+    ``others`` (the request's other blocks: head, fresh messages, tail), so the work follows
+    the blocks not yet committed, not the conversation's length."""
+    held = held_marks(state) if state is not None else ()
+    if not held:
+        return {}
+    out = {k: committed[k] for m in held if (k := m.prefix_hash) in committed}
+    wanted = {m.prefix_hash for m in held} - out.keys()
+    if wanted:
+        found = ((b.prefix_hash[:HELD_DIGITS], b.prefix_hash) for b in others)
+        out.update((k, full) for k, full in found if k in wanted)
+    return out
+
+
+def previous_marks(
+    prev: LayoutState | None, now: float | None, carried: dict[str, str]
+) -> tuple[str, ...]:
+    """The prefix hashes earlier requests marked: the previous request's, then the ones the
+    state remembers the provider may still hold at ``now`` (``LayoutState.held``,
+    :func:`regio.layout.breakpoints.remembered`, kept short: those the request carries,
+    in full, :func:`carried_prefixes`), newest first, then the prefixes the frozen tail
+    copies follow
+    (``TailCopy.follows``: marked by the requests that emitted them, which may be older than
+    ``held`` remembers), newest copy first."""
+    if prev is None:
+        return ()
+    held = (carried[k] for k in remembered(prev, now) if k in carried)
+    follows = (c.follows for c in reversed(prev.frozen) if c.follows)
+    return tuple(dict.fromkeys((*(ph for _, ph in prev.marks), *held, *follows)))

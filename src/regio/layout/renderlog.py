@@ -36,6 +36,7 @@ import attrs
 from regio.content import Block, Entry, Text, block_text
 from regio.regions.entrylist import EntryMark, appended_since, entry_mark, unchanged
 
+from .breakpoints import HELD_DIGITS
 from .events import LayoutEvent
 from .model import LayoutBlock, ToolSpec, block_digest, chain_hash
 from .progresslog import drop_removed_reports, retoken, show_latest
@@ -138,6 +139,8 @@ class RenderLog:
     #: per API, the rendered messages of the final conversation prefix
     #: (:func:`regio.layout.render.prefix.message_prefix`)
     prefixes: dict[str, Any] = attrs.field(factory=dict)
+    #: the committed blocks' prefix hashes by their first ``HELD_DIGITS`` hex digits
+    short: dict[str, str] = attrs.field(factory=dict)
     head: dict[Any, str] = attrs.field(factory=dict)
     #: entries rewritten without superseded reports since the last request, ``(old, new)``:
     #: the blocks they kept get their token shares in the new entry (:func:`retoken`)
@@ -179,6 +182,7 @@ class RenderLog:
         self.rendered = {}
         self.anchored = None
         self.prefixes = {}
+        self.short = {}
         self.slimmed = []
         self._pending_ids = {e.id for e in self._conversation}
 
@@ -422,6 +426,7 @@ class RenderLog:
             self.blocks.append(b)
             self.cum.append(self.cum[-1] + b.tokens)
             self.hashes.add(b.prefix_hash)
+            self.short[b.prefix_hash[:HELD_DIGITS]] = b.prefix_hash
         if not self.entries and None in extras:
             self.extras[None] = extras[None]
         for e in self._conversation[len(self.entries) : len(self.entries) + entries]:
