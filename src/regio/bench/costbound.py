@@ -97,9 +97,10 @@ class CostPrices:
 def prices_of(rule: Rule, ttl: str = "5m") -> CostPrices | None:
     """The :class:`CostPrices` of a cache rule (:class:`regio.cache.rules.Rule`) for cache
     writes of ``ttl`` (``write_<ttl>`` when the rule prices one, else its plain input);
-    ``None`` when the rule records no input or output price (local engines)."""
+    ``None`` when the rule records no input or output price (local engines), or an input
+    price of ``0``: the terms are ratios of the input price, and a free input has none."""
     price = priced(rule.price)
-    if price is None:
+    if price is None or not price[0]:
         return None
     mult = rule.mult
     write = mult.get(f"write_{ttl}", mult.get("plain", 1.0))
