@@ -112,14 +112,14 @@ def prices_of(rule: Rule, ttl: str = "5m") -> CostPrices | None:
     )
 
 
-def with_summarizer(prices: CostPrices, rule: Rule) -> CostPrices:
+def with_summarizer(prices: CostPrices, rule: Rule) -> CostPrices | None:
     """``prices`` (the agent's) with its summaries written by the model of cache rule
     ``rule`` (a summarizer on another model: a transcript prompt of its own, its input and
-    output prices over the agent's input price); ``prices`` unchanged when ``rule`` records
-    no input or output price."""
+    output prices over the agent's input price); ``None`` when ``rule`` records no input or
+    output price (its summaries are unpriced: :mod:`regio.cache.billing`)."""
     price = priced(rule.price)
     if price is None:
-        return prices
+        return None
     transcript, output = summary_ratios(price, prices.input_usd * 1e6)
     return attrs.evolve(prices, summary_output=output, transcript_input=transcript)
 
