@@ -208,3 +208,86 @@ def test_a_streamed_answer_its_client_left_before_it_started_gives_its_connectio
         _asgi_post(c, body, "/v1/models/x" if passed_through else "/v1/messages")
     assert len(bodies) == 1
     assert bodies[0].closed  # the transport's stream closed: its connection back in the pool
+
+
+class _Watched(httpx.AsyncByteStream):
+    """An upstream response's body stream that records when it is closed."""
+
+    def __init__(self, inner: httpx.AsyncByteStream) -> None:
+        self.inner, self.closed = inner, False
+
+    async def __aiter__(self) -> Any:
+        async for chunk in self.inner:
+            yield chunk
+
+    async def aclose(self) -> None:
+        self.closed = True
+        await self.inner.aclose()
+
+
+class _Watching(httpx.AsyncBaseTransport):
+    """The in-process upstream's transport, each response's body stream :class:`_Watched`."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner, self.bodies = inner, []  # type: ignore[var-annotated]
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        assert isinstance(response.stream, httpx.AsyncByteStream)
+        self.bodies.append(_Watched(response.stream))
+        return httpx.Response(
+            response.status_code, headers=response.headers, stream=self.bodies[-1]
+        )
+
+
+def test_a_restore_rounds_streamed_answer_its_client_left_is_given_back_when_the_request_ends(
+    tmp_path: Path,
+) -> None:
+    # the model calls regio's restore tool (an unknown id: the proxy answers it with text) and
+    # the proxy continues upstream; the client is gone while the second round is relayed
+    steps = [Step("", (("context_restore", {"id": "no-such-id"}),)), Step("Done.")]
+    bp = BLUEPRINT + "relief: {enabled: true, restore_tool: true}\n"
+    with in_process(ScriptedUpstream(steps), bp, f"sqlite:{tmp_path}/p.db") as c:
+        watching = _Watching(c.app.state.proxy.upstream.transport)
+        c.app.state.proxy.upstream.transport = watching
+        body = _body([{"role": "user", "content": "Hello."}], True)
+        data = json.dumps(body).encode()
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0", "spec_version": "2.4"},
+            "http_version": "1.1",
+            "method": "POST",
+            "scheme": "http",
+            "path": "/v1/messages",
+            "raw_path": b"/v1/messages",
+            "query_string": b"",
+            "root_path": "",
+            "headers": [(b"content-type", b"application/json"), (b"x-api-key", b"k")],
+            "client": ("127.0.0.1", 1),
+            "server": ("testserver", 80),
+            "state": {},
+        }
+        received = [{"type": "http.request", "body": data, "more_body": False}]
+        rounds_open: list[int] = []
+        kept: list[Any] = []  # the response object, so nothing is finalized before the check
+
+        async def receive() -> dict[str, Any]:
+            return received.pop() if received else {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.body" and len(watching.bodies) == 2:
+                rounds_open.append(len(watching.bodies))
+                raise OSError("the client is gone")
+
+        async def run() -> None:
+            gc.disable()  # the relay's generator is finalized only when we say
+            try:
+                with contextlib.suppress(Exception):
+                    await c.app(scope, receive, send)
+                kept.append([b.closed for b in watching.bodies])
+            finally:
+                gc.enable()
+
+        c.portal.call(run)
+    assert rounds_open, "the client never left during the second round: the check is too easy"
+    assert kept[0] == [True, True]  # each round's answer given back as the request ended
