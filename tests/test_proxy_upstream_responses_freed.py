@@ -157,9 +157,21 @@ def test_a_summary_reply_broken_off_mid_body_gives_its_connection_back() -> None
     assert bodies[0].closed  # the transport's stream closed: its connection back in the pool
 
 
-def _asgi_post(client: Any, body: dict[str, Any], path: str = "/v1/messages") -> None:
-    """POST ``body`` to the proxy as a client that is gone before the answer starts (the
-    server's ``send`` of the response start fails: ASGI spec 2.4's ``OSError``)."""
+def _started(message: dict[str, Any]) -> bool:
+    return message["type"] == "http.response.start" and message["status"] == 200
+
+
+def _asgi_post(
+    client: Any,
+    body: dict[str, Any],
+    path: str = "/v1/messages",
+    gone: Callable[[dict[str, Any]], bool] = _started,
+    after: Callable[[], None] = lambda: None,
+) -> None:
+    """POST ``body`` to the proxy as a client that is gone at the first message ``gone``
+    picks (by default before the answer starts: the server's ``send`` of it fails, ASGI spec
+    2.4's ``OSError``); ``after`` runs once the app has returned, on its event loop, with the
+    collector off (nothing the request left is finalized before it)."""
     data = json.dumps(body).encode()
     scope = {
         "type": "http",
@@ -182,12 +194,17 @@ def _asgi_post(client: Any, body: dict[str, Any], path: str = "/v1/messages") ->
         return received.pop() if received else {"type": "http.disconnect"}
 
     async def send(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.start" and message["status"] == 200:
+        if gone(message):
             raise OSError("the client is gone")
 
     async def run() -> None:
-        with contextlib.suppress(Exception):
-            await client.app(scope, receive, send)
+        gc.disable()
+        try:
+            with contextlib.suppress(Exception):
+                await client.app(scope, receive, send)
+            after()
+        finally:
+            gc.enable()
 
     client.portal.call(run)
 
@@ -229,7 +246,11 @@ class _Watching(httpx.AsyncBaseTransport):
     """The in-process upstream's transport, each response's body stream :class:`_Watched`."""
 
     def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
-        self.inner, self.bodies = inner, []  # type: ignore[var-annotated]
+        self.inner = inner
+        self.bodies: list[_Watched] = []
+
+    def closed(self) -> list[bool]:
+        return [b.closed for b in self.bodies]
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         response = await self.inner.handle_async_request(request)
@@ -250,44 +271,16 @@ def test_a_restore_rounds_streamed_answer_its_client_left_is_given_back_when_the
     with in_process(ScriptedUpstream(steps), bp, f"sqlite:{tmp_path}/p.db") as c:
         watching = _Watching(c.app.state.proxy.upstream.transport)
         c.app.state.proxy.upstream.transport = watching
-        body = _body([{"role": "user", "content": "Hello."}], True)
-        data = json.dumps(body).encode()
-        scope = {
-            "type": "http",
-            "asgi": {"version": "3.0", "spec_version": "2.4"},
-            "http_version": "1.1",
-            "method": "POST",
-            "scheme": "http",
-            "path": "/v1/messages",
-            "raw_path": b"/v1/messages",
-            "query_string": b"",
-            "root_path": "",
-            "headers": [(b"content-type", b"application/json"), (b"x-api-key", b"k")],
-            "client": ("127.0.0.1", 1),
-            "server": ("testserver", 80),
-            "state": {},
-        }
-        received = [{"type": "http.request", "body": data, "more_body": False}]
         rounds_open: list[int] = []
-        kept: list[Any] = []  # the response object, so nothing is finalized before the check
+        closed: list[list[bool]] = []
 
-        async def receive() -> dict[str, Any]:
-            return received.pop() if received else {"type": "http.disconnect"}
-
-        async def send(message: dict[str, Any]) -> None:
+        def second_round(message: dict[str, Any]) -> bool:
             if message["type"] == "http.response.body" and len(watching.bodies) == 2:
-                rounds_open.append(len(watching.bodies))
-                raise OSError("the client is gone")
+                rounds_open.append(2)
+                return True
+            return False
 
-        async def run() -> None:
-            gc.disable()  # the relay's generator is finalized only when we say
-            try:
-                with contextlib.suppress(Exception):
-                    await c.app(scope, receive, send)
-                kept.append([b.closed for b in watching.bodies])
-            finally:
-                gc.enable()
-
-        c.portal.call(run)
+        body = _body([{"role": "user", "content": "Hello."}], True)
+        _asgi_post(c, body, gone=second_round, after=lambda: closed.append(watching.closed()))
     assert rounds_open, "the client never left during the second round: the check is too easy"
-    assert kept[0] == [True, True]  # each round's answer given back as the request ended
+    assert closed == [[True, True]]  # each round's answer given back as the request ended
