@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+pytest.importorskip("starlette", reason="the proxy extra (starlette, uvicorn) is not installed")
 pytest.importorskip("prometheus_client", reason="the proxy extra (prometheus-client) is missing")
 
 from mutation_support import fuzz_settings
