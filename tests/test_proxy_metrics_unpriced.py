@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 pytest.importorskip("starlette", reason="the proxy extra (starlette, uvicorn) is not installed")
 pytest.importorskip("prometheus_client", reason="the proxy extra (prometheus-client) is missing")
+pytest.importorskip("httpx", reason="httpx is not installed (the proxy extra)")
 
 from mutation_support import fuzz_settings
 from proxy_support import metric_families
