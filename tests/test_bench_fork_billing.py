@@ -80,10 +80,12 @@ def test_a_summarizer_on_the_agents_model_is_billed_as_a_fork_of_the_last_reques
 
 
 def test_a_fork_reads_the_agents_cache_and_costs_less_than_the_transcript_prompt() -> None:
-    # a summarizer model the rules give no price (Claude Haiku 3.5): its transcripts are
-    # priced at the agent's prices, and the engine's cost controller decides as for a fork
+    # a summarizer model the rules give no price (Claude Haiku 3.5): the engine's cost
+    # controller decides as for a fork; the bench leaves its transcripts unpriced, so they
+    # are priced here by the run's own cache model, at the agent's prices, to compare
     unpriced = _coding(own_model=False, model="claude-3-5-haiku-20241022")
-    transcript = score(_run(unpriced), [CACHE])[0].layout("regio")
+    at_agents_prices = attrs.evolve(_run(unpriced), summarizer_cache=None)
+    transcript = score(at_agents_prices, [CACHE])[0].layout("regio")
     forked_out = _run(_coding(own_model=True))
     forked = score(forked_out, [CACHE])[0].layout("regio")
     # the same engine decisions: the same model calls at the same cost

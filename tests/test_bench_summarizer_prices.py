@@ -2,18 +2,22 @@
 (regio.bench.billing): the transcript prompts of regio and of the summarizing peer go to the
 blueprint's ``summarizer.model`` (the coding example's claude-haiku-4-5, $1 / $5 per MTok),
 priced by its own cache rule whatever the run's cache model; the cost bound prices them the
-same way; a model the cache rules do not price keeps the agent's prices, and the run says so."""
+same way; a model the cache rules do not know or do not price leaves its calls, and the
+strategy's cost, unpriced (never billed at the agent's prices), and the run says so."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 import attrs
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rich.console import Console
 
 from regio.bench.baselines import MessageCounts
 from regio.bench.billing import summarizer_pricing, summary_request
@@ -25,6 +29,7 @@ from regio.bench.costbound import (
     prices_of,
     with_summarizer,
 )
+from regio.bench.output import model_table
 from regio.bench.peers.view import CompactionCall
 from regio.bench.replay import ReplayOutput, replay
 from regio.bench.replaysetup import Clock, ReplaySetup
@@ -133,19 +138,41 @@ def test_the_engines_cost_controller_prices_the_summaries_as_the_bench_bills_the
         ("my-local-summarizer", "is not in the cache rules"),
     ],
 )
-def test_a_summarizer_model_without_a_price_is_billed_at_the_agents_and_the_run_says_so(
+def test_a_summarizer_model_without_a_price_leaves_the_strategys_cost_unpriced_and_says_so(
     model: str, says: str
 ) -> None:
     bp = _coding(model=model)
     cache, note = summarizer_pricing(bp)
-    assert cache is None and note is not None and says in note
-    assert "billed at the agent model's prices" in note
+    assert cache == f"anthropic:{model}" and note is not None and says in note
+    assert "its calls are unpriced" in note
     out = replay(synthesize(120, 3), bp, layouts=("regio",), window_tokens=16384)
-    assert out.summarizer_cache is None and note in out.notes
+    assert note in out.notes
     run = out.runs["regio"]
     assert run.compaction_requests and {r.model for r in run.compaction_requests} == {model}
-    by_hand = _usd(run.compaction_requests, 3.0, 15.0)
-    assert _compaction_cost(out)[CACHES[0]] == pytest.approx(by_hand)
+    for result in score(out, CACHES):
+        x = result.layout("regio")
+        # never billed at the agent model's prices: unpriced, and so is the strategy's cost
+        assert x.compaction_cost_usd is None and x.cost_usd is None
+        assert x.total_cost_usd is None and x.compaction_cost_per_request == ()
+        assert x.request_cost_usd is not None  # the agent's own requests keep their price
+        assert x.cost_bound_usd is None and x.cost_bound_share is None
+        # the JSON report says null, the printed table n/a (never $0 or the agent's price)
+        (layout,) = [
+            y for y in json.loads(msgspec.json.encode(result))["layouts"] if y["layout"] == "regio"
+        ]
+        assert layout["compaction_cost_usd"] is None and layout["cost_usd"] is None
+        console = Console(record=True, width=400)
+        console.print(model_table("t", result))
+        (row,) = [line for line in console.export_text().splitlines() if "│ regio" in line]
+        assert f"{x.compaction_calls} n/a" in row
+
+
+def test_a_cost_bound_with_an_unpriced_summarizer_has_no_summary_terms() -> None:
+    sonnet = prices_of(cache_model_for(CACHES[0]).rule)
+    assert sonnet is not None
+    assert (
+        with_summarizer(sonnet, cache_model_for("anthropic:claude-3-5-haiku-20241022").rule) is None
+    )
 
 
 def test_the_summarizing_peer_is_billed_on_the_same_summarizer_model() -> None:

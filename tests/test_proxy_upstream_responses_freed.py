@@ -157,9 +157,21 @@ def test_a_summary_reply_broken_off_mid_body_gives_its_connection_back() -> None
     assert bodies[0].closed  # the transport's stream closed: its connection back in the pool
 
 
-def _asgi_post(client: Any, body: dict[str, Any], path: str = "/v1/messages") -> None:
-    """POST ``body`` to the proxy as a client that is gone before the answer starts (the
-    server's ``send`` of the response start fails: ASGI spec 2.4's ``OSError``)."""
+def _started(message: dict[str, Any]) -> bool:
+    return message["type"] == "http.response.start" and message["status"] == 200
+
+
+def _asgi_post(
+    client: Any,
+    body: dict[str, Any],
+    path: str = "/v1/messages",
+    gone: Callable[[dict[str, Any]], bool] = _started,
+    after: Callable[[], None] = lambda: None,
+) -> None:
+    """POST ``body`` to the proxy as a client that is gone at the first message ``gone``
+    picks (by default before the answer starts: the server's ``send`` of it fails, ASGI spec
+    2.4's ``OSError``); ``after`` runs once the app has returned, on its event loop, with the
+    collector off (nothing the request left is finalized before it)."""
     data = json.dumps(body).encode()
     scope = {
         "type": "http",
@@ -182,12 +194,17 @@ def _asgi_post(client: Any, body: dict[str, Any], path: str = "/v1/messages") ->
         return received.pop() if received else {"type": "http.disconnect"}
 
     async def send(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.start" and message["status"] == 200:
+        if gone(message):
             raise OSError("the client is gone")
 
     async def run() -> None:
-        with contextlib.suppress(Exception):
-            await client.app(scope, receive, send)
+        gc.disable()
+        try:
+            with contextlib.suppress(Exception):
+                await client.app(scope, receive, send)
+            after()
+        finally:
+            gc.enable()
 
     client.portal.call(run)
 
@@ -208,3 +225,62 @@ def test_a_streamed_answer_its_client_left_before_it_started_gives_its_connectio
         _asgi_post(c, body, "/v1/models/x" if passed_through else "/v1/messages")
     assert len(bodies) == 1
     assert bodies[0].closed  # the transport's stream closed: its connection back in the pool
+
+
+class _Watched(httpx.AsyncByteStream):
+    """An upstream response's body stream that records when it is closed."""
+
+    def __init__(self, inner: httpx.AsyncByteStream) -> None:
+        self.inner, self.closed = inner, False
+
+    async def __aiter__(self) -> Any:
+        async for chunk in self.inner:
+            yield chunk
+
+    async def aclose(self) -> None:
+        self.closed = True
+        await self.inner.aclose()
+
+
+class _Watching(httpx.AsyncBaseTransport):
+    """The in-process upstream's transport, each response's body stream :class:`_Watched`."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+        self.bodies: list[_Watched] = []
+
+    def closed(self) -> list[bool]:
+        return [b.closed for b in self.bodies]
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        assert isinstance(response.stream, httpx.AsyncByteStream)
+        self.bodies.append(_Watched(response.stream))
+        return httpx.Response(
+            response.status_code, headers=response.headers, stream=self.bodies[-1]
+        )
+
+
+def test_a_restore_rounds_streamed_answer_its_client_left_is_given_back_when_the_request_ends(
+    tmp_path: Path,
+) -> None:
+    # the model calls regio's restore tool (an unknown id: the proxy answers it with text) and
+    # the proxy continues upstream; the client is gone while the second round is relayed
+    steps = [Step("", (("context_restore", {"id": "no-such-id"}),)), Step("Done.")]
+    bp = BLUEPRINT + "relief: {enabled: true, restore_tool: true}\n"
+    with in_process(ScriptedUpstream(steps), bp, f"sqlite:{tmp_path}/p.db") as c:
+        watching = _Watching(c.app.state.proxy.upstream.transport)
+        c.app.state.proxy.upstream.transport = watching
+        rounds_open: list[int] = []
+        closed: list[list[bool]] = []
+
+        def second_round(message: dict[str, Any]) -> bool:
+            if message["type"] == "http.response.body" and len(watching.bodies) == 2:
+                rounds_open.append(2)
+                return True
+            return False
+
+        body = _body([{"role": "user", "content": "Hello."}], True)
+        _asgi_post(c, body, gone=second_round, after=lambda: closed.append(watching.closed()))
+    assert rounds_open, "the client never left during the second round: the check is too easy"
+    assert closed == [[True, True]]  # each round's answer given back as the request ended

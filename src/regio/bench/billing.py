@@ -29,8 +29,10 @@ agent's (:attr:`regio.blueprint.Blueprint.summary_model`) and the cache rules gi
 prices, it is priced by that model's cache rule (its prices, its minimum cacheable prefix), in
 its scope of its own, whatever the run's cache model (a Claude Haiku summarizer is paid to
 Anthropic even when the agent's requests are simulated under OpenAI's cache);
-:func:`summarizer_pricing` names that cache model, or says in a note that the summarizer's
-model has no price and its calls are priced at the agent model's, as before."""
+:func:`summarizer_pricing` names that cache model. When the cache rules do not know the
+summarizer's model, or record no price for it, its calls are unpriced (``None``, as
+:mod:`regio.cache.billing` has it), never billed at the agent model's prices, and a note
+says so."""
 
 from __future__ import annotations
 
@@ -67,10 +69,11 @@ __all__ = [
 def summarizer_pricing(blueprint: Blueprint) -> tuple[str | None, str | None]:
     """``(cache model, note)`` for the transcript prompts of ``blueprint``'s summarizer: the
     cache model name (``provider:model``, :func:`regio.providers.cache_model_for`) of a
-    summarizer on another model than the agent's whose price the cache rules record, and
-    ``None`` when its calls are priced by the run's own cache model (a summarizer on the
-    agent's model, or one whose model the rules do not know or do not price; the note then
-    says so). The note also names the model and rule that price them."""
+    summarizer on another model than the agent's, which bills them (``None``: a summarizer on
+    the agent's model, whose calls the run's own cache model bills). A summarizer whose model
+    the cache rules do not know, or know without a price, has its calls unpriced
+    (:mod:`regio.cache.billing`: never billed at another model's prices), and so is the
+    strategy's cost; the note says which, or names the model and rule that price them."""
     named = blueprint.summary_model
     if named is None:
         return None, None
@@ -79,14 +82,14 @@ def summarizer_pricing(blueprint: Blueprint) -> tuple[str | None, str | None]:
     try:
         rule = cache_model_for(name).rule
     except CacheRuleError:
-        return None, (
+        return name, (
             f"summarizer model {model!r} ({provider}) is not in the cache rules: its calls "
-            "are billed at the agent model's prices"
+            "are unpriced, and so is the cost of every strategy that summarized"
         )
     if priced(rule.price) is None:
-        return None, (
+        return name, (
             f"summarizer model {model!r} has no price in the cache rules ({rule.id}): its "
-            "calls are billed at the agent model's prices"
+            "calls are unpriced, and so is the cost of every strategy that summarized"
         )
     return name, (
         f"summarizer calls billed as requests to {model} at its own prices "

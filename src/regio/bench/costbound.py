@@ -97,9 +97,10 @@ class CostPrices:
 def prices_of(rule: Rule, ttl: str = "5m") -> CostPrices | None:
     """The :class:`CostPrices` of a cache rule (:class:`regio.cache.rules.Rule`) for cache
     writes of ``ttl`` (``write_<ttl>`` when the rule prices one, else its plain input);
-    ``None`` when the rule records no input or output price (local engines)."""
+    ``None`` when the rule records no input or output price (local engines), or an input
+    price of ``0``: the terms are ratios of the input price, and a free input has none."""
     price = priced(rule.price)
-    if price is None:
+    if price is None or not price[0]:
         return None
     mult = rule.mult
     write = mult.get(f"write_{ttl}", mult.get("plain", 1.0))
@@ -111,14 +112,14 @@ def prices_of(rule: Rule, ttl: str = "5m") -> CostPrices | None:
     )
 
 
-def with_summarizer(prices: CostPrices, rule: Rule) -> CostPrices:
+def with_summarizer(prices: CostPrices, rule: Rule) -> CostPrices | None:
     """``prices`` (the agent's) with its summaries written by the model of cache rule
     ``rule`` (a summarizer on another model: a transcript prompt of its own, its input and
-    output prices over the agent's input price); ``prices`` unchanged when ``rule`` records
-    no input or output price."""
+    output prices over the agent's input price); ``None`` when ``rule`` records no input or
+    output price (its summaries are unpriced: :mod:`regio.cache.billing`)."""
     price = priced(rule.price)
     if price is None:
-        return prices
+        return None
     transcript, output = summary_ratios(price, prices.input_usd * 1e6)
     return attrs.evolve(prices, summary_output=output, transcript_input=transcript)
 

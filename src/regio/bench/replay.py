@@ -127,8 +127,8 @@ class ReplayOutput:
     every strategy's retention is scored (the first call at which any strategy had cut
     something; ``None``: none cut, or no probes); ``summarizer_cache``: the cache model that
     prices the summarizers' transcript prompts (a summarizer on another model than the
-    agent's, with a price in the cache rules: :func:`regio.bench.billing.summarizer_pricing`;
-    ``None``: the run's own cache model).
+    agent's: :func:`regio.bench.billing.summarizer_pricing`; one the cache rules do not know
+    or do not price leaves them unpriced; ``None``: the run's own cache model).
     """
 
     trace: str

@@ -15,6 +15,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from regio.bench.agreement import usage_agreement
 from regio.bench.cachenames import check_cache_models
 from regio.bench.costbound import (
@@ -39,12 +41,13 @@ from regio.bench.retention import Probe, plant_canaries, trace_facts
 from regio.bench.tracking import StrategyRun
 from regio.cache.base import order_requests
 from regio.cache.billing import total
-from regio.cache.types import CacheReport
+from regio.cache.types import CacheReport, CacheRuleError
 from regio.providers import cache_model_for
 from regio.traces.format import Trace
 
 if TYPE_CHECKING:
     from regio.blueprint import Blueprint
+    from regio.cache.base import CacheModel
     from regio.capture import CaptureRule
 
 __all__ = [
@@ -133,8 +136,16 @@ def bound_fields(
     if prices is None or out.prompt_limit is None or not out.outputs:
         return {**empty, "kept_tokens": kept}
     if run.compaction_requests and out.summarizer_cache is not None:
-        # its summaries are transcript prompts to another model, at that model's prices
-        prices = with_summarizer(prices, cache_model_for(out.summarizer_cache).rule)
+        # its summaries are transcript prompts to another model, at that model's prices;
+        # a model without a price gives no bound (its calls are unpriced)
+        try:
+            summarizer = cache_model_for(out.summarizer_cache).rule
+        except CacheRuleError:
+            return {**empty, "kept_tokens": kept}
+        summarized = with_summarizer(prices, summarizer)
+        if summarized is None:
+            return {**empty, "kept_tokens": kept}
+        prices = summarized
     passes = [*run.fork_requests, *run.compaction_requests]
     summary = round(sum(r.output_tokens for r in passes) / len(passes)) if passes else 0
     bound = Schedule(
@@ -176,9 +187,12 @@ def _simulate(
     report = CacheReport.from_outcomes(model.rule.id, [o for o in outs if o.id not in forks])
     placed = [(r.t_start, r.id, o) for r, o in zip(ordered, outs, strict=True) if r.id in forks]
     if run.compaction_requests:
-        own = cache_model_for(summarizer or name)
+        own, known = _summarizer_model(summarizer, name)
         for r in order_requests(run.compaction_requests):
-            placed.append((r.t_start, r.id, own.process(r)))
+            outcome = own.process(r)
+            if not known:  # no rule for the summarizer's model: no price (regio.cache.billing)
+                outcome = msgspec.structs.replace(outcome, cost_usd=None)
+            placed.append((r.t_start, r.id, outcome))
     billed = [o for _, _, o in placed]
     compaction = CacheReport.from_outcomes(model.rule.id, billed) if billed else None
     calls = [(r.t_start, r.id) for r in order_requests(run.requests)]
@@ -188,6 +202,16 @@ def _simulate(
     # never the priced calls' alone
     per_call = summarizer_cost_per_request(calls, priced) if len(priced) == len(passes) else ()
     return report, compaction, per_call
+
+
+def _summarizer_model(summarizer: str | None, name: str) -> tuple[CacheModel, bool]:
+    """The cache model that prices the transcript prompts of a summarizer on cache model
+    ``summarizer`` (``None``: the run's ``name``), and whether the rules know it: a model
+    they do not know has its prompts simulated by the run's model, and no price."""
+    try:
+        return cache_model_for(summarizer or name), True
+    except CacheRuleError:
+        return cache_model_for(name), False
 
 
 def summarizer_cost_per_request(

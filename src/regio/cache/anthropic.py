@@ -20,7 +20,14 @@ import attrs
 from regio.cache.base import CacheModel
 from regio.cache.prefix import block_hashes
 from regio.cache.types import BreakpointError, CacheOutcome, CacheRequest
-from regio.cache.walk import last_of, walk_blocks, walked_prefix
+from regio.cache.walk import (
+    LOOKBACK_POSITIONS,
+    last_of,
+    lookback_positions,
+    probed_positions,
+    walk_blocks,
+    walked_prefix,
+)
 
 __all__ = ["AnthropicCache", "breakpoints", "positions"]
 
@@ -37,14 +44,9 @@ class _Entry:
 
 def positions(kinds: list[str], collapse: tuple[str, ...]) -> list[int]:
     """Lookback position (1-based) of each block: a block continuing a run of the same
-    collapsible kind shares its predecessor's position."""
-    out: list[int] = []
-    for i, k in enumerate(kinds):
-        if i and k == kinds[i - 1] and k in collapse:
-            out.append(out[-1])
-        else:
-            out.append(out[-1] + 1 if out else 1)
-    return out
+    collapsible kind shares its predecessor's position (:func:`regio.cache.walk.
+    lookback_positions`)."""
+    return lookback_positions(kinds, collapse)
 
 
 def breakpoints(
@@ -140,7 +142,7 @@ class AnthropicCache(CacheModel):
         (:mod:`regio.cache.walk`; the slices and comparisons of the rest run in C)."""
         rule = self.rule
         lb = rule.lookback
-        window = lb.positions if lb else 20
+        window = lb.positions if lb else LOOKBACK_POSITIONS
         collapse = tuple(lb.collapse_runs) if lb else ()
         memo = self.walk_memo
         start = walked_prefix(request.blocks, collapse, memo)
@@ -161,7 +163,7 @@ class AnthropicCache(CacheModel):
         hashes = block_hashes(request, self.provider, rule.render_level, self.hash_memo)
         hit: int | None = None
         for k, _ttl in reversed(bp):
-            probes = [k] + [last_of(pos, p) for p in range(pos[k] - 1, max(pos[k] - window, 0), -1)]
+            probes = [k] + [last_of(pos, p) for p in probed_positions(pos[k], window)]
             for a in probes:
                 e = self.store.get(hashes[a])
                 if e is not None and e.readable_at <= t < e.expires_at:

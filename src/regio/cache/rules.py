@@ -29,6 +29,7 @@ import cattrs
 import yaml
 
 from regio.cache.types import CacheRuleError
+from regio.cache.walk import LOOKBACK_POSITIONS
 
 __all__ = [
     "SCHEMA",
@@ -87,7 +88,7 @@ class Lookback:
     """Anthropic read lookback: ``positions`` probed per breakpoint (the breakpoint is #1) and
     block kinds whose consecutive runs collapse into one position."""
 
-    positions: int = 20
+    positions: int = LOOKBACK_POSITIONS
     collapse_runs: tuple[str, ...] = ()
 
 
@@ -261,7 +262,7 @@ def _validate(rid: str, d: Mapping[str, Any], source: str) -> None:
             raise _err(rid, key, "must be a mapping", source)
     lb = d.get("lookback")
     if lb is not None and (
-        not isinstance(lb, dict) or not isinstance(lb.get("positions", 20), int)
+        not isinstance(lb, dict) or not isinstance(lb.get("positions", LOOKBACK_POSITIONS), int)
     ):
         raise _err(rid, "lookback", "must be {positions: int, collapse_runs: [kinds]}", source)
 

@@ -4,13 +4,21 @@ request walked so that a prompt that grows at its end costs its new blocks.
 :func:`walk_blocks` gives, for a :class:`regio.cache.types.CacheRequest`'s blocks, the
 cumulative token counts, the indexes of the blocks that carry a breakpoint mark and each
 block's lookback position (1-based; a block continuing a run of the same kind listed in
-``collapse`` shares its predecessor's position, as :func:`regio.cache.anthropic.positions`).
+``collapse`` shares its predecessor's position: :func:`lookback_positions`).
 Each of them at block ``i`` depends on blocks ``0..i`` alone, so with a :class:`BlockWalk`
 (its caller's, e.g. one session's predictions: a cache model's ``walk_memo``)
 the facts of the leading blocks equal to the last walked request's (compared in C,
 :func:`regio.cache.prefix.common_prefix`) are that request's, and only the blocks from the
 first that differs are walked. :func:`last_of` finds the last block at a lookback position by
 bisection instead of a map over every block.
+
+The lookback rule itself, used by the cache simulator (:mod:`regio.cache.anthropic`) and by
+the layout's breakpoint placement (:mod:`regio.layout.breakpoints`): :func:`lookback_positions`
+numbers the blocks, and a read from a breakpoint at position ``p`` probes the breakpoint and
+the ``window - 1`` positions before it (:func:`probed_positions`; :data:`LOOKBACK_POSITIONS`
+= 20 for Anthropic, "the system checks up to 20 blocks before the breakpoint",
+https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching): a block ``distance``
+positions back is read exactly when :func:`looks_back_to` says so.
 """
 
 from __future__ import annotations
@@ -23,7 +31,48 @@ import attrs
 
 from regio.cache.prefix import common_prefix
 
-__all__ = ["BlockWalk", "last_of", "walk_blocks", "walked_prefix"]
+__all__ = [
+    "LOOKBACK_POSITIONS",
+    "BlockWalk",
+    "last_of",
+    "lookback_positions",
+    "looks_back_to",
+    "probed_positions",
+    "walk_blocks",
+    "walked_prefix",
+]
+
+#: Positions a read looks back over from a breakpoint, the breakpoint being #1 (Anthropic's
+#: 20-block lookback; a cache rule's ``lookback.positions`` may say otherwise).
+LOOKBACK_POSITIONS = 20
+
+
+def lookback_positions(
+    kinds: Sequence[str | None], collapse: Sequence[str], p: int = 0, prev: str | None = None
+) -> list[int]:
+    """The lookback position (1-based) of each block of ``kinds``: a block continuing a run of
+    the same kind listed in ``collapse`` shares its predecessor's position, any other block
+    takes the next. ``p`` / ``prev``: the position and kind of the block before the first
+    (``0`` / ``None``: the first block is the request's first)."""
+    out: list[int] = []
+    for kind in kinds:
+        if prev is None or kind != prev or kind not in collapse:
+            p += 1
+        out.append(p)
+        prev = kind
+    return out
+
+
+def looks_back_to(distance: int, window: int = LOOKBACK_POSITIONS) -> bool:
+    """Whether a read from a breakpoint reaches a block ``distance`` positions before it
+    (``0``: the breakpoint's own position) with a lookback of ``window`` positions."""
+    return 0 <= distance < window
+
+
+def probed_positions(p: int, window: int = LOOKBACK_POSITIONS) -> range:
+    """The positions before ``p`` (a breakpoint's) that its read probes, newest first: those
+    :func:`looks_back_to` reaches, none below 1."""
+    return range(p - 1, max(p - window, 0), -1)
 
 
 @attrs.define
@@ -70,11 +119,7 @@ def walk_blocks(
         cum.append(total)
         if b.mark is not None:
             marked.append(i)
-        kind = b.kind
-        if not (i and kind == prev and kind in collapse):
-            p += 1
-        pos.append(p)
-        prev = kind
+    pos += lookback_positions([b.kind for b in blocks[start:]], collapse, p, prev)
     if memo is not None:
         memo.blocks, memo.collapse = tuple(blocks), collapse
         memo.cum, memo.marked, memo.pos = list(cum), list(marked), list(pos)

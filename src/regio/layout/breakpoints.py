@@ -72,6 +72,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter
 
+from regio.cache.walk import LOOKBACK_POSITIONS, lookback_positions, looks_back_to
 from regio.content import ToolResult, ToolUse
 
 from .model import MARKED_HISTORY, Breakpoint, HeldMark, LayoutBlock, LayoutState
@@ -99,9 +100,13 @@ __all__ = [
 ]
 
 MAX_BREAKPOINTS = 4
-LOOKBACK = 20
+LOOKBACK = LOOKBACK_POSITIONS
 MESSAGE_MARK_EVERY = 16
 _TTL_RANK = {"1h": 2, "5m": 1}
+
+
+#: The block kinds whose consecutive runs share one lookback position.
+_RUNS = ("tool_use", "tool_result")
 
 
 def _run_kind(b: LayoutBlock) -> str | None:
@@ -114,16 +119,8 @@ def _run_kind(b: LayoutBlock) -> str | None:
 
 def positions(blocks: Sequence[LayoutBlock]) -> list[int]:
     """Anthropic lookback positions (1-based): consecutive tool_use or tool_result blocks share
-    one position."""
-    out: list[int] = []
-    for k, b in enumerate(blocks):
-        if k == 0:
-            out.append(1)
-            continue
-        kind = _run_kind(b)
-        same = kind is not None and kind == _run_kind(blocks[k - 1])
-        out.append(out[-1] if same else out[-1] + 1)
-    return out
+    one position (:func:`regio.cache.walk.lookback_positions`)."""
+    return lookback_positions([_run_kind(b) for b in blocks], _RUNS)
 
 
 def _cacheable_at_or_before(blocks: Sequence[LayoutBlock], index: int) -> int | None:
@@ -199,8 +196,11 @@ def regio_wanted(
                 (k for k in reversed(msg_idx) if k < newest and blocks[k].prefix_hash in hashes),
                 None,
             )
-            if prev is not None and positions(blocks[prev : newest + 1])[-1] - 1 >= LOOKBACK:
-                wanted.append((prev, ttl, "spare"))
+            # a spare on the remembered prefix the newest mark's lookback no longer reaches
+            if prev is not None:
+                distance = positions(blocks[prev : newest + 1])[-1] - 1
+                if not looks_back_to(distance, LOOKBACK):
+                    wanted.append((prev, ttl, "spare"))
     if tail_index is not None and blocks[tail_index].level == "tail":
         wanted.append((tail_index, ttl, "tail"))
     wanted.sort(key=lambda w: _REGIO_RANK[w[2]])

@@ -234,6 +234,7 @@ class _Exchange:
         self.compaction: anyio.Event | None = None
         self.summary = SummaryTally()
         self.unbind: Callable[[], None] = lambda: None
+        self.response: httpx.Response | None = None  # the last round's (_send)
 
     def _bind_summarizer(self) -> None:
         """``--summarizer upstream``: the engine summarizes through the upstream with this
@@ -356,7 +357,8 @@ class _Exchange:
         headers = client_headers(self.request.headers.items())
         data = msgspec.json.encode(body)
         url = self.request.url
-        return await self.state.upstream.open("POST", url.path, url.query, headers, data)
+        self.response = await self.state.upstream.open("POST", url.path, url.query, headers, data)
+        return self.response
 
     async def _start(self, body: bytes) -> Response:
         turn = self.turn
@@ -391,7 +393,7 @@ class _Exchange:
         if turn.client.stream:
             return _Stream(
                 self._relay(response),
-                lambda: self._left(response),  # its first response given back, turn ended
+                lambda: self._end_stream(None, 0),  # its last response given back, ended
                 status_code=200,
                 headers=self._headers(response),
             )
@@ -464,24 +466,22 @@ class _Exchange:
                     reply = None
                     break
                 relay = relay_for(self.api, turn.regio_tools, relay.next_carry())
-            await self._end_stream(response, reply)
+            await self._end_stream(reply)
             if last:  # the answer's end: the client may send its next request once it has it
                 yield last
         except Exception:  # the upstream failed mid-stream: what it had sent still goes out
-            await self._end_stream(response, reply)
+            await self._end_stream(reply)
             if last:
                 yield last
             raise
         finally:
-            await self._end_stream(response, reply)
+            await self._end_stream(reply)
 
-    async def _end_stream(self, response: httpx.Response, reply: Reply | None) -> None:
-        await release(response)  # shielded: a client gone away cancels the relay
-        await self._end(reply, 200)
-
-    async def _left(self, response: httpx.Response) -> None:
-        await release(response)
-        await self._end(None, 0)
+    async def _end_stream(self, reply: Reply | None, status: int = 200) -> None:
+        """Give the last round's response back now (shielded), not at finalization; end."""
+        if self.response is not None:
+            await release(self.response)
+        await self._end(reply, status)
 
     async def _events(self, response: httpx.Response, relay: Relay) -> AsyncIterator[bytes]:
         splitter = EventSplitter()

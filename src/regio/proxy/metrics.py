@@ -17,10 +17,12 @@ request's, committed or not (the upstream billed them all the same). Names, each
 ``regio_cache_read_tokens_total``         cache reads, ``source`` = ``reported`` | ``predicted``
 ``regio_cache_write_tokens_total``        cache writes, ``source`` = ``reported`` | ``predicted``
 ``regio_cost_usd_total``                  cost of the reported usage (cache rules' prices):
-                                          the client's requests and their summary requests
-                                          that have a price (the unpriced ones are counted
-                                          in ``regio_unpriced_requests_total`` and
-                                          ``regio_summary_unpriced_total``, never as $0)
+                                          the requests whose cost, with their summary
+                                          requests', has a price (``RequestStat.
+                                          total_cost_usd``); a request some part of which
+                                          has none adds nothing, never its priced parts, and
+                                          is counted in ``regio_unpriced_requests_total``
+                                          and/or ``regio_summary_unpriced_total``
 ``regio_unpriced_requests_total``         client requests whose cost has no price (a price
                                           their tokens need is not recorded)
 ``regio_as_is_cost_usd_total``            the same requests with the client's history as is
@@ -43,7 +45,7 @@ request's, committed or not (the upstream billed them all the same). Names, each
 ``regio_summary_output_tokens_total``     output tokens of the summary requests (reported)
 ``regio_summary_cost_usd_total``          the summary requests' part of ``regio_cost_usd_total``
 ``regio_summary_unpriced_total``          summary requests whose model has no price (their
-                                          cost is in no counter)
+                                          cost, and their client request's, is in no counter)
 ``regio_added_cpu_seconds``               histogram: the proxy's own CPU time per request
 ========================================  ===================================================
 """
@@ -173,13 +175,13 @@ class ProxyMetrics:
             self.cache_write.labels(session, "predicted").inc(stat.predicted_write or 0)
         if stat.cost_usd is None:
             self.unpriced.labels(session).inc()
-        else:
-            self.cost.labels(session).inc(stat.cost_usd)
         if stat.summary_unpriced:
             self.summary_unpriced.labels(session).inc(stat.summary_unpriced)
-        elif stat.summary_calls:
-            self.summary_cost.labels(session).inc(stat.summary_cost_usd or 0.0)
-            self.cost.labels(session).inc(stat.summary_cost_usd or 0.0)
+        cost = stat.total_cost_usd  # None once a part is unpriced: then no part is added
+        if cost is not None:
+            self.cost.labels(session).inc(cost)
+            if stat.summary_calls:
+                self.summary_cost.labels(session).inc(stat.summary_cost_usd or 0.0)
         if stat.as_is_cost_usd is None:
             self.as_is_unpriced.labels(session).inc()
         else:

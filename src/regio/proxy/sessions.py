@@ -116,16 +116,29 @@ class DigestCache:
             have = have[: meta.count]
         if len(have) < meta.count:
             have.extend(d for d, _ in records.positions(meta.id, len(have), meta.count))
-            self.remember(meta.id, have)
+            self._extend(meta.id, have)
         return have
 
     def remember(self, session: str, digests: Sequence[bytes]) -> None:
-        """Keep ``digests`` as ``session``'s history."""
+        """Keep ``digests`` as ``session``'s history (a committed request's: it replaces
+        what was kept)."""
         with self._lock:
-            self._known[session] = list(digests)
-            self._known.move_to_end(session)
-            while len(self._known) > self.size:
-                self._known.popitem(last=False)
+            self._keep(session, digests)
+
+    def _extend(self, session: str, digests: Sequence[bytes]) -> None:
+        """Keep ``digests`` (read by :meth:`known`) unless a longer history was kept
+        meanwhile: another thread's commit may :meth:`remember` between :meth:`known`'s read
+        of the cache and this write, and a session's positions only grow, so the longer is
+        the newer (checked and written under one lock)."""
+        with self._lock:
+            if len(self._known.get(session, ())) < len(digests):
+                self._keep(session, digests)
+
+    def _keep(self, session: str, digests: Sequence[bytes]) -> None:
+        self._known[session] = list(digests)
+        self._known.move_to_end(session)
+        while len(self._known) > self.size:
+            self._known.popitem(last=False)
 
 
 @attrs.define

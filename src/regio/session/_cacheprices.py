@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from regio.cache import resolve
+from regio.cache.billing import bill
 from regio.errors import RegioError
 from regio.policies.costcontrol import DEFAULT_OUTPUT, CostTerms
 from regio.policies.hysteresis import DEFAULT_MULTIPLIERS
@@ -86,12 +87,14 @@ def model_price(provider: str, model: str) -> tuple[float, float] | None:
 
 def priced(price: Price | ModelPricing) -> tuple[float, float] | None:
     """``(input, output)`` USD per million tokens of a cache rule's ``price`` (its ``input``
-    and ``output`` fields), or ``None`` when either is not recorded: the "has a price" test of
-    a summarizer's model (the engine's controller, the bench's bill and bound). It is
-    :func:`regio.cache.billing.bill`'s rule for a call with prompt and output tokens (a summary
-    call always has both), except that an input price of 0 counts as none here: these prices
-    are taken as ratios of the input price."""
-    if not price.input or price.output is None:
+    and ``output`` fields), or ``None`` when :func:`regio.cache.billing.bill` would leave a
+    call of it with prompt and output tokens (a summary call always has both) unpriced: the
+    "has a price" test of a summarizer's model (the engine's controller, the bench's bill and
+    bound), the one rule of :mod:`regio.cache.billing` (an input or output price of ``0`` is a
+    price, ``None`` is none). A caller that divides by the input price checks it is not ``0``
+    itself (:func:`regio.bench.costbound.prices_of`)."""
+    unpriced = bill(price.input, price.output, input_tokens=1, input_units=1.0, output_tokens=1)
+    if unpriced is None or price.input is None or price.output is None:
         return None
     return float(price.input), float(price.output)
 
