@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from regio.bench.metrics import total_models
-from regio.bench.output import print_report, relief_lines
+from regio.bench.output import model_table, print_report, relief_lines
 from regio.bench.report import BenchReport, LayoutResult, ModelResult, ReliefStage, TraceResult
 from regio.bench.savings import compare_costs
 
@@ -109,3 +109,38 @@ def test_the_relief_line_counts_skips_below_the_minimum_apart_from_falling_short
     )
     summed = total_models([[ModelResult(CACHE, "rule", (layout,))]] * 2)[0].layout("regio")
     assert summed.relief[0] == ReliefStage("clear", 6, 24, 18000, 80, 114)
+
+
+def _unpriced_summarizer_model() -> ModelResult:
+    # a summarizer whose model has no price leaves the summarizing strategies unpriced
+    # (regio.bench.billing.summarizer_pricing); recorded and trim do not summarize
+    layouts = [
+        _layout("recorded", 1.0),
+        _layout("trim", 1.3),
+        msgspec.structs.replace(_layout("summarization-middleware", 0.0), cost_usd=None),
+        msgspec.structs.replace(_layout("regio", 0.0), cost_usd=None),
+    ]
+    return ModelResult(CACHE, "rule", tuple(layouts))
+
+
+def test_an_unpriced_peer_leaves_vs_peer_unknown_never_the_priced_peers_cheapest() -> None:
+    model = _unpriced_summarizer_model()
+    seen = compare_costs(model)
+    # the unpriced peer may be the cheapest: recorded is not "-23.1%" against trim
+    assert seen["recorded"].vs_peer == "—" and seen["trim"].vs_peer == "—"
+    assert seen["trim"].vs_recorded == "+30.0%" and seen["regio"].vs_recorded == "—"
+    priced = msgspec.structs.replace(model, layouts=model.layouts[:2])
+    assert compare_costs(priced)["recorded"].vs_peer == "-23.1%"
+
+
+def test_no_cost_is_green_while_an_unbroken_strategy_is_unpriced() -> None:
+    def green(model: ModelResult) -> list[str]:
+        console = Console(record=True, width=400, force_terminal=True, color_system="standard")
+        console.print(model_table("t", model))
+        lines = console.export_text(styles=True).splitlines()
+        return [ln.split("│")[1].strip() for ln in lines if "\x1b[1;32m" in ln]
+
+    model = _unpriced_summarizer_model()
+    assert green(model) == []  # never recorded's $1.00, cheapest of the priced ones only
+    priced = msgspec.structs.replace(model, layouts=model.layouts[:2])
+    assert [name for name in green(priced) if "recorded" in name]

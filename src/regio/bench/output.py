@@ -91,7 +91,9 @@ def _model_rows(
 ) -> list[list[str]]:
     savings = compare_costs(model, parts)
     ranked = [x for x in model.layouts if x.broken_requests == 0 and not savings[x.layout].partial]
-    cheapest = min((c for x in ranked if (c := x.total_cost_usd) is not None), default=None)
+    # an unpriced strategy may be the cheapest: none is green then (never the priced ones')
+    costs = [c for x in ranked if (c := x.total_cost_usd) is not None]
+    cheapest = min(costs, default=None) if len(costs) == len(ranked) else None
     rows = []
     for x in model.layouts:
         cost = _money(x.total_cost_usd)
@@ -135,7 +137,8 @@ def model_tables(
     """One row per strategy: calls, tokens, hit rate, the trace bound and the share of it,
     placement check, compaction calls and cost, retention, broken requests, total cost and
     the difference to ``recorded`` / the best unbroken peer. The cheapest unbroken
-    strategy's cost is green; broken strategies are shown and never ranked. With a pressure
+    strategy's cost is green, none when an unbroken strategy is unpriced (a summarizer
+    without a price); broken strategies are shown and never ranked. With a pressure
     ``window`` (tokens) the ``recorded`` row reads :data:`AS_SENT` and has no share of the
     window-capped bound: it is what the agents sent, the window not applied
     (:func:`recorded_window_line`). Narrower than the columns need (``width``, in

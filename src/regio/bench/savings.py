@@ -16,6 +16,7 @@ import attrs
 
 from regio.bench.peers import PEERS
 from regio.bench.report import LayoutResult, ModelResult
+from regio.cache.billing import total
 
 __all__ = ["CostComparison", "compare_costs", "partial_lines"]
 
@@ -47,9 +48,7 @@ def _over(parts: Sequence[dict[str, LayoutResult]], name: str) -> tuple[float | 
     found = [p[name] for p in parts if name in p]
     if not found or len(found) < len(parts):
         return None
-    costs = [x.cost_usd for x in found]
-    cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
-    return cost, sum(x.broken_requests for x in found)
+    return total(x.cost_usd for x in found), sum(x.broken_requests for x in found)
 
 
 def compare_costs(
@@ -60,7 +59,9 @@ def compare_costs(
     cheapest unbroken peer (any of :data:`regio.bench.peers.PEERS`, never regio's layouts),
     both summed over exactly the traces the strategy ran on. A peer that did not run on all
     of them, or broke a call on one of them, is no reference; ``"—"`` when none is left (or
-    ``recorded`` did not run on all of them). Without ``parts`` ``model`` is one trace."""
+    ``recorded`` did not run on all of them), or when a reference peer is unpriced (its
+    summarizer's model has no price: the cheapest peer is then unknown, never the cheapest
+    of the priced ones). Without ``parts`` ``model`` is one trace."""
     tables = [{x.layout: x for x in p.layouts} for p in (parts or (model,))]
     out: dict[str, CostComparison] = {}
     for x in model.layouts:
@@ -68,14 +69,12 @@ def compare_costs(
         own = _over(ran, x.layout)
         cost = own[0] if own is not None else None
         recorded = _over(ran, "recorded")
-        peers = [
-            p[0]
-            for name in PEERS
-            if (p := _over(ran, name)) is not None and p[1] == 0 and p[0] is not None
-        ]
+        peers = [p[0] for name in PEERS if (p := _over(ran, name)) is not None and p[1] == 0]
+        priced = [c for c in peers if c is not None]
+        cheapest = min(priced, default=None) if len(priced) == len(peers) else None
         out[x.layout] = CostComparison(
             vs_recorded=_ratio(cost, recorded[0] if recorded is not None else None),
-            vs_peer=_ratio(cost, min(peers, default=None)),
+            vs_peer=_ratio(cost, cheapest),
             traces=len(ran),
             of=len(tables),
         )
