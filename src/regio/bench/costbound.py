@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from regio.cache.billing import write_multiplier
 from regio.policies.costcontrol import CostTerms, interval, request_cost, summary_call_cost
 from regio.session._cacheprices import priced, summary_ratios
 
@@ -96,17 +97,16 @@ class CostPrices:
 
 def prices_of(rule: Rule, ttl: str = "5m") -> CostPrices | None:
     """The :class:`CostPrices` of a cache rule (:class:`regio.cache.rules.Rule`) for cache
-    writes of ``ttl`` (``write_<ttl>`` when the rule prices one, else its plain input);
+    writes of ``ttl`` (:func:`regio.cache.billing.write_multiplier`: ``write_<ttl>``, else
+    the rule's TTL-less write, else its plain input);
     ``None`` when the rule records no input or output price (local engines), or an input
     price of ``0``: the terms are ratios of the input price, and a free input has none."""
     price = priced(rule.price)
     if price is None or not price[0]:
         return None
-    mult = rule.mult
-    write = mult.get(f"write_{ttl}", mult.get("plain", 1.0))
     return CostPrices(
-        read=float(mult.get("read", 1.0)),
-        write=float(write),
+        read=float(rule.mult.get("read", 1.0)),
+        write=write_multiplier(rule.mult, ttl),
         output=price[1] / price[0],
         input_usd=price[0] / 1e6,
     )

@@ -5,7 +5,12 @@ cost controller"). Computed on the blueprint's own window (seeds written, no too
 with its cache profile's prices and its summarizer's ``max_summary_tokens`` as the summary; a
 ``summarizer.model`` other than the agent's is priced at its own input and output prices (a
 transcript prompt of its own: :func:`regio.session._cacheprices.summary_cost_terms`) when the
-cache rules record them."""
+cache rules record them. When they do not (a model they do not know, or know without an input
+or output price), the controller still weighs the summaries at the agent model's prices to
+choose its trigger, and the note says so; the cost per request is then unpriced, as
+:mod:`regio.cache.billing` has it and the bench reports such a summarizer's calls: no figure in
+USD or input-token equivalents for prices that do not exist, the reason instead, and what to
+add to the cache rules to price it (:func:`unpriced_summarizer`)."""
 
 from __future__ import annotations
 
@@ -14,9 +19,10 @@ from regio.blueprint.spec import Blueprint
 from regio.policies.costcontrol import request_cost
 from regio.policies.eviction import Bulk, Compact
 from regio.regions import SlidingWindow
-from regio.session._cacheprices import CacheTerms, cache_terms, summary_cost_terms
+from regio.session._cacheprices import CacheTerms, cache_terms, priced, summary_cost_terms
+from regio.session._usage import rule_prices
 
-__all__ = ["GROWTHS", "cost_notes", "priced_conversation"]
+__all__ = ["GROWTHS", "cost_notes", "priced_conversation", "unpriced_summarizer"]
 
 #: New tokens per request the notes are given for: a chat turn, a coding agent's tool step.
 GROWTHS = (1000, 3000)
@@ -25,7 +31,8 @@ GROWTHS = (1000, 3000)
 def cost_notes(bp: Blueprint, growths: tuple[int, ...] = GROWTHS) -> list[str]:
     """One line per ``growths`` value for the conversation of ``bp`` when it compacts (none
     otherwise): trigger and target in tokens of the whole request, and its cost per request
-    in input-token equivalents and USD."""
+    in input-token equivalents and USD, or ``unpriced`` with the reason when the summarizer's
+    model has no price in the cache rules (module doc)."""
     found = priced_conversation(bp)
     if found is None or not isinstance(found[0].eviction, Compact):
         return []
@@ -33,13 +40,16 @@ def cost_notes(bp: Blueprint, growths: tuple[int, ...] = GROWTHS) -> list[str]:
     terms = summary_cost_terms(cache, bp.summary_model, float(bp.summarizer.max_summary_tokens))
     outside = conv.outside_tokens()
     writer = bp.summary_model
-    priced = ""
-    if writer is not None:
-        priced = (
+    unpriced = unpriced_summarizer(writer) if writer is not None else None
+    remark = ""
+    if unpriced is not None and writer is not None:
+        remark = f", assuming {writer[1]}'s summaries cost what the agent model's would"
+    elif writer is not None:
+        remark = (
             f", its summaries written by {writer[1]} at that model's prices"
             if terms.transcript_input is not None
-            else f", its summaries priced as the agent model's: the cache rules give no "
-            f"price for {writer[1]}"
+            else f", its summaries weighed at the agent model's prices: the agent model has "
+            f"no input price to weigh {writer[1]}'s prices against"
         )
     notes = []
     for growth in growths:
@@ -50,15 +60,20 @@ def cost_notes(bp: Blueprint, growths: tuple[int, ...] = GROWTHS) -> list[str]:
         if marks is None or plain is None:
             return []
         trigger, target = (outside + m for m in marks)
-        cost = request_cost(growth, target, trigger - target, terms)
-        usd = f" (${cost * cache.input_usd / 1e6:.4f})" if cache.input_usd else ""
         earlier = (
             "" if marks[0] >= plain[0] else f", before the window-fill mark {outside + plain[0]:,}"
         )
-        notes.append(
+        decision = (
             f"{conv.name}: at {growth:,} new tokens a request the cost controller compacts at "
-            f"{trigger:,} tokens a request{earlier} down to {target:,}: about {cost:,.0f} "
-            f"input-token equivalents{usd} a request{priced}"
+            f"{trigger:,} tokens a request{earlier} down to {target:,}"
+        )
+        if unpriced is not None:
+            notes.append(f"{decision}{remark}; cost a request: unpriced: {unpriced}")
+            continue
+        cost = request_cost(growth, target, trigger - target, terms)
+        usd = f" (${cost * cache.input_usd / 1e6:.4f})" if cache.input_usd else ""
+        notes.append(
+            f"{decision}: about {cost:,.0f} input-token equivalents{usd} a request{remark}"
         )
     return notes
 
@@ -81,3 +96,29 @@ def priced_conversation(
     cache = cache_terms(provider, model, bp.cache.ttl)
     conv.cache_multipliers = (cache.write, cache.read)
     return conv, cache
+
+
+def unpriced_summarizer(writer: tuple[str, str]) -> str | None:
+    """Why the summaries of ``writer`` (``(provider, model)``: a summarizer on another model
+    than the agent's, :attr:`regio.blueprint.Blueprint.summary_model`) have no price, and what
+    to add to the cache rules (``regio/data/cache-rules.yaml``, docs/cache.md) to price them;
+    ``None`` when the rules give the model an input and an output price
+    (:func:`regio.session._cacheprices.priced`, the rule of :mod:`regio.cache.billing`)."""
+    provider, model = writer
+    pricing = rule_prices(provider, model)
+    if pricing is None:
+        return (
+            f"the cache rules do not know {model} ({provider}); to price it, add a rule for "
+            f"provider {provider}, model_family [{model}*] with price: {{input, output}} "
+            "(USD per million tokens) to the cache rules"
+        )
+    if priced(pricing) is not None:
+        return None
+    missing = " and ".join(
+        k for k, v in (("input", pricing.input), ("output", pricing.output)) if v is None
+    )
+    return (
+        f"the cache rules give no price for {model} (rule {pricing.rule_id} records no "
+        f"{missing} price); to price it, record its price.{missing.replace(' and ', ' and price.')}"
+        " (USD per million tokens) in that rule"
+    )

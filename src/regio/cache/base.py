@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from regio.cache.billing import bill
+from regio.cache.billing import bill, input_units
 from regio.cache.prefix import HashMemo
 from regio.cache.rules import Rule
 from regio.cache.types import CacheOutcome, CacheReport, CacheRequest, CacheRequestError
@@ -92,12 +92,14 @@ class CacheModel:
         if uncached < 0:
             raise AssertionError(f"{self.rule.id}: accounting exceeds prompt ({request.id})")
         r = self.rule
-        units = (
-            (r.m("read") if read_mult is None else read_mult) * read
-            + r.m("write_5m", 1.25) * write_5m
-            + r.m("write_1h", 2.0) * write_1h
-            + r.m("write", 1.25) * write
-            + r.m("plain") * uncached
+        units = input_units(
+            r.mult,
+            uncached=uncached,
+            read=read,
+            write_5m=write_5m,
+            write_1h=write_1h,
+            write=write,
+            read_mult=read_mult,
         )
         cost = bill(
             r.price.input,

@@ -10,17 +10,74 @@ model whose output price is not recorded) the bill is ``None`` -- unpriced -- ne
 for the missing part and never the sum of the parts that do have a price. A part with no tokens
 needs no price.
 
+A prompt's *input units* (:func:`input_units`) weigh each token class by the rule's ``mult``:
+``plain`` (uncached input), ``read`` (cache read), and a cache write at
+:func:`write_multiplier`: the multiplier the rule records for a write of that TTL
+(``write_5m`` / ``write_1h``), else its TTL-less ``write`` (GPT-5.6's ``cache_write_tokens``),
+else ``create`` (Gemini's explicit cache creation), else **a plain input token** (``plain``,
+1.0 when absent). A rule with no write multiplier is a provider without a write surcharge:
+OpenAI's automatic caching, Gemini's implicit caching, DeepSeek bill the prompt at the input
+price and discount only reads (/work/shared/spec/cache-rules.md section 5, "OpenAI legacy and
+Gemini: m_r = 1 - discount, writes free"). A class a rule does not list at all (``plain``,
+``read``) counts at 1.0, the base input price.
+
 :func:`bill` is that rule; the usage ledger (:mod:`regio.session._usage`), the cache
 simulator's outcomes (:mod:`regio.cache.base`), the proxy's request, as-is and summary costs
 (:mod:`regio.proxy.accounting`) and the bench's summarizer costs all price through it, and
-:func:`total` sums bills the same way (``None`` once one is unpriced).
+:func:`total` sums bills the same way (``None`` once one is unpriced). The same four -- and
+the bench's cost terms (:func:`regio.bench.costbound.prices_of`) and the engine's controller
+(:func:`regio.session._cacheprices.cache_terms`) -- weigh a cache write by
+:func:`write_multiplier`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-__all__ = ["bill", "total"]
+__all__ = ["bill", "input_units", "total", "write_multiplier"]
+
+#: the keys a rule's ``mult`` may record a cache write under, after the TTL's own
+#: ``write_<ttl>``, in the order they apply (module doc)
+_WRITE_KEYS = ("write", "create")
+
+
+def write_multiplier(mult: Mapping[str, float], ttl: str | None = None) -> float:
+    """Price multiplier (x the base input price) of one cache-written token of ``ttl``
+    (``"5m"`` / ``"1h"``; ``None``: a write whose TTL the usage does not say) under a cache
+    rule's ``mult`` (:attr:`regio.cache.rules.Rule.mult`,
+    :attr:`regio.session.ModelPricing.mult`): ``mult["write_<ttl>"]``, else ``mult["write"]``,
+    else ``mult["create"]``, else the plain input multiplier ``mult["plain"]`` (1.0 when
+    absent): a rule that records no write surcharge bills a write as a plain input token
+    (module doc)."""
+    keys = (f"write_{ttl}", *_WRITE_KEYS) if ttl is not None else _WRITE_KEYS
+    for key in keys:
+        if key in mult:
+            return float(mult[key])
+    return float(mult.get("plain", 1.0))
+
+
+def input_units(
+    mult: Mapping[str, float],
+    *,
+    uncached: int = 0,
+    read: int = 0,
+    write_5m: int = 0,
+    write_1h: int = 0,
+    write: int = 0,
+    read_mult: float | None = None,
+) -> float:
+    """A prompt's input units (base-input-price tokens) under a cache rule's ``mult``:
+    ``uncached`` tokens at ``plain``, ``read`` at ``read`` (or ``read_mult``, a simulator's
+    own read price; both 1.0 when absent), cache writes of 5 minutes, 1 hour and an unsaid TTL
+    at :func:`write_multiplier`. All counts are tokens (>= 0)."""
+    read_at = float(mult.get("read", 1.0)) if read_mult is None else read_mult
+    return (
+        float(mult.get("plain", 1.0)) * uncached
+        + read_at * read
+        + write_multiplier(mult, "5m") * write_5m
+        + write_multiplier(mult, "1h") * write_1h
+        + write_multiplier(mult, None) * write
+    )
 
 
 def bill(

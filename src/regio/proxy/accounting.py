@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from regio.cache import CacheRuleError
-from regio.cache.billing import bill
+from regio.cache.billing import bill, input_units
 from regio.cache.prefix import HashMemo, common_prefix
 from regio.cache.walk import BlockWalk
 from regio.layout import Request, to_cache_request
@@ -188,9 +188,7 @@ def as_is_cost(
         return None
     read = min(previous, tokens) if cached else 0
     write = tokens - read
-    units = read * pricing.m("read") + write * pricing.m(
-        "write_5m", pricing.m("write", pricing.m("plain"))
-    )
+    units = input_units(pricing.mult, read=read, write_5m=write)
     return bill(
         pricing.input, pricing.output, input_tokens=tokens, input_units=units, output_tokens=output
     )

@@ -7,12 +7,12 @@ cache rules data (``regio/data/cache-rules.yaml``, each rule citing its source).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import msgspec
 
 from regio.cache import resolve
-from regio.cache.billing import bill
+from regio.cache.billing import bill, write_multiplier
 from regio.errors import RegioError
 from regio.policies.costcontrol import DEFAULT_OUTPUT, CostTerms
 from regio.policies.hysteresis import DEFAULT_MULTIPLIERS
@@ -67,10 +67,7 @@ def cache_terms(provider: str, model: str, ttl: str = "5m") -> CacheTerms:
     output = DEFAULT_OUTPUT
     if price.input and price.output:
         output = float(price.output) / float(price.input)
-    write = rule.m(
-        "write_1h" if ttl == "1h" else "write_5m",
-        rule.m("write", rule.m("create", rule.m("plain"))),
-    )
+    write = write_multiplier(rule.mult, "1h" if ttl == "1h" else "5m")
     read = rule.m("read", DEFAULT_MULTIPLIERS[1])
     return CacheTerms(
         write=write, read=read, ttl_s=_ttl(rule, ttl), output=output, input_usd=price.input
@@ -93,10 +90,10 @@ def priced(price: Price | ModelPricing) -> tuple[float, float] | None:
     bound), the one rule of :mod:`regio.cache.billing` (an input or output price of ``0`` is a
     price, ``None`` is none). A caller that divides by the input price checks it is not ``0``
     itself (:func:`regio.bench.costbound.prices_of`)."""
-    unpriced = bill(price.input, price.output, input_tokens=1, input_units=1.0, output_tokens=1)
-    if unpriced is None or price.input is None or price.output is None:
+    if bill(price.input, price.output, input_tokens=1, input_units=1.0, output_tokens=1) is None:
         return None
-    return float(price.input), float(price.output)
+    # billed: both prices are recorded (the casts only tell the type checker so)
+    return float(cast("float", price.input)), float(cast("float", price.output))
 
 
 def summary_ratios(price: tuple[float, float], base_usd: float) -> tuple[float, float]:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import msgspec
 
-from regio.cache.billing import bill
+from regio.cache.billing import bill, input_units
 from regio.errors import UsageError
 from regio.providers.base import CacheRuleKey
 from regio.providers.fields import field
@@ -211,12 +211,13 @@ def usage_cost(fields: Mapping[str, int], pricing: ModelPricing | None) -> float
     need is not recorded (an output price ``None`` with output tokens is unpriced, not free)."""
     if pricing is None:
         return None
-    units = (
-        fields["uncached_tokens"] * pricing.m("plain")
-        + fields["cache_read_tokens"] * pricing.m("read")
-        + fields["cache_write_5m_tokens"] * pricing.m("write_5m", pricing.m("write"))
-        + fields["cache_write_1h_tokens"] * pricing.m("write_1h", pricing.m("write"))
-        + fields["cache_write_tokens"] * pricing.m("write")
+    units = input_units(
+        pricing.mult,
+        uncached=fields["uncached_tokens"],
+        read=fields["cache_read_tokens"],
+        write_5m=fields["cache_write_5m_tokens"],
+        write_1h=fields["cache_write_1h_tokens"],
+        write=fields["cache_write_tokens"],
     )
     prompt = sum(fields[k] for k in PROMPT_FIELDS)
     return bill(
