@@ -127,10 +127,10 @@ def test_a_calls_cost_is_unpriced_exactly_when_a_price_its_tokens_need_is_missin
     if cost is None:
         return
     m = pricing.m
-    # a write without a multiplier of its own is a plain input token (regio.cache.billing)
+    # a read or write without a multiplier of its own is a plain input token (regio.cache.billing)
     units = (
         fields["uncached_tokens"] * m("plain")
-        + fields["cache_read_tokens"] * m("read")
+        + fields["cache_read_tokens"] * m("read", m("plain"))
         + fields["cache_write_5m_tokens"] * m("write_5m", m("write", m("plain")))
         + fields["cache_write_1h_tokens"] * m("write_1h", m("write", m("plain")))
         + fields["cache_write_tokens"] * m("write", m("plain"))

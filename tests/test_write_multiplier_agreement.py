@@ -16,7 +16,7 @@ from cache_support import mark, req, texts
 from mutation_support import fuzz_settings
 from regio.bench.costbound import prices_of
 from regio.cache.anthropic import AnthropicCache
-from regio.cache.billing import bill, write_multiplier
+from regio.cache.billing import bill, read_multiplier, write_multiplier
 from regio.cache.rules import Price, Rule
 from regio.cache.types import CacheOutcome
 from regio.providers import cache_model_for
@@ -88,7 +88,8 @@ def test_a_rule_without_write_multipliers_bills_writes_as_plain_input_on_every_p
     price = Price(input_usd, output_usd)
     rule = _rule(mult, price)
     pricing = ModelPricing(input_usd, output_usd, dict(mult))
-    plain, read = mult.get("plain", 1.0), mult.get("read", 1.0)
+    plain = mult.get("plain", 1.0)
+    read = mult.get("read", plain)
     bench = prices_of(rule, "5m")
     assert bench is not None
     outcomes = _simulate(rule, first, grown, tokens, output)
@@ -177,3 +178,50 @@ def test_a_rules_own_write_multipliers_are_kept_on_every_path() -> None:
         "output_tokens": 0,
     }
     assert usage_cost(written, pricing) == pytest.approx(3.0 / 1e6 * (1_250 + 2_000))
+
+
+@given(mult=_NO_WRITE)
+@fuzz_settings(40)
+def test_a_read_without_a_multiplier_of_its_own_is_a_plain_input_token(
+    mult: dict[str, float],
+) -> None:
+    plain = mult.get("plain", 1.0)
+    assert read_multiplier(mult) == mult.get("read", plain)
+    assert read_multiplier({k: v for k, v in mult.items() if k != "read"}) == plain
+
+
+@given(
+    mult=_NO_WRITE,
+    input_usd=st.floats(0.01, 30, allow_nan=False),
+    output_usd=st.floats(0.01, 100, allow_nan=False),
+)
+@fuzz_settings(40)
+def test_the_controller_and_the_bench_weigh_a_read_as_the_ledger_bills_it(
+    mult: dict[str, float], input_usd: float, output_usd: float
+) -> None:
+    # the controller's read multiplier (cache_terms), the bench's cost terms (prices_of) and
+    # the ledger's bill of the same read agree on a rule with or without a read multiplier
+    rule = _rule(mult, Price(input_usd, output_usd))
+    pricing = ModelPricing(input_usd, output_usd, dict(mult))
+    read_only = {
+        "uncached_tokens": 0,
+        "cache_read_tokens": 1_000,
+        "cache_write_5m_tokens": 0,
+        "cache_write_1h_tokens": 0,
+        "cache_write_tokens": 0,
+        "output_tokens": 0,
+    }
+    billed = usage_cost(read_only, pricing)
+    bench = prices_of(rule, "5m")
+    assert bench is not None
+    assert bench.input_usd * bench.read * 1_000 == pytest.approx(billed, rel=1e-9)
+    assert read_multiplier(rule.mult) * input_usd / 1e6 * 1_000 == pytest.approx(billed, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "name", ["anthropic:claude-sonnet-4-6", "openai:gpt-5", "deepseek:deepseek-v4-pro"]
+)
+def test_the_engines_controller_reads_at_the_rules_read_multiplier(name: str) -> None:
+    provider, model = name.split(":")
+    rule = cache_model_for(name).rule
+    assert cache_terms(provider, model).read == read_multiplier(rule.mult)

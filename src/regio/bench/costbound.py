@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from regio.cache.billing import write_multiplier
+from regio.cache.billing import read_multiplier, write_multiplier
 from regio.policies.costcontrol import CostTerms, interval, request_cost, summary_call_cost
 from regio.session._cacheprices import priced, summary_ratios
 
@@ -105,7 +105,7 @@ def prices_of(rule: Rule, ttl: str = "5m") -> CostPrices | None:
     if price is None or not price[0]:
         return None
     return CostPrices(
-        read=float(rule.mult.get("read", 1.0)),
+        read=read_multiplier(rule.mult),
         write=write_multiplier(rule.mult, ttl),
         output=price[1] / price[0],
         input_usd=price[0] / 1e6,

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-__all__ = ["bill", "input_units", "total", "write_multiplier"]
+__all__ = ["bill", "input_units", "read_multiplier", "total", "write_multiplier"]
 
 #: the keys a rule's ``mult`` may record a cache write under, after the TTL's own
 #: ``write_<ttl>``, in the order they apply (module doc)
@@ -56,6 +56,14 @@ def write_multiplier(mult: Mapping[str, float], ttl: str | None = None) -> float
     return float(mult.get("plain", 1.0))
 
 
+def read_multiplier(mult: Mapping[str, float]) -> float:
+    """Price multiplier (x the base input price) of one cache-read token under a cache rule's
+    ``mult``: ``mult["read"]``, else the plain input multiplier ``mult["plain"]`` (1.0 when
+    absent): a rule that records no read discount bills a read as a plain input token, as
+    :func:`write_multiplier` does a write."""
+    return float(mult.get("read", mult.get("plain", 1.0)))
+
+
 def input_units(
     mult: Mapping[str, float],
     *,
@@ -67,10 +75,10 @@ def input_units(
     read_mult: float | None = None,
 ) -> float:
     """A prompt's input units (base-input-price tokens) under a cache rule's ``mult``:
-    ``uncached`` tokens at ``plain``, ``read`` at ``read`` (or ``read_mult``, a simulator's
-    own read price; both 1.0 when absent), cache writes of 5 minutes, 1 hour and an unsaid TTL
-    at :func:`write_multiplier`. All counts are tokens (>= 0)."""
-    read_at = float(mult.get("read", 1.0)) if read_mult is None else read_mult
+    ``uncached`` tokens at ``plain``, ``read`` at :func:`read_multiplier` (or ``read_mult``,
+    a simulator's own read price), cache writes of 5 minutes, 1 hour and an unsaid TTL at
+    :func:`write_multiplier`. All counts are tokens (>= 0)."""
+    read_at = read_multiplier(mult) if read_mult is None else read_mult
     return (
         float(mult.get("plain", 1.0)) * uncached
         + read_at * read

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, cast
 import msgspec
 
 from regio.cache import resolve
-from regio.cache.billing import bill, write_multiplier
+from regio.cache.billing import bill, read_multiplier, write_multiplier
 from regio.errors import RegioError
 from regio.policies.costcontrol import DEFAULT_OUTPUT, CostTerms
 from regio.policies.hysteresis import DEFAULT_MULTIPLIERS
@@ -68,7 +68,7 @@ def cache_terms(provider: str, model: str, ttl: str = "5m") -> CacheTerms:
     if price.input and price.output:
         output = float(price.output) / float(price.input)
     write = write_multiplier(rule.mult, "1h" if ttl == "1h" else "5m")
-    read = rule.m("read", DEFAULT_MULTIPLIERS[1])
+    read = read_multiplier(rule.mult)
     return CacheTerms(
         write=write, read=read, ttl_s=_ttl(rule, ttl), output=output, input_usd=price.input
     )
