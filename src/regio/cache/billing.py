@@ -17,9 +17,10 @@ A prompt's *input units* (:func:`input_units`) weigh each token class by the rul
 else ``create`` (Gemini's explicit cache creation), else **a plain input token** (``plain``,
 1.0 when absent). A rule with no write multiplier is a provider without a write surcharge:
 OpenAI's automatic caching, Gemini's implicit caching, DeepSeek bill the prompt at the input
-price and discount only reads (/work/shared/spec/cache-rules.md section 5, "OpenAI legacy and
-Gemini: m_r = 1 - discount, writes free"). A class a rule does not list at all (``plain``,
-``read``) counts at 1.0, the base input price.
+price and discount only reads (../shared/spec/cache-rules.md section 5, "OpenAI legacy and
+Gemini: m_r = 1 - discount, writes free"). A read the rule records no multiplier for is a
+plain input token too (:func:`read_multiplier`), and ``plain`` itself is 1.0, the base input
+price, when the rule does not list it.
 
 :func:`bill` is that rule; the usage ledger (:mod:`regio.session._usage`), the cache
 simulator's outcomes (:mod:`regio.cache.base`), the proxy's request, as-is and summary costs
