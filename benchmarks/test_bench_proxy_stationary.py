@@ -31,6 +31,13 @@ against first 10%, at most 1.5 (the issue's flatness target). Not a timed test: 
 follow the machine; run it by hand on an otherwise idle machine, ``pytest
 benchmarks/test_bench_proxy_stationary.py -s`` (about ``3 STEPS`` model intervals, 13
 minutes at the defaults), and read the table it prints; docs/proxy.md has a run.
+
+Where the added time went: the worker's request log (``--request-log``, ``requests.jsonl`` in
+the test's ``tmp_path``, whose path it prints; ``REGIO_BENCH_LOG=path`` keeps a copy there,
+:func:`proxy_load.logged_sessions`) has each request's ``added_ms`` split into parts
+(:mod:`regio.proxy.requestlog`); ``python benchmarks/proxy_waits.py path --requests STEPS``
+tabulates them for the first and last 10% of each session of ``STEPS`` requests (the measured
+sessions and the ones before them) and the slowest 1%, and says how the slowest cluster in time.
 """
 
 from __future__ import annotations
@@ -80,6 +87,7 @@ def test_added_latency_of_a_late_request_stays_flat_under_a_steady_load(tmp_path
                 await asyncio.gather(*(slot(n) for n in range(SESSIONS)))
 
         asyncio.run(run())
+    print(f"\nrequest log: {log} (benchmarks/proxy_waits.py reads it)")
     measured = {k: v for k, v in logged_sessions(log).items() if k in measured_ids}
     assert len(measured) == SESSIONS and all(len(v) == STEPS for v in measured.values())
     table = {

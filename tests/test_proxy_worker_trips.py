@@ -22,8 +22,9 @@ import regio
 from proxy_support import ScriptedUpstream, Step, blueprint, in_process
 from regio.proxy import ProxyConfig
 from regio.proxy.dialects import parse_request
-from regio.proxy.forward import _first_user, _handle
-from regio.proxy.history import digests, fingerprint
+from regio.proxy.forward import _handle
+from regio.proxy.history import digests, fingerprint, first_user
+from regio.proxy.requestlog import Waits
 from regio.proxy.sessions import session_key
 from regio.proxy.state import ProxyState
 
@@ -124,7 +125,9 @@ def test_a_request_cancelled_as_its_session_lease_arrives_gives_the_lease_back(m
     body = {"model": "gpt-5", "messages": [{"role": "user", "content": "u0"}]}
     client = parse_request("openai_chat", json.dumps(body).encode())
     incoming = digests(client.items)
-    key = session_key("s1", fingerprint(client.system_raw, client.tools_raw, _first_user(client)))
+    key = session_key(
+        "s1", fingerprint(client.system_raw, client.tools_raw, first_user(client.items))
+    )
     holder = state.store.lease("s1", ttl=30, wait=0)  # another writer
     scopes: list[anyio.CancelScope] = []
     waiting: list[anyio.Event] = []
@@ -148,7 +151,7 @@ def test_a_request_cancelled_as_its_session_lease_arrives_gives_the_lease_back(m
 
                     async def request() -> None:
                         with scope:
-                            await _handle(state, client, key, "s1", incoming)
+                            await _handle(state, client, key, "s1", incoming, Waits())
                             pytest.fail("the request went on past its cancellation")
 
                     tasks.start_soon(request)

@@ -44,7 +44,7 @@ import httpx
 import msgspec
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 
 from regio.errors import RegioError
 from regio.persistence.store import SessionLeasedError, SessionStoreError, StoreUnavailableError
@@ -52,22 +52,20 @@ from regio.persistence.store import SessionLeasedError, SessionStoreError, Store
 from .dialects import ClientRequest, parse_request
 from .engines import api_provider
 from .errors import ClientRequestError, PassThrough
-from .history import digests, fingerprint
+from .history import digests, fingerprint, first_user
 from .replies import Reply, error_body, read_reply
-from .requestlog import log_request
+from .requestlog import Waits, log_request
 from .sessions import Handle, session_key
 from .sse import EventSplitter, encode_event
 from .state import ProxyState
-from .streams import Relay, relay_for
+from .streams import Relay, Stream, relay_for
 from .summaries import SummaryTally
 from .turn import Turn
 from .upstream import client_headers, drained, release, response_headers
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Callable
     from typing import TypeVar, TypeVarTuple, Unpack
-
-    from starlette.types import Receive, Scope, Send
 
     #: A step's result and its arguments (typing only: ``TypeVarTuple`` is Python 3.11+).
     T = TypeVar("T")
@@ -117,7 +115,7 @@ async def passthrough(
             await release(response)
 
     status, returned = response.status_code, _returned(response)
-    return _Stream(chunks(), lambda: release(response), status_code=status, headers=returned)
+    return Stream(chunks(), lambda: release(response), status_code=status, headers=returned)
 
 
 def _returned(response: httpx.Response) -> MutableHeaders:
@@ -134,26 +132,31 @@ def _passed(reason: PassThrough) -> dict[str, Any]:
     return {"passthrough": {"reason": reason.reason, "place": reason.place}}
 
 
-def _first_user(client: ClientRequest) -> msgspec.Raw | None:
-    for raw in client.items:
-        if b'"user"' in bytes(raw):
-            return raw
-    return client.items[0] if client.items else None
-
-
 async def _handle(
-    state: ProxyState, client: ClientRequest, key: str, header: str | None, incoming: list[bytes]
+    state: ProxyState,
+    client: ClientRequest,
+    key: str,
+    header: str | None,
+    incoming: list[bytes],
+    waits: Waits,
 ) -> Handle:
     """Resolve the session and take its lease (resolving again if it moved meanwhile): one trip
     to a worker thread when its lease is free (:meth:`ProxyState.open_session`). Raises
-    :class:`SessionLeasedError` when the session stays busy past ``--lease-wait``."""
+    :class:`SessionLeasedError` when the session stays busy past ``--lease-wait``. Its waits
+    go to ``waits``."""
     deadline = time.monotonic() + state.config.lease_wait
     while True:
-        target, handle = await state.run(state.open_session, key, header, incoming, client.api)
+        target, handle = await state.run(
+            state.open_session, key, header, incoming, client.api, waits=waits
+        )
         if handle is None:  # another request holds the lease: wait for it here
+            waited = time.perf_counter()
             lease = await state.lease(target.id, deadline)
+            waits.lease_wait += time.perf_counter() - waited
             try:  # a cancellation before the trip starts (waiting for a thread) keeps no lease
-                handle = await state.run(state.opened, target, lease, incoming, client.api)
+                handle = await state.run(
+                    state.opened, target, lease, incoming, client.api, waits=waits
+                )
             except BaseException:
                 with anyio.CancelScope(shield=True):
                     await lease.arelease(offload=anyio.to_thread.run_sync)
@@ -166,13 +169,15 @@ async def _handle(
 
 async def serve_api(state: ProxyState, api: str, request: Request) -> Response:
     """Serve one request of ``api`` (module doc)."""
+    asked = time.perf_counter()
     body = await request.body()
     received = time.perf_counter()
+    waits = Waits(body=received - asked)
     started = time.thread_time()
     try:
         client = parse_request(api, body)
         incoming = digests(client.items)
-        fp = fingerprint(client.system_raw, client.tools_raw, _first_user(client))
+        fp = fingerprint(client.system_raw, client.tools_raw, first_user(client.items))
         header = request.headers.get("x-regio-session")
         key = session_key(header, fp)
     except ClientRequestError as exc:
@@ -180,8 +185,9 @@ async def serve_api(state: ProxyState, api: str, request: Request) -> Response:
     except PassThrough as exc:
         return await passthrough(state, request, body, exc, api, logged=True)
     parse_cpu = time.thread_time() - started
+    waits.read = time.perf_counter() - received
     try:
-        handle = await _handle(state, client, key, header, incoming)
+        handle = await _handle(state, client, key, header, incoming, waits)
     except SessionLeasedError as exc:
         message = f"session busy with another request; retry later ({exc})"
         return _error(
@@ -193,7 +199,7 @@ async def serve_api(state: ProxyState, api: str, request: Request) -> Response:
         return _error(api, status, f"regio proxy: the session store refused: {exc}", kind)
     try:  # until the exchange holds the lease, a failure here gives it back
         provider = api_provider(state.settings.provider, api)
-        turn = Turn(state.settings, handle, client, incoming, provider, cpu=parse_cpu)
+        turn = Turn(state.settings, handle, client, incoming, provider, cpu=parse_cpu, waits=waits)
         exchange = _Exchange(state, request, turn)
     except BaseException:
         with anyio.CancelScope(shield=True):
@@ -201,23 +207,6 @@ async def serve_api(state: ProxyState, api: str, request: Request) -> Response:
         raise
     turn.wall = time.perf_counter() - received  # reading, finding and leasing the session
     return await exchange.run(body)
-
-
-class _Stream(StreamingResponse):
-    """A streamed answer whose ``on_close`` runs after it however the sending ends, also when
-    the body was never iterated (a client gone first): the upstream response given back."""
-
-    def __init__(
-        self, content: AsyncIterator[bytes], on_close: Callable[[], Awaitable[None]], **kwargs: Any
-    ) -> None:
-        super().__init__(content, **kwargs)
-        self.on_close = on_close
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:
-            await super().__call__(scope, receive, send)
-        finally:
-            await self.on_close()
 
 
 class _Exchange:
@@ -260,7 +249,8 @@ class _Exchange:
         try:
             if self.compaction is not None:  # the engine is the deferred compaction's until done
                 await self.compaction.wait()
-            return await self.state.run(fn, *args)
+                self.turn.waits.compaction_wait += time.perf_counter() - started
+            return await self.state.run(fn, *args, waits=self.turn.waits)
         finally:
             self.turn.wall += time.perf_counter() - started
 
@@ -348,6 +338,7 @@ class _Exchange:
                 added_cpu_ms=round(turn.cpu * 1000, 3),
                 added_ms=round(turn.wall * 1000, 3),
                 beside_ms=round(self.beside * 1000, 3),
+                **turn.waits.fields(turn.wall),
                 **self.summary.fields(),
                 **({} if passed is None else _passed(passed)),
             )
@@ -391,7 +382,7 @@ class _Exchange:
             await self._end(None, response.status_code)
             return self._plain(response, data)
         if turn.client.stream:
-            return _Stream(
+            return Stream(
                 self._relay(response),
                 lambda: self._end_stream(None, 0),  # its last response given back, ended
                 status_code=200,

@@ -35,7 +35,15 @@ from regio.cache.prefix import common_prefix as shared_prefix
 if TYPE_CHECKING:
     import msgspec
 
-__all__ = ["DIGEST_SIZE", "common_prefix", "digest", "digests", "fingerprint", "unmarked"]
+__all__ = [
+    "DIGEST_SIZE",
+    "common_prefix",
+    "digest",
+    "digests",
+    "fingerprint",
+    "first_user",
+    "unmarked",
+]
 
 #: Bytes of an item digest (the first 16 bytes of SHA-256).
 DIGEST_SIZE = 16
@@ -90,6 +98,15 @@ def common_prefix(known: Sequence[bytes], incoming: Sequence[bytes]) -> int:
     :func:`regio.cache.prefix.common_prefix` on the two as lists, whatever sequences they
     are)."""
     return shared_prefix(list(known), list(incoming))
+
+
+def first_user(items: Sequence[msgspec.Raw]) -> msgspec.Raw | None:
+    """The first of a request's raw history ``items`` naming the ``"user"`` role, else the
+    first item (``None``: no items): the item :func:`fingerprint` takes."""
+    for raw in items:
+        if b'"user"' in bytes(raw):
+            return raw
+    return items[0] if items else None
 
 
 def fingerprint(

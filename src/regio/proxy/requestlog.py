@@ -19,6 +19,35 @@ summaries the offline summarizer wrote instead, their reported usage:
 :mod:`regio.proxy.summaries`; zero otherwise). No header, no key, no content. Lines are
 appended with one ``write`` each (``O_APPEND``), so the workers
 of one machine can share a file.
+
+**Where ``added_ms`` went** (:class:`Waits`; milliseconds, wall time unless named CPU). These
+parts do not overlap and sum to ``added_ms`` (up to the rounding of each to 3 decimals):
+
+* ``read_ms``: parsing the client's body on the event loop (JSON, digests, the session key);
+  after the body was received.
+* ``lease_wait_ms``: waiting on the event loop for the session's lease another request held.
+* ``compaction_wait_ms``: a step waiting for the compaction run beside the upstream call (the
+  part of ``beside_ms`` the request waited for, plus the loop's turn back).
+* ``queue_ms``: for each trip to a worker thread, from the ``run_sync`` call to the step starting
+  in its thread: waiting for a free slot of the ``--threads`` limiter, the thread's hand-over
+  and the thread getting the interpreter lock to start.
+* ``thread_ms``: the steps' wall time in their threads, less the commit.
+* ``commit_ms``: saving the session's work to the store (``Turn.commit``, in its thread).
+* ``loop_lag_ms``: for each trip, from the step returning in its thread to the request's
+  coroutine running again on the event loop: the result handed to the loop (which needs the
+  interpreter lock) and the loop running other callbacks first.
+* ``other_ms``: the rest (``added_ms`` minus the parts above: the bookkeeping between them).
+
+Parts of those parts, not summed: ``thread_cpu_ms`` (the CPU time of ``thread_ms``'s work, the
+threads' ``time.thread_time``; ``thread_ms`` minus it is time its thread was not running: the
+interpreter lock held by others, or blocked on a lock or the disk), ``commit_cpu_ms`` (the same
+for ``commit_ms``), ``store_lock_ms`` (of ``thread_ms`` + ``commit_ms``: waiting for the SQLite
+stores' in-process locks, plus the whole time of their ``BEGIN`` statements, which wait for the
+file's write lock while another connection writes; some microseconds when nothing waits;
+:func:`regio.persistence.store.sqlitedb.lock_waited`; 0 with Redis). Apart from
+``added_ms``: ``body_ms`` (receiving the client's body, before ``added_ms`` starts),
+``offloads`` (the trips to a worker thread) and ``offloads_queued`` (those that found no free
+limiter slot when called).
 """
 
 from __future__ import annotations
@@ -26,9 +55,89 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["log_request"]
+import anyio.to_thread
+import attrs
+
+from regio.persistence.store.sqlitedb import lock_waited
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeVar, TypeVarTuple, Unpack
+
+    import anyio
+
+    #: A step's result and its arguments (typing only: ``TypeVarTuple`` is Python 3.11+).
+    T = TypeVar("T")
+    Ts = TypeVarTuple("Ts")
+
+__all__ = ["Waits", "log_request"]
+
+
+@attrs.define
+class Waits:
+    """Where one request's ``added_ms`` went (module doc), in seconds as measured."""
+
+    body: float = 0.0
+    read: float = 0.0
+    lease_wait: float = 0.0
+    compaction_wait: float = 0.0
+    queue: float = 0.0
+    steps: float = 0.0  # the steps' wall time in their threads, commit included
+    steps_cpu: float = 0.0
+    commit: float = 0.0
+    commit_cpu: float = 0.0
+    store_lock: float = 0.0
+    loop_lag: float = 0.0
+    offloads: int = 0
+    offloads_queued: int = 0
+
+    async def offload(
+        self, limiter: anyio.CapacityLimiter, fn: Callable[[Unpack[Ts]], T], *args: Unpack[Ts]
+    ) -> T:
+        """``fn(*args)`` in a worker thread under ``limiter``, its trip timed (module doc)."""
+        called = time.perf_counter()
+        self.offloads += 1
+        self.offloads_queued += limiter.available_tokens < 1
+        marks = [0.0, 0.0]  # when fn started and returned in its thread
+
+        def timed() -> T:
+            marks[0], cpu, lock = time.perf_counter(), time.thread_time(), lock_waited()
+            try:
+                return fn(*args)
+            finally:
+                self.steps_cpu += time.thread_time() - cpu
+                self.store_lock += lock_waited() - lock
+                marks[1] = time.perf_counter()
+
+        try:
+            return await anyio.to_thread.run_sync(timed, limiter=limiter)
+        finally:
+            resumed = time.perf_counter()
+            if marks[1]:
+                self.queue += marks[0] - called
+                self.steps += marks[1] - marks[0]
+                self.loop_lag += resumed - marks[1]
+            else:  # never ran (cancelled while waiting for a thread)
+                self.queue += resumed - called
+
+    def fields(self, added: float) -> dict[str, float | int]:
+        """The request log's fields (module doc) for a request that added ``added`` seconds."""
+        parts = {
+            "read": self.read,
+            "lease_wait": self.lease_wait,
+            "compaction_wait": self.compaction_wait,
+            "queue": self.queue,
+            "thread": self.steps - self.commit,
+            "commit": self.commit,
+            "loop_lag": self.loop_lag,
+        }
+        parts["other"] = max(0.0, added - sum(parts.values()))
+        parts["thread_cpu"] = self.steps_cpu - self.commit_cpu
+        parts |= {"commit_cpu": self.commit_cpu, "store_lock": self.store_lock, "body": self.body}
+        out: dict[str, float | int] = {f"{k}_ms": round(v * 1000, 3) for k, v in parts.items()}
+        return out | {"offloads": self.offloads, "offloads_queued": self.offloads_queued}
 
 
 def log_request(path: str | None, **fields: Any) -> None:

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 
     from .records import RequestStat
     from .replies import Reply
+    from .requestlog import Waits
     from .sessions import Handle, Target
     from .summaries import SummaryTally
     from .turn import Turn
@@ -108,10 +109,15 @@ class ProxyState:
     #: ``--summarizer upstream``: the worker's summary calls (:mod:`regio.proxy.summaries`).
     summaries: SummaryClient | None = None
 
-    async def run(self, fn: Callable[[Unpack[Ts]], T], *args: Unpack[Ts]) -> T:
-        """``fn(*args)`` in a worker thread, at most ``config.threads`` at once."""
+    async def run(
+        self, fn: Callable[[Unpack[Ts]], T], *args: Unpack[Ts], waits: Waits | None = None
+    ) -> T:
+        """``fn(*args)`` in a worker thread, at most ``config.threads`` at once; ``waits``: the
+        request's, the trip timed into it (:mod:`regio.proxy.requestlog`)."""
         if self.limiter is None:  # made in the event loop, on first use
             self.limiter = anyio.CapacityLimiter(self.config.threads)
+        if waits is not None:
+            return await waits.offload(self.limiter, fn, *args)
         return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
 
     async def lease(self, session: str, deadline: float) -> SessionLease:

@@ -29,10 +29,11 @@ event with an ``output_index``) or a ``local_shell_call``; the reply reads each 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
+from typing import TYPE_CHECKING, Any
 
 import attrs
+from starlette.responses import StreamingResponse
 
 from regio.content import ToolUse
 from regio.responses_items import is_call
@@ -41,7 +42,18 @@ from regio.sdk._objects import response_message
 from .replies import Reply, Shown
 from .sse import SSEEvent, encode_event
 
-__all__ = ["AnthropicRelay", "Carry", "ChatRelay", "Relay", "ResponsesRelay", "relay_for"]
+if TYPE_CHECKING:
+    from starlette.types import Receive, Scope, Send
+
+__all__ = [
+    "AnthropicRelay",
+    "Carry",
+    "ChatRelay",
+    "Relay",
+    "ResponsesRelay",
+    "Stream",
+    "relay_for",
+]
 
 
 @attrs.frozen
@@ -357,3 +369,20 @@ def relay_for(api: str, regio_tools: Collection[str], carry: Carry | None = None
     """The relay of ``api``'s events."""
     cls = {"anthropic": AnthropicRelay, "openai_chat": ChatRelay}.get(api, ResponsesRelay)
     return cls(regio_tools, carry)
+
+
+class Stream(StreamingResponse):
+    """A streamed answer whose ``on_close`` runs after it however the sending ends, also when
+    the body was never iterated (a client gone first): the upstream response given back."""
+
+    def __init__(
+        self, content: AsyncIterator[bytes], on_close: Callable[[], Awaitable[None]], **kwargs: Any
+    ) -> None:
+        super().__init__(content, **kwargs)
+        self.on_close = on_close
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self.on_close()

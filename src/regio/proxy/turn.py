@@ -62,6 +62,7 @@ from .payloads import split_tools, tool_name, upstream_body
 from .readers import item_messages, merge_calls
 from .records import Pending, Records, RequestStat, Served, SessionMeta
 from .replies import Reply, Shown
+from .requestlog import Waits
 from .restore import answer_internal, regio_tool_names
 from .sessions import Handle
 
@@ -137,6 +138,8 @@ class Turn:
     shown: Shown | None = None
     notes: list[str] = attrs.field(factory=list)
     deferred: bool = False
+    #: Where the request's added time went (:mod:`regio.proxy.requestlog`).
+    waits: Waits = attrs.field(factory=Waits)
 
     @property
     def engine(self) -> Engine:
@@ -394,7 +397,12 @@ class Turn:
         """Save the session (module doc of :mod:`regio.proxy.records`): positions and the pending
         mark, the engine, then the meta and the stat. ``False`` when the lease was lost (nothing
         more is written; the next request redoes this one's admission)."""
-        return self._timed(self._commit, records, store, stat)
+        started, cpu = time.perf_counter(), time.thread_time()
+        try:
+            return self._timed(self._commit, records, store, stat)
+        finally:
+            self.waits.commit += time.perf_counter() - started
+            self.waits.commit_cpu += time.thread_time() - cpu
 
     def _commit(self, records: Records, store: SessionStore, stat: RequestStat) -> bool:
         meta, engine = self.handle.meta, self.engine

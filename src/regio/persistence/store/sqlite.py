@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -47,7 +46,8 @@ from .sqlite_checks import (
     check_row,
     lease_expiry,
 )
-from .sqlitedb import LEASES_SCHEMA, connect, lease_row
+from .sqlitedb import LEASES_SCHEMA, WaitedLock, connect, lease_row
+from .sqlitedb import begin as begin_transaction
 
 __all__ = ["SQLiteStore"]
 
@@ -84,7 +84,7 @@ class SQLiteStore:
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
         self.path = Path(path)
         self.url = f"sqlite:///{self.path}"
-        self._lock = threading.Lock()
+        self._lock = WaitedLock()
         self._closed = False
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -120,7 +120,7 @@ class SQLiteStore:
         block's error."""
         with self._lock, self._guard(action, wrote=wrote, session_id=session_id):
             db = self._db
-            db.execute(begin)
+            begin_transaction(db, begin)
             try:
                 yield db
             except BaseException:

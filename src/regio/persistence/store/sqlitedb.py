@@ -12,6 +12,13 @@ The sessions' leases (:mod:`regio.persistence.store.lease`) are rows of the ``le
 (:data:`LEASES_SCHEMA`); :func:`lease_row` reads one inside the caller's transaction and
 :func:`holds_lease` says whether a token holds a live one, so a write in another table of the
 file can be fenced by the session's lease in the same transaction.
+
+**Lock waits.** Both callers take their store's lock (a :class:`WaitedLock`) and open their write
+transactions with :func:`begin`; the seconds a thread spent waiting for the lock (another
+thread holding it) and running ``BEGIN`` statements (which wait, SQLite's busy handler
+sleeping, while another connection to the file writes) add up in :func:`lock_waited`, per
+thread (the proxy's ``store_lock_ms``,
+:mod:`regio.proxy.requestlog`).
 """
 
 from __future__ import annotations
@@ -19,10 +26,62 @@ from __future__ import annotations
 import math
 import os
 import sqlite3
+import threading
 import time
 from typing import Any
 
-__all__ = ["LEASES_SCHEMA", "connect", "holds_lease", "lease_row"]
+__all__ = [
+    "LEASES_SCHEMA",
+    "WaitedLock",
+    "begin",
+    "connect",
+    "holds_lease",
+    "lease_row",
+    "lock_waited",
+]
+
+_waited = threading.local()
+
+
+def lock_waited() -> float:
+    """Seconds this thread has waited so far, in all, for the SQLite stores' locks (module
+    doc); a counter: the difference of two readings is the wait between them."""
+    return float(getattr(_waited, "s", 0.0))
+
+
+def _add_wait(seconds: float) -> None:
+    _waited.s = getattr(_waited, "s", 0.0) + seconds
+
+
+class WaitedLock:
+    """A ``threading.Lock`` (a ``with`` block only) whose waits add to :func:`lock_waited`; an
+    uncontended acquisition costs one extra non-blocking try, no clock reading."""
+
+    __slots__ = ("_lock",)
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> WaitedLock:
+        if not self._lock.acquire(blocking=False):
+            started = time.perf_counter()
+            self._lock.acquire()
+            _add_wait(time.perf_counter() - started)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+
+def begin(db: sqlite3.Connection, statement: str = "BEGIN IMMEDIATE") -> None:
+    """Open a transaction on ``db`` with ``statement``; its time (waiting for the file's write
+    lock while another connection writes) adds to :func:`lock_waited`."""
+    started = time.perf_counter()
+    try:
+        db.execute(statement)
+    finally:
+        _add_wait(time.perf_counter() - started)
+
 
 #: The leases table: session id -> the holder's token and when its lease expires (seconds
 #: since the epoch, the processes' wall clocks: one machine).

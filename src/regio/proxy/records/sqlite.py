@@ -15,12 +15,17 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from regio.persistence.store.sqlitedb import LEASES_SCHEMA, connect, holds_lease
+from regio.persistence.store.sqlitedb import (
+    LEASES_SCHEMA,
+    WaitedLock,
+    begin,
+    connect,
+    holds_lease,
+)
 
 from ..errors import ProxyError
 from . import RequestStat, SessionMeta, decode_meta, decode_stat, encode
@@ -56,7 +61,7 @@ class SQLiteRecords:
         self.path = Path(path)
         self.url = f"sqlite:{self.path}"
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
+        self._lock = WaitedLock()
         try:
             self._db = connect(self.path, timeout=timeout, schema=_SCHEMA + LEASES_SCHEMA)
         except sqlite3.DatabaseError as exc:
@@ -74,7 +79,7 @@ class SQLiteRecords:
     def _write(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
         with self._lock:
             db = self._db
-            db.execute("BEGIN IMMEDIATE")
+            begin(db)
             try:
                 out = fn(db)
                 db.execute("COMMIT")
