@@ -247,8 +247,9 @@ class _Exchange:
         one runs), its wall time added to the turn's."""
         started = time.perf_counter()
         try:
-            if self.compaction is not None:  # the engine is the deferred compaction's until done
-                await self.compaction.wait()
+            compaction = self.compaction  # the engine is the deferred compaction's until done
+            if compaction is not None and not compaction.is_set():  # a set one: no loop pass
+                await compaction.wait()
                 self.turn.waits.compaction_wait += time.perf_counter() - started
             return await self.state.run(fn, *args, waits=self.turn.waits)
         finally:

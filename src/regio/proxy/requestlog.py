@@ -29,8 +29,9 @@ parts do not overlap and sum to ``added_ms`` (up to the rounding of each to 3 de
 * ``compaction_wait_ms``: a step waiting for the compaction run beside the upstream call (the
   part of ``beside_ms`` the request waited for, plus the loop's turn back).
 * ``queue_ms``: for each trip to a worker thread, from the ``run_sync`` call to the step starting
-  in its thread: waiting for a free slot of the ``--threads`` limiter, the thread's hand-over
-  and the thread getting the interpreter lock to start.
+  in its thread: one pass of the event loop (anyio's ``run_sync`` yields to the loop before it
+  asks the limiter, so a busy loop shows here too), waiting for a free slot of the
+  ``--threads`` limiter, the thread's hand-over and the thread getting the interpreter lock.
 * ``thread_ms``: the steps' wall time in their threads, less the commit.
 * ``commit_ms``: saving the session's work to the store (``Turn.commit``, in its thread).
 * ``loop_lag_ms``: for each trip, from the step returning in its thread to the request's
@@ -42,8 +43,9 @@ Parts of those parts, not summed: ``thread_cpu_ms`` (the CPU time of ``thread_ms
 threads' ``time.thread_time``; ``thread_ms`` minus it is time its thread was not running: the
 interpreter lock held by others, or blocked on a lock or the disk), ``commit_cpu_ms`` (the same
 for ``commit_ms``), ``store_lock_ms`` (of ``thread_ms`` + ``commit_ms``: waiting for the SQLite
-stores' in-process locks, plus the whole time of their ``BEGIN`` statements, which wait for the
-file's write lock while another connection writes; some microseconds when nothing waits;
+stores' in-process locks (the file's one writer lock and each connection's own), plus the whole
+time of their ``BEGIN`` statements, which wait in SQLite's busy handler only for another
+process writing the file; some microseconds when nothing waits;
 :func:`regio.persistence.store.sqlitedb.lock_waited`; 0 with Redis). Apart from
 ``added_ms``: ``body_ms`` (receiving the client's body, before ``added_ms`` starts),
 ``offloads`` (the trips to a worker thread) and ``offloads_queued`` (those that found no free

@@ -11,7 +11,10 @@ left the window and replaces the (small) head, so its cost follows the turn, not
 The file is opened in WAL mode (readers never block the writer; https://sqlite.org/wal.html)
 with a busy timeout, so several processes on one machine can share it: writes are serialized
 by SQLite's lock and a lost race raises :class:`SessionConflictError`. A store object may be
-shared by threads (one connection guarded by a lock).
+shared by threads (one connection guarded by a lock); within one process every write
+transaction on the file first takes the file's one writer lock
+(:func:`regio.persistence.store.sqlitedb.file_writer`), so connections of the process never
+wait in SQLite's busy handler for each other.
 
 Leases (:mod:`regio.persistence.store.lease`) are rows of the table ``leases`` (session, holder
 token, expiry in seconds since the epoch; :mod:`regio.persistence.store.sqlitedb`, with the
@@ -28,7 +31,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +49,7 @@ from .sqlite_checks import (
     check_row,
     lease_expiry,
 )
-from .sqlitedb import LEASES_SCHEMA, WaitedLock, connect, lease_row
+from .sqlitedb import LEASES_SCHEMA, WaitedLock, connect, file_writer, lease_row
 from .sqlitedb import begin as begin_transaction
 
 __all__ = ["SQLiteStore"]
@@ -85,6 +88,7 @@ class SQLiteStore:
         self.path = Path(path)
         self.url = f"sqlite:///{self.path}"
         self._lock = WaitedLock()
+        self._writer = file_writer(self.path)
         self._closed = False
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -112,15 +116,18 @@ class SQLiteStore:
         *,
         wrote: bool,
         session_id: str | None = None,
-        begin: str = "BEGIN IMMEDIATE",
+        write: bool = True,
     ) -> Iterator[sqlite3.Connection]:
         """One transaction on the connection, under the store's lock and :meth:`_guard`:
         committed when the block ends, rolled back when it raises; a rollback that finds no
         transaction (SQLite rolled it back itself, as on a full disk) or fails does not hide the
-        block's error."""
-        with self._lock, self._guard(action, wrote=wrote, session_id=session_id):
+        block's error. ``write``: ``BEGIN IMMEDIATE`` after the file's one writer lock (taken
+        before the store's own: :mod:`regio.persistence.store.sqlitedb`); ``False``: a deferred
+        read (``BEGIN``), the store's lock only."""
+        writer: AbstractContextManager[object] = self._writer if write else nullcontext()
+        with writer, self._lock, self._guard(action, wrote=wrote, session_id=session_id):
             db = self._db
-            begin_transaction(db, begin)
+            begin_transaction(db, "BEGIN IMMEDIATE" if write else "BEGIN")
             try:
                 yield db
             except BaseException:
@@ -291,7 +298,7 @@ class SQLiteStore:
         )
         each = "SELECT key, data FROM entries WHERE session = ?"
         action = f"load session {session_id!r}"
-        with self._transaction(action, wrote=False, session_id=session_id, begin="BEGIN") as db:
+        with self._transaction(action, wrote=False, session_id=session_id, write=False) as db:
             row = db.execute(
                 "SELECT head, version, transcript_count, ledger_count FROM sessions WHERE id = ?",
                 (session_id,),

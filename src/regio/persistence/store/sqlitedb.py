@@ -16,9 +16,27 @@ file can be fenced by the session's lease in the same transaction.
 **Lock waits.** Both callers take their store's lock (a :class:`WaitedLock`) and open their write
 transactions with :func:`begin`; the seconds a thread spent waiting for the lock (another
 thread holding it) and running ``BEGIN`` statements (which wait, SQLite's busy handler
-sleeping, while another connection to the file writes) add up in :func:`lock_waited`, per
+sleeping, while another process writes the file) add up in :func:`lock_waited`, per
 thread (the proxy's ``store_lock_ms``,
 :mod:`regio.proxy.requestlog`).
+
+**One writer per file.** The session store and the proxy's records are two connections to one
+file. A ``BEGIN IMMEDIATE`` that finds the other connection writing fails with
+``SQLITE_BUSY``, and SQLite's busy handler then sleeps 1, 2, 5, 10, 15, 20, 25, ... ms between
+retries (https://sqlite.org/c3ref/busy_timeout.html), however soon the other write ends,
+while the waiting connection's own lock holds back every thread behind it. So every write
+transaction of the process on a file first takes the file's :func:`file_writer` lock (before
+its connection's own lock, so readers of that connection do not wait behind a queued
+writer; nothing takes them the other way round, so they cannot deadlock; a read takes its
+connection's lock only): writers of one process queue in Python and wake as soon as the write
+before them ends; the busy handler is left to writers of other processes. The price: a writer
+that holds the file's lock while its connection serves a read (milliseconds) holds back the
+writers of the other connection meanwhile. :func:`connect` writes a new file's schema under
+the same lock. In the proxy's steady-load benchmark (``docs/proxy.md``) the slowest 1% of
+requests spent most of their added time waiting for these locks and ``BEGIN`` statements
+with 3-4 ms of CPU; the runs vary more than this change moves them (the slowest 1% added 231
+ms on average in one run without it, 116 and 239 ms in two with it), so the reason for it
+is the mechanism, pinned by ``tests/test_sqlite_one_writer_per_file.py``.
 """
 
 from __future__ import annotations
@@ -28,6 +46,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from typing import Any
 
 __all__ = [
@@ -35,6 +54,7 @@ __all__ = [
     "WaitedLock",
     "begin",
     "connect",
+    "file_writer",
     "holds_lease",
     "lease_row",
     "lock_waited",
@@ -57,7 +77,7 @@ class WaitedLock:
     """A ``threading.Lock`` (a ``with`` block only) whose waits add to :func:`lock_waited`; an
     uncontended acquisition costs one extra non-blocking try, no clock reading."""
 
-    __slots__ = ("_lock",)
+    __slots__ = ("__weakref__", "_lock")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -71,6 +91,22 @@ class WaitedLock:
 
     def __exit__(self, *exc: object) -> None:
         self._lock.release()
+
+
+_writers: weakref.WeakValueDictionary[str, WaitedLock] = weakref.WeakValueDictionary()
+_writers_guard = threading.Lock()
+
+
+def file_writer(path: str | os.PathLike[str]) -> WaitedLock:
+    """The one write lock of the SQLite file ``path`` in this process (module doc, "One
+    writer per file"): every connection of the process to the file takes it around its
+    write transactions, kept alive while any holder keeps it."""
+    key = os.path.realpath(path)
+    with _writers_guard:
+        lock = _writers.get(key)
+        if lock is None:
+            lock = _writers[key] = WaitedLock()
+        return lock
 
 
 def begin(db: sqlite3.Connection, statement: str = "BEGIN IMMEDIATE") -> None:
@@ -100,9 +136,10 @@ def connect(path: str | os.PathLike[str], *, timeout: float, schema: str) -> sql
     process's lock. Raises ``sqlite3.Error`` (the callers name the file and the fix)."""
     db = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
     try:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.executescript(schema)
+        with file_writer(path):  # the schema of a new file is a write
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(schema)
     except BaseException:
         db.close()
         raise

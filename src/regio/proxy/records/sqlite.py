@@ -5,10 +5,12 @@ Tables: ``proxy_meta`` (session -> key, updated time, msgpack meta), ``proxy_pos
 (session, position -> digest, tokens), ``proxy_stats`` (session, sequence -> msgpack stat) and
 ``proxy_index`` (key, session -> updated time). Its own connection, set up as the store's
 (:func:`regio.persistence.store.sqlitedb.connect`: WAL mode, readers never block the writer), one
-lock per object, so a worker's threads share it. A fenced write is one ``BEGIN IMMEDIATE``
-transaction that first checks that the writer holds the session's live lease in the store's
-``leases`` table (:func:`regio.persistence.store.sqlitedb.holds_lease`), so several processes on one
-machine can share the file.
+lock per object, so a worker's threads share it; a write takes the file's one writer lock first
+(:func:`regio.persistence.store.sqlitedb.file_writer`), as the store's writes do. A fenced
+write is one ``BEGIN IMMEDIATE`` transaction that first checks that the writer holds the
+session's live lease in the store's ``leases`` table
+(:func:`regio.persistence.store.sqlitedb.holds_lease`), so several processes on one machine
+can share the file.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from regio.persistence.store.sqlitedb import (
     WaitedLock,
     begin,
     connect,
+    file_writer,
     holds_lease,
 )
 
@@ -62,6 +65,7 @@ class SQLiteRecords:
         self.url = f"sqlite:{self.path}"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = WaitedLock()
+        self._writer = file_writer(self.path)
         try:
             self._db = connect(self.path, timeout=timeout, schema=_SCHEMA + LEASES_SCHEMA)
         except sqlite3.DatabaseError as exc:
@@ -77,7 +81,7 @@ class SQLiteRecords:
             return self._db.execute(query, args).fetchall()
 
     def _write(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        with self._lock:
+        with self._writer, self._lock:  # the file's one writer first (sqlitedb module doc)
             db = self._db
             begin(db)
             try:
