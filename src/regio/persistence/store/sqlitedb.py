@@ -110,8 +110,8 @@ def file_writer(path: str | os.PathLike[str]) -> WaitedLock:
 
 
 def begin(db: sqlite3.Connection, statement: str = "BEGIN IMMEDIATE") -> None:
-    """Open a transaction on ``db`` with ``statement``; its time (waiting for the file's write
-    lock while another connection writes) adds to :func:`lock_waited`."""
+    """Open a transaction on ``db`` with ``statement``; its time (in SQLite's busy handler
+    while another process writes the file) adds to :func:`lock_waited`."""
     started = time.perf_counter()
     try:
         db.execute(statement)
