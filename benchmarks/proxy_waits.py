@@ -30,20 +30,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-#: The parts of ``added_ms``, which sum to it (:mod:`regio.proxy.requestlog`).
-PARTS = (
-    "read_ms",
-    "lease_wait_ms",
-    "compaction_wait_ms",
-    "queue_ms",
-    "thread_ms",
-    "commit_ms",
-    "loop_lag_ms",
-    "other_ms",
-)
-#: Parts of parts (not summed) and the body's time before ``added_ms``.
-DETAILS = ("thread_cpu_ms", "commit_cpu_ms", "store_lock_ms", "body_ms")
-FIELDS = ("added_ms", *PARTS, *DETAILS)
+from regio.proxy.requestlog import ADDED_PARTS, WAIT_DETAILS
+
+#: What the report shows: ``added_ms``, its parts (which sum to it) and their parts.
+FIELDS = ("added_ms", *ADDED_PARTS, *WAIT_DETAILS)
 
 
 def read_log(path: Path, requests: int | None = None) -> list[dict[str, Any]]:
@@ -118,7 +108,7 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
             for g in ("first", "last", "slowest")
             for s in stats[g][field]
         )
-        label = field if field == "added_ms" or field in PARTS else f"  ({field})"
+        label = field if field == "added_ms" or field in ADDED_PARTS else f"  ({field})"
         lines.append(f"{label:<20}{cells}")
     windows, shared, largest = clustering(groups["slowest"])
     lines.append(

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from proxy_support import ScriptedUpstream, Step, blueprint, in_process
+from regio.proxy.requestlog import ADDED_PARTS, WAIT_DETAILS
 
 WINDOW, OUTPUT = 8000, 500
 BLUEPRINT = blueprint(
@@ -29,17 +31,6 @@ BLUEPRINT = blueprint(
     history=1000,
 )  # fmt: skip
 HEADERS = {"x-api-key": "k", "x-regio-session": "s1"}
-PARTS = (
-    "read_ms",
-    "lease_wait_ms",
-    "compaction_wait_ms",
-    "queue_ms",
-    "thread_ms",
-    "commit_ms",
-    "loop_lag_ms",
-    "other_ms",
-)
-DETAILS = ("thread_cpu_ms", "commit_cpu_ms", "store_lock_ms", "body_ms")
 
 
 def _script() -> Any:
@@ -54,9 +45,20 @@ def _script() -> Any:
 proxy_waits = _script()
 
 
-def _lines(path: str) -> list[dict[str, Any]]:
+def _lines(path: Path) -> list[dict[str, Any]]:
     with open(path, encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+@contextmanager
+def _logged(where: Path, steps: int) -> Iterator[tuple[Any, Path]]:
+    """The proxy in process on a scripted upstream of ``steps`` answers, its store and request
+    log in ``where``: ``(client, log path)``, the client on session ``s1``."""
+    upstream = ScriptedUpstream([Step("noted")] * steps, WINDOW, OUTPUT)
+    log = where / "requests.jsonl"
+    with in_process(upstream, BLUEPRINT, f"sqlite:{where}/p.db", request_log=str(log)) as client:
+        client.headers.update(HEADERS)
+        yield client, log
 
 
 def _session(
@@ -84,19 +86,17 @@ def _session(
     return history
 
 
-def test_every_request_log_line_splits_its_added_time_into_parts_that_sum_to_it() -> None:
-    upstream = ScriptedUpstream([Step("noted")] * 40, WINDOW, OUTPUT)
-    where = tempfile.mkdtemp()
-    log = f"{where}/requests.jsonl"
-    with in_process(upstream, BLUEPRINT, f"sqlite:{where}/p.db", request_log=log) as client:
-        client.headers.update(HEADERS)
+def test_every_request_log_line_splits_its_added_time_into_parts_that_sum_to_it(
+    tmp_path: Path,
+) -> None:
+    with _logged(tmp_path, 40) as (client, log):
         _session(client, [250] * 30, stream_every=3)  # compactions beside the upstream call too
     rows = _lines(log)
     assert len(rows) == 30 and any(r["compacted"] for r in rows)
     for row in rows:
-        for field in (*PARTS, *DETAILS):
+        for field in (*ADDED_PARTS, *WAIT_DETAILS):
             assert row[field] >= 0, (field, row)
-        assert sum(row[p] for p in PARTS) == pytest.approx(row["added_ms"], abs=0.01), row
+        assert sum(row[p] for p in ADDED_PARTS) == pytest.approx(row["added_ms"], abs=0.01), row
         assert row["offloads"] >= 3 and 0 <= row["offloads_queued"] <= row["offloads"]
         assert row["commit_ms"] > 0 and row["committed"]
         assert row["thread_cpu_ms"] <= row["thread_ms"] + 0.5
@@ -118,12 +118,10 @@ def _hold(take: Any, seconds: float) -> threading.Event:
     return held
 
 
-def test_a_request_that_waited_for_its_sessions_lease_logs_the_wait_as_lease_wait() -> None:
-    upstream = ScriptedUpstream([Step("noted")] * 3, WINDOW, OUTPUT)
-    where = tempfile.mkdtemp()
-    log = f"{where}/requests.jsonl"
-    with in_process(upstream, BLUEPRINT, f"sqlite:{where}/p.db", request_log=log) as client:
-        client.headers.update(HEADERS)
+def test_a_request_that_waited_for_its_sessions_lease_logs_the_wait_as_lease_wait(
+    tmp_path: Path,
+) -> None:
+    with _logged(tmp_path, 3) as (client, log):
         history = _session(client, [5])
         store = client.app.state.proxy.store
         _hold(lambda: store.lease("s1", ttl=30, wait=0), 0.3)  # another writer
@@ -131,15 +129,13 @@ def test_a_request_that_waited_for_its_sessions_lease_logs_the_wait_as_lease_wai
     first, waited = _lines(log)
     assert waited["lease_wait_ms"] >= 200, waited
     assert first["lease_wait_ms"] < 200
-    assert sum(waited[p] for p in PARTS) == pytest.approx(waited["added_ms"], abs=0.01)
+    assert sum(waited[p] for p in ADDED_PARTS) == pytest.approx(waited["added_ms"], abs=0.01)
 
 
-def test_a_request_that_waited_for_the_stores_lock_logs_it_in_its_threads_time() -> None:
-    upstream = ScriptedUpstream([Step("noted")] * 3, WINDOW, OUTPUT)
-    where = tempfile.mkdtemp()
-    log = f"{where}/requests.jsonl"
-    with in_process(upstream, BLUEPRINT, f"sqlite:{where}/p.db", request_log=log) as client:
-        client.headers.update(HEADERS)
+def test_a_request_that_waited_for_the_stores_lock_logs_it_in_its_threads_time(
+    tmp_path: Path,
+) -> None:
+    with _logged(tmp_path, 3) as (client, log):
         history = _session(client, [5])
         lock = client.app.state.proxy.store._lock
         _hold(lambda: lock, 0.3)  # another thread in the store
@@ -159,7 +155,7 @@ def _rows(sessions: list[list[tuple[float, ...]]], order: list[int]) -> list[dic
     for s in order:
         parts = sessions[s][nxt[s]]
         row = {"session": f"s{s}", "index": nxt[s], "released": 1000.0 + len(rows) * 0.3}
-        row |= dict(zip(PARTS, parts, strict=True)) | {"added_ms": sum(parts)}
+        row |= dict(zip(ADDED_PARTS, parts, strict=True)) | {"added_ms": sum(parts)}
         rows.append(row)
         nxt[s] += 1
     return rows
@@ -168,7 +164,7 @@ def _rows(sessions: list[list[tuple[float, ...]]], order: list[int]) -> list[dic
 @st.composite
 def _logs(draw: Any) -> list[dict[str, Any]]:
     part = st.floats(min_value=0, max_value=500, allow_nan=False)
-    request = st.tuples(*[part] * len(PARTS))
+    request = st.tuples(*[part] * len(ADDED_PARTS))
     sessions = draw(st.lists(st.lists(request, min_size=1, max_size=30), min_size=1, max_size=5))
     order = [s for s, lines in enumerate(sessions) for _ in lines]
     return _rows(sessions, draw(st.permutations(order)))
@@ -195,7 +191,7 @@ def test_the_waits_summary_splits_by_order_within_each_session_and_keeps_the_sum
     )
     for group in groups.values():
         means = proxy_waits.summarize(group)
-        total = sum(means[p]["mean"] for p in PARTS)
+        total = sum(means[p]["mean"] for p in ADDED_PARTS)
         assert total == pytest.approx(means["added_ms"]["mean"], rel=1e-9, abs=1e-6)
     windows, shared, largest = proxy_waits.clustering(rows)
     assert shared <= len(rows) and largest <= 4  # 0.3 s apart: at most 4 in one second

@@ -74,7 +74,21 @@ if TYPE_CHECKING:
     T = TypeVar("T")
     Ts = TypeVarTuple("Ts")
 
-__all__ = ["Waits", "log_request"]
+__all__ = ["ADDED_PARTS", "WAIT_DETAILS", "Waits", "log_request"]
+
+#: The request log's parts of ``added_ms``, which sum to it (module doc), in report order.
+ADDED_PARTS = (
+    "read_ms",
+    "lease_wait_ms",
+    "compaction_wait_ms",
+    "queue_ms",
+    "thread_ms",
+    "commit_ms",
+    "loop_lag_ms",
+    "other_ms",
+)
+#: Its parts of parts (not summed) and the body's time before ``added_ms`` (module doc).
+WAIT_DETAILS = ("thread_cpu_ms", "commit_cpu_ms", "store_lock_ms", "body_ms")
 
 
 @attrs.define
@@ -126,19 +140,21 @@ class Waits:
 
     def fields(self, added: float) -> dict[str, float | int]:
         """The request log's fields (module doc) for a request that added ``added`` seconds."""
-        parts = {
-            "read": self.read,
-            "lease_wait": self.lease_wait,
-            "compaction_wait": self.compaction_wait,
-            "queue": self.queue,
-            "thread": self.steps - self.commit,
-            "commit": self.commit,
-            "loop_lag": self.loop_lag,
+        summed = (
+            self.read,
+            self.lease_wait,
+            self.compaction_wait,
+            self.queue,
+            self.steps - self.commit,
+            self.commit,
+            self.loop_lag,
+        )
+        seconds = (*summed, max(0.0, added - sum(summed)))
+        details = (self.steps_cpu - self.commit_cpu, self.commit_cpu, self.store_lock, self.body)
+        names = (*ADDED_PARTS, *WAIT_DETAILS)
+        out: dict[str, float | int] = {
+            name: round(v * 1000, 3) for name, v in zip(names, (*seconds, *details), strict=True)
         }
-        parts["other"] = max(0.0, added - sum(parts.values()))
-        parts["thread_cpu"] = self.steps_cpu - self.commit_cpu
-        parts |= {"commit_cpu": self.commit_cpu, "store_lock": self.store_lock, "body": self.body}
-        out: dict[str, float | int] = {f"{k}_ms": round(v * 1000, 3) for k, v in parts.items()}
         return out | {"offloads": self.offloads, "offloads_queued": self.offloads_queued}
 
 
