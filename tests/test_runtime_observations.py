@@ -2,8 +2,9 @@
 
 Plain-text agents (SWE-agent's default mode, mini-swe-agent) send each file view or test run as
 a user message. ``Engine.add_observation`` marks it (``meta["observation"]``): the summarizers
-keep only its error lines, never a constraint, an open item, a value or a decision, and it
-completes no to-do; the flag survives save, load and the session store.
+keep only its error lines and the values it reports (``KEY: VALUE`` report lines, with a
+tool's authority), never a constraint, an open item or a decision, and it completes no to-do;
+the flag survives save, load and the session store.
 """
 
 from __future__ import annotations
@@ -278,6 +279,9 @@ _PHRASES = [
     "E       AssertionError: 344 != 345",
     "FAILED tests/test_x.py::test_y",
     "the test is now failing",
+    "Job ID: 7f3a91",
+    "Port: 9090",
+    "  timeout: 30s",
 ]
 _observation_texts = st.lists(
     st.one_of(st.sampled_from(_PHRASES), st.text(max_size=60)), min_size=1, max_size=10
@@ -295,7 +299,7 @@ _USER_TEXTS = [
     observations=st.lists(_observation_texts, min_size=1, max_size=4),
     places=st.lists(st.integers(0, len(_USER_TEXTS)), min_size=4, max_size=4),
 )
-def test_observations_add_nothing_but_error_lines_to_the_salient_sections(
+def test_observations_add_nothing_but_error_lines_and_reported_values_to_the_salient_sections(
     observations: list[str], places: list[int]
 ) -> None:
     users = [_user(i, t) for i, t in enumerate(_USER_TEXTS)]
@@ -303,16 +307,18 @@ def test_observations_add_nothing_but_error_lines_to_the_salient_sections(
     for k, (text, at) in enumerate(zip(observations, places, strict=False)):
         mixed.insert(min(at + k, len(mixed)), _observation(k, text))
     alone, together = extract_items(users).sections, extract_items(mixed).sections
-    for title in SECTIONS[:-1]:  # every section but Errors
-        assert together[title] == alone[title]
+    for title in SECTIONS[:-1]:  # every section but Errors and Values
+        if title != "Values":
+            assert together[title] == alone[title]
     observed = {ln.strip() for text in observations for ln in text.splitlines()}
-    assert set(alone["Errors"]) <= set(together["Errors"])
-    assert set(together["Errors"]) - set(alone["Errors"]) <= observed
+    for title in ("Errors", "Values"):  # a reported value never displaces the user's
+        assert set(alone[title]) <= set(together[title])
+        assert set(together[title]) - set(alone[title]) <= observed
 
 
 @settings(max_examples=100, deadline=None)
 @given(observations=st.lists(_observation_texts, min_size=1, max_size=4))
-def test_a_summarys_constraints_items_values_and_decisions_never_come_from_observations(
+def test_a_summarys_constraints_items_and_decisions_never_come_from_observations(
     observations: list[str],
 ) -> None:
     entries: list[Entry] = [_user(0, _USER_TEXTS[0])]
@@ -322,9 +328,10 @@ def test_a_summarys_constraints_items_values_and_decisions_never_come_from_obser
     entries.extend(_user(i, t) for i, t in enumerate(_USER_TEXTS[1:], start=1))
     summary = ExtractiveSummarizer(max_summary_tokens=2000)(entries, "", None)
     said = {s for e in entries if not is_observation(e) for s in sentences(e.text)}
+    reported = {ln.rstrip() for text in observations for ln in text.splitlines()}
     for title in SECTIONS[:-1]:
-        for line in _sections(summary)[title]:
-            assert line in said, (title, line)
+        for line in _sections(summary)[title]:  # values: said, or reported as a tool's fact
+            assert line in said or (title == "Values" and line in reported), (title, line)
 
 
 @settings(max_examples=60, deadline=None)

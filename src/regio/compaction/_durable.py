@@ -23,7 +23,12 @@ hold item lists; they are added as older items).
 
 **Budget.** The section counts in its history's budget. Over it, the history merges its oldest
 summaries first; when only one summary is left, the lowest-priority items go (the last kind
-first, the item updated longest ago first), event ``items_dropped`` naming each. At most
+first; among facts, the values a tool reported before the stated ones; the item updated
+longest ago first: :meth:`regio.summarizers.items.ItemSet.fit`), event ``items_dropped``
+naming each. The section is measured as rendered, so a tool's reported values (at most
+:data:`regio.summarizers.kinds.MAX_TOOL_FACTS` per result) count in the budget like every
+other item and are the first facts to go.
+
 **Errors stay with their summary.** An error is reported once, by the batch it happened in: the
 summary's prose keeps its batch's error lines, and the section holds no error items.
 """

@@ -12,8 +12,14 @@
   (:func:`regio.summarizers.kinds.classify`) and added under its key, superseding the earlier
   item of that key;
 * **tool output** -- tool results, and environment observations a plain-text agent sends as
-  user text (:func:`regio.summarizers.observations.is_observation`) -- gives error lines only,
-  at most :data:`~regio.summarizers.kinds.MAX_TOOL_ERRORS` per result, and completes nothing.
+  user text (:func:`regio.summarizers.observations.is_observation`) -- has no authority to
+  instruct or to complete: it gives error lines (:func:`~regio.summarizers.kinds.tool_errors`,
+  at most :data:`~regio.summarizers.kinds.MAX_TOOL_ERRORS` per result) and the values it
+  reports (:func:`~regio.summarizers.kinds.tool_facts`, at most
+  :data:`~regio.summarizers.kinds.MAX_TOOL_FACTS` per result), always as ``fact`` items
+  marked ``by_tool``. A fact says what a tool observed, not what anyone must do, so it is no
+  instruction; it supersedes an earlier report of its subject but never what a person stated
+  (:class:`~regio.summarizers.items.ItemSet`, "Authority"). It completes nothing.
 
 The :class:`Extraction` says what changed (items added, superseded, closed) and which
 statements became items (``consumed``), so the prose of a summary can leave them out: a value
@@ -30,7 +36,7 @@ import msgspec
 from regio.content import Entry, Text, ToolResult
 
 from .items import DurableItem, ItemSet, parse_items
-from .kinds import HEADINGS, SECTIONS, classify, tool_errors
+from .kinds import HEADINGS, SECTIONS, classify, tool_errors, tool_facts
 from .observations import is_observation
 from .openitems import completion
 from .statements import MAX_STATEMENT_CHARS, statements
@@ -130,6 +136,17 @@ def _read_statement(
     out._record(*out.items.add(kind, statement, by_user=by_user, source=source, keep=not known))
 
 
+def _read_tool_output(out: Extraction, text: str, source: str) -> None:
+    """The error lines and reported values of one tool result (module doc)."""
+    for line in tool_errors(text):
+        if line not in out.known:
+            out._record(*out.items.add("error", line, by_user=False, source=source))
+    for line in tool_facts(text):
+        if line not in out.known:
+            added = out.items.add("fact", line, by_user=False, by_tool=True, source=source)
+            out._record(*added)
+
+
 def extract_items(entries: Sequence[Entry], base: ItemSet | None = None) -> Extraction:
     """The items of ``entries`` (module doc), added to ``base`` (changed in place) or to a new
     set."""
@@ -143,10 +160,7 @@ def extract_items(entries: Sequence[Entry], base: ItemSet | None = None) -> Extr
         observed = is_tool_output(entry)
         for text, tool_output in _texts(entry):
             if tool_output or observed:
-                for line in tool_errors(text):
-                    if line not in out.known:
-                        added = out.items.add("error", line, by_user=False, source=entry.id)
-                        out._record(*added)
+                _read_tool_output(out, text, entry.id)
                 continue
             found = statements(text)
             for statement in found:

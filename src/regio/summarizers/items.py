@@ -2,7 +2,8 @@
 
 A :class:`DurableItem` is one typed statement kept verbatim (``text``), with its ``kind``
 (:data:`regio.summarizers.kinds.KINDS`), its ``key`` (:func:`regio.summarizers.subjects.item_key`),
-its order in the session (``seq``) and whether the user stated it (``by_user``).
+its order in the session (``seq``), whether the user stated it (``by_user``) and whether a
+tool reported it (``by_tool``: a fact of tool output, never the user's).
 
 An :class:`ItemSet` keeps at most one item per key:
 
@@ -12,6 +13,12 @@ An :class:`ItemSet` keeps at most one item per key:
 * **Authority.** A constraint or a preference the user stated is superseded only by the user:
   the agent reporting another value does not lift the user's requirement, and both are kept
   (the agent's under the key plus :data:`AGENT_SUFFIX`, until the user settles the key).
+  A value a tool reported (``by_tool``: :func:`regio.summarizers.kinds.tool_facts`)
+  supersedes no item the user stated, of any kind, nor a binding item of the agent's: both
+  are kept (the tool's under the key plus :data:`TOOL_SUFFIX`, where a later report of the
+  key supersedes it: the newest reported value wins, until the user settles the key). It
+  supersedes an earlier tool report and the agent's own non-binding items of its key (a
+  tool's report is newer evidence than the agent's narration).
 * **To-dos close.** A later sentence that completes an open to-do
   (:func:`regio.summarizers.openitems.completion`) removes it.
 * **Render order** is by kind (constraints first, :data:`~regio.summarizers.kinds.KINDS`),
@@ -19,7 +26,9 @@ An :class:`ItemSet` keeps at most one item per key:
   set always renders the same bytes (:meth:`ItemSet.render`), and :func:`parse_items` reads a
   rendering back.
 * **A budget drops the lowest-priority items first** (:meth:`ItemSet.fit`): the last kind
-  first, within a kind the item updated longest ago; what was dropped is returned, so the
+  first (errors, decisions, then facts), within a kind the values a tool reported before
+  what a person or the agent stated (a tool reports values by the dozen; a stated one was
+  said on purpose), then the item updated longest ago; what was dropped is returned, so the
   caller can report it.
 """
 
@@ -36,7 +45,7 @@ from .kinds import HEADINGS, KINDS
 from .openitems import CompletedItem, OpenItems
 from .subjects import item_key, related
 
-__all__ = ["AGENT_SUFFIX", "DurableItem", "ItemSet", "parse_items", "render_items"]
+__all__ = ["AGENT_SUFFIX", "TOOL_SUFFIX", "DurableItem", "ItemSet", "parse_items", "render_items"]
 
 _RANK = {kind: i for i, kind in enumerate(KINDS)}
 _BY_HEADING = {heading: kind for kind, heading in HEADINGS.items()}
@@ -53,6 +62,7 @@ class DurableItem(msgspec.Struct, frozen=True):
     seq: int
     by_user: bool = True
     source: str | None = None
+    by_tool: bool = False
 
     @property
     def order(self) -> tuple[int, int]:
@@ -69,8 +79,19 @@ def _binds(old: DurableItem, kind: str, by_user: bool) -> bool:
     return old.by_user or kind != old.kind
 
 
+def _outranks(old: DurableItem, kind: str, by_user: bool, by_tool: bool) -> bool:
+    """Whether ``old`` stays when a new item comes (module doc, "Authority"): a tool's
+    report supersedes neither the user's item nor the agent's binding one."""
+    if by_tool and not old.by_tool:
+        return old.by_user or _binds(old, kind, by_user=False)
+    return _binds(old, kind, by_user)
+
+
 #: Suffix of the key of an agent's item kept beside the user's binding item of the same key.
 AGENT_SUFFIX = "|agent"
+#: Suffix of the key of a tool's reported value kept beside a stated item of the same key.
+TOOL_SUFFIX = "|tool"
+_SUFFIXES = (AGENT_SUFFIX, TOOL_SUFFIX)
 
 
 @attrs.define
@@ -143,22 +164,29 @@ class ItemSet:
         key: str | None = None,
         source: str | None = None,
         keep: bool = True,
+        by_tool: bool = False,
     ) -> tuple[DurableItem | None, list[DurableItem]]:
         """Add ``text`` as an item of ``kind``; returns ``(added, superseded)``. ``added`` is
         ``None`` when the text is already kept. An agent's item that may not lift the user's
         constraint or preference of its key (module doc) is kept beside it (its key gets
-        :data:`AGENT_SUFFIX`). ``keep=False``: only supersede (the item itself is kept
-        elsewhere, e.g. by a summary that stays in the history)."""
+        :data:`AGENT_SUFFIX`), and so is a tool's report (``by_tool``, never ``by_user``)
+        that may not supersede the item of its key (its key gets :data:`TOOL_SUFFIX`).
+        ``keep=False``: only supersede (the item itself is kept elsewhere, e.g. by a summary
+        that stays in the history)."""
+        by_user = by_user and not by_tool
         key = key if key is not None else item_key(text, kind)
         if text in self._texts:
             return None, []
         old = self._target(key)
-        if old is not None and _binds(old, kind, by_user):
-            key, old = key + AGENT_SUFFIX, self._items.get(key + AGENT_SUFFIX)
+        if old is not None and _outranks(old, kind, by_user, by_tool):
+            # a tool's report sits beside the item it may not supersede, so the next report
+            # of that subject finds it (a related key included)
+            key = old.key + TOOL_SUFFIX if by_tool else key + AGENT_SUFFIX
+            old = self._items.get(key)
         gone = [old] if old is not None else []
-        if by_user and old is not None and old.key + AGENT_SUFFIX in self._items:
-            gone.append(self._items[old.key + AGENT_SUFFIX])
-        item = DurableItem(kind, key, text, self.next_seq, by_user, source=source)
+        if by_user and old is not None:  # the user settles the key
+            gone.extend(self._items[old.key + s] for s in _SUFFIXES if old.key + s in self._items)
+        item = DurableItem(kind, key, text, self.next_seq, by_user, source=source, by_tool=by_tool)
         for each in gone:
             self._discard(each)
         self.next_seq += 1
@@ -209,7 +237,9 @@ class ItemSet:
         """Drop the lowest-priority items (module doc) until ``fits(items)`` holds; returns
         the dropped items, in the order they went."""
         dropped: list[DurableItem] = []
-        order = sorted(self._items.values(), key=lambda i: (-_RANK.get(i.kind, 99), i.seq))
+        order = sorted(
+            self._items.values(), key=lambda i: (-_RANK.get(i.kind, 99), not i.by_tool, i.seq)
+        )
         for item in order:
             if fits(self.items()):
                 break
@@ -218,8 +248,16 @@ class ItemSet:
         return dropped
 
     def to_meta(self) -> list[dict[str, Any]]:
-        """The items as JSON-able dicts (render order), for an entry's ``meta``."""
-        return [msgspec.to_builtins(i) for i in self.items()]
+        """The items as JSON-able dicts (render order), for an entry's ``meta``; ``by_tool``
+        only when set, so an item without it is written as before the field existed (a
+        section's meta, and so its entry, stays the same across the upgrade)."""
+        out: list[dict[str, Any]] = []
+        for item in self.items():
+            data = msgspec.to_builtins(item)
+            if not item.by_tool:
+                del data["by_tool"]
+            out.append(data)
+        return out
 
     @classmethod
     def from_meta(cls, data: Sequence[Any]) -> ItemSet:

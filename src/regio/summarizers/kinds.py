@@ -42,10 +42,19 @@ Steps 4-6 read only sentence-like text (it opens with a capital letter or follow
 and reads as prose: :func:`prose`; an instruction may also be a message of one lower-case
 line of plain words, ``use metric, not imperial``): a fragment of pasted output or code is
 not a preference, an instruction or a fact. A question is no item (even with a short tag
-after it: ``What is the cap? -- recorded.``). Tool output
--- tool results, and environment observations sent as user text -- has no authority to
-instruct: it gives error lines only (:func:`tool_errors`, at most :data:`MAX_TOOL_ERRORS` per
-result; a stack trace is one line, its exception line and innermost frame).
+after it: ``What is the cap? -- recorded.``).
+
+Tool output -- tool results, and environment observations sent as user text -- has no
+authority to instruct: :func:`classify` never reads it. It gives two things only:
+
+* **error lines** (:func:`tool_errors`, at most :data:`MAX_TOOL_ERRORS` per result; a stack
+  trace is one line, its exception line and innermost frame);
+* **reported values** (:func:`tool_facts`, at most :data:`MAX_TOOL_FACTS` per result, the last
+  ones): a top-level ``KEY: VALUE`` report line (``Job ID: 7f3a91``, ``Version: 3.2.1``,
+  ``Created pull request: #4821``), always a ``fact``, never a constraint or a to-do. A fact
+  is what a tool observed, not what anyone must do; it is kept with the tool's authority only
+  (:class:`regio.summarizers.items.ItemSet`: it never supersedes what a person stated, and a
+  budget drops it before any other fact).
 """
 
 from __future__ import annotations
@@ -62,7 +71,9 @@ __all__ = [
     "ERROR",
     "HEADINGS",
     "KINDS",
+    "MAX_REPORT_PAIRS",
     "MAX_TOOL_ERRORS",
+    "MAX_TOOL_FACTS",
     "RULE_VERBS",
     "SECTIONS",
     "TASK_VERBS",
@@ -72,6 +83,7 @@ __all__ = [
     "prose",
     "reports_error",
     "tool_errors",
+    "tool_facts",
 ]
 
 #: Item kinds, most important first.
@@ -125,6 +137,11 @@ TOOL_ERROR = re.compile(
 )
 #: Most error lines kept from one tool result.
 MAX_TOOL_ERRORS = 3
+#: Most reported values kept from one tool result (:func:`tool_facts`).
+MAX_TOOL_FACTS = 2
+#: A tool result with more ``KEY: VALUE``-shaped lines than this is a structured dump (a
+#: config file, HTTP headers, ``kubectl describe``), not a report (:func:`tool_facts`).
+MAX_REPORT_PAIRS = 6
 
 #: Where a sentence's clauses meet: a later clause can report what went wrong after the
 #: completion of the first.
@@ -383,8 +400,9 @@ def _by_content(
 
 def tool_errors(text: str) -> list[str]:
     """The first :data:`MAX_TOOL_ERRORS` error lines of one tool result (never constraints:
-    tool output has no authority to instruct); a stack trace is one error line, its exception
-    line and innermost frame (:func:`regio.summarizers.tracebacks.condense`)."""
+    tool output has no authority to instruct; its values are :func:`tool_facts`); a stack
+    trace is one error line, its exception line and innermost frame
+    (:func:`regio.summarizers.tracebacks.condense`)."""
     kept: list[str] = []
     for raw, trace in condense(text.splitlines(), 400):
         line = raw.strip()
@@ -393,3 +411,43 @@ def tool_errors(text: str) -> list[str]:
         if line and len(line) <= 400 and (trace or TOOL_ERROR.search(line)):
             kept.append(line)
     return kept
+
+
+#: A ``KEY: VALUE``-shaped line, any key and value (counts the pairs of a dump).
+_PAIR_SHAPE = re.compile(r"^\s*[\"']?[A-Za-z_][\w .'/-]{0,60}[\"']?:\s+\S+(?:\s+\S+)?\s*$")
+#: A key that reads as words of a report: a capital letter, then letters, spaces, ``-``,
+#: ``'``, ``/``, ``.`` (no digit, no ``_``).
+_REPORT_KEY = re.compile(r"^[A-Z][A-Za-z .'/-]*$")
+
+
+def _report_line(line: str) -> bool:
+    """Whether ``line`` (one line of tool output, as written) reports a named value
+    (:func:`tool_facts`)."""
+    if not line or line[0].isspace() or not _pair(line) or TOOL_ERROR.search(line):
+        return False
+    key, value = line.split(":", 1)
+    if not _REPORT_KEY.match(key) or re.search(r"[a-z][A-Z]", key):  # fooBar is code
+        return False
+    if value.rstrip().endswith((",", ";", "{", "[", "(")):  # a line of a literal or of code
+        return False
+    kind = label_kind(label_of(line))  # "Constraint: X-1" is no report of a value
+    return kind is None or kind == "fact"
+
+
+def tool_facts(text: str) -> list[str]:
+    """The values one tool result reports: its last :data:`MAX_TOOL_FACTS` ``KEY: VALUE``
+    lines (:func:`_pair`: a key of at most five words, one or two value tokens with a
+    concrete one), each as written without trailing space. Only a report line counts: not
+    indented (a file view, a YAML or JSON dump indents its keys), its key words with a
+    capital (``Job ID``, not ``foo_bar``, ``fooBar`` or a lower-case config key), its value
+    not ending like a literal (``,``, ``{``), not an error line (:func:`tool_errors` takes
+    those) and not labelled as another kind (``Constraint:``, ``TODO:``). A result with more
+    than :data:`MAX_REPORT_PAIRS` ``KEY: VALUE``-shaped lines (indented or not) gives none:
+    it is a dump, whose every line looks like a report (a report names its outcome in a few
+    lines; six lets a job id, status, duration, URL and version through). The last ones:
+    a report puts its outcome at the end. Never a constraint or a to-do (module doc)."""
+    lines = text.splitlines()
+    if sum(bool(_PAIR_SHAPE.match(line)) for line in lines) > MAX_REPORT_PAIRS:
+        return []
+    found = [line.rstrip() for line in lines if _report_line(line.rstrip())]
+    return found[-MAX_TOOL_FACTS:] if found else []
