@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from regio.content import Entry, Text
 from regio.summarizers.carryforward import check_reply, join_summary, split_reply
 from regio.summarizers.extract import extract_items
-from regio.summarizers.items import ItemSet, parse_items, render_items
+from regio.summarizers.items import ItemSet, ParsedItem, parse_items, render_items
 from regio.summarizers.kinds import classify
 from regio.summarizers.statements import statements
 from regio.summarizers.subjects import item_key, related
@@ -168,8 +168,8 @@ def test_the_same_session_renders_the_same_item_bytes(updates: list[tuple[str, s
     assert first == session()
     parsed, _ = parse_items(first)
     again = ItemSet()
-    for kind, text, _ in parsed:
-        again.add(kind, text)
+    for item in parsed:
+        again.add(item.kind, item.text)
     assert again.render() == first  # a rendering read back renders the same bytes
 
 
@@ -208,7 +208,7 @@ def test_a_reply_in_the_schema_splits_into_items_and_prose() -> None:
     )
     items, prose, structured = split_reply(reply)
     assert structured and prose == "We shipped v2."
-    assert items == [("constraint", "Budget cap is $500. Never exceed it.", "budget")]
+    assert items == [ParsedItem("constraint", "Budget cap is $500. Never exceed it.", "budget")]
 
 
 def test_a_plain_reply_is_all_prose() -> None:

@@ -71,7 +71,7 @@ def test_a_job_id_and_version_in_a_tool_result_survive_a_compaction_as_fact_item
     assert engine.compact(keep_tokens=0) is not None
     section = _section(engine)
     assert section is not None
-    assert "Values:\n- Job ID: 7f3a91\n- Version: 3.2.1" in section.text
+    assert "Reported values:\n- Job ID: 7f3a91\n- Version: 3.2.1" in section.text
     kept = {d["text"]: d for d in section.meta[ITEMS_META]}
     assert kept["Job ID: 7f3a91"]["by_tool"] and not kept["Job ID: 7f3a91"]["by_user"]
     assert kept["Version: 3.2.1"]["kind"] == "fact"
@@ -128,8 +128,8 @@ def test_a_tools_value_never_supersedes_the_users_stated_value_of_the_same_subje
         items = _items(_user(user), _tool(f"Checked the interpreter.\n{report}"))
         by_text = {i.text: i for i in items}
         assert user in by_text and by_text[user].by_user
-        if report in by_text:
-            assert by_text[report].by_tool and not by_text[report].by_user
+        assert report in by_text  # extracted, and kept beside the user's value
+        assert by_text[report].by_tool and not by_text[report].by_user
 
 
 def test_a_tools_value_kept_beside_the_users_is_keyed_with_the_tool_suffix() -> None:

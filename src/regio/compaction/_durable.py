@@ -21,13 +21,17 @@ find are added. A reply without item lists is prose; the extracted items are use
 summaries are older than every item (a summary stored before item sections existed may still
 hold item lists; they are added as older items).
 
-**Budget.** The section counts in its history's budget. Over it, the history merges its oldest
-summaries first; when only one summary is left, the lowest-priority items go (the last kind
-first; among facts, the values a tool reported before the stated ones; the item updated
-longest ago first: :meth:`regio.summarizers.items.ItemSet.fit`), event ``items_dropped``
-naming each. The section is measured as rendered, so a tool's reported values (at most
-:data:`regio.summarizers.kinds.MAX_TOOL_FACTS` per result) count in the budget like every
-other item and are the first facts to go.
+**Budget.** The section counts in its history's budget. Over it, the history first merges its
+summaries' prose (oldest first; a merge reads the section, so the merged prose is sized as if
+the items were part of it); only when one summary is left do items go: the lowest-priority
+first (the last kind first; among facts, the values a tool reported before the stated ones;
+the item updated longest ago first: :meth:`regio.summarizers.items.ItemSet.fit`), event
+``items_dropped`` naming each. The section is measured as rendered, so a tool's reported
+values count in the budget like every other item; they are bounded before any budget
+(:data:`regio.summarizers.items.MAX_TOOL_ITEMS` in all,
+:data:`regio.summarizers.items.MAX_TOOL_ITEMS_PER_LABEL` per label, the oldest going as
+superseded in ``items_updated``), since a tool reports values by the dozen and, unbounded,
+they would squeeze the summaries' prose before any item went.
 
 **Errors stay with their summary.** An error is reported once, by the batch it happened in: the
 summary's prose keeps its batch's error lines, and the section holds no error items.
@@ -105,9 +109,12 @@ def settle(c: Session, p: PendingCompaction, entries: Sequence[Entry], reply: st
     reply_items, prose, structured = split_reply(reply)
     own = bool(getattr(c.summarizer, "extracts_items", False))
     if p.operation == "merge":
-        older = [(k, t, True) for k, t, _ in reply_items] if structured and not own else []
+        # a listed tool fact keeps a tool's authority (never the user's)
+        older = [(i.kind, i.text, not i.by_tool, i.by_tool) for i in reply_items]
+        older = older if structured and not own else []
         for entry in entries:  # summaries stored before item sections held item lists
-            older.extend((k, t, True) for k, t, _ in split_reply(entry.text)[0])
+            parsed = split_reply(entry.text)[0]
+            older.extend((i.kind, i.text, not i.by_tool, i.by_tool) for i in parsed)
         # errors stay with the summary that reported them (their prose), never re-enter
         added = base.add_older([i for i in older if i[0] != "error"])
         return Settled(prose or _empty_prose(c, p), base, added=tuple(added))
@@ -122,7 +129,9 @@ def settle(c: Session, p: PendingCompaction, entries: Sequence[Entry], reply: st
         rejected, dropped = check.rejected, check.dropped
         if not check.fallback:
             for item in check.accepted:
-                kept, gone = extraction.items.add(item.kind, item.text, key=item.key)
+                kept, gone = extraction.items.add(
+                    item.kind, item.text, key=item.key, by_user=item.by_user, by_tool=item.by_tool
+                )
                 if kept is not None:
                     added.append(kept)
                 extraction.superseded.extend(gone)

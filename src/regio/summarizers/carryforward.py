@@ -9,9 +9,11 @@ A summary in this schema is::
     Summary:
     <prose: what happened, in as much detail as the budget allows>
 
-Item lists come first, one heading per kind (:data:`regio.summarizers.kinds.HEADINGS`), each
-item a ``- `` line holding its source sentence(s) verbatim and, optionally, its key; then
-``Summary:`` and the prose. :data:`SCHEMA_INSTRUCTIONS` asks an LLM summarizer for exactly
+Item lists come first, one heading per kind (:data:`regio.summarizers.kinds.HEADINGS`; a
+tool's reported values under :data:`regio.summarizers.items.REPORTED_HEADING` after
+``Values:``, read back as a tool's facts, never the user's), each item a ``- `` line holding
+its source sentence(s) verbatim and, optionally, its key; then ``Summary:`` and the prose.
+:data:`SCHEMA_INSTRUCTIONS` asks an LLM summarizer for exactly
 this. Asking a model for typed, verbatim items carried forward from the previous summary is
 the structured carry-forward prompt of google/adk-go PR #1431 ("carry durable facts across
 re-summarization", https://github.com/google/adk-go/pull/1431): its author reports probe
@@ -28,11 +30,11 @@ extracted items (``fallback``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import attrs
 
-from .items import DurableItem, parse_items
+from .items import DurableItem, ParsedItem, parse_items
 from .kinds import HEADINGS
 from .subjects import item_key
 
@@ -75,10 +77,11 @@ SCHEMA_INSTRUCTIONS = (
 )
 
 
-def split_reply(text: str) -> tuple[list[tuple[str, str, str | None]], str, bool]:
-    """``(items, prose, structured)`` of a summary: the ``(kind, text, key)`` items of its
-    item lists, the prose (its ``Errors:`` list, then what follows ``Summary:``, else every
-    line outside an item list, in order, as written), and whether it had an item list or a
+def split_reply(text: str) -> tuple[list[ParsedItem], str, bool]:
+    """``(items, prose, structured)`` of a summary: the items of its item lists
+    (:class:`~regio.summarizers.items.ParsedItem`, a ``Reported values`` one ``by_tool``),
+    the prose (its ``Errors:`` list, then what follows ``Summary:``, else every line outside
+    an item list, in order, as written), and whether it had an item list or a
     ``Summary:`` heading at all (without, the prose is the whole text as written).
 
     Errors stay in the prose too: an error is reported once, by the batch it happened in, so
@@ -89,7 +92,7 @@ def split_reply(text: str) -> tuple[list[tuple[str, str, str | None]], str, bool
     items, rest = parse_items(head)
     if not items and not sep:
         return [], text.strip(), False
-    errors = [t for k, t, _ in items if k == "error"]
+    errors = [i.text for i in items if i.kind == "error"]
     lines = ([f"{HEADINGS['error']}:", *(f"- {t}" for t in errors)] if errors else []) + rest
     if sep:
         lines.append(tail.strip("\n"))
@@ -108,7 +111,8 @@ def join_summary(items_text: str, prose: str) -> str:
 @attrs.frozen
 class ReplyCheck:
     """The validated items of a reply: ``accepted`` (reply items found verbatim in the input
-    that add a key the extractor did not find), ``rejected`` (reply items not in the input),
+    that add a key the extractor did not find; one the reply listed under ``Reported values``
+    is ``by_tool``, not ``by_user``), ``rejected`` (reply items not in the input),
     ``dropped`` (extracted constraints the reply left out: non-empty means ``fallback``)."""
 
     accepted: tuple[DurableItem, ...]
@@ -126,7 +130,7 @@ def _norm(text: str) -> str:
 
 
 def check_reply(
-    reply: list[tuple[str, str, str | None]],
+    reply: Sequence[tuple[str, str, str | None] | ParsedItem],
     extracted: Iterable[DurableItem],
     source_text: str,
 ) -> ReplyCheck:
@@ -134,8 +138,9 @@ def check_reply(
     input, whose text is ``source_text``."""
     extracted = list(extracted)
     source = _norm(source_text)
-    texts = {_norm(t) for _, t, _ in reply}
-    keys = {item_key(t, k) for k, t, _ in reply}
+    parsed = [i if isinstance(i, ParsedItem) else ParsedItem(*i) for i in reply]
+    texts = {_norm(i.text) for i in parsed}
+    keys = {item_key(i.text, i.kind) for i in parsed}
     dropped = tuple(
         i.text
         for i in extracted
@@ -144,7 +149,7 @@ def check_reply(
     known = {i.key for i in extracted}
     accepted: list[DurableItem] = []
     rejected: list[str] = []
-    for seq, (kind, text, _) in enumerate(reply):
+    for seq, (kind, text, _, by_tool) in enumerate(parsed):
         if kind not in HEADINGS:
             continue
         if _norm(text) not in source:
@@ -153,5 +158,6 @@ def check_reply(
         key = item_key(text, kind)
         if key not in known:
             known.add(key)
-            accepted.append(DurableItem(kind, key, text, seq))
+            # a reply's reported value keeps a tool's authority (never the user's)
+            accepted.append(DurableItem(kind, key, text, seq, not by_tool, by_tool=by_tool))
     return ReplyCheck(tuple(accepted), tuple(rejected), dropped)

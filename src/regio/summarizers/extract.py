@@ -4,8 +4,10 @@
 (optionally on top of the items the session already keeps):
 
 * a **previous summary** (``meta["summary"]``) is parsed back: its item lists become items
-  again (the user's authority) and its other lines are carried as prose; a context-only one
-  (``meta["context_only"]``: it stays in the history) only marks its items as already kept;
+  again (the user's authority, except its ``Reported values``: a tool's facts stay a tool's,
+  :func:`~regio.summarizers.items.parse_items`) and its other lines are carried as prose; a
+  context-only one (``meta["context_only"]``: it stays in the history) only marks its items
+  as already kept;
 * the **user's and the agent's own text** is split into statements
   (:func:`regio.summarizers.statements.statements`); a statement that completes an open to-do
   closes it, and each statement is sorted into a kind
@@ -18,8 +20,11 @@
   reports (:func:`~regio.summarizers.kinds.tool_facts`, at most
   :data:`~regio.summarizers.kinds.MAX_TOOL_FACTS` per result), always as ``fact`` items
   marked ``by_tool``. A fact says what a tool observed, not what anyone must do, so it is no
-  instruction; it supersedes an earlier report of its subject but never what a person stated
-  (:class:`~regio.summarizers.items.ItemSet`, "Authority"). It completes nothing.
+  instruction; it supersedes an earlier report of its subject or the agent's own fact, never
+  any other item (:class:`~regio.summarizers.items.ItemSet`, "Authority"), and a set keeps at
+  most :data:`~regio.summarizers.items.MAX_TOOL_ITEMS` of them, at most
+  :data:`~regio.summarizers.items.MAX_TOOL_ITEMS_PER_LABEL` per label (the oldest go, reported
+  as superseded). It completes nothing.
 
 The :class:`Extraction` says what changed (items added, superseded, closed) and which
 statements became items (``consumed``), so the prose of a summary can leave them out: a value
@@ -106,10 +111,13 @@ def _texts(entry: Entry) -> list[tuple[str, bool]]:
 def _read_summary(out: Extraction, entry: Entry) -> None:
     parsed, rest = parse_items(entry.text)
     if entry.meta.get("context_only"):
-        out.known.update(text for _, text, _ in parsed)
+        out.known.update(item.text for item in parsed)
         return
-    for kind, text, _ in parsed:
-        out._record(*out.items.add(kind, text, by_user=True, source=entry.id))
+    for item in parsed:  # a listed tool fact keeps a tool's authority
+        added = out.items.add(
+            item.kind, item.text, by_user=not item.by_tool, by_tool=item.by_tool, source=entry.id
+        )
+        out._record(*added)
     seen = out._carried_seen  # kept across summaries: one pass over all carried lines
     for line in rest:
         if line.strip() and line not in seen:

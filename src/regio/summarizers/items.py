@@ -14,17 +14,28 @@ An :class:`ItemSet` keeps at most one item per key:
   the agent reporting another value does not lift the user's requirement, and both are kept
   (the agent's under the key plus :data:`AGENT_SUFFIX`, until the user settles the key).
   A value a tool reported (``by_tool``: :func:`regio.summarizers.kinds.tool_facts`)
-  supersedes no item the user stated, of any kind, nor a binding item of the agent's: both
-  are kept (the tool's under the key plus :data:`TOOL_SUFFIX`, where a later report of the
-  key supersedes it: the newest reported value wins, until the user settles the key). It
-  supersedes an earlier tool report and the agent's own non-binding items of its key (a
-  tool's report is newer evidence than the agent's narration).
+  supersedes only an earlier tool report of its key or the agent's own ``fact`` of it (a
+  tool's report is newer evidence than the agent's narration). Any other item of its key --
+  of any kind, the agent's or the user's (a to-do ``Next step: bump the version to 3.2.1.``
+  stays when a tool prints ``Version: 3.2.0``) -- stays, and the report is kept beside it
+  (under the key plus :data:`TOOL_SUFFIX`, where a later report of the key supersedes it:
+  the newest reported value wins, until the user settles the key).
+* **Tool facts are bounded.** Distinct reported values are distinct items (two ``Job ID:``
+  lines may be two jobs), but a set keeps at most :data:`MAX_TOOL_ITEMS` of them and at most
+  :data:`MAX_TOOL_ITEMS_PER_LABEL` per label (the text before the ``:``, case-folded): past
+  either bound the oldest tool fact (of that label, or of all) leaves, and :meth:`ItemSet.add`
+  returns it with what the new item superseded. A tool reports values by the dozen (eight
+  ``Passed: N`` / ``Duration: Xs`` reports would otherwise be sixteen items), and the item
+  section counts in its history's budget, where over budget the history merges its summaries'
+  prose before it drops items: unbounded reports would squeeze the prose first.
 * **To-dos close.** A later sentence that completes an open to-do
   (:func:`regio.summarizers.openitems.completion`) removes it.
 * **Render order** is by kind (constraints first, :data:`~regio.summarizers.kinds.KINDS`),
   then by the order in which the items were stated (a superseding item comes last); the same
   set always renders the same bytes (:meth:`ItemSet.render`), and :func:`parse_items` reads a
-  rendering back.
+  rendering back. A tool's reported values are listed under their own heading,
+  :data:`REPORTED_HEADING` (after ``Values``), so that a rendering read back keeps their
+  provenance (a tool's, never the user's); a set without them renders as before.
 * **A budget drops the lowest-priority items first** (:meth:`ItemSet.fit`): the last kind
   first (errors, decisions, then facts), within a kind the values a tool reported before
   what a person or the agent stated (a tool reports values by the dozen; a stated one was
@@ -36,7 +47,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 import msgspec
@@ -45,10 +56,27 @@ from .kinds import HEADINGS, KINDS
 from .openitems import CompletedItem, OpenItems
 from .subjects import item_key, related
 
-__all__ = ["AGENT_SUFFIX", "TOOL_SUFFIX", "DurableItem", "ItemSet", "parse_items", "render_items"]
+__all__ = [
+    "AGENT_SUFFIX",
+    "MAX_TOOL_ITEMS",
+    "MAX_TOOL_ITEMS_PER_LABEL",
+    "REPORTED_HEADING",
+    "TOOL_SUFFIX",
+    "DurableItem",
+    "ItemSet",
+    "ParsedItem",
+    "parse_items",
+    "render_items",
+]
 
 _RANK = {kind: i for i, kind in enumerate(KINDS)}
 _BY_HEADING = {heading: kind for kind, heading in HEADINGS.items()}
+#: The heading a tool's reported values are listed under, after ``Values`` (module doc).
+REPORTED_HEADING = "Reported values"
+#: Most tool facts (``by_tool``) an :class:`ItemSet` keeps (module doc).
+MAX_TOOL_ITEMS = 16
+#: Most tool facts of one label (the text before ``:``, case-folded) an :class:`ItemSet` keeps.
+MAX_TOOL_ITEMS_PER_LABEL = 2
 _KEYED = re.compile(r"^\[key:\s*(?P<key>[^\]]*)\]\s*(?P<text>\S.*)$")
 
 
@@ -81,10 +109,15 @@ def _binds(old: DurableItem, kind: str, by_user: bool) -> bool:
 
 def _outranks(old: DurableItem, kind: str, by_user: bool, by_tool: bool) -> bool:
     """Whether ``old`` stays when a new item comes (module doc, "Authority"): a tool's
-    report supersedes neither the user's item nor the agent's binding one."""
-    if by_tool and not old.by_tool:
-        return old.by_user or _binds(old, kind, by_user=False)
+    report supersedes only an earlier report or the agent's own fact."""
+    if by_tool:
+        return not (old.by_tool or (old.kind == "fact" and not old.by_user))
     return _binds(old, kind, by_user)
+
+
+def _label(item: DurableItem) -> str:
+    """A tool fact's label: its text before the ``:``, case-folded, spaces collapsed."""
+    return " ".join(item.text.split(":", 1)[0].split()).casefold()
 
 
 #: Suffix of the key of an agent's item kept beside the user's binding item of the same key.
@@ -193,22 +226,49 @@ class ItemSet:
         if not keep:
             return None, gone
         self._put(item)
+        if by_tool:
+            gone.extend(self._bound_tool_items(item))
         return item, gone
 
-    def add_older(self, items: Sequence[tuple[str, str, bool]]) -> list[DurableItem]:
-        """Add ``(kind, text, by_user)`` items older than every item of the set (read from a
-        merge of earlier summaries), in their order: each only when its key is new, and
-        superseding nothing. Returns the items added."""
+    def _bound_tool_items(self, new: DurableItem) -> list[DurableItem]:
+        """Remove the oldest tool facts past :data:`MAX_TOOL_ITEMS_PER_LABEL` of ``new``'s
+        label, then past :data:`MAX_TOOL_ITEMS` (module doc); returns them, oldest first."""
+        tools = sorted((i for i in self._items.values() if i.by_tool), key=lambda i: i.seq)
+        label = _label(new)
+        same = [i for i in tools if _label(i) == label]
+        out = same[: max(0, len(same) - MAX_TOOL_ITEMS_PER_LABEL)]
+        rest = [i for i in tools if i not in out]
+        out.extend(rest[: max(0, len(rest) - MAX_TOOL_ITEMS)])
+        for item in out:
+            self._discard(item)
+        return out
+
+    def add_older(self, items: Sequence[tuple[str, str, bool, bool]]) -> list[DurableItem]:
+        """Add ``(kind, text, by_user, by_tool)`` items older than every item of the set (read
+        from a merge of earlier summaries), in their order: each only when its key is new, and
+        superseding nothing; a tool fact only within the bounds of tool facts (module doc:
+        being older than every other, it would be the first to go). Returns the items
+        added."""
         floor = min((i.seq for i in self._items.values()), default=0)
         added: list[DurableItem] = []
-        for offset, (kind, text, by_user) in enumerate(items):
+        for offset, (kind, text, by_user, by_tool) in enumerate(items):
             key = item_key(text, kind)
             if text in self._texts or self._target(key) is not None:
                 continue
-            item = DurableItem(kind, key, text, floor - len(items) + offset, by_user)
+            seq = floor - len(items) + offset
+            item = DurableItem(kind, key, text, seq, by_user and not by_tool, by_tool=by_tool)
+            if by_tool and not self._tool_room(item):
+                continue
             self._put(item)
             added.append(item)
         return added
+
+    def _tool_room(self, item: DurableItem) -> bool:
+        """Whether the tool fact ``item`` fits the bounds of tool facts (module doc)."""
+        tools = [i for i in self._items.values() if i.by_tool]
+        label = _label(item)
+        same = sum(_label(i) == label for i in tools)
+        return len(tools) < MAX_TOOL_ITEMS and same < MAX_TOOL_ITEMS_PER_LABEL
 
     def _discard(self, item: DurableItem) -> None:
         self._items.pop(item.key, None)
@@ -269,45 +329,72 @@ class ItemSet:
         return render_items(self.items(), keys=keys)
 
 
-def render_items(items: Sequence[DurableItem], *, keys: bool = False) -> str:
-    """``items`` as ``Heading:`` lines, each followed by its items as ``- text`` lines (with
-    ``keys``: ``- [key: <key>] text``), in the given order; headings in kind order."""
-    lines: list[str] = []
+def _groups(items: Sequence[DurableItem]) -> list[tuple[str, list[DurableItem]]]:
+    """``(heading, items)`` in heading order: the kinds' headings, with a tool's reported
+    values under :data:`REPORTED_HEADING` right after ``Values`` (only the non-empty)."""
+    out: list[tuple[str, list[DurableItem]]] = []
     for kind in KINDS:
         group = [i for i in items if i.kind == kind]
-        if not group:
-            continue
-        lines.append(f"{HEADINGS[kind]}:")
+        if kind == "fact":
+            out.append((HEADINGS[kind], [i for i in group if not i.by_tool]))
+            out.append((REPORTED_HEADING, [i for i in group if i.by_tool]))
+        else:
+            out.append((HEADINGS[kind], group))
+    return [(heading, group) for heading, group in out if group]
+
+
+def render_items(items: Sequence[DurableItem], *, keys: bool = False) -> str:
+    """``items`` as ``Heading:`` lines, each followed by its items as ``- text`` lines (with
+    ``keys``: ``- [key: <key>] text``), in the given order; headings in kind order, a tool's
+    facts under :data:`REPORTED_HEADING` after ``Values`` (module doc)."""
+    lines: list[str] = []
+    for heading, group in _groups(items):
+        lines.append(f"{heading}:")
         for item in group:
             lines.append(f"- [key: {item.key}] {item.text}" if keys else f"- {item.text}")
     return "\n".join(lines)
 
 
-def parse_items(text: str) -> tuple[list[tuple[str, str, str | None]], list[str]]:
-    """Read a rendering back: ``(items, rest)`` where ``items`` are ``(kind, text, key)``
-    (``key`` as written with ``[key: ...]``, else ``None``) and ``rest`` the lines outside
-    any item list, in order and as written (blank lines outside the lists kept). A heading is
-    a kind's heading alone on its line (``Values:``); its items are the ``- `` lines right
-    after it."""
-    items: list[tuple[str, str, str | None]] = []
+class ParsedItem(NamedTuple):
+    """One item of a rendering read back (:func:`parse_items`): its ``kind``, ``text``, the
+    ``key`` written with ``[key: ...]`` (else ``None``), and ``by_tool``: it was listed under
+    :data:`REPORTED_HEADING` (a tool's reported value: a ``fact``, never the user's)."""
+
+    kind: str
+    text: str
+    key: str | None
+    by_tool: bool = False
+
+
+def parse_items(text: str) -> tuple[list[ParsedItem], list[str]]:
+    """Read a rendering back: ``(items, rest)`` where ``items`` are :class:`ParsedItem` and
+    ``rest`` the lines outside any item list, in order and as written (blank lines outside
+    the lists kept). A heading is a kind's heading or :data:`REPORTED_HEADING` alone on its
+    line (``Values:``); its items are the ``- `` lines right after it. An item under
+    :data:`REPORTED_HEADING` is a ``fact`` with ``by_tool`` set: whoever wrote the rendering
+    (a summary, an LLM summarizer's reply), a tool's value never reads back as the user's."""
+    items: list[ParsedItem] = []
     rest: list[str] = []
     current: str | None = None
+    tool = False
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
             if current is None:
                 rest.append(raw.rstrip())
             continue
-        if line.endswith(":") and line[:-1] in _BY_HEADING:
-            current = _BY_HEADING[line[:-1]]
+        if line.endswith(":") and (line[:-1] in _BY_HEADING or line[:-1] == REPORTED_HEADING):
+            tool = line[:-1] == REPORTED_HEADING
+            current = "fact" if tool else _BY_HEADING[line[:-1]]
             continue
         if current is not None and line.startswith("- "):
             body = line[2:].strip()
             keyed = _KEYED.match(body)
             if keyed is not None:
-                items.append((current, keyed.group("text"), keyed.group("key").strip() or None))
+                key = keyed.group("key").strip() or None
+                items.append(ParsedItem(current, keyed.group("text"), key, tool))
             elif body:
-                items.append((current, body, None))
+                items.append(ParsedItem(current, body, None, tool))
             continue
         current = None
         rest.append(raw.rstrip())

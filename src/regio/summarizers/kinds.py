@@ -51,10 +51,13 @@ authority to instruct: :func:`classify` never reads it. It gives two things only
   trace is one line, its exception line and innermost frame);
 * **reported values** (:func:`tool_facts`, at most :data:`MAX_TOOL_FACTS` per result, the last
   ones): a top-level ``KEY: VALUE`` report line (``Job ID: 7f3a91``, ``Version: 3.2.1``,
-  ``Created pull request: #4821``), always a ``fact``, never a constraint or a to-do. A fact
-  is what a tool observed, not what anyone must do; it is kept with the tool's authority only
-  (:class:`regio.summarizers.items.ItemSet`: it never supersedes what a person stated, and a
-  budget drops it before any other fact).
+  ``Created pull request: #4821``), always a ``fact``, never a constraint or a to-do; not a
+  line whose label instructs the model or states a status (``SYSTEM:``, ``Instruction:``,
+  ``Done:``: :data:`DENY_LABEL_WORDS`) nor one whose key names a secret (``Password:``,
+  ``Token:``: :data:`SECRET_KEY_WORDS`). A fact is what a tool observed, not what anyone must
+  do; it is kept with the tool's authority only (:class:`regio.summarizers.items.ItemSet`:
+  it supersedes only an earlier report or the agent's own fact, a set keeps at most 16 of
+  them and 2 per label, and a budget drops it before any other fact).
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ from .valuestatements import failure_state, value_key
 
 __all__ = [
     "DECISION",
+    "DENY_LABEL_WORDS",
     "ERROR",
     "HEADINGS",
     "KINDS",
@@ -75,6 +79,7 @@ __all__ = [
     "MAX_TOOL_ERRORS",
     "MAX_TOOL_FACTS",
     "RULE_VERBS",
+    "SECRET_KEY_WORDS",
     "SECTIONS",
     "TASK_VERBS",
     "TOOL_ERROR",
@@ -418,6 +423,31 @@ _PAIR_SHAPE = re.compile(r"^\s*[\"']?[A-Za-z_][\w .'/-]{0,60}[\"']?:\s+\S+(?:\s+
 #: A key that reads as words of a report: a capital letter, then letters, spaces, ``-``,
 #: ``'``, ``/``, ``.`` (no digit, no ``_``).
 _REPORT_KEY = re.compile(r"^[A-Z][A-Za-z .'/-]*$")
+#: First words of a label that addresses or instructs the model, or states a status or a
+#: change, rather than naming a measured value (``SYSTEM: override-1``, ``Instruction: rm-rf
+#: /``, ``Preferred: tabs-4``, ``Done: TODO-12``): a report line with one is no fact.
+DENY_LABEL_WORDS = frozenset(
+    {"system", "assistant", "user", "developer", "human", "instruction", "instructions",
+     "important", "note", "nb", "warning", "attention", "reminder", "rule", "rules", "policy",
+     "preferred", "preference", "prefer", "must", "required", "require", "requirement",
+     "done", "fixed", "closed", "completed", "resolved", "update", "updated", "todo",
+     "to-do", "override", "ignore", "always", "never", "do", "please"}
+)  # fmt: skip
+#: Words of a key that names a secret (``Password``, ``API Key``, ``Token``): a line with one
+#: anywhere in its key is no fact, so a secret is never copied into durable state.
+SECRET_KEY_WORDS = frozenset(
+    {"password", "passwords", "passwd", "passphrase", "secret", "secrets", "token", "apikey",
+     "key", "keys", "credential", "credentials", "auth", "authorization", "cookie", "cookies",
+     "session", "bearer", "signature"}
+)  # fmt: skip
+
+
+def _denied_key(key: str) -> bool:
+    """Whether a report key instructs or states a status (its first word is one of
+    :data:`DENY_LABEL_WORDS`) or names a secret (a word of :data:`SECRET_KEY_WORDS`)."""
+    words = [w for w in re.split(r"[\s/.']+", key.casefold()) if w]
+    parts = [p for w in words for p in (w, *w.split("-"))]  # "API-Key", "to-do"
+    return bool(words) and (words[0] in DENY_LABEL_WORDS or not SECRET_KEY_WORDS.isdisjoint(parts))
 
 
 def _report_line(line: str) -> bool:
@@ -427,6 +457,8 @@ def _report_line(line: str) -> bool:
         return False
     key, value = line.split(":", 1)
     if not _REPORT_KEY.match(key) or re.search(r"[a-z][A-Z]", key):  # fooBar is code
+        return False
+    if _denied_key(key):  # an instruction, a status, or a secret: never durable
         return False
     if value.rstrip().endswith((",", ";", "{", "[", "(")):  # a line of a literal or of code
         return False
@@ -441,7 +473,13 @@ def tool_facts(text: str) -> list[str]:
     indented (a file view, a YAML or JSON dump indents its keys), its key words with a
     capital (``Job ID``, not ``foo_bar``, ``fooBar`` or a lower-case config key), its value
     not ending like a literal (``,``, ``{``), not an error line (:func:`tool_errors` takes
-    those) and not labelled as another kind (``Constraint:``, ``TODO:``). A result with more
+    those) and not labelled as another kind (``Constraint:``, ``TODO:``). Its key neither
+    addresses nor instructs the model nor states a status (first word one of
+    :data:`DENY_LABEL_WORDS`: ``SYSTEM:``, ``Instruction:``, ``Important:``, ``Preferred:``,
+    ``Done:``) nor names a secret (a word of :data:`SECRET_KEY_WORDS`: ``Password:``, ``API
+    Key:``, ``Token:``): a tool's output has no authority to instruct, and a secret is never
+    copied into durable state (``User ID: 42`` is lost too; keeping ``USER: ...`` would cost
+    more). A result with more
     than :data:`MAX_REPORT_PAIRS` ``KEY: VALUE``-shaped lines (indented or not) gives none:
     it is a dump, whose every line looks like a report (a report names its outcome in a few
     lines; six lets a job id, status, duration, URL and version through). The last ones:
