@@ -21,7 +21,9 @@ the region takes. :func:`rules_for` turns a blueprint's lists into rule objects:
   ``user:mia_li_3668``) and also kept as tool results.
 * :class:`ParkRule` -- a tool output of at least ``min_tokens`` is parked in a ``temporary``
   region (the newest ``keep`` parked outputs stay there) and the conversation keeps a stub with
-  its first line and where the rest went.
+  its first line, what it reports (its error lines and reported values, the items a
+  compaction would keep of it: :func:`regio.summarizers.kinds.tool_errors`,
+  :func:`~regio.summarizers.kinds.tool_facts`) and where the rest went.
 
 Applying a rule yields :class:`RegionOp` s, and a message whose text some of them took out is
 an :class:`AddMessage` (the message as kept, the moves, the message as sent as its fallback);
@@ -46,6 +48,7 @@ import attrs
 import msgspec
 
 from regio.content import Message, ToolUse
+from regio.summarizers.kinds import tool_errors, tool_facts
 
 if TYPE_CHECKING:
     from regio.blueprint.spec import Blueprint
@@ -202,8 +205,8 @@ class LookupRule:
 @attrs.frozen
 class ParkRule:
     """Tool outputs of at least ``min_tokens`` tokens go to the ``temporary`` ``region``
-    (only the newest ``keep`` parked outputs are kept there); the conversation keeps a stub:
-    the output's first line and a pointer to the region."""
+    (only the newest ``keep`` parked outputs are kept there); the conversation keeps a stub
+    (:meth:`stub`)."""
 
     region: str
     min_tokens: int = 1500
@@ -211,8 +214,20 @@ class ParkRule:
     name: str = "park"
 
     def stub(self, text: str, tokens: int) -> str:
+        """What the conversation keeps of ``text`` (``tokens`` long): its first non-blank line
+        (at most 200 characters), then its error lines and the values it reports, each once
+        (:func:`regio.summarizers.kinds.tool_errors`, at most 3, and
+        :func:`~regio.summarizers.kinds.tool_facts`, at most 2: what a compaction keeps of a
+        tool result as items), then a pointer to the region. The parked output leaves the
+        region when a newer one is parked (``keep``) or the window reclaims it; what it
+        reported stays in the conversation, and from there in the summaries and their items."""
         first = next((ln for ln in text.splitlines() if ln.strip()), "")[:200]
-        return f"{first}\n[{tokens} tokens of output parked in region '{self.region}']"
+        lines = [first]
+        for line in (*tool_errors(text), *tool_facts(text)):
+            if line not in lines and line.strip() != first.strip():
+                lines.append(line)
+        lines.append(f"[{tokens} tokens of output parked in region '{self.region}']")
+        return "\n".join(lines)
 
 
 CaptureRule = SystemPromptRule | FooterRule | LookupRule | ParkRule
