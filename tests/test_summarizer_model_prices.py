@@ -156,7 +156,9 @@ def test_validate_prices_the_blueprints_haiku_summarizer_at_haikus_prices() -> N
         # allows it (at 1,000 tokens a request the window-fill mark comes first)
         best = math.ceil(target + math.sqrt(2 * growth * (2500 + 1.25 * target) / 0.1))
         assert trigger <= best and (growth == 1000 or trigger == best)
-    assert notes[1].count("148,683") == 1  # 73,455 + 75,227.1, before the 165,606 mark
+    # the example keeps 8,000 tokens of turns (8,061 of request): 8,061 + 27,469.5, before
+    # the 165,606 window-fill mark
+    assert notes[1].count("35,531") == 1
 
 
 def test_validate_says_when_the_summarizer_model_has_no_price() -> None:
