@@ -294,18 +294,29 @@ class Candidate(msgspec.Struct, frozen=True):
     by: str = ""
 
 
-def placeholder(call_id: str, tool: str, *, restorable: bool, extract: str = "") -> str:
+def placeholder(
+    call_id: str,
+    tool: str,
+    *,
+    restorable: bool,
+    extract: str = "",
+    reported: Sequence[str] = (),
+) -> str:
     """The text a cleared result becomes. It depends only on the call id, the tool name,
-    whether the engine offers ``context_restore`` (fixed for an engine) and ``extract`` (the
-    result's salient items, :func:`regio.compaction.relief._extract.salient_extract`, a function
-    of the immutable result text), so it is byte-identical on every later request."""
+    whether the engine offers ``context_restore`` (fixed for an engine), ``extract`` (the
+    result's salient items, :func:`regio.compaction.relief._extract.salient_extract`) and
+    ``reported`` (the values the result reports, :func:`regio.summarizers.kinds.tool_facts`,
+    each on a line of its own after the bracket, as the result wrote it, so a summary of the
+    placeholder keeps them as items), all functions of the immutable result text, so it is
+    byte-identical on every later request."""
     how = (
         f'context_restore(call_id="{call_id}") brings it back'
         if restorable
         else "kept in the session transcript"
     )
     held = f"; it held: {extract}" if extract else ""
-    return f"[{tool} result of call {call_id} cleared to save context; {how}{held}]"
+    lines = "".join(f"\n{line}" for line in reported)
+    return f"[{tool} result of call {call_id} cleared to save context; {how}{held}]{lines}"
 
 
 def trim_marker(cut: int) -> str:
