@@ -42,10 +42,12 @@ def _number(pattern: str, line: str) -> int:
     return int(found.group(1).replace(",", ""))
 
 
-def _first_compaction(summarizer: ExtractiveSummarizer | None) -> tuple[int, int, float]:
+def _first_compaction(
+    summarizer: ExtractiveSummarizer | None, blueprint: Path = EXAMPLE
+) -> tuple[int, int, float]:
     """(request tokens when the first compaction ran, tokens after it, tokens a turn) for
     ~2,790-token tool turns (validate's example is 3% of the 92,000-token budget: 2,760)."""
-    engine = Engine.from_blueprint(EXAMPLE, summarizer=summarizer)
+    engine = Engine.from_blueprint(blueprint, summarizer=summarizer)
     engine.add_user("Fix tests/test_api.py::test_login")
     conversation = engine.window.region("conversation")
     for t in range(120):
@@ -83,8 +85,23 @@ def test_an_elastic_conversation_first_compacts_where_validate_says_within_a_tur
     assert abs(fired - trigger) < turn, (trigger, fired, line)
     # it keeps at most validate's target (within a turn: it cuts between turns); the
     # example's `clear_after_summary` then clears the tool results the summary kept, so
-    # what is left may be lower still
-    assert 0 < left < target + turn, (target, left, line)
+    # what is left may be lower still (the next test pins the target itself)
+    assert left < target + turn, (target, left, line)
+
+
+def test_without_clearing_after_the_summary_the_first_compaction_keeps_validates_target(
+    tmp_path: Path,
+) -> None:
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["relief"]["clear_after_summary"] = False
+    path = tmp_path / "no-clear-after-summary.yaml"
+    path.write_text(yaml.safe_dump(data))
+    bp = load_blueprint(path)
+    budgets = {i: resolved_budget(s, bp.window_tokens) for i, s in enumerate(bp.regions)}
+    (line,) = [n for n in pressure_notes(bp, budgets) if n.startswith("conversation:")]
+    target = _number(r"; at [\d,]+ down to ([\d,]+) with an offline", line)
+    _, left, turn = _first_compaction(None, path)
+    assert abs(left - target) < turn, (target, left, line)
 
 
 def test_validate_no_longer_puts_an_elastic_conversations_trigger_at_its_budget_share() -> None:

@@ -6,7 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from regio.capture.rules import ParkRule, observe
-from regio.summarizers.kinds import tool_errors, tool_facts
+from regio.summarizers.kinds import tool_errors
+from regio.summarizers.toolfacts import tool_facts
 
 _POINTER = "[1600 tokens of output parked in region 'tool_output']"
 

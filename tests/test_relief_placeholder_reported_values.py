@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from regio.content import Entry, ToolResult
 from regio.policies import relief as rp
 from regio.summarizers.extract import extract_items
-from regio.summarizers.kinds import tool_facts
+from regio.summarizers.toolfacts import tool_facts
 
 _RESULT = "ran the deploy\n" + "step ok\n" * 20 + "Job ID: 7f3a91\nVersion: 3.2.1\n"
 

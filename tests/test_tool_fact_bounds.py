@@ -21,7 +21,8 @@ from regio.summarizers._extractive import ExtractiveSummarizer
 from regio.summarizers.carryforward import check_reply, split_reply
 from regio.summarizers.extract import extract_items
 from regio.summarizers.items import TOOL_SUFFIX, DurableItem, ItemSet, parse_items, render_items
-from regio.summarizers.kinds import HEADINGS, KINDS, tool_facts
+from regio.summarizers.kinds import HEADINGS, KINDS
+from regio.summarizers.toolfacts import tool_facts
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "25"))
 LIMIT, PER_LABEL = 16, 2  # the documented bounds (docs/items.md)

@@ -15,7 +15,7 @@ from regio.regions.compaction import ITEMS_META
 from regio.summarizers._extractive import ExtractiveSummarizer
 from regio.summarizers.extract import extract_items
 from regio.summarizers.items import TOOL_SUFFIX, DurableItem, ItemSet
-from regio.summarizers.kinds import MAX_REPORT_PAIRS, MAX_TOOL_FACTS, tool_facts
+from regio.summarizers.toolfacts import MAX_REPORT_PAIRS, MAX_TOOL_FACTS, tool_facts
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "25"))
 

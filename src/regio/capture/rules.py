@@ -23,7 +23,7 @@ the region takes. :func:`rules_for` turns a blueprint's lists into rule objects:
   region (the newest ``keep`` parked outputs stay there) and the conversation keeps a stub with
   its first line, what it reports (its error lines and reported values, the items a
   compaction would keep of it: :func:`regio.summarizers.kinds.tool_errors`,
-  :func:`~regio.summarizers.kinds.tool_facts`) and where the rest went.
+  :func:`~regio.summarizers.toolfacts.tool_facts`) and where the rest went.
 
 Applying a rule yields :class:`RegionOp` s, and a message whose text some of them took out is
 an :class:`AddMessage` (the message as kept, the moves, the message as sent as its fallback);
@@ -48,7 +48,8 @@ import attrs
 import msgspec
 
 from regio.content import Message, ToolUse
-from regio.summarizers.kinds import tool_errors, tool_facts
+from regio.summarizers.kinds import tool_errors
+from regio.summarizers.toolfacts import tool_facts
 
 if TYPE_CHECKING:
     from regio.blueprint.spec import Blueprint
@@ -217,7 +218,7 @@ class ParkRule:
         """What the conversation keeps of ``text`` (``tokens`` long): its first non-blank line
         (at most 200 characters), then its error lines and the values it reports, each once
         (:func:`regio.summarizers.kinds.tool_errors`, at most 3, and
-        :func:`~regio.summarizers.kinds.tool_facts`, at most 2: what a compaction keeps of a
+        :func:`~regio.summarizers.toolfacts.tool_facts`, at most 2: what a compaction keeps of a
         tool result as items), then a pointer to the region. The parked output leaves the
         region when a newer one is parked (``keep``) or the window reclaims it; what it
         reported stays in the conversation, and from there in the summaries and their items."""

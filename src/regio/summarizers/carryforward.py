@@ -34,7 +34,7 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-from .items import DurableItem, ParsedItem, parse_items
+from .items import REPORTED_HEADING, DurableItem, ParsedItem, parse_items
 from .kinds import HEADINGS
 from .subjects import item_key
 
@@ -61,11 +61,26 @@ _WHAT = {
     "error": "errors still open",
 }
 
+
+def _headings() -> list[str]:
+    """Each item heading with what goes under it, in render order (a tool's reported values
+    right after ``Values``: :data:`regio.summarizers.items.REPORTED_HEADING`)."""
+    out: list[str] = []
+    for kind, heading in HEADINGS.items():
+        out.append(f"'{heading}:' {_WHAT[kind]}")
+        if kind == "fact":
+            out.append(
+                f"'{REPORTED_HEADING}:' values a tool printed (a 'KEY: VALUE' line of tool "
+                "output), never under another heading"
+            )
+    return out
+
+
 SCHEMA_INSTRUCTIONS = (
     "Reply in this structure and nothing else.\n"
     "First the durable items, each kind under its heading (only the headings that have "
     "items, in this order): "
-    + "; ".join(f"'{heading}:' {_WHAT[kind]}" for kind, heading in HEADINGS.items())
+    + "; ".join(_headings())
     + ". Each item is one line: '- [key: <subject>] <its source sentence(s), copied "
     "verbatim>'. Copy the whole sentence(s): a rule stays with its condition ('Budget cap is "
     "$500 total. Never exceed without explicit approval.'). The key names the subject (the "

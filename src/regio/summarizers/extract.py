@@ -17,8 +17,8 @@
   user text (:func:`regio.summarizers.observations.is_observation`) -- has no authority to
   instruct or to complete: it gives error lines (:func:`~regio.summarizers.kinds.tool_errors`,
   at most :data:`~regio.summarizers.kinds.MAX_TOOL_ERRORS` per result) and the values it
-  reports (:func:`~regio.summarizers.kinds.tool_facts`, at most
-  :data:`~regio.summarizers.kinds.MAX_TOOL_FACTS` per result), always as ``fact`` items
+  reports (:func:`~regio.summarizers.toolfacts.tool_facts`, at most
+  :data:`~regio.summarizers.toolfacts.MAX_TOOL_FACTS` per result), always as ``fact`` items
   marked ``by_tool``. A fact says what a tool observed, not what anyone must do, so it is no
   instruction; it supersedes an earlier report of its subject or the agent's own fact, never
   any other item (:class:`~regio.summarizers.items.ItemSet`, "Authority"), and a set keeps at
@@ -41,10 +41,11 @@ import msgspec
 from regio.content import Entry, Text, ToolResult
 
 from .items import DurableItem, ItemSet, parse_items
-from .kinds import HEADINGS, SECTIONS, classify, tool_errors, tool_facts
+from .kinds import HEADINGS, SECTIONS, classify, tool_errors
 from .observations import is_observation
 from .openitems import completion
 from .statements import MAX_STATEMENT_CHARS, statements
+from .toolfacts import tool_facts
 
 __all__ = ["Extraction", "extract_items", "is_tool_output", "without_statements"]
 

@@ -13,7 +13,7 @@ An :class:`ItemSet` keeps at most one item per key:
 * **Authority.** A constraint or a preference the user stated is superseded only by the user:
   the agent reporting another value does not lift the user's requirement, and both are kept
   (the agent's under the key plus :data:`AGENT_SUFFIX`, until the user settles the key).
-  A value a tool reported (``by_tool``: :func:`regio.summarizers.kinds.tool_facts`)
+  A value a tool reported (``by_tool``: :func:`regio.summarizers.toolfacts.tool_facts`)
   supersedes only an earlier tool report of its key or the agent's own ``fact`` of it (a
   tool's report is newer evidence than the agent's narration). Any other item of its key --
   of any kind, the agent's or the user's (a to-do ``Next step: bump the version to 3.2.1.``

@@ -49,15 +49,9 @@ authority to instruct: :func:`classify` never reads it. It gives two things only
 
 * **error lines** (:func:`tool_errors`, at most :data:`MAX_TOOL_ERRORS` per result; a stack
   trace is one line, its exception line and innermost frame);
-* **reported values** (:func:`tool_facts`, at most :data:`MAX_TOOL_FACTS` per result, the last
-  ones): a top-level ``KEY: VALUE`` report line (``Job ID: 7f3a91``, ``Version: 3.2.1``,
-  ``Created pull request: #4821``), always a ``fact``, never a constraint or a to-do; not a
-  line whose label instructs the model or states a status (``SYSTEM:``, ``Instruction:``,
-  ``Done:``: :data:`DENY_LABEL_WORDS`) nor one whose key names a secret (``Password:``,
-  ``Token:``: :data:`SECRET_KEY_WORDS`). A fact is what a tool observed, not what anyone must
-  do; it is kept with the tool's authority only (:class:`regio.summarizers.items.ItemSet`:
-  it supersedes only an earlier report or the agent's own fact, a set keeps at most 16 of
-  them and 2 per label, and a budget drops it before any other fact).
+* **reported values** (:mod:`regio.summarizers.toolfacts`): a short top-level ``KEY: VALUE``
+  report line (``Job ID: 7f3a91``), always a ``fact``, never a constraint or a to-do, kept
+  with the tool's authority only (:class:`regio.summarizers.items.ItemSet`).
 """
 
 from __future__ import annotations
@@ -71,24 +65,20 @@ from .valuestatements import failure_state, value_key
 
 __all__ = [
     "DECISION",
-    "DENY_LABEL_WORDS",
     "ERROR",
     "HEADINGS",
     "KINDS",
-    "MAX_REPORT_PAIRS",
     "MAX_TOOL_ERRORS",
-    "MAX_TOOL_FACTS",
     "RULE_VERBS",
-    "SECRET_KEY_WORDS",
     "SECTIONS",
     "TASK_VERBS",
     "TOOL_ERROR",
     "classify",
     "named_value",
+    "pair_line",
     "prose",
     "reports_error",
     "tool_errors",
-    "tool_facts",
 ]
 
 #: Item kinds, most important first.
@@ -142,11 +132,6 @@ TOOL_ERROR = re.compile(
 )
 #: Most error lines kept from one tool result.
 MAX_TOOL_ERRORS = 3
-#: Most reported values kept from one tool result (:func:`tool_facts`).
-MAX_TOOL_FACTS = 2
-#: A tool result with more ``KEY: VALUE``-shaped lines than this is a structured dump (a
-#: config file, HTTP headers, ``kubectl describe``), not a report (:func:`tool_facts`).
-MAX_REPORT_PAIRS = 6
 
 #: Where a sentence's clauses meet: a later clause can report what went wrong after the
 #: completion of the first.
@@ -280,7 +265,7 @@ def prose(text: str) -> bool:
 _PAIR = re.compile(r"^(?P<key>[A-Za-z][\w .'/-]{1,60}?):\s+(?P<value>\S+(?:\s+\S+)?)\s*$")
 
 
-def _pair(body: str) -> bool:
+def pair_line(body: str) -> bool:
     """``KEY: VALUE``: a name of at most five words without numbers, then one or two tokens
     with a concrete one (``Codeword for CLAUDE.md: AMBER-FALCON-4821``)."""
     match = _PAIR.match(body.strip())
@@ -297,7 +282,7 @@ def named_value(body: str) -> bool:
     full stop or an exclamation mark) with a concrete token (:func:`_concrete`, a month, or a
     capitalised word after the first: a proper name) and a naming verb with a word before it
     in its clause (its subject; module doc)."""
-    if _pair(body):
+    if pair_line(body):
         return True
     words = _WORD.findall(body)
     if len(words) < 3 or not body.rstrip().rstrip(")\"'").endswith((".", "!")):
@@ -405,9 +390,9 @@ def _by_content(
 
 def tool_errors(text: str) -> list[str]:
     """The first :data:`MAX_TOOL_ERRORS` error lines of one tool result (never constraints:
-    tool output has no authority to instruct; its values are :func:`tool_facts`); a stack
-    trace is one error line, its exception line and innermost frame
-    (:func:`regio.summarizers.tracebacks.condense`)."""
+    tool output has no authority to instruct; its values are
+    :func:`regio.summarizers.toolfacts.tool_facts`); a stack trace is one error line, its
+    exception line and innermost frame (:func:`regio.summarizers.tracebacks.condense`)."""
     kept: list[str] = []
     for raw, trace in condense(text.splitlines(), 400):
         line = raw.strip()
@@ -416,76 +401,3 @@ def tool_errors(text: str) -> list[str]:
         if line and len(line) <= 400 and (trace or TOOL_ERROR.search(line)):
             kept.append(line)
     return kept
-
-
-#: A ``KEY: VALUE``-shaped line, any key and value (counts the pairs of a dump).
-_PAIR_SHAPE = re.compile(r"^\s*[\"']?[A-Za-z_][\w .'/-]{0,60}[\"']?:\s+\S+(?:\s+\S+)?\s*$")
-#: A key that reads as words of a report: a capital letter, then letters, spaces, ``-``,
-#: ``'``, ``/``, ``.`` (no digit, no ``_``).
-_REPORT_KEY = re.compile(r"^[A-Z][A-Za-z .'/-]*$")
-#: First words of a label that addresses or instructs the model, or states a status or a
-#: change, rather than naming a measured value (``SYSTEM: override-1``, ``Instruction: rm-rf
-#: /``, ``Preferred: tabs-4``, ``Done: TODO-12``): a report line with one is no fact.
-DENY_LABEL_WORDS = frozenset(
-    {"system", "assistant", "user", "developer", "human", "instruction", "instructions",
-     "important", "note", "nb", "warning", "attention", "reminder", "rule", "rules", "policy",
-     "preferred", "preference", "prefer", "must", "required", "require", "requirement",
-     "done", "fixed", "closed", "completed", "resolved", "update", "updated", "todo",
-     "to-do", "override", "ignore", "always", "never", "do", "please"}
-)  # fmt: skip
-#: Words of a key that names a secret (``Password``, ``API Key``, ``Token``): a line with one
-#: anywhere in its key is no fact, so a secret is never copied into durable state.
-SECRET_KEY_WORDS = frozenset(
-    {"password", "passwords", "passwd", "passphrase", "secret", "secrets", "token", "apikey",
-     "key", "keys", "credential", "credentials", "auth", "authorization", "cookie", "cookies",
-     "session", "bearer", "signature"}
-)  # fmt: skip
-
-
-def _denied_key(key: str) -> bool:
-    """Whether a report key instructs or states a status (its first word is one of
-    :data:`DENY_LABEL_WORDS`) or names a secret (a word of :data:`SECRET_KEY_WORDS`)."""
-    words = [w for w in re.split(r"[\s/.']+", key.casefold()) if w]
-    parts = [p for w in words for p in (w, *w.split("-"))]  # "API-Key", "to-do"
-    return bool(words) and (words[0] in DENY_LABEL_WORDS or not SECRET_KEY_WORDS.isdisjoint(parts))
-
-
-def _report_line(line: str) -> bool:
-    """Whether ``line`` (one line of tool output, as written) reports a named value
-    (:func:`tool_facts`)."""
-    if not line or line[0].isspace() or not _pair(line) or TOOL_ERROR.search(line):
-        return False
-    key, value = line.split(":", 1)
-    if not _REPORT_KEY.match(key) or re.search(r"[a-z][A-Z]", key):  # fooBar is code
-        return False
-    if _denied_key(key):  # an instruction, a status, or a secret: never durable
-        return False
-    if value.rstrip().endswith((",", ";", "{", "[", "(")):  # a line of a literal or of code
-        return False
-    kind = label_kind(label_of(line))  # "Constraint: X-1" is no report of a value
-    return kind is None or kind == "fact"
-
-
-def tool_facts(text: str) -> list[str]:
-    """The values one tool result reports: its last :data:`MAX_TOOL_FACTS` ``KEY: VALUE``
-    lines (:func:`_pair`: a key of at most five words, one or two value tokens with a
-    concrete one), each as written without trailing space. Only a report line counts: not
-    indented (a file view, a YAML or JSON dump indents its keys), its key words with a
-    capital (``Job ID``, not ``foo_bar``, ``fooBar`` or a lower-case config key), its value
-    not ending like a literal (``,``, ``{``), not an error line (:func:`tool_errors` takes
-    those) and not labelled as another kind (``Constraint:``, ``TODO:``). Its key neither
-    addresses nor instructs the model nor states a status (first word one of
-    :data:`DENY_LABEL_WORDS`: ``SYSTEM:``, ``Instruction:``, ``Important:``, ``Preferred:``,
-    ``Done:``) nor names a secret (a word of :data:`SECRET_KEY_WORDS`: ``Password:``, ``API
-    Key:``, ``Token:``): a tool's output has no authority to instruct, and a secret is never
-    copied into durable state (``User ID: 42`` is lost too; keeping ``USER: ...`` would cost
-    more). A result with more
-    than :data:`MAX_REPORT_PAIRS` ``KEY: VALUE``-shaped lines (indented or not) gives none:
-    it is a dump, whose every line looks like a report (a report names its outcome in a few
-    lines; six lets a job id, status, duration, URL and version through). The last ones:
-    a report puts its outcome at the end. Never a constraint or a to-do (module doc)."""
-    lines = text.splitlines()
-    if sum(bool(_PAIR_SHAPE.match(line)) for line in lines) > MAX_REPORT_PAIRS:
-        return []
-    found = [line.rstrip() for line in lines if _report_line(line.rstrip())]
-    return found[-MAX_TOOL_FACTS:] if found else []

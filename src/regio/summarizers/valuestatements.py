@@ -30,7 +30,7 @@ a digit is an identifier, not a setting's name. VALUE is at most :data:`MAX_CHAN
 mention ...`` is an instruction). The forms are the plain-English ways of changing a setting
 (``set X to Y``, ``X is now Y``); tool output is never read for them (it has no authority to
 change what the user set: its ``KEY: VALUE`` reports are facts of a tool's authority,
-:func:`regio.summarizers.kinds.tool_facts`).
+:func:`regio.summarizers.toolfacts.tool_facts`).
 
 **A generic noun alone is one report, not a setting.** ``The result is 5.`` states what one
 run gave: in the plain ``X is Y`` form, a key of one noun of :data:`GENERIC_NOUNS` (result,

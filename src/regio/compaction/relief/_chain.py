@@ -65,7 +65,7 @@ from regio.policies.eviction import Compact
 from regio.regions import SlidingWindow
 from regio.session._session import Session
 from regio.session._toolspecs import restore_offered
-from regio.summarizers.kinds import tool_facts
+from regio.summarizers.toolfacts import tool_facts
 
 from ._extract import salient_extract
 from ._memo import ReliefMemo
