@@ -152,3 +152,17 @@ def test_an_llm_summarizers_elastic_line_does_not_call_the_offline_summarizer_th
     assert _number(r"\bat ([\d,]+) tokens", line) == _number(
         r"\bat ([\d,]+) tokens", _validate_line()
     )
+
+
+def test_validate_says_clearing_after_the_summary_takes_the_kept_size_lower_only_when_on(
+    tmp_path: Path,
+) -> None:
+    assert "takes it lower" in _validate_line()  # the example clears after the summary
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["relief"]["clear_after_summary"] = False
+    path = tmp_path / "no-clear-after-summary.yaml"
+    path.write_text(yaml.safe_dump(data))
+    bp = load_blueprint(path)
+    budgets = {i: resolved_budget(s, bp.window_tokens) for i, s in enumerate(bp.regions)}
+    (line,) = [n for n in pressure_notes(bp, budgets) if n.startswith("conversation:")]
+    assert "takes it lower" not in line

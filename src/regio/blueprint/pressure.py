@@ -134,6 +134,11 @@ def _elastic_note(bp: Blueprint, name: str, budget: int, step: str) -> str | Non
                 f"; at {outside + own[0]:,} down to {outside + own[1]:,} with an offline "
                 "summarizer (Engine.from_blueprint's default), priced as the agent's model"
             )
+    if bp.relief.enabled and bp.relief.clear and bp.relief.clear_after_summary:
+        line += (
+            "; clearing the tool results the summary kept (relief.clear_after_summary) "
+            "takes it lower"
+        )
     return line + "; fuller regions bring it earlier"
 
 
