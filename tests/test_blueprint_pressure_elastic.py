@@ -89,9 +89,9 @@ def test_an_elastic_conversation_first_compacts_where_validate_says_within_a_tur
     assert left < target + turn, (target, left, line)
 
 
-def test_without_clearing_after_the_summary_the_first_compaction_keeps_validates_target(
-    tmp_path: Path,
-) -> None:
+def _without_clearing_after_the_summary(tmp_path: Path) -> tuple[Path, str]:
+    """The example with ``relief.clear_after_summary: false``, and validate's conversation
+    line for it."""
     data = yaml.safe_load(EXAMPLE.read_text())
     data["relief"]["clear_after_summary"] = False
     path = tmp_path / "no-clear-after-summary.yaml"
@@ -99,6 +99,13 @@ def test_without_clearing_after_the_summary_the_first_compaction_keeps_validates
     bp = load_blueprint(path)
     budgets = {i: resolved_budget(s, bp.window_tokens) for i, s in enumerate(bp.regions)}
     (line,) = [n for n in pressure_notes(bp, budgets) if n.startswith("conversation:")]
+    return path, line
+
+
+def test_without_clearing_after_the_summary_the_first_compaction_keeps_validates_target(
+    tmp_path: Path,
+) -> None:
+    path, line = _without_clearing_after_the_summary(tmp_path)
     target = _number(r"; at [\d,]+ down to ([\d,]+) with an offline", line)
     _, left, turn = _first_compaction(None, path)
     assert abs(left - target) < turn, (target, left, line)
@@ -158,11 +165,5 @@ def test_validate_says_clearing_after_the_summary_takes_the_kept_size_lower_only
     tmp_path: Path,
 ) -> None:
     assert "takes it lower" in _validate_line()  # the example clears after the summary
-    data = yaml.safe_load(EXAMPLE.read_text())
-    data["relief"]["clear_after_summary"] = False
-    path = tmp_path / "no-clear-after-summary.yaml"
-    path.write_text(yaml.safe_dump(data))
-    bp = load_blueprint(path)
-    budgets = {i: resolved_budget(s, bp.window_tokens) for i, s in enumerate(bp.regions)}
-    (line,) = [n for n in pressure_notes(bp, budgets) if n.startswith("conversation:")]
+    _, line = _without_clearing_after_the_summary(tmp_path)
     assert "takes it lower" not in line
