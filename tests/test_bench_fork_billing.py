@@ -76,7 +76,9 @@ def test_a_summarizer_on_the_agents_model_is_billed_as_a_fork_of_the_last_reques
     out = _run(bp)
     _check_forks(out)
     run = out.runs["regio"]
-    assert run.fork_requests and len(run.fork_requests) >= len(run.compaction_requests)
+    # the others are the calls the engine's fork would not send (or that cost less as the
+    # transcript prompt: a small range in a long request), billed as sent
+    assert run.fork_requests
 
 
 def test_a_fork_reads_the_agents_cache_and_costs_less_than_the_transcript_prompt() -> None:

@@ -44,9 +44,10 @@ def _number(pattern: str, line: str) -> int:
 
 def _first_compaction(
     summarizer: ExtractiveSummarizer | None, blueprint: Path = EXAMPLE
-) -> tuple[int, int, float]:
-    """(request tokens when the first compaction ran, tokens after it, tokens a turn) for
-    ~2,790-token tool turns (validate's example is 3% of the 92,000-token budget: 2,760)."""
+) -> tuple[int, int, float, int]:
+    """(request tokens when the first compaction ran, tokens after it, tokens a turn, requests
+    the session had made) for ~2,790-token tool turns (validate's example is 3% of the
+    92,000-token budget: 2,760)."""
     engine = Engine.from_blueprint(blueprint, summarizer=summarizer)
     engine.add_user("Fix tests/test_api.py::test_login")
     conversation = engine.window.region("conversation")
@@ -59,30 +60,44 @@ def _first_compaction(
         before, turn = engine.window.used_tokens, conversation.growth()
         engine.request(provider="anthropic", model="claude-sonnet-4-6")
         if engine.window.used_tokens < before - turn:
-            return before, engine.window.used_tokens, turn
+            return before, engine.window.used_tokens, turn, t + 1
     raise AssertionError("the conversation never compacted")
 
 
 @pytest.mark.parametrize(
-    ("summarizer", "trigger_at", "target_at"),
+    ("summarizer", "trigger_at", "target_at", "requests_at"),
     [
-        (HaikuExtractive(), r"\bat ([\d,]+) tokens", r"down to ([\d,]+)"),
-        (None, r"; at ([\d,]+) down to", r"; at [\d,]+ down to ([\d,]+) with an offline"),
+        (
+            HaikuExtractive(),
+            r"\bat ([\d,]+) tokens",
+            r"down to ([\d,]+)",
+            r"mark [\d,]+ once the session has made ([\d,]+) requests",
+        ),
+        (
+            None,
+            r"; at ([\d,]+) down to",
+            r"; at [\d,]+ down to ([\d,]+) with an offline",
+            r"agent's model once the session has made ([\d,]+) requests",
+        ),
     ],
     ids=["summaries-by-the-named-model", "offline-default-summarizer"],
 )
 def test_an_elastic_conversation_first_compacts_where_validate_says_within_a_turn(
-    summarizer: ExtractiveSummarizer | None, trigger_at: str, target_at: str
+    summarizer: ExtractiveSummarizer | None, trigger_at: str, target_at: str, requests_at: str
 ) -> None:
     line = _validate_line()
     trigger, target = _number(trigger_at, line), _number(target_at, line)
-    fired, left, turn = _first_compaction(summarizer)
-    # validate's example turn is 2,760 tokens; the measured mean of the few turns before the
-    # first compaction (the example keeps 8,000 tokens, so it comes early) is within 5%
+    after = _number(requests_at, line)
+    fired, left, turn, requests = _first_compaction(summarizer)
+    # validate's example turn is 2,760 tokens; the measured mean of the turns before the
+    # first compaction is within 5%
     assert 2_600 < turn < 2_900
     # validate prices its example turn, the engine the turns it measured: the first
-    # compaction comes within one turn of validate's trigger
-    assert abs(fired - trigger) < turn, (trigger, fired, line)
+    # compaction comes past validate's trigger, at the request from which validate says an
+    # early compaction pays back (within one: the engine prices what it measured), or within
+    # a turn of the trigger when the session passes it later
+    assert fired > trigger - turn, (trigger, fired, line)
+    assert abs(requests - after) <= 1 or abs(fired - trigger) < turn, (after, requests, line)
     # it keeps at most validate's target (within a turn: it cuts between turns); the
     # example's `clear_after_summary` then clears the tool results the summary kept, so
     # what is left may be lower still (the next test pins the target itself)
@@ -107,7 +122,7 @@ def test_without_clearing_after_the_summary_the_first_compaction_keeps_validates
 ) -> None:
     path, line = _without_clearing_after_the_summary(tmp_path)
     target = _number(r"; at [\d,]+ down to ([\d,]+) with an offline", line)
-    _, left, turn = _first_compaction(None, path)
+    _, left, turn, _ = _first_compaction(None, path)
     assert abs(left - target) < turn, (target, left, line)
 
 

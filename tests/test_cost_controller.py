@@ -86,6 +86,7 @@ def test_a_conversation_compacts_at_the_formula_s_trigger_not_when_the_window_is
     engine = _conversation(ev={"target": 20_000})
     conv = engine.window.region("conversation")
     conv.cost_terms = ANTHROPIC
+    conv.replies = 1000  # a session long enough for an early compaction to pay back
     _grow(engine, 10)
     outside = conv.outside_tokens()
     assert outside == 5000 + engine.window.reserved_tokens
@@ -115,6 +116,7 @@ def test_an_expired_cache_moves_compaction_earlier() -> None:
         engine.session.cache_ttl_s = 300.0
         conv = engine.window.region("conversation")
         conv.cost_terms = ANTHROPIC
+        conv.replies = 1000  # a long session: the controlled trigger applies
         engine.add_user("go")
         i = 0
         while conv.used_tokens < 42_000:  # above the soft mark, below the controlled trigger

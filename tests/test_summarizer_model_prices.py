@@ -153,12 +153,15 @@ def test_validate_prices_the_blueprints_haiku_summarizer_at_haikus_prices() -> N
         assert cost == pytest.approx(by_hand, abs=0.5)
         assert usd == pytest.approx(by_hand * 3 / 1e6, abs=5e-5)
         # the trigger is R + x* = R + sqrt(2 D (5/3 * 1,500 + 1.25 R) / 0.1): with the
-        # example's 8,000-token kept size it comes before the window-fill mark at both rates
+        # example's kept size (4% of the conversation's room) it comes before the
+        # window-fill mark at both rates
         best = math.ceil(target + math.sqrt(2 * growth * (2500 + 1.25 * target) / 0.1))
         assert trigger == best
-    # the example keeps 8,000 tokens of turns (8,061 of request): 8,061 + 27,469.5, before
-    # the 165,606 window-fill mark
-    assert notes[1].count("35,531") == 1
+    # the example keeps 4% of the conversation's room (7,418 tokens of request):
+    # 7,418 + sqrt(6,000 * (2,500 + 9,272.5) / 0.1) = 7,418 + 26,577.2, before the 165,606
+    # window-fill mark, once the session is old enough for that to pay back
+    assert notes[1].count("33,996") == 1
+    assert "once the session has made 24 requests" in notes[1]
 
 
 def test_validate_says_when_the_summarizer_model_has_no_price() -> None:

@@ -265,12 +265,15 @@ def test_a_loaded_engine_gives_an_elastic_conversation_the_room_it_had(tmp_path:
     # (and so its marks and what a status line shows) is the saved session's
     engine = _engine()
     engine.add_user("start")
-    for i in range(14):  # a summary in the history: its heading is layout overhead
+    for i in range(40):  # until a summary is in the history: its heading is layout overhead
         engine.add_assistant(f"step {i}", [ToolUse(f"c{i}", "bash", {"i": i})])
         engine.add_tool_result(f"c{i}", words(2000, f"o{i}x"))
         engine.request()
+        if engine.window.region("history").entries:
+            break
     assert engine.window.region("history").entries and engine.budget.layout_tokens > 0
     loaded = Engine.load(engine.save(tmp_path / "s.json"), token_counter=StubCounter())
     conv, again = engine.window.region("conversation"), loaded.window.region("conversation")
     assert loaded.window.reserved_tokens == engine.window.reserved_tokens
     assert (again.budget, again.token_trigger) == (conv.budget, conv.token_trigger)
+    assert again.replies == conv.replies > 0  # the session's age, which the trigger weighs

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from regio.blueprint.build import build_window
 from regio.blueprint.spec import Blueprint
-from regio.policies.costcontrol import request_cost
+from regio.policies.costcontrol import payback_requests, request_cost
 from regio.policies.eviction import Bulk, Compact
 from regio.regions import SlidingWindow
 from regio.session._cacheprices import CacheTerms, cache_terms, priced, summary_cost_terms
@@ -54,15 +54,21 @@ def cost_notes(bp: Blueprint, growths: tuple[int, ...] = GROWTHS) -> list[str]:
     notes = []
     for growth in growths:
         conv.cost_terms = None
-        plain = conv.hysteresis(float(growth))
+        plain = conv.hysteresis(float(growth), steady=True)
         conv.cost_terms = terms
-        marks = conv.hysteresis(float(growth))
+        marks = conv.hysteresis(float(growth), steady=True)
         if marks is None or plain is None:
             return []
         trigger, target = (outside + m for m in marks)
-        earlier = (
-            "" if marks[0] >= plain[0] else f", before the window-fill mark {outside + plain[0]:,}"
-        )
+        earlier = ""
+        if marks[0] < plain[0]:
+            after = payback_requests(target, trigger - target, terms)
+            earlier = f", before the window-fill mark {outside + plain[0]:,}" + (
+                f" once the session has made {after:,} requests (an early compaction must pay "
+                "back within a third of the requests so far)"
+                if after
+                else ""
+            )
         decision = (
             f"{conv.name}: at {growth:,} new tokens a request the cost controller compacts at "
             f"{trigger:,} tokens a request{earlier} down to {target:,}"

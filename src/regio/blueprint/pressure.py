@@ -12,7 +12,9 @@ from collections.abc import Callable, Mapping
 from regio.blueprint import costnote
 from regio.blueprint.spec import Blueprint, SlidingWindowSpec
 from regio.errors import RegionConfigError
+from regio.policies import costcontrol
 from regio.policies import hysteresis as hy
+from regio.policies.costcontrol import CostTerms
 from regio.session._cacheprices import summary_cost_terms
 
 __all__ = ["TURN_SHARES", "check_pressure", "pressure_notes"]
@@ -100,11 +102,13 @@ def _elastic_note(bp: Blueprint, name: str, budget: int, step: str) -> str | Non
     outside = conv.outside_tokens()
     summary = float(bp.summarizer.max_summary_tokens)
     conv.cost_terms = None
-    plain = conv.hysteresis(float(turn))
-    conv.cost_terms = summary_cost_terms(cache, bp.summary_model, summary)
-    named = conv.hysteresis(float(turn))
-    conv.cost_terms = summary_cost_terms(cache, None, summary)
-    own = conv.hysteresis(float(turn))
+    plain = conv.hysteresis(float(turn), steady=True)
+    named_terms = summary_cost_terms(cache, bp.summary_model, summary)
+    conv.cost_terms = named_terms
+    named = conv.hysteresis(float(turn), steady=True)
+    own_terms = summary_cost_terms(cache, None, summary)
+    conv.cost_terms = own_terms
+    own = conv.hysteresis(float(turn), steady=True)
     if plain is None or named is None or own is None:
         return None
     fill = outside + plain[0]
@@ -117,6 +121,7 @@ def _elastic_note(bp: Blueprint, name: str, budget: int, step: str) -> str | Non
     )
     why = (
         f"the cost controller's trigger, before the window-fill mark {fill:,}"
+        f"{_from_request(target, trigger, named_terms)}"
         if trigger < fill
         else mark
     )
@@ -130,9 +135,11 @@ def _elastic_note(bp: Blueprint, name: str, budget: int, step: str) -> str | Non
         # Engine.from_blueprint's default summarizer is offline only under ``provider:
         # extractive``; otherwise it calls the named model, priced as above
         if bp.summarizer.provider == "extractive":
+            early = _from_request(outside + own[1], outside + own[0], own_terms)
             line += (
                 f"; at {outside + own[0]:,} down to {outside + own[1]:,} with an offline "
                 "summarizer (Engine.from_blueprint's default), priced as the agent's model"
+                f"{early if own[0] < plain[0] else ''}"
             )
     if bp.relief.enabled and bp.relief.clear and bp.relief.clear_after_summary:
         line += (
@@ -140,6 +147,14 @@ def _elastic_note(bp: Blueprint, name: str, budget: int, step: str) -> str | Non
             "takes it lower"
         )
     return line + "; fuller regions bring it earlier"
+
+
+def _from_request(kept: int, trigger: int, terms: CostTerms) -> str:
+    """``" once the session has made N requests"``: from when an early compaction at
+    ``trigger`` keeping ``kept`` tokens pays back (:func:`regio.policies.costcontrol.pays_back`),
+    or nothing when it never does."""
+    after = costcontrol.payback_requests(kept, trigger - kept, terms)
+    return "" if after is None else f" once the session has made {after:,} requests"
 
 
 def _check_step(

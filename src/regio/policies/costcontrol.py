@@ -30,6 +30,22 @@ own output price (``o``, over the agent's input price). Its ``r T`` term becomes
     c(x) = r (R + x/2) + w D + D i + D (o s + w R) / x,    x* = sqrt(2 D (o s + w R) / r)
 
 (the summarizer's read no longer depends on when it runs: it reads each token once).
+
+``x*`` assumes the session goes on long enough for a compaction to pay for itself. A
+compaction before the window forces it is a bet on the session's future: it costs
+:func:`compaction_cost` once and saves about ``r x`` on each later request (the prefix it no
+longer reads), so it pays after ``compaction_cost / (r x)`` requests. How many requests a
+session has left is unknown; the estimate that assumes nothing about its length is the
+Copernican one (J. R. Gott, "Implications of the Copernican principle for our future
+prospects", Nature 363, 1993): the share of the session already past is uniform, so a
+session that has made ``n`` requests has at least ``n k`` more with probability
+``1 / (1 + k)``: at least ``n`` with probability 1/2, at least ``n / 3`` with probability 3/4.
+The cost is sure and the saving is not, so :func:`pays_back` asks that the compaction pay
+within :data:`PAYBACK_SHARE` ``= 1/3`` of the requests so far (three chances in four), and
+:func:`controlled_trigger` given those requests (``elapsed``) keeps the window-fill trigger
+until it does: a short session (the bundled 5-15-call coding runs at 12,288 tokens) is not
+compacted early to save reads it will probably never make, a long one from its first few
+dozen requests on.
 """
 
 from __future__ import annotations
@@ -40,13 +56,20 @@ import msgspec
 
 __all__ = [
     "DEFAULT_OUTPUT",
+    "PAYBACK_SHARE",
     "CostTerms",
     "compaction_cost",
     "controlled_trigger",
     "interval",
+    "payback_requests",
+    "pays_back",
     "request_cost",
     "summary_call_cost",
 ]
+
+#: Share of a session's requests so far within which an early compaction must pay for itself
+#: (module doc: three chances in four that the session lasts that long).
+PAYBACK_SHARE = 1 / 3
 
 #: Output price over input price when the rules do not give both: Anthropic's Claude Sonnet
 #: 4.6 (https://docs.anthropic.com/en/docs/about-claude/pricing: $3 input, $15 output).
@@ -110,10 +133,37 @@ def request_cost(delta: float, kept: float, growth: float, terms: CostTerms) -> 
     return terms.read * (kept + growth / 2) + terms.write * delta + delta * step / growth
 
 
-def controlled_trigger(limit: int, delta: float, kept: float, terms: CostTerms) -> int:
+def pays_back(elapsed: int, kept: float, growth: float, terms: CostTerms) -> bool:
+    """Whether a compaction keeping ``kept`` tokens after ``growth`` tokens came pays for
+    itself within the requests a session that has made ``elapsed`` has left with three
+    chances in four (module doc):
+    ``PAYBACK_SHARE * elapsed * r * growth >= compaction_cost(kept, growth)``."""
+    saved = PAYBACK_SHARE * elapsed * terms.read * growth
+    return saved >= compaction_cost(kept, growth, terms)
+
+
+def payback_requests(kept: float, growth: float, terms: CostTerms) -> int | None:
+    """The fewest requests a session must have made before :func:`pays_back` passes for a
+    compaction keeping ``kept`` tokens after ``growth`` came; ``None`` when it never does
+    (no growth, or a free cache read)."""
+    per_request = PAYBACK_SHARE * terms.read * growth
+    if per_request <= 0:
+        return None
+    return max(0, math.ceil(compaction_cost(kept, growth, terms) / per_request - 1e-9))
+
+
+def controlled_trigger(
+    limit: int, delta: float, kept: float, terms: CostTerms, *, elapsed: int | None = None
+) -> int:
     """The trigger (tokens of the whole request) for a compaction that keeps ``kept`` tokens
     when each request adds ``delta``: ``ceil(kept + x*)``, never later than ``limit`` (the
-    window-fill trigger). ``limit`` without a measured growth (``delta <= 0``)."""
+    window-fill trigger). ``limit`` without a measured growth (``delta <= 0``), and, given
+    ``elapsed`` (the session's requests so far), while an early compaction would not
+    :func:`pay back <pays_back>` in as many requests again."""
     if delta <= 0:
         return limit
-    return min(limit, math.ceil(kept + interval(delta, kept, terms)))
+    growth = interval(delta, kept, terms)
+    trigger = min(limit, math.ceil(kept + growth))
+    if trigger < limit and elapsed is not None and not pays_back(elapsed, kept, growth, terms):
+        return limit
+    return trigger

@@ -57,7 +57,7 @@ from regio.policies import (
 )
 from regio.policies import hysteresis as hy
 from regio.regions import events as ev
-from regio.regions.base import Refusal, Region, Releasable, WritePlan
+from regio.regions.base import Refusal, Region, Releasable, WritePlan, WriteResult
 from regio.regions.entrylist import EntryList
 from regio.regions.pending import PendingCompaction
 from regio.regions.settle import settle_marks
@@ -94,6 +94,10 @@ class SlidingWindow(Region):
     the ``clear_after_summary`` pass riding it), or after a relief pass that alone brought it
     to its flush target (the runtime measures it; saved with the region): what the cost
     controller takes a compaction to keep."""
+    replies: int = attrs.field(default=0, init=False)
+    """Assistant messages admitted since the session began, one per model call: the
+    session's age in requests, which the cost controller takes as its expected remaining
+    length (:func:`regio.policies.costcontrol.pays_back`; saved with the region)."""
     #: a planning copy (:meth:`planning_copy`): its refusals are never shown, so they list
     #: nothing releasable (no unit analysis of the copy)
     _planning: bool = attrs.field(default=False, init=False, repr=False)
@@ -167,10 +171,15 @@ class SlidingWindow(Region):
         units = len(memo.grouping.groups)
         return (self.used_tokens + memo.relieved) / units if units else 0.0
 
-    def hysteresis(self, growth: float | None = None) -> tuple[int, int] | None:
+    def hysteresis(
+        self, growth: float | None = None, *, steady: bool = False
+    ) -> tuple[int, int] | None:
         """``(trigger, target)`` in tokens of the region (see :attr:`token_trigger` and
         :attr:`token_target`) for requests adding ``growth`` tokens each (``None``: the
-        measured :meth:`growth`); ``None`` under ``per_item``."""
+        measured :meth:`growth`); ``None`` under ``per_item``. The cost controller's early
+        trigger waits until an early compaction pays back within the session's expected
+        remaining requests (:attr:`replies`; :func:`regio.policies.costcontrol.pays_back`);
+        ``steady``: the trigger of a session long past that (``regio validate``'s figures)."""
         ev_ = self.eviction
         if not isinstance(ev_, Bulk | Compact):
             return None
@@ -192,7 +201,9 @@ class SlidingWindow(Region):
             # trigger leaves it room for a summary worth its size (twice the summary)
             keeps = kept if self.kept_tokens is None else min(kept, self.kept_tokens)
             limit = outside + trigger
-            whole = costcontrol.controlled_trigger(limit, growth, outside + keeps, terms)
+            whole = costcontrol.controlled_trigger(
+                limit, growth, outside + keeps, terms, elapsed=None if steady else self.replies
+            )
             trigger = max(min(trigger, kept + 1 + int(2 * terms.summary)), whole - outside)
         return trigger, kept
 
@@ -208,14 +219,33 @@ class SlidingWindow(Region):
         return max(0, min(max(low, self.keep_at_least or 0), trigger - 1))
 
     def state_extra(self) -> dict[str, Any]:
-        """The measured :attr:`kept_tokens` (when measured)."""
-        return {} if self.kept_tokens is None else {"kept_tokens": self.kept_tokens}
+        """The measured :attr:`kept_tokens` (when measured) and :attr:`replies`."""
+        extra: dict[str, Any] = {"replies": self.replies}
+        if self.kept_tokens is not None:
+            extra["kept_tokens"] = self.kept_tokens
+        return extra
 
     def load_state(self, entries: list[Entry], version: int, extra: dict[str, Any]) -> None:
-        """See :meth:`regio.regions.Region.load_state` (and :attr:`kept_tokens`)."""
+        """See :meth:`regio.regions.Region.load_state` (and :attr:`kept_tokens`,
+        :attr:`replies`: a state saved without it counts the assistant messages it holds)."""
         super().load_state(entries, version, extra)
         kept = extra.get("kept_tokens")
         self.kept_tokens = int(kept) if isinstance(kept, int) else None
+        replies = extra.get("replies")
+        self.replies = (
+            replies
+            if isinstance(replies, int) and not isinstance(replies, bool) and replies >= 0
+            else sum(1 for e in entries if e.role == "assistant")
+        )
+
+    def commit(self, plan: WritePlan) -> WriteResult:
+        """See :meth:`regio.regions.Region.commit`; an appended assistant message counts one
+        more of :attr:`replies`."""
+        result = super().commit(plan)
+        appended = not plan.unchanged and plan.replace_index is None
+        if appended and plan.entry.role == "assistant":
+            self.replies += 1
+        return result
 
     def batch_tokens(self) -> int:
         """Tokens an item-count batch (``compact_count``) frees at least when the cost
