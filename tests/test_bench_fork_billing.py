@@ -33,6 +33,17 @@ def _coding(own_model: bool, model: str | None = None) -> Any:
     return bp
 
 
+def _with_target(bp: Any, target: int) -> Any:
+    """``bp`` with its conversation's compaction target set to ``target`` tokens."""
+    regions = tuple(
+        attrs.evolve(s, eviction=attrs.evolve(s.eviction, target=target))
+        if s.name == "conversation"
+        else s
+        for s in bp.regions
+    )
+    return attrs.evolve(bp, regions=regions)
+
+
 def _run(bp: Any, calls: int = 150, seed: int = 3, window: int = 16384) -> Any:
     return replay(synthesize(calls, seed), bp, layouts=("regio",), window_tokens=window)
 
@@ -79,6 +90,10 @@ def test_a_summarizer_on_the_agents_model_is_billed_as_a_fork_of_the_last_reques
     # the others are the calls the engine's fork would not send (or that cost less as the
     # transcript prompt: a small range in a long request), billed as sent
     assert run.fork_requests
+    # where each compaction takes a long stretch (8,000 tokens kept at 16k, not 4% of the
+    # room), reading the cached request is the cheaper call for most of them
+    long = _run(_with_target(bp, 8000)).runs["regio"]
+    assert long.fork_requests and len(long.fork_requests) >= len(long.compaction_requests)
 
 
 def test_a_fork_reads_the_agents_cache_and_costs_less_than_the_transcript_prompt() -> None:

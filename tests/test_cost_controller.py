@@ -108,7 +108,10 @@ def test_at_a_small_window_the_controlled_trigger_is_the_window_fill_trigger() -
     assert conv.token_trigger == int(0.9 * conv.budget)
 
 
-def test_an_expired_cache_moves_compaction_earlier() -> None:
+@pytest.mark.parametrize("long_session", [True, False])
+def test_an_expired_cache_moves_compaction_earlier(long_session: bool) -> None:
+    # a young session (28 requests, before an early compaction pays back) is compacted at the
+    # same soft mark: with the cache expired the rewrite is paid anyway, nothing is a bet
     for idle, compacts in ((10.0, False), (301.0, True)):
         clock = [0.0]
         engine = _conversation(ev={"target": 20_000})
@@ -116,14 +119,16 @@ def test_an_expired_cache_moves_compaction_earlier() -> None:
         engine.session.cache_ttl_s = 300.0
         conv = engine.window.region("conversation")
         conv.cost_terms = ANTHROPIC
-        conv.replies = 1000  # a long session: the controlled trigger applies
+        if long_session:
+            conv.replies = 1000  # the controlled trigger applies
         engine.add_user("go")
         i = 0
         while conv.used_tokens < 42_000:  # above the soft mark, below the controlled trigger
             engine.request()
             _grow(engine, 1, start=i)
             i += 1
-        trigger, target = conv.hysteresis()
+        assert (conv.hysteresis() == conv.hysteresis(steady=True)) is long_session
+        trigger, target = conv.hysteresis(steady=True)
         assert target + (trigger - target) // 2 <= conv.used_tokens < trigger
         engine.request()
         assert not engine.events.of_kind("compaction_completed")

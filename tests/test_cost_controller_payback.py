@@ -34,7 +34,7 @@ ANTHROPIC = CostTerms(read=0.1, write=1.25, output=5.0, summary=2000)
 def test_a_compaction_pays_back_after_the_requests_the_formula_gives() -> None:
     # keeps 20,000 after 33,317 came: 0.1 * 53,317 + 5 * 2,000 + 1.25 * 20,000 = 40,331.7
     # input-token equivalents once; saves 0.1 * 33,317 = 3,331.7 a request; within a third
-    # of the requests so far: 40,331.7 / (3,331.7 / 3) = 36.3 -> from the 37th request on
+    # of the requests so far: 40,331.7 / (3,331.7 / 3) = 36.3 -> once it has made 37
     cost = compaction_cost(20_000, 33_317, ANTHROPIC)
     assert cost == pytest.approx(40_331.7, abs=0.01)
     assert payback_requests(20_000, 33_317, ANTHROPIC) == 37
@@ -43,6 +43,34 @@ def test_a_compaction_pays_back_after_the_requests_the_formula_gives() -> None:
     # no growth or a free read: an early compaction never pays back
     assert payback_requests(20_000, 0, ANTHROPIC) is None
     assert payback_requests(20_000, 1000, CostTerms(read=0.0, write=1.0)) is None
+
+
+@settings(max_examples=EXAMPLES * 8, deadline=None)
+@given(
+    elapsed=st.integers(0, 100_000),
+    kept=st.integers(0, 500_000),
+    growth=st.integers(1, 500_000),
+    read=st.sampled_from([0.1, 0.3, 0.5, 1.0]) | st.floats(0.01, 1.0),
+    write=st.sampled_from([0.0, 1.0, 1.25, 2.0]),
+    output=st.sampled_from([0.0, 4.0, 5.0, 8.0]),
+    summary=st.integers(0, 5000),
+)
+def test_the_payback_request_count_is_the_first_age_at_which_the_compaction_pays(
+    elapsed: int, kept: int, growth: int, read: float, write: float, output: float, summary: int
+) -> None:
+    terms = CostTerms(read=read, write=write, output=output, summary=summary)
+    needed = payback_requests(kept, growth, terms)
+    assert needed is not None
+    assert pays_back(elapsed, kept, growth, terms) == (elapsed >= needed)
+
+
+def test_the_payback_count_agrees_with_the_test_where_the_ratio_is_a_whole_number() -> None:
+    # cost 0.3 * 5 = 1.5, a request saves 0.3 * 3 / 3 = 0.3: in floating point 5 * 0.3 * 3 / 3
+    # is 1.4999999999999998, so the fifth request does not pay and the count says 6
+    terms = CostTerms(read=0.3, write=0.0, output=0.0, summary=0.0)
+    needed = payback_requests(2, 3, terms)
+    assert needed is not None
+    assert pays_back(needed, 2, 3, terms) and not pays_back(needed - 1, 2, 3, terms)
 
 
 def test_a_young_session_keeps_the_window_fill_trigger_until_an_early_compaction_pays() -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from regio.blueprint.build import build_window
 from regio.blueprint.spec import Blueprint
-from regio.policies.costcontrol import payback_requests, request_cost
+from regio.policies.costcontrol import CostTerms, payback_requests, request_cost
 from regio.policies.eviction import Bulk, Compact
 from regio.regions import SlidingWindow
 from regio.session._cacheprices import CacheTerms, cache_terms, priced, summary_cost_terms
@@ -62,12 +62,10 @@ def cost_notes(bp: Blueprint, growths: tuple[int, ...] = GROWTHS) -> list[str]:
         trigger, target = (outside + m for m in marks)
         earlier = ""
         if marks[0] < plain[0]:
-            after = payback_requests(target, trigger - target, terms)
-            earlier = f", before the window-fill mark {outside + plain[0]:,}" + (
-                f" once the session has made {after:,} requests (an early compaction must pay "
-                "back within a third of the requests so far)"
-                if after
-                else ""
+            fill = outside + plain[0]
+            start = outside + conv.used_tokens
+            earlier = f", before the window-fill mark {fill:,}" + early_text(
+                target, trigger, fill, start, growth, terms
             )
         decision = (
             f"{conv.name}: at {growth:,} new tokens a request the cost controller compacts at "
@@ -82,6 +80,25 @@ def cost_notes(bp: Blueprint, growths: tuple[int, ...] = GROWTHS) -> list[str]:
             f"{decision}: about {cost:,.0f} input-token equivalents{usd} a request{remark}"
         )
     return notes
+
+
+def early_text(
+    kept: int, trigger: int, fill: int, start: int, growth: float, terms: CostTerms
+) -> str:
+    """What validate adds to an early trigger: the requests a session must have made before
+    a compaction at ``trigger`` keeping ``kept`` tokens pays back
+    (:func:`regio.policies.costcontrol.payback_requests`), and so where the first one comes
+    for requests of ``growth`` tokens from a ``start``-token request, never past ``fill``
+    (the window-fill mark); all in tokens of the whole request. Empty when it pays back from
+    the first request or never does."""
+    after = payback_requests(kept, trigger - kept, terms)
+    if after is None or after <= 1:
+        return ""
+    first = min(fill, max(trigger, start + round(after * growth)))
+    return (
+        f" once the session has made {after:,} requests (an early compaction must pay back "
+        f"within a third of the requests so far), so first at about {first:,}"
+    )
 
 
 def priced_conversation(

@@ -12,9 +12,7 @@ from collections.abc import Callable, Mapping
 from regio.blueprint import costnote
 from regio.blueprint.spec import Blueprint, SlidingWindowSpec
 from regio.errors import RegionConfigError
-from regio.policies import costcontrol
 from regio.policies import hysteresis as hy
-from regio.policies.costcontrol import CostTerms
 from regio.session._cacheprices import summary_cost_terms
 
 __all__ = ["TURN_SHARES", "check_pressure", "pressure_notes"]
@@ -112,6 +110,7 @@ def _elastic_note(bp: Blueprint, name: str, budget: int, step: str) -> str | Non
     if plain is None or named is None or own is None:
         return None
     fill = outside + plain[0]
+    start = outside + conv.used_tokens  # the whole request before the first turn
     trigger, target = (outside + m for m in named)
     declared = conv.eviction.trigger  # type: ignore[union-attr]
     mark = (
@@ -121,7 +120,7 @@ def _elastic_note(bp: Blueprint, name: str, budget: int, step: str) -> str | Non
     )
     why = (
         f"the cost controller's trigger, before the window-fill mark {fill:,}"
-        f"{_from_request(target, trigger, named_terms)}"
+        f"{costnote.early_text(target, trigger, fill, start, turn, named_terms)}"
         if trigger < fill
         else mark
     )
@@ -135,7 +134,9 @@ def _elastic_note(bp: Blueprint, name: str, budget: int, step: str) -> str | Non
         # Engine.from_blueprint's default summarizer is offline only under ``provider:
         # extractive``; otherwise it calls the named model, priced as above
         if bp.summarizer.provider == "extractive":
-            early = _from_request(outside + own[1], outside + own[0], own_terms)
+            early = costnote.early_text(
+                outside + own[1], outside + own[0], fill, start, turn, own_terms
+            )
             line += (
                 f"; at {outside + own[0]:,} down to {outside + own[1]:,} with an offline "
                 "summarizer (Engine.from_blueprint's default), priced as the agent's model"
@@ -147,14 +148,6 @@ def _elastic_note(bp: Blueprint, name: str, budget: int, step: str) -> str | Non
             "takes it lower"
         )
     return line + "; fuller regions bring it earlier"
-
-
-def _from_request(kept: int, trigger: int, terms: CostTerms) -> str:
-    """``" once the session has made N requests"``: from when an early compaction at
-    ``trigger`` keeping ``kept`` tokens pays back (:func:`regio.policies.costcontrol.pays_back`),
-    or nothing when it never does."""
-    after = costcontrol.payback_requests(kept, trigger - kept, terms)
-    return "" if after is None else f" once the session has made {after:,} requests"
 
 
 def _check_step(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import msgspec
 
+from regio.policies.eviction import Compact
 from regio.regions import PendingCompaction, SlidingWindow
 from regio.session._budget import EngineBudget
 from regio.session._events import CompactionFinished, CompactionStarted, TriggerBelowFloor
@@ -87,10 +88,16 @@ def boundary_steps(
 
 def soft_mark(region: SlidingWindow) -> int | None:
     """Tokens past which an expired cache compacts ``region`` early: half way from its token
-    target to its token trigger (``None`` without token hysteresis under ``compact``)."""
-    trigger, target = region.trigger_tokens, region.token_target
-    if trigger is None or target is None:
+    target to its steady token trigger (``None`` without token hysteresis under
+    ``compact``). The steady trigger (:meth:`SlidingWindow.hysteresis` ``steady=True``) does
+    not wait for an early compaction to pay back: with the cache expired the next request
+    writes the whole prefix anyway, so the compaction's rewrite is not a bet on the future."""
+    if not isinstance(region.eviction, Compact):
         return None
+    marks = region.hysteresis(steady=True)
+    if marks is None:
+        return None
+    trigger, target = marks
     return target + (trigger - target) // 2
 
 

@@ -43,7 +43,7 @@ session that has made ``n`` requests has at least ``n k`` more with probability
 The cost is sure and the saving is not, so :func:`pays_back` asks that the compaction pay
 within :data:`PAYBACK_SHARE` ``= 1/3`` of the requests so far (three chances in four), and
 :func:`controlled_trigger` given those requests (``elapsed``) keeps the window-fill trigger
-until it does: a short session (the bundled 5-15-call coding runs at 12,288 tokens) is not
+until it does: a short session (the bundled 2-15-call coding runs at 12,288 tokens) is not
 compacted early to save reads it will probably never make, a long one from its first few
 dozen requests on.
 """
@@ -149,7 +149,15 @@ def payback_requests(kept: float, growth: float, terms: CostTerms) -> int | None
     per_request = PAYBACK_SHARE * terms.read * growth
     if per_request <= 0:
         return None
-    return max(0, math.ceil(compaction_cost(kept, growth, terms) / per_request - 1e-9))
+    ratio = compaction_cost(kept, growth, terms) / per_request
+    if not math.isfinite(ratio):
+        return None
+    n = max(0, math.ceil(ratio))
+    while n > 0 and pays_back(n - 1, kept, growth, terms):  # agree with pays_back exactly
+        n -= 1
+    while not pays_back(n, kept, growth, terms):
+        n += 1
+    return n
 
 
 def controlled_trigger(

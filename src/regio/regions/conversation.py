@@ -227,7 +227,10 @@ class SlidingWindow(Region):
 
     def load_state(self, entries: list[Entry], version: int, extra: dict[str, Any]) -> None:
         """See :meth:`regio.regions.Region.load_state` (and :attr:`kept_tokens`,
-        :attr:`replies`: a state saved without it counts the assistant messages it holds)."""
+        :attr:`replies`: a state saved before the count existed counts the assistant messages
+        it still holds, fewer than the session made once it has compacted, so such a session
+        waits again, at most as many requests as it had made, before compacting early; the
+        window-fill trigger holds meanwhile)."""
         super().load_state(entries, version, extra)
         kept = extra.get("kept_tokens")
         self.kept_tokens = int(kept) if isinstance(kept, int) else None
@@ -241,11 +244,17 @@ class SlidingWindow(Region):
     def commit(self, plan: WritePlan) -> WriteResult:
         """See :meth:`regio.regions.Region.commit`; an appended assistant message counts one
         more of :attr:`replies`."""
-        result = super().commit(plan)
-        appended = not plan.unchanged and plan.replace_index is None
-        if appended and plan.entry.role == "assistant":
+        counted = (
+            not plan.unchanged and plan.replace_index is None and plan.entry.role == "assistant"
+        )
+        if counted:  # before the write's own trigger check, which weighs the session's age
             self.replies += 1
-        return result
+        try:
+            return super().commit(plan)
+        except BaseException:
+            if counted:
+                self.replies -= 1
+            raise
 
     def batch_tokens(self) -> int:
         """Tokens an item-count batch (``compact_count``) frees at least when the cost
