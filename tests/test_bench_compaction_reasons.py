@@ -9,6 +9,7 @@ import os
 from functools import cache
 from pathlib import Path
 
+import attrs
 import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -29,9 +30,11 @@ EXAMPLES_RUN = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "25"))
 
 @cache
 def _regio() -> LayoutResult:
-    """regio on a generated 150-call session with the coding example at a 16k window (it
-    compacts its conversation and merges its history's summaries)."""
+    """regio on a generated 150-call session with the coding example at a 16k window, its
+    summaries appended (it compacts its conversation and merges its history's summaries)."""
     bp = load_blueprint(EXAMPLES / "coding-agent.yaml")
+    # appended summaries, so the history's merges are counted too (the example rolls one)
+    bp = attrs.evolve(bp, summarizer=attrs.evolve(bp.summarizer, carry_forward="append"))
     out = replay(synthesize(150, 3), bp, layouts=("regio",), window_tokens=16384)
     return score(out, [CACHE])[0].layout("regio")
 

@@ -230,6 +230,17 @@ class SummarizerSpec:
         "replace them).",
         default="",
     )
+    carry_forward: Literal["append", "replace"] = _field(
+        "What a compaction does with the summaries before it. `append`: each compaction "
+        "adds a summary of what it cut and the earlier ones stay byte-identical until the "
+        "history passes its budget and its oldest are merged (a summarizer call of its own). "
+        "`replace`: one rolling summary per source region; each compaction's summarizer reads the "
+        "previous summary with what it cuts and writes one that replaces it (no merge "
+        "calls, a history of at most `max_summary_tokens` plus the durable items; older "
+        'detail is compressed again at every compaction). docs/runtime.md, "Compaction '
+        'flush", has the trade-off and docs/benchmark.md the figures.',
+        default="append",
+    )
     refusal_phrases: tuple[NonEmpty, ...] = _field(
         "Openings that make a summary a refusal (refused, nothing changes), besides the "
         "built-in English ones (`I can't`, `I'm sorry`, `As an AI`, ...): a deployment in "

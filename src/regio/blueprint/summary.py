@@ -102,11 +102,18 @@ def layout_order(bp: Blueprint) -> Slots:
     return slots(rest, convo)
 
 
-def policy_text(spec: RegionSpec) -> str:
+def policy_text(spec: RegionSpec, carry_forward: str = "append") -> str:
     """Short text of a region's kind-specific policy (eviction, trigger, source, ...; each
-    kind's :meth:`~regio.blueprint.regionspec.RegionSpec.policy`)."""
+    kind's :meth:`~regio.blueprint.regionspec.RegionSpec.policy`). A ``compact_history``
+    under ``carry_forward="replace"`` (the blueprint's ``summarizer.carry_forward``) holds one
+    rolling summary of its source instead of merging its oldest."""
+    if carry_forward == "replace" and isinstance(spec, CompactHistorySpec):
+        return f"from {spec.source}; one rolling summary"
     return spec.policy()
 
+
+#: How the summary line names each ``summarizer.carry_forward``.
+_CARRY = {"append": "summaries appended", "replace": "one rolling summary"}
 
 #: Columns of the region table; the policy text wraps, every other cell keeps its width.
 _COLUMNS = (
@@ -137,7 +144,7 @@ def render_summary(bp: Blueprint, console: Console) -> None:
                 f"{tokens:,}",
                 spec.volatility,
                 spec.admission,
-                escape(policy_text(spec)),
+                escape(policy_text(spec, bp.summarizer.carry_forward)),
             ]
         )
     tables = fit_tables(f"{bp.name}: {len(bp.regions)} regions", _COLUMNS, rows, console.width)
@@ -149,7 +156,7 @@ def render_summary(bp: Blueprint, console: Console) -> None:
         f"{bp.window.high_water:.0%}\n"
         f"tokenizer {bp.tokenizer} | cache {bp.cache_profile} ttl {bp.cache.ttl} | "
         f"summarizer {bp.summarizer.model or model.name} ({bp.summarizer.max_summary_tokens:,} "
-        "tok max)"
+        f"tok max, {_CARRY[bp.summarizer.carry_forward]})"
     )
     order = Text(f"layout ({bp.layout.strategy}): ")
     parts = [f"[{slot}: {', '.join(names) or '-'}]" for slot, names in layout_order(bp)]

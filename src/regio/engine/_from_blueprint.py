@@ -122,6 +122,7 @@ def engine_options(
         targets=targets,
         standing_instructions=standing_instructions(bp),
         refusal_phrases=bp.summarizer.refusal_phrases,
+        carry_forward=bp.summarizer.carry_forward,
         blueprint_text=dump_blueprint(bp, inline_seeds=True),
         tokenizer=bp.tokenizer,
         context_tools=bp.tools.context,
