@@ -36,9 +36,10 @@ class Ticks:
 def unwatched(value: Any) -> Any:
     """``value`` (a ``Request`` or a ``LayoutState``, or ``None``) without the regions' watch
     (``LayoutState.watch``, ``tokens`` and ``opening``, observed volatility), the marked
-    prefixes of the last requests (``LayoutState.marked``, ``held``) and the digest of the
-    entries the first tail copy follows (``LayoutState.anchored``): as the regio that wrote
-    the fixtures laid it out (before all three)."""
+    prefixes of the last requests (``LayoutState.marked``, ``held``), the digest of the
+    entries the first tail copy follows (``LayoutState.anchored``) and the tail marker's
+    evidence (``LayoutState.tail_held``): as the regio that wrote the fixtures laid it out
+    (before all four)."""
     from msgspec.structs import replace
 
     from regio.layout import LayoutState, Request
@@ -46,7 +47,9 @@ def unwatched(value: Any) -> Any:
     if isinstance(value, Request):
         return replace(value, state=unwatched(value.state))
     if isinstance(value, LayoutState):
-        return replace(value, watch={}, tokens=0, marked=(), opening="", anchored="", held=())
+        return replace(
+            value, watch={}, tokens=0, marked=(), opening="", anchored="", held=(), tail_held={}
+        )
     return value
 
 

@@ -64,6 +64,7 @@ from .sections import Section
 from .settle import DEFAULT_SETTLE_SHARE
 from .strategy import LayoutStrategy
 from .strategy_registry import strategy_for
+from .tail import settling_copies, tally_held
 
 __all__ = ["DEFAULT_MIN_CACHE_TOKENS", "assemble", "note_text", "prompt_cache_key"]
 
@@ -227,8 +228,9 @@ def _conversation_and_tail(
     job: Job, plan: RegionPlan, blocks: list[LayoutBlock], system_end: str
 ) -> tuple[ConversationView, int, int | None]:
     """Append the conversation blocks (from the log) and the tail blocks to ``blocks``;
-    returns the conversation view, the tail's tokens and the tail block to mark (the last
-    freezing-tail copy) if any."""
+    returns the conversation view, the tail's tokens and the tail block to mark, if any: the
+    last of the leading freezing-tail copies worth a marker
+    (:func:`regio.layout.tail.settling_copies`)."""
     view = job.log.conversation(
         job.strategy.name,
         extras_of(job, plan),
@@ -238,8 +240,13 @@ def _conversation_and_tail(
     )
     blocks.extend(view.blocks)
     tail, copies = _tail_raw(plan)
+    start = len(blocks)
     _chain(tail, blocks[-1].prefix_hash if blocks else CHAIN_ROOT, job.log, blocks)
-    tail_index = len(blocks) - 1 if copies and tail else None
+    tail_index = None
+    if copies and plan.tail_plan is not None:
+        held = tally_held(job.prev_state, plan.tail_plan.current)
+        settling = settling_copies(plan.tail_plan.tail, held, job.mark_odds)
+        tail_index = start + settling - 1 if settling else None
     return view, sum(r.tokens for r in tail), tail_index
 
 
@@ -393,6 +400,7 @@ def _new_state(
         opening=job.observation.opening if job.observation is not None else "",
         anchored=anchored_digest(job, (*(tail_plan.frozen if tail_plan else ()), *tail)),
         watch=watch,
+        tail_held=tally_held(job.prev_state, tail_plan.current if tail_plan is not None else {}),
         tokens=tokens if watch else 0,
     )
 
@@ -448,6 +456,7 @@ def assemble(
         stable_ttl=stable_ttl,
         min_tokens=min_cache_tokens if min_cache_tokens is not None else econ.min_cache_tokens,
         gc_ratio=econ.gc_ratio,
+        mark_odds=econ.mark_odds_1h if ttl == "1h" else econ.mark_odds,
         chunk_tokens=chunk_tokens,
         settle_share=settle_share,
         log=log if log is not None else RenderLog(),

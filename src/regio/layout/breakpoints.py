@@ -25,9 +25,13 @@ before the newest — that block (``spare``): after blocks were appended it is t
 request's newest marker; after the conversation was rewritten from some point (stale tail
 copies collected, a region's notes gone, old tool results cleared) it is the last prefix
 before that point the provider still holds, which the newest marker's lookback would not
-reach. When a slot is free, the last tail copy of a region that did not also
-change on the previous request (``tail``), so the copy is read back once it freezes into the
-conversation (:mod:`regio.layout.tail`).
+reach. When a slot is free, a tail copy (``tail``, :func:`regio.layout.tail.settling_copies`):
+the one that maximises the expected saving of writing the copies up to it, from how often
+each region's earlier copies were still current on the next request against the provider's
+:attr:`~regio.layout.CacheEconomics.mark_odds`, so the copies are read back once they freeze
+into the conversation (:mod:`regio.layout.tail`); a tail whose regions are rewritten on most
+requests gets no marker (its copies would be written at the provider's write price and
+replaced unread).
 
 Remembered marks (``LayoutState.held``; :func:`remembered`, :func:`held_after`). Every
 request's ``newest`` marker sits on a prefix the provider then holds for the marker's TTL

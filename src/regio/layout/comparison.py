@@ -71,7 +71,7 @@ class MarkOptions:
     every bench layout: ``ttl`` / ``stable_ttl`` (``"5m"`` | ``"1h"``, the marks' TTLs),
     ``previous_newest`` (prefix hash of the newest message block the previous request
     marked), ``previous_marks`` (prefix hashes earlier requests marked, the previous
-    request's first), ``tail_index`` (index of the last tail block, ``None``: no tail) and
+    request's first), ``tail_index`` (index of the tail block to mark, ``None``: none) and
     ``system_changed`` (the system prefix differs from the previous request's). Any other
     keyword is a ``TypeError`` naming it (attrs)."""
 

@@ -206,11 +206,18 @@ class CacheEconomics(msgspec.Struct, frozen=True):
       :data:`DEFAULT_MIN_CACHE_TOKENS`);
     * ``gc_ratio``: ``(m_write - m_read) / m_read`` of its price multipliers, how many
       stale-token-requests of rent equal one token of rewrite (the freezing tail's ski-rental
-      rule, :mod:`regio.layout.tail`; default Anthropic's (1.25 - 0.1) / 0.1 = 11.5).
+      rule, :mod:`regio.layout.tail`; default Anthropic's (1.25 - 0.1) / 0.1 = 11.5);
+    * ``mark_odds``: ``(m_write - m_plain) / (m_write - m_read)`` for a 5-minute marker, the
+      least chance that the tail's copies are still current on the next request for a cache
+      marker on them to pay (:func:`regio.layout.tail.settling_copies`; default Anthropic's
+      0.25 / 1.15 = 0.217; 0 for a cache without a write fee); ``mark_odds_1h`` the same for a
+      1-hour marker (default Anthropic's 1.0 / 1.9 = 0.526).
     """
 
     min_cache_tokens: int = DEFAULT_MIN_CACHE_TOKENS
     gc_ratio: float = 11.5
+    mark_odds: float = 0.25 / 1.15
+    mark_odds_1h: float = 1.0 / 1.9
 
 
 class Breakpoint(msgspec.Struct, frozen=True):
@@ -393,6 +400,10 @@ class LayoutState(msgspec.Struct, frozen=True):
     * ``marked``: read only, from states saved before ``held``: the prefix hashes the
       ``newest`` markers of the last :data:`MARKED_HISTORY` requests sat on, oldest first
       (a new state carries them in ``held`` and leaves ``marked`` empty);
+    * ``tail_held``: region -> (its tail copies whose next request came, of them the copies
+      whose value was still current then), each earlier count discounted
+      (:func:`regio.layout.tail.tally_held`), the evidence of
+      :func:`regio.layout.tail.settling_copies`;
     * ``held``: the prefixes ``newest`` markers sat on, oldest first (:class:`HeldMark`):
       those of the last :data:`MARKED_HISTORY` marking requests, then older ones thinned
       (sparser further back, at most :data:`regio.layout.breakpoints.HELD_CAP` in all) while the
@@ -430,6 +441,7 @@ class LayoutState(msgspec.Struct, frozen=True):
     opening: str = ""
     anchored: str = ""
     held: tuple[HeldMark, ...] = ()
+    tail_held: dict[str, tuple[float, float]] = msgspec.field(default_factory=dict)
 
     def to_json(self) -> bytes:
         """The state as JSON bytes."""

@@ -60,6 +60,7 @@ class Job:
     stable_ttl: str | None
     min_tokens: int
     gc_ratio: float
+    mark_odds: float
     chunk_tokens: int
     settle_share: float
     log: RenderLog

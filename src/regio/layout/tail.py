@@ -60,11 +60,15 @@ from .sections import renders_itself
 __all__ = [
     "DEFAULT_GC_RATIO",
     "EMPTY_TEXT",
+    "HELD_DISCOUNT",
     "TailPlan",
+    "freeze_chance",
     "header",
     "plan_tail",
     "rent_due",
+    "settling_copies",
     "stale_tokens",
+    "tally_held",
 ]
 
 #: The rent ratio when the provider's multipliers are unknown: Anthropic's (1.25 - 0.1) / 0.1.
@@ -88,12 +92,15 @@ def header(region: str, turn: int) -> str:
 @attrs.frozen
 class TailPlan:
     """Result of :func:`plan_tail`: ``frozen`` copies in placement order (current and stale),
-    ``tail`` copies emitted at the end of this request (region order), and ``dropped`` the
-    copies garbage-collected by this request (empty unless ``gc``)."""
+    ``tail`` copies emitted at the end of this request (region order), ``dropped`` the
+    copies garbage-collected by this request (empty unless ``gc``) and ``current`` the digest
+    of each rewritten region's value now."""
 
     frozen: tuple[TailCopy, ...]
     tail: tuple[TailCopy, ...]
     dropped: tuple[TailCopy, ...]
+    #: region -> digest of its value now (an empty region is absent)
+    current: dict[str, str] = attrs.field(factory=dict)
 
 
 def stale_tokens(frozen: Sequence[TailCopy], tail: Sequence[TailCopy] = ()) -> int:
@@ -267,4 +274,65 @@ def plan_tail(
             tail.append(
                 _copy(window, name, EMPTY_TEXT, EMPTY_DIGEST, turn, anchor, placed, supersedes=True)
             )
-    return TailPlan(tuple(frozen), tuple(tail), dropped)
+    digests = {name: dg for name, (_, dg, _) in current.items()}
+    return TailPlan(tuple(frozen), tuple(tail), dropped, digests)
+
+
+#: How much one earlier observation of a region's tail copies counts against the next one in
+#: :func:`tally_held`: a memory of about ten copies, so a region that settles for a long time
+#: and then starts to change every request loses the marker after a few requests.
+HELD_DISCOUNT = 0.9
+
+
+def freeze_chance(held: dict[str, tuple[float, float]], region: str) -> float:
+    """The chance that ``region``'s tail copy is still current on the next request, by
+    Laplace's rule of succession on the discounted counts of :func:`tally_held`,
+    ``(held + 1) / (copies + 2)``: a region never seen counts 1/2."""
+    copies, current = held.get(region, (0.0, 0.0))
+    return (current + 1) / (copies + 2)
+
+
+def settling_copies(
+    tail: Sequence[TailCopy], held: dict[str, tuple[float, float]], odds: float
+) -> int:
+    """How many of this request's tail copies, from the first, the tail's cache marker
+    covers (0: no marker). ``held``: :func:`tally_held` for this request; ``odds``: the
+    provider's :attr:`regio.layout.CacheEconomics.mark_odds` for the marker's TTL.
+
+    A marker on copy ``k`` writes the prefix through it at the write price ``m_write``
+    instead of the plain price ``m_plain``, ``(m_write - m_plain) T_k`` more for the ``T_k``
+    tokens of copies 1..k. It pays back only when all of them are still current on the next
+    request (they freeze into the conversation where they were, and the next request reads
+    them at ``m_read`` instead of writing them at ``m_write``): a copy replaced before ``k``
+    changes the prefix, and the provider stores the prefix only at the marker. With ``P_k``
+    the chance that copies 1..k all freeze (the product of :func:`freeze_chance`, each
+    region taken as independent), marking ``k`` gains ``T_k (P_k (m_write - m_read) -
+    (m_write - m_plain))`` = ``T_k (m_write - m_read) (P_k - odds)``. The marker goes on the
+    ``k`` that maximises ``T_k (P_k - odds)`` (the furthest on a tie) when that is positive
+    (Anthropic's 5-minute odds: 0.25 / 1.15 = 0.217). A ``park`` capture that replaces the
+    newest tool output, or a footer that moves every step, changes on most requests and soon
+    gets no marker."""
+    best, best_gain = 0, 0.0
+    chance, tokens = 1.0, 0
+    for k, c in enumerate(tail, start=1):
+        chance *= freeze_chance(held, c.region)
+        tokens += max(1, int(c.tokens))
+        gain = tokens * (chance - odds)
+        if gain > 0 and gain >= best_gain:  # a tie covers more copies
+            best, best_gain = k, gain
+    return best
+
+
+def tally_held(prev: LayoutState | None, current: dict[str, str]) -> dict[str, tuple[float, float]]:
+    """``prev.tail_held`` with the previous request's tail copies counted (each earlier count
+    discounted by :data:`HELD_DISCOUNT`): each copy counts one copy of its region, and one
+    held copy when the region's value now (``current``: region -> digest,
+    :attr:`TailPlan.current`; an empty region is absent) is still the copy's, whether the copy
+    froze, a collection sent the same value again, or nothing was sent for it. A region
+    emptied, or set back to an older value whose frozen copy is current again, did not hold."""
+    out = dict(prev.tail_held) if prev is not None else {}
+    for c in prev.tail if prev is not None else ():
+        copies, held = out.get(c.region, (0.0, 0.0))
+        kept = current.get(c.region, EMPTY_DIGEST) == c.digest
+        out[c.region] = (HELD_DISCOUNT * copies + 1, HELD_DISCOUNT * held + float(kept))
+    return out
