@@ -219,6 +219,10 @@ class CacheEconomics(msgspec.Struct, frozen=True):
     mark_odds: float = 0.25 / 1.15
     mark_odds_1h: float = 1.0 / 1.9
 
+    def odds_for(self, ttl: str) -> float:
+        """The marker odds for a ``ttl`` (``"5m"`` | ``"1h"``) marker."""
+        return self.mark_odds_1h if ttl == "1h" else self.mark_odds
+
 
 class Breakpoint(msgspec.Struct, frozen=True):
     """A planned cache marker: ``index`` into ``Request.blocks``, ``ttl``, ``slot`` (why)."""

@@ -21,7 +21,7 @@ import attrs
 from regio.content import Entry, canonical_json
 
 from .events import LayoutEvent, NotesSettled, TailSettled
-from .model import ChunkState, LayoutState, Note, TailCopy
+from .model import CacheEconomics, ChunkState, LayoutState, Note, TailCopy
 from .observe import Observation, observe_regions, opening_digest
 from .protocols import RegionLike, WindowLike, count_text
 from .renderlog import (
@@ -78,11 +78,15 @@ class Job:
         state: LayoutState | None,
         **options: Any,
     ) -> Job:
-        """A job for ``window``; syncs the log with the conversation's entries."""
+        """A job for ``window``; syncs the log with the conversation's entries. ``options``
+        holds ``economics`` (the provider's :class:`CacheEconomics`: the job keeps its
+        ``gc_ratio`` and its marker odds for ``ttl``) and the job's other fields."""
         regions = list(window.regions)
         conv = next((r for r in regions if r.is_conversation), None)
         source = conv.entries if conv is not None else None
         conversation: list[Entry] = list(source) if source is not None else []
+        econ: CacheEconomics = options.pop("economics")
+        options.update(gc_ratio=econ.gc_ratio, mark_odds=econ.odds_for(options["ttl"]))
         log: RenderLog = options["log"]
         log.sync(conversation, source)
         prev = state if state is not None and state.requests else None

@@ -274,8 +274,7 @@ def plan_tail(
             tail.append(
                 _copy(window, name, EMPTY_TEXT, EMPTY_DIGEST, turn, anchor, placed, supersedes=True)
             )
-    digests = {name: dg for name, (_, dg, _) in current.items()}
-    return TailPlan(tuple(frozen), tuple(tail), dropped, digests)
+    return TailPlan(tuple(frozen), tuple(tail), dropped, {n: v[1] for n, v in current.items()})
 
 
 #: How much one earlier observation of a region's tail copies counts against the next one in
