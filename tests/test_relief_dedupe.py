@@ -9,7 +9,7 @@ import json
 from functools import partial
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from regio.compaction.relief._chain import ReliefApplied, ReliefSkipped
@@ -172,6 +172,9 @@ _STEP = st.tuples(
 
 @FAST
 @given(st.lists(_STEP, min_size=3, max_size=40), st.booleans())
+@example(  # found in CI: a 21-word result beside a 21-word placeholder stays (no gain)
+    [(0, 1, False)] * 9 + [(0, 21, False), (0, 73, False)] + [(0, 120, False)] * 7, False
+)
 def test_after_every_pass_in_which_dedupe_ran_one_result_per_call_is_live(
     steps: list[tuple[int, int, bool]], clear: bool
 ) -> None:
@@ -210,8 +213,10 @@ def test_after_every_pass_in_which_dedupe_ran_one_result_per_call_is_live(
                 # nothing), only a result its placeholder would not shrink stays
                 for b in results[:last]:
                     marker = placeholder(b.tool_use_id, "cat", restorable=True)
-                    # "[superseded by call cN with the same arguments] " is 7 words
-                    assert len(b.content.split()) <= 7 + len(marker.split())
+                    # "[superseded by call cN with the same arguments] " is 8 words (one
+                    # token each under the stub counter): a result of exactly the
+                    # placeholder's size is not shrunk by it, so it stays
+                    assert len(b.content.split()) <= 8 + len(marker.split())
 
 
 def _results(engine: Any, call_ids: set[str]) -> list[ToolResult]:
