@@ -6,9 +6,13 @@ planted), under the Anthropic and OpenAI cache models, with the support-agent ex
 2. regio costs less than the unbroken peer that keeps the most canaries;
 3. regio costs no more than ``recorded`` (what the agents sent) on every trace where
    ``recorded`` is a request sequence an API accepts (nothing over the window), and sends
-   nothing over the window itself. On the three traces whose recorded requests pass 6,144
+   nothing over the window itself. On the four traces whose recorded requests pass 6,144
    tokens (30 requests) ``recorded`` is not an admissible reference: fitting them evicts old
-   turns, which rewrites part of the cached prefix.
+   turns, which rewrites part of the cached prefix (regio is cheaper on three; on the fourth
+   only the last request passes, so the eviction has no later request to pay it back);
+4. over the 40 traces together regio costs less than ``recorded``: the example prices its
+   evictions at the model the demo bills (``openai:gpt-5``), whose reads cost what Claude's
+   do (0.1x the input price).
 
 The same third target holds on the bundled coding runs at 12,288 tokens, on every trace,
 with one allowance: OpenAI caches in 128-token steps, so a prompt regio made shorter (the
@@ -110,6 +114,16 @@ def test_regio_costs_less_than_the_peer_keeping_the_most_canaries(
     mine = total.layout("regio")
     assert mine.cost_usd is not None and best.cost_usd is not None
     assert mine.cost_usd < best.cost_usd, (best.layout, best.cost_usd, mine.cost_usd)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_regio_costs_less_than_recorded_over_the_forty_tau_runs(
+    report: BenchReport, model: str
+) -> None:
+    total = _total(report, model)
+    mine, recorded = total.layout("regio"), total.layout("recorded")
+    assert mine.cost_usd is not None and recorded.cost_usd is not None
+    assert mine.cost_usd < recorded.cost_usd, (mine.cost_usd, recorded.cost_usd)
 
 
 @pytest.fixture(scope="module")
