@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from blueprint_support import HEAD, REGIONS, line_of
+from regio.bench.cli import DEMO_GROUPS
+from regio.bench.run import DEFAULT_CACHE_MODELS
 from regio.blueprint import (
     BlueprintError,
     build_window,
     dump_blueprint,
     load_blueprint,
 )
-from regio.bench.cli import DEMO_GROUPS
-from regio.bench.run import DEFAULT_CACHE_MODELS
 from regio.blueprint.summary import layout_order
 from regio.cli import main
 from regio.errors import CustomHooksNotAllowedError
