@@ -6,8 +6,9 @@ planted), under the Anthropic and OpenAI cache models, with the support-agent ex
 2. regio costs less than the unbroken peer that keeps the most canaries;
 3. regio costs no more than ``recorded`` (what the agents sent) on every trace where
    ``recorded`` is a request sequence an API accepts (nothing over the window), and sends
-   nothing over the window itself. On the four traces whose recorded requests pass 6,144
-   tokens (30 requests) ``recorded`` is not an admissible reference: fitting them evicts old
+   nothing over the window itself. On the four traces whose recorded requests pass the
+   window less the output reserve (30 requests over 5,947 prompt tokens, 27 of them over
+   6,144) ``recorded`` is not an admissible reference: fitting them evicts old
    turns, which rewrites part of the cached prefix (regio is cheaper on three; on the fourth
    only the last request passes, so the eviction has no later request to pay it back);
 4. over the 40 traces together regio costs less than ``recorded``: the example prices its

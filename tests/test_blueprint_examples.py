@@ -42,7 +42,11 @@ def test_the_demo_examples_price_their_cache_at_a_model_the_demo_bills(name: str
     # example priced at another model (gpt-4o reads at 0.5x) is billed at prices it was not
     # set up for (support-agent.yaml's comment has the figures)
     bp = load_blueprint(EXAMPLES[0].parent / name)
-    assert bp.cache.profile in DEFAULT_CACHE_MODELS, (name, bp.cache.profile)
+    # the engine's prices come from the model (regio.engine._parts.apply_options ->
+    # cache_terms(provider, model)); the profile picks the cache rules: both must be billed
+    model = f"{bp.model.provider}:{bp.model.name}"
+    assert model in DEFAULT_CACHE_MODELS, (name, model)
+    assert bp.cache.profile == model, (name, bp.cache.profile, model)
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
