@@ -40,6 +40,7 @@ from .errors import SessionHistoryLostError, SessionLeasedError, conflict
 from .failures import sqlite_failure
 from .lease import DEFAULT_TTL, DEFAULT_WAIT, SessionLease, acquire
 from .originals import ORIGINALS_PREFIXES
+from .sqlbatch import delete_keys, insert_rows
 from .sqlite_checks import (
     HIGH,
     LOW,
@@ -181,8 +182,9 @@ class SQLiteStore:
             stored = (row[1], row[2]) if row else (0, 0)
             if stored != (t_start, l_start):
                 raise conflict(self.url, session_id, expected, found)
-            db.executemany(
-                "INSERT INTO records VALUES (?, ?, ?, ?)",
+            insert_rows(  # few statements, many rows each (sqlbatch)
+                db,
+                "INSERT INTO records",
                 [(session_id, "t", t_start + i, d) for i, d in enumerate(records.transcript)]
                 + [(session_id, "l", l_start + i, d) for i, d in enumerate(records.ledger)],
             )
@@ -230,12 +232,11 @@ class SQLiteStore:
         db = self._db
         if new:
             db.execute("DELETE FROM entries WHERE session = ?", (session_id,))
-        db.executemany(
-            "DELETE FROM entries WHERE session = ? AND key = ?",
-            [(session_id, k) for k in records.drop],
-        )
-        db.executemany(
-            "INSERT OR REPLACE INTO entries VALUES (?, ?, ?)",
+        # few statements, many rows each: the transaction holds the file's lock (sqlbatch)
+        delete_keys(db, "entries", session_id, list(records.drop))
+        insert_rows(
+            db,
+            "INSERT OR REPLACE INTO entries",
             [(session_id, k, d) for k, d in records.put.items()],
         )
 

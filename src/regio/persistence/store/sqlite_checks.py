@@ -41,15 +41,18 @@ def check_records(
 ) -> None:
     """Raise :class:`SessionDamagedError` (inside the save's transaction) when the first or
     the last of the records the session row counts is not stored (a dropped or emptied
-    ``records`` table): two key lookups."""
+    ``records`` table): key lookups, one statement per kind."""
     for kind, count, what in (("t", counts[0], "transcript"), ("l", counts[1], "usage")):
-        for seq in {0, count - 1} if count else ():
-            found = db.execute(
-                "SELECT 1 FROM records WHERE session = ? AND kind = ? AND seq = ?",
-                (session_id, kind, seq),
-            ).fetchone()
-            if found is None:
-                raise incomplete_session(url, session_id, f"the {count} {what} records")
+        wanted = sorted({0, count - 1}) if count else []
+        if not wanted:
+            continue
+        marks = ", ".join("?" * len(wanted))
+        (found,) = db.execute(
+            f"SELECT COUNT(*) FROM records WHERE session = ? AND kind = ? AND seq IN ({marks})",
+            (session_id, kind, *wanted),
+        ).fetchone()
+        if found != len(wanted):
+            raise incomplete_session(url, session_id, f"the {count} {what} records")
 
 
 def check_entries(

@@ -49,6 +49,8 @@ import time
 import weakref
 from typing import Any
 
+from .sqlbatch import STATEMENT_CACHE
+
 __all__ = [
     "LEASES_SCHEMA",
     "WaitedLock",
@@ -134,7 +136,13 @@ def connect(path: str | os.PathLike[str], *, timeout: float, schema: str) -> sql
     """The connection to the SQLite file ``path`` (module doc), with ``schema`` (``CREATE ...
     IF NOT EXISTS`` statements) applied. ``timeout``: seconds a write waits for another
     process's lock. Raises ``sqlite3.Error`` (the callers name the file and the fix)."""
-    db = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    db = sqlite3.connect(
+        path,
+        timeout=timeout,
+        isolation_level=None,
+        check_same_thread=False,
+        cached_statements=STATEMENT_CACHE,
+    )
     try:
         with file_writer(path):  # the schema of a new file is a write
             db.execute("PRAGMA journal_mode=WAL")

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from regio.persistence.store.sqlbatch import insert_rows
 from regio.persistence.store.sqlitedb import (
     LEASES_SCHEMA,
     WaitedLock,
@@ -124,8 +125,9 @@ class SQLiteRecords:
         def write(db: sqlite3.Connection) -> bool:
             if not holds_lease(db, session, token):
                 return False
-            db.executemany(
-                "INSERT OR REPLACE INTO proxy_positions VALUES (?, ?, ?, ?)",
+            insert_rows(  # few statements (regio.persistence.store.sqlbatch)
+                db,
+                "INSERT OR REPLACE INTO proxy_positions",
                 [(session, pos, digest, tokens) for pos, digest, tokens in rows],
             )
             self._put_meta(db, meta)
