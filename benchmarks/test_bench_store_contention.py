@@ -22,36 +22,21 @@ of a save does not grow with the session (turn 60 against turn 10, at most 1.2x)
 from __future__ import annotations
 
 import statistics
+import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from regio.content import Message, Text, ToolResult, ToolUse
 from regio.engine import Engine
 from regio.persistence.store import SQLiteStore
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from store_turns import read_turn
 
 BLUEPRINT = Path(__file__).resolve().parents[1] / "examples" / "blueprints" / "coding-agent.yaml"
 TURNS = 60
 RESULTS = 3
-
-
-def _turn(engine: Engine, turn: int) -> None:
-    calls = [
-        ToolUse(id=f"c{turn}-{i}", name="read", input={"path": f"src/f{turn}_{i}.py"})
-        for i in range(RESULTS)
-    ]
-    engine.add_message(Message(role="assistant", blocks=(Text(f"turn {turn}"), *calls)))
-    engine.add_message(
-        Message(
-            role="user",
-            blocks=tuple(
-                ToolResult(tool_use_id=c.id, content=f"def f_{c.id}():\n    return 1\n" * 40)
-                for c in calls
-            ),
-        )
-    )
-    engine.request()
 
 
 def _spin(stop: threading.Event) -> None:
@@ -77,7 +62,7 @@ def _run(path: Path, spinners: int) -> tuple[list[float], list[float], list[int]
     counts: list[int] = []
     try:
         for turn in range(TURNS):
-            _turn(engine, turn)
+            read_turn(engine, turn, RESULTS)
             steps[0] = 0
             wall, cpu = time.perf_counter(), time.thread_time()
             engine.save_to(store, "s")

@@ -7,13 +7,14 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import regio
-from regio.content import Message, Text, ToolResult, ToolUse
 from regio.persistence.store import SQLiteStore
 from regio.persistence.store.sqlbatch import CHUNK_ROWS, chunks, delete_keys, insert_rows
+from store_turns import read_turn
 
 BLUEPRINT = Path(__file__).resolve().parents[1] / "examples" / "blueprints" / "coding-agent.yaml"
 
@@ -58,12 +59,8 @@ def test_batched_writes_leave_what_one_row_at_a_time_leaves(
 def test_a_failed_batch_raises_like_one_row_at_a_time() -> None:
     a, _ = _twin()
     rows = [("s1", "k", b"1"), ("s1", "k", b"2")]
-    try:
+    with pytest.raises(sqlite3.IntegrityError):
         insert_rows(a, "INSERT INTO e", rows)  # the same key twice: no OR REPLACE
-    except sqlite3.IntegrityError:
-        pass
-    else:  # pragma: no cover - the failure being tested for
-        raise AssertionError("a duplicate key was accepted")
 
 
 def test_a_save_runs_at_most_twelve_statements_for_a_turn_of_one_or_forty_results(
@@ -77,19 +74,7 @@ def test_a_save_runs_at_most_twelve_statements_for_a_turn_of_one_or_forty_result
     engine.save_to(store, "u")
 
     def turn(first: int, results: int) -> int:
-        calls = [
-            ToolUse(id=f"c{first + i}", name="read", input={"i": first + i}) for i in range(results)
-        ]
-        engine.add_message(Message(role="assistant", blocks=(Text("reading"), *calls)))
-        engine.add_message(
-            Message(
-                role="user",
-                blocks=tuple(
-                    ToolResult(tool_use_id=c.id, content=f"line {c.id}\n" * 20) for c in calls
-                ),
-            )
-        )
-        engine.request()
+        read_turn(engine, first, results)
         statements.clear()
         engine.save_to(store, "u")
         return len(statements)
@@ -119,21 +104,7 @@ def test_the_save_after_a_compaction_runs_few_statements(tmp_path: Path) -> None
     )
     largest = 0
     for turn in range(60):
-        calls = [
-            ToolUse(id=f"c{turn}-{i}", name="read", input={"path": f"src/f{turn}_{i}.py"})
-            for i in range(3)
-        ]
-        engine.add_message(Message(role="assistant", blocks=(Text(f"turn {turn}"), *calls)))
-        engine.add_message(
-            Message(
-                role="user",
-                blocks=tuple(
-                    ToolResult(tool_use_id=c.id, content=f"def f_{c.id}():\n    return 1\n" * 40)
-                    for c in calls
-                ),
-            )
-        )
-        engine.request()
+        read_turn(engine, turn, 3)
         steps.clear()
         engine.save_to(store, "u")
         largest = max(largest, len(steps))
