@@ -1,13 +1,16 @@
 """``regio bench`` and ``regio demo``.
 
 ``regio bench --trace PATH... --blueprint PATH [--layouts a,b] [--cache m1,m2]
-[--window-tokens N] [--canaries] [--json OUT] [--plot OUT.png]`` replays traces (any format
-:func:`regio.traces.import_file` reads) under one blueprint and prints per-group and total
-tables. ``regio demo`` benches the bundled traces (``examples/traces``) with the example
-blueprints (``coding-agent`` for SWE-agent and mini-swe-agent, ``support-agent`` for
-tau-bench) under the default cache models ``anthropic:claude-sonnet-4-6`` and
-``openai:gpt-5`` (:data:`regio.bench.run.DEFAULT_CACHE_MODELS`; ``--cache`` picks others,
-e.g. ``openai:gpt-4o``), writing ``out/demo.json`` and, with matplotlib, ``out/demo.png``,
+[--model provider:model [--summarizer-model NAME]] [--window-tokens N] [--canaries]
+[--json OUT] [--plot OUT.png]`` replays traces (any format :func:`regio.traces.import_file`
+reads) under one blueprint and prints per-group and total tables. ``--model`` replays the
+blueprint declared for another model (:func:`regio.bench.retarget.retarget_blueprint`) and,
+without ``--cache``, bills it at that model. ``regio demo`` benches the bundled traces
+(``examples/traces``) with the example blueprints (``coding-agent`` for SWE-agent and
+mini-swe-agent, ``support-agent`` for tau-bench) under the default cache models
+``anthropic:claude-sonnet-4-6`` and ``openai:gpt-5``
+(:data:`regio.bench.run.DEFAULT_CACHE_MODELS`; ``--cache`` picks others, e.g.
+``openai:gpt-4o``), writing ``out/demo.json`` and, with matplotlib, ``out/demo.png``,
 then each group under pressure (:data:`DEMO_WINDOW_TOKENS`, canaries planted) to
 ``out/demo-pressure-<blueprint>.json`` / ``.png``, and prints both kinds of table.
 ``--window-tokens N`` runs any bench under pressure (the ``recorded`` row stays the requests
@@ -31,6 +34,7 @@ from regio.bench.output import plot_available, print_report, write_plot
 from regio.bench.pressure import scale_blueprint
 from regio.bench.replay import ALL_LAYOUTS, OPT_IN
 from regio.bench.report import BenchReport, write_report
+from regio.bench.retarget import retarget_blueprint
 from regio.bench.run import DEFAULT_CACHE_MODELS, check_cache_models, run_bench
 from regio.cache.types import CacheError
 from regio.console import stderr_console, stdout_console
@@ -100,9 +104,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     bench.add_argument(
         "--cache",
-        default=",".join(DEFAULT_CACHE_MODELS),
         help="comma-separated cache models provider[:model] (default "
-        f"{','.join(DEFAULT_CACHE_MODELS)}; others e.g. openai:gpt-4o,vllm,llamacpp,oracle)",
+        f"{','.join(DEFAULT_CACHE_MODELS)}, or the --model; others e.g. "
+        "openai:gpt-4o,vllm,llamacpp,oracle)",
+    )
+    bench.add_argument(
+        "--model",
+        metavar="PROVIDER:MODEL",
+        help="replay the blueprint declared for this model (model, cache profile; e.g. "
+        "openai:gpt-5) and bill it there unless --cache names others",
+    )
+    bench.add_argument(
+        "--summarizer-model",
+        metavar="NAME",
+        help="with --model: the model of that provider that writes the summaries (e.g. gpt-5-mini)",
     )
     bench.add_argument(
         "--window-tokens",
@@ -189,6 +204,17 @@ def _finish(
             console.print("[yellow]note:[/] matplotlib is not installed (extra 'bench'); no plot")
 
 
+def _declared(blueprint: Any) -> tuple[str]:
+    """The report note of a blueprint retargeted with ``--model``."""
+    named = blueprint.summary_model
+    summaries = f"summaries by {named[1]}" if named else "summaries by the agent's model"
+    return (
+        f"blueprint {blueprint.name!r} replayed as declared for "
+        f"{blueprint.model.provider}:{blueprint.model.name} (--model: model and cache "
+        f"profile; {summaries})",
+    )
+
+
 def main_bench(args: argparse.Namespace) -> int:
     """Handler of ``regio bench``."""
     from regio.blueprint import BlueprintError, load_blueprint
@@ -196,7 +222,7 @@ def main_bench(args: argparse.Namespace) -> int:
 
     console = stdout_console()
     layouts = _names(args.layouts)
-    caches = _names(args.cache)
+    caches = _names(args.cache or args.model or ",".join(DEFAULT_CACHE_MODELS))
     bad = [x for x in layouts if x not in ALL_LAYOUTS and x not in OPT_IN]
     try:
         if bad or not layouts:
@@ -204,6 +230,10 @@ def main_bench(args: argparse.Namespace) -> int:
             raise ValueError(f"--layouts: unknown {bad}; use names from {known}")
         check_cache_models(caches)
         blueprint = load_blueprint(Path(args.blueprint))
+        if args.model is not None:
+            blueprint = retarget_blueprint(blueprint, args.model, args.summarizer_model)
+        elif args.summarizer_model is not None:
+            raise ValueError("--summarizer-model: give it with --model provider:model")
         if args.window_tokens is not None:
             scale_blueprint(blueprint, args.window_tokens)
         skipped: list[str] = []
@@ -222,6 +252,7 @@ def main_bench(args: argparse.Namespace) -> int:
         window_tokens=args.window_tokens,
         canaries=args.canaries,
         skipped=skipped,
+        notes=_declared(blueprint) if args.model is not None else (),
     )
     _finish(console, report, args.json, args.plot)
     return 0

@@ -287,11 +287,13 @@ def run_bench(
     window_tokens: int | None = None,
     canaries: bool = False,
     skipped: Sequence[str] = (),
+    notes: Sequence[str] = (),
 ) -> BenchReport:
     """Bench every (trace, blueprint) job; ``progress(trace_id)`` is called after each one.
     A trace that cannot be replayed is reported in ``skipped`` (with the error) and left out,
     never aborting the run; ``skipped`` starts with the given reasons (e.g. unreadable
-    files). Totals sum over the benched traces per cache model and layout."""
+    files). Totals sum over the benched traces per cache model and layout. ``notes`` open
+    the report's notes (e.g. how the blueprint was retargeted)."""
     check_cache_models(cache_models)
     results = []
     lost = list(skipped)
@@ -312,13 +314,14 @@ def run_bench(
         if progress is not None:
             progress(trace.id)
     seen = Counter(n for r in results for n in dict.fromkeys(r.notes))
-    notes = tuple(f"{n} ({k} of {len(results)} traces)" for n, k in seen.items())
+    found = (f"{n} ({k} of {len(results)} traces)" for n, k in seen.items())
+    all_notes = (*notes, *found)
     used = [x for x in layouts if x in PEERS]
     versions = {k: v for k, v in peer_versions().items() if used}
     return BenchReport(
         traces=tuple(results),
         totals=total_models([r.models for r in results]),
-        notes=notes,
+        notes=all_notes,
         skipped=tuple(lost),
         versions=versions,
         window_tokens=window_tokens,

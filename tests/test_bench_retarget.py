@@ -1,0 +1,145 @@
+"""``regio bench --model``: a blueprint replayed as declared for the model it is billed at.
+
+The failure class: a replay billed at a model its blueprint was not declared for (the cost
+controller priced its compactions with another model's cache terms, the summaries billed at a
+model of another provider). The retargeted blueprint changes the model, the cache profile and
+the summarizer's model, and nothing else; a retarget that would leave a summarizer of the old
+provider is refused with the flag that fixes it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import attrs
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from regio.bench.retarget import retarget_blueprint
+from regio.blueprint import load_blueprint
+from regio.cli import main
+from regio.traces.jsonl import write_trace
+from regio.traces.synth import synthesize
+
+ROOT = Path(__file__).resolve().parents[1]
+TRACE = (
+    ROOT / "examples" / "traces" / "swe-agent" / "marshmallow-1867__function_calling_replace.traj"
+)
+EXAMPLES = ROOT / "examples" / "blueprints"
+CODING = EXAMPLES / "coding-agent.yaml"
+
+#: Priced models of the shipped cache rules, with a priced summarizer of the same provider.
+TARGETS = [
+    ("openai:gpt-5", "gpt-5-mini"),
+    ("openai:gpt-4o", "gpt-4o-mini"),
+    ("anthropic:claude-sonnet-4-6", "claude-haiku-4-5"),
+    ("anthropic:claude-opus-4-5", "claude-haiku-4-5"),
+]
+
+
+def _unchanged(blueprint: object) -> object:
+    """``blueprint`` without the fields a retarget may change."""
+    return attrs.evolve(
+        blueprint,  # type: ignore[misc]
+        model=attrs.evolve(blueprint.model, provider="x", name="x"),  # type: ignore[attr-defined]
+        cache=attrs.evolve(blueprint.cache, profile=None),  # type: ignore[attr-defined]
+        summarizer=attrs.evolve(blueprint.summarizer, model=None, provider="extractive"),  # type: ignore[attr-defined]
+    )
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    example=st.sampled_from(sorted(p.name for p in EXAMPLES.glob("*.yaml"))),
+    target=st.sampled_from(TARGETS),
+)
+def test_a_retarget_changes_the_model_the_cache_profile_and_the_summarizer_only(
+    example: str, target: tuple[str, str]
+) -> None:
+    original = load_blueprint(EXAMPLES / example)
+    model, summarizer = target
+    moved = retarget_blueprint(original, model, summarizer)
+    assert f"{moved.model.provider}:{moved.model.name}" == model
+    assert moved.cache.profile == model
+    assert moved.summarizer.model == summarizer
+    assert moved.summary_model in (None, (model.split(":")[0], summarizer))
+    assert _unchanged(moved) == _unchanged(original)
+
+
+def test_the_example_coding_blueprint_moved_to_gpt_5_summarizes_with_the_model_named() -> None:
+    moved = retarget_blueprint(load_blueprint(CODING), "openai:gpt-5", "gpt-5-mini")
+    assert moved.summary_model == ("openai", "gpt-5-mini")
+    assert moved.model.context_window == 200_000  # the window stays as written
+
+
+def test_a_summarizer_of_the_old_provider_is_refused_naming_the_flag_that_fixes_it() -> None:
+    with pytest.raises(ValueError, match=r"claude-haiku-4-5.*anthropic.*--summarizer-model"):
+        retarget_blueprint(load_blueprint(CODING), "openai:gpt-5")
+
+
+def test_the_same_provider_keeps_the_declared_summarizer() -> None:
+    moved = retarget_blueprint(load_blueprint(CODING), "anthropic:claude-opus-4-5")
+    assert moved.summary_model == ("anthropic", "claude-haiku-4-5")
+
+
+@pytest.mark.parametrize(
+    ("model", "summarizer", "says"),
+    [
+        ("gpt-5", None, "give provider:model"),
+        ("openai:gpt-55-turbo", "gpt-5-mini", "--model openai:gpt-55-turbo: no cache rule"),
+        ("openai:gpt-5", "o9-mini", "--summarizer-model openai:o9-mini: no cache rule"),
+        ("anthropc:claude-sonnet-4-6", None, "did you mean anthropic"),
+    ],
+)
+def test_a_model_the_cache_rules_cannot_price_is_refused_naming_the_flag(
+    model: str, summarizer: str | None, says: str
+) -> None:
+    with pytest.raises(ValueError, match=says):
+        retarget_blueprint(load_blueprint(CODING), model, summarizer)
+
+
+def _bench(tmp_path: Path, *extra: str) -> dict[str, object]:
+    """The JSON report of regio alone on a generated 80-call session that compacts at 16k."""
+    trace = write_trace(synthesize(80, 3), tmp_path / "s.jsonl")
+    out = tmp_path / "r.json"
+    argv = ["bench", "--trace", str(trace), "--blueprint", str(CODING), "--json", str(out)]
+    argv += ["--layouts", "regio", "--window-tokens", "16384", *extra]
+    assert main(argv) == 0
+    report: dict[str, object] = json.loads(out.read_text())
+    return report
+
+
+def _regio_cost(report: dict[str, object]) -> float:
+    traces = report["traces"]
+    assert isinstance(traces, list) and len(traces) == 1
+    (model,) = traces[0]["models"]
+    (row,) = model["layouts"]
+    assert row["layout"] == "regio"
+    return float(row["cost_usd"])
+
+
+def test_bench_with_model_bills_there_and_says_how_the_blueprint_was_declared(
+    tmp_path: Path,
+) -> None:
+    moved = _bench(tmp_path, "--model", "openai:gpt-5", "--summarizer-model", "gpt-5-mini")
+    traces = moved["traces"]
+    assert isinstance(traces, list) and len(traces) == 1
+    assert [m["cache_model"] for m in traces[0]["models"]] == ["openai:gpt-5"]
+    notes = moved["notes"]
+    assert isinstance(notes, list)
+    assert "declared for openai:gpt-5" in notes[0] and "summaries by gpt-5-mini" in notes[0]
+    assert any("billed as requests to gpt-5-mini" in n for n in notes)
+    as_written = _bench(tmp_path, "--cache", "openai:gpt-5")
+    written_notes = as_written["notes"]
+    assert isinstance(written_notes, list)
+    assert not any("declared for" in n for n in written_notes)
+    assert _regio_cost(moved) != _regio_cost(as_written)
+
+
+def test_a_summarizer_model_without_a_model_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    trace = write_trace(synthesize(4, 3), tmp_path / "s.jsonl")
+    argv = ["bench", "--trace", str(trace), "--blueprint", str(CODING)]
+    assert main([*argv, "--summarizer-model", "gpt-5-mini"]) == 2
+    assert "give it with --model" in capsys.readouterr().err
