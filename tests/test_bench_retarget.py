@@ -3,13 +3,15 @@
 The failure class: a replay billed at a model its blueprint was not declared for (the cost
 controller priced its compactions with another model's cache terms, the summaries billed at a
 model of another provider). The retargeted blueprint changes the model, the cache profile and
-the summarizer's model, and nothing else; a retarget that would leave a summarizer of the old
-provider is refused with the flag that fixes it."""
+the summarizer's model where it must follow, and nothing else; a retarget that would leave a
+summarizer of the old provider, move one on its own server or give a blueprint the new provider
+cannot take is refused with the flag and the fix."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -17,15 +19,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.bench.retarget import retarget_blueprint
-from regio.blueprint import load_blueprint
+from regio.blueprint import Blueprint, load_blueprint
+from regio.blueprint.contextspec import ClearToolUsesSpec, ContextManagementSpec
 from regio.cli import main
 from regio.traces.jsonl import write_trace
 from regio.traces.synth import synthesize
 
 ROOT = Path(__file__).resolve().parents[1]
-TRACE = (
-    ROOT / "examples" / "traces" / "swe-agent" / "marshmallow-1867__function_calling_replace.traj"
-)
 EXAMPLES = ROOT / "examples" / "blueprints"
 CODING = EXAMPLES / "coding-agent.yaml"
 
@@ -82,20 +82,80 @@ def test_the_same_provider_keeps_the_declared_summarizer() -> None:
     assert moved.summary_model == ("anthropic", "claude-haiku-4-5")
 
 
+def _with_summarizer(**fields: Any) -> Blueprint:
+    """The example coding blueprint with its summarizer's fields replaced."""
+    bp = load_blueprint(CODING)
+    return attrs.evolve(bp, summarizer=attrs.evolve(bp.summarizer, **fields))
+
+
+def test_a_summarizer_written_out_as_the_agents_own_model_follows_the_agent() -> None:
+    moved = retarget_blueprint(_with_summarizer(model="claude-sonnet-4-6"), "openai:gpt-5")
+    assert moved.summarizer.model == "gpt-5" and moved.summary_model is None
+
+
+@pytest.mark.parametrize("model", [None, "claude-sonnet-4-6"])
+def test_an_llm_summarizer_on_the_agents_model_moves_to_the_new_provider(
+    model: str | None,
+) -> None:
+    moved = retarget_blueprint(_with_summarizer(provider="anthropic", model=model), "openai:gpt-5")
+    assert moved.summarizer.provider == "openai"
+    assert moved.summarizer.model in (None, "gpt-5") and moved.summary_model is None
+
+
+def test_an_llm_summarizer_named_with_the_flag_calls_the_new_provider() -> None:
+    bp = _with_summarizer(provider="anthropic")
+    moved = retarget_blueprint(bp, "openai:gpt-5", "openai:gpt-5-mini")
+    assert (moved.summarizer.provider, moved.summarizer.model) == ("openai", "gpt-5-mini")
+
+
+def test_a_summarizer_on_a_provider_of_its_own_stays_there() -> None:
+    bp = _with_summarizer(provider="anthropic", model="claude-haiku-4-5")
+    moved = retarget_blueprint(bp, "openai:gpt-5")
+    assert moved.summary_model == ("anthropic", "claude-haiku-4-5")
+    local = _with_summarizer(provider="openai", base_url="http://127.0.0.1:8080", model="qwen3")
+    kept = retarget_blueprint(local, "anthropic:claude-opus-4-5")
+    assert kept.summarizer == local.summarizer
+
+
+def test_a_summarizer_on_its_own_server_is_refused_rather_than_moved() -> None:
+    own = _with_summarizer(provider="openai", base_url="http://127.0.0.1:8080", model=None)
+    with pytest.raises(ValueError, match=r"its own server .*summarizer.base_url"):
+        retarget_blueprint(own, "openai:gpt-5")
+    local = _with_summarizer(provider="openai", base_url="http://127.0.0.1:8080", model="qwen3")
+    with pytest.raises(ValueError, match="its own server"):
+        retarget_blueprint(local, "openai:gpt-5", "gpt-5-mini")
+
+
+def test_a_blueprint_the_new_provider_cannot_take_is_refused_naming_the_model() -> None:
+    bp = load_blueprint(CODING)
+    edits = ContextManagementSpec(clear_tool_uses=ClearToolUsesSpec())
+    with pytest.raises(ValueError, match=r"--model openai:gpt-5: .*context_management"):
+        retarget_blueprint(attrs.evolve(bp, context_management=edits), "openai:gpt-5", "gpt-5-mini")
+
+
 @pytest.mark.parametrize(
     ("model", "summarizer", "says"),
     [
         ("gpt-5", None, "give provider:model"),
         ("openai:gpt-55-turbo", "gpt-5-mini", "--model openai:gpt-55-turbo: no cache rule"),
-        ("openai:gpt-5", "o9-mini", "--summarizer-model openai:o9-mini: no cache rule"),
         ("anthropc:claude-sonnet-4-6", None, "did you mean anthropic"),
+        ("oracle:anthropic:claude-sonnet-4-6", None, "oracle is a cache model"),
+        ("openai:gpt-5", "o9-mini", "--summarizer-model o9-mini: no cache rule for an openai"),
     ],
 )
-def test_a_model_the_cache_rules_cannot_price_is_refused_naming_the_flag(
+def test_a_model_the_cache_rules_do_not_know_is_refused_naming_the_flag(
     model: str, summarizer: str | None, says: str
 ) -> None:
     with pytest.raises(ValueError, match=says):
         retarget_blueprint(load_blueprint(CODING), model, summarizer)
+
+
+def test_the_value_a_summarizer_error_suggests_is_accepted() -> None:
+    with pytest.raises(ValueError) as caught:
+        retarget_blueprint(load_blueprint(CODING), "openai:gpt-5", "gtp-5-mini")
+    suggested = str(caught.value).split("--summarizer-model ")[-1].split()[0]
+    moved = retarget_blueprint(load_blueprint(CODING), "openai:gpt-5", suggested)
+    assert moved.summary_model == ("openai", suggested)
 
 
 def _bench(tmp_path: Path, *extra: str) -> dict[str, object]:
@@ -134,6 +194,32 @@ def test_bench_with_model_bills_there_and_says_how_the_blueprint_was_declared(
     assert isinstance(written_notes, list)
     assert not any("declared for" in n for n in written_notes)
     assert _regio_cost(moved) != _regio_cost(as_written)
+
+
+@pytest.mark.parametrize(
+    ("model", "says"),
+    [
+        ("openai:gpt-55", "--model openai:gpt-55: no cache rule"),
+        ("gpt-5", "--model 'gpt-5': give provider:model"),
+    ],
+)
+def test_a_bad_model_on_the_command_line_is_named_as_the_model_not_the_cache(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, model: str, says: str
+) -> None:
+    trace = write_trace(synthesize(4, 3), tmp_path / "s.jsonl")
+    argv = ["bench", "--trace", str(trace), "--blueprint", str(CODING), "--model", model]
+    assert main(argv) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert says in err and "--cache" not in err
+
+
+def test_the_models_provider_is_read_in_any_case_and_billed_in_the_rules_spelling(
+    tmp_path: Path,
+) -> None:
+    report = _bench(tmp_path, "--model", "OpenAI:gpt-5", "--summarizer-model", "gpt-5-mini")
+    traces = report["traces"]
+    assert isinstance(traces, list)
+    assert [m["cache_model"] for m in traces[0]["models"]] == ["openai:gpt-5"]
 
 
 def test_a_summarizer_model_without_a_model_is_refused(

@@ -13,7 +13,7 @@ from regio.providers import cache_model_for
 from regio.providers.base import Provider
 from regio.providers.registry import find_provider, providers
 
-__all__ = ["check_cache_models"]
+__all__ = ["check_cache_models", "closest_models"]
 
 
 def _providers() -> list[str]:
@@ -34,6 +34,15 @@ def _models(provider: Provider) -> list[str]:
 
 def _close(word: str, known: Sequence[str]) -> list[str]:
     return difflib.get_close_matches(word.strip().lower(), known, n=3, cutoff=0.6)
+
+
+def closest_models(provider: str, model: str) -> tuple[list[str], list[str]]:
+    """``(closest, known)``: the model families with a packaged cache rule for ``provider``
+    (its registry name) closest to ``model`` (at most three, ``difflib``), and all of them;
+    both empty for a provider without cache rules."""
+    found = find_provider(provider)
+    known = _models(found) if found is not None else []
+    return _close(model, known), known
 
 
 def _help(option: str, name: str) -> str | None:

@@ -222,18 +222,20 @@ def main_bench(args: argparse.Namespace) -> int:
 
     console = stdout_console()
     layouts = _names(args.layouts)
-    caches = _names(args.cache or args.model or ",".join(DEFAULT_CACHE_MODELS))
+    default = ",".join(DEFAULT_CACHE_MODELS)
     bad = [x for x in layouts if x not in ALL_LAYOUTS and x not in OPT_IN]
     try:
         if bad or not layouts:
             known = ", ".join((*ALL_LAYOUTS, *OPT_IN))
             raise ValueError(f"--layouts: unknown {bad}; use names from {known}")
-        check_cache_models(caches)
+        if args.summarizer_model is not None and args.model is None:
+            raise ValueError("--summarizer-model: give it with --model provider:model")
         blueprint = load_blueprint(Path(args.blueprint))
         if args.model is not None:
             blueprint = retarget_blueprint(blueprint, args.model, args.summarizer_model)
-        elif args.summarizer_model is not None:
-            raise ValueError("--summarizer-model: give it with --model provider:model")
+            default = f"{blueprint.model.provider}:{blueprint.model.name}"
+        caches = _names(args.cache if args.cache is not None else default)
+        check_cache_models(caches)
         if args.window_tokens is not None:
             scale_blueprint(blueprint, args.window_tokens)
         skipped: list[str] = []

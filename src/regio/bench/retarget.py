@@ -4,15 +4,23 @@
 regio's choices depend on the model a blueprint declares: the cost controller prices a
 compaction with that model's cache terms (``cache.profile``), and the summaries are billed at
 the summarizer model's prices. Billing a replay of a blueprint declared for one model under
-another model's prices measures a blueprint nobody would run: on seed 3636's generated
-sessions, the example coding blueprint (claude-sonnet-4-6, summaries by claude-haiku-4-5)
-billed at gpt-5's prices cost 1.02-1.17x the cheapest peer in 5 of 18 runs at 32k-128k, and
-0.48-1.08x (dearer in 2) declared for gpt-5 with summaries by gpt-5-mini
+another model's prices measures a blueprint nobody would run: measured 2026-12-06 on seed
+3636's generated sessions, the example coding blueprint (claude-sonnet-4-6, summaries by
+claude-haiku-4-5) billed at gpt-5's prices cost 1.02-1.17x the cheapest peer in 5 of 18 runs
+at 32k-128k, and 0.48-1.08x (dearer in 2) declared for gpt-5 with summaries by gpt-5-mini
 (docs/benchmark.md, "Billed as declared").
 
 :func:`retarget_blueprint` gives the blueprint with ``model.provider`` / ``model.name``, the
-cache profile and (optionally) the summarizer's model changed, and nothing else: the window,
-budgets, regions and tokenizer stay as written.
+cache profile and the summarizer's model where it must follow (below) changed, and nothing
+else: the window, budgets, regions and tokenizer stay as written. The summarizer: with
+``summarizer_model`` it is that model of the new provider; a summarizer that wrote out the
+agent's own model name follows the agent to the new model; an LLM summarizer
+(``summarizer.provider`` ``anthropic`` / ``openai``) on the agent's own model moves to the new
+provider, and one on a model of its own provider stays there; a model named for the agent's
+old provider (``summarizer.provider: extractive``, priced as that provider's) is refused
+without ``summarizer_model``, and a summarizer on its own server (``summarizer.base_url``) is
+never moved (the errors say what to edit).
+The result is validated as a loaded blueprint is.
 """
 
 from __future__ import annotations
@@ -21,11 +29,14 @@ from typing import Literal
 
 import attrs
 
-from regio.bench.cachenames import check_cache_models
-from regio.blueprint.spec import Blueprint
+from regio.bench.cachenames import check_cache_models, closest_models
+from regio.blueprint.errors import BlueprintError
+from regio.blueprint.loader import validate_blueprint
+from regio.blueprint.spec import Blueprint, SummarizerSpec
 from regio.cache.types import CacheRuleError
+from regio.providers import cache_model_for
 
-__all__ = ["retarget_blueprint"]
+__all__ = ["parse_model", "retarget_blueprint"]
 
 #: Providers an LLM summarizer (``summarizer.provider``) can call.
 _LLM_SUMMARIZERS: dict[str, Literal["anthropic", "openai"]] = {
@@ -34,15 +45,84 @@ _LLM_SUMMARIZERS: dict[str, Literal["anthropic", "openai"]] = {
 }
 
 
-def _known(name: str, flag: str) -> None:
-    """Raise ``ValueError`` naming ``flag``, the closest known names and a value that works
-    unless the cache rules know model ``name`` (``provider:model``;
-    :func:`regio.bench.cachenames.check_cache_models`). A model known without a price is
-    accepted: the bench then reports its cost as unpriced, as for ``--cache``."""
+def _article(word: str) -> str:
+    return f"an {word}" if word[:1] in "aeiou" else f"a {word}"
+
+
+def parse_model(model: str) -> tuple[str, str]:
+    """``(provider, name)`` of ``--model`` ``provider:model``, the provider lower-cased.
+    Raises ``ValueError`` naming ``--model`` and a value that works when either part is
+    missing, for ``oracle`` (a cache model, not a model a blueprint declares), and when the
+    cache rules do not know the model (the closest names, as ``--cache`` gives them)."""
+    provider, sep, name = model.partition(":")
+    provider, name = provider.strip().lower(), name.strip()
+    if not sep or not provider or not name:
+        raise ValueError(f"--model {model!r}: give provider:model, e.g. --model openai:gpt-5")
+    if provider == "oracle":
+        raise ValueError(
+            f"--model {model}: oracle is a cache model, not a model a blueprint declares; "
+            "give provider:model (e.g. --model openai:gpt-5) and --cache oracle to bill it there"
+        )
     try:
-        check_cache_models([name], flag)
+        check_cache_models([f"{provider}:{name}"], "--model")
     except CacheRuleError as exc:
         raise ValueError(str(exc)) from None
+    return provider, name
+
+
+def _named_summarizer(provider: str, name: str) -> str:
+    """``name`` of ``--summarizer-model`` without a leading ``provider:``; raises
+    ``ValueError`` naming the flag, the closest ``provider`` models and a value that works
+    when the cache rules do not know it."""
+    bare = name.strip()
+    if bare.lower().startswith(f"{provider}:"):
+        bare = bare[len(provider) + 1 :].strip()
+    try:
+        cache_model_for(f"{provider}:{bare}")
+    except CacheRuleError:
+        close, known = closest_models(provider, bare)
+        mean = f"; did you mean {', '.join(close)}" if close else ""
+        example = close[0] if close else (known[0] if known else "")
+        raise ValueError(
+            f"--summarizer-model {name}: no cache rule for {_article(provider)} model "
+            f"{bare!r}{mean}; give a {provider} model name"
+            + (f", e.g. --summarizer-model {example}" if example else "")
+        ) from None
+    return bare
+
+
+def _summarizer(
+    blueprint: Blueprint, provider: str, name: str, summarizer_model: str | None
+) -> SummarizerSpec:
+    """The summarizer of ``blueprint`` declared for ``provider:name`` (module doc)."""
+    spec, old = blueprint.summarizer, blueprint.model
+    flag = f"--model {provider}:{name}"
+    llm = spec.provider != "extractive"
+    follows = spec.model is None or spec.model == old.name  # the agent's own model
+    moves = summarizer_model is not None or (follows and provider != old.provider)
+    if spec.base_url is not None and moves:
+        raise ValueError(
+            f"{flag}: the blueprint's summarizer calls its own server ({spec.base_url}); "
+            "edit summarizer.base_url / summarizer.model in the blueprint instead"
+        )
+    if llm and moves and provider not in _LLM_SUMMARIZERS:
+        raise ValueError(
+            f"{flag}: an LLM summarizer runs on {', '.join(_LLM_SUMMARIZERS)} only; set "
+            "summarizer.provider in the blueprint"
+        )
+    moved_provider = _LLM_SUMMARIZERS.get(provider, spec.provider) if llm else spec.provider
+    if summarizer_model is not None:
+        model = _named_summarizer(provider, summarizer_model)
+        return attrs.evolve(spec, model=model, provider=moved_provider)
+    if follows:
+        own = None if spec.model is None else name
+        return attrs.evolve(spec, model=own, provider=moved_provider)
+    if not llm and provider != old.provider:  # a model named for the agent's old provider
+        raise ValueError(
+            f"{flag}: the blueprint's summarizer model {spec.model!r} is {_article(old.provider)} "
+            f"model; name {_article(provider)} model for the summaries with --summarizer-model"
+        )
+    return spec  # a summarizer on a provider of its own stays there
 
 
 def retarget_blueprint(
@@ -50,41 +130,30 @@ def retarget_blueprint(
 ) -> Blueprint:
     """``blueprint`` declared for ``model`` (``provider:model``, e.g. ``openai:gpt-5``):
     ``model.provider``, ``model.name`` and ``cache.profile`` set to it; with
-    ``summarizer_model`` (a model name of the same provider, e.g. ``gpt-5-mini``) the
-    summaries are written by that model. Everything else is kept.
+    ``summarizer_model`` (a model of the same provider, ``gpt-5-mini`` or
+    ``openai:gpt-5-mini``) the summaries are written by that model; the summarizer otherwise
+    as the module doc says. Everything else is kept.
 
-    Raises ``ValueError`` naming the flag and the fix when ``model`` has no ``provider:``
-    part, when the cache rules do not know it or ``summarizer_model``, or when the provider
-    changes and the blueprint names a summarizer model of its old provider without a
-    ``summarizer_model`` to replace it (that model would be looked up under the new provider).
+    Raises ``ValueError`` naming the flag and the fix: from :func:`parse_model`; when the
+    cache rules do not know ``summarizer_model``; when the provider changes and the blueprint
+    names a summarizer model of its old provider without a ``summarizer_model`` to replace it
+    (it would be looked up under the new provider); for a summarizer on its own server
+    (``base_url``) that the change would move, or an LLM summarizer moved to a provider it
+    cannot call; and when the blueprint declared for ``model`` fails the loader's checks (e.g.
+    ``context_management``, which only Anthropic's API takes).
     """
-    provider, sep, name = model.partition(":")
-    provider, name = provider.strip().lower(), name.strip()
-    if not sep or not provider or not name:
-        raise ValueError(f"--model {model!r}: give provider:model, e.g. openai:gpt-5")
-    _known(f"{provider}:{name}", "--model")
-    spec = blueprint.summarizer
-    named = blueprint.summary_model
-    if summarizer_model is not None:
-        summarizer_model = summarizer_model.strip()
-        _known(f"{provider}:{summarizer_model}", "--summarizer-model")
-        if spec.provider == "extractive":
-            spec = attrs.evolve(spec, model=summarizer_model)
-        elif provider in _LLM_SUMMARIZERS:
-            spec = attrs.evolve(spec, model=summarizer_model, provider=_LLM_SUMMARIZERS[provider])
-        else:
-            raise ValueError(
-                f"--summarizer-model {summarizer_model}: the blueprint's summarizer calls "
-                f"{spec.provider}; an LLM summarizer runs on {sorted(_LLM_SUMMARIZERS)} only"
-            )
-    elif named is not None and named[0] != provider:
-        raise ValueError(
-            f"--model {model}: the blueprint's summarizer model {named[1]!r} is a {named[0]} "
-            f"model; name a {provider} model for the summaries with --summarizer-model"
-        )
-    return attrs.evolve(
+    provider, name = parse_model(model)
+    summarizer = _summarizer(blueprint, provider, name, summarizer_model)
+    moved = attrs.evolve(
         blueprint,
         model=attrs.evolve(blueprint.model, provider=provider, name=name),
         cache=attrs.evolve(blueprint.cache, profile=f"{provider}:{name}"),
-        summarizer=spec,
+        summarizer=summarizer,
     )
+    try:
+        validate_blueprint(moved)
+    except BlueprintError as exc:
+        raise ValueError(
+            f"--model {provider}:{name}: the blueprint declared for it is not valid: {exc}"
+        ) from None
+    return moved
