@@ -10,6 +10,7 @@ cannot take is refused with the flag and the fix."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +127,52 @@ def test_a_summarizer_on_its_own_server_is_refused_rather_than_moved() -> None:
         retarget_blueprint(local, "openai:gpt-5", "gpt-5-mini")
 
 
+def test_a_summarizer_on_its_own_server_keeps_its_provider_within_the_agents_provider() -> None:
+    local = _with_summarizer(provider="openai", base_url="http://127.0.0.1:8080", model="qwen3")
+    kept = retarget_blueprint(local, "anthropic:claude-opus-4-5")
+    assert kept.summarizer == local.summarizer
+    own = _with_summarizer(provider="openai", base_url="http://127.0.0.1:8080", model=None)
+    with pytest.raises(ValueError, match=r"--model anthropic:claude-opus-4-5: .*its own server"):
+        retarget_blueprint(own, "anthropic:claude-opus-4-5")
+    assert retarget_blueprint(own, "anthropic:claude-sonnet-4-6").summarizer == own.summarizer
+
+
+def test_a_summarizer_model_on_its_own_server_names_the_summarizer_flag() -> None:
+    local = _with_summarizer(provider="openai", base_url="http://127.0.0.1:8080", model="qwen3")
+    with pytest.raises(ValueError, match=r"^--summarizer-model claude-haiku-4-5: .*own server"):
+        retarget_blueprint(local, "anthropic:claude-opus-4-5", "claude-haiku-4-5")
+
+
+@pytest.mark.parametrize("alias", ["claude", "Claude", "ANTHROPIC"])
+def test_a_provider_alias_is_read_as_the_provider(alias: str) -> None:
+    moved = retarget_blueprint(load_blueprint(CODING), f"{alias}:claude-opus-4-5")
+    assert (moved.model.provider, moved.cache.profile) == (
+        "anthropic",
+        "anthropic:claude-opus-4-5",
+    )
+    assert moved.summary_model == ("anthropic", "claude-haiku-4-5")
+    named = retarget_blueprint(load_blueprint(CODING), "openai:gpt-5", "OpenAI:gpt-5-mini")
+    assert named.summary_model == ("openai", "gpt-5-mini")
+
+
+@pytest.mark.parametrize(
+    ("summarizer", "says"),
+    [
+        ("", "give an openai model name"),
+        ("openai:", "give an openai model name"),
+        ("gpt-5-*", "give an openai model name"),
+        ("anthropic:claude-haiku-4-5", "a model of the --model's provider"),
+    ],
+)
+def test_a_summarizer_model_that_is_empty_a_pattern_or_another_providers_is_refused(
+    summarizer: str, says: str
+) -> None:
+    with pytest.raises(ValueError, match=re.escape(says)) as caught:
+        retarget_blueprint(load_blueprint(CODING), "openai:gpt-5", summarizer)
+    suggested = str(caught.value).split("--summarizer-model ")[-1].split()[0]
+    assert retarget_blueprint(load_blueprint(CODING), "openai:gpt-5", suggested)
+
+
 def test_a_blueprint_the_new_provider_cannot_take_is_refused_naming_the_model() -> None:
     bp = load_blueprint(CODING)
     edits = ContextManagementSpec(clear_tool_uses=ClearToolUsesSpec())
@@ -220,6 +267,47 @@ def test_the_models_provider_is_read_in_any_case_and_billed_in_the_rules_spellin
     traces = report["traces"]
     assert isinstance(traces, list)
     assert [m["cache_model"] for m in traces[0]["models"]] == ["openai:gpt-5"]
+
+
+@pytest.mark.parametrize("bad", ["anthropc:claude-sonnet-4-6", "anthropc:x", "openai:gpt-55"])
+def test_the_value_a_model_error_suggests_is_accepted(bad: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        retarget_blueprint(load_blueprint(CODING), bad, "gpt-5-mini")
+    text = str(caught.value)
+    assert "comma-separated" not in text and "oracle" not in text
+    suggested = text.split("--model ")[-1].split()[0].rstrip(";,")
+    provider = suggested.split(":")[0]
+    summarizer = "gpt-5-mini" if provider == "openai" else "claude-haiku-4-5"
+    assert retarget_blueprint(load_blueprint(CODING), suggested, summarizer)
+
+
+def test_cache_given_with_model_bills_at_the_cache_named(tmp_path: Path) -> None:
+    report = _bench(
+        tmp_path, "--model", "openai:gpt-5", "--summarizer-model", "gpt-5-mini", "--cache", "oracle"
+    )
+    traces = report["traces"]
+    assert isinstance(traces, list)
+    assert [m["cache_model"] for m in traces[0]["models"]] == ["oracle"]
+
+
+@pytest.mark.parametrize("cache", ["", ","])
+def test_an_empty_cache_list_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, cache: str
+) -> None:
+    trace = write_trace(synthesize(4, 3), tmp_path / "s.jsonl")
+    argv = ["bench", "--trace", str(trace), "--blueprint", str(CODING), "--cache", cache]
+    assert main(argv) == 2
+    assert "--cache: give at least one provider[:model]" in capsys.readouterr().err
+
+
+def test_an_error_is_printed_as_written_without_emoji_codes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    trace = write_trace(synthesize(4, 3), tmp_path / "s.jsonl")
+    argv = ["bench", "--trace", str(trace), "--blueprint", str(CODING), "--model", "anthropc:x"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "anthropc:x:" in " ".join(err.split()) and "\u274c" not in err
 
 
 def test_a_summarizer_model_without_a_model_is_refused(

@@ -45,10 +45,20 @@ def closest_models(provider: str, model: str) -> tuple[list[str], list[str]]:
     return _close(model, known), known
 
 
-def _help(option: str, name: str) -> str | None:
+def _works(name: str) -> bool:
+    """Whether the cache rules know ``provider:model`` ``name``."""
+    try:
+        cache_model_for(name)
+    except CacheRuleError:
+        return False
+    return True
+
+
+def _help(option: str, name: str, single: bool = False) -> str | None:
     """What to tell the user about ``name`` given to ``option`` when it has no cache rule:
-    did-you-mean and a value to use; ``None`` when nothing better than the cache layer's own
-    message can be said."""
+    did-you-mean and a value to use (one that the rules know); ``None`` when nothing better
+    than the cache layer's own message can be said. ``single``: the option takes one
+    ``provider:model``, not a list and not ``oracle``."""
     oracle = name.startswith("oracle:")
     given, _, model = (name[len("oracle:") :] if oracle else name).partition(":")
     given, model, head = given.strip(), model.strip(), "oracle:" if oracle else ""
@@ -58,10 +68,14 @@ def _help(option: str, name: str) -> str | None:
         close = _close(given, known)
         guess = close[0] if close else known[0]
         mean = f"; did you mean {', '.join(close)}" if close else ""
+        guessed = find_provider(guess)
+        default = guessed.default_model if guessed is not None else ""
+        example = model if model and _works(f"{guess}:{model}") else default
+        extra = "" if single else " (or oracle[:provider[:model]])"
         return (
             f"{option} {name}: unknown cache provider {given!r}{mean}; providers with cache "
-            f"rules: {', '.join(known)} (or oracle[:provider[:model]]); for example "
-            f"{option} {head}{guess}{f':{model}' if model else ''}"
+            f"rules: {', '.join(known)}{extra}; for example "
+            f"{option} {head}{guess}{f':{example}' if example else ''}"
         )
     models = _models(provider)
     if not models:
@@ -69,23 +83,28 @@ def _help(option: str, name: str) -> str | None:
     close = _close(model, models)
     mean = f"; did you mean {', '.join(close)}" if close else ""
     example = close[0] if close else provider.default_model
+    listed = f"{provider.name!r} models with rules: {', '.join(models)}"
+    shape = listed if single else f"a comma-separated list of provider[:model]; {listed}"
     return (
         f"{option} {name}: no cache rule for model {model!r} of {provider.name!r}{mean}; use "
-        f"{option} {head}{provider.name}:{example} (a comma-separated list of "
-        f"provider[:model]; {provider.name!r} models with rules: {', '.join(models)})"
+        f"{option} {head}{provider.name}:{example} ({shape})"
     )
 
 
-def check_cache_models(names: Sequence[str], option: str = "--cache") -> None:
+def check_cache_models(
+    names: Sequence[str], option: str = "--cache", *, single: bool = False
+) -> None:
     """Resolve every cache model name once, before any work is done. Raises
     :class:`regio.cache.types.CacheRuleError` for a name without a cache rule, naming
     ``option`` (the command-line option the names came from), the bad name, the closest
-    known providers or models (``difflib``, at most three) and a value that works."""
+    known providers or models (``difflib``, at most three) and a value that works;
+    ``single``: the option takes one ``provider:model`` (the message offers no list and no
+    ``oracle``)."""
     for name in names:
         try:
             cache_model_for(name)
         except CacheRuleError as exc:
-            told = _help(option, name)
+            told = _help(option, name, single)
             if told is None:
                 raise CacheRuleError(f"{option} {name}: {exc}") from None
             raise CacheRuleError(told) from None

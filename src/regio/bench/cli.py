@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 
 from regio.bench.output import plot_available, print_report, write_plot
@@ -204,6 +205,22 @@ def _finish(
             console.print("[yellow]note:[/] matplotlib is not installed (extra 'bench'); no plot")
 
 
+def _check_caches(caches: Sequence[str]) -> None:
+    """Refuse an empty ``--cache`` list (``ValueError``) or a name without a cache rule
+    (:func:`check_cache_models`)."""
+    if not caches:
+        raise ValueError(
+            f"--cache: give at least one provider[:model], e.g. --cache {DEFAULT_CACHE_MODELS[0]}"
+        )
+    check_cache_models(caches)
+
+
+def _error(exc: BaseException) -> None:
+    """Print ``exc`` as the command's error, its text as written (no markup, no emoji codes:
+    ``anthropc:x:`` stays text)."""
+    stderr_console().print(f"[red]error:[/] {escape(str(exc))}", emoji=False)
+
+
 def _declared(blueprint: Any) -> tuple[str]:
     """The report note of a blueprint retargeted with ``--model``."""
     named = blueprint.summary_model
@@ -235,7 +252,7 @@ def main_bench(args: argparse.Namespace) -> int:
             blueprint = retarget_blueprint(blueprint, args.model, args.summarizer_model)
             default = f"{blueprint.model.provider}:{blueprint.model.name}"
         caches = _names(args.cache if args.cache is not None else default)
-        check_cache_models(caches)
+        _check_caches(caches)
         if args.window_tokens is not None:
             scale_blueprint(blueprint, args.window_tokens)
         skipped: list[str] = []
@@ -244,7 +261,7 @@ def main_bench(args: argparse.Namespace) -> int:
             why = "; ".join(skipped) or "no trace files there"
             raise ValueError(f"--trace {' '.join(args.trace)}: no traces found: {why}")
     except (ValueError, CacheError, BlueprintError, TraceFormatError, OSError) as exc:
-        stderr_console().print(f"[red]error:[/] {exc}")
+        _error(exc)
         return 2
     report = _run(
         console,
@@ -268,9 +285,9 @@ def main_demo(args: argparse.Namespace) -> int:
     try:
         root = examples_dir()
         caches = _names(args.cache)
-        check_cache_models(caches)
-    except (FileNotFoundError, CacheError) as exc:
-        stderr_console().print(f"[red]error:[/] {exc}")
+        _check_caches(caches)
+    except (FileNotFoundError, CacheError, ValueError) as exc:
+        _error(exc)
         return 2
     jobs: list[tuple[Trace, Any]] = []
     by_file: dict[str, list[tuple[Trace, Any]]] = {}

@@ -35,6 +35,7 @@ from regio.blueprint.loader import validate_blueprint
 from regio.blueprint.spec import Blueprint, SummarizerSpec
 from regio.cache.types import CacheRuleError
 from regio.providers import cache_model_for
+from regio.providers.registry import find_provider
 
 __all__ = ["parse_model", "retarget_blueprint"]
 
@@ -50,45 +51,63 @@ def _article(word: str) -> str:
 
 
 def parse_model(model: str) -> tuple[str, str]:
-    """``(provider, name)`` of ``--model`` ``provider:model``, the provider lower-cased.
-    Raises ``ValueError`` naming ``--model`` and a value that works when either part is
-    missing, for ``oracle`` (a cache model, not a model a blueprint declares), and when the
-    cache rules do not know the model (the closest names, as ``--cache`` gives them)."""
-    provider, sep, name = model.partition(":")
-    provider, name = provider.strip().lower(), name.strip()
-    if not sep or not provider or not name:
+    """``(provider, name)`` of ``--model`` ``provider:model``, the provider as the registry
+    names it (``claude`` -> ``anthropic``). Raises ``ValueError`` naming ``--model`` and a
+    value that works when either part is missing, for ``oracle`` (a cache model, not a model a
+    blueprint declares), and when the cache rules do not know the model (the closest names)."""
+    given, sep, name = model.partition(":")
+    given, name = given.strip().lower(), name.strip()
+    if not sep or not given or not name:
         raise ValueError(f"--model {model!r}: give provider:model, e.g. --model openai:gpt-5")
-    if provider == "oracle":
+    if given == "oracle":
         raise ValueError(
             f"--model {model}: oracle is a cache model, not a model a blueprint declares; "
             "give provider:model (e.g. --model openai:gpt-5) and --cache oracle to bill it there"
         )
     try:
-        check_cache_models([f"{provider}:{name}"], "--model")
+        check_cache_models([f"{given}:{name}"], "--model", single=True)
     except CacheRuleError as exc:
         raise ValueError(str(exc)) from None
-    return provider, name
+    found = find_provider(given)
+    return (found.name if found is not None else given), name
 
 
 def _named_summarizer(provider: str, name: str) -> str:
-    """``name`` of ``--summarizer-model`` without a leading ``provider:``; raises
-    ``ValueError`` naming the flag, the closest ``provider`` models and a value that works
-    when the cache rules do not know it."""
-    bare = name.strip()
-    if bare.lower().startswith(f"{provider}:"):
-        bare = bare[len(provider) + 1 :].strip()
+    """The model name of ``--summarizer-model`` (``NAME`` or ``provider:NAME``, any alias of
+    ``provider``); raises ``ValueError`` naming the flag and a value that works when it is
+    empty, names another provider, or the cache rules do not know it."""
+    given, sep, bare = name.strip().rpartition(":")
+    bare = bare.strip()
+    other = find_provider(given.strip()) if sep else None
+    if sep and (other is None or other.name != provider):
+        raise ValueError(
+            f"--summarizer-model {name}: the summaries are written by a model of the --model's "
+            f"provider ({provider}); give its name alone, e.g. --summarizer-model "
+            f"{_example(provider, bare)}"
+        )
+    if not bare or "*" in bare:
+        raise ValueError(
+            f"--summarizer-model {name!r}: give {_article(provider)} model name, e.g. "
+            f"--summarizer-model {_example(provider, bare)}"
+        )
     try:
         cache_model_for(f"{provider}:{bare}")
     except CacheRuleError:
-        close, known = closest_models(provider, bare)
+        close, _ = closest_models(provider, bare)
         mean = f"; did you mean {', '.join(close)}" if close else ""
-        example = close[0] if close else (known[0] if known else "")
         raise ValueError(
             f"--summarizer-model {name}: no cache rule for {_article(provider)} model "
-            f"{bare!r}{mean}; give a {provider} model name"
-            + (f", e.g. --summarizer-model {example}" if example else "")
+            f"{bare!r}{mean}; give {_article(provider)} model name, e.g. --summarizer-model "
+            f"{_example(provider, bare)}"
         ) from None
     return bare
+
+
+def _example(provider: str, model: str) -> str:
+    """A model of ``provider`` the rules know, the closest to ``model`` if any."""
+    close, _ = closest_models(provider, model)
+    found = find_provider(provider)
+    return close[0] if close else (found.default_model if found is not None else "")
 
 
 def _summarizer(
@@ -96,27 +115,32 @@ def _summarizer(
 ) -> SummarizerSpec:
     """The summarizer of ``blueprint`` declared for ``provider:name`` (module doc)."""
     spec, old = blueprint.summarizer, blueprint.model
-    flag = f"--model {provider}:{name}"
+    flag = (
+        f"--summarizer-model {summarizer_model}"
+        if summarizer_model is not None
+        else f"--model {provider}:{name}"
+    )
     llm = spec.provider != "extractive"
     follows = spec.model is None or spec.model == old.name  # the agent's own model
-    moves = summarizer_model is not None or (follows and provider != old.provider)
-    if spec.base_url is not None and moves:
+    changes = (provider, name) != (old.provider, old.name)
+    if spec.base_url is not None and (summarizer_model is not None or (follows and changes)):
         raise ValueError(
             f"{flag}: the blueprint's summarizer calls its own server ({spec.base_url}); "
             "edit summarizer.base_url / summarizer.model in the blueprint instead"
         )
+    moves = summarizer_model is not None or (follows and provider != old.provider)
     if llm and moves and provider not in _LLM_SUMMARIZERS:
         raise ValueError(
             f"{flag}: an LLM summarizer runs on {', '.join(_LLM_SUMMARIZERS)} only; set "
-            "summarizer.provider in the blueprint"
+            "summarizer.provider: extractive in the blueprint (the offline summarizer)"
         )
-    moved_provider = _LLM_SUMMARIZERS.get(provider, spec.provider) if llm else spec.provider
+    moved = _LLM_SUMMARIZERS.get(provider, spec.provider) if llm and moves else spec.provider
     if summarizer_model is not None:
         model = _named_summarizer(provider, summarizer_model)
-        return attrs.evolve(spec, model=model, provider=moved_provider)
+        return attrs.evolve(spec, model=model, provider=moved)
     if follows:
         own = None if spec.model is None else name
-        return attrs.evolve(spec, model=own, provider=moved_provider)
+        return attrs.evolve(spec, model=own, provider=moved)
     if not llm and provider != old.provider:  # a model named for the agent's old provider
         raise ValueError(
             f"{flag}: the blueprint's summarizer model {spec.model!r} is {_article(old.provider)} "
