@@ -25,7 +25,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -40,6 +40,9 @@ from regio.bench.run import DEFAULT_CACHE_MODELS, check_cache_models, run_bench
 from regio.cache.types import CacheError
 from regio.console import stderr_console, stdout_console
 from regio.traces.format import Trace
+
+if TYPE_CHECKING:
+    from regio.blueprint import Blueprint
 
 __all__ = [
     "DEMO_GROUPS",
@@ -221,7 +224,7 @@ def _error(exc: BaseException) -> None:
     stderr_console().print(f"[red]error:[/] {escape(str(exc))}", emoji=False)
 
 
-def _declared(blueprint: Any) -> tuple[str]:
+def _declared(blueprint: Blueprint) -> tuple[str]:
     """The report note of a blueprint retargeted with ``--model``."""
     named = blueprint.summary_model
     summaries = f"summaries by {named[1]}" if named else "summaries by the agent's model"
