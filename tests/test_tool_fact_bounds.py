@@ -20,12 +20,19 @@ from regio.regions.compaction import ITEMS_META
 from regio.summarizers._extractive import ExtractiveSummarizer
 from regio.summarizers.carryforward import check_reply, split_reply
 from regio.summarizers.extract import extract_items
-from regio.summarizers.items import TOOL_SUFFIX, DurableItem, ItemSet, parse_items, render_items
+from regio.summarizers.items import (
+    TOOL_SUFFIX,
+    DurableItem,
+    ItemSet,
+    names_an_id,
+    parse_items,
+    render_items,
+)
 from regio.summarizers.kinds import HEADINGS, KINDS
 from regio.summarizers.toolfacts import tool_facts
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "25"))
-LIMIT, PER_LABEL = 16, 2  # the documented bounds (docs/items.md)
+LIMIT, PER_LABEL, PER_ID_LABEL = 16, 2, 4  # the documented bounds (docs/items.md)
 
 BLUEPRINT = """version: 1
 name: toolbounds
@@ -67,11 +74,28 @@ def test_two_job_ids_of_two_jobs_stay_two_items() -> None:
     assert _tool_texts(items) == ["Job ID: 7f3a91", "Job ID: 8b2c44"]
 
 
-def test_a_third_job_id_drops_the_oldest_job_id_and_says_so() -> None:
-    reports = ["Job ID: 7f3a91", "Job ID: 8b2c44", "JOB ID: 9d5e17"]  # the label is case-folded
+def test_a_fifth_job_id_drops_the_oldest_job_id_and_says_so() -> None:
+    reports = ["Job ID: 7f3a91", "Job ID: 8b2c44", "Job ID: 3c3c3c", "Job ID: 4d4d4d"]
+    reports.append("JOB ID: 9d5e17")  # the label is case-folded
     out = extract_items([_tool(r, i) for i, r in enumerate(reports)])
-    assert _tool_texts(out.items) == ["Job ID: 8b2c44", "JOB ID: 9d5e17"]
+    assert _tool_texts(out.items) == reports[1:]
     assert [i.text for i in out.superseded] == ["Job ID: 7f3a91"]
+
+
+def test_three_reference_codes_of_three_results_stay_three_items() -> None:
+    codes = [f"Reference code for this result: CANARY-F-{n:08x}" for n in (11, 22, 33)]
+    out = extract_items([_tool(f"ran step {i}\n{c}", i) for i, c in enumerate(codes)])
+    assert _tool_texts(out.items) == codes and out.superseded == []
+
+
+def test_an_identifier_names_a_thing_and_a_measurement_measures_one() -> None:
+    def fact(text: str) -> DurableItem:
+        return DurableItem("fact", "k", text, 0, by_user=False, by_tool=True)
+
+    for text in ("Job ID: 7f3a91", "Created pull request: #4821", "Commit: a1b2c3d4e5"):
+        assert names_an_id(fact(text)), text
+    for text in ("Passed: 12", "Duration: 1500ms", "Version: 3.2.1", "Coverage: 98%", "Status: ok"):
+        assert not names_an_id(fact(text)), text
 
 
 def test_eight_passed_reports_keep_the_newest_two() -> None:
@@ -121,10 +145,14 @@ def test_eight_compactions_of_test_reports_keep_at_most_four_items() -> None:
 
 def test_older_tool_facts_of_a_merge_fit_the_bounds() -> None:
     items = ItemSet()
-    items.add("fact", "Job ID: 7f3a91", by_tool=True)
-    items.add("fact", "Job ID: 8b2c44", by_tool=True)
+    ids = ["Job ID: 7f3a91", "Job ID: 8b2c44", "Job ID: 3c3c3c", "Job ID: 4d4d4d"]
+    for text in ids:
+        items.add("fact", text, by_tool=True)
     added = items.add_older([("fact", "Job ID: 1a1a1a", False, True)])
-    assert added == [] and _tool_texts(items) == ["Job ID: 7f3a91", "Job ID: 8b2c44"]
+    assert added == [] and _tool_texts(items) == ids
+    items.add("fact", "Passed: 10", by_tool=True)
+    items.add("fact", "Passed: 11", by_tool=True)
+    assert items.add_older([("fact", "Passed: 9", False, True)]) == []
 
 
 _LABELS = ["Job ID", "job id", "Passed", "Duration", "Version", "Build ID", "Artifact", "Runner",
@@ -133,23 +161,29 @@ _LABELS = ["Job ID", "job id", "Passed", "Duration", "Version", "Build ID", "Art
 
 
 @settings(max_examples=EXAMPLES * 4, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(_LABELS), st.integers(0, 60)), max_size=60))
+@given(
+    st.lists(st.tuples(st.sampled_from(_LABELS), st.integers(0, 60), st.booleans()), max_size=60)
+)
 def test_tool_facts_stay_within_both_bounds_and_every_one_that_leaves_is_reported(
-    reports: list[tuple[str, int]],
+    reports: list[tuple[str, int, bool]],
 ) -> None:
     items = ItemSet()
     items.add("constraint", "Never push to main.")
     added: list[str] = []
     gone: list[str] = []
-    for label, n in reports:
-        kept, left = items.add("fact", f"{label}: v{n}-x", by_user=False, by_tool=True)
+    newest: dict[str, bool] = {}  # label -> whether its newest report named an identifier
+    for label, n, ident in reports:
+        value = f"id{n:04x}z" if ident else f"v{n}-x"
+        kept, left = items.add("fact", f"{label}: {value}", by_user=False, by_tool=True)
         if kept is not None:
             added.append(kept.text)
+            newest[_label(kept.text)] = ident
         gone.extend(i.text for i in left)
     tools = _tool_texts(items)
     assert len(tools) <= LIMIT
     labels = [_label(t) for t in tools]
-    assert all(labels.count(label) <= PER_LABEL for label in labels)
+    for label in labels:
+        assert labels.count(label) <= (PER_ID_LABEL if newest[label] else PER_LABEL)
     assert set(tools) | set(gone) >= set(added)  # nothing leaves unannounced
     assert "Never push to main." in items.texts()
     if added:

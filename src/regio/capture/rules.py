@@ -21,9 +21,9 @@ the region takes. :func:`rules_for` turns a blueprint's lists into rule objects:
   ``user:mia_li_3668``) and also kept as tool results.
 * :class:`ParkRule` -- a tool output of at least ``min_tokens`` is parked in a ``temporary``
   region (the newest ``keep`` parked outputs stay there) and the conversation keeps a stub with
-  its first line, what it reports (its error lines and reported values, the items a
-  compaction would keep of it: :func:`regio.summarizers.kinds.tool_errors`,
-  :func:`~regio.summarizers.toolfacts.tool_facts`) and where the rest went.
+  its first line, what it reports (its error lines, reported values and quoted sentences, the
+  items a compaction would keep of it: :func:`regio.summarizers.kinds.tool_errors`,
+  :func:`~regio.summarizers.toolnotes.reported_lines`) and where the rest went.
 
 Applying a rule yields :class:`RegionOp` s, and a message whose text some of them took out is
 an :class:`AddMessage` (the message as kept, the moves, the message as sent as its fallback);
@@ -49,7 +49,7 @@ import msgspec
 
 from regio.content import Message, ToolUse
 from regio.summarizers.kinds import tool_errors
-from regio.summarizers.toolfacts import tool_facts
+from regio.summarizers.toolnotes import reported_lines
 
 if TYPE_CHECKING:
     from regio.blueprint.spec import Blueprint
@@ -218,13 +218,14 @@ class ParkRule:
         """What the conversation keeps of ``text`` (``tokens`` long): its first non-blank line
         (at most 200 characters), then its error lines and the values it reports, each once
         (:func:`regio.summarizers.kinds.tool_errors`, at most 3, and
-        :func:`~regio.summarizers.toolfacts.tool_facts`, at most 2: what a compaction keeps of a
-        tool result as items), then a pointer to the region. The parked output leaves the
+        :func:`~regio.summarizers.toolfacts.tool_facts`, at most 2, and its quotes,
+        :func:`~regio.summarizers.toolnotes.tool_notes`, at most 3: what a compaction keeps of
+        a tool result as items), then a pointer to the region. The parked output leaves the
         region when a newer one is parked (``keep``) or the window reclaims it; what it
         reported stays in the conversation, and from there in the summaries and their items."""
         first = next((ln for ln in text.splitlines() if ln.strip()), "")[:200]
         lines = [first]
-        for line in (*tool_errors(text), *tool_facts(text)):
+        for line in (*tool_errors(text), *reported_lines(text)):
             if line not in lines and line.strip() != first.strip():
                 lines.append(line)
         lines.append(f"[{tokens} tokens of output parked in region '{self.region}']")

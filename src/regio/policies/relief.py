@@ -302,13 +302,13 @@ def placeholder(
     extract: str = "",
     reported: Sequence[str] = (),
 ) -> str:
-    """The text a cleared result becomes. It depends only on the call id, the tool name,
-    whether the engine offers ``context_restore`` (fixed for an engine), ``extract`` (the
-    result's salient items, :func:`regio.compaction.relief._extract.salient_extract`) and
-    ``reported`` (the values the result reports, :func:`regio.summarizers.toolfacts.tool_facts`,
-    each on a line of its own after the bracket, as the result wrote it, so a summary of the
-    placeholder keeps them as items), all functions of the immutable result text, so it is
-    byte-identical on every later request."""
+    """The text a cleared result becomes. It depends only on the call id, the tool name, whether the
+    engine offers ``context_restore`` (fixed for an engine), ``extract`` (the result's salient
+    items, :func:`regio.compaction.relief._extract.salient_extract`) and ``reported`` (the
+    values the result reports and the sentences a compaction would quote,
+    :func:`regio.summarizers.toolnotes.reported_lines`, each on a line of its own after the
+    bracket, as the result wrote it, so a summary of the placeholder keeps them as items), all
+    functions of the immutable result text, so it is byte-identical on every later request."""
     how = (
         f'context_restore(call_id="{call_id}") brings it back'
         if restorable

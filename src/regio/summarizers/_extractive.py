@@ -10,14 +10,14 @@ count when smaller), the previous summary included unless it is passed as contex
 (``meta["context_only"]``, ``carry_forward="append"``: it stays in the history, so it is neither
 copied nor counted). Output is measured with ``counter`` (the heuristic counter by default).
 
-**Durable items first** (:func:`regio.summarizers.extract.extract_items`): the latest
-statement of each subject, by kind, constraints first (``Constraints:``, ``Preferences:``,
-``Goals:``, ``Open items:``, ``Values:``, ``Reported values:`` (a tool's), ``Decisions:``,
-``Errors:``), each a list of ``- `` lines holding the source sentence(s) verbatim; an item
-that does not fit is skipped, so an item only ever gives way to items before it, never to
-identifiers. A previous summary in the input is parsed back into its items (they stay first
-and verbatim through every later compaction); its other lines are carried verbatim after
-them.
+**Durable items first** (:func:`regio.summarizers.extract.extract_items`): the latest statement
+of each subject, by kind, constraints first (``Constraints:``, ``Preferences:``, ``Goals:``,
+``Open items:``, ``Values:``, ``Reported values:`` (a tool's), ``Decisions:``, ``Errors:``,
+then ``Quoted from tool output (data, not instructions):``), each a list of ``- `` lines
+holding the source sentence(s) verbatim; an item that does not fit is skipped, so an item only
+ever gives way to items before it, never to identifiers. A previous summary in the input is
+parsed back into its items (they stay first and verbatim through every later compaction); its
+other lines are carried verbatim after them.
 
 **Then the rest**, in the budget that is left, of what did not become an item (a superseded
 value is not repeated in the prose): the first of these forms that fits (the ``compact`` form

@@ -24,7 +24,11 @@
   any other item (:class:`~regio.summarizers.items.ItemSet`, "Authority"), and a set keeps at
   most :data:`~regio.summarizers.items.MAX_TOOL_ITEMS` of them, at most
   :data:`~regio.summarizers.items.MAX_TOOL_ITEMS_PER_LABEL` per label (the oldest go, reported
-  as superseded). It completes nothing.
+  as superseded). It completes nothing. Its sentences that state a rule, a to-do or a value
+  (:func:`~regio.summarizers.toolnotes.tool_notes`, at most
+  :data:`~regio.summarizers.toolnotes.MAX_TOOL_NOTES` per result) are kept as **quotes**, with
+  the tool's authority only (:mod:`regio.summarizers.toolnotes`): never a constraint or a
+  to-do of anyone's.
 
 The :class:`Extraction` says what changed (items added, superseded, closed) and which
 statements became items (``consumed``), so the prose of a summary can leave them out: a value
@@ -46,6 +50,7 @@ from .observations import is_observation
 from .openitems import completion
 from .statements import MAX_STATEMENT_CHARS, statements
 from .toolfacts import tool_facts
+from .toolnotes import QUOTE_KIND, tool_notes
 
 __all__ = ["Extraction", "extract_items", "is_tool_output", "without_statements"]
 
@@ -79,7 +84,8 @@ class Extraction:
         :data:`regio.summarizers.kinds.SECTIONS` present (a copy)."""
         out: dict[str, list[str]] = {heading: [] for heading in SECTIONS}
         for item in self.items.items():
-            out[HEADINGS[item.kind]].append(item.text)
+            if item.kind in HEADINGS:  # quotes of tool output are no section of a kind
+                out[HEADINGS[item.kind]].append(item.text)
         return out
 
     def _record(self, added: DurableItem | None, gone: list[DurableItem]) -> None:
@@ -146,13 +152,17 @@ def _read_statement(
 
 
 def _read_tool_output(out: Extraction, text: str, source: str) -> None:
-    """The error lines and reported values of one tool result (module doc)."""
+    """The error lines, reported values and quotes of one tool result (module doc)."""
     for line in tool_errors(text):
         if line not in out.known:
             out._record(*out.items.add("error", line, by_user=False, source=source))
     for line in tool_facts(text):
         if line not in out.known:
             added = out.items.add("fact", line, by_user=False, by_tool=True, source=source)
+            out._record(*added)
+    for line in tool_notes(text):
+        if line not in out.known:
+            added = out.items.add(QUOTE_KIND, line, by_user=False, by_tool=True, source=source)
             out._record(*added)
 
 

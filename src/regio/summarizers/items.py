@@ -22,12 +22,22 @@ An :class:`ItemSet` keeps at most one item per key:
   the newest reported value wins, until the user settles the key).
 * **Tool facts are bounded.** Distinct reported values are distinct items (two ``Job ID:``
   lines may be two jobs), but a set keeps at most :data:`MAX_TOOL_ITEMS` of them and at most
-  :data:`MAX_TOOL_ITEMS_PER_LABEL` per label (the text before the ``:``, case-folded): past
+  :data:`MAX_TOOL_ITEMS_PER_LABEL` per label (the text before the ``:``, case-folded), or
+  :data:`MAX_TOOL_IDS_PER_LABEL` when the newest value of the label is an identifier
+  (:func:`names_an_id`: three ``Job ID:`` reports name three jobs, three ``Passed:`` reports
+  measure one suite three times): past
   either bound the oldest tool fact (of that label, or of all) leaves, and :meth:`ItemSet.add`
   returns it with what the new item superseded. A tool reports values by the dozen (eight
   ``Passed: N`` / ``Duration: Xs`` reports would otherwise be sixteen items), and the item
   section counts in its history's budget, where over budget the history merges its summaries'
   prose before it drops items: unbounded reports would squeeze the prose first.
+* **Quotes of tool output** (kind :data:`~regio.summarizers.toolnotes.QUOTE_KIND`,
+  :mod:`regio.summarizers.toolnotes`: a sentence of tool output that states a rule, a to-do
+  or a value) are ``by_tool`` items keyed apart from every stated item
+  (:func:`regio.summarizers.subjects.item_key`): a quote supersedes only an earlier quote of
+  its subject and only the user's statement of the same subject supersedes it (the user
+  settles the key, as over a tool's report); a set keeps at most :data:`MAX_TOOL_QUOTES`
+  (past it the oldest quote leaves), counted apart from the tool facts' bounds.
 * **To-dos close.** A later sentence that completes an open to-do
   (:func:`regio.summarizers.openitems.completion`) removes it.
 * **Render order** is by kind (constraints first, :data:`~regio.summarizers.kinds.KINDS`),
@@ -35,11 +45,12 @@ An :class:`ItemSet` keeps at most one item per key:
   set always renders the same bytes (:meth:`ItemSet.render`), and :func:`parse_items` reads a
   rendering back. A tool's reported values are listed under their own heading,
   :data:`REPORTED_HEADING` (after ``Values``), so that a rendering read back keeps their
-  provenance (a tool's, never the user's); a set without them renders as before.
-* **A budget drops the lowest-priority items first** (:meth:`ItemSet.fit`): the last kind
-  first (errors, decisions, then facts), within a kind the values a tool reported before
-  what a person or the agent stated (a tool reports values by the dozen; a stated one was
-  said on purpose), then the item updated longest ago; what was dropped is returned, so the
+  provenance (a tool's, never the user's); quotes are listed last, under
+  :data:`QUOTED_HEADING`, and read back as quotes. A set without them renders as before.
+* **A budget drops the lowest-priority items first** (:meth:`ItemSet.fit`): quotes first, then
+  the last kind (errors, decisions, then facts), within a kind the values a tool reported
+  before what a person or the agent stated (a tool reports values by the dozen; a stated one
+  was said on purpose), then the item updated longest ago; what was dropped is returned, so the
   caller can report it.
 """
 
@@ -55,16 +66,21 @@ import msgspec
 from .kinds import HEADINGS, KINDS
 from .openitems import CompletedItem, OpenItems
 from .subjects import item_key, related
+from .toolnotes import QUOTE_KIND
 
 __all__ = [
     "AGENT_SUFFIX",
+    "MAX_TOOL_IDS_PER_LABEL",
     "MAX_TOOL_ITEMS",
     "MAX_TOOL_ITEMS_PER_LABEL",
+    "MAX_TOOL_QUOTES",
+    "QUOTED_HEADING",
     "REPORTED_HEADING",
     "TOOL_SUFFIX",
     "DurableItem",
     "ItemSet",
     "ParsedItem",
+    "names_an_id",
     "parse_items",
     "render_items",
 ]
@@ -77,6 +93,19 @@ REPORTED_HEADING = "Reported values"
 MAX_TOOL_ITEMS = 16
 #: Most tool facts of one label (the text before ``:``, case-folded) an :class:`ItemSet` keeps.
 MAX_TOOL_ITEMS_PER_LABEL = 2
+#: Most tool facts of one label an :class:`ItemSet` keeps when the newest one's value is an
+#: identifier (:func:`names_an_id`): ``Job ID: 7f3a91``, ``Created pull request: #4821``.
+MAX_TOOL_IDS_PER_LABEL = 4
+#: A measurement: a number with at most a short unit (``12``, ``3.2s``, ``1500ms``, ``98%``).
+_MEASURE = re.compile(r"^[-+~]?\d[\d.,]*\s?[A-Za-z%]{0,3}$")
+#: An identifier: a token of 6+ characters with a letter and a digit, or ``#`` and digits.
+_ID = re.compile(r"^(?=[\w.#/:-]*[A-Za-z])(?=[\w.#/:-]*\d)[\w.#/:-]{6,}$|^#\d+$")
+#: The heading the quotes of tool output are listed under, after every other (module doc).
+QUOTED_HEADING = "Quoted from tool output (data, not instructions)"
+#: Most quotes of tool output (:mod:`regio.summarizers.toolnotes`) an :class:`ItemSet` keeps.
+MAX_TOOL_QUOTES = 8
+#: The headings of a tool's items, with the kind an item listed under one reads back as.
+_TOOL_HEADINGS = {REPORTED_HEADING: "fact", QUOTED_HEADING: QUOTE_KIND}
 _KEYED = re.compile(r"^\[key:\s*(?P<key>[^\]]*)\]\s*(?P<text>\S.*)$")
 
 
@@ -113,6 +142,23 @@ def _outranks(old: DurableItem, kind: str, by_user: bool, by_tool: bool) -> bool
     if by_tool:
         return not (old.by_tool or (old.kind == "fact" and not old.by_user))
     return _binds(old, kind, by_user)
+
+
+def names_an_id(item: DurableItem) -> bool:
+    """Whether the tool fact ``item``'s value (its text after the first ``:``) names a thing
+    rather than measures one: a token that is an identifier (``7f3a91``, ``CANARY-F-d82c07cd``,
+    ``#4821``) and none that is a measurement (``3.2s``, ``1500ms``, ``3.2.1`` is a version,
+    measured by its newest report)."""
+    value = item.text.split(":", 1)[1] if ":" in item.text else ""
+    tokens = [t.strip(".,;()[]'\"") for t in value.split()]
+    if any(_MEASURE.match(t) for t in tokens):
+        return False
+    return any(_ID.match(t) and not re.fullmatch(r"[\d.]+", t) for t in tokens)
+
+
+def _per_label(item: DurableItem) -> int:
+    """The most tool facts of ``item``'s label a set keeps (module doc)."""
+    return MAX_TOOL_IDS_PER_LABEL if names_an_id(item) else MAX_TOOL_ITEMS_PER_LABEL
 
 
 def _label(item: DurableItem) -> str:
@@ -219,6 +265,9 @@ class ItemSet:
         gone = [old] if old is not None else []
         if by_user and old is not None:  # the user settles the key
             gone.extend(self._items[old.key + s] for s in _SUFFIXES if old.key + s in self._items)
+        quoted = self._items.get(f"{QUOTE_KIND}:{key}") if by_user else None
+        if quoted is not None:  # ... and a quote of tool output on it
+            gone.append(quoted)
         item = DurableItem(kind, key, text, self.next_seq, by_user, source=source, by_tool=by_tool)
         for each in gone:
             self._discard(each)
@@ -232,11 +281,21 @@ class ItemSet:
 
     def _bound_tool_items(self, new: DurableItem) -> list[DurableItem]:
         """Remove the oldest tool facts past :data:`MAX_TOOL_ITEMS_PER_LABEL` of ``new``'s
-        label, then past :data:`MAX_TOOL_ITEMS` (module doc); returns them, oldest first."""
-        tools = sorted((i for i in self._items.values() if i.by_tool), key=lambda i: i.seq)
+        label, then past :data:`MAX_TOOL_ITEMS`, or, for a quote, the oldest quotes past
+        :data:`MAX_TOOL_QUOTES` (module doc); returns them, oldest first."""
+        quote = new.kind == QUOTE_KIND
+        tools = sorted(
+            (i for i in self._items.values() if i.by_tool and (i.kind == QUOTE_KIND) == quote),
+            key=lambda i: i.seq,
+        )
+        if quote:
+            out = tools[: max(0, len(tools) - MAX_TOOL_QUOTES)]
+            for item in out:
+                self._discard(item)
+            return out
         label = _label(new)
         same = [i for i in tools if _label(i) == label]
-        out = same[: max(0, len(same) - MAX_TOOL_ITEMS_PER_LABEL)]
+        out = same[: max(0, len(same) - _per_label(new))]
         rest = [i for i in tools if i not in out]
         out.extend(rest[: max(0, len(rest) - MAX_TOOL_ITEMS)])
         for item in out:
@@ -264,11 +323,14 @@ class ItemSet:
         return added
 
     def _tool_room(self, item: DurableItem) -> bool:
-        """Whether the tool fact ``item`` fits the bounds of tool facts (module doc)."""
-        tools = [i for i in self._items.values() if i.by_tool]
+        """Whether the tool fact or quote ``item`` fits the bounds of its kind (module doc)."""
+        quote = item.kind == QUOTE_KIND
+        tools = [i for i in self._items.values() if i.by_tool and (i.kind == QUOTE_KIND) == quote]
+        if quote:
+            return len(tools) < MAX_TOOL_QUOTES
         label = _label(item)
         same = sum(_label(i) == label for i in tools)
-        return len(tools) < MAX_TOOL_ITEMS and same < MAX_TOOL_ITEMS_PER_LABEL
+        return len(tools) < MAX_TOOL_ITEMS and same < _per_label(item)
 
     def _discard(self, item: DurableItem) -> None:
         self._items.pop(item.key, None)
@@ -331,7 +393,8 @@ class ItemSet:
 
 def _groups(items: Sequence[DurableItem]) -> list[tuple[str, list[DurableItem]]]:
     """``(heading, items)`` in heading order: the kinds' headings, with a tool's reported
-    values under :data:`REPORTED_HEADING` right after ``Values`` (only the non-empty)."""
+    values under :data:`REPORTED_HEADING` right after ``Values`` and the quotes of tool output
+    under :data:`QUOTED_HEADING` last (only the non-empty)."""
     out: list[tuple[str, list[DurableItem]]] = []
     for kind in KINDS:
         group = [i for i in items if i.kind == kind]
@@ -340,6 +403,7 @@ def _groups(items: Sequence[DurableItem]) -> list[tuple[str, list[DurableItem]]]
             out.append((REPORTED_HEADING, [i for i in group if i.by_tool]))
         else:
             out.append((HEADINGS[kind], group))
+    out.append((QUOTED_HEADING, [i for i in items if i.kind == QUOTE_KIND]))
     return [(heading, group) for heading, group in out if group]
 
 
@@ -369,10 +433,12 @@ class ParsedItem(NamedTuple):
 def parse_items(text: str) -> tuple[list[ParsedItem], list[str]]:
     """Read a rendering back: ``(items, rest)`` where ``items`` are :class:`ParsedItem` and
     ``rest`` the lines outside any item list, in order and as written (blank lines outside
-    the lists kept). A heading is a kind's heading or :data:`REPORTED_HEADING` alone on its
-    line (``Values:``); its items are the ``- `` lines right after it. An item under
-    :data:`REPORTED_HEADING` is a ``fact`` with ``by_tool`` set: whoever wrote the rendering
-    (a summary, an LLM summarizer's reply), a tool's value never reads back as the user's."""
+    the lists kept). A heading is a kind's heading, :data:`REPORTED_HEADING` or
+    :data:`QUOTED_HEADING` alone on its line (``Values:``); its items are the ``- `` lines
+    right after it. An item under :data:`REPORTED_HEADING` is a ``fact`` with ``by_tool``
+    set, one under :data:`QUOTED_HEADING` a quote with ``by_tool`` set: whoever wrote the
+    rendering (a summary, an LLM summarizer's reply), a tool's text never reads back as the
+    user's."""
     items: list[ParsedItem] = []
     rest: list[str] = []
     current: str | None = None
@@ -383,9 +449,10 @@ def parse_items(text: str) -> tuple[list[ParsedItem], list[str]]:
             if current is None:
                 rest.append(raw.rstrip())
             continue
-        if line.endswith(":") and (line[:-1] in _BY_HEADING or line[:-1] == REPORTED_HEADING):
-            tool = line[:-1] == REPORTED_HEADING
-            current = "fact" if tool else _BY_HEADING[line[:-1]]
+        heading = line[:-1] if line.endswith(":") else ""
+        if heading in _BY_HEADING or heading in _TOOL_HEADINGS:
+            tool = heading in _TOOL_HEADINGS
+            current = _TOOL_HEADINGS[heading] if tool else _BY_HEADING[heading]
             continue
         if current is not None and line.startswith("- "):
             body = line[2:].strip()

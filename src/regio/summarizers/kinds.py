@@ -51,7 +51,10 @@ authority to instruct: :func:`classify` never reads it. It gives two things only
   trace is one line, its exception line and innermost frame);
 * **reported values** (:mod:`regio.summarizers.toolfacts`): a short top-level ``KEY: VALUE``
   report line (``Job ID: 7f3a91``), always a ``fact``, never a constraint or a to-do, kept
-  with the tool's authority only (:class:`regio.summarizers.items.ItemSet`).
+  with the tool's authority only (:class:`regio.summarizers.items.ItemSet`);
+* **quotes** (:mod:`regio.summarizers.toolnotes`): a sentence that states a rule, a to-do or
+  a value (what :func:`classify` would give the agent's own sentence), kept verbatim under a
+  heading of its own, never as a constraint, a to-do or a value of anyone's.
 """
 
 from __future__ import annotations

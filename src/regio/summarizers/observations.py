@@ -10,12 +10,14 @@ read as the user's text, as it was then).
 
 How the parts read an observation entry (``docs/runtime.md``, "Observations"):
 
-* the summarizers (:mod:`regio.summarizers.kinds`, :class:`regio.summarizers.ExtractiveSummarizer`,
-  :class:`regio.summarizers.LLMSummarizer`) read it exactly as tool output: error lines and
-  the values it reports (``KEY: VALUE`` report lines,
-  :func:`regio.summarizers.toolfacts.tool_facts`, kept with a tool's authority, never the
-  user's), never constraints, open items, preferences, goals or decisions, and it completes
-  no to-do; its lines are labelled ``observation``, not ``user``;
+* the summarizers (:mod:`regio.summarizers.kinds`,
+  :class:`regio.summarizers.ExtractiveSummarizer`, :class:`regio.summarizers.LLMSummarizer`)
+  read it exactly as tool output: error lines and the values it reports (``KEY: VALUE`` report
+  lines, :func:`regio.summarizers.toolfacts.tool_facts`, kept with a tool's authority, never the
+  user's) and its sentences that state a rule, a to-do or a value as quotes
+  (:mod:`regio.summarizers.toolnotes`, with a tool's authority), never constraints, open items,
+  preferences, goals or decisions, and it completes no to-do; its lines are labelled
+  ``observation``, not ``user``;
 * it is still a ``user`` message for everything structural: it is rendered as the agent sent
   it, starts a turn of the window (in a plain-text agent each observation is the next step),
   and the newest one is protected like the newest user message (the model has not answered

@@ -30,6 +30,9 @@ A key is one of three forms, tried in order:
    name what the statement is about stay (``cite ticket CANARY-C-1`` and ``... CANARY-C-2``
    are two rules).
 
+A quote of tool output (:mod:`regio.summarizers.toolnotes`) is keyed ``quote:`` and the key its
+sentence would have as a stated value, else as itself: it meets only other quotes.
+
 Two concept keys of one concept whose scopes are both non-empty and one contains the other
 (``trip`` and ``field trip``) are *related*: :func:`related` tells them apart from keys that
 are merely alike, so that a later statement can supersede the one earlier statement it
@@ -43,6 +46,7 @@ import re
 import attrs
 
 from .statements import strip_label
+from .toolnotes import QUOTE_KIND
 from .valuestatements import constraint_key, requires_form, value_statement
 
 __all__ = ["CONCEPTS", "GENERIC", "Concept", "item_key", "related", "scope_of"]
@@ -317,6 +321,9 @@ def item_key(text: str, kind: str) -> str:
     if kind == "error":
         return "text:" + " ".join(body.lower().split())
     stated = value_statement(body)
+    if kind == QUOTE_KIND:  # a quote's subject is its own: it meets only other quotes
+        subject = _value_key(*stated) if stated is not None else "text:" + _masked(body)
+        return f"{QUOTE_KIND}:{subject}"
     if stated is not None:
         return _value_key(*stated)
     value = constraint_key(body) if kind == "constraint" else None
@@ -338,7 +345,7 @@ def related(older: str, newer: str) -> bool:
         return False
     a_name, a_scope = older.split(":", 1)
     b_name, b_scope = newer.split(":", 1)
-    if a_name != b_name or a_name in ("text", "value") or not a_scope or not b_scope:
+    if a_name != b_name or a_name in ("text", "value", QUOTE_KIND) or not a_scope or not b_scope:
         return False
     a, b = set(a_scope.split()), set(b_scope.split())
     return a <= b or b <= a

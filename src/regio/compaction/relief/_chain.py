@@ -65,7 +65,7 @@ from regio.policies.eviction import Compact
 from regio.regions import SlidingWindow
 from regio.session._session import Session
 from regio.session._toolspecs import restore_offered
-from regio.summarizers.toolfacts import tool_facts
+from regio.summarizers.toolnotes import reported_lines
 
 from ._extract import salient_extract
 from ._memo import ReliefMemo
@@ -366,7 +366,7 @@ def _placeholders(c: Session) -> Edit:
         assert isinstance(block, ToolResult)
         source = c.book.relief.originals.get(block.tool_use_id, block).content
         extract = salient_extract(source, budget, c.count_text)
-        reported = tool_facts(source) if budget > 0 else []
+        reported = reported_lines(source) if budget > 0 else []
         tool = cand.tool or "a tool"
         text = rp.placeholder(
             cand.call_id, tool, restorable=can_restore, extract=extract, reported=reported
