@@ -92,9 +92,11 @@ def test_an_identifier_names_a_thing_and_a_measurement_measures_one() -> None:
     def fact(text: str) -> DurableItem:
         return DurableItem("fact", "k", text, 0, by_user=False, by_tool=True)
 
-    for text in ("Job ID: 7f3a91", "Created pull request: #4821", "Commit: a1b2c3d4e5"):
+    ids = ("Job ID: 7f3a91", "Job ID: 4d4d4d", "Created pull request: #4821", "Commit: 64532cc")
+    for text in (*ids, "Commit: a1b2c3d4e5", "Job ID: 7f3a91 (queued 2 files)"):
         assert names_an_id(fact(text)), text
-    for text in ("Passed: 12", "Duration: 1500ms", "Version: 3.2.1", "Coverage: 98%", "Status: ok"):
+    measures = ("Passed: 12", "Duration: 1500ms", "Duration: 12m30s", "Version: 3.2.1")
+    for text in (*measures, "Version: v3.2.1", "Coverage: 98%", "Status: ok", "At: 2026-12-06"):
         assert not names_an_id(fact(text)), text
 
 

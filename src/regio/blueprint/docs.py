@@ -249,10 +249,11 @@ policy stays a stable prefix). A `footer` write is skipped when the state did no
 A region that refuses a `footer` or `park` write (too small for it, or full under
 `admission: reject`) leaves the text in the message as the agent received it: a capture
 moves text, it never drops it. A parked output leaves the conversation a stub: its first
-line, its error lines and the values it reports (at most 3 and 2 of them: what a compaction
-would keep of it as items, [items.md](items.md)) and a pointer to the region, so what the
-output reported outlives the output. `park` (which keeps only the newest `keep` outputs) and
-`footer` (which replaces the last state) replace what they stored, so their region belongs in
+line, its error lines, the values it reports and the sentences it would be quoted by (at most
+3, 2 and 3 of them: what a compaction would keep of it as items, [items.md](items.md)) and a
+pointer to the region, so what the output reported outlives the output. `park` (which keeps
+only the newest `keep` outputs) and `footer` (which replaces the last state) replace what they
+stored, so their region belongs in
 the tail: declare it `rewritten` (the `regio` layout places it there whatever it is declared,
 and `regio validate` warns about a `stable` or `grows` one)."""
 

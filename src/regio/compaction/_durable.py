@@ -15,23 +15,28 @@ anyway. A summary holds prose only: what is not an item.
 prose. Any other reply with item lists is validated against the extracted items: if it left
 out a constraint the extractor found, its items are not used (event ``items_fallback``);
 otherwise its items that are verbatim in the input and name a subject the extractor did not
-find are added. A reply without item lists is prose; the extracted items are used.
+find are added, an item whose text only tool output holds with a tool's authority whatever
+heading the reply gave it (:func:`said_text`). A reply without item lists is prose; the
+extracted items are used.
 
 **A merge** of stored summaries adds no item that the section already has a key for: the
 summaries are older than every item (a summary stored before item sections existed may still
-hold item lists; they are added as older items).
+hold item lists; they are added as older items). A tool's item (a reported value, a quote)
+stays a tool's whatever heading a merging reply lists it under.
 
 **Budget.** The section counts in its history's budget. Over it, the history first merges its
 summaries' prose (oldest first; a merge reads the section, so the merged prose is sized as if
 the items were part of it); only when one summary is left do items go: the lowest-priority
-first (the last kind first; among facts, the values a tool reported before the stated ones;
-the item updated longest ago first: :meth:`regio.summarizers.items.ItemSet.fit`), event
-``items_dropped`` naming each. The section is measured as rendered, so a tool's reported
-values count in the budget like every other item; they are bounded before any budget
-(:data:`regio.summarizers.items.MAX_TOOL_ITEMS` in all,
-:data:`regio.summarizers.items.MAX_TOOL_ITEMS_PER_LABEL` per label, the oldest going as
-superseded in ``items_updated``), since a tool reports values by the dozen and, unbounded,
-they would squeeze the summaries' prose before any item went.
+first (quotes of tool output first, then the last kind; among facts, the values a tool reported
+before the stated ones; the item updated longest ago first:
+:meth:`regio.summarizers.items.ItemSet.fit`), event ``items_dropped`` naming each. The section
+is measured as rendered, so a tool's reported values count in the budget like every other item;
+they are bounded before any budget (:data:`regio.summarizers.items.MAX_TOOL_ITEMS` in all,
+:data:`regio.summarizers.items.MAX_TOOL_ITEMS_PER_LABEL` per label, or
+:data:`regio.summarizers.items.MAX_TOOL_IDS_PER_LABEL` of identifiers;
+:data:`regio.summarizers.items.MAX_TOOL_QUOTES` quotes; the oldest going as superseded in
+``items_updated``), since a tool reports values by the dozen and, unbounded, they would squeeze
+the summaries' prose before any item went.
 
 **Errors stay with their summary.** An error is reported once, by the batch it happened in: the
 summary's prose keeps its batch's error lines, and the section holds no error items.
@@ -44,14 +49,14 @@ from collections.abc import Sequence
 import attrs
 import msgspec
 
-from regio.content import Entry
+from regio.content import Entry, Text
 from regio.regions import CompactHistory, PendingCompaction
 from regio.regions.compaction import ITEMS_META
 from regio.session._events import ItemsDropped, ItemsFallback, ItemsUpdated
 from regio.session._session import Session
 from regio.summarizers.carryforward import check_reply, split_reply
-from regio.summarizers.extract import extract_items
-from regio.summarizers.items import DurableItem, ItemSet
+from regio.summarizers.extract import extract_items, is_tool_output
+from regio.summarizers.items import DurableItem, ItemSet, parse_items
 
 __all__ = [
     "Settled",
@@ -59,6 +64,7 @@ __all__ = [
     "fit_history",
     "merge_context",
     "render_section",
+    "said_text",
     "section_items",
     "settle",
     "write_items",
@@ -109,12 +115,20 @@ def settle(c: Session, p: PendingCompaction, entries: Sequence[Entry], reply: st
     reply_items, prose, structured = split_reply(reply)
     own = bool(getattr(c.summarizer, "extracts_items", False))
     if p.operation == "merge":
-        # a listed tool fact keeps a tool's authority (never the user's)
-        older = [(i.kind, i.text, not i.by_tool, i.by_tool) for i in reply_items]
+        parsed = [i for entry in entries for i in split_reply(entry.text)[0]]
+        # a tool's item keeps a tool's authority (never the user's), whatever heading a
+        # merging reply lists it under
+        tools = {i.text: i.kind for i in parsed if i.by_tool}
+        tools.update((i.text, i.kind) for i in base.items() if i.by_tool)
+        older = [
+            (tools[i.text], i.text, False, True)
+            if i.text in tools
+            else (i.kind, i.text, not i.by_tool, i.by_tool)
+            for i in reply_items
+        ]
         older = older if structured and not own else []
-        for entry in entries:  # summaries stored before item sections held item lists
-            parsed = split_reply(entry.text)[0]
-            older.extend((i.kind, i.text, not i.by_tool, i.by_tool) for i in parsed)
+        # summaries stored before item sections held item lists
+        older.extend((i.kind, i.text, not i.by_tool, i.by_tool) for i in parsed)
         # errors stay with the summary that reported them (their prose), never re-enter
         added = base.add_older([i for i in older if i[0] != "error"])
         return Settled(prose or _empty_prose(c, p), base, added=tuple(added))
@@ -125,7 +139,7 @@ def settle(c: Session, p: PendingCompaction, entries: Sequence[Entry], reply: st
     added = list(extraction.added)
     if structured and not own and reply_items:
         source = "\n".join(e.text for e in fresh)
-        check = check_reply(reply_items, extraction.added, source)
+        check = check_reply(reply_items, extraction.added, source, said_text(fresh))
         rejected, dropped = check.rejected, check.dropped
         if not check.fallback:
             for item in check.accepted:
@@ -145,6 +159,23 @@ def settle(c: Session, p: PendingCompaction, entries: Sequence[Entry], reply: st
         rejected=rejected,
         dropped=dropped,
     )
+
+
+def said_text(entries: Sequence[Entry]) -> str:
+    """What a person or the agent wrote in ``entries``: the text blocks of entries that are
+    not tool output, with a summary's items that are not a tool's (and its other lines);
+    never a tool result's or an observation's text."""
+    out: list[str] = []
+    for entry in entries:
+        if is_tool_output(entry):
+            continue
+        if entry.meta.get("summary"):
+            items, rest = parse_items(entry.text)
+            out.extend(i.text for i in items if not i.by_tool)
+            out.extend(rest)
+            continue
+        out.extend(b.text for b in entry.blocks if isinstance(b, Text))
+    return "\n".join(out)
 
 
 def merge_context(c: Session, p: PendingCompaction) -> tuple[Entry, ...]:

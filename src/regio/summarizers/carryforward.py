@@ -23,10 +23,11 @@ recall of planted facts rising from 39/80 with the free-form prompt to 70/72 wit
 structured one over repeated re-summarization, and a re-measurement in the review (gemini
 3.5 flash) of 24/24 against 0/16.
 
-:func:`split_reply` reads a reply back into items and prose; :func:`check_reply` validates
-it against the items the extractor found in the same input (by class, never by phrasing):
-every constraint the extractor found must be in the reply, by key or verbatim; a reply item
-whose text is not in the input is not taken. A reply that drops a constraint falls back to the
+:func:`split_reply` reads a reply back into items and prose; :func:`check_reply` validates it
+against the items the extractor found in the same input (by class, never by phrasing): every
+constraint the extractor found must be in the reply, by key or verbatim; a reply item whose
+text is not in the input is not taken, and one whose text only tool output holds keeps a tool's
+authority whatever heading the reply gave it. A reply that drops a constraint falls back to the
 extracted items (``fallback``).
 """
 
@@ -39,6 +40,7 @@ import attrs
 from .items import QUOTED_HEADING, REPORTED_HEADING, DurableItem, ParsedItem, parse_items
 from .kinds import HEADINGS
 from .subjects import item_key
+from .toolnotes import QUOTE_KIND
 
 __all__ = [
     "PROSE_HEADING",
@@ -102,7 +104,8 @@ SCHEMA_INSTRUCTIONS = (
 
 def split_reply(text: str) -> tuple[list[ParsedItem], str, bool]:
     """``(items, prose, structured)`` of a summary: the items of its item lists
-    (:class:`~regio.summarizers.items.ParsedItem`, a ``Reported values`` one ``by_tool``),
+    (:class:`~regio.summarizers.items.ParsedItem`, a ``Reported values`` or a quoted one
+    ``by_tool``),
     the prose (its ``Errors:`` list, then what follows ``Summary:``, else every line outside
     an item list, in order, as written), and whether it had an item list or a
     ``Summary:`` heading at all (without, the prose is the whole text as written).
@@ -156,11 +159,16 @@ def check_reply(
     reply: Sequence[tuple[str, str, str | None] | ParsedItem],
     extracted: Iterable[DurableItem],
     source_text: str,
+    said_text: str | None = None,
 ) -> ReplyCheck:
     """Validate ``reply``'s items (module doc) against the ``extracted`` items of the same
-    input, whose text is ``source_text``."""
+    input, whose text is ``source_text``. ``said_text``: the part of it a person or the agent
+    wrote (not tool output); when given, a reply item listed under a stated kind's heading
+    whose text is only in tool output keeps a tool's authority (a quote, or a reported value
+    under ``Values``): a reply never turns what a tool printed into anyone's rule."""
     extracted = list(extracted)
     source = _norm(source_text)
+    said = _norm(said_text) if said_text is not None else None
     parsed = [i if isinstance(i, ParsedItem) else ParsedItem(*i) for i in reply]
     texts = {_norm(i.text) for i in parsed}
     keys = {item_key(i.text, i.kind) for i in parsed}
@@ -173,11 +181,13 @@ def check_reply(
     accepted: list[DurableItem] = []
     rejected: list[str] = []
     for seq, (kind, text, _, by_tool) in enumerate(parsed):
-        if kind not in HEADINGS:
+        if kind not in HEADINGS and kind != QUOTE_KIND:
             continue
         if _norm(text) not in source:
             rejected.append(text)
             continue
+        if not by_tool and (kind == QUOTE_KIND or (said is not None and _norm(text) not in said)):
+            kind, by_tool = ("fact" if kind == "fact" else QUOTE_KIND), True  # a tool's words
         key = item_key(text, kind)
         if key not in known:
             known.add(key)

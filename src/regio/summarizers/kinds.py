@@ -45,7 +45,7 @@ not a preference, an instruction or a fact. A question is no item (even with a s
 after it: ``What is the cap? -- recorded.``).
 
 Tool output -- tool results, and environment observations sent as user text -- has no
-authority to instruct: :func:`classify` never reads it. It gives two things only:
+authority to instruct: :func:`classify` never reads it. It gives three things only:
 
 * **error lines** (:func:`tool_errors`, at most :data:`MAX_TOOL_ERRORS` per result; a stack
   trace is one line, its exception line and innermost frame);

@@ -31,7 +31,8 @@ A key is one of three forms, tried in order:
    are two rules).
 
 A quote of tool output (:mod:`regio.summarizers.toolnotes`) is keyed ``quote:`` and the key its
-sentence would have as a stated value, else as itself: it meets only other quotes.
+sentence would have as the agent's own (of the kind :func:`regio.summarizers.toolnotes.quoted_kind`
+gives): it meets only other quotes, and the user's item of that key replaces it.
 
 Two concept keys of one concept whose scopes are both non-empty and one contains the other
 (``trip`` and ``field trip``) are *related*: :func:`related` tells them apart from keys that
@@ -46,7 +47,7 @@ import re
 import attrs
 
 from .statements import strip_label
-from .toolnotes import QUOTE_KIND
+from .toolnotes import QUOTE_KIND, quoted_kind
 from .valuestatements import constraint_key, requires_form, value_statement
 
 __all__ = ["CONCEPTS", "GENERIC", "Concept", "item_key", "related", "scope_of"]
@@ -320,10 +321,9 @@ def item_key(text: str, kind: str) -> str:
     body = strip_label(text)
     if kind == "error":
         return "text:" + " ".join(body.lower().split())
+    if kind == QUOTE_KIND:  # keyed as the agent's own sentence, in a namespace of its own
+        return f"{QUOTE_KIND}:{item_key(text, quoted_kind(text) or 'fact')}"
     stated = value_statement(body)
-    if kind == QUOTE_KIND:  # a quote's subject is its own: it meets only other quotes
-        subject = _value_key(*stated) if stated is not None else "text:" + _masked(body)
-        return f"{QUOTE_KIND}:{subject}"
     if stated is not None:
         return _value_key(*stated)
     value = constraint_key(body) if kind == "constraint" else None

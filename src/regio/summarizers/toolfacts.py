@@ -22,8 +22,8 @@ placeholder keeps them (:func:`regio.policies.relief.placeholder`). What it refu
 
 Each kept line is a ``fact`` with the tool's authority only
 (:class:`regio.summarizers.items.ItemSet`: it supersedes only an earlier report or the agent's
-own fact, a set keeps at most 16 of them and 2 per label, a budget drops them before any
-other fact).
+own fact, a set keeps at most 16 of them and 2 per label, 4 when the label's newest value is
+an identifier, a budget drops them before any other fact but quotes).
 """
 
 from __future__ import annotations

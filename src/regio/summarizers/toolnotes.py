@@ -18,8 +18,13 @@ instructions)``), after every item the user or the agent stated. A quote:
   words, opening with a capital letter and
   ending with ``.`` or ``!`` (a sentence, not a line of code or a comment marker), reading as
   prose (:func:`regio.summarizers.kinds.prose`), not an error line
-  (:func:`regio.summarizers.kinds.tool_errors` takes those) and holding no recognised secret
-  (:func:`regio.summarizers.toolfacts.secret_value`);
+  (:func:`regio.summarizers.kinds.tool_errors` takes those), holding no recognised secret
+  (:func:`regio.summarizers.toolfacts.secret_value`, nor a word that names one,
+  :data:`regio.summarizers.toolfacts.SECRET_KEY_WORDS`, with a value after it: ``The
+  database password is Tr0ub4dor-and-3.``),
+  not labelled as a party of the conversation (``SYSTEM:``, ``User:``, ``Instruction:``) and
+  not addressing the model (``ignore ... instructions``, ``you are now``, ``act as``,
+  ``Assistant,``): an injection's usual forms are never kept;
 * states a rule, a to-do, a goal, a preference or a value as the agent's own sentence would
   (:func:`regio.summarizers.kinds.classify` with the agent's role: a rule needs a label or a
   strong modal, ``must``, ``never``, ``do not``, ``always``); a ``KEY: VALUE`` report line is
@@ -31,16 +36,21 @@ instructions)``), after every item the user or the agent stated. A quote:
 In an :class:`~regio.summarizers.items.ItemSet` a quote supersedes only an earlier quote of
 the same subject (``The deploy target is X.`` then ``Update: the deploy target is now
 Y.``: :func:`regio.summarizers.subjects.item_key`), never an item a person or the agent
-stated; a set keeps at most :data:`regio.summarizers.items.MAX_TOOL_QUOTES` of them (the
-oldest go) and a budget drops them before any other item. It completes no to-do. A cleared
+stated; the user stating its subject, or its very words, replaces it with the user's item; a
+quoted to-do is closed by the user's or the agent's completion of it, as a stated one is; a
+set keeps at most :data:`regio.summarizers.items.MAX_TOOL_QUOTES` of them (the oldest go)
+and a budget drops them before any other item. It completes no to-do itself. A cleared
 result's placeholder and a parked output's stub keep its quotes as they keep its reported
 values (:func:`reported_lines`), so a later compaction finds them there.
 """
 
 from __future__ import annotations
 
+import re
+
 from .kinds import TOOL_ERROR, classify, prose
-from .toolfacts import MAX_FACT_CHARS, secret_value, tool_facts
+from .statements import label_of
+from .toolfacts import MAX_FACT_CHARS, SECRET_KEY_WORDS, secret_value, tool_facts
 
 __all__ = [
     "MAX_NOTE_CHARS",
@@ -48,6 +58,7 @@ __all__ = [
     "MAX_TOOL_NOTES",
     "MIN_NOTE_WORDS",
     "QUOTE_KIND",
+    "quoted_kind",
     "reported_lines",
     "tool_notes",
 ]
@@ -64,6 +75,19 @@ MAX_NOTE_CHARS = MAX_FACT_CHARS
 #: Fewest words of a quoted line (``NEVER.`` or ``Must rebuild.`` states no rule of its own).
 MIN_NOTE_WORDS = 4
 _KINDS = frozenset({"constraint", "preference", "goal", "todo", "fact"})
+#: Labels that speak as a party of the conversation (``SYSTEM:``, ``User:``): never quoted.
+_ROLE_LABELS = frozenset(
+    {"system", "user", "assistant", "developer", "human", "ai", "model", "operator", "admin",
+     "administrator", "instruction", "instructions", "prompt", "system prompt"}
+)  # fmt: skip
+#: Words that address the model rather than report anything (an injection's usual form).
+_ADDRESS = re.compile(
+    r"\b(?:ignore|disregard|forget|override|bypass)\b[^.!]*\b(?:instructions?|prompts?|rules?|"
+    r"guidelines?|user|system|above|previous|prior|everything)\b"
+    r"|\byou\s+are\s+(?:now|an?|the)\b|\bact\s+as\b|\bpretend\b|\bjailbreak\b"
+    r"|\b(?:assistant|AI|model|LLM|agent)\s*(?:,|:)",
+    re.IGNORECASE,
+)
 
 
 def _note_line(line: str) -> bool:
@@ -75,7 +99,35 @@ def _note_line(line: str) -> bool:
         return False
     if not line.endswith((".", "!")) or TOOL_ERROR.search(line) or secret_value(line):
         return False
-    return prose(line) and classify(line, "assistant") in _KINDS
+    if (label_of(line) or "") in _ROLE_LABELS or _ADDRESS.search(line):
+        return False  # it speaks as a party or to the model: no report of anything
+    if _names_a_secret(line):  # "The database password is Tr0ub4dor-and-3."
+        return False
+    return prose(line) and quoted_kind(line) in _KINDS
+
+
+def _names_a_secret(line: str) -> bool:
+    """Whether ``line`` names a secret (a word of
+    :data:`regio.summarizers.toolfacts.SECRET_KEY_WORDS`) and gives a value after it (a token
+    with a digit or one of ``-_/+=``, or of 12+ characters): ``The database password is
+    Tr0ub4dor-and-3.`` does, ``Rotate the signing key before Friday.`` does not."""
+    tokens = [t.strip(".,;:!?()'\"") for t in line.split()]
+    for i, token in enumerate(tokens):
+        if token.casefold() in SECRET_KEY_WORDS or any(
+            part in SECRET_KEY_WORDS for part in token.casefold().split("-")
+        ):
+            rest = tokens[i + 1 :]
+            if any(re.search(r"[\d_/+=-]", t) or len(t) >= 12 for t in rest):
+                return True
+    return False
+
+
+def quoted_kind(text: str) -> str | None:
+    """The kind the quote ``text`` would have as the agent's own sentence
+    (:func:`regio.summarizers.kinds.classify` with the agent's role): what keys it
+    (:func:`regio.summarizers.subjects.item_key`) and whether a completion closes it (a
+    ``todo``)."""
+    return classify(text, "assistant")
 
 
 def tool_notes(text: str) -> list[str]:
@@ -98,5 +150,8 @@ def reported_lines(text: str) -> list[str]:
     """What a placeholder or a stub of one tool result keeps of it besides its errors: its
     reported values (:func:`regio.summarizers.toolfacts.tool_facts`), then its quotes
     (:func:`tool_notes`), each once, in that order."""
-    facts = tool_facts(text)
-    return [*facts, *(n for n in tool_notes(text) if n not in facts)]
+    out: list[str] = []
+    for line in (*tool_facts(text), *tool_notes(text)):
+        if line not in out:
+            out.append(line)
+    return out
