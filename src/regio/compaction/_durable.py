@@ -12,12 +12,13 @@ anyway. A summary holds prose only: what is not an item.
 **The summarizer's reply** is read in the carry-forward schema
 (:mod:`regio.summarizers.carryforward`). A summarizer whose items are the extractor's own
 (``extracts_items = True``, :class:`regio.summarizers.ExtractiveSummarizer`) gives only its
-prose. Any other reply with item lists is validated against the extracted items: if it left
-out a constraint the extractor found, its items are not used (event ``items_fallback``);
-otherwise its items that are verbatim in the input and name a subject the extractor did not
-find are added, an item whose text only tool output holds with a tool's authority whatever
-heading the reply gave it (:func:`said_text`). A reply without item lists is prose; the
-extracted items are used.
+prose. Any other reply with item lists is validated against the extracted items: if it left out
+a constraint the extractor found, its items are not used (event ``items_fallback``); otherwise
+its items that are verbatim in the input and name a subject the extractor did not find are
+added, an item whose text tool output holds with a tool's authority whatever heading the reply
+gave it, unless the user wrote it too (:func:`tool_text`, :func:`user_text`); any other item
+has the agent's authority at most. A reply without item lists is prose; the extracted items are
+used.
 
 **A merge** of stored summaries adds no item that the section already has a key for: the
 summaries are older than every item (a summary stored before item sections existed may still
@@ -49,7 +50,7 @@ from collections.abc import Sequence
 import attrs
 import msgspec
 
-from regio.content import Entry, Text
+from regio.content import Entry, Text, ToolResult
 from regio.regions import CompactHistory, PendingCompaction
 from regio.regions.compaction import ITEMS_META
 from regio.session._events import ItemsDropped, ItemsFallback, ItemsUpdated
@@ -64,9 +65,10 @@ __all__ = [
     "fit_history",
     "merge_context",
     "render_section",
-    "said_text",
     "section_items",
     "settle",
+    "tool_text",
+    "user_text",
     "write_items",
 ]
 
@@ -116,16 +118,12 @@ def settle(c: Session, p: PendingCompaction, entries: Sequence[Entry], reply: st
     own = bool(getattr(c.summarizer, "extracts_items", False))
     if p.operation == "merge":
         parsed = [i for entry in entries for i in split_reply(entry.text)[0]]
-        # a tool's item keeps a tool's authority (never the user's), whatever heading a
-        # merging reply lists it under
-        tools = {i.text: i.kind for i in parsed if i.by_tool}
-        tools.update((i.text, i.kind) for i in base.items() if i.by_tool)
-        older = [
-            (tools[i.text], i.text, False, True)
-            if i.text in tools
-            else (i.kind, i.text, not i.by_tool, i.by_tool)
-            for i in reply_items
-        ]
+        # an item a merging reply lists keeps the kind and authority of the item it was
+        # (a tool's stays a tool's, whatever heading the reply gives it); one that was no
+        # item has the agent's authority at most: the summarizer's claim, never the user's
+        origin = {i.text: (i.kind, not i.by_tool, i.by_tool) for i in parsed}
+        origin.update((i.text, (i.kind, i.by_user, i.by_tool)) for i in base.items())
+        older = [_as_before(i.kind, i.text, i.by_tool, origin) for i in reply_items]
         older = older if structured and not own else []
         # summaries stored before item sections held item lists
         older.extend((i.kind, i.text, not i.by_tool, i.by_tool) for i in parsed)
@@ -139,7 +137,8 @@ def settle(c: Session, p: PendingCompaction, entries: Sequence[Entry], reply: st
     added = list(extraction.added)
     if structured and not own and reply_items:
         source = "\n".join(e.text for e in fresh)
-        check = check_reply(reply_items, extraction.added, source, said_text(fresh))
+        users, tools = user_text(fresh), tool_text(fresh)
+        check = check_reply(reply_items, extraction.added, source, user_text=users, tool_text=tools)
         rejected, dropped = check.rejected, check.dropped
         if not check.fallback:
             for item in check.accepted:
@@ -161,20 +160,42 @@ def settle(c: Session, p: PendingCompaction, entries: Sequence[Entry], reply: st
     )
 
 
-def said_text(entries: Sequence[Entry]) -> str:
-    """What a person or the agent wrote in ``entries``: the text blocks of entries that are
-    not tool output, with a summary's items that are not a tool's (and its other lines);
-    never a tool result's or an observation's text."""
+def _as_before(
+    kind: str, text: str, by_tool: bool, origin: dict[str, tuple[str, bool, bool]]
+) -> tuple[str, str, bool, bool]:
+    """``(kind, text, by_user, by_tool)`` of a merging reply's item: those of the item it was
+    (``origin``: text -> kind, by_user, by_tool), else the reply's kind with the agent's
+    authority at most."""
+    if text in origin:
+        was_kind, by_user, was_tool = origin[text]
+        return was_kind, text, by_user, was_tool
+    return kind, text, False, by_tool
+
+
+def user_text(entries: Sequence[Entry]) -> str:
+    """What the user wrote in ``entries``: the text blocks of user entries that are not tool
+    output, and a summary's items that are not a tool's (they were checked when they were
+    made); never the agent's text, a tool result's or an observation's."""
     out: list[str] = []
     for entry in entries:
-        if is_tool_output(entry):
-            continue
         if entry.meta.get("summary"):
-            items, rest = parse_items(entry.text)
-            out.extend(i.text for i in items if not i.by_tool)
-            out.extend(rest)
-            continue
-        out.extend(b.text for b in entry.blocks if isinstance(b, Text))
+            out.extend(i.text for i in parse_items(entry.text)[0] if not i.by_tool)
+        elif entry.role == "user" and not is_tool_output(entry):
+            out.extend(b.text for b in entry.blocks if isinstance(b, Text))
+    return "\n".join(out)
+
+
+def tool_text(entries: Sequence[Entry]) -> str:
+    """What tools printed in ``entries``: tool results and observations (their text), and a
+    summary's items that are a tool's."""
+    out: list[str] = []
+    for entry in entries:
+        if entry.meta.get("summary"):
+            out.extend(i.text for i in parse_items(entry.text)[0] if i.by_tool)
+        elif is_tool_output(entry):
+            out.append(entry.text)
+        else:
+            out.extend(b.content for b in entry.blocks if isinstance(b, ToolResult))
     return "\n".join(out)
 
 

@@ -159,16 +159,21 @@ def check_reply(
     reply: Sequence[tuple[str, str, str | None] | ParsedItem],
     extracted: Iterable[DurableItem],
     source_text: str,
-    said_text: str | None = None,
+    *,
+    user_text: str | None = None,
+    tool_text: str | None = None,
 ) -> ReplyCheck:
     """Validate ``reply``'s items (module doc) against the ``extracted`` items of the same
-    input, whose text is ``source_text``. ``said_text``: the part of it a person or the agent
-    wrote (not tool output); when given, a reply item listed under a stated kind's heading
-    whose text is only in tool output keeps a tool's authority (a quote, or a reported value
-    under ``Values``): a reply never turns what a tool printed into anyone's rule."""
+    input, whose text is ``source_text``. ``tool_text``: the part of it that is tool output;
+    when given, a reply item whose text is in it keeps a tool's authority whatever heading
+    the reply lists it under (a quote, or a reported value under ``Values``) unless the user
+    wrote it too: a reply never turns what a tool printed into anyone's rule, even when the
+    agent repeats it. ``user_text``: the part the user wrote; when given, any other item
+    has the agent's authority at most."""
     extracted = list(extracted)
     source = _norm(source_text)
-    said = _norm(said_text) if said_text is not None else None
+    users = _norm(user_text) if user_text is not None else None
+    tools = _norm(tool_text) if tool_text is not None else None
     parsed = [i if isinstance(i, ParsedItem) else ParsedItem(*i) for i in reply]
     texts = {_norm(i.text) for i in parsed}
     keys = {item_key(i.text, i.kind) for i in parsed}
@@ -186,11 +191,14 @@ def check_reply(
         if _norm(text) not in source:
             rejected.append(text)
             continue
-        if not by_tool and (kind == QUOTE_KIND or (said is not None and _norm(text) not in said)):
+        norm = _norm(text)
+        printed = tools is not None and norm in tools and not (users is not None and norm in users)
+        if not by_tool and (kind == QUOTE_KIND or printed):
             kind, by_tool = ("fact" if kind == "fact" else QUOTE_KIND), True  # a tool's words
         key = item_key(text, kind)
         if key not in known:
             known.add(key)
             # a reply's reported value keeps a tool's authority (never the user's)
-            accepted.append(DurableItem(kind, key, text, seq, not by_tool, by_tool=by_tool))
+            by_user = not by_tool and (users is None or norm in users)
+            accepted.append(DurableItem(kind, key, text, seq, by_user, by_tool=by_tool))
     return ReplyCheck(tuple(accepted), tuple(rejected), dropped)

@@ -65,7 +65,7 @@ import msgspec
 
 from .kinds import HEADINGS, KINDS
 from .openitems import CompletedItem, OpenItems
-from .subjects import item_key, related
+from .subjects import item_key, quote_subject, related
 from .toolnotes import QUOTE_KIND, quoted_kind
 
 __all__ = [
@@ -282,9 +282,12 @@ class ItemSet:
         gone = [old] if old is not None else []
         if by_user and old is not None:  # the user settles the key
             gone.extend(self._items[old.key + s] for s in _SUFFIXES if old.key + s in self._items)
-        quoted = self._items.get(f"{QUOTE_KIND}:{key}") if by_user else None
-        if quoted is not None:  # ... and a quote of tool output on it
-            gone.append(quoted)
+        if by_user:  # ... and any quote of tool output on its subject
+            gone.extend(
+                q
+                for q in self._items.values()
+                if q.kind == QUOTE_KIND and q not in gone and quote_subject(q.text) == key
+            )
         item = DurableItem(kind, key, text, self.next_seq, by_user, source=source, by_tool=by_tool)
         for each in gone:
             self._discard(each)

@@ -30,9 +30,11 @@ A key is one of three forms, tried in order:
    name what the statement is about stay (``cite ticket CANARY-C-1`` and ``... CANARY-C-2``
    are two rules).
 
-A quote of tool output (:mod:`regio.summarizers.toolnotes`) is keyed ``quote:`` and the key its
-sentence would have as the agent's own (of the kind :func:`regio.summarizers.toolnotes.quoted_kind`
-gives): it meets only other quotes, and the user's item of that key replaces it.
+A quote of tool output (:mod:`regio.summarizers.toolnotes`) is keyed ``quote:`` and the words a
+value statement sets (``quote:value:deploy target``), else its own words (two rules of tool
+output about one concept, ``Never commit secrets ...`` and ``Always commit with ...``, are two
+quotes): it meets only other quotes. The user's item whose key is the quote's subject
+(:func:`quote_subject`, the key it would have as the agent's own sentence) replaces it.
 
 Two concept keys of one concept whose scopes are both non-empty and one contains the other
 (``trip`` and ``field trip``) are *related*: :func:`related` tells them apart from keys that
@@ -50,7 +52,7 @@ from .statements import strip_label
 from .toolnotes import QUOTE_KIND, quoted_kind
 from .valuestatements import constraint_key, requires_form, value_statement
 
-__all__ = ["CONCEPTS", "GENERIC", "Concept", "item_key", "related", "scope_of"]
+__all__ = ["CONCEPTS", "GENERIC", "Concept", "item_key", "quote_subject", "related", "scope_of"]
 
 
 @attrs.frozen
@@ -321,9 +323,9 @@ def item_key(text: str, kind: str) -> str:
     body = strip_label(text)
     if kind == "error":
         return "text:" + " ".join(body.lower().split())
-    if kind == QUOTE_KIND:  # keyed as the agent's own sentence, in a namespace of its own
-        return f"{QUOTE_KIND}:{item_key(text, quoted_kind(text) or 'fact')}"
     stated = value_statement(body)
+    if kind == QUOTE_KIND:  # a value by what it sets, else its own words: only quotes meet it
+        return f"{QUOTE_KIND}:" + (_value_key(*stated) if stated else "text:" + _masked(body))
     if stated is not None:
         return _value_key(*stated)
     value = constraint_key(body) if kind == "constraint" else None
@@ -335,6 +337,13 @@ def item_key(text: str, kind: str) -> str:
     if concept is not None:
         return concept
     return "text:" + _masked(body)
+
+
+def quote_subject(text: str) -> str:
+    """The key the quote ``text`` would have as the agent's own sentence (of the kind
+    :func:`regio.summarizers.toolnotes.quoted_kind` gives): the user's item of that key
+    replaces the quote (:class:`regio.summarizers.items.ItemSet`)."""
+    return item_key(text, quoted_kind(text) or "fact")
 
 
 def related(older: str, newer: str) -> bool:

@@ -22,9 +22,13 @@ instructions)``), after every item the user or the agent stated. A quote:
   (:func:`regio.summarizers.toolfacts.secret_value`, nor a word that names one,
   :data:`regio.summarizers.toolfacts.SECRET_KEY_WORDS`, with a value after it: ``The
   database password is Tr0ub4dor-and-3.``),
-  not labelled as a party of the conversation (``SYSTEM:``, ``User:``, ``Instruction:``) and
-  not addressing the model (``ignore ... instructions``, ``you are now``, ``act as``,
-  ``Assistant,``): an injection's usual forms are never kept;
+  not labelled as a party of the conversation or a log level (a label with ``system``,
+  ``user``, ``instructions``, ``override``, ``mode``, a model's name, ``INFO``, ``WARNING``:
+  ``SYSTEM:``, ``Updated instructions:``, ``Developer mode:``) and not addressing the model
+  or speaking for someone (``ignore ... instructions``, ``you are now``, ``act as``,
+  ``Claude,``, ``Note to AI agents:``, ``The user wants ...``, ``Per the user's request``,
+  ``From now on``, any mention of instructions or a prompt): the usual forms of an injection
+  are never kept; others are, as quotes, with the tool's authority only;
 * states a rule, a to-do, a goal, a preference or a value as the agent's own sentence would
   (:func:`regio.summarizers.kinds.classify` with the agent's role: a rule needs a label or a
   strong modal, ``must``, ``never``, ``do not``, ``always``); a ``KEY: VALUE`` report line is
@@ -75,17 +79,35 @@ MAX_NOTE_CHARS = MAX_FACT_CHARS
 #: Fewest words of a quoted line (``NEVER.`` or ``Must rebuild.`` states no rule of its own).
 MIN_NOTE_WORDS = 4
 _KINDS = frozenset({"constraint", "preference", "goal", "todo", "fact"})
-#: Labels that speak as a party of the conversation (``SYSTEM:``, ``User:``): never quoted.
-_ROLE_LABELS = frozenset(
-    {"system", "user", "assistant", "developer", "human", "ai", "model", "operator", "admin",
-     "administrator", "instruction", "instructions", "prompt", "system prompt"}
+#: Words of a label that speak as a party of the conversation or a log level (``SYSTEM:``,
+#: ``User:``, ``Updated instructions:``, ``Developer mode:``, ``INFO:``): never quoted.
+_PARTY_WORDS = frozenset(
+    {"system", "user", "users", "assistant", "developer", "human", "ai", "model", "operator",
+     "admin", "administrator", "instruction", "instructions", "prompt", "override", "mode",
+     "message", "agent", "agents", "llm", "claude", "chatgpt", "gpt", "gemini", "copilot",
+     "info", "debug", "trace", "warn", "warning", "notice", "log"}
 )  # fmt: skip
-#: Words that address the model rather than report anything (an injection's usual form).
+#: What addresses the model or speaks for someone rather than reports anything (an
+#: injection's usual forms): an order to drop what was said, a new identity, a vocative
+#: (``Claude,``, ``Hey ChatGPT,``, ``Note to AI agents:``), a claim to speak for the user,
+#: a rule for the future (``From now on``), a mention of instructions or prompts.
 _ADDRESS = re.compile(
     r"\b(?:ignore|disregard|forget|override|bypass)\b[^.!]*\b(?:instructions?|prompts?|rules?|"
     r"guidelines?|user|system|above|previous|prior|everything)\b"
     r"|\byou\s+are\s+(?:now|an?|the)\b|\bact\s+as\b|\bpretend\b|\bjailbreak\b"
-    r"|\b(?:assistant|AI|model|LLM|agent)\s*(?:,|:)",
+    r"|\b(?:assistant|AI|models?|LLMs?|agents?|claude|chatgpt|gpt[-\w.]*|gemini|copilot|bot)\s*[,:]"
+    r"|\b(?:note|message|reminder)\s+(?:to|for)\s+(?:the\s+)?(?:AI|LLM|models?|agents?|assistants?)\b"
+    r"|\b(?:the\s+)?users?(?:'s)?\s+(?:wants?|asks?|asked|requests?|requested|instructs?|says?|"
+    r"said|prefers?)\b|\bper\s+the\s+users?\b|\bon\s+behalf\s+of\s+the\s+user\b"
+    r"|^(?:from\s+now\s+on|going\s+forward|henceforth|in\s+future)\b"
+    r"|\b(?:instructions?|system\s+prompt|prompts?)\b",
+    re.IGNORECASE,
+)
+#: Words and pairs that name a secret besides :data:`SECRET_KEY_WORDS` (a sentence names
+#: them more loosely than a report key: ``The DB pass is ...``, ``The access code is ...``).
+_SECRET_WORDS = SECRET_KEY_WORDS | {"pass", "pwd", "pin", "passcode", "otp", "totp", "mfa"}
+_SECRET_PAIRS = re.compile(
+    r"\b(?:access|security|verification|recovery|backup|one[- ]time|door|alarm)\s+codes?\b",
     re.IGNORECASE,
 )
 
@@ -99,7 +121,8 @@ def _note_line(line: str) -> bool:
         return False
     if not line.endswith((".", "!")) or TOOL_ERROR.search(line) or secret_value(line):
         return False
-    if (label_of(line) or "") in _ROLE_LABELS or _ADDRESS.search(line):
+    label = set(re.split(r"[\s/-]+", label_of(line) or ""))
+    if not label.isdisjoint(_PARTY_WORDS) or _ADDRESS.search(line):
         return False  # it speaks as a party or to the model: no report of anything
     if _names_a_secret(line):  # "The database password is Tr0ub4dor-and-3."
         return False
@@ -108,13 +131,18 @@ def _note_line(line: str) -> bool:
 
 def _names_a_secret(line: str) -> bool:
     """Whether ``line`` names a secret (a word of
-    :data:`regio.summarizers.toolfacts.SECRET_KEY_WORDS`) and gives a value after it (a token
+    :data:`regio.summarizers.toolfacts.SECRET_KEY_WORDS`, ``pass``, ``pwd``, ``PIN``, ``OTP``,
+    an access, security, verification or recovery code) and gives a value after it (a token
     with a digit or one of ``-_/+=``, or of 12+ characters): ``The database password is
-    Tr0ub4dor-and-3.`` does, ``Rotate the signing key before Friday.`` does not."""
+    Tr0ub4dor-and-3.`` and ``The PIN is 4812.`` do, ``Rotate the signing key before
+    Friday.`` does not."""
+    paired = _SECRET_PAIRS.search(line)
+    if paired is not None:
+        line = line[: paired.start()] + "secret" + line[paired.end() :]
     tokens = [t.strip(".,;:!?()'\"") for t in line.split()]
     for i, token in enumerate(tokens):
-        if token.casefold() in SECRET_KEY_WORDS or any(
-            part in SECRET_KEY_WORDS for part in token.casefold().split("-")
+        if token.casefold() in _SECRET_WORDS or any(
+            part in _SECRET_WORDS for part in token.casefold().split("-")
         ):
             rest = tokens[i + 1 :]
             if any(re.search(r"[\d_/+=-]", t) or len(t) >= 12 for t in rest):
