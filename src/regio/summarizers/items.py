@@ -35,9 +35,12 @@ An :class:`ItemSet` keeps at most one item per key:
   :mod:`regio.summarizers.toolnotes`: a sentence of tool output that states a rule, a to-do
   or a value) are ``by_tool`` items keyed apart from every stated item
   (:func:`regio.summarizers.subjects.item_key`): a quote supersedes only an earlier quote of
-  its subject and only the user's statement of the same subject supersedes it (the user
-  settles the key, as over a tool's report); a set keeps at most :data:`MAX_TOOL_QUOTES`
-  (past it the oldest quote leaves), counted apart from the tool facts' bounds.
+  the words a value statement sets; the user's statement of the quote's subject
+  (:func:`regio.summarizers.subjects.quote_subject`) supersedes it (the user settles the key,
+  as over a tool's report), and a person or the agent saying its very words makes the item
+  theirs; a to-do it quotes is closed as a stated one is; a set keeps at most
+  :data:`MAX_TOOL_QUOTES` (past it the oldest quote leaves), counted apart from the tool
+  facts' bounds.
 * **To-dos close.** A later sentence that completes an open to-do
   (:func:`regio.summarizers.openitems.completion`) removes it.
 * **Render order** is by kind (constraints first, :data:`~regio.summarizers.kinds.KINDS`),

@@ -38,9 +38,12 @@ instructions)``), after every item the user or the agent stated. A quote:
   :data:`MAX_TOOL_NOTES` of them.
 
 In an :class:`~regio.summarizers.items.ItemSet` a quote supersedes only an earlier quote of
-the same subject (``The deploy target is X.`` then ``Update: the deploy target is now
-Y.``: :func:`regio.summarizers.subjects.item_key`), never an item a person or the agent
-stated; the user stating its subject, or its very words, replaces it with the user's item; a
+the words a value statement sets (``The deploy target is X.`` then ``Update: the deploy
+target is now Y.``; other quotes are keyed by their own words:
+:func:`regio.summarizers.subjects.item_key`), never an item a person or the agent stated;
+the user stating its subject (:func:`regio.summarizers.subjects.quote_subject`), or its very
+words, replaces it with the user's item, and the agent repeating its words makes it the
+agent's; a
 quoted to-do is closed by the user's or the agent's completion of it, as a stated one is; a
 set keeps at most :data:`regio.summarizers.items.MAX_TOOL_QUOTES` of them (the oldest go)
 and a budget drops them before any other item. It completes no to-do itself. A cleared
@@ -152,8 +155,9 @@ def _names_a_secret(line: str) -> bool:
 
 def quoted_kind(text: str) -> str | None:
     """The kind the quote ``text`` would have as the agent's own sentence
-    (:func:`regio.summarizers.kinds.classify` with the agent's role): what keys it
-    (:func:`regio.summarizers.subjects.item_key`) and whether a completion closes it (a
+    (:func:`regio.summarizers.kinds.classify` with the agent's role): whether it is quoted at
+    all, the subject the user's item replaces it on
+    (:func:`regio.summarizers.subjects.quote_subject`) and whether a completion closes it (a
     ``todo``)."""
     return classify(text, "assistant")
 
