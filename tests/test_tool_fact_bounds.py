@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regio.content import Entry, Message, ToolResult, ToolUse
+from regio.content import Entry, Message, ToolUse
 from regio.engine import Engine
 from regio.events import Event
 from regio.regions.compaction import ITEMS_META
@@ -30,32 +30,16 @@ from regio.summarizers.items import (
 )
 from regio.summarizers.kinds import HEADINGS, KINDS
 from regio.summarizers.toolfacts import tool_facts
+from tool_items_support import compacting_blueprint, tool_entry, user_entry
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "25"))
 LIMIT, PER_LABEL, PER_ID_LABEL = 16, 2, 4  # the documented bounds (docs/items.md)
 
-BLUEPRINT = """version: 1
-name: toolbounds
-model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 200000,
-        max_output_tokens: 1000}
-tokenizer: heuristic
-regions:
-  - {name: system, kind: pinned, volatility: stable, budget: 1000, seed: "You are careful."}
-  - {name: history, kind: compact_history, source: conversation, budget: 20000}
-  - {name: conversation, kind: sliding_window, budget: 150000, eviction: {strategy: compact}}
-"""
-
-
-def _user(text: str, i: int = 0, **meta: bool) -> Entry:
-    return Entry(f"u{i}", Message.user(text).blocks, role="user", meta=dict(meta))
+BLUEPRINT = compacting_blueprint("toolbounds", history=20000)
 
 
 def _agent(text: str, i: int = 0) -> Entry:
     return Entry(f"a{i}", Message.assistant(text).blocks, role="assistant")
-
-
-def _tool(text: str, i: int = 0) -> Entry:
-    return Entry(f"t{i}", (ToolResult(f"c{i}", text),), role="tool")
 
 
 def _tool_texts(items: ItemSet) -> list[str]:
@@ -70,21 +54,21 @@ def _label(text: str) -> str:
 
 
 def test_two_job_ids_of_two_jobs_stay_two_items() -> None:
-    items = extract_items([_tool("Job ID: 7f3a91", 1), _tool("Job ID: 8b2c44", 2)]).items
+    items = extract_items([tool_entry("Job ID: 7f3a91", 1), tool_entry("Job ID: 8b2c44", 2)]).items
     assert _tool_texts(items) == ["Job ID: 7f3a91", "Job ID: 8b2c44"]
 
 
 def test_a_fifth_job_id_drops_the_oldest_job_id_and_says_so() -> None:
     reports = ["Job ID: 7f3a91", "Job ID: 8b2c44", "Job ID: 3c3c3c", "Job ID: 4d4d4d"]
     reports.append("JOB ID: 9d5e17")  # the label is case-folded
-    out = extract_items([_tool(r, i) for i, r in enumerate(reports)])
+    out = extract_items([tool_entry(r, i) for i, r in enumerate(reports)])
     assert _tool_texts(out.items) == reports[1:]
     assert [i.text for i in out.superseded] == ["Job ID: 7f3a91"]
 
 
 def test_three_reference_codes_of_three_results_stay_three_items() -> None:
     codes = [f"Reference code for this result: CANARY-F-{n:08x}" for n in (11, 22, 33)]
-    out = extract_items([_tool(f"ran step {i}\n{c}", i) for i, c in enumerate(codes)])
+    out = extract_items([tool_entry(f"ran step {i}\n{c}", i) for i, c in enumerate(codes)])
     assert _tool_texts(out.items) == codes and out.superseded == []
 
 
@@ -101,7 +85,7 @@ def test_an_identifier_names_a_thing_and_a_measurement_measures_one() -> None:
 
 
 def test_eight_passed_reports_keep_the_newest_two() -> None:
-    out = extract_items([_tool(f"Passed: {100 + n}", n) for n in range(8)])
+    out = extract_items([tool_entry(f"Passed: {100 + n}", n) for n in range(8)])
     assert _tool_texts(out.items) == ["Passed: 106", "Passed: 107"]
     assert [i.text for i in out.superseded] == [f"Passed: {100 + n}" for n in range(6)]
 
@@ -197,7 +181,7 @@ def test_tool_facts_stay_within_both_bounds_and_every_one_that_leaves_is_reporte
 
 def test_a_tools_version_never_supersedes_the_agents_next_step() -> None:
     todo = "Next step: bump the version to 3.2.1."
-    out = extract_items([_agent(todo), _tool("Version: 3.2.0", 1)])
+    out = extract_items([_agent(todo), tool_entry("Version: 3.2.0", 1)])
     by_text = {i.text: i for i in out.items.items()}
     assert by_text[todo].kind == "todo" and out.superseded == []
     assert by_text["Version: 3.2.0"].key == by_text[todo].key + TOOL_SUFFIX
@@ -264,9 +248,9 @@ def test_a_rendering_lists_a_tools_values_under_reported_values_after_values() -
 
 
 def test_a_reported_value_read_back_from_a_summary_stays_a_tools() -> None:
-    summary = _user("Values:\n- The port is 8443.\nReported values:\n- Version: 3.2.1", 0,
+    summary = user_entry("Values:\n- The port is 8443.\nReported values:\n- Version: 3.2.1", 0,
                     summary=True)  # fmt: skip
-    out = extract_items([summary, _tool("Version: 3.3.0", 1)])
+    out = extract_items([summary, tool_entry("Version: 3.3.0", 1)])
     by_text = {i.text: i for i in out.items.items()}
     assert by_text["The port is 8443."].by_user
     assert "Version: 3.2.1" not in by_text  # a tool's value, so the newer report replaces it
@@ -276,10 +260,13 @@ def test_a_reported_value_read_back_from_a_summary_stays_a_tools() -> None:
 
 def test_an_extractive_summary_read_back_keeps_its_reported_values_a_tools() -> None:
     log = "\n".join(f"compiling module {n} of 40 ... ok" for n in range(40))
-    entries = [_user("Run the build on the farm, please."), _tool(f"{log}\nJob ID: 7f3a91", 1)]
+    entries = [
+        user_entry("Run the build on the farm, please."),
+        tool_entry(f"{log}\nJob ID: 7f3a91", 1),
+    ]
     summary = ExtractiveSummarizer()(entries, "", None)
     assert "Reported values:\n- Job ID: 7f3a91" in summary
-    again = extract_items([_user(summary, 2, summary=True)]).items
+    again = extract_items([user_entry(summary, 2, summary=True)]).items
     item = next(i for i in again.items() if i.text == "Job ID: 7f3a91")
     assert item.by_tool and not item.by_user
 
@@ -364,7 +351,7 @@ def test_a_line_that_names_a_secret_is_never_kept(line: str) -> None:
     assert tool_facts(f"Job ID: 7f3a91\n{line}") == ["Job ID: 7f3a91"]
     value = line.split(":", 1)[1].strip()
     items = extract_items(
-        [_tool(f"Deploying...\n{line}"), _user(f"Obs:\n{line}", 1, observation=True)]
+        [tool_entry(f"Deploying...\n{line}"), user_entry(f"Obs:\n{line}", 1, observation=True)]
     ).items
     assert not any(value in t for t in items.texts())
 

@@ -12,13 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.capture.rules import ParkRule
-from regio.content import Entry, Message, ToolResult, ToolUse
+from regio.content import Entry, Message, ToolUse
 from regio.engine import Engine
 from regio.policies import relief as rp
 from regio.regions.compaction import ITEMS_META
 from regio.summarizers._extractive import ExtractiveSummarizer
 from regio.summarizers.carryforward import SCHEMA_INSTRUCTIONS, check_reply, split_reply
-from regio.summarizers.extract import extract_items
 from regio.summarizers.items import (
     MAX_TOOL_ITEMS,
     MAX_TOOL_QUOTES,
@@ -37,19 +36,11 @@ from regio.summarizers.toolnotes import (
     reported_lines,
     tool_notes,
 )
+from tool_items_support import compacting_blueprint, items_of, section_of, tool_entry, user_entry
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "25"))
 
-BLUEPRINT = """version: 1
-name: toolquotes
-model: {provider: anthropic, name: claude-sonnet-4-5, context_window: 200000,
-        max_output_tokens: 1000}
-tokenizer: heuristic
-regions:
-  - {name: system, kind: pinned, volatility: stable, budget: 1000, seed: "You are careful."}
-  - {name: history, kind: compact_history, source: conversation, budget: 6000}
-  - {name: conversation, kind: sliding_window, budget: 150000, eviction: {strategy: compact}}
-"""
+BLUEPRINT = compacting_blueprint("toolquotes")
 
 TICKET = (
     "TCK-5521: migrate the billing exporter\n"
@@ -61,18 +52,6 @@ TICKET = (
 RULE = "Constraint: every reply must cite ticket TCK-5521."
 TODO = "Open TODO TCK-5522: confirm the change with the requester before closing."
 TARGET = "The deploy target is prod-eu-1."
-
-
-def _tool(text: str, i: int = 0) -> Entry:
-    return Entry(f"t{i}", (ToolResult(f"c{i}", text),), role="tool")
-
-
-def _user(text: str, i: int = 0) -> Entry:
-    return Entry(f"u{i}", Message.user(text).blocks, role="user")
-
-
-def _items(*entries: Entry) -> list[DurableItem]:
-    return extract_items(entries).items.items()
 
 
 def _quote(items: ItemSet, text: str) -> list[DurableItem]:
@@ -87,10 +66,10 @@ def test_a_tickets_rule_to_do_and_value_sentences_are_quoted_as_written() -> Non
 
 
 def test_quotes_are_a_tools_and_never_a_constraint_or_a_to_do_of_anyones() -> None:
-    items = _items(_tool(TICKET))
+    items = items_of(tool_entry(TICKET))
     assert {i.text for i in items} == {RULE, TODO, TARGET}
     assert all(i.kind == QUOTE_KIND and i.by_tool and not i.by_user for i in items)
-    said = _items(_user(RULE))
+    said = items_of(user_entry(RULE))
     assert [i.kind for i in said] == ["constraint"]  # the same words from the user bind
 
 
@@ -136,27 +115,27 @@ def test_a_report_line_is_a_reported_value_not_a_quote() -> None:
 
 def test_a_later_quote_of_the_same_subject_supersedes_the_earlier_one() -> None:
     later = "Update: the deploy target is now prod-us-2."
-    items = _items(_tool(TARGET, 1), _tool(later, 2))
+    items = items_of(tool_entry(TARGET, 1), tool_entry(later, 2))
     assert [i.text for i in items] == [later]
 
 
 def test_a_quote_never_supersedes_what_a_person_stated() -> None:
     users = "The deploy target is stage-3."
-    items = _items(_user(users), _tool(TARGET))
+    items = items_of(user_entry(users), tool_entry(TARGET))
     by_text = {i.text: i for i in items}
     assert by_text[users].by_user and by_text[TARGET].kind == QUOTE_KIND
 
 
 def test_the_user_stating_the_subject_settles_it_over_the_quote() -> None:
     users = "The deploy target is stage-3."
-    items = _items(_tool(TARGET), _user(users))
+    items = items_of(tool_entry(TARGET), user_entry(users))
     assert [i.text for i in items] == [users]
 
 
 def test_a_quoted_to_do_is_not_closed_by_the_tool_nor_does_it_close_the_users() -> None:
-    items = _items(
-        _user("TODO TCK-9: rotate the signing key."),
-        _tool("Done: TCK-9\nOpen TODO TCK-7: rotate the signing key before Friday."),
+    items = items_of(
+        user_entry("TODO TCK-9: rotate the signing key."),
+        tool_entry("Done: TCK-9\nOpen TODO TCK-7: rotate the signing key before Friday."),
     )
     kinds = {i.text: i.kind for i in items}
     assert kinds["TODO TCK-9: rotate the signing key."] == "todo"
@@ -232,11 +211,6 @@ def _run_tool(engine: Engine, call: str, output: str) -> None:
     engine.add_tool_result(call, output)
 
 
-def _section(engine: Engine) -> Entry | None:
-    history = engine.window.region("history")
-    return next((e for e in history.entries if ITEMS_META in e.meta), None)
-
-
 def test_a_solo_agents_ticket_rules_survive_every_compaction_in_the_request() -> None:
     engine = _engine()
     engine.add_user("Work through the ticket on your own.")
@@ -245,7 +219,7 @@ def test_a_solo_agents_ticket_rules_survive_every_compaction_in_the_request() ->
         for k in range(3):
             _run_tool(engine, f"c{round_}{k}x", f"checked shard {round_}-{k}: ok")
         assert engine.compact(keep_tokens=0) is not None
-    section = _section(engine)
+    section = section_of(engine)
     assert section is not None
     assert f"{QUOTED_HEADING}:\n- {RULE}\n- {TODO}\n- {TARGET}" in section.text
     request = engine.request("anthropic", "claude-sonnet-4-5")[1]
@@ -260,7 +234,7 @@ def test_a_cleared_placeholder_and_a_park_stub_keep_the_quotes() -> None:
     assert text.splitlines()[1:] == reported_lines(body) == [RULE, TODO, TARGET]
     stub = ParkRule("tool_output").stub(body, 1600)
     assert all(q in stub.splitlines() for q in (RULE, TODO, TARGET))
-    items = _items(_tool(text))
+    items = items_of(tool_entry(text))
     assert {i.text for i in items if i.kind == QUOTE_KIND} == {RULE, TODO, TARGET}
 
 
@@ -289,8 +263,8 @@ _LINES = st.sampled_from(
 def test_tool_output_only_ever_gives_a_tools_items_each_a_line_of_it(
     results: list[list[str]],
 ) -> None:
-    entries = [_tool("\n".join(lines), i) for i, lines in enumerate(results)]
-    items = _items(*entries)
+    entries = [tool_entry("\n".join(lines), i) for i, lines in enumerate(results)]
+    items = items_of(*entries)
     every_line = {line for lines in results for line in lines}
     for item in items:
         assert item.by_tool or item.kind == "error"
@@ -310,7 +284,7 @@ def test_tool_output_only_ever_gives_a_tools_items_each_a_line_of_it(
 
 def test_the_user_saying_a_quotes_very_words_makes_it_the_users_rule() -> None:
     rule = "Never push to main without a review."
-    items = _items(_tool(rule), _user(rule))
+    items = items_of(tool_entry(rule), user_entry(rule))
     assert [(i.kind, i.by_user, i.by_tool) for i in items] == [("constraint", True, False)]
     engine = _engine()
     engine.add_user("Work through the ticket.")
@@ -319,7 +293,7 @@ def test_the_user_saying_a_quotes_very_words_makes_it_the_users_rule() -> None:
     engine.add_assistant("Understood.")
     engine.add_user("Carry on.")  # the newest user turn is never summarized
     assert engine.compact(keep_tokens=0) is not None
-    section = _section(engine)
+    section = section_of(engine)
     assert section is not None
     assert f"Constraints:\n- {rule}" in section.text and QUOTED_HEADING not in section.text
 
@@ -327,7 +301,7 @@ def test_the_user_saying_a_quotes_very_words_makes_it_the_users_rule() -> None:
 def test_a_later_users_value_of_a_quoted_rules_subject_replaces_the_quote() -> None:
     tools = "Never spend more than $500 on the budget."
     users = "Never spend more than $900 on the budget."
-    items = _items(_tool(tools), _user(users))
+    items = items_of(tool_entry(tools), user_entry(users))
     assert [i.text for i in items] == [users]
 
 
@@ -364,18 +338,18 @@ _INJECTED = [
 def test_a_party_label_an_address_to_the_model_or_a_secret_is_never_quoted() -> None:
     for line in _INJECTED:
         assert tool_notes(line) == [], line
-        assert _items(_tool(line)) == [], line
+        assert items_of(tool_entry(line)) == [], line
     assert tool_notes("You must rotate the signing key before Friday.") == [
         "You must rotate the signing key before Friday."
     ]
 
 
 def test_a_user_or_agent_completion_closes_a_quoted_to_do() -> None:
-    for said in (_user("closed TCK-5522, confirmed with the requester."),):
-        items = _items(_tool(TODO), said)
+    for said in (user_entry("closed TCK-5522, confirmed with the requester."),):
+        items = items_of(tool_entry(TODO), said)
         assert TODO not in {i.text for i in items}
     agent = Entry("a1", Message.assistant("Done: TCK-5522 confirmed.").blocks, role="assistant")
-    assert TODO not in {i.text for i in _items(_tool(TODO), agent)}
+    assert TODO not in {i.text for i in items_of(tool_entry(TODO), agent)}
 
 
 def test_an_llm_reply_listing_tool_words_as_a_rule_keeps_them_a_tools() -> None:
@@ -428,7 +402,7 @@ def test_a_summarizer_relabelling_quotes_as_rules_never_makes_them_the_users() -
     before = len(engine.window.region("history").entries)
     assert engine.compact(keep_tokens=0, target_tokens=TARGET_TOKENS) is not None
     assert len(engine.window.region("history").entries) < before  # summaries merged
-    section = _section(engine)
+    section = section_of(engine)
     assert section is not None
     for item in section.meta[ITEMS_META]:
         if item["text"] in (RULE, TODO, TARGET):
@@ -472,7 +446,7 @@ def test_two_tool_rules_about_one_concept_stay_two_quotes() -> None:
         "Never commit secrets to the repository.",
         "Always commit with a signed-off line.",
     )
-    items = _items(_tool(first, 1), _tool(second, 2))
+    items = items_of(tool_entry(first, 1), tool_entry(second, 2))
     assert [i.text for i in items] == [first, second]
 
 
@@ -487,7 +461,7 @@ def test_a_merge_gives_an_item_that_was_none_the_agents_authority_at_most() -> N
     engine.add_user("Wrap up.")
     engine.add_assistant("All shards are fine.")
     assert engine.compact(keep_tokens=0, target_tokens=MERGE_TARGET) is not None
-    section = _section(engine)
+    section = section_of(engine)
     assert section is not None
     claimed = [d for d in section.meta[ITEMS_META] if d["text"] == _CLAIM]
     assert claimed and not any(d["by_user"] for d in claimed)

@@ -156,11 +156,12 @@ def _read_tool_output(out: Extraction, text: str, source: str) -> None:
     for line in tool_errors(text):
         if line not in out.known:
             out._record(*out.items.add("error", line, by_user=False, source=source))
-    for line in tool_facts(text):
+    facts = tool_facts(text)
+    for line in facts:
         if line not in out.known:
             added = out.items.add("fact", line, by_user=False, by_tool=True, source=source)
             out._record(*added)
-    for line in tool_notes(text):
+    for line in tool_notes(text, facts):
         if line not in out.known:
             added = out.items.add(QUOTE_KIND, line, by_user=False, by_tool=True, source=source)
             out._record(*added)

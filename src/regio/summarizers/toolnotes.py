@@ -54,6 +54,7 @@ values (:func:`reported_lines`), so a later compaction finds them there.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from .kinds import TOOL_ERROR, classify, prose
 from .statements import label_of
@@ -162,16 +163,16 @@ def quoted_kind(text: str) -> str | None:
     return classify(text, "assistant")
 
 
-def tool_notes(text: str) -> list[str]:
+def tool_notes(text: str, facts: Sequence[str] | None = None) -> list[str]:
     """The sentences of one tool result kept as quotes (module doc): at most the last
     :data:`MAX_TOOL_NOTES`, each as written without trailing space; none from a result with
-    more than :data:`MAX_NOTE_LINES` of them, and none that is a reported value
-    (:func:`regio.summarizers.toolfacts.tool_facts`)."""
-    facts = set(tool_facts(text))
+    more than :data:`MAX_NOTE_LINES` of them, and none that is a reported value (``facts``:
+    :func:`regio.summarizers.toolfacts.tool_facts` of ``text``, computed when not given)."""
+    reported = set(tool_facts(text) if facts is None else facts)
     found = [
         line
         for line in (raw.rstrip() for raw in text.splitlines())
-        if line not in facts and _note_line(line)
+        if line not in reported and _note_line(line)
     ]
     if len(found) > MAX_NOTE_LINES:
         return []
@@ -182,8 +183,9 @@ def reported_lines(text: str) -> list[str]:
     """What a placeholder or a stub of one tool result keeps of it besides its errors: its
     reported values (:func:`regio.summarizers.toolfacts.tool_facts`), then its quotes
     (:func:`tool_notes`), each once, in that order."""
+    facts = tool_facts(text)
     out: list[str] = []
-    for line in (*tool_facts(text), *tool_notes(text)):
+    for line in (*facts, *tool_notes(text, facts)):
         if line not in out:
             out.append(line)
     return out
