@@ -92,3 +92,34 @@ def make_engine(
 def words(n: int, tag: str = "w") -> str:
     """A text of exactly ``n`` words."""
     return " ".join(f"{tag}{i}" for i in range(n))
+
+
+def summary_engine(
+    max_tokens: int,
+    *,
+    system: tuple[int, int],
+    history: int,
+    conversation: tuple[int | str, int],
+    summary: int,
+    **options: Any,
+) -> Engine:
+    """An engine of three regions: a stable ``system`` prompt (``(budget, words written)``),
+    a ``history`` of summaries (budget) and a ``conversation`` under ``compact`` eviction
+    (``(budget, target)``), summarized by a :class:`StubSummarizer` of ``summary`` words;
+    ``options`` go to the engine (``relief=...``)."""
+    from regio.policies.eviction import Compact
+    from regio.regions import CompactHistory, Pinned, SlidingWindow
+
+    budget, target = conversation
+    engine = make_engine(
+        [
+            Pinned(name="system", budget=system[0], volatility="stable"),
+            CompactHistory(name="history", source="conversation", budget=history),
+            SlidingWindow(name="conversation", budget=budget, eviction=Compact(target=target)),
+        ],
+        max_tokens=max_tokens,
+        summarizer=StubSummarizer(size=summary),
+        **options,
+    )
+    engine.write("system", words(system[1], "sys"))
+    return engine

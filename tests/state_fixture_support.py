@@ -55,9 +55,10 @@ def unwatched(value: Any) -> Any:
 
 def unmarked(state: Any) -> Any:
     """``state`` (an ``EngineState``) with no ``TranscriptRecord.kept`` marks, no regions'
-    watch (:func:`unwatched`), no measured ``layout_tokens`` and no last request's send time
-    and next entry number: the state of the fixture session as the regio that wrote the
-    fixtures saved it (before the mark, the watch, the measure and the send time)."""
+    watch (:func:`unwatched`), no measured ``layout_tokens``, no last request's send time
+    and next entry number and no conversation step sizes: the state of the fixture session as
+    the regio that wrote the fixtures saved it (before the mark, the watch, the measure, the
+    send time and the steps)."""
     from msgspec.structs import replace
 
     return replace(
@@ -69,6 +70,13 @@ def unmarked(state: Any) -> Any:
         layout_tokens=0,
         last_sent_at=None,
         last_next_entry=0,
+        window=replace(
+            state.window,
+            regions=[
+                replace(r, extra={k: v for k, v in r.extra.items() if k != "steps"})
+                for r in state.window.regions
+            ],
+        ),
     )
 
 

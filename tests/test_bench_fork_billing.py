@@ -105,12 +105,15 @@ def test_a_fork_reads_the_agents_cache_and_costs_less_than_the_transcript_prompt
     transcript = score(at_agents_prices, [CACHE])[0].layout("regio")
     forked_out = _run(_coding(own_model=True))
     forked = score(forked_out, [CACHE])[0].layout("regio")
-    # the same engine decisions: the same model calls at the same cost
+    # the same engine decisions: the same model calls at about the same cost; the transcript
+    # run may leave a newest cache marker off before a compaction (nothing reads it there),
+    # the forking one never does (its fork reads it): tests/test_layout_unread_writes.py
     assert forked.compaction_calls == transcript.compaction_calls > 0
-    assert forked.request_cost_usd == pytest.approx(transcript.request_cost_usd, rel=1e-3)
+    assert transcript.request_cost_usd <= forked.request_cost_usd
+    assert forked.request_cost_usd == pytest.approx(transcript.request_cost_usd, rel=1e-2)
     assert (forked.cost_usd or 0) < (transcript.cost_usd or 0)
     assert 0 < (forked.compaction_cost_usd or 0) < (transcript.compaction_cost_usd or 0)
-    assert forked.hit_rate == pytest.approx(transcript.hit_rate, abs=1e-3)
+    assert forked.hit_rate == pytest.approx(transcript.hit_rate, abs=1e-2)
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -21,9 +21,8 @@ from regio.policies.costcontrol import (
     payback_requests,
     pays_back,
 )
-from regio.policies.eviction import Compact
-from regio.regions import CompactHistory, Pinned, SlidingWindow
-from runtime_stubs import StubSummarizer, make_engine, words
+from regio.regions import SlidingWindow
+from runtime_stubs import summary_engine, words
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "25"))
 
@@ -119,16 +118,9 @@ def test_the_trigger_never_passes_the_window_and_only_moves_earlier_as_the_sessi
 def _engine() -> tuple[object, SlidingWindow]:
     """A 200k window: 5,000 system tokens, a summary history and a conversation whose
     compaction keeps 20,000 tokens, priced as ``ANTHROPIC``."""
-    engine = make_engine(
-        [
-            Pinned(name="system", budget=6000, volatility="stable"),
-            CompactHistory(name="history", source="conversation", budget=4000),
-            SlidingWindow(name="conversation", budget="50%", eviction=Compact(target=20_000)),
-        ],
-        max_tokens=200_000,
-        summarizer=StubSummarizer(size=40),
+    engine = summary_engine(
+        200_000, system=(6000, 5000), history=4000, conversation=("50%", 20_000), summary=40
     )
-    engine.write("system", words(5000, "sys"))
     conv = engine.window.region("conversation")
     conv.cost_terms = ANTHROPIC
     return engine, conv

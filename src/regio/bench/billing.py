@@ -124,6 +124,9 @@ class BilledExtractive(ExtractiveSummarizer):
     terms: Callable[[], dict[str, Any]] = dict
     model: str = ""
     api: str | None = None
+    #: it stands for a summarizer that forks the agent's last request (set before the engine
+    #: is built: ``SlidingWindow.summary_reads_request``)
+    forks: bool = False
 
     def __call__(
         self, entries: Sequence[Entry], standing_instructions: str, extra_instructions: str | None

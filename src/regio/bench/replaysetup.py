@@ -149,6 +149,7 @@ class ReplaySetup:
         summarizer = self.summarizer(BilledExtractive)
         if bp.summary_model is not None:  # the model its summaries are billed on
             summarizer.api, summarizer.model = bp.summary_model
+        summarizer.forks = forks(bp)
         engine = Engine.from_blueprint(
             bp, summarizer=summarizer, token_counter=self.counter, clock=clock, **options
         )

@@ -16,7 +16,7 @@ summarizer's window; otherwise the summarizer falls back to the chunked transcri
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
@@ -101,6 +101,10 @@ class ForkSummarizer:
     ``max_summary_tokens`` and ``reserve_tokens`` are tokens of the summarizer's model.
     Provider errors propagate (the engine counts them as a failed summary).
     """
+
+    #: A compaction's summary request forks the agent's last request (on the agent's own
+    #: model), so that request's cached prefix is read (``SlidingWindow.summary_reads_request``)
+    forks: ClassVar[bool] = True
 
     provider: Any
     context_window: int = DEFAULT_CONTEXT_WINDOW

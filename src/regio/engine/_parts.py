@@ -36,7 +36,9 @@ def apply_options(
     (``cost_terms``: those, the output price and the summarizer's ``max_summary_tokens`` as
     the summary size until one is measured; a summarizer on another model than the agent's is
     priced at its own input and output prices when the cache rules record them:
-    :func:`regio.session._cacheprices.summary_cost_terms`), and the window's ``reserved_tokens``
+    :func:`regio.session._cacheprices.summary_cost_terms`), whether a compaction's summary
+    request reads the last request (``summary_reads_request``: a summarizer whose ``forks``
+    is true, on the agent's own model), and the window's ``reserved_tokens``
     (:meth:`regio.session._budget.EngineBudget.reserve`)."""
     budget.options = options
     session.options = options
@@ -49,8 +51,10 @@ def apply_options(
         summary = float(DEFAULT_MAX_SUMMARY_TOKENS)
     writer = summarizer_model(session.summarizer, options.provider, options.model)
     prices = summary_cost_terms(terms, writer, summary)
+    forks = writer is None and bool(getattr(session.summarizer, "forks", False))
     for region in window.regions:
         if isinstance(region, SlidingWindow):
             region.cache_multipliers = (terms.write, terms.read)
             region.cost_terms = prices if options.cost_control else None
+            region.summary_reads_request = forks
     budget.reserve()  # the room elastic regions may fill (tools, overhead, output reserve)

@@ -78,6 +78,7 @@ def _assemble(
     sent_at: float,
 ) -> Request:
     options = c.options
+    conv = c.window.conversation
     return assemble(
         c.window,
         options.strategy,
@@ -90,6 +91,7 @@ def _assemble(
         session_id=options.session_id,
         log=state.render_log,
         sent_at=sent_at,
+        rewrite_odds=conv.rewrite_odds() if isinstance(conv, SlidingWindow) else None,
     )
 
 

@@ -292,6 +292,7 @@ def _breakpoints(
             previous_newest=prev.newest_hash if prev is not None else None,
             previous_marks=previous_marks(prev, job.sent_at, carried),
             tail_index=tail_index,
+            newest_unread=job.newest_unread,
             system_changed=prev is not None
             and prev.system_hash is not None
             and prev.system_hash != system_end,
@@ -421,25 +422,24 @@ def assemble(
     session_id: str | None = None,
     log: RenderLog | None = None,
     sent_at: float | None = None,
+    rewrite_odds: float | None = None,
 ) -> Request:
     """Lay ``window`` out as a provider-neutral :class:`Request`.
 
-    * ``window``: ``regions`` (declaration order) and ``max_tokens``; see
-      :class:`regio.layout.protocols.WindowLike`.
+    * ``window``: its ``regions`` and ``max_tokens`` (:class:`regio.layout.protocols.WindowLike`).
     * ``strategy``: a :class:`regio.layout.LayoutStrategy` or a registered name (``regio``;
       the comparison layouts ``naive``, ``kind``, ``volatility`` of :mod:`regio.layout.comparison`).
-    * ``tools``: tool definitions, kept in the given order.
-    * ``state`` (or ``previous.state``): the previous request's :class:`LayoutState`.
+    * ``tools``: tool definitions, in order; ``state`` (or ``previous.state``): the last state.
     * ``ttl`` / ``stable_ttl``: marker TTLs (``5m`` | ``1h``) for the conversation and for the
       stable/settled prefix (``stable_ttl`` defaults to ``ttl``; it may not be shorter).
-    * ``economics``: the provider's :class:`CacheEconomics` (minimum cacheable prefix in tokens,
-      the rent ratio of the freezing tail); default the documented Anthropic values.
-      ``min_cache_tokens`` overrides its minimum.
-    * ``chunk_tokens``: target chunk size of grows regions (tokens).
-    * ``settle_share``: share of ``window.max_tokens`` unsettled notes may reach (``regio``).
-    * ``session_id``: seeds the OpenAI ``prompt_cache_key``.
-    * ``log``: the session's :class:`RenderLog` (default: a new one, used for this request).
-    * ``sent_at``: send time in clock seconds, to remember older marks (:func:`held_after`).
+    * ``economics``: the provider's :class:`CacheEconomics` (minimum cacheable prefix, the
+      marker odds, the tail's rent ratio; default Anthropic's); ``min_cache_tokens``: a minimum.
+    * ``chunk_tokens``: target chunk size of grows regions (tokens); ``settle_share``: share of
+      ``window.max_tokens`` unsettled notes may reach (``regio``).
+    * ``session_id``: seeds the OpenAI ``prompt_cache_key``; ``log``: the session's
+      :class:`RenderLog` (default: a new one); ``sent_at``: send time (clock seconds), to
+      remember older marks (:func:`held_after`); ``rewrite_odds``: the odds that the next
+      request rewrites the conversation (:mod:`regio.layout.breakpoints`; ``None``: unknown).
 
     Raises :class:`LayoutError` (a ``ValueError``) for an unknown strategy, duplicate tool names,
     a bad tool schema, a state from another strategy, or a system-role conversation message.
@@ -460,6 +460,7 @@ def assemble(
         settle_share=settle_share,
         log=log if log is not None else RenderLog(),
         sent_at=sent_at,
+        rewrite_odds=rewrite_odds,
     )
     plan = plan_regions(job)
     head = _head(job, tool_list, plan)

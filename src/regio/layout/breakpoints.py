@@ -64,6 +64,15 @@ The rule (deterministic: a function of the request numbers, times and hashes onl
   oldest go first). A rewrite at an older entry reads back the remembered prefix at most one
   stride before it.
 
+**A write no request reads** (``newest_unread``; :mod:`regio.policies.rewriteodds`). When the
+next request is expected to rewrite the conversation (a compaction or a relief pass at the
+next turn boundary, with odds above ``1 - mark_odds``), the ``newest`` marker would write the
+conversation at the write price for no read: the request places no ``newest`` (nor ``tail``)
+marker, and its ``spare`` sits on the deepest prefix an earlier request marked, wherever it
+is, so the request still reads what the cache holds; what follows it is sent uncached (1.0x
+the input price instead of 1.25x). The prefix hashes are those of the blocks, so a request
+laid out again from the same state places the same markers.
+
 The lower bound on ``until`` ignores renewals by reads the layout cannot see (the provider
 may hold a prefix longer, never shorter, unless it evicts early, which the TTL does not cover).
 A clock that runs backward between requests (a process-local monotonic clock across a
@@ -176,9 +185,12 @@ def regio_wanted(
     previous_marks: Sequence[str] = (),
     tail_index: int | None = None,
     system_changed: bool = False,
+    newest_unread: bool = False,
 ) -> list[Wanted]:
     """The ``regio`` markers (see the module docstring), by priority ``stable``, ``newest``,
-    ``spare``, ``settled``, ``tail``."""
+    ``spare``, ``settled``, ``tail``; with ``newest_unread`` no ``newest`` nor ``tail``
+    marker, and the ``spare`` on the deepest remembered prefix at any distance (module doc,
+    "A write no request reads")."""
     sys_idx, msg_idx = levels(blocks)
     last_sys = sys_idx[-1] if sys_idx else None
     wanted: list[Wanted] = []
@@ -191,7 +203,8 @@ def regio_wanted(
         (k for k in reversed(msg_idx) if blocks[k].origin not in ("pending", "progress")), None
     )
     if newest is not None:
-        wanted.append((newest, ttl, "newest"))
+        if not newest_unread:
+            wanted.append((newest, ttl, "newest"))
         hashes = set(previous_marks)
         if previous_newest is not None:
             hashes.add(previous_newest)
@@ -201,11 +214,12 @@ def regio_wanted(
                 None,
             )
             # a spare on the remembered prefix the newest mark's lookback no longer reaches
+            # (or, with no newest mark, at any distance: it is then the only read)
             if prev is not None:
                 distance = positions(blocks[prev : newest + 1])[-1] - 1
-                if not looks_back_to(distance, LOOKBACK):
+                if newest_unread or not looks_back_to(distance, LOOKBACK):
                     wanted.append((prev, ttl, "spare"))
-    if tail_index is not None and blocks[tail_index].level == "tail":
+    if tail_index is not None and blocks[tail_index].level == "tail" and not newest_unread:
         wanted.append((tail_index, ttl, "tail"))
     wanted.sort(key=lambda w: _REGIO_RANK[w[2]])
     return wanted

@@ -72,8 +72,10 @@ class MarkOptions:
     ``previous_newest`` (prefix hash of the newest message block the previous request
     marked), ``previous_marks`` (prefix hashes earlier requests marked, the previous
     request's first), ``tail_index`` (index of the tail block to mark, ``None``: none) and
-    ``system_changed`` (the system prefix differs from the previous request's). Any other
-    keyword is a ``TypeError`` naming it (attrs)."""
+    ``system_changed`` (the system prefix differs from the previous request's);
+    ``newest_unread`` (the next request is expected to rewrite the conversation; the bench
+    layouts mark as they always did). Any other keyword is a ``TypeError`` naming it
+    (attrs)."""
 
     ttl: str
     stable_ttl: str = ""
@@ -81,6 +83,7 @@ class MarkOptions:
     previous_marks: Sequence[str] = ()
     tail_index: int | None = None
     system_changed: bool = False
+    newest_unread: bool = False
 
 
 class _BenchLayout(StrategyBase):

@@ -50,7 +50,9 @@ class Job:
     noted) and the session's render log, plus the window's regions split once and, for a
     strategy that ``observes``, what the regions' writes did since the previous request
     (:mod:`regio.layout.observe`); ``sent_at``: when the request is sent (clock seconds,
-    ``None``: unknown; :mod:`regio.layout.breakpoints`)."""
+    ``None``: unknown; :mod:`regio.layout.breakpoints`); ``rewrite_odds``: the odds that the
+    next request rewrites the conversation (``None``: unknown;
+    :mod:`regio.policies.rewriteodds`)."""
 
     window: WindowLike
     strategy: LayoutStrategy
@@ -68,6 +70,14 @@ class Job:
     conversation: list[Entry]
     observation: Observation | None = None
     sent_at: float | None = None
+    rewrite_odds: float | None = None
+
+    @property
+    def newest_unread(self) -> bool:
+        """Whether this request's ``newest`` marker is expected to go unread: the odds that
+        the next request reads it (``1 - rewrite_odds``) are below the marker's
+        :attr:`mark_odds` (:mod:`regio.policies.rewriteodds`)."""
+        return self.rewrite_odds is not None and 1.0 - self.rewrite_odds < self.mark_odds
 
     @classmethod
     def build(

@@ -76,11 +76,15 @@ class LayoutStrategy(Protocol):
         previous_marks: Sequence[str],
         tail_index: int | None,
         system_changed: bool,
+        newest_unread: bool,
     ) -> list[Wanted]:
         """The markers this strategy asks for, ``(index, ttl, slot)``, in priority order;
         ``previous_newest``: the prefix hash of the previous request's newest marker;
         ``previous_marks``: the prefix hashes earlier requests marked, the previous request's
-        first (then the ``newest`` markers of the requests before it the state remembers)."""
+        first (then the ``newest`` markers of the requests before it the state remembers);
+        ``newest_unread``: the next request is expected to rewrite the conversation, so a
+        marker on the newest block would be written and never read
+        (:mod:`regio.policies.rewriteodds`)."""
         ...
 
     def plan_breakpoints(self, blocks: Sequence[LayoutBlock], **options: Any) -> list[Breakpoint]:
@@ -103,9 +107,9 @@ class StrategyBase:
         self, blocks: Sequence[LayoutBlock], *, ttl: str, stable_ttl: str, **options: Any
     ) -> list[Wanted]:
         """The markers this strategy asks for, ``(index, ttl, slot)``, in priority order;
-        ``options``: ``previous_newest``, ``previous_marks``, ``tail_index`` and
-        ``system_changed`` as :meth:`LayoutStrategy.wanted` declares them (a strategy names
-        the ones it reads and takes the rest as ``**_``)."""
+        ``options``: ``previous_newest``, ``previous_marks``, ``tail_index``,
+        ``system_changed`` and ``newest_unread`` as :meth:`LayoutStrategy.wanted` declares
+        them (a strategy names the ones it reads and takes the rest as ``**_``)."""
         raise NotImplementedError
 
     def plan_breakpoints(

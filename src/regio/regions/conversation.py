@@ -54,6 +54,7 @@ from regio.policies import (
     analyze,
     costcontrol,
     parse_eviction,
+    rewriteodds,
 )
 from regio.policies import hysteresis as hy
 from regio.regions import events as ev
@@ -98,6 +99,14 @@ class SlidingWindow(Region):
     """Assistant messages admitted since the session began, one per model call: the
     session's age in requests, which the cost controller takes as its expected remaining
     length (:func:`regio.policies.costcontrol.pays_back`; saved with the region)."""
+    summary_reads_request: bool = attrs.field(default=False, init=False)
+    """Whether a compaction's summary request forks the last request and reads its prefix
+    from the cache (an engine sets it: a summarizer that forks, on the agent's own model):
+    then a compaction's rewrite does not leave the newest marker unread, and
+    :meth:`rewrite_odds` gives none."""
+    steps: rewriteodds.StepLog = attrs.field(factory=rewriteodds.StepLog, init=False)
+    """What the last steps admitted (:class:`regio.policies.rewriteodds.StepLog`; saved with the
+    region): the sizes :meth:`rewrite_odds` takes the next step's from."""
     #: a planning copy (:meth:`planning_copy`): its refusals are never shown, so they list
     #: nothing releasable (no unit analysis of the copy)
     _planning: bool = attrs.field(default=False, init=False, repr=False)
@@ -218,9 +227,42 @@ class SlidingWindow(Region):
             low = hy.cost_target(trigger, growth, multipliers=self.cache_multipliers)
         return max(0, min(max(low, self.keep_at_least or 0), trigger - 1))
 
+    def rewrite_odds(self) -> float | None:
+        """The odds that the step before the next request rewrites this conversation
+        (:func:`regio.policies.rewriteodds.rewrite_odds`): the share of the last
+        :attr:`steps` (and the one in progress) after which it would hold at least its
+        :attr:`token_trigger` as that step moves it (the trigger follows the measured tokens
+        per step, :meth:`growth`) under ``compact`` / ``bulk`` eviction, or pass its
+        :attr:`budget` as the step's growth of the other regions leaves it (an elastic
+        conversation's room is what they leave); ``None`` with too few steps, or when a
+        compaction's summary request reads the last request (:attr:`summary_reads_request`)."""
+        steps = self.steps.samples(self._others())
+        if len(steps) < rewriteodds.MIN_STEPS or self.summary_reads_request:
+            return None
+        if not self.is_elastic:  # its room is its own budget, whatever the others hold
+            steps = tuple((tokens, 0) for tokens, _others in steps)
+        used, budget = self.used_tokens, self.budget
+        memo = self.units()
+        units = len(memo.grouping.groups)
+
+        def reaches_trigger(size: int) -> bool:
+            marks = self.hysteresis((used + memo.relieved + size) / (units + 1))
+            return marks is not None and used + size >= marks[0]
+
+        return rewriteodds.rewrite_odds(steps, reaches_trigger, budget - used)
+
+    def _others(self) -> int:
+        """Tokens the window's other regions hold (0 outside a window)."""
+        window = self._window
+        return 0 if window is None else int(window.used_tokens) - self.used_tokens
+
     def state_extra(self) -> dict[str, Any]:
-        """The measured :attr:`kept_tokens` (when measured) and :attr:`replies`."""
+        """The measured :attr:`kept_tokens` (when measured), :attr:`replies` and
+        :attr:`steps`."""
         extra: dict[str, Any] = {"replies": self.replies}
+        steps = self.steps.to_extra()
+        if steps is not None:
+            extra["steps"] = steps
         if self.kept_tokens is not None:
             extra["kept_tokens"] = self.kept_tokens
         return extra
@@ -234,6 +276,7 @@ class SlidingWindow(Region):
         super().load_state(entries, version, extra)
         kept = extra.get("kept_tokens")
         self.kept_tokens = int(kept) if isinstance(kept, int) else None
+        self.steps = rewriteodds.StepLog.from_extra(extra.get("steps"))
         replies = extra.get("replies")
         self.replies = (
             replies
@@ -243,18 +286,23 @@ class SlidingWindow(Region):
 
     def commit(self, plan: WritePlan) -> WriteResult:
         """See :meth:`regio.regions.Region.commit`; an appended assistant message counts one
-        more of :attr:`replies`."""
-        counted = (
-            not plan.unchanged and plan.replace_index is None and plan.entry.role == "assistant"
-        )
+        more of :attr:`replies` and opens a step (:attr:`steps`); any appended message adds
+        its tokens to the step in progress."""
+        appended = not plan.unchanged and plan.replace_index is None
+        counted = appended and plan.entry.role == "assistant"
         if counted:  # before the write's own trigger check, which weighs the session's age
             self.replies += 1
         try:
-            return super().commit(plan)
+            result = super().commit(plan)
         except BaseException:
             if counted:
                 self.replies -= 1
             raise
+        if appended:
+            self.steps = self.steps.appended(
+                plan.entry.tokens, reply=counted, others=self._others()
+            )
+        return result
 
     def batch_tokens(self) -> int:
         """Tokens an item-count batch (``compact_count``) frees at least when the cost
