@@ -16,6 +16,7 @@ from regio.bench.replay import replay
 from regio.bench.replaysetup import forks
 from regio.bench.run import score
 from regio.blueprint import load_blueprint
+from regio.regions import SlidingWindow
 from regio.traces.synth import synthesize
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "blueprints"
@@ -96,24 +97,27 @@ def test_a_summarizer_on_the_agents_model_is_billed_as_a_fork_of_the_last_reques
     assert long.fork_requests and len(long.fork_requests) >= len(long.compaction_requests)
 
 
-def test_a_fork_reads_the_agents_cache_and_costs_less_than_the_transcript_prompt() -> None:
+def test_a_fork_reads_the_agents_cache_and_costs_less_than_the_transcript_prompt(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # a summarizer model the rules give no price (Claude Haiku 3.5): the engine's cost
     # controller decides as for a fork; the bench leaves its transcripts unpriced, so they
-    # are priced here by the run's own cache model, at the agent's prices, to compare
+    # are priced here by the run's own cache model, at the agent's prices, to compare. The
+    # transcript run would leave newest cache markers off before its compactions (nothing
+    # reads them there; the fork does): off here, so both runs mark alike
+    # (tests/test_layout_unread_writes.py)
+    monkeypatch.setattr(SlidingWindow, "rewrite_odds", lambda self: None)
     unpriced = _coding(own_model=False, model="claude-3-5-haiku-20241022")
     at_agents_prices = attrs.evolve(_run(unpriced), summarizer_cache=None)
     transcript = score(at_agents_prices, [CACHE])[0].layout("regio")
     forked_out = _run(_coding(own_model=True))
     forked = score(forked_out, [CACHE])[0].layout("regio")
-    # the same engine decisions: the same model calls at about the same cost; the transcript
-    # run may leave a newest cache marker off before a compaction (nothing reads it there),
-    # the forking one never does (its fork reads it): tests/test_layout_unread_writes.py
+    # the same engine decisions: the same model calls at the same cost
     assert forked.compaction_calls == transcript.compaction_calls > 0
-    assert transcript.request_cost_usd <= forked.request_cost_usd
-    assert forked.request_cost_usd == pytest.approx(transcript.request_cost_usd, rel=1e-2)
+    assert forked.request_cost_usd == pytest.approx(transcript.request_cost_usd, rel=1e-3)
     assert (forked.cost_usd or 0) < (transcript.cost_usd or 0)
     assert 0 < (forked.compaction_cost_usd or 0) < (transcript.compaction_cost_usd or 0)
-    assert forked.hit_rate == pytest.approx(transcript.hit_rate, abs=1e-2)
+    assert forked.hit_rate == pytest.approx(transcript.hit_rate, abs=1e-3)
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])

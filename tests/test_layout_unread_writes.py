@@ -10,6 +10,7 @@ the newest marker of 187 of 300 requests (parallel tool results) wrote tokens no
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 from regio.content import Text, ToolUse
 from regio.layout import LayoutBlock, to_cache_request
 from regio.layout.breakpoints import regio_wanted
+from regio.policies.eviction import Compact
 from regio.policies.relief import ReliefPolicy
 from regio.policies.rewriteodds import (
     MIN_STEPS,
@@ -29,8 +31,8 @@ from regio.policies.rewriteodds import (
     rewrite_odds,
 )
 from regio.providers import cache_model_for
-from regio.regions import SlidingWindow
-from runtime_stubs import StubCounter, StubSummarizer, summary_engine, words
+from regio.regions import CompactHistory, Pinned, SlidingWindow, Temporary
+from runtime_stubs import StubCounter, StubSummarizer, make_engine, summary_engine, words
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "12"))
 CACHE = "anthropic:claude-sonnet-4-6"
@@ -327,3 +329,87 @@ def test_a_summarizer_that_forks_the_last_request_keeps_every_newest_mark(
         req, _payload = engine.request("anthropic", "claude-sonnet-4-6")
         assert "newest" in _slots(req)
     assert conv.rewrite_odds() is None
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_retry_after_usage_moved_the_calibration_renders_the_same_bytes(seed: int) -> None:
+    """The odds move with the calibration (the room an elastic conversation has, the trigger's
+    outside tokens), but a request laid out again with nothing changed (the same fingerprint)
+    uses the odds it had: "same state, same bytes" (the review's case: seed 0, step 8 went
+    from a spare to a newest marker)."""
+    rng = random.Random(seed)
+    engine = _engine()
+    base = rng.randint(2000, 9000)
+    compared = 0
+    for i in range(20):
+        engine.add_assistant(f"step {i}", [ToolUse(f"c{i}", "bash", {"i": i})])
+        size = max(50, int(rng.gauss(base, base * 0.3)))
+        engine.add_tool_result(f"c{i}", words(size, f"r{i}x"))
+        _req, first = engine.request("anthropic", "claude-sonnet-4-6")
+        fingerprint, estimate = engine.state.layout_fingerprint, engine.state.last_estimate
+        ratio = 1.25 if i % 2 else 0.95
+        engine.observe({"input_tokens": int(estimate * ratio), "output_tokens": 10})
+        _again, second = engine.request("anthropic", "claude-sonnet-4-6")
+        if engine.state.layout_fingerprint == fingerprint:
+            compared += 1
+            assert second == first
+    assert compared > 0
+
+
+def test_the_newest_mark_is_left_off_exactly_below_the_break_even_odds() -> None:
+    """``Job.newest_unread``: the odds that the next request reads the newest prefix
+    (``1 - rewrite_odds``) against the marker's ``mark_odds`` (0.25 / 1.15 for Anthropic's
+    5-minute marker)."""
+    from regio.layout.plan import Job
+    from regio.providers import economics_for
+
+    odds = economics_for("anthropic", "claude-sonnet-4-6").odds_for("5m")
+    assert odds == pytest.approx(0.25 / 1.15)
+
+    def unread(rewrite: float | None, mark: float = odds) -> bool:
+        fields = {a.name: None for a in Job.__attrs_attrs__}
+        return Job(**{**fields, "mark_odds": mark, "rewrite_odds": rewrite}).newest_unread
+
+    assert unread(1 - odds + 0.01) and not unread(1 - odds - 0.01)
+    assert not unread(None) and not unread(1.0, mark=0.0)  # no odds; no write fee
+
+
+def _parking_engine() -> Any:
+    """The 32k engine of :func:`_engine` with a ``tool_output`` region beside the
+    conversation (as the coding example parks large outputs there)."""
+    engine = make_engine(
+        [
+            Pinned(name="system", budget=3000, volatility="stable"),
+            CompactHistory(name="history", source="conversation", budget=2000),
+            Temporary(name="tool_output", budget=9000),
+            SlidingWindow(name="conversation", budget="50%", eviction=Compact(target=2000)),
+        ],
+        max_tokens=32_000,
+        summarizer=StubSummarizer(size=60),
+    )
+    engine.write("system", words(2500, "sys"))
+    engine.add_user("fix the bug")
+    return engine
+
+
+def test_an_output_parked_beside_the_conversation_counts_against_its_room() -> None:
+    """Each step records how much the other regions grew (a parked output), and an elastic
+    conversation's odds count it against the room they leave: the same conversation steps
+    with outputs parked beside them give higher odds."""
+    parked, plain = _parking_engine(), _parking_engine()
+    higher = 0
+    for i in range(14):
+        for engine, park in ((parked, True), (plain, False)):
+            engine.add_assistant(f"step {i}", [ToolUse(f"c{i}", "bash", {"i": i})])
+            if park:
+                engine.write("tool_output", words(3000, f"p{i}x"), key=None)
+            engine.add_tool_result(f"c{i}", words(1500, f"r{i}x"))
+        odds = [e.window.region("conversation").rewrite_odds() for e in (parked, plain)]
+        if odds[0] is not None:
+            assert odds[1] is not None and odds[0] >= odds[1]
+            higher += odds[0] > odds[1]
+        for engine in (parked, plain):
+            engine.request("anthropic", "claude-sonnet-4-6")
+    done: Any = parked.window.region("conversation")
+    assert any(others >= 3000 for _tokens, others in done.steps.done)
+    assert higher > 0

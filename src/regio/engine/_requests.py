@@ -76,9 +76,9 @@ def _assemble(
     model: str,
     carried: LayoutState | None,
     sent_at: float,
+    odds: float | None,
 ) -> Request:
     options = c.options
-    conv = c.window.conversation
     return assemble(
         c.window,
         options.strategy,
@@ -91,8 +91,14 @@ def _assemble(
         session_id=options.session_id,
         log=state.render_log,
         sent_at=sent_at,
-        rewrite_odds=conv.rewrite_odds() if isinstance(conv, SlidingWindow) else None,
+        rewrite_odds=odds,
     )
+
+
+def _rewrite_odds(c: Session) -> float | None:
+    """:meth:`regio.regions.SlidingWindow.rewrite_odds` of the window's conversation."""
+    conv = c.window.conversation
+    return conv.rewrite_odds() if isinstance(conv, SlidingWindow) else None
 
 
 def request_steps(
@@ -158,7 +164,9 @@ def lay_out_steps(
     same = fingerprint == state.layout_fingerprint
     carried = state.layout_input if same else state.layout_state
     sent_at = float(c.clock())  # read once: the layout's and the send time
-    req = _assemble(c, state, specs, provider, model, carried, sent_at)
+    last = state.layout_state  # a retry lays out with the odds it had (calibration moves them)
+    odds = last.rewrite_odds if same and last is not None else _rewrite_odds(c)
+    req = _assemble(c, state, specs, provider, model, carried, sent_at, odds)
     raw = budget.request_estimate(req, provider)
     measured = budget.layout_tokens
     if budget.measure_layout(raw, provider) > measured:
@@ -239,7 +247,7 @@ def _to_ceiling(
             turnfit.shorten(c, conv, int(over / factor) + 1)
         fingerprint = request_fingerprint(c, specs, provider, model, api, state.region_hashes)
         carried = state.layout_state  # the window changed: carry on from the last request
-        req = _assemble(c, state, specs, provider, model, carried, sent_at)
+        req = _assemble(c, state, specs, provider, model, carried, sent_at, _rewrite_odds(c))
         raw = budget.request_estimate(req, provider)
         made = (req, raw, carried, fingerprint)
     return made

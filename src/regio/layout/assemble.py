@@ -399,6 +399,7 @@ def _new_state(
             present=carried.values(),
         ),
         opening=job.observation.opening if job.observation is not None else "",
+        rewrite_odds=job.rewrite_odds,
         anchored=anchored_digest(job, (*(tail_plan.frozen if tail_plan else ()), *tail)),
         watch=watch,
         tail_held=tally_held(job.prev_state, tail_plan.current if tail_plan is not None else {}),

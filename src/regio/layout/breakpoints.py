@@ -68,10 +68,12 @@ The rule (deterministic: a function of the request numbers, times and hashes onl
 next request is expected to rewrite the conversation (a compaction or a relief pass at the
 next turn boundary, with odds above ``1 - mark_odds``), the ``newest`` marker would write the
 conversation at the write price for no read: the request places no ``newest`` (nor ``tail``)
-marker, and its ``spare`` sits on the deepest prefix an earlier request marked, wherever it
-is, so the request still reads what the cache holds; what follows it is sent uncached (1.0x
-the input price instead of 1.25x). The prefix hashes are those of the blocks, so a request
-laid out again from the same state places the same markers.
+marker, and its ``spare`` sits on the deepest prefix an earlier request marked (the newest
+block's own included), wherever it is, so the request still reads what the cache holds (after
+a pause past the TTL it writes that prefix again, as the newest marker would have); what
+follows it is sent uncached (1.0x the input price instead of 1.25x). The odds are kept in the
+layout state (``LayoutState.rewrite_odds``), so the engine lays a retry of the same request
+out with the odds it had, and it places the same markers.
 
 The lower bound on ``until`` ignores renewals by reads the layout cannot see (the provider
 may hold a prefix longer, never shorter, unless it evicts early, which the TTL does not cover).
@@ -209,8 +211,9 @@ def regio_wanted(
         if previous_newest is not None:
             hashes.add(previous_newest)
         if hashes:
+            last = newest if newest_unread else newest - 1  # unmarked, the newest may be held
             prev = next(
-                (k for k in reversed(msg_idx) if k < newest and blocks[k].prefix_hash in hashes),
+                (k for k in reversed(msg_idx) if k <= last and blocks[k].prefix_hash in hashes),
                 None,
             )
             # a spare on the remembered prefix the newest mark's lookback no longer reaches

@@ -414,6 +414,7 @@ class LayoutState(msgspec.Struct, frozen=True):
       request times say the provider still holds them: a request whose conversation was
       rewritten after one of them reads it back (the ``spare`` marker,
       :mod:`regio.layout.breakpoints`, :mod:`regio.layout.breakpoints`);
+    * ``rewrite_odds``: the ``assemble(rewrite_odds=...)`` it was laid out with (for a retry);
     * ``opening``: a digest of what opens the conversation (its first entry and the
       ``compact_history`` regions' versions): a change means the conversation was rewritten
       from its start (:mod:`regio.layout.observe`);
@@ -443,6 +444,7 @@ class LayoutState(msgspec.Struct, frozen=True):
     tokens: int = 0
     marked: tuple[str, ...] = ()
     opening: str = ""
+    rewrite_odds: float | None = None
     anchored: str = ""
     held: tuple[HeldMark, ...] = ()
     tail_held: dict[str, tuple[float, float]] = msgspec.field(default_factory=dict)
