@@ -307,10 +307,11 @@ def test_the_step_log_is_bounded_and_saves_as_it_was(writes: list[tuple[int, boo
 
 
 class _ForkingStub(StubSummarizer):
-    """A summarizer that forks the agent's last request (as ``ForkSummarizer`` does on the
-    agent's own model): a compaction reads that request's prefix."""
+    """A summarizer with a ``fork`` method, as ``ForkSummarizer`` has: on the agent's own
+    model a compaction forks the agent's last request and reads that request's prefix."""
 
-    forks = True
+    def fork(self, payload: dict[str, Any]) -> str:
+        return " ".join(["summary"] * self.size)
 
 
 def test_a_summarizer_that_forks_the_last_request_keeps_every_newest_mark(
@@ -413,3 +414,38 @@ def test_an_output_parked_beside_the_conversation_counts_against_its_room() -> N
     done: Any = parked.window.region("conversation")
     assert any(others >= 3000 for _tokens, others in done.steps.done)
     assert higher > 0
+
+
+def test_the_bench_stand_in_for_a_forking_summarizer_counts_as_one() -> None:
+    """The bench bills its offline summarizer as the fork it stands for (``forks``), so the
+    engine treats it as one; a summarizer naming another model never forks."""
+    from regio.bench.billing import BilledExtractive
+    from regio.compaction._forking import forks_last_request
+
+    assert forks_last_request(_ForkingStub()) and not forks_last_request(StubSummarizer())
+    assert forks_last_request(BilledExtractive(forks=True))
+    assert not forks_last_request(BilledExtractive())
+    engine = _engine()
+    engine.summarizer = BilledExtractive(forks=True)
+    assert engine.window.region("conversation").summary_reads_request  # type: ignore[attr-defined]
+    other = BilledExtractive(forks=True)
+    other.model, other.api = "claude-haiku-4-5", "anthropic"
+    engine.summarizer = other
+    assert not engine.window.region("conversation").summary_reads_request  # type: ignore[attr-defined]
+
+
+def test_without_a_write_fee_the_odds_are_not_computed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OpenAI's cache has no write fee: a marker always pays, so the engine does not weigh the
+    odds at all (nothing on the request's path for it)."""
+    engine = _engine()
+    for i in range(12):
+        engine.add_assistant(f"step {i}", [ToolUse(f"c{i}", "bash", {"i": i})])
+        engine.add_tool_result(f"c{i}", words(4000, f"r{i}x"))
+        if i == 10:
+
+            def refuse(self: Any) -> float | None:
+                raise AssertionError("rewrite odds weighed for a cache without a write fee")
+
+            monkeypatch.setattr(SlidingWindow, "rewrite_odds", refuse)
+        req, _payload = engine.request("openai", "gpt-5")
+        assert req.state.rewrite_odds is None

@@ -16,7 +16,7 @@ summarizer's window; otherwise the summarizer falls back to the chunked transcri
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import attrs
 
@@ -40,6 +40,7 @@ __all__ = [
     "fork_instruction",
     "fork_payload",
     "forked_request",
+    "forks_last_request",
 ]
 
 #: Characters of a message quoted to name where the summarized range starts and ends.
@@ -101,10 +102,6 @@ class ForkSummarizer:
     ``max_summary_tokens`` and ``reserve_tokens`` are tokens of the summarizer's model.
     Provider errors propagate (the engine counts them as a failed summary).
     """
-
-    #: A compaction's summary request forks the agent's last request (on the agent's own
-    #: model), so that request's cached prefix is read (``SlidingWindow.summary_reads_request``)
-    forks: ClassVar[bool] = True
 
     provider: Any
     context_window: int = DEFAULT_CONTEXT_WINDOW
@@ -213,6 +210,15 @@ def forked_request(
     if read is not None and not cheaper_than_transcript(forked, entries, read, warm):
         return None
     return forked
+
+
+def forks_last_request(summarizer: object) -> bool:
+    """Whether ``summarizer``'s compactions fork the agent's last request (and so read its
+    cached prefix) when it runs on the agent's model: it has a ``fork`` method
+    (:func:`fork_payload` sends through it), or it stands for one that has (``forks`` true:
+    the bench's billed stand-in, :class:`regio.bench.billing.BilledExtractive`)."""
+    stands_for_one = getattr(summarizer, "forks", False) is True
+    return callable(getattr(summarizer, "fork", None)) or stands_for_one
 
 
 def fork_payload(

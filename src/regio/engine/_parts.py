@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from regio.compaction._forking import forks_last_request
 from regio.regions import SlidingWindow
 from regio.session._cacheprices import cache_terms, summarizer_model, summary_cost_terms
 from regio.summarizers._protocol import DEFAULT_MAX_SUMMARY_TOKENS, summarizer_limits
@@ -37,9 +38,9 @@ def apply_options(
     the summary size until one is measured; a summarizer on another model than the agent's is
     priced at its own input and output prices when the cache rules record them:
     :func:`regio.session._cacheprices.summary_cost_terms`), whether a compaction's summary
-    request reads the last request (``summary_reads_request``: a summarizer whose ``forks``
-    is true, on the agent's own model), and the window's ``reserved_tokens``
-    (:meth:`regio.session._budget.EngineBudget.reserve`)."""
+    request reads the last request (``summary_reads_request``: a summarizer that forks it,
+    :func:`regio.compaction._forking.forks_last_request`, on the agent's own model), and the
+    window's ``reserved_tokens`` (:meth:`regio.session._budget.EngineBudget.reserve`)."""
     budget.options = options
     session.options = options
     terms = cache_terms(options.provider, options.model, options.ttl)
@@ -51,7 +52,7 @@ def apply_options(
         summary = float(DEFAULT_MAX_SUMMARY_TOKENS)
     writer = summarizer_model(session.summarizer, options.provider, options.model)
     prices = summary_cost_terms(terms, writer, summary)
-    forks = writer is None and bool(getattr(session.summarizer, "forks", False))
+    forks = writer is None and forks_last_request(session.summarizer)
     for region in window.regions:
         if isinstance(region, SlidingWindow):
             region.cache_multipliers = (terms.write, terms.read)

@@ -18,7 +18,14 @@ from regio.compaction._delegation import render_option
 from regio.compaction._flushes import boundary_steps, pressure_steps
 from regio.errors import ContextOverflowError, UsageError
 from regio.events import Event
-from regio.layout import LayoutState, Request, ToolSpec, VolatilityObserved, assemble
+from regio.layout import (
+    CacheEconomics,
+    LayoutState,
+    Request,
+    ToolSpec,
+    VolatilityObserved,
+    assemble,
+)
 from regio.providers.economics import economics_for
 from regio.regions import SlidingWindow
 from regio.session._budget import EngineBudget
@@ -72,8 +79,7 @@ def _assemble(
     c: Session,
     state: SessionState,
     specs: Sequence[ToolSpec],
-    provider: str,
-    model: str,
+    economics: CacheEconomics,
     carried: LayoutState | None,
     sent_at: float,
     odds: float | None,
@@ -85,7 +91,7 @@ def _assemble(
         tools=specs,
         state=carried,
         ttl=options.ttl,
-        economics=economics_for(provider or options.provider or None, model or None),
+        economics=economics,
         chunk_tokens=options.chunk_tokens,
         settle_share=options.settle_share,
         session_id=options.session_id,
@@ -95,10 +101,20 @@ def _assemble(
     )
 
 
-def _rewrite_odds(c: Session) -> float | None:
-    """:meth:`regio.regions.SlidingWindow.rewrite_odds` of the window's conversation."""
+def _economics(c: Session, provider: str, model: str) -> CacheEconomics:
+    """The cache economics the request is laid out with (its provider and model, else the
+    engine's provider)."""
+    return economics_for(provider or c.options.provider or None, model or None)
+
+
+def _rewrite_odds(c: Session, economics: CacheEconomics) -> float | None:
+    """:meth:`regio.regions.SlidingWindow.rewrite_odds` of the window's conversation; not
+    computed (``None``) when a conversation marker has no write fee to lose
+    (``mark_odds`` 0: OpenAI's, Gemini's automatic caches), where a marker always pays."""
     conv = c.window.conversation
-    return conv.rewrite_odds() if isinstance(conv, SlidingWindow) else None
+    if not isinstance(conv, SlidingWindow) or economics.odds_for(c.options.ttl) <= 0:
+        return None
+    return conv.rewrite_odds()
 
 
 def request_steps(
@@ -165,8 +181,9 @@ def lay_out_steps(
     carried = state.layout_input if same else state.layout_state
     sent_at = float(c.clock())  # read once: the layout's and the send time
     last = state.layout_state  # a retry lays out with the odds it had (calibration moves them)
-    odds = last.rewrite_odds if same and last is not None else _rewrite_odds(c)
-    req = _assemble(c, state, specs, provider, model, carried, sent_at, odds)
+    econ = _economics(c, provider, model)
+    odds = last.rewrite_odds if same and last is not None else _rewrite_odds(c, econ)
+    req = _assemble(c, state, specs, econ, carried, sent_at, odds)
     raw = budget.request_estimate(req, provider)
     measured = budget.layout_tokens
     if budget.measure_layout(raw, provider) > measured:
@@ -247,7 +264,8 @@ def _to_ceiling(
             turnfit.shorten(c, conv, int(over / factor) + 1)
         fingerprint = request_fingerprint(c, specs, provider, model, api, state.region_hashes)
         carried = state.layout_state  # the window changed: carry on from the last request
-        req = _assemble(c, state, specs, provider, model, carried, sent_at, _rewrite_odds(c))
+        econ = _economics(c, provider, model)
+        req = _assemble(c, state, specs, econ, carried, sent_at, _rewrite_odds(c, econ))
         raw = budget.request_estimate(req, provider)
         made = (req, raw, carried, fingerprint)
     return made
