@@ -32,6 +32,7 @@ __all__ = ["RawPass", "raw_pass"]
 #: Labels of how each peer summarizes (the table's ``summ.`` column; default ``none``).
 SUMMARIZER_KIND = {
     "summarization-middleware": "llm",
+    "summarization-middleware-tuned": "llm",
     "anthropic-compaction": "provider",
     "openai-compaction": "provider",
 }
@@ -108,6 +109,7 @@ def _make_peers(
                 setup.summarizer(),
                 system + tools,
                 window=window,
+                tasks=setup.tasks,
             )
             trackers[name].summarizer = SUMMARIZER_KIND.get(name, "none")
     return peers

@@ -24,8 +24,9 @@ Strategies (:data:`ALL_LAYOUTS`):
 * ``regio-delegate``: regio delegating compaction to the provider
   (:mod:`regio.bench.enginepass`, :mod:`regio.compaction._delegation`);
 * the peers (:data:`regio.bench.peers.PEERS`, each on its real package: :mod:`regio.bench.peers`
-  and :mod:`regio.bench.peers.editing`) ``trim``, ``summarization-middleware``,
-  ``llamaindex-memory``, ``agent-framework-truncation``, ``anthropic-clear-tool-uses`` and
+  and :mod:`regio.bench.peers.editing`) ``trim``, ``summarization-middleware`` (and its
+  ``summarization-middleware-tuned`` variant), ``llamaindex-memory``,
+  ``agent-framework-truncation``, ``anthropic-clear-tool-uses`` and
   ``context-editing-middleware`` (and their ``anthropic-clear-tool-uses-tuned`` and
   ``context-editing-middleware-tuned`` variants), and the providers' own compaction simulated
   from their documentation (``anthropic-compaction``, ``openai-compaction``,

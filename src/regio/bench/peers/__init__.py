@@ -18,7 +18,14 @@ Its kept messages are rendered as a :func:`regio.bench.baselines.plain_request`.
   before every call on the agent state it returned last time. Its summary model is a fake
   chat model (:class:`ExtractiveChatModel`) that answers with regio's offline extractive
   summary of the prompt it receives; that prompt is recorded, so each summarizer call is
-  billed as the request a real LLM summarizer would receive.
+  billed as the request a real LLM summarizer would receive. Its default
+  ``trim_tokens_to_summarize=4000`` hands the model only the last 4,000 tokens of what it
+  drops, starting on a human message; a tool-heavy session's dropped part rarely has one
+  that close, and then the middleware writes "Previous conversation was too long to
+  summarize." without calling the model: such a summary does not stand for the task.
+* ``summarization-middleware-tuned`` — the same with ``trim_tokens_to_summarize=None`` (the
+  documented way to skip that trimming): its model reads everything it drops, so each
+  summary is written from the whole dropped part, and billed for it.
 * ``llamaindex-memory`` (:class:`MemoryPeer`) — ``llama_index.core.memory.Memory``
   (``token_limit`` = allowance, its defaults otherwise: ``chat_history_token_ratio=0.7`` and
   its token flush), one ``put`` per message and ``get()`` before every call; no memory blocks,
@@ -49,6 +56,7 @@ messages it keeps, its compaction calls).
 
 from __future__ import annotations
 
+import html
 import importlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -86,6 +94,7 @@ __all__ = [
 PEERS: tuple[str, ...] = (
     "trim",
     "summarization-middleware",
+    "summarization-middleware-tuned",
     "llamaindex-memory",
     "agent-framework-truncation",
     *EDITING_PEERS,
@@ -96,6 +105,7 @@ PEERS: tuple[str, ...] = (
 PEER_PACKAGES: dict[str, tuple[str | None, str]] = {
     "trim": ("langchain_core.messages", "langchain-core"),
     "summarization-middleware": ("langchain.agents.middleware", "langchain"),
+    "summarization-middleware-tuned": ("langchain.agents.middleware", "langchain"),
     "llamaindex-memory": ("llama_index.core.memory", "llama-index-core"),
     "agent-framework-truncation": ("agent_framework", "agent-framework-core"),
     "anthropic-clear-tool-uses": (None, "regio"),
@@ -217,18 +227,34 @@ def extractive_chat_model(summarizer: ExtractiveSummarizer) -> Any:
     return ExtractiveChatModel(messages=iter(()))
 
 
+#: ``SummarizationMiddleware``'s default ``trim_tokens_to_summarize`` (LangChain 1.x): the
+#: tokens of the dropped messages its summary model reads, the last ones
+TRIM_TOKENS_TO_SUMMARIZE = 4000
+
+
 @attrs.define
 class SummarizationPeer:
     """LangChain v1 ``SummarizationMiddleware`` (module doc). ``allowance``: conversation
     tokens; ``summarizer``: the offline summarizer behind the fake chat model; ``count``:
-    text -> tokens."""
+    text -> tokens; ``tasks``: the texts of the trace's task messages.
+
+    A summary stands for the task (:attr:`PeerView.summary`) only when its summary model read
+    the task, or a summary standing for it, in the prompt it wrote that summary from
+    (``standing``: those summaries' ids -> texts). The middleware hands its model the last
+    ``trim_tokens_to_summarize`` (4,000) tokens of the messages it drops, starting on a human
+    message; when nothing fits it writes ``"Previous conversation was too long to
+    summarize."`` without calling the model, a summary of nothing (LangChain 1.x,
+    ``SummarizationMiddleware._create_summary``)."""
 
     allowance: int
     summarizer: ExtractiveSummarizer
     count: Any
+    tasks: frozenset[str] = frozenset()
+    whole: bool = False
     log: _LangChainLog = attrs.field(factory=_LangChainLog)
     state: list[Any] = attrs.field(factory=list)
     summaries: dict[str, PlainMessage] = attrs.field(factory=dict)
+    standing: dict[str, str] = attrs.field(factory=dict)
     calls: list[CompactionCall] = attrs.field(factory=list)
     compacted: bool = False
     middleware: Any = None
@@ -243,6 +269,7 @@ class SummarizationPeer:
             trigger=("tokens", max(1, int(self.allowance * 0.8))),
             keep=("tokens", max(1, int(self.allowance * 0.3))),
             token_counter=self._count,
+            trim_tokens_to_summarize=None if self.whole else TRIM_TOKENS_TO_SUMMARIZE,
         )
 
     def _count(self, items: Iterable[MessageLikeRepresentation]) -> int:
@@ -265,9 +292,13 @@ class SummarizationPeer:
         if update is not None:
             self.compacted = True
             self.state = [m for m in update["messages"] if not isinstance(m, RemoveMessage)]
+            summary = next(m for m in self.state if not str(m.id or "").startswith("m"))
+            if summary.id is None:  # else LangChain gives it a random uuid at its next call
+                summary.id = f"summary-{len(self.calls)}-{len(self.summaries)}"
+            text = str(summary.content)
+            if self._reads_task(self.model.prompts):
+                self.standing[str(summary.id)] = text
             for prompt in self.model.prompts:
-                summary = next(m for m in self.state if not str(m.id or "").startswith("m"))
-                text = str(summary.content)
                 self.calls.append(
                     CompactionCall(prompt, int(self.count(prompt)), int(self.count(text)))
                 )
@@ -286,8 +317,20 @@ class SummarizationPeer:
                 text = str(m.content)
                 self.summaries[mid] = plain_message(Message.user(text), int(self.count(text)))
             messages.append(self.summaries[mid])
-        summary = len(seen) < len(messages)
+        summary = any(str(m.id or "") in self.standing for m in self.state)
         return PeerView(messages, summary=summary, compacted=self.compacted)
+
+    def _reads_task(self, prompts: Sequence[str]) -> bool:
+        """Whether a summary written from ``prompts`` (its model's prompts; none: the
+        middleware wrote it without a model call) stands for the task (class doc); with no
+        ``tasks`` known, whether a model wrote it at all."""
+        if not prompts:
+            return False
+        if not self.tasks:
+            return True
+        read = (*self.tasks, *self.standing.values())
+        # the middleware's prompt escapes the messages it quotes (``<`` as ``&lt;``)
+        return any(t in html.unescape(p) for p in prompts for t in read)
 
 
 Peer = (
@@ -309,16 +352,20 @@ def make_peer(
     summarizer: ExtractiveSummarizer,
     fixed: int | None = None,
     window: int | None = None,
+    tasks: frozenset[str] = frozenset(),
 ) -> Peer:
-    """The peer ``name`` of :data:`PEERS`; ``fixed``: system + tool schema tokens (default
-    ``system_tokens``; the context-editing peers' trigger counts them,
+    """The peer ``name`` of :data:`PEERS`; ``tasks``: the trace's task texts (a summary that
+    never read them does not stand for them, :class:`SummarizationPeer`); ``fixed``: system
+    + tool schema tokens (default ``system_tokens``; the context-editing peers' trigger counts
+    them,
     :mod:`regio.bench.peers.editing`); ``window``: the model's context window (tokens; the
     provider peers' trigger is scaled to it, default ``allowance + fixed``). ``ImportError``
     when its package is missing, ``ValueError`` for an unknown name."""
     if name == "trim":
         return TrimPeer(allowance, system_tokens)
-    if name == "summarization-middleware":
-        return SummarizationPeer(allowance, summarizer, count)
+    if name in ("summarization-middleware", "summarization-middleware-tuned"):
+        whole = name.endswith("-tuned")
+        return SummarizationPeer(allowance, summarizer, count, tasks, whole=whole)
     if name == "llamaindex-memory":
         return MemoryPeer(allowance, count)
     if name == "agent-framework-truncation":

@@ -27,8 +27,10 @@ class CompactionCall:
 
 @attrs.frozen
 class PeerView:
-    """What a peer sends at one call: its kept messages, whether a summary stands for
-    dropped ones, and whether it has dropped anything so far (``compacted``);
+    """What a peer sends at one call: its kept messages, whether a summary among them stands
+    for the dropped task (``summary``: its summarizer read the task, or a summary standing for
+    it; the broken-request rule, :mod:`regio.bench.tracking`), and whether it has dropped
+    anything so far (``compacted``);
     ``compaction_pass``: a provider's compaction pass made within this call before it
     (:class:`regio.bench.peers.providers.CompactionPass`), ``None`` for the others."""
 
