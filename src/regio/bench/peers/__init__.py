@@ -12,17 +12,16 @@ Its kept messages are rendered as a :func:`regio.bench.baselines.plain_request`.
   cannot fit (the messages that fit plus one) is handed to it: ``strategy="last"`` keeps the
   longest fitting suffix, so the result is the same as on the whole list, and each call costs
   O(window) instead of O(conversation).
-* ``summarization-middleware`` (:class:`SummarizationPeer`) — LangChain v1
+* ``summarization-middleware`` (:class:`SummarizationPeer`,
+  :mod:`regio.bench.peers.summarization`) — LangChain v1
   ``langchain.agents.middleware.SummarizationMiddleware`` (``trigger=("tokens", 80% of the
   allowance)``, ``keep=("tokens", 30% of the allowance)``), its ``before_model`` hook run
-  before every call on the agent state it returned last time. Its summary model is a fake
-  chat model (:class:`ExtractiveChatModel`) that answers with regio's offline extractive
-  summary of the prompt it receives; that prompt is recorded, so each summarizer call is
-  billed as the request a real LLM summarizer would receive. Its default
-  ``trim_tokens_to_summarize=4000`` hands the model only the last 4,000 tokens of what it
-  drops, starting on a human message; a tool-heavy session's dropped part rarely has one
-  that close, and then the middleware writes "Previous conversation was too long to
-  summarize." without calling the model: such a summary does not stand for the task.
+  before every call on the agent state it returned last time, its summary model a fake chat
+  model answering with regio's offline extractive summary of the messages it is handed; each
+  summarizer call is billed as the request a real LLM summarizer would receive. A summary
+  stands for the task only when its model read the task, or a summary that did; with the
+  default ``trim_tokens_to_summarize=4000`` a tool-heavy session's summary is often
+  "Previous conversation was too long to summarize.", written without a model call.
 * ``summarization-middleware-tuned`` — the same with ``trim_tokens_to_summarize=None`` (the
   documented way to skip that trimming): its model reads everything it drops, so each
   summary is written from the whole dropped part, and billed for it.
@@ -56,24 +55,19 @@ messages it keeps, its compaction calls).
 
 from __future__ import annotations
 
-import html
 import importlib
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 
-from regio.bench.baselines import PlainMessage, plain_message
+from regio.bench.baselines import PlainMessage
 from regio.bench.peers.editing import EDITING_PEERS, MiddlewareEditPeer, ServerEditPeer
 from regio.bench.peers.frameworks import AgentFrameworkPeer, MemoryPeer
 from regio.bench.peers.providers import PROVIDER_PEERS, PROVIDER_RULES, ProviderCompactionPeer
-from regio.bench.peers.view import CompactionCall, PeerView, _LangChainLog, _owner
-from regio.content import Entry, Message, Text, block_text
+from regio.bench.peers.summarization import SummarizationPeer
+from regio.bench.peers.view import CompactionCall, PeerView, _LangChainLog
 from regio.summarizers._extractive import ExtractiveSummarizer
-
-if TYPE_CHECKING:
-    from langchain_core.callbacks import CallbackManagerForLLMRun
-    from langchain_core.messages import BaseMessage, MessageLikeRepresentation
 
 __all__ = [
     "PEERS",
@@ -153,10 +147,6 @@ def peer_versions() -> dict[str, str]:
     return out
 
 
-def _text(message: Message) -> str:
-    return "\n".join(block_text(b) for b in message.blocks)
-
-
 @attrs.define
 class TrimPeer:
     """``trim_messages`` on every call (module doc). ``allowance``: conversation tokens;
@@ -199,138 +189,6 @@ class TrimPeer:
         messages = self.log.regio_messages(kept)
         self.compacted = self.compacted or len(messages) < len(self.log.plain)
         return PeerView(messages, summary=False, compacted=self.compacted)
-
-
-def extractive_chat_model(summarizer: ExtractiveSummarizer) -> Any:
-    """A LangChain chat model (a fake: no network) whose answer is ``summarizer``'s offline
-    extractive summary of the prompt it receives; ``.prompts`` records every prompt text."""
-    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-    from langchain_core.messages import AIMessage
-    from langchain_core.outputs import ChatGeneration, ChatResult
-
-    class ExtractiveChatModel(GenericFakeChatModel):
-        prompts: list[str] = []  # noqa: RUF012 - pydantic field, copied per instance
-
-        def _generate(
-            self,
-            messages: list[BaseMessage],
-            stop: list[str] | None = None,
-            run_manager: CallbackManagerForLLMRun | None = None,
-            **kw: Any,
-        ) -> ChatResult:
-            prompt = "\n".join(str(m.content) for m in messages)
-            self.prompts.append(prompt)
-            entry = Entry(id="prompt", blocks=(Text(prompt),), role="user")
-            summary = summarizer([entry], "", None) or "None"
-            return ChatResult(generations=[ChatGeneration(message=AIMessage(content=summary))])
-
-    return ExtractiveChatModel(messages=iter(()))
-
-
-#: ``SummarizationMiddleware``'s default ``trim_tokens_to_summarize`` (LangChain 1.x): the
-#: tokens of the dropped messages its summary model reads, the last ones
-TRIM_TOKENS_TO_SUMMARIZE = 4000
-
-
-@attrs.define
-class SummarizationPeer:
-    """LangChain v1 ``SummarizationMiddleware`` (module doc). ``allowance``: conversation
-    tokens; ``summarizer``: the offline summarizer behind the fake chat model; ``count``:
-    text -> tokens; ``tasks``: the texts of the trace's task messages.
-
-    A summary stands for the task (:attr:`PeerView.summary`) only when its summary model read
-    the task, or a summary standing for it, in the prompt it wrote that summary from
-    (``standing``: those summaries' ids -> texts). The middleware hands its model the last
-    ``trim_tokens_to_summarize`` (4,000) tokens of the messages it drops, starting on a human
-    message; when nothing fits it writes ``"Previous conversation was too long to
-    summarize."`` without calling the model, a summary of nothing (LangChain 1.x,
-    ``SummarizationMiddleware._create_summary``)."""
-
-    allowance: int
-    summarizer: ExtractiveSummarizer
-    count: Any
-    tasks: frozenset[str] = frozenset()
-    whole: bool = False
-    log: _LangChainLog = attrs.field(factory=_LangChainLog)
-    state: list[Any] = attrs.field(factory=list)
-    summaries: dict[str, PlainMessage] = attrs.field(factory=dict)
-    standing: dict[str, str] = attrs.field(factory=dict)
-    calls: list[CompactionCall] = attrs.field(factory=list)
-    compacted: bool = False
-    middleware: Any = None
-    model: Any = None
-
-    def __attrs_post_init__(self) -> None:
-        from langchain.agents.middleware import SummarizationMiddleware
-
-        self.model = extractive_chat_model(self.summarizer)
-        self.middleware = SummarizationMiddleware(
-            self.model,
-            trigger=("tokens", max(1, int(self.allowance * 0.8))),
-            keep=("tokens", max(1, int(self.allowance * 0.3))),
-            token_counter=self._count,
-            trim_tokens_to_summarize=None if self.whole else TRIM_TOKENS_TO_SUMMARIZE,
-        )
-
-    def _count(self, items: Iterable[MessageLikeRepresentation]) -> int:
-        # LangChain passes BaseMessages; its signature also admits their plain forms
-        total = 0
-        for m in items:
-            known = self.log.tokens.get(str(getattr(m, "id", "")))
-            total += known if known is not None else int(self.count(str(getattr(m, "content", m))))
-        return total
-
-    def add(self, pm: PlainMessage) -> None:
-        """A recorded message (appended to the agent state)."""
-        self.state.extend(self.log.add(pm))
-
-    def view(self) -> PeerView:
-        """Run ``before_model`` on the state; the state it leaves is what is sent."""
-        from langchain_core.messages import RemoveMessage
-
-        update = self.middleware.before_model({"messages": self.state}, None)
-        if update is not None:
-            self.compacted = True
-            self.state = [m for m in update["messages"] if not isinstance(m, RemoveMessage)]
-            summary = next(m for m in self.state if not str(m.id or "").startswith("m"))
-            if summary.id is None:  # else LangChain gives it a random uuid at its next call
-                summary.id = f"summary-{len(self.calls)}-{len(self.summaries)}"
-            text = str(summary.content)
-            if self._reads_task(self.model.prompts):
-                self.standing[str(summary.id)] = text
-            for prompt in self.model.prompts:
-                self.calls.append(
-                    CompactionCall(prompt, int(self.count(prompt)), int(self.count(text)))
-                )
-            self.model.prompts.clear()
-        messages: list[PlainMessage] = []
-        seen: set[int] = set()
-        for m in self.state:
-            mid = str(m.id or "")
-            if mid.startswith("m"):
-                owner = _owner(mid)
-                if owner not in seen:
-                    seen.add(owner)
-                    messages.append(self.log.plain[owner])
-                continue
-            if mid not in self.summaries:
-                text = str(m.content)
-                self.summaries[mid] = plain_message(Message.user(text), int(self.count(text)))
-            messages.append(self.summaries[mid])
-        summary = any(str(m.id or "") in self.standing for m in self.state)
-        return PeerView(messages, summary=summary, compacted=self.compacted)
-
-    def _reads_task(self, prompts: Sequence[str]) -> bool:
-        """Whether a summary written from ``prompts`` (its model's prompts; none: the
-        middleware wrote it without a model call) stands for the task (class doc); with no
-        ``tasks`` known, whether a model wrote it at all."""
-        if not prompts:
-            return False
-        if not self.tasks:
-            return True
-        read = (*self.tasks, *self.standing.values())
-        # the middleware's prompt escapes the messages it quotes (``<`` as ``&lt;``)
-        return any(t in html.unescape(p) for p in prompts for t in read)
 
 
 Peer = (
