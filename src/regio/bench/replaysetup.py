@@ -11,9 +11,10 @@ import attrs
 
 from regio.bench.baselines import MessageCounts
 from regio.bench.billing import BilledExtractive
+from regio.bench.peers.view import message_text
 from regio.bench.retention import Probe, RetentionMeter
 from regio.bench.tracking import Tracker
-from regio.content import Entry, Message, block_text
+from regio.content import Entry, Message
 from regio.engine import Engine
 from regio.layout import ToolSpec
 from regio.summarizers._extractive import ExtractiveSummarizer
@@ -70,11 +71,6 @@ def message_tokens(counter: TokenCounter, message: Message) -> int:
     """Tokens of ``message`` counted by ``counter.count_entry`` (no cache: a replay keeps its
     counts in its own :class:`regio.bench.baselines.MessageCounts`)."""
     return int(counter.count_entry(Entry(id="", blocks=message.blocks, role=message.role)))
-
-
-def message_text(message: Message) -> str:
-    """The text of ``message``'s blocks, one per line."""
-    return "\n".join(block_text(b) for b in message.blocks)
 
 
 def task_texts(trace: Trace) -> frozenset[str]:

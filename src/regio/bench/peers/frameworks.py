@@ -10,17 +10,13 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from regio.bench.baselines import PlainMessage
-from regio.bench.peers.view import CompactionCall, PeerView
-from regio.content import Message, Text, ToolUse, block_text
+from regio.bench.peers.view import CompactionCall, PeerView, message_text
+from regio.content import Text, ToolUse
 
 if TYPE_CHECKING:
     from llama_index.core.base.llms.types import ChatMessage
 
 __all__ = ["AgentFrameworkPeer", "MemoryPeer", "list_chat_store"]
-
-
-def _text(message: Message) -> str:
-    return "\n".join(block_text(b) for b in message.blocks)
 
 
 def list_chat_store() -> Any:
@@ -141,7 +137,7 @@ class MemoryPeer:
         self.memory.put(
             ChatMessage(
                 role=role,
-                content=_text(pm.message),
+                content=message_text(pm.message),
                 additional_kwargs={"regio_message": len(self.plain)},
             )
         )

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from regio.bench.baselines import PlainMessage, plain_message
-from regio.bench.peers.view import CompactionCall, PeerView, _LangChainLog, _owner
-from regio.content import Entry, Message, Text, block_text
+from regio.bench.peers.view import CompactionCall, PeerView, _LangChainLog, _owner, message_text
+from regio.content import Entry, Message, Text
 from regio.summarizers._extractive import ExtractiveSummarizer
 
 if TYPE_CHECKING:
@@ -100,7 +100,6 @@ class SummarizationPeer:
     summaries: dict[str, PlainMessage] = attrs.field(factory=dict)
     standing: set[str] = attrs.field(factory=set)
     task_ids: set[str] = attrs.field(factory=set)
-    texts: dict[str, object] = attrs.field(factory=dict)
     read: list[str] = attrs.field(factory=list)
     calls: list[CompactionCall] = attrs.field(factory=list)
     compacted: bool = False
@@ -132,21 +131,15 @@ class SummarizationPeer:
         # LangChain passes BaseMessages; its signature also admits their plain forms
         total = 0
         for m in items:
-            key = str(getattr(m, "id", ""))
-            content = getattr(m, "content", m)
-            logged = self.texts.get(key)
-            whole = logged is not None and (content is logged or content == logged)
-            total += self.log.tokens[key] if whole else int(self.count(str(content)))
+            known = self.log.logged_tokens(m)
+            total += known if known is not None else int(self.count(str(getattr(m, "content", m))))
         return total
 
     def add(self, pm: PlainMessage) -> None:
         """A recorded message (appended to the agent state)."""
         parts = self.log.add(pm)
-        task = pm.message.role == "user" and _text(pm.message) in self.tasks
-        for m in parts:
-            self.texts[str(m.id)] = m.content
-            if task:
-                self.task_ids.add(str(m.id))
+        if pm.message.role == "user" and message_text(pm.message) in self.tasks:
+            self.task_ids.update(str(m.id) for m in parts)
         self.state.extend(parts)
 
     def view(self) -> PeerView:
@@ -192,7 +185,3 @@ class SummarizationPeer:
                 CompactionCall(prompt, int(self.count(prompt)), int(self.count(text)))
             )
         self.model.prompts.clear()
-
-
-def _text(message: Message) -> str:
-    return "\n".join(block_text(b) for b in message.blocks)

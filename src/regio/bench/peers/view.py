@@ -10,9 +10,15 @@ from typing import Any
 import attrs
 
 from regio.bench.baselines import PlainMessage
-from regio.content import Text, ToolUse
+from regio.content import Message, Text, ToolUse, block_text
 
-__all__ = ["CompactionCall", "PeerView"]
+__all__ = ["CompactionCall", "PeerView", "message_text"]
+
+
+def message_text(message: Message) -> str:
+    """The text of ``message``'s blocks, one per line (how the bench names a task message:
+    :func:`regio.bench.replaysetup.task_texts`)."""
+    return "\n".join(block_text(b) for b in message.blocks)
 
 
 @attrs.frozen
@@ -68,11 +74,12 @@ def _owner(lc_id: object) -> int:
 @attrs.define
 class _LangChainLog:
     """The run's messages as regio and LangChain messages, with each LangChain message's
-    tokens (the regio message's tokens shared over its parts)."""
+    tokens (the regio message's tokens shared over its parts) and content, by id."""
 
     plain: list[PlainMessage] = attrs.field(factory=list)
     lc: list[Any] = attrs.field(factory=list)
     tokens: dict[str, int] = attrs.field(factory=dict)
+    contents: dict[str, Any] = attrs.field(factory=dict)
 
     def add(self, pm: PlainMessage) -> list[Any]:
         index = len(self.plain)
@@ -81,8 +88,19 @@ class _LangChainLog:
         share, rest = divmod(pm.tokens, len(parts))
         for j, m in enumerate(parts):
             self.tokens[str(m.id)] = share + (rest if j == len(parts) - 1 else 0)
+            self.contents[str(m.id)] = m.content
         self.lc.extend(parts)
         return parts
+
+    def logged_tokens(self, message: Any) -> int | None:
+        """The tokens of ``message`` when it is one of the run's messages as logged (by id and
+        content); ``None`` for any other (a summary, a copy a trim cut short)."""
+        key = str(getattr(message, "id", ""))
+        logged = self.contents.get(key)
+        content = getattr(message, "content", message)
+        if logged is None or not (content is logged or content == logged):
+            return None
+        return self.tokens[key]
 
     def regio_messages(self, kept: Sequence[Any]) -> list[PlainMessage]:
         owners = dict.fromkeys(_owner(m.id) for m in kept if str(m.id).startswith("m"))
