@@ -92,7 +92,7 @@ class _LangChainLog:
         self.lc.extend(parts)
         return parts
 
-    def logged_tokens(self, message: Any) -> int | None:
+    def logged_tokens(self, message: object) -> int | None:
         """The tokens of ``message`` when it is one of the run's messages as logged (by id and
         content); ``None`` for any other (a summary, a copy a trim cut short)."""
         key = str(getattr(message, "id", ""))
