@@ -1,6 +1,7 @@
 """Which summaries fork the agent's last request (regio.compaction._forking.forked_request): a
-compaction forks when every new entry it summarizes was in the last request; a merge of
-summaries alone (a compact_history over budget) forks when every summary was, so a merge no
+compaction forks when the new entries it summarizes start in the last request (those appended
+after it, the reply to it and what followed, ride in the instruction as a transcript); a merge
+of summaries alone (a compact_history over budget) forks when every summary was, so a merge no
 longer pays the transcript prompt for summaries the provider has cached."""
 
 from __future__ import annotations
@@ -50,13 +51,17 @@ def test_a_fork_is_sent_exactly_when_it_costs_less_than_the_transcript_prompt(
     tokens: list[int], read: float, warm: bool
 ) -> None:
     state = _after_a_request()
-    entries = [_entry(1 + k, False, n) for k, n in enumerate(tokens)]
+    held = state.last_next_entry
+    late = len(tokens) // 2  # the newest half appended after the last request
+    numbers = [1 + k for k in range(len(tokens) - late)] + [held + k for k in range(late)]
+    entries = [_entry(n, False, t) for n, t in zip(numbers, tokens, strict=True)]
+    since = sum(tokens[len(tokens) - late :])
     plain = forked_request(_summarizer(), state, entries, "", None)
-    assert plain is not None  # every entry was in the last request
+    assert plain is not None  # the range starts in the last request
     priced = forked_request(_summarizer(), state, entries, "", None, read=read, warm=warm)
-    cheaper = cheaper_than_transcript(plain, entries, read, warm)
+    cheaper = cheaper_than_transcript(plain, entries, read, warm, since)
     assert (priced is not None) == cheaper
-    assert not cheaper or (warm and read * plain.tokens < sum(tokens))
+    assert not cheaper or (warm and read * (plain.tokens - since) + since < sum(tokens))
     assert priced is None or priced.blocks == plain.blocks
 
 
@@ -65,16 +70,20 @@ def test_a_fork_is_sent_exactly_when_it_costs_less_than_the_transcript_prompt(
         st.tuples(st.integers(min_value=0, max_value=40), st.booleans()), min_size=1, max_size=8
     )
 )
-def test_a_summary_forks_exactly_when_the_last_request_held_what_it_summarizes(
+def test_a_summary_forks_exactly_when_the_last_request_holds_the_start_of_what_it_summarizes(
     picks: list[tuple[int, bool]],
 ) -> None:
     state = _after_a_request()
     held = state.last_next_entry
     entries = [_entry(n, s) for n, s in picks]
-    fresh = [n for n, s in picks if not s]
-    checked = fresh or [n for n, _ in picks]
+    fresh = [n < held for n, s in picks if not s]
     forked = forked_request(_summarizer(), state, entries, "", None)
-    assert (forked is not None) == all(n < held for n in checked)
+    if not fresh:  # a merge: every summary held
+        assert (forked is not None) == all(n < held for n, _ in picks)
+    else:  # a compaction: held messages first, then only ones appended since
+        first_late = fresh.index(False) if False in fresh else len(fresh)
+        expected = first_late > 0 and not any(fresh[first_late:])
+        assert (forked is not None) == expected
 
 
 def test_a_merge_of_cached_summaries_forks_and_one_with_a_new_summary_does_not() -> None:
@@ -83,6 +92,24 @@ def test_a_merge_of_cached_summaries_forks_and_one_with_a_new_summary_does_not()
     old = [_entry(1, True), _entry(2, True)]
     assert forked_request(_summarizer(), state, old, "", None) is not None
     assert forked_request(_summarizer(), state, [*old, _entry(held, True)], "", None) is None
+
+
+@given(st.integers(min_value=1, max_value=4))
+def test_a_fork_past_the_last_request_quotes_what_came_since_after_the_cached_request(
+    late: int,
+) -> None:
+    state = _after_a_request()
+    held = state.last_next_entry
+    since = [_entry(held + k, False) for k in range(late)]
+    forked = forked_request(_summarizer(), state, [_entry(1, False), *since], "", None)
+    assert forked is not None and state.last_request is not None
+    last = state.last_request.blocks
+    assert [b.digest for b in forked.blocks[: len(last)]] == [b.digest for b in last]
+    (instruction,) = forked.blocks[len(last) :]
+    text = getattr(instruction.block, "text", "")
+    for entry in since:
+        assert f"[user {entry.id}]\n{entry.text}" in text
+    assert "[user e1]" not in text  # what the request holds is not repeated
 
 
 def test_a_forked_merge_extends_the_last_request_with_the_instruction() -> None:

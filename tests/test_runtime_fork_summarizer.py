@@ -179,3 +179,27 @@ regions:
     assert llm.summarizer.model == "claude-sonnet-4-5"
     assert llm.summarizer.max_summary_tokens == 700
     assert llm.summarizer.api == "anthropic"
+
+
+def test_a_compaction_reaching_past_the_last_request_still_forks_it() -> None:
+    provider = RecordingProvider()
+    engine = _engine(ForkSummarizer(provider, context_window=200_000, max_summary_tokens=200))
+    conversation = engine.window.conversation
+    assert conversation is not None
+    conversation.eviction = Compact(trigger="80%", target="5%")  # keeps the newest message
+    engine.add_user("fix it")
+    sent: list[dict[str, Any]] = []
+    for i in range(40):
+        sent.append(engine.request()[1])
+        if provider.payloads:
+            break
+        engine.add_assistant(words(300, f"answer{i}x"))  # the reply to the request just sent
+        engine.add_user(words(200, f"ask{i}x"))
+    assert provider.payloads, "no compaction happened"
+    fork, last = provider.payloads[0], sent[-2]
+    assert fork["messages"][: len(last["messages"])] == last["messages"]
+    (extra,) = fork["messages"][len(last["messages"]) :]
+    text = str(extra["content"])
+    assert "came after this context was sent" in text
+    assert f"answer{i - 1}x0 answer{i - 1}x1" in text  # the reply, as a transcript
+    assert f"ask{i - 1}x0" not in text  # the newest message is kept, not summarized

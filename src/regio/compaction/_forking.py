@@ -7,7 +7,9 @@ the agent's last request byte for byte (tools, system, every message, the cache 
 the summary instruction appended as a final user message
 (:func:`regio.layout.fork_for_summary`), so the provider serves the whole prefix from its
 cache and only the instruction and the reply are new. The engine builds that request
-(:func:`fork_payload`) when the last request holds every entry to summarize, the summarizer
+(:func:`fork_payload`) when the last request holds the entries to summarize (those appended
+since it, the reply to it and what followed, ride in the instruction as a transcript), the
+summarizer
 asks for the agent's own model (a prefix cache is per model) and the fork fits the
 summarizer's window; otherwise the summarizer falls back to the chunked transcript prompt of
 :class:`regio.summarizers.LLMSummarizer`.
@@ -25,7 +27,7 @@ from regio.layout import Request, fork_for_summary
 from regio.providers.registry import DEFAULT_PROVIDER, find_provider
 from regio.session._render import render_payload
 from regio.session._state import SessionState
-from regio.summarizers._llm import LLMSummarizer
+from regio.summarizers._llm import LLMSummarizer, entries_as_transcript
 from regio.summarizers._protocol import (
     DEFAULT_CONTEXT_WINDOW,
     DEFAULT_MAX_SUMMARY_TOKENS,
@@ -53,11 +55,17 @@ def _quote(entry: Entry) -> str:
 
 
 def fork_instruction(
-    entries: Sequence[Entry], standing: str, extra: str | None, max_summary_tokens: int
+    entries: Sequence[Entry],
+    standing: str,
+    extra: str | None,
+    max_summary_tokens: int,
+    since: Sequence[Entry] = (),
 ) -> str:
     """The final user message of a forked summary request: which messages to summarize (the
     first and last quoted; for a merge of summaries alone, which summaries to merge), the
-    standing requirements (plus ``extra``, added) and the size."""
+    standing requirements (plus ``extra``, added) and the size. ``since``: the entries of the
+    range the forked request does not hold (appended after it was sent), given as a
+    transcript (:func:`regio.summarizers.entries_as_transcript`) after the range."""
     fresh = [e for e in entries if not e.meta.get("summary")]
     if fresh:
         first, last = fresh[0], fresh[-1]
@@ -74,6 +82,11 @@ def fork_instruction(
             f"context from the one that starts \u201c{_quote(first)}\u201d through the one "
             f"that starts \u201c{_quote(last)}\u201d ({len(entries)} summaries) into one "
             "summary; they will be replaced by it, the rest of the context stays as it is."
+        )
+    if since:
+        what += (
+            " The range ends with messages that came after this context was sent; here they "
+            f"are:\n\n{entries_as_transcript(since)}"
         )
     text = (
         f"{what}\n\n{standing.strip()}\n\n"
@@ -151,31 +164,41 @@ class ForkSummarizer:
         return reply
 
 
-def _holds(state: SessionState, entries: Sequence[Entry]) -> bool:
-    """Every entry to summarize was in the window when the last request was laid out (entry
-    numbers grow; the request rendered the whole window). A compaction's summaries are not
-    checked (its new entries are); a merge of summaries alone (a ``compact_history`` over
-    budget) checks its summaries, so one written after the last request is not forked."""
-    fresh = [entry_number(e.id) for e in entries if not e.meta.get("summary")]
+def _since(state: SessionState, entries: Sequence[Entry]) -> list[Entry] | None:
+    """The entries to summarize that were appended after the last request was laid out
+    (entry numbers grow; the request rendered the whole window), or ``None`` when the last
+    request does not hold what the fork needs: for a compaction, the new messages it
+    summarizes up to those appended since (the reply to it and what followed; its summaries
+    are not checked), at least one of them held; for a merge of summaries alone (a
+    ``compact_history`` over budget), every summary, so one written after the last request is
+    not forked."""
+    fresh = [e for e in entries if not e.meta.get("summary")]
+    numbers = [entry_number(e.id) for e in (fresh or entries)]
+    if not numbers or any(n is None for n in numbers):
+        return None
+    held = [n is not None and n < state.last_next_entry for n in numbers]
     if not fresh:
-        fresh = [entry_number(e.id) for e in entries]
-    return bool(fresh) and all(n is not None and n < state.last_next_entry for n in fresh)
+        return [] if all(held) else None
+    if not held[0] or held != sorted(held, reverse=True):  # held first, then appended since
+        return None
+    return [e for e, h in zip(fresh, held, strict=True) if not h]
 
 
 def cheaper_than_transcript(
-    forked: Request, entries: Sequence[Entry], read: float, warm: bool
+    forked: Request, entries: Sequence[Entry], read: float, warm: bool, since: int = 0
 ) -> bool:
     """A fork's input costs less than the transcript prompt's: the fork pays ``read`` (the
-    cache read multiplier of the input price, cache rules data) on its whole prompt, the
-    transcript the full price on the tokens it summarizes (their ``Entry.tokens``; both add
-    an instruction of about the same size, and the reply is the same). A cache that is not
-    ``warm`` (the clock past the last request plus the TTL) is written again by a fork, so a
-    fork then never costs less. Measured (``docs/benchmark.md``): a merge of a few small
-    summaries forked at a 32k window cost more than its transcript prompt. Both requests go
-    to the agent's model, so one input price weighs them: a summarizer on another model is
-    never forked (:func:`forked_request` checks the model first) and sends the transcript
-    prompt at its own prices."""
-    return warm and read * forked.tokens < sum(e.tokens for e in entries)
+    cache read multiplier of the input price, cache rules data) on the prompt the last request
+    cached and the full price on the ``since`` tokens of the transcript it adds (the entries
+    appended after that request), the transcript the full price on the tokens it summarizes
+    (their ``Entry.tokens``; both add an instruction of about the same size, and the reply is
+    the same). A cache that is not ``warm`` (the clock past the last request plus the TTL) is
+    written again by a fork, so a fork then never costs less. Measured
+    (``docs/benchmark.md``): a merge of a few small summaries forked at a 32k window cost more
+    than its transcript prompt. Both requests go to the agent's model, so one input price
+    weighs them: a summarizer on another model is never forked (:func:`forked_request`
+    checks the model first) and sends the transcript prompt at its own prices."""
+    return warm and read * (forked.tokens - since) + since < sum(e.tokens for e in entries)
 
 
 def forked_request(
@@ -191,7 +214,8 @@ def forked_request(
     """The forked request that summarizes ``entries`` (the agent's last request plus the
     instruction), or ``None`` when the summarizer asks for another model than the agent's
     last request (its ``model``; unset: the agent's), there is no last request, it does not
-    hold every entry to summarize (:func:`_holds`), the fork would
+    hold what it summarizes (:func:`_since`: entries appended after it ride in the
+    instruction as a transcript), the fork would
     overflow the summarizer's window (``context_window - reserve_tokens``, tokens), or, given
     the cache ``read`` multiplier, the fork would cost more than the transcript prompt
     (:func:`cheaper_than_transcript`; ``read=None``: not checked)."""
@@ -201,13 +225,15 @@ def forked_request(
     model = str(getattr(summarizer, "model", "") or "")
     if model and state.last_model and model != state.last_model:
         return None
-    if not _holds(state, entries):
+    since = _since(state, entries)
+    if since is None:
         return None
     window, reserve, cap = summarizer_limits(summarizer)
-    forked = fork_for_summary(request, fork_instruction(entries, standing, extra, cap))
+    forked = fork_for_summary(request, fork_instruction(entries, standing, extra, cap, since))
     if forked.tokens + reserve > window:
         return None
-    if read is not None and not cheaper_than_transcript(forked, entries, read, warm):
+    added = sum(e.tokens for e in since)
+    if read is not None and not cheaper_than_transcript(forked, entries, read, warm, added):
         return None
     return forked
 
