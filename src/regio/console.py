@@ -55,8 +55,9 @@ def stdout_console(*, highlight: bool = True) -> Console:
 
 
 def stderr_console() -> Console:
-    """A console on stderr, for error messages."""
-    return Console(stderr=True)
+    """A console on stderr, for error messages: soft-wrapped (the terminal folds a long
+    line; no newline is put inside a path or a name, so a copied path still opens)."""
+    return Console(stderr=True, soft_wrap=True)
 
 
 def compact_number(n: float) -> str:

@@ -320,7 +320,7 @@ def run_command(args: argparse.Namespace) -> int:
     finally:
         unsubscribe()
     console.print(table)
-    console.print(_stop_line(result, steps, args))
+    console.print(_stop_line(result, steps, args), soft_wrap=True)  # one greppable line
     if result.final_text:
         console.print(f"answer: {result.final_text}")
     return 0

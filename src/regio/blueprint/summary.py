@@ -168,6 +168,7 @@ def render_summary(bp: Blueprint, console: Console) -> None:
     for warning in bp.warnings:
         where = f"{bp.source.file}:{warning.line}" if bp.source and warning.line else ""
         prefix = f"{where}: " if where else ""
-        console.print(Text(f"{prefix}{warning.path}: warning: {warning.message}", style="yellow"))
+        line = Text(f"{prefix}{warning.path}: warning: {warning.message}", style="yellow")
+        console.print(line, soft_wrap=True)  # one `file:line:` line, as editors parse it
     status = "valid" + (f", {len(bp.warnings)} warning(s)" if bp.warnings else "")
     console.print(Text(status, style="green"))
