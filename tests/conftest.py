@@ -25,3 +25,11 @@ def chat_server() -> Iterator[Callable[[dict[str, Any]], str]]:
     after the test."""
     with ExitStack() as stack:
         yield lambda answer: stack.enter_context(serve_chat(answer))
+
+
+@pytest.fixture(autouse=True)
+def _narrow_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test's command line runs at 80 columns (``$COLUMNS``, which the consoles follow:
+    :mod:`regio.console`), whatever the terminal pytest runs in; a test that needs another
+    width sets its own."""
+    monkeypatch.setenv("COLUMNS", "80")

@@ -54,13 +54,21 @@ def free_port() -> int:
 
 @contextmanager
 def running(app: Any, port: int | None = None) -> Iterator[str]:
-    """Serve ``app`` (ASGI) on ``127.0.0.1``; yields its base URL; stops it after."""
+    """Serve ``app`` (ASGI) on ``127.0.0.1``; yields its base URL; stops it after. Without a
+    ``port`` the server gets a socket already bound to a free one, so a test running beside it
+    (another pytest-xdist worker) can never take that port in between."""
     import uvicorn
 
-    port = port or free_port()
+    sockets: list[socket.socket] = []
+    if port is None:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sockets.append(sock)
+        port = int(sock.getsockname()[1])
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
+    run = {"sockets": sockets} if sockets else {}
+    thread = threading.Thread(target=server.run, kwargs=run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
     while not server.started:
@@ -72,6 +80,8 @@ def running(app: Any, port: int | None = None) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=20)
+        for sock in sockets:
+            sock.close()
 
 
 @attrs.frozen

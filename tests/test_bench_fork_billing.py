@@ -55,7 +55,7 @@ def _check_forks(out: Any) -> None:
     run = out.runs["regio"]
     calls = {r.id: r for r in run.requests}
     order = sorted([*run.requests, *run.fork_requests], key=lambda r: (r.t_start, r.id))
-    # a call the engine's fork would not send (a range reaching past the last request, a
+    # a call the engine's fork would not send (a range starting after the last request, a
     # merge with a summary written after it) is billed as the transcript prompt, as sent
     assert run.compaction_calls == len(run.fork_requests) + len(run.compaction_requests)
     for k, r in enumerate(order):

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from blueprint_support import HEAD, REGIONS, line_of
 from regio.cli import main
+from regio.traces.format import Usage
+from test_agent_cli_unreported_usage import _replay_run
 
 ROOT = Path(__file__).resolve().parents[1]
 _WIDTHS = st.integers(min_value=20, max_value=100)
@@ -55,3 +57,15 @@ def test_a_blueprint_warning_is_one_file_line_diagnostic_at_any_width(
     where = f"{path}:{line_of(text, 'volatility: stable', 2)}: regions[1].volatility: warning:"
     (warning,) = [line for line in lines if line.startswith(where)]
     assert warning.rstrip().endswith("unstable declaration")
+
+
+@_SETTINGS
+@given(_WIDTHS)
+def test_the_stop_line_of_a_run_is_one_line_at_any_width(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    monkeypatch.setenv("COLUMNS", str(width))
+    usages = [Usage.openai(120, 5, cached_tokens=48), None]
+    stop = _replay_run(tmp_path, usages)  # the one line starting "stop:"
+    assert "prompt 120 over 1 of 2 steps" in stop
+    assert "cached 48 over 1 of 2 steps (40.0%)" in stop

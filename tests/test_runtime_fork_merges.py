@@ -59,9 +59,11 @@ def test_a_fork_is_sent_exactly_when_it_costs_less_than_the_transcript_prompt(
     plain = forked_request(_summarizer(), state, entries, "", None)
     assert plain is not None  # the range starts in the last request
     priced = forked_request(_summarizer(), state, entries, "", None, read=read, warm=warm)
-    cheaper = cheaper_than_transcript(plain, entries, read, warm, since)
+    assert state.last_request is not None
+    cached = state.last_request.tokens
+    cheaper = warm and read * cached + since < sum(tokens)  # the fork's input vs the transcript's
+    assert cheaper_than_transcript(state.last_request, entries, read, warm, since) == cheaper
     assert (priced is not None) == cheaper
-    assert not cheaper or (warm and read * (plain.tokens - since) + since < sum(tokens))
     assert priced is None or priced.blocks == plain.blocks
 
 
@@ -84,6 +86,43 @@ def test_a_summary_forks_exactly_when_the_last_request_holds_the_start_of_what_i
         first_late = fresh.index(False) if False in fresh else len(fresh)
         expected = first_late > 0 and not any(fresh[first_late:])
         assert (forked is not None) == expected
+
+
+def test_a_range_with_a_held_message_after_a_newer_one_is_not_forked() -> None:
+    state = _after_a_request()
+    held = state.last_next_entry
+    interleaved = [_entry(1, False), _entry(held, False), _entry(2, False)]
+    assert forked_request(_summarizer(), state, interleaved, "", None) is None
+    newer_only = [_entry(held, False), _entry(held + 1, False)]
+    assert forked_request(_summarizer(), state, newer_only, "", None) is None
+    assert forked_request(_summarizer(), state, [_entry(1, False), *newer_only], "", None)
+
+
+def test_a_rolling_summary_fork_names_the_earlier_summary_it_replaces() -> None:
+    state = _after_a_request()
+    earlier = Entry(id="e1", blocks=(Text("Goal: the earlier summary."),), meta={"summary": True})
+    forked = forked_request(_summarizer(), state, [earlier, _entry(2, False)], "", None)
+    assert forked is not None
+    text = getattr(forked.blocks[-1].block, "text", "")
+    assert (
+        "also replaces the earlier summary that starts \u201cGoal: the earlier summary.\u201d"
+        in text
+    )
+    plain = forked_request(_summarizer(), state, [_entry(2, False)], "", None)
+    assert plain is not None
+    assert "earlier summary" not in getattr(plain.blocks[-1].block, "text", "")
+
+
+def test_the_instruction_is_counted_with_the_given_counter() -> None:
+    state = _after_a_request()
+    held = state.last_next_entry
+    entries = [_entry(1, False), _entry(held, False)]
+    rough = forked_request(_summarizer(), state, entries, "", None)
+    exact = forked_request(_summarizer(), state, entries, "", None, counter=StubCounter())
+    assert rough is not None and exact is not None
+    text = getattr(exact.blocks[-1].block, "text", "")
+    assert exact.blocks[-1].tokens == StubCounter().count(text)
+    assert rough.blocks[-1].tokens == -(-len(text) // 4)  # no counter: 4 characters a token
 
 
 def test_a_merge_of_cached_summaries_forks_and_one_with_a_new_summary_does_not() -> None:

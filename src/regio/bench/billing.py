@@ -8,9 +8,10 @@ summarizer sends for those entries:
 
 * **forked** (:func:`regio.compaction._forking.forked_request`, the decision and request the
   engine's own fork makes): when the blueprint's summarizer runs on the agent's own model
-  (``summarizer.model`` unset or the agent's), the last request holds every entry to
-  summarize, the fork fits the summarizer's window and it costs less than the transcript
-  prompt (:func:`regio.compaction._forking.cheaper_than_transcript`), a
+  (``summarizer.model`` unset or the agent's), the last request holds what it summarizes
+  (entries appended after it ride in the instruction as a transcript), the fork fits the
+  summarizer's window and it costs less than the transcript prompt
+  (:func:`regio.compaction._forking.cheaper_than_transcript`), a
   :class:`regio.compaction.ForkSummarizer` sends the agent's last request byte for byte with
   the summary instruction appended (``docs/runtime.md``, "Compaction's own cost"). It is
   kept as that :class:`regio.layout.Request` and priced in the agent's own cache scope,
@@ -140,6 +141,7 @@ class BilledExtractive(ExtractiveSummarizer):
                 standing_instructions,
                 extra_instructions,
                 **self.terms(),
+                counter=self.measure,
             )
             if forked is not None:
                 self.calls.append(ForkedCall(forked, int(self.measure.count(summary))))

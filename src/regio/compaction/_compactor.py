@@ -39,6 +39,7 @@ def _fork(session: Session, job: SummaryJob) -> tuple[dict[str, Any], int] | Non
         session.options.standing_instructions,
         job.extra,
         **session.fork_terms(),
+        counter=session.window.counter,
     )
     if forked is None:
         return None

@@ -62,10 +62,11 @@ def fork_instruction(
     since: Sequence[Entry] = (),
 ) -> str:
     """The final user message of a forked summary request: which messages to summarize (the
-    first and last quoted; for a merge of summaries alone, which summaries to merge), the
-    standing requirements (plus ``extra``, added) and the size. ``since``: the entries of the
-    range the forked request does not hold (appended after it was sent), given as a
-    transcript (:func:`regio.summarizers.entries_as_transcript`) after the range."""
+    first and last quoted, and the earlier summaries among ``entries`` it replaces; for a
+    merge of summaries alone, which summaries to merge), the standing requirements (plus
+    ``extra``, added) and the size. ``since``: the entries of the range the forked request
+    does not hold (appended after it was sent), given as a transcript
+    (:func:`regio.summarizers.entries_as_transcript`) after the range."""
     fresh = [e for e in entries if not e.meta.get("summary")]
     if fresh:
         first, last = fresh[0], fresh[-1]
@@ -75,6 +76,14 @@ def fork_instruction(
             f"that starts \u201c{_quote(last)}\u201d ({len(fresh)} messages); those messages "
             "will be replaced by your summary, the rest of the context stays as it is."
         )
+        carried = [e for e in entries if e.meta.get("summary")]
+        if carried:  # a rolling summary (carry_forward: replace) folds the earlier one in
+            what += (
+                f" Your summary also replaces the earlier summary that starts "
+                f"“{_quote(carried[0])}”"
+                + (f" and {len(carried) - 1} after it" if len(carried) > 1 else "")
+                + ": keep what it says that still holds."
+            )
     else:
         first, last = entries[0], entries[-1]
         what = (
@@ -185,20 +194,21 @@ def _since(state: SessionState, entries: Sequence[Entry]) -> list[Entry] | None:
 
 
 def cheaper_than_transcript(
-    forked: Request, entries: Sequence[Entry], read: float, warm: bool, since: int = 0
+    last: Request, entries: Sequence[Entry], read: float, warm: bool, since: int = 0
 ) -> bool:
     """A fork's input costs less than the transcript prompt's: the fork pays ``read`` (the
-    cache read multiplier of the input price, cache rules data) on the prompt the last request
-    cached and the full price on the ``since`` tokens of the transcript it adds (the entries
-    appended after that request), the transcript the full price on the tokens it summarizes
-    (their ``Entry.tokens``; both add an instruction of about the same size, and the reply is
+    cache read multiplier of the input price, cache rules data) on the ``last`` request, which
+    the provider cached, and the full price on the ``since`` tokens of the entries it adds as
+    a transcript (those appended after that request); the transcript prompt pays the full
+    price on the tokens it summarizes (all counted as ``Entry.tokens`` and the request's, with
+    the window's counter; both add an instruction of about the same size, and the reply is
     the same). A cache that is not ``warm`` (the clock past the last request plus the TTL) is
     written again by a fork, so a fork then never costs less. Measured
     (``docs/benchmark.md``): a merge of a few small summaries forked at a 32k window cost more
     than its transcript prompt. Both requests go to the agent's model, so one input price
     weighs them: a summarizer on another model is never forked (:func:`forked_request`
     checks the model first) and sends the transcript prompt at its own prices."""
-    return warm and read * (forked.tokens - since) + since < sum(e.tokens for e in entries)
+    return warm and read * last.tokens + since < sum(e.tokens for e in entries)
 
 
 def forked_request(
@@ -210,6 +220,7 @@ def forked_request(
     *,
     read: float | None = None,
     warm: bool = True,
+    counter: object = None,
 ) -> Request | None:
     """The forked request that summarizes ``entries`` (the agent's last request plus the
     instruction), or ``None`` when the summarizer asks for another model than the agent's
@@ -218,7 +229,8 @@ def forked_request(
     instruction as a transcript), the fork would
     overflow the summarizer's window (``context_window - reserve_tokens``, tokens), or, given
     the cache ``read`` multiplier, the fork would cost more than the transcript prompt
-    (:func:`cheaper_than_transcript`; ``read=None``: not checked)."""
+    (:func:`cheaper_than_transcript`; ``read=None``: not checked). ``counter``: the window's
+    token counter, which counts the instruction (``None``: 4 characters a token)."""
     request = state.last_request
     if request is None:
         return None
@@ -229,11 +241,12 @@ def forked_request(
     if since is None:
         return None
     window, reserve, cap = summarizer_limits(summarizer)
-    forked = fork_for_summary(request, fork_instruction(entries, standing, extra, cap, since))
+    instruction = fork_instruction(entries, standing, extra, cap, since)
+    forked = fork_for_summary(request, instruction, counter)
     if forked.tokens + reserve > window:
         return None
     added = sum(e.tokens for e in since)
-    if read is not None and not cheaper_than_transcript(forked, entries, read, warm, added):
+    if read is not None and not cheaper_than_transcript(request, entries, read, warm, added):
         return None
     return forked
 
@@ -256,13 +269,16 @@ def fork_payload(
     *,
     read: float | None = None,
     warm: bool = True,
+    counter: object = None,
 ) -> tuple[dict[str, Any], Request] | None:
     """``(payload, request)`` of the forked request that summarizes ``entries``
-    (:func:`forked_request`, with ``read`` and ``warm``), or ``None`` when it does not fork:
-    no ``fork`` method, or :func:`forked_request` gives none."""
+    (:func:`forked_request`, with ``read``, ``warm`` and ``counter``), or ``None`` when it
+    does not fork: no ``fork`` method, or :func:`forked_request` gives none."""
     if not callable(getattr(summarizer, "fork", None)):
         return None
-    forked = forked_request(summarizer, state, entries, standing, extra, read=read, warm=warm)
+    forked = forked_request(
+        summarizer, state, entries, standing, extra, read=read, warm=warm, counter=counter
+    )
     if forked is None:
         return None
     model = str(getattr(summarizer, "model", "") or "")

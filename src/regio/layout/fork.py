@@ -20,9 +20,16 @@ from .repair import LayoutError
 __all__ = ["fork_for_summary"]
 
 
-def fork_for_summary(request: Request, instruction_text: str) -> Request:
+def _tokens(counter: object, text: str) -> int:
+    count = getattr(counter, "count", None)
+    return int(count(text)) if callable(count) else count_text(None, text)
+
+
+def fork_for_summary(request: Request, instruction_text: str, counter: object = None) -> Request:
     """A request for the summarizer: ``request`` plus a final user message
-    ``instruction_text``. Raises :class:`LayoutError` when the instruction is blank."""
+    ``instruction_text``, counted with ``counter`` (a :class:`regio.tokens.TokenCounter`;
+    ``None``: 4 characters a token). Raises :class:`LayoutError` when the instruction is
+    blank."""
     if not instruction_text.strip():
         raise LayoutError(
             "fork_for_summary: instruction_text is empty; name the range to summarize"
@@ -34,7 +41,7 @@ def fork_for_summary(request: Request, instruction_text: str) -> Request:
     extra = LayoutBlock(
         level="messages",
         role="user",
-        tokens=count_text(None, instruction_text),
+        tokens=_tokens(counter, instruction_text),
         digest=dg,
         prefix_hash=chain_hash(prev_hash, dg),
         block=block,

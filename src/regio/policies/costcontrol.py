@@ -21,6 +21,11 @@ tens of thousands of tokens whatever the window. :func:`interval` is ``x*``,
 for what its compaction keeps: ``R + x*``, never later than the window allows (``limit``: the
 window-fill trigger).
 
+A fork whose range reaches past the last request (the reply to it, when a compaction keeps
+only the newest message: ``regio.compaction._forking``) also reads those tokens uncached, at
+most one request's ``D``: ``(1 - r) D`` more per compaction than ``r T`` counts, left out here
+(a share ``(1 - r) D / x`` of a request's input, a few percent at ``x*``).
+
 A summarizer on another model than the agent's (``CostTerms.transcript_input`` set) cannot read
 the agent's cache (a prefix cache is per model): it is sent a transcript prompt of its own
 holding what it summarizes, about the ``x`` tokens that came since the last compaction, at its
