@@ -66,18 +66,25 @@ def _step(engine: Engine, i: int, size: int = 300) -> None:
     engine.add_tool_result(call.id, words(size, f"r{i}x"))
 
 
-def test_a_compaction_forks_the_last_request_byte_for_byte() -> None:
-    provider = RecordingProvider()
-    engine = _engine(ForkSummarizer(provider, context_window=200_000, max_summary_tokens=200))
+def _until_forked(
+    engine: Engine, provider: RecordingProvider, step: Any
+) -> tuple[dict[str, Any], dict[str, Any], int]:
+    """Requests with ``step(engine, i)`` between them until the summarizer is called: the
+    first summary payload, the agent's last request before it, and the last step's ``i``."""
     engine.add_user("fix it")
     sent: list[dict[str, Any]] = []
     for i in range(40):
         sent.append(engine.request()[1])
         if provider.payloads:
-            break
-        _step(engine, i)
-    assert provider.payloads, "no compaction happened"
-    fork, last = provider.payloads[0], sent[-2]
+            return provider.payloads[0], sent[-2], i
+        step(engine, i)
+    raise AssertionError("no compaction happened")
+
+
+def test_a_compaction_forks_the_last_request_byte_for_byte() -> None:
+    provider = RecordingProvider()
+    engine = _engine(ForkSummarizer(provider, context_window=200_000, max_summary_tokens=200))
+    fork, last, _ = _until_forked(engine, provider, _step)
     assert fork["system"] == last["system"]
     assert fork.get("tools") == last.get("tools")
     assert fork["messages"][: len(last["messages"])] == last["messages"]
@@ -187,16 +194,12 @@ def test_a_compaction_reaching_past_the_last_request_still_forks_it() -> None:
     conversation = engine.window.conversation
     assert conversation is not None
     conversation.eviction = Compact(trigger="80%", target="5%")  # keeps the newest message
-    engine.add_user("fix it")
-    sent: list[dict[str, Any]] = []
-    for i in range(40):
-        sent.append(engine.request()[1])
-        if provider.payloads:
-            break
+
+    def chat(engine: Engine, i: int) -> None:
         engine.add_assistant(words(300, f"answer{i}x"))  # the reply to the request just sent
         engine.add_user(words(200, f"ask{i}x"))
-    assert provider.payloads, "no compaction happened"
-    fork, last = provider.payloads[0], sent[-2]
+
+    fork, last, i = _until_forked(engine, provider, chat)
     assert fork["messages"][: len(last["messages"])] == last["messages"]
     (extra,) = fork["messages"][len(last["messages"]) :]
     text = str(extra["content"])

@@ -9,8 +9,7 @@ the summary instruction appended as a final user message
 cache and only the instruction and the reply are new. The engine builds that request
 (:func:`fork_payload`) when the last request holds the entries to summarize (those appended
 since it, the reply to it and what followed, ride in the instruction as a transcript), the
-summarizer
-asks for the agent's own model (a prefix cache is per model) and the fork fits the
+summarizer asks for the agent's own model (a prefix cache is per model) and the fork fits the
 summarizer's window; otherwise the summarizer falls back to the chunked transcript prompt of
 :class:`regio.summarizers.LLMSummarizer`.
 """
@@ -79,8 +78,8 @@ def fork_instruction(
         carried = [e for e in entries if e.meta.get("summary")]
         if carried:  # a rolling summary (carry_forward: replace) folds the earlier one in
             what += (
-                f" Your summary also replaces the earlier summary that starts "
-                f"“{_quote(carried[0])}”"
+                " Your summary also replaces the earlier summary that starts "
+                f"\u201c{_quote(carried[0])}\u201d"
                 + (f" and {len(carried) - 1} after it" if len(carried) > 1 else "")
                 + ": keep what it says that still holds."
             )
@@ -185,7 +184,7 @@ def _since(state: SessionState, entries: Sequence[Entry]) -> list[Entry] | None:
     numbers = [entry_number(e.id) for e in (fresh or entries)]
     if not numbers or any(n is None for n in numbers):
         return None
-    held = [n is not None and n < state.last_next_entry for n in numbers]
+    held = [n < state.last_next_entry for n in numbers if n is not None]  # none is None
     if not fresh:
         return [] if all(held) else None
     if not held[0] or held != sorted(held, reverse=True):  # held first, then appended since

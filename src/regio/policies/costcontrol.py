@@ -23,8 +23,10 @@ window-fill trigger).
 
 A fork whose range reaches past the last request (the reply to it, when a compaction keeps
 only the newest message: ``regio.compaction._forking``) also reads those tokens uncached, at
-most one request's ``D``: ``(1 - r) D`` more per compaction than ``r T`` counts, left out here
-(a share ``(1 - r) D / x`` of a request's input, a few percent at ``x*``).
+most one request's ``D``: up to ``(1 - r) D`` more per compaction than ``r T`` counts, so up to
+``(1 - r) D^2 / x`` more per request. It is left out here: at ``D`` = 1,400 and ``x`` = 10,000
+tokens (a chat session at a 32k window) that is at most 176 input-token equivalents a request,
+under 10% of what a request pays, and ``0`` when the compaction keeps the newest turn whole.
 
 A summarizer on another model than the agent's (``CostTerms.transcript_input`` set) cannot read
 the agent's cache (a prefix cache is per model): it is sent a transcript prompt of its own
