@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
+from regio.content import Entry
 from regio.errors import RegioError
 from regio.layout import LayoutError
-from regio.regions import Refusal
+from regio.regions import PARKED_STUB, Refusal
 
 from .rules import AddMessage, RegionOp
 
@@ -69,7 +70,10 @@ def apply_op(engine: Engine, op: RegionOp) -> bool:
         extra = len(engine.window.region(op.region).entries) - (op.keep - 1)
         if extra > 0:
             engine.release(op.region, oldest=extra)
-    result = engine.write(op.region, op.text, key=op.key)
+    content: Entry | str = op.text
+    if op.stub:  # a parked output knows the stub that stands for it in the conversation
+        content = engine.window.make_entry(op.text, key=op.key, meta={PARKED_STUB: op.stub})
+    result = engine.write(op.region, content, key=op.key)
     return not isinstance(result, Refusal)
 
 

@@ -85,7 +85,10 @@ class RegionOp(msgspec.Struct, frozen=True, tag="region", tag_field="op"):
     stream sent, written only by an engine whose region does not hold it (an agent does not
     rewrite an unchanged fact, but files it again where the last write was refused).
     ``copy``: the text also stays where it was recorded (a lookup result stays a tool
-    result), so a refusal of this write loses nothing."""
+    result), so a refusal of this write loses nothing. ``stub``: for a parked output, the text
+    the conversation keeps in its place (:meth:`ParkRule.stub`); the parked entry leaves its
+    region when a compaction takes the last message holding it
+    (:data:`regio.regions.PARKED_STUB`)."""
 
     action: str
     region: str
@@ -95,6 +98,7 @@ class RegionOp(msgspec.Struct, frozen=True, tag="region", tag_field="op"):
     rule: str = ""
     repeat: bool = False
     copy: bool = False
+    stub: str = ""
 
 
 class AddMessage(msgspec.Struct, frozen=True, tag="message", tag_field="op"):
@@ -221,8 +225,10 @@ class ParkRule:
         :func:`~regio.summarizers.toolfacts.tool_facts`, at most 2, and its quotes,
         :func:`~regio.summarizers.toolnotes.tool_notes`, at most 3: what a compaction keeps of
         a tool result as items), then a pointer to the region. The parked output leaves the
-        region when a newer one is parked (``keep``) or the window reclaims it; what it
-        reported stays in the conversation, and from there in the summaries and their items."""
+        region when a newer one is parked (``keep``), when the window reclaims it, or when a
+        compaction summarizes the turn that holds this stub (it leaves with its turn, in the
+        same rewrite: :mod:`regio.compaction._parked`); what it reported stays in the
+        conversation, and from there in the summaries and their items."""
         first = next((ln for ln in text.splitlines() if ln.strip()), "")[:200]
         lines = [first]
         for line in (*tool_errors(text), *reported_lines(text)):
@@ -307,8 +313,11 @@ def observe(
         if park and isinstance(rule, ParkRule):
             tokens = count(text)
             if tokens >= rule.min_tokens:
-                ops.append(RegionOp("trim", rule.region, text, keep=rule.keep, rule=rule.name))
-                text = rule.stub(text, tokens)
+                stub = rule.stub(text, tokens)
+                ops.append(
+                    RegionOp("trim", rule.region, text, keep=rule.keep, rule=rule.name, stub=stub)
+                )
+                text = stub
                 break
     return text, ops
 

@@ -16,7 +16,12 @@ import attrs
 from regio.content import Entry
 from regio.regions.base import ReclaimPhase, Refusal, Region, WritePlan
 
-__all__ = ["Clearable", "Pinned", "Temporary"]
+__all__ = ["PARKED_STUB", "Clearable", "Pinned", "Temporary"]
+
+#: ``Entry.meta`` key of an entry a ``park`` capture wrote (:class:`regio.capture.rules.ParkRule`):
+#: the stub the conversation keeps in the output's place. The entry leaves its region when a
+#: compaction takes the last message holding that stub (:mod:`regio.compaction._parked`).
+PARKED_STUB = "parked_stub"
 
 
 @attrs.define(eq=False, kw_only=True)
