@@ -1,40 +1,53 @@
 """A parked tool output leaves with the turn that parked it (regio.compaction._parked): once a
-compaction has summarized every message holding the output's stub, the output leaves its
-region in the same flush (a ``released`` event names it, the transcript keeps it); while a
-message still holds the stub, the output stays."""
+compaction has summarized the message holding the output's stub, the output leaves its region
+in the same flush (a ``released`` event names it, the transcript keeps it). While its message
+stays, the output stays, whatever relief made of the stub's text (a placeholder, a trim); and
+an output no request has carried yet (parked in the step a room flush interrupts) is never
+released."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.capture import LiveCapture
-from regio.capture.rules import ParkRule
+from regio.capture.filing import apply_op
+from regio.capture.rules import ParkRule, observe
 from regio.content import Message, Text, ToolResult, ToolUse
 from regio.engine import Engine
 from regio.policies import Compact
-from regio.regions import PARKED_STUB, CompactHistory, Pinned, SlidingWindow, Temporary
+from regio.policies.relief import ReliefPolicy, ToolRelief
+from regio.regions import PARKED_CALL, PARKED_STUB, CompactHistory, Pinned, SlidingWindow, Temporary
 from runtime_stubs import StubSummarizer, make_engine, words
 
 _PARK = ParkRule("tool_output", min_tokens=200, keep=1)
 
 
-def _engine() -> Engine:
+def _engine(conversation: SlidingWindow | None = None, **options: Any) -> Engine:
+    options.setdefault("summarizer", StubSummarizer(1))
     return make_engine(
         [
             Pinned(name="system", budget=200),
             CompactHistory(name="history", budget=2_000, source="conversation"),
-            SlidingWindow(name="conversation", budget=50_000, eviction=Compact()),
+            conversation or SlidingWindow(name="conversation", budget=50_000, eviction=Compact()),
             Temporary(name="tool_output", budget=20_000),
         ],
-        summarizer=StubSummarizer(1),
+        **options,
     )
+
+
+def _output(n: int, size: int) -> str:
+    """A tool output of ``size`` words plus a first line and three error lines."""
+    errors = "\n".join(f"Error: check {k} failed in src/f{n}.py" for k in range(3))
+    return f"contents of src/f{n}.py\n{errors}\n" + words(size, f"t{n}_")
 
 
 def _turn(engine: Engine, capture: LiveCapture, n: int, size: int) -> None:
     """A user message, a call, its result of ``size`` words (parked from 200), a reply."""
     call = ToolUse(f"c{n}", "read_file", {"path": f"src/f{n}.py"})
-    output = f"contents of src/f{n}.py\n" + words(size, f"t{n}_")
+    output = _output(n, size)
     capture.admit(
         engine,
         [
@@ -115,3 +128,117 @@ def test_after_every_compaction_each_parked_output_has_its_stub_in_the_conversat
         held = _held(engine)
         for entry_id, stub in before.items():
             assert (entry_id in after) == (stub in held)
+
+
+def test_a_parked_result_knows_its_call_and_a_parked_observation_only_its_stub() -> None:
+    engine, capture = _engine(), LiveCapture((_PARK,))
+    _turn(engine, capture, 1, 400)
+    [result] = engine.window.region("tool_output").entries
+    assert result.meta[PARKED_CALL] == "c1"
+    kept, [op] = observe(_output(2, 400), (_PARK,), engine.counter.count)
+    assert apply_op(engine, op)
+    observation = engine.window.region("tool_output").entries[-1]
+    assert observation.meta == {PARKED_STUB: kept}
+
+
+def test_a_parked_observation_leaves_when_its_message_is_summarized() -> None:
+    engine = _engine()
+    kept, [op] = observe(_output(1, 400), (_PARK,), engine.counter.count)
+    apply_op(engine, op)
+    engine.add_message(Message("user", (Text(kept),)))
+    engine.request()
+    engine.add_user("next step")
+    engine.compact(keep_messages=1)
+    assert _parked(engine) == []
+
+
+def test_a_kept_turn_whose_stub_relief_cleared_keeps_its_parked_output() -> None:
+    relief = ReliefPolicy(clear_at_least=0, keep_last=0, placeholder_extract_tokens=0)
+    engine, capture = _engine(relief=relief), LiveCapture((ParkRule("tool_output", 200, keep=2),))
+    for n in range(4):
+        _turn(engine, capture, n, 400)
+    parked = [e.id for e in engine.window.region("tool_output").entries]
+    engine.compact(keep_messages=8)  # the last two turns stay, their results cleared
+    kept = [e for e in engine.window.region("conversation").entries if e.role == "tool"]
+    assert kept and all("cleared" in e.text for e in kept)
+    assert [e.id for e in engine.window.region("tool_output").entries] == parked
+
+
+def test_a_kept_turn_whose_stub_was_trimmed_on_admission_keeps_its_parked_output() -> None:
+    relief = ReliefPolicy(
+        clear=False, trim=False, tools={"read_file": ToolRelief(max_result_tokens=16)}
+    )
+    engine, capture = _engine(relief=relief), LiveCapture((ParkRule("tool_output", 200, keep=2),))
+    for n in range(4):
+        _turn(engine, capture, n, 400)
+    parked = [e.id for e in engine.window.region("tool_output").entries]
+    stubs = [e.meta[PARKED_STUB] for e in engine.window.region("tool_output").entries]
+    assert not any(stub in _held(engine) for stub in stubs)  # trimmed: not verbatim
+    engine.compact(keep_messages=8)
+    assert [e.id for e in engine.window.region("tool_output").entries] == parked
+
+
+def _drive_small_conversation(turns: list[tuple[int, int]]) -> None:
+    """``turns`` (words asked, words of output) through a small conversation whose room flush
+    runs while a result is admitted (its stub not in the conversation yet), asserting that
+    every output released was in a request sent before."""
+    conversation = SlidingWindow(
+        name="conversation",
+        budget=1_000,
+        elastic=False,
+        eviction=Compact(trigger=1_000, target=200),
+    )
+    engine = _engine(conversation, summarizer=StubSummarizer(5))
+    capture = LiveCapture((_PARK,))
+    sent: list[str] = []
+    texts: dict[str, str] = {}
+    for n, (ask, size) in enumerate(turns):
+        call = ToolUse(f"c{n}", "read_file", {"path": f"f{n}.py"})
+        question = Message("user", (Text(f"step {n} " + words(ask, f"u{n}_")),))
+        capture.admit(engine, [question, Message("assistant", (call,))], [])
+        sent.append(repr(engine.request()))
+        seen = len(engine.events.history)
+        capture.admit(engine, [Message("tool", (ToolResult(call.id, _output(n, size)),))], [])
+        texts.update({e.id: e.text for e in engine.window.region("tool_output").entries})
+        for event in engine.events.history[seen:]:
+            if event.kind == "released" and event.region == "tool_output":
+                for entry_id in event.entry_ids:
+                    last_word = texts[entry_id].split()[-1]
+                    assert any(last_word in request for request in sent), entry_id
+        sent.append(repr(engine.request()))
+
+
+def test_an_output_parked_in_the_step_a_room_flush_interrupts_stays() -> None:
+    _drive_small_conversation([(22, 400)] * 30)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(min_value=0, max_value=60), st.integers(min_value=150, max_value=500)
+        ),
+        min_size=2,
+        max_size=30,
+    )
+)
+def test_no_parked_output_is_released_before_a_request_carried_it(
+    turns: list[tuple[int, int]],
+) -> None:
+    _drive_small_conversation(turns)
+
+
+def test_a_parked_output_whose_cleared_stub_was_summarized_leaves() -> None:
+    relief = ReliefPolicy(clear_at_least=0, keep_last=0, placeholder_extract_tokens=0)
+    engine, capture = _engine(relief=relief), LiveCapture((ParkRule("tool_output", 200, keep=2),))
+    for n in range(2):
+        _turn(engine, capture, n, 400)
+    engine.compact(keep_messages=4)  # the first turn summarized, the second's stub cleared
+    [left] = engine.window.region("tool_output").entries
+    assert left.meta[PARKED_CALL] == "c1"
+    [result] = [e for e in engine.window.region("conversation").entries if e.role == "tool"]
+    assert "cleared" in result.text and left.meta[PARKED_STUB] not in result.text
+    engine.add_user("go on")
+    engine.request()
+    engine.compact(keep_messages=1)  # the second turn, its stub a placeholder, summarized
+    assert _parked(engine) == []

@@ -93,7 +93,7 @@ def _tool_results(
     event: ToolResults,
     calls: dict[str, ToolUse],
     lookups: Sequence[LookupRule],
-    observed: Callable[[str], tuple[str, list[RegionOp]]],
+    observed: Callable[[str, str], tuple[str, list[RegionOp]]],
 ) -> Iterator[ReplayItem]:
     """The message of ``event`` with its capture moves (footers and parks of each result,
     :func:`_moved`), then the ``lookups``' writes of the results of ``calls`` they apply to."""
@@ -105,7 +105,7 @@ def _tool_results(
         for lookup in lookups:
             if call is not None and not res.is_error and lookup.applies(call):
                 ops.append(lookup.op(call, res.content))
-        text, found = observed(res.content)
+        text, found = observed(res.content, res.tool_use_id)
         add_moves(moves, found)
         results.append(msgspec.structs.replace(res, content=text))
     yield _moved(Message("tool", tuple(results)), Message("tool", tuple(event.results)), moves)
@@ -126,8 +126,8 @@ def capture_stream(
     last_t = 0.0
     step = 0
 
-    def observed(text: str) -> tuple[str, list[RegionOp]]:
-        return observe(text, rules, count, last_state=last_state)
+    def observed(text: str, call: str = "") -> tuple[str, list[RegionOp]]:
+        return observe(text, rules, count, last_state=last_state, call=call)
 
     for event in trace.events:
         if isinstance(event, SystemPrompt):

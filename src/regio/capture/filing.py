@@ -26,7 +26,7 @@ import attrs
 from regio.content import Entry
 from regio.errors import RegioError
 from regio.layout import LayoutError
-from regio.regions import PARKED_STUB, Refusal
+from regio.regions import PARKED_CALL, PARKED_STUB, Refusal
 
 from .rules import AddMessage, RegionOp
 
@@ -71,8 +71,9 @@ def apply_op(engine: Engine, op: RegionOp) -> bool:
         if extra > 0:
             engine.release(op.region, oldest=extra)
     content: Entry | str = op.text
-    if op.stub:  # a parked output knows the stub that stands for it in the conversation
-        content = engine.window.make_entry(op.text, key=op.key, meta={PARKED_STUB: op.stub})
+    if op.stub:  # a parked output knows what stands for it in the conversation
+        meta = {PARKED_STUB: op.stub} | ({PARKED_CALL: op.call} if op.call else {})
+        content = engine.window.make_entry(op.text, key=op.key, meta=meta)
     result = engine.write(op.region, content, key=op.key)
     return not isinstance(result, Refusal)
 

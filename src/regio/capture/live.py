@@ -126,7 +126,7 @@ class LiveCapture:
         moves: list[RegionOp] = []
         for b in message.blocks:
             if isinstance(b, ToolResult):
-                text, found = observe(b.content, self.rules, count)
+                text, found = observe(b.content, self.rules, count, call=b.tool_use_id)
                 call = calls.get(b.tool_use_id)
                 if call is not None and not b.is_error:
                     found += [

@@ -86,9 +86,10 @@ class RegionOp(msgspec.Struct, frozen=True, tag="region", tag_field="op"):
     rewrite an unchanged fact, but files it again where the last write was refused).
     ``copy``: the text also stays where it was recorded (a lookup result stays a tool
     result), so a refusal of this write loses nothing. ``stub``: for a parked output, the text
-    the conversation keeps in its place (:meth:`ParkRule.stub`); the parked entry leaves its
-    region when a compaction takes the last message holding it
-    (:data:`regio.regions.PARKED_STUB`)."""
+    the conversation keeps in its place (:meth:`ParkRule.stub`), and ``call`` the id of the
+    tool call whose result it was (empty for an observation): the parked entry leaves its
+    region when a compaction summarizes the message holding it
+    (:data:`regio.regions.PARKED_STUB`, :data:`regio.regions.PARKED_CALL`)."""
 
     action: str
     region: str
@@ -99,6 +100,7 @@ class RegionOp(msgspec.Struct, frozen=True, tag="region", tag_field="op"):
     repeat: bool = False
     copy: bool = False
     stub: str = ""
+    call: str = ""
 
 
 class AddMessage(msgspec.Struct, frozen=True, tag="message", tag_field="op"):
@@ -286,6 +288,7 @@ def observe(
     *,
     park: bool = True,
     last_state: dict[str, str] | None = None,
+    call: str = "",
 ) -> tuple[str, list[RegionOp]]:
     """The ``footer`` and ``park`` rules of ``rules`` on one text (a tool result, or an
     observation with ``park=False`` when observations are not parked): the text kept in the
@@ -293,7 +296,8 @@ def observe(
     when it changed since ``last_state`` (region -> the state last sent; updated here), else
     marked ``repeat`` (filed again only where the region does not hold it); with
     ``last_state=None`` every state is a ``repeat`` (the region decides). A text of at least a
-    park rule's ``min_tokens`` (by ``count``) is parked by the first such rule."""
+    park rule's ``min_tokens`` (by ``count``) is parked by the first such rule; ``call``: the
+    id of the call whose result ``text`` is (empty for an observation), kept with the park."""
     ops: list[RegionOp] = []
     for rule in rules:
         if not isinstance(rule, FooterRule):
@@ -315,7 +319,15 @@ def observe(
             if tokens >= rule.min_tokens:
                 stub = rule.stub(text, tokens)
                 ops.append(
-                    RegionOp("trim", rule.region, text, keep=rule.keep, rule=rule.name, stub=stub)
+                    RegionOp(
+                        "trim",
+                        rule.region,
+                        text,
+                        keep=rule.keep,
+                        rule=rule.name,
+                        stub=stub,
+                        call=call,
+                    )
                 )
                 text = stub
                 break

@@ -68,7 +68,7 @@ from ._commit import commit_summary
 from ._cuts import cut_ids, unsent, unsent_from
 from ._fallback import bulk_fallback, fallback_point, fired_trigger
 from ._inputs import previous_summary, summary_inputs, widen_merge
-from ._parked import release_orphaned
+from ._parked import conversation_entries, release_orphaned
 from ._planning import (
     compactable_regions,
     compactable_tokens,
@@ -244,6 +244,7 @@ def flush_steps(c: Session, policy: FlushPolicy) -> Steps[CompactionResult | Non
     # clear before the summary's cut when clearing after it would not be worth it
     relieve_before_cuts(c, policy.trigger, policy.targets, only, policy.keep_messages, memo)
     tally = _Tally(before=window.used_tokens)
+    held = conversation_entries(c)  # what the summaries replace, for the parked outputs
     seen: set[str] = set()
     passes = 0
     while True:
@@ -271,7 +272,7 @@ def flush_steps(c: Session, policy: FlushPolicy) -> Steps[CompactionResult | Non
             c.book.strikes.pop(region.name, None)
             c.book.blocked = [b for b in c.book.blocked if not b.startswith(f"{region.name}:")]
     relieve_after(c, tally.touched if tally.summaries else [], memo)  # rides the same rewrite
-    release_orphaned(c, tally.touched if tally.summaries else [])  # parked output, too
+    release_orphaned(c, held, tally.replaced)  # parked output leaves with its turn
     _measure_kept(c, tally.touched if tally.summaries else [])
     for history in c.window.regions:  # past its last merge, a history's items make room
         if isinstance(history, CompactHistory):

@@ -16,12 +16,13 @@ from regio.regions.custom import Custom
 from regio.regions.keyed import Checklist, Keyed
 from regio.regions.pending import CompactionQueue, PendingCompaction
 from regio.regions.registry import KIND_ALIASES, REGION_KINDS, make_region
-from regio.regions.simple import PARKED_STUB, Clearable, Pinned, Temporary
+from regio.regions.simple import PARKED_CALL, PARKED_STUB, Clearable, Pinned, Temporary
 from regio.regions.state import FinishGate, OpenItem, RegionState, WindowState
 from regio.regions.window import Window
 
 __all__ = [
     "KIND_ALIASES",
+    "PARKED_CALL",
     "PARKED_STUB",
     "REGION_KINDS",
     "Checklist",

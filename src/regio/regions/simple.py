@@ -16,12 +16,16 @@ import attrs
 from regio.content import Entry
 from regio.regions.base import ReclaimPhase, Refusal, Region, WritePlan
 
-__all__ = ["PARKED_STUB", "Clearable", "Pinned", "Temporary"]
+__all__ = ["PARKED_CALL", "PARKED_STUB", "Clearable", "Pinned", "Temporary"]
 
 #: ``Entry.meta`` key of an entry a ``park`` capture wrote (:class:`regio.capture.rules.ParkRule`):
 #: the stub the conversation keeps in the output's place. The entry leaves its region when a
-#: compaction takes the last message holding that stub (:mod:`regio.compaction._parked`).
+#: compaction summarizes the message that holds it (:mod:`regio.compaction._parked`).
 PARKED_STUB = "parked_stub"
+#: ``Entry.meta`` key of a parked tool result's call id (absent for a parked observation): the
+#: message that holds the stub is the one holding that call's result, whatever relief made of
+#: its text.
+PARKED_CALL = "parked_call"
 
 
 @attrs.define(eq=False, kw_only=True)
