@@ -1,9 +1,9 @@
-"""A parked tool output leaves with the turn that parked it (regio.compaction._parked): once a
-compaction has summarized the message holding the output's stub, the output leaves its region
-in the same flush (a ``released`` event names it, the transcript keeps it). While its message
-stays, the output stays, whatever relief made of the stub's text (a placeholder, a trim); and
-an output no request has carried yet (parked in the step a room flush interrupts) is never
-released."""
+"""A parked tool output leaves with the result that parked it (regio.compaction._parked): once
+a compaction has summarized the message holding the output's stub, or relief has cleared that
+result to a placeholder, the output leaves its region in the same flush (a ``released`` event
+names it, the transcript keeps it). While the result stays in any other form (verbatim, or
+trimmed on admission), the output stays; and an output no request has carried yet (parked in
+the step a room flush interrupts) is never released."""
 
 from __future__ import annotations
 
@@ -152,16 +152,19 @@ def test_a_parked_observation_leaves_when_its_message_is_summarized() -> None:
     assert _parked(engine) == []
 
 
-def test_a_kept_turn_whose_stub_relief_cleared_keeps_its_parked_output() -> None:
+def test_a_parked_output_whose_result_relief_cleared_leaves_with_it() -> None:
     relief = ReliefPolicy(clear_at_least=0, keep_last=0, placeholder_extract_tokens=0)
     engine, capture = _engine(relief=relief), LiveCapture((ParkRule("tool_output", 200, keep=2),))
     for n in range(4):
         _turn(engine, capture, n, 400)
-    parked = [e.id for e in engine.window.region("tool_output").entries]
+    seen = len(engine.events.history)
     engine.compact(keep_messages=8)  # the last two turns stay, their results cleared
     kept = [e for e in engine.window.region("conversation").entries if e.role == "tool"]
-    assert kept and all("cleared" in e.text for e in kept)
-    assert [e.id for e in engine.window.region("tool_output").entries] == parked
+    assert [e.blocks[0].tool_use_id for e in kept] == ["c2", "c3"]  # type: ignore[union-attr]
+    assert all("cleared" in e.text for e in kept)
+    assert _parked(engine) == []
+    released = [e for e in engine.events.history[seen:] if e.kind == "released"]
+    assert sorted(i for e in released for i in e.entry_ids)  # named in events
 
 
 def test_a_kept_turn_whose_stub_was_trimmed_on_admission_keeps_its_parked_output() -> None:
@@ -228,17 +231,17 @@ def test_no_parked_output_is_released_before_a_request_carried_it(
     _drive_small_conversation(turns)
 
 
-def test_a_parked_output_whose_cleared_stub_was_summarized_leaves() -> None:
-    relief = ReliefPolicy(clear_at_least=0, keep_last=0, placeholder_extract_tokens=0)
-    engine, capture = _engine(relief=relief), LiveCapture((ParkRule("tool_output", 200, keep=2),))
+def test_a_kept_observation_keeps_its_output_when_an_older_one_had_the_same_stub() -> None:
+    """Two observations with one first line and one size have one stub: summarizing the older
+    message never takes the output of the newer one, which the conversation still holds."""
+    engine = _engine()
     for n in range(2):
-        _turn(engine, capture, n, 400)
-    engine.compact(keep_messages=4)  # the first turn summarized, the second's stub cleared
-    [left] = engine.window.region("tool_output").entries
-    assert left.meta[PARKED_CALL] == "c1"
-    [result] = [e for e in engine.window.region("conversation").entries if e.role == "tool"]
-    assert "cleared" in result.text and left.meta[PARKED_STUB] not in result.text
-    engine.add_user("go on")
-    engine.request()
-    engine.compact(keep_messages=1)  # the second turn, its stub a placeholder, summarized
-    assert _parked(engine) == []
+        engine.add_user(f"question {n}")
+        text, [op] = observe(_output(1, 400), (ParkRule("tool_output", 200, keep=2),), len)
+        apply_op(engine, op)
+        engine.add_message(Message("user", (Text(text),)))
+        engine.request()
+    newer = engine.window.region("tool_output").entries[-1]
+    engine.compact(keep_messages=1)  # the older observation is summarized, the newer kept
+    assert newer.meta[PARKED_STUB] in _held(engine)
+    assert newer.id in [e.id for e in engine.window.region("tool_output").entries]
