@@ -101,8 +101,8 @@ class CaptureSpec:
         "`park`: smallest tool result (tokens) that is parked. Omitted: 1500.", default=None
     )
     keep: Int1 | None = _field(
-        "`park`: how many parked outputs the region keeps (newest first; one whose turn a "
-        "compaction summarized leaves with it). Omitted: 1.",
+        "`park`: how many parked outputs the region keeps (newest first; one whose result a "
+        "compaction summarized or relief cleared leaves with it). Omitted: 1.",
         default=None,
     )
 

@@ -88,7 +88,7 @@ class RegionOp(msgspec.Struct, frozen=True, tag="region", tag_field="op"):
     result), so a refusal of this write loses nothing. ``stub``: for a parked output, the text
     the conversation keeps in its place (:meth:`ParkRule.stub`), and ``call`` the id of the
     tool call whose result it was (empty for an observation): the parked entry leaves its
-    region when a compaction summarizes the message holding it
+    region when a compaction summarizes the message holding it, or relief clears that result
     (:data:`regio.regions.PARKED_STUB`, :data:`regio.regions.PARKED_CALL`)."""
 
     action: str
@@ -227,10 +227,10 @@ class ParkRule:
         :func:`~regio.summarizers.toolfacts.tool_facts`, at most 2, and its quotes,
         :func:`~regio.summarizers.toolnotes.tool_notes`, at most 3: what a compaction keeps of
         a tool result as items), then a pointer to the region. The parked output leaves the
-        region when a newer one is parked (``keep``), when the window reclaims it, or when a
-        compaction summarizes the turn that holds this stub (it leaves with its turn, in the
-        same rewrite: :mod:`regio.compaction._parked`); what it reported stays in the
-        conversation, and from there in the summaries and their items."""
+        region when a newer one is parked (``keep``), when the window reclaims it, or when its
+        result leaves the conversation (summarized, or cleared by relief: it leaves with its
+        turn, in the same rewrite, :mod:`regio.compaction._parked`); what it reported stays
+        in the conversation, and from there in the summaries and their items."""
         first = next((ln for ln in text.splitlines() if ln.strip()), "")[:200]
         lines = [first]
         for line in (*tool_errors(text), *reported_lines(text)):
