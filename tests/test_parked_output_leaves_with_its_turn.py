@@ -9,16 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regio.capture import LiveCapture
 from regio.capture.filing import apply_op
 from regio.capture.rules import ParkRule, observe
+from regio.compaction.relief._originals import restore
 from regio.content import Message, Text, ToolResult, ToolUse
 from regio.engine import Engine
 from regio.policies import Compact
-from regio.policies.relief import ReliefPolicy, ToolRelief
+from regio.policies.relief import CLEARED_META, ReliefPolicy, ToolRelief
 from regio.regions import PARKED_CALL, PARKED_STUB, CompactHistory, Pinned, SlidingWindow, Temporary
 from runtime_stubs import StubSummarizer, make_engine, words
 
@@ -157,6 +159,7 @@ def test_a_parked_output_whose_result_relief_cleared_leaves_with_it() -> None:
     engine, capture = _engine(relief=relief), LiveCapture((ParkRule("tool_output", 200, keep=2),))
     for n in range(4):
         _turn(engine, capture, n, 400)
+    parked = [e.id for e in engine.window.region("tool_output").entries]
     seen = len(engine.events.history)
     engine.compact(keep_messages=8)  # the last two turns stay, their results cleared
     kept = [e for e in engine.window.region("conversation").entries if e.role == "tool"]
@@ -164,7 +167,7 @@ def test_a_parked_output_whose_result_relief_cleared_leaves_with_it() -> None:
     assert all("cleared" in e.text for e in kept)
     assert _parked(engine) == []
     released = [e for e in engine.events.history[seen:] if e.kind == "released"]
-    assert sorted(i for e in released for i in e.entry_ids)  # named in events
+    assert sorted(i for e in released for i in e.entry_ids) == sorted(parked)
 
 
 def test_a_kept_turn_whose_stub_was_trimmed_on_admission_keeps_its_parked_output() -> None:
@@ -245,3 +248,77 @@ def test_a_kept_observation_keeps_its_output_when_an_older_one_had_the_same_stub
     engine.compact(keep_messages=1)  # the older observation is summarized, the newer kept
     assert newer.meta[PARKED_STUB] in _held(engine)
     assert newer.id in [e.id for e in engine.window.region("tool_output").entries]
+
+
+def _turn_with_id(engine: Engine, capture: LiveCapture, n: int, call_id: str) -> None:
+    call = ToolUse(call_id, "read_file", {"path": f"src/f{n}.py"})
+    capture.admit(
+        engine,
+        [
+            Message("user", (Text(f"step {n}: read the file"),)),
+            Message("assistant", (call,)),
+            Message("tool", (ToolResult(call.id, _output(n, 400)),)),
+            Message("assistant", (Text(f"read src/f{n}.py"),)),
+        ],
+        [],
+    )
+    engine.request()
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [["call_0", "call_0"], ["functions.Bash:0", "functions.Bash:1"]],
+    ids=["reused", "mapped"],
+)
+def test_the_output_follows_its_call_id_as_the_engine_admitted_it(ids: list[str]) -> None:
+    """A backend that numbers every call ``call_0`` (the engine renames the second
+    ``call_0-1``) or ids a provider refuses (mapped): summarizing the older turn keeps the
+    newer turn's output, and summarizing that turn too releases it."""
+    engine, capture = _engine(), LiveCapture((ParkRule("tool_output", 200, keep=1),))
+    for n, call_id in enumerate(ids, 1):
+        _turn_with_id(engine, capture, n, call_id)
+    [parked] = engine.window.region("tool_output").entries
+    admitted = [
+        b.tool_use_id
+        for e in engine.window.region("conversation").entries
+        for b in e.blocks
+        if isinstance(b, ToolResult)
+    ]
+    assert admitted[1] != ids[1]  # renamed or mapped on admission
+    engine.compact(keep_messages=4)  # the older turn
+    assert _parked(engine) == [parked.text]
+    engine.add_user("go on")
+    engine.request()
+    engine.compact(keep_messages=1)  # the newer turn
+    assert _parked(engine) == []
+
+
+def test_a_restore_of_a_cleared_result_brings_back_the_released_output() -> None:
+    relief = ReliefPolicy(clear_at_least=0, keep_last=0, placeholder_extract_tokens=0)
+    engine, capture = _engine(relief=relief), LiveCapture((ParkRule("tool_output", 200, keep=2),))
+    for n in range(4):
+        _turn(engine, capture, n, 400)
+    engine.compact(keep_messages=8)  # the last two results cleared, their outputs released
+    assert _parked(engine) == []
+    text, ok = restore(engine.session, "c3")
+    assert ok and text == _output(3, 400)
+
+
+def test_a_relief_pass_under_pressure_releases_the_outputs_of_the_results_it_cleared() -> None:
+    relief = ReliefPolicy(clear_at_least=0, keep_last=1, placeholder_extract_tokens=0, trim=False)
+    conversation = SlidingWindow(
+        name="conversation", budget=50_000, eviction=Compact(trigger=1_000, target=700)
+    )
+    engine = _engine(conversation, relief=relief)
+    capture = LiveCapture((ParkRule("tool_output", 200, keep=3),))
+    for n in range(12):
+        _turn(engine, capture, n, 400 if n % 2 else 150)
+        cleared = {
+            call
+            for e in engine.window.region("conversation").entries
+            for call in e.meta.get(CLEARED_META, ())
+        }
+        calls = {e.meta[PARKED_CALL] for e in engine.window.region("tool_output").entries}
+        assert not cleared & calls
+    kinds = {e.kind for e in engine.events.history}
+    assert "relief_applied" in kinds and "released" in kinds

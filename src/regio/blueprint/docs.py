@@ -252,14 +252,14 @@ moves text, it never drops it. A parked output leaves the conversation a stub: i
 line, its error lines, the values it reports and the sentences it would be quoted by (at most
 3, 2 and 3 of them: what a compaction would keep of it as items, [items.md](items.md)) and a
 pointer to the region, so what the output reported outlives the output. The output leaves
-its region when a newer one displaces it (`keep`), when the window reclaims it, or when its
-result leaves the conversation (a compaction summarizes the message holding the stub, or
-relief clears that result to a placeholder): it leaves with its turn, in the same cache
-rewrite, instead of riding after the summary in every request (the transcript keeps it). `park` (which keeps
-only the newest `keep` outputs) and `footer` (which replaces the last state) replace what they
-stored, so their region belongs in
-the tail: declare it `rewritten` (the `regio` layout places it there whatever it is declared,
-and `regio validate` warns about a `stable` or `grows` one)."""
+its region when a newer one displaces it (`keep`), when the window reclaims it, or when a
+compaction summarizes the message holding its result or relief clears that result to a
+placeholder: it leaves with its turn, in the same cache rewrite, instead of riding after the
+summary in every request (the transcript keeps it, and `context_restore` brings it back).
+`park` (which keeps only the newest `keep` outputs) and `footer` (which replaces the last
+state) replace what they stored, so their region belongs in the tail: declare it `rewritten`
+(the `regio` layout places it there whatever it is declared, and `regio validate` warns about
+a `stable` or `grows` one)."""
 
 
 def _describes() -> dict[tuple[str, str], str]:

@@ -87,7 +87,7 @@ class RegionOp(msgspec.Struct, frozen=True, tag="region", tag_field="op"):
     ``copy``: the text also stays where it was recorded (a lookup result stays a tool
     result), so a refusal of this write loses nothing. ``stub``: for a parked output, the text
     the conversation keeps in its place (:meth:`ParkRule.stub`), and ``call`` the id of the
-    tool call whose result it was (empty for an observation): the parked entry leaves its
+    tool call whose result it was, as sent (empty for an observation): the parked entry leaves its
     region when a compaction summarizes the message holding it, or relief clears that result
     (:data:`regio.regions.PARKED_STUB`, :data:`regio.regions.PARKED_CALL`)."""
 

@@ -240,13 +240,11 @@ def flush_steps(c: Session, policy: FlushPolicy) -> Steps[CompactionResult | Non
     relieved = relieve_queued(c, policy.trigger, policy.targets, only, memo)  # cheapest first
     _measure_kept(c, relieved)  # a pass that reached the target stood in for a compaction
     if not [p for p in window.pending_compactions() if only is None or p.region == only]:
-        if relieved:  # what it cleared may have stood for parked output
-            release_orphaned(c, {}, ())
         return None
     # clear before the summary's cut when clearing after it would not be worth it
     relieve_before_cuts(c, policy.trigger, policy.targets, only, policy.keep_messages, memo)
     tally = _Tally(before=window.used_tokens)
-    held = conversation_entries(c)  # what the summaries replace, for the parked outputs
+    held = conversation_entries(c)  # what the summaries replace, for parked outputs
     seen: set[str] = set()
     passes = 0
     while True:

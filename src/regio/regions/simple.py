@@ -20,12 +20,13 @@ __all__ = ["PARKED_CALL", "PARKED_STUB", "Clearable", "Pinned", "Temporary"]
 
 #: ``Entry.meta`` key of an entry a ``park`` capture wrote (:class:`regio.capture.rules.ParkRule`):
 #: the stub the conversation keeps in the output's place. The entry leaves its region when a
-#: compaction summarizes the message that holds it, or relief clears that result
+#: compaction summarizes the message holding its result, or relief clears that result
 #: (:mod:`regio.compaction._parked`).
 PARKED_STUB = "parked_stub"
-#: ``Entry.meta`` key of a parked tool result's call id (absent for a parked observation): the
-#: message that holds the stub is the one holding that call's result, whatever relief made of
-#: its text.
+#: ``Entry.meta`` key of a parked tool result's call id as the client sent it (absent for a
+#: parked observation): the message that holds the output's result is the one holding that
+#: call's result (its id as admitted, :func:`regio.compaction._parked.same_call`), whatever
+#: relief made of its text.
 PARKED_CALL = "parked_call"
 
 
