@@ -322,3 +322,68 @@ def test_a_relief_pass_under_pressure_releases_the_outputs_of_the_results_it_cle
         assert not cleared & calls
     kinds = {e.kind for e in engine.events.history}
     assert "relief_applied" in kinds and "released" in kinds
+
+
+def _reused_id_turn(engine: Engine, capture: LiveCapture, step: int, results: int) -> None:
+    """A turn whose ``results`` parallel calls all have the id ``call_0``, as every turn's."""
+    calls = [ToolUse("call_0", "read_file", {"path": f"f{step}_{k}"}) for k in range(results)]
+    outputs = [ToolResult("call_0", _output(10 * step + k, 400)) for k in range(results)]
+    capture.admit(
+        engine,
+        [
+            Message("user", (Text(f"step {step}"),)),
+            Message("assistant", tuple(calls)),
+            Message("tool", tuple(outputs)),
+            Message("assistant", (Text("ok"),)),
+        ],
+        [],
+    )
+    engine.request()
+
+
+def _verbatim_stubs_have_their_outputs(engine: Engine) -> None:
+    """Every parked stub still verbatim in a conversation result has its output parked."""
+    parked = {e.meta[PARKED_STUB] for e in engine.window.region("tool_output").entries}
+    for entry in engine.window.region("conversation").entries:
+        for b in entry.blocks:
+            if isinstance(b, ToolResult) and "parked in region" in b.content:
+                assert b.content in parked
+
+
+def test_two_results_of_one_message_with_one_call_id_keep_each_its_own_output() -> None:
+    relief = ReliefPolicy(clear_at_least=0, keep_last=1, placeholder_extract_tokens=0, trim=False)
+    engine = _engine(relief=relief)
+    capture = LiveCapture((ParkRule("tool_output", 200, keep=2),))
+    for step in range(3):
+        _reused_id_turn(engine, capture, step, 2)
+    engine.compact(keep_messages=4)  # the last turn stays; relief clears all but its newest
+    _verbatim_stubs_have_their_outputs(engine)
+
+
+def test_a_restore_after_reused_ids_brings_back_that_calls_own_output() -> None:
+    relief = ReliefPolicy(clear_at_least=0, keep_last=0, placeholder_extract_tokens=0, trim=False)
+    engine = _engine(relief=relief)
+    capture = LiveCapture((ParkRule("tool_output", 200, keep=2),))
+    for step in range(2):
+        _reused_id_turn(engine, capture, step, 1)
+    engine.compact(keep_messages=4)  # step 0 summarized, step 1 (call_0-1) cleared
+    assert _parked(engine) == []
+    text, ok = restore(engine.session, "call_0-1")
+    assert ok and text == _output(10, 400)
+
+
+def test_an_output_no_request_carried_stays_though_a_summarized_stub_matches_it() -> None:
+    """Two observations with one stub; the second is parked in a step no request carried yet
+    when a compaction summarizes the first: the second output stays."""
+    engine, rule = _engine(), (ParkRule("tool_output", 200, keep=2),)
+    text, [op] = observe(_output(1, 400), rule, len)
+    apply_op(engine, op)
+    engine.add_message(Message("user", (Text(text),)))
+    engine.add_message(Message("assistant", (Text("ok"),)))
+    engine.add_user("next")
+    engine.request()
+    _, [later] = observe(_output(1, 400), rule, len)
+    apply_op(engine, later)  # parked; its message is not admitted yet
+    newer = engine.window.region("tool_output").entries[-1].id
+    engine.compact(keep_messages=1)
+    assert newer in [e.id for e in engine.window.region("tool_output").entries]

@@ -72,37 +72,45 @@ def same_call(admitted: str, sent: str) -> bool:
     return bool(stem) and n.isdigit() and base.startswith(stem)
 
 
-def _result(message: Entry, parked: Entry) -> ToolResult | None:
-    """The result in the conversation ``message`` that stands for the ``parked`` output
-    (a parked observation: a text holding its stub, returned as a result of no call)."""
+def _results(message: Entry, parked: Entry) -> list[ToolResult]:
+    """The results in the conversation ``message`` that may stand for the ``parked`` output:
+    those of a call :func:`same_call` matches (several when the client reused one id), or
+    for a parked observation a text holding its stub (returned as a result of no call)."""
     call = parked.meta.get(PARKED_CALL)
     if isinstance(call, str) and call:
-        return next(
-            (
-                b
-                for b in message.blocks
-                if isinstance(b, ToolResult) and same_call(b.tool_use_id, call)
-            ),
-            None,
-        )
+        return [
+            b
+            for b in message.blocks
+            if isinstance(b, ToolResult) and same_call(b.tool_use_id, call)
+        ]
     stub = str(parked.meta[PARKED_STUB])
-    return ToolResult("", stub) if stub in message.text else None
+    return [ToolResult("", stub)] if stub in message.text else []
 
 
 def _stands_for(message: Entry, parked: Entry) -> bool | None:
     """Whether the conversation ``message`` holds what stands for the ``parked`` output:
-    ``True`` it does, ``False`` it holds the call's result cleared by relief, ``None`` it
-    holds nothing of it."""
-    result = _result(message, parked)
-    if result is None:
+    ``True`` it does (one matching result is not cleared), ``False`` it holds only results
+    relief cleared, ``None`` it holds nothing of it."""
+    results = _results(message, parked)
+    if not results:
         return None
-    return result.tool_use_id not in message.meta.get(CLEARED_META, ())
+    cleared = message.meta.get(CLEARED_META, ())
+    return any(r.tool_use_id not in cleared for r in results)
 
 
-def orphaned(c: Session, summarized: Iterable[Entry]) -> list[tuple[str, int, ToolResult]]:
+def _own(message: Entry, parked: Entry) -> list[ToolResult]:
+    """The results of ``message`` (summarized, or holding them cleared) that were the
+    ``parked`` output's own: cleared ones (their text is gone: any may be), else those whose
+    text holds its stub."""
+    cleared = message.meta.get(CLEARED_META, ())
+    stub = str(parked.meta[PARKED_STUB])
+    return [r for r in _results(message, parked) if r.tool_use_id in cleared or stub in r.content]
+
+
+def orphaned(c: Session, summarized: Iterable[Entry]) -> list[tuple[str, int, ToolResult | None]]:
     """The parked entries :func:`release_orphaned` releases (module doc), as (region, index,
-    the result that stood for it) triples, highest index first within a region (the order
-    they can be released in)."""
+    the result that stood for it, ``None`` when that is not known for sure) triples, highest
+    index first within a region (the order they can be released in)."""
     mark = unsent_from(c)
     parked = [
         (region.name, i, e)
@@ -117,14 +125,14 @@ def orphaned(c: Session, summarized: Iterable[Entry]) -> list[tuple[str, int, To
     if not parked:
         return []
     gone, held = list(summarized), conversation_entries(c).values()
-    found: list[tuple[str, int, ToolResult]] = []
+    found: list[tuple[str, int, ToolResult | None]] = []
     for name, i, entry in reversed(parked):
         if any(_stands_for(m, entry) for m in held):
             continue
         left = [m for m in held if _stands_for(m, entry) is False] + gone
-        result = next((r for m in left if (r := _result(m, entry)) is not None), None)
-        if result is not None:
-            found.append((name, i, result))
+        if any(_results(m, entry) for m in left):
+            own = [r for m in left for r in _own(m, entry)]
+            found.append((name, i, own[0] if len(own) == 1 else None))
     return found
 
 
@@ -133,15 +141,16 @@ def release_orphaned(c: Session, before: Mapping[str, Entry], replaced: Iterable
     ``before``: the conversations' entries by id as the flush found them) or whose relief
     cleared results, release every parked output whose result left the conversation (module
     doc). When the engine offers ``context_restore``, a released tool output becomes its
-    call's relief original, so a restore brings back the output, not the stub that pointed
-    at it. Returns the tokens released."""
+    call's relief original (when one result alone was its own: a reused call id can leave
+    two), so a restore brings back the output, not the stub that pointed at it. Returns the
+    tokens released."""
     summarized = [before[i] for i in replaced if i in before]
     freed = 0
     for region, index, result in orphaned(c, summarized):
         removed = c.window.release(region, index=index)
         if removed:  # as Engine.release records it
             c.record("release", region, ids=[e.id for e in removed])
-            if result.tool_use_id and restorable(c):
+            if result is not None and result.tool_use_id and restorable(c):
                 output = msgspec.structs.replace(result, content=removed[0].text)
                 c.book.relief.originals[result.tool_use_id] = output
         freed += sum(e.tokens for e in removed)
