@@ -154,9 +154,17 @@ def test_a_parked_observation_leaves_when_its_message_is_summarized() -> None:
     assert _parked(engine) == []
 
 
+def _clearing(keep: int = 2, **relief: Any) -> tuple[Engine, LiveCapture]:
+    """An engine whose relief clears every result it may (no extract), and a park keeping
+    ``keep`` outputs; ``relief`` overrides the policy's keys."""
+    policy = ReliefPolicy(
+        **({"clear_at_least": 0, "keep_last": 0, "placeholder_extract_tokens": 0} | relief)
+    )
+    return _engine(relief=policy), LiveCapture((ParkRule("tool_output", 200, keep=keep),))
+
+
 def test_a_parked_output_whose_result_relief_cleared_leaves_with_it() -> None:
-    relief = ReliefPolicy(clear_at_least=0, keep_last=0, placeholder_extract_tokens=0)
-    engine, capture = _engine(relief=relief), LiveCapture((ParkRule("tool_output", 200, keep=2),))
+    engine, capture = _clearing()
     for n in range(4):
         _turn(engine, capture, n, 400)
     parked = [e.id for e in engine.window.region("tool_output").entries]
@@ -294,8 +302,7 @@ def test_the_output_follows_its_call_id_as_the_engine_admitted_it(ids: list[str]
 
 
 def test_a_restore_of_a_cleared_result_brings_back_the_released_output() -> None:
-    relief = ReliefPolicy(clear_at_least=0, keep_last=0, placeholder_extract_tokens=0)
-    engine, capture = _engine(relief=relief), LiveCapture((ParkRule("tool_output", 200, keep=2),))
+    engine, capture = _clearing()
     for n in range(4):
         _turn(engine, capture, n, 400)
     engine.compact(keep_messages=8)  # the last two results cleared, their outputs released
@@ -311,6 +318,7 @@ def test_a_relief_pass_under_pressure_releases_the_outputs_of_the_results_it_cle
     )
     engine = _engine(conversation, relief=relief)
     capture = LiveCapture((ParkRule("tool_output", 200, keep=3),))
+    ever_parked: set[str] = set()
     for n in range(12):
         _turn(engine, capture, n, 400 if n % 2 else 150)
         cleared = {
@@ -320,8 +328,9 @@ def test_a_relief_pass_under_pressure_releases_the_outputs_of_the_results_it_cle
         }
         calls = {e.meta[PARKED_CALL] for e in engine.window.region("tool_output").entries}
         assert not cleared & calls
-    kinds = {e.kind for e in engine.events.history}
-    assert "relief_applied" in kinds and "released" in kinds
+        ever_parked |= calls
+    assert "relief_applied" in {e.kind for e in engine.events.history}
+    assert cleared & ever_parked  # outputs were parked, then their results cleared
 
 
 def _reused_id_turn(engine: Engine, capture: LiveCapture, step: int, results: int) -> None:
@@ -351,9 +360,7 @@ def _verbatim_stubs_have_their_outputs(engine: Engine) -> None:
 
 
 def test_two_results_of_one_message_with_one_call_id_keep_each_its_own_output() -> None:
-    relief = ReliefPolicy(clear_at_least=0, keep_last=1, placeholder_extract_tokens=0, trim=False)
-    engine = _engine(relief=relief)
-    capture = LiveCapture((ParkRule("tool_output", 200, keep=2),))
+    engine, capture = _clearing(keep_last=1, trim=False)
     for step in range(3):
         _reused_id_turn(engine, capture, step, 2)
     engine.compact(keep_messages=4)  # the last turn stays; relief clears all but its newest
@@ -361,9 +368,7 @@ def test_two_results_of_one_message_with_one_call_id_keep_each_its_own_output() 
 
 
 def test_a_restore_after_reused_ids_brings_back_that_calls_own_output() -> None:
-    relief = ReliefPolicy(clear_at_least=0, keep_last=0, placeholder_extract_tokens=0, trim=False)
-    engine = _engine(relief=relief)
-    capture = LiveCapture((ParkRule("tool_output", 200, keep=2),))
+    engine, capture = _clearing(trim=False)
     for step in range(2):
         _reused_id_turn(engine, capture, step, 1)
     engine.compact(keep_messages=4)  # step 0 summarized, step 1 (call_0-1) cleared

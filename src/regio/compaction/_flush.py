@@ -68,7 +68,7 @@ from ._commit import commit_summary
 from ._cuts import cut_ids, unsent, unsent_from
 from ._fallback import bulk_fallback, fallback_point, fired_trigger
 from ._inputs import previous_summary, summary_inputs, widen_merge
-from ._parked import conversation_entries, release_orphaned
+from ._parked import release_orphaned
 from ._planning import (
     compactable_regions,
     compactable_tokens,
@@ -215,6 +215,7 @@ class _Tally:
 
     before: int
     replaced: list[str] = attrs.field(factory=list)
+    gone: list[Entry] = attrs.field(factory=list)  # the replaced entries as the region held them
     summaries: list[Entry] = attrs.field(factory=list)
     touched: list[str] = attrs.field(factory=list)
     rejected: list[str] = attrs.field(factory=list)
@@ -244,7 +245,6 @@ def flush_steps(c: Session, policy: FlushPolicy) -> Steps[CompactionResult | Non
     # clear before the summary's cut when clearing after it would not be worth it
     relieve_before_cuts(c, policy.trigger, policy.targets, only, policy.keep_messages, memo)
     tally = _Tally(before=window.used_tokens)
-    held = conversation_entries(c)  # what the summaries replace, for parked outputs
     seen: set[str] = set()
     passes = 0
     while True:
@@ -272,7 +272,7 @@ def flush_steps(c: Session, policy: FlushPolicy) -> Steps[CompactionResult | Non
             c.book.strikes.pop(region.name, None)
             c.book.blocked = [b for b in c.book.blocked if not b.startswith(f"{region.name}:")]
     relieve_after(c, tally.touched if tally.summaries else [], memo)  # rides the same rewrite
-    release_orphaned(c, held, tally.replaced)  # parked output leaves with its turn
+    release_orphaned(c, tally.gone)  # parked output leaves with its turn
     _measure_kept(c, tally.touched if tally.summaries else [])
     for history in c.window.regions:  # past its last merge, a history's items make room
         if isinstance(history, CompactHistory):
@@ -366,7 +366,9 @@ def _summary_steps(
                     raise
                 raise SummarizerError(f"the summarizer raised {exc!r}", cause=exc) from exc
             tally.calls += len(outcome.calls)
-            return commit_summary(c, p, outcome, previous, read)
+            summary = commit_summary(c, p, outcome, previous, read)
+            tally.gone.extend(by_id[i] for i in p.entry_ids if i in by_id)
+            return summary
         except (SummaryRejected, SummarizerError, CompactionError) as exc:
             if tally.calls == calls_before:
                 tally.calls += 1

@@ -35,7 +35,7 @@ carried) stay until a newer park displaces them or the window reclaims them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Sequence
 
 import msgspec
 
@@ -48,15 +48,7 @@ from regio.session._session import Session
 from ._cuts import entry_number, unsent_from
 from .relief._chain import restorable
 
-__all__ = ["conversation_entries", "release_orphaned"]
-
-
-def conversation_entries(c: Session) -> dict[str, Entry]:
-    """The entries of every conversation (a :class:`SlidingWindow`) by id; empty when no
-    region holds a parked output (nothing for :func:`release_orphaned` to look up)."""
-    if not any(e.meta.get(PARKED_STUB) for r in c.window.regions for e in r.entries):
-        return {}
-    return {e.id: e for r in c.window.regions if isinstance(r, SlidingWindow) for e in r.entries}
+__all__ = ["release_orphaned", "same_call"]
 
 
 def same_call(admitted: str, sent: str) -> bool:
@@ -107,7 +99,7 @@ def _own(message: Entry, parked: Entry) -> list[ToolResult]:
     return [r for r in _results(message, parked) if r.tool_use_id in cleared or stub in r.content]
 
 
-def orphaned(c: Session, summarized: Iterable[Entry]) -> list[tuple[str, int, ToolResult | None]]:
+def orphaned(c: Session, summarized: Sequence[Entry]) -> list[tuple[str, int, ToolResult | None]]:
     """The parked entries :func:`release_orphaned` releases (module doc), as (region, index,
     the result that stood for it, ``None`` when that is not known for sure) triples, highest
     index first within a region (the order they can be released in)."""
@@ -124,27 +116,26 @@ def orphaned(c: Session, summarized: Iterable[Entry]) -> list[tuple[str, int, To
     ]
     if not parked:
         return []
-    gone, held = list(summarized), conversation_entries(c).values()
+    held = [e for r in c.window.regions if isinstance(r, SlidingWindow) for e in r.entries]
     found: list[tuple[str, int, ToolResult | None]] = []
     for name, i, entry in reversed(parked):
-        if any(_stands_for(m, entry) for m in held):
+        states = [(m, _stands_for(m, entry)) for m in held]
+        if any(state for _, state in states):
             continue
-        left = [m for m in held if _stands_for(m, entry) is False] + gone
+        left = [m for m, state in states if state is False] + list(summarized)
         if any(_results(m, entry) for m in left):
             own = [r for m in left for r in _own(m, entry)]
             found.append((name, i, own[0] if len(own) == 1 else None))
     return found
 
 
-def release_orphaned(c: Session, before: Mapping[str, Entry], replaced: Iterable[str]) -> int:
-    """After a flush whose summaries replaced the conversation entries ``replaced`` (ids;
-    ``before``: the conversations' entries by id as the flush found them) or whose relief
-    cleared results, release every parked output whose result left the conversation (module
-    doc). When the engine offers ``context_restore``, a released tool output becomes its
-    call's relief original (when one result alone was its own: a reused call id can leave
-    two), so a restore brings back the output, not the stub that pointed at it. Returns the
-    tokens released."""
-    summarized = [before[i] for i in replaced if i in before]
+def release_orphaned(c: Session, summarized: Sequence[Entry]) -> int:
+    """After a flush whose summaries replaced the entries ``summarized`` (as their regions
+    held them) or whose relief cleared results, release every parked output whose result left
+    the conversation (module doc). When the engine offers ``context_restore``, a released
+    tool output becomes its call's relief original (when one result alone was its own: a
+    reused call id can leave two), so a restore brings back the output, not the stub that
+    pointed at it. Returns the tokens released."""
     freed = 0
     for region, index, result in orphaned(c, summarized):
         removed = c.window.release(region, index=index)
