@@ -57,6 +57,7 @@ __all__ = [
     "name_blocks",
     "provider_id",
     "renamed_id",
+    "same_call",
 ]
 
 #: Longest id OpenAI Chat Completions accepts (``tool_calls[].id``, ``tool_call_id``).
@@ -103,6 +104,19 @@ def renamed_id(base: str, n: int) -> str:
     the whole stays within :data:`MAX_ID_CHARS` characters."""
     suffix = f"-{n}"
     return base[: MAX_ID_CHARS - len(suffix)] + suffix
+
+
+def same_call(admitted: str, sent: str) -> bool:
+    """Whether the call id ``admitted`` (as a history holds it after this module's rule) may be
+    the one a client sent as ``sent``: rule 1 maps it (:func:`provider_id`), rule 2 renames a
+    reused one to ``<id>-<n>`` (:func:`renamed_id`). A renamed id also matches the original
+    call's, so a caller that must not lose what a call holds reads a match as a doubt that
+    keeps it."""
+    base = provider_id(sent)
+    if admitted == base:
+        return True
+    stem, _, n = admitted.rpartition("-")
+    return bool(stem) and n.isdigit() and base.startswith(stem)
 
 
 @attrs.frozen

@@ -255,8 +255,8 @@ pointer to the region, so what the output reported outlives the output. The outp
 its region when a newer one displaces it (`keep`), when the window reclaims it, or when a
 compaction summarizes the message holding its result or relief clears that result to a
 placeholder: it leaves with its turn, in the same cache rewrite, instead of riding after the
-summary in every request (the transcript keeps it, and for a tool result `context_restore`,
-when offered, brings it back).
+summary in every request. The transcript keeps it: for a tool result `context_restore`, when
+offered, brings it back however it left (and names the region while it is still there).
 `park` (which keeps only the newest `keep` outputs) and `footer` (which replaces the last
 state) replace what they stored, so their region belongs in the tail: declare it `rewritten`
 (the `regio` layout places it there whatever it is declared, and `regio validate` warns about

@@ -48,6 +48,7 @@ import attrs
 import msgspec
 
 from regio.content import Message, ToolUse
+from regio.regions.simple import parked_pointer
 from regio.summarizers.kinds import tool_errors
 from regio.summarizers.toolnotes import reported_lines
 
@@ -236,7 +237,7 @@ class ParkRule:
         for line in (*tool_errors(text), *reported_lines(text)):
             if line not in lines and line.strip() != first.strip():
                 lines.append(line)
-        lines.append(f"[{tokens} tokens of output parked in region '{self.region}']")
+        lines.append(parked_pointer(tokens, self.region))
         return "\n".join(lines)
 
 

@@ -12,9 +12,9 @@ longer place (which call produced it, what came of it).
 
 :func:`release_orphaned` then releases it, in the flush that summarized or cleared. The
 message that holds a parked tool result is the one holding that call's result (its id as the
-engine admitted it, :func:`same_call`); it stands for the output unless relief cleared it
-(:data:`regio.policies.relief.CLEARED_META`; a trim keeps head and tail, and the output
-stays). A parked observation's message is the one whose text holds the stub. An output is
+engine admitted it, :func:`regio.callids.same_call`); it stands for the output unless relief
+cleared it (:data:`regio.policies.relief.CLEARED_META`; a trim keeps head and tail, and the
+output stays). A parked observation's message is the one whose text holds the stub. An output is
 released only when its result left the conversation (a message this flush summarized held
 it, or its message holds it cleared), no message still stands for it, and a request has
 already carried it (never one parked in the step being admitted).
@@ -27,8 +27,9 @@ every request until a newer one displaced it. Measured on generated sessions at 
 windows (docs/benchmark.md, "Parked output leaves with its turn").
 
 The output stays in the session transcript (the write was recorded there), a ``released``
-event names the entry, and with ``context_restore`` offered the output becomes the call's
-relief original, so a restore brings back the output, not the stub. Outputs whose result
+event names the entry, and ``context_restore`` of the call brings back the output, not the
+stub (:func:`regio.compaction.relief._originals.restore` resolves a stub to the output the
+transcript holds, however the output left its region). Outputs whose result
 left the conversation another way (bulk eviction, a manual compaction of results no request
 carried) stay until a newer park displaces them or the window reclaims them.
 """
@@ -37,31 +38,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import msgspec
-
-from regio.callids import provider_id
+from regio.callids import same_call
 from regio.content import Entry, ToolResult
 from regio.policies.relief import CLEARED_META
 from regio.regions import PARKED_CALL, PARKED_STUB, SlidingWindow
 from regio.session._session import Session
 
 from ._cuts import entry_number, unsent_from
-from .relief._chain import restorable
 
-__all__ = ["release_orphaned", "same_call"]
-
-
-def same_call(admitted: str, sent: str) -> bool:
-    """Whether the call id ``admitted`` (as the engine holds it) may be the one the client
-    sent as ``sent``: the engine maps an id a provider refuses and renames one a call in the
-    window already has to ``<id>-<n>`` (:mod:`regio.callids`). A renamed id also matches the
-    original call's; :func:`orphaned` reads every match as holding the output, so a doubt
-    keeps it."""
-    base = provider_id(sent)
-    if admitted == base:
-        return True
-    stem, _, n = admitted.rpartition("-")
-    return bool(stem) and n.isdigit() and base.startswith(stem)
+__all__ = ["release_orphaned"]
 
 
 def _results(message: Entry, parked: Entry) -> list[ToolResult]:
@@ -90,19 +75,9 @@ def _stands_for(message: Entry, parked: Entry) -> bool | None:
     return any(r.tool_use_id not in cleared for r in results)
 
 
-def _own(message: Entry, parked: Entry) -> list[ToolResult]:
-    """The results of ``message`` (summarized, or holding them cleared) that were the
-    ``parked`` output's own: cleared ones (their text is gone: any may be), else those whose
-    text holds its stub."""
-    cleared = message.meta.get(CLEARED_META, ())
-    stub = str(parked.meta[PARKED_STUB])
-    return [r for r in _results(message, parked) if r.tool_use_id in cleared or stub in r.content]
-
-
-def orphaned(c: Session, summarized: Sequence[Entry]) -> list[tuple[str, int, ToolResult | None]]:
-    """The parked entries :func:`release_orphaned` releases (module doc), as (region, index,
-    the result that stood for it, ``None`` when that is not known for sure) triples, highest
-    index first within a region (the order they can be released in)."""
+def orphaned(c: Session, summarized: Sequence[Entry]) -> list[tuple[str, int]]:
+    """The parked entries :func:`release_orphaned` releases (module doc), as (region, index)
+    pairs, highest index first within a region (the order they can be released in)."""
     mark = unsent_from(c)
     parked = [
         (region.name, i, e)
@@ -117,32 +92,25 @@ def orphaned(c: Session, summarized: Sequence[Entry]) -> list[tuple[str, int, To
     if not parked:
         return []
     held = [e for r in c.window.regions if isinstance(r, SlidingWindow) for e in r.entries]
-    found: list[tuple[str, int, ToolResult | None]] = []
+    found: list[tuple[str, int]] = []
     for name, i, entry in reversed(parked):
         states = [(m, _stands_for(m, entry)) for m in held]
         if any(state for _, state in states):
             continue
         left = [m for m, state in states if state is False] + list(summarized)
         if any(_results(m, entry) for m in left):
-            own = [r for m in left for r in _own(m, entry)]
-            found.append((name, i, own[0] if len(own) == 1 else None))
+            found.append((name, i))
     return found
 
 
 def release_orphaned(c: Session, summarized: Sequence[Entry]) -> int:
     """After a flush whose summaries replaced the entries ``summarized`` (as their regions
     held them) or whose relief cleared results, release every parked output whose result left
-    the conversation (module doc). When the engine offers ``context_restore``, a released
-    tool output becomes its call's relief original (when one result alone was its own: a
-    reused call id can leave two), so a restore brings back the output, not the stub that
-    pointed at it. Returns the tokens released."""
+    the conversation (module doc). Returns the tokens released."""
     freed = 0
-    for region, index, result in orphaned(c, summarized):
+    for region, index in orphaned(c, summarized):
         removed = c.window.release(region, index=index)
         if removed:  # as Engine.release records it
             c.record("release", region, ids=[e.id for e in removed])
-            if result is not None and result.tool_use_id and restorable(c):
-                output = msgspec.structs.replace(result, content=removed[0].text)
-                c.book.relief.originals[result.tool_use_id] = output
         freed += sum(e.tokens for e in removed)
     return freed

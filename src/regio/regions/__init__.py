@@ -16,7 +16,15 @@ from regio.regions.custom import Custom
 from regio.regions.keyed import Checklist, Keyed
 from regio.regions.pending import CompactionQueue, PendingCompaction
 from regio.regions.registry import KIND_ALIASES, REGION_KINDS, make_region
-from regio.regions.simple import PARKED_CALL, PARKED_STUB, Clearable, Pinned, Temporary
+from regio.regions.simple import (
+    PARKED_CALL,
+    PARKED_STUB,
+    Clearable,
+    Pinned,
+    Temporary,
+    is_parked_stub,
+    parked_pointer,
+)
 from regio.regions.state import FinishGate, OpenItem, RegionState, WindowState
 from regio.regions.window import Window
 
@@ -46,5 +54,7 @@ __all__ = [
     "WindowState",
     "WritePlan",
     "WriteResult",
+    "is_parked_stub",
     "make_region",
+    "parked_pointer",
 ]

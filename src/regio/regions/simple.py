@@ -9,6 +9,7 @@ Constructors (keyword-only; every kind also takes the :class:`Region` options)::
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 import attrs
@@ -16,7 +17,15 @@ import attrs
 from regio.content import Entry
 from regio.regions.base import ReclaimPhase, Refusal, Region, WritePlan
 
-__all__ = ["PARKED_CALL", "PARKED_STUB", "Clearable", "Pinned", "Temporary"]
+__all__ = [
+    "PARKED_CALL",
+    "PARKED_STUB",
+    "Clearable",
+    "Pinned",
+    "Temporary",
+    "is_parked_stub",
+    "parked_pointer",
+]
 
 #: ``Entry.meta`` key of an entry a ``park`` capture wrote (:class:`regio.capture.rules.ParkRule`):
 #: the stub the conversation keeps in the output's place. The entry leaves its region when a
@@ -25,9 +34,22 @@ __all__ = ["PARKED_CALL", "PARKED_STUB", "Clearable", "Pinned", "Temporary"]
 PARKED_STUB = "parked_stub"
 #: ``Entry.meta`` key of a parked tool result's call id as the client sent it (absent for a
 #: parked observation): the message that holds the output's result is the one holding that
-#: call's result (its id as admitted, :func:`regio.compaction._parked.same_call`), whatever
+#: call's result (its id as admitted, :func:`regio.callids.same_call`), whatever
 #: relief made of its text.
 PARKED_CALL = "parked_call"
+
+_POINTER = re.compile(r"\[\d+ tokens of output parked in region '[^'\n]*'\]\Z")
+
+
+def parked_pointer(tokens: int, region: str) -> str:
+    """The last line of a park stub: where the output of ``tokens`` tokens went."""
+    return f"[{tokens} tokens of output parked in region '{region}']"
+
+
+def is_parked_stub(text: str) -> bool:
+    """Whether ``text`` ends as a park stub does (:func:`parked_pointer`): a cheap test before
+    a lookup of the output it stood for."""
+    return text.endswith("']") and _POINTER.search(text) is not None
 
 
 @attrs.define(eq=False, kw_only=True)

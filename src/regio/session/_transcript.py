@@ -27,6 +27,7 @@ import attrs
 import msgspec
 
 from regio.content import Entry, Message, ToolResult
+from regio.regions.simple import PARKED_STUB
 
 if TYPE_CHECKING:
     from ._stored import StoredRecords
@@ -86,6 +87,8 @@ class Transcript:
     _indexed: int = attrs.field(default=0, init=False, repr=False)
     _by_entry: dict[str, int] = attrs.field(factory=dict, init=False, repr=False)
     _by_result: dict[str, int] = attrs.field(factory=dict, init=False, repr=False)
+    #: the stub of each parked output -> the positions of its writes (:meth:`parked`)
+    _by_stub: dict[str, list[int]] = attrs.field(factory=dict, init=False, repr=False)
     #: stored records decoded one by one (``pending_one``), dropped when all are decoded
     _one: dict[int, TranscriptRecord] = attrs.field(factory=dict, init=False, repr=False)
     _turns: Sequence[int] | None = attrs.field(default=None, init=False, repr=False)
@@ -125,7 +128,7 @@ class Transcript:
         self._pending, self._one, self._turns = None, {}, None
         self._stored = self._indexed = 0
         self._stored_indexed = True
-        self._by_entry, self._by_result = {}, {}
+        self._by_entry, self._by_result, self._by_stub = {}, {}, {}
         return lost
 
     @property
@@ -185,6 +188,11 @@ class Transcript:
         """Index ``record`` at position ``i``; ``newest``: over what is indexed already (else
         only where nothing is: an earlier stored record never hides a later one)."""
         entry = record.entry
+        if record.kind == "write" and entry is not None:
+            stub = entry.meta.get(PARKED_STUB)
+            if isinstance(stub, str) and stub:
+                self._by_stub.setdefault(stub, []).append(i)
+            return
         if record.kind != "message" or entry is None:
             return
         if newest or entry.id not in self._by_entry:
@@ -267,6 +275,16 @@ class Transcript:
         (``None``: none). O(1) amortized."""
         record = self.result_record(call_id)
         return record.turn if record is not None else None
+
+    def parked(self, stub: str) -> list[Entry]:
+        """The outputs a ``park`` capture wrote with ``stub`` as what the conversation keeps in
+        their place (``Entry.meta`` :data:`regio.regions.PARKED_STUB`; a stub repeats when one
+        output was parked twice), newest first; each carries the call's id as the client sent
+        it (:data:`regio.regions.PARKED_CALL`, absent for an observation). O(1) amortized;
+        the first lookup after a lazy load decodes the stored records."""
+        self._catch_up()
+        records = [self._record(i) for i in sorted(self._by_stub.get(stub, ()), reverse=True)]
+        return [r.entry for r in records if r.entry is not None]
 
     def messages(self) -> list[Entry]:
         """Every conversation message ever admitted, in order (the full conversation log)."""

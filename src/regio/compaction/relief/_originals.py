@@ -10,6 +10,11 @@ again:
 * :func:`original_result` -- the result of a call as it was received;
 * :func:`restore` -- the ``context_restore`` tool: the original text byte for byte, or a
   message saying what is wrong.
+
+A result a ``park`` capture shortened to a stub (:class:`regio.capture.rules.ParkRule`) was
+admitted as the stub: the output is the parked write the transcript keeps with that stub
+(:meth:`regio.session._transcript.Transcript.parked`), and a restore brings it back once it
+has left its region (displaced by a newer park, reclaimed, released with its turn).
 """
 
 from __future__ import annotations
@@ -18,8 +23,10 @@ from collections.abc import Sequence
 
 import msgspec
 
+from regio.callids import same_call
 from regio.content import Block, Entry, Text, ToolResult
 from regio.policies import relief as rp
+from regio.regions import PARKED_CALL, SlidingWindow, is_parked_stub
 from regio.session._session import Session
 from regio.session._transcript import TranscriptRecord
 
@@ -83,15 +90,20 @@ def _admitted_result(
 ) -> ToolResult | None:
     """The result of ``call_id`` as received: kept by admission, in the ``admitted`` message
     (the entry's own transcript record) unless it says an original was kept (then a missing
-    one raises: :func:`_kept`), else the session's index."""
-    kept = _kept(c, call_id, admitted)
-    if kept is not None:
-        return kept
+    one raises: :func:`_kept`), else the session's index; a park stub gives the output it
+    stood for (module doc)."""
+    found = _kept(c, call_id, admitted)
     entry = admitted.entry if admitted is not None else None
-    for b in entry.blocks if entry is not None else ():
+    for b in entry.blocks if entry is not None and found is None else ():
         if isinstance(b, ToolResult) and b.tool_use_id == call_id:
-            return b
-    return original_result(c, call_id)
+            found = b
+            break
+    if found is None:
+        found = original_result(c, call_id)
+    output = _parked_output(c, call_id, found.content) if found is not None else None
+    if found is None or output is None:
+        return found
+    return msgspec.structs.replace(found, content=output.text)
 
 
 def _kept(c: Session, call_id: str, record: TranscriptRecord | None) -> ToolResult | None:
@@ -132,7 +144,8 @@ def original_result(c: Session, call_id: str) -> ToolResult | None:
 def restore(c: Session, call_id: str) -> tuple[str, bool]:
     """``(text, ok)`` for ``context_restore``: the original result of ``call_id`` byte for
     byte, or a message saying what is wrong (an unknown id, a result that is in the
-    conversation unchanged). While the call's group is in the window (the window's call
+    conversation unchanged, a parked output still in its region). A park stub stands for its
+    output (module doc). While the call's group is in the window (the window's call
     index), its newest result entry is read from the window's result index (O(1) amortised,
     the oldest call as the newest), and the original is that entry's admitted message, looked
     up by entry id and turn (:meth:`regio.session._transcript.Transcript.message`): after a
@@ -153,10 +166,41 @@ def restore(c: Session, call_id: str) -> tuple[str, bool]:
             "ones named in the placeholders ('result of <tool> call <call_id> cleared')",
             False,
         )
+    output = _parked_output(c, call_id, original.content)
+    if output is not None:
+        region = _holding(c, output)
+        if region is not None:
+            return (
+                f"the output of call {call_id!r} is in the context unchanged, in region "
+                f"{region!r} (the conversation keeps its stub)",
+                False,
+            )
+        original = msgspec.structs.replace(original, content=output.text)
     block = _result_block(live, call_id) if live is not None else None
     if block is not None and block.content == original.content:
         return f"the result of call {call_id!r} is in the conversation unchanged", False
     return original.content, True
+
+
+def _parked_output(c: Session, call_id: str, content: str) -> Entry | None:
+    """The output a ``park`` capture took from the result ``content`` of ``call_id`` (module
+    doc; ``None``: ``content`` is no park stub of that call): the newest parked write with
+    that stub whose call :func:`regio.callids.same_call` matches."""
+    if not is_parked_stub(content):
+        return None
+    for entry in c.transcript.parked(content):
+        call = entry.meta.get(PARKED_CALL)
+        if isinstance(call, str) and call and same_call(call_id, call):
+            return entry
+    return None
+
+
+def _holding(c: Session, output: Entry) -> str | None:
+    """The region of the window still holding the parked ``output`` (``None``: none)."""
+    for region in c.window.regions:
+        if not isinstance(region, SlidingWindow) and any(e.id == output.id for e in region.entries):
+            return region.name
+    return None
 
 
 def _result_block(entry: Entry | None, call_id: str) -> ToolResult | None:
