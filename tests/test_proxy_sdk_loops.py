@@ -88,6 +88,35 @@ def _check_loop(api: str, steps: int) -> None:
     assert session["requests"] == steps
 
 
+#: A region the ``park`` capture moves each large result to, keeping only the newest (the
+#: conversation keeps a stub): by the restore, call 2's output was displaced long before.
+PARK = (
+    "  - {name: tool_output, kind: temporary, volatility: rewritten, budget: 6000, "
+    "capture: [{rule: park, min_tokens: 1000, keep: 1}]}\n"
+)
+
+
+@pytest.mark.parametrize("api", ["anthropic", "openai_chat"])
+def test_a_restore_through_the_proxy_brings_back_a_parked_output_a_newer_one_displaced(api):
+    """The loop with each result parked (one kept): when the model calls ``context_restore``
+    for call 2, whose output a newer park displaced, the proxy answers with the whole output
+    (not the stub the conversation holds), and every upstream request still fits and keeps
+    its tool pairs."""
+    steps = 24
+    upstream = ScriptedUpstream(script(steps, RESTORE_AT[api], api), WINDOW, OUTPUT)
+    with proxied(upstream, blueprint(api) + PARK) as url:
+        loop = run_loop(api, url, steps)
+    assert loop.steps == steps and upstream.refused == 0
+    assert max(upstream.prompts) <= WINDOW - OUTPUT, upstream.prompts
+    for n, body in enumerate(upstream.requests):
+        assert _paired(api, body) == [], (n, _paired(api, body))
+    [held] = [i for i, b in enumerate(upstream.sent) if b"context_restore" in b]
+    before, restored = upstream.requests[held], upstream.requests[held + 1]
+    whole = json.dumps(file_text("src/f1.py"))[1:-1]
+    assert whole not in _texts(before, api)  # parked, then displaced: only its stub was sent
+    assert whole in _texts(restored, api)
+
+
 def test_an_anthropic_sdk_loop_of_40_steps_fits_the_window_keeps_tool_pairs_and_upstream_bytes():
     _check_loop("anthropic", 40)
 
