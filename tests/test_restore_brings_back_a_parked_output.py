@@ -57,14 +57,20 @@ def _output(n: int) -> str:
     return f"contents of src/f{n}.py\nError: check {n} failed\n" + words(400, f"t{n}_")
 
 
-def _turn(engine: Engine, capture: LiveCapture, n: int, call_id: str | None = None) -> None:
+def _turn(
+    engine: Engine,
+    capture: LiveCapture,
+    n: int,
+    call_id: str | None = None,
+    output: str | None = None,
+) -> None:
     call = ToolUse(call_id or f"c{n}", "read_file", {"path": f"src/f{n}.py"})
     capture.admit(
         engine,
         [
             Message("user", (Text(f"step {n}"),)),
             Message("assistant", (call,)),
-            Message("tool", (ToolResult(call.id, _output(n)),)),
+            Message("tool", (ToolResult(call.id, output or _output(n)),)),
             Message("assistant", (Text(f"read src/f{n}.py"),)),
         ],
         [],
@@ -148,6 +154,100 @@ def test_a_summary_of_cleared_stubs_reads_their_outputs_with_summarize_originals
     assert _output(2) in read and _output(3) in read
 
 
+#: Two versions of one file: the same first line and size, one word changed (the same stub).
+V1 = "contents of src/f.py\n" + words(400, "a")
+V2 = V1.replace("a7 ", "b7 ")
+
+
+def test_two_outputs_with_one_stub_under_a_reused_call_id_each_restore_their_own() -> None:
+    engine, capture = _engine(keep=1)
+    _turn(engine, capture, 0, call_id="call_0", output=V1)
+    _turn(engine, capture, 1, call_id="call_0", output=V2)  # admitted as call_0-1
+    _turn(engine, capture, 2, call_id="x")  # displaces V2
+    assert _stub_in_conversation(engine, "call_0") == _stub_in_conversation(engine, "call_0-1")
+    assert _restore(engine, "call_0") == (V1, True)
+    assert _restore(engine, "call_0-1") == (V2, True)
+
+
+def test_an_output_is_not_taken_for_another_calls_with_the_same_stub_and_a_like_id() -> None:
+    """``call-1`` and ``call-2`` look alike to the rename rule (``<id>-<n>``); the output of
+    ``call-1`` is the one parked with its own message, not the newer one in the region."""
+    engine, capture = _engine(keep=1)
+    _turn(engine, capture, 1, call_id="call-1", output=V1)
+    _turn(engine, capture, 2, call_id="call-2", output=V2)
+    assert _restore(engine, "call-1") == (V1, True)
+    assert not _restore(engine, "call-2")[1]  # still in its region
+
+
+def test_two_results_of_one_message_with_one_stub_and_one_id_each_restore_their_own() -> None:
+    engine, capture = _engine(keep=1)
+    calls = [ToolUse("call_0", "read_file", {"path": "src/f.py"}) for _ in range(2)]
+    capture.admit(
+        engine,
+        [
+            Message("user", (Text("read it twice"),)),
+            Message("assistant", tuple(calls)),
+            Message("tool", (ToolResult("call_0", V1), ToolResult("call_0", V2))),
+            Message("assistant", (Text("read"),)),
+        ],
+        [],
+    )
+    engine.request()
+    _turn(engine, capture, 3)  # displaces both
+    assert _restore(engine, "call_0") == (V1, True)
+    assert _restore(engine, "call_0-1") == (V2, True)
+
+
+def test_results_in_one_message_each_restore_their_own_output_openai_style() -> None:
+    """One message per result (OpenAI Chat): each message's outputs are the writes just
+    before it, not those of the message before it in the same turn."""
+    engine, capture = _engine(keep=1)
+    calls = [ToolUse(f"k{i}", "read_file", {"path": "src/f.py"}) for i in range(2)]
+    capture.admit(
+        engine,
+        [
+            Message("user", (Text("read it twice"),)),
+            Message("assistant", tuple(calls)),
+            Message("tool", (ToolResult("k0", V1),)),
+            Message("tool", (ToolResult("k1", V2),)),
+            Message("assistant", (Text("read"),)),
+        ],
+        [],
+    )
+    engine.request()
+    _turn(engine, capture, 3)
+    assert _restore(engine, "k0") == (V1, True)
+    assert _restore(engine, "k1") == (V2, True)
+
+
+def test_an_output_parked_again_by_a_later_call_is_not_sent_twice() -> None:
+    engine, capture = _engine(keep=1)
+    _turn(engine, capture, 1, output=V1)
+    _turn(engine, capture, 2, output=V1)  # the same command again: the same output
+    text, ok = _restore(engine, "c1")
+    assert not ok and "'tool_output'" in text
+
+
+def test_a_context_restore_result_is_never_parked_again() -> None:
+    """An agent loop that passes everything through the capture, the restore's result too:
+    the output comes back into the conversation and the newer parked output stays."""
+    engine, capture = _engine(keep=1)
+    _turn(engine, capture, 1)
+    _turn(engine, capture, 2)
+    outcome = engine.handle_tool_call("context_restore", {"call_id": "c1"})
+    call = ToolUse("r1", "context_restore", {"call_id": "c1"})
+    capture.admit(
+        engine,
+        [
+            Message("assistant", (call,)),
+            Message("tool", (ToolResult("r1", outcome.text),)),
+        ],
+        [],
+    )
+    assert _stub_in_conversation(engine, "r1") == _output(1)
+    assert [e.text for e in engine.window.region("tool_output").entries] == [_output(2)]
+
+
 def _saved_and_loaded(engine: Engine, how: str, folder: Path, stores: list[Any]) -> Engine:
     if how == "store":
         store = SQLiteStore(folder / "s.db")
@@ -167,7 +267,28 @@ def test_a_loaded_session_restores_a_displaced_parked_output(how: str, tmp_path:
     try:
         loaded = _saved_and_loaded(engine, how, tmp_path, stores)
         assert _restore(loaded, "c1") == (_output(1), True)
-        assert not _restore(loaded, "c2")[1]  # still parked
+        text, ok = _restore(loaded, "c2")  # still parked
+        assert not ok and "'tool_output'" in text
+    finally:
+        for store in stores:
+            store.close()
+
+
+def test_a_restore_of_a_stub_after_a_load_decodes_only_its_own_turn(tmp_path: Path) -> None:
+    engine, capture = _engine(keep=1)
+    for n in range(30):
+        engine.add_user(f"note {n}")
+        engine.add_assistant(f"ok {n}", [])
+        engine.request()
+    _turn(engine, capture, 1)
+    _turn(engine, capture, 2)
+    stores: list[Any] = []
+    try:
+        loaded = _saved_and_loaded(engine, "store", tmp_path, stores)
+        assert not loaded.transcript_log.decoded
+        assert _restore(loaded, "c1") == (_output(1), True)
+        assert not _restore(loaded, "c2")[1]
+        assert not loaded.transcript_log.decoded  # the stored records wait, undecoded
     finally:
         for store in stores:
             store.close()
@@ -211,34 +332,50 @@ def test_every_stub_a_park_writes_reads_as_a_stub(head: str, tokens: int, region
     assert not is_parked_stub(f"{parked_pointer(tokens, region)} and more")
 
 
-@given(st.lists(st.tuples(st.booleans(), st.integers(0, 3)), max_size=20), st.integers(0, 20))
-def test_the_transcript_finds_every_parked_write_of_a_stub_newest_first_also_after_a_reload(
-    writes: list[tuple[bool, int]], split: int
+_RECORD = st.tuples(st.sampled_from(["write", "message", "turn"]), st.integers(0, 2), st.booleans())
+
+
+@given(st.lists(_RECORD, max_size=25))
+def test_the_parked_writes_of_a_message_are_the_writes_just_before_it_also_after_a_reload(
+    records: list[tuple[str, int, bool]],
 ) -> None:
-    live = Transcript()
-    for n, (parked, stub) in enumerate(writes):
-        meta = {PARKED_STUB: f"stub{stub}"} if parked else {}
-        entry = Entry(id=f"e{n}", blocks=(Text(f"out{n}"),), meta=meta)
-        live.add("write", "tool_output", turn=n, entry=entry)
-        if n == split:
-            live.parked("stub0")  # a lookup midway, then more writes come
+    live, turn = Transcript(), 0
+    for n, (kind, stub, parked) in enumerate(records):
+        if kind == "turn":
+            turn += 1
+            continue
+        meta = {PARKED_STUB: f"stub{stub}"} if parked and kind == "write" else {}
+        entry = Entry(id=f"e{n}", blocks=(Text(f"text{n}"),), meta=meta)
+        live.add(kind, "r", turn=turn, entry=entry)  # type: ignore[arg-type]
     loaded = Transcript(list(live.records))
     for t in (live, loaded):
-        for stub in range(4):
-            expected = [
-                f"e{n}" for n, (p, s) in reversed(list(enumerate(writes))) if p and s == stub
-            ]
-            assert [e.id for e in t.parked(f"stub{stub}")] == expected
+        for i, message in enumerate(t.records):
+            if message.kind != "message":
+                continue
+            for stub in range(3):
+                start = i
+                while (
+                    start
+                    and t.records[start - 1].turn == message.turn
+                    and t.records[start - 1].kind != "message"
+                ):
+                    start -= 1
+                expected = [
+                    r.entry.id
+                    for r in t.records[start:i]
+                    if r.kind == "write" and r.entry.meta.get(PARKED_STUB) == f"stub{stub}"
+                ]
+                assert [e.id for e in t.parked_before(f"stub{stub}", message)] == expected
 
 
-def test_a_transcript_that_forgets_its_stored_records_forgets_their_parked_writes() -> None:
+def test_a_transcript_that_forgot_its_stored_records_finds_the_parked_writes_it_kept() -> None:
     with tempfile.TemporaryDirectory() as folder:
         engine, capture = _engine(keep=1)
         _turn(engine, capture, 1)
-        _turn(engine, capture, 2)
         path = engine.save(Path(folder) / "s.json")
         loaded = Engine.load(path, token_counter=StubCounter())
-        stub = _stub_in_conversation(loaded, "c1")
+        _turn(loaded, capture, 2)
+        _turn(loaded, capture, 3)
         log = loaded.transcript_log
-        log.forget_stored()
-        assert log.parked(stub) == []
+        assert log.forget_stored() > 0
+        assert _restore(loaded, "c2") == (_output(2), True)  # positions shifted, still found

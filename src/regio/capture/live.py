@@ -103,11 +103,12 @@ class LiveCapture:
         does not have)."""
         calls: dict[str, ToolUse] = {}
         names = {r.name for r in engine.window.regions}
+        own = frozenset(spec.name for spec in engine.tools())
         for message in messages:
             for b in message.blocks:
                 if isinstance(b, ToolUse):
                     calls[b.id] = b
-            item = self._captured(engine, message, calls)
+            item = self._captured(engine, message, calls, own)
             if item is None:
                 engine.add_message(message)
                 continue
@@ -116,9 +117,12 @@ class LiveCapture:
             engine.add_message(chosen)
 
     def _captured(
-        self, engine: Engine, message: Message, calls: dict[str, ToolUse]
+        self, engine: Engine, message: Message, calls: dict[str, ToolUse], own: frozenset[str]
     ) -> AddMessage | None:
-        """The message with its captures applied, or ``None`` when no rule touches it."""
+        """The message with its captures applied, or ``None`` when no rule touches it. A
+        result of one of regio's own tools (``own``: ``context_restore`` bringing back an
+        output, ``context_read``) is never parked: it would move back into a region what the
+        agent just asked to have in the conversation."""
         if message.role not in ("tool", "user") or not self.rules:
             return None
         count = engine.counter.count
@@ -126,8 +130,9 @@ class LiveCapture:
         moves: list[RegionOp] = []
         for b in message.blocks:
             if isinstance(b, ToolResult):
-                text, found = observe(b.content, self.rules, count, call=b.tool_use_id)
-                call = calls.get(b.tool_use_id)
+                call = calls.get(b.tool_use_id) or engine.window.tool_call(b.tool_use_id)
+                park = call is None or call.name not in own
+                text, found = observe(b.content, self.rules, count, park=park, call=b.tool_use_id)
                 if call is not None and not b.is_error:
                     found += [
                         r.op(call, b.content)

@@ -87,8 +87,6 @@ class Transcript:
     _indexed: int = attrs.field(default=0, init=False, repr=False)
     _by_entry: dict[str, int] = attrs.field(factory=dict, init=False, repr=False)
     _by_result: dict[str, int] = attrs.field(factory=dict, init=False, repr=False)
-    #: the stub of each parked output -> the positions of its writes (:meth:`parked`)
-    _by_stub: dict[str, list[int]] = attrs.field(factory=dict, init=False, repr=False)
     #: stored records decoded one by one (``pending_one``), dropped when all are decoded
     _one: dict[int, TranscriptRecord] = attrs.field(factory=dict, init=False, repr=False)
     _turns: Sequence[int] | None = attrs.field(default=None, init=False, repr=False)
@@ -128,7 +126,7 @@ class Transcript:
         self._pending, self._one, self._turns = None, {}, None
         self._stored = self._indexed = 0
         self._stored_indexed = True
-        self._by_entry, self._by_result, self._by_stub = {}, {}, {}
+        self._by_entry, self._by_result = {}, {}
         return lost
 
     @property
@@ -188,11 +186,6 @@ class Transcript:
         """Index ``record`` at position ``i``; ``newest``: over what is indexed already (else
         only where nothing is: an earlier stored record never hides a later one)."""
         entry = record.entry
-        if record.kind == "write" and entry is not None:
-            stub = entry.meta.get(PARKED_STUB)
-            if isinstance(stub, str) and stub:
-                self._by_stub.setdefault(stub, []).append(i)
-            return
         if record.kind != "message" or entry is None:
             return
         if newest or entry.id not in self._by_entry:
@@ -276,15 +269,39 @@ class Transcript:
         record = self.result_record(call_id)
         return record.turn if record is not None else None
 
-    def parked(self, stub: str) -> list[Entry]:
-        """The outputs a ``park`` capture wrote with ``stub`` as what the conversation keeps in
-        their place (``Entry.meta`` :data:`regio.regions.PARKED_STUB`; a stub repeats when one
-        output was parked twice), newest first; each carries the call's id as the client sent
-        it (:data:`regio.regions.PARKED_CALL`, absent for an observation). O(1) amortized;
-        the first lookup after a lazy load decodes the stored records."""
-        self._catch_up()
-        records = [self._record(i) for i in sorted(self._by_stub.get(stub, ()), reverse=True)]
-        return [r.entry for r in records if r.entry is not None]
+    def parked_before(self, stub: str, message: TranscriptRecord) -> list[Entry]:
+        """The outputs a ``park`` capture wrote for ``message`` (the record of the
+        conversation message that admitted their stub) with ``stub`` as what the conversation
+        keeps in their place (``Entry.meta`` :data:`regio.regions.PARKED_STUB`), in the order
+        they were written; each carries its call's id as the client sent it
+        (:data:`regio.regions.PARKED_CALL`, absent for an observation). A capture records the
+        writes of a message's moves just before the message, in its turn, so this walks back
+        from ``message`` to the message or turn before it (after a lazy load, decoding only
+        those records when the loader decodes records one by one). Empty when ``message`` is
+        not in this transcript."""
+        i = self._position(message)
+        found: list[Entry] = []
+        while i is not None and i > 0:
+            i -= 1
+            record = self._record(i)
+            if record.turn != message.turn or record.kind == "message":
+                break
+            entry = record.entry
+            if record.kind == "write" and entry is not None and entry.meta.get(PARKED_STUB) == stub:
+                found.append(entry)
+        return found[::-1]
+
+    def _position(self, record: TranscriptRecord) -> int | None:
+        """The position of ``record`` (``None``: not here): its ``seq``, unless the stored
+        records were given up (:meth:`forget_stored`), which shifts the positions of the
+        records kept in memory."""
+        i = record.seq
+        if 0 <= i < len(self) and self._record(i) == record:
+            return i
+        for j in range(len(self._records) - 1, -1, -1):
+            if self._records[j] == record:
+                return self._pending_count + j
+        return None
 
     def messages(self) -> list[Entry]:
         """Every conversation message ever admitted, in order (the full conversation log)."""

@@ -12,9 +12,10 @@ again:
   message saying what is wrong.
 
 A result a ``park`` capture shortened to a stub (:class:`regio.capture.rules.ParkRule`) was
-admitted as the stub: the output is the parked write the transcript keeps with that stub
-(:meth:`regio.session._transcript.Transcript.parked`), and a restore brings it back once it
-has left its region (displaced by a newer park, reclaimed, released with its turn).
+admitted as the stub: the output is the parked write the transcript recorded with that stub
+just before that message (:meth:`regio.session._transcript.Transcript.parked_before`), and a
+restore brings it back once it has left its region (displaced by a newer park, reclaimed,
+released with its turn).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import msgspec
 from regio.callids import same_call
 from regio.content import Block, Entry, Text, ToolResult
 from regio.policies import relief as rp
-from regio.regions import PARKED_CALL, SlidingWindow, is_parked_stub
+from regio.regions import PARKED_CALL, PARKED_STUB, SlidingWindow, is_parked_stub
 from regio.session._session import Session
 from regio.session._transcript import TranscriptRecord
 
@@ -100,7 +101,7 @@ def _admitted_result(
             break
     if found is None:
         found = original_result(c, call_id)
-    output = _parked_output(c, call_id, found.content) if found is not None else None
+    output = _parked_output(c, call_id, found.content, admitted) if found is not None else None
     if found is None or output is None:
         return found
     return msgspec.structs.replace(found, content=output.text)
@@ -166,7 +167,12 @@ def restore(c: Session, call_id: str) -> tuple[str, bool]:
             "ones named in the placeholders ('result of <tool> call <call_id> cleared')",
             False,
         )
-    output = _parked_output(c, call_id, original.content)
+    admitted = (
+        c.transcript.message_record(live.id, turn=live.turn)
+        if live is not None
+        else c.transcript.result_record(call_id)
+    )
+    output = _parked_output(c, call_id, original.content, admitted)
     if output is not None:
         region = _holding(c, output)
         if region is not None:
@@ -182,24 +188,47 @@ def restore(c: Session, call_id: str) -> tuple[str, bool]:
     return original.content, True
 
 
-def _parked_output(c: Session, call_id: str, content: str) -> Entry | None:
+def _parked_output(
+    c: Session, call_id: str, content: str, admitted: TranscriptRecord | None
+) -> Entry | None:
     """The output a ``park`` capture took from the result ``content`` of ``call_id`` (module
-    doc; ``None``: ``content`` is no park stub of that call): the newest parked write with
-    that stub whose call :func:`regio.callids.same_call` matches."""
-    if not is_parked_stub(content):
+    doc; ``None``: ``content`` is no park stub of that call, or ``admitted``, the transcript
+    record of the message that admitted it, is not known): one of the tool outputs parked with
+    that stub for that message
+    (:meth:`regio.session._transcript.Transcript.parked_before`). A message's results are
+    parked in their order, so when the message holds as many results with that stub as there
+    are such outputs, the call's rank among those results names its output (two results of
+    one message with one stub and one call id as sent each get their own); else the last whose
+    call :func:`regio.callids.same_call` may be this one (an id renamed or mapped on
+    admission; a result relief trimmed on admission no longer reads as the stub)."""
+    if admitted is None or admitted.entry is None or not is_parked_stub(content):
         return None
-    for entry in c.transcript.parked(content):
-        call = entry.meta.get(PARKED_CALL)
-        if isinstance(call, str) and call and same_call(call_id, call):
-            return entry
-    return None
+    writes = [
+        (entry, call)
+        for entry in c.transcript.parked_before(content, admitted)
+        if isinstance(call := entry.meta.get(PARKED_CALL), str) and call
+    ]
+    ranks = [
+        b.tool_use_id
+        for b in admitted.entry.blocks
+        if isinstance(b, ToolResult) and b.content == content
+    ]
+    if call_id in ranks and len(ranks) == len(writes):
+        return writes[ranks.index(call_id)][0]
+    mine = [entry for entry, call in writes if same_call(call_id, call)]
+    return mine[-1] if mine else None
 
 
 def _holding(c: Session, output: Entry) -> str | None:
-    """The region of the window still holding the parked ``output`` (``None``: none)."""
+    """The region of the window still holding the parked ``output``, or an output parked
+    again with the same text (``None``: none)."""
+    stub = output.meta.get(PARKED_STUB)
     for region in c.window.regions:
-        if not isinstance(region, SlidingWindow) and any(e.id == output.id for e in region.entries):
-            return region.name
+        if isinstance(region, SlidingWindow):
+            continue
+        for e in region.entries:
+            if e.id == output.id or (e.meta.get(PARKED_STUB) == stub and e.text == output.text):
+                return region.name
     return None
 
 
