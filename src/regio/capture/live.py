@@ -37,6 +37,7 @@ import attrs
 import msgspec
 
 from regio.content import Block, Message, Text, ToolResult, ToolUse
+from regio.session._callnames import answered_calls
 
 from .filing import file_moves
 from .rules import (
@@ -126,13 +127,20 @@ class LiveCapture:
         if message.role not in ("tool", "user") or not self.rules:
             return None
         count = engine.counter.count
+        # the call each result answers, named as admission will name it (a reused or mapped
+        # id answers the call the engine holds it for)
+        results = any(isinstance(b, ToolResult) for b in message.blocks)
+        answers = iter(
+            answered_calls(engine.window, engine.state.call_names, message) if results else ()
+        )
         blocks: list[Block] = []
         moves: list[RegionOp] = []
         for b in message.blocks:
             if isinstance(b, ToolResult):
-                call = calls.get(b.tool_use_id) or engine.window.tool_call(b.tool_use_id)
-                park = call is None or call.name not in own
+                answered = next(answers, None)
+                park = answered is None or answered.name not in own
                 text, found = observe(b.content, self.rules, count, park=park, call=b.tool_use_id)
+                call = calls.get(b.tool_use_id)
                 if call is not None and not b.is_error:
                     found += [
                         r.op(call, b.content)

@@ -31,7 +31,14 @@ from regio.callids import IdChange, name_blocks, provider_id
 from regio.content import Entry, Message, ToolResult, ToolUse
 from regio.regions import Region, Window
 
-__all__ = ["META_KEY", "CallNames", "WindowLedger", "name_message", "renamed_meta"]
+__all__ = [
+    "META_KEY",
+    "CallNames",
+    "WindowLedger",
+    "answered_calls",
+    "name_message",
+    "renamed_meta",
+]
 
 #: The entry meta key of the ids an assistant message's renamed calls were made with.
 META_KEY = "call_ids"
@@ -134,6 +141,20 @@ def name_message(
     if not changes:
         return message, changes, ledger
     return Message(message.role, blocks), changes, ledger
+
+
+def answered_calls(
+    window: Window, names: CallNames | None, message: Message
+) -> list[ToolUse | None]:
+    """The call of ``window``'s conversation each tool result of ``message`` answers, in
+    order, as admission would name it (:func:`name_message` run dry: nothing is recorded;
+    ``names``: the engine's index, built from the conversation when ``None``); ``None`` for a
+    result whose call is not in the window."""
+    conv = window.conversation
+    if conv is None:
+        return [None for b in message.blocks if isinstance(b, ToolResult)]
+    named, _, _ = name_message(window, conv, names or CallNames.of(conv.entries), message)
+    return [window.tool_call(b.tool_use_id) for b in named.blocks if isinstance(b, ToolResult)]
 
 
 def renamed_meta(meta: dict[str, Any] | None, changes: Sequence[IdChange]) -> dict[str, Any]:

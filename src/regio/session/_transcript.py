@@ -206,9 +206,9 @@ class Transcript:
                 self._index(i, records[i], False)
             self._stored_indexed = True
 
-    def _in_stored_turn(self, entry_id: str, turn: int) -> TranscriptRecord | None:
-        """The record of the last stored message ``entry_id`` of ``turn``, decoding only that
-        turn's stored records (``None``: none, or the loader cannot decode records one by
+    def _in_stored_turn(self, entry_id: str, turn: int) -> int | None:
+        """The position of the last stored message ``entry_id`` of ``turn``, decoding only
+        that turn's stored records (``None``: none, or the loader cannot decode records one by
         one)."""
         pending = self._pending
         if pending is None or pending.one is None or pending.turns is None:
@@ -220,7 +220,7 @@ class Transcript:
             record = self._record(i)
             entry = record.entry
             if record.kind == "message" and entry is not None and entry.id == entry_id:
-                return record
+                return i
         return None
 
     def message(self, entry_id: str, turn: int | None = None) -> Entry | None:
@@ -233,15 +233,20 @@ class Transcript:
 
     def message_record(self, entry_id: str, turn: int | None = None) -> TranscriptRecord | None:
         """The record of :meth:`message` (``None``: none), same cost."""
+        i = self._message_position(entry_id, turn)
+        return self._record(i) if i is not None else None
+
+    def _message_position(self, entry_id: str, turn: int | None) -> int | None:
+        """The position of :meth:`message_record` (``None``: none), same cost."""
         self._catch_up(stored=False)
         i = self._by_entry.get(entry_id)
         if i is None and not self._stored_indexed:
-            found = self._in_stored_turn(entry_id, turn) if turn is not None else None
-            if found is not None:
-                return found
+            i = self._in_stored_turn(entry_id, turn) if turn is not None else None
+            if i is not None:
+                return i
             self._catch_up()
             i = self._by_entry.get(entry_id)
-        return self._record(i) if i is not None else None
+        return i
 
     def tool_result(self, call_id: str) -> ToolResult | None:
         """The tool result of call ``call_id`` as the conversation admitted it (the last
@@ -269,39 +274,29 @@ class Transcript:
         record = self.result_record(call_id)
         return record.turn if record is not None else None
 
-    def parked_before(self, stub: str, message: TranscriptRecord) -> list[Entry]:
-        """The outputs a ``park`` capture wrote for ``message`` (the record of the
-        conversation message that admitted their stub) with ``stub`` as what the conversation
-        keeps in their place (``Entry.meta`` :data:`regio.regions.PARKED_STUB`), in the order
-        they were written; each carries its call's id as the client sent it
+    def parked_before(self, stub: str, entry_id: str, turn: int | None = None) -> list[Entry]:
+        """The outputs a ``park`` capture wrote for the conversation message admitted as entry
+        ``entry_id`` (``turn``: its turn, as for :meth:`message`) with ``stub`` as what the
+        conversation keeps in their place (``Entry.meta`` :data:`regio.regions.PARKED_STUB`),
+        in the order they were written; each carries its call's id as the client sent it
         (:data:`regio.regions.PARKED_CALL`, absent for an observation). A capture records the
-        writes of a message's moves just before the message, in its turn, so this walks back
-        from ``message`` to the message or turn before it (after a lazy load, decoding only
-        those records when the loader decodes records one by one). Empty when ``message`` is
-        not in this transcript."""
-        i = self._position(message)
+        writes of a message's moves just before the message, so this walks back from the
+        message to the message before it (a message that opens a turn, such as a user message
+        holding tool results and text, comes after writes of the turn before). The message is
+        found as :meth:`message` finds it; after a lazy load only the records walked are
+        decoded when the loader decodes records one by one. Empty when there is no such
+        message."""
+        i = self._message_position(entry_id, turn)
         found: list[Entry] = []
         while i is not None and i > 0:
             i -= 1
             record = self._record(i)
-            if record.turn != message.turn or record.kind == "message":
+            if record.kind == "message":
                 break
             entry = record.entry
             if record.kind == "write" and entry is not None and entry.meta.get(PARKED_STUB) == stub:
                 found.append(entry)
         return found[::-1]
-
-    def _position(self, record: TranscriptRecord) -> int | None:
-        """The position of ``record`` (``None``: not here): its ``seq``, unless the stored
-        records were given up (:meth:`forget_stored`), which shifts the positions of the
-        records kept in memory."""
-        i = record.seq
-        if 0 <= i < len(self) and self._record(i) == record:
-            return i
-        for j in range(len(self._records) - 1, -1, -1):
-            if self._records[j] == record:
-                return self._pending_count + j
-        return None
 
     def messages(self) -> list[Entry]:
         """Every conversation message ever admitted, in order (the full conversation log)."""

@@ -167,21 +167,22 @@ def restore(c: Session, call_id: str) -> tuple[str, bool]:
             "ones named in the placeholders ('result of <tool> call <call_id> cleared')",
             False,
         )
-    admitted = (
-        c.transcript.message_record(live.id, turn=live.turn)
-        if live is not None
-        else c.transcript.result_record(call_id)
-    )
-    output = _parked_output(c, call_id, original.content, admitted)
-    if output is not None:
-        region = _holding(c, output)
+    if is_parked_stub(original.content):
+        admitted = (
+            c.transcript.message_record(live.id, turn=live.turn)
+            if live is not None
+            else c.transcript.result_record(call_id)
+        )
+        output = _parked_output(c, call_id, original.content, admitted)
+        region = _holding(c, output) if output is not None else None
         if region is not None:
             return (
-                f"the output of call {call_id!r} is in the context unchanged, in region "
-                f"{region!r} (the conversation keeps its stub)",
+                f"the output of call {call_id!r} is in the context unchanged, parked in "
+                f"region {region!r}",
                 False,
             )
-        original = msgspec.structs.replace(original, content=output.text)
+        if output is not None:
+            original = msgspec.structs.replace(original, content=output.text)
     block = _result_block(live, call_id) if live is not None else None
     if block is not None and block.content == original.content:
         return f"the result of call {call_id!r} is in the conversation unchanged", False
@@ -205,7 +206,7 @@ def _parked_output(
         return None
     writes = [
         (entry, call)
-        for entry in c.transcript.parked_before(content, admitted)
+        for entry in c.transcript.parked_before(content, admitted.entry.id, admitted.turn)
         if isinstance(call := entry.meta.get(PARKED_CALL), str) and call
     ]
     ranks = [
