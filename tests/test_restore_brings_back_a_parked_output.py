@@ -20,6 +20,8 @@ from regio.capture import LiveCapture
 from regio.capture.rules import LookupRule, ParkRule
 from regio.content import Message, Text, ToolResult, ToolUse
 from regio.engine import Engine
+from regio.errors import RegionFullError
+from regio.persistence._lostparts import StoredPartsLostWarning
 from regio.persistence.store import SQLiteStore
 from regio.policies import Compact
 from regio.policies.relief import ReliefPolicy
@@ -288,7 +290,7 @@ def test_a_restore_result_under_a_reused_or_mapped_call_id_is_never_parked_again
     assert [e.text for e in engine.window.region("tool_output").entries] == [_output(2)]
 
 
-def test_a_lookup_under_a_reused_call_id_never_files_one_calls_result_under_anothers_key():
+def test_a_lookup_in_a_loop_admitting_one_message_at_a_time_files_each_result_under_its_key():
     engine = make_engine(
         [
             Pinned(name="system", budget=200),
@@ -301,7 +303,74 @@ def test_a_lookup_under_a_reused_call_id_never_files_one_calls_result_under_anot
         call = ToolUse("call_0", "get_user", {"user_id": uid})
         _loop_step(engine, capture, uid, call, f"name of user {uid}")
     filed = {e.key: e.text for e in engine.window.region("users").entries}
-    assert all(text == f"name of user {key[5:]}" for key, text in filed.items()), filed
+    assert filed == {"user:1": "name of user 1", "user:2": "name of user 2"}
+
+
+def test_a_restore_whose_result_a_repair_closed_brings_back_the_output() -> None:
+    """The call's result left the conversation but its call stayed; a repair closed the call
+    with a placeholder (a write record, no message): the original is still the output."""
+    engine, capture = _engine(keep=1)
+    _turn(engine, capture, 1)
+    _turn(engine, capture, 2)  # displaces output 1
+    conv = engine.window.region("conversation")
+    held = [k for k, e in enumerate(conv.entries) if e.role == "tool" and "c1" in repr(e.blocks)]
+    del conv.entries[held[0]]  # a result lost from the window, its call kept
+    assert engine.repair()
+    assert _restore(engine, "c1") == (_output(1), True)
+
+
+def test_a_retry_after_a_refused_admission_restores_each_result_its_own_output() -> None:
+    """A message refused after its park writes were recorded, then sent again: the writes of
+    the refused attempt are not taken for the retry's."""
+    engine, capture = _engine(keep=1)
+    v3 = V1.replace("a9 ", "c9 ")
+    calls = tuple(ToolUse("call_0", "read_file", {"path": "f"}) for _ in range(2))
+    capture.admit(engine, [Message("user", (Text("read twice"),)), Message("assistant", calls)], [])
+    results = (ToolResult("call_0", V2), ToolResult("call_0", v3))
+    with pytest.raises(RegionFullError):  # refused after its park writes were recorded
+        capture.admit(engine, [Message("user", (*results, Text(words(300_000, "big"))))], [])
+    capture.admit(engine, [Message("user", (*results, Text("go on")))], [])
+    engine.request()
+    _turn(engine, capture, 5)  # displaces both
+    assert _restore(engine, "call_0") == (V2, True)
+    assert _restore(engine, "call_0-1") == (v3, True)
+
+
+def test_a_restore_result_admitted_first_after_a_load_is_never_parked_again(
+    tmp_path: Path,
+) -> None:
+    """The proxy's next request after a load: the engine has not rebuilt its index of renamed
+    calls yet, and the restore's result under a reused id is named as admission names it."""
+    engine, capture = _engine(keep=1)
+    _loop_step(engine, capture, 1, ToolUse("call_0", "read_file", {"path": "f1"}), _output(1))
+    _loop_step(engine, capture, 2, ToolUse("call_0", "read_file", {"path": "f2"}), _output(2))
+    restore = ToolUse("call_0", "context_restore", {"call_id": "call_0"})
+    capture.admit(
+        engine, [Message("user", (Text("step 3"),)), Message("assistant", (restore,))], []
+    )
+    outcome = engine.handle_tool_call(restore.name, restore.input)
+    loaded = Engine.load(engine.save(tmp_path / "s.json"), token_counter=StubCounter())
+    assert loaded.state.call_names is None
+    capture.admit(loaded, [Message("tool", (ToolResult("call_0", outcome.text),))], [])
+    results = [
+        b.content
+        for e in loaded.window.region("conversation").entries
+        for b in e.blocks
+        if isinstance(b, ToolResult)
+    ]
+    assert results[-1] == _output(1)
+    assert [e.text for e in loaded.window.region("tool_output").entries] == [_output(2)]
+
+
+def test_a_restore_result_whose_id_admission_repairs_is_never_parked_again() -> None:
+    engine, capture = _engine(keep=1)
+    call_id = "toolu_\ud800x"  # a lone surrogate: admission repairs it, then maps the id
+    call = ToolUse(call_id, "context_restore", {"call_id": "c"})
+    capture.admit(engine, [Message("user", (Text("go"),)), Message("assistant", (call,))], [])
+    output = "restored\n" + words(400)
+    capture.admit(engine, [Message("tool", (ToolResult(call_id, output),))], [])
+    assert engine.window.region("conversation").entries[-1].blocks[0].content == output
+    assert engine.window.region("tool_output").entries == []
 
 
 def test_a_context_restore_result_is_never_parked_again() -> None:
@@ -505,7 +574,8 @@ def test_a_session_saved_after_its_store_lost_records_restores_from_a_lazy_load(
         _turn(lazy, capture, 1)
         _turn(lazy, capture, 2)  # displaces the first output
         store.delete("s")
-        path = lazy.save(tmp_path / "after.json")  # the stored records are lost
+        with pytest.warns(StoredPartsLostWarning):  # the stored records are lost
+            path = lazy.save(tmp_path / "after.json")
         Engine.load(path, token_counter=StubCounter()).save_to(store, "s2")
         again = Engine.load_from(store, "s2", token_counter=StubCounter())
         assert not again.transcript_log.decoded

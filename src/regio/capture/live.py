@@ -130,9 +130,7 @@ class LiveCapture:
         # the call each result answers, named as admission will name it (a reused or mapped
         # id answers the call the engine holds it for)
         results = any(isinstance(b, ToolResult) for b in message.blocks)
-        answers = iter(
-            answered_calls(engine.window, engine.state.call_names, message) if results else ()
-        )
+        answers = iter(answered_calls(engine.window, engine.state, message) if results else ())
         blocks: list[Block] = []
         moves: list[RegionOp] = []
         for b in message.blocks:
@@ -140,7 +138,7 @@ class LiveCapture:
                 answered = next(answers, None)
                 park = answered is None or answered.name not in own
                 text, found = observe(b.content, self.rules, count, park=park, call=b.tool_use_id)
-                call = calls.get(b.tool_use_id)
+                call = answered or calls.get(b.tool_use_id)
                 if call is not None and not b.is_error:
                     found += [
                         r.op(call, b.content)

@@ -23,13 +23,14 @@ from the entries on first use after a load or a repair).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
 from regio.callids import IdChange, name_blocks, provider_id
 from regio.content import Entry, Message, ToolResult, ToolUse
 from regio.regions import Region, Window
+from regio.textrepair import UnencodableValueError, repair_value
 
 __all__ = [
     "META_KEY",
@@ -143,17 +144,30 @@ def name_message(
     return Message(message.role, blocks), changes, ledger
 
 
-def answered_calls(
-    window: Window, names: CallNames | None, message: Message
-) -> list[ToolUse | None]:
+class HoldsNames(Protocol):
+    """What keeps an engine's :class:`CallNames` (its ``SessionState``)."""
+
+    call_names: CallNames | None
+
+
+def answered_calls(window: Window, state: HoldsNames, message: Message) -> list[ToolUse | None]:
     """The call of ``window``'s conversation each tool result of ``message`` answers, in
-    order, as admission would name it (:func:`name_message` run dry: nothing is recorded;
-    ``names``: the engine's index, built from the conversation when ``None``); ``None`` for a
-    result whose call is not in the window."""
+    order, as admission names it: the ids repaired as admission repairs them
+    (:func:`regio.textrepair.repair_value`), then :func:`name_message` run dry (nothing is
+    recorded in the window or the names); ``None`` for a result whose call is not in the
+    window. ``state``: the engine's ``SessionState``, whose ``call_names`` index is built
+    here when it has none (as admission builds it)."""
     conv = window.conversation
+    results = sum(isinstance(b, ToolResult) for b in message.blocks)
     if conv is None:
-        return [None for b in message.blocks if isinstance(b, ToolResult)]
-    named, _, _ = name_message(window, conv, names or CallNames.of(conv.entries), message)
+        return [None] * results
+    try:
+        blocks, _ = repair_value(message.blocks, "blocks")
+    except UnencodableValueError:  # admission refuses the message
+        return [None] * results
+    if state.call_names is None:
+        state.call_names = CallNames.of(conv.entries)
+    named, _, _ = name_message(window, conv, state.call_names, Message(message.role, blocks))
     return [window.tool_call(b.tool_use_id) for b in named.blocks if isinstance(b, ToolResult)]
 
 

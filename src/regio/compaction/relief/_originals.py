@@ -169,10 +169,8 @@ def restore(c: Session, call_id: str) -> tuple[str, bool]:
         )
     if is_parked_stub(original.content):
         admitted = (
-            c.transcript.message_record(live.id, turn=live.turn)
-            if live is not None
-            else c.transcript.result_record(call_id)
-        )
+            c.transcript.message_record(live.id, turn=live.turn) if live is not None else None
+        ) or c.transcript.result_record(call_id)  # a repair's closer is no message record
         output = _parked_output(c, call_id, original.content, admitted)
         region = _holding(c, output) if output is not None else None
         if region is not None:
@@ -197,9 +195,9 @@ def _parked_output(
     record of the message that admitted it, is not known): one of the tool outputs parked with
     that stub for that message
     (:meth:`regio.session._transcript.Transcript.parked_before`). A message's results are
-    parked in their order, so when the message holds as many results with that stub as there
-    are such outputs, the call's rank among those results names its output (two results of
-    one message with one stub and one call id as sent each get their own); else the last whose
+    parked in their order, just before it, so the call's rank among those results names its
+    output among the last such writes (a refused admission leaves earlier ones; two results
+    of one message with one stub and one call id as sent each get their own); else the last whose
     call :func:`regio.callids.same_call` may be this one (an id renamed or mapped on
     admission; a result relief trimmed on admission no longer reads as the stub)."""
     if admitted is None or admitted.entry is None or not is_parked_stub(content):
@@ -214,8 +212,10 @@ def _parked_output(
         for b in admitted.entry.blocks
         if isinstance(b, ToolResult) and b.content == content
     ]
-    if call_id in ranks and len(ranks) == len(writes):
-        return writes[ranks.index(call_id)][0]
+    if call_id in ranks and len(ranks) <= len(writes):
+        # the last writes are this message's: earlier ones were written for an admission
+        # that was refused (a retry writes again)
+        return writes[len(writes) - len(ranks) + ranks.index(call_id)][0]
     mine = [entry for entry, call in writes if same_call(call_id, call)]
     return mine[-1] if mine else None
 
