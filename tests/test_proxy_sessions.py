@@ -90,6 +90,32 @@ def test_a_retried_request_is_admitted_once():
         assert _transcript(client, first) == _expected(history)
 
 
+def test_a_message_the_window_refuses_is_never_taken_as_admitted_by_the_next_request():
+    """A user message larger than the whole conversation region is answered 400 and nothing
+    of that request is committed: the same request again is refused again (never sent on
+    without the message), and the client's shortened retry extends the same session."""
+    upstream = _upstream()
+    with in_process(upstream, BLUEPRINT, _store()) as client:
+        history = [{"role": "user", "content": "hello"}]
+        session, reply = _post(client, history)
+        history += [
+            {"role": "assistant", "content": reply},
+            {"role": "user", "content": " ".join(f"w{i}" for i in range(20_000))},
+        ]
+        body = {"model": "gpt-5", "messages": [SYSTEM, *history]}
+        headers = {"authorization": "Bearer sk-test"}
+        for _ in range(2):
+            refused = client.post("/v1/chat/completions", json=body, headers=headers)
+            assert refused.status_code == 400, refused.text
+            assert "Shorten or split it" in refused.json()["error"]["message"]
+        assert len(upstream.requests) == 1  # nothing went upstream without the message
+        history[-1] = {"role": "user", "content": "in short: w0 to w19999"}
+        again, _ = _post(client, history)
+        assert again == session
+        assert _transcript(client, session)[:3] == _expected(history)
+        assert upstream.requests[-1]["messages"][-1]["content"] == history[-1]["content"]
+
+
 def test_the_x_regio_session_header_names_the_session_and_keeps_equal_histories_apart():
     with in_process(_upstream(), BLUEPRINT, _store()) as client:
         history = [{"role": "user", "content": "hello"}]

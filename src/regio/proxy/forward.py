@@ -296,10 +296,16 @@ class _Exchange:
             raise
 
     async def _end(
-        self, reply: Reply | None, status: int, passed: PassThrough | None = None
+        self,
+        reply: Reply | None,
+        status: int,
+        passed: PassThrough | None = None,
+        refused: bool = False,
     ) -> None:
         """Finish and commit the turn, give the lease back (once; shielded from
-        cancellation); ``passed``: why the request went upstream unmanaged (logged)."""
+        cancellation); ``passed``: why the request went upstream unmanaged (logged);
+        ``refused``: the engine refused the client's items, nothing is committed
+        (``ProxyState.end_turn``)."""
         if self.ended:
             return
         self.ended = True
@@ -316,6 +322,7 @@ class _Exchange:
                     self.summary,
                     self.lost.is_set,
                     self.unbind,
+                    refused,
                 )
             finally:  # end_turn gave the lease back unless it failed (a second release is a no-op)
                 self.unbind()  # before the lease goes: the next request binds its own
@@ -365,8 +372,8 @@ class _Exchange:
             finally:
                 await self._end(None, status, exc)
             return answer
-        except RegioError as exc:
-            await self._end(None, 400)
+        except RegioError as exc:  # the engine refused what the client sent: commit nothing
+            await self._end(None, 400, refused=True)
             return _error(self.api, 400, str(exc))
         self._compact_meanwhile()  # starts once _send awaits: the body is encoded by then
         try:

@@ -175,14 +175,22 @@ class ProxyState:
         summary: SummaryTally,
         lost: Callable[[], bool],
         unbind: Callable[[], None],
+        refused: bool = False,
     ) -> tuple[bool, RequestStat | None]:
         """Finish and commit ``turn`` (module doc, trips to a worker thread), then ``unbind()``
         (the request's summarizer) and give its lease back: ``(committed, stat)``; ``committed``
         is false when the lease was lost (``lost()``) or the store refused (logged; ``stat`` is
         then ``None``). ``sent``: the last body sent upstream (the slot prediction's). A lease
-        the store fails to release is logged (it lapses by itself after ``--lease-seconds``)."""
+        the store fails to release is logged (it lapses by itself after ``--lease-seconds``).
+        ``refused``: the engine refused what the client sent (the request was answered with an
+        error before anything went upstream): nothing is committed and the engine this worker
+        holds is dropped, so the session stays as its last request left it and a retry admits
+        the same items again (a shortened retry extends the session, never a branch)."""
         handle = turn.handle
         try:
+            if refused:
+                self.directory.engines.drop(handle.id)
+                return False, None
             try:
                 predicted = None
                 if self.slot is not None and reply is not None and reply.raw is not None:
