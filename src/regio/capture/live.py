@@ -28,8 +28,8 @@ A region that refuses a capture changes nothing: the message is admitted as the 
 refuse (it cannot fit even with its tool results cut to their markers) is refused before any
 of its captures is filed (:func:`regio.engine._messages.refused`, the admission's check run
 dry): ``admit`` raises :class:`regio.errors.RegionFullError` and the regions keep what they
-held. A result answering one of regio's own tools (``context_restore``) is never parked. What is captured changes only the
-engine's window; the agent's own history is never edited.
+held. A result answering one of regio's own tools (``context_restore``) is never parked. What
+is captured changes only the engine's window; the agent's own history is never edited.
 """
 
 from __future__ import annotations

@@ -163,12 +163,14 @@ def lay_out_steps(
     extra: Mapping[str, Any],
 ) -> Steps[tuple[Request, dict[str, Any]]]:
     """Lay the window out for ``provider`` / ``model`` and render the payload. A request whose
-    calibrated size is over ``budget.limit`` is compacted to half the allowance (with
-    ``auto_compact``) and laid out again, then, still over, the sliding windows compaction
-    cannot shrink roll off their oldest units (:mod:`regio.compaction._ceiling`), then, when the
-    newest turn, which neither takes, still does not fit, that turn's results are trimmed
-    (:func:`regio.engine._turnfit.shorten`); still over: :class:`ContextOverflowError`. Keeps
-    the layout state, request and raw estimate in ``state``.
+    calibrated size (:meth:`regio.session._budget.EngineBudget.calibrated_ceiling`: the factor,
+    or the recent reports' median when higher) is over ``budget.limit`` is compacted to half
+    the allowance (with ``auto_compact``) and laid out again, then, still over, the sliding
+    windows compaction cannot shrink roll off their oldest units
+    (:mod:`regio.compaction._ceiling`), then, when the newest turn, which neither takes, still
+    does not fit, that turn's results are trimmed (:func:`regio.engine._turnfit.shorten`);
+    still over: :class:`ContextOverflowError`. Keeps the layout state, request and raw estimate
+    in ``state``.
 
     Same state, same bytes: when :func:`request_fingerprint` equals the last request's (a
     retry, or a second call with nothing changed), the layout starts again from the layout
@@ -189,11 +191,11 @@ def lay_out_steps(
     if budget.measure_layout(raw, provider) > measured:
         budget.reserve(provider, model)  # the next admissions leave the layout's share free
     limit = budget.limit
-    if budget.calibrated(raw, provider, model) > limit:
+    if budget.calibrated_ceiling(raw, provider, model) > limit:
         made = yield from _to_ceiling(c, budget, state, specs, (provider, model, api), raw, sent_at)
         if made is not None:
             req, raw, carried, fingerprint = made
-        sized = budget.calibrated(raw, provider, model)
+        sized = budget.calibrated_ceiling(raw, provider, model)
         if sized > limit:
             c.emit(OverBudget(sized, limit))
             raise ContextOverflowError(
@@ -245,22 +247,22 @@ def _to_ceiling(
     nothing was tried."""
     provider, model, api = target
     limit = budget.limit
-    factor = budget.calibration.factor(budget.calibration_key(provider, model))
+    factor = budget.calibration.ceiling_factor(budget.calibration_key(provider, model))
 
     def need() -> int:  # raw tokens to free to reach half the allowance
-        return int((budget.calibrated(raw, provider, model) - limit // 2) / factor) + 1
+        return int((budget.calibrated_ceiling(raw, provider, model) - limit // 2) / factor) + 1
 
     conv = c.window.conversation
     made = None
     for stage in ("compact", "roll off", "turn trim"):
-        if not c.options.auto_compact or budget.calibrated(raw, provider, model) <= limit:
+        if not c.options.auto_compact or budget.calibrated_ceiling(raw, provider, model) <= limit:
             break
         if stage == "compact":
             yield from pressure_steps(c, "ceiling", cp.plan_targets(c, need()))
         elif stage == "roll off":
             evict_for_ceiling(c, need())
         elif isinstance(conv, SlidingWindow):  # the newest turn, trimmed to the ceiling
-            over = budget.calibrated(raw, provider, model) - limit
+            over = budget.calibrated_ceiling(raw, provider, model) - limit
             turnfit.shorten(c, conv, int(over / factor) + 1)
         fingerprint = request_fingerprint(c, specs, provider, model, api, state.region_hashes)
         carried = state.layout_state  # the window changed: carry on from the last request

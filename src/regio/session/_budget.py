@@ -131,6 +131,14 @@ class EngineBudget:
         """``raw`` corrected by the calibration factor (and margin) of ``provider:model``."""
         return self.calibration.correct(self.calibration_key(provider, model), raw)
 
+    def calibrated_ceiling(
+        self, raw: int, provider: str | None = None, model: str | None = None
+    ) -> int:
+        """``raw`` corrected as the request ceiling checks it
+        (:meth:`regio.tokens.Calibration.correct_ceiling`: the factor, or the recent reports'
+        median when that is higher), tokens."""
+        return self.calibration.correct_ceiling(self.calibration_key(provider, model), raw)
+
     def size(self, provider: str | None = None, model: str | None = None) -> int:
         """Calibrated estimate of the next request (tokens)."""
         return self.calibrated(self.estimate(provider, model), provider, model)

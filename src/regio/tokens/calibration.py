@@ -19,7 +19,10 @@ evidence: one wild report must not poison a session):
   ``1 + max_step`` (default 1.0: at most doubled or halved), and the factor always stays in
   ``[1.0, max_ratio]``;
 * an optional ``margin`` (0.05 = 5%) is added on top; each provider and model keeps its own
-  factor.
+  factor;
+* a hard limit (the request ceiling) is checked with :meth:`Calibration.ceiling_factor`: the
+  factor, or the median of the last three bounded ratios when that is higher, so a ratio that
+  keeps rising is followed within a report or two instead of the moving average's lag.
 
 Examples: 100,000 estimated and 122,000 reported give 1.22 after one report. A single report
 of 250,000 tokens for a 694-token estimate (ratio 360) moves a fresh factor to 2.0, not 360;
@@ -40,6 +43,7 @@ import msgspec
 from regio.errors import RegioError
 
 __all__ = [
+    "CEILING_EVIDENCE",
     "Calibration",
     "CalibrationKey",
     "CalibrationRecord",
@@ -50,6 +54,10 @@ __all__ = [
 ]
 
 CalibrationKey = str | tuple[str, str]
+
+#: Reports whose median can raise the factor a hard limit is checked with
+#: (:meth:`Calibration.ceiling_factor`).
+CEILING_EVIDENCE = 3
 
 
 def calibration_key(key: CalibrationKey) -> str:
@@ -226,6 +234,27 @@ class Calibration:
         scaled = estimate * self.factor(key) * (1.0 + self.margin)
         # round away float noise first: 40,000 x 1.22 is 48,800, not 48,801
         return max(estimate, math.ceil(round(scaled, 6)))
+
+    def ceiling_factor(self, key: CalibrationKey) -> float:
+        """The factor a hard limit is checked with (the request ceiling): the learned factor, or
+        the median of the last :data:`CEILING_EVIDENCE` bounded ratios when that is higher.
+        The moving average lags a ratio that keeps rising (a session whose content shifts
+        toward text the local counter undercounts more); the recent median follows it within
+        a report or two, and one outlier among three still does not move it."""
+        record = self._records.get(calibration_key(key))
+        if record is None:
+            return 1.0
+        recent = record.recent[-CEILING_EVIDENCE:]
+        return max(record.factor, _median(recent)) if recent else record.factor
+
+    def correct_ceiling(self, key: CalibrationKey, estimate: int) -> int:
+        """:meth:`correct` with :meth:`ceiling_factor`: ``ceil(estimate * ceiling_factor *
+        (1 + margin))``, tokens, never below :meth:`correct`'s. Raises ``ValueError`` for a
+        negative estimate."""
+        if estimate < 0:
+            raise ValueError(f"cannot correct a negative estimate ({estimate} tokens)")
+        scaled = estimate * self.ceiling_factor(key) * (1.0 + self.margin)
+        return max(self.correct(key, estimate), math.ceil(round(scaled, 6)))
 
     def record(self, key: CalibrationKey) -> CalibrationRecord | None:
         """What has been learned for ``key`` (``None`` when nothing yet)."""
