@@ -108,7 +108,13 @@ def test_a_message_the_window_refuses_is_never_taken_as_admitted_by_the_next_req
             refused = client.post("/v1/chat/completions", json=body, headers=headers)
             assert refused.status_code == 400, refused.text
             assert "Shorten or split it" in refused.json()["error"]["message"]
+            assert refused.headers["x-regio-session"] == session
         assert len(upstream.requests) == 1  # nothing went upstream without the message
+        metrics = client.get("/metrics").text
+        assert (
+            f'regio_requests_total{{api="openai_chat",session="{session}",status="400"}} 2.0'
+            in metrics
+        )
         history[-1] = {"role": "user", "content": "in short: w0 to w19999"}
         again, _ = _post(client, history)
         assert again == session

@@ -374,7 +374,9 @@ class _Exchange:
             return answer
         except RegioError as exc:  # the engine refused what the client sent: commit nothing
             await self._end(None, 400, refused=True)
-            return _error(self.api, 400, str(exc))
+            refused = _error(self.api, 400, str(exc))
+            refused.headers["x-regio-session"] = turn.handle.id
+            return refused
         self._compact_meanwhile()  # starts once _send awaits: the body is encoded by then
         try:
             response = await self._send(upstream_body)

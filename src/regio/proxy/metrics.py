@@ -194,6 +194,12 @@ class ProxyMetrics:
             self.first_miss.labels(session, stat.first_miss).inc()
         self.cpu.observe(stat.added_ms / 1000.0)
 
+    def refused(self, session: str, api: str) -> None:
+        """Count one request answered 400 because the engine refused what the client sent
+        (nothing went upstream, nothing was committed): ``regio_requests_total`` with
+        ``status="400"``, nothing else."""
+        self.requests.labels(session, api, "400").inc()
+
     def summarized(self, session: str, tally: SummaryTally) -> None:
         """Count one request's summary calls (also when the request was not committed: the
         upstream was asked, and billed, all the same)."""

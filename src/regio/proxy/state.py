@@ -190,6 +190,7 @@ class ProxyState:
         try:
             if refused:
                 self.directory.engines.drop(handle.id)
+                self.metrics.refused(handle.id, turn.client.api)
                 return False, None
             try:
                 predicted = None
