@@ -85,12 +85,13 @@ def main() -> None:
     assert token is not None
     print(
         f"overflow: provider reported {token.info.reported:,} > {token.info.maximum:,}; "
-        f"compacted to {token.tokens_after:,} (ceiling {token.ceiling:,}); retry once"
+        f"compacted to {token.tokens_after:,} calibrated tokens (ceiling {token.ceiling:,}); "
+        "retry once"
     )
     request, _ = engine.request()
     engine.observe({"input_tokens": request.tokens, "output_tokens": 50})
     print(
-        f"retry: {request.tokens:,} tokens; transcript keeps "
+        f"retry: {request.tokens:,} tokens by regio's own count; transcript keeps "
         f"{len(engine.transcript_log.messages())} messages, the view "
         f"{len(engine.window.conversation.entries) if engine.window.conversation else 0}"
     )
