@@ -6,12 +6,11 @@ window, send it upstream, relay the answer, commit.
   path (``/v1/models``, ``/v1/messages/count_tokens``, ...) goes upstream exactly as sent, and
   its answer comes back exactly as received (:func:`passthrough`).
 * A body that is not a request of its API is answered 400 in that API's error shape, as is a
-  request the engine cannot fit (``ContextOverflowError``, a message larger than its region).
-* The upstream's answer comes back with its status, its headers (:mod:`regio.proxy.upstream`),
-  and its body unchanged: a non-streamed body as received, a stream event by event as it
-  arrives (:mod:`regio.proxy.streams`), plus the header ``x-regio-session`` naming the session.
-  A length refusal is answered by one compaction and one retry first (``Turn.recover``); a reply
-  calling regio's own tools is answered by the proxy first (``Turn.answer``).
+  request the engine cannot fit (a message larger than its region: nothing of it committed).
+* The upstream's answer comes back with its status, headers (:mod:`regio.proxy.upstream`) and
+  body unchanged (a stream event by event, :mod:`regio.proxy.streams`), plus the header
+  ``x-regio-session``. A length refusal gets one compaction and one retry (``Turn.recover``); a
+  reply calling regio's own tools is answered by the proxy first (``Turn.answer``).
 
 The engine's work runs in worker threads, in as few trips there as the order allows
 (:mod:`regio.proxy.state`). The session's lease in the engine store
@@ -76,8 +75,11 @@ __all__ = ["passthrough", "serve_api"]
 log = logging.getLogger("regio.proxy")
 
 
-def _error(api: str, status: int, message: str, kind: str = "invalid_request_error") -> Response:
-    return JSONResponse(error_body(api, message, kind), status_code=status)
+def _error(
+    api: str, status: int, message: str, kind: str = "invalid_request_error", session: str = ""
+) -> Response:
+    headers = {"x-regio-session": session} if session else None
+    return JSONResponse(error_body(api, message, kind), status_code=status, headers=headers)
 
 
 async def passthrough(
@@ -300,12 +302,11 @@ class _Exchange:
         reply: Reply | None,
         status: int,
         passed: PassThrough | None = None,
+        *,
         refused: bool = False,
     ) -> None:
-        """Finish and commit the turn, give the lease back (once; shielded from
-        cancellation); ``passed``: why the request went upstream unmanaged (logged);
-        ``refused``: the engine refused the client's items, nothing is committed
-        (``ProxyState.end_turn``)."""
+        """Finish and commit the turn (``refused``: commit nothing, ``ProxyState.end_turn``),
+        give the lease back, once, shielded; ``passed``: why it went upstream unmanaged."""
         if self.ended:
             return
         self.ended = True
@@ -374,9 +375,7 @@ class _Exchange:
             return answer
         except RegioError as exc:  # the engine refused what the client sent: commit nothing
             await self._end(None, 400, refused=True)
-            refused = _error(self.api, 400, str(exc))
-            refused.headers["x-regio-session"] = turn.handle.id
-            return refused
+            return _error(self.api, 400, str(exc), session=turn.handle.id)
         self._compact_meanwhile()  # starts once _send awaits: the body is encoded by then
         try:
             response = await self._send(upstream_body)
