@@ -35,11 +35,8 @@ def test_the_ceiling_correction_covers_the_factor_and_the_recent_reports_median(
     for estimated, reported in reports:
         cal.observe(KEY, estimated, reported)
     bounded = [min(max(r / e, 1.0), cal.max_ratio) for e, r in reports][-CEILING_EVIDENCE:]
-    median = (
-        sorted(bounded)[len(bounded) // 2]
-        if len(bounded) % 2
-        else sum(sorted(bounded)[len(bounded) // 2 - 1 : len(bounded) // 2 + 1]) / 2
-    )
+    # the recent median counts from three reports on (fewer: one outlier would be it)
+    median = sorted(bounded)[1] if len(bounded) == CEILING_EVIDENCE else 1.0
     strict = cal.correct_ceiling(KEY, estimate)
     assert strict >= cal.correct(KEY, estimate)
     assert strict >= math.ceil(round(estimate * median * (1 + margin), 6))
@@ -52,6 +49,13 @@ def test_a_rising_ratio_is_followed_where_the_moving_average_lags() -> None:
         cal.observe(KEY, 10_000, round(10_000 * (1.20 + 0.005 * n)))
     assert cal.factor(KEY) < 1.33  # the average lags the last report, 1.345
     assert cal.ceiling_factor(KEY) >= 1.34
+
+
+def test_an_outlier_among_the_first_reports_does_not_raise_the_ceiling_factor_past_the_factor():
+    cal = Calibration()
+    for reported in (12_000, 40_000):
+        cal.observe(KEY, 10_000, reported)
+    assert cal.ceiling_factor(KEY) == cal.factor(KEY)
 
 
 def test_one_outlier_after_two_equal_reports_does_not_move_the_ceiling_factor() -> None:

@@ -21,7 +21,8 @@ evidence: one wild report must not poison a session):
 * an optional ``margin`` (0.05 = 5%) is added on top; each provider and model keeps its own
   factor;
 * a hard limit (the request ceiling) is checked with :meth:`Calibration.ceiling_factor`: the
-  factor, or the median of the last three bounded ratios when that is higher, so a ratio that
+  factor, or (from the third report on) the median of the last three bounded ratios when that
+  is higher, so a ratio that
   keeps rising is followed within a report or two instead of the moving average's lag.
 
 Examples: 100,000 estimated and 122,000 reported give 1.22 after one report. A single report
@@ -237,7 +238,8 @@ class Calibration:
 
     def ceiling_factor(self, key: CalibrationKey) -> float:
         """The factor a hard limit is checked with (the request ceiling): the learned factor, or
-        the median of the last :data:`CEILING_EVIDENCE` bounded ratios when that is higher.
+        the median of the last :data:`CEILING_EVIDENCE` bounded ratios when that is higher (the
+        factor alone before there are that many).
         The moving average lags a ratio that keeps rising (a session whose content shifts
         toward text the local counter undercounts more); the recent median follows it within
         a report or two, and one outlier among three still does not move it."""
@@ -245,7 +247,9 @@ class Calibration:
         if record is None:
             return 1.0
         recent = record.recent[-CEILING_EVIDENCE:]
-        return max(record.factor, _median(recent)) if recent else record.factor
+        if len(recent) < CEILING_EVIDENCE:  # fewer reports: one outlier would be the median
+            return record.factor
+        return max(record.factor, _median(recent))
 
     def correct_ceiling(self, key: CalibrationKey, estimate: int) -> int:
         """:meth:`correct` with :meth:`ceiling_factor`: ``ceil(estimate * ceiling_factor *
