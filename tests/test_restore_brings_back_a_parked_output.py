@@ -336,24 +336,6 @@ def test_a_retry_after_a_refused_admission_restores_each_result_its_own_output()
     assert _restore(engine, "call_0-1") == (v3, True)
 
 
-def test_a_message_refused_by_the_window_files_none_of_its_captures() -> None:
-    """A message that cannot fit even with its results cut is refused before its outputs are
-    parked: the region keeps what it held, the transcript records nothing."""
-    engine, capture = _engine(keep=1)
-    _turn(engine, capture, 1)
-    held = [e.id for e in engine.window.region("tool_output").entries]
-    calls = (ToolUse("k", "read_file", {"path": "f"}),)
-    capture.admit(engine, [Message("user", (Text("read"),)), Message("assistant", calls)], [])
-    records = len(engine.transcript_log)
-    too_large = Message("user", (ToolResult("k", V1), Text(words(300_000, "big"))))
-    with pytest.raises(RegionFullError):
-        capture.admit(engine, [too_large], [])
-    assert [e.id for e in engine.window.region("tool_output").entries] == held
-    assert len(engine.transcript_log) == records
-    refusals = [e for e in engine.events.history if e.kind == "refused"]
-    assert len(refusals) == 1  # the dry run emits nothing
-
-
 def test_a_restore_result_admitted_first_after_a_load_is_never_parked_again(
     tmp_path: Path,
 ) -> None:

@@ -24,12 +24,12 @@ anyway; ``regio proxy`` applies them in front of unmodified agents, and any loop
   are parked side by side).
 
 A region that refuses a capture changes nothing: the message is admitted as the agent sent it
-(:func:`regio.capture.filing.file_moves`), so nothing is lost. A message the conversation would
-refuse (it cannot fit even with its tool results cut to their markers) is refused before any
-of its captures is filed (:func:`regio.engine._messages.refused`, the admission's check run
-dry): ``admit`` raises :class:`regio.errors.RegionFullError` and the regions keep what they
-held. A result answering one of regio's own tools (``context_restore``) is never parked. What
-is captured changes only the engine's window; the agent's own history is never edited.
+(:func:`regio.capture.filing.file_moves`), so nothing is lost. A message the conversation then
+refuses (it cannot fit even with its tool results cut to their markers: ``admit`` raises
+:class:`regio.errors.RegionFullError`) leaves the captures filed before it: its parked outputs
+stay in their region until a newer park displaces them (``regio proxy`` commits nothing of such
+a request). A result answering one of regio's own tools (``context_restore``) is never parked.
+What is captured changes only the engine's window; the agent's own history is never edited.
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ import attrs
 import msgspec
 
 from regio.content import Block, Message, Text, ToolResult, ToolUse
-from regio.engine._messages import refused
 from regio.session._callnames import answered_calls
 
 from .filing import file_moves
@@ -115,8 +114,8 @@ class LiveCapture:
                 if isinstance(b, ToolUse):
                     calls[b.id] = b
             item = self._captured(engine, message, calls, own)
-            if item is None or refused(engine.session, engine.state, item.message):
-                engine.add_message(message)  # refused: raises before any capture is filed
+            if item is None:
+                engine.add_message(message)
                 continue
             filed = file_moves({"live": engine}, None, item, names, notes)
             chosen = item.message if filed.by_engine["live"] else item.fallback or item.message

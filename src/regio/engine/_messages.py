@@ -30,7 +30,7 @@ from regio.compaction._compactor import run_steps
 from regio.compaction._room import room_steps
 from regio.compaction._writes import entry_of
 from regio.compaction.relief import _admit as reliefadmit
-from regio.content import ContentTypeError, Entry, Message, ToolResult
+from regio.content import Entry, Message, ToolResult
 from regio.regions import Region
 from regio.session._callnames import CallNames, name_message, renamed_meta
 from regio.session._events import OrphanToolResult
@@ -43,7 +43,7 @@ from regio.summarizers.observations import observation_meta
 from . import _turnfit as turnfit
 from ._history import HistoryRepaired
 
-__all__ = ["admit_message", "admit_steps", "make_room", "refused"]
+__all__ = ["admit_message", "admit_steps", "make_room"]
 
 
 def admit_message(
@@ -109,25 +109,6 @@ def admit_steps(
     entry = yield from reliefadmit.commit(c, admission, entry, conv.name)
     turnfit.report(c, conv, admission, entry)
     return entry
-
-
-def refused(c: Session, state: SessionState, message: Message) -> bool:
-    """Whether :func:`admit_steps` would refuse ``message`` before changing anything (a turn
-    that cannot fit the conversation even with its tool results cut to their markers,
-    :func:`regio.engine._turnfit.check`): the same steps run dry (text repaired, call ids
-    named, relief's admission edits), with no event and no change. A message whose blocks
-    admission rejects is not refused here (its own error comes from the admission)."""
-    conv = c.window.conversation
-    if conv is None:
-        return False
-    try:
-        message = admit_message_text(lambda _event: None, message, "add_message")
-    except ContentTypeError:
-        return False
-    names = state.call_names if state.call_names is not None else CallNames.of(conv.entries)
-    message, _, _ = name_message(c.window, conv, names, message)
-    admission = _counted(c, conv, reliefadmit.admit(c, message, None))
-    return turnfit.refusal_of(c, conv, admission) is not None
 
 
 def _counted(c: Session, conv: Region, admission: reliefadmit.Admission) -> reliefadmit.Admission:

@@ -33,12 +33,12 @@ from regio.compaction.relief._admit import Admission, with_changes
 from regio.compaction.relief._chain import ReliefApplied, rewrite_block_entry
 from regio.content import Block, Entry, Message, ToolResult
 from regio.policies import relief as rp
-from regio.regions import Refusal, Region, SlidingWindow
+from regio.regions import Region, SlidingWindow
 from regio.session._session import Session
 from regio.session._sizes import admission_tokens, count_up_to, entry_cap
 from regio.tokens import count_entry_up_to
 
-__all__ = ["STAGE", "check", "refusal_of", "report", "shorten", "trim", "turn_indexes"]
+__all__ = ["STAGE", "check", "report", "shorten", "trim", "turn_indexes"]
 
 #: The relief stage name of a turn trimmed to fit (events, tallies, the bench's relief line).
 STAGE = "turn_trim"
@@ -106,27 +106,20 @@ def check(c: Session, conv: Region, admission: Admission) -> None:
     """Refuse ``admission``'s message now, changing nothing, when the newest turn could not
     fit ``conv`` even with every tool result of the turn cut to its marker (module doc).
     Raises :class:`regio.errors.RegionFullError` (event ``refused``, reason ``too_large``)."""
-    refusal = refusal_of(c, conv, admission)
-    if refusal is not None:
-        conv.emit_refusal(refusal)
-        raise refusal.error()
-
-
-def refusal_of(c: Session, conv: Region, admission: Admission) -> Refusal | None:
-    """The refusal :func:`check` raises for ``admission`` (``None``: it admits); no event,
-    no change."""
     message = admission.message
     if conv.admission == "reject":
-        return None  # the region refuses what does not fit, changing nothing, as declared
+        return  # the region refuses what does not fit, changing nothing, as declared
     least = _least(c, conv, message)
     limit = conv.max_entry_tokens
     turn = turn_indexes(c, conv)
     kept = sum(conv.entries[i].tokens - _slack(c, conv.entries[i].blocks) for i in turn)
     if least + kept <= conv.budget and (limit is None or least <= limit):
-        return None
+        return
     probe = Entry(id="", blocks=message.blocks, role=message.role, tokens=least + kept)
     reason = "entry_limit" if limit is not None and least > limit else "too_large"
-    return conv.refusal(probe, reason)
+    refusal = conv.refusal(probe, reason)
+    conv.emit_refusal(refusal)
+    raise refusal.error()
 
 
 def trim(c: Session, conv: Region, admission: Admission) -> Admission:
