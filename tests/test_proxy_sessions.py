@@ -23,6 +23,7 @@ from regio.proxy import turn as turn_module
 
 BLUEPRINT = blueprint("proxy-sessions", "openai:gpt-5", window=8000, output=500, conversation=6000)
 SYSTEM = {"role": "system", "content": "You are terse."}
+_HEADERS = {"authorization": "Bearer sk-test"}
 
 
 def _store() -> str:
@@ -90,22 +91,29 @@ def test_a_retried_request_is_admitted_once():
         assert _transcript(client, first) == _expected(history)
 
 
+def _then_a_large_message(
+    client: Any, words: int
+) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+    """A session that said hello, then a request adding its reply and a user message of
+    ``words`` words: (the session, that history, the request body)."""
+    history = [{"role": "user", "content": "hello"}]
+    session, reply = _post(client, history)
+    history += [
+        {"role": "assistant", "content": reply},
+        {"role": "user", "content": " ".join(f"w{i}" for i in range(words))},
+    ]
+    return session, history, {"model": "gpt-5", "messages": [SYSTEM, *history]}
+
+
 def test_a_message_the_window_refuses_is_never_taken_as_admitted_by_the_next_request():
     """A user message larger than the whole conversation region is answered 400 and nothing
     of that request is committed: the same request again is refused again (never sent on
     without the message), and the client's shortened retry extends the same session."""
     upstream = _upstream()
     with in_process(upstream, BLUEPRINT, _store()) as client:
-        history = [{"role": "user", "content": "hello"}]
-        session, reply = _post(client, history)
-        history += [
-            {"role": "assistant", "content": reply},
-            {"role": "user", "content": " ".join(f"w{i}" for i in range(20_000))},
-        ]
-        body = {"model": "gpt-5", "messages": [SYSTEM, *history]}
-        headers = {"authorization": "Bearer sk-test"}
+        session, history, body = _then_a_large_message(client, 20_000)
         for _ in range(2):
-            refused = client.post("/v1/chat/completions", json=body, headers=headers)
+            refused = client.post("/v1/chat/completions", json=body, headers=_HEADERS)
             assert refused.status_code == 400, refused.text
             assert "Shorten or split it" in refused.json()["error"]["message"]
             assert refused.headers["x-regio-session"] == session
@@ -120,6 +128,50 @@ def test_a_message_the_window_refuses_is_never_taken_as_admitted_by_the_next_req
         assert again == session
         assert _transcript(client, session)[:3] == _expected(history)
         assert upstream.requests[-1]["messages"][-1]["content"] == history[-1]["content"]
+
+
+def test_a_length_refusal_the_engine_cannot_recover_from_commits_nothing():
+    """The upstream's window is smaller than the blueprint says: its length refusal gets one
+    compaction and one retry, and when the message still cannot fit, the 400 commits nothing
+    (the client's shortened retry extends the same session)."""
+    upstream = ScriptedUpstream([Step(f"reply {i}") for i in range(8)], 4000, 0)
+    with in_process(upstream, BLUEPRINT, _store()) as client:
+        session, history, body = _then_a_large_message(client, 1_700)
+        refused = client.post("/v1/chat/completions", json=body, headers=_HEADERS)
+        assert refused.status_code == 400, refused.text
+        assert refused.headers["x-regio-session"] == session
+        history[-1] = {"role": "user", "content": "in short"}
+        again, _ = _post(client, history)
+        assert again == session
+        assert _transcript(client, session)[:3] == _expected(history)
+
+
+def test_an_item_passed_through_unmanaged_is_never_skipped_by_the_next_request():
+    """A history item regio has no block for sends the request upstream as it came; nothing of
+    it is committed, so the next request reads its items again (and passes through again while
+    the item is there) instead of skipping the messages that came with it."""
+    upstream = ScriptedUpstream([Step(f"ok{i}") for i in range(6)], 8000, 500)
+    store = _store()
+    with in_process(
+        upstream, BLUEPRINT.replace("openai:gpt-5", "anthropic:claude-x"), store
+    ) as client:
+        headers = {"x-api-key": "k", "x-regio-session": "s1"}
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "think"}]
+
+        def post() -> Any:
+            body = {"model": "claude-x", "max_tokens": 50, "messages": messages}
+            return client.post("/v1/messages", json=body, headers=headers)
+
+        assert post().status_code == 200
+        messages += [
+            {"role": "assistant", "content": [{"type": "redacted_thinking", "data": "opaque"}]},
+            {"role": "user", "content": "go on"},
+        ]
+        assert post().status_code == 200  # passed through as it came
+        messages += [{"role": "assistant", "content": "fine"}, {"role": "user", "content": "next"}]
+        assert post().status_code == 200
+        sent = [str(m["content"]) for m in upstream.requests[-1]["messages"]]
+        assert "go on" in sent and "next" in sent
 
 
 def test_the_x_regio_session_header_names_the_session_and_keeps_equal_histories_apart():

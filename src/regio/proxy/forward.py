@@ -12,21 +12,18 @@ window, send it upstream, relay the answer, commit.
   ``x-regio-session``. A length refusal gets one compaction and one retry (``Turn.recover``); a
   reply calling regio's own tools is answered by the proxy first (``Turn.answer``).
 
-The engine's work runs in worker threads, in as few trips there as the order allows
-(:mod:`regio.proxy.state`). The session's lease in the engine store
-(:mod:`regio.persistence.store.lease`) is held from before the session is opened until after it is
-committed, renewed every third of ``--lease-seconds`` while the request runs: two requests of
-one session, on any workers, never work on it at once; a second one waits for the lease (up to
-``--lease-wait``, then 503, which the provider SDKs retry). A worker killed mid-request stops
-renewing, its lease lapses after ``--lease-seconds`` and the next request continues from what
-the store holds (:mod:`regio.proxy.records`). A client that goes away mid-stream cancels the
-upstream call; what it had sent is still committed, so its retry finds the session in order.
-A compaction the turn deferred (:mod:`regio.proxy.turn`) runs beside the upstream call, while
-the model generates; the turn's later steps wait for it. The turn is committed before the
-answer's end reaches the client (a stream's last event is held back until then), so a client
-that sends its next request at once finds the session where this one left it. With
-``--summarizer upstream`` the engine's summaries are written by the upstream, with this
-request's key, until its turn ends (:mod:`regio.proxy.summaries`).
+The engine's work runs in worker threads, in as few trips as the order allows
+(:mod:`regio.proxy.state`). The session's lease (:mod:`regio.persistence.store.lease`) is held
+from before the session is opened until after it is committed, renewed every third of
+``--lease-seconds``: two requests of one session, on any workers, never work on it at once (a
+second waits up to ``--lease-wait``, then 503, which the SDKs retry). A worker killed
+mid-request stops renewing, its lease lapses and the next request continues from the store
+(:mod:`regio.proxy.records`). A client gone mid-stream cancels the upstream call; what it sent
+is committed. A compaction the turn deferred (:mod:`regio.proxy.turn`) runs while the model
+generates. The turn is committed before the answer's end reaches the client (a stream's last
+event is held back), so an immediate next request finds the session where this one left it.
+With ``--summarizer upstream`` the summaries are written by the upstream with this request's
+key (:mod:`regio.proxy.summaries`).
 """
 
 from __future__ import annotations
@@ -120,8 +117,7 @@ async def passthrough(
     return Stream(chunks(), lambda: release(response), status_code=status, headers=returned)
 
 
-def _returned(response: httpx.Response) -> MutableHeaders:
-    """The upstream's headers for the client, a repeated one repeated (``response_headers``)."""
+def _returned(response: httpx.Response) -> MutableHeaders:  # a repeated header repeated
     return MutableHeaders(raw=response_headers(response.headers))
 
 
@@ -129,8 +125,7 @@ def _log_passthrough(state: ProxyState, reason: PassThrough, status: int) -> Non
     log_request(state.config.request_log, session=None, status=status, **_passed(reason))
 
 
-def _passed(reason: PassThrough) -> dict[str, Any]:
-    """The ``--request-log`` field of a request sent upstream unmanaged."""
+def _passed(reason: PassThrough) -> dict[str, Any]:  # its --request-log field
     return {"passthrough": {"reason": reason.reason, "place": reason.place}}
 
 
@@ -352,6 +347,12 @@ class _Exchange:
                 **({} if passed is None else _passed(passed)),
             )
 
+    async def _refused(self, exc: RegioError) -> Response:
+        """Answer 400 for what the engine refused, committing nothing of the request."""
+        self.state.metrics.refused(self.turn.handle.id, self.turn.client.api)
+        await self._end(None, 400, refused=True)
+        return _error(self.api, 400, str(exc), session=self.turn.handle.id)
+
     async def _send(self, body: dict[str, Any]) -> httpx.Response:
         self.sent = body
         headers = client_headers(self.request.headers.items())
@@ -370,22 +371,21 @@ class _Exchange:
             try:
                 answer = await passthrough(self.state, self.request, body, exc, self.api)
                 status = answer.status_code
-            finally:
-                await self._end(None, status, exc)
+            finally:  # unmanaged: nothing of it is committed (it is passed through again)
+                await self._end(None, status, exc, refused=True)
             return answer
         except RegioError as exc:  # the engine refused what the client sent: commit nothing
-            await self._end(None, 400, refused=True)
-            return _error(self.api, 400, str(exc), session=turn.handle.id)
+            return await self._refused(exc)
         self._compact_meanwhile()  # starts once _send awaits: the body is encoded by then
         try:
             response = await self._send(upstream_body)
             response = await self._recovered(response)
-        except RegioError as exc:
-            await self._end(None, 400)
-            return _error(self.api, 400, str(exc))
+        except RegioError as exc:  # a length refusal the engine could not recover from
+            return await self._refused(exc)
         except httpx.HTTPError as exc:
             await self._end(None, 502)
-            return _error(self.api, 502, f"upstream unreachable: {type(exc).__name__}", "api_error")
+            why = f"upstream unreachable: {type(exc).__name__}"
+            return _error(self.api, 502, why, "api_error", session=turn.handle.id)
         if response.status_code != 200:
             data = await drained(response)
             await self._end(None, response.status_code)

@@ -196,8 +196,8 @@ class ProxyMetrics:
 
     def refused(self, session: str, api: str) -> None:
         """Count one request answered 400 because the engine refused what the client sent
-        (nothing went upstream, nothing was committed): ``regio_requests_total`` with
-        ``status="400"``, nothing else."""
+        (nothing was committed; summaries written while it tried are counted by
+        :meth:`summarized`): ``regio_requests_total`` with ``status="400"``, nothing else."""
         self.requests.labels(session, api, "400").inc()
 
     def summarized(self, session: str, tally: SummaryTally) -> None:

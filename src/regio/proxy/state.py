@@ -182,15 +182,15 @@ class ProxyState:
         is false when the lease was lost (``lost()``) or the store refused (logged; ``stat`` is
         then ``None``). ``sent``: the last body sent upstream (the slot prediction's). A lease
         the store fails to release is logged (it lapses by itself after ``--lease-seconds``).
-        ``refused``: the engine refused what the client sent (the request was answered with an
-        error before anything went upstream): nothing is committed and the engine this worker
-        holds is dropped, so the session stays as its last request left it and a retry admits
-        the same items again (a shortened retry extends the session, never a branch)."""
+        ``refused``: the request was not served from the session (the engine refused what the
+        client sent, or it went upstream unmanaged): nothing is committed and the engine this
+        worker holds is dropped, so the session stays as its last request left it and the next
+        request reads the same items again (a shortened retry extends the session, never a
+        branch; an item no reader takes is passed through again, never skipped)."""
         handle = turn.handle
         try:
             if refused:
                 self.directory.engines.drop(handle.id)
-                self.metrics.refused(handle.id, turn.client.api)
                 return False, None
             try:
                 predicted = None
