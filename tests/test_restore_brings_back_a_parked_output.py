@@ -24,7 +24,7 @@ from regio.errors import RegionFullError
 from regio.persistence._lostparts import StoredPartsLostWarning
 from regio.persistence.store import SQLiteStore
 from regio.policies import Compact
-from regio.policies.relief import ReliefPolicy
+from regio.policies.relief import ReliefPolicy, ToolRelief
 from regio.regions import (
     CompactHistory,
     Keyed,
@@ -371,6 +371,48 @@ def test_a_restore_result_whose_id_admission_repairs_is_never_parked_again() -> 
     capture.admit(engine, [Message("tool", (ToolResult(call_id, output),))], [])
     assert engine.window.region("conversation").entries[-1].blocks[0].content == output
     assert engine.window.region("tool_output").entries == []
+
+
+_HEAD = "contents of src/f.py\n" + "\n".join(f"Error: check {k} failed" for k in range(3)) + "\n"
+
+
+@pytest.mark.parametrize("ids", [("call_0", "call_0"), ("call-1", "call-12")])
+def test_results_whose_stubs_relief_trimmed_each_restore_their_own_output(
+    ids: tuple[str, str],
+) -> None:
+    """Relief trims both stubs on admission (nothing left to rank them by), the two calls'
+    ids look alike to the rename rule: each output is found by its call's admitted id."""
+    engine, capture = _engine(
+        keep=1, clear=False, trim=False, tools={"read_file": ToolRelief(max_result_tokens=16)}
+    )
+    v1 = _HEAD + words(400, "a")
+    v2 = v1.replace("a7 ", "b7 ")
+    calls = tuple(ToolUse(i, "read_file", {"path": "src/f.py"}) for i in ids)
+    results = (ToolResult(ids[0], v1), ToolResult(ids[1], v2))
+    sent = [Message("user", (Text("read"),)), Message("assistant", calls)]
+    capture.admit(
+        engine, [*sent, Message("tool", results), Message("assistant", (Text("ok"),))], []
+    )
+    engine.request()
+    _turn(engine, capture, 3)  # displaces both
+    admitted = [
+        b.tool_use_id
+        for e in engine.window.region("conversation").entries
+        for b in e.blocks
+        if isinstance(b, ToolResult)
+    ][:2]
+    assert _restore(engine, admitted[0]) == (v1, True)
+    assert _restore(engine, admitted[1]) == (v2, True)
+
+
+def test_outputs_parked_under_a_reused_call_id_leave_with_their_turns() -> None:
+    """A backend that numbers every step's call ``call_0``: the outputs of the summarized
+    turns leave; only the kept turn's stays."""
+    engine, capture = _engine(keep=3, clear=False, trim=False)  # relief clears nothing
+    for n in range(3):
+        _turn(engine, capture, n, call_id="call_0")
+    engine.compact(keep_messages=4)  # the last turn stays, verbatim
+    assert [e.text for e in engine.window.region("tool_output").entries] == [_output(2)]
 
 
 def test_a_context_restore_result_is_never_parked_again() -> None:

@@ -26,7 +26,7 @@ import attrs
 from regio.content import Entry
 from regio.errors import RegioError
 from regio.layout import LayoutError
-from regio.regions import PARKED_CALL, PARKED_STUB, Refusal
+from regio.regions import PARKED_ADMITTED, PARKED_CALL, PARKED_STUB, Refusal
 
 from .rules import AddMessage, RegionOp
 
@@ -73,6 +73,7 @@ def apply_op(engine: Engine, op: RegionOp) -> bool:
     content: Entry | str = op.text
     if op.stub:  # a parked output knows what stands for it in the conversation
         meta = {PARKED_STUB: op.stub} | ({PARKED_CALL: op.call} if op.call else {})
+        meta |= {PARKED_ADMITTED: op.admitted} if op.admitted else {}
         content = engine.window.make_entry(op.text, key=op.key, meta=meta)
     result = engine.write(op.region, content, key=op.key)
     return not isinstance(result, Refusal)

@@ -48,6 +48,7 @@ from .rules import (
     AddMessage,
     CaptureRule,
     LookupRule,
+    ParkRule,
     RegionOp,
     SystemPromptRule,
     add_moves,
@@ -108,7 +109,8 @@ class LiveCapture:
         does not have)."""
         calls: dict[str, ToolUse] = {}
         names = {r.name for r in engine.window.regions}
-        own = frozenset(spec.name for spec in engine.tools())
+        parks = any(isinstance(r, ParkRule) for r in self.rules)
+        own = frozenset(spec.name for spec in engine.tools()) if parks else frozenset()
         for message in messages:
             for b in message.blocks:
                 if isinstance(b, ToolUse):
@@ -133,7 +135,9 @@ class LiveCapture:
         count = engine.counter.count
         # the call each result answers, named as admission will name it (a reused or mapped
         # id answers the call the engine holds it for)
-        results = any(isinstance(b, ToolResult) for b in message.blocks)
+        # (only rules that read the call need it: park and lookup, not footer)
+        named = any(isinstance(r, ParkRule | LookupRule) for r in self.rules)
+        results = named and any(isinstance(b, ToolResult) for b in message.blocks)
         answers = iter(answered_calls(engine.window, engine.state, message) if results else ())
         blocks: list[Block] = []
         moves: list[RegionOp] = []
@@ -141,7 +145,10 @@ class LiveCapture:
             if isinstance(b, ToolResult):
                 answered = next(answers, None)
                 park = answered is None or answered.name not in own
-                text, found = observe(b.content, self.rules, count, park=park, call=b.tool_use_id)
+                admitted = answered.id if answered is not None else ""
+                text, found = observe(
+                    b.content, self.rules, count, park=park, call=b.tool_use_id, admitted=admitted
+                )
                 call = answered or calls.get(b.tool_use_id)
                 if call is not None and not b.is_error:
                     found += [

@@ -86,10 +86,11 @@ class RegionOp(msgspec.Struct, frozen=True, tag="region", tag_field="op"):
     stream sent, written only by an engine whose region does not hold it (an agent does not
     rewrite an unchanged fact, but files it again where the last write was refused).
     ``copy``: the text also stays where it was recorded (a lookup result stays a tool
-    result), so a refusal of this write loses nothing. ``stub``: for a parked output, the text
-    the conversation keeps in its place (:meth:`ParkRule.stub`), and ``call`` the id of the
-    tool call whose result it was, as sent (empty for an observation): the parked entry leaves its
-    region when a compaction summarizes the message holding it, or relief clears that result
+    result), so a refusal of this write loses nothing. ``stub``: for a parked output, the text the
+    conversation keeps in its place (:meth:`ParkRule.stub`), and ``call`` the id of the tool call
+    whose result it was, as sent (empty for an observation), and ``admitted`` that call's id as the
+    engine admitted it when the capture knew it (a live capture): the parked entry leaves its region
+    when a compaction summarizes the message holding it, or relief clears that result
     (:data:`regio.regions.PARKED_STUB`, :data:`regio.regions.PARKED_CALL`)."""
 
     action: str
@@ -102,6 +103,7 @@ class RegionOp(msgspec.Struct, frozen=True, tag="region", tag_field="op"):
     copy: bool = False
     stub: str = ""
     call: str = ""
+    admitted: str = ""
 
 
 class AddMessage(msgspec.Struct, frozen=True, tag="message", tag_field="op"):
@@ -290,6 +292,7 @@ def observe(
     park: bool = True,
     last_state: dict[str, str] | None = None,
     call: str = "",
+    admitted: str = "",
 ) -> tuple[str, list[RegionOp]]:
     """The ``footer`` and ``park`` rules of ``rules`` on one text (a tool result, or an
     observation with ``park=False`` when observations are not parked): the text kept in the
@@ -298,7 +301,8 @@ def observe(
     marked ``repeat`` (filed again only where the region does not hold it); with
     ``last_state=None`` every state is a ``repeat`` (the region decides). A text of at least a
     park rule's ``min_tokens`` (by ``count``) is parked by the first such rule; ``call``: the
-    id of the call whose result ``text`` is (empty for an observation), kept with the park."""
+    id of the call whose result ``text`` is (empty for an observation), kept with the park, and
+    ``admitted`` that call's id as the engine admits it (empty: not known)."""
     ops: list[RegionOp] = []
     for rule in rules:
         if not isinstance(rule, FooterRule):
@@ -328,6 +332,7 @@ def observe(
                         rule=rule.name,
                         stub=stub,
                         call=call,
+                        admitted=admitted,
                     )
                 )
                 text = stub

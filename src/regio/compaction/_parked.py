@@ -12,7 +12,8 @@ longer place (which call produced it, what came of it).
 
 :func:`release_orphaned` then releases it, in the flush that summarized or cleared. The
 message that holds a parked tool result is the one holding that call's result (its id as the
-engine admitted it, :func:`regio.callids.same_call`); it stands for the output unless relief
+engine admitted it when the capture recorded that, else as sent:
+:func:`regio.regions.parked_for`); it stands for the output unless relief
 cleared it (:data:`regio.policies.relief.CLEARED_META`; a trim keeps head and tail, and the
 output stays). A parked observation's message is the one whose text holds the stub. An output is
 released only when its result left the conversation (a message this flush summarized held
@@ -38,10 +39,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from regio.callids import same_call
 from regio.content import Entry, ToolResult
 from regio.policies.relief import CLEARED_META
-from regio.regions import PARKED_CALL, PARKED_STUB, SlidingWindow
+from regio.regions import PARKED_CALL, PARKED_STUB, SlidingWindow, parked_for
 from regio.session._session import Session
 
 from ._cuts import entry_number, unsent_from
@@ -50,15 +50,16 @@ __all__ = ["release_orphaned"]
 
 
 def _results(message: Entry, parked: Entry) -> list[ToolResult]:
-    """The results in the conversation ``message`` that may stand for the ``parked`` output:
-    those of a call :func:`same_call` matches (several when the client reused one id), or
-    for a parked observation a text holding its stub (returned as a result of no call)."""
+    """The results in the conversation ``message`` that may stand for the ``parked`` output: those
+    of its call (:func:`regio.regions.parked_for`: exactly, or as sent) (several when the client
+    reused one id), or for a parked observation a text holding its stub (returned as a result of no
+    call)."""
     call = parked.meta.get(PARKED_CALL)
     if isinstance(call, str) and call:
         return [
             b
             for b in message.blocks
-            if isinstance(b, ToolResult) and same_call(b.tool_use_id, call)
+            if isinstance(b, ToolResult) and parked_for(parked, b.tool_use_id)
         ]
     stub = str(parked.meta[PARKED_STUB])
     return [ToolResult("", stub)] if stub in message.text else []

@@ -17,12 +17,14 @@ from regio.regions.keyed import Checklist, Keyed
 from regio.regions.pending import CompactionQueue, PendingCompaction
 from regio.regions.registry import KIND_ALIASES, REGION_KINDS, make_region
 from regio.regions.simple import (
+    PARKED_ADMITTED,
     PARKED_CALL,
     PARKED_STUB,
     Clearable,
     Pinned,
     Temporary,
     is_parked_stub,
+    parked_for,
     parked_pointer,
 )
 from regio.regions.state import FinishGate, OpenItem, RegionState, WindowState
@@ -30,6 +32,7 @@ from regio.regions.window import Window
 
 __all__ = [
     "KIND_ALIASES",
+    "PARKED_ADMITTED",
     "PARKED_CALL",
     "PARKED_STUB",
     "REGION_KINDS",
@@ -56,5 +59,6 @@ __all__ = [
     "WriteResult",
     "is_parked_stub",
     "make_region",
+    "parked_for",
     "parked_pointer",
 ]

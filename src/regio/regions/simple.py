@@ -14,16 +14,19 @@ from typing import ClassVar
 
 import attrs
 
+from regio.callids import same_call
 from regio.content import Entry
 from regio.regions.base import ReclaimPhase, Refusal, Region, WritePlan
 
 __all__ = [
+    "PARKED_ADMITTED",
     "PARKED_CALL",
     "PARKED_STUB",
     "Clearable",
     "Pinned",
     "Temporary",
     "is_parked_stub",
+    "parked_for",
     "parked_pointer",
 ]
 
@@ -37,8 +40,25 @@ PARKED_STUB = "parked_stub"
 #: call's result (its id as admitted, :func:`regio.callids.same_call`), whatever
 #: relief made of its text.
 PARKED_CALL = "parked_call"
+#: ``Entry.meta`` key of a parked tool result's call id as the engine admitted it, when the
+#: capture knew it (a live capture names each result as admission does): the output is that
+#: call's, exactly. Without it (the bench's replay feeds several engines one stream) the
+#: call is matched as sent (:func:`parked_for`).
+PARKED_ADMITTED = "parked_admitted"
 
 _POINTER = re.compile(r"\[\d+ tokens of output parked in region '[^'\n]*'\]\Z")
+
+
+def parked_for(entry: Entry, call_id: str) -> bool:
+    """Whether the parked ``entry`` is the output of the call the engine holds as
+    ``call_id``: exactly its admitted id when it was recorded (:data:`PARKED_ADMITTED`), else
+    a call its id as sent may have become on admission (:func:`regio.callids.same_call`: a
+    doubt matches)."""
+    admitted = entry.meta.get(PARKED_ADMITTED)
+    if isinstance(admitted, str) and admitted:
+        return call_id == admitted
+    sent = entry.meta.get(PARKED_CALL)
+    return isinstance(sent, str) and bool(sent) and same_call(call_id, sent)
 
 
 def parked_pointer(tokens: int, region: str) -> str:

@@ -24,10 +24,9 @@ from collections.abc import Sequence
 
 import msgspec
 
-from regio.callids import same_call
 from regio.content import Block, Entry, Text, ToolResult
 from regio.policies import relief as rp
-from regio.regions import PARKED_CALL, PARKED_STUB, SlidingWindow, is_parked_stub
+from regio.regions import PARKED_CALL, PARKED_STUB, SlidingWindow, is_parked_stub, parked_for
 from regio.session._session import Session
 from regio.session._transcript import TranscriptRecord
 
@@ -194,12 +193,12 @@ def _parked_output(
     doc; ``None``: ``content`` is no park stub of that call, or ``admitted``, the transcript
     record of the message that admitted it, is not known): one of the tool outputs parked with
     that stub for that message
-    (:meth:`regio.session._transcript.Transcript.parked_before`). A message's results are
-    parked in their order, just before it, so the call's rank among those results names its
-    output among the last such writes (a refused admission leaves earlier ones; two results
-    of one message with one stub and one call id as sent each get their own); else the last whose
-    call :func:`regio.callids.same_call` may be this one (an id renamed or mapped on
-    admission; a result relief trimmed on admission no longer reads as the stub)."""
+    (:meth:`regio.session._transcript.Transcript.parked_before`). A message's results are parked in
+    their order, just before it, so the call's rank among those results names its output among the
+    last such writes (a refused admission leaves earlier ones; two results of one message with one
+    stub and one call id as sent each get their own); else the last that is this call's
+    (:func:`regio.regions.parked_for`: exactly when the capture recorded the admitted id, else as
+    sent; a result relief trimmed on admission no longer reads as the stub)."""
     if admitted is None or admitted.entry is None or not is_parked_stub(content):
         return None
     writes = [
@@ -216,7 +215,7 @@ def _parked_output(
         # the last writes are this message's: earlier ones were written for an admission
         # that was refused (a retry writes again)
         return writes[len(writes) - len(ranks) + ranks.index(call_id)][0]
-    mine = [entry for entry, call in writes if same_call(call_id, call)]
+    mine = [entry for entry, _call in writes if parked_for(entry, call_id)]
     return mine[-1] if mine else None
 
 
