@@ -32,7 +32,7 @@ from regio.compaction._writes import entry_of
 from regio.compaction.relief import _admit as reliefadmit
 from regio.content import Entry, Message, ToolResult
 from regio.regions import Region
-from regio.session._callnames import CallNames, name_message, renamed_meta
+from regio.session._callnames import name_admitted, renamed_meta
 from regio.session._events import OrphanToolResult
 from regio.session._session import CompactionResult, Session, Steps
 from regio.session._sizes import admission_tokens, measured_tokens
@@ -79,9 +79,7 @@ def admit_steps(
     tokens = measured_tokens(tokens, "add_message")
     message = admit_message_text(c.emit, message, "add_message")
     meta = observation_meta(message, observation)
-    if state.call_names is None:
-        state.call_names = CallNames.of(conv.entries)
-    message, renames, ledger = name_message(c.window, conv, state.call_names, message)
+    message, renames, ledger = name_admitted(c.window, conv, state, message)
     if renames:
         meta = renamed_meta(meta, renames)
     admission = _counted(c, conv, reliefadmit.admit(c, message, tokens))  # changes nothing yet

@@ -37,6 +37,7 @@ __all__ = [
     "CallNames",
     "WindowLedger",
     "answered_calls",
+    "name_admitted",
     "name_message",
     "renamed_meta",
 ]
@@ -165,10 +166,20 @@ def answered_calls(window: Window, state: HoldsNames, message: Message) -> list[
         blocks, _ = repair_value(message.blocks, "blocks")
     except UnencodableValueError:  # admission refuses the message
         return [None] * results
+    named, _, _ = name_admitted(window, conv, state, Message(message.role, blocks))
+    return [window.tool_call(b.tool_use_id) for b in named.blocks if isinstance(b, ToolResult)]
+
+
+def name_admitted(
+    window: Window, conv: Region, state: HoldsNames, message: Message
+) -> tuple[Message, list[IdChange], WindowLedger]:
+    """:func:`name_message` against the engine's index of renamed calls (``state.call_names``,
+    built from ``conv``'s entries on first use: after a load or a repair): what admission
+    runs, and what :func:`answered_calls` runs dry (nothing recorded until the ledger's
+    :meth:`WindowLedger.commit`)."""
     if state.call_names is None:
         state.call_names = CallNames.of(conv.entries)
-    named, _, _ = name_message(window, conv, state.call_names, Message(message.role, blocks))
-    return [window.tool_call(b.tool_use_id) for b in named.blocks if isinstance(b, ToolResult)]
+    return name_message(window, conv, state.call_names, message)
 
 
 def renamed_meta(meta: dict[str, Any] | None, changes: Sequence[IdChange]) -> dict[str, Any]:
