@@ -94,7 +94,7 @@ def test_a_request_with_an_item_regio_cannot_read_goes_upstream_exactly_as_sent(
         "max_tokens": 50,
         "messages": [
             {"role": "user", "content": "think"},
-            {"role": "assistant", "content": [{"type": "redacted_thinking", "data": "opaque"}]},
+            {"role": "assistant", "content": [{"type": "compaction", "content": "opaque"}]},
             {"role": "user", "content": "go on"},
         ],
     }

@@ -32,12 +32,12 @@ BLUEPRINT = blueprint(
     conversation=6000,
     history=1000,
 )
-REDACTED = [
+UNREADABLE = [
     {"role": "user", "content": "think"},
-    {"role": "assistant", "content": [{"type": "redacted_thinking", "data": "opaque"}]},
+    {"role": "assistant", "content": [{"type": "compaction", "content": "opaque"}]},
     {"role": "user", "content": "go on"},
 ]
-BODY = {"model": "claude-x", "max_tokens": 50, "messages": REDACTED}
+BODY = {"model": "claude-x", "max_tokens": 50, "messages": UNREADABLE}
 HEADERS = {"x-api-key": "k", "x-regio-session": "s1"}
 
 
@@ -55,7 +55,7 @@ def test_a_passed_through_request_is_logged_with_the_upstreams_status_and_its_pl
     log = Path(tempfile.mkdtemp()) / "requests.jsonl"
     store = f"sqlite:{tempfile.mkdtemp()}/p.db"
     with in_process(upstream, BLUEPRINT, store, request_log=str(log)) as client:
-        body = {"model": "claude-x", "max_tokens": 50, "messages": REDACTED}
+        body = {"model": "claude-x", "max_tokens": 50, "messages": UNREADABLE}
         response = client.post("/v1/messages", json=body, headers={"x-api-key": "k"})
         assert response.status_code == 200, response.text
         reasons = _reasons(client)
@@ -72,7 +72,7 @@ def test_passthrough_reasons_are_a_fixed_set_never_the_place() -> None:
     store = f"sqlite:{tempfile.mkdtemp()}/p.db"
     with in_process(upstream, BLUEPRINT, store, request_log=str(log)) as client:
         for n in range(3):  # the unreadable item at another place each time
-            messages = [{"role": "user", "content": f"q{i}"} for i in range(n)] + REDACTED
+            messages = [{"role": "user", "content": f"q{i}"} for i in range(n)] + UNREADABLE
             if n % 2:
                 messages.insert(n, {"role": "assistant", "content": "a"})
             body = {"model": "claude-x", "max_tokens": 50, "messages": messages}

@@ -164,7 +164,7 @@ def test_an_item_passed_through_unmanaged_is_never_skipped_by_the_next_request()
 
         assert post().status_code == 200
         messages += [
-            {"role": "assistant", "content": [{"type": "redacted_thinking", "data": "opaque"}]},
+            {"role": "assistant", "content": [{"type": "compaction", "content": "opaque"}]},
             {"role": "user", "content": "go on"},
         ]
         assert post().status_code == 200  # passed through as it came

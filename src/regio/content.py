@@ -5,8 +5,10 @@ msgspec Structs. The vocabulary follows the providers' own terms:
 
 * a **block** is one content unit: :class:`Text`, :class:`ToolUse` (a tool call),
   :class:`ToolResult` (the answer to one call), :class:`Thinking` (opaque reasoning that is
-  kept with its assistant turn), or an :class:`Image` / :class:`Document` (:mod:`regio.media`;
-  in user messages and inside a tool result's ``media``);
+  kept with its assistant turn), an :class:`Image` / :class:`Document` (:mod:`regio.media`;
+  in user messages and inside a tool result's ``media``), or a :class:`ProviderBlock` (a
+  provider's block regio keeps as received without reading it: Anthropic's
+  ``redacted_thinking`` and server tool blocks);
 * a **message** is a role plus blocks. regio uses the role ``"tool"`` for a message that carries
   only tool results (OpenAI's ``role: tool``; renderers turn it into an Anthropic ``user``
   message);
@@ -29,12 +31,15 @@ from regio.errors import RegioError
 from regio.media import ANTHROPIC_MAX_PIXELS, Document, Image, anthropic_image_tokens, describe
 
 __all__ = [
+    "PROVIDER_BLOCK_TYPES",
+    "RESPONSES_PROVIDER_ITEMS",
     "Block",
     "ContentTypeError",
     "Document",
     "Entry",
     "Image",
     "Message",
+    "ProviderBlock",
     "Role",
     "Text",
     "Thinking",
@@ -133,7 +138,85 @@ class Thinking(msgspec.Struct, frozen=True, tag="thinking", tag_field="type"):
     signature: str = ""
 
 
-Block = Text | ToolUse | ToolResult | Thinking | Image | Document
+#: The Anthropic Messages content block types kept as :class:`ProviderBlock`: the response
+#: blocks of the official SDK's ``ContentBlock`` union (``anthropic.types.ContentBlock``,
+#: anthropic 2.17) that regio has no type for, plus the MCP connector's blocks
+#: (https://docs.anthropic.com/en/docs/agents-and-tools/mcp-connector). Each must go back in its
+#: assistant message as it came (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#thinking-redaction;
+#: https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/web-search-tool).
+ANTHROPIC_PROVIDER_BLOCKS = frozenset(
+    {
+        "redacted_thinking",
+        "server_tool_use",
+        "web_search_tool_result",
+        "web_fetch_tool_result",
+        "code_execution_tool_result",
+        "bash_code_execution_tool_result",
+        "text_editor_code_execution_tool_result",
+        "tool_search_tool_result",
+        "container_upload",
+        "mcp_tool_use",
+        "mcp_tool_result",
+    }
+)
+
+
+#: The OpenAI Responses input item types kept as :class:`ProviderBlock`: built-in tool calls
+#: that carry their own result, so no other item answers them
+#: (https://platform.openai.com/docs/api-reference/responses/create, ``input`` item list).
+#: ``image_generation_call`` is not among them: its result is the image's base64 text, which
+#: would be counted as text.
+RESPONSES_PROVIDER_ITEMS = frozenset(
+    {
+        "web_search_call",
+        "file_search_call",
+        "code_interpreter_call",
+        "mcp_call",
+        "mcp_list_tools",
+    }
+)
+#: The block types kept as received, per API.
+PROVIDER_BLOCK_TYPES: dict[str, frozenset[str]] = {
+    "anthropic": ANTHROPIC_PROVIDER_BLOCKS,
+    "openai_responses": RESPONSES_PROVIDER_ITEMS,
+}
+
+
+class ProviderBlock(msgspec.Struct, frozen=True, tag="provider_block", tag_field="type"):
+    """A provider's content block that regio keeps without reading it: ``block``, the block as
+    received (a JSON object), for the API ``api``: ``"anthropic"`` (its ``type`` one of
+    :data:`ANTHROPIC_PROVIDER_BLOCKS`) or ``"openai_responses"`` (an input item, its ``type``
+    one of :data:`RESPONSES_PROVIDER_ITEMS`, alone in an assistant message). Like
+    :class:`Thinking` it is never edited and always stays with its message; it is rendered back
+    as received into that API's payloads and left out of every other API's. It is counted as
+    its JSON text and contributes no text to summaries (a redacted thinking block is encrypted;
+    a server tool's result holds encrypted page content). Raises :class:`ContentTypeError` for
+    another ``api`` or a block whose ``type`` is not one of its API's."""
+
+    api: str
+    block: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        kinds = PROVIDER_BLOCK_TYPES.get(self.api)
+        if kinds is None:
+            raise ContentTypeError(
+                f"provider_block: api {self.api!r} is not one of "
+                f"{', '.join(repr(a) for a in PROVIDER_BLOCK_TYPES)}"
+            )
+        kind = self.block.get("type") if isinstance(self.block, dict) else None
+        if kind not in kinds:
+            raise ContentTypeError(
+                f"provider_block: type {kind!r} is not one regio keeps as received for "
+                f"{self.api} ({', '.join(sorted(kinds))})"
+            )
+
+    @property
+    def kind(self) -> str:
+        """The block's own ``type`` (``"redacted_thinking"``, ``"server_tool_use"``, ...)."""
+        return str(self.block["type"])
+
+
+Block = Text | ToolUse | ToolResult | Thinking | ProviderBlock | Image | Document
 
 
 class Message(msgspec.Struct, frozen=True):
@@ -231,7 +314,8 @@ class Entry(msgspec.Struct, frozen=True):
 
 
 def block_text(block: Block) -> str:
-    """The text a block contributes: text, thinking, tool result content, or the call as JSON.
+    """The text a block contributes: text, thinking, tool result content, or the call as JSON
+    (a :class:`ProviderBlock` none).
 
     Images and documents contribute their :func:`regio.media.describe` line (never their
     bytes), a plain-text document its text after that line; a tool result's media follow
@@ -244,6 +328,8 @@ def block_text(block: Block) -> str:
         return block.content
     if isinstance(block, Thinking):
         return block.thinking
+    if isinstance(block, ProviderBlock):
+        return ""
     if isinstance(block, Image):
         return describe(block)
     if isinstance(block, Document):

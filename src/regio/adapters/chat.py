@@ -5,7 +5,10 @@ Chat Completions messages (https://platform.openai.com/docs/api-reference/chat/c
 input items (https://platform.openai.com/docs/api-reference/responses/create): messages with a
 ``role``, ``function_call`` and ``function_call_output`` items, and the custom tool and local
 shell calls and their outputs (:mod:`regio.responses_items`: a :class:`ToolUse` /
-:class:`ToolResult` keeping the item's own fields, so it renders back as sent).
+:class:`ToolResult` keeping the item's own fields, so it renders back as sent), and built-in
+tool calls that carry their own result (``web_search_call``, ...:
+:data:`regio.content.RESPONSES_PROVIDER_ITEMS`), each an assistant message of one
+:class:`regio.content.ProviderBlock`, sent back as received.
 ``system`` / ``developer`` messages are skipped: the blueprint's pinned regions hold the
 instructions.
 
@@ -31,10 +34,12 @@ import msgspec
 
 from regio.callargs import function_arguments
 from regio.content import (
+    RESPONSES_PROVIDER_ITEMS,
     Block,
     Document,
     Image,
     Message,
+    ProviderBlock,
     Text,
     Thinking,
     ToolResult,
@@ -269,10 +274,13 @@ def response_items(items: Iterable[Mapping[str, Any]], *, reasoning: bool = Fals
                 out.append(Message("assistant", (block,)))
         elif kind == "reasoning":
             continue
+        elif kind in RESPONSES_PROVIDER_ITEMS:
+            out.append(Message("assistant", (ProviderBlock("openai_responses", dict(item)),)))
         else:
             raise SDKInputError(
                 f"{where}: cannot read a {kind!r} item (role {role!r}); regio reads "
                 "messages, reasoning, function_call, custom_tool_call and local_shell_call "
-                "items and their outputs"
+                "items and their outputs, and built-in tool calls that carry their result "
+                f"({', '.join(sorted(RESPONSES_PROVIDER_ITEMS))})"
             )
     return out

@@ -50,7 +50,7 @@ __all__ = [
     "Mark",
 ]
 
-BlockKind = Literal["text", "tool_use", "tool_result", "thinking", "image"]
+BlockKind = Literal["text", "tool_use", "tool_result", "thinking", "provider", "image"]
 Level = Literal["tools", "system", "messages"]
 Mark = Literal["5m", "1h"]
 
@@ -82,7 +82,8 @@ class CacheExpiredError(CacheError):
 class CacheBlock(msgspec.Struct, frozen=True):
     """One content block as the cache sees it.
 
-    * ``kind``: ``text`` | ``tool_use`` | ``tool_result`` | ``thinking`` | ``image``.
+    * ``kind``: ``text`` | ``tool_use`` | ``tool_result`` | ``thinking`` | ``provider`` (a
+      provider's block kept as received, :class:`regio.content.ProviderBlock`) | ``image``.
     * ``level``: ``tools`` | ``system`` | ``messages`` (Anthropic order of the prefix).
     * ``tokens``: token count (>= 0).
     * ``digest``: digest of the bytes sent for this block (any string; equal digests mean

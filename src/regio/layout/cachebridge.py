@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from regio.content import Thinking, ToolResult, ToolUse
+from regio.content import ProviderBlock, Thinking, ToolResult, ToolUse
 
 from .model import LayoutBlock, Request
 
@@ -25,6 +25,8 @@ def _kind(b: LayoutBlock) -> Any:
         return "tool_result"
     if isinstance(b.block, Thinking):
         return "thinking"
+    if isinstance(b.block, ProviderBlock):
+        return "provider"
     return "text"
 
 

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from regio.content import Block, Text, Thinking, canonical_json, content_hash
+from regio.content import Block, ProviderBlock, Text, Thinking, canonical_json, content_hash
 
 from .events import LayoutEvent
 
@@ -170,8 +170,9 @@ class LayoutBlock(msgspec.Struct, frozen=True):
 
     @property
     def cacheable(self) -> bool:
-        """Whether a ``cache_control`` marker may sit here (not thinking, not empty text)."""
-        if isinstance(self.block, Thinking):
+        """Whether a ``cache_control`` marker may sit here (not thinking, not a provider's
+        block kept as received, not empty text)."""
+        if isinstance(self.block, Thinking | ProviderBlock):
             return False
         return not (isinstance(self.block, Text) and not self.block.text)
 

@@ -21,7 +21,15 @@ import math
 from typing import Any, TypeGuard
 
 from regio.callargs import INVALID_ARGUMENTS_KEY, function_arguments, invalid_arguments
-from regio.content import Block, Message, Text, Thinking, ToolUse
+from regio.content import (
+    ANTHROPIC_PROVIDER_BLOCKS,
+    Block,
+    Message,
+    ProviderBlock,
+    Text,
+    Thinking,
+    ToolUse,
+)
 from regio.errors import ProviderResponseError, SDKInputError
 from regio.responses_items import ToolItemError, call_block, is_call
 
@@ -263,7 +271,7 @@ def anthropic_usage(usage: dict[str, Any] | None) -> ProviderUsage:
 
 def _anthropic_block(item: object, index: int, data: dict[str, Any]) -> Block | None:
     """The block of ``content[index]`` (``None`` for an empty text or a type regio does not
-    keep: server tool results, citations)."""
+    keep); ``redacted_thinking`` and server tool blocks as received (:class:`ProviderBlock`)."""
     where = f"content[{index}]"
     item = _object(item, where, data)
     kind = item.get("type")
@@ -285,16 +293,16 @@ def _anthropic_block(item: object, index: int, data: dict[str, Any]) -> Block | 
             _text(item.get("thinking"), f"{where}.thinking", data),
             _text(item.get("signature"), f"{where}.signature", data),
         )
-    if kind == "redacted_thinking":
-        return Thinking("", _text(item.get("data"), f"{where}.data", data))
+    if kind in ANTHROPIC_PROVIDER_BLOCKS:
+        return ProviderBlock("anthropic", dict(item))
     return None
 
 
 def anthropic_completion(data: dict[str, Any]) -> Completion:
     """A :class:`Completion` from a Messages API response dict.
 
-    Text, ``tool_use`` and ``thinking`` blocks are kept in order (``redacted_thinking`` is kept
-    as a thinking block whose signature holds the opaque data). Raises
+    Text, ``tool_use`` and ``thinking`` blocks are kept in order, and so are
+    ``redacted_thinking`` and server tool blocks, as received (:class:`ProviderBlock`). Raises
     :class:`ProviderResponseError` when ``content`` is missing or a block has the wrong shape
     (not an object, text that is not a string, a ``tool_use`` without a name), naming it.
     """

@@ -1,24 +1,26 @@
 """A client's history items as engine messages, with the engine's own readers.
 
 * Anthropic messages: :func:`regio.sdk._objects.message_of` (text, image, document,
-  ``tool_use``, ``tool_result``, ``thinking`` blocks). A user message that carries tool results
-  and text (Claude Code adds reminders beside its results) becomes the ``tool`` message of its
-  results followed by a ``user`` message of the rest: the renderer merges them back into one
-  user turn, results first, as the API requires.
+  ``tool_use``, ``tool_result``, ``thinking`` blocks; ``redacted_thinking`` and server tool
+  blocks kept as received, :class:`regio.content.ProviderBlock`). A user message that carries
+  tool results and text (Claude Code adds reminders beside its results) becomes the ``tool``
+  message of its results followed by a ``user`` message of the rest: the renderer merges them
+  back into one user turn, results first, as the API requires.
 * Chat Completions messages: :func:`regio.adapters.chat.chat_messages` (``user``,
   ``assistant`` with ``tool_calls``, ``tool``).
 * Responses input items: :func:`regio.adapters.chat.response_items` (messages,
   ``function_call``, ``function_call_output``, Codex CLI's ``custom_tool_call`` /
   ``local_shell_call`` and their outputs, kept as sent (:mod:`regio.responses_items`);
+  built-in tool calls that carry their result, such as ``web_search_call``, kept as received;
   ``reasoning`` items are the server's own and are left out). :func:`merge_calls` then
   joins ``function_call`` items to the assistant message before them, as one model turn.
 
 A ``system`` / ``developer`` message after the history began (the leading ones are the system
 prompt, :mod:`regio.proxy.dialects`) is kept in place as a ``user`` message: the conversation
-has no system role. An item none of the readers can take (an Anthropic ``redacted_thinking`` or
-server-tool block, a Responses built-in tool call, an audio part) raises
-:class:`regio.proxy.errors.PassThrough` naming it: the request then goes upstream as the client
-sent it.
+has no system role. An item none of the readers can take (an Anthropic ``compaction`` block, a
+Responses ``image_generation_call`` or a built-in call answered by an item of its own, an audio
+part) raises :class:`regio.proxy.errors.PassThrough` naming it: the request then goes upstream
+as the client sent it.
 """
 
 from __future__ import annotations

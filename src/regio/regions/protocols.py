@@ -11,13 +11,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from regio.content import Block, Document, Entry, Image, Text, Thinking, ToolResult, ToolUse
+from regio.content import (
+    Block,
+    Document,
+    Entry,
+    Image,
+    ProviderBlock,
+    Text,
+    Thinking,
+    ToolResult,
+    ToolUse,
+)
 from regio.events import EventBus
 from regio.regions.base import Refusal, Region, WriteResult
 from regio.regions.pending import CompactionQueue
 from regio.regions.state import WindowState
 
 __all__ = ["Content", "EntryCounter", "WindowSurface", "content_blocks"]
+
+_BLOCK_TYPES = (Text, ToolUse, ToolResult, Thinking, ProviderBlock, Image, Document)
 
 #: What a write or a new entry is made from: text, one block or a sequence of blocks.
 Content = str | Block | Sequence[Block]
@@ -27,7 +39,7 @@ def content_blocks(content: Content) -> tuple[Block, ...]:
     """The blocks of ``content``: text as one :class:`Text` block, one block as itself."""
     if isinstance(content, str):
         return (Text(content),)
-    if isinstance(content, Text | ToolUse | ToolResult | Thinking | Image | Document):
+    if isinstance(content, _BLOCK_TYPES):
         return (content,)
     return tuple(content)
 

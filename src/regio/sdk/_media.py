@@ -6,7 +6,9 @@ param object or its dict:
 * Anthropic Messages ``{"role": "user" | "assistant", "content": str | [blocks]}`` with
   ``text``, ``image``, ``document``, ``tool_use``, ``tool_result`` (its ``content`` a string or
   text / image / document blocks) and ``thinking`` blocks
-  (https://docs.anthropic.com/en/api/messages);
+  (https://docs.anthropic.com/en/api/messages); ``redacted_thinking`` and server tool blocks
+  (:data:`regio.content.ANTHROPIC_PROVIDER_BLOCKS`) are kept as received, as
+  :class:`regio.content.ProviderBlock`;
 * OpenAI Chat Completions ``{"role": "user" | "assistant" | "tool" | "system", ...}`` with
   ``text``, ``image_url`` and ``file`` parts, ``tool_calls`` and ``tool_call_id``
   (https://platform.openai.com/docs/api-reference/chat/create);
@@ -26,7 +28,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from regio.callargs import function_arguments
-from regio.content import Block, Document, Image, Message, Text, Thinking, ToolResult, ToolUse
+from regio.content import (
+    ANTHROPIC_PROVIDER_BLOCKS,
+    Block,
+    Document,
+    Image,
+    Message,
+    ProviderBlock,
+    Text,
+    Thinking,
+    ToolResult,
+    ToolUse,
+)
 from regio.errors import SDKInputError
 from regio.media import Base64Source, TextSource, URLSource
 
@@ -180,6 +193,8 @@ def _anthropic_block(part: object, where: str) -> Block:
         )
     if kind == "thinking":
         return Thinking(_text(part.get("thinking"), where), _text(part.get("signature"), where))
+    if kind in ANTHROPIC_PROVIDER_BLOCKS:
+        return ProviderBlock("anthropic", dict(part))
     blocks = _parts([part], where)
     return blocks[0]
 
@@ -219,7 +234,11 @@ def message_of(message: object) -> Message:
     content = data.get("content")
     blocks: list[Block] = []
     if isinstance(content, list) and any(
-        isinstance(p, Mapping) and p.get("type") in ("tool_use", "tool_result", "thinking")
+        isinstance(p, Mapping)
+        and (
+            p.get("type") in ("tool_use", "tool_result", "thinking")
+            or p.get("type") in ANTHROPIC_PROVIDER_BLOCKS
+        )
         for p in content
     ):
         blocks = [_anthropic_block(p, f"content[{n}]") for n, p in enumerate(content)]

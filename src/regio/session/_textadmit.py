@@ -28,6 +28,7 @@ from regio.content import (
     Entry,
     Image,
     Message,
+    ProviderBlock,
     Text,
     Thinking,
     ToolResult,
@@ -66,7 +67,7 @@ _TEXT_FIELDS: dict[type, tuple[str, ...]] = {
     ToolUse: ("id", "name"),
     ToolResult: ("tool_use_id", "content"),
 }
-_BLOCKS = (Text, Thinking, ToolUse, ToolResult, Image, Document)
+_BLOCKS = (Text, Thinking, ProviderBlock, ToolUse, ToolResult, Image, Document)
 
 
 def check_blocks(blocks: object, where: str) -> None:
@@ -81,7 +82,8 @@ def check_blocks(blocks: object, where: str) -> None:
         if not isinstance(block, _BLOCKS):
             raise ContentTypeError(
                 f"{where}: blocks[{index}] is a {type(block).__name__}, not a block (Text, "
-                "ToolUse, ToolResult, Thinking, Image or Document from regio.content)"
+                "ToolUse, ToolResult, Thinking, ProviderBlock, Image or Document from "
+                "regio.content)"
             )
         for name in _TEXT_FIELDS.get(type(block), ()):
             value = getattr(block, name)

@@ -33,6 +33,7 @@ from regio.content import (
     Entry,
     Image,
     Message,
+    ProviderBlock,
     Text,
     Thinking,
     ToolResult,
@@ -181,6 +182,8 @@ class CachedCounter:
             return n
         if isinstance(block, Thinking):
             return self.count(block.thinking)
+        if isinstance(block, ProviderBlock):
+            return self.count(canonical_json(block.block).decode())
         if isinstance(block, ToolUse):
             return self.count(block.name) + self.count(canonical_json(block.input).decode())
         if isinstance(block, Image | Document):
@@ -191,7 +194,7 @@ class CachedCounter:
             )
         raise TypeError(
             f"cannot count {type(block).__name__}: expected a Text, ToolUse, ToolResult, "
-            "Thinking, Image or Document block from regio.content"
+            "Thinking, ProviderBlock, Image or Document block from regio.content"
         )
 
     def count_blocks(self, blocks: Iterable[Block]) -> int:

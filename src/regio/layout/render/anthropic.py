@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
-from regio.content import Document, Image, Text, Thinking, ToolResult, ToolUse
+from regio.content import Document, Image, ProviderBlock, Text, Thinking, ToolResult, ToolUse
 
 from ..breakpoints import MAX_BREAKPOINTS
 from ..model import LayoutBlock, Request, ToolSpec
@@ -89,6 +89,8 @@ def _render_block(b: LayoutBlock) -> dict[str, Any]:
         return _marker(b, out)
     if isinstance(blk, Thinking):
         return {"type": "thinking", "thinking": blk.thinking, "signature": blk.signature}
+    if isinstance(blk, ProviderBlock):
+        return fresh_copy(blk.block)
     if isinstance(blk, Image | Document):
         return _marker(b, anthropic_media(blk))
     raise LayoutError(f"block {b.source!r} has no content to render")
@@ -108,8 +110,12 @@ def count_cache_markers(payload: dict[str, Any], *, unmarked: int = 0) -> int:
 
 
 def _unit(m: RenderedMessage) -> list[dict[str, Any]]:
-    """The content blocks of one message group."""
-    return [_render_block(b) for b in m.blocks]
+    """The content blocks of one message group (a provider's block of another API left out)."""
+    return [
+        _render_block(b)
+        for b in m.blocks
+        if not isinstance(b.block, ProviderBlock) or b.block.api == "anthropic"
+    ]
 
 
 def _messages(

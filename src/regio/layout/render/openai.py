@@ -17,6 +17,9 @@ result regio made for a custom tool call (a repair's synthesized result) is a
 are its ``input`` (``{"input": text}``, or the shell ``action``). The result is checked by
 :func:`check_openai_responses`.
 
+A Responses item kept as received (:class:`regio.content.ProviderBlock` of
+``openai_responses``: a built-in tool call such as ``web_search_call``) is rendered as it came,
+first among its message's items; every other provider block is left out of both payloads.
 Thinking blocks are left out of both payloads, wherever they stand (an assistant message or,
 by mistake, a user or tool message): Chat Completions has no thinking input, and Responses
 ``reasoning`` input items are the server's own (encrypted) items, which regio does not hold.
@@ -49,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import UNSET
 
-from regio.content import Document, Image, Text, ToolResult, ToolUse, canonical_json
+from regio.content import Document, Image, ProviderBlock, Text, ToolResult, ToolUse, canonical_json
 from regio.responses_items import call_item, output_item
 
 from ..model import LayoutBlock, Request, ToolSpec
@@ -330,6 +333,11 @@ def _responses_unit(m: RenderedMessage, calls: Mapping[str, ToolUse]) -> list[di
     items: list[dict[str, Any]] = []
     texts = [t for t in _texts(m.blocks) if t]
     if m.role == "assistant":
+        items.extend(
+            fresh_copy(b.block.block)
+            for b in m.blocks
+            if isinstance(b.block, ProviderBlock) and b.block.api == "openai_responses"
+        )
         if texts:
             items.append({"role": "assistant", "content": "\n\n".join(texts)})
         items.extend(_responses_call(b.block) for b in m.blocks if isinstance(b.block, ToolUse))

@@ -1,0 +1,342 @@
+"""A provider's block regio cannot read (Anthropic ``redacted_thinking``, a server tool's call and
+result) is kept with its message and sent back exactly as received, in its place, in every
+Anthropic request; other APIs' payloads leave it out; a proxy session that holds one is managed,
+not passed through."""
+
+from __future__ import annotations
+
+import tempfile
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from regio.adapters.chat import response_items
+from regio.content import (
+    ANTHROPIC_PROVIDER_BLOCKS,
+    RESPONSES_PROVIDER_ITEMS,
+    ContentTypeError,
+    Message,
+    ProviderBlock,
+    Text,
+    ToolUse,
+    canonical_json,
+)
+from regio.engine import Engine
+from regio.providers.wire import anthropic_completion
+from regio.sdk._media import message_of
+from regio.tokens import get_counter
+
+REDACTED = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIw"}
+SEARCH = {
+    "type": "server_tool_use",
+    "id": "srvtoolu_01WYG3ziw53XMcoyKL4XcZmE",
+    "name": "web_search",
+    "input": {"query": "claude shannon birth date"},
+}
+RESULTS = {
+    "type": "web_search_tool_result",
+    "tool_use_id": "srvtoolu_01WYG3ziw53XMcoyKL4XcZmE",
+    "content": [
+        {
+            "type": "web_search_result",
+            "url": "https://en.wikipedia.org/wiki/Claude_Shannon",
+            "title": "Claude Shannon - Wikipedia",
+            "encrypted_content": "EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5LTQ1NGUtODgxNC1kNjNjNTk1ZWI3Y",
+            "page_age": "April 30, 2025",
+        }
+    ],
+}
+BLUEPRINT = """\
+version: 1
+name: provider-blocks
+model:
+  {provider: anthropic, name: claude-sonnet-4-6, context_window: 200000, max_output_tokens: 1000}
+tools: {context: none}
+regions:
+  - {name: conversation, kind: sliding_window, budget: 150000}
+"""
+
+
+def _engine() -> Engine:
+    return Engine.from_blueprint(BLUEPRINT)
+
+
+def _assistant_content(payload: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    return [m["content"] for m in payload["messages"] if m["role"] == "assistant"]
+
+
+def test_a_response_with_redacted_thinking_and_a_web_search_goes_back_as_it_came() -> None:
+    response = {
+        "content": [REDACTED, SEARCH, RESULTS, {"type": "text", "text": "April 30, 1916."}],
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+        "stop_reason": "end_turn",
+    }
+    engine = _engine()
+    engine.add_message(Message.user("When was Claude Shannon born?"))
+    engine.add_message(anthropic_completion(response).message)
+    engine.add_message(Message.user("And where?"))
+    payload = engine.request("anthropic", "claude-sonnet-4-6")[1]
+    (sent,) = _assistant_content(payload)
+    assert sent == [REDACTED, SEARCH, RESULTS, {"type": "text", "text": "April 30, 1916."}]
+    assert all("cache_control" not in b for b in sent[:3])
+
+
+def test_an_sdk_message_with_provider_blocks_reads_them_as_received_and_chat_leaves_them_out() -> (
+    None
+):
+    message = message_of(
+        {"role": "assistant", "content": [REDACTED, SEARCH, RESULTS, {"type": "text", "text": "x"}]}
+    )
+    assert message.blocks[:3] == (
+        ProviderBlock("anthropic", REDACTED),
+        ProviderBlock("anthropic", SEARCH),
+        ProviderBlock("anthropic", RESULTS),
+    )
+    engine = _engine()
+    engine.add_message(Message.user("q"))
+    engine.add_message(message)
+    engine.add_message(Message.user("next"))
+    chat = engine.request("openai", "gpt-5")[1]
+    assert [m for m in chat["messages"] if m["role"] == "assistant"] == [
+        {"role": "assistant", "content": "x"}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("api", "block", "fix"),
+    [
+        ("openai", REDACTED, "'anthropic'"),
+        ("anthropic", {"type": "compaction", "content": "s"}, "redacted_thinking"),
+        ("anthropic", {"data": "no type"}, "server_tool_use"),
+    ],
+)
+def test_a_provider_block_of_another_api_or_type_is_refused_naming_what_is_kept(
+    api: str, block: dict[str, Any], fix: str
+) -> None:
+    with pytest.raises(ContentTypeError, match="provider_block") as caught:
+        ProviderBlock(api, block)
+    assert fix in str(caught.value)
+
+
+def test_a_provider_block_counts_as_its_json_text_and_gives_summaries_no_text() -> None:
+    counter = get_counter("o200k_base")
+    block = ProviderBlock("anthropic", RESULTS)
+    assert counter.count_block(block) == counter.count(canonical_json(RESULTS).decode()) > 0
+    from regio.content import block_text
+
+    assert block_text(block) == ""
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+PROVIDER_BLOCKS = st.builds(
+    lambda kind, extra: ProviderBlock("anthropic", {**extra, "type": kind}),
+    st.sampled_from(sorted(ANTHROPIC_PROVIDER_BLOCKS)),
+    st.dictionaries(
+        st.text(min_size=1, max_size=8).filter(lambda k: k != "type"), JSON, max_size=3
+    ),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    turns=st.lists(
+        st.lists(
+            PROVIDER_BLOCKS | st.builds(Text, st.text(min_size=1, max_size=30)),
+            min_size=1,
+            max_size=4,
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_every_provider_block_is_sent_as_received_in_its_place_and_survives_a_save(
+    turns: list[list[Any]],
+) -> None:
+    """Property: whatever the provider blocks and their payloads, each assistant message is
+    rendered with its blocks in order, a provider block as the very object it was, and a saved
+    and decoded message is equal to the one admitted."""
+    engine = _engine()
+    sent_turns = []
+    for n, blocks in enumerate(turns):
+        engine.add_message(Message.user(f"question {n}"))
+        message = Message("assistant", tuple(blocks))
+        assert msgspec.json.decode(msgspec.json.encode(message), type=Message) == message
+        engine.add_message(message)
+        sent_turns.append(blocks)
+    engine.add_message(Message.user("go on"))
+    payload = engine.request("anthropic", "claude-sonnet-4-6")[1]
+    rendered = _assistant_content(payload)
+    assert len(rendered) == len(sent_turns)
+    for blocks, content in zip(sent_turns, rendered, strict=True):
+        expected = [
+            b.block if isinstance(b, ProviderBlock) else {"type": "text", "text": b.text}
+            for b in blocks
+        ]
+        assert [{k: v for k, v in c.items() if k != "cache_control"} for c in content] == expected
+        assert all(
+            "cache_control" not in c
+            for c, b in zip(content, blocks, strict=True)
+            if isinstance(b, ProviderBlock)
+        )
+
+
+def test_a_tool_call_beside_provider_blocks_still_needs_its_result() -> None:
+    engine = _engine()
+    engine.add_message(Message.user("search, then read"))
+    engine.add_message(
+        Message(
+            "assistant",
+            (
+                ProviderBlock("anthropic", SEARCH),
+                ProviderBlock("anthropic", RESULTS),
+                ToolUse("toolu_1", "read", {"path": "a.py"}),
+            ),
+        )
+    )
+    payload = engine.request("anthropic", "claude-sonnet-4-6")[1]
+    last = payload["messages"][-1]
+    assert last["role"] == "user"
+    assert any(
+        b.get("type") == "tool_result" and b["tool_use_id"] == "toolu_1" for b in last["content"]
+    )
+
+
+WEB_SEARCH_CALL = {
+    "type": "web_search_call",
+    "id": "ws_68b",
+    "status": "completed",
+    "action": {"type": "search", "query": "claude shannon birth date"},
+}
+
+
+def test_a_responses_web_search_call_is_its_own_item_and_goes_back_as_received() -> None:
+    messages = response_items(
+        [
+            {"role": "user", "content": "When was Claude Shannon born?"},
+            WEB_SEARCH_CALL,
+            {"type": "message", "role": "assistant", "content": "April 30, 1916."},
+            {"role": "user", "content": "And where?"},
+        ]
+    )
+    assert messages[1] == Message(
+        "assistant", (ProviderBlock("openai_responses", WEB_SEARCH_CALL),)
+    )
+    engine = _engine()
+    for m in messages:
+        engine.add_message(m)
+    responses = engine.request("openai_responses", "gpt-5")[1]
+    assert [i for i in responses["input"] if i.get("type") == "web_search_call"] == [
+        WEB_SEARCH_CALL
+    ]
+    order = [i.get("type", i.get("role")) for i in responses["input"]]
+    assert order.index("web_search_call") < order.index("assistant")
+    anthropic = engine.request("anthropic", "claude-sonnet-4-6")[1]
+    assert "web_search_call" not in str(anthropic["messages"])
+
+
+def test_a_responses_item_that_another_item_answers_is_still_refused_by_name() -> None:
+    from regio.errors import SDKInputError
+
+    with pytest.raises(SDKInputError, match="computer_call") as caught:
+        response_items([{"type": "computer_call", "call_id": "c1", "action": {}}])
+    assert "web_search_call" in str(caught.value)
+    assert "computer_call" not in RESPONSES_PROVIDER_ITEMS
+
+
+# -- through the proxy ------------------------------------------------------------------------
+
+starlette = pytest.importorskip("starlette", reason="the proxy extra (starlette) is not installed")
+
+from proxy_support import ScriptedUpstream, Step, blueprint, in_process, metric_families  # noqa: E402
+
+PROXY_BLUEPRINT = blueprint(
+    "proxy-provider-blocks", "anthropic:claude-x", window=8000, output=500, conversation=6000,
+    history=1000,
+)  # fmt: skip
+
+
+def test_a_proxy_session_with_redacted_thinking_and_searches_is_managed() -> None:
+    steps = [Step(f"answer {i} " + "word " * 150) for i in range(24)]
+    upstream = ScriptedUpstream(steps, 8000, 500)
+    store = f"sqlite:{tempfile.mkdtemp()}/p.db"
+    with in_process(upstream, PROXY_BLUEPRINT, store) as client:
+        headers = {"x-api-key": "k", "x-regio-session": "s1"}
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "find things"}]
+        for step in range(24):
+            body = {"model": "claude-x", "max_tokens": 50, "messages": messages}
+            response = client.post("/v1/messages", json=body, headers=headers)
+            assert response.status_code == 200, response.text
+            reply = response.json()["content"]
+            search = {**SEARCH, "id": f"srvtoolu_{step}"}
+            results = {**RESULTS, "tool_use_id": f"srvtoolu_{step}"}
+            messages += [
+                {"role": "assistant", "content": [REDACTED, search, results, *reply]},
+                {"role": "user", "content": f"step {step} " + "more " * 120},
+            ]
+        families = metric_families(client.get("/metrics").text)
+    passed = [s for s in families["regio_passthrough"].samples if s.name.endswith("_total")]
+    assert sum(s.value for s in passed) == 0
+    assert len(upstream.requests) == 24
+    sent_by_search = {
+        b["id"]: m["content"]
+        for m in messages
+        if m["role"] == "assistant"
+        for b in m["content"]
+        if b.get("type") == "server_tool_use"
+    }
+    newest = upstream.requests[-1]["messages"]
+    assert len(newest) < len(messages) - 1  # older turns were compacted away
+    kept = 0
+    for m in newest:
+        searches = (
+            [
+                b["id"]
+                for b in m["content"]
+                if isinstance(b, dict) and b.get("type") == "server_tool_use"
+            ]
+            if isinstance(m["content"], list)
+            else []
+        )
+        for search_id in searches:
+            unmarked = [{k: v for k, v in b.items() if k != "cache_control"} for b in m["content"]]
+            assert unmarked == sent_by_search[search_id]
+            kept += 1
+    assert kept >= 2  # the newest turns went upstream with their blocks as the client sent them
+
+
+def test_a_responses_proxy_session_with_web_search_calls_is_managed() -> None:
+    steps = [Step(f"answer {i} " + "word " * 150) for i in range(16)]
+    upstream = ScriptedUpstream(steps, 8000, 500)
+    bp = blueprint(
+        "proxy-ws", "openai:gpt-5", window=8000, output=500, conversation=6000, history=1000
+    )
+    with in_process(upstream, bp, f"sqlite:{tempfile.mkdtemp()}/p.db") as client:
+        headers = {"authorization": "Bearer k", "x-regio-session": "r1"}
+        items: list[dict[str, Any]] = [{"role": "user", "content": "find things"}]
+        for step in range(16):
+            body = {"model": "gpt-5", "input": items}
+            response = client.post("/v1/responses", json=body, headers=headers)
+            assert response.status_code == 200, response.text
+            call = {**WEB_SEARCH_CALL, "id": f"ws_{step}"}
+            items += [
+                call,
+                *[o for o in response.json()["output"] if o.get("type") == "message"],
+                {"role": "user", "content": f"step {step} " + "more " * 120},
+            ]
+        families = metric_families(client.get("/metrics").text)
+    passed = [s for s in families["regio_passthrough"].samples if s.name.endswith("_total")]
+    assert sum(s.value for s in passed) == 0
+    newest = upstream.requests[-1]["input"]
+    assert len(newest) < len(items) - 1  # older turns were compacted away
+    calls = [i for i in newest if i.get("type") == "web_search_call"]
+    assert calls and calls[-1] == {**WEB_SEARCH_CALL, "id": "ws_14"}
+    assert all(c == {**WEB_SEARCH_CALL, "id": c["id"]} for c in calls)
