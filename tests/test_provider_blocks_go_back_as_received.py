@@ -5,6 +5,7 @@ not passed through."""
 
 from __future__ import annotations
 
+import json
 import tempfile
 from typing import Any
 
@@ -340,3 +341,206 @@ def test_a_responses_proxy_session_with_web_search_calls_is_managed() -> None:
     calls = [i for i in newest if i.get("type") == "web_search_call"]
     assert calls and calls[-1] == {**WEB_SEARCH_CALL, "id": "ws_14"}
     assert all(c == {**WEB_SEARCH_CALL, "id": c["id"]} for c in calls)
+
+
+# -- defects a review found (each failed before its fix) --------------------------------------
+
+R_SEARCH = {
+    "type": "server_tool_use",
+    "id": "srvtoolu_1",
+    "name": "web_search",
+    "input": {"query": "q"},
+}
+R_RESULTS = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}
+R_WS = {
+    "type": "web_search_call",
+    "id": "ws_1",
+    "status": "completed",
+    "action": {"type": "search", "query": "q"},
+}
+
+
+def test_a_paused_turn_sent_back_to_continue_goes_upstream_as_sent():
+    up = ScriptedUpstream([Step("a")], 8000, 500)
+    bp = blueprint("pb", "anthropic:claude-x", window=8000, output=500, conversation=6000)
+    with in_process(up, bp, f"sqlite:{tempfile.mkdtemp()}/p.db") as client:
+        msgs = [
+            {"role": "user", "content": "search"},
+            {"role": "assistant", "content": [{"type": "text", "text": "Searching."}, R_SEARCH]},
+        ]
+        body = {"model": "claude-x", "max_tokens": 50, "messages": msgs}
+        assert client.post("/v1/messages", json=body, headers={"x-api-key": "k"}).status_code == 200
+    sent = up.requests[-1]["messages"]
+    # Anthropic: "web_search tool use with id ... was found without a corresponding
+    # web_search_tool_result block" when anything follows the paused assistant turn
+    assert sent[-1]["role"] == "assistant", sent[-1]
+    assert sent == msgs  # passed through: nothing added after the paused turn
+
+
+def test_the_reasoning_item_before_a_web_search_call_goes_upstream_with_it():
+    up = ScriptedUpstream([Step("a")], 16000, 1000)
+    bp = blueprint("pb", "openai_responses:gpt-5", window=16000, output=1000, conversation=6000)
+    with in_process(up, bp, f"sqlite:{tempfile.mkdtemp()}/p.db") as client:
+        items = [
+            {"role": "user", "content": "q"},
+            {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"},
+            R_WS,
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "x"}],
+            },
+            {"role": "user", "content": "next"},
+        ]
+        r = client.post(
+            "/v1/responses",
+            json={"model": "gpt-5", "input": items},
+            headers={"authorization": "Bearer k"},
+        )
+        assert r.status_code == 200
+    kinds = [i.get("type", i.get("role")) for i in up.requests[-1]["input"]]
+    # "Item 'ws_1' of type 'web_search_call' was provided without its required 'reasoning' item"
+    assert "reasoning" in kinds, kinds
+
+
+def test_a_clients_moved_cache_marker_on_a_provider_block_is_never_sent_again():
+    up = ScriptedUpstream([Step(f"a{i}") for i in range(12)], 16000, 500)
+    bp = blueprint("pb", "anthropic:claude-x", window=16000, output=500, conversation=12000)
+    with in_process(up, bp, f"sqlite:{tempfile.mkdtemp()}/p.db") as client:
+        msgs = [{"role": "user", "content": "go"}]
+        for step in range(10):
+            for m in msgs:  # the client moves its one marker to the newest assistant turn
+                for b in m["content"] if isinstance(m["content"], list) else []:
+                    b.pop("cache_control", None)
+            if len(msgs) > 1:
+                msgs[-2]["content"][-1]["cache_control"] = {"type": "ephemeral"}
+            body = {"model": "claude-x", "max_tokens": 50, "messages": msgs}
+            assert (
+                client.post(
+                    "/v1/messages", json=body, headers={"x-api-key": "k", "x-regio-session": "s"}
+                ).status_code
+                == 200
+            )
+            s = {**R_SEARCH, "id": f"srvtoolu_{step}"}
+            res = {**R_RESULTS, "tool_use_id": f"srvtoolu_{step}"}
+            msgs += [
+                {"role": "assistant", "content": [{"type": "text", "text": "x"}, s, res]},
+                {"role": "user", "content": f"more {step}"},
+            ]
+    sent = up.requests[-1]["messages"]
+    marks = sum(
+        "cache_control" in b for m in sent if isinstance(m["content"], list) for b in m["content"]
+    )
+    assert marks <= 4, f"{marks} cache_control markers sent (Anthropic allows 4)"
+
+
+def test_responses_items_kept_as_received_keep_their_place_between_texts():
+    from regio.adapters.chat import response_items
+    from regio.proxy.readers import merge_calls
+
+    items = [
+        {"role": "user", "content": "q"},
+        {"type": "message", "role": "assistant", "content": "I'll search."},
+        R_WS,
+        {"type": "message", "role": "assistant", "content": "Found it."},
+        {"role": "user", "content": "next"},
+    ]
+    e = Engine.from_blueprint(BLUEPRINT)
+    for m in merge_calls(response_items(items)):
+        e.add_message(m)
+    got = [i.get("type", i.get("role")) for i in e.request("openai_responses", "gpt-5")[1]["input"]]
+    assert got == ["user", "assistant", "web_search_call", "assistant", "user"], got
+
+
+def test_an_anthropic_payload_has_no_message_made_only_of_another_apis_blocks():
+    e = Engine.from_blueprint(BLUEPRINT)
+    e.add_message(Message.user("q"))
+    e.add_message(Message("assistant", (ProviderBlock("openai_responses", R_WS),)))
+    e.add_message(Message.user("next"))
+    msgs = e.request("anthropic", "claude-sonnet-4-6")[1]["messages"]
+    assert all(m["content"] for m in msgs), msgs
+
+
+def test_litellm_leaves_server_tool_blocks_out_instead_of_raising():
+    from regio.adapters import litellm as L
+
+    e = Engine.from_blueprint(BLUEPRINT)
+    e.add_message(Message.user("q"))
+    e.add_response(
+        {
+            "type": "message",
+            "role": "assistant",
+            "id": "m",
+            "model": "claude-sonnet-4-6",
+            "content": [R_SEARCH, R_RESULTS, {"type": "text", "text": "ans"}],
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+            "stop_reason": "end_turn",
+        }
+    )
+    e.add_message(Message.user("next"))
+    sent = L.payload(e, model="anthropic/claude-sonnet-4-6")["messages"]
+    assistant = [m for m in sent if m["role"] == "assistant"]
+    assert assistant and "server_tool_use" not in str(assistant) and "ans" in str(assistant)
+
+
+def test_a_provider_blocks_layout_share_follows_its_own_size():
+    big = {
+        **R_RESULTS,
+        "content": [
+            {
+                "type": "web_search_result",
+                "url": "u",
+                "title": "t",
+                "encrypted_content": "".join(
+                    chr(97 + (i * 7919) % 26) + str(i % 10) for i in range(4000)
+                ),
+            }
+        ],
+    }
+    e = Engine.from_blueprint(BLUEPRINT)
+    e.add_message(Message.user("q"))
+    e.add_message(
+        Message(
+            "assistant",
+            (ProviderBlock("anthropic", R_SEARCH), ProviderBlock("anthropic", big), Text("short")),
+        )
+    )
+    e.add_message(Message.user("next"))
+    req, _ = e.request("anthropic", "claude-sonnet-4-6")
+    for b in req.blocks:
+        if isinstance(b.block, ProviderBlock) and b.block.kind == "web_search_tool_result":
+            assert b.tokens >= e.counter.count_block(b.block) // 2, (
+                b.tokens,
+                e.counter.count_block(b.block),
+            )
+
+
+def test_a_streamed_mcp_tool_use_keeps_its_input():
+    from regio.proxy.sse import SSEEvent
+    from regio.proxy.streams import AnthropicRelay
+
+    evs = [
+        {"type": "message_start", "message": {"usage": {}}},
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {
+                "type": "mcp_tool_use",
+                "id": "mcptoolu_1",
+                "name": "echo",
+                "server_name": "s",
+                "input": {},
+            },
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": '{"text": "hi"}'},
+        },
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_stop"},
+    ]
+    relay = AnthropicRelay(regio_tools=frozenset())
+    for d in evs:
+        relay.feed(SSEEvent(b"data: " + json.dumps(d).encode() + b"\n\n", d["type"], json.dumps(d)))
+    assert relay.reply().message.blocks[0].block["input"] == {"text": "hi"}

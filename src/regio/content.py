@@ -175,10 +175,12 @@ RESPONSES_PROVIDER_ITEMS = frozenset(
         "mcp_list_tools",
     }
 )
-#: The block types kept as received, per API.
+#: The block types kept as received, per API: for Responses also the ``reasoning`` item right
+#: before a built-in call, which OpenAI requires with it ("Item 'ws_...' of type
+#: 'web_search_call' was provided without its required 'reasoning' item").
 PROVIDER_BLOCK_TYPES: dict[str, frozenset[str]] = {
     "anthropic": ANTHROPIC_PROVIDER_BLOCKS,
-    "openai_responses": RESPONSES_PROVIDER_ITEMS,
+    "openai_responses": RESPONSES_PROVIDER_ITEMS | {"reasoning"},
 }
 
 
@@ -186,8 +188,10 @@ class ProviderBlock(msgspec.Struct, frozen=True, tag="provider_block", tag_field
     """A provider's content block that regio keeps without reading it: ``block``, the block as
     received (a JSON object), for the API ``api``: ``"anthropic"`` (its ``type`` one of
     :data:`ANTHROPIC_PROVIDER_BLOCKS`) or ``"openai_responses"`` (an input item, its ``type``
-    one of :data:`RESPONSES_PROVIDER_ITEMS`, alone in an assistant message). Like
-    :class:`Thinking` it is never edited and always stays with its message; it is rendered back
+    one of :data:`RESPONSES_PROVIDER_ITEMS`, or the ``reasoning`` item right before one, in an
+    assistant message of its own). Like :class:`Thinking` it is never edited and always stays
+    with its message (an assistant message, but for Anthropic's ``container_upload``, a user
+    one); it is rendered back
     as received into that API's payloads and left out of every other API's. It is counted as
     its JSON text and contributes no text to summaries (a redacted thinking block is encrypted;
     a server tool's result holds encrypted page content). Raises :class:`ContentTypeError` for
@@ -209,6 +213,13 @@ class ProviderBlock(msgspec.Struct, frozen=True, tag="provider_block", tag_field
                 f"provider_block: type {kind!r} is not one regio keeps as received for "
                 f"{self.api} ({', '.join(sorted(kinds))})"
             )
+
+    @classmethod
+    def received(cls, api: str, block: Any) -> ProviderBlock:
+        """The block ``block`` (a mapping) as a client or the provider sent it, without its
+        ``cache_control`` marker: markers are the layout's to place, and a stored marker would
+        be sent again after the client moved it (Anthropic takes at most 4)."""
+        return cls(api, {k: v for k, v in dict(block).items() if k != "cache_control"})
 
     @property
     def kind(self) -> str:
@@ -354,7 +365,8 @@ def content_hash(value: object) -> str:
 def split_weight(block: object) -> int:
     """The share weight of ``block`` when an entry's measured tokens are spread over its
     blocks (characters of its text; an image or document weighs four characters per
-    estimated token, so a screenshot beside a caption gets the screenshot's share)."""
+    estimated token, so a screenshot beside a caption gets the screenshot's share; a
+    :class:`ProviderBlock` weighs the characters of its JSON text)."""
     if isinstance(block, Image):
         if block.width is None or block.height is None:
             return 4 * math.ceil(ANTHROPIC_MAX_PIXELS / 750)
@@ -364,4 +376,6 @@ def split_weight(block: object) -> int:
         return len(text) if text is not None else 4 * 4600 * (block.pages or 10)
     if isinstance(block, ToolResult) and block.media:
         return len(block.content) + sum(split_weight(m) for m in block.media)
+    if isinstance(block, ProviderBlock):  # counted as its JSON text, so weighed by it
+        return len(canonical_json(block.block))
     return len(block_text(block))  # type: ignore[arg-type]

@@ -222,14 +222,28 @@ def reasoning_item(block: Thinking) -> dict[str, Any] | None:
     return item if isinstance(item, dict) and item.get("type") == "reasoning" else None
 
 
+def _calls_next(items: list[Any], index: int) -> bool:
+    """Whether the item after ``items[index]`` is a built-in call kept as received."""
+    after = items[index + 1] if index + 1 < len(items) else None
+    return isinstance(after, Mapping) and after.get("type") in RESPONSES_PROVIDER_ITEMS
+
+
+def _received_only(message: Message) -> bool:
+    return message.role == "assistant" and all(isinstance(b, ProviderBlock) for b in message.blocks)
+
+
 def response_items(items: Iterable[Mapping[str, Any]], *, reasoning: bool = False) -> list[Message]:
     """regio messages of Responses input items (module doc); consecutive ``function_call``
     items join the assistant message before them. ``reasoning``: a ``reasoning`` item opens
     the assistant message of its turn as a thinking block holding the item
-    (:func:`reasoning_block`; the message and calls after it join it), else it is left out.
+    (:func:`reasoning_block`; the message and calls after it join it), else it is left out;
+    a built-in call kept as received (:data:`regio.content.RESPONSES_PROVIDER_ITEMS`) and the
+    ``reasoning`` item right before it, which OpenAI requires with it, are
+    :class:`ProviderBlock` s, consecutive ones in one assistant message.
     Raises :class:`SDKInputError` naming the index for an item or part it cannot read."""
     out: list[Message] = []
-    for index, raw in enumerate(items):
+    seq = list(items)
+    for index, raw in enumerate(seq):
         item = _item(raw, f"items[{index}]")
         kind = item.get("type", "message")
         role = item.get("role")
@@ -266,6 +280,12 @@ def response_items(items: Iterable[Mapping[str, Any]], *, reasoning: bool = Fals
             out.append(
                 Message.tool((_result(call_id, item.get("output"), f"{where}.output", shell),))
             )
+        elif kind in RESPONSES_PROVIDER_ITEMS or (kind == "reasoning" and _calls_next(seq, index)):
+            kept = ProviderBlock.received("openai_responses", item)
+            if out and _received_only(out[-1]):
+                out[-1] = Message("assistant", (*out[-1].blocks, kept))
+            else:
+                out.append(Message("assistant", (kept,)))
         elif kind == "reasoning" and reasoning:
             block = reasoning_block(item)
             if out and out[-1].role == "assistant" and _thinking_only(out[-1]):
@@ -274,8 +294,6 @@ def response_items(items: Iterable[Mapping[str, Any]], *, reasoning: bool = Fals
                 out.append(Message("assistant", (block,)))
         elif kind == "reasoning":
             continue
-        elif kind in RESPONSES_PROVIDER_ITEMS:
-            out.append(Message("assistant", (ProviderBlock("openai_responses", dict(item)),)))
         else:
             raise SDKInputError(
                 f"{where}: cannot read a {kind!r} item (role {role!r}); regio reads "

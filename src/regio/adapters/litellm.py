@@ -42,6 +42,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from regio.content import ANTHROPIC_PROVIDER_BLOCKS
 from regio.sdk._objects import SDKInputError
 
 from .repaired import repaired_request
@@ -163,6 +164,8 @@ def _assistant(blocks: list[dict[str, Any]], where: str) -> dict[str, Any]:
             calls.append(call)
         elif kind in ("thinking", "redacted_thinking"):
             thinking.append(dict(block))
+        elif kind in ANTHROPIC_PROVIDER_BLOCKS:
+            continue  # a server tool's block: LiteLLM's messages have no place for it
         else:
             parts.append(_part(block, f"{where}[{n}]"))
     message["content"] = parts or None
@@ -177,7 +180,10 @@ def messages_of_anthropic(body: dict[str, Any]) -> list[dict[str, Any]]:
     """LiteLLM messages (Chat Completions form with ``cache_control`` on parts, tool calls and
     tool results) carrying regio's Anthropic payload ``body`` block for block (module doc).
     A user message's tool results become ``tool`` messages, in order, and its other blocks a
-    user message after them. Raises :class:`SDKInputError` for a block LiteLLM cannot carry."""
+    user message after them; ``redacted_thinking`` goes with the thinking blocks and the other
+    provider blocks (server tool calls and results, :data:`regio.content.ANTHROPIC_PROVIDER_BLOCKS`)
+    are left out, as LiteLLM's messages cannot carry them. Raises :class:`SDKInputError` for
+    any other block LiteLLM cannot carry."""
     out: list[dict[str, Any]] = []
     system = [_part(b, f"system[{n}]") for n, b in enumerate(body.get("system") or [])]
     if system:
@@ -194,6 +200,8 @@ def messages_of_anthropic(body: dict[str, Any]) -> list[dict[str, Any]]:
         for n, block in enumerate(blocks):
             if block.get("type") == "tool_result":
                 out.append(_tool_message(block, f"{where}[{n}]"))
+            elif block.get("type") in ANTHROPIC_PROVIDER_BLOCKS:
+                continue  # container_upload: no place for it either
             else:
                 rest.append(_part(block, f"{where}[{n}]"))
         if rest:

@@ -294,7 +294,7 @@ def _anthropic_block(item: object, index: int, data: dict[str, Any]) -> Block | 
             _text(item.get("signature"), f"{where}.signature", data),
         )
     if kind in ANTHROPIC_PROVIDER_BLOCKS:
-        return ProviderBlock("anthropic", dict(item))
+        return ProviderBlock.received("anthropic", item)
     return None
 
 

@@ -15,8 +15,17 @@ __all__ = [
 #: Why a request went upstream unmanaged (the ``reason`` label of ``regio_passthrough_total``):
 #: a history item regio has no block for; a system part that is not text; a Responses request
 #: whose history is stored upstream (``previous_response_id`` / ``conversation``); a path that
-#: is none of the three APIs the proxy manages.
-PASSTHROUGH_REASONS = ("unreadable_item", "non_text_system", "stored_history", "unsupported_api")
+#: is none of the three APIs the proxy manages; an Anthropic turn the API paused
+#: (``stop_reason: pause_turn``) sent back to continue, its server tool call not yet answered
+#: (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/web-search-tool): the API
+#: refuses a user turn after it, and the window would add one.
+PASSTHROUGH_REASONS = (
+    "unreadable_item",
+    "non_text_system",
+    "stored_history",
+    "unsupported_api",
+    "paused_turn",
+)
 
 
 class ProxyError(RegioError):

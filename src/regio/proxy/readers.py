@@ -31,13 +31,21 @@ from typing import Any
 import msgspec
 
 from regio.adapters.chat import chat_messages, content_blocks, response_items
-from regio.content import Block, Message, Text, ToolResult, ToolUse
+from regio.content import (
+    RESPONSES_PROVIDER_ITEMS,
+    Block,
+    Message,
+    ProviderBlock,
+    Text,
+    ToolResult,
+    ToolUse,
+)
 from regio.errors import RegioError
 from regio.sdk._objects import message_of
 
 from .errors import ClientRequestError, PassThrough
 
-__all__ = ["item_messages", "merge_calls"]
+__all__ = ["item_messages", "merge_calls", "paused_call"]
 
 
 def _anthropic(item: dict[str, Any], where: str) -> list[Message]:
@@ -61,10 +69,27 @@ def _system_as_user(item: dict[str, Any], where: str) -> Message:
     return Message("user", tuple(blocks) if blocks else (Text(""),))
 
 
-def item_messages(api: str, raw: msgspec.Raw, where: str) -> list[Message]:
-    """The engine messages of one history item of ``api`` (module doc). Raises
-    :class:`PassThrough` for an item the readers cannot take and :class:`ClientRequestError`
-    for one that is not an object."""
+def _reasoning_kept(item: dict[str, Any], after: msgspec.Raw | None) -> list[Message] | None:
+    """A Responses ``reasoning`` item right before a built-in call kept as received, as the
+    message that call joins (:func:`merge_calls`); ``None`` for any other item."""
+    if item.get("type") != "reasoning" or after is None:
+        return None
+    try:
+        kind = msgspec.json.decode(after, type=dict[str, Any]).get("type")
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if kind not in RESPONSES_PROVIDER_ITEMS:
+        return None
+    return [Message("assistant", (ProviderBlock.received("openai_responses", item),))]
+
+
+def item_messages(
+    api: str, raw: msgspec.Raw, where: str, after: msgspec.Raw | None = None
+) -> list[Message]:
+    """The engine messages of one history item of ``api`` (module doc); ``after``: the item
+    after it, if any (a Responses ``reasoning`` item is kept only before a built-in call kept
+    as received, which OpenAI requires with it). Raises :class:`PassThrough` for an item the
+    readers cannot take and :class:`ClientRequestError` for one that is not an object."""
     try:
         item = msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
@@ -78,7 +103,7 @@ def item_messages(api: str, raw: msgspec.Raw, where: str) -> list[Message]:
             return _anthropic(item, where)
         if api == "openai_chat":
             return chat_messages([item])
-        return response_items([item])
+        return _reasoning_kept(item, after) or response_items([item])
     except RegioError as exc:  # SDKInputError, MediaError: a block regio has no type for
         raise PassThrough("unreadable_item", f"{where}: {exc}") from exc
     except (KeyError, TypeError, AttributeError) as exc:
@@ -87,15 +112,35 @@ def item_messages(api: str, raw: msgspec.Raw, where: str) -> list[Message]:
         ) from exc
 
 
+def paused_call(messages: Sequence[Message]) -> str | None:
+    """The id of the server tool call that the last message, an assistant turn the API paused
+    (``stop_reason: pause_turn``), leaves unanswered; ``None`` when there is none."""
+    if not messages or messages[-1].role != "assistant":
+        return None
+    blocks = [b.block for b in messages[-1].blocks if isinstance(b, ProviderBlock)]
+    answered = {b.get("tool_use_id") for b in blocks if b.get("type") != "server_tool_use"}
+    calls = [b.get("id") for b in blocks if b.get("type") == "server_tool_use"]
+    return next((str(c) for c in calls if c not in answered), None)
+
+
+def _only(message: Message, kind: type) -> bool:
+    return (
+        message.role == "assistant"
+        and bool(message.blocks)
+        and all(isinstance(b, kind) for b in message.blocks)
+    )
+
+
 def merge_calls(messages: Sequence[Message]) -> list[Message]:
     """``messages`` with each assistant message made only of tool calls joined to the assistant
-    message right before it (Responses sends each ``function_call`` as an item of its own)."""
+    message right before it (Responses sends each ``function_call`` as an item of its own), and
+    each made only of items kept as received (a built-in call) joined to one made only of such
+    items right before it (its ``reasoning`` item), so they stay together."""
     out: list[Message] = []
     for m in messages:
-        calls_only = (
-            m.role == "assistant" and m.blocks and all(isinstance(b, ToolUse) for b in m.blocks)
-        )
-        if calls_only and out and out[-1].role == "assistant":
+        received = _only(m, ProviderBlock) and bool(out) and _only(out[-1], ProviderBlock)
+        calls = _only(m, ToolUse) and bool(out) and out[-1].role == "assistant"
+        if received or calls:
             out[-1] = Message("assistant", (*out[-1].blocks, *m.blocks))
         else:
             out.append(m)

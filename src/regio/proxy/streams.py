@@ -202,7 +202,7 @@ class AnthropicRelay(Relay):
         content = []
         for index in sorted(self._blocks):
             block = dict(self._blocks[index])
-            if block.get("type") in ("tool_use", "server_tool_use"):
+            if block.get("type") in ("tool_use", "server_tool_use", "mcp_tool_use"):
                 text = "".join(self._json.get(index, []))
                 block["input"] = json.loads(text) if text.strip() else block.get("input") or {}
             content.append(block)

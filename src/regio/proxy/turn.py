@@ -56,10 +56,10 @@ from regio.layout.events import OrphanResultDropped, Repaired, ResultSynthesized
 
 from . import accounting
 from .dialects import ClientRequest
-from .errors import ClientRequestError
+from .errors import ClientRequestError, PassThrough
 from .history import digest
 from .payloads import split_tools, tool_name, upstream_body
-from .readers import item_messages, merge_calls
+from .readers import item_messages, merge_calls, paused_call
 from .records import Pending, Records, RequestStat, Served, SessionMeta
 from .replies import Reply, Shown
 from .requestlog import Waits
@@ -173,11 +173,14 @@ class Turn:
         messages: list[Message] = []
         where = _HISTORY_KEY[self.client.api]
         for pos in range(self.start, len(self.client.items)):
-            read = item_messages(self.client.api, self.client.items[pos], f"{where}[{pos}]")
+            items = self.client.items
+            after = items[pos + 1] if pos + 1 < len(items) else None
+            read = item_messages(self.client.api, items[pos], f"{where}[{pos}]", after)
             self.new_tokens.append(sum(engine.counter.count_message(m) for m in read))
             messages.extend(read)
         if self.client.api == "openai_responses":
             messages = merge_calls(messages)
+        self._refuse_paused(messages, where)
         self.settings.capture.admit(engine, messages, self.notes)
         # what the client sent may be broken (an interrupted call, a result whose call is
         # gone): the window is repaired in place, the transcript keeps what was sent
@@ -186,6 +189,19 @@ class Turn:
             size = engine.budget.size(self.provider, self.client.model or None)
             self.deferred = size <= DEFER_SHARE * engine.budget.limit
         return self._lay_out(offer=True)
+
+    def _refuse_paused(self, messages: list[Message], where: str) -> None:
+        """Raise :class:`PassThrough` (``paused_turn``) when the client's last item is an
+        assistant turn the API paused, read here when it was admitted before (a served reply)."""
+        items = self.client.items
+        if self.client.api != "anthropic" or not items:
+            return
+        last = messages
+        if self.start >= len(items):  # the last item is a reply admitted before
+            last = item_messages("anthropic", items[-1], f"{where}[{len(items) - 1}]")
+        if (paused := paused_call(last)) is not None:
+            place = f"{where}[{len(items) - 1}]: server tool call {paused} not answered yet"
+            raise PassThrough("paused_turn", place)
 
     def _skip_served(self, meta: SessionMeta) -> int:
         """The first position to admit: past the client's copy of a reply already recorded."""

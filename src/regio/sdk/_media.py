@@ -194,7 +194,7 @@ def _anthropic_block(part: object, where: str) -> Block:
     if kind == "thinking":
         return Thinking(_text(part.get("thinking"), where), _text(part.get("signature"), where))
     if kind in ANTHROPIC_PROVIDER_BLOCKS:
-        return ProviderBlock("anthropic", dict(part))
+        return ProviderBlock.received("anthropic", part)
     blocks = _parts([part], where)
     return blocks[0]
 

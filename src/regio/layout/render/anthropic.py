@@ -140,7 +140,7 @@ def _messages(
         if item is not None:
             messages = [{"role": "assistant", "content": [fresh_copy(item)]}]
             continue
-        if skip:
+        if skip or not content:  # only blocks of another API: nothing to send
             continue
         role = "user" if m.role == "tool" else m.role
         if messages and messages[-1]["role"] == role and not m.separate:

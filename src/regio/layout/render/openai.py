@@ -18,8 +18,10 @@ are its ``input`` (``{"input": text}``, or the shell ``action``). The result is 
 :func:`check_openai_responses`.
 
 A Responses item kept as received (:class:`regio.content.ProviderBlock` of
-``openai_responses``: a built-in tool call such as ``web_search_call``) is rendered as it came,
-first among its message's items; every other provider block is left out of both payloads.
+``openai_responses``: a built-in tool call such as ``web_search_call``, and the ``reasoning``
+item before it) is rendered as it came, in its place among its message's texts (the texts
+between two such items make one assistant message); every other provider block is left out
+of both payloads.
 Thinking blocks are left out of both payloads, wherever they stand (an assistant message or,
 by mistake, a user or tool message): Chat Completions has no thinking input, and Responses
 ``reasoning`` input items are the server's own (encrypted) items, which regio does not hold.
@@ -331,17 +333,21 @@ def _responses_unit(m: RenderedMessage, calls: Mapping[str, ToolUse]) -> list[di
     out, see the module docstring); ``calls``: the conversation's custom tool and local shell
     calls by id, whose results regio made take their call's output type."""
     items: list[dict[str, Any]] = []
-    texts = [t for t in _texts(m.blocks) if t]
     if m.role == "assistant":
-        items.extend(
-            fresh_copy(b.block.block)
-            for b in m.blocks
-            if isinstance(b.block, ProviderBlock) and b.block.api == "openai_responses"
-        )
-        if texts:
-            items.append({"role": "assistant", "content": "\n\n".join(texts)})
+        run: list[str] = []  # the texts since the last item kept as received
+        for b in m.blocks:
+            if isinstance(b.block, ProviderBlock) and b.block.api == "openai_responses":
+                if run:
+                    items.append({"role": "assistant", "content": "\n\n".join(run)})
+                    run = []
+                items.append(fresh_copy(b.block.block))
+            elif isinstance(b.block, Text) and b.block.text:
+                run.append(b.block.text)
+        if run:
+            items.append({"role": "assistant", "content": "\n\n".join(run)})
         items.extend(_responses_call(b.block) for b in m.blocks if isinstance(b.block, ToolUse))
         return items
+    texts = [t for t in _texts(m.blocks) if t]
     if m.role == "tool":
         items.extend(
             _responses_result(b.block, calls) for b in m.blocks if isinstance(b.block, ToolResult)
