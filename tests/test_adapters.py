@@ -128,8 +128,8 @@ def test_agents_session_refuses_an_unknown_item_naming_it():
     from regio.sdk._objects import SDKInputError
 
     _, session = _session()
-    with pytest.raises(SDKInputError, match=r"items\[0\].*web_search_call"):
-        asyncio.run(session.add_items([{"type": "web_search_call", "id": "w"}]))
+    with pytest.raises(SDKInputError, match=r"items\[0\].*computer_call"):
+        asyncio.run(session.add_items([{"type": "computer_call", "call_id": "c", "action": {}}]))
 
 
 def test_litellm_sends_regios_payload_and_records_reply_and_usage():

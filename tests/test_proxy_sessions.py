@@ -61,9 +61,9 @@ def test_each_request_reads_only_the_items_new_since_the_sessions_last_request(m
     read: list[int] = []
     real = turn_module.item_messages
 
-    def counting(api: str, raw: Any, where: str) -> Any:
+    def counting(api: str, raw: Any, where: str, after: Any = None) -> Any:
         read.append(1)
-        return real(api, raw, where)
+        return real(api, raw, where, after)
 
     monkeypatch.setattr(turn_module, "item_messages", counting)
     with in_process(_upstream(), BLUEPRINT, _store()) as client:

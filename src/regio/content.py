@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -208,14 +208,14 @@ class ProviderBlock(msgspec.Struct, frozen=True, tag="provider_block", tag_field
                 f"{', '.join(repr(a) for a in PROVIDER_BLOCK_TYPES)}"
             )
         kind = self.block.get("type") if isinstance(self.block, dict) else None
-        if kind not in kinds:
+        if not isinstance(kind, str) or kind not in kinds:
             raise ContentTypeError(
                 f"provider_block: type {kind!r} is not one regio keeps as received for "
                 f"{self.api} ({', '.join(sorted(kinds))})"
             )
 
     @classmethod
-    def received(cls, api: str, block: Any) -> ProviderBlock:
+    def received(cls, api: str, block: Mapping[str, Any]) -> ProviderBlock:
         """The block ``block`` (a mapping) as a client or the provider sent it, without its
         ``cache_control`` marker: markers are the layout's to place, and a stored marker would
         be sent again after the client moved it (Anthropic takes at most 4)."""

@@ -225,7 +225,8 @@ def reasoning_item(block: Thinking) -> dict[str, Any] | None:
 def _calls_next(items: list[Any], index: int) -> bool:
     """Whether the item after ``items[index]`` is a built-in call kept as received."""
     after = items[index + 1] if index + 1 < len(items) else None
-    return isinstance(after, Mapping) and after.get("type") in RESPONSES_PROVIDER_ITEMS
+    kind = after.get("type") if isinstance(after, Mapping) else None
+    return isinstance(kind, str) and kind in RESPONSES_PROVIDER_ITEMS
 
 
 def _received_only(message: Message) -> bool:
@@ -280,7 +281,9 @@ def response_items(items: Iterable[Mapping[str, Any]], *, reasoning: bool = Fals
             out.append(
                 Message.tool((_result(call_id, item.get("output"), f"{where}.output", shell),))
             )
-        elif kind in RESPONSES_PROVIDER_ITEMS or (kind == "reasoning" and _calls_next(seq, index)):
+        elif (isinstance(kind, str) and kind in RESPONSES_PROVIDER_ITEMS) or (
+            kind == "reasoning" and _calls_next(seq, index)
+        ):
             kept = ProviderBlock.received("openai_responses", item)
             if out and _received_only(out[-1]):
                 out[-1] = Message("assistant", (*out[-1].blocks, kept))

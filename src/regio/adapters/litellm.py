@@ -164,7 +164,7 @@ def _assistant(blocks: list[dict[str, Any]], where: str) -> dict[str, Any]:
             calls.append(call)
         elif kind in ("thinking", "redacted_thinking"):
             thinking.append(dict(block))
-        elif kind in ANTHROPIC_PROVIDER_BLOCKS:
+        elif isinstance(kind, str) and kind in ANTHROPIC_PROVIDER_BLOCKS:
             continue  # a server tool's block: LiteLLM's messages have no place for it
         else:
             parts.append(_part(block, f"{where}[{n}]"))
@@ -200,7 +200,7 @@ def messages_of_anthropic(body: dict[str, Any]) -> list[dict[str, Any]]:
         for n, block in enumerate(blocks):
             if block.get("type") == "tool_result":
                 out.append(_tool_message(block, f"{where}[{n}]"))
-            elif block.get("type") in ANTHROPIC_PROVIDER_BLOCKS:
+            elif str(block.get("type")) in ANTHROPIC_PROVIDER_BLOCKS:
                 continue  # container_upload: no place for it either
             else:
                 rest.append(_part(block, f"{where}[{n}]"))

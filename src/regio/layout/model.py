@@ -170,8 +170,7 @@ class LayoutBlock(msgspec.Struct, frozen=True):
 
     @property
     def cacheable(self) -> bool:
-        """Whether a ``cache_control`` marker may sit here (not thinking, not a provider's
-        block kept as received, not empty text)."""
+        """Whether a ``cache_control`` marker may sit here (no thinking, provider, empty block)."""
         if isinstance(self.block, Thinking | ProviderBlock):
             return False
         return not (isinstance(self.block, Text) and not self.block.text)

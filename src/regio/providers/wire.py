@@ -293,7 +293,7 @@ def _anthropic_block(item: object, index: int, data: dict[str, Any]) -> Block | 
             _text(item.get("thinking"), f"{where}.thinking", data),
             _text(item.get("signature"), f"{where}.signature", data),
         )
-    if kind in ANTHROPIC_PROVIDER_BLOCKS:
+    if isinstance(kind, str) and kind in ANTHROPIC_PROVIDER_BLOCKS:
         return ProviderBlock.received("anthropic", item)
     return None
 

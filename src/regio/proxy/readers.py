@@ -78,7 +78,7 @@ def _reasoning_kept(item: dict[str, Any], after: msgspec.Raw | None) -> list[Mes
         kind = msgspec.json.decode(after, type=dict[str, Any]).get("type")
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    if kind not in RESPONSES_PROVIDER_ITEMS:
+    if not isinstance(kind, str) or kind not in RESPONSES_PROVIDER_ITEMS:
         return None
     return [Message("assistant", (ProviderBlock.received("openai_responses", item),))]
 

@@ -192,12 +192,11 @@ class Turn:
 
     def _refuse_paused(self, messages: list[Message], where: str) -> None:
         """Raise :class:`PassThrough` (``paused_turn``) when the client's last item is an
-        assistant turn the API paused, read here when it was admitted before (a served reply)."""
-        items = self.client.items
+        assistant turn the API paused (read again when admitted before: a served reply)."""
+        items, last = self.client.items, messages
         if self.client.api != "anthropic" or not items:
             return
-        last = messages
-        if self.start >= len(items):  # the last item is a reply admitted before
+        if self.start >= len(items):
             last = item_messages("anthropic", items[-1], f"{where}[{len(items) - 1}]")
         if (paused := paused_call(last)) is not None:
             place = f"{where}[{len(items) - 1}]: server tool call {paused} not answered yet"

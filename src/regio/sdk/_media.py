@@ -193,7 +193,7 @@ def _anthropic_block(part: object, where: str) -> Block:
         )
     if kind == "thinking":
         return Thinking(_text(part.get("thinking"), where), _text(part.get("signature"), where))
-    if kind in ANTHROPIC_PROVIDER_BLOCKS:
+    if isinstance(kind, str) and kind in ANTHROPIC_PROVIDER_BLOCKS:
         return ProviderBlock.received("anthropic", part)
     blocks = _parts([part], where)
     return blocks[0]
@@ -237,7 +237,7 @@ def message_of(message: object) -> Message:
         isinstance(p, Mapping)
         and (
             p.get("type") in ("tool_use", "tool_result", "thinking")
-            or p.get("type") in ANTHROPIC_PROVIDER_BLOCKS
+            or (isinstance(p.get("type"), str) and p.get("type") in ANTHROPIC_PROVIDER_BLOCKS)
         )
         for p in content
     ):
