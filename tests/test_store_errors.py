@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from regio.errors import RegioError
@@ -320,6 +320,7 @@ redis_edits = st.tuples(
 
 @FUZZ
 @given(edit=redis_edits)
+@example(edit=(":head", 0.0, [(0.6494143439282104, 6, True)]))  # a clamp decoded as {}
 def test_fuzz_damaged_redis_values_give_only_session_store_errors(
     redis_store: Any, edit: tuple[str, float, list[tuple[float, int, bool]]]
 ) -> None:

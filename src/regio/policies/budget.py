@@ -47,13 +47,15 @@ class Budget(msgspec.Struct, frozen=True):
         Raises :class:`RegionConfigError` for negative numbers, percents outside (0, 100] or
         any other text.
         """
+        for label, clamp in (("min_tokens", min_tokens), ("max_tokens", max_tokens)):
+            if clamp is not None and (
+                not isinstance(clamp, int) or isinstance(clamp, bool) or clamp < 0
+            ):
+                raise RegionConfigError(f"budget {label} must be a token count >= 0, got {clamp!r}")
         if isinstance(value, Budget):
             if min_tokens is None and max_tokens is None:
                 return value
             return Budget(value.tokens, value.percent, min_tokens, max_tokens)
-        for label, clamp in (("min_tokens", min_tokens), ("max_tokens", max_tokens)):
-            if clamp is not None and (isinstance(clamp, bool) or clamp < 0):
-                raise RegionConfigError(f"budget {label} must be a token count >= 0, got {clamp!r}")
         if isinstance(value, bool):
             raise RegionConfigError(f"budget must be tokens or a percent string, got {value!r}")
         if isinstance(value, int):
