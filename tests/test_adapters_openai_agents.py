@@ -121,3 +121,95 @@ def test_a_reasoning_item_is_left_out_of_the_shared_reader_unless_asked() -> Non
     assert isinstance(call, ToolUse) and call.id == "c1"
     assert reasoning_item(thinking) == items[1]
     assert reasoning_item(Thinking("Anthropic's", "EuYBCkQYAiJA")) is None
+
+
+def _searching_model(inputs: list[list[dict[str, Any]]]) -> Any:
+    """A model whose first turn runs OpenAI's hosted web search (a ``reasoning`` item, the
+    ``web_search_call`` it needs, then a function call) and whose second answers."""
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseFunctionWebSearch,
+        ResponseOutputMessage,
+        ResponseOutputText,
+        ResponseReasoningItem,
+    )
+    from openai.types.responses.response_function_web_search import ActionSearch
+
+    class SearchingModel(Model):
+        async def get_response(self, system_instructions, input, *args, **kwargs):  # type: ignore[no-untyped-def]
+            items = [input] if isinstance(input, str) else list(input)
+            inputs.append(
+                [i if isinstance(i, dict) else i.model_dump(exclude_none=True) for i in items]
+            )
+            if len(inputs) > 1:
+                text = ResponseOutputText(type="output_text", text=ANSWER, annotations=[])
+                message = ResponseOutputMessage(
+                    id="msg", type="message", role="assistant", status="completed", content=[text]
+                )
+                return ModelResponse(output=[message], usage=Usage(), response_id=None)
+            reasoning = ResponseReasoningItem(
+                id="rs_ws", type="reasoning", summary=[], encrypted_content="opaque-rs_ws"
+            )
+            search = ResponseFunctionWebSearch(
+                id="ws_1",
+                type="web_search_call",
+                status="completed",
+                action=ActionSearch(type="search", query="where is src/a.py documented"),
+            )
+            call = ResponseFunctionToolCall(
+                id="fc_1",
+                call_id="call_1",
+                name="read_file",
+                arguments=json.dumps({"path": "src/a.py"}),
+                type="function_call",
+                status="completed",
+            )
+            return ModelResponse(output=[reasoning, search, call], usage=Usage(), response_id=None)
+
+        def stream_response(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            raise NotImplementedError
+
+    return SearchingModel()
+
+
+def test_a_hosted_web_search_goes_back_to_the_model_as_it_came_with_its_reasoning() -> None:
+    """Through the SDK's ``Runner``: the second call's input holds the ``web_search_call`` as
+    the model sent it, with the ``reasoning`` item OpenAI requires right before it, then the
+    function call and its output (before, the session raised on the search item)."""
+    from agents import Agent, Runner, function_tool, set_tracing_disabled
+
+    from regio.adapters.openai_agents import RegioSession
+
+    @function_tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        return tool_output(path)
+
+    set_tracing_disabled(True)
+    inputs: list[list[dict[str, Any]]] = []
+    session = RegioSession(engine(provider="openai", model="gpt-5"), "searching")
+    agent = Agent(
+        name="s", instructions="Read files.", model=_searching_model(inputs), tools=[read_file]
+    )
+    run = Runner.run(agent, "Find and read a.", session=session, run_config=session.run_config())
+    assert asyncio.run(run).final_output == ANSWER
+    assert len(inputs) == 2
+    kinds = [(i.get("type", "message"), i.get("id") or i.get("call_id")) for i in inputs[1]]
+    assert [k for k in kinds if k[0] != "message"] == [
+        ("reasoning", "rs_ws"),
+        ("web_search_call", "ws_1"),
+        ("function_call", "call_1"),
+        ("function_call_output", "call_1"),
+    ]
+    (search,) = [i for i in inputs[1] if i.get("type") == "web_search_call"]
+    assert search == {
+        "id": "ws_1",
+        "type": "web_search_call",
+        "status": "completed",
+        "action": {"type": "search", "query": "where is src/a.py documented"},
+    }
+    (reasoning,) = [i for i in inputs[1] if i.get("type") == "reasoning"]
+    assert reasoning["encrypted_content"] == "opaque-rs_ws"

@@ -222,25 +222,34 @@ def reasoning_item(block: Thinking) -> dict[str, Any] | None:
     return item if isinstance(item, dict) and item.get("type") == "reasoning" else None
 
 
-def _calls_next(items: list[Any], index: int) -> bool:
-    """Whether the item after ``items[index]`` is a built-in call kept as received."""
-    after = items[index + 1] if index + 1 < len(items) else None
+def _calls_next(items: list[Any], index: int, then: object) -> bool:
+    """Whether the item after ``items[index]`` (``then`` after the last) is a built-in call
+    kept as received."""
+    after = items[index + 1] if index + 1 < len(items) else then
     kind = after.get("type") if isinstance(after, Mapping) else None
     return isinstance(kind, str) and kind in RESPONSES_PROVIDER_ITEMS
 
 
-def _received_only(message: Message) -> bool:
-    return message.role == "assistant" and all(isinstance(b, ProviderBlock) for b in message.blocks)
+def received_only(message: Message) -> bool:
+    """Whether ``message`` is an assistant message made only of blocks kept as received."""
+    return (
+        message.role == "assistant"
+        and bool(message.blocks)
+        and all(isinstance(b, ProviderBlock) for b in message.blocks)
+    )
 
 
-def response_items(items: Iterable[Mapping[str, Any]], *, reasoning: bool = False) -> list[Message]:
+def response_items(
+    items: Iterable[Mapping[str, Any]], *, reasoning: bool = False, then: object = None
+) -> list[Message]:
     """regio messages of Responses input items (module doc); consecutive ``function_call``
     items join the assistant message before them. ``reasoning``: a ``reasoning`` item opens
     the assistant message of its turn as a thinking block holding the item
     (:func:`reasoning_block`; the message and calls after it join it), else it is left out;
     a built-in call kept as received (:data:`regio.content.RESPONSES_PROVIDER_ITEMS`) and the
     ``reasoning`` item right before it, which OpenAI requires with it, are
-    :class:`ProviderBlock` s, consecutive ones in one assistant message.
+    :class:`ProviderBlock` s, consecutive ones in one assistant message; ``then``: the item
+    after the last of ``items``, for a caller that reads them one at a time.
     Raises :class:`SDKInputError` naming the index for an item or part it cannot read."""
     out: list[Message] = []
     seq = list(items)
@@ -282,10 +291,10 @@ def response_items(items: Iterable[Mapping[str, Any]], *, reasoning: bool = Fals
                 Message.tool((_result(call_id, item.get("output"), f"{where}.output", shell),))
             )
         elif (isinstance(kind, str) and kind in RESPONSES_PROVIDER_ITEMS) or (
-            kind == "reasoning" and _calls_next(seq, index)
+            kind == "reasoning" and _calls_next(seq, index, then)
         ):
             kept = ProviderBlock.received("openai_responses", item)
-            if out and _received_only(out[-1]):
+            if out and received_only(out[-1]):
                 out[-1] = Message("assistant", (*out[-1].blocks, kept))
             else:
                 out.append(Message("assistant", (kept,)))

@@ -30,9 +30,8 @@ from typing import Any
 
 import msgspec
 
-from regio.adapters.chat import chat_messages, content_blocks, response_items
+from regio.adapters.chat import chat_messages, content_blocks, received_only, response_items
 from regio.content import (
-    RESPONSES_PROVIDER_ITEMS,
     Block,
     Message,
     ProviderBlock,
@@ -69,18 +68,15 @@ def _system_as_user(item: dict[str, Any], where: str) -> Message:
     return Message("user", tuple(blocks) if blocks else (Text(""),))
 
 
-def _reasoning_kept(item: dict[str, Any], after: msgspec.Raw | None) -> list[Message] | None:
-    """A Responses ``reasoning`` item right before a built-in call kept as received, as the
-    message that call joins (:func:`merge_calls`); ``None`` for any other item."""
+def _next_item(item: dict[str, Any], after: msgspec.Raw | None) -> object:
+    """The item after a ``reasoning`` item, decoded (``None`` for any other item: only a
+    reasoning item looks ahead, to the built-in call it may go with)."""
     if item.get("type") != "reasoning" or after is None:
         return None
     try:
-        kind = msgspec.json.decode(after, type=dict[str, Any]).get("type")
-    except (msgspec.DecodeError, msgspec.ValidationError):
+        return msgspec.json.decode(after)
+    except msgspec.DecodeError:
         return None
-    if not isinstance(kind, str) or kind not in RESPONSES_PROVIDER_ITEMS:
-        return None
-    return [Message("assistant", (ProviderBlock.received("openai_responses", item),))]
 
 
 def item_messages(
@@ -103,7 +99,7 @@ def item_messages(
             return _anthropic(item, where)
         if api == "openai_chat":
             return chat_messages([item])
-        return _reasoning_kept(item, after) or response_items([item])
+        return response_items([item], then=_next_item(item, after))
     except RegioError as exc:  # SDKInputError, MediaError: a block regio has no type for
         raise PassThrough("unreadable_item", f"{where}: {exc}") from exc
     except (KeyError, TypeError, AttributeError) as exc:
@@ -123,14 +119,6 @@ def paused_call(messages: Sequence[Message]) -> str | None:
     return next((str(c) for c in calls if c not in answered), None)
 
 
-def _only(message: Message, kind: type) -> bool:
-    return (
-        message.role == "assistant"
-        and bool(message.blocks)
-        and all(isinstance(b, kind) for b in message.blocks)
-    )
-
-
 def merge_calls(messages: Sequence[Message]) -> list[Message]:
     """``messages`` with each assistant message made only of tool calls joined to the assistant
     message right before it (Responses sends each ``function_call`` as an item of its own), and
@@ -138,8 +126,14 @@ def merge_calls(messages: Sequence[Message]) -> list[Message]:
     items right before it (its ``reasoning`` item), so they stay together."""
     out: list[Message] = []
     for m in messages:
-        received = _only(m, ProviderBlock) and bool(out) and _only(out[-1], ProviderBlock)
-        calls = _only(m, ToolUse) and bool(out) and out[-1].role == "assistant"
+        received = received_only(m) and bool(out) and received_only(out[-1])
+        calls = (
+            m.role == "assistant"
+            and bool(m.blocks)
+            and all(isinstance(b, ToolUse) for b in m.blocks)
+            and bool(out)
+            and out[-1].role == "assistant"
+        )
         if received or calls:
             out[-1] = Message("assistant", (*out[-1].blocks, *m.blocks))
         else:
