@@ -22,55 +22,60 @@ TURNS = [("rs_1", "I should read a first.", "src/a.py"), ("rs_2", "Now b.", "src
 ANSWER = "a and b are read."
 
 
-def _reasoning_model(inputs: list[list[dict[str, Any]]]) -> Any:
+def _scripted_model(inputs: list[list[dict[str, Any]]], turns: list[list[Any]]) -> Any:
+    """A model that records each call's input in ``inputs`` and answers call ``n`` with the
+    output items ``turns[n - 1]``, then with :data:`ANSWER`."""
     from agents.items import ModelResponse
     from agents.models.interface import Model
     from agents.usage import Usage
-    from openai.types.responses import (
-        ResponseFunctionToolCall,
-        ResponseOutputMessage,
-        ResponseOutputText,
-        ResponseReasoningItem,
-    )
-    from openai.types.responses.response_reasoning_item import Summary
+    from openai.types.responses import ResponseOutputMessage, ResponseOutputText
 
-    class ReasoningModel(Model):
+    class ScriptedModel(Model):
         async def get_response(self, system_instructions, input, *args, **kwargs):  # type: ignore[no-untyped-def]
             items = [input] if isinstance(input, str) else list(input)
             inputs.append(
                 [i if isinstance(i, dict) else i.model_dump(exclude_none=True) for i in items]
             )
-            n = len(inputs)
-            if n > len(TURNS):
-                text = ResponseOutputText(type="output_text", text=ANSWER, annotations=[])
-                message = ResponseOutputMessage(
-                    id="msg", type="message", role="assistant", status="completed", content=[text]
-                )
-                return ModelResponse(output=[message], usage=Usage(), response_id=None)
-            rs_id, summary, path = TURNS[n - 1]
-            reasoning = ResponseReasoningItem(
-                id=rs_id,
-                type="reasoning",
-                summary=[Summary(text=summary, type="summary_text")],
-                encrypted_content=f"opaque-{rs_id}",
+            if len(inputs) <= len(turns):
+                return ModelResponse(output=turns[len(inputs) - 1], usage=Usage(), response_id=None)
+            text = ResponseOutputText(type="output_text", text=ANSWER, annotations=[])
+            message = ResponseOutputMessage(
+                id="msg", type="message", role="assistant", status="completed", content=[text]
             )
-            call = ResponseFunctionToolCall(
-                id=f"fc_{n}",
-                call_id=f"call_{n}",
-                name="read_file",
-                arguments=json.dumps({"path": path}),
-                type="function_call",
-                status="completed",
-            )
-            return ModelResponse(output=[reasoning, call], usage=Usage(), response_id=None)
+            return ModelResponse(output=[message], usage=Usage(), response_id=None)
 
         def stream_response(self, *args, **kwargs):  # type: ignore[no-untyped-def]
             raise NotImplementedError
 
-    return ReasoningModel()
+    return ScriptedModel()
 
 
-def test_reasoning_items_go_back_with_their_turn_on_every_call_of_the_tool_loop() -> None:
+def _read_call(n: int, path: str) -> Any:
+    from openai.types.responses import ResponseFunctionToolCall
+
+    return ResponseFunctionToolCall(
+        id=f"fc_{n}",
+        call_id=f"call_{n}",
+        name="read_file",
+        arguments=json.dumps({"path": path}),
+        type="function_call",
+        status="completed",
+    )
+
+
+def _reasoning(rs_id: str, summary: str | None) -> Any:
+    from openai.types.responses import ResponseReasoningItem
+    from openai.types.responses.response_reasoning_item import Summary
+
+    summaries = [Summary(text=summary, type="summary_text")] if summary else []
+    return ResponseReasoningItem(
+        id=rs_id, type="reasoning", summary=summaries, encrypted_content=f"opaque-{rs_id}"
+    )
+
+
+def _run(model: Any, name: str, task: str) -> None:
+    """Run an agent with a ``read_file`` tool and ``model`` through the SDK's ``Runner`` on a
+    regio session named ``name`` and check its final answer (the model records its inputs)."""
     from agents import Agent, Runner, function_tool, set_tracing_disabled
 
     from regio.adapters.openai_agents import RegioSession
@@ -81,13 +86,19 @@ def test_reasoning_items_go_back_with_their_turn_on_every_call_of_the_tool_loop(
         return tool_output(path)
 
     set_tracing_disabled(True)
-    inputs: list[list[dict[str, Any]]] = []
-    session = RegioSession(engine(provider="openai", model="gpt-5"), "reasoning")
-    agent = Agent(
-        name="r", instructions="Read files.", model=_reasoning_model(inputs), tools=[read_file]
-    )
-    run = Runner.run(agent, "Read a and b.", session=session, run_config=session.run_config())
+    session = RegioSession(engine(provider="openai", model="gpt-5"), name)
+    agent = Agent(name=name, instructions="Read files.", model=model, tools=[read_file])
+    run = Runner.run(agent, task, session=session, run_config=session.run_config())
     assert asyncio.run(run).final_output == ANSWER
+
+
+def test_reasoning_items_go_back_with_their_turn_on_every_call_of_the_tool_loop() -> None:
+    inputs: list[list[dict[str, Any]]] = []
+    turns = [
+        [_reasoning(rs_id, summary), _read_call(n, path)]
+        for n, (rs_id, summary, path) in enumerate(TURNS, 1)
+    ]
+    _run(_scripted_model(inputs, turns), "reasoning", "Read a and b.")
     assert len(inputs) == len(TURNS) + 1
     for n, items in enumerate(inputs, 1):
         kinds = [(i.get("type", "message"), i.get("id") or i.get("call_id")) for i in items]
@@ -123,79 +134,22 @@ def test_a_reasoning_item_is_left_out_of_the_shared_reader_unless_asked() -> Non
     assert reasoning_item(Thinking("Anthropic's", "EuYBCkQYAiJA")) is None
 
 
-def _searching_model(inputs: list[list[dict[str, Any]]]) -> Any:
-    """A model whose first turn runs OpenAI's hosted web search (a ``reasoning`` item, the
-    ``web_search_call`` it needs, then a function call) and whose second answers."""
-    from agents.items import ModelResponse
-    from agents.models.interface import Model
-    from agents.usage import Usage
-    from openai.types.responses import (
-        ResponseFunctionToolCall,
-        ResponseFunctionWebSearch,
-        ResponseOutputMessage,
-        ResponseOutputText,
-        ResponseReasoningItem,
-    )
-    from openai.types.responses.response_function_web_search import ActionSearch
-
-    class SearchingModel(Model):
-        async def get_response(self, system_instructions, input, *args, **kwargs):  # type: ignore[no-untyped-def]
-            items = [input] if isinstance(input, str) else list(input)
-            inputs.append(
-                [i if isinstance(i, dict) else i.model_dump(exclude_none=True) for i in items]
-            )
-            if len(inputs) > 1:
-                text = ResponseOutputText(type="output_text", text=ANSWER, annotations=[])
-                message = ResponseOutputMessage(
-                    id="msg", type="message", role="assistant", status="completed", content=[text]
-                )
-                return ModelResponse(output=[message], usage=Usage(), response_id=None)
-            reasoning = ResponseReasoningItem(
-                id="rs_ws", type="reasoning", summary=[], encrypted_content="opaque-rs_ws"
-            )
-            search = ResponseFunctionWebSearch(
-                id="ws_1",
-                type="web_search_call",
-                status="completed",
-                action=ActionSearch(type="search", query="where is src/a.py documented"),
-            )
-            call = ResponseFunctionToolCall(
-                id="fc_1",
-                call_id="call_1",
-                name="read_file",
-                arguments=json.dumps({"path": "src/a.py"}),
-                type="function_call",
-                status="completed",
-            )
-            return ModelResponse(output=[reasoning, search, call], usage=Usage(), response_id=None)
-
-        def stream_response(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-            raise NotImplementedError
-
-    return SearchingModel()
-
-
 def test_a_hosted_web_search_goes_back_to_the_model_as_it_came_with_its_reasoning() -> None:
     """Through the SDK's ``Runner``: the second call's input holds the ``web_search_call`` as
     the model sent it, with the ``reasoning`` item OpenAI requires right before it, then the
     function call and its output (before, the session raised on the search item)."""
-    from agents import Agent, Runner, function_tool, set_tracing_disabled
+    from openai.types.responses import ResponseFunctionWebSearch
+    from openai.types.responses.response_function_web_search import ActionSearch
 
-    from regio.adapters.openai_agents import RegioSession
-
-    @function_tool
-    def read_file(path: str) -> str:
-        """Read a file."""
-        return tool_output(path)
-
-    set_tracing_disabled(True)
-    inputs: list[list[dict[str, Any]]] = []
-    session = RegioSession(engine(provider="openai", model="gpt-5"), "searching")
-    agent = Agent(
-        name="s", instructions="Read files.", model=_searching_model(inputs), tools=[read_file]
+    search = ResponseFunctionWebSearch(
+        id="ws_1",
+        type="web_search_call",
+        status="completed",
+        action=ActionSearch(type="search", query="where is src/a.py documented"),
     )
-    run = Runner.run(agent, "Find and read a.", session=session, run_config=session.run_config())
-    assert asyncio.run(run).final_output == ANSWER
+    inputs: list[list[dict[str, Any]]] = []
+    turns = [[_reasoning("rs_ws", None), search, _read_call(1, "src/a.py")]]
+    _run(_scripted_model(inputs, turns), "searching", "Find and read a.")
     assert len(inputs) == 2
     kinds = [(i.get("type", "message"), i.get("id") or i.get("call_id")) for i in inputs[1]]
     assert [k for k in kinds if k[0] != "message"] == [
