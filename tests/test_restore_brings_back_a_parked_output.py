@@ -637,3 +637,34 @@ def test_a_transcript_that_forgot_its_stored_records_finds_the_parked_writes_it_
         log = loaded.transcript_log
         assert log.forget_stored() > 0
         assert _restore(loaded, "c2") == (_output(2), True)  # positions shifted, still found
+
+
+def test_outputs_whose_stubs_relief_trimmed_for_one_call_only_come_back_to_their_own_calls() -> (
+    None
+):
+    """Two results of one message with the same stub; relief shortens only ``read_file``'s, so
+    the stubs left no longer rank the outputs: each call still gets its own output back (the
+    capture recorded the id the engine admitted). Before, ``A`` got ``B``'s output, ok=True."""
+    engine, capture = _engine(
+        keep=1, clear=False, trim=False, tools={"read_file": ToolRelief(max_result_tokens=16)}
+    )
+    v1 = _HEAD + words(400, "a")
+    v2 = v1.replace("a7 ", "b7 ")
+    calls = (
+        ToolUse("A", "cat", {"path": "src/f.py"}),
+        ToolUse("B", "read_file", {"path": "src/f.py"}),
+    )
+    capture.admit(
+        engine,
+        [
+            Message("user", (Text("read"),)),
+            Message("assistant", calls),
+            Message("tool", (ToolResult("A", v1), ToolResult("B", v2))),
+            Message("assistant", (Text("ok"),)),
+        ],
+        [],
+    )
+    engine.request()
+    _turn(engine, capture, 3)  # a later park displaces both outputs
+    assert _restore(engine, "A") == (v1, True)
+    assert _restore(engine, "B") == (v2, True)

@@ -26,7 +26,14 @@ import msgspec
 
 from regio.content import Block, Entry, Text, ToolResult
 from regio.policies import relief as rp
-from regio.regions import PARKED_CALL, PARKED_STUB, SlidingWindow, is_parked_stub, parked_for
+from regio.regions import (
+    PARKED_ADMITTED,
+    PARKED_CALL,
+    PARKED_STUB,
+    SlidingWindow,
+    is_parked_stub,
+    parked_for,
+)
 from regio.session._session import Session
 from regio.session._transcript import TranscriptRecord
 
@@ -193,19 +200,25 @@ def _parked_output(
     doc; ``None``: ``content`` is no park stub of that call, or ``admitted``, the transcript
     record of the message that admitted it, is not known): one of the tool outputs parked with
     that stub for that message
-    (:meth:`regio.session._transcript.Transcript.parked_before`). A message's results are parked in
-    their order, just before it, so the call's rank among those results names its output among the
-    last such writes (a refused admission leaves earlier ones; two results of one message with one
-    stub and one call id as sent each get their own); else the last that is this call's
-    (:func:`regio.regions.parked_for`: exactly when the capture recorded the admitted id, else as
-    sent; a result relief trimmed on admission no longer reads as the stub)."""
-    if admitted is None or admitted.entry is None or not is_parked_stub(content):
+    (:meth:`regio.session._transcript.Transcript.parked_before`): the last whose recorded
+    admitted id (:data:`regio.regions.PARKED_ADMITTED`, a live capture's) is ``call_id``. Writes
+    without it (the bench's replay, sessions saved before it was recorded) are matched by
+    rank: a message's results are parked in their order, just before it, so the call's rank
+    among those results names its output among the last such writes (a refused admission
+    leaves earlier ones); else by the id as sent, only when exactly one write matches
+    (:func:`regio.regions.parked_for`: a doubt returns nothing, never another call's output)."""
+    if admitted is None or admitted.entry is None:
         return None
     writes = [
-        (entry, call)
+        entry
         for entry in c.transcript.parked_before(content, admitted.entry.id, admitted.turn)
-        if isinstance(call := entry.meta.get(PARKED_CALL), str) and call
+        if isinstance(entry.meta.get(PARKED_CALL), str) and entry.meta[PARKED_CALL]
     ]
+    exact = [e for e in writes if e.meta.get(PARKED_ADMITTED) == call_id]
+    if exact:  # the capture recorded the id the engine admitted: the last (a retry's) is it
+        return exact[-1]
+    if any(PARKED_ADMITTED in e.meta for e in writes):
+        return None  # recorded for other calls only: none is this call's
     ranks = [
         b.tool_use_id
         for b in admitted.entry.blocks
@@ -214,9 +227,9 @@ def _parked_output(
     if call_id in ranks and len(ranks) <= len(writes):
         # the last writes are this message's: earlier ones were written for an admission
         # that was refused (a retry writes again)
-        return writes[len(writes) - len(ranks) + ranks.index(call_id)][0]
-    mine = [entry for entry, _call in writes if parked_for(entry, call_id)]
-    return mine[-1] if mine else None
+        return writes[len(writes) - len(ranks) + ranks.index(call_id)]
+    mine = [entry for entry in writes if parked_for(entry, call_id)]
+    return mine[0] if len(mine) == 1 else None  # a doubtful match returns nothing
 
 
 def _holding(c: Session, output: Entry) -> str | None:
