@@ -22,7 +22,7 @@ from the entries on first use after a load or a repair).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -50,8 +50,8 @@ META_KEY = "call_ids"
 class CallNames:
     """The renamed calls of one engine's window: ``sent_as``, call id -> the id it was made
     with (renamed calls only); ``by_sent``, an id that was renamed -> every call made with
-    it, in admission order (the one that kept the id too). Entries that left the window are
-    skipped when read (:class:`WindowLedger`)."""
+    it, in admission order (the one that kept the id too). Calls that left the window are
+    pruned when their id is read (:meth:`prune`, from :class:`WindowLedger`)."""
 
     sent_as: dict[str, str] = attrs.field(factory=dict)
     by_sent: dict[str, list[str]] = attrs.field(factory=dict)
@@ -73,6 +73,25 @@ class CallNames:
                         if sent in renamed:
                             names.by_sent.setdefault(sent, []).append(b.id)
         return names
+
+    def prune(self, sent: str, in_use: Callable[[str], bool]) -> None:
+        """Forget the calls made with ``sent`` that are no longer ``in_use`` (their groups left
+        the window): a loaded engine's index never had them (:meth:`of` reads the window), and
+        a backend that numbers every call ``call_0`` would otherwise make each admission scan
+        the whole session's calls."""
+        listed = self.by_sent.get(sent)
+        if listed is None:
+            return
+        kept = [c for c in listed if in_use(c)]
+        if len(kept) == len(listed):
+            return
+        for c in listed:
+            if c not in kept and c != sent:
+                self.sent_as.pop(c, None)
+        if kept:
+            self.by_sent[sent] = kept
+        else:
+            del self.by_sent[sent]
 
     def add(self, sent: str, call_id: str) -> None:
         """Record a call made with id ``sent`` that got ``call_id``."""
@@ -102,6 +121,7 @@ class WindowLedger:
         """The calls made with ``sent`` still in use, oldest first (module doc of
         :mod:`regio.callids`), after the call whose id is ``sent`` when that one was renamed."""
         origin = self._made.get(sent) or self.names.sent_as.get(sent, sent)
+        self.names.prune(sent, self.in_use)
         listed = [*self.names.by_sent.get(sent, (sent,))]
         listed += [c for c, s in self._made.items() if s == sent and c not in listed]
         made = [c for c in dict.fromkeys(reversed(listed)) if self.in_use(c)][::-1]
