@@ -46,7 +46,7 @@ PARKED_CALL = "parked_call"
 #: call is matched as sent (:func:`parked_for`).
 PARKED_ADMITTED = "parked_admitted"
 
-_POINTER = re.compile(r"\[\d+ tokens of output parked in region '[^'\n]*'\]\Z")
+_POINTER = re.compile(r"\[\d+ tokens of output parked in region '[^\n]*'\]\Z")
 
 
 def parked_for(entry: Entry, call_id: str) -> bool:
