@@ -1,12 +1,10 @@
 """One client request through the proxy: read it, find and lease its session, lay out the
 window, send it upstream, relay the answer, commit.
 
-* A request the proxy cannot manage (:class:`regio.proxy.errors.PassThrough`: a history item
-  regio has no block for, a Responses request continuing a stored response) and every other
-  path (``/v1/models``, ``/v1/messages/count_tokens``, ...) goes upstream exactly as sent, and
-  its answer comes back exactly as received (:func:`passthrough`).
+* A request the proxy cannot manage (:class:`regio.proxy.errors.PassThrough`) and every other
+  path (``/v1/models``, ...) goes upstream as sent; its answer comes back as received.
 * A body that is not a request of its API is answered 400 in that API's error shape, as is a
-  request the engine cannot fit (a message larger than its region: nothing of it committed).
+  request the engine cannot fit; neither commits anything, nor does an upstream refusal.
 * The upstream's answer comes back with its status, headers (:mod:`regio.proxy.upstream`) and
   body unchanged (a stream event by event, :mod:`regio.proxy.streams`), plus the header
   ``x-regio-session``. A length refusal gets one compaction and one retry (``Turn.recover``); a
@@ -300,8 +298,10 @@ class _Exchange:
         *,
         refused: bool = False,
     ) -> None:
-        """Finish and commit the turn (``refused``: commit nothing, ``ProxyState.end_turn``),
-        give the lease back, once, shielded; ``passed``: why it went upstream unmanaged."""
+        """Finish and commit the turn, give the lease back, once, shielded; ``passed``: why it
+        went upstream unmanaged. Nothing is committed (``ProxyState.end_turn``'s ``refused``)
+        when ``refused``, when nothing went upstream (a failure while the request was read and
+        laid out) or when the upstream refused it (4xx but 429: the client's retry differs)."""
         if self.ended:
             return
         self.ended = True
@@ -318,7 +318,7 @@ class _Exchange:
                     self.summary,
                     self.lost.is_set,
                     self.unbind,
-                    refused,
+                    refused or not self.sent or (400 <= status < 500 and status != 429),
                 )
             finally:  # end_turn gave the lease back unless it failed (a second release is a no-op)
                 self.unbind()  # before the lease goes: the next request binds its own

@@ -109,14 +109,15 @@ def item_messages(
 
 
 def paused_call(messages: Sequence[Message]) -> str | None:
-    """The id of the server tool call that the last message, an assistant turn the API paused
-    (``stop_reason: pause_turn``), leaves unanswered; ``None`` when there is none."""
+    """The id of the server or MCP tool call that the last message, an assistant turn the API
+    paused (``stop_reason: pause_turn``), leaves unanswered; ``None`` when there is none."""
     if not messages or messages[-1].role != "assistant":
         return None
     blocks = [b.block for b in messages[-1].blocks if isinstance(b, ProviderBlock)]
-    answered = {b.get("tool_use_id") for b in blocks if b.get("type") != "server_tool_use"}
-    calls = [b.get("id") for b in blocks if b.get("type") == "server_tool_use"]
-    return next((str(c) for c in calls if c not in answered), None)
+    kinds = ("server_tool_use", "mcp_tool_use")
+    answered = [b.get("tool_use_id") for b in blocks if b.get("type") not in kinds]
+    calls = [b.get("id") for b in blocks if b.get("type") in kinds]
+    return next((str(c) for c in calls if c not in answered), None)  # ids of any JSON type
 
 
 def merge_calls(messages: Sequence[Message]) -> list[Message]:

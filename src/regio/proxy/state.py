@@ -184,13 +184,18 @@ class ProxyState:
         the store fails to release is logged (it lapses by itself after ``--lease-seconds``).
         ``refused``: the request was not served from the session (the engine refused what the
         client sent, or it went upstream unmanaged): nothing is committed and the engine this
-        worker holds is dropped, so the session stays as its last request left it and the next
+        worker holds is dropped unless the turn never changed it (``Turn.touched``: a request
+        passed through before anything was admitted), so the session stays as its last
+        request left it and the next
         request reads the same items again (a shortened retry extends the session, never a
         branch; an item no reader takes is passed through again, never skipped)."""
         handle = turn.handle
         try:
-            if refused:
-                self.directory.engines.drop(handle.id)
+            if refused:  # an engine the turn never changed (a pass-through) stays warm
+                if turn.touched:
+                    self.directory.engines.drop(handle.id)
+                else:
+                    self.directory.engines.put(handle.id, turn.engine, handle.prediction)
                 return False, None
             try:
                 predicted = None

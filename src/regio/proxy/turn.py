@@ -128,6 +128,7 @@ class Turn:
     wall: float = 0.0
     start: int = 0
     beside: str = ""
+    touched: bool = False  # the engine changed (the system prompt went in first)
     new_tokens: list[int] = attrs.field(factory=list)
     events: Counter[str] = attrs.field(factory=Counter)
     request: Request | None = None
@@ -169,7 +170,6 @@ class Turn:
         # only what this request's admission queues may wait for the answer (a compaction
         # that failed after an earlier answer is still pending: it runs now, as it always did)
         defer = self.settings.compact_after_send and not engine.pending()
-        self._system(meta)
         messages: list[Message] = []
         where = _HISTORY_KEY[self.client.api]
         for pos in range(self.start, len(self.client.items)):
@@ -181,6 +181,7 @@ class Turn:
         if self.client.api == "openai_responses":
             messages = merge_calls(messages)
         self._refuse_paused(messages, where)
+        self._system(meta)  # the engine's first change: a pass-through before it leaves none
         self.settings.capture.admit(engine, messages, self.notes)
         # what the client sent may be broken (an interrupted call, a result whose call is
         # gone): the window is repaired in place, the transcript keeps what was sent
@@ -191,14 +192,10 @@ class Turn:
         return self._lay_out(offer=True)
 
     def _refuse_paused(self, messages: list[Message], where: str) -> None:
-        """Raise :class:`PassThrough` (``paused_turn``) when the client's last item is an
-        assistant turn the API paused (read again when admitted before: a served reply)."""
-        items, last = self.client.items, messages
-        if self.client.api != "anthropic" or not items:
-            return
-        if self.start >= len(items):
-            last = item_messages("anthropic", items[-1], f"{where}[{len(items) - 1}]")
-        if (paused := paused_call(last)) is not None:
+        """Raise :class:`PassThrough` (``paused_turn``) when the client's last item, read in
+        ``messages``, is an assistant turn the API paused."""
+        items = self.client.items
+        if self.client.api == "anthropic" and (paused := paused_call(messages)) is not None:
             place = f"{where}[{len(items) - 1}]: server tool call {paused} not answered yet"
             raise PassThrough("paused_turn", place)
 
@@ -218,6 +215,7 @@ class Turn:
         return start
 
     def _system(self, meta: SessionMeta) -> None:
+        self.touched = True
         key = digest(msgspec.json.encode([bytes(r) for r in self.client.system_raw])).hex()
         apply = self.handle.fresh or key != meta.system
         self.beside = self.settings.capture.system(self.engine, self.client.system, apply=apply)
