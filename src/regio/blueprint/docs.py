@@ -257,7 +257,8 @@ compaction summarizes the message holding its result or relief clears that resul
 placeholder: it leaves with its turn, in the same cache rewrite, instead of riding after the
 summary in every request. The transcript keeps it: for a tool result `context_restore`, when
 offered, brings it back however it left (and names the region while it is still there), and
-the result of a call to one of regio's own tools is never parked.
+the result of a call to one of regio's own tools is never parked while that call is in the
+window (a result whose call the window no longer holds is parked like any other).
 `park` (which keeps only the newest `keep` outputs) and `footer` (which replaces the last
 state) replace what they stored, so their region belongs in the tail: declare it `rewritten`
 (the `regio` layout places it there whatever it is declared, and `regio validate` warns about

@@ -230,16 +230,19 @@ class Calibration:
 
         Raises ``ValueError`` for a negative estimate.
         """
+        return self._scaled(estimate, self.factor(key))
+
+    def _scaled(self, estimate: int, factor: float) -> int:
         if estimate < 0:
             raise ValueError(f"cannot correct a negative estimate ({estimate} tokens)")
-        scaled = estimate * self.factor(key) * (1.0 + self.margin)
+        scaled = estimate * factor * (1.0 + self.margin)
         # round away float noise first: 40,000 x 1.22 is 48,800, not 48,801
         return max(estimate, math.ceil(round(scaled, 6)))
 
     def ceiling_factor(self, key: CalibrationKey) -> float:
         """The factor a hard limit is checked with (the request ceiling): the learned factor, or
         the median of the last :data:`CEILING_EVIDENCE` bounded ratios when that is higher (the
-        factor alone before there are that many).
+        factor alone before there are that many, and always with a ``window`` below that).
         The moving average lags a ratio that keeps rising (a session whose content shifts
         toward text the local counter undercounts more); the recent median follows it within
         a report or two, and one outlier among three still does not move it."""
@@ -253,12 +256,9 @@ class Calibration:
 
     def correct_ceiling(self, key: CalibrationKey, estimate: int) -> int:
         """:meth:`correct` with :meth:`ceiling_factor`: ``ceil(estimate * ceiling_factor *
-        (1 + margin))``, tokens, never below :meth:`correct`'s. Raises ``ValueError`` for a
-        negative estimate."""
-        if estimate < 0:
-            raise ValueError(f"cannot correct a negative estimate ({estimate} tokens)")
-        scaled = estimate * self.ceiling_factor(key) * (1.0 + self.margin)
-        return max(self.correct(key, estimate), math.ceil(round(scaled, 6)))
+        (1 + margin))``, tokens, never below :meth:`correct`'s (the ceiling factor is never
+        below the factor). Raises ``ValueError`` for a negative estimate."""
+        return self._scaled(estimate, self.ceiling_factor(key))
 
     def record(self, key: CalibrationKey) -> CalibrationRecord | None:
         """What has been learned for ``key`` (``None`` when nothing yet)."""
