@@ -6,6 +6,7 @@ as it was (it is not loaded from the store again on every request)."""
 
 from __future__ import annotations
 
+import json
 import tempfile
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 
 pytest.importorskip("starlette", reason="the proxy extra (starlette) is not installed")
 
-from proxy_support import ScriptedUpstream, Step, blueprint, in_process
+from proxy_support import ScriptedUpstream, Step, blueprint, in_process, metric_families
 from regio.proxy import engines as engines_module
 from regio.proxy import turn as turn_module
 from test_proxy_sessions import _HEADERS, BLUEPRINT, SYSTEM, _expected, _post, _transcript
@@ -99,3 +100,93 @@ def test_a_session_passed_through_keeps_its_engine_warm(monkeypatch: Any) -> Non
             messages.append({"role": "assistant", "content": "fine"})
         assert len(loads) == before
         assert len(upstream.requests) == 8
+
+
+class _Answers:
+    """An Anthropic upstream answering each request with the next ``(status, body)``, then a
+    plain reply; ``requests`` records the bodies it received."""
+
+    def __init__(self, answers: list[tuple[int, dict[str, Any]]]) -> None:
+        self.answers, self.requests = list(answers), []  # type: list[dict[str, Any]]
+
+    def app(self) -> Any:
+        from starlette.applications import Starlette
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse
+        from starlette.routing import Route
+
+        async def messages(request: Request) -> JSONResponse:
+            self.requests.append(json.loads(await request.body()))
+            status, body = self.answers.pop(0) if self.answers else (200, _reply("done"))
+            return JSONResponse(body, status_code=status)
+
+        return Starlette(routes=[Route("/v1/messages", messages, methods=["POST"])])
+
+
+def _reply(*content: Any, stop: str = "end_turn") -> dict[str, Any]:
+    blocks = [{"type": "text", "text": c} if isinstance(c, str) else c for c in content]
+    usage = {"input_tokens": 100, "output_tokens": 10}
+    head = {"id": "msg", "type": "message", "role": "assistant", "model": "claude-x"}
+    return {**head, "content": blocks, "stop_reason": stop, "stop_sequence": None, "usage": usage}
+
+
+_ERROR = {"type": "error", "error": {"type": "invalid_request_error", "message": "bad image"}}
+_RESTORING = blueprint(
+    "ps", "anthropic:claude-x", window=8000, output=500, conversation=6000,
+    extra="relief: {enabled: true, restore_tool: true, keep_last: 2, clear_at_least: 500}\n",
+)  # fmt: skip
+
+
+def _statuses(client: Any) -> dict[str, float]:
+    samples = metric_families(client.get("/metrics").text)["regio_requests"].samples
+    return {s.labels["status"]: s.value for s in samples if s.name.endswith("_total")}
+
+
+@pytest.mark.parametrize(("status", "commits"), [(400, False), (422, False), (429, True)])
+def test_an_upstream_status_commits_only_when_the_client_retries_the_same_request(
+    status: int, commits: bool
+) -> None:
+    """400 and 422 (an invalid request: the client changes it) commit nothing; 429 (retried as
+    it was) commits; each is counted with its status, and the retry admits nothing twice."""
+    up = _Answers([(200, _reply("hi")), (status, _ERROR)])
+    with in_process(up, _RESTORING, _store()) as client:
+        headers = {"x-api-key": "k", "x-regio-session": "s1"}
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "hi"}]
+
+        def post() -> Any:
+            body = {"model": "claude-x", "max_tokens": 50, "messages": messages}
+            return client.post("/v1/messages", json=body, headers=headers)
+
+        assert post().status_code == 200
+        messages += [{"role": "assistant", "content": "hi"}, {"role": "user", "content": "again"}]
+        assert post().status_code == status
+        held = _transcript(client, "s1")
+        assert (("user", "again") in held) is commits
+        assert _statuses(client).get(str(status)) == 1  # counted, committed or not
+        assert post().status_code == 200  # the retry, as it was
+        assert _transcript(client, "s1").count(("user", "again")) == 1
+
+
+@pytest.mark.parametrize("kind", ["server_tool_use", "mcp_tool_use"])
+def test_a_paused_turn_served_after_a_restore_round_goes_upstream_as_sent(kind: str) -> None:
+    """Round one calls regio's own ``context_restore`` (answered by the proxy), round two is
+    paused (``pause_turn``) with a server or MCP call unanswered; the client sends that turn
+    back to continue it. It was the reply the proxy recorded (skipped when read back), and it
+    still passes through as sent: nothing may follow it."""
+    call = {"type": kind, "id": "srvtoolu_1", "name": "web_search", "input": {"query": "q"}}
+    restore = {"type": "tool_use", "id": "toolu_r", "name": "context_restore", "input": {}}
+    up = _Answers([(200, _reply(restore, stop="tool_use")), (200, _reply("Searching.", call))])
+    up.answers[1][1]["stop_reason"] = "pause_turn"
+    with in_process(up, _RESTORING, _store()) as client:
+        headers = {"x-api-key": "k", "x-regio-session": "s1"}
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "search"}]
+        tools = [{"name": "read", "description": "r", "input_schema": {"type": "object"}}]
+        body = {"model": "claude-x", "max_tokens": 50, "messages": messages, "tools": tools}
+        first = client.post("/v1/messages", json=body, headers=headers)
+        messages.append({"role": "assistant", "content": first.json()["content"]})
+        assert client.post("/v1/messages", json=body, headers=headers).status_code == 200
+        samples = metric_families(client.get("/metrics").text)["regio_passthrough"].samples
+    assert up.requests[-1]["messages"] == messages
+    assert {s.labels["reason"]: s.value for s in samples if s.name.endswith("_total")} == {
+        "paused_turn": 1
+    }

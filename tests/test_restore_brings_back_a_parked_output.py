@@ -668,3 +668,27 @@ def test_outputs_whose_stubs_relief_trimmed_for_one_call_only_come_back_to_their
     _turn(engine, capture, 3)  # a later park displaces both outputs
     assert _restore(engine, "A") == (v1, True)
     assert _restore(engine, "B") == (v2, True)
+
+
+def test_an_output_without_a_recorded_call_beside_one_with_it_comes_back_to_its_call() -> None:
+    """One message answers a call in the window (``A``: the capture records the id admitted)
+    and one it does not hold (``Z``: nothing to record); both stubs read alike. The rank among
+    the message's results still names ``Z``'s write (before, the recorded write of ``A`` made
+    every unrecorded one unreachable: the stub came back as ``Z``'s output)."""
+    engine, capture = _engine(keep=2)
+    out_a, out_z = _output(1), _output(1).replace("t1_7 ", "t1_zz ")
+    capture.admit(
+        engine,
+        [
+            Message("user", (Text("read"),)),
+            Message("assistant", (ToolUse("A", "cat", {"p": 1}),)),
+            Message("tool", (ToolResult("A", out_a), ToolResult("Z", out_z))),
+            Message("assistant", (Text("ok"),)),
+        ],
+        [],
+    )
+    engine.request()
+    _turn(engine, capture, 3)
+    _turn(engine, capture, 4)  # both outputs displaced
+    assert _restore(engine, "A") == (out_a, True)
+    assert _restore(engine, "Z") == (out_z, True)

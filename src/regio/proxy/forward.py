@@ -299,9 +299,8 @@ class _Exchange:
         refused: bool = False,
     ) -> None:
         """Finish and commit the turn, give the lease back, once, shielded; ``passed``: why it
-        went upstream unmanaged. Nothing is committed (``ProxyState.end_turn``'s ``refused``)
-        when ``refused``, when nothing went upstream (a failure while the request was read and
-        laid out) or when the upstream refused it (4xx but 429: the client's retry differs)."""
+        went upstream unmanaged. Nothing is committed when ``refused`` or when nothing went
+        upstream (a failure while it was read), nor when the upstream refused it (``end_turn``)."""
         if self.ended:
             return
         self.ended = True
@@ -318,7 +317,7 @@ class _Exchange:
                     self.summary,
                     self.lost.is_set,
                     self.unbind,
-                    refused or not self.sent or (400 <= status < 500 and status != 429),
+                    refused or not self.sent,
                 )
             finally:  # end_turn gave the lease back unless it failed (a second release is a no-op)
                 self.unbind()  # before the lease goes: the next request binds its own

@@ -194,11 +194,11 @@ class ProxyMetrics:
             self.first_miss.labels(session, stat.first_miss).inc()
         self.cpu.observe(stat.added_ms / 1000.0)
 
-    def refused(self, session: str, api: str) -> None:
-        """Count one request answered 400 because the engine refused what the client sent
-        (nothing was committed; summaries written while it tried are counted by
-        :meth:`summarized`): ``regio_requests_total`` with ``status="400"``, nothing else."""
-        self.requests.labels(session, api, "400").inc()
+    def refused(self, session: str, api: str, status: int = 400) -> None:
+        """Count one request refused, by the engine (400) or the upstream (``status``), whose
+        nothing was committed (summaries written while it tried are counted by
+        :meth:`summarized`): ``regio_requests_total`` with that status, nothing else."""
+        self.requests.labels(session, api, str(status)).inc()
 
     def summarized(self, session: str, tally: SummaryTally) -> None:
         """Count one request's summary calls (also when the request was not committed: the

@@ -66,6 +66,10 @@ if TYPE_CHECKING:
     T = TypeVar("T")
     Ts = TypeVarTuple("Ts")
 
+#: The upstream statuses a client answers by changing its request (an invalid or too long
+#: request); every other status is retried as it was (429, 408, 409, 5xx), so it commits.
+UPSTREAM_REFUSALS = frozenset({400, 413, 422})
+
 __all__ = ["ProxyState", "cache_profile"]
 
 log = logging.getLogger("regio.proxy")
@@ -188,11 +192,16 @@ class ProxyState:
         passed through before anything was admitted), so the session stays as its last
         request left it and the next
         request reads the same items again (a shortened retry extends the session, never a
-        branch; an item no reader takes is passed through again, never skipped)."""
+        branch; an item no reader takes is passed through again, never skipped). So is a
+        request the upstream refused with a status in :data:`UPSTREAM_REFUSALS` (the client
+        corrects it before it retries; a retry of any other status is the same request)."""
         handle = turn.handle
+        upstream_refused = not refused and status in UPSTREAM_REFUSALS
         try:
-            if refused:  # an engine the turn never changed (a pass-through) stays warm
-                if turn.touched:
+            if upstream_refused:  # the client's retry differs: counted, nothing committed
+                self.metrics.refused(handle.id, turn.client.api, status)
+            if refused or upstream_refused:  # an engine the turn never changed stays warm
+                if turn.touched or lost() or turn.engine.store_mark is None:
                     self.directory.engines.drop(handle.id)
                 else:
                     self.directory.engines.put(handle.id, turn.engine, handle.prediction)

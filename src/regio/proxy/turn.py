@@ -4,11 +4,9 @@ tool calls, recover from a length refusal, record the reply, commit.
 Everything here is synchronous (the engine and the stores are); the server runs it in worker
 threads (:mod:`regio.proxy.app`). The order of one request:
 
-1. :meth:`Turn.prepare`: the client's system prompt is placed (capture rules, or beside the
-   window), the history items after the session's known prefix are read into messages and
-   admitted (a copy of a reply the proxy already recorded is skipped,
-   :class:`regio.proxy.records.Served`), the engine lays out the window (flushing the
-   compactions it needs) and the upstream body is built (:mod:`regio.proxy.payloads`).
+1. :meth:`Turn.prepare`: the items after the session's known prefix are read (a reply the proxy
+   recorded is skipped, :class:`regio.proxy.records.Served`), the system prompt is placed, the
+   messages admitted, the window laid out, the body built (:mod:`regio.proxy.payloads`).
 2. The server sends it; a context-length refusal goes to :meth:`Turn.recover` (one compaction
    to half the allowance, one retry: ``Engine.recover_overflow``).
 3. A reply calling regio's tools goes to :meth:`Turn.answer` (:mod:`regio.proxy.restore`),
@@ -192,10 +190,14 @@ class Turn:
         return self._lay_out(offer=True)
 
     def _refuse_paused(self, messages: list[Message], where: str) -> None:
-        """Raise :class:`PassThrough` (``paused_turn``) when the client's last item, read in
-        ``messages``, is an assistant turn the API paused."""
+        """Raise :class:`PassThrough` (``paused_turn``) when the client's last item (in
+        ``messages``, else read again: a served reply skipped) is a turn the API paused."""
         items = self.client.items
-        if self.client.api == "anthropic" and (paused := paused_call(messages)) is not None:
+        if self.client.api != "anthropic" or not items:
+            return
+        if self.start >= len(items):
+            messages = item_messages("anthropic", items[-1], f"{where}[{len(items) - 1}]")
+        if (paused := paused_call(messages)) is not None:
             place = f"{where}[{len(items) - 1}]: server tool call {paused} not answered yet"
             raise PassThrough("paused_turn", place)
 

@@ -46,7 +46,7 @@ PARKED_CALL = "parked_call"
 #: call is matched as sent (:func:`parked_for`).
 PARKED_ADMITTED = "parked_admitted"
 
-_POINTER = re.compile(r"\[\d+ tokens of output parked in region '[^\n]*'\]\Z")
+_POINTER = re.compile(r"\[\d+ tokens of output parked in region '[^\n]*'\]")
 
 
 def parked_for(entry: Entry, call_id: str) -> bool:
@@ -69,7 +69,8 @@ def parked_pointer(tokens: int, region: str) -> str:
 def is_parked_stub(text: str) -> bool:
     """Whether ``text`` ends as a park stub does (:func:`parked_pointer`): a cheap test before
     a lookup of the output it stood for."""
-    return text.endswith("']") and _POINTER.search(text) is not None
+    # the pointer is the whole last line (one match attempt, however long the output)
+    return text.endswith("']") and _POINTER.fullmatch(text, text.rfind("\n") + 1) is not None
 
 
 @attrs.define(eq=False, kw_only=True)

@@ -185,7 +185,7 @@ def restore(c: Session, call_id: str) -> tuple[str, bool]:
                 f"region {region!r}",
                 False,
             )
-        if output is not None:
+        if output is not None:  # else the result as received (a text that reads as a stub)
             original = msgspec.structs.replace(original, content=output.text)
     block = _result_block(live, call_id) if live is not None else None
     if block is not None and block.content == original.content:
@@ -205,7 +205,8 @@ def _parked_output(
     without it (the bench's replay, sessions saved before it was recorded) are matched by
     rank: a message's results are parked in their order, just before it, so the call's rank
     among those results names its output among the last such writes (a refused admission
-    leaves earlier ones); else by the id as sent, only when exactly one write matches
+    leaves earlier ones); else, among writes without it, the last sent with ``call_id``
+    itself, or the one write the id may have become on admission
     (:func:`regio.regions.parked_for`: a doubt returns nothing, never another call's output)."""
     if admitted is None or admitted.entry is None:
         return None
@@ -217,8 +218,6 @@ def _parked_output(
     exact = [e for e in writes if e.meta.get(PARKED_ADMITTED) == call_id]
     if exact:  # the capture recorded the id the engine admitted: the last (a retry's) is it
         return exact[-1]
-    if any(PARKED_ADMITTED in e.meta for e in writes):
-        return None  # recorded for other calls only: none is this call's
     ranks = [
         b.tool_use_id
         for b in admitted.entry.blocks
@@ -226,9 +225,15 @@ def _parked_output(
     ]
     if call_id in ranks and len(ranks) <= len(writes):
         # the last writes are this message's: earlier ones were written for an admission
-        # that was refused (a retry writes again)
-        return writes[len(writes) - len(ranks) + ranks.index(call_id)]
-    mine = [entry for entry in writes if parked_for(entry, call_id)]
+        # that was refused (a retry writes again); one recorded for another call is not it
+        pick = writes[len(writes) - len(ranks) + ranks.index(call_id)]
+        if pick.meta.get(PARKED_ADMITTED) in (None, call_id):
+            return pick
+    unrecorded = [e for e in writes if PARKED_ADMITTED not in e.meta]
+    same = [e for e in unrecorded if e.meta[PARKED_CALL] == call_id]
+    if same:  # sent with this very id: the last (a retry's)
+        return same[-1]
+    mine = [e for e in unrecorded if parked_for(e, call_id)]
     return mine[0] if len(mine) == 1 else None  # a doubtful match returns nothing
 
 
