@@ -82,7 +82,7 @@ def _assemble(
     economics: CacheEconomics,
     carried: LayoutState | None,
     sent_at: float,
-    odds: float | None,
+    odds: tuple[float | None, float | None],
 ) -> Request:
     options = c.options
     return assemble(
@@ -97,7 +97,8 @@ def _assemble(
         session_id=options.session_id,
         log=state.render_log,
         sent_at=sent_at,
-        rewrite_odds=odds,
+        rewrite_odds=odds[0],
+        rewrite_horizon=odds[1],
     )
 
 
@@ -107,14 +108,17 @@ def _economics(c: Session, provider: str, model: str) -> CacheEconomics:
     return economics_for(provider or c.options.provider or None, model or None)
 
 
-def _rewrite_odds(c: Session, economics: CacheEconomics) -> float | None:
-    """:meth:`regio.regions.SlidingWindow.rewrite_odds` of the window's conversation; not
-    computed (``None``) when a conversation marker has no write fee to lose
-    (``mark_odds`` 0: OpenAI's, Gemini's automatic caches), where a marker always pays."""
+def _rewrite_outlook(c: Session, economics: CacheEconomics) -> tuple[float | None, float | None]:
+    """:meth:`regio.regions.SlidingWindow.rewrite_odds` and
+    :meth:`~regio.regions.SlidingWindow.rewrite_horizon` of the window's conversation (``None``
+    without one); the odds are not computed (``None``) when a conversation marker has no write
+    fee to lose (``mark_odds`` 0: OpenAI's, Gemini's automatic caches), where a marker always
+    pays."""
     conv = c.window.conversation
-    if not isinstance(conv, SlidingWindow) or economics.odds_for(c.options.ttl) <= 0:
-        return None
-    return conv.rewrite_odds()
+    if not isinstance(conv, SlidingWindow):
+        return None, None
+    odds = conv.rewrite_odds() if economics.odds_for(c.options.ttl) > 0 else None
+    return odds, conv.rewrite_horizon()
 
 
 def request_steps(
@@ -184,7 +188,7 @@ def lay_out_steps(
     sent_at = float(c.clock())  # read once: the layout's and the send time
     last = state.layout_state  # a retry lays out with the odds it had (calibration moves them)
     econ = _economics(c, provider, model)
-    odds = last.rewrite_odds if same and last is not None else _rewrite_odds(c, econ)
+    odds = (last.rewrite_odds, last.rewrite_horizon) if same and last else _rewrite_outlook(c, econ)
     req = _assemble(c, state, specs, econ, carried, sent_at, odds)
     raw = budget.request_estimate(req, provider)
     measured = budget.layout_tokens
@@ -267,7 +271,7 @@ def _to_ceiling(
         fingerprint = request_fingerprint(c, specs, provider, model, api, state.region_hashes)
         carried = state.layout_state  # the window changed: carry on from the last request
         econ = _economics(c, provider, model)
-        req = _assemble(c, state, specs, econ, carried, sent_at, _rewrite_odds(c, econ))
+        req = _assemble(c, state, specs, econ, carried, sent_at, _rewrite_outlook(c, econ))
         raw = budget.request_estimate(req, provider)
         made = (req, raw, carried, fingerprint)
     return made

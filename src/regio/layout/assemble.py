@@ -400,6 +400,7 @@ def _new_state(
         ),
         opening=job.observation.opening if job.observation is not None else "",
         rewrite_odds=job.rewrite_odds,
+        rewrite_horizon=job.rewrite_horizon,
         anchored=anchored_digest(job, (*(tail_plan.frozen if tail_plan else ()), *tail)),
         watch=watch,
         tail_held=tally_held(job.prev_state, tail_plan.current if tail_plan is not None else {}),
@@ -424,12 +425,13 @@ def assemble(
     log: RenderLog | None = None,
     sent_at: float | None = None,
     rewrite_odds: float | None = None,
+    rewrite_horizon: float | None = None,
 ) -> Request:
     """Lay ``window`` out as a provider-neutral :class:`Request`.
 
-    * ``window``: its ``regions`` and ``max_tokens`` (:class:`regio.layout.protocols.WindowLike`).
-    * ``strategy``: a :class:`regio.layout.LayoutStrategy` or a registered name (``regio``;
-      the comparison layouts ``naive``, ``kind``, ``volatility`` of :mod:`regio.layout.comparison`).
+    * ``window``: its ``regions`` and ``max_tokens`` (:class:`~.protocols.WindowLike`);
+      ``strategy``: a :class:`LayoutStrategy` or a registered name (``regio``; the comparison
+      layouts ``naive``, ``kind``, ``volatility`` of :mod:`regio.layout.comparison`).
     * ``tools``: tool definitions, in order; ``state`` (or ``previous.state``): the last state.
     * ``ttl`` / ``stable_ttl``: marker TTLs (``5m`` | ``1h``) for the conversation and for the
       stable/settled prefix (``stable_ttl`` defaults to ``ttl``; it may not be shorter).
@@ -437,13 +439,11 @@ def assemble(
       marker odds, the tail's rent ratio; default Anthropic's); ``min_cache_tokens``: a minimum.
     * ``chunk_tokens``: target chunk size of grows regions (tokens); ``settle_share``: share of
       ``window.max_tokens`` unsettled notes may reach (``regio``).
-    * ``session_id``: seeds the OpenAI ``prompt_cache_key``; ``log``: the session's
-      :class:`RenderLog` (default: a new one); ``sent_at``: send time (clock seconds), to
-      remember older marks (:func:`held_after`); ``rewrite_odds``: the odds that the next
-      request rewrites the conversation (:mod:`regio.layout.breakpoints`; ``None``: unknown).
+    * ``session_id`` seeds the OpenAI ``prompt_cache_key``; ``log`` (default: a new
+      :class:`RenderLog`), ``sent_at``, ``rewrite_odds``, ``rewrite_horizon``: see :class:`~.Job`.
 
-    Raises :class:`LayoutError` (a ``ValueError``) for an unknown strategy, duplicate tool names,
-    a bad tool schema, a state from another strategy, or a system-role conversation message.
+    Raises :class:`LayoutError` (a ``ValueError``): an unknown strategy, duplicate tool names, a
+    bad tool schema, a state from another strategy, a system-role conversation message.
     """
     strat = strategy_for(strategy)
     state = previous.state if state is None and previous is not None else state
@@ -462,6 +462,7 @@ def assemble(
         log=log if log is not None else RenderLog(),
         sent_at=sent_at,
         rewrite_odds=rewrite_odds,
+        rewrite_horizon=rewrite_horizon,
     )
     plan = plan_regions(job)
     head = _head(job, tool_list, plan)

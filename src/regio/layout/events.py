@@ -89,8 +89,9 @@ class TailSettled(Event, frozen=True, tag="tail_settled"):
     re-emitted in the tail (:mod:`regio.layout.tail`). ``reason``: ``prefix_rewritten``
     (compaction or eviction), ``anchor_lost``, ``conversation_rewritten`` (an entry before
     every copy changed or left: old tool results cleared), ``system_changed``, a
-    notes-settling reason, or ``share`` (stale copies passed the declared ``settle_share`` of
-    the window); ``regions``: the region of each dropped copy; ``stale_tokens``: tokens of
+    notes-settling reason, ``share`` (stale copies passed the declared ``settle_share`` of
+    the window), ``rent`` (their accumulated rent reached the price of the rewrite) or
+    ``forecast`` (their rent until the conversation's next rewrite would); ``regions``: the region of each dropped copy; ``stale_tokens``: tokens of
     the stale copies dropped."""
 
     reason: str

@@ -412,9 +412,8 @@ class LayoutState(msgspec.Struct, frozen=True):
       those of the last :data:`MARKED_HISTORY` marking requests, then older ones thinned
       (sparser further back, at most :data:`regio.layout.breakpoints.HELD_CAP` in all) while the
       request times say the provider still holds them: a request whose conversation was
-      rewritten after one of them reads it back (the ``spare`` marker,
-      :mod:`regio.layout.breakpoints`, :mod:`regio.layout.breakpoints`);
-    * ``rewrite_odds``: the ``assemble(rewrite_odds=...)`` it was laid out with (for a retry);
+      rewritten after one of them reads it back (the ``spare`` marker, :mod:`~.breakpoints`);
+    * ``rewrite_odds``, ``rewrite_horizon``: the ``assemble`` arguments it was laid out with;
     * ``opening``: a digest of what opens the conversation (its first entry and the
       ``compact_history`` regions' versions): a change means the conversation was rewritten
       from its start (:mod:`regio.layout.observe`);
@@ -445,6 +444,7 @@ class LayoutState(msgspec.Struct, frozen=True):
     marked: tuple[str, ...] = ()
     opening: str = ""
     rewrite_odds: float | None = None
+    rewrite_horizon: float | None = None
     anchored: str = ""
     held: tuple[HeldMark, ...] = ()
     tail_held: dict[str, tuple[float, float]] = msgspec.field(default_factory=dict)

@@ -36,7 +36,7 @@ from .repair import PMessage
 from .sections import Section, holds_summaries, renders_itself
 from .settle import Settling, plan_settling
 from .strategy import LayoutStrategy
-from .tail import TailPlan, plan_tail, rent_due, stale_tokens
+from .tail import TailPlan, forecast_due, plan_tail, rent_due, stale_tokens
 
 __all__ = ["Job", "RegionPlan", "extras_of", "plan_regions", "refresh_tail"]
 
@@ -51,8 +51,8 @@ class Job:
     strategy that ``observes``, what the regions' writes did since the previous request
     (:mod:`regio.layout.observe`); ``sent_at``: when the request is sent (clock seconds,
     ``None``: unknown; :mod:`regio.layout.breakpoints`); ``rewrite_odds``: the odds that the
-    next request rewrites the conversation (``None``: unknown;
-    :mod:`regio.policies.rewriteodds`)."""
+    next request rewrites the conversation and ``rewrite_horizon`` the requests expected until
+    it is rewritten anyway (``None``: unknown; :mod:`regio.policies.rewriteodds`)."""
 
     window: WindowLike
     strategy: LayoutStrategy
@@ -71,6 +71,7 @@ class Job:
     observation: Observation | None = None
     sent_at: float | None = None
     rewrite_odds: float | None = None
+    rewrite_horizon: float | None = None
 
     @property
     def newest_unread(self) -> bool:
@@ -312,6 +313,11 @@ def _freezing_tail(job: Job, plan: RegionPlan) -> None:
             plan.stale_rent, tail.frozen, tail.tail, job.conversation, job.gc_ratio
         ):
             plan.gc_reason = "rent"
+        elif job.rewrite_horizon is not None and forecast_due(
+            tail.frozen, tail.tail, job.conversation, job.rewrite_horizon, job.gc_ratio
+        ):
+            plan.gc_reason = "forecast"
+        if plan.gc_reason is not None:
             plan.tail_plan = _tail_for(job, plan, True)
 
 

@@ -39,6 +39,20 @@ OpenAI's automatic caching use ``mult.plain``); the caller passes
 :func:`regio.providers.economics_for`):
 ``(m_write - m_read) / m_read``, 11.5 for Anthropic's 1.25 / 0.1 and 1.0 for gpt-4o's 1.0 / 0.5.
 
+**When the next rewrite is in sight (reason ``forecast``).** The rule above knows nothing of the
+future. The engine does know roughly when the conversation will be rewritten anyway: its
+compaction trigger, the tokens a step adds, and how long the session has run
+(``assemble(rewrite_horizon=...)``, :func:`regio.policies.rewriteodds.rewrite_horizon`: the
+steps to the trigger, at most a third of the requests so far). A stale copy kept until then
+costs ``m_read * S * H`` for ``H`` more requests; collecting now costs
+``(m_write - m_read) * B'``, ``B'`` being what a collection writes again (the conversation after
+the first frozen copy and the copies that stay current). When the first passes the second
+(:func:`forecast_due`) the copies are dropped at once, while ``B'`` is still small; waiting would
+only make the rewrite dearer and the rent longer. A park capture whose output froze for a turn
+and was then replaced left its stale copy in the prefix until the next compaction, read on every
+request; on generated parallel-tool sessions at a 200k window that was a quarter of the cache
+reads (docs/benchmark.md, "Stale copies leave when the next rewrite is far").
+
 The model therefore sees each current value exactly once as the newest copy of its region,
 plus stale copies, each followed later in the prompt by a copy whose header supersedes it.
 """
@@ -62,6 +76,7 @@ __all__ = [
     "EMPTY_TEXT",
     "HELD_DISCOUNT",
     "TailPlan",
+    "forecast_due",
     "freeze_chance",
     "header",
     "plan_tail",
@@ -142,6 +157,33 @@ def rent_due(
     after = sum(int(e.tokens) for e in conversation[start:])
     after += sum(c.tokens for c in copies[first + 1 :])
     return rent >= ratio * after
+
+
+def forecast_due(
+    frozen: Sequence[TailCopy],
+    tail: Sequence[TailCopy],
+    conversation: Sequence[Any],
+    horizon: float,
+    ratio: float,
+) -> bool:
+    """True when the stale copies' rent until the conversation is rewritten anyway (their
+    tokens x ``horizon``, the requests expected until then,
+    :func:`regio.policies.rewriteodds.rewrite_horizon`) reaches the price of collecting now:
+    ``ratio`` x the tokens a collection writes again, the conversation entries after the
+    first frozen copy's anchor and every copy that stays current (the frozen ones are
+    emitted once more in the tail; the stale ones leave)."""
+    stale = stale_tokens(frozen, tail)
+    if not stale or not frozen or horizon <= 0:
+        return False
+    anchor = frozen[0].anchor
+    start = 0  # entry ids are unique: search back from the newest entry (anchors are recent)
+    for i in range(len(conversation) - 1, -1, -1):
+        if conversation[i].id == anchor:
+            start = i + 1
+            break
+    again = sum(int(e.tokens) for e in conversation[start:])
+    again += sum(c.tokens for c in (*frozen, *tail)) - stale
+    return stale * horizon >= ratio * again
 
 
 def delta_header(region: str, turn: int) -> str:

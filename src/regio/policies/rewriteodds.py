@@ -46,7 +46,16 @@ from typing import Any
 
 import attrs
 
-__all__ = ["MIN_STEPS", "STEP_HISTORY", "StepLog", "push_step", "rewrite_odds"]
+from regio.policies.costcontrol import PAYBACK_SHARE
+
+__all__ = [
+    "MIN_STEPS",
+    "STEP_HISTORY",
+    "StepLog",
+    "push_step",
+    "rewrite_horizon",
+    "rewrite_odds",
+]
 
 #: Steps a conversation remembers (the newest last).
 STEP_HISTORY = 32
@@ -83,6 +92,25 @@ def rewrite_odds(
         if (least is not None and tokens >= least) or tokens + max(0, others) > room
     )
     return hits / len(steps)
+
+
+def rewrite_horizon(steps: Sequence[int], trigger: int, used: int, replies: int) -> float | None:
+    """How many more requests the conversation is expected to go before it is rewritten
+    anyway (a compaction at its trigger): the steps its ``trigger`` is away from ``used``
+    (tokens) at the mean of ``steps`` (the tokens the last complete steps admitted),
+    ``(trigger - used) / mean``, and no more than ``PAYBACK_SHARE x replies``
+    (:data:`regio.policies.costcontrol.PAYBACK_SHARE`, 1/3: a session that has made
+    ``replies`` requests makes at least a third as many more with three chances in four, the
+    Copernican estimate the cost controller's early trigger uses); ``0.0`` at or past the
+    trigger; ``None`` with fewer than :data:`MIN_STEPS` steps or none that admitted tokens.
+    The freezing tail weighs a stale copy's rent over this horizon
+    (:func:`regio.layout.tail.forecast_due`)."""
+    if len(steps) < MIN_STEPS:
+        return None
+    mean = sum(steps) / len(steps)
+    if mean <= 0:
+        return None
+    return max(0.0, min((trigger - used) / mean, PAYBACK_SHARE * max(0, replies)))
 
 
 def push_step(

@@ -251,6 +251,17 @@ class SlidingWindow(Region):
 
         return rewriteodds.rewrite_odds(steps, reaches_trigger, budget - used)
 
+    def rewrite_horizon(self) -> float | None:
+        """Requests until this conversation is expected to be rewritten anyway
+        (:func:`regio.policies.rewriteodds.rewrite_horizon`: its :attr:`token_trigger` at the
+        mean tokens of the last complete :attr:`steps`, at most a third of :attr:`replies`);
+        ``None`` under ``per_item`` eviction or with too few steps."""
+        trigger = self.token_trigger
+        if trigger is None:
+            return None
+        steps = [tokens for tokens, _others in self.steps.done]
+        return rewriteodds.rewrite_horizon(steps, trigger, self.used_tokens, self.replies)
+
     def _others(self) -> int:
         """Tokens the window's other regions hold (0 outside a window)."""
         window = self._window
