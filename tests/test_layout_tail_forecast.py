@@ -7,13 +7,17 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from layout_support import TOOLS, make_window, say
+from layout_support import TOOLS, common_prefix_tokens, make_window, say
 from regio.layout import assemble
+from regio.layout.assemble import DEFAULT_CHUNK_TOKENS, DEFAULT_SETTLE_SHARE
 from regio.layout.model import TailCopy
-from regio.layout.tail import forecast_due, stale_tokens
+from regio.layout.plan import Job, note_tokens, plan_regions
+from regio.layout.renderlog import RenderLog
+from regio.layout.strategy_registry import strategy_for
+from regio.layout.tail import collection_rewrites, forecast_due, stale_tokens
 from regio.policies.rewriteodds import MIN_STEPS, rewrite_horizon
 from regio.providers import economics_for
 
@@ -76,61 +80,140 @@ def test_the_horizon_never_passes_the_trigger_nor_the_copernican_share(
 
 def _old_and_new() -> tuple[list[TailCopy], list[TailCopy], list[SimpleNamespace]]:
     """A 1,000-token copy of ``a`` frozen after e1, superseded by the tail's new copy; a current
-    200-token copy of ``b`` frozen after e2."""
+    200-token copy of ``b`` frozen after e2; e3 came with this request."""
     frozen = [_copy("a", 1000, "e1", "a1"), _copy("b", 200, "e2", "b1")]
     tail = [_copy("a", 1000, "e3", "a2")]
     return frozen, tail, _entries(100, 100, 100, 100)
 
 
-def test_the_rent_to_the_horizon_is_weighed_against_what_a_collection_writes_again() -> None:
+SENT = "e2"  # the newest entry the last request carried
+
+
+def test_a_collection_rewrites_what_the_last_request_sent_after_the_first_frozen_copy() -> None:
     frozen, tail, conv = _old_and_new()
     assert stale_tokens(frozen, tail) == 1000
-    # written again: e2 and e3 (200) and the copies that stay current, b (200) and a's new
-    # copy (1000): 1,400 tokens x 11.5 = 16,100 = 1,000 stale tokens x 16.1 requests
-    again = 1400
-    assert not forecast_due(frozen, tail, conv, 16.0, 11.5)
-    assert forecast_due(frozen, tail, conv, again * 11.5 / 1000, 11.5)
-    assert forecast_due(frozen, tail, conv, 16.2, 11.5)
+    # e2 (100) and b's current copy (200): e3 and a's new copy are written either way, and the
+    # stale copy leaves
+    assert collection_rewrites(frozen, tail, conv, through=SENT) == 300
+    # not knowing what was sent, every entry after the anchor counts (errs toward keeping)
+    assert collection_rewrites(frozen, tail, conv) == 400
+    # copies that open the conversation (no anchor): every sent entry follows them
+    opening = [_copy("a", 1000, None, "a1"), *frozen[1:]]
+    assert collection_rewrites(opening, tail, conv, through=SENT) == 500
+
+
+def test_notes_placed_after_the_first_frozen_copy_before_this_request_are_rewritten() -> None:
+    frozen, tail, conv = _old_and_new()
+    note = SimpleNamespace
+    notes = [
+        (note(anchor="e2", placed=1), 50),  # after it: rewritten
+        (note(anchor="e1", placed=1), 7),  # before it (placed first)
+        (note(anchor="e1", placed=2), 11),  # after it, same anchor
+        (note(anchor="e3", placed=3), 900),  # this request's: new
+        (note(anchor="e0", placed=1), 13),  # before the copy
+    ]
+    got = collection_rewrites(frozen, tail, conv, through=SENT, notes=notes, placed=3)
+    assert got == 300 + 50 + 11
+
+
+def test_the_rent_to_the_horizon_is_weighed_against_the_rewrite() -> None:
+    frozen, tail, conv = _old_and_new()
+    # 1,000 stale tokens x H against 11.5 x 300 = 3,450: due from H = 3.45 on
+    assert not forecast_due(frozen, tail, conv, 3.44, 11.5, through=SENT)
+    assert forecast_due(frozen, tail, conv, 3.45, 11.5, through=SENT)
 
 
 def test_without_stale_copies_or_horizon_nothing_is_collected() -> None:
     frozen, _tail, conv = _old_and_new()
-    assert not forecast_due(frozen, [], conv, 1e9, 11.5)  # every copy is current
+    assert not forecast_due(frozen, [], conv, 1e9, 11.5, through=SENT)  # every copy is current
     frozen, tail, conv = _old_and_new()
-    assert not forecast_due(frozen, tail, conv, 0.0, 11.5)
+    assert not forecast_due(frozen, tail, conv, 0.0, 11.5, through=SENT)
 
 
-@settings(max_examples=200, deadline=None)
+def _options(log: RenderLog) -> dict:
+    """The :class:`regio.layout.plan.Job` options ``assemble`` builds by default."""
+    return {
+        "ttl": "5m",
+        "stable_ttl": None,
+        "min_tokens": ANTHROPIC.min_cache_tokens,
+        "economics": ANTHROPIC,
+        "chunk_tokens": DEFAULT_CHUNK_TOKENS,
+        "settle_share": DEFAULT_SETTLE_SHARE,
+        "log": log,
+    }
+
+
+def _replay(steps: list[tuple[int, bool, bool]], at: int) -> tuple:
+    """The window after ``steps[: at + 1]`` were admitted, with the state, the last request and
+    the render log of the requests before ``at``."""
+    w = make_window()
+    w.write("scratch", "draft plan " * 300, tokens=800)
+    log, state, prev = RenderLog(), None, None
+    for n, (words_, change, note) in enumerate(steps[: at + 1]):
+        say(w, "user", f"question {n} " * words_)
+        if change:
+            w.clear("scratch")
+            w.write("scratch", f"plan {n} " * 300, tokens=800)
+        if note:
+            w.write("notes", f"note {n} " * 40, tokens=80)
+        if n < at:
+            req = assemble(w, "regio", tools=TOOLS, state=state, economics=ANTHROPIC, log=log)
+            state, prev = req.state, req
+            say(w, "assistant", f"answer {n} " * 20)
+    return w, state, prev, log
+
+
+@settings(max_examples=25, deadline=None)
 @given(
-    st.integers(1, 20_000),
-    st.integers(0, 5000),
-    st.lists(st.integers(0, 3000), min_size=1, max_size=12),
-    st.floats(0, 500),
-    st.floats(0.5, 20),
+    st.lists(st.tuples(st.integers(1, 400), st.booleans(), st.booleans()), min_size=4, max_size=10)
 )
-def test_a_collection_is_due_exactly_when_the_rent_reaches_the_rewrite(
-    stale: int, current: int, entries: list[int], horizon: float, ratio: float
+def test_the_rewrite_counted_is_what_a_collection_loses_of_the_last_requests_prefix(
+    steps: list[tuple[int, bool, bool]],
 ) -> None:
-    frozen = [_copy("a", stale, "e0", "a1"), _copy("b", current, "e0", "b1")]
-    tail = [_copy("a", 10, f"e{len(entries) - 1}", "a2")]
-    conv = _entries(*entries)
-    again = sum(entries[1:]) + current + 10
-    due = forecast_due(frozen, tail, conv, horizon, ratio)
-    assert due == (horizon > 0 and stale * horizon >= ratio * again)
-    if due:  # a longer horizon is never less reason to collect
-        assert forecast_due(frozen, tail, conv, horizon * 2, ratio)
+    """Laid out twice from the same state, once keeping the stale copies and once collecting
+    them, the collection reads back less of the last request's prefix by exactly the stale
+    tokens and :func:`collection_rewrites`."""
+    checked = 0
+    for at in range(1, len(steps)):
+        w, state, prev, log = _replay(steps, at)
+        keep = assemble(w, "regio", tools=TOOLS, state=state, economics=ANTHROPIC, log=log)
+        stale = stale_tokens(keep.state.frozen, keep.state.tail)
+        if not stale or any(e.kind == "tail_settled" for e in keep.events):
+            continue
+        w, state, prev, log = _replay(steps, at)
+        collect = assemble(
+            w, "regio", tools=TOOLS, state=state, economics=ANTHROPIC, log=log, rewrite_horizon=1e12
+        )
+        assert [e.reason for e in collect.events if e.kind == "tail_settled"] == ["forecast"]
+        lost = common_prefix_tokens(prev, keep) - common_prefix_tokens(prev, collect)
+        conv = w.region("history").entries
+        job = Job.build(w, strategy_for("regio"), state=state, **_options(log))
+        notes = [(n, note_tokens(job, n, e)[1]) for n, e in plan_regions(job).notes]
+        placed = keep.state.requests
+        again = collection_rewrites(
+            keep.state.frozen,
+            keep.state.tail,
+            conv,
+            through=prev.state.newest_entry,
+            notes=notes,
+            placed=placed,
+        )
+        assert lost == stale + again
+        checked += 1
+    assume(checked)
 
 
 # -- in the layout --------------------------------------------------------------------------
 
 
-def _session(horizon: float | None, turns: int = 6) -> list:
-    """A large rewritten region changes once early; the conversation then grows slowly."""
+def _session(horizon: float | None, turns: int = 6, words: int = 1) -> list:
+    """A large rewritten region changes once early; the conversation then grows by messages of
+    ``words`` words."""
     w = make_window()
     w.write("scratch", "draft plan " * 400, tokens=1100)
     state, requests = None, []
     for n in range(turns):
-        say(w, "user", f"question {n}")
+        say(w, "user", f"question {n} " * words)
         if n == 2:
             w.clear("scratch")
             w.write("scratch", "final plan " * 400, tokens=1100)
@@ -139,7 +222,7 @@ def _session(horizon: float | None, turns: int = 6) -> list:
         )
         requests.append(req)
         state = req.state
-        say(w, "assistant", f"answer {n}")
+        say(w, "assistant", f"answer {n} " * words)
     return requests
 
 
@@ -157,10 +240,17 @@ def test_a_stale_copy_leaves_when_the_conversation_has_long_to_go() -> None:
     assert last.rewrite_horizon == 200.0
 
 
-@pytest.mark.parametrize("horizon", [None, 1.0])
+def test_a_stale_copy_behind_little_leaves_even_when_the_rewrite_is_near() -> None:
+    # a few tokens follow the stale copy: collecting costs less than one request's rent
+    assert _settled(_session(horizon=1.0)) == [(2, "forecast")]
+
+
+@pytest.mark.parametrize("horizon", [None, 1.0, 20.0])
 def test_a_stale_copy_stays_when_a_rewrite_is_near_or_not_known(horizon: float | None) -> None:
-    requests = _session(horizon=horizon)
-    assert _settled(requests) == []  # 11.5x the rewrite: six requests of rent are not enough
+    # ~3,000 tokens follow the 1,100-token stale copy: 11.5 x 3,000 is more than 20 requests
+    # of rent, and the ski-rental rule needs more than six requests to reach it
+    requests = _session(horizon=horizon, words=1000)
+    assert _settled(requests) == []
     assert stale_tokens(requests[-1].state.frozen, requests[-1].state.tail) > 0
 
 
@@ -191,3 +281,30 @@ def test_the_engine_lays_each_request_out_with_its_conversations_horizon() -> No
         assert engine.state.layout_state.rewrite_horizon == expected
         seen.append(expected)
     assert seen[0] is None and seen[-1] is not None and seen[-1] > 0
+
+
+def test_a_retry_lays_out_with_the_horizon_it_had(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same state, same bytes: a request laid out again with nothing changed uses the stored
+    horizon, whatever the conversation would say now."""
+    from regio.content import ToolUse
+    from regio.regions import SlidingWindow
+    from runtime_stubs import summary_engine, words
+
+    engine = summary_engine(
+        64_000, system=(3000, 2500), history=2000, conversation=("75%", 2000), summary=60
+    )
+    engine.add_user("fix the bug")
+    for i in range(MIN_STEPS + 2):
+        engine.add_assistant(f"step {i}", [ToolUse(f"c{i}", "bash", {"i": i})])
+        engine.add_tool_result(f"c{i}", words(300, f"r{i}x"))
+    _req, first = engine.request("anthropic", "claude-sonnet-4-6")
+    had = engine.state.layout_state.rewrite_horizon
+    assert had is not None
+    monkeypatch.setattr(SlidingWindow, "rewrite_horizon", lambda self: had + 1000.0)
+    _again, second = engine.request("anthropic", "claude-sonnet-4-6")
+    assert engine.state.layout_state.rewrite_horizon == had
+    assert second == first
+    engine.add_assistant("more", [ToolUse("cx", "bash", {"i": -1})])
+    engine.add_tool_result("cx", words(300, "rx"))
+    engine.request("anthropic", "claude-sonnet-4-6")  # something changed: asked again
+    assert engine.state.layout_state.rewrite_horizon == had + 1000.0

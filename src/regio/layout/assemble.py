@@ -401,6 +401,7 @@ def _new_state(
         opening=job.observation.opening if job.observation is not None else "",
         rewrite_odds=job.rewrite_odds,
         rewrite_horizon=job.rewrite_horizon,
+        newest_entry=job.conversation[-1].id if job.conversation else None,
         anchored=anchored_digest(job, (*(tail_plan.frozen if tail_plan else ()), *tail)),
         watch=watch,
         tail_held=tally_held(job.prev_state, tail_plan.current if tail_plan is not None else {}),

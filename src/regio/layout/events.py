@@ -91,8 +91,8 @@ class TailSettled(Event, frozen=True, tag="tail_settled"):
     every copy changed or left: old tool results cleared), ``system_changed``, a
     notes-settling reason, ``share`` (stale copies passed the declared ``settle_share`` of
     the window), ``rent`` (their accumulated rent reached the price of the rewrite) or
-    ``forecast`` (their rent until the conversation's next rewrite would); ``regions``: the region of each dropped copy; ``stale_tokens``: tokens of
-    the stale copies dropped."""
+    ``forecast`` (their rent until the conversation's next rewrite would); ``regions``: the
+    region of each dropped copy; ``stale_tokens``: tokens of the stale copies dropped."""
 
     reason: str
     regions: tuple[str, ...]

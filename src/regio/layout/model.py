@@ -395,15 +395,13 @@ class LayoutState(msgspec.Struct, frozen=True):
     * ``marks``: (slot, prefix hash) of last request's breakpoints; ``stats`` per slot;
     * ``tail``: the rewritten-region copies emitted in the tail of the last request;
     * ``frozen``: copies frozen into the conversation (current and stale), in placement order;
-    * ``stale_rent``: stale tokens summed over the requests since the last garbage collection
-      (the ski-rental rule of :mod:`regio.layout.tail`);
+    * ``stale_rent``: stale tokens summed over requests since the last collection (:mod:`.tail`);
     * ``watch``: region -> :class:`RegionWatch` (regions declared ``stable`` or ``grows``):
       what their writes did over the last requests and where they were laid out
       (observed volatility, :mod:`regio.layout.observe`);
     * ``tokens``: the request's total tokens (the figures of the next request's changes);
-    * ``marked``: read only, from states saved before ``held``: the prefix hashes the
-      ``newest`` markers of the last :data:`MARKED_HISTORY` requests sat on, oldest first
-      (a new state carries them in ``held`` and leaves ``marked`` empty);
+    * ``marked``: read only, from states saved before ``held`` (a new state keeps them there):
+      the prefix hashes the last :data:`MARKED_HISTORY` ``newest`` markers sat on, oldest first;
     * ``tail_held``: region -> (its tail copies whose next request came, of them the copies
       whose value was still current then), each earlier count discounted
       (:func:`regio.layout.tail.tally_held`), the evidence of
@@ -414,6 +412,7 @@ class LayoutState(msgspec.Struct, frozen=True):
       request times say the provider still holds them: a request whose conversation was
       rewritten after one of them reads it back (the ``spare`` marker, :mod:`~.breakpoints`);
     * ``rewrite_odds``, ``rewrite_horizon``: the ``assemble`` arguments it was laid out with;
+      ``newest_entry``: the id of the newest conversation entry it carried (``None``: none);
     * ``opening``: a digest of what opens the conversation (its first entry and the
       ``compact_history`` regions' versions): a change means the conversation was rewritten
       from its start (:mod:`regio.layout.observe`);
@@ -445,6 +444,7 @@ class LayoutState(msgspec.Struct, frozen=True):
     opening: str = ""
     rewrite_odds: float | None = None
     rewrite_horizon: float | None = None
+    newest_entry: str | None = None
     anchored: str = ""
     held: tuple[HeldMark, ...] = ()
     tail_held: dict[str, tuple[float, float]] = msgspec.field(default_factory=dict)

@@ -314,7 +314,14 @@ def _freezing_tail(job: Job, plan: RegionPlan) -> None:
         ):
             plan.gc_reason = "rent"
         elif job.rewrite_horizon is not None and forecast_due(
-            tail.frozen, tail.tail, job.conversation, job.rewrite_horizon, job.gc_ratio
+            tail.frozen,
+            tail.tail,
+            job.conversation,
+            job.rewrite_horizon,
+            job.gc_ratio,
+            through=job.prev_state.newest_entry if job.prev_state is not None else None,
+            notes=[(note, note_tokens(job, note, entry)[1]) for note, entry in plan.notes],
+            placed=job.placed,
         ):
             plan.gc_reason = "forecast"
         if plan.gc_reason is not None:
@@ -396,6 +403,13 @@ def summary_extras(job: Job) -> list[Extra]:
     return job.log.summaries(regions, message)
 
 
+def note_tokens(job: Job, note: Note, entry: Entry) -> tuple[str, int]:
+    """The text of the message carrying ``note`` and its tokens (the entry's and the note
+    header's)."""
+    text = note_text(note.region, entry)
+    return text, entry.tokens + count_text(job.window, text[: len(text) - len(entry.text)])
+
+
 def extras_of(job: Job, plan: RegionPlan) -> dict[str | None, list[Extra]]:
     """Anchor -> the notes and frozen tail copies placed after it, in placement order (notes
     of a request before its copies: the notes preceded that request's tail); the
@@ -403,8 +417,7 @@ def extras_of(job: Job, plan: RegionPlan) -> dict[str | None, list[Extra]]:
     list is never extended in place)."""
     by_anchor: dict[str | None, list[Extra]] = {}
     for note, entry in plan.notes:
-        text = note_text(note.region, entry)
-        ntok = entry.tokens + count_text(job.window, text[: len(text) - len(entry.text)])
+        text, ntok = note_tokens(job, note, entry)
         pm = note_message(text, ntok, entry.id, note.region)
         by_anchor.setdefault(note.anchor, []).append(((note.placed, 0), pm, (ntok,), (None,)))
     if plan.tail_plan is not None:

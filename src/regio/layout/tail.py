@@ -22,7 +22,8 @@ change invalidates nothing before it. The tail is log-structured like the grows-
   (conversation compaction or eviction, notes settling, a system-prompt change, a lost anchor,
   an entry before every copy changed or removed, e.g. old tool results cleared by relief),
   when stale tokens pass ``settle_share`` of the window (reason ``share``), or when keeping them
-  has cost as much as dropping them would (reason ``rent``, below); all copies are dropped and
+  has cost as much as dropping them would (reason ``rent``, below), or will have by the
+  conversation's next rewrite (reason ``forecast``, below); all copies are dropped and
   every current value is emitted once more in the tail (keeping its turn label).
 
 **When to drop stale copies (reason ``rent``).** Keeping a stale copy of ``S`` tokens costs
@@ -45,16 +46,14 @@ compaction trigger, the tokens a step adds, and how long the session has run
 (``assemble(rewrite_horizon=...)``, :func:`regio.policies.rewriteodds.rewrite_horizon`: the
 steps to the trigger, at most a third of the requests so far). A stale copy kept until then
 costs ``m_read * S * H`` for ``H`` more requests; collecting now costs
-``(m_write - m_read) * B'``, ``B'`` being what a collection writes again (the conversation after
-the first frozen copy and the copies that stay current). When the first passes the second
-(:func:`forecast_due`) the copies are dropped at once, while ``B'`` is still small; waiting would
-only make the rewrite dearer and the rent longer. A park capture whose output froze for a turn
-and was then replaced left its stale copy in the prefix until the next compaction, read on every
-request; on generated parallel-tool sessions at a 200k window that was a quarter of the cache
-reads (docs/benchmark.md, "Stale copies leave when the next rewrite is far").
-
-The model therefore sees each current value exactly once as the newest copy of its region,
-plus stale copies, each followed later in the prompt by a copy whose header supersedes it.
+``(m_write - m_read) * B'``, ``B'`` being what the collection turns from cache reads into
+writes (:func:`collection_rewrites`: what the previous request sent after the first frozen
+copy). When the first reaches the second (:func:`forecast_due`) the copies are dropped at
+once, while ``B'`` is still small: waiting only makes the rewrite dearer. A ``park`` capture
+whose output froze for a turn and was then replaced otherwise left its stale copy in the
+prefix until the next compaction, read on every request: on a generated parallel-tool session
+at a 200k window, 27% of the cache reads (docs/benchmark.md, "Stale copies leave when the next
+rewrite is far").
 """
 
 from __future__ import annotations
@@ -76,6 +75,7 @@ __all__ = [
     "EMPTY_TEXT",
     "HELD_DISCOUNT",
     "TailPlan",
+    "collection_rewrites",
     "forecast_due",
     "freeze_chance",
     "header",
@@ -165,25 +165,63 @@ def forecast_due(
     conversation: Sequence[Any],
     horizon: float,
     ratio: float,
+    *,
+    through: str | None = None,
+    notes: Sequence[tuple[Any, int]] = (),
+    placed: int = 0,
 ) -> bool:
     """True when the stale copies' rent until the conversation is rewritten anyway (their
     tokens x ``horizon``, the requests expected until then,
     :func:`regio.policies.rewriteodds.rewrite_horizon`) reaches the price of collecting now:
-    ``ratio`` x the tokens a collection writes again, the conversation entries after the
-    first frozen copy's anchor and every copy that stays current (the frozen ones are
-    emitted once more in the tail; the stale ones leave)."""
+    ``ratio`` x :func:`collection_rewrites` (the arguments after ``ratio`` are its)."""
     stale = stale_tokens(frozen, tail)
     if not stale or not frozen or horizon <= 0:
         return False
-    anchor = frozen[0].anchor
+    again = collection_rewrites(
+        frozen, tail, conversation, through=through, notes=notes, placed=placed
+    )
+    return stale * horizon >= ratio * again
+
+
+def collection_rewrites(
+    frozen: Sequence[TailCopy],
+    tail: Sequence[TailCopy],
+    conversation: Sequence[Any],
+    *,
+    through: str | None = None,
+    notes: Sequence[tuple[Any, int]] = (),
+    placed: int = 0,
+) -> int:
+    """The tokens a collection now turns from cache reads into writes: what the previous
+    request sent after the first of ``frozen`` and this one would read again, namely the
+    conversation entries after its anchor up to ``through`` (the id of the newest entry that
+    request carried; ``None`` or not found: unknown, every entry counts, which errs toward
+    keeping the copies), the
+    notes placed after it before this request (``notes``: ``(Note, tokens of its message)``;
+    ``placed``: this request's number) and the frozen copies that stay current (they are
+    emitted once more in the tail). This request's new entries, notes and ``tail`` copies are
+    written either way, and the stale copies leave. ``0`` without frozen copies."""
+    if not frozen:
+        return 0
+    first = frozen[0]
     start = 0  # entry ids are unique: search back from the newest entry (anchors are recent)
     for i in range(len(conversation) - 1, -1, -1):
-        if conversation[i].id == anchor:
+        if conversation[i].id == first.anchor:
             start = i + 1
             break
-    again = sum(int(e.tokens) for e in conversation[start:])
-    again += sum(c.tokens for c in (*frozen, *tail)) - stale
-    return stale * horizon >= ratio * again
+    end = len(conversation)
+    if through is not None:
+        for i in range(len(conversation) - 1, start - 1, -1):
+            if conversation[i].id == through:
+                end = i + 1
+                break
+    later = {e.id for e in conversation[start:]}
+    again = sum(int(e.tokens) for e in conversation[start:end])
+    for note, tokens in notes:
+        after = note.anchor in later or (note.anchor == first.anchor and note.placed > first.placed)
+        if after and note.placed < placed:
+            again += int(tokens)
+    return again + sum(c.tokens for c in frozen) - stale_tokens(frozen, tail)
 
 
 def delta_header(region: str, turn: int) -> str:

@@ -253,12 +253,15 @@ class SlidingWindow(Region):
 
     def rewrite_horizon(self) -> float | None:
         """Requests until this conversation is expected to be rewritten anyway
-        (:func:`regio.policies.rewriteodds.rewrite_horizon`: its :attr:`token_trigger` at the
-        mean tokens of the last complete :attr:`steps`, at most a third of :attr:`replies`);
-        ``None`` under ``per_item`` eviction or with too few steps."""
-        trigger = self.token_trigger
-        if trigger is None:
+        (:func:`regio.policies.rewriteodds.rewrite_horizon`: its trigger at the mean tokens
+        of the last complete :attr:`steps`, at most a third of :attr:`replies`); the trigger is
+        the lower of :attr:`token_trigger` and the one the cost controller moves to once an
+        early compaction pays back (``hysteresis(steady=True)``), which it may do at the next
+        request. ``None`` under ``per_item`` eviction or with too few steps."""
+        now, steady = self.hysteresis(), self.hysteresis(steady=True)
+        if now is None or steady is None:
             return None
+        trigger = min(now[0], steady[0])
         steps = [tokens for tokens, _others in self.steps.done]
         return rewriteodds.rewrite_horizon(steps, trigger, self.used_tokens, self.replies)
 
