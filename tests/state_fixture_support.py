@@ -37,9 +37,10 @@ def unwatched(value: Any) -> Any:
     """``value`` (a ``Request`` or a ``LayoutState``, or ``None``) without the regions' watch
     (``LayoutState.watch``, ``tokens`` and ``opening``, observed volatility), the marked
     prefixes of the last requests (``LayoutState.marked``, ``held``), the digest of the
-    entries the first tail copy follows (``LayoutState.anchored``) and the tail marker's
-    evidence (``LayoutState.tail_held``): as the regio that wrote the fixtures laid it out
-    (before all four)."""
+    entries the first tail copy follows (``LayoutState.anchored``), the tail marker's
+    evidence (``LayoutState.tail_held``) and the newest entry a request carried
+    (``LayoutState.newest_entry``): as the regio that wrote the fixtures laid it out (before
+    all five)."""
     from msgspec.structs import replace
 
     from regio.layout import LayoutState, Request
@@ -48,7 +49,15 @@ def unwatched(value: Any) -> Any:
         return replace(value, state=unwatched(value.state))
     if isinstance(value, LayoutState):
         return replace(
-            value, watch={}, tokens=0, marked=(), opening="", anchored="", held=(), tail_held={}
+            value,
+            watch={},
+            tokens=0,
+            marked=(),
+            opening="",
+            anchored="",
+            held=(),
+            tail_held={},
+            newest_entry=None,
         )
     return value
 

@@ -102,6 +102,14 @@ def test_a_collection_rewrites_what_the_last_request_sent_after_the_first_frozen
     assert collection_rewrites(opening, tail, conv, through=SENT) == 500
 
 
+def test_when_the_last_request_added_nothing_after_the_copy_only_the_copies_count() -> None:
+    # the previous request's newest entry is the stale copy's own anchor: e2 and e3 came now
+    frozen, tail, conv = [_copy("a", 1000, "e1", "a1")], [_copy("a", 1000, "e3", "a2")], None
+    conv = _entries(100, 100, 100, 100)
+    assert collection_rewrites(frozen, tail, conv, through="e1") == 0
+    assert collection_rewrites(frozen, tail, conv, through=None) == 200  # unknown: all count
+
+
 def test_notes_placed_after_the_first_frozen_copy_before_this_request_are_rewritten() -> None:
     frozen, tail, conv = _old_and_new()
     note = SimpleNamespace

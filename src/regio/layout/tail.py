@@ -54,6 +54,9 @@ whose output froze for a turn and was then replaced otherwise left its stale cop
 prefix until the next compaction, read on every request: on a generated parallel-tool session
 at a 200k window, 27% of the cache reads (docs/benchmark.md, "Stale copies leave when the next
 rewrite is far").
+
+The model therefore sees each current value exactly once as the newest copy of its region,
+plus stale copies, each followed later in the prompt by a copy whose header supersedes it.
 """
 
 from __future__ import annotations
@@ -210,7 +213,9 @@ def collection_rewrites(
             start = i + 1
             break
     end = len(conversation)
-    if through is not None:
+    if through is not None and through == first.anchor:
+        end = start  # the previous request added no entry after the copy
+    elif through is not None:
         for i in range(len(conversation) - 1, start - 1, -1):
             if conversation[i].id == through:
                 end = i + 1
