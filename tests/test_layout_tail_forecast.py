@@ -7,7 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from layout_support import TOOLS, common_prefix_tokens, make_window, say
@@ -158,7 +158,8 @@ def _replay(steps: list[tuple[int, bool, bool]], at: int) -> tuple:
     w.write("scratch", "draft plan " * 300, tokens=800)
     log, state, prev = RenderLog(), None, None
     for n, (words_, change, note) in enumerate(steps[: at + 1]):
-        say(w, "user", f"question {n} " * words_)
+        if words_:  # 0: a request that adds no conversation entry (only regions change)
+            say(w, "user", f"question {n} " * words_)
         if change:
             w.clear("scratch")
             w.write("scratch", f"plan {n} " * 300, tokens=800)
@@ -167,14 +168,18 @@ def _replay(steps: list[tuple[int, bool, bool]], at: int) -> tuple:
         if n < at:
             req = assemble(w, "regio", tools=TOOLS, state=state, economics=ANTHROPIC, log=log)
             state, prev = req.state, req
-            say(w, "assistant", f"answer {n} " * 20)
+            if words_:
+                say(w, "assistant", f"answer {n} " * 20)
     return w, state, prev, log
 
 
 @settings(max_examples=25, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(1, 400), st.booleans(), st.booleans()), min_size=4, max_size=10)
+    st.lists(st.tuples(st.integers(0, 400), st.booleans(), st.booleans()), min_size=4, max_size=10)
 )
+# a copy emitted and frozen by requests that added no entry, then replaced
+@example([(50, False, False), (0, True, False), (0, False, False), (300, True, False)])
+@example([(50, False, True), (0, True, True), (0, False, False), (300, True, True)])
 def test_the_rewrite_counted_is_what_a_collection_loses_of_the_last_requests_prefix(
     steps: list[tuple[int, bool, bool]],
 ) -> None:
@@ -293,26 +298,64 @@ def test_the_engine_lays_each_request_out_with_its_conversations_horizon() -> No
 
 def test_a_retry_lays_out_with_the_horizon_it_had(monkeypatch: pytest.MonkeyPatch) -> None:
     """Same state, same bytes: a request laid out again with nothing changed uses the stored
-    horizon, whatever the conversation would say now."""
+    horizon, whatever the conversation would say now (here a stale copy stays at the first
+    layout; a recomputed horizon would collect it on the retry)."""
     from regio.content import ToolUse
-    from regio.regions import SlidingWindow
-    from runtime_stubs import summary_engine, words
+    from regio.policies.eviction import Compact
+    from regio.regions import CompactHistory, Pinned, SlidingWindow, Temporary
+    from runtime_stubs import StubSummarizer, make_engine, words
 
-    engine = summary_engine(
-        64_000, system=(3000, 2500), history=2000, conversation=("75%", 2000), summary=60
+    engine = make_engine(
+        [
+            Pinned(name="system", budget=4000, volatility="stable"),
+            Temporary(name="scratch", budget=6000, volatility="rewritten"),
+            CompactHistory(name="history", source="conversation", budget=2000),
+            SlidingWindow(name="conversation", budget=60_000, eviction=Compact(target=2000)),
+        ],
+        max_tokens=160_000,
+        summarizer=StubSummarizer(size=60),
+        clock=lambda: 0.0,
     )
-    engine.add_user("fix the bug")
-    for i in range(MIN_STEPS + 2):
-        engine.add_assistant(f"step {i}", [ToolUse(f"c{i}", "bash", {"i": i})])
-        engine.add_tool_result(f"c{i}", words(300, f"r{i}x"))
-    _req, first = engine.request("anthropic", "claude-sonnet-4-6")
-    had = engine.state.layout_state.rewrite_horizon
-    assert had is not None
-    monkeypatch.setattr(SlidingWindow, "rewrite_horizon", lambda self: had + 1000.0)
-    _again, second = engine.request("anthropic", "claude-sonnet-4-6")
-    assert engine.state.layout_state.rewrite_horizon == had
+    engine.write("system", words(2500, "sys"))
+    engine.add_user("go")
+    monkeypatch.setattr(SlidingWindow, "rewrite_horizon", lambda self: 0.0)
+    for i in range(6):
+        if i == 1:
+            engine.write("scratch", words(3000, "draft"))
+        if i == 4:
+            engine.clear("scratch")
+            engine.write("scratch", words(3000, "final"))
+        engine.add_assistant(f"s{i}", [ToolUse(f"c{i}", "bash", {"i": i})])
+        engine.add_tool_result(f"c{i}", words(200, f"r{i}"))
+        req, first = engine.request("anthropic", "claude-sonnet-4-6")
+    state = engine.state.layout_state
+    assert stale_tokens(state.frozen, state.tail) > 0 and state.rewrite_horizon == 0.0
+    assert not [e for e in req.events if e.kind == "tail_settled"]
+    monkeypatch.setattr(SlidingWindow, "rewrite_horizon", lambda self: 1e9)
+    again, second = engine.request("anthropic", "claude-sonnet-4-6")
+    assert engine.state.layout_state.rewrite_horizon == 0.0
+    assert not [e for e in again.events if e.kind == "tail_settled"]
     assert second == first
     engine.add_assistant("more", [ToolUse("cx", "bash", {"i": -1})])
-    engine.add_tool_result("cx", words(300, "rx"))
-    engine.request("anthropic", "claude-sonnet-4-6")  # something changed: asked again
-    assert engine.state.layout_state.rewrite_horizon == had + 1000.0
+    engine.add_tool_result("cx", words(200, "rx"))
+    after, _ = engine.request("anthropic", "claude-sonnet-4-6")  # something changed: asked again
+    assert engine.state.layout_state.rewrite_horizon == 1e9
+    assert [e.reason for e in after.events if e.kind == "tail_settled"] == ["forecast"]
+
+
+def test_the_newest_entry_a_request_carried_is_never_a_progress_report() -> None:
+    from regio.content import Entry, Text, ToolResult
+    from regio.layout.tail import newest_settled_entry
+
+    def entry(i: str, *blocks: object) -> Entry:
+        return Entry(
+            id=i, role="tool" if isinstance(blocks[0], ToolResult) else "user", blocks=blocks
+        )  # type: ignore[arg-type]
+
+    said = entry("e0", Text("look"))
+    final = entry("e1", ToolResult("c1", "done"))
+    report = entry("e2", ToolResult("c2", "30% done", final=False))
+    assert newest_settled_entry([said, final, report]) == "e1"
+    assert newest_settled_entry([said, report]) == "e0"
+    assert newest_settled_entry([report]) is None
+    assert newest_settled_entry([]) is None

@@ -64,7 +64,7 @@ from .sections import Section
 from .settle import DEFAULT_SETTLE_SHARE
 from .strategy import LayoutStrategy
 from .strategy_registry import strategy_for
-from .tail import settling_copies, tally_held
+from .tail import newest_settled_entry, settling_copies, tally_held
 
 __all__ = ["DEFAULT_MIN_CACHE_TOKENS", "assemble", "note_text", "prompt_cache_key"]
 
@@ -401,7 +401,7 @@ def _new_state(
         opening=job.observation.opening if job.observation is not None else "",
         rewrite_odds=job.rewrite_odds,
         rewrite_horizon=job.rewrite_horizon,
-        newest_entry=job.conversation[-1].id if job.conversation else None,
+        newest_entry=newest_settled_entry(job.conversation),
         anchored=anchored_digest(job, (*(tail_plan.frozen if tail_plan else ()), *tail)),
         watch=watch,
         tail_held=tally_held(job.prev_state, tail_plan.current if tail_plan is not None else {}),

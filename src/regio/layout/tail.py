@@ -67,7 +67,7 @@ from typing import Any
 import attrs
 import msgspec
 
-from regio.content import content_hash
+from regio.content import ToolResult, content_hash
 
 from .model import LayoutState, TailCopy
 from .protocols import RegionLike, WindowLike, count_text
@@ -82,6 +82,7 @@ __all__ = [
     "forecast_due",
     "freeze_chance",
     "header",
+    "newest_settled_entry",
     "plan_tail",
     "rent_due",
     "settling_copies",
@@ -227,6 +228,18 @@ def collection_rewrites(
         if after and note.placed < placed:
             again += int(tokens)
     return again + sum(c.tokens for c in frozen) - stale_tokens(frozen, tail)
+
+
+def newest_settled_entry(conversation: Sequence[Any]) -> str | None:
+    """The id of the newest entry of ``conversation`` that is not only progress reports
+    (``ToolResult(final=False)``: a newer report or the final result takes such an entry out,
+    and the ``newest`` marker never sits on it); ``None`` when there is none. The next
+    request's :func:`collection_rewrites` counts what the conversation held up to it."""
+    for e in reversed(conversation):
+        blocks = getattr(e, "blocks", ())
+        if not blocks or not all(isinstance(b, ToolResult) and not b.is_final for b in blocks):
+            return str(e.id)
+    return None
 
 
 def delta_header(region: str, turn: int) -> str:
