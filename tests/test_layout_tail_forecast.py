@@ -173,13 +173,15 @@ def _replay(steps: list[tuple[int, bool, bool]], at: int) -> tuple:
     return w, state, prev, log
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 400), st.booleans(), st.booleans()), min_size=4, max_size=10)
 )
 # a copy emitted and frozen by requests that added no entry, then replaced
 @example([(50, False, False), (0, True, False), (0, False, False), (300, True, False)])
 @example([(50, False, True), (0, True, True), (0, False, False), (300, True, True)])
+# no entry at all until the copy is replaced (the CI's find)
+@example([(0, False, False), (0, False, False), (0, False, False), (1, True, False)])
 def test_the_rewrite_counted_is_what_a_collection_loses_of_the_last_requests_prefix(
     steps: list[tuple[int, bool, bool]],
 ) -> None:
@@ -357,5 +359,5 @@ def test_the_newest_entry_a_request_carried_is_never_a_progress_report() -> None
     report = entry("e2", ToolResult("c2", "30% done", final=False))
     assert newest_settled_entry([said, final, report]) == "e1"
     assert newest_settled_entry([said, report]) == "e0"
-    assert newest_settled_entry([report]) is None
-    assert newest_settled_entry([]) is None
+    assert newest_settled_entry([report]) == ""
+    assert newest_settled_entry([]) == ""

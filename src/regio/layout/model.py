@@ -412,7 +412,7 @@ class LayoutState(msgspec.Struct, frozen=True):
       request times say the provider still holds them: a request whose conversation was
       rewritten after one of them reads it back (the ``spare`` marker, :mod:`~.breakpoints`);
     * ``rewrite_odds``, ``rewrite_horizon``: the ``assemble`` arguments it was laid out with;
-      ``newest_entry``: the id of the newest conversation entry it carried (``None``: none);
+      ``newest_entry``: its newest conversation entry's id (``""``: none; ``None``: unknown);
     * ``opening``: a digest of what opens the conversation (its first entry and the
       ``compact_history`` regions' versions): a change means the conversation was rewritten
       from its start (:mod:`regio.layout.observe`);

@@ -199,8 +199,8 @@ def collection_rewrites(
     """The tokens a collection now turns from cache reads into writes: what the previous
     request sent after the first of ``frozen`` and this one would read again, namely the
     conversation entries after its anchor up to ``through`` (the id of the newest entry that
-    request carried; ``None`` or not found: unknown, every entry counts, which errs toward
-    keeping the copies), the
+    request carried, ``""`` when it carried none; ``None`` or not found: unknown, every entry
+    counts, which errs toward keeping the copies), the
     notes placed after it before this request (``notes``: ``(Note, tokens of its message)``;
     ``placed``: this request's number) and the frozen copies that stay current (they are
     emitted once more in the tail). This request's new entries, notes and ``tail`` copies are
@@ -214,8 +214,8 @@ def collection_rewrites(
             start = i + 1
             break
     end = len(conversation)
-    if through is not None and through == first.anchor:
-        end = start  # the previous request added no entry after the copy
+    if through is not None and through in ("", first.anchor):
+        end = start  # the previous request carried no entry after the copy
     elif through is not None:
         for i in range(len(conversation) - 1, start - 1, -1):
             if conversation[i].id == through:
@@ -230,16 +230,16 @@ def collection_rewrites(
     return again + sum(c.tokens for c in frozen) - stale_tokens(frozen, tail)
 
 
-def newest_settled_entry(conversation: Sequence[Any]) -> str | None:
+def newest_settled_entry(conversation: Sequence[Any]) -> str:
     """The id of the newest entry of ``conversation`` that is not only progress reports
     (``ToolResult(final=False)``: a newer report or the final result takes such an entry out,
-    and the ``newest`` marker never sits on it); ``None`` when there is none. The next
+    and the ``newest`` marker never sits on it); ``""`` when there is none. The next
     request's :func:`collection_rewrites` counts what the conversation held up to it."""
     for e in reversed(conversation):
         blocks = getattr(e, "blocks", ())
         if not blocks or not all(isinstance(b, ToolResult) and not b.is_final for b in blocks):
             return str(e.id)
-    return None
+    return ""
 
 
 def delta_header(region: str, turn: int) -> str:
