@@ -123,3 +123,22 @@ def summary_engine(
     )
     engine.write("system", words(system[1], "sys"))
     return engine
+
+
+def relieving_engine(max_tokens: int) -> Engine:
+    """:func:`summary_engine` with a 3,000-token system prompt (2,500 words), a 2,000-token
+    history, a conversation of 75% of ``max_tokens`` compacting to 2,000 tokens, 60-word
+    summaries and relief that clears after a summary (keeping the newest result), with the
+    user's first message ("fix the bug") admitted."""
+    from regio.policies.relief import ReliefPolicy
+
+    engine = summary_engine(
+        max_tokens,
+        system=(3000, 2500),
+        history=2000,
+        conversation=("75%", 2000),
+        summary=60,
+        relief=ReliefPolicy(keep_last=1, trim=False, clear_after_summary=True),
+    )
+    engine.add_user("fix the bug")
+    return engine

@@ -274,18 +274,9 @@ def test_a_stale_copy_stays_when_a_rewrite_is_near_or_not_known(horizon: float |
 
 def test_the_engine_lays_each_request_out_with_its_conversations_horizon() -> None:
     from regio.content import ToolUse
-    from regio.policies.relief import ReliefPolicy
-    from runtime_stubs import summary_engine, words
+    from runtime_stubs import relieving_engine, words
 
-    engine = summary_engine(
-        64_000,
-        system=(3000, 2500),
-        history=2000,
-        conversation=("75%", 2000),
-        summary=60,
-        relief=ReliefPolicy(keep_last=1, trim=False, clear_after_summary=True),
-    )
-    engine.add_user("fix the bug")
+    engine = relieving_engine(64_000)
     conv = engine.window.conversation
     seen = []
     for i in range(MIN_STEPS + 3):

@@ -22,7 +22,6 @@ from regio.content import Text, ToolUse
 from regio.layout import LayoutBlock, to_cache_request
 from regio.layout.breakpoints import regio_wanted
 from regio.policies.eviction import Compact
-from regio.policies.relief import ReliefPolicy
 from regio.policies.rewriteodds import (
     MIN_STEPS,
     STEP_HISTORY,
@@ -32,7 +31,13 @@ from regio.policies.rewriteodds import (
 )
 from regio.providers import cache_model_for
 from regio.regions import CompactHistory, Pinned, SlidingWindow, Temporary
-from runtime_stubs import StubCounter, StubSummarizer, make_engine, summary_engine, words
+from runtime_stubs import (
+    StubCounter,
+    StubSummarizer,
+    make_engine,
+    relieving_engine,
+    words,
+)
 
 EXAMPLES = int(os.environ.get("REGIO_FUZZ_EXAMPLES", "12"))
 CACHE = "anthropic:claude-sonnet-4-6"
@@ -151,16 +156,7 @@ def _engine() -> Any:
     """A 32,000-token window whose conversation holds about three steps of ~4,000-token tool
     results before it compacts (the engine's Anthropic prices; relief clears after a
     summary)."""
-    engine = summary_engine(
-        32_000,
-        system=(3000, 2500),
-        history=2000,
-        conversation=("75%", 2000),
-        summary=60,
-        relief=ReliefPolicy(keep_last=1, trim=False, clear_after_summary=True),
-    )
-    engine.add_user("fix the bug")
-    return engine
+    return relieving_engine(32_000)
 
 
 def _run(sizes: list[int], *, odds: bool, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
