@@ -308,20 +308,25 @@ def _freezing_tail(job: Job, plan: RegionPlan) -> None:
             _sections(job, plan)
     if plan.gc_reason is None:
         before = prev.stale_rent if prev is not None else 0
-        plan.stale_rent = before + stale_tokens(tail.frozen, tail.tail)
+        stale = stale_tokens(tail.frozen, tail.tail)
+        plan.stale_rent = before + stale
         if plan.stale_rent and rent_due(
             plan.stale_rent, tail.frozen, tail.tail, job.conversation, job.gc_ratio
         ):
             plan.gc_reason = "rent"
-        elif job.rewrite_horizon is not None and forecast_due(
-            tail.frozen,
-            tail.tail,
-            job.conversation,
-            job.rewrite_horizon,
-            job.gc_ratio,
-            through=job.prev_state.newest_entry if job.prev_state is not None else None,
-            notes=[(note, note_tokens(job, note, entry)[1]) for note, entry in plan.notes],
-            placed=job.placed,
+        elif (
+            stale
+            and job.rewrite_horizon is not None
+            and forecast_due(
+                tail.frozen,
+                tail.tail,
+                job.conversation,
+                job.rewrite_horizon,
+                job.gc_ratio,
+                through=job.prev_state.newest_entry if job.prev_state is not None else None,
+                notes=[(note, note_tokens(job, note, entry)[1]) for note, entry in plan.notes],
+                placed=job.placed,
+            )
         ):
             plan.gc_reason = "forecast"
         if plan.gc_reason is not None:

@@ -133,6 +133,16 @@ def stale_tokens(frozen: Sequence[TailCopy], tail: Sequence[TailCopy] = ()) -> i
     return sum(c.tokens for i, c in enumerate(frozen) if i < last_full.get(c.region, -1))
 
 
+def after_anchor(conversation: Sequence[Any], anchor: str | None) -> int:
+    """The index of the first entry of ``conversation`` after the entry with id ``anchor``
+    (``0`` when the anchor is ``None`` or not found). Entry ids are unique and anchors are
+    recent, so the search runs back from the newest entry."""
+    for i in range(len(conversation) - 1, -1, -1):
+        if conversation[i].id == anchor:
+            return i + 1
+    return 0
+
+
 def rent_due(
     rent: int,
     frozen: Sequence[TailCopy],
@@ -152,12 +162,7 @@ def rent_due(
     first = next((i for i, c in enumerate(frozen) if i < last_full.get(c.region, -1)), None)
     if first is None:
         return False
-    anchor = frozen[first].anchor
-    start = 0  # entry ids are unique: search back from the newest entry (anchors are recent)
-    for i in range(len(conversation) - 1, -1, -1):
-        if conversation[i].id == anchor:
-            start = i + 1
-            break
+    start = after_anchor(conversation, frozen[first].anchor)
     after = sum(int(e.tokens) for e in conversation[start:])
     after += sum(c.tokens for c in copies[first + 1 :])
     return rent >= ratio * after
@@ -208,11 +213,7 @@ def collection_rewrites(
     if not frozen:
         return 0
     first = frozen[0]
-    start = 0  # entry ids are unique: search back from the newest entry (anchors are recent)
-    for i in range(len(conversation) - 1, -1, -1):
-        if conversation[i].id == first.anchor:
-            start = i + 1
-            break
+    start = after_anchor(conversation, first.anchor)
     end = len(conversation)
     if through is not None and through in ("", first.anchor):
         end = start  # the previous request carried no entry after the copy
@@ -221,8 +222,8 @@ def collection_rewrites(
             if conversation[i].id == through:
                 end = i + 1
                 break
-    later = {e.id for e in conversation[start:]}
     again = sum(int(e.tokens) for e in conversation[start:end])
+    later = {e.id for e in conversation[start:]} if notes else set()
     for note, tokens in notes:
         after = note.anchor in later or (note.anchor == first.anchor and note.placed > first.placed)
         if after and note.placed < placed:

@@ -258,6 +258,8 @@ class SlidingWindow(Region):
         the lower of :attr:`token_trigger` and the one the cost controller moves to once an
         early compaction pays back (``hysteresis(steady=True)``), which it may do at the next
         request. ``None`` under ``per_item`` eviction or with too few steps."""
+        if len(self.steps.done) < rewriteodds.MIN_STEPS:
+            return None  # no horizon: the triggers are not worked out
         now, steady = self.hysteresis(), self.hysteresis(steady=True)
         if now is None or steady is None:
             return None
