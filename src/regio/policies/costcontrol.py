@@ -53,19 +53,6 @@ within :data:`PAYBACK_SHARE` ``= 1/3`` of the requests so far (three chances in 
 until it does: a short session (the bundled 2-15-call coding runs at 12,288 tokens) is not
 compacted early to save reads it will probably never make, a long one from its first few
 dozen requests on.
-
-A passing lull: ``D`` is measured on what the conversation holds (regio.regions.conversation),
-and right after a compaction that is the few turns it kept. When they happen to be small,
-``x*`` is small and the trigger early, while the requests that come may be as large as ever:
-on a generated tool-heavy session at a 32k window (seed 5454) the mean turn the conversation
-held went from 3,672 to 355 tokens between two requests, where its last 32 requests had added
-about 6,100 each. Where the window-fill trigger is the cost-optimal one at the session's own
-pace (``pace``: what each of its last requests added; ``delta`` may count turn groups, two to
-a chat request), compacting early buys nothing over a cycle: the window forces the next
-compaction anyway, and the early one only shifts the cycle and pays for one more compaction.
-:func:`controlled_trigger` given that ``pace`` keeps the window-fill trigger then (without
-this rule the controller was 0.13-0.20% dearer than compacting when full on the bigtool
-sessions of seeds 4949, 5050 and 5454 at 32k under Anthropic's cache; docs/benchmark.md).
 """
 
 from __future__ import annotations
@@ -181,31 +168,17 @@ def payback_requests(kept: float, growth: float, terms: CostTerms) -> int | None
 
 
 def controlled_trigger(
-    limit: int,
-    delta: float,
-    kept: float,
-    terms: CostTerms,
-    *,
-    elapsed: int | None = None,
-    pace: float | None = None,
+    limit: int, delta: float, kept: float, terms: CostTerms, *, elapsed: int | None = None
 ) -> int:
     """The trigger (tokens of the whole request) for a compaction that keeps ``kept`` tokens
     when each request adds ``delta``: ``ceil(kept + x*)``, never later than ``limit`` (the
-    window-fill trigger). ``limit`` without a measured growth (``delta <= 0``); given
+    window-fill trigger). ``limit`` without a measured growth (``delta <= 0``), and, given
     ``elapsed`` (the session's requests so far), while an early compaction would not
-    :func:`pay back <pays_back>` in as many requests again; given ``pace`` (tokens each of
-    the session's last requests added, on average), when at that pace the window-fill
-    trigger is already the cost-optimal one (module doc, "A passing lull")."""
+    :func:`pay back <pays_back>` in as many requests again."""
     if delta <= 0:
         return limit
     growth = interval(delta, kept, terms)
     trigger = min(limit, math.ceil(kept + growth))
     if trigger < limit and elapsed is not None and not pays_back(elapsed, kept, growth, terms):
-        return limit
-    if (
-        trigger < limit
-        and pace is not None
-        and controlled_trigger(limit, pace, kept, terms) >= limit
-    ):
         return limit
     return trigger

@@ -154,13 +154,6 @@ class StepLog:
             return log
         return attrs.evolve(log, open_tokens=log.open_tokens + tokens)
 
-    def pace(self) -> float | None:
-        """The mean tokens of the logged steps (what a request added, on average, over the
-        last :data:`STEP_HISTORY`); ``None`` with fewer than :data:`MIN_STEPS`."""
-        if len(self.done) < MIN_STEPS:
-            return None
-        return sum(tokens for tokens, _others in self.done) / len(self.done)
-
     def samples(self, others: int) -> tuple[tuple[int, int], ...]:
         """The steps the odds are taken from: the last ones and the one in progress (with
         ``others``, the other regions' tokens now)."""

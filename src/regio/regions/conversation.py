@@ -185,11 +185,10 @@ class SlidingWindow(Region):
     ) -> tuple[int, int] | None:
         """``(trigger, target)`` in tokens of the region (see :attr:`token_trigger` and
         :attr:`token_target`) for requests adding ``growth`` tokens each (``None``: the
-        measured :meth:`growth`); ``None`` under ``per_item``. The controller's early trigger
-        waits until it pays back (:attr:`replies`; :func:`~regio.policies.costcontrol.pays_back`),
-        ``steady``: the trigger of a session long past that (``regio validate``'s figures); it
-        is not taken where at the tokens the last requests added (:attr:`steps`) the
-        window-fill trigger is the best (``costcontrol``, "A passing lull")."""
+        measured :meth:`growth`); ``None`` under ``per_item``. The cost controller's early
+        trigger waits until an early compaction pays back within the session's expected
+        remaining requests (:attr:`replies`; :func:`regio.policies.costcontrol.pays_back`);
+        ``steady``: the trigger of a session long past that (``regio validate``'s figures)."""
         ev_ = self.eviction
         if not isinstance(ev_, Bulk | Compact):
             return None
@@ -211,9 +210,8 @@ class SlidingWindow(Region):
             # trigger leaves it room for a summary worth its size (twice the summary)
             keeps = kept if self.kept_tokens is None else min(kept, self.kept_tokens)
             limit = outside + trigger
-            elapsed = None if steady else self.replies
             whole = costcontrol.controlled_trigger(
-                limit, growth, outside + keeps, terms, elapsed=elapsed, pace=self.steps.pace()
+                limit, growth, outside + keeps, terms, elapsed=None if steady else self.replies
             )
             trigger = max(min(trigger, kept + 1 + int(2 * terms.summary)), whole - outside)
         return trigger, kept
@@ -257,9 +255,9 @@ class SlidingWindow(Region):
         """Requests until this conversation is expected to be rewritten anyway
         (:func:`regio.policies.rewriteodds.rewrite_horizon`: its trigger at the mean tokens
         of the last complete :attr:`steps`, at most a third of :attr:`replies`); the trigger is
-        the lower of :attr:`token_trigger` and ``hysteresis(steady=True)``, which the
-        controller may move to at the next request. ``None`` under ``per_item`` eviction or
-        with too few steps."""
+        the lower of :attr:`token_trigger` and the one the cost controller moves to once an
+        early compaction pays back (``hysteresis(steady=True)``), which it may do at the next
+        request. ``None`` under ``per_item`` eviction or with too few steps."""
         if len(self.steps.done) < rewriteodds.MIN_STEPS:
             return None  # no horizon: the triggers are not worked out
         now, steady = self.hysteresis(), self.hysteresis(steady=True)
