@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from regio.adapters.chat import response_items
 from regio.content import (
     ANTHROPIC_PROVIDER_BLOCKS,
+    ANTHROPIC_SERVER_CALLS,
     RESPONSES_PROVIDER_ITEMS,
     ContentTypeError,
     Message,
@@ -104,6 +105,15 @@ def test_an_sdk_message_with_provider_blocks_reads_them_as_received_and_chat_lea
     assert [m for m in chat["messages"] if m["role"] == "assistant"] == [
         {"role": "assistant", "content": "x"}
     ]
+
+
+def test_the_calls_the_api_runs_itself_are_provider_blocks_with_their_results_beside_them() -> None:
+    """Every server or MCP call is kept as received, and so is the result block that answers
+    it (``*_tool_result``), so a paused turn's open call is found among received blocks."""
+    assert {"server_tool_use", "mcp_tool_use"} == ANTHROPIC_SERVER_CALLS
+    assert ANTHROPIC_SERVER_CALLS <= ANTHROPIC_PROVIDER_BLOCKS
+    results = {b for b in ANTHROPIC_PROVIDER_BLOCKS if b.endswith("_tool_result")}
+    assert "mcp_tool_result" in results and "web_search_tool_result" in results
 
 
 @pytest.mark.parametrize(

@@ -161,6 +161,14 @@ ANTHROPIC_PROVIDER_BLOCKS = frozenset(
 )
 
 
+#: The :data:`ANTHROPIC_PROVIDER_BLOCKS` that are tool calls the API runs itself: each is
+#: answered by a result block (``tool_use_id``) of the same assistant turn, or left open by a
+#: ``pause_turn`` stop (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/web-search-tool;
+#: https://docs.anthropic.com/en/docs/agents-and-tools/mcp-connector). Their streamed ``input``
+#: arrives as ``input_json_delta`` like a client tool call's.
+ANTHROPIC_SERVER_CALLS = frozenset({"server_tool_use", "mcp_tool_use"})
+
+
 #: The OpenAI Responses input item types kept as :class:`ProviderBlock`: built-in tool calls
 #: that carry their own result, so no other item answers them
 #: (https://platform.openai.com/docs/api-reference/responses/create, ``input`` item list).

@@ -25,13 +25,25 @@ before the newest — that block (``spare``): after blocks were appended it is t
 request's newest marker; after the conversation was rewritten from some point (stale tail
 copies collected, a region's notes gone, old tool results cleared) it is the last prefix
 before that point the provider still holds, which the newest marker's lookback would not
-reach. When a slot is free, a tail copy (``tail``, :func:`regio.layout.tail.settling_copies`):
+reach. When a slot is free, a tail copy
+(``tail``, :func:`regio.layout.tail.settling_copies`):
 the one that maximises the expected saving of writing the copies up to it, from how often
 each region's earlier copies were still current on the next request against the provider's
 :attr:`~regio.layout.CacheEconomics.mark_odds`, so the copies are read back once they freeze
 into the conversation (:mod:`regio.layout.tail`); a tail whose regions are rewritten on most
 requests gets no marker (its copies would be written at the provider's write price and
-replaced unread).
+replaced unread). When a slot is still free, the end of the summaries that open the
+conversation (``history``, :func:`history_end`; the task message merged after them included):
+a relief pass rewrites the conversation from the first result it clears, and a compaction
+that keeps the summary as it was rewrites what follows it, and the marker lets the next
+request read the summaries back with everything before them. Without it such a request
+reads only a conversation prefix an earlier request marked within reach, or, where tools and
+system prompt together are below the provider's minimum (1,024 tokens for Claude Sonnet, as
+in the coding example), nothing at all. It can cost a little: a read renews only the entry it
+hits, so a request that reads the summaries back leaves the ``stable`` entry unrenewed, and
+the first request after a later compaction (a new summary) may find it expired
+(docs/benchmark.md, "The summaries' own marker": 0.03-0.32% dearer in 3 of 36 runs, up to
+6.0% cheaper in 23).
 
 Remembered marks (``LayoutState.held``; :func:`remembered`, :func:`held_after`). Every
 request's ``newest`` marker sits on a prefix the provider then holds for the marker's TTL
@@ -104,6 +116,7 @@ __all__ = [
     "check_ttls",
     "held_after",
     "held_marks",
+    "history_end",
     "levels",
     "place_marks",
     "positions",
@@ -148,7 +161,7 @@ def _cacheable_at_or_before(blocks: Sequence[LayoutBlock], index: int) -> int | 
 #: A wanted marker: (block index, TTL, slot).
 Wanted = tuple[int, str, str]
 #: Priority of the ``regio`` slots when more than 4 markers are wanted.
-_REGIO_RANK = {"stable": 0, "newest": 1, "spare": 2, "settled": 3, "tail": 4}
+_REGIO_RANK = {"stable": 0, "newest": 1, "spare": 2, "settled": 3, "tail": 4, "history": 5}
 
 
 def check_ttls(ttl: str, stable_ttl: str | None) -> str:
@@ -190,9 +203,9 @@ def regio_wanted(
     newest_unread: bool = False,
 ) -> list[Wanted]:
     """The ``regio`` markers (see the module docstring), by priority ``stable``, ``newest``,
-    ``spare``, ``settled``, ``tail``; with ``newest_unread`` no ``newest`` nor ``tail``
-    marker, and the ``spare`` on the deepest remembered prefix at any distance (module doc,
-    "A write no request reads")."""
+    ``spare``, ``settled``, ``tail``, ``history``; with ``newest_unread`` no ``newest`` nor
+    ``tail`` marker, and the ``spare`` on the deepest remembered prefix at any distance
+    (module doc, "A write no request reads")."""
     sys_idx, msg_idx = levels(blocks)
     last_sys = sys_idx[-1] if sys_idx else None
     wanted: list[Wanted] = []
@@ -201,6 +214,9 @@ def regio_wanted(
         wanted.append((stable_end, stable_ttl, "stable"))
     if last_sys is not None and (stable_end is None or last_sys > stable_end):
         wanted.append((last_sys, stable_ttl, "settled"))
+    history = history_end(blocks, msg_idx)
+    if history is not None:
+        wanted.append((history, ttl, "history"))
     newest = next(
         (k for k in reversed(msg_idx) if blocks[k].origin not in ("pending", "progress")), None
     )
@@ -265,6 +281,18 @@ def _prefix_tokens(blocks: Sequence[LayoutBlock], k: int, enough: int) -> int:
         if total >= enough:
             break
     return total
+
+
+def history_end(blocks: Sequence[LayoutBlock], msg_idx: range) -> int | None:
+    """Last index of the summary messages that open the conversation (``origin ==
+    "summary"``: the ``compact_history`` regions' entries), ``None`` when it does not open
+    with one."""
+    end = None
+    for k in msg_idx:
+        if blocks[k].origin != "summary":
+            break
+        end = k
+    return end
 
 
 def stable_run_end(blocks: Sequence[LayoutBlock]) -> int | None:

@@ -32,6 +32,7 @@ import msgspec
 
 from regio.adapters.chat import chat_messages, content_blocks, received_only, response_items
 from regio.content import (
+    ANTHROPIC_SERVER_CALLS,
     Block,
     Message,
     ProviderBlock,
@@ -114,9 +115,8 @@ def paused_call(messages: Sequence[Message]) -> str | None:
     if not messages or messages[-1].role != "assistant":
         return None
     blocks = [b.block for b in messages[-1].blocks if isinstance(b, ProviderBlock)]
-    kinds = ("server_tool_use", "mcp_tool_use")
-    answered = [b.get("tool_use_id") for b in blocks if b.get("type") not in kinds]
-    calls = [b.get("id") for b in blocks if b.get("type") in kinds]
+    answered = [b.get("tool_use_id") for b in blocks if b.get("type") not in ANTHROPIC_SERVER_CALLS]
+    calls = [b.get("id") for b in blocks if b.get("type") in ANTHROPIC_SERVER_CALLS]
     return next((str(c) for c in calls if c not in answered), None)  # ids of any JSON type
 
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from starlette.responses import StreamingResponse
 
-from regio.content import ToolUse
+from regio.content import ANTHROPIC_SERVER_CALLS, ToolUse
 from regio.responses_items import is_call
 from regio.sdk._objects import response_message
 
@@ -202,7 +202,7 @@ class AnthropicRelay(Relay):
         content = []
         for index in sorted(self._blocks):
             block = dict(self._blocks[index])
-            if block.get("type") in ("tool_use", "server_tool_use", "mcp_tool_use"):
+            if block.get("type") == "tool_use" or block.get("type") in ANTHROPIC_SERVER_CALLS:
                 text = "".join(self._json.get(index, []))
                 block["input"] = json.loads(text) if text.strip() else block.get("input") or {}
             content.append(block)
