@@ -77,25 +77,50 @@ def test_a_conversation_that_opens_without_a_summary_has_no_history_marker() -> 
 
 
 def test_the_history_marker_takes_only_a_slot_the_others_leave() -> None:
-    """Ranked last: with four other markers wanted, it is the one left out."""
-    blocks = _blocks(
-        ("system", "region", 600),
-        ("messages", "summary", 500),
-        *[("messages", "entry", 100)] * 40,
-        ("tail", "tail", 50),
-    )
-    wanted = regio_wanted(
-        blocks,
-        ttl="5m",
-        stable_ttl="5m",
-        previous_newest="p3",  # 20+ positions before the newest: a spare
-        tail_index=len(blocks) - 1,
-    )
-    assert [slot for _i, _t, slot in wanted][-1] == "history"
+    """Ranked last: placed when the others leave a slot, left out when four others are
+    placed (here the system prefix carries ``settled`` too)."""
     from regio.layout.breakpoints import place_marks
 
-    placed = {m.slot for m in place_marks(blocks, wanted, 1024)}
-    assert placed == {"newest", "spare", "tail", "history"}  # stable is below the minimum
+    def spec(system: int) -> list[LayoutBlock]:
+        return _blocks(
+            ("system", "region", system),
+            ("messages", "summary", 500),
+            *[("messages", "entry", 100)] * 40,
+            ("tail", "tail", 50),
+        )
+
+    options: dict[str, Any] = {"ttl": "5m", "stable_ttl": "5m", "previous_newest": "p3"}
+    short = spec(600)  # settled below the minimum: three others placed, history fourth
+    wanted = regio_wanted(short, tail_index=len(short) - 1, **options)
+    assert [slot for _i, _t, slot in wanted][-1] == "history"
+    assert {m.slot for m in place_marks(short, wanted, 1024)} == {
+        "newest",
+        "spare",
+        "tail",
+        "history",
+    }
+    long = spec(1600)  # settled placed: four others, history left out
+    wanted = regio_wanted(long, tail_index=len(long) - 1, **options)
+    assert {m.slot for m in place_marks(long, wanted, 1024)} == {
+        "settled",
+        "newest",
+        "spare",
+        "tail",
+    }
+
+
+def test_a_request_that_writes_no_conversation_prefix_marks_only_summaries_held() -> None:
+    """With ``newest_unread`` the summaries get their marker only when an earlier request
+    marked them (a read, never a new write: docs/layout.md, "A write no request reads")."""
+    blocks = _blocks(
+        ("system", "region", 600),
+        ("messages", "summary", 800),
+        ("messages", "entry", 2000),
+    )
+    options: dict[str, Any] = {"ttl": "5m", "stable_ttl": "5m", "newest_unread": True}
+    assert "history" not in _slots(regio_wanted(blocks, **options))
+    held = regio_wanted(blocks, previous_marks=("p1",), **options)
+    assert _slots(held)["history"] == 1
 
 
 def _engine() -> Any:
@@ -152,16 +177,18 @@ def test_a_compaction_that_keeps_the_summary_reads_it_back_with_the_prompt_befor
     plan=st.lists(
         st.tuples(st.integers(5, 8), st.booleans()), min_size=2, max_size=8
     ),  # (steps, compact after them: 900+ tokens, more than a summary)
-    system=st.sampled_from([(600, 400), (3000, 1500)]),
+    system=st.sampled_from([(600, 200), (600, 400), (3000, 1500)]),
+    summary=st.sampled_from([300, 700]),
 )
-def test_a_short_prompt_that_opens_with_summaries_always_marks_them(
-    plan: list[tuple[int, bool]], system: tuple[int, int]
+def test_a_prompt_that_opens_with_summaries_marks_them_where_a_slot_is_free(
+    plan: list[tuple[int, bool]], system: tuple[int, int], summary: int
 ) -> None:
-    """Every request whose conversation opens with summaries marks their end when four other
-    markers leave a slot and the prefix through them reaches the minimum, whatever the system
-    prompt's size; a conversation that opens otherwise has no such marker."""
+    """Every request whose conversation opens with summaries marks their end when the prefix
+    through them reaches the minimum, unless four other markers took every slot (or, in a
+    request that writes no conversation prefix, no earlier request marked them); never when
+    it is below the minimum; a conversation that opens otherwise has no such marker."""
     engine = summary_engine(
-        100_000, system=system, history=20_000, conversation=(60_000, 2000), summary=700
+        100_000, system=system, history=20_000, conversation=(60_000, 2000), summary=summary
     )
     engine.add_user("fix the bug")
     done = 0
@@ -176,7 +203,10 @@ def test_a_short_prompt_that_opens_with_summaries_always_marks_them(
         slots = [m.slot for m in req.breakpoints]
         if end is None:
             assert "history" not in slots
-        elif len(slots) < 4:
-            through = sum(b.tokens for b in req.blocks[: end + 1])
-            marked = any(m.index == end for m in req.breakpoints)  # its own, or one shared
-            assert marked == (through >= 1024)
+            continue
+        through = sum(b.tokens for b in req.blocks[: end + 1])
+        marked = any(m.index == end for m in req.breakpoints)  # its own, or one shared
+        if through < 1024:
+            assert not marked
+        elif "newest" in slots:  # a request that writes: only a full set keeps it out
+            assert marked or len(slots) == 4

@@ -556,3 +556,22 @@ def test_a_streamed_mcp_tool_use_keeps_its_input():
     for d in evs:
         relay.feed(SSEEvent(b"data: " + json.dumps(d).encode() + b"\n\n", d["type"], json.dumps(d)))
     assert relay.reply().message.blocks[0].block["input"] == {"text": "hi"}
+
+
+def test_a_streamed_block_whose_type_is_not_a_string_never_raises_in_the_relay() -> None:
+    """An upstream's malformed content block (a ``type`` that is a list) is passed through
+    and read as nothing, never a ``TypeError`` in the middle of the client's stream."""
+    from regio.proxy.sse import SSEEvent
+    from regio.proxy.streams import AnthropicRelay
+
+    evs = [
+        {"type": "message_start", "message": {"usage": {}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": ["odd"]}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_stop"},
+    ]
+    relay = AnthropicRelay(regio_tools=frozenset())
+    for d in evs:
+        relay.feed(SSEEvent(b"data: " + json.dumps(d).encode() + b"\n\n", d["type"], json.dumps(d)))
+    reply = relay.reply()
+    assert reply.message.blocks == () and reply.raw["content"] == [{"type": ["odd"]}]

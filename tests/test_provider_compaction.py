@@ -95,6 +95,25 @@ def test_the_adopted_block_opens_the_next_anthropic_request_and_nothing_precedes
     assert "Fix the bug" not in text and "summary of earlier context" not in text
 
 
+def test_the_adopted_block_carries_the_marker_its_summary_message_had() -> None:
+    """The summaries' own marker (``history``) sits on the message the provider's block
+    replaces; the block carries it (``cache_control`` is allowed on a compaction block), so
+    the slot is not lost and the bench's simulation is what the API receives."""
+    engine = _engine(delegate_compaction=60_000)
+    engine.write("system", " ".join(f"rule{i}" for i in range(1500)))  # a prefix to mark
+    engine = _after_adoption(engine, "anthropic", ITEM)
+    req, payload = engine.request("anthropic", "claude-sonnet-4-6")
+    assert "history" in {m.slot for m in req.breakpoints}
+    block = payload["messages"][0]["content"][0]
+    assert block == {**ITEM, "cache_control": {"type": "ephemeral", "ttl": "5m"}}
+    assert "cache_control" not in ITEM  # the payload's copy, not the stored item
+    _, again = engine.request("anthropic", "claude-sonnet-4-6")
+    assert again["messages"][0]["content"][0] == block  # the same bytes on the next request
+    marks = sum("cache_control" in c for m in payload["messages"] for c in m["content"])
+    marks += sum("cache_control" in b for b in payload.get("system", []))
+    assert marks == len(req.breakpoints) <= 4
+
+
 def test_another_api_gets_the_readable_summary_of_the_same_span() -> None:
     engine = _after_adoption(_engine(delegate_compaction=60_000), "anthropic", ITEM)
     _, payload = engine.request("openai", "gpt-5", api="openai_responses")

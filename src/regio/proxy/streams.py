@@ -202,7 +202,8 @@ class AnthropicRelay(Relay):
         content = []
         for index in sorted(self._blocks):
             block = dict(self._blocks[index])
-            if block.get("type") == "tool_use" or block.get("type") in ANTHROPIC_SERVER_CALLS:
+            kind = block.get("type")
+            if isinstance(kind, str) and (kind == "tool_use" or kind in ANTHROPIC_SERVER_CALLS):
                 text = "".join(self._json.get(index, []))
                 block["input"] = json.loads(text) if text.strip() else block.get("input") or {}
             content.append(block)

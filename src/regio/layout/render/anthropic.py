@@ -128,7 +128,8 @@ def _messages(
     become ``user`` messages, consecutive groups of one role merge (unless ``separate``). A
     message holding the summary of an entry with a provider compaction block is rendered as
     that block, in an assistant message that opens the conversation (the API drops what
-    precedes it); that entry's notes are left out
+    precedes it), with the marker the message carried (compaction blocks take
+    ``cache_control`` like any content block); that entry's notes are left out
     (:func:`regio.layout.provider_compaction.item_of`). With ``prefix`` (the session's
     :class:`regio.layout.render.prefix.MessagePrefix`; never with compaction items) the
     messages it keeps are copied and the units found final after them extend it."""
@@ -138,7 +139,11 @@ def _messages(
     for m, content, kept in rendered_runs("anthropic", group_runs(conv, start), _unit, log):
         item, skip = item_of(m.blocks, compaction)
         if item is not None:
-            messages = [{"role": "assistant", "content": [fresh_copy(item)]}]
+            block = fresh_copy(item)
+            ttl = next((b.breakpoint for b in reversed(m.blocks) if b.breakpoint), None)
+            if ttl is not None:  # the message's marker (``history``) goes on the block
+                block["cache_control"] = {"type": "ephemeral", "ttl": ttl}
+            messages = [{"role": "assistant", "content": [block]}]
             continue
         if skip or not content:  # only blocks of another API: nothing to send
             continue
