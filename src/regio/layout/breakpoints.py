@@ -45,8 +45,8 @@ system prompt together are below the provider's minimum (1,024 tokens for Claude
 in the coding example), nothing at all. It can cost a little: a read renews only the entry it
 hits, so a request that reads the summaries back leaves the ``stable`` entry unrenewed, and
 the first request after a later compaction (a new summary) may find it expired
-(docs/benchmark.md, "The summaries' own marker": 0.03-0.32% dearer in 3 of 36 runs, up to
-6.0% cheaper in 23).
+(docs/benchmark.md, "The summaries' own marker": 0.03-0.32% dearer in 3 of 36 runs, 25
+cheaper, up to 5.8%).
 
 Remembered marks (``LayoutState.held``; :func:`remembered`, :func:`held_after`). Every
 request's ``newest`` marker sits on a prefix the provider then holds for the marker's TTL
