@@ -192,12 +192,15 @@ def test_a_prompt_that_opens_with_summaries_marks_them_where_a_slot_is_free(
     )
     engine.add_user("fix the bug")
     done = 0
+    earlier: set[str] = set()  # the prefixes earlier requests marked
     for steps, compact in plan:
         _steps(engine, done, steps)
         done += steps
         if compact:
             engine.compact(keep_messages=4)
         req, _payload = engine.request("anthropic", MODEL)
+        before = set(earlier)
+        earlier |= {req.blocks[m.index].prefix_hash for m in req.breakpoints}
         _sys, msgs = levels(req.blocks)
         end = history_end(req.blocks, msgs)
         slots = [m.slot for m in req.breakpoints]
@@ -210,3 +213,5 @@ def test_a_prompt_that_opens_with_summaries_marks_them_where_a_slot_is_free(
             assert not marked
         elif "newest" in slots:  # a request that writes: only a full set keeps it out
             assert marked or len(slots) == 4
+        elif "history" in slots:  # one that writes no conversation prefix: a read back
+            assert req.blocks[end].prefix_hash in before

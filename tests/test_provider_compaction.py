@@ -114,6 +114,23 @@ def test_the_adopted_block_carries_the_marker_its_summary_message_had() -> None:
     assert marks == len(req.breakpoints) <= 4
 
 
+def test_a_marker_the_adopted_item_came_with_is_never_sent() -> None:
+    """Only the layout's markers are sent: a ``cache_control`` stored with the provider's
+    block (a 1h one here) is left out, so it can never be a fifth marker or a 1h marker
+    after a 5m one."""
+    marked = {**ITEM, "cache_control": {"type": "ephemeral", "ttl": "1h"}}
+    engine = _after_adoption(_engine(delegate_compaction=60_000), "anthropic", marked)
+    req, payload = engine.request("anthropic", "claude-sonnet-4-6")
+    block = payload["messages"][0]["content"][0]
+    history = [m for m in req.breakpoints if m.slot == "history"]
+    assert block.get("cache_control") == (
+        {"type": "ephemeral", "ttl": history[0].ttl} if history else None
+    )
+    marks = sum("cache_control" in c for m in payload["messages"] for c in m["content"])
+    marks += sum("cache_control" in b for b in payload.get("system", []))
+    assert marks == len(req.breakpoints)
+
+
 def test_another_api_gets_the_readable_summary_of_the_same_span() -> None:
     engine = _after_adoption(_engine(delegate_compaction=60_000), "anthropic", ITEM)
     _, payload = engine.request("openai", "gpt-5", api="openai_responses")

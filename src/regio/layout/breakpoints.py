@@ -37,9 +37,9 @@ conversation (``history``, :func:`history_end`; the task message merged after th
 a relief pass rewrites the conversation from the first result it clears, and a compaction
 that keeps the summary as it was rewrites what follows it, and the marker lets the next
 request read the summaries back with everything before them (a request that writes no
-conversation prefix, below, places it only on summaries an earlier request marked, to read
-them: with a new summary on every request such writes were never read, 1.0% dearer on one
-engine test). Without it such a request
+conversation prefix, below, places it only on summaries the previous request marked, or a
+prefix the layout remembers, to read them: with a new summary on every request such writes
+were never read, 1.0% dearer in a reviewer's engine run). Without it such a request
 reads only a conversation prefix an earlier request marked within reach, or, where tools and
 system prompt together are below the provider's minimum (1,024 tokens for Claude Sonnet, as
 in the coding example), nothing at all. It can cost a little: a read renews only the entry it
@@ -207,7 +207,7 @@ def regio_wanted(
 ) -> list[Wanted]:
     """The ``regio`` markers (see the module docstring), by priority ``stable``, ``newest``,
     ``spare``, ``settled``, ``tail``, ``history``; with ``newest_unread`` no ``newest`` nor
-    ``tail`` marker, a ``history`` marker only on summaries an earlier request marked, and
+    ``tail`` marker, a ``history`` marker only on a prefix in ``previous_marks``, and
     the ``spare`` on the deepest remembered prefix at any distance (module doc, "A write no
     request reads")."""
     sys_idx, msg_idx = levels(blocks)

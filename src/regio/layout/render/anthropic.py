@@ -140,6 +140,7 @@ def _messages(
         item, skip = item_of(m.blocks, compaction)
         if item is not None:
             block = fresh_copy(item)
+            block.pop("cache_control", None)  # only the layout's markers are sent (at most 4)
             ttl = next((b.breakpoint for b in reversed(m.blocks) if b.breakpoint), None)
             if ttl is not None:  # the message's marker (``history``) goes on the block
                 block["cache_control"] = {"type": "ephemeral", "ttl": ttl}
