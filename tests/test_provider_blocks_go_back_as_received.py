@@ -107,13 +107,26 @@ def test_an_sdk_message_with_provider_blocks_reads_them_as_received_and_chat_lea
     ]
 
 
-def test_the_calls_the_api_runs_itself_are_provider_blocks_with_their_results_beside_them() -> None:
-    """Every server or MCP call is kept as received, and so is the result block that answers
-    it (``*_tool_result``), so a paused turn's open call is found among received blocks."""
-    assert {"server_tool_use", "mcp_tool_use"} == ANTHROPIC_SERVER_CALLS
+@pytest.mark.parametrize(
+    ("call", "result"),
+    [("server_tool_use", "web_search_tool_result"), ("mcp_tool_use", "mcp_tool_result")],
+)
+def test_a_paused_turn_names_its_open_server_or_mcp_call_and_never_an_answered_one(
+    call: str, result: str
+) -> None:
+    """A turn the API paused (``pause_turn``) ends with a call it runs itself; the open one is
+    the call no result block of the same turn answers (regio.proxy.readers.paused_call)."""
+    from regio.proxy.readers import paused_call
+
+    def turn(*blocks: dict[str, Any]) -> list[Message]:
+        return [Message("assistant", tuple(ProviderBlock("anthropic", b) for b in blocks))]
+
+    done = {"type": call, "id": "a1", "name": "t", "input": {}}
+    answer = {"type": result, "tool_use_id": "a1", "content": []}
+    open_ = {"type": call, "id": "a2", "name": "t", "input": {}}
+    assert paused_call(turn(done, answer, open_)) == "a2"
+    assert paused_call(turn(done, answer)) is None
     assert ANTHROPIC_SERVER_CALLS <= ANTHROPIC_PROVIDER_BLOCKS
-    results = {b for b in ANTHROPIC_PROVIDER_BLOCKS if b.endswith("_tool_result")}
-    assert "mcp_tool_result" in results and "web_search_tool_result" in results
 
 
 @pytest.mark.parametrize(
