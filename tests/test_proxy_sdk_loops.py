@@ -14,6 +14,7 @@ tool, and the next upstream request carries the original result).
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -49,9 +50,9 @@ def _paired(api: str, body: dict) -> list[str]:
     return problems + [f"call {c} has no output" for c in sorted(calls - outputs)]
 
 
-def _check_loop(api: str, steps: int) -> None:
+def _check_loop(api: str, steps: int, **config: Any) -> None:
     upstream = ScriptedUpstream(script(steps, RESTORE_AT[api], api), WINDOW, OUTPUT)
-    with proxied(upstream, blueprint(api)) as url:
+    with proxied(upstream, blueprint(api), **config) as url:
         loop = run_loop(api, url, steps)
         status = httpx.get(f"{url}/status.json").json()
     assert loop.steps == steps
@@ -119,6 +120,10 @@ def test_a_restore_through_the_proxy_brings_back_a_parked_output_a_newer_one_dis
 
 def test_an_anthropic_sdk_loop_of_40_steps_fits_the_window_keeps_tool_pairs_and_upstream_bytes():
     _check_loop("anthropic", 40)
+
+
+def test_an_anthropic_sdk_loop_is_the_same_with_the_stores_writes_in_a_process_of_their_own():
+    _check_loop("anthropic", 40, store_writer="process")
 
 
 def test_an_openai_chat_sdk_loop_of_40_steps_fits_the_window_keeps_tool_pairs_and_upstream_bytes():

@@ -137,6 +137,36 @@ def test_a_lease_lifetime_the_store_would_refuse_is_refused_at_start_naming_the_
     ProxyConfig("examples/blueprints/proxy.yaml", "http://up.example", lease_seconds=86_400)
 
 
+def test_a_store_writer_other_than_process_or_thread_is_refused_naming_both():
+    with pytest.raises(ProxyConfigError, match=r"--store-writer 'fork'.*process.*thread"):
+        ProxyConfig("examples/blueprints/proxy.yaml", "http://up.example", store_writer="fork")
+
+
+@pytest.mark.parametrize("writer", ["process", "thread"])
+def test_the_sqlite_stores_write_where_the_store_writer_says(tmp_path, writer):
+    store, records = open_stores(f"sqlite:{tmp_path}/p.db", writer=writer)
+    try:
+        assert (store._process is not None) is (writer == "process")
+        assert (records._process is not None) is (writer == "process")
+        assert store.try_lease("s", "tok", 30.0) is None
+    finally:
+        records.close()
+        store.close()
+
+
+def test_the_command_line_writes_the_sqlite_store_in_a_process_by_default(monkeypatch):
+    pytest.importorskip("starlette", reason="the proxy extra (starlette, uvicorn) is not installed")
+    import regio.proxy.app
+    from regio.cli import main
+
+    seen: list[ProxyConfig] = []
+    monkeypatch.setattr(regio.proxy.app, "serve", seen.append)
+    base = ["proxy", "--blueprint", "examples/blueprints/proxy.yaml", "--upstream", "http://u.x"]
+    assert main(base) == 0
+    assert main([*base, "--store-writer", "thread"]) == 0
+    assert [c.store_writer for c in seen] == ["process", "thread"]
+
+
 def test_a_store_of_another_scheme_is_refused_naming_both_forms():
     with pytest.raises(ProxyConfigError, match=r"sqlite:PATH .* redis://HOST:PORT/DB"):
         open_stores("postgres://db/1")

@@ -42,7 +42,7 @@ from proxy_support import (
     running,
     wait_for_port,
 )
-from regio.persistence.store import RedisStore
+from regio.persistence.store import open_store
 from store_support import redis_url
 
 __all__ = ["redis_url"]
@@ -147,7 +147,7 @@ def _stream_until_killed(
 
 
 def _transcript(store_url: str, session: str) -> list[Any]:
-    store = RedisStore.from_url(store_url)
+    store = open_store(store_url.replace("sqlite:", "sqlite:///", 1), create=False)
     engine = regio.Engine.load_from(store, session)
     out = []
     for record in engine.transcript():
@@ -168,9 +168,16 @@ def _client_blocks(history: list[dict[str, Any]]) -> list[Any]:
     return out
 
 
+@pytest.mark.parametrize("kind", ["redis", "sqlite"])
 def test_two_workers_share_a_session_lose_nothing_when_one_is_killed_and_never_overlap(
-    redis_url, tmp_path
+    kind, request, tmp_path
 ):
+    """On one Redis, and on one SQLite file with each worker's writes in its own writer
+    process (``--store-writer process``, the default): the killed worker's writer process
+    goes with it."""
+    store_url = (
+        request.getfixturevalue("redis_url") if kind == "redis" else f"sqlite:{tmp_path}/p.db"
+    )
     steps = [Step(f"Reading {i}.", (("read", {"path": f"f{i}.py"}),)) for i in range(STEPS + 2)]
     upstream = ScriptedUpstream(steps, 9000, 500, event_delay=0.02)
     bp, log = tmp_path / "bp.yaml", tmp_path / "requests.jsonl"
@@ -178,8 +185,8 @@ def test_two_workers_share_a_session_lose_nothing_when_one_is_killed_and_never_o
     procs: list[subprocess.Popen[bytes]] = []
     try:
         with running(upstream.app()) as up:
-            a, url_a = _worker(bp, up, redis_url, log)
-            b, url_b = _worker(bp, up, redis_url, log)
+            a, url_a = _worker(bp, up, store_url, log)
+            b, url_b = _worker(bp, up, store_url, log)
             procs += [a, b]
             urls = [url_a, url_b]
             history: list[dict[str, Any]] = [{"role": "user", "content": "Read the files."}]
@@ -208,7 +215,7 @@ def test_two_workers_share_a_session_lose_nothing_when_one_is_killed_and_never_o
     assert len(sessions) == 1
     session = sessions.pop()
     # every message the client sent is in the stored session, once, in order
-    admitted = _transcript(redis_url, session)
+    admitted = _transcript(store_url, session)
     sent = _client_blocks(history[:-2])  # the last reply and results come with the next request
     assert admitted == sent
     # the workers' holds of the session never overlapped; both compacted

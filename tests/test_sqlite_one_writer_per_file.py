@@ -37,9 +37,11 @@ def test_a_write_waits_for_another_connections_write_and_then_lands(tmp_path: Pa
     assert store.try_lease("s1", "tok", 30.0) is None  # the records write is fenced by it
 
     def hold_a_store_write() -> None:
-        with store._transaction("hold", wrote=True):
+        def hold(_db: object) -> None:
             opened.set()
             release.wait(5)
+
+        store._write("hold", hold, wrote=True)
 
     def write_records() -> None:
         try:
@@ -135,7 +137,7 @@ def test_writes_from_many_threads_on_two_connections_all_land(
     for t in threads:
         t.join(10)
     assert errors == []
-    with store._transaction("count", wrote=False, write=False) as db:
+    with store._reading("count", "") as db:
         leases = db.execute("SELECT COUNT(*) FROM leases").fetchone()[0]
         stats = db.execute("SELECT COUNT(*) FROM proxy_stats").fetchone()[0]
     fenced = sum(1 for on_store, _ in plan if not on_store)

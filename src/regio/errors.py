@@ -7,6 +7,8 @@ nothing ever ends the process. Layers add their own subclasses here.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "BlockValueError",
     "CompactionError",
@@ -241,6 +243,20 @@ class SessionStoreError(RegioError):
         super().__init__(message)
         self.session_id = session_id
         self.key = key
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle with the fields of every subclass (their keyword-only arguments would stop
+        the default, which calls ``cls(*args)``): a store's writer process passes its errors
+        back so (:mod:`regio.persistence.store.sqlite_writer`)."""
+        return (_rebuilt, (type(self), self.args, dict(self.__dict__)))
+
+
+def _rebuilt(cls: type[BaseException], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
+    """The exception :meth:`SessionStoreError.__reduce__` pickled."""
+    error = cls.__new__(cls, *args)
+    BaseException.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
 
 
 class SDKInputError(RegioError, TypeError):

@@ -69,6 +69,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="threads doing engine work at once (40); several workers use several cores",
     )
     parser.add_argument(
+        "--store-writer",
+        choices=("process", "thread"),
+        default="process",
+        help="where a SQLite store's writes run: process (one child process per file, off the "
+        "threads' interpreter lock: the default) or thread (in the request's thread)",
+    )
+    parser.add_argument(
         "--compact-before-send",
         action="store_true",
         help="run a request's compactions before it is sent, never while the upstream answers (by "
@@ -125,6 +132,7 @@ def _run(args: argparse.Namespace) -> int:
             max_rounds=args.max_rounds,
             request_log=args.request_log,
             threads=args.threads,
+            store_writer=args.store_writer,
             compact_after_send=not args.compact_before_send,
             summarizer=args.summarizer,
             summary_timeout=args.summary_timeout,

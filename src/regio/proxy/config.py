@@ -5,6 +5,11 @@
 ``regio-proxy.db`` in the working directory. The engine sessions
 (:class:`regio.persistence.store.SQLiteStore` / :class:`regio.persistence.store.RedisStore`) and the
 proxy's own records (:mod:`regio.proxy.records`) live in that one database.
+
+``--store-writer`` says where a SQLite store's write transactions run: ``process`` (``regio
+proxy``'s default) in one child process per file, ``thread`` in the request's worker thread
+(:class:`ProxyConfig`'s default, for an app built in tests or in another server); why:
+:mod:`regio.persistence.store.sqlite_writer`. Redis stores ignore it.
 """
 
 from __future__ import annotations
@@ -22,11 +27,13 @@ from regio.persistence.store.lease import MAX_TTL
 from .errors import ProxyConfigError
 from .records import Records
 
-__all__ = ["DEFAULT_STORE", "SUMMARIZER_MODES", "ProxyConfig", "open_stores"]
+__all__ = ["DEFAULT_STORE", "STORE_WRITERS", "SUMMARIZER_MODES", "ProxyConfig", "open_stores"]
 
 DEFAULT_STORE = "sqlite:regio-proxy.db"
 #: The values of ``--summarizer`` (:mod:`regio.proxy.summaries`).
 SUMMARIZER_MODES = ("offline", "upstream")
+#: The values of ``--store-writer`` (module doc).
+STORE_WRITERS = ("process", "thread")
 
 #: The options checked by :func:`_positive`: counts and seconds.
 _Number = TypeVar("_Number", int, float)
@@ -43,6 +50,14 @@ def _summarizer(instance: object, attribute: attrs.Attribute[str], value: str) -
             f"--summarizer {value!r}: use offline (the extractive summarizer, no model call: "
             "the default) or upstream (the upstream model writes each summary, billed to the "
             "client's key)"
+        )
+
+
+def _store_writer(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if value not in STORE_WRITERS:
+        raise ProxyConfigError(
+            f"--store-writer {value!r}: use process (a SQLite store's writes run in a child "
+            "process of their own: regio proxy's default) or thread (in the request's thread)"
         )
 
 
@@ -75,7 +90,8 @@ class ProxyConfig:
     ``offline`` (the extractive summarizer, no model call) or ``upstream`` (the upstream model,
     one more upstream request per summary with the client's own key:
     :mod:`regio.proxy.summaries`); ``summary_timeout``: seconds the upstream summary calls of
-    one request may take together; past them the offline summarizer writes the rest.
+    one request may take together; past them the offline summarizer writes the rest;
+    ``store_writer``: where a SQLite store's writes run (module doc).
     Raises :class:`ProxyConfigError` naming the option."""
 
     blueprint: Blueprint | str | Path
@@ -92,6 +108,7 @@ class ProxyConfig:
     compact_after_send: bool = True
     summarizer: str = attrs.field(default="offline", validator=_summarizer)
     summary_timeout: float = attrs.field(default=120.0, validator=_positive)
+    store_writer: str = attrs.field(default="thread", validator=_store_writer)
 
     def __attrs_post_init__(self) -> None:
         parsed = urlparse(self.upstream)
@@ -131,14 +148,21 @@ def _sqlite_path(url: str) -> str:
     return rest
 
 
-def open_stores(url: str) -> tuple[SQLiteStore | RedisStore, Records]:
-    """``(engine store, proxy records)`` of the store ``url`` (module doc). Raises
-    :class:`ProxyConfigError` for another scheme."""
+def open_stores(url: str, *, writer: str = "thread") -> tuple[SQLiteStore | RedisStore, Records]:
+    """``(engine store, proxy records)`` of the store ``url`` (module doc); ``writer``: where
+    a SQLite store's writes run (:data:`STORE_WRITERS`). Raises :class:`ProxyConfigError` for
+    another scheme."""
     if url.startswith("sqlite:"):
         from .records.sqlite import SQLiteRecords
 
         path = _sqlite_path(url)
-        return SQLiteStore(path), SQLiteRecords(path)
+        process = writer == "process"
+        sessions = SQLiteStore(path, process=process)
+        try:
+            return sessions, SQLiteRecords(path, process=process)
+        except BaseException:
+            sessions.close()
+            raise
     if url.startswith(("redis://", "rediss://", "unix://")):
         from .records.redis import RedisRecords
 

@@ -8,7 +8,8 @@ client's history made, by action: ``{"call_closed": 1}``), ``status`` (the upstr
 ``upstream_tokens``, ``passthrough`` (a request sent upstream unmanaged: ``{"reason":
 "unreadable_item", "place": "messages[1]: ..."}``; a request of no session, another path or
 one unreadable before its session was found, has ``session`` null and only ``status`` and
-``passthrough``), ``added_cpu_ms`` (the proxy's own CPU time for the request) and
+``passthrough``), ``added_cpu_ms`` (the proxy's own CPU time for the request, with the CPU
+its SQLite store's writer process spent on the request's writes: :func:`own_cpu`) and
 ``added_ms`` (the wall time the proxy added: reading the request, finding and leasing the
 session, laying out, answering regio's tools, committing, waiting for a compaction that ran
 beside the upstream call when it outlasted it; not the upstream's time), ``beside_ms`` (the
@@ -62,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 import anyio.to_thread
 import attrs
 
+from regio.persistence.store.sqlite_writer import writer_cpu
 from regio.persistence.store.sqlitedb import lock_waited
 
 if TYPE_CHECKING:
@@ -89,6 +91,13 @@ ADDED_PARTS = (
 )
 #: Its parts of parts (not summed) and the body's time before ``added_ms`` (module doc).
 WAIT_DETAILS = ("thread_cpu_ms", "commit_cpu_ms", "store_lock_ms", "body_ms")
+
+
+def own_cpu() -> float:
+    """This thread's CPU seconds so far, with what the store's writer process spent on its
+    transactions (:func:`regio.persistence.store.sqlite_writer.writer_cpu`): the proxy's own
+    CPU, wherever its SQLite writes run; a counter, as ``time.thread_time``."""
+    return time.thread_time() + writer_cpu()
 
 
 @attrs.define
@@ -119,11 +128,11 @@ class Waits:
         marks = [0.0, 0.0]  # when fn started and returned in its thread
 
         def timed() -> T:
-            marks[0], cpu, lock = time.perf_counter(), time.thread_time(), lock_waited()
+            marks[0], cpu, lock = time.perf_counter(), own_cpu(), lock_waited()
             try:
                 return fn(*args)
             finally:
-                self.steps_cpu += time.thread_time() - cpu
+                self.steps_cpu += own_cpu() - cpu
                 self.store_lock += lock_waited() - lock
                 marks[1] = time.perf_counter()
 

@@ -246,7 +246,7 @@ class ProxyState:
         :class:`regio.blueprint.BlueprintError` and
         :class:`regio.proxy.errors.ProxyConfigError`."""
         blueprint = config.load_blueprint()
-        store, records = open_stores(config.store)
+        store, records = open_stores(config.store, writer=config.store_writer)
         factory = EngineFactory(blueprint, config.summarizer)
         if factory.summarizer_warning:
             log.warning("%s", factory.summarizer_warning)

@@ -60,7 +60,7 @@ from .payloads import split_tools, tool_name, upstream_body
 from .readers import item_messages, merge_calls, paused_call
 from .records import Pending, Records, RequestStat, Served, SessionMeta
 from .replies import Reply, Shown
-from .requestlog import Waits
+from .requestlog import Waits, own_cpu
 from .restore import answer_internal, regio_tool_names
 from .sessions import Handle
 
@@ -145,13 +145,13 @@ class Turn:
         return self.handle.engine
 
     def _timed(self, fn: Callable[[Unpack[Ts]], T], *args: Unpack[Ts]) -> T:
-        started = time.thread_time()
+        started = own_cpu()
         unsubscribe = self.engine.subscribe(lambda e: self.events.update((e.kind,)))
         try:
             return fn(*args)
         finally:
             unsubscribe()
-            self.cpu += time.thread_time() - started
+            self.cpu += own_cpu() - started
 
     # ----- 1. prepare -----------------------------------------------------------------------
     def prepare(self) -> dict[str, Any]:
@@ -412,12 +412,12 @@ class Turn:
         """Save the session (module doc of :mod:`regio.proxy.records`): positions and the pending
         mark, the engine, then the meta and the stat. ``False`` when the lease was lost (nothing
         more is written; the next request redoes this one's admission)."""
-        started, cpu = time.perf_counter(), time.thread_time()
+        started, cpu = time.perf_counter(), own_cpu()
         try:
             return self._timed(self._commit, records, store, stat)
         finally:
             self.waits.commit += time.perf_counter() - started
-            self.waits.commit_cpu += time.thread_time() - cpu
+            self.waits.commit_cpu += own_cpu() - cpu
 
     def _commit(self, records: Records, store: SessionStore, stat: RequestStat) -> bool:
         meta, engine = self.handle.meta, self.engine

@@ -14,7 +14,9 @@ by SQLite's lock and a lost race raises :class:`SessionConflictError`. A store o
 shared by threads (one connection guarded by a lock); within one process every write
 transaction on the file first takes the file's one writer lock
 (:func:`regio.persistence.store.sqlitedb.file_writer`), so connections of the process never
-wait in SQLite's busy handler for each other.
+wait in SQLite's busy handler for each other. With ``process=True`` the write transactions
+(:mod:`regio.persistence.store.sqlite_writes`) run in the file's writer process instead
+(:mod:`regio.persistence.store.sqlite_writer`), reads here.
 
 Leases (:mod:`regio.persistence.store.lease`) are rows of the table ``leases`` (session, holder
 token, expiry in seconds since the epoch; :mod:`regio.persistence.store.sqlitedb`, with the
@@ -29,31 +31,25 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import time
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from . import sqlite_writes as writes
 from .base import SessionNotFoundError, SessionRecords, SessionStoreError
-from .errors import SessionHistoryLostError, SessionLeasedError, conflict
+from .errors import SessionHistoryLostError
 from .failures import sqlite_failure
 from .lease import DEFAULT_TTL, DEFAULT_WAIT, SessionLease, acquire
 from .originals import ORIGINALS_PREFIXES
-from .sqlbatch import delete_keys, insert_rows
-from .sqlite_checks import (
-    HIGH,
-    LOW,
-    check_entries,
-    check_pairs,
-    check_records,
-    check_row,
-    lease_expiry,
-)
-from .sqlitedb import LEASES_SCHEMA, WaitedLock, connect, file_writer, lease_row
+from .sqlite_checks import HIGH, LOW, check_pairs, check_row
+from .sqlite_writer import SharedWriter, shared_writer
+from .sqlitedb import LEASES_SCHEMA, WaitedLock, connect, file_writer, transaction
 from .sqlitedb import begin as begin_transaction
 
 __all__ = ["SQLiteStore"]
+
+_T = TypeVar("_T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -82,14 +78,19 @@ CREATE TABLE IF NOT EXISTS entries (
 
 class SQLiteStore:
     """Sessions in the SQLite file ``path`` (created with its directory when missing).
-    ``timeout`` (seconds) is how long a writer waits for another process's lock. Raises
+    ``timeout`` (seconds) is how long a writer waits for another process's lock; ``process``:
+    run the write transactions in a child process (:mod:`regio.persistence.store.sqlite_writer`:
+    the same results and errors, off the interpreter lock the caller's threads share). Raises
     :class:`SessionStoreError` naming the file when it is not a database or cannot be opened."""
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, timeout: float = 30.0, process: bool = False
+    ) -> None:
         self.path = Path(path)
         self.url = f"sqlite:///{self.path}"
         self._lock = WaitedLock()
         self._writer = file_writer(self.path)
+        self._process: SharedWriter | None = None
         self._closed = False
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -100,6 +101,12 @@ class SQLiteStore:
             ) from exc
         with self._guard("open the session database", wrote=False):
             self._db = connect(self.path, timeout=timeout, schema=_SCHEMA + LEASES_SCHEMA)
+            if process:
+                try:
+                    self._process = shared_writer(self.path, timeout=timeout)
+                except BaseException:
+                    self._db.close()
+                    raise
 
     @contextmanager
     def _guard(self, action: str, *, wrote: bool, session_id: str | None = None) -> Iterator[None]:
@@ -111,38 +118,45 @@ class SQLiteStore:
             raise sqlite_failure(self.url, action, exc, wrote=wrote, session_id=session_id) from exc
 
     @contextmanager
-    def _transaction(
-        self,
-        action: str,
-        *,
-        wrote: bool,
-        session_id: str | None = None,
-        write: bool = True,
-    ) -> Iterator[sqlite3.Connection]:
-        """One transaction on the connection, under the store's lock and :meth:`_guard`:
-        committed when the block ends, rolled back when it raises; a rollback that finds no
-        transaction (SQLite rolled it back itself, as on a full disk) or fails does not hide the
-        block's error. ``write``: ``BEGIN IMMEDIATE`` after the file's one writer lock (taken
-        before the store's own: :mod:`regio.persistence.store.sqlitedb`); ``False``: a deferred
-        read (``BEGIN``), the store's lock only."""
-        writer: AbstractContextManager[object] = self._writer if write else nullcontext()
-        with writer, self._lock, self._guard(action, wrote=wrote, session_id=session_id):
+    def _reading(self, action: str, session_id: str) -> Iterator[sqlite3.Connection]:
+        """One read transaction (``BEGIN``) on the connection, under the store's lock and
+        :meth:`_guard`, ended when the block ends."""
+        with self._lock, self._guard(action, wrote=False, session_id=session_id):
             db = self._db
-            begin_transaction(db, "BEGIN IMMEDIATE" if write else "BEGIN")
+            begin_transaction(db, "BEGIN")
             try:
                 yield db
-            except BaseException:
+            finally:
                 if db.in_transaction:
-                    with suppress(sqlite3.Error):  # the block's error is the one to report
+                    with suppress(sqlite3.Error):
                         db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
+
+    def _write(
+        self,
+        action: str,
+        fn: Callable[..., _T],
+        *args: Any,
+        wrote: bool,
+        session_id: str | None = None,
+    ) -> _T:
+        """``fn(db, *args)`` in one write transaction (``BEGIN IMMEDIATE``), under
+        :meth:`_guard`: in the store's writer process when it has one
+        (:mod:`regio.persistence.store.sqlite_writer`), else here after the file's one writer
+        lock and the store's own (:mod:`regio.persistence.store.sqlitedb`); committed when it
+        returns, rolled back when it raises."""
+        with self._guard(action, wrote=wrote, session_id=session_id):
+            if self._process is not None:
+                return self._process.run(fn, *args)
+            with self._writer, self._lock:
+                return transaction(self._db, fn, args)
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (and let go of the writer process)."""
         with self._lock:
             self._db.close()
             self._closed = True
+        if self._process is not None:
+            self._process.close()
 
     def __enter__(self) -> SQLiteStore:
         return self
@@ -166,79 +180,8 @@ class SQLiteStore:
         :class:`SessionStoreError` (the file could not be written); nothing is written then."""
         token = lease.token if isinstance(lease, SessionLease) else lease
         action = f"save session {session_id!r}"
-        with self._transaction(action, wrote=True, session_id=session_id) as db:
-            self._check_lease(db, session_id, token)
-            row = db.execute(
-                "SELECT version, transcript_count, ledger_count FROM sessions WHERE id = ?",
-                (session_id,),
-            ).fetchone()
-            if row is not None and not all(type(v) is int for v in row):
-                raise TypeError("the session row's version or counts are not integers")
-            found = row[0] if row else 0
-            if found != expected:
-                raise conflict(self.url, session_id, expected, found)
-            t_start = records.transcript_count - len(records.transcript)
-            l_start = records.ledger_count - len(records.ledger)
-            stored = (row[1], row[2]) if row else (0, 0)
-            if stored != (t_start, l_start):
-                raise conflict(self.url, session_id, expected, found)
-            insert_rows(  # few statements, many rows each (sqlbatch)
-                db,
-                "INSERT INTO records",
-                [(session_id, "t", t_start + i, d) for i, d in enumerate(records.transcript)]
-                + [(session_id, "l", l_start + i, d) for i, d in enumerate(records.ledger)],
-            )
-            if row is not None:
-                check_records(self.url, db, session_id, stored)
-            self._write_entries(session_id, records, new=row is None)
-            check_entries(self.url, db, session_id, records)
-            db.execute(
-                "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    session_id,
-                    expected + 1,
-                    records.head,
-                    records.transcript_count,
-                    records.ledger_count,
-                    time.time(),
-                ),
-            )
-        return expected + 1
-
-    def _check_lease(self, db: sqlite3.Connection, session_id: str, token: str | None) -> None:
-        """Raise :class:`SessionLeasedError` when another writer holds a live lease on
-        ``session_id`` (inside the save's transaction)."""
-        row = lease_row(db, session_id)
-        if row is None or row[0] == token:
-            return
-        left = lease_expiry(self.url, session_id, row[1]) - time.time()
-        if left > 0:
-            raise SessionLeasedError(
-                f"{self.url}: session {session_id!r} is leased by another writer for "
-                f"{left:.1f} s more; nothing was written. "
-                + (
-                    "This writer's lease expired and was taken over: take a new lease, reload "
-                    "the session and redo the turn"
-                    if token
-                    else "Save under the session's lease (store.lease), or wait for it"
-                ),
-                session_id=session_id,
-                expires_in=left,
-            )
-
-    def _write_entries(self, session_id: str, records: SessionRecords, *, new: bool) -> None:
-        """Put and drop window entries inside the open save transaction (a new session starts
-        from no entries)."""
-        db = self._db
-        if new:
-            db.execute("DELETE FROM entries WHERE session = ?", (session_id,))
-        # few statements, many rows each: the transaction holds the file's lock (sqlbatch)
-        delete_keys(db, "entries", session_id, list(records.drop))
-        insert_rows(
-            db,
-            "INSERT OR REPLACE INTO entries",
-            [(session_id, k, d) for k, d in records.put.items()],
-        )
+        args = (self.url, session_id, records, expected, token)
+        return self._write(action, writes.save, *args, wrote=True, session_id=session_id)
 
     # ----- leases ------------------------------------------------------------------------
     def lease(
@@ -252,36 +195,19 @@ class SQLiteStore:
     def try_lease(self, session_id: str, token: str, ttl: float) -> float | None:
         """Take the lease for ``token`` when it is free or expired: ``None``; else the
         seconds until the holder's lease expires."""
-        with self._transaction(f"lease session {session_id!r}", wrote=False) as db:
-            now = time.time()
-            row = lease_row(db, session_id)
-            if row is not None and row[0] != token:
-                expires = lease_expiry(self.url, session_id, row[1])
-                if expires > now:
-                    return expires - now
-            db.execute(
-                "INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (session_id, token, now + ttl)
-            )
-        return None
+        action = f"lease session {session_id!r}"
+        return self._write(action, writes.try_lease, self.url, session_id, token, ttl, wrote=False)
 
     def renew_lease(self, session_id: str, token: str, ttl: float) -> bool:
         """Extend ``token``'s live lease to ``ttl`` seconds from now; ``False`` when it is not
         the holder's any more."""
-        with self._transaction(f"renew the lease on {session_id!r}", wrote=False) as db:
-            now = time.time()
-            done = db.execute(
-                "UPDATE leases SET expires = ? WHERE session = ? AND token = ? AND expires > ?",
-                (now + ttl, session_id, token, now),
-            ).rowcount
-        return bool(done)
+        action = f"renew the lease on {session_id!r}"
+        return self._write(action, writes.renew_lease, session_id, token, ttl, wrote=False)
 
     def release_lease(self, session_id: str, token: str) -> bool:
         """Drop ``token``'s lease on ``session_id``; ``False`` when it held none."""
-        with self._transaction(f"release the lease on {session_id!r}", wrote=False) as db:
-            done = db.execute(
-                "DELETE FROM leases WHERE session = ? AND token = ?", (session_id, token)
-            ).rowcount
-        return bool(done)
+        action = f"release the lease on {session_id!r}"
+        return self._write(action, writes.release_lease, session_id, token, wrote=False)
 
     # ----- reads -------------------------------------------------------------------------
     def _read(self, session_id: str, *, window: bool) -> tuple[Any, list[Any], list[Any]]:
@@ -299,7 +225,7 @@ class SQLiteStore:
         )
         each = "SELECT key, data FROM entries WHERE session = ?"
         action = f"load session {session_id!r}"
-        with self._transaction(action, wrote=False, session_id=session_id, write=False) as db:
+        with self._reading(action, session_id) as db:
             row = db.execute(
                 "SELECT head, version, transcript_count, ledger_count FROM sessions WHERE id = ?",
                 (session_id,),
@@ -414,9 +340,4 @@ class SQLiteStore:
     def delete(self, session_id: str) -> bool:
         """Remove ``session_id``, its records and its lease; ``False`` when there was none."""
         action = f"delete session {session_id!r}"
-        with self._transaction(action, wrote=True, session_id=session_id) as db:
-            gone = db.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount
-            db.execute("DELETE FROM records WHERE session = ?", (session_id,))
-            db.execute("DELETE FROM entries WHERE session = ?", (session_id,))
-            db.execute("DELETE FROM leases WHERE session = ?", (session_id,))
-        return bool(gone)
+        return self._write(action, writes.delete, session_id, wrote=True, session_id=session_id)

@@ -47,7 +47,9 @@ import sqlite3
 import threading
 import time
 import weakref
-from typing import Any
+from collections.abc import Callable
+from contextlib import suppress
+from typing import Any, TypeVar
 
 from .sqlbatch import STATEMENT_CACHE
 
@@ -60,7 +62,10 @@ __all__ = [
     "holds_lease",
     "lease_row",
     "lock_waited",
+    "transaction",
 ]
+
+_T = TypeVar("_T")
 
 _waited = threading.local()
 
@@ -119,6 +124,23 @@ def begin(db: sqlite3.Connection, statement: str = "BEGIN IMMEDIATE") -> None:
         db.execute(statement)
     finally:
         _add_wait(time.perf_counter() - started)
+
+
+def transaction(db: sqlite3.Connection, fn: Callable[..., _T], args: tuple[Any, ...]) -> _T:
+    """``fn(db, *args)`` in one ``BEGIN IMMEDIATE`` transaction on ``db``: committed when it
+    returns, rolled back when it (or the ``COMMIT``) raises; a rollback that finds no
+    transaction (SQLite rolled it back itself, as on a full disk) or fails does not hide the
+    error. The caller holds whatever locks share ``db``."""
+    begin(db, "BEGIN IMMEDIATE")
+    try:
+        out = fn(db, *args)
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            with suppress(sqlite3.Error):  # the block's error is the one to report
+                db.execute("ROLLBACK")
+        raise
+    return out
 
 
 #: The leases table: session id -> the holder's token and when its lease expires (seconds

@@ -22,13 +22,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from regio.persistence.store.sqlbatch import insert_rows
+from regio.persistence.store.sqlite_writer import SharedWriter, shared_writer
 from regio.persistence.store.sqlitedb import (
     LEASES_SCHEMA,
     WaitedLock,
-    begin,
     connect,
     file_writer,
     holds_lease,
+    transaction,
 )
 
 from ..errors import ProxyError
@@ -61,37 +62,45 @@ class SQLiteRecords:
     """The proxy's records in the SQLite file ``path`` (module doc). Raises
     :class:`regio.proxy.errors.ProxyError` naming the file when it is not a database."""
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, timeout: float = 30.0, process: bool = False
+    ) -> None:
         self.path = Path(path)
         self.url = f"sqlite:{self.path}"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = WaitedLock()
         self._writer = file_writer(self.path)
+        self._process: SharedWriter | None = None
         try:
             self._db = connect(self.path, timeout=timeout, schema=_SCHEMA + LEASES_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise ProxyError(f"{self.path}: not a regio session database ({exc})") from exc
+        if process:
+            try:
+                self._process = shared_writer(self.path, timeout=timeout)
+            except BaseException:
+                self._db.close()
+                raise
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (and let go of the writer process)."""
         with self._lock:
             self._db.close()
+        if self._process is not None:
+            self._process.close()
 
     def _read(self, query: str, args: tuple[Any, ...]) -> list[Any]:
         with self._lock:
             return self._db.execute(query, args).fetchall()
 
-    def _write(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        with self._writer, self._lock:  # the file's one writer first (sqlitedb module doc)
-            db = self._db
-            begin(db)
-            try:
-                out = fn(db)
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            return out
+    def _write(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """``fn(db, *args)`` in one write transaction: in the store's writer process when it
+        has one (:mod:`regio.persistence.store.sqlite_writer`), else here after the file's one
+        writer lock (sqlitedb module doc) and this object's own."""
+        if self._process is not None:
+            return self._process.run(fn, *args)
+        with self._writer, self._lock:
+            return transaction(self._db, fn, args)
 
     def meta(self, session: str) -> SessionMeta | None:
         rows = self._read("SELECT data FROM proxy_meta WHERE session = ?", (session,))
@@ -112,45 +121,13 @@ class SQLiteRecords:
         )
         return [r[0] for r in rows]
 
-    @staticmethod
-    def _put_meta(db: sqlite3.Connection, meta: SessionMeta) -> None:
-        db.execute(
-            "INSERT OR REPLACE INTO proxy_meta VALUES (?, ?, ?, ?)",
-            (meta.id, meta.key, meta.updated, encode(meta)),
-        )
-
     def prepare(
         self, session: str, token: str, meta: SessionMeta, rows: list[tuple[int, bytes, int]]
     ) -> bool:
-        def write(db: sqlite3.Connection) -> bool:
-            if not holds_lease(db, session, token):
-                return False
-            insert_rows(  # few statements (regio.persistence.store.sqlbatch)
-                db,
-                "INSERT OR REPLACE INTO proxy_positions",
-                [(session, pos, digest, tokens) for pos, digest, tokens in rows],
-            )
-            self._put_meta(db, meta)
-            return True
-
-        return self._write(write)
+        return self._write(_prepare, session, token, meta, rows)
 
     def commit(self, session: str, token: str, meta: SessionMeta, stat: RequestStat) -> bool:
-        def write(db: sqlite3.Connection) -> bool:
-            if not holds_lease(db, session, token):
-                return False
-            self._put_meta(db, meta)
-            db.execute(
-                "INSERT OR REPLACE INTO proxy_stats VALUES (?, ?, ?)",
-                (session, stat.index, encode(stat)),
-            )
-            db.execute(
-                "INSERT OR REPLACE INTO proxy_index VALUES (?, ?, ?)",
-                (meta.key, session, meta.updated),
-            )
-            return True
-
-        return self._write(write)
+        return self._write(_commit, session, token, meta, stat)
 
     def stats(self, session: str, limit: int) -> list[RequestStat]:
         rows = self._read(
@@ -162,3 +139,48 @@ class SQLiteRecords:
     def sessions(self, limit: int) -> list[SessionMeta]:
         rows = self._read("SELECT data FROM proxy_meta ORDER BY updated DESC LIMIT ?", (limit,))
         return [decode_meta(r[0]) for r in rows]
+
+
+# The fenced writes, as functions of a connection (run here or in the writer process).
+
+
+def _put_meta(db: sqlite3.Connection, meta: SessionMeta) -> None:
+    db.execute(
+        "INSERT OR REPLACE INTO proxy_meta VALUES (?, ?, ?, ?)",
+        (meta.id, meta.key, meta.updated, encode(meta)),
+    )
+
+
+def _prepare(
+    db: sqlite3.Connection,
+    session: str,
+    token: str,
+    meta: SessionMeta,
+    rows: list[tuple[int, bytes, int]],
+) -> bool:
+    if not holds_lease(db, session, token):
+        return False
+    insert_rows(  # few statements (regio.persistence.store.sqlbatch)
+        db,
+        "INSERT OR REPLACE INTO proxy_positions",
+        [(session, pos, digest, tokens) for pos, digest, tokens in rows],
+    )
+    _put_meta(db, meta)
+    return True
+
+
+def _commit(
+    db: sqlite3.Connection, session: str, token: str, meta: SessionMeta, stat: RequestStat
+) -> bool:
+    if not holds_lease(db, session, token):
+        return False
+    _put_meta(db, meta)
+    db.execute(
+        "INSERT OR REPLACE INTO proxy_stats VALUES (?, ?, ?)",
+        (session, stat.index, encode(stat)),
+    )
+    db.execute(
+        "INSERT OR REPLACE INTO proxy_index VALUES (?, ?, ?)",
+        (meta.key, session, meta.updated),
+    )
+    return True

@@ -1,0 +1,305 @@
+"""Where a SQLite store's write transactions run: in the calling thread
+(:func:`regio.persistence.store.sqlitedb.transaction`, the default) or in a child process of
+their own (:class:`WriterProcess`, ``regio proxy``'s default: ``--store-writer process``).
+
+**Why a process.** Python's ``sqlite3`` releases the interpreter lock around every step of
+every statement and must take it back after; while other threads run Python, taking it back
+waits for their switch interval (5 ms, :func:`sys.getswitchinterval`), often several of them
+(the lock goes to whichever waiting thread the system wakes). A save is about ten statements
+and holds the file's one writer lock (:mod:`regio.persistence.store.sqlitedb`) through all of
+them, so in a worker whose threads lay out windows a save of 2-8 ms of CPU took 100-600 ms of
+wall time and every writer queued behind it (``docs/proxy.md``, "Where the slowest requests
+wait"). In a child process the transactions run one after another on an interpreter nobody
+else uses.
+
+**The protocol** (:mod:`regio.persistence.store.sqlite_writer_child`). The child is
+``sys.executable`` with the caller's import path, joined to it by a socket pair.
+:meth:`WriterProcess.run` sends ``(call id, fn, args)`` (pickled: ``fn`` a module-level
+function, ``args`` picklable) and waits for its answer; the child runs ``fn(db, *args)`` in one
+``BEGIN IMMEDIATE`` ... ``COMMIT`` transaction on its own connection, in the order received,
+and sends back the result or the exception, which :meth:`~WriterProcess.run` raises in the
+caller as the thread would have (the stores' errors pickle with their fields:
+:meth:`regio.errors.SessionStoreError.__reduce__`). Several calls are in flight at once: a
+reader thread hands each answer to its caller, so the child never waits for a caller to get
+the interpreter lock back (a first version sent one call at a time under a lock, and the
+holder's wait for the interpreter after each answer queued every other writer: the proxy's
+added latency at p99 400-460 ms against 70-250 ms in the thread, docs/proxy.md). Reads stay in
+the caller's process, on its own connection (WAL: a read sees every committed write,
+https://sqlite.org/wal.html). The child reports the CPU each transaction took;
+:func:`writer_cpu` sums it per calling thread.
+
+**One per file.** :func:`shared_writer` hands every store of the process on one file the
+same child (the session store and the proxy's records), so no two connections of the process
+wait in SQLite's busy handler for each other; it stops when the last of them closes.
+
+**Failures.** A child that cannot open the file raises its ``sqlite3`` error in the caller
+(the store names the file and the fix). A child that died (killed, out of memory) raises
+:class:`regio.persistence.store.StoreUnavailableError` for each call in flight, whose write
+may or may not have been committed (a session save is versioned: the next request finds the
+stored version); the next call starts a new child. A caller interrupted while it waits leaves
+its answer to be dropped. The child exits when its parent closes the connection or dies.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import pickle
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from contextlib import suppress
+from multiprocessing.connection import Connection
+from typing import Any, TypeVar
+
+from .errors import StoreUnavailableError
+from .sqlite_writer_child import PROGRAM
+from .sqlitedb import WaitedLock
+
+__all__ = ["SharedWriter", "WriterProcess", "shared_writer", "writer_cpu"]
+
+_T = TypeVar("_T")
+
+_spent = threading.local()
+
+
+def writer_cpu() -> float:
+    """Seconds of CPU the writer processes spent, in all, on this thread's transactions (their
+    own CPU, which the caller's ``time.thread_time`` does not see); a counter: the difference
+    of two readings is the writers' CPU between them. The proxy adds it to its own CPU per
+    request (``added_cpu_ms``)."""
+    return float(getattr(_spent, "s", 0.0))
+
+
+class _Call:
+    """One call in flight: set with ``(ok, result or exception, CPU seconds)``; ``ok`` is
+    ``None`` when the child died first (the exception is the connection's)."""
+
+    __slots__ = ("done", "out")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.out: tuple[bool | None, Any, float] = (None, None, 0.0)
+
+
+class _Link:
+    """One child: its process, the connection to it, the calls in flight and the thread that
+    reads the answers."""
+
+    def __init__(self, path: str, timeout: float) -> None:
+        ours, theirs = socket.socketpair()
+        try:
+            argv = [sys.executable, "-c", PROGRAM, json.dumps([p for p in sys.path if p])]
+            self.process = subprocess.Popen(
+                [*argv, str(theirs.fileno()), path, repr(timeout)],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.sock = ours
+        self.conn = Connection(os.dup(ours.fileno()))
+        self.pending: dict[int, _Call] = {}
+        self.guard = threading.Lock()
+        self.alive = True
+        self.reader: threading.Thread | None = None
+        try:
+            _, ok, value, _ = pickle.loads(self.conn.recv_bytes())
+        except (EOFError, OSError) as exc:
+            self.stop(0.0)
+            raise StoreUnavailableError(
+                f"sqlite:{path}: the store's writer process did not start (exit status "
+                f"{self.process.returncode}, {exc!r}); check that {sys.executable} imports regio"
+            ) from exc
+        if not ok:
+            self.stop(5.0)
+            raise value
+        name = f"regio-sqlite-answers:{os.path.basename(path)}"
+        self.reader = threading.Thread(target=self._read, name=name, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        error: BaseException
+        try:
+            while True:
+                call_id, ok, value, cpu = pickle.loads(self.conn.recv_bytes())
+                with self.guard:
+                    call = self.pending.pop(call_id, None)
+                if call is not None:
+                    call.out = (ok, value, cpu)
+                    call.done.set()
+        except Exception as exc:  # EOF, a closed socket, an answer that does not load
+            error = exc
+        with self.guard:
+            self.alive = False
+            calls, self.pending = list(self.pending.values()), {}
+        for call in calls:
+            call.out = (None, error, 0.0)
+            call.done.set()
+
+    def send(self, call_id: int, call: _Call, fn: Callable[..., Any], args: Any) -> bool:
+        """Put the call in flight (the caller holds the writer's lock); ``False`` when this
+        child is gone."""
+        with self.guard:
+            if not self.alive:
+                return False
+            self.pending[call_id] = call
+        try:
+            self.conn.send((call_id, fn, args))
+        except OSError:  # the child is gone (its end closed): nothing of the call was run
+            with self.guard:
+                self.pending.pop(call_id, None)
+                self.alive = False
+            return False
+        except BaseException:  # a call that does not pickle: nothing was sent
+            with self.guard:
+                self.pending.pop(call_id, None)
+            raise
+        return True
+
+    def stop(self, wait: float) -> None:
+        """Ask the child to stop after the calls it holds (``None``), close the connection
+        and wait up to ``wait`` seconds before killing it."""
+        with suppress(OSError):
+            self.conn.send(None)
+        with suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=wait)
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        if self.reader is not None:  # it reads the last answers, then the child's EOF
+            self.reader.join(timeout=5.0)
+        with suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)  # a reader still blocked wakes: EOF
+        if self.reader is not None:
+            self.reader.join(timeout=5.0)
+        self.sock.close()
+        self.conn.close()
+
+
+class WriterProcess:
+    """A child process running write transactions on the SQLite file ``path`` (module doc).
+    ``timeout``: seconds a write waits for another process's lock. Raises the child's
+    ``sqlite3.Error`` when it cannot open the file, :class:`StoreUnavailableError` when it
+    does not start. Thread-safe."""
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+        self.path = os.fspath(path)
+        self.timeout = timeout
+        self._lock = WaitedLock()  # sending and starting; its waits count in store_lock_ms
+        self._ids = itertools.count()
+        self._closed = False
+        self._link: _Link | None = _Link(self.path, timeout)
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id (``None`` before a restart has started a new one)."""
+        link = self._link
+        return None if link is None or not link.alive else link.process.pid
+
+    def run(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """``fn(db, *args)`` in one write transaction in the child; its result, or its
+        exception raised here. Raises :class:`StoreUnavailableError` when the child died
+        before it answered or this writer is closed."""
+        call = _Call()
+        with self._lock:
+            if self._closed:
+                raise StoreUnavailableError(
+                    f"sqlite:{self.path}: the store's writer is closed; open the store again"
+                )
+            link = self._link
+            if link is None or not link.send(next(self._ids), call, fn, args):
+                if link is not None:
+                    link.stop(1.0)
+                self._link = link = _Link(self.path, self.timeout)
+                if not link.send(next(self._ids), call, fn, args):
+                    raise StoreUnavailableError(
+                        f"sqlite:{self.path}: the store's writer process exited as it started; "
+                        "nothing was written. Check the machine's memory and logs"
+                    )
+        call.done.wait()
+        ok, value, cpu = call.out
+        _spent.s = writer_cpu() + cpu
+        if ok is None:
+            raise StoreUnavailableError(
+                f"sqlite:{self.path}: the store's writer process exited ({value!r}) during "
+                "this write, which may or may not have been committed; the next write starts "
+                "a new one. Check the machine's memory and logs"
+            ) from value
+        if not ok:
+            raise value
+        return value
+
+    def close(self) -> None:
+        """Stop the child once it has answered the calls in flight; idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            link, self._link = self._link, None
+        if link is not None:
+            link.stop(30.0)
+
+
+class _Shared:
+    __slots__ = ("users", "writer")
+
+    def __init__(self, writer: WriterProcess) -> None:
+        self.writer = writer
+        self.users = 0
+
+
+_shared: dict[str, _Shared] = {}
+_shared_guard = threading.Lock()
+
+
+class SharedWriter:
+    """One store's handle on the process's :class:`WriterProcess` of a file
+    (:func:`shared_writer`); :meth:`close` once."""
+
+    __slots__ = ("_key", "_writer")
+
+    def __init__(self, key: str, writer: WriterProcess) -> None:
+        self._key = key
+        self._writer: WriterProcess | None = writer
+
+    def run(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """:meth:`WriterProcess.run` (raises :class:`StoreUnavailableError` after :meth:`close`)."""
+        writer = self._writer
+        if writer is None:
+            raise StoreUnavailableError(f"sqlite:{self._key}: the store is closed; open it again")
+        return writer.run(fn, *args)
+
+    def close(self) -> None:
+        """Let go of the child; the last handle of the file stops it."""
+        with _shared_guard:
+            if self._writer is None:
+                return
+            self._writer = None
+            entry = _shared.get(self._key)
+            if entry is None:
+                return
+            entry.users -= 1
+            if entry.users:
+                return
+            del _shared[self._key]
+        entry.writer.close()
+
+
+def shared_writer(path: str | os.PathLike[str], *, timeout: float = 30.0) -> SharedWriter:
+    """A handle on this process's one writer process for the SQLite file ``path`` (module doc,
+    "One per file"), started on first use. Raises the child's ``sqlite3.Error`` when it cannot
+    open the file."""
+    key = os.path.realpath(path)
+    with _shared_guard:
+        entry = _shared.get(key)
+        if entry is None:
+            entry = _shared[key] = _Shared(WriterProcess(key, timeout=timeout))
+        entry.users += 1
+        return SharedWriter(key, entry.writer)
