@@ -138,7 +138,7 @@ def test_a_lease_lifetime_the_store_would_refuse_is_refused_at_start_naming_the_
 
 
 def test_a_store_writer_other_than_process_or_thread_is_refused_naming_both():
-    with pytest.raises(ProxyConfigError, match=r"--store-writer 'fork'.*process.*thread"):
+    with pytest.raises(ProxyConfigError, match=r"--store-writer 'fork'.*thread.*process"):
         ProxyConfig("examples/blueprints/proxy.yaml", "http://up.example", store_writer="fork")
 
 
@@ -154,7 +154,7 @@ def test_the_sqlite_stores_write_where_the_store_writer_says(tmp_path, writer):
         store.close()
 
 
-def test_the_command_line_writes_the_sqlite_store_in_a_process_by_default(monkeypatch):
+def test_the_command_line_writes_the_sqlite_store_in_the_thread_unless_told(monkeypatch):
     pytest.importorskip("starlette", reason="the proxy extra (starlette, uvicorn) is not installed")
     import regio.proxy.app
     from regio.cli import main
@@ -163,8 +163,8 @@ def test_the_command_line_writes_the_sqlite_store_in_a_process_by_default(monkey
     monkeypatch.setattr(regio.proxy.app, "serve", seen.append)
     base = ["proxy", "--blueprint", "examples/blueprints/proxy.yaml", "--upstream", "http://u.x"]
     assert main(base) == 0
-    assert main([*base, "--store-writer", "thread"]) == 0
-    assert [c.store_writer for c in seen] == ["process", "thread"]
+    assert main([*base, "--store-writer", "process"]) == 0
+    assert [c.store_writer for c in seen] == ["thread", "process"]
 
 
 def test_a_store_of_another_scheme_is_refused_naming_both_forms():

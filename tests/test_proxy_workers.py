@@ -71,11 +71,13 @@ TOOLS = [
 STEPS, RACE_AT, KILL_AT = 12, 3, 6
 
 
-def _worker(bp: Path, upstream: str, store: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def _worker(
+    bp: Path, upstream: str, store: str, log: Path, *extra: str
+) -> tuple[subprocess.Popen[bytes], str]:
     """A ``regio proxy`` process on a free port, ready (its port accepts connections)."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    options = ("--lease-seconds", str(LEASE), "--request-log", str(log))
+    options = ("--lease-seconds", str(LEASE), "--request-log", str(log), *extra)
     proc = subprocess.Popen(
         proxy_command(bp, upstream, store, port, *options),
         env=env,
@@ -168,16 +170,17 @@ def _client_blocks(history: list[dict[str, Any]]) -> list[Any]:
     return out
 
 
-@pytest.mark.parametrize("kind", ["redis", "sqlite"])
+@pytest.mark.parametrize("kind", ["redis", "sqlite-thread", "sqlite-process"])
 def test_two_workers_share_a_session_lose_nothing_when_one_is_killed_and_never_overlap(
     kind, request, tmp_path
 ):
-    """On one Redis, and on one SQLite file with each worker's writes in its own writer
-    process (``--store-writer process``, the default): the killed worker's writer process
-    goes with it."""
+    """On one Redis, and on one SQLite file with each worker's writes in its threads or in a
+    writer process of its own (``--store-writer process``: the killed worker's writer
+    process goes with it)."""
     store_url = (
         request.getfixturevalue("redis_url") if kind == "redis" else f"sqlite:{tmp_path}/p.db"
     )
+    writer = ("--store-writer", kind.removeprefix("sqlite-")) if kind != "redis" else ()
     steps = [Step(f"Reading {i}.", (("read", {"path": f"f{i}.py"}),)) for i in range(STEPS + 2)]
     upstream = ScriptedUpstream(steps, 9000, 500, event_delay=0.02)
     bp, log = tmp_path / "bp.yaml", tmp_path / "requests.jsonl"
@@ -185,8 +188,8 @@ def test_two_workers_share_a_session_lose_nothing_when_one_is_killed_and_never_o
     procs: list[subprocess.Popen[bytes]] = []
     try:
         with running(upstream.app()) as up:
-            a, url_a = _worker(bp, up, store_url, log)
-            b, url_b = _worker(bp, up, store_url, log)
+            a, url_a = _worker(bp, up, store_url, log, *writer)
+            b, url_b = _worker(bp, up, store_url, log, *writer)
             procs += [a, b]
             urls = [url_a, url_b]
             history: list[dict[str, Any]] = [{"role": "user", "content": "Read the files."}]

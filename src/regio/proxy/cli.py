@@ -71,9 +71,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--store-writer",
         choices=("process", "thread"),
-        default="process",
-        help="where a SQLite store's writes run: process (one child process per file, off the "
-        "threads' interpreter lock: the default) or thread (in the request's thread)",
+        default="thread",
+        help="where a SQLite store's writes run: thread (in the request's thread: the default) "
+        "or process (one child process per file, off the threads' interpreter lock)",
     )
     parser.add_argument(
         "--compact-before-send",

@@ -6,10 +6,9 @@
 (:class:`regio.persistence.store.SQLiteStore` / :class:`regio.persistence.store.RedisStore`) and the
 proxy's own records (:mod:`regio.proxy.records`) live in that one database.
 
-``--store-writer`` says where a SQLite store's write transactions run: ``process`` (``regio
-proxy``'s default) in one child process per file, ``thread`` in the request's worker thread
-(:class:`ProxyConfig`'s default, for an app built in tests or in another server); why:
-:mod:`regio.persistence.store.sqlite_writer`. Redis stores ignore it.
+``--store-writer`` says where a SQLite store's write transactions run: ``thread`` (the
+default) in the request's worker thread, ``process`` in one child process per file (why, and
+what it measured: :mod:`regio.persistence.store.sqlite_writer`). Redis stores ignore it.
 """
 
 from __future__ import annotations
@@ -56,8 +55,8 @@ def _summarizer(instance: object, attribute: attrs.Attribute[str], value: str) -
 def _store_writer(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
     if value not in STORE_WRITERS:
         raise ProxyConfigError(
-            f"--store-writer {value!r}: use process (a SQLite store's writes run in a child "
-            "process of their own: regio proxy's default) or thread (in the request's thread)"
+            f"--store-writer {value!r}: use thread (a SQLite store's writes run in the request's "
+            "thread: the default) or process (in a child process of their own)"
         )
 
 

@@ -43,7 +43,7 @@ from .failures import sqlite_failure
 from .lease import DEFAULT_TTL, DEFAULT_WAIT, SessionLease, acquire
 from .originals import ORIGINALS_PREFIXES
 from .sqlite_checks import HIGH, LOW, check_pairs, check_row
-from .sqlite_writer import SharedWriter, shared_writer
+from .sqlite_writer import SharedWriter, writer_for
 from .sqlitedb import LEASES_SCHEMA, WaitedLock, connect, file_writer, transaction
 from .sqlitedb import begin as begin_transaction
 
@@ -101,12 +101,7 @@ class SQLiteStore:
             ) from exc
         with self._guard("open the session database", wrote=False):
             self._db = connect(self.path, timeout=timeout, schema=_SCHEMA + LEASES_SCHEMA)
-            if process:
-                try:
-                    self._process = shared_writer(self.path, timeout=timeout)
-                except BaseException:
-                    self._db.close()
-                    raise
+            self._process = writer_for(self.path, timeout=timeout, process=process, db=self._db)
 
     @contextmanager
     def _guard(self, action: str, *, wrote: bool, session_id: str | None = None) -> Iterator[None]:

@@ -1,6 +1,6 @@
 """Where a SQLite store's write transactions run: in the calling thread
 (:func:`regio.persistence.store.sqlitedb.transaction`, the default) or in a child process of
-their own (:class:`WriterProcess`, ``regio proxy``'s default: ``--store-writer process``).
+their own (:class:`WriterProcess`; ``regio proxy --store-writer process``).
 
 **Why a process.** Python's ``sqlite3`` releases the interpreter lock around every step of
 every statement and must take it back after; while other threads run Python, taking it back
@@ -22,11 +22,20 @@ caller as the thread would have (the stores' errors pickle with their fields:
 :meth:`regio.errors.SessionStoreError.__reduce__`). Several calls are in flight at once: a
 reader thread hands each answer to its caller, so the child never waits for a caller to get
 the interpreter lock back (a first version sent one call at a time under a lock, and the
-holder's wait for the interpreter after each answer queued every other writer: the proxy's
-added latency at p99 400-460 ms against 70-250 ms in the thread, docs/proxy.md). Reads stay in
+holder's wait for the interpreter after each answer queued every other writer). Reads stay in
 the caller's process, on its own connection (WAL: a read sees every committed write,
 https://sqlite.org/wal.html). The child reports the CPU each transaction took;
 :func:`writer_cpu` sums it per calling thread.
+
+**Measured** (the proxy's steady-load benchmark, ``docs/proxy.md``, 2026-12-08: one 2-core
+machine running the benchmark's client, its scripted upstream, the worker and the writer
+process). The waits for the store's locks left the slowest requests (their ``store_lock_ms``,
+slowest 1%, 182 ms at the median in the thread, 57 ms with the writer process), but the added
+latency did not fall: p99 110-459 ms in three runs with the process (the first, one call at a
+time, 415-459 ms) against 144-287 ms in two with the thread, p50 18-31 against 16-24 ms; the
+child's CPU is taken from the worker on two cores, and the slowest requests now wait for a
+thread and for the event loop instead. So the thread is the default; the process is for a
+worker with a core to spare, where it is not measured.
 
 **One per file.** :func:`shared_writer` hands every store of the process on one file the
 same child (the session store and the proxy's records), so no two connections of the process
@@ -47,6 +56,7 @@ import json
 import os
 import pickle
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -59,7 +69,7 @@ from .errors import StoreUnavailableError
 from .sqlite_writer_child import PROGRAM
 from .sqlitedb import WaitedLock
 
-__all__ = ["SharedWriter", "WriterProcess", "shared_writer", "writer_cpu"]
+__all__ = ["SharedWriter", "WriterProcess", "shared_writer", "writer_cpu", "writer_for"]
 
 _T = TypeVar("_T")
 
@@ -303,3 +313,18 @@ def shared_writer(path: str | os.PathLike[str], *, timeout: float = 30.0) -> Sha
             entry = _shared[key] = _Shared(WriterProcess(key, timeout=timeout))
         entry.users += 1
         return SharedWriter(key, entry.writer)
+
+
+def writer_for(
+    path: str | os.PathLike[str], *, timeout: float, process: bool, db: sqlite3.Connection
+) -> SharedWriter | None:
+    """A store's writer: :func:`shared_writer` when ``process``, else ``None`` (its writes run
+    in the caller's thread). ``db``, the store's own connection just opened, is closed when
+    the writer cannot start, so a store that fails to open holds nothing open."""
+    if not process:
+        return None
+    try:
+        return shared_writer(path, timeout=timeout)
+    except BaseException:
+        db.close()
+        raise

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from regio.persistence.store.sqlbatch import insert_rows
-from regio.persistence.store.sqlite_writer import SharedWriter, shared_writer
+from regio.persistence.store.sqlite_writer import SharedWriter, writer_for
 from regio.persistence.store.sqlitedb import (
     LEASES_SCHEMA,
     WaitedLock,
@@ -75,12 +75,7 @@ class SQLiteRecords:
             self._db = connect(self.path, timeout=timeout, schema=_SCHEMA + LEASES_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise ProxyError(f"{self.path}: not a regio session database ({exc})") from exc
-        if process:
-            try:
-                self._process = shared_writer(self.path, timeout=timeout)
-            except BaseException:
-                self._db.close()
-                raise
+        self._process = writer_for(self.path, timeout=timeout, process=process, db=self._db)
 
     def close(self) -> None:
         """Close the connection (and let go of the writer process)."""
