@@ -15,6 +15,7 @@ import sys
 import textwrap
 import threading
 import time
+import types
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from regio.persistence.store import (
     SQLiteStore,
     StoreUnavailableError,
 )
-from regio.persistence.store.sqlite_writer import WriterProcess, shared_writer, writer_cpu
+from regio.persistence.store.sqlite_writer import WriterProcess, _Link, shared_writer, writer_cpu
 from store_turns import read_turn
 
 BLUEPRINT = Path(__file__).resolve().parents[1] / "examples" / "blueprints" / "coding-agent.yaml"
@@ -310,4 +311,95 @@ def test_the_writers_cpu_is_counted_for_the_thread_whose_transactions_it_ran(
     other.start()
     other.join()
     assert seen == [0.0]  # another thread's counter holds only its own writes
+    store.close()
+
+
+def test_a_retry_after_a_dead_child_answers_with_the_new_childs_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first send finds the child gone after its reader failed the call it had
+    registered: the retry on a new child must not hand back that failure."""
+    store, writer, first = _opened(tmp_path)
+    real = _Link.send
+
+    def dead_once(link: _Link, call_id: int, call: object, work: bytes) -> bool:
+        monkeypatch.setattr(_Link, "send", real)
+        call.out = (None, EOFError(), 0.0)  # type: ignore[attr-defined]
+        call.done.set()  # type: ignore[attr-defined]
+        link.alive = False
+        return False
+
+    monkeypatch.setattr(_Link, "send", dead_once)
+    assert store.try_lease("s", "tok", 30.0) is None  # committed, and said so
+    assert writer.pid not in (None, first)
+    assert store.try_lease("s", "other", 30.0) is not None
+    store.close()
+
+
+def test_a_send_interrupted_part_way_ends_that_child_and_the_next_write_lands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, writer, first = _opened(tmp_path)
+    link = writer._link
+    assert link is not None
+    real = link.conn.send_bytes
+
+    def half(data: bytes) -> None:
+        link.conn.send_bytes = real  # type: ignore[method-assign]
+        os.write(link.conn.fileno(), len(data).to_bytes(4, "big") + data[: len(data) // 2])
+        raise KeyboardInterrupt
+
+    link.conn.send_bytes = half  # type: ignore[method-assign,assignment]
+    with pytest.raises(KeyboardInterrupt):
+        store.try_lease("s", "tok", 30.0)
+    assert _gone(first)  # the stream was cut: that child ended
+    assert store.try_lease("s", "tok", 30.0) is None  # within a new child, answered
+    store.close()
+
+
+def test_a_write_whose_function_the_child_cannot_import_fails_alone(tmp_path: Path) -> None:
+    store, writer, first = _opened(tmp_path)
+    here_only = types.ModuleType("regio_test_module_only_in_the_parent")
+
+    def write(db: object) -> int:
+        return 1
+
+    write.__module__ = here_only.__name__
+    write.__qualname__ = "write"
+    here_only.write = write  # type: ignore[attr-defined]
+    sys.modules[here_only.__name__] = here_only
+    try:
+        with pytest.raises(ModuleNotFoundError, match="regio_test_module_only_in_the_parent"):
+            writer.run(write)
+    finally:
+        del sys.modules[here_only.__name__]
+    assert writer.pid == first  # the child lives on
+    assert store.try_lease("s", "tok", 30.0) is None
+    store.close()
+
+
+def test_a_write_that_does_not_pickle_is_refused_with_nothing_sent(tmp_path: Path) -> None:
+    store, writer, first = _opened(tmp_path)
+    with pytest.raises(SessionStoreError, match="cannot be passed to the writer process"):
+        writer.run(_sleeping, threading.Lock())
+    assert writer.pid == first and store.try_lease("s", "tok", 30.0) is None
+    store.close()
+
+
+def test_a_forked_process_never_uses_its_parents_writer(tmp_path: Path) -> None:
+    store, writer, first = _opened(tmp_path)
+    pid = os.fork()
+    if pid == 0:  # the forked child: its write must be refused, nothing sent
+        code = 1
+        try:
+            store.try_lease("s", "forked", 30.0)
+        except StoreUnavailableError as exc:
+            code = 0 if "forked from" in str(exc) else 2
+        except BaseException:
+            code = 3
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert store.try_lease("s", "tok", 30.0) is None  # the parent's writer still serves it
+    assert writer.pid == first
     store.close()

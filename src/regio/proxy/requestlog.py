@@ -47,7 +47,9 @@ for ``commit_ms``), ``store_lock_ms`` (of ``thread_ms`` + ``commit_ms``: waiting
 stores' in-process locks (the file's one writer lock and each connection's own), plus the whole
 time of their ``BEGIN`` statements, which wait in SQLite's busy handler only for another
 process writing the file; some microseconds when nothing waits;
-:func:`regio.persistence.store.sqlitedb.lock_waited`; 0 with Redis). Apart from
+:func:`regio.persistence.store.sqlitedb.lock_waited`; 0 with Redis; with ``--store-writer
+process`` only the wait to send to the writer process: its queue and ``BEGIN`` statements are
+in ``commit_ms`` and ``thread_ms``). Apart from
 ``added_ms``: ``body_ms`` (receiving the client's body, before ``added_ms`` starts),
 ``offloads`` (the trips to a worker thread) and ``offloads_queued`` (those that found no free
 limiter slot when called).

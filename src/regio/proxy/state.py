@@ -246,11 +246,9 @@ class ProxyState:
         :class:`regio.blueprint.BlueprintError` and
         :class:`regio.proxy.errors.ProxyConfigError`."""
         blueprint = config.load_blueprint()
-        store, records = open_stores(config.store, writer=config.store_writer)
         factory = EngineFactory(blueprint, config.summarizer)
         if factory.summarizer_warning:
             log.warning("%s", factory.summarizer_warning)
-        directory = Directory(records, store, factory, EngineCache(config.engines))
         profile = cache_profile(blueprint)
         slot = None
         if profile is not None and profile.split(":", 1)[0] == "llamacpp":
@@ -267,6 +265,9 @@ class ProxyState:
         summaries = None
         if config.summarizer == "upstream":
             summaries = SummaryClient(config.upstream, config.summary_timeout, summary_transport)
+        # opened last: nothing after it raises, so a refused start leaves no store open
+        store, records = open_stores(config.store, writer=config.store_writer)
+        directory = Directory(records, store, factory, EngineCache(config.engines))
         return cls(
             config,
             blueprint,

@@ -46,7 +46,13 @@ wait in SQLite's busy handler for each other; it stops when the last of them clo
 :class:`regio.persistence.store.StoreUnavailableError` for each call in flight, whose write
 may or may not have been committed (a session save is versioned: the next request finds the
 stored version); the next call starts a new child. A caller interrupted while it waits leaves
-its answer to be dropped. The child exits when its parent closes the connection or dies.
+its answer to be dropped; one interrupted while it sends ends that child (the stream may hold
+part of a message). A call whose function or arguments do not pickle raises
+:class:`regio.persistence.store.SessionStoreError` with nothing sent; one whose function the
+child cannot import gets that error as its answer. A process forked after the writer started
+never uses it (its calls raise :class:`StoreUnavailableError`; its copy of the connection is
+closed, so the child still ends with the process that started it). The child exits when that
+process closes the connection or dies, after the calls it has already received.
 """
 
 from __future__ import annotations
@@ -60,12 +66,13 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import weakref
 from collections.abc import Callable
 from contextlib import suppress
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
-from .errors import StoreUnavailableError
+from .errors import SessionStoreError, StoreUnavailableError
 from .sqlite_writer_child import PROGRAM
 from .sqlitedb import WaitedLock
 
@@ -121,7 +128,7 @@ class _Link:
         self.reader: threading.Thread | None = None
         try:
             _, ok, value, _ = pickle.loads(self.conn.recv_bytes())
-        except (EOFError, OSError) as exc:
+        except Exception as exc:  # EOF, a closed socket, an answer that does not load
             self.stop(0.0)
             raise StoreUnavailableError(
                 f"sqlite:{path}: the store's writer process did not start (exit status "
@@ -153,25 +160,36 @@ class _Link:
             call.out = (None, error, 0.0)
             call.done.set()
 
-    def send(self, call_id: int, call: _Call, fn: Callable[..., Any], args: Any) -> bool:
-        """Put the call in flight (the caller holds the writer's lock); ``False`` when this
-        child is gone."""
+    def send(self, call_id: int, call: _Call, work: bytes) -> bool:
+        """Put the call (``work``: its pickled function and arguments) in flight; the caller
+        holds the writer's lock. ``False`` when this child is gone."""
         with self.guard:
             if not self.alive:
                 return False
             self.pending[call_id] = call
         try:
-            self.conn.send((call_id, fn, args))
-        except OSError:  # the child is gone (its end closed): nothing of the call was run
+            self.conn.send_bytes(pickle.dumps((call_id, work)))
+        except BaseException as exc:
+            # a broken pipe (the child is gone), or interrupted part-way: the stream may hold
+            # part of a message, so this child is done with (it exits on the shutdown)
             with self.guard:
                 self.pending.pop(call_id, None)
                 self.alive = False
-            return False
-        except BaseException:  # a call that does not pickle: nothing was sent
-            with self.guard:
-                self.pending.pop(call_id, None)
+            with suppress(OSError):
+                self.sock.shutdown(socket.SHUT_RDWR)
+            if isinstance(exc, OSError):
+                return False
             raise
         return True
+
+    def forget(self) -> None:
+        """In a process forked from the one that started the child: close this copy of the
+        connection (never shut down: the socket is the parent's too)."""
+        self.alive = False
+        with suppress(OSError):
+            self.conn.close()
+        with suppress(OSError):
+            self.sock.close()
 
     def stop(self, wait: float) -> None:
         """Ask the child to stop after the calls it holds (``None``), close the connection
@@ -205,7 +223,9 @@ class WriterProcess:
         self._lock = WaitedLock()  # sending and starting; its waits count in store_lock_ms
         self._ids = itertools.count()
         self._closed = False
+        self._pid = os.getpid()
         self._link: _Link | None = _Link(self.path, timeout)
+        _writers.add(self)
 
     @property
     def pid(self) -> int | None:
@@ -217,6 +237,18 @@ class WriterProcess:
         """``fn(db, *args)`` in one write transaction in the child; its result, or its
         exception raised here. Raises :class:`StoreUnavailableError` when the child died
         before it answered or this writer is closed."""
+        if os.getpid() != self._pid:
+            raise StoreUnavailableError(
+                f"sqlite:{self.path}: this store was opened in the process this one was forked "
+                "from; nothing was written. Open the store again in this process"
+            )
+        try:
+            work = pickle.dumps((fn, args))
+        except Exception as exc:  # a programming error, never the file's
+            raise SessionStoreError(
+                f"sqlite:{self.path}: this write cannot be passed to the writer process "
+                f"({exc!r}); nothing was written"
+            ) from exc
         call = _Call()
         with self._lock:
             if self._closed:
@@ -224,11 +256,12 @@ class WriterProcess:
                     f"sqlite:{self.path}: the store's writer is closed; open the store again"
                 )
             link = self._link
-            if link is None or not link.send(next(self._ids), call, fn, args):
+            if link is None or not link.send(next(self._ids), call, work):
                 if link is not None:
                     link.stop(1.0)
                 self._link = link = _Link(self.path, self.timeout)
-                if not link.send(next(self._ids), call, fn, args):
+                call = _Call()  # the first may have been failed by the dead child's reader
+                if not link.send(next(self._ids), call, work):
                     raise StoreUnavailableError(
                         f"sqlite:{self.path}: the store's writer process exited as it started; "
                         "nothing was written. Check the machine's memory and logs"
@@ -267,6 +300,24 @@ class _Shared:
 
 _shared: dict[str, _Shared] = {}
 _shared_guard = threading.Lock()
+_writers: weakref.WeakSet[WriterProcess] = weakref.WeakSet()
+
+
+def _forked() -> None:
+    """In a forked child: no writer of the parent's is used (each says so), their sockets are
+    closed here (so a parent's writer still ends with its parent), the table starts empty."""
+    global _shared_guard
+    for writer in list(_writers):
+        link, writer._link = writer._link, None
+        if link is not None:
+            link.forget()
+    _writers.clear()
+    _shared.clear()
+    _shared_guard = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
 
 
 class SharedWriter:

@@ -5,7 +5,8 @@ transaction, in the order received, and answers each with its call id, until the
 the connection, sends ``None`` or dies.
 
 Messages (pickled, :class:`multiprocessing.connection.Connection` framing): in, ``(call id,
-fn, args)``; out, ``(call id, ok, result or exception, CPU seconds)`` (the first, for the
+pickled (fn, args))`` (a call whose function does not load here gets its error as its
+answer) or ``None``; out, ``(call id, ok, result or exception, CPU seconds)`` (the first, for the
 opening, has call id ``-1``). An exception that does not pickle comes back as a
 ``RuntimeError`` naming it, so every call gets an answer.
 """
@@ -44,9 +45,11 @@ def _answer(out: tuple[int, bool, Any, float]) -> bytes:
 
 
 def serve(path: str, timeout: float, conn: Connection) -> None:
-    """The child's loop (module doc). ``SIGINT`` is ignored: a terminal's Ctrl-C reaches the
-    whole process group, and the caller finishes its requests first."""
+    """The child's loop (module doc). ``SIGINT`` and ``SIGTERM`` are ignored: a terminal's
+    Ctrl-C and a service manager's stop reach the whole process group, and the caller
+    finishes its requests first; the child ends when the caller closes the connection."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         db = connect(path, timeout=timeout, schema="")
     except Exception as exc:  # passed back to the caller
@@ -55,14 +58,16 @@ def serve(path: str, timeout: float, conn: Connection) -> None:
     conn.send_bytes(_answer((-1, True, None, 0.0)))
     while True:
         try:
-            work = conn.recv()
+            message = conn.recv_bytes()
         except (EOFError, OSError):
             break
+        work = pickle.loads(message)  # the parent's own envelope: ``None`` or (id, bytes)
         if work is None:
             break
-        call, fn, args = work
+        call, payload = work
         cpu = time.thread_time()
-        try:
+        try:  # a function this process cannot import fails its own call, not the child
+            fn, args = pickle.loads(payload)
             ok, value = True, transaction(db, fn, args)
         except Exception as exc:  # passed back to the caller
             ok, value = False, exc

@@ -3,7 +3,7 @@ open connection, so that they run the same in the caller's thread and in the sto
 process (:mod:`regio.persistence.store.sqlite_writer`, which pickles them by name).
 
 Each runs inside the ``BEGIN IMMEDIATE`` transaction its caller opened
-(:func:`regio.persistence.store.sqlite_writer.transaction`) and raises to roll it back; ``url``
+(:func:`regio.persistence.store.sqlitedb.transaction`) and raises to roll it back; ``url``
 is the store's, for the messages. The rules (versions, lease fencing, the checks of what is
 stored) are the store's: :mod:`regio.persistence.store.sqlite`.
 """
