@@ -403,3 +403,51 @@ def test_a_forked_process_never_uses_its_parents_writer(tmp_path: Path) -> None:
     assert store.try_lease("s", "tok", 30.0) is None  # the parent's writer still serves it
     assert writer.pid == first
     store.close()
+
+
+def test_an_interrupted_send_leaves_the_calls_already_sent_answered(tmp_path: Path) -> None:
+    store, writer, first = _opened(tmp_path)
+    link = writer._link
+    assert link is not None
+    got: list[object] = []
+    other = threading.Thread(target=lambda: got.append(writer.run(_sleeping, 1.0)))
+    other.start()
+    time.sleep(0.3)  # its call is in the child
+    real = link.conn.send_bytes
+
+    def half(data: bytes) -> None:
+        link.conn.send_bytes = real  # type: ignore[method-assign]
+        os.write(link.conn.fileno(), len(data).to_bytes(4, "big") + data[: len(data) // 2])
+        raise KeyboardInterrupt
+
+    link.conn.send_bytes = half  # type: ignore[method-assign,assignment]
+    with pytest.raises(KeyboardInterrupt):
+        store.try_lease("s", "tok", 30.0)
+    other.join(10)
+    assert got == [1.0]  # answered, not "may or may not have been committed"
+    assert _gone(first)
+    store.close()
+
+
+def test_a_forked_process_opens_its_own_writer_and_closing_the_inherited_store_spares_it(
+    tmp_path: Path,
+) -> None:
+    store, writer, first = _opened(tmp_path)
+    with writer._lock:  # held by a thread at the moment of the fork
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                mine = SQLiteStore(tmp_path / "s.db", process=True)
+                store.close()  # the inherited store: neither waits for the held lock nor
+                assert mine.try_lease("s", "forked", 30.0) is None  # closes the new writer
+                mine.close()
+                code = 0
+            except BaseException:
+                code = 2
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert store.try_lease("s", "tok", 30.0) is not None  # the forked process's lease holds
+    assert writer.pid == first
+    store.close()

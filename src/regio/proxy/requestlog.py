@@ -48,8 +48,8 @@ stores' in-process locks (the file's one writer lock and each connection's own),
 time of their ``BEGIN`` statements, which wait in SQLite's busy handler only for another
 process writing the file; some microseconds when nothing waits;
 :func:`regio.persistence.store.sqlitedb.lock_waited`; 0 with Redis; with ``--store-writer
-process`` only the wait to send to the writer process: its queue and ``BEGIN`` statements are
-in ``commit_ms`` and ``thread_ms``). Apart from
+process``, for writes only the wait to send to the writer process (and to start one): its queue
+and ``BEGIN`` statements are in ``commit_ms`` and ``thread_ms``; reads count as before). Apart from
 ``added_ms``: ``body_ms`` (receiving the client's body, before ``added_ms`` starts),
 ``offloads`` (the trips to a worker thread) and ``offloads_queued`` (those that found no free
 limiter slot when called).

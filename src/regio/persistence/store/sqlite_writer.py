@@ -29,13 +29,14 @@ https://sqlite.org/wal.html). The child reports the CPU each transaction took;
 
 **Measured** (the proxy's steady-load benchmark, ``docs/proxy.md``, 2026-12-08: one 2-core
 machine running the benchmark's client, its scripted upstream, the worker and the writer
-process). The waits for the store's locks left the slowest requests (their ``store_lock_ms``,
-slowest 1%, 182 ms at the median in the thread, 57 ms with the writer process), but the added
-latency did not fall: p99 110-459 ms in three runs with the process (the first, one call at a
-time, 415-459 ms) against 144-287 ms in two with the thread, p50 18-31 against 16-24 ms; the
-child's CPU is taken from the worker on two cores, and the slowest requests now wait for a
-thread and for the event loop instead. So the thread is the default; the process is for a
-worker with a core to spare, where it is not measured.
+process). The slowest 1% of requests spent less time saving (their ``commit_ms``, which with
+the process includes the wait in the child's queue: 115-139 ms at the median in the thread,
+71-85 ms with the writer process), but the added latency did not fall: p99 110-459 ms in three runs
+with the process (the first, one call at a time, 415-459 ms) against 144-287 ms in two with
+the thread, p50 18-31 against 16-24 ms; the child's CPU is taken from the worker on two
+cores, and the slowest requests now wait for a thread and for the event loop instead. So the
+thread is the default; the process is for a worker with a core to spare, where it is not
+measured.
 
 **One per file.** :func:`shared_writer` hands every store of the process on one file the
 same child (the session store and the proxy's records), so no two connections of the process
@@ -122,6 +123,7 @@ class _Link:
             theirs.close()
         self.sock = ours
         self.conn = Connection(os.dup(ours.fileno()))
+        _links.add(self)
         self.pending: dict[int, _Call] = {}
         self.guard = threading.Lock()
         self.alive = True
@@ -171,12 +173,14 @@ class _Link:
             self.conn.send_bytes(pickle.dumps((call_id, work)))
         except BaseException as exc:
             # a broken pipe (the child is gone), or interrupted part-way: the stream may hold
-            # part of a message, so this child is done with (it exits on the shutdown)
+            # part of a message, so this child is done with. Closing only our sending side
+            # lets it answer the calls it already has (the reader hands the answers back)
+            # and exit at the cut message.
             with self.guard:
                 self.pending.pop(call_id, None)
                 self.alive = False
             with suppress(OSError):
-                self.sock.shutdown(socket.SHUT_RDWR)
+                self.sock.shutdown(socket.SHUT_WR)
             if isinstance(exc, OSError):
                 return False
             raise
@@ -258,7 +262,7 @@ class WriterProcess:
             link = self._link
             if link is None or not link.send(next(self._ids), call, work):
                 if link is not None:
-                    link.stop(1.0)
+                    link.stop(10.0)  # it answers the calls it holds, then exits
                 self._link = link = _Link(self.path, self.timeout)
                 call = _Call()  # the first may have been failed by the dead child's reader
                 if not link.send(next(self._ids), call, work):
@@ -280,7 +284,11 @@ class WriterProcess:
         return value
 
     def close(self) -> None:
-        """Stop the child once it has answered the calls in flight; idempotent."""
+        """Stop the child once it has answered the calls in flight; idempotent. In a process
+        forked from the one that started it, only marks this writer closed."""
+        if os.getpid() != self._pid:
+            self._closed = True
+            return
         with self._lock:
             if self._closed:
                 return
@@ -301,6 +309,7 @@ class _Shared:
 _shared: dict[str, _Shared] = {}
 _shared_guard = threading.Lock()
 _writers: weakref.WeakSet[WriterProcess] = weakref.WeakSet()
+_links: weakref.WeakSet[_Link] = weakref.WeakSet()
 
 
 def _forked() -> None:
@@ -308,10 +317,11 @@ def _forked() -> None:
     closed here (so a parent's writer still ends with its parent), the table starts empty."""
     global _shared_guard
     for writer in list(_writers):
-        link, writer._link = writer._link, None
-        if link is not None:
-            link.forget()
+        writer._link = None
+    for link in list(_links):  # also one being started, or a dropped writer's
+        link.forget()
     _writers.clear()
+    _links.clear()
     _shared.clear()
     _shared_guard = threading.Lock()
 
@@ -340,12 +350,13 @@ class SharedWriter:
     def close(self) -> None:
         """Let go of the child; the last handle of the file stops it."""
         with _shared_guard:
-            if self._writer is None:
+            writer = self._writer
+            if writer is None:
                 return
             self._writer = None
             entry = _shared.get(self._key)
-            if entry is None:
-                return
+            if entry is None or entry.writer is not writer:
+                return  # a writer of the process this one was forked from
             entry.users -= 1
             if entry.users:
                 return
