@@ -336,12 +336,8 @@ def test_a_retry_after_a_dead_child_answers_with_the_new_childs_result(
     store.close()
 
 
-def test_a_send_interrupted_part_way_ends_that_child_and_the_next_write_lands(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    store, writer, first = _opened(tmp_path)
-    link = writer._link
-    assert link is not None
+def _interrupt_next_send(link: _Link) -> None:
+    """The link's next send writes half its message, then is interrupted (Ctrl-C)."""
     real = link.conn.send_bytes
 
     def half(data: bytes) -> None:
@@ -350,6 +346,15 @@ def test_a_send_interrupted_part_way_ends_that_child_and_the_next_write_lands(
         raise KeyboardInterrupt
 
     link.conn.send_bytes = half  # type: ignore[method-assign,assignment]
+
+
+def test_a_send_interrupted_part_way_ends_that_child_and_the_next_write_lands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, writer, first = _opened(tmp_path)
+    link = writer._link
+    assert link is not None
+    _interrupt_next_send(link)
     with pytest.raises(KeyboardInterrupt):
         store.try_lease("s", "tok", 30.0)
     assert _gone(first)  # the stream was cut: that child ended
@@ -413,14 +418,7 @@ def test_an_interrupted_send_leaves_the_calls_already_sent_answered(tmp_path: Pa
     other = threading.Thread(target=lambda: got.append(writer.run(_sleeping, 1.0)))
     other.start()
     time.sleep(0.3)  # its call is in the child
-    real = link.conn.send_bytes
-
-    def half(data: bytes) -> None:
-        link.conn.send_bytes = real  # type: ignore[method-assign]
-        os.write(link.conn.fileno(), len(data).to_bytes(4, "big") + data[: len(data) // 2])
-        raise KeyboardInterrupt
-
-    link.conn.send_bytes = half  # type: ignore[method-assign,assignment]
+    _interrupt_next_send(link)
     with pytest.raises(KeyboardInterrupt):
         store.try_lease("s", "tok", 30.0)
     other.join(10)
