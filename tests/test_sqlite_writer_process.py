@@ -35,6 +35,7 @@ from regio.persistence.store import (
     StoreUnavailableError,
 )
 from regio.persistence.store.sqlite_writer import WriterProcess, _Link, shared_writer, writer_cpu
+from regio.persistence.store.sqlite_writer_child import _answer
 from store_turns import read_turn
 
 BLUEPRINT = Path(__file__).resolve().parents[1] / "examples" / "blueprints" / "coding-agent.yaml"
@@ -449,3 +450,22 @@ def test_a_forked_process_opens_its_own_writer_and_closing_the_inherited_store_s
     assert store.try_lease("s", "tok", 30.0) is not None  # the forked process's lease holds
     assert writer.pid == first
     store.close()
+
+
+def _refuse() -> None:
+    raise ValueError("cannot be rebuilt")
+
+
+class _Unloadable:
+    """Pickles, but does not load back."""
+
+    def __reduce__(self) -> tuple[object, tuple[()]]:
+        return (_refuse, ())
+
+
+@pytest.mark.parametrize("ok", [True, False])
+def test_an_answer_that_would_not_load_in_the_caller_comes_back_as_an_error(ok: bool) -> None:
+    call, back, value, cpu = pickle.loads(_answer((7, ok, _Unloadable(), 0.5)))
+    assert (call, back, cpu) == (7, False, 0.5)
+    assert isinstance(value, RuntimeError) and "cannot be rebuilt" in str(value)
+    assert pickle.loads(_answer((8, True, 3, 0.0))) == (8, True, 3, 0.0)
